@@ -1,0 +1,1 @@
+"""The thin click layer: option parsing, exit codes, and nothing else."""

@@ -1,0 +1,245 @@
+"""Decompression of batch payloads, bounded, as Kafka's ``Compression`` classes read them.
+
+Codec ids (attributes bits 0-2, ``CompressionType``): 0 none, 1 gzip,
+2 snappy, 3 lz4, 4 zstd.  5-7 are unknown (``CompressionType.forId`` throws).
+
+* gzip  (``GzipCompression``): RFC 1952 members; more than one is accepted.
+* snappy (``SnappyCompression``, snappy-java ``SnappyInputStream``): xerial
+  framing ``82 53 4E 41 50 50 59 00`` + int32 version + int32 compatible
+  version (both ignored), then blocks of [int32 BE length][raw snappy];
+  input without that header is one raw snappy block.
+* lz4 (``Lz4BlockInputStream``): an LZ4 frame with Kafka's own reader.  For
+  magic 0 the frame-descriptor checksum byte is ignored, because Kafka's
+  old writer hashed the magic bytes too (frames start ``04 22 4D 18 60 40 1A``).
+* zstd (``ZstdCompression``): one or more standard frames, read as a stream.
+
+Every function takes ``limit``: the most bytes it may produce.  Output past
+it raises :class:`LimitExceededError` before more memory is taken, so a
+decompression bomb costs at most ``limit`` bytes.  Codec libraries are
+imported on first use only.
+"""
+
+from __future__ import annotations
+
+import struct
+
+from kseg.errors import DecompressionError, LimitExceededError
+
+NONE, GZIP, SNAPPY, LZ4, ZSTD = 0, 1, 2, 3, 4
+CODEC_NAMES = ("none", "gzip", "snappy", "lz4", "zstd")
+
+_XERIAL_MAGIC = b"\x82SNAPPY\x00"
+_INT32 = struct.Struct(">i")
+_LE_INT32 = struct.Struct("<i")
+
+
+def codec_name(codec_id: int) -> str:
+    """Lower-case ``CompressionType.name``; unknown ids raise like ``forId``."""
+    if 0 <= codec_id < len(CODEC_NAMES):
+        return CODEC_NAMES[codec_id]
+    raise DecompressionError(f"unknown compression type id: {codec_id}")
+
+
+def decompress(codec_id: int, data, magic: int, limit: int) -> bytes:
+    """Decompress ``data`` written with ``codec_id``; at most ``limit`` bytes out."""
+    try:
+        if codec_id == GZIP:
+            return _gunzip(data, limit)
+        if codec_id == SNAPPY:
+            return _unsnappy(data, limit)
+        if codec_id == LZ4:
+            return _unlz4(data, magic, limit)
+        if codec_id == ZSTD:
+            return _unzstd(data, limit)
+    except (DecompressionError, LimitExceededError):
+        raise
+    except Exception as exc:  # a codec library's own error type
+        raise DecompressionError(f"failed to decompress record stream ({codec_name(codec_id)}): {exc}") from None
+    if codec_id == NONE:
+        return bytes(data)
+    raise DecompressionError(f"unknown compression type id: {codec_id}")
+
+
+def _too_big(limit: int) -> LimitExceededError:
+    return LimitExceededError(
+        f"decompressed size exceeds the bound of {limit} bytes",
+        hint="raise --max-message-size if this batch is genuine",
+    )
+
+
+def _gunzip(data, limit: int) -> bytes:
+    import zlib
+
+    out = bytearray()
+    rest = bytes(data)
+    while True:
+        d = zlib.decompressobj(wbits=31)
+        chunk = d.decompress(rest, limit - len(out) + 1)
+        out += chunk
+        if len(out) > limit:
+            raise _too_big(limit)
+        if d.unconsumed_tail:
+            raise _too_big(limit)
+        if not d.eof:
+            raise DecompressionError("failed to decompress record stream (gzip): unexpected end of stream")
+        rest = d.unused_data
+        if not rest:
+            return bytes(out)
+
+
+def _unsnappy(data, limit: int) -> bytes:
+    import snappy
+
+    data = bytes(data)
+    if not data.startswith(_XERIAL_MAGIC):
+        return _snappy_block(snappy, data, limit)
+    if len(data) < 16:
+        raise DecompressionError("failed to decompress record stream (snappy): truncated xerial header")
+    out = bytearray()
+    pos = 16
+    while pos < len(data):
+        if pos + 4 > len(data):
+            raise DecompressionError("failed to decompress record stream (snappy): truncated block length")
+        (n,) = _INT32.unpack_from(data, pos)
+        pos += 4
+        if n < 0 or pos + n > len(data):
+            raise DecompressionError(
+                f"failed to decompress record stream (snappy): block length {n} runs past the payload"
+            )
+        out += _snappy_block(snappy, data[pos : pos + n], limit - len(out))
+        pos += n
+    return bytes(out)
+
+
+def _snappy_block(snappy, block: bytes, limit: int) -> bytes:
+    """A raw snappy block starts with its uncompressed length (uvarint): check it first."""
+    size = shift = 0
+    for i in range(min(5, len(block))):
+        b = block[i]
+        size |= (b & 0x7F) << shift
+        if b < 0x80:
+            break
+        shift += 7
+    else:
+        raise DecompressionError("failed to decompress record stream (snappy): bad block length")
+    if size > limit:
+        raise _too_big(limit)
+    return snappy.uncompress(block)
+
+
+def _xxh32(data: bytes, seed: int = 0) -> int:
+    """xxHash32 of a short input (the LZ4 frame descriptor is 2-10 bytes)."""
+    p1, p2, p3, p4, p5 = 2654435761, 2246822519, 3266489917, 668265263, 374761393
+    m = 0xFFFFFFFF
+
+    def rotl(x: int, r: int) -> int:
+        return ((x << r) | (x >> (32 - r))) & m
+
+    n = len(data)
+    i = 0
+    if n >= 16:
+        v = [(seed + p1 + p2) & m, (seed + p2) & m, seed & m, (seed - p1) & m]
+        while i + 16 <= n:
+            for j in range(4):
+                (w,) = struct.unpack_from("<I", data, i)
+                v[j] = (rotl((v[j] + w * p2) & m, 13) * p1) & m
+                i += 4
+        h = (rotl(v[0], 1) + rotl(v[1], 7) + rotl(v[2], 12) + rotl(v[3], 18)) & m
+    else:
+        h = (seed + p5) & m
+    h = (h + n) & m
+    while i + 4 <= n:
+        (w,) = struct.unpack_from("<I", data, i)
+        h = (rotl((h + w * p3) & m, 17) * p4) & m
+        i += 4
+    while i < n:
+        h = (rotl((h + data[i] * p5) & m, 11) * p1) & m
+        i += 1
+    h ^= h >> 15
+    h = (h * p2) & m
+    h ^= h >> 13
+    h = (h * p3) & m
+    h ^= h >> 16
+    return h
+
+
+_LZ4_MAGIC = 0x184D2204
+_BLOCK_MAX = {4: 1 << 16, 5: 1 << 18, 6: 1 << 20, 7: 1 << 22}
+
+
+def _unlz4(data, magic: int, limit: int) -> bytes:
+    import lz4.block
+
+    data = bytes(data)
+    n = len(data)
+    if n < 6:
+        raise DecompressionError("failed to decompress record stream (lz4): stream ended prematurely")
+    if _LE_INT32.unpack_from(data, 0)[0] & 0xFFFFFFFF != _LZ4_MAGIC:
+        raise DecompressionError("failed to decompress record stream (lz4): invalid magic bytes")
+    flg, bd = data[4], data[5]
+    if flg >> 6 != 1 or flg & 0x02 or bd & 0x8F:
+        raise DecompressionError("failed to decompress record stream (lz4): unsupported frame descriptor")
+    block_max = _BLOCK_MAX.get((bd >> 4) & 0x07)
+    if block_max is None:
+        raise DecompressionError("failed to decompress record stream (lz4): invalid block size id")
+    block_checksum = bool(flg & 0x10)
+    content_checksum = bool(flg & 0x04)
+    pos = 6
+    if flg & 0x08:  # content size present: skipped, as Kafka does
+        pos += 8
+    if pos >= n:
+        raise DecompressionError("failed to decompress record stream (lz4): stream ended prematurely")
+    if magic != 0 and data[pos] != (_xxh32(data[4:pos]) >> 8) & 0xFF:
+        raise DecompressionError("failed to decompress record stream (lz4): stream frame descriptor corrupted")
+    pos += 1
+    out = bytearray()
+    while True:
+        if pos + 4 > n:
+            raise DecompressionError("failed to decompress record stream (lz4): stream ended prematurely")
+        (size,) = _LE_INT32.unpack_from(data, pos)
+        pos += 4
+        compressed = (size & 0x80000000) == 0
+        size &= 0x7FFFFFFF
+        if size == 0:
+            if content_checksum:
+                pos += 4
+            return bytes(out)
+        if size > block_max:
+            raise DecompressionError(
+                f"failed to decompress record stream (lz4): block size {size} exceeded max {block_max}"
+            )
+        if pos + size > n:
+            raise DecompressionError("failed to decompress record stream (lz4): stream ended prematurely")
+        block = data[pos : pos + size]
+        if compressed:
+            out += lz4.block.decompress(block, uncompressed_size=block_max)
+        else:
+            out += block
+        if len(out) > limit:
+            raise _too_big(limit)
+        pos += size
+        if block_checksum:
+            if pos + 4 > n:
+                raise DecompressionError("failed to decompress record stream (lz4): stream ended prematurely")
+            if _LE_INT32.unpack_from(data, pos)[0] & 0xFFFFFFFF != _xxh32(block):
+                raise DecompressionError("failed to decompress record stream (lz4): block checksum mismatch")
+            pos += 4
+
+
+def _unzstd(data, limit: int) -> bytes:
+    import io
+
+    import zstandard
+
+    reader = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(bytes(data)), read_across_frames=True)
+    out = reader.read(limit + 1)
+    # read() may return less than asked before the end; keep going until EOF.
+    chunks = [out]
+    total = len(out)
+    while out and total <= limit:
+        out = reader.read(limit + 1 - total)
+        chunks.append(out)
+        total += len(out)
+    if total > limit:
+        raise _too_big(limit)
+    return b"".join(chunks)

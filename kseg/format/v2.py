@@ -1,0 +1,240 @@
+"""Record batches of magic v2 (``DefaultRecordBatch``, ``DefaultRecord``).
+
+Batch header, 61 bytes, big-endian::
+
+    baseOffset           int64   0
+    batchLength          int32   8   bytes after this field
+    partitionLeaderEpoch int32  12
+    magic                int8   16   2
+    crc                  uint32 17   CRC-32C over bytes 21..end
+    attributes           int16  21   low byte: codec(0-2) tsType(3) txn(4) control(5) deleteHorizon(6)
+    lastOffsetDelta      int32  23
+    baseTimestamp        int64  27   deleteHorizonMs when bit 6 is set
+    maxTimestamp         int64  35
+    producerId           int64  43
+    producerEpoch        int16  51
+    baseSequence         int32  53
+    recordsCount         int32  57
+    records                     61   compressed as a whole when a codec is set
+
+Record (all varints zig-zag)::
+
+    length varint, attributes int8, timestampDelta varlong, offsetDelta varint,
+    keyLength varint (-1 null), key, valueLength varint (-1 null), value,
+    headerCount varint, headers: [keyLength varint, key utf8, valueLength varint (-1 null), value]
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Iterator
+
+from kseg.errors import CorruptRecordError
+from kseg.format.varint import read_varint, read_varlong
+
+HEADER = struct.Struct(
+    ">"
+    "q"  # baseOffset
+    "i"  # batchLength
+    "i"  # partitionLeaderEpoch
+    "b"  # magic
+    "I"  # crc (unsigned)
+    "h"  # attributes
+    "i"  # lastOffsetDelta
+    "q"  # baseTimestamp
+    "q"  # maxTimestamp
+    "q"  # producerId
+    "h"  # producerEpoch
+    "i"  # baseSequence
+    "i"  # recordsCount
+)
+HEADER_SIZE = HEADER.size  # 61 == RECORD_BATCH_OVERHEAD
+CRC_OFFSET = 17
+ATTRIBUTES_OFFSET = 21
+
+# Indexes into a HEADER tuple.
+BASE_OFFSET, LENGTH, LEADER_EPOCH, MAGIC, CRC, ATTRIBUTES, LAST_OFFSET_DELTA = range(7)
+BASE_TIMESTAMP, MAX_TIMESTAMP, PRODUCER_ID, PRODUCER_EPOCH, BASE_SEQUENCE, COUNT = range(7, 13)
+
+CODEC_MASK = 0x07
+TIMESTAMP_TYPE_FLAG = 0x08
+TRANSACTIONAL_FLAG = 0x10
+CONTROL_FLAG = 0x20
+DELETE_HORIZON_FLAG = 0x40
+
+NO_SEQUENCE = -1
+INT32_MAX = 0x7FFFFFFF
+
+
+def increment_sequence(sequence: int, increment: int) -> int:
+    """``DefaultRecordBatch.incrementSequence``: sequences wrap past int32 max to 0."""
+    if sequence > INT32_MAX - increment:
+        return increment - (INT32_MAX - sequence) - 1
+    return sequence + increment
+
+
+def last_sequence(base_sequence: int, last_offset_delta: int) -> int:
+    """``DefaultRecordBatch.lastSequence``."""
+    if base_sequence == NO_SEQUENCE:
+        return NO_SEQUENCE
+    return increment_sequence(base_sequence, last_offset_delta)
+
+
+def attributes_byte(attributes: int) -> int:
+    """Kafka reads only the low byte of the int16 attributes, as a signed byte."""
+    return attributes & 0xFF
+
+
+def iter_records(
+    buf,
+    pos: int,
+    end: int,
+    count: int,
+    base_offset: int,
+    base_timestamp: int,
+    base_sequence: int,
+    log_append_time: int | None,
+) -> Iterator[tuple]:
+    """Yield the records of a v2 batch from ``buf[pos:end]``.
+
+    Each record is a tuple ``(offset, timestamp, sequence, key, value,
+    headers)`` where key/value are memoryview slices or ``None`` and headers
+    a tuple of ``(key_bytes, value_bytes_or_None)``.  With LogAppendTime every
+    record reports ``log_append_time`` (``DefaultRecordBatch.RecordIterator``).
+
+    As Kafka's ``RecordIterator``, the check that nothing remains after the
+    last record happens before that record is handed out.
+    """
+    if count < 0:
+        raise CorruptRecordError(f"found invalid record count {count} in magic v2 batch", position=57)
+    mv = buf if isinstance(buf, memoryview) else memoryview(buf)
+    read = 0
+    while read < count:
+        read += 1
+        record_start = pos
+        if pos >= end:
+            raise CorruptRecordError(
+                "incorrect declared batch size, premature end of records "
+                f"(record {read} of {count})",
+                position=pos,
+            )
+        # length varint (fast path for one byte)
+        b = mv[pos]
+        if b < 0x80:
+            size = (b >> 1) ^ -(b & 1)
+            pos += 1
+        else:
+            size, pos = read_varint(mv, pos)
+        body_end = pos + size
+        if size < 0 or body_end > end:
+            raise CorruptRecordError(
+                f"invalid record size: expected {size} bytes in record payload, "
+                f"but only {end - pos} remain",
+                position=record_start,
+            )
+        try:
+            # attributes (unused), timestamp delta, offset delta
+            pos += 1
+            b = mv[pos]
+            if b < 0x80:
+                ts_delta = (b >> 1) ^ -(b & 1)
+                pos += 1
+            else:
+                ts_delta, pos = read_varlong(mv, pos)
+            b = mv[pos]
+            if b < 0x80:
+                offset_delta = (b >> 1) ^ -(b & 1)
+                pos += 1
+            else:
+                offset_delta, pos = read_varint(mv, pos)
+            b = mv[pos]
+            if b < 0x80:
+                key_size = (b >> 1) ^ -(b & 1)
+                pos += 1
+            else:
+                key_size, pos = read_varint(mv, pos)
+            if key_size >= 0:
+                if pos + key_size > body_end:
+                    raise IndexError
+                key = mv[pos : pos + key_size]
+                pos += key_size
+            else:
+                key = None
+            b = mv[pos]
+            if b < 0x80:
+                value_size = (b >> 1) ^ -(b & 1)
+                pos += 1
+            else:
+                value_size, pos = read_varint(mv, pos)
+            if value_size >= 0:
+                if pos + value_size > body_end:
+                    raise IndexError
+                value = mv[pos : pos + value_size]
+                pos += value_size
+            else:
+                value = None
+            b = mv[pos]
+            if b < 0x80:
+                header_count = (b >> 1) ^ -(b & 1)
+                pos += 1
+            else:
+                header_count, pos = read_varint(mv, pos)
+            if header_count == 0:
+                headers = ()
+            else:
+                headers, pos = _read_headers(mv, pos, body_end, header_count)
+        except IndexError:
+            raise CorruptRecordError("found invalid record structure", position=record_start) from None
+        if pos != body_end:
+            raise CorruptRecordError(
+                f"invalid record size: expected to read {size} bytes in record payload, "
+                f"but read {pos - (body_end - size)}",
+                position=record_start,
+            )
+        if read == count and pos != end:
+            raise CorruptRecordError(
+                "incorrect declared batch size, records still remaining after the last record",
+                position=pos,
+            )
+        if base_sequence >= 0:
+            sequence = increment_sequence(base_sequence, offset_delta)
+        else:
+            sequence = NO_SEQUENCE
+        yield (
+            base_offset + offset_delta,
+            base_timestamp + ts_delta if log_append_time is None else log_append_time,
+            sequence,
+            key,
+            value,
+            headers,
+        )
+
+
+def _read_headers(mv: memoryview, pos: int, end: int, count: int) -> tuple[tuple, int]:
+    """``DefaultRecord.readHeaders``: ``count`` (key, value) pairs."""
+    if count < 0:
+        raise CorruptRecordError(f"found invalid number of record headers {count}", position=pos)
+    if count > end - pos:
+        raise CorruptRecordError(
+            f"found invalid number of record headers: {count} is larger than the remaining size of the record",
+            position=pos,
+        )
+    headers = []
+    for _ in range(count):
+        key_size, pos = read_varint(mv, pos)
+        if key_size < 0:
+            raise CorruptRecordError(f"invalid negative header key size {key_size}", position=pos)
+        if pos + key_size > end:
+            raise IndexError
+        key = bytes(mv[pos : pos + key_size])
+        pos += key_size
+        value_size, pos = read_varint(mv, pos)
+        if value_size >= 0:
+            if pos + value_size > end:
+                raise IndexError
+            value = bytes(mv[pos : pos + value_size])
+            pos += value_size
+        else:
+            value = None
+        headers.append((key, value))
+    return tuple(headers), pos

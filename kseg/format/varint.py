@@ -1,0 +1,104 @@
+"""Zig-zag varints as Kafka writes them (``org.apache.kafka.common.utils.ByteUtils``).
+
+A varint is little-endian base-128: seven value bits per byte, the high bit
+set on every byte but the last.  Signed values are zig-zag encoded
+(``(n << 1) ^ (n >> 63)``).  ``readVarint`` accepts at most 5 bytes (an int32),
+``readVarlong`` at most 10 (an int64); a longer run is an error ("Varint is
+too long"), never a loop over attacker-controlled input.
+"""
+
+from __future__ import annotations
+
+from kseg.errors import CorruptRecordError
+
+
+def read_varint(buf, pos: int) -> tuple[int, int]:
+    """Decode a zig-zag int32 varint at ``pos``; return ``(value, next_pos)``.
+
+    Mirrors ``ByteUtils.readVarint``: bits past 32 are dropped as Java's int
+    arithmetic drops them.
+    """
+    b = buf[pos]
+    if b < 0x80:
+        return (b >> 1) ^ -(b & 1), pos + 1
+    raw = b & 0x7F
+    shift = 7
+    start = pos
+    pos += 1
+    while True:
+        try:
+            b = buf[pos]
+        except IndexError:
+            raise CorruptRecordError("varint runs past the end of the data", position=start) from None
+        pos += 1
+        raw |= (b & 0x7F) << shift
+        if b < 0x80:
+            break
+        shift += 7
+        if shift > 28:
+            raise CorruptRecordError(
+                "varint is too long (more than 5 bytes)", position=start
+            )
+    raw &= 0xFFFFFFFF
+    return (raw >> 1) ^ -(raw & 1), pos
+
+
+def read_varlong(buf, pos: int) -> tuple[int, int]:
+    """Decode a zig-zag int64 varlong at ``pos``; return ``(value, next_pos)``.
+
+    Mirrors ``ByteUtils.readVarlong`` (at most 10 bytes).
+    """
+    b = buf[pos]
+    if b < 0x80:
+        return (b >> 1) ^ -(b & 1), pos + 1
+    raw = b & 0x7F
+    shift = 7
+    start = pos
+    pos += 1
+    while True:
+        try:
+            b = buf[pos]
+        except IndexError:
+            raise CorruptRecordError("varlong runs past the end of the data", position=start) from None
+        pos += 1
+        raw |= (b & 0x7F) << shift
+        if b < 0x80:
+            break
+        shift += 7
+        if shift > 63:
+            raise CorruptRecordError(
+                "varlong is too long (more than 10 bytes)", position=start
+            )
+    raw &= 0xFFFFFFFFFFFFFFFF
+    return (raw >> 1) ^ -(raw & 1), pos
+
+
+def read_unsigned_varint(buf, pos: int) -> tuple[int, int]:
+    """Decode an unsigned (not zig-zag) int32 varint, as used by flexible
+    message versions and KRaft record framing (``ByteUtils.readUnsignedVarint``)."""
+    raw = 0
+    shift = 0
+    start = pos
+    while True:
+        try:
+            b = buf[pos]
+        except IndexError:
+            raise CorruptRecordError("varint runs past the end of the data", position=start) from None
+        pos += 1
+        raw |= (b & 0x7F) << shift
+        if b < 0x80:
+            return raw & 0xFFFFFFFF, pos
+        shift += 7
+        if shift > 28:
+            raise CorruptRecordError("varint is too long (more than 5 bytes)", position=start)
+
+
+def encode_varint(value: int) -> bytes:
+    """Zig-zag encode ``value`` as Kafka does (used by writers and tests)."""
+    raw = ((value << 1) ^ (value >> 63)) & 0xFFFFFFFFFFFFFFFF
+    out = bytearray()
+    while raw >= 0x80:
+        out.append((raw & 0x7F) | 0x80)
+        raw >>= 7
+    out.append(raw)
+    return bytes(out)

@@ -1,0 +1,1 @@
+"""Rendering: Kafka's byte-identical text and kseg's JSON Lines, and the dump flow."""

@@ -1,0 +1,361 @@
+"""``kseg dump``: the flow of Kafka's ``kafka.tools.DumpLogSegments``, output-agnostic.
+
+:class:`Dumper` walks the files in the order given, dispatching on the
+suffix exactly as the Scala does, and reports what it reads to a *sink*
+(:class:`kseg.render.text.TextSink` for Kafka's byte-identical text,
+:class:`kseg.render.jsonl.JsonSink` for JSON Lines).  Problems that Kafka
+collects while dumping (index/log mismatches, time-index errors,
+non-consecutive offsets) are gathered here and handed to the sink at the end.
+
+Where Kafka's tool dies with an exception, kseg reports one positioned
+error line, marks the run as failed (exit 1) and goes on with the next file.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Callable
+
+from kseg.errors import CorruptIndexError, CorruptSnapshotError, InputError, KsegError
+from kseg.format import control
+from kseg.format.indexes import NO_TIMESTAMP, OffsetIndexView, TimeIndexView, iter_aborted_txns
+from kseg.format.snapshot import parse_snapshot
+from kseg.storage import files
+from kseg.storage.records import FileRecords
+
+INT_MAX = 0x7FFFFFFF
+DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024
+
+EXIT_OK, EXIT_CORRUPT, EXIT_INPUT = 0, 1, 2
+
+
+def string_decoder(data) -> str:
+    """Kafka's default ``StringDecoder``: UTF-8, each malformed sequence as U+FFFD."""
+    return str(data, "utf-8", "replace")
+
+
+@dataclass
+class DumpOptions:
+    """The options of ``kafka-dump-log.sh``, with Kafka's defaults."""
+
+    print_data_log: bool = False
+    deep_iteration: bool = False
+    skip_record_metadata: bool = False
+    verify_index_only: bool = False
+    index_sanity_check: bool = False
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE
+    max_bytes: int = INT_MAX
+    key_decoder: Callable = string_decoder
+    value_decoder: Callable = string_decoder
+    parser: object | None = None  # a topic decoder with parse(offset, key, value)
+
+    @property
+    def deep(self) -> bool:
+        return self.deep_iteration or self.print_data_log
+
+    @property
+    def decompress_limit(self) -> int:
+        """Most bytes one batch may decompress to: a small multiple of --max-message-size."""
+        return max(self.max_message_size, 1) * 8
+
+
+@dataclass
+class Problems:
+    """What Kafka's tool reports on stderr after dumping every file."""
+
+    index_mismatches: dict = field(default_factory=dict)  # abs path -> [(index offset, log offset)]
+    time_mismatches: dict = field(default_factory=dict)  # abs path -> [(index ts, log ts)]
+    out_of_order: dict = field(default_factory=dict)  # abs path -> [(index ts, previous ts)]
+    not_found: dict = field(default_factory=dict)  # abs path -> [(index offset, log offset)]
+    non_consecutive: dict = field(default_factory=dict)  # abs path -> [(offset, next offset)]
+
+    def add(self, kind: str, path: str, pair: tuple) -> None:
+        getattr(self, kind).setdefault(path, []).append(pair)
+
+    def __bool__(self) -> bool:
+        return any((self.index_mismatches, self.time_mismatches, self.out_of_order, self.not_found,
+                    self.non_consecutive))
+
+
+class Dumper:
+    """Dump files to ``sink`` as Kafka's tool would; :meth:`run` returns the exit code."""
+
+    def __init__(self, options: DumpOptions, sink) -> None:
+        self.opts = options
+        self.sink = sink
+        self.problems = Problems()
+        self.exit_code = EXIT_OK
+
+    def run(self, paths: list[str]) -> int:
+        for path in paths:
+            self.dump_file(path)
+        self.sink.problems(self.problems)
+        self.sink.close()
+        return self.exit_code
+
+    def _fail(self, exc: KsegError) -> None:
+        code = EXIT_INPUT if isinstance(exc, InputError) else EXIT_CORRUPT
+        self.exit_code = max(self.exit_code, code)
+        self.sink.error(exc)
+
+    def dump_file(self, path: str) -> None:
+        self.sink.dumping(files.display(path))
+        if os.path.isdir(path):
+            self._fail(InputError("is a directory; dump takes files (kseg verify-index takes partition "
+                                  "directories)", path=files.display(path)))
+            return
+        kind = files.suffix(path)
+        handler = {
+            files.LOG: self.dump_log,
+            files.CHECKPOINT: self.dump_log,
+            files.INDEX: self.dump_index,
+            files.TIME_INDEX: self.dump_time_index,
+            files.SNAPSHOT: self.dump_snapshot,
+            files.TXN_INDEX: self.dump_txn_index,
+        }.get(kind)
+        if handler is None:
+            self.sink.unknown_file(files.display(path))
+            return
+        try:
+            handler(path)
+        except KsegError as exc:
+            if exc.path is None:
+                exc.path = files.display(path)
+            self._fail(exc)
+
+    # -- base offsets -----------------------------------------------------
+    def _base_offset(self, path: str, log_path: str) -> int:
+        """The base offset from the name, else the first batch's, with a note."""
+        base = files.base_offset_from_name(path)
+        if base is not None:
+            return base
+        inferred = 0
+        try:
+            with FileRecords(log_path) as records:
+                batch = records.batch_at(0)
+                if batch is not None:
+                    inferred = batch.base_offset
+        except KsegError:
+            pass
+        self.sink.note(
+            f"{files.display(path)}: the file name carries no base offset; using {inferred}"
+            + (" (the first batch's base offset)" if inferred else "")
+        )
+        return inferred
+
+    # -- .log / .checkpoint -------------------------------------------------
+    def dump_log(self, path: str) -> None:
+        opts, sink = self.opts, self.sink
+        name = os.path.basename(path)
+        records = FileRecords(path, end=opts.max_bytes)  # open first: a missing file prints no header
+        with records:
+            self._log_header(path, name)
+            self._dump_batches(records, path, name)
+
+    def _log_header(self, path: str, name: str) -> None:
+        sink = self.sink
+        if name.endswith(files.LOG):
+            sink.log_start(self._base_offset(path, path))
+        elif name == files.BOOTSTRAP_CHECKPOINT:
+            sink.bootstrap_snapshot()
+        else:
+            parsed = files.parse_checkpoint_name(path)
+            if parsed is None:
+                sink.note(f"{files.display(path)}: not a <offset>-<epoch>.checkpoint name; no end offset shown")
+            else:
+                sink.snapshot_start(*parsed)
+
+    def _dump_batches(self, records: FileRecords, path: str, name: str) -> None:
+        sink = self.sink
+        valid_bytes = 0
+        last_offset = -1
+        deep = self.opts.deep
+        abs_path = files.absolute(path)
+        for batch in records.batches():
+            sink.batch(batch, valid_bytes)
+            if deep:
+                last_offset = self._dump_records(batch, last_offset, abs_path)
+            valid_bytes += batch.size
+        trailing = records.end - valid_bytes
+        if trailing > 0 and self.opts.max_bytes == INT_MAX:
+            sink.trailing_bytes(trailing, name)
+
+    def _dump_records(self, batch, last_offset: int, abs_path: str) -> int:
+        opts, sink = self.opts, self.sink
+        print_data = opts.print_data_log
+        is_control = batch.is_control
+        legacy = batch.magic < 2
+        problems = self.problems
+        for rec in batch.records(opts.decompress_limit):
+            offset = rec[0]
+            if last_offset == -1:
+                last_offset = offset
+            elif offset != last_offset + 1:
+                problems.add("non_consecutive", abs_path, (last_offset, offset))
+            last_offset = offset
+            key = rec[2] if legacy else rec[3]
+            value = rec[3] if legacy else rec[4]
+            extra = None
+            if is_control and not opts.skip_record_metadata:
+                extra = self._control_text(batch, key, value)
+            key_text = payload_text = None
+            if print_data and not is_control:
+                key_text, payload_text = self._parse(offset, key, value)
+            if legacy:
+                sink.legacy_record(batch, rec, key_text, payload_text)
+            else:
+                sink.record(batch, rec, extra, key_text, payload_text)
+        return last_offset
+
+    def _parse(self, offset: int, key, value) -> tuple:
+        parser = self.opts.parser
+        if parser is not None:
+            return parser.parse(offset, None if key is None else bytes(key), None if value is None else bytes(value))
+        key_text = None if key is None else self.opts.key_decoder(key)
+        payload_text = None if value is None else self.opts.value_decoder(value)
+        return key_text, payload_text
+
+    def _control_text(self, batch, key, value) -> str:
+        try:
+            type_id = control.parse_type_id(key)
+            if type_id in (control.ABORT, control.COMMIT):
+                epoch = control.parse_end_txn_marker(value)
+                return f" endTxnMarker: {control.type_name(type_id)} coordinatorEpoch: {epoch}"
+            if type_id in (control.SNAPSHOT_HEADER, control.SNAPSHOT_FOOTER, control.KRAFT_VERSION,
+                           control.KRAFT_VOTERS):
+                from kseg.decoders.control import control_record_text
+
+                text = control_record_text(type_id, bytes(key), None if value is None else bytes(value))
+                if text is not None:
+                    return text
+            return f" controlType: {control.type_name(type_id)}({type_id})"
+        except KsegError as exc:
+            raise exc.at(batch.file.path, batch.position if exc.position is None else 0)
+
+    # -- .index ---------------------------------------------------------------
+    def dump_index(self, path: str) -> None:
+        opts, sink = self.opts, self.sink
+        log_path = files.sibling(path, files.LOG)
+        base = self._base_offset(path, log_path)
+        index = OffsetIndexView(files.read_small_file(path), base, files.display(path))
+        if index.entries == 0:
+            sink.index_empty(files.display(path))
+            return
+        if opts.index_sanity_check:
+            index.sanity_check()
+            sink.sanity_passed(files.display(path))
+            return
+        abs_path = files.absolute(path)
+        with self._open_log_for_index(log_path) as records:
+            for i in range(index.entries):
+                offset, position = index.entry(i)
+                if offset == base and i > 0:
+                    return
+                if records is not None:
+                    batch_last = self._first_batch_last_offset(records, position, index, i)
+                    if batch_last != offset:
+                        self.problems.add("index_mismatches", abs_path, (offset, batch_last))
+                if not opts.verify_index_only:
+                    sink.offset_entry(offset, position)
+
+    def _open_log_for_index(self, log_path: str):
+        try:
+            return FileRecords(log_path)
+        except InputError as exc:
+            exc.message += "; index entries are not checked against the log"
+            self._fail(exc)
+            return _NoLog()
+
+    def _first_batch_last_offset(self, records: FileRecords, position: int, index, i: int) -> int:
+        """``fileRecords.slice(position, maxMessageSize).batches.iterator.next().lastOffset``."""
+        if position < 0 or position > records.size:
+            raise CorruptIndexError(
+                f"entry {i} points at log position {position}, outside the log of {records.size} bytes",
+                path=index.path,
+                position=i * 8,
+            )
+        batch = records.batch_at(position, self.opts.max_message_size)
+        if batch is None:
+            raise CorruptIndexError(
+                f"entry {i}: no whole batch within --max-message-size ({self.opts.max_message_size}) bytes "
+                f"at log position {position}",
+                path=index.path,
+                position=i * 8,
+            )
+        return batch.last_offset
+
+    # -- .timeindex -------------------------------------------------------------
+    def dump_time_index(self, path: str) -> None:
+        opts, sink = self.opts, self.sink
+        log_path = files.sibling(path, files.LOG)
+        base = self._base_offset(path, log_path)
+        tindex = TimeIndexView(files.read_small_file(path), base, files.display(path))
+        if opts.index_sanity_check:
+            tindex.sanity_check()
+            sink.sanity_passed(files.display(path))
+            return
+        if tindex.entries == 0:
+            return
+        index_path = files.sibling(path, files.INDEX)
+        try:
+            oindex = OffsetIndexView(files.read_small_file(index_path), base)
+        except InputError as exc:
+            sink.note(f"{exc.describe()}; looking up time-index offsets from log position 0")
+            oindex = OffsetIndexView(b"", base)
+        abs_path = files.absolute(path)
+        problems = self.problems
+        limit = opts.decompress_limit
+        with FileRecords(log_path) as records:
+            prev = NO_TIMESTAMP
+            for i in range(tindex.entries):
+                ts, offset = tindex.entry(i)
+                if offset == base and i > 0:
+                    return
+                position = oindex.lookup(offset)[1]
+                found = None
+                if 0 <= position <= records.size:
+                    for batch in records.batches(position):
+                        if batch.last_offset >= offset:
+                            found = batch
+                            break
+                if found is None:
+                    problems.add("not_found", abs_path, (offset, -1))
+                elif found.last_offset != offset:
+                    problems.add("not_found", abs_path, (offset, found.last_offset))
+                else:
+                    max_ts = NO_TIMESTAMP
+                    for rec in found.records(limit):
+                        if rec[1] > max_ts:
+                            max_ts = rec[1]
+                    if max_ts != ts:
+                        problems.add("time_mismatches", abs_path, (ts, max_ts))
+                    if prev >= ts:
+                        problems.add("out_of_order", abs_path, (ts, prev))
+                if not opts.verify_index_only:
+                    sink.time_entry(ts, offset)
+                prev = ts
+
+    # -- .snapshot and .txnindex ------------------------------------------------
+    def dump_snapshot(self, path: str) -> None:
+        try:
+            entries = parse_snapshot(files.read_small_file(path))
+        except CorruptSnapshotError as exc:
+            self.sink.snapshot_error(exc)  # Kafka prints the message and goes on (exit 0)
+            return
+        for entry in entries:
+            self.sink.producer_entry(entry)
+
+    def dump_txn_index(self, path: str) -> None:
+        for entry in iter_aborted_txns(files.read_small_file(path)):
+            self.sink.txn_entry(entry)
+
+
+class _NoLog:
+    """Stands in for a missing log: the index is dumped without checks."""
+
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc) -> None:
+        return None

@@ -1,0 +1,221 @@
+"""Kafka's text output, byte for byte (``DumpLogSegments.printBatchLevel`` and the record lines).
+
+Quirks kept on purpose (see ``docs/kafka-compat.md``): the stray ``}`` after
+a legacy record's crc; ``deleteHorizonMs: OptionalLong.empty``; lists of
+index mismatches and non-consecutive offsets printed in reverse discovery
+order; a leading space before ``payload:`` with ``--skip-record-metadata``
+and no key; an empty line for a control record with ``--skip-record-metadata``.
+"""
+
+from __future__ import annotations
+
+from kseg.format import v2
+from kseg.format.compression import codec_name
+
+_FLUSH_AT = 1 << 16
+
+
+def _bool(b: bool) -> str:
+    return "true" if b else "false"
+
+
+def optional_long(value: int | None) -> str:
+    """Java's ``OptionalLong.toString``."""
+    return "OptionalLong.empty" if value is None else f"OptionalLong[{value}]"
+
+
+class TextSink:
+    """Writes Kafka's text to binary ``out`` (stdout) and ``err`` (stderr) streams."""
+
+    def __init__(self, out, err, *, skip_record_metadata: bool = False) -> None:
+        self.out = out
+        self.err = err
+        self.skip = skip_record_metadata
+        self._parts: list[str] = []
+        self._size = 0
+
+    # -- plumbing ---------------------------------------------------------------
+    def write(self, text: str) -> None:
+        self._parts.append(text)
+        self._size += len(text)
+        if self._size > _FLUSH_AT:
+            self.flush()
+
+    def flush(self) -> None:
+        if self._parts:
+            self.out.write("".join(self._parts).encode("utf-8", "replace"))
+            self._parts.clear()
+            self._size = 0
+        self.out.flush()
+
+    def _err(self, line: str) -> None:
+        self.flush()
+        self.err.write((line + "\n").encode("utf-8", "replace"))
+        self.err.flush()
+
+    def close(self) -> None:
+        self.flush()
+
+    # -- file level -------------------------------------------------------------
+    def dumping(self, path: str) -> None:
+        self.write(f"Dumping {path}\n")
+
+    def unknown_file(self, path: str) -> None:
+        self._err(f"Ignoring unknown file {path}")
+
+    def log_start(self, base_offset: int) -> None:
+        self.write(f"Log starting offset: {base_offset}\n")
+
+    def bootstrap_snapshot(self) -> None:
+        self.write("KRaft bootstrap snapshot\n")
+
+    def snapshot_start(self, end_offset: int, epoch: int) -> None:
+        self.write(f"Snapshot end offset: {end_offset}, epoch: {epoch}\n")
+
+    def trailing_bytes(self, n: int, name: str) -> None:
+        self.write(f"Found {n} invalid bytes at the end of {name}\n")
+
+    def note(self, message: str) -> None:
+        self._err(f"kseg: note: {message}")
+
+    def error(self, exc) -> None:
+        self._err(f"kseg: error: {exc.describe()}")
+
+    # -- batches and records ------------------------------------------------------
+    def batch(self, b, position: int) -> None:
+        if b.magic >= 2:
+            h = b.h
+            attrs = h[v2.ATTRIBUTES]
+            base_seq = h[v2.BASE_SEQUENCE]
+            horizon = h[v2.BASE_TIMESTAMP] if attrs & 0x40 else None
+            head = (
+                f"baseOffset: {h[0]} lastOffset: {h[0] + h[6]} count: {h[12]} "
+                f"baseSequence: {base_seq} lastSequence: {v2.last_sequence(base_seq, h[6])} "
+                f"producerId: {h[9]} producerEpoch: {h[10]} partitionLeaderEpoch: {h[2]} "
+                f"isTransactional: {_bool(attrs & 0x10)} isControl: {_bool(attrs & 0x20)} "
+                f"deleteHorizonMs: {optional_long(horizon)}"
+            )
+            ts_type = "LogAppendTime" if attrs & 0x08 else "CreateTime"
+            max_ts = h[v2.MAX_TIMESTAMP]
+            crc = h[v2.CRC]
+        else:
+            head = f"offset: {b.offset}"
+            ts_type = b.timestamp_type
+            max_ts = b.max_timestamp
+            crc = b.crc
+        codec = codec_name(b.codec)
+        self.write(
+            f"{head} position: {position} {ts_type}: {max_ts} size: {b.size} magic: {b.magic} "
+            f"compresscodec: {codec} crc: {crc} isvalid: {_bool(b.is_valid())}\n"
+        )
+
+    def record(self, b, rec, extra, key_text, payload_text) -> None:
+        """A v2 record line: ``(offset, timestamp, sequence, key, value, headers)``."""
+        if self.skip:
+            line = "| "
+            if key_text is not None:
+                line = f"| key: {key_text}"
+                if payload_text is not None:
+                    line += f" payload: {payload_text}"
+            elif payload_text is not None:
+                line = f" payload: {payload_text}"
+            else:
+                line = ""
+            self.write(line + "\n")
+            return
+        key, value = rec[3], rec[4]
+        headers = rec[5]
+        keys = ",".join(str(k, "utf-8", "replace") for k, _ in headers) if headers else ""
+        line = (
+            f"| offset: {rec[0]} {b.timestamp_type}: {rec[1]} "
+            f"keySize: {-1 if key is None else len(key)} valueSize: {-1 if value is None else len(value)} "
+            f"sequence: {rec[2]} headerKeys: [{keys}]"
+        )
+        if extra is not None:
+            line += extra
+        if key_text is not None:
+            line += f" key: {key_text}"
+        if payload_text is not None:
+            line += f" payload: {payload_text}"
+        self.write(line + "\n")
+
+    def legacy_record(self, b, rec, key_text, payload_text) -> None:
+        """A v0/v1 record line: ``(offset, timestamp, key, value, crc, valid)``."""
+        if self.skip:
+            line = "| "
+            if key_text is not None:
+                line = f"| key: {key_text}"
+                if payload_text is not None:
+                    line += f" payload: {payload_text}"
+            elif payload_text is not None:
+                line = f" payload: {payload_text}"
+            else:
+                line = ""
+            self.write(line + "\n")
+            return
+        key, value = rec[2], rec[3]
+        line = (
+            f"| offset: {rec[0]} {b.timestamp_type}: {rec[1]} "
+            f"keySize: {-1 if key is None else len(key)} valueSize: {-1 if value is None else len(value)} "
+            f"isValid: {_bool(rec[5])} crc: {rec[4]}}}"
+        )
+        if key_text is not None:
+            line += f" key: {key_text}"
+        if payload_text is not None:
+            line += f" payload: {payload_text}"
+        self.write(line + "\n")
+
+    # -- indexes, snapshots -------------------------------------------------------
+    def index_empty(self, path: str) -> None:
+        self.write(f"{path} is empty.\n")
+
+    def sanity_passed(self, path: str) -> None:
+        self.write(f"{path} passed sanity check.\n")
+
+    def offset_entry(self, offset: int, position: int) -> None:
+        self.write(f"offset: {offset} position: {position}\n")
+
+    def time_entry(self, timestamp: int, offset: int) -> None:
+        self.write(f"timestamp: {timestamp} offset: {offset}\n")
+
+    def txn_entry(self, e) -> None:
+        self.write(
+            f"version: {e[0]} producerId: {e[1]} firstOffset: {e[2]} lastOffset: {e[3]} lastStableOffset: {e[4]}\n"
+        )
+
+    def producer_entry(self, e) -> None:
+        txn = optional_long(e.current_txn_first_offset if e.current_txn_first_offset >= 0 else None)
+        line = (
+            f"producerId: {e.producer_id} producerEpoch: {e.epoch} coordinatorEpoch: {e.coordinator_epoch} "
+            f"currentTxnFirstOffset: {txn} lastTimestamp: {e.timestamp} "
+        )
+        if e.last_offset >= 0:
+            line += (
+                f"firstSequence: {e.first_sequence} lastSequence: {e.last_sequence} "
+                f"lastOffset: {e.last_offset} offsetDelta: {e.offset_delta} timestamp: {e.timestamp}"
+            )
+        self.write(line + "\n")
+
+    def snapshot_error(self, exc) -> None:
+        self._err(exc.message)
+
+    # -- the end-of-run reports -----------------------------------------------------
+    def problems(self, p) -> None:
+        lines = []
+        for path, pairs in p.index_mismatches.items():
+            lines.append(f"Mismatches in :{path}")
+            lines.extend(f"  Index offset: {a}, log offset: {b}" for a, b in reversed(pairs))
+        for path, pairs in p.time_mismatches.items():
+            lines.append(f"Found timestamp mismatch in :{path}")
+            lines.extend(f"  Index timestamp: {a}, log timestamp: {b}" for a, b in pairs)
+        for path, pairs in p.out_of_order.items():
+            lines.append(f"Found out of order timestamp in :{path}")
+            lines.extend(f"  Index timestamp: {a}, Previously indexed timestamp: {b}" for a, b in pairs)
+        for pairs in p.not_found.values():
+            lines.append("The following indexed offsets are not found in the log.")
+            lines.extend(f"Indexed offset: {a}, found log offset: {b}" for a, b in pairs)
+        for path, pairs in p.non_consecutive.items():
+            lines.append(f"Non-consecutive offsets in {path}")
+            lines.extend(f"  {a} is followed by {b}" for a, b in reversed(pairs))
+        if lines:
+            self._err("\n".join(lines))

@@ -1,0 +1,245 @@
+"""Batches as found in a file (``FileLogInputStream.FileChannelRecordBatch``).
+
+A batch object is a light view: the file, the batch's position and size,
+and where its bytes sit in the reader's window.  Header fields are unpacked
+once with one precompiled ``struct``; the CRC is computed only when asked;
+records are decoded (and decompressed) only when iterated.  A batch larger
+than the window keeps no bytes: its CRC is streamed through the window and
+its records are loaded on demand, bounded by the caller's ``limit``.
+"""
+
+from __future__ import annotations
+
+import zlib
+from typing import TYPE_CHECKING, Iterator
+
+from kseg.errors import CorruptRecordError, KsegError, LimitExceededError
+from kseg.format import compression, legacy, v2
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kseg.storage.records import FileRecords
+
+CREATE_TIME, LOG_APPEND_TIME = "CreateTime", "LogAppendTime"
+
+
+def _crc32c():
+    import crc32c
+
+    return crc32c.crc32c
+
+
+class FileBatch:
+    """Common part of v2 and legacy batches."""
+
+    __slots__ = ("file", "position", "size", "buf", "i")
+
+    magic: int
+
+    def __init__(self, file: "FileRecords", position: int, size: int, buf, i: int) -> None:
+        self.file = file
+        self.position = position
+        self.size = size
+        self.buf = buf
+        self.i = i
+
+    def data(self, limit: int):
+        """The batch's bytes (a window slice, or read anew when larger than the window)."""
+        if self.buf is not None:
+            return self.buf[self.i : self.i + self.size]
+        if self.size > limit:
+            raise LimitExceededError(
+                f"batch of {self.size} bytes exceeds the --max-message-size bound of {limit} bytes",
+                path=self.file.path,
+                position=self.position,
+                hint="raise --max-message-size if this batch is genuine",
+            )
+        return memoryview(self.file.read_at(self.position, self.size))
+
+    def _stream_crc(self, start: int, fn, init: int = 0) -> int:
+        """CRC of bytes ``[position+start, position+size)`` read window by window."""
+        pos = self.position + start
+        end = self.position + self.size
+        crc = init
+        step = self.file.window_size
+        while pos < end:
+            n = min(step, end - pos)
+            buf, i = self.file.window(pos, n)
+            crc = fn(buf[i : i + n], crc)
+            pos += n
+        return crc
+
+    def _anchor(self, exc: KsegError) -> KsegError:
+        return exc.at(self.file.path, self.position if exc.position is not None else 0)
+
+    def _anchored(self, it: Iterator[tuple]) -> Iterator[tuple]:
+        try:
+            yield from it
+        except KsegError as exc:
+            raise self._anchor(exc) from None
+
+
+class V2Batch(FileBatch):
+    """A magic >= 2 batch (``DefaultFileChannelRecordBatch`` / ``DefaultRecordBatch``)."""
+
+    __slots__ = ("h",)
+
+    def __init__(self, file: "FileRecords", position: int, size: int, buf, i: int) -> None:
+        super().__init__(file, position, size, buf, i)
+        if buf is not None and i + v2.HEADER_SIZE <= len(buf) and size >= v2.HEADER_SIZE:
+            self.h = v2.HEADER.unpack_from(buf, i)
+        else:
+            # Kafka reads a full 61-byte header even for a batch declared smaller.
+            if position + v2.HEADER_SIZE > file.size:
+                raise CorruptRecordError(
+                    f"batch of {size} bytes is too small for a magic v2 header "
+                    f"({v2.HEADER_SIZE} bytes) and the file ends before one",
+                    path=file.path,
+                    position=position,
+                )
+            self.h = v2.HEADER.unpack(file.read_at(position, v2.HEADER_SIZE))
+
+    @property
+    def magic(self) -> int:
+        return self.h[v2.MAGIC]
+
+    @property
+    def base_offset(self) -> int:
+        return self.h[v2.BASE_OFFSET]
+
+    @property
+    def last_offset(self) -> int:
+        return self.h[v2.BASE_OFFSET] + self.h[v2.LAST_OFFSET_DELTA]
+
+    @property
+    def attributes(self) -> int:
+        return self.h[v2.ATTRIBUTES] & 0xFF
+
+    @property
+    def codec(self) -> int:
+        return self.h[v2.ATTRIBUTES] & 0x07
+
+    @property
+    def timestamp_type(self) -> str:
+        return LOG_APPEND_TIME if self.h[v2.ATTRIBUTES] & 0x08 else CREATE_TIME
+
+    @property
+    def max_timestamp(self) -> int:
+        return self.h[v2.MAX_TIMESTAMP]
+
+    @property
+    def is_control(self) -> bool:
+        return bool(self.h[v2.ATTRIBUTES] & 0x20)
+
+    @property
+    def is_transactional(self) -> bool:
+        return bool(self.h[v2.ATTRIBUTES] & 0x10)
+
+    @property
+    def delete_horizon_ms(self) -> int | None:
+        return self.h[v2.BASE_TIMESTAMP] if self.h[v2.ATTRIBUTES] & 0x40 else None
+
+    @property
+    def checksum(self) -> int:
+        return self.h[v2.CRC]
+
+    def is_valid(self) -> bool:
+        """``DefaultRecordBatch.isValid``: size >= 61 and CRC-32C over attributes..end."""
+        if self.size < v2.HEADER_SIZE:
+            return False
+        fn = _crc32c()
+        if self.buf is not None:
+            i = self.i
+            return fn(self.buf[i + v2.ATTRIBUTES_OFFSET : i + self.size]) == self.h[v2.CRC]
+        return self._stream_crc(v2.ATTRIBUTES_OFFSET, lambda b, c: fn(b, c)) == self.h[v2.CRC]
+
+    def records(self, limit: int) -> Iterator[tuple]:
+        """Records as ``(offset, timestamp, sequence, key, value, headers)`` tuples.
+
+        Uncompressed batches stream from the window; a compressed batch is
+        decompressed (at most ``limit`` bytes) and fully decoded before the
+        first record is returned, as Kafka's ``DefaultRecordBatch.iterator``.
+        """
+        h = self.h
+        count = h[v2.COUNT]
+        if count == 0:
+            return iter(())
+        if self.size < v2.HEADER_SIZE:
+            raise self._anchor(
+                CorruptRecordError(f"batch size {self.size} is smaller than the v2 header ({v2.HEADER_SIZE})")
+            )
+        log_append = h[v2.MAX_TIMESTAMP] if h[v2.ATTRIBUTES] & 0x08 else None
+        args = (count, h[v2.BASE_OFFSET], h[v2.BASE_TIMESTAMP], h[v2.BASE_SEQUENCE], log_append)
+        try:
+            data = self.data(limit)
+            codec = h[v2.ATTRIBUTES] & 0x07
+            if codec == 0:
+                return self._anchored(v2.iter_records(data, v2.HEADER_SIZE, self.size, *args))
+            if count > limit:
+                raise LimitExceededError(f"record count {count} exceeds the bound of {limit}", position=57)
+            raw = compression.decompress(codec, data[v2.HEADER_SIZE :], h[v2.MAGIC], limit)
+            return iter(list(v2.iter_records(memoryview(raw), 0, len(raw), *args)))
+        except KsegError as exc:
+            if exc.position is None:
+                exc.position = v2.HEADER_SIZE
+            raise self._anchor(exc) from None
+
+
+class LegacyBatch(FileBatch):
+    """A magic 0 or 1 log entry (``LegacyFileChannelRecordBatch``)."""
+
+    __slots__ = ("offset", "magic", "crc", "attrs")
+
+    def __init__(self, file, position, size, buf, i, offset: int, magic: int) -> None:
+        super().__init__(file, position, size, buf, i)
+        self.offset = offset
+        self.magic = magic
+        head = buf[i : i + legacy.ENTRY_SIZE] if buf is not None else file.read_at(position, legacy.ENTRY_SIZE)
+        _, _, self.crc, _, self.attrs = legacy.ENTRY.unpack_from(head, 0)
+
+    base_offset = property(lambda self: self.offset)  # as printed: the entry's offset
+    last_offset = property(lambda self: self.offset)
+    checksum = property(lambda self: self.crc)
+    is_control = False
+    is_transactional = False
+    delete_horizon_ms = None
+
+    @property
+    def attributes(self) -> int:
+        return self.attrs & 0xFF
+
+    @property
+    def codec(self) -> int:
+        return self.attrs & 0x07
+
+    @property
+    def timestamp_type(self) -> str:
+        return legacy.timestamp_type(self.magic, self.attrs)
+
+    @property
+    def max_timestamp(self) -> int:
+        if self.magic == 0:
+            return legacy.NO_TIMESTAMP
+        if self.buf is not None:
+            return legacy.TIMESTAMP.unpack_from(self.buf, self.i + 18)[0]
+        return legacy.TIMESTAMP.unpack(self.file.read_at(self.position + 18, 8))[0]
+
+    def is_valid(self) -> bool:
+        """``LegacyRecord.isValid``: CRC-32 over magic..end of the message."""
+        if self.buf is not None:
+            i = self.i
+            return zlib.crc32(self.buf[i + 16 : i + self.size]) == self.crc
+        return self._stream_crc(16, lambda b, c: zlib.crc32(b, c)) == self.crc
+
+    def records(self, limit: int) -> Iterator[tuple]:
+        """Records as ``(offset, timestamp, key, value, crc, valid)`` tuples."""
+        try:
+            data = self.data(limit)
+            if self.codec == 0:
+                key, value = legacy.key_value(data, 12, self.size - 12, self.magic)
+                ts = self.max_timestamp
+                return iter(((self.offset, ts, key, value, self.crc, self.is_valid()),))
+            return self._anchored(
+                legacy.iter_inner(data, 12, self.size - 12, self.offset, self.magic, self.attrs, limit)
+            )
+        except KsegError as exc:
+            raise self._anchor(exc) from None

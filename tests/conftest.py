@@ -1,0 +1,71 @@
+"""Shared fixtures: the Kafka corpus copied into tests/data, and ways to run the real CLI."""
+
+from __future__ import annotations
+
+import csv
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+TESTS = Path(__file__).resolve().parent
+CORPUS = TESTS / "data" / "corpus"
+CORPUS_DATA = CORPUS / "data"
+CORPUS_GOLDEN = CORPUS / "golden"
+
+
+def golden_rows() -> list[dict]:
+    """Rows of golden/INDEX.tsv: partition, file, set, args, exit_code."""
+    with open(CORPUS_GOLDEN / "INDEX.tsv", newline="") as f:
+        rows = list(csv.reader(f, delimiter="\t"))
+    header, body = rows[0], rows[1:]
+    return [dict(zip(["partition", "file", "set", "args", "exit_code"], r[:5])) for r in body]
+
+
+class Result:
+    def __init__(self, code: int, out: bytes, err: bytes) -> None:
+        self.exit_code = code
+        self.stdout = out
+        self.stderr = err
+
+    @property
+    def text(self) -> str:
+        return self.stdout.decode("utf-8", "replace")
+
+    @property
+    def errtext(self) -> str:
+        return self.stderr.decode("utf-8", "replace")
+
+
+def run_cli(args: list[str], cwd: Path | str | None = None) -> Result:
+    """Run ``kseg ARGS`` in-process through click (the real command, real files)."""
+    old = os.getcwd()
+    if cwd is not None:
+        os.chdir(cwd)
+    try:
+        from kseg.cli.main import cli
+
+        r = CliRunner().invoke(cli, args, catch_exceptions=True)
+    finally:
+        os.chdir(old)
+    if r.exception is not None and not isinstance(r.exception, SystemExit):
+        raise r.exception
+    return Result(r.exit_code, r.stdout_bytes, r.stderr_bytes)
+
+
+def run_subprocess(args: list[str], cwd: Path | str | None = None, timeout: float = 120) -> Result:
+    """Run ``python -m kseg ARGS`` as a real process."""
+    p = subprocess.run([sys.executable, "-m", "kseg", *args], cwd=cwd, capture_output=True, timeout=timeout)
+    return Result(p.returncode, p.stdout, p.stderr)
+
+
+@pytest.fixture
+def corpus_data() -> Path:
+    return CORPUS_DATA
+
+
+def assert_no_traceback(result: Result) -> None:
+    assert b"Traceback" not in result.stderr, result.errtext
