@@ -16,6 +16,10 @@ from kseg import __version__
 # name -> (module, attribute, one-line help shown by `kseg --help`)
 COMMANDS = {
     "dump": ("kseg.cli.dump", "dump", "Dump segment, index and snapshot files like kafka-dump-log.sh."),
+    "verify-index": ("kseg.cli.verify", "verify_index", "Verify indexes and batches of partition directories."),
+    "lookup-offset": ("kseg.cli.lookup", "lookup_offset", "Find the record at an offset, showing Kafka's read path."),
+    "lookup-time": ("kseg.cli.lookup", "lookup_time", "Find the first record at or after a timestamp."),
+    "rebuild-index": ("kseg.cli.rebuild", "rebuild_index", "Rebuild .index/.timeindex/.txnindex as Kafka's recovery."),
 }
 
 
