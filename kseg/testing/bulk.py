@@ -174,3 +174,29 @@ def write_bulk_segment(
     )
     del view
     return BulkResult(log_path, position, batches, batches * n, k, t, time.perf_counter() - started)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m kseg.testing.bulk DIR [--mib N] ...``: write a bulk segment, print the rate."""
+    import argparse
+
+    p = argparse.ArgumentParser(prog="python -m kseg.testing.bulk", description=main.__doc__)
+    p.add_argument("directory")
+    p.add_argument("--mib", type=int, default=1024, help="size of the .log in MiB (default 1024)")
+    p.add_argument("--records-per-batch", type=int, default=137)
+    p.add_argument("--value-size", type=int, default=100)
+    p.add_argument("--codec", default="none", choices=["none", "gzip", "snappy", "lz4", "zstd"])
+    args = p.parse_args(argv)
+    r = write_bulk_segment(
+        args.directory, args.mib * 1024 * 1024, records_per_batch=args.records_per_batch,
+        value_size=args.value_size, codec=args.codec,
+    )
+    print(
+        f"{r.log_path}: {r.log_bytes} B, {r.batches} batches, {r.records} records, "
+        f"{r.index_entries} index / {r.time_index_entries} time-index entries in {r.seconds:.2f} s "
+        f"({r.mb_per_second:.0f} MB/s)"
+    )
+
+
+if __name__ == "__main__":
+    main()
