@@ -38,6 +38,8 @@ _BASE_OFFSET = struct.Struct(">q")
 _TIMESTAMPS = struct.Struct(">qq")
 # I crc at byte 17
 _CRC = struct.Struct(">I")
+# i partitionLeaderEpoch at byte 12
+_EPOCH = struct.Struct(">i")
 
 _WORDS = (
     "alpha bravo charlie delta echo foxtrot golf hotel india juliett kilo lima mike "
@@ -127,7 +129,7 @@ def write_bulk_segment(
     chunk = bytearray(template * per_chunk)
     view = memoryview(chunk)
     for j in range(per_chunk):  # partitionLeaderEpoch (outside the CRC) is the same in every batch
-        struct.pack_into(">i", chunk, j * size + 12, partition_leader_epoch)
+        _EPOCH.pack_into(chunk, j * size + 12, partition_leader_epoch)
 
     pack_offset = _BASE_OFFSET.pack_into
     pack_ts = _TIMESTAMPS.pack_into
@@ -167,10 +169,10 @@ def write_bulk_segment(
     k = len(offset_entries) // 2
     t = len(time_entries) // 2
     (directory / segment_file_name(base_offset, ".index")).write_bytes(
-        struct.pack(f">{2 * k}i", *offset_entries)
+        struct.pack(f">{2 * k}i", *offset_entries)  # k entries: i relativeOffset | i position
     )
     (directory / segment_file_name(base_offset, ".timeindex")).write_bytes(
-        struct.pack(">" + "qi" * t, *time_entries)
+        struct.pack(">" + "qi" * t, *time_entries)  # t entries: q timestamp | i relativeOffset
     )
     del view
     return BulkResult(log_path, position, batches, batches * n, k, t, time.perf_counter() - started)

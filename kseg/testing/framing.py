@@ -37,6 +37,12 @@ PREFIX = struct.Struct(">qi")
 V2_PART = struct.Struct(">ibIhiqq")
 # v1 message head after the prefix: I crc | b magic | b attributes | q timestamp
 V1_PART = struct.Struct(">Ibbq")
+# single fields patched in place: q baseOffset @0 | i partitionLeaderEpoch @12 |
+# I crc @17 | h attributes @21 | q maxTimestamp @35
+INT64 = struct.Struct(">q")
+INT32 = struct.Struct(">i")
+UINT32 = struct.Struct(">I")
+INT16 = struct.Struct(">h")
 LOG_OVERHEAD = 12
 MIN_HEADER = 17  # Records.HEADER_SIZE_UP_TO_MAGIC
 
@@ -101,14 +107,14 @@ def set_last_offset(batch: bytes, last_offset: int) -> bytes:
     info = batch_info(batch)
     buf = bytearray(batch)
     base = last_offset - (info.last_offset - info.base_offset)
-    struct.pack_into(">q", buf, 0, base)
+    INT64.pack_into(buf, 0, base)
     return bytes(buf)
 
 
 def set_partition_leader_epoch(batch: bytes, epoch: int) -> bytes:
     """``DefaultRecordBatch.setPartitionLeaderEpoch`` (not CRC-covered)."""
     buf = bytearray(batch)
-    struct.pack_into(">i", buf, 12, epoch)
+    INT32.pack_into(buf, 12, epoch)
     return bytes(buf)
 
 
@@ -123,7 +129,7 @@ def set_max_timestamp(batch: bytes, timestamp_type: str, timestamp: int) -> byte
         return bytes(batch)
     buf = bytearray(batch)
     attrs = (info.attributes & ~TIMESTAMP_TYPE_MASK) | (TIMESTAMP_TYPE_MASK if want_lat else 0)
-    struct.pack_into(">h", buf, 21, attrs)
-    struct.pack_into(">q", buf, 35, timestamp)
-    struct.pack_into(">I", buf, 17, crc32c(memoryview(buf)[CRC_START:]))
+    INT16.pack_into(buf, 21, attrs)
+    INT64.pack_into(buf, 35, timestamp)
+    UINT32.pack_into(buf, 17, crc32c(memoryview(buf)[CRC_START:]))
     return bytes(buf)

@@ -42,6 +42,12 @@ MESSAGE_V0 = struct.Struct(">Ibb")
 MESSAGE_V1 = struct.Struct(">Ibbq")
 # int32 key/value length
 INT32 = struct.Struct(">i")
+# v1 CRC-covered head: b magic (1) | b attributes | q timestamp
+V1_HEAD = struct.Struct(">bbq")
+# uint32 CRC-32 at the start of a message
+CRC32 = struct.Struct(">I")
+# int64 v1 timestamp at entry byte 18
+TIMESTAMP = struct.Struct(">q")
 
 
 def record_overhead(magic: int) -> int:
@@ -83,9 +89,9 @@ def encode_message(magic: int, attributes: int, timestamp: int, key: bytes | Non
     if magic == 0:
         head = bytes((0, attributes & 0xFF))
     else:
-        head = struct.pack(">bbq", 1, _int8(attributes), timestamp)
+        head = V1_HEAD.pack(1, _int8(attributes), timestamp)
     crc = zlib.crc32(tail, zlib.crc32(head))
-    return struct.pack(">I", crc) + head + bytes(tail)
+    return CRC32.pack(crc) + head + bytes(tail)
 
 
 def _int8(v: int) -> int:
@@ -159,11 +165,11 @@ def set_legacy_max_timestamp(entry: bytes, timestamp_type: str, timestamp: int) 
         raise KsegError("only magic 1 entries carry a timestamp")
     attrs = buf[17]
     cur_lat = bool(attrs & TIMESTAMP_TYPE_MASK)
-    (cur_ts,) = struct.unpack_from(">q", buf, 18)
+    (cur_ts,) = TIMESTAMP.unpack_from(buf, 18)
     want_lat = timestamp_type == "LogAppendTime"
     if cur_lat == want_lat and cur_ts == timestamp:
         return bytes(entry)
     buf[17] = (attrs & 0x07) | (TIMESTAMP_TYPE_MASK if want_lat else 0)
-    struct.pack_into(">q", buf, 18, timestamp)
-    struct.pack_into(">I", buf, 12, zlib.crc32(memoryview(buf)[16:]))
+    TIMESTAMP.pack_into(buf, 18, timestamp)
+    CRC32.pack_into(buf, 12, zlib.crc32(memoryview(buf)[16:]))
     return bytes(buf)

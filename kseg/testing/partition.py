@@ -44,6 +44,12 @@ SNAPSHOT_ENTRY = struct.Struct(">qhiqiqiq")
 # v2 header fields read for producer state, from byte 43:
 #   q producerId | h producerEpoch | i baseSequence
 PRODUCER_FIELDS = struct.Struct(">qhi")
+# single fields: I snapshot crc @2 | i recordsCount @57 | q baseTimestamp @27 |
+# h control type @2 of the key | i coordinatorEpoch @2 of the marker value
+UINT32 = struct.Struct(">I")
+INT32 = struct.Struct(">i")
+INT64 = struct.Struct(">q")
+INT16 = struct.Struct(">h")
 
 
 @dataclass(slots=True)
@@ -87,7 +93,7 @@ def snapshot_bytes(entries: Iterable[ProducerEntry]) -> bytes:
             e.producer_id, e.epoch, e.last_sequence, e.last_offset, e.offset_delta,
             e.timestamp, e.coordinator_epoch, e.current_txn_first_offset,
         )
-    struct.pack_into(">I", body, 2, crc32c(memoryview(body)[6:]))
+    UINT32.pack_into(body, 2, crc32c(memoryview(body)[6:]))
     return bytes(body)
 
 
@@ -128,12 +134,12 @@ class ProducerState:
             entry.epoch = epoch
             entry.last_sequence, entry.last_offset, entry.offset_delta = -1, -1, 0
         if info.attributes & CONTROL_MASK:
-            (count,) = struct.unpack_from(">i", raw, 57)
+            (count,) = INT32.unpack_from(raw, 57)
             if count == 0 or len(raw) <= 61:
                 return None
             key, value = _first_record_key_value(raw)
-            ctype = struct.unpack_from(">h", key, 2)[0]
-            coordinator_epoch = struct.unpack_from(">i", value, 2)[0]
+            (ctype,) = INT16.unpack_from(key, 2)
+            (coordinator_epoch,) = INT32.unpack_from(value, 2)
             first = entry.current_txn_first_offset
             entry.coordinator_epoch = coordinator_epoch
             entry.current_txn_first_offset = -1
@@ -173,7 +179,7 @@ def _record_start(raw: bytes) -> tuple[int, int]:
 
 
 def _first_record_timestamp(raw: bytes) -> int:
-    (base_ts,) = struct.unpack_from(">q", raw, 27)
+    (base_ts,) = INT64.unpack_from(raw, 27)
     return base_ts + _record_start(raw)[1]
 
 

@@ -20,10 +20,7 @@ Record (``DefaultRecord.writeTo``; varints are zig-zag)::
     headerCount varint | [headerKeyLength varint | UTF-8 key |
                           headerValueLength varint (-1 null) | value]*
 
-Control record (``ControlRecordType.recordKey``, ``EndTransactionMarker``)::
-
-    key   = version int16 (0) | type int16 (0 ABORT, 1 COMMIT, 2 LEADER_CHANGE, ...)
-    value = version int16 (0) | coordinatorEpoch int32       (end-txn markers)
+Control batches (attribute 0x20) are built in :mod:`kseg.testing.control`.
 """
 
 from __future__ import annotations
@@ -47,17 +44,6 @@ TRANSACTIONAL_MASK = 0x10
 CONTROL_MASK = 0x20
 DELETE_HORIZON_MASK = 0x40
 
-# Control record types (ControlRecordType ids).
-CONTROL_TYPES = {
-    "ABORT": 0,
-    "COMMIT": 1,
-    "LEADER_CHANGE": 2,
-    "SNAPSHOT_HEADER": 3,
-    "SNAPSHOT_FOOTER": 4,
-    "KRAFT_VERSION": 5,
-    "KRAFT_VOTERS": 6,
-}
-
 NO_TIMESTAMP = -1  # RecordBatch.NO_TIMESTAMP
 
 # The 61-byte batch header, fields in file order:
@@ -71,10 +57,6 @@ BATCH_HEADER = struct.Struct(">qiibIhiqqqhii")
 HEADER_TAIL = struct.Struct(">hiqqqhii")
 # uint32 crc at byte 17
 CRC_FIELD = struct.Struct(">I")
-# Control record key: h version (0) | h type
-CONTROL_KEY = struct.Struct(">hh")
-# End-transaction marker value: h version (0) | i coordinatorEpoch
-END_TXN_VALUE = struct.Struct(">hi")
 
 
 @dataclass(slots=True)
@@ -116,6 +98,53 @@ def varint(n: int) -> bytes:
     return _encode_uvarint(z)
 
 
+def append_record(
+    out: bytearray,
+    offset_delta: int,
+    timestamp_delta: int,
+    key: bytes | None,
+    value: bytes | None,
+    headers: Sequence[tuple[str | bytes, bytes | None]] = (),
+    _cache: list[bytes] = _ZIGZAG_CACHE,
+) -> None:
+    """Append one ``DefaultRecord`` (length varint first) to ``out`` -- the builder's hot path."""
+    zt = (timestamp_delta << 1) if timestamp_delta >= 0 else ((-timestamp_delta) << 1) - 1
+    zo = (offset_delta << 1) if offset_delta >= 0 else ((-offset_delta) << 1) - 1
+    body = bytearray(b"\x00")  # record attributes: always 0
+    body += _cache[zt] if zt < _SMALL else _encode_uvarint(zt)
+    body += _cache[zo] if zo < _SMALL else _encode_uvarint(zo)
+    if key is None:
+        body += b"\x01"  # varint(-1)
+    else:
+        n = len(key)
+        body += _cache[n << 1] if n < _SMALL >> 1 else _encode_uvarint(n << 1)
+        body += key
+    if value is None:
+        body += b"\x01"
+    else:
+        n = len(value)
+        body += _cache[n << 1] if n < _SMALL >> 1 else _encode_uvarint(n << 1)
+        body += value
+    if headers:
+        body += varint(len(headers))
+        for hkey, hvalue in headers:
+            if hkey is None:
+                raise KsegError("Invalid null header key found in headers")
+            raw = hkey.encode("utf-8") if isinstance(hkey, str) else bytes(hkey)
+            body += varint(len(raw))
+            body += raw
+            if hvalue is None:
+                body += b"\x01"
+            else:
+                body += varint(len(hvalue))
+                body += hvalue
+    else:
+        body += b"\x00"  # header count 0
+    n = len(body)
+    out += _cache[n << 1] if n < _SMALL >> 1 else _encode_uvarint(n << 1)
+    out += body
+
+
 def encode_record(
     offset_delta: int,
     timestamp_delta: int,
@@ -124,33 +153,9 @@ def encode_record(
     headers: Iterable[tuple[str | bytes, bytes | None]] = (),
 ) -> bytes:
     """One ``DefaultRecord`` including its leading length varint."""
-    body = bytearray(b"\x00")  # record attributes: always 0
-    body += varint(timestamp_delta)
-    body += varint(offset_delta)
-    if key is None:
-        body += b"\x01"  # varint(-1)
-    else:
-        body += varint(len(key))
-        body += key
-    if value is None:
-        body += b"\x01"
-    else:
-        body += varint(len(value))
-        body += value
-    headers = tuple(headers)
-    body += varint(len(headers))
-    for hkey, hvalue in headers:
-        if hkey is None:
-            raise KsegError("Invalid null header key found in headers")
-        raw = hkey.encode("utf-8") if isinstance(hkey, str) else bytes(hkey)
-        body += varint(len(raw))
-        body += raw
-        if hvalue is None:
-            body += b"\x01"
-        else:
-            body += varint(len(hvalue))
-            body += hvalue
-    return varint(len(body)) + bytes(body)
+    out = bytearray()
+    append_record(out, offset_delta, timestamp_delta, key, value, tuple(headers))
+    return bytes(out)
 
 
 def attributes_v2(
@@ -268,7 +273,7 @@ def build_v2_batch(
         ts = rec.timestamp
         if ts > max_ts:
             max_ts = ts
-        body += encode_record(delta, ts - base_ts, rec.key, rec.value, rec.headers)
+        append_record(body, delta, ts - base_ts, rec.key, rec.value, rec.headers)
     if timestamp_type == "LogAppendTime":
         max_ts = log_append_time
     if last_offset_delta is None:
@@ -321,70 +326,4 @@ def build_empty_v2_batch(
         base_sequence,
         0,
         b"",
-    )
-
-
-def build_control_record_batch(
-    type_id: int,
-    value_bytes: bytes | None,
-    *,
-    base_offset: int = 0,
-    timestamp: int,
-    producer_id: int = -1,
-    producer_epoch: int = -1,
-    partition_leader_epoch: int = 0,
-    transactional: bool = False,
-    key_version: int = 0,
-) -> bytes:
-    """A one-record control batch (``MemoryRecordsBuilder.appendControlRecord``).
-
-    Key = int16 version + int16 type.  KRaft control batches
-    (``createKraftControlRecordBuilder``) use producer id/epoch -1 and
-    ``transactional=False``; end-transaction markers use
-    :func:`build_control_batch`.  baseSequence is always -1.
-    """
-    key = CONTROL_KEY.pack(key_version, type_id)
-    return build_v2_batch(
-        [RecordSpec(key, value_bytes, timestamp)],
-        base_offset=base_offset,
-        producer_id=producer_id,
-        producer_epoch=producer_epoch,
-        base_sequence=-1,
-        partition_leader_epoch=partition_leader_epoch,
-        transactional=transactional,
-        control=True,
-    )
-
-
-def end_txn_marker_value(coordinator_epoch: int, version: int = 0) -> bytes:
-    """``EndTransactionMarker.serializeValue``: int16 version + int32 coordinatorEpoch."""
-    return END_TXN_VALUE.pack(version, coordinator_epoch)
-
-
-def build_control_batch(
-    kind: str,
-    *,
-    base_offset: int,
-    producer_id: int,
-    producer_epoch: int,
-    coordinator_epoch: int,
-    timestamp: int,
-    partition_leader_epoch: int = 0,
-) -> bytes:
-    """A COMMIT/ABORT marker batch (``MemoryRecords.withEndTransactionMarker``).
-
-    Transactional + control attributes (0x30), CreateTime, baseSequence -1,
-    one record at offset delta 0 with the marker's key and value.
-    """
-    if kind not in ("COMMIT", "ABORT"):
-        raise KsegError(f"end-transaction marker kind must be COMMIT or ABORT, not {kind!r}")
-    return build_control_record_batch(
-        CONTROL_TYPES[kind],
-        end_txn_marker_value(coordinator_epoch),
-        base_offset=base_offset,
-        timestamp=timestamp,
-        producer_id=producer_id,
-        producer_epoch=producer_epoch,
-        partition_leader_epoch=partition_leader_epoch,
-        transactional=True,
     )

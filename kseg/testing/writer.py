@@ -5,7 +5,8 @@ Everything here produces bytes exactly as Apache Kafka's Java classes do
 ``LogSegment``, ``ProducerStateManager``); each module states the schema
 it writes and the class it mirrors:
 
-* :mod:`kseg.testing.v2`        magic-2 batches, control batches
+* :mod:`kseg.testing.v2`        magic-2 batches
+* :mod:`kseg.testing.control`   control batches (transaction markers, KRaft)
 * :mod:`kseg.testing.legacy`    magic-0/1 message sets and wrappers
 * :mod:`kseg.testing.codecs`    gzip / xerial snappy / Kafka LZ4 frame / zstd
 * :mod:`kseg.testing.framing`   batch walking and the broker's in-place edits
@@ -32,17 +33,13 @@ from kseg.testing.framing import (
 from kseg.testing.legacy import build_legacy, encode_entry, encode_message, set_legacy_max_timestamp
 from kseg.testing.partition import ProducerEntry, ProducerState, java_hashmap_order, snapshot_bytes, write_partition, write_snapshot
 from kseg.testing.segment import SegmentWriter, segment_file_name, write_segment
-from kseg.testing.v2 import (
+from kseg.testing.control import (
     CONTROL_TYPES,
-    RecordSpec,
     build_control_batch,
     build_control_record_batch,
-    build_empty_v2_batch,
-    build_v2_batch,
-    encode_record,
     end_txn_marker_value,
-    varint,
 )
+from kseg.testing.v2 import RecordSpec, append_record, build_empty_v2_batch, build_v2_batch, encode_record, varint
 
 __all__ = [
     "BatchInfo",
@@ -52,6 +49,7 @@ __all__ = [
     "ProducerState",
     "RecordSpec",
     "SegmentWriter",
+    "append_record",
     "batch_info",
     "build_control_batch",
     "build_control_record_batch",
