@@ -11,8 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kseg.storage.records import FileRecords
-from kseg.testing.legacy import build_legacy
-from kseg.testing.v2 import RecordSpec, build_control_batch, build_v2_batch
+from kseg.testing.writer import RecordSpec, build_control_batch, build_legacy, build_v2_batch
 from tests.conftest import run_cli
 
 BASE_TS = 1_730_000_000_000
@@ -131,7 +130,7 @@ def test_dump_json_reads_back_what_was_written(tmp_path: Path, specs) -> None:
     expected = _write(specs, log)
     result = run_cli(["dump", "--format", "json", "--print-data-log", "--files", str(log)])
     assert result.exit_code == 0, result.errtext
-    objs = [json.loads(line) for line in result.text.splitlines()]
+    objs = [json.loads(line) for line in result.text.split("\n") if line]  # JSON Lines: split on \n only
     batches = [o for o in objs if o["type"] == "batch"]
     assert all(b["isValid"] for b in batches)
     assert len(batches) == sum(1 if e["magic"] == 2 or e.get("legacy_wrapper") else len(e["recs"])

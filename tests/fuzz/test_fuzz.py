@@ -1,0 +1,31 @@
+"""The fuzz suite in CI: a fixed-seed, bounded slice of the campaign (see tests/fuzz/README.md).
+
+The driver runs in its own process under a 2 GiB address-space limit, so a
+lying length or a decompression bomb that allocated what the file claims
+would fail the run with MemoryError instead of passing unnoticed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from tests.conftest import TESTS
+
+CASES = int(os.environ.get("KSEG_FUZZ_CASES", "1000"))
+SEED = int(os.environ.get("KSEG_FUZZ_SEED", "20261122"))
+
+
+def test_fuzz_slice() -> None:
+    p = subprocess.run(
+        [sys.executable, "-m", "tests.fuzz.driver", "--cases", str(CASES), "--seed", str(SEED), "--memory-mb", "2048"],
+        cwd=TESTS.parent, capture_output=True, timeout=1800,
+    )
+    assert p.stdout, p.stderr.decode()[-3000:]
+    summary = json.loads(p.stdout.decode().strip().splitlines()[-1])
+    print(f"fuzz: {summary['cases']} mutated inputs, {summary['command_runs']} command runs "
+          f"({', '.join(summary['commands'])}) in {summary['seconds']} s, {summary['failure_count']} failures")
+    assert summary["failure_count"] == 0, json.dumps(summary["failures"], indent=1)
+    assert p.returncode == 0
