@@ -1,0 +1,57 @@
+"""What every topic decoder shares: the parser protocol and the "tool dies here" error.
+
+A parser mirrors one of ``DumpLogSegments``' ``MessageParser`` classes::
+
+    parse(offset, key, value) -> (key_text, payload_text)
+
+``key``/``value`` are the record's bytes or ``None`` (null); the returned texts
+are what Kafka prints after ``key: `` and `` payload: `` (``None``: not
+printed).  Bad data never raises: parsers return Kafka's own "Error at offset
+N, skipping. ..." texts.  The one exception is where Kafka's tool itself dies
+with an uncaught exception (a missing key for the offsets and share-group
+decoders, any error in the transaction-log decoder, a malformed KRaft control
+record): then :class:`UncaughtJavaException` is raised, carrying Kafka's exact
+message and the ``Exception in thread "main" ...`` line the JVM prints.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from kseg.decoders.jvm import JavaException
+from kseg.errors import CorruptRecordError
+
+
+class MessageParser(Protocol):
+    """``DumpLogSegments.MessageParser``, with the record reduced to (offset, key, value)."""
+
+    def parse(self, offset: int, key: bytes | None, value: bytes | None) -> tuple[str | None, str | None]:
+        ...  # pragma: no cover - protocol
+
+
+class UncaughtJavaException(CorruptRecordError):
+    """Kafka's tool stops at this record with an uncaught Java exception.
+
+    ``message`` is the Java exception's message (``getMessage()``, ``"null"``
+    when Java's is null); ``java_class`` its class; :meth:`jvm_line` the first
+    line the JVM prints on stderr before exiting with status 1.
+    """
+
+    def __init__(self, exc: JavaException, offset: int | None = None) -> None:
+        where = f"record at offset {offset}: " if offset is not None else ""
+        super().__init__(
+            where + exc.get_message(),
+            hint="kafka-dump-log.sh stops here with: " + jvm_line_for(exc),
+        )
+        self.java_class = exc.java_class
+        self.java_message = exc.message
+        self.offset = offset
+        self.exception = exc
+
+    def jvm_line(self) -> str:
+        """``Exception in thread "main" <class>: <message>``, as Kafka's tool prints it."""
+        return jvm_line_for(self.exception)
+
+
+def jvm_line_for(exc: JavaException) -> str:
+    return f'Exception in thread "main" {exc.to_string()}'

@@ -1,0 +1,186 @@
+"""``--offsets-decoder`` and ``--share-group-state-decoder``.
+
+Record format (Kafka's ``CoordinatorRecordSerde``)::
+
+    key   = record_type int16 | key message   (read with version = record_type)
+    value = value_version int16 | value message, or null (a tombstone)
+
+The record type picks the key and value message classes
+(``GroupCoordinatorRecordSerde`` / ``ShareCoordinatorRecordSerde``).  Trailing
+bytes after either message are ignored.  Error texts, as the serde throws them:
+
+* key shorter than 2 bytes: "Could not read version from key's buffer."
+* unknown record type N: ``UnknownRecordTypeException`` (the tool prints
+  "Unknown record type N at offset M, skipping.")
+* a read failure: "Could not read record with version V from key's buffer
+  due to: <message>." (``value's`` for the value).
+
+Output (``DumpLogSegments.OffsetsMessageParser`` /
+``ShareGroupStateMessageParser``): key ``{"type":"<record type>","data":{...}}``;
+value ``{"version":"<v>","data":{...}}`` for offsets, ``{"type":"<v>",...}``
+for share state; ``<DELETE>`` for a tombstone; on error the key text is
+"Error at offset N, skipping. <message>" and no payload.  For a
+``GroupMetadataValue`` whose ``protocolType`` is ``consumer`` each member's
+``subscription``/``assignment`` bytes are replaced by the decoded
+``ConsumerProtocolSubscription``/``ConsumerProtocolAssignment`` (int16 version
+prefix + message); any failure keeps the bytes (printed as base64).
+"""
+
+from __future__ import annotations
+
+from kseg.decoders import schema
+from kseg.decoders.base import UncaughtJavaException
+from kseg.decoders.decode import read
+from kseg.decoders.jsonconv import dumps, to_tree
+from kseg.decoders.jvm import JavaException, UnknownRecordTypeException
+from kseg.decoders.wire import Reader
+
+#: ``GroupCoordinatorRecordSerde``: record type -> message name (without Key/Value).
+GROUP_RECORD_TYPES: dict[int, str] = {
+    0: "OffsetCommit",
+    1: "OffsetCommit",
+    2: "GroupMetadata",
+    3: "ConsumerGroupMetadata",
+    4: "ConsumerGroupPartitionMetadata",
+    5: "ConsumerGroupMemberMetadata",
+    6: "ConsumerGroupTargetAssignmentMetadata",
+    7: "ConsumerGroupTargetAssignmentMember",
+    8: "ConsumerGroupCurrentMemberAssignment",
+    9: "ShareGroupPartitionMetadata",
+    10: "ShareGroupMemberMetadata",
+    11: "ShareGroupMetadata",
+    12: "ShareGroupTargetAssignmentMetadata",
+    13: "ShareGroupTargetAssignmentMember",
+    14: "ShareGroupCurrentMemberAssignment",
+    15: "ShareGroupStatePartitionMetadata",
+}
+
+#: ``ShareCoordinatorRecordSerde`` (``ShareCoordinator.SHARE_*_RECORD_KEY_VERSION``).
+SHARE_RECORD_TYPES: dict[int, str] = {0: "ShareSnapshot", 1: "ShareUpdate"}
+
+CONSUMER_PROTOCOL_TYPE = "consumer"  # ConsumerProtocol.PROTOCOL_TYPE
+
+
+class CoordinatorRecord:
+    """A deserialised coordinator record (Kafka's ``CoordinatorRecord``)."""
+
+    __slots__ = ("record_type", "key_name", "key", "value_name", "value_version", "value")
+
+    def __init__(self, record_type: int, key_name: str, key: dict, value_name: str,
+                 value_version: int | None, value: dict | None) -> None:
+        self.record_type = record_type
+        self.key_name = key_name
+        self.key = key
+        self.value_name = value_name
+        self.value_version = value_version
+        self.value = value
+
+
+def _read_version(r: Reader, name: str) -> int:
+    if r.remaining() < 2:
+        raise JavaException(f"Could not read version from {name}'s buffer.")
+    return r.int16()
+
+
+def _read_message(msg_name: str, r: Reader, version: int, name: str) -> dict:
+    try:
+        return read(schema.message(msg_name).struct, r, version)
+    except JavaException as exc:
+        raise JavaException(
+            f"Could not read record with version {version} from {name}'s buffer due to: {exc.get_message()}.", exc
+        ) from None
+
+
+def deserialize(types: dict[int, str], key: bytes, value: bytes | None) -> CoordinatorRecord:
+    """``CoordinatorRecordSerde.deserialize`` for the record-type table ``types``."""
+    kr = Reader(key)
+    record_type = _read_version(kr, "key")
+    base = types.get(record_type)
+    if base is None:
+        raise UnknownRecordTypeException(record_type)
+    key_msg = _read_message(base + "Key", kr, record_type, "key")
+    if value is None:
+        return CoordinatorRecord(record_type, base + "Key", key_msg, base + "Value", None, None)
+    vr = Reader(value)
+    value_version = _read_version(vr, "value")
+    value_msg = _read_message(base + "Value", vr, value_version, "value")
+    return CoordinatorRecord(record_type, base + "Key", key_msg, base + "Value", value_version, value_msg)
+
+
+def _envelope(label: str, version: int, tree) -> str:
+    return dumps({label: str(version), "data": tree})
+
+
+def _expand(member: dict, field: str, message_name: str) -> None:
+    """``prepareGroupMetadataValue.replace``: decode version-prefixed bytes in place, or keep them."""
+    node = member.get(field)
+    if not isinstance(node, (bytes, bytearray)):
+        return  # absent, or NullNode/TextNode: binaryValue() is null -> NPE, swallowed
+    try:
+        r = Reader(node)
+        version = r.int16()
+        struct = schema.message(message_name).struct
+        member[field] = to_tree(struct, read(struct, r, version), version)
+    except JavaException:
+        pass
+
+
+def group_metadata_tree(value: dict, version: int) -> dict:
+    """``GroupMetadataValue`` JSON with the consumer protocol expanded (``prepareGroupMetadataValue``)."""
+    tree = to_tree(schema.message("GroupMetadataValue").struct, value, version)
+    if tree.get("protocolType") == CONSUMER_PROTOCOL_TYPE:
+        members = tree.get("members")
+        if isinstance(members, list):
+            for member in members:
+                _expand(member, "subscription", "ConsumerProtocolSubscription")
+                _expand(member, "assignment", "ConsumerProtocolAssignment")
+    return tree
+
+
+class _CoordinatorParser:
+    """Shared logic of the two coordinator parsers."""
+
+    types: dict[int, str] = {}
+    value_label = "version"
+    topic_name = ""
+
+    def parse(self, offset: int, key: bytes | None, value: bytes | None) -> tuple[str | None, str | None]:
+        if key is None:
+            raise UncaughtJavaException(JavaException(
+                f"Failed to decode message at offset {offset} using {self.topic_name} "
+                "decoder (message had a missing key)"), offset)
+        try:
+            rec = deserialize(self.types, key, value)
+            key_struct = schema.message(rec.key_name).struct
+            key_text = _envelope("type", rec.record_type, to_tree(key_struct, rec.key, rec.record_type))
+            if rec.value is None:
+                return key_text, "<DELETE>"
+            return key_text, _envelope(self.value_label, rec.value_version, self.value_tree(rec))
+        except UnknownRecordTypeException as exc:
+            return f"Unknown record type {exc.unknown_type} at offset {offset}, skipping.", None
+        except JavaException as exc:
+            return f"Error at offset {offset}, skipping. {exc.get_message()}", None
+
+    def value_tree(self, rec: CoordinatorRecord):
+        return to_tree(schema.message(rec.value_name).struct, rec.value, rec.value_version)
+
+
+class OffsetsMessageParser(_CoordinatorParser):
+    """``--offsets-decoder`` (``__consumer_offsets``), Kafka's ``OffsetsMessageParser``."""
+
+    types = GROUP_RECORD_TYPES
+    value_label = "version"
+    topic_name = "offset topic"
+
+    def value_tree(self, rec: CoordinatorRecord):
+        if rec.value_name == "GroupMetadataValue":
+            return group_metadata_tree(rec.value, rec.value_version)
+        return super().value_tree(rec)
+
+
+class ShareGroupStateMessageParser(_CoordinatorParser):
+    """``--share-group-state-decoder`` (``__share_group_state``), Kafka's ``ShareGroupStateMessageParser``."""
+
+    types = SHARE_RECORD_TYPES
+    value_label = "type"
+    topic_name = "share group state topic"

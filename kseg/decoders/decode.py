@@ -1,0 +1,203 @@
+"""Schema-driven reading of Kafka messages (the generated ``Message.read``).
+
+:func:`read` turns bytes into a ``dict`` keyed by camelCase field name, in
+field order, holding every field of the struct: values read from the bytes,
+or the field's default where the version does not carry it (exactly what a
+generated Kafka class holds after ``read``).  Types: ints/bools/floats as
+Python values, ``string`` as ``str``, ``bytes``/``records``/``uuid`` as
+``bytes``, structs as nested dicts, arrays as lists, null as ``None``.
+Unknown tagged fields, when present, are kept under ``"_unknownTaggedFields"``
+as ``[(tag, bytes), ...]``.  Decoded dicts are shared with nothing but may
+share default values with each other: treat them as read-only.
+
+The read logic follows Kafka's ``MessageDataGenerator.generateClassReader``
+branch for branch, including how each version test was simplified at
+generation time (:func:`kseg.decoders.versions.branch`), so that a record
+with a version Kafka does not know decodes -- or fails -- as Kafka's tool
+would.  Plans are compiled once per (struct, version) and cached.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from kseg.decoders.jvm import JavaException, UnsupportedVersionException, int32
+from kseg.decoders.schema import Field, FieldType, Struct
+from kseg.decoders.versions import NONE, Versions, branch
+from kseg.decoders.wire import Reader
+
+Op = Callable[[Reader], Any]
+UNKNOWN_TAGS = "_unknownTaggedFields"
+
+_PRIMITIVE_READERS: dict[str, Callable[[Reader], Any]] = {
+    "bool": Reader.bool,
+    "int8": Reader.int8,
+    "int16": Reader.int16,
+    "uint16": Reader.uint16,
+    "int32": Reader.int32,
+    "uint32": Reader.uint32,
+    "int64": Reader.int64,
+    "float64": Reader.float64,
+    "uuid": Reader.uuid,
+}
+
+
+def read(struct: Struct, data: bytes | Reader, version: int) -> dict:
+    """Read one ``struct`` at ``version`` from ``data`` (bytes or a positioned :class:`Reader`)."""
+    r = data if isinstance(data, Reader) else Reader(data)
+    plan = struct.read_plans.get(version)
+    if plan is None:
+        plan = struct.read_plans[version] = _compile(struct, version)
+    return plan(r)
+
+
+def field_flexible(field: Field, struct: Struct) -> Versions:
+    """``fieldFlexibleVersions``: the field's override, else the message's."""
+    return field.flexible if field.flexible is not None else struct.message.flexible
+
+
+def _struct_op(struct: Struct, version: int) -> Op:
+    def op(r: Reader) -> dict:
+        return read(struct, r, version)
+
+    return op
+
+
+def _variable_length_op(flex: Versions, name: str, ftype: FieldType, possible: Versions, nullable: Versions,
+                        zero_copy: bool, version: int, elem_struct: Struct | None) -> Op:
+    """``generateVariableLengthReader`` for one field (or array element) at ``version``."""
+    compact, _ = branch(flex, possible, version)
+    null_ok, _ = branch(nullable, possible, version)
+    kind = ftype.kind
+    null_error = f"non-nullable field {name} was serialized as null"
+
+    if compact:
+        def length(r: Reader) -> int:
+            return int32(r.uvarint() - 1)
+    elif kind == "string":
+        length = Reader.int16
+    else:
+        length = Reader.int32
+
+    if kind == "string":
+        def body(r: Reader, n: int) -> Any:
+            if n > 0x7FFF:
+                raise JavaException(f"string field {name} had invalid length {n}")
+            return r.string(n)
+    elif kind == "bytes" or kind == "records":
+        body = (lambda r, n: r.byte_buffer(n)) if (zero_copy or kind == "records") else (lambda r, n: r.array(n))
+    elif kind == "array":
+        elem = ftype.elem
+        if elem.kind in ("string", "bytes"):
+            elem_op = _variable_length_op(flex, name + " element", elem, possible, NONE, False, version, None)
+        elif elem.kind == "struct":
+            elem_op = _struct_op(elem_struct, version)
+        else:
+            elem_op = _PRIMITIVE_READERS[elem.kind]
+
+        def body(r: Reader, n: int) -> list:
+            remaining = r.end - r.pos
+            if n > remaining:
+                raise JavaException(
+                    f"Tried to allocate a collection of size {n}, but there are only {remaining} bytes remaining."
+                )
+            return [elem_op(r) for _ in range(n)]
+    else:  # pragma: no cover - schema error
+        raise ValueError(f"cannot read variable-length type {kind}")
+
+    def op(r: Reader) -> Any:
+        n = length(r)
+        if n < 0:
+            if null_ok:
+                return None
+            raise JavaException(null_error)
+        return body(r, n)
+
+    return op
+
+
+def _nullable_struct_op(field: Field, possible: Versions, version: int, tagged: bool) -> Op:
+    """``generateStructReader``: an optional null marker, then the struct."""
+    inner = _struct_op(field.struct, version)
+    null_ok, _ = branch(field.nullable, possible, version)
+    if not null_ok:
+        return inner
+    if tagged:
+        def op(r: Reader) -> Any:
+            return None if r.uvarint() <= 0 else inner(r)
+    else:
+        def op(r: Reader) -> Any:
+            return None if r.int8() < 0 else inner(r)
+    return op
+
+
+def _value_op(field: Field, struct: Struct, possible: Versions, version: int, tagged: bool) -> Op:
+    ftype = field.type
+    if ftype.kind == "struct":
+        return _nullable_struct_op(field, possible, version, tagged)
+    if not ftype.is_variable_length:
+        return _PRIMITIVE_READERS[ftype.kind]
+    flex = field_flexible(field, struct)
+    if not tagged and ftype.kind == "array" and ftype.elem.differs_when_flexible:
+        _, possible = branch(flex, possible, version)
+    return _variable_length_op(flex, field.name, ftype, possible, field.nullable, field.zero_copy, version,
+                               field.struct)
+
+
+def _compile(struct: Struct, version: int) -> Callable[[Reader], dict]:
+    taken, _ = branch(struct.parent, struct.versions, version)
+    if not taken:
+        message = f"Can't read version {version} of {struct.name}"
+
+        def unsupported(r: Reader) -> dict:
+            raise UnsupportedVersionException(message)
+
+        return unsupported
+
+    cur = struct.current
+    ops: list[tuple[str, Op | None, Any]] = []
+    for f in struct.fields:
+        mandatory = f.versions.subtract(f.tagged)
+        present, narrowed = branch(mandatory if mandatory is not None else f.versions, cur, version)
+        if present:
+            ops.append((f.name, _value_op(f, struct, narrowed, version, False), None))
+        else:
+            ops.append((f.name, None, f.default()))
+
+    has_tags, cur_flex = branch(struct.message.flexible, cur, version)
+    tag_ops: dict[int, tuple[str, Op | None, str]] = {}
+    if has_tags:
+        for f in struct.fields:
+            valid_tagged = f.versions.intersect(f.tagged)
+            if valid_tagged.empty:
+                continue
+            ok, present_tagged = branch(valid_tagged, cur_flex, version)
+            if ok:
+                tag_ops[f.tag] = (f.name, _value_op(f, struct, present_tagged, version, True), "")
+            else:
+                tag_ops[f.tag] = (f.name, None, f"Tag {f.tag} is not valid for version {version}")
+
+    def plan(r: Reader) -> dict:
+        out: dict = {}
+        for name, op, default in ops:
+            out[name] = default if op is None else op(r)
+        if has_tags:
+            unknown = None
+            for _ in range(r.uvarint()):
+                tag = r.uvarint()
+                size = r.uvarint()
+                entry = tag_ops.get(tag)
+                if entry is None:
+                    if unknown is None:
+                        unknown = []
+                    unknown.append((tag, r.array(size)))
+                    continue
+                name, op, error = entry
+                if op is None:
+                    raise JavaException(error)
+                out[name] = op(r)
+            if unknown:
+                out[UNKNOWN_TAGS] = unknown
+        return out
+
+    return plan

@@ -1,0 +1,105 @@
+"""``--cluster-metadata-decoder``: KRaft ``__cluster_metadata`` records.
+
+Record value format (Kafka's ``AbstractApiMessageSerde``, used by
+``MetadataRecordSerde`` and by ``RemoteLogMetadataSerde``)::
+
+    frame_version uvarint (must be 1) | api_key uvarint | version uvarint | message
+
+Each uvarint must fit a Java short.  The api key picks the record type
+(``MetadataRecordType``, generated from ``metadata/.../common/metadata/*.json``),
+named ``TOPIC_RECORD`` etc. (the spec name in upper snake case).  Any byte left
+after the message is an error.  Error messages, as the serde throws them:
+"Error while reading frame version" (also for a null value), "Value for type
+was too large.", "Could not deserialize metadata record with frame version
+0. ...", "... due to unknown frame version N(only frame version 1 is
+supported)", "org.apache.kafka.common.errors.UnsupportedVersionException:
+Unknown metadata id N", "Failed to deserialize record with type N", "Found N
+byte(s) of garbage after N".
+
+Output (``DumpLogSegments.ClusterMetadataLogMessageParser``): no key; the
+payload ``{"type":"TOPIC_RECORD","version":0,"data":{...}}`` (version a JSON
+number), or "Error at N, skipping. <message>" -- Kafka's text has no
+"offset" word here.
+"""
+
+from __future__ import annotations
+
+from kseg.decoders import schema
+from kseg.decoders.decode import read
+from kseg.decoders.jsonconv import dumps, to_tree
+from kseg.decoders.jvm import JavaException, MetadataParseException, UnsupportedVersionException
+from kseg.decoders.wire import Reader
+
+DEFAULT_FRAME_VERSION = 1
+
+
+def snake_upper(name: str) -> str:
+    """``MessageGenerator.toSnakeCase(name).toUpperCase()``: ``TopicRecord`` -> ``TOPIC_RECORD``."""
+    out = []
+    prev_upper = True
+    for c in name:
+        if c.isupper():
+            if not prev_upper:
+                out.append("_")
+            out.append(c.lower())
+            prev_upper = True
+        else:
+            out.append(c)
+            prev_upper = False
+    return "".join(out).upper()
+
+
+def _short_varint(r: Reader | None, entity: str) -> int:
+    try:
+        if r is None:
+            raise JavaException("null buffer")  # Java: NullPointerException, caught the same way
+        val = r.uvarint()
+    except JavaException as exc:
+        raise MetadataParseException(f"Error while reading {entity}", exc) from None
+    if val > 32767:
+        raise MetadataParseException(f"Value for {entity} was too large.")
+    val &= 0xFFFF
+    return val - 0x10000 if val & 0x8000 else val
+
+
+def read_api_message(data: bytes | None, table: str = "metadata") -> tuple[str, int, int, dict]:
+    """``AbstractApiMessageSerde.read``: ``(message name, api key, version, message)``.
+
+    ``table`` picks the api-key registry: ``"metadata"`` (KRaft records) or
+    ``"remoteLogMetadata"`` (the storage module's own ``MetadataRecordType``).
+    """
+    r = None if data is None else Reader(data)
+    frame_version = _short_varint(r, "frame version")
+    if frame_version == 0:
+        raise MetadataParseException(
+            "Could not deserialize metadata record with frame version 0. Note that upgrades from the preview "
+            "release of KRaft in 2.8 to newer versions are not supported.")
+    if frame_version != DEFAULT_FRAME_VERSION:
+        raise MetadataParseException(
+            f"Could not deserialize metadata record due to unknown frame version {frame_version}"
+            f"(only frame version {DEFAULT_FRAME_VERSION} is supported)")
+    api_key = _short_varint(r, "type")
+    version = _short_varint(r, "version")
+    name = schema.metadata_names(table).get(api_key)
+    if name is None:
+        raise MetadataParseException.wrapping(UnsupportedVersionException(f"Unknown metadata id {api_key}"))
+    try:
+        message = read(schema.message(name).struct, r, version)
+    except JavaException as exc:
+        raise MetadataParseException(f"Failed to deserialize record with type {api_key}", exc) from None
+    if r.remaining() > 0:
+        raise MetadataParseException(f"Found {r.remaining()} byte(s) of garbage after {api_key}")
+    return name, api_key, version, message
+
+
+class ClusterMetadataLogMessageParser:
+    """``--cluster-metadata-decoder``, Kafka's ``ClusterMetadataLogMessageParser``."""
+
+    def parse(self, offset: int, key: bytes | None, value: bytes | None) -> tuple[None, str]:
+        try:
+            name, _, version, message = read_api_message(value)
+            data = to_tree(schema.message(name).struct, message, version)
+            text = dumps({"type": snake_upper(name), "version": version, "data": data})
+        except JavaException as exc:
+            text = f"Error at {offset}, skipping. {exc.get_message()}"
+        return None, text

@@ -1,0 +1,136 @@
+"""``--remote-log-metadata-decoder``: ``__remote_log_metadata`` records.
+
+The value is framed like a KRaft record (``AbstractApiMessageSerde``, see
+:mod:`kseg.decoders.metadata`) with the storage module's own api keys:
+0 ``RemoteLogSegmentMetadataRecord``, 1 ``RemoteLogSegmentMetadataUpdateRecord``,
+2 ``RemotePartitionDeleteMetadataRecord``, 3 ``RemoteLogSegmentMetadataSnapshotRecord``.
+``RemoteLogMetadataSerde`` turns each into a ``RemoteLogMetadata`` object and
+the tool prints that object's ``toString()``, reproduced here:
+
+* ``RemoteLogSegmentMetadata{remoteLogSegmentId=RemoteLogSegmentId{topicIdPartition=<topicId>:<topic>-<p>, id=<uuid>}, startOffset=.., endOffset=.., brokerId=.., maxTimestampMs=.., eventTimestampMs=.., segmentLeaderEpochs={epoch=offset, ...}, segmentSizeInBytes=.., customMetadata=Optional.empty|Optional[CustomMetadata{N bytes}], state=COPY_SEGMENT_FINISHED}``
+* ``RemoteLogSegmentMetadataUpdate{remoteLogSegmentId=.., customMetadata=.., state=.., eventTimestampMs=.., brokerId=..}``
+* ``RemotePartitionDeleteMetadata{topicPartition=<topicId>:<topic>-<p>, state=DELETE_PARTITION_MARKED, eventTimestampMs=.., brokerId=..}``
+* ``RemoteLogSegmentMetadataSnapshot{segmentId=<uuid>, startOffset=.., endOffset=.., maxTimestampMs=.., segmentLeaderEpochs={..}, segmentSizeInBytes=.., customMetadata=.., state=..}``
+
+Uuids print as Kafka's ``Uuid.toString()``; the leader epochs are a
+``TreeMap`` (sorted by epoch, a repeated epoch keeps its last offset).  The
+objects' constructors validate (negative start offset, end before start, no
+leader epochs, unknown state id) and those messages become the error text.
+
+Output (``DumpLogSegments.RemoteMetadataLogMessageParser``): no key; the
+payload is the text above or "Error at offset N, skipping. <message>".
+"""
+
+from __future__ import annotations
+
+from kseg.decoders.jvm import IllegalArgumentException, JavaException, NullPointerException, uuid_to_string
+from kseg.decoders.metadata import read_api_message
+
+#: ``RemoteLogSegmentState`` ids
+SEGMENT_STATES = {0: "COPY_SEGMENT_STARTED", 1: "COPY_SEGMENT_FINISHED", 2: "DELETE_SEGMENT_STARTED",
+                  3: "DELETE_SEGMENT_FINISHED"}
+#: ``RemotePartitionDeleteState`` ids
+PARTITION_DELETE_STATES = {0: "DELETE_PARTITION_MARKED", 1: "DELETE_PARTITION_STARTED",
+                           2: "DELETE_PARTITION_FINISHED"}
+
+_NULL_VALUE = ('Cannot invoke "java.nio.ByteBuffer.remaining()" because the return value of '
+               '"org.apache.kafka.common.record.Record.value()" is null')
+
+
+def _topic_id_partition(entry: dict) -> str:
+    """``TopicIdPartition.toString()``: ``<topicId>:<topic>-<partition>``."""
+    return f"{uuid_to_string(entry['id'])}:{entry['name']}-{entry['partition']}"
+
+
+def _segment_id(entry: dict) -> str:
+    return (f"RemoteLogSegmentId{{topicIdPartition={_topic_id_partition(entry['topicIdPartition'])}, "
+            f"id={uuid_to_string(entry['id'])}}}")
+
+
+def _custom(data: bytes | None) -> str:
+    return "Optional.empty" if data is None else f"Optional[CustomMetadata{{{len(data)} bytes}}]"
+
+
+def _epochs(entries: list[dict]) -> str:
+    """``new TreeMap<>(hashMap)``'s ``toString()``."""
+    epochs: dict[int, int] = {}
+    for e in entries:
+        epochs[e["leaderEpoch"]] = e["offset"]
+    if not epochs:
+        raise IllegalArgumentException("segmentLeaderEpochs can not be null or empty")
+    return "{" + ", ".join(f"{k}={epochs[k]}" for k in sorted(epochs)) + "}"
+
+
+def _segment_state(state_id: int) -> str:
+    state = SEGMENT_STATES.get(state_id)
+    if state is None:
+        raise NullPointerException("state can not be null")
+    return state
+
+
+def _segment_metadata(m: dict) -> str:
+    start, end = m["startOffset"], m["endOffset"]
+    if start < 0:
+        raise IllegalArgumentException(
+            f"Unexpected start offset = {start}. StartOffset for a remote segment cannot be negative")
+    if end < start:
+        raise IllegalArgumentException(
+            f"Unexpected end offset = {end}. EndOffset for a remote segment cannot be less than startOffset = {start}")
+    epochs = _epochs(m["segmentLeaderEpochs"])
+    state = _segment_state(m["remoteLogSegmentState"])
+    return (f"RemoteLogSegmentMetadata{{remoteLogSegmentId={_segment_id(m['remoteLogSegmentId'])}, "
+            f"startOffset={start}, endOffset={end}, brokerId={m['brokerId']}, "
+            f"maxTimestampMs={m['maxTimestampMs']}, eventTimestampMs={m['eventTimestampMs']}, "
+            f"segmentLeaderEpochs={epochs}, segmentSizeInBytes={m['segmentSizeInBytes']}, "
+            f"customMetadata={_custom(m['customMetadata'])}, state={state}}}")
+
+
+def _segment_update(m: dict) -> str:
+    state = _segment_state(m["remoteLogSegmentState"])
+    return (f"RemoteLogSegmentMetadataUpdate{{remoteLogSegmentId={_segment_id(m['remoteLogSegmentId'])}, "
+            f"customMetadata={_custom(m['customMetadata'])}, state={state}, "
+            f"eventTimestampMs={m['eventTimestampMs']}, brokerId={m['brokerId']}}}")
+
+
+def _partition_delete(m: dict) -> str:
+    state = PARTITION_DELETE_STATES.get(m["remotePartitionDeleteState"])
+    if state is None:
+        raise NullPointerException()  # Objects.requireNonNull(state): no message
+    return (f"RemotePartitionDeleteMetadata{{topicPartition={_topic_id_partition(m['topicIdPartition'])}, "
+            f"state={state}, eventTimestampMs={m['eventTimestampMs']}, brokerId={m['brokerId']}}}")
+
+
+def _snapshot(m: dict) -> str:
+    state = _segment_state(m["remoteLogSegmentState"])
+    epochs = _epochs(m["segmentLeaderEpochs"])
+    return (f"RemoteLogSegmentMetadataSnapshot{{segmentId={uuid_to_string(m['segmentId'])}, "
+            f"startOffset={m['startOffset']}, endOffset={m['endOffset']}, maxTimestampMs={m['maxTimestampMs']}, "
+            f"segmentLeaderEpochs={epochs}, segmentSizeInBytes={m['segmentSizeInBytes']}, "
+            f"customMetadata={_custom(m['customMetadata'])}, state={state}}}")
+
+
+_FORMATTERS = {
+    "RemoteLogSegmentMetadataRecord": _segment_metadata,
+    "RemoteLogSegmentMetadataUpdateRecord": _segment_update,
+    "RemotePartitionDeleteMetadataRecord": _partition_delete,
+    "RemoteLogSegmentMetadataSnapshotRecord": _snapshot,
+}
+
+
+def remote_log_metadata_text(value: bytes) -> str:
+    """``new RemoteLogMetadataSerde().deserialize(value).toString()``; raises :class:`JavaException`."""
+    name, _, _, message = read_api_message(value, "remoteLogMetadata")
+    return _FORMATTERS[name](message)
+
+
+class RemoteMetadataLogMessageParser:
+    """``--remote-log-metadata-decoder``, Kafka's ``RemoteMetadataLogMessageParser``."""
+
+    def parse(self, offset: int, key: bytes | None, value: bytes | None) -> tuple[None, str]:
+        try:
+            if value is None:
+                raise NullPointerException(_NULL_VALUE)
+            text = remote_log_metadata_text(value)
+        except JavaException as exc:
+            text = f"Error at offset {offset}, skipping. {exc.get_message()}"
+        return None, text

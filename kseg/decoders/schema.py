@@ -1,0 +1,203 @@
+"""kseg's message schemas: lazy loading and the in-memory model.
+
+Each ``schemas/<Name>.json`` file describes one Kafka message (see
+:mod:`kseg.decoders._schemagen`).  A file is parsed the first time a decoder
+asks for that message (:func:`message`) and kept for the process; nothing is
+read at import time, so ``kseg --help`` never touches the schema files.
+
+The model mirrors what Kafka's generator derives from a spec:
+
+* :class:`Struct`: the top-level message, each inline struct (named by its
+  field's type) and each common struct.  ``parent`` is the version range the
+  generator passes as "parent versions" (message: its valid versions; inline
+  struct: the enclosing struct's parent range intersected with the enclosing
+  struct's versions; common struct: its own versions).
+* :class:`Field`: camelCase name, type, version ranges, tag and default value.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from kseg.decoders.versions import NONE, Versions
+
+PRIMITIVES = frozenset(
+    ("bool", "int8", "int16", "uint16", "int32", "uint32", "int64", "float64", "uuid", "string", "bytes", "records")
+)
+ZERO_UUID = bytes(16)
+
+
+class FieldType:
+    """A field's type: a primitive name, ``struct`` or ``array`` (of ``elem``)."""
+
+    __slots__ = ("kind", "elem", "struct_name")
+
+    def __init__(self, text: str) -> None:
+        self.elem: FieldType | None = None
+        self.struct_name: str | None = None
+        if text.startswith("[]"):
+            self.kind = "array"
+            self.elem = FieldType(text[2:])
+        elif text in PRIMITIVES:
+            self.kind = text
+        else:
+            self.kind = "struct"
+            self.struct_name = text
+
+    @property
+    def is_variable_length(self) -> bool:
+        return self.kind in ("string", "bytes", "records", "array", "struct")
+
+    @property
+    def differs_when_flexible(self) -> bool:
+        """``FieldType.serializationIsDifferentInFlexibleVersions``."""
+        return self.kind in ("string", "bytes", "records", "array", "struct")
+
+    def __repr__(self) -> str:
+        return f"[]{self.elem!r}" if self.elem else (self.struct_name or self.kind)
+
+
+class Field:
+    """One field of a struct (Kafka's ``FieldSpec``)."""
+
+    __slots__ = ("name", "type", "versions", "nullable", "tagged", "tag", "default_text", "ignorable",
+                 "zero_copy", "flexible", "struct", "_default")
+
+    def __init__(self, spec: dict) -> None:
+        self.name: str = spec["name"]
+        self.type = FieldType(spec["type"])
+        self.tagged = Versions.parse(spec.get("taggedVersions"), NONE)
+        self.versions = Versions.parse(spec["versions"])
+        self.nullable = Versions.parse(spec.get("nullableVersions"), NONE)
+        self.tag: int | None = spec.get("tag")
+        self.default_text: str = spec.get("default", "")
+        self.ignorable: bool = bool(spec.get("ignorable"))
+        self.zero_copy: bool = bool(spec.get("zeroCopy"))
+        flex = spec.get("flexibleVersions")
+        self.flexible: Versions | None = Versions.parse(flex) if flex else None
+        self.struct: Struct | None = None  # resolved by Message
+
+    @property
+    def default_is_null(self) -> bool:
+        return self.default_text == "null"
+
+    def default(self) -> Any:
+        """The value a generated class holds when the field is absent (``FieldSpec.fieldDefault``)."""
+        try:
+            return self._default
+        except AttributeError:
+            pass
+        kind, d = self.type.kind, self.default_text
+        if kind == "bool":
+            value: Any = d.lower() == "true"
+        elif kind in ("int8", "int16", "uint16", "int32", "uint32", "int64"):
+            value = int(d[2:], 16) if d.startswith("0x") else int(d or "0")
+        elif kind == "float64":
+            value = float(d) if d else 0.0
+        elif kind == "uuid":
+            value = base64.urlsafe_b64decode(d + "==") if d else ZERO_UUID
+        elif kind == "string":
+            value = None if d == "null" else d
+        elif kind == "bytes":
+            value = None if d == "null" else b""
+        elif kind == "records":
+            value = None
+        elif kind == "struct":
+            value = None if d == "null" else self.struct.default_value()
+        else:  # array
+            value = None if d == "null" else []
+        self._default = value
+        return value
+
+
+class Struct:
+    """A struct with its fields; ``versions`` / ``parent`` as in Kafka's generator."""
+
+    __slots__ = ("name", "versions", "parent", "fields", "message", "read_plans", "json_plans")
+
+    def __init__(self, name: str, versions: Versions, parent: Versions, message: "Message") -> None:
+        self.name = name
+        self.versions = versions
+        self.parent = parent
+        self.fields: list[Field] = []
+        self.message = message
+        self.read_plans: dict = {}
+        self.json_plans: dict = {}
+
+    @property
+    def current(self) -> Versions:
+        """``curVersions`` = parent versions intersected with the struct's own."""
+        return self.parent.intersect(self.versions)
+
+    def default_value(self) -> dict:
+        """A freshly constructed instance: every field at its default."""
+        out = {}
+        for f in self.fields:
+            d = f.default()
+            out[f.name] = list(d) if isinstance(d, list) else (dict(d) if isinstance(d, dict) else d)
+        return out
+
+    def __repr__(self) -> str:
+        return f"<Struct {self.name} {self.versions}>"
+
+
+class Message:
+    """A top-level message spec (Kafka's ``MessageSpec``)."""
+
+    __slots__ = ("name", "spec_type", "api_key", "valid", "flexible", "struct", "structs")
+
+    def __init__(self, spec: dict) -> None:
+        self.name: str = spec["name"]
+        self.spec_type: str = spec["type"]
+        self.api_key: int | None = spec.get("apiKey")
+        self.valid = Versions.parse(spec["validVersions"])
+        self.flexible = Versions.parse(spec["flexibleVersions"], NONE)
+        self.structs: dict[str, Struct] = {}
+        for cs in spec.get("commonStructs", ()):
+            v = Versions.parse(cs["versions"])
+            s = Struct(cs["name"], v, v, self)
+            self.structs[s.name] = s
+        for cs in spec.get("commonStructs", ()):
+            self._fill(self.structs[cs["name"]], cs["fields"])
+        self.struct = Struct(self.name, self.valid, self.valid, self)
+        self._fill(self.struct, spec["fields"])
+
+    def _fill(self, struct: Struct, field_specs: list) -> None:
+        for fs in field_specs:
+            f = Field(fs)
+            t = f.type.elem if f.type.kind == "array" else f.type
+            if t.kind == "struct":
+                if fs.get("fields"):
+                    child = Struct(t.struct_name, f.versions, struct.parent.intersect(struct.versions), self)
+                    self.structs[child.name] = child
+                    self._fill(child, fs["fields"])
+                f.struct = self.structs[t.struct_name]
+            struct.fields.append(f)
+
+    def __repr__(self) -> str:
+        return f"<Message {self.name} {self.valid}>"
+
+
+def _read_text(filename: str) -> str:
+    return resources.files("kseg.decoders").joinpath("schemas").joinpath(filename).read_text(encoding="utf-8")
+
+
+@lru_cache(maxsize=None)
+def message(name: str) -> Message:
+    """The schema of Kafka message ``name`` (e.g. ``"OffsetCommitValue"``), loaded on first use."""
+    return Message(json.loads(_read_text(f"{name}.json")))
+
+
+@lru_cache(maxsize=None)
+def index() -> dict:
+    """``schemas/index.json``: api-key tables of the metadata record families."""
+    return json.loads(_read_text("index.json"))
+
+
+def metadata_names(table: str = "metadata") -> dict[int, str]:
+    """apiKey -> message name for ``"metadata"`` (KRaft) or ``"remoteLogMetadata"``."""
+    return {int(k): v for k, v in index()[table].items()}
