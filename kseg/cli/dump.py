@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from kseg.cli.options import binary_streams, format_option, max_message_size_option
+from kseg.cli.options import binary_streams, format_option, max_message_size_option, quiet_option
 
 # Kafka's Java decoder class names map onto kseg's decoders.
 _JAVA_DECODERS = {
@@ -64,9 +64,10 @@ def topic_parser(kind: str):
 @click.option("--remote-log-metadata-decoder", is_flag=True, help="Decode __remote_log_metadata records.")
 @click.option("--share-group-state-decoder", is_flag=True, help="Decode __share_group_state records.")
 @format_option
+@quiet_option
 def dump(paths, files_opt, print_data_log, deep_iteration, skip_record_metadata, verify_index_only,
          index_sanity_check, max_message_size, max_bytes, key_decoder, value_decoder, output_format,
-         **topic_flags) -> None:
+         quiet, **topic_flags) -> None:
     """Dump Kafka log segments (.log), indexes (.index, .timeindex, .txnindex),
     producer snapshots (.snapshot) and KRaft snapshots (.checkpoint).
 
@@ -120,8 +121,12 @@ def dump(paths, files_opt, print_data_log, deep_iteration, skip_record_metadata,
         from kseg.render.text import TextSink
 
         sink = TextSink(out, err, skip_record_metadata=skip_record_metadata)
+    from kseg.render import progress
+
+    dumper = Dumper(opts, sink)
+    dumper.progress = progress.make(quiet)
     try:
-        code = Dumper(opts, sink).run(files)
+        code = dumper.run(files)
     except BrokenPipeError:  # e.g. `kseg dump ... | head`
         sys.stderr.close()
         code = 0

@@ -86,10 +86,15 @@ class Dumper:
         self.sink = sink
         self.problems = Problems()
         self.exit_code = EXIT_OK
+        self.progress = None  # a kseg.render.progress.ByteProgress for humans, or None
 
     def run(self, paths: list[str]) -> int:
-        for path in paths:
-            self.dump_file(path)
+        try:
+            for path in paths:
+                self.dump_file(path)
+        finally:
+            if self.progress is not None:
+                self.progress.close()
         self.sink.problems(self.problems)
         self.sink.close()
         return self.exit_code
@@ -172,11 +177,16 @@ class Dumper:
         last_offset = -1
         deep = self.opts.deep
         abs_path = files.absolute(path)
+        progress = self.progress
+        if progress is not None:
+            progress.start(name, records.end)
         for batch in records.batches():
             sink.batch(batch, valid_bytes)
             if deep:
                 last_offset = self._dump_records(batch, last_offset, abs_path)
             valid_bytes += batch.size
+            if progress is not None:
+                progress.advance_to(valid_bytes)
         trailing = records.end - valid_bytes
         if trailing > 0 and self.opts.max_bytes == INT_MAX:
             sink.trailing_bytes(trailing, name)

@@ -1,0 +1,58 @@
+"""Progress on stderr for long reads (rich), for humans only.
+
+Shown only when stderr is a terminal, stdout is not (output to a pipe or a
+file: the bar would otherwise tear the text it shares a screen with), and
+``--quiet`` was not given.  rich is imported only when a bar is shown, and
+the bar is redrawn at most every 1 % of the bytes.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+
+def wanted(quiet: bool) -> bool:
+    """Should a progress bar be drawn?"""
+    if quiet or os.environ.get("KSEG_NO_PROGRESS"):
+        return False
+    try:
+        return sys.stderr.isatty() and not sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+class ByteProgress:
+    """One bar per file, advanced by byte position."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
+
+        self._progress = Progress(
+            TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
+            console=Console(file=sys.stderr), transient=True,
+        )
+        self._progress.start()
+        self._task = None
+        self._step = 1
+        self._next = 0
+
+    def start(self, label: str, total: int) -> None:
+        if self._task is not None:
+            self._progress.remove_task(self._task)
+        self._task = self._progress.add_task(label, total=max(total, 1))
+        self._step = max(total // 100, 1 << 20)
+        self._next = self._step
+
+    def advance_to(self, done: int) -> None:
+        if done >= self._next:
+            self._progress.update(self._task, completed=done)
+            self._next = done + self._step
+
+    def close(self) -> None:
+        self._progress.stop()
+
+
+def make(quiet: bool) -> ByteProgress | None:
+    return ByteProgress() if wanted(quiet) else None
