@@ -1,0 +1,250 @@
+"""Run every benchmark row and print a table: ``python3 benchmarks/run.py [--quick] [-k PATTERN]``.
+
+Each row runs kseg as a child process through the real interpreter
+(``sys.executable -m kseg``, never a pyenv shim, which adds ~100 ms of
+bash), stdout and stderr to ``/dev/null``.  One untimed warm-up run fills
+the page cache; then the median of ``--runs`` (default 3) timed runs is
+reported.  Wall time is measured around the child's whole life (under
+``/usr/bin/time``, which adds about a millisecond); peak RSS is what
+``/usr/bin/time -v`` prints as "Maximum resident set size" (install GNU
+time with ``apt-get install -y time`` if it is missing).
+
+Inputs come from ``benchmarks/gen.py`` (written first if missing).  Rows
+whose command is not in this checkout yet print "not yet measured".
+Results also go to ``benchmarks/results/<time>.json`` (gitignored).
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import importlib.util
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
+
+import gen  # noqa: E402
+
+KSEG = [sys.executable, "-m", "kseg"]
+
+
+@dataclass
+class Row:
+    """One benchmark: a command line over one input, and what to divide the wall time by."""
+
+    name: str
+    input: str | None  # key in gen.INPUTS, or None
+    args: list[str]  # after `kseg`; "{log}", "{index}", "{dir}", "{offset}", "{ts}" are filled in
+    kafka: str = ""  # Kafka's figure on this kind of machine (issue 6)
+    target: str = ""
+    bound: str = ""  # what bounds this row
+    needs: str | None = None  # module that must exist (a command still being written)
+    per: str = "log"  # what MB/s counts: "log" bytes, "index" entries, or "" (nothing)
+    cmd: list[str] | None = None  # a non-kseg command line (baselines)
+    env: dict | None = None
+    expect: tuple[int, ...] = (0,)
+
+
+ROWS = [
+    Row("interpreter start (python -c pass)", None, [], per="", cmd=[sys.executable, "-c", "pass"],
+        bound="this machine's interpreter + site .pth hooks"),
+    Row("kseg --version", None, ["--version"], per="", kafka="0.07 s (JVM start)", target="<= 80 ms",
+        bound="interpreter start + click import"),
+    Row("kseg --help", None, ["--help"], per="", kafka="0.07 s (JVM start)", target="<= 80 ms",
+        bound="interpreter start + click import"),
+    Row("kseg --help, python -S (no site hooks)", None, ["--help"], per="", target="<= 80 ms",
+        cmd=[sys.executable, "-S", "-m", "kseg"], bound="kseg's own start-up cost"),
+    Row("dump shallow", "a", ["dump", "{log}"], kafka="0.96 s, 1118 MB/s, 229 MiB", target=">= 2.5 GB/s"),
+    Row("dump --deep-iteration", "a", ["dump", "--deep-iteration", "{log}"],
+        kafka="14.1 s, 0.64 M rec/s, 252 MiB", target=">= 1.5 M rec/s"),
+    Row("dump --print-data-log", "a", ["dump", "--print-data-log", "{log}"],
+        kafka="22.8 s, 0.40 M rec/s, 262 MiB", target=">= 1.0 M rec/s"),
+    Row("dump .index --verify-index-only", "a", ["dump", "--verify-index-only", "{index}"], per="index",
+        kafka="0.27 s, 244 k entries/s, 60 MiB"),
+    Row("verify-index", "a", ["verify-index", "{dir}"], needs="kseg.cli.verify", target=">= 2.5 GB/s"),
+    Row("rebuild-index --check", "a", ["rebuild-index", "--check", "{dir}"], needs="kseg.cli.rebuild",
+        target=">= 2.5 GB/s"),
+    Row("dump shallow", "b-lz4", ["dump", "{log}"], kafka="0.55 s, 488 MB/s, 227 MiB"),
+    Row("dump --deep-iteration", "b-lz4", ["dump", "--deep-iteration", "{log}"],
+        kafka="6.3 s, 0.61 M rec/s, 266 MiB"),
+    Row("dump --print-data-log", "b-lz4", ["dump", "--print-data-log", "{log}"],
+        kafka="10.4 s, 0.37 M rec/s, 262 MiB", target=">= 0.9 M rec/s"),
+    Row("dump shallow", "b-zstd", ["dump", "{log}"]),
+    Row("dump --deep-iteration", "b-zstd", ["dump", "--deep-iteration", "{log}"]),
+    Row("dump --print-data-log", "b-zstd", ["dump", "--print-data-log", "{log}"]),
+    Row("dump shallow", "c", ["dump", "{log}"], target=">= 1 M batches/s"),
+    Row("dump --deep-iteration", "c", ["dump", "--deep-iteration", "{log}"]),
+    Row("lookup-offset", "d-64m", ["lookup-offset", "{dir}", "{offset}"], needs="kseg.cli.lookup", per="",
+        target="<= 150 ms"),
+    Row("lookup-offset", "d-1g", ["lookup-offset", "{dir}", "{offset}"], needs="kseg.cli.lookup", per="",
+        target="<= 150 ms, within 10 % of 64 MiB"),
+    Row("lookup-time", "d-64m", ["lookup-time", "{dir}", "{ts}"], needs="kseg.cli.lookup", per="",
+        target="<= 150 ms"),
+    Row("lookup-time", "d-1g", ["lookup-time", "{dir}", "{ts}"], needs="kseg.cli.lookup", per="",
+        target="<= 150 ms, within 10 % of 64 MiB"),
+]
+
+
+TIME = "/usr/bin/time"
+
+
+def run_once(argv: list[str], env: dict | None) -> tuple[float, int, int]:
+    """(wall seconds, peak RSS bytes, exit code) of one child run, output to /dev/null.
+
+    Peak RSS comes from GNU time (``%M``, what ``/usr/bin/time -v`` calls
+    "Maximum resident set size").  Without it, ``wait4``'s ``ru_maxrss`` is
+    used, which on Linux also counts this (larger) parent's pages at fork.
+    """
+    full_env = None if env is None else {**os.environ, **env}
+    use_time = os.access(TIME, os.X_OK)
+    rss_file = HERE / "results" / f".rss-{os.getpid()}"
+    if use_time:
+        rss_file.parent.mkdir(exist_ok=True)
+        argv = [TIME, "-f", "%M", "-o", str(rss_file), *argv]
+    started = time.perf_counter()
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, env=full_env)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - started
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    rss = usage.ru_maxrss * 1024
+    if use_time:
+        text = rss_file.read_text().split()
+        rss_file.unlink()
+        rss = int(text[-1]) * 1024  # "Command exited with non-zero status N" may come first
+    return wall, rss, proc.returncode
+
+
+def fill(args: list[str], inp: gen.Input | None, root: Path) -> list[str]:
+    if inp is None:
+        return args
+    d = inp.directory(root)
+    m = gen.meta(inp, root)
+    log = inp.log(root, 0)
+    # lookups aim at a record near the end: the worst case for a scan, a best case for nothing
+    values = {
+        "{dir}": str(d),
+        "{log}": str(log),
+        "{index}": str(log.with_suffix(".index")),
+        "{offset}": str(m["end_offset"] - m["records_per_batch"] * 3 // 2),
+        "{ts}": str(m["end_timestamp"] - m["records_per_batch"] * 3 // 2),
+    }
+    return [values.get(a, a) for a in args]
+
+
+def human_rate(x: float, unit: str) -> str:
+    if x >= 1e6:
+        return f"{x / 1e6:.2f} M{unit}"
+    if x >= 1e3:
+        return f"{x / 1e3:.0f} k{unit}"
+    return f"{x:.0f} {unit}"
+
+
+def measure(row: Row, root: Path, runs: int) -> dict:
+    inp = gen.INPUTS[row.input] if row.input else None
+    out = {"row": row.name, "input": inp.name if inp else "-", "kafka": row.kafka, "target": row.target}
+    if row.needs and importlib.util.find_spec(row.needs) is None:
+        out["status"] = "not yet measured (command not in this checkout)"
+        return out
+    argv = (row.cmd or KSEG) + fill(row.args, inp, root)
+    env = row.env
+    if row.cmd and row.cmd[1:2] == ["-S"]:
+        import click  # find where click lives, for a PYTHONPATH that replaces site
+        env = {"PYTHONPATH": os.pathsep.join([str(HERE.parent), str(Path(click.__file__).parent.parent)])}
+    run_once(argv, env)  # warm-up: page cache, pyc files
+    results = [run_once(argv, env) for _ in range(runs)]
+    codes = {r[2] for r in results}
+    wall = statistics.median(r[0] for r in results)
+    rss = max(r[1] for r in results)
+    out.update(argv=" ".join(argv), walls=[round(r[0], 4) for r in results], wall=wall, rss=rss,
+               exit=sorted(codes))
+    if not codes <= set(row.expect):
+        out["status"] = f"unexpected exit code {sorted(codes)}"
+    if inp is not None:
+        m = gen.meta(inp, root)
+        single = row.args[-1] in ("{log}", "{index}")
+        factor = 1 / inp.segments if single else 1
+        if row.per == "log":
+            out["mb_s"] = m["log_bytes"] * factor / 1e6 / wall
+            out["batches_s"] = m["batches"] * factor / wall
+            if "deep" in row.name or "print" in row.name or row.name.startswith(("verify", "rebuild")):
+                out["records_s"] = m["records"] * factor / wall
+        elif row.per == "index":
+            entries = os.path.getsize(fill(["{index}"], inp, root)[0]) // 8
+            out["entries_s"] = entries / wall
+    return out
+
+
+def table(results: list[dict]) -> str:
+    head = "| row | input | wall | MB/s | batches/s | records/s | peak RSS | target | Kafka |"
+    lines = [head, "|" + "---|" * 9]
+    for r in results:
+        if "wall" not in r:
+            lines.append(f"| {r['row']} | {r['input']} | {r['status']} | | | | | {r['target']} | {r['kafka']} |")
+            continue
+        wall = f"{r['wall'] * 1000:.0f} ms" if r["wall"] < 1 else f"{r['wall']:.2f} s"
+        if "status" in r:
+            wall += f" ({r['status']})"
+        mbs = f"{r['mb_s']:.0f}" if "mb_s" in r else ""
+        bps = human_rate(r["batches_s"], "") if "batches_s" in r else ""
+        if "entries_s" in r:
+            bps = human_rate(r["entries_s"], " entries")
+        rps = human_rate(r["records_s"], "") if "records_s" in r else ""
+        lines.append(f"| {r['row']} | {r['input']} | {wall} | {mbs} | {bps} | {rps} | "
+                     f"{r['rss'] / 2**20:.0f} MiB | {r['target']} | {r['kafka']} |")
+    return "\n".join(lines)
+
+
+def machine() -> str:
+    model = "?"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return (f"{os.cpu_count()} CPUs ({model}), Linux {platform.release()}, "
+            f"Python {platform.python_version()} ({sys.executable})")
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--quick", action="store_true", help="1/16-size inputs (a smoke run, not comparable)")
+    p.add_argument("--runs", type=int, default=3, help="timed runs per row (median reported; default 3)")
+    p.add_argument("-k", dest="pattern", default="*", help="only rows whose 'name input' matches this glob")
+    args = p.parse_args(argv)
+    root = gen.data_root(args.quick)
+    rows = [r for r in ROWS if fnmatch.fnmatch(f"{r.name} {gen.INPUTS[r.input].name if r.input else ''}", f"*{args.pattern}*")]
+    for key in dict.fromkeys(r.input for r in rows if r.input):
+        line = gen.generate(gen.INPUTS[key], root, args.quick)
+        if not line.endswith("present"):
+            print(line, file=sys.stderr, flush=True)
+    print(f"# {machine()}; median of {args.runs} runs, warm cache, output to /dev/null", flush=True)
+    results = []
+    for row in rows:
+        r = measure(row, root, args.runs)
+        results.append(r)
+        print(f"  {r['row']} [{r['input']}]: " +
+              (f"{r['wall']:.3f} s, {r['rss'] / 2**20:.0f} MiB" if "wall" in r else r["status"]),
+              file=sys.stderr, flush=True)
+    print(table(results))
+    outdir = HERE / "results"
+    outdir.mkdir(exist_ok=True)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    (outdir / f"{stamp}{'-quick' if args.quick else ''}.json").write_text(
+        json.dumps({"machine": machine(), "runs": args.runs, "rows": results}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
