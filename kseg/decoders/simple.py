@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import base64 as _b64
 import importlib
-import json as _json
 from typing import Callable
 
 from kseg.errors import KsegError, UsageError
@@ -95,6 +94,8 @@ class _Object:
 
 def json(data: bytes) -> str:
     """The value as compact one-line JSON, or the ``string`` form when it is not JSON."""
+    import json as _json
+
     text = string(data)
     try:
         node = _json.loads(text, object_pairs_hook=_Object, parse_float=_Raw, parse_int=_Raw,
