@@ -4,7 +4,7 @@
 version)`` builds (Kafka's ``JsonConverterGenerator``), as plain Python values:
 ``dict`` (ObjectNode, insertion-ordered), ``list`` (ArrayNode), ``str``
 (TextNode), ``int`` (Short/Int/LongNode), ``float`` (DoubleNode), ``bool``,
-``None`` (NullNode) and ``bytes`` (BinaryNode).  The converter's rules:
+``None`` (NullNode), ``bytes`` (BinaryNode) and :class:`JavaDouble` (DoubleNode).  The converter's rules:
 
 * fields in spec order, named in camelCase; fields the version does not carry
   are omitted (a non-ignorable one holding a non-default value is an error:
@@ -26,7 +26,9 @@ else is escaped (not ``/``, not DEL, not non-ASCII).  Doubles print as Java's
 from __future__ import annotations
 
 import base64
+import json
 import math
+import re
 from typing import Any, Callable
 
 from kseg.decoders.jvm import UnsupportedVersionException, uuid_to_string
@@ -69,10 +71,27 @@ def _element_converter(ftype: FieldType, struct: Struct | None, version: int) ->
         return lambda v: b""
     if kind == "struct":
         return lambda v: to_tree(struct, v, version)
+    if kind == "float64":
+        return JavaDouble
     if kind == "array":
         elem = _element_converter(ftype.elem, struct, version)
         return lambda v: [elem(x) for x in v]
     return lambda v: v
+
+
+class JavaDouble:
+    """A DoubleNode's value; kept apart from ``float`` so the fast encoder hands it back."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: float) -> None:
+        self.value = value
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, JavaDouble) and (other.value == self.value or self.value != self.value != other.value)
+
+    def __repr__(self) -> str:
+        return f"JavaDouble({self.value!r})"
 
 
 def _value_converter(field: Field, version: int) -> Callable[[Any], Any]:
@@ -131,11 +150,36 @@ def quote(s: str) -> str:
     return '"' + s.translate(_ESCAPES) + '"'
 
 
+class _SlowPath(Exception):
+    pass
+
+
+def _fast_default(obj: Any) -> Any:
+    if isinstance(obj, (bytes, bytearray)):
+        return base64.b64encode(obj).decode("ascii")
+    raise _SlowPath  # a double: Java's Double.toString is not Python's repr
+
+
+_FAST = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=_fast_default, check_circular=False)
+# Python's encoder escapes exactly Jackson's set but writes \u00xx in lowercase hex
+_LOWER_HEX_ESCAPE = re.compile(r"(?<!\\)((?:\\\\)*)\\u00([01][0-9a-f])")
+
+
+def _upper_hex(m: re.Match) -> str:
+    return m.group(1) + "\\u00" + m.group(2).upper()
+
+
 def dumps(node: Any) -> str:
     """Jackson ``JsonNode.toString()`` of a tree built by :func:`to_tree`."""
-    parts: list[str] = []
-    _write(node, parts.append)
-    return "".join(parts)
+    try:
+        text = _FAST.encode(node)
+    except _SlowPath:
+        parts: list[str] = []
+        _write(node, parts.append)
+        return "".join(parts)
+    if "\\u00" in text:
+        text = _LOWER_HEX_ESCAPE.sub(_upper_hex, text)
+    return text
 
 
 def _write(node: Any, out: Callable[[str], None]) -> None:
@@ -167,9 +211,10 @@ def _write(node: Any, out: Callable[[str], None]) -> None:
         out("]")
     elif isinstance(node, (bytes, bytearray)):
         out('"' + base64.b64encode(node).decode("ascii") + '"')
-    elif isinstance(node, float):
-        text = java_double(node)
-        out(f'"{text}"' if math.isnan(node) or math.isinf(node) else text)
+    elif isinstance(node, (float, JavaDouble)):
+        d = node.value if isinstance(node, JavaDouble) else node
+        text = java_double(d)
+        out(f'"{text}"' if math.isnan(d) or math.isinf(d) else text)
     else:  # pragma: no cover - programming error
         raise TypeError(f"not a JSON node: {type(node).__name__}")
 

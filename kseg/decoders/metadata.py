@@ -24,6 +24,8 @@ number), or "Error at N, skipping. <message>" -- Kafka's text has no
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from kseg.decoders import schema
 from kseg.decoders.decode import read
 from kseg.decoders.jsonconv import dumps, to_tree
@@ -33,6 +35,7 @@ from kseg.decoders.wire import Reader
 DEFAULT_FRAME_VERSION = 1
 
 
+@lru_cache(maxsize=None)
 def snake_upper(name: str) -> str:
     """``MessageGenerator.toSnakeCase(name).toUpperCase()``: ``TopicRecord`` -> ``TOPIC_RECORD``."""
     out = []

@@ -198,6 +198,7 @@ def index() -> dict:
     return json.loads(_read_text("index.json"))
 
 
+@lru_cache(maxsize=None)
 def metadata_names(table: str = "metadata") -> dict[int, str]:
     """apiKey -> message name for ``"metadata"`` (KRaft) or ``"remoteLogMetadata"``."""
     return {int(k): v for k, v in index()[table].items()}

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from kseg.decoders.jsonconv import dumps, java_double
+from kseg.decoders.jsonconv import JavaDouble, dumps, java_double
 from kseg.decoders.jvm import java_string_hash, java_utf8
 from kseg.decoders.simple import string as string_decoder
 from kseg.decoders.txnlog import format_partitions
@@ -67,13 +67,16 @@ def test_jackson_string_escaping_matches_jackson() -> None:
     ("\x00\x1f", '"\\u0000\\u001F"'),
     ("a/b\x7f\u00e9\u2028", '"a/b\x7f\u00e9\u2028"'),
     ('"\\', '"\\"\\\\"'),
+    ("\\u001f", '"\\\\u001f"'),  # a literal backslash-u sequence is not an escape to upper-case
+    ("\\\x1f\\\\\x1a", '"\\\\\\u001F\\\\\\\\\\u001A"'),
 ])
 def test_jackson_escapes(s: str, expected: str) -> None:
     assert dumps(s) == expected
 
 
 def test_jackson_non_finite_doubles_are_quoted() -> None:
-    assert dumps([float("nan"), float("inf"), float("-inf"), 1.0, 1e7]) == '["NaN","Infinity","-Infinity",1.0,1.0E7]'
+    values = [JavaDouble(x) for x in (float("nan"), float("inf"), float("-inf"), 1.0, 1e7, -0.0)]
+    assert dumps({"d": values, "s": "\x1f"}) == '{"d":["NaN","Infinity","-Infinity",1.0,1.0E7,-0.0],"s":"\\u001F"}'
 
 
 def test_scala_hashset_order_matches_scala_213() -> None:
