@@ -31,8 +31,18 @@ EXIT_OK, EXIT_CORRUPT, EXIT_INPUT = 0, 1, 2
 
 
 def string_decoder(data) -> str:
-    """Kafka's default ``StringDecoder``: UTF-8, each malformed sequence as U+FFFD."""
-    return str(data, "utf-8", "replace")
+    """Kafka's default ``StringDecoder`` (``new String(bytes, UTF_8)``).
+
+    Valid UTF-8 takes the fast path; anything else is decoded as JDK 17
+    does (each malformed sequence to U+FFFD, where Python's "replace" would
+    differ on encoded surrogates) by :func:`kseg.decoders.jvm.java_utf8`.
+    """
+    try:
+        return str(data, "utf-8")
+    except UnicodeDecodeError:
+        from kseg.decoders.jvm import java_utf8
+
+        return java_utf8(bytes(data))
 
 
 @dataclass

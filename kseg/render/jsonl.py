@@ -12,6 +12,7 @@ import json
 
 from kseg.format import v2
 from kseg.format.compression import codec_name
+from kseg.render.dump import string_decoder
 
 _FLUSH_AT = 1 << 16
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
@@ -119,7 +120,7 @@ class JsonSink:
             "keySize": -1 if key is None else len(key),
             "valueSize": -1 if value is None else len(value),
             "sequence": rec[2],
-            "headerKeys": [str(k, "utf-8", "replace") for k, _ in rec[5]],
+            "headerKeys": [string_decoder(k) for k, _ in rec[5]],
         }
         if extra is not None:
             obj["control"] = extra.strip()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from kseg.format import v2
 from kseg.format.compression import codec_name
+from kseg.render.dump import string_decoder
 
 _FLUSH_AT = 1 << 16
 
@@ -125,7 +126,7 @@ class TextSink:
             return
         key, value = rec[3], rec[4]
         headers = rec[5]
-        keys = ",".join(str(k, "utf-8", "replace") for k, _ in headers) if headers else ""
+        keys = ",".join(string_decoder(k) for k, _ in headers) if headers else ""
         line = (
             f"| offset: {rec[0]} {b.timestamp_type}: {rec[1]} "
             f"keySize: {-1 if key is None else len(key)} valueSize: {-1 if value is None else len(value)} "

@@ -10,6 +10,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kseg.decoders.jvm import java_utf8
 from kseg.storage.records import FileRecords
 from kseg.testing.writer import RecordSpec, build_control_batch, build_legacy, build_v2_batch
 from tests.conftest import run_cli
@@ -148,8 +149,8 @@ def test_dump_json_reads_back_what_was_written(tmp_path: Path, specs) -> None:
         assert obj["offset"] == offset and obj["timestamp"] == ts
         assert obj["keySize"] == (-1 if r.key is None else len(r.key))
         assert obj["valueSize"] == (-1 if r.value is None else len(r.value))
-        assert obj.get("key") == (None if r.key is None else r.key.decode("utf-8", "replace"))
-        assert obj.get("payload") == (None if r.value is None else r.value.decode("utf-8", "replace"))
+        assert obj.get("key") == (None if r.key is None else java_utf8(r.key))
+        assert obj.get("payload") == (None if r.value is None else java_utf8(r.value))
         if exp["magic"] == 2:
             assert obj["headerKeys"] == [k for k, _ in r.headers]
     markers = [o["control"] for o in objs if o["type"] == "record" and "control" in o]
