@@ -85,6 +85,9 @@ def attributes_byte(attributes: int) -> int:
     return attributes & 0xFF
 
 
+CHUNK = 512  # records decoded per call by iter_records (bounds memory for huge uncompressed batches)
+
+
 def iter_records(
     buf,
     pos: int,
@@ -103,31 +106,83 @@ def iter_records(
     record reports ``log_append_time`` (``DefaultRecordBatch.RecordIterator``).
 
     As Kafka's ``RecordIterator``, the check that nothing remains after the
-    last record happens before that record is handed out.
+    last record happens before that record is handed out; every record
+    before a corrupt one is handed out first.
     """
-    if count < 0:
-        raise CorruptRecordError(f"found invalid record count {count} in magic v2 batch", position=57)
-    mv = buf if isinstance(buf, memoryview) else memoryview(buf)
     read = 0
-    while read < count:
+    while True:
+        records, pos, read, error = decode_records(
+            buf, pos, end, count, read, CHUNK, base_offset, base_timestamp, base_sequence, log_append_time
+        )
+        yield from records
+        if error is not None:
+            raise error
+        if read >= count:
+            return
+
+
+def decode_records(
+    buf,
+    pos: int,
+    end: int,
+    count: int,
+    read: int,
+    max_records: int,
+    base_offset: int,
+    base_timestamp: int,
+    base_sequence: int,
+    log_append_time: int | None,
+    sizes: bool = False,
+) -> tuple[list, int, int, CorruptRecordError | None]:
+    """Decode up to ``max_records`` records of a v2 batch (``DefaultRecord.readFrom``).
+
+    ``read`` records of ``count`` were decoded before ``pos``.  Returns
+    ``(records, pos, read, error)``: the records decoded (tuples as
+    :func:`iter_records` yields them; with ``sizes`` key and value are their
+    lengths, -1 for null, instead of slices), where decoding stopped, and the
+    :class:`CorruptRecordError` that stopped it, if any -- the records before
+    a corrupt one are returned with it so a caller can hand them out first.
+
+    The hot loop of deep iteration: one call per chunk of records, varints of
+    one and two bytes decoded inline.
+    """
+    records: list = []
+    if count < 0:
+        return records, pos, read, CorruptRecordError(
+            f"found invalid record count {count} in magic v2 batch", position=57
+        )
+    mv = buf if isinstance(buf, memoryview) else memoryview(buf)
+    last = len(mv) - 1  # a two-byte varint needs pos < last
+    append = records.append
+    stop = min(count, read + max_records)
+    sequenced = base_sequence >= 0
+    log_append = log_append_time is not None
+    while read < stop:
         read += 1
         record_start = pos
         if pos >= end:
-            raise CorruptRecordError(
+            return records, pos, read, CorruptRecordError(
                 "incorrect declared batch size, premature end of records "
                 f"(record {read} of {count})",
                 position=pos,
             )
-        # length varint (fast path for one byte)
+        # length varint
         b = mv[pos]
         if b < 0x80:
             size = (b >> 1) ^ -(b & 1)
             pos += 1
+        elif pos < last and mv[pos + 1] < 0x80:
+            b = (b & 0x7F) | (mv[pos + 1] << 7)
+            size = (b >> 1) ^ -(b & 1)
+            pos += 2
         else:
-            size, pos = read_varint(mv, pos)
+            try:
+                size, pos = read_varint(mv, pos)
+            except CorruptRecordError as exc:
+                return records, pos, read, exc
         body_end = pos + size
         if size < 0 or body_end > end:
-            raise CorruptRecordError(
+            return records, pos, read, CorruptRecordError(
                 f"invalid record size: expected {size} bytes in record payload, "
                 f"but only {end - pos} remain",
                 position=record_start,
@@ -139,75 +194,103 @@ def iter_records(
             if b < 0x80:
                 ts_delta = (b >> 1) ^ -(b & 1)
                 pos += 1
+            elif pos < last and mv[pos + 1] < 0x80:
+                b = (b & 0x7F) | (mv[pos + 1] << 7)
+                ts_delta = (b >> 1) ^ -(b & 1)
+                pos += 2
             else:
                 ts_delta, pos = read_varlong(mv, pos)
             b = mv[pos]
             if b < 0x80:
                 offset_delta = (b >> 1) ^ -(b & 1)
                 pos += 1
+            elif pos < last and mv[pos + 1] < 0x80:
+                b = (b & 0x7F) | (mv[pos + 1] << 7)
+                offset_delta = (b >> 1) ^ -(b & 1)
+                pos += 2
             else:
                 offset_delta, pos = read_varint(mv, pos)
             b = mv[pos]
             if b < 0x80:
                 key_size = (b >> 1) ^ -(b & 1)
                 pos += 1
+            elif pos < last and mv[pos + 1] < 0x80:
+                b = (b & 0x7F) | (mv[pos + 1] << 7)
+                key_size = (b >> 1) ^ -(b & 1)
+                pos += 2
             else:
                 key_size, pos = read_varint(mv, pos)
             if key_size >= 0:
                 if pos + key_size > body_end:
                     raise IndexError
-                key = mv[pos : pos + key_size]
+                key = key_size if sizes else mv[pos : pos + key_size]
                 pos += key_size
             else:
-                key = None
+                key = -1 if sizes else None
             b = mv[pos]
             if b < 0x80:
                 value_size = (b >> 1) ^ -(b & 1)
                 pos += 1
+            elif pos < last and mv[pos + 1] < 0x80:
+                b = (b & 0x7F) | (mv[pos + 1] << 7)
+                value_size = (b >> 1) ^ -(b & 1)
+                pos += 2
             else:
                 value_size, pos = read_varint(mv, pos)
             if value_size >= 0:
                 if pos + value_size > body_end:
                     raise IndexError
-                value = mv[pos : pos + value_size]
+                value = value_size if sizes else mv[pos : pos + value_size]
                 pos += value_size
             else:
-                value = None
+                value = -1 if sizes else None
             b = mv[pos]
-            if b < 0x80:
-                header_count = (b >> 1) ^ -(b & 1)
+            if b == 0:
+                headers = ()
                 pos += 1
             else:
-                header_count, pos = read_varint(mv, pos)
-            if header_count == 0:
-                headers = ()
-            else:
-                headers, pos = _read_headers(mv, pos, body_end, header_count)
+                if b < 0x80:
+                    header_count = (b >> 1) ^ -(b & 1)
+                    pos += 1
+                else:
+                    header_count, pos = read_varint(mv, pos)
+                if header_count == 0:
+                    headers = ()
+                else:
+                    headers, pos = _read_headers(mv, pos, body_end, header_count)
         except IndexError:
-            raise CorruptRecordError("found invalid record structure", position=record_start) from None
+            return records, pos, read, CorruptRecordError(
+                "found invalid record structure", position=record_start
+            )
+        except CorruptRecordError as exc:
+            return records, pos, read, exc
         if pos != body_end:
-            raise CorruptRecordError(
+            return records, pos, read, CorruptRecordError(
                 f"invalid record size: expected to read {size} bytes in record payload, "
                 f"but read {pos - (body_end - size)}",
                 position=record_start,
             )
         if read == count and pos != end:
-            raise CorruptRecordError(
+            return records, pos, read, CorruptRecordError(
                 "incorrect declared batch size, records still remaining after the last record",
                 position=pos,
             )
-        if base_sequence >= 0:
-            sequence = increment_sequence(base_sequence, offset_delta)
+        if sequenced:
+            # incrementSequence: past int32 max the sequence wraps to 0
+            sequence = base_sequence + offset_delta
+            if sequence > INT32_MAX:
+                sequence -= 0x80000000
         else:
             sequence = NO_SEQUENCE
-        yield (
+        append((
             base_offset + offset_delta,
-            base_timestamp + ts_delta if log_append_time is None else log_append_time,
+            log_append_time if log_append else base_timestamp + ts_delta,
             sequence,
             key,
             value,
             headers,
-        )
+        ))
+    return records, pos, read, None
 
 
 def _read_headers(mv: memoryview, pos: int, end: int, count: int) -> tuple[tuple, int]:

@@ -207,6 +207,10 @@ class Dumper:
         is_control = batch.is_control
         legacy = batch.magic < 2
         problems = self.problems
+        fast = getattr(sink, "v2_records", None)
+        if (fast is not None and not legacy and not is_control and opts.parser is None
+                and not opts.skip_record_metadata):
+            return self._dump_v2_chunks(batch, last_offset, abs_path, fast)
         for rec in batch.records(opts.decompress_limit):
             offset = rec[0]
             if last_offset == -1:
@@ -226,6 +230,27 @@ class Dumper:
                 sink.legacy_record(batch, rec, key_text, payload_text)
             else:
                 sink.record(batch, rec, extra, key_text, payload_text)
+        return last_offset
+
+    def _dump_v2_chunks(self, batch, last_offset: int, abs_path: str, emit) -> int:
+        """The common case of :meth:`_dump_records` in chunks: a v2 data batch to a sink with ``v2_records``."""
+        opts = self.opts
+        decoders = (opts.key_decoder, opts.value_decoder) if opts.print_data_log else ()
+        for chunk in batch.record_chunks(opts.decompress_limit, sizes=not decoders):
+            first = chunk[0][0]
+            n = len(chunk)
+            if (last_offset == -1 or first == last_offset + 1) and (
+                chunk[-1][0] == first + n - 1 and [r[0] for r in chunk] == list(range(first, first + n))
+            ):
+                last_offset = chunk[-1][0]
+                emit(batch, chunk, *decoders)
+                continue
+            for rec in chunk:  # offsets out of step: note each gap as its record is printed
+                offset = rec[0]
+                if last_offset != -1 and offset != last_offset + 1:
+                    self.problems.add("non_consecutive", abs_path, (last_offset, offset))
+                last_offset = offset
+                emit(batch, [rec], *decoders)
         return last_offset
 
     def _parse(self, offset: int, key, value) -> tuple:

@@ -140,6 +140,47 @@ class TextSink:
             line += f" payload: {payload_text}"
         self.write(line + "\n")
 
+    def v2_records(self, b, records: list, key_decoder=None, value_decoder=None) -> None:
+        """Record lines of a chunk of a v2 batch's records (the hot path of deep iteration).
+
+        Without decoders (``--deep-iteration``) ``records`` come from
+        ``record_chunks(sizes=True)``: key and value are lengths.  With them
+        (``--print-data-log``) key and value are slices, printed through the
+        decoders.  The lines are those of :meth:`record` for a non-control
+        record without ``--skip-record-metadata``; every line made before a
+        decoder fails is kept.
+        """
+        ts_type = "LogAppendTime" if b.h[v2.ATTRIBUTES] & 0x08 else "CreateTime"
+        lines: list[str] = []
+        append = lines.append
+        try:
+            if key_decoder is None:
+                for o, ts, seq, ks, vs, hs in records:
+                    if hs:
+                        keys = ",".join([string_decoder(k) for k, _ in hs])
+                        append(f"| offset: {o} {ts_type}: {ts} keySize: {ks} valueSize: {vs} "
+                               f"sequence: {seq} headerKeys: [{keys}]\n")
+                    else:
+                        append(f"| offset: {o} {ts_type}: {ts} keySize: {ks} valueSize: {vs} "
+                               f"sequence: {seq} headerKeys: []\n")
+            else:
+                for o, ts, seq, k, v, hs in records:
+                    keys = ",".join([string_decoder(hk) for hk, _ in hs]) if hs else ""
+                    line = (f"| offset: {o} {ts_type}: {ts} keySize: {-1 if k is None else len(k)} "
+                            f"valueSize: {-1 if v is None else len(v)} sequence: {seq} headerKeys: [{keys}]")
+                    if k is not None:
+                        line = f"{line} key: {key_decoder(k)}"
+                    if v is not None:
+                        line = f"{line} payload: {value_decoder(v)}"
+                    append(line + "\n")
+        finally:
+            if lines:
+                text = "".join(lines)
+                self._parts.append(text)
+                self._size += len(text)
+                if self._size > _FLUSH_AT:
+                    self.flush()
+
     def legacy_record(self, b, rec, key_text, payload_text) -> None:
         """A v0/v1 record line: ``(offset, timestamp, key, value, crc, valid)``."""
         if self.skip:

@@ -163,21 +163,68 @@ class V2Batch(FileBatch):
         count = h[v2.COUNT]
         if count == 0:
             return iter(())
+        if h[v2.ATTRIBUTES] & 0x07 == 0:
+            data, args = self._prepare(limit)
+            return self._anchored(v2.iter_records(data, v2.HEADER_SIZE, self.size, count, *args))
+        return iter(self._decode_compressed(limit, False))
+
+    def record_chunks(self, limit: int, sizes: bool = False, chunk: int = 1024) -> Iterator[list]:
+        """The records of :meth:`records` in lists of at most ``chunk`` (one list if compressed).
+
+        With ``sizes`` key and value are their lengths (-1 for null) instead
+        of slices: all that ``--deep-iteration`` prints.  Error semantics are
+        those of :meth:`records`: an uncompressed batch hands out every
+        record before a corrupt one (in the last list) and then raises; a
+        compressed one raises before any list.
+        """
+        h = self.h
+        count = h[v2.COUNT]
+        if count == 0:
+            return
+        if h[v2.ATTRIBUTES] & 0x07:
+            yield self._decode_compressed(limit, sizes)
+            return
+        data, args = self._prepare(limit)
+        pos, read, end = v2.HEADER_SIZE, 0, self.size
+        decode = v2.decode_records
+        while True:
+            records, pos, read, error = decode(data, pos, end, count, read, chunk, *args, sizes)
+            if records:
+                yield records
+            if error is not None:
+                raise self._anchor(error) from None
+            if read >= count:
+                return
+
+    def _prepare(self, limit: int) -> tuple:
+        """The batch's bytes and the header values record decoding needs."""
         if self.size < v2.HEADER_SIZE:
             raise self._anchor(
                 CorruptRecordError(f"batch size {self.size} is smaller than the v2 header ({v2.HEADER_SIZE})")
             )
+        h = self.h
         log_append = h[v2.MAX_TIMESTAMP] if h[v2.ATTRIBUTES] & 0x08 else None
-        args = (count, h[v2.BASE_OFFSET], h[v2.BASE_TIMESTAMP], h[v2.BASE_SEQUENCE], log_append)
         try:
             data = self.data(limit)
-            codec = h[v2.ATTRIBUTES] & 0x07
-            if codec == 0:
-                return self._anchored(v2.iter_records(data, v2.HEADER_SIZE, self.size, *args))
+        except KsegError as exc:
+            if exc.position is None:
+                exc.position = v2.HEADER_SIZE
+            raise self._anchor(exc) from None
+        return data, (h[v2.BASE_OFFSET], h[v2.BASE_TIMESTAMP], h[v2.BASE_SEQUENCE], log_append)
+
+    def _decode_compressed(self, limit: int, sizes: bool) -> list:
+        """Decompress (at most ``limit`` bytes) and decode every record, or raise."""
+        h = self.h
+        count = h[v2.COUNT]
+        data, args = self._prepare(limit)
+        try:
             if count > limit:
                 raise LimitExceededError(f"record count {count} exceeds the bound of {limit}", position=57)
-            raw = compression.decompress(codec, data[v2.HEADER_SIZE :], h[v2.MAGIC], limit)
-            return iter(list(v2.iter_records(memoryview(raw), 0, len(raw), *args)))
+            raw = compression.decompress(h[v2.ATTRIBUTES] & 0x07, data[v2.HEADER_SIZE :], h[v2.MAGIC], limit)
+            records, _, _, error = v2.decode_records(memoryview(raw), 0, len(raw), count, 0, count, *args, sizes)
+            if error is not None:
+                raise error
+            return records
         except KsegError as exc:
             if exc.position is None:
                 exc.position = v2.HEADER_SIZE
