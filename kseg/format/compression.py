@@ -127,38 +127,47 @@ def _snappy_block(snappy, block: bytes, limit: int) -> bytes:
     return snappy.uncompress(block)
 
 
-def _xxh32(data: bytes, seed: int = 0) -> int:
-    """xxHash32 of a short input (the LZ4 frame descriptor is 2-10 bytes)."""
-    p1, p2, p3, p4, p5 = 2654435761, 2246822519, 3266489917, 668265263, 374761393
-    m = 0xFFFFFFFF
+_M32 = 0xFFFFFFFF
+_P1, _P2, _P3, _P4, _P5 = 2654435761, 2246822519, 3266489917, 668265263, 374761393
+_LE_4I = struct.Struct("<4I")
+_LE_UINT32 = struct.Struct("<I")
 
-    def rotl(x: int, r: int) -> int:
-        return ((x << r) | (x >> (32 - r))) & m
 
+def _rotl(x: int, r: int) -> int:
+    return ((x << r) | (x >> (32 - r))) & _M32
+
+
+def xxh32(data: bytes, seed: int = 0) -> int:
+    """XXH32 of ``data`` (pure Python): the LZ4 frame's descriptor and block checksums."""
     n = len(data)
-    i = 0
+    pos = 0
     if n >= 16:
-        v = [(seed + p1 + p2) & m, (seed + p2) & m, seed & m, (seed - p1) & m]
-        while i + 16 <= n:
-            for j in range(4):
-                (w,) = struct.unpack_from("<I", data, i)
-                v[j] = (rotl((v[j] + w * p2) & m, 13) * p1) & m
-                i += 4
-        h = (rotl(v[0], 1) + rotl(v[1], 7) + rotl(v[2], 12) + rotl(v[3], 18)) & m
+        v1 = (seed + _P1 + _P2) & _M32
+        v2 = (seed + _P2) & _M32
+        v3 = seed & _M32
+        v4 = (seed - _P1) & _M32
+        while pos + 16 <= n:
+            a, b, c, d = _LE_4I.unpack_from(data, pos)
+            v1 = (_rotl((v1 + a * _P2) & _M32, 13) * _P1) & _M32
+            v2 = (_rotl((v2 + b * _P2) & _M32, 13) * _P1) & _M32
+            v3 = (_rotl((v3 + c * _P2) & _M32, 13) * _P1) & _M32
+            v4 = (_rotl((v4 + d * _P2) & _M32, 13) * _P1) & _M32
+            pos += 16
+        h = (_rotl(v1, 1) + _rotl(v2, 7) + _rotl(v3, 12) + _rotl(v4, 18)) & _M32
     else:
-        h = (seed + p5) & m
-    h = (h + n) & m
-    while i + 4 <= n:
-        (w,) = struct.unpack_from("<I", data, i)
-        h = (rotl((h + w * p3) & m, 17) * p4) & m
-        i += 4
-    while i < n:
-        h = (rotl((h + data[i] * p5) & m, 11) * p1) & m
-        i += 1
+        h = (seed + _P5) & _M32
+    h = (h + n) & _M32
+    while pos + 4 <= n:
+        (w,) = _LE_UINT32.unpack_from(data, pos)
+        h = (_rotl((h + w * _P3) & _M32, 17) * _P4) & _M32
+        pos += 4
+    while pos < n:
+        h = (_rotl((h + data[pos] * _P5) & _M32, 11) * _P1) & _M32
+        pos += 1
     h ^= h >> 15
-    h = (h * p2) & m
+    h = (h * _P2) & _M32
     h ^= h >> 13
-    h = (h * p3) & m
+    h = (h * _P3) & _M32
     h ^= h >> 16
     return h
 
@@ -189,7 +198,7 @@ def _unlz4(data, magic: int, limit: int) -> bytes:
         pos += 8
     if pos >= n:
         raise DecompressionError("failed to decompress record stream (lz4): stream ended prematurely")
-    if magic != 0 and data[pos] != (_xxh32(data[4:pos]) >> 8) & 0xFF:
+    if magic != 0 and data[pos] != (xxh32(data[4:pos]) >> 8) & 0xFF:
         raise DecompressionError("failed to decompress record stream (lz4): stream frame descriptor corrupted")
     pos += 1
     out = bytearray()
@@ -221,7 +230,7 @@ def _unlz4(data, magic: int, limit: int) -> bytes:
         if block_checksum:
             if pos + 4 > n:
                 raise DecompressionError("failed to decompress record stream (lz4): stream ended prematurely")
-            if _LE_INT32.unpack_from(data, pos)[0] & 0xFFFFFFFF != _xxh32(block):
+            if _LE_INT32.unpack_from(data, pos)[0] & 0xFFFFFFFF != xxh32(block):
                 raise DecompressionError("failed to decompress record stream (lz4): block checksum mismatch")
             pos += 4
 

@@ -12,12 +12,7 @@ from __future__ import annotations
 from kseg.errors import CorruptRecordError
 
 
-def read_varint(buf, pos: int) -> tuple[int, int]:
-    """Decode a zig-zag int32 varint at ``pos``; return ``(value, next_pos)``.
-
-    Mirrors ``ByteUtils.readVarint``: bits past 32 are dropped as Java's int
-    arithmetic drops them.
-    """
+def _read_zigzag(buf, pos: int, max_shift: int, mask: int, kind: str) -> tuple[int, int]:
     b = buf[pos]
     if b < 0x80:
         return (b >> 1) ^ -(b & 1), pos + 1
@@ -29,18 +24,27 @@ def read_varint(buf, pos: int) -> tuple[int, int]:
         try:
             b = buf[pos]
         except IndexError:
-            raise CorruptRecordError("varint runs past the end of the data", position=start) from None
+            raise CorruptRecordError(f"{kind} runs past the end of the data", position=start) from None
         pos += 1
         raw |= (b & 0x7F) << shift
         if b < 0x80:
             break
         shift += 7
-        if shift > 28:
+        if shift > max_shift:
             raise CorruptRecordError(
-                "varint is too long (more than 5 bytes)", position=start
+                f"{kind} is too long (more than {max_shift // 7 + 1} bytes)", position=start
             )
-    raw &= 0xFFFFFFFF
+    raw &= mask
     return (raw >> 1) ^ -(raw & 1), pos
+
+
+def read_varint(buf, pos: int) -> tuple[int, int]:
+    """Decode a zig-zag int32 varint at ``pos``; return ``(value, next_pos)``.
+
+    Mirrors ``ByteUtils.readVarint``: at most 5 bytes; bits past 32 are
+    dropped as Java's int arithmetic drops them.
+    """
+    return _read_zigzag(buf, pos, 28, 0xFFFFFFFF, "varint")
 
 
 def read_varlong(buf, pos: int) -> tuple[int, int]:
@@ -48,29 +52,7 @@ def read_varlong(buf, pos: int) -> tuple[int, int]:
 
     Mirrors ``ByteUtils.readVarlong`` (at most 10 bytes).
     """
-    b = buf[pos]
-    if b < 0x80:
-        return (b >> 1) ^ -(b & 1), pos + 1
-    raw = b & 0x7F
-    shift = 7
-    start = pos
-    pos += 1
-    while True:
-        try:
-            b = buf[pos]
-        except IndexError:
-            raise CorruptRecordError("varlong runs past the end of the data", position=start) from None
-        pos += 1
-        raw |= (b & 0x7F) << shift
-        if b < 0x80:
-            break
-        shift += 7
-        if shift > 63:
-            raise CorruptRecordError(
-                "varlong is too long (more than 10 bytes)", position=start
-            )
-    raw &= 0xFFFFFFFFFFFFFFFF
-    return (raw >> 1) ^ -(raw & 1), pos
+    return _read_zigzag(buf, pos, 63, 0xFFFFFFFFFFFFFFFF, "varlong")
 
 
 def read_unsigned_varint(buf, pos: int) -> tuple[int, int]:

@@ -82,16 +82,12 @@ def absolute(path: str) -> str:
     return display(os.path.join(os.getcwd(), p))
 
 
-def read_small_file(path: str, limit: int = MAX_INDEX_FILE) -> bytes:
-    """Read an index or snapshot file whole, refusing anything over ``limit`` bytes."""
+def open_readonly(path: str, buffering: int = -1):
+    """Open ``path`` for reading; the usual faults become one :class:`InputError`."""
     try:
         if os.path.isdir(path):
             raise InputError("is a directory, not a file", path=path)
-        with open(path, "rb") as f:
-            size = os.fstat(f.fileno()).st_size
-            if size > limit:
-                raise InputError(f"file of {size} bytes is larger than any index Kafka writes ({limit})", path=path)
-            return f.read(size)
+        return open(path, "rb", buffering=buffering)
     except InputError:
         raise
     except FileNotFoundError:
@@ -99,4 +95,16 @@ def read_small_file(path: str, limit: int = MAX_INDEX_FILE) -> bytes:
     except PermissionError:
         raise InputError("permission denied", path=path) from None
     except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", path=path) from None
+        raise InputError(f"cannot open: {exc.strerror or exc}", path=path) from None
+
+
+def read_small_file(path: str, limit: int = MAX_INDEX_FILE) -> bytes:
+    """Read an index or snapshot file whole, refusing anything over ``limit`` bytes."""
+    with open_readonly(path) as f:
+        try:
+            size = os.fstat(f.fileno()).st_size
+            if size > limit:
+                raise InputError(f"file of {size} bytes is larger than any index Kafka writes ({limit})", path=path)
+            return f.read(size)
+        except OSError as exc:
+            raise InputError(f"cannot read: {exc.strerror or exc}", path=path) from None

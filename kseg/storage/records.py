@@ -22,7 +22,9 @@ import struct
 from typing import Iterator
 
 from kseg.errors import CorruptRecordError, InputError
-from kseg.storage.batch import FileBatch, LegacyBatch, V2Batch
+from kseg.storage import files
+from kseg.format import v2
+from kseg.storage.batch import FileBatch, LegacyBatch, V2Batch, crc32c_function
 
 _FRAME = struct.Struct(">qiib")  # offset, length, (epoch or crc), magic
 HEADER_SIZE_UP_TO_MAGIC = 17
@@ -32,19 +34,8 @@ DEFAULT_WINDOW = 8 << 20
 
 
 def open_for_read(path: str):
-    """Open ``path`` read-only, unbuffered, with an :class:`InputError` for the usual faults."""
-    try:
-        if os.path.isdir(path):
-            raise InputError("is a directory, not a file", path=path)
-        return open(path, "rb", buffering=0)
-    except InputError:
-        raise
-    except FileNotFoundError:
-        raise InputError("no such file", path=path) from None
-    except PermissionError:
-        raise InputError("permission denied", path=path) from None
-    except OSError as exc:
-        raise InputError(f"cannot open: {exc.strerror or exc}", path=path) from None
+    """Open ``path`` read-only and unbuffered (the reader keeps its own window)."""
+    return files.open_readonly(path, buffering=0)
 
 
 class FileRecords:
@@ -162,6 +153,88 @@ class FileRecords:
             else:
                 yield LegacyBatch(self, pos, total, buf, i, offset, magic)
             pos += total
+
+    def scan(self, start: int = 0, end: int | None = None) -> Iterator[list]:
+        """:meth:`batches` for shallow iteration at speed: no object per v2 batch.
+
+        Yields lists of ``(position, size, header, valid)`` -- ``header`` the
+        v2 header tuple (``kseg.format.v2`` indexes), ``valid`` the result of
+        ``is_valid()`` -- one list per window of the file.  A batch that is
+        not a whole v2 batch in the window (magic 0/1, shorter than a v2
+        header, larger than the window) comes as ``(position, size, None,
+        batch)`` with its :class:`FileBatch`, ending its list: such a batch
+        may move the window when its CRC is computed.  Framing, stopping and
+        errors are those of :meth:`batches`; batches before a corrupt length
+        are yielded before the error is raised.
+        """
+        end = self.end if end is None else min(end, self.end)
+        pos = start
+        header = v2.HEADER.unpack_from
+        frame = _FRAME.unpack_from
+        crc = crc32c_function()
+        view = self._view
+        winsize = len(self._buf)
+        items: list = []
+        append = items.append
+        ws, wl = self._win_start, self._win_len
+        while pos < end - HEADER_SIZE_UP_TO_MAGIC:
+            i = pos - ws
+            if i < 0 or i + v2.HEADER_SIZE > wl:
+                if i < 0 or i + HEADER_SIZE_UP_TO_MAGIC > wl or ws + wl < self.size:
+                    if items:
+                        yield items
+                        items = []
+                        append = items.append
+                    self.window(pos, HEADER_SIZE_UP_TO_MAGIC)
+                    ws, wl = self._win_start, self._win_len
+                    i = 0
+            if i + v2.HEADER_SIZE <= wl:
+                h = header(view, i)
+                offset, length, magic = h[0], h[1], h[3]
+            else:  # the file's last bytes
+                h = None
+                offset, length, _, magic = frame(view, i)
+            if length < MIN_RECORD_SIZE:
+                if items:
+                    yield items
+                raise CorruptRecordError(
+                    f"found record size {length} smaller than minimum record overhead ({MIN_RECORD_SIZE})",
+                    path=self.path,
+                    position=pos,
+                )
+            total = LOG_OVERHEAD + length
+            if pos > end - total:
+                break
+            if i + total > wl:
+                if items:
+                    yield items
+                    items = []
+                    append = items.append
+                if total <= winsize:
+                    self.window(pos, total)
+                    ws, wl = self._win_start, self._win_len
+                    i = 0
+                    if h is None and total >= v2.HEADER_SIZE:
+                        h = header(view, 0)
+                else:
+                    i = -1
+            if i >= 0 and h is not None and magic >= 2 and total >= v2.HEADER_SIZE:
+                append((pos, total, h, crc(view[i + v2.ATTRIBUTES_OFFSET : i + total]) == h[4]))
+            else:
+                buf = view if i >= 0 else None
+                i = max(i, 0)
+                if magic >= 2:
+                    batch = V2Batch(self, pos, total, buf, i)
+                else:
+                    batch = LegacyBatch(self, pos, total, buf, i, offset, magic)
+                append((pos, total, None, batch))
+                yield items
+                items = []
+                append = items.append
+                ws, wl = self._win_start, self._win_len
+            pos += total
+        if items:
+            yield items
 
     def batch_at(self, position: int, max_size: int | None = None) -> FileBatch | None:
         """The batch starting at ``position`` if it fits in ``max_size`` bytes, else ``None``."""

@@ -35,6 +35,7 @@ import struct
 import zlib
 
 from kseg.errors import KsegError
+from kseg.format.compression import xxh32  # noqa: F401 - one implementation, re-exported by the facade
 
 CODEC_IDS = {"none": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
 
@@ -53,6 +54,7 @@ _BE_INT32 = struct.Struct(">i")
 SNAPPY_BLOCK_SIZE = 32 * 1024
 
 # uint32 LE: LZ4 frame magic, block sizes, end mark
+_M32 = 0xFFFFFFFF
 _LE_UINT32 = struct.Struct("<I")
 LZ4_MAGIC = 0x184D2204
 LZ4_FLG = 0x60  # version 01 << 6 | block independence 1 << 5; all else 0
@@ -61,50 +63,6 @@ LZ4_BLOCK_SIZE = 64 * 1024
 _LZ4_UNCOMPRESSED = 0x80000000  # Lz4BlockOutputStream.LZ4_FRAME_INCOMPRESSIBLE_MASK
 
 ZSTD_LEVEL = 3  # CompressionType.ZSTD default level (zstd's default)
-
-_M32 = 0xFFFFFFFF
-_P1, _P2, _P3, _P4, _P5 = 2654435761, 2246822519, 3266489917, 668265263, 374761393
-_LE_4I = struct.Struct("<4I")
-
-
-def _rotl(x: int, r: int) -> int:
-    return ((x << r) | (x >> (32 - r))) & _M32
-
-
-def xxh32(data: bytes, seed: int = 0) -> int:
-    """XXH32 of ``data`` (pure Python; used only for the 2-6 byte LZ4 descriptor)."""
-    n = len(data)
-    pos = 0
-    if n >= 16:
-        v1 = (seed + _P1 + _P2) & _M32
-        v2 = (seed + _P2) & _M32
-        v3 = seed & _M32
-        v4 = (seed - _P1) & _M32
-        while pos + 16 <= n:
-            a, b, c, d = _LE_4I.unpack_from(data, pos)
-            v1 = (_rotl((v1 + a * _P2) & _M32, 13) * _P1) & _M32
-            v2 = (_rotl((v2 + b * _P2) & _M32, 13) * _P1) & _M32
-            v3 = (_rotl((v3 + c * _P2) & _M32, 13) * _P1) & _M32
-            v4 = (_rotl((v4 + d * _P2) & _M32, 13) * _P1) & _M32
-            pos += 16
-        h = (_rotl(v1, 1) + _rotl(v2, 7) + _rotl(v3, 12) + _rotl(v4, 18)) & _M32
-    else:
-        h = (seed + _P5) & _M32
-    h = (h + n) & _M32
-    while pos + 4 <= n:
-        (w,) = _LE_UINT32.unpack_from(data, pos)
-        h = (_rotl((h + w * _P3) & _M32, 17) * _P4) & _M32
-        pos += 4
-    while pos < n:
-        h = (_rotl((h + data[pos] * _P5) & _M32, 11) * _P1) & _M32
-        pos += 1
-    h ^= h >> 15
-    h = (h * _P2) & _M32
-    h ^= h >> 13
-    h = (h * _P3) & _M32
-    h ^= h >> 16
-    return h
-
 
 def lz4_frame_header(magic: int) -> bytes:
     """The 7-byte LZ4 frame start ``Lz4BlockOutputStream.writeHeader`` emits.
