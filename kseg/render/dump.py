@@ -190,7 +190,14 @@ class Dumper:
         progress = self.progress
         if progress is not None:
             progress.start(name, records.end)
-        for batch in records.batches():
+        batch_lines = None if deep else getattr(sink, "batch_lines", None)
+        if batch_lines is not None:  # shallow to a sink that takes FileRecords.scan lists
+            for items in records.scan():
+                batch_lines(items)
+                valid_bytes = items[-1][0] + items[-1][1]
+                if progress is not None:
+                    progress.advance_to(valid_bytes)
+        for batch in () if batch_lines is not None else records.batches():
             sink.batch(batch, valid_bytes)
             if deep:
                 last_offset = self._dump_records(batch, last_offset, abs_path)

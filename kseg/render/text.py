@@ -34,6 +34,7 @@ class TextSink:
         self.skip = skip_record_metadata
         self._parts: list[str] = []
         self._size = 0
+        self._batch_parts: dict = {}
 
     # -- plumbing ---------------------------------------------------------------
     def write(self, text: str) -> None:
@@ -110,6 +111,68 @@ class TextSink:
             f"compresscodec: {codec} crc: {crc} isvalid: {_bool(b.is_valid())}\n"
         )
 
+    def batch_lines(self, items: list) -> None:
+        """Batch lines for a list from ``FileRecords.scan`` (the hot path of shallow iteration).
+
+        The same lines as :meth:`batch`; the parts that repeat from batch to
+        batch (producer, epochs, flags, timestamp type, magic, codec) are
+        formatted once per distinct header and reused.
+        """
+        lines: list[str] = []
+        append = lines.append
+        cache = self._batch_parts
+        try:
+            for position, size, h, valid in items:
+                if h is None:  # any batch that is not a whole v2 batch in the window
+                    self._emit(lines)
+                    lines.clear()
+                    self.batch(valid, position)
+                    continue
+                attrs = h[5]
+                key = (h[2], h[9], h[10], attrs, h[3], h[7] if attrs & 0x40 else None)
+                parts = cache.get(key)
+                if parts is None:
+                    parts = cache[key] = self._batch_line_parts(h)
+                base_seq = h[11]
+                bo = h[0]
+                if base_seq == -1:  # no producer sequence: the common case, two numbers fewer
+                    append(
+                        f"baseOffset: {bo} lastOffset: {bo + h[6]} count: {h[12]} baseSequence: -1 "
+                        f"lastSequence: -1 {parts[0]}position: {position} {parts[1]}{h[8]} size: {size} "
+                        f"{parts[2]}{h[4]} isvalid: {'true' if valid else 'false'}\n"
+                    )
+                else:
+                    append(
+                        f"baseOffset: {bo} lastOffset: {bo + h[6]} count: {h[12]} baseSequence: {base_seq} "
+                        f"lastSequence: {v2.increment_sequence(base_seq, h[6])} "
+                        f"{parts[0]}position: {position} {parts[1]}{h[8]} size: {size} {parts[2]}{h[4]} "
+                        f"isvalid: {'true' if valid else 'false'}\n"
+                    )
+        finally:
+            self._emit(lines)
+
+    def _batch_line_parts(self, h) -> tuple[str, str, str]:
+        """The constant parts of a v2 batch line, in the order :meth:`batch` writes them."""
+        if len(self._batch_parts) > 4096:  # bound the cache: producers can be many
+            self._batch_parts.clear()
+        attrs = h[v2.ATTRIBUTES]
+        horizon = h[v2.BASE_TIMESTAMP] if attrs & 0x40 else None
+        return (
+            f"producerId: {h[9]} producerEpoch: {h[10]} partitionLeaderEpoch: {h[2]} "
+            f"isTransactional: {_bool(attrs & 0x10)} isControl: {_bool(attrs & 0x20)} "
+            f"deleteHorizonMs: {optional_long(horizon)} ",
+            f"{'LogAppendTime' if attrs & 0x08 else 'CreateTime'}: ",
+            f"magic: {h[v2.MAGIC]} compresscodec: {codec_name(attrs & 0x07)} crc: ",
+        )
+
+    def _emit(self, lines: list[str]) -> None:
+        if lines:
+            text = "".join(lines)
+            self._parts.append(text)
+            self._size += len(text)
+            if self._size > _FLUSH_AT:
+                self.flush()
+
     def record(self, b, rec, extra, key_text, payload_text) -> None:
         """A v2 record line: ``(offset, timestamp, sequence, key, value, headers)``."""
         if self.skip:
@@ -174,12 +237,7 @@ class TextSink:
                         line = f"{line} payload: {value_decoder(v)}"
                     append(line + "\n")
         finally:
-            if lines:
-                text = "".join(lines)
-                self._parts.append(text)
-                self._size += len(text)
-                if self._size > _FLUSH_AT:
-                    self.flush()
+            self._emit(lines)
 
     def legacy_record(self, b, rec, key_text, payload_text) -> None:
         """A v0/v1 record line: ``(offset, timestamp, key, value, crc, valid)``."""

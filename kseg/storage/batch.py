@@ -22,10 +22,20 @@ if TYPE_CHECKING:  # pragma: no cover
 CREATE_TIME, LOG_APPEND_TIME = "CreateTime", "LogAppendTime"
 
 
-def _crc32c():
-    import crc32c
+_CRC32C = None
 
-    return crc32c.crc32c
+
+def crc32c_function():
+    """``crc32c.crc32c`` (hardware CRC-32C), imported on first use."""
+    global _CRC32C
+    if _CRC32C is None:
+        from crc32c import crc32c
+
+        _CRC32C = crc32c
+    return _CRC32C
+
+
+_crc32c = crc32c_function
 
 
 class FileBatch:

@@ -31,6 +31,7 @@ HEADER_SIZE_UP_TO_MAGIC = 17
 LOG_OVERHEAD = 12
 MIN_RECORD_SIZE = 14  # LegacyRecord.RECORD_OVERHEAD_V0
 DEFAULT_WINDOW = 8 << 20
+SCAN_LIST = 512  # most batches in one list from FileRecords.scan (bounds memory for tiny batches)
 
 
 def open_for_read(path: str):
@@ -159,7 +160,7 @@ class FileRecords:
 
         Yields lists of ``(position, size, header, valid)`` -- ``header`` the
         v2 header tuple (``kseg.format.v2`` indexes), ``valid`` the result of
-        ``is_valid()`` -- one list per window of the file.  A batch that is
+        ``is_valid()`` -- at most ``SCAN_LIST`` per list, and a list never spans two windows.  A batch that is
         not a whole v2 batch in the window (magic 0/1, shorter than a v2
         header, larger than the window) comes as ``(position, size, None,
         batch)`` with its :class:`FileBatch`, ending its list: such a batch
@@ -220,6 +221,10 @@ class FileRecords:
                     i = -1
             if i >= 0 and h is not None and magic >= 2 and total >= v2.HEADER_SIZE:
                 append((pos, total, h, crc(view[i + v2.ATTRIBUTES_OFFSET : i + total]) == h[4]))
+                if len(items) >= SCAN_LIST:
+                    yield items
+                    items = []
+                    append = items.append
             else:
                 buf = view if i >= 0 else None
                 i = max(i, 0)
