@@ -154,11 +154,9 @@ def decode_records(
     mv = buf if isinstance(buf, memoryview) else memoryview(buf)
     last = len(mv) - 1  # a two-byte varint needs pos < last
     append = records.append
-    stop = min(count, read + max_records)
     sequenced = base_sequence >= 0
     log_append = log_append_time is not None
-    while read < stop:
-        read += 1
+    for read in range(read + 1, min(count, read + max_records) + 1):
         record_start = pos
         if pos >= end:
             return records, pos, read, CorruptRecordError(
@@ -171,8 +169,8 @@ def decode_records(
         if b < 0x80:
             size = (b >> 1) ^ -(b & 1)
             pos += 1
-        elif pos < last and mv[pos + 1] < 0x80:
-            b = (b & 0x7F) | (mv[pos + 1] << 7)
+        elif pos < last and (c := mv[pos + 1]) < 0x80:
+            b = (b & 0x7F) | (c << 7)
             size = (b >> 1) ^ -(b & 1)
             pos += 2
         else:
@@ -194,8 +192,8 @@ def decode_records(
             if b < 0x80:
                 ts_delta = (b >> 1) ^ -(b & 1)
                 pos += 1
-            elif pos < last and mv[pos + 1] < 0x80:
-                b = (b & 0x7F) | (mv[pos + 1] << 7)
+            elif pos < last and (c := mv[pos + 1]) < 0x80:
+                b = (b & 0x7F) | (c << 7)
                 ts_delta = (b >> 1) ^ -(b & 1)
                 pos += 2
             else:
@@ -204,8 +202,8 @@ def decode_records(
             if b < 0x80:
                 offset_delta = (b >> 1) ^ -(b & 1)
                 pos += 1
-            elif pos < last and mv[pos + 1] < 0x80:
-                b = (b & 0x7F) | (mv[pos + 1] << 7)
+            elif pos < last and (c := mv[pos + 1]) < 0x80:
+                b = (b & 0x7F) | (c << 7)
                 offset_delta = (b >> 1) ^ -(b & 1)
                 pos += 2
             else:
@@ -214,8 +212,8 @@ def decode_records(
             if b < 0x80:
                 key_size = (b >> 1) ^ -(b & 1)
                 pos += 1
-            elif pos < last and mv[pos + 1] < 0x80:
-                b = (b & 0x7F) | (mv[pos + 1] << 7)
+            elif pos < last and (c := mv[pos + 1]) < 0x80:
+                b = (b & 0x7F) | (c << 7)
                 key_size = (b >> 1) ^ -(b & 1)
                 pos += 2
             else:
@@ -231,8 +229,8 @@ def decode_records(
             if b < 0x80:
                 value_size = (b >> 1) ^ -(b & 1)
                 pos += 1
-            elif pos < last and mv[pos + 1] < 0x80:
-                b = (b & 0x7F) | (mv[pos + 1] << 7)
+            elif pos < last and (c := mv[pos + 1]) < 0x80:
+                b = (b & 0x7F) | (c << 7)
                 value_size = (b >> 1) ^ -(b & 1)
                 pos += 2
             else:

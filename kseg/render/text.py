@@ -226,18 +226,39 @@ class TextSink:
                     else:
                         append(f"| offset: {o} {ts_type}: {ts} keySize: {ks} valueSize: {vs} "
                                f"sequence: {seq} headerKeys: []\n")
+            elif key_decoder is string_decoder and value_decoder is string_decoder:
+                # Kafka's default decoders, inlined: valid UTF-8 decodes in C; the rest as string_decoder
+                for o, ts, seq, k, v, hs in records:
+                    if k is not None and v is not None and not hs:
+                        try:
+                            kt = str(k, "utf-8")
+                        except UnicodeDecodeError:
+                            kt = string_decoder(k)
+                        try:
+                            vt = str(v, "utf-8")
+                        except UnicodeDecodeError:
+                            vt = string_decoder(v)
+                        append(f"| offset: {o} {ts_type}: {ts} keySize: {len(k)} valueSize: {len(v)} "
+                               f"sequence: {seq} headerKeys: [] key: {kt} payload: {vt}\n")
+                    else:
+                        append(self._record_line(ts_type, o, ts, seq, k, v, hs, string_decoder, string_decoder))
             else:
                 for o, ts, seq, k, v, hs in records:
-                    keys = ",".join([string_decoder(hk) for hk, _ in hs]) if hs else ""
-                    line = (f"| offset: {o} {ts_type}: {ts} keySize: {-1 if k is None else len(k)} "
-                            f"valueSize: {-1 if v is None else len(v)} sequence: {seq} headerKeys: [{keys}]")
-                    if k is not None:
-                        line = f"{line} key: {key_decoder(k)}"
-                    if v is not None:
-                        line = f"{line} payload: {value_decoder(v)}"
-                    append(line + "\n")
+                    append(self._record_line(ts_type, o, ts, seq, k, v, hs, key_decoder, value_decoder))
         finally:
             self._emit(lines)
+
+    @staticmethod
+    def _record_line(ts_type, o, ts, seq, k, v, hs, key_decoder, value_decoder) -> str:
+        """One ``--print-data-log`` record line of :meth:`v2_records`."""
+        keys = ",".join([string_decoder(hk) for hk, _ in hs]) if hs else ""
+        line = (f"| offset: {o} {ts_type}: {ts} keySize: {-1 if k is None else len(k)} "
+                f"valueSize: {-1 if v is None else len(v)} sequence: {seq} headerKeys: [{keys}]")
+        if k is not None:
+            line = f"{line} key: {key_decoder(k)}"
+        if v is not None:
+            line = f"{line} payload: {value_decoder(v)}"
+        return line + "\n"
 
     def legacy_record(self, b, rec, key_text, payload_text) -> None:
         """A v0/v1 record line: ``(offset, timestamp, key, value, crc, valid)``."""
