@@ -94,7 +94,11 @@ class V2Batch(FileBatch):
     __slots__ = ("h",)
 
     def __init__(self, file: "FileRecords", position: int, size: int, buf, i: int) -> None:
-        super().__init__(file, position, size, buf, i)
+        self.file = file  # FileBatch.__init__, inlined: one batch object per index entry or batch
+        self.position = position
+        self.size = size
+        self.buf = buf
+        self.i = i
         if buf is not None and i + v2.HEADER_SIZE <= len(buf) and size >= v2.HEADER_SIZE:
             self.h = v2.HEADER.unpack_from(buf, i)
         else:

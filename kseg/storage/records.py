@@ -242,8 +242,29 @@ class FileRecords:
             yield items
 
     def batch_at(self, position: int, max_size: int | None = None) -> FileBatch | None:
-        """The batch starting at ``position`` if it fits in ``max_size`` bytes, else ``None``."""
-        end = None if max_size is None else position + max_size
-        for batch in self.batches(position, end):
-            return batch
-        return None
+        """The batch starting at ``position`` if it fits in ``max_size`` bytes, else ``None``.
+
+        The first step of :meth:`batches` (same framing rules and errors),
+        without a generator: index checks call this once per entry.
+        """
+        end = self.end if max_size is None else min(position + max_size, self.end)
+        if position >= end - HEADER_SIZE_UP_TO_MAGIC:
+            return None
+        buf, i = self.window(position, HEADER_SIZE_UP_TO_MAGIC)
+        offset, length, _, magic = _FRAME.unpack_from(buf, i)
+        if length < MIN_RECORD_SIZE:
+            raise CorruptRecordError(
+                f"found record size {length} smaller than minimum record overhead ({MIN_RECORD_SIZE})",
+                path=self.path,
+                position=position,
+            )
+        total = LOG_OVERHEAD + length
+        if position > end - total:
+            return None
+        if total <= len(self._buf):
+            buf, i = self.window(position, total)
+        else:
+            buf, i = None, 0
+        if magic >= 2:
+            return V2Batch(self, position, total, buf, i)
+        return LegacyBatch(self, position, total, buf, i, offset, magic)
