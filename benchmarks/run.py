@@ -84,13 +84,13 @@ ROWS = [
     Row("dump --print-data-log", "b-zstd", ["dump", "--print-data-log", "{log}"]),
     Row("dump shallow", "c", ["dump", "{log}"], target=">= 1 M batches/s"),
     Row("dump --deep-iteration", "c", ["dump", "--deep-iteration", "{log}"]),
-    Row("lookup-offset", "d-64m", ["lookup-offset", "{dir}", "{offset}"], needs="kseg.cli.lookup", per="",
+    Row("lookup-offset", "d-64m", ["lookup-offset", "{offset}", "{dir}"], needs="kseg.cli.lookup", per="",
         target="<= 150 ms"),
-    Row("lookup-offset", "d-1g", ["lookup-offset", "{dir}", "{offset}"], needs="kseg.cli.lookup", per="",
+    Row("lookup-offset", "d-1g", ["lookup-offset", "{offset}", "{dir}"], needs="kseg.cli.lookup", per="",
         target="<= 150 ms, within 10 % of 64 MiB"),
-    Row("lookup-time", "d-64m", ["lookup-time", "{dir}", "{ts}"], needs="kseg.cli.lookup", per="",
+    Row("lookup-time", "d-64m", ["lookup-time", "{ts}", "{dir}"], needs="kseg.cli.lookup", per="",
         target="<= 150 ms"),
-    Row("lookup-time", "d-1g", ["lookup-time", "{dir}", "{ts}"], needs="kseg.cli.lookup", per="",
+    Row("lookup-time", "d-1g", ["lookup-time", "{ts}", "{dir}"], needs="kseg.cli.lookup", per="",
         target="<= 150 ms, within 10 % of 64 MiB"),
 ]
 
