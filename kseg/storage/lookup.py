@@ -1,0 +1,356 @@
+"""Lookups by offset along Kafka's own read path (``LocalLog.read``, ``LogSegment.read``).
+
+Kafka serves a fetch at offset T like this:
+
+1. the segment with the largest base offset <= T (``LogSegments.floorSegment``);
+2. in its ``.index`` the largest entry with offset <= T, else (base offset,
+   position 0) (``OffsetIndex.lookup``, :meth:`OffsetIndexView.lookup`);
+3. from that position, the first batch whose last offset >= T
+   (``FileRecords.searchForOffsetWithSize``);
+4. when no batch of the segment reaches T (the segment's tail was compacted
+   away), the next segment, from its start (``LocalLog.read`` moves to
+   ``higherSegment``).
+
+A consumer then skips the records below T, so the answer is the first
+record with offset >= T from that batch on: T itself, or in a compacted log
+the next record kept.  :class:`PartitionLog` opens a partition directory for
+such lookups; :func:`lookup_offset` records every step so the path taken can
+be shown.  The log start offset is the first segment's base offset (the
+broker's ``log-start-offset-checkpoint`` lives outside the partition
+directory), the log end offset the next offset after the last segment's last
+batch (``LogSegment.readNextOffset``).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from kseg.errors import CorruptIndexError, CorruptRecordError, InputError, KsegError
+from kseg.format.indexes import OffsetIndexView, TimeIndexView
+from kseg.storage import files
+from kseg.storage.partition import Segment, is_partition_dir, scan_partition
+from kseg.storage.records import FileRecords
+
+LOOKUP_WINDOW = 1 << 20  # a lookup reads one index interval and one batch; no need for the 8 MiB dump window
+FOUND, NEXT, BELOW_START, AT_END, PAST_END, EMPTY = "found", "next", "below-start", "at-end", "past-end", "empty"
+
+
+def detach(record: tuple, magic: int) -> tuple:
+    """A record tuple whose key, value and header bytes no longer point into the reader's window."""
+    if magic >= 2:
+        o, ts, seq, k, v, hs = record
+        return (o, ts, seq, None if k is None else bytes(k), None if v is None else bytes(v), tuple(hs))
+    o, ts, k, v, crc, valid = record
+    return (o, ts, None if k is None else bytes(k), None if v is None else bytes(v), crc, valid)
+
+
+def used_entries(data: bytes, entry_size: int, rel_offset_at: int) -> int:
+    """Whole entries before a preallocated zero tail: the first entry ``i > 0`` whose
+    relative offset is 0 ends them (where Kafka's tool stops dumping)."""
+    n = len(data) // entry_size
+    for i in range(1, n):
+        p = i * entry_size + rel_offset_at
+        if data[p : p + 4] == b"\0\0\0\0":
+            return i
+    return n
+
+
+@dataclass
+class IndexStep:
+    """Step 2: the ``.index`` entry Kafka's ``OffsetIndex.lookup`` returns."""
+
+    path: str | None  # None: no usable .index, the scan starts at position 0
+    entries: int  # entries searched
+    slot: int  # -1: no entry <= target, Kafka returns (base offset, 0)
+    offset: int
+    position: int
+    base_offset: int
+    target: int = 0  # the offset looked up
+
+    @property
+    def relative_offset(self) -> int:
+        return self.offset - self.base_offset
+
+
+@dataclass
+class ScanStep:
+    """Step 3: batches read from the index position to the batch wanted."""
+
+    start: int
+    batches: int = 0
+    bytes: int = 0  # from ``start`` to the end of the last batch read
+    found_position: int | None = None
+
+    @property
+    def skipped_bytes(self) -> int:
+        return (self.found_position if self.found_position is not None else self.start + self.bytes) - self.start
+
+
+@dataclass
+class SegmentStep:
+    """What one segment contributed to a lookup."""
+
+    segment: Segment
+    index: IndexStep | None = None
+    scan: ScanStep | None = None
+    outcome: str = ""
+
+
+@dataclass
+class OffsetLookup:
+    """The answer and the path taken.  ``batch`` is a live view into the
+    segment's reader: render it before the :class:`PartitionLog` reads again."""
+
+    target: int
+    status: str
+    log_start: int
+    log_end: int
+    segments: int
+    steps: list[SegmentStep] = field(default_factory=list)
+    batch: object | None = None
+    batch_valid: bool | None = None
+    record: tuple | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def found(self) -> bool:
+        return self.status in (FOUND, NEXT)
+
+    @property
+    def segment(self) -> Segment | None:
+        return self.steps[-1].segment if self.steps and self.record is not None else None
+
+
+class PartitionLog:
+    """A partition directory opened read-only for lookups.
+
+    Segments are those with a ``.log`` file, in base-offset order; each log
+    is opened on first use and kept open; index files are read whole (they
+    are small) and checked as Kafka would before use.
+    """
+
+    def __init__(self, path: str, limit: int, window: int = LOOKUP_WINDOW) -> None:
+        if not os.path.exists(path):
+            raise InputError("no such file or directory", path=path)
+        if os.path.isfile(path):
+            path = os.path.dirname(os.path.abspath(path))
+        if not is_partition_dir(path):
+            raise InputError("not a partition directory: no segment files in it", path=path,
+                             hint="give one partition directory such as orders-3/")
+        self.path = path
+        self.limit = limit
+        self.window = window
+        self.notes: list[str] = []
+        part = scan_partition(path, self.notes)
+        for seg in part.segments:
+            if seg.log is None:
+                names = ", ".join(os.path.basename(p) for p in (seg.index, seg.timeindex, seg.txnindex) if p)
+                self.notes.append(f"{names}: no {seg.name}.log beside it; ignored")
+        self.segments = [s for s in part.segments if s.log is not None]
+        self._records: dict[int, FileRecords] = {}
+        self._offset_index: dict[int, OffsetIndexView | None] = {}
+        self._time_index: dict[int, TimeIndexView | None] = {}
+        self._log_end: int | None = None
+        self.preallocated: set[str] = set()  # index files with a zero tail (never closed: no final entry)
+
+    # -- files ----------------------------------------------------------------------
+    def __enter__(self) -> "PartitionLog":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        for records in self._records.values():
+            records.close()
+        self._records.clear()
+
+    def records(self, seg: Segment) -> FileRecords:
+        r = self._records.get(seg.base_offset)
+        if r is None:
+            r = self._records[seg.base_offset] = FileRecords(seg.log, window=self.window)
+        return r
+
+    def offset_index(self, seg: Segment) -> OffsetIndexView | None:
+        """The segment's ``.index`` without a preallocated zero tail; ``None`` (with a
+        note) when it is missing or fails Kafka's sanity check."""
+        if seg.base_offset not in self._offset_index:
+            self._offset_index[seg.base_offset] = self._load(seg, seg.index, files.INDEX, OffsetIndexView, 8)
+        return self._offset_index[seg.base_offset]
+
+    def time_index(self, seg: Segment) -> TimeIndexView | None:
+        if seg.base_offset not in self._time_index:
+            self._time_index[seg.base_offset] = self._load(seg, seg.timeindex, files.TIME_INDEX, TimeIndexView, 12)
+        return self._time_index[seg.base_offset]
+
+    def _load(self, seg: Segment, path: str | None, sfx: str, view, size: int):
+        name = seg.name + sfx
+        if path is None:
+            self.notes.append(f"{name}: missing; reading the log from position 0 instead")
+            return None
+        try:
+            data = files.read_small_file(path)
+        except InputError as exc:
+            self.notes.append(f"{exc.describe()}; reading the log from position 0 instead")
+            return None
+        used = used_entries(data, size, 0 if size == 8 else 8)
+        if used * size < len(data) - len(data) % size:
+            self.notes.append(f"{name}: {len(data) // size} slots of which {used} used, the rest zero "
+                              "(a preallocated index, as left by a crash); using the used entries")
+            data = data[: used * size]
+            self.preallocated.add(path)
+        index = view(data, seg.base_offset, files.display(path))
+        try:
+            index.sanity_check()
+        except CorruptIndexError as exc:
+            self.notes.append(f"{exc.describe()}; reading the log from position 0 instead")
+            return None
+        return index
+
+    # -- offsets of the log -------------------------------------------------------------
+    @property
+    def log_start(self) -> int:
+        return self.segments[0].base_offset if self.segments else 0
+
+    def log_end(self) -> int:
+        """``UnifiedLog.logEndOffset``: the active (last) segment's ``readNextOffset``."""
+        if self._log_end is None:
+            self._log_end = self.next_offset(self.segments[-1]) if self.segments else 0
+        return self._log_end
+
+    def next_offset(self, seg: Segment) -> int:
+        """``LogSegment.readNextOffset``: from the last index entry, the last batch's
+        next offset, else the base offset.  Invalid bytes at the end are noted."""
+        records = self.records(seg)
+        index = self.offset_index(seg)
+        start = index.last_entry()[1] if index is not None else 0
+        if not 0 <= start <= records.size:
+            start = 0
+        nxt, end = seg.base_offset, start
+        try:
+            for batch in records.batches(start):
+                nxt, end = batch.last_offset + 1, batch.position + batch.size
+        except CorruptRecordError as exc:
+            self.notes.append(f"{exc.describe()}; the log end is taken before it")
+            return nxt
+        if end < records.size:
+            self.notes.append(f"{seg.name}.log: {records.size - end} invalid bytes at the end "
+                              f"(from position {end}); Kafka's recovery would truncate them")
+        return nxt
+
+    def floor_segment(self, offset: int) -> int:
+        """Index in :attr:`segments` of the largest base offset <= ``offset``; -1 if none."""
+        lo, hi = 0, len(self.segments) - 1
+        found = -1
+        while lo <= hi:
+            mid = (lo + hi) // 2
+            if self.segments[mid].base_offset <= offset:
+                found, lo = mid, mid + 1
+            else:
+                hi = mid - 1
+        return found
+
+    def index_step(self, seg: Segment, target: int) -> IndexStep:
+        """``OffsetIndex.lookup(target)`` on the segment's index, as a step."""
+        index = self.offset_index(seg)
+        if index is None:
+            return IndexStep(None, 0, -1, seg.base_offset, 0, seg.base_offset, target)
+        slot = index.lookup_slot(target)
+        offset, position = index.lookup(target)
+        return IndexStep(index.path, index.entries, slot, offset, position, seg.base_offset, target)
+
+
+def check_index_position(log: PartitionLog, seg: Segment, step: IndexStep) -> str | None:
+    """A warning when the entry Kafka found cannot be right: its position is not
+    inside the log, or the batch there starts after the entry's offset (a
+    genuine entry points at a batch holding offsets <= its own)."""
+    if step.slot < 0:
+        return None
+    records = log.records(seg)
+    if not 0 <= step.position <= records.size:
+        return (f"{step.path}: entry #{step.slot} points at position {step.position}, outside the log of "
+                f"{records.size} bytes; the index is damaged (see kseg verify-index)")
+    try:
+        batch = records.batch_at(step.position)
+    except KsegError:
+        batch = None
+    if batch is None:
+        return (f"{step.path}: entry #{step.slot} points at position {step.position} where no whole batch "
+                "starts; the index is damaged (see kseg verify-index)")
+    first = batch.base_offset
+    if first > step.offset:
+        return (f"{step.path}: entry #{step.slot} (offset {step.offset}) points at a batch starting at offset "
+                f"{first}; Kafka's read may skip records, the index is damaged (see kseg verify-index)")
+    return None
+
+
+def first_record_at_or_after(batch, target: int, limit: int) -> tuple | None:
+    """The first record of ``batch`` with offset >= ``target``, detached; None if none."""
+    for rec in batch.records(limit):
+        if rec[0] >= target:
+            return detach(rec, batch.magic)
+    return None
+
+
+def lookup_offset(log: PartitionLog, target: int) -> OffsetLookup:
+    """Kafka's read of ``target`` (module docstring), every step recorded.
+
+    Raises :class:`KsegError` (positioned) when a batch on the way cannot be
+    read; a scan stopped by a corrupt length field ends the segment's search.
+    """
+    start, end = log.log_start, log.log_end()
+    result = OffsetLookup(target, FOUND, start, end, len(log.segments))
+    if not log.segments:
+        result.status = EMPTY
+        return result
+    if target < start:
+        result.status = BELOW_START
+        return result
+    if target >= end:
+        result.status = AT_END if target == end else PAST_END
+        return result
+    i = log.floor_segment(target)
+    while i < len(log.segments):
+        seg = log.segments[i]
+        step = SegmentStep(seg)
+        result.steps.append(step)
+        step.index = log.index_step(seg, target)
+        warning = check_index_position(log, seg, step.index)
+        if warning:
+            result.notes.append(warning)
+        if _scan_segment(log, seg, step, target, result):
+            result.status = FOUND if result.record[0] == target else NEXT
+            return result
+        i += 1
+    result.status = PAST_END  # every batch after the index position ends below target
+    return result
+
+
+def _scan_segment(log: PartitionLog, seg: Segment, step: SegmentStep, target: int, result: OffsetLookup) -> bool:
+    records = log.records(seg)
+    position = step.index.position if 0 <= step.index.position <= records.size else 0
+    scan = step.scan = ScanStep(position)
+    batches = records.batches(position)
+    while True:
+        try:
+            batch = next(batches)
+        except StopIteration:
+            break
+        except CorruptRecordError as exc:  # a corrupt length field: Kafka's iteration throws here
+            result.notes.append(f"{exc.describe()}; the segment's readable batches end there")
+            break
+        scan.batches += 1
+        scan.bytes = batch.position + batch.size - position
+        if batch.last_offset < target:
+            continue
+        rec = first_record_at_or_after(batch, target, log.limit)
+        if rec is None:
+            continue  # an empty batch (count 0) or no record >= target in it: read on
+        scan.found_position = batch.position
+        result.batch, result.record = batch, rec
+        result.batch_valid = batch.is_valid()
+        step.outcome = "found"
+        return True
+    step.outcome = "no batch holds an offset >= target"
+    return False
