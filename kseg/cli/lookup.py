@@ -1,0 +1,219 @@
+"""``kseg lookup-offset`` and ``kseg lookup-time``: one record found along Kafka's own read path."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+import sys
+
+import click
+
+from kseg.cli.options import binary_streams, format_option, max_message_size_option
+
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+EXIT_FOUND, EXIT_NOT_FOUND, EXIT_ERROR = 0, 1, 2
+SPECIAL = {"earliest": -2, "latest": -1, "max-timestamp": -3}
+_ISO = re.compile(
+    r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?"
+    r"\s*(Z|z|[+-]\d{2}(?::?\d{2})?)\Z"
+)
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+
+_decoder_options = [
+    click.option("--key-decoder", default="string", show_default=True,
+                  help="How keys print: string, hex, base64, json, or module:function."),
+    click.option("--value-decoder", default="string", show_default=True,
+                  help="How payloads print: string, hex, base64, json, or module:function."),
+]
+
+
+def decoder_options(f):
+    for option in reversed(_decoder_options):
+        f = option(f)
+    return f
+
+
+def parse_timestamp(text: str) -> int:
+    """``earliest`` (-2), ``latest`` (-1), ``max-timestamp`` (-3), epoch milliseconds,
+    or ISO-8601 with a zone (``2024-10-27T03:33:20.1Z``, ``...+01:00``).  A time
+    between two milliseconds is rounded up: the first record at or after it
+    has a timestamp at or after the next millisecond."""
+    t = text.strip()
+    if t.lower() in SPECIAL:
+        return SPECIAL[t.lower()]
+    if re.fullmatch(r"[+-]?\d+", t):
+        value = int(t)
+        if value < 0 and value not in SPECIAL.values():
+            raise ValueError(f"{text!r}: a negative timestamp must be -1 (latest), -2 (earliest) "
+                                     "or -3 (max-timestamp)")
+        if value > INT64_MAX:
+            raise ValueError(f"{text!r}: beyond a 64-bit timestamp")
+        return value
+    m = _ISO.match(t)
+    if not m:
+        raise ValueError(
+            f"{text!r}: give epoch milliseconds, ISO-8601 with a zone (2024-10-27T03:33:20.100Z), "
+            "earliest, latest or max-timestamp")
+    year, month, day, hour, minute, second = (int(g or 0) for g in m.groups()[:6])
+    frac, zone = m.group(7) or "", m.group(8)
+    if zone in ("Z", "z"):
+        offset = _dt.timedelta(0)
+    else:
+        digits = zone[1:].replace(":", "")
+        offset = _dt.timedelta(hours=int(digits[:2]), minutes=int(digits[2:4] or 0))
+        if zone[0] == "-":
+            offset = -offset
+    try:
+        when = _dt.datetime(year, month, day, hour, minute, second, tzinfo=_dt.timezone(offset))
+    except ValueError as exc:
+        raise ValueError(f"{text!r}: {exc}") from None
+    delta = when - _EPOCH
+    ns = int((frac + "000000000")[:9]) if frac else 0
+    total_ns = (delta.days * 86400 + delta.seconds) * 1_000_000_000 + ns
+    ms = -(-total_ns // 1_000_000)  # ceil
+    if ms < 0:
+        raise ValueError(f"{text!r}: before 1970; Kafka timestamps are not negative")
+    return ms
+
+
+class TimestampType(click.ParamType):
+    """TIMESTAMP as :func:`parse_timestamp` reads it."""
+
+    name = "timestamp"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, int):
+            return value
+        try:
+            return parse_timestamp(value)
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+def _decoders(key_decoder: str, value_decoder: str) -> tuple:
+    from kseg.cli.dump import resolve_decoder
+    from kseg.errors import KsegError
+
+    try:
+        return resolve_decoder(key_decoder), resolve_decoder(value_decoder)
+    except KsegError as exc:
+        raise click.UsageError(exc.describe()) from None
+
+
+def _run(directory: str, output_format: str, max_message_size: int, decoders: tuple, query) -> int:
+    """Open the partition, run ``query(log)`` -> (result, text writer, json maker, reason), print."""
+    from kseg.errors import InputError, KsegError
+    from kseg.render.lookup import write_json
+    from kseg.render.text import TextSink
+    from kseg.storage import files
+    from kseg.storage.lookup import PartitionLog
+
+    out, err = binary_streams()
+    sink = TextSink(out, err)
+    partition = files.display(directory)
+    try:
+        with PartitionLog(directory, limit=max(max_message_size, 1) * 8) as log:
+            result, write_text, make_json, reason = query(log)
+            notes = log.notes + [n for n in result.notes if n not in log.notes]
+            result.notes = notes
+            if output_format == "json":
+                write_json(out, make_json(result, partition, decoders))
+            else:
+                write_text(sink, result, partition, decoders)
+                sink.flush()
+    except InputError as exc:
+        sink.error(exc)
+        return EXIT_ERROR
+    except KsegError as exc:
+        sink.error(exc)
+        return EXIT_NOT_FOUND
+    except BrokenPipeError:
+        sys.stderr.close()
+        return EXIT_FOUND
+    for note in notes:
+        sink.note(note)
+    why = reason(result)
+    if why:
+        err.write(f"kseg: not found: {why}\n".encode("utf-8", "replace"))
+        err.flush()
+        return EXIT_NOT_FOUND
+    return EXIT_FOUND
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("offset", type=click.IntRange(INT64_MIN, INT64_MAX))
+@click.argument("directory", metavar="DIR", type=click.Path())
+@format_option
+@max_message_size_option
+@decoder_options
+def lookup_offset(offset, directory, output_format, max_message_size, key_decoder, value_decoder) -> None:
+    """Find the record at OFFSET in the partition directory DIR the way a
+    Kafka broker serves a fetch, and show the path taken.
+
+    \b
+    Kafka's read path (LocalLog.read, LogSegment.translateOffset):
+      1. the segment with the largest base offset <= OFFSET;
+      2. in its .index the largest entry <= OFFSET (else the base offset, position 0);
+      3. from that position, the first batch whose last offset >= OFFSET.
+    Then the batch and the record print as kafka-dump-log.sh --print-data-log
+    prints them.  In a compacted log where OFFSET is gone, the first record
+    after it is returned, and the output says so.
+
+    \b
+    Exit codes:
+      0  a record was found (OFFSET, or the next one in a compacted log)
+      1  no record: below the log start, at or past the log end, or unreadable data
+      2  usage error, or a file could not be opened or read
+    """
+    decoders = _decoders(key_decoder, value_decoder)
+
+    def query(log):
+        from kseg.render.lookup import offset_json, offset_reason, write_offset_text
+        from kseg.storage.lookup import lookup_offset as run
+
+        return run(log, offset), write_offset_text, offset_json, offset_reason
+
+    sys.exit(_run(directory, output_format, max_message_size, decoders, query))
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("timestamp", metavar="TIMESTAMP", type=TimestampType())
+@click.argument("directory", metavar="DIR", type=click.Path())
+@format_option
+@max_message_size_option
+@decoder_options
+def lookup_time(timestamp, directory, output_format, max_message_size, key_decoder, value_decoder) -> None:
+    """Find the first record whose timestamp >= TIMESTAMP in the partition
+    directory DIR, with the semantics of Kafka's ListOffsets, and show the
+    path taken.
+
+    TIMESTAMP is epoch milliseconds, ISO-8601 with a zone
+    (2024-10-27T03:33:20.100Z), or earliest (the log start offset), latest
+    (the log end offset) or max-timestamp (the record with the largest
+    timestamp); -2, -1 and -3 are Kafka's codes for these (write them after --).
+
+    \b
+    Kafka's search (UnifiedLog.fetchOffsetByTimestamp):
+      1. the first segment whose largest timestamp >= TIMESTAMP (its time
+         index's last entry; without a usable one kseg scans its batches);
+      2. in its .timeindex the largest entry <= TIMESTAMP;
+      3. that entry's offset through the .index to a position;
+      4. the first batch from there with max timestamp >= TIMESTAMP, and in
+         it the first record with timestamp >= TIMESTAMP.
+
+    \b
+    Exit codes:
+      0  Kafka answers an offset (earliest and latest always do)
+      1  Kafka answers -1 (no such record), or unreadable data
+      2  usage error, or a file could not be opened or read
+    """
+    decoders = _decoders(key_decoder, value_decoder)
+    target = timestamp
+
+    def query(log):
+        from kseg.render.lookup import time_json, time_reason, write_time_text
+        from kseg.storage.lookup_time import lookup_time as run
+
+        return run(log, target), write_time_text, time_json, time_reason
+
+    sys.exit(_run(directory, output_format, max_message_size, decoders, query))

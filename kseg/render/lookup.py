@@ -1,0 +1,305 @@
+"""Output of ``kseg lookup-offset`` and ``kseg lookup-time``: the path taken, then the
+batch and record in Kafka's dump format (``--print-data-log``).
+
+Text goes to stdout: one ``Label: ...`` line per step, then the batch line
+and the record line exactly as ``kafka-dump-log.sh --print-data-log``
+prints them.  JSON is one object per lookup (schema in ``docs/lookup.md``);
+its ``batch`` and ``record`` objects are those of ``kseg dump --format json``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+
+from kseg.render.dump import DumpOptions, Dumper, string_decoder
+from kseg.render.jsonl import JsonSink, _dumps
+from kseg.render.text import TextSink
+from kseg.storage.lookup import AT_END, BELOW_START, EMPTY, NEXT, PAST_END, OffsetLookup
+from kseg.storage.lookup_time import NOT_FOUND, TimeLookup
+
+
+def iso(ms: int) -> str:
+    """Epoch milliseconds as ISO-8601 UTC (``2024-10-27T03:33:20.100Z``)."""
+    try:
+        t = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc) + _dt.timedelta(milliseconds=ms)
+    except OverflowError:
+        return "out of range"
+    return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}Z"
+
+
+def _name(path: str | None) -> str:
+    return os.path.basename(path) if path else "-"
+
+
+class _Capture(JsonSink):
+    """A JsonSink that keeps the objects instead of writing them."""
+
+    def __init__(self) -> None:
+        super().__init__(None, None)
+        self.objects: list[dict] = []
+
+    def emit(self, obj: dict) -> None:
+        obj.pop("type", None)
+        self.objects.append(obj)
+
+
+def record_texts(batch, rec, key_decoder, value_decoder) -> tuple:
+    """(control text, key text, payload text) as ``--print-data-log`` prints them."""
+    if batch.magic < 2:
+        key, value = rec[2], rec[3]
+        return None, None if key is None else key_decoder(key), None if value is None else value_decoder(value)
+    if batch.is_control:  # control records never print a key or payload
+        return Dumper(DumpOptions(), None)._control_text(batch, rec[3], rec[4]), None, None
+    key, value = rec[3], rec[4]
+    return None, None if key is None else key_decoder(key), None if value is None else value_decoder(value)
+
+
+def batch_and_record_text(sink: TextSink, batch, rec, key_decoder=string_decoder, value_decoder=string_decoder):
+    sink.batch(batch, batch.position)
+    extra, key_text, payload_text = record_texts(batch, rec, key_decoder, value_decoder)
+    if batch.magic < 2:
+        sink.legacy_record(batch, rec, key_text, payload_text)
+    else:
+        sink.record(batch, rec, extra, key_text, payload_text)
+
+
+def batch_and_record_json(batch, rec, key_decoder=string_decoder, value_decoder=string_decoder) -> tuple[dict, dict]:
+    cap = _Capture()
+    cap.batch(batch, batch.position)
+    extra, key_text, payload_text = record_texts(batch, rec, key_decoder, value_decoder)
+    if batch.magic < 2:
+        cap.legacy_record(batch, rec, key_text, payload_text)
+    else:
+        cap.record(batch, rec, extra, key_text, payload_text)
+    return cap.objects[0], cap.objects[1]
+
+
+# -- offset lookups -------------------------------------------------------------------------------
+def offset_reason(r: OffsetLookup) -> str | None:
+    """The one-line reason when no record is returned."""
+    if r.status == EMPTY:
+        return "the partition has no segments"
+    if r.status == BELOW_START:
+        return f"offset {r.target} is below the log start offset {r.log_start}"
+    if r.status == AT_END:
+        return f"offset {r.target} is the log end offset: no record there yet (the next offset to be written)"
+    if r.status == PAST_END:
+        if r.target >= r.log_end:
+            return f"offset {r.target} is past the log end offset {r.log_end}"
+        return f"no record at or after offset {r.target} (every batch after it ends below it)"
+    return None
+
+
+def offset_path_lines(r: OffsetLookup) -> list[str]:
+    lines = []
+    for n, step in enumerate(r.steps):
+        seg = step.segment
+        if n == 0:
+            lines.append(f"Segment: {seg.name}.log, the largest base offset <= {r.target}; "
+                         f"relative offset {r.target} - {seg.base_offset} = {r.target - seg.base_offset}")
+        else:
+            lines.append(f"Segment: {seg.name}.log, the next segment (Kafka's read moves on); "
+                         f"offset {r.target} is below its base offset")
+        lines.append("Index: " + index_text(step.index, r.target))
+        scan = step.scan
+        if scan is None:
+            continue
+        if step.outcome == "found":
+            lines.append(f"Scan: from position {scan.start}, {scan.batches} batch{'es' if scan.batches != 1 else ''}, "
+                         f"{scan.bytes} bytes read ({scan.skipped_bytes} bytes before the batch)")
+        else:
+            lines.append(f"Scan: from position {scan.start}, {scan.batches} batches, {scan.bytes} bytes read: "
+                         f"no batch holds an offset >= {r.target}")
+    return lines
+
+
+def index_text(ix, target: int) -> str:
+    """The ``.index`` step: the entry ``OffsetIndex.lookup(target)`` returned."""
+    if ix.path is None:
+        return (f"no usable {ix.base_offset:020d}.index; Kafka would start at the base offset "
+                f"{ix.base_offset}, position 0")
+    head = f"{_name(ix.path)} ({ix.entries} entr{'ies' if ix.entries != 1 else 'y'}): "
+    if ix.slot < 0:
+        return head + (f"no entry <= {target}; Kafka starts at the base offset {ix.base_offset} "
+                       f"(relative offset 0), position 0")
+    return head + (f"entry #{ix.slot}, relative offset {ix.relative_offset} (offset {ix.offset}), "
+                   f"position {ix.position}: the largest entry <= {target}")
+
+
+def batch_desc(batch) -> str:
+    """``batch 260-279``; a legacy entry is named by its offset (a wrapper's is its last inner offset)."""
+    if batch.magic >= 2:
+        return f"batch {batch.base_offset}-{batch.last_offset}"
+    if batch.codec:
+        return f"the v{batch.magic} wrapper message with offset {batch.last_offset}"
+    return f"the v{batch.magic} message"
+
+
+def found_line(target: int, record_offset: int, batch, seg_name: str) -> str:
+    where = f"{batch_desc(batch)} at position {batch.position} of {seg_name}.log"
+    if record_offset == target:
+        return f"Found: offset {target} in {where}"
+    return (f"Found: offset {target} is not in the log (compacted away or never written); "
+            f"the next record is offset {record_offset}, in {where}")
+
+
+def write_offset_text(sink: TextSink, r: OffsetLookup, partition: str, decoders: tuple) -> None:
+    sink.write(f"Lookup of offset {r.target} in {partition}: {r.segments} segment{'s' if r.segments != 1 else ''}, "
+               f"log start offset {r.log_start}, log end offset {r.log_end}\n")
+    for line in offset_path_lines(r):
+        sink.write(line + "\n")
+    if r.record is not None:
+        sink.write(found_line(r.target, r.record[0], r.batch, r.segment.name) + "\n")
+        batch_and_record_text(sink, r.batch, r.record, *decoders)
+
+
+def index_json(ix) -> dict | None:
+    if ix is None:
+        return None
+    return {"file": ix.path, "entries": ix.entries, "entry": ix.slot if ix.slot >= 0 else None,
+            "offset": ix.offset, "relativeOffset": ix.relative_offset, "position": ix.position}
+
+
+def scan_json(scan) -> dict | None:
+    if scan is None:
+        return None
+    return {"from": scan.start, "batches": scan.batches, "bytes": scan.bytes, "batchPosition": scan.found_position}
+
+
+def offset_json(r: OffsetLookup, partition: str, decoders: tuple) -> dict:
+    obj = {
+        "type": "offset_lookup", "partition": partition, "target": r.target, "status": r.status,
+        "found": r.found, "offset": r.record[0] if r.record else None,
+        "compacted": r.status == NEXT, "reason": offset_reason(r),
+        "segments": r.segments, "logStartOffset": r.log_start, "logEndOffset": r.log_end,
+        "path": [{"segment": s.segment.log, "baseOffset": s.segment.base_offset,
+                  "relativeOffset": r.target - s.segment.base_offset, "index": index_json(s.index),
+                  "scan": scan_json(s.scan), "outcome": s.outcome} for s in r.steps],
+        "batch": None, "record": None, "notes": r.notes,
+    }
+    if r.record is not None:
+        obj["batch"], obj["record"] = batch_and_record_json(r.batch, r.record, *decoders)
+    return obj
+
+
+# -- time lookups -----------------------------------------------------------------------------------
+def source_text(largest) -> str:
+    return "from its time index" if largest.source == "time index" else "by scanning its batches"
+
+
+def time_reason(r: TimeLookup) -> str | None:
+    if r.found:
+        return None
+    if r.status == "empty":
+        return "the partition has no segments"
+    if r.target == -3:
+        return "no record holds the largest timestamp (magic 0 records have no timestamps)"
+    if r.chosen is None:
+        return f"no segment has a timestamp >= {r.target} ({iso(r.target)}): Kafka answers offset -1"
+    return (f"no record of {r.chosen.segment.name}.log at or after the indexed position has a timestamp >= "
+            f"{r.target}: Kafka answers offset -1")
+
+
+def time_path_lines(r: TimeLookup) -> list[str]:
+    lines = []
+    if r.special in ("earliest", "latest"):
+        what = "log start" if r.special == "earliest" else "log end"
+        const = -2 if r.special == "earliest" else -1
+        lines.append(f"Answer: {r.special} (ListOffsets timestamp {const}) is the {what} offset {r.offset}, "
+                     "with no timestamp")
+        if r.by_offset is not None:
+            lines.extend(offset_path_lines(r.by_offset))
+        elif r.special == "latest":
+            lines.append("Record: none at the log end offset (the next offset to be written)")
+        return lines
+    if r.special == "max-timestamp":
+        c = r.chosen
+        if c is not None:
+            lines.append(f"Segment: {c.segment.name}.log, the first with the largest timestamp {c.timestamp} "
+                         f"({iso(c.timestamp)}, {source_text(c)}), at offset {c.offset}")
+    else:
+        if r.skipped:
+            by_index = sum(1 for s in r.skipped if s.source == "time index")
+            last = r.skipped[-1]
+            lines.append(f"Skipped: {len(r.skipped)} segment{'s' if len(r.skipped) != 1 else ''} whose largest "
+                         f"timestamp < {r.target} ({by_index} from the time index, {len(r.skipped) - by_index} by "
+                         f"scanning batches); the last, {last.segment.name}.log, has {last.timestamp}")
+        c = r.chosen
+        if c is None:
+            return lines
+        lines.append(f"Segment: {c.segment.name}.log, the first whose largest timestamp {c.timestamp} "
+                     f"({source_text(c)}) >= {r.target}")
+        seg = c.segment
+        if r.time_entry is not None:
+            if r.time_slot >= 0:
+                lines.append(f"Time index: {seg.name}.timeindex: entry #{r.time_slot}, timestamp {r.time_entry[0]}, "
+                             f"offset {r.time_entry[1]}: the largest entry <= {r.target}")
+            else:
+                lines.append(f"Time index: {seg.name}.timeindex: no entry <= {r.target}; Kafka uses the base "
+                             f"offset {seg.base_offset}")
+    if r.index is not None:
+        lines.append("Index: " + index_text(r.index, r.index.target))
+    if r.scan is not None:
+        rule = ("the batch whose max timestamp equals it" if r.special == "max-timestamp"
+                else f"the first batch with max timestamp >= {r.target}")
+        s = r.scan
+        lines.append(f"Scan: from position {s.start}, {s.batches} batch{'es' if s.batches != 1 else ''}, "
+                     f"{s.bytes} bytes read to {rule}")
+    return lines
+
+
+def write_time_text(sink: TextSink, r: TimeLookup, partition: str, decoders: tuple) -> None:
+    target = r.special or f"{r.target} ({iso(r.target)})"
+    sink.write(f"Lookup of timestamp {target} in {partition}: {r.segments} segment{'s' if r.segments != 1 else ''}, "
+               f"log start offset {r.log_start}, log end offset {r.log_end}\n")
+    for line in time_path_lines(r):
+        sink.write(line + "\n")
+    if r.record is not None:
+        b = r.batch
+        where = f"{batch_desc(b)} at position {b.position}"
+        if r.special in ("earliest",) and r.by_offset is not None:
+            sink.write(found_line(r.offset, r.record[0], b, r.by_offset.segment.name) + "\n")
+        elif r.special == "max-timestamp":
+            sink.write(f"Found: offset {r.offset}, timestamp {r.timestamp} ({iso(r.timestamp)}), the first record "
+                       f"holding it in {where}\n")
+        else:
+            sink.write(f"Found: offset {r.offset}, timestamp {r.timestamp} ({iso(r.timestamp)}), the first record "
+                       f"with timestamp >= {r.target} in {where}\n")
+        batch_and_record_text(sink, b, r.record, *decoders)
+
+
+def time_json(r: TimeLookup, partition: str, decoders: tuple) -> dict:
+    c = r.chosen
+    obj = {
+        "type": "time_lookup", "partition": partition, "target": r.target, "special": r.special,
+        "status": r.status, "found": r.found,
+        "offset": r.offset if r.found else -1, "timestamp": r.timestamp if r.found else -1,
+        "reason": time_reason(r),
+        "segments": r.segments, "logStartOffset": r.log_start, "logEndOffset": r.log_end,
+        "skippedSegments": [{"file": s.segment.log, "baseOffset": s.segment.base_offset,
+                             "largestTimestamp": s.timestamp, "source": s.source} for s in r.skipped],
+        "segment": None if c is None else {"file": c.segment.log, "baseOffset": c.segment.base_offset,
+                                           "largestTimestamp": c.timestamp, "source": c.source},
+        "timeIndex": None if r.time_entry is None else {
+            "entry": r.time_slot if r.time_slot >= 0 else None, "timestamp": r.time_entry[0],
+            "offset": r.time_entry[1]},
+        "index": index_json(r.index), "scan": scan_json(r.scan),
+        "offsetLookup": None, "batch": None, "record": None, "notes": r.notes,
+    }
+    if r.by_offset is not None:
+        obj["offsetLookup"] = offset_json(r.by_offset, partition, decoders)
+        obj["offsetLookup"].pop("batch")
+        obj["offsetLookup"].pop("record")
+    if r.record is not None:
+        obj["batch"], obj["record"] = batch_and_record_json(r.batch, r.record, *decoders)
+    return obj
+
+
+def write_json(out, obj: dict) -> None:
+    out.write((_dumps(obj) + "\n").encode("utf-8", "replace"))
+    out.flush()
+
+
+__all__ = ["NOT_FOUND", "PAST_END", "iso", "offset_json", "offset_reason", "time_json", "time_reason",
+           "write_json", "write_offset_text", "write_time_text"]

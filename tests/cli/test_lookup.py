@@ -1,0 +1,197 @@
+"""``kseg lookup-offset`` / ``kseg lookup-time``: the real command on corpus partitions."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from kseg.cli.lookup import parse_timestamp
+from kseg.errors import KsegError
+from kseg.render.lookup import write_offset_text
+from kseg.render.text import TextSink
+from kseg.render.dump import string_decoder
+from kseg.storage.lookup import PartitionLog, lookup_offset
+from tests.conftest import CORPUS_DATA, CORPUS_GOLDEN, assert_no_traceback, golden_rows, run_cli, run_subprocess
+from tests.storage.lookup_oracle import LIMIT, read_partition
+
+CASES = sorted(p.name for p in CORPUS_DATA.iterdir() if p.is_dir())
+
+
+def test_kafka_documentation_example_text() -> None:
+    r = run_cli(["lookup-offset", "268", "plain-v2-0"], cwd=CORPUS_DATA)
+    assert r.exit_code == 0 and r.stderr == b""
+    lines = r.text.splitlines()
+    assert lines[:5] == [
+        "Lookup of offset 268 in plain-v2-0: 2 segments, log start offset 0, log end offset 420",
+        "Segment: 00000000000000000251.log, the largest base offset <= 268; relative offset 268 - 251 = 17",
+        "Index: 00000000000000000251.index (4 entries): no entry <= 268; Kafka starts at the base offset 251 "
+        "(relative offset 0), position 0",
+        "Scan: from position 0, 2 batches, 3351 bytes read (1060 bytes before the batch)",
+        "Found: offset 268 in batch 260-279 at position 1060 of 00000000000000000251.log",
+    ]
+    assert lines[5].startswith("baseOffset: 260 lastOffset: 279 count: 20 ") and "position: 1060 " in lines[5]
+    assert lines[6].startswith("| offset: 268 CreateTime: 1730000000079 keySize: 2 ") and " key: k8 payload: " in lines[6]
+
+
+def test_json_output() -> None:
+    r = run_cli(["lookup-offset", "110", "plain-v2-0", "--format", "json"], cwd=CORPUS_DATA)
+    assert r.exit_code == 0
+    (obj,) = [json.loads(line) for line in r.text.splitlines()]
+    assert obj["type"] == "offset_lookup" and obj["found"] and obj["offset"] == 110 and not obj["compacted"]
+    (step,) = obj["path"]
+    assert step["index"] == {"file": "plain-v2-0/00000000000000000000.index", "entries": 5, "entry": 1,
+                             "offset": 103, "relativeOffset": 103, "position": 10169}
+    assert step["scan"] == {"from": 10169, "batches": 2, "bytes": 1536, "batchPosition": 10500}
+    assert obj["batch"]["baseOffset"] == 104 and obj["record"]["offset"] == 110 and obj["record"]["key"]
+
+
+@pytest.mark.parametrize("offset,reason", [
+    ("419", None),
+    ("420", "offset 420 is the log end offset: no record there yet"),
+    ("1000", "offset 1000 is past the log end offset 420"),
+])
+def test_ends_of_the_log(offset: str, reason) -> None:
+    r = run_cli(["lookup-offset", offset, "plain-v2-0"], cwd=CORPUS_DATA)
+    assert_no_traceback(r)
+    if reason is None:
+        assert r.exit_code == 0
+    else:
+        assert r.exit_code == 1 and r.errtext.startswith(f"kseg: not found: {reason}")
+        assert len(r.errtext.splitlines()) == 1
+
+
+def test_below_the_log_start(tmp_path) -> None:
+    import shutil
+
+    shutil.copytree(CORPUS_DATA / "plain-v2-0", tmp_path / "t-0")
+    for suffix in (".log", ".index", ".timeindex"):
+        (tmp_path / "t-0" / f"00000000000000000000{suffix}").unlink()
+    r = run_cli(["lookup-offset", "100", str(tmp_path / "t-0")])
+    assert r.exit_code == 1 and "offset 100 is below the log start offset 251" in r.errtext
+
+
+@pytest.mark.parametrize("args,code,text", [
+    (["lookup-offset", "1", "no-such-dir"], 2, "no-such-dir: no such file or directory"),
+    (["lookup-offset", "1", "."], 2, "not a partition directory"),
+    (["lookup-offset", "x", "plain-v2-0"], 2, "is not a valid integer"),
+    (["lookup-time", "yesterday", "plain-v2-0"], 2, "give epoch milliseconds"),
+    (["lookup-time", "2024-10-27T03:33:20", "plain-v2-0"], 2, "give epoch milliseconds"),
+    (["lookup-offset", "1", "plain-v2-0", "--key-decoder", "nope"], 2, "nope"),
+])
+def test_usage_and_input_errors(args, code: int, text: str) -> None:
+    r = run_cli(args, cwd=CORPUS_DATA)
+    assert_no_traceback(r)
+    assert r.exit_code == code and text in r.errtext, r.errtext
+
+
+def test_corrupt_data_on_the_way_is_one_line_and_exit_1() -> None:
+    r = run_subprocess(["lookup-offset", "40", "corrupt-compressed-0"], cwd=CORPUS_DATA)
+    assert_no_traceback(r)
+    assert r.exit_code == 1
+    assert r.errtext.startswith("kseg: error: corrupt-compressed-0/00000000000000000000.log: at byte")
+
+
+def test_notes_go_to_stderr() -> None:
+    r = run_cli(["lookup-offset", "100", "corrupt-garbage-tail-0"], cwd=CORPUS_DATA)
+    assert r.exit_code == 0
+    assert "kseg: note: corrupt-garbage-tail-0/00000000000000000000.log: at byte 28637: found record size 5" \
+        in r.errtext
+
+
+@pytest.mark.parametrize("text,ms", [
+    ("1730000000100", 1730000000100),
+    ("2024-10-27T03:33:20.100Z", 1730000000100),
+    ("2024-10-27T03:33:20.1Z", 1730000000100),
+    ("2024-10-27 04:33:20.100+01:00", 1730000000100),
+    ("2024-10-27T03:33:20.100-0000", 1730000000100),
+    ("2024-10-27T03:33:20.1000001Z", 1730000000101),  # rounded up to the next millisecond
+    ("2024-10-27T03:33Z", 1729999980000),
+    ("earliest", -2), ("LATEST", -1), ("max-timestamp", -3), ("-2", -2),
+])
+def test_timestamp_forms(text: str, ms: int) -> None:
+    assert parse_timestamp(text) == ms
+
+
+@pytest.mark.parametrize("text", ["-5", "2024-10-27T03:33:20", "1969-12-31T23:59:59Z", "2024-13-01T00:00Z", ""])
+def test_bad_timestamps(text: str) -> None:
+    with pytest.raises(ValueError):
+        parse_timestamp(text)
+
+
+def test_lookup_time_text_and_json() -> None:
+    r = run_cli(["lookup-time", "2024-10-27T03:33:20.100Z", "plain-v2-0"], cwd=CORPUS_DATA)
+    assert r.exit_code == 0
+    lines = r.text.splitlines()
+    assert lines[0].startswith("Lookup of timestamp 1730000000100 (2024-10-27T03:33:20.100Z) in plain-v2-0")
+    assert lines[1].startswith("Skipped: 1 segment whose largest timestamp < 1730000000100")
+    assert lines[2] == ("Segment: 00000000000000000251.log, the first whose largest timestamp 1730000000131 "
+                        "(from its time index) >= 1730000000100")
+    assert lines[3] == ("Time index: 00000000000000000251.timeindex: entry #0, timestamp 1730000000095, "
+                        "offset 299: the largest entry <= 1730000000100")
+    assert lines[6].startswith("Found: offset 319, timestamp 1730000000101")
+    r = run_cli(["lookup-time", "1730000000100", "plain-v2-0", "--format", "json"], cwd=CORPUS_DATA)
+    obj = json.loads(r.text)
+    assert (obj["offset"], obj["timestamp"], obj["timeIndex"]["offset"], obj["index"]["position"]) == \
+        (319, 1730000000101, 299, 4702)
+    assert obj["segment"]["source"] == "time index" and obj["record"]["offset"] == 319
+
+
+def test_lookup_time_not_found_and_specials() -> None:
+    r = run_cli(["lookup-time", "1830000000000", "plain-v2-0"], cwd=CORPUS_DATA)
+    assert r.exit_code == 1 and "no segment has a timestamp >= 1830000000000" in r.errtext
+    r = run_cli(["lookup-time", "1730000000100", "v0-none-0", "--format", "json"], cwd=CORPUS_DATA)
+    assert r.exit_code == 1 and json.loads(r.text)["offset"] == -1
+    r = run_cli(["lookup-time", "latest", "plain-v2-0"], cwd=CORPUS_DATA)
+    assert r.exit_code == 0 and "is the log end offset 420" in r.text
+    r = run_cli(["lookup-time", "--format", "json", "--", "-2", "empty-log-0"], cwd=CORPUS_DATA)
+    assert r.exit_code == 0 and json.loads(r.text)["offset"] == 0 and json.loads(r.text)["record"]["offset"] == 0
+    r = run_cli(["lookup-time", "max-timestamp", "v0-gzip-0"], cwd=CORPUS_DATA)
+    assert r.exit_code == 1
+
+
+def _golden_data(name: str, seg: str) -> tuple[str, bool] | None:
+    """The ``--print-data-log`` golden of a segment, and whether Kafka's tool read it to the end."""
+    path = CORPUS_GOLDEN / name / f"{seg}.log.data.stdout"
+    if not path.exists():
+        return None
+    complete = any(r["partition"] == name and r["file"] == f"{seg}.log" and r["set"] == "data"
+                   and r["exit_code"] == "0" for r in golden_rows())
+    return path.read_bytes().decode("utf-8"), complete
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_batch_and_record_print_as_kafkas_print_data_log(name: str) -> None:
+    """The lines after the path are the batch line and the record's lines of Kafka's
+    ``--print-data-log`` golden (control records, legacy v0/v1, payloads with newlines)."""
+    part = read_partition(CORPUS_DATA / name)
+    offsets = sorted({o for _, o, _ in part.records()})
+    if len(offsets) > 2000:  # large-v2-0: every batch's ends and a sample inside (test_lookup covers each offset)
+        ends = {b.base_offset for b in part.batches} | {b.last_offset for b in part.batches}
+        offsets = sorted(ends | set(offsets[::97]))
+    goldens: dict = {}
+    checked = 0
+    with PartitionLog(str(CORPUS_DATA / name), LIMIT) as log:
+        for offset in offsets:
+            try:
+                r = lookup_offset(log, offset)
+            except KsegError:
+                continue
+            entry = goldens.setdefault(r.segment.name, _golden_data(name, r.segment.name))
+            if entry is None:
+                continue
+            golden, complete = entry
+            out = io.BytesIO()
+            sink = TextSink(out, io.BytesIO())
+            write_offset_text(sink, r, name, (string_decoder, string_decoder))
+            sink.flush()
+            text = out.getvalue().decode("utf-8")
+            found = text.index("\nFound: ")
+            batch_line, record_text = text[text.index("\n", found + 1) + 1 :].split("\n", 1)
+            at = golden.find(batch_line + "\n")
+            if at < 0 and not complete:
+                continue  # after the batch where Kafka's tool died
+            assert golden.find("\n" + record_text, at) > at, (offset, record_text[:80])
+            checked += 1
+    assert checked > 0
