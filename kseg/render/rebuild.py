@@ -1,0 +1,131 @@
+"""Output of ``kseg rebuild-index``: one block per segment and a summary (text), or
+one JSON object per segment and a summary object (``docs/rebuild-index.md``)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from kseg.render.jsonl import _dumps
+from kseg.storage import files
+from kseg.storage.rebuild import Recovered
+from kseg.storage.rebuild_write import (
+    ABSENT,
+    DIFFERS,
+    FAILED,
+    MISSING,
+    REFUSED,
+    REPLACED,
+    SAME,
+    SKIPPED,
+    UNCHANGED,
+    WRITTEN,
+    FileOutcome,
+)
+
+EXIT_OK, EXIT_PROBLEMS, EXIT_ERROR = 0, 1, 2
+
+
+def segment_line(rec: Recovered) -> str:
+    log = files.display(rec.segment.log)
+    if rec.failure is not None:
+        text = f"{log}: Kafka's recovery would fail: {rec.failure.describe()}"
+        if rec.failure.truncates_segment:
+            text += "; LogLoader would then truncate the whole segment to its base offset"
+        return text + "; no files rebuilt"
+    plural = "es" if rec.batches != 1 else ""
+    if rec.truncated == 0:
+        return f"{log}: {rec.batches} batch{plural}, {rec.log_size} bytes, all valid"
+    if rec.stop is not None:
+        where = f"recovery stops at byte {rec.stop.position}: {rec.stop.message}"
+    else:
+        where = f"a partial batch at byte {rec.valid_bytes} runs past the end of the file"
+    return (f"{log}: {rec.batches} valid batch{plural}, {rec.valid_bytes} of {rec.log_size} bytes; {where}; "
+            f"Kafka's recovery would truncate {rec.truncated} bytes (kseg leaves the log as it is)")
+
+
+def file_line(o: FileOutcome) -> str:
+    count = "" if o.entries is None else f"{o.entries} entr{'ies' if o.entries != 1 else 'y'}: "
+    text = {
+        SAME: "same as the existing file",
+        MISSING: "the existing file is missing",
+        ABSENT: "no file (no aborted transaction)",
+        UNCHANGED: "unchanged (the existing file is identical)",
+        WRITTEN: "written",
+        SKIPPED: "not rebuilt",
+    }.get(o.status)
+    if o.status == DIFFERS:
+        text = f"differs from the existing file ({o.existing_entries} entries): {o.difference}"
+    elif o.status == REPLACED:
+        text = f"replaced the existing file ({o.existing_entries} entries; {o.difference})"
+    elif o.status == REFUSED:
+        text = f"not written: the existing file differs ({o.difference}); give --force to replace it"
+    elif o.status == FAILED:
+        text = f"not written: {o.error.describe()}"
+    return f"  {o.path}: {count}{text}"
+
+
+def exit_code(rec: Recovered, outcomes: list[FileOutcome]) -> int:
+    if any(o.status in (FAILED, REFUSED) for o in outcomes):
+        return EXIT_ERROR
+    if rec.failure is not None or rec.truncated > 0 or any(o.status in (DIFFERS, MISSING) for o in outcomes):
+        return EXIT_PROBLEMS
+    return EXIT_OK
+
+
+class RebuildReport:
+    """Collects segments, writes them as they come, and the summary at the end."""
+
+    def __init__(self, out, fmt: str) -> None:
+        self.out = out
+        self.json = fmt == "json"
+        self.counts: Counter = Counter()
+        self.segments = 0
+        self.damaged = 0
+        self.code = EXIT_OK
+
+    def _write(self, text: str) -> None:
+        self.out.write(text.encode("utf-8", "replace"))
+        self.out.flush()
+
+    def segment(self, rec: Recovered, outcomes: list[FileOutcome]) -> None:
+        self.segments += 1
+        self.damaged += rec.truncated > 0 or rec.failure is not None
+        self.counts.update(o.status for o in outcomes)
+        self.code = max(self.code, exit_code(rec, outcomes))
+        if self.json:
+            self._write(_dumps(segment_json(rec, outcomes)) + "\n")
+            return
+        lines = [segment_line(rec)] + [file_line(o) for o in outcomes] + [f"  note: {n}" for n in rec.notes]
+        self._write("\n".join(lines) + "\n")
+
+    def summary(self, notes: list[str]) -> int:
+        order = [SAME, UNCHANGED, WRITTEN, REPLACED, DIFFERS, MISSING, REFUSED, FAILED, SKIPPED, ABSENT]
+        parts = [f"{self.counts[k]} {k}" for k in order if self.counts[k]]
+        if self.json:
+            self._write(_dumps({"type": "summary", "segments": self.segments, "files": dict(self.counts),
+                                "damagedLogs": self.damaged, "notes": notes, "exitCode": self.code}) + "\n")
+        else:
+            damaged = f"; {self.damaged} log{'s' if self.damaged != 1 else ''} with invalid data" if self.damaged else ""
+            self._write(f"{self.segments} segment{'s' if self.segments != 1 else ''}; files: "
+                        f"{', '.join(parts) or 'none'}{damaged}\n")
+        return self.code
+
+
+def segment_json(rec: Recovered, outcomes: list[FileOutcome]) -> dict:
+    return {
+        "type": "segment",
+        "log": files.display(rec.segment.log),
+        "baseOffset": rec.segment.base_offset,
+        "logSize": rec.log_size,
+        "validBytes": rec.valid_bytes,
+        "batches": rec.batches,
+        "truncateBytes": rec.truncated,
+        "stop": None if rec.stop is None else {"position": rec.stop.position, "message": rec.stop.message},
+        "failure": None if rec.failure is None else {
+            "position": rec.failure.position, "message": rec.failure.message,
+            "truncatesSegment": rec.failure.truncates_segment},
+        "files": [{"file": o.path, "kind": o.kind.lstrip("."), "entries": o.entries, "status": o.status,
+                   "existingEntries": o.existing_entries, "difference": o.difference,
+                   "error": None if o.error is None else o.error.describe()} for o in outcomes],
+        "notes": rec.notes,
+    }

@@ -1,0 +1,135 @@
+"""Atomic file writes: a crash never leaves a half-written file in place.
+
+The bytes go to a file with no name yet (Linux ``O_TMPFILE`` in the target
+directory), are flushed and ``fsync``-ed, and only then get the target's
+name: ``link`` when the target must not exist (fails if it appeared
+meanwhile), else a short-lived hidden name and ``rename`` over the target.
+Finally the directory is ``fsync``-ed so the new name is durable.  A process
+killed while writing leaves nothing behind: an unnamed file vanishes with
+its last descriptor.
+
+Where ``O_TMPFILE`` is unavailable (other systems, some file systems), a
+named temporary file in the same directory (``.<name>.<random>.kseg-tmp``)
+takes its place, and is removed on any failure.  Only a kill in the instant
+between its creation and the rename can then leave it behind; it is never
+the target.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import secrets
+
+from kseg.errors import InputError
+
+CHUNK = 1 << 20  # bytes per os.write call
+TEMP_SUFFIX = ".kseg-tmp"
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view[:CHUNK])
+        view = view[n:]
+
+
+def _temp_name(name: str) -> str:
+    return f".{name}.{secrets.token_hex(6)}{TEMP_SUFFIX}"
+
+
+def _open_unnamed(directory: str, mode: int) -> int | None:
+    """An ``O_TMPFILE`` descriptor in ``directory``, or None where unsupported."""
+    flag = getattr(os, "O_TMPFILE", None)
+    if flag is None or not os.path.isdir("/proc/self/fd"):
+        return None
+    try:
+        return os.open(directory, flag | os.O_WRONLY, mode)
+    except OSError as exc:
+        if exc.errno in (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL, errno.ENOENT):
+            return None
+        raise
+
+
+def write_atomic(path: str, data: bytes, *, replace: bool) -> None:
+    """Write ``data`` as ``path``; with ``replace`` False an existing ``path`` is an error.
+
+    The new file takes the mode of the file it replaces, else 0644 less the umask.
+    Raises :class:`InputError` (exit code 2) naming the file on any failure;
+    the target is then as it was and no temporary file remains.
+    """
+    path = os.path.abspath(path)
+    directory, name = os.path.split(path)
+    try:
+        mode = os.stat(path).st_mode & 0o7777
+    except OSError:
+        mode = 0o644
+    try:
+        dir_fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        try:
+            fd = _open_unnamed(directory, mode)
+            if fd is not None:
+                _write_unnamed(fd, dir_fd, name, data, replace, mode)
+            else:
+                _write_named(dir_fd, name, data, replace, mode)
+            os.fsync(dir_fd)  # the new name is durable
+        finally:
+            os.close(dir_fd)
+    except FileExistsError:
+        raise InputError("exists; not replaced (give --force to replace it)", path=path) from None
+    except OSError as exc:
+        raise InputError(f"cannot write: {exc.strerror or exc}", path=path) from None
+
+
+def _write_unnamed(fd: int, dir_fd: int, name: str, data: bytes, replace: bool, mode: int) -> None:
+    """Write and sync the unnamed file ``fd``, then give it ``name`` in ``dir_fd``.
+
+    ``linkat(AT_SYMLINK_FOLLOW)`` on ``/proc/self/fd/N`` names an ``O_TMPFILE``
+    file; passing ``dst_dir_fd`` makes Python call ``linkat`` (plain ``link``
+    would not follow the ``/proc`` symlink).
+    """
+    temp = None
+    try:
+        os.fchmod(fd, mode)
+        _write_all(fd, data)
+        os.fsync(fd)
+        source = f"/proc/self/fd/{fd}"
+        if not replace:
+            os.link(source, name, dst_dir_fd=dir_fd, follow_symlinks=True)
+            return
+        temp = _temp_name(name)
+        os.link(source, temp, dst_dir_fd=dir_fd, follow_symlinks=True)
+        os.replace(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        temp = None
+    finally:
+        os.close(fd)
+        if temp is not None:
+            _unlink_quietly(temp, dir_fd)
+
+
+def _write_named(dir_fd: int, name: str, data: bytes, replace: bool, mode: int) -> None:
+    """The fallback: a named temporary file in the same directory, removed on failure."""
+    temp = _temp_name(name)
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode, dir_fd=dir_fd)
+    try:
+        try:
+            os.fchmod(fd, mode)
+            _write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if replace:
+            os.replace(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        else:
+            os.link(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+            os.unlink(temp, dir_fd=dir_fd)
+    except BaseException:
+        _unlink_quietly(temp, dir_fd)
+        raise
+
+
+def _unlink_quietly(name: str, dir_fd: int) -> None:
+    try:
+        os.unlink(name, dir_fd=dir_fd)
+    except OSError:
+        pass

@@ -1,0 +1,270 @@
+"""Index rebuild exactly as Kafka's recovery does it (``LogSegment.recover``).
+
+For each batch of the ``.log``, in file order (``FileRecords.batches``):
+
+1. ``batch.ensureValid()``: a v2 batch smaller than 61 bytes, or whose
+   CRC-32C does not match, and a v0/v1 message whose CRC-32 does not match,
+   is invalid (``CorruptRecordException``); so is a length field below 14
+   met while iterating.  Recovery stops at the first invalid batch: the
+   bytes from there on are what Kafka truncates (kseg only reports them).
+2. The batch's last offset must fit the index (0 <= last - base <= 2^31-1,
+   else ``LogSegmentOffsetOverflowException``).
+3. If ``batch.maxTimestamp`` is larger than the largest so far, it becomes
+   the largest, paired with the batch's last offset.
+4. If ``validBytes - lastIndexEntry > indexIntervalBytes``, the offset index
+   gets (batch last offset, validBytes) and the time index gets (largest
+   timestamp so far, its offset) unless that timestamp is not above the
+   last entry's (``TimeIndex.maybeAppend``); lastIndexEntry = validBytes.
+   An offset not above the last entry's is ``InvalidOffsetException``.
+5. validBytes += batch size; for magic >= 2, producer state is updated and
+   aborted transactions go to the ``.txnindex``
+   (:mod:`kseg.storage.txn_rebuild`).
+
+At the end one more time-index entry (the largest timestamp, if above the
+last entry's), and both indexes are trimmed to their entries.
+
+Producer state is carried across the segments of a partition directory from
+an empty state at its first segment, as recovery does when the log start is
+the first segment's base offset.  For one segment given alone, the earlier
+segments of its directory are replayed first (``UnifiedLog.rebuildProducerState``).
+"""
+
+from __future__ import annotations
+
+import os
+import zlib
+from dataclasses import dataclass, field
+from typing import Callable, Iterator
+
+from kseg.errors import CorruptRecordError, InputError, KsegError
+from kseg.format import v2
+from kseg.format.indexes import OFFSET_ENTRY, TIME_ENTRY, TXN_ENTRY
+from kseg.storage import files
+from kseg.storage.batch import crc32c_function
+from kseg.storage.partition import Partition, Segment, discover, scan_partition
+from kseg.storage.records import FileRecords
+from kseg.storage.txn_rebuild import ProducerState, RecoveryFailure
+
+DEFAULT_INDEX_INTERVAL = 4096  # index.interval.bytes
+DEFAULT_MAX_INDEX_SIZE = 10 * 1024 * 1024  # segment.index.bytes: bounds the entry count (isFull)
+INT32_MAX = (1 << 31) - 1
+NO_TIMESTAMP = -1
+
+
+@dataclass
+class Recovered:
+    """What ``LogSegment.recover`` makes of one segment."""
+
+    segment: Segment
+    log_size: int = 0
+    valid_bytes: int = 0
+    batches: int = 0
+    offset_entries: list = field(default_factory=list)  # (absolute offset, position)
+    time_entries: list = field(default_factory=list)  # (timestamp, absolute offset)
+    txn_entries: list = field(default_factory=list)  # (producerId, first, last, lastStableOffset)
+    stop: KsegError | None = None  # why recovery stopped before the end of the log
+    failure: RecoveryFailure | None = None  # an exception recovery does not survive
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def truncated(self) -> int:
+        """Bytes Kafka's recovery would cut from the end of the log."""
+        return self.log_size - self.valid_bytes
+
+    def index_bytes(self) -> bytes:
+        base = self.segment.base_offset
+        return b"".join(OFFSET_ENTRY.pack(o - base, p) for o, p in self.offset_entries)
+
+    def time_index_bytes(self) -> bytes:
+        base = self.segment.base_offset
+        return b"".join(TIME_ENTRY.pack(t, o - base) for t, o in self.time_entries)
+
+    def txn_index_bytes(self) -> bytes:
+        return b"".join(TXN_ENTRY.pack(0, *e) for e in self.txn_entries)
+
+
+def ensure_valid(batch) -> None:
+    """``RecordBatch.ensureValid`` with Kafka's messages."""
+    if batch.magic >= 2:
+        if batch.size < v2.HEADER_SIZE:
+            raise CorruptRecordError(f"Record batch is corrupt (the size {batch.size} is smaller than the minimum "
+                                     f"allowed overhead {v2.HEADER_SIZE})", path=batch.file.path,
+                                     position=batch.position)
+        if not batch.is_valid():
+            fn = crc32c_function()
+            computed = batch._stream_crc(v2.ATTRIBUTES_OFFSET, lambda b, c: fn(b, c))
+            raise CorruptRecordError(f"Record is corrupt (stored crc = {batch.checksum}, computed crc = {computed})",
+                                     path=batch.file.path, position=batch.position)
+    elif not batch.is_valid():
+        computed = batch._stream_crc(16, lambda b, c: zlib.crc32(b, c))
+        raise CorruptRecordError(f"Record is corrupt (stored crc = {batch.checksum}, computed crc = {computed})",
+                                 path=batch.file.path, position=batch.position)
+
+
+class _Indexes:
+    """The offset and time index as recovery appends to them (``OffsetIndex``, ``TimeIndex``)."""
+
+    def __init__(self, rec: Recovered, max_index_size: int) -> None:
+        self.rec = rec
+        self.max_offset_entries = max_index_size // OFFSET_ENTRY.size
+        self.max_time_entries = max_index_size // TIME_ENTRY.size
+        self.last_time = (NO_TIMESTAMP, rec.segment.base_offset)  # TimeIndex.lastEntry of an empty index
+
+    def append_offset(self, offset: int, position: int, batch) -> None:
+        entries = self.rec.offset_entries
+        if len(entries) >= self.max_offset_entries:
+            raise RecoveryFailure(f"IllegalArgumentException: attempt to append to a full index (size = "
+                                  f"{len(entries)}); raise --max-index-bytes", path=batch.file.path,
+                                  position=batch.position)
+        if entries and offset <= entries[-1][0]:
+            raise RecoveryFailure(f"InvalidOffsetException: attempt to append an offset {offset} to position "
+                                  f"{len(entries)} no larger than the last offset appended ({entries[-1][0]})",
+                                  path=batch.file.path, position=batch.position, truncates_segment=True)
+        entries.append((offset, position))
+
+    def maybe_append_time(self, timestamp: int, offset: int, skip_full_check: bool = False) -> None:
+        entries = self.rec.time_entries
+        if not skip_full_check and len(entries) >= self.max_time_entries - 1:
+            raise RecoveryFailure(f"IllegalArgumentException: attempt to append to a full time index (size = "
+                                  f"{len(entries)}); raise --max-index-bytes")
+        last_ts, last_offset = self.last_time
+        if entries and offset < last_offset:
+            raise RecoveryFailure(f"InvalidOffsetException: attempt to append an offset ({offset}) to slot "
+                                  f"{len(entries)} no larger than the last offset appended ({last_offset}) "
+                                  "to the time index", truncates_segment=True)
+        if timestamp > last_ts:
+            entries.append((timestamp, offset))
+            self.last_time = (timestamp, offset)
+
+
+def recover_segment(
+    seg: Segment,
+    state: ProducerState,
+    *,
+    index_interval_bytes: int = DEFAULT_INDEX_INTERVAL,
+    max_index_size: int = DEFAULT_MAX_INDEX_SIZE,
+    limit: int = 40 << 20,
+    progress: Callable[[int], None] | None = None,
+) -> Recovered:
+    """``LogSegment.recover`` on ``seg`` (module docstring); the log is only read."""
+    rec = Recovered(seg)
+    base = seg.base_offset
+    indexes = _Indexes(rec, max_index_size)
+    max_ts, max_offset = NO_TIMESTAMP, base  # maxTimestampAndOffsetSoFar from the empty time index
+    last_index_entry = 0
+    with FileRecords(seg.log) as records:
+        rec.log_size = records.size
+        batches = records.batches()
+        try:
+            while True:
+                try:
+                    batch = next(batches)
+                except StopIteration:
+                    break
+                ensure_valid(batch)
+                last = batch.last_offset
+                if not 0 <= last - base <= INT32_MAX:
+                    raise RecoveryFailure(f"LogSegmentOffsetOverflowException: offset {last} does not fit the "
+                                          f"index of base offset {base}", path=batch.file.path,
+                                          position=batch.position)
+                if batch.max_timestamp > max_ts:
+                    max_ts, max_offset = batch.max_timestamp, last
+                if rec.valid_bytes - last_index_entry > index_interval_bytes:
+                    indexes.append_offset(last, rec.valid_bytes, batch)
+                    indexes.maybe_append_time(max_ts, max_offset)
+                    last_index_entry = rec.valid_bytes
+                rec.valid_bytes += batch.size
+                rec.batches += 1
+                aborted = state.apply(batch, limit)
+                if aborted is not None:
+                    if rec.txn_entries and aborted[2] <= rec.txn_entries[-1][2]:
+                        raise RecoveryFailure("IllegalArgumentException: the last offset of appended transactions "
+                                              f"must increase ({aborted[2]} after {rec.txn_entries[-1][2]})",
+                                              path=batch.file.path, position=batch.position)
+                    rec.txn_entries.append(aborted)
+                if progress is not None:
+                    progress(rec.valid_bytes)
+            indexes.maybe_append_time(max_ts, max_offset, skip_full_check=True)
+        except RecoveryFailure as exc:
+            rec.failure = exc.at(files.display(seg.log))
+        except CorruptRecordError as exc:  # recovery's catch: stop here, the rest is truncated
+            rec.stop = exc.at(files.display(seg.log))
+            try:
+                indexes.maybe_append_time(max_ts, max_offset, skip_full_check=True)
+            except RecoveryFailure as failure:
+                rec.failure = failure.at(files.display(seg.log))
+    return rec
+
+
+def replay(seg: Segment, state: ProducerState, limit: int) -> None:
+    """Producer state of an earlier segment (``loadProducersFromRecords``): no checks, no indexes."""
+    try:
+        with FileRecords(seg.log) as records:
+            for batch in records.batches():
+                if batch.magic >= 2 and batch.h[v2.PRODUCER_ID] >= 0:
+                    state.apply(batch, limit)
+    except KsegError:
+        pass  # the segment's own recovery reports its damage; its state stops there
+
+
+@dataclass
+class Target:
+    """One partition to rebuild: its segments (all, or those named), and where outputs go."""
+
+    partition: Partition
+    selected: set[int] | None  # base offsets given as files; None: every segment
+    output_subdir: str  # "" or the partition's name (a log root written to --output-dir)
+
+
+def resolve(paths: list[str], notes: list[str]) -> list[Target]:
+    """Command-line paths (``.log`` files, partition directories, log roots) to targets."""
+    targets: list[Target] = []
+    by_dir: dict[str, Target] = {}
+    for path in paths:
+        if not os.path.exists(path):
+            raise InputError("no such file or directory", path=path)
+        if os.path.isdir(path):
+            parts = discover([path], notes)
+            root = len(parts) > 1 or (parts and os.path.abspath(parts[0].path) != os.path.abspath(path))
+            targets.extend(Target(p, None, p.name if root else "") for p in parts)
+            continue
+        if files.suffix(path) != files.LOG:
+            raise InputError("not a .log file: rebuild-index takes segment .log files and directories", path=path)
+        base = files.base_offset_from_name(path)
+        if base is None:
+            raise InputError("not a segment file: the name carries no base offset", path=path)
+        directory = os.path.dirname(os.path.abspath(path))
+        target = by_dir.get(directory)
+        if target is None:
+            part = scan_partition(os.path.dirname(path) or ".", notes)
+            target = by_dir[directory] = Target(part, set(), "")
+            targets.append(target)
+        target.selected.add(base)
+    return targets
+
+
+def recover_partition(target: Target, *, index_interval_bytes: int = DEFAULT_INDEX_INTERVAL,
+                      max_index_size: int = DEFAULT_MAX_INDEX_SIZE, limit: int = 40 << 20,
+                      progress=None) -> Iterator[Recovered]:
+    """Recover every selected segment of ``target`` in offset order, producer state carried."""
+    state = ProducerState()
+    segments = target.partition.segments
+    last_selected = max(target.selected) if target.selected else None
+    truncated_at: Segment | None = None
+    for seg in segments:
+        if seg.log is None:
+            continue
+        if target.selected is not None and seg.base_offset not in target.selected:
+            if seg.base_offset < last_selected:
+                replay(seg, state, limit)
+            continue
+        if progress is not None:
+            progress.start(f"{target.partition.name}/{seg.name}.log", seg.log_size())
+        rec = recover_segment(seg, state, index_interval_bytes=index_interval_bytes, max_index_size=max_index_size,
+                              limit=limit, progress=None if progress is None else progress.advance_to)
+        if truncated_at is not None:
+            rec.notes.append(f"Kafka's recovery would delete this segment (when above the recovery point): "
+                             f"segment {truncated_at.name} before it was truncated")
+        elif rec.truncated > 0 or (rec.failure is not None and rec.failure.truncates_segment):
+            truncated_at = seg
+        yield rec

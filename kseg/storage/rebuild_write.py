@@ -1,0 +1,159 @@
+"""What ``kseg rebuild-index`` does with rebuilt indexes: compare them, or write them atomically.
+
+Files per segment, as Kafka's recovery leaves them: ``.index`` and
+``.timeindex`` always (0 bytes when empty); ``.txnindex`` only when it has
+entries or already existed (``TransactionIndex`` creates its file on first
+append, and recovery truncates an existing one to 0 bytes).
+
+* check: each rebuilt file against the one beside the log -- same, differs
+  (with the first differing entry), or missing;
+* write: to the log's directory or ``--output-dir``; identical files are
+  left alone, a different existing file is replaced only with ``--force``,
+  every write is atomic (:func:`kseg.storage.atomic.write_atomic`);
+* a segment whose recovery Kafka would not survive gets no files.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from kseg.errors import InputError
+from kseg.format.indexes import OFFSET_ENTRY, TIME_ENTRY, TXN_ENTRY
+from kseg.storage import files
+from kseg.storage.atomic import write_atomic
+from kseg.storage.rebuild import Recovered
+
+SAME, DIFFERS, MISSING, ABSENT = "same", "differs", "missing", "absent"
+UNCHANGED, WRITTEN, REPLACED, REFUSED, SKIPPED, FAILED = "unchanged", "written", "replaced", "refused", "skipped", "failed"
+KINDS = (files.INDEX, files.TIME_INDEX, files.TXN_INDEX)
+_ENTRY = {files.INDEX: OFFSET_ENTRY, files.TIME_INDEX: TIME_ENTRY, files.TXN_INDEX: TXN_ENTRY}
+
+
+@dataclass
+class FileOutcome:
+    """One index file of a segment: what was rebuilt and what happened to it."""
+
+    kind: str  # ".index", ".timeindex", ".txnindex"
+    path: str  # the file compared with, or written
+    entries: int | None  # entries rebuilt; None when no file is due
+    status: str
+    existing_entries: int | None = None
+    difference: str | None = None
+    error: InputError | None = None
+
+
+def rebuilt_files(rec: Recovered) -> dict[str, bytes | None]:
+    """The bytes of each file recovery leaves; None for a ``.txnindex`` that would not exist."""
+    txn = rec.txn_index_bytes()
+    if not txn and rec.segment.txnindex is None:
+        txn = None
+    return {files.INDEX: rec.index_bytes(), files.TIME_INDEX: rec.time_index_bytes(), files.TXN_INDEX: txn}
+
+
+def _read(path: str) -> bytes | None:
+    if not os.path.exists(path):
+        return None
+    return files.read_small_file(path)
+
+
+def _entry_text(kind: str, data: bytes, n: int, base: int) -> str:
+    size = _ENTRY[kind].size
+    chunk = data[n * size : (n + 1) * size]
+    if len(chunk) < size:
+        return f"{len(chunk)} trailing bytes"
+    e = _ENTRY[kind].unpack(chunk)
+    if kind == files.INDEX:
+        return f"(offset {base + e[0]}, position {e[1]})"
+    if kind == files.TIME_INDEX:
+        return f"(timestamp {e[0]}, offset {base + e[1]})"
+    return f"(producerId {e[1]}, firstOffset {e[2]}, lastOffset {e[3]}, lastStableOffset {e[4]})"
+
+
+def difference(kind: str, existing: bytes, rebuilt: bytes, base: int) -> str:
+    """The first difference between two index files, entry by entry."""
+    size = _ENTRY[kind].size
+    n_old, n_new = -(-len(existing) // size), len(rebuilt) // size
+    for n in range(min(n_old, n_new)):
+        if existing[n * size : (n + 1) * size] != rebuilt[n * size : (n + 1) * size]:
+            return (f"entry #{n}: existing {_entry_text(kind, existing, n, base)}, "
+                    f"rebuilt {_entry_text(kind, rebuilt, n, base)}")
+    if n_old > n_new:
+        extra = existing[n_new * size :]
+        if not any(extra):
+            return (f"the existing file has {len(extra)} more bytes, all zero from entry #{n_new} "
+                    "(a preallocated index of a segment that was not closed)")
+        return (f"the existing file has {n_old - n_new} more entries, from entry #{n_new} "
+                f"{_entry_text(kind, existing, n_new, base)}")
+    return f"the rebuilt file has {n_new - n_old} more entries, from entry #{n_old} {_entry_text(kind, rebuilt, n_old, base)}"
+
+
+def check(rec: Recovered) -> list[FileOutcome]:
+    """Compare the rebuilt files with those beside the log; nothing is written."""
+    out = []
+    base = rec.segment.base_offset
+    directory = os.path.dirname(os.path.abspath(rec.segment.log))
+    for kind, data in rebuilt_files(rec).items():
+        path = os.path.join(directory, rec.segment.name + kind)
+        shown = files.display(os.path.join(os.path.dirname(rec.segment.log), rec.segment.name + kind))
+        size = _ENTRY[kind].size
+        if rec.failure is not None:
+            out.append(FileOutcome(kind, shown, None, SKIPPED))
+            continue
+        if data is None:
+            out.append(FileOutcome(kind, shown, None, ABSENT))
+            continue
+        o = FileOutcome(kind, shown, len(data) // size, SAME)
+        try:
+            existing = _read(path)
+        except InputError as exc:
+            o.status, o.error = FAILED, exc
+            out.append(o)
+            continue
+        if existing is None:
+            o.status = MISSING
+        else:
+            o.existing_entries = len(existing) // size
+            if existing != data:
+                o.status, o.difference = DIFFERS, difference(kind, existing, data, base)
+        out.append(o)
+    return out
+
+
+def write(rec: Recovered, output_dir: str | None, force: bool) -> list[FileOutcome]:
+    """Write the rebuilt files next to the log or in ``output_dir`` (created if needed)."""
+    out = []
+    base = rec.segment.base_offset
+    directory = output_dir or os.path.dirname(os.path.abspath(rec.segment.log))
+    for kind, data in rebuilt_files(rec).items():
+        path = os.path.join(directory, rec.segment.name + kind)
+        shown = files.display(path if output_dir else os.path.join(os.path.dirname(rec.segment.log),
+                                                                    rec.segment.name + kind))
+        size = _ENTRY[kind].size
+        if rec.failure is not None:
+            out.append(FileOutcome(kind, shown, None, SKIPPED))
+            continue
+        if data is None:
+            out.append(FileOutcome(kind, shown, None, ABSENT))
+            continue
+        o = FileOutcome(kind, shown, len(data) // size, WRITTEN)
+        out.append(o)
+        try:
+            existing = _read(path)
+            if existing is not None:
+                o.existing_entries = len(existing) // size
+                if existing == data:
+                    o.status = UNCHANGED
+                    continue
+                o.difference = difference(kind, existing, data, base)
+                if not force:
+                    o.status = REFUSED
+                    continue
+                o.status = REPLACED
+            os.makedirs(directory, exist_ok=True)
+            write_atomic(path, data, replace=existing is not None)
+        except InputError as exc:
+            o.status, o.error = FAILED, exc
+        except OSError as exc:
+            o.status, o.error = FAILED, InputError(f"cannot write: {exc.strerror or exc}", path=directory)
+    return out

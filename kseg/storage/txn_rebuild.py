@@ -1,0 +1,103 @@
+"""Producer state as Kafka's recovery keeps it, for rebuilding ``.txnindex`` files.
+
+Mirrors what ``LogSegment.recover`` → ``updateProducerState`` does with
+``ProducerStateManager`` and ``ProducerAppendInfo`` (origin REPLICATION: no
+sequence or epoch validation), keeping only what decides the transaction
+index:
+
+* per producer id, the first offset of its open transaction
+  (``ProducerStateEntry.currentTxnFirstOffset``);
+* the open transactions by first offset (``ongoingTxns``, a TreeMap).
+
+For each magic-2 batch with a producer id (``RecordBatch.hasProducerId``):
+
+* data batch: a transactional batch with no open transaction opens one at
+  the batch's base offset; a non-transactional batch while one is open is
+  ``InvalidTxnStateException`` (the log would fail to load);
+* control batch: its first record is an end-transaction marker
+  (``EndTransactionMarker.deserialize``: key int16 version + int16 type,
+  value int16 version + int32 coordinator epoch); a type other than
+  ABORT/COMMIT is ``IllegalArgumentException``; a short key or value is
+  ``InvalidRecordException`` (recovery stops there).  If the producer has an
+  open transaction, it completes: its last stable offset is the first offset
+  of the earliest open transaction of *another* producer, else the marker's
+  offset + 1 (``ProducerStateManager.lastStableOffset``); an ABORT becomes a
+  ``.txnindex`` entry (version 0, producerId, firstOffset, lastOffset = the
+  marker's offset, lastStableOffset) in the segment holding the marker, so
+  ``firstOffset`` may lie in an earlier segment.
+"""
+
+from __future__ import annotations
+
+from kseg.errors import KsegError
+from kseg.format import control, v2
+
+NO_OFFSET = -1
+
+
+class RecoveryFailure(KsegError):
+    """Kafka's recovery would throw an exception it does not catch per batch: the
+    message names it.  ``truncates_segment`` when ``LogLoader`` then truncates the
+    whole segment (``InvalidOffsetException``); otherwise the log fails to load."""
+
+    def __init__(self, message: str, *, path=None, position=None, truncates_segment: bool = False) -> None:
+        super().__init__(message, path=path, position=position)
+        self.truncates_segment = truncates_segment
+
+
+class ProducerState:
+    """``ProducerStateManager`` reduced to the transaction index's needs (module docstring)."""
+
+    def __init__(self) -> None:
+        self.current_txn: dict[int, int] = {}  # producerId -> first offset of its open transaction
+        self.ongoing: dict[int, int] = {}  # first offset -> producerId
+
+    def apply(self, batch, limit: int) -> tuple[int, int, int, int] | None:
+        """Apply one batch; return (producerId, firstOffset, lastOffset, lastStableOffset) of an
+        aborted transaction it completes, else None.  Raises
+        :class:`kseg.errors.CorruptRecordError` for an unreadable marker and
+        :class:`RecoveryFailure` where Kafka's recovery would fail."""
+        if batch.magic < 2:
+            return None
+        h = batch.h
+        pid = h[v2.PRODUCER_ID]
+        if pid < 0:
+            return None
+        if batch.is_control:
+            return self._end_marker(batch, pid, limit)
+        first = self.current_txn.get(pid, NO_OFFSET)
+        if first != NO_OFFSET and not batch.is_transactional:
+            raise RecoveryFailure(
+                f"InvalidTxnStateException: expected a transactional write from producer {pid} "
+                f"at offset {batch.base_offset} (its transaction from offset {first} is open)",
+                path=batch.file.path, position=batch.position)
+        if first == NO_OFFSET and batch.is_transactional:
+            self.current_txn[pid] = batch.base_offset
+            self.ongoing[batch.base_offset] = pid
+        return None
+
+    def _end_marker(self, batch, pid: int, limit: int):
+        record = next(iter(batch.records(limit)), None)
+        if record is None:
+            return None  # an empty control batch completes nothing
+        try:
+            type_id = control.parse_type_id(record[3])
+            if type_id not in (control.ABORT, control.COMMIT):
+                raise RecoveryFailure(
+                    f"IllegalArgumentException: invalid control record type for end transaction marker "
+                    f"{control.type_name(type_id)} ({type_id}) in a control batch of producer {pid}",
+                    path=batch.file.path, position=batch.position)
+            control.parse_end_txn_marker(record[4])
+        except KsegError as exc:
+            if exc.position is None:
+                exc.position = batch.position
+            raise exc.at(batch.file.path) from None
+        first = self.current_txn.pop(pid, NO_OFFSET)
+        if first == NO_OFFSET:
+            return None
+        marker = batch.base_offset
+        lso = min((f for f, p in self.ongoing.items() if p != pid), default=marker + 1)
+        self.ongoing.pop(first, None)
+        if type_id == control.ABORT:
+            return (pid, first, marker, lso)
+        return None
