@@ -62,6 +62,14 @@ def run_subprocess(args: list[str], cwd: Path | str | None = None, timeout: floa
     return Result(p.returncode, p.stdout, p.stderr)
 
 
+SUMMARY: list[str] = []  # lines a test wants shown at the end of the run (e.g. the fuzz counts)
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    for line in SUMMARY:
+        terminalreporter.write_line(line)
+
+
 @pytest.fixture
 def corpus_data() -> Path:
     return CORPUS_DATA

@@ -12,7 +12,7 @@ import os
 import subprocess
 import sys
 
-from tests.conftest import TESTS
+from tests.conftest import SUMMARY, TESTS
 
 CASES = int(os.environ.get("KSEG_FUZZ_CASES", "1000"))
 SEED = int(os.environ.get("KSEG_FUZZ_SEED", "20261122"))
@@ -25,7 +25,7 @@ def test_fuzz_slice() -> None:
     )
     assert p.stdout, p.stderr.decode()[-3000:]
     summary = json.loads(p.stdout.decode().strip().splitlines()[-1])
-    print(f"fuzz: {summary['cases']} mutated inputs, {summary['command_runs']} command runs "
+    SUMMARY.append(f"fuzz: {summary['cases']} mutated inputs, {summary['command_runs']} command runs "
           f"({', '.join(summary['commands'])}) in {summary['seconds']} s, {summary['failure_count']} failures")
     assert summary["failure_count"] == 0, json.dumps(summary["failures"], indent=1)
     assert p.returncode == 0

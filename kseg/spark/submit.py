@@ -1,0 +1,49 @@
+"""Entry point for ``spark-submit``: the same job as ``kseg verify-index --spark``.
+
+    spark-submit --master yarn "$(python -c 'import kseg.spark.submit as m; print(m.__file__)')" \\
+        [--strict] [--report s3a://bucket/report/ | out.jsonl | out.parquet] /mnt/kafka ...
+
+Needs only the installed package on the driver and executors, or a zip of
+``kseg/`` passed with ``--py-files kseg.zip``.  The master comes from
+spark-submit.  Exit code as the local command: 0 clean, 1 problems, 2 error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="kseg-spark-verify", description="Verify Kafka partition directories on Spark.")
+    ap.add_argument("paths", nargs="+", help="log roots, partition directories or segment files")
+    ap.add_argument("--strict", action="store_true", help="Kafka's --verify-index-only rule")
+    ap.add_argument("--report", help="JSON Lines or Parquet (by extension), local path or URI")
+    ap.add_argument("--max-message-size", type=int, default=5 * 1024 * 1024)
+    ap.add_argument("--format", choices=["text", "json"], default="text")
+    ap.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE")
+    args = ap.parse_args(argv)
+
+    from kseg.errors import KsegError
+    from kseg.spark.driver import run_spark_cli, session
+    from kseg.storage.partition import discover
+
+    notes: list[str] = []
+    try:
+        partitions = discover(args.paths, notes)
+    except KsegError as exc:
+        sys.stderr.write(f"kseg: error: {exc.describe()}\n")
+        return 2
+    for note in notes:
+        sys.stderr.write(f"kseg: note: {note}\n")
+    spark = session(None, args.spark_conf)
+    try:
+        return run_spark_cli(partitions, strict=args.strict, report_path=args.report, master=None,
+                             spark_conf=(), max_message_size=args.max_message_size, output_format=args.format,
+                             out=sys.stdout.buffer, err=sys.stderr.buffer, spark=spark)
+    finally:
+        spark.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
