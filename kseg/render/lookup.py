@@ -16,7 +16,7 @@ from kseg.render.dump import DumpOptions, Dumper, string_decoder
 from kseg.render.jsonl import JsonSink, _dumps
 from kseg.render.text import TextSink
 from kseg.storage.lookup import AT_END, BELOW_START, EMPTY, NEXT, PAST_END, OffsetLookup
-from kseg.storage.lookup_time import NOT_FOUND, TimeLookup
+from kseg.storage.lookup_time import TimeLookup
 
 
 def iso(ms: int) -> str:
@@ -299,7 +299,3 @@ def time_json(r: TimeLookup, partition: str, decoders: tuple) -> dict:
 def write_json(out, obj: dict) -> None:
     out.write((_dumps(obj) + "\n").encode("utf-8", "replace"))
     out.flush()
-
-
-__all__ = ["NOT_FOUND", "PAST_END", "iso", "offset_json", "offset_reason", "time_json", "time_reason",
-           "write_json", "write_offset_text", "write_time_text"]

@@ -105,7 +105,9 @@ class RebuildReport:
             self._write(_dumps({"type": "summary", "segments": self.segments, "files": dict(self.counts),
                                 "damagedLogs": self.damaged, "notes": notes, "exitCode": self.code}) + "\n")
         else:
-            damaged = f"; {self.damaged} log{'s' if self.damaged != 1 else ''} with invalid data" if self.damaged else ""
+            damaged = ""
+            if self.damaged:
+                damaged = f"; {self.damaged} log{'s' if self.damaged != 1 else ''} with invalid data"
             self._write(f"{self.segments} segment{'s' if self.segments != 1 else ''}; files: "
                         f"{', '.join(parts) or 'none'}{damaged}\n")
         return self.code

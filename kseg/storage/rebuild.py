@@ -240,6 +240,12 @@ def resolve(paths: list[str], notes: list[str]) -> list[Target]:
             target = by_dir[directory] = Target(part, set(), "")
             targets.append(target)
         target.selected.add(base)
+    for target in targets:
+        for seg in target.partition.segments:
+            if seg.log is None and (target.selected is None or seg.base_offset in target.selected):
+                names = ", ".join(os.path.basename(p) for p in (seg.index, seg.timeindex, seg.txnindex) if p)
+                notes.append(f"{target.partition.path}: {names} without {seg.name}.log: ignored "
+                             "(Kafka deletes such orphaned index files when it loads the log)")
     return targets
 
 

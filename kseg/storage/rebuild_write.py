@@ -25,7 +25,8 @@ from kseg.storage.atomic import write_atomic
 from kseg.storage.rebuild import Recovered
 
 SAME, DIFFERS, MISSING, ABSENT = "same", "differs", "missing", "absent"
-UNCHANGED, WRITTEN, REPLACED, REFUSED, SKIPPED, FAILED = "unchanged", "written", "replaced", "refused", "skipped", "failed"
+UNCHANGED, WRITTEN, REPLACED = "unchanged", "written", "replaced"
+REFUSED, SKIPPED, FAILED = "refused", "skipped", "failed"
 KINDS = (files.INDEX, files.TIME_INDEX, files.TXN_INDEX)
 _ENTRY = {files.INDEX: OFFSET_ENTRY, files.TIME_INDEX: TIME_ENTRY, files.TXN_INDEX: TXN_ENTRY}
 
@@ -85,7 +86,8 @@ def difference(kind: str, existing: bytes, rebuilt: bytes, base: int) -> str:
                     "(a preallocated index of a segment that was not closed)")
         return (f"the existing file has {n_old - n_new} more entries, from entry #{n_new} "
                 f"{_entry_text(kind, existing, n_new, base)}")
-    return f"the rebuilt file has {n_new - n_old} more entries, from entry #{n_old} {_entry_text(kind, rebuilt, n_old, base)}"
+    return (f"the rebuilt file has {n_new - n_old} more entries, from entry #{n_old} "
+            f"{_entry_text(kind, rebuilt, n_old, base)}")
 
 
 def check(rec: Recovered) -> list[FileOutcome]:

@@ -167,3 +167,11 @@ def test_no_space_left_mid_file_in_a_real_process(tmp_path) -> None:
 def test_help() -> None:
     r = run_cli(["rebuild-index", "--help"])
     assert r.exit_code == 0 and "LogSegment.recover" in r.text and "Exit codes" in r.text
+
+
+def test_an_index_without_its_log_is_noted(tmp_path) -> None:
+    d = copy(tmp_path, "plain-v2-0")
+    (d / "00000000000000000251.log").unlink()
+    r = run_cli(["rebuild-index", "--check", str(d)])
+    assert r.exit_code == 0 and r.text.splitlines()[-1].startswith("1 segment;")
+    assert "00000000000000000251.index, 00000000000000000251.timeindex without 00000000000000000251.log" in r.errtext

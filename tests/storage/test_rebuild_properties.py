@@ -41,7 +41,9 @@ def build(specs, magic: int) -> list[bytes]:
         records = [RecordSpec(b"k%d" % (offset + i) if i % 3 else None, bytes([65 + i % 26]) * size,
                               BASE_TS + ts[i]) for i in range(n)]
         if magic == 2:
-            lat = {"timestamp_type": "LogAppendTime", "log_append_time": BASE_TS + 30_000 + offset} if log_append else {}
+            lat = {}
+            if log_append:
+                lat = {"timestamp_type": "LogAppendTime", "log_append_time": BASE_TS + 30_000 + offset}
             out.append(build_v2_batch(records, base_offset=offset, codec=codec, **lat))
         else:
             codec = "none" if codec == "zstd" else codec
