@@ -110,17 +110,16 @@ class _Indexes:
         self.max_time_entries = max_index_size // TIME_ENTRY.size
         self.last_time = (NO_TIMESTAMP, rec.segment.base_offset)  # TimeIndex.lastEntry of an empty index
 
-    def append_offset(self, offset: int, position: int, batch) -> None:
+    def append_offset(self, offset: int, valid_bytes: int, path: str, position: int) -> None:
         entries = self.rec.offset_entries
         if len(entries) >= self.max_offset_entries:
             raise RecoveryFailure(f"IllegalArgumentException: attempt to append to a full index (size = "
-                                  f"{len(entries)}); raise --max-index-bytes", path=batch.file.path,
-                                  position=batch.position)
+                                  f"{len(entries)}); raise --max-index-bytes", path=path, position=position)
         if entries and offset <= entries[-1][0]:
             raise RecoveryFailure(f"InvalidOffsetException: attempt to append an offset {offset} to position "
                                   f"{len(entries)} no larger than the last offset appended ({entries[-1][0]})",
-                                  path=batch.file.path, position=batch.position, truncates_segment=True)
-        entries.append((offset, position))
+                                  path=path, position=position, truncates_segment=True)
+        entries.append((offset, valid_bytes))
 
     def maybe_append_time(self, timestamp: int, offset: int, skip_full_check: bool = False) -> None:
         entries = self.rec.time_entries
@@ -137,6 +136,33 @@ class _Indexes:
             self.last_time = (timestamp, offset)
 
 
+class _Aux:
+    """A second reader of the same log, for the few batches that need a batch object
+    (control batches, invalid ones) while ``FileRecords.scan`` holds the first's window."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.records: FileRecords | None = None
+
+    def batch(self, position: int):
+        if self.records is None:
+            self.records = FileRecords(self.path, window=1 << 16)
+        return self.records.batch_at(position)
+
+    def close(self) -> None:
+        if self.records is not None:
+            self.records.close()
+
+
+def _invalid(aux: _Aux, position: int) -> CorruptRecordError:
+    """The error ``ensureValid`` throws for the batch at ``position`` (found invalid by scan)."""
+    try:
+        ensure_valid(aux.batch(position))
+    except CorruptRecordError as exc:
+        return exc
+    return CorruptRecordError("Record is corrupt (CRC mismatch)", path=aux.path, position=position)
+
+
 def recover_segment(
     seg: Segment,
     state: ProducerState,
@@ -146,65 +172,97 @@ def recover_segment(
     limit: int = 40 << 20,
     progress: Callable[[int], None] | None = None,
 ) -> Recovered:
-    """``LogSegment.recover`` on ``seg`` (module docstring); the log is only read."""
+    """``LogSegment.recover`` on ``seg`` (module docstring); the log is only read.
+
+    Batches come from ``FileRecords.scan`` (header tuples and CRC verdicts, no
+    object per batch); control batches of producers are read through a second
+    reader for their marker.
+    """
     rec = Recovered(seg)
     base = seg.base_offset
+    path = files.display(seg.log)
     indexes = _Indexes(rec, max_index_size)
     max_ts, max_offset = NO_TIMESTAMP, base  # maxTimestampAndOffsetSoFar from the empty time index
-    last_index_entry = 0
-    with FileRecords(seg.log) as records:
-        rec.log_size = records.size
-        batches = records.batches()
-        try:
-            while True:
-                try:
-                    batch = next(batches)
-                except StopIteration:
-                    break
-                ensure_valid(batch)
-                last = batch.last_offset
-                if not 0 <= last - base <= INT32_MAX:
-                    raise RecoveryFailure(f"LogSegmentOffsetOverflowException: offset {last} does not fit the "
-                                          f"index of base offset {base}", path=batch.file.path,
-                                          position=batch.position)
-                if batch.max_timestamp > max_ts:
-                    max_ts, max_offset = batch.max_timestamp, last
-                if rec.valid_bytes - last_index_entry > index_interval_bytes:
-                    indexes.append_offset(last, rec.valid_bytes, batch)
-                    indexes.maybe_append_time(max_ts, max_offset)
-                    last_index_entry = rec.valid_bytes
-                rec.valid_bytes += batch.size
-                rec.batches += 1
-                aborted = state.apply(batch, limit)
-                if aborted is not None:
-                    if rec.txn_entries and aborted[2] <= rec.txn_entries[-1][2]:
-                        raise RecoveryFailure("IllegalArgumentException: the last offset of appended transactions "
-                                              f"must increase ({aborted[2]} after {rec.txn_entries[-1][2]})",
-                                              path=batch.file.path, position=batch.position)
-                    rec.txn_entries.append(aborted)
-                if progress is not None:
-                    progress(rec.valid_bytes)
-            indexes.maybe_append_time(max_ts, max_offset, skip_full_check=True)
-        except RecoveryFailure as exc:
-            rec.failure = exc.at(files.display(seg.log))
-        except CorruptRecordError as exc:  # recovery's catch: stop here, the rest is truncated
-            rec.stop = exc.at(files.display(seg.log))
+    last_index_entry = valid_bytes = count = 0
+    aux = _Aux(seg.log)
+    try:
+        with FileRecords(seg.log) as records:
+            rec.log_size = records.size
             try:
+                for items in records.scan():
+                    for position, size, h, valid in items:
+                        if h is None:  # a FileBatch: legacy, too small for a v2 header, or not in the window
+                            batch = valid
+                            ensure_valid(batch)
+                            last, batch_max_ts, magic = batch.last_offset, batch.max_timestamp, batch.magic
+                            pid = batch.h[v2.PRODUCER_ID] if magic >= 2 else -1
+                        else:
+                            if not valid:
+                                raise _invalid(aux, position)
+                            batch = None
+                            last, batch_max_ts, magic, pid = h[0] + h[6], h[8], h[3], h[9]
+                        if not 0 <= last - base <= INT32_MAX:
+                            raise RecoveryFailure(f"LogSegmentOffsetOverflowException: offset {last} does not fit "
+                                                  f"the index of base offset {base}", path=path, position=position)
+                        if batch_max_ts > max_ts:
+                            max_ts, max_offset = batch_max_ts, last
+                        if valid_bytes - last_index_entry > index_interval_bytes:
+                            indexes.append_offset(last, valid_bytes, path, position)
+                            indexes.maybe_append_time(max_ts, max_offset)
+                            last_index_entry = valid_bytes
+                        valid_bytes += size
+                        count += 1
+                        rec.valid_bytes, rec.batches = valid_bytes, count
+                        if pid >= 0:
+                            if batch is None and not h[5] & 0x20:  # a data batch: the header is enough
+                                state.apply_data(pid, h[0], bool(h[5] & 0x10), path, position)
+                                continue
+                            aborted = state.apply(batch if batch is not None else aux.batch(position), limit)
+                            if aborted is not None:
+                                _add_aborted(rec, aborted, path, position)
+                    if progress is not None:
+                        progress(valid_bytes)
                 indexes.maybe_append_time(max_ts, max_offset, skip_full_check=True)
-            except RecoveryFailure as failure:
-                rec.failure = failure.at(files.display(seg.log))
+            except RecoveryFailure as exc:
+                rec.failure = exc.at(path)
+            except CorruptRecordError as exc:  # recovery's catch: stop here, the rest is truncated
+                rec.stop = exc.at(path)
+                try:
+                    indexes.maybe_append_time(max_ts, max_offset, skip_full_check=True)
+                except RecoveryFailure as failure:
+                    rec.failure = failure.at(path)
+    finally:
+        aux.close()
     return rec
+
+
+def _add_aborted(rec: Recovered, aborted: tuple, path: str, position: int) -> None:
+    """``TransactionIndex.append``: last offsets must increase."""
+    if rec.txn_entries and aborted[2] <= rec.txn_entries[-1][2]:
+        raise RecoveryFailure("IllegalArgumentException: the last offset of appended transactions must increase "
+                              f"({aborted[2]} after {rec.txn_entries[-1][2]})", path=path, position=position)
+    rec.txn_entries.append(aborted)
 
 
 def replay(seg: Segment, state: ProducerState, limit: int) -> None:
     """Producer state of an earlier segment (``loadProducersFromRecords``): no checks, no indexes."""
+    aux = _Aux(seg.log)
     try:
         with FileRecords(seg.log) as records:
-            for batch in records.batches():
-                if batch.magic >= 2 and batch.h[v2.PRODUCER_ID] >= 0:
-                    state.apply(batch, limit)
+            for items in records.scan():
+                for position, _, h, batch in items:
+                    if h is None:
+                        if batch.magic >= 2 and batch.h[v2.PRODUCER_ID] >= 0:
+                            state.apply(batch, limit)
+                    elif h[9] >= 0:
+                        if h[5] & 0x20:
+                            state.apply(aux.batch(position), limit)
+                        else:
+                            state.apply_data(h[9], h[0], bool(h[5] & 0x10), seg.log, position)
     except KsegError:
         pass  # the segment's own recovery reports its damage; its state stops there
+    finally:
+        aux.close()
 
 
 @dataclass

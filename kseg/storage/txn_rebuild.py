@@ -65,16 +65,20 @@ class ProducerState:
             return None
         if batch.is_control:
             return self._end_marker(batch, pid, limit)
+        self.apply_data(pid, batch.base_offset, batch.is_transactional, batch.file.path, batch.position)
+        return None
+
+    def apply_data(self, pid: int, base_offset: int, transactional: bool, path: str, position: int) -> None:
+        """A data batch of producer ``pid`` (``ProducerAppendInfo.appendDataBatch``)."""
         first = self.current_txn.get(pid, NO_OFFSET)
-        if first != NO_OFFSET and not batch.is_transactional:
+        if first != NO_OFFSET and not transactional:
             raise RecoveryFailure(
                 f"InvalidTxnStateException: expected a transactional write from producer {pid} "
-                f"at offset {batch.base_offset} (its transaction from offset {first} is open)",
-                path=batch.file.path, position=batch.position)
-        if first == NO_OFFSET and batch.is_transactional:
-            self.current_txn[pid] = batch.base_offset
-            self.ongoing[batch.base_offset] = pid
-        return None
+                f"at offset {base_offset} (its transaction from offset {first} is open)",
+                path=path, position=position)
+        if first == NO_OFFSET and transactional:
+            self.current_txn[pid] = base_offset
+            self.ongoing[base_offset] = pid
 
     def _end_marker(self, batch, pid: int, limit: int):
         record = next(iter(batch.records(limit)), None)
