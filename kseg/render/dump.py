@@ -22,6 +22,7 @@ from kseg.format import control
 from kseg.format.indexes import NO_TIMESTAMP, OffsetIndexView, TimeIndexView, iter_aborted_txns
 from kseg.format.snapshot import parse_snapshot
 from kseg.storage import files
+from kseg.storage.batch import V2Batch
 from kseg.storage.records import FileRecords
 
 INT_MAX = 0x7FFFFFFF
@@ -197,10 +198,14 @@ class Dumper:
                 valid_bytes = items[-1][0] + items[-1][1]
                 if progress is not None:
                     progress.advance_to(valid_bytes)
+        fast = self._fast_records() if deep else None
         for batch in () if batch_lines is not None else records.batches():
             sink.batch(batch, valid_bytes)
             if deep:
-                last_offset = self._dump_records(batch, last_offset, abs_path)
+                if fast is not None and batch.__class__ is V2Batch and not batch.h[5] & 0x20:
+                    last_offset = self._dump_v2_chunks(batch, last_offset, abs_path, *fast)
+                else:
+                    last_offset = self._dump_records(batch, last_offset, abs_path)
             valid_bytes += batch.size
             if progress is not None:
                 progress.advance_to(valid_bytes)
@@ -214,10 +219,6 @@ class Dumper:
         is_control = batch.is_control
         legacy = batch.magic < 2
         problems = self.problems
-        fast = getattr(sink, "v2_records", None)
-        if (fast is not None and not legacy and not is_control and opts.parser is None
-                and not opts.skip_record_metadata):
-            return self._dump_v2_chunks(batch, last_offset, abs_path, fast)
         for rec in batch.records(opts.decompress_limit):
             offset = rec[0]
             if last_offset == -1:
@@ -239,15 +240,24 @@ class Dumper:
                 sink.record(batch, rec, extra, key_text, payload_text)
         return last_offset
 
-    def _dump_v2_chunks(self, batch, last_offset: int, abs_path: str, emit) -> int:
-        """The common case of :meth:`_dump_records` in chunks: a v2 data batch to a sink with ``v2_records``."""
+    def _fast_records(self) -> tuple | None:
+        """``(emit, limit, decoders)`` for :meth:`_dump_v2_chunks`, or None when the sink or options need
+        :meth:`_dump_records` (no ``v2_records``, a topic parser, ``--skip-record-metadata``)."""
         opts = self.opts
+        emit = getattr(self.sink, "v2_records", None)
+        if emit is None or opts.parser is not None or opts.skip_record_metadata:
+            return None
         decoders = (opts.key_decoder, opts.value_decoder) if opts.print_data_log else ()
-        for chunk in batch.record_chunks(opts.decompress_limit, sizes=not decoders):
+        return emit, opts.decompress_limit, decoders
+
+    def _dump_v2_chunks(self, batch, last_offset: int, abs_path: str, emit, limit: int, decoders: tuple) -> int:
+        """:meth:`_dump_records` for a v2 data (non-control) batch, in chunks, to a sink with ``v2_records``."""
+        for chunk in batch.record_chunks(limit, sizes=not decoders):
             first = chunk[0][0]
             n = len(chunk)
             if (last_offset == -1 or first == last_offset + 1) and (
-                chunk[-1][0] == first + n - 1 and [r[0] for r in chunk] == list(range(first, first + n))
+                n == 1
+                or (chunk[-1][0] == first + n - 1 and [r[0] for r in chunk] == list(range(first, first + n)))
             ):
                 last_offset = chunk[-1][0]
                 emit(batch, chunk, *decoders)

@@ -85,6 +85,9 @@ class TextSink:
 
     # -- batches and records ------------------------------------------------------
     def batch(self, b, position: int) -> None:
+        if b.magic >= 2 and b.size >= v2.HEADER_SIZE:  # the cached parts of batch_lines
+            self.batch_lines([(position, b.size, b.h, b.is_valid())])
+            return
         if b.magic >= 2:
             h = b.h
             attrs = h[v2.ATTRIBUTES]
