@@ -235,18 +235,23 @@ def _unlz4(data, magic: int, limit: int) -> bytes:
             pos += 4
 
 
+_ZSTD_STEP = 1 << 16
+
+
 def _unzstd(data, limit: int) -> bytes:
     import io
 
     import zstandard
 
     reader = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(bytes(data)), read_across_frames=True)
-    out = reader.read(limit + 1)
-    # read() may return less than asked before the end; keep going until EOF.
-    chunks = [out]
-    total = len(out)
-    while out and total <= limit:
-        out = reader.read(limit + 1 - total)
+    # Read in 64 KiB steps until EOF: read(n) allocates n bytes up front, and
+    # asking for the whole bound (40 MiB by default) cost ~0.2 ms per batch.
+    chunks = []
+    total = 0
+    while total <= limit:
+        out = reader.read(min(_ZSTD_STEP, limit + 1 - total))
+        if not out:
+            break
         chunks.append(out)
         total += len(out)
     if total > limit:
