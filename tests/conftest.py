@@ -21,7 +21,7 @@ def golden_rows() -> list[dict]:
     """Rows of golden/INDEX.tsv: partition, file, set, args, exit_code."""
     with open(CORPUS_GOLDEN / "INDEX.tsv", newline="") as f:
         rows = list(csv.reader(f, delimiter="\t"))
-    header, body = rows[0], rows[1:]
+    body = rows[1:]  # rows[0] is the header
     return [dict(zip(["partition", "file", "set", "args", "exit_code"], r[:5])) for r in body]
 
 

@@ -140,6 +140,10 @@ class TimeIndexView:
             return NO_TIMESTAMP, self.base_offset
         return self.entry(self.entries - 1)
 
+    def lookup_slot(self, target: int) -> int:
+        """The slot ``TimeIndex.lookup`` uses: the largest entry with timestamp <= target, or -1."""
+        return _largest_lower_bound(self.entries, 12, lambda n: self.entry(n)[0], target)
+
     def lookup(self, target: int) -> tuple[int, int]:
         """``TimeIndex.lookup``: the largest entry with timestamp <= target, else (-1, base)."""
         slot = _largest_lower_bound(self.entries, 12, lambda n: self.entry(n)[0], target)

@@ -46,6 +46,25 @@ def string_decoder(data) -> str:
         return java_utf8(bytes(data))
 
 
+def control_text(batch, key, value) -> str:
+    """What Kafka's tool prints after a control record's metadata (``DumpLogSegments.dumpLog``)."""
+    try:
+        type_id = control.parse_type_id(key)
+        if type_id in (control.ABORT, control.COMMIT):
+            epoch = control.parse_end_txn_marker(value)
+            return f" endTxnMarker: {control.type_name(type_id)} coordinatorEpoch: {epoch}"
+        if type_id in (control.SNAPSHOT_HEADER, control.SNAPSHOT_FOOTER, control.KRAFT_VERSION,
+                       control.KRAFT_VOTERS):
+            from kseg.decoders.control import control_record_text
+
+            text = control_record_text(type_id, bytes(key), None if value is None else bytes(value))
+            if text is not None:
+                return text
+        return f" controlType: {control.type_name(type_id)}({type_id})"
+    except KsegError as exc:
+        raise exc.at(batch.file.path, batch.position if exc.position is None else 0)
+
+
 @dataclass
 class DumpOptions:
     """The options of ``kafka-dump-log.sh``, with Kafka's defaults."""
@@ -162,9 +181,8 @@ class Dumper:
 
     # -- .log / .checkpoint -------------------------------------------------
     def dump_log(self, path: str) -> None:
-        opts, sink = self.opts, self.sink
         name = os.path.basename(path)
-        records = FileRecords(path, end=opts.max_bytes)  # open first: a missing file prints no header
+        records = FileRecords(path, end=self.opts.max_bytes)  # open first: a missing file prints no header
         with records:
             self._log_header(path, name)
             self._dump_batches(records, path, name)
@@ -230,7 +248,7 @@ class Dumper:
             value = rec[3] if legacy else rec[4]
             extra = None
             if is_control and not opts.skip_record_metadata:
-                extra = self._control_text(batch, key, value)
+                extra = control_text(batch, key, value)
             key_text = payload_text = None
             if print_data and not is_control:
                 key_text, payload_text = self._parse(offset, key, value)
@@ -277,23 +295,6 @@ class Dumper:
         key_text = None if key is None else self.opts.key_decoder(key)
         payload_text = None if value is None else self.opts.value_decoder(value)
         return key_text, payload_text
-
-    def _control_text(self, batch, key, value) -> str:
-        try:
-            type_id = control.parse_type_id(key)
-            if type_id in (control.ABORT, control.COMMIT):
-                epoch = control.parse_end_txn_marker(value)
-                return f" endTxnMarker: {control.type_name(type_id)} coordinatorEpoch: {epoch}"
-            if type_id in (control.SNAPSHOT_HEADER, control.SNAPSHOT_FOOTER, control.KRAFT_VERSION,
-                           control.KRAFT_VOTERS):
-                from kseg.decoders.control import control_record_text
-
-                text = control_record_text(type_id, bytes(key), None if value is None else bytes(value))
-                if text is not None:
-                    return text
-            return f" controlType: {control.type_name(type_id)}({type_id})"
-        except KsegError as exc:
-            raise exc.at(batch.file.path, batch.position if exc.position is None else 0)
 
     # -- .index ---------------------------------------------------------------
     def dump_index(self, path: str) -> None:

@@ -15,7 +15,8 @@ from kseg.format.compression import codec_name
 from kseg.render.dump import string_decoder
 
 _FLUSH_AT = 1 << 16
-_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+"""One compact JSON object, non-ASCII kept: the form of every kseg JSON line."""
 
 
 class JsonSink:
@@ -29,7 +30,7 @@ class JsonSink:
         self._file = None
 
     def emit(self, obj: dict) -> None:
-        line = _dumps(obj)
+        line = dumps(obj)
         self._parts.append(line)
         self._size += len(line)
         if self._size > _FLUSH_AT:

@@ -12,8 +12,8 @@ from __future__ import annotations
 import datetime as _dt
 import os
 
-from kseg.render.dump import DumpOptions, Dumper, string_decoder
-from kseg.render.jsonl import JsonSink, _dumps
+from kseg.render.dump import control_text, string_decoder
+from kseg.render.jsonl import JsonSink, dumps
 from kseg.render.text import TextSink
 from kseg.storage.lookup import AT_END, BELOW_START, EMPTY, NEXT, PAST_END, OffsetLookup
 from kseg.storage.lookup_time import TimeLookup
@@ -50,7 +50,7 @@ def record_texts(batch, rec, key_decoder, value_decoder) -> tuple:
         key, value = rec[2], rec[3]
         return None, None if key is None else key_decoder(key), None if value is None else value_decoder(value)
     if batch.is_control:  # control records never print a key or payload
-        return Dumper(DumpOptions(), None)._control_text(batch, rec[3], rec[4]), None, None
+        return control_text(batch, rec[3], rec[4]), None, None
     key, value = rec[3], rec[4]
     return None, None if key is None else key_decoder(key), None if value is None else value_decoder(value)
 
@@ -297,5 +297,5 @@ def time_json(r: TimeLookup, partition: str, decoders: tuple) -> dict:
 
 
 def write_json(out, obj: dict) -> None:
-    out.write((_dumps(obj) + "\n").encode("utf-8", "replace"))
+    out.write((dumps(obj) + "\n").encode("utf-8", "replace"))
     out.flush()

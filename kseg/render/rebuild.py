@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from kseg.render.jsonl import _dumps
+from kseg.render.jsonl import dumps
 from kseg.storage import files
 from kseg.storage.rebuild import Recovered
 from kseg.storage.rebuild_write import (
@@ -93,7 +93,7 @@ class RebuildReport:
         self.counts.update(o.status for o in outcomes)
         self.code = max(self.code, exit_code(rec, outcomes))
         if self.json:
-            self._write(_dumps(segment_json(rec, outcomes)) + "\n")
+            self._write(dumps(segment_json(rec, outcomes)) + "\n")
             return
         lines = [segment_line(rec)] + [file_line(o) for o in outcomes] + [f"  note: {n}" for n in rec.notes]
         self._write("\n".join(lines) + "\n")
@@ -102,7 +102,7 @@ class RebuildReport:
         order = [SAME, UNCHANGED, WRITTEN, REPLACED, DIFFERS, MISSING, REFUSED, FAILED, SKIPPED, ABSENT]
         parts = [f"{self.counts[k]} {k}" for k in order if self.counts[k]]
         if self.json:
-            self._write(_dumps({"type": "summary", "segments": self.segments, "files": dict(self.counts),
+            self._write(dumps({"type": "summary", "segments": self.segments, "files": dict(self.counts),
                                 "damagedLogs": self.damaged, "notes": notes, "exitCode": self.code}) + "\n")
         else:
             damaged = ""

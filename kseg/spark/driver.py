@@ -33,9 +33,9 @@ def session(master: str | None, conf: tuple[str, ...] | list[str]):
 def run_spark_cli(partitions, *, strict: bool, report_path: str | None, master: str | None, spark_conf,
                   max_message_size: int, output_format: str, out, err, spark=None) -> int:
     """Run the job and print what the local command prints; return its exit code."""
-    try:
-        import pyspark  # noqa: F401
-    except ImportError:
+    import importlib.util
+
+    if importlib.util.find_spec("pyspark") is None:
         err.write(f"kseg: error: {INSTALL_HINT}\n".encode())
         return 2
     from kseg.cli.verify import render_result, render_summary

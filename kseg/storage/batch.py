@@ -196,11 +196,15 @@ class V2Batch(FileBatch):
         """``DefaultRecordBatch.isValid``: size >= 61 and CRC-32C over attributes..end."""
         if self.size < v2.HEADER_SIZE:
             return False
+        return self.computed_crc() == self.h[v2.CRC]
+
+    def computed_crc(self) -> int:
+        """CRC-32C over attributes..end, as ``DefaultRecordBatch.computeChecksum``."""
         fn = _crc32c()
         if self.buf is not None:
             i = self.i
-            return fn(self.buf[i + v2.ATTRIBUTES_OFFSET : i + self.size]) == self.h[v2.CRC]
-        return self._stream_crc(v2.ATTRIBUTES_OFFSET, lambda b, c: fn(b, c)) == self.h[v2.CRC]
+            return fn(self.buf[i + v2.ATTRIBUTES_OFFSET : i + self.size])
+        return self._stream_crc(v2.ATTRIBUTES_OFFSET, lambda b, c: fn(b, c))
 
     def records(self, limit: int) -> Iterator[tuple]:
         """Records as ``(offset, timestamp, sequence, key, value, headers)`` tuples.
@@ -322,10 +326,14 @@ class LegacyBatch(FileBatch):
 
     def is_valid(self) -> bool:
         """``LegacyRecord.isValid``: CRC-32 over magic..end of the message."""
+        return self.computed_crc() == self.crc
+
+    def computed_crc(self) -> int:
+        """CRC-32 over magic..end, as ``LegacyRecord.computeChecksum``."""
         if self.buf is not None:
             i = self.i
-            return zlib.crc32(self.buf[i + 16 : i + self.size]) == self.crc
-        return self._stream_crc(16, lambda b, c: zlib.crc32(b, c)) == self.crc
+            return zlib.crc32(self.buf[i + 16 : i + self.size])
+        return self._stream_crc(16, lambda b, c: zlib.crc32(b, c))
 
     def records(self, limit: int) -> Iterator[tuple]:
         """Records as ``(offset, timestamp, key, value, crc, valid)`` tuples."""

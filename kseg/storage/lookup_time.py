@@ -37,7 +37,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kseg.errors import CorruptRecordError
-from kseg.format.indexes import NO_TIMESTAMP, _largest_lower_bound  # the slot behind TimeIndex.lookup
+from kseg.format.indexes import NO_TIMESTAMP
 from kseg.storage.lookup import (
     EMPTY,
     FOUND,
@@ -210,7 +210,7 @@ def _search_segment(log: PartitionLog, result: TimeLookup) -> None:
 
 def _slot(tindex, target: int) -> int:
     """The slot ``TimeIndex.lookup`` reads (``largestLowerBoundSlotFor``), -1 if none."""
-    return _largest_lower_bound(tindex.entries, 12, lambda n: tindex.entry(n)[0], target)
+    return tindex.lookup_slot(target)
 
 
 def _max_timestamp(log: PartitionLog, result: TimeLookup) -> TimeLookup:

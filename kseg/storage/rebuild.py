@@ -32,7 +32,6 @@ segments of its directory are replayed first (``UnifiedLog.rebuildProducerState`
 from __future__ import annotations
 
 import os
-import zlib
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
@@ -40,7 +39,6 @@ from kseg.errors import CorruptRecordError, InputError, KsegError
 from kseg.format import v2
 from kseg.format.indexes import OFFSET_ENTRY, TIME_ENTRY, TXN_ENTRY
 from kseg.storage import files
-from kseg.storage.batch import crc32c_function
 from kseg.storage.partition import Partition, Segment, discover, scan_partition
 from kseg.storage.records import FileRecords
 from kseg.storage.txn_rebuild import ProducerState, RecoveryFailure
@@ -91,12 +89,11 @@ def ensure_valid(batch) -> None:
                                      f"allowed overhead {v2.HEADER_SIZE})", path=batch.file.path,
                                      position=batch.position)
         if not batch.is_valid():
-            fn = crc32c_function()
-            computed = batch._stream_crc(v2.ATTRIBUTES_OFFSET, lambda b, c: fn(b, c))
+            computed = batch.computed_crc()
             raise CorruptRecordError(f"Record is corrupt (stored crc = {batch.checksum}, computed crc = {computed})",
                                      path=batch.file.path, position=batch.position)
     elif not batch.is_valid():
-        computed = batch._stream_crc(16, lambda b, c: zlib.crc32(b, c))
+        computed = batch.computed_crc()
         raise CorruptRecordError(f"Record is corrupt (stored crc = {batch.checksum}, computed crc = {computed})",
                                  path=batch.file.path, position=batch.position)
 

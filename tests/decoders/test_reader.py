@@ -8,7 +8,7 @@ from kseg.decoders import parser_for, schema
 from kseg.decoders.decode import read
 from kseg.decoders.encode import version_prefixed, write
 from kseg.decoders.jvm import BufferUnderflowException, IllegalArgumentException, JavaException
-from kseg.decoders.versions import ALL, NONE, Versions, branch
+from kseg.decoders.versions import NONE, Versions, branch
 from kseg.decoders.wire import Reader, Writer
 
 

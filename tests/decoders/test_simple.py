@@ -23,7 +23,7 @@ def test_string_decoder_matches_kafkas_string_decoder_on_the_corpus() -> None:
             text += f" key: {decode(rec.key)}"
         if rec.value is not None:
             text += f" payload: {decode(rec.value)}"
-        assert f"headerKeys: [" in golden
+        assert "headerKeys: [" in golden
         assert text in golden, rec.offset
     assert "\ufffd" in decode(bytes.fromhex("00efbfbdfe41"))
 

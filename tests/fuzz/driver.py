@@ -19,7 +19,6 @@ import argparse
 import hashlib
 import importlib
 import json
-import os
 import random
 import resource
 import shutil
