@@ -122,3 +122,31 @@ def test_garbage_is_a_decompression_error(codec: int) -> None:
 def test_unknown_codec_name() -> None:
     with pytest.raises(DecompressionError, match="unknown compression type id: 7"):
         compression.codec_name(7)
+
+
+@pytest.mark.parametrize("codec", [compression.GZIP, compression.SNAPPY, compression.LZ4, compression.ZSTD])
+def test_a_bomb_allocates_a_small_multiple_of_the_bound(codec: int) -> None:
+    """64 MiB of zeros against a 1 MiB bound: peak Python allocation stays near the bound."""
+    import tracemalloc
+
+    big = b"\0" * (64 << 20)
+    if codec == compression.GZIP:
+        data = gzip.compress(big)
+    elif codec == compression.SNAPPY:
+        data = _xerial([big[i : i + 65536] for i in range(0, len(big), 65536)])
+    elif codec == compression.LZ4:
+        data = _lz4_frame(big, magic=2)
+    else:
+        import zstandard
+
+        data = zstandard.ZstdCompressor().compress(big)
+    del big
+    limit = 1 << 20
+    tracemalloc.start()
+    try:
+        with pytest.raises(LimitExceededError):
+            decompress(codec, data, 2, limit)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 * limit + len(data) * 2 + (1 << 20), peak
