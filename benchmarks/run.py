@@ -177,7 +177,7 @@ def measure(row: Row, root: Path, runs: int) -> dict:
         if row.per == "log":
             out["mb_s"] = m["log_bytes"] * factor / 1e6 / wall
             out["batches_s"] = m["batches"] * factor / wall
-            if "deep" in row.name or "print" in row.name or row.name.startswith(("verify", "rebuild")):
+            if "deep" in row.name or "print" in row.name:
                 out["records_s"] = m["records"] * factor / wall
         elif row.per == "index":
             entries = os.path.getsize(fill(["{index}"], inp, root)[0]) // 8
