@@ -93,10 +93,10 @@ class FileBatch:
         if self.buf is not None:
             return self.buf[self.i : self.i + self.size]
         if self.size > limit:
+            # position relative to the batch: callers anchor it in the file
             raise LimitExceededError(
-                f"batch of {self.size} bytes exceeds the --max-message-size bound of {limit} bytes",
-                path=self.file.path,
-                position=self.position,
+                f"batch of {self.size} bytes exceeds the bound of {limit} bytes (8 x --max-message-size)",
+                position=0,
                 hint="raise --max-message-size if this batch is genuine",
             )
         return memoryview(self.file.read_at(self.position, self.size))

@@ -82,3 +82,22 @@ def test_snapshot_of_unknown_version(tmp_path: Path) -> None:
     snap.write_bytes(struct.pack(">hIi", 7, 0, 0))
     r = run_cli(["dump", "--files", str(snap)])
     assert r.errtext == "Snapshot failed schema validation: Snapshot contained an unknown file version 7\n"
+
+
+def test_a_batch_larger_than_the_window_and_the_bound_is_positioned_once(tmp_path: Path) -> None:
+    """A batch bigger than the read window is CRC-streamed; deep iteration refuses it past the bound,
+    naming the batch's own position (not twice it)."""
+    from kseg.testing.writer import RecordSpec, build_v2_batch
+
+    small = build_v2_batch([RecordSpec(b"k", b"v", 1)], base_offset=0)
+    huge = build_v2_batch([RecordSpec(b"k", bytes(1000), 1) for _ in range(100)], base_offset=1)
+    log = tmp_path / "00000000000000000000.log"
+    log.write_bytes(small + huge)
+    with FileRecords(str(log), window=1 << 16) as records:
+        batch = list(records.batches())[1]
+        assert batch.size > (1 << 16) and batch.position == len(small)
+        assert batch.is_valid()  # streamed CRC
+        assert sum(1 for _ in batch.records(1 << 20)) == 100
+        with pytest.raises(Exception) as err:
+            list(batch.records(1 << 10))
+        assert err.value.position == len(small) and err.value.path == str(log)
