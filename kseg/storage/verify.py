@@ -129,41 +129,51 @@ def _scan_log(res: SegmentResult, path: str) -> LogScan:
     scan = LogScan()
     with FileRecords(path) as records:
         scan.size = res.bytes = records.size
-        prev_last = None
+        state = [None]  # the largest last offset so far
         try:
-            for batch in records.batches():
-                pos = batch.position
-                base, last = batch.base_offset, batch.last_offset
-                if not batch.is_valid():
-                    res.problem("crc", path, "batch CRC does not match its contents", position=pos,
-                                expected="a valid checksum", found=f"stored crc {batch.checksum}")
-                if base < res.base_offset:
-                    res.problem("offset-below-base", path, "batch offset below the segment's base offset",
-                                position=pos, expected=f">= {res.base_offset}", found=str(base))
-                if prev_last is not None and base <= prev_last:
-                    res.problem("offsets-not-increasing", path, "batch offsets do not increase", position=pos,
-                                expected=f"base offset > {prev_last}", found=str(base))
-                if last < base:
-                    res.problem("bad-last-offset", path, "batch last offset below its base offset",
-                                position=pos, expected=f">= {base}", found=str(last))
-                prev_last = last if prev_last is None else max(prev_last, last)
-                scan.positions.append(pos)
-                scan.base_offsets.append(base)
-                scan.last_offsets.append(last)
-                scan.max_timestamps.append(batch.max_timestamp)
-                scan.valid_end = pos + batch.size
+            for items in records.scan():  # header tuples with CRC verdicts, no object per v2 batch
+                for pos, size, h, verdict in items:
+                    if h is not None:
+                        base, last, max_ts, valid, stored = h[0], h[0] + h[6], h[8], verdict, h[4]
+                    else:  # a legacy entry, or a v2 batch too odd or too large for the fast path
+                        batch = verdict
+                        base, last, max_ts = batch.base_offset, batch.last_offset, batch.max_timestamp
+                        valid, stored = batch.is_valid(), batch.checksum
+                    _check_batch(res, scan, state, path, pos, size, base, last, max_ts, valid, stored)
         except KsegError as exc:
             res.problem("corrupt-batch", path, exc.message, position=exc.position)
-            res.batches = len(scan.positions)
-            res.last_offset = prev_last
+            res.batches, res.last_offset = len(scan.positions), state[0]
             return scan
-        res.batches = len(scan.positions)
-        res.last_offset = prev_last
+        res.batches, res.last_offset = len(scan.positions), state[0]
         trailing = records.size - scan.valid_end
         if trailing > 0:
             res.problem("trailing-bytes", path, f"{trailing} invalid bytes at the end of the log (Kafka's "
                         "recovery would truncate them)", position=scan.valid_end)
     return scan
+
+
+def _check_batch(res: SegmentResult, scan: LogScan, state: list, path: str, pos: int, size: int, base: int,
+                 last: int, max_ts: int, valid: bool, stored_crc: int) -> None:
+    """Checks on one batch's header; record it in ``scan``."""
+    prev_last = state[0]
+    if not valid:
+        res.problem("crc", path, "batch CRC does not match its contents", position=pos,
+                    expected="a valid checksum", found=f"stored crc {stored_crc}")
+    if base < res.base_offset:
+        res.problem("offset-below-base", path, "batch offset below the segment's base offset",
+                    position=pos, expected=f">= {res.base_offset}", found=str(base))
+    if prev_last is not None and base <= prev_last:
+        res.problem("offsets-not-increasing", path, "batch offsets do not increase", position=pos,
+                    expected=f"base offset > {prev_last}", found=str(base))
+    if last < base:
+        res.problem("bad-last-offset", path, "batch last offset below its base offset",
+                    position=pos, expected=f">= {base}", found=str(last))
+    state[0] = last if prev_last is None else max(prev_last, last)
+    scan.positions.append(pos)
+    scan.base_offsets.append(base)
+    scan.last_offsets.append(last)
+    scan.max_timestamps.append(max_ts)
+    scan.valid_end = pos + size
 
 
 def _load_index(res: SegmentResult, path: str, view_cls, base: int):
