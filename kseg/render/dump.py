@@ -17,10 +17,11 @@ import os
 from dataclasses import dataclass, field
 from typing import Callable
 
-from kseg.errors import CorruptIndexError, CorruptSnapshotError, InputError, KsegError
+from kseg.errors import CorruptSnapshotError, InputError, KsegError
 from kseg.format import control
-from kseg.format.indexes import NO_TIMESTAMP, OffsetIndexView, TimeIndexView, iter_aborted_txns
+from kseg.format.indexes import iter_aborted_txns
 from kseg.format.snapshot import parse_snapshot
+from kseg.render.dump_index import IndexDumps
 from kseg.storage import files
 from kseg.storage.batch import V2Batch
 from kseg.storage.records import FileRecords
@@ -108,7 +109,7 @@ class Problems:
                     self.non_consecutive))
 
 
-class Dumper:
+class Dumper(IndexDumps):
     """Dump files to ``sink`` as Kafka's tool would; :meth:`run` returns the exit code."""
 
     def __init__(self, options: DumpOptions, sink) -> None:
@@ -296,109 +297,6 @@ class Dumper:
         payload_text = None if value is None else self.opts.value_decoder(value)
         return key_text, payload_text
 
-    # -- .index ---------------------------------------------------------------
-    def dump_index(self, path: str) -> None:
-        opts, sink = self.opts, self.sink
-        log_path = files.sibling(path, files.LOG)
-        base = self._base_offset(path, log_path)
-        index = OffsetIndexView(files.read_small_file(path), base, files.display(path))
-        if index.entries == 0:
-            sink.index_empty(files.display(path))
-            return
-        if opts.index_sanity_check:
-            index.sanity_check()
-            sink.sanity_passed(files.display(path))
-            return
-        abs_path = files.absolute(path)
-        with self._open_log_for_index(log_path) as records:
-            for i in range(index.entries):
-                offset, position = index.entry(i)
-                if offset == base and i > 0:
-                    return
-                if records is not None:
-                    batch_last = self._first_batch_last_offset(records, position, index, i)
-                    if batch_last != offset:
-                        self.problems.add("index_mismatches", abs_path, (offset, batch_last))
-                if not opts.verify_index_only:
-                    sink.offset_entry(offset, position)
-
-    def _open_log_for_index(self, log_path: str):
-        try:
-            return FileRecords(log_path)
-        except InputError as exc:
-            exc.message += "; index entries are not checked against the log"
-            self._fail(exc)
-            return _NoLog()
-
-    def _first_batch_last_offset(self, records: FileRecords, position: int, index, i: int) -> int:
-        """``fileRecords.slice(position, maxMessageSize).batches.iterator.next().lastOffset``."""
-        if position < 0 or position > records.size:
-            raise CorruptIndexError(
-                f"entry {i} points at log position {position}, outside the log of {records.size} bytes",
-                path=index.path,
-                position=i * 8,
-            )
-        batch = records.batch_at(position, self.opts.max_message_size)
-        if batch is None:
-            raise CorruptIndexError(
-                f"entry {i}: no whole batch within --max-message-size ({self.opts.max_message_size}) bytes "
-                f"at log position {position}",
-                path=index.path,
-                position=i * 8,
-            )
-        return batch.last_offset
-
-    # -- .timeindex -------------------------------------------------------------
-    def dump_time_index(self, path: str) -> None:
-        opts, sink = self.opts, self.sink
-        log_path = files.sibling(path, files.LOG)
-        base = self._base_offset(path, log_path)
-        tindex = TimeIndexView(files.read_small_file(path), base, files.display(path))
-        if opts.index_sanity_check:
-            tindex.sanity_check()
-            sink.sanity_passed(files.display(path))
-            return
-        if tindex.entries == 0:
-            return
-        index_path = files.sibling(path, files.INDEX)
-        try:
-            oindex = OffsetIndexView(files.read_small_file(index_path), base)
-        except InputError as exc:
-            sink.note(f"{exc.describe()}; looking up time-index offsets from log position 0")
-            oindex = OffsetIndexView(b"", base)
-        abs_path = files.absolute(path)
-        problems = self.problems
-        limit = opts.decompress_limit
-        with FileRecords(log_path) as records:
-            prev = NO_TIMESTAMP
-            for i in range(tindex.entries):
-                ts, offset = tindex.entry(i)
-                if offset == base and i > 0:
-                    return
-                position = oindex.lookup(offset)[1]
-                found = None
-                if 0 <= position <= records.size:
-                    for batch in records.batches(position):
-                        if batch.last_offset >= offset:
-                            found = batch
-                            break
-                if found is None:
-                    problems.add("not_found", abs_path, (offset, -1))
-                elif found.last_offset != offset:
-                    problems.add("not_found", abs_path, (offset, found.last_offset))
-                else:
-                    max_ts = NO_TIMESTAMP
-                    for rec in found.records(limit):
-                        if rec[1] > max_ts:
-                            max_ts = rec[1]
-                    if max_ts != ts:
-                        problems.add("time_mismatches", abs_path, (ts, max_ts))
-                    if prev >= ts:
-                        problems.add("out_of_order", abs_path, (ts, prev))
-                if not opts.verify_index_only:
-                    sink.time_entry(ts, offset)
-                prev = ts
-
     # -- .snapshot and .txnindex ------------------------------------------------
     def dump_snapshot(self, path: str) -> None:
         try:
@@ -412,13 +310,3 @@ class Dumper:
     def dump_txn_index(self, path: str) -> None:
         for entry in iter_aborted_txns(files.read_small_file(path)):
             self.sink.txn_entry(entry)
-
-
-class _NoLog:
-    """Stands in for a missing log: the index is dumped without checks."""
-
-    def __enter__(self):
-        return None
-
-    def __exit__(self, *exc) -> None:
-        return None
