@@ -20,6 +20,18 @@ def _bool(b: bool) -> str:
     return "true" if b else "false"
 
 
+def skip_metadata_line(key_text: str | None, payload_text: str | None) -> str:
+    """A record line with ``--skip-record-metadata``: Kafka prints ``| key: K payload: V``; with
+    no key, `` payload: V`` (a leading space, no ``|``); with neither, an empty line."""
+    if key_text is not None:
+        if payload_text is not None:
+            return f"| key: {key_text} payload: {payload_text}\n"
+        return f"| key: {key_text}\n"
+    if payload_text is not None:
+        return f" payload: {payload_text}\n"
+    return "\n"
+
+
 def optional_long(value: int | None) -> str:
     """Java's ``OptionalLong.toString``."""
     return "OptionalLong.empty" if value is None else f"OptionalLong[{value}]"
@@ -179,16 +191,7 @@ class TextSink:
     def record(self, b, rec, extra, key_text, payload_text) -> None:
         """A v2 record line: ``(offset, timestamp, sequence, key, value, headers)``."""
         if self.skip:
-            line = "| "
-            if key_text is not None:
-                line = f"| key: {key_text}"
-                if payload_text is not None:
-                    line += f" payload: {payload_text}"
-            elif payload_text is not None:
-                line = f" payload: {payload_text}"
-            else:
-                line = ""
-            self.write(line + "\n")
+            self.write(skip_metadata_line(key_text, payload_text))
             return
         key, value = rec[3], rec[4]
         headers = rec[5]
@@ -266,16 +269,7 @@ class TextSink:
     def legacy_record(self, b, rec, key_text, payload_text) -> None:
         """A v0/v1 record line: ``(offset, timestamp, key, value, crc, valid)``."""
         if self.skip:
-            line = "| "
-            if key_text is not None:
-                line = f"| key: {key_text}"
-                if payload_text is not None:
-                    line += f" payload: {payload_text}"
-            elif payload_text is not None:
-                line = f" payload: {payload_text}"
-            else:
-                line = ""
-            self.write(line + "\n")
+            self.write(skip_metadata_line(key_text, payload_text))
             return
         key, value = rec[2], rec[3]
         line = (
