@@ -14,7 +14,7 @@ import sys
 
 from tests.conftest import SUMMARY, TESTS
 
-CASES = int(os.environ.get("KSEG_FUZZ_CASES", "1000"))
+CASES = int(os.environ.get("KSEG_FUZZ_CASES", "2000"))
 SEED = int(os.environ.get("KSEG_FUZZ_SEED", "20261122"))
 
 
