@@ -327,21 +327,28 @@ def lookup_offset(log: PartitionLog, target: int) -> OffsetLookup:
     return result
 
 
-def _scan_segment(log: PartitionLog, seg: Segment, step: SegmentStep, target: int, result: OffsetLookup) -> bool:
-    records = log.records(seg)
-    position = step.index.position if 0 <= step.index.position <= records.size else 0
-    scan = step.scan = ScanStep(position)
+def scan_from(records, position: int, scan: ScanStep, notes: list[str]):
+    """Batches from ``position`` on, counted into ``scan``; a corrupt length field (where Kafka's
+    iteration throws) ends the scan with a note instead."""
     batches = records.batches(position)
     while True:
         try:
             batch = next(batches)
         except StopIteration:
-            break
-        except CorruptRecordError as exc:  # a corrupt length field: Kafka's iteration throws here
-            result.notes.append(f"{exc.describe()}; the segment's readable batches end there")
-            break
+            return
+        except CorruptRecordError as exc:
+            notes.append(f"{exc.describe()}; the segment's readable batches end there")
+            return
         scan.batches += 1
         scan.bytes = batch.position + batch.size - position
+        yield batch
+
+
+def _scan_segment(log: PartitionLog, seg: Segment, step: SegmentStep, target: int, result: OffsetLookup) -> bool:
+    records = log.records(seg)
+    position = step.index.position if 0 <= step.index.position <= records.size else 0
+    scan = step.scan = ScanStep(position)
+    for batch in scan_from(records, position, scan, result.notes):
         if batch.last_offset < target:
             continue
         rec = first_record_at_or_after(batch, target, log.limit)

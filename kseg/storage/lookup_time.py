@@ -47,6 +47,7 @@ from kseg.storage.lookup import (
     ScanStep,
     detach,
     lookup_offset,
+    scan_from,
 )
 from kseg.storage.partition import Segment
 
@@ -185,17 +186,7 @@ def _search_segment(log: PartitionLog, result: TimeLookup) -> None:
     records = log.records(seg)
     position = result.index.position if 0 <= result.index.position <= records.size else 0
     scan = result.scan = ScanStep(position)
-    batches = records.batches(position)
-    while True:
-        try:
-            batch = next(batches)
-        except StopIteration:
-            break
-        except CorruptRecordError as exc:
-            result.notes.append(f"{exc.describe()}; the segment's readable batches end there")
-            break
-        scan.batches += 1
-        scan.bytes = batch.position + batch.size - position
+    for batch in scan_from(records, position, scan, result.notes):
         if batch.max_timestamp < target:
             continue
         for rec in batch.records(log.limit):
