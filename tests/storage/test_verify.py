@@ -117,3 +117,22 @@ def test_generated_segments_verify_clean_and_damage_is_named(tmp_path_factory, s
         damaged = verify_segment("gen", seg)
         assert any(p.entry == i and p.file == seg.index for p in damaged.problems), \
             [p.line() for p in damaged.problems]
+
+
+def test_strict_agrees_with_kafkas_verify_index_only_on_every_corpus_index() -> None:
+    """For each .index/.timeindex golden of Kafka's --verify-index-only: Kafka reported something
+    on stderr exactly when kseg --strict reports a problem in that file."""
+    from tests.conftest import CORPUS_GOLDEN, golden_rows
+
+    checked = 0
+    for row in golden_rows():
+        if row["set"] != "verify":
+            continue
+        kafka_bad = bool((CORPUS_GOLDEN / row["partition"] / f"{row['file']}.verify.stderr").read_bytes().strip())
+        part = scan_partition(str(CORPUS_DATA / row["partition"]))
+        (seg,) = [s for s in part.segments if s.name == row["file"].split(".")[0]]
+        res = verify_segment(row["partition"], seg, strict=True)
+        mine = [p for p in res.problems if p.file.endswith(row["file"])]
+        assert kafka_bad == bool(mine), (row, [p.line() for p in mine])
+        checked += 1
+    assert checked > 60
