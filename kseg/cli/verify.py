@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
 import click
 
 from kseg.cli.options import binary_streams, format_option, max_message_size_option, quiet_option
+from kseg.jsonlines import dumps
 
 
 def _write(out, text: str) -> None:
@@ -20,7 +20,7 @@ def render_result(out, res, output_format: str) -> None:
 
     if output_format == "json":
         for row in [segment_row(res), *problem_rows(res)]:
-            _write(out, json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n")
+            _write(out, dumps(row) + "\n")
         return
     where = f"{res.partition}/{res.segment}"
     if res.status == "failed":
@@ -38,7 +38,7 @@ def render_result(out, res, output_format: str) -> None:
 
 def render_summary(out, report, output_format: str) -> None:
     if output_format == "json":
-        _write(out, json.dumps({"type": "summary", "segments": report.segments, "clean": report.clean,
+        _write(out, dumps({"type": "summary", "segments": report.segments, "clean": report.clean,
                                 "withProblems": report.with_problems, "failed": report.failed,
                                 "problems": report.problems, "bytes": report.bytes,
                                 "exitCode": report.exit_code}) + "\n")

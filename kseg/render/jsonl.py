@@ -8,15 +8,12 @@ as the one-line text diagnostic.
 
 from __future__ import annotations
 
-import json
-
 from kseg.format import v2
 from kseg.format.compression import codec_name
+from kseg.jsonlines import dumps  # noqa: F401 - the form of every kseg JSON line; re-exported
 from kseg.render.dump import string_decoder
 
 _FLUSH_AT = 1 << 16
-dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-"""One compact JSON object, non-ASCII kept: the form of every kseg JSON line."""
 
 
 class JsonSink:

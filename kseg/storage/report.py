@@ -16,6 +16,8 @@ from __future__ import annotations
 import json
 import os
 
+from kseg.jsonlines import dumps
+
 from kseg.storage.verify import SegmentResult
 
 SEGMENT_FIELDS = ("type", "partition", "segment", "path", "bytes", "batches", "problems", "status", "error", "notes")
@@ -48,7 +50,7 @@ def write_jsonl(path: str, all_rows: list[dict]) -> None:
     tmp = f"{path}.tmp-{os.getpid()}"
     with open(tmp, "w", encoding="utf-8") as f:
         for row in all_rows:
-            f.write(json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n")
+            f.write(dumps(row) + "\n")
     os.replace(tmp, path)
 
 
