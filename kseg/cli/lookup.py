@@ -2,23 +2,14 @@
 
 from __future__ import annotations
 
-import datetime as _dt
-import re
 import sys
 
 import click
 
 from kseg.cli.options import binary_streams, format_option, max_message_size_option
+from kseg.timestamps import INT64_MAX, INT64_MIN, SPECIAL, parse_timestamp  # noqa: F401 - re-exported
 
-INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 EXIT_FOUND, EXIT_NOT_FOUND, EXIT_ERROR = 0, 1, 2
-SPECIAL = {"earliest": -2, "latest": -1, "max-timestamp": -3}
-_ISO = re.compile(
-    r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?"
-    r"\s*(Z|z|[+-]\d{2}(?::?\d{2})?)\Z"
-)
-_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
-
 _decoder_options = [
     click.option("--key-decoder", default="string", show_default=True,
                   help="How keys print: string, hex, base64, json, or module:function."),
@@ -31,49 +22,6 @@ def decoder_options(f):
     for option in reversed(_decoder_options):
         f = option(f)
     return f
-
-
-def parse_timestamp(text: str) -> int:
-    """``earliest`` (-2), ``latest`` (-1), ``max-timestamp`` (-3), epoch milliseconds,
-    or ISO-8601 with a zone (``2024-10-27T03:33:20.1Z``, ``...+01:00``).  A time
-    between two milliseconds is rounded up: the first record at or after it
-    has a timestamp at or after the next millisecond."""
-    t = text.strip()
-    if t.lower() in SPECIAL:
-        return SPECIAL[t.lower()]
-    if re.fullmatch(r"[+-]?\d+", t):
-        value = int(t)
-        if value < 0 and value not in SPECIAL.values():
-            raise ValueError(f"{text!r}: a negative timestamp must be -1 (latest), -2 (earliest) "
-                                     "or -3 (max-timestamp)")
-        if value > INT64_MAX:
-            raise ValueError(f"{text!r}: beyond a 64-bit timestamp")
-        return value
-    m = _ISO.match(t)
-    if not m:
-        raise ValueError(
-            f"{text!r}: give epoch milliseconds, ISO-8601 with a zone (2024-10-27T03:33:20.100Z), "
-            "earliest, latest or max-timestamp")
-    year, month, day, hour, minute, second = (int(g or 0) for g in m.groups()[:6])
-    frac, zone = m.group(7) or "", m.group(8)
-    if zone in ("Z", "z"):
-        offset = _dt.timedelta(0)
-    else:
-        digits = zone[1:].replace(":", "")
-        offset = _dt.timedelta(hours=int(digits[:2]), minutes=int(digits[2:4] or 0))
-        if zone[0] == "-":
-            offset = -offset
-    try:
-        when = _dt.datetime(year, month, day, hour, minute, second, tzinfo=_dt.timezone(offset))
-    except ValueError as exc:
-        raise ValueError(f"{text!r}: {exc}") from None
-    delta = when - _EPOCH
-    ns = int((frac + "000000000")[:9]) if frac else 0
-    total_ns = (delta.days * 86400 + delta.seconds) * 1_000_000_000 + ns
-    ms = -(-total_ns // 1_000_000)  # ceil
-    if ms < 0:
-        raise ValueError(f"{text!r}: before 1970; Kafka timestamps are not negative")
-    return ms
 
 
 class TimestampType(click.ParamType):

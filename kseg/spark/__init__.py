@@ -1,7 +1,16 @@
-"""``kseg verify-index --spark``: the same verification as a PySpark job.
+"""kseg on Spark: ``verify-index --spark``, ``export --spark`` and the ``kseg`` data source.
 
-A leaf: it only calls :mod:`kseg.storage`.  pyspark is imported inside the
-functions that need it, never at package import.
+Beside the CLI: it calls :mod:`kseg.storage` and :mod:`kseg.render`, never
+:mod:`kseg.cli`.  pyspark is imported inside the functions that need it,
+never at package import.
 """
 
 INSTALL_HINT = "pyspark is not installed; install it with: pip install 'kseg[spark]'"
+
+
+def register(spark) -> None:
+    """Register the ``kseg`` data source: ``spark.read.format("kseg").load(path)`` (see
+    :mod:`kseg.spark.datasource`)."""
+    from kseg.spark.datasource import register as _register
+
+    _register(spark)

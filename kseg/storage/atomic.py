@@ -20,6 +20,7 @@ from __future__ import annotations
 import errno
 import os
 import secrets
+from typing import BinaryIO, Callable
 
 from kseg.errors import InputError
 
@@ -58,6 +59,21 @@ def write_atomic(path: str, data: bytes, *, replace: bool) -> None:
     Raises :class:`InputError` (exit code 2) naming the file on any failure;
     the target is then as it was and no temporary file remains.
     """
+    write_atomic_with(path, lambda fd: _write_all(fd, data), replace=replace)
+
+
+def write_atomic_stream(path: str, produce: Callable[[BinaryIO], None], *, replace: bool) -> None:
+    """:func:`write_atomic` for output made piece by piece: ``produce`` writes to a binary file."""
+
+    def emit(fd: int) -> None:
+        with os.fdopen(fd, "wb", closefd=False) as f:
+            produce(f)
+
+    write_atomic_with(path, emit, replace=replace)
+
+
+def write_atomic_with(path: str, emit: Callable[[int], None], *, replace: bool) -> None:
+    """The atomic write, ``emit`` writing the content to a descriptor."""
     path = os.path.abspath(path)
     directory, name = os.path.split(path)
     try:
@@ -69,9 +85,9 @@ def write_atomic(path: str, data: bytes, *, replace: bool) -> None:
         try:
             fd = _open_unnamed(directory, mode)
             if fd is not None:
-                _write_unnamed(fd, dir_fd, name, data, replace, mode)
+                _write_unnamed(fd, dir_fd, name, emit, replace, mode)
             else:
-                _write_named(dir_fd, name, data, replace, mode)
+                _write_named(dir_fd, name, emit, replace, mode)
             os.fsync(dir_fd)  # the new name is durable
         finally:
             os.close(dir_fd)
@@ -81,7 +97,7 @@ def write_atomic(path: str, data: bytes, *, replace: bool) -> None:
         raise InputError(f"cannot write: {exc.strerror or exc}", path=path) from None
 
 
-def _write_unnamed(fd: int, dir_fd: int, name: str, data: bytes, replace: bool, mode: int) -> None:
+def _write_unnamed(fd: int, dir_fd: int, name: str, emit, replace: bool, mode: int) -> None:
     """Write and sync the unnamed file ``fd``, then give it ``name`` in ``dir_fd``.
 
     ``linkat(AT_SYMLINK_FOLLOW)`` on ``/proc/self/fd/N`` names an ``O_TMPFILE``
@@ -91,7 +107,7 @@ def _write_unnamed(fd: int, dir_fd: int, name: str, data: bytes, replace: bool, 
     temp = None
     try:
         os.fchmod(fd, mode)
-        _write_all(fd, data)
+        emit(fd)
         os.fsync(fd)
         source = f"/proc/self/fd/{fd}"
         if not replace:
@@ -107,14 +123,14 @@ def _write_unnamed(fd: int, dir_fd: int, name: str, data: bytes, replace: bool, 
             _unlink_quietly(temp, dir_fd)
 
 
-def _write_named(dir_fd: int, name: str, data: bytes, replace: bool, mode: int) -> None:
+def _write_named(dir_fd: int, name: str, emit, replace: bool, mode: int) -> None:
     """The fallback: a named temporary file in the same directory, removed on failure."""
     temp = _temp_name(name)
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode, dir_fd=dir_fd)
     try:
         try:
             os.fchmod(fd, mode)
-            _write_all(fd, data)
+            emit(fd)
             os.fsync(fd)
         finally:
             os.close(fd)

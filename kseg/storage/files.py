@@ -13,6 +13,7 @@ import os
 import re
 
 from kseg.errors import InputError
+from kseg.storage import location
 
 LOG, INDEX, TIME_INDEX, TXN_INDEX, SNAPSHOT, CHECKPOINT = (
     ".log",
@@ -52,6 +53,8 @@ def base_offset_from_name(path: str) -> int | None:
 
 def sibling(path: str, new_suffix: str) -> str:
     """The file of the same stem with another suffix, in the same directory."""
+    if location.is_uri(path):
+        return location.join(location.dirname(path), stem(path) + new_suffix)
     directory = os.path.dirname(absolute(path))
     return os.path.join(directory, stem(path) + new_suffix)
 
@@ -66,7 +69,7 @@ def parse_checkpoint_name(path: str) -> tuple[int, int] | None:
 
 def display(path: str) -> str:
     """The path as Java's ``File.toString`` shows it (duplicate and trailing slashes folded)."""
-    if not path:
+    if not path or location.is_uri(path):
         return path
     folded = re.sub(r"/+", "/", path)
     if len(folded) > 1 and folded.endswith("/"):
@@ -77,13 +80,21 @@ def display(path: str) -> str:
 def absolute(path: str) -> str:
     """Java's ``getAbsolutePath``: cwd prefixed, ``..`` left as is."""
     p = display(path)
-    if os.path.isabs(p):
+    if os.path.isabs(p) or location.is_uri(p):
         return p
     return display(os.path.join(os.getcwd(), p))
 
 
 def open_readonly(path: str, buffering: int = -1):
-    """Open ``path`` for reading; the usual faults become one :class:`InputError`."""
+    """Open ``path`` for reading; the usual faults become one :class:`InputError`.
+
+    A URI (``s3://``, ``gs://``, ``hdfs://``...) opens a
+    :class:`kseg.storage.location.RemoteFile`: reads become ranged requests.
+    """
+    if location.is_uri(path):
+        if not location.is_remote(path):
+            return open_readonly(location.local_path(path), buffering)
+        return location.open_input(path)
     try:
         if os.path.isdir(path):
             raise InputError("is a directory, not a file", path=path)
@@ -98,11 +109,44 @@ def open_readonly(path: str, buffering: int = -1):
         raise InputError(f"cannot open: {exc.strerror or exc}", path=path) from None
 
 
+def exists(path: str) -> bool:
+    """``os.path.exists`` for a local path or a URI."""
+    if location.is_remote(path):
+        return location.kind(path) != "missing"
+    return os.path.exists(location.local_path(path))
+
+
+def isdir(path: str) -> bool:
+    """``os.path.isdir`` for a local path or a URI (a prefix holding objects is a directory)."""
+    if location.is_remote(path):
+        return location.kind(path) == "dir"
+    return os.path.isdir(location.local_path(path))
+
+
+def getsize(path: str) -> int:
+    """The file's size in bytes (:class:`InputError` when it cannot be read)."""
+    if location.is_remote(path):
+        with location.open_input(path) as f:
+            return f.size
+    try:
+        return os.path.getsize(location.local_path(path))
+    except OSError as exc:
+        raise InputError(f"cannot stat: {exc.strerror or exc}", path=path) from None
+
+
+def size_of(f) -> int:
+    """The size of a file opened by :func:`open_readonly` (fixed when it was opened, for a remote file)."""
+    size = getattr(f, "size", None)
+    if isinstance(size, int):
+        return size
+    return os.fstat(f.fileno()).st_size
+
+
 def read_small_file(path: str, limit: int = MAX_INDEX_FILE) -> bytes:
     """Read an index or snapshot file whole, refusing anything over ``limit`` bytes."""
     with open_readonly(path) as f:
         try:
-            size = os.fstat(f.fileno()).st_size
+            size = size_of(f)
             if size > limit:
                 raise InputError(f"file of {size} bytes is larger than any index Kafka writes ({limit})", path=path)
             return f.read(size)

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass, field
 
 from kseg.errors import InputError
-from kseg.storage import files
+from kseg.storage import files, location
 
 TRANSITION_DIR = re.compile(r".*-(delete|future|stray)\Z")
 _DIR_DELETE = re.compile(r".*\.[0-9a-f]{32}-delete\Z")
@@ -36,12 +36,15 @@ class Segment:
     index: str | None = None
     timeindex: str | None = None
     txnindex: str | None = None
+    log_bytes: int | None = None  # the .log's size when a listing gave it (remote segments)
 
     @property
     def name(self) -> str:
         return f"{self.base_offset:020d}"
 
     def log_size(self) -> int:
+        if self.log_bytes is not None:
+            return self.log_bytes
         try:
             return os.path.getsize(self.log) if self.log else 0
         except OSError:
@@ -118,6 +121,12 @@ def discover(paths: list[str], notes: list[str]) -> list[Partition]:
     partitions: list[Partition] = []
     loose: dict[str, Partition] = {}
     for path in paths:
+        if location.is_remote(path):
+            from kseg.storage.remote import discover_uri
+
+            partitions.extend(discover_uri(path, notes))
+            continue
+        path = location.local_path(path)
         if not os.path.exists(path):
             raise InputError("no such file or directory", path=path)
         if os.path.isdir(path):

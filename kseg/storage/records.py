@@ -52,7 +52,7 @@ class FileRecords:
         self.path = path
         self._f = open_for_read(path)
         try:
-            self.size = os.fstat(self._f.fileno()).st_size
+            self.size = files.size_of(self._f)
         except OSError as exc:  # pragma: no cover - fstat on an open fd
             self._f.close()
             raise InputError(f"cannot stat: {exc}", path=path) from None

@@ -1,0 +1,130 @@
+"""``kseg export``: the records of segments as Parquet, locally or on Spark."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from kseg.cli.lookup import TimestampType
+from kseg.cli.options import binary_streams, max_message_size_option, quiet_option
+
+EXIT_OK, EXIT_CORRUPT, EXIT_ERROR = 0, 1, 2
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--output", "-o", required=True, metavar="PATH|URI",
+              help="Where the Parquet goes: a file (local run) or a directory (--spark); s3://, gs://... too.")
+@click.option("--from-offset", type=int, default=None, help="First offset to export (inclusive).")
+@click.option("--to-offset", type=int, default=None, help="Last offset to export (inclusive).")
+@click.option("--from-time", type=TimestampType(), default=None,
+              help="Earliest timestamp to export (inclusive): epoch ms or ISO-8601 with a zone.")
+@click.option("--to-time", type=TimestampType(), default=None, help="Timestamp to stop before (exclusive).")
+@click.option("--key-decoder", default=None, help="Also write keyText: string, hex, base64, json or module:function.")
+@click.option("--value-decoder", default=None,
+              help="Also write valueText: string, hex, base64, json or module:function.")
+@click.option("--on-corruption", type=click.Choice(["skip", "fail", "keep"]), default="skip", show_default=True,
+              help="skip: a corrupt batch becomes one marked row; fail: stop, write nothing; keep: as skip, and "
+                   "records of a batch failing its CRC are written too (crcValid false).")
+@click.option("--split-bytes", type=click.IntRange(min=1 << 20), default=128 << 20, show_default=True,
+              help="Segments larger than this are read by several tasks, cut at batch boundaries.")
+@click.option("--force", is_flag=True, help="Replace an existing output.")
+@max_message_size_option
+@quiet_option
+@click.option("--spark", is_flag=True, help="Run as a PySpark job (pip install 'kseg[spark]').")
+@click.option("--master", default=None, help="Spark master URL (default local[*]); with --spark.")
+@click.option("--spark-conf", multiple=True, metavar="KEY=VALUE", help="Spark configuration; with --spark.")
+def export(paths, output, from_offset, to_offset, from_time, to_time, key_decoder, value_decoder, on_corruption,
+           split_bytes, force, max_message_size, quiet, spark, master, spark_conf) -> None:
+    """Export the records of log roots, partition directories or segment files
+    (local paths or URIs) as Parquet: one row per record with its key, value,
+    headers and batch fields, ready for SQL, DuckDB or pandas.
+
+    \b
+    Exit codes:
+      0  every record in range was exported
+      1  corrupt batches were met (skipped and marked, or --on-corruption fail)
+      2  usage error, or an input or the output could not be read or written
+    """
+    from kseg.errors import KsegError
+    from kseg.storage.export import INT64_MAX, INT64_MIN, Ranges
+
+    if not spark and (master or spark_conf):
+        raise click.UsageError("--master and --spark-conf take effect only with --spark")
+    ranges = Ranges(INT64_MIN if from_offset is None else from_offset, INT64_MAX if to_offset is None else to_offset,
+                    INT64_MIN if from_time is None else from_time, INT64_MAX if to_time is None else to_time)
+    for lo, hi, what in ((ranges.from_offset, ranges.to_offset, "offset"), (ranges.from_time, ranges.to_time, "time")):
+        if lo > hi:
+            raise click.UsageError(f"--from-{what} is after --to-{what}")
+    key_fn, value_fn = _decoders(key_decoder, value_decoder)
+    out, err = binary_streams()
+    try:
+        if spark:
+            from kseg.spark.export_job import run_export
+
+            summary = run_export(list(paths), output, ranges=ranges, key_decoder=key_decoder,
+                                 value_decoder=value_decoder, on_corruption=on_corruption, split_bytes=split_bytes,
+                                 limit=8 * max_message_size, replace=force, master=master, spark_conf=spark_conf,
+                                 err=err)
+        else:
+            summary = _run_local(list(paths), output, ranges, key_fn, value_fn, on_corruption, split_bytes,
+                                 8 * max_message_size, force, quiet, err)
+    except KsegError as exc:
+        err.write(f"kseg: error: {exc.describe()}\n".encode("utf-8", "replace"))
+        sys.exit(EXIT_ERROR)
+    if summary is None:  # --on-corruption fail stopped it
+        sys.exit(EXIT_CORRUPT)
+    out.write((summary.line(output) + "\n").encode("utf-8", "replace"))
+    out.flush()
+    sys.exit(EXIT_CORRUPT if summary.corrupt else EXIT_OK)
+
+
+def _decoders(key_decoder: str | None, value_decoder: str | None) -> tuple:
+    from kseg.cli.dump import resolve_decoder
+    from kseg.errors import KsegError
+
+    try:
+        return tuple(None if name is None else resolve_decoder(name) for name in (key_decoder, value_decoder))
+    except KsegError as exc:
+        raise click.UsageError(exc.describe()) from None
+
+
+def corruption_line(c) -> str:
+    return f"kseg: corrupt: {c.log}: at byte {c.position}: {c.kind}: {c.message}\n"
+
+
+def _run_local(paths, output, ranges, key_fn, value_fn, on_corruption, split_bytes, limit, force, quiet, err):
+    from kseg.render import progress as progress_mod
+    from kseg.render.export import CorruptionStop, write_parquet
+    from kseg.storage.export import plan
+    from kseg.storage.partition import discover
+
+    notes: list[str] = []
+    partitions = discover(paths, notes)
+    for note in notes:
+        err.write(f"kseg: note: {note}\n".encode("utf-8", "replace"))
+    splits = plan(partitions, ranges, split_bytes, limit)
+    progress = progress_mod.make(quiet)
+    if progress is not None:
+        progress.start("export", len(splits))
+    done = 0
+
+    def on_split(_split) -> None:
+        nonlocal done
+        done += 1
+        if progress is not None:
+            progress.advance_to(done)
+
+    try:
+        return write_parquet(splits, output, ranges=ranges, limit=limit, on_corruption=on_corruption,
+                             key_decoder=key_fn, value_decoder=value_fn, replace=force,
+                             on_corrupt=lambda c: err.write(corruption_line(c).encode("utf-8", "replace")),
+                             on_split=on_split)
+    except CorruptionStop as stop:
+        err.write(corruption_line(stop.corruption).encode("utf-8", "replace"))
+        err.write(b"kseg: export stopped (--on-corruption fail); nothing was written\n")
+        return None
+    finally:
+        if progress is not None:
+            progress.close()

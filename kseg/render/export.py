@@ -1,0 +1,222 @@
+"""Records as Arrow: the one schema of ``kseg export``, Parquet files and the Spark data source.
+
+One row per record.  Column names follow the JSON output's (camelCase,
+Kafka's names); the record's own fields first, then its batch's:
+
+==========================  ================================================
+column                      meaning
+==========================  ================================================
+``logDir``                  the log directory (a broker's ``log.dirs`` entry)
+``topic``, ``partition``    parsed from the directory name (``orders-3``);
+                            partition null when the name has no ``-N``
+``segment``                 the segment's base offset, 20 digits
+``offset``, ``timestamp``   the record's
+``timestampType``           ``CreateTime``, ``LogAppendTime``, ``NoTimestampType``
+``key``, ``value``          binary, null when null (a tombstone's value)
+``headers``                 list of ``{key: string, value: binary}``
+``sequence``                the record's producer sequence (-1: none)
+``batchPosition``           byte position of its batch in the ``.log``
+``baseOffset``, ``lastOffset``, ``magic``, ``compression``, ``producerId``,
+``producerEpoch``, ``baseSequence``, ``partitionLeaderEpoch``,
+``isTransactional``, ``isControl``   the batch header's fields
+``crcValid``                whether the batch's CRC matched
+``corruption``              null for a record; for a corrupt batch (Spark's
+                            PERMISSIVE rows: every record column null)
+                            ``<kind>: <message>``
+``keyText``, ``valueText``  only with a key/value decoder: the decoded text
+==========================  ================================================
+
+Header keys are decoded as Kafka does (``new String(bytes, UTF_8)``).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable
+
+from kseg.format.compression import codec_name
+from kseg.render.dump import string_decoder
+from kseg.storage.export import Corruption, RecordFacts, Split, topic_partition
+
+ROWS_PER_BATCH = 4096
+
+# (name, Arrow type name, Spark SQL type) -- the schema, once.
+COLUMNS = (
+    ("logDir", "string", "STRING"),
+    ("topic", "string", "STRING"),
+    ("partition", "int32", "INT"),
+    ("segment", "string", "STRING"),
+    ("offset", "int64", "BIGINT"),
+    ("timestamp", "int64", "BIGINT"),
+    ("timestampType", "string", "STRING"),
+    ("key", "binary", "BINARY"),
+    ("value", "binary", "BINARY"),
+    ("headers", "headers", "ARRAY<STRUCT<key: STRING, value: BINARY>>"),
+    ("sequence", "int32", "INT"),
+    ("batchPosition", "int64", "BIGINT"),
+    ("baseOffset", "int64", "BIGINT"),
+    ("lastOffset", "int64", "BIGINT"),
+    ("magic", "int32", "INT"),
+    ("compression", "string", "STRING"),
+    ("producerId", "int64", "BIGINT"),
+    ("producerEpoch", "int32", "INT"),
+    ("baseSequence", "int32", "INT"),
+    ("partitionLeaderEpoch", "int32", "INT"),
+    ("isTransactional", "bool", "BOOLEAN"),
+    ("isControl", "bool", "BOOLEAN"),
+    ("crcValid", "bool", "BOOLEAN"),
+    ("corruption", "string", "STRING"),
+)
+TEXT_COLUMNS = (("keyText", "string", "STRING"), ("valueText", "string", "STRING"))
+
+
+def columns(decoded: bool) -> tuple:
+    return COLUMNS + TEXT_COLUMNS if decoded else COLUMNS
+
+
+def spark_ddl(decoded: bool = False) -> str:
+    """The schema as a Spark DDL string."""
+    return ", ".join(f"`{name}` {sql}" for name, _, sql in columns(decoded))
+
+
+def arrow_schema(decoded: bool = False):
+    import pyarrow as pa
+
+    types = {"string": pa.string(), "int32": pa.int32(), "int64": pa.int64(), "binary": pa.binary(),
+             "bool": pa.bool_(),
+             "headers": pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))}
+    return pa.schema([(name, types[kind]) for name, kind, _ in columns(decoded)])
+
+
+class RowBuilder:
+    """Turns the :class:`RecordFacts` of one split into Arrow record batches."""
+
+    def __init__(self, split: Split, key_decoder: Callable | None = None,
+                 value_decoder: Callable | None = None) -> None:
+        self.decoded = key_decoder is not None or value_decoder is not None
+        self.key_decoder = key_decoder
+        self.value_decoder = value_decoder
+        topic, partition = topic_partition(split.partition)
+        self._const = (split.log_dir, topic, partition, split.segment)
+        self.schema = arrow_schema(self.decoded)
+
+    def row(self, r: RecordFacts | Corruption) -> tuple:
+        if isinstance(r, Corruption):
+            row = (*self._const, None, None, None, None, None, None, None, r.position, *([None] * 11),
+                   f"{r.kind}: {r.message}")
+            return row + (None, None) if self.decoded else row
+        headers = [{"key": string_decoder(k), "value": v} for k, v in r.headers]
+        row = (*self._const, r.offset, r.timestamp, r.timestamp_type, r.key, r.value, headers, r.sequence,
+               r.position, r.base_offset, r.last_offset, r.magic, codec_name(r.codec), r.producer_id,
+               r.producer_epoch, r.base_sequence, r.leader_epoch, r.is_transactional, r.is_control, r.crc_valid,
+               None)
+        if self.decoded:
+            row += (_text(self.key_decoder, r.key), _text(self.value_decoder, r.value))
+        return row
+
+    def batches(self, facts: Iterable[RecordFacts | Corruption], rows_per_batch: int = ROWS_PER_BATCH):
+        """Arrow record batches of at most ``rows_per_batch`` rows."""
+        pending: list[tuple] = []
+        for r in facts:
+            pending.append(self.row(r))
+            if len(pending) >= rows_per_batch:
+                yield self.to_arrow(pending)
+                pending = []
+        if pending:
+            yield self.to_arrow(pending)
+
+    def to_arrow(self, rows: list[tuple]):
+        import pyarrow as pa
+
+        cols = list(zip(*rows))
+        return pa.RecordBatch.from_arrays([pa.array(c, type=f.type) for c, f in zip(cols, self.schema)],
+                                          schema=self.schema)
+
+
+def _text(decoder: Callable | None, data: bytes | None) -> str | None:
+    if decoder is None or data is None:
+        return None
+    return decoder(data)
+
+
+# -- writing Parquet ----------------------------------------------------------------------------------
+ON_CORRUPTION = ("skip", "fail", "keep")
+
+
+class CorruptionStop(Exception):
+    """``--on-corruption fail`` met a corrupt batch; the export is abandoned (nothing is written)."""
+
+    def __init__(self, corruption: Corruption) -> None:
+        super().__init__(corruption.message)
+        self.corruption = corruption
+
+
+class ExportSummary:
+    """What an export wrote and what it could not: counts, then the corrupt batches met."""
+
+    __slots__ = ("records", "splits", "corrupt")
+
+    def __init__(self) -> None:
+        self.records = 0
+        self.splits = 0
+        self.corrupt: list[Corruption] = []
+
+    def line(self, output: str) -> str:
+        text = f"{self.records} record{'s' * (self.records != 1)} from {self.splits} split" \
+               f"{'s' * (self.splits != 1)} written to {output}"
+        if self.corrupt:
+            text += f"; {len(self.corrupt)} corrupt batch{'es' * (len(self.corrupt) != 1)} not exported"
+        return text + "."
+
+
+def split_facts(split: Split, ranges, limit: int, on_corruption: str, summary: ExportSummary | None = None,
+                on_corrupt: Callable[[Corruption], None] | None = None):
+    """The record facts of ``split`` and its corruptions (counted in ``summary``, handed to
+    ``on_corrupt``); with ``fail`` the first corruption raises :class:`CorruptionStop`."""
+    from kseg.storage.export import read_split
+
+    for item in read_split(split, ranges, limit, keep_invalid=on_corruption == "keep"):
+        if isinstance(item, Corruption):
+            if on_corruption == "fail":
+                raise CorruptionStop(item)
+            if summary is not None:
+                summary.corrupt.append(item)
+            if on_corrupt is not None:
+                on_corrupt(item)
+            yield item  # one marked row in place of the batch's records
+            continue
+        if summary is not None:
+            summary.records += 1
+        yield item
+
+
+def write_parquet(splits: list[Split], output: str, *, ranges, limit: int, on_corruption: str = "skip",
+                  key_decoder: Callable | None = None, value_decoder: Callable | None = None,
+                  replace: bool = False, on_corrupt: Callable[[Corruption], None] | None = None,
+                  on_split: Callable[[Split], None] | None = None) -> ExportSummary:
+    """Write the records of ``splits`` as one Parquet file (local: atomically; a URI: one object).
+
+    Memory is that of one Arrow batch of rows, whatever the number of records.
+    """
+    import pyarrow.parquet as pq
+
+    from kseg.storage import atomic, location
+
+    summary = ExportSummary()
+    decoded = key_decoder is not None or value_decoder is not None
+
+    def produce(sink) -> None:
+        with pq.ParquetWriter(sink, arrow_schema(decoded), compression="zstd") as writer:
+            for split in splits:
+                builder = RowBuilder(split, key_decoder, value_decoder)
+                facts = split_facts(split, ranges, limit, on_corruption, summary, on_corrupt)
+                for batch in builder.batches(facts):
+                    writer.write_batch(batch)
+                summary.splits += 1
+                if on_split is not None:
+                    on_split(split)
+
+    if location.is_remote(output):
+        location.write_stream(output, produce, replace=replace)
+    else:
+        atomic.write_atomic_stream(location.local_path(output), produce, replace=replace)
+    return summary

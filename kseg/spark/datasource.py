@@ -1,0 +1,137 @@
+"""Segments as a DataFrame: ``spark.read.format("kseg")`` (Spark's Python Data Source API).
+
+::
+
+    import kseg.spark
+    kseg.spark.register(spark)
+    df = spark.read.format("kseg").load("s3://backups/kafka/")
+    df.where("topic = 'orders' AND offset BETWEEN 1000 AND 2000").show()
+
+One row per record, the columns of :mod:`kseg.render.export` (``kseg
+export`` writes the same rows).  A corrupt batch is one row with
+``corruption`` set and the record columns null, as Spark's own readers do in
+PERMISSIVE mode; ``onCorruption=fail`` fails the task instead.
+
+Options (all strings, as Spark passes them):
+
+``path``/``paths``        comma-separated local paths or URIs (``load(path)`` sets ``path``)
+``fromOffset``, ``toOffset``  inclusive offset range
+``fromTime``, ``toTime``      ``[from, to)`` in epoch ms or ISO-8601 with a zone
+``keyDecoder``, ``valueDecoder``  adds ``keyText``/``valueText`` (string, hex, base64, json, module:function)
+``onCorruption``          ``skip`` (default), ``fail`` or ``keep``
+``splitBytes``            segments larger than this are read by several tasks (default 128 MiB)
+``maxMessageSize``        as ``--max-message-size`` (default 5 MiB)
+
+Planning (discovery, then splits cut at offset-index positions) runs on
+the driver; each task reads one split with ranged reads.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+
+NAME = "kseg"
+
+
+class SplitPartition(InputPartition):
+    """One split (a byte range of one segment), as a picklable input partition."""
+
+    def __init__(self, split) -> None:
+        super().__init__(tuple(split))
+        self.split = split
+
+
+class KsegDataSource(DataSource):
+    """``format("kseg")``: records of Kafka log segments."""
+
+    @classmethod
+    def name(cls) -> str:
+        return NAME
+
+    def schema(self) -> str:
+        from kseg.render.export import spark_ddl
+
+        return spark_ddl(_decoded(self.options))
+
+    def reader(self, schema) -> "KsegReader":
+        return KsegReader(dict(self.options))
+
+
+class KsegReader(DataSourceReader):
+    def __init__(self, options: dict) -> None:
+        self.options = options
+        self.settings = read_options(options)
+
+    def partitions(self):
+        from kseg.storage.export import plan
+        from kseg.storage.partition import discover
+
+        s = self.settings
+        notes: list[str] = []
+        splits = plan(discover(s["paths"], notes), s["ranges"], s["split_bytes"], s["limit"])
+        return [SplitPartition(split) for split in splits]
+
+    def read(self, partition):
+        from kseg.render.export import RowBuilder, split_facts
+        from kseg.storage.export import Split
+
+        s = self.settings
+        split = Split(*partition.value)
+        builder = RowBuilder(split, *_decoder_functions(self.options))
+        facts = split_facts(split, s["ranges"], s["limit"], s["on_corruption"])
+        yield from builder.batches(facts)
+
+
+def _option(options: dict, name: str):
+    """Spark lower-cases option keys in some versions: look both ways."""
+    for key in (name, name.lower()):
+        if key in options and options[key] is not None:
+            return options[key]
+    return None
+
+
+def _decoded(options: dict) -> bool:
+    return _option(options, "keyDecoder") is not None or _option(options, "valueDecoder") is not None
+
+
+def _decoder_functions(options: dict) -> tuple:
+    from kseg.decoders.simple import resolve
+
+    names = (_option(options, "keyDecoder"), _option(options, "valueDecoder"))
+    return tuple(None if n is None else resolve(n) for n in names)
+
+
+def read_options(options: dict) -> dict:
+    """The reader's settings from Spark's option strings (ValueError names a bad one)."""
+    from kseg.storage.export import DEFAULT_SPLIT_BYTES, INT64_MAX, INT64_MIN, Ranges
+    from kseg.timestamps import parse_timestamp
+
+    raw = _option(options, "paths") or _option(options, "path")
+    if not raw:
+        raise ValueError("kseg data source: give a path: spark.read.format('kseg').load('s3://bucket/prefix')")
+    paths = [p.strip() for p in str(raw).split(",") if p.strip()]
+
+    def number(name: str, default: int) -> int:
+        value = _option(options, name)
+        try:
+            return default if value is None else int(value)
+        except ValueError:
+            raise ValueError(f"kseg data source: option {name} must be an integer, got {value!r}") from None
+
+    def time(name: str, default: int) -> int:
+        value = _option(options, name)
+        return default if value is None else parse_timestamp(str(value))
+
+    ranges = Ranges(number("fromOffset", INT64_MIN), number("toOffset", INT64_MAX), time("fromTime", INT64_MIN),
+                    time("toTime", INT64_MAX))
+    on_corruption = (_option(options, "onCorruption") or "skip").lower()
+    if on_corruption not in ("skip", "fail", "keep"):
+        raise ValueError(f"kseg data source: onCorruption must be skip, fail or keep, got {on_corruption!r}")
+    return {"paths": paths, "ranges": ranges, "on_corruption": on_corruption,
+            "split_bytes": number("splitBytes", DEFAULT_SPLIT_BYTES),
+            "limit": 8 * number("maxMessageSize", 5 * 1024 * 1024)}
+
+
+def register(spark) -> None:
+    """Make ``spark.read.format("kseg")`` available in this session."""
+    spark.dataSource.register(KsegDataSource)

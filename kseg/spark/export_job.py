@@ -1,0 +1,124 @@
+"""``kseg export --spark``: every split exported by an executor, straight to the output.
+
+The driver discovers and plans (:func:`kseg.storage.export.plan`); the
+splits are dealt to tasks by size; each task writes one Parquet file per
+split with pyarrow — to a local or shared path, or to any URI pyarrow
+reaches (``s3://`` with the standard AWS variables, ``gs://``, ``hdfs://``),
+so no Hadoop connector is needed — and sends back only its counts and the
+corrupt batches it met.  The output is a directory::
+
+    OUTPUT/<partition dir name>/part-<log dir hash>-<segment>-<start>.parquet
+    OUTPUT/_SUCCESS            (written last, by the driver, when every task succeeded)
+
+The files hold the rows of :mod:`kseg.render.export` (the data source's).
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from kseg.render.export import CorruptionStop, ExportSummary, split_facts  # noqa: F401 - split_facts for tasks
+from kseg.spark.job import plan_bins
+from kseg.storage.export import Corruption, Split
+
+
+def part_name(output: str, split: Split) -> str:
+    """Where one split's rows go: stable, so a re-run replaces rather than duplicates."""
+    from kseg.storage import location
+
+    digest = hashlib.sha1(split.log_dir.encode("utf-8", "surrogateescape")).hexdigest()[:8]
+    return location.join(location.join(output, split.partition), f"part-{digest}-{split.segment}-{split.start}.parquet")
+
+
+def export_bin(items, output: str, ranges, limit: int, on_corruption: str, key_decoder, value_decoder):
+    """Runs on an executor: write each split's file; yield ``(records, corruptions)`` per split."""
+    from kseg.decoders.simple import resolve
+    from kseg.render.export import write_parquet
+
+    key_fn = None if key_decoder is None else resolve(key_decoder)
+    value_fn = None if value_decoder is None else resolve(value_decoder)
+    from kseg.storage import location
+
+    for _, split in items:
+        target = part_name(output, split)
+        if not location.is_remote(target):
+            import os
+
+            os.makedirs(os.path.dirname(os.path.abspath(location.local_path(target))), exist_ok=True)
+        summary = write_parquet([split], target, ranges=ranges, limit=limit,
+                                on_corruption=on_corruption, key_decoder=key_fn, value_decoder=value_fn,
+                                replace=True)
+        yield summary.records, [tuple(c) for c in summary.corrupt]
+
+
+def run_export(paths: list[str], output: str, *, ranges, key_decoder, value_decoder, on_corruption: str,
+               split_bytes: int, limit: int, replace: bool, master, spark_conf, err) -> ExportSummary | None:
+    """Plan on the driver, export on the executors; the summary, or None when ``fail`` stopped it."""
+    import importlib.util
+
+    from kseg.errors import InputError
+    from kseg.spark import INSTALL_HINT
+    from kseg.storage import files, location
+    from kseg.storage.export import plan
+    from kseg.storage.partition import discover
+
+    if importlib.util.find_spec("pyspark") is None:
+        raise InputError(INSTALL_HINT)
+    if files.exists(output) and not replace:
+        raise InputError("exists; not replaced (give --force to replace it)", path=output)
+    notes: list[str] = []
+    splits = plan(discover(paths, notes), ranges, split_bytes, limit)
+    for note in notes:
+        err.write(f"kseg: note: {note}\n".encode("utf-8", "replace"))
+    from kseg.spark.driver import session
+
+    spark = session(master or "local[*]", spark_conf)
+    try:
+        sized = [(i, s.partition, _Sized(s)) for i, s in enumerate(splits)]
+        bins = [[(i, sz.split) for i, _, sz in b] for b in plan_bins(sized, spark.sparkContext.defaultParallelism * 4)]
+        summary = ExportSummary()
+        if bins:
+            rdd = spark.sparkContext.parallelize(bins, len(bins))
+            args = (output, ranges, limit, on_corruption, key_decoder, value_decoder)
+            try:
+                results = rdd.flatMap(lambda b: export_bin(b, *args)).collect()
+            except Exception as exc:  # a task's CorruptionStop comes back inside Spark's error
+                if "CorruptionStop" in str(exc):
+                    err.write(b"kseg: export stopped (--on-corruption fail): a task met a corrupt batch; "
+                              b"the output is incomplete and has no _SUCCESS marker\n")
+                    return None
+                raise
+            for records, corrupt in results:
+                summary.records += records
+                summary.corrupt.extend(Corruption(*c) for c in corrupt)
+        summary.splits = len(splits)
+        write_success_marker(output)
+        return summary
+    finally:
+        spark.stop()
+
+
+class _Sized:
+    """A split with the ``log_size()`` that :func:`plan_bins` balances on."""
+
+    __slots__ = ("split",)
+
+    def __init__(self, split: Split) -> None:
+        self.split = split
+
+    def log_size(self) -> int:
+        return self.split.bytes
+
+
+def write_success_marker(output: str) -> None:
+    """``_SUCCESS``, as Hadoop's committers write it: the directory is complete."""
+    from kseg.storage import atomic, location
+
+    marker = location.join(output, "_SUCCESS")
+    if location.is_remote(output):
+        location.write_stream(marker, lambda f: None, replace=True)
+    else:
+        import os
+
+        os.makedirs(location.local_path(output), exist_ok=True)
+        atomic.write_atomic(location.local_path(marker), b"", replace=True)
