@@ -1,0 +1,179 @@
+"""``kseg export``: the records of every corpus partition as Parquet, equal to what ``dump`` shows.
+
+The rows are checked against ``kseg dump --format json --deep-iteration
+--print-data-log`` (itself byte-identical to Kafka's tool on the goldens):
+offsets, timestamps and their type, keys, values, header keys.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from kseg.render.dump import string_decoder
+from tests.conftest import CORPUS_DATA, assert_no_traceback, run_cli, run_subprocess
+from tests.s3server import local_brokers, s3  # noqa: F401 - fixtures
+
+pq = pytest.importorskip("pyarrow.parquet", reason="export writes Parquet with pyarrow (the test extra)")
+
+HEALTHY = sorted(p.name for p in CORPUS_DATA.iterdir() if p.is_dir() and not p.name.startswith("corrupt-")
+                 and any(p.glob("*.log")))
+
+
+def dump_records(partition: Path) -> list[tuple]:
+    """(offset, timestamp, timestampType, keySize, valueSize, headerKeys, key, value) from dump's JSON."""
+    out = []
+    for log in sorted(partition.glob("*.log")):
+        r = run_cli(["dump", "--format", "json", "--print-data-log", "--files", str(log)])
+        for line in r.text.splitlines():
+            obj = json.loads(line)
+            if obj["type"] == "record":
+                out.append((obj["offset"], obj["timestamp"], obj["timestampType"], obj["keySize"],
+                            obj["valueSize"], obj.get("headerKeys", []),
+                            obj.get("key") if "control" not in obj else None,
+                            obj.get("payload") if "control" not in obj else None))
+    return out
+
+
+def export_records(table) -> list[tuple]:
+    out = []
+    for row in table.to_pylist():
+        if row["corruption"] is not None:
+            continue
+        key, value = row["key"], row["value"]
+        control = row["isControl"]
+        out.append((row["offset"], row["timestamp"], row["timestampType"], -1 if key is None else len(key),
+                    -1 if value is None else len(value), [h["key"] for h in row["headers"]],
+                    None if key is None or control else string_decoder(key),
+                    None if value is None or control else string_decoder(value)))
+    return out
+
+
+@pytest.mark.parametrize("name", HEALTHY)
+def test_export_rows_equal_dump_records(name: str, tmp_path: Path) -> None:
+    out = tmp_path / "x.parquet"
+    r = run_cli(["export", "-q", str(CORPUS_DATA / name), "--output", str(out)])
+    assert r.exit_code == 0, r.errtext
+    table = pq.read_table(out)
+    assert export_records(table) == dump_records(CORPUS_DATA / name)
+    assert set(table.column("topic").to_pylist()) <= {name.rsplit("-", 1)[0]}
+    assert f"{table.num_rows} records" in r.text
+
+
+def test_batch_columns_and_headers(tmp_path: Path) -> None:
+    out = tmp_path / "x.parquet"
+    assert run_cli(["export", str(CORPUS_DATA / "txn-v2-0"), "-o", str(out)]).exit_code == 0
+    rows = pq.read_table(out).to_pylist()
+    control = [r for r in rows if r["isControl"]]
+    assert control and all(r["isTransactional"] for r in control)
+    assert all(r["producerId"] >= 0 for r in rows if r["isTransactional"])
+    assert {r["partition"] for r in rows} == {0} and {r["logDir"] for r in rows} == {str(CORPUS_DATA)}
+    out2 = tmp_path / "h.parquet"
+    assert run_cli(["export", str(CORPUS_DATA / "plain-v2-0"), "-o", str(out2)]).exit_code == 0
+    with_headers = [r for r in pq.read_table(out2).to_pylist() if r["headers"]]
+    assert with_headers and all(isinstance(h["value"], (bytes, type(None))) for r in with_headers
+                                for h in r["headers"])
+
+
+def test_offset_and_time_ranges(tmp_path: Path) -> None:
+    src = CORPUS_DATA / "plain-v2-0"
+    every = export_records_of(src, tmp_path / "all.parquet")
+    some = export_records_of(src, tmp_path / "o.parquet", "--from-offset", "100", "--to-offset", "300")
+    assert some == [r for r in every if 100 <= r[0] <= 300]
+    t0 = sorted(r[1] for r in every)[len(every) // 3]
+    t1 = sorted(r[1] for r in every)[2 * len(every) // 3]
+    timed = export_records_of(src, tmp_path / "t.parquet", "--from-time", str(t0), "--to-time", str(t1))
+    assert timed == [r for r in every if t0 <= r[1] < t1] and timed
+
+
+def export_records_of(src: Path, out: Path, *args: str) -> list[tuple]:
+    r = run_cli(["export", str(src), "-o", str(out), *args])
+    assert r.exit_code == 0, r.errtext
+    return export_records(pq.read_table(out))
+
+
+def test_split_segments_read_as_one(tmp_path: Path) -> None:
+    whole = tmp_path / "w.parquet"
+    split = tmp_path / "s.parquet"
+    src = CORPUS_DATA / "large-v2-0"
+    assert run_cli(["export", str(src), "-o", str(whole)]).exit_code == 0
+    r = run_cli(["export", str(src), "-o", str(split), "--split-bytes", str(1 << 20)])
+    assert r.exit_code == 0
+    assert pq.read_table(whole).to_pylist() == pq.read_table(split).to_pylist()
+
+
+@pytest.mark.parametrize("name, kind", [("corrupt-crc-0", "crc"), ("corrupt-truncated-0", "trailing-bytes"),
+                                        ("corrupt-garbage-tail-0", None), ("corrupt-compressed-0", None)])
+def test_corruption_is_marked_counted_and_exit_1(name: str, kind: str | None, tmp_path: Path) -> None:
+    out = tmp_path / "x.parquet"
+    r = run_subprocess(["export", str(CORPUS_DATA / name), "-o", str(out)])
+    assert_no_traceback(r)
+    assert r.exit_code == 1, r.errtext
+    marked = [row for row in pq.read_table(out).to_pylist() if row["corruption"] is not None]
+    assert marked and all(row["offset"] is None for row in marked)
+    if kind:
+        assert any(row["corruption"].startswith(kind + ":") for row in marked)
+    assert f"{len(marked)} corrupt batch" in r.text
+    assert r.errtext.count("kseg: corrupt: ") == len(marked)
+
+
+def test_on_corruption_fail_writes_nothing(tmp_path: Path) -> None:
+    out = tmp_path / "x.parquet"
+    r = run_subprocess(["export", str(CORPUS_DATA / "corrupt-crc-0"), "-o", str(out), "--on-corruption", "fail"])
+    assert r.exit_code == 1 and not out.exists()
+    assert "export stopped" in r.errtext and "kseg: corrupt: " in r.errtext
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_on_corruption_keep_exports_the_crc_failing_records(tmp_path: Path) -> None:
+    out = tmp_path / "x.parquet"
+    r = run_cli(["export", str(CORPUS_DATA / "corrupt-crc-0"), "-o", str(out), "--on-corruption", "keep"])
+    assert r.exit_code == 1
+    rows = pq.read_table(out).to_pylist()
+    assert any(row["crcValid"] is False and row["offset"] is not None for row in rows)
+
+
+def test_existing_output_needs_force(tmp_path: Path) -> None:
+    out = tmp_path / "x.parquet"
+    out.write_bytes(b"keep me")
+    r = run_cli(["export", str(CORPUS_DATA / "plain-v2-0"), "-o", str(out)])
+    assert r.exit_code == 2 and "--force" in r.errtext and out.read_bytes() == b"keep me"
+    assert run_cli(["export", str(CORPUS_DATA / "plain-v2-0"), "-o", str(out), "--force"]).exit_code == 0
+    assert pq.read_table(out).num_rows > 0
+
+
+def test_usage_errors(tmp_path: Path) -> None:
+    out = str(tmp_path / "x.parquet")
+    for args in (["--from-offset", "5", "--to-offset", "4"], ["--master", "local[2]"],
+                 ["--key-decoder", "no_such_module_kseg:f"]):
+        r = run_cli(["export", str(CORPUS_DATA / "plain-v2-0"), "-o", out, *args])
+        assert r.exit_code == 2, (args, r.errtext)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    r = run_subprocess(["export", str(empty), "-o", out])
+    assert r.exit_code == 2 and "no partition directories" in r.errtext
+    assert_no_traceback(r)
+
+
+def test_decoders_add_text_columns(tmp_path: Path) -> None:
+    out = tmp_path / "x.parquet"
+    r = run_cli(["export", str(CORPUS_DATA / "plain-v2-0"), "-o", str(out), "--value-decoder", "hex"])
+    assert r.exit_code == 0
+    rows = pq.read_table(out).to_pylist()
+    assert all(row["valueText"] == (None if row["value"] is None else row["value"].hex()) for row in rows)
+    assert all(row["keyText"] is None for row in rows)
+
+
+def test_export_from_s3_to_s3_equals_local(s3, local_brokers, tmp_path: Path) -> None:
+    local_out = tmp_path / "l.parquet"
+    assert run_cli(["export", str(local_brokers / "b1" / "data"), "-o", str(local_out)]).exit_code == 1
+    r = run_subprocess(["export", s3.uri("brokers/b1/data"), "-o", s3.uri("exports/b1.parquet")])
+    assert r.exit_code == 1, r.errtext  # corrupt-crc-0 is in the tree
+    got = tmp_path / "s3.parquet"
+    s3.client.download_file("kseg-test", "exports/b1.parquet", str(got))
+    strip = [{k: v for k, v in row.items() if k != "logDir"} for row in pq.read_table(got).to_pylist()]
+    assert strip == [{k: v for k, v in row.items() if k != "logDir"} for row in pq.read_table(local_out).to_pylist()]
+    assert {row["logDir"] for row in pq.read_table(got).to_pylist()} == {s3.uri("brokers/b1/data")}
