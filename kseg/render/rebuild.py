@@ -13,6 +13,7 @@ from kseg.storage.rebuild_write import (
     DIFFERS,
     FAILED,
     MISSING,
+    OLDER_RULE,
     REFUSED,
     REPLACED,
     SAME,
@@ -55,6 +56,9 @@ def file_line(o: FileOutcome) -> str:
     }.get(o.status)
     if o.status == DIFFERS:
         text = f"differs from the existing file ({o.existing_entries} entries): {o.difference}"
+    elif o.status == OLDER_RULE:
+        text = (f"the existing file ({o.existing_entries} entries) differs ({o.difference}) but is valid: "
+                f"{o.rule}; recovery would rewrite it with the current rule; not a problem")
     elif o.status == REPLACED:
         text = f"replaced the existing file ({o.existing_entries} entries; {o.difference})"
     elif o.status == REFUSED:
@@ -99,7 +103,7 @@ class RebuildReport:
         self._write("\n".join(lines) + "\n")
 
     def summary(self, notes: list[str]) -> int:
-        order = [SAME, UNCHANGED, WRITTEN, REPLACED, DIFFERS, MISSING, REFUSED, FAILED, SKIPPED, ABSENT]
+        order = [SAME, OLDER_RULE, UNCHANGED, WRITTEN, REPLACED, DIFFERS, MISSING, REFUSED, FAILED, SKIPPED, ABSENT]
         parts = [f"{self.counts[k]} {k}" for k in order if self.counts[k]]
         if self.json:
             self._write(dumps({"type": "summary", "segments": self.segments, "files": dict(self.counts),
@@ -127,7 +131,7 @@ def segment_json(rec: Recovered, outcomes: list[FileOutcome]) -> dict:
             "position": rec.failure.position, "message": rec.failure.message,
             "truncatesSegment": rec.failure.truncates_segment},
         "files": [{"file": o.path, "kind": o.kind.lstrip("."), "entries": o.entries, "status": o.status,
-                   "existingEntries": o.existing_entries, "difference": o.difference,
+                   "existingEntries": o.existing_entries, "difference": o.difference, "rule": o.rule,
                    "error": None if o.error is None else o.error.describe()} for o in outcomes],
         "notes": rec.notes,
     }
