@@ -24,7 +24,7 @@ from kseg.format.indexes import iter_aborted_txns
 from kseg.storage import files
 from kseg.storage.partition import Segment
 from kseg.storage.records import FileRecords
-from kseg.storage.verify_index import PRE_806_NOTE, check_offset_index, check_time_index
+from kseg.storage.verify_index import check_offset_index, check_time_index
 
 DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024
 
@@ -126,8 +126,7 @@ def older_writer_rules(partition: str, seg: Segment) -> dict[str, list[str] | No
         if path:
             rules = check(res, seg, scan, False)
             out[path] = None if any(p.file == path for p in res.problems) else rules
-    pre806 = any(PRE_806_NOTE.format(n="")[1:] in note for note in out.get(seg.index) or ())
-    if pre806 and out.get(seg.timeindex) == []:  # clean, entries chosen per append as the .index's
+    if out.get(seg.index) and out.get(seg.timeindex) == []:  # clean, entries chosen per append as the .index's
         out[seg.timeindex] = [f"{seg.timeindex}: entries chosen once per append, as brokers before KAFKA-806 "
                               "chose them (see the .index); lookups work"]
     return out
