@@ -30,6 +30,7 @@ CASES = [
     ("3.6 leader, uncompressed CreateTime", "leader_uncompressed", "3.6", {PRE_37}),
     ("3.7 leader, uncompressed CreateTime", "leader_uncompressed", "3.7", set()),
     ("3.9 leader, uncompressed CreateTime", "leader_uncompressed", "3.9", set()),
+    ("2.8 leader, v2 and up-converted v1 requests", "leader_mixed_with_conversion", "2.8", {PRE_37}),
     ("2.8 leader, compressed", "leader_compressed", "2.8", set()),
     ("3.9 leader, compressed", "leader_compressed", "3.9", set()),
     ("2.8 leader, LogAppendTime", "leader_log_append_time", "2.8", set()),

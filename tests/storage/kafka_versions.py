@@ -93,6 +93,24 @@ def leader_v1(root: Path, kafka: str, timestamp_type: str = "CreateTime") -> Pat
     return d
 
 
+def leader_mixed_with_conversion(root: Path, kafka: str) -> Path:
+    """A leader on a v2 log taking requests from v2 clients (in place, as ``leader_uncompressed``) and
+    from v1 clients, converted to v2 (``convertAndAssignOffsetsNonCompressed``: the result is
+    ``MemoryRecordsBuilder.info``, whose ``shallowOffsetOfMaxTimestamp`` is the last offset for magic 2;
+    2.8 LogValidator.scala, clients/.../MemoryRecordsBuilder.java ``info``), alternately, in one segment:
+    some time-index entries name a record inside a batch, others a batch's last offset."""
+    d = root / f"leader-mixed-{kafka}-0"
+    w = SegmentWriter(d, 0, per_batch_index=False)
+    for b in range(12):
+        raw = build_v2_batch(_records(5, TS + b * 100), base_offset=5 * b)
+        info = leader_append_info([raw], kafka)
+        if b % 2:  # up-converted from v1: the builder's info names the last offset
+            info = info._replace(shallow_offset_of_max_timestamp=info.largest_offset)
+        w.append([raw], info)
+    w.close()
+    return d
+
+
 def leader_v0(root: Path, kafka: str) -> Path:
     """Message format v0: no timestamps (``assignOffsetsNonCompressed`` skips magic 0), so no
     time-index entry; one offset-index entry per multi-entry append."""
@@ -174,6 +192,7 @@ BUILDERS: dict[str, Callable[[Path, str], Path]] = {
     "leader_log_append_time": leader_log_append_time,
     "leader_v1": leader_v1,
     "leader_v0": leader_v0,
+    "leader_mixed_with_conversion": leader_mixed_with_conversion,
     "follower": follower,
     "cleaned": cleaned,
     "crashed_active_segment": crashed_active_segment,
