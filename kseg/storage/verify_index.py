@@ -108,7 +108,8 @@ def used_entries(res: "SegmentResult", view, path: str, strict: bool) -> int:
     tail = zero_tail(view)
     if tail:
         res.notes.append(f"{path}: preallocated zero tail of {tail} entries (an active segment's index, "
-                         "as after a crash); the broker rebuilds it on recovery")
+                         "as after a crash, or a rolled segment's left untrimmed, KAFKA-10207); the broker "
+                         "rebuilds it on recovery")
     if view.length % view.entry_size:
         res.problem("index-length", path, "file length is not a multiple of the entry size",
                     expected=f"a multiple of {view.entry_size}", found=str(view.length))

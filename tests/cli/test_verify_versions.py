@@ -144,3 +144,21 @@ def test_rebuild_check_still_reports_a_real_difference(tmp_path: Path) -> None:
     crashed = _build(tmp_path, "crashed_active_segment", "2.8")  # recovery trims a zero tail: a difference
     c = run_cli(["rebuild-index", "--check", str(crashed)])
     assert c.exit_code == 1 and "all zero from entry #0" in c.text
+
+
+@pytest.mark.parametrize("kafka", ["2.4", "3.6"])
+def test_untrimmed_rolled_segment_kafka_10207(tmp_path: Path, kafka: str) -> None:
+    from tests.storage.kafka_versions import untrimmed_rolled_segment
+
+    part = untrimmed_rolled_segment(tmp_path, kafka)
+    r = run_cli(["verify-index", "--format", "json", str(part)])
+    rows, summary = _json(r)
+    assert r.exit_code == 0 and summary["problems"] == 0, r.text
+    first, second = [x for x in rows if x["type"] == "segment"]
+    assert sum(ZERO_TAIL in n for n in first["notes"]) == 2 and not any(ZERO_TAIL in n for n in second["notes"])
+    s = run_cli(["verify-index", "--strict", "--format", "json", str(part)])
+    strict_rows, _ = _json(s)
+    reported = {(Path(p["file"]).name, p["entry"]) for p in strict_rows if p["type"] == "problem"}
+    expected = {(name + suffix, n) for name in ("00000000000000000000", "00000000000000000030")
+                for suffix, n in kafka_verify_index_only(part / f"{name}.log")}
+    assert reported == expected and s.exit_code == (1 if expected else 0)

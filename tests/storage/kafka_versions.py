@@ -186,6 +186,24 @@ def crashed_active_segment(root: Path, kafka: str, appends: int = 1) -> Path:
     return d
 
 
+def untrimmed_rolled_segment(root: Path, kafka: str) -> Path:
+    """KAFKA-10207 (apache/kafka PR #8936, fixed in 2.6/2.7): a segment rolled without trimming its
+    preallocated ``.index``/``.timeindex``, so the zero tail stays on a segment that is not the last;
+    the next segment was written normally (``onBecomeInactiveSegment`` trims, 2.8 LogSegment.scala)."""
+    d = root / f"untrimmed-{kafka}-0"
+    w = SegmentWriter(d, 0, per_batch_index=False, max_index_size=12 * 100)
+    for b in range(6):
+        raw = build_v2_batch(_records(5, TS + b * 100), base_offset=5 * b)
+        w.append([raw], leader_append_info([raw], kafka))
+    w.abandon()
+    w2 = SegmentWriter(d, 30, per_batch_index=False)
+    for b in range(6, 12):
+        raw = build_v2_batch(_records(5, TS + b * 100), base_offset=5 * b)
+        w2.append([raw], leader_append_info([raw], kafka))
+    w2.close()
+    return d
+
+
 BUILDERS: dict[str, Callable[[Path, str], Path]] = {
     "leader_uncompressed": leader_uncompressed,
     "leader_compressed": leader_compressed,
