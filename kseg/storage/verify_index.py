@@ -30,8 +30,9 @@ some Kafka version (noted by default, reported with ``--strict``):
   largest *kept* record's offset, while ``overrideLastOffset`` keeps the
   batch's original last offset);
 * time-index entries naming the record that holds the largest timestamp
-  (``LogValidator.assignOffsetsNonCompressed`` up to Kafka 3.6, for
-  uncompressed CreateTime appends; 3.7 names the batch's last offset).
+  (``LogValidator.assignOffsetsNonCompressed`` on branches 0.11.0-3.6, for
+  uncompressed CreateTime appends; 3.7 names the batch's last offset, commit
+  e905ef1 "Small LogValidator clean ups", kept by KAFKA-16310 in 3.8).
 
 A preallocated zero tail (an active segment's index after a crash or copied
 from a live broker; also a file that is all zeros) is noted, not checked.
@@ -62,7 +63,8 @@ CLEANER_NOTE = ("{n} entries name the largest offset the log cleaner kept in a b
                 "and kseg --strict report them")
 PRE_37_NOTE = ("{n} entries name the offset of the record holding the largest timestamp, not its batch's last "
                "offset: a time index written by a broker before Kafka 3.7 (LogValidator.assignOffsetsNonCompressed, "
-               "uncompressed CreateTime appends; changed in 3.7, KAFKA-16310); lookups work. Kafka's "
+               "uncompressed CreateTime appends, Kafka 0.11-3.6; changed in 3.7 by apache/kafka#14697, kept by "
+               "KAFKA-16310); lookups work. Kafka's "
                "--verify-index-only and kseg --strict report them")
 
 

@@ -7,7 +7,7 @@ in the time index (also in the final entry written by ``onBecomeInactiveSegment`
 and ``close``).  Who computes those values, and how, changed over the versions:
 
 * **Leader, uncompressed, in place** (``LogValidator.assignOffsetsNonCompressed``;
-  2.0..2.8 ``core/src/main/scala/kafka/log/LogValidator.scala``, 3.5..3.6
+  0.11.0..3.4 ``core/src/main/scala/kafka/log/LogValidator.scala``, 3.5..3.6
   ``storage/src/main/java/org/apache/kafka/storage/internals/log/LogValidator.java``):
   up to Kafka 3.6 the offset of the *first record holding the largest
   timestamp* of the append (CreateTime, v1 and v2; strict ``>`` per record

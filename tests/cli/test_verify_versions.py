@@ -24,6 +24,7 @@ ZERO_TAIL = "preallocated zero tail"
 
 # (table row, builder, Kafka version, the notes expected by default)
 CASES = [
+    ("1.1 leader, uncompressed CreateTime", "leader_uncompressed", "1.1", {PRE_37}),
     ("2.0 leader, uncompressed CreateTime", "leader_uncompressed", "2.0", {PRE_37}),
     ("2.8 leader, uncompressed CreateTime", "leader_uncompressed", "2.8", {PRE_37}),
     ("3.4 leader, uncompressed CreateTime", "leader_uncompressed", "3.4", {PRE_37}),
