@@ -55,6 +55,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 RECORD_LIMIT = 8 * 5 * 1024 * 1024  # the largest batch whose records --strict reads
 
+INDEX_OFFSET_MESSAGE = ("indexed offset is not the last offset of a batch (nor of a multi-batch append starting "
+                        "at this position, nor the last record the log cleaner kept in a batch)")
 PRE_806_NOTE = ("{n} entries index a multi-batch append (last offset of the append at its start position), as "
                 "brokers before KAFKA-806 wrote them; lookups work. Kafka's --verify-index-only and kseg --strict "
                 "report them")
@@ -177,8 +179,7 @@ def check_offset_index(res: "SegmentResult", seg: "Segment", scan: "LogScan", st
             continue
         k2 = _batch_holding(scan, offset, k, ordered)
         if k2 < 0:
-            res.problem("index-offset", path, "indexed offset is not the last offset of a batch (nor of a "
-                        "multi-batch append starting at this position)", entry=i, position=i * 8,
+            res.problem("index-offset", path, INDEX_OFFSET_MESSAGE, entry=i, position=i * 8,
                         expected=f"{last} (or a later batch's last offset)", found=str(offset))
         elif strict:
             res.problem("index-mismatch", path, "indexed offset is not the last offset of the batch at its "
@@ -193,9 +194,7 @@ def check_offset_index(res: "SegmentResult", seg: "Segment", scan: "LogScan", st
             if kept.is_last_record:
                 cleaned += 1
             else:
-                res.problem("index-offset", path, "indexed offset is not the last offset of a batch (nor of a "
-                            "multi-batch append starting at this position, nor the last record the log cleaner "
-                            "kept in a batch)", entry=i, position=i * 8,
+                res.problem("index-offset", path, INDEX_OFFSET_MESSAGE, entry=i, position=i * 8,
                             expected=f"{last} (or a later batch's last offset)", found=str(offset))
     if reader is not None:
         reader.close()
