@@ -61,6 +61,9 @@ def file_line(o: FileOutcome) -> str:
                 f"{o.rule}; recovery would rewrite it with the current rule; not a problem")
     elif o.status == REPLACED:
         text = f"replaced the existing file ({o.existing_entries} entries; {o.difference})"
+    elif o.status == REFUSED and o.rule:
+        text = (f"not written: the existing file differs ({o.difference}) but is valid ({o.rule}); "
+                "give --force to replace it")
     elif o.status == REFUSED:
         text = f"not written: the existing file differs ({o.difference}); give --force to replace it"
     elif o.status == FAILED:

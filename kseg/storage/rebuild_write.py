@@ -125,11 +125,13 @@ def check(rec: Recovered) -> list[FileOutcome]:
     return out
 
 
-def _older_rules(rec: Recovered, outcomes: list[FileOutcome]) -> None:
+def _older_rules(rec: Recovered, outcomes: list[FileOutcome], status: str = DIFFERS,
+                 keep_status: bool = False) -> None:
     """A differing ``.index``/``.timeindex`` that ``verify-index`` finds valid by the lookup rule and
     written by an older broker's rule (before KAFKA-806, the log cleaner, before Kafka 3.7) is
-    OLDER_RULE, not a difference to repair.  A preallocated zero tail stays DIFFERS (recovery trims it)."""
-    pending = [o for o in outcomes if o.status == DIFFERS and o.kind in (files.INDEX, files.TIME_INDEX)]
+    OLDER_RULE, not a difference to repair.  A preallocated zero tail stays DIFFERS (recovery trims it).
+    With ``keep_status`` (a refused write) only the rule is recorded, for the message."""
+    pending = [o for o in outcomes if o.status == status and o.kind in (files.INDEX, files.TIME_INDEX)]
     if not pending or rec.truncated or rec.stop is not None:
         return
     from kseg.storage.verify import older_writer_rules
@@ -143,13 +145,14 @@ def _older_rules(rec: Recovered, outcomes: list[FileOutcome]) -> None:
         path = seg.index if o.kind == files.INDEX else seg.timeindex
         found = rules.get(path)
         if found and not (o.difference or "").endswith("(a preallocated index of a segment that was not closed)"):
-            o.status = OLDER_RULE
+            o.status = o.status if keep_status else OLDER_RULE
             o.rule = "; ".join(note.split(": ", 1)[1] for note in found)
 
 
 def write(rec: Recovered, output_dir: str | None, force: bool) -> list[FileOutcome]:
     """Write the rebuilt files next to the log or in ``output_dir`` (created if needed)."""
     out = []
+    refused: list[FileOutcome] = []
     base = rec.segment.base_offset
     directory = output_dir or os.path.dirname(os.path.abspath(rec.segment.log))
     for kind, data in rebuilt_files(rec).items():
@@ -175,6 +178,7 @@ def write(rec: Recovered, output_dir: str | None, force: bool) -> list[FileOutco
                 o.difference = difference(kind, existing, data, base)
                 if not force:
                     o.status = REFUSED
+                    refused.append(o)
                     continue
                 o.status = REPLACED
             os.makedirs(directory, exist_ok=True)
@@ -183,4 +187,6 @@ def write(rec: Recovered, output_dir: str | None, force: bool) -> list[FileOutco
             o.status, o.error = FAILED, exc
         except OSError as exc:
             o.status, o.error = FAILED, InputError(f"cannot write: {exc.strerror or exc}", path=directory)
+    if not output_dir:
+        _older_rules(rec, refused, REFUSED, keep_status=True)
     return out

@@ -163,3 +163,14 @@ def test_untrimmed_rolled_segment_kafka_10207(tmp_path: Path, kafka: str) -> Non
     expected = {(name + suffix, n) for name in ("00000000000000000000", "00000000000000000030")
                 for suffix, n in kafka_verify_index_only(part / f"{name}.log")}
     assert reported == expected and s.exit_code == (1 if expected else 0)
+
+
+def test_rebuild_without_force_names_the_older_rule_of_a_file_it_keeps(tmp_path: Path) -> None:
+    part = _build(tmp_path, "leader_uncompressed", "2.8")
+    before = (part / "00000000000000000000.timeindex").read_bytes()
+    r = run_cli(["rebuild-index", str(part)])
+    assert r.exit_code == 2  # an existing file differs and --force was not given
+    assert "00000000000000000000.timeindex: 11 entries: not written: the existing file differs (entry #0: " \
+           "existing (timestamp 1730000000150, offset 7), rebuilt (timestamp 1730000000150, offset 9)) but is " \
+           "valid (11 entries name the offset of the record holding the largest timestamp" in r.text
+    assert (part / "00000000000000000000.timeindex").read_bytes() == before
