@@ -221,7 +221,7 @@ def check_time_index(res: "SegmentResult", seg: "Segment", scan: "LogScan", stri
         best = max(best, ts)
         running.append(best)
     ordered = _ordered(scan)
-    records = None  # opened for --strict only: Kafka's rule needs the records' timestamps
+    records = None  # opened when records are needed: --strict (Kafka reads them), an entry inside a batch
     record_offsets = 0
     try:
         for i in range(n):
