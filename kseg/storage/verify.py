@@ -77,12 +77,17 @@ class SegmentResult:
     problems: list[Problem] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     failed: str | None = None  # the segment could not be verified at all (I/O)
+    log_dir: str = ""  # the log directory holding the partition (with ``partition``, its identity)
 
     @property
     def status(self) -> str:
         if self.failed:
             return "failed"
         return "problems" if self.problems else "clean"
+
+    def fail(self, why: str) -> None:
+        """This segment could not be read whole: ``failed`` (exit 2), whatever else was found."""
+        self.failed = why if self.failed is None else f"{self.failed}; {why}"
 
     def problem(self, kind: str, file: str | None, message: str, **where) -> None:
         self.problems.append(Problem(kind, file or self.path, message, **where))
@@ -179,8 +184,8 @@ def _check_batch(res: SegmentResult, scan: LogScan, state: list, path: str, pos:
 def _load_index(res: SegmentResult, path: str, view_cls, base: int):
     try:
         view = view_cls(files.read_small_file(path), base, path)
-    except InputError as exc:
-        res.problem("unreadable", path, exc.message)
+    except InputError as exc:  # a file that cannot be read makes the segment failed, never clean
+        res.fail(exc.describe())
         return None
     try:
         view.sanity_check()
@@ -325,7 +330,7 @@ def _check_txn_index(res: SegmentResult, seg: Segment) -> None:
     try:
         data = files.read_small_file(path)
     except InputError as exc:
-        res.problem("unreadable", path, exc.message)
+        res.fail(exc.describe())
         return
     if len(data) % 34:
         res.problem("index-length", path, "file length is not a multiple of the entry size",
