@@ -119,9 +119,12 @@ def test_executor_that_cannot_see_a_path_reports_a_failed_segment(tmp_path: Path
     """verify_bin runs on executors; a path they cannot read is a failed segment, never dropped."""
     from kseg.spark.job import plan_bins, verify_bin
     from kseg.storage.partition import Segment
+    from kseg.storage.verify_run import WorkItem
 
     seg = Segment(0, log=str(tmp_path / "nowhere" / "00000000000000000000.log"))
-    ((index, res),) = list(verify_bin([(0, "p-0", seg)], False, 5 << 20))
+    ((index, res),) = list(verify_bin([(0, WorkItem(str(tmp_path), "p-0", str(tmp_path / "p-0"), seg))], False,
+                                      5 << 20))
     assert res.status == "failed" and "executor" in res.failed and "mount" in res.failed
-    bins = plan_bins([(i, "p", Segment(i)) for i in range(10)], 3)
-    assert sorted(i for b in bins for i, _, _ in b) == list(range(10))
+    assert res.log_dir == str(tmp_path)
+    bins = plan_bins([(i, WorkItem("/d", "p", "/d/p", Segment(i))) for i in range(10)], 3)
+    assert sorted(i for b in bins for i, _ in b) == list(range(10))
