@@ -11,7 +11,7 @@ from kseg.cli.options import binary_streams, format_option, max_message_size_opt
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("paths", nargs=-1, required=True, metavar="SEGMENT.log|DIR...", type=click.Path())
+@click.argument("paths", nargs=-1, required=True, metavar="SEGMENT.log|DIR...", type=click.Path(readable=False))
 @click.option("--check", is_flag=True, help="Compare with the existing files and report differences; write nothing.")
 @click.option("--output-dir", type=click.Path(file_okay=False), default=None,
               help="Write the rebuilt files here instead of beside each log.")
@@ -54,6 +54,7 @@ def rebuild_index(paths, check, output_dir, force, index_interval_bytes, max_ind
     from kseg.errors import KsegError
     from kseg.render import progress as progress_mod
     from kseg.render.rebuild import EXIT_ERROR, RebuildReport
+    from kseg.storage.partition import check_exists, nothing_found
     from kseg.storage.rebuild import recover_partition, resolve
     from kseg.storage.rebuild_write import check as check_files
     from kseg.storage.rebuild_write import write as write_files
@@ -70,7 +71,11 @@ def rebuild_index(paths, check, output_dir, force, index_interval_bytes, max_ind
         err.flush()
 
     try:
+        for path in paths:
+            check_exists(path)
         targets = _unique(resolve(list(paths), notes))
+        if not targets:
+            raise nothing_found(list(paths))
         if output_dir:
             _check_output_names(targets)
     except KsegError as exc:

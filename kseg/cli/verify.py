@@ -10,10 +10,10 @@ from kseg.cli.options import binary_streams, format_option, max_message_size_opt
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.argument("paths", nargs=-1, required=True, type=click.Path(readable=False))
 @click.option("--strict", is_flag=True,
               help="Apply Kafka's --verify-index-only rule: report pre-KAFKA-806 multi-batch-append entries.")
-@click.option("--report", "report_path", type=click.Path(dir_okay=False),
+@click.option("--report", "report_path", type=click.Path(),
               help="Write one JSON Lines row per segment and per problem (.parquet with --spark); "
                    "the path is checked before any work.")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True,
@@ -45,7 +45,7 @@ def verify_index(paths, strict, report_path, jobs, max_message_size, output_form
       141  stdout was closed early (killed by SIGPIPE, as git is)
     """
     from kseg.errors import InputError, KsegError
-    from kseg.storage.partition import discover
+    from kseg.storage.partition import discover, nothing_found
     from kseg.storage.report import JsonlReport, check_target, is_uri
 
     out, err = binary_streams()
@@ -64,6 +64,8 @@ def verify_index(paths, strict, report_path, jobs, max_message_size, output_form
             report = JsonlReport(report_path)
         notes: list[str] = []
         partitions = discover(list(paths), notes)
+        if not partitions:
+            raise nothing_found(list(paths))
     except KsegError as exc:  # one line, exit 2, before any work
         if report is not None:
             report.discard()

@@ -27,7 +27,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from kseg.errors import KsegError
     from kseg.spark.driver import run_spark_cli, session
-    from kseg.storage.partition import discover
+    from kseg.storage.partition import discover, nothing_found
     from kseg.storage.report import check_target, is_uri
 
     notes: list[str] = []
@@ -35,6 +35,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.report and not is_uri(args.report):  # before any work
             check_target(args.report, directory_ok=args.report.endswith(".parquet"))
         partitions = discover(args.paths, notes)
+        if not partitions:
+            raise nothing_found(args.paths)
     except KsegError as exc:
         sys.stderr.write(f"kseg: error: {exc.describe()}\n")
         return 2

@@ -135,7 +135,10 @@ def discover(paths: list[str], notes: list[str]) -> list[Partition]:
     (a ``failed`` row, never silently dropped).
 
     Raises :class:`InputError` for a path that does not exist or holds
-    nothing to verify (with a hint about the expected layout).
+    nothing to verify (with a hint about the expected layout); an empty
+    Kafka log directory (``meta.properties``, checkpoints) is only noted,
+    and the caller refuses a run that found nothing at all
+    (:func:`nothing_found`).
     """
     found: dict[str, Partition] = {}  # real path of the partition directory -> partition, in order
     whole: set[str] = set()  # keys listed whole, not only for single files
@@ -160,11 +163,7 @@ def discover(paths: list[str], notes: list[str]) -> list[Partition]:
             found[key] = Partition(path, error=_why(path, exc))
 
     for path in paths:
-        if not os.path.lexists(path):
-            hint = None
-            if any(c in path for c in "*?["):
-                hint = "the shell passed the pattern as it is: nothing matched it"
-            raise InputError("no such file or directory", path=path, hint=hint)
+        check_exists(path)
         if os.path.isdir(path):
             try:
                 entries = _list(path)
@@ -221,10 +220,21 @@ def discover(paths: list[str], notes: list[str]) -> list[Partition]:
             if seg.base_offset == base and seg not in part.segments:
                 part.segments.append(seg)
         part.segments.sort(key=lambda s: s.base_offset)
-    partitions = list(found.values())
-    if not partitions:
-        raise InputError("nothing to read: no segment files under " + ", ".join(paths), hint=LAYOUT_HINT)
-    return partitions
+    return list(found.values())
+
+
+def nothing_found(paths: list[str]) -> InputError:
+    """The error for a run whose paths hold no segment at all (only empty Kafka log directories)."""
+    return InputError("nothing to read: no segment files under " + ", ".join(paths), hint=LAYOUT_HINT)
+
+
+def check_exists(path: str) -> None:
+    """Raise :class:`InputError` for a command-line path that does not exist (a typo'd glob says so)."""
+    if not os.path.lexists(path):
+        hint = None
+        if any(c in path for c in "*?["):
+            hint = "the shell passed the pattern as it is: nothing matched it"
+        raise InputError("no such file or directory", path=path, hint=hint)
 
 
 def _list(path: str) -> list[tuple[str, bool]]:
