@@ -152,9 +152,7 @@ def discover(paths: list[str], notes: list[str]) -> list[Partition]:
             part = scan_partition(path, notes)
         except InputError as exc:
             part = Partition(path, error=exc.describe())
-        if key in found:  # single files of it came first: the whole directory replaces them, in place
-            part.path = found[key].path
-        found[key] = part
+        found[key] = part  # single files of it given first: the whole directory replaces them, in their place
 
     def add_failed(path: str, exc: OSError) -> None:
         key = os.path.realpath(path)
