@@ -88,6 +88,7 @@ class RebuildReport:
         self.counts: Counter = Counter()
         self.segments = 0
         self.damaged = 0
+        self.unreadable_dirs = 0
         self.code = EXIT_OK
 
     def _write(self, text: str) -> None:
@@ -105,16 +106,29 @@ class RebuildReport:
         lines = [segment_line(rec)] + [file_line(o) for o in outcomes] + [f"  note: {n}" for n in rec.notes]
         self._write("\n".join(lines) + "\n")
 
+    def unreadable(self, path: str, why: str) -> None:
+        """A partition directory that could not be listed: nothing of it was rebuilt or checked (exit 2)."""
+        self.unreadable_dirs += 1
+        self.code = EXIT_ERROR
+        if self.json:
+            self._write(dumps({"type": "unreadable", "path": files.display(path), "error": why}) + "\n")
+        else:
+            self._write(f"{why}; nothing in it was checked or rebuilt\n")
+
     def summary(self, notes: list[str]) -> int:
         order = [SAME, OLDER_RULE, UNCHANGED, WRITTEN, REPLACED, DIFFERS, MISSING, REFUSED, FAILED, SKIPPED, ABSENT]
         parts = [f"{self.counts[k]} {k}" for k in order if self.counts[k]]
         if self.json:
             self._write(dumps({"type": "summary", "segments": self.segments, "files": dict(self.counts),
-                                "damagedLogs": self.damaged, "notes": notes, "exitCode": self.code}) + "\n")
+                                "damagedLogs": self.damaged, "unreadableDirectories": self.unreadable_dirs,
+                                "notes": notes, "exitCode": self.code}) + "\n")
         else:
             damaged = ""
             if self.damaged:
                 damaged = f"; {self.damaged} log{'s' if self.damaged != 1 else ''} with invalid data"
+            if self.unreadable_dirs:
+                n = self.unreadable_dirs
+                damaged += f"; {n} director{'ies' if n != 1 else 'y'} could not be read"
             self._write(f"{self.segments} segment{'s' if self.segments != 1 else ''}; files: "
                         f"{', '.join(parts) or 'none'}{damaged}\n")
         return self.code

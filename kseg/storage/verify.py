@@ -67,12 +67,17 @@ class SegmentResult:
     problems: list[Problem] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     failed: str | None = None  # the segment could not be verified at all (I/O)
+    log_dir: str = ""  # the log directory holding the partition (with ``partition``, its identity)
 
     @property
     def status(self) -> str:
         if self.failed:
             return "failed"
         return "problems" if self.problems else "clean"
+
+    def fail(self, why: str) -> None:
+        """This segment could not be read whole: ``failed`` (exit 2), whatever else was found."""
+        self.failed = why if self.failed is None else f"{self.failed}; {why}"
 
     def problem(self, kind: str, file: str | None, message: str, **where) -> None:
         self.problems.append(Problem(kind, file or self.path, message, **where))
@@ -188,7 +193,7 @@ def _check_txn_index(res: SegmentResult, seg: Segment) -> None:
     try:
         data = files.read_small_file(path)
     except InputError as exc:
-        res.problem("unreadable", path, exc.message)
+        res.fail(exc.describe())
         return
     if len(data) % 34:
         res.problem("index-length", path, "file length is not a multiple of the entry size",

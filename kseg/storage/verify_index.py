@@ -75,7 +75,7 @@ def load_index(res: "SegmentResult", path: str, view_cls, base: int):
     try:
         view = view_cls(files.read_small_file(path), base, path)
     except InputError as exc:
-        res.problem("unreadable", path, exc.message)
+        res.fail(exc.describe())  # a file that cannot be read makes the segment failed, never clean
         return None
     try:
         view.sanity_check()

@@ -177,3 +177,20 @@ def test_an_index_without_its_log_is_noted(tmp_path) -> None:
     r = run_cli(["rebuild-index", "--check", str(d)])
     assert r.exit_code == 0 and r.text.splitlines()[-1].startswith("1 segment;")
     assert "00000000000000000251.index, 00000000000000000251.timeindex without 00000000000000000251.log" in r.errtext
+
+
+def test_two_brokers_log_roots(tmp_path) -> None:
+    """The same partitions under two log roots: each checked once, named by its path; writing both into
+    one --output-dir would mix the replicas, so it is refused before any work."""
+    from tests.trees import two_brokers
+
+    b1, b2 = two_brokers(tmp_path)
+    r = run_cli(["rebuild-index", "--check", str(b1), str(b2), str(b1), str(b2 / "txn-v2-0")])
+    assert r.exit_code == 1, r.text  # b2's damaged log: recovery would truncate it
+    assert r.text.splitlines()[-1].startswith("10 segments;")
+    assert f"{b2}/plain-v2-0/00000000000000000251.log: 0 valid batches" in r.text
+    assert f"{b1}/plain-v2-0/00000000000000000251.log: 16 batches, 22265 bytes, all valid" in r.text
+    out = tmp_path / "out"
+    r = run_cli(["rebuild-index", "--output-dir", str(out), str(b1), str(b2)])
+    assert r.exit_code == 2 and r.text == "" and not out.exists()
+    assert "would both be written to --output-dir subdirectory plain-v2-0/" in r.errtext
