@@ -251,3 +251,16 @@ def test_the_report_path_is_checked_before_any_work(tmp_path: Path, target: str,
     assert r.stdout == b""  # nothing was verified
     assert len(r.errtext.strip().splitlines()) == 1 and why in r.errtext, r.errtext
     assert_no_traceback(r)
+
+
+def test_a_fifo_in_place_of_a_log_fails_instead_of_hanging(tmp_path: Path) -> None:
+    """Opening a FIFO for reading blocks until a writer comes: kseg must not open one at all."""
+    part = tmp_path / "p-0"
+    shutil.copytree(CORPUS_DATA / "plain-v2-0", part)
+    (part / "00000000000000000251.log").unlink()
+    os.mkfifo(part / "00000000000000000251.log")
+    r = run_subprocess(["verify-index", str(part)], timeout=60)
+    assert r.exit_code == 2, r.errtext
+    assert "p-0/00000000000000000251: FAILED: " in r.text and "not a regular file" in r.text
+    d = run_subprocess(["dump", "--files", str(part / "00000000000000000251.log")], timeout=60)
+    assert d.exit_code == 2 and "not a regular file" in d.errtext
