@@ -125,9 +125,5 @@ def dump(paths, files_opt, print_data_log, deep_iteration, skip_record_metadata,
 
     dumper = Dumper(opts, sink)
     dumper.progress = progress.make(quiet)
-    try:
-        code = dumper.run(files)
-    except BrokenPipeError:  # e.g. `kseg dump ... | head`
-        sys.stderr.close()
-        code = 0
+    code = dumper.run(files)  # a closed stdout (`| head`) is handled once for every command (cli.main)
     sys.exit(code)

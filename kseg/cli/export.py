@@ -102,11 +102,6 @@ def _run_local(paths, output, ranges, key_fn, value_fn, on_corruption, split_byt
 
     notes: list[str] = []
     partitions = discover(paths, notes)
-    if not partitions:
-        from kseg.errors import InputError
-        from kseg.storage.remote import LAYOUT_HINT
-
-        raise InputError("no partition directories or segment files found", path=paths[0], hint=LAYOUT_HINT)
     for note in notes:
         err.write(f"kseg: note: {note}\n".encode("utf-8", "replace"))
     splits = plan(partitions, ranges, split_bytes, limit)

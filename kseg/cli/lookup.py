@@ -75,9 +75,6 @@ def _run(directory: str, output_format: str, max_message_size: int, decoders: tu
     except KsegError as exc:
         sink.error(exc)
         return EXIT_NOT_FOUND
-    except BrokenPipeError:
-        sys.stderr.close()
-        return EXIT_FOUND
     for note in notes:
         sink.note(note)
     why = reason(result)

@@ -7,6 +7,8 @@ Subcommands are imported only when run, so ``kseg --help`` and
 from __future__ import annotations
 
 import importlib
+import os
+import signal
 import sys
 
 import click
@@ -40,6 +42,51 @@ class LazyGroup(click.Group):
         with formatter.section("Commands"):
             formatter.write_dl([(name, COMMANDS[name][2]) for name in sorted(COMMANDS)])
 
+    def invoke(self, ctx: click.Context):
+        """Run the command; Ctrl-C and a closed stdout end the run here, before click turns them into
+        ``Aborted!`` or an exit code that would read as a verdict."""
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            interrupted()
+        except BrokenPipeError:
+            closed_stdout()
+
+
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report a command ended by Ctrl-C
+
+
+def interrupted() -> None:
+    """Ctrl-C: one line on stderr, exit 130 -- never 1 ("problems found") or 0."""
+    try:
+        sys.stderr.write("kseg: interrupted\n")
+        sys.stderr.flush()
+    except OSError:
+        pass
+    _quiet_stdout()
+    sys.exit(EXIT_INTERRUPTED)
+
+
+def closed_stdout() -> None:
+    """The reader of stdout went away (``kseg verify-index tree | head -1``): end quietly, killed by
+    SIGPIPE as git and C tools are (the shell shows 141), so the exit status is never taken for a
+    verdict.  Python ignores SIGPIPE (writes raise ``BrokenPipeError`` instead); restore the default
+    and raise it (exit 141 should the signal not end the process)."""
+    _quiet_stdout()
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGPIPE)
+    sys.exit(128 + signal.SIGPIPE)
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush cannot fail with a second error."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
+
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="kseg")
@@ -49,7 +96,9 @@ def cli() -> None:
 
     Exit codes: dump 0 (every file read to its end), 1 (a file could not be
     read past corruption), 2 (usage error or unreadable file); verification
-    commands 0 clean, 1 problems found, 2 usage or I/O error.
+    commands 0 clean, 1 problems found, 2 usage or I/O error.  Every
+    command: 130 when interrupted (Ctrl-C); killed by SIGPIPE (the shell
+    shows 141) when stdout is closed early, e.g. by `| head`.
     """
 
 
@@ -57,6 +106,7 @@ def main() -> None:
     """Console-script entry point."""
     try:
         cli.main(prog_name="kseg")
-    except KeyboardInterrupt:  # pragma: no cover - interactive
-        sys.stderr.write("kseg: interrupted\n")
-        sys.exit(130)
+    except KeyboardInterrupt:  # outside a command (while parsing arguments, or exiting)
+        interrupted()
+    except BrokenPipeError:
+        closed_stdout()

@@ -11,7 +11,7 @@ from kseg.cli.options import binary_streams, format_option, max_message_size_opt
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("paths", nargs=-1, required=True, metavar="SEGMENT.log|DIR...", type=click.Path())
+@click.argument("paths", nargs=-1, required=True, metavar="SEGMENT.log|DIR...", type=click.Path(readable=False))
 @click.option("--check", is_flag=True, help="Compare with the existing files and report differences; write nothing.")
 @click.option("--output-dir", type=click.Path(file_okay=False), default=None,
               help="Write the rebuilt files here instead of beside each log.")
@@ -42,15 +42,19 @@ def rebuild_index(paths, check, output_dir, force, index_interval_bytes, max_ind
 
     \b
     Exit codes:
-      0  every index rebuilt (or already identical), every log valid
-      1  --check found differences, or a log holds invalid bytes recovery
-         would truncate, or Kafka's recovery would fail on a segment
-      2  usage error, a file could not be read or written, or an existing
-         file differs and --force was not given
+      0    every index rebuilt (or already identical), every log valid
+      1    --check found differences, or a log holds invalid bytes recovery
+           would truncate, or Kafka's recovery would fail on a segment
+      2    usage error, nothing to rebuild, a file or directory could not be
+           read or written, or an existing file differs and --force was not
+           given
+      130  interrupted (Ctrl-C)
+      141  stdout was closed early (killed by SIGPIPE)
     """
     from kseg.errors import KsegError
     from kseg.render import progress as progress_mod
     from kseg.render.rebuild import EXIT_ERROR, RebuildReport
+    from kseg.storage.partition import check_exists, nothing_found
     from kseg.storage.rebuild import recover_partition, resolve
     from kseg.storage.rebuild_write import check as check_files
     from kseg.storage.rebuild_write import write as write_files
@@ -67,7 +71,13 @@ def rebuild_index(paths, check, output_dir, force, index_interval_bytes, max_ind
         err.flush()
 
     try:
-        targets = resolve(list(paths), notes)
+        for path in paths:
+            check_exists(path)
+        targets = _unique(resolve(list(paths), notes))
+        if not targets:
+            raise nothing_found(list(paths))
+        if output_dir:
+            _check_output_names(targets)
     except KsegError as exc:
         say(f"kseg: error: {exc.describe()}")
         sys.exit(EXIT_ERROR)
@@ -77,6 +87,9 @@ def rebuild_index(paths, check, output_dir, force, index_interval_bytes, max_ind
     code = 0
     try:
         for target in targets:
+            if target.partition.error is not None:  # a directory that cannot be listed: a failed row, exit 2
+                report.unreadable(target.partition.path, target.partition.error)
+                continue
             directory = None
             if output_dir:
                 directory = os.path.join(output_dir, target.output_subdir) if target.output_subdir else output_dir
@@ -89,10 +102,40 @@ def rebuild_index(paths, check, output_dir, force, index_interval_bytes, max_ind
             except KsegError as exc:  # a log that cannot be opened or read
                 say(f"kseg: error: {exc.describe()}")
                 code = EXIT_ERROR
-    except BrokenPipeError:
-        sys.stderr.close()
-        sys.exit(code)
     finally:
         if bar is not None:
             bar.close()
     sys.exit(max(code, report.summary(notes)))
+
+
+def _unique(targets: list) -> list:
+    """Each partition directory once (given twice, or directly and through its log root)."""
+    seen: dict[str, object] = {}
+    out = []
+    for target in targets:
+        key = os.path.realpath(target.partition.path)
+        first = seen.get(key)
+        if first is None:
+            seen[key] = target
+            out.append(target)
+        elif target.selected is None or first.selected is None:
+            if first.selected is not None:  # the whole directory supersedes single files of it
+                first.selected = None
+        else:
+            first.selected |= target.selected
+    return out
+
+
+def _check_output_names(targets: list) -> None:
+    """Two log roots holding partitions of one name would write one --output-dir subdirectory."""
+    from kseg.errors import InputError
+
+    where: dict[str, str] = {}
+    for target in targets:
+        if not target.output_subdir:
+            continue
+        other = where.setdefault(target.output_subdir, target.partition.path)
+        if other != target.partition.path:
+            raise InputError(f"{other} and {target.partition.path} would both be written to "
+                             f"--output-dir subdirectory {target.output_subdir}/ (replicas from two log "
+                             "directories): rebuild one log directory at a time")

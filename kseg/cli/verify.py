@@ -7,59 +7,15 @@ import sys
 import click
 
 from kseg.cli.options import binary_streams, format_option, max_message_size_option, quiet_option
-from kseg.jsonlines import dumps
-
-
-def _write(out, text: str) -> None:
-    out.write(text.encode("utf-8", "replace"))
-
-
-def render_result(out, res, output_format: str) -> None:
-    """One segment's summary line, its problem lines and notes (text), or its rows (json)."""
-    from kseg.storage.report import problem_rows, segment_row
-
-    if output_format == "json":
-        for row in [segment_row(res), *problem_rows(res)]:
-            _write(out, dumps(row) + "\n")
-        return
-    where = f"{res.partition}/{res.segment}"
-    if res.status == "failed":
-        _write(out, f"{where}: FAILED: {res.failed}\n")
-    elif res.problems:
-        _write(out, f"{where}: {len(res.problems)} problem{'s' * (len(res.problems) != 1)} "
-                    f"({res.batches} batches, {res.bytes} bytes)\n")
-    else:
-        _write(out, f"{where}: clean ({res.batches} batches, {res.bytes} bytes)\n")
-    for p in res.problems:
-        _write(out, f"  problem: {p.line()}\n")
-    for note in res.notes:
-        _write(out, f"  note: {note}\n")
-
-
-def render_summary(out, report, output_format: str) -> None:
-    if output_format == "json":
-        _write(out, dumps({"type": "summary", "segments": report.segments, "clean": report.clean,
-                                "withProblems": report.with_problems, "failed": report.failed,
-                                "problems": report.problems, "bytes": report.bytes,
-                                "exitCode": report.exit_code}) + "\n")
-    else:
-        _write(out, report.summary() + "\n")
-
-
-def write_report(path: str, all_rows: list[dict]) -> None:
-    if path.endswith(".parquet"):
-        raise click.UsageError("a .parquet report needs --spark (the local command writes JSON Lines)")
-    from kseg.storage.report import write_jsonl
-
-    write_jsonl(path, all_rows)
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.argument("paths", nargs=-1, required=True, type=click.Path(readable=False))
 @click.option("--strict", is_flag=True,
               help="Apply Kafka's --verify-index-only rule: report pre-KAFKA-806 multi-batch-append entries.")
-@click.option("--report", "report_path", type=click.Path(dir_okay=False),
-              help="Write one JSON Lines row per segment and per problem (.parquet with --spark).")
+@click.option("--report", "report_path", type=click.Path(),
+              help="Write one JSON Lines row per segment and per problem (.parquet with --spark); "
+                   "the path is checked before any work.")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True,
               help="Verify segments in N processes.")
 @max_message_size_option
@@ -68,8 +24,9 @@ def write_report(path: str, all_rows: list[dict]) -> None:
 @click.option("--spark", is_flag=True, help="Run the verification as a PySpark job (pip install 'kseg[spark]').")
 @click.option("--master", default=None, help="Spark master URL (default local[*]); with --spark.")
 @click.option("--spark-conf", multiple=True, metavar="KEY=VALUE", help="Spark configuration; with --spark.")
+@click.option("--verbose", is_flag=True, help="With --spark: show Spark's own log on stderr.")
 def verify_index(paths, strict, report_path, jobs, max_message_size, output_format, quiet, spark, master,
-                 spark_conf) -> None:
+                 spark_conf, verbose) -> None:
     """Verify the segments of partition directories, log roots or single segment files.
 
     Every check of Kafka's --verify-index-only and --index-sanity-check, and
@@ -80,56 +37,83 @@ def verify_index(paths, strict, report_path, jobs, max_message_size, output_form
 
     \b
     Exit codes:
-      0  every segment is clean
-      1  problems were found
-      2  usage error, or a file could not be read
+      0    every segment is clean
+      1    problems were found
+      2    usage error, nothing to verify, or a file or directory could not
+           be read (a failed row)
+      130  interrupted (Ctrl-C)
+      141  stdout was closed early (killed by SIGPIPE, as git is)
     """
-    from kseg.errors import KsegError
-    from kseg.storage.partition import discover
+    from kseg.errors import InputError, KsegError
+    from kseg.storage.partition import discover, nothing_found
+    from kseg.storage.report import JsonlReport, check_target, is_uri
 
     out, err = binary_streams()
-    notes: list[str] = []
-    try:
+    report = None
+    try:  # the report path first: a run must not end on a path it cannot write
+        if report_path and report_path.endswith(".parquet"):
+            if not spark:
+                raise InputError("a .parquet report needs --spark; the local command writes JSON Lines "
+                                 "(give a .jsonl path)", path=report_path)
+            if not is_uri(report_path):
+                check_target(report_path, directory_ok=True)
+        elif report_path and spark:
+            if not is_uri(report_path):
+                check_target(report_path)
+        elif report_path:
+            report = JsonlReport(report_path)
+        notes: list[str] = []
         partitions = discover(list(paths), notes)
-    except KsegError as exc:
-        raise click.UsageError(exc.describe()) from None
+        if not partitions:
+            raise nothing_found(list(paths))
+    except KsegError as exc:  # one line, exit 2, before any work
+        if report is not None:
+            report.discard()
+        err.write(f"kseg: error: {exc.describe()}\n".encode("utf-8", "replace"))
+        sys.exit(2)
     for note in notes:
-        err.write(f"kseg: note: {note}\n".encode())
+        err.write(f"kseg: note: {note}\n".encode("utf-8", "replace"))
     if spark:
         from kseg.spark.driver import run_spark_cli
 
         code = run_spark_cli(partitions, strict=strict, report_path=report_path, master=master,
                              spark_conf=spark_conf, max_message_size=max_message_size, output_format=output_format,
-                             out=out, err=err)
+                             out=out, err=err, verbose=verbose)
         sys.exit(code)
 
-    from kseg.storage.verify_run import verify_all, work_items
-
     from kseg.render import progress as progress_mod
+    from kseg.render.verify import render_result, render_summary
+    from kseg.storage.verify_run import several_log_dirs, verify_all, work_items
 
+    full_names = several_log_dirs(partitions)
     progress = progress_mod.make(quiet)
     if progress is not None:
-        total = sum(seg.log_size() for _, seg in work_items(partitions))
+        total = sum(item.segment.log_size() for item in work_items(partitions) if item.segment is not None)
         progress.start("verify-index", total)
     done = 0
 
     def on_result(res) -> None:
         nonlocal done
-        render_result(out, res, output_format)
+        render_result(out, res, output_format, full_names)
+        if report is not None:
+            report.add(res)
         if progress is not None:
             done += res.bytes
             progress.advance_to(done)
 
     try:
-        report = verify_all(partitions, strict=strict, jobs=jobs, max_message_size=max_message_size,
+        result = verify_all(partitions, strict=strict, jobs=jobs, max_message_size=max_message_size,
                             on_result=on_result)
+        render_summary(out, result, output_format)
+        out.flush()
+        if report is not None:
+            report.commit()
+    except KsegError as exc:
+        err.write(f"kseg: error: {exc.describe()}\n".encode("utf-8", "replace"))
+        sys.exit(2)
     finally:
         if progress is not None:
             progress.close()
-    render_summary(out, report, output_format)
-    out.flush()
-    if report_path:
-        from kseg.storage.report import rows
-
-        write_report(report_path, rows(report.results))
-    sys.exit(report.exit_code)
+        if report is not None:
+            report.discard()
+    sys.exit(result.exit_code)

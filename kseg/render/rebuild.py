@@ -13,6 +13,7 @@ from kseg.storage.rebuild_write import (
     DIFFERS,
     FAILED,
     MISSING,
+    OLDER_RULE,
     REFUSED,
     REPLACED,
     SAME,
@@ -55,8 +56,14 @@ def file_line(o: FileOutcome) -> str:
     }.get(o.status)
     if o.status == DIFFERS:
         text = f"differs from the existing file ({o.existing_entries} entries): {o.difference}"
+    elif o.status == OLDER_RULE:
+        text = (f"the existing file ({o.existing_entries} entries) differs ({o.difference}) but is valid: "
+                f"{o.rule}; recovery would rewrite it with the current rule; not a problem")
     elif o.status == REPLACED:
         text = f"replaced the existing file ({o.existing_entries} entries; {o.difference})"
+    elif o.status == REFUSED and o.rule:
+        text = (f"not written: the existing file differs ({o.difference}) but is valid ({o.rule}); "
+                "give --force to replace it")
     elif o.status == REFUSED:
         text = f"not written: the existing file differs ({o.difference}); give --force to replace it"
     elif o.status == FAILED:
@@ -81,6 +88,7 @@ class RebuildReport:
         self.counts: Counter = Counter()
         self.segments = 0
         self.damaged = 0
+        self.unreadable_dirs = 0
         self.code = EXIT_OK
 
     def _write(self, text: str) -> None:
@@ -98,16 +106,29 @@ class RebuildReport:
         lines = [segment_line(rec)] + [file_line(o) for o in outcomes] + [f"  note: {n}" for n in rec.notes]
         self._write("\n".join(lines) + "\n")
 
+    def unreadable(self, path: str, why: str) -> None:
+        """A partition directory that could not be listed: nothing of it was rebuilt or checked (exit 2)."""
+        self.unreadable_dirs += 1
+        self.code = EXIT_ERROR
+        if self.json:
+            self._write(dumps({"type": "unreadable", "path": files.display(path), "error": why}) + "\n")
+        else:
+            self._write(f"{why}; nothing in it was checked or rebuilt\n")
+
     def summary(self, notes: list[str]) -> int:
-        order = [SAME, UNCHANGED, WRITTEN, REPLACED, DIFFERS, MISSING, REFUSED, FAILED, SKIPPED, ABSENT]
+        order = [SAME, OLDER_RULE, UNCHANGED, WRITTEN, REPLACED, DIFFERS, MISSING, REFUSED, FAILED, SKIPPED, ABSENT]
         parts = [f"{self.counts[k]} {k}" for k in order if self.counts[k]]
         if self.json:
             self._write(dumps({"type": "summary", "segments": self.segments, "files": dict(self.counts),
-                                "damagedLogs": self.damaged, "notes": notes, "exitCode": self.code}) + "\n")
+                                "damagedLogs": self.damaged, "unreadableDirectories": self.unreadable_dirs,
+                                "notes": notes, "exitCode": self.code}) + "\n")
         else:
             damaged = ""
             if self.damaged:
                 damaged = f"; {self.damaged} log{'s' if self.damaged != 1 else ''} with invalid data"
+            if self.unreadable_dirs:
+                n = self.unreadable_dirs
+                damaged += f"; {n} director{'ies' if n != 1 else 'y'} could not be read"
             self._write(f"{self.segments} segment{'s' if self.segments != 1 else ''}; files: "
                         f"{', '.join(parts) or 'none'}{damaged}\n")
         return self.code
@@ -127,7 +148,7 @@ def segment_json(rec: Recovered, outcomes: list[FileOutcome]) -> dict:
             "position": rec.failure.position, "message": rec.failure.message,
             "truncatesSegment": rec.failure.truncates_segment},
         "files": [{"file": o.path, "kind": o.kind.lstrip("."), "entries": o.entries, "status": o.status,
-                   "existingEntries": o.existing_entries, "difference": o.difference,
+                   "existingEntries": o.existing_entries, "difference": o.difference, "rule": o.rule,
                    "error": None if o.error is None else o.error.describe()} for o in outcomes],
         "notes": rec.notes,
     }

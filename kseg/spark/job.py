@@ -16,53 +16,56 @@ import heapq
 import os
 import socket
 
-from kseg.storage.partition import Partition, Segment
+from kseg.storage.partition import Partition
 from kseg.storage.verify import SegmentResult
+from kseg.storage.verify_run import WorkItem, verify_item, work_items
 
 
-def plan_bins(items: list[tuple[int, str, Segment]], bins: int) -> list[list[tuple[int, str, Segment]]]:
-    """Deal ``(index, partition, segment)`` items into ``bins`` lists of about equal bytes."""
+def plan_bins(items: list[tuple[int, WorkItem]], bins: int) -> list[list[tuple[int, WorkItem]]]:
+    """Deal ``(index, work item)`` pairs into ``bins`` lists of about equal bytes."""
     bins = max(1, min(bins, len(items)))
     heap = [(0, b) for b in range(bins)]
     out: list[list] = [[] for _ in range(bins)]
-    for item in sorted(items, key=lambda it: -it[2].log_size()):
+    for item in sorted(items, key=lambda it: -it[1].segment.log_size()):
         load, b = heapq.heappop(heap)
         out[b].append(item)
-        heapq.heappush(heap, (load + max(item[2].log_size(), 1), b))
+        heapq.heappush(heap, (load + max(item[1].segment.log_size(), 1), b))
     return out
 
 
 def verify_bin(items, strict: bool, max_message_size: int):
-    """Runs on an executor: verify each segment; any failure is a failed segment."""
-    from kseg.storage.verify import verify_segment
-
+    """Runs on an executor: verify each segment (the local command's code); any failure is a failed
+    segment naming the executor."""
     host = socket.gethostname()
-    for index, partition, seg in items:
-        try:
-            res = verify_segment(partition, seg, strict=strict, max_message_size=max_message_size)
-            if res.failed:
-                res.failed = f"executor {host}: {res.failed} (is the path on a mount every executor sees?)"
-        except Exception as exc:  # never let a task failure turn into a missing (or clean) segment
-            res = SegmentResult(partition, seg.name, seg.base_offset, seg.log or seg.index or "")
-            res.failed = f"executor {host}: {type(exc).__name__}: {exc}"
+    for index, item in items:
+        res = verify_item(item, strict=strict, max_message_size=max_message_size)
+        if res.failed:
+            res.failed = f"executor {host}: {res.failed} (is the path on a mount every executor sees?)"
         yield index, res
 
 
 def run(spark, partitions: list[Partition], *, strict: bool, max_message_size: int) -> list[SegmentResult]:
-    """Verify every segment on the cluster; results in discovery order."""
-    items = [(i, p.name, seg) for i, (p, seg) in enumerate((p, s) for p in partitions for s in p.segments)]
-    if not items:
-        return []
-    sc = spark.sparkContext
-    bins = plan_bins(items, sc.defaultParallelism * 4)
-    # n bins in n slices: parallelize puts exactly one bin in each Spark partition (no shuffle)
-    rdd = sc.parallelize(bins, len(bins))
-    got = dict(rdd.flatMap(lambda b: verify_bin(b, strict, max_message_size)).collect())
+    """Verify every segment on the cluster; results in discovery order.
+
+    A partition directory the driver could not list is a failed row made on the driver."""
+    items = list(enumerate(work_items(partitions)))
+    todo = [(i, item) for i, item in items if item.segment is not None]
+    got: dict[int, SegmentResult] = {}
+    if todo:
+        sc = spark.sparkContext
+        bins = plan_bins(todo, sc.defaultParallelism * 4)
+        # n bins in n slices: parallelize puts exactly one bin in each Spark partition (no shuffle)
+        rdd = sc.parallelize(bins, len(bins))
+        got = dict(rdd.flatMap(lambda b: verify_bin(b, strict, max_message_size)).collect())
     results = []
-    for index, partition, seg in items:
+    for index, item in items:
+        if item.segment is None:
+            results.append(verify_item(item, strict=strict, max_message_size=max_message_size))
+            continue
         res = got.get(index)
         if res is None:  # lost: report it, never drop it
-            res = SegmentResult(partition, seg.name, seg.base_offset, seg.log or "")
+            seg = item.segment
+            res = SegmentResult(item.partition, seg.name, seg.base_offset, seg.log or "", log_dir=item.log_dir)
             res.failed = "no result came back from the cluster for this segment"
         results.append(res)
     return results
@@ -74,8 +77,9 @@ def dataframe(spark, all_rows: list[dict]):
 
     schema = StructType([
         StructField("type", StringType(), False),
+        StructField("logDir", StringType()),
         StructField("partition", StringType(), False),
-        StructField("segment", StringType(), False),
+        StructField("segment", StringType()),
         StructField("path", StringType()),
         StructField("bytes", LongType()),
         StructField("batches", LongType()),

@@ -5,7 +5,8 @@
 
 Needs only the installed package on the driver and executors, or a zip of
 ``kseg/`` passed with ``--py-files kseg.zip``.  The master comes from
-spark-submit.  Exit code as the local command: 0 clean, 1 problems, 2 error.
+spark-submit.  Exit code as the local command: 0 clean, 1 problems, 2 error (a failed or
+unreadable row, nothing to verify, a report path that cannot be written, a failed job).
 """
 
 from __future__ import annotations
@@ -26,11 +27,16 @@ def main(argv: list[str] | None = None) -> int:
 
     from kseg.errors import KsegError
     from kseg.spark.driver import run_spark_cli, session
-    from kseg.storage.partition import discover
+    from kseg.storage.partition import discover, nothing_found
+    from kseg.storage.report import check_target, is_uri
 
     notes: list[str] = []
     try:
+        if args.report and not is_uri(args.report):  # before any work
+            check_target(args.report, directory_ok=args.report.endswith(".parquet"))
         partitions = discover(args.paths, notes)
+        if not partitions:
+            raise nothing_found(args.paths)
     except KsegError as exc:
         sys.stderr.write(f"kseg: error: {exc.describe()}\n")
         return 2

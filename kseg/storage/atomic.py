@@ -149,3 +149,71 @@ def _unlink_quietly(name: str, dir_fd: int) -> None:
         os.unlink(name, dir_fd=dir_fd)
     except OSError:
         pass
+
+
+class AtomicStream:
+    """A file written piece by piece and given its name only by :meth:`commit` (replacing any old one).
+
+    Opening it creates the unnamed (or hidden temporary) file in the target's directory at once,
+    so an unwritable target is found before any work.  :meth:`discard` (or a killed process)
+    leaves the target as it was.  Used for ``verify-index --report``.
+    """
+
+    def __init__(self, path: str, mode: int = 0o644) -> None:
+        self.path = os.path.abspath(path)
+        self.directory, self.name = os.path.split(self.path)
+        self.temp: str | None = None
+        try:
+            self.fd = _open_unnamed(self.directory, mode)
+            if self.fd is None:
+                self.temp = _temp_name(self.name)
+                self.fd = os.open(os.path.join(self.directory, self.temp), os.O_WRONLY | os.O_CREAT | os.O_EXCL,
+                                  mode)
+        except OSError as exc:
+            raise InputError(f"cannot create a file in {self.directory}: {exc.strerror or exc}", path=path) from None
+        self.buffer = bytearray()
+
+    def write(self, data: bytes) -> None:
+        self.buffer += data
+        if len(self.buffer) >= CHUNK:
+            self._flush()
+
+    def _flush(self) -> None:
+        try:
+            _write_all(self.fd, bytes(self.buffer))
+        except OSError as exc:
+            self.discard()
+            raise InputError(f"cannot write: {exc.strerror or exc}", path=self.path) from None
+        self.buffer.clear()
+
+    def commit(self) -> None:
+        """Write what is buffered, sync, and rename into place (atomically)."""
+        self._flush()
+        try:
+            os.fsync(self.fd)
+            dir_fd = os.open(self.directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+            try:
+                if self.temp is None:  # name the unnamed file (linkat follows the /proc link), then rename
+                    self.temp = _temp_name(self.name)
+                    os.link(f"/proc/self/fd/{self.fd}", self.temp, dst_dir_fd=dir_fd, follow_symlinks=True)
+                os.replace(self.temp, self.name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+                self.temp = None
+                os.fsync(dir_fd)
+            finally:
+                os.close(dir_fd)
+        except OSError as exc:
+            raise InputError(f"cannot write: {exc.strerror or exc}", path=self.path) from None
+        finally:
+            self.discard()
+
+    def discard(self) -> None:
+        """Close and remove the temporary file; the target stays as it was."""
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+        if self.temp is not None:
+            try:
+                os.unlink(os.path.join(self.directory, self.temp))
+            except OSError:
+                pass
+            self.temp = None

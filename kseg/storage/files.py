@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 
 from kseg.errors import InputError
 from kseg.storage import location
@@ -88,7 +89,9 @@ def absolute(path: str) -> str:
 def open_readonly(path: str, buffering: int = -1):
     """Open ``path`` for reading; the usual faults become one :class:`InputError`.
 
-    A URI (``s3://``, ``gs://``, ``hdfs://``...) opens a
+    Only regular files are opened: a FIFO would block the open (and the whole
+    run) until some writer appeared, and a device is no segment.  A URI
+    (``s3://``, ``gs://``, ``hdfs://``...) opens a
     :class:`kseg.storage.location.RemoteFile`: reads become ranged requests.
     """
     if location.is_uri(path):
@@ -96,8 +99,11 @@ def open_readonly(path: str, buffering: int = -1):
             return open_readonly(location.local_path(path), buffering)
         return location.open_input(path)
     try:
-        if os.path.isdir(path):
+        mode = os.stat(path).st_mode
+        if stat.S_ISDIR(mode):
             raise InputError("is a directory, not a file", path=path)
+        if not stat.S_ISREG(mode):
+            raise InputError("not a regular file (a FIFO, socket or device); kseg reads segment files", path=path)
         return open(path, "rb", buffering=buffering)
     except InputError:
         raise

@@ -25,6 +25,11 @@ TRANSITION_DIR = re.compile(r".*-(delete|future|stray)\Z")
 _DIR_DELETE = re.compile(r".*\.[0-9a-f]{32}-delete\Z")
 TRANSITION_FILE_SUFFIXES = (".deleted", ".cleaned", ".swap")
 SEGMENT_SUFFIXES = (files.LOG, files.INDEX, files.TIME_INDEX, files.TXN_INDEX)
+# files a broker keeps in each of its log directories (LogManager's checkpoints): an empty one is still one
+KAFKA_LOG_DIR_FILES = ("meta.properties", "recovery-point-offset-checkpoint", "log-start-offset-checkpoint",
+                       "replication-offset-checkpoint", "cleaner-offset-checkpoint")
+LAYOUT_HINT = ("give a log root holding partition directories (data/orders-0/), a partition directory "
+               "holding segment files (orders-0/00000000000000000000.log), or a segment file")
 
 
 @dataclass
@@ -58,10 +63,23 @@ class Partition:
     path: str
     segments: list[Segment] = field(default_factory=list)
     snapshots: list[str] = field(default_factory=list)
+    error: str | None = None  # the directory could not be listed: nothing of it was verified
 
     @property
     def name(self) -> str:
-        return os.path.basename(os.path.normpath(self.path))
+        if location.is_uri(self.path):
+            return location.basename(self.path)
+        return os.path.basename(os.path.normpath(os.path.abspath(self.path)))
+
+    @property
+    def log_dir(self) -> str:
+        """The log directory holding this partition directory (absolute): with :attr:`name`, its identity.
+
+        A broker keeps a partition in one of its log directories (``LogManager`` refuses a second copy),
+        so ``b1/data/orders-0`` and ``b2/data/orders-0`` are two brokers' replicas: two logs."""
+        if location.is_uri(self.path):
+            return location.dirname(self.path)
+        return os.path.dirname(os.path.normpath(os.path.abspath(self.path)))
 
 
 def is_partition_dir(path: str) -> bool:
@@ -108,7 +126,7 @@ def scan_partition(path: str, notes: list[str] | None = None) -> Partition:
 
 
 def discover(paths: list[str], notes: list[str]) -> list[Partition]:
-    """Resolve command-line paths to partitions.
+    """Resolve command-line paths to partitions, each once, in the order given.
 
     * a directory holding segment files is a partition directory;
     * any other directory is a log root: each subdirectory holding segment
@@ -116,46 +134,127 @@ def discover(paths: list[str], notes: list[str]) -> list[Partition]:
     * a file is taken as one segment: its siblings of the same base offset
       join it.
 
-    Raises :class:`InputError` for a path that does not exist.
+    A partition is its directory: the same directory reached twice (given
+    twice, through a symbolic link, or directly and through its log root)
+    is listed once, and a whole directory supersedes single files of it.
+    The same partition name under two log roots is two partitions.  A
+    directory that cannot be listed becomes a partition with ``error`` set
+    (a ``failed`` row, never silently dropped).
+
+    Raises :class:`InputError` for a path that does not exist or holds
+    nothing to verify (with a hint about the expected layout); an empty
+    Kafka log directory (``meta.properties``, checkpoints) is only noted,
+    and the caller refuses a run that found nothing at all
+    (:func:`nothing_found`).
     """
-    partitions: list[Partition] = []
-    loose: dict[str, Partition] = {}
+    found: dict[str, Partition] = {}  # real path of the partition directory -> partition, in order
+    whole: set[str] = set()  # keys listed whole, not only for single files
+
+    def add_whole(path: str) -> None:
+        key = os.path.realpath(path)
+        if key in whole:
+            return
+        whole.add(key)
+        try:
+            part = scan_partition(path, notes)
+        except InputError as exc:
+            part = Partition(path, error=exc.describe())
+        found[key] = part  # single files of it given first: the whole directory replaces them, in their place
+
+    def add_failed(path: str, exc: OSError) -> None:
+        key = os.path.realpath(path)
+        if key not in whole:
+            whole.add(key)
+            found[key] = Partition(path, error=_why(path, exc))
+
     for path in paths:
         if location.is_remote(path):
             from kseg.storage.remote import discover_uri
 
-            partitions.extend(discover_uri(path, notes))
+            for part in discover_uri(path, notes):
+                found.setdefault(part.path, part)
             continue
         path = location.local_path(path)
-        if not os.path.exists(path):
-            raise InputError("no such file or directory", path=path)
+        check_exists(path)
         if os.path.isdir(path):
-            if is_partition_dir(path):
-                partitions.append(scan_partition(path, notes))
+            try:
+                entries = _list(path)
+            except OSError as exc:
+                add_failed(path, exc)
                 continue
-            found = False
-            for entry in sorted(os.scandir(path), key=lambda e: e.name):
-                if not entry.is_dir():
+            if any(not is_dir and name.endswith(SEGMENT_SUFFIXES) for name, is_dir in entries):
+                add_whole(path)
+                continue
+            got = 0
+            for name, is_dir in entries:
+                if not is_dir:
                     continue
-                if TRANSITION_DIR.match(entry.name):
-                    notes.append(f"{entry.path}: skipped, a partition directory in transition")
+                sub = os.path.join(path, name)
+                if TRANSITION_DIR.match(name):
+                    notes.append(f"{sub}: skipped, a partition directory in transition")
                     continue
-                if is_partition_dir(entry.path):
-                    partitions.append(scan_partition(entry.path, notes))
-                    found = True
-            if not found:
-                notes.append(f"{path}: no partition directories or segment files found")
+                if name == "lost+found":
+                    notes.append(f"{sub}: skipped, the file system's lost+found")
+                    continue
+                try:
+                    holds = any(not d and n.endswith(SEGMENT_SUFFIXES) for n, d in _list(sub))
+                except OSError as exc:  # cannot tell what it holds: a failed row, never a silent skip
+                    add_failed(sub, exc)
+                    got += 1
+                    continue
+                if holds:
+                    add_whole(sub)
+                    got += 1
+            if not got:
+                if any(name in KAFKA_LOG_DIR_FILES for name, is_dir in entries if not is_dir):
+                    notes.append(f"{path}: a Kafka log directory holding no partitions")
+                    continue
+                raise InputError("nothing to read here: no segment files and no partition directories",
+                                 path=path, hint=LAYOUT_HINT)
             continue
-        directory = os.path.dirname(os.path.abspath(path))
         base = files.base_offset_from_name(path)
-        if base is None:
-            raise InputError("not a segment file: the name carries no base offset", path=path)
-        whole = scan_partition(directory)
-        part = loose.setdefault(directory, Partition(directory))
-        if part not in partitions:
-            partitions.append(part)
-        for seg in whole.segments:
+        if base is None or files.suffix(path) not in SEGMENT_SUFFIXES:
+            raise InputError("not a segment file (<base offset>.log, .index, .timeindex or .txnindex)",
+                             path=path, hint=LAYOUT_HINT)
+        directory = os.path.dirname(os.path.abspath(path))
+        key = os.path.realpath(directory)
+        if key in whole:
+            continue
+        part = found.get(key)
+        if part is None:
+            part = found[key] = Partition(directory)
+        try:
+            listing = scan_partition(directory)
+        except InputError as exc:
+            part.error = exc.describe()
+            continue
+        for seg in listing.segments:
             if seg.base_offset == base and seg not in part.segments:
                 part.segments.append(seg)
         part.segments.sort(key=lambda s: s.base_offset)
-    return partitions
+    return list(found.values())
+
+
+def nothing_found(paths: list[str]) -> InputError:
+    """The error for a run whose paths hold no segment at all (only empty Kafka log directories)."""
+    return InputError("nothing to read: no segment files under " + ", ".join(paths), hint=LAYOUT_HINT)
+
+
+def check_exists(path: str) -> None:
+    """Raise :class:`InputError` for a command-line path that does not exist (a typo'd glob says so)."""
+    if not os.path.lexists(path):
+        hint = None
+        if any(c in path for c in "*?["):
+            hint = "the shell passed the pattern as it is: nothing matched it"
+        raise InputError("no such file or directory", path=path, hint=hint)
+
+
+def _list(path: str) -> list[tuple[str, bool]]:
+    """(name, is a directory) of each entry, sorted by name; raises OSError."""
+    with os.scandir(path) as it:
+        return sorted((e.name, e.is_dir()) for e in it)
+
+
+def _why(path: str, exc: OSError) -> str:
+    """One line for a directory that cannot be listed."""
+    return InputError(f"cannot list the directory: {exc.strerror or exc}", path=path).describe()

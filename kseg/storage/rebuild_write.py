@@ -25,6 +25,7 @@ from kseg.storage.atomic import write_atomic
 from kseg.storage.rebuild import Recovered
 
 SAME, DIFFERS, MISSING, ABSENT = "same", "differs", "missing", "absent"
+OLDER_RULE = "older-rule"  # differs from what recovery writes, but valid: an older Kafka writer's rule
 UNCHANGED, WRITTEN, REPLACED = "unchanged", "written", "replaced"
 REFUSED, SKIPPED, FAILED = "refused", "skipped", "failed"
 KINDS = (files.INDEX, files.TIME_INDEX, files.TXN_INDEX)
@@ -42,6 +43,7 @@ class FileOutcome:
     existing_entries: int | None = None
     difference: str | None = None
     error: InputError | None = None
+    rule: str | None = None  # OLDER_RULE: which older writer rule the existing file follows
 
 
 def rebuilt_files(rec: Recovered) -> dict[str, bytes | None]:
@@ -119,12 +121,38 @@ def check(rec: Recovered) -> list[FileOutcome]:
             if existing != data:
                 o.status, o.difference = DIFFERS, difference(kind, existing, data, base)
         out.append(o)
+    _older_rules(rec, out)
     return out
+
+
+def _older_rules(rec: Recovered, outcomes: list[FileOutcome], status: str = DIFFERS,
+                 keep_status: bool = False) -> None:
+    """A differing ``.index``/``.timeindex`` that ``verify-index`` finds valid by the lookup rule and
+    written by an older broker's rule (before KAFKA-806, the log cleaner, before Kafka 3.7) is
+    OLDER_RULE, not a difference to repair.  A preallocated zero tail stays DIFFERS (recovery trims it).
+    With ``keep_status`` (a refused write) only the rule is recorded, for the message."""
+    pending = [o for o in outcomes if o.status == status and o.kind in (files.INDEX, files.TIME_INDEX)]
+    if not pending or rec.truncated or rec.stop is not None:
+        return
+    from kseg.storage.verify import older_writer_rules
+
+    seg = rec.segment
+    try:
+        rules = older_writer_rules(os.path.basename(os.path.dirname(os.path.abspath(seg.log))), seg)
+    except InputError:
+        return
+    for o in pending:
+        path = seg.index if o.kind == files.INDEX else seg.timeindex
+        found = rules.get(path)
+        if found and not (o.difference or "").endswith("(a preallocated index of a segment that was not closed)"):
+            o.status = o.status if keep_status else OLDER_RULE
+            o.rule = "; ".join(note.split(": ", 1)[1] for note in found)
 
 
 def write(rec: Recovered, output_dir: str | None, force: bool) -> list[FileOutcome]:
     """Write the rebuilt files next to the log or in ``output_dir`` (created if needed)."""
     out = []
+    refused: list[FileOutcome] = []
     base = rec.segment.base_offset
     directory = output_dir or os.path.dirname(os.path.abspath(rec.segment.log))
     for kind, data in rebuilt_files(rec).items():
@@ -150,6 +178,7 @@ def write(rec: Recovered, output_dir: str | None, force: bool) -> list[FileOutco
                 o.difference = difference(kind, existing, data, base)
                 if not force:
                     o.status = REFUSED
+                    refused.append(o)
                     continue
                 o.status = REPLACED
             os.makedirs(directory, exist_ok=True)
@@ -158,4 +187,6 @@ def write(rec: Recovered, output_dir: str | None, force: bool) -> list[FileOutco
             o.status, o.error = FAILED, exc
         except OSError as exc:
             o.status, o.error = FAILED, InputError(f"cannot write: {exc.strerror or exc}", path=directory)
+    if not output_dir:
+        _older_rules(rec, refused, REFUSED, keep_status=True)
     return out

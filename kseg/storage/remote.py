@@ -16,6 +16,7 @@ from __future__ import annotations
 from kseg.errors import InputError
 from kseg.storage import files, location
 from kseg.storage.partition import (
+    LAYOUT_HINT,
     SEGMENT_SUFFIXES,
     TRANSITION_DIR,
     TRANSITION_FILE_SUFFIXES,
@@ -24,8 +25,6 @@ from kseg.storage.partition import (
 )
 
 _SLOT = {files.LOG: "log", files.INDEX: "index", files.TIME_INDEX: "timeindex", files.TXN_INDEX: "txnindex"}
-LAYOUT_HINT = ("give a broker log root (holding <topic>-<partition>/ directories), a partition directory "
-               "(holding <20-digit offset>.log files) or a segment file")
 
 
 def discover_uri(uri: str, notes: list[str]) -> list[Partition]:

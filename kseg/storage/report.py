@@ -1,11 +1,15 @@
 """Verification report rows: one schema shared by the local command and the Spark job.
 
 Rows are flat dicts (JSON Lines, or Parquet from Spark).  Every row has
-``type`` (``segment`` or ``problem``), ``partition`` and ``segment``.
+``type`` (``segment`` or ``problem``), ``logDir`` (the log directory holding
+the partition, absolute: replicas under two brokers' log roots are two
+logs), ``partition`` and ``segment``.
 
 segment rows: ``path``, ``bytes``, ``batches``, ``problems`` (count),
 ``status`` (``clean``, ``problems`` or ``failed``), ``error`` (why a failed
-segment could not be verified, else null), ``notes`` (list of strings).
+segment could not be verified, else null), ``notes`` (list of strings).  A
+partition directory that could not be listed is one ``failed`` segment row
+with ``segment`` null and ``path`` the directory.
 
 problem rows: ``file``, ``kind``, ``message``, ``position`` (byte, or null),
 ``entry`` (index entry, or null), ``expected``, ``found`` (strings or null).
@@ -15,45 +19,115 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 
+from kseg.errors import InputError
 from kseg.jsonlines import dumps
-
+from kseg.storage.atomic import AtomicStream
 from kseg.storage.verify import SegmentResult
 
-SEGMENT_FIELDS = ("type", "partition", "segment", "path", "bytes", "batches", "problems", "status", "error", "notes")
-PROBLEM_FIELDS = ("type", "partition", "segment", "file", "kind", "message", "position", "entry", "expected",
-                  "found")
+SEGMENT_FIELDS = ("type", "logDir", "partition", "segment", "path", "bytes", "batches", "problems", "status",
+                  "error", "notes")
+PROBLEM_FIELDS = ("type", "logDir", "partition", "segment", "file", "kind", "message", "position", "entry",
+                  "expected", "found")
 
 
 def segment_row(res: SegmentResult) -> dict:
-    return {"type": "segment", "partition": res.partition, "segment": res.segment, "path": res.path,
-            "bytes": res.bytes, "batches": res.batches, "problems": len(res.problems), "status": res.status,
-            "error": res.failed, "notes": list(res.notes)}
+    return {"type": "segment", "logDir": res.log_dir, "partition": res.partition, "segment": res.segment or None,
+            "path": res.path, "bytes": res.bytes, "batches": res.batches, "problems": len(res.problems),
+            "status": res.status, "error": res.failed, "notes": list(res.notes)}
 
 
 def problem_rows(res: SegmentResult) -> list[dict]:
-    return [{"type": "problem", "partition": res.partition, "segment": res.segment, "file": p.file,
-             "kind": p.kind, "message": p.message, "position": p.position, "entry": p.entry,
+    return [{"type": "problem", "logDir": res.log_dir, "partition": res.partition, "segment": res.segment,
+             "file": p.file, "kind": p.kind, "message": p.message, "position": p.position, "entry": p.entry,
              "expected": p.expected, "found": p.found} for p in res.problems]
+
+
+def result_rows(res: SegmentResult) -> list[dict]:
+    return [segment_row(res), *problem_rows(res)]
 
 
 def rows(results: list[SegmentResult]) -> list[dict]:
     out = []
     for res in results:
-        out.append(segment_row(res))
-        out.extend(problem_rows(res))
+        out.extend(result_rows(res))
     return out
+
+
+def is_uri(path: str) -> bool:
+    return "://" in path and not path.startswith("file://")
+
+
+def local_path(path: str) -> str:
+    return path[len("file://"):] if path.startswith("file://") else path
+
+
+def check_target(path: str, *, directory_ok: bool = False) -> None:
+    """Refuse, before any work, a report path that cannot be written.
+
+    The report is a new file renamed into place, so the path must be in an
+    existing directory and must not be a directory or a special file
+    (``/dev/null``, ``/proc/version``).  ``directory_ok``: Spark's Parquet
+    output is a directory."""
+    path = local_path(path)
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        raise InputError("cannot write the report: no such directory", path=parent)
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        raise InputError(f"cannot write the report: {exc.strerror or exc}", path=path) from None
+    if st is not None:
+        if stat.S_ISDIR(st.st_mode):
+            if not directory_ok:
+                raise InputError("cannot write the report: is a directory", path=path)
+        elif not stat.S_ISREG(st.st_mode):
+            raise InputError("cannot write the report: not a regular file", path=path)
+        elif directory_ok:
+            raise InputError("cannot write the report: a file exists there (a Parquet report is a directory)",
+                             path=path)
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise InputError("cannot write the report: permission denied", path=parent)
+
+
+class JsonlReport:
+    """The rows as JSON Lines, written as results come (constant memory) to a temporary file that
+    :meth:`commit` renames into place; opening it checks the path, before any work."""
+
+    def __init__(self, path: str) -> None:
+        check_target(path)
+        self.path = local_path(path)
+        try:
+            self.stream = AtomicStream(self.path)
+        except InputError as exc:
+            raise InputError(f"cannot write the report: {exc.message}", path=path) from None
+
+    def add(self, res: SegmentResult) -> None:
+        self.stream.write("".join(dumps(row) + "\n" for row in result_rows(res)).encode("utf-8"))
+
+    def commit(self) -> None:
+        self.stream.commit()
+
+    def discard(self) -> None:
+        self.stream.discard()
 
 
 def write_jsonl(path: str, all_rows: list[dict]) -> None:
     """Write rows as JSON Lines (atomically: a temp file renamed into place)."""
-    tmp = f"{path}.tmp-{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as f:
+    stream = AtomicStream(local_path(path))
+    try:
         for row in all_rows:
-            f.write(dumps(row) + "\n")
-    os.replace(tmp, path)
+            stream.write((dumps(row) + "\n").encode("utf-8"))
+    except BaseException:
+        stream.discard()
+        raise
+    stream.commit()
 
 
 def sort_key(row: dict) -> tuple:
     """A stable order for comparing reports from different runners."""
-    return (row["partition"], row["segment"], row["type"] != "segment", json.dumps(row, sort_keys=True))
+    return (row.get("logDir") or "", row["partition"], row["segment"] or "", row["type"] != "segment",
+            json.dumps(row, sort_keys=True))

@@ -33,10 +33,13 @@ from __future__ import annotations
 import os
 import struct
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 from kseg.errors import KsegError
 from kseg.testing.framing import BatchInfo, batch_info
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kseg.testing.appendinfo import AppendInfo
 
 OFFSET_ENTRY = struct.Struct(">ii")  # i relativeOffset | i position
 TIME_ENTRY = struct.Struct(">qi")  # q timestamp | i relativeOffset
@@ -117,8 +120,18 @@ class SegmentWriter:
 
     # -- appending ---------------------------------------------------------------------
 
-    def append(self, batches: Sequence[bytes]) -> None:
-        """One ``LogSegment.append`` of the given batches (see the module docstring)."""
+    def append(self, batches: Sequence[bytes], append_info: "AppendInfo | None" = None) -> None:
+        """One ``LogSegment.append`` of the given batches (see the module docstring).
+
+        ``append_info`` (``per_batch_index=False`` only) gives the values the caller
+        of ``LogSegment.append`` passed, as an older broker computed them
+        (:mod:`kseg.testing.appendinfo`: a leader before Kafka 3.7, the log
+        cleaner); by default those of ``analyzeAndValidateRecords`` (the
+        append's last offset; the last offset of the earliest batch holding
+        its largest timestamp).
+        """
+        if append_info is not None and self.per_batch_index:
+            raise KsegError("append info applies to per-append indexing (per_batch_index=False)")
         if self.closed:
             raise KsegError("segment writer is closed")
         infos: list[BatchInfo] = []
@@ -144,11 +157,13 @@ class SegmentWriter:
                 self._bytes_since_last_index_entry += info.size
         else:
             largest_offset = infos[-1].last_offset
-            self._ensure_offset_in_range(largest_offset)
             largest_ts, shallow = -1, -1
-            for info in infos:  # UnifiedLog.analyzeAndValidateRecords
-                if info.max_timestamp > largest_ts:
-                    largest_ts, shallow = info.max_timestamp, info.last_offset
+            for batch in infos:  # UnifiedLog.analyzeAndValidateRecords
+                if batch.max_timestamp > largest_ts:
+                    largest_ts, shallow = batch.max_timestamp, batch.last_offset
+            if append_info is not None:
+                largest_offset, largest_ts, shallow = append_info
+            self._ensure_offset_in_range(largest_offset)
             self._observe(largest_ts, shallow)
             self._maybe_index(largest_offset, position)
             self._bytes_since_last_index_entry += total

@@ -12,6 +12,7 @@ it writes and the class it mirrors:
 * :mod:`kseg.testing.framing`   batch walking and the broker's in-place edits
 * :mod:`kseg.testing.segment`   ``.log`` + ``.index`` + ``.timeindex`` + ``.txnindex``
 * :mod:`kseg.testing.partition` rolled segments, ``.snapshot`` files
+* :mod:`kseg.testing.appendinfo` what older brokers passed to ``LogSegment.append``
 * :mod:`kseg.testing.bulk`      fast large segments for benchmarks
 
 This module is the public facade: import names from here.
@@ -19,6 +20,7 @@ This module is the public facade: import names from here.
 
 from __future__ import annotations
 
+from kseg.testing.appendinfo import AppendInfo, cleaner_append_info, leader_append_info
 from kseg.testing.bulk import BulkResult, bulk_template, write_bulk_segment
 from kseg.testing.codecs import compress, gzip_compress, lz4_compress, lz4_frame_header, snappy_compress, xxh32, zstd_compress
 from kseg.testing.framing import (
@@ -42,6 +44,9 @@ from kseg.testing.control import (
 from kseg.testing.v2 import RecordSpec, append_record, build_empty_v2_batch, build_v2_batch, encode_record, varint
 
 __all__ = [
+    "AppendInfo",
+    "cleaner_append_info",
+    "leader_append_info",
     "BatchInfo",
     "BulkResult",
     "CONTROL_TYPES",

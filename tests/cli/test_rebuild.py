@@ -42,8 +42,10 @@ def test_check_on_the_whole_corpus_reports_what_differs_and_exit_1() -> None:
     assert summary["type"] == "summary" and summary["exitCode"] == 1 and summary["damagedLogs"] == 4
     differs = sorted({os.path.dirname(f["file"]) for o in objs for f in o["files"] if f["status"] == "differs"})
     assert differs == ["./corrupt-compressed-0", "./corrupt-crc-0", "./corrupt-index-0", "./corrupt-timeindex-0",
-                       "./follower-v2-0", "./prealloc-index-0", "./v0-none-0", "./v1-logappendtime-none-0",
-                       "./v1-none-0"]
+                       "./prealloc-index-0"]
+    # healthy files written by the pre-KAFKA-806 rule (one entry per multi-batch append): valid, not a difference
+    older = sorted({os.path.dirname(f["file"]) for o in objs for f in o["files"] if f["status"] == "older-rule"})
+    assert older == ["./follower-v2-0", "./v0-none-0", "./v1-logappendtime-none-0", "./v1-none-0"]
     crc = next(o for o in objs if o["log"] == "./corrupt-crc-0/00000000000000000000.log")
     assert (crc["validBytes"], crc["truncateBytes"], crc["stop"]["position"]) == (3117, 25520, 3117)
     assert snapshot(CORPUS_DATA / "corrupt-crc-0") == before
@@ -175,3 +177,20 @@ def test_an_index_without_its_log_is_noted(tmp_path) -> None:
     r = run_cli(["rebuild-index", "--check", str(d)])
     assert r.exit_code == 0 and r.text.splitlines()[-1].startswith("1 segment;")
     assert "00000000000000000251.index, 00000000000000000251.timeindex without 00000000000000000251.log" in r.errtext
+
+
+def test_two_brokers_log_roots(tmp_path) -> None:
+    """The same partitions under two log roots: each checked once, named by its path; writing both into
+    one --output-dir would mix the replicas, so it is refused before any work."""
+    from tests.trees import two_brokers
+
+    b1, b2 = two_brokers(tmp_path)
+    r = run_cli(["rebuild-index", "--check", str(b1), str(b2), str(b1), str(b2 / "txn-v2-0")])
+    assert r.exit_code == 1, r.text  # b2's damaged log: recovery would truncate it
+    assert r.text.splitlines()[-1].startswith("10 segments;")
+    assert f"{b2}/plain-v2-0/00000000000000000251.log: 0 valid batches" in r.text
+    assert f"{b1}/plain-v2-0/00000000000000000251.log: 16 batches, 22265 bytes, all valid" in r.text
+    out = tmp_path / "out"
+    r = run_cli(["rebuild-index", "--output-dir", str(out), str(b1), str(b2)])
+    assert r.exit_code == 2 and r.text == "" and not out.exists()
+    assert "would both be written to --output-dir subdirectory plain-v2-0/" in r.errtext

@@ -119,9 +119,66 @@ def test_executor_that_cannot_see_a_path_reports_a_failed_segment(tmp_path: Path
     """verify_bin runs on executors; a path they cannot read is a failed segment, never dropped."""
     from kseg.spark.job import plan_bins, verify_bin
     from kseg.storage.partition import Segment
+    from kseg.storage.verify_run import WorkItem
 
     seg = Segment(0, log=str(tmp_path / "nowhere" / "00000000000000000000.log"))
-    ((index, res),) = list(verify_bin([(0, "p-0", seg)], False, 5 << 20))
+    ((index, res),) = list(verify_bin([(0, WorkItem(str(tmp_path), "p-0", str(tmp_path / "p-0"), seg))], False,
+                                      5 << 20))
     assert res.status == "failed" and "executor" in res.failed and "mount" in res.failed
-    bins = plan_bins([(i, "p", Segment(i)) for i in range(10)], 3)
-    assert sorted(i for b in bins for i, _, _ in b) == list(range(10))
+    assert res.log_dir == str(tmp_path)
+    bins = plan_bins([(i, WorkItem("/d", "p", "/d/p", Segment(i))) for i in range(10)], 3)
+    assert sorted(i for b in bins for i, _ in b) == list(range(10))
+
+
+def test_two_brokers_on_spark(tmp_path: Path) -> None:
+    """The same partitions under two log roots, one copy damaged: --spark local[2] reports exactly that
+    problem with its log directory, in the lines and the report rows, as the local command and --jobs 2 do.
+    Also: no Spark log line reaches stderr without --verbose."""
+    from tests.cli.test_verify import _check_two_broker_run
+    from tests.trees import two_brokers
+
+    b1, b2 = two_brokers(tmp_path / "t")
+    local, spark = tmp_path / "local.jsonl", tmp_path / "spark.jsonl"
+    r1 = run_subprocess(["verify-index", "--jobs", "2", "--report", str(local), str(b1), str(b2)])
+    env = dict(os.environ, TMPDIR=str(tmp_path))
+    p = subprocess.run([sys.executable, "-m", "kseg", "verify-index", "--spark", "--master", "local[2]",
+                        "--report", str(spark), str(b1), str(b2)], capture_output=True, env=env, timeout=600)
+    from tests.conftest import Result
+
+    r2 = Result(p.returncode, p.stdout, p.stderr)
+    _check_two_broker_run(r2, spark, b1, b2)
+    assert r2.text == r1.text
+    assert _rows(spark) == _rows(local)
+    assert r2.stderr == b"", r2.errtext[-2000:]  # no log4j WARN lines, no progress
+    assert not list(tmp_path.glob("kseg-spark-*.log"))  # the Spark log of a good run is removed
+
+
+def test_executors_that_cannot_import_kseg_give_one_line_exit_2(tmp_path: Path) -> None:
+    """PYSPARK_PYTHON names a Python without kseg: one error line naming the cause and the fix, exit 2
+    (not 1, "problems found"), no Java or Python traceback; Spark's log is kept in a file."""
+    import kseg
+
+    kseg_root = os.path.dirname(os.path.dirname(os.path.abspath(kseg.__file__)))
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    wrapper = tmp_path / "python-without-kseg"
+    # Spark passes the driver's PYTHONPATH on to its Python workers: drop kseg's directory from it
+    wrapper.write_text("#!/bin/sh\n"
+                       f"PYTHONPATH=$(printf %s \"$PYTHONPATH\" | tr : '\\n' | grep -vx '{kseg_root}' | paste -sd:)\n"
+                       "export PYTHONPATH\n"
+                       f"exec {venv}/bin/python \"$@\"\n")
+    wrapper.chmod(0o755)
+    env = dict(os.environ, PYSPARK_PYTHON=str(wrapper), TMPDIR=str(tmp_path))
+    # (run from tmp_path: Spark starts workers with `python -m`, which puts the working directory on sys.path)
+    p = subprocess.run([sys.executable, "-m", "kseg", "verify-index", "--spark", "--master", "local[2]",
+                        str(CORPUS_DATA / "plain-v2-0")], capture_output=True, env=env, timeout=600, cwd=tmp_path)
+    err = p.stderr.decode()
+    assert p.returncode == 2, err[-3000:]
+    assert p.stdout == b""
+    lines = err.splitlines()
+    assert len(lines) == 1, err[-3000:]
+    assert lines[0].startswith("kseg: error: Spark's executors cannot import kseg (ModuleNotFoundError: "
+                               "No module named 'kseg') with their Python ")
+    assert "PYSPARK_PYTHON" in lines[0] and "pip install kseg" in lines[0] and "Spark's log: " in lines[0]
+    (log,) = tmp_path.glob("kseg-spark-*.log")  # what Spark said went there, not to stderr
+    assert "log4j" in log.read_text()

@@ -1,0 +1,58 @@
+"""Output of ``kseg verify-index`` (local and ``--spark``): one line per segment with its problem and
+note lines, and a summary line (text), or the report rows and a summary object (JSON Lines).
+
+A segment is named ``<partition>/<base offset>``; when the run spans more than one log
+directory, by its whole directory path (``b1/data/orders-0/00000000000000000000``), so a
+reader can tell which broker's replica a line is about.  See ``docs/verify-index.md``.
+"""
+
+from __future__ import annotations
+
+import os
+
+from kseg.jsonlines import dumps
+from kseg.storage import files
+from kseg.storage.report import result_rows
+from kseg.storage.verify import SegmentResult
+from kseg.storage.verify_run import Report, is_directory_row
+
+
+def _write(out, text: str) -> None:
+    out.write(text.encode("utf-8", "replace"))
+
+
+def label(res: SegmentResult, full: bool) -> str:
+    """``partition/segment``, or with ``full`` the partition directory's path (as found) and the segment."""
+    if is_directory_row(res):
+        return files.display(res.path) if full else res.partition
+    if full:
+        return f"{files.display(os.path.dirname(res.path) or '.')}/{res.segment}"
+    return f"{res.partition}/{res.segment}"
+
+
+def render_result(out, res: SegmentResult, output_format: str, full_names: bool = False) -> None:
+    """One segment's summary line, its problem lines and notes (text), or its rows (json)."""
+    if output_format == "json":
+        _write(out, "".join(dumps(row) + "\n" for row in result_rows(res)))
+        return
+    where = label(res, full_names)
+    if res.status == "failed":
+        lines = [f"{where}: FAILED: {res.failed}"]
+    elif res.problems:
+        lines = [f"{where}: {len(res.problems)} problem{'s' * (len(res.problems) != 1)} "
+                 f"({res.batches} batches, {res.bytes} bytes)"]
+    else:
+        lines = [f"{where}: clean ({res.batches} batches, {res.bytes} bytes)"]
+    lines += [f"  problem: {p.line()}" for p in res.problems]
+    lines += [f"  note: {note}" for note in res.notes]
+    _write(out, "\n".join(lines) + "\n")
+
+
+def render_summary(out, report: Report, output_format: str) -> None:
+    if output_format == "json":
+        _write(out, dumps({"type": "summary", "segments": report.segments, "clean": report.clean,
+                           "withProblems": report.with_problems, "failed": report.failed,
+                           "unreadableDirectories": report.unreadable_dirs, "problems": report.problems,
+                           "bytes": report.bytes, "exitCode": report.exit_code}) + "\n")
+    else:
+        _write(out, report.summary() + "\n")

@@ -1,0 +1,53 @@
+"""Discovery (``kseg.storage.partition.discover``): a partition is its directory, each listed once."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from kseg.errors import InputError
+from kseg.storage.partition import discover
+from tests.conftest import CORPUS_DATA
+
+
+def _root(base: Path, *names: str) -> Path:
+    root = base / "data"
+    root.mkdir(parents=True)
+    for name in names:
+        shutil.copytree(CORPUS_DATA / "plain-v2-0", root / name)
+    return root
+
+
+def test_same_name_under_two_log_dirs_is_two_partitions(tmp_path: Path) -> None:
+    b1, b2 = _root(tmp_path / "b1", "orders-0"), _root(tmp_path / "b2", "orders-0")
+    parts = discover([str(b1), str(b2)], [])
+    assert [(p.log_dir, p.name) for p in parts] == [(str(b1), "orders-0"), (str(b2), "orders-0")]
+
+
+def test_a_directory_reached_twice_is_listed_once(tmp_path: Path) -> None:
+    root = _root(tmp_path, "orders-0", "orders-1")
+    (tmp_path / "link").symlink_to(root)
+    one = str(root / "orders-0" / "00000000000000000251.log")
+    parts = discover([one, str(root / "orders-1"), str(tmp_path / "link"), str(root)], [])
+    # the single file's partition keeps its place, and the whole directory replaced the single file
+    assert [p.name for p in parts] == ["orders-0", "orders-1"]
+    assert [len(p.segments) for p in parts] == [2, 2]
+
+
+def test_lost_found_and_transition_dirs_are_noted(tmp_path: Path) -> None:
+    root = _root(tmp_path, "orders-0")
+    (root / "lost+found").mkdir()
+    (root / "orders-1-future").mkdir()
+    notes: list[str] = []
+    assert [p.name for p in discover([str(root)], notes)] == ["orders-0"]
+    assert any("lost+found" in n for n in notes) and any("in transition" in n for n in notes)
+
+
+@pytest.mark.parametrize("name", ["00000000000000000000.snapshot", "leader-epoch-checkpoint"])
+def test_a_file_that_is_no_segment_is_an_error(tmp_path: Path, name: str) -> None:
+    (tmp_path / name).write_bytes(b"")
+    with pytest.raises(InputError, match="not a segment file"):
+        discover([str(tmp_path / name)], [])
+
