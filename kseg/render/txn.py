@@ -26,6 +26,18 @@ def iso(ms: int | None) -> str:
         return str(ms)
 
 
+def human(ms: int | None) -> str:
+    """A duration in milliseconds as ``1h 2m 3s`` (``-`` when unknown)."""
+    if ms is None:
+        return "-"
+    if ms < 1000:
+        return f"{ms} ms"
+    s = ms // 1000
+    parts = [(s // 86400, "d"), (s // 3600 % 24, "h"), (s // 60 % 60, "m"), (s % 60, "s")]
+    shown = [f"{v}{u}" for v, u in parts if v]
+    return " ".join(shown) or "0s"
+
+
 def transaction_row(partition: str, t: Transaction) -> dict:
     return {"type": "transaction", "partition": partition, "producerId": t.producer_id,
             "producerEpoch": t.producer_epoch, "firstOffset": t.first_offset, "lastOffset": t.last_offset,
@@ -62,7 +74,7 @@ def transaction_line(t: Transaction) -> str:
     head = f"  {'HANGING' if t.hanging else t.outcome:<9} producer {t.producer_id} epoch {t.producer_epoch}  " \
            f"{span} ({counted})  first {iso(t.first_timestamp)}"
     if t.outcome == OPEN:
-        return head + (f"  open {t.open_ms} ms" if t.open_ms is not None else "")
+        return head + (f"  open {human(t.open_ms)}" if t.open_ms is not None else "")
     return (f"{head}  {_MARKER[t.outcome]} at {t.marker_offset} coordinatorEpoch {t.coordinator_epoch} "
             f"{iso(t.marker_timestamp)}  lastStableOffset {t.last_stable_offset}")
 

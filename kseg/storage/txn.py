@@ -337,7 +337,7 @@ def analyse(partition: Partition, *, from_start: bool = False, hanging_after_ms:
     for i, seg in enumerate(segments):
         audited = seg.base_offset >= report.start_offset
         if not audited:
-            report.txnindex_not_checked += 1 if seg.txnindex else 0
+            report.txnindex_not_checked += 1
         if i < first_index:
             continue
         walker.expected = []
@@ -359,7 +359,7 @@ def analyse(partition: Partition, *, from_start: bool = False, hanging_after_ms:
             report.problems.append(TxnProblem(
                 "hanging_transaction", files.display(partition.path), None,
                 f"producer {txn.producer_id} (epoch {txn.producer_epoch}) has had a transaction open from offset "
-                f"{txn.first_offset} for {txn.open_ms} ms, over {hanging_after_ms} ms{holds}",
+                f"{txn.first_offset} for {txn.open_ms} ms (over --hanging-after {hanging_after_ms} ms){holds}",
                 command=abort_command(report, txn)))
     return report
 
