@@ -81,11 +81,14 @@ def text_lines(set_rows: list[dict]) -> list[str]:
                        + (f" (checkpoint: epoch {_epoch_at(r['leaderEpochs'], d)})" if r["leaderEpochs"] else ""))
         for o in r["onlyHere"]:
             out.append(f"    only here: offsets {o['firstOffset']}..{o['lastOffset']} ({o['records']} records "
-                       f"in {o['batches']} batches)")
+                       f"in {o['batches']} batch{'es' * (o['batches'] != 1)})")
         if r["stopped"]:
             out.append(f"    reading stopped: {r['stopped']}")
     if summary["differences"]:
-        out.append(f"  first divergent offset {d}: {', '.join(summary['differences'])} differ")
+        line = f"  first divergent offset {d}: {', '.join(summary['differences'])} differ"
+        if summary["differences"] == ["isValid"]:
+            line += " (the stored CRCs agree: a copy damaged on disk, not different data)"
+        out.append(line)
     leader = summary["leader"]
     if leader is not None:
         for r in reps:

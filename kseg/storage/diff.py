@@ -8,15 +8,18 @@ the stored CRC, the record count, the magic and whether the CRC holds.
 
 Alignment: batches below the highest first offset among the replicas are
 skipped (retention deletes whole segments independently on each broker, and
-a lower log start is not a divergence).  From there the replicas advance in
-lockstep, in groups of replicas that agree so far:
+a lower log start is not a divergence).  From there the replicas are walked
+in offset order: at each step, the lowest offset where a replica still has a
+batch; the replicas whose batch starts there are compared.
 
-* all batches equal: the group stays together;
-* batches differ: the group splits by batch; the offset where the first
-  split happens is the **first divergent offset** (the unclean leader
-  election, or the disk incident, that started the difference);
-* a replica running out of batches leaves its group: it is a prefix of the
-  others -- *lagging* (a follower behind, ``ReplicaFetcherThread``), not divergent.
+* every replica still reading has the same batch there: shared;
+* batches differ, or a replica has no batch starting there (its batch
+  boundaries differ, or it has a gap): a difference; the lowest such offset
+  is the **first divergent offset** (the unclean leader election, or the
+  disk incident, that started it).  Replicas that agree again later (a
+  damaged batch on one disk, the rest intact) share those batches again;
+* a replica that has run out of batches is a prefix of the others --
+  *lagging* (a follower behind, ``ReplicaFetcherThread``), not divergent.
 
 A batch is *only in* a replica when no other replica holds the same batch at
 the same offset; consecutive ones are merged into ranges with their record
@@ -201,8 +204,8 @@ def compare(partitions: list[Partition]) -> DiffResult:
     _walk(result, reps)
     ends = max(r.log_end for r in reps)
     for rep in reps:
+        rep.lag = ends - rep.log_end
         if rep.status != DIVERGENT:
-            rep.lag = ends - rep.log_end
             rep.status = LAGGING if rep.lag > 0 else IDENTICAL
         if rep.skipped_below:
             result.notes.append(f"replica {rep.index}: {rep.skipped_below} batches below offset {result.common_start}, "
@@ -216,7 +219,8 @@ def compare(partitions: list[Partition]) -> DiffResult:
 
 
 def _walk(result: DiffResult, reps: list[Replica]) -> None:
-    """The lockstep walk (module docstring)."""
+    """The walk in offset order (module docstring): at each step the lowest offset where a
+    live replica has a batch; the replicas whose batch starts there are compared."""
     its = [_batches(r) for r in reps]
     cur: list[BatchKey | None] = []
     for rep, it in zip(reps, its):
@@ -226,31 +230,27 @@ def _walk(result: DiffResult, reps: list[Replica]) -> None:
             _count(rep, key)
             key = next(it, None)
         cur.append(key)
-    groups = [list(range(len(reps)))]
-    while groups:
-        new_groups = []
-        for group in groups:
-            live = [r for r in group if cur[r] is not None]
-            if not live:
-                continue
-            buckets: dict[tuple, list[int]] = {}
-            for r in live:
-                buckets.setdefault(cur[r].ident, []).append(r)
-            if len(buckets) > 1:
-                _diverged(result, reps, live, cur)
-            for members in buckets.values():
-                new_groups.append(members)
-                alone = len(members) == 1 and len(reps) > 1
-                for r in members:
-                    rep = reps[r]
-                    if alone:
-                        rep.add_only_here(cur[r])
-                    else:
-                        rep._contiguous = False
-                    _count(rep, cur[r])
-                    rep._last = cur[r]
-                    cur[r] = next(its[r], None)
-        groups = new_groups
+    while True:
+        live = [r for r in range(len(reps)) if cur[r] is not None]
+        if not live:
+            return
+        offset = min(cur[r].base_offset for r in live)
+        front = [r for r in live if cur[r].base_offset == offset]
+        buckets: dict[tuple, list[int]] = {}
+        for r in front:
+            buckets.setdefault(cur[r].ident, []).append(r)
+        if len(buckets) > 1 or len(front) < len(live):
+            _diverged(result, reps, live, cur, offset)
+        for members in buckets.values():
+            for r in members:
+                rep = reps[r]
+                if len(members) == 1 and len(reps) > 1:
+                    rep.add_only_here(cur[r])
+                else:
+                    rep._contiguous = False
+                _count(rep, cur[r])
+                rep._last = cur[r]
+                cur[r] = next(its[r], None)
 
 
 def _count(rep: Replica, key: BatchKey) -> None:
@@ -261,8 +261,9 @@ def _count(rep: Replica, key: BatchKey) -> None:
     rep.log_end = max(rep.log_end, key.last_offset + 1)
 
 
-def _diverged(result: DiffResult, reps: list[Replica], live: list[int], cur: list) -> None:
-    offset = min(cur[r].base_offset for r in live)
+def _diverged(result: DiffResult, reps: list[Replica], live: list[int], cur: list, offset: int) -> None:
+    """The live replicas differ at ``offset``: a batch that is not the same everywhere, or a
+    replica with no batch starting there (other batch boundaries, or a gap)."""
     for r in live:
         reps[r].status = DIVERGENT
     if result.first_divergent_offset is not None and result.first_divergent_offset <= offset:
@@ -296,8 +297,8 @@ def _truncation(result: DiffResult, reps: list[Replica]) -> None:
     leader = max(ranked, key=lambda r: (r.cache[-1].epoch, r.log_end))
     result.leader = leader.index
     for rep in reps:
-        if rep is leader or not rep.cache:
-            continue
+        if rep is leader or not rep.cache or rep.cache[-1].epoch == leader.cache[-1].epoch:
+            continue  # same latest epoch: no election between them, nothing to truncate
         end = end_offset_for(leader.cache, rep.cache[-1].epoch, leader.log_end)
         if end is None:
             continue
