@@ -67,7 +67,8 @@ def text_lines(set_rows: list[dict]) -> list[str]:
         line = (f"  replica {r['replica']} {r['path']}: log {r['logStartOffset']}..{r['logEndOffset']}, "
                 f"{r['records']} records in {r['batches']} batches, {r['status']}")
         if r["lag"]:
-            line += f", {r['lag']} offsets behind"
+            line += (f", {r['lag']} offsets behind" if r["status"] == "lagging"
+                     else f", its log ends {r['lag']} offsets before the longest")
         out.append(line)
         if r["leaderEpochs"] is not None:
             out.append("    leader-epoch-checkpoint: " + (", ".join(f"epoch {e['epoch']} from {e['startOffset']}"
