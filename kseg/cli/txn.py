@@ -62,6 +62,13 @@ def txn(paths, from_start, hanging_after, max_message_size, output_format) -> No
     def write(line: str) -> None:
         out.write((line + "\n").encode("utf-8", "replace"))
 
+    import os
+
+    for path in paths:
+        if os.path.isfile(path):
+            err.write(f"kseg: error: {path}: a file; txn takes partition directories or log roots "
+                      "(transactions span segments)\n".encode("utf-8", "replace"))
+            sys.exit(2)
     notes: list[str] = []
     try:
         partitions = discover(list(paths), notes)

@@ -160,3 +160,8 @@ def test_permission_denied_is_exit_2(orders: Path) -> None:
     p = subprocess.run(cmd, capture_output=True)
     assert p.returncode == 2, p.stderr
     assert b"00000000000000000010.log: permission denied" in p.stderr and b"Traceback" not in p.stderr
+
+
+def test_a_segment_file_is_a_usage_error(orders: Path) -> None:
+    r = run_cli(["txn", str(orders / "00000000000000000010.log")])
+    assert r.exit_code == 2 and "txn takes partition directories or log roots" in r.errtext
