@@ -44,7 +44,8 @@ def transaction_row(partition: str, t: Transaction) -> dict:
             "records": t.records, "batches": t.batches, "outcome": t.outcome, "markerOffset": t.marker_offset,
             "coordinatorEpoch": t.coordinator_epoch, "firstTimestamp": t.first_timestamp,
             "lastTimestamp": t.last_timestamp, "markerTimestamp": t.marker_timestamp,
-            "lastStableOffset": t.last_stable_offset, "openMs": t.open_ms, "hanging": t.hanging,
+            "lastStableOffset": t.last_stable_offset, "openMs": t.open_ms, "idleMs": t.idle_ms,
+            "hanging": t.hanging,
             "fromSnapshot": t.seeded}
 
 
@@ -74,7 +75,8 @@ def transaction_line(t: Transaction) -> str:
     head = f"  {'HANGING' if t.hanging else t.outcome:<9} producer {t.producer_id} epoch {t.producer_epoch}  " \
            f"{span} ({counted})  first {iso(t.first_timestamp)}"
     if t.outcome == OPEN:
-        return head + (f"  open {human(t.open_ms)}" if t.open_ms is not None else "")
+        return head + (f"  open {human(t.open_ms)}" if t.open_ms is not None else "") + \
+            (f", last write {human(t.idle_ms)} before the latest" if t.idle_ms is not None else "")
     return (f"{head}  {_MARKER[t.outcome]} at {t.marker_offset} coordinatorEpoch {t.coordinator_epoch} "
             f"{iso(t.marker_timestamp)}  lastStableOffset {t.last_stable_offset}")
 

@@ -18,10 +18,14 @@ The last stable offset of the partition is ``UnifiedLog.lastStableOffset``:
 the first offset of the earliest open transaction (``ProducerStateManager.firstUnstableOffset``),
 else the high watermark -- unknown offline, so the log end offset stands in.
 
-An open transaction is *hanging* when its first batch is older than
-``hanging_after_ms`` (default ``transaction.max.timeout.ms``, 900000 ms in
-``TransactionStateManagerConfigs``) against the latest batch timestamp read:
-a coordinator would have aborted it by then, so no marker is coming.
+An open transaction is *hanging* when its producer's last write
+(``ProducerStateEntry.lastTimestamp``) is older than ``hanging_after_ms``
+(default ``transaction.max.timeout.ms``, 900000 ms in
+``TransactionStateManagerConfigs``) against the latest batch timestamp read --
+the rule of ``kafka-transactions.sh find-hanging``
+(``TransactionsCommand.FindHangingTransactionsCommand``: current time minus
+``lastTimestamp`` over ``--max-transaction-timeout``, 15 minutes): a
+coordinator would have aborted it by then, so no marker is coming.
 
 Memory: open transactions and one segment's expected ``.txnindex`` entries;
 completed transactions are handed to a callback as they complete.
@@ -50,7 +54,7 @@ class Transaction:
 
     __slots__ = ("producer_id", "producer_epoch", "first_offset", "last_offset", "records", "batches",
                  "first_timestamp", "last_timestamp", "outcome", "marker_offset", "coordinator_epoch",
-                 "marker_timestamp", "last_stable_offset", "seeded", "open_ms", "hanging")
+                 "marker_timestamp", "last_stable_offset", "seeded", "open_ms", "idle_ms", "hanging")
 
     def __init__(self, producer_id: int, producer_epoch: int, first_offset: int, *, seeded: bool = False) -> None:
         self.producer_id = producer_id
@@ -67,7 +71,8 @@ class Transaction:
         self.marker_timestamp: int | None = None
         self.last_stable_offset: int | None = None
         self.seeded = seeded  # opened before the replay's start: known from the snapshot
-        self.open_ms: int | None = None
+        self.open_ms: int | None = None  # latest timestamp - first batch's
+        self.idle_ms: int | None = None  # latest timestamp - the producer's last write (lastTimestamp)
         self.hanging = False
 
     def add_batch(self, last_offset: int, count: int, epoch: int, timestamp: int) -> None:
@@ -348,18 +353,22 @@ def analyse(partition: Partition, *, from_start: bool = False, hanging_after_ms:
     walker.check_snapshots(None)
     report.open = sorted(walker.open.values(), key=lambda t: t.first_offset)
     for txn in report.open:
-        reference = txn.first_timestamp
-        if reference is None and seed is not None and seed.entry(txn.producer_id) is not None:
-            reference = seed.entry(txn.producer_id).timestamp  # the producer's last write, from the snapshot
-        if reference is not None and report.latest_timestamp is not None:
-            txn.open_ms = report.latest_timestamp - reference
-            txn.hanging = txn.open_ms > hanging_after_ms
+        last_write = txn.last_timestamp
+        if last_write is None and seed is not None and seed.entry(txn.producer_id) is not None:
+            last_write = seed.entry(txn.producer_id).timestamp  # ProducerStateEntry.lastTimestamp, from the snapshot
+        latest = report.latest_timestamp
+        if latest is not None:
+            txn.open_ms = None if txn.first_timestamp is None else latest - txn.first_timestamp
+            if last_write is not None:
+                txn.idle_ms = latest - last_write
+                txn.hanging = txn.idle_ms > hanging_after_ms
         if txn.hanging:
             holds = "; it holds the last stable offset" if txn is report.lso_holder else ""
             report.problems.append(TxnProblem(
                 "hanging_transaction", files.display(partition.path), None,
-                f"producer {txn.producer_id} (epoch {txn.producer_epoch}) has had a transaction open from offset "
-                f"{txn.first_offset} for {txn.open_ms} ms (over --hanging-after {hanging_after_ms} ms){holds}",
+                f"producer {txn.producer_id} (epoch {txn.producer_epoch}) has a transaction open from offset "
+                f"{txn.first_offset} and has not written for {txn.idle_ms} ms (over --hanging-after "
+                f"{hanging_after_ms} ms){holds}",
                 command=abort_command(report, txn)))
     return report
 

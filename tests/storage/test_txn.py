@@ -139,3 +139,20 @@ def test_state_from_kafkas_snapshot_36_rebuilds_segment_36s_txnindex(tmp_path: P
     assert [(t.producer_id, t.first_offset, t.marker_offset, t.last_stable_offset, t.seeded) for t in done] == [
         (2002, 29, 42, 34, True), (2000, 34, 43, 44, True), (2001, 44, 49, 50, False)]
     assert [t.records for t in done] == [11, 2, 2]  # counted from their first batch, before the snapshot
+
+
+def test_hanging_is_judged_on_the_producers_last_write(tmp_path: Path) -> None:
+    """kafka-transactions.sh find-hanging's rule: latest time - lastTimestamp over the timeout.
+    A transaction open for an hour whose producer wrote a second ago is not hanging."""
+    from kseg.testing.writer import write_partition
+    from tests.storage.forensics_data import Log
+
+    log = Log()
+    log.data(1, T, 1000, txn=True)
+    log.data(1, T + HOUR - 1000, 1000, txn=True)
+    log.data(1, T + HOUR)
+    write_partition(tmp_path / "t-0", log.appends)
+    report, _ = _run(tmp_path / "t-0")
+    (txn,) = report.open
+    assert (txn.open_ms, txn.idle_ms, txn.hanging, txn.records) == (HOUR, 1000, False, 2)
+    assert report.problems == [] and report.last_stable_offset == 0
