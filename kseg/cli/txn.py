@@ -28,6 +28,25 @@ class Duration(click.ParamType):
         return value if isinstance(value, int) else parse_duration(value)
 
 
+def _reference_time(text: str | None) -> int | None:
+    """``--at``: None (the latest batch timestamp), ``now``, epoch ms or ISO-8601."""
+    if text is None:
+        return None
+    if text.strip().lower() == "now":
+        import time
+
+        return int(time.time() * 1000)
+    from kseg.cli.lookup import parse_timestamp
+
+    try:
+        value = parse_timestamp(text)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--at") from None
+    if value < 0:
+        raise click.BadParameter("give a time: epoch ms, ISO-8601 or now", param_hint="--at")
+    return value
+
+
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--from-start", is_flag=True,
@@ -36,9 +55,12 @@ class Duration(click.ParamType):
 @click.option("--hanging-after", type=Duration(), default="15m", show_default=True,
               help="An open transaction older than this against the partition's latest timestamp is hanging "
                    "(default: Kafka's transaction.max.timeout.ms).")
+@click.option("--at", "at", default=None, metavar="TIME",
+              help="Measure ages against this time (epoch ms, ISO-8601 or 'now') instead of the partition's "
+                   "latest batch timestamp.")
 @max_message_size_option
 @format_option
-def txn(paths, from_start, hanging_after, max_message_size, output_format) -> None:
+def txn(paths, from_start, hanging_after, at, max_message_size, output_format) -> None:
     """Transactions of partition directories (or log roots): every transaction with its
     producer, offsets, records, outcome and marker; the last stable offset and what holds
     it; hanging transactions with the kafka-transactions.sh command that aborts them; and
@@ -58,6 +80,7 @@ def txn(paths, from_start, hanging_after, max_message_size, output_format) -> No
     from kseg.storage.txn import analyse
 
     out, err = binary_streams()
+    at_ms = _reference_time(at)
 
     def write(line: str) -> None:
         out.write((line + "\n").encode("utf-8", "replace"))
@@ -91,7 +114,7 @@ def txn(paths, from_start, hanging_after, max_message_size, output_format) -> No
                     write(render.transaction_line(t))
             try:
                 report = analyse(part, from_start=from_start, hanging_after_ms=hanging_after,
-                                 limit=max_message_size * 8, on_transaction=on_txn,
+                                 limit=max_message_size * 8, on_transaction=on_txn, at=at_ms,
                                  on_start=(lambda r: write(render.header_line(r))) if output_format == "text" else None)
             except KsegError as exc:
                 err.write(f"kseg: error: {exc.describe()}\n".encode("utf-8", "replace"))

@@ -301,9 +301,10 @@ def _corrupt(batch, path: str) -> CorruptRecordError:
 
 def analyse(partition: Partition, *, from_start: bool = False, hanging_after_ms: int = DEFAULT_HANGING_AFTER_MS,
             limit: int = 40 << 20, on_transaction: Callable[[Transaction], None] | None = None,
-            on_start: Callable[[TxnReport], None] | None = None) -> TxnReport:
+            on_start: Callable[[TxnReport], None] | None = None, at: int | None = None) -> TxnReport:
     """Rebuild the transactions of ``partition`` (module docstring): ``on_start`` is called once the
     starting point is chosen, ``on_transaction`` for each transaction as its marker is read.
+    Ages are measured against ``at`` (epoch ms) when given, else the latest batch timestamp.
     Raises :class:`InputError` for a partition without a readable ``.log``."""
     report = TxnReport(partition, from_start)
     segments = [s for s in partition.segments if s.log is not None]
@@ -356,7 +357,7 @@ def analyse(partition: Partition, *, from_start: bool = False, hanging_after_ms:
         last_write = txn.last_timestamp
         if last_write is None and seed is not None and seed.entry(txn.producer_id) is not None:
             last_write = seed.entry(txn.producer_id).timestamp  # ProducerStateEntry.lastTimestamp, from the snapshot
-        latest = report.latest_timestamp
+        latest = report.latest_timestamp if at is None else at
         if latest is not None:
             txn.open_ms = None if txn.first_timestamp is None else latest - txn.first_timestamp
             if last_write is not None:

@@ -165,3 +165,12 @@ def test_permission_denied_is_exit_2(orders: Path) -> None:
 def test_a_segment_file_is_a_usage_error(orders: Path) -> None:
     r = run_cli(["txn", str(orders / "00000000000000000010.log")])
     assert r.exit_code == 2 and "txn takes partition directories or log roots" in r.errtext
+
+
+def test_at_measures_ages_against_a_given_time(orders: Path) -> None:
+    """Against a time two days after the last write, producer 1005's transaction hangs too."""
+    r = run_cli(["txn", "--format", "json", "--at", "2023-11-17T00:00:00Z", str(orders)])
+    assert r.exit_code == 1
+    hanging = [row["producerId"] for row in rows(r) if row["type"] == "transaction" and row["hanging"]]
+    assert hanging == [1004, 1005]
+    assert run_cli(["txn", "--at", "yesterday", str(orders)]).exit_code == 2
