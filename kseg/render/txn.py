@@ -109,10 +109,10 @@ def summary_lines(r: TxnReport) -> list[str]:
     lines = [lso,
              f"  transactions: {r.committed} committed, {r.aborted} aborted, {len(r.open)} open, "
              f"{len(r.hanging)} hanging; latest timestamp {iso(r.latest_timestamp)}",
-             f"  .txnindex: {r.txnindex_checked} segments checked"
+             f"  .txnindex: {r.txnindex_checked} segment{'s' * (r.txnindex_checked != 1)} checked"
              + (f", {r.txnindex_not_checked} before the snapshot not checked (--from-start checks every one)"
                 if r.txnindex_not_checked else "")
-             + f"; snapshots agreeing with the log checked: {r.snapshots_checked}"]
+             + f"; .snapshot files checked against the log: {r.snapshots_checked}"]
     lines += [f"  note: {n}" for n in r.notes]
     lines.append(f"  {len(r.problems)} problem{'s' * (len(r.problems) != 1)}" if r.problems else "  no problems")
     return lines

@@ -102,7 +102,7 @@ class Replica:
     batch_epochs: list = field(default_factory=list)  # EpochEntry from the batches (LeaderEpochFileCache.assign)
     truncate_to: int | None = None  # where this replica would truncate following the presumed leader
     lost_records: int | None = None  # records at or after truncate_to
-    _last: BatchKey | None = None
+    _last: tuple | None = None  # the last batch walked, a _batches tuple
     _contiguous: bool = False
 
     @property
@@ -141,25 +141,26 @@ class DiffResult:
         return 1 if self.status == DIVERGENT or any(r.stopped for r in self.replicas) else 0
 
 
-def _batches(rep: Replica) -> Iterator[BatchKey]:
-    """Every batch of the replica's segments in offset order; a corrupt length ends the stream
-    (``rep.stopped`` says where).  I/O errors propagate as :class:`InputError`."""
+def _batches(rep: Replica) -> Iterator[tuple]:
+    """Every batch of the replica's segments in offset order, as plain tuples in
+    :class:`BatchKey` field order (made a BatchKey only where kept); a corrupt length ends
+    the stream (``rep.stopped`` says where).  I/O errors propagate as :class:`InputError`."""
     for seg in rep.partition.segments:
         if seg.log is None:
             continue
+        name = seg.name
         with FileRecords(seg.log) as records:
             try:
                 for items in records.scan():
                     for position, _, h, item in items:
                         if h is not None:
-                            yield BatchKey(h[0], h[0] + h[6], h[2], h[4], h[12], h[3], item, seg.name, position)
+                            yield (h[0], h[0] + h[6], h[2], h[4], h[12], h[3], item, name, position)
                         elif item.magic >= 2:
                             b = item.h
-                            yield BatchKey(b[0], b[0] + b[6], b[2], b[4], b[12], b[3], item.is_valid(), seg.name,
-                                           position)
+                            yield (b[0], b[0] + b[6], b[2], b[4], b[12], b[3], item.is_valid(), name, position)
                         else:
-                            yield BatchKey(item.base_offset, item.last_offset, -1, item.checksum, None, item.magic,
-                                           item.is_valid(), seg.name, position)
+                            yield (item.base_offset, item.last_offset, -1, item.checksum, None, item.magic,
+                                   item.is_valid(), name, position)
             except CorruptRecordError as exc:
                 exc = exc.at(files.display(seg.log))
                 rep.stopped = exc.describe()
@@ -174,7 +175,7 @@ def _first_offset(rep: Replica) -> int | None:
     finally:
         batches.close()
     rep.stopped = None
-    return None if key is None else key.base_offset
+    return None if key is None else key[0]
 
 
 def compare(partitions: list[Partition]) -> DiffResult:
@@ -222,30 +223,43 @@ def _walk(result: DiffResult, reps: list[Replica]) -> None:
     """The walk in offset order (module docstring): at each step the lowest offset where a
     live replica has a batch; the replicas whose batch starts there are compared."""
     its = [_batches(r) for r in reps]
-    cur: list[BatchKey | None] = []
+    cur: list[tuple | None] = []
     for rep, it in zip(reps, its):
         key = next(it, None)
-        while key is not None and key.base_offset < result.common_start:
+        while key is not None and key[0] < result.common_start:
             rep.skipped_below += 1
             _count(rep, key)
             key = next(it, None)
         cur.append(key)
+    everyone = range(len(reps))
     while True:
-        live = [r for r in range(len(reps)) if cur[r] is not None]
+        # fast path: every replica has the same batch next (the common case, shared history)
+        first = cur[0]
+        if first is not None:
+            ident = first[:7]
+            if all(c is not None and c[:7] == ident for c in cur):
+                for r in everyone:
+                    rep, key = reps[r], cur[r]
+                    rep._contiguous = False
+                    _count(rep, key)
+                    rep._last = key
+                    cur[r] = next(its[r], None)
+                continue
+        live = [r for r in everyone if cur[r] is not None]
         if not live:
             return
-        offset = min(cur[r].base_offset for r in live)
-        front = [r for r in live if cur[r].base_offset == offset]
+        offset = min(cur[r][0] for r in live)
+        front = [r for r in live if cur[r][0] == offset]
         buckets: dict[tuple, list[int]] = {}
         for r in front:
-            buckets.setdefault(cur[r].ident, []).append(r)
+            buckets.setdefault(cur[r][:7], []).append(r)
         if len(buckets) > 1 or len(front) < len(live):
             _diverged(result, reps, live, cur, offset)
         for members in buckets.values():
             for r in members:
                 rep = reps[r]
                 if len(members) == 1 and len(reps) > 1:
-                    rep.add_only_here(cur[r])
+                    rep.add_only_here(BatchKey._make(cur[r]))
                 else:
                     rep._contiguous = False
                 _count(rep, cur[r])
@@ -253,12 +267,15 @@ def _walk(result: DiffResult, reps: list[Replica]) -> None:
                 cur[r] = next(its[r], None)
 
 
-def _count(rep: Replica, key: BatchKey) -> None:
-    if key.leader_epoch >= 0 and (not rep.batch_epochs or key.leader_epoch > rep.batch_epochs[-1].epoch):
-        rep.batch_epochs.append(leader_epochs.EpochEntry(key.leader_epoch, key.base_offset))
+def _count(rep: Replica, key: tuple) -> None:
+    """Count one batch (a :func:`_batches` tuple) and follow its leader epoch (``LeaderEpochFileCache.assign``)."""
+    base, last, epoch, _, count = key[:5]
+    if epoch >= 0 and (not rep.batch_epochs or epoch > rep.batch_epochs[-1].epoch):
+        rep.batch_epochs.append(leader_epochs.EpochEntry(epoch, base))
     rep.batches += 1
-    rep.records += key.records
-    rep.log_end = max(rep.log_end, key.last_offset + 1)
+    rep.records += 1 if count is None else count
+    if last >= rep.log_end:
+        rep.log_end = last + 1
 
 
 def _diverged(result: DiffResult, reps: list[Replica], live: list[int], cur: list, offset: int) -> None:
@@ -270,8 +287,10 @@ def _diverged(result: DiffResult, reps: list[Replica], live: list[int], cur: lis
         return
     result.first_divergent_offset = offset
     for r in live:
-        reps[r].at_divergence, reps[r].before_divergence = cur[r], reps[r]._last
-    keys = [cur[r].ident for r in live]
+        last = reps[r]._last
+        reps[r].at_divergence = BatchKey._make(cur[r])
+        reps[r].before_divergence = None if last is None else BatchKey._make(last)
+    keys = [cur[r][:7] for r in live]
     result.differences = [name for i, name in enumerate(COMPARED) if len({k[i] for k in keys}) > 1]
 
 
@@ -305,8 +324,8 @@ def _truncation(result: DiffResult, reps: list[Replica]) -> None:
         rep.truncate_to = min(end, rep.log_end)
         lost = 0
         for key in _batches(rep):
-            if key.base_offset >= rep.truncate_to:
-                lost += key.records
+            if key[0] >= rep.truncate_to:
+                lost += 1 if key[4] is None else key[4]
         rep.lost_records = lost
 
 

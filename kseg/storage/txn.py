@@ -246,10 +246,15 @@ class _Walker:
         """Every batch of one segment; a corrupt batch ends it, as recovery truncates there."""
         aux = _Aux(seg.log)
         path = files.display(seg.log)
+        report = self.report
         try:
             with FileRecords(seg.log) as records:
                 for items in records.scan():
                     for position, _, h, item in items:
+                        if h is not None and item and h[9] < 0:  # no producer: only its timestamp matters
+                            if report.latest_timestamp is None or h[8] > report.latest_timestamp:
+                                report.latest_timestamp = h[8]
+                            continue
                         batch = None
                         if h is None:
                             batch = item
