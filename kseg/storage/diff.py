@@ -131,7 +131,8 @@ class DiffResult:
     replicas: list[Replica]
     status: str = IDENTICAL
     first_divergent_offset: int | None = None
-    leader: int | None = None  # the replica presumed leader after the divergence (highest leader epoch)
+    leader: int | None = None  # the replica presumed leader after the divergence (highest leader epoch, when
+    # the replicas' latest epochs differ)
     differences: list[str] = field(default_factory=list)  # COMPARED fields that differ there
     common_start: int = 0
     notes: list[str] = field(default_factory=list)
@@ -314,6 +315,8 @@ def _truncation(result: DiffResult, reps: list[Replica]) -> None:
     if not ranked:
         return
     leader = max(ranked, key=lambda r: (r.cache[-1].epoch, r.log_end))
+    if all(r.cache[-1].epoch == leader.cache[-1].epoch for r in ranked):
+        return  # no replica is behind in leader epochs: no election between them
     result.leader = leader.index
     for rep in reps:
         if rep is leader or not rep.cache or rep.cache[-1].epoch == leader.cache[-1].epoch:
