@@ -119,7 +119,7 @@ def _spark_results(sets, master, spark_conf, err):
     from kseg.spark.driver import session
 
     try:
-        spark = session(master or "local[*]", spark_conf)
+        spark = session(master or "local[*]", ("spark.app.name=kseg diff", *spark_conf))
     except ValueError as exc:
         err.write(f"kseg: error: {exc}\n".encode())
         sys.exit(2)
