@@ -22,6 +22,9 @@ COMMANDS = {
     "lookup-offset": ("kseg.cli.lookup", "lookup_offset", "Find the record at an offset, showing Kafka's read path."),
     "lookup-time": ("kseg.cli.lookup", "lookup_time", "Find the first record at or after a timestamp."),
     "rebuild-index": ("kseg.cli.rebuild", "rebuild_index", "Rebuild .index/.timeindex/.txnindex as Kafka's recovery."),
+    "txn": ("kseg.cli.txn", "txn", "Transactions, last stable offset, hanging transactions, .txnindex audit."),
+    "compaction": ("kseg.cli.compaction", "compaction", "Tombstones and control batches left, against delete.retention.ms."),
+    "diff": ("kseg.cli.diff", "diff", "Compare replicas of a partition: first divergent offset, what each lacks."),
 }
 
 
