@@ -23,6 +23,9 @@ COMMANDS = {
     "lookup-time": ("kseg.cli.lookup", "lookup_time", "Find the first record at or after a timestamp."),
     "export": ("kseg.cli.export", "export", "Export the records of segments as Parquet (locally or on Spark)."),
     "rebuild-index": ("kseg.cli.rebuild", "rebuild_index", "Rebuild .index/.timeindex/.txnindex as Kafka's recovery."),
+    "txn": ("kseg.cli.txn", "txn", "Transactions, last stable offset, hanging transactions, .txnindex audit."),
+    "compaction": ("kseg.cli.compaction", "compaction", "Tombstones and control batches left, against delete.retention.ms."),
+    "diff": ("kseg.cli.diff", "diff", "Compare replicas of a partition: first divergent offset, what each lacks."),
 }
 
 

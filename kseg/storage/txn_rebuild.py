@@ -29,10 +29,25 @@ For each magic-2 batch with a producer id (``RecordBatch.hasProducerId``):
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from kseg.errors import KsegError
 from kseg.format import control, v2
 
 NO_OFFSET = -1
+
+
+class CompletedTxn(NamedTuple):
+    """A transaction an end marker completed (``ProducerStateManager.completeTxn`` / ``CompletedTxn``):
+    its producer, first offset, the marker's offset, the last stable offset computed then,
+    the marker's type id (ABORT 0, COMMIT 1) and coordinator epoch."""
+
+    producer_id: int
+    first_offset: int
+    marker_offset: int
+    last_stable_offset: int
+    type_id: int
+    coordinator_epoch: int
 
 
 class RecoveryFailure(KsegError):
@@ -51,6 +66,15 @@ class ProducerState:
     def __init__(self) -> None:
         self.current_txn: dict[int, int] = {}  # producerId -> first offset of its open transaction
         self.ongoing: dict[int, int] = {}  # first offset -> producerId
+        self.completed: CompletedTxn | None = None  # set by the last end marker that completed a transaction
+
+    def load(self, open_txns) -> None:
+        """Start from a snapshot: ``(producerId, currentTxnFirstOffset)`` pairs of the producers
+        with an open transaction (``ProducerStateManager.loadFromSnapshot`` rebuilding ``ongoingTxns``)."""
+        for pid, first in open_txns:
+            if first >= 0:
+                self.current_txn[pid] = first
+                self.ongoing[first] = pid
 
     def apply(self, batch, limit: int) -> tuple[int, int, int, int] | None:
         """Apply one batch; return (producerId, firstOffset, lastOffset, lastStableOffset) of an
@@ -81,6 +105,7 @@ class ProducerState:
             self.ongoing[base_offset] = pid
 
     def _end_marker(self, batch, pid: int, limit: int):
+        self.completed = None
         record = next(iter(batch.records(limit)), None)
         if record is None:
             return None  # an empty control batch completes nothing
@@ -91,7 +116,7 @@ class ProducerState:
                     f"IllegalArgumentException: invalid control record type for end transaction marker "
                     f"{control.type_name(type_id)} ({type_id}) in a control batch of producer {pid}",
                     path=batch.file.path, position=batch.position)
-            control.parse_end_txn_marker(record[4])
+            coordinator_epoch = control.parse_end_txn_marker(record[4])
         except KsegError as exc:
             if exc.position is None:
                 exc.position = batch.position
@@ -102,6 +127,7 @@ class ProducerState:
         marker = batch.base_offset
         lso = min((f for f, p in self.ongoing.items() if p != pid), default=marker + 1)
         self.ongoing.pop(first, None)
+        self.completed = CompletedTxn(pid, first, marker, lso, type_id, coordinator_epoch)
         if type_id == control.ABORT:
             return (pid, first, marker, lso)
         return None

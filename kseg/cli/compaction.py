@@ -1,0 +1,79 @@
+"""``kseg compaction``: tombstones and control batches still present, against ``delete.retention.ms``."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import click
+
+from kseg.cli.options import binary_streams, format_option, max_message_size_option
+from kseg.cli.txn import Duration
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.option("--delete-retention", "delete_retention", type=Duration(), default="1d", show_default=True,
+              help="The topic's delete.retention.ms (Kafka's default: 1 day).")
+@click.option("--at", "at", default=None, metavar="TIME",
+              help="Reference time for ages and horizons: epoch ms or ISO-8601 (default: now).")
+@max_message_size_option
+@format_option
+def compaction(paths, delete_retention, at, max_message_size, output_format) -> None:
+    """Tombstones (key, null value) and control batches (transaction markers) still
+    in partition directories, per segment: how many, how old against
+    delete.retention.ms, and the delete horizon that v2 batches carry once the
+    log cleaner has seen them (KIP-534): past it, the next cleaning removes them.
+
+    \b
+    Exit codes:
+      0  report written
+      2  usage error, or a file could not be read
+    """
+    from kseg.cli.lookup import parse_timestamp
+    from kseg.errors import KsegError
+    from kseg.jsonlines import dumps
+    from kseg.render import compaction as render
+    from kseg.storage.compaction import analyse
+    from kseg.storage.partition import discover
+
+    out, err = binary_streams()
+    if at is None:
+        at_ms = int(time.time() * 1000)
+    else:
+        try:
+            at_ms = parse_timestamp(at)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--at") from None
+        if at_ms < 0:
+            raise click.BadParameter("give a time (epoch ms or ISO-8601)", param_hint="--at")
+    notes: list[str] = []
+    try:
+        partitions = discover(list(paths), notes)
+    except KsegError as exc:
+        err.write(f"kseg: error: {exc.describe()}\n".encode())
+        sys.exit(2)
+    for note in notes:
+        err.write(f"kseg: note: {note}\n".encode())
+    if not partitions:
+        err.write(b"kseg: error: no partition directory found in the paths given\n")
+        sys.exit(2)
+    code = 0
+    try:
+        for part in partitions:
+            try:
+                report = analyse(part, at_ms, delete_retention, limit=max_message_size * 8)
+            except KsegError as exc:
+                err.write(f"kseg: error: {exc.describe()}\n".encode("utf-8", "replace"))
+                code = 2
+                continue
+            if output_format == "json":
+                lines = [dumps(render.segment_row(report, s)) for s in report.segments]
+                lines.append(dumps(render.summary_row(report)))
+            else:
+                lines = render.text_lines(report)
+            out.write(("\n".join(lines) + "\n").encode("utf-8", "replace"))
+        out.flush()
+    except BrokenPipeError:
+        sys.stderr.close()
+    sys.exit(code)

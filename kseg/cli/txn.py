@@ -1,0 +1,133 @@
+"""``kseg txn``: transactions, last stable offset, hanging transactions and the ``.txnindex`` audit."""
+
+from __future__ import annotations
+
+import re
+import sys
+
+import click
+
+from kseg.cli.options import binary_streams, format_option, max_message_size_option
+
+_DURATION = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*(ms|s|m|min|h|d)?\s*\Z")
+_UNIT_MS = {None: 1, "ms": 1, "s": 1000, "m": 60_000, "min": 60_000, "h": 3_600_000, "d": 86_400_000}
+
+
+def parse_duration(text: str) -> int:
+    """``900000``, ``900s``, ``15m``, ``1h``, ``2d`` to milliseconds (a bare number is milliseconds)."""
+    m = _DURATION.match(text)
+    if not m:
+        raise click.BadParameter(f"{text!r} is not a duration (examples: 900000, 900s, 15m, 1h, 2d)")
+    return int(float(m.group(1)) * _UNIT_MS[m.group(2)])
+
+
+class Duration(click.ParamType):
+    name = "DURATION"
+
+    def convert(self, value, param, ctx):
+        return value if isinstance(value, int) else parse_duration(value)
+
+
+def _reference_time(text: str | None) -> int | None:
+    """``--at``: None (the latest batch timestamp), ``now``, epoch ms or ISO-8601."""
+    if text is None:
+        return None
+    if text.strip().lower() == "now":
+        import time
+
+        return int(time.time() * 1000)
+    from kseg.cli.lookup import parse_timestamp
+
+    try:
+        value = parse_timestamp(text)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--at") from None
+    if value < 0:
+        raise click.BadParameter("give a time: epoch ms, ISO-8601 or now", param_hint="--at")
+    return value
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.option("--from-start", is_flag=True,
+              help="Rebuild producer state from the first segment (default: from the latest valid .snapshot, "
+                   "as Kafka's recovery does); audits every .txnindex.")
+@click.option("--hanging-after", type=Duration(), default="15m", show_default=True,
+              help="An open transaction older than this against the partition's latest timestamp is hanging "
+                   "(default: Kafka's transaction.max.timeout.ms).")
+@click.option("--at", "at", default=None, metavar="TIME",
+              help="Measure ages against this time (epoch ms, ISO-8601 or 'now') instead of the partition's "
+                   "latest batch timestamp.")
+@max_message_size_option
+@format_option
+def txn(paths, from_start, hanging_after, at, max_message_size, output_format) -> None:
+    """Transactions of partition directories (or log roots): every transaction with its
+    producer, offsets, records, outcome and marker; the last stable offset and what holds
+    it; hanging transactions with the kafka-transactions.sh command that aborts them; and
+    every .txnindex checked against the ABORT markers.
+
+    \b
+    Exit codes:
+      0  no hanging transaction, every .txnindex checked is right
+      1  a hanging transaction, a .txnindex problem, a snapshot that disagrees
+         with the log, or a corrupt batch
+      2  usage error, or a file could not be read
+    """
+    from kseg.errors import KsegError
+    from kseg.jsonlines import dumps
+    from kseg.render import txn as render
+    from kseg.storage.partition import discover
+    from kseg.storage.txn import analyse
+
+    out, err = binary_streams()
+    at_ms = _reference_time(at)
+
+    def write(line: str) -> None:
+        out.write((line + "\n").encode("utf-8", "replace"))
+
+    import os
+
+    for path in paths:
+        if os.path.isfile(path):
+            err.write(f"kseg: error: {path}: a file; txn takes partition directories or log roots "
+                      "(transactions span segments)\n".encode("utf-8", "replace"))
+            sys.exit(2)
+    notes: list[str] = []
+    try:
+        partitions = discover(list(paths), notes)
+    except KsegError as exc:
+        err.write(f"kseg: error: {exc.describe()}\n".encode())
+        sys.exit(2)
+    for note in notes:
+        err.write(f"kseg: note: {note}\n".encode())
+    if not partitions:
+        err.write(b"kseg: error: no partition directory found in the paths given\n")
+        sys.exit(2)
+    code = 0
+    try:
+        for part in partitions:
+            if output_format == "json":
+                def on_txn(t, name=part.name):
+                    write(dumps(render.transaction_row(name, t)))
+            else:
+                def on_txn(t):
+                    write(render.transaction_line(t))
+            try:
+                report = analyse(part, from_start=from_start, hanging_after_ms=hanging_after,
+                                 limit=max_message_size * 8, on_transaction=on_txn, at=at_ms,
+                                 on_start=(lambda r: write(render.header_line(r))) if output_format == "text" else None)
+            except KsegError as exc:
+                err.write(f"kseg: error: {exc.describe()}\n".encode("utf-8", "replace"))
+                code = 2
+                continue
+            if output_format == "json":
+                lines = render.render_report_json(report)
+            else:
+                lines = render.render_report_text(report)
+            for line in lines:
+                write(line)
+            code = max(code, report.exit_code)
+        out.flush()
+    except BrokenPipeError:
+        sys.stderr.close()
+    sys.exit(code)

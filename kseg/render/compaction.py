@@ -1,0 +1,77 @@
+"""Rows and text for ``kseg compaction``: a ``segment`` row per segment, a ``summary`` row per
+partition (camelCase fields, docs/json-output.md)."""
+
+from __future__ import annotations
+
+from kseg.render.txn import human, iso
+from kseg.storage.compaction import CompactionReport, SegmentTombstones
+
+
+def _n(count: int, word: str, plural: str | None = None) -> str:
+    return f"{count} {word if count == 1 else plural or word + 's'}"
+
+
+def overdue(s: SegmentTombstones, report: CompactionReport) -> bool:
+    """Tombstones or markers older than delete.retention.ms that no cleaning has given a horizon."""
+    oldest = min((t for t in (s.oldest_tombstone, s.oldest_control) if t is not None), default=None)
+    return s.without_horizon > 0 and oldest is not None and report.at - oldest > report.delete_retention_ms
+
+
+def segment_row(report: CompactionReport, s: SegmentTombstones) -> dict:
+    return {"type": "segment", "partition": report.partition.name, "segment": s.segment.name,
+            "path": s.segment.log, "tombstones": s.tombstones, "tombstoneBatches": s.tombstone_batches,
+            "oldestTombstoneTimestamp": s.oldest_tombstone, "newestTombstoneTimestamp": s.newest_tombstone,
+            "controlBatches": s.control_batches, "commitMarkers": s.commit_markers, "abortMarkers": s.abort_markers,
+            "oldestControlTimestamp": s.oldest_control, "withDeleteHorizon": s.with_horizon,
+            "pastDeleteHorizon": s.past_horizon, "withoutDeleteHorizon": s.without_horizon,
+            "minDeleteHorizonMs": s.min_horizon, "maxDeleteHorizonMs": s.max_horizon,
+            "legacyTombstones": s.legacy_tombstones, "lastModifiedMs": s.modified_ms,
+            "olderThanRetentionWithoutHorizon": overdue(s, report), "stopped": s.stopped}
+
+
+def summary_row(report: CompactionReport) -> dict:
+    segs = report.segments
+    return {"type": "summary", "partition": report.partition.name, "at": report.at,
+            "deleteRetentionMs": report.delete_retention_ms, "segments": len(segs),
+            "tombstones": sum(s.tombstones for s in segs), "controlBatches": sum(s.control_batches for s in segs),
+            "legacyTombstones": sum(s.legacy_tombstones for s in segs),
+            "pastDeleteHorizon": sum(s.past_horizon for s in segs),
+            "withoutDeleteHorizon": sum(s.without_horizon for s in segs),
+            "segmentsOlderThanRetentionWithoutHorizon": sum(overdue(s, report) for s in segs)}
+
+
+def text_lines(report: CompactionReport) -> list[str]:
+    out = [f"{report.partition.name}: at {iso(report.at)}, delete.retention.ms {report.delete_retention_ms} "
+           f"({human(report.delete_retention_ms)})"]
+    for s in report.segments:
+        parts = []
+        if s.tombstones:
+            parts.append(f"{_n(s.tombstones, 'tombstone')} in {_n(s.tombstone_batches, 'batch', 'batches')} (oldest "
+                         f"{iso(s.oldest_tombstone)}, {human(report.at - s.oldest_tombstone)} old)")
+        if s.control_batches:
+            parts.append(f"{_n(s.control_batches, 'control batch', 'control batches')} ({s.commit_markers} COMMIT, {s.abort_markers} ABORT; "
+                         f"oldest {iso(s.oldest_control)}, {human(report.at - s.oldest_control)} old)")
+        if s.legacy_tombstones:
+            parts.append(f"{_n(s.legacy_tombstones, 'v0/v1 tombstone')} (segment modified {iso(s.modified_ms)})")
+        if not parts:
+            out.append(f"  {s.segment.name}: no tombstones, no control batches")
+            continue
+        out.append(f"  {s.segment.name}: " + "; ".join(parts))
+        if s.with_horizon or s.without_horizon:
+            line = f"    delete horizon: {_n(s.with_horizon, 'batch', 'batches')} carry one"
+            if s.with_horizon:
+                line += (f" ({iso(s.min_horizon)}..{iso(s.max_horizon)}; {s.past_horizon} past it: "
+                         "the next cleaning removes them)")
+            line += f", {s.without_horizon} without (the next cleaning sets one at its time + delete.retention.ms)"
+            out.append(line)
+        if overdue(s, report):
+            out.append("    older than delete.retention.ms and never given a horizon: if the topic is compacted, "
+                       "the cleaner has not cleaned this segment (min.cleanable.dirty.ratio, is it running?)")
+        if s.stopped:
+            out.append(f"    reading stopped: {s.stopped}")
+    row = summary_row(report)
+    out.append(f"  total: {_n(row['tombstones'], 'tombstone')}, "
+               f"{_n(row['controlBatches'], 'control batch', 'control batches')}, "
+               f"{_n(row['pastDeleteHorizon'], 'batch', 'batches')} past their delete horizon, "
+               f"{row['withoutDeleteHorizon']} without one")
+    return out

@@ -1,0 +1,350 @@
+"""Replica comparison (``kseg diff``): replicas of one partition aligned by offset, batch by batch.
+
+Each replica is read shallowly across its segments in offset order
+(``FileRecords.scan``: no record is decoded).  Batches are compared on what
+identifies them in Kafka's replication protocol: base and last offset, the
+partition leader epoch the leader stamped (``DefaultRecordBatch.partitionLeaderEpoch``),
+the stored CRC, the record count, the magic and whether the CRC holds.
+
+Alignment: batches below the highest first offset among the replicas are
+skipped (retention deletes whole segments independently on each broker, and
+a lower log start is not a divergence).  From there the replicas are walked
+in offset order: at each step, the lowest offset where a replica still has a
+batch; the replicas whose batch starts there are compared.
+
+* every replica still reading has the same batch there: shared;
+* batches differ, or a replica has no batch starting there (its batch
+  boundaries differ, or it has a gap): a difference; the lowest such offset
+  is the **first divergent offset** (the unclean leader election, or the
+  disk incident, that started it).  Replicas that agree again later (a
+  damaged batch on one disk, the rest intact) share those batches again;
+* a replica that has run out of batches is a prefix of the others --
+  *lagging* (a follower behind, ``ReplicaFetcherThread``), not divergent.
+
+A batch is *only in* a replica when no other replica holds the same batch at
+the same offset; consecutive ones are merged into ranges with their record
+counts.  After an unclean election these ranges are what each side has that
+the other lost (``UnifiedLog.truncateTo`` on the follower that rejoins).
+
+Leader epochs come from the batches at and before the first divergent offset
+and from each replica's ``leader-epoch-checkpoint``
+(:mod:`kseg.storage.leader_epochs`), which names the epoch each offset range
+was led in.  Memory is constant per replica.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Iterator, NamedTuple
+
+from kseg.errors import CorruptRecordError, InputError, KsegError
+from kseg.storage import files, leader_epochs
+from kseg.storage.partition import Partition, discover
+from kseg.storage.records import FileRecords
+
+IDENTICAL, LAGGING, DIVERGENT = "identical", "lagging", "divergent"
+COMPARED = ("baseOffset", "lastOffset", "partitionLeaderEpoch", "crc", "count", "magic", "isValid")
+
+
+class BatchKey(NamedTuple):
+    """What one batch is compared on (``COMPARED``), and where it is."""
+
+    base_offset: int
+    last_offset: int
+    leader_epoch: int
+    crc: int
+    count: int | None
+    magic: int
+    valid: bool
+    segment: str
+    position: int
+
+    @property
+    def ident(self) -> tuple:
+        return self[:7]
+
+    @property
+    def records(self) -> int:
+        """recordsCount of a v2 batch; a v0/v1 entry counts as one."""
+        return self.count if self.count is not None else 1
+
+
+class Range:
+    """Consecutive batches only one replica (or one group) has."""
+
+    __slots__ = ("first_offset", "last_offset", "records", "batches")
+
+    def __init__(self, key: BatchKey) -> None:
+        self.first_offset, self.last_offset = key.base_offset, key.last_offset
+        self.records, self.batches = key.records, 1
+
+
+@dataclass
+class Replica:
+    """One replica's side of the comparison."""
+
+    index: int
+    partition: Partition
+    log_start: int = 0
+    log_end: int = 0
+    batches: int = 0
+    records: int = 0
+    epochs: list | None = None  # leader-epoch-checkpoint entries, None when absent
+    epochs_error: str | None = None
+    status: str = IDENTICAL
+    lag: int = 0
+    only_here: list[Range] = field(default_factory=list)
+    before_divergence: BatchKey | None = None
+    at_divergence: BatchKey | None = None
+    stopped: str | None = None  # why reading stopped before the end of the log
+    skipped_below: int = 0  # batches below the common start
+    batch_epochs: list = field(default_factory=list)  # EpochEntry from the batches (LeaderEpochFileCache.assign)
+    truncate_to: int | None = None  # where this replica would truncate following the presumed leader
+    lost_records: int | None = None  # records at or after truncate_to
+    _last: tuple | None = None  # the last batch walked, a _batches tuple
+    _contiguous: bool = False
+
+    @property
+    def path(self) -> str:
+        return self.partition.path
+
+    @property
+    def cache(self) -> list:
+        """The leader-epoch cache: the checkpoint when it has entries, else the batches' epochs."""
+        return self.epochs if self.epochs else self.batch_epochs
+
+    def add_only_here(self, key: BatchKey) -> None:
+        if self.only_here and self._contiguous and self.only_here[-1].last_offset < key.base_offset:
+            r = self.only_here[-1]
+            r.last_offset, r.records, r.batches = key.last_offset, r.records + key.records, r.batches + 1
+        else:
+            self.only_here.append(Range(key))
+        self._contiguous = True
+
+
+@dataclass
+class DiffResult:
+    """The comparison of one replica set."""
+
+    name: str
+    replicas: list[Replica]
+    status: str = IDENTICAL
+    first_divergent_offset: int | None = None
+    leader: int | None = None  # the replica presumed leader after the divergence (highest leader epoch, when
+    # the replicas' latest epochs differ)
+    differences: list[str] = field(default_factory=list)  # COMPARED fields that differ there
+    common_start: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.status == DIVERGENT or any(r.stopped for r in self.replicas) else 0
+
+
+def _batches(rep: Replica) -> Iterator[tuple]:
+    """Every batch of the replica's segments in offset order, as plain tuples in
+    :class:`BatchKey` field order (made a BatchKey only where kept); a corrupt length ends
+    the stream (``rep.stopped`` says where).  I/O errors propagate as :class:`InputError`."""
+    for seg in rep.partition.segments:
+        if seg.log is None:
+            continue
+        name = seg.name
+        with FileRecords(seg.log) as records:
+            try:
+                for items in records.scan():
+                    for position, _, h, item in items:
+                        if h is not None:
+                            yield (h[0], h[0] + h[6], h[2], h[4], h[12], h[3], item, name, position)
+                        elif item.magic >= 2:
+                            b = item.h
+                            yield (b[0], b[0] + b[6], b[2], b[4], b[12], b[3], item.is_valid(), name, position)
+                        else:
+                            yield (item.base_offset, item.last_offset, -1, item.checksum, None, item.magic,
+                                   item.is_valid(), name, position)
+            except CorruptRecordError as exc:
+                exc = exc.at(files.display(seg.log))
+                rep.stopped = exc.describe()
+                return
+
+
+def _first_offset(rep: Replica) -> int | None:
+    """The first batch's base offset of a replica (None when it has no batch)."""
+    batches = _batches(rep)
+    try:
+        key = next(batches, None)
+    finally:
+        batches.close()
+    rep.stopped = None
+    return None if key is None else key[0]
+
+
+def compare(partitions: list[Partition]) -> DiffResult:
+    """Compare the replicas (module docstring).  Raises :class:`InputError` for a replica with
+    no ``.log`` or an unreadable file, :class:`CorruptIndexError` for a malformed checkpoint."""
+    reps = [Replica(i, p) for i, p in enumerate(partitions)]
+    names = sorted({p.name for p in partitions})
+    result = DiffResult(partitions[0].name, reps)
+    if len(names) > 1:
+        result.notes.append(f"the replicas' directory names differ ({', '.join(names)}): compared as one partition")
+    firsts = []
+    for rep in reps:
+        logs = [s for s in rep.partition.segments if s.log is not None]
+        if not logs:
+            raise InputError("no .log segment in this partition directory", path=rep.path)
+        rep.log_start = logs[0].base_offset
+        rep.log_end = logs[-1].base_offset
+        first = _first_offset(rep)
+        firsts.append(first if first is not None else rep.log_end)
+        try:
+            rep.epochs = leader_epochs.read(rep.path)
+        except KsegError as exc:
+            if isinstance(exc, InputError):
+                raise
+            rep.epochs_error = exc.describe()
+    result.common_start = max(firsts)
+    _walk(result, reps)
+    ends = max(r.log_end for r in reps)
+    for rep in reps:
+        rep.lag = ends - rep.log_end
+        if rep.status != DIVERGENT:
+            rep.status = LAGGING if rep.lag > 0 else IDENTICAL
+        if rep.skipped_below:
+            result.notes.append(f"replica {rep.index}: {rep.skipped_below} batches below offset {result.common_start}, "
+                                "where another replica's log starts, not compared (retention)")
+    if result.first_divergent_offset is not None:
+        result.status = DIVERGENT
+        _truncation(result, reps)
+    elif any(r.status == LAGGING for r in reps):
+        result.status = LAGGING
+    return result
+
+
+def _walk(result: DiffResult, reps: list[Replica]) -> None:
+    """The walk in offset order (module docstring): at each step the lowest offset where a
+    live replica has a batch; the replicas whose batch starts there are compared."""
+    its = [_batches(r) for r in reps]
+    cur: list[tuple | None] = []
+    for rep, it in zip(reps, its):
+        key = next(it, None)
+        while key is not None and key[0] < result.common_start:
+            rep.skipped_below += 1
+            _count(rep, key)
+            key = next(it, None)
+        cur.append(key)
+    everyone = range(len(reps))
+    while True:
+        # fast path: every replica has the same batch next (the common case, shared history)
+        first = cur[0]
+        if first is not None:
+            ident = first[:7]
+            if all(c is not None and c[:7] == ident for c in cur):
+                for r in everyone:
+                    rep, key = reps[r], cur[r]
+                    rep._contiguous = False
+                    _count(rep, key)
+                    rep._last = key
+                    cur[r] = next(its[r], None)
+                continue
+        live = [r for r in everyone if cur[r] is not None]
+        if not live:
+            return
+        offset = min(cur[r][0] for r in live)
+        front = [r for r in live if cur[r][0] == offset]
+        buckets: dict[tuple, list[int]] = {}
+        for r in front:
+            buckets.setdefault(cur[r][:7], []).append(r)
+        if len(buckets) > 1 or len(front) < len(live):
+            _diverged(result, reps, live, cur, offset)
+        for members in buckets.values():
+            for r in members:
+                rep = reps[r]
+                if len(members) == 1 and len(reps) > 1:
+                    rep.add_only_here(BatchKey._make(cur[r]))
+                else:
+                    rep._contiguous = False
+                _count(rep, cur[r])
+                rep._last = cur[r]
+                cur[r] = next(its[r], None)
+
+
+def _count(rep: Replica, key: tuple) -> None:
+    """Count one batch (a :func:`_batches` tuple) and follow its leader epoch (``LeaderEpochFileCache.assign``)."""
+    base, last, epoch, _, count = key[:5]
+    if epoch >= 0 and (not rep.batch_epochs or epoch > rep.batch_epochs[-1].epoch):
+        rep.batch_epochs.append(leader_epochs.EpochEntry(epoch, base))
+    rep.batches += 1
+    rep.records += 1 if count is None else count
+    if last >= rep.log_end:
+        rep.log_end = last + 1
+
+
+def _diverged(result: DiffResult, reps: list[Replica], live: list[int], cur: list, offset: int) -> None:
+    """The live replicas differ at ``offset``: a batch that is not the same everywhere, or a
+    replica with no batch starting there (other batch boundaries, or a gap)."""
+    for r in live:
+        reps[r].status = DIVERGENT
+    if result.first_divergent_offset is not None and result.first_divergent_offset <= offset:
+        return
+    result.first_divergent_offset = offset
+    for r in live:
+        last = reps[r]._last
+        reps[r].at_divergence = BatchKey._make(cur[r])
+        reps[r].before_divergence = None if last is None else BatchKey._make(last)
+    keys = [cur[r][:7] for r in live]
+    result.differences = [name for i, name in enumerate(COMPARED) if len({k[i] for k in keys}) > 1]
+
+
+def end_offset_for(cache: list, requested: int, log_end: int) -> int | None:
+    """``LeaderEpochFileCache.endOffsetFor`` on the leader: the end offset of ``requested`` epoch
+    (the log end for the latest epoch, else the start of the next higher epoch; None if undefined)."""
+    if requested < 0 or not cache:
+        return None
+    if cache[-1].epoch == requested:
+        return log_end
+    higher = next((e for e in cache if e.epoch > requested), None)
+    return None if higher is None else higher.start_offset
+
+
+def _truncation(result: DiffResult, reps: list[Replica]) -> None:
+    """What Kafka does when the others follow the replica with the highest leader epoch: each
+    follower asks for the end offset of its latest epoch (``OffsetsForLeaderEpoch``,
+    ``AbstractFetcherThread.truncateToEpochEndOffsets``) and truncates to min(that, its log end)
+    -- the records at and after that offset are what the unclean election lost on that replica."""
+    ranked = [r for r in reps if r.cache]
+    if not ranked:
+        return
+    leader = max(ranked, key=lambda r: (r.cache[-1].epoch, r.log_end))
+    if all(r.cache[-1].epoch == leader.cache[-1].epoch for r in ranked):
+        return  # no replica is behind in leader epochs: no election between them
+    result.leader = leader.index
+    for rep in reps:
+        if rep is leader or not rep.cache or rep.cache[-1].epoch == leader.cache[-1].epoch:
+            continue  # same latest epoch: no election between them, nothing to truncate
+        end = end_offset_for(leader.cache, rep.cache[-1].epoch, leader.log_end)
+        if end is None:
+            continue
+        rep.truncate_to = min(end, rep.log_end)
+        lost = 0
+        for key in _batches(rep):
+            if key[0] >= rep.truncate_to:
+                lost += 1 if key[4] is None else key[4]
+        rep.lost_records = lost
+
+
+def replica_sets(roots: list[str], notes: list[str]) -> list[list[Partition]]:
+    """Partitions found under more than one log root, grouped by directory name, in name order."""
+    by_name: dict[str, list[Partition]] = {}
+    for root in roots:
+        if not os.path.isdir(root):
+            raise InputError("not a directory (--roots takes log directories)", path=root)
+        for part in discover([root], notes):
+            by_name.setdefault(part.name, []).append(part)
+    sets = []
+    for name in sorted(by_name):
+        parts = by_name[name]
+        if len(parts) > 1:
+            sets.append(parts)
+        else:
+            notes.append(f"{name}: under one root only ({files.display(parts[0].path)}): nothing to compare")
+    return sets

@@ -1,0 +1,72 @@
+"""``kseg compaction``: tombstones, control batches and v2 delete horizons, on written partitions."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from kseg.testing.writer import RecordSpec, build_control_batch, build_v2_batch, write_partition
+from tests.conftest import CORPUS_DATA, assert_no_traceback, run_cli
+
+T = 1_700_000_000_000
+DAY = 86_400_000
+
+
+def _partition(directory: Path) -> Path:
+    """Segment 0: 2 tombstones never cleaned, a COMMIT marker; segment 4: a cleaned batch whose
+    horizon is T + 1 day (1 tombstone), another with horizon T + 3 days, plain data."""
+    appends = [
+        [build_v2_batch([RecordSpec(b"a", None, T), RecordSpec(b"b", b"x", T), RecordSpec(b"c", None, T)],
+                        base_offset=0, producer_id=7, producer_epoch=0, base_sequence=0, transactional=True)],
+        [build_control_batch("COMMIT", base_offset=3, producer_id=7, producer_epoch=0, coordinator_epoch=2,
+                             timestamp=T + 1)],
+        [build_v2_batch([RecordSpec(b"d", None, T + 2)], base_offset=4, delete_horizon_ms=T + DAY)],
+        [build_v2_batch([RecordSpec(b"e", None, T + 3), RecordSpec(b"f", b"y", T + 3)], base_offset=5,
+                        codec="gzip", delete_horizon_ms=T + 3 * DAY)],
+        [build_v2_batch([RecordSpec(b"g", b"z", T + 4)], base_offset=7)],
+    ]
+    write_partition(directory, appends, roll_before=[2])
+    return directory
+
+
+def test_counts_ages_and_horizons(tmp_path: Path) -> None:
+    part = _partition(tmp_path / "compacted-0")
+    r = run_cli(["compaction", "--format", "json", "--at", str(T + 2 * DAY), str(part)])
+    assert r.exit_code == 0, r.errtext
+    seg0, seg2, summary = [json.loads(line) for line in r.text.splitlines()]
+    assert (seg0["type"], seg0["tombstones"], seg0["tombstoneBatches"], seg0["controlBatches"],
+            seg0["commitMarkers"]) == ("segment", 2, 1, 1, 1)
+    assert (seg0["withDeleteHorizon"], seg0["withoutDeleteHorizon"], seg0["olderThanRetentionWithoutHorizon"]) == \
+        (0, 2, True)
+    assert (seg2["tombstones"], seg2["withDeleteHorizon"], seg2["pastDeleteHorizon"], seg2["minDeleteHorizonMs"],
+            seg2["maxDeleteHorizonMs"]) == (2, 2, 1, T + DAY, T + 3 * DAY)
+    assert summary == {"type": "summary", "partition": "compacted-0", "at": T + 2 * DAY,
+                       "deleteRetentionMs": DAY, "segments": 2, "tombstones": 4, "controlBatches": 1,
+                       "legacyTombstones": 0, "pastDeleteHorizon": 1, "withoutDeleteHorizon": 2,
+                       "segmentsOlderThanRetentionWithoutHorizon": 1}
+
+
+def test_text_and_retention_option(tmp_path: Path) -> None:
+    part = _partition(tmp_path / "compacted-0")
+    r = run_cli(["compaction", "--at", "2023-11-20T00:00:00Z", "--delete-retention", "7d", str(part)])
+    assert r.exit_code == 0
+    assert "delete.retention.ms 604800000 (7d)" in r.text
+    assert "00000000000000000000: 2 tombstones in 1 batch" in r.text
+    assert "2 past it: the next cleaning removes them" in r.text  # both horizons (T + 1 d, T + 3 d) passed
+    assert "never given a horizon" not in r.text  # 5 days old, under 7 days
+
+
+def test_corpus_consumer_offsets_and_legacy_tombstones() -> None:
+    r = run_cli(["compaction", "--format", "json", "--at", "1730000000000", "__consumer_offsets-0", "v1-none-0"],
+                cwd=CORPUS_DATA)
+    assert r.exit_code == 0
+    got = [json.loads(line) for line in r.text.splitlines()]
+    offsets = got[0]
+    assert (offsets["tombstones"], offsets["controlBatches"], offsets["commitMarkers"]) == (3, 1, 1)
+    assert got[-1]["legacyTombstones"] == 1
+
+
+def test_missing_path_is_exit_2(tmp_path: Path) -> None:
+    r = run_cli(["compaction", str(tmp_path / "nope")])
+    assert r.exit_code == 2 and "no such file or directory" in r.errtext
+    assert_no_traceback(r)

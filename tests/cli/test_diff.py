@@ -1,0 +1,150 @@
+"""``kseg diff``: replica pairs identical, lagging, and divergent after an unclean election."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import CORPUS_DATA, assert_no_traceback, run_cli, run_subprocess
+from tests.storage.forensics_data import EPOCHS_SHARED, replica_logs, write_replica
+
+NEW_LEADER_EPOCHS = "0\n3\n0 0\n1 50\n2 100\n"
+
+
+def rows(result) -> list[dict]:
+    return [json.loads(line) for line in result.text.splitlines()]
+
+
+@pytest.fixture
+def brokers(tmp_path: Path) -> Path:
+    """Three brokers: b1 the old leader (to 150, epoch 1), b2 the new leader elected
+    uncleanly at 100 (epoch 2, to 130), b3 a follower of b1 that stopped at 120."""
+    old, new = replica_logs()
+    write_replica(tmp_path / "b1" / "data" / "events-0", old.appends, EPOCHS_SHARED, rolls=[6])
+    write_replica(tmp_path / "b2" / "data" / "events-0", new.appends, NEW_LEADER_EPOCHS, rolls=[6])
+    write_replica(tmp_path / "b3" / "data" / "events-0", old.appends[:12], EPOCHS_SHARED, rolls=[6])
+    for b in ("b1", "b2"):
+        write_replica(tmp_path / b / "data" / "same-0", old.appends, EPOCHS_SHARED)
+    write_replica(tmp_path / "b1" / "data" / "alone-0", old.appends[:2], None)
+    return tmp_path
+
+
+def part(brokers: Path, broker: str, name: str = "events-0") -> str:
+    return str(brokers / broker / "data" / name)
+
+
+def test_identical_replicas_are_exit_0(brokers: Path) -> None:
+    r = run_subprocess(["diff", part(brokers, "b1", "same-0"), part(brokers, "b2", "same-0")])
+    assert r.exit_code == 0, r.errtext
+    assert r.text.splitlines()[0] == "same-0: 2 replicas, identical"
+    assert_no_traceback(r)
+
+
+def test_a_prefix_is_lagging_not_divergent(brokers: Path) -> None:
+    r = run_cli(["diff", "--format", "json", part(brokers, "b1"), part(brokers, "b3")])
+    assert r.exit_code == 0
+    a, b, summary = rows(r)
+    assert summary == {"type": "summary", "partition": "events-0", "replicas": 2, "status": "lagging",
+                       "firstDivergentOffset": None, "leader": None, "differences": [], "commonStartOffset": 0,
+                       "notes": [], "exitCode": 0}
+    assert (a["status"], a["lag"], a["logEndOffset"]) == ("identical", 0, 150)
+    assert (b["status"], b["lag"], b["logEndOffset"]) == ("lagging", 30, 120)
+    assert a["onlyHere"] == [{"firstOffset": 120, "lastOffset": 149, "records": 30, "batches": 3}]
+    assert b["onlyHere"] == []
+
+
+def test_unclean_election_is_divergent_with_epochs_and_lost_ranges(brokers: Path) -> None:
+    r = run_cli(["diff", "--format", "json", part(brokers, "b1"), part(brokers, "b2")])
+    assert r.exit_code == 1
+    old, new, summary = rows(r)
+    assert all(row["type"] for row in (old, new, summary))
+    assert summary["status"] == "divergent" and summary["firstDivergentOffset"] == 100
+    assert summary["differences"] == ["partitionLeaderEpoch", "crc"] and summary["leader"] == 1
+    assert old["batchBeforeDivergence"]["partitionLeaderEpoch"] == new["batchBeforeDivergence"]["partitionLeaderEpoch"] == 1
+    assert old["batchBeforeDivergence"]["crc"] == new["batchBeforeDivergence"]["crc"]
+    assert (old["batchAtDivergence"]["partitionLeaderEpoch"], new["batchAtDivergence"]["partitionLeaderEpoch"]) == (1, 2)
+    assert old["onlyHere"] == [{"firstOffset": 100, "lastOffset": 149, "records": 50, "batches": 5}]
+    assert new["onlyHere"] == [{"firstOffset": 100, "lastOffset": 129, "records": 30, "batches": 3}]
+    assert new["leaderEpochs"][-1] == {"epoch": 2, "startOffset": 100}
+    # the old leader follows the new one: OffsetsForLeaderEpoch(1) = 100, so it truncates there
+    assert (old["truncateTo"], old["lostRecords"]) == (100, 50)
+    assert (new["truncateTo"], new["lostRecords"]) == (None, None)
+
+
+def test_divergent_text(brokers: Path) -> None:
+    r = run_cli(["diff", part(brokers, "b1"), part(brokers, "b2")])
+    assert r.exit_code == 1
+    assert "events-0: 2 replicas, DIVERGENT from offset 100" in r.text
+    assert "at 100:     batch 100..109 epoch 2" in r.text and "(checkpoint: epoch 2)" in r.text
+    assert "only here: offsets 100..149 (50 records in 5 batches)" in r.text
+    assert "replica 0 truncates to offset 100 (OffsetsForLeaderEpoch) and loses 50 records (100..149)" in r.text
+
+
+def test_different_log_starts_are_not_a_divergence(brokers: Path, tmp_path: Path) -> None:
+    """Retention deleted b1's first segment only: compared from where both logs have data."""
+    copy = Path(shutil.copytree(part(brokers, "b1", "same-0"), tmp_path / "copy" / "same-0"))
+    write_replica(tmp_path / "rolled" / "same-0", replica_logs()[0].appends, EPOCHS_SHARED, rolls=[6])
+    for f in (tmp_path / "rolled" / "same-0").glob("00000000000000000000.*"):
+        f.unlink()
+    r = run_cli(["diff", "--format", "json", str(copy), str(tmp_path / "rolled" / "same-0")])
+    assert r.exit_code == 0, r.text
+    a, b, summary = rows(r)
+    assert summary["status"] == "identical" and summary["commonStartOffset"] == 60
+    assert b["logStartOffset"] == 60 and "6 batches below offset 60" in summary["notes"][0]
+
+
+def test_roots_compare_every_partition_under_more_than_one_root(brokers: Path) -> None:
+    r = run_cli(["diff", "--roots", "--format", "json", *(str(brokers / b / "data") for b in ("b1", "b2", "b3"))])
+    assert r.exit_code == 1
+    summaries = [row for row in rows(r) if row["type"] == "summary"]
+    assert [(s["partition"], s["replicas"], s["status"]) for s in summaries] == [
+        ("events-0", 3, "divergent"), ("same-0", 2, "identical")]
+    assert "alone-0: under one root only" in r.errtext
+
+
+def test_malformed_leader_epoch_checkpoint_is_reported_not_fatal(brokers: Path) -> None:
+    (brokers / "b2" / "data" / "same-0" / "leader-epoch-checkpoint").write_text("0\n2\n0 0\n")
+    r = run_cli(["diff", "--format", "json", part(brokers, "b1", "same-0"), part(brokers, "b2", "same-0")])
+    assert r.exit_code == 0
+    assert "expected 2 entries in leader-epoch-checkpoint, found 1" in rows(r)[1]["leaderEpochsError"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["one"], "two or more partition directories"),
+    (["missing-0", "missing-1"], "missing-0: no such file or directory"),
+    (["--spark", "a", "b"], "--spark takes --roots"),
+])
+def test_usage_and_missing_paths_are_exit_2(tmp_path: Path, args, message) -> None:
+    r = run_cli(["diff", *args], cwd=tmp_path)
+    assert r.exit_code == 2 and message in r.errtext
+    assert len(r.errtext.strip().splitlines()) == 1
+    assert_no_traceback(r)
+
+
+def test_empty_directory_and_roots_without_shared_partitions_are_exit_2(brokers: Path, tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    r = run_cli(["diff", str(empty), part(brokers, "b1")])
+    assert r.exit_code == 2 and "not a partition directory" in r.errtext
+    r = run_cli(["diff", "--roots", str(brokers / "b1" / "data"), str(empty)])
+    assert r.exit_code == 2 and "nothing compared" in r.errtext
+
+
+def test_corpus_copy_against_itself_is_identical() -> None:
+    r = run_cli(["diff", str(CORPUS_DATA / "txn-v2-0"), str(CORPUS_DATA / "txn-v2-0")])
+    assert r.exit_code == 0 and "txn-v2-0: 2 replicas, identical" in r.text
+
+
+def test_a_batch_damaged_on_one_disk_diverges_there_and_realigns_after() -> None:
+    """corrupt-crc-0 is plain-v2-0's segment 0 with one byte flipped in batch 31..50."""
+    r = run_cli(["diff", "--format", "json", str(CORPUS_DATA / "plain-v2-0"), str(CORPUS_DATA / "corrupt-crc-0")])
+    assert r.exit_code == 1
+    good, bad, summary = rows(r)
+    assert summary["firstDivergentOffset"] == 31 and summary["differences"] == ["isValid"]
+    assert bad["batchAtDivergence"]["isValid"] is False and bad["batchAtDivergence"]["crc"] == good["batchAtDivergence"]["crc"]
+    assert bad["onlyHere"] == [{"firstOffset": 31, "lastOffset": 50, "records": 20, "batches": 1}]
+    assert good["onlyHere"][-1] == {"firstOffset": 251, "lastOffset": 419, "records": 169, "batches": 16}
+    assert bad["lag"] == 169

@@ -1,0 +1,35 @@
+"""``kseg diff --roots --spark`` on a real local[2] PySpark: one task per replica set, the local rows."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_subprocess
+from tests.storage.forensics_data import EPOCHS_SHARED, replica_logs, write_replica
+
+pyspark = pytest.importorskip("pyspark", reason="the spark extra (pip install 'kseg[spark]')")
+
+
+def test_spark_gives_the_local_rows(tmp_path: Path) -> None:
+    old, new = replica_logs()
+    roots = [tmp_path / b / "data" for b in ("b1", "b2", "b3")]
+    for i in range(4):  # four replica sets: divergent, identical, lagging, divergent
+        name = f"events-{i}"
+        write_replica(roots[0] / name, old.appends, EPOCHS_SHARED)
+        other = {0: new.appends, 1: old.appends, 2: old.appends[:8], 3: new.appends}[i]
+        write_replica(roots[1] / name, other, EPOCHS_SHARED + ("2 100\n" if other is new.appends else ""))
+    (roots[1] / "events-0" / "leader-epoch-checkpoint").write_text("0\n3\n0 0\n1 50\n2 100\n")
+    (roots[1] / "events-3" / "leader-epoch-checkpoint").write_text("0\n3\n0 0\n1 50\n2 100\n")
+    write_replica(roots[2] / "events-1", old.appends, None)
+    args = ["diff", "--roots", "--format", "json", *map(str, roots)]
+    local = run_subprocess(args)
+    spark = run_subprocess([*args, "--spark", "--master", "local[2]"], timeout=600)
+    assert local.exit_code == spark.exit_code == 1, spark.errtext[-2000:]
+    assert spark.text == local.text
+    summaries = [json.loads(line) for line in spark.text.splitlines() if '"type":"summary"' in line]
+    assert [(s["partition"], s["replicas"], s["status"], s["firstDivergentOffset"]) for s in summaries] == [
+        ("events-0", 2, "divergent", 100), ("events-1", 3, "identical", None), ("events-2", 2, "lagging", None),
+        ("events-3", 2, "divergent", 100)]
