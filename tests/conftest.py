@@ -77,3 +77,7 @@ def corpus_data() -> Path:
 
 def assert_no_traceback(result: Result) -> None:
     assert b"Traceback" not in result.stderr, result.errtext
+
+
+# A real S3-protocol server on loopback, and the same two-broker tree on local disk (tests/s3server.py).
+from tests.s3server import local_brokers, s3  # noqa: E402,F401 - fixtures, registered for every test

@@ -82,14 +82,13 @@ def diff(paths, roots, output_format, spark, master, spark_conf) -> None:
 
 
 def _partition(path: str, scan, notes):
-    import os
-
     from kseg.errors import InputError
+    from kseg.storage import files
     from kseg.storage.partition import is_partition_dir
 
-    if not os.path.exists(path):
+    if not files.exists(path):
         raise InputError("no such file or directory", path=path)
-    if not os.path.isdir(path):
+    if not files.isdir(path):
         raise InputError("not a directory: diff takes partition directories", path=path)
     if not is_partition_dir(path):
         raise InputError("no segment files here: not a partition directory (log roots need --roots)", path=path)

@@ -7,7 +7,7 @@ import sys
 import click
 
 from kseg.cli.options import binary_streams, format_option, max_message_size_option
-from kseg.timestamps import INT64_MAX, INT64_MIN, SPECIAL, parse_timestamp  # noqa: F401 - re-exported
+from kseg.timestamps import INT64_MAX, INT64_MIN, parse_timestamp  # noqa: F401 - re-exported
 
 EXIT_FOUND, EXIT_NOT_FOUND, EXIT_ERROR = 0, 1, 2
 _decoder_options = [

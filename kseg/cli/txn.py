@@ -85,10 +85,10 @@ def txn(paths, from_start, hanging_after, at, max_message_size, output_format) -
     def write(line: str) -> None:
         out.write((line + "\n").encode("utf-8", "replace"))
 
-    import os
+    from kseg.storage import files
 
     for path in paths:
-        if os.path.isfile(path):
+        if files.isfile(path):
             err.write(f"kseg: error: {path}: a file; txn takes partition directories or log roots "
                       "(transactions span segments)\n".encode("utf-8", "replace"))
             sys.exit(2)

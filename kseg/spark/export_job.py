@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 
-from kseg.render.export import CorruptionStop, ExportSummary, split_facts  # noqa: F401 - split_facts for tasks
+from kseg.render.export import ExportSummary
 from kseg.spark.job import plan_bins
 from kseg.storage.export import Corruption, Split
 
@@ -58,7 +58,7 @@ def run_export(paths: list[str], output: str, *, ranges, key_decoder, value_deco
 
     from kseg.errors import InputError
     from kseg.spark import INSTALL_HINT
-    from kseg.storage import files, location
+    from kseg.storage import files
     from kseg.storage.export import plan
     from kseg.storage.partition import discover
 

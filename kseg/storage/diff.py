@@ -34,7 +34,6 @@ was led in.  Memory is constant per replica.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import Iterator, NamedTuple
 
@@ -336,7 +335,7 @@ def replica_sets(roots: list[str], notes: list[str]) -> list[list[Partition]]:
     """Partitions found under more than one log root, grouped by directory name, in name order."""
     by_name: dict[str, list[Partition]] = {}
     for root in roots:
-        if not os.path.isdir(root):
+        if not files.isdir(root):
             raise InputError("not a directory (--roots takes log directories)", path=root)
         for part in discover([root], notes):
             by_name.setdefault(part.name, []).append(part)

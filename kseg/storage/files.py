@@ -129,6 +129,24 @@ def isdir(path: str) -> bool:
     return os.path.isdir(location.local_path(path))
 
 
+def isfile(path: str) -> bool:
+    """``os.path.isfile`` for a local path or a URI."""
+    if location.is_remote(path):
+        return location.kind(path) == "file"
+    return os.path.isfile(location.local_path(path))
+
+
+def parent(path: str) -> str:
+    """The directory holding ``path``: absolute for a local path; for a URI, its parent prefix."""
+    return location.dirname(path) if location.is_remote(path) else \
+        os.path.dirname(os.path.abspath(location.local_path(path)))
+
+
+def join(directory: str, name: str) -> str:
+    """``directory/name`` for a local path or a URI."""
+    return location.join(directory, name)
+
+
 def getsize(path: str) -> int:
     """The file's size in bytes (:class:`InputError` when it cannot be read)."""
     if location.is_remote(path):

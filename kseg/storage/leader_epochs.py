@@ -17,7 +17,6 @@ follower truncation of KIP-101/KIP-279).
 
 from __future__ import annotations
 
-import os
 import re
 from typing import NamedTuple
 
@@ -75,8 +74,8 @@ def parse(text: str, path: str = FILE_NAME) -> list[EpochEntry]:
 def read(directory: str) -> list[EpochEntry] | None:
     """The checkpoint of a partition directory, or None when it has none.  A malformed file
     raises :class:`CorruptIndexError`; an unreadable one :class:`kseg.errors.InputError`."""
-    path = os.path.join(directory, FILE_NAME)
-    if not os.path.exists(path):
+    path = files.join(directory, FILE_NAME)
+    if not files.exists(path):
         return None
     data = files.read_small_file(path, limit=1 << 24)
     try:

@@ -131,10 +131,10 @@ class PartitionLog:
     """
 
     def __init__(self, path: str, limit: int, window: int = LOOKUP_WINDOW) -> None:
-        if not os.path.exists(path):
+        if not files.exists(path):
             raise InputError("no such file or directory", path=path)
-        if os.path.isfile(path):
-            path = os.path.dirname(os.path.abspath(path))
+        if files.isfile(path):
+            path = files.parent(path)
         if not is_partition_dir(path):
             raise InputError("not a partition directory: no segment files in it", path=path,
                              hint="give one partition directory such as orders-3/")

@@ -84,6 +84,9 @@ class Partition:
 
 def is_partition_dir(path: str) -> bool:
     """True when ``path`` holds at least one segment file."""
+    if location.is_remote(path):
+        return any(location.dirname(e.path) == path.rstrip("/") and e.path.endswith(SEGMENT_SUFFIXES)
+                   for e in location.list_tree(path))
     try:
         with os.scandir(path) as it:
             return any(e.is_file() and e.name.endswith(SEGMENT_SUFFIXES) for e in it)
@@ -93,6 +96,10 @@ def is_partition_dir(path: str) -> bool:
 
 def scan_partition(path: str, notes: list[str] | None = None) -> Partition:
     """List the segments of one partition directory, in base-offset order."""
+    if location.is_remote(path):
+        from kseg.storage.remote import scan_remote_partition
+
+        return scan_remote_partition(path, notes if notes is not None else [])
     part = Partition(path)
     by_base: dict[int, Segment] = {}
     try:

@@ -17,7 +17,6 @@ whose bytes live in the window: valid only until the iterator moves on.
 
 from __future__ import annotations
 
-import os
 import struct
 from typing import Iterator
 

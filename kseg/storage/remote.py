@@ -96,6 +96,12 @@ def _partition(directory: str, entries: list[location.Entry], notes: list[str]) 
     return part
 
 
+def scan_remote_partition(uri: str, notes: list[str]) -> Partition:
+    """:func:`kseg.storage.partition.scan_partition` for a prefix: its direct children only."""
+    uri = uri.rstrip("/")
+    return _partition(uri, [e for e in location.list_tree(uri) if location.dirname(e.path) == uri], notes)
+
+
 def _one_segment(uri: str, notes: list[str]) -> Partition:
     base = files.base_offset_from_name(uri)
     if base is None:

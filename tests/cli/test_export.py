@@ -8,14 +8,12 @@ offsets, timestamps and their type, keys, values, header keys.
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
 from kseg.render.dump import string_decoder
 from tests.conftest import CORPUS_DATA, assert_no_traceback, run_cli, run_subprocess
-from tests.s3server import local_brokers, s3  # noqa: F401 - fixtures
 
 pq = pytest.importorskip("pyarrow.parquet", reason="export writes Parquet with pyarrow (the test extra)")
 

@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import CORPUS_DATA, run_cli, run_subprocess
-from tests.s3server import local_brokers, s3  # noqa: F401 - fixtures
 
 pytest.importorskip("pyspark", reason="the spark extra (pip install 'kseg[spark]')")
 pq = pytest.importorskip("pyarrow.parquet", reason="pyarrow (the test extra)")

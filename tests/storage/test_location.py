@@ -12,7 +12,7 @@ from kseg.storage import files, location
 from kseg.storage.partition import discover
 from kseg.storage.records import FileRecords
 from tests.conftest import CORPUS_DATA
-from tests.s3server import PARTITIONS, local_brokers, s3  # noqa: F401 - fixtures
+from tests.s3server import PARTITIONS
 
 LOG = "plain-v2-0/00000000000000000000.log"
 
