@@ -34,8 +34,8 @@ def diff(paths, roots, output_format, spark, master, spark_conf) -> None:
     """
     from kseg.errors import KsegError
     from kseg.jsonlines import dumps
-    from kseg.render.diff import rows, text_lines
-    from kseg.storage.diff import compare, replica_sets
+    from kseg.render.diff import text_lines
+    from kseg.storage.diff import replica_sets
     from kseg.storage.partition import scan_partition
 
     out, err = binary_streams()

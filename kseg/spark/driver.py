@@ -75,14 +75,14 @@ def _probe_executors(sc) -> None:
     needed = RUNTIME_MODULES
 
     def probe(_):
+        import importlib
         import importlib.util
         import socket
         import sys
 
         try:
-            import kseg.spark.job  # noqa: F401  (what the real tasks unpickle)
-            import kseg.storage.verify  # noqa: F401
-
+            for module in ("kseg.spark.job", "kseg.storage.verify"):  # what the real tasks unpickle
+                importlib.import_module(module)
             missing = [name for name in needed if importlib.util.find_spec(name) is None]
             error = f"ModuleNotFoundError: No module named {missing[0]!r}" if missing else None
         except Exception as exc:  # noqa: BLE001 - reported to the driver

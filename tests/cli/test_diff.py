@@ -130,6 +130,10 @@ def test_empty_directory_and_roots_without_shared_partitions_are_exit_2(brokers:
     r = run_cli(["diff", str(empty), part(brokers, "b1")])
     assert r.exit_code == 2 and "not a partition directory" in r.errtext
     r = run_cli(["diff", "--roots", str(brokers / "b1" / "data"), str(empty)])
+    assert r.exit_code == 2 and "nothing to read here" in r.errtext and "log root" in r.errtext
+    other = tmp_path / "other" / "data"
+    shutil.copytree(CORPUS_DATA / "plain-v2-0", other / "lonely-0")
+    r = run_cli(["diff", "--roots", str(brokers / "b1" / "data"), str(other)])
     assert r.exit_code == 2 and "nothing compared" in r.errtext
 
 

@@ -128,7 +128,7 @@ def test_a_corrupt_batch_is_reported_not_skipped_silently(tmp_path: Path) -> Non
 
 @pytest.mark.parametrize("make, message", [
     (lambda d: d / "missing", "no such file or directory"),
-    (lambda d: d, "no partition directories or segment files found"),
+    (lambda d: d, "nothing to read here: no segment files and no partition directories"),
 ])
 def test_unreadable_or_empty_paths_are_exit_2(tmp_path: Path, make, message) -> None:
     r = run_cli(["txn", str(make(tmp_path))])
