@@ -78,6 +78,8 @@ def rebuild_index(paths, check, output_dir, force, index_interval_bytes, max_ind
             raise nothing_found(list(paths))
         if output_dir:
             _check_output_names(targets)
+        elif not check:
+            _refuse_remote_writes(targets)
     except KsegError as exc:
         say(f"kseg: error: {exc.describe()}")
         sys.exit(EXIT_ERROR)
@@ -124,6 +126,19 @@ def _unique(targets: list) -> list:
         else:
             first.selected |= target.selected
     return out
+
+
+def _refuse_remote_writes(targets: list) -> None:
+    """Indexes are written beside a log only on local disk (atomic rename); a remote log needs
+    ``--check`` or ``--output-dir``."""
+    from kseg.errors import UsageError
+    from kseg.storage import location
+
+    for target in targets:
+        if location.is_remote(target.partition.path):
+            raise UsageError("kseg writes indexes beside a log only on local disk",
+                             path=target.partition.path,
+                             hint="compare with --check, or write the rebuilt files to a local --output-dir")
 
 
 def _check_output_names(targets: list) -> None:

@@ -23,7 +23,6 @@ Records are decoded (sizes only); memory is one batch.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 
 from kseg.errors import CorruptRecordError, InputError
@@ -83,10 +82,7 @@ def _oldest(a: int | None, b: int) -> int:
 def scan_segment(seg: Segment, at: int, limit: int) -> SegmentTombstones:
     """Count one segment (module docstring).  A corrupt batch ends the count (``stopped``)."""
     res = SegmentTombstones(seg)
-    try:
-        res.modified_ms = int(os.stat(seg.log).st_mtime * 1000)
-    except OSError as exc:
-        raise InputError(f"cannot stat: {exc.strerror or exc}", path=seg.log) from None
+    res.modified_ms = files.mtime_ms(seg.log)
     path = files.display(seg.log)
     try:
         with FileRecords(seg.log) as records:

@@ -147,6 +147,16 @@ def join(directory: str, name: str) -> str:
     return location.join(directory, name)
 
 
+def mtime_ms(path: str) -> int:
+    """The file's modification time in epoch milliseconds (:class:`InputError` when it cannot be read)."""
+    if location.is_remote(path):
+        return location.mtime_ms(path)
+    try:
+        return int(os.stat(location.local_path(path)).st_mtime * 1000)
+    except OSError as exc:
+        raise InputError(f"cannot stat: {exc.strerror or exc}", path=path) from None
+
+
 def getsize(path: str) -> int:
     """The file's size in bytes (:class:`InputError` when it cannot be read)."""
     if location.is_remote(path):

@@ -252,6 +252,18 @@ def kind(uri: str) -> str:
     return {"File": "file", "Directory": "dir"}.get(name, "missing")
 
 
+def mtime_ms(uri: str) -> int:
+    """The object's modification time in epoch milliseconds (one request)."""
+    fs, path = _filesystem(uri)
+    try:
+        info = fs.get_file_info(path)
+    except OSError as exc:
+        raise _mapped(exc, uri) from None
+    if info.mtime is None:
+        raise InputError("the store gives no modification time", path=uri)
+    return int(info.mtime.timestamp() * 1000)
+
+
 def list_tree(uri: str) -> list[Entry]:
     """Every file under ``uri``, recursively, with sizes, sorted by path.
 

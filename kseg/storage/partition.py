@@ -249,7 +249,11 @@ def nothing_found(paths: list[str]) -> InputError:
 
 def check_exists(path: str) -> None:
     """Raise :class:`InputError` for a command-line path that does not exist (a typo'd glob says so)."""
-    if not os.path.lexists(path):
+    if location.is_remote(path):
+        if not files.exists(path):
+            raise InputError("no such file or directory", path=path)
+        return
+    if not os.path.lexists(location.local_path(path)):
         hint = None
         if any(c in path for c in "*?["):
             hint = "the shell passed the pattern as it is: nothing matched it"

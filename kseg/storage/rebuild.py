@@ -38,7 +38,7 @@ from typing import Callable, Iterator
 from kseg.errors import CorruptRecordError, InputError, KsegError
 from kseg.format import v2
 from kseg.format.indexes import OFFSET_ENTRY, TIME_ENTRY, TXN_ENTRY
-from kseg.storage import files
+from kseg.storage import files, location
 from kseg.storage.partition import Partition, Segment, discover, scan_partition
 from kseg.storage.records import FileRecords
 from kseg.storage.txn_rebuild import ProducerState, RecoveryFailure
@@ -276,11 +276,11 @@ def resolve(paths: list[str], notes: list[str]) -> list[Target]:
     targets: list[Target] = []
     by_dir: dict[str, Target] = {}
     for path in paths:
-        if not os.path.exists(path):
+        if not files.exists(path):
             raise InputError("no such file or directory", path=path)
-        if os.path.isdir(path):
+        if files.isdir(path):
             parts = discover([path], notes)
-            root = len(parts) > 1 or (parts and os.path.abspath(parts[0].path) != os.path.abspath(path))
+            root = len(parts) > 1 or (parts and _same_dir(parts[0].path) != _same_dir(path))
             targets.extend(Target(p, None, p.name if root else "") for p in parts)
             continue
         if files.suffix(path) != files.LOG:
@@ -288,20 +288,24 @@ def resolve(paths: list[str], notes: list[str]) -> list[Target]:
         base = files.base_offset_from_name(path)
         if base is None:
             raise InputError("not a segment file: the name carries no base offset", path=path)
-        directory = os.path.dirname(os.path.abspath(path))
+        directory = files.parent(path)
         target = by_dir.get(directory)
         if target is None:
-            part = scan_partition(os.path.dirname(path) or ".", notes)
+            part = scan_partition(directory if location.is_uri(path) else os.path.dirname(path) or ".", notes)
             target = by_dir[directory] = Target(part, set(), "")
             targets.append(target)
         target.selected.add(base)
     for target in targets:
         for seg in target.partition.segments:
             if seg.log is None and (target.selected is None or seg.base_offset in target.selected):
-                names = ", ".join(os.path.basename(p) for p in (seg.index, seg.timeindex, seg.txnindex) if p)
+                names = ", ".join(location.basename(p) for p in (seg.index, seg.timeindex, seg.txnindex) if p)
                 notes.append(f"{target.partition.path}: {names} without {seg.name}.log: ignored "
                              "(Kafka deletes such orphaned index files when it loads the log)")
     return targets
+
+
+def _same_dir(path: str) -> str:
+    return path.rstrip("/") if location.is_uri(path) else os.path.abspath(path)
 
 
 def recover_partition(target: Target, *, index_interval_bytes: int = DEFAULT_INDEX_INTERVAL,

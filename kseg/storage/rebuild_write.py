@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from kseg.errors import InputError
 from kseg.format.indexes import OFFSET_ENTRY, TIME_ENTRY, TXN_ENTRY
-from kseg.storage import files
+from kseg.storage import files, location
 from kseg.storage.atomic import write_atomic
 from kseg.storage.rebuild import Recovered
 
@@ -55,7 +55,7 @@ def rebuilt_files(rec: Recovered) -> dict[str, bytes | None]:
 
 
 def _read(path: str) -> bytes | None:
-    if not os.path.exists(path):
+    if not files.exists(path):
         return None
     return files.read_small_file(path)
 
@@ -96,10 +96,11 @@ def check(rec: Recovered) -> list[FileOutcome]:
     """Compare the rebuilt files with those beside the log; nothing is written."""
     out = []
     base = rec.segment.base_offset
-    directory = os.path.dirname(os.path.abspath(rec.segment.log))
+    directory = files.parent(rec.segment.log)
     for kind, data in rebuilt_files(rec).items():
-        path = os.path.join(directory, rec.segment.name + kind)
-        shown = files.display(os.path.join(os.path.dirname(rec.segment.log), rec.segment.name + kind))
+        path = files.join(directory, rec.segment.name + kind)
+        shown = files.display(files.sibling(rec.segment.log, kind) if location.is_uri(rec.segment.log) else
+                              os.path.join(os.path.dirname(rec.segment.log), rec.segment.name + kind))
         size = _ENTRY[kind].size
         if rec.failure is not None:
             out.append(FileOutcome(kind, shown, None, SKIPPED))
@@ -138,7 +139,7 @@ def _older_rules(rec: Recovered, outcomes: list[FileOutcome], status: str = DIFF
 
     seg = rec.segment
     try:
-        rules = older_writer_rules(os.path.basename(os.path.dirname(os.path.abspath(seg.log))), seg)
+        rules = older_writer_rules(location.basename(files.parent(seg.log)), seg)
     except InputError:
         return
     for o in pending:
