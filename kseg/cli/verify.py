@@ -14,8 +14,9 @@ from kseg.cli.options import binary_streams, format_option, max_message_size_opt
 @click.option("--strict", is_flag=True,
               help="Apply Kafka's --verify-index-only rule: report pre-KAFKA-806 multi-batch-append entries.")
 @click.option("--report", "report_path", type=click.Path(),
-              help="Write one JSON Lines row per segment and per problem (.parquet with --spark); "
-                   "the path is checked before any work.")
+              help="Write one JSON Lines row per segment and per problem; with --spark a directory of "
+                   "part files written by the executors (JSON Lines, or Parquet for a .parquet path, "
+                   "local or a URI).  Checked before any work.")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True,
               help="Verify segments in N processes.")
 @max_message_size_option
@@ -24,7 +25,9 @@ from kseg.cli.options import binary_streams, format_option, max_message_size_opt
 @click.option("--spark", is_flag=True, help="Run the verification as a PySpark job (pip install 'kseg[spark]').")
 @click.option("--master", default=None, help="Spark master URL (default local[*]); with --spark.")
 @click.option("--spark-conf", multiple=True, metavar="KEY=VALUE", help="Spark configuration; with --spark.")
-@click.option("--verbose", is_flag=True, help="With --spark: show Spark's own log on stderr.")
+@click.option("--verbose", is_flag=True,
+              help="With --spark: print clean segments too (as the local command does), and Spark's own log "
+                   "on stderr.")
 def verify_index(paths, strict, report_path, jobs, max_message_size, output_format, quiet, spark, master,
                  spark_conf, verbose) -> None:
     """Verify the segments of partition directories, log roots or single segment files.
@@ -51,15 +54,15 @@ def verify_index(paths, strict, report_path, jobs, max_message_size, output_form
     out, err = binary_streams()
     report = None
     try:  # the report path first: a run must not end on a path it cannot write
-        if report_path and report_path.endswith(".parquet"):
-            if not spark:
-                raise InputError("a .parquet report needs --spark; the local command writes JSON Lines "
-                                 "(give a .jsonl path)", path=report_path)
+        if report_path and report_path.endswith(".parquet") and not spark:
+            raise InputError("a .parquet report needs --spark; the local command writes JSON Lines "
+                             "(give a .jsonl path)", path=report_path)
+        if report_path and spark:
             if not is_uri(report_path):
                 check_target(report_path, directory_ok=True)
-        elif report_path and spark:
-            if not is_uri(report_path):
-                check_target(report_path)
+        elif report_path and is_uri(report_path):
+            raise InputError("a report on a store needs --spark (its executors write it); the local command "
+                             "writes a local file", path=report_path)
         elif report_path:
             report = JsonlReport(report_path)
         notes: list[str] = []

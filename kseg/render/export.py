@@ -199,7 +199,7 @@ def write_parquet(splits: list[Split], output: str, *, ranges, limit: int, on_co
     """
     import pyarrow.parquet as pq
 
-    from kseg.storage import atomic, location
+    from kseg.storage import files
 
     summary = ExportSummary()
     decoded = key_decoder is not None or value_decoder is not None
@@ -215,8 +215,5 @@ def write_parquet(splits: list[Split], output: str, *, ranges, limit: int, on_co
                 if on_split is not None:
                     on_split(split)
 
-    if location.is_remote(output):
-        location.write_stream(output, produce, replace=replace)
-    else:
-        atomic.write_atomic_stream(location.local_path(output), produce, replace=replace)
+    files.write_stream(output, produce, replace=replace)
     return summary

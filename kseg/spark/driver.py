@@ -134,15 +134,14 @@ def run_spark_cli(partitions, *, strict: bool, report_path: str | None, master: 
     from kseg.errors import KsegError
     from kseg.render.verify import render_result, render_summary
     from kseg.spark import job
-    from kseg.storage.report import JsonlReport, is_uri
-    from kseg.storage.verify_run import Report, collect, several_log_dirs
+    from kseg.storage.report import SUCCESS, prepare_directory
+    from kseg.storage.verify_run import several_log_dirs
 
     def fail(message: str) -> int:
         err.write(f"kseg: error: {message}\n".encode("utf-8", "replace"))
         err.flush()
         return EXIT_ERROR
 
-    local_jsonl = None
     kept = []  # the log is kept when an error line names it
 
     def see() -> str:
@@ -152,8 +151,8 @@ def run_spark_cli(partitions, *, strict: bool, report_path: str | None, master: 
         return f" (Spark's log: {log.name}; --verbose shows it on stderr)"
 
     try:
-        if report_path and not report_path.endswith(".parquet") and not is_uri(report_path):
-            local_jsonl = JsonlReport(report_path)  # checked (and opened) before Spark starts
+        if report_path:
+            prepare_directory(report_path)  # before Spark starts: executors write its part files
     except KsegError as exc:
         return fail(exc.describe())
     own = spark is None
@@ -170,37 +169,26 @@ def run_spark_cli(partitions, *, strict: bool, report_path: str | None, master: 
                 return fail(f"Spark could not start: {_cause(exc)}{see()}")
         try:
             _probe_executors(spark.sparkContext)
-            results = job.run(spark, partitions, strict=strict, max_message_size=max_message_size)
+            outcome = job.run(spark, partitions, strict=strict, max_message_size=max_message_size,
+                              report=report_path, keep_all=verbose)
         except SparkSetupError as exc:
             return fail(f"{exc}{see()}")
         except Exception as exc:  # noqa: BLE001 - any job failure is one line, exit 2 (not "problems")
             return fail(f"the Spark job failed: {_cause(exc)}{see()}")
         full_names = several_log_dirs(partitions)
-        report = Report()
-
-        def on_result(res) -> None:
+        for res in outcome.shown:
             render_result(out, res, output_format, full_names)
-            if local_jsonl is not None:
-                local_jsonl.add(res)
-
-        collect(results, report, on_result)
-        render_summary(out, report, output_format)
+        render_summary(out, outcome.report, output_format)
         out.flush()
-        try:
-            if local_jsonl is not None:
-                local_jsonl.commit()
-            elif report_path:
-                from kseg.storage.report import rows
+        if report_path:
+            from kseg.storage import files, location
 
-                job.write_report(spark, report_path, rows(report.results))
-        except KsegError as exc:
-            return fail(exc.describe())
-        except Exception as exc:  # noqa: BLE001 - e.g. no permission on the Parquet directory
-            return fail(f"cannot write the report {report_path}: {_cause(exc)}{see()}")
-        return report.exit_code
+            try:
+                files.write_stream(location.join(report_path, SUCCESS), lambda f: None, replace=True)
+            except KsegError as exc:
+                return fail(exc.describe())
+        return outcome.report.exit_code
     finally:
-        if local_jsonl is not None:
-            local_jsonl.discard()
         if own and spark is not None:
             spark.stop()
         if log is not None:

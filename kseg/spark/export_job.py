@@ -112,13 +112,10 @@ class _Sized:
 
 def write_success_marker(output: str) -> None:
     """``_SUCCESS``, as Hadoop's committers write it: the directory is complete."""
-    from kseg.storage import atomic, location
+    import os
 
-    marker = location.join(output, "_SUCCESS")
-    if location.is_remote(output):
-        location.write_stream(marker, lambda f: None, replace=True)
-    else:
-        import os
+    from kseg.storage import files, location
 
+    if not location.is_remote(output):
         os.makedirs(location.local_path(output), exist_ok=True)
-        atomic.write_atomic(location.local_path(marker), b"", replace=True)
+    files.write_stream(location.join(output, "_SUCCESS"), lambda f: None, replace=True)

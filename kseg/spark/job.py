@@ -5,20 +5,24 @@ sorted by size and dealt into bins, largest first, each to the lightest bin
 (longest-processing-time first), so one huge partition does not become one
 straggler task.  Each bin is one Spark partition; each task runs
 :func:`kseg.storage.verify.verify_segment` — the local command's code — on
-its segments, reading them by path (the paths must be visible to executors:
-a shared mount).  A segment whose task cannot read it comes back as a
-``failed`` segment naming the executor host, never as a clean one.
+its segments, reading them by path or URI (a local path must be on a mount
+every executor sees; ``s3://`` and other URIs are read with ranged requests).
+A segment whose task cannot read it comes back as a ``failed`` segment naming
+the executor host, never as a clean one.  The report is written by the
+executors, one part file per task; only counts and the results to show reach
+the driver (:func:`run`).
 """
 
 from __future__ import annotations
 
 import heapq
-import os
 import socket
+from typing import NamedTuple
 
 from kseg.storage.partition import Partition
-from kseg.storage.verify import SegmentResult
-from kseg.storage.verify_run import WorkItem, verify_item, work_items
+from kseg.storage.report import report_format, write_part
+from kseg.storage.verify import SegmentResult, check_overlap
+from kseg.storage.verify_run import Report, WorkItem, verify_item, work_items
 
 
 def plan_bins(items: list[tuple[int, WorkItem]], bins: int) -> list[list[tuple[int, WorkItem]]]:
@@ -44,72 +48,80 @@ def verify_bin(items, strict: bool, max_message_size: int):
         yield index, res
 
 
-def run(spark, partitions: list[Partition], *, strict: bool, max_message_size: int) -> list[SegmentResult]:
-    """Verify every segment on the cluster; results in discovery order.
+class Outcome(NamedTuple):
+    """What reaches the driver: the counts, and the results to show (problems and failures; every
+    result with ``keep_all``), in discovery order."""
 
-    A partition directory the driver could not list is a failed row made on the driver."""
+    report: Report
+    shown: list[SegmentResult]
+
+
+def run(spark, partitions: list[Partition], *, strict: bool, max_message_size: int, report: str | None = None,
+        keep_all: bool = True) -> Outcome:
+    """Verify every segment on the cluster.
+
+    Stage 1 verifies segments in size-balanced bins.  Stage 2 gathers each
+    partition's results (small: no record data) in one task, checks
+    consecutive segments for overlap as the local command does, writes the
+    report's part file for its share of partitions straight from the
+    executor, and sends back only counts and the results to show.  A
+    partition directory the driver could not list is a failed row made on
+    the driver (its own part file).
+    """
     items = list(enumerate(work_items(partitions)))
     todo = [(i, item) for i, item in items if item.segment is not None]
-    got: dict[int, SegmentResult] = {}
+    fmt = report_format(report) if report else "jsonl"
+    total = Report()
+    shown: list[tuple[int, SegmentResult]] = []
     if todo:
         sc = spark.sparkContext
         bins = plan_bins(todo, sc.defaultParallelism * 4)
         # n bins in n slices: parallelize puts exactly one bin in each Spark partition (no shuffle)
-        rdd = sc.parallelize(bins, len(bins))
-        got = dict(rdd.flatMap(lambda b: verify_bin(b, strict, max_message_size)).collect())
-    results = []
-    for index, item in items:
-        if item.segment is None:
-            results.append(verify_item(item, strict=strict, max_message_size=max_message_size))
-            continue
-        res = got.get(index)
-        if res is None:  # lost: report it, never drop it
-            seg = item.segment
-            res = SegmentResult(item.partition, seg.name, seg.base_offset, seg.log or "", log_dir=item.log_dir)
-            res.failed = "no result came back from the cluster for this segment"
-        results.append(res)
-    return results
+        verified = sc.parallelize(bins, len(bins)).flatMap(lambda b: verify_bin(b, strict, max_message_size))
+        by_partition = verified.map(lambda ir: ((ir[1].log_dir, ir[1].partition), ir))
+        parts = max(1, min(len(bins), len({(it.log_dir, it.partition) for _, it in todo})))
+        outcomes = by_partition.groupByKey(parts).mapPartitionsWithIndex(
+            lambda n, groups: finish_part(n, groups, report, fmt, keep_all)).collect()
+        seen = set()
+        for counts, part_shown, indexes in outcomes:
+            total.merge(counts)
+            shown.extend(part_shown)
+            seen.update(indexes)
+        for index, item in todo:
+            if index not in seen:  # lost: report it, never drop it
+                seg = item.segment
+                res = SegmentResult(item.partition, seg.name, seg.base_offset, seg.log or "", log_dir=item.log_dir)
+                res.failed = "no result came back from the cluster for this segment"
+                total.add(res, keep=False)
+                shown.append((index, res))
+    directory_rows = [(i, verify_item(item, strict=strict, max_message_size=max_message_size))
+                      for i, item in items if item.segment is None]
+    for index, res in directory_rows:
+        total.add(res, keep=False)
+        shown.append((index, res))
+    if report and directory_rows:
+        write_part(report, "driver", [res for _, res in directory_rows], fmt)
+    shown.sort(key=lambda ir: ir[0])
+    return Outcome(total, [res for _, res in shown])
 
 
-def dataframe(spark, all_rows: list[dict]):
-    """The report rows as one DataFrame (segment and problem rows share one schema; nulls where n/a)."""
-    from pyspark.sql.types import ArrayType, LongType, StringType, StructField, StructType
+def finish_part(number: int, groups, report: str | None, fmt: str, keep_all: bool):
+    """Runs on an executor (stage 2): overlap checks per partition, this task's part file, the counts.
 
-    schema = StructType([
-        StructField("type", StringType(), False),
-        StructField("logDir", StringType()),
-        StructField("partition", StringType(), False),
-        StructField("segment", StringType()),
-        StructField("path", StringType()),
-        StructField("bytes", LongType()),
-        StructField("batches", LongType()),
-        StructField("problems", LongType()),
-        StructField("status", StringType()),
-        StructField("error", StringType()),
-        StructField("notes", ArrayType(StringType())),
-        StructField("file", StringType()),
-        StructField("kind", StringType()),
-        StructField("message", StringType()),
-        StructField("position", LongType()),
-        StructField("entry", LongType()),
-        StructField("expected", StringType()),
-        StructField("found", StringType()),
-    ])
-    names = schema.fieldNames()
-    return spark.createDataFrame([tuple(row.get(n) for n in names) for row in all_rows], schema)
-
-
-def write_report(spark, path: str, all_rows: list[dict]) -> None:
-    """JSON Lines or Parquet by extension.  A local path gets one file (JSON Lines written by
-    the driver, exactly the local command's rows); a URI (``s3a://``, ``hdfs://``) gets
-    Spark's directory output."""
-    from kseg.storage.report import write_jsonl
-
-    local = "://" not in path or path.startswith("file://")
-    if path.endswith(".parquet"):
-        df = dataframe(spark, all_rows).coalesce(1)
-        df.write.mode("overwrite").parquet(path if not local else os.path.abspath(path.replace("file://", "")))
-    elif local:
-        write_jsonl(path.replace("file://", ""), all_rows)
-    else:
-        dataframe(spark, all_rows).coalesce(1).write.mode("overwrite").json(path)
+    Yields one ``(counts, shown, indexes)``: ``indexes`` lets the driver see that no segment was lost."""
+    results: list[tuple[int, SegmentResult]] = []
+    for _, indexed in groups:
+        prev = None
+        for index, res in sorted(indexed, key=lambda ir: ir[0]):
+            if prev is not None:
+                check_overlap(prev, res)
+            prev = res
+            results.append((index, res))
+    results.sort(key=lambda ir: ir[0])
+    if report:
+        write_part(report, f"{number:05d}", [res for _, res in results], fmt)
+    counts = Report()
+    for _, res in results:
+        counts.add(res, keep=False)
+    shown = [(i, res) for i, res in results if keep_all or res.status != "clean"]
+    yield counts.counts(), shown, [i for i, _ in results]

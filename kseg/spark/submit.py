@@ -33,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     notes: list[str] = []
     try:
         if args.report and not is_uri(args.report):  # before any work
-            check_target(args.report, directory_ok=args.report.endswith(".parquet"))
+            check_target(args.report, directory_ok=True)
         partitions = discover(args.paths, notes)
         if not partitions:
             raise nothing_found(args.paths)

@@ -20,7 +20,6 @@ from __future__ import annotations
 import errno
 import os
 import secrets
-from typing import BinaryIO, Callable
 
 from kseg.errors import InputError
 
@@ -59,21 +58,6 @@ def write_atomic(path: str, data: bytes, *, replace: bool) -> None:
     Raises :class:`InputError` (exit code 2) naming the file on any failure;
     the target is then as it was and no temporary file remains.
     """
-    write_atomic_with(path, lambda fd: _write_all(fd, data), replace=replace)
-
-
-def write_atomic_stream(path: str, produce: Callable[[BinaryIO], None], *, replace: bool) -> None:
-    """:func:`write_atomic` for output made piece by piece: ``produce`` writes to a binary file."""
-
-    def emit(fd: int) -> None:
-        with os.fdopen(fd, "wb", closefd=False) as f:
-            produce(f)
-
-    write_atomic_with(path, emit, replace=replace)
-
-
-def write_atomic_with(path: str, emit: Callable[[int], None], *, replace: bool) -> None:
-    """The atomic write, ``emit`` writing the content to a descriptor."""
     path = os.path.abspath(path)
     directory, name = os.path.split(path)
     try:
@@ -85,9 +69,9 @@ def write_atomic_with(path: str, emit: Callable[[int], None], *, replace: bool) 
         try:
             fd = _open_unnamed(directory, mode)
             if fd is not None:
-                _write_unnamed(fd, dir_fd, name, emit, replace, mode)
+                _write_unnamed(fd, dir_fd, name, data, replace, mode)
             else:
-                _write_named(dir_fd, name, emit, replace, mode)
+                _write_named(dir_fd, name, data, replace, mode)
             os.fsync(dir_fd)  # the new name is durable
         finally:
             os.close(dir_fd)
@@ -97,7 +81,7 @@ def write_atomic_with(path: str, emit: Callable[[int], None], *, replace: bool) 
         raise InputError(f"cannot write: {exc.strerror or exc}", path=path) from None
 
 
-def _write_unnamed(fd: int, dir_fd: int, name: str, emit, replace: bool, mode: int) -> None:
+def _write_unnamed(fd: int, dir_fd: int, name: str, data: bytes, replace: bool, mode: int) -> None:
     """Write and sync the unnamed file ``fd``, then give it ``name`` in ``dir_fd``.
 
     ``linkat(AT_SYMLINK_FOLLOW)`` on ``/proc/self/fd/N`` names an ``O_TMPFILE``
@@ -107,7 +91,7 @@ def _write_unnamed(fd: int, dir_fd: int, name: str, emit, replace: bool, mode: i
     temp = None
     try:
         os.fchmod(fd, mode)
-        emit(fd)
+        _write_all(fd, data)
         os.fsync(fd)
         source = f"/proc/self/fd/{fd}"
         if not replace:
@@ -123,14 +107,14 @@ def _write_unnamed(fd: int, dir_fd: int, name: str, emit, replace: bool, mode: i
             _unlink_quietly(temp, dir_fd)
 
 
-def _write_named(dir_fd: int, name: str, emit, replace: bool, mode: int) -> None:
+def _write_named(dir_fd: int, name: str, data: bytes, replace: bool, mode: int) -> None:
     """The fallback: a named temporary file in the same directory, removed on failure."""
     temp = _temp_name(name)
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode, dir_fd=dir_fd)
     try:
         try:
             os.fchmod(fd, mode)
-            emit(fd)
+            _write_all(fd, data)
             os.fsync(fd)
         finally:
             os.close(fd)
@@ -172,11 +156,23 @@ class AtomicStream:
         except OSError as exc:
             raise InputError(f"cannot create a file in {self.directory}: {exc.strerror or exc}", path=path) from None
         self.buffer = bytearray()
+        self.written = 0
+        self.closed = False
 
-    def write(self, data: bytes) -> None:
+    def write(self, data) -> int:
+        """Append ``data`` (any bytes-like object; the binary file API, so pyarrow can write here)."""
+        n = memoryview(data).nbytes
         self.buffer += data
+        self.written += n
         if len(self.buffer) >= CHUNK:
             self._flush()
+        return n
+
+    def tell(self) -> int:
+        return self.written
+
+    def flush(self) -> None:
+        """Nothing reaches the target before :meth:`commit`; buffered bytes go out in chunks."""
 
     def _flush(self) -> None:
         try:

@@ -168,6 +168,27 @@ def getsize(path: str) -> int:
         raise InputError(f"cannot stat: {exc.strerror or exc}", path=path) from None
 
 
+def write_stream(path: str, produce, *, replace: bool) -> None:
+    """Write a new file made piece by piece by ``produce(file)``: on local disk atomically (the name
+    appears only when it is whole), as one object on a store; an existing file is an error unless
+    ``replace``."""
+    if location.is_remote(path):
+        location.write_stream(path, produce, replace=replace)
+        return
+    from kseg.storage.atomic import AtomicStream
+
+    local = location.local_path(path)
+    if not replace and os.path.lexists(local):
+        raise InputError("exists; not replaced (give --force to replace it)", path=path)
+    stream = AtomicStream(local)
+    try:
+        produce(stream)
+    except BaseException:
+        stream.discard()
+        raise
+    stream.commit()
+
+
 def size_of(f) -> int:
     """The size of a file opened by :func:`open_readonly` (fixed when it was opened, for a remote file)."""
     size = getattr(f, "size", None)

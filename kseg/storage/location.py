@@ -306,3 +306,12 @@ def write_stream(uri: str, produce, *, replace: bool) -> None:
             produce(out)
     except OSError as exc:
         raise InputError(f"cannot write: {_reason(exc)}", path=uri) from None
+
+
+def delete(uri: str) -> None:
+    """Remove one remote object."""
+    fs, path = _filesystem(uri)
+    try:
+        fs.delete_file(path)
+    except OSError as exc:
+        raise _mapped(exc, uri) from None

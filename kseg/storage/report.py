@@ -87,8 +87,8 @@ def check_target(path: str, *, directory_ok: bool = False) -> None:
         elif not stat.S_ISREG(st.st_mode):
             raise InputError("cannot write the report: not a regular file", path=path)
         elif directory_ok:
-            raise InputError("cannot write the report: a file exists there (a Parquet report is a directory)",
-                             path=path)
+            raise InputError("cannot write the report: a file exists there (with --spark a report is a "
+                             "directory of part files)", path=path)
     if not os.access(parent, os.W_OK | os.X_OK):
         raise InputError("cannot write the report: permission denied", path=parent)
 
@@ -131,3 +131,80 @@ def sort_key(row: dict) -> tuple:
     """A stable order for comparing reports from different runners."""
     return (row.get("logDir") or "", row["partition"], row["segment"] or "", row["type"] != "segment",
             json.dumps(row, sort_keys=True))
+
+
+# -- a report as a directory of part files (written by many writers at once: Spark's executors) -----------
+# The columns of a Parquet report: every row type in one schema, nulls where a field does not apply.
+COLUMNS = (("type", "string"), ("logDir", "string"), ("partition", "string"), ("segment", "string"),
+           ("path", "string"), ("bytes", "int64"), ("batches", "int64"), ("problems", "int64"),
+           ("status", "string"), ("error", "string"), ("notes", "list<string>"), ("file", "string"),
+           ("kind", "string"), ("message", "string"), ("position", "int64"), ("entry", "int64"),
+           ("expected", "string"), ("found", "string"))
+PART_PREFIX, SUCCESS = "part-", "_SUCCESS"
+
+
+def report_format(path: str) -> str:
+    """``parquet`` for a path ending ``.parquet``, else ``jsonl``."""
+    return "parquet" if path.rstrip("/").endswith(".parquet") else "jsonl"
+
+
+def part_path(directory: str, name: str, fmt: str) -> str:
+    from kseg.storage import location
+
+    return location.join(directory, f"{PART_PREFIX}{name}.{'parquet' if fmt == 'parquet' else 'jsonl'}")
+
+
+def write_part(directory: str, name: str, results: list[SegmentResult], fmt: str) -> str:
+    """One part file of a report directory holding the rows of ``results`` (in their order)."""
+    from kseg.storage import files
+
+    path = part_path(directory, name, fmt)
+    all_rows = rows(results)
+    if fmt == "parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        types = {"string": pa.string(), "int64": pa.int64(), "list<string>": pa.list_(pa.string())}
+        schema = pa.schema([(n, types[t]) for n, t in COLUMNS])
+        table = pa.Table.from_pylist([{n: row.get(n) for n, _ in COLUMNS} for row in all_rows], schema=schema)
+        files.write_stream(path, lambda f: pq.write_table(table, f), replace=True)
+    else:
+        data = "".join(dumps(row) + "\n" for row in all_rows).encode("utf-8")
+        files.write_stream(path, lambda f: f.write(data), replace=True)
+    return path
+
+
+def prepare_directory(directory: str) -> None:
+    """Make a report directory ready for a new run: created if missing; the part files and
+    ``_SUCCESS`` of an earlier run removed (nothing else is touched).  A regular file in its
+    place is an error."""
+    from kseg.storage import files, location
+
+    if location.is_remote(directory):
+        for entry in location.list_tree(directory):
+            name = location.basename(entry.path)
+            if location.dirname(entry.path) == directory.rstrip("/") and \
+                    (name.startswith(PART_PREFIX) or name == SUCCESS):
+                location.delete(entry.path)
+        return
+    local = location.local_path(directory)
+    if files.isfile(local):
+        raise InputError("cannot write the report: a file exists there (with --spark a report is a directory "
+                         "of part files)", path=directory)
+    try:
+        os.makedirs(local, exist_ok=True)
+        for name in os.listdir(local):
+            if name.startswith(PART_PREFIX) or name == SUCCESS:
+                os.unlink(os.path.join(local, name))
+    except OSError as exc:
+        raise InputError(f"cannot write the report: {exc.strerror or exc}", path=directory) from None
+
+
+def read_directory_rows(directory: str) -> list[dict]:
+    """Every row of a report directory's JSON Lines parts (for tests and small reports)."""
+    out: list[dict] = []
+    for name in sorted(os.listdir(directory)):
+        if name.startswith(PART_PREFIX) and name.endswith(".jsonl"):
+            with open(os.path.join(directory, name), encoding="utf-8") as f:
+                out.extend(json.loads(line) for line in f if line.strip())
+    return out

@@ -60,8 +60,10 @@ class Report:
     bytes: int = 0
     results: list[SegmentResult] = field(default_factory=list)
 
-    def add(self, res: SegmentResult) -> None:
-        self.results.append(res)
+    def add(self, res: SegmentResult, keep: bool = True) -> None:
+        """Count ``res``; ``keep`` False counts without holding it (a fleet's worth of results)."""
+        if keep:
+            self.results.append(res)
         if is_directory_row(res):
             self.unreadable_dirs += 1
             return
@@ -74,6 +76,16 @@ class Report:
             self.with_problems += 1
         else:
             self.clean += 1
+
+    COUNTS = ("segments", "clean", "with_problems", "failed", "unreadable_dirs", "problems", "bytes")
+
+    def counts(self) -> tuple:
+        return tuple(getattr(self, name) for name in self.COUNTS)
+
+    def merge(self, counts: tuple) -> None:
+        """Add the :meth:`counts` of a report kept elsewhere (a Spark task's)."""
+        for name, value in zip(self.COUNTS, counts):
+            setattr(self, name, getattr(self, name) + value)
 
     @property
     def exit_code(self) -> int:

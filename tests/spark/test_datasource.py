@@ -102,3 +102,35 @@ def test_export_on_spark_writes_from_the_executors(s3, tmp_path: Path) -> None:
     key = lambda r: (r["topic"], r["segment"], r["batchPosition"], r["offset"] is None, r["offset"] or 0)  # noqa: E731
     assert sorted(rows, key=key) == sorted(pq.read_table(local).to_pylist(), key=key)
     assert f"{sum(r['corruption'] is None for r in rows)} records" in r.text
+
+
+def test_verify_index_on_spark_reads_s3_and_writes_the_report_there(s3, local_brokers, tmp_path: Path) -> None:
+    """Segments on S3, report to S3 by the executors: the local command's rows on the local copy."""
+    import json
+
+    local = tmp_path / "local.jsonl"
+    r1 = run_cli(["verify-index", "-q", "--report", str(local), str(local_brokers / "b1" / "data"),
+                  str(local_brokers / "b2" / "data")])
+    r2 = run_subprocess(["verify-index", "--spark", "--master", "local[2]", "--report",
+                         s3.uri("reports/fleet.parquet"), s3.uri("brokers/b1/data"), s3.uri("brokers/b2/data")],
+                        timeout=600)
+    assert r1.exit_code == r2.exit_code == 1, r2.errtext[-3000:]
+    assert r2.errtext == ""
+    keys = sorted(o["Key"] for o in s3.client.list_objects_v2(Bucket="kseg-test", Prefix="reports/")["Contents"])
+    assert "reports/fleet.parquet/_SUCCESS" in keys
+    rows = []
+    for k in keys:
+        if k.endswith(".parquet") and "/part-" in k:
+            dst = tmp_path / k.replace("/", "_")
+            s3.client.download_file("kseg-test", k, str(dst))
+            rows.extend(pq.read_table(dst).to_pylist())
+    prefix = s3.uri("brokers")
+
+    def norm(row: dict) -> str:
+        return json.dumps({k: v for k, v in row.items() if v is not None}, sort_keys=True)
+
+    want = [json.loads(line.replace(str(local_brokers), prefix)) for line in local.read_text().splitlines()]
+    assert sorted(map(norm, rows)) == sorted(map(norm, want))
+    # the terminal shows problems and the summary only
+    assert ": clean (" not in r2.text and "problem: " in r2.text
+    assert r2.text.splitlines()[-1] == r1.text.splitlines()[-1]
