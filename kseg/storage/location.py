@@ -182,21 +182,14 @@ class RemoteFile:
     def __init__(self, uri: str) -> None:
         fs, path = _filesystem(uri)
         try:
-            info = fs.get_file_info(path)
+            self._f = fs.open_input_file(path)  # one HEAD: existence and size
+            self.size = self._f.size()
         except OSError as exc:
-            raise _mapped(exc, uri) from None
-        from pyarrow import fs as pafs
-
-        if info.type == pafs.FileType.NotFound:
-            raise InputError("no such file", path=uri)
-        if info.type == pafs.FileType.Directory:
-            raise InputError("is a directory, not a file", path=uri)
-        try:
-            self._f = fs.open_input_file(path)
-        except OSError as exc:
-            raise _mapped(exc, uri) from None
+            error = _mapped(exc, uri)
+            if isinstance(exc, FileNotFoundError) and kind(uri) == "dir":
+                error = InputError("is a directory, not a file", path=uri)
+            raise error from None
         self.uri = uri
-        self.size = info.size
         self._pos = 0
 
     def seek(self, position: int, whence: int = 0) -> int:
