@@ -13,7 +13,9 @@ range is not opened; inside one, reading starts at the offset index's floor
 entry (``OffsetIndex.lookup``); for a start time, at the last time-index
 entry whose timestamp is below it (every record before that entry's offset
 is older: ``TimeIndex`` entries hold the largest timestamp so far), and a
-segment whose largest timestamp is below it is skipped.  Records are then
+segment is skipped when its last entry and the batch headers after that
+entry are all below it (read, not assumed: before the final entry written
+at roll, a broker left its newest batches unindexed).  Records are then
 filtered exactly: offsets are ``from <= offset <= to`` and timestamps
 ``from <= timestamp < to`` (a time range is half-open, like ListOffsets).
 
@@ -126,14 +128,14 @@ def plan(partitions: list[Partition], ranges: Ranges = Ranges(), split_bytes: in
                 continue  # every offset of this segment is below the range
             if seg.base_offset > ranges.to_offset:
                 break
-            start = _start_position(seg, ranges, last=next_base is None, limit=limit)
+            start = _start_position(seg, ranges, limit)
             if start is None:
                 continue
             out.extend(_cut(part, seg, start, split_bytes, limit))
     return out
 
 
-def _start_position(seg: Segment, ranges: Ranges, last: bool, limit: int) -> int | None:
+def _start_position(seg: Segment, ranges: Ranges, limit: int) -> int | None:
     """Where reading may start for ``ranges`` (0 without an index); None: nothing in this segment."""
     position = 0
     if ranges.from_offset > seg.base_offset and seg.index:
@@ -141,13 +143,28 @@ def _start_position(seg: Segment, ranges: Ranges, last: bool, limit: int) -> int
     if ranges.from_time != INT64_MIN and seg.timeindex:
         entries = _read_entries(seg.timeindex, fmt_indexes.TimeIndexView, seg.base_offset)
         if entries is not None and entries.entries:
-            largest = entries.entry(entries.entries - 1)[0]
-            if not last and largest < ranges.from_time:
-                return None  # a rolled segment's final entry is its largest timestamp
+            last_ts, last_offset = entries.entry(entries.entries - 1)
+            if last_ts < ranges.from_time:
+                # every record up to the last entry is older; the batches after it are read to be sure
+                tail = _max_timestamp_from(seg, _index_floor(seg, last_offset) if seg.index else 0, limit)
+                if tail is not None and tail < ranges.from_time:
+                    return None
             below = [entries.entry(i)[1] for i in range(entries.entries) if entries.entry(i)[0] < ranges.from_time]
             if below and seg.index:
                 position = max(position, _index_floor(seg, below[-1]))
     return position
+
+
+def _max_timestamp_from(seg: Segment, position: int, limit: int) -> int | None:
+    """The largest batch max timestamp from ``position`` to the end (headers only); None if unreadable."""
+    best = INT64_MIN
+    try:
+        with FileRecords(seg.log, window=1 << 16) as records:
+            for batch in records.batches(position):
+                best = max(best, batch.max_timestamp)
+    except KsegError:
+        return None
+    return best
 
 
 def _read_entries(path: str, view_cls, base_offset: int):
