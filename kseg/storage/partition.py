@@ -174,11 +174,12 @@ def discover(paths: list[str], notes: list[str]) -> list[Partition]:
             whole.add(key)
             found[key] = Partition(path, error=_why(path, exc))
 
+    remote = _list_remote([p for p in paths if location.is_remote(p)])
     for path in paths:
         if location.is_remote(path):
-            from kseg.storage.remote import discover_uri
-
-            for part in discover_uri(path, notes):
+            parts, remote_notes = remote[path]
+            notes.extend(remote_notes)
+            for part in parts:
                 found.setdefault(part.path, part)
             continue
         path = location.local_path(path)
@@ -240,6 +241,25 @@ def discover(paths: list[str], notes: list[str]) -> list[Partition]:
                 part.segments.append(seg)
         part.segments.sort(key=lambda s: s.base_offset)
     return list(found.values())
+
+
+def _list_remote(uris: list[str]) -> dict[str, tuple[list[Partition], list[str]]]:
+    """Each URI's partitions and notes, the listings run concurrently (16 at a time): one
+    recursive listing per URI is a chain of sequential page requests, so many prefixes
+    (one per broker) are listed side by side.  The first error is raised."""
+    if not uris:
+        return {}
+    from concurrent.futures import ThreadPoolExecutor
+
+    from kseg.storage.remote import discover_uri
+
+    def one(uri: str):
+        notes: list[str] = []
+        return discover_uri(uri, notes), notes
+
+    unique = list(dict.fromkeys(uris))
+    with ThreadPoolExecutor(max_workers=min(16, len(unique))) as pool:
+        return dict(zip(unique, pool.map(one, unique)))
 
 
 def nothing_found(paths: list[str]) -> InputError:
