@@ -76,6 +76,8 @@ class KsegReader(DataSourceReader):
         from kseg.storage.export import Split
 
         s = self.settings
+        if partition is None or partition.value is None:  # no split at all: Spark still reads once
+            return
         split = Split(*partition.value)
         builder = RowBuilder(split, *_decoder_functions(self.options))
         facts = split_facts(split, s["ranges"], s["limit"], s["on_corruption"])

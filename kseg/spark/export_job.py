@@ -74,8 +74,8 @@ def run_export(paths: list[str], output: str, *, ranges, key_decoder, value_deco
 
     spark = session(master or "local[*]", spark_conf)
     try:
-        sized = [(i, s.partition, _Sized(s)) for i, s in enumerate(splits)]
-        bins = [[(i, sz.split) for i, _, sz in b] for b in plan_bins(sized, spark.sparkContext.defaultParallelism * 4)]
+        bins = plan_bins(list(enumerate(splits)), spark.sparkContext.defaultParallelism * 4,
+                         size=lambda item: item[1].bytes)
         summary = ExportSummary()
         if bins:
             rdd = spark.sparkContext.parallelize(bins, len(bins))
@@ -87,7 +87,9 @@ def run_export(paths: list[str], output: str, *, ranges, key_decoder, value_deco
                     err.write(b"kseg: export stopped (--on-corruption fail): a task met a corrupt batch; "
                               b"the output is incomplete and has no _SUCCESS marker\n")
                     return None
-                raise
+                from kseg.spark.driver import _cause
+
+                raise InputError(f"the Spark job failed: {_cause(exc)}") from None
             for records, corrupt in results:
                 summary.records += records
                 summary.corrupt.extend(Corruption(*c) for c in corrupt)
@@ -96,18 +98,6 @@ def run_export(paths: list[str], output: str, *, ranges, key_decoder, value_deco
         return summary
     finally:
         spark.stop()
-
-
-class _Sized:
-    """A split with the ``log_size()`` that :func:`plan_bins` balances on."""
-
-    __slots__ = ("split",)
-
-    def __init__(self, split: Split) -> None:
-        self.split = split
-
-    def log_size(self) -> int:
-        return self.split.bytes
 
 
 def write_success_marker(output: str) -> None:

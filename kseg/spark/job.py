@@ -25,15 +25,20 @@ from kseg.storage.verify import SegmentResult, check_overlap
 from kseg.storage.verify_run import Report, WorkItem, verify_item, work_items
 
 
-def plan_bins(items: list[tuple[int, WorkItem]], bins: int) -> list[list[tuple[int, WorkItem]]]:
-    """Deal ``(index, work item)`` pairs into ``bins`` lists of about equal bytes."""
+def _segment_bytes(item: tuple[int, WorkItem]) -> int:
+    return item[1].segment.log_size()
+
+
+def plan_bins(items: list, bins: int, size=_segment_bytes) -> list[list]:
+    """Deal ``(index, work)`` pairs into ``bins`` lists of about equal bytes (``size`` of an item:
+    by default its segment's), largest first, each to the lightest bin."""
     bins = max(1, min(bins, len(items)))
     heap = [(0, b) for b in range(bins)]
     out: list[list] = [[] for _ in range(bins)]
-    for item in sorted(items, key=lambda it: -it[1].segment.log_size()):
+    for item in sorted(items, key=lambda it: -size(it)):
         load, b = heapq.heappop(heap)
         out[b].append(item)
-        heapq.heappush(heap, (load + max(item[1].segment.log_size(), 1), b))
+        heapq.heappush(heap, (load + max(size(item), 1), b))
     return out
 
 
