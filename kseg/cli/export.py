@@ -35,8 +35,9 @@ EXIT_OK, EXIT_CORRUPT, EXIT_ERROR = 0, 1, 2
 @click.option("--spark", is_flag=True, help="Run as a PySpark job (pip install 'kseg[spark]').")
 @click.option("--master", default=None, help="Spark master URL (default local[*]); with --spark.")
 @click.option("--spark-conf", multiple=True, metavar="KEY=VALUE", help="Spark configuration; with --spark.")
+@click.option("--verbose", is_flag=True, help="With --spark: Spark's own log on stderr.")
 def export(paths, output, from_offset, to_offset, from_time, to_time, key_decoder, value_decoder, on_corruption,
-           split_bytes, force, max_message_size, quiet, spark, master, spark_conf) -> None:
+           split_bytes, force, max_message_size, quiet, spark, master, spark_conf, verbose) -> None:
     """Export the records of log roots, partition directories or segment files
     (local paths or URIs) as Parquet: one row per record with its key, value,
     headers and batch fields, ready for SQL, DuckDB or pandas.
@@ -50,6 +51,9 @@ def export(paths, output, from_offset, to_offset, from_time, to_time, key_decode
     from kseg.errors import KsegError
     from kseg.storage.export import INT64_MAX, INT64_MIN, Ranges
 
+    for name, value in (("--from-time", from_time), ("--to-time", to_time)):
+        if value is not None and value < 0:
+            raise click.UsageError(f"{name} takes a time (epoch ms or ISO-8601), not earliest/latest/max-timestamp")
     if not spark and (master or spark_conf):
         raise click.UsageError("--master and --spark-conf take effect only with --spark")
     ranges = Ranges(INT64_MIN if from_offset is None else from_offset, INT64_MAX if to_offset is None else to_offset,
@@ -66,7 +70,7 @@ def export(paths, output, from_offset, to_offset, from_time, to_time, key_decode
             summary = run_export(list(paths), output, ranges=ranges, key_decoder=key_decoder,
                                  value_decoder=value_decoder, on_corruption=on_corruption, split_bytes=split_bytes,
                                  limit=8 * max_message_size, replace=force, master=master, spark_conf=spark_conf,
-                                 err=err)
+                                 err=err, verbose=verbose)
         else:
             summary = _run_local(list(paths), output, ranges, key_fn, value_fn, on_corruption, split_bytes,
                                  8 * max_message_size, force, quiet, err)

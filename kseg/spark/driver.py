@@ -123,6 +123,33 @@ def _cause(exc: BaseException) -> str:
     return first[:300]
 
 
+class SparkLog:
+    """Where Spark's own output goes: a temporary file (unless ``verbose``, or a JVM already runs),
+    removed at :meth:`close` unless an error line named it (:meth:`see`)."""
+
+    def __init__(self, verbose: bool) -> None:
+        self.file = None
+        if not verbose and "PYSPARK_GATEWAY_PORT" not in os.environ:
+            self.file = tempfile.NamedTemporaryFile(prefix="kseg-spark-", suffix=".log", delete=False)
+        self.kept = False
+
+    def see(self) -> str:
+        """The words that name the log in an error line (and keep the file)."""
+        if self.file is None:
+            return ""
+        self.kept = True
+        return f" (Spark's log: {self.file.name}; --verbose shows it on stderr)"
+
+    def close(self) -> None:
+        if self.file is not None:
+            self.file.close()
+            if not self.kept:
+                try:
+                    os.unlink(self.file.name)
+                except OSError:
+                    pass
+
+
 def run_spark_cli(partitions, *, strict: bool, report_path: str | None, master: str | None, spark_conf,
                   max_message_size: int, output_format: str, out, err, spark=None, verbose: bool = False) -> int:
     """Run the job and print what the local command prints; return its exit code."""
@@ -142,27 +169,19 @@ def run_spark_cli(partitions, *, strict: bool, report_path: str | None, master: 
         err.flush()
         return EXIT_ERROR
 
-    kept = []  # the log is kept when an error line names it
-
-    def see() -> str:
-        if log is None:
-            return ""
-        kept.append(log.name)
-        return f" (Spark's log: {log.name}; --verbose shows it on stderr)"
-
     try:
         if report_path:
             prepare_directory(report_path)  # before Spark starts: executors write its part files
     except KsegError as exc:
         return fail(exc.describe())
     own = spark is None
-    log = None
+    log = SparkLog(verbose or not own)
+    see = log.see
     try:
         if own:
-            if not verbose and "PYSPARK_GATEWAY_PORT" not in os.environ:
-                log = tempfile.NamedTemporaryFile(prefix="kseg-spark-", suffix=".log", delete=False)
             try:
-                spark = session(master or "local[*]" if not _under_spark_submit() else master, spark_conf, log)
+                spark = session(master or "local[*]" if not _under_spark_submit() else master, spark_conf,
+                                log.file)
             except ValueError as exc:
                 return fail(str(exc))
             except Exception as exc:  # noqa: BLE001 - the JVM did not start, a bad master URL, ...
@@ -191,13 +210,7 @@ def run_spark_cli(partitions, *, strict: bool, report_path: str | None, master: 
     finally:
         if own and spark is not None:
             spark.stop()
-        if log is not None:
-            log.close()
-            if not kept:
-                try:
-                    os.unlink(log.name)
-                except OSError:
-                    pass
+        log.close()
 
 
 def _under_spark_submit() -> bool:

@@ -52,7 +52,8 @@ def export_bin(items, output: str, ranges, limit: int, on_corruption: str, key_d
 
 
 def run_export(paths: list[str], output: str, *, ranges, key_decoder, value_decoder, on_corruption: str,
-               split_bytes: int, limit: int, replace: bool, master, spark_conf, err) -> ExportSummary | None:
+               split_bytes: int, limit: int, replace: bool, master, spark_conf, err,
+               verbose: bool = False) -> ExportSummary | None:
     """Plan on the driver, export on the executors; the summary, or None when ``fail`` stopped it."""
     import importlib.util
 
@@ -70,9 +71,18 @@ def run_export(paths: list[str], output: str, *, ranges, key_decoder, value_deco
     splits = plan(discover(paths, notes), ranges, split_bytes, limit)
     for note in notes:
         err.write(f"kseg: note: {note}\n".encode("utf-8", "replace"))
-    from kseg.spark.driver import session
+    from kseg.spark.driver import SparkLog, _cause, session
 
-    spark = session(master or "local[*]", spark_conf)
+    log = SparkLog(verbose)
+    try:
+        spark = session(master or "local[*]", spark_conf, log.file)
+    except ValueError as exc:
+        log.close()
+        raise InputError(str(exc)) from None
+    except Exception as exc:  # noqa: BLE001 - the JVM did not start, a bad master URL, ...
+        message = f"Spark could not start: {_cause(exc)}{log.see()}"
+        log.close()
+        raise InputError(message) from None
     try:
         bins = plan_bins(list(enumerate(splits)), spark.sparkContext.defaultParallelism * 4,
                          size=lambda item: item[1].bytes)
@@ -87,9 +97,7 @@ def run_export(paths: list[str], output: str, *, ranges, key_decoder, value_deco
                     err.write(b"kseg: export stopped (--on-corruption fail): a task met a corrupt batch; "
                               b"the output is incomplete and has no _SUCCESS marker\n")
                     return None
-                from kseg.spark.driver import _cause
-
-                raise InputError(f"the Spark job failed: {_cause(exc)}") from None
+                raise InputError(f"the Spark job failed: {_cause(exc)}{log.see()}") from None
             for records, corrupt in results:
                 summary.records += records
                 summary.corrupt.extend(Corruption(*c) for c in corrupt)
@@ -98,6 +106,7 @@ def run_export(paths: list[str], output: str, *, ranges, key_decoder, value_deco
         return summary
     finally:
         spark.stop()
+        log.close()
 
 
 def write_success_marker(output: str) -> None:

@@ -145,7 +145,7 @@ def test_existing_output_needs_force(tmp_path: Path) -> None:
 
 def test_usage_errors(tmp_path: Path) -> None:
     out = str(tmp_path / "x.parquet")
-    for args in (["--from-offset", "5", "--to-offset", "4"], ["--master", "local[2]"],
+    for args in (["--from-offset", "5", "--to-offset", "4"], ["--master", "local[2]"], ["--from-time", "latest"],
                  ["--key-decoder", "no_such_module_kseg:f"]):
         r = run_cli(["export", str(CORPUS_DATA / "plain-v2-0"), "-o", out, *args])
         assert r.exit_code == 2, (args, r.errtext)
