@@ -34,11 +34,10 @@ NAME = "kseg"
 
 
 class SplitPartition(InputPartition):
-    """One split (a byte range of one segment), as a picklable input partition."""
+    """One task's splits (byte ranges of segments of one partition), as a picklable input partition."""
 
-    def __init__(self, split) -> None:
-        super().__init__(tuple(split))
-        self.split = split
+    def __init__(self, splits) -> None:
+        super().__init__([tuple(s) for s in splits])
 
 
 class KsegDataSource(DataSource):
@@ -69,7 +68,7 @@ class KsegReader(DataSourceReader):
         s = self.settings
         notes: list[str] = []
         splits = plan(discover(s["paths"], notes), s["ranges"], s["split_bytes"], s["limit"])
-        return [SplitPartition(split) for split in splits]
+        return [SplitPartition(group) for group in group_splits(splits, s["split_bytes"])]
 
     def read(self, partition):
         from kseg.render.export import RowBuilder, split_facts
@@ -78,10 +77,28 @@ class KsegReader(DataSourceReader):
         s = self.settings
         if partition is None or partition.value is None:  # no split at all: Spark still reads once
             return
-        split = Split(*partition.value)
-        builder = RowBuilder(split, *_decoder_functions(self.options))
-        facts = split_facts(split, s["ranges"], s["limit"], s["on_corruption"])
-        yield from builder.batches(facts)
+        decoders = _decoder_functions(self.options)
+        for value in partition.value:
+            split = Split(*value)
+            facts = split_facts(split, s["ranges"], s["limit"], s["on_corruption"])
+            yield from RowBuilder(split, *decoders).batches(facts)
+
+
+def group_splits(splits: list, target: int) -> list[list]:
+    """Consecutive splits of one partition packed into tasks of at most ``target`` bytes: a
+    partition of small segments is one task, a large segment's splits are tasks of their own."""
+    groups: list[list] = []
+    size = 0
+    for split in splits:
+        last = groups[-1][-1] if groups else None
+        same = last is not None and (last.log_dir, last.partition) == (split.log_dir, split.partition)
+        if same and size + split.bytes <= target:
+            groups[-1].append(split)
+            size += split.bytes
+        else:
+            groups.append([split])
+            size = split.bytes
+    return groups
 
 
 def _option(options: dict, name: str):

@@ -134,3 +134,22 @@ def test_verify_index_on_spark_reads_s3_and_writes_the_report_there(s3, local_br
     # the terminal shows problems and the summary only
     assert ": clean (" not in r2.text and "problem: " in r2.text
     assert r2.text.splitlines()[-1] == r1.text.splitlines()[-1]
+
+
+def test_small_segments_of_a_partition_are_one_task_and_large_ones_are_split() -> None:
+    from kseg.spark.datasource import group_splits
+    from kseg.storage.export import plan
+    from kseg.storage.partition import discover
+
+    parts = discover([str(CORPUS_DATA / "plain-v2-0"), str(CORPUS_DATA / "txn-v2-0"),
+                      str(CORPUS_DATA / "large-v2-0")], [])
+    splits = plan(parts, split_bytes=1 << 20)
+    groups = group_splits(splits, 1 << 20)
+    by_partition = [sorted({s.partition for s in g}) for g in groups]
+    assert by_partition[:2] == [["plain-v2-0"], ["txn-v2-0"]]  # two segments each, one task each
+    assert len(groups[0]) == 2 and len(groups[1]) == 2
+    large = [g for g in groups if g[0].partition == "large-v2-0"]
+    assert len(large) == 3 and all(len(g) == 1 for g in large)  # 3 MiB cut at checked batch starts
+    assert [s.start for g in large for s in g][0] == 0
+    ends = [(s.start, s.end) for g in large for s in g]
+    assert all(a[1] == b[0] for a, b in zip(ends, ends[1:])) and ends[-1][1] is None
