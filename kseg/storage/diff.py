@@ -39,7 +39,7 @@ from typing import Iterator, NamedTuple
 
 from kseg.errors import CorruptRecordError, InputError, KsegError
 from kseg.storage import files, leader_epochs
-from kseg.storage.partition import Partition, discover
+from kseg.storage.partition import Partition, discover, natural_key
 from kseg.storage.records import FileRecords
 
 IDENTICAL, LAGGING, DIVERGENT = "identical", "lagging", "divergent"
@@ -182,7 +182,7 @@ def compare(partitions: list[Partition]) -> DiffResult:
     """Compare the replicas (module docstring).  Raises :class:`InputError` for a replica with
     no ``.log`` or an unreadable file, :class:`CorruptIndexError` for a malformed checkpoint."""
     reps = [Replica(i, p) for i, p in enumerate(partitions)]
-    names = sorted({p.name for p in partitions})
+    names = sorted({p.name for p in partitions}, key=natural_key)
     result = DiffResult(partitions[0].name, reps)
     if len(names) > 1:
         result.notes.append(f"the replicas' directory names differ ({', '.join(names)}): compared as one partition")
@@ -340,7 +340,7 @@ def replica_sets(roots: list[str], notes: list[str]) -> list[list[Partition]]:
         for part in discover([root], notes):
             by_name.setdefault(part.name, []).append(part)
     sets = []
-    for name in sorted(by_name):
+    for name in sorted(by_name, key=natural_key):
         parts = by_name[name]
         if len(parts) > 1:
             sets.append(parts)

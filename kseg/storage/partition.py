@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from kseg.errors import InputError
 from kseg.storage import files, location
 
+_DIGITS = re.compile(r"(\d+)")
 TRANSITION_DIR = re.compile(r".*-(delete|future|stray)\Z")
 _DIR_DELETE = re.compile(r".*\.[0-9a-f]{32}-delete\Z")
 TRANSITION_FILE_SUFFIXES = (".deleted", ".cleaned", ".swap")
@@ -280,10 +281,15 @@ def check_exists(path: str) -> None:
         raise InputError("no such file or directory", path=path, hint=hint)
 
 
+def natural_key(name: str) -> tuple:
+    """Sort key putting ``orders-2`` before ``orders-10``: digit runs compare as numbers."""
+    return tuple((0, int(part), part) if part.isdigit() else (1, 0, part) for part in _DIGITS.split(name) if part)
+
+
 def _list(path: str) -> list[tuple[str, bool]]:
-    """(name, is a directory) of each entry, sorted by name; raises OSError."""
+    """(name, is a directory) of each entry, in natural order (:func:`natural_key`); raises OSError."""
     with os.scandir(path) as it:
-        return sorted((e.name, e.is_dir()) for e in it)
+        return sorted(((e.name, e.is_dir()) for e in it), key=lambda entry: natural_key(entry[0]))
 
 
 def _why(path: str, exc: OSError) -> str:

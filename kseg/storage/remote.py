@@ -17,6 +17,7 @@ from kseg.errors import InputError
 from kseg.storage import files, location
 from kseg.storage.partition import (
     LAYOUT_HINT,
+    natural_key,
     SEGMENT_SUFFIXES,
     TRANSITION_DIR,
     TRANSITION_FILE_SUFFIXES,
@@ -44,7 +45,7 @@ def discover_uri(uri: str, notes: list[str]) -> list[Partition]:
         by_dir.setdefault(location.dirname(entry.path), []).append(entry)
     partitions = []
     skipped: set[str] = set()
-    for directory in sorted(by_dir):
+    for directory in sorted(by_dir, key=natural_key):
         if not any(files.suffix(e.path) in SEGMENT_SUFFIXES for e in by_dir[directory]):
             continue
         transit = _in_transition(directory, uri)

@@ -51,3 +51,16 @@ def test_a_file_that_is_no_segment_is_an_error(tmp_path: Path, name: str) -> Non
     with pytest.raises(InputError, match="not a segment file"):
         discover([str(tmp_path / name)], [])
 
+
+
+def test_partitions_sort_naturally(tmp_path) -> None:
+    """orders-2 before orders-10, in every listing (a log root, and what commands print from it)."""
+    from tests.conftest import run_cli
+
+    root = tmp_path / "data"
+    for n in (10, 2, 1, 33, 3):
+        shutil.copytree(CORPUS_DATA / "txn-v2-0", root / f"orders-{n}")
+    names = [p.name for p in discover([str(root)], [])]
+    assert names == ["orders-1", "orders-2", "orders-3", "orders-10", "orders-33"]
+    out = run_cli(["verify-index", str(root)]).text.splitlines()
+    assert [line.split("/")[0] for line in out[:-1] if not line.startswith(" ")][::2] == names
