@@ -11,7 +11,7 @@ import click
 from kseg.cli.options import binary_streams, format_option, max_message_size_option
 
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
-EXIT_FOUND, EXIT_NOT_FOUND, EXIT_ERROR = 0, 1, 2
+from kseg.limits import EXIT_ERROR, EXIT_OK as EXIT_FOUND, EXIT_PROBLEMS as EXIT_NOT_FOUND
 SPECIAL = {"earliest": -2, "latest": -1, "max-timestamp": -3}
 _ISO = re.compile(
     r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?"
@@ -103,6 +103,7 @@ def _decoders(key_decoder: str, value_decoder: str) -> tuple:
 def _run(directory: str, output_format: str, max_message_size: int, decoders: tuple, query) -> int:
     """Open the partition, run ``query(log)`` -> (result, text writer, json maker, reason), print."""
     from kseg.errors import InputError, KsegError
+    from kseg.limits import decompression_limit
     from kseg.render.lookup import write_json
     from kseg.render.text import TextSink
     from kseg.storage import files
@@ -112,7 +113,7 @@ def _run(directory: str, output_format: str, max_message_size: int, decoders: tu
     sink = TextSink(out, err)
     partition = files.display(directory)
     try:
-        with PartitionLog(directory, limit=max(max_message_size, 1) * 8) as log:
+        with PartitionLog(directory, limit=decompression_limit(max_message_size)) as log:
             result, write_text, make_json, reason = query(log)
             notes = log.notes + [n for n in result.notes if n not in log.notes]
             result.notes = notes

@@ -19,6 +19,7 @@ import struct
 from typing import Callable
 
 from kseg.errors import CorruptIndexError
+from kseg.limits import NO_TIMESTAMP
 
 OFFSET_ENTRY = struct.Struct(
     ">"
@@ -38,7 +39,6 @@ TXN_ENTRY = struct.Struct(
     "q"  # lastOffset
     "q"  # lastStableOffset
 )
-NO_TIMESTAMP = -1
 
 
 def _largest_lower_bound(entries: int, entry_size: int, key: Callable[[int], int], target: int) -> int:

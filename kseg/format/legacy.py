@@ -26,6 +26,7 @@ from typing import Iterator
 
 from kseg.errors import CorruptRecordError
 from kseg.format import compression
+from kseg.limits import NO_TIMESTAMP
 
 ENTRY = struct.Struct(
     ">"
@@ -41,7 +42,6 @@ TIMESTAMP = struct.Struct(">q")
 INT32 = struct.Struct(">i")
 RECORD_OVERHEAD_V0 = 14  # crc + magic + attributes + key length + value length
 TIMESTAMP_TYPE_FLAG = 0x08
-NO_TIMESTAMP = -1
 
 CREATE_TIME, LOG_APPEND_TIME, NO_TIMESTAMP_TYPE = "CreateTime", "LogAppendTime", "NoTimestampType"
 

@@ -31,6 +31,7 @@ from typing import Iterator
 
 from kseg.errors import CorruptRecordError
 from kseg.format.varint import read_varint, read_varlong
+from kseg.limits import INT32_MAX
 
 HEADER = struct.Struct(
     ">"
@@ -63,7 +64,6 @@ CONTROL_FLAG = 0x20
 DELETE_HORIZON_FLAG = 0x40
 
 NO_SEQUENCE = -1
-INT32_MAX = 0x7FFFFFFF
 
 
 def increment_sequence(sequence: int, increment: int) -> int:

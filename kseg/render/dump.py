@@ -21,15 +21,19 @@ from kseg.errors import CorruptSnapshotError, InputError, KsegError
 from kseg.format import control
 from kseg.format.indexes import iter_aborted_txns
 from kseg.format.snapshot import parse_snapshot
+from kseg.limits import (
+    DEFAULT_MAX_MESSAGE_SIZE,
+    EXIT_ERROR,
+    EXIT_OK,
+    EXIT_PROBLEMS,
+    INT32_MAX,
+    decompression_limit,
+)
 from kseg.render.dump_index import IndexDumps
 from kseg.storage import files
 from kseg.storage.batch import V2Batch
 from kseg.storage.records import FileRecords
 
-INT_MAX = 0x7FFFFFFF
-DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024
-
-EXIT_OK, EXIT_CORRUPT, EXIT_INPUT = 0, 1, 2
 
 
 def string_decoder(data) -> str:
@@ -76,7 +80,7 @@ class DumpOptions:
     verify_index_only: bool = False
     index_sanity_check: bool = False
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE
-    max_bytes: int = INT_MAX
+    max_bytes: int = INT32_MAX
     key_decoder: Callable = string_decoder
     value_decoder: Callable = string_decoder
     parser: object | None = None  # a topic decoder with parse(offset, key, value)
@@ -88,7 +92,7 @@ class DumpOptions:
     @property
     def decompress_limit(self) -> int:
         """Most bytes one batch may decompress to: a small multiple of --max-message-size."""
-        return max(self.max_message_size, 1) * 8
+        return decompression_limit(self.max_message_size)
 
 
 @dataclass
@@ -131,7 +135,7 @@ class Dumper(IndexDumps):
         return self.exit_code
 
     def _fail(self, exc: KsegError) -> None:
-        code = EXIT_INPUT if isinstance(exc, InputError) else EXIT_CORRUPT
+        code = EXIT_ERROR if isinstance(exc, InputError) else EXIT_PROBLEMS
         self.exit_code = max(self.exit_code, code)
         self.sink.error(exc)
 
@@ -229,7 +233,7 @@ class Dumper(IndexDumps):
             if progress is not None:
                 progress.advance_to(valid_bytes)
         trailing = records.end - valid_bytes
-        if trailing > 0 and self.opts.max_bytes == INT_MAX:
+        if trailing > 0 and self.opts.max_bytes == INT32_MAX:
             sink.trailing_bytes(trailing, name)
 
     def _dump_records(self, batch, last_offset: int, abs_path: str) -> int:

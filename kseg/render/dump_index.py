@@ -9,7 +9,8 @@ zero entry of a preallocated index.
 from __future__ import annotations
 
 from kseg.errors import CorruptIndexError, InputError
-from kseg.format.indexes import NO_TIMESTAMP, OffsetIndexView, TimeIndexView
+from kseg.format.indexes import OffsetIndexView, TimeIndexView
+from kseg.limits import NO_TIMESTAMP
 from kseg.storage import files
 from kseg.storage.records import FileRecords
 

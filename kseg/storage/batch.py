@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Iterator
 
 from kseg.errors import CorruptRecordError, KsegError, LimitExceededError
 from kseg.format import compression, legacy, v2
+from kseg.limits import NO_TIMESTAMP
 
 if TYPE_CHECKING:  # pragma: no cover
     from kseg.storage.records import FileRecords
@@ -319,7 +320,7 @@ class LegacyBatch(FileBatch):
     @property
     def max_timestamp(self) -> int:
         if self.magic == 0:
-            return legacy.NO_TIMESTAMP
+            return NO_TIMESTAMP
         if self.buf is not None:
             return legacy.TIMESTAMP.unpack_from(self.buf, self.i + 18)[0]
         return legacy.TIMESTAMP.unpack(self.file.read_at(self.position + 18, 8))[0]

@@ -37,7 +37,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kseg.errors import CorruptRecordError
-from kseg.format.indexes import NO_TIMESTAMP
+from kseg.limits import NO_TIMESTAMP
 from kseg.storage.lookup import (
     EMPTY,
     FOUND,

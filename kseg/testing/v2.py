@@ -32,6 +32,7 @@ from typing import Iterable, Sequence
 from crc32c import crc32c
 
 from kseg.errors import KsegError
+from kseg.limits import NO_TIMESTAMP  # RecordBatch.NO_TIMESTAMP
 from kseg.testing.codecs import codec_id, compress
 
 MAGIC_V2 = 2
@@ -44,7 +45,6 @@ TRANSACTIONAL_MASK = 0x10
 CONTROL_MASK = 0x20
 DELETE_HORIZON_MASK = 0x40
 
-NO_TIMESTAMP = -1  # RecordBatch.NO_TIMESTAMP
 
 # The 61-byte batch header, fields in file order:
 #   q baseOffset | i batchLength | i partitionLeaderEpoch | b magic | I crc |
