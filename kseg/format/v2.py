@@ -80,11 +80,6 @@ def last_sequence(base_sequence: int, last_offset_delta: int) -> int:
     return increment_sequence(base_sequence, last_offset_delta)
 
 
-def attributes_byte(attributes: int) -> int:
-    """Kafka reads only the low byte of the int16 attributes, as a signed byte."""
-    return attributes & 0xFF
-
-
 CHUNK = 512  # records decoded per call by iter_records (bounds memory for huge uncompressed batches)
 
 

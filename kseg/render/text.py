@@ -1,6 +1,6 @@
 """Kafka's text output, byte for byte (``DumpLogSegments.printBatchLevel`` and the record lines).
 
-Quirks kept on purpose (see ``docs/kafka-compat.md``): the stray ``}`` after
+Quirks kept on purpose (each a golden in ``tests/data/corpus``): the stray ``}`` after
 a legacy record's crc; ``deleteHorizonMs: OptionalLong.empty``; lists of
 index mismatches and non-consecutive offsets printed in reverse discovery
 order; a leading space before ``payload:`` with ``--skip-record-metadata``

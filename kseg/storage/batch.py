@@ -72,9 +72,6 @@ def _load_crc32c():
     return crc32c
 
 
-_crc32c = crc32c_function
-
-
 class FileBatch:
     """Common part of v2 and legacy batches."""
 
@@ -201,7 +198,7 @@ class V2Batch(FileBatch):
 
     def computed_crc(self) -> int:
         """CRC-32C over attributes..end, as ``DefaultRecordBatch.computeChecksum``."""
-        fn = _crc32c()
+        fn = crc32c_function()
         if self.buf is not None:
             i = self.i
             return fn(self.buf[i + v2.ATTRIBUTES_OFFSET : i + self.size])
