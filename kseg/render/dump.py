@@ -67,7 +67,7 @@ def control_text(batch, key, value) -> str:
                 return text
         return f" controlType: {control.type_name(type_id)}({type_id})"
     except KsegError as exc:
-        raise exc.at(batch.file.path, batch.position if exc.position is None else 0)
+        raise exc.at(batch.file.path) from None  # the key/value are slices: no position in the file
 
 
 @dataclass
@@ -160,9 +160,7 @@ class Dumper(IndexDumps):
         try:
             handler(path)
         except KsegError as exc:
-            if exc.path is None:
-                exc.path = files.display(path)
-            self._fail(exc)
+            self._fail(exc.at(files.display(path)))
 
     # -- base offsets -----------------------------------------------------
     def _base_offset(self, path: str, log_path: str) -> int:

@@ -49,8 +49,7 @@ class IndexDumps:
         try:
             return FileRecords(log_path)
         except InputError as exc:
-            exc.message += "; index entries are not checked against the log"
-            self._fail(exc)
+            self._fail(exc.extended("; index entries are not checked against the log"))
             return _NoLog()
 
     def _first_batch_last_offset(self, records: FileRecords, position: int, index, i: int) -> int:

@@ -8,6 +8,7 @@ as the one-line text diagnostic.
 
 from __future__ import annotations
 
+from kseg.errors import error_line
 from kseg.format import v2
 from kseg.format.compression import codec_name
 from kseg.jsonlines import dumps  # noqa: F401 - the form of every kseg JSON line; re-exported
@@ -76,7 +77,7 @@ class JsonSink:
     def error(self, exc) -> None:
         self.emit({"type": "error", "file": exc.path, "position": exc.position,
                    "error": type(exc).__name__, "message": exc.message, "hint": exc.hint})
-        self._err(f"kseg: error: {exc.describe()}")
+        self._err(error_line(exc))
 
     # -- batches and records ----------------------------------------------------------
     def batch(self, b, position: int) -> None:

@@ -9,6 +9,7 @@ and no key; an empty line for a control record with ``--skip-record-metadata``.
 
 from __future__ import annotations
 
+from kseg.errors import error_line
 from kseg.format import v2
 from kseg.format.compression import codec_name
 from kseg.render.dump import string_decoder
@@ -93,7 +94,7 @@ class TextSink:
         self._err(f"kseg: note: {message}")
 
     def error(self, exc) -> None:
-        self._err(f"kseg: error: {exc.describe()}")
+        self._err(error_line(exc))
 
     # -- batches and records ------------------------------------------------------
     def batch(self, b, position: int) -> None:

@@ -113,7 +113,8 @@ class FileBatch:
         return crc
 
     def _anchor(self, exc: KsegError) -> KsegError:
-        return exc.at(self.file.path, self.position if exc.position is not None else 0)
+        """``exc`` (positioned in the batch, or nowhere) anchored in the file."""
+        return exc.at(self.file.path, self.position)
 
     def _anchored(self, it: Iterator[tuple]) -> Iterator[tuple]:
         try:
@@ -259,9 +260,7 @@ class V2Batch(FileBatch):
         try:
             data = self.data(limit)
         except KsegError as exc:
-            if exc.position is None:
-                exc.position = v2.HEADER_SIZE
-            raise self._anchor(exc) from None
+            raise exc.at(self.file.path, self.position, default=v2.HEADER_SIZE) from None
         return data, (h[v2.BASE_OFFSET], h[v2.BASE_TIMESTAMP], h[v2.BASE_SEQUENCE], log_append)
 
     def _decode_compressed(self, limit: int, sizes: bool) -> list:
@@ -278,9 +277,7 @@ class V2Batch(FileBatch):
                 raise error
             return records
         except KsegError as exc:
-            if exc.position is None:
-                exc.position = v2.HEADER_SIZE
-            raise self._anchor(exc) from None
+            raise exc.at(self.file.path, self.position, default=v2.HEADER_SIZE) from None
 
 
 class LegacyBatch(FileBatch):
