@@ -19,6 +19,7 @@ from typing import Callable
 
 from kseg.errors import CorruptSnapshotError, InputError, KsegError
 from kseg.format import control
+from kseg.format.v2 import CONTROL_FLAG
 from kseg.format.indexes import iter_aborted_txns
 from kseg.format.snapshot import parse_snapshot
 from kseg.limits import (
@@ -223,7 +224,7 @@ class Dumper(IndexDumps):
         for batch in () if batch_lines is not None else records.batches():
             sink.batch(batch, valid_bytes)
             if deep:
-                if fast is not None and batch.__class__ is V2Batch and not batch.h[5] & 0x20:
+                if fast is not None and batch.__class__ is V2Batch and not batch.h.attributes & CONTROL_FLAG:
                     last_offset = self._dump_v2_chunks(batch, last_offset, abs_path, *fast)
                 else:
                     last_offset = self._dump_records(batch, last_offset, abs_path)

@@ -98,41 +98,23 @@ class TextSink:
 
     # -- batches and records ------------------------------------------------------
     def batch(self, b, position: int) -> None:
-        if b.magic >= 2 and b.size >= v2.HEADER_SIZE:  # the cached parts of batch_lines
+        """The line of one batch: a v2 one through :meth:`batch_lines`, a legacy entry here."""
+        if b.magic >= 2:
             self.batch_lines([(position, b.size, b.h, b.is_valid())])
             return
-        if b.magic >= 2:
-            h = b.h
-            attrs = h[v2.ATTRIBUTES]
-            base_seq = h[v2.BASE_SEQUENCE]
-            horizon = h[v2.BASE_TIMESTAMP] if attrs & 0x40 else None
-            head = (
-                f"baseOffset: {h[0]} lastOffset: {h[0] + h[6]} count: {h[12]} "
-                f"baseSequence: {base_seq} lastSequence: {v2.last_sequence(base_seq, h[6])} "
-                f"producerId: {h[9]} producerEpoch: {h[10]} partitionLeaderEpoch: {h[2]} "
-                f"isTransactional: {_bool(attrs & 0x10)} isControl: {_bool(attrs & 0x20)} "
-                f"deleteHorizonMs: {optional_long(horizon)}"
-            )
-            ts_type = "LogAppendTime" if attrs & 0x08 else "CreateTime"
-            max_ts = h[v2.MAX_TIMESTAMP]
-            crc = h[v2.CRC]
-        else:
-            head = f"offset: {b.offset}"
-            ts_type = b.timestamp_type
-            max_ts = b.max_timestamp
-            crc = b.crc
-        codec = codec_name(b.codec)
         self.write(
-            f"{head} position: {position} {ts_type}: {max_ts} size: {b.size} magic: {b.magic} "
-            f"compresscodec: {codec} crc: {crc} isvalid: {_bool(b.is_valid())}\n"
+            f"offset: {b.offset} position: {position} {b.timestamp_type}: {b.max_timestamp} size: {b.size} "
+            f"magic: {b.magic} compresscodec: {codec_name(b.codec)} crc: {b.crc} isvalid: {_bool(b.is_valid())}\n"
         )
 
     def batch_lines(self, items: list) -> None:
-        """Batch lines for a list from ``FileRecords.scan`` (the hot path of shallow iteration).
+        """The v2 batch line (``DumpLogSegments.printBatchLevel``), for a list from ``FileRecords.scan``.
 
-        The same lines as :meth:`batch`; the parts that repeat from batch to
-        batch (producer, epochs, flags, timestamp type, magic, codec) are
-        formatted once per distinct header and reused.
+        The one formatter of a v2 batch line.  The parts that repeat from
+        batch to batch (producer, epochs, flags, timestamp type, magic,
+        codec) are formatted once per distinct header and reused: the hot
+        path of shallow iteration.  Items without a header (legacy entries)
+        go to :meth:`batch`.
         """
         lines: list[str] = []
         append = lines.append
@@ -144,41 +126,41 @@ class TextSink:
                     lines.clear()
                     self.batch(valid, position)
                     continue
-                attrs = h[5]
-                key = (h[2], h[9], h[10], attrs, h[3], h[7] if attrs & 0x40 else None)
+                bo, _, epoch, magic, crc, attrs, delta, base_ts, max_ts, pid, pepoch, base_seq, count = h
+                key = (epoch, pid, pepoch, attrs, magic, base_ts if attrs & 0x40 else None)
                 parts = cache.get(key)
                 if parts is None:
                     parts = cache[key] = self._batch_line_parts(h)
-                base_seq = h[11]
-                bo = h[0]
                 if base_seq == -1:  # no producer sequence: the common case, two numbers fewer
                     append(
-                        f"baseOffset: {bo} lastOffset: {bo + h[6]} count: {h[12]} baseSequence: -1 "
-                        f"lastSequence: -1 {parts[0]}position: {position} {parts[1]}{h[8]} size: {size} "
-                        f"{parts[2]}{h[4]} isvalid: {'true' if valid else 'false'}\n"
+                        f"baseOffset: {bo} lastOffset: {bo + delta} count: {count} baseSequence: -1 "
+                        f"lastSequence: -1 {parts[0]}position: {position} {parts[1]}{max_ts} size: {size} "
+                        f"{parts[2]}{crc} isvalid: {'true' if valid else 'false'}\n"
                     )
                 else:
                     append(
-                        f"baseOffset: {bo} lastOffset: {bo + h[6]} count: {h[12]} baseSequence: {base_seq} "
-                        f"lastSequence: {v2.increment_sequence(base_seq, h[6])} "
-                        f"{parts[0]}position: {position} {parts[1]}{h[8]} size: {size} {parts[2]}{h[4]} "
+                        f"baseOffset: {bo} lastOffset: {bo + delta} count: {count} baseSequence: {base_seq} "
+                        f"lastSequence: {v2.increment_sequence(base_seq, delta)} "
+                        f"{parts[0]}position: {position} {parts[1]}{max_ts} size: {size} {parts[2]}{crc} "
                         f"isvalid: {'true' if valid else 'false'}\n"
                     )
         finally:
             self._emit(lines)
 
     def _batch_line_parts(self, h) -> tuple[str, str, str]:
-        """The constant parts of a v2 batch line, in the order :meth:`batch` writes them."""
+        """The constant parts of a v2 batch line, in the order :meth:`batch_lines` writes them."""
         if len(self._batch_parts) > 4096:  # bound the cache: producers can be many
             self._batch_parts.clear()
-        attrs = h[v2.ATTRIBUTES]
-        horizon = h[v2.BASE_TIMESTAMP] if attrs & 0x40 else None
+        h = v2.BatchHeader._make(h)  # scan's plain tuple, named on this cold path
+        attrs = h.attributes
+        horizon = h.base_timestamp if attrs & v2.DELETE_HORIZON_FLAG else None
         return (
-            f"producerId: {h[9]} producerEpoch: {h[10]} partitionLeaderEpoch: {h[2]} "
-            f"isTransactional: {_bool(attrs & 0x10)} isControl: {_bool(attrs & 0x20)} "
+            f"producerId: {h.producer_id} producerEpoch: {h.producer_epoch} "
+            f"partitionLeaderEpoch: {h.partition_leader_epoch} "
+            f"isTransactional: {_bool(attrs & v2.TRANSACTIONAL_FLAG)} isControl: {_bool(attrs & v2.CONTROL_FLAG)} "
             f"deleteHorizonMs: {optional_long(horizon)} ",
-            f"{'LogAppendTime' if attrs & 0x08 else 'CreateTime'}: ",
-            f"magic: {h[v2.MAGIC]} compresscodec: {codec_name(attrs & 0x07)} crc: ",
+            f"{'LogAppendTime' if attrs & v2.TIMESTAMP_TYPE_FLAG else 'CreateTime'}: ",
+            f"magic: {h.magic} compresscodec: {codec_name(attrs & v2.CODEC_MASK)} crc: ",
         )
 
     def _emit(self, lines: list[str]) -> None:
@@ -220,7 +202,7 @@ class TextSink:
         record without ``--skip-record-metadata``; every line made before a
         decoder fails is kept.
         """
-        ts_type = "LogAppendTime" if b.h[v2.ATTRIBUTES] & 0x08 else "CreateTime"
+        ts_type = "LogAppendTime" if b.h.attributes & v2.TIMESTAMP_TYPE_FLAG else "CreateTime"
         lines: list[str] = []
         append = lines.append
         try:

@@ -11,14 +11,15 @@ its records are loaded on demand, bounded by the caller's ``limit``.
 from __future__ import annotations
 
 import zlib
-from typing import TYPE_CHECKING, Iterator
+from typing import Iterator, Protocol
 
 from kseg.errors import CorruptRecordError, KsegError, LimitExceededError
 from kseg.format import compression, legacy, v2
 from kseg.limits import NO_TIMESTAMP
 
-if TYPE_CHECKING:  # pragma: no cover
-    from kseg.storage.records import FileRecords
+_named = tuple.__new__
+_BatchHeader = v2.BatchHeader
+_unpack_header = v2.HEADER.unpack_from
 
 CREATE_TIME, LOG_APPEND_TIME = "CreateTime", "LogAppendTime"
 
@@ -72,6 +73,23 @@ def _load_crc32c():
     return crc32c
 
 
+class BatchSource(Protocol):
+    """What a batch needs from the file it was read from (:class:`kseg.storage.records.FileRecords`).
+
+    A protocol, so this module does not import the reader that imports it.
+    """
+
+    path: str
+    size: int
+
+    @property
+    def window_size(self) -> int: ...  # pragma: no cover - protocol
+
+    def window(self, position: int, n: int) -> tuple[memoryview, int]: ...  # pragma: no cover - protocol
+
+    def read_at(self, position: int, n: int) -> bytes: ...  # pragma: no cover - protocol
+
+
 class FileBatch:
     """Common part of v2 and legacy batches."""
 
@@ -79,7 +97,7 @@ class FileBatch:
 
     magic: int
 
-    def __init__(self, file: "FileRecords", position: int, size: int, buf, i: int) -> None:
+    def __init__(self, file: BatchSource, position: int, size: int, buf, i: int) -> None:
         self.file = file
         self.position = position
         self.size = size
@@ -126,16 +144,21 @@ class FileBatch:
 class V2Batch(FileBatch):
     """A magic >= 2 batch (``DefaultFileChannelRecordBatch`` / ``DefaultRecordBatch``)."""
 
-    __slots__ = ("h",)
+    __slots__ = ("h",)  # the batch's v2.BatchHeader
 
-    def __init__(self, file: "FileRecords", position: int, size: int, buf, i: int) -> None:
+    @property
+    def header(self) -> v2.BatchHeader:
+        """The batch's header by name (``h``: the same object, the historical name)."""
+        return self.h
+
+    def __init__(self, file: BatchSource, position: int, size: int, buf, i: int) -> None:
         self.file = file  # FileBatch.__init__, inlined: one batch object per index entry or batch
         self.position = position
         self.size = size
         self.buf = buf
         self.i = i
         if buf is not None and i + v2.HEADER_SIZE <= len(buf) and size >= v2.HEADER_SIZE:
-            self.h = v2.HEADER.unpack_from(buf, i)
+            self.h = _named(_BatchHeader, _unpack_header(buf, i))  # v2.header_from, inlined
         else:
             # Kafka reads a full 61-byte header even for a batch declared smaller.
             if position + v2.HEADER_SIZE > file.size:
@@ -145,57 +168,59 @@ class V2Batch(FileBatch):
                     path=file.path,
                     position=position,
                 )
-            self.h = v2.HEADER.unpack(file.read_at(position, v2.HEADER_SIZE))
+            self.h = v2.header_from(file.read_at(position, v2.HEADER_SIZE))
 
     @property
     def magic(self) -> int:
-        return self.h[v2.MAGIC]
+        return self.h.magic
 
     @property
     def base_offset(self) -> int:
-        return self.h[v2.BASE_OFFSET]
+        return self.h.base_offset
 
     @property
     def last_offset(self) -> int:
-        return self.h[v2.BASE_OFFSET] + self.h[v2.LAST_OFFSET_DELTA]
+        h = self.h
+        return h.base_offset + h.last_offset_delta
 
     @property
     def attributes(self) -> int:
-        return self.h[v2.ATTRIBUTES] & 0xFF
+        return self.h.attributes & 0xFF  # Kafka reads the low byte
 
     @property
     def codec(self) -> int:
-        return self.h[v2.ATTRIBUTES] & 0x07
+        return self.h.attributes & v2.CODEC_MASK
 
     @property
     def timestamp_type(self) -> str:
-        return LOG_APPEND_TIME if self.h[v2.ATTRIBUTES] & 0x08 else CREATE_TIME
+        return LOG_APPEND_TIME if self.h.attributes & v2.TIMESTAMP_TYPE_FLAG else CREATE_TIME
 
     @property
     def max_timestamp(self) -> int:
-        return self.h[v2.MAX_TIMESTAMP]
+        return self.h.max_timestamp
 
     @property
     def is_control(self) -> bool:
-        return bool(self.h[v2.ATTRIBUTES] & 0x20)
+        return bool(self.h.attributes & v2.CONTROL_FLAG)
 
     @property
     def is_transactional(self) -> bool:
-        return bool(self.h[v2.ATTRIBUTES] & 0x10)
+        return bool(self.h.attributes & v2.TRANSACTIONAL_FLAG)
 
     @property
     def delete_horizon_ms(self) -> int | None:
-        return self.h[v2.BASE_TIMESTAMP] if self.h[v2.ATTRIBUTES] & 0x40 else None
+        h = self.h
+        return h.base_timestamp if h.attributes & v2.DELETE_HORIZON_FLAG else None
 
     @property
     def checksum(self) -> int:
-        return self.h[v2.CRC]
+        return self.h.crc
 
     def is_valid(self) -> bool:
         """``DefaultRecordBatch.isValid``: size >= 61 and CRC-32C over attributes..end."""
         if self.size < v2.HEADER_SIZE:
             return False
-        return self.computed_crc() == self.h[v2.CRC]
+        return self.computed_crc() == self.h.crc
 
     def computed_crc(self) -> int:
         """CRC-32C over attributes..end, as ``DefaultRecordBatch.computeChecksum``."""
@@ -213,10 +238,10 @@ class V2Batch(FileBatch):
         first record is returned, as Kafka's ``DefaultRecordBatch.iterator``.
         """
         h = self.h
-        count = h[v2.COUNT]
+        count = h.records_count
         if count == 0:
             return iter(())
-        if h[v2.ATTRIBUTES] & 0x07 == 0:
+        if h.attributes & v2.CODEC_MASK == 0:
             data, args = self._prepare(limit)
             return self._anchored(v2.iter_records(data, v2.HEADER_SIZE, self.size, count, *args))
         return iter(self._decode_compressed(limit, False))
@@ -231,10 +256,10 @@ class V2Batch(FileBatch):
         compressed one raises before any list.
         """
         h = self.h
-        count = h[v2.COUNT]
+        count = h.records_count
         if count == 0:
             return
-        if h[v2.ATTRIBUTES] & 0x07:
+        if h.attributes & v2.CODEC_MASK:
             yield self._decode_compressed(limit, sizes)
             return
         data, args = self._prepare(limit)
@@ -256,22 +281,22 @@ class V2Batch(FileBatch):
                 CorruptRecordError(f"batch size {self.size} is smaller than the v2 header ({v2.HEADER_SIZE})")
             )
         h = self.h
-        log_append = h[v2.MAX_TIMESTAMP] if h[v2.ATTRIBUTES] & 0x08 else None
+        log_append = h.max_timestamp if h.attributes & v2.TIMESTAMP_TYPE_FLAG else None
         try:
             data = self.data(limit)
         except KsegError as exc:
             raise exc.at(self.file.path, self.position, default=v2.HEADER_SIZE) from None
-        return data, (h[v2.BASE_OFFSET], h[v2.BASE_TIMESTAMP], h[v2.BASE_SEQUENCE], log_append)
+        return data, (h.base_offset, h.base_timestamp, h.base_sequence, log_append)
 
     def _decode_compressed(self, limit: int, sizes: bool) -> list:
         """Decompress (at most ``limit`` bytes) and decode every record, or raise."""
         h = self.h
-        count = h[v2.COUNT]
+        count = h.records_count
         data, args = self._prepare(limit)
         try:
             if count > limit:
                 raise LimitExceededError(f"record count {count} exceeds the bound of {limit}", position=57)
-            raw = compression.decompress(h[v2.ATTRIBUTES] & 0x07, data[v2.HEADER_SIZE :], h[v2.MAGIC], limit)
+            raw = compression.decompress(h.attributes & v2.CODEC_MASK, data[v2.HEADER_SIZE :], h.magic, limit)
             records, _, _, error = v2.decode_records(memoryview(raw), 0, len(raw), count, 0, count, *args, sizes)
             if error is not None:
                 raise error
