@@ -329,29 +329,12 @@ def build_empty_v2_batch(
     )
 
 
-# Control batches moved to kseg.testing.control; re-exported here for callers that
-# import them from this module (imported last: control itself imports from v2).
-from kseg.testing.control import (  # noqa: E402
-    CONTROL_KEY,
-    CONTROL_TYPES,
-    END_TXN_VALUE,
-    build_control_batch,
-    build_control_record_batch,
-    end_txn_marker_value,
-)
-
 __all__ = [
-    "CONTROL_KEY",
-    "CONTROL_TYPES",
-    "END_TXN_VALUE",
     "RecordSpec",
     "append_record",
-    "build_control_batch",
-    "build_control_record_batch",
     "build_empty_v2_batch",
     "build_v2_batch",
     "encode_record",
-    "end_txn_marker_value",
     "finish_batch",
     "varint",
 ]
