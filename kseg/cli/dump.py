@@ -27,12 +27,19 @@ def resolve_decoder(name: str):
     """``string`` (Kafka's default), ``hex``, ``base64``, ``json`` or ``module:function``."""
     name = _JAVA_DECODERS.get(name, name)
     if name == "string":
-        from kseg.render.dump import string_decoder
+        from kseg.format.strings import string_decoder
 
         return string_decoder
     from kseg.decoders.simple import resolve
 
     return resolve(name)
+
+
+def kraft_text(type_id: int, key: bytes, value: bytes | None) -> str | None:
+    """The KRaft control records' text (``kseg.decoders.control``), imported on the first one."""
+    from kseg.decoders.control import control_record_text
+
+    return control_record_text(type_id, key, value)
 
 
 def topic_parser(kind: str):
@@ -108,6 +115,7 @@ def dump(paths, files_opt, print_data_log, deep_iteration, skip_record_metadata,
             key_decoder=resolve_decoder(key_decoder or "string"),
             value_decoder=resolve_decoder(value_decoder or "string"),
             parser=parser,
+            kraft_text=kraft_text,
         )
     except KsegError as exc:
         raise click.UsageError(exc.describe()) from None

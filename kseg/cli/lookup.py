@@ -91,11 +91,11 @@ class TimestampType(click.ParamType):
 
 
 def _decoders(key_decoder: str, value_decoder: str) -> tuple:
-    from kseg.cli.dump import resolve_decoder
+    from kseg.cli.dump import kraft_text, resolve_decoder
     from kseg.errors import KsegError
 
     try:
-        return resolve_decoder(key_decoder), resolve_decoder(value_decoder)
+        return resolve_decoder(key_decoder), resolve_decoder(value_decoder), kraft_text
     except KsegError as exc:
         raise click.UsageError(exc.describe()) from None
 

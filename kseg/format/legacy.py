@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import struct
 import zlib
-from typing import Iterator
+from typing import Iterator, NamedTuple
 
 from kseg.errors import CorruptRecordError
 from kseg.format import compression
@@ -44,6 +44,21 @@ RECORD_OVERHEAD_V0 = 14  # crc + magic + attributes + key length + value length
 TIMESTAMP_TYPE_FLAG = 0x08
 
 CREATE_TIME, LOG_APPEND_TIME, NO_TIMESTAMP_TYPE = "CreateTime", "LogAppendTime", "NoTimestampType"
+
+
+class LegacyRecord(NamedTuple):
+    """One v0/v1 message (``LegacyRecord``) as :meth:`kseg.storage.batch.LegacyBatch.records` hands it out.
+
+    ``key``/``value`` are slices or ``None``; ``crc`` the stored CRC-32 and
+    ``valid`` whether it matches (an inner message of a wrapper has its own).
+    """
+
+    offset: int
+    timestamp: int
+    key: object
+    value: object
+    crc: int
+    valid: bool
 
 
 def timestamp_type(magic: int, attributes: int) -> str:

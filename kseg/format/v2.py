@@ -112,6 +112,23 @@ def last_sequence(base_sequence: int, last_offset_delta: int) -> int:
     return increment_sequence(base_sequence, last_offset_delta)
 
 
+class Record(NamedTuple):
+    """One v2 record (``DefaultRecord``) as :meth:`kseg.storage.batch.V2Batch.records` hands it out.
+
+    ``key``/``value`` are slices of the batch's bytes or ``None`` (null);
+    ``headers`` a tuple of ``(key bytes, value bytes or None)``.  The chunked
+    hot path (:func:`decode_records`) hands out plain tuples in this order:
+    naming each record there would cost ~70 ns, 5 % of a deep dump.
+    """
+
+    offset: int
+    timestamp: int
+    sequence: int
+    key: object
+    value: object
+    headers: tuple
+
+
 CHUNK = 512  # records decoded per call by iter_records (bounds memory for huge uncompressed batches)
 
 

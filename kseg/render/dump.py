@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from kseg.errors import CorruptSnapshotError, InputError, KsegError
-from kseg.format import control
 from kseg.format.v2 import CONTROL_FLAG
 from kseg.format.indexes import iter_aborted_txns
 from kseg.format.snapshot import parse_snapshot
@@ -30,45 +29,13 @@ from kseg.limits import (
     INT32_MAX,
     decompression_limit,
 )
-from kseg.render.dump_index import IndexDumps
+from kseg.render.dump_index import IndexDumper
+from kseg.render.sink import DumpSink
+from kseg.render.values import KRaftText, control_text, string_decoder
 from kseg.storage import files
 from kseg.storage.batch import V2Batch
 from kseg.storage.records import FileRecords
 
-
-
-def string_decoder(data) -> str:
-    """Kafka's default ``StringDecoder`` (``new String(bytes, UTF_8)``).
-
-    Valid UTF-8 takes the fast path; anything else is decoded as JDK 17
-    does (each malformed sequence to U+FFFD, where Python's "replace" would
-    differ on encoded surrogates) by :func:`kseg.decoders.jvm.java_utf8`.
-    """
-    try:
-        return str(data, "utf-8")
-    except UnicodeDecodeError:
-        from kseg.decoders.jvm import java_utf8
-
-        return java_utf8(bytes(data))
-
-
-def control_text(batch, key, value) -> str:
-    """What Kafka's tool prints after a control record's metadata (``DumpLogSegments.dumpLog``)."""
-    try:
-        type_id = control.parse_type_id(key)
-        if type_id in (control.ABORT, control.COMMIT):
-            epoch = control.parse_end_txn_marker(value)
-            return f" endTxnMarker: {control.type_name(type_id)} coordinatorEpoch: {epoch}"
-        if type_id in (control.SNAPSHOT_HEADER, control.SNAPSHOT_FOOTER, control.KRAFT_VERSION,
-                       control.KRAFT_VOTERS):
-            from kseg.decoders.control import control_record_text
-
-            text = control_record_text(type_id, bytes(key), None if value is None else bytes(value))
-            if text is not None:
-                return text
-        return f" controlType: {control.type_name(type_id)}({type_id})"
-    except KsegError as exc:
-        raise exc.at(batch.file.path) from None  # the key/value are slices: no position in the file
 
 
 @dataclass
@@ -85,6 +52,7 @@ class DumpOptions:
     key_decoder: Callable = string_decoder
     value_decoder: Callable = string_decoder
     parser: object | None = None  # a topic decoder with parse(offset, key, value)
+    kraft_text: KRaftText | None = None  # KRaft control records' text (kseg.decoders.control)
 
     @property
     def deep(self) -> bool:
@@ -114,15 +82,16 @@ class Problems:
                     self.non_consecutive))
 
 
-class Dumper(IndexDumps):
+class Dumper:
     """Dump files to ``sink`` as Kafka's tool would; :meth:`run` returns the exit code."""
 
-    def __init__(self, options: DumpOptions, sink) -> None:
+    def __init__(self, options: DumpOptions, sink: DumpSink) -> None:
         self.opts = options
         self.sink = sink
         self.problems = Problems()
         self.exit_code = EXIT_OK
         self.progress = None  # a kseg.render.progress.ByteProgress for humans, or None
+        self.indexes = IndexDumper(options, sink, self.problems, self._fail, self._base_offset)
 
     def run(self, paths: list[str]) -> int:
         try:
@@ -150,8 +119,8 @@ class Dumper(IndexDumps):
         handler = {
             files.LOG: self.dump_log,
             files.CHECKPOINT: self.dump_log,
-            files.INDEX: self.dump_index,
-            files.TIME_INDEX: self.dump_time_index,
+            files.INDEX: self.indexes.dump_index,
+            files.TIME_INDEX: self.indexes.dump_time_index,
             files.SNAPSHOT: self.dump_snapshot,
             files.TXN_INDEX: self.dump_txn_index,
         }.get(kind)
@@ -213,24 +182,23 @@ class Dumper(IndexDumps):
         progress = self.progress
         if progress is not None:
             progress.start(name, records.end)
-        batch_lines = None if deep else getattr(sink, "batch_lines", None)
-        if batch_lines is not None:  # shallow to a sink that takes FileRecords.scan lists
+        if not deep:  # shallow: FileRecords.scan lists, no object per v2 batch
             for items in records.scan():
-                batch_lines(items)
+                sink.batch_lines(items)
                 valid_bytes = items[-1][0] + items[-1][1]
                 if progress is not None:
                     progress.advance_to(valid_bytes)
-        fast = self._fast_records() if deep else None
-        for batch in () if batch_lines is not None else records.batches():
-            sink.batch(batch, valid_bytes)
-            if deep:
+        else:
+            fast = self._fast_records()
+            for batch in records.batches():
+                sink.batch(batch, valid_bytes)
                 if fast is not None and batch.__class__ is V2Batch and not batch.h.attributes & CONTROL_FLAG:
                     last_offset = self._dump_v2_chunks(batch, last_offset, abs_path, *fast)
                 else:
                     last_offset = self._dump_records(batch, last_offset, abs_path)
-            valid_bytes += batch.size
-            if progress is not None:
-                progress.advance_to(valid_bytes)
+                valid_bytes += batch.size
+                if progress is not None:
+                    progress.advance_to(valid_bytes)
         trailing = records.end - valid_bytes
         if trailing > 0 and self.opts.max_bytes == INT32_MAX:
             sink.trailing_bytes(trailing, name)
@@ -240,19 +208,12 @@ class Dumper(IndexDumps):
         print_data = opts.print_data_log
         is_control = batch.is_control
         legacy = batch.magic < 2
-        problems = self.problems
         for rec in batch.records(opts.decompress_limit):
-            offset = rec[0]
-            if last_offset == -1:
-                last_offset = offset
-            elif offset != last_offset + 1:
-                problems.add("non_consecutive", abs_path, (last_offset, offset))
-            last_offset = offset
-            key = rec[2] if legacy else rec[3]
-            value = rec[3] if legacy else rec[4]
+            offset = last_offset = self._next_offset(last_offset, rec.offset, abs_path)
+            key, value = rec.key, rec.value
             extra = None
             if is_control and not opts.skip_record_metadata:
-                extra = control_text(batch, key, value)
+                extra = control_text(batch, key, value, opts.kraft_text)
             key_text = payload_text = None
             if print_data and not is_control:
                 key_text, payload_text = self._parse(offset, key, value)
@@ -263,17 +224,16 @@ class Dumper(IndexDumps):
         return last_offset
 
     def _fast_records(self) -> tuple | None:
-        """``(emit, limit, decoders)`` for :meth:`_dump_v2_chunks`, or None when the sink or options need
-        :meth:`_dump_records` (no ``v2_records``, a topic parser, ``--skip-record-metadata``)."""
+        """``(emit, limit, decoders)`` for :meth:`_dump_v2_chunks`, or None when the options need
+        :meth:`_dump_records` (a topic parser, ``--skip-record-metadata``)."""
         opts = self.opts
-        emit = getattr(self.sink, "v2_records", None)
-        if emit is None or opts.parser is not None or opts.skip_record_metadata:
+        if opts.parser is not None or opts.skip_record_metadata:
             return None
         decoders = (opts.key_decoder, opts.value_decoder) if opts.print_data_log else ()
-        return emit, opts.decompress_limit, decoders
+        return self.sink.v2_records, opts.decompress_limit, decoders
 
     def _dump_v2_chunks(self, batch, last_offset: int, abs_path: str, emit, limit: int, decoders: tuple) -> int:
-        """:meth:`_dump_records` for a v2 data (non-control) batch, in chunks, to a sink with ``v2_records``."""
+        """:meth:`_dump_records` for a v2 data (non-control) batch, in chunks, to ``sink.v2_records``."""
         for chunk in batch.record_chunks(limit, sizes=not decoders):
             first = chunk[0][0]
             n = len(chunk)
@@ -284,13 +244,18 @@ class Dumper(IndexDumps):
                 last_offset = chunk[-1][0]
                 emit(batch, chunk, *decoders)
                 continue
-            for rec in chunk:  # offsets out of step: note each gap as its record is printed
-                offset = rec[0]
-                if last_offset != -1 and offset != last_offset + 1:
-                    self.problems.add("non_consecutive", abs_path, (last_offset, offset))
-                last_offset = offset
+            for rec in chunk:  # offsets out of step: the rule a record at a time
+                last_offset = self._next_offset(last_offset, rec[0], abs_path)
                 emit(batch, [rec], *decoders)
         return last_offset
+
+    def _next_offset(self, last_offset: int, offset: int, abs_path: str) -> int:
+        """Kafka's offset-continuity rule ("Non-consecutive offsets"): note a gap after ``last_offset``
+        (-1: none yet) and return ``offset``.  :meth:`_dump_v2_chunks` checks a whole chunk against
+        the same rule at once and comes here only when the chunk breaks it."""
+        if last_offset != -1 and offset != last_offset + 1:
+            self.problems.add("non_consecutive", abs_path, (last_offset, offset))
+        return offset
 
     def _parse(self, offset: int, key, value) -> tuple:
         parser = self.opts.parser

@@ -1,6 +1,6 @@
 """``kseg dump`` of ``.index`` and ``.timeindex`` files (``DumpLogSegments.dumpIndex``/``dumpTimeIndex``).
 
-A mixin of :class:`kseg.render.dump.Dumper`: the same problems are collected
+A part of :class:`kseg.render.dump.Dumper`, handed what it needs: the same problems are collected
 (index/log mismatches, time-index mismatches, out-of-order timestamps,
 offsets not found) with Kafka's exact rules, including its stop at the first
 zero entry of a preallocated index.
@@ -8,16 +8,29 @@ zero entry of a preallocated index.
 
 from __future__ import annotations
 
-from kseg.errors import CorruptIndexError, InputError
+from typing import Callable
+
+from kseg.errors import CorruptIndexError, InputError, KsegError
 from kseg.format.indexes import OffsetIndexView, TimeIndexView
 from kseg.limits import NO_TIMESTAMP
 from kseg.storage import files
 from kseg.storage.records import FileRecords
 
 
-class IndexDumps:
-    """Index dumping for :class:`~kseg.render.dump.Dumper` (needs ``opts``, ``sink``,
-    ``problems``, ``_fail`` and ``_base_offset``)."""
+class IndexDumper:
+    """Index dumping for :class:`~kseg.render.dump.Dumper`.
+
+    ``fail(exc)`` reports an error and marks the run failed; ``base_offset(path,
+    log_path)`` is the file's base offset (from its name, else the log's first batch).
+    """
+
+    def __init__(self, opts, sink, problems, fail: Callable[[KsegError], None],
+                 base_offset: Callable[[str, str], int]) -> None:
+        self.opts = opts
+        self.sink = sink
+        self.problems = problems
+        self._fail = fail
+        self._base_offset = base_offset
 
     # -- .index ---------------------------------------------------------------
     def dump_index(self, path: str) -> None:

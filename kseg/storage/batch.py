@@ -11,6 +11,7 @@ its records are loaded on demand, bounded by the caller's ``limit``.
 from __future__ import annotations
 
 import zlib
+from functools import partial
 from typing import Iterator, Protocol
 
 from kseg.errors import CorruptRecordError, KsegError, LimitExceededError
@@ -18,6 +19,8 @@ from kseg.format import compression, legacy, v2
 from kseg.limits import NO_TIMESTAMP
 
 _named = tuple.__new__
+_v2_record = partial(tuple.__new__, v2.Record)  # names a decoded tuple in C: no Python frame a record
+_legacy_record = partial(tuple.__new__, legacy.LegacyRecord)
 _BatchHeader = v2.BatchHeader
 _unpack_header = v2.HEADER.unpack_from
 
@@ -230,8 +233,8 @@ class V2Batch(FileBatch):
             return fn(self.buf[i + v2.ATTRIBUTES_OFFSET : i + self.size])
         return self._stream_crc(v2.ATTRIBUTES_OFFSET, lambda b, c: fn(b, c))
 
-    def records(self, limit: int) -> Iterator[tuple]:
-        """Records as ``(offset, timestamp, sequence, key, value, headers)`` tuples.
+    def records(self, limit: int) -> Iterator[v2.Record]:
+        """The batch's records, each a :class:`kseg.format.v2.Record`.
 
         Uncompressed batches stream from the window; a compressed batch is
         decompressed (at most ``limit`` bytes) and fully decoded before the
@@ -243,11 +246,12 @@ class V2Batch(FileBatch):
             return iter(())
         if h.attributes & v2.CODEC_MASK == 0:
             data, args = self._prepare(limit)
-            return self._anchored(v2.iter_records(data, v2.HEADER_SIZE, self.size, count, *args))
-        return iter(self._decode_compressed(limit, False))
+            return map(_v2_record, self._anchored(v2.iter_records(data, v2.HEADER_SIZE, self.size, count, *args)))
+        return map(_v2_record, self._decode_compressed(limit, False))
 
     def record_chunks(self, limit: int, sizes: bool = False, chunk: int = 1024) -> Iterator[list]:
-        """The records of :meth:`records` in lists of at most ``chunk`` (one list if compressed).
+        """The records of :meth:`records` in lists of at most ``chunk`` (one list if compressed),
+        as plain tuples in :class:`~kseg.format.v2.Record` order: the hot path of deep iteration.
 
         With ``sizes`` key and value are their lengths (-1 for null) instead
         of slices: all that ``--deep-iteration`` prints.  Error semantics are
@@ -355,16 +359,16 @@ class LegacyBatch(FileBatch):
             return zlib.crc32(self.buf[i + 16 : i + self.size])
         return self._stream_crc(16, lambda b, c: zlib.crc32(b, c))
 
-    def records(self, limit: int) -> Iterator[tuple]:
-        """Records as ``(offset, timestamp, key, value, crc, valid)`` tuples."""
+    def records(self, limit: int) -> Iterator[legacy.LegacyRecord]:
+        """The entry's records (itself, or a wrapper's inner messages), each a :class:`kseg.format.legacy.LegacyRecord`."""
         try:
             data = self.data(limit)
             if self.codec == 0:
                 key, value = legacy.key_value(data, 12, self.size - 12, self.magic)
                 ts = self.max_timestamp
-                return iter(((self.offset, ts, key, value, self.crc, self.is_valid()),))
-            return self._anchored(
+                return iter((legacy.LegacyRecord(self.offset, ts, key, value, self.crc, self.is_valid()),))
+            return map(_legacy_record, self._anchored(
                 legacy.iter_inner(data, 12, self.size - 12, self.offset, self.magic, self.attrs, limit)
-            )
+            ))
         except KsegError as exc:
             raise self._anchor(exc) from None

@@ -27,6 +27,8 @@ import os
 from dataclasses import dataclass, field
 
 from kseg.errors import CorruptIndexError, CorruptRecordError, InputError, KsegError
+from kseg.format.legacy import LegacyRecord
+from kseg.format.v2 import Record
 from kseg.format.indexes import OffsetIndexView, TimeIndexView
 from kseg.storage import files
 from kseg.storage.partition import Segment, is_partition_dir, scan_partition
@@ -36,13 +38,13 @@ LOOKUP_WINDOW = 1 << 20  # a lookup reads one index interval and one batch; no n
 FOUND, NEXT, BELOW_START, AT_END, PAST_END, EMPTY = "found", "next", "below-start", "at-end", "past-end", "empty"
 
 
-def detach(record: tuple, magic: int) -> tuple:
-    """A record tuple whose key, value and header bytes no longer point into the reader's window."""
-    if magic >= 2:
-        o, ts, seq, k, v, hs = record
-        return (o, ts, seq, None if k is None else bytes(k), None if v is None else bytes(v), tuple(hs))
-    o, ts, k, v, crc, valid = record
-    return (o, ts, None if k is None else bytes(k), None if v is None else bytes(v), crc, valid)
+def detach(record: Record | LegacyRecord) -> Record | LegacyRecord:
+    """The record with key, value and header bytes that no longer point into the reader's window."""
+    key, value = record.key, record.value
+    fields = {"key": None if key is None else bytes(key), "value": None if value is None else bytes(value)}
+    if isinstance(record, Record):
+        fields["headers"] = tuple(record.headers)
+    return record._replace(**fields)
 
 
 def used_entries(data: bytes, entry_size: int, rel_offset_at: int) -> int:
@@ -110,7 +112,7 @@ class OffsetLookup:
     steps: list[SegmentStep] = field(default_factory=list)
     batch: object | None = None
     batch_valid: bool | None = None
-    record: tuple | None = None
+    record: Record | LegacyRecord | None = None
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -285,11 +287,11 @@ def check_index_position(log: PartitionLog, seg: Segment, step: IndexStep) -> st
     return None
 
 
-def first_record_at_or_after(batch, target: int, limit: int) -> tuple | None:
+def first_record_at_or_after(batch, target: int, limit: int) -> Record | LegacyRecord | None:
     """The first record of ``batch`` with offset >= ``target``, detached; None if none."""
     for rec in batch.records(limit):
-        if rec[0] >= target:
-            return detach(rec, batch.magic)
+        if rec.offset >= target:
+            return detach(rec)
     return None
 
 
@@ -320,7 +322,7 @@ def lookup_offset(log: PartitionLog, target: int) -> OffsetLookup:
         if warning:
             result.notes.append(warning)
         if _scan_segment(log, seg, step, target, result):
-            result.status = FOUND if result.record[0] == target else NEXT
+            result.status = FOUND if result.record.offset == target else NEXT
             return result
         i += 1
     result.status = PAST_END  # every batch after the index position ends below target

@@ -37,6 +37,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kseg.errors import CorruptRecordError
+from kseg.format.legacy import LegacyRecord
+from kseg.format.v2 import Record
 from kseg.limits import NO_TIMESTAMP
 from kseg.storage.lookup import (
     EMPTY,
@@ -85,7 +87,7 @@ class TimeLookup:
     scan: ScanStep | None = None
     batch: object | None = None
     batch_valid: bool | None = None
-    record: tuple | None = None
+    record: Record | LegacyRecord | None = None
     offset: int | None = None  # the ListOffsets answer
     timestamp: int = NO_TIMESTAMP
     by_offset: OffsetLookup | None = None  # for earliest: the read of the log start offset
@@ -190,11 +192,11 @@ def _search_segment(log: PartitionLog, result: TimeLookup) -> None:
         if batch.max_timestamp < target:
             continue
         for rec in batch.records(log.limit):
-            if rec[1] >= target and rec[0] >= result.log_start:
+            if rec.timestamp >= target and rec.offset >= result.log_start:
                 scan.found_position = batch.position
-                result.batch, result.record = batch, detach(rec, batch.magic)
+                result.batch, result.record = batch, detach(rec)
                 result.batch_valid = batch.is_valid()
-                result.offset, result.timestamp = rec[0], rec[1]
+                result.offset, result.timestamp = rec.offset, rec.timestamp
                 return
     result.status = NOT_FOUND
 
@@ -227,11 +229,11 @@ def _max_timestamp(log: PartitionLog, result: TimeLookup) -> TimeLookup:
         if batch.magic == 0:
             break  # offsetOfMaxTimestamp is empty for magic 0
         for rec in batch.records(log.limit):
-            if rec[1] == best.timestamp:
+            if rec.timestamp == best.timestamp:
                 scan.found_position = batch.position
-                result.batch, result.record = batch, detach(rec, batch.magic)
+                result.batch, result.record = batch, detach(rec)
                 result.batch_valid = batch.is_valid()
-                result.offset, result.timestamp = rec[0], rec[1]
+                result.offset, result.timestamp = rec.offset, rec.timestamp
                 return result
         break  # Kafka's find() stops at the first batch with that max timestamp
     result.status = NOT_FOUND
