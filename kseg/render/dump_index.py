@@ -47,10 +47,8 @@ class IndexDumper:
             return
         abs_path = files.absolute(path)
         with self._open_log_for_index(log_path) as records:
-            for i in range(index.entries):
+            for i in range(index.used_entries()):  # Kafka's tool stops at a preallocated zero tail
                 offset, position = index.entry(i)
-                if offset == base and i > 0:
-                    return
                 if records is not None:
                     batch_last = self._first_batch_last_offset(records, position, index, i)
                     if batch_last != offset:
@@ -106,11 +104,9 @@ class IndexDumper:
         limit = opts.decompress_limit
         with FileRecords(log_path) as records:
             prev = NO_TIMESTAMP
-            for i in range(tindex.entries):
+            for i in range(tindex.used_entries()):  # Kafka's tool stops at a preallocated zero tail
                 ts, offset = tindex.entry(i)
-                if offset == base and i > 0:
-                    return
-                position = oindex.lookup(offset)[1]
+                position = oindex.lookup(offset).position
                 found = None
                 if 0 <= position <= records.size:
                     for batch in records.batches(position):

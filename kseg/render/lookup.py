@@ -218,8 +218,8 @@ def time_path_lines(r: TimeLookup) -> list[str]:
         seg = c.segment
         if r.time_entry is not None:
             if r.time_slot >= 0:
-                lines.append(f"Time index: {seg.name}.timeindex: entry #{r.time_slot}, timestamp {r.time_entry[0]}, "
-                             f"offset {r.time_entry[1]}: the largest entry <= {r.target}")
+                lines.append(f"Time index: {seg.name}.timeindex: entry #{r.time_slot}, timestamp {r.time_entry.timestamp}, "
+                             f"offset {r.time_entry.offset}: the largest entry <= {r.target}")
             else:
                 lines.append(f"Time index: {seg.name}.timeindex: no entry <= {r.target}; Kafka uses the base "
                              f"offset {seg.base_offset}")
@@ -267,8 +267,8 @@ def time_json(r: TimeLookup, partition: str, decoders: tuple) -> dict:
         "segment": None if c is None else {"file": c.segment.log, "baseOffset": c.segment.base_offset,
                                            "largestTimestamp": c.timestamp, "source": c.source},
         "timeIndex": None if r.time_entry is None else {
-            "entry": r.time_slot if r.time_slot >= 0 else None, "timestamp": r.time_entry[0],
-            "offset": r.time_entry[1]},
+            "entry": r.time_slot if r.time_slot >= 0 else None, "timestamp": r.time_entry.timestamp,
+            "offset": r.time_entry.offset},
         "index": index_json(r.index), "scan": scan_json(r.scan),
         "offsetLookup": None, "batch": None, "record": None, "notes": r.notes,
     }

@@ -47,15 +47,10 @@ def detach(record: Record | LegacyRecord) -> Record | LegacyRecord:
     return record._replace(**fields)
 
 
-def used_entries(data: bytes, entry_size: int, rel_offset_at: int) -> int:
-    """Whole entries before a preallocated zero tail: the first entry ``i > 0`` whose
-    relative offset is 0 ends them (where Kafka's tool stops dumping)."""
-    n = len(data) // entry_size
-    for i in range(1, n):
-        p = i * entry_size + rel_offset_at
-        if data[p : p + 4] == b"\0\0\0\0":
-            return i
-    return n
+def used_entries(data: bytes, entry_size: int, rel_offset_at: int | None = None) -> int:
+    """Whole entries of index bytes before a preallocated zero tail (:meth:`IndexView.used_entries`);
+    ``entry_size`` 8 is an ``.index``, 12 a ``.timeindex`` (``rel_offset_at`` follows from it)."""
+    return (OffsetIndexView if entry_size == OffsetIndexView.entry_size else TimeIndexView)(data, 0).used_entries()
 
 
 @dataclass
@@ -196,7 +191,7 @@ class PartitionLog:
         except InputError as exc:
             self.notes.append(f"{exc.describe()}; reading the log from position 0 instead")
             return None
-        used = used_entries(data, size, 0 if size == 8 else 8)
+        used = view(data, seg.base_offset).used_entries()
         if used * size < len(data) - len(data) % size:
             self.notes.append(f"{name}: {len(data) // size} slots of which {used} used, the rest zero "
                               "(a preallocated index, as left by a crash); using the used entries")
@@ -226,7 +221,7 @@ class PartitionLog:
         next offset, else the base offset.  Invalid bytes at the end are noted."""
         records = self.records(seg)
         index = self.offset_index(seg)
-        start = index.last_entry()[1] if index is not None else 0
+        start = index.last_entry().position if index is not None else 0
         if not 0 <= start <= records.size:
             start = 0
         nxt, end = seg.base_offset, start

@@ -37,6 +37,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kseg.errors import CorruptRecordError
+from kseg.format.indexes import TimestampOffset
 from kseg.format.legacy import LegacyRecord
 from kseg.format.v2 import Record
 from kseg.limits import NO_TIMESTAMP
@@ -82,7 +83,7 @@ class TimeLookup:
     skipped: list[Largest] = field(default_factory=list)  # segments before the chosen one
     chosen: Largest | None = None
     time_slot: int = -1  # time-index entry used; -1: none <= target
-    time_entry: tuple[int, int] | None = None  # (timestamp, offset) Kafka's TimeIndex.lookup returned
+    time_entry: TimestampOffset | None = None  # what Kafka's TimeIndex.lookup returned
     index: IndexStep | None = None
     scan: ScanStep | None = None
     batch: object | None = None
@@ -122,11 +123,11 @@ def largest_timestamp(log: PartitionLog, seg: Segment) -> Largest:
     return Largest(seg, best, best_offset, FROM_BATCHES)
 
 
-def order_problem(view, key_of) -> str | None:
-    """The first entry whose key does not strictly increase, as text; None if sorted."""
+def order_problem(view) -> str | None:
+    """The first entry whose search key (timestamp) does not strictly increase, as text; None if sorted."""
     prev = None
     for n in range(view.entries):
-        key = key_of(view.entry(n))
+        key = view.key(n)
         if prev is not None and key <= prev:
             return f"entry #{n} ({key}) is not above entry #{n - 1} ({prev})"
         prev = key
@@ -176,14 +177,14 @@ def _search_segment(log: PartitionLog, result: TimeLookup) -> None:
     tindex = log.time_index(seg)
     if tindex is not None:
         result.time_slot = tindex_slot = _slot(tindex, target)
-        result.time_entry = tindex.lookup(target) if tindex_slot >= 0 else (NO_TIMESTAMP, seg.base_offset)
-        problem = order_problem(tindex, lambda e: e[0])
+        result.time_entry = tindex.lookup(target) if tindex_slot >= 0 else TimestampOffset(NO_TIMESTAMP, seg.base_offset)
+        problem = order_problem(tindex)
         if problem:
             result.notes.append(f"{tindex.path}: timestamps out of order, {problem}; Kafka's binary search "
                                 "may start past matching records (see kseg verify-index)")
     else:
-        result.time_entry = (NO_TIMESTAMP, seg.base_offset)
-    wanted = max(result.time_entry[1], result.log_start)
+        result.time_entry = TimestampOffset(NO_TIMESTAMP, seg.base_offset)
+    wanted = max(result.time_entry.offset, result.log_start)
     result.index = log.index_step(seg, wanted)
     records = log.records(seg)
     position = result.index.position if 0 <= result.index.position <= records.size else 0
