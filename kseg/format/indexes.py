@@ -132,6 +132,23 @@ class IndexView:
         """The largest entry whose key (offset, or timestamp) is <= target, or -1."""
         return _largest_lower_bound(self.entries, self.entry_size, self.key, target)
 
+    def last_entry(self):
+        """``lastEntry``: the last entry, or :meth:`none` for an empty index."""
+        return self.entry(self.entries - 1) if self.entries else self.none()
+
+    def lookup(self, target: int):
+        """``lookup``: the largest entry whose key is <= target, else :meth:`none`."""
+        slot = self.lookup_slot(target)
+        return self.none() if slot == -1 else self.entry(slot)
+
+    def entry(self, n: int):  # pragma: no cover - each kind defines it
+        """Entry ``n``, with its absolute offset."""
+        raise NotImplementedError
+
+    def none(self):  # pragma: no cover - each kind defines it
+        """What ``lookup`` returns when no entry is <= the target."""
+        raise NotImplementedError
+
     def key(self, n: int) -> int:  # pragma: no cover - each kind defines it
         """The search key of entry ``n``: its offset (``.index``) or timestamp (``.timeindex``)."""
         raise NotImplementedError
@@ -152,17 +169,9 @@ class OffsetIndexView(IndexView):
 
     key = IndexView.offset_of
 
-    def last_entry(self) -> OffsetPosition:
-        if self.entries == 0:
-            return OffsetPosition(self.base_offset, 0)
-        return self.entry(self.entries - 1)
-
-    def lookup(self, target: int) -> OffsetPosition:
-        """``OffsetIndex.lookup``: the largest entry with offset <= target, else (base, 0)."""
-        slot = self.lookup_slot(target)
-        if slot == -1:
-            return OffsetPosition(self.base_offset, 0)
-        return self.entry(slot)
+    def none(self) -> OffsetPosition:
+        """``OffsetIndex.lookup`` below every entry: the base offset at position 0."""
+        return OffsetPosition(self.base_offset, 0)
 
     def sanity_check(self) -> None:
         """``OffsetIndex.sanityCheck``."""
@@ -196,17 +205,9 @@ class TimeIndexView(IndexView):
     def key(self, n: int) -> int:
         return _INT64.unpack_from(self.data, n * 12)[0]
 
-    def last_entry(self) -> TimestampOffset:
-        if self.entries == 0:
-            return TimestampOffset(NO_TIMESTAMP, self.base_offset)
-        return self.entry(self.entries - 1)
-
-    def lookup(self, target: int) -> TimestampOffset:
-        """``TimeIndex.lookup``: the largest entry with timestamp <= target, else (-1, base)."""
-        slot = self.lookup_slot(target)
-        if slot == -1:
-            return TimestampOffset(NO_TIMESTAMP, self.base_offset)
-        return self.entry(slot)
+    def none(self) -> TimestampOffset:
+        """``TimeIndex.lookup`` below every entry: no timestamp, the base offset."""
+        return TimestampOffset(NO_TIMESTAMP, self.base_offset)
 
     def sanity_check(self) -> None:
         """``TimeIndex.sanityCheck``."""

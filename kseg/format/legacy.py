@@ -82,32 +82,27 @@ def checksum_valid(buf, msg: int, size: int, stored_crc: int) -> bool:
     return zlib.crc32(buf[msg + 4 : msg + size]) == stored_crc
 
 
+def _sized_bytes(buf, pos: int, end: int) -> tuple:
+    """An int32 length (-1: null) and that many bytes at ``pos``: ``(slice or None, next pos)``;
+    ``IndexError`` when they run past ``end``."""
+    if pos + 4 > end:
+        raise IndexError
+    (size,) = INT32.unpack_from(buf, pos)
+    pos += 4
+    if size < 0:
+        return None, pos
+    if pos + size > end:
+        raise IndexError
+    return buf[pos : pos + size], pos + size
+
+
 def key_value(buf, msg: int, size: int, magic: int) -> tuple:
     """Return ``(key, value)`` (memoryview slices or ``None``) of one message."""
     end = msg + size
     pos = msg + (14 if magic else 6)
     try:
-        if pos + 4 > end:
-            raise IndexError
-        (key_size,) = INT32.unpack_from(buf, pos)
-        pos += 4
-        if key_size >= 0:
-            if pos + key_size > end:
-                raise IndexError
-            key = buf[pos : pos + key_size]
-            pos += key_size
-        else:
-            key = None
-        if pos + 4 > end:
-            raise IndexError
-        (value_size,) = INT32.unpack_from(buf, pos)
-        pos += 4
-        if value_size >= 0:
-            if pos + value_size > end:
-                raise IndexError
-            value = buf[pos : pos + value_size]
-        else:
-            value = None
+        key, pos = _sized_bytes(buf, pos, end)
+        value, pos = _sized_bytes(buf, pos, end)
     except IndexError:
         raise CorruptRecordError(
             "legacy message key or value length runs past the end of the message", position=msg

@@ -208,6 +208,8 @@ def decode_records(
                 f"(record {read} of {count})",
                 position=pos,
             )
+        # Each varint below is read inline (one and two bytes; read_varint past that): the same
+        # six lines five times on purpose, a function call per field would cost a fifth of deep iteration.
         # length varint
         b = mv[pos]
         if b < 0x80:

@@ -341,11 +341,17 @@ def scan_from(records, position: int, scan: ScanStep, notes: list[str]):
         yield batch
 
 
-def _scan_segment(log: PartitionLog, seg: Segment, step: SegmentStep, target: int, result: OffsetLookup) -> bool:
+def start_scan(log: PartitionLog, seg: Segment, index: IndexStep) -> tuple[FileRecords, ScanStep]:
+    """Step 3's start: the segment's reader and a scan from the position the index gave
+    (position 0 when that lies outside the log)."""
     records = log.records(seg)
-    position = step.index.position if 0 <= step.index.position <= records.size else 0
-    scan = step.scan = ScanStep(position)
-    for batch in scan_from(records, position, scan, result.notes):
+    return records, ScanStep(index.position if 0 <= index.position <= records.size else 0)
+
+
+def _scan_segment(log: PartitionLog, seg: Segment, step: SegmentStep, target: int, result: OffsetLookup) -> bool:
+    records, scan = start_scan(log, seg, step.index)
+    step.scan = scan
+    for batch in scan_from(records, scan.start, scan, result.notes):
         if batch.last_offset < target:
             continue
         rec = first_record_at_or_after(batch, target, log.limit)

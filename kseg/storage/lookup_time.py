@@ -51,6 +51,7 @@ from kseg.storage.lookup import (
     detach,
     lookup_offset,
     scan_from,
+    start_scan,
 )
 from kseg.storage.partition import Segment
 
@@ -186,10 +187,9 @@ def _search_segment(log: PartitionLog, result: TimeLookup) -> None:
         result.time_entry = TimestampOffset(NO_TIMESTAMP, seg.base_offset)
     wanted = max(result.time_entry.offset, result.log_start)
     result.index = log.index_step(seg, wanted)
-    records = log.records(seg)
-    position = result.index.position if 0 <= result.index.position <= records.size else 0
-    scan = result.scan = ScanStep(position)
-    for batch in scan_from(records, position, scan, result.notes):
+    records, scan = start_scan(log, seg, result.index)
+    result.scan = scan
+    for batch in scan_from(records, scan.start, scan, result.notes):
         if batch.max_timestamp < target:
             continue
         for rec in batch.records(log.limit):
@@ -219,12 +219,11 @@ def _max_timestamp(log: PartitionLog, result: TimeLookup) -> TimeLookup:
     result.chosen = best
     seg = best.segment
     result.index = log.index_step(seg, best.offset)
-    records = log.records(seg)
-    position = result.index.position if 0 <= result.index.position <= records.size else 0
-    scan = result.scan = ScanStep(position)
-    for batch in records.batches(position):
+    records, scan = start_scan(log, seg, result.index)
+    result.scan = scan
+    for batch in records.batches(scan.start):
         scan.batches += 1
-        scan.bytes = batch.position + batch.size - position
+        scan.bytes = batch.position + batch.size - scan.start
         if batch.max_timestamp != best.timestamp:
             continue
         if batch.magic == 0:
