@@ -154,6 +154,7 @@ class IndexView:
         raise NotImplementedError
 
 
+# The two index kinds below share their shape on purpose: each declares its layout, entry and "none".
 class OffsetIndexView(IndexView):
     """A ``.index`` file (``OffsetIndex``): entries ``relativeOffset int32, position int32``."""
 
