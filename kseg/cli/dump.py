@@ -90,7 +90,7 @@ def dump(paths, files_opt, print_data_log, deep_iteration, skip_record_metadata,
       2  usage error, or a file could not be opened or read
     """
     from kseg.errors import KsegError
-    from kseg.render.dump import DumpOptions, Dumper
+    from kseg.storage.dump import DumpOptions, Dumper
 
     files: list[str] = []
     if files_opt:
@@ -115,7 +115,6 @@ def dump(paths, files_opt, print_data_log, deep_iteration, skip_record_metadata,
             key_decoder=resolve_decoder(key_decoder or "string"),
             value_decoder=resolve_decoder(value_decoder or "string"),
             parser=parser,
-            kraft_text=kraft_text,
         )
     except KsegError as exc:
         raise click.UsageError(exc.describe()) from None
@@ -124,11 +123,11 @@ def dump(paths, files_opt, print_data_log, deep_iteration, skip_record_metadata,
     if output_format == "json":
         from kseg.render.jsonl import JsonSink
 
-        sink = JsonSink(out, err)
+        sink = JsonSink(out, err, kraft_text=kraft_text)
     else:
         from kseg.render.text import TextSink
 
-        sink = TextSink(out, err, skip_record_metadata=skip_record_metadata)
+        sink = TextSink(out, err, skip_record_metadata=skip_record_metadata, kraft_text=kraft_text)
     from kseg.render import progress
 
     dumper = Dumper(opts, sink)

@@ -13,7 +13,7 @@ from kseg.format import v2
 from kseg.format.compression import codec_name
 from kseg.jsonlines import dumps  # noqa: F401 - the form of every kseg JSON line; re-exported
 from kseg.render.sink import BufferedWriter
-from kseg.render.values import string_decoder
+from kseg.render.values import KRaftText, control_text, string_decoder
 
 
 # -- batch and record objects: the one batch -> dict, used by dump and the lookups ------------------
@@ -75,9 +75,10 @@ def record_object(b, rec, extra: str | None, key_text: str | None, payload_text:
 class JsonSink(BufferedWriter):
     """Writes JSON Lines to binary ``out``; diagnostics to binary ``err`` (a :class:`DumpSink`)."""
 
-    def __init__(self, out, err) -> None:
+    def __init__(self, out, err, *, kraft_text: KRaftText | None = None) -> None:
         super().__init__(out, err)
         self._file = None
+        self.kraft_text = kraft_text
 
     def emit(self, obj: dict) -> None:
         self.write(dumps(obj) + "\n")
@@ -119,6 +120,9 @@ class JsonSink(BufferedWriter):
                 self.emit(batch_object(valid, position))
             else:
                 self.emit(v2_batch_object(position, size, h, valid))
+
+    def control_text(self, b, key, value) -> str:
+        return control_text(b, key, value, self.kraft_text)
 
     def record(self, b, rec, extra, key_text, payload_text) -> None:
         self.emit(record_object(b, rec, extra, key_text, payload_text))

@@ -13,7 +13,7 @@ from kseg.format import v2
 from kseg.format.compression import codec_name
 from kseg.render.values import bool_text as _bool
 from kseg.render.sink import BufferedWriter
-from kseg.render.values import optional_long, string_decoder
+from kseg.render.values import KRaftText, control_text, optional_long, string_decoder
 
 def skip_metadata_line(key_text: str | None, payload_text: str | None) -> str:
     """A record line with ``--skip-record-metadata``: Kafka prints ``| key: K payload: V``; with
@@ -30,9 +30,10 @@ def skip_metadata_line(key_text: str | None, payload_text: str | None) -> str:
 class TextSink(BufferedWriter):
     """Writes Kafka's text to binary ``out`` (stdout) and ``err`` (stderr) streams (a :class:`DumpSink`)."""
 
-    def __init__(self, out, err, *, skip_record_metadata: bool = False) -> None:
+    def __init__(self, out, err, *, skip_record_metadata: bool = False, kraft_text: KRaftText | None = None) -> None:
         super().__init__(out, err)
         self.skip = skip_record_metadata
+        self.kraft_text = kraft_text
         self._batch_parts: dict = {}
 
     # -- file level -------------------------------------------------------------
@@ -122,6 +123,9 @@ class TextSink(BufferedWriter):
         )
 
     # -- records --------------------------------------------------------------------
+    def control_text(self, b, key, value) -> str:
+        return control_text(b, key, value, self.kraft_text)
+
     def record(self, b, rec, extra, key_text, payload_text) -> None:
         """The line of one v2 record (a :class:`kseg.format.v2.Record`), texts already made."""
         if self.skip:

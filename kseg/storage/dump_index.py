@@ -1,6 +1,6 @@
 """``kseg dump`` of ``.index`` and ``.timeindex`` files (``DumpLogSegments.dumpIndex``/``dumpTimeIndex``).
 
-A part of :class:`kseg.render.dump.Dumper`, handed what it needs: the same problems are collected
+A part of :class:`kseg.storage.dump.Dumper`, handed what it needs: the same problems are collected
 (index/log mismatches, time-index mismatches, out-of-order timestamps,
 offsets not found) with Kafka's exact rules, including its stop at the first
 zero entry of a preallocated index.
@@ -18,7 +18,7 @@ from kseg.storage.records import FileRecords
 
 
 class IndexDumper:
-    """Index dumping for :class:`~kseg.render.dump.Dumper`.
+    """Index dumping for :class:`~kseg.storage.dump.Dumper`.
 
     ``fail(exc)`` reports an error and marks the run failed; ``base_offset(path,
     log_path)`` is the file's base offset (from its name, else the log's first batch).

@@ -1,7 +1,8 @@
 """``kseg dump``: the flow of Kafka's ``kafka.tools.DumpLogSegments``, output-agnostic.
 
 :class:`Dumper` walks the files in the order given, dispatching on the
-suffix exactly as the Scala does, and reports what it reads to a *sink*
+suffix exactly as the Scala does, and reports what it reads to a
+:class:`DumpSink`, which the render layer implements
 (:class:`kseg.render.text.TextSink` for Kafka's byte-identical text,
 :class:`kseg.render.jsonl.JsonSink` for JSON Lines).  Problems that Kafka
 collects while dumping (index/log mismatches, time-index errors,
@@ -15,12 +16,13 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Protocol
 
 from kseg.errors import CorruptSnapshotError, InputError, KsegError
-from kseg.format.v2 import CONTROL_FLAG
 from kseg.format.indexes import iter_aborted_txns
 from kseg.format.snapshot import parse_snapshot
+from kseg.format.strings import string_decoder
+from kseg.format.v2 import CONTROL_FLAG
 from kseg.limits import (
     DEFAULT_MAX_MESSAGE_SIZE,
     EXIT_ERROR,
@@ -29,13 +31,59 @@ from kseg.limits import (
     INT32_MAX,
     decompression_limit,
 )
-from kseg.render.dump_index import IndexDumper
-from kseg.render.sink import DumpSink
-from kseg.render.values import KRaftText, control_text, string_decoder
 from kseg.storage import files
 from kseg.storage.batch import V2Batch
+from kseg.storage.dump_index import IndexDumper
 from kseg.storage.records import FileRecords
 
+
+
+class DumpSink(Protocol):
+    """The output of ``kseg dump`` (``DumpLogSegments``' prints, in order)."""
+
+    # -- file level
+    def dumping(self, path: str) -> None: ...
+    def unknown_file(self, path: str) -> None: ...
+    def log_start(self, base_offset: int) -> None: ...
+    def bootstrap_snapshot(self) -> None: ...
+    def snapshot_start(self, end_offset: int, epoch: int) -> None: ...
+    def trailing_bytes(self, n: int, name: str) -> None: ...
+    def note(self, message: str) -> None: ...
+    def error(self, exc: KsegError) -> None: ...
+
+    # -- batches and records
+    def batch(self, b, position: int) -> None:
+        """One batch object (:class:`kseg.storage.batch.FileBatch`) at ``position``."""
+
+    def batch_lines(self, items: list) -> None:
+        """A list of :meth:`kseg.storage.records.FileRecords.scan` items (shallow iteration)."""
+
+    def control_text(self, b, key, value) -> str:
+        """What Kafka prints after a control record's metadata (the sink knows how to print it)."""
+
+    def record(self, b, rec, extra: str | None, key_text: str | None, payload_text: str | None) -> None:
+        """One v2 record (:class:`kseg.format.v2.Record`); ``extra`` its :meth:`control_text`."""
+
+    def legacy_record(self, b, rec, key_text: str | None, payload_text: str | None) -> None:
+        """One v0/v1 record (:class:`kseg.format.legacy.LegacyRecord`)."""
+
+    def v2_records(self, b, records: list, key_decoder: Callable | None = None,
+                   value_decoder: Callable | None = None) -> None:
+        """A chunk of a v2 data batch's records (``V2Batch.record_chunks``), the deep hot path:
+        without decoders key and value are sizes, with them slices to decode."""
+
+    # -- indexes and snapshots
+    def index_empty(self, path: str) -> None: ...
+    def sanity_passed(self, path: str) -> None: ...
+    def offset_entry(self, offset: int, position: int) -> None: ...
+    def time_entry(self, timestamp: int, offset: int) -> None: ...
+    def txn_entry(self, e) -> None: ...
+    def producer_entry(self, e) -> None: ...
+    def snapshot_error(self, exc: KsegError) -> None: ...
+
+    # -- the end of the run
+    def problems(self, p) -> None: ...
+    def close(self) -> None: ...
 
 
 @dataclass
@@ -52,7 +100,6 @@ class DumpOptions:
     key_decoder: Callable = string_decoder
     value_decoder: Callable = string_decoder
     parser: object | None = None  # a topic decoder with parse(offset, key, value)
-    kraft_text: KRaftText | None = None  # KRaft control records' text (kseg.decoders.control)
 
     @property
     def deep(self) -> bool:
@@ -213,7 +260,7 @@ class Dumper:
             key, value = rec.key, rec.value
             extra = None
             if is_control and not opts.skip_record_metadata:
-                extra = control_text(batch, key, value, opts.kraft_text)
+                extra = sink.control_text(batch, key, value)
             key_text = payload_text = None
             if print_data and not is_control:
                 key_text, payload_text = self._parse(offset, key, value)
