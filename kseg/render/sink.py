@@ -8,7 +8,6 @@ form: :class:`kseg.render.text.TextSink` (Kafka's text, byte for byte) or
 from __future__ import annotations
 
 from kseg.errors import KsegError, error_line
-from kseg.storage.dump import DumpSink  # noqa: F401 - the protocol the sinks implement, re-exported
 
 FLUSH_AT = 1 << 16  # characters buffered before a write to the output stream
 
