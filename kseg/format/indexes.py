@@ -40,6 +40,8 @@ TXN_ENTRY = struct.Struct(
     "q"  # lastStableOffset
 )
 _INT32 = struct.Struct(">i")
+_named = tuple.__new__
+_unpack_offset_entry = OFFSET_ENTRY.unpack_from
 _INT64 = struct.Struct(">q")
 
 
@@ -114,10 +116,17 @@ class IndexView:
 
     def used_entries(self) -> int:
         """Entries before the first :meth:`is_zero_tail_entry` (all of them if there is none)."""
-        for n in range(1, self.entries):
-            if self.offset_of(n) == self.base_offset:
-                return n
-        return self.entries
+        if self.entries < 2:
+            return self.entries
+        # the relative offsets as 32-bit words (zero reads as zero in any byte order): searched in C
+        words = memoryview(self.data)[: self.entries * self.entry_size].cast("I")
+        step = self.entry_size // 4
+        relative = words[self._relative_offset_at // 4 :: step].tolist()
+        words.release()
+        try:
+            return relative.index(0, 1)
+        except ValueError:
+            return self.entries
 
     def zero_tail(self) -> int:
         """Entries of a preallocated zero tail, or 0: from the first :meth:`is_zero_tail_entry`
@@ -165,8 +174,8 @@ class OffsetIndexView(IndexView):
 
     def entry(self, n: int) -> OffsetPosition:
         """Entry ``n`` with its absolute offset."""
-        rel, pos = OFFSET_ENTRY.unpack_from(self.data, n * 8)
-        return OffsetPosition(self.base_offset + rel, pos)
+        rel, pos = _unpack_offset_entry(self.data, n << 3)
+        return _named(OffsetPosition, (self.base_offset + rel, pos))  # OffsetPosition(...) in one C call
 
     key = IndexView.offset_of
 
@@ -201,7 +210,7 @@ class TimeIndexView(IndexView):
     def entry(self, n: int) -> TimestampOffset:
         """Entry ``n`` with its absolute offset."""
         ts, rel = TIME_ENTRY.unpack_from(self.data, n * 12)
-        return TimestampOffset(ts, self.base_offset + rel)
+        return _named(TimestampOffset, (ts, self.base_offset + rel))  # TimestampOffset(...) in one C call
 
     def key(self, n: int) -> int:
         return _INT64.unpack_from(self.data, n * 12)[0]

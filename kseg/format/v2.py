@@ -57,9 +57,11 @@ ATTRIBUTES_OFFSET = 21
 class BatchHeader(NamedTuple):
     """The 61-byte header of a v2 batch, by name (``DefaultRecordBatch``'s accessors).
 
-    A NamedTuple: fields read by name (``h.base_offset``) or, where a loop
-    is hot, by the index constants below (``h[BASE_OFFSET]``); made from the
-    unpacked tuple with :func:`header_from` at the cost of one C call.
+    ``V2Batch.header`` and :func:`header_from` give one.  The per-batch paths
+    (``V2Batch.h``, ``FileRecords.scan``) keep the plain tuple ``HEADER``
+    unpacks, in this order, and read it with the index constants below
+    (``h[ATTRIBUTES]``): naming every header costs ~250 ns a batch, measured
+    at 10 % of an index check and of a shallow dump of small batches.
     """
 
     base_offset: int

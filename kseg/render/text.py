@@ -146,7 +146,7 @@ class TextSink(BufferedWriter):
         common cases (no headers; Kafka's string decoders) inline; every line
         made before a decoder fails is kept.
         """
-        ts_type = "LogAppendTime" if b.h.attributes & v2.TIMESTAMP_TYPE_FLAG else "CreateTime"
+        ts_type = "LogAppendTime" if b.h[v2.ATTRIBUTES] & v2.TIMESTAMP_TYPE_FLAG else "CreateTime"
         lines: list[str] = []
         append = lines.append
         try:

@@ -22,7 +22,7 @@ from kseg.errors import CorruptSnapshotError, InputError, KsegError
 from kseg.format.indexes import iter_aborted_txns
 from kseg.format.snapshot import parse_snapshot
 from kseg.format.strings import string_decoder
-from kseg.format.v2 import CONTROL_FLAG
+from kseg.format.v2 import ATTRIBUTES, CONTROL_FLAG
 from kseg.limits import (
     DEFAULT_MAX_MESSAGE_SIZE,
     EXIT_ERROR,
@@ -239,7 +239,7 @@ class Dumper:
             fast = self._fast_records()
             for batch in records.batches():
                 sink.batch(batch, valid_bytes)
-                if fast is not None and batch.__class__ is V2Batch and not batch.h.attributes & CONTROL_FLAG:
+                if fast is not None and batch.__class__ is V2Batch and not batch.h[ATTRIBUTES] & CONTROL_FLAG:
                     last_offset = self._dump_v2_chunks(batch, last_offset, abs_path, *fast)
                 else:
                     last_offset = self._dump_records(batch, last_offset, abs_path)

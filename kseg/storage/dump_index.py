@@ -118,10 +118,7 @@ class IndexDumper:
                 elif found.last_offset != offset:
                     problems.add("not_found", abs_path, (offset, found.last_offset))
                 else:
-                    max_ts = NO_TIMESTAMP
-                    for rec in found.records(limit):
-                        if rec[1] > max_ts:
-                            max_ts = rec[1]
+                    max_ts = found.max_record_timestamp(limit)
                     if max_ts != ts:
                         problems.add("time_mismatches", abs_path, (ts, max_ts))
                     if prev >= ts:

@@ -179,10 +179,9 @@ class FileRecords:
 
         Yields lists of ``(position, size, header, valid)`` -- ``header`` the
         13 values of a :class:`kseg.format.v2.BatchHeader` in its order, as
-        the plain tuple ``struct`` unpacks (naming it costs ~170 ns a batch,
-        a sixth of a shallow dump of one-record batches: measured; read it
-        by unpacking or with the ``v2`` index constants, or name it with
-        ``v2.BatchHeader._make(h)``), ``valid`` the result of
+        the plain tuple ``struct`` unpacks (see :class:`~kseg.format.v2.BatchHeader`
+        for why; read it by unpacking or with the ``v2`` index constants, or
+        name it with ``v2.BatchHeader._make(h)``), ``valid`` the result of
         ``is_valid()`` -- at most ``SCAN_LIST`` per list, and a list never
         spans two windows.  A batch that is not a whole v2 batch in the
         window (magic 0/1, shorter than a v2 header, larger than the window)
