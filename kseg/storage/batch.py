@@ -16,7 +16,7 @@ from typing import Iterator, Protocol
 
 from kseg.errors import CorruptRecordError, KsegError, LimitExceededError
 from kseg.format import compression, legacy, v2
-from kseg.limits import NO_TIMESTAMP
+from kseg.limits import DECOMPRESSION_FACTOR, NO_TIMESTAMP
 
 _named = tuple.__new__  # NamedTuple(...) from a tuple in one C call
 _v2_record = partial(tuple.__new__, v2.Record)  # names a decoded tuple in C: no Python frame a record
@@ -114,7 +114,8 @@ class FileBatch:
         if self.size > limit:
             # position relative to the batch: callers anchor it in the file
             raise LimitExceededError(
-                f"batch of {self.size} bytes exceeds the bound of {limit} bytes (8 x --max-message-size)",
+                f"batch of {self.size} bytes exceeds the bound of {limit} bytes "
+                f"({DECOMPRESSION_FACTOR} x --max-message-size)",
                 position=0,
                 hint="raise --max-message-size if this batch is genuine",
             )
