@@ -114,28 +114,36 @@ class IndexView:
         first entry of a preallocated zero tail (an index still being written, or recovered)."""
         return n > 0 and self.offset_of(n) == self.base_offset
 
+    def _relative_offsets(self) -> list[int]:
+        """Every entry's relative offset, read in C: as 32-bit words, where zero reads as zero in any byte order,
+        so only a comparison with 0 is meaningful."""
+        words = memoryview(self.data)[: self.entries * self.entry_size].cast("I")
+        relative = words[self._relative_offset_at // 4 :: self.entry_size // 4].tolist()
+        words.release()
+        return relative
+
     def used_entries(self) -> int:
         """Entries before the first :meth:`is_zero_tail_entry` (all of them if there is none)."""
         if self.entries < 2:
             return self.entries
-        # the relative offsets as 32-bit words (zero reads as zero in any byte order): searched in C
-        words = memoryview(self.data)[: self.entries * self.entry_size].cast("I")
-        step = self.entry_size // 4
-        relative = words[self._relative_offset_at // 4 :: step].tolist()
-        words.release()
         try:
-            return relative.index(0, 1)
+            return self._relative_offsets().index(0, 1)
         except ValueError:
             return self.entries
 
     def zero_tail(self) -> int:
         """Entries of a preallocated zero tail, or 0: from the first :meth:`is_zero_tail_entry`
         whose bytes are all zero (a non-zero entry with relative offset 0 is damage, not a tail)."""
-        size = self.entry_size
-        for n in range(1, self.entries):
-            if self.offset_of(n) == self.base_offset and self.data[n * size : (n + 1) * size].count(0) == size:
+        if self.entries < 2:
+            return 0
+        relative, size, n = self._relative_offsets(), self.entry_size, 0
+        while True:
+            try:
+                n = relative.index(0, n + 1)
+            except ValueError:
+                return 0
+            if self.data[n * size : (n + 1) * size].count(0) == size:
                 return self.entries - n
-        return 0
 
     def lookup_slot(self, target: int) -> int:
         """The largest entry whose key (offset, or timestamp) is <= target, or -1."""
