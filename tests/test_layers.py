@@ -28,7 +28,8 @@ ROOT = Path(__file__).resolve().parent.parent
 KSEG = ROOT / "kseg"
 
 LAYERS = [
-    {"kseg", "kseg.errors", "kseg.limits", "kseg.jsonlines"},
+    # kseg.timestamps (user timestamp parsing) arrives with another branch: a base module too
+    {"kseg", "kseg.errors", "kseg.limits", "kseg.jsonlines", "kseg.timestamps"},
     {"kseg.format"},
     {"kseg.storage", "kseg.testing"},
     {"kseg.render", "kseg.decoders"},
