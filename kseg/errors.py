@@ -1,20 +1,29 @@
 """One exception hierarchy for kseg, every error carrying file and byte position.
 
-The format layer raises these with ``position`` relative to the buffer it was
-given; the storage layer re-raises them with :meth:`KsegError.at` to add the
-file path and make the position absolute in that file.  The CLI turns any
-:class:`KsegError` into one diagnostic line (see :meth:`KsegError.describe`)
+Every kseg exception class is defined here (``kseg.decoders`` re-exports the
+two it raises under their historical names).  The format layer raises these
+with ``position`` relative to the buffer it was given; the storage layer
+anchors them with :meth:`KsegError.at`, which returns a *new* error with the
+file path and the position made absolute in that file: an exception is never
+changed after it was raised.  Every command prints an error as one line,
+:func:`error_line` (``kseg: error: <file>: at byte <n>: <message> (hint: ...)``),
 and never shows a Python traceback.
 """
 
 from __future__ import annotations
 
 
+def error_line(exc: "KsegError") -> str:
+    """The one line every command prints on stderr for ``exc``."""
+    return f"kseg: error: {exc.describe()}"
+
+
 class KsegError(Exception):
     """Base class: what went wrong, where (file, byte position), and a hint.
 
-    ``expected`` / ``found`` are optional short phrases used to build the
-    message in the pip-like "what happened, where, a hint" style.
+    ``message`` says what was expected and what was found, in words (e.g.
+    ``found record size 3 smaller than minimum record overhead (14)``): the
+    pip-like "what happened, where, a hint" style, with no separate fields.
     """
 
     def __init__(
@@ -31,17 +40,30 @@ class KsegError(Exception):
         self.position = position
         self.hint = hint
 
-    def at(self, path: str | None = None, base: int = 0) -> "KsegError":
-        """Return this error re-anchored in ``path``, its position shifted by ``base``.
+    def at(self, path: str | None = None, base: int = 0, default: int | None = None) -> "KsegError":
+        """A copy of this error anchored in ``path``, its position shifted by ``base``.
 
         Used by the storage layer: format functions report positions relative
         to the slice they parsed; the reader knows where that slice starts.
+        ``path`` is kept if the error already names a file; a position of
+        ``None`` becomes ``default`` (when given) before the shift.  The copy
+        keeps the class and every attribute; this error is left as it was.
         """
+        new = self.__class__.__new__(self.__class__)
+        new.__dict__.update(self.__dict__)
+        new.args = self.args
         if path is not None and self.path is None:
-            self.path = path
-        if self.position is not None:
-            self.position += base
-        return self
+            new.path = path
+        position = self.position if self.position is not None else default
+        new.position = None if position is None else position + base
+        return new
+
+    def extended(self, text: str) -> "KsegError":
+        """A copy of this error with ``text`` appended to its message."""
+        new = self.at()
+        new.message = self.message + text
+        new.args = (new.message,) + self.args[1:]
+        return new
 
     def describe(self) -> str:
         """One line: ``<file>: at byte <n>: <message> (hint: ...)``."""
@@ -88,3 +110,31 @@ class InputError(KsegError):
 
 class UsageError(KsegError):
     """The command line is wrong (exit code 2)."""
+
+
+class DecoderError(KsegError):
+    """A ``module:function`` key/value decoder raised while decoding a record."""
+
+
+class UncaughtJavaError(CorruptRecordError):
+    """Kafka's tool stops at this record with an uncaught Java exception.
+
+    Built from a :class:`kseg.decoders.jvm.JavaException` (any object with
+    ``java_class``, ``message``, ``get_message()`` and ``to_string()``):
+    ``message`` is the Java exception's message (``getMessage()``, ``"null"``
+    when Java's is null); ``java_class`` its class; :meth:`jvm_line` the first
+    line the JVM prints on stderr before exiting with status 1.
+    """
+
+    def __init__(self, exc, offset: int | None = None) -> None:
+        where = f"record at offset {offset}: " if offset is not None else ""
+        line = f'Exception in thread "main" {exc.to_string()}'
+        super().__init__(where + exc.get_message(), hint="kafka-dump-log.sh stops here with: " + line)
+        self.java_class = exc.java_class
+        self.java_message = exc.message
+        self.offset = offset
+        self.exception = exc
+
+    def jvm_line(self) -> str:
+        """``Exception in thread "main" <class>: <message>``, as Kafka's tool prints it."""
+        return f'Exception in thread "main" {self.exception.to_string()}'

@@ -27,12 +27,19 @@ def resolve_decoder(name: str):
     """``string`` (Kafka's default), ``hex``, ``base64``, ``json`` or ``module:function``."""
     name = _JAVA_DECODERS.get(name, name)
     if name == "string":
-        from kseg.render.dump import string_decoder
+        from kseg.format.strings import string_decoder
 
         return string_decoder
     from kseg.decoders.simple import resolve
 
     return resolve(name)
+
+
+def kraft_text(type_id: int, key: bytes, value: bytes | None) -> str | None:
+    """The KRaft control records' text (``kseg.decoders.control``), imported on the first one."""
+    from kseg.decoders.control import control_record_text
+
+    return control_record_text(type_id, key, value)
 
 
 def topic_parser(kind: str):
@@ -83,7 +90,7 @@ def dump(paths, files_opt, print_data_log, deep_iteration, skip_record_metadata,
       2  usage error, or a file could not be opened or read
     """
     from kseg.errors import KsegError
-    from kseg.render.dump import DumpOptions, Dumper
+    from kseg.storage.dump import DumpOptions, Dumper
 
     files: list[str] = []
     if files_opt:
@@ -116,11 +123,11 @@ def dump(paths, files_opt, print_data_log, deep_iteration, skip_record_metadata,
     if output_format == "json":
         from kseg.render.jsonl import JsonSink
 
-        sink = JsonSink(out, err)
+        sink = JsonSink(out, err, kraft_text=kraft_text)
     else:
         from kseg.render.text import TextSink
 
-        sink = TextSink(out, err, skip_record_metadata=skip_record_metadata)
+        sink = TextSink(out, err, skip_record_metadata=skip_record_metadata, kraft_text=kraft_text)
     from kseg.render import progress
 
     dumper = Dumper(opts, sink)

@@ -7,9 +7,9 @@ import sys
 import click
 
 from kseg.cli.options import binary_streams, format_option, max_message_size_option
+from kseg.limits import EXIT_ERROR, EXIT_OK as EXIT_FOUND, EXIT_PROBLEMS as EXIT_NOT_FOUND
 from kseg.timestamps import INT64_MAX, INT64_MIN, parse_timestamp  # noqa: F401 - re-exported
 
-EXIT_FOUND, EXIT_NOT_FOUND, EXIT_ERROR = 0, 1, 2
 _decoder_options = [
     click.option("--key-decoder", default="string", show_default=True,
                   help="How keys print: string, hex, base64, json, or module:function."),
@@ -39,11 +39,11 @@ class TimestampType(click.ParamType):
 
 
 def _decoders(key_decoder: str, value_decoder: str) -> tuple:
-    from kseg.cli.dump import resolve_decoder
+    from kseg.cli.dump import kraft_text, resolve_decoder
     from kseg.errors import KsegError
 
     try:
-        return resolve_decoder(key_decoder), resolve_decoder(value_decoder)
+        return resolve_decoder(key_decoder), resolve_decoder(value_decoder), kraft_text
     except KsegError as exc:
         raise click.UsageError(exc.describe()) from None
 
@@ -51,6 +51,7 @@ def _decoders(key_decoder: str, value_decoder: str) -> tuple:
 def _run(directory: str, output_format: str, max_message_size: int, decoders: tuple, query) -> int:
     """Open the partition, run ``query(log)`` -> (result, text writer, json maker, reason), print."""
     from kseg.errors import InputError, KsegError
+    from kseg.limits import decompression_limit
     from kseg.render.lookup import write_json
     from kseg.render.text import TextSink
     from kseg.storage import files
@@ -60,7 +61,7 @@ def _run(directory: str, output_format: str, max_message_size: int, decoders: tu
     sink = TextSink(out, err)
     partition = files.display(directory)
     try:
-        with PartitionLog(directory, limit=max(max_message_size, 1) * 8) as log:
+        with PartitionLog(directory, limit=decompression_limit(max_message_size)) as log:
             result, write_text, make_json, reason = query(log)
             notes = log.notes + [n for n in result.notes if n not in log.notes]
             result.notes = notes

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+from kseg.limits import DEFAULT_MAX_MESSAGE_SIZE
+
 format_option = click.option(
     "--format",
     "output_format",
@@ -18,7 +20,7 @@ quiet_option = click.option("--quiet", "-q", is_flag=True, help="No progress dis
 max_message_size_option = click.option(
     "--max-message-size",
     type=click.IntRange(min=1),
-    default=5 * 1024 * 1024,
+    default=DEFAULT_MAX_MESSAGE_SIZE,
     show_default=True,
     help="Size of the largest batch; also bounds decompression (8x this).",
 )

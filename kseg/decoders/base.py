@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from kseg.decoders.jvm import JavaException
-from kseg.errors import CorruptRecordError
+from kseg.errors import UncaughtJavaError
 
 
 class MessageParser(Protocol):
@@ -29,28 +29,8 @@ class MessageParser(Protocol):
         ...  # pragma: no cover - protocol
 
 
-class UncaughtJavaException(CorruptRecordError):
-    """Kafka's tool stops at this record with an uncaught Java exception.
-
-    ``message`` is the Java exception's message (``getMessage()``, ``"null"``
-    when Java's is null); ``java_class`` its class; :meth:`jvm_line` the first
-    line the JVM prints on stderr before exiting with status 1.
-    """
-
-    def __init__(self, exc: JavaException, offset: int | None = None) -> None:
-        where = f"record at offset {offset}: " if offset is not None else ""
-        super().__init__(
-            where + exc.get_message(),
-            hint="kafka-dump-log.sh stops here with: " + jvm_line_for(exc),
-        )
-        self.java_class = exc.java_class
-        self.java_message = exc.message
-        self.offset = offset
-        self.exception = exc
-
-    def jvm_line(self) -> str:
-        """``Exception in thread "main" <class>: <message>``, as Kafka's tool prints it."""
-        return jvm_line_for(self.exception)
+# Defined in kseg.errors with every other kseg exception; the decoders' historical name.
+UncaughtJavaException = UncaughtJavaError
 
 
 def jvm_line_for(exc: JavaException) -> str:

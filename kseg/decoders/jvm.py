@@ -16,7 +16,7 @@ Java's string decoding into every decoded string, so both are mirrored here:
 
 from __future__ import annotations
 
-import codecs
+from kseg.format.strings import java_utf8  # noqa: F401 - a format rule, re-exported here
 
 
 class JavaException(Exception):
@@ -84,26 +84,6 @@ class UnknownRecordTypeException(JavaException):
     def __init__(self, unknown_type: int) -> None:
         super().__init__(f"Found an unknown record type {unknown_type}")
         self.unknown_type = unknown_type
-
-
-def _java_utf8_errors(exc: UnicodeDecodeError) -> tuple[str, int]:
-    data, start = exc.object, exc.start
-    if data[start] == 0xED and start + 1 < len(data) and 0xA0 <= data[start + 1] <= 0xBF:
-        if start + 2 < len(data) and 0x80 <= data[start + 2] <= 0xBF:
-            return "\ufffd", start + 3
-        return "\ufffd", start + 2
-    return "\ufffd", exc.end
-
-
-codecs.register_error("kseg-java-utf8", _java_utf8_errors)
-
-
-def java_utf8(data: bytes) -> str:
-    """``new String(data, UTF_8)`` as JDK 17 decodes it."""
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return data.decode("utf-8", "kseg-java-utf8")
 
 
 def java_string_hash(s: str) -> int:

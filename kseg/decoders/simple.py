@@ -28,7 +28,7 @@ import base64 as _b64
 import importlib
 from typing import Callable
 
-from kseg.errors import KsegError, UsageError
+from kseg.errors import DecoderError, UsageError
 
 Decoder = Callable[[bytes], str]
 
@@ -110,8 +110,8 @@ def json(data: bytes) -> str:
 BUILTIN: dict[str, Decoder] = {"string": string, "hex": hex, "base64": base64, "json": json}
 
 
-class PluginDecoderError(KsegError):
-    """A ``module:function`` decoder raised while decoding a record."""
+# Defined in kseg.errors with every other kseg exception; the historical name.
+PluginDecoderError = DecoderError
 
 
 def load_plugin(spec: str) -> Decoder:

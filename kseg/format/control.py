@@ -53,6 +53,8 @@ def parse_type_id(key) -> int:
     return type_id
 
 
+# parse_type_id and parse_end_txn_marker share their shape on purpose: each mirrors its own Kafka
+# class (ControlRecordType, EndTransactionMarker) with that class's messages.
 def parse_end_txn_marker(value) -> int:
     """``EndTransactionMarker.deserializeValue``: return the coordinator epoch."""
     if value is None or len(value) < 6:

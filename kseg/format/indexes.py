@@ -16,9 +16,10 @@ answer.
 from __future__ import annotations
 
 import struct
-from typing import Callable
+from typing import Callable, NamedTuple
 
 from kseg.errors import CorruptIndexError
+from kseg.limits import NO_TIMESTAMP
 
 OFFSET_ENTRY = struct.Struct(
     ">"
@@ -38,7 +39,10 @@ TXN_ENTRY = struct.Struct(
     "q"  # lastOffset
     "q"  # lastStableOffset
 )
-NO_TIMESTAMP = -1
+_INT32 = struct.Struct(">i")
+_named = tuple.__new__
+_unpack_offset_entry = OFFSET_ENTRY.unpack_from
+_INT64 = struct.Struct(">q")
 
 
 def _largest_lower_bound(entries: int, entry_size: int, key: Callable[[int], int], target: int) -> int:
@@ -66,43 +70,130 @@ def _binary_search(key: Callable[[int], int], target: int, lo: int, hi: int) -> 
     return lo
 
 
-class OffsetIndexView:
-    """A ``.index`` file's bytes with its base offset (``OffsetIndex``)."""
+class OffsetPosition(NamedTuple):
+    """An ``.index`` entry (Kafka's ``OffsetPosition``): an absolute offset and its position in the ``.log``."""
+
+    offset: int
+    position: int
+
+
+class TimestampOffset(NamedTuple):
+    """A ``.timeindex`` entry (Kafka's ``TimestampOffset``): a timestamp and an absolute offset."""
+
+    timestamp: int
+    offset: int
+
+
+class IndexView:
+    """An index file's bytes with its base offset (``AbstractIndex``): what both index kinds share.
+
+    Opened read-only, Kafka counts ``length // entry_size`` entries, so a
+    preallocated tail of zero bytes counts as entries whose offset is the
+    base offset.  The rule for that tail is written here once:
+    :meth:`used_entries` (where Kafka's tool stops) and :meth:`zero_tail`.
+    """
 
     __slots__ = ("data", "base_offset", "length", "entries", "path")
 
-    entry_size = OFFSET_ENTRY.size
+    entry_size: int
+    _relative_offset_at: int  # byte of the int32 relative offset within an entry
 
     def __init__(self, data: bytes, base_offset: int, path: str | None = None) -> None:
         self.data = data
         self.base_offset = base_offset
         self.length = len(data)
-        self.entries = self.length // 8
+        self.entries = self.length // self.entry_size
         self.path = path
 
-    def entry(self, n: int) -> tuple[int, int]:
-        """``(absolute offset, position)`` of entry ``n``."""
-        rel, pos = OFFSET_ENTRY.unpack_from(self.data, n * 8)
-        return self.base_offset + rel, pos
+    def offset_of(self, n: int) -> int:
+        """The absolute offset of entry ``n``."""
+        return self.base_offset + _INT32.unpack_from(self.data, n * self.entry_size + self._relative_offset_at)[0]
 
-    def last_entry(self) -> tuple[int, int]:
-        if self.entries == 0:
-            return self.base_offset, 0
-        return self.entry(self.entries - 1)
+    def is_zero_tail_entry(self, n: int) -> bool:
+        """Entry ``n`` (> 0) has the base offset: ``DumpLogSegments`` stops dumping there, the
+        first entry of a preallocated zero tail (an index still being written, or recovered)."""
+        return n > 0 and self.offset_of(n) == self.base_offset
 
-    def lookup(self, target: int) -> tuple[int, int]:
-        """``OffsetIndex.lookup``: the largest entry with offset <= target, else (base, 0)."""
-        slot = _largest_lower_bound(self.entries, 8, lambda n: self.entry(n)[0], target)
-        if slot == -1:
-            return self.base_offset, 0
-        return self.entry(slot)
+    def _relative_offsets(self) -> list[int]:
+        """Every entry's relative offset, read in C: as 32-bit words, where zero reads as zero in any byte order,
+        so only a comparison with 0 is meaningful."""
+        words = memoryview(self.data)[: self.entries * self.entry_size].cast("I")
+        relative = words[self._relative_offset_at // 4 :: self.entry_size // 4].tolist()
+        words.release()
+        return relative
+
+    def used_entries(self) -> int:
+        """Entries before the first :meth:`is_zero_tail_entry` (all of them if there is none)."""
+        if self.entries < 2:
+            return self.entries
+        try:
+            return self._relative_offsets().index(0, 1)
+        except ValueError:
+            return self.entries
+
+    def zero_tail(self) -> int:
+        """Entries of a preallocated zero tail, or 0: from the first :meth:`is_zero_tail_entry`
+        whose bytes are all zero (a non-zero entry with relative offset 0 is damage, not a tail)."""
+        if self.entries < 2:
+            return 0
+        relative, size, n = self._relative_offsets(), self.entry_size, 0
+        while True:
+            try:
+                n = relative.index(0, n + 1)
+            except ValueError:
+                return 0
+            if self.data[n * size : (n + 1) * size].count(0) == size:
+                return self.entries - n
 
     def lookup_slot(self, target: int) -> int:
-        return _largest_lower_bound(self.entries, 8, lambda n: self.entry(n)[0], target)
+        """The largest entry whose key (offset, or timestamp) is <= target, or -1."""
+        return _largest_lower_bound(self.entries, self.entry_size, self.key, target)
+
+    def last_entry(self):
+        """``lastEntry``: the last entry, or :meth:`none` for an empty index."""
+        return self.entry(self.entries - 1) if self.entries else self.none()
+
+    def lookup(self, target: int):
+        """``lookup``: the largest entry whose key is <= target, else :meth:`none`."""
+        slot = self.lookup_slot(target)
+        return self.none() if slot == -1 else self.entry(slot)
+
+    def entry(self, n: int):  # pragma: no cover - each kind defines it
+        """Entry ``n``, with its absolute offset."""
+        raise NotImplementedError
+
+    def none(self):  # pragma: no cover - each kind defines it
+        """What ``lookup`` returns when no entry is <= the target."""
+        raise NotImplementedError
+
+    def key(self, n: int) -> int:  # pragma: no cover - each kind defines it
+        """The search key of entry ``n``: its offset (``.index``) or timestamp (``.timeindex``)."""
+        raise NotImplementedError
+
+
+# The two index kinds below share their shape on purpose: each declares its layout, entry and "none".
+class OffsetIndexView(IndexView):
+    """A ``.index`` file (``OffsetIndex``): entries ``relativeOffset int32, position int32``."""
+
+    __slots__ = ()
+
+    entry_size = OFFSET_ENTRY.size
+    _relative_offset_at = 0
+
+    def entry(self, n: int) -> OffsetPosition:
+        """Entry ``n`` with its absolute offset."""
+        rel, pos = _unpack_offset_entry(self.data, n << 3)
+        return _named(OffsetPosition, (self.base_offset + rel, pos))  # OffsetPosition(...) in one C call
+
+    key = IndexView.offset_of
+
+    def none(self) -> OffsetPosition:
+        """``OffsetIndex.lookup`` below every entry: the base offset at position 0."""
+        return OffsetPosition(self.base_offset, 0)
 
     def sanity_check(self) -> None:
         """``OffsetIndex.sanityCheck``."""
-        last_offset = self.last_entry()[0]
+        last_offset = self.last_entry().offset
         if self.entries != 0 and last_offset < self.base_offset:
             raise CorruptIndexError(
                 f"corrupt index: non-zero size but the last offset is {last_offset}, "
@@ -116,46 +207,31 @@ class OffsetIndexView:
             )
 
 
-class TimeIndexView:
-    """A ``.timeindex`` file's bytes with its base offset (``TimeIndex``)."""
+class TimeIndexView(IndexView):
+    """A ``.timeindex`` file (``TimeIndex``): entries ``timestamp int64, relativeOffset int32``."""
 
-    __slots__ = ("data", "base_offset", "length", "entries", "path")
+    __slots__ = ()
 
     entry_size = TIME_ENTRY.size
+    _relative_offset_at = 8
 
-    def __init__(self, data: bytes, base_offset: int, path: str | None = None) -> None:
-        self.data = data
-        self.base_offset = base_offset
-        self.length = len(data)
-        self.entries = self.length // 12
-        self.path = path
-
-    def entry(self, n: int) -> tuple[int, int]:
-        """``(timestamp, absolute offset)`` of entry ``n``."""
+    def entry(self, n: int) -> TimestampOffset:
+        """Entry ``n`` with its absolute offset."""
         ts, rel = TIME_ENTRY.unpack_from(self.data, n * 12)
-        return ts, self.base_offset + rel
+        return _named(TimestampOffset, (ts, self.base_offset + rel))  # TimestampOffset(...) in one C call
 
-    def last_entry(self) -> tuple[int, int]:
-        if self.entries == 0:
-            return NO_TIMESTAMP, self.base_offset
-        return self.entry(self.entries - 1)
+    def key(self, n: int) -> int:
+        return _INT64.unpack_from(self.data, n * 12)[0]
 
-    def lookup_slot(self, target: int) -> int:
-        """The slot ``TimeIndex.lookup`` uses: the largest entry with timestamp <= target, or -1."""
-        return _largest_lower_bound(self.entries, 12, lambda n: self.entry(n)[0], target)
-
-    def lookup(self, target: int) -> tuple[int, int]:
-        """``TimeIndex.lookup``: the largest entry with timestamp <= target, else (-1, base)."""
-        slot = _largest_lower_bound(self.entries, 12, lambda n: self.entry(n)[0], target)
-        if slot == -1:
-            return NO_TIMESTAMP, self.base_offset
-        return self.entry(slot)
+    def none(self) -> TimestampOffset:
+        """``TimeIndex.lookup`` below every entry: no timestamp, the base offset."""
+        return TimestampOffset(NO_TIMESTAMP, self.base_offset)
 
     def sanity_check(self) -> None:
         """``TimeIndex.sanityCheck``."""
         last_ts, last_offset = self.last_entry()
         if self.entries != 0:
-            first_ts = self.entry(0)[0]
+            first_ts = self.entry(0).timestamp
             if last_ts < first_ts:
                 raise CorruptIndexError(
                     f"corrupt time index: non-zero size but the last timestamp is {last_ts}, "

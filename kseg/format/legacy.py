@@ -22,10 +22,11 @@ from __future__ import annotations
 
 import struct
 import zlib
-from typing import Iterator
+from typing import Iterator, NamedTuple
 
 from kseg.errors import CorruptRecordError
 from kseg.format import compression
+from kseg.limits import NO_TIMESTAMP
 
 ENTRY = struct.Struct(
     ">"
@@ -41,9 +42,23 @@ TIMESTAMP = struct.Struct(">q")
 INT32 = struct.Struct(">i")
 RECORD_OVERHEAD_V0 = 14  # crc + magic + attributes + key length + value length
 TIMESTAMP_TYPE_FLAG = 0x08
-NO_TIMESTAMP = -1
 
 CREATE_TIME, LOG_APPEND_TIME, NO_TIMESTAMP_TYPE = "CreateTime", "LogAppendTime", "NoTimestampType"
+
+
+class LegacyRecord(NamedTuple):
+    """One v0/v1 message (``LegacyRecord``) as :meth:`kseg.storage.batch.LegacyBatch.records` hands it out.
+
+    ``key``/``value`` are slices or ``None``; ``crc`` the stored CRC-32 and
+    ``valid`` whether it matches (an inner message of a wrapper has its own).
+    """
+
+    offset: int
+    timestamp: int
+    key: object
+    value: object
+    crc: int
+    valid: bool
 
 
 def timestamp_type(magic: int, attributes: int) -> str:
@@ -67,32 +82,27 @@ def checksum_valid(buf, msg: int, size: int, stored_crc: int) -> bool:
     return zlib.crc32(buf[msg + 4 : msg + size]) == stored_crc
 
 
+def _sized_bytes(buf, pos: int, end: int) -> tuple:
+    """An int32 length (-1: null) and that many bytes at ``pos``: ``(slice or None, next pos)``;
+    ``IndexError`` when they run past ``end``."""
+    if pos + 4 > end:
+        raise IndexError
+    (size,) = INT32.unpack_from(buf, pos)
+    pos += 4
+    if size < 0:
+        return None, pos
+    if pos + size > end:
+        raise IndexError
+    return buf[pos : pos + size], pos + size
+
+
 def key_value(buf, msg: int, size: int, magic: int) -> tuple:
     """Return ``(key, value)`` (memoryview slices or ``None``) of one message."""
     end = msg + size
     pos = msg + (14 if magic else 6)
     try:
-        if pos + 4 > end:
-            raise IndexError
-        (key_size,) = INT32.unpack_from(buf, pos)
-        pos += 4
-        if key_size >= 0:
-            if pos + key_size > end:
-                raise IndexError
-            key = buf[pos : pos + key_size]
-            pos += key_size
-        else:
-            key = None
-        if pos + 4 > end:
-            raise IndexError
-        (value_size,) = INT32.unpack_from(buf, pos)
-        pos += 4
-        if value_size >= 0:
-            if pos + value_size > end:
-                raise IndexError
-            value = buf[pos : pos + value_size]
-        else:
-            value = None
+        key, pos = _sized_bytes(buf, pos, end)
+        value, pos = _sized_bytes(buf, pos, end)
     except IndexError:
         raise CorruptRecordError(
             "legacy message key or value length runs past the end of the message", position=msg

@@ -75,6 +75,7 @@ def read_unsigned_varint(buf, pos: int) -> tuple[int, int]:
             raise CorruptRecordError("varint is too long (more than 5 bytes)", position=start)
 
 
+# kseg.testing.v2 has its own encoder on purpose: the test writer shares no code with the reader it tests.
 def encode_varint(value: int) -> bytes:
     """Zig-zag encode ``value`` as Kafka does (used by writers and tests)."""
     raw = ((value << 1) ^ (value >> 63)) & 0xFFFFFFFFFFFFFFFF

@@ -34,7 +34,7 @@ from __future__ import annotations
 from typing import Callable, Iterable
 
 from kseg.format.compression import codec_name
-from kseg.render.dump import string_decoder
+from kseg.format.strings import string_decoder
 from kseg.storage.export import Corruption, RecordFacts, Split, topic_partition
 
 ROWS_PER_BATCH = 4096

@@ -8,45 +8,80 @@ as the one-line text diagnostic.
 
 from __future__ import annotations
 
+from kseg.errors import error_line
 from kseg.format import v2
 from kseg.format.compression import codec_name
 from kseg.jsonlines import dumps  # noqa: F401 - the form of every kseg JSON line; re-exported
-from kseg.render.dump import string_decoder
+from kseg.render.sink import BufferedWriter
+from kseg.render.values import KRaftText, control_text, string_decoder
 
-_FLUSH_AT = 1 << 16
+
+# -- batch and record objects: the one batch -> dict, used by dump and the lookups ------------------
+def v2_batch_object(position: int, size: int, h, valid: bool) -> dict:
+    """The ``"batch"`` object of a v2 batch from its header (a ``BatchHeader`` or scan's plain tuple)."""
+    bo, _, epoch, magic, crc, attrs, delta, base_ts, max_ts, pid, pepoch, base_seq, count = h
+    return {
+        "type": "batch", "position": position, "baseOffset": bo, "lastOffset": bo + delta,
+        "count": count, "baseSequence": base_seq, "lastSequence": v2.last_sequence(base_seq, delta),
+        "producerId": pid, "producerEpoch": pepoch, "partitionLeaderEpoch": epoch,
+        "isTransactional": bool(attrs & v2.TRANSACTIONAL_FLAG), "isControl": bool(attrs & v2.CONTROL_FLAG),
+        "deleteHorizonMs": base_ts if attrs & v2.DELETE_HORIZON_FLAG else None,
+        "timestampType": "LogAppendTime" if attrs & v2.TIMESTAMP_TYPE_FLAG else "CreateTime",
+        "maxTimestamp": max_ts, "size": size, "magic": magic, "compression": codec_name(attrs & v2.CODEC_MASK),
+        "crc": crc, "isValid": valid,
+    }
 
 
-class JsonSink:
-    """Writes JSON Lines to binary ``out``; diagnostics to binary ``err``."""
+def batch_object(b, position: int) -> dict:
+    """The ``"batch"`` object of a batch object (:class:`kseg.storage.batch.FileBatch`)."""
+    if b.magic >= 2:
+        return v2_batch_object(position, b.size, b.h, b.is_valid())
+    return {
+        "type": "batch", "position": position, "baseOffset": b.base_offset, "lastOffset": b.last_offset,
+        "count": None, "baseSequence": -1, "lastSequence": -1, "producerId": -1, "producerEpoch": -1,
+        "partitionLeaderEpoch": -1, "isTransactional": False, "isControl": False, "deleteHorizonMs": None,
+        "timestampType": b.timestamp_type, "maxTimestamp": b.max_timestamp, "size": b.size, "magic": b.magic,
+        "compression": codec_name(b.codec), "crc": b.checksum, "isValid": b.is_valid(),
+    }
 
-    def __init__(self, out, err) -> None:
-        self.out = out
-        self.err = err
-        self._parts: list[str] = []
-        self._size = 0
+
+def record_object(b, rec, extra: str | None, key_text: str | None, payload_text: str | None) -> dict:
+    """The ``"record"`` object of a v2 :class:`~kseg.format.v2.Record` or a v0/v1
+    :class:`~kseg.format.legacy.LegacyRecord`."""
+    key, value = rec.key, rec.value
+    obj = {
+        "type": "record",
+        "offset": rec.offset,
+        "timestampType": b.timestamp_type,
+        "timestamp": rec.timestamp,
+        "keySize": -1 if key is None else len(key),
+        "valueSize": -1 if value is None else len(value),
+    }
+    if b.magic >= 2:
+        obj["sequence"] = rec.sequence
+        obj["headerKeys"] = [string_decoder(k) for k, _ in rec.headers]
+        if extra is not None:
+            obj["control"] = extra.strip()
+    else:
+        obj["isValid"] = rec.valid
+        obj["crc"] = rec.crc
+    if key_text is not None:
+        obj["key"] = key_text
+    if payload_text is not None:
+        obj["payload"] = payload_text
+    return obj
+
+
+class JsonSink(BufferedWriter):
+    """Writes JSON Lines to binary ``out``; diagnostics to binary ``err`` (a :class:`DumpSink`)."""
+
+    def __init__(self, out, err, *, kraft_text: KRaftText | None = None) -> None:
+        super().__init__(out, err)
         self._file = None
+        self.kraft_text = kraft_text
 
     def emit(self, obj: dict) -> None:
-        line = dumps(obj)
-        self._parts.append(line)
-        self._size += len(line)
-        if self._size > _FLUSH_AT:
-            self.flush()
-
-    def flush(self) -> None:
-        if self._parts:
-            self.out.write(("\n".join(self._parts) + "\n").encode("utf-8", "replace"))
-            self._parts.clear()
-            self._size = 0
-        self.out.flush()
-
-    def close(self) -> None:
-        self.flush()
-
-    def _err(self, line: str) -> None:
-        self.flush()
-        self.err.write((line + "\n").encode("utf-8", "replace"))
-        self.err.flush()
+        self.write(dumps(obj) + "\n")
 
     # -- file level ---------------------------------------------------------------
     def dumping(self, path: str) -> None:
@@ -55,7 +90,7 @@ class JsonSink:
 
     def unknown_file(self, path: str) -> None:
         self.emit({"type": "ignored", "file": path, "reason": "unknown file suffix"})
-        self._err(f"Ignoring unknown file {path}")
+        self.err_line(f"Ignoring unknown file {path}")
 
     def log_start(self, base_offset: int) -> None:
         self.emit({"type": "log", "file": self._file, "baseOffset": base_offset})
@@ -70,80 +105,49 @@ class JsonSink:
     def trailing_bytes(self, n: int, name: str) -> None:
         self.emit({"type": "trailing_bytes", "file": self._file, "bytes": n})
 
-    def note(self, message: str) -> None:
-        self._err(f"kseg: note: {message}")
-
     def error(self, exc) -> None:
         self.emit({"type": "error", "file": exc.path, "position": exc.position,
                    "error": type(exc).__name__, "message": exc.message, "hint": exc.hint})
-        self._err(f"kseg: error: {exc.describe()}")
+        self.err_line(error_line(exc))
 
     # -- batches and records ----------------------------------------------------------
     def batch(self, b, position: int) -> None:
-        obj = {"type": "batch", "position": position, "baseOffset": b.base_offset, "lastOffset": b.last_offset}
-        if b.magic >= 2:
-            h = b.h
-            obj.update(
-                count=h[v2.COUNT],
-                baseSequence=h[v2.BASE_SEQUENCE],
-                lastSequence=v2.last_sequence(h[v2.BASE_SEQUENCE], h[v2.LAST_OFFSET_DELTA]),
-                producerId=h[v2.PRODUCER_ID],
-                producerEpoch=h[v2.PRODUCER_EPOCH],
-                partitionLeaderEpoch=h[v2.LEADER_EPOCH],
-                isTransactional=b.is_transactional,
-                isControl=b.is_control,
-                deleteHorizonMs=b.delete_horizon_ms,
-            )
-        else:
-            obj.update(count=None, baseSequence=-1, lastSequence=-1, producerId=-1, producerEpoch=-1,
-                       partitionLeaderEpoch=-1, isTransactional=False, isControl=False, deleteHorizonMs=None)
-        obj.update(
-            timestampType=b.timestamp_type,
-            maxTimestamp=b.max_timestamp,
-            size=b.size,
-            magic=b.magic,
-            compression=codec_name(b.codec),
-            crc=b.checksum,
-            isValid=b.is_valid(),
-        )
-        self.emit(obj)
+        self.emit(batch_object(b, position))
+
+    def batch_lines(self, items: list) -> None:
+        for position, size, h, valid in items:
+            if h is None:  # a batch object (legacy, or not a whole v2 batch in the window)
+                self.emit(batch_object(valid, position))
+            else:
+                self.emit(v2_batch_object(position, size, h, valid))
+
+    def control_text(self, b, key, value) -> str:
+        return control_text(b, key, value, self.kraft_text)
 
     def record(self, b, rec, extra, key_text, payload_text) -> None:
-        key, value = rec[3], rec[4]
-        obj = {
-            "type": "record",
-            "offset": rec[0],
-            "timestampType": b.timestamp_type,
-            "timestamp": rec[1],
-            "keySize": -1 if key is None else len(key),
-            "valueSize": -1 if value is None else len(value),
-            "sequence": rec[2],
-            "headerKeys": [string_decoder(k) for k, _ in rec[5]],
-        }
-        if extra is not None:
-            obj["control"] = extra.strip()
-        self._data(obj, key_text, payload_text)
+        self.emit(record_object(b, rec, extra, key_text, payload_text))
 
     def legacy_record(self, b, rec, key_text, payload_text) -> None:
-        key, value = rec[2], rec[3]
-        obj = {
-            "type": "record",
-            "offset": rec[0],
-            "timestampType": b.timestamp_type,
-            "timestamp": rec[1],
-            "keySize": -1 if key is None else len(key),
-            "valueSize": -1 if value is None else len(value),
-            "isValid": rec[5],
-            "crc": rec[4],
-        }
-        self._data(obj, key_text, payload_text)
+        self.emit(record_object(b, rec, None, key_text, payload_text))
 
-    def _data(self, obj: dict, key_text, payload_text) -> None:
-        if key_text is not None:
-            obj["key"] = key_text
-        if payload_text is not None:
-            obj["payload"] = payload_text
-        self.emit(obj)
+    def v2_records(self, b, records: list, key_decoder=None, value_decoder=None) -> None:
+        """Record objects of a chunk of a v2 data batch: sizes without decoders, slices with them."""
+        ts_type = b.timestamp_type
+        for o, ts, seq, k, v, hs in records:
+            obj = {"type": "record", "offset": o, "timestampType": ts_type, "timestamp": ts}
+            if key_decoder is None:
+                obj["keySize"], obj["valueSize"] = k, v
+            else:
+                obj["keySize"] = -1 if k is None else len(k)
+                obj["valueSize"] = -1 if v is None else len(v)
+            obj["sequence"] = seq
+            obj["headerKeys"] = [string_decoder(hk) for hk, _ in hs]
+            if key_decoder is not None:
+                if k is not None:
+                    obj["key"] = key_decoder(k)
+                if v is not None:
+                    obj["payload"] = value_decoder(v)
+            self.emit(obj)
 
     # -- indexes, snapshots -------------------------------------------------------
     def index_empty(self, path: str) -> None:
@@ -175,7 +179,7 @@ class JsonSink:
     def snapshot_error(self, exc) -> None:
         self.emit({"type": "error", "file": self._file, "position": None, "error": type(exc).__name__,
                    "message": exc.message, "hint": None})
-        self._err(exc.message)
+        self.err_line(exc.message)
 
     # -- the end-of-run reports -----------------------------------------------------
     def problems(self, p) -> None:

@@ -12,8 +12,8 @@ from __future__ import annotations
 import datetime as _dt
 import os
 
-from kseg.render.dump import control_text, string_decoder
-from kseg.render.jsonl import JsonSink, dumps
+from kseg.render.values import KRaftText, control_text, string_decoder
+from kseg.render.jsonl import batch_object, dumps, record_object
 from kseg.render.text import TextSink
 from kseg.storage.lookup import AT_END, BELOW_START, EMPTY, NEXT, PAST_END, OffsetLookup
 from kseg.storage.lookup_time import TimeLookup
@@ -32,47 +32,32 @@ def _name(path: str | None) -> str:
     return os.path.basename(path) if path else "-"
 
 
-class _Capture(JsonSink):
-    """A JsonSink that keeps the objects instead of writing them."""
-
-    def __init__(self) -> None:
-        super().__init__(None, None)
-        self.objects: list[dict] = []
-
-    def emit(self, obj: dict) -> None:
-        obj.pop("type", None)
-        self.objects.append(obj)
-
-
-def record_texts(batch, rec, key_decoder, value_decoder) -> tuple:
+def record_texts(batch, rec, key_decoder, value_decoder, kraft_text: KRaftText | None = None) -> tuple:
     """(control text, key text, payload text) as ``--print-data-log`` prints them."""
-    if batch.magic < 2:
-        key, value = rec[2], rec[3]
-        return None, None if key is None else key_decoder(key), None if value is None else value_decoder(value)
-    if batch.is_control:  # control records never print a key or payload
-        return control_text(batch, rec[3], rec[4]), None, None
-    key, value = rec[3], rec[4]
+    if batch.magic >= 2 and batch.is_control:  # control records never print a key or payload
+        return control_text(batch, rec.key, rec.value, kraft_text), None, None
+    key, value = rec.key, rec.value
     return None, None if key is None else key_decoder(key), None if value is None else value_decoder(value)
 
 
-def batch_and_record_text(sink: TextSink, batch, rec, key_decoder=string_decoder, value_decoder=string_decoder):
+def batch_and_record_text(sink: TextSink, batch, rec, key_decoder=string_decoder, value_decoder=string_decoder,
+                          kraft_text: KRaftText | None = None) -> None:
     sink.batch(batch, batch.position)
-    extra, key_text, payload_text = record_texts(batch, rec, key_decoder, value_decoder)
+    extra, key_text, payload_text = record_texts(batch, rec, key_decoder, value_decoder, kraft_text)
     if batch.magic < 2:
         sink.legacy_record(batch, rec, key_text, payload_text)
     else:
         sink.record(batch, rec, extra, key_text, payload_text)
 
 
-def batch_and_record_json(batch, rec, key_decoder=string_decoder, value_decoder=string_decoder) -> tuple[dict, dict]:
-    cap = _Capture()
-    cap.batch(batch, batch.position)
-    extra, key_text, payload_text = record_texts(batch, rec, key_decoder, value_decoder)
-    if batch.magic < 2:
-        cap.legacy_record(batch, rec, key_text, payload_text)
-    else:
-        cap.record(batch, rec, extra, key_text, payload_text)
-    return cap.objects[0], cap.objects[1]
+def batch_and_record_json(batch, rec, key_decoder=string_decoder, value_decoder=string_decoder,
+                          kraft_text: KRaftText | None = None) -> tuple[dict, dict]:
+    """The ``batch`` and ``record`` objects of ``kseg dump --format json``, without their ``type``."""
+    batch_obj = batch_object(batch, batch.position)
+    extra, key_text, payload_text = record_texts(batch, rec, key_decoder, value_decoder, kraft_text)
+    record_obj = record_object(batch, rec, extra, key_text, payload_text)
+    del batch_obj["type"], record_obj["type"]
+    return batch_obj, record_obj
 
 
 # -- offset lookups -------------------------------------------------------------------------------
@@ -150,7 +135,7 @@ def write_offset_text(sink: TextSink, r: OffsetLookup, partition: str, decoders:
     for line in offset_path_lines(r):
         sink.write(line + "\n")
     if r.record is not None:
-        sink.write(found_line(r.target, r.record[0], r.batch, r.segment.name) + "\n")
+        sink.write(found_line(r.target, r.record.offset, r.batch, r.segment.name) + "\n")
         batch_and_record_text(sink, r.batch, r.record, *decoders)
 
 
@@ -170,7 +155,7 @@ def scan_json(scan) -> dict | None:
 def offset_json(r: OffsetLookup, partition: str, decoders: tuple) -> dict:
     obj = {
         "type": "offset_lookup", "partition": partition, "target": r.target, "status": r.status,
-        "found": r.found, "offset": r.record[0] if r.record else None,
+        "found": r.found, "offset": r.record.offset if r.record else None,
         "compacted": r.status == NEXT, "reason": offset_reason(r),
         "segments": r.segments, "logStartOffset": r.log_start, "logEndOffset": r.log_end,
         "path": [{"segment": s.segment.log, "baseOffset": s.segment.base_offset,
@@ -233,8 +218,8 @@ def time_path_lines(r: TimeLookup) -> list[str]:
         seg = c.segment
         if r.time_entry is not None:
             if r.time_slot >= 0:
-                lines.append(f"Time index: {seg.name}.timeindex: entry #{r.time_slot}, timestamp {r.time_entry[0]}, "
-                             f"offset {r.time_entry[1]}: the largest entry <= {r.target}")
+                lines.append(f"Time index: {seg.name}.timeindex: entry #{r.time_slot}, timestamp {r.time_entry.timestamp}, "
+                             f"offset {r.time_entry.offset}: the largest entry <= {r.target}")
             else:
                 lines.append(f"Time index: {seg.name}.timeindex: no entry <= {r.target}; Kafka uses the base "
                              f"offset {seg.base_offset}")
@@ -259,7 +244,7 @@ def write_time_text(sink: TextSink, r: TimeLookup, partition: str, decoders: tup
         b = r.batch
         where = f"{batch_desc(b)} at position {b.position}"
         if r.special in ("earliest",) and r.by_offset is not None:
-            sink.write(found_line(r.offset, r.record[0], b, r.by_offset.segment.name) + "\n")
+            sink.write(found_line(r.offset, r.record.offset, b, r.by_offset.segment.name) + "\n")
         elif r.special == "max-timestamp":
             sink.write(f"Found: offset {r.offset}, timestamp {r.timestamp} ({iso(r.timestamp)}), the first record "
                        f"holding it in {where}\n")
@@ -282,8 +267,8 @@ def time_json(r: TimeLookup, partition: str, decoders: tuple) -> dict:
         "segment": None if c is None else {"file": c.segment.log, "baseOffset": c.segment.base_offset,
                                            "largestTimestamp": c.timestamp, "source": c.source},
         "timeIndex": None if r.time_entry is None else {
-            "entry": r.time_slot if r.time_slot >= 0 else None, "timestamp": r.time_entry[0],
-            "offset": r.time_entry[1]},
+            "entry": r.time_slot if r.time_slot >= 0 else None, "timestamp": r.time_entry.timestamp,
+            "offset": r.time_entry.offset},
         "index": index_json(r.index), "scan": scan_json(r.scan),
         "offsetLookup": None, "batch": None, "record": None, "notes": r.notes,
     }

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from kseg.limits import EXIT_ERROR, EXIT_OK, EXIT_PROBLEMS  # EXIT_ERROR: cli/rebuild imports it from here
 from kseg.render.jsonl import dumps
 from kseg.storage import files
 from kseg.storage.rebuild import Recovered
@@ -23,7 +24,6 @@ from kseg.storage.rebuild_write import (
     FileOutcome,
 )
 
-EXIT_OK, EXIT_PROBLEMS, EXIT_ERROR = 0, 1, 2
 
 
 def segment_line(rec: Recovered) -> str:

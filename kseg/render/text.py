@@ -1,6 +1,6 @@
 """Kafka's text output, byte for byte (``DumpLogSegments.printBatchLevel`` and the record lines).
 
-Quirks kept on purpose (see ``docs/kafka-compat.md``): the stray ``}`` after
+Quirks kept on purpose (each a golden in ``tests/data/corpus``): the stray ``}`` after
 a legacy record's crc; ``deleteHorizonMs: OptionalLong.empty``; lists of
 index mismatches and non-consecutive offsets printed in reverse discovery
 order; a leading space before ``payload:`` with ``--skip-record-metadata``
@@ -11,14 +11,9 @@ from __future__ import annotations
 
 from kseg.format import v2
 from kseg.format.compression import codec_name
-from kseg.render.dump import string_decoder
-
-_FLUSH_AT = 1 << 16
-
-
-def _bool(b: bool) -> str:
-    return "true" if b else "false"
-
+from kseg.render.values import bool_text as _bool
+from kseg.render.sink import BufferedWriter
+from kseg.render.values import KRaftText, control_text, optional_long, string_decoder
 
 def skip_metadata_line(key_text: str | None, payload_text: str | None) -> str:
     """A record line with ``--skip-record-metadata``: Kafka prints ``| key: K payload: V``; with
@@ -32,50 +27,21 @@ def skip_metadata_line(key_text: str | None, payload_text: str | None) -> str:
     return "\n"
 
 
-def optional_long(value: int | None) -> str:
-    """Java's ``OptionalLong.toString``."""
-    return "OptionalLong.empty" if value is None else f"OptionalLong[{value}]"
+class TextSink(BufferedWriter):
+    """Writes Kafka's text to binary ``out`` (stdout) and ``err`` (stderr) streams (a :class:`DumpSink`)."""
 
-
-class TextSink:
-    """Writes Kafka's text to binary ``out`` (stdout) and ``err`` (stderr) streams."""
-
-    def __init__(self, out, err, *, skip_record_metadata: bool = False) -> None:
-        self.out = out
-        self.err = err
+    def __init__(self, out, err, *, skip_record_metadata: bool = False, kraft_text: KRaftText | None = None) -> None:
+        super().__init__(out, err)
         self.skip = skip_record_metadata
-        self._parts: list[str] = []
-        self._size = 0
+        self.kraft_text = kraft_text
         self._batch_parts: dict = {}
-
-    # -- plumbing ---------------------------------------------------------------
-    def write(self, text: str) -> None:
-        self._parts.append(text)
-        self._size += len(text)
-        if self._size > _FLUSH_AT:
-            self.flush()
-
-    def flush(self) -> None:
-        if self._parts:
-            self.out.write("".join(self._parts).encode("utf-8", "replace"))
-            self._parts.clear()
-            self._size = 0
-        self.out.flush()
-
-    def _err(self, line: str) -> None:
-        self.flush()
-        self.err.write((line + "\n").encode("utf-8", "replace"))
-        self.err.flush()
-
-    def close(self) -> None:
-        self.flush()
 
     # -- file level -------------------------------------------------------------
     def dumping(self, path: str) -> None:
         self.write(f"Dumping {path}\n")
 
     def unknown_file(self, path: str) -> None:
-        self._err(f"Ignoring unknown file {path}")
+        self.err_line(f"Ignoring unknown file {path}")
 
     def log_start(self, base_offset: int) -> None:
         self.write(f"Log starting offset: {base_offset}\n")
@@ -89,49 +55,25 @@ class TextSink:
     def trailing_bytes(self, n: int, name: str) -> None:
         self.write(f"Found {n} invalid bytes at the end of {name}\n")
 
-    def note(self, message: str) -> None:
-        self._err(f"kseg: note: {message}")
-
-    def error(self, exc) -> None:
-        self._err(f"kseg: error: {exc.describe()}")
-
-    # -- batches and records ------------------------------------------------------
+    # -- batches --------------------------------------------------------------------
     def batch(self, b, position: int) -> None:
-        if b.magic >= 2 and b.size >= v2.HEADER_SIZE:  # the cached parts of batch_lines
+        """The line of one batch: a v2 one through :meth:`batch_lines`, a legacy entry here."""
+        if b.magic >= 2:
             self.batch_lines([(position, b.size, b.h, b.is_valid())])
             return
-        if b.magic >= 2:
-            h = b.h
-            attrs = h[v2.ATTRIBUTES]
-            base_seq = h[v2.BASE_SEQUENCE]
-            horizon = h[v2.BASE_TIMESTAMP] if attrs & 0x40 else None
-            head = (
-                f"baseOffset: {h[0]} lastOffset: {h[0] + h[6]} count: {h[12]} "
-                f"baseSequence: {base_seq} lastSequence: {v2.last_sequence(base_seq, h[6])} "
-                f"producerId: {h[9]} producerEpoch: {h[10]} partitionLeaderEpoch: {h[2]} "
-                f"isTransactional: {_bool(attrs & 0x10)} isControl: {_bool(attrs & 0x20)} "
-                f"deleteHorizonMs: {optional_long(horizon)}"
-            )
-            ts_type = "LogAppendTime" if attrs & 0x08 else "CreateTime"
-            max_ts = h[v2.MAX_TIMESTAMP]
-            crc = h[v2.CRC]
-        else:
-            head = f"offset: {b.offset}"
-            ts_type = b.timestamp_type
-            max_ts = b.max_timestamp
-            crc = b.crc
-        codec = codec_name(b.codec)
         self.write(
-            f"{head} position: {position} {ts_type}: {max_ts} size: {b.size} magic: {b.magic} "
-            f"compresscodec: {codec} crc: {crc} isvalid: {_bool(b.is_valid())}\n"
+            f"offset: {b.offset} position: {position} {b.timestamp_type}: {b.max_timestamp} size: {b.size} "
+            f"magic: {b.magic} compresscodec: {codec_name(b.codec)} crc: {b.crc} isvalid: {_bool(b.is_valid())}\n"
         )
 
     def batch_lines(self, items: list) -> None:
-        """Batch lines for a list from ``FileRecords.scan`` (the hot path of shallow iteration).
+        """The v2 batch line (``DumpLogSegments.printBatchLevel``), for a list from ``FileRecords.scan``.
 
-        The same lines as :meth:`batch`; the parts that repeat from batch to
-        batch (producer, epochs, flags, timestamp type, magic, codec) are
-        formatted once per distinct header and reused.
+        The one formatter of a v2 batch line.  The parts that repeat from
+        batch to batch (producer, epochs, flags, timestamp type, magic,
+        codec) are formatted once per distinct header and reused: the hot
+        path of shallow iteration.  Items without a header (legacy entries)
+        go to :meth:`batch`.
         """
         lines: list[str] = []
         append = lines.append
@@ -139,97 +81,80 @@ class TextSink:
         try:
             for position, size, h, valid in items:
                 if h is None:  # any batch that is not a whole v2 batch in the window
-                    self._emit(lines)
+                    self.write_lines(lines)
                     lines.clear()
                     self.batch(valid, position)
                     continue
-                attrs = h[5]
-                key = (h[2], h[9], h[10], attrs, h[3], h[7] if attrs & 0x40 else None)
+                bo, _, epoch, magic, crc, attrs, delta, base_ts, max_ts, pid, pepoch, base_seq, count = h
+                key = (epoch, pid, pepoch, attrs, magic, base_ts if attrs & 0x40 else None)
                 parts = cache.get(key)
                 if parts is None:
                     parts = cache[key] = self._batch_line_parts(h)
-                base_seq = h[11]
-                bo = h[0]
                 if base_seq == -1:  # no producer sequence: the common case, two numbers fewer
                     append(
-                        f"baseOffset: {bo} lastOffset: {bo + h[6]} count: {h[12]} baseSequence: -1 "
-                        f"lastSequence: -1 {parts[0]}position: {position} {parts[1]}{h[8]} size: {size} "
-                        f"{parts[2]}{h[4]} isvalid: {'true' if valid else 'false'}\n"
+                        f"baseOffset: {bo} lastOffset: {bo + delta} count: {count} baseSequence: -1 "
+                        f"lastSequence: -1 {parts[0]}position: {position} {parts[1]}{max_ts} size: {size} "
+                        f"{parts[2]}{crc} isvalid: {'true' if valid else 'false'}\n"
                     )
                 else:
                     append(
-                        f"baseOffset: {bo} lastOffset: {bo + h[6]} count: {h[12]} baseSequence: {base_seq} "
-                        f"lastSequence: {v2.increment_sequence(base_seq, h[6])} "
-                        f"{parts[0]}position: {position} {parts[1]}{h[8]} size: {size} {parts[2]}{h[4]} "
+                        f"baseOffset: {bo} lastOffset: {bo + delta} count: {count} baseSequence: {base_seq} "
+                        f"lastSequence: {v2.increment_sequence(base_seq, delta)} "
+                        f"{parts[0]}position: {position} {parts[1]}{max_ts} size: {size} {parts[2]}{crc} "
                         f"isvalid: {'true' if valid else 'false'}\n"
                     )
         finally:
-            self._emit(lines)
+            self.write_lines(lines)
 
     def _batch_line_parts(self, h) -> tuple[str, str, str]:
-        """The constant parts of a v2 batch line, in the order :meth:`batch` writes them."""
+        """The constant parts of a v2 batch line, in the order :meth:`batch_lines` writes them."""
         if len(self._batch_parts) > 4096:  # bound the cache: producers can be many
             self._batch_parts.clear()
-        attrs = h[v2.ATTRIBUTES]
-        horizon = h[v2.BASE_TIMESTAMP] if attrs & 0x40 else None
+        h = v2.BatchHeader._make(h)  # scan's plain tuple, named on this cold path
+        attrs = h.attributes
+        horizon = h.base_timestamp if attrs & v2.DELETE_HORIZON_FLAG else None
         return (
-            f"producerId: {h[9]} producerEpoch: {h[10]} partitionLeaderEpoch: {h[2]} "
-            f"isTransactional: {_bool(attrs & 0x10)} isControl: {_bool(attrs & 0x20)} "
+            f"producerId: {h.producer_id} producerEpoch: {h.producer_epoch} "
+            f"partitionLeaderEpoch: {h.partition_leader_epoch} "
+            f"isTransactional: {_bool(attrs & v2.TRANSACTIONAL_FLAG)} isControl: {_bool(attrs & v2.CONTROL_FLAG)} "
             f"deleteHorizonMs: {optional_long(horizon)} ",
-            f"{'LogAppendTime' if attrs & 0x08 else 'CreateTime'}: ",
-            f"magic: {h[v2.MAGIC]} compresscodec: {codec_name(attrs & 0x07)} crc: ",
+            f"{'LogAppendTime' if attrs & v2.TIMESTAMP_TYPE_FLAG else 'CreateTime'}: ",
+            f"magic: {h.magic} compresscodec: {codec_name(attrs & v2.CODEC_MASK)} crc: ",
         )
 
-    def _emit(self, lines: list[str]) -> None:
-        if lines:
-            text = "".join(lines)
-            self._parts.append(text)
-            self._size += len(text)
-            if self._size > _FLUSH_AT:
-                self.flush()
+    # -- records --------------------------------------------------------------------
+    def control_text(self, b, key, value) -> str:
+        return control_text(b, key, value, self.kraft_text)
 
     def record(self, b, rec, extra, key_text, payload_text) -> None:
-        """A v2 record line: ``(offset, timestamp, sequence, key, value, headers)``."""
+        """The line of one v2 record (a :class:`kseg.format.v2.Record`), texts already made."""
         if self.skip:
             self.write(skip_metadata_line(key_text, payload_text))
             return
-        key, value = rec[3], rec[4]
-        headers = rec[5]
-        keys = ",".join(string_decoder(k) for k, _ in headers) if headers else ""
-        line = (
-            f"| offset: {rec[0]} {b.timestamp_type}: {rec[1]} "
-            f"keySize: {-1 if key is None else len(key)} valueSize: {-1 if value is None else len(value)} "
-            f"sequence: {rec[2]} headerKeys: [{keys}]"
-        )
-        if extra is not None:
-            line += extra
-        if key_text is not None:
-            line += f" key: {key_text}"
-        if payload_text is not None:
-            line += f" payload: {payload_text}"
-        self.write(line + "\n")
+        key, value = rec.key, rec.value
+        self.write(record_line(b.timestamp_type, rec.offset, rec.timestamp, rec.sequence,
+                               -1 if key is None else len(key), -1 if value is None else len(value),
+                               rec.headers, extra, key_text, payload_text))
 
     def v2_records(self, b, records: list, key_decoder=None, value_decoder=None) -> None:
-        """Record lines of a chunk of a v2 batch's records (the hot path of deep iteration).
+        """Record lines of a chunk of a v2 data batch's records (the hot path of deep iteration).
 
         Without decoders (``--deep-iteration``) ``records`` come from
         ``record_chunks(sizes=True)``: key and value are lengths.  With them
         (``--print-data-log``) key and value are slices, printed through the
-        decoders.  The lines are those of :meth:`record` for a non-control
-        record without ``--skip-record-metadata``; every line made before a
-        decoder fails is kept.
+        decoders.  The lines are those of :func:`record_line`, which the two
+        common cases (no headers; Kafka's string decoders) inline; every line
+        made before a decoder fails is kept.
         """
-        ts_type = "LogAppendTime" if b.h[v2.ATTRIBUTES] & 0x08 else "CreateTime"
+        ts_type = "LogAppendTime" if b.h[v2.ATTRIBUTES] & v2.TIMESTAMP_TYPE_FLAG else "CreateTime"
         lines: list[str] = []
         append = lines.append
         try:
             if key_decoder is None:
                 for o, ts, seq, ks, vs, hs in records:
                     if hs:
-                        keys = ",".join([string_decoder(k) for k, _ in hs])
-                        append(f"| offset: {o} {ts_type}: {ts} keySize: {ks} valueSize: {vs} "
-                               f"sequence: {seq} headerKeys: [{keys}]\n")
-                    else:
+                        append(record_line(ts_type, o, ts, seq, ks, vs, hs, None, None, None))
+                    else:  # record_line, inlined
                         append(f"| offset: {o} {ts_type}: {ts} keySize: {ks} valueSize: {vs} "
                                f"sequence: {seq} headerKeys: []\n")
             elif key_decoder is string_decoder and value_decoder is string_decoder:
@@ -244,38 +169,27 @@ class TextSink:
                             vt = str(v, "utf-8")
                         except UnicodeDecodeError:
                             vt = string_decoder(v)
+                        # record_line, inlined
                         append(f"| offset: {o} {ts_type}: {ts} keySize: {len(k)} valueSize: {len(v)} "
                                f"sequence: {seq} headerKeys: [] key: {kt} payload: {vt}\n")
                     else:
-                        append(self._record_line(ts_type, o, ts, seq, k, v, hs, string_decoder, string_decoder))
+                        append(_decoded_line(ts_type, o, ts, seq, k, v, hs, string_decoder, string_decoder))
             else:
                 for o, ts, seq, k, v, hs in records:
-                    append(self._record_line(ts_type, o, ts, seq, k, v, hs, key_decoder, value_decoder))
+                    append(_decoded_line(ts_type, o, ts, seq, k, v, hs, key_decoder, value_decoder))
         finally:
-            self._emit(lines)
-
-    @staticmethod
-    def _record_line(ts_type, o, ts, seq, k, v, hs, key_decoder, value_decoder) -> str:
-        """One ``--print-data-log`` record line of :meth:`v2_records`."""
-        keys = ",".join([string_decoder(hk) for hk, _ in hs]) if hs else ""
-        line = (f"| offset: {o} {ts_type}: {ts} keySize: {-1 if k is None else len(k)} "
-                f"valueSize: {-1 if v is None else len(v)} sequence: {seq} headerKeys: [{keys}]")
-        if k is not None:
-            line = f"{line} key: {key_decoder(k)}"
-        if v is not None:
-            line = f"{line} payload: {value_decoder(v)}"
-        return line + "\n"
+            self.write_lines(lines)
 
     def legacy_record(self, b, rec, key_text, payload_text) -> None:
-        """A v0/v1 record line: ``(offset, timestamp, key, value, crc, valid)``."""
+        """The line of one v0/v1 record (a :class:`kseg.format.legacy.LegacyRecord`)."""
         if self.skip:
             self.write(skip_metadata_line(key_text, payload_text))
             return
-        key, value = rec[2], rec[3]
+        key, value = rec.key, rec.value
         line = (
-            f"| offset: {rec[0]} {b.timestamp_type}: {rec[1]} "
+            f"| offset: {rec.offset} {b.timestamp_type}: {rec.timestamp} "
             f"keySize: {-1 if key is None else len(key)} valueSize: {-1 if value is None else len(value)} "
-            f"isValid: {_bool(rec[5])} crc: {rec[4]}}}"
+            f"isValid: {_bool(rec.valid)} crc: {rec.crc}}}"
         )
         if key_text is not None:
             line += f" key: {key_text}"
@@ -315,7 +229,7 @@ class TextSink:
         self.write(line + "\n")
 
     def snapshot_error(self, exc) -> None:
-        self._err(exc.message)
+        self.err_line(exc.message)
 
     # -- the end-of-run reports -----------------------------------------------------
     def problems(self, p) -> None:
@@ -336,4 +250,28 @@ class TextSink:
             lines.append(f"Non-consecutive offsets in {path}")
             lines.extend(f"  {a} is followed by {b}" for a, b in reversed(pairs))
         if lines:
-            self._err("\n".join(lines))
+            self.err_line("\n".join(lines))
+
+
+def record_line(ts_type: str, offset: int, timestamp: int, sequence: int, key_size: int, value_size: int,
+                headers: tuple, extra: str | None, key_text: str | None, payload_text: str | None) -> str:
+    """The line of a v2 record as ``DumpLogSegments.dumpLog`` prints it: the one formatter
+    (:meth:`TextSink.v2_records` inlines its two common cases)."""
+    keys = ",".join([string_decoder(k) for k, _ in headers]) if headers else ""
+    line = (f"| offset: {offset} {ts_type}: {timestamp} keySize: {key_size} valueSize: {value_size} "
+            f"sequence: {sequence} headerKeys: [{keys}]")
+    if extra is not None:
+        line += extra
+    if key_text is not None:
+        line += f" key: {key_text}"
+    if payload_text is not None:
+        line += f" payload: {payload_text}"
+    return line + "\n"
+
+
+def _decoded_line(ts_type, o, ts, seq, k, v, hs, key_decoder, value_decoder) -> str:
+    """:func:`record_line` of a ``--print-data-log`` record, key then value decoded."""
+    key_text = None if k is None else key_decoder(k)
+    payload_text = None if v is None else value_decoder(v)
+    return record_line(ts_type, o, ts, seq, -1 if k is None else len(k), -1 if v is None else len(v), hs, None,
+                       key_text, payload_text)

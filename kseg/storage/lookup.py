@@ -27,6 +27,8 @@ import os
 from dataclasses import dataclass, field
 
 from kseg.errors import CorruptIndexError, CorruptRecordError, InputError, KsegError
+from kseg.format.legacy import LegacyRecord
+from kseg.format.v2 import Record
 from kseg.format.indexes import OffsetIndexView, TimeIndexView
 from kseg.storage import files
 from kseg.storage.partition import Segment, is_partition_dir, scan_partition
@@ -36,24 +38,19 @@ LOOKUP_WINDOW = 1 << 20  # a lookup reads one index interval and one batch; no n
 FOUND, NEXT, BELOW_START, AT_END, PAST_END, EMPTY = "found", "next", "below-start", "at-end", "past-end", "empty"
 
 
-def detach(record: tuple, magic: int) -> tuple:
-    """A record tuple whose key, value and header bytes no longer point into the reader's window."""
-    if magic >= 2:
-        o, ts, seq, k, v, hs = record
-        return (o, ts, seq, None if k is None else bytes(k), None if v is None else bytes(v), tuple(hs))
-    o, ts, k, v, crc, valid = record
-    return (o, ts, None if k is None else bytes(k), None if v is None else bytes(v), crc, valid)
+def detach(record: Record | LegacyRecord) -> Record | LegacyRecord:
+    """The record with key, value and header bytes that no longer point into the reader's window."""
+    key, value = record.key, record.value
+    fields = {"key": None if key is None else bytes(key), "value": None if value is None else bytes(value)}
+    if isinstance(record, Record):
+        fields["headers"] = tuple(record.headers)
+    return record._replace(**fields)
 
 
-def used_entries(data: bytes, entry_size: int, rel_offset_at: int) -> int:
-    """Whole entries before a preallocated zero tail: the first entry ``i > 0`` whose
-    relative offset is 0 ends them (where Kafka's tool stops dumping)."""
-    n = len(data) // entry_size
-    for i in range(1, n):
-        p = i * entry_size + rel_offset_at
-        if data[p : p + 4] == b"\0\0\0\0":
-            return i
-    return n
+def used_entries(data: bytes, entry_size: int, rel_offset_at: int | None = None) -> int:
+    """Whole entries of index bytes before a preallocated zero tail (:meth:`IndexView.used_entries`);
+    ``entry_size`` 8 is an ``.index``, 12 a ``.timeindex`` (``rel_offset_at`` follows from it)."""
+    return (OffsetIndexView if entry_size == OffsetIndexView.entry_size else TimeIndexView)(data, 0).used_entries()
 
 
 @dataclass
@@ -110,7 +107,7 @@ class OffsetLookup:
     steps: list[SegmentStep] = field(default_factory=list)
     batch: object | None = None
     batch_valid: bool | None = None
-    record: tuple | None = None
+    record: Record | LegacyRecord | None = None
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -194,7 +191,7 @@ class PartitionLog:
         except InputError as exc:
             self.notes.append(f"{exc.describe()}; reading the log from position 0 instead")
             return None
-        used = used_entries(data, size, 0 if size == 8 else 8)
+        used = view(data, seg.base_offset).used_entries()
         if used * size < len(data) - len(data) % size:
             self.notes.append(f"{name}: {len(data) // size} slots of which {used} used, the rest zero "
                               "(a preallocated index, as left by a crash); using the used entries")
@@ -224,7 +221,7 @@ class PartitionLog:
         next offset, else the base offset.  Invalid bytes at the end are noted."""
         records = self.records(seg)
         index = self.offset_index(seg)
-        start = index.last_entry()[1] if index is not None else 0
+        start = index.last_entry().position if index is not None else 0
         if not 0 <= start <= records.size:
             start = 0
         nxt, end = seg.base_offset, start
@@ -285,11 +282,11 @@ def check_index_position(log: PartitionLog, seg: Segment, step: IndexStep) -> st
     return None
 
 
-def first_record_at_or_after(batch, target: int, limit: int) -> tuple | None:
+def first_record_at_or_after(batch, target: int, limit: int) -> Record | LegacyRecord | None:
     """The first record of ``batch`` with offset >= ``target``, detached; None if none."""
     for rec in batch.records(limit):
-        if rec[0] >= target:
-            return detach(rec, batch.magic)
+        if rec.offset >= target:
+            return detach(rec)
     return None
 
 
@@ -320,7 +317,7 @@ def lookup_offset(log: PartitionLog, target: int) -> OffsetLookup:
         if warning:
             result.notes.append(warning)
         if _scan_segment(log, seg, step, target, result):
-            result.status = FOUND if result.record[0] == target else NEXT
+            result.status = FOUND if result.record.offset == target else NEXT
             return result
         i += 1
     result.status = PAST_END  # every batch after the index position ends below target
@@ -344,11 +341,17 @@ def scan_from(records, position: int, scan: ScanStep, notes: list[str]):
         yield batch
 
 
-def _scan_segment(log: PartitionLog, seg: Segment, step: SegmentStep, target: int, result: OffsetLookup) -> bool:
+def start_scan(log: PartitionLog, seg: Segment, index: IndexStep) -> tuple[FileRecords, ScanStep]:
+    """Step 3's start: the segment's reader and a scan from the position the index gave
+    (position 0 when that lies outside the log)."""
     records = log.records(seg)
-    position = step.index.position if 0 <= step.index.position <= records.size else 0
-    scan = step.scan = ScanStep(position)
-    for batch in scan_from(records, position, scan, result.notes):
+    return records, ScanStep(index.position if 0 <= index.position <= records.size else 0)
+
+
+def _scan_segment(log: PartitionLog, seg: Segment, step: SegmentStep, target: int, result: OffsetLookup) -> bool:
+    records, scan = start_scan(log, seg, step.index)
+    step.scan = scan
+    for batch in scan_from(records, scan.start, scan, result.notes):
         if batch.last_offset < target:
             continue
         rec = first_record_at_or_after(batch, target, log.limit)

@@ -37,7 +37,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kseg.errors import CorruptRecordError
-from kseg.format.indexes import NO_TIMESTAMP
+from kseg.format.indexes import TimestampOffset
+from kseg.format.legacy import LegacyRecord
+from kseg.format.v2 import Record
+from kseg.limits import NO_TIMESTAMP
 from kseg.storage.lookup import (
     EMPTY,
     FOUND,
@@ -48,6 +51,7 @@ from kseg.storage.lookup import (
     detach,
     lookup_offset,
     scan_from,
+    start_scan,
 )
 from kseg.storage.partition import Segment
 
@@ -80,12 +84,12 @@ class TimeLookup:
     skipped: list[Largest] = field(default_factory=list)  # segments before the chosen one
     chosen: Largest | None = None
     time_slot: int = -1  # time-index entry used; -1: none <= target
-    time_entry: tuple[int, int] | None = None  # (timestamp, offset) Kafka's TimeIndex.lookup returned
+    time_entry: TimestampOffset | None = None  # what Kafka's TimeIndex.lookup returned
     index: IndexStep | None = None
     scan: ScanStep | None = None
     batch: object | None = None
     batch_valid: bool | None = None
-    record: tuple | None = None
+    record: Record | LegacyRecord | None = None
     offset: int | None = None  # the ListOffsets answer
     timestamp: int = NO_TIMESTAMP
     by_offset: OffsetLookup | None = None  # for earliest: the read of the log start offset
@@ -120,11 +124,11 @@ def largest_timestamp(log: PartitionLog, seg: Segment) -> Largest:
     return Largest(seg, best, best_offset, FROM_BATCHES)
 
 
-def order_problem(view, key_of) -> str | None:
-    """The first entry whose key does not strictly increase, as text; None if sorted."""
+def order_problem(view) -> str | None:
+    """The first entry whose search key (timestamp) does not strictly increase, as text; None if sorted."""
     prev = None
     for n in range(view.entries):
-        key = key_of(view.entry(n))
+        key = view.key(n)
         if prev is not None and key <= prev:
             return f"entry #{n} ({key}) is not above entry #{n - 1} ({prev})"
         prev = key
@@ -174,27 +178,26 @@ def _search_segment(log: PartitionLog, result: TimeLookup) -> None:
     tindex = log.time_index(seg)
     if tindex is not None:
         result.time_slot = tindex_slot = _slot(tindex, target)
-        result.time_entry = tindex.lookup(target) if tindex_slot >= 0 else (NO_TIMESTAMP, seg.base_offset)
-        problem = order_problem(tindex, lambda e: e[0])
+        result.time_entry = tindex.lookup(target) if tindex_slot >= 0 else TimestampOffset(NO_TIMESTAMP, seg.base_offset)
+        problem = order_problem(tindex)
         if problem:
             result.notes.append(f"{tindex.path}: timestamps out of order, {problem}; Kafka's binary search "
                                 "may start past matching records (see kseg verify-index)")
     else:
-        result.time_entry = (NO_TIMESTAMP, seg.base_offset)
-    wanted = max(result.time_entry[1], result.log_start)
+        result.time_entry = TimestampOffset(NO_TIMESTAMP, seg.base_offset)
+    wanted = max(result.time_entry.offset, result.log_start)
     result.index = log.index_step(seg, wanted)
-    records = log.records(seg)
-    position = result.index.position if 0 <= result.index.position <= records.size else 0
-    scan = result.scan = ScanStep(position)
-    for batch in scan_from(records, position, scan, result.notes):
+    records, scan = start_scan(log, seg, result.index)
+    result.scan = scan
+    for batch in scan_from(records, scan.start, scan, result.notes):
         if batch.max_timestamp < target:
             continue
         for rec in batch.records(log.limit):
-            if rec[1] >= target and rec[0] >= result.log_start:
+            if rec.timestamp >= target and rec.offset >= result.log_start:
                 scan.found_position = batch.position
-                result.batch, result.record = batch, detach(rec, batch.magic)
+                result.batch, result.record = batch, detach(rec)
                 result.batch_valid = batch.is_valid()
-                result.offset, result.timestamp = rec[0], rec[1]
+                result.offset, result.timestamp = rec.offset, rec.timestamp
                 return
     result.status = NOT_FOUND
 
@@ -216,22 +219,21 @@ def _max_timestamp(log: PartitionLog, result: TimeLookup) -> TimeLookup:
     result.chosen = best
     seg = best.segment
     result.index = log.index_step(seg, best.offset)
-    records = log.records(seg)
-    position = result.index.position if 0 <= result.index.position <= records.size else 0
-    scan = result.scan = ScanStep(position)
-    for batch in records.batches(position):
+    records, scan = start_scan(log, seg, result.index)
+    result.scan = scan
+    for batch in records.batches(scan.start):
         scan.batches += 1
-        scan.bytes = batch.position + batch.size - position
+        scan.bytes = batch.position + batch.size - scan.start
         if batch.max_timestamp != best.timestamp:
             continue
         if batch.magic == 0:
             break  # offsetOfMaxTimestamp is empty for magic 0
         for rec in batch.records(log.limit):
-            if rec[1] == best.timestamp:
+            if rec.timestamp == best.timestamp:
                 scan.found_position = batch.position
-                result.batch, result.record = batch, detach(rec, batch.magic)
+                result.batch, result.record = batch, detach(rec)
                 result.batch_valid = batch.is_valid()
-                result.offset, result.timestamp = rec[0], rec[1]
+                result.offset, result.timestamp = rec.offset, rec.timestamp
                 return result
         break  # Kafka's find() stops at the first batch with that max timestamp
     result.status = NOT_FOUND

@@ -120,122 +120,123 @@ class FileRecords:
         return len(self._buf)
 
     # -- batches ------------------------------------------------------------
+    def frame_at(self, position: int, end: int) -> FileBatch | None:
+        """The batch framed at ``position``, or ``None`` where iteration stops.
+
+        The framing rule of ``FileLogInputStream.nextBatch``, written once:
+        ``None`` when at most 17 bytes remain before ``end`` or the batch runs
+        past ``end``; :class:`CorruptRecordError` for a length field below 14.
+        The batch's bytes are in the window when they fit in it.
+        :meth:`batches`, :meth:`batch_at` and the general path of :meth:`scan`
+        call it; scan's fast path (a whole v2 header in the window) applies
+        the same two comparisons to the header it has already unpacked.
+        """
+        if position >= end - HEADER_SIZE_UP_TO_MAGIC:
+            return None
+        buf = self._view
+        i = position - self._win_start
+        if i < 0 or i + HEADER_SIZE_UP_TO_MAGIC > self._win_len:  # window(), inlined when in the window
+            buf, i = self.window(position, HEADER_SIZE_UP_TO_MAGIC)
+        offset, length, _, magic = _FRAME.unpack_from(buf, i)
+        if length < MIN_RECORD_SIZE:
+            raise self._too_small(length, position)
+        total = LOG_OVERHEAD + length
+        if position > end - total:
+            return None
+        if i + total > self._win_len:
+            if total <= len(self._buf):
+                buf, i = self.window(position, total)
+            else:
+                buf, i = None, 0
+        if magic >= 2:
+            return V2Batch(self, position, total, buf, i)
+        return LegacyBatch(self, position, total, buf, i, offset, magic)
+
+    def _too_small(self, length: int, position: int) -> CorruptRecordError:
+        return CorruptRecordError(
+            f"found record size {length} smaller than minimum record overhead ({MIN_RECORD_SIZE})",
+            path=self.path,
+            position=position,
+        )
+
     def batches(self, start: int = 0, end: int | None = None) -> Iterator[FileBatch]:
         """Yield every whole batch from ``start`` to ``end`` (default: the file's end
         or ``--max-bytes``), like ``FileRecords.slice(start, end - start).batches()``.
 
         Raises :class:`CorruptRecordError` for a length field below 14, as
-        Kafka's shallow iteration does.  Use :meth:`valid_bytes_after` to learn
-        where iteration stopped.
+        Kafka's shallow iteration does (:meth:`frame_at`).
         """
         end = self.end if end is None else min(end, self.end)
         pos = start
-        unpack = _FRAME.unpack_from
-        winsize = len(self._buf)
-        while pos < end - HEADER_SIZE_UP_TO_MAGIC:
-            buf, i = self.window(pos, HEADER_SIZE_UP_TO_MAGIC)
-            offset, length, _, magic = unpack(buf, i)
-            if length < MIN_RECORD_SIZE:
-                raise CorruptRecordError(
-                    f"found record size {length} smaller than minimum record overhead ({MIN_RECORD_SIZE})",
-                    path=self.path,
-                    position=pos,
-                )
-            total = LOG_OVERHEAD + length
-            if pos > end - total:
-                return
-            if total <= winsize:
-                buf, i = self.window(pos, total)
-            else:
-                buf, i = None, 0
-            if magic >= 2:
-                yield V2Batch(self, pos, total, buf, i)
-            else:
-                yield LegacyBatch(self, pos, total, buf, i, offset, magic)
-            pos += total
+        frame_at = self.frame_at
+        while (batch := frame_at(pos, end)) is not None:
+            yield batch
+            pos += batch.size
 
     def scan(self, start: int = 0, end: int | None = None) -> Iterator[list]:
         """:meth:`batches` for shallow iteration at speed: no object per v2 batch.
 
         Yields lists of ``(position, size, header, valid)`` -- ``header`` the
-        v2 header tuple (``kseg.format.v2`` indexes), ``valid`` the result of
-        ``is_valid()`` -- at most ``SCAN_LIST`` per list, and a list never spans two windows.  A batch that is
-        not a whole v2 batch in the window (magic 0/1, shorter than a v2
-        header, larger than the window) comes as ``(position, size, None,
-        batch)`` with its :class:`FileBatch`, ending its list: such a batch
-        may move the window when its CRC is computed.  Framing, stopping and
-        errors are those of :meth:`batches`; batches before a corrupt length
-        are yielded before the error is raised.
+        13 values of a :class:`kseg.format.v2.BatchHeader` in its order, as
+        the plain tuple ``struct`` unpacks (see :class:`~kseg.format.v2.BatchHeader`
+        for why; read it by unpacking or with the ``v2`` index constants, or
+        name it with ``v2.BatchHeader._make(h)``), ``valid`` the result of
+        ``is_valid()`` -- at most ``SCAN_LIST`` per list, and a list never
+        spans two windows.  A batch that is not a whole v2 batch in the
+        window (magic 0/1, shorter than a v2 header, larger than the window)
+        comes as ``(position, size, None, batch)`` with its :class:`FileBatch`,
+        ending its list: such a batch may move the window when its CRC is
+        computed.  Framing, stopping and errors are those of :meth:`frame_at`;
+        batches before a corrupt length are yielded before the error is raised.
         """
         end = self.end if end is None else min(end, self.end)
+        stop = end - HEADER_SIZE_UP_TO_MAGIC
         pos = start
-        header = v2.HEADER.unpack_from
-        frame = _FRAME.unpack_from
+        unpack = v2.HEADER.unpack_from
+        header_size, crc_start = v2.HEADER_SIZE, v2.ATTRIBUTES_OFFSET
+        min_size, overhead = MIN_RECORD_SIZE, LOG_OVERHEAD
         crc = crc32c_function()
         view = self._view
-        winsize = len(self._buf)
         items: list = []
         append = items.append
         ws, wl = self._win_start, self._win_len
-        while pos < end - HEADER_SIZE_UP_TO_MAGIC:
+        while pos < stop:
             i = pos - ws
-            if i < 0 or i + v2.HEADER_SIZE > wl:
-                if i < 0 or i + HEADER_SIZE_UP_TO_MAGIC > wl or ws + wl < self.size:
+            if i >= 0 and i + header_size <= wl:
+                h = unpack(view, i)
+                length = h[1]
+                if length < min_size:  # frame_at's rule, on the unpacked header
                     if items:
+                        yield items
+                    raise self._too_small(length, pos)
+                total = overhead + length
+                if pos > end - total:  # frame_at's rule, on the unpacked header
+                    break
+                if i + total <= wl and h[3] >= 2 and total >= header_size:
+                    append((pos, total, h, crc(view[i + crc_start : i + total]) == h[4]))
+                    if len(items) >= SCAN_LIST:
                         yield items
                         items = []
                         append = items.append
-                    self.window(pos, HEADER_SIZE_UP_TO_MAGIC)
-                    ws, wl = self._win_start, self._win_len
-                    i = 0
-            if i + v2.HEADER_SIZE <= wl:
-                h = header(view, i)
-                offset, length, magic = h[0], h[1], h[3]
-            else:  # the file's last bytes
-                h = None
-                offset, length, _, magic = frame(view, i)
-            if length < MIN_RECORD_SIZE:
-                if items:
-                    yield items
-                raise CorruptRecordError(
-                    f"found record size {length} smaller than minimum record overhead ({MIN_RECORD_SIZE})",
-                    path=self.path,
-                    position=pos,
-                )
-            total = LOG_OVERHEAD + length
-            if pos > end - total:
+                    pos += total
+                    continue
+            # the general path, one batch: the window moves, or the batch is not a plain v2 one
+            if items:
+                yield items
+                items = []
+                append = items.append
+            batch = self.frame_at(pos, end)
+            if batch is None:
                 break
-            if i + total > wl:
-                if items:
-                    yield items
-                    items = []
-                    append = items.append
-                if total <= winsize:
-                    self.window(pos, total)
-                    ws, wl = self._win_start, self._win_len
-                    i = 0
-                    if h is None and total >= v2.HEADER_SIZE:
-                        h = header(view, 0)
-                else:
-                    i = -1
-            if i >= 0 and h is not None and magic >= 2 and total >= v2.HEADER_SIZE:
-                append((pos, total, h, crc(view[i + v2.ATTRIBUTES_OFFSET : i + total]) == h[4]))
-                if len(items) >= SCAN_LIST:
-                    yield items
-                    items = []
-                    append = items.append
+            total = batch.size
+            if batch.buf is not None and batch.__class__ is V2Batch and total >= header_size:
+                append((pos, total, batch.h, batch.is_valid()))
             else:
-                buf = view if i >= 0 else None
-                i = max(i, 0)
-                if magic >= 2:
-                    batch = V2Batch(self, pos, total, buf, i)
-                else:
-                    batch = LegacyBatch(self, pos, total, buf, i, offset, magic)
                 append((pos, total, None, batch))
                 yield items
                 items = []
                 append = items.append
-                ws, wl = self._win_start, self._win_len
+            ws, wl = self._win_start, self._win_len
             pos += total
         if items:
             yield items
@@ -247,23 +248,4 @@ class FileRecords:
         without a generator: index checks call this once per entry.
         """
         end = self.end if max_size is None else min(position + max_size, self.end)
-        if position >= end - HEADER_SIZE_UP_TO_MAGIC:
-            return None
-        buf, i = self.window(position, HEADER_SIZE_UP_TO_MAGIC)
-        offset, length, _, magic = _FRAME.unpack_from(buf, i)
-        if length < MIN_RECORD_SIZE:
-            raise CorruptRecordError(
-                f"found record size {length} smaller than minimum record overhead ({MIN_RECORD_SIZE})",
-                path=self.path,
-                position=position,
-            )
-        total = LOG_OVERHEAD + length
-        if position > end - total:
-            return None
-        if total <= len(self._buf):
-            buf, i = self.window(position, total)
-        else:
-            buf, i = None, 0
-        if magic >= 2:
-            return V2Batch(self, position, total, buf, i)
-        return LegacyBatch(self, position, total, buf, i, offset, magic)
+        return self.frame_at(position, end)

@@ -1,4 +1,5 @@
-"""Test-only helpers: a byte-exact Kafka log writer (see :mod:`kseg.testing.writer`).
+"""A byte-exact Kafka log writer, a supported public API (``docs/testing-api.md``), like ``numpy.testing``.
 
-Nothing in the CLI imports this package.
+Import from :mod:`kseg.testing.writer` (its ``__all__`` is the API).  The
+``kseg`` command never imports this package (``tests/test_layers.py``).
 """

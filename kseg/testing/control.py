@@ -18,6 +18,7 @@ from __future__ import annotations
 import struct
 
 from kseg.errors import KsegError
+from kseg.testing.v2 import RecordSpec, build_v2_batch
 
 # Control record types (ControlRecordType ids).
 CONTROL_TYPES = {
@@ -55,8 +56,6 @@ def build_control_record_batch(
     ``transactional=False``; end-transaction markers use
     :func:`build_control_batch`.  baseSequence is always -1.
     """
-    from kseg.testing.v2 import RecordSpec, build_v2_batch  # v2 re-exports this module
-
     key = CONTROL_KEY.pack(key_version, type_id)
     return build_v2_batch(
         [RecordSpec(key, value_bytes, timestamp)],

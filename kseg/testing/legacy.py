@@ -27,12 +27,12 @@ import zlib
 from typing import Sequence
 
 from kseg.errors import KsegError
+from kseg.limits import NO_TIMESTAMP  # RecordBatch.NO_TIMESTAMP
 from kseg.testing.codecs import codec_id, compress
 from kseg.testing.v2 import RecordSpec
 
 LOG_OVERHEAD = 12  # Records.LOG_OVERHEAD: offset int64 + size int32
 TIMESTAMP_TYPE_MASK = 0x08  # LegacyRecord.TIMESTAMP_TYPE_MASK
-NO_TIMESTAMP = -1
 
 # Entry prefix: q offset | i size
 ENTRY_HEADER = struct.Struct(">qi")

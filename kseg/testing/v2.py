@@ -32,6 +32,7 @@ from typing import Iterable, Sequence
 from crc32c import crc32c
 
 from kseg.errors import KsegError
+from kseg.limits import NO_TIMESTAMP  # RecordBatch.NO_TIMESTAMP
 from kseg.testing.codecs import codec_id, compress
 
 MAGIC_V2 = 2
@@ -44,7 +45,6 @@ TRANSACTIONAL_MASK = 0x10
 CONTROL_MASK = 0x20
 DELETE_HORIZON_MASK = 0x40
 
-NO_TIMESTAMP = -1  # RecordBatch.NO_TIMESTAMP
 
 # The 61-byte batch header, fields in file order:
 #   q baseOffset | i batchLength | i partitionLeaderEpoch | b magic | I crc |
@@ -329,29 +329,12 @@ def build_empty_v2_batch(
     )
 
 
-# Control batches moved to kseg.testing.control; re-exported here for callers that
-# import them from this module (imported last: control itself imports from v2).
-from kseg.testing.control import (  # noqa: E402
-    CONTROL_KEY,
-    CONTROL_TYPES,
-    END_TXN_VALUE,
-    build_control_batch,
-    build_control_record_batch,
-    end_txn_marker_value,
-)
-
 __all__ = [
-    "CONTROL_KEY",
-    "CONTROL_TYPES",
-    "END_TXN_VALUE",
     "RecordSpec",
     "append_record",
-    "build_control_batch",
-    "build_control_record_batch",
     "build_empty_v2_batch",
     "build_v2_batch",
     "encode_record",
-    "end_txn_marker_value",
     "finish_batch",
     "varint",
 ]

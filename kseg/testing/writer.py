@@ -1,4 +1,4 @@
-"""kseg's own Kafka log writer -- for tests, fuzzing and benchmarks only, never imported by the CLI.
+"""kseg's Kafka log writer: a public API for testing Kafka tooling (``docs/testing-api.md``); the CLI never imports it.
 
 Everything here produces bytes exactly as Apache Kafka's Java classes do
 (``MemoryRecordsBuilder``, ``DefaultRecordBatch``, ``LegacyRecord``,
@@ -15,7 +15,8 @@ it writes and the class it mirrors:
 * :mod:`kseg.testing.appendinfo` what older brokers passed to ``LogSegment.append``
 * :mod:`kseg.testing.bulk`      fast large segments for benchmarks
 
-This module is the public facade: import names from here.
+This module is the public facade: import names from here; ``__all__`` is
+the supported API (stable within a major version).
 """
 
 from __future__ import annotations

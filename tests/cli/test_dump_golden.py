@@ -38,7 +38,7 @@ def test_golden(row: dict) -> None:
         # Kafka died with an uncaught exception; kseg says what and where in one line.
         lines = result.stderr.decode().splitlines()
         assert len(lines) == 1 and lines[0].startswith("kseg: error: "), result.errtext
-        assert row["partition"] in lines[0] and " at byte " in lines[0] or "index" in lines[0]
+        assert row["partition"] in lines[0] and (" at byte " in lines[0] or "index" in lines[0]), lines[0]
     else:
         assert result.stderr == want_err
 

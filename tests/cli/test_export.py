@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from kseg.render.dump import string_decoder
+from kseg.format.strings import string_decoder
 from tests.conftest import CORPUS_DATA, assert_no_traceback, run_cli, run_subprocess
 
 pq = pytest.importorskip("pyarrow.parquet", reason="export writes Parquet with pyarrow (the test extra)")

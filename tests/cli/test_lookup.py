@@ -7,11 +7,12 @@ import json
 
 import pytest
 
+from kseg.cli.dump import kraft_text
 from kseg.cli.lookup import parse_timestamp
 from kseg.errors import KsegError
 from kseg.render.lookup import write_offset_text
 from kseg.render.text import TextSink
-from kseg.render.dump import string_decoder
+from kseg.render.values import string_decoder
 from kseg.storage.lookup import PartitionLog, lookup_offset
 from tests.conftest import CORPUS_DATA, CORPUS_GOLDEN, assert_no_traceback, golden_rows, run_cli, run_subprocess
 from tests.storage.lookup_oracle import LIMIT, read_partition
@@ -185,7 +186,8 @@ def test_batch_and_record_print_as_kafkas_print_data_log(name: str) -> None:
             golden, complete = entry
             out = io.BytesIO()
             sink = TextSink(out, io.BytesIO())
-            write_offset_text(sink, r, name, (string_decoder, string_decoder))
+            # the CLI's decoders: Kafka's string decoder and the KRaft control records' text
+            write_offset_text(sink, r, name, (string_decoder, string_decoder, kraft_text))
             sink.flush()
             text = out.getvalue().decode("utf-8")
             found = text.index("\nFound: ")

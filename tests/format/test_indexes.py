@@ -62,3 +62,22 @@ def test_txn_index_entries() -> None:
     assert list(iter_aborted_txns(data)) == [(0, 2002, 29, 42, 34), (0, 2001, 44, 49, 50)]
     with pytest.raises(CorruptIndexError, match="version 3"):
         list(iter_aborted_txns(struct.pack(">hqqqq", 3, 1, 2, 3, 4)))
+
+
+def test_entries_are_named_and_unpack_as_before() -> None:
+    index = _offset_index([(100, 0), (105, 70)])
+    assert index.entry(1) == (105, 70) and index.entry(1).position == 70 and index.lookup(104).offset == 100
+    t = TimeIndexView(struct.pack(">qi", 2000, 9), 50)
+    ts, offset = t.entry(0)
+    assert (ts, offset) == (t.entry(0).timestamp, t.entry(0).offset) == (2000, 59)
+
+
+def test_one_zero_tail_rule_for_both_index_kinds() -> None:
+    """Kafka's tool stops at the first entry after the first whose offset is the base offset;
+    a tail counts as preallocated only if that entry's bytes are all zero."""
+    offsets = OffsetIndexView(struct.pack(">ii", 0, 0) + struct.pack(">ii", 3, 70) + bytes(16), 100)
+    assert (offsets.used_entries(), offsets.zero_tail(), offsets.is_zero_tail_entry(2)) == (2, 2, True)
+    times = TimeIndexView(struct.pack(">qi", 5, 1) + struct.pack(">qi", 9, 0) + bytes(12), 100)
+    # entry 1 has the base offset but a timestamp: Kafka's tool stops there; only entry 2 is a zero tail
+    assert (times.used_entries(), times.zero_tail()) == (1, 1)
+    assert _offset_index([(100, 0), (101, 5)]).used_entries() == 2

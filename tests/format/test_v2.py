@@ -55,13 +55,24 @@ def every_batch(path):
             return
 
 
-@pytest.mark.parametrize("path", CORPUS_LOGS, ids=lambda p: p.parent.name)
+# Only the corpus logs that hold a v2 batch: on the v0/v1 logs the test would check nothing.
+CORPUS_V2_LOGS = [p for p in CORPUS_LOGS if next(every_batch(p), None) is not None]
+
+
+def test_corpus_has_v2_logs():
+    assert len(CORPUS_V2_LOGS) >= 10, CORPUS_V2_LOGS
+
+
+@pytest.mark.parametrize("path", CORPUS_V2_LOGS, ids=lambda p: p.parent.name)
 def test_chunks_equal_records_on_corpus(path):
+    checked = 0
     for batch in every_batch(path):
         want, want_error = outcome(batch)
         for chunk in (1, 3, 1024):
             assert outcome(batch, chunk) == (want, want_error)
         assert outcome(batch, 2, sizes=True) == (as_sizes(want), want_error)
+        checked += 1
+    assert checked > 0
 
 
 def write(tmp_path, *batches: bytes):
@@ -133,3 +144,20 @@ def test_decode_records_returns_the_error_with_the_records_before_it():
     records, pos, read, error = v2.decode_records(memoryview(cut), 61, len(cut), 3, 0, 10, 0, 0, -1, None)
     assert len(records) == 2 and read == 3
     assert isinstance(error, CorruptRecordError)
+
+
+def test_batch_header_names_match_the_index_constants():
+    """Code that indexes headers (``h[v2.PRODUCER_ID]``, scan's plain tuples) and code that names
+    fields read the same values."""
+    raw = v2.HEADER.pack(1, 2, 3, 2, 5, 0x35, 7, 8, 9, 10, 11, 12, 13)
+    named = v2.header_from(raw)
+    plain = v2.HEADER.unpack(raw)
+    assert tuple(named) == plain and v2.BatchHeader._make(plain) == named
+    for index, value in [(v2.BASE_OFFSET, named.base_offset), (v2.LENGTH, named.batch_length),
+                         (v2.LEADER_EPOCH, named.partition_leader_epoch), (v2.MAGIC, named.magic),
+                         (v2.CRC, named.crc), (v2.ATTRIBUTES, named.attributes),
+                         (v2.LAST_OFFSET_DELTA, named.last_offset_delta), (v2.BASE_TIMESTAMP, named.base_timestamp),
+                         (v2.MAX_TIMESTAMP, named.max_timestamp), (v2.PRODUCER_ID, named.producer_id),
+                         (v2.PRODUCER_EPOCH, named.producer_epoch), (v2.BASE_SEQUENCE, named.base_sequence),
+                         (v2.COUNT, named.records_count)]:
+        assert plain[index] == named[index] == value

@@ -105,3 +105,23 @@ def test_scan_yields_batches_before_a_corrupt_length(tmp_path):
     assert [p for p, *_ in seen] == [0, len(good), 2 * len(good)]
     assert info.value.position == 3 * len(good)
     assert "smaller than minimum record overhead" in info.value.message
+
+
+@pytest.mark.parametrize("path", CORPUS_LOGS[:8], ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_named_values_agree_with_the_batch_accessors(path):
+    """``V2Batch.header`` and the named records read what the accessors and the hot paths read."""
+    with FileRecords(str(path)) as records:
+        try:
+            for b in records.batches():
+                recs = list(b.records(1 << 26))
+                if b.magic >= 2:
+                    h = b.header
+                    assert (h.base_offset, h.base_offset + h.last_offset_delta, h.crc, h.max_timestamp) == \
+                        (b.base_offset, b.last_offset, b.checksum, b.max_timestamp)
+                    chunks = [r for chunk in b.record_chunks(1 << 26) for r in chunk]
+                    assert [tuple(r) for r in recs] == [tuple(r) for r in chunks]
+                    assert all(r.offset == r[0] and r.key is r[3] for r in recs)
+                else:
+                    assert all((r.key, r.value, r.crc, r.valid) == r[2:] for r in recs)
+        except CorruptRecordError:
+            pass

@@ -1,6 +1,6 @@
 """``kseg dump`` of ``.index`` and ``.timeindex`` files (``DumpLogSegments.dumpIndex``/``dumpTimeIndex``).
 
-A mixin of :class:`kseg.render.dump.Dumper`: the same problems are collected
+A part of :class:`kseg.storage.dump.Dumper`, handed what it needs: the same problems are collected
 (index/log mismatches, time-index mismatches, out-of-order timestamps,
 offsets not found) with Kafka's exact rules, including its stop at the first
 zero entry of a preallocated index.
@@ -8,15 +8,29 @@ zero entry of a preallocated index.
 
 from __future__ import annotations
 
-from kseg.errors import CorruptIndexError, InputError
-from kseg.format.indexes import NO_TIMESTAMP, OffsetIndexView, TimeIndexView
+from typing import Callable
+
+from kseg.errors import CorruptIndexError, InputError, KsegError
+from kseg.format.indexes import OffsetIndexView, TimeIndexView
+from kseg.limits import NO_TIMESTAMP
 from kseg.storage import files
 from kseg.storage.records import FileRecords
 
 
-class IndexDumps:
-    """Index dumping for :class:`~kseg.render.dump.Dumper` (needs ``opts``, ``sink``,
-    ``problems``, ``_fail`` and ``_base_offset``)."""
+class IndexDumper:
+    """Index dumping for :class:`~kseg.storage.dump.Dumper`.
+
+    ``fail(exc)`` reports an error and marks the run failed; ``base_offset(path,
+    log_path)`` is the file's base offset (from its name, else the log's first batch).
+    """
+
+    def __init__(self, opts, sink, problems, fail: Callable[[KsegError], None],
+                 base_offset: Callable[[str, str], int]) -> None:
+        self.opts = opts
+        self.sink = sink
+        self.problems = problems
+        self._fail = fail
+        self._base_offset = base_offset
 
     # -- .index ---------------------------------------------------------------
     def dump_index(self, path: str) -> None:
@@ -33,10 +47,8 @@ class IndexDumps:
             return
         abs_path = files.absolute(path)
         with self._open_log_for_index(log_path) as records:
-            for i in range(index.entries):
+            for i in range(index.used_entries()):  # Kafka's tool stops at a preallocated zero tail
                 offset, position = index.entry(i)
-                if offset == base and i > 0:
-                    return
                 if records is not None:
                     batch_last = self._first_batch_last_offset(records, position, index, i)
                     if batch_last != offset:
@@ -48,8 +60,7 @@ class IndexDumps:
         try:
             return FileRecords(log_path)
         except InputError as exc:
-            exc.message += "; index entries are not checked against the log"
-            self._fail(exc)
+            self._fail(exc.extended("; index entries are not checked against the log"))
             return _NoLog()
 
     def _first_batch_last_offset(self, records: FileRecords, position: int, index, i: int) -> int:
@@ -93,11 +104,9 @@ class IndexDumps:
         limit = opts.decompress_limit
         with FileRecords(log_path) as records:
             prev = NO_TIMESTAMP
-            for i in range(tindex.entries):
+            for i in range(tindex.used_entries()):  # Kafka's tool stops at a preallocated zero tail
                 ts, offset = tindex.entry(i)
-                if offset == base and i > 0:
-                    return
-                position = oindex.lookup(offset)[1]
+                position = oindex.lookup(offset).position
                 found = None
                 if 0 <= position <= records.size:
                     for batch in records.batches(position):
@@ -109,10 +118,7 @@ class IndexDumps:
                 elif found.last_offset != offset:
                     problems.add("not_found", abs_path, (offset, found.last_offset))
                 else:
-                    max_ts = NO_TIMESTAMP
-                    for rec in found.records(limit):
-                        if rec[1] > max_ts:
-                            max_ts = rec[1]
+                    max_ts = found.max_record_timestamp(limit)
                     if max_ts != ts:
                         problems.add("time_mismatches", abs_path, (ts, max_ts))
                     if prev >= ts:

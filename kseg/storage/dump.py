@@ -1,7 +1,8 @@
 """``kseg dump``: the flow of Kafka's ``kafka.tools.DumpLogSegments``, output-agnostic.
 
 :class:`Dumper` walks the files in the order given, dispatching on the
-suffix exactly as the Scala does, and reports what it reads to a *sink*
+suffix exactly as the Scala does, and reports what it reads to a
+:class:`DumpSink`, which the render layer implements
 (:class:`kseg.render.text.TextSink` for Kafka's byte-identical text,
 :class:`kseg.render.jsonl.JsonSink` for JSON Lines).  Problems that Kafka
 collects while dumping (index/log mismatches, time-index errors,
@@ -14,72 +15,109 @@ error line, marks the run as failed (exit 1) and goes on with the next file.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Protocol
 
 from kseg.errors import CorruptSnapshotError, InputError, KsegError
-from kseg.format import control
 from kseg.format.indexes import iter_aborted_txns
 from kseg.format.snapshot import parse_snapshot
-from kseg.render.dump_index import IndexDumps
+from kseg.format.strings import string_decoder
+from kseg.format.v2 import ATTRIBUTES, CONTROL_FLAG
+from kseg.limits import (
+    DEFAULT_MAX_MESSAGE_SIZE,
+    EXIT_ERROR,
+    EXIT_OK,
+    EXIT_PROBLEMS,
+    INT32_MAX,
+    decompression_limit,
+)
 from kseg.storage import files
 from kseg.storage.batch import V2Batch
+from kseg.storage.dump_index import IndexDumper
 from kseg.storage.records import FileRecords
 
-INT_MAX = 0x7FFFFFFF
-DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024
-
-EXIT_OK, EXIT_CORRUPT, EXIT_INPUT = 0, 1, 2
 
 
-def string_decoder(data) -> str:
-    """Kafka's default ``StringDecoder`` (``new String(bytes, UTF_8)``).
+class DumpSink(Protocol):
+    """The output of ``kseg dump`` (``DumpLogSegments``' prints, in order)."""
 
-    Valid UTF-8 takes the fast path; anything else is decoded as JDK 17
-    does (each malformed sequence to U+FFFD, where Python's "replace" would
-    differ on encoded surrogates) by :func:`kseg.decoders.jvm.java_utf8`.
-    """
-    try:
-        return str(data, "utf-8")
-    except UnicodeDecodeError:
-        from kseg.decoders.jvm import java_utf8
+    # -- file level
+    def dumping(self, path: str) -> None: ...
+    def unknown_file(self, path: str) -> None: ...
+    def log_start(self, base_offset: int) -> None: ...
+    def bootstrap_snapshot(self) -> None: ...
+    def snapshot_start(self, end_offset: int, epoch: int) -> None: ...
+    def trailing_bytes(self, n: int, name: str) -> None: ...
+    def note(self, message: str) -> None: ...
+    def error(self, exc: KsegError) -> None: ...
 
-        return java_utf8(bytes(data))
+    # -- batches and records
+    def batch(self, b, position: int) -> None:
+        """One batch object (:class:`kseg.storage.batch.FileBatch`) at ``position``."""
+
+    def batch_lines(self, items: list) -> None:
+        """A list of :meth:`kseg.storage.records.FileRecords.scan` items (shallow iteration)."""
+
+    def control_text(self, b, key, value) -> str:
+        """What Kafka prints after a control record's metadata (the sink knows how to print it)."""
+
+    def record(self, b, rec, extra: str | None, key_text: str | None, payload_text: str | None) -> None:
+        """One v2 record (:class:`kseg.format.v2.Record`); ``extra`` its :meth:`control_text`."""
+
+    def legacy_record(self, b, rec, key_text: str | None, payload_text: str | None) -> None:
+        """One v0/v1 record (:class:`kseg.format.legacy.LegacyRecord`)."""
+
+    def v2_records(self, b, records: list, key_decoder: Callable | None = None,
+                   value_decoder: Callable | None = None) -> None:
+        """A chunk of a v2 data batch's records (``V2Batch.record_chunks``), the deep hot path:
+        without decoders key and value are sizes, with them slices to decode."""
+
+    # -- indexes and snapshots
+    def index_empty(self, path: str) -> None: ...
+    def sanity_passed(self, path: str) -> None: ...
+    def offset_entry(self, offset: int, position: int) -> None: ...
+    def time_entry(self, timestamp: int, offset: int) -> None: ...
+    def txn_entry(self, e) -> None: ...
+    def producer_entry(self, e) -> None: ...
+    def snapshot_error(self, exc: KsegError) -> None: ...
+
+    # -- the end of the run
+    def problems(self, p) -> None: ...
+    def close(self) -> None: ...
 
 
-def control_text(batch, key, value) -> str:
-    """What Kafka's tool prints after a control record's metadata (``DumpLogSegments.dumpLog``)."""
-    try:
-        type_id = control.parse_type_id(key)
-        if type_id in (control.ABORT, control.COMMIT):
-            epoch = control.parse_end_txn_marker(value)
-            return f" endTxnMarker: {control.type_name(type_id)} coordinatorEpoch: {epoch}"
-        if type_id in (control.SNAPSHOT_HEADER, control.SNAPSHOT_FOOTER, control.KRAFT_VERSION,
-                       control.KRAFT_VOTERS):
-            from kseg.decoders.control import control_record_text
-
-            text = control_record_text(type_id, bytes(key), None if value is None else bytes(value))
-            if text is not None:
-                return text
-        return f" controlType: {control.type_name(type_id)}({type_id})"
-    except KsegError as exc:
-        raise exc.at(batch.file.path, batch.position if exc.position is None else 0)
-
-
-@dataclass
 class DumpOptions:
-    """The options of ``kafka-dump-log.sh``, with Kafka's defaults."""
+    """The options of ``kafka-dump-log.sh``, with Kafka's defaults.
 
-    print_data_log: bool = False
-    deep_iteration: bool = False
-    skip_record_metadata: bool = False
-    verify_index_only: bool = False
-    index_sanity_check: bool = False
-    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE
-    max_bytes: int = INT_MAX
-    key_decoder: Callable = string_decoder
-    value_decoder: Callable = string_decoder
-    parser: object | None = None  # a topic decoder with parse(offset, key, value)
+    A plain class, not a dataclass: ``dataclasses`` would add ~1 ms to every
+    ``kseg dump`` start (measured).
+    """
+
+    __slots__ = ("print_data_log", "deep_iteration", "skip_record_metadata", "verify_index_only",
+                 "index_sanity_check", "max_message_size", "max_bytes", "key_decoder", "value_decoder", "parser")
+
+    def __init__(
+        self,
+        print_data_log: bool = False,
+        deep_iteration: bool = False,
+        skip_record_metadata: bool = False,
+        verify_index_only: bool = False,
+        index_sanity_check: bool = False,
+        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+        max_bytes: int = INT32_MAX,
+        key_decoder: Callable = string_decoder,
+        value_decoder: Callable = string_decoder,
+        parser: object | None = None,  # a topic decoder with parse(offset, key, value)
+    ) -> None:
+        self.print_data_log = print_data_log
+        self.deep_iteration = deep_iteration
+        self.skip_record_metadata = skip_record_metadata
+        self.verify_index_only = verify_index_only
+        self.index_sanity_check = index_sanity_check
+        self.max_message_size = max_message_size
+        self.max_bytes = max_bytes
+        self.key_decoder = key_decoder
+        self.value_decoder = value_decoder
+        self.parser = parser
 
     @property
     def deep(self) -> bool:
@@ -88,18 +126,20 @@ class DumpOptions:
     @property
     def decompress_limit(self) -> int:
         """Most bytes one batch may decompress to: a small multiple of --max-message-size."""
-        return max(self.max_message_size, 1) * 8
+        return decompression_limit(self.max_message_size)
 
 
-@dataclass
 class Problems:
-    """What Kafka's tool reports on stderr after dumping every file."""
+    """What Kafka's tool reports on stderr after dumping every file: per absolute path, a list of pairs."""
 
-    index_mismatches: dict = field(default_factory=dict)  # abs path -> [(index offset, log offset)]
-    time_mismatches: dict = field(default_factory=dict)  # abs path -> [(index ts, log ts)]
-    out_of_order: dict = field(default_factory=dict)  # abs path -> [(index ts, previous ts)]
-    not_found: dict = field(default_factory=dict)  # abs path -> [(index offset, log offset)]
-    non_consecutive: dict = field(default_factory=dict)  # abs path -> [(offset, next offset)]
+    __slots__ = ("index_mismatches", "time_mismatches", "out_of_order", "not_found", "non_consecutive")
+
+    def __init__(self) -> None:
+        self.index_mismatches: dict = {}  # abs path -> [(index offset, log offset)]
+        self.time_mismatches: dict = {}  # abs path -> [(index ts, log ts)]
+        self.out_of_order: dict = {}  # abs path -> [(index ts, previous ts)]
+        self.not_found: dict = {}  # abs path -> [(index offset, log offset)]
+        self.non_consecutive: dict = {}  # abs path -> [(offset, next offset)]
 
     def add(self, kind: str, path: str, pair: tuple) -> None:
         getattr(self, kind).setdefault(path, []).append(pair)
@@ -109,15 +149,16 @@ class Problems:
                     self.non_consecutive))
 
 
-class Dumper(IndexDumps):
+class Dumper:
     """Dump files to ``sink`` as Kafka's tool would; :meth:`run` returns the exit code."""
 
-    def __init__(self, options: DumpOptions, sink) -> None:
+    def __init__(self, options: DumpOptions, sink: DumpSink) -> None:
         self.opts = options
         self.sink = sink
         self.problems = Problems()
         self.exit_code = EXIT_OK
         self.progress = None  # a kseg.render.progress.ByteProgress for humans, or None
+        self.indexes = IndexDumper(options, sink, self.problems, self._fail, self._base_offset)
 
     def run(self, paths: list[str]) -> int:
         try:
@@ -131,7 +172,7 @@ class Dumper(IndexDumps):
         return self.exit_code
 
     def _fail(self, exc: KsegError) -> None:
-        code = EXIT_INPUT if isinstance(exc, InputError) else EXIT_CORRUPT
+        code = EXIT_ERROR if isinstance(exc, InputError) else EXIT_PROBLEMS
         self.exit_code = max(self.exit_code, code)
         self.sink.error(exc)
 
@@ -145,8 +186,8 @@ class Dumper(IndexDumps):
         handler = {
             files.LOG: self.dump_log,
             files.CHECKPOINT: self.dump_log,
-            files.INDEX: self.dump_index,
-            files.TIME_INDEX: self.dump_time_index,
+            files.INDEX: self.indexes.dump_index,
+            files.TIME_INDEX: self.indexes.dump_time_index,
             files.SNAPSHOT: self.dump_snapshot,
             files.TXN_INDEX: self.dump_txn_index,
         }.get(kind)
@@ -156,9 +197,7 @@ class Dumper(IndexDumps):
         try:
             handler(path)
         except KsegError as exc:
-            if exc.path is None:
-                exc.path = files.display(path)
-            self._fail(exc)
+            self._fail(exc.at(files.display(path)))
 
     # -- base offsets -----------------------------------------------------
     def _base_offset(self, path: str, log_path: str) -> int:
@@ -210,26 +249,25 @@ class Dumper(IndexDumps):
         progress = self.progress
         if progress is not None:
             progress.start(name, records.end)
-        batch_lines = None if deep else getattr(sink, "batch_lines", None)
-        if batch_lines is not None:  # shallow to a sink that takes FileRecords.scan lists
+        if not deep:  # shallow: FileRecords.scan lists, no object per v2 batch
             for items in records.scan():
-                batch_lines(items)
+                sink.batch_lines(items)
                 valid_bytes = items[-1][0] + items[-1][1]
                 if progress is not None:
                     progress.advance_to(valid_bytes)
-        fast = self._fast_records() if deep else None
-        for batch in () if batch_lines is not None else records.batches():
-            sink.batch(batch, valid_bytes)
-            if deep:
-                if fast is not None and batch.__class__ is V2Batch and not batch.h[5] & 0x20:
+        else:
+            fast = self._fast_records()
+            for batch in records.batches():
+                sink.batch(batch, valid_bytes)
+                if fast is not None and batch.__class__ is V2Batch and not batch.h[ATTRIBUTES] & CONTROL_FLAG:
                     last_offset = self._dump_v2_chunks(batch, last_offset, abs_path, *fast)
                 else:
                     last_offset = self._dump_records(batch, last_offset, abs_path)
-            valid_bytes += batch.size
-            if progress is not None:
-                progress.advance_to(valid_bytes)
+                valid_bytes += batch.size
+                if progress is not None:
+                    progress.advance_to(valid_bytes)
         trailing = records.end - valid_bytes
-        if trailing > 0 and self.opts.max_bytes == INT_MAX:
+        if trailing > 0 and self.opts.max_bytes == INT32_MAX:
             sink.trailing_bytes(trailing, name)
 
     def _dump_records(self, batch, last_offset: int, abs_path: str) -> int:
@@ -237,19 +275,12 @@ class Dumper(IndexDumps):
         print_data = opts.print_data_log
         is_control = batch.is_control
         legacy = batch.magic < 2
-        problems = self.problems
         for rec in batch.records(opts.decompress_limit):
-            offset = rec[0]
-            if last_offset == -1:
-                last_offset = offset
-            elif offset != last_offset + 1:
-                problems.add("non_consecutive", abs_path, (last_offset, offset))
-            last_offset = offset
-            key = rec[2] if legacy else rec[3]
-            value = rec[3] if legacy else rec[4]
+            offset = last_offset = self._next_offset(last_offset, rec.offset, abs_path)
+            key, value = rec.key, rec.value
             extra = None
             if is_control and not opts.skip_record_metadata:
-                extra = control_text(batch, key, value)
+                extra = sink.control_text(batch, key, value)
             key_text = payload_text = None
             if print_data and not is_control:
                 key_text, payload_text = self._parse(offset, key, value)
@@ -260,17 +291,16 @@ class Dumper(IndexDumps):
         return last_offset
 
     def _fast_records(self) -> tuple | None:
-        """``(emit, limit, decoders)`` for :meth:`_dump_v2_chunks`, or None when the sink or options need
-        :meth:`_dump_records` (no ``v2_records``, a topic parser, ``--skip-record-metadata``)."""
+        """``(emit, limit, decoders)`` for :meth:`_dump_v2_chunks`, or None when the options need
+        :meth:`_dump_records` (a topic parser, ``--skip-record-metadata``)."""
         opts = self.opts
-        emit = getattr(self.sink, "v2_records", None)
-        if emit is None or opts.parser is not None or opts.skip_record_metadata:
+        if opts.parser is not None or opts.skip_record_metadata:
             return None
         decoders = (opts.key_decoder, opts.value_decoder) if opts.print_data_log else ()
-        return emit, opts.decompress_limit, decoders
+        return self.sink.v2_records, opts.decompress_limit, decoders
 
     def _dump_v2_chunks(self, batch, last_offset: int, abs_path: str, emit, limit: int, decoders: tuple) -> int:
-        """:meth:`_dump_records` for a v2 data (non-control) batch, in chunks, to a sink with ``v2_records``."""
+        """:meth:`_dump_records` for a v2 data (non-control) batch, in chunks, to ``sink.v2_records``."""
         for chunk in batch.record_chunks(limit, sizes=not decoders):
             first = chunk[0][0]
             n = len(chunk)
@@ -281,13 +311,18 @@ class Dumper(IndexDumps):
                 last_offset = chunk[-1][0]
                 emit(batch, chunk, *decoders)
                 continue
-            for rec in chunk:  # offsets out of step: note each gap as its record is printed
-                offset = rec[0]
-                if last_offset != -1 and offset != last_offset + 1:
-                    self.problems.add("non_consecutive", abs_path, (last_offset, offset))
-                last_offset = offset
+            for rec in chunk:  # offsets out of step: the rule a record at a time
+                last_offset = self._next_offset(last_offset, rec[0], abs_path)
                 emit(batch, [rec], *decoders)
         return last_offset
+
+    def _next_offset(self, last_offset: int, offset: int, abs_path: str) -> int:
+        """Kafka's offset-continuity rule ("Non-consecutive offsets"): note a gap after ``last_offset``
+        (-1: none yet) and return ``offset``.  :meth:`_dump_v2_chunks` checks a whole chunk against
+        the same rule at once and comes here only when the chunk breaks it."""
+        if last_offset != -1 and offset != last_offset + 1:
+            self.problems.add("non_consecutive", abs_path, (last_offset, offset))
+        return offset
 
     def _parse(self, offset: int, key, value) -> tuple:
         parser = self.opts.parser

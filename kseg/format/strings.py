@@ -1,0 +1,45 @@
+"""Java's ``new String(bytes, StandardCharsets.UTF_8)`` (JDK 17), the decoding behind every string Kafka prints.
+
+Every malformed sequence becomes U+FFFD exactly where Java puts one.
+Python's ``errors="replace"`` agrees except for UTF-8-encoded surrogates
+(``ED A0..BF xx``): Java replaces the whole 3-byte form (or a truncated
+2-byte prefix) with one U+FFFD, Python with one per byte.  A format rule
+(bytes to a value), so render and decoders both use it from here.
+"""
+
+from __future__ import annotations
+
+import codecs
+
+
+def _java_utf8_errors(exc: UnicodeDecodeError) -> tuple[str, int]:
+    data, start = exc.object, exc.start
+    if data[start] == 0xED and start + 1 < len(data) and 0xA0 <= data[start + 1] <= 0xBF:
+        if start + 2 < len(data) and 0x80 <= data[start + 2] <= 0xBF:
+            return "\ufffd", start + 3
+        return "\ufffd", start + 2
+    return "\ufffd", exc.end
+
+
+codecs.register_error("kseg-java-utf8", _java_utf8_errors)
+
+
+def java_utf8(data: bytes) -> str:
+    """``new String(data, UTF_8)`` as JDK 17 decodes it."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data.decode("utf-8", "kseg-java-utf8")
+
+
+def string_decoder(data) -> str:
+    """Kafka's default ``StringDecoder`` (``new String(bytes, UTF_8)``).
+
+    Valid UTF-8 takes the fast path; anything else is decoded as JDK 17
+    does (each malformed sequence to U+FFFD, where Python's "replace" would
+    differ on encoded surrogates) by :func:`java_utf8`.
+    """
+    try:
+        return str(data, "utf-8")
+    except UnicodeDecodeError:
+        return java_utf8(bytes(data))

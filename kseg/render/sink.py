@@ -1,0 +1,60 @@
+"""The buffered writer the dump sinks share (the sinks implement :class:`kseg.storage.dump.DumpSink`).
+
+A sink receives what the dump reads, in file order, and writes it in one
+form: :class:`kseg.render.text.TextSink` (Kafka's text, byte for byte) or
+:class:`kseg.render.jsonl.JsonSink` (JSON Lines).
+"""
+
+from __future__ import annotations
+
+from kseg.errors import KsegError, error_line
+
+FLUSH_AT = 1 << 16  # characters buffered before a write to the output stream
+
+
+class BufferedWriter:
+    """Text buffered in memory and written to binary ``out`` as UTF-8; diagnostics to binary ``err``.
+
+    Each text passed to :meth:`write` or :meth:`write_lines` ends with its
+    own newline.  stdout is flushed before anything goes to stderr, so the
+    two streams interleave as Kafka's tool prints them.
+    """
+
+    def __init__(self, out, err) -> None:
+        self.out = out
+        self.err = err
+        self._parts: list[str] = []
+        self._size = 0
+
+    def write(self, text: str) -> None:
+        self._parts.append(text)
+        self._size += len(text)
+        if self._size > FLUSH_AT:
+            self.flush()
+
+    def write_lines(self, lines: list[str]) -> None:
+        """Several lines at once (the hot paths build a list and hand it over)."""
+        if lines:
+            self.write("".join(lines))
+
+    def flush(self) -> None:
+        if self._parts:
+            self.out.write("".join(self._parts).encode("utf-8", "replace"))
+            self._parts.clear()
+            self._size = 0
+        self.out.flush()
+
+    def close(self) -> None:
+        self.flush()
+
+    def err_line(self, line: str) -> None:
+        """One line on stderr, after what stdout has so far."""
+        self.flush()
+        self.err.write((line + "\n").encode("utf-8", "replace"))
+        self.err.flush()
+
+    def note(self, message: str) -> None:
+        self.err_line(f"kseg: note: {message}")
+
+    def error(self, exc: KsegError) -> None:
+        self.err_line(error_line(exc))
