@@ -39,12 +39,6 @@ LAYERS = [
 ]
 
 # Known violations, each to be removed by a named change.  Nothing else may be added here.
-TEMPORARY_EXCEPTIONS = {
-    # issue 11: spark/driver.py renders the verify report with cli/verify.py's functions (an
-    # upward import and a cycle: cli/verify imports the driver).  Another branch is moving those
-    # functions into kseg.render; the lead removes this entry after merging it.
-    ("kseg.spark.driver", "kseg.cli.verify"),
-}
 
 
 def module_name(path: Path) -> str:
@@ -99,7 +93,7 @@ def layer_violations(edges: dict[str, list[tuple[str, int]]]) -> list[str]:
         mine = package_of(module)
         for target, line in imported:
             theirs = package_of(target)
-            if theirs == mine or (module, target) in TEMPORARY_EXCEPTIONS:
+            if theirs == mine:
                 continue
             if theirs == "kseg.testing":
                 bad.append(f"{module}:{line} imports {target}: the tool never imports its test writer")
@@ -110,7 +104,7 @@ def layer_violations(edges: dict[str, list[tuple[str, int]]]) -> list[str]:
 
 def cycles(edges: dict[str, list[tuple[str, int]]]) -> list[list[str]]:
     """Strongly connected components of more than one module (Tarjan)."""
-    succ = {m: sorted({t for t, _ in imported if t in edges and (m, t) not in TEMPORARY_EXCEPTIONS})
+    succ = {m: sorted({t for t, _ in imported if t in edges})
             for m, imported in edges.items()}
     index: dict[str, int] = {}
     low: dict[str, int] = {}
@@ -151,13 +145,6 @@ def test_no_upward_import():
 
 def test_no_import_cycle():
     assert cycles(graph()) == []
-
-
-def test_temporary_exceptions_are_still_needed():
-    """An exception whose import is gone must leave the list (so the list only shrinks)."""
-    edges = graph()
-    for module, target in TEMPORARY_EXCEPTIONS:
-        assert target in {t for t, _ in edges.get(module, [])}, f"remove ({module}, {target})"
 
 
 @pytest.mark.parametrize("module, source, expected", [

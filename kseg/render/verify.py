@@ -13,9 +13,22 @@ import os
 from kseg.jsonlines import dumps
 from kseg.storage import files
 from kseg.storage.report import result_rows
-from kseg.storage.verify import SegmentResult
+from kseg.storage.verify_result import Problem, SegmentResult
 from kseg.storage.verify_run import Report, is_directory_row
 
+
+
+def problem_line(p: Problem) -> str:
+    """``file: entry N: byte M: kind: message (expected E, found F)``."""
+    where = [p.file]
+    if p.entry is not None:
+        where.append(f"entry {p.entry}")
+    if p.position is not None:
+        where.append(f"byte {p.position}")
+    text = f"{': '.join(where)}: {p.kind}: {p.message}"
+    if p.expected is not None or p.found is not None:
+        text += f" (expected {p.expected}, found {p.found})"
+    return text
 
 def _write(out, text: str) -> None:
     out.write(text.encode("utf-8", "replace"))
@@ -43,7 +56,7 @@ def render_result(out, res: SegmentResult, output_format: str, full_names: bool 
                  f"({res.batches} batches, {res.bytes} bytes)"]
     else:
         lines = [f"{where}: clean ({res.batches} batches, {res.bytes} bytes)"]
-    lines += [f"  problem: {p.line()}" for p in res.problems]
+    lines += [f"  problem: {problem_line(p)}" for p in res.problems]
     lines += [f"  note: {note}" for note in res.notes]
     _write(out, "\n".join(lines) + "\n")
 

@@ -44,10 +44,10 @@ REMOTE_HINT = "install pyarrow to read URIs: pip install 'kseg[remote]'"
 
 
 class Entry(NamedTuple):
-    """One file found by a listing: its URI and size in bytes."""
+    """One file found by a listing: its path or URI, and its size in bytes (None: not listed)."""
 
     path: str
-    size: int
+    size: int | None
 
 
 def is_uri(path: str) -> bool:
@@ -243,6 +243,12 @@ def kind(uri: str) -> str:
         raise _mapped(exc, uri) from None
     name = info.type.name
     return {"File": "file", "Directory": "dir"}.get(name, "missing")
+
+
+def children(uri: str) -> list[Entry]:
+    """The files directly under a prefix (one listing)."""
+    uri = uri.rstrip("/")
+    return [e for e in list_tree(uri) if dirname(e.path) == uri]
 
 
 def mtime_ms(uri: str) -> int:

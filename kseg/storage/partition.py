@@ -26,6 +26,7 @@ TRANSITION_DIR = re.compile(r".*-(delete|future|stray)\Z")
 _DIR_DELETE = re.compile(r".*\.[0-9a-f]{32}-delete\Z")
 TRANSITION_FILE_SUFFIXES = (".deleted", ".cleaned", ".swap")
 SEGMENT_SUFFIXES = (files.LOG, files.INDEX, files.TIME_INDEX, files.TXN_INDEX)
+_SLOT = {files.LOG: "log", files.INDEX: "index", files.TIME_INDEX: "timeindex", files.TXN_INDEX: "txnindex"}
 # files a broker keeps in each of its log directories (LogManager's checkpoints): an empty one is still one
 KAFKA_LOG_DIR_FILES = ("meta.properties", "recovery-point-offset-checkpoint", "log-start-offset-checkpoint",
                        "replication-offset-checkpoint", "cleaner-offset-checkpoint")
@@ -86,8 +87,7 @@ class Partition:
 def is_partition_dir(path: str) -> bool:
     """True when ``path`` holds at least one segment file."""
     if location.is_remote(path):
-        return any(location.dirname(e.path) == path.rstrip("/") and e.path.endswith(SEGMENT_SUFFIXES)
-                   for e in location.list_tree(path))
+        return any(e.path.endswith(SEGMENT_SUFFIXES) for e in location.children(path))
     try:
         with os.scandir(path) as it:
             return any(e.is_file() and e.name.endswith(SEGMENT_SUFFIXES) for e in it)
@@ -96,21 +96,26 @@ def is_partition_dir(path: str) -> bool:
 
 
 def scan_partition(path: str, notes: list[str] | None = None) -> Partition:
-    """List the segments of one partition directory, in base-offset order."""
+    """List the segments of one partition directory (or URI prefix), in base-offset order."""
     if location.is_remote(path):
-        from kseg.storage.remote import scan_remote_partition
-
-        return scan_remote_partition(path, notes if notes is not None else [])
-    part = Partition(path)
-    by_base: dict[int, Segment] = {}
+        return partition_from_listing(path.rstrip("/"), location.children(path), notes)
     try:
         names = sorted(os.listdir(path))
     except PermissionError:
         raise InputError("permission denied", path=path) from None
     except OSError as exc:
         raise InputError(f"cannot list directory: {exc.strerror or exc}", path=path) from None
-    for name in names:
-        full = os.path.join(path, name)
+    return partition_from_listing(path, [location.Entry(os.path.join(path, n), None) for n in names], notes)
+
+
+def partition_from_listing(path: str, entries: list[location.Entry], notes: list[str] | None) -> Partition:
+    """The partition whose directory ``path`` holds ``entries`` (``LocalLog``'s naming rules: files in
+    transition and names without a base offset are skipped with a note; a listed size is kept)."""
+    part = Partition(path)
+    by_base: dict[int, Segment] = {}
+    for entry in entries:
+        full = entry.path
+        name = location.basename(full)
         if name.endswith(TRANSITION_FILE_SUFFIXES):
             if notes is not None:
                 notes.append(f"{full}: skipped, a file in transition ({name.rsplit('.', 1)[1]})")
@@ -127,10 +132,66 @@ def scan_partition(path: str, notes: list[str] | None = None) -> Partition:
                 notes.append(f"{full}: skipped, the name carries no base offset")
             continue
         seg = by_base.setdefault(base, Segment(base))
-        setattr(seg, {".log": "log", ".index": "index", ".timeindex": "timeindex", ".txnindex": "txnindex"}[sfx],
-                full)
+        setattr(seg, _SLOT[sfx], full)
+        if sfx == files.LOG and entry.size is not None:
+            seg.log_bytes = entry.size
     part.segments = [by_base[b] for b in sorted(by_base)]
     return part
+
+
+def discover_uri(uri: str, notes: list[str]) -> list[Partition]:
+    """The partitions under ``uri`` (a prefix or one segment file), found with one recursive listing.
+
+    On an object store there are no directories, only keys, and a round trip
+    per "directory" would make 10^5 partitions 10^5 sequential requests; so
+    the listing is grouped here: every "directory" holding segment files is a
+    partition directory, its parent the log directory, at any depth (a
+    broker's log root, a partition directory, many brokers' roots, plain
+    segment files under any prefix).  Raises :class:`InputError` when
+    nothing under ``uri`` is a segment file.
+    """
+    uri = uri.rstrip("/")
+    kind = location.kind(uri)
+    if kind == "file":
+        base = files.base_offset_from_name(uri)
+        if base is None:
+            raise InputError("not a segment file: the name carries no base offset", path=uri, hint=LAYOUT_HINT)
+        directory = location.dirname(uri)
+        whole = partition_from_listing(directory, location.children(directory), notes)
+        whole.segments = [s for s in whole.segments if s.base_offset == base]
+        return [whole]
+    entries = location.list_tree(uri)
+    if kind == "missing" and not entries:
+        raise InputError("no such file or directory", path=uri)
+    by_dir: dict[str, list[location.Entry]] = {}
+    for entry in entries:
+        by_dir.setdefault(location.dirname(entry.path), []).append(entry)
+    partitions = []
+    skipped: set[str] = set()
+    for directory in sorted(by_dir, key=natural_key):
+        if not any(files.suffix(e.path) in SEGMENT_SUFFIXES for e in by_dir[directory]):
+            continue
+        transit = _in_transition(directory, uri)
+        if transit:
+            if transit not in skipped:
+                skipped.add(transit)
+                notes.append(f"{transit}: skipped, a partition directory in transition")
+            continue
+        partitions.append(partition_from_listing(directory, by_dir[directory], notes))
+    if not partitions:
+        raise InputError("no partition directories or segment files found", path=uri, hint=LAYOUT_HINT)
+    return partitions
+
+
+def _in_transition(directory: str, root: str) -> str | None:
+    """The first directory at or below ``root`` on the way to ``directory`` named ``*-delete`` & co."""
+    rel = directory[len(root):].strip("/")
+    path = root
+    for part in rel.split("/") if rel else []:
+        path = path + "/" + part
+        if TRANSITION_DIR.match(part):
+            return path
+    return None
 
 
 def discover(paths: list[str], notes: list[str]) -> list[Partition]:
@@ -251,8 +312,6 @@ def _list_remote(uris: list[str]) -> dict[str, tuple[list[Partition], list[str]]
     if not uris:
         return {}
     from concurrent.futures import ThreadPoolExecutor
-
-    from kseg.storage.remote import discover_uri
 
     def one(uri: str):
         notes: list[str] = []

@@ -24,7 +24,7 @@ import stat
 from kseg.errors import InputError
 from kseg.jsonlines import dumps
 from kseg.storage.atomic import AtomicStream
-from kseg.storage.verify import SegmentResult
+from kseg.storage.verify_result import SegmentResult
 
 SEGMENT_FIELDS = ("type", "logDir", "partition", "segment", "path", "bytes", "batches", "problems", "status",
                   "error", "notes")

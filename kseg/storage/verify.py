@@ -16,83 +16,15 @@ log's own checks, the transaction index and segment overlap.
 from __future__ import annotations
 
 import os
-from array import array
-from dataclasses import dataclass, field
 
 from kseg.errors import CorruptIndexError, InputError, KsegError
+from kseg.limits import DEFAULT_MAX_MESSAGE_SIZE
 from kseg.format.indexes import iter_aborted_txns
 from kseg.storage import files
 from kseg.storage.partition import Segment
 from kseg.storage.records import FileRecords
 from kseg.storage.verify_index import check_offset_index, check_time_index
-
-DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024
-
-
-@dataclass
-class Problem:
-    """One thing wrong: which file, where (byte position or index entry), expected vs found."""
-
-    kind: str
-    file: str
-    message: str
-    position: int | None = None  # byte position in the file
-    entry: int | None = None  # index entry number
-    expected: str | None = None
-    found: str | None = None
-
-    def line(self) -> str:
-        where = [self.file]
-        if self.entry is not None:
-            where.append(f"entry {self.entry}")
-        if self.position is not None:
-            where.append(f"byte {self.position}")
-        text = f"{': '.join(where)}: {self.kind}: {self.message}"
-        if self.expected is not None or self.found is not None:
-            text += f" (expected {self.expected}, found {self.found})"
-        return text
-
-
-@dataclass
-class SegmentResult:
-    """The outcome for one segment (a report row), with its problems and notes."""
-
-    partition: str
-    segment: str
-    base_offset: int
-    path: str
-    bytes: int = 0
-    batches: int = 0
-    last_offset: int | None = None
-    problems: list[Problem] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    failed: str | None = None  # the segment could not be verified at all (I/O)
-    log_dir: str = ""  # the log directory holding the partition (with ``partition``, its identity)
-
-    @property
-    def status(self) -> str:
-        if self.failed:
-            return "failed"
-        return "problems" if self.problems else "clean"
-
-    def fail(self, why: str) -> None:
-        """This segment could not be read whole: ``failed`` (exit 2), whatever else was found."""
-        self.failed = why if self.failed is None else f"{self.failed}; {why}"
-
-    def problem(self, kind: str, file: str | None, message: str, **where) -> None:
-        self.problems.append(Problem(kind, file or self.path, message, **where))
-
-
-@dataclass
-class LogScan:
-    """What one pass over the log found, per batch."""
-
-    positions: array = field(default_factory=lambda: array("q"))
-    base_offsets: array = field(default_factory=lambda: array("q"))
-    last_offsets: array = field(default_factory=lambda: array("q"))
-    max_timestamps: array = field(default_factory=lambda: array("q"))
-    size: int = 0
-    valid_end: int = 0
+from kseg.storage.verify_result import LogScan, SegmentResult
 
 
 def verify_segment(partition: str, seg: Segment, *, strict: bool = False,

@@ -46,14 +46,15 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from kseg.errors import CorruptIndexError, InputError, KsegError
 from kseg.format.indexes import OffsetIndexView, TimeIndexView
+from kseg.limits import DEFAULT_MAX_MESSAGE_SIZE, decompression_limit
 from kseg.storage import files
 from kseg.storage.records import FileRecords
+from kseg.storage.verify_result import LogScan, SegmentResult
 
 if TYPE_CHECKING:  # pragma: no cover
     from kseg.storage.partition import Segment
-    from kseg.storage.verify import LogScan, SegmentResult
 
-RECORD_LIMIT = 8 * 5 * 1024 * 1024  # the largest batch whose records --strict reads
+RECORD_LIMIT = decompression_limit(DEFAULT_MAX_MESSAGE_SIZE)  # the largest batch whose records --strict reads
 
 INDEX_OFFSET_MESSAGE = ("indexed offset is not the last offset of a batch (nor of a multi-batch append starting "
                         "at this position, nor the last record the log cleaner kept in a batch)")

@@ -1,0 +1,66 @@
+"""What verifying a segment finds: its problems, the segment's result (a report row), the log scan.
+
+Plain values shared by :mod:`kseg.storage.verify` (the log and the
+transaction index) and :mod:`kseg.storage.verify_index` (the offset and time
+indexes); how they print is :mod:`kseg.render.verify`'s business.
+"""
+
+from __future__ import annotations
+
+from array import array
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Problem:
+    """One thing wrong: which file, where (byte position or index entry), expected vs found."""
+
+    kind: str
+    file: str
+    message: str
+    position: int | None = None  # byte position in the file
+    entry: int | None = None  # index entry number
+    expected: str | None = None
+    found: str | None = None
+
+
+@dataclass
+class SegmentResult:
+    """The outcome for one segment (a report row), with its problems and notes."""
+
+    partition: str
+    segment: str
+    base_offset: int
+    path: str
+    bytes: int = 0
+    batches: int = 0
+    last_offset: int | None = None
+    problems: list[Problem] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    failed: str | None = None  # the segment could not be verified at all (I/O)
+    log_dir: str = ""  # the log directory holding the partition (with ``partition``, its identity)
+
+    @property
+    def status(self) -> str:
+        if self.failed:
+            return "failed"
+        return "problems" if self.problems else "clean"
+
+    def fail(self, why: str) -> None:
+        """This segment could not be read whole: ``failed`` (exit 2), whatever else was found."""
+        self.failed = why if self.failed is None else f"{self.failed}; {why}"
+
+    def problem(self, kind: str, file: str | None, message: str, **where) -> None:
+        self.problems.append(Problem(kind, file or self.path, message, **where))
+
+
+@dataclass
+class LogScan:
+    """What one pass over the log found, per batch."""
+
+    positions: array = field(default_factory=lambda: array("q"))
+    base_offsets: array = field(default_factory=lambda: array("q"))
+    last_offsets: array = field(default_factory=lambda: array("q"))
+    max_timestamps: array = field(default_factory=lambda: array("q"))
+    size: int = 0
+    valid_end: int = 0
