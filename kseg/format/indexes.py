@@ -16,7 +16,10 @@ answer.
 from __future__ import annotations
 
 import struct
-from typing import Callable, NamedTuple
+import sys
+from array import array
+from functools import partial
+from typing import Callable, Iterator, NamedTuple
 
 from kseg.errors import CorruptIndexError
 from kseg.limits import NO_TIMESTAMP
@@ -75,6 +78,9 @@ class OffsetPosition(NamedTuple):
 
     offset: int
     position: int
+
+
+_offset_position = partial(tuple.__new__, OffsetPosition)  # OffsetPosition((offset, position)) in C
 
 
 class TimestampOffset(NamedTuple):
@@ -149,6 +155,10 @@ class IndexView:
         """The largest entry whose key (offset, or timestamp) is <= target, or -1."""
         return _largest_lower_bound(self.entries, self.entry_size, self.key, target)
 
+    def iter_entries(self, stop: int | None = None) -> Iterator:
+        """Entries ``0 .. stop - 1`` (default: all), as :meth:`entry` gives them."""
+        return map(self.entry, range(self.entries if stop is None else min(stop, self.entries)))
+
     def last_entry(self):
         """``lastEntry``: the last entry, or :meth:`none` for an empty index."""
         return self.entry(self.entries - 1) if self.entries else self.none()
@@ -186,6 +196,16 @@ class OffsetIndexView(IndexView):
         return _named(OffsetPosition, (self.base_offset + rel, pos))  # OffsetPosition(...) in one C call
 
     key = IndexView.offset_of
+
+    def iter_entries(self, stop: int | None = None) -> Iterator[OffsetPosition]:
+        """:meth:`IndexView.iter_entries` in C: the entries as big-endian int32 pairs, no Python
+        frame an entry (a third of the time of ``entry()`` in a loop; the dump of a large ``.index``)."""
+        n = self.entries if stop is None else min(stop, self.entries)
+        words = array("i")
+        words.frombytes(self.data[: n * 8])
+        if sys.byteorder == "little":
+            words.byteswap()
+        return map(_offset_position, zip(map(self.base_offset.__add__, words[0::2]), words[1::2]))
 
     def none(self) -> OffsetPosition:
         """``OffsetIndex.lookup`` below every entry: the base offset at position 0."""

@@ -47,8 +47,8 @@ class IndexDumper:
             return
         abs_path = files.absolute(path)
         with self._open_log_for_index(log_path) as records:
-            for i in range(index.used_entries()):  # Kafka's tool stops at a preallocated zero tail
-                offset, position = index.entry(i)
+            # Kafka's tool stops at a preallocated zero tail
+            for i, (offset, position) in enumerate(index.iter_entries(index.used_entries())):
                 if records is not None:
                     batch_last = self._first_batch_last_offset(records, position, index, i)
                     if batch_last != offset:

@@ -81,3 +81,12 @@ def test_one_zero_tail_rule_for_both_index_kinds() -> None:
     # entry 1 has the base offset but a timestamp: Kafka's tool stops there; only entry 2 is a zero tail
     assert (times.used_entries(), times.zero_tail()) == (1, 1)
     assert _offset_index([(100, 0), (101, 5)]).used_entries() == 2
+
+
+def test_iter_entries_is_entry_in_a_loop() -> None:
+    index = _offset_index([(100, 0), (105, 70), (90, 9000), (2**31 + 99, 2**31 - 1)])
+    assert list(index.iter_entries()) == [index.entry(n) for n in range(index.entries)]
+    assert list(index.iter_entries(2)) == [index.entry(0), index.entry(1)]
+    assert type(next(index.iter_entries())).__name__ == "OffsetPosition"
+    times = TimeIndexView(struct.pack(">qi", 5, 1) + struct.pack(">qi", 9, 2), 10)
+    assert list(times.iter_entries()) == [(5, 11), (9, 12)]
