@@ -13,9 +13,9 @@ and never shows a Python traceback.
 from __future__ import annotations
 
 
-def error_line(exc: "KsegError") -> str:
-    """The one line every command prints on stderr for ``exc``."""
-    return f"kseg: error: {exc.describe()}"
+def error_line(exc: "KsegError | str") -> str:
+    """The one line every command prints on stderr for an error (or a message of its own)."""
+    return f"kseg: error: {exc if isinstance(exc, str) else exc.describe()}"
 
 
 class KsegError(Exception):
@@ -138,3 +138,13 @@ class UncaughtJavaError(CorruptRecordError):
     def jvm_line(self) -> str:
         """``Exception in thread "main" <class>: <message>``, as Kafka's tool prints it."""
         return f'Exception in thread "main" {self.exception.to_string()}'
+
+
+class RecoveryFailure(KsegError):
+    """Kafka's recovery would throw an exception it does not catch per batch: the
+    message names it.  ``truncates_segment`` when ``LogLoader`` then truncates the
+    whole segment (``InvalidOffsetException``); otherwise the log fails to load."""
+
+    def __init__(self, message: str, *, path=None, position=None, truncates_segment: bool = False) -> None:
+        super().__init__(message, path=path, position=position)
+        self.truncates_segment = truncates_segment

@@ -7,7 +7,8 @@ import time
 
 import click
 
-from kseg.cli.options import binary_streams, format_option, max_message_size_option
+from kseg.cli.options import binary_streams, fail, format_option, max_message_size_option
+from kseg.limits import decompression_limit
 from kseg.cli.txn import Duration
 
 
@@ -51,18 +52,16 @@ def compaction(paths, delete_retention, at, max_message_size, output_format) -> 
     try:
         partitions = discover(list(paths), notes)
     except KsegError as exc:
-        err.write(f"kseg: error: {exc.describe()}\n".encode())
-        sys.exit(2)
+        fail(err, exc)
     for note in notes:
         err.write(f"kseg: note: {note}\n".encode())
     if not partitions:
-        err.write(b"kseg: error: no partition directory found in the paths given\n")
-        sys.exit(2)
+        fail(err, "no partition directory found in the paths given")
     code = 0
     try:
         for part in partitions:
             try:
-                report = analyse(part, at_ms, delete_retention, limit=max_message_size * 8)
+                report = analyse(part, at_ms, delete_retention, limit=decompression_limit(max_message_size))
             except KsegError as exc:
                 err.write(f"kseg: error: {exc.describe()}\n".encode("utf-8", "replace"))
                 code = 2

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from kseg.cli.options import binary_streams, format_option
+from kseg.cli.options import binary_streams, fail, format_option
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -40,26 +40,23 @@ def diff(paths, roots, output_format, spark, master, spark_conf) -> None:
 
     out, err = binary_streams()
 
-    def fail(message: str) -> None:
-        err.write(f"kseg: error: {message}\n".encode("utf-8", "replace"))
-        sys.exit(2)
 
     if spark and not roots:
-        fail("--spark takes --roots (one task per replica set)")
+        fail(err, "--spark takes --roots (one task per replica set)")
     notes: list[str] = []
     try:
         if roots:
             sets = replica_sets(list(paths), notes)
         else:
             if len(paths) < 2:
-                fail("diff takes two or more partition directories (or --roots with log roots)")
+                fail(err, "diff takes two or more partition directories (or --roots with log roots)")
             sets = [[_partition(p, scan_partition, notes) for p in paths]]
     except KsegError as exc:
-        fail(exc.describe())
+        fail(err, exc.describe())
     for note in notes:
         err.write(f"kseg: note: {note}\n".encode("utf-8", "replace"))
     if not sets:
-        fail("no partition is found under more than one of the roots given: nothing compared")
+        fail(err, "no partition is found under more than one of the roots given: nothing compared")
 
     if spark:
         results = _spark_results(sets, master, spark_conf, err)
@@ -112,16 +109,14 @@ def _spark_results(sets, master, spark_conf, err):
     from kseg.spark import INSTALL_HINT
 
     if importlib.util.find_spec("pyspark") is None:
-        err.write(f"kseg: error: {INSTALL_HINT}\n".encode())
-        sys.exit(2)
+        fail(err, INSTALL_HINT)
     from kseg.spark import diff_job
     from kseg.spark.driver import session
 
     try:
         spark = session(master or "local[*]", ("spark.app.name=kseg diff", *spark_conf))
     except ValueError as exc:
-        err.write(f"kseg: error: {exc}\n".encode())
-        sys.exit(2)
+        fail(err, str(exc))
     try:
         return diff_job.run(spark, sets)
     finally:

@@ -7,9 +7,10 @@ import sys
 import click
 
 from kseg.cli.lookup import TimestampType
-from kseg.cli.options import binary_streams, max_message_size_option, quiet_option
+from kseg.cli.options import binary_streams, fail, max_message_size_option, quiet_option
+from kseg.limits import EXIT_OK, EXIT_PROBLEMS, decompression_limit
 
-EXIT_OK, EXIT_CORRUPT, EXIT_ERROR = 0, 1, 2
+EXIT_CORRUPT = EXIT_PROBLEMS  # corrupt batches met
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -69,14 +70,13 @@ def export(paths, output, from_offset, to_offset, from_time, to_time, key_decode
 
             summary = run_export(list(paths), output, ranges=ranges, key_decoder=key_decoder,
                                  value_decoder=value_decoder, on_corruption=on_corruption, split_bytes=split_bytes,
-                                 limit=8 * max_message_size, replace=force, master=master, spark_conf=spark_conf,
+                                 limit=decompression_limit(max_message_size), replace=force, master=master, spark_conf=spark_conf,
                                  err=err, verbose=verbose)
         else:
             summary = _run_local(list(paths), output, ranges, key_fn, value_fn, on_corruption, split_bytes,
-                                 8 * max_message_size, force, quiet, err)
+                                 decompression_limit(max_message_size), force, quiet, err)
     except KsegError as exc:
-        err.write(f"kseg: error: {exc.describe()}\n".encode("utf-8", "replace"))
-        sys.exit(EXIT_ERROR)
+        fail(err, exc)
     if summary is None:  # --on-corruption fail stopped it
         sys.exit(EXIT_CORRUPT)
     out.write((summary.line(output) + "\n").encode("utf-8", "replace"))

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import sys
+from typing import NoReturn
+
 import click
 
-from kseg.limits import DEFAULT_MAX_MESSAGE_SIZE
+from kseg.errors import KsegError, error_line
+from kseg.limits import DEFAULT_MAX_MESSAGE_SIZE, EXIT_ERROR
 
 format_option = click.option(
     "--format",
@@ -24,6 +28,19 @@ max_message_size_option = click.option(
     show_default=True,
     help="Size of the largest batch; also bounds decompression (8x this).",
 )
+
+
+def fail(err, problem: "KsegError | str", code: int = EXIT_ERROR) -> NoReturn:
+    """Print the one error line every command prints (``kseg: error: ...``) and exit (2: never a verdict)."""
+    err.write((error_line(problem) + "\n").encode("utf-8", "replace"))
+    err.flush()
+    sys.exit(code)
+
+
+def say(err, text: str) -> None:
+    """One line on stderr (a note, or an error the run goes on after)."""
+    err.write((text + "\n").encode("utf-8", "replace"))
+    err.flush()
 
 
 def binary_streams():

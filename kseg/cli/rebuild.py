@@ -7,7 +7,10 @@ import sys
 
 import click
 
-from kseg.cli.options import binary_streams, format_option, max_message_size_option, quiet_option
+from kseg.cli.options import binary_streams, fail, format_option, max_message_size_option, quiet_option
+from kseg.cli.options import say as write_line
+from kseg.errors import error_line
+from kseg.limits import decompression_limit
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -67,8 +70,7 @@ def rebuild_index(paths, check, output_dir, force, index_interval_bytes, max_ind
     report = RebuildReport(out, output_format)
 
     def say(line: str) -> None:
-        err.write((line + "\n").encode("utf-8", "replace"))
-        err.flush()
+        write_line(err, line)
 
     try:
         for path in paths:
@@ -81,8 +83,7 @@ def rebuild_index(paths, check, output_dir, force, index_interval_bytes, max_ind
         elif not check:
             _refuse_remote_writes(targets)
     except KsegError as exc:
-        say(f"kseg: error: {exc.describe()}")
-        sys.exit(EXIT_ERROR)
+        fail(err, exc)
     for note in notes:
         say(f"kseg: note: {note}")
     bar = progress_mod.make(quiet)
@@ -97,12 +98,12 @@ def rebuild_index(paths, check, output_dir, force, index_interval_bytes, max_ind
                 directory = os.path.join(output_dir, target.output_subdir) if target.output_subdir else output_dir
             try:
                 for rec in recover_partition(target, index_interval_bytes=index_interval_bytes,
-                                             max_index_size=max_index_bytes, limit=max_message_size * 8,
+                                             max_index_size=max_index_bytes, limit=decompression_limit(max_message_size),
                                              progress=bar):
                     outcomes = check_files(rec) if check else write_files(rec, directory, force)
                     report.segment(rec, outcomes)
             except KsegError as exc:  # a log that cannot be opened or read
-                say(f"kseg: error: {exc.describe()}")
+                say(error_line(exc))
                 code = EXIT_ERROR
     finally:
         if bar is not None:

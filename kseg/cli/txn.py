@@ -7,7 +7,8 @@ import sys
 
 import click
 
-from kseg.cli.options import binary_streams, format_option, max_message_size_option
+from kseg.cli.options import binary_streams, fail, format_option, max_message_size_option
+from kseg.limits import decompression_limit
 
 _DURATION = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*(ms|s|m|min|h|d)?\s*\Z")
 _UNIT_MS = {None: 1, "ms": 1, "s": 1000, "m": 60_000, "min": 60_000, "h": 3_600_000, "d": 86_400_000}
@@ -89,20 +90,16 @@ def txn(paths, from_start, hanging_after, at, max_message_size, output_format) -
 
     for path in paths:
         if files.isfile(path):
-            err.write(f"kseg: error: {path}: a file; txn takes partition directories or log roots "
-                      "(transactions span segments)\n".encode("utf-8", "replace"))
-            sys.exit(2)
+            fail(err, f"{path}: a file; txn takes partition directories or log roots (transactions span segments)")
     notes: list[str] = []
     try:
         partitions = discover(list(paths), notes)
     except KsegError as exc:
-        err.write(f"kseg: error: {exc.describe()}\n".encode())
-        sys.exit(2)
+        fail(err, exc)
     for note in notes:
         err.write(f"kseg: note: {note}\n".encode())
     if not partitions:
-        err.write(b"kseg: error: no partition directory found in the paths given\n")
-        sys.exit(2)
+        fail(err, "no partition directory found in the paths given")
     code = 0
     try:
         for part in partitions:
@@ -114,7 +111,7 @@ def txn(paths, from_start, hanging_after, at, max_message_size, output_format) -
                     write(render.transaction_line(t))
             try:
                 report = analyse(part, from_start=from_start, hanging_after_ms=hanging_after,
-                                 limit=max_message_size * 8, on_transaction=on_txn, at=at_ms,
+                                 limit=decompression_limit(max_message_size), on_transaction=on_txn, at=at_ms,
                                  on_start=(lambda r: write(render.header_line(r))) if output_format == "text" else None)
             except KsegError as exc:
                 err.write(f"kseg: error: {exc.describe()}\n".encode("utf-8", "replace"))

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from kseg.cli.options import binary_streams, format_option, max_message_size_option, quiet_option
+from kseg.cli.options import binary_streams, fail, format_option, max_message_size_option, quiet_option
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -72,8 +72,7 @@ def verify_index(paths, strict, report_path, jobs, max_message_size, output_form
     except KsegError as exc:  # one line, exit 2, before any work
         if report is not None:
             report.discard()
-        err.write(f"kseg: error: {exc.describe()}\n".encode("utf-8", "replace"))
-        sys.exit(2)
+        fail(err, exc)
     for note in notes:
         err.write(f"kseg: note: {note}\n".encode("utf-8", "replace"))
     if spark:
@@ -112,8 +111,7 @@ def verify_index(paths, strict, report_path, jobs, max_message_size, output_form
         if report is not None:
             report.commit()
     except KsegError as exc:
-        err.write(f"kseg: error: {exc.describe()}\n".encode("utf-8", "replace"))
-        sys.exit(2)
+        fail(err, exc)
     finally:
         if progress is not None:
             progress.close()

@@ -61,6 +61,22 @@ def render_result(out, res: SegmentResult, output_format: str, full_names: bool 
     _write(out, "\n".join(lines) + "\n")
 
 
+def summary_line(report: Report) -> str:
+    """``N segments verified (B bytes), C clean, ...``: the run's last line (black's Report style)."""
+    parts = [f"{report.segments} segment{'s' * (report.segments != 1)} verified ({report.bytes} bytes)",
+             f"{report.clean} clean"]
+    if report.with_problems:
+        n = report.problems
+        parts.append(f"{report.with_problems} with problems ({n} problem{'s' * (n != 1)})")
+    if report.failed:
+        parts.append(f"{report.failed} failed")
+    text = ", ".join(parts)
+    if report.unreadable_dirs:
+        n = report.unreadable_dirs
+        text += f"; {n} director{'ies' if n != 1 else 'y'} could not be read"
+    return text + "."
+
+
 def render_summary(out, report: Report, output_format: str) -> None:
     if output_format == "json":
         _write(out, dumps({"type": "summary", "segments": report.segments, "clean": report.clean,
@@ -68,4 +84,4 @@ def render_summary(out, report: Report, output_format: str) -> None:
                            "unreadableDirectories": report.unreadable_dirs, "problems": report.problems,
                            "bytes": report.bytes, "exitCode": report.exit_code}) + "\n")
     else:
-        _write(out, report.summary() + "\n")
+        _write(out, summary_line(report) + "\n")

@@ -122,6 +122,7 @@ def _decoder_functions(options: dict) -> tuple:
 
 def read_options(options: dict) -> dict:
     """The reader's settings from Spark's option strings (ValueError names a bad one)."""
+    from kseg.limits import DEFAULT_MAX_MESSAGE_SIZE, decompression_limit
     from kseg.storage.export import DEFAULT_SPLIT_BYTES, INT64_MAX, INT64_MIN, Ranges
     from kseg.timestamps import parse_timestamp
 
@@ -148,7 +149,7 @@ def read_options(options: dict) -> dict:
         raise ValueError(f"kseg data source: onCorruption must be skip, fail or keep, got {on_corruption!r}")
     return {"paths": paths, "ranges": ranges, "on_corruption": on_corruption,
             "split_bytes": number("splitBytes", DEFAULT_SPLIT_BYTES),
-            "limit": 8 * number("maxMessageSize", 5 * 1024 * 1024)}
+            "limit": decompression_limit(number("maxMessageSize", DEFAULT_MAX_MESSAGE_SIZE))}
 
 
 def register(spark) -> None:

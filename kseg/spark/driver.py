@@ -12,9 +12,10 @@ import os
 import re
 import tempfile
 
+from kseg.errors import error_line
+from kseg.limits import EXIT_ERROR
 from kseg.spark import INSTALL_HINT
 
-EXIT_ERROR = 2
 IMPORT_FIX = ("install kseg in the Python the executors run (pip install kseg), point PYSPARK_PYTHON at a "
               "Python that has it, or ship it with spark-submit --py-files/--archives (see docs/spark.md)")
 
@@ -156,7 +157,7 @@ def run_spark_cli(partitions, *, strict: bool, report_path: str | None, master: 
     import importlib.util
 
     if importlib.util.find_spec("pyspark") is None:
-        err.write(f"kseg: error: {INSTALL_HINT}\n".encode())
+        err.write((error_line(INSTALL_HINT) + "\n").encode())
         return EXIT_ERROR
     from kseg.errors import KsegError
     from kseg.render.verify import render_result, render_summary
@@ -165,7 +166,7 @@ def run_spark_cli(partitions, *, strict: bool, report_path: str | None, master: 
     from kseg.storage.verify_run import several_log_dirs
 
     def fail(message: str) -> int:
-        err.write(f"kseg: error: {message}\n".encode("utf-8", "replace"))
+        err.write((error_line(message) + "\n").encode("utf-8", "replace"))
         err.flush()
         return EXIT_ERROR
 

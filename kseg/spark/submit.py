@@ -14,13 +14,16 @@ from __future__ import annotations
 import argparse
 import sys
 
+from kseg.errors import error_line
+from kseg.limits import DEFAULT_MAX_MESSAGE_SIZE, EXIT_ERROR
+
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="kseg-spark-verify", description="Verify Kafka partition directories on Spark.")
     ap.add_argument("paths", nargs="+", help="log roots, partition directories or segment files")
     ap.add_argument("--strict", action="store_true", help="Kafka's --verify-index-only rule")
     ap.add_argument("--report", help="JSON Lines or Parquet (by extension), local path or URI")
-    ap.add_argument("--max-message-size", type=int, default=5 * 1024 * 1024)
+    ap.add_argument("--max-message-size", type=int, default=DEFAULT_MAX_MESSAGE_SIZE)
     ap.add_argument("--format", choices=["text", "json"], default="text")
     ap.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE")
     args = ap.parse_args(argv)
@@ -38,8 +41,8 @@ def main(argv: list[str] | None = None) -> int:
         if not partitions:
             raise nothing_found(args.paths)
     except KsegError as exc:
-        sys.stderr.write(f"kseg: error: {exc.describe()}\n")
-        return 2
+        sys.stderr.write(error_line(exc) + "\n")
+        return EXIT_ERROR
     for note in notes:
         sys.stderr.write(f"kseg: note: {note}\n")
     spark = session(None, args.spark_conf)

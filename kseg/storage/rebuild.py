@@ -35,18 +35,19 @@ import os
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
-from kseg.errors import CorruptRecordError, InputError, KsegError
+from kseg.errors import CorruptRecordError, InputError, KsegError, RecoveryFailure
 from kseg.format import v2
 from kseg.format.indexes import OFFSET_ENTRY, TIME_ENTRY, TXN_ENTRY
+from kseg.format.v2 import (ATTRIBUTES, BASE_OFFSET, CONTROL_FLAG, LAST_OFFSET_DELTA, MAGIC, MAX_TIMESTAMP,
+                            PRODUCER_ID, TRANSACTIONAL_FLAG)
+from kseg.limits import INT32_MAX, NO_TIMESTAMP
 from kseg.storage import files, location
 from kseg.storage.partition import Partition, Segment, discover, scan_partition
 from kseg.storage.records import FileRecords
-from kseg.storage.txn_rebuild import ProducerState, RecoveryFailure
+from kseg.storage.txn_rebuild import ProducerState
 
 DEFAULT_INDEX_INTERVAL = 4096  # index.interval.bytes
 DEFAULT_MAX_INDEX_SIZE = 10 * 1024 * 1024  # segment.index.bytes: bounds the entry count (isFull)
-INT32_MAX = (1 << 31) - 1
-NO_TIMESTAMP = -1
 
 
 @dataclass
@@ -197,7 +198,8 @@ def recover_segment(
                             if not valid:
                                 raise _invalid(aux, position)
                             batch = None
-                            last, batch_max_ts, magic, pid = h[0] + h[6], h[8], h[3], h[9]
+                            last, batch_max_ts = h[BASE_OFFSET] + h[LAST_OFFSET_DELTA], h[MAX_TIMESTAMP]
+                            magic, pid = h[MAGIC], h[PRODUCER_ID]
                         if not 0 <= last - base <= INT32_MAX:
                             raise RecoveryFailure(f"LogSegmentOffsetOverflowException: offset {last} does not fit "
                                                   f"the index of base offset {base}", path=path, position=position)
@@ -211,8 +213,9 @@ def recover_segment(
                         count += 1
                         rec.valid_bytes, rec.batches = valid_bytes, count
                         if pid >= 0:
-                            if batch is None and not h[5] & 0x20:  # a data batch: the header is enough
-                                state.apply_data(pid, h[0], bool(h[5] & 0x10), path, position)
+                            if batch is None and not h[ATTRIBUTES] & CONTROL_FLAG:  # a data batch: the header is enough
+                                state.apply_data(pid, h[BASE_OFFSET], bool(h[ATTRIBUTES] & TRANSACTIONAL_FLAG),
+                                                 path, position)
                                 continue
                             aborted = state.apply(batch if batch is not None else aux.batch(position), limit)
                             if aborted is not None:
@@ -251,11 +254,12 @@ def replay(seg: Segment, state: ProducerState, limit: int) -> None:
                     if h is None:
                         if batch.magic >= 2 and batch.h[v2.PRODUCER_ID] >= 0:
                             state.apply(batch, limit)
-                    elif h[9] >= 0:
-                        if h[5] & 0x20:
+                    elif h[PRODUCER_ID] >= 0:
+                        if h[ATTRIBUTES] & CONTROL_FLAG:
                             state.apply(aux.batch(position), limit)
                         else:
-                            state.apply_data(h[9], h[0], bool(h[5] & 0x10), seg.log, position)
+                            state.apply_data(h[PRODUCER_ID], h[BASE_OFFSET], bool(h[ATTRIBUTES] & TRANSACTIONAL_FLAG),
+                                             seg.log, position)
     except KsegError:
         pass  # the segment's own recovery reports its damage; its state stops there
     finally:

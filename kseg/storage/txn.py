@@ -36,14 +36,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from kseg.errors import CorruptRecordError, InputError
+from kseg.errors import CorruptRecordError, InputError, RecoveryFailure
 from kseg.format import control, v2
 from kseg.storage import files
 from kseg.storage.partition import Partition, Segment
 from kseg.storage.producer_state import Snapshot, readable_snapshots
 from kseg.storage.records import FileRecords
 from kseg.storage.txn_audit import TxnProblem, audit_txnindex
-from kseg.storage.txn_rebuild import ProducerState, RecoveryFailure
+from kseg.storage.txn_rebuild import ProducerState
 
 DEFAULT_HANGING_AFTER_MS = 15 * 60 * 1000  # transaction.max.timeout.ms (TransactionStateManagerConfigs)
 COMMITTED, ABORTED, OPEN = "committed", "aborted", "open"

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from kseg.errors import KsegError
+from kseg.errors import KsegError, RecoveryFailure
 from kseg.format import control, v2
 
 NO_OFFSET = -1
@@ -48,16 +48,6 @@ class CompletedTxn(NamedTuple):
     last_stable_offset: int
     type_id: int
     coordinator_epoch: int
-
-
-class RecoveryFailure(KsegError):
-    """Kafka's recovery would throw an exception it does not catch per batch: the
-    message names it.  ``truncates_segment`` when ``LogLoader`` then truncates the
-    whole segment (``InvalidOffsetException``); otherwise the log fails to load."""
-
-    def __init__(self, message: str, *, path=None, position=None, truncates_segment: bool = False) -> None:
-        super().__init__(message, path=path, position=position)
-        self.truncates_segment = truncates_segment
 
 
 class ProducerState:
@@ -118,9 +108,7 @@ class ProducerState:
                     path=batch.file.path, position=batch.position)
             coordinator_epoch = control.parse_end_txn_marker(record[4])
         except KsegError as exc:
-            if exc.position is None:
-                exc.position = batch.position
-            raise exc.at(batch.file.path) from None
+            raise exc.at(batch.file.path, default=batch.position) from None
         first = self.current_txn.pop(pid, NO_OFFSET)
         if first == NO_OFFSET:
             return None

@@ -100,12 +100,7 @@ def zero_tail(view, *, whole_file: bool = True) -> int:
     size = view.entry_size
     if whole_file and view.entries > 1 and view.data[:view.entries * size].count(0) == view.entries * size:
         return view.entries
-    for i in range(1, view.entries):
-        e = view.entry(i)
-        offset = e[0] if isinstance(view, OffsetIndexView) else e[1]
-        if offset == view.base_offset and view.data[i * size:(i + 1) * size].count(0) == size:
-            return view.entries - i
-    return 0
+    return view.zero_tail()
 
 
 def used_entries(res: "SegmentResult", view, path: str, strict: bool) -> int:
@@ -284,9 +279,9 @@ def _record_max_timestamp(records: FileRecords, position: int) -> int:
     best = -1
     try:
         for rec in batch.records(RECORD_LIMIT):
-            best = max(best, rec[1])
+            best = max(best, rec.timestamp)
     except KsegError:
-        pass  # the batch's own problems are reported by the log scan
+        pass  # the batch's own problems are reported by the log scan (the records before it still count)
     return best
 
 
@@ -304,13 +299,13 @@ def _record_stats(records: FileRecords, position: int, offset: int) -> RecordSta
     ts_at, best, after = None, -1, False
     try:
         for rec in batch.records(RECORD_LIMIT):
-            if rec[0] > offset:
+            if rec.offset > offset:
                 after = True
                 break
-            if rec[0] == offset:
-                ts_at = rec[1]
+            if rec.offset == offset:
+                ts_at = rec.timestamp
             elif ts_at is None:
-                best = max(best, rec[1])
+                best = max(best, rec.timestamp)
     except KsegError:
         pass  # the batch's own problems are reported by the log scan
     return RecordStats(ts_at is not None and not after, ts_at, ts_at is not None and best < ts_at)

@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, NamedTuple
 
 from kseg.errors import InputError
+from kseg.limits import EXIT_ERROR, EXIT_OK, EXIT_PROBLEMS
 from kseg.storage.partition import Partition, Segment
 from kseg.storage.verify import SegmentResult, check_overlap, verify_segment
 
-EXIT_CLEAN, EXIT_PROBLEMS, EXIT_ERROR = 0, 1, 2
 DIRECTORY = ""  # the ``segment`` of a row standing for a whole partition directory that could not be listed
 
 
@@ -91,20 +91,7 @@ class Report:
     def exit_code(self) -> int:
         if self.failed or self.unreadable_dirs:
             return EXIT_ERROR
-        return EXIT_PROBLEMS if self.problems else EXIT_CLEAN
-
-    def summary(self) -> str:
-        parts = [f"{self.segments} segment{'s' * (self.segments != 1)} verified ({self.bytes} bytes)",
-                 f"{self.clean} clean"]
-        if self.with_problems:
-            parts.append(f"{self.with_problems} with problems ({self.problems} problem{'s' * (self.problems != 1)})")
-        if self.failed:
-            parts.append(f"{self.failed} failed")
-        text = ", ".join(parts)
-        if self.unreadable_dirs:
-            n = self.unreadable_dirs
-            text += f"; {n} director{'ies' if n != 1 else 'y'} could not be read"
-        return text + "."
+        return EXIT_PROBLEMS if self.problems else EXIT_OK
 
 
 def work_items(partitions: Iterable[Partition]) -> list[WorkItem]:
