@@ -7,7 +7,7 @@ import time
 
 import click
 
-from kseg.cli.options import binary_streams, fail, format_option, max_message_size_option
+from kseg.cli.options import binary_streams, format_option, max_message_size_option, partitions_or_fail, reference_time
 from kseg.limits import decompression_limit
 from kseg.cli.txn import Duration
 
@@ -31,32 +31,16 @@ def compaction(paths, delete_retention, at, max_message_size, output_format) -> 
       0  report written
       2  usage error, or a file could not be read
     """
-    from kseg.cli.lookup import parse_timestamp
     from kseg.errors import KsegError
     from kseg.jsonlines import dumps
     from kseg.render import compaction as render
     from kseg.storage.compaction import analyse
-    from kseg.storage.partition import discover
 
     out, err = binary_streams()
-    if at is None:
+    at_ms = reference_time(at)
+    if at_ms is None:
         at_ms = int(time.time() * 1000)
-    else:
-        try:
-            at_ms = parse_timestamp(at)
-        except ValueError as exc:
-            raise click.BadParameter(str(exc), param_hint="--at") from None
-        if at_ms < 0:
-            raise click.BadParameter("give a time (epoch ms or ISO-8601)", param_hint="--at")
-    notes: list[str] = []
-    try:
-        partitions = discover(list(paths), notes)
-    except KsegError as exc:
-        fail(err, exc)
-    for note in notes:
-        err.write(f"kseg: note: {note}\n".encode())
-    if not partitions:
-        fail(err, "no partition directory found in the paths given")
+    partitions = partitions_or_fail(err, paths)
     code = 0
     try:
         for part in partitions:

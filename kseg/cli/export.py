@@ -7,7 +7,7 @@ import sys
 import click
 
 from kseg.cli.lookup import TimestampType
-from kseg.cli.options import binary_streams, fail, max_message_size_option, quiet_option
+from kseg.cli.options import binary_streams, fail, max_message_size_option, partitions_or_fail, quiet_option
 from kseg.limits import EXIT_OK, EXIT_PROBLEMS, decompression_limit
 
 EXIT_CORRUPT = EXIT_PROBLEMS  # corrupt batches met
@@ -102,13 +102,8 @@ def _run_local(paths, output, ranges, key_fn, value_fn, on_corruption, split_byt
     from kseg.render import progress as progress_mod
     from kseg.render.export import CorruptionStop, write_parquet
     from kseg.storage.export import plan
-    from kseg.storage.partition import discover
 
-    notes: list[str] = []
-    partitions = discover(paths, notes)
-    for note in notes:
-        err.write(f"kseg: note: {note}\n".encode("utf-8", "replace"))
-    splits = plan(partitions, ranges, split_bytes, limit)
+    splits = plan(partitions_or_fail(err, paths), ranges, split_bytes, limit)
     progress = progress_mod.make(quiet)
     if progress is not None:
         progress.start("export", len(splits))

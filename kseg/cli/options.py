@@ -43,8 +43,44 @@ def say(err, text: str) -> None:
     err.flush()
 
 
+def partitions_or_fail(err, paths) -> list:
+    """The partitions under ``paths`` (:func:`kseg.storage.partition.discover`), its notes printed;
+    nothing to read, or a path that cannot be read, is the one error line and exit 2."""
+    from kseg.storage.partition import discover, nothing_found
+
+    notes: list[str] = []
+    try:
+        partitions = discover(list(paths), notes)
+        if not partitions:
+            raise nothing_found(list(paths))
+    except KsegError as exc:
+        fail(err, exc)
+    for note in notes:
+        say(err, f"kseg: note: {note}")
+    return partitions
+
+
 def binary_streams():
     """stdout and stderr as binary streams (the click-testing runner's too)."""
     out = click.get_binary_stream("stdout")
     err = click.get_binary_stream("stderr")
     return out, err
+
+
+def reference_time(text: str | None) -> int | None:
+    """``--at``: None (the latest batch timestamp), ``now``, epoch ms or ISO-8601."""
+    if text is None:
+        return None
+    if text.strip().lower() == "now":
+        import time
+
+        return int(time.time() * 1000)
+    from kseg.timestamps import parse_timestamp
+
+    try:
+        value = parse_timestamp(text)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--at") from None
+    if value < 0:
+        raise click.BadParameter("give a time: epoch ms, ISO-8601 or now", param_hint="--at")
+    return value

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from kseg.cli.options import binary_streams, fail, format_option, max_message_size_option
+from kseg.cli.options import binary_streams, fail, format_option, max_message_size_option, partitions_or_fail, reference_time
 from kseg.limits import decompression_limit
 
 _DURATION = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*(ms|s|m|min|h|d)?\s*\Z")
@@ -29,23 +29,6 @@ class Duration(click.ParamType):
         return value if isinstance(value, int) else parse_duration(value)
 
 
-def _reference_time(text: str | None) -> int | None:
-    """``--at``: None (the latest batch timestamp), ``now``, epoch ms or ISO-8601."""
-    if text is None:
-        return None
-    if text.strip().lower() == "now":
-        import time
-
-        return int(time.time() * 1000)
-    from kseg.cli.lookup import parse_timestamp
-
-    try:
-        value = parse_timestamp(text)
-    except ValueError as exc:
-        raise click.BadParameter(str(exc), param_hint="--at") from None
-    if value < 0:
-        raise click.BadParameter("give a time: epoch ms, ISO-8601 or now", param_hint="--at")
-    return value
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -77,11 +60,10 @@ def txn(paths, from_start, hanging_after, at, max_message_size, output_format) -
     from kseg.errors import KsegError
     from kseg.jsonlines import dumps
     from kseg.render import txn as render
-    from kseg.storage.partition import discover
     from kseg.storage.txn import analyse
 
     out, err = binary_streams()
-    at_ms = _reference_time(at)
+    at_ms = reference_time(at)
 
     def write(line: str) -> None:
         out.write((line + "\n").encode("utf-8", "replace"))
@@ -91,15 +73,7 @@ def txn(paths, from_start, hanging_after, at, max_message_size, output_format) -
     for path in paths:
         if files.isfile(path):
             fail(err, f"{path}: a file; txn takes partition directories or log roots (transactions span segments)")
-    notes: list[str] = []
-    try:
-        partitions = discover(list(paths), notes)
-    except KsegError as exc:
-        fail(err, exc)
-    for note in notes:
-        err.write(f"kseg: note: {note}\n".encode())
-    if not partitions:
-        fail(err, "no partition directory found in the paths given")
+    partitions = partitions_or_fail(err, paths)
     code = 0
     try:
         for part in partitions:

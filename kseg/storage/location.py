@@ -234,15 +234,18 @@ def open_input(uri: str) -> RemoteFile:
     return RemoteFile(uri)
 
 
-def kind(uri: str) -> str:
-    """``'file'``, ``'dir'`` or ``'missing'`` for a remote URI (one request)."""
-    from_fs, path = _filesystem(uri)
+def _info(uri: str):
+    """pyarrow's FileInfo of a remote URI (one request)."""
+    fs, path = _filesystem(uri)
     try:
-        info = from_fs.get_file_info(path)
+        return fs.get_file_info(path)
     except OSError as exc:
         raise _mapped(exc, uri) from None
-    name = info.type.name
-    return {"File": "file", "Directory": "dir"}.get(name, "missing")
+
+
+def kind(uri: str) -> str:
+    """``'file'``, ``'dir'`` or ``'missing'`` for a remote URI (one request)."""
+    return {"File": "file", "Directory": "dir"}.get(_info(uri).type.name, "missing")
 
 
 def children(uri: str) -> list[Entry]:
@@ -253,11 +256,7 @@ def children(uri: str) -> list[Entry]:
 
 def mtime_ms(uri: str) -> int:
     """The object's modification time in epoch milliseconds (one request)."""
-    fs, path = _filesystem(uri)
-    try:
-        info = fs.get_file_info(path)
-    except OSError as exc:
-        raise _mapped(exc, uri) from None
+    info = _info(uri)
     if info.mtime is None:
         raise InputError("the store gives no modification time", path=uri)
     return int(info.mtime.timestamp() * 1000)

@@ -43,7 +43,7 @@ from kseg.format.v2 import (ATTRIBUTES, BASE_OFFSET, CONTROL_FLAG, LAST_OFFSET_D
 from kseg.limits import INT32_MAX, NO_TIMESTAMP
 from kseg.storage import files, location
 from kseg.storage.partition import Partition, Segment, discover, scan_partition
-from kseg.storage.records import FileRecords
+from kseg.storage.records import FileRecords, SecondReader
 from kseg.storage.txn_rebuild import ProducerState
 
 DEFAULT_INDEX_INTERVAL = 4096  # index.interval.bytes
@@ -134,25 +134,7 @@ class _Indexes:
             self.last_time = (timestamp, offset)
 
 
-class _Aux:
-    """A second reader of the same log, for the few batches that need a batch object
-    (control batches, invalid ones) while ``FileRecords.scan`` holds the first's window."""
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self.records: FileRecords | None = None
-
-    def batch(self, position: int):
-        if self.records is None:
-            self.records = FileRecords(self.path, window=1 << 16)
-        return self.records.batch_at(position)
-
-    def close(self) -> None:
-        if self.records is not None:
-            self.records.close()
-
-
-def _invalid(aux: _Aux, position: int) -> CorruptRecordError:
+def _invalid(aux: SecondReader, position: int) -> CorruptRecordError:
     """The error ``ensureValid`` throws for the batch at ``position`` (found invalid by scan)."""
     try:
         ensure_valid(aux.batch(position))
@@ -182,7 +164,7 @@ def recover_segment(
     indexes = _Indexes(rec, max_index_size)
     max_ts, max_offset = NO_TIMESTAMP, base  # maxTimestampAndOffsetSoFar from the empty time index
     last_index_entry = valid_bytes = count = 0
-    aux = _Aux(seg.log)
+    aux = SecondReader(seg.log)
     try:
         with FileRecords(seg.log) as records:
             rec.log_size = records.size
@@ -246,7 +228,7 @@ def _add_aborted(rec: Recovered, aborted: tuple, path: str, position: int) -> No
 
 def replay(seg: Segment, state: ProducerState, limit: int) -> None:
     """Producer state of an earlier segment (``loadProducersFromRecords``): no checks, no indexes."""
-    aux = _Aux(seg.log)
+    aux = SecondReader(seg.log)
     try:
         with FileRecords(seg.log) as records:
             for items in records.scan():

@@ -92,6 +92,16 @@ def difference(kind: str, existing: bytes, rebuilt: bytes, base: int) -> str:
             f"{_entry_text(kind, rebuilt, n_old, base)}")
 
 
+def _nothing_to_do(rec: Recovered, kind: str, data: bytes | None, shown: str) -> FileOutcome | None:
+    """The outcome of a file that is neither compared nor written: its segment could not be
+    recovered (skipped), or recovery leaves no such file (absent)."""
+    if rec.failure is not None:
+        return FileOutcome(kind, shown, None, SKIPPED)
+    if data is None:
+        return FileOutcome(kind, shown, None, ABSENT)
+    return None
+
+
 def check(rec: Recovered) -> list[FileOutcome]:
     """Compare the rebuilt files with those beside the log; nothing is written."""
     out = []
@@ -102,11 +112,9 @@ def check(rec: Recovered) -> list[FileOutcome]:
         shown = files.display(files.sibling(rec.segment.log, kind) if location.is_uri(rec.segment.log) else
                               os.path.join(os.path.dirname(rec.segment.log), rec.segment.name + kind))
         size = _ENTRY[kind].size
-        if rec.failure is not None:
-            out.append(FileOutcome(kind, shown, None, SKIPPED))
-            continue
-        if data is None:
-            out.append(FileOutcome(kind, shown, None, ABSENT))
+        nothing = _nothing_to_do(rec, kind, data, shown)
+        if nothing is not None:
+            out.append(nothing)
             continue
         o = FileOutcome(kind, shown, len(data) // size, SAME)
         try:
@@ -161,11 +169,9 @@ def write(rec: Recovered, output_dir: str | None, force: bool) -> list[FileOutco
         shown = files.display(path if output_dir else os.path.join(os.path.dirname(rec.segment.log),
                                                                     rec.segment.name + kind))
         size = _ENTRY[kind].size
-        if rec.failure is not None:
-            out.append(FileOutcome(kind, shown, None, SKIPPED))
-            continue
-        if data is None:
-            out.append(FileOutcome(kind, shown, None, ABSENT))
+        nothing = _nothing_to_do(rec, kind, data, shown)
+        if nothing is not None:
+            out.append(nothing)
             continue
         o = FileOutcome(kind, shown, len(data) // size, WRITTEN)
         out.append(o)

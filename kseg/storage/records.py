@@ -249,3 +249,24 @@ class FileRecords:
         """
         end = self.end if max_size is None else min(position + max_size, self.end)
         return self.frame_at(position, end)
+
+
+class SecondReader:
+    """A second reader of the same log, opened on first use, for the few batches that need a
+    batch object (control batches, invalid ones) while :meth:`FileRecords.scan` holds the
+    first reader's window (its items are valid only until it moves on)."""
+
+    __slots__ = ("path", "records")
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.records: FileRecords | None = None
+
+    def batch(self, position: int):
+        if self.records is None:
+            self.records = FileRecords(self.path, window=1 << 16)
+        return self.records.batch_at(position)
+
+    def close(self) -> None:
+        if self.records is not None:
+            self.records.close()

@@ -41,7 +41,7 @@ from kseg.format import control, v2
 from kseg.storage import files
 from kseg.storage.partition import Partition, Segment
 from kseg.storage.producer_state import Snapshot, readable_snapshots
-from kseg.storage.records import FileRecords
+from kseg.storage.records import FileRecords, SecondReader
 from kseg.storage.txn_audit import TxnProblem, audit_txnindex
 from kseg.storage.txn_rebuild import ProducerState
 
@@ -244,7 +244,7 @@ class _Walker:
 
     def segment(self, seg: Segment) -> None:
         """Every batch of one segment; a corrupt batch ends it, as recovery truncates there."""
-        aux = _Aux(seg.log)
+        aux = SecondReader(seg.log)
         path = files.display(seg.log)
         report = self.report
         try:
@@ -280,23 +280,6 @@ class _Walker:
                 "later transactions of this segment are not read (see kseg verify-index)", position=exc.position))
         finally:
             aux.close()
-
-
-class _Aux:
-    """A second reader for control batches while ``scan`` holds the first reader's window."""
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self.records: FileRecords | None = None
-
-    def batch(self, position: int):
-        if self.records is None:
-            self.records = FileRecords(self.path, window=1 << 16)
-        return self.records.batch_at(position)
-
-    def close(self) -> None:
-        if self.records is not None:
-            self.records.close()
 
 
 def _corrupt(batch, path: str) -> CorruptRecordError:

@@ -35,6 +35,7 @@ import struct
 from typing import NamedTuple, Sequence
 
 from kseg.errors import KsegError
+from kseg.format.varint import read_varint
 from kseg.testing.framing import batch_info
 from kseg.testing.v2 import HEADER_SIZE, TIMESTAMP_TYPE_MASK
 
@@ -51,17 +52,6 @@ class AppendInfo(NamedTuple):
     shallow_offset_of_max_timestamp: int
 
 
-def _varint(buf: bytes, pos: int) -> tuple[int, int]:
-    raw = shift = 0
-    while True:
-        b = buf[pos]
-        pos += 1
-        raw |= (b & 0x7F) << shift
-        if b < 0x80:
-            return (raw >> 1) ^ -(raw & 1), pos
-        shift += 7
-
-
 def v2_record_offsets_and_timestamps(raw: bytes) -> list[tuple[int, int]]:
     """(offset, timestamp) of each record of an uncompressed magic-2 batch (``DefaultRecord`` framing)."""
     info = batch_info(raw)
@@ -72,10 +62,10 @@ def v2_record_offsets_and_timestamps(raw: bytes) -> list[tuple[int, int]]:
     out = []
     pos = HEADER_SIZE
     for _ in range(count):
-        length, pos = _varint(raw, pos)
+        length, pos = read_varint(raw, pos)
         end = pos + length
-        ts_delta, p = _varint(raw, pos + 1)  # after the attributes byte
-        offset_delta, _ = _varint(raw, p)
+        ts_delta, p = read_varint(raw, pos + 1)  # after the attributes byte
+        offset_delta, _ = read_varint(raw, p)
         out.append((info.base_offset + offset_delta, base_ts + ts_delta))
         pos = end
     return out

@@ -32,6 +32,7 @@ from typing import Iterable, Sequence
 
 from crc32c import crc32c
 
+from kseg.format.varint import read_varint
 from kseg.testing.framing import batch_info
 from kseg.testing.segment import DEFAULT_MAX_INDEX_SIZE, SegmentWriter, segment_file_name
 from kseg.testing.v2 import CONTROL_MASK, HEADER_SIZE, TRANSACTIONAL_MASK
@@ -172,9 +173,9 @@ class ProducerState:
 def _record_start(raw: bytes) -> tuple[int, int]:
     """Skip the first record's length and attributes; return (pos after timestampDelta, timestampDelta)."""
     pos = HEADER_SIZE
-    _, pos = _read_varint(raw, pos)  # record length
+    _, pos = read_varint(raw, pos)  # record length
     pos += 1  # attributes
-    ts_delta, pos = _read_varint(raw, pos)
+    ts_delta, pos = read_varint(raw, pos)
     return pos, ts_delta
 
 
@@ -185,23 +186,12 @@ def _first_record_timestamp(raw: bytes) -> int:
 
 def _first_record_key_value(raw: bytes) -> tuple[bytes, bytes]:
     pos, _ = _record_start(raw)
-    _, pos = _read_varint(raw, pos)  # offset delta
-    klen, pos = _read_varint(raw, pos)
+    _, pos = read_varint(raw, pos)  # offset delta
+    klen, pos = read_varint(raw, pos)
     key = raw[pos : pos + klen]
     pos += klen
-    vlen, pos = _read_varint(raw, pos)
+    vlen, pos = read_varint(raw, pos)
     return key, raw[pos : pos + vlen]
-
-
-def _read_varint(buf: bytes, pos: int) -> tuple[int, int]:
-    raw = shift = 0
-    while True:
-        b = buf[pos]
-        pos += 1
-        raw |= (b & 0x7F) << shift
-        if b < 0x80:
-            return (raw >> 1) ^ -(raw & 1), pos
-        shift += 7
 
 
 def write_partition(
