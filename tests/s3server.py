@@ -20,7 +20,8 @@ import pytest
 from tests.conftest import CORPUS_DATA
 
 BUCKET = "kseg-test"
-PARTITIONS = ("plain-v2-0", "txn-v2-0", "v1-gzip-0", "corrupt-crc-0", "large-v2-0")
+# the whole Kafka-written corpus, under two brokers' log roots
+PARTITIONS = tuple(sorted(p.name for p in CORPUS_DATA.iterdir() if p.is_dir()))
 
 
 class S3:
