@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from kseg.cli.options import binary_streams, format_option, max_message_size_option, quiet_option
+from kseg.cli.options import binary_streams, decoder_options, format_option, max_message_size_option, quiet_option
 
 # Kafka's Java decoder class names map onto kseg's decoders.
 _JAVA_DECODERS = {
@@ -61,10 +61,7 @@ def topic_parser(kind: str):
 @max_message_size_option
 @click.option("--max-bytes", type=click.IntRange(min=0), default=0x7FFFFFFF, show_default=True,
               help="Read at most this many bytes of each .log file.")
-@click.option("--key-decoder", "--key-decoder-class", "key_decoder", default=None,
-              help="string (default), hex, base64, json, or module:function. Implies --print-data-log.")
-@click.option("--value-decoder", "--value-decoder-class", "value_decoder", default=None,
-              help="string (default), hex, base64, json, or module:function. Implies --print-data-log.")
+@decoder_options
 @click.option("--offsets-decoder", is_flag=True, help="Decode __consumer_offsets records.")
 @click.option("--transaction-log-decoder", is_flag=True, help="Decode __transaction_state records.")
 @click.option("--cluster-metadata-decoder", is_flag=True, help="Decode __cluster_metadata (KRaft) records.")
@@ -80,7 +77,8 @@ def dump(paths, files_opt, print_data_log, deep_iteration, skip_record_metadata,
 
     The text output is byte-identical to Kafka's kafka-dump-log.sh, on
     stdout and stderr.  Files come from --files (comma-separated) and/or
-    positional arguments, and are dumped in that order.
+    positional arguments, and are dumped in that order.  A key or value
+    decoder (or a topic decoder) implies --print-data-log, as in Kafka.
 
     \b
     Exit codes:
@@ -130,6 +128,7 @@ def dump(paths, files_opt, print_data_log, deep_iteration, skip_record_metadata,
         sink = TextSink(out, err, skip_record_metadata=skip_record_metadata, kraft_text=kraft_text)
     from kseg.render import progress
 
+    sink.quiet = quiet
     dumper = Dumper(opts, sink)
     dumper.progress = progress.make(quiet)
     code = dumper.run(files)  # a closed stdout (`| head`) is handled once for every command (cli.main)

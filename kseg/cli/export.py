@@ -7,7 +7,8 @@ import sys
 import click
 
 from kseg.cli.lookup import TimestampType
-from kseg.cli.options import binary_streams, fail, max_message_size_option, partitions_or_fail, quiet_option
+from kseg.cli.options import (binary_streams, check_spark, decoder_options, fail, max_message_size_option,
+                              partitions_or_fail, quiet_option, spark_options)
 from kseg.limits import EXIT_OK, EXIT_PROBLEMS, decompression_limit
 
 EXIT_CORRUPT = EXIT_PROBLEMS  # corrupt batches met
@@ -22,9 +23,7 @@ EXIT_CORRUPT = EXIT_PROBLEMS  # corrupt batches met
 @click.option("--from-time", type=TimestampType(), default=None,
               help="Earliest timestamp to export (inclusive): epoch ms or ISO-8601 with a zone.")
 @click.option("--to-time", type=TimestampType(), default=None, help="Timestamp to stop before (exclusive).")
-@click.option("--key-decoder", default=None, help="Also write keyText: string, hex, base64, json or module:function.")
-@click.option("--value-decoder", default=None,
-              help="Also write valueText: string, hex, base64, json or module:function.")
+@decoder_options
 @click.option("--on-corruption", type=click.Choice(["skip", "fail", "keep"]), default="skip", show_default=True,
               help="skip: a corrupt batch becomes one marked row; fail: stop, write nothing; keep: as skip, and "
                    "records of a batch failing its CRC are written too (crcValid false).")
@@ -33,15 +32,13 @@ EXIT_CORRUPT = EXIT_PROBLEMS  # corrupt batches met
 @click.option("--force", is_flag=True, help="Replace an existing output.")
 @max_message_size_option
 @quiet_option
-@click.option("--spark", is_flag=True, help="Run as a PySpark job (pip install 'kseg[spark]').")
-@click.option("--master", default=None, help="Spark master URL (default local[*]); with --spark.")
-@click.option("--spark-conf", multiple=True, metavar="KEY=VALUE", help="Spark configuration; with --spark.")
-@click.option("--verbose", is_flag=True, help="With --spark: Spark's own log on stderr.")
+@spark_options
 def export(paths, output, from_offset, to_offset, from_time, to_time, key_decoder, value_decoder, on_corruption,
            split_bytes, force, max_message_size, quiet, spark, master, spark_conf, verbose) -> None:
     """Export the records of log roots, partition directories or segment files
     (local paths or URIs) as Parquet: one row per record with its key, value,
-    headers and batch fields, ready for SQL, DuckDB or pandas.
+    headers and batch fields, ready for SQL, DuckDB or pandas.  A key or
+    value decoder adds the keyText or valueText column.
 
     \b
     Exit codes:
@@ -55,8 +52,7 @@ def export(paths, output, from_offset, to_offset, from_time, to_time, key_decode
     for name, value in (("--from-time", from_time), ("--to-time", to_time)):
         if value is not None and value < 0:
             raise click.UsageError(f"{name} takes a time (epoch ms or ISO-8601), not earliest/latest/max-timestamp")
-    if not spark and (master or spark_conf):
-        raise click.UsageError("--master and --spark-conf take effect only with --spark")
+    check_spark(spark, master, spark_conf, verbose)
     ranges = Ranges(INT64_MIN if from_offset is None else from_offset, INT64_MAX if to_offset is None else to_offset,
                     INT64_MIN if from_time is None else from_time, INT64_MAX if to_time is None else to_time)
     for lo, hi, what in ((ranges.from_offset, ranges.to_offset, "offset"), (ranges.from_time, ranges.to_time, "time")):

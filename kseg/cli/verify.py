@@ -6,7 +6,8 @@ import sys
 
 import click
 
-from kseg.cli.options import binary_streams, fail, format_option, max_message_size_option, quiet_option
+from kseg.cli.options import (binary_streams, check_spark, fail, format_option, jobs_option, max_message_size_option,
+                              note, quiet_option, spark_options)
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -17,17 +18,11 @@ from kseg.cli.options import binary_streams, fail, format_option, max_message_si
               help="Write one JSON Lines row per segment and per problem; with --spark a directory of "
                    "part files written by the executors (JSON Lines, or Parquet for a .parquet path, "
                    "local or a URI).  Checked before any work.")
-@click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Verify segments in N processes.")
+@jobs_option
 @max_message_size_option
 @format_option
 @quiet_option
-@click.option("--spark", is_flag=True, help="Run the verification as a PySpark job (pip install 'kseg[spark]').")
-@click.option("--master", default=None, help="Spark master URL (default local[*]); with --spark.")
-@click.option("--spark-conf", multiple=True, metavar="KEY=VALUE", help="Spark configuration; with --spark.")
-@click.option("--verbose", is_flag=True,
-              help="With --spark: print clean segments too (as the local command does), and Spark's own log "
-                   "on stderr.")
+@spark_options
 def verify_index(paths, strict, report_path, jobs, max_message_size, output_format, quiet, spark, master,
                  spark_conf, verbose) -> None:
     """Verify the segments of partition directories, log roots or single segment files.
@@ -51,6 +46,7 @@ def verify_index(paths, strict, report_path, jobs, max_message_size, output_form
     from kseg.storage.partition import discover, nothing_found
     from kseg.storage.report import JsonlReport, check_target, is_uri
 
+    check_spark(spark, master, spark_conf, verbose)
     out, err = binary_streams()
     report = None
     try:  # the report path first: a run must not end on a path it cannot write
@@ -73,8 +69,8 @@ def verify_index(paths, strict, report_path, jobs, max_message_size, output_form
         if report is not None:
             report.discard()
         fail(err, exc)
-    for note in notes:
-        err.write(f"kseg: note: {note}\n".encode("utf-8", "replace"))
+    for text in notes:
+        note(err, text)
     if spark:
         from kseg.spark.driver import run_spark_cli
 
