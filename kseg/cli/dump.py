@@ -122,6 +122,7 @@ def dump(paths, files_opt, print_data_log, deep_iteration, skip_record_metadata,
         from kseg.render.jsonl import JsonSink
 
         sink = JsonSink(out, err, kraft_text=kraft_text)
+        sink.structured = parser is not None
     else:
         from kseg.render.text import TextSink
 

@@ -6,8 +6,10 @@ from __future__ import annotations
 from collections import Counter
 
 from kseg.limits import EXIT_ERROR, EXIT_OK, EXIT_PROBLEMS  # EXIT_ERROR: cli/rebuild imports it from here
+from kseg.jsonlines import SCHEMA_VERSION
 from kseg.render.jsonl import dumps
-from kseg.storage import files
+from kseg.storage import files, location
+from kseg.storage.partition import Partition
 from kseg.storage.rebuild import Recovered
 from kseg.storage.rebuild_write import (
     ABSENT,
@@ -111,7 +113,9 @@ class RebuildReport:
         self.unreadable_dirs += 1
         self.code = EXIT_ERROR
         if self.json:
-            self._write(dumps({"type": "unreadable", "path": files.display(path), "error": why}) + "\n")
+            part = Partition(path)
+            self._write(dumps({"type": "unreadable", "v": SCHEMA_VERSION, "logDir": part.log_dir,
+                               "partition": part.name, "path": files.display(path), "error": why}) + "\n")
         else:
             self._write(f"{why}; nothing in it was checked or rebuilt\n")
 
@@ -119,7 +123,7 @@ class RebuildReport:
         order = [SAME, OLDER_RULE, UNCHANGED, WRITTEN, REPLACED, DIFFERS, MISSING, REFUSED, FAILED, SKIPPED, ABSENT]
         parts = [f"{self.counts[k]} {k}" for k in order if self.counts[k]]
         if self.json:
-            self._write(dumps({"type": "summary", "segments": self.segments, "files": dict(self.counts),
+            self._write(dumps({"type": "summary", "v": SCHEMA_VERSION, "segments": self.segments, "files": dict(self.counts),
                                 "damagedLogs": self.damaged, "unreadableDirectories": self.unreadable_dirs,
                                 "notes": notes, "exitCode": self.code}) + "\n")
         else:
@@ -135,9 +139,13 @@ class RebuildReport:
 
 
 def segment_json(rec: Recovered, outcomes: list[FileOutcome]) -> dict:
+    part = Partition(location.dirname(rec.segment.log))
     return {
-        "type": "segment",
-        "log": files.display(rec.segment.log),
+        "type": "segment", "v": SCHEMA_VERSION,
+        "logDir": part.log_dir,
+        "partition": part.name,
+        "segment": rec.segment.name,
+        "path": files.display(rec.segment.log),
         "baseOffset": rec.segment.base_offset,
         "logSize": rec.log_size,
         "validBytes": rec.valid_bytes,

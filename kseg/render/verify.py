@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from kseg.jsonlines import dumps
+from kseg.jsonlines import SCHEMA_VERSION, dumps
 from kseg.storage import files
 from kseg.storage.report import result_rows
 from kseg.storage.verify_result import Problem, SegmentResult
@@ -79,7 +79,7 @@ def summary_line(report: Report) -> str:
 
 def render_summary(out, report: Report, output_format: str) -> None:
     if output_format == "json":
-        _write(out, dumps({"type": "summary", "segments": report.segments, "clean": report.clean,
+        _write(out, dumps({"type": "summary", "v": SCHEMA_VERSION, "segments": report.segments, "clean": report.clean,
                            "withProblems": report.with_problems, "failed": report.failed,
                            "unreadableDirectories": report.unreadable_dirs, "problems": report.problems,
                            "bytes": report.bytes, "exitCode": report.exit_code}) + "\n")

@@ -168,3 +168,24 @@ def test_no_deprecation_warning(name: str, tmp_path: Path) -> None:
     h = subprocess.run([sys.executable, "-W", "error::DeprecationWarning", "-m", "kseg", name, "--help"],
                        capture_output=True, text=True, timeout=60)
     assert h.returncode == 0 and "Warning" not in h.stderr, h.stderr
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_shell_completion_script(shell: str) -> None:
+    """docs/options.md: ``_KSEG_COMPLETE=bash_source kseg`` prints a completion script."""
+    import os
+
+    env = dict(os.environ, _KSEG_COMPLETE=f"{shell}_source")
+    p = subprocess.run([sys.executable, "-c", "from kseg.cli.main import main; main()"], env=env,
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert "_KSEG_COMPLETE" in p.stdout and "complete" in p.stdout
+
+
+def test_shell_completion_completes_commands() -> None:
+    import os
+
+    env = dict(os.environ, _KSEG_COMPLETE="bash_complete", COMP_WORDS="kseg verify-", COMP_CWORD="1")
+    p = subprocess.run([sys.executable, "-c", "from kseg.cli.main import main; main()"], env=env,
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and "verify-index" in p.stdout, p.stdout + p.stderr
