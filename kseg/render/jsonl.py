@@ -106,7 +106,7 @@ class JsonSink(BufferedWriter):
         self.emit({"type": "file", "v": SCHEMA_VERSION, "path": path})
 
     def unknown_file(self, path: str) -> None:
-        self.emit({"type": "ignored", "v": SCHEMA_VERSION, "file": given(path, path), "reason": "unknown file suffix"})
+        self.emit({"type": "ignored", "v": SCHEMA_VERSION, "file": path, "reason": "unknown file suffix"})
         self.err_line(f"Ignoring unknown file {path}")
 
     def log_start(self, base_offset: int) -> None:
@@ -176,7 +176,7 @@ class JsonSink(BufferedWriter):
         self.emit({"type": "index_empty", "v": SCHEMA_VERSION, "file": path})
 
     def sanity_passed(self, path: str) -> None:
-        self.emit({"type": "sanity_check", "v": SCHEMA_VERSION, "file": given(path, path), "passed": True})
+        self.emit({"type": "sanity_check", "v": SCHEMA_VERSION, "file": path, "passed": True})
 
     def offset_entry(self, offset: int, position: int) -> None:
         self.emit({"type": "index_entry", "v": SCHEMA_VERSION, "offset": offset, "position": position})
