@@ -7,7 +7,7 @@ import time
 
 import click
 
-from kseg.cli.options import (binary_streams, format_option, max_message_size_option, partitions_or_fail, quiet_option,
+from kseg.cli.options import (io_options, binary_streams, format_option, max_message_size_option, partitions_or_fail, quiet_option,
                               reference_time)
 from kseg.limits import decompression_limit
 from kseg.cli.txn import Duration
@@ -22,7 +22,8 @@ from kseg.cli.txn import Duration
 @max_message_size_option
 @format_option
 @quiet_option
-def compaction(paths, delete_retention, at, max_message_size, output_format, quiet) -> None:
+@io_options
+def compaction(paths, delete_retention, at, max_message_size, output_format, quiet, max_rate, drop_cache) -> None:
     """Tombstones (key, null value) and control batches (transaction markers) still
     in partition directories, per segment: how many, how old against
     delete.retention.ms, and the delete horizon that v2 batches carry once the

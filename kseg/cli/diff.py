@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from kseg.cli.options import binary_streams, check_spark, fail, format_option, note, quiet_option, spark_options
+from kseg.cli.options import io_options, binary_streams, check_spark, fail, format_option, note, quiet_option, spark_options
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -15,8 +15,9 @@ from kseg.cli.options import binary_streams, check_spark, fail, format_option, n
               help="PATHS are log roots (one per broker): compare every partition found under more than one.")
 @format_option
 @quiet_option
+@io_options
 @spark_options
-def diff(paths, roots, output_format, quiet, spark, master, spark_conf, verbose) -> None:
+def diff(paths, roots, output_format, quiet, spark, master, spark_conf, verbose, max_rate, drop_cache) -> None:
     """Compare replicas of a partition: directories of the same partition from
     different brokers, or a backup against a live copy.  Batches are aligned by
     offset and compared on base and last offset, partition leader epoch, CRC and

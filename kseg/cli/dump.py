@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from kseg.cli.options import binary_streams, decoder_options, format_option, max_message_size_option, quiet_option
+from kseg.cli.options import io_options, binary_streams, decoder_options, format_option, max_message_size_option, quiet_option
 
 # Kafka's Java decoder class names map onto kseg's decoders.
 _JAVA_DECODERS = {
@@ -69,6 +69,7 @@ def topic_parser(kind: str):
 @click.option("--share-group-state-decoder", is_flag=True, help="Decode __share_group_state records.")
 @format_option
 @quiet_option
+@io_options
 def dump(paths, files_opt, print_data_log, deep_iteration, skip_record_metadata, verify_index_only,
          index_sanity_check, max_message_size, max_bytes, key_decoder, value_decoder, output_format,
          quiet, **topic_flags) -> None:

@@ -52,6 +52,30 @@ def decoder_options(f):
     return f
 
 
+MAX_RATE_HELP = "Read segments at most this fast, in MB/s (10^6 bytes; split between --jobs processes)."
+DROP_CACHE_HELP = ("Evict from the page cache the pages kseg's reads brought in (pages already cached stay): "
+                   "polite on a live broker.")
+_io = {"max_rate": None, "drop_cache": False}
+
+
+def _set_io(ctx, param, value):
+    _io[param.name] = value
+    if param.name == "drop_cache" and value and not hasattr(__import__("os"), "posix_fadvise"):
+        raise click.BadParameter("needs posix_fadvise (Linux)", param_hint="--drop-cache")
+    from kseg.storage import read_policy
+
+    read_policy.configure(_io["max_rate"] and _io["max_rate"] * 1e6, bool(_io["drop_cache"]))
+    return value
+
+
+def io_options(f):
+    """``--max-rate MB/s`` and ``--drop-cache`` (kseg.storage.read_policy), applied to every segment read."""
+    f = click.option("--drop-cache", is_flag=True, help=DROP_CACHE_HELP, callback=_set_io)(f)
+    f = click.option("--max-rate", type=click.FloatRange(min=0, min_open=True), default=None, metavar="MB/S",
+                     help=MAX_RATE_HELP, callback=_set_io)(f)
+    return f
+
+
 SPARK_HELP = {
     "--spark": "Run as a PySpark job (pip install 'kseg[spark]').",
     "--master": "Spark master URL (default local[*]); only with --spark.",
@@ -73,6 +97,9 @@ def spark_options(f):
 def check_spark(spark: bool, master, spark_conf, verbose: bool) -> None:
     """An option that would do nothing is a usage error (exit 2), not silence."""
     if spark:
+        if _io["max_rate"] or _io["drop_cache"]:
+            raise click.UsageError("--max-rate and --drop-cache pace this machine's reads; on Spark the executors "
+                                   "read (give them without --spark)")
         return
     given = [name for name, value in (("--master", master), ("--spark-conf", spark_conf), ("--verbose", verbose))
              if value]

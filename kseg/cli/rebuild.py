@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from kseg.cli.options import (binary_streams, fail, format_option, jobs_option, max_message_size_option, note,
+from kseg.cli.options import (io_options, binary_streams, fail, format_option, jobs_option, max_message_size_option, note,
                               quiet_option)
 from kseg.cli.options import say as write_line
 from kseg.errors import error_line
@@ -27,9 +27,10 @@ from kseg.limits import decompression_limit
 @format_option
 @max_message_size_option
 @quiet_option
+@io_options
 @jobs_option
 def rebuild_index(paths, check, output_dir, force, index_interval_bytes, max_index_bytes, output_format,
-                  max_message_size, quiet, jobs) -> None:
+                  max_message_size, quiet, jobs, max_rate, drop_cache) -> None:
     """Rebuild the indexes of segment .log files, or of every segment of
     partition directories (and log roots), exactly as Kafka's recovery
     (LogSegment.recover) does after an unclean shutdown.
@@ -88,6 +89,9 @@ def rebuild_index(paths, check, output_dir, force, index_interval_bytes, max_ind
         fail(err, exc)
     for text in notes:
         note(err, text)
+    from kseg.storage import read_policy
+
+    read_policy.split(min(jobs, len(targets)))
     bar = progress_mod.make(quiet)
     code = 0
     settings = Settings(check, force, index_interval_bytes, max_index_bytes, decompression_limit(max_message_size))

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from kseg.cli.options import (binary_streams, fail, format_option, max_message_size_option, partitions_or_fail, quiet_option,
+from kseg.cli.options import (io_options, binary_streams, fail, format_option, max_message_size_option, partitions_or_fail, quiet_option,
                               reference_time)
 from kseg.limits import decompression_limit
 
@@ -46,7 +46,8 @@ class Duration(click.ParamType):
 @max_message_size_option
 @format_option
 @quiet_option
-def txn(paths, from_start, hanging_after, at, max_message_size, output_format, quiet) -> None:
+@io_options
+def txn(paths, from_start, hanging_after, at, max_message_size, output_format, quiet, max_rate, drop_cache) -> None:
     """Transactions of partition directories (or log roots): every transaction with its
     producer, offsets, records, outcome and marker; the last stable offset and what holds
     it; hanging transactions with the kafka-transactions.sh command that aborts them; and

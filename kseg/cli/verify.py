@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from kseg.cli.options import (binary_streams, check_spark, fail, format_option, jobs_option, max_message_size_option,
+from kseg.cli.options import (io_options, binary_streams, check_spark, fail, format_option, jobs_option, max_message_size_option,
                               note, quiet_option, spark_options)
 
 
@@ -22,9 +22,10 @@ from kseg.cli.options import (binary_streams, check_spark, fail, format_option, 
 @max_message_size_option
 @format_option
 @quiet_option
+@io_options
 @spark_options
 def verify_index(paths, strict, report_path, jobs, max_message_size, output_format, quiet, spark, master,
-                 spark_conf, verbose) -> None:
+                 spark_conf, verbose, max_rate, drop_cache) -> None:
     """Verify the segments of partition directories, log roots or single segment files.
 
     Every check of Kafka's --verify-index-only and --index-sanity-check, and
@@ -83,6 +84,9 @@ def verify_index(paths, strict, report_path, jobs, max_message_size, output_form
     from kseg.render.verify import render_result, render_summary
     from kseg.storage.verify_run import several_log_dirs, verify_all, work_items
 
+    from kseg.storage import read_policy
+
+    read_policy.split(jobs)
     full_names = several_log_dirs(partitions)
     progress = progress_mod.make(quiet)
     if progress is not None:

@@ -31,6 +31,8 @@ WHERE = {
     "master": {"verify-index", "export", "diff"},
     "spark_conf": {"verify-index", "export", "diff"},
     "verbose": {"verify-index", "export", "diff"},
+    "max_rate": set(COMMANDS),
+    "drop_cache": set(COMMANDS),
 }
 
 # The reference: the option as the shared module declares it.
@@ -41,6 +43,7 @@ WHERE = {
 @options.format_option
 @options.max_message_size_option
 @options.spark_options
+@options.io_options
 def _reference(**_kw) -> None:
     pass
 
