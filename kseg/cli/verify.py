@@ -81,7 +81,7 @@ def verify_index(paths, strict, report_path, jobs, max_message_size, output_form
         sys.exit(code)
 
     from kseg.render import progress as progress_mod
-    from kseg.render.verify import render_result, render_summary
+    from kseg.render.verify import PartitionSummary, render_result, render_summary
     from kseg.storage.verify_run import several_log_dirs, verify_all, work_items
 
     from kseg.storage import read_policy
@@ -94,18 +94,32 @@ def verify_index(paths, strict, report_path, jobs, max_message_size, output_form
         progress.start("verify-index", total)
     done = 0
 
+    from kseg.render import table
+
+    per_partition = PartitionSummary(full_names) if output_format == "text" and table.wanted(out) else None
+    labels = [f"{it.name}/{it.segment.name}.log" if it.segment is not None else it.name
+              for it in work_items(partitions)] if progress is not None else []
+    if labels:
+        progress.describe(labels.pop(0))
+
     def on_result(res) -> None:
         nonlocal done
         render_result(out, res, output_format, full_names)
+        if per_partition is not None:
+            per_partition.add(res)
         if report is not None:
             report.add(res)
         if progress is not None:
             done += res.bytes
+            if labels:  # results come in order: the next one is being read
+                progress.describe(labels.pop(0))
             progress.advance_to(done)
 
     try:
         result = verify_all(partitions, strict=strict, jobs=jobs, max_message_size=max_message_size,
                             on_result=on_result)
+        if per_partition is not None:
+            per_partition.write(out)
         render_summary(out, result, output_format)
         out.flush()
         if report is not None:

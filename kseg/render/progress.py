@@ -1,4 +1,5 @@
-"""Progress on stderr for long reads (rich), for humans only.
+"""Progress on stderr for long reads (rich), for humans only: the file being read, a bar, bytes,
+speed and the time left (ETA).
 
 Shown only when stderr is a terminal, stdout is not (output to a pipe or a
 file: the bar would otherwise tear the text it shares a screen with), and
@@ -25,13 +26,15 @@ def wanted(quiet: bool) -> bool:
 class ByteProgress:
     """One bar per file, advanced by byte position."""
 
-    def __init__(self) -> None:
+    def __init__(self, console=None) -> None:
         from rich.console import Console
-        from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
+        from rich.progress import (BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn,
+                                   TransferSpeedColumn)
 
         self._progress = Progress(
             TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
-            console=Console(file=sys.stderr), transient=True,
+            TextColumn("ETA"), TimeRemainingColumn(),
+            console=console or Console(file=sys.stderr), transient=True,
         )
         self._progress.start()
         self._task = None
@@ -41,9 +44,16 @@ class ByteProgress:
     def start(self, label: str, total: int) -> None:
         if self._task is not None:
             self._progress.remove_task(self._task)
-        self._task = self._progress.add_task(label, total=max(total, 1))
+        self._task = self._progress.add_task(getattr(self, "_label", None) or label, total=max(total, 1))
         self._step = max(total // 100, 1 << 20)
         self._next = self._step
+
+    def describe(self, label: str) -> None:
+        """Name the file being read now (the bar's label)."""
+        if self._task is not None:
+            self._progress.update(self._task, description=label)
+        else:
+            self._label = label
 
     def advance_to(self, done: int) -> None:
         if done >= self._next:

@@ -192,3 +192,48 @@ def test_shell_completion_completes_commands() -> None:
     p = subprocess.run([sys.executable, "-c", "from kseg.cli.main import main; main()"], env=env,
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 0 and "verify-index" in p.stdout, p.stdout + p.stderr
+
+
+def test_readme_tells_a_newcomer_what_next() -> None:
+    readme = (ROOT / "README.md").read_text()
+    first = readme.index("kseg dump --deep-iteration --files examples/orders-0")
+    after = readme[first:first + 600]
+    assert "Next, try `kseg verify-index examples/orders-0`" in after
+    for command in ("verify-index examples/orders-0", "lookup-offset 268 examples/orders-0"):
+        assert run_cli(command.split()).exit_code == 0
+
+
+@pytest.mark.parametrize("command", [["verify-index"], ["rebuild-index", "--check"]])
+def test_tables_on_a_terminal_plain_lines_when_piped(command: list[str], tmp_path: Path, monkeypatch) -> None:
+    for name in ("orders-2", "orders-10"):
+        shutil.copytree(SAMPLE, tmp_path / name)
+    piped = run_cli([*command, str(tmp_path)])
+    assert piped.exit_code == 0 and "┃" not in piped.text and "│" not in piped.text
+    monkeypatch.setenv("KSEG_TABLES", "1")  # as a terminal gets it
+    tty = run_cli([*command, str(tmp_path)])
+    assert tty.exit_code == 0
+    rows = [line for line in tty.text.splitlines() if line.startswith("│")]
+    assert [row.split("│")[1].strip().rsplit("/", 1)[-1] for row in rows] == ["orders-2", "orders-10"]
+    # the plain lines are all there, the table added before the summary line
+    assert [line for line in tty.text.splitlines() if line in piped.text.splitlines()] == piped.text.splitlines()
+    assert tty.text.splitlines()[-1] == piped.text.splitlines()[-1]
+    monkeypatch.setenv("KSEG_TABLES", "1")
+    assert "┃" not in run_cli([*command, "--format", "json", str(tmp_path)]).text
+
+
+def test_progress_names_the_file_and_shows_eta() -> None:
+    import io
+
+    from rich.console import Console
+
+    from kseg.render.progress import ByteProgress
+
+    buf = io.StringIO()
+    bar = ByteProgress(Console(file=buf, force_terminal=True, width=150))
+    bar.describe("orders-0/00000000000000000251.log")
+    bar.start("verify-index", 100 << 20)
+    bar.advance_to(50 << 20)
+    bar._progress.refresh()
+    bar.close()
+    text = buf.getvalue()
+    assert "orders-0/00000000000000000251.log" in text and "ETA" in text
