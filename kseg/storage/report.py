@@ -135,7 +135,7 @@ def sort_key(row: dict) -> tuple:
 
 # -- a report as a directory of part files (written by many writers at once: Spark's executors) -----------
 # The columns of a Parquet report: every row type in one schema, nulls where a field does not apply.
-COLUMNS = (("type", "string"), ("logDir", "string"), ("partition", "string"), ("segment", "string"),
+COLUMNS = (("type", "string"), ("v", "int64"), ("logDir", "string"), ("partition", "string"), ("segment", "string"),
            ("path", "string"), ("bytes", "int64"), ("batches", "int64"), ("problems", "int64"),
            ("status", "string"), ("error", "string"), ("notes", "list<string>"), ("file", "string"),
            ("kind", "string"), ("message", "string"), ("position", "int64"), ("entry", "int64"),
