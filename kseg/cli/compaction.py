@@ -7,8 +7,8 @@ import time
 
 import click
 
-from kseg.cli.options import (io_options, binary_streams, format_option, max_message_size_option, partitions_or_fail, quiet_option,
-                              reference_time)
+from kseg.cli.options import (binary_streams, format_option, io_options, max_message_size_option,
+                              partitions_or_fail, quiet_option, reference_time)
 from kseg.limits import decompression_limit
 from kseg.cli.txn import Duration
 

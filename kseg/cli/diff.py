@@ -6,7 +6,8 @@ import sys
 
 import click
 
-from kseg.cli.options import io_options, binary_streams, check_spark, fail, format_option, note, quiet_option, spark_options
+from kseg.cli.options import (binary_streams, check_spark, fail, format_option, io_options, note,
+                              quiet_option, spark_options)
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})

@@ -6,7 +6,8 @@ import sys
 
 import click
 
-from kseg.cli.options import io_options, binary_streams, decoder_options, format_option, max_message_size_option, quiet_option
+from kseg.cli.options import (binary_streams, decoder_options, format_option, io_options,
+                              max_message_size_option, quiet_option)
 
 # Kafka's Java decoder class names map onto kseg's decoders.
 _JAVA_DECODERS = {

@@ -7,8 +7,8 @@ import sys
 import click
 
 from kseg.cli.lookup import TimestampType
-from kseg.cli.options import (io_options, binary_streams, check_spark, decoder_options, fail, max_message_size_option,
-                              partitions_or_fail, quiet_option, spark_options)
+from kseg.cli.options import (binary_streams, check_spark, decoder_options, fail, io_options,
+                              max_message_size_option, partitions_or_fail, quiet_option, spark_options)
 from kseg.limits import EXIT_OK, EXIT_PROBLEMS, decompression_limit
 
 EXIT_CORRUPT = EXIT_PROBLEMS  # corrupt batches met
@@ -35,7 +35,8 @@ EXIT_CORRUPT = EXIT_PROBLEMS  # corrupt batches met
 @io_options
 @spark_options
 def export(paths, output, from_offset, to_offset, from_time, to_time, key_decoder, value_decoder, on_corruption,
-           split_bytes, force, max_message_size, quiet, spark, master, spark_conf, verbose, max_rate, drop_cache) -> None:
+           split_bytes, force, max_message_size, quiet, spark, master, spark_conf, verbose, max_rate,
+           drop_cache) -> None:
     """Export the records of log roots, partition directories or segment files
     (local paths or URIs) as Parquet: one row per record with its key, value,
     headers and batch fields, ready for SQL, DuckDB or pandas.  A key or

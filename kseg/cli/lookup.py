@@ -6,8 +6,8 @@ import sys
 
 import click
 
-from kseg.cli.options import (io_options, binary_streams, decoder_options, format_option, is_quiet, max_message_size_option,
-                              quiet_option)
+from kseg.cli.options import (binary_streams, decoder_options, format_option, io_options, is_quiet,
+                              max_message_size_option, quiet_option)
 from kseg.limits import EXIT_ERROR, EXIT_OK as EXIT_FOUND, EXIT_PROBLEMS as EXIT_NOT_FOUND
 from kseg.timestamps import INT64_MAX, INT64_MIN, parse_timestamp  # noqa: F401 - re-exported
 
@@ -87,7 +87,8 @@ def _run(directory: str, output_format: str, max_message_size: int, decoders: tu
 @decoder_options
 @quiet_option
 @io_options
-def lookup_offset(offset, directory, output_format, max_message_size, key_decoder, value_decoder, quiet, max_rate, drop_cache) -> None:
+def lookup_offset(offset, directory, output_format, max_message_size, key_decoder, value_decoder, quiet,
+                  max_rate, drop_cache) -> None:
     """Find the record at OFFSET in the partition directory DIR the way a
     Kafka broker serves a fetch, and show the path taken.
 
@@ -125,7 +126,8 @@ def lookup_offset(offset, directory, output_format, max_message_size, key_decode
 @decoder_options
 @quiet_option
 @io_options
-def lookup_time(timestamp, directory, output_format, max_message_size, key_decoder, value_decoder, quiet, max_rate, drop_cache) -> None:
+def lookup_time(timestamp, directory, output_format, max_message_size, key_decoder, value_decoder, quiet,
+                max_rate, drop_cache) -> None:
     """Find the first record whose timestamp >= TIMESTAMP in the partition
     directory DIR, with the semantics of Kafka's ListOffsets, and show the
     path taken.

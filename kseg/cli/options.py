@@ -95,16 +95,16 @@ def spark_options(f):
 
 
 def check_spark(spark: bool, master, spark_conf, verbose: bool) -> None:
-    """An option that would do nothing is a usage error (exit 2), not silence."""
+    """An option that would do nothing is a usage error: the one error line, exit 2 -- not silence."""
     if spark:
         if _io["max_rate"] or _io["drop_cache"]:
-            raise click.UsageError("--max-rate and --drop-cache pace this machine's reads; on Spark the executors "
-                                   "read (give them without --spark)")
+            fail(binary_streams()[1], "--max-rate and --drop-cache pace this machine's reads; on Spark the "
+                                      "executors read (give them without --spark)")
         return
     given = [name for name, value in (("--master", master), ("--spark-conf", spark_conf), ("--verbose", verbose))
              if value]
     if given:
-        raise click.UsageError(f"{' and '.join(given)} take{'s' * (len(given) == 1)} effect only with --spark")
+        fail(binary_streams()[1], f"{' and '.join(given)} take{'s' * (len(given) == 1)} effect only with --spark")
 
 max_message_size_option = click.option(
     "--max-message-size",

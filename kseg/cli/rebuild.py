@@ -7,8 +7,8 @@ import sys
 
 import click
 
-from kseg.cli.options import (io_options, binary_streams, fail, format_option, jobs_option, max_message_size_option, note,
-                              quiet_option)
+from kseg.cli.options import (binary_streams, fail, format_option, io_options, jobs_option,
+                              max_message_size_option, note, quiet_option)
 from kseg.cli.options import say as write_line
 from kseg.errors import error_line
 from kseg.limits import decompression_limit

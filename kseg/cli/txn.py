@@ -7,8 +7,8 @@ import sys
 
 import click
 
-from kseg.cli.options import (io_options, binary_streams, fail, format_option, max_message_size_option, partitions_or_fail, quiet_option,
-                              reference_time)
+from kseg.cli.options import (binary_streams, fail, format_option, io_options, max_message_size_option,
+                              partitions_or_fail, quiet_option, reference_time)
 from kseg.limits import decompression_limit
 
 _DURATION = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*(ms|s|m|min|h|d)?\s*\Z")

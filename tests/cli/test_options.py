@@ -87,9 +87,14 @@ def test_every_command_walked() -> None:
 def test_spark_options_without_spark_are_usage_errors(name: str, args: list[str], extra: list[str]) -> None:
     r = run_cli([name, *extra, *args])
     assert r.exit_code == 2
-    lines = r.errtext.strip().splitlines()
-    assert "take" in lines[-1] and "only with --spark" in lines[-1], r.errtext
+    assert r.errtext.splitlines() == [f"kseg: error: {extra[0]} takes effect only with --spark"], r.errtext
     assert r.stdout == b""
+
+
+@pytest.mark.parametrize("extra", [["--max-rate", "10"], ["--drop-cache"]])
+def test_read_pacing_with_spark_is_a_usage_error(extra: list[str]) -> None:
+    r = run_cli(["verify-index", "--spark", *extra, str(SAMPLE)])
+    assert r.exit_code == 2 and len(r.errtext.splitlines()) == 1 and "--max-rate and --drop-cache" in r.errtext
 
 
 @pytest.mark.parametrize("spelling", ["--key-decoder-class", "--key-decoder", "--value-decoder-class",
