@@ -104,7 +104,7 @@ def _run_local(paths, output, ranges, key_fn, value_fn, on_corruption, split_byt
     splits = plan(partitions_or_fail(err, paths), ranges, split_bytes, limit)
     progress = progress_mod.make(quiet)
     if progress is not None:
-        progress.start("export", len(splits))
+        progress.start("export", len(splits), count=True)
     done = 0
 
     def on_split(_split) -> None:

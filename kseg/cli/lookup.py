@@ -16,6 +16,20 @@ from kseg.timestamps import INT64_MAX, INT64_MIN, parse_timestamp  # noqa: F401 
 NUMBER_ARGS = {"help_option_names": ["-h", "--help"], "ignore_unknown_options": True}
 
 
+def _not_an_option(value, param, ctx) -> None:
+    """With unknown options passed through as arguments (for ``-1``), a misspelt ``--option`` says so."""
+    if isinstance(value, str) and value.startswith("--"):
+        raise click.NoSuchOption(value, ctx=ctx)
+
+
+class OffsetType(click.IntRange):
+    """OFFSET: a 64-bit integer, negative ones too."""
+
+    def convert(self, value, param, ctx):
+        _not_an_option(value, param, ctx)
+        return super().convert(value, param, ctx)
+
+
 class TimestampType(click.ParamType):
     """TIMESTAMP as :func:`parse_timestamp` reads it."""
 
@@ -24,6 +38,7 @@ class TimestampType(click.ParamType):
     def convert(self, value, param, ctx):
         if isinstance(value, int):
             return value
+        _not_an_option(value, param, ctx)
         try:
             return parse_timestamp(value)
         except ValueError as exc:
@@ -80,7 +95,7 @@ def _run(directory: str, output_format: str, max_message_size: int, decoders: tu
 
 
 @click.command(context_settings=NUMBER_ARGS)
-@click.argument("offset", type=click.IntRange(INT64_MIN, INT64_MAX))
+@click.argument("offset", type=OffsetType(INT64_MIN, INT64_MAX))
 @click.argument("directory", metavar="DIR", type=click.Path())
 @format_option
 @max_message_size_option

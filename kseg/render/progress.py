@@ -28,11 +28,26 @@ class ByteProgress:
 
     def __init__(self, console=None) -> None:
         from rich.console import Console
-        from rich.progress import (BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn,
-                                   TransferSpeedColumn)
+        from rich.progress import (BarColumn, DownloadColumn, Progress, ProgressColumn, TextColumn,
+                                   TimeRemainingColumn, TransferSpeedColumn)
+        from rich.text import Text
+
+        class Either(ProgressColumn):
+            """Bytes and speed for a bar of bytes; "done/total" for a bar of items."""
+
+            def __init__(self, for_bytes, for_count) -> None:
+                super().__init__()
+                self.for_bytes, self.for_count = for_bytes, for_count
+
+            def render(self, task):
+                if task.fields.get("count"):
+                    return Text(self.for_count(task))
+                return self.for_bytes.render(task)
 
         self._progress = Progress(
-            TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
+            TextColumn("{task.description}"), BarColumn(),
+            Either(DownloadColumn(), lambda t: f"{int(t.completed)}/{int(t.total)}"),
+            Either(TransferSpeedColumn(), lambda t: ""),
             TextColumn("ETA"), TimeRemainingColumn(),
             console=console or Console(file=sys.stderr), transient=True,
         )
@@ -41,11 +56,13 @@ class ByteProgress:
         self._step = 1
         self._next = 0
 
-    def start(self, label: str, total: int) -> None:
+    def start(self, label: str, total: int, count: bool = False) -> None:
+        """A bar of ``total`` bytes (``count``: of ``total`` items, redrawn at each)."""
         if self._task is not None:
             self._progress.remove_task(self._task)
-        self._task = self._progress.add_task(getattr(self, "_label", None) or label, total=max(total, 1))
-        self._step = max(total // 100, 1 << 20)
+        self._task = self._progress.add_task(getattr(self, "_label", None) or label, total=max(total, 1),
+                                             count=count)
+        self._step = 1 if count else max(total // 100, 1 << 20)
         self._next = self._step
 
     def describe(self, label: str) -> None:

@@ -60,9 +60,14 @@ def rebuild_all(work: list, settings: Settings, jobs: int, progress=None) -> Ite
         for target, directory in work:
             yield from rebuild_target(target, directory, settings, progress)
         return
+    names = [target.partition.name for target, _ in work]
+    if progress is not None:  # a partition at a time: the bar counts partitions
+        progress.describe(f"rebuild-index {names[0]}")
+        progress.start("rebuild-index", len(work), count=True)
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         for i, done in enumerate(pool.map(_task, [(t, d, settings) for t, d in work])):
             if progress is not None:
-                progress.start("rebuild-index", len(work))
+                if i + 1 < len(names):
+                    progress.describe(f"rebuild-index {names[i + 1]}")
                 progress.advance_to(i + 1)
             yield from done

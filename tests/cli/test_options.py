@@ -127,6 +127,12 @@ def test_lookup_time_takes_negative_codes() -> None:
     assert h.exit_code == 0 and "Usage:" in h.text
 
 
+@pytest.mark.parametrize("name", ["lookup-offset", "lookup-time"])
+def test_a_misspelt_option_is_still_named(name: str) -> None:
+    r = run_cli([name, "--formt", "json", "3", str(SAMPLE)])
+    assert r.exit_code == 2 and "No such option '--formt'" in r.errtext
+
+
 def test_rebuild_refusal_prints_the_error_line(tmp_path: Path) -> None:
     part = tmp_path / "orders-0"
     shutil.copytree(SAMPLE, part)
@@ -242,3 +248,19 @@ def test_progress_names_the_file_and_shows_eta() -> None:
     bar.close()
     text = buf.getvalue()
     assert "orders-0/00000000000000000251.log" in text and "ETA" in text
+
+
+def test_progress_counts_items() -> None:
+    import io
+
+    from rich.console import Console
+
+    from kseg.render.progress import ByteProgress
+
+    buf = io.StringIO()
+    bar = ByteProgress(Console(file=buf, force_terminal=True, width=150))
+    bar.start("rebuild-index", 3, count=True)
+    bar.advance_to(1)
+    bar._progress.refresh()
+    bar.close()
+    assert "1/3" in buf.getvalue() and "bytes" not in buf.getvalue()
