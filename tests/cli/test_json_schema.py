@@ -95,3 +95,11 @@ def test_docs_example(command: str, expected: str) -> None:
     p = subprocess.run(["bash", "-c", shell], cwd=ROOT, env=env, capture_output=True, text=True,
                        timeout=120)
     assert p.stdout.strip() == expected, p.stderr
+
+
+def test_the_schema_describes_every_field_seen() -> None:
+    """A field added to a row is added to the published schema too (``python -m tests.json_rows``
+    rewrites docs/kseg.schema.json and kseg/kseg.schema.json)."""
+    from tests.json_rows import generate
+
+    assert generate() == SCHEMA
