@@ -97,7 +97,7 @@ def verify_index(paths, strict, report_path, jobs, max_message_size, output_form
     from kseg.render import table
 
     per_partition = PartitionSummary(full_names) if output_format == "text" and table.wanted(out) else None
-    labels = [f"{it.name}/{it.segment.name}.log" if it.segment is not None else it.name
+    labels = [f"{it.partition}/{it.segment.name}.log" if it.segment is not None else it.partition
               for it in work_items(partitions)] if progress is not None else []
     if labels:
         progress.describe(labels.pop(0))

@@ -17,6 +17,8 @@ def wanted(quiet: bool) -> bool:
     """Should a progress bar be drawn?"""
     if quiet or os.environ.get("KSEG_NO_PROGRESS"):
         return False
+    if os.environ.get("KSEG_PROGRESS") == "1":  # forced (tests, or a terminal kseg cannot see)
+        return True
     try:
         return sys.stderr.isatty() and not sys.stdout.isatty()
     except (AttributeError, ValueError):

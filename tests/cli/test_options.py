@@ -264,3 +264,24 @@ def test_progress_counts_items() -> None:
     bar._progress.refresh()
     bar.close()
     assert "1/3" in buf.getvalue() and "bytes" not in buf.getvalue()
+
+
+@pytest.mark.parametrize("args", [
+    ["verify-index", str(SAMPLE)], ["verify-index", "-j", "2", str(SAMPLE)], ["rebuild-index", "--check", str(SAMPLE)],
+    ["rebuild-index", "--check", "-j", "2", "{tmp}/root"],
+    ["dump", str(LOG)], ["export", "--force", str(SAMPLE), "-o", "{tmp}/o.parquet"],
+])
+def test_every_progress_bar_runs(args: list[str], tmp_path: Path) -> None:
+    """KSEG_PROGRESS=1 draws the bar without a terminal: each command's progress path runs to the end."""
+    import os
+
+    for name in ("orders-1", "orders-2"):
+        shutil.copytree(SAMPLE, tmp_path / "root" / name)
+    env = dict(os.environ, KSEG_PROGRESS="1")
+    p = subprocess.run([sys.executable, "-m", "kseg", *[a.replace("{tmp}", str(tmp_path)) for a in args]],
+                       env=env, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and "Traceback" not in p.stderr and "Error" not in p.stderr, p.stderr
+    quiet = subprocess.run([sys.executable, "-m", "kseg", args[0], "-q",
+                            *[a.replace("{tmp}", str(tmp_path)) for a in args[1:]]],
+                           env=env, capture_output=True, text=True, timeout=120)
+    assert quiet.returncode == 0 and quiet.stderr == "", quiet.stderr
