@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import json
 
+SCHEMA_VERSION = 1  # "v" in every row: docs/json-output.md, docs/kseg.schema.json
+SCHEMA_FILE = "kseg.schema.json"  # shipped in kseg/ (package data) and docs/
+
 _encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 _LINE_BREAKS = {0x85: "\\u0085", 0x2028: "\\u2028", 0x2029: "\\u2029"}
 

@@ -7,7 +7,8 @@ import time
 
 import click
 
-from kseg.cli.options import binary_streams, format_option, max_message_size_option, partitions_or_fail, reference_time
+from kseg.cli.options import (binary_streams, format_option, io_options, max_message_size_option,
+                              partitions_or_fail, quiet_option, reference_time)
 from kseg.limits import decompression_limit
 from kseg.cli.txn import Duration
 
@@ -20,7 +21,9 @@ from kseg.cli.txn import Duration
               help="Reference time for ages and horizons: epoch ms or ISO-8601 (default: now).")
 @max_message_size_option
 @format_option
-def compaction(paths, delete_retention, at, max_message_size, output_format) -> None:
+@quiet_option
+@io_options
+def compaction(paths, delete_retention, at, max_message_size, output_format, quiet, max_rate, drop_cache) -> None:
     """Tombstones (key, null value) and control batches (transaction markers) still
     in partition directories, per segment: how many, how old against
     delete.retention.ms, and the delete horizon that v2 batches carry once the

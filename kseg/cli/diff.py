@@ -6,7 +6,8 @@ import sys
 
 import click
 
-from kseg.cli.options import binary_streams, fail, format_option
+from kseg.cli.options import (binary_streams, check_spark, fail, format_option, io_options, note,
+                              quiet_option, spark_options)
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -14,17 +15,18 @@ from kseg.cli.options import binary_streams, fail, format_option
 @click.option("--roots", is_flag=True,
               help="PATHS are log roots (one per broker): compare every partition found under more than one.")
 @format_option
-@click.option("--spark", is_flag=True, help="With --roots: one PySpark task per replica set (pip install 'kseg[spark]').")
-@click.option("--master", default=None, help="Spark master URL (default local[*]); with --spark.")
-@click.option("--spark-conf", multiple=True, metavar="KEY=VALUE", help="Spark configuration; with --spark.")
-def diff(paths, roots, output_format, spark, master, spark_conf) -> None:
+@quiet_option
+@io_options
+@spark_options
+def diff(paths, roots, output_format, quiet, spark, master, spark_conf, verbose, max_rate, drop_cache) -> None:
     """Compare replicas of a partition: directories of the same partition from
     different brokers, or a backup against a live copy.  Batches are aligned by
     offset and compared on base and last offset, partition leader epoch, CRC and
     record count.  Reports each replica's log start and end, the first divergent
     offset with the leader epochs on each side (batches and leader-epoch-checkpoint),
     and the offset ranges each replica has that no other has.  A replica that is a
-    prefix of another is lagging, not divergent.
+    prefix of another is lagging, not divergent.  With --roots, --spark runs
+    one PySpark task per replica set.
 
     \b
     Exit codes:
@@ -38,9 +40,8 @@ def diff(paths, roots, output_format, spark, master, spark_conf) -> None:
     from kseg.storage.diff import replica_sets
     from kseg.storage.partition import scan_partition
 
+    check_spark(spark, master, spark_conf, verbose)
     out, err = binary_streams()
-
-
     if spark and not roots:
         fail(err, "--spark takes --roots (one task per replica set)")
     notes: list[str] = []
@@ -53,13 +54,13 @@ def diff(paths, roots, output_format, spark, master, spark_conf) -> None:
             sets = [[_partition(p, scan_partition, notes) for p in paths]]
     except KsegError as exc:
         fail(err, exc.describe())
-    for note in notes:
-        err.write(f"kseg: note: {note}\n".encode("utf-8", "replace"))
+    for text in notes:
+        note(err, text)
     if not sets:
         fail(err, "no partition is found under more than one of the roots given: nothing compared")
 
     if spark:
-        results = _spark_results(sets, master, spark_conf, err)
+        results = _spark_results(sets, master, spark_conf, verbose, err)
     else:
         results = (_local(s) for s in sets)
     code = 0
@@ -103,7 +104,7 @@ def _local(partitions):
         return None, exc.describe()
 
 
-def _spark_results(sets, master, spark_conf, err):
+def _spark_results(sets, master, spark_conf, verbose, err):
     import importlib.util
 
     from kseg.spark import INSTALL_HINT
@@ -111,13 +112,15 @@ def _spark_results(sets, master, spark_conf, err):
     if importlib.util.find_spec("pyspark") is None:
         fail(err, INSTALL_HINT)
     from kseg.spark import diff_job
-    from kseg.spark.driver import session
+    from kseg.spark.driver import SparkLog, session
 
+    log = SparkLog(verbose)
     try:
-        spark = session(master or "local[*]", ("spark.app.name=kseg diff", *spark_conf))
+        spark = session(master or "local[*]", ("spark.app.name=kseg diff", *spark_conf), log=log.file)
     except ValueError as exc:
         fail(err, str(exc))
     try:
         return diff_job.run(spark, sets)
     finally:
         spark.stop()
+        log.close()

@@ -6,7 +6,8 @@ import sys
 
 import click
 
-from kseg.cli.options import binary_streams, format_option, max_message_size_option, quiet_option
+from kseg.cli.options import (binary_streams, decoder_options, format_option, io_options,
+                              max_message_size_option, quiet_option)
 
 # Kafka's Java decoder class names map onto kseg's decoders.
 _JAVA_DECODERS = {
@@ -61,10 +62,7 @@ def topic_parser(kind: str):
 @max_message_size_option
 @click.option("--max-bytes", type=click.IntRange(min=0), default=0x7FFFFFFF, show_default=True,
               help="Read at most this many bytes of each .log file.")
-@click.option("--key-decoder", "--key-decoder-class", "key_decoder", default=None,
-              help="string (default), hex, base64, json, or module:function. Implies --print-data-log.")
-@click.option("--value-decoder", "--value-decoder-class", "value_decoder", default=None,
-              help="string (default), hex, base64, json, or module:function. Implies --print-data-log.")
+@decoder_options
 @click.option("--offsets-decoder", is_flag=True, help="Decode __consumer_offsets records.")
 @click.option("--transaction-log-decoder", is_flag=True, help="Decode __transaction_state records.")
 @click.option("--cluster-metadata-decoder", is_flag=True, help="Decode __cluster_metadata (KRaft) records.")
@@ -72,6 +70,7 @@ def topic_parser(kind: str):
 @click.option("--share-group-state-decoder", is_flag=True, help="Decode __share_group_state records.")
 @format_option
 @quiet_option
+@io_options
 def dump(paths, files_opt, print_data_log, deep_iteration, skip_record_metadata, verify_index_only,
          index_sanity_check, max_message_size, max_bytes, key_decoder, value_decoder, output_format,
          quiet, **topic_flags) -> None:
@@ -80,7 +79,8 @@ def dump(paths, files_opt, print_data_log, deep_iteration, skip_record_metadata,
 
     The text output is byte-identical to Kafka's kafka-dump-log.sh, on
     stdout and stderr.  Files come from --files (comma-separated) and/or
-    positional arguments, and are dumped in that order.
+    positional arguments, and are dumped in that order.  A key or value
+    decoder (or a topic decoder) implies --print-data-log, as in Kafka.
 
     \b
     Exit codes:
@@ -124,12 +124,14 @@ def dump(paths, files_opt, print_data_log, deep_iteration, skip_record_metadata,
         from kseg.render.jsonl import JsonSink
 
         sink = JsonSink(out, err, kraft_text=kraft_text)
+        sink.structured = parser is not None
     else:
         from kseg.render.text import TextSink
 
         sink = TextSink(out, err, skip_record_metadata=skip_record_metadata, kraft_text=kraft_text)
     from kseg.render import progress
 
+    sink.quiet = quiet
     dumper = Dumper(opts, sink)
     dumper.progress = progress.make(quiet)
     code = dumper.run(files)  # a closed stdout (`| head`) is handled once for every command (cli.main)

@@ -7,7 +7,8 @@ import sys
 import click
 
 from kseg.cli.lookup import TimestampType
-from kseg.cli.options import binary_streams, fail, max_message_size_option, partitions_or_fail, quiet_option
+from kseg.cli.options import (binary_streams, check_spark, decoder_options, fail, io_options,
+                              max_message_size_option, partitions_or_fail, quiet_option, spark_options)
 from kseg.limits import EXIT_OK, EXIT_PROBLEMS, decompression_limit
 
 EXIT_CORRUPT = EXIT_PROBLEMS  # corrupt batches met
@@ -22,9 +23,7 @@ EXIT_CORRUPT = EXIT_PROBLEMS  # corrupt batches met
 @click.option("--from-time", type=TimestampType(), default=None,
               help="Earliest timestamp to export (inclusive): epoch ms or ISO-8601 with a zone.")
 @click.option("--to-time", type=TimestampType(), default=None, help="Timestamp to stop before (exclusive).")
-@click.option("--key-decoder", default=None, help="Also write keyText: string, hex, base64, json or module:function.")
-@click.option("--value-decoder", default=None,
-              help="Also write valueText: string, hex, base64, json or module:function.")
+@decoder_options
 @click.option("--on-corruption", type=click.Choice(["skip", "fail", "keep"]), default="skip", show_default=True,
               help="skip: a corrupt batch becomes one marked row; fail: stop, write nothing; keep: as skip, and "
                    "records of a batch failing its CRC are written too (crcValid false).")
@@ -33,15 +32,15 @@ EXIT_CORRUPT = EXIT_PROBLEMS  # corrupt batches met
 @click.option("--force", is_flag=True, help="Replace an existing output.")
 @max_message_size_option
 @quiet_option
-@click.option("--spark", is_flag=True, help="Run as a PySpark job (pip install 'kseg[spark]').")
-@click.option("--master", default=None, help="Spark master URL (default local[*]); with --spark.")
-@click.option("--spark-conf", multiple=True, metavar="KEY=VALUE", help="Spark configuration; with --spark.")
-@click.option("--verbose", is_flag=True, help="With --spark: Spark's own log on stderr.")
+@io_options
+@spark_options
 def export(paths, output, from_offset, to_offset, from_time, to_time, key_decoder, value_decoder, on_corruption,
-           split_bytes, force, max_message_size, quiet, spark, master, spark_conf, verbose) -> None:
+           split_bytes, force, max_message_size, quiet, spark, master, spark_conf, verbose, max_rate,
+           drop_cache) -> None:
     """Export the records of log roots, partition directories or segment files
     (local paths or URIs) as Parquet: one row per record with its key, value,
-    headers and batch fields, ready for SQL, DuckDB or pandas.
+    headers and batch fields, ready for SQL, DuckDB or pandas.  A key or
+    value decoder adds the keyText or valueText column.
 
     \b
     Exit codes:
@@ -55,8 +54,7 @@ def export(paths, output, from_offset, to_offset, from_time, to_time, key_decode
     for name, value in (("--from-time", from_time), ("--to-time", to_time)):
         if value is not None and value < 0:
             raise click.UsageError(f"{name} takes a time (epoch ms or ISO-8601), not earliest/latest/max-timestamp")
-    if not spark and (master or spark_conf):
-        raise click.UsageError("--master and --spark-conf take effect only with --spark")
+    check_spark(spark, master, spark_conf, verbose)
     ranges = Ranges(INT64_MIN if from_offset is None else from_offset, INT64_MAX if to_offset is None else to_offset,
                     INT64_MIN if from_time is None else from_time, INT64_MAX if to_time is None else to_time)
     for lo, hi, what in ((ranges.from_offset, ranges.to_offset, "offset"), (ranges.from_time, ranges.to_time, "time")):
@@ -106,7 +104,7 @@ def _run_local(paths, output, ranges, key_fn, value_fn, on_corruption, split_byt
     splits = plan(partitions_or_fail(err, paths), ranges, split_bytes, limit)
     progress = progress_mod.make(quiet)
     if progress is not None:
-        progress.start("export", len(splits))
+        progress.start("export", len(splits), count=True)
     done = 0
 
     def on_split(_split) -> None:

@@ -6,22 +6,28 @@ import sys
 
 import click
 
-from kseg.cli.options import binary_streams, format_option, max_message_size_option
+from kseg.cli.options import (binary_streams, decoder_options, format_option, io_options, is_quiet,
+                              max_message_size_option, quiet_option)
 from kseg.limits import EXIT_ERROR, EXIT_OK as EXIT_FOUND, EXIT_PROBLEMS as EXIT_NOT_FOUND
 from kseg.timestamps import INT64_MAX, INT64_MIN, parse_timestamp  # noqa: F401 - re-exported
 
-_decoder_options = [
-    click.option("--key-decoder", default="string", show_default=True,
-                  help="How keys print: string, hex, base64, json, or module:function."),
-    click.option("--value-decoder", default="string", show_default=True,
-                  help="How payloads print: string, hex, base64, json, or module:function."),
-]
+# A negative number is an argument (``lookup-time -1 DIR``: Kafka's "latest"), not an unknown option;
+# -h and the command's own options are still options.
+NUMBER_ARGS = {"help_option_names": ["-h", "--help"], "ignore_unknown_options": True}
 
 
-def decoder_options(f):
-    for option in reversed(_decoder_options):
-        f = option(f)
-    return f
+def _not_an_option(value, param, ctx) -> None:
+    """With unknown options passed through as arguments (for ``-1``), a misspelt ``--option`` says so."""
+    if isinstance(value, str) and value.startswith("--"):
+        raise click.NoSuchOption(value, ctx=ctx)
+
+
+class OffsetType(click.IntRange):
+    """OFFSET: a 64-bit integer, negative ones too."""
+
+    def convert(self, value, param, ctx):
+        _not_an_option(value, param, ctx)
+        return super().convert(value, param, ctx)
 
 
 class TimestampType(click.ParamType):
@@ -32,18 +38,19 @@ class TimestampType(click.ParamType):
     def convert(self, value, param, ctx):
         if isinstance(value, int):
             return value
+        _not_an_option(value, param, ctx)
         try:
             return parse_timestamp(value)
         except ValueError as exc:
             self.fail(str(exc), param, ctx)
 
 
-def _decoders(key_decoder: str, value_decoder: str) -> tuple:
+def _decoders(key_decoder: str | None, value_decoder: str | None) -> tuple:
     from kseg.cli.dump import kraft_text, resolve_decoder
     from kseg.errors import KsegError
 
     try:
-        return resolve_decoder(key_decoder), resolve_decoder(value_decoder), kraft_text
+        return resolve_decoder(key_decoder or "string"), resolve_decoder(value_decoder or "string"), kraft_text
     except KsegError as exc:
         raise click.UsageError(exc.describe()) from None
 
@@ -76,6 +83,7 @@ def _run(directory: str, output_format: str, max_message_size: int, decoders: tu
     except KsegError as exc:
         sink.error(exc)
         return EXIT_NOT_FOUND
+    sink.quiet = is_quiet()
     for note in notes:
         sink.note(note)
     why = reason(result)
@@ -86,13 +94,16 @@ def _run(directory: str, output_format: str, max_message_size: int, decoders: tu
     return EXIT_FOUND
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("offset", type=click.IntRange(INT64_MIN, INT64_MAX))
+@click.command(context_settings=NUMBER_ARGS)
+@click.argument("offset", type=OffsetType(INT64_MIN, INT64_MAX))
 @click.argument("directory", metavar="DIR", type=click.Path())
 @format_option
 @max_message_size_option
 @decoder_options
-def lookup_offset(offset, directory, output_format, max_message_size, key_decoder, value_decoder) -> None:
+@quiet_option
+@io_options
+def lookup_offset(offset, directory, output_format, max_message_size, key_decoder, value_decoder, quiet,
+                  max_rate, drop_cache) -> None:
     """Find the record at OFFSET in the partition directory DIR the way a
     Kafka broker serves a fetch, and show the path taken.
 
@@ -122,13 +133,16 @@ def lookup_offset(offset, directory, output_format, max_message_size, key_decode
     sys.exit(_run(directory, output_format, max_message_size, decoders, query))
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(context_settings=NUMBER_ARGS)
 @click.argument("timestamp", metavar="TIMESTAMP", type=TimestampType())
 @click.argument("directory", metavar="DIR", type=click.Path())
 @format_option
 @max_message_size_option
 @decoder_options
-def lookup_time(timestamp, directory, output_format, max_message_size, key_decoder, value_decoder) -> None:
+@quiet_option
+@io_options
+def lookup_time(timestamp, directory, output_format, max_message_size, key_decoder, value_decoder, quiet,
+                max_rate, drop_cache) -> None:
     """Find the first record whose timestamp >= TIMESTAMP in the partition
     directory DIR, with the semantics of Kafka's ListOffsets, and show the
     path taken.
@@ -136,7 +150,7 @@ def lookup_time(timestamp, directory, output_format, max_message_size, key_decod
     TIMESTAMP is epoch milliseconds, ISO-8601 with a zone
     (2024-10-27T03:33:20.100Z), or earliest (the log start offset), latest
     (the log end offset) or max-timestamp (the record with the largest
-    timestamp); -2, -1 and -3 are Kafka's codes for these (write them after --).
+    timestamp); -2, -1 and -3 are Kafka's codes for these (kseg lookup-time -1 DIR).
 
     \b
     Kafka's search (UnifiedLog.fetchOffsetByTimestamp):

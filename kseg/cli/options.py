@@ -19,7 +19,92 @@ format_option = click.option(
     help="text: human/Kafka-compatible lines; json: one JSON object per line (JSON Lines).",
 )
 
-quiet_option = click.option("--quiet", "-q", is_flag=True, help="No progress display on stderr.")
+QUIET_HELP = "No progress display and no notes on stderr (errors still print)."
+_quiet = [False]
+
+
+def _set_quiet(ctx, param, value):
+    _quiet[0] = bool(value)
+    return value
+
+
+quiet_option = click.option("--quiet", "-q", is_flag=True, help=QUIET_HELP, callback=_set_quiet)
+
+
+def is_quiet() -> bool:
+    """Was ``--quiet`` given to the command running?"""
+    return _quiet[0]
+
+JOBS_HELP = "Work on segments (partitions, where their state is carried across segments) in N processes."
+jobs_option = click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True, help=JOBS_HELP)
+
+DECODER_HELP = ("How {what} print: string (Kafka's default), hex, base64, json, or module:function; "
+                "Kafka's {kafka} spelling works too.")
+
+
+def decoder_options(f):
+    """``--key-decoder``/``--key-decoder-class`` and ``--value-decoder``/``--value-decoder-class``
+    (Kafka's DumpLogSegments spellings), default None: each command says what "not given" means."""
+    f = click.option("--value-decoder", "--value-decoder-class", "value_decoder", default=None, metavar="DECODER",
+                     help=DECODER_HELP.format(what="values (payloads)", kafka="--value-decoder-class"))(f)
+    f = click.option("--key-decoder", "--key-decoder-class", "key_decoder", default=None, metavar="DECODER",
+                     help=DECODER_HELP.format(what="keys", kafka="--key-decoder-class"))(f)
+    return f
+
+
+MAX_RATE_HELP = "Read segments at most this fast, in MB/s (10^6 bytes; split between --jobs processes)."
+DROP_CACHE_HELP = ("Evict from the page cache the pages kseg's reads brought in (pages already cached stay): "
+                   "polite on a live broker.")
+_io = {"max_rate": None, "drop_cache": False}
+
+
+def _set_io(ctx, param, value):
+    _io[param.name] = value
+    if param.name == "drop_cache" and value and not hasattr(__import__("os"), "posix_fadvise"):
+        raise click.BadParameter("needs posix_fadvise (Linux)", param_hint="--drop-cache")
+    from kseg.storage import read_policy
+
+    read_policy.configure(_io["max_rate"] and _io["max_rate"] * 1e6, bool(_io["drop_cache"]))
+    return value
+
+
+def io_options(f):
+    """``--max-rate MB/s`` and ``--drop-cache`` (kseg.storage.read_policy), applied to every segment read."""
+    f = click.option("--drop-cache", is_flag=True, help=DROP_CACHE_HELP, callback=_set_io)(f)
+    f = click.option("--max-rate", type=click.FloatRange(min=0, min_open=True), default=None, metavar="MB/S",
+                     help=MAX_RATE_HELP, callback=_set_io)(f)
+    return f
+
+
+SPARK_HELP = {
+    "--spark": "Run as a PySpark job (pip install 'kseg[spark]').",
+    "--master": "Spark master URL (default local[*]); only with --spark.",
+    "--spark-conf": "Spark configuration, repeatable; only with --spark.",
+    "--verbose": "Spark's own log on stderr (and, for verify-index, clean segments too); only with --spark.",
+}
+
+
+def spark_options(f):
+    """``--spark``, ``--master``, ``--spark-conf``, ``--verbose``: the one Spark bundle (verify-index,
+    export, diff).  Check them with :func:`check_spark`."""
+    f = click.option("--verbose", is_flag=True, help=SPARK_HELP["--verbose"])(f)
+    f = click.option("--spark-conf", multiple=True, metavar="KEY=VALUE", help=SPARK_HELP["--spark-conf"])(f)
+    f = click.option("--master", default=None, help=SPARK_HELP["--master"])(f)
+    f = click.option("--spark", is_flag=True, help=SPARK_HELP["--spark"])(f)
+    return f
+
+
+def check_spark(spark: bool, master, spark_conf, verbose: bool) -> None:
+    """An option that would do nothing is a usage error: the one error line, exit 2 -- not silence."""
+    if spark:
+        if _io["max_rate"] or _io["drop_cache"]:
+            fail(binary_streams()[1], "--max-rate and --drop-cache pace this machine's reads; on Spark the "
+                                      "executors read (give them without --spark)")
+        return
+    given = [name for name, value in (("--master", master), ("--spark-conf", spark_conf), ("--verbose", verbose))
+             if value]
+    if given:
+        fail(binary_streams()[1], f"{' and '.join(given)} take{'s' * (len(given) == 1)} effect only with --spark")
 
 max_message_size_option = click.option(
     "--max-message-size",
@@ -43,6 +128,12 @@ def say(err, text: str) -> None:
     err.flush()
 
 
+def note(err, text: str) -> None:
+    """``kseg: note: TEXT`` on stderr, unless ``--quiet``."""
+    if not _quiet[0]:
+        say(err, f"kseg: note: {text}")
+
+
 def partitions_or_fail(err, paths) -> list:
     """The partitions under ``paths`` (:func:`kseg.storage.partition.discover`), its notes printed;
     nothing to read, or a path that cannot be read, is the one error line and exit 2."""
@@ -55,16 +146,20 @@ def partitions_or_fail(err, paths) -> list:
             raise nothing_found(list(paths))
     except KsegError as exc:
         fail(err, exc)
-    for note in notes:
-        say(err, f"kseg: note: {note}")
+    for text in notes:
+        note(err, text)
     return partitions
 
 
 def binary_streams():
-    """stdout and stderr as binary streams (the click-testing runner's too)."""
-    out = click.get_binary_stream("stdout")
-    err = click.get_binary_stream("stderr")
-    return out, err
+    """stdout and stderr as binary streams (the click-testing runner's too).
+
+    ``sys.stdout.buffer`` rather than ``click.get_binary_stream`` (deprecated in click 8.5)."""
+    return _binary(sys.stdout), _binary(sys.stderr)
+
+
+def _binary(stream):
+    return getattr(stream, "buffer", stream)
 
 
 def reference_time(text: str | None) -> int | None:

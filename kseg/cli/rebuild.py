@@ -7,7 +7,8 @@ import sys
 
 import click
 
-from kseg.cli.options import binary_streams, fail, format_option, max_message_size_option, quiet_option
+from kseg.cli.options import (binary_streams, fail, format_option, io_options, jobs_option,
+                              max_message_size_option, note, quiet_option)
 from kseg.cli.options import say as write_line
 from kseg.errors import error_line
 from kseg.limits import decompression_limit
@@ -26,8 +27,10 @@ from kseg.limits import decompression_limit
 @format_option
 @max_message_size_option
 @quiet_option
+@io_options
+@jobs_option
 def rebuild_index(paths, check, output_dir, force, index_interval_bytes, max_index_bytes, output_format,
-                  max_message_size, quiet) -> None:
+                  max_message_size, quiet, jobs, max_rate, drop_cache) -> None:
     """Rebuild the indexes of segment .log files, or of every segment of
     partition directories (and log roots), exactly as Kafka's recovery
     (LogSegment.recover) does after an unclean shutdown.
@@ -57,10 +60,10 @@ def rebuild_index(paths, check, output_dir, force, index_interval_bytes, max_ind
     from kseg.errors import KsegError
     from kseg.render import progress as progress_mod
     from kseg.render.rebuild import EXIT_ERROR, RebuildReport
+    from kseg.storage.rebuild_write import FAILED, REFUSED
     from kseg.storage.partition import check_exists, nothing_found
-    from kseg.storage.rebuild import recover_partition, resolve
-    from kseg.storage.rebuild_write import check as check_files
-    from kseg.storage.rebuild_write import write as write_files
+    from kseg.storage.rebuild import resolve
+    from kseg.storage.rebuild_run import Settings, rebuild_all
 
     if check and (output_dir or force):
         raise click.UsageError("--check compares with the files beside each log and writes nothing; "
@@ -84,27 +87,35 @@ def rebuild_index(paths, check, output_dir, force, index_interval_bytes, max_ind
             _refuse_remote_writes(targets)
     except KsegError as exc:
         fail(err, exc)
-    for note in notes:
-        say(f"kseg: note: {note}")
+    for text in notes:
+        note(err, text)
+    from kseg.storage import read_policy
+
+    read_policy.split(min(jobs, len(targets)))
     bar = progress_mod.make(quiet)
     code = 0
+    settings = Settings(check, force, index_interval_bytes, max_index_bytes, decompression_limit(max_message_size))
+    work = []
+    for target in targets:
+        if target.partition.error is not None:  # a directory that cannot be listed: a failed row, exit 2
+            report.unreadable(target.partition.path, target.partition.error)
+            continue
+        directory = None
+        if output_dir:
+            directory = os.path.join(output_dir, target.output_subdir) if target.output_subdir else output_dir
+        work.append((target, directory))
     try:
-        for target in targets:
-            if target.partition.error is not None:  # a directory that cannot be listed: a failed row, exit 2
-                report.unreadable(target.partition.path, target.partition.error)
-                continue
-            directory = None
-            if output_dir:
-                directory = os.path.join(output_dir, target.output_subdir) if target.output_subdir else output_dir
-            try:
-                for rec in recover_partition(target, index_interval_bytes=index_interval_bytes,
-                                             max_index_size=max_index_bytes, limit=decompression_limit(max_message_size),
-                                             progress=bar):
-                    outcomes = check_files(rec) if check else write_files(rec, directory, force)
-                    report.segment(rec, outcomes)
-            except KsegError as exc:  # a log that cannot be opened or read
-                say(error_line(exc))
+        for done in rebuild_all(work, settings, jobs, bar):
+            if done.error is not None:
+                say(error_line(done.error))
                 code = EXIT_ERROR
+                continue
+            report.segment(done.rec, done.outcomes)
+            for o in done.outcomes:  # a refusal says so: the one error line, as well as the report's row
+                if o.status == REFUSED:
+                    say(error_line(f"{o.path}: not written: the existing file differs; give --force to replace it"))
+                elif o.status == FAILED:
+                    say(error_line(f"{o.path}: not written: {o.error.describe()}"))
     finally:
         if bar is not None:
             bar.close()

@@ -7,7 +7,8 @@ import sys
 
 import click
 
-from kseg.cli.options import binary_streams, fail, format_option, max_message_size_option, partitions_or_fail, reference_time
+from kseg.cli.options import (binary_streams, fail, format_option, io_options, max_message_size_option,
+                              partitions_or_fail, quiet_option, reference_time)
 from kseg.limits import decompression_limit
 
 _DURATION = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*(ms|s|m|min|h|d)?\s*\Z")
@@ -44,7 +45,9 @@ class Duration(click.ParamType):
                    "latest batch timestamp.")
 @max_message_size_option
 @format_option
-def txn(paths, from_start, hanging_after, at, max_message_size, output_format) -> None:
+@quiet_option
+@io_options
+def txn(paths, from_start, hanging_after, at, max_message_size, output_format, quiet, max_rate, drop_cache) -> None:
     """Transactions of partition directories (or log roots): every transaction with its
     producer, offsets, records, outcome and marker; the last stable offset and what holds
     it; hanging transactions with the kafka-transactions.sh command that aborts them; and

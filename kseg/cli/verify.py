@@ -6,7 +6,8 @@ import sys
 
 import click
 
-from kseg.cli.options import binary_streams, fail, format_option, max_message_size_option, quiet_option
+from kseg.cli.options import (binary_streams, check_spark, fail, format_option, io_options, jobs_option,
+                              max_message_size_option, note, quiet_option, spark_options)
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -17,19 +18,14 @@ from kseg.cli.options import binary_streams, fail, format_option, max_message_si
               help="Write one JSON Lines row per segment and per problem; with --spark a directory of "
                    "part files written by the executors (JSON Lines, or Parquet for a .parquet path, "
                    "local or a URI).  Checked before any work.")
-@click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Verify segments in N processes.")
+@jobs_option
 @max_message_size_option
 @format_option
 @quiet_option
-@click.option("--spark", is_flag=True, help="Run the verification as a PySpark job (pip install 'kseg[spark]').")
-@click.option("--master", default=None, help="Spark master URL (default local[*]); with --spark.")
-@click.option("--spark-conf", multiple=True, metavar="KEY=VALUE", help="Spark configuration; with --spark.")
-@click.option("--verbose", is_flag=True,
-              help="With --spark: print clean segments too (as the local command does), and Spark's own log "
-                   "on stderr.")
+@io_options
+@spark_options
 def verify_index(paths, strict, report_path, jobs, max_message_size, output_format, quiet, spark, master,
-                 spark_conf, verbose) -> None:
+                 spark_conf, verbose, max_rate, drop_cache) -> None:
     """Verify the segments of partition directories, log roots or single segment files.
 
     Every check of Kafka's --verify-index-only and --index-sanity-check, and
@@ -51,6 +47,7 @@ def verify_index(paths, strict, report_path, jobs, max_message_size, output_form
     from kseg.storage.partition import discover, nothing_found
     from kseg.storage.report import JsonlReport, check_target, is_uri
 
+    check_spark(spark, master, spark_conf, verbose)
     out, err = binary_streams()
     report = None
     try:  # the report path first: a run must not end on a path it cannot write
@@ -73,8 +70,8 @@ def verify_index(paths, strict, report_path, jobs, max_message_size, output_form
         if report is not None:
             report.discard()
         fail(err, exc)
-    for note in notes:
-        err.write(f"kseg: note: {note}\n".encode("utf-8", "replace"))
+    for text in notes:
+        note(err, text)
     if spark:
         from kseg.spark.driver import run_spark_cli
 
@@ -84,9 +81,12 @@ def verify_index(paths, strict, report_path, jobs, max_message_size, output_form
         sys.exit(code)
 
     from kseg.render import progress as progress_mod
-    from kseg.render.verify import render_result, render_summary
+    from kseg.render.verify import PartitionSummary, render_result, render_summary
     from kseg.storage.verify_run import several_log_dirs, verify_all, work_items
 
+    from kseg.storage import read_policy
+
+    read_policy.split(jobs)
     full_names = several_log_dirs(partitions)
     progress = progress_mod.make(quiet)
     if progress is not None:
@@ -94,18 +94,32 @@ def verify_index(paths, strict, report_path, jobs, max_message_size, output_form
         progress.start("verify-index", total)
     done = 0
 
+    from kseg.render import table
+
+    per_partition = PartitionSummary(full_names) if output_format == "text" and table.wanted(out) else None
+    labels = [f"{it.partition}/{it.segment.name}.log" if it.segment is not None else it.partition
+              for it in work_items(partitions)] if progress is not None else []
+    if labels:
+        progress.describe(labels.pop(0))
+
     def on_result(res) -> None:
         nonlocal done
         render_result(out, res, output_format, full_names)
+        if per_partition is not None:
+            per_partition.add(res)
         if report is not None:
             report.add(res)
         if progress is not None:
             done += res.bytes
+            if labels:  # results come in order: the next one is being read
+                progress.describe(labels.pop(0))
             progress.advance_to(done)
 
     try:
         result = verify_all(partitions, strict=strict, jobs=jobs, max_message_size=max_message_size,
                             on_result=on_result)
+        if per_partition is not None:
+            per_partition.write(out)
         render_summary(out, result, output_format)
         out.flush()
         if report is not None:

@@ -3,6 +3,8 @@ partition (camelCase fields, docs/json-output.md)."""
 
 from __future__ import annotations
 
+from kseg.jsonlines import SCHEMA_VERSION
+
 from kseg.render.txn import human, iso
 from kseg.storage.compaction import CompactionReport, SegmentTombstones
 
@@ -18,7 +20,8 @@ def overdue(s: SegmentTombstones, report: CompactionReport) -> bool:
 
 
 def segment_row(report: CompactionReport, s: SegmentTombstones) -> dict:
-    return {"type": "segment", "partition": report.partition.name, "segment": s.segment.name,
+    return {"type": "segment", "v": SCHEMA_VERSION, "logDir": report.partition.log_dir,
+            "partition": report.partition.name, "segment": s.segment.name,
             "path": s.segment.log, "tombstones": s.tombstones, "tombstoneBatches": s.tombstone_batches,
             "oldestTombstoneTimestamp": s.oldest_tombstone, "newestTombstoneTimestamp": s.newest_tombstone,
             "controlBatches": s.control_batches, "commitMarkers": s.commit_markers, "abortMarkers": s.abort_markers,
@@ -31,7 +34,8 @@ def segment_row(report: CompactionReport, s: SegmentTombstones) -> dict:
 
 def summary_row(report: CompactionReport) -> dict:
     segs = report.segments
-    return {"type": "summary", "partition": report.partition.name, "at": report.at,
+    return {"type": "summary", "v": SCHEMA_VERSION, "logDir": report.partition.log_dir,
+            "partition": report.partition.name, "at": report.at,
             "deleteRetentionMs": report.delete_retention_ms, "segments": len(segs),
             "tombstones": sum(s.tombstones for s in segs), "controlBatches": sum(s.control_batches for s in segs),
             "legacyTombstones": sum(s.legacy_tombstones for s in segs),

@@ -5,6 +5,9 @@ field names are camelCase (docs/json-output.md)."""
 
 from __future__ import annotations
 
+from kseg.jsonlines import SCHEMA_VERSION
+from kseg.storage.partition import Partition
+
 from kseg.storage.diff import BatchKey, DiffResult, Replica
 
 
@@ -17,7 +20,8 @@ def _batch(key: BatchKey | None) -> dict | None:
 
 
 def replica_row(name: str, rep: Replica) -> dict:
-    return {"type": "replica", "partition": name, "replica": rep.index, "path": rep.path,
+    return {"type": "replica", "v": SCHEMA_VERSION, "logDir": Partition(rep.path).log_dir,
+            "partition": name, "replica": rep.index, "path": rep.path,
             "logStartOffset": rep.log_start, "logEndOffset": rep.log_end, "batches": rep.batches,
             "records": rep.records, "status": rep.status, "lag": rep.lag,
             "onlyHere": [{"firstOffset": r.first_offset, "lastOffset": r.last_offset, "records": r.records,
@@ -31,7 +35,7 @@ def replica_row(name: str, rep: Replica) -> dict:
 
 
 def summary_row(res: DiffResult) -> dict:
-    return {"type": "summary", "partition": res.name, "replicas": len(res.replicas), "status": res.status,
+    return {"type": "summary", "v": SCHEMA_VERSION, "partition": res.name, "replicas": len(res.replicas), "status": res.status,
             "firstDivergentOffset": res.first_divergent_offset, "leader": res.leader, "differences": list(res.differences),
             "commonStartOffset": res.common_start, "notes": list(res.notes), "exitCode": res.exit_code}
 

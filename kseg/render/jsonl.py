@@ -8,11 +8,14 @@ as the one-line text diagnostic.
 
 from __future__ import annotations
 
+import json
+
 from kseg.errors import error_line
 from kseg.format import v2
 from kseg.format.compression import codec_name
-from kseg.jsonlines import dumps  # noqa: F401 - the form of every kseg JSON line; re-exported
+from kseg.jsonlines import SCHEMA_VERSION, dumps  # noqa: F401 - the form of every kseg JSON line; re-exported
 from kseg.render.sink import BufferedWriter
+from kseg.storage import files
 from kseg.render.values import KRaftText, control_text, string_decoder
 
 
@@ -21,7 +24,7 @@ def v2_batch_object(position: int, size: int, h, valid: bool) -> dict:
     """The ``"batch"`` object of a v2 batch from its header (a ``BatchHeader`` or scan's plain tuple)."""
     bo, _, epoch, magic, crc, attrs, delta, base_ts, max_ts, pid, pepoch, base_seq, count = h
     return {
-        "type": "batch", "position": position, "baseOffset": bo, "lastOffset": bo + delta,
+        "type": "batch", "v": SCHEMA_VERSION, "position": position, "baseOffset": bo, "lastOffset": bo + delta,
         "count": count, "baseSequence": base_seq, "lastSequence": v2.last_sequence(base_seq, delta),
         "producerId": pid, "producerEpoch": pepoch, "partitionLeaderEpoch": epoch,
         "isTransactional": bool(attrs & v2.TRANSACTIONAL_FLAG), "isControl": bool(attrs & v2.CONTROL_FLAG),
@@ -37,7 +40,7 @@ def batch_object(b, position: int) -> dict:
     if b.magic >= 2:
         return v2_batch_object(position, b.size, b.h, b.is_valid())
     return {
-        "type": "batch", "position": position, "baseOffset": b.base_offset, "lastOffset": b.last_offset,
+        "type": "batch", "v": SCHEMA_VERSION, "position": position, "baseOffset": b.base_offset, "lastOffset": b.last_offset,
         "count": None, "baseSequence": -1, "lastSequence": -1, "producerId": -1, "producerEpoch": -1,
         "partitionLeaderEpoch": -1, "isTransactional": False, "isControl": False, "deleteHorizonMs": None,
         "timestampType": b.timestamp_type, "maxTimestamp": b.max_timestamp, "size": b.size, "magic": b.magic,
@@ -50,7 +53,7 @@ def record_object(b, rec, extra: str | None, key_text: str | None, payload_text:
     :class:`~kseg.format.legacy.LegacyRecord`."""
     key, value = rec.key, rec.value
     obj = {
-        "type": "record",
+        "type": "record", "v": SCHEMA_VERSION,
         "offset": rec.offset,
         "timestampType": b.timestamp_type,
         "timestamp": rec.timestamp,
@@ -72,6 +75,17 @@ def record_object(b, rec, extra: str | None, key_text: str | None, payload_text:
     return obj
 
 
+def _json_value(text):
+    """A topic decoder's JSON text as the JSON value it is (an object in the row, not a string to decode
+    again); text that is not JSON stays a string."""
+    if isinstance(text, str) and text[:1] in "{[":
+        try:
+            return json.loads(text)
+        except ValueError:
+            pass
+    return text
+
+
 class JsonSink(BufferedWriter):
     """Writes JSON Lines to binary ``out``; diagnostics to binary ``err`` (a :class:`DumpSink`)."""
 
@@ -79,6 +93,8 @@ class JsonSink(BufferedWriter):
         super().__init__(out, err)
         self._file = None
         self.kraft_text = kraft_text
+        self.structured = False  # a topic decoder: keys and values are JSON text, written as JSON values
+        self._given: dict[str, str] = {}  # absolute path -> the path as given (a problem's "file")
 
     def emit(self, obj: dict) -> None:
         self.write(dumps(obj) + "\n")
@@ -86,27 +102,28 @@ class JsonSink(BufferedWriter):
     # -- file level ---------------------------------------------------------------
     def dumping(self, path: str) -> None:
         self._file = path
-        self.emit({"type": "file", "path": path})
+        self._given.setdefault(files.absolute(path), path)
+        self.emit({"type": "file", "v": SCHEMA_VERSION, "path": path})
 
     def unknown_file(self, path: str) -> None:
-        self.emit({"type": "ignored", "file": path, "reason": "unknown file suffix"})
+        self.emit({"type": "ignored", "v": SCHEMA_VERSION, "file": path, "reason": "unknown file suffix"})
         self.err_line(f"Ignoring unknown file {path}")
 
     def log_start(self, base_offset: int) -> None:
-        self.emit({"type": "log", "file": self._file, "baseOffset": base_offset})
+        self.emit({"type": "log", "v": SCHEMA_VERSION, "file": self._file, "baseOffset": base_offset})
 
     def bootstrap_snapshot(self) -> None:
-        self.emit({"type": "kraft_snapshot", "file": self._file, "bootstrap": True})
+        self.emit({"type": "kraft_snapshot", "v": SCHEMA_VERSION, "file": self._file, "bootstrap": True})
 
     def snapshot_start(self, end_offset: int, epoch: int) -> None:
-        self.emit({"type": "kraft_snapshot", "file": self._file, "bootstrap": False,
+        self.emit({"type": "kraft_snapshot", "v": SCHEMA_VERSION, "file": self._file, "bootstrap": False,
                    "endOffset": end_offset, "epoch": epoch})
 
     def trailing_bytes(self, n: int, name: str) -> None:
-        self.emit({"type": "trailing_bytes", "file": self._file, "bytes": n})
+        self.emit({"type": "trailing_bytes", "v": SCHEMA_VERSION, "file": self._file, "bytes": n})
 
     def error(self, exc) -> None:
-        self.emit({"type": "error", "file": exc.path, "position": exc.position,
+        self.emit({"type": "error", "v": SCHEMA_VERSION, "file": exc.path, "position": exc.position,
                    "error": type(exc).__name__, "message": exc.message, "hint": exc.hint})
         self.err_line(error_line(exc))
 
@@ -125,7 +142,12 @@ class JsonSink(BufferedWriter):
         return control_text(b, key, value, self.kraft_text)
 
     def record(self, b, rec, extra, key_text, payload_text) -> None:
-        self.emit(record_object(b, rec, extra, key_text, payload_text))
+        obj = record_object(b, rec, extra, key_text, payload_text)
+        if self.structured:
+            for name in ("key", "payload"):
+                if name in obj:
+                    obj[name] = _json_value(obj[name])
+        self.emit(obj)
 
     def legacy_record(self, b, rec, key_text, payload_text) -> None:
         self.emit(record_object(b, rec, None, key_text, payload_text))
@@ -134,7 +156,7 @@ class JsonSink(BufferedWriter):
         """Record objects of a chunk of a v2 data batch: sizes without decoders, slices with them."""
         ts_type = b.timestamp_type
         for o, ts, seq, k, v, hs in records:
-            obj = {"type": "record", "offset": o, "timestampType": ts_type, "timestamp": ts}
+            obj = {"type": "record", "v": SCHEMA_VERSION, "offset": o, "timestampType": ts_type, "timestamp": ts}
             if key_decoder is None:
                 obj["keySize"], obj["valueSize"] = k, v
             else:
@@ -151,23 +173,23 @@ class JsonSink(BufferedWriter):
 
     # -- indexes, snapshots -------------------------------------------------------
     def index_empty(self, path: str) -> None:
-        self.emit({"type": "index_empty", "file": path})
+        self.emit({"type": "index_empty", "v": SCHEMA_VERSION, "file": path})
 
     def sanity_passed(self, path: str) -> None:
-        self.emit({"type": "sanity_check", "file": path, "passed": True})
+        self.emit({"type": "sanity_check", "v": SCHEMA_VERSION, "file": path, "passed": True})
 
     def offset_entry(self, offset: int, position: int) -> None:
-        self.emit({"type": "index_entry", "offset": offset, "position": position})
+        self.emit({"type": "index_entry", "v": SCHEMA_VERSION, "offset": offset, "position": position})
 
     def time_entry(self, timestamp: int, offset: int) -> None:
-        self.emit({"type": "time_index_entry", "timestamp": timestamp, "offset": offset})
+        self.emit({"type": "time_index_entry", "v": SCHEMA_VERSION, "timestamp": timestamp, "offset": offset})
 
     def txn_entry(self, e) -> None:
-        self.emit({"type": "aborted_txn", "version": e[0], "producerId": e[1], "firstOffset": e[2],
+        self.emit({"type": "aborted_txn", "v": SCHEMA_VERSION, "version": e[0], "producerId": e[1], "firstOffset": e[2],
                    "lastOffset": e[3], "lastStableOffset": e[4]})
 
     def producer_entry(self, e) -> None:
-        obj = {"type": "producer_state", "producerId": e.producer_id, "producerEpoch": e.epoch,
+        obj = {"type": "producer_state", "v": SCHEMA_VERSION, "producerId": e.producer_id, "producerEpoch": e.epoch,
                "coordinatorEpoch": e.coordinator_epoch,
                "currentTxnFirstOffset": e.current_txn_first_offset if e.current_txn_first_offset >= 0 else None,
                "lastTimestamp": e.timestamp}
@@ -177,29 +199,30 @@ class JsonSink(BufferedWriter):
         self.emit(obj)
 
     def snapshot_error(self, exc) -> None:
-        self.emit({"type": "error", "file": self._file, "position": None, "error": type(exc).__name__,
+        self.emit({"type": "error", "v": SCHEMA_VERSION, "file": self._file, "position": None, "error": type(exc).__name__,
                    "message": exc.message, "hint": None})
         self.err_line(exc.message)
 
     # -- the end-of-run reports -----------------------------------------------------
     def problems(self, p) -> None:
+        given = self._given.get
         for path, pairs in p.index_mismatches.items():
             for a, b in reversed(pairs):
-                self.emit({"type": "problem", "kind": "index_mismatch", "file": path, "indexOffset": a,
+                self.emit({"type": "problem", "v": SCHEMA_VERSION, "kind": "index_mismatch", "file": given(path, path), "indexOffset": a,
                            "logOffset": b})
         for path, pairs in p.time_mismatches.items():
             for a, b in pairs:
-                self.emit({"type": "problem", "kind": "time_index_mismatch", "file": path,
+                self.emit({"type": "problem", "v": SCHEMA_VERSION, "kind": "time_index_mismatch", "file": given(path, path),
                            "indexTimestamp": a, "logTimestamp": b})
         for path, pairs in p.out_of_order.items():
             for a, b in pairs:
-                self.emit({"type": "problem", "kind": "out_of_order_timestamp", "file": path,
+                self.emit({"type": "problem", "v": SCHEMA_VERSION, "kind": "out_of_order_timestamp", "file": given(path, path),
                            "indexTimestamp": a, "previousTimestamp": b})
         for path, pairs in p.not_found.items():
             for a, b in pairs:
-                self.emit({"type": "problem", "kind": "offset_not_found", "file": path, "indexOffset": a,
+                self.emit({"type": "problem", "v": SCHEMA_VERSION, "kind": "offset_not_found", "file": given(path, path), "indexOffset": a,
                            "logOffset": b})
         for path, pairs in p.non_consecutive.items():
             for a, b in reversed(pairs):
-                self.emit({"type": "problem", "kind": "non_consecutive_offsets", "file": path, "offset": a,
+                self.emit({"type": "problem", "v": SCHEMA_VERSION, "kind": "non_consecutive_offsets", "file": given(path, path), "offset": a,
                            "nextOffset": b})

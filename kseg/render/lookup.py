@@ -9,6 +9,8 @@ its ``batch`` and ``record`` objects are those of ``kseg dump --format json``.
 
 from __future__ import annotations
 
+from kseg.jsonlines import SCHEMA_VERSION
+
 import datetime as _dt
 import os
 
@@ -17,6 +19,7 @@ from kseg.render.jsonl import batch_object, dumps, record_object
 from kseg.render.text import TextSink
 from kseg.storage.lookup import AT_END, BELOW_START, EMPTY, NEXT, PAST_END, OffsetLookup
 from kseg.storage.lookup_time import TimeLookup
+from kseg.storage.partition import Partition
 
 
 def iso(ms: int) -> str:
@@ -152,13 +155,20 @@ def scan_json(scan) -> dict | None:
     return {"from": scan.start, "batches": scan.batches, "bytes": scan.bytes, "batchPosition": scan.found_position}
 
 
+def _where(path: str) -> dict:
+    """The fields naming a partition in every row: its log directory (absolute), its directory name,
+    and the path as given."""
+    part = Partition(path)
+    return {"logDir": part.log_dir, "partition": part.name, "path": path}
+
+
 def offset_json(r: OffsetLookup, partition: str, decoders: tuple) -> dict:
     obj = {
-        "type": "offset_lookup", "partition": partition, "target": r.target, "status": r.status,
+        "type": "offset_lookup", "v": SCHEMA_VERSION, **_where(partition), "target": r.target, "status": r.status,
         "found": r.found, "offset": r.record.offset if r.record else None,
         "compacted": r.status == NEXT, "reason": offset_reason(r),
         "segments": r.segments, "logStartOffset": r.log_start, "logEndOffset": r.log_end,
-        "path": [{"segment": s.segment.log, "baseOffset": s.segment.base_offset,
+        "steps": [{"segment": s.segment.name, "path": s.segment.log, "baseOffset": s.segment.base_offset,
                   "relativeOffset": r.target - s.segment.base_offset, "index": index_json(s.index),
                   "scan": scan_json(s.scan), "outcome": s.outcome} for s in r.steps],
         "batch": None, "record": None, "notes": r.notes,
@@ -257,14 +267,14 @@ def write_time_text(sink: TextSink, r: TimeLookup, partition: str, decoders: tup
 def time_json(r: TimeLookup, partition: str, decoders: tuple) -> dict:
     c = r.chosen
     obj = {
-        "type": "time_lookup", "partition": partition, "target": r.target, "special": r.special,
+        "type": "time_lookup", "v": SCHEMA_VERSION, **_where(partition), "target": r.target, "special": r.special,
         "status": r.status, "found": r.found,
         "offset": r.offset if r.found else -1, "timestamp": r.timestamp if r.found else -1,
         "reason": time_reason(r),
         "segments": r.segments, "logStartOffset": r.log_start, "logEndOffset": r.log_end,
-        "skippedSegments": [{"file": s.segment.log, "baseOffset": s.segment.base_offset,
+        "skippedSegments": [{"segment": s.segment.name, "path": s.segment.log, "baseOffset": s.segment.base_offset,
                              "largestTimestamp": s.timestamp, "source": s.source} for s in r.skipped],
-        "segment": None if c is None else {"file": c.segment.log, "baseOffset": c.segment.base_offset,
+        "segment": None if c is None else {"segment": c.segment.name, "path": c.segment.log, "baseOffset": c.segment.base_offset,
                                            "largestTimestamp": c.timestamp, "source": c.source},
         "timeIndex": None if r.time_entry is None else {
             "entry": r.time_slot if r.time_slot >= 0 else None, "timestamp": r.time_entry.timestamp,

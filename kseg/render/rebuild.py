@@ -6,8 +6,10 @@ from __future__ import annotations
 from collections import Counter
 
 from kseg.limits import EXIT_ERROR, EXIT_OK, EXIT_PROBLEMS  # EXIT_ERROR: cli/rebuild imports it from here
+from kseg.jsonlines import SCHEMA_VERSION
 from kseg.render.jsonl import dumps
-from kseg.storage import files
+from kseg.storage import files, location
+from kseg.storage.partition import Partition
 from kseg.storage.rebuild import Recovered
 from kseg.storage.rebuild_write import (
     ABSENT,
@@ -90,6 +92,10 @@ class RebuildReport:
         self.damaged = 0
         self.unreadable_dirs = 0
         self.code = EXIT_OK
+        from kseg.render.table import wanted
+
+        # a terminal gets a per-partition table before the summary line: name -> Counter of statuses
+        self.per_partition: dict[str, Counter] | None = None if self.json or not wanted(out) else {}
 
     def _write(self, text: str) -> None:
         self.out.write(text.encode("utf-8", "replace"))
@@ -100,6 +106,11 @@ class RebuildReport:
         self.damaged += rec.truncated > 0 or rec.failure is not None
         self.counts.update(o.status for o in outcomes)
         self.code = max(self.code, exit_code(rec, outcomes))
+        if self.per_partition is not None:
+            row = self.per_partition.setdefault(files.display(location.parent(rec.segment.log)), Counter())
+            row["segments"] += 1
+            row["damaged"] += rec.truncated > 0 or rec.failure is not None
+            row.update(o.status for o in outcomes)
         if self.json:
             self._write(dumps(segment_json(rec, outcomes)) + "\n")
             return
@@ -111,18 +122,29 @@ class RebuildReport:
         self.unreadable_dirs += 1
         self.code = EXIT_ERROR
         if self.json:
-            self._write(dumps({"type": "unreadable", "path": files.display(path), "error": why}) + "\n")
+            part = Partition(path)
+            self._write(dumps({"type": "unreadable", "v": SCHEMA_VERSION, "logDir": part.log_dir,
+                               "partition": part.name, "path": files.display(path), "error": why}) + "\n")
         else:
             self._write(f"{why}; nothing in it was checked or rebuilt\n")
+
+    def _table(self, order: list[str]) -> None:
+        from kseg.render.table import write_table
+
+        columns, rows = _table_rows(self.per_partition, order)
+        self.out.flush()
+        write_table(self.out, "rebuild-index: files per partition", columns, rows)
 
     def summary(self, notes: list[str]) -> int:
         order = [SAME, OLDER_RULE, UNCHANGED, WRITTEN, REPLACED, DIFFERS, MISSING, REFUSED, FAILED, SKIPPED, ABSENT]
         parts = [f"{self.counts[k]} {k}" for k in order if self.counts[k]]
         if self.json:
-            self._write(dumps({"type": "summary", "segments": self.segments, "files": dict(self.counts),
+            self._write(dumps({"type": "summary", "v": SCHEMA_VERSION, "segments": self.segments, "files": dict(self.counts),
                                 "damagedLogs": self.damaged, "unreadableDirectories": self.unreadable_dirs,
                                 "notes": notes, "exitCode": self.code}) + "\n")
         else:
+            if self.per_partition:
+                self._table(order)
             damaged = ""
             if self.damaged:
                 damaged = f"; {self.damaged} log{'s' if self.damaged != 1 else ''} with invalid data"
@@ -134,10 +156,22 @@ class RebuildReport:
         return self.code
 
 
+def _table_rows(per_partition: dict, order: list[str]) -> tuple[list[str], list[list]]:
+    shown = [k for k in order if any(c[k] for c in per_partition.values())]
+    names = Counter(location.basename(path) for path in per_partition)  # a name twice (two log dirs): the path
+    rows = [[location.basename(path) if names[location.basename(path)] == 1 else path, c["segments"],
+             *(c[k] for k in shown), c["damaged"]] for path, c in per_partition.items()]
+    return ["partition", "segments", *shown, "logs with invalid data"], rows
+
+
 def segment_json(rec: Recovered, outcomes: list[FileOutcome]) -> dict:
+    part = Partition(location.dirname(rec.segment.log))
     return {
-        "type": "segment",
-        "log": files.display(rec.segment.log),
+        "type": "segment", "v": SCHEMA_VERSION,
+        "logDir": part.log_dir,
+        "partition": part.name,
+        "segment": rec.segment.name,
+        "path": files.display(rec.segment.log),
         "baseOffset": rec.segment.base_offset,
         "logSize": rec.log_size,
         "validBytes": rec.valid_bytes,

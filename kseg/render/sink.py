@@ -25,6 +25,7 @@ class BufferedWriter:
         self.err = err
         self._parts: list[str] = []
         self._size = 0
+        self.quiet = False  # --quiet: no note lines
 
     def write(self, text: str) -> None:
         self._parts.append(text)
@@ -54,7 +55,8 @@ class BufferedWriter:
         self.err.flush()
 
     def note(self, message: str) -> None:
-        self.err_line(f"kseg: note: {message}")
+        if not self.quiet:
+            self.err_line(f"kseg: note: {message}")
 
     def error(self, exc: KsegError) -> None:
         self.err_line(error_line(exc))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import datetime
 
-from kseg.jsonlines import dumps
+from kseg.jsonlines import SCHEMA_VERSION, dumps
 from kseg.storage.txn import OPEN, Transaction, TxnReport
 from kseg.storage.txn_audit import TxnProblem
 
@@ -39,7 +39,7 @@ def human(ms: int | None) -> str:
 
 
 def transaction_row(partition: str, t: Transaction) -> dict:
-    return {"type": "transaction", "partition": partition, "producerId": t.producer_id,
+    return {"type": "transaction", "v": SCHEMA_VERSION, "partition": partition, "producerId": t.producer_id,
             "producerEpoch": t.producer_epoch, "firstOffset": t.first_offset, "lastOffset": t.last_offset,
             "records": t.records, "batches": t.batches, "outcome": t.outcome, "markerOffset": t.marker_offset,
             "coordinatorEpoch": t.coordinator_epoch, "firstTimestamp": t.first_timestamp,
@@ -50,14 +50,15 @@ def transaction_row(partition: str, t: Transaction) -> dict:
 
 
 def problem_row(partition: str, p: TxnProblem) -> dict:
-    return {"type": "problem", "partition": partition, "segment": p.segment, "file": p.file, "kind": p.kind,
+    return {"type": "problem", "v": SCHEMA_VERSION, "partition": partition, "segment": p.segment, "file": p.file, "kind": p.kind,
             "message": p.message, "position": p.position, "entry": p.entry, "expected": p.expected,
             "found": p.found, "command": p.command}
 
 
 def summary_row(r: TxnReport) -> dict:
     holder = r.lso_holder
-    return {"type": "summary", "partition": r.name, "path": r.partition.path, "fromStart": r.from_start,
+    return {"type": "summary", "v": SCHEMA_VERSION, "logDir": r.partition.log_dir,
+            "partition": r.name, "path": r.partition.path, "fromStart": r.from_start,
             "startOffset": r.start_offset, "snapshot": r.snapshot, "logStartOffset": r.log_start,
             "logEndOffset": r.log_end, "lastStableOffset": r.last_stable_offset,
             "lsoHeldBy": None if holder is None else {"producerId": holder.producer_id,

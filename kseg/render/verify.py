@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from kseg.jsonlines import dumps
+from kseg.jsonlines import SCHEMA_VERSION, dumps
 from kseg.storage import files
 from kseg.storage.report import result_rows
 from kseg.storage.verify_result import Problem, SegmentResult
@@ -61,6 +61,34 @@ def render_result(out, res: SegmentResult, output_format: str, full_names: bool 
     _write(out, "\n".join(lines) + "\n")
 
 
+class PartitionSummary:
+    """Per-partition counts for the table a terminal gets before the summary line."""
+
+    def __init__(self, full_names: bool) -> None:
+        self.full = full_names
+        self.rows: dict[str, list[int]] = {}  # name -> [segments, clean, with problems, failed, problems, bytes]
+
+    def add(self, res: SegmentResult) -> None:
+        if is_directory_row(res):
+            name = label(res, self.full)
+        else:
+            name = files.display(os.path.dirname(res.path) or ".") if self.full else res.partition
+        row = self.rows.setdefault(name, [0, 0, 0, 0, 0, 0])
+        row[0] += 1
+        row[1] += res.status == "clean"
+        row[2] += res.status == "problems"
+        row[3] += res.status == "failed"
+        row[4] += len(res.problems)
+        row[5] += res.bytes
+
+    def write(self, out) -> None:
+        from kseg.render.table import write_table
+
+        write_table(out, "verify-index: per partition",
+                    ["partition", "segments", "clean", "with problems", "failed", "problems", "bytes"],
+                    [[name, *counts] for name, counts in self.rows.items()])
+
+
 def summary_line(report: Report) -> str:
     """``N segments verified (B bytes), C clean, ...``: the run's last line (black's Report style)."""
     parts = [f"{report.segments} segment{'s' * (report.segments != 1)} verified ({report.bytes} bytes)",
@@ -79,7 +107,7 @@ def summary_line(report: Report) -> str:
 
 def render_summary(out, report: Report, output_format: str) -> None:
     if output_format == "json":
-        _write(out, dumps({"type": "summary", "segments": report.segments, "clean": report.clean,
+        _write(out, dumps({"type": "summary", "v": SCHEMA_VERSION, "segments": report.segments, "clean": report.clean,
                            "withProblems": report.with_problems, "failed": report.failed,
                            "unreadableDirectories": report.unreadable_dirs, "problems": report.problems,
                            "bytes": report.bytes, "exitCode": report.exit_code}) + "\n")

@@ -88,8 +88,15 @@ def _split(uri: str) -> tuple[str, str]:
 def join(base: str, name: str) -> str:
     """``base/name`` for a local path or a URI."""
     if not is_uri(base):
-        return os.path.join(base, name)
+        return name if base == os.curdir else os.path.join(base, name)
     return base.rstrip("/") + "/" + name
+
+
+def parent(path: str) -> str:
+    """The directory holding ``path`` in the form it was given (``.`` for a bare file name)."""
+    if is_uri(path):
+        return dirname(path)
+    return os.path.dirname(path.rstrip("/")) or os.curdir
 
 
 def dirname(path: str) -> str:

@@ -286,7 +286,7 @@ def discover(paths: list[str], notes: list[str]) -> list[Partition]:
         if base is None or files.suffix(path) not in SEGMENT_SUFFIXES:
             raise InputError("not a segment file (<base offset>.log, .index, .timeindex or .txnindex)",
                              path=path, hint=LAYOUT_HINT)
-        directory = os.path.dirname(os.path.abspath(path))
+        directory = location.parent(path)  # as given (an absolute path only when given one)
         key = os.path.realpath(directory)
         if key in whole:
             continue

@@ -21,7 +21,7 @@ import struct
 from typing import Iterator
 
 from kseg.errors import CorruptRecordError, InputError
-from kseg.storage import files
+from kseg.storage import files, read_policy
 from kseg.format import v2
 from kseg.storage.batch import FileBatch, LegacyBatch, V2Batch, crc32c_function
 
@@ -111,7 +111,11 @@ class FileRecords:
             )
         self._win_start = position
         self._win_len = 0
+        policy = read_policy.current  # --max-rate, --drop-cache (kseg.storage.read_policy)
+        token = None if policy is None else policy.before(self._f, position, length)
         self._read_into(position, self._view[:length])
+        if policy is not None:
+            policy.after(token, length)
         self._win_len = length
         return self._view, 0
 

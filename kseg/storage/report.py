@@ -1,7 +1,7 @@
 """Verification report rows: one schema shared by the local command and the Spark job.
 
 Rows are flat dicts (JSON Lines, or Parquet from Spark).  Every row has
-``type`` (``segment`` or ``problem``), ``logDir`` (the log directory holding
+``type`` (``segment`` or ``problem``), ``v`` (the schema version, ``docs/json-output.md``), ``logDir`` (the log directory holding
 the partition, absolute: replicas under two brokers' log roots are two
 logs), ``partition`` and ``segment``.
 
@@ -22,24 +22,24 @@ import os
 import stat
 
 from kseg.errors import InputError
-from kseg.jsonlines import dumps
+from kseg.jsonlines import SCHEMA_VERSION, dumps
 from kseg.storage.atomic import AtomicStream
 from kseg.storage.verify_result import SegmentResult
 
-SEGMENT_FIELDS = ("type", "logDir", "partition", "segment", "path", "bytes", "batches", "problems", "status",
+SEGMENT_FIELDS = ("type", "v", "logDir", "partition", "segment", "path", "bytes", "batches", "problems", "status",
                   "error", "notes")
-PROBLEM_FIELDS = ("type", "logDir", "partition", "segment", "file", "kind", "message", "position", "entry",
+PROBLEM_FIELDS = ("type", "v", "logDir", "partition", "segment", "file", "kind", "message", "position", "entry",
                   "expected", "found")
 
 
 def segment_row(res: SegmentResult) -> dict:
-    return {"type": "segment", "logDir": res.log_dir, "partition": res.partition, "segment": res.segment or None,
+    return {"type": "segment", "v": SCHEMA_VERSION, "logDir": res.log_dir, "partition": res.partition, "segment": res.segment or None,
             "path": res.path, "bytes": res.bytes, "batches": res.batches, "problems": len(res.problems),
             "status": res.status, "error": res.failed, "notes": list(res.notes)}
 
 
 def problem_rows(res: SegmentResult) -> list[dict]:
-    return [{"type": "problem", "logDir": res.log_dir, "partition": res.partition, "segment": res.segment,
+    return [{"type": "problem", "v": SCHEMA_VERSION, "logDir": res.log_dir, "partition": res.partition, "segment": res.segment,
              "file": p.file, "kind": p.kind, "message": p.message, "position": p.position, "entry": p.entry,
              "expected": p.expected, "found": p.found} for p in res.problems]
 
@@ -135,7 +135,7 @@ def sort_key(row: dict) -> tuple:
 
 # -- a report as a directory of part files (written by many writers at once: Spark's executors) -----------
 # The columns of a Parquet report: every row type in one schema, nulls where a field does not apply.
-COLUMNS = (("type", "string"), ("logDir", "string"), ("partition", "string"), ("segment", "string"),
+COLUMNS = (("type", "string"), ("v", "int64"), ("logDir", "string"), ("partition", "string"), ("segment", "string"),
            ("path", "string"), ("bytes", "int64"), ("batches", "int64"), ("problems", "int64"),
            ("status", "string"), ("error", "string"), ("notes", "list<string>"), ("file", "string"),
            ("kind", "string"), ("message", "string"), ("position", "int64"), ("entry", "int64"),

@@ -40,7 +40,7 @@ def test_counts_ages_and_horizons(tmp_path: Path) -> None:
         (0, 2, True)
     assert (seg2["tombstones"], seg2["withDeleteHorizon"], seg2["pastDeleteHorizon"], seg2["minDeleteHorizonMs"],
             seg2["maxDeleteHorizonMs"]) == (2, 2, 1, T + DAY, T + 3 * DAY)
-    assert summary == {"type": "summary", "partition": "compacted-0", "at": T + 2 * DAY,
+    assert summary == {"type": "summary", "v": 1, "logDir": str(tmp_path), "partition": "compacted-0", "at": T + 2 * DAY,
                        "deleteRetentionMs": DAY, "segments": 2, "tombstones": 4, "controlBatches": 1,
                        "legacyTombstones": 0, "pastDeleteHorizon": 1, "withoutDeleteHorizon": 2,
                        "segmentsOlderThanRetentionWithoutHorizon": 1}

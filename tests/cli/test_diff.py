@@ -47,7 +47,7 @@ def test_a_prefix_is_lagging_not_divergent(brokers: Path) -> None:
     r = run_cli(["diff", "--format", "json", part(brokers, "b1"), part(brokers, "b3")])
     assert r.exit_code == 0
     a, b, summary = rows(r)
-    assert summary == {"type": "summary", "partition": "events-0", "replicas": 2, "status": "lagging",
+    assert summary == {"type": "summary", "v": 1, "partition": "events-0", "replicas": 2, "status": "lagging",
                        "firstDivergentOffset": None, "leader": None, "differences": [], "commonStartOffset": 0,
                        "notes": [], "exitCode": 0}
     assert (a["status"], a["lag"], a["logEndOffset"]) == ("identical", 0, 150)

@@ -42,7 +42,9 @@ def test_json_output() -> None:
     assert r.exit_code == 0
     (obj,) = [json.loads(line) for line in r.text.splitlines()]
     assert obj["type"] == "offset_lookup" and obj["found"] and obj["offset"] == 110 and not obj["compacted"]
-    (step,) = obj["path"]
+    assert (obj["partition"], obj["path"], obj["logDir"]) == ("plain-v2-0", "plain-v2-0", str(CORPUS_DATA))
+    (step,) = obj["steps"]
+    assert (step["segment"], step["path"]) == ("00000000000000000000", "plain-v2-0/00000000000000000000.log")
     assert step["index"] == {"file": "plain-v2-0/00000000000000000000.index", "entries": 5, "entry": 1,
                              "offset": 103, "relativeOffset": 103, "position": 10169}
     assert step["scan"] == {"from": 10169, "batches": 2, "bytes": 1536, "batchPosition": 10500}

@@ -46,7 +46,7 @@ def test_check_on_the_whole_corpus_reports_what_differs_and_exit_1() -> None:
     # healthy files written by the pre-KAFKA-806 rule (one entry per multi-batch append): valid, not a difference
     older = sorted({os.path.dirname(f["file"]) for o in objs for f in o["files"] if f["status"] == "older-rule"})
     assert older == ["./follower-v2-0", "./v0-none-0", "./v1-logappendtime-none-0", "./v1-none-0"]
-    crc = next(o for o in objs if o["log"] == "./corrupt-crc-0/00000000000000000000.log")
+    crc = next(o for o in objs if o["path"] == "./corrupt-crc-0/00000000000000000000.log")
     assert (crc["validBytes"], crc["truncateBytes"], crc["stop"]["position"]) == (3117, 25520, 3117)
     assert snapshot(CORPUS_DATA / "corrupt-crc-0") == before
 

@@ -1,0 +1,166 @@
+"""Reading politely on a live broker: ``--max-rate`` and ``--drop-cache``.
+
+Both apply to the one segment reader's window reads
+(:meth:`kseg.storage.records.FileRecords.window`), so every command gets them.
+
+``--max-rate``: after each window read the reader sleeps until the bytes read
+so far in this process average at most the rate (a token bucket without
+burst; with ``--jobs N`` the rate is split between the N processes).
+
+``--drop-cache``: kseg's reads should not push the broker's hot pages out of
+the page cache (the reason Kafka added ``--max-bytes`` to its dump tool,
+KIP-824).  Before reading a window kseg asks the kernel which of its pages
+are resident (``mincore(2)`` on a throw-away ``mmap`` of the range, through
+ctypes: Python's stdlib has no mincore); after the read it evicts with
+``posix_fadvise(POSIX_FADV_DONTNEED)`` exactly the pages that were not
+resident before, i.e. the pages kseg itself brought in.  Pages the broker had
+cached stay.  Read-ahead is turned off on the file (``POSIX_FADV_RANDOM``) so
+the kernel brings in no pages kseg did not ask for (8 MiB windows keep reads
+large).  Approximations: a page the broker reads *while* kseg holds it is
+dropped too (it was not resident before kseg's read); DONTNEED does not evict
+dirty pages (a segment being written), which is what a broker wants.  Where
+mincore is unavailable (not Linux, a remote file) nothing is evicted.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import mmap
+import os
+import time
+
+PAGE = mmap.PAGESIZE
+
+
+class Throttle:
+    """At most ``rate`` bytes a second, averaged from the first read."""
+
+    def __init__(self, rate: float) -> None:
+        self.rate = rate
+        self.start: float | None = None
+        self.done = 0
+
+    def after(self, n: int) -> None:
+        now = time.monotonic()
+        if self.start is None:
+            self.start = now
+        self.done += n
+        wait = self.done / self.rate - (now - self.start)
+        if wait > 0:
+            time.sleep(wait)
+
+
+class _Libc:
+    """``mmap``/``mincore``/``munmap`` from the C library, or None where they are missing."""
+
+    def __init__(self) -> None:
+        libc = ctypes.CDLL(None, use_errno=True)
+        self.mmap = libc.mmap
+        self.mmap.restype = ctypes.c_void_p
+        self.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                              ctypes.c_long]
+        self.mincore = libc.mincore
+        self.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p]
+        self.munmap = libc.munmap
+        self.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+
+
+_libc: _Libc | None = None
+MAP_FAILED = ctypes.c_void_p(-1).value
+
+
+def resident(fd: int, start: int, length: int) -> bytes | None:
+    """One byte per page of ``[start, start+length)`` (``start`` page-aligned), bit 0 set when the page is
+    in the page cache; None when it cannot be told."""
+    global _libc
+    if length <= 0:
+        return b""
+    try:
+        if _libc is None:
+            _libc = _Libc()
+        addr = _libc.mmap(None, length, mmap.PROT_READ, mmap.MAP_SHARED, fd, start)
+    except (OSError, AttributeError):
+        return None
+    if addr is None or addr == MAP_FAILED:
+        return None
+    try:
+        vec = ctypes.create_string_buffer((length + PAGE - 1) // PAGE)
+        if _libc.mincore(addr, length, vec) != 0:
+            return None
+        return vec.raw
+    finally:
+        _libc.munmap(addr, length)
+
+
+def _runs(vec: bytes):
+    """(first page, page count) of each run of pages that were not resident."""
+    i, n = 0, len(vec)
+    while i < n:
+        if vec[i] & 1:
+            i += 1
+            continue
+        j = i
+        while j < n and not vec[j] & 1:
+            j += 1
+        yield i, j - i
+        i = j
+
+
+class CacheGuard:
+    """Evicts after each read the pages the read brought into the page cache."""
+
+    def before(self, fd: int, position: int, length: int):
+        start = position - position % PAGE
+        try:
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_RANDOM)
+        except OSError:
+            pass
+        return start, resident(fd, start, position + length - start)
+
+    def after(self, fd: int, token) -> None:
+        start, vec = token
+        if vec is None:
+            return
+        for first, count in _runs(vec):
+            try:
+                os.posix_fadvise(fd, start + first * PAGE, count * PAGE, os.POSIX_FADV_DONTNEED)
+            except OSError:
+                return
+
+
+class ReadPolicy:
+    """What the reader does around each window read (``current``: None when neither option is given)."""
+
+    def __init__(self, max_rate: float | None, drop_cache: bool) -> None:
+        self.throttle = Throttle(max_rate) if max_rate else None
+        self.guard = CacheGuard() if drop_cache else None
+
+    def before(self, f, position: int, length: int):
+        if self.guard is None:
+            return None
+        try:
+            fd = f.fileno()
+        except (OSError, AttributeError, ValueError):  # not a local file
+            return None
+        return fd, self.guard.before(fd, position, length)
+
+    def after(self, token, n: int) -> None:
+        if token is not None:
+            self.guard.after(*token)
+        if self.throttle is not None:
+            self.throttle.after(n)
+
+
+current: ReadPolicy | None = None
+
+
+def configure(max_rate: float | None = None, drop_cache: bool = False) -> None:
+    """Set the policy of this process (and of the worker processes it forks)."""
+    global current
+    current = ReadPolicy(max_rate, drop_cache) if (max_rate or drop_cache) else None
+
+
+def split(jobs: int) -> None:
+    """``--jobs N``: each of the N processes gets 1/N of ``--max-rate``."""
+    if current is not None and current.throttle is not None and jobs > 1:
+        current.throttle = Throttle(current.throttle.rate / jobs)

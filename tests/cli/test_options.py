@@ -1,0 +1,287 @@
+"""One interface: every command's shared options have the same names, help and meaning (issue 13)."""
+
+from __future__ import annotations
+
+import importlib
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+import pytest
+
+from kseg.cli import options
+from kseg.cli.main import COMMANDS
+from tests.conftest import run_cli, run_subprocess
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE = ROOT / "examples" / "orders-0"
+LOG = SAMPLE / "00000000000000000000.log"
+
+# Where each shared option applies (commands outside a set do not take it).
+WHERE = {
+    "quiet": set(COMMANDS),
+    "jobs": {"verify-index", "rebuild-index"},
+    "key_decoder": {"dump", "lookup-offset", "lookup-time", "export"},
+    "value_decoder": {"dump", "lookup-offset", "lookup-time", "export"},
+    "output_format": set(COMMANDS) - {"export"},
+    "max_message_size": set(COMMANDS) - {"diff"},
+    "spark": {"verify-index", "export", "diff"},
+    "master": {"verify-index", "export", "diff"},
+    "spark_conf": {"verify-index", "export", "diff"},
+    "verbose": {"verify-index", "export", "diff"},
+    "max_rate": set(COMMANDS),
+    "drop_cache": set(COMMANDS),
+}
+
+# The reference: the option as the shared module declares it.
+@click.command()
+@options.quiet_option
+@options.jobs_option
+@options.decoder_options
+@options.format_option
+@options.max_message_size_option
+@options.spark_options
+@options.io_options
+def _reference(**_kw) -> None:
+    pass
+
+
+REFERENCE = {p.name: p for p in _reference.params}
+
+
+def _command(name: str) -> click.Command:
+    module, attr, _ = COMMANDS[name]
+    return getattr(importlib.import_module(module), attr)
+
+
+def _describe(p: click.Parameter) -> tuple:
+    return (sorted(p.opts), sorted(p.secondary_opts), p.help, getattr(p, "is_flag", False), p.multiple,
+            repr(p.type), p.default, p.show_default)
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_shared_options_have_one_name_help_and_meaning(name: str) -> None:
+    params = {p.name: p for p in _command(name).params}
+    for option, commands in WHERE.items():
+        if name in commands:
+            assert option in params, f"{name} lacks {REFERENCE[option].opts}"
+            assert _describe(params[option]) == _describe(REFERENCE[option]), (name, option)
+        else:
+            assert option not in params, f"{name} takes {option}: add it to WHERE with its meaning"
+    assert params["quiet"].opts == ["--quiet", "-q"] or sorted(params["quiet"].opts) == ["--quiet", "-q"]
+
+
+def test_every_command_walked() -> None:
+    assert set(COMMANDS) == {"dump", "verify-index", "lookup-offset", "lookup-time", "rebuild-index", "txn",
+                             "diff", "compaction", "export"}
+
+
+@pytest.mark.parametrize("name,args", [
+    ("verify-index", [str(SAMPLE)]),
+    ("export", [str(SAMPLE), "-o", "/tmp/never.parquet"]),
+    ("diff", [str(SAMPLE), str(SAMPLE)]),
+])
+@pytest.mark.parametrize("extra", [["--master", "local[1]"], ["--spark-conf", "a=b"], ["--verbose"]])
+def test_spark_options_without_spark_are_usage_errors(name: str, args: list[str], extra: list[str]) -> None:
+    r = run_cli([name, *extra, *args])
+    assert r.exit_code == 2
+    assert r.errtext.splitlines() == [f"kseg: error: {extra[0]} takes effect only with --spark"], r.errtext
+    assert r.stdout == b""
+
+
+@pytest.mark.parametrize("extra", [["--max-rate", "10"], ["--drop-cache"]])
+def test_read_pacing_with_spark_is_a_usage_error(extra: list[str]) -> None:
+    r = run_cli(["verify-index", "--spark", *extra, str(SAMPLE)])
+    assert r.exit_code == 2 and len(r.errtext.splitlines()) == 1 and "--max-rate and --drop-cache" in r.errtext
+
+
+@pytest.mark.parametrize("spelling", ["--key-decoder-class", "--key-decoder", "--value-decoder-class",
+                                      "--value-decoder"])
+@pytest.mark.parametrize("name", ["lookup-offset", "lookup-time"])
+def test_kafka_decoder_spellings_on_the_lookups(name: str, spelling: str) -> None:
+    where = "5" if name == "lookup-offset" else "1730000000005"
+    r = run_cli([name, spelling, "hex", where, str(SAMPLE)])
+    plain = run_cli([name, where, str(SAMPLE)])
+    assert r.exit_code == 0 and r.text != plain.text  # the key printed in hex, not as a string
+
+
+def test_quiet_silences_notes_on_the_lookups(tmp_path: Path) -> None:
+    part = tmp_path / "orders-0"
+    shutil.copytree(SAMPLE, part)
+    (part / "00000000000000000000.index").unlink()  # the lookup notes a missing index
+    loud = run_cli(["lookup-offset", "3", str(part)])
+    assert "kseg: note:" in loud.errtext
+    quiet = run_cli(["lookup-offset", "-q", "3", str(part)])
+    assert quiet.exit_code == loud.exit_code == 0
+    assert "kseg: note:" not in quiet.errtext and quiet.stdout == loud.stdout
+
+
+def test_lookup_time_takes_negative_codes() -> None:
+    """-1 is Kafka's "latest": an argument, not an unknown option; -h is still help."""
+    r = run_cli(["lookup-time", "-1", str(SAMPLE)])
+    assert r.exit_code == 0 and "latest" in r.text
+    assert run_cli(["lookup-time", "-2", str(SAMPLE)]).exit_code == 0
+    h = run_cli(["lookup-time", "-h"])
+    assert h.exit_code == 0 and "Usage:" in h.text
+
+
+@pytest.mark.parametrize("name", ["lookup-offset", "lookup-time"])
+def test_a_misspelt_option_is_still_named(name: str) -> None:
+    r = run_cli([name, "--formt", "json", "3", str(SAMPLE)])
+    assert r.exit_code == 2 and "No such option '--formt'" in r.errtext
+
+
+def test_rebuild_refusal_prints_the_error_line(tmp_path: Path) -> None:
+    part = tmp_path / "orders-0"
+    shutil.copytree(SAMPLE, part)
+    index = part / "00000000000000000000.index"
+    index.write_bytes(index.read_bytes() + bytes(8))
+    r = run_cli(["rebuild-index", str(part)])
+    assert r.exit_code == 2
+    errors = [line for line in r.errtext.splitlines() if line.startswith("kseg: error: ")]
+    assert errors == [f"kseg: error: {index}: not written: the existing file differs; give --force to replace it"]
+
+
+def test_rebuild_jobs_equals_one_process(tmp_path: Path) -> None:
+    for name in ("orders-1", "orders-2", "orders-10"):
+        shutil.copytree(SAMPLE, tmp_path / name)
+    one = run_cli(["rebuild-index", "--check", "--format", "json", str(tmp_path)])
+    many = run_subprocess(["rebuild-index", "--check", "-j", "2", "--format", "json", str(tmp_path)])
+    assert one.exit_code == many.exit_code == 0
+    assert one.stdout == many.stdout
+
+
+def test_binary_streams_not_deprecated_click() -> None:
+    for path in (ROOT / "kseg").rglob("*.py"):
+        assert "get_binary_stream(" not in path.read_text(), path
+
+
+COMMAND_RUNS = {
+    "dump": ["dump", "--deep-iteration", str(LOG)],
+    "verify-index": ["verify-index", str(SAMPLE)],
+    "lookup-offset": ["lookup-offset", "3", str(SAMPLE)],
+    "lookup-time": ["lookup-time", "earliest", str(SAMPLE)],
+    "rebuild-index": ["rebuild-index", "--check", str(SAMPLE)],
+    "txn": ["txn", str(SAMPLE)],
+    "diff": ["diff", str(SAMPLE), str(SAMPLE)],
+    "compaction": ["compaction", "--at", "0", str(SAMPLE)],
+    "export": ["export", "--force", str(SAMPLE), "-o", "{tmp}/out.parquet"],
+}
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_no_deprecation_warning(name: str, tmp_path: Path) -> None:
+    """``python -W error::DeprecationWarning -m kseg ...`` runs clean on every command."""
+    args = [a.replace("{tmp}", str(tmp_path)) for a in COMMAND_RUNS[name]]
+    p = subprocess.run([sys.executable, "-W", "error::DeprecationWarning", "-m", "kseg", *args],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert "Warning" not in p.stderr and "Traceback" not in p.stderr, p.stderr
+    h = subprocess.run([sys.executable, "-W", "error::DeprecationWarning", "-m", "kseg", name, "--help"],
+                       capture_output=True, text=True, timeout=60)
+    assert h.returncode == 0 and "Warning" not in h.stderr, h.stderr
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_shell_completion_script(shell: str) -> None:
+    """docs/options.md: ``_KSEG_COMPLETE=bash_source kseg`` prints a completion script."""
+    import os
+
+    env = dict(os.environ, _KSEG_COMPLETE=f"{shell}_source")
+    p = subprocess.run([sys.executable, "-c", "from kseg.cli.main import main; main()"], env=env,
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert "_KSEG_COMPLETE" in p.stdout and "complete" in p.stdout
+
+
+def test_shell_completion_completes_commands() -> None:
+    import os
+
+    env = dict(os.environ, _KSEG_COMPLETE="bash_complete", COMP_WORDS="kseg verify-", COMP_CWORD="1")
+    p = subprocess.run([sys.executable, "-c", "from kseg.cli.main import main; main()"], env=env,
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and "verify-index" in p.stdout, p.stdout + p.stderr
+
+
+def test_readme_tells_a_newcomer_what_next() -> None:
+    readme = (ROOT / "README.md").read_text()
+    first = readme.index("kseg dump --deep-iteration --files examples/orders-0")
+    after = readme[first:first + 600]
+    assert "Next, try `kseg verify-index examples/orders-0`" in after
+    for command in ("verify-index examples/orders-0", "lookup-offset 268 examples/orders-0"):
+        assert run_cli(command.split()).exit_code == 0
+
+
+@pytest.mark.parametrize("command", [["verify-index"], ["rebuild-index", "--check"]])
+def test_tables_on_a_terminal_plain_lines_when_piped(command: list[str], tmp_path: Path, monkeypatch) -> None:
+    for name in ("orders-2", "orders-10"):
+        shutil.copytree(SAMPLE, tmp_path / name)
+    piped = run_cli([*command, str(tmp_path)])
+    assert piped.exit_code == 0 and "┃" not in piped.text and "│" not in piped.text
+    monkeypatch.setenv("KSEG_TABLES", "1")  # as a terminal gets it
+    tty = run_cli([*command, str(tmp_path)])
+    assert tty.exit_code == 0
+    rows = [line for line in tty.text.splitlines() if line.startswith("│")]
+    assert [row.split("│")[1].strip().rsplit("/", 1)[-1] for row in rows] == ["orders-2", "orders-10"]
+    # the plain lines are all there, the table added before the summary line
+    assert [line for line in tty.text.splitlines() if line in piped.text.splitlines()] == piped.text.splitlines()
+    assert tty.text.splitlines()[-1] == piped.text.splitlines()[-1]
+    monkeypatch.setenv("KSEG_TABLES", "1")
+    assert "┃" not in run_cli([*command, "--format", "json", str(tmp_path)]).text
+
+
+def test_progress_names_the_file_and_shows_eta() -> None:
+    import io
+
+    from rich.console import Console
+
+    from kseg.render.progress import ByteProgress
+
+    buf = io.StringIO()
+    bar = ByteProgress(Console(file=buf, force_terminal=True, width=150))
+    bar.describe("orders-0/00000000000000000251.log")
+    bar.start("verify-index", 100 << 20)
+    bar.advance_to(50 << 20)
+    bar._progress.refresh()
+    bar.close()
+    text = buf.getvalue()
+    assert "orders-0/00000000000000000251.log" in text and "ETA" in text
+
+
+def test_progress_counts_items() -> None:
+    import io
+
+    from rich.console import Console
+
+    from kseg.render.progress import ByteProgress
+
+    buf = io.StringIO()
+    bar = ByteProgress(Console(file=buf, force_terminal=True, width=150))
+    bar.start("rebuild-index", 3, count=True)
+    bar.advance_to(1)
+    bar._progress.refresh()
+    bar.close()
+    assert "1/3" in buf.getvalue() and "bytes" not in buf.getvalue()
+
+
+@pytest.mark.parametrize("args", [
+    ["verify-index", str(SAMPLE)], ["verify-index", "-j", "2", str(SAMPLE)], ["rebuild-index", "--check", str(SAMPLE)],
+    ["rebuild-index", "--check", "-j", "2", "{tmp}/root"],
+    ["dump", str(LOG)], ["export", "--force", str(SAMPLE), "-o", "{tmp}/o.parquet"],
+])
+def test_every_progress_bar_runs(args: list[str], tmp_path: Path) -> None:
+    """KSEG_PROGRESS=1 draws the bar without a terminal: each command's progress path runs to the end."""
+    import os
+
+    for name in ("orders-1", "orders-2"):
+        shutil.copytree(SAMPLE, tmp_path / "root" / name)
+    env = dict(os.environ, KSEG_PROGRESS="1")
+    p = subprocess.run([sys.executable, "-m", "kseg", *[a.replace("{tmp}", str(tmp_path)) for a in args]],
+                       env=env, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and "Traceback" not in p.stderr and "Error" not in p.stderr, p.stderr
+    quiet = subprocess.run([sys.executable, "-m", "kseg", args[0], "-q",
+                            *[a.replace("{tmp}", str(tmp_path)) for a in args[1:]]],
+                           env=env, capture_output=True, text=True, timeout=120)
+    assert quiet.returncode == 0 and quiet.stderr == "", quiet.stderr

@@ -1,0 +1,146 @@
+"""Real ``--format json`` and ``--report`` rows of every command, for the JSON Schema test
+(tests/cli/test_json_schema.py) and for regenerating docs/kseg.schema.json (``python -m tests.json_rows``)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Iterator
+
+from tests.conftest import CORPUS_DATA, run_cli
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+def _rows(args: list[str], cwd=None) -> list[dict]:
+    r = run_cli(args, cwd=cwd)
+    assert r.exit_code in (0, 1), (args, r.exit_code, r.errtext)
+    return [json.loads(line) for line in r.text.splitlines() if line.strip()]
+
+
+def every_command_rows() -> Iterator[tuple[str, dict]]:
+    """(command, row) for every JSON row kind each command writes on the corpus."""
+    parts = sorted(p for p in CORPUS_DATA.iterdir() if p.is_dir())
+    logs = sorted(str(p) for p in CORPUS_DATA.glob("*/*.log"))
+    others = sorted(str(p) for ext in ("index", "timeindex", "txnindex", "snapshot")
+                    for p in CORPUS_DATA.glob(f"*/*.{ext}"))
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        (tmp / "notes.txt").write_text("not a segment")
+        (tmp / "empty.index").write_bytes(b"")
+        runs = [
+            ["dump", "--format", "json", "--print-data-log", *logs],
+            ["dump", "--format", "json", "--deep-iteration", *others, str(tmp / "notes.txt")],
+            ["dump", "--format", "json", "--verify-index-only", *others],
+            ["dump", "--format", "json", "--index-sanity-check", *others],
+            ["dump", "--format", "json", "--offsets-decoder", *map(str, (CORPUS_DATA / "__consumer_offsets-0").glob("*.log"))],
+            ["dump", "--format", "json", "--cluster-metadata-decoder", *map(str, (CORPUS_DATA / "__cluster_metadata-0").glob("*"))],
+        ]
+        for args in runs:
+            for row in _rows(args):
+                yield "dump", row
+        report = tmp / "report.jsonl"
+        for row in _rows(["verify-index", "-q", "--format", "json", "--report", str(report), str(CORPUS_DATA)]):
+            yield "verify-index", row
+        for line in report.read_text().splitlines():
+            yield "verify-index", json.loads(line)
+        for target in ("0", "110", "419", "420", "-5"):
+            for row in _rows(["lookup-offset", "--format", "json", target, "plain-v2-0"], cwd=CORPUS_DATA):
+                yield "lookup-offset", row
+        for target in ("earliest", "latest", "max-timestamp", "1730000000050", "9999999999999"):
+            for row in _rows(["lookup-time", "--format", "json", target, "plain-v2-0"], cwd=CORPUS_DATA):
+                yield "lookup-time", row
+        for row in _rows(["rebuild-index", "-q", "--check", "--format", "json", "."], cwd=CORPUS_DATA):
+            yield "rebuild-index", row
+        out = tmp / "rebuilt"
+        for row in _rows(["rebuild-index", "-q", "--format", "json", "--output-dir", str(out), "txn-v2-0"], cwd=CORPUS_DATA):
+            yield "rebuild-index", row
+        for row in _rows(["txn", "-q", "--from-start", "--format", "json", str(CORPUS_DATA)]):
+            yield "txn", row
+        for row in _rows(["compaction", "-q", "--at", "1730000000000", "--format", "json", str(CORPUS_DATA)]):
+            yield "compaction", row
+        b1, b2 = tmp / "b1" / "plain-v2-0", tmp / "b2" / "plain-v2-0"
+        shutil.copytree(CORPUS_DATA / "plain-v2-0", b1)
+        shutil.copytree(CORPUS_DATA / "plain-v2-0", b2)
+        (b2 / "00000000000000000251.log").unlink()  # a lagging replica
+        for row in _rows(["diff", "--format", "json", str(b1), str(b2)]):
+            yield "diff", row
+    del parts
+
+
+def _types(value) -> str:
+    return {bool: "boolean", int: "integer", float: "number", str: "string", list: "array",
+            dict: "object", type(None): "null"}[type(value)]
+
+
+# Fields documented as "or null" that the corpus happens to show set.
+NULLABLE = {"position", "entry", "segment", "error", "hint", "expected", "found", "deleteHorizonMs", "snapshot",
+            "failure", "stop", "command", "reason", "offset", "count", "markerOffset", "coordinatorEpoch",
+            "markerTimestamp", "currentTxnFirstOffset", "lsoHeldBy", "batch", "record", "stopped"}
+
+# Row kinds the corpus does not produce (a KRaft .checkpoint, a directory that cannot be listed).
+UNSEEN = {
+    "dump.kraft_snapshot": {"type": "object", "required": ["type", "v", "file", "bootstrap"], "properties": {
+        "type": {"const": "kraft_snapshot"}, "v": {"const": 1}, "file": {"type": "string"},
+        "bootstrap": {"type": "boolean"}, "endOffset": {"type": "integer"}, "epoch": {"type": "integer"}}},
+    "rebuild-index.unreadable": {"type": "object", "required": ["type", "v", "logDir", "partition", "path", "error"],
+                                 "properties": {"type": {"const": "unreadable"}, "v": {"const": 1},
+                                                "logDir": {"type": "string"}, "partition": {"type": "string"},
+                                                "path": {"type": "string"}, "error": {"type": "string"}}},
+}
+
+
+def generate() -> dict:
+    """The schema, from rows seen: per (command, type), the fields always present are required; a field's
+    types are those seen (null included where a row had null)."""
+    kinds: dict[str, list[dict]] = {}
+    for command, row in every_command_rows():
+        kinds.setdefault(f"{command}.{row['type']}", []).append(row)
+    defs = {}
+    for name, rows in sorted(kinds.items()):
+        fields: dict[str, set] = {}
+        for row in rows:
+            for k, v in row.items():
+                fields.setdefault(k, set()).add(_types(v))
+        required = [k for k in rows[0] if all(k in r for r in rows)]
+        props = {}
+        for k, ts in fields.items():
+            if k == "type":
+                props[k] = {"const": rows[0]["type"]}
+            elif k == "v":
+                props[k] = {"const": 1}
+            elif ts == {"null"}:  # only null in the corpus: any value (documented in json-output.md)
+                props[k] = {}
+            else:
+                if k in NULLABLE:
+                    ts = ts | {"null"}
+                ts = sorted(ts - {"integer"} if "number" in ts else ts)
+                props[k] = {"type": ts[0] if len(ts) == 1 else ts}
+        defs[name] = {"type": "object", "required": required, "properties": props}
+    defs.update(UNSEEN)
+    defs = dict(sorted(defs.items()))
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://github.com/kseg/kseg/docs/kseg.schema.json",
+        "title": "kseg JSON Lines rows, schema version 1",
+        "description": ("One JSON object per line from every kseg command's --format json and verify-index "
+                        "--report. Each row has type and v (the schema version, 1). $defs are named "
+                        "<command>.<type>. Fields may be added within a version, never renamed or removed. "
+                        "See docs/json-output.md."),
+        "type": "object",
+        "required": ["type", "v"],
+        "properties": {"type": {"type": "string"}, "v": {"const": 1}},
+        "anyOf": [{"$ref": f"#/$defs/{name}"} for name in defs],
+        "$defs": defs,
+    }
+
+
+if __name__ == "__main__":
+    text = json.dumps(generate(), indent=1) + "\n"
+    root = Path(__file__).resolve().parents[1]
+    for target in (root / "kseg" / "kseg.schema.json", root / "docs" / "kseg.schema.json"):
+        target.write_text(text)
+    print(f"{len(json.loads(text)['$defs'])} row kinds", file=sys.stderr)
