@@ -9,6 +9,7 @@ and no key; an empty line for a control record with ``--skip-record-metadata``.
 
 from __future__ import annotations
 
+from kseg import engine
 from kseg.format import v2
 from kseg.format.compression import codec_name
 from kseg.render.values import bool_text as _bool
@@ -147,6 +148,16 @@ class TextSink(BufferedWriter):
         made before a decoder fails is kept.
         """
         ts_type = "LogAppendTime" if b.h[v2.ATTRIBUTES] & v2.TIMESTAMP_TYPE_FLAG else "CreateTime"
+        if _c_lines is not None:
+            # the compiled engine (kseg.engine): the same lines; a record it does not cover (headers,
+            # null key or value, invalid UTF-8) gets the Python formatter's line through the fallback
+            if key_decoder is None:
+                self.write_lines(_c_lines(records, ts_type, lambda r: record_line(ts_type, *r[:6], None, None, None)))
+                return
+            if key_decoder is string_decoder and value_decoder is string_decoder:
+                self.write_lines(_c_lines(records, ts_type, lambda r: _decoded_line(
+                    ts_type, *r, string_decoder, string_decoder), True))
+                return
         lines: list[str] = []
         append = lines.append
         try:
@@ -267,6 +278,9 @@ def record_line(ts_type: str, offset: int, timestamp: int, sequence: int, key_si
     if payload_text is not None:
         line += f" payload: {payload_text}"
     return line + "\n"
+
+
+_c_lines = None if engine.C is None else engine.C.record_lines
 
 
 def _decoded_line(ts_type, o, ts, seq, k, v, hs, key_decoder, value_decoder) -> str:
