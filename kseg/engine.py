@@ -31,9 +31,9 @@ elif _choice not in ("", "c", "auto"):
 else:
     try:
         from kseg import _engine as C  # type: ignore[no-redef]
-    except ImportError as exc:  # not built: no compiler or headers at install time
+    except ImportError:  # not built: no compiler or headers at install time
         C = None
-        REASON = f"the C engine is not built ({exc})"
+        REASON = "kseg._engine is not built (installed without a C compiler or Python headers?)"
     else:
         NAME = "c"
 
