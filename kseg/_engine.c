@@ -611,6 +611,120 @@ fail:
     return NULL;
 }
 
+/* ------------------------------------------------------------------ batch lines */
+
+static inline int str_part(PyObject *parts, Py_ssize_t k, const char **s, Py_ssize_t *n) {
+    PyObject *v = PyTuple_GET_ITEM(parts, k);
+    if (!PyUnicode_Check(v)) {
+        PyErr_SetString(PyExc_TypeError, "batch line parts must be str");
+        return -1;
+    }
+    *s = PyUnicode_AsUTF8AndSize(v, n);
+    return *s == NULL ? -1 : 0;
+}
+
+/* batch_lines(items, start, parts_fn) -> (text, index, slow)
+ *
+ * TextSink.batch_lines for FileRecords.scan items from ``start``: the v2 batch line, its constant parts
+ * from ``parts_fn(header)`` (called when the header's producer, epochs or flags change from the item
+ * before).  Stops at ``index``: the end, an item without a header (``slow`` False: the sink's batch()),
+ * or one whose numbers pass int64 (``slow`` True: the Python formatter). */
+static PyObject *py_batch_lines(PyObject *self, PyObject *args) {
+    PyObject *items, *parts_fn;
+    Py_ssize_t start;
+    if (!PyArg_ParseTuple(args, "O!nO:batch_lines", &PyList_Type, &items, &start, &parts_fn)) return NULL;
+    Out o = {NULL, 0, 0};
+    PyObject *parts = NULL;
+    long long key[6] = {0, 0, 0, 0, 0, 0};
+    int have_key = 0, slow = 0;
+    Py_ssize_t n = PyList_GET_SIZE(items), i = start < 0 ? 0 : start;
+    for (; i < n; i++) {
+        PyObject *item = PyList_GET_ITEM(items, i);
+        if (!PyTuple_CheckExact(item) || PyTuple_GET_SIZE(item) != 4) {
+            slow = 1;
+            break;
+        }
+        PyObject *h = PyTuple_GET_ITEM(item, 2);
+        if (h == Py_None) break;
+        if (!PyTuple_CheckExact(h) || PyTuple_GET_SIZE(h) != 13) {
+            slow = 1;
+            break;
+        }
+        long long v[13], position, size;
+        int bad = as_ll(PyTuple_GET_ITEM(item, 0), &position) < 0 || as_ll(PyTuple_GET_ITEM(item, 1), &size) < 0;
+        for (int k = 0; k < 13 && !bad; k++) bad = as_ll(PyTuple_GET_ITEM(h, k), &v[k]) < 0;
+        long long last_offset;
+        if (bad || __builtin_add_overflow(v[0], v[6], &last_offset)) {
+            slow = 1;
+            break;
+        }
+        long long attrs = v[5];
+        long long k6[6] = {v[2], v[9], v[10], attrs, v[3], (attrs & 0x40) ? v[7] : 0};
+        if (!have_key || memcmp(k6, key, sizeof key) != 0) {
+            Py_XDECREF(parts);
+            parts = PyObject_CallOneArg(parts_fn, h);
+            if (parts == NULL) goto fail;
+            if (!PyTuple_Check(parts) || PyTuple_GET_SIZE(parts) != 3) {
+                PyErr_SetString(PyExc_TypeError, "parts_fn must return 3 str");
+                goto fail;
+            }
+            memcpy(key, k6, sizeof key);
+            have_key = 1;
+        }
+        const char *p0, *p1, *p2;
+        Py_ssize_t n0, n1, n2;
+        if (str_part(parts, 0, &p0, &n0) < 0 || str_part(parts, 1, &p1, &n1) < 0 || str_part(parts, 2, &p2, &n2) < 0)
+            goto fail;
+        if (out_reserve(&o, 320 + n0 + n1 + n2) < 0) goto fail;
+        LIT(&o, "baseOffset: ");
+        out_ll(&o, v[0]);
+        LIT(&o, " lastOffset: ");
+        out_ll(&o, last_offset);
+        LIT(&o, " count: ");
+        out_ll(&o, v[12]);
+        long long base_seq = v[11];
+        if (base_seq == -1) {
+            LIT(&o, " baseSequence: -1 lastSequence: -1 ");
+        } else {
+            long long delta = v[6], last_seq;
+            /* DefaultRecordBatch.incrementSequence */
+            if (base_seq > 0x7FFFFFFFLL - delta)
+                last_seq = delta - (0x7FFFFFFFLL - base_seq) - 1;
+            else
+                last_seq = base_seq + delta;
+            LIT(&o, " baseSequence: ");
+            out_ll(&o, base_seq);
+            LIT(&o, " lastSequence: ");
+            out_ll(&o, last_seq);
+            LIT(&o, " ");
+        }
+        out_raw(&o, p0, n0);
+        LIT(&o, "position: ");
+        out_ll(&o, position);
+        LIT(&o, " ");
+        out_raw(&o, p1, n1);
+        out_ll(&o, v[8]);
+        LIT(&o, " size: ");
+        out_ll(&o, size);
+        LIT(&o, " ");
+        out_raw(&o, p2, n2);
+        out_ll(&o, v[4]);
+        if (PyObject_IsTrue(PyTuple_GET_ITEM(item, 3)) == 1)
+            LIT(&o, " isvalid: true\n");
+        else
+            LIT(&o, " isvalid: false\n");
+    }
+    Py_XDECREF(parts);
+    PyObject *text = PyUnicode_DecodeUTF8(o.p ? o.p : "", o.n, "strict");
+    PyMem_Free(o.p);
+    if (text == NULL) return NULL;
+    return Py_BuildValue("(NnO)", text, i, slow ? Py_True : Py_False);
+fail:
+    Py_XDECREF(parts);
+    PyMem_Free(o.p);
+    return NULL;
+}
+
 /* ------------------------------------------------------------------ module */
 
 static PyMethodDef methods[] = {
@@ -618,6 +732,7 @@ static PyMethodDef methods[] = {
     {"crc_kind", py_crc_kind, METH_NOARGS, "crc_kind() -> 'sse4.2' or 'table'."},
     {"scan", py_scan, METH_VARARGS, "The fast path of FileRecords.scan (see the C source)."},
     {"decode_records", py_decode_records, METH_VARARGS, "v2.decode_records for well-formed records."},
+    {"batch_lines", py_batch_lines, METH_VARARGS, "TextSink.batch_lines' v2 batch lines."},
     {"record_lines", py_record_lines, METH_VARARGS, "TextSink.v2_records' record lines."},
     {NULL, NULL, 0, NULL},
 };

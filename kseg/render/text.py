@@ -76,6 +76,13 @@ class TextSink(BufferedWriter):
         path of shallow iteration.  Items without a header (legacy entries)
         go to :meth:`batch`.
         """
+        if _c_batch_lines is not None:
+            self._c_batch_lines(items)
+        else:
+            self._py_batch_lines(items)
+
+    def _py_batch_lines(self, items: list) -> None:
+        """:meth:`batch_lines` in pure Python: the rule itself."""
         lines: list[str] = []
         append = lines.append
         cache = self._batch_parts
@@ -106,6 +113,30 @@ class TextSink(BufferedWriter):
                     )
         finally:
             self.write_lines(lines)
+
+    def _c_batch_lines(self, items: list) -> None:
+        """:meth:`batch_lines` through the compiled engine (:mod:`kseg.engine`): the same lines; an item
+        without a header goes to :meth:`batch`, one whose numbers pass int64 to the Python formatter."""
+        i, n = 0, len(items)
+        while i < n:
+            text, i, slow = _c_batch_lines(items, i, self._parts_of)
+            if text:
+                self.write(text)
+            if i < n:
+                if slow:
+                    self._py_batch_lines([items[i]])
+                else:
+                    self.batch(items[i][3], items[i][0])
+                i += 1
+
+    def _parts_of(self, h) -> tuple[str, str, str]:
+        """The cached constant parts of the batch line of header ``h`` (:meth:`_batch_line_parts`)."""
+        attrs = h[5]
+        key = (h[2], h[9], h[10], attrs, h[3], h[7] if attrs & 0x40 else None)
+        parts = self._batch_parts.get(key)
+        if parts is None:
+            parts = self._batch_parts[key] = self._batch_line_parts(h)
+        return parts
 
     def _batch_line_parts(self, h) -> tuple[str, str, str]:
         """The constant parts of a v2 batch line, in the order :meth:`batch_lines` writes them."""
@@ -281,6 +312,7 @@ def record_line(ts_type: str, offset: int, timestamp: int, sequence: int, key_si
 
 
 _c_lines = None if engine.C is None else engine.C.record_lines
+_c_batch_lines = None if engine.C is None else engine.C.batch_lines
 
 
 def _decoded_line(ts_type, o, ts, seq, k, v, hs, key_decoder, value_decoder) -> str:

@@ -49,6 +49,8 @@ def tricky_log(directory: Path) -> Path:
         f.write(build_v2_batch(recs, base_offset=6, base_sequence=2**31 - 3, producer_id=9, producer_epoch=2))
         f.write(build_v2_batch(recs, base_offset=12, timestamp_type="LogAppendTime", log_append_time=77))
         f.write(build_v2_batch(recs[:2], base_offset=2**63 - 4))
+        f.write(build_v2_batch([RecordSpec(b"k", b"v", 5, offset_delta=2**31 - 1)], base_offset=2**63 - 4,
+                               base_sequence=5, producer_id=3))  # offsets past int64: the Python formatter
     return path
 
 
