@@ -410,6 +410,7 @@ typedef struct {
     Py_ssize_t n, cap;
 } Out;
 
+/* Room for ``more`` bytes; callers reserve a line's worst case first (every number 20 characters). */
 static int out_reserve(Out *o, Py_ssize_t more) {
     if (o->n + more <= o->cap) return 0;
     Py_ssize_t cap = o->cap ? o->cap : 1 << 16;
@@ -542,7 +543,7 @@ static PyObject *py_record_lines(PyObject *self, PyObject *args) {
             goto slow;
         if (!text) {
             if (as_ll(PyTuple_GET_ITEM(rec, 3), &ks) < 0 || as_ll(PyTuple_GET_ITEM(rec, 4), &vs) < 0) goto slow;
-            if (out_reserve(&o, 160 + ts_len) < 0) goto fail;
+            if (out_reserve(&o, 256 + ts_len) < 0) goto fail;
             LIT(&o, "| offset: ");
             out_ll(&o, off);
             LIT(&o, " ");
@@ -572,7 +573,7 @@ static PyObject *py_record_lines(PyObject *self, PyObject *args) {
             }
             int ok = valid_utf8(kb.buf, kb.len) && valid_utf8(vb.buf, vb.len);
             if (ok) {
-                if (out_reserve(&o, 200 + ts_len + kb.len + vb.len) < 0) {
+                if (out_reserve(&o, 256 + ts_len + kb.len + vb.len) < 0) {
                     PyBuffer_Release(&kb);
                     PyBuffer_Release(&vb);
                     goto fail;
@@ -675,7 +676,7 @@ static PyObject *py_batch_lines(PyObject *self, PyObject *args) {
         Py_ssize_t n0, n1, n2;
         if (str_part(parts, 0, &p0, &n0) < 0 || str_part(parts, 1, &p1, &n1) < 0 || str_part(parts, 2, &p2, &n2) < 0)
             goto fail;
-        if (out_reserve(&o, 320 + n0 + n1 + n2) < 0) goto fail;
+        if (out_reserve(&o, 512 + n0 + n1 + n2) < 0) goto fail;
         LIT(&o, "baseOffset: ");
         out_ll(&o, v[0]);
         LIT(&o, " lastOffset: ");
