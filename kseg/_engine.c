@@ -664,7 +664,14 @@ static PyObject *py_batch_lines(PyObject *self, PyObject *args) {
         if (!have_key || memcmp(k6, key, sizeof key) != 0) {
             Py_XDECREF(parts);
             parts = PyObject_CallOneArg(parts_fn, h);
-            if (parts == NULL) goto fail;
+            if (parts == NULL) {
+                /* e.g. an unknown codec: the Python formatter raises it after the lines before it */
+                if (!PyErr_ExceptionMatches(PyExc_Exception)) goto fail;
+                PyErr_Clear();
+                have_key = 0;
+                slow = 1;
+                break;
+            }
             if (!PyTuple_Check(parts) || PyTuple_GET_SIZE(parts) != 3) {
                 PyErr_SetString(PyExc_TypeError, "parts_fn must return 3 str");
                 goto fail;
