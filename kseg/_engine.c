@@ -515,21 +515,22 @@ static int slow_line(Out *o, PyObject *pieces, PyObject *fallback, PyObject *rec
     return r;
 }
 
-/* record_lines(records, ts_type, fallback, text) -> list of str
+/* record_lines(records, ts_type, fallback, text, pieces) -> None: the lines appended to ``pieces`` (str)
  *
  * TextSink.v2_records' lines.  Without ``text`` (--deep-iteration) key and value are sizes; with it
  * (--print-data-log, Kafka's string decoders) they are buffers printed as UTF-8.  A record the fast
  * path does not cover (headers, a null key or value with ``text``, UTF-8 that is not valid, a number
- * past int64) gets ``fallback(record)``: the Python formatter's line. */
+ * past int64) gets ``fallback(record)``: the Python formatter's line.  Should it raise, ``pieces`` holds
+ * every line before that record (the caller writes them, as the Python formatter does). */
 static PyObject *py_record_lines(PyObject *self, PyObject *args) {
     PyObject *records, *fallback;
     const char *ts_type;
     Py_ssize_t ts_len;
+    PyObject *pieces;
     int text = 0;
-    if (!PyArg_ParseTuple(args, "O!s#O|p:record_lines", &PyList_Type, &records, &ts_type, &ts_len, &fallback, &text))
+    if (!PyArg_ParseTuple(args, "O!s#OpO!:record_lines", &PyList_Type, &records, &ts_type, &ts_len, &fallback, &text,
+                          &PyList_Type, &pieces))
         return NULL;
-    PyObject *pieces = PyList_New(0);
-    if (pieces == NULL) return NULL;
     Out o = {NULL, 0, 0};
     Py_ssize_t n = PyList_GET_SIZE(records);
     for (Py_ssize_t r = 0; r < n; r++) {
@@ -605,10 +606,9 @@ static PyObject *py_record_lines(PyObject *self, PyObject *args) {
     }
     if (out_flush(&o, pieces) < 0) goto fail;
     PyMem_Free(o.p);
-    return pieces;
+    Py_RETURN_NONE;
 fail:
     PyMem_Free(o.p);
-    Py_DECREF(pieces);
     return NULL;
 }
 

@@ -182,12 +182,19 @@ class TextSink(BufferedWriter):
         if _c_lines is not None:
             # the compiled engine (kseg.engine): the same lines; a record it does not cover (headers,
             # null key or value, invalid UTF-8) gets the Python formatter's line through the fallback
+            pieces: list[str] = []
             if key_decoder is None:
-                self.write_lines(_c_lines(records, ts_type, lambda r: record_line(ts_type, *r[:6], None, None, None)))
+                try:
+                    _c_lines(records, ts_type, lambda r: record_line(ts_type, *r, None, None, None), False, pieces)
+                finally:
+                    self.write_lines(pieces)
                 return
             if key_decoder is string_decoder and value_decoder is string_decoder:
-                self.write_lines(_c_lines(records, ts_type, lambda r: _decoded_line(
-                    ts_type, *r, string_decoder, string_decoder), True))
+                try:
+                    _c_lines(records, ts_type, lambda r: _decoded_line(ts_type, *r, string_decoder, string_decoder),
+                             True, pieces)
+                finally:
+                    self.write_lines(pieces)
                 return
         lines: list[str] = []
         append = lines.append
