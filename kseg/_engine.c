@@ -515,6 +515,78 @@ static int slow_line(Out *o, PyObject *pieces, PyObject *fallback, PyObject *rec
     return r;
 }
 
+/* One record's line into ``o``: 0, or -1 with an exception (the fallback's, or no memory). */
+static int record_line_c(Out *o, PyObject *pieces, PyObject *rec, const char *ts_type, Py_ssize_t ts_len,
+                         PyObject *fallback, int text) {
+    long long off, ts, seq, ks = 0, vs = 0;
+    if (!PyTuple_CheckExact(rec) || PyTuple_GET_SIZE(rec) != 6) goto slow;
+    PyObject *hs = PyTuple_GET_ITEM(rec, 5);
+    if (!PyTuple_CheckExact(hs) || PyTuple_GET_SIZE(hs) != 0) goto slow;
+    if (as_ll(PyTuple_GET_ITEM(rec, 0), &off) < 0 || as_ll(PyTuple_GET_ITEM(rec, 1), &ts) < 0 ||
+        as_ll(PyTuple_GET_ITEM(rec, 2), &seq) < 0)
+        goto slow;
+    if (!text) {
+        if (as_ll(PyTuple_GET_ITEM(rec, 3), &ks) < 0 || as_ll(PyTuple_GET_ITEM(rec, 4), &vs) < 0) goto slow;
+        if (out_reserve(o, 256 + ts_len) < 0) return -1;
+        LIT(o, "| offset: ");
+        out_ll(o, off);
+        LIT(o, " ");
+        out_raw(o, ts_type, ts_len);
+        LIT(o, ": ");
+        out_ll(o, ts);
+        LIT(o, " keySize: ");
+        out_ll(o, ks);
+        LIT(o, " valueSize: ");
+        out_ll(o, vs);
+        LIT(o, " sequence: ");
+        out_ll(o, seq);
+        LIT(o, " headerKeys: []\n");
+        return 0;
+    }
+    PyObject *k = PyTuple_GET_ITEM(rec, 3), *v = PyTuple_GET_ITEM(rec, 4);
+    if (k == Py_None || v == Py_None) goto slow;
+    Py_buffer kb, vb;
+    if (PyObject_GetBuffer(k, &kb, PyBUF_SIMPLE) < 0) {
+        PyErr_Clear();
+        goto slow;
+    }
+    if (PyObject_GetBuffer(v, &vb, PyBUF_SIMPLE) < 0) {
+        PyErr_Clear();
+        PyBuffer_Release(&kb);
+        goto slow;
+    }
+    int ok = valid_utf8(kb.buf, kb.len) && valid_utf8(vb.buf, vb.len);
+    if (ok) {
+        if (out_reserve(o, 256 + ts_len + kb.len + vb.len) < 0) {
+            PyBuffer_Release(&kb);
+            PyBuffer_Release(&vb);
+            return -1;
+        }
+        LIT(o, "| offset: ");
+        out_ll(o, off);
+        LIT(o, " ");
+        out_raw(o, ts_type, ts_len);
+        LIT(o, ": ");
+        out_ll(o, ts);
+        LIT(o, " keySize: ");
+        out_ll(o, (long long)kb.len);
+        LIT(o, " valueSize: ");
+        out_ll(o, (long long)vb.len);
+        LIT(o, " sequence: ");
+        out_ll(o, seq);
+        LIT(o, " headerKeys: [] key: ");
+        out_raw(o, kb.buf, kb.len);
+        LIT(o, " payload: ");
+        out_raw(o, vb.buf, vb.len);
+        LIT(o, "\n");
+    }
+    PyBuffer_Release(&kb);
+    PyBuffer_Release(&vb);
+    if (ok) return 0;
+slow:
+    return slow_line(o, pieces, fallback, rec);
+}
+
 /* record_lines(records, ts_type, fallback, text, pieces) -> None: the lines appended to ``pieces`` (str)
  *
  * TextSink.v2_records' lines.  Without ``text`` (--deep-iteration) key and value are sizes; with it
@@ -523,86 +595,21 @@ static int slow_line(Out *o, PyObject *pieces, PyObject *fallback, PyObject *rec
  * past int64) gets ``fallback(record)``: the Python formatter's line.  Should it raise, ``pieces`` holds
  * every line before that record (the caller writes them, as the Python formatter does). */
 static PyObject *py_record_lines(PyObject *self, PyObject *args) {
-    PyObject *records, *fallback;
+    PyObject *records, *fallback, *pieces;
     const char *ts_type;
     Py_ssize_t ts_len;
-    PyObject *pieces;
     int text = 0;
     if (!PyArg_ParseTuple(args, "O!s#OpO!:record_lines", &PyList_Type, &records, &ts_type, &ts_len, &fallback, &text,
                           &PyList_Type, &pieces))
         return NULL;
     Out o = {NULL, 0, 0};
-    Py_ssize_t n = PyList_GET_SIZE(records);
-    for (Py_ssize_t r = 0; r < n; r++) {
+    /* the size is read each time round and each record held: a fallback (Python code) could change the list */
+    for (Py_ssize_t r = 0; r < PyList_GET_SIZE(records); r++) {
         PyObject *rec = PyList_GET_ITEM(records, r);
-        long long off, ts, seq, ks = 0, vs = 0;
-        if (!PyTuple_CheckExact(rec) || PyTuple_GET_SIZE(rec) != 6) goto slow;
-        PyObject *hs = PyTuple_GET_ITEM(rec, 5);
-        if (!PyTuple_CheckExact(hs) || PyTuple_GET_SIZE(hs) != 0) goto slow;
-        if (as_ll(PyTuple_GET_ITEM(rec, 0), &off) < 0 || as_ll(PyTuple_GET_ITEM(rec, 1), &ts) < 0 ||
-            as_ll(PyTuple_GET_ITEM(rec, 2), &seq) < 0)
-            goto slow;
-        if (!text) {
-            if (as_ll(PyTuple_GET_ITEM(rec, 3), &ks) < 0 || as_ll(PyTuple_GET_ITEM(rec, 4), &vs) < 0) goto slow;
-            if (out_reserve(&o, 256 + ts_len) < 0) goto fail;
-            LIT(&o, "| offset: ");
-            out_ll(&o, off);
-            LIT(&o, " ");
-            out_raw(&o, ts_type, ts_len);
-            LIT(&o, ": ");
-            out_ll(&o, ts);
-            LIT(&o, " keySize: ");
-            out_ll(&o, ks);
-            LIT(&o, " valueSize: ");
-            out_ll(&o, vs);
-            LIT(&o, " sequence: ");
-            out_ll(&o, seq);
-            LIT(&o, " headerKeys: []\n");
-            continue;
-        } else {
-            PyObject *k = PyTuple_GET_ITEM(rec, 3), *v = PyTuple_GET_ITEM(rec, 4);
-            if (k == Py_None || v == Py_None) goto slow;
-            Py_buffer kb, vb;
-            if (PyObject_GetBuffer(k, &kb, PyBUF_SIMPLE) < 0) {
-                PyErr_Clear();
-                goto slow;
-            }
-            if (PyObject_GetBuffer(v, &vb, PyBUF_SIMPLE) < 0) {
-                PyErr_Clear();
-                PyBuffer_Release(&kb);
-                goto slow;
-            }
-            int ok = valid_utf8(kb.buf, kb.len) && valid_utf8(vb.buf, vb.len);
-            if (ok) {
-                if (out_reserve(&o, 256 + ts_len + kb.len + vb.len) < 0) {
-                    PyBuffer_Release(&kb);
-                    PyBuffer_Release(&vb);
-                    goto fail;
-                }
-                LIT(&o, "| offset: ");
-                out_ll(&o, off);
-                LIT(&o, " ");
-                out_raw(&o, ts_type, ts_len);
-                LIT(&o, ": ");
-                out_ll(&o, ts);
-                LIT(&o, " keySize: ");
-                out_ll(&o, (long long)kb.len);
-                LIT(&o, " valueSize: ");
-                out_ll(&o, (long long)vb.len);
-                LIT(&o, " sequence: ");
-                out_ll(&o, seq);
-                LIT(&o, " headerKeys: [] key: ");
-                out_raw(&o, kb.buf, kb.len);
-                LIT(&o, " payload: ");
-                out_raw(&o, vb.buf, vb.len);
-                LIT(&o, "\n");
-            }
-            PyBuffer_Release(&kb);
-            PyBuffer_Release(&vb);
-            if (ok) continue;
-        }
-    slow:
-        if (slow_line(&o, pieces, fallback, rec) < 0) goto fail;
+        Py_INCREF(rec);
+        int bad = record_line_c(&o, pieces, rec, ts_type, ts_len, fallback, text);
+        Py_DECREF(rec);
+        if (bad) goto fail;
     }
     if (out_flush(&o, pieces) < 0) goto fail;
     PyMem_Free(o.p);
@@ -638,8 +645,9 @@ static PyObject *py_batch_lines(PyObject *self, PyObject *args) {
     PyObject *parts = NULL;
     long long key[6] = {0, 0, 0, 0, 0, 0};
     int have_key = 0, slow = 0;
-    Py_ssize_t n = PyList_GET_SIZE(items), i = start < 0 ? 0 : start;
-    for (; i < n; i++) {
+    Py_ssize_t i = start < 0 ? 0 : start;
+    /* everything is read from the item before parts_fn (Python code) runs; the size is read each time round */
+    for (; i < PyList_GET_SIZE(items); i++) {
         PyObject *item = PyList_GET_ITEM(items, i);
         if (!PyTuple_CheckExact(item) || PyTuple_GET_SIZE(item) != 4) {
             slow = 1;
@@ -659,6 +667,8 @@ static PyObject *py_batch_lines(PyObject *self, PyObject *args) {
             slow = 1;
             break;
         }
+        int valid = PyObject_IsTrue(PyTuple_GET_ITEM(item, 3));
+        if (valid < 0) goto fail;
         long long attrs = v[5];
         long long k6[6] = {v[2], v[9], v[10], attrs, v[3], (attrs & 0x40) ? v[7] : 0};
         if (!have_key || memcmp(k6, key, sizeof key) != 0) {
@@ -717,7 +727,7 @@ static PyObject *py_batch_lines(PyObject *self, PyObject *args) {
         LIT(&o, " ");
         out_raw(&o, p2, n2);
         out_ll(&o, v[4]);
-        if (PyObject_IsTrue(PyTuple_GET_ITEM(item, 3)) == 1)
+        if (valid)
             LIT(&o, " isvalid: true\n");
         else
             LIT(&o, " isvalid: false\n");
