@@ -11,7 +11,8 @@ time with ``apt-get install -y time`` if it is missing).
 
 ``--engine c``, ``--engine python`` or ``--engine both`` (the default) runs
 each kseg row with ``KSEG_ENGINE`` set to that engine (both: one row per
-engine, side by side); ``c`` fails its rows (exit 2) where the engine is not built.
+engine, their runs alternating); ``c`` fails its rows (exit 2) where the
+engine is not built.
 
 Inputs come from ``benchmarks/gen.py`` (written first if missing).  Rows
 whose command is not in this checkout yet print "not yet measured".
@@ -154,42 +155,52 @@ def human_rate(x: float, unit: str) -> str:
     return f"{x:.0f} {unit}"
 
 
-def measure(row: Row, root: Path, runs: int, engine: str | None = None) -> dict:
+def measure(row: Row, root: Path, runs: int, engines: list[str | None]) -> list[dict]:
+    """One result per engine.  With several engines the runs alternate (c, python, c, python, ...) after
+    one warm-up of each, so a noisy shared machine slows both alike."""
     inp = gen.INPUTS[row.input] if row.input else None
-    out = {"row": row.name, "input": inp.name if inp else "-", "kafka": row.kafka, "target": row.target,
-           "engine": engine or "-"}
-    if row.needs and importlib.util.find_spec(row.needs) is None:
-        out["status"] = "not yet measured (command not in this checkout)"
-        return out
-    argv = (row.cmd or KSEG) + fill(row.args, inp, root)
-    env = row.env
-    if row.cmd and row.cmd[1:2] == ["-S"]:
-        import click  # find where click lives, for a PYTHONPATH that replaces site
-        env = {"PYTHONPATH": os.pathsep.join([str(HERE.parent), str(Path(click.__file__).parent.parent)])}
-    if engine is not None:
-        env = {**(env or {}), "KSEG_ENGINE": engine}
-    run_once(argv, env)  # warm-up: page cache, pyc files
-    results = [run_once(argv, env) for _ in range(runs)]
-    codes = {r[2] for r in results}
-    wall = statistics.median(r[0] for r in results)
-    rss = max(r[1] for r in results)
-    out.update(argv=" ".join(argv), walls=[round(r[0], 4) for r in results], wall=wall, rss=rss,
-               exit=sorted(codes))
-    if not codes <= set(row.expect):
-        out["status"] = f"unexpected exit code {sorted(codes)}"
-    if inp is not None:
-        m = gen.meta(inp, root)
-        single = row.args[-1] in ("{log}", "{index}")
-        factor = 1 / inp.segments if single else 1
-        if row.per == "log":
-            out["mb_s"] = m["log_bytes"] * factor / 1e6 / wall
-            out["batches_s"] = m["batches"] * factor / wall
-            if "deep" in row.name or "print" in row.name:
-                out["records_s"] = m["records"] * factor / wall
-        elif row.per == "index":
-            entries = os.path.getsize(fill(["{index}"], inp, root)[0]) // 8
-            out["entries_s"] = entries / wall
-    return out
+    outs, plans = [], []
+    for engine in engines:
+        out = {"row": row.name, "input": inp.name if inp else "-", "kafka": row.kafka, "target": row.target,
+               "engine": engine or "-"}
+        outs.append(out)
+        if row.needs and importlib.util.find_spec(row.needs) is None:
+            out["status"] = "not yet measured (command not in this checkout)"
+            continue
+        argv = (row.cmd or KSEG) + fill(row.args, inp, root)
+        env = row.env
+        if row.cmd and row.cmd[1:2] == ["-S"]:
+            import click  # find where click lives, for a PYTHONPATH that replaces site
+            env = {"PYTHONPATH": os.pathsep.join([str(HERE.parent), str(Path(click.__file__).parent.parent)])}
+        if engine is not None:
+            env = {**(env or {}), "KSEG_ENGINE": engine}
+        plans.append((out, argv, env, []))
+    for _, argv, env, _ in plans:
+        run_once(argv, env)  # warm-up: page cache, pyc files
+    for _ in range(runs):
+        for _, argv, env, results in plans:
+            results.append(run_once(argv, env))
+    for out, argv, env, results in plans:
+        codes = {r[2] for r in results}
+        wall = statistics.median(r[0] for r in results)
+        rss = max(r[1] for r in results)
+        out.update(argv=" ".join(argv), walls=[round(r[0], 4) for r in results], wall=wall, rss=rss,
+                   exit=sorted(codes))
+        if not codes <= set(row.expect):
+            out["status"] = f"unexpected exit code {sorted(codes)}"
+        if inp is not None:
+            m = gen.meta(inp, root)
+            single = row.args[-1] in ("{log}", "{index}")
+            factor = 1 / inp.segments if single else 1
+            if row.per == "log":
+                out["mb_s"] = m["log_bytes"] * factor / 1e6 / wall
+                out["batches_s"] = m["batches"] * factor / wall
+                if "deep" in row.name or "print" in row.name:
+                    out["records_s"] = m["records"] * factor / wall
+            elif row.per == "index":
+                entries = os.path.getsize(fill(["{index}"], inp, root)[0]) // 8
+                out["entries_s"] = entries / wall
+    return outs
 
 
 def table(results: list[dict]) -> str:
@@ -243,12 +254,12 @@ def main(argv: list[str] | None = None) -> None:
             print(line, file=sys.stderr, flush=True)
     print(f"# {machine()}; median of {args.runs} runs, warm cache, output to /dev/null", flush=True)
     results = []
-    for row, engine in [(row, e) for row in rows for e in ([None] if row.cmd and row.cmd[1:2] != ["-S"] else engines)]:
-        r = measure(row, root, args.runs, engine)
-        results.append(r)
-        print(f"  {r['row']} [{r['input']}, {r['engine']}]: " +
-              (f"{r['wall']:.3f} s, {r['rss'] / 2**20:.0f} MiB" if "wall" in r else r["status"]),
-              file=sys.stderr, flush=True)
+    for row in rows:
+        for r in measure(row, root, args.runs, [None] if row.cmd and row.cmd[1:2] != ["-S"] else engines):
+            results.append(r)
+            print(f"  {r['row']} [{r['input']}, {r['engine']}]: " +
+                  (f"{r['wall']:.3f} s, {r['rss'] / 2**20:.0f} MiB" if "wall" in r else r["status"]),
+                  file=sys.stderr, flush=True)
     print(table(results))
     outdir = HERE / "results"
     outdir.mkdir(exist_ok=True)
