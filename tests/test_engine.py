@@ -78,5 +78,7 @@ def test_help_does_not_import_the_engine(args: list[str]) -> None:
             f"sys.argv = ['kseg'] + {args!r}\n"
             "try:\n    runpy.run_module('kseg', run_name='__main__')\nexcept SystemExit:\n    pass\n"
             "print(sorted(m for m in sys.modules if m in ('kseg.engine', 'kseg._engine')))\n")
-    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=TESTS.parent)
+    env = {k: v for k, v in os.environ.items() if k != "KSEG_ENGINE"}  # set, it is checked before any command
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=TESTS.parent,
+                       env=env)
     assert p.stdout.strip().splitlines()[-1] == "[]"
