@@ -45,10 +45,21 @@ def same(path: Path, monkeypatch) -> None:
 
 
 def test_the_engine_computes_crc32c() -> None:
-    assert engine.C.crc32c(b"123456789") == 0xE3069283
-    assert engine.C.crc32c(b"") == 0
-    data = bytes(range(256)) * 40
-    assert engine.C.crc32c(data[7:]) == engine.C.crc32c(data[7 + 1000:], engine.C.crc32c(data[7:7 + 1000]))
+    """CRC-32C's check value; the hardware path (three streams, blocks of 3 x 8 KiB and 3 x 256 bytes, then
+    8 and 1 bytes) against the slicing-by-8 table and the crc32c package, at every alignment and length class."""
+    from kseg.storage.batch import crc32c_function
+
+    package = crc32c_function()
+    for fn in (engine.C.crc32c, engine.C.crc32c_table):
+        assert fn(b"123456789") == 0xE3069283
+        assert fn(b"") == 0
+    rng = random.Random(5)
+    data = rng.randbytes(200_000)
+    for _ in range(400):
+        start = rng.randrange(0, 16)
+        n = rng.choice([rng.randrange(0, 800), rng.randrange(760, 24_700), rng.randrange(24_500, len(data) - 16)])
+        piece, seed = data[start:start + n], rng.randrange(2**32)
+        assert engine.C.crc32c(piece, seed) == engine.C.crc32c_table(piece, seed) == package(piece, seed), (start, n)
 
 
 def test_corpus_logs_scan_the_same(monkeypatch) -> None:
