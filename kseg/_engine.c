@@ -23,6 +23,17 @@
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
+#include <limits.h>
+
+#if defined(__GNUC__) || defined(__clang__)
+#define add_overflow(a, b, r) __builtin_add_overflow((a), (b), (r))
+#else /* MSVC */
+static inline int add_overflow(long long a, long long b, long long *r) {
+    if ((b > 0 && a > LLONG_MAX - b) || (b < 0 && a < LLONG_MIN - b)) return 1;
+    *r = a + b;
+    return 0;
+}
+#endif
 
 /* ------------------------------------------------------------------ CRC-32C */
 
@@ -393,10 +404,10 @@ static PyObject *py_decode_records(PyObject *self, PyObject *args) {
             if (p != body_end) goto bail;
             if (read + 1 == count && p != end) goto bail;
             long long offset, timestamp, sequence;
-            if (__builtin_add_overflow(base_offset, (long long)offset_delta, &offset)) goto bail;
+            if (add_overflow(base_offset, (long long)offset_delta, &offset)) goto bail;
             if (log_append) {
                 timestamp = lat_value;
-            } else if (__builtin_add_overflow(base_timestamp, (long long)ts_delta, &timestamp)) {
+            } else if (add_overflow(base_timestamp, (long long)ts_delta, &timestamp)) {
                 goto bail;
             }
             if (base_sequence >= 0) {
@@ -762,7 +773,7 @@ static PyObject *py_batch_lines(PyObject *self, PyObject *args) {
         int bad = as_ll(PyTuple_GET_ITEM(item, 0), &position) < 0 || as_ll(PyTuple_GET_ITEM(item, 1), &size) < 0;
         for (int k = 0; k < 13 && !bad; k++) bad = as_ll(PyTuple_GET_ITEM(h, k), &v[k]) < 0;
         long long last_offset;
-        if (bad || __builtin_add_overflow(v[0], v[6], &last_offset)) {
+        if (bad || add_overflow(v[0], v[6], &last_offset)) {
             slow = 1;
             break;
         }
