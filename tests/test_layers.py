@@ -1,6 +1,7 @@
 """The layers of kseg, enforced: ``docs/architecture.md``.
 
-    base      kseg, kseg.errors, kseg.limits, kseg.jsonlines   (import nothing of kseg but base)
+    engine    kseg._engine                                      the optional C extension (imports nothing of kseg)
+    base      kseg, kseg.errors, kseg.limits, kseg.jsonlines, kseg.engine
     format    kseg.format                                       bytes -> values
     storage   kseg.storage  |  testing  kseg.testing            files, reading, lookups, verification | the writer
     render    kseg.render   |  decoders kseg.decoders           text/JSON | payload decoders
@@ -29,7 +30,8 @@ KSEG = ROOT / "kseg"
 
 LAYERS = [
     # kseg.timestamps (user timestamp parsing) arrives with another branch: a base module too
-    {"kseg", "kseg.errors", "kseg.limits", "kseg.jsonlines", "kseg.timestamps"},
+    {"kseg._engine"},  # kseg/_engine.c, the optional compiled engine: C, imports no kseg module
+    {"kseg", "kseg.errors", "kseg.limits", "kseg.jsonlines", "kseg.timestamps", "kseg.engine"},
     {"kseg.format"},
     {"kseg.storage", "kseg.testing"},
     {"kseg.render", "kseg.decoders"},
@@ -82,7 +84,7 @@ def imports_in(source: str, module: str, is_package: bool, modules: set[str]) ->
 
 def graph() -> dict[str, list[tuple[str, int]]]:
     paths = sorted(KSEG.rglob("*.py"))
-    modules = {module_name(p) for p in paths}
+    modules = {module_name(p) for p in paths} | {module_name(p) for p in KSEG.glob("*.c")}  # C extensions
     return {module_name(p): imports_in(p.read_text(), module_name(p), p.name == "__init__.py", modules)
             for p in paths}
 

@@ -48,6 +48,14 @@ class LazyGroup(click.Group):
     def invoke(self, ctx: click.Context):
         """Run the command; Ctrl-C and a closed stdout end the run here, before click turns them into
         ``Aborted!`` or an exit code that would read as a verdict."""
+        if os.environ.get("KSEG_ENGINE"):  # kseg.engine is imported only when asked for (fast start)
+            from kseg import engine
+            from kseg.limits import EXIT_ERROR
+
+            problem = engine.require()
+            if problem is not None:
+                click.echo(f"kseg: error: {problem}", err=True)
+                sys.exit(EXIT_ERROR)
         try:
             return super().invoke(ctx)
         except KeyboardInterrupt:
@@ -91,8 +99,19 @@ def _quiet_stdout() -> None:
         pass
 
 
+def _version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    """``--version``: kseg's version and the engine that runs (``engine: c`` or ``engine: python (why)``)."""
+    if not value or ctx.resilient_parsing:
+        return
+    from kseg import engine
+
+    click.echo(f"kseg, version {__version__}\nengine: {engine.description()}")
+    ctx.exit()
+
+
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="kseg")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_version,
+              help="Show the version and which engine runs, and exit.")
 def cli() -> None:
     """Read Apache Kafka log segments: dump them as Kafka's tool does, verify
     and rebuild their indexes, and find records by offset or time.

@@ -29,6 +29,7 @@ from __future__ import annotations
 import struct
 from typing import Iterator, NamedTuple
 
+from kseg import engine
 from kseg.errors import CorruptRecordError
 from kseg.format.varint import read_varint, read_varlong
 from kseg.limits import INT32_MAX
@@ -189,6 +190,39 @@ def decode_records(
     :class:`CorruptRecordError` that stopped it, if any -- the records before
     a corrupt one are returned with it so a caller can hand them out first.
 
+    With the compiled engine (:mod:`kseg.engine`) well-formed records are
+    decoded in C; at the first record it does not accept (any bound
+    exceeded, a varint too long, an overflow) the rule below continues from
+    that record's start, so errors and their positions are this rule's.
+    """
+    records, pos2, read2, complete = _c_decode(
+        buf, pos, end, count, read, max_records, base_offset, base_timestamp, base_sequence, log_append_time, sizes
+    )
+    if complete:
+        return records, pos2, read2, None
+    more, pos2, read2, error = decode_records_py(
+        buf, pos2, end, count, read2, max_records - (read2 - read), base_offset, base_timestamp, base_sequence,
+        log_append_time, sizes,
+    )
+    records += more
+    return records, pos2, read2, error
+
+
+def decode_records_py(
+    buf,
+    pos: int,
+    end: int,
+    count: int,
+    read: int,
+    max_records: int,
+    base_offset: int,
+    base_timestamp: int,
+    base_sequence: int,
+    log_append_time: int | None,
+    sizes: bool = False,
+) -> tuple[list, int, int, CorruptRecordError | None]:
+    """:func:`decode_records` in pure Python: the rule itself.
+
     The hot loop of deep iteration: one call per chunk of records, varints of
     one and two bytes decoded inline.
     """
@@ -337,6 +371,12 @@ def decode_records(
             headers,
         ))
     return records, pos, read, None
+
+
+if engine.C is None:
+    decode_records = decode_records_py  # noqa: F811 - the pure-Python engine: no wrapper
+else:
+    _c_decode = engine.C.decode_records
 
 
 def _read_headers(mv: memoryview, pos: int, end: int, count: int) -> tuple[tuple, int]:

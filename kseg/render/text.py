@@ -9,6 +9,7 @@ and no key; an empty line for a control record with ``--skip-record-metadata``.
 
 from __future__ import annotations
 
+from kseg import engine
 from kseg.format import v2
 from kseg.format.compression import codec_name
 from kseg.render.values import bool_text as _bool
@@ -75,6 +76,13 @@ class TextSink(BufferedWriter):
         path of shallow iteration.  Items without a header (legacy entries)
         go to :meth:`batch`.
         """
+        if _c_batch_lines is not None:
+            self._c_batch_lines(items)
+        else:
+            self._py_batch_lines(items)
+
+    def _py_batch_lines(self, items: list) -> None:
+        """:meth:`batch_lines` in pure Python: the rule itself."""
         lines: list[str] = []
         append = lines.append
         cache = self._batch_parts
@@ -105,6 +113,30 @@ class TextSink(BufferedWriter):
                     )
         finally:
             self.write_lines(lines)
+
+    def _c_batch_lines(self, items: list) -> None:
+        """:meth:`batch_lines` through the compiled engine (:mod:`kseg.engine`): the same lines; an item
+        without a header goes to :meth:`batch`, one whose numbers pass int64 to the Python formatter."""
+        i, n = 0, len(items)
+        while i < n:
+            text, i, slow = _c_batch_lines(items, i, self._parts_of)
+            if text:
+                self.write(text)
+            if i < n:
+                if slow:
+                    self._py_batch_lines([items[i]])
+                else:
+                    self.batch(items[i][3], items[i][0])
+                i += 1
+
+    def _parts_of(self, h) -> tuple[str, str, str]:
+        """The cached constant parts of the batch line of header ``h`` (:meth:`_batch_line_parts`)."""
+        attrs = h[5]
+        key = (h[2], h[9], h[10], attrs, h[3], h[7] if attrs & 0x40 else None)
+        parts = self._batch_parts.get(key)
+        if parts is None:
+            parts = self._batch_parts[key] = self._batch_line_parts(h)
+        return parts
 
     def _batch_line_parts(self, h) -> tuple[str, str, str]:
         """The constant parts of a v2 batch line, in the order :meth:`batch_lines` writes them."""
@@ -147,6 +179,23 @@ class TextSink(BufferedWriter):
         made before a decoder fails is kept.
         """
         ts_type = "LogAppendTime" if b.h[v2.ATTRIBUTES] & v2.TIMESTAMP_TYPE_FLAG else "CreateTime"
+        if _c_lines is not None:
+            # the compiled engine (kseg.engine): the same lines; a record it does not cover (headers,
+            # null key or value, invalid UTF-8) gets the Python formatter's line through the fallback
+            pieces: list[str] = []
+            if key_decoder is None:
+                try:
+                    _c_lines(records, ts_type, lambda r: record_line(ts_type, *r, None, None, None), False, pieces)
+                finally:
+                    self.write_lines(pieces)
+                return
+            if key_decoder is string_decoder and value_decoder is string_decoder:
+                try:
+                    _c_lines(records, ts_type, lambda r: _decoded_line(ts_type, *r, string_decoder, string_decoder),
+                             True, pieces)
+                finally:
+                    self.write_lines(pieces)
+                return
         lines: list[str] = []
         append = lines.append
         try:
@@ -267,6 +316,10 @@ def record_line(ts_type: str, offset: int, timestamp: int, sequence: int, key_si
     if payload_text is not None:
         line += f" payload: {payload_text}"
     return line + "\n"
+
+
+_c_lines = None if engine.C is None else engine.C.record_lines
+_c_batch_lines = None if engine.C is None else engine.C.batch_lines
 
 
 def _decoded_line(ts_type, o, ts, seq, k, v, hs, key_decoder, value_decoder) -> str:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import struct
 from typing import Iterator
 
+from kseg import engine
 from kseg.errors import CorruptRecordError, InputError
 from kseg.storage import files, read_policy
 from kseg.format import v2
@@ -204,7 +205,21 @@ class FileRecords:
         items: list = []
         append = items.append
         ws, wl = self._win_start, self._win_len
+        cscan = None if engine.C is None else engine.C.scan
         while pos < stop:
+            if cscan is not None:
+                # the compiled fast path (kseg.engine): every whole v2 batch in the window, into items;
+                # it stops where the rules below have more to say (window, framing error, legacy batch)
+                pos, done = cscan(view, ws, wl, pos, end, items, SCAN_LIST)
+                if done:
+                    break
+                if len(items) >= SCAN_LIST:
+                    yield items
+                    items = []
+                    append = items.append
+                    continue
+                if pos >= stop:
+                    break
             i = pos - ws
             if i >= 0 and i + header_size <= wl:
                 h = unpack(view, i)

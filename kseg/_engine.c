@@ -1,0 +1,881 @@
+/*
+ * kseg._engine: the optional compiled engine (issue 12).
+ *
+ * It implements exactly the hot paths of the pure-Python seams and nothing else:
+ *
+ *   crc32c(data, crc=0)            CRC-32C (Castagnoli), SSE4.2 when the CPU has it, slicing-by-8 otherwise
+ *   scan(view, ws, wl, pos, end, items, limit)
+ *                                  the fast path of FileRecords.scan: whole v2 batches in the window
+ *   decode_records(...)            v2.decode_records for well-formed records (DefaultRecord.readFrom)
+ *   record_lines(records, ts_type, fallback)
+ *                                  TextSink.v2_records' lines, sizes (--deep-iteration)
+ *   text_record_lines(records, ts_type, fallback)
+ *                                  TextSink.v2_records' lines, Kafka's string decoders (--print-data-log)
+ *
+ * Contract: the engine only ever accepts input the Python path accepts, and produces the same
+ * values.  Anything else -- a bound exceeded, a lying length, a varint too long, an overflow,
+ * invalid UTF-8 -- is handed back to the Python path at the start of the record (or batch) it
+ * concerns ("bail"), so every error is raised by the one Python rule at the same byte position,
+ * and Kafka's JVM string decoding of malformed UTF-8 stays the one Python function.
+ * Every read is bounds-checked against the buffer's length: no input can crash the interpreter.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+#include <limits.h>
+
+#if defined(__GNUC__) || defined(__clang__)
+#define add_overflow(a, b, r) __builtin_add_overflow((a), (b), (r))
+#else /* MSVC */
+static inline int add_overflow(long long a, long long b, long long *r) {
+    if ((b > 0 && a > LLONG_MAX - b) || (b < 0 && a < LLONG_MIN - b)) return 1;
+    *r = a + b;
+    return 0;
+}
+#endif
+
+/* ------------------------------------------------------------------ CRC-32C */
+
+static uint32_t crc_table[8][256];
+
+static void crc_init(void) {
+    for (uint32_t n = 0; n < 256; n++) {
+        uint32_t c = n;
+        for (int k = 0; k < 8; k++) c = (c & 1) ? (c >> 1) ^ 0x82F63B78u : c >> 1;
+        crc_table[0][n] = c;
+    }
+    for (uint32_t n = 0; n < 256; n++) {
+        uint32_t c = crc_table[0][n];
+        for (int t = 1; t < 8; t++) {
+            c = crc_table[0][c & 0xFF] ^ (c >> 8);
+            crc_table[t][n] = c;
+        }
+    }
+}
+
+static uint32_t crc_table_update(uint32_t crc, const unsigned char *p, Py_ssize_t n) {
+    crc = ~crc;
+    while (n && ((uintptr_t)p & 7)) {
+        crc = crc_table[0][(crc ^ *p++) & 0xFF] ^ (crc >> 8);
+        n--;
+    }
+    while (n >= 8) {
+        uint32_t lo, hi;
+        memcpy(&lo, p, 4);
+        memcpy(&hi, p + 4, 4);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        lo = __builtin_bswap32(lo);
+        hi = __builtin_bswap32(hi);
+#endif
+        lo ^= crc;
+        crc = crc_table[7][lo & 0xFF] ^ crc_table[6][(lo >> 8) & 0xFF] ^ crc_table[5][(lo >> 16) & 0xFF] ^
+              crc_table[4][lo >> 24] ^ crc_table[3][hi & 0xFF] ^ crc_table[2][(hi >> 8) & 0xFF] ^
+              crc_table[1][(hi >> 16) & 0xFF] ^ crc_table[0][hi >> 24];
+        p += 8;
+        n -= 8;
+    }
+    while (n--) crc = crc_table[0][(crc ^ *p++) & 0xFF] ^ (crc >> 8);
+    return ~crc;
+}
+
+/* Operators that append n zero bytes to a CRC (GF(2) matrices, as tables a byte at a time): they
+ * combine three CRCs computed side by side into one (three crc32 instructions in flight at once). */
+static uint32_t gf2_times(const uint32_t *mat, uint32_t vec) {
+    uint32_t sum = 0;
+    while (vec) {
+        if (vec & 1) sum ^= *mat;
+        vec >>= 1;
+        mat++;
+    }
+    return sum;
+}
+
+static void gf2_square(uint32_t *square, const uint32_t *mat) {
+    for (int n = 0; n < 32; n++) square[n] = gf2_times(mat, mat[n]);
+}
+
+/* the operator for ``len`` zero bytes (``len`` a power of two) */
+static void zeros_op(uint32_t *even, size_t len) {
+    uint32_t odd[32];
+    odd[0] = 0x82F63B78u; /* one zero bit */
+    uint32_t row = 1;
+    for (int n = 1; n < 32; n++) {
+        odd[n] = row;
+        row <<= 1;
+    }
+    gf2_square(even, odd); /* two zero bits */
+    gf2_square(odd, even); /* four */
+    do {
+        gf2_square(even, odd); /* one zero byte first, then doubling */
+        len >>= 1;
+        if (len == 0) return;
+        gf2_square(odd, even);
+        len >>= 1;
+    } while (len);
+    for (int n = 0; n < 32; n++) even[n] = odd[n];
+}
+
+static void zeros_table(uint32_t zeros[4][256], size_t len) {
+    uint32_t op[32];
+    zeros_op(op, len);
+    for (uint32_t n = 0; n < 256; n++) {
+        zeros[0][n] = gf2_times(op, n);
+        zeros[1][n] = gf2_times(op, n << 8);
+        zeros[2][n] = gf2_times(op, n << 16);
+        zeros[3][n] = gf2_times(op, n << 24);
+    }
+}
+
+static inline uint32_t zeros_shift(uint32_t zeros[4][256], uint32_t crc) {
+    return zeros[0][crc & 0xFF] ^ zeros[1][(crc >> 8) & 0xFF] ^ zeros[2][(crc >> 16) & 0xFF] ^ zeros[3][crc >> 24];
+}
+
+#define CRC_LONG 8192
+#define CRC_SHORT 256
+static uint32_t crc_long[4][256];
+static uint32_t crc_short[4][256];
+
+#if (defined(__x86_64__) || defined(_M_X64)) && (defined(__GNUC__) || defined(__clang__))
+#define KSEG_HW_CRC 1
+static inline uint64_t load64(const unsigned char *p) {
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+/* SSE4.2's crc32 instruction, three streams at a time over blocks of 3 x 8 KiB, then 3 x 256 bytes */
+__attribute__((target("sse4.2"))) static uint32_t crc_hw_update(uint32_t crc, const unsigned char *p, Py_ssize_t n) {
+    uint64_t c0 = ~crc, c1, c2;
+    while (n && ((uintptr_t)p & 7)) {
+        c0 = __builtin_ia32_crc32qi((uint32_t)c0, *p++);
+        n--;
+    }
+    while (n >= CRC_LONG * 3) {
+        c1 = c2 = 0;
+        const unsigned char *end = p + CRC_LONG;
+        do {
+            c0 = __builtin_ia32_crc32di(c0, load64(p));
+            c1 = __builtin_ia32_crc32di(c1, load64(p + CRC_LONG));
+            c2 = __builtin_ia32_crc32di(c2, load64(p + 2 * CRC_LONG));
+            p += 8;
+        } while (p < end);
+        c0 = zeros_shift(crc_long, (uint32_t)c0) ^ (uint32_t)c1;
+        c0 = zeros_shift(crc_long, (uint32_t)c0) ^ (uint32_t)c2;
+        p += 2 * CRC_LONG;
+        n -= 3 * CRC_LONG;
+    }
+    while (n >= CRC_SHORT * 3) {
+        c1 = c2 = 0;
+        const unsigned char *end = p + CRC_SHORT;
+        do {
+            c0 = __builtin_ia32_crc32di(c0, load64(p));
+            c1 = __builtin_ia32_crc32di(c1, load64(p + CRC_SHORT));
+            c2 = __builtin_ia32_crc32di(c2, load64(p + 2 * CRC_SHORT));
+            p += 8;
+        } while (p < end);
+        c0 = zeros_shift(crc_short, (uint32_t)c0) ^ (uint32_t)c1;
+        c0 = zeros_shift(crc_short, (uint32_t)c0) ^ (uint32_t)c2;
+        p += 2 * CRC_SHORT;
+        n -= 3 * CRC_SHORT;
+    }
+    while (n >= 8) {
+        c0 = __builtin_ia32_crc32di(c0, load64(p));
+        p += 8;
+        n -= 8;
+    }
+    while (n--) c0 = __builtin_ia32_crc32qi((uint32_t)c0, *p++);
+    return ~(uint32_t)c0;
+}
+#endif
+
+static int crc_hw = 0;
+
+static inline uint32_t crc32c_update(uint32_t crc, const unsigned char *p, Py_ssize_t n) {
+#ifdef KSEG_HW_CRC
+    if (crc_hw) return crc_hw_update(crc, p, n);
+#endif
+    return crc_table_update(crc, p, n);
+}
+
+static PyObject *py_crc32c(PyObject *self, PyObject *args) {
+    Py_buffer b;
+    unsigned long crc = 0;
+    if (!PyArg_ParseTuple(args, "y*|k:crc32c", &b, &crc)) return NULL;
+    uint32_t r = crc32c_update((uint32_t)crc, (const unsigned char *)b.buf, b.len);
+    PyBuffer_Release(&b);
+    return PyLong_FromUnsignedLong(r);
+}
+
+static PyObject *py_crc32c_table(PyObject *self, PyObject *args) {
+    Py_buffer b;
+    unsigned long crc = 0;
+    if (!PyArg_ParseTuple(args, "y*|k:crc32c_table", &b, &crc)) return NULL;
+    uint32_t r = crc_table_update((uint32_t)crc, (const unsigned char *)b.buf, b.len);
+    PyBuffer_Release(&b);
+    return PyLong_FromUnsignedLong(r);
+}
+
+static PyObject *py_crc_kind(PyObject *self, PyObject *unused) {
+    return PyUnicode_FromString(crc_hw ? "sse4.2" : "table");
+}
+
+/* ------------------------------------------------------------------ big-endian reads */
+
+static inline int64_t be64(const unsigned char *p) {
+    uint64_t v = 0;
+    for (int k = 0; k < 8; k++) v = (v << 8) | p[k];
+    return (int64_t)v;
+}
+static inline int32_t be32(const unsigned char *p) {
+    return (int32_t)(((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3]);
+}
+static inline uint32_t ube32(const unsigned char *p) {
+    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
+}
+static inline int16_t be16(const unsigned char *p) { return (int16_t)(((uint16_t)p[0] << 8) | p[1]); }
+
+/* ------------------------------------------------------------------ shallow scan */
+
+/* scan(view, ws, wl, pos, end, items, limit) -> (pos, done)
+ *
+ * FileRecords.scan's fast path: append (position, size, header, valid) to ``items`` for every whole v2
+ * batch in the window, until ``len(items) >= limit``.  Returns where it stopped and whether iteration
+ * ended there (a batch running past ``end``: frame_at's rule).  Any other batch (outside the window,
+ * length below 14, magic 0/1, smaller than a v2 header) is left to the Python path at ``pos``. */
+static PyObject *py_scan(PyObject *self, PyObject *args) {
+    PyObject *view, *items;
+    Py_ssize_t ws, wl, limit;
+    long long pos, end;
+    if (!PyArg_ParseTuple(args, "OnnLLO!n:scan", &view, &ws, &wl, &pos, &end, &PyList_Type, &items, &limit))
+        return NULL;
+    Py_buffer b;
+    if (PyObject_GetBuffer(view, &b, PyBUF_SIMPLE) < 0) return NULL;
+    const unsigned char *buf = (const unsigned char *)b.buf;
+    if (wl > b.len) wl = b.len;
+    if (wl < 0) wl = 0;
+    int done = 0;
+    long long stop = end - 17;
+    while (pos < stop && PyList_GET_SIZE(items) < limit) {
+        long long i = pos - ws;
+        if (i < 0 || i + 61 > wl) break;
+        const unsigned char *p = buf + i;
+        int32_t length = be32(p + 8);
+        if (length < 14) break; /* the Python path raises frame_at's error */
+        long long total = 12 + (long long)length;
+        if (pos > end - total) {
+            done = 1;
+            break;
+        }
+        if (i + total > wl || (int8_t)p[16] < 2 || total < 61) break;
+        uint32_t crc = ube32(p + 17);
+        int valid = crc32c_update(0, p + 21, (Py_ssize_t)(total - 21)) == crc;
+        PyObject *h = Py_BuildValue("(LiibkhiLLLhii)", (long long)be64(p), (int)length, (int)be32(p + 12),
+                                    (int)(int8_t)p[16], (unsigned long)crc, (int)be16(p + 21), (int)be32(p + 23),
+                                    (long long)be64(p + 27), (long long)be64(p + 35), (long long)be64(p + 43),
+                                    (int)be16(p + 51), (int)be32(p + 53), (int)be32(p + 57));
+        if (h == NULL) goto fail;
+        PyObject *item = Py_BuildValue("(LLNO)", pos, total, h, valid ? Py_True : Py_False);
+        if (item == NULL) goto fail;
+        int r = PyList_Append(items, item);
+        Py_DECREF(item);
+        if (r < 0) goto fail;
+        pos += total;
+    }
+    PyBuffer_Release(&b);
+    return Py_BuildValue("(LO)", pos, done ? Py_True : Py_False);
+fail:
+    PyBuffer_Release(&b);
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ record decoding */
+
+/* Zig-zag varint (max_bytes 5, mask 32 bits) or varlong (10, 64 bits) at *pos, reading below ``lim``.
+ * Returns 0 and sets *out, or -1: too long or running past ``lim`` (the caller bails to Python). */
+static inline int read_zigzag(const unsigned char *buf, Py_ssize_t *pos, Py_ssize_t lim, int max_bytes, int wide,
+                              int64_t *out) {
+    Py_ssize_t p = *pos;
+    uint64_t raw = 0;
+    int shift = 0;
+    for (int k = 0; k < max_bytes; k++) {
+        if (p >= lim) return -1;
+        unsigned char c = buf[p++];
+        raw |= (uint64_t)(c & 0x7F) << shift;
+        if (c < 0x80) {
+            *pos = p;
+            if (wide) {
+                *out = (int64_t)((raw >> 1) ^ (~(raw & 1) + 1));
+            } else {
+                uint32_t r = (uint32_t)raw;
+                *out = (int32_t)((r >> 1) ^ (~(r & 1) + 1));
+            }
+            return 0;
+        }
+        shift += 7;
+    }
+    return -1;
+}
+
+static PyObject *slice_of(PyObject *mv, Py_ssize_t a, Py_ssize_t n) {
+    return PySequence_GetSlice(mv, a, a + n);
+}
+
+/* decode_records(buf, pos, end, count, read, max_records, base_offset, base_timestamp, base_sequence,
+ *                log_append_time, sizes) -> (records, pos, read, complete)
+ *
+ * v2.decode_records for well-formed records.  ``complete`` is False when decoding stopped at a record
+ * the engine does not accept (``pos`` its start, ``read`` the records decoded before it): the caller
+ * continues there with the Python rule, which raises the error, if any, at its byte position. */
+static PyObject *py_decode_records(PyObject *self, PyObject *args) {
+    PyObject *bufobj, *lat;
+    Py_ssize_t pos, end, count, read, max_records;
+    long long base_offset, base_timestamp, base_sequence;
+    int sizes = 0;
+    if (!PyArg_ParseTuple(args, "OnnnnnLLLO|p:decode_records", &bufobj, &pos, &end, &count, &read, &max_records,
+                          &base_offset, &base_timestamp, &base_sequence, &lat, &sizes))
+        return NULL;
+    PyObject *mv;
+    if (PyMemoryView_Check(bufobj)) {
+        mv = bufobj;
+        Py_INCREF(mv);
+    } else {
+        mv = PyMemoryView_FromObject(bufobj);
+        if (mv == NULL) return NULL;
+    }
+    Py_buffer b;
+    if (PyObject_GetBuffer(mv, &b, PyBUF_SIMPLE) < 0) {
+        Py_DECREF(mv);
+        return NULL;
+    }
+    const unsigned char *buf = (const unsigned char *)b.buf;
+    Py_ssize_t len = b.len;
+    if (end > len) end = len; /* reads never pass the buffer; the Python rule judges the rest */
+    PyObject *records = PyList_New(0);
+    if (records == NULL) goto fail;
+    int log_append = lat != Py_None;
+    int64_t lat_value = 0;
+    if (log_append) {
+        lat_value = PyLong_AsLongLong(lat);
+        if (lat_value == -1 && PyErr_Occurred()) goto fail;
+    }
+    int complete = 1;
+    if (count < 0) {
+        complete = 0;
+    } else {
+        Py_ssize_t last = count < read + max_records ? count : read + max_records;
+        while (read < last) {
+            Py_ssize_t start = pos, p = pos;
+            int64_t size, ts_delta, offset_delta, key_size, value_size;
+            if (p < 0 || p >= end) goto bail;
+            if (read_zigzag(buf, &p, end, 5, 0, &size) < 0) goto bail;
+            if (size < 0 || size > end - p) goto bail;
+            Py_ssize_t body_end = p + (Py_ssize_t)size;
+            p += 1; /* attributes */
+            if (read_zigzag(buf, &p, body_end, 10, 1, &ts_delta) < 0) goto bail;
+            if (read_zigzag(buf, &p, body_end, 5, 0, &offset_delta) < 0) goto bail;
+            if (read_zigzag(buf, &p, body_end, 5, 0, &key_size) < 0) goto bail;
+            Py_ssize_t key_at = p;
+            if (key_size >= 0) {
+                if (key_size > body_end - p) goto bail;
+                p += (Py_ssize_t)key_size;
+            }
+            if (read_zigzag(buf, &p, body_end, 5, 0, &value_size) < 0) goto bail;
+            Py_ssize_t value_at = p;
+            if (value_size >= 0) {
+                if (value_size > body_end - p) goto bail;
+                p += (Py_ssize_t)value_size;
+            }
+            int64_t header_count;
+            if (read_zigzag(buf, &p, body_end, 5, 0, &header_count) < 0) goto bail;
+            if (header_count < 0 || header_count > body_end - p) goto bail;
+            /* headers: validated first, built after, so a bail leaves nothing half made */
+            Py_ssize_t headers_at = p;
+            for (int64_t k = 0; k < header_count; k++) {
+                int64_t hk, hv;
+                if (read_zigzag(buf, &p, body_end, 5, 0, &hk) < 0 || hk < 0 || hk > body_end - p) goto bail;
+                p += (Py_ssize_t)hk;
+                if (read_zigzag(buf, &p, body_end, 5, 0, &hv) < 0) goto bail;
+                if (hv >= 0) {
+                    if (hv > body_end - p) goto bail;
+                    p += (Py_ssize_t)hv;
+                }
+            }
+            if (p != body_end) goto bail;
+            if (read + 1 == count && p != end) goto bail;
+            long long offset, timestamp, sequence;
+            if (add_overflow(base_offset, (long long)offset_delta, &offset)) goto bail;
+            if (log_append) {
+                timestamp = lat_value;
+            } else if (add_overflow(base_timestamp, (long long)ts_delta, &timestamp)) {
+                goto bail;
+            }
+            if (base_sequence >= 0) {
+                sequence = base_sequence + offset_delta;
+                if (sequence > 0x7FFFFFFFLL) sequence -= 0x80000000LL;
+            } else {
+                sequence = -1;
+            }
+            PyObject *key, *value, *headers;
+            if (sizes) {
+                key = PyLong_FromLongLong(key_size >= 0 ? key_size : -1);
+                value = PyLong_FromLongLong(value_size >= 0 ? value_size : -1);
+            } else {
+                if (key_size >= 0) {
+                    key = slice_of(mv, key_at, (Py_ssize_t)key_size);
+                } else {
+                    key = Py_None;
+                    Py_INCREF(key);
+                }
+                if (value_size >= 0) {
+                    value = slice_of(mv, value_at, (Py_ssize_t)value_size);
+                } else {
+                    value = Py_None;
+                    Py_INCREF(value);
+                }
+            }
+            headers = PyTuple_New((Py_ssize_t)header_count);
+            if (headers != NULL) {
+                Py_ssize_t q = headers_at;
+                for (int64_t k = 0; k < header_count; k++) {
+                    int64_t hk = 0, hv = -1;
+                    read_zigzag(buf, &q, body_end, 5, 0, &hk);
+                    PyObject *hkey = PyBytes_FromStringAndSize((const char *)buf + q, (Py_ssize_t)hk);
+                    q += (Py_ssize_t)hk;
+                    read_zigzag(buf, &q, body_end, 5, 0, &hv);
+                    PyObject *hval;
+                    if (hv >= 0) {
+                        hval = PyBytes_FromStringAndSize((const char *)buf + q, (Py_ssize_t)hv);
+                        q += (Py_ssize_t)hv;
+                    } else {
+                        hval = Py_None;
+                        Py_INCREF(hval);
+                    }
+                    PyObject *pair = (hkey && hval) ? PyTuple_Pack(2, hkey, hval) : NULL;
+                    Py_XDECREF(hkey);
+                    Py_XDECREF(hval);
+                    if (pair == NULL) {
+                        Py_CLEAR(headers);
+                        break;
+                    }
+                    PyTuple_SET_ITEM(headers, (Py_ssize_t)k, pair);
+                }
+            }
+            if (key == NULL || value == NULL || headers == NULL) {
+                Py_XDECREF(key);
+                Py_XDECREF(value);
+                Py_XDECREF(headers);
+                goto fail;
+            }
+            PyObject *rec = PyTuple_New(6);
+            if (rec == NULL) {
+                Py_DECREF(key);
+                Py_DECREF(value);
+                Py_DECREF(headers);
+                goto fail;
+            }
+            PyObject *o = PyLong_FromLongLong(offset);
+            PyObject *t;
+            if (log_append) {
+                t = lat;
+                Py_INCREF(t);
+            } else {
+                t = PyLong_FromLongLong(timestamp);
+            }
+            PyObject *s = PyLong_FromLongLong(sequence);
+            PyTuple_SET_ITEM(rec, 0, o);
+            PyTuple_SET_ITEM(rec, 1, t);
+            PyTuple_SET_ITEM(rec, 2, s);
+            PyTuple_SET_ITEM(rec, 3, key);
+            PyTuple_SET_ITEM(rec, 4, value);
+            PyTuple_SET_ITEM(rec, 5, headers);
+            if (o == NULL || t == NULL || s == NULL || PyList_Append(records, rec) < 0) {
+                Py_DECREF(rec);
+                goto fail;
+            }
+            Py_DECREF(rec);
+            pos = p;
+            read++;
+            continue;
+        bail:
+            pos = start;
+            complete = 0;
+            break;
+        }
+    }
+    PyBuffer_Release(&b);
+    Py_DECREF(mv);
+    return Py_BuildValue("(NnnO)", records, pos, read, complete ? Py_True : Py_False);
+fail:
+    PyBuffer_Release(&b);
+    Py_DECREF(mv);
+    Py_XDECREF(records);
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ record lines */
+
+typedef struct {
+    char *p;
+    Py_ssize_t n, cap;
+} Out;
+
+/* Room for ``more`` bytes; callers reserve a line's worst case first (every number 20 characters). */
+static int out_reserve(Out *o, Py_ssize_t more) {
+    if (o->n + more <= o->cap) return 0;
+    Py_ssize_t cap = o->cap ? o->cap : 1 << 16;
+    while (cap < o->n + more) cap *= 2;
+    char *q = PyMem_Realloc(o->p, cap);
+    if (q == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    o->p = q;
+    o->cap = cap;
+    return 0;
+}
+
+static inline void out_raw(Out *o, const char *s, Py_ssize_t n) {
+    memcpy(o->p + o->n, s, n);
+    o->n += n;
+}
+
+static inline void out_ll(Out *o, long long v) {
+    char tmp[24];
+    int k = 0;
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    do {
+        tmp[k++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0) o->p[o->n++] = '-';
+    while (k) o->p[o->n++] = tmp[--k];
+}
+
+#define LIT(o, s) out_raw((o), (s), (Py_ssize_t)(sizeof(s) - 1))
+
+/* Flush the buffer as one str into ``pieces`` (ASCII and valid UTF-8 only are ever written). */
+static int out_flush(Out *o, PyObject *pieces) {
+    if (o->n == 0) return 0;
+    PyObject *s = PyUnicode_DecodeUTF8(o->p, o->n, "strict");
+    if (s == NULL) return -1;
+    int r = PyList_Append(pieces, s);
+    Py_DECREF(s);
+    o->n = 0;
+    return r;
+}
+
+static int as_ll(PyObject *v, long long *out) {
+    int overflow = 0;
+    if (!PyLong_CheckExact(v)) return -1;
+    *out = PyLong_AsLongLongAndOverflow(v, &overflow);
+    if (overflow || (*out == -1 && PyErr_Occurred())) {
+        PyErr_Clear();
+        return -1;
+    }
+    return 0;
+}
+
+/* Python's strict UTF-8 (what str(b, "utf-8") accepts): no overlongs, no surrogates, nothing past U+10FFFF. */
+static int valid_utf8(const unsigned char *s, Py_ssize_t n) {
+    Py_ssize_t i = 0;
+    while (i < n) {
+        /* eight ASCII bytes at a time */
+        while (i + 8 <= n) {
+            uint64_t v;
+            memcpy(&v, s + i, 8);
+            if (v & 0x8080808080808080ULL) break;
+            i += 8;
+        }
+        if (i >= n) break;
+        unsigned char c = s[i];
+        if (c < 0x80) {
+            i++;
+        } else if (c >= 0xC2 && c <= 0xDF) {
+            if (i + 1 >= n || (s[i + 1] & 0xC0) != 0x80) return 0;
+            i += 2;
+        } else if (c >= 0xE0 && c <= 0xEF) {
+            if (i + 2 >= n) return 0;
+            unsigned char c1 = s[i + 1];
+            if ((c1 & 0xC0) != 0x80 || (s[i + 2] & 0xC0) != 0x80) return 0;
+            if (c == 0xE0 && c1 < 0xA0) return 0;
+            if (c == 0xED && c1 >= 0xA0) return 0;
+            i += 3;
+        } else if (c >= 0xF0 && c <= 0xF4) {
+            if (i + 3 >= n) return 0;
+            unsigned char c1 = s[i + 1];
+            if ((c1 & 0xC0) != 0x80 || (s[i + 2] & 0xC0) != 0x80 || (s[i + 3] & 0xC0) != 0x80) return 0;
+            if (c == 0xF0 && c1 < 0x90) return 0;
+            if (c == 0xF4 && c1 >= 0x90) return 0;
+            i += 4;
+        } else {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Append fallback(rec) (a str line) to pieces, after flushing what the buffer holds. */
+static int slow_line(Out *o, PyObject *pieces, PyObject *fallback, PyObject *rec) {
+    if (out_flush(o, pieces) < 0) return -1;
+    PyObject *line = PyObject_CallOneArg(fallback, rec);
+    if (line == NULL) return -1;
+    int r = PyList_Append(pieces, line);
+    Py_DECREF(line);
+    return r;
+}
+
+/* One record's line into ``o``: 0, or -1 with an exception (the fallback's, or no memory). */
+static int record_line_c(Out *o, PyObject *pieces, PyObject *rec, const char *ts_type, Py_ssize_t ts_len,
+                         PyObject *fallback, int text) {
+    long long off, ts, seq, ks = 0, vs = 0;
+    if (!PyTuple_CheckExact(rec) || PyTuple_GET_SIZE(rec) != 6) goto slow;
+    PyObject *hs = PyTuple_GET_ITEM(rec, 5);
+    if (!PyTuple_CheckExact(hs) || PyTuple_GET_SIZE(hs) != 0) goto slow;
+    if (as_ll(PyTuple_GET_ITEM(rec, 0), &off) < 0 || as_ll(PyTuple_GET_ITEM(rec, 1), &ts) < 0 ||
+        as_ll(PyTuple_GET_ITEM(rec, 2), &seq) < 0)
+        goto slow;
+    if (!text) {
+        if (as_ll(PyTuple_GET_ITEM(rec, 3), &ks) < 0 || as_ll(PyTuple_GET_ITEM(rec, 4), &vs) < 0) goto slow;
+        if (out_reserve(o, 256 + ts_len) < 0) return -1;
+        LIT(o, "| offset: ");
+        out_ll(o, off);
+        LIT(o, " ");
+        out_raw(o, ts_type, ts_len);
+        LIT(o, ": ");
+        out_ll(o, ts);
+        LIT(o, " keySize: ");
+        out_ll(o, ks);
+        LIT(o, " valueSize: ");
+        out_ll(o, vs);
+        LIT(o, " sequence: ");
+        out_ll(o, seq);
+        LIT(o, " headerKeys: []\n");
+        return 0;
+    }
+    PyObject *k = PyTuple_GET_ITEM(rec, 3), *v = PyTuple_GET_ITEM(rec, 4);
+    if (k == Py_None || v == Py_None) goto slow;
+    Py_buffer kb, vb;
+    if (PyObject_GetBuffer(k, &kb, PyBUF_SIMPLE) < 0) {
+        PyErr_Clear();
+        goto slow;
+    }
+    if (PyObject_GetBuffer(v, &vb, PyBUF_SIMPLE) < 0) {
+        PyErr_Clear();
+        PyBuffer_Release(&kb);
+        goto slow;
+    }
+    int ok = valid_utf8(kb.buf, kb.len) && valid_utf8(vb.buf, vb.len);
+    if (ok) {
+        if (out_reserve(o, 256 + ts_len + kb.len + vb.len) < 0) {
+            PyBuffer_Release(&kb);
+            PyBuffer_Release(&vb);
+            return -1;
+        }
+        LIT(o, "| offset: ");
+        out_ll(o, off);
+        LIT(o, " ");
+        out_raw(o, ts_type, ts_len);
+        LIT(o, ": ");
+        out_ll(o, ts);
+        LIT(o, " keySize: ");
+        out_ll(o, (long long)kb.len);
+        LIT(o, " valueSize: ");
+        out_ll(o, (long long)vb.len);
+        LIT(o, " sequence: ");
+        out_ll(o, seq);
+        LIT(o, " headerKeys: [] key: ");
+        out_raw(o, kb.buf, kb.len);
+        LIT(o, " payload: ");
+        out_raw(o, vb.buf, vb.len);
+        LIT(o, "\n");
+    }
+    PyBuffer_Release(&kb);
+    PyBuffer_Release(&vb);
+    if (ok) return 0;
+slow:
+    return slow_line(o, pieces, fallback, rec);
+}
+
+/* record_lines(records, ts_type, fallback, text, pieces) -> None: the lines appended to ``pieces`` (str)
+ *
+ * TextSink.v2_records' lines.  Without ``text`` (--deep-iteration) key and value are sizes; with it
+ * (--print-data-log, Kafka's string decoders) they are buffers printed as UTF-8.  A record the fast
+ * path does not cover (headers, a null key or value with ``text``, UTF-8 that is not valid, a number
+ * past int64) gets ``fallback(record)``: the Python formatter's line.  Should it raise, ``pieces`` holds
+ * every line before that record (the caller writes them, as the Python formatter does). */
+static PyObject *py_record_lines(PyObject *self, PyObject *args) {
+    PyObject *records, *fallback, *pieces;
+    const char *ts_type;
+    Py_ssize_t ts_len;
+    int text = 0;
+    if (!PyArg_ParseTuple(args, "O!s#OpO!:record_lines", &PyList_Type, &records, &ts_type, &ts_len, &fallback, &text,
+                          &PyList_Type, &pieces))
+        return NULL;
+    Out o = {NULL, 0, 0};
+    /* the size is read each time round and each record held: a fallback (Python code) could change the list */
+    for (Py_ssize_t r = 0; r < PyList_GET_SIZE(records); r++) {
+        PyObject *rec = PyList_GET_ITEM(records, r);
+        Py_INCREF(rec);
+        int bad = record_line_c(&o, pieces, rec, ts_type, ts_len, fallback, text);
+        Py_DECREF(rec);
+        if (bad) goto fail;
+    }
+    if (out_flush(&o, pieces) < 0) goto fail;
+    PyMem_Free(o.p);
+    Py_RETURN_NONE;
+fail:
+    PyMem_Free(o.p);
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ batch lines */
+
+static inline int str_part(PyObject *parts, Py_ssize_t k, const char **s, Py_ssize_t *n) {
+    PyObject *v = PyTuple_GET_ITEM(parts, k);
+    if (!PyUnicode_Check(v)) {
+        PyErr_SetString(PyExc_TypeError, "batch line parts must be str");
+        return -1;
+    }
+    *s = PyUnicode_AsUTF8AndSize(v, n);
+    return *s == NULL ? -1 : 0;
+}
+
+/* batch_lines(items, start, parts_fn) -> (text, index, slow)
+ *
+ * TextSink.batch_lines for FileRecords.scan items from ``start``: the v2 batch line, its constant parts
+ * from ``parts_fn(header)`` (called when the header's producer, epochs or flags change from the item
+ * before).  Stops at ``index``: the end, an item without a header (``slow`` False: the sink's batch()),
+ * or one whose numbers pass int64 (``slow`` True: the Python formatter). */
+static PyObject *py_batch_lines(PyObject *self, PyObject *args) {
+    PyObject *items, *parts_fn;
+    Py_ssize_t start;
+    if (!PyArg_ParseTuple(args, "O!nO:batch_lines", &PyList_Type, &items, &start, &parts_fn)) return NULL;
+    Out o = {NULL, 0, 0};
+    PyObject *parts = NULL;
+    long long key[6] = {0, 0, 0, 0, 0, 0};
+    int have_key = 0, slow = 0;
+    Py_ssize_t i = start < 0 ? 0 : start;
+    /* everything is read from the item before parts_fn (Python code) runs; the size is read each time round */
+    for (; i < PyList_GET_SIZE(items); i++) {
+        PyObject *item = PyList_GET_ITEM(items, i);
+        if (!PyTuple_CheckExact(item) || PyTuple_GET_SIZE(item) != 4) {
+            slow = 1;
+            break;
+        }
+        PyObject *h = PyTuple_GET_ITEM(item, 2);
+        if (h == Py_None) break;
+        if (!PyTuple_CheckExact(h) || PyTuple_GET_SIZE(h) != 13) {
+            slow = 1;
+            break;
+        }
+        long long v[13], position, size;
+        int bad = as_ll(PyTuple_GET_ITEM(item, 0), &position) < 0 || as_ll(PyTuple_GET_ITEM(item, 1), &size) < 0;
+        for (int k = 0; k < 13 && !bad; k++) bad = as_ll(PyTuple_GET_ITEM(h, k), &v[k]) < 0;
+        long long last_offset;
+        if (bad || add_overflow(v[0], v[6], &last_offset)) {
+            slow = 1;
+            break;
+        }
+        int valid = PyObject_IsTrue(PyTuple_GET_ITEM(item, 3));
+        if (valid < 0) goto fail;
+        long long attrs = v[5];
+        long long k6[6] = {v[2], v[9], v[10], attrs, v[3], (attrs & 0x40) ? v[7] : 0};
+        if (!have_key || memcmp(k6, key, sizeof key) != 0) {
+            Py_XDECREF(parts);
+            parts = PyObject_CallOneArg(parts_fn, h);
+            if (parts == NULL) {
+                /* e.g. an unknown codec: the Python formatter raises it after the lines before it */
+                if (!PyErr_ExceptionMatches(PyExc_Exception)) goto fail;
+                PyErr_Clear();
+                have_key = 0;
+                slow = 1;
+                break;
+            }
+            if (!PyTuple_Check(parts) || PyTuple_GET_SIZE(parts) != 3) {
+                PyErr_SetString(PyExc_TypeError, "parts_fn must return 3 str");
+                goto fail;
+            }
+            memcpy(key, k6, sizeof key);
+            have_key = 1;
+        }
+        const char *p0, *p1, *p2;
+        Py_ssize_t n0, n1, n2;
+        if (str_part(parts, 0, &p0, &n0) < 0 || str_part(parts, 1, &p1, &n1) < 0 || str_part(parts, 2, &p2, &n2) < 0)
+            goto fail;
+        if (out_reserve(&o, 512 + n0 + n1 + n2) < 0) goto fail;
+        LIT(&o, "baseOffset: ");
+        out_ll(&o, v[0]);
+        LIT(&o, " lastOffset: ");
+        out_ll(&o, last_offset);
+        LIT(&o, " count: ");
+        out_ll(&o, v[12]);
+        long long base_seq = v[11];
+        if (base_seq == -1) {
+            LIT(&o, " baseSequence: -1 lastSequence: -1 ");
+        } else {
+            long long delta = v[6], last_seq;
+            /* DefaultRecordBatch.incrementSequence */
+            if (base_seq > 0x7FFFFFFFLL - delta)
+                last_seq = delta - (0x7FFFFFFFLL - base_seq) - 1;
+            else
+                last_seq = base_seq + delta;
+            LIT(&o, " baseSequence: ");
+            out_ll(&o, base_seq);
+            LIT(&o, " lastSequence: ");
+            out_ll(&o, last_seq);
+            LIT(&o, " ");
+        }
+        out_raw(&o, p0, n0);
+        LIT(&o, "position: ");
+        out_ll(&o, position);
+        LIT(&o, " ");
+        out_raw(&o, p1, n1);
+        out_ll(&o, v[8]);
+        LIT(&o, " size: ");
+        out_ll(&o, size);
+        LIT(&o, " ");
+        out_raw(&o, p2, n2);
+        out_ll(&o, v[4]);
+        if (valid)
+            LIT(&o, " isvalid: true\n");
+        else
+            LIT(&o, " isvalid: false\n");
+    }
+    Py_XDECREF(parts);
+    PyObject *text = PyUnicode_DecodeUTF8(o.p ? o.p : "", o.n, "strict");
+    PyMem_Free(o.p);
+    if (text == NULL) return NULL;
+    return Py_BuildValue("(NnO)", text, i, slow ? Py_True : Py_False);
+fail:
+    Py_XDECREF(parts);
+    PyMem_Free(o.p);
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ module */
+
+static PyMethodDef methods[] = {
+    {"crc32c", py_crc32c, METH_VARARGS, "crc32c(data, crc=0) -> int: CRC-32C (Castagnoli) of a buffer."},
+    {"crc32c_table", py_crc32c_table, METH_VARARGS, "crc32c() by the slicing-by-8 table (the fallback), for tests."},
+    {"crc_kind", py_crc_kind, METH_NOARGS, "crc_kind() -> 'sse4.2' or 'table'."},
+    {"scan", py_scan, METH_VARARGS, "The fast path of FileRecords.scan (see the C source)."},
+    {"decode_records", py_decode_records, METH_VARARGS, "v2.decode_records for well-formed records."},
+    {"batch_lines", py_batch_lines, METH_VARARGS, "TextSink.batch_lines' v2 batch lines."},
+    {"record_lines", py_record_lines, METH_VARARGS, "TextSink.v2_records' record lines."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "kseg._engine", "kseg's optional compiled engine.", -1,
+                                    methods};
+
+PyMODINIT_FUNC PyInit__engine(void) {
+    crc_init();
+    zeros_table(crc_long, CRC_LONG);
+    zeros_table(crc_short, CRC_SHORT);
+#ifdef KSEG_HW_CRC
+    __builtin_cpu_init();
+    crc_hw = __builtin_cpu_supports("sse4.2") ? 1 : 0;
+#endif
+    return PyModule_Create(&module);
+}

@@ -1,0 +1,52 @@
+"""Which engine runs the hot paths: the compiled ``kseg._engine`` or pure Python (issue 12).
+
+Chosen once, here, at first import.  ``KSEG_ENGINE=python`` forces the
+pure-Python path; ``KSEG_ENGINE=c`` requires the compiled engine (the CLI
+exits 2 with one line when it is not built, :func:`require`); unset, the
+engine runs when it imports.  The engine implements exactly the seams of
+:mod:`kseg.format.v2` (``decode_records``), :mod:`kseg.storage.records`
+(``FileRecords.scan``) and :mod:`kseg.render.text` (the record lines), and
+hands every record or batch it does not accept back to the Python rule, so
+output and errors are the same with either engine.
+
+Importing this module does not import the engine's users; ``kseg --help``
+imports neither.
+"""
+
+from __future__ import annotations
+
+import os
+
+ENV = "KSEG_ENGINE"
+
+C = None  # the kseg._engine module, or None
+NAME = "python"
+REASON = ""  # why Python runs, when it does
+
+_choice = os.environ.get(ENV, "").strip().lower()
+if _choice == "python":
+    REASON = f"{ENV}=python"
+elif _choice not in ("", "c", "auto"):
+    REASON = f"{ENV}={_choice!r} is not one of c, python"
+else:
+    try:
+        from kseg import _engine as C  # type: ignore[no-redef]
+    except ImportError:  # not built: no compiler or headers at install time
+        C = None
+        REASON = "kseg._engine is not built (installed without a C compiler or Python headers?)"
+    else:
+        NAME = "c"
+
+
+def description() -> str:
+    """``c``, or ``python (<why>)``: what ``kseg --version`` prints after ``engine: ``."""
+    return "c" if C is not None else f"python ({REASON})"
+
+
+def require() -> str | None:
+    """The one-line error when ``KSEG_ENGINE`` asks for what cannot run, else None."""
+    if _choice == "c" and C is None:
+        return f"{ENV}=c but {REASON}"
+    if _choice not in ("", "c", "python", "auto"):
+        return REASON
+    return None

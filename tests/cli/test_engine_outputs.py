@@ -1,0 +1,84 @@
+"""Both engines print the same bytes (issue 12): ``kseg dump`` as a real process with the compiled
+engine and with ``KSEG_ENGINE=python``, compared byte for byte (stdout, stderr, exit code).
+
+Inputs: every corpus log (shallow, ``--deep-iteration``, ``--print-data-log``, JSON), a log of
+the records the engine's fast paths hand back to Python (headers, null keys and values, invalid
+UTF-8 and Java's encoded surrogates, LogAppendTime, sequences that wrap, offsets near 2^63), and
+damaged copies of it.  The goldens themselves run on both engines in CI (``.ci/run``).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kseg import engine
+from kseg.testing.v2 import RecordSpec, build_v2_batch
+from tests.conftest import CORPUS_DATA, TESTS
+
+pytestmark = pytest.mark.skipif(engine.C is None, reason="the C engine is not built (KSEG_ENGINE=python or no compiler)")
+
+MODES = [[], ["--deep-iteration"], ["--print-data-log"], ["--print-data-log", "--format", "json"],
+         ["--deep-iteration", "--key-decoder", "hex", "--value-decoder", "hex", "--print-data-log"]]
+
+
+def dump(files: list[Path], mode: list[str], eng: str) -> tuple:
+    env = {**os.environ, "KSEG_ENGINE": eng}
+    p = subprocess.run([sys.executable, "-m", "kseg", "dump", *mode, "--files", ",".join(map(str, files))],
+                       capture_output=True, env=env, cwd=TESTS.parent, timeout=300)
+    return p.returncode, p.stdout, p.stderr
+
+
+def tricky_log(directory: Path) -> Path:
+    recs = [
+        RecordSpec(b"k", b"v", 1000, headers=(("h1", b"x"), ("\u00e9", None))),
+        RecordSpec(None, b"value", 1001),
+        RecordSpec(b"key", None, 1002),
+        RecordSpec(b"\xff\xfe", b"\xed\xa0\x80 surrogate \xed\xbf", 1003),
+        RecordSpec("é€😀".encode(), b"\xc0\xaf overlong \xf4\x90\x80\x80", 1004),
+        RecordSpec(b"k" * 300, b"v" * 70000, 2**40),
+    ]
+    path = directory / "00000000000000000000.log"
+    with open(path, "wb") as f:
+        f.write(build_v2_batch(recs))
+        f.write(build_v2_batch(recs, base_offset=6, base_sequence=2**31 - 3, producer_id=9, producer_epoch=2))
+        f.write(build_v2_batch(recs, base_offset=12, timestamp_type="LogAppendTime", log_append_time=77))
+        f.write(build_v2_batch(recs[:2], base_offset=2**63 - 4))
+        f.write(build_v2_batch([RecordSpec(b"k", b"v", 5, offset_delta=2**31 - 1)], base_offset=2**63 - 4,
+                               base_sequence=5, producer_id=3))  # offsets past int64: the Python formatter
+    return path
+
+
+@pytest.mark.parametrize("mode", MODES, ids=lambda m: " ".join(m) or "shallow")
+def test_corpus_logs_print_the_same(mode: list[str]) -> None:
+    logs = sorted(CORPUS_DATA.glob("*/*.log"))
+    c = dump(logs, mode, "c")
+    assert c[1].count(b"Dumping ") + c[1].count(b'{"type":"file"') == len(logs)
+    assert c == dump(logs, mode, "python")
+
+
+def test_tricky_and_damaged_records_print_the_same(tmp_path: Path) -> None:
+    (tmp_path / "good").mkdir()
+    good = tricky_log(tmp_path / "good")
+    data = good.read_bytes()
+    rng = random.Random(3)
+    files = [good]
+    for i in range(40):
+        b = bytearray(data)
+        for _ in range(rng.randrange(1, 4)):
+            b[rng.randrange(61, len(b))] ^= 1 << rng.randrange(8)
+        if i % 5 == 0:
+            b = b[: rng.randrange(len(b))]
+        path = tmp_path / f"bad{i}" / "00000000000000000000.log"
+        path.parent.mkdir()
+        path.write_bytes(bytes(b))
+        files.append(path)
+    for mode in MODES[1:3]:
+        c = dump(files, mode, "c")
+        assert c[1].count(b"Dumping ") == len(files)
+        assert c == dump(files, mode, "python"), mode

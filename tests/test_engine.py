@@ -1,0 +1,84 @@
+"""``kseg.engine``: which engine runs, how to choose it, and how it says so (issue 12)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from kseg import __version__, engine
+from tests.conftest import CORPUS_DATA, TESTS
+
+LOG = str(CORPUS_DATA / "plain-v2-0" / "00000000000000000000.log")
+
+
+def kseg(args: list[str], env: dict, block_engine: bool = False) -> subprocess.CompletedProcess:
+    """``python -m kseg ARGS`` with ``env``; ``block_engine`` runs it as if the engine were not built."""
+    code = ("import sys\n" + ("sys.modules['kseg._engine'] = None\n" if block_engine else "") +
+            "import runpy\nsys.argv = ['kseg'] + sys.argv[1:]\nrunpy.run_module('kseg', run_name='__main__')\n")
+    full = {k: v for k, v in os.environ.items() if k != "KSEG_ENGINE"}
+    full.update(env)
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=full,
+                          cwd=TESTS.parent, timeout=120)
+
+
+def test_ci_built_the_engine() -> None:
+    """``.ci/run`` sets KSEG_REQUIRE_ENGINE=1 for the run with the engine: it must really be built and chosen."""
+    if os.environ.get("KSEG_REQUIRE_ENGINE") != "1":
+        pytest.skip("KSEG_REQUIRE_ENGINE=1 is set by .ci/run only")
+    assert engine.C is not None and engine.NAME == "c", engine.description()
+
+
+def test_version_names_the_engine() -> None:
+    r = kseg(["--version"], {})
+    assert r.returncode == 0
+    assert r.stdout.splitlines()[0] == f"kseg, version {__version__}"
+    last = r.stdout.splitlines()[-1]
+    assert last == "engine: c" or last.startswith("engine: python (kseg._engine is not built")
+    if os.environ.get("KSEG_REQUIRE_ENGINE") == "1":
+        assert last == "engine: c"
+
+
+def test_forced_python_says_why() -> None:
+    r = kseg(["--version"], {"KSEG_ENGINE": "python"})
+    assert r.returncode == 0 and r.stdout.splitlines()[-1] == "engine: python (KSEG_ENGINE=python)"
+
+
+def test_not_built_says_why_and_runs_python() -> None:
+    r = kseg(["--version"], {}, block_engine=True)
+    assert r.returncode == 0
+    assert r.stdout.splitlines()[-1].startswith("engine: python (kseg._engine is not built")
+    r = kseg(["dump", "--deep-iteration", LOG], {}, block_engine=True)
+    assert r.returncode == 0 and "| offset: 0 " in r.stdout
+
+
+def test_required_engine_not_built_is_one_line_exit_2() -> None:
+    r = kseg(["dump", LOG], {"KSEG_ENGINE": "c"}, block_engine=True)
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.splitlines() == ["kseg: error: KSEG_ENGINE=c but kseg._engine is not built "
+                                     "(installed without a C compiler or Python headers?)"]
+
+
+def test_unknown_engine_is_a_usage_error() -> None:
+    r = kseg(["dump", LOG], {"KSEG_ENGINE": "rust"})
+    assert r.returncode == 2 and r.stderr.splitlines() == ["kseg: error: KSEG_ENGINE='rust' is not one of c, python"]
+
+
+@pytest.mark.skipif(engine.C is None, reason="the C engine is not built (KSEG_ENGINE=python or no compiler)")
+def test_required_engine_runs() -> None:
+    r = kseg(["--version"], {"KSEG_ENGINE": "c"})
+    assert r.returncode == 0 and r.stdout.splitlines()[-1] == "engine: c"
+
+
+@pytest.mark.parametrize("args", [["--help"], ["dump", "--help"]])
+def test_help_does_not_import_the_engine(args: list[str]) -> None:
+    code = ("import sys, runpy\n"
+            f"sys.argv = ['kseg'] + {args!r}\n"
+            "try:\n    runpy.run_module('kseg', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in sys.modules if m in ('kseg.engine', 'kseg._engine')))\n")
+    env = {k: v for k, v in os.environ.items() if k != "KSEG_ENGINE"}  # set, it is checked before any command
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=TESTS.parent,
+                       env=env)
+    assert p.stdout.strip().splitlines()[-1] == "[]"
