@@ -10,6 +10,7 @@ from kseg.cli.lookup import TimestampType
 from kseg.cli.options import (binary_streams, check_spark, decoder_options, fail, io_options,
                               max_message_size_option, partitions_or_fail, quiet_option, spark_options)
 from kseg.limits import EXIT_OK, EXIT_PROBLEMS, decompression_limit
+from kseg.storage.export import ON_CORRUPTION
 
 EXIT_CORRUPT = EXIT_PROBLEMS  # corrupt batches met
 
@@ -24,7 +25,7 @@ EXIT_CORRUPT = EXIT_PROBLEMS  # corrupt batches met
               help="Earliest timestamp to export (inclusive): epoch ms or ISO-8601 with a zone.")
 @click.option("--to-time", type=TimestampType(), default=None, help="Timestamp to stop before (exclusive).")
 @decoder_options
-@click.option("--on-corruption", type=click.Choice(["skip", "fail", "keep"]), default="skip", show_default=True,
+@click.option("--on-corruption", type=click.Choice(ON_CORRUPTION), default="skip", show_default=True,
               help="skip: a corrupt batch becomes one marked row; fail: stop, write nothing; keep: as skip, and "
                    "records of a batch failing its CRC are written too (crcValid false).")
 @click.option("--split-bytes", type=click.IntRange(min=1 << 20), default=128 << 20, show_default=True,

@@ -139,7 +139,6 @@ def _text(decoder: Callable | None, data: bytes | None) -> str | None:
 
 
 # -- writing Parquet ----------------------------------------------------------------------------------
-ON_CORRUPTION = ("skip", "fail", "keep")
 
 
 class CorruptionStop(Exception):

@@ -123,7 +123,7 @@ def _decoder_functions(options: dict) -> tuple:
 def read_options(options: dict) -> dict:
     """The reader's settings from Spark's option strings (ValueError names a bad one)."""
     from kseg.limits import DEFAULT_MAX_MESSAGE_SIZE, decompression_limit
-    from kseg.storage.export import DEFAULT_SPLIT_BYTES, INT64_MAX, INT64_MIN, Ranges
+    from kseg.storage.export import DEFAULT_SPLIT_BYTES, INT64_MAX, INT64_MIN, ON_CORRUPTION, Ranges
     from kseg.timestamps import parse_timestamp
 
     raw = _option(options, "paths") or _option(options, "path")
@@ -145,7 +145,7 @@ def read_options(options: dict) -> dict:
     ranges = Ranges(number("fromOffset", INT64_MIN), number("toOffset", INT64_MAX), time("fromTime", INT64_MIN),
                     time("toTime", INT64_MAX))
     on_corruption = (_option(options, "onCorruption") or "skip").lower()
-    if on_corruption not in ("skip", "fail", "keep"):
+    if on_corruption not in ON_CORRUPTION:
         raise ValueError(f"kseg data source: onCorruption must be skip, fail or keep, got {on_corruption!r}")
     return {"paths": paths, "ranges": ranges, "on_corruption": on_corruption,
             "split_bytes": number("splitBytes", DEFAULT_SPLIT_BYTES),

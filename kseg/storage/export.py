@@ -25,19 +25,19 @@ never silently dropped: each one is yielded as a :class:`Corruption`.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Iterator, NamedTuple
 
 from kseg.errors import KsegError
 from kseg.format import indexes as fmt_indexes
 from kseg.format import v2 as fmt_v2
-from kseg.storage import files, location
+from kseg.storage import files
 from kseg.storage.partition import Partition, Segment
-from kseg.storage.lookup import used_entries
 from kseg.storage.records import FileRecords
 
 DEFAULT_SPLIT_BYTES = 128 << 20
+# what to do with a corrupt batch: mark it with one row, stop, or mark it and keep its records if they decode
+ON_CORRUPTION = ("skip", "fail", "keep")
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 
 
@@ -109,12 +109,6 @@ def topic_partition(name: str) -> tuple[str, int | None]:
     return name, None
 
 
-def log_dir_of(part: Partition) -> str:
-    """The log directory holding a partition directory (for URIs, the parent prefix)."""
-    return location.dirname(part.path.rstrip("/")) if location.is_uri(part.path) else \
-        os.path.dirname(os.path.abspath(part.path))
-
-
 # -- planning -------------------------------------------------------------------------------------------
 def plan(partitions: list[Partition], ranges: Ranges = Ranges(), split_bytes: int = DEFAULT_SPLIT_BYTES,
          limit: int = 1 << 26) -> list[Split]:
@@ -128,30 +122,30 @@ def plan(partitions: list[Partition], ranges: Ranges = Ranges(), split_bytes: in
                 continue  # every offset of this segment is below the range
             if seg.base_offset > ranges.to_offset:
                 break
-            start = _start_position(seg, ranges, limit)
+            offsets = _index(seg.index, fmt_indexes.OffsetIndexView, seg.base_offset)
+            start = _start_position(seg, offsets, ranges, limit)
             if start is None:
                 continue
-            out.extend(_cut(part, seg, start, split_bytes, limit))
+            out.extend(_cut(part, seg, offsets, start, split_bytes, limit))
     return out
 
 
-def _start_position(seg: Segment, ranges: Ranges, limit: int) -> int | None:
+def _start_position(seg: Segment, offsets, ranges: Ranges, limit: int) -> int | None:
     """Where reading may start for ``ranges`` (0 without an index); None: nothing in this segment."""
     position = 0
-    if ranges.from_offset > seg.base_offset and seg.index:
-        position = max(position, _index_floor(seg, ranges.from_offset))
-    if ranges.from_time != INT64_MIN and seg.timeindex:
-        entries = _read_entries(seg.timeindex, fmt_indexes.TimeIndexView, seg.base_offset)
-        if entries is not None and entries.entries:
-            last_ts, last_offset = entries.entry(entries.entries - 1)
-            if last_ts < ranges.from_time:
+    if ranges.from_offset > seg.base_offset:
+        position = _floor(offsets, ranges.from_offset)
+    if ranges.from_time != INT64_MIN:
+        times = _index(seg.timeindex, fmt_indexes.TimeIndexView, seg.base_offset)
+        if times is not None and times.entries:
+            last = times.last_entry()
+            if last.timestamp < ranges.from_time:
                 # every record up to the last entry is older; the batches after it are read to be sure
-                tail = _max_timestamp_from(seg, _index_floor(seg, last_offset) if seg.index else 0, limit)
+                tail = _max_timestamp_from(seg, _floor(offsets, last.offset), limit)
                 if tail is not None and tail < ranges.from_time:
                     return None
-            below = [entries.entry(i)[1] for i in range(entries.entries) if entries.entry(i)[0] < ranges.from_time]
-            if below and seg.index:
-                position = max(position, _index_floor(seg, below[-1]))
+            # TimeIndex.lookup of the last entry older than the start: every record up to its offset is older
+            position = max(position, _floor(offsets, times.lookup(ranges.from_time - 1).offset))
     return position
 
 
@@ -167,57 +161,37 @@ def _max_timestamp_from(seg: Segment, position: int, limit: int) -> int | None:
     return best
 
 
-def _read_entries(path: str, view_cls, base_offset: int):
-    """The used entries of an index (a preallocated zero tail cut off), or None when it cannot be
-    read or its keys do not strictly increase (then it is not used to skip anything)."""
+def _index(path: str | None, view_cls, base_offset: int):
+    """The used entries of an index (a preallocated zero tail cut off), or None when it is absent,
+    cannot be read, or its keys do not strictly increase (then it is not used to skip anything)."""
+    if not path:
+        return None
     try:
         data = files.read_small_file(path)
     except KsegError:
         return None
-    size = view_cls.entry_size
-    used = used_entries(data, size, 0 if view_cls is fmt_indexes.OffsetIndexView else 8)
-    view = view_cls(data[: used * size], base_offset)
-    return view if _ordered(view) else None
+    view = view_cls(data, base_offset)
+    view = view_cls(data[: view.used_entries() * view.entry_size], base_offset)
+    keys = [view.key(i) for i in range(view.entries)]
+    return view if all(a < b for a, b in zip(keys, keys[1:])) else None
 
 
-def _ordered(view) -> bool:
-    prev = None
-    for i in range(view.entries):
-        key = view.entry(i)[0]
-        if prev is not None and key <= prev:
-            return False
-        prev = key
-    return True
+def _floor(offsets, offset: int) -> int:
+    """``OffsetIndex.lookup``'s position for ``offset`` (0 without a usable index)."""
+    return 0 if offsets is None else offsets.lookup(offset).position
 
 
-def _index_floor(seg: Segment, offset: int) -> int:
-    """The position of the offset index's largest entry with offset <= ``offset`` (0 if none)."""
-    view = _read_entries(seg.index, fmt_indexes.OffsetIndexView, seg.base_offset)
-    if view is None:
-        return 0
-    best = 0
-    for i in range(view.entries):
-        off, pos = view.entry(i)
-        if off > offset:
-            break
-        best = pos
-    return best
-
-
-def _cut(part: Partition, seg: Segment, start: int, split_bytes: int, limit: int) -> list[Split]:
+def _cut(part: Partition, seg: Segment, offsets, start: int, split_bytes: int, limit: int) -> list[Split]:
     """``[start, end of file)`` cut into splits of about ``split_bytes`` at checked batch starts."""
-    log_dir = log_dir_of(part)
     size = seg.log_size()
     cuts = [start]
-    if seg.index and size - start > split_bytes:
-        view = _read_entries(seg.index, fmt_indexes.OffsetIndexView, seg.base_offset)
-        positions = [view.entry(i)[1] for i in range(view.entries)] if view is not None else []
+    if offsets is not None and size - start > split_bytes:
         with FileRecords(seg.log, window=1 << 16) as records:
-            for pos in positions:
+            for _, pos in offsets.iter_entries():
                 if pos - cuts[-1] >= split_bytes and pos < size and _batch_starts_at(records, pos, limit):
                     cuts.append(pos)
     ends: list[int | None] = [*cuts[1:], None]
-    return [Split(log_dir, part.name, seg.name, seg.log, a, b, (size if b is None else b) - a)
+    return [Split(part.log_dir, part.name, seg.name, seg.log, a, b, (size if b is None else b) - a)
             for a, b in zip(cuts, ends)]
 
 

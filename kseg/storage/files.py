@@ -137,14 +137,9 @@ def isfile(path: str) -> bool:
 
 
 def parent(path: str) -> str:
-    """The directory holding ``path``: absolute for a local path; for a URI, its parent prefix."""
-    return location.dirname(path) if location.is_remote(path) else \
-        os.path.dirname(os.path.abspath(location.local_path(path)))
-
-
-def join(directory: str, name: str) -> str:
-    """``directory/name`` for a local path or a URI."""
-    return location.join(directory, name)
+    """The directory holding ``path``: absolute for a local path (``file://`` read as one); for a URI,
+    its parent prefix."""
+    return location.dirname(location.local_path(path))
 
 
 def mtime_ms(path: str) -> int:
@@ -153,17 +148,6 @@ def mtime_ms(path: str) -> int:
         return location.mtime_ms(path)
     try:
         return int(os.stat(location.local_path(path)).st_mtime * 1000)
-    except OSError as exc:
-        raise InputError(f"cannot stat: {exc.strerror or exc}", path=path) from None
-
-
-def getsize(path: str) -> int:
-    """The file's size in bytes (:class:`InputError` when it cannot be read)."""
-    if location.is_remote(path):
-        with location.open_input(path) as f:
-            return f.size
-    try:
-        return os.path.getsize(location.local_path(path))
     except OSError as exc:
         raise InputError(f"cannot stat: {exc.strerror or exc}", path=path) from None
 

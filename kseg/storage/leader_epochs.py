@@ -21,7 +21,7 @@ import re
 from typing import NamedTuple
 
 from kseg.errors import CorruptIndexError
-from kseg.storage import files
+from kseg.storage import files, location
 
 FILE_NAME = "leader-epoch-checkpoint"
 VERSION = 0
@@ -74,7 +74,7 @@ def parse(text: str, path: str = FILE_NAME) -> list[EpochEntry]:
 def read(directory: str) -> list[EpochEntry] | None:
     """The checkpoint of a partition directory, or None when it has none.  A malformed file
     raises :class:`CorruptIndexError`; an unreadable one :class:`kseg.errors.InputError`."""
-    path = files.join(directory, FILE_NAME)
+    path = location.join(directory, FILE_NAME)
     if not files.exists(path):
         return None
     data = files.read_small_file(path, limit=1 << 24)

@@ -47,12 +47,6 @@ def detach(record: Record | LegacyRecord) -> Record | LegacyRecord:
     return record._replace(**fields)
 
 
-def used_entries(data: bytes, entry_size: int, rel_offset_at: int | None = None) -> int:
-    """Whole entries of index bytes before a preallocated zero tail (:meth:`IndexView.used_entries`);
-    ``entry_size`` 8 is an ``.index``, 12 a ``.timeindex`` (``rel_offset_at`` follows from it)."""
-    return (OffsetIndexView if entry_size == OffsetIndexView.entry_size else TimeIndexView)(data, 0).used_entries()
-
-
 @dataclass
 class IndexStep:
     """Step 2: the ``.index`` entry Kafka's ``OffsetIndex.lookup`` returns."""

@@ -108,7 +108,7 @@ def check(rec: Recovered) -> list[FileOutcome]:
     base = rec.segment.base_offset
     directory = files.parent(rec.segment.log)
     for kind, data in rebuilt_files(rec).items():
-        path = files.join(directory, rec.segment.name + kind)
+        path = location.join(directory, rec.segment.name + kind)
         shown = files.display(files.sibling(rec.segment.log, kind) if location.is_uri(rec.segment.log) else
                               os.path.join(os.path.dirname(rec.segment.log), rec.segment.name + kind))
         size = _ENTRY[kind].size

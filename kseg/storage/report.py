@@ -198,13 +198,3 @@ def prepare_directory(directory: str) -> None:
                 os.unlink(os.path.join(local, name))
     except OSError as exc:
         raise InputError(f"cannot write the report: {exc.strerror or exc}", path=directory) from None
-
-
-def read_directory_rows(directory: str) -> list[dict]:
-    """Every row of a report directory's JSON Lines parts (for tests and small reports)."""
-    out: list[dict] = []
-    for name in sorted(os.listdir(directory)):
-        if name.startswith(PART_PREFIX) and name.endswith(".jsonl"):
-            with open(os.path.join(directory, name), encoding="utf-8") as f:
-                out.extend(json.loads(line) for line in f if line.strip())
-    return out

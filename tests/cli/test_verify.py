@@ -83,10 +83,8 @@ def test_unreadable_log_is_a_failed_segment_exit_2(tmp_path: Path) -> None:
 
 def _report_rows(path: Path) -> list[dict]:
     """A report's rows: one JSON Lines file, or (with --spark) a directory of part files."""
-    if path.is_dir():
-        from kseg.storage.report import read_directory_rows
-
-        return read_directory_rows(str(path))
+    if path.is_dir():  # PATH/part-*.jsonl (docs/spark.md, "The report")
+        return [row for part in sorted(path.glob("part-*.jsonl")) for row in _report_rows(part)]
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 

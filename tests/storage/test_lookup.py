@@ -17,7 +17,6 @@ from kseg.storage.lookup import (
     PAST_END,
     PartitionLog,
     lookup_offset,
-    used_entries,
 )
 from tests.conftest import CORPUS_DATA
 from tests.storage.lookup_oracle import LIMIT, read_partition
@@ -55,7 +54,7 @@ def test_the_index_entry_is_the_largest_at_or_below_the_target(name: str) -> Non
             if seg.index is None:
                 continue
             data = files.read_small_file(seg.index)
-            view = OffsetIndexView(data[: used_entries(data, 8, 0) * 8], seg.base_offset)
+            view = OffsetIndexView(data[: OffsetIndexView(data, 0).used_entries() * 8], seg.base_offset)
             entries = [view.entry(n) for n in range(view.entries)]
             last = max([o for o, _ in entries], default=seg.base_offset)
             for target in range(seg.base_offset, last + 2):
