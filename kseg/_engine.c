@@ -855,6 +855,9 @@ fail:
 
 /* ------------------------------------------------------------------ module */
 
+/* Bumped whenever a seam's signature or meaning changes; must equal kseg.engine.ABI. */
+#define KSEG_ENGINE_ABI 1
+
 static PyMethodDef methods[] = {
     {"crc32c", py_crc32c, METH_VARARGS, "crc32c(data, crc=0) -> int: CRC-32C (Castagnoli) of a buffer."},
     {"crc32c_table", py_crc32c_table, METH_VARARGS, "crc32c() by the slicing-by-8 table (the fallback), for tests."},
@@ -877,5 +880,11 @@ PyMODINIT_FUNC PyInit__engine(void) {
     __builtin_cpu_init();
     crc_hw = __builtin_cpu_supports("sse4.2") ? 1 : 0;
 #endif
-    return PyModule_Create(&module);
+    PyObject *m = PyModule_Create(&module);
+    /* The seams this build implements; kseg/engine.py refuses a module whose ABI differs. */
+    if (m != NULL && PyModule_AddIntConstant(m, "ABI", KSEG_ENGINE_ABI) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
 }

@@ -19,9 +19,29 @@ import os
 
 ENV = "KSEG_ENGINE"
 
+ABI = 1  # the seams' version; the compiled module's ``ABI`` must be equal (KSEG_ENGINE_ABI in _engine.c)
+
 C = None  # the kseg._engine module, or None
 NAME = "python"
 REASON = ""  # why Python runs, when it does
+
+
+def _foreign(module: object) -> str:
+    """Why an imported ``kseg._engine`` must not run, or ``""`` when it belongs to this kseg.
+
+    It must lie in this package's own directory (an editable install elsewhere
+    on the machine can otherwise lend its build to another copy of kseg, whose
+    Python rules may differ) and implement this kseg's seams (``ABI``).
+    """
+    where = os.path.abspath(getattr(module, "__file__", "") or "")
+    here = os.path.dirname(os.path.abspath(__file__))
+    if os.path.dirname(where) != here:
+        return f"kseg._engine is not built in {here} (the one at {where} belongs to another install of kseg)"
+    if getattr(module, "ABI", None) != ABI:
+        return (f"kseg._engine at {where} implements engine ABI {getattr(module, 'ABI', None)}, "
+                f"this kseg needs {ABI} (reinstall kseg to rebuild it)")
+    return ""
+
 
 _choice = os.environ.get(ENV, "").strip().lower()
 if _choice == "python":
@@ -35,7 +55,11 @@ else:
         C = None
         REASON = "kseg._engine is not built (installed without a C compiler or Python headers?)"
     else:
-        NAME = "c"
+        REASON = _foreign(C)
+        if REASON:
+            C = None
+        else:
+            NAME = "c"
 
 
 def description() -> str:

@@ -14,9 +14,12 @@ from tests.conftest import CORPUS_DATA, TESTS
 LOG = str(CORPUS_DATA / "plain-v2-0" / "00000000000000000000.log")
 
 
-def kseg(args: list[str], env: dict, block_engine: bool = False) -> subprocess.CompletedProcess:
-    """``python -m kseg ARGS`` with ``env``; ``block_engine`` runs it as if the engine were not built."""
-    code = ("import sys\n" + ("sys.modules['kseg._engine'] = None\n" if block_engine else "") +
+def kseg(args: list[str], env: dict, block_engine: bool = False, fake_engine: str = "") -> subprocess.CompletedProcess:
+    """``python -m kseg ARGS`` with ``env``; ``block_engine`` runs it as if the engine were not built;
+    ``fake_engine`` is Python that puts a stand-in module ``m`` in place of ``kseg._engine``."""
+    fake = ("import types\nm = types.ModuleType('kseg._engine')\n" + fake_engine +
+            "\nsys.modules['kseg._engine'] = m\n") if fake_engine else ""
+    code = ("import sys\n" + ("sys.modules['kseg._engine'] = None\n" if block_engine else "") + fake +
             "import runpy\nsys.argv = ['kseg'] + sys.argv[1:]\nrunpy.run_module('kseg', run_name='__main__')\n")
     full = {k: v for k, v in os.environ.items() if k != "KSEG_ENGINE"}
     full.update(env)
@@ -52,6 +55,32 @@ def test_not_built_says_why_and_runs_python() -> None:
     assert r.stdout.splitlines()[-1].startswith("engine: python (kseg._engine is not built")
     r = kseg(["dump", "--deep-iteration", LOG], {}, block_engine=True)
     assert r.returncode == 0 and "| offset: 0 " in r.stdout
+
+
+def test_an_engine_from_another_install_is_not_used() -> None:
+    """An editable install elsewhere on the machine must not lend its build to this copy (CI, stop 16)."""
+    r = kseg(["--version"], {}, fake_engine="m.__file__ = '/elsewhere/kseg/_engine.so'; m.ABI = 1")
+    assert r.returncode == 0
+    assert r.stdout.splitlines()[-1].startswith("engine: python (kseg._engine is not built in ")
+    assert "(the one at /elsewhere/kseg/_engine.so belongs to another install of kseg)" in r.stdout
+
+
+def test_an_engine_of_another_abi_is_not_used() -> None:
+    beside = str(TESTS.parent / "kseg" / "_engine.so")
+    r = kseg(["--version"], {}, fake_engine=f"m.__file__ = {beside!r}; m.ABI = 0")
+    assert r.returncode == 0
+    assert r.stdout.splitlines()[-1] == (f"engine: python (kseg._engine at {beside} implements engine ABI 0, "
+                                         f"this kseg needs {engine.ABI} (reinstall kseg to rebuild it))")
+    r = kseg(["dump", "--deep-iteration", LOG], {"KSEG_ENGINE": "c"}, fake_engine=f"m.__file__ = {beside!r}")
+    assert r.returncode == 2 and r.stderr.splitlines() == [
+        f"kseg: error: KSEG_ENGINE=c but kseg._engine at {beside} implements engine ABI None, "
+        f"this kseg needs {engine.ABI} (reinstall kseg to rebuild it)"]
+
+
+def test_the_built_engine_has_this_abi() -> None:
+    if engine.C is None:
+        pytest.skip(f"the C engine is not in use: {engine.description()}")
+    assert engine.C.ABI == engine.ABI
 
 
 def test_required_engine_not_built_is_one_line_exit_2() -> None:
