@@ -83,6 +83,13 @@ class OffsetPosition(NamedTuple):
 _offset_position = partial(tuple.__new__, OffsetPosition)  # OffsetPosition((offset, position)) in C
 
 
+class OffsetColumns(NamedTuple):
+    """Consecutive ``.index`` entries as two lists: absolute offsets and ``.log`` positions."""
+
+    offsets: list[int]
+    positions: list[int]
+
+
 class TimestampOffset(NamedTuple):
     """A ``.timeindex`` entry (Kafka's ``TimestampOffset``): a timestamp and an absolute offset."""
 
@@ -200,12 +207,21 @@ class OffsetIndexView(IndexView):
     def iter_entries(self, stop: int | None = None) -> Iterator[OffsetPosition]:
         """:meth:`IndexView.iter_entries` in C: the entries as big-endian int32 pairs, no Python
         frame an entry (a third of the time of ``entry()`` in a loop; the dump of a large ``.index``)."""
-        n = self.entries if stop is None else min(stop, self.entries)
+        words = self._words(0, self.entries if stop is None else stop)
+        return map(_offset_position, zip(map(self.base_offset.__add__, words[0::2]), words[1::2]))
+
+    def columns(self, start: int, stop: int) -> OffsetColumns:
+        """Entries ``start .. stop - 1`` as :class:`OffsetColumns` (checked in bulk by ``kseg dump``)."""
+        words = self._words(start, stop)
+        return OffsetColumns(list(map(self.base_offset.__add__, words[0::2])), words[1::2].tolist())
+
+    def _words(self, start: int, stop: int) -> array:
+        """Entries ``start .. stop - 1`` (within the file) as native int32s: offset, position, offset..."""
         words = array("i")
-        words.frombytes(self.data[: n * 8])
+        words.frombytes(self.data[start * 8 : min(stop, self.entries) * 8])
         if sys.byteorder == "little":
             words.byteswap()
-        return map(_offset_position, zip(map(self.base_offset.__add__, words[0::2]), words[1::2]))
+        return words
 
     def none(self) -> OffsetPosition:
         """``OffsetIndex.lookup`` below every entry: the base offset at position 0."""

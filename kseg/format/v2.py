@@ -53,6 +53,18 @@ HEADER = struct.Struct(
 HEADER_SIZE = HEADER.size  # 61 == RECORD_BATCH_OVERHEAD
 CRC_OFFSET = 17
 ATTRIBUTES_OFFSET = 21
+LAST_OFFSET_DELTA_OFFSET = 23
+# The first 27 bytes of a batch, all that its last offset needs (``FileChannelRecordBatch.lastOffset``):
+# baseOffset (a v0/v1 entry's offset), batchLength, magic and, for v2, lastOffsetDelta.
+LAST_OFFSET_FIELDS = (
+    "q"  # baseOffset
+    "i"  # batchLength
+    "4x"  # partitionLeaderEpoch
+    "b"  # magic
+    "6x"  # crc, attributes
+    "i"  # lastOffsetDelta
+)
+LAST_OFFSET_HEAD = struct.Struct(">" + LAST_OFFSET_FIELDS)
 
 
 class BatchHeader(NamedTuple):

@@ -93,6 +93,17 @@ class BatchSource(Protocol):
     def read_at(self, position: int, n: int) -> bytes: ...  # pragma: no cover - protocol
 
 
+def short_v2_header(path: str, position: int, size: int) -> CorruptRecordError:
+    """A v2 batch whose 61-byte header runs past the file's end: Kafka reads a full header
+    (``DefaultFileChannelRecordBatch.loadBatchHeader``) even for a batch declared smaller."""
+    return CorruptRecordError(
+        f"batch of {size} bytes is too small for a magic v2 header ({v2.HEADER_SIZE} bytes) and the file ends "
+        "before one",
+        path=path,
+        position=position,
+    )
+
+
 class FileBatch:
     """Common part of v2 and legacy batches."""
 
@@ -176,14 +187,8 @@ class V2Batch(FileBatch):
         if buf is not None and i + v2.HEADER_SIZE <= len(buf) and size >= v2.HEADER_SIZE:
             self.h = _unpack_header(buf, i)
         else:
-            # Kafka reads a full 61-byte header even for a batch declared smaller.
             if position + v2.HEADER_SIZE > file.size:
-                raise CorruptRecordError(
-                    f"batch of {size} bytes is too small for a magic v2 header "
-                    f"({v2.HEADER_SIZE} bytes) and the file ends before one",
-                    path=file.path,
-                    position=position,
-                )
+                raise short_v2_header(file.path, position, size)
             self.h = v2.HEADER.unpack(file.read_at(position, v2.HEADER_SIZE))
 
     @property

@@ -16,6 +16,8 @@ from kseg.limits import NO_TIMESTAMP
 from kseg.storage import files
 from kseg.storage.records import FileRecords
 
+CHUNK = 1024  # index entries checked at once (FileRecords.last_offsets): bounded memory whatever the index
+
 
 class IndexDumper:
     """Index dumping for :class:`~kseg.storage.dump.Dumper`.
@@ -46,15 +48,26 @@ class IndexDumper:
             sink.sanity_passed(files.display(path))
             return
         abs_path = files.absolute(path)
+        printing = not opts.verify_index_only
         with self._open_log_for_index(log_path) as records:
-            # Kafka's tool stops at a preallocated zero tail
-            for i, (offset, position) in enumerate(index.iter_entries(index.used_entries())):
-                if records is not None:
-                    batch_last = self._first_batch_last_offset(records, position, index, i)
+            used = index.used_entries()  # Kafka's tool stops at a preallocated zero tail
+            for start in range(0, used, CHUNK):
+                offsets, positions = index.columns(start, min(start + CHUNK, used))
+                lasts = None if records is None else records.last_offsets(positions, opts.max_message_size)
+                if records is None or lasts == offsets:  # nothing to report in this chunk
+                    if printing:
+                        for offset, position in zip(offsets, positions):
+                            sink.offset_entry(offset, position)
+                    continue
+                for k, (offset, position) in enumerate(zip(offsets, positions)):  # entry by entry, in order
+                    if lasts is None:
+                        batch_last = self._first_batch_last_offset(records, position, index, start + k)
+                    else:
+                        batch_last = lasts[k]
                     if batch_last != offset:
                         self.problems.add("index_mismatches", abs_path, (offset, batch_last))
-                if not opts.verify_index_only:
-                    sink.offset_entry(offset, position)
+                    if printing:
+                        sink.offset_entry(offset, position)
 
     def _open_log_for_index(self, log_path: str):
         try:
@@ -64,22 +77,23 @@ class IndexDumper:
             return _NoLog()
 
     def _first_batch_last_offset(self, records: FileRecords, position: int, index, i: int) -> int:
-        """``fileRecords.slice(position, maxMessageSize).batches.iterator.next().lastOffset``."""
+        """``fileRecords.slice(position, maxMessageSize).batches.iterator.next().lastOffset``, from the
+        batch's head alone (:meth:`FileRecords.last_offset_at`)."""
         if position < 0 or position > records.size:
             raise CorruptIndexError(
                 f"entry {i} points at log position {position}, outside the log of {records.size} bytes",
                 path=index.path,
                 position=i * 8,
             )
-        batch = records.batch_at(position, self.opts.max_message_size)
-        if batch is None:
+        last = records.last_offset_at(position, self.opts.max_message_size)
+        if last is None:
             raise CorruptIndexError(
                 f"entry {i}: no whole batch within --max-message-size ({self.opts.max_message_size}) bytes "
                 f"at log position {position}",
                 path=index.path,
                 position=i * 8,
             )
-        return batch.last_offset
+        return last
 
     # -- .timeindex -------------------------------------------------------------
     def dump_time_index(self, path: str) -> None:

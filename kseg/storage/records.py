@@ -17,14 +17,20 @@ whose bytes live in the window: valid only until the iterator moves on.
 
 from __future__ import annotations
 
+import io
+import mmap
+import os
 import struct
+from functools import lru_cache
+from itertools import repeat
+from operator import add
 from typing import Iterator
 
 from kseg import engine
 from kseg.errors import CorruptRecordError, InputError
 from kseg.storage import files, read_policy
 from kseg.format import v2
-from kseg.storage.batch import FileBatch, LegacyBatch, V2Batch, crc32c_function
+from kseg.storage.batch import FileBatch, LegacyBatch, V2Batch, crc32c_function, short_v2_header
 
 _FRAME = struct.Struct(">qiib")  # offset, length, (epoch or crc), magic
 HEADER_SIZE_UP_TO_MAGIC = 17
@@ -32,6 +38,24 @@ LOG_OVERHEAD = 12
 MIN_RECORD_SIZE = 14  # LegacyRecord.RECORD_OVERHEAD_V0
 DEFAULT_WINDOW = 8 << 20
 SCAN_LIST = 512  # most batches in one list from FileRecords.scan (bounds memory for tiny batches)
+_HEAD = v2.LAST_OFFSET_HEAD  # a batch's first 27 bytes: offset, length, magic, lastOffsetDelta
+_INT32 = struct.Struct(">i")
+_PREAD = getattr(os, "pread", None)  # POSIX
+
+
+@lru_cache(maxsize=4)
+def _heads(n: int) -> struct.Struct:
+    """``n`` batch heads back to back: one ``unpack`` call, no tuple a batch."""
+    return struct.Struct(">" + v2.LAST_OFFSET_FIELDS * n)
+
+
+def _window_buffer(n: int):
+    """``n`` bytes of private anonymous memory where the platform has it, else a ``bytearray``: its pages
+    are zeroed by the kernel when first written, so a reader that reads little (an index check, a
+    lookup, a small segment) neither spends time zeroing the whole window nor counts it as resident."""
+    if hasattr(mmap, "MAP_PRIVATE"):
+        return mmap.mmap(-1, n, flags=mmap.MAP_PRIVATE)
+    return bytearray(n)  # pragma: no cover - Windows
 
 
 def open_for_read(path: str):
@@ -46,7 +70,7 @@ class FileRecords:
     ``FileRecords.slice(0, maxBytes)``.
     """
 
-    __slots__ = ("path", "size", "end", "_f", "_buf", "_view", "_win_start", "_win_len")
+    __slots__ = ("path", "size", "end", "_f", "_fd", "_buf", "_view", "_win_start", "_win_len")
 
     def __init__(self, path: str, end: int | None = None, window: int = DEFAULT_WINDOW) -> None:
         self.path = path
@@ -57,7 +81,8 @@ class FileRecords:
             self._f.close()
             raise InputError(f"cannot stat: {exc}", path=path) from None
         self.end = self.size if end is None else max(0, min(end, self.size))
-        self._buf = bytearray(max(window, 1 << 16))
+        self._fd = self._f.fileno() if isinstance(self._f, io.FileIO) else None  # None: a remote file
+        self._buf = _window_buffer(max(window, 1 << 16))
         self._view = memoryview(self._buf)
         self._win_start = 0
         self._win_len = 0
@@ -134,7 +159,8 @@ class FileRecords:
         The batch's bytes are in the window when they fit in it.
         :meth:`batches`, :meth:`batch_at` and the general path of :meth:`scan`
         call it; scan's fast path (a whole v2 header in the window) applies
-        the same two comparisons to the header it has already unpacked.
+        the same two comparisons to the header it has already unpacked, and
+        :meth:`last_offset_at` / :meth:`last_offsets` to a batch's head.
         """
         if position >= end - HEADER_SIZE_UP_TO_MAGIC:
             return None
@@ -268,6 +294,70 @@ class FileRecords:
         """
         end = self.end if max_size is None else min(position + max_size, self.end)
         return self.frame_at(position, end)
+
+    # -- last offsets from batch heads (DumpLogSegments.dumpIndex) ------------------------------------
+    def last_offset_at(self, position: int, max_size: int | None = None) -> int | None:
+        """``batch_at(position, max_size).last_offset``, read from the batch's first 27 bytes alone.
+
+        Kafka's index check, ``slice(position, maxMessageSize).batches.iterator.next().lastOffset``:
+        ``FileLogInputStream.nextBatch`` frames the batch as :meth:`frame_at` does (``None`` when
+        no whole batch lies within ``max_size`` bytes and the file, :class:`CorruptRecordError` for
+        a length below 14); ``FileChannelRecordBatch.lastOffset`` is then a v0/v1 entry's offset
+        field, or a v2 batch's baseOffset + lastOffsetDelta from its 61-byte header, which must lie
+        within the file (the error of :class:`~kseg.storage.batch.V2Batch`).  No CRC is checked and
+        nothing past the head is read.  :meth:`last_offsets` is the same rule over many positions.
+        """
+        end = self.end if max_size is None else min(position + max_size, self.end)
+        if position >= end - HEADER_SIZE_UP_TO_MAGIC:
+            return None
+        buf, i = self.window(position, min(_HEAD.size, self.size - position))
+        offset, length, _, magic = _FRAME.unpack_from(buf, i)
+        if length < MIN_RECORD_SIZE:
+            raise self._too_small(length, position)
+        if position > end - LOG_OVERHEAD - length:
+            return None
+        if magic < 2:
+            return offset
+        if position + v2.HEADER_SIZE > self.size:
+            raise short_v2_header(self.path, position, LOG_OVERHEAD + length)
+        return offset + _INT32.unpack_from(buf, i + v2.LAST_OFFSET_DELTA_OFFSET)[0]
+
+    def last_offsets(self, positions: list[int], max_size: int | None = None) -> list[int] | None:
+        """:meth:`last_offset_at` of every position at once, or ``None``: then ask it one by one.
+
+        The fast path of an index check (a batch every few KB: reading the log through the window
+        would read all of it).  The 27-byte head of each batch is read alone (``pread``) and all
+        are unpacked in one call; the list comes when every batch lies wholly within ``max_size``
+        bytes and the file and either all are v2 batches of at least 61 bytes (baseOffset +
+        lastOffsetDelta) or all are v0/v1 entries (their offset field): the cases where
+        :meth:`last_offset_at` gives exactly that and raises nothing.  Anything else -- a position
+        outside the file, a shorter or odd batch, a read error -- and a remote file or a read policy
+        (``--max-rate``, ``--drop-cache`` pace and evict window reads) give ``None``.
+        """
+        n = len(positions)
+        if n == 0:
+            return []
+        if self._fd is None or _PREAD is None or read_policy.current is not None or min(positions) < 0:
+            return None
+        try:
+            data = b"".join(map(_PREAD, repeat(self._fd, n), repeat(_HEAD.size, n), positions))
+        except OSError:
+            return None
+        if len(data) != n * _HEAD.size:  # a head past the end of the file
+            return None
+        values = _heads(n).unpack(data)  # offset, length, magic, lastOffsetDelta; batch by batch
+        lengths = values[1::4]
+        if max_size is not None and max(lengths) > max_size - LOG_OVERHEAD:
+            return None
+        limit = self.end - LOG_OVERHEAD
+        if max(positions) + max(lengths) > limit and max(map(add, positions, lengths)) > limit:
+            return None  # (the first test decides for all but the chunk at the end of the log)
+        magics = values[2::4]
+        if min(magics) >= 2 and min(lengths) >= v2.HEADER_SIZE - LOG_OVERHEAD:
+            return list(map(add, values[0::4], values[3::4]))
+        if max(magics) < 2 and min(lengths) >= MIN_RECORD_SIZE:
+            return list(values[0::4])
+        return None
 
 
 class SecondReader:

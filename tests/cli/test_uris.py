@@ -36,6 +36,19 @@ def test_the_same_output_on_s3_as_on_disk(s3, local_brokers: Path, args: list[st
     assert remote[0] in (0, 1) and remote[1]
 
 
+@pytest.mark.parametrize("rel", ["b1/data/v1-none-0/00000000000000000000.index",
+                                 "b1/data/corrupt-index-0/00000000000000000000.index"])
+def test_index_check_on_s3_equals_the_local_check(s3, local_brokers: Path, rel: str) -> None:
+    """``dump`` of an ``.index`` reads a remote log's batch heads through the window, a local one's with
+    one ``pread`` each: the same entries, mismatches and exit code."""
+    remote = run_subprocess(["dump", "--files", s3.uri(f"brokers/{rel}")])
+    here = run_subprocess(["dump", "--files", str(local_brokers / rel)])
+    assert_no_traceback(remote)
+    norm = lambda r, prefix: (r.exit_code, r.text.replace(prefix, "@"), r.errtext.replace(prefix, "@"))  # noqa: E731
+    assert norm(remote, s3.uri("brokers")) == norm(here, str(local_brokers))
+    assert "  Index offset: " in here.errtext and here.text.count("offset: ") > 1
+
+
 def test_verify_index_report_rows_on_s3_equal_the_local_rows(s3, local_brokers: Path, tmp_path: Path) -> None:
     a, b = tmp_path / "s3.jsonl", tmp_path / "local.jsonl"
     r1 = run_cli(["verify-index", "-q", "--report", str(a), s3.uri("brokers/b1/data"), s3.uri("brokers/b2/data")])
