@@ -55,13 +55,21 @@ def _warm_tail(log: Path, pages: int) -> None:
 @pytest.mark.parametrize("command", [["verify-index"], ["dump"], ["rebuild-index", "--check"]])
 def test_drop_cache_evicts_only_what_kseg_brought_in(big: Path, command: list[str]) -> None:
     log = big / "00000000000000000000.log"
-    _warm_tail(log, 256)  # the broker's hot pages: the last MiB
-    before = _cached(log)
-    assert 0 < sum(before) < len(before)
     path = str(log) if command == ["dump"] else str(big)
-    r = run_subprocess([*command, "--drop-cache", "-q", path])
-    assert r.exit_code == 0, r.errtext
-    assert _cached(log) == before  # hot pages kept, nothing of kseg's left
+    for attempt in range(2):
+        # The kernel may drop a page of its own accord between this mincore and kseg's first one
+        # (seen once in ~30 loaded runs); kseg's reads of this file are the same every time, so a
+        # fault of kseg's would repeat in the second attempt, the kernel's would not.
+        _evict(log)
+        _warm_tail(log, 256)  # the broker's hot pages: the last MiB
+        before = _cached(log)
+        assert 0 < sum(before) < len(before)
+        r = run_subprocess([*command, "--drop-cache", "-q", path])
+        assert r.exit_code == 0, r.errtext
+        after = _cached(log)
+        if after == before or attempt == 1:
+            break
+    assert after == before  # hot pages kept, nothing of kseg's left
     r = run_subprocess([*command, "-q", path])
     assert r.exit_code == 0 and sum(_cached(log)) > sum(before)  # without it kseg's pages stay cached
 
