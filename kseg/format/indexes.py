@@ -19,6 +19,7 @@ import struct
 import sys
 from array import array
 from functools import partial
+from operator import itemgetter
 from typing import Callable, Iterator, NamedTuple
 
 from kseg.errors import CorruptIndexError
@@ -88,6 +89,13 @@ class OffsetColumns(NamedTuple):
 
     offsets: list[int]
     positions: list[int]
+
+
+class TimeColumns(NamedTuple):
+    """Consecutive ``.timeindex`` entries as two lists: timestamps and absolute offsets."""
+
+    timestamps: list[int]
+    offsets: list[int]
 
 
 class TimestampOffset(NamedTuple):
@@ -210,6 +218,14 @@ class OffsetIndexView(IndexView):
         words = self._words(0, self.entries if stop is None else stop)
         return map(_offset_position, zip(map(self.base_offset.__add__, words[0::2]), words[1::2]))
 
+    def iter_offsets(self) -> Iterator[int]:
+        """Every entry's absolute offset, in file order."""
+        return map(self.base_offset.__add__, self._words(0, self.entries)[0::2])
+
+    def iter_positions(self) -> Iterator[int]:
+        """Every entry's ``.log`` position, in file order."""
+        return iter(self._words(0, self.entries)[1::2])
+
     def columns(self, start: int, stop: int) -> OffsetColumns:
         """Entries ``start .. stop - 1`` as :class:`OffsetColumns` (checked in bulk by ``kseg dump``)."""
         words = self._words(start, stop)
@@ -258,6 +274,19 @@ class TimeIndexView(IndexView):
 
     def key(self, n: int) -> int:
         return _INT64.unpack_from(self.data, n * 12)[0]
+
+    def iter_offsets(self) -> Iterator[int]:
+        """Every entry's absolute offset, in file order (no tuple kept)."""
+        return map(self.base_offset.__add__, map(itemgetter(1), TIME_ENTRY.iter_unpack(
+            self.data[: self.entries * 12])))
+
+    def columns(self, start: int, stop: int) -> TimeColumns:
+        """Entries ``start .. stop - 1`` as :class:`TimeColumns` (checked in bulk by ``verify-index``)."""
+        stop = min(stop, self.entries)
+        if stop <= start:
+            return TimeColumns([], [])
+        fields = struct.unpack_from(">" + "qi" * (stop - start), self.data, start * 12)  # one C call
+        return TimeColumns(list(fields[0::2]), list(map(self.base_offset.__add__, fields[1::2])))
 
     def none(self) -> TimestampOffset:
         """``TimeIndex.lookup`` below every entry: no timestamp, the base offset."""

@@ -1,9 +1,10 @@
 """Verification of one segment: its log, offset index, time index and transaction index.
 
-One streaming pass over the ``.log`` collects, per batch, its position, base
-and last offset and max timestamp (compact ``array``s, 32 bytes a batch),
-checking CRCs, framing and offset order as it goes.  The indexes are then
-checked against those arrays without reading the log again.
+One streaming pass over the ``.log`` checks CRCs, framing and offset order
+and records the batches the indexes ask about (:class:`LogScan`: memory
+follows the index entries, not the batches).  The indexes are then checked
+against those without reading the log again (a log whose offsets do not
+increase is read a second time, recording every batch).
 
 The index checks are in :mod:`kseg.storage.verify_index` (the lookup rule
 by default, Kafka's ``--verify-index-only`` rule with ``strict``, and the
@@ -24,7 +25,8 @@ from kseg.storage import files
 from kseg.storage.partition import Segment
 from kseg.storage.records import FileRecords
 from kseg.storage.verify_index import check_offset_index, check_time_index
-from kseg.storage.verify_result import LogScan, SegmentResult
+from kseg.storage.verify_log import index_keys, scan_log
+from kseg.storage.verify_result import SegmentResult
 
 
 def verify_segment(partition: str, seg: Segment, *, strict: bool = False,
@@ -39,7 +41,7 @@ def verify_segment(partition: str, seg: Segment, *, strict: bool = False,
                             expected=files.stem(idx) + files.LOG, found="nothing")
         return res
     try:
-        scan = _scan_log(res, seg.log)
+        scan = scan_log(res, seg.log, index_keys(seg))
     except InputError as exc:
         res.failed = exc.describe()
         return res
@@ -57,7 +59,7 @@ def older_writer_rules(partition: str, seg: Segment) -> dict[str, list[str] | No
     or None when the lookup rule finds a problem in it (``rebuild-index --check``).
     Raises :class:`InputError` when the log cannot be read."""
     res = SegmentResult(partition, seg.name, seg.base_offset, seg.log or "")
-    scan = _scan_log(res, seg.log)
+    scan = scan_log(res, seg.log, index_keys(seg))
     out: dict[str, list[str] | None] = {}
     for path, check in ((seg.index, check_offset_index), (seg.timeindex, check_time_index)):
         if path:
@@ -67,57 +69,6 @@ def older_writer_rules(partition: str, seg: Segment) -> dict[str, list[str] | No
         out[seg.timeindex] = [f"{seg.timeindex}: entries chosen once per append, as brokers before KAFKA-806 "
                               "chose them (see the .index); lookups work"]
     return out
-
-
-def _scan_log(res: SegmentResult, path: str) -> LogScan:
-    scan = LogScan()
-    with FileRecords(path) as records:
-        scan.size = res.bytes = records.size
-        state = [None]  # the largest last offset so far
-        try:
-            for items in records.scan():  # header tuples with CRC verdicts, no object per v2 batch
-                for pos, size, h, verdict in items:
-                    if h is not None:
-                        base, last, max_ts, valid, stored = h[0], h[0] + h[6], h[8], verdict, h[4]
-                    else:  # a legacy entry, or a v2 batch too odd or too large for the fast path
-                        batch = verdict
-                        base, last, max_ts = batch.base_offset, batch.last_offset, batch.max_timestamp
-                        valid, stored = batch.is_valid(), batch.checksum
-                    _check_batch(res, scan, state, path, pos, size, base, last, max_ts, valid, stored)
-        except KsegError as exc:
-            res.problem("corrupt-batch", path, exc.message, position=exc.position)
-            res.batches, res.last_offset = len(scan.positions), state[0]
-            return scan
-        res.batches, res.last_offset = len(scan.positions), state[0]
-        trailing = records.size - scan.valid_end
-        if trailing > 0:
-            res.problem("trailing-bytes", path, f"{trailing} invalid bytes at the end of the log (Kafka's "
-                        "recovery would truncate them)", position=scan.valid_end)
-    return scan
-
-
-def _check_batch(res: SegmentResult, scan: LogScan, state: list, path: str, pos: int, size: int, base: int,
-                 last: int, max_ts: int, valid: bool, stored_crc: int) -> None:
-    """Checks on one batch's header; record it in ``scan``."""
-    prev_last = state[0]
-    if not valid:
-        res.problem("crc", path, "batch CRC does not match its contents", position=pos,
-                    expected="a valid checksum", found=f"stored crc {stored_crc}")
-    if base < res.base_offset:
-        res.problem("offset-below-base", path, "batch offset below the segment's base offset",
-                    position=pos, expected=f">= {res.base_offset}", found=str(base))
-    if prev_last is not None and base <= prev_last:
-        res.problem("offsets-not-increasing", path, "batch offsets do not increase", position=pos,
-                    expected=f"base offset > {prev_last}", found=str(base))
-    if last < base:
-        res.problem("bad-last-offset", path, "batch last offset below its base offset",
-                    position=pos, expected=f">= {base}", found=str(last))
-    state[0] = last if prev_last is None else max(prev_last, last)
-    scan.positions.append(pos)
-    scan.base_offsets.append(base)
-    scan.last_offsets.append(last)
-    scan.max_timestamps.append(max_ts)
-    scan.valid_end = pos + size
 
 
 def _check_txn_index(res: SegmentResult, seg: Segment) -> None:

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left, bisect_right
+from operator import le, lt
 from typing import TYPE_CHECKING, NamedTuple
 
 from kseg.errors import CorruptIndexError, InputError, KsegError
@@ -118,9 +119,58 @@ def used_entries(res: "SegmentResult", view, path: str, strict: bool) -> int:
     return view.entries - tail
 
 
+def _increasing(values) -> bool:
+    return all(map(lt, values, values[1:]))
+
+
 def _ordered(scan: "LogScan") -> bool:
+    return scan.ordered  # of the whole log: the scan may hold only the batches the indexes ask about
+
+
+BULK = 4096  # index entries checked together by the bulk checks (their memory: a few of these)
+
+
+def _all_batch_ends(view: OffsetIndexView, n: int, scan: "LogScan") -> bool:
+    """Whether every entry names the last offset of the batch starting at its position, offsets and
+    positions strictly increasing: what a current broker writes, so the entry loop of
+    :func:`check_offset_index` would find nothing.  Checked ``BULK`` entries at a time in C loops;
+    any other index goes entry by entry."""
+    starts, end = scan.positions, max(scan.valid_end, 1)
+    prev_offset = prev_position = -(1 << 63)
+    for first in range(0, n, BULK):
+        offsets, positions = view.columns(first, min(n, first + BULK))
+        if not (prev_offset < offsets[0] and prev_position < positions[0] and positions[-1] < end
+                and _increasing(offsets) and _increasing(positions)) or positions[0] < 0:
+            return False
+        k0, k1 = bisect_left(starts, positions[0]), bisect_right(starts, positions[-1])
+        batch_at = dict(zip(starts[k0:k1], range(k0, k1)))  # batch start -> batch number
+        ks = list(map(batch_at.get, positions))
+        if not (None not in ks and list(map(scan.last_offsets.__getitem__, ks)) == offsets
+                and all(map(le, map(scan.base_offsets.__getitem__, ks), offsets))):
+            return False
+        prev_offset, prev_position = offsets[-1], positions[-1]
+    return True
+
+
+def _all_exact_times(view: TimeIndexView, n: int, scan: "LogScan") -> bool:
+    """Whether every time-index entry names a batch's last offset with the largest timestamp up to
+    that batch, timestamps and offsets strictly increasing (batches in offset order): the entry loop
+    of :func:`check_time_index` would find nothing without ``--strict``.  Checked like
+    :func:`_all_batch_ends`."""
     last = scan.last_offsets
-    return all(a < b for a, b in zip(last, last[1:]))
+    prev_ts = prev_offset = -(1 << 63)
+    for first in range(0, n, BULK):
+        timestamps, offsets = view.columns(first, min(n, first + BULK))
+        if not (prev_ts < timestamps[0] and prev_offset < offsets[0]
+                and _increasing(timestamps) and _increasing(offsets)):
+            return False
+        k0, k1 = bisect_left(last, offsets[0]), bisect_right(last, offsets[-1])
+        batch_ending = dict(zip(last[k0:k1], range(k0, k1)))  # last offset -> batch number
+        ks = list(map(batch_ending.get, offsets))
+        if None in ks or list(map(scan.running_max.__getitem__, ks)) != timestamps:
+            return False
+        prev_ts, prev_offset = timestamps[-1], offsets[-1]
+    return True
 
 
 def _batch_holding(scan: "LogScan", offset: int, start: int, ordered: bool) -> int:
@@ -143,6 +193,8 @@ def check_offset_index(res: "SegmentResult", seg: "Segment", scan: "LogScan", st
     if view is None:
         return []
     n = used_entries(res, view, path, strict)
+    if _all_batch_ends(view, n, scan):
+        return []
     ordered = _ordered(scan)
     prev_offset = prev_pos = None
     pre806 = cleaned = 0
@@ -211,12 +263,10 @@ def check_time_index(res: "SegmentResult", seg: "Segment", scan: "LogScan", stri
         return []
     n = used_entries(res, view, path, strict)
     prev_ts = None
-    running = array("q")  # the largest batch max timestamp up to each batch
-    best = -1
-    for ts in scan.max_timestamps:
-        best = max(best, ts)
-        running.append(best)
+    running = scan.running_max
     ordered = _ordered(scan)
+    if ordered and not strict and _all_exact_times(view, n, scan):
+        return []
     records = None  # opened when records are needed: --strict (Kafka reads them), an entry inside a batch
     record_offsets = 0
     try:

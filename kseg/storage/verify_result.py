@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from array import array
 from dataclasses import dataclass, field
+from typing import Iterator, NamedTuple
 
 
 @dataclass
@@ -56,11 +57,30 @@ class SegmentResult:
 
 @dataclass
 class LogScan:
-    """What one pass over the log found, per batch."""
+    """What one pass over the log found: the log's extent and order, and the batches the indexes ask about.
+
+    Memory follows the index entries, not the batches: a batch is recorded when an ``.index``
+    entry names its position or when it is the first batch whose last offset reaches an offset
+    an index entry names (with ``.timeindex`` entries: the batch ending at it).  Where the
+    log's last offsets strictly increase (``ordered``), the index checks' answers on these
+    batches are their answers on all batches (:mod:`kseg.storage.verify_index`); otherwise
+    every batch is recorded (a second pass, :func:`kseg.storage.verify.scan_log`).
+    """
 
     positions: array = field(default_factory=lambda: array("q"))
     base_offsets: array = field(default_factory=lambda: array("q"))
     last_offsets: array = field(default_factory=lambda: array("q"))
-    max_timestamps: array = field(default_factory=lambda: array("q"))
+    running_max: array = field(default_factory=lambda: array("q"))  # largest batch max timestamp so far
     size: int = 0
     valid_end: int = 0
+    batches: int = 0  # every batch read, recorded or not
+    ordered: bool = True  # every batch's last offset above the one before
+    complete: bool = False  # every batch is recorded
+
+
+class IndexKeys(NamedTuple):
+    """What a segment's indexes ask of its log (:class:`LogScan`), each in ascending order (repeats
+    allowed), read lazily from the index files' bytes."""
+
+    positions: Iterator[int]  # the ``.log`` positions ``.index`` entries name
+    offsets: Iterator[int]  # the offsets ``.index`` and ``.timeindex`` entries name
