@@ -49,7 +49,7 @@ def _task(args) -> list[Done]:
     done = []
     for d in rebuild_target(target, directory, settings):
         if d.rec is not None:  # the entries are written already; send back what the report shows
-            d.rec.offset_entries, d.rec.time_entries, d.rec.txn_entries = [], [], []
+            d.rec.drop_entries()
         done.append(d)
     return done
 

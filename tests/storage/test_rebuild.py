@@ -224,3 +224,25 @@ def test_an_empty_log_gives_empty_indexes(tmp_path) -> None:
     (target,) = resolve([str(tmp_path / "00000000000000000007.log")], [])
     (rec,) = recover_partition(target)
     assert rebuilt_files(rec) == {files.INDEX: b"", files.TIME_INDEX: b"", files.TXN_INDEX: None}
+
+
+def test_rebuilt_index_bytes_are_the_entries_packed_in_the_file_layout() -> None:
+    """The entries are kept as arrays and packed 4,096 at a time: the bytes are each entry's, in order."""
+    import random
+    from kseg.format.indexes import OFFSET_ENTRY, TIME_ENTRY
+    from kseg.storage.partition import Segment
+    from kseg.storage.rebuild import Recovered
+
+    rng = random.Random(7)
+    base = 1_000_000
+    rec = Recovered(Segment(base_offset=base))
+    for i in range(10_001):  # three pack calls
+        rec.index_offsets.append(base + 3 * i)
+        rec.index_positions.append(4096 * i + rng.randrange(4096))
+        rec.time_timestamps.append(1_730_000_000_000 + 5 * i)
+        rec.time_offsets.append(base + 3 * i + 2)
+    assert rec.index_bytes() == b"".join(OFFSET_ENTRY.pack(o - base, p) for o, p in rec.offset_entries)
+    assert rec.time_index_bytes() == b"".join(TIME_ENTRY.pack(t, o - base) for t, o in rec.time_entries)
+    assert len(rec.offset_entries) == len(rec.time_entries) == 10_001
+    rec.drop_entries()
+    assert rec.index_bytes() == rec.time_index_bytes() == b"" and rec.offset_entries == []
