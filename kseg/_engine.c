@@ -540,16 +540,29 @@ static inline void out_raw(Out *o, const char *s, Py_ssize_t n) {
     o->n += n;
 }
 
+static const char digit_pairs[201] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                                      "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                                      "8081828384858687888990919293949596979899";
+
+/* A number in decimal, two digits a step (a division a digit was an eighth of --print-data-log's time). */
 static inline void out_ll(Out *o, long long v) {
     char tmp[24];
-    int k = 0;
+    char *end = tmp + sizeof tmp, *q = end;
     unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
-    do {
-        tmp[k++] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
-    if (v < 0) o->p[o->n++] = '-';
-    while (k) o->p[o->n++] = tmp[--k];
+    while (u >= 100) {
+        unsigned r = (unsigned)(u % 100);
+        u /= 100;
+        q -= 2;
+        memcpy(q, digit_pairs + 2 * r, 2);
+    }
+    if (u >= 10) {
+        q -= 2;
+        memcpy(q, digit_pairs + 2 * u, 2);
+    } else {
+        *--q = (char)('0' + u);
+    }
+    if (v < 0) *--q = '-';
+    out_raw(o, q, end - q);
 }
 
 #define LIT(o, s) out_raw((o), (s), (Py_ssize_t)(sizeof(s) - 1))
