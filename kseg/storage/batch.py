@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import zlib
 from functools import partial
+from operator import itemgetter
 from typing import Iterator, Protocol
 
 from kseg.errors import CorruptRecordError, KsegError, LimitExceededError
@@ -20,6 +21,7 @@ from kseg.limits import DECOMPRESSION_FACTOR, NO_TIMESTAMP
 
 _named = tuple.__new__  # NamedTuple(...) from a tuple in one C call
 _v2_record = partial(tuple.__new__, v2.Record)  # names a decoded tuple in C: no Python frame a record
+_second = itemgetter(1)
 _legacy_record = partial(tuple.__new__, legacy.LegacyRecord)
 _BatchHeader = v2.BatchHeader
 _unpack_header = v2.HEADER.unpack_from
@@ -260,7 +262,7 @@ class V2Batch(FileBatch):
         if h[v2.ATTRIBUTES] & v2.CODEC_MASK == 0:
             data, args = self._prepare(limit)
             return map(_v2_record, self._anchored(v2.iter_records(data, v2.HEADER_SIZE, self.size, count, *args)))
-        return map(_v2_record, self._decode_compressed(limit, False))
+        return map(_v2_record, self._decode_compressed(limit, v2.SLICES)[1])
 
     def max_record_timestamp(self, limit: int) -> int:
         """:meth:`FileBatch.max_record_timestamp` over :meth:`record_chunks` (no object a record)."""
@@ -281,20 +283,25 @@ class V2Batch(FileBatch):
         record before a corrupt one (in the last list) and then raises; a
         compressed one raises before any list.
         """
+        return map(_second, self.form_chunks(limit, v2.SIZES if sizes else v2.SLICES, chunk))
+
+    def form_chunks(self, limit: int, form: int, chunk: int = 1024) -> Iterator[tuple]:
+        """:meth:`record_chunks` as ``(buffer, records)`` pairs, key and value in ``form``
+        (:data:`kseg.format.v2.SLICES`, ``SIZES`` or ``SPANS``: spans are positions in ``buffer``)."""
         h = self.h
         count = h[v2.COUNT]
         if count == 0:
             return
         if h[v2.ATTRIBUTES] & v2.CODEC_MASK:
-            yield self._decode_compressed(limit, sizes)
+            yield self._decode_compressed(limit, form)
             return
         data, args = self._prepare(limit)
         pos, read, end = v2.HEADER_SIZE, 0, self.size
         decode = v2.decode_records
         while True:
-            records, pos, read, error = decode(data, pos, end, count, read, chunk, *args, sizes)
+            records, pos, read, error = decode(data, pos, end, count, read, chunk, *args, form)
             if records:
-                yield records
+                yield data, records
             if error is not None:
                 raise self._anchor(error) from None
             if read >= count:
@@ -314,8 +321,8 @@ class V2Batch(FileBatch):
             raise exc.at(self.file.path, self.position, default=v2.HEADER_SIZE) from None
         return data, (h[v2.BASE_OFFSET], h[v2.BASE_TIMESTAMP], h[v2.BASE_SEQUENCE], log_append)
 
-    def _decode_compressed(self, limit: int, sizes: bool) -> list:
-        """Decompress (at most ``limit`` bytes) and decode every record, or raise."""
+    def _decode_compressed(self, limit: int, form: int) -> tuple:
+        """Decompress (at most ``limit`` bytes) and decode every record: ``(buffer, records)``, or raise."""
         h = self.h
         count = h[v2.COUNT]
         data, args = self._prepare(limit)
@@ -323,10 +330,11 @@ class V2Batch(FileBatch):
             if count > limit:
                 raise LimitExceededError(f"record count {count} exceeds the bound of {limit}", position=57)
             raw = compression.decompress(h[v2.ATTRIBUTES] & v2.CODEC_MASK, data[v2.HEADER_SIZE :], h[v2.MAGIC], limit)
-            records, _, _, error = v2.decode_records(memoryview(raw), 0, len(raw), count, 0, count, *args, sizes)
+            mv = memoryview(raw)
+            records, _, _, error = v2.decode_records(mv, 0, len(raw), count, 0, count, *args, form)
             if error is not None:
                 raise error
-            return records
+            return mv, records
         except KsegError as exc:
             raise exc.at(self.file.path, self.position, default=v2.HEADER_SIZE) from None
 
