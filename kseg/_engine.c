@@ -362,7 +362,8 @@ static PyObject *py_decode_records(PyObject *self, PyObject *args) {
     }
     const unsigned char *buf = (const unsigned char *)b.buf;
     Py_ssize_t len = b.len;
-    if (end > len) end = len; /* reads never pass the buffer; the Python rule judges the rest */
+    int clamped = end > len;
+    if (clamped) end = len; /* reads never pass the buffer; the Python rule judges the rest */
     PyObject *records = PyList_New(0);
     if (records == NULL) goto fail;
     int log_append = lat != Py_None;
@@ -415,7 +416,7 @@ static PyObject *py_decode_records(PyObject *self, PyObject *args) {
                 }
             }
             if (p != body_end) goto bail;
-            if (read + 1 == count && p != end) goto bail;
+            if (read + 1 == count && (p != end || clamped)) goto bail; /* the rule: "records still remaining" */
             long long offset, timestamp, sequence;
             if (add_overflow(base_offset, (long long)offset_delta, &offset)) goto bail;
             if (log_append) {

@@ -32,12 +32,12 @@ def plain(records: list) -> list:
              v if v is None or isinstance(v, int) else bytes(v), h) for o, t, s, k, v, h in records]
 
 
-def run(fn, buf, count: int, args: tuple, sizes: bool, chunk: int) -> tuple:
+def run(fn, buf, count: int, args: tuple, form: int, chunk: int) -> tuple:
     """Every call of a chunked decode over ``buf`` (records, stop position, read, error as text)."""
     pos, read, out = v2.HEADER_SIZE, 0, []
     end = len(buf)
     for _ in range(count // chunk + 2):
-        records, pos, read, error = fn(memoryview(buf), pos, end, count, read, chunk, *args, sizes)
+        records, pos, read, error = fn(memoryview(buf), pos, end, count, read, chunk, *args, form)
         out.append((plain(records), pos, read,
                     None if error is None else (type(error).__name__, error.message, error.position)))
         if error is not None or read >= count:
@@ -46,7 +46,8 @@ def run(fn, buf, count: int, args: tuple, sizes: bool, chunk: int) -> tuple:
 
 
 def same(batch: bytes) -> None:
-    """Both decoders agree on ``batch`` (a v2 batch's bytes, possibly damaged), for every chunking and mode."""
+    """Both decoders agree on ``batch`` (a v2 batch's bytes, possibly damaged), for every chunking and form
+    (slices, sizes, spans), and spans cover what slices do."""
     if len(batch) < v2.HEADER_SIZE:
         return
     h = v2.header_from(batch)
@@ -54,10 +55,17 @@ def same(batch: bytes) -> None:
     args = (h.base_offset, h.base_timestamp, h.base_sequence,
             h.max_timestamp if attrs & v2.TIMESTAMP_TYPE_FLAG else None)
     count = min(h.records_count, 5000)
-    for sizes in (False, True):
+    slices = {}
+    for form in (v2.SLICES, v2.SIZES, v2.SPANS):
         for chunk in CHUNKS:
-            assert run(v2.decode_records, batch, count, args, sizes, chunk) == \
-                run(v2.decode_records_py, batch, count, args, sizes, chunk), (sizes, chunk)
+            got = run(v2.decode_records, batch, count, args, form, chunk)
+            assert got == run(v2.decode_records_py, batch, count, args, form, chunk), (form, chunk)
+            if form == v2.SLICES:
+                slices[chunk] = got
+            elif form == v2.SPANS:
+                mv = memoryview(batch)
+                assert [(plain([(o, t, s, v2.span_slice(mv, k), v2.span_slice(mv, v), h)
+                                for o, t, s, k, v, h in recs]), *rest) for recs, *rest in got] == slices[chunk]
 
 
 def corpus_batches() -> list[bytes]:
@@ -146,3 +154,16 @@ def test_round_trips_decode_the_same(records, base_offset, base_sequence, rnd) -
     same(batch)
     for damaged in mutations(batch, rnd):
         same(damaged)
+
+
+def test_an_end_past_the_buffer_is_the_rules() -> None:
+    """An ``end`` past the buffer (never passed by kseg's callers): the engine reads only the buffer
+    and leaves the last record to the rule, which reports the bytes still expected after it."""
+    batch = build_v2_batch([RecordSpec(b"k", b"v", 1), RecordSpec(None, b"w", 2)])
+    args = (0, 1, -1, None)
+    for form in (v2.SLICES, v2.SIZES, v2.SPANS):
+        for end in (len(batch) + 1, 2**32 + 5):
+            got = v2.decode_records(memoryview(batch), v2.HEADER_SIZE, end, 2, 0, 10, *args, form)
+            want = v2.decode_records_py(memoryview(batch), v2.HEADER_SIZE, end, 2, 0, 10, *args, form)
+            assert plain(got[0]) == plain(want[0]) and len(got[0]) == 1 and got[1:3] == want[1:3]
+            assert got[3].message == want[3].message and got[3].position == want[3].position
