@@ -564,7 +564,14 @@ static int out_reserve(Out *o, Py_ssize_t more) {
     return 0;
 }
 
-static inline void out_raw(Out *o, const char *s, Py_ssize_t n) {
+#if defined(__GNUC__) || defined(__clang__)
+#define HOT_INLINE static inline __attribute__((always_inline))
+#else
+#define HOT_INLINE static __forceinline
+#endif
+
+/* Inlined everywhere: a literal's copy becomes a few moves (a call to memcpy a field was measured slower). */
+HOT_INLINE void out_raw(Out *o, const char *s, Py_ssize_t n) {
     memcpy(o->p + o->n, s, n);
     o->n += n;
 }
@@ -573,25 +580,40 @@ static const char digit_pairs[201] = "000102030405060708091011121314151617181920
                                       "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
                                       "8081828384858687888990919293949596979899";
 
-/* A number in decimal, two digits a step (a division a digit was an eighth of --print-data-log's time). */
-static inline void out_ll(Out *o, long long v) {
-    char tmp[24];
-    char *end = tmp + sizeof tmp, *q = end;
+HOT_INLINE int decimal_digits(unsigned long long u) {
+    int n = 1;
+    for (;;) {
+        if (u < 10) return n;
+        if (u < 100) return n + 1;
+        if (u < 1000) return n + 2;
+        if (u < 10000) return n + 3;
+        u /= 10000;
+        n += 4;
+    }
+}
+
+/* A number in decimal, written in place from its last digit, two digits a step (a division a digit
+ * was an eighth of --print-data-log's time). */
+HOT_INLINE void out_ll(Out *o, long long v) {
     unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    char *p = o->p + o->n;
+    if (v < 0) *p++ = '-';
+    char *end = p + decimal_digits(u), *q = end;
     while (u >= 100) {
-        unsigned r = (unsigned)(u % 100);
+        unsigned r = (unsigned)(u % 100) * 2;
         u /= 100;
         q -= 2;
-        memcpy(q, digit_pairs + 2 * r, 2);
+        q[0] = digit_pairs[r];
+        q[1] = digit_pairs[r + 1];
     }
     if (u >= 10) {
         q -= 2;
-        memcpy(q, digit_pairs + 2 * u, 2);
+        q[0] = digit_pairs[2 * u];
+        q[1] = digit_pairs[2 * u + 1];
     } else {
         *--q = (char)('0' + u);
     }
-    if (v < 0) *--q = '-';
-    out_raw(o, q, end - q);
+    o->n = end - o->p;
 }
 
 #define LIT(o, s) out_raw((o), (s), (Py_ssize_t)(sizeof(s) - 1))
