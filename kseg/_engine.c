@@ -330,11 +330,12 @@ static PyObject *slice_of(PyObject *mv, Py_ssize_t a, Py_ssize_t n) {
 #define FORM_SPANS 2
 
 /* decode_records(buf, pos, end, count, read, max_records, base_offset, base_timestamp, base_sequence,
- *                log_append_time, form=FORM_SLICES) -> (records, pos, read, complete)
+ *                log_append_time, form=FORM_SLICES) -> (records, pos, read, complete, steady)
  *
  * v2.decode_records for well-formed records.  ``complete`` is False when decoding stopped at a record
  * the engine does not accept (``pos`` its start, ``read`` the records decoded before it): the caller
- * continues there with the Python rule, which raises the error, if any, at its byte position. */
+ * continues there with the Python rule, which raises the error, if any, at its byte position.
+ * ``steady`` is True when every record decoded here has the offset of the one before it plus one. */
 static PyObject *py_decode_records(PyObject *self, PyObject *args) {
     PyObject *bufobj, *lat;
     Py_ssize_t pos, end, count, read, max_records;
@@ -373,6 +374,10 @@ static PyObject *py_decode_records(PyObject *self, PyObject *args) {
         if (lat_value == -1 && PyErr_Occurred()) goto fail;
     }
     int complete = 1;
+    /* steady: each record's offset is the one before it plus one (Kafka's continuity rule inside the call) */
+    int steady = 1;
+    long long prev_offset = 0;
+    Py_ssize_t decoded = 0;
     /* a span's position must fit in 32 bits: past 4 GiB (a huge decompressed batch) the Python rule */
     if (count < 0 || (form == FORM_SPANS && end > (Py_ssize_t)0xFFFFFFFF)) {
         complete = 0;
@@ -523,6 +528,8 @@ static PyObject *py_decode_records(PyObject *self, PyObject *args) {
                 goto fail;
             }
             Py_DECREF(rec);
+            if (decoded++ && (prev_offset == LLONG_MAX || offset != prev_offset + 1)) steady = 0;
+            prev_offset = offset;
             pos = p;
             read++;
             continue;
@@ -534,7 +541,7 @@ static PyObject *py_decode_records(PyObject *self, PyObject *args) {
     }
     PyBuffer_Release(&b);
     Py_DECREF(mv);
-    return Py_BuildValue("(NnnO)", records, pos, read, complete ? Py_True : Py_False);
+    return Py_BuildValue("(NnnOO)", records, pos, read, complete ? Py_True : Py_False, steady ? Py_True : Py_False);
 fail:
     PyBuffer_Release(&b);
     Py_DECREF(mv);

@@ -211,17 +211,70 @@ def decode_records(
     exceeded, a varint too long, an overflow) the rule below continues from
     that record's start, so errors and their positions are this rule's.
     """
-    records, pos2, read2, complete = _c_decode(
+    records, pos2, read2, error, _ = decode_chunk(
+        buf, pos, end, count, read, max_records, base_offset, base_timestamp, base_sequence, log_append_time, form
+    )
+    return records, pos2, read2, error
+
+
+def decode_chunk(
+    buf,
+    pos: int,
+    end: int,
+    count: int,
+    read: int,
+    max_records: int,
+    base_offset: int,
+    base_timestamp: int,
+    base_sequence: int,
+    log_append_time: int | None,
+    form: int = SLICES,
+) -> tuple[list, int, int, CorruptRecordError | None, bool]:
+    """:func:`decode_records`, and whether the records' offsets run in steps of one (each the one
+    before it plus one): ``(records, pos, read, error, consecutive)``.  What the dump's continuity rule
+    ("Non-consecutive offsets") checks, for a whole chunk at once; the engine tells it as it decodes."""
+    records, pos2, read2, complete, consecutive = _c_decode(
         buf, pos, end, count, read, max_records, base_offset, base_timestamp, base_sequence, log_append_time, form
     )
     if complete:
-        return records, pos2, read2, None
+        return records, pos2, read2, None, consecutive
     more, pos2, read2, error = decode_records_py(
         buf, pos2, end, count, read2, max_records - (read2 - read), base_offset, base_timestamp, base_sequence,
         log_append_time, form,
     )
-    records += more
-    return records, pos2, read2, error
+    if more:
+        records += more
+        consecutive = in_steps(records)
+    return records, pos2, read2, error, consecutive
+
+
+def in_steps(records: list) -> bool:
+    """Whether each record's offset is the one before it plus one (:func:`decode_chunk`'s rule)."""
+    n = len(records)
+    if n < 2:
+        return True
+    first = records[0][0]
+    return records[-1][0] == first + n - 1 and [r[0] for r in records] == list(range(first, first + n))
+
+
+def decode_chunk_py(
+    buf,
+    pos: int,
+    end: int,
+    count: int,
+    read: int,
+    max_records: int,
+    base_offset: int,
+    base_timestamp: int,
+    base_sequence: int,
+    log_append_time: int | None,
+    form: int = SLICES,
+) -> tuple[list, int, int, CorruptRecordError | None, bool]:
+    """:func:`decode_chunk` in pure Python."""
+    records, pos, read, error = decode_records_py(
+        buf, pos, end, count, read, max_records, base_offset, base_timestamp, base_sequence, log_append_time, form
+    )
+    return records, pos, read, error, in_steps(records)
 
 
 def decode_records_py(
@@ -392,6 +445,7 @@ def decode_records_py(
 
 if engine.C is None:
     decode_records = decode_records_py  # noqa: F811 - the pure-Python engine: no wrapper
+    decode_chunk = decode_chunk_py  # noqa: F811
 else:
     _c_decode = engine.C.decode_records
 

@@ -286,8 +286,9 @@ class V2Batch(FileBatch):
         return map(_second, self.form_chunks(limit, v2.SIZES if sizes else v2.SLICES, chunk))
 
     def form_chunks(self, limit: int, form: int, chunk: int = 1024) -> Iterator[tuple]:
-        """:meth:`record_chunks` as ``(buffer, records)`` pairs, key and value in ``form``
-        (:data:`kseg.format.v2.SLICES`, ``SIZES`` or ``SPANS``: spans are positions in ``buffer``)."""
+        """:meth:`record_chunks` as ``(buffer, records, consecutive)``: key and value in ``form``
+        (:data:`kseg.format.v2.SLICES`, ``SIZES`` or ``SPANS``: spans are positions in ``buffer``), and
+        whether the list's offsets run in steps of one (:func:`kseg.format.v2.decode_chunk`)."""
         h = self.h
         count = h[v2.COUNT]
         if count == 0:
@@ -297,11 +298,11 @@ class V2Batch(FileBatch):
             return
         data, args = self._prepare(limit)
         pos, read, end = v2.HEADER_SIZE, 0, self.size
-        decode = v2.decode_records
+        decode = v2.decode_chunk
         while True:
-            records, pos, read, error = decode(data, pos, end, count, read, chunk, *args, form)
+            records, pos, read, error, consecutive = decode(data, pos, end, count, read, chunk, *args, form)
             if records:
-                yield data, records
+                yield data, records, consecutive
             if error is not None:
                 raise self._anchor(error) from None
             if read >= count:
@@ -322,7 +323,8 @@ class V2Batch(FileBatch):
         return data, (h[v2.BASE_OFFSET], h[v2.BASE_TIMESTAMP], h[v2.BASE_SEQUENCE], log_append)
 
     def _decode_compressed(self, limit: int, form: int) -> tuple:
-        """Decompress (at most ``limit`` bytes) and decode every record: ``(buffer, records)``, or raise."""
+        """Decompress (at most ``limit`` bytes) and decode every record: ``(buffer, records, consecutive)``
+        as :meth:`form_chunks` yields them, or raise."""
         h = self.h
         count = h[v2.COUNT]
         data, args = self._prepare(limit)
@@ -331,10 +333,10 @@ class V2Batch(FileBatch):
                 raise LimitExceededError(f"record count {count} exceeds the bound of {limit}", position=57)
             raw = compression.decompress(h[v2.ATTRIBUTES] & v2.CODEC_MASK, data[v2.HEADER_SIZE :], h[v2.MAGIC], limit)
             mv = memoryview(raw)
-            records, _, _, error = v2.decode_records(mv, 0, len(raw), count, 0, count, *args, form)
+            records, _, _, error, consecutive = v2.decode_chunk(mv, 0, len(raw), count, 0, count, *args, form)
             if error is not None:
                 raise error
-            return mv, records
+            return mv, records, consecutive
         except KsegError as exc:
             raise exc.at(self.file.path, self.position, default=v2.HEADER_SIZE) from None
 

@@ -318,14 +318,9 @@ class Dumper:
                         decoders: tuple | None) -> int:
         """:meth:`_dump_records` for a v2 data (non-control) batch, in chunks, to ``emit``
         (``sink.v2_records`` with ``decoders``, or ``sink.v2_spans`` with the buffer when None)."""
-        for buf, chunk in batch.form_chunks(limit, form):
+        for buf, chunk, consecutive in batch.form_chunks(limit, form):
             args = (buf,) if decoders is None else decoders
-            first = chunk[0][0]
-            n = len(chunk)
-            if (last_offset == -1 or first == last_offset + 1) and (
-                n == 1
-                or (chunk[-1][0] == first + n - 1 and [r[0] for r in chunk] == list(range(first, first + n)))
-            ):
+            if consecutive and (last_offset == -1 or chunk[0][0] == last_offset + 1):
                 last_offset = chunk[-1][0]
                 emit(batch, chunk, *args)
                 continue
@@ -337,7 +332,8 @@ class Dumper:
     def _next_offset(self, last_offset: int, offset: int, abs_path: str) -> int:
         """Kafka's offset-continuity rule ("Non-consecutive offsets"): note a gap after ``last_offset``
         (-1: none yet) and return ``offset``.  :meth:`_dump_v2_chunks` checks a whole chunk against
-        the same rule at once and comes here only when the chunk breaks it."""
+        the same rule at once (the decoder tells whether a chunk's offsets run in steps of one) and comes
+        here only when the chunk breaks it."""
         if last_offset != -1 and offset != last_offset + 1:
             self.problems.add("non_consecutive", abs_path, (last_offset, offset))
         return offset

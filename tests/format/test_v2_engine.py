@@ -45,6 +45,19 @@ def run(fn, buf, count: int, args: tuple, form: int, chunk: int) -> tuple:
     return out
 
 
+def consecutive_flags(fn, buf, count: int, args: tuple, form: int, chunk: int) -> list:
+    """What a chunked ``decode_chunk`` says of each chunk: its offsets and whether they run in steps of one."""
+    pos, read, out = v2.HEADER_SIZE, 0, []
+    for _ in range(count // chunk + 2):
+        records, pos, read, error, consecutive = fn(memoryview(buf), pos, len(buf), count, read, chunk, *args, form)
+        offsets = [r[0] for r in records]
+        assert consecutive == all(b == a + 1 for a, b in zip(offsets, offsets[1:])), offsets
+        out.append((offsets, consecutive))
+        if error is not None or read >= count:
+            break
+    return out
+
+
 def same(batch: bytes) -> None:
     """Both decoders agree on ``batch`` (a v2 batch's bytes, possibly damaged), for every chunking and form
     (slices, sizes, spans), and spans cover what slices do."""
@@ -60,6 +73,8 @@ def same(batch: bytes) -> None:
         for chunk in CHUNKS:
             got = run(v2.decode_records, batch, count, args, form, chunk)
             assert got == run(v2.decode_records_py, batch, count, args, form, chunk), (form, chunk)
+            assert consecutive_flags(v2.decode_chunk, batch, count, args, form, chunk) == \
+                consecutive_flags(v2.decode_chunk_py, batch, count, args, form, chunk)
             if form == v2.SLICES:
                 slices[chunk] = got
             elif form == v2.SPANS:
@@ -122,6 +137,14 @@ def test_damaged_corpus_batches_fail_the_same() -> None:
     for batch in BATCHES:
         for damaged in mutations(batch, rng):
             same(damaged)
+
+
+def test_offsets_out_of_step_are_told() -> None:
+    """decode_chunk's ``consecutive``: offsets that repeat, go back, jump, or wrap past int64 (the engine
+    hands those to the rule) break the steps of one, on both engines."""
+    for deltas, base in (((0, 1, 2, 3), 0), ((0, 2, 1, 3), 0), ((0, 0), 5), ((3, 4, 5, 9), 7), ((0, 1), 2**63 - 2),
+                         ((0, 1, 2), 2**63 - 2), ((0, 2**31 - 1), 0), ((1, 0, 1, 2), 0)):
+        same(build_v2_batch([RecordSpec(b"k", b"v", 1, offset_delta=d) for d in deltas], base_offset=base))
 
 
 def test_wide_values_and_wraps() -> None:
