@@ -6,11 +6,13 @@
  *   crc32c(data, crc=0)            CRC-32C (Castagnoli), SSE4.2 when the CPU has it, slicing-by-8 otherwise
  *   scan(view, ws, wl, pos, end, items, limit)
  *                                  the fast path of FileRecords.scan: whole v2 batches in the window
- *   decode_records(...)            v2.decode_records for well-formed records (DefaultRecord.readFrom)
- *   record_lines(records, ts_type, fallback)
- *                                  TextSink.v2_records' lines, sizes (--deep-iteration)
- *   text_record_lines(records, ts_type, fallback)
- *                                  TextSink.v2_records' lines, Kafka's string decoders (--print-data-log)
+ *   decode_records(...)            v2.decode_records for well-formed records (DefaultRecord.readFrom):
+ *                                  key and value as slices, sizes or spans (FORM_*)
+ *   batch_lines(items, start, parts_fn)
+ *                                  TextSink.batch_lines' v2 batch lines
+ *   record_lines(records, ts_type, fallback, form, buf, pieces)
+ *                                  TextSink's record lines as UTF-8 bytes: sizes (--deep-iteration), or
+ *                                  slices or spans printed by Kafka's string decoders (--print-data-log)
  *
  * Contract: the engine only ever accepts input the Python path accepts, and produces the same
  * values.  Anything else -- a bound exceeded, a lying length, a varint too long, an overflow,
@@ -321,20 +323,31 @@ static PyObject *slice_of(PyObject *mv, Py_ssize_t a, Py_ssize_t n) {
     return PySequence_GetSlice(mv, a, a + n);
 }
 
+/* What a record's key and value are (v2.SLICES, v2.SIZES, v2.SPANS): slices of the buffer, None for null;
+ * their sizes, -1 for null; or spans ``position << 32 | size`` in the buffer, None for null. */
+#define FORM_SLICES 0
+#define FORM_SIZES 1
+#define FORM_SPANS 2
+
 /* decode_records(buf, pos, end, count, read, max_records, base_offset, base_timestamp, base_sequence,
- *                log_append_time, sizes) -> (records, pos, read, complete)
+ *                log_append_time, form=FORM_SLICES) -> (records, pos, read, complete, steady)
  *
  * v2.decode_records for well-formed records.  ``complete`` is False when decoding stopped at a record
  * the engine does not accept (``pos`` its start, ``read`` the records decoded before it): the caller
- * continues there with the Python rule, which raises the error, if any, at its byte position. */
+ * continues there with the Python rule, which raises the error, if any, at its byte position.
+ * ``steady`` is True when every record decoded here has the offset of the one before it plus one. */
 static PyObject *py_decode_records(PyObject *self, PyObject *args) {
     PyObject *bufobj, *lat;
     Py_ssize_t pos, end, count, read, max_records;
     long long base_offset, base_timestamp, base_sequence;
-    int sizes = 0;
-    if (!PyArg_ParseTuple(args, "OnnnnnLLLO|p:decode_records", &bufobj, &pos, &end, &count, &read, &max_records,
-                          &base_offset, &base_timestamp, &base_sequence, &lat, &sizes))
+    int form = FORM_SLICES;
+    if (!PyArg_ParseTuple(args, "OnnnnnLLLO|i:decode_records", &bufobj, &pos, &end, &count, &read, &max_records,
+                          &base_offset, &base_timestamp, &base_sequence, &lat, &form))
         return NULL;
+    if (form < FORM_SLICES || form > FORM_SPANS) {
+        PyErr_SetString(PyExc_ValueError, "decode_records: form must be 0 (slices), 1 (sizes) or 2 (spans)");
+        return NULL;
+    }
     PyObject *mv;
     if (PyMemoryView_Check(bufobj)) {
         mv = bufobj;
@@ -350,7 +363,8 @@ static PyObject *py_decode_records(PyObject *self, PyObject *args) {
     }
     const unsigned char *buf = (const unsigned char *)b.buf;
     Py_ssize_t len = b.len;
-    if (end > len) end = len; /* reads never pass the buffer; the Python rule judges the rest */
+    int clamped = end > len;
+    if (clamped) end = len; /* reads never pass the buffer; the Python rule judges the rest */
     PyObject *records = PyList_New(0);
     if (records == NULL) goto fail;
     int log_append = lat != Py_None;
@@ -360,7 +374,12 @@ static PyObject *py_decode_records(PyObject *self, PyObject *args) {
         if (lat_value == -1 && PyErr_Occurred()) goto fail;
     }
     int complete = 1;
-    if (count < 0) {
+    /* steady: each record's offset is the one before it plus one (Kafka's continuity rule inside the call) */
+    int steady = 1;
+    long long prev_offset = 0;
+    Py_ssize_t decoded = 0;
+    /* a span's position must fit in 32 bits: past 4 GiB (a huge decompressed batch) the Python rule */
+    if (count < 0 || (form == FORM_SPANS && end > (Py_ssize_t)0xFFFFFFFF)) {
         complete = 0;
     } else {
         Py_ssize_t last = count < read + max_records ? count : read + max_records;
@@ -402,7 +421,7 @@ static PyObject *py_decode_records(PyObject *self, PyObject *args) {
                 }
             }
             if (p != body_end) goto bail;
-            if (read + 1 == count && p != end) goto bail;
+            if (read + 1 == count && (p != end || clamped)) goto bail; /* the rule: "records still remaining" */
             long long offset, timestamp, sequence;
             if (add_overflow(base_offset, (long long)offset_delta, &offset)) goto bail;
             if (log_append) {
@@ -417,9 +436,24 @@ static PyObject *py_decode_records(PyObject *self, PyObject *args) {
                 sequence = -1;
             }
             PyObject *key, *value, *headers;
-            if (sizes) {
+            if (form == FORM_SIZES) {
                 key = PyLong_FromLongLong(key_size >= 0 ? key_size : -1);
                 value = PyLong_FromLongLong(value_size >= 0 ? value_size : -1);
+            } else if (form == FORM_SPANS) {
+                /* below ``end`` <= 0xFFFFFFFF: position and size each fit in 32 bits */
+                if (key_size >= 0) {
+                    key = PyLong_FromUnsignedLongLong(((unsigned long long)key_at << 32) | (unsigned long long)key_size);
+                } else {
+                    key = Py_None;
+                    Py_INCREF(key);
+                }
+                if (value_size >= 0) {
+                    value = PyLong_FromUnsignedLongLong(((unsigned long long)value_at << 32) |
+                                                        (unsigned long long)value_size);
+                } else {
+                    value = Py_None;
+                    Py_INCREF(value);
+                }
             } else {
                 if (key_size >= 0) {
                     key = slice_of(mv, key_at, (Py_ssize_t)key_size);
@@ -494,6 +528,8 @@ static PyObject *py_decode_records(PyObject *self, PyObject *args) {
                 goto fail;
             }
             Py_DECREF(rec);
+            if (decoded++ && (prev_offset == LLONG_MAX || offset != prev_offset + 1)) steady = 0;
+            prev_offset = offset;
             pos = p;
             read++;
             continue;
@@ -505,7 +541,7 @@ static PyObject *py_decode_records(PyObject *self, PyObject *args) {
     }
     PyBuffer_Release(&b);
     Py_DECREF(mv);
-    return Py_BuildValue("(NnnO)", records, pos, read, complete ? Py_True : Py_False);
+    return Py_BuildValue("(NnnOO)", records, pos, read, complete ? Py_True : Py_False, steady ? Py_True : Py_False);
 fail:
     PyBuffer_Release(&b);
     Py_DECREF(mv);
@@ -535,32 +571,67 @@ static int out_reserve(Out *o, Py_ssize_t more) {
     return 0;
 }
 
-static inline void out_raw(Out *o, const char *s, Py_ssize_t n) {
+#if defined(__GNUC__) || defined(__clang__)
+#define HOT_INLINE static inline __attribute__((always_inline))
+#else
+#define HOT_INLINE static __forceinline
+#endif
+
+/* Inlined everywhere: a literal's copy becomes a few moves (a call to memcpy a field was measured slower). */
+HOT_INLINE void out_raw(Out *o, const char *s, Py_ssize_t n) {
     memcpy(o->p + o->n, s, n);
     o->n += n;
 }
 
-static inline void out_ll(Out *o, long long v) {
-    char tmp[24];
-    int k = 0;
+static const char digit_pairs[201] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                                      "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                                      "8081828384858687888990919293949596979899";
+
+HOT_INLINE int decimal_digits(unsigned long long u) {
+    int n = 1;
+    for (;;) {
+        if (u < 10) return n;
+        if (u < 100) return n + 1;
+        if (u < 1000) return n + 2;
+        if (u < 10000) return n + 3;
+        u /= 10000;
+        n += 4;
+    }
+}
+
+/* A number in decimal, written in place from its last digit, two digits a step (a division a digit
+ * was an eighth of --print-data-log's time). */
+HOT_INLINE void out_ll(Out *o, long long v) {
     unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
-    do {
-        tmp[k++] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
-    if (v < 0) o->p[o->n++] = '-';
-    while (k) o->p[o->n++] = tmp[--k];
+    char *p = o->p + o->n;
+    if (v < 0) *p++ = '-';
+    char *end = p + decimal_digits(u), *q = end;
+    while (u >= 100) {
+        unsigned r = (unsigned)(u % 100) * 2;
+        u /= 100;
+        q -= 2;
+        q[0] = digit_pairs[r];
+        q[1] = digit_pairs[r + 1];
+    }
+    if (u >= 10) {
+        q -= 2;
+        q[0] = digit_pairs[2 * u];
+        q[1] = digit_pairs[2 * u + 1];
+    } else {
+        *--q = (char)('0' + u);
+    }
+    o->n = end - o->p;
 }
 
 #define LIT(o, s) out_raw((o), (s), (Py_ssize_t)(sizeof(s) - 1))
 
-/* Flush the buffer as one str into ``pieces`` (ASCII and valid UTF-8 only are ever written). */
+/* Append what the buffer holds to ``pieces`` as one bytes object (UTF-8: the lines as written). */
 static int out_flush(Out *o, PyObject *pieces) {
     if (o->n == 0) return 0;
-    PyObject *s = PyUnicode_DecodeUTF8(o->p, o->n, "strict");
-    if (s == NULL) return -1;
-    int r = PyList_Append(pieces, s);
-    Py_DECREF(s);
+    PyObject *data = PyBytes_FromStringAndSize(o->p, o->n);
+    if (data == NULL) return -1;
+    int r = PyList_Append(pieces, data);
+    Py_DECREF(data);
     o->n = 0;
     return r;
 }
@@ -615,19 +686,63 @@ static int valid_utf8(const unsigned char *s, Py_ssize_t n) {
     return 1;
 }
 
-/* Append fallback(rec) (a str line) to pieces, after flushing what the buffer holds. */
-static int slow_line(Out *o, PyObject *pieces, PyObject *fallback, PyObject *rec) {
-    if (out_flush(o, pieces) < 0) return -1;
+/* Append fallback(rec), a str line, encoded as the writer encodes text (UTF-8, "replace"). */
+static int slow_line(Out *o, PyObject *fallback, PyObject *rec) {
     PyObject *line = PyObject_CallOneArg(fallback, rec);
     if (line == NULL) return -1;
-    int r = PyList_Append(pieces, line);
+    if (!PyUnicode_Check(line)) {
+        Py_DECREF(line);
+        PyErr_SetString(PyExc_TypeError, "record_lines: the fallback must return str");
+        return -1;
+    }
+    PyObject *data = PyUnicode_AsEncodedString(line, "utf-8", "replace");
     Py_DECREF(line);
+    if (data == NULL) return -1;
+    int r = out_reserve(o, PyBytes_GET_SIZE(data));
+    if (r == 0) out_raw(o, PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data));
+    Py_DECREF(data);
     return r;
 }
 
-/* One record's line into ``o``: 0, or -1 with an exception (the fallback's, or no memory). */
-static int record_line_c(Out *o, PyObject *pieces, PyObject *rec, const char *ts_type, Py_ssize_t ts_len,
-                         PyObject *fallback, int text) {
+/* A span (``position << 32 | size``) inside ``buf[:len]``: 0 and where it lies, or -1 (the fallback's case). */
+static inline int span_in(PyObject *v, Py_ssize_t len, Py_ssize_t *at, Py_ssize_t *n) {
+    long long s;
+    if (as_ll(v, &s) < 0 || s < 0) return -1;
+    unsigned long long a = (unsigned long long)s >> 32, m = (unsigned long long)s & 0xFFFFFFFFULL;
+    if (a > (unsigned long long)len || m > (unsigned long long)len - a) return -1;
+    *at = (Py_ssize_t)a;
+    *n = (Py_ssize_t)m;
+    return 0;
+}
+
+/* The line of a record without headers, key and value printed (valid UTF-8, copied as they are). */
+static int text_line(Out *o, long long off, long long ts, long long seq, const char *ts_type, Py_ssize_t ts_len,
+                     const char *k, Py_ssize_t kn, const char *v, Py_ssize_t vn) {
+    if (out_reserve(o, 256 + ts_len + kn + vn) < 0) return -1;
+    LIT(o, "| offset: ");
+    out_ll(o, off);
+    LIT(o, " ");
+    out_raw(o, ts_type, ts_len);
+    LIT(o, ": ");
+    out_ll(o, ts);
+    LIT(o, " keySize: ");
+    out_ll(o, (long long)kn);
+    LIT(o, " valueSize: ");
+    out_ll(o, (long long)vn);
+    LIT(o, " sequence: ");
+    out_ll(o, seq);
+    LIT(o, " headerKeys: [] key: ");
+    out_raw(o, k, kn);
+    LIT(o, " payload: ");
+    out_raw(o, v, vn);
+    LIT(o, "\n");
+    return 0;
+}
+
+/* One record's line into ``o``: 0, or -1 with an exception (the fallback's, or no memory).
+ * ``buf``/``buf_len``: the buffer spans refer to (FORM_SPANS only). */
+static int record_line_c(Out *o, PyObject *rec, const char *ts_type, Py_ssize_t ts_len, PyObject *fallback, int form,
+                         const char *buf, Py_ssize_t buf_len) {
     long long off, ts, seq, ks = 0, vs = 0;
     if (!PyTuple_CheckExact(rec) || PyTuple_GET_SIZE(rec) != 6) goto slow;
     PyObject *hs = PyTuple_GET_ITEM(rec, 5);
@@ -635,8 +750,9 @@ static int record_line_c(Out *o, PyObject *pieces, PyObject *rec, const char *ts
     if (as_ll(PyTuple_GET_ITEM(rec, 0), &off) < 0 || as_ll(PyTuple_GET_ITEM(rec, 1), &ts) < 0 ||
         as_ll(PyTuple_GET_ITEM(rec, 2), &seq) < 0)
         goto slow;
-    if (!text) {
-        if (as_ll(PyTuple_GET_ITEM(rec, 3), &ks) < 0 || as_ll(PyTuple_GET_ITEM(rec, 4), &vs) < 0) goto slow;
+    PyObject *k = PyTuple_GET_ITEM(rec, 3), *v = PyTuple_GET_ITEM(rec, 4);
+    if (form == FORM_SIZES) {
+        if (as_ll(k, &ks) < 0 || as_ll(v, &vs) < 0) goto slow;
         if (out_reserve(o, 256 + ts_len) < 0) return -1;
         LIT(o, "| offset: ");
         out_ll(o, off);
@@ -653,8 +769,14 @@ static int record_line_c(Out *o, PyObject *pieces, PyObject *rec, const char *ts
         LIT(o, " headerKeys: []\n");
         return 0;
     }
-    PyObject *k = PyTuple_GET_ITEM(rec, 3), *v = PyTuple_GET_ITEM(rec, 4);
     if (k == Py_None || v == Py_None) goto slow;
+    if (form == FORM_SPANS) {
+        Py_ssize_t ka, kn, va, vn;
+        if (span_in(k, buf_len, &ka, &kn) < 0 || span_in(v, buf_len, &va, &vn) < 0) goto slow;
+        if (!valid_utf8((const unsigned char *)buf + ka, kn) || !valid_utf8((const unsigned char *)buf + va, vn))
+            goto slow;
+        return text_line(o, off, ts, seq, ts_type, ts_len, buf + ka, kn, buf + va, vn);
+    }
     Py_buffer kb, vb;
     if (PyObject_GetBuffer(k, &kb, PyBUF_SIMPLE) < 0) {
         PyErr_Clear();
@@ -665,68 +787,67 @@ static int record_line_c(Out *o, PyObject *pieces, PyObject *rec, const char *ts
         PyBuffer_Release(&kb);
         goto slow;
     }
-    int ok = valid_utf8(kb.buf, kb.len) && valid_utf8(vb.buf, vb.len);
-    if (ok) {
-        if (out_reserve(o, 256 + ts_len + kb.len + vb.len) < 0) {
-            PyBuffer_Release(&kb);
-            PyBuffer_Release(&vb);
-            return -1;
-        }
-        LIT(o, "| offset: ");
-        out_ll(o, off);
-        LIT(o, " ");
-        out_raw(o, ts_type, ts_len);
-        LIT(o, ": ");
-        out_ll(o, ts);
-        LIT(o, " keySize: ");
-        out_ll(o, (long long)kb.len);
-        LIT(o, " valueSize: ");
-        out_ll(o, (long long)vb.len);
-        LIT(o, " sequence: ");
-        out_ll(o, seq);
-        LIT(o, " headerKeys: [] key: ");
-        out_raw(o, kb.buf, kb.len);
-        LIT(o, " payload: ");
-        out_raw(o, vb.buf, vb.len);
-        LIT(o, "\n");
-    }
+    int r = 1;
+    if (valid_utf8(kb.buf, kb.len) && valid_utf8(vb.buf, vb.len))
+        r = text_line(o, off, ts, seq, ts_type, ts_len, kb.buf, kb.len, vb.buf, vb.len);
     PyBuffer_Release(&kb);
     PyBuffer_Release(&vb);
-    if (ok) return 0;
+    if (r <= 0) return r;
 slow:
-    return slow_line(o, pieces, fallback, rec);
+    return slow_line(o, fallback, rec);
 }
 
-/* record_lines(records, ts_type, fallback, text, pieces) -> None: the lines appended to ``pieces`` (str)
+/* record_lines(records, ts_type, fallback, form, buf, pieces) -> None: the lines appended to ``pieces``
+ * (bytes, UTF-8)
  *
- * TextSink.v2_records' lines.  Without ``text`` (--deep-iteration) key and value are sizes; with it
- * (--print-data-log, Kafka's string decoders) they are buffers printed as UTF-8.  A record the fast
- * path does not cover (headers, a null key or value with ``text``, UTF-8 that is not valid, a number
- * past int64) gets ``fallback(record)``: the Python formatter's line.  Should it raise, ``pieces`` holds
- * every line before that record (the caller writes them, as the Python formatter does). */
+ * TextSink's record lines of v2 records.  With FORM_SIZES (--deep-iteration) key and value are sizes;
+ * with FORM_SLICES buffers and with FORM_SPANS spans in ``buf`` (None otherwise), printed as Kafka's
+ * string decoders print them (--print-data-log).  A record the fast path does not cover (headers, a null
+ * key or value when printed, UTF-8 that is not valid, a number past int64, a span outside ``buf``) gets
+ * ``fallback(record)``: the Python formatter's line (str).  Should it raise, ``pieces`` holds every line
+ * before that record (the caller writes them, as the Python formatter does). */
 static PyObject *py_record_lines(PyObject *self, PyObject *args) {
-    PyObject *records, *fallback, *pieces;
+    PyObject *records, *fallback, *bufobj, *pieces;
     const char *ts_type;
     Py_ssize_t ts_len;
-    int text = 0;
-    if (!PyArg_ParseTuple(args, "O!s#OpO!:record_lines", &PyList_Type, &records, &ts_type, &ts_len, &fallback, &text,
-                          &PyList_Type, &pieces))
+    int form;
+    if (!PyArg_ParseTuple(args, "O!s#OiOO!:record_lines", &PyList_Type, &records, &ts_type, &ts_len, &fallback,
+                          &form, &bufobj, &PyList_Type, &pieces))
         return NULL;
+    if (form < FORM_SLICES || form > FORM_SPANS) {
+        PyErr_SetString(PyExc_ValueError, "record_lines: form must be 0 (slices), 1 (sizes) or 2 (spans)");
+        return NULL;
+    }
+    Py_buffer b = {0};
+    int have_buf = 0;
+    if (form == FORM_SPANS) {
+        /* held until the end: while exported, the buffer can be neither resized nor released */
+        if (PyObject_GetBuffer(bufobj, &b, PyBUF_SIMPLE) < 0) return NULL;
+        have_buf = 1;
+    }
     Out o = {NULL, 0, 0};
     /* the size is read each time round and each record held: a fallback (Python code) could change the list */
     for (Py_ssize_t r = 0; r < PyList_GET_SIZE(records); r++) {
         PyObject *rec = PyList_GET_ITEM(records, r);
         Py_INCREF(rec);
-        int bad = record_line_c(&o, pieces, rec, ts_type, ts_len, fallback, text);
+        int bad = record_line_c(&o, rec, ts_type, ts_len, fallback, form, (const char *)b.buf, b.len);
         Py_DECREF(rec);
         if (bad) goto fail;
     }
     if (out_flush(&o, pieces) < 0) goto fail;
     PyMem_Free(o.p);
+    if (have_buf) PyBuffer_Release(&b);
     Py_RETURN_NONE;
-fail:
+fail: {
+    /* the lines before the failing record are the caller's to write */
+    PyObject *et, *ev, *tb;
+    PyErr_Fetch(&et, &ev, &tb);
+    if (out_flush(&o, pieces) < 0) PyErr_Clear();
+    PyErr_Restore(et, ev, tb);
     PyMem_Free(o.p);
+    if (have_buf) PyBuffer_Release(&b);
     return NULL;
+}
 }
 
 /* ------------------------------------------------------------------ batch lines */
@@ -856,7 +977,7 @@ fail:
 /* ------------------------------------------------------------------ module */
 
 /* Bumped whenever a seam's signature or meaning changes; must equal kseg.engine.ABI. */
-#define KSEG_ENGINE_ABI 1
+#define KSEG_ENGINE_ABI 2
 
 static PyMethodDef methods[] = {
     {"crc32c", py_crc32c, METH_VARARGS, "crc32c(data, crc=0) -> int: CRC-32C (Castagnoli) of a buffer."},

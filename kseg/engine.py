@@ -19,7 +19,7 @@ import os
 
 ENV = "KSEG_ENGINE"
 
-ABI = 1  # the seams' version; the compiled module's ``ABI`` must be equal (KSEG_ENGINE_ABI in _engine.c)
+ABI = 2  # the seams' version; the compiled module's ``ABI`` must be equal (KSEG_ENGINE_ABI in _engine.c)
 
 C = None  # the kseg._engine module, or None
 NAME = "python"

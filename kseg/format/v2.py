@@ -144,6 +144,21 @@ class Record(NamedTuple):
     headers: tuple
 
 
+# What decode_records hands out as a record's key and value (``form``): slices of the buffer (None for
+# null, what decoders receive); their sizes (-1 for null, all --deep-iteration prints); or spans, the int
+# ``position << 32 | size`` in the buffer (None for null), for a formatter that reads them from the buffer
+# itself (--print-data-log with Kafka's string decoders: no slice object a key or value).
+SLICES, SIZES, SPANS = 0, 1, 2
+
+
+def span_slice(mv: memoryview, span: int | None):
+    """The slice of ``mv`` a span (``position << 32 | size``) covers, None for null."""
+    if span is None:
+        return None
+    at = span >> 32
+    return mv[at : at + (span & 0xFFFFFFFF)]
+
+
 CHUNK = 512  # records decoded per call by iter_records (bounds memory for huge uncompressed batches)
 
 
@@ -191,14 +206,15 @@ def decode_records(
     base_timestamp: int,
     base_sequence: int,
     log_append_time: int | None,
-    sizes: bool = False,
+    form: int = SLICES,
 ) -> tuple[list, int, int, CorruptRecordError | None]:
     """Decode up to ``max_records`` records of a v2 batch (``DefaultRecord.readFrom``).
 
     ``read`` records of ``count`` were decoded before ``pos``.  Returns
     ``(records, pos, read, error)``: the records decoded (tuples as
-    :func:`iter_records` yields them; with ``sizes`` key and value are their
-    lengths, -1 for null, instead of slices), where decoding stopped, and the
+    :func:`iter_records` yields them; with ``form`` :data:`SIZES` key and
+    value are their lengths, -1 for null, with :data:`SPANS` their spans in
+    ``buf``, instead of slices), where decoding stopped, and the
     :class:`CorruptRecordError` that stopped it, if any -- the records before
     a corrupt one are returned with it so a caller can hand them out first.
 
@@ -207,17 +223,70 @@ def decode_records(
     exceeded, a varint too long, an overflow) the rule below continues from
     that record's start, so errors and their positions are this rule's.
     """
-    records, pos2, read2, complete = _c_decode(
-        buf, pos, end, count, read, max_records, base_offset, base_timestamp, base_sequence, log_append_time, sizes
+    records, pos2, read2, error, _ = decode_chunk(
+        buf, pos, end, count, read, max_records, base_offset, base_timestamp, base_sequence, log_append_time, form
+    )
+    return records, pos2, read2, error
+
+
+def decode_chunk(
+    buf,
+    pos: int,
+    end: int,
+    count: int,
+    read: int,
+    max_records: int,
+    base_offset: int,
+    base_timestamp: int,
+    base_sequence: int,
+    log_append_time: int | None,
+    form: int = SLICES,
+) -> tuple[list, int, int, CorruptRecordError | None, bool]:
+    """:func:`decode_records`, and whether the records' offsets run in steps of one (each the one
+    before it plus one): ``(records, pos, read, error, consecutive)``.  What the dump's continuity rule
+    ("Non-consecutive offsets") checks, for a whole chunk at once; the engine tells it as it decodes."""
+    records, pos2, read2, complete, consecutive = _c_decode(
+        buf, pos, end, count, read, max_records, base_offset, base_timestamp, base_sequence, log_append_time, form
     )
     if complete:
-        return records, pos2, read2, None
+        return records, pos2, read2, None, consecutive
     more, pos2, read2, error = decode_records_py(
         buf, pos2, end, count, read2, max_records - (read2 - read), base_offset, base_timestamp, base_sequence,
-        log_append_time, sizes,
+        log_append_time, form,
     )
-    records += more
-    return records, pos2, read2, error
+    if more:
+        records += more
+        consecutive = in_steps(records)
+    return records, pos2, read2, error, consecutive
+
+
+def in_steps(records: list) -> bool:
+    """Whether each record's offset is the one before it plus one (:func:`decode_chunk`'s rule)."""
+    n = len(records)
+    if n < 2:
+        return True
+    first = records[0][0]
+    return records[-1][0] == first + n - 1 and [r[0] for r in records] == list(range(first, first + n))
+
+
+def decode_chunk_py(
+    buf,
+    pos: int,
+    end: int,
+    count: int,
+    read: int,
+    max_records: int,
+    base_offset: int,
+    base_timestamp: int,
+    base_sequence: int,
+    log_append_time: int | None,
+    form: int = SLICES,
+) -> tuple[list, int, int, CorruptRecordError | None, bool]:
+    """:func:`decode_chunk` in pure Python."""
+    records, pos, read, error = decode_records_py(
+        buf, pos, end, count, read, max_records, base_offset, base_timestamp, base_sequence, log_append_time, form
+    )
+    return records, pos, read, error, in_steps(records)
 
 
 def decode_records_py(
@@ -231,7 +300,7 @@ def decode_records_py(
     base_timestamp: int,
     base_sequence: int,
     log_append_time: int | None,
-    sizes: bool = False,
+    form: int = SLICES,
 ) -> tuple[list, int, int, CorruptRecordError | None]:
     """:func:`decode_records` in pure Python: the rule itself.
 
@@ -315,10 +384,10 @@ def decode_records_py(
             if key_size >= 0:
                 if pos + key_size > body_end:
                     raise IndexError
-                key = key_size if sizes else mv[pos : pos + key_size]
+                key = mv[pos : pos + key_size] if not form else key_size if form == SIZES else pos << 32 | key_size
                 pos += key_size
             else:
-                key = -1 if sizes else None
+                key = -1 if form == SIZES else None
             b = mv[pos]
             if b < 0x80:
                 value_size = (b >> 1) ^ -(b & 1)
@@ -332,10 +401,11 @@ def decode_records_py(
             if value_size >= 0:
                 if pos + value_size > body_end:
                     raise IndexError
-                value = value_size if sizes else mv[pos : pos + value_size]
+                value = (mv[pos : pos + value_size] if not form
+                         else value_size if form == SIZES else pos << 32 | value_size)
                 pos += value_size
             else:
-                value = -1 if sizes else None
+                value = -1 if form == SIZES else None
             b = mv[pos]
             if b == 0:
                 headers = ()
@@ -387,6 +457,7 @@ def decode_records_py(
 
 if engine.C is None:
     decode_records = decode_records_py  # noqa: F811 - the pure-Python engine: no wrapper
+    decode_chunk = decode_chunk_py  # noqa: F811
 else:
     _c_decode = engine.C.decode_records
 

@@ -89,6 +89,8 @@ def _json_value(text):
 class JsonSink(BufferedWriter):
     """Writes JSON Lines to binary ``out``; diagnostics to binary ``err`` (a :class:`DumpSink`)."""
 
+    spans = False  # records always come as slices (DumpSink.v2_spans is TextSink's)
+
     def __init__(self, out, err, *, kraft_text: KRaftText | None = None) -> None:
         super().__init__(out, err)
         self._file = None

@@ -16,14 +16,17 @@ class BufferedWriter:
     """Text buffered in memory and written to binary ``out`` as UTF-8; diagnostics to binary ``err``.
 
     Each text passed to :meth:`write` or :meth:`write_lines` ends with its
-    own newline.  stdout is flushed before anything goes to stderr, so the
-    two streams interleave as Kafka's tool prints them.
+    own newline; :meth:`write_encoded` takes lines already encoded (the
+    compiled engine's), in order with the text.  stdout is flushed before
+    anything goes to stderr, so the two streams interleave as Kafka's tool
+    prints them.
     """
 
     def __init__(self, out, err) -> None:
         self.out = out
         self.err = err
-        self._parts: list[str] = []
+        self._parts: list[str] = []  # text not yet encoded
+        self._encoded: list[bytes] = []  # encoded, before the text in _parts
         self._size = 0
         self.quiet = False  # --quiet: no note lines
 
@@ -38,11 +41,28 @@ class BufferedWriter:
         if lines:
             self.write("".join(lines))
 
+    def write_encoded(self, pieces: list[bytes]) -> None:
+        """Lines already encoded as :meth:`flush` encodes text (UTF-8, ``replace``)."""
+        if pieces:
+            encoded = self._encoded
+            if self._parts:
+                encoded.append("".join(self._parts).encode("utf-8", "replace"))
+                self._parts.clear()
+            encoded += pieces
+            for data in pieces:
+                self._size += len(data)
+            if self._size > FLUSH_AT:
+                self.flush()
+
     def flush(self) -> None:
+        encoded = self._encoded
         if self._parts:
-            self.out.write("".join(self._parts).encode("utf-8", "replace"))
+            encoded.append("".join(self._parts).encode("utf-8", "replace"))
             self._parts.clear()
-            self._size = 0
+        if encoded:
+            self.out.write(encoded[0] if len(encoded) == 1 else b"".join(encoded))
+            encoded.clear()
+        self._size = 0
         self.out.flush()
 
     def close(self) -> None:

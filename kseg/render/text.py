@@ -180,21 +180,22 @@ class TextSink(BufferedWriter):
         """
         ts_type = "LogAppendTime" if b.h[v2.ATTRIBUTES] & v2.TIMESTAMP_TYPE_FLAG else "CreateTime"
         if _c_lines is not None:
-            # the compiled engine (kseg.engine): the same lines; a record it does not cover (headers,
-            # null key or value, invalid UTF-8) gets the Python formatter's line through the fallback
-            pieces: list[str] = []
+            # the compiled engine (kseg.engine): the same lines, encoded; a record it does not cover
+            # (headers, null key or value, invalid UTF-8) gets the Python formatter's line through the fallback
+            pieces: list[bytes] = []
             if key_decoder is None:
                 try:
-                    _c_lines(records, ts_type, lambda r: record_line(ts_type, *r, None, None, None), False, pieces)
+                    _c_lines(records, ts_type, lambda r: record_line(ts_type, *r, None, None, None), v2.SIZES, None,
+                             pieces)
                 finally:
-                    self.write_lines(pieces)
+                    self.write_encoded(pieces)
                 return
             if key_decoder is string_decoder and value_decoder is string_decoder:
                 try:
                     _c_lines(records, ts_type, lambda r: _decoded_line(ts_type, *r, string_decoder, string_decoder),
-                             True, pieces)
+                             v2.SLICES, None, pieces)
                 finally:
-                    self.write_lines(pieces)
+                    self.write_encoded(pieces)
                 return
         lines: list[str] = []
         append = lines.append
@@ -228,6 +229,28 @@ class TextSink(BufferedWriter):
                     append(_decoded_line(ts_type, o, ts, seq, k, v, hs, key_decoder, value_decoder))
         finally:
             self.write_lines(lines)
+
+    @property
+    def spans(self) -> bool:
+        """Whether :meth:`v2_spans` is the faster path (the compiled engine prints from the buffer)."""
+        return _c_lines is not None and not self.skip
+
+    def v2_spans(self, b, records: list, buf) -> None:
+        """:meth:`v2_records` with Kafka's string decoders, for records whose key and value are spans
+        in ``buf`` (``record_chunks`` of form :data:`kseg.format.v2.SPANS`): the engine reads them there,
+        no slice made; a record it does not cover gets :func:`record_line` through real slices."""
+        ts_type = "LogAppendTime" if b.h[v2.ATTRIBUTES] & v2.TIMESTAMP_TYPE_FLAG else "CreateTime"
+        mv = buf if isinstance(buf, memoryview) else memoryview(buf)
+        if _c_lines is None:
+            self.v2_records(b, [_sliced(mv, r) for r in records], string_decoder, string_decoder)
+            return
+        pieces: list[bytes] = []
+        try:
+            _c_lines(records, ts_type,
+                     lambda r: _decoded_line(ts_type, *_sliced(mv, r), string_decoder, string_decoder),
+                     v2.SPANS, mv, pieces)
+        finally:
+            self.write_encoded(pieces)
 
     def legacy_record(self, b, rec, key_text, payload_text) -> None:
         """The line of one v0/v1 record (a :class:`kseg.format.legacy.LegacyRecord`)."""
@@ -320,6 +343,12 @@ def record_line(ts_type: str, offset: int, timestamp: int, sequence: int, key_si
 
 _c_lines = None if engine.C is None else engine.C.record_lines
 _c_batch_lines = None if engine.C is None else engine.C.batch_lines
+
+
+def _sliced(mv: memoryview, rec: tuple) -> tuple:
+    """A record of spans in ``mv`` as the same record of slices (:data:`kseg.format.v2.SPANS`)."""
+    o, ts, seq, k, v, hs = rec
+    return o, ts, seq, v2.span_slice(mv, k), v2.span_slice(mv, v), hs
 
 
 def _decoded_line(ts_type, o, ts, seq, k, v, hs, key_decoder, value_decoder) -> str:

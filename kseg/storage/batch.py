@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import zlib
 from functools import partial
+from operator import itemgetter
 from typing import Iterator, Protocol
 
 from kseg.errors import CorruptRecordError, KsegError, LimitExceededError
@@ -20,6 +21,7 @@ from kseg.limits import DECOMPRESSION_FACTOR, NO_TIMESTAMP
 
 _named = tuple.__new__  # NamedTuple(...) from a tuple in one C call
 _v2_record = partial(tuple.__new__, v2.Record)  # names a decoded tuple in C: no Python frame a record
+_second = itemgetter(1)
 _legacy_record = partial(tuple.__new__, legacy.LegacyRecord)
 _BatchHeader = v2.BatchHeader
 _unpack_header = v2.HEADER.unpack_from
@@ -265,7 +267,7 @@ class V2Batch(FileBatch):
         if h[v2.ATTRIBUTES] & v2.CODEC_MASK == 0:
             data, args = self._prepare(limit)
             return map(_v2_record, self._anchored(v2.iter_records(data, v2.HEADER_SIZE, self.size, count, *args)))
-        return map(_v2_record, self._decode_compressed(limit, False))
+        return map(_v2_record, self._decode_compressed(limit, v2.SLICES, False)[1])
 
     def max_record_timestamp(self, limit: int) -> int:
         """:meth:`FileBatch.max_record_timestamp` over :meth:`record_chunks` (no object a record)."""
@@ -286,20 +288,33 @@ class V2Batch(FileBatch):
         record before a corrupt one (in the last list) and then raises; a
         compressed one raises before any list.
         """
+        return map(_second, self._chunks(limit, v2.SIZES if sizes else v2.SLICES, chunk, False))
+
+    def form_chunks(self, limit: int, form: int, chunk: int = 1024) -> Iterator[tuple]:
+        """:meth:`record_chunks` as ``(buffer, records, consecutive)``: key and value in ``form``
+        (:data:`kseg.format.v2.SLICES`, ``SIZES`` or ``SPANS``: spans are positions in ``buffer``), and
+        whether the list's offsets run in steps of one (:func:`kseg.format.v2.decode_chunk`)."""
+        return self._chunks(limit, form, chunk, True)
+
+    def _chunks(self, limit: int, form: int, chunk: int, steps: bool) -> Iterator[tuple]:
+        """:meth:`form_chunks`; without ``steps`` ``consecutive`` is None (not worked out)."""
         h = self.h
         count = h[v2.COUNT]
         if count == 0:
             return
         if h[v2.ATTRIBUTES] & v2.CODEC_MASK:
-            yield self._decode_compressed(limit, sizes)
+            yield self._decode_compressed(limit, form, steps)
             return
         data, args = self._prepare(limit)
         pos, read, end = v2.HEADER_SIZE, 0, self.size
-        decode = v2.decode_records
+        decode, consecutive = v2.decode_chunk, None
         while True:
-            records, pos, read, error = decode(data, pos, end, count, read, chunk, *args, sizes)
+            if steps:
+                records, pos, read, error, consecutive = decode(data, pos, end, count, read, chunk, *args, form)
+            else:
+                records, pos, read, error = v2.decode_records(data, pos, end, count, read, chunk, *args, form)
             if records:
-                yield records
+                yield data, records, consecutive
             if error is not None:
                 raise self._anchor(error) from None
             if read >= count:
@@ -319,8 +334,9 @@ class V2Batch(FileBatch):
             raise exc.at(self.file.path, self.position, default=v2.HEADER_SIZE) from None
         return data, (h[v2.BASE_OFFSET], h[v2.BASE_TIMESTAMP], h[v2.BASE_SEQUENCE], log_append)
 
-    def _decode_compressed(self, limit: int, sizes: bool) -> list:
-        """Decompress (at most ``limit`` bytes) and decode every record, or raise."""
+    def _decode_compressed(self, limit: int, form: int, steps: bool) -> tuple:
+        """Decompress (at most ``limit`` bytes) and decode every record: ``(buffer, records, consecutive)``
+        as :meth:`_chunks` yields them, or raise."""
         h = self.h
         count = h[v2.COUNT]
         data, args = self._prepare(limit)
@@ -328,10 +344,15 @@ class V2Batch(FileBatch):
             if count > limit:
                 raise LimitExceededError(f"record count {count} exceeds the bound of {limit}", position=57)
             raw = compression.decompress(h[v2.ATTRIBUTES] & v2.CODEC_MASK, data[v2.HEADER_SIZE :], h[v2.MAGIC], limit)
-            records, _, _, error = v2.decode_records(memoryview(raw), 0, len(raw), count, 0, count, *args, sizes)
+            mv = memoryview(raw)
+            if steps:
+                records, _, _, error, consecutive = v2.decode_chunk(mv, 0, len(raw), count, 0, count, *args, form)
+            else:
+                records, _, _, error = v2.decode_records(mv, 0, len(raw), count, 0, count, *args, form)
+                consecutive = None
             if error is not None:
                 raise error
-            return records
+            return mv, records, consecutive
         except KsegError as exc:
             raise exc.at(self.file.path, self.position, default=v2.HEADER_SIZE) from None
 

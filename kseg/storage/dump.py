@@ -21,7 +21,7 @@ from kseg.errors import CorruptSnapshotError, InputError, KsegError
 from kseg.format.indexes import iter_aborted_txns
 from kseg.format.snapshot import parse_snapshot
 from kseg.format.strings import string_decoder
-from kseg.format.v2 import ATTRIBUTES, CONTROL_FLAG
+from kseg.format.v2 import ATTRIBUTES, CONTROL_FLAG, SIZES, SLICES, SPANS
 from kseg.limits import (
     DEFAULT_MAX_MESSAGE_SIZE,
     EXIT_ERROR,
@@ -70,6 +70,14 @@ class DumpSink(Protocol):
                    value_decoder: Callable | None = None) -> None:
         """A chunk of a v2 data batch's records (``V2Batch.record_chunks``), the deep hot path:
         without decoders key and value are sizes, with them slices to decode."""
+
+    spans: bool
+    """Whether the sink takes ``--print-data-log`` records with Kafka's string decoders as spans
+    (:meth:`v2_spans`) rather than slices (:meth:`v2_records`)."""
+
+    def v2_spans(self, b, records: list, buf) -> None:
+        """:meth:`v2_records` with Kafka's string decoders, key and value spans in ``buf``
+        (``V2Batch.form_chunks`` of form :data:`kseg.format.v2.SPANS`)."""
 
     # -- indexes and snapshots
     def index_empty(self, path: str) -> None: ...
@@ -291,35 +299,41 @@ class Dumper:
         return last_offset
 
     def _fast_records(self) -> tuple | None:
-        """``(emit, limit, decoders)`` for :meth:`_dump_v2_chunks`, or None when the options need
-        :meth:`_dump_records` (a topic parser, ``--skip-record-metadata``)."""
-        opts = self.opts
+        """``(emit, limit, form, decoders)`` for :meth:`_dump_v2_chunks`, or None when the options need
+        :meth:`_dump_records` (a topic parser, ``--skip-record-metadata``).
+
+        ``--deep-iteration`` needs sizes only; ``--print-data-log`` slices for the decoders, except
+        that Kafka's string decoders take spans when the sink prints them from the buffer itself."""
+        opts, sink = self.opts, self.sink
         if opts.parser is not None or opts.skip_record_metadata:
             return None
-        decoders = (opts.key_decoder, opts.value_decoder) if opts.print_data_log else ()
-        return self.sink.v2_records, opts.decompress_limit, decoders
+        limit = opts.decompress_limit
+        if not opts.print_data_log:
+            return sink.v2_records, limit, SIZES, ()
+        if opts.key_decoder is string_decoder and opts.value_decoder is string_decoder and sink.spans:
+            return sink.v2_spans, limit, SPANS, None
+        return sink.v2_records, limit, SLICES, (opts.key_decoder, opts.value_decoder)
 
-    def _dump_v2_chunks(self, batch, last_offset: int, abs_path: str, emit, limit: int, decoders: tuple) -> int:
-        """:meth:`_dump_records` for a v2 data (non-control) batch, in chunks, to ``sink.v2_records``."""
-        for chunk in batch.record_chunks(limit, sizes=not decoders):
-            first = chunk[0][0]
-            n = len(chunk)
-            if (last_offset == -1 or first == last_offset + 1) and (
-                n == 1
-                or (chunk[-1][0] == first + n - 1 and [r[0] for r in chunk] == list(range(first, first + n)))
-            ):
+    def _dump_v2_chunks(self, batch, last_offset: int, abs_path: str, emit, limit: int, form: int,
+                        decoders: tuple | None) -> int:
+        """:meth:`_dump_records` for a v2 data (non-control) batch, in chunks, to ``emit``
+        (``sink.v2_records`` with ``decoders``, or ``sink.v2_spans`` with the buffer when None)."""
+        for buf, chunk, consecutive in batch.form_chunks(limit, form):
+            args = (buf,) if decoders is None else decoders
+            if consecutive and (last_offset == -1 or chunk[0][0] == last_offset + 1):
                 last_offset = chunk[-1][0]
-                emit(batch, chunk, *decoders)
+                emit(batch, chunk, *args)
                 continue
             for rec in chunk:  # offsets out of step: the rule a record at a time
                 last_offset = self._next_offset(last_offset, rec[0], abs_path)
-                emit(batch, [rec], *decoders)
+                emit(batch, [rec], *args)
         return last_offset
 
     def _next_offset(self, last_offset: int, offset: int, abs_path: str) -> int:
         """Kafka's offset-continuity rule ("Non-consecutive offsets"): note a gap after ``last_offset``
         (-1: none yet) and return ``offset``.  :meth:`_dump_v2_chunks` checks a whole chunk against
-        the same rule at once and comes here only when the chunk breaks it."""
+        the same rule at once (the decoder tells whether a chunk's offsets run in steps of one) and comes
+        here only when the chunk breaks it."""
         if last_offset != -1 and offset != last_offset + 1:
             self.problems.add("non_consecutive", abs_path, (last_offset, offset))
         return offset

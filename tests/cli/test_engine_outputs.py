@@ -51,6 +51,9 @@ def tricky_log(directory: Path) -> Path:
         f.write(build_v2_batch(recs[:2], base_offset=2**63 - 4))
         f.write(build_v2_batch([RecordSpec(b"k", b"v", 5, offset_delta=2**31 - 1)], base_offset=2**63 - 4,
                                base_sequence=5, producer_id=3))  # offsets past int64: the Python formatter
+        # offsets out of step inside a batch and between batches ("Non-consecutive offsets")
+        f.write(build_v2_batch([RecordSpec(b"a", b"b", 9, offset_delta=d) for d in (0, 2, 1, 1, 7)], base_offset=40))
+        f.write(build_v2_batch(recs, base_offset=100, codec="gzip"))  # spans into the decompressed buffer
     return path
 
 
@@ -79,6 +82,34 @@ def test_tricky_and_damaged_records_print_the_same(tmp_path: Path) -> None:
         path.write_bytes(bytes(b))
         files.append(path)
     for mode in MODES[1:3]:
+        c = dump(files[:1], mode, "c")
+        assert c == dump(files[:1], mode, "python"), mode
+        if "--print-data-log" in mode:
+            assert b"Non-consecutive offsets" in c[2] and b"payload: \xef\xbf\xbd" in c[1]
+            assert b"headerKeys: [h1,\xc3\xa9] key: k payload: v" in c[1]
         c = dump(files, mode, "c")
         assert c[1].count(b"Dumping ") == len(files)
         assert c == dump(files, mode, "python"), mode
+
+
+def test_decoders_other_than_kafkas_string_decoder_still_get_slices(tmp_path: Path) -> None:
+    """--print-data-log prints Kafka's string decoders from spans in the batch; any other decoder
+    (a plugin ``module:function``, ``hex``, ``string`` for one side only) receives what it always
+    received (a slice of the batch; a plugin its bytes), on either engine."""
+    (tmp_path / "log").mkdir()
+    log = tricky_log(tmp_path / "log")
+    (tmp_path / "kinddec.py").write_text(
+        "def kind(b):\n    return type(b).__name__ + ':' + bytes(b)[:8].hex()\n")
+    env_path = os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])
+    for mode in (["--print-data-log", "--key-decoder", "kinddec:kind"],
+                 ["--print-data-log", "--value-decoder", "kinddec:kind"],
+                 ["--print-data-log", "--key-decoder", "string", "--value-decoder", "hex"]):
+        outs = []
+        for eng in ("c", "python"):
+            env = {**os.environ, "KSEG_ENGINE": eng, "PYTHONPATH": env_path}
+            p = subprocess.run([sys.executable, "-m", "kseg", "dump", *mode, "--files", str(log)],
+                               capture_output=True, env=env, cwd=TESTS.parent, timeout=300)
+            outs.append((p.returncode, p.stdout, p.stderr))
+        assert outs[0] == outs[1], mode
+        if "kinddec:kind" in mode:
+            assert outs[0][1].count(b": bytes:") > 20 and b"memoryview:" not in outs[0][1]

@@ -32,12 +32,12 @@ def plain(records: list) -> list:
              v if v is None or isinstance(v, int) else bytes(v), h) for o, t, s, k, v, h in records]
 
 
-def run(fn, buf, count: int, args: tuple, sizes: bool, chunk: int) -> tuple:
+def run(fn, buf, count: int, args: tuple, form: int, chunk: int) -> tuple:
     """Every call of a chunked decode over ``buf`` (records, stop position, read, error as text)."""
     pos, read, out = v2.HEADER_SIZE, 0, []
     end = len(buf)
     for _ in range(count // chunk + 2):
-        records, pos, read, error = fn(memoryview(buf), pos, end, count, read, chunk, *args, sizes)
+        records, pos, read, error = fn(memoryview(buf), pos, end, count, read, chunk, *args, form)
         out.append((plain(records), pos, read,
                     None if error is None else (type(error).__name__, error.message, error.position)))
         if error is not None or read >= count:
@@ -45,8 +45,22 @@ def run(fn, buf, count: int, args: tuple, sizes: bool, chunk: int) -> tuple:
     return out
 
 
+def consecutive_flags(fn, buf, count: int, args: tuple, form: int, chunk: int) -> list:
+    """What a chunked ``decode_chunk`` says of each chunk: its offsets and whether they run in steps of one."""
+    pos, read, out = v2.HEADER_SIZE, 0, []
+    for _ in range(count // chunk + 2):
+        records, pos, read, error, consecutive = fn(memoryview(buf), pos, len(buf), count, read, chunk, *args, form)
+        offsets = [r[0] for r in records]
+        assert consecutive == all(b == a + 1 for a, b in zip(offsets, offsets[1:])), offsets
+        out.append((offsets, consecutive))
+        if error is not None or read >= count:
+            break
+    return out
+
+
 def same(batch: bytes) -> None:
-    """Both decoders agree on ``batch`` (a v2 batch's bytes, possibly damaged), for every chunking and mode."""
+    """Both decoders agree on ``batch`` (a v2 batch's bytes, possibly damaged), for every chunking and form
+    (slices, sizes, spans), and spans cover what slices do."""
     if len(batch) < v2.HEADER_SIZE:
         return
     h = v2.header_from(batch)
@@ -54,10 +68,19 @@ def same(batch: bytes) -> None:
     args = (h.base_offset, h.base_timestamp, h.base_sequence,
             h.max_timestamp if attrs & v2.TIMESTAMP_TYPE_FLAG else None)
     count = min(h.records_count, 5000)
-    for sizes in (False, True):
+    slices = {}
+    for form in (v2.SLICES, v2.SIZES, v2.SPANS):
         for chunk in CHUNKS:
-            assert run(v2.decode_records, batch, count, args, sizes, chunk) == \
-                run(v2.decode_records_py, batch, count, args, sizes, chunk), (sizes, chunk)
+            got = run(v2.decode_records, batch, count, args, form, chunk)
+            assert got == run(v2.decode_records_py, batch, count, args, form, chunk), (form, chunk)
+            assert consecutive_flags(v2.decode_chunk, batch, count, args, form, chunk) == \
+                consecutive_flags(v2.decode_chunk_py, batch, count, args, form, chunk)
+            if form == v2.SLICES:
+                slices[chunk] = got
+            elif form == v2.SPANS:
+                mv = memoryview(batch)
+                assert [(plain([(o, t, s, v2.span_slice(mv, k), v2.span_slice(mv, v), h)
+                                for o, t, s, k, v, h in recs]), *rest) for recs, *rest in got] == slices[chunk]
 
 
 def corpus_batches() -> list[bytes]:
@@ -116,6 +139,14 @@ def test_damaged_corpus_batches_fail_the_same() -> None:
             same(damaged)
 
 
+def test_offsets_out_of_step_are_told() -> None:
+    """decode_chunk's ``consecutive``: offsets that repeat, go back, jump, or wrap past int64 (the engine
+    hands those to the rule) break the steps of one, on both engines."""
+    for deltas, base in (((0, 1, 2, 3), 0), ((0, 2, 1, 3), 0), ((0, 0), 5), ((3, 4, 5, 9), 7), ((0, 1), 2**63 - 2),
+                         ((0, 1, 2), 2**63 - 2), ((0, 2**31 - 1), 0), ((1, 0, 1, 2), 0)):
+        same(build_v2_batch([RecordSpec(b"k", b"v", 1, offset_delta=d) for d in deltas], base_offset=base))
+
+
 def test_wide_values_and_wraps() -> None:
     recs = [RecordSpec(b"k" * 200, b"v" * 20000, 2**40, headers=(("h", b"x"), ("e", None)), offset_delta=5),
             RecordSpec(None, None, -(2**40), offset_delta=2**31 - 1),
@@ -146,3 +177,16 @@ def test_round_trips_decode_the_same(records, base_offset, base_sequence, rnd) -
     same(batch)
     for damaged in mutations(batch, rnd):
         same(damaged)
+
+
+def test_an_end_past_the_buffer_is_the_rules() -> None:
+    """An ``end`` past the buffer (never passed by kseg's callers): the engine reads only the buffer
+    and leaves the last record to the rule, which reports the bytes still expected after it."""
+    batch = build_v2_batch([RecordSpec(b"k", b"v", 1), RecordSpec(None, b"w", 2)])
+    args = (0, 1, -1, None)
+    for form in (v2.SLICES, v2.SIZES, v2.SPANS):
+        for end in (len(batch) + 1, 2**32 + 5):
+            got = v2.decode_records(memoryview(batch), v2.HEADER_SIZE, end, 2, 0, 10, *args, form)
+            want = v2.decode_records_py(memoryview(batch), v2.HEADER_SIZE, end, 2, 0, 10, *args, form)
+            assert plain(got[0]) == plain(want[0]) and len(got[0]) == 1 and got[1:3] == want[1:3]
+            assert got[3].message == want[3].message and got[3].position == want[3].position

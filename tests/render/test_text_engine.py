@@ -16,6 +16,7 @@ from types import SimpleNamespace
 import pytest
 
 from kseg import engine
+from kseg.format import v2
 from kseg.format.strings import string_decoder
 from kseg.render import text
 
@@ -87,3 +88,27 @@ def test_record_lines_text(monkeypatch) -> None:
             for i, (k, v) in enumerate(itertools.product(views, views))]
     out = same(lambda s: s.v2_records(b, recs, string_decoder, string_decoder), monkeypatch)
     assert out.count(b"\n") >= len(recs)
+
+
+def test_record_lines_spans(monkeypatch) -> None:
+    """--print-data-log with Kafka's string decoders from spans (``position << 32 | size``) in the batch:
+    the same bytes as from slices, on either engine; spans the decoder never makes (outside the buffer,
+    negative, past int64) take the Python formatter's slices, as the rule would."""
+    b = SimpleNamespace(h=(0, 0, 0, 2, 0, 0x08, 0, 0, 0, 0, 0, 0, 0))
+    blobs = [None, b"", b"ascii", "é€😀".encode(), b"\xed\xa0\x80", b"\xc0\xaf", b"\xf4\x90\x80\x80", b"\xff",
+             b"a\x00b\nc", b"\xf0\x8f\xbf\xbf", b"x" * 70000]
+    buf = b"".join(x for x in blobs if x)
+    mv = memoryview(buf)
+    spans, at = [], 0
+    for x in blobs:
+        spans.append(None if x is None else at << 32 | len(x))
+        at += 0 if x is None else len(x)
+    recs = [(i, 2**62 + i, i % 3 - 1, k, v, () if i % 4 else ((b"k\xff", None), (b"j", b"v")))
+            for i, (k, v) in enumerate(itertools.product(spans, spans))]
+    as_slices = [(o, t, s, v2.span_slice(mv, k), v2.span_slice(mv, v), h) for o, t, s, k, v, h in recs]
+    out = same(lambda s: s.v2_spans(b, recs, buf), monkeypatch)
+    assert out == written(lambda s: s.v2_records(b, as_slices, string_decoder, string_decoder), monkeypatch, True)
+    assert out.count(b"\n") >= len(recs)
+    odd = [(1, 2, 3, len(buf) << 32 | 1, 0, ()), (1, 2, 3, 0, (len(buf) - 1) << 32 | 2, ()), (1, 2, 3, -1, 0, ()),
+           (1, 2, 3, 2**64 + 5, 0, ()), (2**64, 2, 3, 5, 5, ())]
+    same(lambda s: s.v2_spans(b, odd, mv), monkeypatch)
