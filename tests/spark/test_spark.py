@@ -184,3 +184,40 @@ def test_executors_that_cannot_import_kseg_give_one_line_exit_2(tmp_path: Path) 
     assert "PYSPARK_PYTHON" in lines[0] and "pip install kseg" in lines[0] and "Spark's log: " in lines[0]
     (log,) = tmp_path.glob("kseg-spark-*.log")  # what Spark said went there, not to stderr
     assert "log4j" in log.read_text()
+
+
+def test_unreadable_inputs_on_spark_are_failed_rows_exit_2(tmp_path: Path) -> None:
+    """What the local command says of a directory it cannot list and of an index it cannot read
+    (tests/cli/test_verify.py), --spark says too: the same failed rows, exit 2, never "clean"."""
+    from tests.cli.test_verify import _as_unprivileged_root
+
+    root = tmp_path / "data"
+    root.mkdir()
+    for name in ("good-0", "locked-0", "p-0"):
+        shutil.copytree(CORPUS_DATA / "plain-v2-0", root / name)
+    (root / "locked-0").chmod(0)
+    (root / "p-0" / "00000000000000000251.timeindex").chmod(0)
+    local, spark = tmp_path / "local.jsonl", tmp_path / "spark.jsonl"
+    env = dict(os.environ, TMPDIR=str(tmp_path))
+    try:
+        p1 = subprocess.run(_as_unprivileged_root([sys.executable, "-m", "kseg", "verify-index", "--report",
+                                                   str(local), str(root)]), capture_output=True, env=env)
+        p2 = subprocess.run(_as_unprivileged_root([sys.executable, "-m", "kseg", "verify-index", "--spark",
+                                                   "--master", "local[2]", "--report", str(spark), str(root)]),
+                            capture_output=True, env=env, timeout=600)
+    finally:
+        (root / "locked-0").chmod(0o755)
+    assert p1.returncode == p2.returncode == 2, p2.stdout.decode() + p2.stderr.decode()[-2000:]
+    assert b"Traceback" not in p2.stderr
+    failed = [(r["partition"], r["segment"]) for r in _rows(spark) if r["status"] == "failed"]
+    assert failed == [("locked-0", None), ("p-0", "00000000000000000251")]
+    spark_rows, local_rows = _rows(spark), _rows(local)
+    for srow, lrow in zip(spark_rows, local_rows):  # an executor names itself and asks about mounts
+        if srow.get("error") and srow["segment"] is not None:
+            assert srow["error"].startswith("executor ") and lrow["error"] in srow["error"]
+            assert srow["error"].endswith("(is the path on a mount every executor sees?)")
+            srow["error"] = lrow["error"]
+    assert spark_rows == local_rows
+    out = p2.stdout.decode()
+    assert f"locked-0: FAILED: {root}/locked-0: cannot list the directory: Permission denied" in out
+    assert "p-0/00000000000000000251: FAILED: " in out and "permission denied" in out
