@@ -6,7 +6,7 @@
  *   crc32c(data, crc=0)            CRC-32C (Castagnoli), SSE4.2 when the CPU has it, slicing-by-8 otherwise
  *   scan(view, ws, wl, pos, end, items, limit)
  *                                  the fast path of FileRecords.scan: whole v2 batches in the window
- *   decode_records(...)            v2.decode_records for well-formed records (DefaultRecord.readFrom):
+ *   decode_records(...)            v2_records.decode_records for well-formed records (DefaultRecord.readFrom):
  *                                  key and value as slices, sizes or spans (FORM_*)
  *   batch_lines(items, start, parts_fn)
  *                                  TextSink.batch_lines' v2 batch lines
@@ -332,7 +332,7 @@ static PyObject *slice_of(PyObject *mv, Py_ssize_t a, Py_ssize_t n) {
 /* decode_records(buf, pos, end, count, read, max_records, base_offset, base_timestamp, base_sequence,
  *                log_append_time, form=FORM_SLICES) -> (records, pos, read, complete, steady)
  *
- * v2.decode_records for well-formed records.  ``complete`` is False when decoding stopped at a record
+ * v2_records.decode_records for well-formed records.  ``complete`` is False when decoding stopped at a record
  * the engine does not accept (``pos`` its start, ``read`` the records decoded before it): the caller
  * continues there with the Python rule, which raises the error, if any, at its byte position.
  * ``steady`` is True when every record decoded here has the offset of the one before it plus one. */
@@ -984,7 +984,7 @@ static PyMethodDef methods[] = {
     {"crc32c_table", py_crc32c_table, METH_VARARGS, "crc32c() by the slicing-by-8 table (the fallback), for tests."},
     {"crc_kind", py_crc_kind, METH_NOARGS, "crc_kind() -> 'sse4.2' or 'table'."},
     {"scan", py_scan, METH_VARARGS, "The fast path of FileRecords.scan (see the C source)."},
-    {"decode_records", py_decode_records, METH_VARARGS, "v2.decode_records for well-formed records."},
+    {"decode_records", py_decode_records, METH_VARARGS, "v2_records.decode_records for well-formed records."},
     {"batch_lines", py_batch_lines, METH_VARARGS, "TextSink.batch_lines' v2 batch lines."},
     {"record_lines", py_record_lines, METH_VARARGS, "TextSink.v2_records' record lines."},
     {NULL, NULL, 0, NULL},

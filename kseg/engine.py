@@ -4,7 +4,7 @@ Chosen once, here, at first import.  ``KSEG_ENGINE=python`` forces the
 pure-Python path; ``KSEG_ENGINE=c`` requires the compiled engine (the CLI
 exits 2 with one line when it is not built, :func:`require`); unset, the
 engine runs when it imports.  The engine implements exactly the seams of
-:mod:`kseg.format.v2` (``decode_records``), :mod:`kseg.storage.records`
+:mod:`kseg.format.v2_records` (``decode_records``), :mod:`kseg.storage.records`
 (``FileRecords.scan``) and :mod:`kseg.render.text` (the record lines), and
 hands every record or batch it does not accept back to the Python rule, so
 output and errors are the same with either engine.

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 
 from kseg.errors import error_line
-from kseg.format import v2
+from kseg.format import v2, v2_records
 from kseg.format.compression import codec_name
 from kseg.jsonlines import SCHEMA_VERSION, dumps  # noqa: F401 - the form of every kseg JSON line; re-exported
 from kseg.render.sink import BufferedWriter
@@ -49,7 +49,7 @@ def batch_object(b, position: int) -> dict:
 
 
 def record_object(b, rec, extra: str | None, key_text: str | None, payload_text: str | None) -> dict:
-    """The ``"record"`` object of a v2 :class:`~kseg.format.v2.Record` or a v0/v1
+    """The ``"record"`` object of a v2 :class:`~kseg.format.v2_records.Record` or a v0/v1
     :class:`~kseg.format.legacy.LegacyRecord`."""
     key, value = rec.key, rec.value
     obj = {

@@ -10,7 +10,7 @@ and no key; an empty line for a control record with ``--skip-record-metadata``.
 from __future__ import annotations
 
 from kseg import engine
-from kseg.format import v2
+from kseg.format import v2, v2_records
 from kseg.format.compression import codec_name
 from kseg.render.values import bool_text as _bool
 from kseg.render.sink import BufferedWriter
@@ -159,7 +159,7 @@ class TextSink(BufferedWriter):
         return control_text(b, key, value, self.kraft_text)
 
     def record(self, b, rec, extra, key_text, payload_text) -> None:
-        """The line of one v2 record (a :class:`kseg.format.v2.Record`), texts already made."""
+        """The line of one v2 record (a :class:`kseg.format.v2_records.Record`), texts already made."""
         if self.skip:
             self.write(skip_metadata_line(key_text, payload_text))
             return
@@ -185,15 +185,15 @@ class TextSink(BufferedWriter):
             pieces: list[bytes] = []
             if key_decoder is None:
                 try:
-                    _c_lines(records, ts_type, lambda r: record_line(ts_type, *r, None, None, None), v2.SIZES, None,
-                             pieces)
+                    _c_lines(records, ts_type, lambda r: record_line(ts_type, *r, None, None, None),
+                             v2_records.SIZES, None, pieces)
                 finally:
                     self.write_encoded(pieces)
                 return
             if key_decoder is string_decoder and value_decoder is string_decoder:
                 try:
                     _c_lines(records, ts_type, lambda r: _decoded_line(ts_type, *r, string_decoder, string_decoder),
-                             v2.SLICES, None, pieces)
+                             v2_records.SLICES, None, pieces)
                 finally:
                     self.write_encoded(pieces)
                 return
@@ -237,7 +237,7 @@ class TextSink(BufferedWriter):
 
     def v2_spans(self, b, records: list, buf) -> None:
         """:meth:`v2_records` with Kafka's string decoders, for records whose key and value are spans
-        in ``buf`` (``record_chunks`` of form :data:`kseg.format.v2.SPANS`): the engine reads them there,
+        in ``buf`` (``record_chunks`` of form :data:`kseg.format.v2_records.SPANS`): the engine reads them there,
         no slice made; a record it does not cover gets :func:`record_line` through real slices."""
         ts_type = "LogAppendTime" if b.h[v2.ATTRIBUTES] & v2.TIMESTAMP_TYPE_FLAG else "CreateTime"
         mv = buf if isinstance(buf, memoryview) else memoryview(buf)
@@ -248,7 +248,7 @@ class TextSink(BufferedWriter):
         try:
             _c_lines(records, ts_type,
                      lambda r: _decoded_line(ts_type, *_sliced(mv, r), string_decoder, string_decoder),
-                     v2.SPANS, mv, pieces)
+                     v2_records.SPANS, mv, pieces)
         finally:
             self.write_encoded(pieces)
 
@@ -346,9 +346,9 @@ _c_batch_lines = None if engine.C is None else engine.C.batch_lines
 
 
 def _sliced(mv: memoryview, rec: tuple) -> tuple:
-    """A record of spans in ``mv`` as the same record of slices (:data:`kseg.format.v2.SPANS`)."""
+    """A record of spans in ``mv`` as the same record of slices (:data:`kseg.format.v2_records.SPANS`)."""
     o, ts, seq, k, v, hs = rec
-    return o, ts, seq, v2.span_slice(mv, k), v2.span_slice(mv, v), hs
+    return o, ts, seq, v2_records.span_slice(mv, k), v2_records.span_slice(mv, v), hs
 
 
 def _decoded_line(ts_type, o, ts, seq, k, v, hs, key_decoder, value_decoder) -> str:

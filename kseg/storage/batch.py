@@ -16,11 +16,11 @@ from operator import itemgetter
 from typing import Iterator, Protocol
 
 from kseg.errors import CorruptRecordError, KsegError, LimitExceededError
-from kseg.format import compression, legacy, v2
+from kseg.format import compression, legacy, v2, v2_records
 from kseg.limits import DECOMPRESSION_FACTOR, NO_TIMESTAMP
 
 _named = tuple.__new__  # NamedTuple(...) from a tuple in one C call
-_v2_record = partial(tuple.__new__, v2.Record)  # names a decoded tuple in C: no Python frame a record
+_v2_record = partial(tuple.__new__, v2_records.Record)  # names a decoded tuple in C: no Python frame a record
 _second = itemgetter(1)
 _legacy_record = partial(tuple.__new__, legacy.LegacyRecord)
 _BatchHeader = v2.BatchHeader
@@ -253,8 +253,8 @@ class V2Batch(FileBatch):
             return fn(self.buf[i + v2.ATTRIBUTES_OFFSET : i + self.size])
         return self._stream_crc(v2.ATTRIBUTES_OFFSET, lambda b, c: fn(b, c))
 
-    def records(self, limit: int) -> Iterator[v2.Record]:
-        """The batch's records, each a :class:`kseg.format.v2.Record`.
+    def records(self, limit: int) -> Iterator[v2_records.Record]:
+        """The batch's records, each a :class:`kseg.format.v2_records.Record`.
 
         Uncompressed batches stream from the window; a compressed batch is
         decompressed (at most ``limit`` bytes) and fully decoded before the
@@ -266,8 +266,9 @@ class V2Batch(FileBatch):
             return iter(())
         if h[v2.ATTRIBUTES] & v2.CODEC_MASK == 0:
             data, args = self._prepare(limit)
-            return map(_v2_record, self._anchored(v2.iter_records(data, v2.HEADER_SIZE, self.size, count, *args)))
-        return map(_v2_record, self._decode_compressed(limit, v2.SLICES, False)[1])
+            records = v2_records.iter_records(data, v2.HEADER_SIZE, self.size, count, *args)
+            return map(_v2_record, self._anchored(records))
+        return map(_v2_record, self._decode_compressed(limit, v2_records.SLICES, False)[1])
 
     def max_record_timestamp(self, limit: int) -> int:
         """:meth:`FileBatch.max_record_timestamp` over :meth:`record_chunks` (no object a record)."""
@@ -280,7 +281,7 @@ class V2Batch(FileBatch):
 
     def record_chunks(self, limit: int, sizes: bool = False, chunk: int = 1024) -> Iterator[list]:
         """The records of :meth:`records` in lists of at most ``chunk`` (one list if compressed),
-        as plain tuples in :class:`~kseg.format.v2.Record` order: the hot path of deep iteration.
+        as plain tuples in :class:`~kseg.format.v2_records.Record` order: the hot path of deep iteration.
 
         With ``sizes`` key and value are their lengths (-1 for null) instead
         of slices: all that ``--deep-iteration`` prints.  Error semantics are
@@ -288,12 +289,12 @@ class V2Batch(FileBatch):
         record before a corrupt one (in the last list) and then raises; a
         compressed one raises before any list.
         """
-        return map(_second, self._chunks(limit, v2.SIZES if sizes else v2.SLICES, chunk, False))
+        return map(_second, self._chunks(limit, v2_records.SIZES if sizes else v2_records.SLICES, chunk, False))
 
     def form_chunks(self, limit: int, form: int, chunk: int = 1024) -> Iterator[tuple]:
         """:meth:`record_chunks` as ``(buffer, records, consecutive)``: key and value in ``form``
-        (:data:`kseg.format.v2.SLICES`, ``SIZES`` or ``SPANS``: spans are positions in ``buffer``), and
-        whether the list's offsets run in steps of one (:func:`kseg.format.v2.decode_chunk`)."""
+        (:data:`kseg.format.v2_records.SLICES`, ``SIZES`` or ``SPANS``: spans are positions in ``buffer``), and
+        whether the list's offsets run in steps of one (:func:`kseg.format.v2_records.decode_chunk`)."""
         return self._chunks(limit, form, chunk, True)
 
     def _chunks(self, limit: int, form: int, chunk: int, steps: bool) -> Iterator[tuple]:
@@ -307,12 +308,12 @@ class V2Batch(FileBatch):
             return
         data, args = self._prepare(limit)
         pos, read, end = v2.HEADER_SIZE, 0, self.size
-        decode, consecutive = v2.decode_chunk, None
+        decode, consecutive = v2_records.decode_chunk, None
         while True:
             if steps:
                 records, pos, read, error, consecutive = decode(data, pos, end, count, read, chunk, *args, form)
             else:
-                records, pos, read, error = v2.decode_records(data, pos, end, count, read, chunk, *args, form)
+                records, pos, read, error = v2_records.decode_records(data, pos, end, count, read, chunk, *args, form)
             if records:
                 yield data, records, consecutive
             if error is not None:
@@ -346,9 +347,10 @@ class V2Batch(FileBatch):
             raw = compression.decompress(h[v2.ATTRIBUTES] & v2.CODEC_MASK, data[v2.HEADER_SIZE :], h[v2.MAGIC], limit)
             mv = memoryview(raw)
             if steps:
-                records, _, _, error, consecutive = v2.decode_chunk(mv, 0, len(raw), count, 0, count, *args, form)
+                records, _, _, error, consecutive = v2_records.decode_chunk(mv, 0, len(raw), count, 0, count, *args,
+                                                                            form)
             else:
-                records, _, _, error = v2.decode_records(mv, 0, len(raw), count, 0, count, *args, form)
+                records, _, _, error = v2_records.decode_records(mv, 0, len(raw), count, 0, count, *args, form)
                 consecutive = None
             if error is not None:
                 raise error

@@ -21,7 +21,8 @@ from kseg.errors import CorruptSnapshotError, InputError, KsegError
 from kseg.format.indexes import iter_aborted_txns
 from kseg.format.snapshot import parse_snapshot
 from kseg.format.strings import string_decoder
-from kseg.format.v2 import ATTRIBUTES, CONTROL_FLAG, SIZES, SLICES, SPANS
+from kseg.format.v2 import ATTRIBUTES, CONTROL_FLAG
+from kseg.format.v2_records import SIZES, SLICES, SPANS
 from kseg.limits import (
     DEFAULT_MAX_MESSAGE_SIZE,
     EXIT_ERROR,
@@ -61,7 +62,7 @@ class DumpSink(Protocol):
         """What Kafka prints after a control record's metadata (the sink knows how to print it)."""
 
     def record(self, b, rec, extra: str | None, key_text: str | None, payload_text: str | None) -> None:
-        """One v2 record (:class:`kseg.format.v2.Record`); ``extra`` its :meth:`control_text`."""
+        """One v2 record (:class:`kseg.format.v2_records.Record`); ``extra`` its :meth:`control_text`."""
 
     def legacy_record(self, b, rec, key_text: str | None, payload_text: str | None) -> None:
         """One v0/v1 record (:class:`kseg.format.legacy.LegacyRecord`)."""
@@ -77,7 +78,7 @@ class DumpSink(Protocol):
 
     def v2_spans(self, b, records: list, buf) -> None:
         """:meth:`v2_records` with Kafka's string decoders, key and value spans in ``buf``
-        (``V2Batch.form_chunks`` of form :data:`kseg.format.v2.SPANS`)."""
+        (``V2Batch.form_chunks`` of form :data:`kseg.format.v2_records.SPANS`)."""
 
     # -- indexes and snapshots
     def index_empty(self, path: str) -> None: ...

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 from kseg.errors import CorruptIndexError, CorruptRecordError, InputError, KsegError
 from kseg.format.legacy import LegacyRecord
-from kseg.format.v2 import Record
+from kseg.format.v2_records import Record
 from kseg.format.indexes import OffsetIndexView, TimeIndexView
 from kseg.storage import files
 from kseg.storage.partition import Segment, is_partition_dir, scan_partition

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from kseg.errors import CorruptRecordError
 from kseg.format.indexes import TimestampOffset
 from kseg.format.legacy import LegacyRecord
-from kseg.format.v2 import Record
+from kseg.format.v2_records import Record
 from kseg.limits import NO_TIMESTAMP
 from kseg.storage.lookup import (
     EMPTY,

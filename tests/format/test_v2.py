@@ -1,4 +1,4 @@
-"""``kseg.format.v2.decode_records`` and ``V2Batch.record_chunks``: the chunked deep-iteration path.
+"""``kseg.format.v2_records.decode_records`` and ``V2Batch.record_chunks``: the chunked deep-iteration path.
 
 Checked against the one-record-at-a-time reading of ``records()`` on every
 corpus batch and on generated records whose varints cross the one-, two-
@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from kseg.errors import CorruptRecordError, KsegError
-from kseg.format import v2
+from kseg.format import v2, v2_records
 from kseg.storage.records import FileRecords
 from kseg.testing.v2 import RecordSpec, build_v2_batch
 from tests.conftest import CORPUS_DATA
@@ -141,7 +141,7 @@ def test_corrupt_batches_hand_out_the_same_records_then_the_same_error(tmp_path,
 def test_decode_records_returns_the_error_with_the_records_before_it():
     raw = build_v2_batch([RecordSpec(b"k", b"v", i) for i in range(3)])
     cut = raw[:-4]  # the last record is cut short
-    records, pos, read, error = v2.decode_records(memoryview(cut), 61, len(cut), 3, 0, 10, 0, 0, -1, None)
+    records, pos, read, error = v2_records.decode_records(memoryview(cut), 61, len(cut), 3, 0, 10, 0, 0, -1, None)
     assert len(records) == 2 and read == 3
     assert isinstance(error, CorruptRecordError)
 

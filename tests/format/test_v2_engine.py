@@ -1,7 +1,7 @@
 """The compiled engine's record decoder against the pure-Python rule (issue 12).
 
-``v2.decode_records`` (the C engine, handing back to the rule at the first
-record it does not accept) and ``v2.decode_records_py`` (the rule) must
+``v2_records.decode_records`` (the C engine, handing back to the rule at the first
+record it does not accept) and ``v2_records.decode_records_py`` (the rule) must
 return the same records, stop at the same place and raise the same error at
 the same byte position: on generated batches (hypothesis round trips, varints
 of every length, headers, null keys and values, LogAppendTime, sequences
@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kseg import engine
-from kseg.format import v2
+from kseg.format import v2, v2_records
 from kseg.testing.v2 import RecordSpec, build_v2_batch
 from tests.conftest import CORPUS_DATA
 
@@ -69,17 +69,17 @@ def same(batch: bytes) -> None:
             h.max_timestamp if attrs & v2.TIMESTAMP_TYPE_FLAG else None)
     count = min(h.records_count, 5000)
     slices = {}
-    for form in (v2.SLICES, v2.SIZES, v2.SPANS):
+    for form in (v2_records.SLICES, v2_records.SIZES, v2_records.SPANS):
         for chunk in CHUNKS:
-            got = run(v2.decode_records, batch, count, args, form, chunk)
-            assert got == run(v2.decode_records_py, batch, count, args, form, chunk), (form, chunk)
-            assert consecutive_flags(v2.decode_chunk, batch, count, args, form, chunk) == \
-                consecutive_flags(v2.decode_chunk_py, batch, count, args, form, chunk)
-            if form == v2.SLICES:
+            got = run(v2_records.decode_records, batch, count, args, form, chunk)
+            assert got == run(v2_records.decode_records_py, batch, count, args, form, chunk), (form, chunk)
+            assert consecutive_flags(v2_records.decode_chunk, batch, count, args, form, chunk) == \
+                consecutive_flags(v2_records.decode_chunk_py, batch, count, args, form, chunk)
+            if form == v2_records.SLICES:
                 slices[chunk] = got
-            elif form == v2.SPANS:
+            elif form == v2_records.SPANS:
                 mv = memoryview(batch)
-                assert [(plain([(o, t, s, v2.span_slice(mv, k), v2.span_slice(mv, v), h)
+                assert [(plain([(o, t, s, v2_records.span_slice(mv, k), v2_records.span_slice(mv, v), h)
                                 for o, t, s, k, v, h in recs]), *rest) for recs, *rest in got] == slices[chunk]
 
 
@@ -184,9 +184,9 @@ def test_an_end_past_the_buffer_is_the_rules() -> None:
     and leaves the last record to the rule, which reports the bytes still expected after it."""
     batch = build_v2_batch([RecordSpec(b"k", b"v", 1), RecordSpec(None, b"w", 2)])
     args = (0, 1, -1, None)
-    for form in (v2.SLICES, v2.SIZES, v2.SPANS):
+    for form in (v2_records.SLICES, v2_records.SIZES, v2_records.SPANS):
         for end in (len(batch) + 1, 2**32 + 5):
-            got = v2.decode_records(memoryview(batch), v2.HEADER_SIZE, end, 2, 0, 10, *args, form)
-            want = v2.decode_records_py(memoryview(batch), v2.HEADER_SIZE, end, 2, 0, 10, *args, form)
+            got = v2_records.decode_records(memoryview(batch), v2.HEADER_SIZE, end, 2, 0, 10, *args, form)
+            want = v2_records.decode_records_py(memoryview(batch), v2.HEADER_SIZE, end, 2, 0, 10, *args, form)
             assert plain(got[0]) == plain(want[0]) and len(got[0]) == 1 and got[1:3] == want[1:3]
             assert got[3].message == want[3].message and got[3].position == want[3].position

@@ -16,7 +16,7 @@ from types import SimpleNamespace
 import pytest
 
 from kseg import engine
-from kseg.format import v2
+from kseg.format import v2, v2_records
 from kseg.format.strings import string_decoder
 from kseg.render import text
 
@@ -105,7 +105,7 @@ def test_record_lines_spans(monkeypatch) -> None:
         at += 0 if x is None else len(x)
     recs = [(i, 2**62 + i, i % 3 - 1, k, v, () if i % 4 else ((b"k\xff", None), (b"j", b"v")))
             for i, (k, v) in enumerate(itertools.product(spans, spans))]
-    as_slices = [(o, t, s, v2.span_slice(mv, k), v2.span_slice(mv, v), h) for o, t, s, k, v, h in recs]
+    as_slices = [(o, t, s, v2_records.span_slice(mv, k), v2_records.span_slice(mv, v), h) for o, t, s, k, v, h in recs]
     out = same(lambda s: s.v2_spans(b, recs, buf), monkeypatch)
     assert out == written(lambda s: s.v2_records(b, as_slices, string_decoder, string_decoder), monkeypatch, True)
     assert out.count(b"\n") >= len(recs)
