@@ -17,6 +17,7 @@ from typing import Iterator, Protocol
 
 from kseg.errors import CorruptRecordError, KsegError, LimitExceededError
 from kseg.format import compression, legacy, v2, v2_records
+from kseg.format.crc import crc32c_function
 from kseg.limits import DECOMPRESSION_FACTOR, NO_TIMESTAMP
 
 _named = tuple.__new__  # NamedTuple(...) from a tuple in one C call
@@ -27,55 +28,6 @@ _BatchHeader = v2.BatchHeader
 _unpack_header = v2.HEADER.unpack_from
 
 CREATE_TIME, LOG_APPEND_TIME = "CreateTime", "LogAppendTime"
-
-
-_CRC32C = None
-
-
-def crc32c_function():
-    """``crc32c.crc32c`` (hardware CRC-32C), loaded on first use."""
-    global _CRC32C
-    if _CRC32C is None:
-        _CRC32C = _load_crc32c()
-    return _CRC32C
-
-
-def _load_crc32c():
-    """The ``crc32c`` package's C function without running its ``__init__``.
-
-    ``import crc32c`` also imports its command-line module and reads its own
-    version through ``importlib.metadata``: 40-90 ms, more than a whole
-    ``kseg lookup-offset`` should take.  The extension module alone loads in
-    about a millisecond; anything unexpected falls back to the plain import.
-    """
-    import sys
-
-    package = sys.modules.get("crc32c")
-    if package is not None:
-        return package.crc32c
-    try:
-        import importlib.machinery
-        import importlib.util
-        import os
-
-        spec = importlib.util.find_spec("crc32c")
-        for directory in spec.submodule_search_locations or ():
-            for suffix in importlib.machinery.EXTENSION_SUFFIXES:
-                path = os.path.join(directory, "_crc32c" + suffix)
-                if os.path.isfile(path):
-                    name = "crc32c._crc32c"
-                    module = sys.modules.get(name)
-                    if module is None:
-                        loader = importlib.machinery.ExtensionFileLoader(name, path)
-                        module = importlib.util.module_from_spec(importlib.util.spec_from_loader(name, loader))
-                        loader.exec_module(module)
-                        sys.modules[name] = module  # a later `import crc32c` reuses it
-                    return module.crc32c
-    except Exception:  # pragma: no cover - an unusual install: use the package as it is
-        pass
-    from crc32c import crc32c
-
-    return crc32c
 
 
 class BatchSource(Protocol):

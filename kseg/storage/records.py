@@ -30,7 +30,8 @@ from kseg import engine
 from kseg.errors import CorruptRecordError, InputError
 from kseg.storage import files, read_policy
 from kseg.format import v2
-from kseg.storage.batch import FileBatch, LegacyBatch, V2Batch, crc32c_function, short_v2_header
+from kseg.format.crc import crc32c_function
+from kseg.storage.batch import FileBatch, LegacyBatch, V2Batch, short_v2_header
 
 _FRAME = struct.Struct(">qiib")  # offset, length, (epoch or crc), magic
 HEADER_SIZE_UP_TO_MAGIC = 17

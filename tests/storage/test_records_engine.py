@@ -47,7 +47,7 @@ def same(path: Path, monkeypatch) -> None:
 def test_the_engine_computes_crc32c() -> None:
     """CRC-32C's check value; the hardware path (three streams, blocks of 3 x 8 KiB and 3 x 256 bytes, then
     8 and 1 bytes) against the slicing-by-8 table and the crc32c package, at every alignment and length class."""
-    from kseg.storage.batch import crc32c_function
+    from kseg.format.crc import crc32c_function
 
     package = crc32c_function()
     for fn in (engine.C.crc32c, engine.C.crc32c_table):

@@ -1,0 +1,55 @@
+"""CRC-32C (Castagnoli), the checksum of magic v2 batches (``Crc32C``, ``DefaultRecordBatch.isValid``).
+
+The ``crc32c`` package's C function (hardware CRC-32C where the CPU has it), loaded on first use and
+without the package's ``__init__``; the compiled engine (:mod:`kseg.engine`) has its own for the scan.
+"""
+
+from __future__ import annotations
+
+_CRC32C = None
+
+
+def crc32c_function():
+    """``crc32c.crc32c`` (hardware CRC-32C), loaded on first use."""
+    global _CRC32C
+    if _CRC32C is None:
+        _CRC32C = _load_crc32c()
+    return _CRC32C
+
+
+def _load_crc32c():
+    """The ``crc32c`` package's C function without running its ``__init__``.
+
+    ``import crc32c`` also imports its command-line module and reads its own
+    version through ``importlib.metadata``: 40-90 ms, more than a whole
+    ``kseg lookup-offset`` should take.  The extension module alone loads in
+    about a millisecond; anything unexpected falls back to the plain import.
+    """
+    import sys
+
+    package = sys.modules.get("crc32c")
+    if package is not None:
+        return package.crc32c
+    try:
+        import importlib.machinery
+        import importlib.util
+        import os
+
+        spec = importlib.util.find_spec("crc32c")
+        for directory in spec.submodule_search_locations or ():
+            for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+                path = os.path.join(directory, "_crc32c" + suffix)
+                if os.path.isfile(path):
+                    name = "crc32c._crc32c"
+                    module = sys.modules.get(name)
+                    if module is None:
+                        loader = importlib.machinery.ExtensionFileLoader(name, path)
+                        module = importlib.util.module_from_spec(importlib.util.spec_from_loader(name, loader))
+                        loader.exec_module(module)
+                        sys.modules[name] = module  # a later `import crc32c` reuses it
+                    return module.crc32c
+    except Exception:  # pragma: no cover - an unusual install: use the package as it is
+        pass
+    from crc32c import crc32c
+
+    return crc32c
