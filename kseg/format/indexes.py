@@ -218,13 +218,13 @@ class OffsetIndexView(IndexView):
         words = self._words(0, self.entries if stop is None else stop)
         return map(_offset_position, zip(map(self.base_offset.__add__, words[0::2]), words[1::2]))
 
-    def iter_offsets(self) -> Iterator[int]:
-        """Every entry's absolute offset, in file order."""
-        return map(self.base_offset.__add__, self._words(0, self.entries)[0::2])
+    def iter_offsets(self, stop: int) -> Iterator[int]:
+        """The absolute offsets of entries ``0 .. stop - 1``, in file order."""
+        return map(self.base_offset.__add__, self._words(0, stop)[0::2])
 
-    def iter_positions(self) -> Iterator[int]:
-        """Every entry's ``.log`` position, in file order."""
-        return iter(self._words(0, self.entries)[1::2])
+    def iter_positions(self, stop: int) -> Iterator[int]:
+        """The ``.log`` positions of entries ``0 .. stop - 1``, in file order."""
+        return iter(self._words(0, stop)[1::2])
 
     def columns(self, start: int, stop: int) -> OffsetColumns:
         """Entries ``start .. stop - 1`` as :class:`OffsetColumns` (checked in bulk by ``kseg dump``)."""
@@ -275,10 +275,10 @@ class TimeIndexView(IndexView):
     def key(self, n: int) -> int:
         return _INT64.unpack_from(self.data, n * 12)[0]
 
-    def iter_offsets(self) -> Iterator[int]:
-        """Every entry's absolute offset, in file order (no tuple kept)."""
+    def iter_offsets(self, stop: int) -> Iterator[int]:
+        """The absolute offsets of entries ``0 .. stop - 1``, in file order (no tuple kept)."""
         return map(self.base_offset.__add__, map(itemgetter(1), TIME_ENTRY.iter_unpack(
-            self.data[: self.entries * 12])))
+            self.data[: min(stop, self.entries) * 12])))
 
     def columns(self, start: int, stop: int) -> TimeColumns:
         """Entries ``start .. stop - 1`` as :class:`TimeColumns` (checked in bulk by ``verify-index``)."""

@@ -38,11 +38,10 @@ def index_keys(seg) -> IndexKeys:
             view = view_cls(files.read_small_file(path), seg.base_offset, path)
         except InputError:
             continue
+        stop = view.entries - view.zero_tail()  # a preallocated tail asks nothing the checks look at
+        offsets.append(_ascending(lambda v=view, n=stop: v.iter_offsets(n)))
         if view_cls is OffsetIndexView:
-            offsets.append(_ascending(lambda v=view: v.iter_offsets()))
-            positions = _ascending(lambda v=view: v.iter_positions())
-        else:
-            offsets.append(_ascending(lambda v=view: v.iter_offsets()))
+            positions = _ascending(lambda v=view, n=stop: v.iter_positions(n))
     return IndexKeys(iter(positions), heapq.merge(*offsets))
 
 
