@@ -715,10 +715,10 @@ static inline int span_in(PyObject *v, Py_ssize_t len, Py_ssize_t *at, Py_ssize_
     return 0;
 }
 
-/* The line of a record without headers, key and value printed (valid UTF-8, copied as they are). */
-static int text_line(Out *o, long long off, long long ts, long long seq, const char *ts_type, Py_ssize_t ts_len,
-                     const char *k, Py_ssize_t kn, const char *v, Py_ssize_t vn) {
-    if (out_reserve(o, 256 + ts_len + kn + vn) < 0) return -1;
+/* The part of a record line up to and including "headerKeys: []" (no headers): Kafka's
+ * "| offset: O <tsType>: T keySize: K valueSize: V sequence: S headerKeys: []".  Space must be reserved. */
+HOT_INLINE void line_head(Out *o, long long off, const char *ts_type, Py_ssize_t ts_len, long long ts, long long ks,
+                      long long vs, long long seq) {
     LIT(o, "| offset: ");
     out_ll(o, off);
     LIT(o, " ");
@@ -726,12 +726,20 @@ static int text_line(Out *o, long long off, long long ts, long long seq, const c
     LIT(o, ": ");
     out_ll(o, ts);
     LIT(o, " keySize: ");
-    out_ll(o, (long long)kn);
+    out_ll(o, ks);
     LIT(o, " valueSize: ");
-    out_ll(o, (long long)vn);
+    out_ll(o, vs);
     LIT(o, " sequence: ");
     out_ll(o, seq);
-    LIT(o, " headerKeys: [] key: ");
+    LIT(o, " headerKeys: []");
+}
+
+/* The line of a record without headers, key and value printed (valid UTF-8, copied as they are). */
+static int text_line(Out *o, long long off, long long ts, long long seq, const char *ts_type, Py_ssize_t ts_len,
+                     const char *k, Py_ssize_t kn, const char *v, Py_ssize_t vn) {
+    if (out_reserve(o, 256 + ts_len + kn + vn) < 0) return -1;
+    line_head(o, off, ts_type, ts_len, ts, (long long)kn, (long long)vn, seq);
+    LIT(o, " key: ");
     out_raw(o, k, kn);
     LIT(o, " payload: ");
     out_raw(o, v, vn);
@@ -754,19 +762,8 @@ static int record_line_c(Out *o, PyObject *rec, const char *ts_type, Py_ssize_t 
     if (form == FORM_SIZES) {
         if (as_ll(k, &ks) < 0 || as_ll(v, &vs) < 0) goto slow;
         if (out_reserve(o, 256 + ts_len) < 0) return -1;
-        LIT(o, "| offset: ");
-        out_ll(o, off);
-        LIT(o, " ");
-        out_raw(o, ts_type, ts_len);
-        LIT(o, ": ");
-        out_ll(o, ts);
-        LIT(o, " keySize: ");
-        out_ll(o, ks);
-        LIT(o, " valueSize: ");
-        out_ll(o, vs);
-        LIT(o, " sequence: ");
-        out_ll(o, seq);
-        LIT(o, " headerKeys: []\n");
+        line_head(o, off, ts_type, ts_len, ts, ks, vs, seq);
+        LIT(o, "\n");
         return 0;
     }
     if (k == Py_None || v == Py_None) goto slow;
