@@ -18,13 +18,12 @@ from __future__ import annotations
 
 import os
 
-from kseg.errors import CorruptIndexError, InputError, KsegError
+from kseg.errors import CorruptIndexError, InputError
 from kseg.limits import DEFAULT_MAX_MESSAGE_SIZE
 from kseg.format.indexes import iter_aborted_txns
 from kseg.storage import files
 from kseg.storage.partition import Segment
-from kseg.storage.records import FileRecords
-from kseg.storage.verify_index import check_offset_index, check_time_index
+from kseg.storage.verify_index import check_offset_index, check_time_index, read_indexes
 from kseg.storage.verify_log import index_keys, scan_log
 from kseg.storage.verify_result import SegmentResult
 
@@ -40,15 +39,16 @@ def verify_segment(partition: str, seg: Segment, *, strict: bool = False,
                 res.problem("missing-log", idx, "index file without its .log segment",
                             expected=files.stem(idx) + files.LOG, found="nothing")
         return res
+    indexes = read_indexes(seg)
     try:
-        scan = scan_log(res, seg.log, index_keys(seg))
+        scan = scan_log(res, seg.log, index_keys(indexes))
     except InputError as exc:
         res.failed = exc.describe()
         return res
     if seg.index:
-        check_offset_index(res, seg, scan, strict)
+        check_offset_index(res, seg, scan, strict, indexes.offsets)
     if seg.timeindex:
-        check_time_index(res, seg, scan, strict)
+        check_time_index(res, seg, scan, strict, indexes.times)
     if seg.txnindex:
         _check_txn_index(res, seg)
     return res
@@ -59,11 +59,13 @@ def older_writer_rules(partition: str, seg: Segment) -> dict[str, list[str] | No
     or None when the lookup rule finds a problem in it (``rebuild-index --check``).
     Raises :class:`InputError` when the log cannot be read."""
     res = SegmentResult(partition, seg.name, seg.base_offset, seg.log or "")
-    scan = scan_log(res, seg.log, index_keys(seg))
+    indexes = read_indexes(seg)
+    scan = scan_log(res, seg.log, index_keys(indexes))
     out: dict[str, list[str] | None] = {}
-    for path, check in ((seg.index, check_offset_index), (seg.timeindex, check_time_index)):
+    for path, check, loaded in ((seg.index, check_offset_index, indexes.offsets),
+                                (seg.timeindex, check_time_index, indexes.times)):
         if path:
-            rules = check(res, seg, scan, False)
+            rules = check(res, seg, scan, False, loaded)
             out[path] = None if any(p.file == path for p in res.problems) else rules
     if out.get(seg.index) and out.get(seg.timeindex) == []:  # clean, entries chosen per append as the .index's
         out[seg.timeindex] = [f"{seg.timeindex}: entries chosen once per append, as brokers before KAFKA-806 "

@@ -40,7 +40,6 @@ from a live broker; also a file that is all zeros) is noted, not checked.
 
 from __future__ import annotations
 
-from array import array
 from bisect import bisect_left, bisect_right
 from operator import le, lt
 from typing import TYPE_CHECKING, NamedTuple
@@ -50,7 +49,7 @@ from kseg.format.indexes import OffsetIndexView, TimeIndexView
 from kseg.limits import DEFAULT_MAX_MESSAGE_SIZE, decompression_limit
 from kseg.storage import files
 from kseg.storage.records import FileRecords
-from kseg.storage.verify_result import LogScan, SegmentResult
+from kseg.storage.verify_result import IndexFiles, LogScan, SegmentResult
 
 if TYPE_CHECKING:  # pragma: no cover
     from kseg.storage.partition import Segment
@@ -72,18 +71,29 @@ PRE_37_NOTE = ("{n} entries name the offset of the record holding the largest ti
                "--verify-index-only and kseg --strict report them")
 
 
-def load_index(res: "SegmentResult", path: str, view_cls, base: int):
-    """The index file as a view, after the broker's start-up sanity check; None if unreadable."""
-    try:
-        view = view_cls(files.read_small_file(path), base, path)
-    except InputError as exc:
-        res.fail(exc.describe())  # a file that cannot be read makes the segment failed, never clean
+def read_indexes(seg: "Segment") -> IndexFiles:
+    """Read ``seg``'s ``.index`` and ``.timeindex`` once (errors are kept for :func:`load_index` to report)."""
+    loaded = []
+    for path, view_cls in ((seg.index, OffsetIndexView), (seg.timeindex, TimeIndexView)):
+        try:
+            loaded.append(view_cls(files.read_small_file(path), seg.base_offset, path) if path else None)
+        except InputError as exc:
+            loaded.append(exc)
+    return IndexFiles(*loaded)
+
+
+def load_index(res: "SegmentResult", loaded):
+    """The index file's view (from :func:`read_indexes`), after the broker's start-up sanity check;
+    None if it could not be read (the segment is then failed, never clean)."""
+    if isinstance(loaded, InputError):
+        res.fail(loaded.describe())
         return None
+    view = loaded
     try:
         view.sanity_check()
     except CorruptIndexError as exc:
         if not zero_tail(view):
-            res.problem("sanity", path, f"fails the broker's start-up sanity check: {exc.message}")
+            res.problem("sanity", view.path, f"fails the broker's start-up sanity check: {exc.message}")
     return view
 
 
@@ -121,10 +131,6 @@ def used_entries(res: "SegmentResult", view, path: str, strict: bool) -> int:
 
 def _increasing(values) -> bool:
     return all(map(lt, values, values[1:]))
-
-
-def _ordered(scan: "LogScan") -> bool:
-    return scan.ordered  # of the whole log: the scan may hold only the batches the indexes ask about
 
 
 BULK = 4096  # index entries checked together by the bulk checks (their memory: a few of these)
@@ -186,16 +192,18 @@ def _batch_holding(scan: "LogScan", offset: int, start: int, ordered: bool) -> i
     return -1
 
 
-def check_offset_index(res: "SegmentResult", seg: "Segment", scan: "LogScan", strict: bool) -> list[str]:
-    """Offset-index entries against the log (module docstring); returns the older-writer-rule notes added."""
+def check_offset_index(res: "SegmentResult", seg: "Segment", scan: "LogScan", strict: bool,
+                       loaded: "OffsetIndexView | InputError") -> list[str]:
+    """Offset-index entries (``loaded``, from :func:`read_indexes`) against the log (module docstring);
+    returns the older-writer-rule notes added."""
     path = seg.index
-    view = load_index(res, path, OffsetIndexView, seg.base_offset)
+    view = load_index(res, loaded)
     if view is None:
         return []
     n = used_entries(res, view, path, strict)
     if _all_batch_ends(view, n, scan):
         return []
-    ordered = _ordered(scan)
+    ordered = scan.ordered  # of the whole log: the scan may hold only the batches the indexes ask about
     prev_offset = prev_pos = None
     pre806 = cleaned = 0
     reader = None  # opened only for an entry inside a batch: its records are read
@@ -255,16 +263,18 @@ def check_offset_index(res: "SegmentResult", seg: "Segment", scan: "LogScan", st
     return rules
 
 
-def check_time_index(res: "SegmentResult", seg: "Segment", scan: "LogScan", strict: bool) -> list[str]:
-    """Time-index entries against the log (module docstring); returns the older-writer-rule notes added."""
+def check_time_index(res: "SegmentResult", seg: "Segment", scan: "LogScan", strict: bool,
+                     loaded: "TimeIndexView | InputError") -> list[str]:
+    """Time-index entries (``loaded``, from :func:`read_indexes`) against the log (module docstring);
+    returns the older-writer-rule notes added."""
     path = seg.timeindex
-    view = load_index(res, path, TimeIndexView, seg.base_offset)
+    view = load_index(res, loaded)
     if view is None:
         return []
     n = used_entries(res, view, path, strict)
     prev_ts = None
     running = scan.running_max
-    ordered = _ordered(scan)
+    ordered = scan.ordered  # of the whole log: the scan may hold only the batches the indexes ask about
     if ordered and not strict and _all_exact_times(view, n, scan):
         return []
     records = None  # opened when records are needed: --strict (Kafka reads them), an entry inside a batch

@@ -18,29 +18,25 @@ from operator import le
 from typing import Callable, Iterable, Iterator
 
 from kseg.errors import InputError, KsegError
-from kseg.format.indexes import OffsetIndexView, TimeIndexView
-from kseg.storage import files
+from kseg.format.indexes import OffsetIndexView
 from kseg.storage.records import FileRecords
-from kseg.storage.verify_result import IndexKeys, LogScan, SegmentResult
+from kseg.storage.verify_result import IndexFiles, IndexKeys, LogScan, SegmentResult
 
 _PAST_ALL = 1 << 63  # a key beyond every position and offset: ends the walks below without a length check
 
 
-def index_keys(seg) -> IndexKeys:
-    """The ``.log`` positions ``seg``'s ``.index`` names and the offsets its ``.index`` and ``.timeindex``
-    name, each ascending, read lazily (a file that cannot be read names none: its check reports it)."""
+def index_keys(indexes: IndexFiles) -> IndexKeys:
+    """The ``.log`` positions a segment's ``.index`` names and the offsets its ``.index`` and
+    ``.timeindex`` name, each ascending, read lazily from the views (a file that could not be read
+    names none: its check reports it)."""
     positions: Iterable[int] = ()
     offsets: list[Iterable[int]] = []
-    for path, view_cls in ((seg.index, OffsetIndexView), (seg.timeindex, TimeIndexView)):
-        if not path:
-            continue
-        try:
-            view = view_cls(files.read_small_file(path), seg.base_offset, path)
-        except InputError:
+    for view in indexes:
+        if view is None or isinstance(view, InputError):
             continue
         stop = view.entries - view.zero_tail()  # a preallocated tail asks nothing the checks look at
         offsets.append(_ascending(lambda v=view, n=stop: v.iter_offsets(n)))
-        if view_cls is OffsetIndexView:
+        if isinstance(view, OffsetIndexView):
             positions = _ascending(lambda v=view, n=stop: v.iter_positions(n))
     return IndexKeys(iter(positions), heapq.merge(*offsets))
 
@@ -69,7 +65,7 @@ class _LogPass:
 
     def __init__(self, res: SegmentResult, path: str, keys: IndexKeys | None) -> None:
         self.res, self.path = res, path
-        self.scan = LogScan(complete=keys is None)
+        self.scan = LogScan()
         self.positions = None if keys is None else keys.positions
         self.offsets = None if keys is None else keys.offsets
         # the first position and offset the log has not passed yet

