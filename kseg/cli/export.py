@@ -64,6 +64,11 @@ def export(paths, output, from_offset, to_offset, from_time, to_time, key_decode
     key_fn, value_fn = _decoders(key_decoder, value_decoder)
     out, err = binary_streams()
     try:
+        from kseg.storage.outputs import check_file_target, refuse_on_inputs
+
+        refuse_on_inputs(output, list(paths), "-o")  # before any work, --force or not
+        if not spark:
+            check_file_target(output, force=force, option="-o")
         if spark:
             from kseg.spark.export_job import run_export
 

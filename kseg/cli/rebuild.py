@@ -76,6 +76,11 @@ def rebuild_index(paths, check, output_dir, force, index_interval_bytes, max_ind
         write_line(err, line)
 
     try:
+        if output_dir:  # before any work, --force or not
+            from kseg.storage.outputs import refuse_on_inputs
+
+            refuse_on_inputs(output_dir, list(paths), "--output-dir",
+                             hint="to write beside each log, leave out --output-dir")
         for path in paths:
             check_exists(path)
         targets = _unique(resolve(list(paths), notes))
