@@ -8,7 +8,7 @@ from typing import NoReturn
 import click
 
 from kseg.errors import KsegError, error_line
-from kseg.limits import DEFAULT_MAX_MESSAGE_SIZE, EXIT_ERROR
+from kseg.limits import DEFAULT_MAX_MESSAGE_SIZE, EXIT_ERROR, INT32_MAX
 
 format_option = click.option(
     "--format",
@@ -52,7 +52,23 @@ def decoder_options(f):
     return f
 
 
-MAX_RATE_HELP = "Read segments at most this fast, in MB/s (10^6 bytes; split between --jobs processes)."
+MAX_RATE_HELP = ("Read segments at most this fast, in MB/s (10^6 bytes; split between --jobs processes); "
+                 "0.01 to 1000000.")
+MIN_RATE, MAX_RATE = 0.01, 1e6  # 10 kB/s (an 8 MiB read window then takes 14 min) .. 1 TB/s
+
+
+class RateType(click.FloatRange):
+    """``--max-rate``: a finite number of MB/s within [MIN_RATE, MAX_RATE] (FloatRange lets nan through)."""
+
+    def __init__(self) -> None:
+        super().__init__(min=MIN_RATE, max=MAX_RATE)
+
+    def convert(self, value, param, ctx):
+        rv = super().convert(value, param, ctx)
+        if rv != rv:
+            self.fail(f"{value!r} is not a number", param, ctx)
+        return rv
+
 DROP_CACHE_HELP = ("Evict from the page cache the pages kseg's reads brought in (pages already cached stay): "
                    "polite on a live broker.")
 _io = {"max_rate": None, "drop_cache": False}
@@ -71,7 +87,7 @@ def _set_io(ctx, param, value):
 def io_options(f):
     """``--max-rate MB/s`` and ``--drop-cache`` (kseg.storage.read_policy), applied to every segment read."""
     f = click.option("--drop-cache", is_flag=True, help=DROP_CACHE_HELP, callback=_set_io)(f)
-    f = click.option("--max-rate", type=click.FloatRange(min=0, min_open=True), default=None, metavar="MB/S",
+    f = click.option("--max-rate", type=RateType(), default=None, metavar="MB/S",
                      help=MAX_RATE_HELP, callback=_set_io)(f)
     return f
 
@@ -108,7 +124,7 @@ def check_spark(spark: bool, master, spark_conf, verbose: bool) -> None:
 
 max_message_size_option = click.option(
     "--max-message-size",
-    type=click.IntRange(min=1),
+    type=click.IntRange(min=1, max=INT32_MAX),  # Kafka's message.max.bytes is an int
     default=DEFAULT_MAX_MESSAGE_SIZE,
     show_default=True,
     help="Size of the largest batch; also bounds decompression (8x this).",

@@ -20,9 +20,9 @@ from kseg.limits import decompression_limit
 @click.option("--output-dir", type=click.Path(file_okay=False), default=None,
               help="Write the rebuilt files here instead of beside each log.")
 @click.option("--force", is_flag=True, help="Replace existing files that differ.")
-@click.option("--index-interval-bytes", type=click.IntRange(min=0), default=4096, show_default=True,
+@click.option("--index-interval-bytes", type=click.IntRange(min=0, max=0x7FFFFFFF), default=4096, show_default=True,
               help="The topic's index.interval.bytes.")
-@click.option("--max-index-bytes", type=click.IntRange(min=12), default=10 * 1024 * 1024, show_default=True,
+@click.option("--max-index-bytes", type=click.IntRange(min=12, max=0x7FFFFFFF), default=10 * 1024 * 1024, show_default=True,
               help="The topic's segment.index.bytes (bounds the entries an index holds).")
 @format_option
 @max_message_size_option

@@ -20,7 +20,10 @@ def parse_duration(text: str) -> int:
     m = _DURATION.match(text)
     if not m:
         raise click.BadParameter(f"{text!r} is not a duration (examples: 900000, 900s, 15m, 1h, 2d)")
-    return int(float(m.group(1)) * _UNIT_MS[m.group(2)])
+    ms = float(m.group(1)) * _UNIT_MS[m.group(2)]
+    if not ms <= (1 << 63) - 1:  # Kafka's durations are longs (and inf/nan are none)
+        raise click.BadParameter(f"{text!r} is beyond a 64-bit count of milliseconds")
+    return int(ms)
 
 
 class Duration(click.ParamType):

@@ -30,6 +30,7 @@ from kseg.errors import CorruptIndexError, CorruptRecordError, InputError, KsegE
 from kseg.format.legacy import LegacyRecord
 from kseg.format.v2_records import Record
 from kseg.format.indexes import OffsetIndexView, TimeIndexView
+from kseg.format.v2 import java_long
 from kseg.storage import files
 from kseg.storage.partition import Segment, is_partition_dir, scan_partition
 from kseg.storage.records import FileRecords
@@ -221,7 +222,11 @@ class PartitionLog:
         nxt, end = seg.base_offset, start
         try:
             for batch in records.batches(start):
-                nxt, end = batch.last_offset + 1, batch.position + batch.size
+                nxt, end = java_long(batch.last_offset + 1), batch.position + batch.size
+                if nxt <= batch.base_offset:  # baseOffset + lastOffsetDelta wrapped past 2^63-1, as a long does
+                    self.notes.append(f"{seg.name}.log: the batch at position {batch.position} has its last offset "
+                                      f"past 2^63-1 (base offset {batch.base_offset}); Kafka's long arithmetic "
+                                      f"wraps the log end offset to {nxt}")
         except CorruptRecordError as exc:
             self.notes.append(f"{exc.describe()}; the log end is taken before it")
             return nxt
