@@ -45,6 +45,15 @@ class LazyGroup(click.Group):
         with formatter.section("Commands"):
             formatter.write_dl([(name, COMMANDS[name][2]) for name in sorted(COMMANDS)])
 
+    def make_context(self, info_name, args, parent=None, **extra) -> click.Context:
+        """Parse the arguments; a Ctrl-C meanwhile is exit 130 as during the command (click would print
+        ``Aborted!`` and exit 1)."""
+        try:
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except KeyboardInterrupt:
+            interrupted()
+            raise  # not reached: interrupted() exits
+
     def invoke(self, ctx: click.Context):
         """Run the command; Ctrl-C and a closed stdout end the run here, before click turns them into
         ``Aborted!`` or an exit code that would read as a verdict."""

@@ -38,6 +38,19 @@ def is_quiet() -> bool:
 JOBS_HELP = "Work on segments (partitions, where their state is carried across segments) in N processes."
 jobs_option = click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True, help=JOBS_HELP)
 
+def capped_jobs(err, requested: int) -> int:
+    """``--jobs`` bounded by the CPU count and the descriptor limit (:func:`kseg.storage.workers.cap_jobs`),
+    with a note when lowered."""
+    if requested <= 1:
+        return requested
+    from kseg.storage.workers import cap_jobs
+
+    jobs, why = cap_jobs(requested)
+    if why is not None:
+        note(err, f"--jobs {requested} lowered to {jobs}: {why}")
+    return jobs
+
+
 DECODER_HELP = ("How {what} print: string (Kafka's default), hex, base64, json, or module:function; "
                 "Kafka's {kafka} spelling works too.")
 

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from kseg.cli.options import (binary_streams, fail, format_option, io_options, jobs_option,
+from kseg.cli.options import (binary_streams, capped_jobs, fail, format_option, io_options, jobs_option,
                               max_message_size_option, note, quiet_option)
 from kseg.cli.options import say as write_line
 from kseg.errors import error_line
@@ -94,6 +94,7 @@ def rebuild_index(paths, check, output_dir, force, index_interval_bytes, max_ind
         fail(err, exc)
     for text in notes:
         note(err, text)
+    jobs = min(capped_jobs(err, jobs), len(targets))
     from kseg.storage import read_policy
 
     read_policy.split(min(jobs, len(targets)))

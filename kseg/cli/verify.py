@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from kseg.cli.options import (binary_streams, check_spark, fail, format_option, io_options, jobs_option,
+from kseg.cli.options import (binary_streams, capped_jobs, check_spark, fail, format_option, io_options, jobs_option,
                               max_message_size_option, note, quiet_option, spark_options)
 
 
@@ -78,6 +78,8 @@ def verify_index(paths, strict, report_path, force, jobs, max_message_size, outp
         fail(err, exc)
     for text in notes:
         note(err, text)
+    if not spark:
+        jobs = capped_jobs(err, jobs)
     if spark:
         from kseg.spark.driver import run_spark_cli
 
