@@ -110,6 +110,8 @@ def rebuild_index(paths, check, output_dir, force, index_interval_bytes, max_ind
         if output_dir:
             directory = os.path.join(output_dir, target.output_subdir) if target.output_subdir else output_dir
         work.append((target, directory))
+    if not check:
+        _clean_stale_temp_files(err, work)
     try:
         for done in rebuild_all(work, settings, jobs, bar):
             if done.error is not None:
@@ -126,6 +128,28 @@ def rebuild_index(paths, check, output_dir, force, index_interval_bytes, max_ind
         if bar is not None:
             bar.close()
     sys.exit(max(code, report.summary(notes)))
+
+
+def _clean_stale_temp_files(err, work: list) -> None:
+    """Before writing: the temporary index files a killed run left (``.<name>.<hex>.kseg-tmp``, a kill
+    between the link and the rename) in the directories this run writes to are removed, with a note."""
+    from kseg.storage import location
+    from kseg.storage.atomic import clean_stale
+    from kseg.storage.files import INDEX, TIME_INDEX, TXN_INDEX
+
+    def ours(name: str) -> bool:
+        return name.endswith((INDEX, TIME_INDEX, TXN_INDEX))
+
+    seen = set()
+    for target, directory in work:
+        where = directory or target.partition.path
+        if location.is_remote(where) or where in seen:
+            continue
+        seen.add(where)
+        removed = clean_stale(where, ours)
+        if removed:
+            note(err, f"removed {len(removed)} temporary file{'s' * (len(removed) != 1)} an interrupted kseg "
+                      f"run left: {', '.join(removed)}")
 
 
 def _unique(targets: list) -> list:
