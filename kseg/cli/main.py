@@ -54,6 +54,10 @@ class LazyGroup(click.Group):
             interrupted()
             raise  # not reached: interrupted() exits
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        _check_uris(args)  # the whole command line, before any command runs
+        return super().parse_args(ctx, args)
+
     def invoke(self, ctx: click.Context):
         """Run the command; Ctrl-C and a closed stdout end the run here, before click turns them into
         ``Aborted!`` or an exit code that would read as a verdict."""
@@ -71,6 +75,24 @@ class LazyGroup(click.Group):
             interrupted()
         except BrokenPipeError:
             closed_stdout()
+
+
+def _check_uris(args: list[str]) -> None:
+    """Every URI on the command line (an argument or an option's value) checked before the command
+    runs: one carrying credentials, or malformed, is the one error line and exit 2 -- before any output
+    could echo it (``Dumping s3://KEY:SECRET@...``)."""
+    from kseg.errors import KsegError, error_line
+    from kseg.limits import EXIT_ERROR
+    from kseg.storage import location
+
+    for arg in args:
+        value = arg.split("=", 1)[1] if arg.startswith("--") and "=" in arg else arg
+        if location.is_remote(value):
+            try:
+                location.check_uri(value)
+            except KsegError as exc:
+                click.echo(error_line(exc), err=True)
+                sys.exit(EXIT_ERROR)
 
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report a command ended by Ctrl-C

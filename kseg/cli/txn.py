@@ -76,8 +76,14 @@ def txn(paths, from_start, hanging_after, at, max_message_size, output_format, q
 
     from kseg.storage import files
 
+    from kseg.errors import KsegError
+
     for path in paths:
-        if files.isfile(path):
+        try:
+            is_file = files.isfile(path)
+        except KsegError as exc:
+            fail(err, exc)
+        if is_file:
             fail(err, f"{path}: a file; txn takes partition directories or log roots (transactions span segments)")
     partitions = partitions_or_fail(err, paths)
     code = 0
