@@ -81,12 +81,14 @@ def _check_uris(args: list[str]) -> None:
     """Every URI on the command line (an argument or an option's value) checked before the command
     runs: one carrying credentials, or malformed, is the one error line and exit 2 -- before any output
     could echo it (``Dumping s3://KEY:SECRET@...``)."""
+    uris = [arg.split("=", 1)[1] if arg.startswith("--") and "=" in arg else arg for arg in args if "://" in arg]
+    if not uris:  # (kseg --help loads no storage module)
+        return
     from kseg.errors import KsegError, error_line
     from kseg.limits import EXIT_ERROR
     from kseg.storage import location
 
-    for arg in args:
-        value = arg.split("=", 1)[1] if arg.startswith("--") and "=" in arg else arg
+    for value in uris:
         if location.is_remote(value):
             try:
                 location.check_uri(value)
