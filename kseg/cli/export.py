@@ -19,8 +19,10 @@ EXIT_CORRUPT = EXIT_PROBLEMS  # corrupt batches met
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--output", "-o", required=True, metavar="PATH|URI",
               help="Where the Parquet goes: a file (local run) or a directory (--spark); s3://, gs://... too.")
-@click.option("--from-offset", type=click.IntRange(-(1 << 63), (1 << 63) - 1), default=None, help="First offset to export (inclusive).")
-@click.option("--to-offset", type=click.IntRange(-(1 << 63), (1 << 63) - 1), default=None, help="Last offset to export (inclusive).")
+@click.option("--from-offset", type=click.IntRange(-(1 << 63), (1 << 63) - 1), default=None,
+              help="First offset to export (inclusive).")
+@click.option("--to-offset", type=click.IntRange(-(1 << 63), (1 << 63) - 1), default=None,
+              help="Last offset to export (inclusive).")
 @click.option("--from-time", type=TimestampType(), default=None,
               help="Earliest timestamp to export (inclusive): epoch ms or ISO-8601 with a zone.")
 @click.option("--to-time", type=TimestampType(), default=None, help="Timestamp to stop before (exclusive).")

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import os
 
-import _signal as signal  # the C module: ``signal`` first imports enum, itself a few milliseconds without site
+# the C module: ``signal`` first imports enum, itself a few milliseconds before site has loaded it
+import _signal as signal  # type: ignore[import-not-found]
 
 _EXIT_INTERRUPTED = 130
 
 
-def _interrupted_early(signum, frame) -> None:  # pragma: no cover - timing-dependent, tested by test_signals
+def _interrupted_early(signum, frame) -> None:  # pragma: no cover - a child process (test_jobs_and_signals)
     try:
         os.write(2, b"kseg: interrupted\n")
     finally:

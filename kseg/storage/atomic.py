@@ -42,7 +42,7 @@ def clean_stale(directory: str, wanted) -> list[str]:
     """Remove the temporary files a killed kseg left in ``directory`` (a kill between the link and the
     rename of :func:`write_atomic`), those whose target name satisfies ``wanted``; return their paths.
     Only kseg's own naming is touched; a directory that cannot be listed is left alone."""
-    removed = []
+    removed: list[str] = []
     try:
         entries = os.listdir(directory)
     except OSError:

@@ -158,7 +158,8 @@ def _batches(rep: Replica) -> Iterator[tuple]:
                             yield (h[0], last_offset(h[0], h[6]), h[2], h[4], h[12], h[3], item, name, position)
                         elif item.magic >= 2:
                             b = item.h
-                            yield (b[0], last_offset(b[0], b[6]), b[2], b[4], b[12], b[3], item.is_valid(), name, position)
+                            yield (b[0], last_offset(b[0], b[6]), b[2], b[4], b[12], b[3], item.is_valid(), name,
+                                   position)
                         else:
                             yield (item.base_offset, item.last_offset, -1, item.checksum, None, item.magic,
                                    item.is_valid(), name, position)
