@@ -7,7 +7,7 @@ import sys
 import click
 
 from kseg.cli.lookup import TimestampType
-from kseg.cli.options import (binary_streams, check_spark, decoder_options, fail, io_options,
+from kseg.cli.options import (binary_streams, check_spark, clean_stale_output, decoder_options, fail, io_options,
                               max_message_size_option, partitions_or_fail, quiet_option, spark_options)
 from kseg.limits import EXIT_OK, EXIT_PROBLEMS, decompression_limit
 from kseg.storage.export import ON_CORRUPTION
@@ -71,6 +71,7 @@ def export(paths, output, from_offset, to_offset, from_time, to_time, key_decode
         refuse_on_inputs(output, list(paths), "-o")  # before any work, --force or not
         if not spark:
             check_file_target(output, force=force, option="-o")
+            clean_stale_output(err, output)
         if spark:
             from kseg.spark.export_job import run_export
 

@@ -51,6 +51,24 @@ def capped_jobs(err, requested: int) -> int:
     return jobs
 
 
+def clean_stale_output(err, path: str) -> None:
+    """Remove, with a note, the temporary files of ``path`` (``.<name>.<hex>.kseg-tmp`` beside it) a killed
+    run left between the link and the rename of its atomic write (local paths only)."""
+    import os
+
+    from kseg.storage import location
+    from kseg.storage.atomic import clean_stale
+
+    if location.is_remote(path):
+        return
+    local = os.path.abspath(location.local_path(path))
+    name = os.path.basename(local)
+    removed = clean_stale(os.path.dirname(local), lambda target: target == name)
+    if removed:
+        note(err, f"removed {len(removed)} temporary file{'s' * (len(removed) != 1)} an interrupted kseg run "
+                  f"left: {', '.join(removed)}")
+
+
 DECODER_HELP = ("How {what} print: string (Kafka's default), hex, base64, json, or module:function; "
                 "Kafka's {kafka} spelling works too.")
 

@@ -6,8 +6,8 @@ import sys
 
 import click
 
-from kseg.cli.options import (binary_streams, capped_jobs, check_spark, fail, format_option, io_options, jobs_option,
-                              max_message_size_option, note, quiet_option, spark_options)
+from kseg.cli.options import (binary_streams, capped_jobs, check_spark, clean_stale_output, fail, format_option,
+                              io_options, jobs_option, max_message_size_option, note, quiet_option, spark_options)
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -68,6 +68,7 @@ def verify_index(paths, strict, report_path, force, jobs, max_message_size, outp
                              "writes a local file", path=report_path)
         elif report_path:
             report = JsonlReport(report_path, force=force)
+            clean_stale_output(err, report_path)
         notes: list[str] = []
         partitions = discover(list(paths), notes)
         if not partitions:

@@ -78,3 +78,16 @@ def test_a_partition_renamed_during_the_run_is_not_recreated(tmp_path: Path) -> 
     assert_no_traceback(type("R", (), {"stderr": p.stderr, "errtext": err})())
     moved = tmp_path / (part.name + ".0123456789abcdef0123456789abcdef-delete")
     assert (moved / "00000000000000000000.index").read_bytes() == b"\0" * 8  # nothing written there either
+
+
+def test_a_report_or_export_left_half_renamed_is_cleaned_by_the_next_run(tmp_path: Path) -> None:
+    part = _partition(tmp_path)
+    for args, name in ((["verify-index", "--force", "--report"], "r.jsonl"), (["export", "--force", "-o"], "x.parquet")):
+        stale = tmp_path / f".{name}.0123456789ab.kseg-tmp"
+        stale.write_bytes(b"half")
+        other = tmp_path / f".other-{name}.0123456789ab.kseg-tmp"
+        other.write_bytes(b"not this output's")
+        r = run_subprocess([*args, str(tmp_path / name), str(part)])
+        assert r.exit_code in (0, 1), r.errtext
+        assert f"kseg: note: removed 1 temporary file an interrupted kseg run left: {stale}\n" in r.errtext
+        assert not stale.exists() and other.exists() and (tmp_path / name).stat().st_size > 0
