@@ -73,8 +73,11 @@ def stop(pool: ProcessPoolExecutor) -> None:
         terminate()
         return
     procs = list((getattr(pool, "_processes", None) or {}).values())
+    manager = getattr(pool, "_executor_manager_thread", None)
     pool.shutdown(wait=False, cancel_futures=True)
     for proc in procs:
         proc.terminate()
     for proc in procs:
         proc.join()
+    if manager is not None:  # let it close its wake-up pipe now: at exit, concurrent.futures would write to
+        manager.join(timeout=10)  # the closed pipe ("Exception ignored ... Bad file descriptor" after Ctrl-C)
