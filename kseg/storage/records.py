@@ -355,7 +355,10 @@ class FileRecords:
             return None  # (the first test decides for all but the chunk at the end of the log)
         magics = values[2::4]
         if min(magics) >= 2 and min(lengths) >= v2.HEADER_SIZE - LOG_OVERHEAD:
-            return list(map(v2.last_offset, values[0::4], values[3::4]))
+            lasts = list(map(add, values[0::4], values[3::4]))
+            if max(lasts) > v2.INT64_MAX or min(lasts) < v2.INT64_MIN:  # Java's long wraps (one pass in C first)
+                lasts = list(map(v2.java_long, lasts))
+            return lasts
         if max(magics) < 2 and min(lengths) >= MIN_RECORD_SIZE:
             return list(values[0::4])
         return None
