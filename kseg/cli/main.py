@@ -81,7 +81,8 @@ def _check_uris(args: list[str]) -> None:
     """Every URI on the command line (an argument or an option's value) checked before the command
     runs: one carrying credentials, or malformed, is the one error line and exit 2 -- before any output
     could echo it (``Dumping s3://KEY:SECRET@...``)."""
-    uris = [arg.split("=", 1)[1] if arg.startswith("--") and "=" in arg else arg for arg in args if "://" in arg]
+    values = [arg.split("=", 1)[1] if arg.startswith("--") and "=" in arg else arg for arg in args if "://" in arg]
+    uris = [part for value in values for part in value.split(",")]  # dump --files A,B
     if not uris:  # (kseg --help loads no storage module)
         return
     from kseg.errors import KsegError, error_line

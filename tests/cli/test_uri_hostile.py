@@ -42,6 +42,7 @@ def _one_error_line(p: subprocess.CompletedProcess) -> str:
     ["lookup-time", "0", URI], ["txn", URI], ["compaction", URI], ["diff", URI, P], ["rebuild-index", "--check", URI],
     ["export", "-o", "/nonexistent/x.parquet", URI], ["export", f"--output={URI}/x.parquet", P],
     ["verify-index", "--spark", "--report", URI + "/r", P],
+    ["dump", "--files", f"{P}/00000000000000000000.log,{URI}/00000000000000000000.log"],
 ])
 def test_credentials_in_a_uri_are_refused_and_never_echoed(args: list[str]) -> None:
     p = kseg(*args)
