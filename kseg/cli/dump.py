@@ -60,7 +60,7 @@ def topic_parser(kind: str):
 @click.option("--verify-index-only", is_flag=True, help="Check index entries against the log; print only mismatches.")
 @click.option("--index-sanity-check", is_flag=True, help="Run the broker's start-up sanity check on index files.")
 @max_message_size_option
-@click.option("--max-bytes", type=click.IntRange(min=0), default=0x7FFFFFFF, show_default=True,
+@click.option("--max-bytes", type=click.IntRange(min=0, max=0x7FFFFFFF), default=0x7FFFFFFF, show_default=True,
               help="Read at most this many bytes of each .log file.")
 @decoder_options
 @click.option("--offsets-decoder", is_flag=True, help="Decode __consumer_offsets records.")

@@ -7,7 +7,7 @@ import sys
 import click
 
 from kseg.cli.lookup import TimestampType
-from kseg.cli.options import (binary_streams, check_spark, decoder_options, fail, io_options,
+from kseg.cli.options import (binary_streams, check_spark, clean_stale_output, decoder_options, fail, io_options,
                               max_message_size_option, partitions_or_fail, quiet_option, spark_options)
 from kseg.limits import EXIT_OK, EXIT_PROBLEMS, decompression_limit
 from kseg.storage.export import ON_CORRUPTION
@@ -19,8 +19,10 @@ EXIT_CORRUPT = EXIT_PROBLEMS  # corrupt batches met
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--output", "-o", required=True, metavar="PATH|URI",
               help="Where the Parquet goes: a file (local run) or a directory (--spark); s3://, gs://... too.")
-@click.option("--from-offset", type=int, default=None, help="First offset to export (inclusive).")
-@click.option("--to-offset", type=int, default=None, help="Last offset to export (inclusive).")
+@click.option("--from-offset", type=click.IntRange(-(1 << 63), (1 << 63) - 1), default=None,
+              help="First offset to export (inclusive).")
+@click.option("--to-offset", type=click.IntRange(-(1 << 63), (1 << 63) - 1), default=None,
+              help="Last offset to export (inclusive).")
 @click.option("--from-time", type=TimestampType(), default=None,
               help="Earliest timestamp to export (inclusive): epoch ms or ISO-8601 with a zone.")
 @click.option("--to-time", type=TimestampType(), default=None, help="Timestamp to stop before (exclusive).")
@@ -28,7 +30,7 @@ EXIT_CORRUPT = EXIT_PROBLEMS  # corrupt batches met
 @click.option("--on-corruption", type=click.Choice(ON_CORRUPTION), default="skip", show_default=True,
               help="skip: a corrupt batch becomes one marked row; fail: stop, write nothing; keep: as skip, and "
                    "records of a batch failing its CRC are written too (crcValid false).")
-@click.option("--split-bytes", type=click.IntRange(min=1 << 20), default=128 << 20, show_default=True,
+@click.option("--split-bytes", type=click.IntRange(min=1 << 20, max=1 << 62), default=128 << 20, show_default=True,
               help="Segments larger than this are read by several tasks, cut at batch boundaries.")
 @click.option("--force", is_flag=True, help="Replace an existing output.")
 @max_message_size_option
@@ -64,6 +66,12 @@ def export(paths, output, from_offset, to_offset, from_time, to_time, key_decode
     key_fn, value_fn = _decoders(key_decoder, value_decoder)
     out, err = binary_streams()
     try:
+        from kseg.storage.outputs import check_file_target, refuse_on_inputs
+
+        refuse_on_inputs(output, list(paths), "-o")  # before any work, --force or not
+        if not spark:
+            check_file_target(output, force=force, option="-o")
+            clean_stale_output(err, output)
         if spark:
             from kseg.spark.export_job import run_export
 

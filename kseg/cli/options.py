@@ -8,7 +8,7 @@ from typing import NoReturn
 import click
 
 from kseg.errors import KsegError, error_line
-from kseg.limits import DEFAULT_MAX_MESSAGE_SIZE, EXIT_ERROR
+from kseg.limits import DEFAULT_MAX_MESSAGE_SIZE, EXIT_ERROR, INT32_MAX
 
 format_option = click.option(
     "--format",
@@ -38,6 +38,37 @@ def is_quiet() -> bool:
 JOBS_HELP = "Work on segments (partitions, where their state is carried across segments) in N processes."
 jobs_option = click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True, help=JOBS_HELP)
 
+def capped_jobs(err, requested: int) -> int:
+    """``--jobs`` bounded by the CPU count and the descriptor limit (:func:`kseg.storage.workers.cap_jobs`),
+    with a note when lowered."""
+    if requested <= 1:
+        return requested
+    from kseg.storage.workers import cap_jobs
+
+    jobs, why = cap_jobs(requested)
+    if why is not None:
+        note(err, f"--jobs {requested} lowered to {jobs}: {why}")
+    return jobs
+
+
+def clean_stale_output(err, path: str) -> None:
+    """Remove, with a note, the temporary files of ``path`` (``.<name>.<hex>.kseg-tmp`` beside it) a killed
+    run left between the link and the rename of its atomic write (local paths only)."""
+    import os
+
+    from kseg.storage import location
+    from kseg.storage.atomic import clean_stale
+
+    if location.is_remote(path):
+        return
+    local = os.path.abspath(location.local_path(path))
+    name = os.path.basename(local)
+    removed = clean_stale(os.path.dirname(local), lambda target: target == name)
+    if removed:
+        note(err, f"removed {len(removed)} temporary file{'s' * (len(removed) != 1)} an interrupted kseg run "
+                  f"left: {', '.join(removed)}")
+
+
 DECODER_HELP = ("How {what} print: string (Kafka's default), hex, base64, json, or module:function; "
                 "Kafka's {kafka} spelling works too.")
 
@@ -52,7 +83,23 @@ def decoder_options(f):
     return f
 
 
-MAX_RATE_HELP = "Read segments at most this fast, in MB/s (10^6 bytes; split between --jobs processes)."
+MAX_RATE_HELP = ("Read segments at most this fast, in MB/s (10^6 bytes; split between --jobs processes); "
+                 "0.01 to 1000000.")
+MIN_RATE, MAX_RATE = 0.01, 1e6  # 10 kB/s (an 8 MiB read window then takes 14 min) .. 1 TB/s
+
+
+class RateType(click.FloatRange):
+    """``--max-rate``: a finite number of MB/s within [MIN_RATE, MAX_RATE] (FloatRange lets nan through)."""
+
+    def __init__(self) -> None:
+        super().__init__(min=MIN_RATE, max=MAX_RATE)
+
+    def convert(self, value, param, ctx):
+        rv = super().convert(value, param, ctx)
+        if rv != rv:
+            self.fail(f"{value!r} is not a number", param, ctx)
+        return rv
+
 DROP_CACHE_HELP = ("Evict from the page cache the pages kseg's reads brought in (pages already cached stay): "
                    "polite on a live broker.")
 _io = {"max_rate": None, "drop_cache": False}
@@ -71,7 +118,7 @@ def _set_io(ctx, param, value):
 def io_options(f):
     """``--max-rate MB/s`` and ``--drop-cache`` (kseg.storage.read_policy), applied to every segment read."""
     f = click.option("--drop-cache", is_flag=True, help=DROP_CACHE_HELP, callback=_set_io)(f)
-    f = click.option("--max-rate", type=click.FloatRange(min=0, min_open=True), default=None, metavar="MB/S",
+    f = click.option("--max-rate", type=RateType(), default=None, metavar="MB/S",
                      help=MAX_RATE_HELP, callback=_set_io)(f)
     return f
 
@@ -108,7 +155,7 @@ def check_spark(spark: bool, master, spark_conf, verbose: bool) -> None:
 
 max_message_size_option = click.option(
     "--max-message-size",
-    type=click.IntRange(min=1),
+    type=click.IntRange(min=1, max=INT32_MAX),  # Kafka's message.max.bytes is an int
     default=DEFAULT_MAX_MESSAGE_SIZE,
     show_default=True,
     help="Size of the largest batch; also bounds decompression (8x this).",

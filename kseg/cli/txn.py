@@ -20,7 +20,10 @@ def parse_duration(text: str) -> int:
     m = _DURATION.match(text)
     if not m:
         raise click.BadParameter(f"{text!r} is not a duration (examples: 900000, 900s, 15m, 1h, 2d)")
-    return int(float(m.group(1)) * _UNIT_MS[m.group(2)])
+    ms = float(m.group(1)) * _UNIT_MS[m.group(2)]
+    if not ms <= (1 << 63) - 1:  # Kafka's durations are longs (and inf/nan are none)
+        raise click.BadParameter(f"{text!r} is beyond a 64-bit count of milliseconds")
+    return int(ms)
 
 
 class Duration(click.ParamType):
@@ -73,8 +76,14 @@ def txn(paths, from_start, hanging_after, at, max_message_size, output_format, q
 
     from kseg.storage import files
 
+    from kseg.errors import KsegError
+
     for path in paths:
-        if files.isfile(path):
+        try:
+            is_file = files.isfile(path)
+        except KsegError as exc:
+            fail(err, exc)
+        if is_file:
             fail(err, f"{path}: a file; txn takes partition directories or log roots (transactions span segments)")
     partitions = partitions_or_fail(err, paths)
     code = 0

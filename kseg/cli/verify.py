@@ -6,8 +6,8 @@ import sys
 
 import click
 
-from kseg.cli.options import (binary_streams, check_spark, fail, format_option, io_options, jobs_option,
-                              max_message_size_option, note, quiet_option, spark_options)
+from kseg.cli.options import (binary_streams, capped_jobs, check_spark, clean_stale_output, fail, format_option,
+                              io_options, jobs_option, max_message_size_option, note, quiet_option, spark_options)
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -17,14 +17,15 @@ from kseg.cli.options import (binary_streams, check_spark, fail, format_option, 
 @click.option("--report", "report_path", type=click.Path(),
               help="Write one JSON Lines row per segment and per problem; with --spark a directory of "
                    "part files written by the executors (JSON Lines, or Parquet for a .parquet path, "
-                   "local or a URI).  Checked before any work.")
+                   "local or a URI).  Checked before any work; never inside an input.")
+@click.option("--force", is_flag=True, help="Replace an existing --report file (atomically).")
 @jobs_option
 @max_message_size_option
 @format_option
 @quiet_option
 @io_options
 @spark_options
-def verify_index(paths, strict, report_path, jobs, max_message_size, output_format, quiet, spark, master,
+def verify_index(paths, strict, report_path, force, jobs, max_message_size, output_format, quiet, spark, master,
                  spark_conf, verbose, max_rate, drop_cache) -> None:
     """Verify the segments of partition directories, log roots or single segment files.
 
@@ -45,12 +46,17 @@ def verify_index(paths, strict, report_path, jobs, max_message_size, output_form
     """
     from kseg.errors import InputError, KsegError
     from kseg.storage.partition import discover, nothing_found
+    from kseg.storage.outputs import refuse_on_inputs
     from kseg.storage.report import JsonlReport, check_target, is_uri
 
     check_spark(spark, master, spark_conf, verbose)
+    if force and not report_path:
+        fail(binary_streams()[1], "--force replaces an existing --report file; give it with --report")
     out, err = binary_streams()
     report = None
     try:  # the report path first: a run must not end on a path it cannot write
+        if report_path:
+            refuse_on_inputs(report_path, list(paths), "--report")
         if report_path and report_path.endswith(".parquet") and not spark:
             raise InputError("a .parquet report needs --spark; the local command writes JSON Lines "
                              "(give a .jsonl path)", path=report_path)
@@ -61,7 +67,8 @@ def verify_index(paths, strict, report_path, jobs, max_message_size, output_form
             raise InputError("a report on a store needs --spark (its executors write it); the local command "
                              "writes a local file", path=report_path)
         elif report_path:
-            report = JsonlReport(report_path)
+            report = JsonlReport(report_path, force=force)
+            clean_stale_output(err, report_path)
         notes: list[str] = []
         partitions = discover(list(paths), notes)
         if not partitions:
@@ -72,6 +79,8 @@ def verify_index(paths, strict, report_path, jobs, max_message_size, output_form
         fail(err, exc)
     for text in notes:
         note(err, text)
+    if not spark:
+        jobs = capped_jobs(err, jobs)
     if spark:
         from kseg.spark.driver import run_spark_cli
 

@@ -156,7 +156,7 @@ class V2Batch(FileBatch):
     @property
     def last_offset(self) -> int:
         h = self.h
-        return h[v2.BASE_OFFSET] + h[v2.LAST_OFFSET_DELTA]
+        return v2.last_offset(h[v2.BASE_OFFSET], h[v2.LAST_OFFSET_DELTA])
 
     @property
     def attributes(self) -> int:

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Iterator, NamedTuple
 
 from kseg.errors import CorruptRecordError, InputError, KsegError
+from kseg.format.v2 import last_offset
 from kseg.storage import files, leader_epochs
 from kseg.storage.partition import Partition, discover, natural_key
 from kseg.storage.records import FileRecords
@@ -154,10 +155,11 @@ def _batches(rep: Replica) -> Iterator[tuple]:
                 for items in records.scan():
                     for position, _, h, item in items:
                         if h is not None:
-                            yield (h[0], h[0] + h[6], h[2], h[4], h[12], h[3], item, name, position)
+                            yield (h[0], last_offset(h[0], h[6]), h[2], h[4], h[12], h[3], item, name, position)
                         elif item.magic >= 2:
                             b = item.h
-                            yield (b[0], b[0] + b[6], b[2], b[4], b[12], b[3], item.is_valid(), name, position)
+                            yield (b[0], last_offset(b[0], b[6]), b[2], b[4], b[12], b[3], item.is_valid(), name,
+                                   position)
                         else:
                             yield (item.base_offset, item.last_offset, -1, item.checksum, None, item.magic,
                                    item.is_valid(), name, position)

@@ -30,6 +30,7 @@ from kseg.errors import CorruptIndexError, CorruptRecordError, InputError, KsegE
 from kseg.format.legacy import LegacyRecord
 from kseg.format.v2_records import Record
 from kseg.format.indexes import OffsetIndexView, TimeIndexView
+from kseg.format.v2 import java_long
 from kseg.storage import files
 from kseg.storage.partition import Segment, is_partition_dir, scan_partition
 from kseg.storage.records import FileRecords
@@ -218,10 +219,16 @@ class PartitionLog:
         start = index.last_entry().position if index is not None else 0
         if not 0 <= start <= records.size:
             start = 0
+        if index is not None and start != 0 and not starts_batch(records, start):
+            start = self.recover_start(seg, index.entries - 1, start, "the log end is read")
         nxt, end = seg.base_offset, start
         try:
             for batch in records.batches(start):
-                nxt, end = batch.last_offset + 1, batch.position + batch.size
+                nxt, end = java_long(batch.last_offset + 1), batch.position + batch.size
+                if nxt <= batch.base_offset:  # baseOffset + lastOffsetDelta wrapped past 2^63-1, as a long does
+                    self.notes.append(f"{seg.name}.log: the batch at position {batch.position} has its last offset "
+                                      f"past 2^63-1 (base offset {batch.base_offset}); Kafka's long arithmetic "
+                                      f"wraps the log end offset to {nxt}")
         except CorruptRecordError as exc:
             self.notes.append(f"{exc.describe()}; the log end is taken before it")
             return nxt
@@ -229,6 +236,22 @@ class PartitionLog:
             self.notes.append(f"{seg.name}.log: {records.size - end} invalid bytes at the end "
                               f"(from position {end}); Kafka's recovery would truncate them")
         return nxt
+
+    def recover_start(self, seg: Segment, slot: int, position: int, what: str) -> int:
+        """The position of the last ``.index`` entry before ``slot`` at which a whole valid batch starts
+        (at most :data:`RECOVER_ENTRIES` entries back), else 0: where a read goes when the entry at
+        ``slot`` points into a batch's middle.  A note says so."""
+        index, records = self.offset_index(seg), self.records(seg)
+        found, at = 0, "the segment start"
+        for s in range(slot - 1, max(-1, slot - 1 - RECOVER_ENTRIES), -1):
+            p = index.entry(s).position
+            if 0 <= p < position and starts_batch(records, p):
+                found, at = p, f"entry #{s}"
+                break
+        self.notes.append(f"{index.path}: entry #{slot} points at position {position}, where no whole valid batch "
+                          f"starts (the index is damaged, see kseg verify-index); {what} from position {found} "
+                          f"({at}) instead")
+        return found
 
     def floor_segment(self, offset: int) -> int:
         """Index in :attr:`segments` of the largest base offset <= ``offset``; -1 if none."""
@@ -252,6 +275,18 @@ class PartitionLog:
         return IndexStep(index.path, index.entries, slot, offset, position, seg.base_offset, target)
 
 
+RECOVER_ENTRIES = 64  # index entries tried backwards before reading a segment from its start
+
+
+def starts_batch(records: FileRecords, position: int) -> bool:
+    """Whether a whole batch with a valid CRC starts at ``position`` (what a genuine index entry names)."""
+    try:
+        batch = records.batch_at(position)
+    except KsegError:
+        return False
+    return batch is not None and batch.is_valid()
+
+
 def check_index_position(log: PartitionLog, seg: Segment, step: IndexStep) -> str | None:
     """A warning when the entry Kafka found cannot be right: its position is not
     inside the log, or the batch there starts after the entry's offset (a
@@ -266,9 +301,8 @@ def check_index_position(log: PartitionLog, seg: Segment, step: IndexStep) -> st
         batch = records.batch_at(step.position)
     except KsegError:
         batch = None
-    if batch is None:
-        return (f"{step.path}: entry #{step.slot} points at position {step.position} where no whole batch "
-                "starts; the index is damaged (see kseg verify-index)")
+    if batch is None:  # no batch starts there: the scan recovers from an earlier entry and says so
+        return None
     first = batch.base_offset
     if first > step.offset:
         return (f"{step.path}: entry #{step.slot} (offset {step.offset}) points at a batch starting at offset "
@@ -339,7 +373,10 @@ def start_scan(log: PartitionLog, seg: Segment, index: IndexStep) -> tuple[FileR
     """Step 3's start: the segment's reader and a scan from the position the index gave
     (position 0 when that lies outside the log)."""
     records = log.records(seg)
-    return records, ScanStep(index.position if 0 <= index.position <= records.size else 0)
+    position = index.position if 0 <= index.position <= records.size else 0
+    if index.slot >= 0 and position != 0 and not starts_batch(records, position):
+        position = log.recover_start(seg, index.slot, position, "the scan reads")
+    return records, ScanStep(position)
 
 
 def _scan_segment(log: PartitionLog, seg: Segment, step: SegmentStep, target: int, result: OffsetLookup) -> bool:

@@ -150,6 +150,7 @@ def discover_uri(uri: str, notes: list[str]) -> list[Partition]:
     segment files under any prefix).  Raises :class:`InputError` when
     nothing under ``uri`` is a segment file.
     """
+    location.check_uri(uri)
     uri = uri.rstrip("/")
     kind = location.kind(uri)
     if kind == "file":
@@ -330,6 +331,7 @@ def nothing_found(paths: list[str]) -> InputError:
 def check_exists(path: str) -> None:
     """Raise :class:`InputError` for a command-line path that does not exist (a typo'd glob says so)."""
     if location.is_remote(path):
+        location.check_uri(path)
         if not files.exists(path):
             raise InputError("no such file or directory", path=path)
         return

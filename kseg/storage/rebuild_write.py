@@ -158,6 +158,25 @@ def _older_rules(rec: Recovered, outcomes: list[FileOutcome], status: str = DIFF
             o.rule = "; ".join(note.split(": ", 1)[1] for note in found)
 
 
+_ensured: set[str] = set()  # --output-dir directories this process made or found, once
+
+
+def _ensure_directory(directory: str, *, created: bool) -> None:
+    """The directory a file is written to must be there: a log's directory is never made (it held the
+    log: gone, it was renamed or deleted -- a broker renames a deleted partition to ``*-delete`` -- and
+    recreating it would leave orphan indexes); an ``--output-dir`` directory is made once, and not
+    again should it vanish during the run."""
+    if os.path.isdir(directory):
+        if created:
+            _ensured.add(directory)
+        return
+    if not created or directory in _ensured:
+        raise InputError("the directory vanished during the run (renamed or deleted: a broker "
+                         "renames a deleted partition to *-delete); it is not recreated", path=directory)
+    os.makedirs(directory, exist_ok=True)
+    _ensured.add(directory)
+
+
 def write(rec: Recovered, output_dir: str | None, force: bool) -> list[FileOutcome]:
     """Write the rebuilt files next to the log or in ``output_dir`` (created if needed)."""
     out = []
@@ -188,7 +207,7 @@ def write(rec: Recovered, output_dir: str | None, force: bool) -> list[FileOutco
                     refused.append(o)
                     continue
                 o.status = REPLACED
-            os.makedirs(directory, exist_ok=True)
+            _ensure_directory(directory, created=output_dir is not None)
             write_atomic(path, data, replace=existing is not None)
         except InputError as exc:
             o.status, o.error = FAILED, exc

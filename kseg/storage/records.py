@@ -321,7 +321,7 @@ class FileRecords:
             return offset
         if position + v2.HEADER_SIZE > self.size:
             raise short_v2_header(self.path, position, LOG_OVERHEAD + length)
-        return offset + _INT32.unpack_from(buf, i + v2.LAST_OFFSET_DELTA_OFFSET)[0]
+        return v2.last_offset(offset, _INT32.unpack_from(buf, i + v2.LAST_OFFSET_DELTA_OFFSET)[0])
 
     def last_offsets(self, positions: list[int], max_size: int | None = None) -> list[int] | None:
         """:meth:`last_offset_at` of every position at once, or ``None``: then ask it one by one.
@@ -355,7 +355,10 @@ class FileRecords:
             return None  # (the first test decides for all but the chunk at the end of the log)
         magics = values[2::4]
         if min(magics) >= 2 and min(lengths) >= v2.HEADER_SIZE - LOG_OVERHEAD:
-            return list(map(add, values[0::4], values[3::4]))
+            lasts = list(map(add, values[0::4], values[3::4]))
+            if max(lasts) > v2.INT64_MAX or min(lasts) < v2.INT64_MIN:  # Java's long wraps (one pass in C first)
+                lasts = list(map(v2.java_long, lasts))
+            return lasts
         if max(magics) < 2 and min(lengths) >= MIN_RECORD_SIZE:
             return list(values[0::4])
         return None

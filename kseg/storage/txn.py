@@ -152,11 +152,11 @@ def log_end_offset(segments: list[Segment]) -> int:
             try:
                 for items in records.scan():
                     position, _, h, batch = items[-1]
-                    last = h[0] + h[6] if h is not None else batch.last_offset
+                    last = v2.last_offset(h[0], h[6]) if h is not None else batch.last_offset
             except CorruptRecordError:
                 pass
         if last is not None:
-            return last + 1
+            return v2.java_long(last + 1)  # Kafka's nextOffset(), in long arithmetic
     return segments[-1].base_offset
 
 
@@ -201,7 +201,10 @@ class _Walker:
 
     def batch(self, seg: Segment, aux, position: int, h: tuple, batch) -> None:
         """One magic-2 batch with header ``h`` (``batch`` a FileBatch, or None to read one via ``aux``)."""
-        base, last, ts, pid = h[0], h[0] + h[6], h[8], h[9]
+        base, last, ts, pid = h[0], v2.last_offset(h[0], h[6]), h[8], h[9]
+        if last < base and h[6] >= 0:  # baseOffset + lastOffsetDelta wrapped past 2^63-1
+            raise RecoveryFailure(f"batch last offset {base + h[6]} is past 2^63-1 (Kafka's long arithmetic wraps "
+                                  f"it to {last}); the transactions of this batch are not read", position=position)
         report = self.report
         if report.latest_timestamp is None or ts > report.latest_timestamp:
             report.latest_timestamp = ts
@@ -251,7 +254,8 @@ class _Walker:
             with FileRecords(seg.log) as records:
                 for items in records.scan():
                     for position, _, h, item in items:
-                        if h is not None and item and h[9] < 0:  # no producer: only its timestamp matters
+                        if h is not None and item and h[9] < 0 and h[0] <= _NO_OVERFLOW:  # no producer: only its
+                            # timestamp matters (a base offset within 2^31 of 2^63-1: batch() checks the last offset)
                             if report.latest_timestamp is None or h[8] > report.latest_timestamp:
                                 report.latest_timestamp = h[8]
                             continue
@@ -280,6 +284,9 @@ class _Walker:
                 "later transactions of this segment are not read (see kseg verify-index)", position=exc.position))
         finally:
             aux.close()
+
+
+_NO_OVERFLOW = v2.INT64_MAX - 0x7FFFFFFF  # no lastOffsetDelta takes a base offset up to this past 2^63-1
 
 
 def _corrupt(batch, path: str) -> CorruptRecordError:

@@ -19,6 +19,7 @@ from typing import Callable, Iterable, Iterator
 
 from kseg.errors import InputError, KsegError
 from kseg.format.indexes import OffsetIndexView
+from kseg.format.v2 import INT64_MAX, java_long
 from kseg.storage.records import FileRecords
 from kseg.storage.verify_result import IndexFiles, IndexKeys, LogScan, SegmentResult
 
@@ -84,8 +85,9 @@ class _LogPass:
                         if h is not None:  # a v2 header tuple (kseg.format.v2.BatchHeader's order)
                             batch(pos, size, h[0], h[0] + h[6], h[8], verdict, h[4])
                         else:  # a legacy entry, or a v2 batch too odd or too large for the fast path
-                            batch(pos, size, verdict.base_offset, verdict.last_offset, verdict.max_timestamp,
-                                  verdict.is_valid(), verdict.checksum)
+                            last = verdict.h[0] + verdict.h[6] if verdict.magic >= 2 else verdict.last_offset
+                            batch(pos, size, verdict.base_offset, last, verdict.max_timestamp, verdict.is_valid(),
+                                  verdict.checksum)
             except KsegError as exc:
                 res.problem("corrupt-batch", self.path, exc.message, position=exc.position)
             else:
@@ -109,7 +111,11 @@ class _LogPass:
         if max_last is not None and base <= max_last:
             res.problem("offsets-not-increasing", path, "batch offsets do not increase", position=pos,
                         expected=f"base offset > {max_last}", found=str(base))
-        if last < base:
+        if last > INT64_MAX:  # baseOffset + lastOffsetDelta past a long: Kafka's lastOffset() wraps
+            res.problem("bad-last-offset", path, "batch last offset past 2^63-1 (baseOffset + lastOffsetDelta "
+                        "overflows a 64-bit offset)", position=pos, expected=f"<= {INT64_MAX}", found=str(last))
+            last = java_long(last)
+        elif last < base:
             res.problem("bad-last-offset", path, "batch last offset below its base offset",
                         position=pos, expected=f">= {base}", found=str(last))
         if max_last is None or last > max_last:
