@@ -30,7 +30,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from kseg.testing import bombs  # noqa: E402  (small: the writers run in a child, see inputs())
+from kseg.testing import bombs  # small: the writers run in a child, see inputs()
 
 TARGET_MIB = 128
 NUL = subprocess.DEVNULL
