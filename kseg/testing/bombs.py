@@ -85,15 +85,15 @@ def write_random_indexes(directory: str | os.PathLike, size: int, seed: int = 19
 
 
 def write_snapshot_bomb(directory: str | os.PathLike, count: int, offset: int = 1) -> Path:
-    """A one-segment partition and a valid ``<offset>.snapshot`` of ``count`` producers (46 bytes each),
-    each with an open transaction; returns the snapshot's path."""
+    """A one-segment partition and a valid ``<offset>.snapshot`` of ``count`` idempotent producers (46 bytes
+    each, no open transaction); returns the snapshot's path."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     write_segment(directory, [[build_v2_batch([RecordSpec(b"k", b"v", TIMESTAMP)])]])
     path = directory / segment_file_name(offset, ".snapshot")
     entry = SNAPSHOT_ENTRY
     body = bytearray(SNAPSHOT_HEADER.pack(1, 0, count))
-    body += b"".join(entry.pack(pid, 0, 0, 0, 0, TIMESTAMP, 0, 0) for pid in range(1000, 1000 + count))
+    body += b"".join(entry.pack(pid, 0, 0, 0, 0, TIMESTAMP, -1, -1) for pid in range(1000, 1000 + count))
     UINT32.pack_into(body, 2, crc32c(memoryview(body)[6:]))
     path.write_bytes(body)
     return path
