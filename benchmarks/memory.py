@@ -12,6 +12,7 @@ Inputs (``kseg.testing.bombs``), written once under ``--dir`` (default
 * ``bomb``: one zstd batch of 4 M null records (3.2 MB, 39 MB decompressed)
   and the same records uncompressed (``plain``, the streaming baseline);
 * ``index``: random 10 MiB ``.index`` / ``.timeindex`` (Kafka's preallocated size);
+* ``sparse``: 1 GiB sparse ``.index`` / ``.timeindex`` (1 MiB of random bytes, then zeros);
 * ``snapshot``: a valid producer snapshot of 2 M producers (92 MB);
 * ``parts``: 10,000 partitions of one record, exported to Parquet.
 """
@@ -46,6 +47,7 @@ def inputs(root: Path, scale: float) -> dict[str, Path]:
         "bomb": root / f"bomb-{n}" / "t-0",
         "plain": root / f"plain-{n}" / "t-0",
         "index": root / f"index-{int(10 * scale * 1024)}k" / "t-0",
+        "sparse": root / f"sparse-{int(1024 * scale)}m" / "t-0",
         "snapshot": root / f"snapshot-{int(2_000_000 * scale)}" / "t-0",
         "parts": root / f"parts-{max(1, int(10_000 * scale))}",
     }
@@ -65,6 +67,8 @@ def write_inputs(paths: dict[str, str], n: int, scale: float) -> None:
         bombs.write_null_bomb(made["plain"], n, "none")
     if not made["index"].exists():
         bombs.write_random_indexes(made["index"], max(8 * 12, int(10 * 1024 * 1024 * scale) // 24 * 24))
+    if not made["sparse"].exists():
+        bombs.write_random_indexes(made["sparse"], max(8 * 12, int((1 << 30) * scale) // 24 * 24), sparse=True)
     if not made["snapshot"].exists():
         bombs.write_snapshot_bomb(made["snapshot"], max(1, int(2_000_000 * scale)))
     if not made["parts"].exists():
@@ -92,6 +96,13 @@ ROWS: list[tuple[str, str, list[str], bool]] = [
     ("rebuild-index --check (random 10 MiB indexes)", "index", ["rebuild-index", "--check", "{d}"], False),
     ("lookup-offset (random 10 MiB indexes)", "index", ["lookup-offset", "0", "{d}"], False),
     ("lookup-time (random 10 MiB indexes)", "index", ["lookup-time", "0", "{d}"], False),
+    ("dump .index (sparse 1 GiB)", "sparse", ["dump", "{d}/00000000000000000000.index"], False),
+    ("dump .timeindex (sparse 1 GiB)", "sparse", ["dump", "{d}/00000000000000000000.timeindex"], False),
+    ("verify-index (sparse 1 GiB indexes)", "sparse", ["verify-index", "{d}"], False),
+    ("rebuild-index --check (sparse 1 GiB indexes)", "sparse", ["rebuild-index", "--check", "{d}"], False),
+    ("lookup-offset (sparse 1 GiB indexes)", "sparse", ["lookup-offset", "0", "{d}"], False),
+    ("lookup-time (sparse 1 GiB indexes)", "sparse", ["lookup-time", "0", "{d}"], False),
+    ("export (sparse 1 GiB indexes)", "sparse", ["export", "-o", "{out}", "--force", "{d}"], False),
     ("dump .snapshot (2 M producers)", "snapshot", ["dump", "{d}/00000000000000000001.snapshot"], False),
     ("txn (2 M producers)", "snapshot", ["txn", "{d}"], False),
     ("export (10,000 one-record partitions)", "parts", ["export", "-o", "{out}", "--force", "{d}"], False),
