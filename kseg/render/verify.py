@@ -52,12 +52,12 @@ def render_result(out, res: SegmentResult, output_format: str, full_names: bool 
     if res.status == "failed":
         lines = [f"{where}: FAILED: {res.failed}"]
     elif res.problems:
-        lines = [f"{where}: {len(res.problems)} problem{'s' * (len(res.problems) != 1)} "
-                 f"({res.batches} batches, {res.bytes} bytes)"]
+        n = res.problem_count
+        lines = [f"{where}: {n} problem{'s' * (n != 1)} ({res.batches} batches, {res.bytes} bytes)"]
     else:
         lines = [f"{where}: clean ({res.batches} batches, {res.bytes} bytes)"]
     lines += [f"  problem: {problem_line(p)}" for p in res.problems]
-    lines += [f"  note: {note}" for note in res.notes]
+    lines += [f"  note: {note}" for note in (*res.notes, *res.omitted_notes())]
     _write(out, "\n".join(lines) + "\n")
 
 
@@ -78,7 +78,7 @@ class PartitionSummary:
         row[1] += res.status == "clean"
         row[2] += res.status == "problems"
         row[3] += res.status == "failed"
-        row[4] += len(res.problems)
+        row[4] += res.problem_count
         row[5] += res.bytes
 
     def write(self, out) -> None:

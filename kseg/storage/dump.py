@@ -19,7 +19,6 @@ from typing import Callable, Protocol
 
 from kseg.errors import CorruptSnapshotError, InputError, KsegError
 from kseg.format.indexes import iter_aborted_txns
-from kseg.format.snapshot import parse_snapshot
 from kseg.format.strings import string_decoder
 from kseg.format.v2 import ATTRIBUTES, CONTROL_FLAG, java_long
 from kseg.format.v2_records import SIZES, SLICES, SPANS
@@ -34,6 +33,7 @@ from kseg.limits import (
 from kseg.storage import files
 from kseg.storage.batch import V2Batch
 from kseg.storage.dump_index import IndexDumper
+from kseg.storage.producer_state import iter_snapshot
 from kseg.storage.records import FileRecords
 
 
@@ -349,11 +349,14 @@ class Dumper:
 
     # -- .snapshot and .txnindex ------------------------------------------------
     def dump_snapshot(self, path: str) -> None:
+        entries = iter_snapshot(path)  # streamed: the CRC is checked over the whole file before the first entry
         try:
-            entries = parse_snapshot(files.read_small_file(path))
+            first = next(entries, None)
         except CorruptSnapshotError as exc:
             self.sink.snapshot_error(exc)  # Kafka prints the message and goes on (exit 0)
             return
+        if first is not None:
+            self.sink.producer_entry(first)
         for entry in entries:
             self.sink.producer_entry(entry)
 

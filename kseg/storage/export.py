@@ -26,6 +26,8 @@ never silently dropped: each one is yielded as a :class:`Corruption`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import islice
+from operator import lt
 from typing import Iterator, NamedTuple
 
 from kseg.errors import KsegError
@@ -167,13 +169,19 @@ def _index(path: str | None, view_cls, base_offset: int):
     if not path:
         return None
     try:
-        data = files.read_small_file(path)
+        whole = view_cls(files.open_index(path), base_offset)
+        view = whole.limited(whole.used_entries())
+        increasing = all(map(lt, _keys(view), islice(_keys(view), 1, None)))
     except KsegError:
         return None
-    view = view_cls(data, base_offset)
-    view = view_cls(data[: view.used_entries() * view.entry_size], base_offset)
-    keys = [view.key(i) for i in range(view.entries)]
-    return view if all(a < b for a, b in zip(keys, keys[1:])) else None
+    return view if increasing else None
+
+
+def _keys(view) -> Iterator[int]:
+    """An index's search keys in file order, a window at a time: offsets (``.index``) or timestamps."""
+    if isinstance(view, fmt_indexes.OffsetIndexView):
+        return view.iter_offsets(view.entries)
+    return map(view.key, range(view.entries))
 
 
 def _floor(offsets, offset: int) -> int:

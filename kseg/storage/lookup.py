@@ -182,17 +182,18 @@ class PartitionLog:
             self.notes.append(f"{name}: missing; reading the log from position 0 instead")
             return None
         try:
-            data = files.read_small_file(path)
+            data = files.open_index(path)
+            whole = view(data, seg.base_offset, files.display(path))
+            used = whole.used_entries()
         except InputError as exc:
             self.notes.append(f"{exc.describe()}; reading the log from position 0 instead")
             return None
-        used = view(data, seg.base_offset).used_entries()
-        if used * size < len(data) - len(data) % size:
-            self.notes.append(f"{name}: {len(data) // size} slots of which {used} used, the rest zero "
+        index = whole
+        if used < whole.entries:
+            self.notes.append(f"{name}: {whole.entries} slots of which {used} used, the rest zero "
                               "(a preallocated index, as left by a crash); using the used entries")
-            data = data[: used * size]
+            index = whole.limited(used)
             self.preallocated.add(path)
-        index = view(data, seg.base_offset, files.display(path))
         try:
             index.sanity_check()
         except CorruptIndexError as exc:

@@ -54,13 +54,53 @@ def rebuilt_files(rec: Recovered) -> dict[str, bytes | None]:
     return {files.INDEX: rec.index_bytes(), files.TIME_INDEX: rec.time_index_bytes(), files.TXN_INDEX: txn}
 
 
-def _read(path: str) -> bytes | None:
+class _LargeIndex:
+    """An existing index file over ``files.WHOLE_INDEX`` bytes (a preallocated or garbage one), compared
+    with the rebuilt bytes a window at a time: the slices and comparisons :func:`difference` and the
+    callers make, without holding the file (a sparse 1 GiB index would cost its size)."""
+
+    def __init__(self, source: files.IndexFile) -> None:
+        self.source = source
+
+    def __len__(self) -> int:
+        return self.source.length
+
+    def __getitem__(self, part: slice) -> bytes:
+        start, stop, _ = part.indices(self.source.length)
+        return self.source.read(start, max(start, stop))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, (bytes, bytearray)) or len(other) != len(self):
+            return False
+        step = 1 << 20
+        return all(self[at : at + step] == other[at : at + step] for at in range(0, len(self), step))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def zero_from(self, start: int) -> bool:
+        step = 1 << 20
+        for at in range(start, len(self), step):
+            chunk = self[at : at + step]
+            if chunk.count(0) != len(chunk):
+                return False
+        return True
+
+
+def _read(path: str) -> bytes | _LargeIndex | None:
     if not files.exists(path):
         return None
-    return files.read_small_file(path)
+    data = files.open_index(path)
+    return data if isinstance(data, bytes) else _LargeIndex(data)
 
 
-def _entry_text(kind: str, data: bytes, n: int, base: int) -> str:
+def _zero_from(existing, start: int) -> bool:
+    """Whether every byte of ``existing`` from ``start`` is zero."""
+    if isinstance(existing, _LargeIndex):
+        return existing.zero_from(start)
+    return not any(existing[start:])
+
+
+def _entry_text(kind: str, data, n: int, base: int) -> str:
     size = _ENTRY[kind].size
     chunk = data[n * size : (n + 1) * size]
     if len(chunk) < size:
@@ -73,7 +113,7 @@ def _entry_text(kind: str, data: bytes, n: int, base: int) -> str:
     return f"(producerId {e[1]}, firstOffset {e[2]}, lastOffset {e[3]}, lastStableOffset {e[4]})"
 
 
-def difference(kind: str, existing: bytes, rebuilt: bytes, base: int) -> str:
+def difference(kind: str, existing, rebuilt: bytes, base: int) -> str:
     """The first difference between two index files, entry by entry."""
     size = _ENTRY[kind].size
     n_old, n_new = -(-len(existing) // size), len(rebuilt) // size
@@ -82,9 +122,9 @@ def difference(kind: str, existing: bytes, rebuilt: bytes, base: int) -> str:
             return (f"entry #{n}: existing {_entry_text(kind, existing, n, base)}, "
                     f"rebuilt {_entry_text(kind, rebuilt, n, base)}")
     if n_old > n_new:
-        extra = existing[n_new * size :]
-        if not any(extra):
-            return (f"the existing file has {len(extra)} more bytes, all zero from entry #{n_new} "
+        extra = len(existing) - n_new * size
+        if _zero_from(existing, n_new * size):
+            return (f"the existing file has {extra} more bytes, all zero from entry #{n_new} "
                     "(a preallocated index of a segment that was not closed)")
         return (f"the existing file has {n_old - n_new} more entries, from entry #{n_new} "
                 f"{_entry_text(kind, existing, n_new, base)}")

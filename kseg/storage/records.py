@@ -100,11 +100,12 @@ class FileRecords:
         self.close()
 
     # -- raw reads ----------------------------------------------------------
-    def read_at(self, position: int, n: int) -> bytes:
-        """Read exactly ``n`` bytes at ``position`` into a new object."""
+    def read_at(self, position: int, n: int) -> bytearray:
+        """Read exactly ``n`` bytes at ``position`` into a new buffer (not copied again: a batch larger
+        than the window costs its size once)."""
         out = bytearray(n)
         self._read_into(position, memoryview(out))
-        return bytes(out)
+        return out
 
     def _read_into(self, position: int, view: memoryview) -> None:
         want = len(view)

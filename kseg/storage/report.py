@@ -34,8 +34,8 @@ PROBLEM_FIELDS = ("type", "v", "logDir", "partition", "segment", "file", "kind",
 
 def segment_row(res: SegmentResult) -> dict:
     return {"type": "segment", "v": SCHEMA_VERSION, "logDir": res.log_dir, "partition": res.partition, "segment": res.segment or None,
-            "path": res.path, "bytes": res.bytes, "batches": res.batches, "problems": len(res.problems),
-            "status": res.status, "error": res.failed, "notes": list(res.notes)}
+            "path": res.path, "bytes": res.bytes, "batches": res.batches, "problems": res.problem_count,
+            "status": res.status, "error": res.failed, "notes": [*res.notes, *res.omitted_notes()]}
 
 
 def problem_rows(res: SegmentResult) -> list[dict]:

@@ -26,27 +26,31 @@ from kseg.storage.verify_result import IndexFiles, IndexKeys, LogScan, SegmentRe
 _PAST_ALL = 1 << 63  # a key beyond every position and offset: ends the walks below without a length check
 
 
-def index_keys(indexes: IndexFiles) -> IndexKeys:
+def index_keys(indexes: IndexFiles) -> IndexKeys | None:
     """The ``.log`` positions a segment's ``.index`` names and the offsets its ``.index`` and
     ``.timeindex`` name, each ascending, read lazily from the views (a file that could not be read
-    names none: its check reports it)."""
+    names none: its check reports it).  None when an index's keys do not ascend (a damaged or garbage
+    index): the log pass then records every batch, so memory follows the log, never the index (sorting
+    a random 1 GiB index's 134 M keys would cost gigabytes)."""
     positions: Iterable[int] = ()
     offsets: list[Iterable[int]] = []
     for view in indexes:
         if view is None or isinstance(view, InputError):
             continue
         stop = view.entries - view.zero_tail()  # a preallocated tail asks nothing the checks look at
-        offsets.append(_ascending(lambda v=view, n=stop: v.iter_offsets(n)))
+        if not _ascends(lambda v=view, n=stop: v.iter_offsets(n)):
+            return None
+        offsets.append(view.iter_offsets(stop))
         if isinstance(view, OffsetIndexView):
-            positions = _ascending(lambda v=view, n=stop: v.iter_positions(n))
+            if not _ascends(lambda v=view, n=stop: v.iter_positions(n)):
+                return None
+            positions = view.iter_positions(stop)
     return IndexKeys(iter(positions), heapq.merge(*offsets))
 
 
-def _ascending(values: Callable[[], Iterator[int]]) -> Iterable[int]:
-    """``values()`` when it ascends (an index as brokers write it: nothing is held), else sorted."""
-    if all(map(le, values(), islice(values(), 1, None))):
-        return values()
-    return sorted(values())
+def _ascends(values: Callable[[], Iterator[int]]) -> bool:
+    """Whether ``values()`` ascends (an index as brokers write it), read twice lazily: nothing is held."""
+    return all(map(le, values(), islice(values(), 1, None)))
 
 
 def scan_log(res: SegmentResult, path: str, keys: IndexKeys | None = None) -> LogScan:

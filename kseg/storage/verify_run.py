@@ -69,7 +69,7 @@ class Report:
             return
         self.segments += 1
         self.bytes += res.bytes
-        self.problems += len(res.problems)
+        self.problems += res.problem_count
         if res.status == "failed":
             self.failed += 1
         elif res.status == "problems":
