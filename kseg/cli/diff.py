@@ -6,12 +6,13 @@ import sys
 
 import click
 
-from kseg.cli.options import (binary_streams, check_spark, fail, format_option, io_options, note,
-                              quiet_option, spark_options)
+from kseg.cli.options import (binary_streams, check_spark, fail, format_option, io_options, note, quiet_option,
+                              spark_options)
+from kseg.cli.options import error as report_error
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.argument("paths", nargs=-1, required=True, type=click.Path(readable=False))
 @click.option("--roots", is_flag=True,
               help="PATHS are log roots (one per broker): compare every partition found under more than one.")
 @format_option
@@ -64,18 +65,14 @@ def diff(paths, roots, output_format, quiet, spark, master, spark_conf, verbose,
     else:
         results = (_local(s) for s in sets)
     code = 0
-    try:
-        for set_rows, error in results:
-            if error is not None:
-                err.write(f"kseg: error: {error}\n".encode("utf-8", "replace"))
-                code = 2
-                continue
-            lines = [dumps(r) for r in set_rows] if output_format == "json" else text_lines(set_rows)
-            out.write(("\n".join(lines) + "\n").encode("utf-8", "replace"))
-            code = max(code, set_rows[-1]["exitCode"])
-        out.flush()
-    except BrokenPipeError:
-        sys.stderr.close()
+    for set_rows, error in results:
+        if error is not None:
+            code = report_error(err, error)
+            continue
+        lines = [dumps(r) for r in set_rows] if output_format == "json" else text_lines(set_rows)
+        out.write(("\n".join(lines) + "\n").encode("utf-8", "replace"))
+        code = max(code, set_rows[-1]["exitCode"])
+    out.flush()
     sys.exit(code)
 
 

@@ -96,7 +96,7 @@ def _run(directory: str, output_format: str, max_message_size: int, decoders: tu
 
 @click.command(context_settings=NUMBER_ARGS)
 @click.argument("offset", type=OffsetType(INT64_MIN, INT64_MAX))
-@click.argument("directory", metavar="DIR", type=click.Path())
+@click.argument("directory", metavar="DIR", type=click.Path(readable=False))
 @format_option
 @max_message_size_option
 @decoder_options
@@ -135,7 +135,7 @@ def lookup_offset(offset, directory, output_format, max_message_size, key_decode
 
 @click.command(context_settings=NUMBER_ARGS)
 @click.argument("timestamp", metavar="TIMESTAMP", type=TimestampType())
-@click.argument("directory", metavar="DIR", type=click.Path())
+@click.argument("directory", metavar="DIR", type=click.Path(readable=False))
 @format_option
 @max_message_size_option
 @decoder_options

@@ -122,6 +122,13 @@ def fail(err, problem: "KsegError | str", code: int = EXIT_ERROR) -> NoReturn:
     sys.exit(code)
 
 
+def error(err, problem: "KsegError | str") -> int:
+    """Print the one error line (``kseg: error: <file>: at byte N: <what>``) and go on; returns 2 (I/O)
+    for the caller that counts it.  Every command's error lines come from here or :func:`fail`."""
+    say(err, error_line(problem))
+    return EXIT_ERROR
+
+
 def say(err, text: str) -> None:
     """One line on stderr (a note, or an error the run goes on after)."""
     err.write((text + "\n").encode("utf-8", "replace"))

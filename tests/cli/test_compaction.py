@@ -43,7 +43,7 @@ def test_counts_ages_and_horizons(tmp_path: Path) -> None:
     assert summary == {"type": "summary", "v": 1, "logDir": str(tmp_path), "partition": "compacted-0", "at": T + 2 * DAY,
                        "deleteRetentionMs": DAY, "segments": 2, "tombstones": 4, "controlBatches": 1,
                        "legacyTombstones": 0, "pastDeleteHorizon": 1, "withoutDeleteHorizon": 2,
-                       "segmentsOlderThanRetentionWithoutHorizon": 1}
+                       "segmentsOlderThanRetentionWithoutHorizon": 1, "segmentsNotReadToEnd": 0}
 
 
 def test_text_and_retention_option(tmp_path: Path) -> None:
