@@ -57,8 +57,8 @@ def txn(paths, from_start, hanging_after, at, max_message_size, output_format, q
     Exit codes:
       0  no hanging transaction, every .txnindex checked is right
       1  a hanging transaction, a .txnindex problem, a snapshot that disagrees
-         with the log, or a corrupt batch
-      2  usage error, or a file could not be read
+         with the log, or a segment not read past a corrupt or partial batch
+      2  usage error, or a file could not be read (the OS's reason)
     """
     from kseg.errors import KsegError
     from kseg.jsonlines import dumps
@@ -98,6 +98,9 @@ def txn(paths, from_start, hanging_after, at, max_message_size, output_format, q
             lines = render.render_report_text(report)
         for line in lines:
             write(line)
+        for read in report.reads:
+            if not read.complete:
+                error(err, read.describe())
         code = max(code, report.exit_code)
     out.flush()
     sys.exit(code)
