@@ -32,8 +32,9 @@ def diff(paths, roots, output_format, quiet, spark, master, spark_conf, verbose,
     \b
     Exit codes:
       0  identical, or only lagging
-      1  divergent (or a replica could not be read to its end)
-      2  usage error, or a file could not be read
+      1  divergent, or a replica could not be read past a corrupt or partial
+         batch (it is "unreadable from offset N", never lagging)
+      2  usage error, or a file could not be read (the OS's reason)
     """
     from kseg.errors import KsegError
     from kseg.jsonlines import dumps
@@ -71,6 +72,10 @@ def diff(paths, roots, output_format, quiet, spark, master, spark_conf, verbose,
             continue
         lines = [dumps(r) for r in set_rows] if output_format == "json" else text_lines(set_rows)
         out.write(("\n".join(lines) + "\n").encode("utf-8", "replace"))
+        for row in set_rows[:-1]:
+            if row.get("status") == "unreadable":
+                report_error(err, f"replica {row['replica']}: unreadable from offset {row['logEndOffset']}: "
+                                  f"{row['stopped']}")
         code = max(code, set_rows[-1]["exitCode"])
     out.flush()
     sys.exit(code)
