@@ -8,7 +8,7 @@ import time
 import click
 
 from kseg.cli.options import (binary_streams, error, format_option, io_options, max_message_size_option,
-                              partitions_or_fail, quiet_option, reference_time)
+                              listing_code, partitions_or_fail, quiet_option, reference_time)
 from kseg.limits import decompression_limit
 from kseg.cli.txn import Duration
 
@@ -46,8 +46,10 @@ def compaction(paths, delete_retention, at, max_message_size, output_format, qui
     if at_ms is None:
         at_ms = int(time.time() * 1000)
     partitions = partitions_or_fail(err, paths)
-    code = 0
+    code = listing_code(partitions)
     for part in partitions:
+        if part.error is not None:
+            continue
         try:
             report = analyse(part, at_ms, delete_retention, limit=decompression_limit(max_message_size))
         except KsegError as exc:

@@ -8,7 +8,7 @@ import click
 
 from kseg.cli.lookup import TimestampType
 from kseg.cli.options import (binary_streams, check_spark, decoder_options, fail, io_options,
-                              max_message_size_option, partitions_or_fail, quiet_option, spark_options)
+                              listing_code, max_message_size_option, partitions_or_fail, quiet_option, spark_options)
 from kseg.limits import EXIT_OK, EXIT_PROBLEMS, decompression_limit
 from kseg.storage.export import ON_CORRUPTION
 
@@ -51,6 +51,12 @@ def export(paths, output, from_offset, to_offset, from_time, to_time, key_decode
     """
     from kseg.errors import KsegError
     from kseg.storage.export import INT64_MAX, INT64_MIN, Ranges
+
+    try:  # Parquet is pyarrow's: without it, one line saying how to get it (exit 2), never a traceback
+        import pyarrow.parquet  # noqa: F401
+    except ImportError as exc:
+        fail(binary_streams()[1], f"export writes Parquet with pyarrow, which cannot be imported ({exc}); "
+                                  "install it with: pip install 'kseg[remote]'")
 
     for name, value in (("--from-time", from_time), ("--to-time", to_time)):
         if value is not None and value < 0:
@@ -102,7 +108,10 @@ def _run_local(paths, output, ranges, key_fn, value_fn, on_corruption, split_byt
     from kseg.render.export import CorruptionStop, write_parquet
     from kseg.storage.export import plan
 
-    splits = plan(partitions_or_fail(err, paths), ranges, split_bytes, limit)
+    partitions = partitions_or_fail(err, paths)
+    if listing_code(partitions):  # an input not read is never "N records written": nothing is
+        fail(err, "nothing was written: a directory above could not be listed")
+    splits = plan(partitions, ranges, split_bytes, limit)
     progress = progress_mod.make(quiet)
     if progress is not None:
         progress.start("export", len(splits), count=True)

@@ -143,7 +143,9 @@ def note(err, text: str) -> None:
 
 def partitions_or_fail(err, paths) -> list:
     """The partitions under ``paths`` (:func:`kseg.storage.partition.discover`), its notes printed;
-    nothing to read, or a path that cannot be read, is the one error line and exit 2."""
+    nothing to read, or a path that cannot be read, is the one error line and exit 2.  A directory
+    that cannot be listed is returned with ``error`` set, its error line printed: the caller skips it
+    and exits 2 (:func:`listing_code`)."""
     from kseg.storage.partition import discover, nothing_found
 
     notes: list[str] = []
@@ -155,7 +157,16 @@ def partitions_or_fail(err, paths) -> list:
         fail(err, exc)
     for text in notes:
         note(err, text)
+    for part in partitions:
+        if part.error is not None:  # a directory that cannot be listed: nothing of it is read (exit 2)
+            error(err, part.error)
     return partitions
+
+
+def listing_code(partitions) -> int:
+    """2 when a directory among ``partitions`` could not be listed (its error line printed by
+    :func:`partitions_or_fail`), else 0: the exit code a run starts from."""
+    return EXIT_ERROR if any(p.error is not None for p in partitions) else 0
 
 
 def binary_streams():

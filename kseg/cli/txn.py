@@ -8,7 +8,7 @@ import sys
 import click
 
 from kseg.cli.options import (binary_streams, error, fail, format_option, io_options, max_message_size_option,
-                              partitions_or_fail, quiet_option, reference_time)
+                              listing_code, partitions_or_fail, quiet_option, reference_time)
 from kseg.limits import decompression_limit
 
 _DURATION = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*(ms|s|m|min|h|d)?\s*\Z")
@@ -77,8 +77,10 @@ def txn(paths, from_start, hanging_after, at, max_message_size, output_format, q
         if files.isfile(path):
             fail(err, f"{path}: a file; txn takes partition directories or log roots (transactions span segments)")
     partitions = partitions_or_fail(err, paths)
-    code = 0
+    code = listing_code(partitions)
     for part in partitions:
+        if part.error is not None:
+            continue
         if output_format == "json":
             def on_txn(t, name=part.name):
                 write(dumps(render.transaction_row(name, t)))
