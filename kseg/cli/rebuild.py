@@ -115,7 +115,7 @@ def rebuild_index(paths, check, output_dir, force, index_interval_bytes, max_ind
                 if o.status == REFUSED:
                     say(error_line(f"{o.path}: not written: the existing file differs; give --force to replace it"))
                 elif o.status == FAILED:
-                    say(error_line(f"{o.path}: not written: {o.error.describe()}"))
+                    say(error_line(f"{o.path}: {o.failure()}"))
     finally:
         if bar is not None:
             bar.close()
