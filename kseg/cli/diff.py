@@ -90,9 +90,10 @@ def _partition(path: str, scan, notes):
         raise InputError("no such file or directory", path=path)
     if not files.isdir(path):
         raise InputError("not a directory: diff takes partition directories", path=path)
+    part = scan(path, notes)  # a directory that cannot be listed: InputError with the OS's reason
     if not is_partition_dir(path):
         raise InputError("no segment files here: not a partition directory (log roots need --roots)", path=path)
-    return scan(path, notes)
+    return part
 
 
 def _local(partitions):

@@ -30,7 +30,7 @@ from kseg.errors import CorruptIndexError, CorruptRecordError, InputError, KsegE
 from kseg.format.legacy import LegacyRecord
 from kseg.format.v2_records import Record
 from kseg.format.indexes import OffsetIndexView, TimeIndexView
-from kseg.storage import files
+from kseg.storage import files, location
 from kseg.storage.partition import Segment, is_partition_dir, scan_partition
 from kseg.storage.records import FileRecords
 
@@ -126,6 +126,11 @@ class PartitionLog:
             raise InputError("no such file or directory", path=path)
         if files.isfile(path):
             path = files.parent(path)
+        if not location.is_remote(path) and os.path.isdir(path):
+            try:  # a directory that cannot be listed says so (the OS's reason), as in every command
+                os.listdir(path)
+            except OSError as exc:
+                raise InputError(f"cannot list the directory: {exc.strerror or exc}", path=path) from None
         if not is_partition_dir(path):
             raise InputError("not a partition directory: no segment files in it", path=path,
                              hint="give one partition directory such as orders-3/")
@@ -319,17 +324,10 @@ def lookup_offset(log: PartitionLog, target: int) -> OffsetLookup:
 
 
 def scan_from(records, position: int, scan: ScanStep, notes: list[str]):
-    """Batches from ``position`` on, counted into ``scan``; a corrupt length field (where Kafka's
-    iteration throws) ends the scan with a note instead."""
-    batches = records.batches(position)
-    while True:
-        try:
-            batch = next(batches)
-        except StopIteration:
-            return
-        except CorruptRecordError as exc:
-            notes.append(f"{exc.describe()}; the segment's readable batches end there")
-            return
+    """Batches from ``position`` on, counted into ``scan``.  A corrupt length field raises
+    :class:`CorruptRecordError`, as Kafka's iteration throws there (``FileLogInputStream.nextBatch``):
+    the fetch fails, it never moves on to the next segment and answers from data past the corruption."""
+    for batch in records.batches(position):
         scan.batches += 1
         scan.bytes = batch.position + batch.size - position
         yield batch

@@ -101,10 +101,8 @@ def scan_partition(path: str, notes: list[str] | None = None) -> Partition:
         return partition_from_listing(path.rstrip("/"), location.children(path), notes)
     try:
         names = sorted(os.listdir(path))
-    except PermissionError:
-        raise InputError("permission denied", path=path) from None
-    except OSError as exc:
-        raise InputError(f"cannot list directory: {exc.strerror or exc}", path=path) from None
+    except OSError as exc:  # the same words as discover's failed rows: the OS's reason
+        raise InputError(f"cannot list the directory: {exc.strerror or exc}", path=path) from None
     return partition_from_listing(path, [location.Entry(os.path.join(path, n), None) for n in names], notes)
 
 
