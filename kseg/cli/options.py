@@ -146,14 +146,16 @@ def partitions_or_fail(err, paths) -> list:
     nothing to read, or a path that cannot be read, is the one error line and exit 2.  A directory
     that cannot be listed is returned with ``error`` set, its error line printed: the caller skips it
     and exits 2 (:func:`listing_code`)."""
-    from kseg.storage.partition import discover, nothing_found
+    from kseg.storage.partition import discover, nothing_found, nothing_in
 
     notes: list[str] = []
     try:
         partitions = discover(list(paths), notes)
-        if not partitions:
+        if nothing_in(partitions):
             raise nothing_found(list(paths))
     except KsegError as exc:
+        for text in notes:  # what was skipped, and why, before the error that nothing was read
+            note(err, text)
         fail(err, exc)
     for text in notes:
         note(err, text)

@@ -44,12 +44,13 @@ def verify_index(paths, strict, report_path, jobs, max_message_size, output_form
       141  stdout was closed early (killed by SIGPIPE, as git is)
     """
     from kseg.errors import InputError, KsegError
-    from kseg.storage.partition import discover, nothing_found
+    from kseg.storage.partition import discover, nothing_found, nothing_in
     from kseg.storage.report import JsonlReport, check_target, is_uri
 
     check_spark(spark, master, spark_conf, verbose)
     out, err = binary_streams()
     report = None
+    notes: list[str] = []
     try:  # the report path first: a run must not end on a path it cannot write
         if report_path and report_path.endswith(".parquet") and not spark:
             raise InputError("a .parquet report needs --spark; the local command writes JSON Lines "
@@ -64,11 +65,13 @@ def verify_index(paths, strict, report_path, jobs, max_message_size, output_form
             report = JsonlReport(report_path)
         notes: list[str] = []
         partitions = discover(list(paths), notes)
-        if not partitions:
+        if nothing_in(partitions):  # "0 segments verified, clean" would be a pass for nothing read
             raise nothing_found(list(paths))
     except KsegError as exc:  # one line, exit 2, before any work
         if report is not None:
             report.discard()
+        for text in notes:
+            note(err, text)
         fail(err, exc)
     for text in notes:
         note(err, text)

@@ -320,6 +320,13 @@ def _list_remote(uris: list[str]) -> dict[str, tuple[list[Partition], list[str]]
         return dict(zip(unique, pool.map(one, unique)))
 
 
+def nothing_in(partitions: list[Partition]) -> bool:
+    """True when ``partitions`` hold no segment and no failed directory: a run over them would read
+    nothing (e.g. only files whose names carry no base offset, a tiered segment's ``<base>-<uuid>.log``),
+    and a verdict on nothing is none -- the caller raises :func:`nothing_found`."""
+    return not any(p.segments or p.error is not None for p in partitions)
+
+
 def nothing_found(paths: list[str]) -> InputError:
     """The error for a run whose paths hold no segment at all (only empty Kafka log directories)."""
     return InputError("nothing to read: no segment files under " + ", ".join(paths), hint=LAYOUT_HINT)
