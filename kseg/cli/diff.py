@@ -36,7 +36,6 @@ def diff(paths, roots, output_format, quiet, spark, master, spark_conf, verbose,
          batch (it is "unreadable from offset N", never lagging)
       2  usage error, or a file could not be read (the OS's reason)
     """
-    from kseg.errors import KsegError
     from kseg.jsonlines import dumps
     from kseg.render.diff import text_lines
     from kseg.storage.diff import replica_sets
@@ -47,15 +46,12 @@ def diff(paths, roots, output_format, quiet, spark, master, spark_conf, verbose,
     if spark and not roots:
         fail(err, "--spark takes --roots (one task per replica set)")
     notes: list[str] = []
-    try:
-        if roots:
-            sets = replica_sets(list(paths), notes)
-        else:
-            if len(paths) < 2:
-                fail(err, "diff takes two or more partition directories (or --roots with log roots)")
-            sets = [[_partition(p, scan_partition, notes) for p in paths]]
-    except KsegError as exc:
-        fail(err, exc.describe())
+    if roots:  # an unreadable path raises InputError: its one line, exit 2 (kseg.cli.main.fatal)
+        sets = replica_sets(list(paths), notes)
+    else:
+        if len(paths) < 2:
+            fail(err, "diff takes two or more partition directories (or --roots with log roots)")
+        sets = [[_partition(p, scan_partition, notes) for p in paths]]
     for text in notes:
         note(err, text)
     if not sets:

@@ -49,7 +49,6 @@ def export(paths, output, from_offset, to_offset, from_time, to_time, key_decode
       1  corrupt batches were met (skipped and marked, or --on-corruption fail)
       2  usage error, or an input or the output could not be read or written
     """
-    from kseg.errors import KsegError
     from kseg.storage.export import INT64_MAX, INT64_MIN, Ranges
 
     try:  # Parquet is pyarrow's: without it, one line saying how to get it (exit 2), never a traceback
@@ -69,19 +68,17 @@ def export(paths, output, from_offset, to_offset, from_time, to_time, key_decode
             raise click.UsageError(f"--from-{what} is after --to-{what}")
     key_fn, value_fn = _decoders(key_decoder, value_decoder)
     out, err = binary_streams()
-    try:
-        if spark:
-            from kseg.spark.export_job import run_export
+    # an input that cannot be read raises InputError: its one line, exit 2, nothing written (cli.main.fatal)
+    if spark:
+        from kseg.spark.export_job import run_export
 
-            summary = run_export(list(paths), output, ranges=ranges, key_decoder=key_decoder,
-                                 value_decoder=value_decoder, on_corruption=on_corruption, split_bytes=split_bytes,
-                                 limit=decompression_limit(max_message_size), replace=force, master=master, spark_conf=spark_conf,
-                                 err=err, verbose=verbose)
-        else:
-            summary = _run_local(list(paths), output, ranges, key_fn, value_fn, on_corruption, split_bytes,
-                                 decompression_limit(max_message_size), force, quiet, err)
-    except KsegError as exc:
-        fail(err, exc)
+        summary = run_export(list(paths), output, ranges=ranges, key_decoder=key_decoder,
+                             value_decoder=value_decoder, on_corruption=on_corruption, split_bytes=split_bytes,
+                             limit=decompression_limit(max_message_size), replace=force, master=master,
+                             spark_conf=spark_conf, err=err, verbose=verbose)
+    else:
+        summary = _run_local(list(paths), output, ranges, key_fn, value_fn, on_corruption, split_bytes,
+                             decompression_limit(max_message_size), force, quiet, err)
     if summary is None:  # --on-corruption fail stopped it
         sys.exit(EXIT_CORRUPT)
     out.write((summary.line(output) + "\n").encode("utf-8", "replace"))
