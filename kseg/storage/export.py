@@ -237,7 +237,7 @@ def read_split(split: Split, ranges: Ranges = Ranges(), limit: int = 1 << 26,
             return
         if split.end is None and pos < records.size:
             yield Corruption(split.log, pos, "trailing-bytes",
-                             f"{records.size - pos} bytes after the last whole batch")
+                             f"{records.size - pos} bytes after the last whole batch (a partial batch, not read)")
 
 
 def _batch_records(batch, log: str, ranges: Ranges, limit: int, keep_invalid: bool):

@@ -36,6 +36,7 @@ from kseg.storage.records import FileRecords
 
 LOOKUP_WINDOW = 1 << 20  # a lookup reads one index interval and one batch; no need for the 8 MiB dump window
 FOUND, NEXT, BELOW_START, AT_END, PAST_END, EMPTY = "found", "next", "below-start", "at-end", "past-end", "empty"
+UNREAD = "unread"  # the answer lies in bytes that do not frame a batch: no verdict on them
 
 
 def detach(record: Record | LegacyRecord) -> Record | LegacyRecord:
@@ -72,6 +73,11 @@ class ScanStep:
     batches: int = 0
     bytes: int = 0  # from ``start`` to the end of the last batch read
     found_position: int | None = None
+    unread: int = 0  # bytes from the end of the last whole batch to the file's end that frame no batch
+
+    @property
+    def unread_at(self) -> int:
+        return self.start + self.bytes
 
     @property
     def skipped_bytes(self) -> int:
@@ -103,6 +109,7 @@ class OffsetLookup:
     batch_valid: bool | None = None
     record: Record | LegacyRecord | None = None
     notes: list[str] = field(default_factory=list)
+    unread: str | None = None  # UNREAD: the bytes not read, where, and why
 
     @property
     def found(self) -> bool:
@@ -318,6 +325,9 @@ def lookup_offset(log: PartitionLog, target: int) -> OffsetLookup:
         if _scan_segment(log, seg, step, target, result):
             result.status = FOUND if result.record.offset == target else NEXT
             return result
+        if step.scan.unread:  # the offset may be in bytes not read: no answer from the next segment
+            result.status, result.unread = UNREAD, unread_note(seg, step.scan)
+            return result
         i += 1
     result.status = PAST_END  # every batch after the index position ends below target
     return result
@@ -331,6 +341,12 @@ def scan_from(records, position: int, scan: ScanStep, notes: list[str]):
         scan.batches += 1
         scan.bytes = batch.position + batch.size - position
         yield batch
+    scan.unread = max(0, records.end - scan.unread_at)  # a partial batch: Kafka's iteration ends before it
+
+
+def unread_note(seg: Segment, scan: ScanStep) -> str:
+    return (f"{files.display(seg.log)}: at byte {scan.unread_at}: {scan.unread} bytes that do not frame a batch "
+            "(a partial batch, not read; Kafka's read moves on to the next segment past them)")
 
 
 def start_scan(log: PartitionLog, seg: Segment, index: IndexStep) -> tuple[FileRecords, ScanStep]:
