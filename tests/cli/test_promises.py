@@ -306,3 +306,52 @@ def test_missing_optional_dependency(tmp_path: Path, no_pyarrow: dict, command: 
     _clean_stderr(command, err)
     assert [line for line in err.splitlines() if "pip install 'kseg[remote]'" in line], err
     assert not (t.out / "x.parquet").exists()
+
+
+# -- EIO: a disk that fails a read (fault injection: strace makes the kernel's answer to read(2) EIO) ----------
+def _with_eio(log: Path, args: list[str], when: str) -> subprocess.CompletedProcess:
+    """Run ``kseg ARGS`` with every read(2)/pread64(2) of ``log`` from the ``when``-th on failing EIO."""
+    if shutil.which("strace") is None:
+        pytest.skip("strace is not installed: no way to inject EIO (apt-get install strace)")
+    cmd = ["strace", "-f", "-qq", "-o", os.devnull, "-P", str(log), "-e", "trace=read,pread64",
+           "-e", f"inject=read,pread64:error=EIO:when={when}", sys.executable, "-m", "kseg", *args]
+    p = subprocess.run(cmd, capture_output=True, cwd=ROOT, timeout=120)
+    if b"ptrace" in p.stderr and p.returncode != 0 and b"kseg" not in p.stderr:
+        pytest.skip(f"strace cannot trace here: {p.stderr.decode().strip()}")
+    return p
+
+
+def _strace_lines(err: str) -> str:
+    return "\n".join(line for line in err.splitlines() if not line.startswith("strace: "))
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_eio_is_an_io_error_never_corruption(tmp_path: Path, command: str) -> None:
+    """EIO reading a segment: a failed segment, exit 2 with the OS's reason -- never "corrupt", never
+    followed by index problems derived from the unread bytes."""
+    t = Tree(tmp_path)
+    before = t.hashes()
+    p = _with_eio(t.log0, [command, *ARGS[command](t)], "1+")
+    out, err = p.stdout.decode(), _strace_lines(p.stderr.decode())
+    assert p.returncode == 2, (p.returncode, out[-3000:], err)
+    _clean_stderr(command, err)
+    _names_cause(out, err, t.log0, r"Input/output error")
+    assert not re.search(r"corrupt|index-(position|offset)|isvalid: false|crc does not", out + err, re.I), (out, err)
+    _no_verdict(out, 2)
+    assert t.hashes() == before
+
+
+def test_eio_in_the_middle_of_a_segment(tmp_path: Path) -> None:
+    """The first 8 MiB window of a 12 MiB segment reads, the next fails: verify-index reports the segment
+    failed (exit 2) -- not ``corrupt-batch`` followed by every index entry past the failure."""
+    from kseg.testing.bulk import write_bulk_segment
+
+    part = tmp_path / "big-0"
+    write_bulk_segment(part, 12 << 20, records_per_batch=10, value_size=100, index_interval_bytes=4096)
+    log = part / f"{SEG0}.log"
+    p = _with_eio(log, ["verify-index", str(part)], "2+")
+    out, err = p.stdout.decode(), _strace_lines(p.stderr.decode())
+    assert p.returncode == 2, (p.returncode, out[-3000:], err)
+    assert re.search(rf"{re.escape(str(log))}: at byte [1-9]\d*: read failed: Input/output error", out), out
+    assert "problem" not in out and "corrupt" not in out, out
+    assert "1 failed" in out.splitlines()[-1], out
