@@ -187,6 +187,41 @@ def test_vanished_between_listing_and_reading(tmp_path: Path, monkeypatch, comma
     _no_verdict(out, 2)
 
 
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_shrinks_while_read(tmp_path: Path, monkeypatch, command: str) -> None:
+    """The first segment is cut to half its size after it was opened, just before its first window is
+    read (a broker truncating it under kseg): the reader, whose size was fixed at open, meets the end
+    early -- an I/O failure (exit 2), never a corrupt batch.  The test hook is the reader's read policy
+    (``kseg.storage.read_policy.current``, consulted before every window read; ``--max-rate`` uses it)."""
+    from kseg.storage import read_policy
+
+    t = Tree(tmp_path)
+    target, half = str(t.log0), t.log0.stat().st_size // 2
+
+    class ShrinkBeforeRead:
+        throttle = guard = None
+
+        def before(self, f, position: int, length: int):
+            if getattr(f, "name", None) == target and os.path.getsize(target) > half:
+                os.truncate(target, half)
+            return None
+
+        def after(self, token, n: int) -> None:
+            pass
+
+    monkeypatch.setattr(read_policy, "current", None)  # restored at teardown, whatever the run set
+    monkeypatch.setattr(read_policy, "configure",
+                        lambda *a, **k: setattr(read_policy, "current", ShrinkBeforeRead()))
+    r = run_cli([command, *ARGS[command](t)])
+    out, err = r.text, r.errtext
+    assert t.log0.stat().st_size == half, "the hook never ran"
+    assert r.exit_code == 2, (r.exit_code, out[-3000:], err)
+    _clean_stderr(command, err)
+    _names_cause(out, err, t.log0, r"shrank")
+    assert not re.search(r"corrupt|index-(position|offset)", out + err, re.I), (out, err)
+    _no_verdict(out, 2)
+
+
 # -- permissions: real processes (root drops the capabilities that let it read anything) --------------------
 def _unprivileged(cmd: list[str]) -> list[str]:
     if os.geteuid() != 0:
