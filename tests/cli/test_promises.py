@@ -15,6 +15,10 @@ Every command of ``kseg.cli.main.COMMANDS`` x every way its input or its run can
 * ``closed_stdout``: the reader of stdout has gone before the command writes;
 * ``sigint``: Ctrl-C while the command reads (``--max-rate`` keeps it reading; the signal is sent once
   the process holds the segment open, seen in ``/proc/<pid>/fd``);
+* ``shrinks``: the first segment is cut to half after it was opened (a hook before the first window read);
+* ``fifo``: a FIFO named like the first segment;
+* ``eio``: the kernel answers EIO to reads of the first segment (strace's fault injection), from the
+  first read or in the middle of a 12 MiB segment;
 * ``missing_dependency``: pyarrow cannot be imported (a ``sitecustomize`` on ``PYTHONPATH`` blocks it):
   ``export`` needs it for Parquet, every other command for an ``s3://`` path.
 
@@ -219,6 +223,22 @@ def test_shrinks_while_read(tmp_path: Path, monkeypatch, command: str) -> None:
     _clean_stderr(command, err)
     _names_cause(out, err, t.log0, r"shrank")
     assert not re.search(r"corrupt|index-(position|offset)", out + err, re.I), (out, err)
+    _no_verdict(out, 2)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_fifo_named_like_a_segment(tmp_path: Path, command: str) -> None:
+    """A FIFO where the first segment should be: refused without opening it (an open would block until
+    a writer came), exit 2 -- never a corruption row or a hang."""
+    t = Tree(tmp_path)
+    t.log0.unlink()
+    os.mkfifo(t.log0)
+    r = run_cli([command, *ARGS[command](t)])
+    out, err = r.text, r.errtext
+    assert r.exit_code == 2, (r.exit_code, out[-3000:], err)
+    _clean_stderr(command, err)
+    _names_cause(out, err, t.log0, r"not a regular file")
     _no_verdict(out, 2)
 
 
