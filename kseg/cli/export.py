@@ -8,7 +8,8 @@ import click
 
 from kseg.cli.lookup import TimestampType
 from kseg.cli.options import (binary_streams, check_spark, decoder_options, fail, io_options,
-                              listing_code, max_message_size_option, partitions_or_fail, quiet_option, spark_options)
+                              listing_code, max_message_size_option, partitions_or_fail, quiet_option, say,
+                              spark_options)
 from kseg.limits import EXIT_OK, EXIT_PROBLEMS, decompression_limit
 from kseg.storage.export import ON_CORRUPTION
 
@@ -97,7 +98,7 @@ def _decoders(key_decoder: str | None, value_decoder: str | None) -> tuple:
 
 
 def corruption_line(c) -> str:
-    return f"kseg: corrupt: {c.log}: at byte {c.position}: {c.kind}: {c.message}\n"
+    return f"kseg: corrupt: {c.log}: at byte {c.position}: {c.kind}: {c.message}"
 
 
 def _run_local(paths, output, ranges, key_fn, value_fn, on_corruption, split_bytes, limit, force, quiet, err):
@@ -123,11 +124,11 @@ def _run_local(paths, output, ranges, key_fn, value_fn, on_corruption, split_byt
     try:
         return write_parquet(splits, output, ranges=ranges, limit=limit, on_corruption=on_corruption,
                              key_decoder=key_fn, value_decoder=value_fn, replace=force,
-                             on_corrupt=lambda c: err.write(corruption_line(c).encode("utf-8", "replace")),
+                             on_corrupt=lambda c: say(err, corruption_line(c)),
                              on_split=on_split)
     except CorruptionStop as stop:
-        err.write(corruption_line(stop.corruption).encode("utf-8", "replace"))
-        err.write(b"kseg: export stopped (--on-corruption fail); nothing was written\n")
+        say(err, corruption_line(stop.corruption))
+        say(err, "kseg: export stopped (--on-corruption fail); nothing was written")
         return None
     finally:
         if progress is not None:

@@ -127,9 +127,7 @@ def verify_index(paths, strict, report_path, jobs, max_message_size, output_form
         out.flush()
         if report is not None:
             report.commit()
-    except KsegError as exc:
-        fail(err, exc)
-    finally:
+    finally:  # a KsegError raised here is its one line, exit 2 (kseg.cli.main.fatal); the report is discarded
         if progress is not None:
             progress.close()
         if report is not None:
