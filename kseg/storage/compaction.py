@@ -85,15 +85,16 @@ def scan_segment(seg: Segment, at: int, limit: int) -> SegmentTombstones:
     """Count one segment (module docstring).  What was read, and why reading stopped (a corrupt or
     partial batch, an I/O error), is ``read`` (:class:`kseg.storage.outcome.ReadOutcome`)."""
     path = files.display(seg.log)
-    res = SegmentTombstones(seg, read=ReadOutcome(path, present=seg.log_size()))
+    read = ReadOutcome(path, present=seg.log_size())
+    res = SegmentTombstones(seg, read=read)
     try:
         res.modified_ms = files.mtime_ms(seg.log)
         with FileRecords(seg.log) as records:
-            _count(res, read_batches(records, res.read), at, limit)
+            _count(res, read_batches(records, read), at, limit)
     except KsegError as exc:
-        res.read.stopped_at(exc.at(path))
-    if not res.read.complete:
-        res.stopped = res.read.describe()
+        read.stopped_at(exc.at(path))
+    if not read.complete:
+        res.stopped = read.describe()
     return res
 
 

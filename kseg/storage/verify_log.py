@@ -93,8 +93,9 @@ class _LogPass:
                         else:  # a legacy entry, or a v2 batch too odd or too large for the fast path
                             batch(pos, size, verdict.base_offset, verdict.last_offset, verdict.max_timestamp,
                                   verdict.is_valid(), verdict.checksum)
-            except InputError:
-                raise  # an I/O error is no corruption: the segment failed (verify_segment), no index check follows
+            except InputError:  # no corruption: the segment failed (verify_segment), no index check follows
+                res.bytes = scan.valid_end  # what was read: the summary counts no bytes that were not
+                raise
             except KsegError as exc:
                 res.problem("corrupt-batch", self.path, exc.message, position=exc.position)
             else:
