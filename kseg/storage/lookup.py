@@ -345,6 +345,8 @@ def scan_from(records, position: int, scan: ScanStep, notes: list[str]):
 
 
 def unread_note(seg: Segment, scan: ScanStep) -> str:
+    """Where a scan stopped short of the segment's end, and why: the bytes after the last whole batch
+    frame none (``FileLogInputStream.nextBatch`` returns null there), so what they hold is not known."""
     return (f"{files.display(seg.log)}: at byte {scan.unread_at}: {scan.unread} bytes that do not frame a batch "
             "(a partial batch, not read; Kafka's read moves on to the next segment past them)")
 

@@ -252,10 +252,7 @@ class _Walker:
         path = files.display(seg.log)
         read = ReadOutcome(path, present=seg.log_size())
         self.report.reads.append(read)
-        try:
-            aux = SecondReader(seg.log)
-        except InputError as exc:
-            return self._failed(seg, read, exc)
+        aux = SecondReader(seg.log)  # opened on first use, inside the try below
         try:
             with FileRecords(seg.log) as records:
                 read.present = records.end
