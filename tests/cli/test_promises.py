@@ -281,16 +281,27 @@ def test_permission_denied(tmp_path: Path, command: str, what: str) -> None:
 
 
 # -- a closed stdout, Ctrl-C, a missing optional dependency ---------------------------------------------------
-@pytest.mark.parametrize("command", sorted(COMMANDS))
-def test_closed_stdout_is_death_by_sigpipe(tmp_path: Path, command: str) -> None:
+def _formats(command: str) -> list[str]:
+    """The ``--format`` values a command takes (none: its one output)."""
+    import importlib
+
+    module, attr, _ = COMMANDS[command]
+    cmd = getattr(importlib.import_module(module), attr)
+    choice = next((p.type for p in cmd.params if p.name == "output_format"), None)
+    return list(choice.choices) if choice is not None else []
+
+
+@pytest.mark.parametrize("command,fmt", [(c, f) for c in sorted(COMMANDS) for f in (_formats(c) or [None])])
+def test_closed_stdout_is_death_by_sigpipe(tmp_path: Path, command: str, fmt: str | None) -> None:
     """The reader went away before the command wrote (``| head -0``): killed by SIGPIPE (141 in the
-    shell), nothing on stderr -- never an exit status that reads as a verdict."""
+    shell), nothing on stderr, text and JSON -- never an exit status that reads as a verdict."""
     t = Tree(tmp_path)
     before = t.hashes()
     read_end, write_end = os.pipe()
     os.close(read_end)
+    fmt_args = [] if fmt is None else ["--format", fmt]
     try:
-        p = subprocess.run([sys.executable, "-m", "kseg", command, *ARGS[command](t)], stdout=write_end,
+        p = subprocess.run([sys.executable, "-m", "kseg", command, *fmt_args, *ARGS[command](t)], stdout=write_end,
                            stderr=subprocess.PIPE, cwd=ROOT, timeout=120)
     finally:
         os.close(write_end)
