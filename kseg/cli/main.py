@@ -60,7 +60,7 @@ class LazyGroup(click.Group):
             interrupted()
         except BrokenPipeError:
             closed_stdout()
-        except (click.exceptions.Exit, click.ClickException, SystemExit):
+        except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException, SystemExit):
             raise
         except Exception as exc:  # noqa: BLE001 - the one place a command's fatal error becomes its line
             fatal(exc)

@@ -145,6 +145,11 @@ def _names_cause(r_out: str, r_err: str, path: Path, cause: str) -> None:
     assert hits, (str(path), cause, r_out[-2000:], r_err[-2000:])
 
 
+def _nothing_written(t: Tree) -> None:
+    """An export that met an I/O error wrote nothing: no output, no temporary file left beside it."""
+    assert list(t.out.iterdir()) == [], list(t.out.iterdir())
+
+
 def _clean_stderr(command: str, err: str) -> None:
     assert "Traceback" not in err and "Usage:" not in err, err
     if command != "dump":  # dump's stderr is Kafka's tool's (its error lines are kseg's)
@@ -189,6 +194,7 @@ def test_vanished_between_listing_and_reading(tmp_path: Path, monkeypatch, comma
     _clean_stderr(command, err)
     _names_cause(out, err, t.log0, r"no such file")
     _no_verdict(out, 2)
+    _nothing_written(t)
 
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))
@@ -224,6 +230,7 @@ def test_shrinks_while_read(tmp_path: Path, monkeypatch, command: str) -> None:
     _names_cause(out, err, t.log0, r"shrank")
     assert not re.search(r"corrupt|index-(position|offset)", out + err, re.I), (out, err)
     _no_verdict(out, 2)
+    _nothing_written(t)
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
@@ -240,6 +247,7 @@ def test_fifo_named_like_a_segment(tmp_path: Path, command: str) -> None:
     _clean_stderr(command, err)
     _names_cause(out, err, t.log0, r"not a regular file")
     _no_verdict(out, 2)
+    _nothing_written(t)
 
 
 # -- permissions: real processes (root drops the capabilities that let it read anything) --------------------
@@ -275,6 +283,7 @@ def test_permission_denied(tmp_path: Path, command: str, what: str) -> None:
     named = t.log0 if (what == "unreadable" or command == "dump") else t.bad
     _names_cause(out, err, named, r"permission denied")
     _no_verdict(out, 2)
+    _nothing_written(t)
     if command == "dump" and what == "unreadable":  # positional files too: dump goes on to the next one
         assert f"Dumping {t.log1}\nLog starting offset: 251\nbaseOffset: 251 " in out, out
     assert t.hashes() == before
@@ -406,6 +415,7 @@ def test_eio_is_an_io_error_never_corruption(tmp_path: Path, command: str) -> No
     _names_cause(out, err, t.log0, r"Input/output error")
     assert not re.search(r"corrupt|index-(position|offset)|isvalid: false|crc does not", out + err, re.I), (out, err)
     _no_verdict(out, 2)
+    _nothing_written(t)
     assert t.hashes() == before
 
 
