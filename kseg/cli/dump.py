@@ -51,7 +51,7 @@ def topic_parser(kind: str):
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("paths", nargs=-1, type=click.Path(dir_okay=True))
+@click.argument("paths", nargs=-1, type=click.Path(dir_okay=True, readable=False))
 @click.option("--files", "files_opt", metavar="FILE1,FILE2,...",
               help="Comma-separated data, index and snapshot files to dump (as Kafka's --files).")
 @click.option("--print-data-log", is_flag=True, help="Print record keys and payloads (implies --deep-iteration).")

@@ -63,18 +63,43 @@ class LazyGroup(click.Group):
         ``Aborted!`` or an exit code that would read as a verdict."""
         if os.environ.get("KSEG_ENGINE"):  # kseg.engine is imported only when asked for (fast start)
             from kseg import engine
-            from kseg.limits import EXIT_ERROR
 
             problem = engine.require()
             if problem is not None:
-                click.echo(f"kseg: error: {problem}", err=True)
-                sys.exit(EXIT_ERROR)
+                _error_exit(problem)
         try:
             return super().invoke(ctx)
         except KeyboardInterrupt:
             interrupted()
         except BrokenPipeError:
             closed_stdout()
+        except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException, SystemExit):
+            raise
+        except Exception as exc:  # noqa: BLE001 - the one place a command's fatal error becomes its line
+            fatal(exc)
+
+
+def fatal(exc: BaseException) -> None:
+    """A command ended by an exception: one error line and exit 2 (usage or I/O: never a verdict).
+
+    A :class:`~kseg.errors.KsegError` not handled by the command (an input it cannot read, nothing
+    to read) is its line (``kseg: error: <file>: at byte N: <what>``); any other exception is a bug
+    in kseg, shown as one line too (``KSEG_TRACEBACK=1`` re-raises it, with its traceback)."""
+    from kseg.errors import KsegError
+
+    if isinstance(exc, KsegError):
+        _error_exit(exc)
+    if isinstance(exc, MemoryError):
+        _error_exit("out of memory")
+    if os.environ.get("KSEG_TRACEBACK"):
+        raise exc
+    _error_exit(f"internal error: {type(exc).__name__}: {exc} (a bug in kseg; KSEG_TRACEBACK=1 shows where)")
+
+
+def _error_exit(problem) -> None:
+    from kseg.cli.options import binary_streams, fail
+
+    fail(binary_streams()[1], problem)
 
 
 def _check_uris(args: list[str]) -> None:

@@ -169,6 +169,13 @@ def fail(err, problem: "KsegError | str", code: int = EXIT_ERROR) -> NoReturn:
     sys.exit(code)
 
 
+def error(err, problem: "KsegError | str") -> int:
+    """Print the one error line (``kseg: error: <file>: at byte N: <what>``) and go on; returns 2 (I/O)
+    for the caller that counts it.  Every command's error lines come from here or :func:`fail`."""
+    say(err, error_line(problem))
+    return EXIT_ERROR
+
+
 def say(err, text: str) -> None:
     """One line on stderr (a note, or an error the run goes on after)."""
     err.write((text + "\n").encode("utf-8", "replace"))
@@ -183,19 +190,32 @@ def note(err, text: str) -> None:
 
 def partitions_or_fail(err, paths) -> list:
     """The partitions under ``paths`` (:func:`kseg.storage.partition.discover`), its notes printed;
-    nothing to read, or a path that cannot be read, is the one error line and exit 2."""
-    from kseg.storage.partition import discover, nothing_found
+    nothing to read, or a path that cannot be read, is the one error line and exit 2.  A directory
+    that cannot be listed is returned with ``error`` set, its error line printed: the caller skips it
+    and exits 2 (:func:`listing_code`)."""
+    from kseg.storage.partition import discover, nothing_found, nothing_in
 
     notes: list[str] = []
     try:
         partitions = discover(list(paths), notes)
-        if not partitions:
+        if nothing_in(partitions):
             raise nothing_found(list(paths))
     except KsegError as exc:
+        for text in notes:  # what was skipped, and why, before the error that nothing was read
+            note(err, text)
         fail(err, exc)
     for text in notes:
         note(err, text)
+    for part in partitions:
+        if part.error is not None:  # a directory that cannot be listed: nothing of it is read (exit 2)
+            error(err, part.error)
     return partitions
+
+
+def listing_code(partitions) -> int:
+    """2 when a directory among ``partitions`` could not be listed (its error line printed by
+    :func:`partitions_or_fail`), else 0: the exit code a run starts from."""
+    return EXIT_ERROR if any(p.error is not None for p in partitions) else 0
 
 
 def binary_streams():

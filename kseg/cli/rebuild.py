@@ -61,7 +61,7 @@ def rebuild_index(paths, check, output_dir, force, index_interval_bytes, max_ind
     from kseg.render import progress as progress_mod
     from kseg.render.rebuild import EXIT_ERROR, RebuildReport
     from kseg.storage.rebuild_write import FAILED, REFUSED
-    from kseg.storage.partition import check_exists, nothing_found
+    from kseg.storage.partition import check_exists, nothing_found, nothing_in
     from kseg.storage.rebuild import resolve
     from kseg.storage.rebuild_run import Settings, rebuild_all
 
@@ -84,13 +84,15 @@ def rebuild_index(paths, check, output_dir, force, index_interval_bytes, max_ind
         for path in paths:
             check_exists(path)
         targets = _unique(resolve(list(paths), notes))
-        if not targets:
+        if nothing_in([t.partition for t in targets]):
             raise nothing_found(list(paths))
         if output_dir:
             _check_output_names(targets)
         elif not check:
             _refuse_remote_writes(targets)
     except KsegError as exc:
+        for text in notes:
+            note(err, text)
         fail(err, exc)
     for text in notes:
         note(err, text)
@@ -123,7 +125,7 @@ def rebuild_index(paths, check, output_dir, force, index_interval_bytes, max_ind
                 if o.status == REFUSED:
                     say(error_line(f"{o.path}: not written: the existing file differs; give --force to replace it"))
                 elif o.status == FAILED:
-                    say(error_line(f"{o.path}: not written: {o.error.describe()}"))
+                    say(error_line(f"{o.path}: {o.failure()}"))
     finally:
         if bar is not None:
             bar.close()

@@ -45,8 +45,8 @@ def verify_index(paths, strict, report_path, force, jobs, max_message_size, outp
       141  stdout was closed early (killed by SIGPIPE, as git is)
     """
     from kseg.errors import InputError, KsegError
-    from kseg.storage.partition import discover, nothing_found
     from kseg.storage.outputs import refuse_on_inputs
+    from kseg.storage.partition import discover, nothing_found, nothing_in
     from kseg.storage.report import JsonlReport, check_target, is_uri
 
     check_spark(spark, master, spark_conf, verbose)
@@ -54,6 +54,7 @@ def verify_index(paths, strict, report_path, force, jobs, max_message_size, outp
         fail(binary_streams()[1], "--force replaces an existing --report file; give it with --report")
     out, err = binary_streams()
     report = None
+    notes: list[str] = []
     try:  # the report path first: a run must not end on a path it cannot write
         if report_path:
             refuse_on_inputs(report_path, list(paths), "--report")
@@ -69,13 +70,14 @@ def verify_index(paths, strict, report_path, force, jobs, max_message_size, outp
         elif report_path:
             report = JsonlReport(report_path, force=force)
             clean_stale_output(err, report_path)
-        notes: list[str] = []
         partitions = discover(list(paths), notes)
-        if not partitions:
+        if nothing_in(partitions):  # "0 segments verified, clean" would be a pass for nothing read
             raise nothing_found(list(paths))
     except KsegError as exc:  # one line, exit 2, before any work
         if report is not None:
             report.discard()
+        for text in notes:
+            note(err, text)
         fail(err, exc)
     for text in notes:
         note(err, text)
@@ -133,9 +135,7 @@ def verify_index(paths, strict, report_path, force, jobs, max_message_size, outp
         out.flush()
         if report is not None:
             report.commit()
-    except KsegError as exc:
-        fail(err, exc)
-    finally:
+    finally:  # a KsegError raised here is its one line, exit 2 (kseg.cli.main.fatal); the report is discarded
         if progress is not None:
             progress.close()
         if report is not None:

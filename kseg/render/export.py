@@ -175,6 +175,10 @@ class ExportSummary:
                f"{'s' * (self.splits != 1)} written to {output}"
         if self.corrupt:
             text += f"; {len(self.corrupt)} corrupt batch{'es' * (len(self.corrupt) != 1)} not exported"
+            stopped = len({c.log for c in self.corrupt if c.kind in ("corrupt-batch", "trailing-bytes")})
+            if stopped:  # a broken length ends a split: what follows it was never read
+                text += (f" ({stopped} segment{'s' * (stopped != 1)} not read past {'them' if stopped != 1 else 'it'}"
+                         "; see the lines above)")
         return text + "."
 
 

@@ -20,7 +20,9 @@ filtered exactly: offsets are ``from <= offset <= to`` and timestamps
 ``from <= timestamp < to`` (a time range is half-open, like ListOffsets).
 
 Corrupt batches (a CRC mismatch, undecodable records, a broken length) are
-never silently dropped: each one is yielded as a :class:`Corruption`.
+never silently dropped: each one is yielded as a :class:`Corruption`.  An I/O error
+(permission denied, ``EIO``, a segment that vanished or shrank) is not a corruption: it is
+raised (:class:`~kseg.errors.InputError`), and the export fails without writing anything.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from itertools import islice
 from operator import lt
 from typing import Iterator, NamedTuple
 
-from kseg.errors import KsegError
+from kseg.errors import InputError, KsegError
 from kseg.format import indexes as fmt_indexes
 from kseg.format import v2 as fmt_v2
 from kseg.storage import files
@@ -221,11 +223,7 @@ def read_split(split: Split, ranges: Ranges = Ranges(), limit: int = 1 << 26,
     broken length ends the split with a ``corrupt-batch``; bytes after the
     last whole batch of the file are ``trailing-bytes``.
     """
-    try:
-        records = FileRecords(split.log)
-    except KsegError as exc:
-        yield Corruption(split.log, 0, "unreadable", exc.describe())
-        return
+    records = FileRecords(split.log)  # InputError: an I/O error is the export's failure, never a corruption row
     with records:
         end = records.size if split.end is None else split.end
         pos = split.start
@@ -239,13 +237,15 @@ def read_split(split: Split, ranges: Ranges = Ranges(), limit: int = 1 << 26,
                 if batch.magic >= 2 and ranges.by_time and batch.max_timestamp < ranges.from_time:
                     continue
                 yield from _batch_records(batch, split.log, ranges, limit, keep_invalid)
+        except InputError as exc:
+            raise exc.at(files.display(split.log)) from None
         except KsegError as exc:
             yield Corruption(split.log, exc.position if exc.position is not None else pos, "corrupt-batch",
                              exc.message)
             return
         if split.end is None and pos < records.size:
             yield Corruption(split.log, pos, "trailing-bytes",
-                             f"{records.size - pos} bytes after the last whole batch")
+                             f"{records.size - pos} bytes after the last whole batch (a partial batch, not read)")
 
 
 def _batch_records(batch, log: str, ranges: Ranges, limit: int, keep_invalid: bool):
@@ -280,6 +280,8 @@ def _batch_records(batch, log: str, ranges: Ranges, limit: int, keep_invalid: bo
                 key, value, seq, headers = rec[2], rec[3], -1, ()
             yield RecordFacts(offset, ts, ttype, None if key is None else bytes(key),
                               None if value is None else bytes(value), headers, seq, *facts)
+    except InputError:
+        raise
     except KsegError as exc:
         yield Corruption(log, exc.position if exc.position is not None else batch.position, "corrupt-batch",
                          exc.message)

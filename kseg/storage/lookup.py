@@ -31,12 +31,13 @@ from kseg.format.legacy import LegacyRecord
 from kseg.format.v2_records import Record
 from kseg.format.indexes import OffsetIndexView, TimeIndexView
 from kseg.format.v2 import java_long
-from kseg.storage import files
+from kseg.storage import files, location
 from kseg.storage.partition import Segment, is_partition_dir, scan_partition
 from kseg.storage.records import FileRecords
 
 LOOKUP_WINDOW = 1 << 20  # a lookup reads one index interval and one batch; no need for the 8 MiB dump window
 FOUND, NEXT, BELOW_START, AT_END, PAST_END, EMPTY = "found", "next", "below-start", "at-end", "past-end", "empty"
+UNREAD = "unread"  # the answer lies in bytes that do not frame a batch: no verdict on them
 
 
 def detach(record: Record | LegacyRecord) -> Record | LegacyRecord:
@@ -73,6 +74,11 @@ class ScanStep:
     batches: int = 0
     bytes: int = 0  # from ``start`` to the end of the last batch read
     found_position: int | None = None
+    unread: int = 0  # bytes from the end of the last whole batch to the file's end that frame no batch
+
+    @property
+    def unread_at(self) -> int:
+        return self.start + self.bytes
 
     @property
     def skipped_bytes(self) -> int:
@@ -104,6 +110,7 @@ class OffsetLookup:
     batch_valid: bool | None = None
     record: Record | LegacyRecord | None = None
     notes: list[str] = field(default_factory=list)
+    unread: str | None = None  # UNREAD: the bytes not read, where, and why
 
     @property
     def found(self) -> bool:
@@ -127,6 +134,11 @@ class PartitionLog:
             raise InputError("no such file or directory", path=path)
         if files.isfile(path):
             path = files.parent(path)
+        if not location.is_remote(path) and os.path.isdir(path):
+            try:  # a directory that cannot be listed says so (the OS's reason), as in every command
+                os.listdir(path)
+            except OSError as exc:
+                raise InputError(f"cannot list the directory: {exc.strerror or exc}", path=path) from None
         if not is_partition_dir(path):
             raise InputError("not a partition directory: no segment files in it", path=path,
                              hint="give one partition directory such as orders-3/")
@@ -348,26 +360,30 @@ def lookup_offset(log: PartitionLog, target: int) -> OffsetLookup:
         if _scan_segment(log, seg, step, target, result):
             result.status = FOUND if result.record.offset == target else NEXT
             return result
+        if step.scan.unread:  # the offset may be in bytes not read: no answer from the next segment
+            result.status, result.unread = UNREAD, unread_note(seg, step.scan)
+            return result
         i += 1
     result.status = PAST_END  # every batch after the index position ends below target
     return result
 
 
 def scan_from(records, position: int, scan: ScanStep, notes: list[str]):
-    """Batches from ``position`` on, counted into ``scan``; a corrupt length field (where Kafka's
-    iteration throws) ends the scan with a note instead."""
-    batches = records.batches(position)
-    while True:
-        try:
-            batch = next(batches)
-        except StopIteration:
-            return
-        except CorruptRecordError as exc:
-            notes.append(f"{exc.describe()}; the segment's readable batches end there")
-            return
+    """Batches from ``position`` on, counted into ``scan``.  A corrupt length field raises
+    :class:`CorruptRecordError`, as Kafka's iteration throws there (``FileLogInputStream.nextBatch``):
+    the fetch fails, it never moves on to the next segment and answers from data past the corruption."""
+    for batch in records.batches(position):
         scan.batches += 1
         scan.bytes = batch.position + batch.size - position
         yield batch
+    scan.unread = max(0, records.end - scan.unread_at)  # a partial batch: Kafka's iteration ends before it
+
+
+def unread_note(seg: Segment, scan: ScanStep) -> str:
+    """Where a scan stopped short of the segment's end, and why: the bytes after the last whole batch
+    frame none (``FileLogInputStream.nextBatch`` returns null there), so what they hold is not known."""
+    return (f"{files.display(seg.log)}: at byte {scan.unread_at}: {scan.unread} bytes that do not frame a batch "
+            "(a partial batch, not read; Kafka's read moves on to the next segment past them)")
 
 
 def start_scan(log: PartitionLog, seg: Segment, index: IndexStep) -> tuple[FileRecords, ScanStep]:

@@ -101,10 +101,8 @@ def scan_partition(path: str, notes: list[str] | None = None) -> Partition:
         return partition_from_listing(path.rstrip("/"), location.children(path), notes)
     try:
         names = sorted(os.listdir(path))
-    except PermissionError:
-        raise InputError("permission denied", path=path) from None
-    except OSError as exc:
-        raise InputError(f"cannot list directory: {exc.strerror or exc}", path=path) from None
+    except OSError as exc:  # the same words as discover's failed rows: the OS's reason
+        raise InputError(f"cannot list the directory: {exc.strerror or exc}", path=path) from None
     return partition_from_listing(path, [location.Entry(os.path.join(path, n), None) for n in names], notes)
 
 
@@ -321,6 +319,13 @@ def _list_remote(uris: list[str]) -> dict[str, tuple[list[Partition], list[str]]
     unique = list(dict.fromkeys(uris))
     with ThreadPoolExecutor(max_workers=min(16, len(unique))) as pool:
         return dict(zip(unique, pool.map(one, unique)))
+
+
+def nothing_in(partitions: list[Partition]) -> bool:
+    """True when ``partitions`` hold no segment and no failed directory: a run over them would read
+    nothing (e.g. only files whose names carry no base offset, a tiered segment's ``<base>-<uuid>.log``),
+    and a verdict on nothing is none -- the caller raises :func:`nothing_found`."""
+    return not any(p.segments or p.error is not None for p in partitions)
 
 
 def nothing_found(paths: list[str]) -> InputError:

@@ -44,6 +44,13 @@ class FileOutcome:
     difference: str | None = None
     error: InputError | None = None
     rule: str | None = None  # OLDER_RULE: which older writer rule the existing file follows
+    checking: bool = False  # --check: nothing is written, a FAILED file is one that could not be compared
+
+    def failure(self) -> str:
+        """What a FAILED file is, in words: ``--check`` never says "written"."""
+        if self.checking:
+            return f"not compared: the existing file could not be read: {self.error.message}"
+        return f"not written: {self.error.describe()}"
 
 
 def rebuilt_files(rec: Recovered) -> dict[str, bytes | None]:
@@ -156,7 +163,7 @@ def check(rec: Recovered) -> list[FileOutcome]:
         if nothing is not None:
             out.append(nothing)
             continue
-        o = FileOutcome(kind, shown, len(data) // size, SAME)
+        o = FileOutcome(kind, shown, len(data) // size, SAME, checking=True)
         try:
             existing = _read(path)
         except InputError as exc:

@@ -53,23 +53,30 @@ def _ascends(values: Callable[[], Iterator[int]]) -> bool:
     return all(map(le, values(), islice(values(), 1, None)))
 
 
-def scan_log(res: SegmentResult, path: str, keys: IndexKeys | None = None) -> LogScan:
+def scan_log(res: SegmentResult, path: str, keys: IndexKeys | None = None,
+             max_message_size: int | None = None) -> LogScan:
     """One pass over the log at ``path``: its checks into ``res``, and the batches ``keys`` ask about
     (every batch when ``keys`` is None).  The recorded batches answer the index checks only when the
-    log's last offsets strictly increase; when they do not, a second pass records every batch."""
-    scan = _LogPass(res, path, keys).run()
+    log's last offsets strictly increase; when they do not, a second pass records every batch.
+    A batch larger than ``max_message_size`` (``--max-message-size``) is a problem.  An I/O error
+    is raised (:class:`InputError`): the segment failed, it is not corrupt."""
+    scan = _LogPass(res, path, keys, max_message_size).run()
     if keys is not None and not scan.ordered:
-        scan = _LogPass(SegmentResult(res.partition, res.segment, res.base_offset, path), path, None).run()
+        again = SegmentResult(res.partition, res.segment, res.base_offset, path)
+        scan = _LogPass(again, path, None, max_message_size).run()
     return scan
 
 
 class _LogPass:
     """One read of a log: :meth:`batch` is called for each batch in file order."""
 
-    __slots__ = ("res", "path", "scan", "positions", "offsets", "p", "o", "prev_last", "max_last", "running")
+    __slots__ = ("res", "path", "scan", "positions", "offsets", "p", "o", "prev_last", "max_last", "running",
+                 "limit")
 
-    def __init__(self, res: SegmentResult, path: str, keys: IndexKeys | None) -> None:
+    def __init__(self, res: SegmentResult, path: str, keys: IndexKeys | None,
+                 max_message_size: int | None = None) -> None:
         self.res, self.path = res, path
+        self.limit = max_message_size
         self.scan = LogScan()
         self.positions = None if keys is None else keys.positions
         self.offsets = None if keys is None else keys.offsets
@@ -92,6 +99,9 @@ class _LogPass:
                             last = verdict.h[0] + verdict.h[6] if verdict.magic >= 2 else verdict.last_offset
                             batch(pos, size, verdict.base_offset, last, verdict.max_timestamp, verdict.is_valid(),
                                   verdict.checksum)
+            except InputError:  # no corruption: the segment failed (verify_segment), no index check follows
+                res.bytes = scan.valid_end  # what was read: the summary counts no bytes that were not
+                raise
             except KsegError as exc:
                 res.problem("corrupt-batch", self.path, exc.message, position=exc.position)
             else:
@@ -105,6 +115,9 @@ class _LogPass:
     def batch(self, pos: int, size: int, base: int, last: int, max_ts: int, valid: bool, stored_crc: int) -> None:
         """Check one batch's header, and record it if an index entry can ask about it."""
         res, path, scan = self.res, self.path, self.scan
+        if self.limit is not None and size > self.limit:
+            res.problem("batch-too-large", path, "batch larger than --max-message-size", position=pos,
+                        expected=f"<= {self.limit} bytes", found=f"{size} bytes")
         if not valid:
             res.problem("crc", path, "batch CRC does not match its contents", position=pos,
                         expected="a valid checksum", found=f"stored crc {stored_crc}")

@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -194,3 +195,21 @@ def test_two_brokers_log_roots(tmp_path) -> None:
     r = run_cli(["rebuild-index", "--output-dir", str(out), str(b1), str(b2)])
     assert r.exit_code == 2 and r.text == "" and not out.exists()
     assert "would both be written to --output-dir subdirectory plain-v2-0/" in r.errtext
+
+
+def test_check_never_says_written_of_a_file_it_cannot_read(tmp_path: Path) -> None:
+    """``--check`` writes nothing: an existing index it cannot read is ``not compared`` (with the reason),
+    exit 2 -- it said "not written"."""
+    from tests.cli.test_verify import _as_unprivileged_root
+
+    part = tmp_path / "p-0"
+    shutil.copytree(CORPUS_DATA / "plain-v2-0", part)
+    index = part / "00000000000000000000.index"
+    index.chmod(0)
+    p = subprocess.run(_as_unprivileged_root([sys.executable, "-m", "kseg", "rebuild-index", "--check", str(part)]),
+                       capture_output=True)
+    out, err = p.stdout.decode(), p.stderr.decode()
+    assert p.returncode == 2, err
+    assert "not written" not in out + err
+    assert f"  {index}: 5 entries: not compared: the existing file could not be read: permission denied" in out
+    assert err == f"kseg: error: {index}: not compared: the existing file could not be read: permission denied\n"
