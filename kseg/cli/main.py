@@ -105,7 +105,10 @@ def _version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
         return
     from kseg import engine
 
-    click.echo(f"kseg, version {__version__}\nengine: {engine.description()}")
+    from kseg.format.releases import LATEST, supported_range
+
+    click.echo(f"kseg, version {__version__}\nengine: {engine.description()}\n"
+               f"kafka dump output: {supported_range()} (default {LATEST.lines[-1]})")
     ctx.exit()
 
 

@@ -2,7 +2,12 @@
 
 Maintainer tool, never imported at run time::
 
-    python -m kseg.decoders._schemagen /path/to/kafka/.git [REV]
+    python -m kseg.decoders._schemagen /path/to/kafka/.git [REV [REV_4_0]]
+
+``REV`` is the release whose schemas are current (kseg pins Kafka 4.4's branch);
+``REV_4_0`` the 4.0 branch, whose layouts of the messages in :data:`LEGACY` are
+kept as ``<Name>@4.0.json``: records removed upstream, and layouts that changed
+without a version bump (``kseg.decoders.coordinator`` chooses by the bytes).
 
 Kafka describes every protocol and record message in JSON files (with ``//``
 comments).  kseg keeps, per message, only the facts its reader and JSON writer
@@ -44,6 +49,11 @@ CLIENT_SPECS = (
     "clients/src/main/resources/common/message/ConsumerProtocolAssignment.json",
 )
 OUT = Path(__file__).resolve().parent / "schemas"
+#: Messages whose Kafka 4.0 layout is kept beside the current one.
+LEGACY = {
+    "4.0": ("ShareGroupPartitionMetadataKey", "ShareGroupPartitionMetadataValue", "ShareGroupMetadataValue",
+            "ShareGroupStatePartitionMetadataValue", "ShareSnapshotValue", "ShareUpdateValue"),
+}
 
 
 def strip_comments(text: str) -> str:
@@ -157,14 +167,17 @@ def _git(gitdir: str, *args: str) -> str:
                           text=True).stdout
 
 
+def _spec_paths(gitdir: str, rev: str) -> list[str]:
+    names = _git(gitdir, "ls-tree", "-r", "--name-only", rev).splitlines()
+    return [p for p in names if p.endswith(".json") and p.rsplit("/", 1)[0] in SPEC_DIRS] + list(CLIENT_SPECS)
+
+
 def main(argv: list[str]) -> int:
     gitdir = argv[0]
     rev = argv[1] if len(argv) > 1 else "HEAD"
     commit = _git(gitdir, "rev-parse", rev).strip()
-    names = _git(gitdir, "ls-tree", "-r", "--name-only", rev).splitlines()
-    paths = [p for p in names if p.endswith(".json") and p.rsplit("/", 1)[0] in SPEC_DIRS]
-    paths += list(CLIENT_SPECS)
-    index: dict = {"kafkaCommit": commit, "metadata": {}, "remoteLogMetadata": {}}
+    paths = _spec_paths(gitdir, rev)
+    index: dict = {"kafkaCommit": commit, "layouts": {}, "metadata": {}, "remoteLogMetadata": {}}
     OUT.mkdir(exist_ok=True)
     for old in OUT.glob("*.json"):
         old.unlink()
@@ -176,6 +189,16 @@ def main(argv: list[str]) -> int:
             index[table][str(schema["apiKey"])] = schema["name"]
         text = render(schema)
         (OUT / f"{schema['name']}.json").write_text(text)
+    for label, wanted in LEGACY.items():
+        if len(argv) < 3:
+            break
+        legacy_rev = argv[2]
+        index["layouts"][label] = {"kafkaCommit": _git(gitdir, "rev-parse", legacy_rev).strip(),
+                                   "messages": sorted(wanted)}
+        for path in _spec_paths(gitdir, legacy_rev):
+            if path.rsplit("/", 1)[-1][:-5] in wanted:
+                schema = convert(json.loads(strip_comments(_git(gitdir, "show", f"{legacy_rev}:{path}"))))
+                (OUT / f"{schema['name']}@{label}.json").write_text(render(schema))
     (OUT / "index.json").write_text(json.dumps(index, indent=1, sort_keys=True) + "\n")
     print(f"wrote {len(paths)} schemas from {commit}")
     return 0
