@@ -230,7 +230,9 @@ class _CoordinatorParser:
             key_text = _envelope("type", rec.record_type, to_tree(key_struct, rec.key, rec.record_type))
             if rec.value is None:
                 return key_text, "<DELETE>"
-            return key_text, _envelope(self.value_label, rec.value_version, self.value_tree(rec))
+            tree = schema.drop_newer_tagged(schema.message(rec.value_name), self.value_tree(rec),
+                                            self.release.knows)
+            return key_text, _envelope(self.value_label, rec.value_version, tree)
         except UnknownRecordTypeException as exc:
             return f"Unknown record type {exc.unknown_type} at offset {offset}, skipping.", None
         except JavaException as exc:

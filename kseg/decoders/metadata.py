@@ -109,7 +109,8 @@ class ClusterMetadataLogMessageParser:
     def parse(self, offset: int, key: bytes | None, value: bytes | None) -> tuple[None, str]:
         try:
             name, _, version, message = read_api_message(value, max_api_key=self.release.metadata_max_api_key)
-            data = to_tree(schema.message(name).struct, message, version)
+            m = schema.message(name)
+            data = schema.drop_newer_tagged(m, to_tree(m.struct, message, version), self.release.knows)
             text = dumps({"type": snake_upper(name), "version": version, "data": data})
         except JavaException as exc:
             text = f"Error at {offset}, skipping. {exc.get_message()}"

@@ -5,8 +5,11 @@ release X.Y's own tool.  Each :class:`Release` is a set of facts read from that
 release's ``DumpLogSegments`` (``core/.../kafka/tools/DumpLogSegments.scala`` up
 to 4.2; ``tools/.../org/apache/kafka/tools/DumpLogSegments.java`` from 4.3,
 KAFKA-14579) and the serdes it calls, on the branches of the Kafka repository
-(commits in ``docs/dump.md``).  Release lines whose output is identical share
-one profile (4.1 and 4.2).
+(commits in ``docs/dump.md``).  4.1 and 4.2 run the same tool code; they differ
+only in the tagged fields their message classes know (``taggedSince`` in
+``kseg/decoders/schemas/index.json``): a tagged field newer than the release is
+read and not printed, as the release's generated converter keeps an unknown tag
+aside.
 
 The differences, by release:
 
@@ -15,7 +18,7 @@ The differences, by release:
   valid range is ``UnknownRecordVersionException`` ("Found an unknown record
   version V for T type"); the share-group-state decoder; remote-log metadata
   ends ``, txnIdxEmpty=<bool>``.
-* 4.1 (same output in 4.2): record types from the generated
+* 4.1 (the same tool in 4.2): record types from the generated
   ``CoordinatorRecordType`` -- the StreamsGroup records 17, 19-23 (KIP-1071),
   type 9 gone; ``--transaction-log-decoder`` prints the records' JSON; the
   share-state value envelope is labelled ``version``; a LEADER_CHANGE control
@@ -81,6 +84,17 @@ class Release:
     def __repr__(self) -> str:
         return f"Release({self.name})"
 
+    def knows(self, line: str) -> bool:
+        """Whether this release is ``line`` ("4.1", or "current": the schemas' own) or newer."""
+        if line == "current":
+            return self is LATEST
+        return _key(self.name) >= _key(line)
+
+
+def _key(line: str) -> tuple[int, int]:
+    major, minor = line.split(".")[:2]
+    return int(major), int(minor)
+
 
 _COMMON = dict(share_value_label="version")
 K39 = Release("3.9", ("3.9",), group_types=_GROUP_TYPES_39, share_decoder=False, value_version_check=False,
@@ -91,7 +105,11 @@ K40 = Release("4.0", ("4.0",), group_types=_GROUP_TYPES_40, share_decoder=True, 
               generic_missing_key=False, txn_log_json=False, txn_status_name=False, share_value_label="type",
               leader_change_json=False, remote_txn_idx_empty=True, java_tool=False, txn_index_highest_version=False,
               metadata_max_api_key=28)
-K41 = Release("4.1-4.2", ("4.1", "4.2"), group_types=_GROUP_TYPES_41, share_decoder=True, value_version_check=True,
+K41 = Release("4.1", ("4.1",), group_types=_GROUP_TYPES_41, share_decoder=True, value_version_check=True,
+              generic_missing_key=True, txn_log_json=True, txn_status_name=False, leader_change_json=True,
+              remote_txn_idx_empty=True, java_tool=False, txn_index_highest_version=False,
+              metadata_max_api_key=28, **_COMMON)
+K42 = Release("4.2", ("4.2",), group_types=_GROUP_TYPES_41, share_decoder=True, value_version_check=True,
               generic_missing_key=True, txn_log_json=True, txn_status_name=False, leader_change_json=True,
               remote_txn_idx_empty=True, java_tool=False, txn_index_highest_version=False,
               metadata_max_api_key=28, **_COMMON)
@@ -104,7 +122,7 @@ K44 = Release("4.4", ("4.4",), group_types=_GROUP_TYPES_41, share_decoder=True, 
               remote_txn_idx_empty=True, java_tool=True, txn_index_highest_version=True,
               metadata_max_api_key=29, **_COMMON)
 
-RELEASES: tuple[Release, ...] = (K39, K40, K41, K43, K44)
+RELEASES: tuple[Release, ...] = (K39, K40, K41, K42, K43, K44)
 LATEST = K44
 #: Every release line kseg reproduces, oldest first ("3.9", "4.0", ... "4.4").
 LINES: tuple[str, ...] = tuple(line for r in RELEASES for line in r.lines)

@@ -40,11 +40,13 @@ def test_offsets_every_record_type_and_value_version(release: str, record_type: 
     ks = schema.message(schema_name(base + "Key")).struct
     vs = schema.message(schema_name(base + "Value")).struct
     key, value = sample(ks, record_type, rng), sample(vs, version, rng)
-    key_text, value_text = parser_for("offsets", releases.release(release.split("-")[0])).parse(
+    rel = releases.release(release)
+    key_text, value_text = parser_for("offsets", rel).parse(
         3, version_prefixed(ks, key, record_type), version_prefixed(vs, value, version))
     assert key_text == dumps({"type": str(record_type), "data": to_tree(ks, key, record_type)})
-    if base != "GroupMetadata":
-        assert value_text == dumps({"version": str(version), "data": to_tree(vs, value, version)})
+    if base != "GroupMetadata":  # a tagged field newer than the release is not printed
+        tree = schema.drop_newer_tagged(vs.message, to_tree(vs, value, version), rel.knows)
+        assert value_text == dumps({"version": str(version), "data": tree})
     assert json.loads(value_text)["version"] == str(version)
 
 
@@ -61,7 +63,8 @@ def test_share_state_every_record_type(_, record_type: int, base: str, version: 
     assert parser_for("share-group-state", release).parse(0, version_prefixed(ks, key, record_type),
                                                           version_prefixed(vs, value, version)) == (
         dumps({"type": str(record_type), "data": to_tree(ks, key, record_type)}),
-        dumps({label: str(version), "data": to_tree(vs, value, version)}))
+        dumps({label: str(version),
+               "data": schema.drop_newer_tagged(vs.message, to_tree(vs, value, version), release.knows)}))
 
 
 def test_offsets_key_errors() -> None:
