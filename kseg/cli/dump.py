@@ -141,6 +141,8 @@ def dump(paths, files_opt, print_data_log, deep_iteration, skip_record_metadata,
             parser=parser,
             # Kafka 4.3/4.4's false "-1 is followed by N": only when that version is asked for
             gap_from_minus_one=release.java_tool and explicit,
+            # and its .timeindex dump that dies on a corrupt batch after the indexed one
+            time_index_reads_to_end=release.java_tool and explicit,
         )
     except KsegError as exc:
         raise click.UsageError(exc.describe()) from None

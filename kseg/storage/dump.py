@@ -103,7 +103,7 @@ class DumpOptions:
 
     __slots__ = ("print_data_log", "deep_iteration", "skip_record_metadata", "verify_index_only",
                  "index_sanity_check", "max_message_size", "max_bytes", "key_decoder", "value_decoder", "parser",
-                 "gap_from_minus_one")
+                 "gap_from_minus_one", "time_index_reads_to_end")
 
     def __init__(
         self,
@@ -118,6 +118,7 @@ class DumpOptions:
         value_decoder: Callable = string_decoder,
         parser: object | None = None,  # a topic decoder with parse(offset, key, value)
         gap_from_minus_one: bool = False,  # Kafka 4.3+'s rule: a first offset N != 0 is "-1 is followed by N"
+        time_index_reads_to_end: bool = False,  # Kafka 4.3+: a .timeindex dump reads the log to its end
     ) -> None:
         self.print_data_log = print_data_log
         self.deep_iteration = deep_iteration
@@ -130,6 +131,7 @@ class DumpOptions:
         self.value_decoder = value_decoder
         self.parser = parser
         self.gap_from_minus_one = gap_from_minus_one
+        self.time_index_reads_to_end = time_index_reads_to_end
 
     @property
     def deep(self) -> bool:

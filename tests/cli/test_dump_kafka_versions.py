@@ -80,10 +80,27 @@ def test_corpus_under_newer_lines(line: str) -> None:
         result = run_cli(["dump", "--kafka-version", line, *shlex.split(row["args"])], cwd=CORPUS_DATA)
         assert result.exit_code == code, key
         assert result.stdout == want_out, key
-        if not want_err.startswith(b"Exception in thread"):  # Kafka died: test_dump_golden checks kseg's line
+        if want_err.startswith(b"Exception in thread"):  # Kafka died: kseg says what and where in one line
+            lines = result.stderr.decode().splitlines()
+            assert len(lines) == 1 and lines[0].startswith("kseg: error: ") and row["partition"] in lines[0], key
+        else:
             assert result.stderr == want_err, key
         checked += 1
     assert checked == len(golden_rows()) and changed == sum(1 for k in DIFFS if k[0] == line)
+
+
+def test_43_time_index_dump_dies_on_a_corrupt_tail_only_when_asked_for() -> None:
+    """4.3+'s Java tool collects every batch from a time-index entry's position to the log's end
+    (``dumpTimeIndex``: ``partialFileRecords.batches().forEach(batches::add)``), so garbage after the
+    last batch kills the dump at the first entry (Kafka 4.4's own output in CORPUS-DIFF); 3.9-4.2 and
+    the default print every entry."""
+    args = ["dump", "--files", "corrupt-garbage-tail-0/00000000000000000000.timeindex"]
+    died = run_cli([args[0], "--kafka-version", "4.3", *args[1:]], cwd=CORPUS_DATA)
+    assert died.exit_code == 1 and b"timestamp:" not in died.stdout
+    assert b"smaller than minimum record overhead (14)" in died.stderr
+    for default in (run_cli(args, cwd=CORPUS_DATA), run_cli([args[0], "--kafka-version", "4.2", *args[1:]],
+                                                              cwd=CORPUS_DATA)):
+        assert default.exit_code == 0 and default.stdout.count(b"timestamp:") == 2
 
 
 def test_the_43_false_non_consecutive_line_only_when_asked_for() -> None:
@@ -165,3 +182,38 @@ def test_integer_decoder_on_short_bytes_is_one_error_line(tmp_path: Path) -> Non
     r = run_subprocess(["dump", "--value-decoder-class", "org.apache.kafka.tools.api.IntegerDecoder", "--files",
                         "00000000000000000000.log"], cwd=tmp_path)
     assert r.exit_code != 0 and b"Traceback" not in r.stderr and b"BufferUnderflowException" in r.stderr
+
+
+#: Records in 4.0's layouts (no version bump): Kafka 4.x's tool fails to read them, kseg reads what
+#: the bytes hold.  (partition, offset) -> the start of Kafka's line after ``key: ``.
+LAYOUT_CHOSEN_BY_BYTES = {
+    ("__consumer_offsets-0", 5): "Error at offset 5, skipping. Could not read record with version 0 from value's",
+    ("__consumer_offsets-0", 8): "Error at offset 8, skipping. Could not read record with version 0 from value's",
+    ("__share_group_state-0", 0): "Error at offset 0, skipping. Could not read record with version 0 from value's",
+    ("__share_group_state-0", 1): "Error at offset 1, skipping. Could not read record with version 0 from value's",
+}
+
+
+@pytest.mark.parametrize("row", [r for r in ROWS if r["line"] in ("4.3", "4.4")],
+                         ids=lambda r: f"{r['line']}:{r['set']}")
+def test_kafka_own_tool(row: dict) -> None:
+    """kseg under 4.3 and 4.4 against Kafka 4.3's and 4.4's DumpLogSegments itself (built from source:
+    kafka-4.3/, kafka-4.4/): the same bytes on stdout and stderr and the same exit code, except the
+    records in 4.0's layouts."""
+    stem = KAFKA4X / f"kafka-{row['line']}" / row["partition"] / f"{row['file']}.{row['set']}"
+    kafka_out, kafka_err = _read(stem, DATA, b"@DATA@/")
+    kafka_exit = int((stem.parent / (stem.name + ".exit")).read_text())
+    result = run_cli(["dump", "--kafka-version", row["line"], *shlex.split(row["args (cwd = data/)"])], cwd=DATA)
+    assert (result.exit_code, result.stderr) == (kafka_exit, kafka_err)
+    ours, theirs = result.stdout.decode().split("\n"), kafka_out.decode().split("\n")
+    assert len(ours) == len(theirs)
+    differ = 0
+    for a, b in zip(ours, theirs):
+        if a == b:
+            continue
+        offset = int(b.split()[2])
+        expected = LAYOUT_CHOSEN_BY_BYTES[(row["partition"], offset)]
+        assert b.split(" key: ", 1)[1].startswith(expected) and a.split(" key: ", 1)[0] == b.split(" key: ", 1)[0]
+        assert '"data":{' in a.split(" key: ", 1)[1]  # kseg decoded it
+        differ += 1
+    assert differ == sum(1 for p, _ in LAYOUT_CHOSEN_BY_BYTES if p == row["partition"] and "skip" not in row["set"])
