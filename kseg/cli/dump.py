@@ -45,6 +45,15 @@ def kraft_text_41(type_id: int, key: bytes, value: bytes | None) -> str | None:
     return control_record_text(type_id, key, value, leader_change=True)
 
 
+def deprecation_notice(name: str | None) -> str:
+    """Kafka 3.9's line for a ``kafka.serializer`` decoder class (``convertDeprecatedDecoderClass``)."""
+    if name and name.startswith("kafka.serializer.") and name.rpartition(".")[2] in (
+            "StringDecoder", "LongDecoder", "IntegerDecoder", "DefaultDecoder"):
+        cls = name.rpartition(".")[2]
+        return f"{name} is deprecated. Please use org.apache.kafka.tools.api.{cls} instead\n"
+    return ""
+
+
 def topic_parser(kind: str, release=None):
     """The topic decoder for ``--offsets-decoder`` and friends, as Kafka ``release`` prints it."""
     from kseg.decoders import parser_for
@@ -158,6 +167,8 @@ def dump(paths, files_opt, print_data_log, deep_iteration, skip_record_metadata,
 
         sink = TextSink(out, err, skip_record_metadata=skip_record_metadata,
                         kraft_text=kraft_text_41 if release.leader_change_json else kraft_text, release=release)
+        if release.deprecated_serializer_notice and not chosen:
+            sink.preamble = "".join(deprecation_notice(name) for name in (value_decoder, key_decoder))
     from kseg.render import progress
 
     sink.quiet = quiet

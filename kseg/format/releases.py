@@ -60,7 +60,8 @@ class Release:
 
     __slots__ = ("name", "lines", "group_types", "share_decoder", "value_version_check", "generic_missing_key",
                  "txn_log_json", "txn_status_name", "share_value_label", "leader_change_json",
-                 "remote_txn_idx_empty", "java_tool", "txn_index_highest_version", "metadata_max_api_key")
+                 "remote_txn_idx_empty", "java_tool", "txn_index_highest_version", "metadata_max_api_key",
+                 "deprecated_serializer_notice")
 
     def __init__(self, name: str, lines: tuple[str, ...], *, group_types: frozenset, share_decoder: bool,
                  value_version_check: bool, generic_missing_key: bool, txn_log_json: bool, txn_status_name: bool,
@@ -80,6 +81,9 @@ class Release:
         self.java_tool = java_tool
         self.txn_index_highest_version = txn_index_highest_version
         self.metadata_max_api_key = metadata_max_api_key
+        #: 3.9 only: "kafka.serializer.X is deprecated. Please use org.apache.kafka.tools.api.X instead"
+        #: (printed per .log when the decoders are made); 4.0 removed the old classes
+        self.deprecated_serializer_notice = name == "3.9"
 
     def __repr__(self) -> str:
         return f"Release({self.name})"

@@ -44,6 +44,9 @@ class TextSink(BufferedWriter):
         self.skip = skip_record_metadata
         self.release = release
         self.java = release.java_tool
+        #: printed before each .log/.checkpoint's first line: Kafka 3.9 builds its decoders there
+        #: (``opts.messageParser``) and says "kafka.serializer.X is deprecated ..." for an old class name
+        self.preamble = ""
         self.kraft_text = kraft_text
         self._batch_parts: dict = {}
 
@@ -55,13 +58,13 @@ class TextSink(BufferedWriter):
         self.err_line(f"Ignoring unknown file {path}")
 
     def log_start(self, base_offset: int) -> None:
-        self.write(f"Log starting offset: {base_offset}\n")
+        self.write(f"{self.preamble}Log starting offset: {base_offset}\n")
 
     def bootstrap_snapshot(self) -> None:
-        self.write("KRaft bootstrap snapshot\n")
+        self.write(f"{self.preamble}KRaft bootstrap snapshot\n")
 
     def snapshot_start(self, end_offset: int, epoch: int) -> None:
-        self.write(f"Snapshot end offset: {end_offset}, epoch: {epoch}\n")
+        self.write(f"{self.preamble}Snapshot end offset: {end_offset}, epoch: {epoch}\n")
 
     def trailing_bytes(self, n: int, name: str) -> None:
         self.write(f"Found {n} invalid bytes at the end of {name}\n")

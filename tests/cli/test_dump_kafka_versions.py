@@ -217,3 +217,18 @@ def test_kafka_own_tool(row: dict) -> None:
         assert '"data":{' in a.split(" key: ", 1)[1]  # kseg decoded it
         differ += 1
     assert differ == sum(1 for p, _ in LAYOUT_CHOSEN_BY_BYTES if p == row["partition"] and "skip" not in row["set"])
+
+
+def test_39_says_kafka_serializer_classes_are_deprecated(tmp_path: Path) -> None:
+    """Kafka 3.9 makes the decoders per .log file (``opts.messageParser``), value then key, and prints
+    ``convertDeprecatedDecoderClass``'s line for a ``kafka.serializer`` class; 4.0 removed them."""
+    from kseg.testing.segment import write_segment
+    from kseg.testing.v2 import RecordSpec, build_v2_batch
+
+    write_segment(tmp_path, [[build_v2_batch([RecordSpec(b"k", b"v", 1)])]])
+    args = ["--value-decoder-class", "kafka.serializer.StringDecoder", "--key-decoder-class",
+            "kafka.serializer.StringDecoder", "--files", "00000000000000000000.log"]
+    out = run_cli(["dump", "--kafka-version", "3.9", *args], cwd=tmp_path).stdout.decode().splitlines()
+    notice = "kafka.serializer.StringDecoder is deprecated. Please use org.apache.kafka.tools.api.StringDecoder instead"
+    assert out[:4] == ["Dumping 00000000000000000000.log", notice, notice, "Log starting offset: 0"]
+    assert b"deprecated" not in run_cli(["dump", "--kafka-version", "4.0", *args], cwd=tmp_path).stdout
