@@ -48,9 +48,9 @@ from __future__ import annotations
 import os
 
 #: ``GroupCoordinatorRecordSerde``'s record types, per release line.
-_GROUP_TYPES_39 = frozenset(range(0, 9))
-_GROUP_TYPES_40 = frozenset(range(0, 17))
-_GROUP_TYPES_41 = frozenset((*range(0, 9), *range(10, 18), *range(19, 24)))
+_GROUP_TYPES_39 = frozenset(range(9))
+_GROUP_TYPES_40 = frozenset(range(17))
+_GROUP_TYPES_41 = frozenset((*range(9), *range(10, 18), *range(19, 24)))
 
 ENV = "KSEG_KAFKA_VERSION"
 
@@ -58,10 +58,23 @@ ENV = "KSEG_KAFKA_VERSION"
 class Release:
     """What one release line's ``DumpLogSegments`` prints differently (see the module docstring)."""
 
-    __slots__ = ("name", "lines", "group_types", "share_decoder", "value_version_check", "generic_missing_key",
-                 "txn_log_json", "txn_status_name", "share_value_label", "leader_change_json",
-                 "remote_txn_idx_empty", "java_tool", "txn_index_highest_version", "metadata_max_api_key",
-                 "deprecated_serializer_notice")
+    __slots__ = (
+        "deprecated_serializer_notice",
+        "generic_missing_key",
+        "group_types",
+        "java_tool",
+        "leader_change_json",
+        "lines",
+        "metadata_max_api_key",
+        "name",
+        "remote_txn_idx_empty",
+        "share_decoder",
+        "share_value_label",
+        "txn_index_highest_version",
+        "txn_log_json",
+        "txn_status_name",
+        "value_version_check",
+    )
 
     def __init__(self, name: str, lines: tuple[str, ...], *, group_types: frozenset, share_decoder: bool,
                  value_version_check: bool, generic_missing_key: bool, txn_log_json: bool, txn_status_name: bool,
@@ -100,7 +113,7 @@ def _key(line: str) -> tuple[int, int]:
     return int(major), int(minor)
 
 
-_COMMON = dict(share_value_label="version")
+_COMMON = {"share_value_label": "version"}
 K39 = Release("3.9", ("3.9",), group_types=_GROUP_TYPES_39, share_decoder=False, value_version_check=False,
               generic_missing_key=False, txn_log_json=False, txn_status_name=False, share_value_label="type",
               leader_change_json=False, remote_txn_idx_empty=False, java_tool=False, txn_index_highest_version=False,

@@ -30,7 +30,8 @@ def run_subprocess(args: list[str], cwd: Path | None = None, env: dict | None = 
     """``python -m kseg ARGS`` as a real process, with ``env`` added to (and KSEG_KAFKA_VERSION
     removed from) the environment."""
     full = {k: v for k, v in os.environ.items() if k != "KSEG_KAFKA_VERSION"} | (env or {})
-    p = subprocess.run([sys.executable, "-m", "kseg", *args], cwd=cwd, capture_output=True, timeout=120, env=full)
+    p = subprocess.run([sys.executable, "-m", "kseg", *args], cwd=cwd, capture_output=True, timeout=120, env=full,
+                       check=False)
     return Result(p.returncode, p.stdout, p.stderr)
 
 
