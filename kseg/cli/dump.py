@@ -91,7 +91,7 @@ def kafka_release(value: str | None):
 @click.option("--remote-log-metadata-decoder", is_flag=True, help="Decode __remote_log_metadata records.")
 @click.option("--share-group-state-decoder", is_flag=True, help="Decode __share_group_state records.")
 @click.option("--kafka-version", "kafka_version", metavar="X.Y", default=None,
-              help="Print the text output of this Kafka release's kafka-dump-log.sh (3.9 to 4.4; default: "
+              help="Print the text output of this Kafka release's kafka-dump-log.sh (3.8 to 4.4; default: "
                    "$KSEG_KAFKA_VERSION, else the newest).  --format json does not change with it.")
 @format_option
 @quiet_option
@@ -135,6 +135,9 @@ def dump(paths, files_opt, print_data_log, deep_iteration, skip_record_metadata,
         release, explicit = LATEST, False  # kseg's own schema: the same whatever the version
     if "share-group-state" in chosen and not release.share_decoder:
         raise click.UsageError(f"Kafka {release.name}'s tool has no --share-group-state-decoder (4.0+)")
+    if "remote-log-metadata" in chosen and not release.remote_decoder:
+        # Kafka 3.8's option parser dies on it (joptsimple's UnrecognizedOptionException): a usage error here
+        raise click.UsageError(f"Kafka {release.name}'s tool has no --remote-log-metadata-decoder (3.9+)")
     try:
         parser = topic_parser(chosen[0], release) if chosen else None
         opts = DumpOptions(

@@ -13,6 +13,11 @@ aside.
 
 The differences, by release:
 
+* 3.8 (``DumpLogSegments.scala`` at 3.8 ``8333ccc1``): 3.9's tool without
+  ``--remote-log-metadata-decoder`` (KAFKA-16228, 3.9).  Every other line it
+  prints is 3.9's: the same Scala code paths, the same message schemas for the
+  record types it decodes (group coordinator types 0-8, KRaft types up to 27,
+  the transaction log), the same ``kafka.serializer`` deprecation lines.
 * 4.0: ``__consumer_offsets`` record types 9-16 (share groups, KIP-932, and
   ``ConsumerGroupRegularExpression``); a value version outside the message's
   valid range is ``UnknownRecordVersionException`` ("Found an unknown record
@@ -32,15 +37,17 @@ The differences, by release:
   segment whose first offset is not 0 reports ``-1 is followed by N``: a plain
   bug of 4.3 and 4.4, reproduced only under those versions; the not-found
   header names the file (``... not found in :<path>``).
-* KRaft records: 3.9 knows types up to 27; 4.0-4.3 add 28 (``ClearElrRecord``); 4.4
+* KRaft records: 3.8 and 3.9 know types up to 27; 4.0-4.3 add 28 (``ClearElrRecord``); 4.4
   adds 29 (``UnregisterControllerRecord``); a newer type is "Unknown metadata id N".
 * 4.4: ``transactionStatus`` printed as the state's name (KAFKA-20712); the
   ``.txnindex`` dump prints ``AbortedTxn.HIGHEST_SUPPORTED_VERSION`` (0) as every
   entry's version.
 
-Release lines before 3.9 print records, batches and decoders in other layouts
-(2.8's record line, 3.0-3.2's "Starting offset", 3.3-3.8's offsets decoder);
-kseg does not reproduce them and says so.
+Release lines before 3.8 print records, batches and decoders in other layouts
+(2.8's record line, 3.0-3.2's "Starting offset", 3.3-3.7's offsets decoder
+``GroupMetadataManager.formatRecordKeyAndValue``, no KRaftVersion/KRaftVoters
+control records, ``kafka.serializer`` decoders only); kseg does not reproduce
+them and says so.
 """
 
 from __future__ import annotations
@@ -67,6 +74,7 @@ class Release:
         "lines",
         "metadata_max_api_key",
         "name",
+        "remote_decoder",
         "remote_txn_idx_empty",
         "share_decoder",
         "share_value_label",
@@ -79,7 +87,7 @@ class Release:
     def __init__(self, name: str, lines: tuple[str, ...], *, group_types: frozenset, share_decoder: bool,
                  value_version_check: bool, generic_missing_key: bool, txn_log_json: bool, txn_status_name: bool,
                  share_value_label: str, leader_change_json: bool, remote_txn_idx_empty: bool, java_tool: bool,
-                 txn_index_highest_version: bool, metadata_max_api_key: int) -> None:
+                 txn_index_highest_version: bool, metadata_max_api_key: int, remote_decoder: bool = True) -> None:
         self.name = name
         self.lines = lines
         self.group_types = group_types
@@ -94,9 +102,11 @@ class Release:
         self.java_tool = java_tool
         self.txn_index_highest_version = txn_index_highest_version
         self.metadata_max_api_key = metadata_max_api_key
-        #: 3.9 only: "kafka.serializer.X is deprecated. Please use org.apache.kafka.tools.api.X instead"
+        #: ``--remote-log-metadata-decoder``: 3.9+ (KAFKA-16228)
+        self.remote_decoder = remote_decoder
+        #: 3.8 and 3.9: "kafka.serializer.X is deprecated. Please use org.apache.kafka.tools.api.X instead"
         #: (printed per .log when the decoders are made); 4.0 removed the old classes
-        self.deprecated_serializer_notice = name == "3.9"
+        self.deprecated_serializer_notice = name in ("3.8", "3.9")
 
     def __repr__(self) -> str:
         return f"Release({self.name})"
@@ -114,6 +124,10 @@ def _key(line: str) -> tuple[int, int]:
 
 
 _COMMON = {"share_value_label": "version"}
+K38 = Release("3.8", ("3.8",), group_types=_GROUP_TYPES_39, share_decoder=False, value_version_check=False,
+              generic_missing_key=False, txn_log_json=False, txn_status_name=False, share_value_label="type",
+              leader_change_json=False, remote_txn_idx_empty=False, java_tool=False, txn_index_highest_version=False,
+              metadata_max_api_key=27, remote_decoder=False)
 K39 = Release("3.9", ("3.9",), group_types=_GROUP_TYPES_39, share_decoder=False, value_version_check=False,
               generic_missing_key=False, txn_log_json=False, txn_status_name=False, share_value_label="type",
               leader_change_json=False, remote_txn_idx_empty=False, java_tool=False, txn_index_highest_version=False,
@@ -139,17 +153,17 @@ K44 = Release("4.4", ("4.4",), group_types=_GROUP_TYPES_41, share_decoder=True, 
               remote_txn_idx_empty=True, java_tool=True, txn_index_highest_version=True,
               metadata_max_api_key=29, **_COMMON)
 
-RELEASES: tuple[Release, ...] = (K39, K40, K41, K42, K43, K44)
+RELEASES: tuple[Release, ...] = (K38, K39, K40, K41, K42, K43, K44)
 LATEST = K44
-#: Every release line kseg reproduces, oldest first ("3.9", "4.0", ... "4.4").
+#: Every release line kseg reproduces, oldest first ("3.8", "3.9", ... "4.4").
 LINES: tuple[str, ...] = tuple(line for r in RELEASES for line in r.lines)
 #: Release lines whose tool prints in layouts kseg does not reproduce.
-UNSUPPORTED = ("2.8", "3.0", "3.1", "3.2", "3.3", "3.4", "3.5", "3.6", "3.7", "3.8")
+UNSUPPORTED = ("2.8", "3.0", "3.1", "3.2", "3.3", "3.4", "3.5", "3.6", "3.7")
 _BY_LINE = {line: r for r in RELEASES for line in r.lines}
 
 
 def supported_range() -> str:
-    """``"3.9-4.4"``: the release lines ``--kafka-version`` accepts."""
+    """``"3.8-4.4"``: the release lines ``--kafka-version`` accepts."""
     return f"{LINES[0]}-{LINES[-1]}"
 
 
