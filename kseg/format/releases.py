@@ -43,11 +43,25 @@ The differences, by release:
   ``.txnindex`` dump prints ``AbortedTxn.HIGHEST_SUPPORTED_VERSION`` (0) as every
   entry's version.
 
-Release lines before 3.8 print records, batches and decoders in other layouts
-(2.8's record line, 3.0-3.2's "Starting offset", 3.3-3.7's offsets decoder
-``GroupMetadataManager.formatRecordKeyAndValue``, no KRaftVersion/KRaftVoters
-control records, ``kafka.serializer`` decoders only); kseg does not reproduce
-them and says so.
+Release lines before 3.8 print in other layouts; kseg does not reproduce them
+and says so (a usage error).  What their tools print differently, read on the
+``apache/kafka`` branches (``git diff`` of ``DumpLogSegments.scala``; the tool's
+own code prints the same in 3.3-3.7):
+
+* 3.3-3.7 (against 3.8): ``--offsets-decoder`` is ``GroupMetadataManager.
+  formatRecordKeyAndValue`` (``offset_commit::group=G,partition=T-P`` /
+  ``group_metadata::group=G`` / ``unknown::version=N``; group members in a Scala
+  ``HashMap``'s order, which differs between the Scala 2.12 and 2.13 builds);
+  control types 5 and 6 print ``controlType: UNKNOWN(N)``; only
+  ``kafka.serializer`` decoder classes, no deprecation lines; KRaft types up to
+  20 (3.3), 21, 22, 26, 27 (3.7), each with its own record versions.
+* 3.2: ``Starting offset: N`` instead of ``Log starting offset: N``; no
+  ``.checkpoint`` dump, no ``--max-bytes``, no SnapshotHeader/Footer lines.
+* 3.1: and no ``deleteHorizonMs`` on the batch line.
+* 3.0: and no ``lastTimestamp`` on a producer-snapshot line.
+* 2.8: another record line (``offset: N isValid: .. crc: .. keySize: ..`` with
+  the batch's fields), ``compresscodec`` as the enum's name (upper case), an
+  unknown offsets/transaction key an exception, not ``unknown::version=N``.
 """
 
 from __future__ import annotations
