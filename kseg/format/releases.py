@@ -56,8 +56,12 @@ and says so (a usage error).  What their tools print differently, read on the
 ``apache/kafka`` branches (``git diff`` of ``DumpLogSegments.scala``; the tool's
 own code prints the same in 3.3-3.7):
 
-* 3.3-3.6 (against 3.7): KRaft types up to 20 (3.3), 21, 22, 26 (3.6), with
-  each release's own record versions and fields (not tabulated yet).
+* 3.3-3.6 (against 3.7): KRaft types up to 20 (3.3), 21, 22, 26 (3.6), each
+  read with that release's own classes: a newer record version is read with
+  the old field list (as 3.9's classes read RegisterBrokerRecord v4, see
+  ``tests/data/kafka4x/MANIFEST.md``), so 3.6 would read PartitionRecord v1's
+  ``Directories`` array where its tagged fields are.  Reproducing that needs
+  each release's metadata schemas, which kseg does not carry.
 * 3.2: ``Starting offset: N`` instead of ``Log starting offset: N``; no
   ``.checkpoint`` dump, no ``--max-bytes``, no SnapshotHeader/Footer lines.
 * 3.1: and no ``deleteHorizonMs`` on the batch line.
