@@ -60,7 +60,7 @@ def kraft_text_37(type_id: int, key: bytes, value: bytes | None) -> str | None:
 
 
 def deprecation_notice(name: str | None) -> str:
-    """Kafka 3.9's line for a ``kafka.serializer`` decoder class (``convertDeprecatedDecoderClass``)."""
+    """Kafka 3.8's and 3.9's line for a ``kafka.serializer`` decoder class (``convertDeprecatedDecoderClass``)."""
     if name and name.startswith("kafka.serializer.") and name.rpartition(".")[2] in (
             "StringDecoder", "LongDecoder", "IntegerDecoder", "DefaultDecoder"):
         cls = name.rpartition(".")[2]
