@@ -149,10 +149,10 @@ def dump(paths, files_opt, print_data_log, deep_iteration, skip_record_metadata,
         release, explicit = LATEST, False  # kseg's own schema: the same whatever the version
     if "share-group-state" in chosen and not release.share_decoder:
         raise click.UsageError(f"Kafka {release.name}'s tool has no --share-group-state-decoder (4.0+)")
-    if not release.tools_api_decoders:
+    if not release.tools_api_decoders and not chosen:  # a topic decoder makes no decoder class
         for name in (key_decoder, value_decoder):
             if name and name.startswith("org.apache.kafka.tools.api."):
-                # Kafka 3.7's tool dies with ClassNotFoundException after the first "Dumping" line
+                # Kafka 3.7's tool dies with ClassNotFoundException at its first .log file
                 raise click.UsageError(f"Kafka {release.name}'s tool has no {name} (3.8+); its decoders are "
                                        f"kafka.serializer.{name.rpartition('.')[2]}")
     if "remote-log-metadata" in chosen and not release.remote_decoder:

@@ -69,6 +69,10 @@ def test_37_has_3_8s_decoder_classes_refused() -> None:
     assert r.exit_code == 2 and r.stdout == b"" and b"Traceback" not in r.stderr
     assert (b"Kafka 3.7's tool has no org.apache.kafka.tools.api.LongDecoder (3.8+); its decoders are "
             b"kafka.serializer.LongDecoder") in r.stderr
+    # with a topic decoder Kafka makes no decoder class, so nothing is refused
+    r = run_cli(["dump", "--kafka-version", "3.7", "--transaction-log-decoder", *args[:2], "--files",
+                 "__transaction_state-0/00000000000000000100.log"], cwd=DATA)
+    assert r.exit_code == 0 and b"transaction_metadata::transactionalId=" in r.stdout
 
 
 def test_37_kafka_serializer_decoders_without_notice(tmp_path: Path) -> None:
