@@ -45,8 +45,22 @@ def kraft_text_41(type_id: int, key: bytes, value: bytes | None) -> str | None:
     return control_record_text(type_id, key, value, leader_change=True)
 
 
+def _kraft_text_of(release):
+    if release.leader_change_json:
+        return kraft_text_41
+    return kraft_text if release.kraft_control_records else kraft_text_37
+
+
+def kraft_text_37(type_id: int, key: bytes, value: bytes | None) -> str | None:
+    """:func:`kraft_text` of Kafka 3.7 and before: control types 5 and 6 came in 3.8 (KRAFT_VERSION,
+    KRAFT_VOTERS); ``ControlRecordType.fromTypeId`` calls them ``UNKNOWN``."""
+    if type_id in (5, 6):
+        return f" controlType: UNKNOWN({type_id})"
+    return kraft_text(type_id, key, value)
+
+
 def deprecation_notice(name: str | None) -> str:
-    """Kafka 3.9's line for a ``kafka.serializer`` decoder class (``convertDeprecatedDecoderClass``)."""
+    """Kafka 3.8's and 3.9's line for a ``kafka.serializer`` decoder class (``convertDeprecatedDecoderClass``)."""
     if name and name.startswith("kafka.serializer.") and name.rpartition(".")[2] in (
             "StringDecoder", "LongDecoder", "IntegerDecoder", "DefaultDecoder"):
         cls = name.rpartition(".")[2]
@@ -91,7 +105,7 @@ def kafka_release(value: str | None):
 @click.option("--remote-log-metadata-decoder", is_flag=True, help="Decode __remote_log_metadata records.")
 @click.option("--share-group-state-decoder", is_flag=True, help="Decode __share_group_state records.")
 @click.option("--kafka-version", "kafka_version", metavar="X.Y", default=None,
-              help="Print the text output of this Kafka release's kafka-dump-log.sh (3.9 to 4.4; default: "
+              help="Print the text output of this Kafka release's kafka-dump-log.sh (3.7 to 4.4; default: "
                    "$KSEG_KAFKA_VERSION, else the newest).  --format json does not change with it.")
 @format_option
 @quiet_option
@@ -135,6 +149,15 @@ def dump(paths, files_opt, print_data_log, deep_iteration, skip_record_metadata,
         release, explicit = LATEST, False  # kseg's own schema: the same whatever the version
     if "share-group-state" in chosen and not release.share_decoder:
         raise click.UsageError(f"Kafka {release.name}'s tool has no --share-group-state-decoder (4.0+)")
+    if not release.tools_api_decoders and not chosen:  # a topic decoder makes no decoder class
+        for name in (key_decoder, value_decoder):
+            if name and name.startswith("org.apache.kafka.tools.api."):
+                # Kafka 3.7's tool dies with ClassNotFoundException at its first .log file
+                raise click.UsageError(f"Kafka {release.name}'s tool has no {name} (3.8+); its decoders are "
+                                       f"kafka.serializer.{name.rpartition('.')[2]}")
+    if "remote-log-metadata" in chosen and not release.remote_decoder:
+        # Kafka 3.8's option parser dies on it (joptsimple's UnrecognizedOptionException): a usage error here
+        raise click.UsageError(f"Kafka {release.name}'s tool has no --remote-log-metadata-decoder (3.9+)")
     try:
         parser = topic_parser(chosen[0], release) if chosen else None
         opts = DumpOptions(
@@ -166,7 +189,7 @@ def dump(paths, files_opt, print_data_log, deep_iteration, skip_record_metadata,
         from kseg.render.text import TextSink
 
         sink = TextSink(out, err, skip_record_metadata=skip_record_metadata,
-                        kraft_text=kraft_text_41 if release.leader_change_json else kraft_text, release=release)
+                        kraft_text=_kraft_text_of(release), release=release)
         if release.deprecated_serializer_notice and not chosen:
             sink.preamble = "".join(deprecation_notice(name) for name in (value_decoder, key_decoder))
     from kseg.render import progress

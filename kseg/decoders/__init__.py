@@ -5,6 +5,7 @@ Use :func:`parser_for` to get a topic parser by name; each parser loads its
 schema files on first use.
 
 * ``offsets``             ``--offsets-decoder``            :class:`kseg.decoders.coordinator.OffsetsMessageParser`
+  (Kafka 3.7 and before: :class:`kseg.decoders.offsets_legacy.LegacyOffsetsMessageParser`)
 * ``transaction-log``     ``--transaction-log-decoder``    :class:`kseg.decoders.txnlog.TransactionLogMessageParser`
 * ``cluster-metadata``    ``--cluster-metadata-decoder``   :class:`kseg.decoders.metadata.ClusterMetadataLogMessageParser`
 * ``remote-log-metadata`` ``--remote-log-metadata-decoder`` :class:`kseg.decoders.remote.RemoteMetadataLogMessageParser`
@@ -41,4 +42,6 @@ def parser_for(name: str, release=None):
         from kseg.format.releases import LATEST
 
         release = LATEST
+    if name == "offsets" and release.legacy_offsets_text:
+        module, cls = "kseg.decoders.offsets_legacy", "LegacyOffsetsMessageParser"  # Kafka 3.0-3.7
     return getattr(import_module(module), cls)(release)

@@ -111,6 +111,9 @@ class ClusterMetadataLogMessageParser:
             name, _, version, message = read_api_message(value, max_api_key=self.release.metadata_max_api_key)
             m = schema.message(name)
             data = schema.drop_newer_tagged(m, to_tree(m.struct, message, version), self.release.knows)
+            renames = self.release.metadata_renames.get(name)
+            if renames:  # a field's JSON name in that release's converter
+                data = {renames.get(k, k): v for k, v in data.items()}
             text = dumps({"type": snake_upper(name), "version": version, "data": data})
         except JavaException as exc:
             text = f"Error at {offset}, skipping. {exc.get_message()}"

@@ -13,6 +13,19 @@ aside.
 
 The differences, by release:
 
+* 3.7 (``DumpLogSegments.scala`` at 3.7 ``7fdfeb12``; 3.8's tool otherwise):
+  ``--offsets-decoder`` prints ``GroupMetadataManager.formatRecordKeyAndValue``'s
+  text (``kseg.decoders.offsets_legacy``; KAFKA-16470 replaced it in 3.8);
+  control types 5 and 6 print ``controlType: UNKNOWN(N)`` (KAFKA-16207 added
+  KRAFT_VERSION/KRAFT_VOTERS in 3.8); its decoder classes are
+  ``kafka.serializer``'s only (KAFKA-16796, 3.8), without 3.8's deprecation
+  lines; PartitionRecord/PartitionChangeRecord's tagged field prints as
+  ``lastKnownELR`` (``lastKnownElr`` from 3.8).
+* 3.8 (``DumpLogSegments.scala`` at 3.8 ``8333ccc1``): 3.9's tool without
+  ``--remote-log-metadata-decoder`` (KAFKA-16228, 3.9).  Every other line it
+  prints is 3.9's: the same Scala code paths, the same message schemas for the
+  record types it decodes (group coordinator types 0-8, KRaft types up to 27,
+  the transaction log), the same ``kafka.serializer`` deprecation lines.
 * 4.0: ``__consumer_offsets`` record types 9-16 (share groups, KIP-932, and
   ``ConsumerGroupRegularExpression``); a value version outside the message's
   valid range is ``UnknownRecordVersionException`` ("Found an unknown record
@@ -32,15 +45,30 @@ The differences, by release:
   segment whose first offset is not 0 reports ``-1 is followed by N``: a plain
   bug of 4.3 and 4.4, reproduced only under those versions; the not-found
   header names the file (``... not found in :<path>``).
-* KRaft records: 3.9 knows types up to 27; 4.0-4.3 add 28 (``ClearElrRecord``); 4.4
+* KRaft records: 3.8 and 3.9 know types up to 27; 4.0-4.3 add 28 (``ClearElrRecord``); 4.4
   adds 29 (``UnregisterControllerRecord``); a newer type is "Unknown metadata id N".
 * 4.4: ``transactionStatus`` printed as the state's name (KAFKA-20712); the
   ``.txnindex`` dump prints ``AbortedTxn.HIGHEST_SUPPORTED_VERSION`` (0) as every
   entry's version.
 
-Release lines before 3.9 print records, batches and decoders in other layouts
-(2.8's record line, 3.0-3.2's "Starting offset", 3.3-3.8's offsets decoder);
-kseg does not reproduce them and says so.
+Release lines before 3.7 print in other layouts; kseg does not reproduce them
+and says so (a usage error).  What their tools print differently, read on the
+``apache/kafka`` branches (``git diff`` of ``DumpLogSegments.scala``; the tool's
+own code prints the same in 3.3-3.7):
+
+* 3.3-3.6 (against 3.7): KRaft types up to 20 (3.3), 21, 22, 26 (3.6), each
+  read with that release's own classes: a newer record version is read with
+  the old field list (as 3.9's classes read RegisterBrokerRecord v4, see
+  ``tests/data/kafka4x/MANIFEST.md``), so 3.6 would read PartitionRecord v1's
+  ``Directories`` array where its tagged fields are.  Reproducing that needs
+  each release's metadata schemas, which kseg does not carry.
+* 3.2: ``Starting offset: N`` instead of ``Log starting offset: N``; no
+  ``.checkpoint`` dump, no ``--max-bytes``, no SnapshotHeader/Footer lines.
+* 3.1: and no ``deleteHorizonMs`` on the batch line.
+* 3.0: and no ``lastTimestamp`` on a producer-snapshot line.
+* 2.8: another record line (``offset: N isValid: .. crc: .. keySize: ..`` with
+  the batch's fields), ``compresscodec`` as the enum's name (upper case), an
+  unknown offsets/transaction key an exception, not ``unknown::version=N``.
 """
 
 from __future__ import annotations
@@ -63,13 +91,18 @@ class Release:
         "generic_missing_key",
         "group_types",
         "java_tool",
+        "kraft_control_records",
         "leader_change_json",
+        "legacy_offsets_text",
         "lines",
         "metadata_max_api_key",
+        "metadata_renames",
         "name",
+        "remote_decoder",
         "remote_txn_idx_empty",
         "share_decoder",
         "share_value_label",
+        "tools_api_decoders",
         "txn_index_highest_version",
         "txn_log_json",
         "txn_status_name",
@@ -79,7 +112,8 @@ class Release:
     def __init__(self, name: str, lines: tuple[str, ...], *, group_types: frozenset, share_decoder: bool,
                  value_version_check: bool, generic_missing_key: bool, txn_log_json: bool, txn_status_name: bool,
                  share_value_label: str, leader_change_json: bool, remote_txn_idx_empty: bool, java_tool: bool,
-                 txn_index_highest_version: bool, metadata_max_api_key: int) -> None:
+                 txn_index_highest_version: bool, metadata_max_api_key: int, remote_decoder: bool = True,
+                 before_38: bool = False) -> None:
         self.name = name
         self.lines = lines
         self.group_types = group_types
@@ -94,9 +128,21 @@ class Release:
         self.java_tool = java_tool
         self.txn_index_highest_version = txn_index_highest_version
         self.metadata_max_api_key = metadata_max_api_key
-        #: 3.9 only: "kafka.serializer.X is deprecated. Please use org.apache.kafka.tools.api.X instead"
+        #: ``--remote-log-metadata-decoder``: 3.9+ (KAFKA-16228)
+        self.remote_decoder = remote_decoder
+        #: up to 3.7: ``--offsets-decoder`` is ``GroupMetadataManager.formatRecordKeyAndValue``'s text
+        #: (``kseg.decoders.offsets_legacy``); control types 5/6 (3.8's KRAFT_VERSION, KRAFT_VOTERS) are
+        #: ``UNKNOWN``; no ``org.apache.kafka.tools.api`` decoders (KAFKA-16796, 3.8); the JSON field
+        #: ``lastKnownELR`` (renamed ``lastKnownElr`` in 3.8) of PartitionRecord/PartitionChangeRecord
+        self.legacy_offsets_text = before_38
+        self.kraft_control_records = not before_38
+        self.tools_api_decoders = not before_38
+        self.metadata_renames: dict[str, dict[str, str]] = (
+            {"PartitionRecord": {"lastKnownElr": "lastKnownELR"},
+             "PartitionChangeRecord": {"lastKnownElr": "lastKnownELR"}} if before_38 else {})
+        #: 3.8 and 3.9: "kafka.serializer.X is deprecated. Please use org.apache.kafka.tools.api.X instead"
         #: (printed per .log when the decoders are made); 4.0 removed the old classes
-        self.deprecated_serializer_notice = name == "3.9"
+        self.deprecated_serializer_notice = name in ("3.8", "3.9")
 
     def __repr__(self) -> str:
         return f"Release({self.name})"
@@ -113,7 +159,14 @@ def _key(line: str) -> tuple[int, int]:
     return int(major), int(minor)
 
 
-_COMMON = {"share_value_label": "version"}
+K37 = Release("3.7", ("3.7",), group_types=_GROUP_TYPES_39, share_decoder=False, value_version_check=False,
+              generic_missing_key=False, txn_log_json=False, txn_status_name=False, share_value_label="type",
+              leader_change_json=False, remote_txn_idx_empty=False, java_tool=False, txn_index_highest_version=False,
+              metadata_max_api_key=27, remote_decoder=False, before_38=True)
+K38 = Release("3.8", ("3.8",), group_types=_GROUP_TYPES_39, share_decoder=False, value_version_check=False,
+              generic_missing_key=False, txn_log_json=False, txn_status_name=False, share_value_label="type",
+              leader_change_json=False, remote_txn_idx_empty=False, java_tool=False, txn_index_highest_version=False,
+              metadata_max_api_key=27, remote_decoder=False)
 K39 = Release("3.9", ("3.9",), group_types=_GROUP_TYPES_39, share_decoder=False, value_version_check=False,
               generic_missing_key=False, txn_log_json=False, txn_status_name=False, share_value_label="type",
               leader_change_json=False, remote_txn_idx_empty=False, java_tool=False, txn_index_highest_version=False,
@@ -125,31 +178,31 @@ K40 = Release("4.0", ("4.0",), group_types=_GROUP_TYPES_40, share_decoder=True, 
 K41 = Release("4.1", ("4.1",), group_types=_GROUP_TYPES_41, share_decoder=True, value_version_check=True,
               generic_missing_key=True, txn_log_json=True, txn_status_name=False, leader_change_json=True,
               remote_txn_idx_empty=True, java_tool=False, txn_index_highest_version=False,
-              metadata_max_api_key=28, **_COMMON)
+              metadata_max_api_key=28, share_value_label="version")
 K42 = Release("4.2", ("4.2",), group_types=_GROUP_TYPES_41, share_decoder=True, value_version_check=True,
               generic_missing_key=True, txn_log_json=True, txn_status_name=False, leader_change_json=True,
               remote_txn_idx_empty=True, java_tool=False, txn_index_highest_version=False,
-              metadata_max_api_key=28, **_COMMON)
+              metadata_max_api_key=28, share_value_label="version")
 K43 = Release("4.3", ("4.3",), group_types=_GROUP_TYPES_41, share_decoder=True, value_version_check=True,
               generic_missing_key=True, txn_log_json=True, txn_status_name=False, leader_change_json=True,
               remote_txn_idx_empty=True, java_tool=True, txn_index_highest_version=False,
-              metadata_max_api_key=28, **_COMMON)
+              metadata_max_api_key=28, share_value_label="version")
 K44 = Release("4.4", ("4.4",), group_types=_GROUP_TYPES_41, share_decoder=True, value_version_check=True,
               generic_missing_key=True, txn_log_json=True, txn_status_name=True, leader_change_json=True,
               remote_txn_idx_empty=True, java_tool=True, txn_index_highest_version=True,
-              metadata_max_api_key=29, **_COMMON)
+              metadata_max_api_key=29, share_value_label="version")
 
-RELEASES: tuple[Release, ...] = (K39, K40, K41, K42, K43, K44)
+RELEASES: tuple[Release, ...] = (K37, K38, K39, K40, K41, K42, K43, K44)
 LATEST = K44
-#: Every release line kseg reproduces, oldest first ("3.9", "4.0", ... "4.4").
+#: Every release line kseg reproduces, oldest first ("3.7", "3.8", ... "4.4").
 LINES: tuple[str, ...] = tuple(line for r in RELEASES for line in r.lines)
 #: Release lines whose tool prints in layouts kseg does not reproduce.
-UNSUPPORTED = ("2.8", "3.0", "3.1", "3.2", "3.3", "3.4", "3.5", "3.6", "3.7", "3.8")
+UNSUPPORTED = ("2.8", "3.0", "3.1", "3.2", "3.3", "3.4", "3.5", "3.6")
 _BY_LINE = {line: r for r in RELEASES for line in r.lines}
 
 
 def supported_range() -> str:
-    """``"3.9-4.4"``: the release lines ``--kafka-version`` accepts."""
+    """``"3.7-4.4"``: the release lines ``--kafka-version`` accepts."""
     return f"{LINES[0]}-{LINES[-1]}"
 
 

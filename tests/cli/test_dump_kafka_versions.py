@@ -62,10 +62,10 @@ def test_kafka4x_golden(row: dict) -> None:
 DIFFS = {(r["line"], r["partition"], r["file"], r["set"]): r for r in _tsv(GOLDEN / "CORPUS-DIFF.tsv")}
 
 
-@pytest.mark.parametrize("line", ["4.1", "4.2", "4.3", "4.4"])
+@pytest.mark.parametrize("line", ["3.7", "4.1", "4.2", "4.3", "4.4"])
 def test_corpus_under_newer_lines(line: str) -> None:
     """Kafka's corpus: the runs CORPUS-DIFF names print their reviewed text, every other one the
-    corpus golden (what 3.9 and 4.0 print) unchanged."""
+    corpus golden (what 3.8, 3.9 and 4.0 print) unchanged (3.7: its offsets decoder and control types)."""
     checked = changed = 0
     for row in golden_rows():
         key = (line, row["partition"], row["file"], row["set"])
@@ -118,9 +118,9 @@ def test_the_43_false_non_consecutive_line_only_when_asked_for() -> None:
 
 
 @pytest.mark.parametrize("value,message", [
-    ("3.8", "Kafka 3.8's dump output is not reproduced (kseg reproduces 3.9-4.4)"),
-    ("2.8", "Kafka 2.8's dump output is not reproduced (kseg reproduces 3.9-4.4)"),
-    ("4.5", "unknown Kafka release line 4.5 (kseg reproduces 3.9-4.4)"),
+    ("3.6", "Kafka 3.6's dump output is not reproduced (kseg reproduces 3.7-4.4)"),
+    ("2.8", "Kafka 2.8's dump output is not reproduced (kseg reproduces 3.7-4.4)"),
+    ("4.5", "unknown Kafka release line 4.5 (kseg reproduces 3.7-4.4)"),
     ("four", "'four' is not a Kafka version (X.Y, e.g. 4.4)"),
 ])
 def test_unsupported_versions_are_usage_errors(value: str, message: str) -> None:
@@ -153,7 +153,7 @@ def test_json_does_not_change_with_the_version() -> None:
 
 def test_version_lists_the_range() -> None:
     r = run_subprocess(["--version"])
-    assert b"kafka dump output: 3.9-4.4 (default 4.4)\n" in r.stdout
+    assert b"kafka dump output: 3.7-4.4 (default 4.4)\n" in r.stdout
 
 
 @pytest.mark.parametrize("cls,expect", [
