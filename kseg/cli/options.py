@@ -80,7 +80,8 @@ SPARK_HELP = {
     "--spark": "Run as a PySpark job (pip install 'kseg[spark]').",
     "--master": "Spark master URL (default local[*]); only with --spark.",
     "--spark-conf": "Spark configuration, repeatable; only with --spark.",
-    "--verbose": "Spark's own log on stderr (and, for verify-index, clean segments too); only with --spark.",
+    "--verbose": "With --spark: Spark's own log on stderr (and, for verify-index, clean segments too).  "
+                 "verify-index: every note under its segment (else one line per kind of note).",
 }
 
 
@@ -94,14 +95,15 @@ def spark_options(f):
     return f
 
 
-def check_spark(spark: bool, master, spark_conf, verbose: bool) -> None:
-    """An option that would do nothing is a usage error: the one error line, exit 2 -- not silence."""
+def check_spark(spark: bool, master, spark_conf, verbose: bool, *, local_verbose: bool = False) -> None:
+    """An option that would do nothing is a usage error: the one error line, exit 2 -- not silence.
+    ``local_verbose``: the command gives ``--verbose`` a meaning without ``--spark`` too."""
     if spark:
         if _io["max_rate"] or _io["drop_cache"]:
             fail(binary_streams()[1], "--max-rate and --drop-cache pace this machine's reads; on Spark the "
                                       "executors read (give them without --spark)")
         return
-    given = [name for name, value in (("--master", master), ("--spark-conf", spark_conf), ("--verbose", verbose))
+    given = [name for name, value in (("--master", master), ("--spark-conf", spark_conf), ("--verbose", verbose and not local_verbose))
              if value]
     if given:
         fail(binary_streams()[1], f"{' and '.join(given)} take{'s' * (len(given) == 1)} effect only with --spark")

@@ -47,7 +47,7 @@ def verify_index(paths, strict, report_path, jobs, max_message_size, output_form
     from kseg.storage.partition import discover, nothing_found
     from kseg.storage.report import JsonlReport, check_target, is_uri
 
-    check_spark(spark, master, spark_conf, verbose)
+    check_spark(spark, master, spark_conf, verbose, local_verbose=True)
     out, err = binary_streams()
     report = None
     try:  # the report path first: a run must not end on a path it cannot write
@@ -102,9 +102,13 @@ def verify_index(paths, strict, report_path, jobs, max_message_size, output_form
     if labels:
         progress.describe(labels.pop(0))
 
+    from kseg.render.notes import NoteGroups
+
+    groups = NoteGroups("file") if output_format == "text" and not verbose else None
+
     def on_result(res) -> None:
         nonlocal done
-        render_result(out, res, output_format, full_names)
+        render_result(out, res, output_format, full_names, notes=groups, quiet=quiet)
         if per_partition is not None:
             per_partition.add(res)
         if report is not None:
@@ -118,6 +122,8 @@ def verify_index(paths, strict, report_path, jobs, max_message_size, output_form
     try:
         result = verify_all(partitions, strict=strict, jobs=jobs, max_message_size=max_message_size,
                             on_result=on_result)
+        if groups is not None and not quiet:
+            groups.write(out)
         if per_partition is not None:
             per_partition.write(out)
         render_summary(out, result, output_format)

@@ -196,8 +196,13 @@ def run_spark_cli(partitions, *, strict: bool, report_path: str | None, master: 
         except Exception as exc:  # noqa: BLE001 - any job failure is one line, exit 2 (not "problems")
             return fail(f"the Spark job failed: {_cause(exc)}{see()}")
         full_names = several_log_dirs(partitions)
+        from kseg.render.notes import NoteGroups
+
+        groups = NoteGroups("file") if output_format == "text" and not verbose else None
         for res in outcome.shown:
-            render_result(out, res, output_format, full_names)
+            render_result(out, res, output_format, full_names, notes=groups)
+        if groups is not None:
+            groups.write(out)
         render_summary(out, outcome.report, output_format)
         out.flush()
         if report_path:
