@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from kseg.jsonlines import SCHEMA_VERSION
 from tests.conftest import CORPUS_DATA, assert_no_traceback, run_cli, run_subprocess
 from tests.storage.forensics_data import EPOCHS_SHARED, replica_logs, write_replica
 
@@ -47,7 +48,7 @@ def test_a_prefix_is_lagging_not_divergent(brokers: Path) -> None:
     r = run_cli(["diff", "--format", "json", part(brokers, "b1"), part(brokers, "b3")])
     assert r.exit_code == 0
     a, b, summary = rows(r)
-    assert summary == {"type": "summary", "v": 1, "partition": "events-0", "replicas": 2, "status": "lagging",
+    assert summary == {"type": "summary", "v": SCHEMA_VERSION, "partition": "events-0", "replicas": 2, "status": "lagging",
                        "firstDivergentOffset": None, "leader": None, "differences": [], "commonStartOffset": 0,
                        "notes": [], "exitCode": 0}
     assert (a["status"], a["lag"], a["logEndOffset"]) == ("identical", 0, 150)
