@@ -48,12 +48,13 @@ def rebuild_index(paths, check, output_dir, force, index_interval_bytes, max_ind
 
     \b
     Exit codes:
-      0    every index rebuilt (or already identical), every log valid
+      0    every index rebuilt, already identical, or healthy and kept (as
+           verify-index judges it); every log valid
       1    --check found differences, or a log holds invalid bytes recovery
            would truncate, or Kafka's recovery would fail on a segment
       2    usage error, nothing to rebuild, a file or directory could not be
-           read or written, or an existing file differs and --force was not
-           given
+           read or written, or an existing file differs, is not healthy, and
+           --force was not given
       130  interrupted (Ctrl-C)
       141  stdout was closed early (killed by SIGPIPE)
     """

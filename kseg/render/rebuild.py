@@ -15,6 +15,7 @@ from kseg.storage.rebuild_write import (
     ABSENT,
     DIFFERS,
     FAILED,
+    KEPT,
     MISSING,
     OLDER_RULE,
     REFUSED,
@@ -56,16 +57,23 @@ def file_line(o: FileOutcome) -> str:
         WRITTEN: "written",
         SKIPPED: "not rebuilt",
     }.get(o.status)
-    if o.status == DIFFERS:
+    if o.interval is not None:  # same as recovery's at the interval the existing file was written at
+        text = {SAME: "same", UNCHANGED: "unchanged"}[o.status]
+        text = (f"{text} (index.interval.bytes ≤ {o.interval}): what recovery writes at that interval "
+                f"({o.entries} entr{'ies' if o.entries != 1 else 'y'} at the interval given)")
+        return f"  {o.path}: {o.existing_entries} entr{'ies' if o.existing_entries != 1 else 'y'}: {text}"
+    if o.status in (SAME, UNCHANGED) and o.rule:  # the used entries are the same; a zero tail follows
+        text = f"{'same as' if o.status == SAME else 'unchanged:'} {o.rule}"
+    elif o.status == DIFFERS:
         text = f"differs from the existing file ({o.existing_entries} entries): {o.difference}"
     elif o.status == OLDER_RULE:
         text = (f"the existing file ({o.existing_entries} entries) differs ({o.difference}) but is valid: "
                 f"{o.rule}; recovery would rewrite it with the current rule; not a problem")
     elif o.status == REPLACED:
         text = f"replaced the existing file ({o.existing_entries} entries; {o.difference})"
-    elif o.status == REFUSED and o.rule:
-        text = (f"not written: the existing file differs ({o.difference}) but is valid ({o.rule}); "
-                "give --force to replace it")
+    elif o.status == KEPT:
+        text = (f"kept: the existing file ({o.existing_entries} entries) differs ({o.difference}) but is valid: "
+                f"{o.rule}; --force replaces it with recovery's")
     elif o.status == REFUSED:
         text = f"not written: the existing file differs ({o.difference}); give --force to replace it"
     elif o.status == FAILED:
@@ -136,7 +144,8 @@ class RebuildReport:
         write_table(self.out, "rebuild-index: files per partition", columns, rows)
 
     def summary(self, notes: list[str]) -> int:
-        order = [SAME, OLDER_RULE, UNCHANGED, WRITTEN, REPLACED, DIFFERS, MISSING, REFUSED, FAILED, SKIPPED, ABSENT]
+        order = [SAME, OLDER_RULE, UNCHANGED, KEPT, WRITTEN, REPLACED, DIFFERS, MISSING, REFUSED, FAILED, SKIPPED,
+                 ABSENT]
         parts = [f"{self.counts[k]} {k}" for k in order if self.counts[k]]
         if self.json:
             self._write(dumps({"type": "summary", "v": SCHEMA_VERSION, "segments": self.segments, "files": dict(self.counts),
@@ -183,6 +192,7 @@ def segment_json(rec: Recovered, outcomes: list[FileOutcome]) -> dict:
             "truncatesSegment": rec.failure.truncates_segment},
         "files": [{"file": o.path, "kind": o.kind.lstrip("."), "entries": o.entries, "status": o.status,
                    "existingEntries": o.existing_entries, "difference": o.difference, "rule": o.rule,
+                   "indexIntervalBytesAtMost": o.interval,
                    "error": None if o.error is None else o.error.describe()} for o in outcomes],
         "notes": rec.notes,
     }
