@@ -141,7 +141,7 @@ def test_rebuild_refusal_prints_the_error_line(tmp_path: Path) -> None:
     part = tmp_path / "orders-0"
     shutil.copytree(SAMPLE, part)
     index = part / "00000000000000000000.index"
-    index.write_bytes(index.read_bytes() + bytes(8))
+    index.write_bytes(index.read_bytes() + bytes([0, 0, 0, 1, 0, 0, 0, 1]))  # an entry out of order (a zero tail is healthy)
     r = run_cli(["rebuild-index", str(part)])
     assert r.exit_code == 2
     errors = [line for line in r.errtext.splitlines() if line.startswith("kseg: error: ")]
