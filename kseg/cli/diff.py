@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from kseg.cli.options import (binary_streams, check_spark, fail, format_option, io_options, note,
+from kseg.cli.options import (binary_streams, check_spark, fail, format_option, io_options, notes_grouped,
                               quiet_option, spark_options)
 
 
@@ -54,8 +54,7 @@ def diff(paths, roots, output_format, quiet, spark, master, spark_conf, verbose,
             sets = [[_partition(p, scan_partition, notes) for p in paths]]
     except KsegError as exc:
         fail(err, exc.describe())
-    for text in notes:
-        note(err, text)
+    notes_grouped(err, notes)
     if not sets:
         fail(err, "no partition is found under more than one of the roots given: nothing compared")
 

@@ -136,6 +136,20 @@ def note(err, text: str) -> None:
         say(err, f"kseg: note: {text}")
 
 
+def notes_grouped(err, notes: list[str]) -> None:
+    """The notes on stderr, one line per kind (``kseg.render.notes``): forty ``*-delete`` directories
+    skipped are one line with their count and the first few paths; nothing with ``--quiet``."""
+    if _quiet[0] or not notes:
+        return
+    from kseg.render.notes import NoteGroups
+
+    groups = NoteGroups("path")
+    for text in notes:
+        groups.add(text)
+    for text in groups.texts():
+        note(err, text)
+
+
 def partitions_or_fail(err, paths) -> list:
     """The partitions under ``paths`` (:func:`kseg.storage.partition.discover`), its notes printed;
     nothing to read, or a path that cannot be read, is the one error line and exit 2."""
@@ -148,8 +162,7 @@ def partitions_or_fail(err, paths) -> list:
             raise nothing_found(list(paths))
     except KsegError as exc:
         fail(err, exc)
-    for text in notes:
-        note(err, text)
+    notes_grouped(err, notes)
     return partitions
 
 

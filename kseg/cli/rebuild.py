@@ -8,7 +8,7 @@ import sys
 import click
 
 from kseg.cli.options import (binary_streams, fail, format_option, io_options, jobs_option,
-                              max_message_size_option, note, quiet_option)
+                              max_message_size_option, notes_grouped, quiet_option)
 from kseg.cli.options import say as write_line
 from kseg.errors import error_line
 from kseg.limits import decompression_limit
@@ -88,8 +88,7 @@ def rebuild_index(paths, check, output_dir, force, index_interval_bytes, max_ind
             _refuse_remote_writes(targets)
     except KsegError as exc:
         fail(err, exc)
-    for text in notes:
-        note(err, text)
+    notes_grouped(err, notes)
     from kseg.storage import read_policy
 
     read_policy.split(min(jobs, len(targets)))

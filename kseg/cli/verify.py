@@ -7,7 +7,7 @@ import sys
 import click
 
 from kseg.cli.options import (binary_streams, check_spark, fail, format_option, io_options, jobs_option,
-                              max_message_size_option, note, quiet_option, spark_options)
+                              max_message_size_option, notes_grouped, quiet_option, spark_options)
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -70,8 +70,7 @@ def verify_index(paths, strict, report_path, jobs, max_message_size, output_form
         if report is not None:
             report.discard()
         fail(err, exc)
-    for text in notes:
-        note(err, text)
+    notes_grouped(err, notes)
     if spark:
         from kseg.spark.driver import run_spark_cli
 
@@ -104,7 +103,8 @@ def verify_index(paths, strict, report_path, jobs, max_message_size, output_form
 
     from kseg.render.notes import NoteGroups
 
-    groups = NoteGroups("file") if output_format == "text" and not verbose else None
+    groups = NoteGroups("file", "--verbose or --format json lists every one") \
+        if output_format == "text" and not verbose else None
 
     def on_result(res) -> None:
         nonlocal done

@@ -44,8 +44,9 @@ class _Kind:
 class NoteGroups:
     """Collects notes as they come; :meth:`lines` gives one line per kind, in order of first sight."""
 
-    def __init__(self, noun: str = "place") -> None:
+    def __init__(self, noun: str = "place", hint: str = "") -> None:
         self.noun = noun  # what a note's ``where`` is: a file, a partition
+        self.hint = hint  # after "and N more": where every place is listed
         self.kinds: dict[str, _Kind] = {}
 
     def add(self, note: str) -> None:
@@ -72,21 +73,25 @@ class NoteGroups:
 
     def lines(self) -> list[str]:
         """``note: ...`` lines, one per kind."""
+        return [f"note: {text}" for text in self.texts()]
+
+    def texts(self) -> list[str]:
+        """One text per kind (a kind seen once: its note as it came)."""
         out = []
         for key, kind in self.kinds.items():
             if kind.count == 1:
-                out.append(f"note: {kind.first_note}")
+                out.append(kind.first_note)
                 continue
             text = key
             for i, (n, word) in kind.totals.items():
                 text = text.replace("{%d}" % i, plural(n, word), 1)
             if kind.places:
                 more = kind.count - len(kind.places)
-                where = ", ".join(kind.places) + (f" and {more} more; --verbose or --format json lists every one"
+                where = ", ".join(kind.places) + (f" and {more} more{'; ' + self.hint if self.hint else ''}"
                                                    if more else "")
-                out.append(f"note: {plural(kind.count, self.noun)}: {text} ({where})")
+                out.append(f"{plural(kind.count, self.noun)}: {text} ({where})")
             else:
-                out.append(f"note: {text} ({kind.count} times)")
+                out.append(f"{text} ({kind.count} times)")
         return out
 
     def write(self, out) -> None:

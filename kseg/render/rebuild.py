@@ -8,6 +8,7 @@ from collections import Counter
 from kseg.limits import EXIT_ERROR, EXIT_OK, EXIT_PROBLEMS  # EXIT_ERROR: cli/rebuild imports it from here
 from kseg.jsonlines import SCHEMA_VERSION
 from kseg.render.jsonl import dumps
+from kseg.render.notes import NoteGroups
 from kseg.storage import files, location
 from kseg.storage.partition import Partition
 from kseg.storage.rebuild import Recovered
@@ -104,6 +105,7 @@ class RebuildReport:
 
         # a terminal gets a per-partition table before the summary line: name -> Counter of statuses
         self.per_partition: dict[str, Counter] | None = None if self.json or not wanted(out) else {}
+        self.notes = NoteGroups("segment")
 
     def _write(self, text: str) -> None:
         self.out.write(text.encode("utf-8", "replace"))
@@ -122,7 +124,9 @@ class RebuildReport:
         if self.json:
             self._write(dumps(segment_json(rec, outcomes)) + "\n")
             return
-        lines = [segment_line(rec)] + [file_line(o) for o in outcomes] + [f"  note: {n}" for n in rec.notes]
+        for n in rec.notes:  # printed once per kind, before the summary (a truncation's note recurs per segment)
+            self.notes.add(f"{files.display(rec.segment.log)}: {n}")
+        lines = [segment_line(rec)] + [file_line(o) for o in outcomes]
         self._write("\n".join(lines) + "\n")
 
     def unreadable(self, path: str, why: str) -> None:
@@ -152,6 +156,7 @@ class RebuildReport:
                                 "damagedLogs": self.damaged, "unreadableDirectories": self.unreadable_dirs,
                                 "notes": notes, "exitCode": self.code}) + "\n")
         else:
+            self.notes.write(self.out)
             if self.per_partition:
                 self._table(order)
             damaged = ""

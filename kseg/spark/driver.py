@@ -198,7 +198,8 @@ def run_spark_cli(partitions, *, strict: bool, report_path: str | None, master: 
         full_names = several_log_dirs(partitions)
         from kseg.render.notes import NoteGroups
 
-        groups = NoteGroups("file") if output_format == "text" and not verbose else None
+        groups = NoteGroups("file", "--verbose or --format json lists every one") \
+            if output_format == "text" and not verbose else None
         for res in outcome.shown:
             render_result(out, res, output_format, full_names, notes=groups)
         if groups is not None:

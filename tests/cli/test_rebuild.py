@@ -197,3 +197,19 @@ def test_two_brokers_log_roots(tmp_path) -> None:
     r = run_cli(["rebuild-index", "--output-dir", str(out), str(b1), str(b2)])
     assert r.exit_code == 2 and r.text == "" and not out.exists()
     assert "would both be written to --output-dir subdirectory plain-v2-0/" in r.errtext
+
+
+def test_a_note_recurring_per_segment_prints_once_with_its_count(tmp_path) -> None:
+    """Segments after a truncated one: recovery would delete each; one note line names how many."""
+    d = copy(tmp_path, "corrupt-truncated-0")
+    later = CORPUS_DATA / "plain-v2-0" / "00000000000000000251.log"
+    for base in (100, 200, 300, 400):
+        shutil.copy(later, d / f"{base:020d}.log")
+    r = run_cli(["rebuild-index", "--check", str(d)])
+    notes = [line for line in r.text.splitlines() if line.startswith("note")]
+    assert len(notes) == 1, notes
+    assert notes[0].startswith("note: 4 segments: Kafka's recovery would delete this segment")
+    assert notes[0].endswith("00000000000000000300.log and 1 more)")
+    j = run_cli(["rebuild-index", "--check", "--format", "json", str(d)])
+    rows = [json.loads(line) for line in j.text.splitlines()][:-1]
+    assert sum(len(row["notes"]) for row in rows) == 4  # JSON keeps every note on its segment
