@@ -111,12 +111,13 @@ def _spark_results(sets, master, spark_conf, verbose, err):
     if importlib.util.find_spec("pyspark") is None:
         fail(err, INSTALL_HINT)
     from kseg.spark import diff_job
-    from kseg.spark.driver import SparkLog, session
+    from kseg.spark.driver import SparkLog, SparkSetupError, start_session
 
     log = SparkLog(verbose)
     try:
-        spark = session(master or "local[*]", ("spark.app.name=kseg diff", *spark_conf), log=log.file)
-    except ValueError as exc:
+        spark = start_session(master or "local[*]", ("spark.app.name=kseg diff", *spark_conf), log)
+    except (ValueError, SparkSetupError) as exc:
+        log.close()
         fail(err, str(exc))
     try:
         return diff_job.run(spark, sets)

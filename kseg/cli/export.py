@@ -21,9 +21,9 @@ EXIT_CORRUPT = EXIT_PROBLEMS  # corrupt batches met
               help="Where the Parquet goes: a file (local run) or a directory (--spark); s3://, gs://... too.")
 @click.option("--from-offset", type=int, default=None, help="First offset to export (inclusive).")
 @click.option("--to-offset", type=int, default=None, help="Last offset to export (inclusive).")
-@click.option("--from-time", type=TimestampType(), default=None,
+@click.option("--from-time", type=TimestampType(names=False), default=None,
               help="Earliest timestamp to export (inclusive): epoch ms or ISO-8601 with a zone.")
-@click.option("--to-time", type=TimestampType(), default=None, help="Timestamp to stop before (exclusive).")
+@click.option("--to-time", type=TimestampType(names=False), default=None, help="Timestamp to stop before (exclusive).")
 @decoder_options
 @click.option("--on-corruption", type=click.Choice(ON_CORRUPTION), default="skip", show_default=True,
               help="skip: a corrupt batch becomes one marked row; fail: stop, write nothing; keep: as skip, and "

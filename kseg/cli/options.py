@@ -188,9 +188,9 @@ def reference_time(text: str | None) -> int | None:
     from kseg.timestamps import parse_timestamp
 
     try:
-        value = parse_timestamp(text)
+        return parse_timestamp(text, names=False)
     except ValueError as exc:
-        raise click.BadParameter(str(exc), param_hint="--at") from None
-    if value < 0:
-        raise click.BadParameter("give a time: epoch ms, ISO-8601 or now", param_hint="--at")
-    return value
+        message = str(exc)
+        if "give" in message:  # what is accepted: now too
+            message = f"{text!r}: give epoch milliseconds, ISO-8601 with a zone (2024-10-27T03:33:20.100Z) or now"
+        raise click.BadParameter(message, param_hint="--at") from None
