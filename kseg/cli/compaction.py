@@ -8,7 +8,7 @@ import time
 import click
 
 from kseg.cli.options import (binary_streams, format_option, io_options, max_message_size_option,
-                              partitions_or_fail, quiet_option, reference_time)
+                              partitions_or_fail, quiet_option, reading_bar, reference_time)
 from kseg.limits import decompression_limit
 from kseg.cli.txn import Duration
 
@@ -44,6 +44,7 @@ def compaction(paths, delete_retention, at, max_message_size, output_format, qui
     if at_ms is None:
         at_ms = int(time.time() * 1000)
     partitions = partitions_or_fail(err, paths)
+    bar, out = reading_bar("compaction", partitions, out)
     code = 0
     try:
         for part in partitions:
@@ -62,4 +63,7 @@ def compaction(paths, delete_retention, at, max_message_size, output_format, qui
         out.flush()
     except BrokenPipeError:
         sys.stderr.close()
+    finally:
+        if bar is not None:
+            bar.close()
     sys.exit(code)

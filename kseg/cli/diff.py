@@ -7,7 +7,7 @@ import sys
 import click
 
 from kseg.cli.options import (binary_streams, check_spark, fail, format_option, io_options, notes_grouped,
-                              quiet_option, spark_options)
+                              quiet_option, reading_bar, spark_options)
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -58,9 +58,11 @@ def diff(paths, roots, output_format, quiet, spark, master, spark_conf, verbose,
     if not sets:
         fail(err, "no partition is found under more than one of the roots given: nothing compared")
 
+    bar = None
     if spark:
         results = _spark_results(sets, master, spark_conf, verbose, err)
     else:
+        bar, out = reading_bar("diff", [part for s in sets for part in s], out)
         results = (_local(s) for s in sets)
     code = 0
     try:
@@ -75,6 +77,9 @@ def diff(paths, roots, output_format, quiet, spark, master, spark_conf, verbose,
         out.flush()
     except BrokenPipeError:
         sys.stderr.close()
+    finally:
+        if bar is not None:
+            bar.close()
     sys.exit(code)
 
 

@@ -8,7 +8,8 @@ import click
 
 from kseg.cli.lookup import TimestampType
 from kseg.cli.options import (binary_streams, check_spark, decoder_options, fail, io_options,
-                              max_message_size_option, partitions_or_fail, quiet_option, spark_options)
+                              max_message_size_option, partitions_or_fail, quiet_option, reading_bar,
+                              spark_options)
 from kseg.limits import EXIT_OK, EXIT_PROBLEMS, decompression_limit
 from kseg.storage.export import ON_CORRUPTION
 
@@ -98,21 +99,14 @@ def corruption_line(c) -> str:
 
 
 def _run_local(paths, output, ranges, key_fn, value_fn, on_corruption, split_bytes, limit, force, quiet, err):
-    from kseg.render import progress as progress_mod
     from kseg.render.export import CorruptionStop, write_parquet
     from kseg.storage.export import plan
 
     splits = plan(partitions_or_fail(err, paths), ranges, split_bytes, limit)
-    progress = progress_mod.make(quiet)
-    if progress is not None:
-        progress.start("export", len(splits), count=True)
-    done = 0
+    progress, _ = reading_bar("export", [], None, total=sum(split.bytes for split in splits))
 
     def on_split(_split) -> None:
-        nonlocal done
-        done += 1
-        if progress is not None:
-            progress.advance_to(done)
+        pass
 
     try:
         return write_parquet(splits, output, ranges=ranges, limit=limit, on_corruption=on_corruption,

@@ -150,6 +150,22 @@ def notes_grouped(err, notes: list[str]) -> None:
         note(err, text)
 
 
+def reading_bar(label: str, partitions, out, total: int | None = None):
+    """``(bar, out)``: a progress bar following the bytes the reader reads, inside each segment
+    (``kseg.render.progress``: on a terminal's stderr unless ``--quiet``; None otherwise), and ``out``
+    as the stream that prints results above it.  ``total``: the bytes to read (default: every log of
+    ``partitions``)."""
+    from kseg.render import progress
+
+    bar = progress.make(_quiet[0], screen=True)
+    if bar is None:
+        return None, out
+    if total is None:
+        total = sum(seg.log_size() for part in partitions for seg in part.segments if seg.log)
+    bar.reads(label, total)
+    return bar, bar.writer(out)
+
+
 def partitions_or_fail(err, paths) -> list:
     """The partitions under ``paths`` (:func:`kseg.storage.partition.discover`), its notes printed;
     nothing to read, or a path that cannot be read, is the one error line and exit 2."""

@@ -71,7 +71,6 @@ def rebuild_index(paths, check, output_dir, force, index_interval_bytes, max_ind
                                "it takes neither --output-dir nor --force")
     out, err = binary_streams()
     notes: list[str] = []
-    report = RebuildReport(out, output_format)
 
     def say(line: str) -> None:
         write_line(err, line)
@@ -92,7 +91,8 @@ def rebuild_index(paths, check, output_dir, force, index_interval_bytes, max_ind
     from kseg.storage import read_policy
 
     read_policy.split(min(jobs, len(targets)))
-    bar = progress_mod.make(quiet)
+    bar = progress_mod.make(quiet, screen=True)  # per segment, inside it (recover_segment advances it)
+    report = RebuildReport(out if bar is None else bar.writer(out), output_format)
     code = 0
     settings = Settings(check, force, index_interval_bytes, max_index_bytes, decompression_limit(max_message_size))
     work = []
@@ -104,8 +104,13 @@ def rebuild_index(paths, check, output_dir, force, index_interval_bytes, max_ind
         if output_dir:
             directory = os.path.join(output_dir, target.output_subdir) if target.output_subdir else output_dir
         work.append((target, directory))
+    segment_bar = bar  # --jobs: a partition at a time (rebuild_all); else the bytes read, inside each segment
+    if bar is not None and (jobs <= 1 or len(work) <= 1):
+        bar.reads("rebuild-index", sum(seg.log_size() for target, _ in work for seg in target.partition.segments
+                                       if seg.log and (target.selected is None or seg.base_offset in target.selected)))
+        segment_bar = None
     try:
-        for done in rebuild_all(work, settings, jobs, bar):
+        for done in rebuild_all(work, settings, jobs, segment_bar):
             if done.error is not None:
                 say(error_line(done.error))
                 code = EXIT_ERROR

@@ -8,7 +8,7 @@ import sys
 import click
 
 from kseg.cli.options import (binary_streams, fail, format_option, io_options, max_message_size_option,
-                              partitions_or_fail, quiet_option, reference_time)
+                              partitions_or_fail, quiet_option, reading_bar, reference_time)
 from kseg.limits import decompression_limit
 
 _DURATION = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*(ms|s|m|min|h|d)?\s*\Z")
@@ -77,6 +77,7 @@ def txn(paths, from_start, hanging_after, at, max_message_size, output_format, q
         if files.isfile(path):
             fail(err, f"{path}: a file; txn takes partition directories or log roots (transactions span segments)")
     partitions = partitions_or_fail(err, paths)
+    bar, out = reading_bar("txn", partitions, out)
     code = 0
     try:
         for part in partitions:
@@ -104,4 +105,7 @@ def txn(paths, from_start, hanging_after, at, max_message_size, output_format, q
         out.flush()
     except BrokenPipeError:
         sys.stderr.close()
+    finally:
+        if bar is not None:
+            bar.close()
     sys.exit(code)

@@ -87,17 +87,21 @@ def verify_index(paths, strict, report_path, jobs, max_message_size, output_form
 
     read_policy.split(jobs)
     full_names = several_log_dirs(partitions)
-    progress = progress_mod.make(quiet)
+    progress = progress_mod.make(quiet, screen=True)
     if progress is not None:
         total = sum(item.segment.log_size() for item in work_items(partitions) if item.segment is not None)
-        progress.start("verify-index", total)
+        if jobs == 1:  # the bytes this process reads, inside each segment
+            progress.reads("verify-index", total)
+        else:  # the workers read: a segment at a time, as results come
+            progress.start("verify-index", total)
+        out = progress.writer(out)
     done = 0
 
     from kseg.render import table
 
     per_partition = PartitionSummary(full_names) if output_format == "text" and table.wanted(out) else None
     labels = [f"{it.partition}/{it.segment.name}.log" if it.segment is not None else it.partition
-              for it in work_items(partitions)] if progress is not None else []
+              for it in work_items(partitions)] if progress is not None and jobs > 1 else []
     if labels:
         progress.describe(labels.pop(0))
 
@@ -113,7 +117,7 @@ def verify_index(paths, strict, report_path, jobs, max_message_size, output_form
             per_partition.add(res)
         if report is not None:
             report.add(res)
-        if progress is not None:
+        if progress is not None and jobs > 1:
             done += res.bytes
             if labels:  # results come in order: the next one is being read
                 progress.describe(labels.pop(0))

@@ -274,6 +274,8 @@ def test_progress_counts_items() -> None:
     ["verify-index", str(SAMPLE)], ["verify-index", "-j", "2", str(SAMPLE)], ["rebuild-index", "--check", str(SAMPLE)],
     ["rebuild-index", "--check", "-j", "2", "{tmp}/root"],
     ["dump", str(LOG)], ["export", "--force", str(SAMPLE), "-o", "{tmp}/o.parquet"],
+    ["txn", str(SAMPLE)], ["compaction", str(SAMPLE)], ["diff", str(SAMPLE), "{tmp}/root/orders-1"],
+    ["rebuild-index", "--output-dir", "{tmp}/out", str(SAMPLE)],
 ])
 def test_every_progress_bar_runs(args: list[str], tmp_path: Path) -> None:
     """KSEG_PROGRESS=1 draws the bar without a terminal: each command's progress path runs to the end."""
