@@ -38,7 +38,9 @@ class _Kind:
     __slots__ = ("first_note", "count", "totals", "places")
 
     def __init__(self, note: str) -> None:
-        self.first_note, self.count, self.totals, self.places = note, 0, {}, []
+        self.first_note, self.count = note, 0
+        self.totals: dict[int, tuple[int, str]] = {}  # the i-th count of the text -> (sum, its noun)
+        self.places: list[str] = []  # the first few
 
 
 class NoteGroups:

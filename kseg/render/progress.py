@@ -72,7 +72,7 @@ class ByteProgress:
         self._step = 1
         self._next = 0
         self._read = 0  # bytes reached (reads()): each file's furthest position read, added up
-        self._path = None
+        self._path: str | None = None
         self._reached: dict[str, int] = {}  # the files read lately -> furthest position read
 
     def start(self, label: str, total: int, count: bool = False) -> None:

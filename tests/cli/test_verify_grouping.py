@@ -124,7 +124,7 @@ def test_an_empty_log_beside_its_index_is_one_problem_per_index(tmp_path: Path) 
     r = run_cli(["verify-index", str(d)])
     assert_no_traceback(r)
     assert r.exit_code == 1
-    assert f"2 problems (0 batches, 0 bytes)" in r.text
+    assert "2 problems (0 batches, 0 bytes)" in r.text
     assert r.text.count(f"{entries} entries (0..{entries - 1})") == 2 and r.text.count("the log is empty") == 2
 
 
