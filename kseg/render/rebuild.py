@@ -60,7 +60,8 @@ def file_line(o: FileOutcome) -> str:
     }.get(o.status)
     if o.interval is not None:  # same as recovery's at the interval the existing file was written at
         text = {SAME: "same", UNCHANGED: "unchanged"}[o.status]
-        text = (f"{text} (index.interval.bytes ≤ {o.interval}): what recovery writes at that interval "
+        bound = f"≥ {o.interval}, the last batch's position: no .index entry due" if o.at_least else f"≤ {o.interval}"
+        text = (f"{text} (index.interval.bytes {bound}): what recovery writes at that interval "
                 f"({o.entries} entr{'ies' if o.entries != 1 else 'y'} at the interval given)")
         return f"  {o.path}: {o.existing_entries} entr{'ies' if o.existing_entries != 1 else 'y'}: {text}"
     if o.status in (SAME, UNCHANGED) and o.rule:  # the used entries are the same; a zero tail follows
@@ -197,7 +198,8 @@ def segment_json(rec: Recovered, outcomes: list[FileOutcome]) -> dict:
             "truncatesSegment": rec.failure.truncates_segment},
         "files": [{"file": o.path, "kind": o.kind.lstrip("."), "entries": o.entries, "status": o.status,
                    "existingEntries": o.existing_entries, "difference": o.difference, "rule": o.rule,
-                   "indexIntervalBytesAtMost": o.interval,
+                   "indexIntervalBytesAtMost": None if o.at_least else o.interval,
+                   "indexIntervalBytesAtLeast": o.interval if o.at_least else None,
                    "error": None if o.error is None else o.error.describe()} for o in outcomes],
         "notes": rec.notes,
     }

@@ -52,6 +52,7 @@ class FileOutcome:
     error: InputError | None = None
     rule: str | None = None  # OLDER_RULE: which older writer rule the existing file follows
     interval: int | None = None  # same as recovery at index.interval.bytes <= this (the existing file's)
+    at_least: bool = False  # ``interval`` is a lower bound: an empty .index, no entry ever due
 
 
 def rebuilt_files(rec: Recovered) -> dict[str, bytes | None]:
@@ -124,11 +125,16 @@ def inferred_interval(index: bytes) -> int | None:
 def at_inferred_interval(rec: Recovered, existing_index: bytes | None, interval: int, max_index_size: int,
                          limit: int) -> tuple[int, dict[str, bytes | None]] | None:
     """``(N, rebuilt files)`` when recovery at the interval the existing ``.index`` shows (N, not
-    ``interval``) rebuilds that ``.index`` byte for byte; else None.  Reads the log once more (only for
+    ``interval``) rebuilds that ``.index`` byte for byte; else None.  An empty ``.index`` beside a log
+    whose recovery makes entries shows an interval of at least the last batch's position (N: recovery
+    at N makes none; the outcome then says "≥ N").  Reads the log once more (only for
     a segment whose ``.index`` differs); producer state is not involved in the ``.index``/``.timeindex``."""
     if existing_index is None or rec.truncated or rec.stop is not None or rec.failure is not None:
         return None
-    n = inferred_interval(existing_index)
+    if existing_index == b"" and rec.last_position > 0:  # no entry was ever due: interval >= the last batch's start
+        n = rec.last_position
+    else:
+        n = inferred_interval(existing_index)
     if n is None or n == interval:
         return None
     from kseg.storage.rebuild import recover_segment
@@ -223,7 +229,7 @@ def check(rec: Recovered, interval: int = 4096, max_index_size: int = 10 << 20,
             o.existing_entries = len(existing) // size
             if existing != data:
                 if inferred is not None and inferred[1].get(kind) == existing:
-                    o.interval = inferred[0]
+                    o.interval, o.at_least = inferred[0], not existing_index
                 elif tail_rule(kind, existing, data):
                     o.rule = tail_rule(kind, existing, data)
                     o.existing_entries = (len(existing) - zero_tail(kind, existing, data)) // size
@@ -295,7 +301,7 @@ def write(rec: Recovered, output_dir: str | None, force: bool, interval: int = 4
                     o.status = UNCHANGED
                     continue
                 if inferred is not None and inferred[1].get(kind) == existing:
-                    o.status, o.interval = UNCHANGED, inferred[0]
+                    o.status, o.interval, o.at_least = UNCHANGED, inferred[0], not existing_index
                     continue
                 rule = None if force else tail_rule(kind, existing, data)
                 if rule:

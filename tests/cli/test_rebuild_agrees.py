@@ -115,3 +115,20 @@ def test_a_damaged_dense_index_still_differs(tmp_path: Path) -> None:
     r = run_cli(["rebuild-index", "--check", str(part)])
     assert r.exit_code == 1 and "index: 1 entry: differs from the existing file (39 entries)" in r.text
     assert run_cli(["verify-index", str(part)]).exit_code == 1
+
+
+def test_an_index_with_no_entry_due_is_same_at_a_larger_interval(tmp_path: Path) -> None:
+    """A broker with index.interval.bytes above the segment's size leaves an empty .index (the time index
+    gets the entry a segment gets when it rolls): healthy, as verify-index says."""
+    part = _dense(tmp_path, 1 << 30)
+    assert (part / "00000000000000000000.index").stat().st_size == 0
+    assert run_cli(["verify-index", str(part)]).exit_code == 0
+    r = run_cli(["rebuild-index", "--check", str(part)])
+    assert r.exit_code == 0, r.text
+    last = 39 * 199  # the last batch's position
+    assert f"00000000000000000000.index: 0 entries: same (index.interval.bytes ≥ {last}, the last batch's " \
+           "position: no .index entry due)" in r.text
+    files = json.loads(run_cli(["rebuild-index", "--check", "--format", "json", str(part)]).text.splitlines()[0])
+    index = files["files"][0]
+    assert (index["indexIntervalBytesAtLeast"], index["indexIntervalBytesAtMost"]) == (last, None)
+    _agree(part)
