@@ -92,7 +92,7 @@ def rebuild_index(paths, check, output_dir, force, index_interval_bytes, max_ind
 
     read_policy.split(min(jobs, len(targets)))
     bar = progress_mod.make(quiet, screen=True)  # per segment, inside it (recover_segment advances it)
-    report = RebuildReport(out if bar is None else bar.writer(out), output_format)
+    report = RebuildReport(out if bar is None else bar.writer(out), output_format, quiet)
     code = 0
     settings = Settings(check, force, index_interval_bytes, max_index_bytes, decompression_limit(max_message_size))
     work = []

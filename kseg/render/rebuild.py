@@ -94,9 +94,10 @@ def exit_code(rec: Recovered, outcomes: list[FileOutcome]) -> int:
 class RebuildReport:
     """Collects segments, writes them as they come, and the summary at the end."""
 
-    def __init__(self, out, fmt: str) -> None:
+    def __init__(self, out, fmt: str, quiet: bool = False) -> None:
         self.out = out
         self.json = fmt == "json"
+        self.quiet = quiet  # text: only segments with something to say (a problem, a refusal), and the summary
         self.counts: Counter = Counter()
         self.segments = 0
         self.damaged = 0
@@ -124,6 +125,8 @@ class RebuildReport:
             row.update(o.status for o in outcomes)
         if self.json:
             self._write(dumps(segment_json(rec, outcomes)) + "\n")
+            return
+        if self.quiet and exit_code(rec, outcomes) == EXIT_OK:
             return
         for n in rec.notes:  # printed once per kind, before the summary (a truncation's note recurs per segment)
             self.notes.add(f"{files.display(rec.segment.log)}: {n}")
@@ -157,7 +160,8 @@ class RebuildReport:
                                 "damagedLogs": self.damaged, "unreadableDirectories": self.unreadable_dirs,
                                 "notes": notes, "exitCode": self.code}) + "\n")
         else:
-            self.notes.write(self.out)
+            if not self.quiet:
+                self.notes.write(self.out)
             if self.per_partition:
                 self._table(order)
             damaged = ""

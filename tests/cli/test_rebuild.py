@@ -213,3 +213,12 @@ def test_a_note_recurring_per_segment_prints_once_with_its_count(tmp_path) -> No
     j = run_cli(["rebuild-index", "--check", "--format", "json", str(d)])
     rows = [json.loads(line) for line in j.text.splitlines()][:-1]
     assert sum(len(row["notes"]) for row in rows) == 4  # JSON keeps every note on its segment
+
+
+def test_quiet_prints_only_segments_with_something_wrong_and_the_summary() -> None:
+    r = run_cli(["rebuild-index", "-q", "--check", "plain-v2-0", "corrupt-index-0", "follower-v2-0"], cwd=CORPUS_DATA)
+    assert r.exit_code == 1
+    lines = r.text.splitlines()
+    assert lines[0] == "corrupt-index-0/00000000000000000000.log: 22 batches, 28637 bytes, all valid"
+    assert not any(line.startswith(("plain-v2-0", "follower-v2-0")) for line in lines)
+    assert lines[-1] == "4 segments; files: 5 same, 2 older-rule, 1 differs, 4 absent"
