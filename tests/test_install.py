@@ -1,12 +1,19 @@
 """``pip install`` without a C compiler still installs kseg, which runs the pure-Python engine (issue 12).
 
 Simulated as the issue says: ``CC=false``.  The package is copied to a
-temporary directory, installed into a temporary virtual environment (which
-sees this interpreter's packages: ``--no-deps --no-build-isolation
---no-index``, so nothing is downloaded), and the installed kseg must say
-``engine: python (...)`` and pass every golden of Kafka's tool.  ~10-20 s;
-marked ``install`` (``-m "not install"`` leaves it out of a quick local run;
-CI runs it).
+temporary directory, installed (``--no-deps``) into a temporary virtual
+environment, and the installed kseg must say ``engine: python (...)`` and pass
+every golden of Kafka's tool.  ~10-20 s; marked ``install`` (``-m "not
+install"`` leaves it out of a quick local run; CI runs it).
+
+The temporary environment sees the packages of *the interpreter running the
+tests* -- kseg's dependencies and pytest -- wherever they were installed: in
+the system's site-packages, the user's, or a virtual environment's (issue 18:
+``venv --system-site-packages`` would expose the *base* interpreter's
+packages, which inside a user's venv lack crc32c, lz4, zstandard and snappy).
+Those directories are appended to its ``sys.path`` by a ``.pth`` file of plain
+paths, so their own ``.pth`` files are not run: an editable install of this
+checkout in the outer environment cannot leak into the one under test.
 """
 
 from __future__ import annotations
@@ -26,21 +33,33 @@ ROOT = TESTS.parent
 pytestmark = pytest.mark.install
 
 
+def _outer_site_dirs() -> list[str]:
+    """The site-packages directories of the running interpreter (venv, user and system ones alike),
+    in its own order, without this checkout."""
+    found = []
+    for entry in sys.path:
+        if entry and Path(entry).name in ("site-packages", "dist-packages") and Path(entry).is_dir():
+            if Path(entry).resolve() != ROOT.resolve() and entry not in found:
+                found.append(entry)
+    return found
+
+
 def test_install_without_a_compiler_runs_python_and_passes_the_goldens(tmp_path: Path) -> None:
     src = tmp_path / "src"
     shutil.copytree(ROOT / "kseg", src / "kseg", ignore=shutil.ignore_patterns("*.so", "*.pyd", "__pycache__"))
     for name in ("setup.py", "pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, src / name)
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)], check=True)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = str(venv / "bin" / "python")
+    site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          capture_output=True, text=True, check=True, cwd=tmp_path).stdout.strip()
+    Path(site, "_kseg_test_outer.pth").write_text("".join(f"{d}\n" for d in _outer_site_dirs()))
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "KSEG_ENGINE", "KSEG_REQUIRE_ENGINE")}
     env["CC"] = "false"  # no working C compiler
     p = subprocess.run([python, "-m", "pip", "install", "--no-deps", str(src)],
                        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
-    site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                          capture_output=True, text=True, check=True, cwd=tmp_path).stdout.strip()
     assert not list(Path(site, "kseg").glob("_engine*.so")) + list(Path(site, "kseg").glob("_engine*.pyd")), "the engine was built with CC=false"
 
     r = subprocess.run([str(venv / "bin" / "kseg"), "--version"], capture_output=True, text=True, env=env,

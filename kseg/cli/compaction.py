@@ -7,14 +7,14 @@ import time
 
 import click
 
-from kseg.cli.options import (binary_streams, format_option, io_options, max_message_size_option,
-                              partitions_or_fail, quiet_option, reading_bar, reference_time)
+from kseg.cli.options import (binary_streams, error, format_option, io_options, max_message_size_option,
+                              listing_code, partitions_or_fail, quiet_option, reading_bar, reference_time)
 from kseg.limits import decompression_limit
 from kseg.cli.txn import Duration
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.argument("paths", nargs=-1, required=True, type=click.Path(readable=False))
 @click.option("--delete-retention", "delete_retention", type=Duration(), default="1d", show_default=True,
               help="The topic's delete.retention.ms (Kafka's default: 1 day).")
 @click.option("--at", "at", default=None, metavar="TIME",
@@ -31,13 +31,15 @@ def compaction(paths, delete_retention, at, max_message_size, output_format, qui
 
     \b
     Exit codes:
-      0  report written
-      2  usage error, or a file could not be read
+      0  every segment read to its end (docs/robustness.md: outcomes)
+      1  a segment could not be read past a corrupt or partial batch
+      2  usage error, or a file could not be read (the OS's reason)
     """
     from kseg.errors import KsegError
     from kseg.jsonlines import dumps
     from kseg.render import compaction as render
     from kseg.storage.compaction import analyse
+    from kseg.storage.outcome import exit_code
 
     out, err = binary_streams()
     at_ms = reference_time(at)
@@ -45,24 +47,27 @@ def compaction(paths, delete_retention, at, max_message_size, output_format, qui
         at_ms = int(time.time() * 1000)
     partitions = partitions_or_fail(err, paths)
     bar, out = reading_bar("compaction", partitions, out)
-    code = 0
+    code = listing_code(partitions)
     try:
         for part in partitions:
+            if part.error is not None:
+                continue
             try:
                 report = analyse(part, at_ms, delete_retention, limit=decompression_limit(max_message_size))
             except KsegError as exc:
-                err.write(f"kseg: error: {exc.describe()}\n".encode("utf-8", "replace"))
-                code = 2
+                code = error(err, exc)
                 continue
             if output_format == "json":
                 lines = [dumps(render.segment_row(report, s)) for s in report.segments]
                 lines.append(dumps(render.summary_row(report)))
             else:
                 lines = render.text_lines(report)
+            for s in report.segments:
+                if not s.read.complete:
+                    error(err, s.read.describe())
+            code = max(code, exit_code(s.read for s in report.segments))
             out.write(("\n".join(lines) + "\n").encode("utf-8", "replace"))
         out.flush()
-    except BrokenPipeError:
-        sys.stderr.close()
     finally:
         if bar is not None:
             bar.close()

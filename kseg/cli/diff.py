@@ -8,10 +8,11 @@ import click
 
 from kseg.cli.options import (binary_streams, check_spark, fail, format_option, io_options, notes_grouped,
                               quiet_option, reading_bar, spark_options)
+from kseg.cli.options import error as report_error
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.argument("paths", nargs=-1, required=True, type=click.Path(readable=False))
 @click.option("--roots", is_flag=True,
               help="PATHS are log roots (one per broker): compare every partition found under more than one.")
 @format_option
@@ -31,10 +32,10 @@ def diff(paths, roots, output_format, quiet, spark, master, spark_conf, verbose,
     \b
     Exit codes:
       0  identical, or only lagging
-      1  divergent (or a replica could not be read to its end)
-      2  usage error, or a file could not be read
+      1  divergent, or a replica could not be read past a corrupt or partial
+         batch (it is "unreadable from offset N", never lagging)
+      2  usage error, or a file could not be read (the OS's reason)
     """
-    from kseg.errors import KsegError
     from kseg.jsonlines import dumps
     from kseg.render.diff import text_lines
     from kseg.storage.diff import replica_sets
@@ -45,15 +46,12 @@ def diff(paths, roots, output_format, quiet, spark, master, spark_conf, verbose,
     if spark and not roots:
         fail(err, "--spark takes --roots (one task per replica set)")
     notes: list[str] = []
-    try:
-        if roots:
-            sets = replica_sets(list(paths), notes)
-        else:
-            if len(paths) < 2:
-                fail(err, "diff takes two or more partition directories (or --roots with log roots)")
-            sets = [[_partition(p, scan_partition, notes) for p in paths]]
-    except KsegError as exc:
-        fail(err, exc.describe())
+    if roots:  # an unreadable path raises InputError: its one line, exit 2 (kseg.cli.main.fatal)
+        sets = replica_sets(list(paths), notes)
+    else:
+        if len(paths) < 2:
+            fail(err, "diff takes two or more partition directories (or --roots with log roots)")
+        sets = [[_partition(p, scan_partition, notes) for p in paths]]
     notes_grouped(err, notes)
     if not sets:
         fail(err, "no partition is found under more than one of the roots given: nothing compared")
@@ -68,15 +66,16 @@ def diff(paths, roots, output_format, quiet, spark, master, spark_conf, verbose,
     try:
         for set_rows, error in results:
             if error is not None:
-                err.write(f"kseg: error: {error}\n".encode("utf-8", "replace"))
-                code = 2
+                code = report_error(err, error)
                 continue
             lines = [dumps(r) for r in set_rows] if output_format == "json" else text_lines(set_rows)
             out.write(("\n".join(lines) + "\n").encode("utf-8", "replace"))
+            for row in set_rows[:-1]:
+                if row.get("status") == "unreadable":
+                    report_error(err, f"replica {row['replica']}: unreadable from offset {row['logEndOffset']}: "
+                                      f"{row['stopped']}")
             code = max(code, set_rows[-1]["exitCode"])
         out.flush()
-    except BrokenPipeError:
-        sys.stderr.close()
     finally:
         if bar is not None:
             bar.close()
@@ -92,9 +91,10 @@ def _partition(path: str, scan, notes):
         raise InputError("no such file or directory", path=path)
     if not files.isdir(path):
         raise InputError("not a directory: diff takes partition directories", path=path)
+    part = scan(path, notes)  # a directory that cannot be listed: InputError with the OS's reason
     if not is_partition_dir(path):
         raise InputError("no segment files here: not a partition directory (log roots need --roots)", path=path)
-    return scan(path, notes)
+    return part
 
 
 def _local(partitions):

@@ -51,7 +51,7 @@ def topic_parser(kind: str):
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("paths", nargs=-1, type=click.Path(dir_okay=True))
+@click.argument("paths", nargs=-1, type=click.Path(dir_okay=True, readable=False))
 @click.option("--files", "files_opt", metavar="FILE1,FILE2,...",
               help="Comma-separated data, index and snapshot files to dump (as Kafka's --files).")
 @click.option("--print-data-log", is_flag=True, help="Print record keys and payloads (implies --deep-iteration).")
@@ -60,7 +60,7 @@ def topic_parser(kind: str):
 @click.option("--verify-index-only", is_flag=True, help="Check index entries against the log; print only mismatches.")
 @click.option("--index-sanity-check", is_flag=True, help="Run the broker's start-up sanity check on index files.")
 @max_message_size_option
-@click.option("--max-bytes", type=click.IntRange(min=0), default=0x7FFFFFFF, show_default=True,
+@click.option("--max-bytes", type=click.IntRange(min=0, max=0x7FFFFFFF), default=0x7FFFFFFF, show_default=True,
               help="Read at most this many bytes of each .log file.")
 @decoder_options
 @click.option("--offsets-decoder", is_flag=True, help="Decode __consumer_offsets records.")

@@ -7,7 +7,7 @@ import sys
 import click
 
 from kseg.cli.options import (binary_streams, decoder_options, format_option, io_options, is_quiet,
-                              max_message_size_option, quiet_option)
+                              max_message_size_option, quiet_option, say)
 from kseg.limits import EXIT_ERROR, EXIT_OK as EXIT_FOUND, EXIT_PROBLEMS as EXIT_NOT_FOUND
 from kseg.timestamps import INT64_MAX, INT64_MIN, parse_timestamp  # noqa: F401 - re-exported
 
@@ -91,15 +91,14 @@ def _run(directory: str, output_format: str, max_message_size: int, decoders: tu
         sink.note(note)
     why = reason(result)
     if why:
-        err.write(f"kseg: not found: {why}\n".encode("utf-8", "replace"))
-        err.flush()
+        say(err, f"kseg: not found: {why}")
         return EXIT_NOT_FOUND
     return EXIT_FOUND
 
 
 @click.command(context_settings=NUMBER_ARGS)
 @click.argument("offset", type=OffsetType(INT64_MIN, INT64_MAX))
-@click.argument("directory", metavar="DIR", type=click.Path())
+@click.argument("directory", metavar="DIR", type=click.Path(readable=False))
 @format_option
 @max_message_size_option
 @decoder_options
@@ -138,7 +137,7 @@ def lookup_offset(offset, directory, output_format, max_message_size, key_decode
 
 @click.command(context_settings=NUMBER_ARGS)
 @click.argument("timestamp", metavar="TIMESTAMP", type=TimestampType())
-@click.argument("directory", metavar="DIR", type=click.Path())
+@click.argument("directory", metavar="DIR", type=click.Path(readable=False))
 @format_option
 @max_message_size_option
 @decoder_options

@@ -45,23 +45,82 @@ class LazyGroup(click.Group):
         with formatter.section("Commands"):
             formatter.write_dl([(name, COMMANDS[name][2]) for name in sorted(COMMANDS)])
 
+    def make_context(self, info_name, args, parent=None, **extra) -> click.Context:
+        """Parse the arguments; a Ctrl-C meanwhile is exit 130 as during the command (click would print
+        ``Aborted!`` and exit 1)."""
+        try:
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except KeyboardInterrupt:
+            interrupted()
+            raise  # not reached: interrupted() exits
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        _check_uris(args)  # the whole command line, before any command runs
+        return super().parse_args(ctx, args)
+
     def invoke(self, ctx: click.Context):
         """Run the command; Ctrl-C and a closed stdout end the run here, before click turns them into
         ``Aborted!`` or an exit code that would read as a verdict."""
         if os.environ.get("KSEG_ENGINE"):  # kseg.engine is imported only when asked for (fast start)
             from kseg import engine
-            from kseg.limits import EXIT_ERROR
 
             problem = engine.require()
             if problem is not None:
-                click.echo(f"kseg: error: {problem}", err=True)
-                sys.exit(EXIT_ERROR)
+                _error_exit(problem)
         try:
             return super().invoke(ctx)
         except KeyboardInterrupt:
             interrupted()
         except BrokenPipeError:
             closed_stdout()
+        except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException, SystemExit):
+            raise
+        except Exception as exc:  # noqa: BLE001 - the one place a command's fatal error becomes its line
+            fatal(exc)
+
+
+def fatal(exc: BaseException) -> None:
+    """A command ended by an exception: one error line and exit 2 (usage or I/O: never a verdict).
+
+    A :class:`~kseg.errors.KsegError` not handled by the command (an input it cannot read, nothing
+    to read) is its line (``kseg: error: <file>: at byte N: <what>``); any other exception is a bug
+    in kseg, shown as one line too (``KSEG_TRACEBACK=1`` re-raises it, with its traceback)."""
+    from kseg.errors import KsegError
+
+    if isinstance(exc, KsegError):
+        _error_exit(exc)
+    if isinstance(exc, MemoryError):
+        _error_exit("out of memory")
+    if os.environ.get("KSEG_TRACEBACK"):
+        raise exc
+    _error_exit(f"internal error: {type(exc).__name__}: {exc} (a bug in kseg; KSEG_TRACEBACK=1 shows where)")
+
+
+def _error_exit(problem) -> None:
+    from kseg.cli.options import binary_streams, fail
+
+    fail(binary_streams()[1], problem)
+
+
+def _check_uris(args: list[str]) -> None:
+    """Every URI on the command line (an argument or an option's value) checked before the command
+    runs: one carrying credentials, or malformed, is the one error line and exit 2 -- before any output
+    could echo it (``Dumping s3://KEY:SECRET@...``)."""
+    values = [arg.split("=", 1)[1] if arg.startswith("--") and "=" in arg else arg for arg in args if "://" in arg]
+    uris = [part for value in values for part in value.split(",")]  # dump --files A,B
+    if not uris:  # (kseg --help loads no storage module)
+        return
+    from kseg.errors import KsegError, error_line
+    from kseg.limits import EXIT_ERROR
+    from kseg.storage import location
+
+    for value in uris:
+        if location.is_remote(value):
+            try:
+                location.check_uri(value)
+            except KsegError as exc:
+                click.echo(error_line(exc), err=True)
+                sys.exit(EXIT_ERROR)
 
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report a command ended by Ctrl-C

@@ -8,7 +8,7 @@ from typing import NoReturn
 import click
 
 from kseg.errors import KsegError, error_line
-from kseg.limits import DEFAULT_MAX_MESSAGE_SIZE, EXIT_ERROR
+from kseg.limits import DEFAULT_MAX_MESSAGE_SIZE, EXIT_ERROR, INT32_MAX
 
 format_option = click.option(
     "--format",
@@ -38,6 +38,37 @@ def is_quiet() -> bool:
 JOBS_HELP = "Work on segments (partitions, where their state is carried across segments) in N processes."
 jobs_option = click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True, help=JOBS_HELP)
 
+def capped_jobs(err, requested: int) -> int:
+    """``--jobs`` bounded by the CPU count and the descriptor limit (:func:`kseg.storage.workers.cap_jobs`),
+    with a note when lowered."""
+    if requested <= 1:
+        return requested
+    from kseg.storage.workers import cap_jobs
+
+    jobs, why = cap_jobs(requested)
+    if why is not None:
+        note(err, f"--jobs {requested} lowered to {jobs}: {why}")
+    return jobs
+
+
+def clean_stale_output(err, path: str) -> None:
+    """Remove, with a note, the temporary files of ``path`` (``.<name>.<hex>.kseg-tmp`` beside it) a killed
+    run left between the link and the rename of its atomic write (local paths only)."""
+    import os
+
+    from kseg.storage import location
+    from kseg.storage.atomic import clean_stale
+
+    if location.is_remote(path):
+        return
+    local = os.path.abspath(location.local_path(path))
+    name = os.path.basename(local)
+    removed = clean_stale(os.path.dirname(local), lambda target: target == name)
+    if removed:
+        note(err, f"removed {len(removed)} temporary file{'s' * (len(removed) != 1)} an interrupted kseg run "
+                  f"left: {', '.join(removed)}")
+
+
 DECODER_HELP = ("How {what} print: string (Kafka's default), hex, base64, json, or module:function; "
                 "Kafka's {kafka} spelling works too.")
 
@@ -52,7 +83,23 @@ def decoder_options(f):
     return f
 
 
-MAX_RATE_HELP = "Read segments at most this fast, in MB/s (10^6 bytes; split between --jobs processes)."
+MAX_RATE_HELP = ("Read segments at most this fast, in MB/s (10^6 bytes; split between --jobs processes); "
+                 "0.01 to 1000000.")
+MIN_RATE, MAX_RATE = 0.01, 1e6  # 10 kB/s (an 8 MiB read window then takes 14 min) .. 1 TB/s
+
+
+class RateType(click.FloatRange):
+    """``--max-rate``: a finite number of MB/s within [MIN_RATE, MAX_RATE] (FloatRange lets nan through)."""
+
+    def __init__(self) -> None:
+        super().__init__(min=MIN_RATE, max=MAX_RATE)
+
+    def convert(self, value, param, ctx):
+        rv = super().convert(value, param, ctx)
+        if rv != rv:
+            self.fail(f"{value!r} is not a number", param, ctx)
+        return rv
+
 DROP_CACHE_HELP = ("Evict from the page cache the pages kseg's reads brought in (pages already cached stay): "
                    "polite on a live broker.")
 _io = {"max_rate": None, "drop_cache": False}
@@ -71,7 +118,7 @@ def _set_io(ctx, param, value):
 def io_options(f):
     """``--max-rate MB/s`` and ``--drop-cache`` (kseg.storage.read_policy), applied to every segment read."""
     f = click.option("--drop-cache", is_flag=True, help=DROP_CACHE_HELP, callback=_set_io)(f)
-    f = click.option("--max-rate", type=click.FloatRange(min=0, min_open=True), default=None, metavar="MB/S",
+    f = click.option("--max-rate", type=RateType(), default=None, metavar="MB/S",
                      help=MAX_RATE_HELP, callback=_set_io)(f)
     return f
 
@@ -110,7 +157,7 @@ def check_spark(spark: bool, master, spark_conf, verbose: bool, *, local_verbose
 
 max_message_size_option = click.option(
     "--max-message-size",
-    type=click.IntRange(min=1),
+    type=click.IntRange(min=1, max=INT32_MAX),  # Kafka's message.max.bytes is an int
     default=DEFAULT_MAX_MESSAGE_SIZE,
     show_default=True,
     help="Size of the largest batch; also bounds decompression (8x this).",
@@ -122,6 +169,13 @@ def fail(err, problem: "KsegError | str", code: int = EXIT_ERROR) -> NoReturn:
     err.write((error_line(problem) + "\n").encode("utf-8", "replace"))
     err.flush()
     sys.exit(code)
+
+
+def error(err, problem: "KsegError | str") -> int:
+    """Print the one error line (``kseg: error: <file>: at byte N: <what>``) and go on; returns 2 (I/O)
+    for the caller that counts it.  Every command's error lines come from here or :func:`fail`."""
+    say(err, error_line(problem))
+    return EXIT_ERROR
 
 
 def say(err, text: str) -> None:
@@ -168,18 +222,31 @@ def reading_bar(label: str, partitions, out, total: int | None = None):
 
 def partitions_or_fail(err, paths) -> list:
     """The partitions under ``paths`` (:func:`kseg.storage.partition.discover`), its notes printed;
-    nothing to read, or a path that cannot be read, is the one error line and exit 2."""
-    from kseg.storage.partition import discover, nothing_found
+    nothing to read, or a path that cannot be read, is the one error line and exit 2.  A directory
+    that cannot be listed is returned with ``error`` set, its error line printed: the caller skips it
+    and exits 2 (:func:`listing_code`)."""
+    from kseg.storage.partition import discover, nothing_found, nothing_in
 
     notes: list[str] = []
     try:
         partitions = discover(list(paths), notes)
-        if not partitions:
+        if nothing_in(partitions):
             raise nothing_found(list(paths))
     except KsegError as exc:
+        for text in notes:  # what was skipped, and why, before the error that nothing was read
+            note(err, text)
         fail(err, exc)
     notes_grouped(err, notes)
+    for part in partitions:
+        if part.error is not None:  # a directory that cannot be listed: nothing of it is read (exit 2)
+            error(err, part.error)
     return partitions
+
+
+def listing_code(partitions) -> int:
+    """2 when a directory among ``partitions`` could not be listed (its error line printed by
+    :func:`partitions_or_fail`), else 0: the exit code a run starts from."""
+    return EXIT_ERROR if any(p.error is not None for p in partitions) else 0
 
 
 def binary_streams():

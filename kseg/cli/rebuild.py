@@ -7,8 +7,8 @@ import sys
 
 import click
 
-from kseg.cli.options import (binary_streams, fail, format_option, io_options, jobs_option,
-                              max_message_size_option, notes_grouped, quiet_option)
+from kseg.cli.options import (binary_streams, capped_jobs, fail, format_option, io_options, jobs_option,
+                              max_message_size_option, note, notes_grouped, quiet_option)
 from kseg.cli.options import say as write_line
 from kseg.errors import error_line
 from kseg.limits import decompression_limit
@@ -20,9 +20,9 @@ from kseg.limits import decompression_limit
 @click.option("--output-dir", type=click.Path(file_okay=False), default=None,
               help="Write the rebuilt files here instead of beside each log.")
 @click.option("--force", is_flag=True, help="Replace existing files that differ.")
-@click.option("--index-interval-bytes", type=click.IntRange(min=0), default=4096, show_default=True,
+@click.option("--index-interval-bytes", type=click.IntRange(min=0, max=0x7FFFFFFF), default=4096, show_default=True,
               help="The topic's index.interval.bytes.")
-@click.option("--max-index-bytes", type=click.IntRange(min=12), default=10 * 1024 * 1024, show_default=True,
+@click.option("--max-index-bytes", type=click.IntRange(min=12, max=0x7FFFFFFF), default=10 * 1024 * 1024, show_default=True,
               help="The topic's segment.index.bytes (bounds the entries an index holds).")
 @format_option
 @max_message_size_option
@@ -62,7 +62,7 @@ def rebuild_index(paths, check, output_dir, force, index_interval_bytes, max_ind
     from kseg.render import progress as progress_mod
     from kseg.render.rebuild import EXIT_ERROR, RebuildReport
     from kseg.storage.rebuild_write import FAILED, REFUSED
-    from kseg.storage.partition import check_exists, nothing_found
+    from kseg.storage.partition import check_exists, nothing_found, nothing_in
     from kseg.storage.rebuild import resolve
     from kseg.storage.rebuild_run import Settings, rebuild_all
 
@@ -76,18 +76,25 @@ def rebuild_index(paths, check, output_dir, force, index_interval_bytes, max_ind
         write_line(err, line)
 
     try:
+        if output_dir:  # before any work, --force or not
+            from kseg.storage.outputs import refuse_on_inputs
+
+            refuse_on_inputs(output_dir, list(paths), "--output-dir",
+                             hint="to write beside each log, leave out --output-dir")
         for path in paths:
             check_exists(path)
         targets = _unique(resolve(list(paths), notes))
-        if not targets:
+        if nothing_in([t.partition for t in targets]):
             raise nothing_found(list(paths))
         if output_dir:
             _check_output_names(targets)
         elif not check:
             _refuse_remote_writes(targets)
     except KsegError as exc:
+        notes_grouped(err, notes)
         fail(err, exc)
     notes_grouped(err, notes)
+    jobs = min(capped_jobs(err, jobs), len(targets))
     from kseg.storage import read_policy
 
     read_policy.split(min(jobs, len(targets)))
@@ -104,6 +111,8 @@ def rebuild_index(paths, check, output_dir, force, index_interval_bytes, max_ind
         if output_dir:
             directory = os.path.join(output_dir, target.output_subdir) if target.output_subdir else output_dir
         work.append((target, directory))
+    if not check:
+        _clean_stale_temp_files(err, work)
     segment_bar = bar  # --jobs: a partition at a time (rebuild_all); else the bytes read, inside each segment
     if bar is not None and (jobs <= 1 or len(work) <= 1):
         bar.reads("rebuild-index", sum(seg.log_size() for target, _ in work for seg in target.partition.segments
@@ -120,11 +129,33 @@ def rebuild_index(paths, check, output_dir, force, index_interval_bytes, max_ind
                 if o.status == REFUSED:
                     say(error_line(f"{o.path}: not written: the existing file differs; give --force to replace it"))
                 elif o.status == FAILED:
-                    say(error_line(f"{o.path}: not written: {o.error.describe()}"))
+                    say(error_line(f"{o.path}: {o.failure()}"))
     finally:
         if bar is not None:
             bar.close()
     sys.exit(max(code, report.summary(notes)))
+
+
+def _clean_stale_temp_files(err, work: list) -> None:
+    """Before writing: the temporary index files a killed run left (``.<name>.<hex>.kseg-tmp``, a kill
+    between the link and the rename) in the directories this run writes to are removed, with a note."""
+    from kseg.storage import location
+    from kseg.storage.atomic import clean_stale
+    from kseg.storage.files import INDEX, TIME_INDEX, TXN_INDEX
+
+    def ours(name: str) -> bool:
+        return name.endswith((INDEX, TIME_INDEX, TXN_INDEX))
+
+    seen = set()
+    for target, directory in work:
+        where = directory or target.partition.path
+        if location.is_remote(where) or where in seen:
+            continue
+        seen.add(where)
+        removed = clean_stale(where, ours)
+        if removed:
+            note(err, f"removed {len(removed)} temporary file{'s' * (len(removed) != 1)} an interrupted kseg "
+                      f"run left: {', '.join(removed)}")
 
 
 def _unique(targets: list) -> list:

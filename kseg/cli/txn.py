@@ -7,8 +7,8 @@ import sys
 
 import click
 
-from kseg.cli.options import (binary_streams, fail, format_option, io_options, max_message_size_option,
-                              partitions_or_fail, quiet_option, reading_bar, reference_time)
+from kseg.cli.options import (binary_streams, error, fail, format_option, io_options, max_message_size_option,
+                              listing_code, partitions_or_fail, quiet_option, reading_bar, reference_time)
 from kseg.limits import decompression_limit
 
 _DURATION = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*(ms|s|m|min|h|d)?\s*\Z")
@@ -20,7 +20,10 @@ def parse_duration(text: str) -> int:
     m = _DURATION.match(text)
     if not m:
         raise click.BadParameter(f"{text!r} is not a duration (examples: 900000, 900s, 15m, 1h, 2d)")
-    return int(float(m.group(1)) * _UNIT_MS[m.group(2)])
+    ms = float(m.group(1)) * _UNIT_MS[m.group(2)]
+    if not ms <= (1 << 63) - 1:  # Kafka's durations are longs (and inf/nan are none)
+        raise click.BadParameter(f"{text!r} is beyond a 64-bit count of milliseconds")
+    return int(ms)
 
 
 class Duration(click.ParamType):
@@ -33,7 +36,7 @@ class Duration(click.ParamType):
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.argument("paths", nargs=-1, required=True, type=click.Path(readable=False))
 @click.option("--from-start", is_flag=True,
               help="Rebuild producer state from the first segment (default: from the latest valid .snapshot, "
                    "as Kafka's recovery does); audits every .txnindex.")
@@ -57,8 +60,8 @@ def txn(paths, from_start, hanging_after, at, max_message_size, output_format, q
     Exit codes:
       0  no hanging transaction, every .txnindex checked is right
       1  a hanging transaction, a .txnindex problem, a snapshot that disagrees
-         with the log, or a corrupt batch
-      2  usage error, or a file could not be read
+         with the log, or a segment not read past a corrupt or partial batch
+      2  usage error, or a file could not be read (the OS's reason)
     """
     from kseg.errors import KsegError
     from kseg.jsonlines import dumps
@@ -73,14 +76,22 @@ def txn(paths, from_start, hanging_after, at, max_message_size, output_format, q
 
     from kseg.storage import files
 
+    from kseg.errors import KsegError
+
     for path in paths:
-        if files.isfile(path):
+        try:
+            is_file = files.isfile(path)
+        except KsegError as exc:
+            fail(err, exc)
+        if is_file:
             fail(err, f"{path}: a file; txn takes partition directories or log roots (transactions span segments)")
     partitions = partitions_or_fail(err, paths)
     bar, out = reading_bar("txn", partitions, out)
-    code = 0
+    code = listing_code(partitions)
     try:
         for part in partitions:
+            if part.error is not None:
+                continue
             if output_format == "json":
                 def on_txn(t, name=part.name):
                     write(dumps(render.transaction_row(name, t)))
@@ -92,8 +103,7 @@ def txn(paths, from_start, hanging_after, at, max_message_size, output_format, q
                                  limit=decompression_limit(max_message_size), on_transaction=on_txn, at=at_ms,
                                  on_start=(lambda r: write(render.header_line(r))) if output_format == "text" else None)
             except KsegError as exc:
-                err.write(f"kseg: error: {exc.describe()}\n".encode("utf-8", "replace"))
-                code = 2
+                code = error(err, exc)
                 continue
             if output_format == "json":
                 lines = render.render_report_json(report)
@@ -101,10 +111,11 @@ def txn(paths, from_start, hanging_after, at, max_message_size, output_format, q
                 lines = render.render_report_text(report)
             for line in lines:
                 write(line)
+            for read in report.reads:
+                if not read.complete:
+                    error(err, read.describe())
             code = max(code, report.exit_code)
         out.flush()
-    except BrokenPipeError:
-        sys.stderr.close()
     finally:
         if bar is not None:
             bar.close()

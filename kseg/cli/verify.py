@@ -6,8 +6,9 @@ import sys
 
 import click
 
-from kseg.cli.options import (binary_streams, check_spark, fail, format_option, io_options, jobs_option,
-                              max_message_size_option, notes_grouped, quiet_option, spark_options)
+from kseg.cli.options import (binary_streams, capped_jobs, check_spark, clean_stale_output, fail, format_option,
+                              io_options, jobs_option, max_message_size_option, notes_grouped, quiet_option,
+                              spark_options)
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -17,14 +18,15 @@ from kseg.cli.options import (binary_streams, check_spark, fail, format_option, 
 @click.option("--report", "report_path", type=click.Path(),
               help="Write one JSON Lines row per segment and per problem; with --spark a directory of "
                    "part files written by the executors (JSON Lines, or Parquet for a .parquet path, "
-                   "local or a URI).  Checked before any work.")
+                   "local or a URI).  Checked before any work; never inside an input.")
+@click.option("--force", is_flag=True, help="Replace an existing --report file (atomically).")
 @jobs_option
 @max_message_size_option
 @format_option
 @quiet_option
 @io_options
 @spark_options
-def verify_index(paths, strict, report_path, jobs, max_message_size, output_format, quiet, spark, master,
+def verify_index(paths, strict, report_path, force, jobs, max_message_size, output_format, quiet, spark, master,
                  spark_conf, verbose, max_rate, drop_cache) -> None:
     """Verify the segments of partition directories, log roots or single segment files.
 
@@ -44,13 +46,19 @@ def verify_index(paths, strict, report_path, jobs, max_message_size, output_form
       141  stdout was closed early (killed by SIGPIPE, as git is)
     """
     from kseg.errors import InputError, KsegError
-    from kseg.storage.partition import discover, nothing_found
+    from kseg.storage.outputs import refuse_on_inputs
+    from kseg.storage.partition import discover, nothing_found, nothing_in
     from kseg.storage.report import JsonlReport, check_target, is_uri
 
     check_spark(spark, master, spark_conf, verbose, local_verbose=True)
+    if force and not report_path:
+        fail(binary_streams()[1], "--force replaces an existing --report file; give it with --report")
     out, err = binary_streams()
     report = None
+    notes: list[str] = []
     try:  # the report path first: a run must not end on a path it cannot write
+        if report_path:
+            refuse_on_inputs(report_path, list(paths), "--report")
         if report_path and report_path.endswith(".parquet") and not spark:
             raise InputError("a .parquet report needs --spark; the local command writes JSON Lines "
                              "(give a .jsonl path)", path=report_path)
@@ -61,16 +69,19 @@ def verify_index(paths, strict, report_path, jobs, max_message_size, output_form
             raise InputError("a report on a store needs --spark (its executors write it); the local command "
                              "writes a local file", path=report_path)
         elif report_path:
-            report = JsonlReport(report_path)
-        notes: list[str] = []
+            report = JsonlReport(report_path, force=force)
+            clean_stale_output(err, report_path)
         partitions = discover(list(paths), notes)
-        if not partitions:
+        if nothing_in(partitions):  # "0 segments verified, clean" would be a pass for nothing read
             raise nothing_found(list(paths))
     except KsegError as exc:  # one line, exit 2, before any work
         if report is not None:
             report.discard()
+        notes_grouped(err, notes)
         fail(err, exc)
     notes_grouped(err, notes)
+    if not spark:
+        jobs = capped_jobs(err, jobs)
     if spark:
         from kseg.spark.driver import run_spark_cli
 
@@ -134,9 +145,7 @@ def verify_index(paths, strict, report_path, jobs, max_message_size, output_form
         out.flush()
         if report is not None:
             report.commit()
-    except KsegError as exc:
-        fail(err, exc)
-    finally:
+    finally:  # a KsegError raised here is its one line, exit 2 (kseg.cli.main.fatal); the report is discarded
         if progress is not None:
             progress.close()
         if report is not None:

@@ -20,7 +20,8 @@ import sys
 from array import array
 from functools import partial
 from operator import itemgetter
-from typing import Callable, Iterator, NamedTuple
+from itertools import chain
+from typing import Callable, Iterator, NamedTuple, Protocol
 
 from kseg.errors import CorruptIndexError
 from kseg.limits import NO_TIMESTAMP
@@ -45,8 +46,17 @@ TXN_ENTRY = struct.Struct(
 )
 _INT32 = struct.Struct(">i")
 _named = tuple.__new__
-_unpack_offset_entry = OFFSET_ENTRY.unpack_from
+_unpack_offset_entry = OFFSET_ENTRY.unpack
 _INT64 = struct.Struct(">q")
+
+
+def _int32s(chunk) -> array:
+    """Big-endian int32s as a native array."""
+    words = array("i")
+    words.frombytes(chunk)
+    if sys.byteorder == "little":
+        words.byteswap()
+    return words
 
 
 def _largest_lower_bound(entries: int, entry_size: int, key: Callable[[int], int], target: int) -> int:
@@ -105,6 +115,19 @@ class TimestampOffset(NamedTuple):
     offset: int
 
 
+class IndexSource(Protocol):
+    """An index file's bytes read on demand (:class:`kseg.storage.files.IndexFile`): its ``length``
+    (fixed when opened) and ``read(start, stop)``, the bytes ``[start, stop)`` (within the length)."""
+
+    length: int
+
+    def read(self, start: int, stop: int) -> bytes: ...  # pragma: no cover - protocol
+
+
+WINDOW = 1 << 20  # bytes of an index file read at a time (a multiple of 8 and 12 entries' bytes: 3 * 2^18)
+WINDOW -= WINDOW % 24
+
+
 class IndexView:
     """An index file's bytes with its base offset (``AbstractIndex``): what both index kinds share.
 
@@ -112,59 +135,103 @@ class IndexView:
     preallocated tail of zero bytes counts as entries whose offset is the
     base offset.  The rule for that tail is written here once:
     :meth:`used_entries` (where Kafka's tool stops) and :meth:`zero_tail`.
+
+    ``data`` is the file's bytes, or an :class:`IndexSource` read a window of :data:`WINDOW` bytes at a
+    time: scans (the zero tail, the entries of a dump, a check's columns) hold one window and make no
+    object an entry, so a 1 GiB index costs a window, not its size.  ``stop`` limits the view to its
+    first ``stop`` entries (the used ones).
     """
 
-    __slots__ = ("data", "base_offset", "length", "entries", "path")
+    __slots__ = ("data", "base_offset", "length", "entries", "path", "_win", "_win_at")
 
     entry_size: int
     _relative_offset_at: int  # byte of the int32 relative offset within an entry
 
-    def __init__(self, data: bytes, base_offset: int, path: str | None = None) -> None:
+    def __init__(self, data, base_offset: int, path: str | None = None, stop: int | None = None) -> None:
         self.data = data
         self.base_offset = base_offset
-        self.length = len(data)
-        self.entries = self.length // self.entry_size
+        length = data.length if hasattr(data, "read") else len(data)
+        if stop is not None:
+            length = min(length, stop * self.entry_size)
+        self.length = length
+        self.entries = length // self.entry_size
         self.path = path
+        self._win: bytes | memoryview = b""
+        self._win_at = 0
+
+    def limited(self, stop: int):
+        """This index's first ``stop`` entries, as a view of the same kind on the same bytes."""
+        return type(self)(self.data, self.base_offset, self.path, stop)
+
+    def read(self, start: int, stop: int):
+        """The bytes ``[start, stop)`` of the file (within :attr:`length`): a slice of the window."""
+        stop = min(stop, self.length)
+        at = self._win_at
+        if start >= at and stop <= at + len(self._win):
+            return self._win[start - at : stop - at]
+        data = self.data
+        if not hasattr(data, "read"):
+            return memoryview(data)[start:stop]
+        if stop - start >= WINDOW:
+            return data.read(start, stop)
+        self._win_at = start
+        self._win = data.read(start, min(self.length, start + WINDOW))
+        return self._win[: stop - start]
+
+    def windows(self, start: int = 0, stop: int | None = None) -> Iterator[tuple[int, object]]:
+        """``(entry number, bytes)`` of whole entries ``start .. stop - 1``, a window at a time."""
+        size = self.entry_size
+        stop = self.entries if stop is None else min(stop, self.entries)
+        step = max(1, WINDOW // size)
+        for first in range(start, stop, step):
+            yield first, self.read(first * size, min(stop, first + step) * size)
 
     def offset_of(self, n: int) -> int:
         """The absolute offset of entry ``n``."""
-        return self.base_offset + _INT32.unpack_from(self.data, n * self.entry_size + self._relative_offset_at)[0]
+        at = n * self.entry_size + self._relative_offset_at
+        return self.base_offset + _INT32.unpack(self.read(at, at + 4))[0]
 
     def is_zero_tail_entry(self, n: int) -> bool:
         """Entry ``n`` (> 0) has the base offset: ``DumpLogSegments`` stops dumping there, the
         first entry of a preallocated zero tail (an index still being written, or recovered)."""
         return n > 0 and self.offset_of(n) == self.base_offset
 
-    def _relative_offsets(self) -> list[int]:
-        """Every entry's relative offset, read in C: as 32-bit words, where zero reads as zero in any byte order,
-        so only a comparison with 0 is meaningful."""
-        words = memoryview(self.data)[: self.entries * self.entry_size].cast("I")
-        relative = words[self._relative_offset_at // 4 :: self.entry_size // 4].tolist()
-        words.release()
-        return relative
+    def _zero_relative(self, start: int) -> Iterator[int]:
+        """Entries from ``start`` whose relative offset is 0, in order, read a window at a time in C:
+        as 32-bit words, where zero reads as zero in any byte order."""
+        word, stride = self._relative_offset_at // 4, self.entry_size // 4
+        for first, chunk in self.windows(start):
+            words = memoryview(chunk).cast("B").cast("I")[word::stride]
+            if 0 in words:
+                relative = words.tolist()
+                n = -1
+                while True:
+                    try:
+                        n = relative.index(0, n + 1)
+                    except ValueError:
+                        break
+                    yield first + n
 
     def used_entries(self) -> int:
         """Entries before the first :meth:`is_zero_tail_entry` (all of them if there is none)."""
         if self.entries < 2:
             return self.entries
-        try:
-            return self._relative_offsets().index(0, 1)
-        except ValueError:
-            return self.entries
+        return next(self._zero_relative(1), self.entries)
 
     def zero_tail(self) -> int:
         """Entries of a preallocated zero tail, or 0: from the first :meth:`is_zero_tail_entry`
         whose bytes are all zero (a non-zero entry with relative offset 0 is damage, not a tail)."""
         if self.entries < 2:
             return 0
-        relative, size, n = self._relative_offsets(), self.entry_size, 0
-        while True:
-            try:
-                n = relative.index(0, n + 1)
-            except ValueError:
-                return 0
-            if self.data[n * size : (n + 1) * size].count(0) == size:
+        size = self.entry_size
+        for n in self._zero_relative(1):
+            if bytes(self.read(n * size, (n + 1) * size)).count(0) == size:
                 return self.entries - n
+        return 0
+
+    def all_zero(self) -> bool:
+        """Whether every whole entry's bytes are zero (read a window at a time, stopping at the first non-zero)."""
+        return all(bytes(chunk).count(0) == len(chunk) for _, chunk in self.windows())
 
     def lookup_slot(self, target: int) -> int:
         """The largest entry whose key (offset, or timestamp) is <= target, or -1."""
@@ -207,37 +274,39 @@ class OffsetIndexView(IndexView):
 
     def entry(self, n: int) -> OffsetPosition:
         """Entry ``n`` with its absolute offset."""
-        rel, pos = _unpack_offset_entry(self.data, n << 3)
+        rel, pos = _unpack_offset_entry(self.read(n << 3, (n << 3) + 8))
         return _named(OffsetPosition, (self.base_offset + rel, pos))  # OffsetPosition(...) in one C call
 
     key = IndexView.offset_of
 
     def iter_entries(self, stop: int | None = None) -> Iterator[OffsetPosition]:
-        """:meth:`IndexView.iter_entries` in C: the entries as big-endian int32 pairs, no Python
-        frame an entry (a third of the time of ``entry()`` in a loop; the dump of a large ``.index``)."""
-        words = self._words(0, self.entries if stop is None else stop)
-        return map(_offset_position, zip(map(self.base_offset.__add__, words[0::2]), words[1::2]))
+        """Entries ``0 .. stop - 1`` (default: all) in C, a window at a time: the entries as big-endian
+        int32 pairs, no Python frame an entry (a third of the time of ``entry()`` in a loop)."""
+        base = self.base_offset.__add__
+        return chain.from_iterable(map(_offset_position, zip(map(base, words[0::2]), words[1::2]))
+                                   for words in self._word_windows(0, stop))
 
     def iter_offsets(self, stop: int) -> Iterator[int]:
         """The absolute offsets of entries ``0 .. stop - 1``, in file order."""
-        return map(self.base_offset.__add__, self._words(0, stop)[0::2])
+        return chain.from_iterable(map(self.base_offset.__add__, words[0::2]) for words in self._word_windows(0, stop))
 
     def iter_positions(self, stop: int) -> Iterator[int]:
         """The ``.log`` positions of entries ``0 .. stop - 1``, in file order."""
-        return iter(self._words(0, stop)[1::2])
+        return chain.from_iterable(words[1::2] for words in self._word_windows(0, stop))
 
     def columns(self, start: int, stop: int) -> OffsetColumns:
         """Entries ``start .. stop - 1`` as :class:`OffsetColumns` (checked in bulk by ``kseg dump``)."""
         words = self._words(start, stop)
         return OffsetColumns(list(map(self.base_offset.__add__, words[0::2])), words[1::2].tolist())
 
+    def _word_windows(self, start: int, stop: int | None) -> Iterator[array]:
+        """:meth:`_words` of entries ``start .. stop - 1``, a window at a time."""
+        for _, chunk in self.windows(start, stop):
+            yield _int32s(chunk)
+
     def _words(self, start: int, stop: int) -> array:
         """Entries ``start .. stop - 1`` (within the file) as native int32s: offset, position, offset..."""
-        words = array("i")
-        words.frombytes(self.data[start * 8 : min(stop, self.entries) * 8])
-        if sys.byteorder == "little":
-            words.byteswap()
-        return words
+        return _int32s(self.read(start * 8, min(stop, self.entries) * 8))
 
     def none(self) -> OffsetPosition:
         """``OffsetIndex.lookup`` below every entry: the base offset at position 0."""
@@ -269,23 +338,24 @@ class TimeIndexView(IndexView):
 
     def entry(self, n: int) -> TimestampOffset:
         """Entry ``n`` with its absolute offset."""
-        ts, rel = TIME_ENTRY.unpack_from(self.data, n * 12)
+        ts, rel = TIME_ENTRY.unpack(self.read(n * 12, n * 12 + 12))
         return _named(TimestampOffset, (ts, self.base_offset + rel))  # TimestampOffset(...) in one C call
 
     def key(self, n: int) -> int:
-        return _INT64.unpack_from(self.data, n * 12)[0]
+        return _INT64.unpack(self.read(n * 12, n * 12 + 8))[0]
 
     def iter_offsets(self, stop: int) -> Iterator[int]:
-        """The absolute offsets of entries ``0 .. stop - 1``, in file order (no tuple kept)."""
-        return map(self.base_offset.__add__, map(itemgetter(1), TIME_ENTRY.iter_unpack(
-            self.data[: min(stop, self.entries) * 12])))
+        """The absolute offsets of entries ``0 .. stop - 1``, in file order (a window at a time, no tuple kept)."""
+        base = self.base_offset.__add__
+        return chain.from_iterable(map(base, map(itemgetter(1), TIME_ENTRY.iter_unpack(chunk)))
+                                   for _, chunk in self.windows(0, stop))
 
     def columns(self, start: int, stop: int) -> TimeColumns:
         """Entries ``start .. stop - 1`` as :class:`TimeColumns` (checked in bulk by ``verify-index``)."""
         stop = min(stop, self.entries)
         if stop <= start:
             return TimeColumns([], [])
-        fields = struct.unpack_from(">" + "qi" * (stop - start), self.data, start * 12)  # one C call
+        fields = struct.unpack(">" + "qi" * (stop - start), self.read(start * 12, stop * 12))  # one C call
         return TimeColumns(list(fields[0::2]), list(map(self.base_offset.__add__, fields[1::2])))
 
     def none(self) -> TimestampOffset:

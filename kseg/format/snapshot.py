@@ -21,7 +21,8 @@ A broker writes one at every roll and at shutdown; with no producers it is
 from __future__ import annotations
 
 import struct
-from typing import NamedTuple
+from functools import partial
+from typing import Iterator, NamedTuple
 
 from kseg.errors import CorruptSnapshotError
 
@@ -48,21 +49,25 @@ class ProducerEntry(NamedTuple):
         return self.last_sequence - self.offset_delta
 
 
-def parse_snapshot(data: bytes) -> list[ProducerEntry]:
-    """Parse and CRC-check a snapshot; errors carry Kafka's messages."""
-    import crc32c
+ENTRY_SIZE = _ENTRY.size
+HEAD_SIZE = _HEAD.size
 
-    if len(data) < 2:
+
+def check_head(head: bytes, size: int) -> tuple[int, int]:
+    """``(crc, count)`` from a snapshot's first bytes (at least :data:`HEAD_SIZE` of them, or the whole file
+    when it is shorter) and the file's ``size``: the checks ``ProducerSnapshot`` reading makes before the
+    entries, with Kafka's messages (``ProducerStateManager.readSnapshot``)."""
+    if size < 2:
         raise CorruptSnapshotError("Snapshot failed schema validation: null")
-    (version,) = struct.unpack_from(">h", data, 0)
+    (version,) = struct.unpack_from(">h", head, 0)
     if version != VERSION:
         raise CorruptSnapshotError(
             f"Snapshot failed schema validation: Snapshot contained an unknown file version {version}"
         )
-    if len(data) < _HEAD.size:
+    if size < _HEAD.size:
         raise CorruptSnapshotError("Snapshot failed schema validation: null")
-    _, crc, count = _HEAD.unpack_from(data, 0)
-    remaining = len(data) - _HEAD.size
+    _, crc, count = _HEAD.unpack_from(head, 0)
+    remaining = size - _HEAD.size
     if count < 0:
         raise CorruptSnapshotError(
             "Snapshot failed schema validation: non-nullable field producerEntries was serialized as null"
@@ -72,11 +77,33 @@ def parse_snapshot(data: bytes) -> list[ProducerEntry]:
             f"Snapshot failed schema validation: Tried to allocate a collection of size {count}, "
             f"but there are only {remaining} bytes remaining."
         )
-    if _HEAD.size + count * _ENTRY.size > len(data):
+    if _HEAD.size + count * _ENTRY.size > size:
         raise CorruptSnapshotError("Snapshot failed schema validation: null")
-    computed = crc32c.crc32c(memoryview(data)[6:])
-    if computed != crc:
+    return crc, count
+
+
+def check_crc(stored: int, computed: int) -> None:
+    """The CRC-32C over every byte after the crc field (computed by the caller, in one piece or many)."""
+    if computed != stored:
         raise CorruptSnapshotError(
-            f"Snapshot is corrupt (CRC is no longer valid). Stored crc: {crc}. Computed crc: {computed}"
+            f"Snapshot is corrupt (CRC is no longer valid). Stored crc: {stored}. Computed crc: {computed}"
         )
-    return [ProducerEntry(*_ENTRY.unpack_from(data, _HEAD.size + i * _ENTRY.size)) for i in range(count)]
+
+
+def entries_in(chunk) -> Iterator[ProducerEntry]:
+    """The entries packed in ``chunk`` (a whole number of 46-byte entries)."""
+    return map(_producer_entry, _ENTRY.iter_unpack(chunk))
+
+
+_producer_entry = partial(tuple.__new__, ProducerEntry)  # ProducerEntry(*fields) in one C call
+
+
+def parse_snapshot(data: bytes) -> list[ProducerEntry]:
+    """Parse and CRC-check a whole snapshot held in memory; errors carry Kafka's messages.
+
+    ``kseg.storage.producer_state.iter_snapshot`` reads a file in windows with the same checks."""
+    import crc32c
+
+    _, count = check_head(data[: _HEAD.size], len(data))
+    check_crc(_HEAD.unpack_from(data, 0)[1], crc32c.crc32c(memoryview(data)[6:]))
+    return list(entries_in(memoryview(data)[_HEAD.size : _HEAD.size + count * _ENTRY.size]))

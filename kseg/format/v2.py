@@ -106,6 +106,28 @@ DELETE_HORIZON_FLAG = 0x40
 NO_SEQUENCE = -1
 
 
+INT64_MAX = (1 << 63) - 1
+INT64_MIN = -(1 << 63)
+
+
+def java_long(n: int) -> int:
+    """``n`` as Java's ``long`` arithmetic leaves it: wrapped into [-2^63, 2^63-1].
+
+    Kafka adds offsets in ``long`` (``DefaultRecordBatch.lastOffset()`` is ``baseOffset() +
+    lastOffsetDelta()``, a record's offset ``baseOffset + offsetDelta`` in ``DefaultRecord.readFrom``):
+    a batch at base offset 2^63-1 with two records has last offset -2^63, as ``kafka-dump-log.sh``
+    prints it.  kseg computes and prints offsets the same way, and calls such a batch a problem."""
+    if INT64_MIN <= n <= INT64_MAX:
+        return n
+    return ((n - INT64_MIN) & 0xFFFFFFFFFFFFFFFF) + INT64_MIN
+
+
+def last_offset(base_offset: int, last_offset_delta: int) -> int:
+    """``DefaultRecordBatch.lastOffset()``: baseOffset + lastOffsetDelta in Java ``long`` arithmetic."""
+    n = base_offset + last_offset_delta
+    return n if INT64_MIN <= n <= INT64_MAX else java_long(n)
+
+
 def increment_sequence(sequence: int, increment: int) -> int:
     """``DefaultRecordBatch.incrementSequence``: sequences wrap past int32 max to 0."""
     if sequence > INT32_MAX - increment:

@@ -15,7 +15,7 @@ from typing import Iterator, NamedTuple
 
 from kseg import engine
 from kseg.errors import CorruptRecordError
-from kseg.format.v2 import NO_SEQUENCE
+from kseg.format.v2 import INT64_MAX, INT64_MIN, NO_SEQUENCE, java_long
 from kseg.format.varint import read_varint, read_varlong
 from kseg.limits import INT32_MAX
 
@@ -198,8 +198,31 @@ def decode_records_py(
     """:func:`decode_records` in pure Python: the rule itself.
 
     The hot loop of deep iteration: one call per chunk of records, varints of
-    one and two bytes decoded inline.
+    one and two bytes decoded inline.  A record's offset is baseOffset +
+    offsetDelta in Java ``long`` arithmetic (``DefaultRecord.readFrom``): within 2^31
+    of the int64 bounds the offsets are wrapped as Java wraps them.
     """
+    result = _decode_records_py(buf, pos, end, count, read, max_records, base_offset, base_timestamp,
+                                base_sequence, log_append_time, form)
+    if INT64_MIN + 0x80000000 <= base_offset <= INT64_MAX - 0x80000000:
+        return result
+    records, pos, read, error = result
+    return [(java_long(r[0]), *r[1:]) for r in records], pos, read, error
+
+
+def _decode_records_py(
+    buf,
+    pos: int,
+    end: int,
+    count: int,
+    read: int,
+    max_records: int,
+    base_offset: int,
+    base_timestamp: int,
+    base_sequence: int,
+    log_append_time: int | None,
+    form: int = SLICES,
+) -> tuple[list, int, int, CorruptRecordError | None]:
     records: list = []
     if count < 0:
         return records, pos, read, CorruptRecordError(

@@ -6,6 +6,7 @@ from __future__ import annotations
 from kseg.jsonlines import SCHEMA_VERSION
 
 from kseg.render.txn import human, iso
+from kseg.storage import outcome
 from kseg.storage.compaction import CompactionReport, SegmentTombstones
 
 
@@ -29,7 +30,8 @@ def segment_row(report: CompactionReport, s: SegmentTombstones) -> dict:
             "pastDeleteHorizon": s.past_horizon, "withoutDeleteHorizon": s.without_horizon,
             "minDeleteHorizonMs": s.min_horizon, "maxDeleteHorizonMs": s.max_horizon,
             "legacyTombstones": s.legacy_tombstones, "lastModifiedMs": s.modified_ms,
-            "olderThanRetentionWithoutHorizon": overdue(s, report), "stopped": s.stopped}
+            "olderThanRetentionWithoutHorizon": overdue(s, report), "stopped": s.stopped,
+            "read": s.read.as_json() if s.read is not None else None}
 
 
 def summary_row(report: CompactionReport) -> dict:
@@ -41,13 +43,17 @@ def summary_row(report: CompactionReport) -> dict:
             "legacyTombstones": sum(s.legacy_tombstones for s in segs),
             "pastDeleteHorizon": sum(s.past_horizon for s in segs),
             "withoutDeleteHorizon": sum(s.without_horizon for s in segs),
-            "segmentsOlderThanRetentionWithoutHorizon": sum(overdue(s, report) for s in segs)}
+            "segmentsOlderThanRetentionWithoutHorizon": sum(overdue(s, report) for s in segs),
+            "segmentsNotReadToEnd": sum(1 for s in segs if s.read is not None and not s.read.complete)}
 
 
 def text_lines(report: CompactionReport) -> list[str]:
     out = [f"{report.partition.name}: at {iso(report.at)}, delete.retention.ms {report.delete_retention_ms} "
            f"({human(report.delete_retention_ms)})"]
     for s in report.segments:
+        if s.read is not None and s.read.failed:  # nothing to count: the OS refused the read
+            out.append(f"  {s.segment.name}: FAILED ({s.read.summary()}): {s.read.describe()}")
+            continue
         parts = []
         if s.tombstones:
             parts.append(f"{_n(s.tombstones, 'tombstone')} in {_n(s.tombstone_batches, 'batch', 'batches')} (oldest "
@@ -57,10 +63,15 @@ def text_lines(report: CompactionReport) -> list[str]:
                          f"oldest {iso(s.oldest_control)}, {human(report.at - s.oldest_control)} old)")
         if s.legacy_tombstones:
             parts.append(f"{_n(s.legacy_tombstones, 'v0/v1 tombstone')} (segment modified {iso(s.modified_ms)})")
-        if not parts:
+        if s.read is not None and not s.read.complete:  # a count of what was read, never a verdict on the rest
+            out.append(f"  {s.segment.name}: NOT READ TO ITS END ({s.read.summary()}): {s.read.describe()}")
+            if parts:
+                out.append("    in the bytes read: " + "; ".join(parts))
+        elif not parts:
             out.append(f"  {s.segment.name}: no tombstones, no control batches")
             continue
-        out.append(f"  {s.segment.name}: " + "; ".join(parts))
+        else:
+            out.append(f"  {s.segment.name}: " + "; ".join(parts))
         if s.with_horizon or s.without_horizon:
             line = f"    delete horizon: {_n(s.with_horizon, 'batch', 'batches')} carry one"
             if s.with_horizon:
@@ -71,11 +82,11 @@ def text_lines(report: CompactionReport) -> list[str]:
         if overdue(s, report):
             out.append("    older than delete.retention.ms and never given a horizon: if the topic is compacted, "
                        "the cleaner has not cleaned this segment (min.cleanable.dirty.ratio, is it running?)")
-        if s.stopped:
-            out.append(f"    reading stopped: {s.stopped}")
     row = summary_row(report)
-    out.append(f"  total: {_n(row['tombstones'], 'tombstone')}, "
+    unread = row["segmentsNotReadToEnd"]
+    out.append(f"  total{' in the bytes read' if unread else ''}: {_n(row['tombstones'], 'tombstone')}, "
                f"{_n(row['controlBatches'], 'control batch', 'control batches')}, "
                f"{_n(row['pastDeleteHorizon'], 'batch', 'batches')} past their delete horizon, "
-               f"{row['withoutDeleteHorizon']} without one")
+               f"{row['withoutDeleteHorizon']} without one"
+               + (f"; {outcome.counts(s.read for s in report.segments)}" if unread else ""))
     return out

@@ -31,7 +31,7 @@ def replica_row(name: str, rep: Replica) -> dict:
             "leaderEpochs": None if rep.epochs is None else [{"epoch": e.epoch, "startOffset": e.start_offset}
                                                              for e in rep.epochs],
             "leaderEpochsError": rep.epochs_error, "truncateTo": rep.truncate_to, "lostRecords": rep.lost_records,
-            "stopped": rep.stopped}
+            "stopped": rep.stopped, "read": None if rep.read is None else rep.read.as_json()}
 
 
 def summary_row(res: DiffResult) -> dict:
@@ -59,18 +59,30 @@ def _b(b: dict | None) -> str:
             f"count {b['count']}" + ("" if b["isValid"] else " (CRC does not hold)"))
 
 
+def _status(r: dict) -> str:
+    """A replica's status in words: one stopped by corruption is ``unreadable from offset N: <reason>``
+    (N the offset after the last one read), never "lagging"."""
+    if r["status"] == "unreadable":
+        return f"unreadable from offset {r['logEndOffset']}: {r['stopped']}"
+    if r["status"] == "agrees-where-read":
+        return "agrees with the others where they were read"
+    return r["status"]
+
+
 def text_lines(set_rows: list[dict]) -> list[str]:
     """The text report of one replica set, from its rows."""
     summary = set_rows[-1]
     reps = set_rows[:-1]
     d = summary["firstDivergentOffset"]
     head = {"identical": "identical", "lagging": "identical up to the shortest replica (lagging, not divergent)",
-            "divergent": f"DIVERGENT from offset {d}"}[summary["status"]]
+            "divergent": f"DIVERGENT from offset {d}",
+            "incomplete": "NOT COMPARED TO THE END: a replica could not be read past a corrupt or partial batch "
+                          "(what was read agrees)"}[summary["status"]]
     out = [f"{summary['partition']}: {summary['replicas']} replicas, {head}"]
     for r in reps:
         line = (f"  replica {r['replica']} {r['path']}: log {r['logStartOffset']}..{r['logEndOffset']}, "
-                f"{r['records']} records in {r['batches']} batches, {r['status']}")
-        if r["lag"]:
+                f"{r['records']} records in {r['batches']} batches, " + _status(r))
+        if r["lag"] and r["status"] in ("lagging", "divergent"):
             line += (f", {r['lag']} offsets behind" if r["status"] == "lagging"
                      else f", its log ends {r['lag']} offsets before the longest")
         out.append(line)
@@ -87,7 +99,7 @@ def text_lines(set_rows: list[dict]) -> list[str]:
         for o in r["onlyHere"]:
             out.append(f"    only here: offsets {o['firstOffset']}..{o['lastOffset']} ({o['records']} records "
                        f"in {o['batches']} batch{'es' * (o['batches'] != 1)})")
-        if r["stopped"]:
+        if r["stopped"] and r["status"] != "unreadable":
             out.append(f"    reading stopped: {r['stopped']}")
     if summary["differences"]:
         line = f"  first divergent offset {d}: {', '.join(summary['differences'])} differ"

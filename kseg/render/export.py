@@ -94,6 +94,17 @@ def arrow_schema(decoded: bool = False):
     return pa.schema([(name, types[kind]) for name, kind, _ in columns(decoded)])
 
 
+_schemas: dict[bool, object] = {}
+
+
+def _schema(decoded: bool):
+    """:func:`arrow_schema`, made once per run (a RowBuilder is made per split)."""
+    schema = _schemas.get(decoded)
+    if schema is None:
+        schema = _schemas[decoded] = arrow_schema(decoded)
+    return schema
+
+
 class RowBuilder:
     """Turns the :class:`RecordFacts` of one split into Arrow record batches."""
 
@@ -104,7 +115,7 @@ class RowBuilder:
         self.value_decoder = value_decoder
         topic, partition = topic_partition(split.partition)
         self._const = (split.log_dir, topic, partition, split.segment)
-        self.schema = arrow_schema(self.decoded)
+        self.schema = _schema(self.decoded)
 
     def row(self, r: RecordFacts | Corruption) -> tuple:
         if isinstance(r, Corruption):
@@ -173,6 +184,10 @@ class ExportSummary:
                f"{'s' * (self.splits != 1)} written to {output}"
         if self.corrupt:
             text += f"; {len(self.corrupt)} corrupt batch{'es' * (len(self.corrupt) != 1)} not exported"
+            stopped = len({c.log for c in self.corrupt if c.kind in ("corrupt-batch", "trailing-bytes")})
+            if stopped:  # a broken length ends a split: what follows it was never read
+                text += (f" ({stopped} segment{'s' * (stopped != 1)} not read past {'them' if stopped != 1 else 'it'}"
+                         "; see the lines above)")
         return text + "."
 
 
@@ -197,13 +212,55 @@ def split_facts(split: Split, ranges, limit: int, on_corruption: str, summary: E
         yield item
 
 
+#: A Parquet row group is written when this many rows, or :data:`ROW_GROUP_BYTES` of Arrow data, are pending:
+#: row groups span splits (10,000 one-record partitions make one row group, not 10,000, whose footer
+#: metadata the writer would hold until the end), and a group's memory is bounded whatever its records.
+ROW_GROUP_ROWS = 1 << 14
+ROW_GROUP_BYTES = 8 << 20
+#: Columns dictionary-encoded in Parquet: those that repeat within a split.  A dictionary on the others
+#: (offsets, timestamps, keys, values: mostly unique) only grows until the writer falls back to plain
+#: encoding, and costs ~30 MiB a row group while it does.
+DICTIONARY = ["logDir", "topic", "segment", "timestampType", "compression"]
+
+
+class RowGroups:
+    """Arrow record batches gathered into row groups of at most :data:`ROW_GROUP_ROWS` rows and about
+    :data:`ROW_GROUP_BYTES` bytes, each written to ``writer`` (a ``pyarrow.parquet.ParquetWriter``) as one."""
+
+    def __init__(self, writer, rows: int | None = None, nbytes: int | None = None) -> None:
+        self.writer = writer
+        self.max_rows = ROW_GROUP_ROWS if rows is None else rows
+        self.max_bytes = ROW_GROUP_BYTES if nbytes is None else nbytes
+        self.pending: list = []
+        self.rows = self.bytes = 0
+        self.groups = 0
+
+    def add(self, batch) -> None:
+        self.pending.append(batch)
+        self.rows += batch.num_rows
+        self.bytes += batch.nbytes
+        if self.rows >= self.max_rows or self.bytes >= self.max_bytes:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.pending:
+            return
+        import pyarrow as pa
+
+        table = pa.Table.from_batches(self.pending)
+        self.pending = []
+        self.writer.write_table(table, row_group_size=max(self.rows, 1))
+        self.rows = self.bytes = 0
+        self.groups += 1
+
+
 def write_parquet(splits: list[Split], output: str, *, ranges, limit: int, on_corruption: str = "skip",
                   key_decoder: Callable | None = None, value_decoder: Callable | None = None,
                   replace: bool = False, on_corrupt: Callable[[Corruption], None] | None = None,
                   on_split: Callable[[Split], None] | None = None) -> ExportSummary:
     """Write the records of ``splits`` as one Parquet file (local: atomically; a URI: one object).
 
-    Memory is that of one Arrow batch of rows, whatever the number of records.
+    Memory is that of one row group (:class:`RowGroups`), whatever the number of records or splits.
     """
     import pyarrow.parquet as pq
 
@@ -213,15 +270,24 @@ def write_parquet(splits: list[Split], output: str, *, ranges, limit: int, on_co
     decoded = key_decoder is not None or value_decoder is not None
 
     def produce(sink) -> None:
-        with pq.ParquetWriter(sink, arrow_schema(decoded), compression="zstd") as writer:
+        with pq.ParquetWriter(sink, arrow_schema(decoded), compression="zstd", use_dictionary=DICTIONARY) as writer:
+            groups = RowGroups(writer)
+            pending: list[tuple] = []  # rows of any number of splits (each row carries its split's columns)
+            builder = None
             for split in splits:
                 builder = RowBuilder(split, key_decoder, value_decoder)
-                facts = split_facts(split, ranges, limit, on_corruption, summary, on_corrupt)
-                for batch in builder.batches(facts):
-                    writer.write_batch(batch)
+                row = builder.row
+                for r in split_facts(split, ranges, limit, on_corruption, summary, on_corrupt):
+                    pending.append(row(r))
+                    if len(pending) >= ROWS_PER_BATCH:
+                        groups.add(builder.to_arrow(pending))
+                        pending = []
                 summary.splits += 1
                 if on_split is not None:
                     on_split(split)
+            if pending and builder is not None:
+                groups.add(builder.to_arrow(pending))
+            groups.flush()
 
     files.write_stream(output, produce, replace=replace)
     return summary

@@ -24,7 +24,7 @@ def v2_batch_object(position: int, size: int, h, valid: bool) -> dict:
     """The ``"batch"`` object of a v2 batch from its header (a ``BatchHeader`` or scan's plain tuple)."""
     bo, _, epoch, magic, crc, attrs, delta, base_ts, max_ts, pid, pepoch, base_seq, count = h
     return {
-        "type": "batch", "v": SCHEMA_VERSION, "position": position, "baseOffset": bo, "lastOffset": bo + delta,
+        "type": "batch", "v": SCHEMA_VERSION, "position": position, "baseOffset": bo, "lastOffset": v2.last_offset(bo, delta),
         "count": count, "baseSequence": base_seq, "lastSequence": v2.last_sequence(base_seq, delta),
         "producerId": pid, "producerEpoch": pepoch, "partitionLeaderEpoch": epoch,
         "isTransactional": bool(attrs & v2.TRANSACTIONAL_FLAG), "isControl": bool(attrs & v2.CONTROL_FLAG),

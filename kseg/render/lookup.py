@@ -17,7 +17,7 @@ import os
 from kseg.render.values import KRaftText, control_text, string_decoder
 from kseg.render.jsonl import batch_object, dumps, record_object
 from kseg.render.text import TextSink
-from kseg.storage.lookup import AT_END, BELOW_START, EMPTY, NEXT, PAST_END, OffsetLookup
+from kseg.storage.lookup import AT_END, BELOW_START, EMPTY, NEXT, PAST_END, UNREAD, OffsetLookup
 from kseg.storage.lookup_time import TimeLookup
 from kseg.storage.partition import Partition
 
@@ -72,6 +72,8 @@ def offset_reason(r: OffsetLookup) -> str | None:
         return f"offset {r.target} is below the log start offset {r.log_start}"
     if r.status == AT_END:
         return f"offset {r.target} is the log end offset: no record there yet (the next offset to be written)"
+    if r.status == UNREAD:
+        return f"offset {r.target} is not known: {r.unread}"
     if r.status == PAST_END:
         if r.target >= r.log_end:
             return f"offset {r.target} is past the log end offset {r.log_end}"
@@ -188,6 +190,8 @@ def time_reason(r: TimeLookup) -> str | None:
         return None
     if r.status == "empty":
         return "the partition has no segments"
+    if r.status == UNREAD and r.chosen is not None:
+        return f"no answer for {r.target}: {r.unread}"
     if r.target == -3:
         return "no record holds the largest timestamp (magic 0 records have no timestamps)"
     if r.chosen is None:

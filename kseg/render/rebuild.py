@@ -79,7 +79,7 @@ def file_line(o: FileOutcome) -> str:
     elif o.status == REFUSED:
         text = f"not written: the existing file differs ({o.difference}); give --force to replace it"
     elif o.status == FAILED:
-        text = f"not written: {o.error.describe()}"
+        text = o.failure()
     return f"  {o.path}: {count}{text}"
 
 

@@ -100,13 +100,13 @@ class TextSink(BufferedWriter):
                     parts = cache[key] = self._batch_line_parts(h)
                 if base_seq == -1:  # no producer sequence: the common case, two numbers fewer
                     append(
-                        f"baseOffset: {bo} lastOffset: {bo + delta} count: {count} baseSequence: -1 "
+                        f"baseOffset: {bo} lastOffset: {v2.last_offset(bo, delta)} count: {count} baseSequence: -1 "
                         f"lastSequence: -1 {parts[0]}position: {position} {parts[1]}{max_ts} size: {size} "
                         f"{parts[2]}{crc} isvalid: {'true' if valid else 'false'}\n"
                     )
                 else:
                     append(
-                        f"baseOffset: {bo} lastOffset: {bo + delta} count: {count} baseSequence: {base_seq} "
+                        f"baseOffset: {bo} lastOffset: {v2.last_offset(bo, delta)} count: {count} baseSequence: {base_seq} "
                         f"lastSequence: {v2.increment_sequence(base_seq, delta)} "
                         f"{parts[0]}position: {position} {parts[1]}{max_ts} size: {size} {parts[2]}{crc} "
                         f"isvalid: {'true' if valid else 'false'}\n"

@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime
 
 from kseg.jsonlines import SCHEMA_VERSION, dumps
+from kseg.storage import outcome
 from kseg.storage.txn import OPEN, Transaction, TxnReport
 from kseg.storage.txn_audit import TxnProblem
 
@@ -60,14 +61,16 @@ def summary_row(r: TxnReport) -> dict:
     return {"type": "summary", "v": SCHEMA_VERSION, "logDir": r.partition.log_dir,
             "partition": r.name, "path": r.partition.path, "fromStart": r.from_start,
             "startOffset": r.start_offset, "snapshot": r.snapshot, "logStartOffset": r.log_start,
-            "logEndOffset": r.log_end, "lastStableOffset": r.last_stable_offset,
+            "logEndOffset": r.log_end,
+            "lastStableOffset": None if outcome.counts(r.reads) else r.last_stable_offset,
             "lsoHeldBy": None if holder is None else {"producerId": holder.producer_id,
                                                       "producerEpoch": holder.producer_epoch,
                                                       "firstOffset": holder.first_offset},
             "latestTimestamp": r.latest_timestamp, "committed": r.committed, "aborted": r.aborted,
             "open": len(r.open), "hanging": len(r.hanging), "txnindexChecked": r.txnindex_checked,
             "txnindexNotChecked": r.txnindex_not_checked, "snapshotsChecked": r.snapshots_checked,
-            "problems": len(r.problems), "notes": list(r.notes), "exitCode": r.exit_code}
+            "problems": len(r.problems), "notes": list(r.notes), "exitCode": r.exit_code,
+            "notReadToEnd": [o.as_json() for o in r.reads if not o.complete]}
 
 
 def transaction_line(t: Transaction) -> str:
@@ -100,7 +103,10 @@ def problem_line(p: TxnProblem) -> str:
 
 def summary_lines(r: TxnReport) -> list[str]:
     holder = r.lso_holder
-    if holder is None:
+    unread = outcome.counts(r.reads)
+    if unread:  # the last stable offset is a statement about the whole log: not given for unread bytes
+        lso = f"  last stable offset: not known, {unread}; what follows counts the bytes read"
+    elif holder is None:
         lso = f"  last stable offset: {r.last_stable_offset} (the log end offset: no open transaction; " \
               "a broker's is its high watermark)"
     else:

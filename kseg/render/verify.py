@@ -61,10 +61,11 @@ def render_result(out, res: SegmentResult, output_format: str, full_names: bool 
     if res.status == "failed":
         lines = [f"{where}: FAILED: {res.failed}"]
     elif res.problems:
-        lines = [f"{where}: {plural(len(res.problems), 'problem')} {counts}"]
+        lines = [f"{where}: {plural(res.problem_count, 'problem')} {counts}"]
     else:
         lines = [f"{where}: clean {counts}"]
     lines += [f"  problem: {problem_line(p)}" for p in res.problems]
+    lines += [f"  note: {note}" for note in res.omitted_notes()]  # about the problems: always with them
     if notes is not None:
         for note in res.notes:
             notes.add(note)
@@ -90,7 +91,7 @@ class PartitionSummary:
         row[1] += res.status == "clean"
         row[2] += res.status == "problems"
         row[3] += res.status == "failed"
-        row[4] += len(res.problems)
+        row[4] += res.problem_count
         row[5] += res.bytes
 
     def write(self, out) -> None:

@@ -68,7 +68,11 @@ def run_export(paths: list[str], output: str, *, ranges, key_decoder, value_deco
     if files.exists(output) and not replace:
         raise InputError("exists; not replaced (give --force to replace it)", path=output)
     notes: list[str] = []
-    splits = plan(discover(paths, notes), ranges, split_bytes, limit)
+    partitions = discover(paths, notes)
+    for part in partitions:  # an input not read is never "N records written": nothing is
+        if part.error is not None:
+            raise InputError(f"{part.error}; nothing was written")
+    splits = plan(partitions, ranges, split_bytes, limit)
     for note in notes:
         err.write(f"kseg: note: {note}\n".encode("utf-8", "replace"))
     from kseg.spark.driver import SparkLog, SparkSetupError, _cause, start_session

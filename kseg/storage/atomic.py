@@ -19,12 +19,46 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import secrets
 
 from kseg.errors import InputError
 
 CHUNK = 1 << 20  # bytes per os.write call
 TEMP_SUFFIX = ".kseg-tmp"
+
+
+_TEMP_NAME = re.compile(r"\.(?P<name>.+)\.[0-9a-f]{12}" + re.escape(TEMP_SUFFIX) + r"\Z")
+
+
+def stale_temp_target(entry: str) -> str | None:
+    """The file a temporary file of kseg's own naming (``.<name>.<12 hex digits>.kseg-tmp``) was to
+    become, else None."""
+    m = _TEMP_NAME.match(entry)
+    return m.group("name") if m else None
+
+
+def clean_stale(directory: str, wanted) -> list[str]:
+    """Remove the temporary files a killed kseg left in ``directory`` (a kill between the link and the
+    rename of :func:`write_atomic`), those whose target name satisfies ``wanted``; return their paths.
+    Only kseg's own naming is touched; a directory that cannot be listed is left alone."""
+    removed: list[str] = []
+    try:
+        entries = os.listdir(directory)
+    except OSError:
+        return removed
+    for entry in entries:
+        target = stale_temp_target(entry)
+        if target is None or not wanted(target):
+            continue
+        path = os.path.join(directory, entry)
+        try:
+            if os.path.isfile(path) and not os.path.islink(path):
+                os.unlink(path)
+                removed.append(path)
+        except OSError:
+            pass
+    return removed
 
 
 def _write_all(fd: int, data: bytes) -> None:

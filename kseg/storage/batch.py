@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import zlib
 from functools import partial
+from itertools import chain
 from operator import itemgetter
 from typing import Iterator, Protocol
 
@@ -29,6 +30,10 @@ _unpack_header = v2.HEADER.unpack_from
 
 CREATE_TIME, LOG_APPEND_TIME = "CreateTime", "LogAppendTime"
 
+#: The most records of a compressed batch decoded and held before the first is handed out; a larger batch
+#: is walked to its end once (to raise a corrupt record before any output, as Kafka does) and decoded again.
+HOLD_RECORDS = 8192
+
 
 class BatchSource(Protocol):
     """What a batch needs from the file it was read from (:class:`kseg.storage.records.FileRecords`).
@@ -44,7 +49,7 @@ class BatchSource(Protocol):
 
     def window(self, position: int, n: int) -> tuple[memoryview, int]: ...  # pragma: no cover - protocol
 
-    def read_at(self, position: int, n: int) -> bytes: ...  # pragma: no cover - protocol
+    def read_at(self, position: int, n: int) -> bytes | bytearray: ...  # pragma: no cover - protocol
 
 
 def short_v2_header(path: str, position: int, size: int) -> CorruptRecordError:
@@ -156,7 +161,7 @@ class V2Batch(FileBatch):
     @property
     def last_offset(self) -> int:
         h = self.h
-        return h[v2.BASE_OFFSET] + h[v2.LAST_OFFSET_DELTA]
+        return v2.last_offset(h[v2.BASE_OFFSET], h[v2.LAST_OFFSET_DELTA])
 
     @property
     def attributes(self) -> int:
@@ -209,8 +214,10 @@ class V2Batch(FileBatch):
         """The batch's records, each a :class:`kseg.format.v2_records.Record`.
 
         Uncompressed batches stream from the window; a compressed batch is
-        decompressed (at most ``limit`` bytes) and fully decoded before the
-        first record is returned, as Kafka's ``DefaultRecordBatch.iterator``.
+        decompressed (at most ``limit`` bytes) and every record checked before
+        the first is returned, as Kafka's ``DefaultRecordBatch.iterator`` decodes
+        them all first -- but handed out in chunks (:meth:`_compressed_chunks`),
+        never as one list of millions of records.
         """
         h = self.h
         count = h[v2.COUNT]
@@ -220,7 +227,8 @@ class V2Batch(FileBatch):
             data, args = self._prepare(limit)
             records = v2_records.iter_records(data, v2.HEADER_SIZE, self.size, count, *args)
             return map(_v2_record, self._anchored(records))
-        return map(_v2_record, self._decode_compressed(limit, v2_records.SLICES, False)[1])
+        chunks = self._compressed_chunks(limit, v2_records.SLICES, v2_records.CHUNK, False)
+        return map(_v2_record, chain.from_iterable(map(_second, chunks)))
 
     def max_record_timestamp(self, limit: int) -> int:
         """:meth:`FileBatch.max_record_timestamp` over :meth:`record_chunks` (no object a record)."""
@@ -232,14 +240,14 @@ class V2Batch(FileBatch):
         return best
 
     def record_chunks(self, limit: int, sizes: bool = False, chunk: int = 1024) -> Iterator[list]:
-        """The records of :meth:`records` in lists of at most ``chunk`` (one list if compressed),
+        """The records of :meth:`records` in lists of at most ``chunk``,
         as plain tuples in :class:`~kseg.format.v2_records.Record` order: the hot path of deep iteration.
 
         With ``sizes`` key and value are their lengths (-1 for null) instead
         of slices: all that ``--deep-iteration`` prints.  Error semantics are
         those of :meth:`records`: an uncompressed batch hands out every
         record before a corrupt one (in the last list) and then raises; a
-        compressed one raises before any list.
+        compressed one raises before any list (:meth:`_compressed_chunks`).
         """
         return map(_second, self._chunks(limit, v2_records.SIZES if sizes else v2_records.SLICES, chunk, False))
 
@@ -256,7 +264,7 @@ class V2Batch(FileBatch):
         if count == 0:
             return
         if h[v2.ATTRIBUTES] & v2.CODEC_MASK:
-            yield self._decode_compressed(limit, form, steps)
+            yield from self._compressed_chunks(limit, form, chunk, steps)
             return
         data, args = self._prepare(limit)
         pos, read, end = v2.HEADER_SIZE, 0, self.size
@@ -287,9 +295,17 @@ class V2Batch(FileBatch):
             raise exc.at(self.file.path, self.position, default=v2.HEADER_SIZE) from None
         return data, (h[v2.BASE_OFFSET], h[v2.BASE_TIMESTAMP], h[v2.BASE_SEQUENCE], log_append)
 
-    def _decode_compressed(self, limit: int, form: int, steps: bool) -> tuple:
-        """Decompress (at most ``limit`` bytes) and decode every record: ``(buffer, records, consecutive)``
-        as :meth:`_chunks` yields them, or raise."""
+    def _compressed_chunks(self, limit: int, form: int, chunk: int, steps: bool) -> Iterator[tuple]:
+        """Decompress (at most ``limit`` bytes) and decode the records in chunks of at most ``chunk``:
+        ``(buffer, records, consecutive)`` as :meth:`_chunks` yields them.
+
+        Kafka's ``DefaultRecordBatch.iterator`` decodes a compressed batch whole before the first
+        record, so a corrupt record anywhere means no record of the batch is handed out.  Here the
+        chunks are held while they total at most :data:`HOLD_RECORDS` records; a batch with more is
+        first walked to its end (records decoded as sizes and dropped: an error raises before any
+        chunk) and then decoded again chunk by chunk.  Memory is the decompressed bytes (at most
+        ``limit``) and one chunk, whatever the record count.
+        """
         h = self.h
         count = h[v2.COUNT]
         data, args = self._prepare(limit)
@@ -298,17 +314,51 @@ class V2Batch(FileBatch):
                 raise LimitExceededError(f"record count {count} exceeds the bound of {limit}", position=57)
             raw = compression.decompress(h[v2.ATTRIBUTES] & v2.CODEC_MASK, data[v2.HEADER_SIZE :], h[v2.MAGIC], limit)
             mv = memoryview(raw)
-            if steps:
-                records, _, _, error, consecutive = v2_records.decode_chunk(mv, 0, len(raw), count, 0, count, *args,
-                                                                            form)
-            else:
-                records, _, _, error = v2_records.decode_records(mv, 0, len(raw), count, 0, count, *args, form)
-                consecutive = None
-            if error is not None:
-                raise error
-            return mv, records, consecutive
+            end = len(mv)
+            held: list[tuple] = []
+            pos = read = total = 0
+            while read < count:
+                step = chunk if total + chunk <= HOLD_RECORDS else HOLD_RECORDS - total
+                if step <= 0:
+                    self._walk(mv, pos, end, count, read, chunk, args)
+                    break
+                pos, read, records, consecutive = self._decode(mv, pos, end, count, read, step, args, form, steps)
+                held.append((mv, records, consecutive))
+                total += len(records)
         except KsegError as exc:
             raise exc.at(self.file.path, self.position, default=v2.HEADER_SIZE) from None
+        yield from held
+        del held
+        while read < count:  # past HOLD_RECORDS: walked without error, so decoding again raises nothing
+            try:
+                pos, read, records, consecutive = self._decode(mv, pos, end, count, read, chunk, args, form, steps)
+            except KsegError as exc:  # pragma: no cover - the walk raised it first
+                raise exc.at(self.file.path, self.position, default=v2.HEADER_SIZE) from None
+            yield mv, records, consecutive
+
+    @staticmethod
+    def _decode(mv, pos: int, end: int, count: int, read: int, n: int, args: tuple, form: int,
+                steps: bool) -> tuple:
+        """``(pos, read, records, consecutive)`` of the next ``n`` records of a decompressed batch, or raise."""
+        if steps:
+            records, pos, read, error, consecutive = v2_records.decode_chunk(mv, pos, end, count, read, n, *args,
+                                                                             form)
+        else:
+            records, pos, read, error = v2_records.decode_records(mv, pos, end, count, read, n, *args, form)
+            consecutive = None
+        if error is not None:
+            raise error
+        return pos, read, records, consecutive
+
+    @staticmethod
+    def _walk(mv, pos: int, end: int, count: int, read: int, n: int, args: tuple) -> None:
+        """Decode every record from ``pos`` to the batch's end, ``n`` at a time, keeping none: raise the first
+        error, as decoding them for output would."""
+        decode, sizes = v2_records.decode_records, v2_records.SIZES
+        while read < count:
+            _, pos, read, error = decode(mv, pos, end, count, read, n, *args, sizes)
+            if error is not None:
+                raise error
 
 
 class LegacyBatch(FileBatch):

@@ -25,9 +25,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kseg.errors import CorruptRecordError, InputError
+from kseg.errors import InputError, KsegError
 from kseg.format import control, v2
 from kseg.storage import files
+from kseg.storage.outcome import ReadOutcome, read_batches
 from kseg.storage.partition import Partition, Segment
 from kseg.storage.records import FileRecords
 
@@ -54,7 +55,8 @@ class SegmentTombstones:
     max_horizon: int | None = None
     legacy_tombstones: int = 0
     modified_ms: int | None = None
-    stopped: str | None = None
+    stopped: str | None = None  # read.describe() when the segment was not read to its end
+    read: ReadOutcome | None = None
 
     def note_batch(self, horizon: int | None, at: int) -> None:
         if horizon is None:
@@ -80,41 +82,49 @@ def _oldest(a: int | None, b: int) -> int:
 
 
 def scan_segment(seg: Segment, at: int, limit: int) -> SegmentTombstones:
-    """Count one segment (module docstring).  A corrupt batch ends the count (``stopped``)."""
-    res = SegmentTombstones(seg)
-    res.modified_ms = files.mtime_ms(seg.log)
+    """Count one segment (module docstring).  What was read, and why reading stopped (a corrupt or
+    partial batch, an I/O error), is ``read`` (:class:`kseg.storage.outcome.ReadOutcome`)."""
     path = files.display(seg.log)
+    read = ReadOutcome(path, present=seg.log_size())
+    res = SegmentTombstones(seg, read=read)
     try:
+        res.modified_ms = files.mtime_ms(seg.log)
         with FileRecords(seg.log) as records:
-            for batch in records.batches():
-                if batch.magic < 2:
-                    for rec in batch.records(limit):
-                        if rec[2] is not None and rec[3] is None:
-                            res.legacy_tombstones += 1
-                    continue
-                ts = batch.max_timestamp
-                if batch.is_control:
-                    res.control_batches += 1
-                    res.oldest_control = _oldest(res.oldest_control, ts)
-                    first = next(iter(batch.records(limit)), None)
-                    if first is not None and batch.h[v2.PRODUCER_ID] >= 0:
-                        kind = control.parse_type_id(first[3])
-                        res.commit_markers += kind == control.COMMIT
-                        res.abort_markers += kind == control.ABORT
-                    res.note_batch(batch.delete_horizon_ms, at)
-                    continue
-                found = 0
-                for chunk in batch.record_chunks(limit, sizes=True):
-                    found += sum(1 for r in chunk if r[3] >= 0 and r[4] < 0)
-                if found:
-                    res.tombstones += found
-                    res.tombstone_batches += 1
-                    res.oldest_tombstone = _oldest(res.oldest_tombstone, ts)
-                    res.newest_tombstone = ts if res.newest_tombstone is None else max(res.newest_tombstone, ts)
-                    res.note_batch(batch.delete_horizon_ms, at)
-    except CorruptRecordError as exc:
-        res.stopped = exc.at(path).describe()
+            _count(res, read_batches(records, read), at, limit)
+    except KsegError as exc:
+        read.stopped_at(exc.at(path))
+    if not read.complete:
+        res.stopped = read.describe()
     return res
+
+
+def _count(res: SegmentTombstones, batches, at: int, limit: int) -> None:
+    for batch in batches:
+        if batch.magic < 2:
+            for rec in batch.records(limit):
+                if rec[2] is not None and rec[3] is None:
+                    res.legacy_tombstones += 1
+            continue
+        ts = batch.max_timestamp
+        if batch.is_control:
+            res.control_batches += 1
+            res.oldest_control = _oldest(res.oldest_control, ts)
+            first = next(iter(batch.records(limit)), None)
+            if first is not None and batch.h[v2.PRODUCER_ID] >= 0:
+                kind = control.parse_type_id(first[3])
+                res.commit_markers += kind == control.COMMIT
+                res.abort_markers += kind == control.ABORT
+            res.note_batch(batch.delete_horizon_ms, at)
+            continue
+        found = 0
+        for chunk in batch.record_chunks(limit, sizes=True):
+            found += sum(1 for r in chunk if r[3] >= 0 and r[4] < 0)
+        if found:
+            res.tombstones += found
+            res.tombstone_batches += 1
+            res.oldest_tombstone = _oldest(res.oldest_tombstone, ts)
+            res.newest_tombstone = ts if res.newest_tombstone is None else max(res.newest_tombstone, ts)
+            res.note_batch(batch.delete_horizon_ms, at)
 
 
 def analyse(partition: Partition, at: int, delete_retention_ms: int = DEFAULT_DELETE_RETENTION_MS,

@@ -38,11 +38,16 @@ from dataclasses import dataclass, field
 from typing import Iterator, NamedTuple
 
 from kseg.errors import CorruptRecordError, InputError, KsegError
+from kseg.format.v2 import last_offset
 from kseg.storage import files, leader_epochs
+from kseg.storage.outcome import TRUNCATED, ReadOutcome, exit_code
 from kseg.storage.partition import Partition, discover, natural_key
 from kseg.storage.records import FileRecords
 
 IDENTICAL, LAGGING, DIVERGENT = "identical", "lagging", "divergent"
+UNREADABLE = "unreadable"  # a replica whose reading stopped at a corrupt or partial batch: never "lagging"
+INCOMPLETE = "incomplete"  # a set with such a replica and no divergence in what was read
+AGREES_WHERE_READ = "agrees-where-read"  # a readable replica of an incomplete set: never "identical"
 COMPARED = ("baseOffset", "lastOffset", "partitionLeaderEpoch", "crc", "count", "magic", "isValid")
 
 
@@ -97,6 +102,7 @@ class Replica:
     before_divergence: BatchKey | None = None
     at_divergence: BatchKey | None = None
     stopped: str | None = None  # why reading stopped before the end of the log
+    read: ReadOutcome | None = None  # the segment where reading stopped, when it did
     skipped_below: int = 0  # batches below the common start
     batch_epochs: list = field(default_factory=list)  # EpochEntry from the batches (LeaderEpochFileCache.assign)
     truncate_to: int | None = None  # where this replica would truncate following the presumed leader
@@ -138,33 +144,44 @@ class DiffResult:
 
     @property
     def exit_code(self) -> int:
-        return 1 if self.status == DIVERGENT or any(r.stopped for r in self.replicas) else 0
+        return exit_code((r.read for r in self.replicas), problems=self.status == DIVERGENT)
 
 
 def _batches(rep: Replica) -> Iterator[tuple]:
     """Every batch of the replica's segments in offset order, as plain tuples in
-    :class:`BatchKey` field order (made a BatchKey only where kept); a corrupt length ends
-    the stream (``rep.stopped`` says where).  I/O errors propagate as :class:`InputError`."""
+    :class:`BatchKey` field order (made a BatchKey only where kept); a corrupt length or a
+    partial batch ends the stream (``rep.stopped`` and ``rep.read`` say where: the replica is
+    read no further).  I/O errors propagate as :class:`InputError`."""
     for seg in rep.partition.segments:
         if seg.log is None:
             continue
         name = seg.name
+        read = ReadOutcome(files.display(seg.log))
         with FileRecords(seg.log) as records:
+            read.present = records.end
             try:
                 for items in records.scan():
-                    for position, _, h, item in items:
+                    for position, size, h, item in items:
                         if h is not None:
-                            yield (h[0], h[0] + h[6], h[2], h[4], h[12], h[3], item, name, position)
+                            yield (h[0], last_offset(h[0], h[6]), h[2], h[4], h[12], h[3], item, name, position)
                         elif item.magic >= 2:
                             b = item.h
-                            yield (b[0], b[0] + b[6], b[2], b[4], b[12], b[3], item.is_valid(), name, position)
+                            yield (b[0], last_offset(b[0], b[6]), b[2], b[4], b[12], b[3], item.is_valid(), name,
+                                   position)
                         else:
                             yield (item.base_offset, item.last_offset, -1, item.checksum, None, item.magic,
                                    item.is_valid(), name, position)
+                        read.read = position + size
             except CorruptRecordError as exc:
-                exc = exc.at(files.display(seg.log))
-                rep.stopped = exc.describe()
-                return
+                rep.read = read.stopped_at(exc.at(read.path))
+            else:
+                if read.read < read.present:
+                    read.stop, read.position = TRUNCATED, read.read
+                    read.reason = f"a partial batch: {read.present - read.read} bytes after the last whole batch"
+                    rep.read = read
+        if rep.read is not None:
+            rep.stopped = rep.read.describe()
+            return
 
 
 def _first_offset(rep: Replica) -> int | None:
@@ -174,7 +191,9 @@ def _first_offset(rep: Replica) -> int | None:
         key = next(batches, None)
     finally:
         batches.close()
-    rep.stopped = None
+    stopped, rep.stopped, rep.read = rep.read, None, None
+    if key is None and stopped is not None:
+        return rep.log_start  # nothing readable: no start of its own to align the others on
     return None if key is None else key[0]
 
 
@@ -191,10 +210,9 @@ def compare(partitions: list[Partition]) -> DiffResult:
         logs = [s for s in rep.partition.segments if s.log is not None]
         if not logs:
             raise InputError("no .log segment in this partition directory", path=rep.path)
-        rep.log_start = logs[0].base_offset
-        rep.log_end = logs[-1].base_offset
+        rep.log_start = rep.log_end = logs[0].base_offset
         first = _first_offset(rep)
-        firsts.append(first if first is not None else rep.log_end)
+        firsts.append(first if first is not None else logs[-1].base_offset)
         try:
             rep.epochs = leader_epochs.read(rep.path)
         except KsegError as exc:
@@ -203,10 +221,15 @@ def compare(partitions: list[Partition]) -> DiffResult:
             rep.epochs_error = exc.describe()
     result.common_start = max(firsts)
     _walk(result, reps)
+    for rep in reps:  # an empty last segment still ends the log at its base offset (names are offsets)
+        if rep.read is None:
+            rep.log_end = max(rep.log_end, [s for s in rep.partition.segments if s.log is not None][-1].base_offset)
     ends = max(r.log_end for r in reps)
     for rep in reps:
         rep.lag = ends - rep.log_end
-        if rep.status != DIVERGENT:
+        if rep.read is not None:  # the end of what was read, not of the log: not a replica behind
+            rep.status, rep.lag = UNREADABLE, 0
+        elif rep.status != DIVERGENT:
             rep.status = LAGGING if rep.lag > 0 else IDENTICAL
         if rep.skipped_below:
             result.notes.append(f"replica {rep.index}: {rep.skipped_below} batches below offset {result.common_start}, "
@@ -214,6 +237,11 @@ def compare(partitions: list[Partition]) -> DiffResult:
     if result.first_divergent_offset is not None:
         result.status = DIVERGENT
         _truncation(result, reps)
+    elif any(r.read is not None for r in reps):
+        result.status = INCOMPLETE
+        for rep in reps:
+            if rep.status in (IDENTICAL, LAGGING):
+                rep.status = AGREES_WHERE_READ
     elif any(r.status == LAGGING for r in reps):
         result.status = LAGGING
     return result

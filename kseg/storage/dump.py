@@ -19,9 +19,8 @@ from typing import Callable, Protocol
 
 from kseg.errors import CorruptSnapshotError, InputError, KsegError
 from kseg.format.indexes import iter_aborted_txns
-from kseg.format.snapshot import parse_snapshot
 from kseg.format.strings import string_decoder
-from kseg.format.v2 import ATTRIBUTES, CONTROL_FLAG
+from kseg.format.v2 import ATTRIBUTES, CONTROL_FLAG, java_long
 from kseg.format.v2_records import SIZES, SLICES, SPANS
 from kseg.limits import (
     DEFAULT_MAX_MESSAGE_SIZE,
@@ -34,6 +33,7 @@ from kseg.limits import (
 from kseg.storage import files
 from kseg.storage.batch import V2Batch
 from kseg.storage.dump_index import IndexDumper
+from kseg.storage.producer_state import iter_snapshot
 from kseg.storage.records import FileRecords
 
 
@@ -321,7 +321,7 @@ class Dumper:
         (``sink.v2_records`` with ``decoders``, or ``sink.v2_spans`` with the buffer when None)."""
         for buf, chunk, consecutive in batch.form_chunks(limit, form):
             args = (buf,) if decoders is None else decoders
-            if consecutive and (last_offset == -1 or chunk[0][0] == last_offset + 1):
+            if consecutive and (last_offset == -1 or chunk[0][0] == java_long(last_offset + 1)):
                 last_offset = chunk[-1][0]
                 emit(batch, chunk, *args)
                 continue
@@ -335,7 +335,7 @@ class Dumper:
         (-1: none yet) and return ``offset``.  :meth:`_dump_v2_chunks` checks a whole chunk against
         the same rule at once (the decoder tells whether a chunk's offsets run in steps of one) and comes
         here only when the chunk breaks it."""
-        if last_offset != -1 and offset != last_offset + 1:
+        if last_offset != -1 and offset != java_long(last_offset + 1):  # Java long: MAX + 1 is MIN
             self.problems.add("non_consecutive", abs_path, (last_offset, offset))
         return offset
 
@@ -349,11 +349,14 @@ class Dumper:
 
     # -- .snapshot and .txnindex ------------------------------------------------
     def dump_snapshot(self, path: str) -> None:
+        entries = iter_snapshot(path)  # streamed: the CRC is checked over the whole file before the first entry
         try:
-            entries = parse_snapshot(files.read_small_file(path))
+            first = next(entries, None)
         except CorruptSnapshotError as exc:
             self.sink.snapshot_error(exc)  # Kafka prints the message and goes on (exit 0)
             return
+        if first is not None:
+            self.sink.producer_entry(first)
         for entry in entries:
             self.sink.producer_entry(entry)
 

@@ -39,7 +39,7 @@ class IndexDumper:
         opts, sink = self.opts, self.sink
         log_path = files.sibling(path, files.LOG)
         base = self._base_offset(path, log_path)
-        index = OffsetIndexView(files.read_small_file(path), base, files.display(path))
+        index = OffsetIndexView(files.open_index(path), base, files.display(path))
         if index.entries == 0:
             sink.index_empty(files.display(path))
             return
@@ -100,7 +100,7 @@ class IndexDumper:
         opts, sink = self.opts, self.sink
         log_path = files.sibling(path, files.LOG)
         base = self._base_offset(path, log_path)
-        tindex = TimeIndexView(files.read_small_file(path), base, files.display(path))
+        tindex = TimeIndexView(files.open_index(path), base, files.display(path))
         if opts.index_sanity_check:
             tindex.sanity_check()
             sink.sanity_passed(files.display(path))
@@ -109,7 +109,7 @@ class IndexDumper:
             return
         index_path = files.sibling(path, files.INDEX)
         try:
-            oindex = OffsetIndexView(files.read_small_file(index_path), base)
+            oindex = OffsetIndexView(files.open_index(index_path), base)
         except InputError as exc:
             sink.note(f"{exc.describe()}; looking up time-index offsets from log position 0")
             oindex = OffsetIndexView(b"", base)

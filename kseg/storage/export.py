@@ -20,15 +20,19 @@ filtered exactly: offsets are ``from <= offset <= to`` and timestamps
 ``from <= timestamp < to`` (a time range is half-open, like ListOffsets).
 
 Corrupt batches (a CRC mismatch, undecodable records, a broken length) are
-never silently dropped: each one is yielded as a :class:`Corruption`.
+never silently dropped: each one is yielded as a :class:`Corruption`.  An I/O error
+(permission denied, ``EIO``, a segment that vanished or shrank) is not a corruption: it is
+raised (:class:`~kseg.errors.InputError`), and the export fails without writing anything.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import islice
+from operator import lt
 from typing import Iterator, NamedTuple
 
-from kseg.errors import KsegError
+from kseg.errors import InputError, KsegError
 from kseg.format import indexes as fmt_indexes
 from kseg.format import v2 as fmt_v2
 from kseg.storage import files
@@ -167,13 +171,19 @@ def _index(path: str | None, view_cls, base_offset: int):
     if not path:
         return None
     try:
-        data = files.read_small_file(path)
+        whole = view_cls(files.open_index(path), base_offset)
+        view = whole.limited(whole.used_entries())
+        increasing = all(map(lt, _keys(view), islice(_keys(view), 1, None)))
     except KsegError:
         return None
-    view = view_cls(data, base_offset)
-    view = view_cls(data[: view.used_entries() * view.entry_size], base_offset)
-    keys = [view.key(i) for i in range(view.entries)]
-    return view if all(a < b for a, b in zip(keys, keys[1:])) else None
+    return view if increasing else None
+
+
+def _keys(view) -> Iterator[int]:
+    """An index's search keys in file order, a window at a time: offsets (``.index``) or timestamps."""
+    if isinstance(view, fmt_indexes.OffsetIndexView):
+        return view.iter_offsets(view.entries)
+    return map(view.key, range(view.entries))
 
 
 def _floor(offsets, offset: int) -> int:
@@ -213,11 +223,7 @@ def read_split(split: Split, ranges: Ranges = Ranges(), limit: int = 1 << 26,
     broken length ends the split with a ``corrupt-batch``; bytes after the
     last whole batch of the file are ``trailing-bytes``.
     """
-    try:
-        records = FileRecords(split.log)
-    except KsegError as exc:
-        yield Corruption(split.log, 0, "unreadable", exc.describe())
-        return
+    records = FileRecords(split.log)  # InputError: an I/O error is the export's failure, never a corruption row
     with records:
         end = records.size if split.end is None else split.end
         pos = split.start
@@ -231,13 +237,15 @@ def read_split(split: Split, ranges: Ranges = Ranges(), limit: int = 1 << 26,
                 if batch.magic >= 2 and ranges.by_time and batch.max_timestamp < ranges.from_time:
                     continue
                 yield from _batch_records(batch, split.log, ranges, limit, keep_invalid)
+        except InputError as exc:
+            raise exc.at(files.display(split.log)) from None
         except KsegError as exc:
             yield Corruption(split.log, exc.position if exc.position is not None else pos, "corrupt-batch",
                              exc.message)
             return
         if split.end is None and pos < records.size:
             yield Corruption(split.log, pos, "trailing-bytes",
-                             f"{records.size - pos} bytes after the last whole batch")
+                             f"{records.size - pos} bytes after the last whole batch (a partial batch, not read)")
 
 
 def _batch_records(batch, log: str, ranges: Ranges, limit: int, keep_invalid: bool):
@@ -272,6 +280,8 @@ def _batch_records(batch, log: str, ranges: Ranges, limit: int, keep_invalid: bo
                 key, value, seq, headers = rec[2], rec[3], -1, ()
             yield RecordFacts(offset, ts, ttype, None if key is None else bytes(key),
                               None if value is None else bytes(value), headers, seq, *facts)
+    except InputError:
+        raise
     except KsegError as exc:
         yield Corruption(log, exc.position if exc.position is not None else batch.position, "corrupt-batch",
                          exc.message)

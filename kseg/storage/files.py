@@ -191,3 +191,57 @@ def read_small_file(path: str, limit: int = MAX_INDEX_FILE) -> bytes:
             return f.read(size)
         except OSError as exc:
             raise InputError(f"cannot read: {exc.strerror or exc}", path=path) from None
+
+
+#: Index files up to this size are read whole (Kafka preallocates 10 MiB); larger ones are read in windows.
+WHOLE_INDEX = 16 << 20
+
+
+class IndexFile:
+    """An index file read on demand (a :class:`kseg.format.indexes.IndexSource`): ``read(start, stop)``
+    reads those bytes (the view keeps a window of them); the size is fixed when it is opened and a file
+    that shrinks under the reader is an :class:`InputError`.  The file stays open until :meth:`close`
+    or until the object is dropped."""
+
+    __slots__ = ("path", "length", "_f")
+
+    def __init__(self, path: str, f, length: int) -> None:
+        self.path, self._f, self.length = path, f, length
+
+    def read(self, start: int, stop: int) -> bytes:
+        try:
+            self._f.seek(start)
+            data = self._f.read(stop - start)
+        except OSError as exc:
+            raise InputError(f"cannot read: {exc.strerror or exc}", path=self.path, position=start) from None
+        if len(data) < stop - start:
+            raise InputError(f"file shrank while being read: expected {stop - start} bytes, found {len(data)}",
+                             path=self.path, position=start + len(data))
+        return data
+
+    def close(self) -> None:
+        self._f.close()
+
+
+def open_index(path: str, limit: int = MAX_INDEX_FILE) -> bytes | IndexFile:
+    """An index file for :class:`kseg.format.indexes.IndexView`: its bytes when it is at most
+    :data:`WHOLE_INDEX` (one read, no file left open), else an :class:`IndexFile` read in windows;
+    anything over ``limit`` bytes is refused, as by :func:`read_small_file`."""
+    f = open_readonly(path)
+    try:
+        size = size_of(f)
+        if size > limit:
+            raise InputError(f"file of {size} bytes is larger than any index Kafka writes ({limit})", path=path)
+        if size > WHOLE_INDEX:
+            index, f = IndexFile(path, f, size), None
+            return index
+        data = f.read(size)
+        if len(data) < size:
+            raise InputError(f"file shrank while being read: expected {size} bytes, found {len(data)}", path=path,
+                             position=len(data))
+        return data
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", path=path) from None
+    finally:
+        if f is not None:
+            f.close()

@@ -21,6 +21,12 @@ SDK inside pyarrow: ``AWS_ENDPOINT_URL`` (an S3-compatible store),
 ``AWS_ACCESS_KEY_ID``/``AWS_SECRET_ACCESS_KEY``, ``AWS_REGION`` or
 ``AWS_DEFAULT_REGION``, ``AWS_PROFILE`` and ``~/.aws/``.
 
+Credentials are never taken from a URI (``s3://KEY:SECRET@bucket`` would show in process lists, shell
+history and logs): such a URI is refused, and the error line never echoes them.  Network filesystems get
+a connect timeout and a bounded retry time, ``KSEG_NETWORK_TIMEOUT`` seconds (default 30; S3: connect
+and request timeouts, 3 attempts; GCS: the retry time limit), so an unreachable store is one error line,
+not minutes of silence.
+
 A remote segment is never downloaded whole: :func:`open_input` gives a
 random-access file whose ``seek``/``readinto`` become ranged GET requests of
 the reader's window size, so memory stays that of one window.
@@ -41,6 +47,11 @@ _ALIASES = {"s3a": "s3", "s3n": "s3", "gcs": "gs", "abfss": "abfs"}
 SCHEMES = ("file", "s3", "s3a", "s3n", "gs", "gcs", "hdfs", "viewfs", "abfs", "abfss")
 _S3_VARIABLES = ("AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE")
 REMOTE_HINT = "install pyarrow to read URIs: pip install 'kseg[remote]'"
+TIMEOUT_VARIABLE = "KSEG_NETWORK_TIMEOUT"
+DEFAULT_TIMEOUT = 30.0  # seconds: connect timeout, request timeout, GCS retry time limit
+S3_ATTEMPTS = 3
+CREDENTIALS_HINT = ("give credentials in the environment (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or AWS_PROFILE "
+                    "for s3://, GOOGLE_APPLICATION_CREDENTIALS for gs://) or a profile, never in the URI")
 
 
 class Entry(NamedTuple):
@@ -74,6 +85,66 @@ def local_path(path: str) -> str:
 def is_remote(path: str) -> bool:
     """True when ``path`` must be read through a remote filesystem (a URI other than ``file://``)."""
     return is_uri(path) and scheme(path) != "file"
+
+
+def redact(uri: str) -> str:
+    """``uri`` with any user information (``user:secret@``) replaced by ``***@``: what errors show."""
+    m = _URI.match(uri)
+    if m is None:
+        return uri
+    rest = uri[m.end():]
+    authority, slash, key = rest.partition("/")
+    if _has_credentials(scheme(uri), authority):
+        authority = "***@" + authority.rsplit("@", 1)[1]
+    return uri[: m.end()] + authority + slash + key
+
+
+def _has_credentials(s: str, authority: str) -> bool:
+    """User information on s3:// or gs:// (an access key), or ``user:password@`` on any scheme
+    (``abfs://container@account...`` names a container, not a secret)."""
+    return "@" in authority and (s in ("s3", "gs") or ":" in authority.rsplit("@", 1)[0])
+
+
+def check_uri(uri: str) -> None:
+    """Refuse, as one :class:`InputError` naming the URI without its credentials, a URI that carries
+    credentials (user information on s3:// or gs://, ``user:password@`` anywhere) or is malformed: no
+    bucket (``s3://``), an empty path component (``s3://bucket//data``)."""
+    m = _URI.match(uri)
+    if m is None:
+        return
+    s = scheme(uri)
+    authority, _, key = uri[m.end():].partition("/")
+    if _has_credentials(s, authority):
+        raise InputError("credentials in a URI are refused (they would show in process lists, shell history and "
+                         "logs)", path=redact(uri), hint=CREDENTIALS_HINT)
+    if not authority and s not in ("file", "hdfs", "viewfs"):
+        raise InputError(f"malformed URI: no {'container' if s == 'abfs' else 'bucket'} after {m.group(0)}",
+                         path=uri, hint=f"give it as {m.group(0)}BUCKET/PATH")
+    if "//" in key.rstrip("/") or key.startswith("/"):
+        raise InputError("malformed URI: an empty path component (//)", path=uri,
+                         hint="remove the doubled slash")
+
+
+def network_timeout() -> float:
+    """``KSEG_NETWORK_TIMEOUT`` in seconds (default :data:`DEFAULT_TIMEOUT`); a bad value is an error."""
+    text = os.environ.get(TIMEOUT_VARIABLE, "").strip()
+    if not text:
+        return DEFAULT_TIMEOUT
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value <= 86400:
+        raise InputError(f"{TIMEOUT_VARIABLE}={text!r}: give seconds, more than 0 and at most 86400")
+    return value
+
+
+def _arrow_errors() -> tuple:
+    """The exceptions a pyarrow filesystem call raises: OSError, ValueError (ArrowInvalid) and every
+    other ``pyarrow.lib.ArrowException`` (an Azure authentication failure is a bare one)."""
+    from pyarrow.lib import ArrowException
+
+    return (OSError, ValueError, ArrowException)
 
 
 def _split(uri: str) -> tuple[str, str]:
@@ -124,16 +195,25 @@ def _filesystem(uri: str):
     except ImportError:
         raise InputError(f"cannot read {scheme(uri)}:// paths: pyarrow is not installed", path=uri,
                          hint=REMOTE_HINT) from None
+    check_uri(uri)
+    timeout = network_timeout()
     prefix, key = _split(uri)
     canonical = scheme(uri) + prefix[prefix.index("://"):]
     # the endpoint is part of the key: a filesystem is built for the variables in force when first used
-    cache_key = "|".join([canonical, *(os.environ.get(v, "") for v in _S3_VARIABLES)])
+    cache_key = "|".join([canonical, str(timeout), *(os.environ.get(v, "") for v in _S3_VARIABLES)])
     fs = _FILESYSTEMS.get(cache_key)
     try:
         if fs is None:
-            fs = _s3(pafs, prefix) if scheme(uri) == "s3" else pafs.FileSystem.from_uri(canonical)[0]
+            if scheme(uri) == "s3":
+                fs = _s3(pafs, prefix, timeout)
+            elif scheme(uri) == "gs":
+                from datetime import timedelta
+
+                fs = pafs.GcsFileSystem(retry_time_limit=timedelta(seconds=timeout))
+            else:
+                fs = pafs.FileSystem.from_uri(canonical)[0]
             _FILESYSTEMS[cache_key] = fs
-    except (OSError, ValueError) as exc:
+    except _arrow_errors() as exc:
         raise InputError(f"cannot reach the filesystem: {_reason(exc)}", path=uri,
                          hint="check the URI and the credentials (AWS_* variables for s3://)") from None
     authority = canonical[canonical.index("://") + 3:]
@@ -142,14 +222,15 @@ def _filesystem(uri: str):
     return fs, (authority + "/" + key).rstrip("/") if key else authority
 
 
-def _s3(pafs, prefix: str):
+def _s3(pafs, prefix: str, timeout: float = DEFAULT_TIMEOUT):
     """An S3 filesystem from the standard AWS variables.
 
     ``allow_delayed_open``: an object smaller than one upload part is written
     with a single PutObject, not a multipart upload (fewer requests, and
     S3-compatible stores that mishandle multipart completion still work).
     """
-    kwargs: dict = {"allow_delayed_open": True}
+    kwargs: dict = {"allow_delayed_open": True, "connect_timeout": timeout, "request_timeout": timeout,
+                    "retry_strategy": pafs.AwsStandardS3RetryStrategy(max_attempts=S3_ATTEMPTS)}
     endpoint = os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
     if endpoint:
         kwargs["endpoint_override"] = endpoint
@@ -157,7 +238,7 @@ def _s3(pafs, prefix: str):
     if not region and not endpoint:
         try:
             region = pafs.resolve_s3_region(prefix.split("://", 1)[1])
-        except (OSError, ValueError):
+        except _arrow_errors():
             region = None
     if region:
         kwargs["region"] = region
@@ -170,6 +251,7 @@ def _reason(exc: BaseException) -> str:
 
 
 def _mapped(exc: BaseException, uri: str) -> InputError:
+    uri = redact(uri)
     if isinstance(exc, FileNotFoundError):
         return InputError("no such file or directory", path=uri)
     if isinstance(exc, PermissionError) or "ACCESS_DENIED" in str(exc) or "AccessDenied" in str(exc):
@@ -191,7 +273,7 @@ class RemoteFile:
         try:
             self._f = fs.open_input_file(path)  # one HEAD: existence and size
             self.size = self._f.size()
-        except OSError as exc:
+        except _arrow_errors() as exc:
             error = _mapped(exc, uri)
             if isinstance(exc, FileNotFoundError) and kind(uri) == "dir":
                 error = InputError("is a directory, not a file", path=uri)
@@ -212,7 +294,7 @@ class RemoteFile:
             return 0
         try:
             data = self._f.read_at(want, self._pos)
-        except OSError as exc:
+        except _arrow_errors() as exc:
             raise OSError(f"ranged read failed: {_reason(exc)}") from None
         n = len(data)
         view[:n] = data
@@ -246,7 +328,7 @@ def _info(uri: str):
     fs, path = _filesystem(uri)
     try:
         return fs.get_file_info(path)
-    except OSError as exc:
+    except _arrow_errors() as exc:
         raise _mapped(exc, uri) from None
 
 
@@ -282,7 +364,7 @@ def list_tree(uri: str) -> list[Entry]:
     prefix, _ = _split(uri)
     try:
         infos = fs.get_file_info(pafs.FileSelector(path, recursive=True, allow_not_found=True))
-    except OSError as exc:
+    except _arrow_errors() as exc:
         raise _mapped(exc, uri) from None
     authority_len = len(prefix) - prefix.index("://") - 3
     out = []
@@ -309,7 +391,7 @@ def write_stream(uri: str, produce, *, replace: bool) -> None:
     try:
         with fs.open_output_stream(path) as out:
             produce(out)
-    except OSError as exc:
+    except _arrow_errors() as exc:
         raise InputError(f"cannot write: {_reason(exc)}", path=uri) from None
 
 
@@ -318,5 +400,5 @@ def delete(uri: str) -> None:
     fs, path = _filesystem(uri)
     try:
         fs.delete_file(path)
-    except OSError as exc:
+    except _arrow_errors() as exc:
         raise _mapped(exc, uri) from None

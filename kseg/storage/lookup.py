@@ -30,12 +30,14 @@ from kseg.errors import CorruptIndexError, CorruptRecordError, InputError, KsegE
 from kseg.format.legacy import LegacyRecord
 from kseg.format.v2_records import Record
 from kseg.format.indexes import OffsetIndexView, TimeIndexView
-from kseg.storage import files
+from kseg.format.v2 import java_long
+from kseg.storage import files, location
 from kseg.storage.partition import Segment, is_partition_dir, scan_partition
 from kseg.storage.records import FileRecords
 
 LOOKUP_WINDOW = 1 << 20  # a lookup reads one index interval and one batch; no need for the 8 MiB dump window
 FOUND, NEXT, BELOW_START, AT_END, PAST_END, EMPTY = "found", "next", "below-start", "at-end", "past-end", "empty"
+UNREAD = "unread"  # the answer lies in bytes that do not frame a batch: no verdict on them
 
 
 def detach(record: Record | LegacyRecord) -> Record | LegacyRecord:
@@ -72,6 +74,11 @@ class ScanStep:
     batches: int = 0
     bytes: int = 0  # from ``start`` to the end of the last batch read
     found_position: int | None = None
+    unread: int = 0  # bytes from the end of the last whole batch to the file's end that frame no batch
+
+    @property
+    def unread_at(self) -> int:
+        return self.start + self.bytes
 
     @property
     def skipped_bytes(self) -> int:
@@ -103,6 +110,7 @@ class OffsetLookup:
     batch_valid: bool | None = None
     record: Record | LegacyRecord | None = None
     notes: list[str] = field(default_factory=list)
+    unread: str | None = None  # UNREAD: the bytes not read, where, and why
 
     @property
     def found(self) -> bool:
@@ -126,6 +134,11 @@ class PartitionLog:
             raise InputError("no such file or directory", path=path)
         if files.isfile(path):
             path = files.parent(path)
+        if not location.is_remote(path) and os.path.isdir(path):
+            try:  # a directory that cannot be listed says so (the OS's reason), as in every command
+                os.listdir(path)
+            except OSError as exc:
+                raise InputError(f"cannot list the directory: {exc.strerror or exc}", path=path) from None
         if not is_partition_dir(path):
             raise InputError("not a partition directory: no segment files in it", path=path,
                              hint="give one partition directory such as orders-3/")
@@ -181,17 +194,18 @@ class PartitionLog:
             self.notes.append(f"{name}: missing; reading the log from position 0 instead")
             return None
         try:
-            data = files.read_small_file(path)
+            data = files.open_index(path)
+            whole = view(data, seg.base_offset, files.display(path))
+            used = whole.used_entries()
         except InputError as exc:
             self.notes.append(f"{exc.describe()}; reading the log from position 0 instead")
             return None
-        used = view(data, seg.base_offset).used_entries()
-        if used * size < len(data) - len(data) % size:
-            self.notes.append(f"{name}: {len(data) // size} slots of which {used} used, the rest zero "
+        index = whole
+        if used < whole.entries:
+            self.notes.append(f"{name}: {whole.entries} slots of which {used} used, the rest zero "
                               "(a preallocated index, as left by a crash); using the used entries")
-            data = data[: used * size]
+            index = whole.limited(used)
             self.preallocated.add(path)
-        index = view(data, seg.base_offset, files.display(path))
         try:
             index.sanity_check()
         except CorruptIndexError as exc:
@@ -218,10 +232,16 @@ class PartitionLog:
         start = index.last_entry().position if index is not None else 0
         if not 0 <= start <= records.size:
             start = 0
+        if index is not None and start != 0 and not starts_batch(records, start):
+            start = self.recover_start(seg, index.entries - 1, start, "the log end is read")
         nxt, end = seg.base_offset, start
         try:
             for batch in records.batches(start):
-                nxt, end = batch.last_offset + 1, batch.position + batch.size
+                nxt, end = java_long(batch.last_offset + 1), batch.position + batch.size
+                if nxt <= batch.base_offset:  # baseOffset + lastOffsetDelta wrapped past 2^63-1, as a long does
+                    self.notes.append(f"{seg.name}.log: the batch at position {batch.position} has its last offset "
+                                      f"past 2^63-1 (base offset {batch.base_offset}); Kafka's long arithmetic "
+                                      f"wraps the log end offset to {nxt}")
         except CorruptRecordError as exc:
             self.notes.append(f"{exc.describe()}; the log end is taken before it")
             return nxt
@@ -229,6 +249,22 @@ class PartitionLog:
             self.notes.append(f"{seg.name}.log: {records.size - end} invalid bytes at the end "
                               f"(from position {end}); Kafka's recovery would truncate them")
         return nxt
+
+    def recover_start(self, seg: Segment, slot: int, position: int, what: str) -> int:
+        """The position of the last ``.index`` entry before ``slot`` at which a whole valid batch starts
+        (at most :data:`RECOVER_ENTRIES` entries back), else 0: where a read goes when the entry at
+        ``slot`` points into a batch's middle.  A note says so."""
+        index, records = self.offset_index(seg), self.records(seg)
+        found, at = 0, "the segment start"
+        for s in range(slot - 1, max(-1, slot - 1 - RECOVER_ENTRIES), -1):
+            p = index.entry(s).position
+            if 0 <= p < position and starts_batch(records, p):
+                found, at = p, f"entry #{s}"
+                break
+        self.notes.append(f"{index.path}: entry #{slot} points at position {position}, where no whole valid batch "
+                          f"starts (the index is damaged, see kseg verify-index); {what} from position {found} "
+                          f"({at}) instead")
+        return found
 
     def floor_segment(self, offset: int) -> int:
         """Index in :attr:`segments` of the largest base offset <= ``offset``; -1 if none."""
@@ -252,6 +288,18 @@ class PartitionLog:
         return IndexStep(index.path, index.entries, slot, offset, position, seg.base_offset, target)
 
 
+RECOVER_ENTRIES = 64  # index entries tried backwards before reading a segment from its start
+
+
+def starts_batch(records: FileRecords, position: int) -> bool:
+    """Whether a whole batch with a valid CRC starts at ``position`` (what a genuine index entry names)."""
+    try:
+        batch = records.batch_at(position)
+    except KsegError:
+        return False
+    return batch is not None and batch.is_valid()
+
+
 def check_index_position(log: PartitionLog, seg: Segment, step: IndexStep) -> str | None:
     """A warning when the entry Kafka found cannot be right: its position is not
     inside the log, or the batch there starts after the entry's offset (a
@@ -266,9 +314,8 @@ def check_index_position(log: PartitionLog, seg: Segment, step: IndexStep) -> st
         batch = records.batch_at(step.position)
     except KsegError:
         batch = None
-    if batch is None:
-        return (f"{step.path}: entry #{step.slot} points at position {step.position} where no whole batch "
-                "starts; the index is damaged (see kseg verify-index)")
+    if batch is None:  # no batch starts there: the scan recovers from an earlier entry and says so
+        return None
     first = batch.base_offset
     if first > step.offset:
         return (f"{step.path}: entry #{step.slot} (offset {step.offset}) points at a batch starting at offset "
@@ -313,33 +360,40 @@ def lookup_offset(log: PartitionLog, target: int) -> OffsetLookup:
         if _scan_segment(log, seg, step, target, result):
             result.status = FOUND if result.record.offset == target else NEXT
             return result
+        if step.scan.unread:  # the offset may be in bytes not read: no answer from the next segment
+            result.status, result.unread = UNREAD, unread_note(seg, step.scan)
+            return result
         i += 1
     result.status = PAST_END  # every batch after the index position ends below target
     return result
 
 
 def scan_from(records, position: int, scan: ScanStep, notes: list[str]):
-    """Batches from ``position`` on, counted into ``scan``; a corrupt length field (where Kafka's
-    iteration throws) ends the scan with a note instead."""
-    batches = records.batches(position)
-    while True:
-        try:
-            batch = next(batches)
-        except StopIteration:
-            return
-        except CorruptRecordError as exc:
-            notes.append(f"{exc.describe()}; the segment's readable batches end there")
-            return
+    """Batches from ``position`` on, counted into ``scan``.  A corrupt length field raises
+    :class:`CorruptRecordError`, as Kafka's iteration throws there (``FileLogInputStream.nextBatch``):
+    the fetch fails, it never moves on to the next segment and answers from data past the corruption."""
+    for batch in records.batches(position):
         scan.batches += 1
         scan.bytes = batch.position + batch.size - position
         yield batch
+    scan.unread = max(0, records.end - scan.unread_at)  # a partial batch: Kafka's iteration ends before it
+
+
+def unread_note(seg: Segment, scan: ScanStep) -> str:
+    """Where a scan stopped short of the segment's end, and why: the bytes after the last whole batch
+    frame none (``FileLogInputStream.nextBatch`` returns null there), so what they hold is not known."""
+    return (f"{files.display(seg.log)}: at byte {scan.unread_at}: {scan.unread} bytes that do not frame a batch "
+            "(a partial batch, not read; Kafka's read moves on to the next segment past them)")
 
 
 def start_scan(log: PartitionLog, seg: Segment, index: IndexStep) -> tuple[FileRecords, ScanStep]:
     """Step 3's start: the segment's reader and a scan from the position the index gave
     (position 0 when that lies outside the log)."""
     records = log.records(seg)
-    return records, ScanStep(index.position if 0 <= index.position <= records.size else 0)
+    position = index.position if 0 <= index.position <= records.size else 0
+    if index.slot >= 0 and position != 0 and not starts_batch(records, position):
+        position = log.recover_start(seg, index.slot, position, "the scan reads")
+    return records, ScanStep(position)
 
 
 def _scan_segment(log: PartitionLog, seg: Segment, step: SegmentStep, target: int, result: OffsetLookup) -> bool:

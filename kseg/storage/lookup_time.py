@@ -44,6 +44,7 @@ from kseg.limits import NO_TIMESTAMP
 from kseg.storage.lookup import (
     EMPTY,
     FOUND,
+    UNREAD,
     IndexStep,
     OffsetLookup,
     PartitionLog,
@@ -52,6 +53,7 @@ from kseg.storage.lookup import (
     lookup_offset,
     scan_from,
     start_scan,
+    unread_note,
 )
 from kseg.storage.partition import Segment
 
@@ -94,6 +96,7 @@ class TimeLookup:
     timestamp: int = NO_TIMESTAMP
     by_offset: OffsetLookup | None = None  # for earliest: the read of the log start offset
     notes: list[str] = field(default_factory=list)
+    unread: str | None = None  # UNREAD: the bytes not read, where, and why
 
     @property
     def special(self) -> str | None:
@@ -199,6 +202,9 @@ def _search_segment(log: PartitionLog, result: TimeLookup) -> None:
                 result.batch_valid = batch.is_valid()
                 result.offset, result.timestamp = rec.offset, rec.timestamp
                 return
+    if scan.unread:  # the record may be in bytes not read: not Kafka's -1, no answer at all
+        result.status, result.unread = UNREAD, unread_note(seg, scan)
+        return
     result.status = NOT_FOUND
 
 

@@ -101,10 +101,8 @@ def scan_partition(path: str, notes: list[str] | None = None) -> Partition:
         return partition_from_listing(path.rstrip("/"), location.children(path), notes)
     try:
         names = sorted(os.listdir(path))
-    except PermissionError:
-        raise InputError("permission denied", path=path) from None
-    except OSError as exc:
-        raise InputError(f"cannot list directory: {exc.strerror or exc}", path=path) from None
+    except OSError as exc:  # the same words as discover's failed rows: the OS's reason
+        raise InputError(f"cannot list the directory: {exc.strerror or exc}", path=path) from None
     return partition_from_listing(path, [location.Entry(os.path.join(path, n), None) for n in names], notes)
 
 
@@ -150,6 +148,7 @@ def discover_uri(uri: str, notes: list[str]) -> list[Partition]:
     segment files under any prefix).  Raises :class:`InputError` when
     nothing under ``uri`` is a segment file.
     """
+    location.check_uri(uri)
     uri = uri.rstrip("/")
     kind = location.kind(uri)
     if kind == "file":
@@ -322,6 +321,13 @@ def _list_remote(uris: list[str]) -> dict[str, tuple[list[Partition], list[str]]
         return dict(zip(unique, pool.map(one, unique)))
 
 
+def nothing_in(partitions: list[Partition]) -> bool:
+    """True when ``partitions`` hold no segment and no failed directory: a run over them would read
+    nothing (e.g. only files whose names carry no base offset, a tiered segment's ``<base>-<uuid>.log``),
+    and a verdict on nothing is none -- the caller raises :func:`nothing_found`."""
+    return not any(p.segments or p.error is not None for p in partitions)
+
+
 def nothing_found(paths: list[str]) -> InputError:
     """The error for a run whose paths hold no segment at all (only empty Kafka log directories)."""
     return InputError("nothing to read: no segment files under " + ", ".join(paths), hint=LAYOUT_HINT)
@@ -330,6 +336,7 @@ def nothing_found(paths: list[str]) -> InputError:
 def check_exists(path: str) -> None:
     """Raise :class:`InputError` for a command-line path that does not exist (a typo'd glob says so)."""
     if location.is_remote(path):
+        location.check_uri(path)
         if not files.exists(path):
             raise InputError("no such file or directory", path=path)
         return

@@ -19,26 +19,70 @@ for transaction state (:mod:`kseg.storage.txn_rebuild`).
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Iterator, NamedTuple
 
 from kseg.errors import CorruptSnapshotError, InputError
-from kseg.format.snapshot import ProducerEntry, parse_snapshot
+from kseg.format.snapshot import ENTRY_SIZE, HEAD_SIZE, ProducerEntry, check_crc, check_head, entries_in
 from kseg.storage import files
 
 
 class Snapshot(NamedTuple):
-    """One readable snapshot: its offset (the file name), path and entries."""
+    """One readable snapshot: its offset (the file name), path, how many producers it holds, and the entries
+    of those with an open transaction (all that transaction state reads; a snapshot of millions of
+    idempotent producers is not held)."""
 
     offset: int
     path: str
-    entries: list[ProducerEntry]
+    producers: int
+    open_entries: dict[int, ProducerEntry]  # producerId -> entry, currentTxnFirstOffset >= 0
 
     def open_txns(self) -> dict[int, int]:
         """producerId -> ``currentTxnFirstOffset`` of the producers with an open transaction."""
-        return {e.producer_id: e.current_txn_first_offset for e in self.entries if e.current_txn_first_offset >= 0}
+        return {pid: e.current_txn_first_offset for pid, e in self.open_entries.items()}
 
     def entry(self, producer_id: int) -> ProducerEntry | None:
-        return next((e for e in self.entries if e.producer_id == producer_id), None)
+        """The entry of a producer with an open transaction in this snapshot, else None."""
+        return self.open_entries.get(producer_id)
+
+
+WINDOW_ENTRIES = 8192  # entries read at a time (368 KiB)
+
+
+def iter_snapshot(path: str) -> Iterator[ProducerEntry]:
+    """The entries of the snapshot at ``path``, read in windows of :data:`WINDOW_ENTRIES`: the header and
+    the CRC over the whole file are checked first (a first pass), so a corrupt snapshot raises
+    :class:`CorruptSnapshotError` (anchored at the file) before any entry, as Kafka reads it whole
+    (``ProducerStateManager.readSnapshot``).  Memory is one window, whatever the producer count."""
+    import crc32c
+
+    with files.open_readonly(path) as f:
+        try:
+            size = files.size_of(f)
+            head = f.read(HEAD_SIZE)
+            try:
+                stored, count = check_head(head, size)
+            except CorruptSnapshotError as exc:
+                raise exc.at(path) from None
+            body = HEAD_SIZE + count * ENTRY_SIZE
+            crc = crc32c.crc32c(head[6:])
+            step = WINDOW_ENTRIES * ENTRY_SIZE
+            while chunk := f.read(step):
+                crc = crc32c.crc32c(chunk, crc)
+            try:
+                check_crc(stored, crc)
+            except CorruptSnapshotError as exc:
+                raise exc.at(path) from None
+            f.seek(HEAD_SIZE)
+            at = HEAD_SIZE
+            while at < body:
+                chunk = f.read(min(step, body - at))
+                if len(chunk) < min(step, body - at):
+                    raise InputError(f"file shrank while being read: expected {body} bytes", path=path,
+                                     position=at + len(chunk))
+                yield from entries_in(chunk)
+                at += len(chunk)
+        except OSError as exc:
+            raise InputError(f"cannot read: {exc.strerror or exc}", path=path) from None
 
 
 def snapshot_paths(paths: list[str]) -> list[tuple[int, str]]:
@@ -52,12 +96,14 @@ def snapshot_paths(paths: list[str]) -> list[tuple[int, str]]:
 
 
 def read_snapshot(path: str, offset: int) -> Snapshot:
-    """Read and check one snapshot; :class:`CorruptSnapshotError` anchored at the file."""
-    data = files.read_small_file(path)
-    try:
-        return Snapshot(offset, path, parse_snapshot(data))
-    except CorruptSnapshotError as exc:
-        raise exc.at(path) from None
+    """Read and check one snapshot, keeping the entries with an open transaction (:class:`Snapshot`);
+    :class:`CorruptSnapshotError` anchored at the file."""
+    producers = 0
+    open_entries = {}
+    for producers, entry in enumerate(iter_snapshot(path), 1):  # noqa: B007 - the count is the last index
+        if entry.current_txn_first_offset >= 0:
+            open_entries[entry.producer_id] = entry
+    return Snapshot(offset, path, producers, open_entries)
 
 
 def readable_snapshots(paths: list[str], log_start: int, log_end: int, notes: list[str]) -> list[Snapshot]:

@@ -214,7 +214,7 @@ def recover_segment(
                             if not valid:
                                 raise _invalid(aux, position)
                             batch = None
-                            last, batch_max_ts = h[BASE_OFFSET] + h[LAST_OFFSET_DELTA], h[MAX_TIMESTAMP]
+                            last, batch_max_ts = v2.last_offset(h[BASE_OFFSET], h[LAST_OFFSET_DELTA]), h[MAX_TIMESTAMP]
                             magic, pid = h[MAGIC], h[PRODUCER_ID]
                         if not 0 <= last - base <= INT32_MAX:
                             raise RecoveryFailure(f"LogSegmentOffsetOverflowException: offset {last} does not fit "

@@ -53,6 +53,13 @@ class FileOutcome:
     rule: str | None = None  # OLDER_RULE: which older writer rule the existing file follows
     interval: int | None = None  # same as recovery at index.interval.bytes <= this (the existing file's)
     at_least: bool = False  # ``interval`` is a lower bound: an empty .index, no entry ever due
+    checking: bool = False  # --check: nothing is written, a FAILED file is one that could not be compared
+
+    def failure(self) -> str:
+        """What a FAILED file is, in words: ``--check`` never says "written"."""
+        if self.checking:
+            return f"not compared: the existing file could not be read: {self.error.message}"
+        return f"not written: {self.error.describe()}"
 
 
 def rebuilt_files(rec: Recovered) -> dict[str, bytes | None]:
@@ -63,13 +70,53 @@ def rebuilt_files(rec: Recovered) -> dict[str, bytes | None]:
     return {files.INDEX: rec.index_bytes(), files.TIME_INDEX: rec.time_index_bytes(), files.TXN_INDEX: txn}
 
 
-def _read(path: str) -> bytes | None:
+class _LargeIndex:
+    """An existing index file over ``files.WHOLE_INDEX`` bytes (a preallocated or garbage one), compared
+    with the rebuilt bytes a window at a time: the slices and comparisons :func:`difference` and the
+    callers make, without holding the file (a sparse 1 GiB index would cost its size)."""
+
+    def __init__(self, source: files.IndexFile) -> None:
+        self.source = source
+
+    def __len__(self) -> int:
+        return self.source.length
+
+    def __getitem__(self, part: slice) -> bytes:
+        start, stop, _ = part.indices(self.source.length)
+        return self.source.read(start, max(start, stop))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, (bytes, bytearray)) or len(other) != len(self):
+            return False
+        step = 1 << 20
+        return all(self[at : at + step] == other[at : at + step] for at in range(0, len(self), step))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def zero_from(self, start: int) -> bool:
+        step = 1 << 20
+        for at in range(start, len(self), step):
+            chunk = self[at : at + step]
+            if chunk.count(0) != len(chunk):
+                return False
+        return True
+
+
+def _read(path: str) -> bytes | _LargeIndex | None:
     if not files.exists(path):
         return None
-    return files.read_small_file(path)
+    data = files.open_index(path)
+    return data if isinstance(data, bytes) else _LargeIndex(data)
 
 
-def _entry_text(kind: str, data: bytes, n: int, base: int) -> str:
+def _zero_from(existing, start: int) -> bool:
+    """Whether every byte of ``existing`` from ``start`` is zero."""
+    if isinstance(existing, _LargeIndex):
+        return existing.zero_from(start)
+    return not any(existing[start:])
+
+
+def _entry_text(kind: str, data, n: int, base: int) -> str:
     size = _ENTRY[kind].size
     chunk = data[n * size : (n + 1) * size]
     if len(chunk) < size:
@@ -82,7 +129,7 @@ def _entry_text(kind: str, data: bytes, n: int, base: int) -> str:
     return f"(producerId {e[1]}, firstOffset {e[2]}, lastOffset {e[3]}, lastStableOffset {e[4]})"
 
 
-def difference(kind: str, existing: bytes, rebuilt: bytes, base: int) -> str:
+def difference(kind: str, existing, rebuilt: bytes, base: int) -> str:
     """The first difference between two index files, entry by entry."""
     size = _ENTRY[kind].size
     n_old, n_new = -(-len(existing) // size), len(rebuilt) // size
@@ -91,9 +138,9 @@ def difference(kind: str, existing: bytes, rebuilt: bytes, base: int) -> str:
             return (f"entry #{n}: existing {_entry_text(kind, existing, n, base)}, "
                     f"rebuilt {_entry_text(kind, rebuilt, n, base)}")
     if n_old > n_new:
-        extra = existing[n_new * size :]
-        if not any(extra):
-            return (f"the existing file has {len(extra)} more bytes, all zero from entry #{n_new} "
+        extra = len(existing) - n_new * size
+        if _zero_from(existing, n_new * size):
+            return (f"the existing file has {extra} more bytes, all zero from entry #{n_new} "
                     "(a preallocated index of a segment that was not closed)")
         return (f"the existing file has {n_old - n_new} more entries, from entry #{n_new} "
                 f"{_entry_text(kind, existing, n_new, base)}")
@@ -122,15 +169,15 @@ def inferred_interval(index: bytes) -> int | None:
     return None if smallest is None else smallest - 1
 
 
-def at_inferred_interval(rec: Recovered, existing_index: bytes | None, interval: int, max_index_size: int,
+def at_inferred_interval(rec: Recovered, existing_index, interval: int, max_index_size: int,
                          limit: int) -> tuple[int, dict[str, bytes | None]] | None:
     """``(N, rebuilt files)`` when recovery at the interval the existing ``.index`` shows (N, not
     ``interval``) rebuilds that ``.index`` byte for byte; else None.  An empty ``.index`` beside a log
     whose recovery makes entries shows an interval of at least the last batch's position (N: recovery
     at N makes none; the outcome then says "≥ N").  Reads the log once more (only for
     a segment whose ``.index`` differs); producer state is not involved in the ``.index``/``.timeindex``."""
-    if existing_index is None or rec.truncated or rec.stop is not None or rec.failure is not None:
-        return None
+    if not isinstance(existing_index, bytes) or rec.truncated or rec.stop is not None or rec.failure is not None:
+        return None  # none, or over files.WHOLE_INDEX (_LargeIndex: more entries than any segment.index.bytes)
     if existing_index == b"" and rec.last_position > 0:  # no entry was ever due: interval >= the last batch's start
         n = rec.last_position
     else:
@@ -162,7 +209,7 @@ def zero_tail(kind: str, existing: bytes, rebuilt: bytes) -> int:
     if kind == files.TIME_INDEX and rebuilt:
         used.append(rebuilt[:-TIME_ENTRY.size])
     for head in used:
-        if len(existing) > len(head) and existing.startswith(head) and not any(existing[len(head):]):
+        if len(existing) > len(head) and existing[:len(head)] == head and _zero_from(existing, len(head)):
             return len(existing) - len(head)
     return 0
 
@@ -216,7 +263,7 @@ def check(rec: Recovered, interval: int = 4096, max_index_size: int = 10 << 20,
         if nothing is not None:
             out.append(nothing)
             continue
-        o = FileOutcome(kind, shown, len(data) // size, SAME)
+        o = FileOutcome(kind, shown, len(data) // size, SAME, checking=True)
         try:
             existing = _read(path)
         except InputError as exc:
@@ -262,6 +309,25 @@ def _older_rules(rec: Recovered, outcomes: list[FileOutcome], status: str = DIFF
         if found and not (o.difference or "").endswith("(a preallocated index of a segment that was not closed)"):
             o.status = o.status if keep_status else OLDER_RULE
             o.rule = "; ".join(note.split(": ", 1)[1] for note in found)
+
+
+_ensured: set[str] = set()  # --output-dir directories this process made or found, once
+
+
+def _ensure_directory(directory: str, *, created: bool) -> None:
+    """The directory a file is written to must be there: a log's directory is never made (it held the
+    log: gone, it was renamed or deleted -- a broker renames a deleted partition to ``*-delete`` -- and
+    recreating it would leave orphan indexes); an ``--output-dir`` directory is made once, and not
+    again should it vanish during the run."""
+    if os.path.isdir(directory):
+        if created:
+            _ensured.add(directory)
+        return
+    if not created or directory in _ensured:
+        raise InputError("the directory vanished during the run (renamed or deleted: a broker "
+                         "renames a deleted partition to *-delete); it is not recreated", path=directory)
+    os.makedirs(directory, exist_ok=True)
+    _ensured.add(directory)
 
 
 def write(rec: Recovered, output_dir: str | None, force: bool, interval: int = 4096,
@@ -314,7 +380,7 @@ def write(rec: Recovered, output_dir: str | None, force: bool, interval: int = 4
                     refused.append(o)
                     continue
                 o.status = REPLACED
-            os.makedirs(directory, exist_ok=True)
+            _ensure_directory(directory, created=output_dir is not None)
             write_atomic(path, data, replace=existing is not None)
         except InputError as exc:
             o.status, o.error = FAILED, exc

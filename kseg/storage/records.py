@@ -100,11 +100,12 @@ class FileRecords:
         self.close()
 
     # -- raw reads ----------------------------------------------------------
-    def read_at(self, position: int, n: int) -> bytes:
-        """Read exactly ``n`` bytes at ``position`` into a new object."""
+    def read_at(self, position: int, n: int) -> bytearray:
+        """Read exactly ``n`` bytes at ``position`` into a new buffer (not copied again: a batch larger
+        than the window costs its size once)."""
         out = bytearray(n)
         self._read_into(position, memoryview(out))
-        return bytes(out)
+        return out
 
     def _read_into(self, position: int, view: memoryview) -> None:
         want = len(view)
@@ -330,7 +331,7 @@ class FileRecords:
             return offset
         if position + v2.HEADER_SIZE > self.size:
             raise short_v2_header(self.path, position, LOG_OVERHEAD + length)
-        return offset + _INT32.unpack_from(buf, i + v2.LAST_OFFSET_DELTA_OFFSET)[0]
+        return v2.last_offset(offset, _INT32.unpack_from(buf, i + v2.LAST_OFFSET_DELTA_OFFSET)[0])
 
     def last_offsets(self, positions: list[int], max_size: int | None = None) -> list[int] | None:
         """:meth:`last_offset_at` of every position at once, or ``None``: then ask it one by one.
@@ -364,7 +365,10 @@ class FileRecords:
             return None  # (the first test decides for all but the chunk at the end of the log)
         magics = values[2::4]
         if min(magics) >= 2 and min(lengths) >= v2.HEADER_SIZE - LOG_OVERHEAD:
-            return list(map(add, values[0::4], values[3::4]))
+            lasts = list(map(add, values[0::4], values[3::4]))
+            if max(lasts) > v2.INT64_MAX or min(lasts) < v2.INT64_MIN:  # Java's long wraps (one pass in C first)
+                lasts = list(map(v2.java_long, lasts))
+            return lasts
         if max(magics) < 2 and min(lengths) >= MIN_RECORD_SIZE:
             return list(values[0::4])
         return None

@@ -36,8 +36,8 @@ PROBLEM_FIELDS = ("type", "v", "logDir", "partition", "segment", "file", "kind",
 
 def segment_row(res: SegmentResult) -> dict:
     return {"type": "segment", "v": SCHEMA_VERSION, "logDir": res.log_dir, "partition": res.partition, "segment": res.segment or None,
-            "path": res.path, "bytes": res.bytes, "batches": res.batches, "problems": len(res.problems),
-            "status": res.status, "error": res.failed, "notes": list(res.notes)}
+            "path": res.path, "bytes": res.bytes, "batches": res.batches, "problems": res.problem_count,
+            "status": res.status, "error": res.failed, "notes": [*res.notes, *res.omitted_notes()]}
 
 
 def problem_rows(res: SegmentResult) -> list[dict]:
@@ -65,13 +65,13 @@ def local_path(path: str) -> str:
     return path[len("file://"):] if path.startswith("file://") else path
 
 
-def check_target(path: str, *, directory_ok: bool = False) -> None:
+def check_target(path: str, *, directory_ok: bool = False, force: bool = True) -> None:
     """Refuse, before any work, a report path that cannot be written.
 
     The report is a new file renamed into place, so the path must be in an
     existing directory and must not be a directory or a special file
-    (``/dev/null``, ``/proc/version``).  ``directory_ok``: Spark's Parquet
-    output is a directory."""
+    (``/dev/null``, ``/proc/version``); an existing file is replaced only
+    with ``force``.  ``directory_ok``: Spark's Parquet output is a directory."""
     path = local_path(path)
     parent = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(parent):
@@ -91,6 +91,9 @@ def check_target(path: str, *, directory_ok: bool = False) -> None:
         elif directory_ok:
             raise InputError("cannot write the report: a file exists there (with --spark a report is a "
                              "directory of part files)", path=path)
+        elif not force:
+            raise InputError("cannot write the report: the file exists; not replaced (give --force to replace it)",
+                             path=path)
     if not os.access(parent, os.W_OK | os.X_OK):
         raise InputError("cannot write the report: permission denied", path=parent)
 
@@ -99,8 +102,8 @@ class JsonlReport:
     """The rows as JSON Lines, written as results come (constant memory) to a temporary file that
     :meth:`commit` renames into place; opening it checks the path, before any work."""
 
-    def __init__(self, path: str) -> None:
-        check_target(path)
+    def __init__(self, path: str, force: bool = True) -> None:
+        check_target(path, force=force)
         self.path = local_path(path)
         try:
             self.stream = AtomicStream(self.path)

@@ -37,6 +37,8 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from kseg.errors import CorruptRecordError, InputError, RecoveryFailure
+from kseg.storage.outcome import TRUNCATED, ReadOutcome
+from kseg.storage.outcome import exit_code as outcome_exit_code
 from kseg.format import control, v2
 from kseg.storage import files
 from kseg.storage.partition import Partition, Segment
@@ -104,6 +106,7 @@ class TxnReport:
     txnindex_not_checked: int = 0
     snapshots_checked: int = 0
     notes: list[str] = field(default_factory=list)
+    reads: list[ReadOutcome] = field(default_factory=list)  # each segment read, and why reading stopped
 
     @property
     def name(self) -> str:
@@ -124,7 +127,7 @@ class TxnReport:
 
     @property
     def exit_code(self) -> int:
-        return 1 if self.problems else 0
+        return outcome_exit_code(self.reads, problems=bool(self.problems))
 
 
 def topic_partition(name: str) -> tuple[str | None, int | None]:
@@ -152,11 +155,11 @@ def log_end_offset(segments: list[Segment]) -> int:
             try:
                 for items in records.scan():
                     position, _, h, batch = items[-1]
-                    last = h[0] + h[6] if h is not None else batch.last_offset
+                    last = v2.last_offset(h[0], h[6]) if h is not None else batch.last_offset
             except CorruptRecordError:
                 pass
         if last is not None:
-            return last + 1
+            return v2.java_long(last + 1)  # Kafka's nextOffset(), in long arithmetic
     return segments[-1].base_offset
 
 
@@ -201,7 +204,10 @@ class _Walker:
 
     def batch(self, seg: Segment, aux, position: int, h: tuple, batch) -> None:
         """One magic-2 batch with header ``h`` (``batch`` a FileBatch, or None to read one via ``aux``)."""
-        base, last, ts, pid = h[0], h[0] + h[6], h[8], h[9]
+        base, last, ts, pid = h[0], v2.last_offset(h[0], h[6]), h[8], h[9]
+        if last < base and h[6] >= 0:  # baseOffset + lastOffsetDelta wrapped past 2^63-1
+            raise RecoveryFailure(f"batch last offset {base + h[6]} is past 2^63-1 (Kafka's long arithmetic wraps "
+                                  f"it to {last}); the transactions of this batch are not read", position=position)
         report = self.report
         if report.latest_timestamp is None or ts > report.latest_timestamp:
             report.latest_timestamp = ts
@@ -242,44 +248,77 @@ class _Walker:
         if self.on_transaction is not None:
             self.on_transaction(txn)
 
-    def segment(self, seg: Segment) -> None:
-        """Every batch of one segment; a corrupt batch ends it, as recovery truncates there."""
-        aux = SecondReader(seg.log)
+    def segment(self, seg: Segment) -> bool:
+        """Every batch of one segment; a corrupt batch ends it, as recovery truncates there.  What was
+        read is ``report.reads`` (:class:`~kseg.storage.outcome.ReadOutcome`); False when the segment
+        could not be read (an I/O error: the state after it is unknown, the walk ends)."""
         path = files.display(seg.log)
-        report = self.report
+        read = ReadOutcome(path, present=seg.log_size())
+        self.report.reads.append(read)
+        aux = SecondReader(seg.log)  # opened on first use, inside the try below
         try:
             with FileRecords(seg.log) as records:
-                for items in records.scan():
-                    for position, _, h, item in items:
-                        if h is not None and item and h[9] < 0:  # no producer: only its timestamp matters
-                            if report.latest_timestamp is None or h[8] > report.latest_timestamp:
-                                report.latest_timestamp = h[8]
-                            continue
-                        batch = None
-                        if h is None:
-                            batch = item
-                            if not batch.is_valid():
-                                raise _corrupt(batch, path)
-                            if batch.magic < 2:
-                                ts = batch.max_timestamp
-                                if self.report.latest_timestamp is None or ts > self.report.latest_timestamp:
-                                    self.report.latest_timestamp = ts
-                                continue
-                            h = batch.h
-                        elif not item:
-                            raise _corrupt(aux.batch(position), path)
-                        try:
-                            self.batch(seg, aux, position, h, batch)
-                        except RecoveryFailure as exc:
-                            self.report.problems.append(TxnProblem(
-                                "recovery_failure", path, seg.name, exc.message, position=exc.position))
+                read.present = records.end
+                self._scan(seg, records, aux, read, path)
+            if read.read < read.present:
+                read.stop, read.position = TRUNCATED, read.read
+                read.reason = (f"{read.present - read.read} bytes after the last whole batch: a partial batch "
+                               "(Kafka's recovery truncates them); later transactions of this segment are not read")
+                self.report.problems.append(TxnProblem("partial_batch", path, seg.name, read.reason,
+                                                       position=read.position))
         except CorruptRecordError as exc:
             exc = exc.at(path)
+            read.stopped_at(exc)
             self.report.problems.append(TxnProblem(
                 "corrupt_batch", path, seg.name, f"{exc.message}; Kafka's recovery truncates the segment here, "
                 "later transactions of this segment are not read (see kseg verify-index)", position=exc.position))
+        except InputError as exc:
+            return self._failed(seg, read, exc)
         finally:
             aux.close()
+        return True
+
+    def _failed(self, seg: Segment, read: ReadOutcome, exc: InputError) -> bool:
+        exc = exc.at(read.path)
+        read.stopped_at(exc)
+        self.report.problems.append(TxnProblem(read.stop, read.path, seg.name,
+                                               f"{exc.message}; this segment and the ones after it are not read",
+                                               position=exc.position))
+        return False
+
+    def _scan(self, seg: Segment, records, aux, read: ReadOutcome, path: str) -> None:
+        report = self.report
+        for items in records.scan():
+            for position, size, h, item in items:
+                if h is not None and item and h[9] < 0 and h[0] <= _NO_OVERFLOW:  # no producer: only its
+                    # timestamp matters (a base offset within 2^31 of 2^63-1: batch() checks the last offset)
+                    if report.latest_timestamp is None or h[8] > report.latest_timestamp:
+                        report.latest_timestamp = h[8]
+                    read.read = position + size
+                    continue
+                batch = None
+                if h is None:
+                    batch = item
+                    if not batch.is_valid():
+                        raise _corrupt(batch, path)
+                    if batch.magic < 2:
+                        ts = batch.max_timestamp
+                        if report.latest_timestamp is None or ts > report.latest_timestamp:
+                            report.latest_timestamp = ts
+                        read.read = position + size
+                        continue
+                    h = batch.h
+                elif not item:
+                    raise _corrupt(aux.batch(position), path)
+                try:
+                    self.batch(seg, aux, position, h, batch)
+                except RecoveryFailure as exc:
+                    report.problems.append(TxnProblem(
+                        "recovery_failure", path, seg.name, exc.message, position=exc.position))
+                read.read = position + size
+
+
+_NO_OVERFLOW = v2.INT64_MAX - 0x7FFFFFFF  # no lastOffsetDelta takes a base offset up to this past 2^63-1
 
 
 def _corrupt(batch, path: str) -> CorruptRecordError:
@@ -335,7 +374,8 @@ def analyse(partition: Partition, *, from_start: bool = False, hanging_after_ms:
         if i < first_index:
             continue
         walker.expected = []
-        walker.segment(seg)
+        if not walker.segment(seg):
+            break
         if audited:
             report.txnindex_checked += 1
             report.problems.extend(audit_txnindex(seg, walker.expected))

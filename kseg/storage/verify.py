@@ -41,8 +41,8 @@ def verify_segment(partition: str, seg: Segment, *, strict: bool = False,
         return res
     indexes = read_indexes(seg)
     try:
-        scan = scan_log(res, seg.log, index_keys(indexes))
-    except InputError as exc:
+        scan = scan_log(res, seg.log, index_keys(indexes), max_message_size)
+    except InputError as exc:  # an I/O error: a failed segment (exit 2), no index problem derived from it
         res.failed = exc.describe()
         return res
     if seg.index:

@@ -76,7 +76,7 @@ def read_indexes(seg: "Segment") -> IndexFiles:
     loaded = []
     for path, view_cls in ((seg.index, OffsetIndexView), (seg.timeindex, TimeIndexView)):
         try:
-            loaded.append(view_cls(files.read_small_file(path), seg.base_offset, path) if path else None)
+            loaded.append(view_cls(files.open_index(path), seg.base_offset, path) if path else None)
         except InputError as exc:
             loaded.append(exc)
     return IndexFiles(*loaded)
@@ -109,7 +109,7 @@ def zero_tail(view, *, whole_file: bool = True) -> int:
     entry 0, so ``--strict`` passes ``whole_file=False``.
     """
     size = view.entry_size
-    if whole_file and view.entries > 1 and view.data[:view.entries * size].count(0) == view.entries * size:
+    if whole_file and view.entries > 1 and view.all_zero():
         return view.entries
     return view.zero_tail()
 

@@ -19,52 +19,64 @@ from typing import Callable, Iterable, Iterator
 
 from kseg.errors import InputError, KsegError
 from kseg.format.indexes import OffsetIndexView
+from kseg.format.v2 import INT64_MAX, java_long
 from kseg.storage.records import FileRecords
 from kseg.storage.verify_result import IndexFiles, IndexKeys, LogScan, SegmentResult
 
 _PAST_ALL = 1 << 63  # a key beyond every position and offset: ends the walks below without a length check
 
 
-def index_keys(indexes: IndexFiles) -> IndexKeys:
+def index_keys(indexes: IndexFiles) -> IndexKeys | None:
     """The ``.log`` positions a segment's ``.index`` names and the offsets its ``.index`` and
     ``.timeindex`` name, each ascending, read lazily from the views (a file that could not be read
-    names none: its check reports it)."""
+    names none: its check reports it).  None when an index's keys do not ascend (a damaged or garbage
+    index): the log pass then records every batch, so memory follows the log, never the index (sorting
+    a random 1 GiB index's 134 M keys would cost gigabytes)."""
     positions: Iterable[int] = ()
     offsets: list[Iterable[int]] = []
     for view in indexes:
         if view is None or isinstance(view, InputError):
             continue
         stop = view.entries - view.zero_tail()  # a preallocated tail asks nothing the checks look at
-        offsets.append(_ascending(lambda v=view, n=stop: v.iter_offsets(n)))
+        if not _ascends(lambda v=view, n=stop: v.iter_offsets(n)):
+            return None
+        offsets.append(view.iter_offsets(stop))
         if isinstance(view, OffsetIndexView):
-            positions = _ascending(lambda v=view, n=stop: v.iter_positions(n))
+            if not _ascends(lambda v=view, n=stop: v.iter_positions(n)):
+                return None
+            positions = view.iter_positions(stop)
     return IndexKeys(iter(positions), heapq.merge(*offsets))
 
 
-def _ascending(values: Callable[[], Iterator[int]]) -> Iterable[int]:
-    """``values()`` when it ascends (an index as brokers write it: nothing is held), else sorted."""
-    if all(map(le, values(), islice(values(), 1, None))):
-        return values()
-    return sorted(values())
+def _ascends(values: Callable[[], Iterator[int]]) -> bool:
+    """Whether ``values()`` ascends (an index as brokers write it), read twice lazily: nothing is held."""
+    return all(map(le, values(), islice(values(), 1, None)))
 
 
-def scan_log(res: SegmentResult, path: str, keys: IndexKeys | None = None) -> LogScan:
+def scan_log(res: SegmentResult, path: str, keys: IndexKeys | None = None,
+             max_message_size: int | None = None) -> LogScan:
     """One pass over the log at ``path``: its checks into ``res``, and the batches ``keys`` ask about
     (every batch when ``keys`` is None).  The recorded batches answer the index checks only when the
-    log's last offsets strictly increase; when they do not, a second pass records every batch."""
-    scan = _LogPass(res, path, keys).run()
+    log's last offsets strictly increase; when they do not, a second pass records every batch.
+    A batch larger than ``max_message_size`` (``--max-message-size``) is a problem.  An I/O error
+    is raised (:class:`InputError`): the segment failed, it is not corrupt."""
+    scan = _LogPass(res, path, keys, max_message_size).run()
     if keys is not None and not scan.ordered:
-        scan = _LogPass(SegmentResult(res.partition, res.segment, res.base_offset, path), path, None).run()
+        again = SegmentResult(res.partition, res.segment, res.base_offset, path)
+        scan = _LogPass(again, path, None, max_message_size).run()
     return scan
 
 
 class _LogPass:
     """One read of a log: :meth:`batch` is called for each batch in file order."""
 
-    __slots__ = ("res", "path", "scan", "positions", "offsets", "p", "o", "prev_last", "max_last", "running")
+    __slots__ = ("res", "path", "scan", "positions", "offsets", "p", "o", "prev_last", "max_last", "running",
+                 "limit")
 
-    def __init__(self, res: SegmentResult, path: str, keys: IndexKeys | None) -> None:
+    def __init__(self, res: SegmentResult, path: str, keys: IndexKeys | None,
+                 max_message_size: int | None = None) -> None:
         self.res, self.path = res, path
+        self.limit = max_message_size
         self.scan = LogScan()
         self.positions = None if keys is None else keys.positions
         self.offsets = None if keys is None else keys.offsets
@@ -84,8 +96,12 @@ class _LogPass:
                         if h is not None:  # a v2 header tuple (kseg.format.v2.BatchHeader's order)
                             batch(pos, size, h[0], h[0] + h[6], h[8], verdict, h[4])
                         else:  # a legacy entry, or a v2 batch too odd or too large for the fast path
-                            batch(pos, size, verdict.base_offset, verdict.last_offset, verdict.max_timestamp,
-                                  verdict.is_valid(), verdict.checksum)
+                            last = verdict.h[0] + verdict.h[6] if verdict.magic >= 2 else verdict.last_offset
+                            batch(pos, size, verdict.base_offset, last, verdict.max_timestamp, verdict.is_valid(),
+                                  verdict.checksum)
+            except InputError:  # no corruption: the segment failed (verify_segment), no index check follows
+                res.bytes = scan.valid_end  # what was read: the summary counts no bytes that were not
+                raise
             except KsegError as exc:
                 res.problem("corrupt-batch", self.path, exc.message, position=exc.position)
             else:
@@ -99,6 +115,9 @@ class _LogPass:
     def batch(self, pos: int, size: int, base: int, last: int, max_ts: int, valid: bool, stored_crc: int) -> None:
         """Check one batch's header, and record it if an index entry can ask about it."""
         res, path, scan = self.res, self.path, self.scan
+        if self.limit is not None and size > self.limit:
+            res.problem("batch-too-large", path, "batch larger than --max-message-size", position=pos,
+                        expected=f"<= {self.limit} bytes", found=f"{size} bytes")
         if not valid:
             res.problem("crc", path, "batch CRC does not match its contents", position=pos,
                         expected="a valid checksum", found=f"stored crc {stored_crc}")
@@ -109,7 +128,11 @@ class _LogPass:
         if max_last is not None and base <= max_last:
             res.problem("offsets-not-increasing", path, "batch offsets do not increase", position=pos,
                         expected=f"base offset > {max_last}", found=str(base))
-        if last < base:
+        if last > INT64_MAX:  # baseOffset + lastOffsetDelta past a long: Kafka's lastOffset() wraps
+            res.problem("bad-last-offset", path, "batch last offset past 2^63-1 (baseOffset + lastOffsetDelta "
+                        "overflows a 64-bit offset)", position=pos, expected=f"<= {INT64_MAX}", found=str(last))
+            last = java_long(last)
+        elif last < base:
             res.problem("bad-last-offset", path, "batch last offset below its base offset",
                         position=pos, expected=f">= {base}", found=str(last))
         if max_last is None or last > max_last:

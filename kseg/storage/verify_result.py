@@ -26,9 +26,19 @@ class Problem:
     consequences: int | None = None  # index entries this one row stands for (all wrong for one earlier cause)
 
 
+#: Problems of one kind in one file kept as :class:`Problem` objects; the rest are only counted
+#: (:attr:`SegmentResult.omitted`), so a garbage index (a random 10 MiB file has ~2 M wrong entries)
+#: costs a bounded report and bounded memory, not one object per entry.
+KEPT_PER_KIND = 100
+
+
 @dataclass
 class SegmentResult:
-    """The outcome for one segment (a report row), with its problems and notes."""
+    """The outcome for one segment (a report row), with its problems and notes.
+
+    ``problems`` holds at most :data:`KEPT_PER_KIND` problems of each (kind, file); ``omitted``
+    counts the others by (kind, file); :attr:`problem_count` is the total.
+    """
 
     partition: str
     segment: str
@@ -41,6 +51,8 @@ class SegmentResult:
     notes: list[str] = field(default_factory=list)
     failed: str | None = None  # the segment could not be verified at all (I/O)
     log_dir: str = ""  # the log directory holding the partition (with ``partition``, its identity)
+    kept: dict[tuple[str, str], int] = field(default_factory=dict)  # (kind, file) -> problems in ``problems``
+    omitted: dict[tuple[str, str], int] = field(default_factory=dict)  # (kind, file) -> problems only counted
 
     @property
     def status(self) -> str:
@@ -48,12 +60,28 @@ class SegmentResult:
             return "failed"
         return "problems" if self.problems else "clean"
 
+    @property
+    def problem_count(self) -> int:
+        """Every problem found: those kept and those only counted."""
+        return len(self.problems) + sum(self.omitted.values())
+
+    def omitted_notes(self) -> list[str]:
+        """One line per (kind, file) with problems past :data:`KEPT_PER_KIND`: how many were not listed."""
+        return [f"{file}: {n} more {kind} problem{'s' * (n != 1)} not listed (the first {KEPT_PER_KIND} of "
+                "each kind are)" for (kind, file), n in self.omitted.items()]
+
     def fail(self, why: str) -> None:
         """This segment could not be read whole: ``failed`` (exit 2), whatever else was found."""
         self.failed = why if self.failed is None else f"{self.failed}; {why}"
 
     def problem(self, kind: str, file: str | None, message: str, **where) -> None:
-        self.problems.append(Problem(kind, file or self.path, message, **where))
+        key = (kind, file or self.path)
+        n = self.kept.get(key, 0)
+        if n >= KEPT_PER_KIND:
+            self.omitted[key] = self.omitted.get(key, 0) + 1
+            return
+        self.kept[key] = n + 1
+        self.problems.append(Problem(kind, key[1], message, **where))
 
 
 @dataclass

@@ -11,8 +11,6 @@ directory that could not be listed is one ``failed`` row (see
 
 from __future__ import annotations
 
-import signal
-from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, NamedTuple
@@ -21,6 +19,8 @@ from kseg.errors import InputError
 from kseg.limits import EXIT_ERROR, EXIT_OK, EXIT_PROBLEMS
 from kseg.storage.partition import Partition, Segment
 from kseg.storage.verify import SegmentResult, check_overlap, verify_segment
+from kseg.storage.workers import new_pool
+from kseg.storage.workers import stop as _stop
 
 DIRECTORY = ""  # the ``segment`` of a row standing for a whole partition directory that could not be listed
 
@@ -69,7 +69,7 @@ class Report:
             return
         self.segments += 1
         self.bytes += res.bytes
-        self.problems += len(res.problems)
+        self.problems += res.problem_count
         if res.status == "failed":
             self.failed += 1
         elif res.status == "problems":
@@ -126,18 +126,13 @@ def _verify(job: tuple[WorkItem, bool, int]) -> SegmentResult:
     return verify_item(item, strict=strict, max_message_size=max_message_size)
 
 
-def _worker_init() -> None:
-    """Workers leave Ctrl-C to the parent, which stops them (one message, exit 130)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
 def verify_all(partitions: list[Partition], *, strict: bool = False, jobs: int = 1, max_message_size: int,
                on_result: Callable[[SegmentResult], None] | None = None) -> Report:
     """Verify every segment of ``partitions``; ``on_result`` sees each as it completes, in order."""
     items = [(item, strict, max_message_size) for item in work_items(partitions)]
     report = Report()
     if jobs > 1 and len(items) > 1:
-        pool = ProcessPoolExecutor(max_workers=jobs, initializer=_worker_init)
+        pool = new_pool(jobs)
         try:
             results = pool.map(_verify, items, chunksize=max(1, len(items) // (jobs * 8)))
             collect(results, report, on_result)
@@ -152,20 +147,6 @@ def verify_all(partitions: list[Partition], *, strict: bool = False, jobs: int =
     else:
         collect(map(_verify, items), report, on_result)
     return report
-
-
-def _stop(pool: ProcessPoolExecutor) -> None:
-    """Cancel the queued work and end the workers (``terminate_workers`` from Python 3.14 on)."""
-    terminate = getattr(pool, "terminate_workers", None)
-    if terminate is not None:
-        terminate()
-        return
-    procs = list((getattr(pool, "_processes", None) or {}).values())
-    pool.shutdown(wait=False, cancel_futures=True)
-    for proc in procs:
-        proc.terminate()
-    for proc in procs:
-        proc.join()
 
 
 def collect(results: Iterable[SegmentResult], report: Report, on_result=None) -> None:

@@ -44,7 +44,7 @@ def test_counts_ages_and_horizons(tmp_path: Path) -> None:
     assert summary == {"type": "summary", "v": SCHEMA_VERSION, "logDir": str(tmp_path), "partition": "compacted-0", "at": T + 2 * DAY,
                        "deleteRetentionMs": DAY, "segments": 2, "tombstones": 4, "controlBatches": 1,
                        "legacyTombstones": 0, "pastDeleteHorizon": 1, "withoutDeleteHorizon": 2,
-                       "segmentsOlderThanRetentionWithoutHorizon": 1}
+                       "segmentsOlderThanRetentionWithoutHorizon": 1, "segmentsNotReadToEnd": 0}
 
 
 def test_text_and_retention_option(tmp_path: Path) -> None:
@@ -71,3 +71,30 @@ def test_missing_path_is_exit_2(tmp_path: Path) -> None:
     r = run_cli(["compaction", str(tmp_path / "nope")])
     assert r.exit_code == 2 and "no such file or directory" in r.errtext
     assert_no_traceback(r)
+
+
+def test_a_segment_not_read_to_its_end_is_named_never_counted_as_empty(tmp_path: Path) -> None:
+    """A first batch whose length field is 5: the segment is `NOT READ TO ITS END` with its byte, counted
+    on the total line and in JSON (``read``, ``segmentsNotReadToEnd``), exit 1 -- never "no tombstones"."""
+    import shutil
+    import struct
+
+    part = tmp_path / "p-0"
+    shutil.copytree(CORPUS_DATA / "plain-v2-0", part)
+    log = part / "00000000000000000000.log"
+    with open(log, "r+b") as f:
+        f.seek(8)
+        f.write(struct.pack(">i", 5))
+    r = run_cli(["compaction", str(part)])
+    assert r.exit_code == 1, r.errtext
+    line = next(x for x in r.text.splitlines() if "00000000000000000000:" in x)
+    assert line.startswith("  00000000000000000000: NOT READ TO ITS END (corrupt, read 0 of 28637 bytes): ")
+    assert f"{log}: at byte 0: found record size 5" in line
+    assert "no tombstones" not in line and "1 segment not read to its end (1 corrupt)" in r.text
+    assert r.errtext.startswith(f"kseg: error: {log}: at byte 0: ")
+    rows = [json.loads(x) for x in run_cli(["compaction", "--format", "json", str(part)]).text.splitlines()]
+    first = rows[0]
+    assert first["read"] == {"path": str(log), "bytesPresent": 28637, "bytesRead": 0, "stop": "corrupt",
+                             "position": 0, "reason": first["read"]["reason"]}
+    assert rows[-1]["segmentsNotReadToEnd"] == 1
+    assert rows[1]["read"]["stop"] == "complete"

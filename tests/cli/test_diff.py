@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -163,3 +164,27 @@ def test_a_batch_damaged_on_one_disk_diverges_there_and_realigns_after() -> None
     assert bad["onlyHere"] == [{"firstOffset": 31, "lastOffset": 50, "records": 20, "batches": 1}]
     assert good["onlyHere"][-1] == {"firstOffset": 251, "lastOffset": 419, "records": 169, "batches": 16}
     assert bad["lag"] == 169
+
+
+def test_a_replica_stopped_by_a_partial_batch_is_unreadable_from_the_offset_after_the_last_read(
+        tmp_path: Path) -> None:
+    """Segment 0 of one copy cut at byte 20000 (inside the batch holding offsets 151..200): that replica is
+    ``unreadable from offset 151`` with the byte and the reason, its log end 151 (the offset after the last
+    one read, not the next segment's base offset), the set ``incomplete`` -- never lagging, never identical."""
+    good, bad = tmp_path / "a" / "p-0", tmp_path / "b" / "p-0"
+    shutil.copytree(CORPUS_DATA / "plain-v2-0", good)
+    shutil.copytree(CORPUS_DATA / "plain-v2-0", bad)
+    log = bad / "00000000000000000000.log"
+    os.truncate(log, 20000)
+    r = run_cli(["diff", str(good), str(bad)])
+    assert r.exit_code == 1, r.errtext
+    assert "lagging" not in r.text and "identical" not in r.text
+    assert r.text.splitlines()[0] == ("p-0: 2 replicas, NOT COMPARED TO THE END: a replica could not be read past a "
+                                      "corrupt or partial batch (what was read agrees)")
+    assert (f"replica 1 {bad}: log 0..151, 151 records in 14 batches, unreadable from offset 151: {log}: at byte 15967: "
+            "a partial batch") in r.text
+    assert r.errtext.startswith(f"kseg: error: replica 1: unreadable from offset 151: {log}: at byte 15967: ")
+    reps = rows(run_cli(["diff", "--format", "json", str(good), str(bad)]))
+    assert reps[1]["status"] == "unreadable" and reps[1]["logEndOffset"] == 151
+    assert reps[1]["read"]["stop"] == "truncated" and reps[1]["read"]["bytesRead"] == 15967
+    assert reps[0]["status"] == "agrees-where-read" and reps[-1]["status"] == "incomplete"

@@ -200,3 +200,40 @@ def test_batch_and_record_print_as_kafkas_print_data_log(name: str) -> None:
             assert golden.find("\n" + record_text, at) > at, (offset, record_text[:80])
             checked += 1
     assert checked > 0
+
+
+def test_an_offset_in_bytes_framing_no_batch_is_unread_never_answered_from_the_next_segment(tmp_path) -> None:
+    """The first segment replaced by text: Kafka's read would move on and answer offset 251; kseg says the
+    offset is not known, names the file and byte, status ``unread``, exit 1 -- never "not in the log"."""
+    import shutil
+
+    part = tmp_path / "p-0"
+    shutil.copytree(CORPUS_DATA / "plain-v2-0", part)
+    log = part / "00000000000000000000.log"
+    log.write_text("not a Kafka log, but named like one\n")
+    r = run_cli(["lookup-offset", "5", str(part)])
+    assert r.exit_code == 1
+    assert "Found:" not in r.text and "251" not in r.text.splitlines()[-1]
+    assert r.errtext.splitlines()[-1] == (f"kseg: not found: offset 5 is not known: {log}: at byte 0: 36 bytes that "
+                                          "do not frame a batch (a partial batch, not read; Kafka's read moves on "
+                                          "to the next segment past them)")
+    row = json.loads(run_cli(["lookup-time", "--format", "json", "1730000000005", str(part)]).text)
+    assert row["status"] == "unread" and row["found"] is False and str(log) in row["reason"]
+
+
+def test_a_corrupt_length_on_the_read_path_fails_the_lookup(tmp_path) -> None:
+    """Kafka's fetch throws at a length field below 14: the lookup fails there (exit 1, the byte), never
+    moves on to the next segment to answer."""
+    import shutil
+    import struct
+
+    part = tmp_path / "p-0"
+    shutil.copytree(CORPUS_DATA / "plain-v2-0", part)
+    log = part / "00000000000000000000.log"
+    with open(log, "r+b") as f:
+        f.seek(8)
+        f.write(struct.pack(">i", 5))
+    r = run_cli(["lookup-offset", "5", str(part)])
+    assert r.exit_code == 1 and r.text == ""
+    assert r.errtext == (f"kseg: error: {log}: at byte 0: found record size 5 smaller than minimum record "
+                         "overhead (14)\n")

@@ -11,7 +11,7 @@ import pytest
 
 from kseg import __version__
 from kseg.cli.main import COMMANDS
-from tests.conftest import run_cli
+from tests.conftest import CORPUS_DATA, run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 HEAVY = ["pyspark", "rich", "lz4", "zstandard", "snappy", "cramjam", "crc32c", "kseg.decoders", "kseg.storage"]
@@ -51,3 +51,22 @@ def test_every_command_is_documented(name: str) -> None:
     assert any(p.name in index for p in pages), f"docs/index.md links none of {[p.name for p in pages]}"
     r = run_cli([name, "--help"])
     assert r.exit_code == 0 and "Usage:" in r.text
+
+
+def test_an_unexpected_exception_is_one_line_exit_2(tmp_path, monkeypatch) -> None:
+    """A bug in kseg (any exception a command does not handle) is one ``kseg: error: internal error``
+    line and exit 2 -- never a traceback, never 1 ("problems"); ``KSEG_TRACEBACK=1`` re-raises it."""
+    from kseg.storage import compaction
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(compaction, "scan_segment", broken)
+    monkeypatch.delenv("KSEG_TRACEBACK", raising=False)
+    r = run_cli(["compaction", str(CORPUS_DATA / "plain-v2-0")])
+    assert r.exit_code == 2
+    assert r.errtext == ("kseg: error: internal error: RuntimeError: boom (a bug in kseg; KSEG_TRACEBACK=1 shows "
+                         "where)\n")
+    monkeypatch.setenv("KSEG_TRACEBACK", "1")
+    with pytest.raises(RuntimeError, match="boom"):
+        run_cli(["compaction", str(CORPUS_DATA / "plain-v2-0")])

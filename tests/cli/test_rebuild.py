@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -222,3 +223,21 @@ def test_quiet_prints_only_segments_with_something_wrong_and_the_summary() -> No
     assert lines[0] == "corrupt-index-0/00000000000000000000.log: 22 batches, 28637 bytes, all valid"
     assert not any(line.startswith(("plain-v2-0", "follower-v2-0")) for line in lines)
     assert lines[-1] == "4 segments; files: 5 same, 2 older-rule, 1 differs, 4 absent"
+
+
+def test_check_never_says_written_of_a_file_it_cannot_read(tmp_path: Path) -> None:
+    """``--check`` writes nothing: an existing index it cannot read is ``not compared`` (with the reason),
+    exit 2 -- it said "not written"."""
+    from tests.cli.test_verify import _as_unprivileged_root
+
+    part = tmp_path / "p-0"
+    shutil.copytree(CORPUS_DATA / "plain-v2-0", part)
+    index = part / "00000000000000000000.index"
+    index.chmod(0)
+    p = subprocess.run(_as_unprivileged_root([sys.executable, "-m", "kseg", "rebuild-index", "--check", str(part)]),
+                       capture_output=True)
+    out, err = p.stdout.decode(), p.stderr.decode()
+    assert p.returncode == 2, err
+    assert "not written" not in out + err
+    assert f"  {index}: 5 entries: not compared: the existing file could not be read: permission denied" in out
+    assert err == f"kseg: error: {index}: not compared: the existing file could not be read: permission denied\n"

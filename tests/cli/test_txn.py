@@ -174,3 +174,21 @@ def test_at_measures_ages_against_a_given_time(orders: Path) -> None:
     hanging = [row["producerId"] for row in rows(r) if row["type"] == "transaction" and row["hanging"]]
     assert hanging == [1004, 1005]
     assert run_cli(["txn", "--at", "yesterday", str(orders)]).exit_code == 2
+
+
+def test_a_partial_batch_is_a_problem_and_no_last_stable_offset_is_stated(tmp_path: Path) -> None:
+    """A segment cut mid-batch, another after it: ``txn --from-start`` reports ``partial_batch`` with the
+    byte, states no last stable offset (text ``not known``, JSON null, ``notReadToEnd``), exit 1 -- never
+    "no problems"."""
+    part = tmp_path / "p-0"
+    shutil.copytree(CORPUS_DATA / "plain-v2-0", part)
+    log = part / "00000000000000000000.log"
+    os.truncate(log, 20000)
+    r = run_cli(["txn", "--from-start", str(part)])
+    assert r.exit_code == 1, r.errtext
+    assert "no problems" not in r.text
+    assert f"problem [partial_batch] {log}: at byte 15967: 4033 bytes after the last whole batch" in r.text
+    assert "  last stable offset: not known, 1 segment not read to its end (1 truncated)" in r.text
+    summary = rows(run_cli(["txn", "--from-start", "--format", "json", str(part)]))[-1]
+    assert summary["lastStableOffset"] is None and summary["exitCode"] == 1
+    assert [(o["stop"], o["position"]) for o in summary["notReadToEnd"]] == [("truncated", 15967)]

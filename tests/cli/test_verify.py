@@ -280,3 +280,32 @@ def test_a_fifo_in_place_of_a_log_fails_instead_of_hanging(tmp_path: Path) -> No
     assert "p-0/00000000000000000251: FAILED: " in r.text and "not a regular file" in r.text
     d = run_subprocess(["dump", "--files", str(part / "00000000000000000251.log")], timeout=60)
     assert d.exit_code == 2 and "not a regular file" in d.errtext
+
+
+def test_max_message_size_bounds_the_batches_read() -> None:
+    """``--max-message-size`` was accepted and ignored: a batch larger is now a ``batch-too-large``
+    problem, exit 1 (``--strict`` or not)."""
+    part = CORPUS_DATA / "v2-snappy-0"
+    assert run_cli(["verify-index", "--strict", str(part)]).exit_code == 0
+    r = run_cli(["verify-index", "--strict", "--max-message-size", "1", str(part)])
+    assert r.exit_code == 1
+    assert (f"problem: {part}/00000000000000000000.log: byte 0: batch-too-large: batch larger than "
+            "--max-message-size (expected <= 1 bytes, found ") in r.text
+    assert run_cli(["verify-index", "--max-message-size", str(1 << 20), str(part)]).exit_code == 0
+
+
+def test_logs_whose_names_carry_no_base_offset_are_nothing_to_read(tmp_path: Path) -> None:
+    """A tiered segment's ``<base>-<uuid>.log`` is skipped with a note; with nothing else the run is an
+    error, exit 2 -- never "0 segments verified, 0 clean", exit 0."""
+    part = tmp_path / "t-0"
+    part.mkdir()
+    shutil.copy(CORPUS_DATA / "plain-v2-0" / "00000000000000000000.log",
+                part / "00000000000000000000-Zm9vYmFyYmF6cXV4.log")
+    for command in (["verify-index"], ["rebuild-index", "--check"], ["txn"], ["compaction"]):
+        r = run_cli([*command, str(part)])
+        assert r.exit_code == 2 and r.text == "", (command, r.text)
+        assert r.errtext.splitlines() == [
+            f"kseg: note: {part}/00000000000000000000-Zm9vYmFyYmF6cXV4.log: skipped, the name carries no base offset",
+            f"kseg: error: nothing to read: no segment files under {part} (hint: give a log root holding partition "
+            "directories (data/orders-0/), a partition directory holding segment files "
+            "(orders-0/00000000000000000000.log), or a segment file)"], command

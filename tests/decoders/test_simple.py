@@ -71,3 +71,30 @@ def test_importing_decoders_loads_no_schema() -> None:
             "print(bad)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+EXAMPLES = CORPUS.parents[2] / "examples" / "decoders"
+
+
+def test_the_safe_decoder_of_the_docs_runs_through_the_cli() -> None:
+    """docs/decoders.md warns that module:function decoders run code and shows a safe one: it works as shown,
+    and the docs carry the warning with the example verbatim."""
+    import os
+
+    docs = (CORPUS.parents[2] / "docs" / "decoders.md").read_text()
+    assert "**Warning: a `module:function` decoder runs code.**" in docs and "`os:system`" in docs
+    source = (EXAMPLES / "safe_decoder.py").read_text()
+    example = source[source.index("def int64_or_text"):]
+    assert example.strip() in docs
+    log = CORPUS / "data" / "plain-v2-0" / "00000000000000000000.log"
+    p = subprocess.run([sys.executable, "-m", "kseg", "dump", "--value-decoder", "safe_decoder:int64_or_text",
+                        str(log)], capture_output=True, env=dict(os.environ, PYTHONPATH=str(EXAMPLES)), timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert b" payload: value-with-null-key\n" in p.stdout
+    sys.path.insert(0, str(EXAMPLES))
+    try:
+        decode = resolve("safe_decoder:int64_or_text")
+    finally:
+        sys.path.remove(str(EXAMPLES))
+    assert decode((-2).to_bytes(8, "big", signed=True)) == "-2"
+    assert decode(b"\xff" + b"a" * 2000) == "\\xff" + "a" * 996 + "..."

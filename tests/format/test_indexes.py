@@ -90,3 +90,50 @@ def test_iter_entries_is_entry_in_a_loop() -> None:
     assert type(next(index.iter_entries())).__name__ == "OffsetPosition"
     times = TimeIndexView(struct.pack(">qi", 5, 1) + struct.pack(">qi", 9, 2), 10)
     assert list(times.iter_entries()) == [(5, 11), (9, 12)]
+
+
+class _Source:
+    """An :class:`IndexSource` over bytes that records its reads (what ``files.IndexFile`` does with a file)."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data, self.length, self.reads = data, len(data), []
+
+    def read(self, start: int, stop: int) -> bytes:
+        self.reads.append(stop - start)
+        return self.data[start:stop]
+
+
+@pytest.mark.parametrize("kind", [OffsetIndexView, TimeIndexView])
+@pytest.mark.parametrize("tail", [0, 1, 5000])
+def test_a_source_read_in_windows_answers_as_the_bytes(kind, tail, monkeypatch) -> None:
+    """Every scan and point read of a view over a windowed source equals the one over the whole bytes,
+    and no read is larger than a window."""
+    from kseg.format import indexes
+
+    monkeypatch.setattr(indexes, "WINDOW", 24 * 50)
+    import random
+
+    rng = random.Random(7)
+    size = kind.entry_size
+    entries = 3000
+    if kind is OffsetIndexView:
+        body = b"".join(struct.pack(">ii", 1 + 3 * i, 10 * i + rng.randrange(5)) for i in range(entries))
+    else:
+        body = b"".join(struct.pack(">qi", 10**12 + 7 * i, 1 + 3 * i) for i in range(entries))
+    data = body + bytes(size * tail)
+    whole, source = kind(data, 100), _Source(data)
+    windowed = kind(source, 100)
+    assert windowed.entries == whole.entries == entries + tail
+    assert windowed.used_entries() == whole.used_entries() == entries
+    assert windowed.zero_tail() == whole.zero_tail() == (tail if tail > 0 else 0)
+    assert windowed.all_zero() is whole.all_zero() is False
+    assert list(windowed.iter_offsets(entries)) == list(whole.iter_offsets(entries))
+    assert list(windowed.iter_entries()) == list(whole.iter_entries())
+    assert windowed.columns(10, 2000) == whole.columns(10, 2000)
+    for target in (0, 150, 5000, 10**12 + 70, 10**13):
+        assert windowed.lookup(target) == whole.lookup(target)
+    assert windowed.last_entry() == whole.last_entry()
+    limited = windowed.limited(entries // 2)
+    assert limited.entries == entries // 2 and limited.data is source
+    assert max(source.reads) <= max(indexes.WINDOW, 2000 * size)
+    assert kind(_Source(bytes(size * 10)), 100).all_zero() is True

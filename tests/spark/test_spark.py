@@ -221,3 +221,22 @@ def test_unreadable_inputs_on_spark_are_failed_rows_exit_2(tmp_path: Path) -> No
     out = p2.stdout.decode()
     assert f"locked-0: FAILED: {root}/locked-0: cannot list the directory: Permission denied" in out
     assert "p-0/00000000000000000251: FAILED: " in out and "permission denied" in out
+
+
+def test_export_on_spark_an_unreadable_segment_fails_the_export_exit_2(tmp_path: Path) -> None:
+    """An executor that cannot read a segment (here a FIFO named like one: opening it would block) fails
+    the export with the file and the reason, exit 2, no _SUCCESS marker -- never a corruption row and
+    exit 1 (docs/robustness.md, Outcomes: I/O errors are I/O errors, on Spark too)."""
+    part = tmp_path / "f-0"
+    part.mkdir()
+    shutil.copy(CORPUS_DATA / "plain-v2-0" / "00000000000000000251.log", part)
+    os.mkfifo(part / "00000000000000000000.log")
+    out = tmp_path / "out"
+    p = subprocess.run([sys.executable, "-m", "kseg", "export", "--spark", "--master", "local[1]", str(part),
+                        "-o", str(out)], capture_output=True, timeout=600, env=dict(os.environ, TMPDIR=str(tmp_path)))
+    err = p.stderr.decode()
+    assert p.returncode == 2, err
+    assert "Traceback" not in err and "corrupt" not in err
+    assert f"{part}/00000000000000000000.log: not a regular file" in err, err
+    assert not (out / "_SUCCESS").exists()
+    assert b"written" not in p.stdout

@@ -246,3 +246,24 @@ def test_rebuilt_index_bytes_are_the_entries_packed_in_the_file_layout() -> None
     assert len(rec.offset_entries) == len(rec.time_entries) == 10_001
     rec.drop_entries()
     assert rec.index_bytes() == rec.time_index_bytes() == b"" and rec.offset_entries == []
+
+
+@pytest.mark.parametrize("tail", ["zeros", "entries"])
+def test_a_large_existing_index_is_compared_in_windows_as_the_bytes_are(tmp_path, monkeypatch, tail) -> None:
+    """An existing index over ``files.WHOLE_INDEX`` is read in windows (issue 19): same verdict and text."""
+    from kseg.storage import rebuild_write
+
+    src = CORPUS_DATA / "plain-v2-0"
+    for f in src.iterdir():
+        shutil.copy(f, tmp_path / f.name)
+    index = tmp_path / "00000000000000000000.index"
+    good = index.read_bytes()
+    extra = bytes(8 * 5000) if tail == "zeros" else (b"\x00\x00\x7f\x00\x00\x00\x00\x10" * 5000)
+    index.write_bytes(good + extra)
+    small = rebuild_write.check(recover_segment(scan_partition(str(tmp_path)).segments[0], ProducerState()))
+    monkeypatch.setattr(files, "WHOLE_INDEX", 1024)
+    assert isinstance(rebuild_write._read(str(index)), rebuild_write._LargeIndex)
+    large = rebuild_write.check(recover_segment(scan_partition(str(tmp_path)).segments[0], ProducerState()))
+    assert [(o.kind, o.status, o.difference, o.existing_entries) for o in large] == \
+        [(o.kind, o.status, o.difference, o.existing_entries) for o in small]
+    assert any(o.difference and "more" in o.difference for o in large)

@@ -1,0 +1,36 @@
+"""The ``kseg`` console script and ``python -m kseg``: Ctrl-C is answered from the first instruction.
+
+Importing the command line (click and kseg's modules) takes tens of milliseconds; a Ctrl-C then would
+end in a ``KeyboardInterrupt`` traceback, or in click's ``Aborted!`` and exit 1.  This module, tiny and
+imported first, installs a handler that prints ``kseg: interrupted`` and exits 130 at once (nothing has
+been read or written yet), then hands Ctrl-C back to Python's ``KeyboardInterrupt`` for the command,
+which stops its workers and says the same line (:func:`kseg.cli.main.interrupted`).
+"""
+
+from __future__ import annotations
+
+import os
+
+# the C module: ``signal`` first imports enum, itself a few milliseconds before site has loaded it
+import _signal as signal  # type: ignore[import-not-found]
+
+_EXIT_INTERRUPTED = 130
+
+
+def _interrupted_early(signum, frame) -> None:  # pragma: no cover - a child process (test_jobs_and_signals)
+    try:
+        os.write(2, b"kseg: interrupted\n")
+    finally:
+        os._exit(_EXIT_INTERRUPTED)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    previous = signal.signal(signal.SIGINT, _interrupted_early)
+    from kseg.cli.main import main as run
+
+    if previous is signal.SIG_IGN:  # started in the background with Ctrl-C ignored: keep ignoring it
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    else:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    run()

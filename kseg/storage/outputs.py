@@ -1,0 +1,82 @@
+"""Where kseg may write: never onto what it reads.
+
+Every file kseg writes (``verify-index --report``, ``export -o``, ``rebuild-index --output-dir``) is
+checked, before any work, against the inputs of the run.  Paths are compared after resolving
+symlinks and ``..`` (:func:`os.path.realpath`): an output that is an input file, or lies inside an
+input directory, is refused whatever ``--force`` says -- replacing it would destroy the data being
+read (Kafka's segments are never written by a reading tool, as ``kafka-dump-log.sh`` never writes).
+URIs are compared as normalised strings (a store has no symlinks).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+from kseg.errors import InputError, UsageError
+
+
+def _is_uri(path: str) -> bool:
+    return "://" in path and not path.startswith("file://")
+
+
+def _local(path: str) -> str:
+    return path[len("file://"):] if path.startswith("file://") else path
+
+
+def _norm_uri(uri: str) -> str:
+    scheme, _, rest = uri.partition("://")
+    parts = [p for p in rest.split("/") if p not in ("", ".")]
+    return scheme.lower() + "://" + "/".join(parts)
+
+
+def _inside(child: str, parent: str) -> bool:
+    return child == parent or child.startswith(parent.rstrip("/") + "/")
+
+
+def refuse_on_inputs(output: str, inputs: list[str], option: str,
+                     hint: str = "write it somewhere outside the inputs") -> None:
+    """Raise :class:`UsageError` (exit 2) when ``output`` resolves to an input file or to a path
+    under an input directory.  ``option`` names the option in the message (``--report``)."""
+    if _is_uri(output):
+        target = _norm_uri(output)
+        for given in inputs:
+            if _is_uri(given) and _inside(target, _norm_uri(given)):
+                raise UsageError(f"{option} {output} lies within the input {given}; kseg never writes over "
+                                 "what it reads", hint=hint)
+        return
+    target = os.path.realpath(_local(output))
+    for given in inputs:
+        if _is_uri(given):
+            continue
+        source = os.path.realpath(_local(given))
+        if target == source:
+            raise UsageError(f"{option} {output} is the input {given}; kseg never writes over what it reads",
+                             hint=hint)
+        if _inside(target, source):
+            raise UsageError(f"{option} {output} lies within the input {given}; kseg never writes over "
+                             "what it reads", hint=hint)
+
+
+def check_file_target(output: str, *, force: bool, option: str) -> None:
+    """A local output file (renamed into place when whole): its directory must exist; a directory or
+    a special file there is refused; an existing file is replaced only with ``force``."""
+    if _is_uri(output):
+        return
+    path = _local(output)
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        raise InputError(f"cannot write {option}: no such directory", path=parent)
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise InputError(f"cannot write {option}: {exc.strerror or exc}", path=path) from None
+    if stat.S_ISDIR(st.st_mode):
+        raise InputError(f"cannot write {option}: is a directory (give a file path; a directory of part files "
+                         "is written only with --spark)", path=path)
+    if not stat.S_ISREG(st.st_mode):
+        raise InputError(f"cannot write {option}: not a regular file", path=path)
+    if not force:
+        raise InputError("exists; not replaced (give --force to replace it)", path=path)

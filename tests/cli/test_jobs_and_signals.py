@@ -1,0 +1,99 @@
+"""``--jobs`` bounded by the CPUs and the descriptor limit, workers that leave Ctrl-C to the parent, and
+Ctrl-C at any moment after start-up (issue 19).  Real processes, real signals, ``ulimit -n`` set with
+``resource.setrlimit`` in the child."""
+
+from __future__ import annotations
+
+import os
+import resource
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory) -> Path:
+    from tests.trees import many_partitions
+
+    return many_partitions(tmp_path_factory.mktemp("jobs") / "data", 60)  # 120 segments
+
+
+def _nofile(limit: int):
+    def set_limit() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (limit, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+    return set_limit
+
+
+def _cpus() -> int:
+    return len(os.sched_getaffinity(0))
+
+
+@pytest.mark.parametrize("args", [["verify-index", "--jobs", "4"], ["rebuild-index", "--check", "--jobs", "8"]])
+def test_a_low_descriptor_limit_lowers_jobs_with_a_note(root: Path, args: list[str]) -> None:
+    """With ``ulimit -n 16`` verify-index --jobs 4 ended in an EMFILE traceback and rebuild-index --check
+    --jobs 8 hung: now one process does the work, and a note says why."""
+    p = subprocess.run([sys.executable, "-m", "kseg", *args, str(root)], capture_output=True, cwd=ROOT,
+                       preexec_fn=_nofile(16), timeout=120)
+    err = p.stderr.decode()
+    assert p.returncode == 0, err
+    assert err == f"kseg: note: --jobs {args[-1]} lowered to 1: the open-file limit is 16 (ulimit -n)\n"
+    assert b"120 segments" in p.stdout.splitlines()[-1]
+
+
+def test_jobs_beyond_the_cpus_are_lowered_with_a_note(root: Path) -> None:
+    cpus = _cpus()
+    p = subprocess.run([sys.executable, "-m", "kseg", "verify-index", "--jobs", str(cpus + 3), str(root)],
+                       capture_output=True, cwd=ROOT, timeout=120)
+    assert p.returncode == 0
+    if cpus > 1:
+        assert p.stderr.decode() == f"kseg: note: --jobs {cpus + 3} lowered to {cpus}: {cpus} CPUs\n"
+    else:
+        assert p.stderr.decode() == "kseg: note: --jobs 4 lowered to 1: 1 CPU\n"
+    q = subprocess.run([sys.executable, "-m", "kseg", "verify-index", "-q", "--jobs", str(cpus + 3), str(root)],
+                       capture_output=True, cwd=ROOT, timeout=120)
+    assert q.returncode == 0 and q.stderr == b""  # --quiet silences the note
+
+
+@pytest.mark.parametrize("run", range(4))
+def test_ctrl_c_during_a_parallel_rebuild_is_one_line(root: Path, tmp_path: Path, run: int) -> None:
+    """Workers ignore SIGINT (they printed tracebacks in 19 of 40 runs): the parent stops them and says so once."""
+    p = subprocess.Popen([sys.executable, "-m", "kseg", "rebuild-index", "--jobs", "2", "--format", "json",
+                          "--output-dir", str(tmp_path / "out"), str(root)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
+    assert p.stdout.readline().startswith(b"{")  # workers are running
+    time.sleep(0.01 * run)
+    p.send_signal(signal.SIGINT)
+    p.stdout.read()
+    err = p.stderr.read()
+    assert p.wait() == 130, err
+    assert err == b"kseg: interrupted\n"
+
+
+def test_ctrl_c_at_any_moment_after_start_up_is_130(root: Path) -> None:
+    """A Ctrl-C while the command line is still being imported or parsed printed a traceback, or click's
+    ``Aborted!`` with exit 1.  The interpreter runs without ``site`` (-S: its .pth files take tens of
+    milliseconds before any kseg code), so the sweep covers kseg's own start: every outcome is exit 130
+    with one line, or death by SIGINT before Python started, or a finished run."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), *(p for p in sys.path if p)]))
+    outcomes = []
+    for i in range(30):
+        p = subprocess.Popen([sys.executable, "-S", "-m", "kseg", "verify-index", "--jobs", "2", str(root)],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT, env=env)
+        time.sleep(0.005 * i)
+        p.send_signal(signal.SIGINT)
+        err = p.stderr.read().decode()
+        rc = p.wait()
+        outcomes.append(rc)
+        assert "Aborted!" not in err
+        assert not any(where in err for where in ("kseg/cli/", "click/", "concurrent/")), err
+        if rc == 130:
+            assert err == "kseg: interrupted\n"
+        else:
+            assert rc in (-signal.SIGINT, 0) or "Traceback" in err and "kseg" not in err, (rc, err)
+    assert outcomes.count(130) >= 10, outcomes

@@ -1,0 +1,162 @@
+"""Peak memory of every command on issue 19's hostile inputs, measured on the real CLI in a child process.
+
+Inputs are built at test time with ``kseg.testing.bombs`` at a fraction of the
+benchmark's size (``benchmarks/memory.py`` measures the full ones), chosen so
+the code before the fix clearly passed the cap (measured: a 600 k-record zstd
+batch cost ~220 MiB in ``dump --deep-iteration`` with the C engine, ~380 MiB
+in Python, ~110 MiB in lookups and compaction, ~180 MiB in export; a 1 MiB random index ~175 MiB
+in ``verify-index``; a 256 MiB sparse index ~512 MiB in every command; a
+400 k-producer snapshot ~110 MiB; 2,000 one-record partitions ~170 MiB in
+``export``) while now they stay far below it.
+
+Peak RSS is the child's ``ru_maxrss`` from ``wait4``, taken by a small
+launcher process: a child's ``ru_maxrss`` starts from the memory of the process
+that forked it, and pytest's own would hide the command's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kseg import engine
+from kseg.testing import bombs
+
+CAP_MIB = 64  # every command without pyarrow (which alone costs ~65 MiB to import)
+EXPORT_CAP_MIB = 120
+
+_LAUNCHER = (
+    "import json, os, subprocess, sys\n"
+    "p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)\n"
+    "err = p.stderr.read()\n"
+    "_, status, usage = os.wait4(p.pid, 0)\n"
+    "p.returncode = 0\n"
+    "print(json.dumps([usage.ru_maxrss, os.waitstatus_to_exitcode(status), err.decode('utf-8', 'replace')]))\n"
+)
+
+ENGINES = [pytest.param("c", marks=pytest.mark.skipif(engine.C is None, reason="the C engine is not built")),
+           "python"]
+
+
+def peak(args: list[str], eng: str = "python") -> tuple[float, int, str]:
+    """Run ``kseg ARGS`` with ``KSEG_ENGINE=eng``: (peak RSS in MiB, exit code, stderr)."""
+    env = dict(os.environ, KSEG_ENGINE=eng)
+    out = subprocess.run([sys.executable, "-c", _LAUNCHER, sys.executable, "-m", "kseg", *args], env=env,
+                         capture_output=True, text=True, timeout=600, check=True).stdout
+    rss_kib, code, err = json.loads(out)
+    return rss_kib / 1024, code, err
+
+
+COUNT = 600_000  # records of the zstd bomb (6 MB decompressed)
+
+
+@pytest.fixture(scope="module")
+def bomb(tmp_path_factory) -> Path:
+    d = tmp_path_factory.mktemp("bomb") / "t-0"
+    bombs.write_null_bomb(d, COUNT, "zstd")
+    return d
+
+
+LOG = "{d}/00000000000000000000.log"
+BOMB_COMMANDS = {
+    "dump-deep": ["dump", "--deep-iteration", LOG],
+    "dump-print": ["dump", "--print-data-log", LOG],
+    "dump-json-decoder": ["dump", "--value-decoder", "json", LOG],
+    "dump-json": ["dump", "--format", "json", "--deep-iteration", LOG],
+    "verify-strict": ["verify-index", "--strict", "{d}"],
+    "lookup-offset": ["lookup-offset", str(COUNT - 1), "{d}"],
+    "lookup-time": ["lookup-time", str(bombs.TIMESTAMP), "{d}"],
+    "compaction": ["compaction", "{d}"],
+    "txn": ["txn", "{d}"],
+    "rebuild-check": ["rebuild-index", "--check", "{d}"],
+}
+
+
+@pytest.mark.parametrize("eng", ENGINES)
+@pytest.mark.parametrize("name", list(BOMB_COMMANDS))
+def test_a_compressed_batch_of_many_records_streams(bomb: Path, name: str, eng: str) -> None:
+    mib, code, err = peak([a.format(d=bomb) for a in BOMB_COMMANDS[name]], eng)
+    assert code in (0, 1), err
+    assert "Traceback" not in err
+    assert mib < CAP_MIB, f"{name} ({eng}): {mib:.1f} MiB"
+
+
+@pytest.mark.parametrize("eng", ENGINES)
+def test_export_of_the_bomb_is_bounded(bomb: Path, eng: str, tmp_path: Path) -> None:
+    mib, code, err = peak(["export", "-q", str(bomb), "-o", str(tmp_path / "out.parquet")], eng)
+    assert code == 0, err
+    assert mib < EXPORT_CAP_MIB, f"export ({eng}): {mib:.1f} MiB"
+
+
+def test_export_of_many_splits_is_bounded(tmp_path: Path) -> None:
+    root = bombs.write_many_partitions(tmp_path / "logs", 2000)
+    out = tmp_path / "out.parquet"
+    mib, code, err = peak(["export", "-q", str(root), "-o", str(out)])
+    assert code == 0, err
+    assert mib < EXPORT_CAP_MIB, f"export of 2,000 splits: {mib:.1f} MiB"
+
+
+INDEX_COMMANDS = {
+    "dump-index": ["dump", "{d}/00000000000000000000.index"],
+    "dump-timeindex": ["dump", "{d}/00000000000000000000.timeindex"],
+    "verify": ["verify-index", "{d}"],
+    "verify-strict": ["verify-index", "--strict", "{d}"],
+    "lookup-offset": ["lookup-offset", "0", "{d}"],
+    "lookup-time": ["lookup-time", "0", "{d}"],
+    "rebuild-check": ["rebuild-index", "--check", "{d}"],
+    "export": ["export", "-q", "{d}", "-o", "{d}/../out.parquet", "--force"],
+}
+
+
+@pytest.fixture(scope="module")
+def random_index(tmp_path_factory) -> Path:
+    d = tmp_path_factory.mktemp("random") / "t-0"
+    bombs.write_random_indexes(d, 1 << 20)
+    return d
+
+
+@pytest.fixture(scope="module")
+def sparse_index(tmp_path_factory) -> Path:
+    d = tmp_path_factory.mktemp("sparse") / "t-0"
+    bombs.write_random_indexes(d, 256 << 20, sparse=True)
+    return d
+
+
+@pytest.mark.parametrize("name", list(INDEX_COMMANDS))
+@pytest.mark.parametrize("which", ["random", "sparse"])
+def test_garbage_and_sparse_indexes_are_read_in_windows(name: str, which: str, request) -> None:
+    d = request.getfixturevalue(f"{which}_index")
+    mib, code, err = peak([a.format(d=d) for a in INDEX_COMMANDS[name]])
+    assert code in (0, 1), err
+    assert "Traceback" not in err
+    cap = EXPORT_CAP_MIB if name == "export" else CAP_MIB
+    assert mib < cap, f"{name} on a {which} index: {mib:.1f} MiB"
+
+
+def test_verify_index_keeps_a_bounded_report_of_a_garbage_index(random_index: Path) -> None:
+    r = subprocess.run([sys.executable, "-m", "kseg", "verify-index", "--format", "json", str(random_index)],
+                       capture_output=True, text=True, timeout=600)
+    rows = [json.loads(line) for line in r.stdout.splitlines()]
+    segment = next(row for row in rows if row["type"] == "segment")
+    problems = [row for row in rows if row["type"] == "problem"]
+    kinds = {(p["kind"], p["file"]) for p in problems}
+    from kseg.storage.verify_result import KEPT_PER_KIND
+
+    assert r.returncode == 1
+    assert len(problems) <= KEPT_PER_KIND * len(kinds)
+    assert segment["problems"] > 100_000  # every wrong entry counted
+    assert any("more" in note and "not listed" in note for note in segment["notes"])
+
+
+@pytest.mark.parametrize("name", ["dump", "txn"])
+def test_a_snapshot_of_many_producers_streams(name: str, tmp_path: Path) -> None:
+    snap = bombs.write_snapshot_bomb(tmp_path / "t-0", 400_000)
+    args = ["dump", str(snap)] if name == "dump" else ["txn", str(snap.parent)]
+    mib, code, err = peak(args)
+    assert code == 0, err
+    assert mib < CAP_MIB, f"{name}: {mib:.1f} MiB"
