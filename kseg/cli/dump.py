@@ -2,18 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
 
 from kseg.cli.options import (binary_streams, decoder_options, format_option, io_options,
                               max_message_size_option, quiet_option)
-
-# Kafka's Java decoder class names map onto kseg's decoders.
-_JAVA_DECODERS = {
-    "org.apache.kafka.tools.api.StringDecoder": "string",
-    "kafka.serializer.StringDecoder": "string",
-}
 
 TOPIC_DECODERS = {
     "offsets_decoder": "offsets",
@@ -25,9 +20,9 @@ TOPIC_DECODERS = {
 
 
 def resolve_decoder(name: str):
-    """``string`` (Kafka's default), ``hex``, ``base64``, ``json`` or ``module:function``."""
-    name = _JAVA_DECODERS.get(name, name)
-    if name == "string":
+    """``string`` (Kafka's default), ``hex``, ``base64``, ``json``, ``int``, ``long``, a Kafka decoder
+    class name (:data:`kseg.decoders.simple.JAVA_DECODERS`) or ``module:function``."""
+    if name in ("string", "org.apache.kafka.tools.api.StringDecoder", "kafka.serializer.StringDecoder"):
         from kseg.format.strings import string_decoder
 
         return string_decoder
@@ -43,11 +38,38 @@ def kraft_text(type_id: int, key: bytes, value: bytes | None) -> str | None:
     return control_record_text(type_id, key, value)
 
 
-def topic_parser(kind: str):
-    """The topic decoder for ``--offsets-decoder`` and friends."""
+def kraft_text_41(type_id: int, key: bytes, value: bytes | None) -> str | None:
+    """:func:`kraft_text` of Kafka 4.1+, which also prints LEADER_CHANGE's JSON."""
+    from kseg.decoders.control import control_record_text
+
+    return control_record_text(type_id, key, value, leader_change=True)
+
+
+def deprecation_notice(name: str | None) -> str:
+    """Kafka 3.9's line for a ``kafka.serializer`` decoder class (``convertDeprecatedDecoderClass``)."""
+    if name and name.startswith("kafka.serializer.") and name.rpartition(".")[2] in (
+            "StringDecoder", "LongDecoder", "IntegerDecoder", "DefaultDecoder"):
+        cls = name.rpartition(".")[2]
+        return f"{name} is deprecated. Please use org.apache.kafka.tools.api.{cls} instead\n"
+    return ""
+
+
+def topic_parser(kind: str, release=None):
+    """The topic decoder for ``--offsets-decoder`` and friends, as Kafka ``release`` prints it."""
     from kseg.decoders import parser_for
 
-    return parser_for(kind)
+    return parser_for(kind, release)
+
+
+def kafka_release(value: str | None):
+    """``--kafka-version``/``KSEG_KAFKA_VERSION`` -> ``(Release, explicitly chosen)``."""
+    from kseg.format import releases
+
+    try:
+        chosen = value if value is not None else os.environ.get(releases.ENV) or None
+        return releases.release(chosen), chosen is not None
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--kafka-version") from None
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -68,17 +90,21 @@ def topic_parser(kind: str):
 @click.option("--cluster-metadata-decoder", is_flag=True, help="Decode __cluster_metadata (KRaft) records.")
 @click.option("--remote-log-metadata-decoder", is_flag=True, help="Decode __remote_log_metadata records.")
 @click.option("--share-group-state-decoder", is_flag=True, help="Decode __share_group_state records.")
+@click.option("--kafka-version", "kafka_version", metavar="X.Y", default=None,
+              help="Print the text output of this Kafka release's kafka-dump-log.sh (3.9 to 4.4; default: "
+                   "$KSEG_KAFKA_VERSION, else the newest).  --format json does not change with it.")
 @format_option
 @quiet_option
 @io_options
 def dump(paths, files_opt, print_data_log, deep_iteration, skip_record_metadata, verify_index_only,
          index_sanity_check, max_message_size, max_bytes, key_decoder, value_decoder, output_format,
-         quiet, **topic_flags) -> None:
+         quiet, kafka_version, **topic_flags) -> None:
     """Dump Kafka log segments (.log), indexes (.index, .timeindex, .txnindex),
     producer snapshots (.snapshot) and KRaft snapshots (.checkpoint).
 
     The text output is byte-identical to Kafka's kafka-dump-log.sh, on
-    stdout and stderr.  Files come from --files (comma-separated) and/or
+    stdout and stderr, of the release --kafka-version names (default the
+    newest; see docs/dump.md for what differs between releases).  Files come from --files (comma-separated) and/or
     positional arguments, and are dumped in that order.  A key or value
     decoder (or a topic decoder) implies --print-data-log, as in Kafka.
 
@@ -102,8 +128,15 @@ def dump(paths, files_opt, print_data_log, deep_iteration, skip_record_metadata,
     chosen = [kind for flag, kind in TOPIC_DECODERS.items() if topic_flags.get(flag)]
     if len(chosen) > 1:
         raise click.UsageError("choose at most one topic decoder")
+    release, explicit = kafka_release(kafka_version)
+    if output_format == "json":
+        from kseg.format.releases import LATEST
+
+        release, explicit = LATEST, False  # kseg's own schema: the same whatever the version
+    if "share-group-state" in chosen and not release.share_decoder:
+        raise click.UsageError(f"Kafka {release.name}'s tool has no --share-group-state-decoder (4.0+)")
     try:
-        parser = topic_parser(chosen[0]) if chosen else None
+        parser = topic_parser(chosen[0], release) if chosen else None
         opts = DumpOptions(
             print_data_log=bool(print_data_log or chosen or key_decoder or value_decoder),
             deep_iteration=deep_iteration,
@@ -115,6 +148,10 @@ def dump(paths, files_opt, print_data_log, deep_iteration, skip_record_metadata,
             key_decoder=resolve_decoder(key_decoder or "string"),
             value_decoder=resolve_decoder(value_decoder or "string"),
             parser=parser,
+            # Kafka 4.3/4.4's false "-1 is followed by N": only when that version is asked for
+            gap_from_minus_one=release.java_tool and explicit,
+            # and its .timeindex dump that dies on a corrupt batch after the indexed one
+            time_index_reads_to_end=release.java_tool and explicit,
         )
     except KsegError as exc:
         raise click.UsageError(exc.describe()) from None
@@ -129,7 +166,10 @@ def dump(paths, files_opt, print_data_log, deep_iteration, skip_record_metadata,
     else:
         from kseg.render.text import TextSink
 
-        sink = TextSink(out, err, skip_record_metadata=skip_record_metadata, kraft_text=kraft_text)
+        sink = TextSink(out, err, skip_record_metadata=skip_record_metadata,
+                        kraft_text=kraft_text_41 if release.leader_change_json else kraft_text, release=release)
+        if release.deprecated_serializer_notice and not chosen:
+            sink.preamble = "".join(deprecation_notice(name) for name in (value_decoder, key_decoder))
     from kseg.render import progress
 
     sink.quiet = quiet

@@ -159,12 +159,16 @@ def _quiet_stdout() -> None:
 
 
 def _version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
-    """``--version``: kseg's version and the engine that runs (``engine: c`` or ``engine: python (why)``)."""
+    """``--version``: kseg's version, the Kafka releases whose dump output it reproduces
+    (``dump --kafka-version``) and the engine that runs (``engine: c`` or ``engine: python (why)``)."""
     if not value or ctx.resilient_parsing:
         return
     from kseg import engine
+    from kseg.format.releases import LATEST, supported_range
 
-    click.echo(f"kseg, version {__version__}\nengine: {engine.description()}")
+    click.echo(f"kseg, version {__version__}\n"
+               f"kafka dump output: {supported_range()} (default {LATEST.lines[-1]})\n"
+               f"engine: {engine.description()}")
     ctx.exit()
 
 

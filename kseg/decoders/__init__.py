@@ -28,12 +28,17 @@ PARSERS: dict[str, tuple[str, str]] = {
 }
 
 
-def parser_for(name: str):
-    """A new parser for decoder ``name`` (a key of :data:`PARSERS`)."""
+def parser_for(name: str, release=None):
+    """A new parser for decoder ``name`` (a key of :data:`PARSERS`) as Kafka ``release``'s tool
+    (a :class:`kseg.format.releases.Release`; None: the newest) prints it."""
     try:
         module, cls = PARSERS[name]
     except KeyError:
         from kseg.errors import UsageError
 
         raise UsageError(f"unknown topic decoder {name!r}", hint="one of " + ", ".join(PARSERS)) from None
-    return getattr(import_module(module), cls)()
+    if release is None:
+        from kseg.format.releases import LATEST
+
+        release = LATEST
+    return getattr(import_module(module), cls)(release)

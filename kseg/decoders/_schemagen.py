@@ -2,7 +2,17 @@
 
 Maintainer tool, never imported at run time::
 
-    python -m kseg.decoders._schemagen /path/to/kafka/.git [REV]
+    python -m kseg.decoders._schemagen /path/to/kafka/.git [REV [REV_4_0 [LINE=REV ...]]]
+
+``REV`` is the release whose schemas are current (kseg pins Kafka 4.4's branch);
+``REV_4_0`` the 4.0 branch, whose layouts of the messages in :data:`LEGACY` are
+kept as ``<Name>@4.0.json``: records removed upstream, and layouts that changed
+without a version bump (``kseg.decoders.coordinator`` chooses by the bytes).
+Each ``LINE=REV`` (``3.9=refs/heads/3.9`` ...) is an older release line: a tagged
+field of the current schemas missing from that line's spec is recorded in
+``index.json``'s ``taggedSince`` with the first line that has it, so that
+``--kafka-version`` drops it from the JSON as that release's converter does
+(an unknown tag is kept aside, never printed).
 
 Kafka describes every protocol and record message in JSON files (with ``//``
 comments).  kseg keeps, per message, only the facts its reader and JSON writer
@@ -44,6 +54,11 @@ CLIENT_SPECS = (
     "clients/src/main/resources/common/message/ConsumerProtocolAssignment.json",
 )
 OUT = Path(__file__).resolve().parent / "schemas"
+#: Messages whose Kafka 4.0 layout is kept beside the current one.
+LEGACY = {
+    "4.0": ("ShareGroupPartitionMetadataKey", "ShareGroupPartitionMetadataValue", "ShareGroupMetadataValue",
+            "ShareGroupStatePartitionMetadataValue", "ShareSnapshotValue", "ShareUpdateValue"),
+}
 
 
 def strip_comments(text: str) -> str:
@@ -157,14 +172,35 @@ def _git(gitdir: str, *args: str) -> str:
                           text=True).stdout
 
 
+def _spec_paths(gitdir: str, rev: str) -> list[str]:
+    names = _git(gitdir, "ls-tree", "-r", "--name-only", rev).splitlines()
+    return [p for p in names if p.endswith(".json") and p.rsplit("/", 1)[0] in SPEC_DIRS] + list(CLIENT_SPECS)
+
+
+def _tagged_paths(schema: dict) -> set[str]:
+    """``"Struct.field"`` of every tagged field: the message's own fields under its name, an inline
+    or common struct's under the struct's type name (as ``kseg.decoders.schema`` names them)."""
+    out: set[str] = set()
+
+    def walk(fields: list, struct: str) -> None:
+        for f in fields:
+            if "tag" in f:
+                out.add(f"{struct}.{f['name']}")
+            if f.get("fields"):
+                walk(f["fields"], f["type"].removeprefix("[]"))
+
+    walk(schema.get("fields", []), schema["name"])
+    for s in schema.get("commonStructs", []):
+        walk(s["fields"], s["name"])
+    return out
+
+
 def main(argv: list[str]) -> int:
     gitdir = argv[0]
     rev = argv[1] if len(argv) > 1 else "HEAD"
     commit = _git(gitdir, "rev-parse", rev).strip()
-    names = _git(gitdir, "ls-tree", "-r", "--name-only", rev).splitlines()
-    paths = [p for p in names if p.endswith(".json") and p.rsplit("/", 1)[0] in SPEC_DIRS]
-    paths += list(CLIENT_SPECS)
-    index: dict = {"kafkaCommit": commit, "metadata": {}, "remoteLogMetadata": {}}
+    paths = _spec_paths(gitdir, rev)
+    index: dict = {"kafkaCommit": commit, "layouts": {}, "metadata": {}, "remoteLogMetadata": {}}
     OUT.mkdir(exist_ok=True)
     for old in OUT.glob("*.json"):
         old.unlink()
@@ -176,6 +212,45 @@ def main(argv: list[str]) -> int:
             index[table][str(schema["apiKey"])] = schema["name"]
         text = render(schema)
         (OUT / f"{schema['name']}.json").write_text(text)
+    for label, wanted in LEGACY.items():
+        if len(argv) < 3:
+            break
+        legacy_rev = argv[2]
+        index["layouts"][label] = {"kafkaCommit": _git(gitdir, "rev-parse", legacy_rev).strip(),
+                                   "messages": sorted(wanted)}
+        for path in _spec_paths(gitdir, legacy_rev):
+            if path.rsplit("/", 1)[-1][:-5] in wanted:
+                schema = convert(json.loads(strip_comments(_git(gitdir, "show", f"{legacy_rev}:{path}"))))
+                (OUT / f"{schema['name']}@{label}.json").write_text(render(schema))
+    since: dict = {}
+    older = [a.split("=", 1) for a in argv[3:]]
+    for line, line_rev in older:
+        index.setdefault("releaseCommits", {})[line] = _git(gitdir, "rev-parse", line_rev).strip()
+        schemas = {}
+        for path in _spec_paths(gitdir, line_rev):
+            try:
+                sch = convert(json.loads(strip_comments(_git(gitdir, "show", f"{line_rev}:{path}"))))
+            except subprocess.CalledProcessError:
+                continue
+            schemas[sch["name"]] = sch
+        for path in sorted(paths):
+            cur = convert(json.loads(strip_comments(_git(gitdir, "show", f"{rev}:{path}"))))
+            old = schemas.get(cur["name"])
+            if old is None:
+                continue
+            for tag_path in _tagged_paths(cur) - _tagged_paths(old):
+                since.setdefault(cur["name"], {}).setdefault(tag_path, None)
+        for name, fields in since.items():
+            for tag_path, first in list(fields.items()):
+                old = schemas.get(name)
+                if first is None and old is not None and tag_path in _tagged_paths(old):
+                    fields[tag_path] = line
+    for fields in since.values():  # present in no older line given: new with the current release
+        for tag_path, first in fields.items():
+            if first is None:
+                fields[tag_path] = "current"
+    if since:
+        index["taggedSince"] = since
     (OUT / "index.json").write_text(json.dumps(index, indent=1, sort_keys=True) + "\n")
     print(f"wrote {len(paths)} schemas from {commit}")
     return 0

@@ -19,6 +19,7 @@ record of one of these types.
 
 from __future__ import annotations
 
+LEADER_CHANGE = 2
 SNAPSHOT_HEADER = 3
 SNAPSHOT_FOOTER = 4
 KRAFT_VERSION = 5
@@ -32,13 +33,17 @@ CONTROL_MESSAGES: dict[int, tuple[str, str]] = {
     KRAFT_VOTERS: ("KRaftVoters", "VotersRecord"),
 }
 
+#: Kafka 4.1+ (KAFKA-18672) also prints LEADER_CHANGE (2): `` LeaderChange: {json}``.
+LEADER_CHANGE_MESSAGE = ("LeaderChange:", "LeaderChangeMessage")
+
 #: ``ControlRecordUtils.*_CURRENT_VERSION``: the version every control value is read with.
 READ_VERSION = 0
 
 
-def control_record_json(type_id: int, value: bytes | None) -> tuple[str, str] | None:
-    """``(label, json)`` for a SnapshotHeader/Footer, KRaftVersion or KRaftVoters value; else None."""
-    entry = CONTROL_MESSAGES.get(type_id)
+def control_record_json(type_id: int, value: bytes | None, leader_change: bool = False) -> tuple[str, str] | None:
+    """``(label, json)`` for a SnapshotHeader/Footer, KRaftVersion or KRaftVoters value (and, with
+    ``leader_change``, a LeaderChange one); else None."""
+    entry = LEADER_CHANGE_MESSAGE if leader_change and type_id == LEADER_CHANGE else CONTROL_MESSAGES.get(type_id)
     if entry is None:
         return None
     from kseg.decoders import schema
@@ -59,7 +64,7 @@ def control_record_json(type_id: int, value: bytes | None) -> tuple[str, str] | 
         raise UncaughtJavaException(exc) from None
 
 
-def control_record_text(type_id: int, key: bytes, value: bytes | None) -> str | None:
+def control_record_text(type_id: int, key: bytes, value: bytes | None, leader_change: bool = False) -> str | None:
     """What Kafka prints after the record metadata for control type ``type_id``.
 
     ``" KRaftVersion {...}"`` etc. for types 3-6; None for every other type
@@ -67,7 +72,7 @@ def control_record_text(type_id: int, key: bytes, value: bytes | None) -> str | 
     by the caller).  ``key`` is accepted for symmetry; the caller already
     parsed the type from it.
     """
-    out = control_record_json(type_id, value)
+    out = control_record_json(type_id, value, leader_change)
     if out is None:
         return None
     return f" {out[0]} {out[1]}"

@@ -15,6 +15,22 @@ bytes after either message are ignored.  Error texts, as the serde throws them:
 * a read failure: "Could not read record with version V from key's buffer
   due to: <message>." (``value's`` for the value).
 
+Per Kafka release (:mod:`kseg.format.releases`): which record types the serde
+knows (3.9: 0-8; 4.0: 0-16; 4.1+: the generated ``CoordinatorRecordType``, 0-8,
+10-17, 19-23, type 0 read as ``LegacyOffsetCommit``); from 4.0 a value version
+outside the value message's valid versions is ``UnknownRecordVersionException``
+("Found an unknown record version V for T type"); the share-state value
+envelope is labelled ``type`` up to 4.0, ``version`` from 4.1.
+
+Layouts that changed without a version bump (4.0 -> 4.1: ``ShareGroupMetadataValue``
+gained ``MetadataHash``, ``ShareGroupStatePartitionMetadataValue`` gained
+``InitializingTopics``, ``ShareSnapshotValue``/``ShareUpdateValue`` a 32-bit
+``SnapshotEpoch`` and timestamps) are chosen by what the bytes hold: the
+current layout when it reads the value to its last byte, else the 4.0 layout
+(``schemas/<Name>@4.0.json``) when that one does, else the current layout's
+reading (or error).  Record type 9 (``ShareGroupPartitionMetadata``, removed in
+4.1) is read with its 4.0 layout under ``--kafka-version 4.0``.
+
 Output (``DumpLogSegments.OffsetsMessageParser`` /
 ``ShareGroupStateMessageParser``): key ``{"type":"<record type>","data":{...}}``;
 value ``{"version":"<v>","data":{...}}`` for offsets, ``{"type":"<v>",...}``
@@ -34,8 +50,10 @@ from kseg.decoders.decode import read
 from kseg.decoders.jsonconv import dumps, to_tree
 from kseg.decoders.jvm import JavaException, UnknownRecordTypeException
 from kseg.decoders.wire import Reader
+from kseg.format import releases
+from kseg.format.releases import Release
 
-#: ``GroupCoordinatorRecordSerde``: record type -> message name (without Key/Value).
+#: ``GroupCoordinatorRecordSerde`` up to 4.0: record type -> message name (without Key/Value).
 GROUP_RECORD_TYPES: dict[int, str] = {
     0: "OffsetCommit",
     1: "OffsetCommit",
@@ -53,7 +71,34 @@ GROUP_RECORD_TYPES: dict[int, str] = {
     13: "ShareGroupTargetAssignmentMember",
     14: "ShareGroupCurrentMemberAssignment",
     15: "ShareGroupStatePartitionMetadata",
+    16: "ConsumerGroupRegularExpression",
 }
+
+#: The generated ``CoordinatorRecordType`` of 4.1+ (the specs' ``apiKey``s; 9 and 18 unused).
+GROUP_RECORD_TYPES_41: dict[int, str] = {
+    **{k: v for k, v in GROUP_RECORD_TYPES.items() if k != 9},
+    0: "LegacyOffsetCommit",
+    17: "StreamsGroupMetadata",
+    19: "StreamsGroupMemberMetadata",
+    20: "StreamsGroupTargetAssignmentMetadata",
+    21: "StreamsGroupTargetAssignmentMember",
+    22: "StreamsGroupCurrentMemberAssignment",
+    23: "StreamsGroupTopology",
+}
+
+#: Messages whose 4.0 layout differs from the current one at the same version: ``<Name>@4.0``.
+LEGACY_LAYOUT = "@4.0"
+RELAYOUTED = frozenset(("ShareGroupMetadataValue", "ShareGroupStatePartitionMetadataValue", "ShareSnapshotValue",
+                        "ShareUpdateValue"))
+#: Removed upstream; only the 4.0 layout exists.
+REMOVED = {"ShareGroupPartitionMetadataKey": "ShareGroupPartitionMetadataKey@4.0",
+           "ShareGroupPartitionMetadataValue": "ShareGroupPartitionMetadataValue@4.0"}
+
+
+def group_record_types(release: Release) -> dict[int, str]:
+    """The record types ``release``'s ``GroupCoordinatorRecordSerde`` knows."""
+    table = GROUP_RECORD_TYPES_41 if 17 in release.group_types else GROUP_RECORD_TYPES
+    return {k: v for k, v in table.items() if k in release.group_types}
 
 #: ``ShareCoordinatorRecordSerde`` (``ShareCoordinator.SHARE_*_RECORD_KEY_VERSION``).
 SHARE_RECORD_TYPES: dict[int, str] = {0: "ShareSnapshot", 1: "ShareUpdate"}
@@ -91,20 +136,46 @@ def _read_message(msg_name: str, r: Reader, version: int, name: str) -> dict:
         ) from None
 
 
-def deserialize(types: dict[int, str], key: bytes, value: bytes | None) -> CoordinatorRecord:
-    """``CoordinatorRecordSerde.deserialize`` for the record-type table ``types``."""
+def schema_name(msg_name: str) -> str:
+    """The schema file of ``msg_name``: a removed message's 4.0 layout, else the current one."""
+    return REMOVED.get(msg_name, msg_name)
+
+
+def choose_layout(msg_name: str, data: bytes, pos: int, version: int) -> str:
+    """For a message whose layout changed without a version bump: the layout that reads
+    ``data[pos:]`` to its last byte (current first, then 4.0), else the current one."""
+    if msg_name not in RELAYOUTED:
+        return schema_name(msg_name)
+    for candidate in (msg_name, msg_name + LEGACY_LAYOUT):
+        r = Reader(data, pos)
+        try:
+            read(schema.message(candidate).struct, r, version)
+        except JavaException:
+            continue
+        if r.remaining() == 0:
+            return candidate
+    return msg_name
+
+
+def deserialize(types: dict[int, str], key: bytes, value: bytes | None,
+                release: Release = releases.LATEST) -> CoordinatorRecord:
+    """``CoordinatorRecordSerde.deserialize`` of ``release`` for the record-type table ``types``."""
     kr = Reader(key)
     record_type = _read_version(kr, "key")
     base = types.get(record_type)
     if base is None:
         raise UnknownRecordTypeException(record_type)
-    key_msg = _read_message(base + "Key", kr, record_type, "key")
+    key_name = schema_name(base + "Key")
+    key_msg = _read_message(key_name, kr, record_type, "key")
     if value is None:
-        return CoordinatorRecord(record_type, base + "Key", key_msg, base + "Value", None, None)
+        return CoordinatorRecord(record_type, key_name, key_msg, schema_name(base + "Value"), None, None)
     vr = Reader(value)
     value_version = _read_version(vr, "value")
-    value_msg = _read_message(base + "Value", vr, value_version, "value")
-    return CoordinatorRecord(record_type, base + "Key", key_msg, base + "Value", value_version, value_msg)
+    value_name = choose_layout(base + "Value", value, 2, value_version)
+    if release.value_version_check and not schema.message(value_name).valid.contains(value_version):
+        raise JavaException(f"Found an unknown record version {value_version} for {record_type} type")
+    value_msg = _read_message(value_name, vr, value_version, "value")
+    return CoordinatorRecord(record_type, key_name, key_msg, value_name, value_version, value_msg)
 
 
 def _envelope(label: str, version: int, tree) -> str:
@@ -138,24 +209,30 @@ def group_metadata_tree(value: dict, version: int) -> dict:
 
 
 class _CoordinatorParser:
-    """Shared logic of the two coordinator parsers."""
+    """Shared logic of the coordinator parsers (Kafka's ``CoordinatorRecordMessageParser`` from 4.1)."""
 
     types: dict[int, str] = {}
     value_label = "version"
     topic_name = ""
 
+    def __init__(self, release: Release = releases.LATEST) -> None:
+        self.release = release
+
     def parse(self, offset: int, key: bytes | None, value: bytes | None) -> tuple[str | None, str | None]:
         if key is None:
+            what = "the specified" if self.release.generic_missing_key else self.topic_name
             raise UncaughtJavaException(JavaException(
-                f"Failed to decode message at offset {offset} using {self.topic_name} "
+                f"Failed to decode message at offset {offset} using {what} "
                 "decoder (message had a missing key)"), offset)
         try:
-            rec = deserialize(self.types, key, value)
+            rec = deserialize(self.types, key, value, self.release)
             key_struct = schema.message(rec.key_name).struct
             key_text = _envelope("type", rec.record_type, to_tree(key_struct, rec.key, rec.record_type))
             if rec.value is None:
                 return key_text, "<DELETE>"
-            return key_text, _envelope(self.value_label, rec.value_version, self.value_tree(rec))
+            tree = schema.drop_newer_tagged(schema.message(rec.value_name), self.value_tree(rec),
+                                            self.release.knows)
+            return key_text, _envelope(self.value_label, rec.value_version, tree)
         except UnknownRecordTypeException as exc:
             return f"Unknown record type {exc.unknown_type} at offset {offset}, skipping.", None
         except JavaException as exc:
@@ -168,9 +245,12 @@ class _CoordinatorParser:
 class OffsetsMessageParser(_CoordinatorParser):
     """``--offsets-decoder`` (``__consumer_offsets``), Kafka's ``OffsetsMessageParser``."""
 
-    types = GROUP_RECORD_TYPES
     value_label = "version"
     topic_name = "offset topic"
+
+    def __init__(self, release: Release = releases.LATEST) -> None:
+        super().__init__(release)
+        self.types = group_record_types(release)
 
     def value_tree(self, rec: CoordinatorRecord):
         if rec.value_name == "GroupMetadataValue":
@@ -182,5 +262,8 @@ class ShareGroupStateMessageParser(_CoordinatorParser):
     """``--share-group-state-decoder`` (``__share_group_state``), Kafka's ``ShareGroupStateMessageParser``."""
 
     types = SHARE_RECORD_TYPES
-    value_label = "type"
     topic_name = "share group state topic"
+
+    def __init__(self, release: Release = releases.LATEST) -> None:
+        super().__init__(release)
+        self.value_label = release.share_value_label

@@ -31,6 +31,8 @@ from kseg.decoders.decode import read
 from kseg.decoders.jsonconv import dumps, to_tree
 from kseg.decoders.jvm import JavaException, MetadataParseException, UnsupportedVersionException
 from kseg.decoders.wire import Reader
+from kseg.format import releases
+from kseg.format.releases import Release
 
 DEFAULT_FRAME_VERSION = 1
 
@@ -65,11 +67,14 @@ def _short_varint(r: Reader | None, entity: str) -> int:
     return val - 0x10000 if val & 0x8000 else val
 
 
-def read_api_message(data: bytes | None, table: str = "metadata") -> tuple[str, int, int, dict]:
+def read_api_message(data: bytes | None, table: str = "metadata",
+                     max_api_key: int = 32767) -> tuple[str, int, int, dict]:
     """``AbstractApiMessageSerde.read``: ``(message name, api key, version, message)``.
 
     ``table`` picks the api-key registry: ``"metadata"`` (KRaft records) or
-    ``"remoteLogMetadata"`` (the storage module's own ``MetadataRecordType``).
+    ``"remoteLogMetadata"`` (the storage module's own ``MetadataRecordType``);
+    ``max_api_key`` the newest KRaft record type a Kafka release knows (3.9: 27,
+    4.0-4.3: 28 ``ClearElrRecord``, 4.4: 29 ``UnregisterControllerRecord``).
     """
     r = None if data is None else Reader(data)
     frame_version = _short_varint(r, "frame version")
@@ -83,7 +88,7 @@ def read_api_message(data: bytes | None, table: str = "metadata") -> tuple[str, 
             f"(only frame version {DEFAULT_FRAME_VERSION} is supported)")
     api_key = _short_varint(r, "type")
     version = _short_varint(r, "version")
-    name = schema.metadata_names(table).get(api_key)
+    name = schema.metadata_names(table).get(api_key) if api_key <= max_api_key else None
     if name is None:
         raise MetadataParseException.wrapping(UnsupportedVersionException(f"Unknown metadata id {api_key}"))
     try:
@@ -98,10 +103,14 @@ def read_api_message(data: bytes | None, table: str = "metadata") -> tuple[str, 
 class ClusterMetadataLogMessageParser:
     """``--cluster-metadata-decoder``, Kafka's ``ClusterMetadataLogMessageParser``."""
 
+    def __init__(self, release: Release = releases.LATEST) -> None:
+        self.release = release
+
     def parse(self, offset: int, key: bytes | None, value: bytes | None) -> tuple[None, str]:
         try:
-            name, _, version, message = read_api_message(value)
-            data = to_tree(schema.message(name).struct, message, version)
+            name, _, version, message = read_api_message(value, max_api_key=self.release.metadata_max_api_key)
+            m = schema.message(name)
+            data = schema.drop_newer_tagged(m, to_tree(m.struct, message, version), self.release.knows)
             text = dumps({"type": snake_upper(name), "version": version, "data": data})
         except JavaException as exc:
             text = f"Error at {offset}, skipping. {exc.get_message()}"

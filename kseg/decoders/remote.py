@@ -25,6 +25,8 @@ from __future__ import annotations
 
 from kseg.decoders.jvm import IllegalArgumentException, JavaException, NullPointerException, uuid_to_string
 from kseg.decoders.metadata import read_api_message
+from kseg.format import releases
+from kseg.format.releases import Release
 
 #: ``RemoteLogSegmentState`` ids
 SEGMENT_STATES = {0: "COPY_SEGMENT_STARTED", 1: "COPY_SEGMENT_FINISHED", 2: "DELETE_SEGMENT_STARTED",
@@ -68,7 +70,12 @@ def _segment_state(state_id: int) -> str:
     return state
 
 
-def _segment_metadata(m: dict) -> str:
+def _txn_idx_empty(m: dict, release: Release) -> str:
+    """4.0+ (KIP-1058): ``, txnIdxEmpty=<bool>`` before the closing brace; the tag's default is false."""
+    return f", txnIdxEmpty={'true' if m.get('txnIndexEmpty') else 'false'}" if release.remote_txn_idx_empty else ""
+
+
+def _segment_metadata(m: dict, release: Release) -> str:
     start, end = m["startOffset"], m["endOffset"]
     if start < 0:
         raise IllegalArgumentException(
@@ -82,17 +89,17 @@ def _segment_metadata(m: dict) -> str:
             f"startOffset={start}, endOffset={end}, brokerId={m['brokerId']}, "
             f"maxTimestampMs={m['maxTimestampMs']}, eventTimestampMs={m['eventTimestampMs']}, "
             f"segmentLeaderEpochs={epochs}, segmentSizeInBytes={m['segmentSizeInBytes']}, "
-            f"customMetadata={_custom(m['customMetadata'])}, state={state}}}")
+            f"customMetadata={_custom(m['customMetadata'])}, state={state}{_txn_idx_empty(m, release)}}}")
 
 
-def _segment_update(m: dict) -> str:
+def _segment_update(m: dict, release: Release) -> str:
     state = _segment_state(m["remoteLogSegmentState"])
     return (f"RemoteLogSegmentMetadataUpdate{{remoteLogSegmentId={_segment_id(m['remoteLogSegmentId'])}, "
             f"customMetadata={_custom(m['customMetadata'])}, state={state}, "
             f"eventTimestampMs={m['eventTimestampMs']}, brokerId={m['brokerId']}}}")
 
 
-def _partition_delete(m: dict) -> str:
+def _partition_delete(m: dict, release: Release) -> str:
     state = PARTITION_DELETE_STATES.get(m["remotePartitionDeleteState"])
     if state is None:
         raise NullPointerException()  # Objects.requireNonNull(state): no message
@@ -100,13 +107,13 @@ def _partition_delete(m: dict) -> str:
             f"state={state}, eventTimestampMs={m['eventTimestampMs']}, brokerId={m['brokerId']}}}")
 
 
-def _snapshot(m: dict) -> str:
+def _snapshot(m: dict, release: Release) -> str:
     state = _segment_state(m["remoteLogSegmentState"])
     epochs = _epochs(m["segmentLeaderEpochs"])
     return (f"RemoteLogSegmentMetadataSnapshot{{segmentId={uuid_to_string(m['segmentId'])}, "
             f"startOffset={m['startOffset']}, endOffset={m['endOffset']}, maxTimestampMs={m['maxTimestampMs']}, "
             f"segmentLeaderEpochs={epochs}, segmentSizeInBytes={m['segmentSizeInBytes']}, "
-            f"customMetadata={_custom(m['customMetadata'])}, state={state}}}")
+            f"customMetadata={_custom(m['customMetadata'])}, state={state}{_txn_idx_empty(m, release)}}}")
 
 
 _FORMATTERS = {
@@ -117,20 +124,23 @@ _FORMATTERS = {
 }
 
 
-def remote_log_metadata_text(value: bytes) -> str:
+def remote_log_metadata_text(value: bytes, release: Release = releases.LATEST) -> str:
     """``new RemoteLogMetadataSerde().deserialize(value).toString()``; raises :class:`JavaException`."""
     name, _, _, message = read_api_message(value, "remoteLogMetadata")
-    return _FORMATTERS[name](message)
+    return _FORMATTERS[name](message, release)
 
 
 class RemoteMetadataLogMessageParser:
     """``--remote-log-metadata-decoder``, Kafka's ``RemoteMetadataLogMessageParser``."""
 
+    def __init__(self, release: Release = releases.LATEST) -> None:
+        self.release = release
+
     def parse(self, offset: int, key: bytes | None, value: bytes | None) -> tuple[None, str]:
         try:
             if value is None:
                 raise NullPointerException(_NULL_VALUE)
-            text = remote_log_metadata_text(value)
+            text = remote_log_metadata_text(value, self.release)
         except JavaException as exc:
             text = f"Error at offset {offset}, skipping. {exc.get_message()}"
         return None, text

@@ -202,3 +202,37 @@ def index() -> dict:
 def metadata_names(table: str = "metadata") -> dict[int, str]:
     """apiKey -> message name for ``"metadata"`` (KRaft) or ``"remoteLogMetadata"``."""
     return {int(k): v for k, v in index()[table].items()}
+
+
+@lru_cache(maxsize=None)
+def tagged_since(name: str) -> dict[str, str]:
+    """``"Struct.field"`` -> the first Kafka release line (``"4.1"``, or ``"current"``) whose spec of
+    message ``name`` has that tagged field (``index.json``'s ``taggedSince``; absent: every line has it)."""
+    return index().get("taggedSince", {}).get(name, {})
+
+
+def drop_newer_tagged(message: Message, tree: dict, knows: Any) -> dict:
+    """Remove from ``tree`` (the message's JSON) the tagged fields the release ``knows`` (a predicate
+    on a release line) does not: its generated class keeps an unknown tag aside and its converter
+    never prints it.  Returns ``tree``."""
+    since = tagged_since(message.name)
+    if not since:
+        return tree
+    drops = {path for path, line in since.items() if not knows(line)}
+    if drops:
+        _drop(message.struct, tree, drops)
+    return tree
+
+
+def _drop(struct: Struct, node: dict, drops: set) -> None:
+    for f in struct.fields:
+        if f.name not in node:
+            continue
+        if f"{struct.name}.{f.name}" in drops:
+            del node[f.name]
+            continue
+        if f.struct is not None:
+            v = node[f.name]
+            for child in (v if isinstance(v, list) else [v]):
+                if isinstance(child, dict):
+                    _drop(f.struct, child, drops)

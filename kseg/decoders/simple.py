@@ -9,6 +9,10 @@ Each decoder is a function ``bytes -> str`` whose result is printed after
             ``\\r``, ``\\n``, ``\\t`` pass through raw.
 ``hex``     lowercase hex digits, no separators (``"00ff41"``).
 ``base64``  standard base64 with padding (``"AP9B"``).
+``int``     Kafka's ``IntegerDecoder`` (tools-api): the first 4 bytes as a big-endian
+            signed int, in decimal; fewer than 4 bytes is Java's
+            ``BufferUnderflowException`` (a :class:`DecoderError`).
+``long``    Kafka's ``LongDecoder``: the same with the first 8 bytes.
 ``json``    the value as JSON, re-serialised compactly on one line: object
             member order, duplicate keys and the exact text of numbers are kept;
             strings are re-escaped the way Jackson writes them.  A value that
@@ -107,7 +111,35 @@ def json(data: bytes) -> str:
     return "".join(out)
 
 
-BUILTIN: dict[str, Decoder] = {"string": string, "hex": hex, "base64": base64, "json": json}
+def _fixed(size: int, data: bytes) -> str:
+    if len(data) < size:
+        raise DecoderError(f"java.nio.BufferUnderflowException: {len(data)} bytes, {size} needed")
+    return str(int.from_bytes(bytes(data[:size]), "big", signed=True))
+
+
+def int_(data: bytes) -> str:
+    """Kafka's ``IntegerDecoder``: ``ByteBuffer.wrap(bytes).getInt()``."""
+    return _fixed(4, data)
+
+
+def long_(data: bytes) -> str:
+    """Kafka's ``LongDecoder``: ``ByteBuffer.wrap(bytes).getLong()``."""
+    return _fixed(8, data)
+
+
+BUILTIN: dict[str, Decoder] = {"string": string, "hex": hex, "base64": base64, "json": json, "int": int_,
+                               "long": long_}
+
+#: Kafka's decoder classes (``--key-decoder-class``/``--value-decoder-class``), by every name Kafka
+#: accepts (tools-api since 3.8; ``kafka.serializer`` up to 3.9), -> kseg's decoder.  ``DefaultDecoder``
+#: returns the bytes, which Kafka prints as the array's identity (``[B@1b6d3586``, different on
+#: every run, no data in it): kseg prints them as ``hex``.
+JAVA_DECODERS: dict[str, str] = {
+    f"{package}.{cls}": name
+    for package in ("org.apache.kafka.tools.api", "kafka.serializer")
+    for cls, name in (("StringDecoder", "string"), ("IntegerDecoder", "int"), ("LongDecoder", "long"),
+                      ("DefaultDecoder", "hex"))
+}
 
 
 # Defined in kseg.errors with every other kseg exception; the historical name.
@@ -119,7 +151,8 @@ def load_plugin(spec: str) -> Decoder:
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
         raise UsageError(f"unknown decoder {spec!r}",
-                         hint="use string, hex, base64, json, or a plugin as module:function")
+                         hint="use string, hex, base64, json, int, long, a Kafka decoder class "
+                         "(org.apache.kafka.tools.api.IntegerDecoder, ...) or a plugin as module:function")
     try:
         obj = importlib.import_module(module_name)
     except Exception as exc:  # ImportError, or anything the module raises while importing
@@ -151,5 +184,5 @@ def load_plugin(spec: str) -> Decoder:
 
 def resolve(name: str) -> Decoder:
     """The decoder called ``name``: a built-in name or a plugin ``module:function``."""
-    builtin = BUILTIN.get(name)
+    builtin = BUILTIN.get(JAVA_DECODERS.get(name, name))
     return builtin if builtin is not None else load_plugin(name)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from kseg.decoders import schema
 from kseg.decoders.base import UncaughtJavaException
+from kseg.decoders.coordinator import CoordinatorRecord, _CoordinatorParser
 from kseg.decoders.decode import read
 from kseg.decoders.jvm import (
     IllegalArgumentException,
@@ -35,6 +36,8 @@ from kseg.decoders.jvm import (
     java_string_hash,
 )
 from kseg.decoders.wire import Reader
+from kseg.format import releases
+from kseg.format.releases import Release
 
 #: ``TransactionState.fromId``
 TRANSACTION_STATES = ("Empty", "Ongoing", "PrepareCommit", "PrepareAbort", "CompleteCommit", "CompleteAbort",
@@ -150,10 +153,34 @@ def format_record_key_and_value(key: bytes | None, value: bytes | None) -> tuple
     return key_text, "<DELETE>" if value is None else _format_value(value)
 
 
+class JsonTransactionLogParser(_CoordinatorParser):
+    """Kafka 4.1+'s ``TransactionLogMessageParser`` (a ``CoordinatorRecordMessageParser`` over
+    ``TransactionCoordinatorRecordSerde``, KAFKA-18616): key ``{"type":"0","data":{...}}``, value
+    ``{"version":"V","data":{...}}``.  From 4.4 (KAFKA-20712) ``transactionStatus`` is the
+    ``TransactionState`` name, or the id as a string for an unknown id."""
+
+    types = {0: "TransactionLog"}
+    topic_name = "transaction log"  # not printed: 4.1+ says "the specified decoder"
+
+    def value_tree(self, rec: CoordinatorRecord):
+        tree = super().value_tree(rec)
+        if self.release.txn_status_name and rec.value_name == "TransactionLogValue":
+            sid = rec.value["transactionStatus"]
+            tree["transactionStatus"] = TRANSACTION_STATES[sid] if 0 <= sid < len(TRANSACTION_STATES) else str(sid)
+        return tree
+
+
 class TransactionLogMessageParser:
-    """``--transaction-log-decoder``, Kafka's ``TransactionLogMessageParser``."""
+    """``--transaction-log-decoder``, Kafka's ``TransactionLogMessageParser``: up to 4.0 the text of
+    ``TransactionLog.formatRecordKeyAndValue``; from 4.1 :class:`JsonTransactionLogParser`'s JSON."""
+
+    def __init__(self, release: Release = releases.LATEST) -> None:
+        self.release = release
+        self._json = JsonTransactionLogParser(release) if release.txn_log_json else None
 
     def parse(self, offset: int, key: bytes | None, value: bytes | None) -> tuple[str | None, str | None]:
+        if self._json is not None:
+            return self._json.parse(offset, key, value)
         try:
             return format_record_key_and_value(key, value)
         except JavaException as exc:

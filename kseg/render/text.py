@@ -1,39 +1,52 @@
 """Kafka's text output, byte for byte (``DumpLogSegments.printBatchLevel`` and the record lines).
 
-Quirks kept on purpose (each a golden in ``tests/data/corpus``): the stray ``}`` after
-a legacy record's crc; ``deleteHorizonMs: OptionalLong.empty``; lists of
-index mismatches and non-consecutive offsets printed in reverse discovery
-order; a leading space before ``payload:`` with ``--skip-record-metadata``
-and no key; an empty line for a control record with ``--skip-record-metadata``.
+Quirks kept on purpose (each a golden in ``tests/data/corpus``): ``deleteHorizonMs:
+OptionalLong.empty``; an empty line for a control record with ``--skip-record-metadata``.
+Up to Kafka 4.2 (the Scala tool; ``--kafka-version``, :mod:`kseg.format.releases`): the
+stray ``}`` after a legacy record's crc; lists of index mismatches and
+non-consecutive offsets printed in reverse discovery order; a leading space
+before ``payload:`` with ``--skip-record-metadata`` and no key; a trailing space
+on a producer-snapshot line without batch metadata.  From 4.3 (the Java tool) none
+of these: mismatches sorted by index offset descending and non-consecutive
+offsets ascending (one entry per key, the last found), ``| payload:``, and the
+not-found header naming the file.
 """
 
 from __future__ import annotations
 
 from kseg import engine
 from kseg.format import v2, v2_records
+from kseg.format import releases
 from kseg.format.compression import codec_name
 from kseg.render.values import bool_text as _bool
 from kseg.render.sink import BufferedWriter
 from kseg.render.values import KRaftText, control_text, optional_long, string_decoder
 
-def skip_metadata_line(key_text: str | None, payload_text: str | None) -> str:
+def skip_metadata_line(key_text: str | None, payload_text: str | None, java_tool: bool = False) -> str:
     """A record line with ``--skip-record-metadata``: Kafka prints ``| key: K payload: V``; with
-    no key, `` payload: V`` (a leading space, no ``|``); with neither, an empty line."""
+    no key, `` payload: V`` (a leading space, no ``|``; 4.3+: ``| payload: V``); with neither, an
+    empty line."""
     if key_text is not None:
         if payload_text is not None:
             return f"| key: {key_text} payload: {payload_text}\n"
         return f"| key: {key_text}\n"
     if payload_text is not None:
-        return f" payload: {payload_text}\n"
+        return f"| payload: {payload_text}\n" if java_tool else f" payload: {payload_text}\n"
     return "\n"
 
 
 class TextSink(BufferedWriter):
     """Writes Kafka's text to binary ``out`` (stdout) and ``err`` (stderr) streams (a :class:`DumpSink`)."""
 
-    def __init__(self, out, err, *, skip_record_metadata: bool = False, kraft_text: KRaftText | None = None) -> None:
+    def __init__(self, out, err, *, skip_record_metadata: bool = False, kraft_text: KRaftText | None = None,
+                 release: releases.Release = releases.LATEST) -> None:
         super().__init__(out, err)
         self.skip = skip_record_metadata
+        self.release = release
+        self.java = release.java_tool
+        #: printed before each .log/.checkpoint's first line: Kafka 3.9 builds its decoders there
+        #: (``opts.messageParser``) and says "kafka.serializer.X is deprecated ..." for an old class name
+        self.preamble = ""
         self.kraft_text = kraft_text
         self._batch_parts: dict = {}
 
@@ -45,13 +58,13 @@ class TextSink(BufferedWriter):
         self.err_line(f"Ignoring unknown file {path}")
 
     def log_start(self, base_offset: int) -> None:
-        self.write(f"Log starting offset: {base_offset}\n")
+        self.write(f"{self.preamble}Log starting offset: {base_offset}\n")
 
     def bootstrap_snapshot(self) -> None:
-        self.write("KRaft bootstrap snapshot\n")
+        self.write(f"{self.preamble}KRaft bootstrap snapshot\n")
 
     def snapshot_start(self, end_offset: int, epoch: int) -> None:
-        self.write(f"Snapshot end offset: {end_offset}, epoch: {epoch}\n")
+        self.write(f"{self.preamble}Snapshot end offset: {end_offset}, epoch: {epoch}\n")
 
     def trailing_bytes(self, n: int, name: str) -> None:
         self.write(f"Found {n} invalid bytes at the end of {name}\n")
@@ -161,7 +174,7 @@ class TextSink(BufferedWriter):
     def record(self, b, rec, extra, key_text, payload_text) -> None:
         """The line of one v2 record (a :class:`kseg.format.v2_records.Record`), texts already made."""
         if self.skip:
-            self.write(skip_metadata_line(key_text, payload_text))
+            self.write(skip_metadata_line(key_text, payload_text, self.java))
             return
         key, value = rec.key, rec.value
         self.write(record_line(b.timestamp_type, rec.offset, rec.timestamp, rec.sequence,
@@ -255,13 +268,13 @@ class TextSink(BufferedWriter):
     def legacy_record(self, b, rec, key_text, payload_text) -> None:
         """The line of one v0/v1 record (a :class:`kseg.format.legacy.LegacyRecord`)."""
         if self.skip:
-            self.write(skip_metadata_line(key_text, payload_text))
+            self.write(skip_metadata_line(key_text, payload_text, self.java))
             return
         key, value = rec.key, rec.value
         line = (
             f"| offset: {rec.offset} {b.timestamp_type}: {rec.timestamp} "
             f"keySize: {-1 if key is None else len(key)} valueSize: {-1 if value is None else len(value)} "
-            f"isValid: {_bool(rec.valid)} crc: {rec.crc}}}"
+            f"isValid: {_bool(rec.valid)} crc: {rec.crc}{'' if self.java else '}'}"
         )
         if key_text is not None:
             line += f" key: {key_text}"
@@ -283,21 +296,24 @@ class TextSink(BufferedWriter):
         self.write(f"timestamp: {timestamp} offset: {offset}\n")
 
     def txn_entry(self, e) -> None:
+        version = 0 if self.release.txn_index_highest_version else e[0]  # 4.4: AbortedTxn.HIGHEST_SUPPORTED_VERSION
         self.write(
-            f"version: {e[0]} producerId: {e[1]} firstOffset: {e[2]} lastOffset: {e[3]} lastStableOffset: {e[4]}\n"
+            f"version: {version} producerId: {e[1]} firstOffset: {e[2]} lastOffset: {e[3]} lastStableOffset: {e[4]}\n"
         )
 
     def producer_entry(self, e) -> None:
         txn = optional_long(e.current_txn_first_offset if e.current_txn_first_offset >= 0 else None)
         line = (
             f"producerId: {e.producer_id} producerEpoch: {e.epoch} coordinatorEpoch: {e.coordinator_epoch} "
-            f"currentTxnFirstOffset: {txn} lastTimestamp: {e.timestamp} "
+            f"currentTxnFirstOffset: {txn} lastTimestamp: {e.timestamp}"
         )
         if e.last_offset >= 0:
             line += (
-                f"firstSequence: {e.first_sequence} lastSequence: {e.last_sequence} "
+                f" firstSequence: {e.first_sequence} lastSequence: {e.last_sequence} "
                 f"lastOffset: {e.last_offset} offsetDelta: {e.offset_delta} timestamp: {e.timestamp}"
             )
+        elif not self.java:
+            line += " "  # Scala's tool: a trailing space when there is no batch metadata
         self.write(line + "\n")
 
     def snapshot_error(self, exc) -> None:
@@ -306,21 +322,26 @@ class TextSink(BufferedWriter):
     # -- the end-of-run reports -----------------------------------------------------
     def problems(self, p) -> None:
         lines = []
+        java = self.java
         for path, pairs in p.index_mismatches.items():
             lines.append(f"Mismatches in :{path}")
-            lines.extend(f"  Index offset: {a}, log offset: {b}" for a, b in reversed(pairs))
+            # Scala: a list built by prepending; Java: a TreeMap in reverse key order (the last value found wins)
+            ordered = sorted(dict(pairs).items(), reverse=True) if java else reversed(pairs)
+            lines.extend(f"  Index offset: {a}, log offset: {b}" for a, b in ordered)
         for path, pairs in p.time_mismatches.items():
             lines.append(f"Found timestamp mismatch in :{path}")
             lines.extend(f"  Index timestamp: {a}, log timestamp: {b}" for a, b in pairs)
         for path, pairs in p.out_of_order.items():
             lines.append(f"Found out of order timestamp in :{path}")
             lines.extend(f"  Index timestamp: {a}, Previously indexed timestamp: {b}" for a, b in pairs)
-        for pairs in p.not_found.values():
-            lines.append("The following indexed offsets are not found in the log.")
+        for path, pairs in p.not_found.items():
+            lines.append(f"The following indexed offsets are not found in :{path}" if java
+                         else "The following indexed offsets are not found in the log.")
             lines.extend(f"Indexed offset: {a}, found log offset: {b}" for a, b in pairs)
         for path, pairs in p.non_consecutive.items():
             lines.append(f"Non-consecutive offsets in {path}")
-            lines.extend(f"  {a} is followed by {b}" for a, b in reversed(pairs))
+            ordered = sorted(dict(pairs).items()) if java else reversed(pairs)  # Java: a TreeMap
+            lines.extend(f"  {a} is followed by {b}" for a, b in ordered)
         if lines:
             self.err_line("\n".join(lines))
 

@@ -13,7 +13,8 @@ from kseg.format.strings import string_decoder  # noqa: F401 - Kafka's default d
 #: render does not import the decoders, its sibling layer.
 KRaftText = Callable[[int, bytes, "bytes | None"], "str | None"]
 
-KRAFT_TYPES = (control.SNAPSHOT_HEADER, control.SNAPSHOT_FOOTER, control.KRAFT_VERSION, control.KRAFT_VOTERS)
+#: control types whose text ``kraft_text`` may give (LEADER_CHANGE: from Kafka 4.1, else None)
+KRAFT_TYPES = (control.LEADER_CHANGE, control.SNAPSHOT_HEADER, control.SNAPSHOT_FOOTER, control.KRAFT_VERSION, control.KRAFT_VOTERS)
 
 
 def bool_text(b) -> str:

@@ -102,7 +102,8 @@ class DumpOptions:
     """
 
     __slots__ = ("print_data_log", "deep_iteration", "skip_record_metadata", "verify_index_only",
-                 "index_sanity_check", "max_message_size", "max_bytes", "key_decoder", "value_decoder", "parser")
+                 "index_sanity_check", "max_message_size", "max_bytes", "key_decoder", "value_decoder", "parser",
+                 "gap_from_minus_one", "time_index_reads_to_end")
 
     def __init__(
         self,
@@ -116,6 +117,8 @@ class DumpOptions:
         key_decoder: Callable = string_decoder,
         value_decoder: Callable = string_decoder,
         parser: object | None = None,  # a topic decoder with parse(offset, key, value)
+        gap_from_minus_one: bool = False,  # Kafka 4.3+'s rule: a first offset N != 0 is "-1 is followed by N"
+        time_index_reads_to_end: bool = False,  # Kafka 4.3+: a .timeindex dump reads the log to its end
     ) -> None:
         self.print_data_log = print_data_log
         self.deep_iteration = deep_iteration
@@ -127,6 +130,8 @@ class DumpOptions:
         self.key_decoder = key_decoder
         self.value_decoder = value_decoder
         self.parser = parser
+        self.gap_from_minus_one = gap_from_minus_one
+        self.time_index_reads_to_end = time_index_reads_to_end
 
     @property
     def deep(self) -> bool:
@@ -321,7 +326,8 @@ class Dumper:
         (``sink.v2_records`` with ``decoders``, or ``sink.v2_spans`` with the buffer when None)."""
         for buf, chunk, consecutive in batch.form_chunks(limit, form):
             args = (buf,) if decoders is None else decoders
-            if consecutive and (last_offset == -1 or chunk[0][0] == java_long(last_offset + 1)):
+            if consecutive and ((last_offset == -1 and not self.opts.gap_from_minus_one)
+                                or chunk[0][0] == java_long(last_offset + 1)):
                 last_offset = chunk[-1][0]
                 emit(batch, chunk, *args)
                 continue
@@ -334,8 +340,11 @@ class Dumper:
         """Kafka's offset-continuity rule ("Non-consecutive offsets"): note a gap after ``last_offset``
         (-1: none yet) and return ``offset``.  :meth:`_dump_v2_chunks` checks a whole chunk against
         the same rule at once (the decoder tells whether a chunk's offsets run in steps of one) and comes
-        here only when the chunk breaks it."""
-        if last_offset != -1 and offset != java_long(last_offset + 1):  # Java long: MAX + 1 is MIN
+        here only when the chunk breaks it.  Kafka 4.3+ (``DumpLogSegments.java``) has no "none yet":
+        its previous offset starts at -1, so a file whose first offset is N > 0 notes ``(-1, N)``
+        (``gap_from_minus_one``; reproduced only under ``--kafka-version 4.3``/``4.4``)."""
+        # Java long: MAX + 1 is MIN
+        if (last_offset != -1 or self.opts.gap_from_minus_one) and offset != java_long(last_offset + 1):
             self.problems.add("non_consecutive", abs_path, (last_offset, offset))
         return offset
 

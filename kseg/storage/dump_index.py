@@ -122,6 +122,12 @@ class IndexDumper:
                 ts, offset = tindex.entry(i)
                 position = oindex.lookup(offset).position
                 found = None
+                if i == 0 and opts.time_index_reads_to_end and 0 <= position <= records.size:
+                    # Kafka 4.3+ (DumpLogSegments.java) collects every batch from the entry's position to
+                    # the log's end before it looks: a corrupt batch anywhere after it kills the dump at the
+                    # first entry, whose slice reaches furthest (reproduced only when 4.3/4.4 is asked for)
+                    for _ in records.batches(position):
+                        pass
                 if 0 <= position <= records.size:
                     for batch in records.batches(position):
                         if batch.last_offset >= offset:

@@ -7,9 +7,12 @@ import json
 
 import pytest
 
+from kseg.format.releases import K40
+
 from kseg.cli.dump import kraft_text
 from kseg.cli.lookup import parse_timestamp
 from kseg.errors import KsegError
+from kseg.format.releases import K40
 from kseg.render.lookup import write_offset_text
 from kseg.render.text import TextSink
 from kseg.render.values import string_decoder
@@ -187,7 +190,7 @@ def test_batch_and_record_print_as_kafkas_print_data_log(name: str) -> None:
                 continue
             golden, complete = entry
             out = io.BytesIO()
-            sink = TextSink(out, io.BytesIO())
+            sink = TextSink(out, io.BytesIO(), release=K40)  # the corpus's goldens: Kafka 4.0's text
             # the CLI's decoders: Kafka's string decoder and the KRaft control records' text
             write_offset_text(sink, r, name, (string_decoder, string_decoder, kraft_text))
             sink.flush()

@@ -14,6 +14,7 @@ import struct
 import pytest
 
 from kseg.decoders import parser_for
+from kseg.format.releases import K39, K40
 from kseg.decoders.base import UncaughtJavaException
 
 
@@ -64,7 +65,7 @@ def uuid(text: str) -> bytes:
 
 def test_offsets_missing_key_is_kafkas_uncaught_runtime_exception() -> None:
     with pytest.raises(UncaughtJavaException) as info:
-        parser_for("offsets").parse(0, None, None)
+        parser_for("offsets", K40).parse(0, None, None)
     assert info.value.java_message == ("Failed to decode message at offset 0 using offset topic decoder "
                                        "(message had a missing key)")
     assert info.value.jvm_line() == ('Exception in thread "main" java.lang.RuntimeException: Failed to decode '
@@ -74,9 +75,9 @@ def test_offsets_missing_key_is_kafkas_uncaught_runtime_exception() -> None:
 def test_offsets_consumer_group_metadata() -> None:
     key = bytes(B().i16(3).s("group"))  # ConsumerGroupMetadataKey v3 (not flexible)
     value = bytes(B().i16(0).i32(10).uv(0))  # ConsumerGroupMetadataValue v0: epoch, no tagged fields
-    assert parser_for("offsets").parse(0, key, value) == (
+    assert parser_for("offsets", K40).parse(0, key, value) == (
         '{"type":"3","data":{"groupId":"group"}}', '{"version":"0","data":{"epoch":10}}')
-    assert parser_for("offsets").parse(0, key, None) == ('{"type":"3","data":{"groupId":"group"}}', "<DELETE>")
+    assert parser_for("offsets", K40).parse(0, key, None) == ('{"type":"3","data":{"groupId":"group"}}', "<DELETE>")
 
 
 def _group_metadata_value(subscription: bytes, assignment: bytes) -> bytes:
@@ -96,7 +97,7 @@ def test_offsets_group_metadata_expands_the_consumer_protocol() -> None:
     subscription = bytes(B().i16(3).i32(1).s("foo").i32(-1).i32(1).s("foo").i32(1).i32(0).i32(0).s("rack"))
     assignment = bytes(B().i16(3).i32(1).s("foo").i32(1).i32(0).i32(-1))
     key = bytes(B().i16(2).s("group"))
-    assert parser_for("offsets").parse(0, key, _group_metadata_value(subscription, assignment)) == (
+    assert parser_for("offsets", K40).parse(0, key, _group_metadata_value(subscription, assignment)) == (
         '{"type":"2","data":{"group":"group"}}',
         '{"version":"4","data":{"protocolType":"consumer","generation":10,"protocol":"range",'
         '"leader":"member","currentStateTimestamp":-1,"members":[{"memberId":"member",'
@@ -110,7 +111,7 @@ def test_offsets_group_metadata_expands_the_consumer_protocol() -> None:
 def test_offsets_group_metadata_keeps_malformed_protocol_bytes() -> None:
     key = bytes(B().i16(2).s("group"))
     value = _group_metadata_value(b"Subscription", b"Assignment")
-    assert parser_for("offsets").parse(0, key, value)[1] == (
+    assert parser_for("offsets", K40).parse(0, key, value)[1] == (
         '{"version":"4","data":{"protocolType":"consumer","generation":10,"protocol":"range",'
         '"leader":"member","currentStateTimestamp":-1,"members":[{"memberId":"member",'
         '"groupInstanceId":"instance","clientId":"client","clientHost":"host",'
@@ -121,7 +122,7 @@ def test_offsets_group_metadata_keeps_malformed_protocol_bytes() -> None:
 def test_offsets_unknown_record_type() -> None:
     key = bytes(B().i16(32767).s("group"))
     value = bytes(B().i16(0).i32(10).uv(0))
-    assert parser_for("offsets").parse(0, key, value) == ("Unknown record type 32767 at offset 0, skipping.", None)
+    assert parser_for("offsets", K40).parse(0, key, value) == ("Unknown record type 32767 at offset 0, skipping.", None)
 
 
 def test_offsets_value_that_does_not_match_the_record_type() -> None:
@@ -129,7 +130,7 @@ def test_offsets_value_that_does_not_match_the_record_type() -> None:
     # an empty serverAssignor, no tagged fields) read as type 3's value: the tagged-field size runs into the -1
     key = bytes(B().i16(3).s("group"))
     value = bytes(B().i16(0).uv(1).uv(1).uv(1).uv(1).uv(1).uv(1).i32(-1).uv(1).uv(0))
-    assert parser_for("offsets").parse(0, key, value) == (
+    assert parser_for("offsets", K40).parse(0, key, value) == (
         "Error at offset 0, skipping. Could not read record with version 0 from value's buffer due to: "
         "Error reading byte array of 536870911 byte(s): only 1 byte(s) available.", None)
 
@@ -150,13 +151,13 @@ def _snapshot_value() -> bytes:
 
 def test_share_state_missing_key() -> None:
     with pytest.raises(UncaughtJavaException) as info:
-        parser_for("share-group-state").parse(0, None, None)
+        parser_for("share-group-state", K40).parse(0, None, None)
     assert info.value.java_message == ("Failed to decode message at offset 0 using share group state topic "
                                        "decoder (message had a missing key)")
 
 
 def test_share_state_snapshot_and_update() -> None:
-    parser = parser_for("share-group-state")
+    parser = parser_for("share-group-state", K40)
     assert parser.parse(0, _share_key(0), _snapshot_value()) == (
         '{"type":"0","data":{"groupId":"gs1","topicId":"Uj5wn_FqTXirEASvVZRY1w","partition":0}}',
         '{"type":"0","data":{"snapshotEpoch":0,"stateEpoch":0,"leaderEpoch":0,"startOffset":0,'
@@ -170,7 +171,7 @@ def test_share_state_snapshot_and_update() -> None:
 
 
 def test_share_state_unknown_type_and_mismatched_value() -> None:
-    parser = parser_for("share-group-state")
+    parser = parser_for("share-group-state", K40)
     assert parser.parse(0, _share_key(32767, "group"), _snapshot_value()) == (
         "Unknown record type 32767 at offset 0, skipping.", None)
     empty_snapshot = bytes(B().i16(0).u16(0).i32(0).i32(0).i64(0).uv(1).uv(0))
@@ -191,14 +192,14 @@ def test_transaction_metadata_parsing() -> None:
                   .uv(2).cs("topic").uv(2).i32(0).uv(0)  # [{topic, [0]}]
                   .i64(0).i64(0)
                   .uv(3).uv(0).uv(8).i64(-1).uv(1).uv(8).i64(-1).uv(2).uv(2).i16(2))  # tagged 0, 1, 2
-    key_text, value_text = parser_for("transaction-log").parse(0, _txn_key("id"), value)
+    key_text, value_text = parser_for("transaction-log", K39).parse(0, _txn_key("id"), value)
     assert key_text == "transaction_metadata::transactionalId=id"
     assert value_text == ("producerId:1334,producerEpoch:0,state=Ongoing,partitions=[topic-0],"
                           "txnLastUpdateTimestamp=0,txnTimeoutMs=1000")
 
 
 def test_transaction_tombstone_and_unknown_key() -> None:
-    parser = parser_for("transaction-log")
+    parser = parser_for("transaction-log", K39)
     assert parser.parse(0, _txn_key("id"), None) == ("transaction_metadata::transactionalId=id", "<DELETE>")
     assert parser.parse(0, bytes(B().i16(32767).s("")), None) == ("unknown::version=32767", None)
 
@@ -208,14 +209,14 @@ def test_transaction_future_value_with_unknown_tagged_fields() -> None:
     partitions = B().uv(2).cs("topic").uv(2).i32(1).uv(2).uv(100).uv(5).s("foo").uv(101).uv(4).i32(4000)
     value = bytes(B().i16(1).i64(1000).i16(100).i32(1000).i8(4).raw(bytes(partitions))
                   .i64(2000).i64(3000).uv(2).uv(100).uv(5).s("foo").uv(101).uv(4).i32(4000))
-    assert parser_for("transaction-log").parse(0, _txn_key("transaction-id"), value)[1] == (
+    assert parser_for("transaction-log", K39).parse(0, _txn_key("transaction-id"), value)[1] == (
         "producerId:1000,producerEpoch:100,state=CompleteCommit,partitions=[topic-1],"
         "txnLastUpdateTimestamp=2000,txnTimeoutMs=1000")
 
 
 def test_transaction_unknown_value_version_kills_the_tool() -> None:
     with pytest.raises(UncaughtJavaException) as info:
-        parser_for("transaction-log").parse(7, _txn_key("id"), bytes(B().i16(5)))
+        parser_for("transaction-log", K39).parse(7, _txn_key("id"), bytes(B().i16(5)))
     assert info.value.jvm_line() == ('Exception in thread "main" java.lang.IllegalStateException: '
                                      "Unknown version 5 from the transaction log message value")
 
@@ -226,7 +227,7 @@ def test_remote_partition_delete_and_segment_update() -> None:
     topic_id, segment_id = "ZQmzJEk4QJ2nrjTvrsAu0w", "AAAAAAAAAAAAAAAAAAAAAQ"
     tip = B().cs("foo").raw(uuid(topic_id)).i32(0).uv(0)  # TopicIdPartitionEntry
     delete = bytes(B().uv(1).uv(2).uv(0).raw(bytes(tip)).i32(0).i64(0).i8(0).uv(0))
-    parser = parser_for("remote-log-metadata")
+    parser = parser_for("remote-log-metadata", K39)
     assert parser.parse(0, None, delete) == (None, (
         f"RemotePartitionDeleteMetadata{{topicPartition={topic_id}:foo-0, state=DELETE_PARTITION_MARKED, "
         "eventTimestampMs=0, brokerId=0}"))
@@ -240,6 +241,6 @@ def test_remote_partition_delete_and_segment_update() -> None:
 
 def test_remote_corrupted_value() -> None:
     # DumpLogSegmentsTest.testDumpRemoteLogMetadataWithCorruption: value "corrupted"
-    assert parser_for("remote-log-metadata").parse(0, None, b"corrupted") == (
+    assert parser_for("remote-log-metadata", K39).parse(0, None, b"corrupted") == (
         None, "Error at offset 0, skipping. Could not deserialize metadata record due to unknown frame version "
               "99(only frame version 1 is supported)")

@@ -10,43 +10,61 @@ import pytest
 from kseg.decoders import parser_for, schema
 from kseg.decoders.base import UncaughtJavaException
 from kseg.decoders.control import control_record_text
-from kseg.decoders.coordinator import GROUP_RECORD_TYPES, SHARE_RECORD_TYPES
+from kseg.decoders.coordinator import SHARE_RECORD_TYPES, group_record_types, schema_name
 from kseg.decoders.encode import version_prefixed, write
 from kseg.decoders.jsonconv import dumps, to_tree
 from kseg.decoders.metadata import snake_upper
 from kseg.decoders.wire import Writer
+from kseg.format import releases
 from tests.decoders.samples import sample
 
 
-def _coordinator_cases(types):
+def _coordinator_cases(types, release=releases.LATEST):
     for record_type, base in types.items():
-        vm = schema.message(base + "Value")
+        vm = schema.message(schema_name(base + "Value"))
         for v in range(vm.valid.lowest, vm.valid.highest + 1):
-            yield record_type, base, v
+            yield release.name, record_type, base, v
 
 
-@pytest.mark.parametrize("record_type,base,version", list(_coordinator_cases(GROUP_RECORD_TYPES)))
-def test_offsets_every_record_type_and_value_version(record_type: int, base: str, version: int) -> None:
+def _group_cases():
+    for release in (releases.K39, releases.K40, releases.LATEST):
+        yield from _coordinator_cases(group_record_types(release), release)
+
+
+@pytest.mark.parametrize("release,record_type,base,version", list(_group_cases()))
+def test_offsets_every_record_type_and_value_version(release: str, record_type: int, base: str,
+                                                     version: int) -> None:
+    """Every record type each release's serde knows (4.4: the StreamsGroup records, 16; 4.0: 9 too),
+    at every value version: the key and value JSON with every field, tagged ones included."""
     rng = random.Random(f"{record_type}/{version}")
-    ks, vs = schema.message(base + "Key").struct, schema.message(base + "Value").struct
+    ks = schema.message(schema_name(base + "Key")).struct
+    vs = schema.message(schema_name(base + "Value")).struct
     key, value = sample(ks, record_type, rng), sample(vs, version, rng)
-    key_text, value_text = parser_for("offsets").parse(3, version_prefixed(ks, key, record_type),
-                                                       version_prefixed(vs, value, version))
+    rel = releases.release(release)
+    key_text, value_text = parser_for("offsets", rel).parse(
+        3, version_prefixed(ks, key, record_type), version_prefixed(vs, value, version))
     assert key_text == dumps({"type": str(record_type), "data": to_tree(ks, key, record_type)})
-    if base != "GroupMetadata":
-        assert value_text == dumps({"version": str(version), "data": to_tree(vs, value, version)})
+    if base != "GroupMetadata":  # a tagged field newer than the release is not printed
+        tree = schema.drop_newer_tagged(vs.message, to_tree(vs, value, version), rel.knows)
+        assert value_text == dumps({"version": str(version), "data": tree})
     assert json.loads(value_text)["version"] == str(version)
 
 
-@pytest.mark.parametrize("record_type,base,version", list(_coordinator_cases(SHARE_RECORD_TYPES)))
-def test_share_state_every_record_type(record_type: int, base: str, version: int) -> None:
-    rng = random.Random(f"share/{record_type}/{version}")
-    ks, vs = schema.message(base + "Key").struct, schema.message(base + "Value").struct
+@pytest.mark.parametrize("label,release", [("type", releases.K40), ("version", releases.LATEST)])
+@pytest.mark.parametrize("layout", ["", "@4.0"])
+@pytest.mark.parametrize("_,record_type,base,version", list(_coordinator_cases(SHARE_RECORD_TYPES)))
+def test_share_state_every_record_type(_, record_type: int, base: str, version: int, layout: str, label: str,
+                                       release) -> None:
+    """Both layouts of ShareSnapshotValue/ShareUpdateValue (4.0's, 4.1's: no version bump), each chosen
+    by its bytes; the value envelope labelled ``type`` up to 4.0, ``version`` from 4.1."""
+    rng = random.Random(f"share/{record_type}/{version}{layout}")
+    ks, vs = schema.message(base + "Key").struct, schema.message(base + "Value" + layout).struct
     key, value = sample(ks, record_type, rng), sample(vs, version, rng)
-    assert parser_for("share-group-state").parse(0, version_prefixed(ks, key, record_type),
-                                                 version_prefixed(vs, value, version)) == (
+    assert parser_for("share-group-state", release).parse(0, version_prefixed(ks, key, record_type),
+                                                          version_prefixed(vs, value, version)) == (
         dumps({"type": str(record_type), "data": to_tree(ks, key, record_type)}),
-        dumps({"type": str(version), "data": to_tree(vs, value, version)}))
+        dumps({label: str(version),
+               "data": schema.drop_newer_tagged(vs.message, to_tree(vs, value, version), release.knows)}))
 
 
 def test_offsets_key_errors() -> None:
@@ -100,8 +118,9 @@ def test_cluster_metadata_every_record_type_and_version(api_key: int, name: str,
 
 def test_metadata_type_names() -> None:
     names = {snake_upper(n) for n in schema.metadata_names().values()}
-    assert {"TOPIC_RECORD", "ZK_MIGRATION_STATE_RECORD", "REGISTER_BROKER_RECORD", "NO_OP_RECORD"} <= names
-    assert len(names) == 25
+    assert {"TOPIC_RECORD", "ZK_MIGRATION_STATE_RECORD", "REGISTER_BROKER_RECORD", "NO_OP_RECORD",
+            "CLEAR_ELR_RECORD", "UNREGISTER_CONTROLLER_RECORD"} <= names  # 28 (4.0), 29 (4.4)
+    assert len(names) == 27
 
 
 @pytest.mark.parametrize("value,message", [
@@ -149,7 +168,7 @@ def _tip(name="foo", tid=b"\x01" * 16, partition=3):
 def _remote(name: str, value: dict) -> str:
     s = schema.message(name).struct
     api_key = schema.message(name).api_key
-    return parser_for("remote-log-metadata").parse(4, None, _frame(api_key, 0, write(s, value, 0)))[1]
+    return parser_for("remote-log-metadata", releases.K39).parse(4, None, _frame(api_key, 0, write(s, value, 0)))[1]
 
 
 def test_remote_segment_metadata_and_snapshot() -> None:
@@ -183,10 +202,10 @@ def test_remote_segment_metadata_and_snapshot() -> None:
 def test_remote_partition_delete_unknown_state_and_null_value() -> None:
     value = {"topicIdPartition": _tip(), "brokerId": 0, "eventTimestampMs": 1, "remotePartitionDeleteState": 7}
     assert _remote("RemotePartitionDeleteMetadataRecord", value) == "Error at offset 4, skipping. null"
-    assert parser_for("remote-log-metadata").parse(4, None, None) == (None, (
+    assert parser_for("remote-log-metadata", releases.K39).parse(4, None, None) == (None, (
         'Error at offset 4, skipping. Cannot invoke "java.nio.ByteBuffer.remaining()" because the return value '
         'of "org.apache.kafka.common.record.Record.value()" is null'))
-    assert parser_for("remote-log-metadata").parse(4, None, _frame(5, 0, b""))[1] == (
+    assert parser_for("remote-log-metadata", releases.K39).parse(4, None, _frame(5, 0, b""))[1] == (
         "Error at offset 4, skipping. org.apache.kafka.common.errors.UnsupportedVersionException: "
         "Unknown metadata id 5")
 
@@ -209,7 +228,7 @@ KEY = version_prefixed(schema.message("TransactionLogKey").struct, {"transaction
 @pytest.mark.parametrize("version", [0, 1])
 def test_transaction_states(status: int, name: str, version: int) -> None:
     parts = [{"topic": "b", "partitionIds": [1, 0]}, {"topic": "a", "partitionIds": [2]}]
-    out = parser_for("transaction-log").parse(0, KEY, _txn_value(version, transactionStatus=status,
+    out = parser_for("transaction-log", releases.K39).parse(0, KEY, _txn_value(version, transactionStatus=status,
                                                                  transactionPartitions=parts))
     expected_parts = "[]" if name == "Empty" else "[a-2,b-1,b-0]"  # Scala mutable.HashSet order
     assert out == ("transaction_metadata::transactionalId=tx-1",
@@ -231,12 +250,12 @@ def test_transaction_states(status: int, name: str, version: int) -> None:
 ])
 def test_transaction_log_failures_are_uncaught(key, value, line) -> None:
     with pytest.raises(UncaughtJavaException) as info:
-        parser_for("transaction-log").parse(0, key, value)
+        parser_for("transaction-log", releases.K39).parse(0, key, value)
     assert info.value.jvm_line() == f'Exception in thread "main" {line}'
 
 
 def test_transaction_empty_state_ignores_partitions() -> None:
-    out = parser_for("transaction-log").parse(0, KEY, _txn_value(0, transactionStatus=0,
+    out = parser_for("transaction-log", releases.K39).parse(0, KEY, _txn_value(0, transactionStatus=0,
                                                                  transactionPartitions=None))[1]
     assert "state=Empty,partitions=[]," in out
 

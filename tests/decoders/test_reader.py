@@ -10,6 +10,7 @@ from kseg.decoders.encode import version_prefixed, write
 from kseg.decoders.jvm import BufferUnderflowException, IllegalArgumentException, JavaException
 from kseg.decoders.versions import NONE, Versions, branch
 from kseg.decoders.wire import Reader, Writer
+from kseg.format.releases import K39
 
 
 def test_versions_parse_and_algebra() -> None:
@@ -40,15 +41,15 @@ def test_branch_mirrors_version_conditional(containing: str, possible: str, vers
 
 
 def test_unknown_top_level_version_reads_like_kafka() -> None:
-    # ShareSnapshotValue is valid only at 0 and all its fields are "0"; Kafka's generated read has no
-    # version test left, so version 1 reads exactly like version 0.
-    struct = schema.message("ShareSnapshotValue").struct
+    # ShareSnapshotValue (4.0's layout) is valid only at 0 and all its fields are "0"; Kafka's generated
+    # read has no version test left, so version 1 reads exactly like version 0 (up to 3.9: no version check)
+    struct = schema.message("ShareSnapshotValue@4.0").struct
     v0 = struct.default_value() | {"snapshotEpoch": 3, "startOffset": 9}
     assert read(struct, write(struct, v0, 0), 1) == v0
     key = version_prefixed(schema.message("ShareSnapshotKey").struct,
                            {"groupId": "g", "topicId": bytes(16), "partition": 0}, 0)
     value = b"\x00\x01" + write(struct, v0, 0)
-    assert parser_for("share-group-state").parse(0, key, value)[1] == (
+    assert parser_for("share-group-state", K39).parse(0, key, value)[1] == (
         '{"type":"1","data":{"snapshotEpoch":3,"stateEpoch":0,"leaderEpoch":0,"startOffset":9,"stateBatches":[]}}')
 
 
@@ -62,7 +63,7 @@ def test_unknown_version_of_an_inline_struct_is_rejected() -> None:
     assert info.value.get_message() == "Can't read version 1 of TopicMetadata"
     assert info.value.java_class == "org.apache.kafka.common.errors.UnsupportedVersionException"
     key = b"\x00\x04" + write(schema.message("ConsumerGroupPartitionMetadataKey").struct, {"groupId": "g"}, 4)
-    assert parser_for("offsets").parse(5, key, b"\x00\x01" + data) == (
+    assert parser_for("offsets", K39).parse(5, key, b"\x00\x01" + data) == (
         "Error at offset 5, skipping. Could not read record with version 1 from value's buffer due to: "
         "Can't read version 1 of TopicMetadata.", None)
 
@@ -71,7 +72,7 @@ def test_future_offset_commit_value_reads_like_the_newest() -> None:
     struct = schema.message("OffsetCommitValue").struct
     value = {"offset": 1, "leaderEpoch": 2, "metadata": "m", "commitTimestamp": 3, "expireTimestamp": -1}
     key = b"\x00\x01" + write(schema.message("OffsetCommitKey").struct, {"group": "g", "topic": "t", "partition": 0}, 1)
-    assert parser_for("offsets").parse(0, key, b"\x00\x07" + write(struct, value, 4))[1] == (
+    assert parser_for("offsets", K39).parse(0, key, b"\x00\x07" + write(struct, value, 4))[1] == (
         '{"version":"7","data":{"offset":1,"leaderEpoch":2,"metadata":"m","commitTimestamp":3}}')
 
 
@@ -87,7 +88,7 @@ def test_reader_error_texts() -> None:
     assert _err("ConsumerGroupMetadataKey", b"\x00\x05ab", 3) == (
         "Error reading byte array of 5 byte(s): only 2 byte(s) available")
     # one unknown tagged field whose size runs past the end
-    assert _err("ConsumerGroupMetadataValue", b"\x00\x00\x00\x01\x01\x00\x81\x80\x02") == (
+    assert _err("ConsumerGroupMetadataValue", b"\x00\x00\x00\x01\x01\x05\x81\x80\x02") == (
         "Error reading byte array of 32769 byte(s): only 0 byte(s) available")
     assert _err("TopicRecord", b"\x81\x80\x02") == "string field name had invalid length 32768"
     assert _err("PartitionRecord", b"\x00\x00\x00\x00" + bytes(16) + b"\x10") == (
