@@ -18,16 +18,22 @@ _ISO = re.compile(
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 
 
-def parse_timestamp(text: str) -> int:
+def parse_timestamp(text: str, *, names: bool = True) -> int:
     """``earliest`` (-2), ``latest`` (-1), ``max-timestamp`` (-3), epoch milliseconds,
     or ISO-8601 with a zone (``2024-10-27T03:33:20.1Z``, ``...+01:00``).  A time
     between two milliseconds is rounded up: the first record at or after it
-    has a timestamp at or after the next millisecond."""
+    has a timestamp at or after the next millisecond.  ``names`` False: a time only
+    (a range bound such as ``export --from-time``), and errors list only what is accepted."""
     t = text.strip()
+    if not names and (t.lower() in SPECIAL or t in ("-1", "-2", "-3")):
+        raise ValueError(f"{text!r}: give a time (epoch milliseconds or ISO-8601 with a zone, "
+                         "2024-10-27T03:33:20.100Z); earliest, latest and max-timestamp name lookups, not times")
     if t.lower() in SPECIAL:
         return SPECIAL[t.lower()]
     if re.fullmatch(r"[+-]?\d+", t):
         value = int(t)
+        if value < 0 and not names:
+            raise ValueError(f"{text!r}: a timestamp is not negative (epoch milliseconds or ISO-8601 with a zone)")
         if value < 0 and value not in SPECIAL.values():
             raise ValueError(f"{text!r}: a negative timestamp must be -1 (latest), -2 (earliest) "
                                      "or -3 (max-timestamp)")
@@ -36,6 +42,8 @@ def parse_timestamp(text: str) -> int:
         return value
     m = _ISO.match(t)
     if not m:
+        if not names:
+            raise ValueError(f"{text!r}: give epoch milliseconds or ISO-8601 with a zone (2024-10-27T03:33:20.100Z)")
         raise ValueError(
             f"{text!r}: give epoch milliseconds, ISO-8601 with a zone (2024-10-27T03:33:20.100Z), "
             "earliest, latest or max-timestamp")

@@ -10,6 +10,7 @@ import tempfile
 from pathlib import Path
 from typing import Iterator
 
+from kseg.jsonlines import SCHEMA_VERSION
 from tests.conftest import CORPUS_DATA, run_cli
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
@@ -81,13 +82,22 @@ NULLABLE = {"position", "entry", "segment", "error", "hint", "expected", "found"
             "failure", "stop", "command", "reason", "offset", "count", "markerOffset", "coordinatorEpoch",
             "markerTimestamp", "currentTxnFirstOffset", "lsoHeldBy", "batch", "record", "stopped"}
 
+# Fields whose shape the rows seen do not show whole (stated here, documented in json-output.md).
+FIXED = {
+    "consequences": {"type": ["integer", "null"], "minimum": 1},
+    "headers": {"type": "array", "items": {
+        "type": "object", "required": ["key", "value"], "additionalProperties": False,
+        "properties": {"key": {"type": "string"}, "value": {"type": ["string", "null"]},
+                       "base64": {"const": True}}}},
+}
+
 # Row kinds the corpus does not produce (a KRaft .checkpoint, a directory that cannot be listed).
 UNSEEN = {
     "dump.kraft_snapshot": {"type": "object", "required": ["type", "v", "file", "bootstrap"], "properties": {
-        "type": {"const": "kraft_snapshot"}, "v": {"const": 1}, "file": {"type": "string"},
+        "type": {"const": "kraft_snapshot"}, "v": {"const": SCHEMA_VERSION}, "file": {"type": "string"},
         "bootstrap": {"type": "boolean"}, "endOffset": {"type": "integer"}, "epoch": {"type": "integer"}}},
     "rebuild-index.unreadable": {"type": "object", "required": ["type", "v", "logDir", "partition", "path", "error"],
-                                 "properties": {"type": {"const": "unreadable"}, "v": {"const": 1},
+                                 "properties": {"type": {"const": "unreadable"}, "v": {"const": SCHEMA_VERSION},
                                                 "logDir": {"type": "string"}, "partition": {"type": "string"},
                                                 "path": {"type": "string"}, "error": {"type": "string"}}},
 }
@@ -111,7 +121,7 @@ def generate() -> dict:
             if k == "type":
                 props[k] = {"const": rows[0]["type"]}
             elif k == "v":
-                props[k] = {"const": 1}
+                props[k] = {"const": SCHEMA_VERSION}
             elif ts == {"null"}:  # only null in the corpus: any value (documented in json-output.md)
                 props[k] = {}
             else:
@@ -119,20 +129,21 @@ def generate() -> dict:
                     ts = ts | {"null"}
                 ts = sorted(ts - {"integer"} if "number" in ts else ts)
                 props[k] = {"type": ts[0] if len(ts) == 1 else ts}
+        props.update({k: FIXED[k] for k in props if k in FIXED})
         defs[name] = {"type": "object", "required": required, "properties": props}
     defs.update(UNSEEN)
     defs = dict(sorted(defs.items()))
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": "https://github.com/kseg/kseg/docs/kseg.schema.json",
-        "title": "kseg JSON Lines rows, schema version 1",
+        "title": f"kseg JSON Lines rows, schema version {SCHEMA_VERSION}",
         "description": ("One JSON object per line from every kseg command's --format json and verify-index "
-                        "--report. Each row has type and v (the schema version, 1). $defs are named "
+                        f"--report. Each row has type and v (the schema version, {SCHEMA_VERSION}). $defs are named "
                         "<command>.<type>. Fields may be added within a version, never renamed or removed. "
                         "See docs/json-output.md."),
         "type": "object",
         "required": ["type", "v"],
-        "properties": {"type": {"type": "string"}, "v": {"const": 1}},
+        "properties": {"type": {"type": "string"}, "v": {"const": SCHEMA_VERSION}},
         "anyOf": [{"$ref": f"#/$defs/{name}"} for name in defs],
         "$defs": defs,
     }

@@ -8,7 +8,7 @@ import time
 import click
 
 from kseg.cli.options import (binary_streams, error, format_option, io_options, max_message_size_option,
-                              listing_code, partitions_or_fail, quiet_option, reference_time)
+                              listing_code, partitions_or_fail, quiet_option, reading_bar, reference_time)
 from kseg.limits import decompression_limit
 from kseg.cli.txn import Duration
 
@@ -46,24 +46,29 @@ def compaction(paths, delete_retention, at, max_message_size, output_format, qui
     if at_ms is None:
         at_ms = int(time.time() * 1000)
     partitions = partitions_or_fail(err, paths)
+    bar, out = reading_bar("compaction", partitions, out)
     code = listing_code(partitions)
-    for part in partitions:
-        if part.error is not None:
-            continue
-        try:
-            report = analyse(part, at_ms, delete_retention, limit=decompression_limit(max_message_size))
-        except KsegError as exc:
-            code = error(err, exc)
-            continue
-        if output_format == "json":
-            lines = [dumps(render.segment_row(report, s)) for s in report.segments]
-            lines.append(dumps(render.summary_row(report)))
-        else:
-            lines = render.text_lines(report)
-        for s in report.segments:
-            if not s.read.complete:
-                error(err, s.read.describe())
-        code = max(code, exit_code(s.read for s in report.segments))
-        out.write(("\n".join(lines) + "\n").encode("utf-8", "replace"))
-    out.flush()
+    try:
+        for part in partitions:
+            if part.error is not None:
+                continue
+            try:
+                report = analyse(part, at_ms, delete_retention, limit=decompression_limit(max_message_size))
+            except KsegError as exc:
+                code = error(err, exc)
+                continue
+            if output_format == "json":
+                lines = [dumps(render.segment_row(report, s)) for s in report.segments]
+                lines.append(dumps(render.summary_row(report)))
+            else:
+                lines = render.text_lines(report)
+            for s in report.segments:
+                if not s.read.complete:
+                    error(err, s.read.describe())
+            code = max(code, exit_code(s.read for s in report.segments))
+            out.write(("\n".join(lines) + "\n").encode("utf-8", "replace"))
+        out.flush()
+    finally:
+        if bar is not None:
+            bar.close()
     sys.exit(code)

@@ -6,8 +6,8 @@ import sys
 
 import click
 
-from kseg.cli.options import (binary_streams, check_spark, fail, format_option, io_options, note, quiet_option,
-                              spark_options)
+from kseg.cli.options import (binary_streams, check_spark, fail, format_option, io_options, notes_grouped,
+                              quiet_option, reading_bar, spark_options)
 from kseg.cli.options import error as report_error
 
 
@@ -52,28 +52,33 @@ def diff(paths, roots, output_format, quiet, spark, master, spark_conf, verbose,
         if len(paths) < 2:
             fail(err, "diff takes two or more partition directories (or --roots with log roots)")
         sets = [[_partition(p, scan_partition, notes) for p in paths]]
-    for text in notes:
-        note(err, text)
+    notes_grouped(err, notes)
     if not sets:
         fail(err, "no partition is found under more than one of the roots given: nothing compared")
 
+    bar = None
     if spark:
         results = _spark_results(sets, master, spark_conf, verbose, err)
     else:
+        bar, out = reading_bar("diff", [part for s in sets for part in s], out)
         results = (_local(s) for s in sets)
     code = 0
-    for set_rows, error in results:
-        if error is not None:
-            code = report_error(err, error)
-            continue
-        lines = [dumps(r) for r in set_rows] if output_format == "json" else text_lines(set_rows)
-        out.write(("\n".join(lines) + "\n").encode("utf-8", "replace"))
-        for row in set_rows[:-1]:
-            if row.get("status") == "unreadable":
-                report_error(err, f"replica {row['replica']}: unreadable from offset {row['logEndOffset']}: "
-                                  f"{row['stopped']}")
-        code = max(code, set_rows[-1]["exitCode"])
-    out.flush()
+    try:
+        for set_rows, error in results:
+            if error is not None:
+                code = report_error(err, error)
+                continue
+            lines = [dumps(r) for r in set_rows] if output_format == "json" else text_lines(set_rows)
+            out.write(("\n".join(lines) + "\n").encode("utf-8", "replace"))
+            for row in set_rows[:-1]:
+                if row.get("status") == "unreadable":
+                    report_error(err, f"replica {row['replica']}: unreadable from offset {row['logEndOffset']}: "
+                                      f"{row['stopped']}")
+            code = max(code, set_rows[-1]["exitCode"])
+        out.flush()
+    finally:
+        if bar is not None:
+            bar.close()
     sys.exit(code)
 
 
@@ -111,12 +116,13 @@ def _spark_results(sets, master, spark_conf, verbose, err):
     if importlib.util.find_spec("pyspark") is None:
         fail(err, INSTALL_HINT)
     from kseg.spark import diff_job
-    from kseg.spark.driver import SparkLog, session
+    from kseg.spark.driver import SparkLog, SparkSetupError, start_session
 
     log = SparkLog(verbose)
     try:
-        spark = session(master or "local[*]", ("spark.app.name=kseg diff", *spark_conf), log=log.file)
-    except ValueError as exc:
+        spark = start_session(master or "local[*]", ("spark.app.name=kseg diff", *spark_conf), log)
+    except (ValueError, SparkSetupError) as exc:
+        log.close()
         fail(err, str(exc))
     try:
         return diff_job.run(spark, sets)

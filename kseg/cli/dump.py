@@ -185,6 +185,7 @@ def dump(paths, files_opt, print_data_log, deep_iteration, skip_record_metadata,
 
         sink = JsonSink(out, err, kraft_text=kraft_text)
         sink.structured = parser is not None
+        sink.header_decoder = None if parser is not None else opts.value_decoder
     else:
         from kseg.render.text import TextSink
 

@@ -8,7 +8,8 @@ import click
 
 from kseg.cli.lookup import TimestampType
 from kseg.cli.options import (binary_streams, check_spark, clean_stale_output, decoder_options, fail, io_options,
-                              listing_code, max_message_size_option, partitions_or_fail, quiet_option, say,
+                              listing_code, max_message_size_option, partitions_or_fail, quiet_option, reading_bar,
+                              say,
                               spark_options)
 from kseg.limits import EXIT_OK, EXIT_PROBLEMS, decompression_limit
 from kseg.storage.export import ON_CORRUPTION
@@ -24,9 +25,9 @@ EXIT_CORRUPT = EXIT_PROBLEMS  # corrupt batches met
               help="First offset to export (inclusive).")
 @click.option("--to-offset", type=click.IntRange(-(1 << 63), (1 << 63) - 1), default=None,
               help="Last offset to export (inclusive).")
-@click.option("--from-time", type=TimestampType(), default=None,
+@click.option("--from-time", type=TimestampType(names=False), default=None,
               help="Earliest timestamp to export (inclusive): epoch ms or ISO-8601 with a zone.")
-@click.option("--to-time", type=TimestampType(), default=None, help="Timestamp to stop before (exclusive).")
+@click.option("--to-time", type=TimestampType(names=False), default=None, help="Timestamp to stop before (exclusive).")
 @decoder_options
 @click.option("--on-corruption", type=click.Choice(ON_CORRUPTION), default="skip", show_default=True,
               help="skip: a corrupt batch becomes one marked row; fail: stop, write nothing; keep: as skip, and "
@@ -111,7 +112,6 @@ def corruption_line(c) -> str:
 
 
 def _run_local(paths, output, ranges, key_fn, value_fn, on_corruption, split_bytes, limit, force, quiet, err):
-    from kseg.render import progress as progress_mod
     from kseg.render.export import CorruptionStop, write_parquet
     from kseg.storage.export import plan
 
@@ -119,16 +119,10 @@ def _run_local(paths, output, ranges, key_fn, value_fn, on_corruption, split_byt
     if listing_code(partitions):  # an input not read is never "N records written": nothing is
         fail(err, "nothing was written: a directory above could not be listed")
     splits = plan(partitions, ranges, split_bytes, limit)
-    progress = progress_mod.make(quiet)
-    if progress is not None:
-        progress.start("export", len(splits), count=True)
-    done = 0
+    progress, _ = reading_bar("export", [], None, total=sum(split.bytes for split in splits))
 
     def on_split(_split) -> None:
-        nonlocal done
-        done += 1
-        if progress is not None:
-            progress.advance_to(done)
+        pass
 
     try:
         return write_parquet(splits, output, ranges=ranges, limit=limit, on_corruption=on_corruption,

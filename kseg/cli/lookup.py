@@ -35,12 +35,15 @@ class TimestampType(click.ParamType):
 
     name = "timestamp"
 
+    def __init__(self, names: bool = True) -> None:
+        self.names = names  # earliest/latest/max-timestamp accepted (a lookup), or a time only (a range bound)
+
     def convert(self, value, param, ctx):
         if isinstance(value, int):
             return value
         _not_an_option(value, param, ctx)
         try:
-            return parse_timestamp(value)
+            return parse_timestamp(value, names=self.names)
         except ValueError as exc:
             self.fail(str(exc), param, ctx)
 

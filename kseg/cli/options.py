@@ -127,7 +127,8 @@ SPARK_HELP = {
     "--spark": "Run as a PySpark job (pip install 'kseg[spark]').",
     "--master": "Spark master URL (default local[*]); only with --spark.",
     "--spark-conf": "Spark configuration, repeatable; only with --spark.",
-    "--verbose": "Spark's own log on stderr (and, for verify-index, clean segments too); only with --spark.",
+    "--verbose": "With --spark: Spark's own log on stderr (and, for verify-index, clean segments too).  "
+                 "verify-index: every note under its segment (else one line per kind of note).",
 }
 
 
@@ -141,14 +142,15 @@ def spark_options(f):
     return f
 
 
-def check_spark(spark: bool, master, spark_conf, verbose: bool) -> None:
-    """An option that would do nothing is a usage error: the one error line, exit 2 -- not silence."""
+def check_spark(spark: bool, master, spark_conf, verbose: bool, *, local_verbose: bool = False) -> None:
+    """An option that would do nothing is a usage error: the one error line, exit 2 -- not silence.
+    ``local_verbose``: the command gives ``--verbose`` a meaning without ``--spark`` too."""
     if spark:
         if _io["max_rate"] or _io["drop_cache"]:
             fail(binary_streams()[1], "--max-rate and --drop-cache pace this machine's reads; on Spark the "
                                       "executors read (give them without --spark)")
         return
-    given = [name for name, value in (("--master", master), ("--spark-conf", spark_conf), ("--verbose", verbose))
+    given = [name for name, value in (("--master", master), ("--spark-conf", spark_conf), ("--verbose", verbose and not local_verbose))
              if value]
     if given:
         fail(binary_streams()[1], f"{' and '.join(given)} take{'s' * (len(given) == 1)} effect only with --spark")
@@ -188,6 +190,36 @@ def note(err, text: str) -> None:
         say(err, f"kseg: note: {text}")
 
 
+def notes_grouped(err, notes: list[str]) -> None:
+    """The notes on stderr, one line per kind (``kseg.render.notes``): forty ``*-delete`` directories
+    skipped are one line with their count and the first few paths; nothing with ``--quiet``."""
+    if _quiet[0] or not notes:
+        return
+    from kseg.render.notes import NoteGroups
+
+    groups = NoteGroups("path")
+    for text in notes:
+        groups.add(text)
+    for text in groups.texts():
+        note(err, text)
+
+
+def reading_bar(label: str, partitions, out, total: int | None = None):
+    """``(bar, out)``: a progress bar following the bytes the reader reads, inside each segment
+    (``kseg.render.progress``: on a terminal's stderr unless ``--quiet``; None otherwise), and ``out``
+    as the stream that prints results above it.  ``total``: the bytes to read (default: every log of
+    ``partitions``)."""
+    from kseg.render import progress
+
+    bar = progress.make(_quiet[0], screen=True)
+    if bar is None:
+        return None, out
+    if total is None:
+        total = sum(seg.log_size() for part in partitions for seg in part.segments if seg.log)
+    bar.reads(label, total)
+    return bar, bar.writer(out)
+
+
 def partitions_or_fail(err, paths) -> list:
     """The partitions under ``paths`` (:func:`kseg.storage.partition.discover`), its notes printed;
     nothing to read, or a path that cannot be read, is the one error line and exit 2.  A directory
@@ -204,8 +236,7 @@ def partitions_or_fail(err, paths) -> list:
         for text in notes:  # what was skipped, and why, before the error that nothing was read
             note(err, text)
         fail(err, exc)
-    for text in notes:
-        note(err, text)
+    notes_grouped(err, notes)
     for part in partitions:
         if part.error is not None:  # a directory that cannot be listed: nothing of it is read (exit 2)
             error(err, part.error)
@@ -240,9 +271,9 @@ def reference_time(text: str | None) -> int | None:
     from kseg.timestamps import parse_timestamp
 
     try:
-        value = parse_timestamp(text)
+        return parse_timestamp(text, names=False)
     except ValueError as exc:
-        raise click.BadParameter(str(exc), param_hint="--at") from None
-    if value < 0:
-        raise click.BadParameter("give a time: epoch ms, ISO-8601 or now", param_hint="--at")
-    return value
+        message = str(exc)
+        if "give" in message:  # what is accepted: now too
+            message = f"{text!r}: give epoch milliseconds, ISO-8601 with a zone (2024-10-27T03:33:20.100Z) or now"
+        raise click.BadParameter(message, param_hint="--at") from None

@@ -8,7 +8,7 @@ import sys
 import click
 
 from kseg.cli.options import (binary_streams, capped_jobs, fail, format_option, io_options, jobs_option,
-                              max_message_size_option, note, quiet_option)
+                              max_message_size_option, note, notes_grouped, quiet_option)
 from kseg.cli.options import say as write_line
 from kseg.errors import error_line
 from kseg.limits import decompression_limit
@@ -48,12 +48,13 @@ def rebuild_index(paths, check, output_dir, force, index_interval_bytes, max_ind
 
     \b
     Exit codes:
-      0    every index rebuilt (or already identical), every log valid
+      0    every index rebuilt, already identical, or healthy and kept (as
+           verify-index judges it); every log valid
       1    --check found differences, or a log holds invalid bytes recovery
            would truncate, or Kafka's recovery would fail on a segment
       2    usage error, nothing to rebuild, a file or directory could not be
-           read or written, or an existing file differs and --force was not
-           given
+           read or written, or an existing file differs, is not healthy, and
+           --force was not given
       130  interrupted (Ctrl-C)
       141  stdout was closed early (killed by SIGPIPE)
     """
@@ -70,7 +71,6 @@ def rebuild_index(paths, check, output_dir, force, index_interval_bytes, max_ind
                                "it takes neither --output-dir nor --force")
     out, err = binary_streams()
     notes: list[str] = []
-    report = RebuildReport(out, output_format)
 
     def say(line: str) -> None:
         write_line(err, line)
@@ -91,16 +91,15 @@ def rebuild_index(paths, check, output_dir, force, index_interval_bytes, max_ind
         elif not check:
             _refuse_remote_writes(targets)
     except KsegError as exc:
-        for text in notes:
-            note(err, text)
+        notes_grouped(err, notes)
         fail(err, exc)
-    for text in notes:
-        note(err, text)
+    notes_grouped(err, notes)
     jobs = min(capped_jobs(err, jobs), len(targets))
     from kseg.storage import read_policy
 
     read_policy.split(min(jobs, len(targets)))
-    bar = progress_mod.make(quiet)
+    bar = progress_mod.make(quiet, screen=True)  # per segment, inside it (recover_segment advances it)
+    report = RebuildReport(out if bar is None else bar.writer(out), output_format, quiet)
     code = 0
     settings = Settings(check, force, index_interval_bytes, max_index_bytes, decompression_limit(max_message_size))
     work = []
@@ -114,8 +113,13 @@ def rebuild_index(paths, check, output_dir, force, index_interval_bytes, max_ind
         work.append((target, directory))
     if not check:
         _clean_stale_temp_files(err, work)
+    segment_bar = bar  # --jobs: a partition at a time (rebuild_all); else the bytes read, inside each segment
+    if bar is not None and (jobs <= 1 or len(work) <= 1):
+        bar.reads("rebuild-index", sum(seg.log_size() for target, _ in work for seg in target.partition.segments
+                                       if seg.log and (target.selected is None or seg.base_offset in target.selected)))
+        segment_bar = None
     try:
-        for done in rebuild_all(work, settings, jobs, bar):
+        for done in rebuild_all(work, settings, jobs, segment_bar):
             if done.error is not None:
                 say(error_line(done.error))
                 code = EXIT_ERROR

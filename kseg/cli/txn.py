@@ -8,7 +8,7 @@ import sys
 import click
 
 from kseg.cli.options import (binary_streams, error, fail, format_option, io_options, max_message_size_option,
-                              listing_code, partitions_or_fail, quiet_option, reference_time)
+                              listing_code, partitions_or_fail, quiet_option, reading_bar, reference_time)
 from kseg.limits import decompression_limit
 
 _DURATION = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*(ms|s|m|min|h|d)?\s*\Z")
@@ -86,32 +86,37 @@ def txn(paths, from_start, hanging_after, at, max_message_size, output_format, q
         if is_file:
             fail(err, f"{path}: a file; txn takes partition directories or log roots (transactions span segments)")
     partitions = partitions_or_fail(err, paths)
+    bar, out = reading_bar("txn", partitions, out)
     code = listing_code(partitions)
-    for part in partitions:
-        if part.error is not None:
-            continue
-        if output_format == "json":
-            def on_txn(t, name=part.name):
-                write(dumps(render.transaction_row(name, t)))
-        else:
-            def on_txn(t):
-                write(render.transaction_line(t))
-        try:
-            report = analyse(part, from_start=from_start, hanging_after_ms=hanging_after,
-                             limit=decompression_limit(max_message_size), on_transaction=on_txn, at=at_ms,
-                             on_start=(lambda r: write(render.header_line(r))) if output_format == "text" else None)
-        except KsegError as exc:
-            code = error(err, exc)
-            continue
-        if output_format == "json":
-            lines = render.render_report_json(report)
-        else:
-            lines = render.render_report_text(report)
-        for line in lines:
-            write(line)
-        for read in report.reads:
-            if not read.complete:
-                error(err, read.describe())
-        code = max(code, report.exit_code)
-    out.flush()
+    try:
+        for part in partitions:
+            if part.error is not None:
+                continue
+            if output_format == "json":
+                def on_txn(t, name=part.name):
+                    write(dumps(render.transaction_row(name, t)))
+            else:
+                def on_txn(t):
+                    write(render.transaction_line(t))
+            try:
+                report = analyse(part, from_start=from_start, hanging_after_ms=hanging_after,
+                                 limit=decompression_limit(max_message_size), on_transaction=on_txn, at=at_ms,
+                                 on_start=(lambda r: write(render.header_line(r))) if output_format == "text" else None)
+            except KsegError as exc:
+                code = error(err, exc)
+                continue
+            if output_format == "json":
+                lines = render.render_report_json(report)
+            else:
+                lines = render.render_report_text(report)
+            for line in lines:
+                write(line)
+            for read in report.reads:
+                if not read.complete:
+                    error(err, read.describe())
+            code = max(code, report.exit_code)
+        out.flush()
+    finally:
+        if bar is not None:
+            bar.close()
     sys.exit(code)

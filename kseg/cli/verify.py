@@ -7,7 +7,8 @@ import sys
 import click
 
 from kseg.cli.options import (binary_streams, capped_jobs, check_spark, clean_stale_output, fail, format_option,
-                              io_options, jobs_option, max_message_size_option, note, quiet_option, spark_options)
+                              io_options, jobs_option, max_message_size_option, notes_grouped, quiet_option,
+                              spark_options)
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -49,7 +50,7 @@ def verify_index(paths, strict, report_path, force, jobs, max_message_size, outp
     from kseg.storage.partition import discover, nothing_found, nothing_in
     from kseg.storage.report import JsonlReport, check_target, is_uri
 
-    check_spark(spark, master, spark_conf, verbose)
+    check_spark(spark, master, spark_conf, verbose, local_verbose=True)
     if force and not report_path:
         fail(binary_streams()[1], "--force replaces an existing --report file; give it with --report")
     out, err = binary_streams()
@@ -76,11 +77,9 @@ def verify_index(paths, strict, report_path, force, jobs, max_message_size, outp
     except KsegError as exc:  # one line, exit 2, before any work
         if report is not None:
             report.discard()
-        for text in notes:
-            note(err, text)
+        notes_grouped(err, notes)
         fail(err, exc)
-    for text in notes:
-        note(err, text)
+    notes_grouped(err, notes)
     if not spark:
         jobs = capped_jobs(err, jobs)
     if spark:
@@ -99,28 +98,37 @@ def verify_index(paths, strict, report_path, force, jobs, max_message_size, outp
 
     read_policy.split(jobs)
     full_names = several_log_dirs(partitions)
-    progress = progress_mod.make(quiet)
+    progress = progress_mod.make(quiet, screen=True)
     if progress is not None:
         total = sum(item.segment.log_size() for item in work_items(partitions) if item.segment is not None)
-        progress.start("verify-index", total)
+        if jobs == 1:  # the bytes this process reads, inside each segment
+            progress.reads("verify-index", total)
+        else:  # the workers read: a segment at a time, as results come
+            progress.start("verify-index", total)
+        out = progress.writer(out)
     done = 0
 
     from kseg.render import table
 
     per_partition = PartitionSummary(full_names) if output_format == "text" and table.wanted(out) else None
     labels = [f"{it.partition}/{it.segment.name}.log" if it.segment is not None else it.partition
-              for it in work_items(partitions)] if progress is not None else []
+              for it in work_items(partitions)] if progress is not None and jobs > 1 else []
     if labels:
         progress.describe(labels.pop(0))
 
+    from kseg.render.notes import NoteGroups
+
+    groups = NoteGroups("file", "--verbose or --format json lists every one") \
+        if output_format == "text" and not verbose else None
+
     def on_result(res) -> None:
         nonlocal done
-        render_result(out, res, output_format, full_names)
+        render_result(out, res, output_format, full_names, notes=groups, quiet=quiet)
         if per_partition is not None:
             per_partition.add(res)
         if report is not None:
             report.add(res)
-        if progress is not None:
+        if progress is not None and jobs > 1:
             done += res.bytes
             if labels:  # results come in order: the next one is being read
                 progress.describe(labels.pop(0))
@@ -129,6 +137,8 @@ def verify_index(paths, strict, report_path, force, jobs, max_message_size, outp
     try:
         result = verify_all(partitions, strict=strict, jobs=jobs, max_message_size=max_message_size,
                             on_result=on_result)
+        if groups is not None and not quiet:
+            groups.write(out)
         if per_partition is not None:
             per_partition.write(out)
         render_summary(out, result, output_format)

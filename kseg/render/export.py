@@ -24,6 +24,10 @@ column                      meaning
                             PERMISSIVE rows: every record column null)
                             ``<kind>: <message>``
 ``keyText``, ``valueText``  only with a key/value decoder: the decoded text
+``headersText``             only with a key/value decoder: ``{key, value}`` with
+                            the value decoded by the value decoder (null for a
+                            null value, or one the decoder cannot represent:
+                            its bytes are in ``headers``)
 ==========================  ================================================
 
 Header keys are decoded as Kafka does (``new String(bytes, UTF_8)``).
@@ -35,6 +39,7 @@ from typing import Callable, Iterable
 
 from kseg.format.compression import codec_name
 from kseg.format.strings import string_decoder
+from kseg.render.values import header_objects
 from kseg.storage.export import Corruption, RecordFacts, Split, topic_partition
 
 ROWS_PER_BATCH = 4096
@@ -66,7 +71,8 @@ COLUMNS = (
     ("crcValid", "bool", "BOOLEAN"),
     ("corruption", "string", "STRING"),
 )
-TEXT_COLUMNS = (("keyText", "string", "STRING"), ("valueText", "string", "STRING"))
+TEXT_COLUMNS = (("keyText", "string", "STRING"), ("valueText", "string", "STRING"),
+                ("headersText", "headers_text", "ARRAY<STRUCT<key: STRING, value: STRING>>"))
 
 
 def columns(decoded: bool) -> tuple:
@@ -83,7 +89,8 @@ def arrow_schema(decoded: bool = False):
 
     types = {"string": pa.string(), "int32": pa.int32(), "int64": pa.int64(), "binary": pa.binary(),
              "bool": pa.bool_(),
-             "headers": pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))}
+             "headers": pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())])),
+             "headers_text": pa.list_(pa.struct([("key", pa.string()), ("value", pa.string())]))}
     return pa.schema([(name, types[kind]) for name, kind, _ in columns(decoded)])
 
 
@@ -114,14 +121,16 @@ class RowBuilder:
         if isinstance(r, Corruption):
             row = (*self._const, None, None, None, None, None, None, None, r.position, *([None] * 11),
                    f"{r.kind}: {r.message}")
-            return row + (None, None) if self.decoded else row
+            return row + (None, None, None) if self.decoded else row
         headers = [{"key": string_decoder(k), "value": v} for k, v in r.headers]
         row = (*self._const, r.offset, r.timestamp, r.timestamp_type, r.key, r.value, headers, r.sequence,
                r.position, r.base_offset, r.last_offset, r.magic, codec_name(r.codec), r.producer_id,
                r.producer_epoch, r.base_sequence, r.leader_epoch, r.is_transactional, r.is_control, r.crc_valid,
                None)
         if self.decoded:
-            row += (_text(self.key_decoder, r.key), _text(self.value_decoder, r.value))
+            row += (_text(self.key_decoder, r.key), _text(self.value_decoder, r.value),
+                    [{"key": h["key"], "value": None if h.get("base64") else h["value"]}
+                     for h in header_objects(r.headers, self.value_decoder)])
         return row
 
     def batches(self, facts: Iterable[RecordFacts | Corruption], rows_per_batch: int = ROWS_PER_BATCH):

@@ -16,7 +16,7 @@ from kseg.format.compression import codec_name
 from kseg.jsonlines import SCHEMA_VERSION, dumps  # noqa: F401 - the form of every kseg JSON line; re-exported
 from kseg.render.sink import BufferedWriter
 from kseg.storage import files
-from kseg.render.values import KRaftText, control_text, string_decoder
+from kseg.render.values import KRaftText, control_text, header_objects, string_decoder
 
 
 # -- batch and record objects: the one batch -> dict, used by dump and the lookups ------------------
@@ -48,9 +48,11 @@ def batch_object(b, position: int) -> dict:
     }
 
 
-def record_object(b, rec, extra: str | None, key_text: str | None, payload_text: str | None) -> dict:
+def record_object(b, rec, extra: str | None, key_text: str | None, payload_text: str | None,
+                  value_decoder=None) -> dict:
     """The ``"record"`` object of a v2 :class:`~kseg.format.v2_records.Record` or a v0/v1
-    :class:`~kseg.format.legacy.LegacyRecord`."""
+    :class:`~kseg.format.legacy.LegacyRecord`; header values decoded with ``value_decoder``
+    (:func:`~kseg.render.values.header_objects`)."""
     key, value = rec.key, rec.value
     obj = {
         "type": "record", "v": SCHEMA_VERSION,
@@ -63,6 +65,7 @@ def record_object(b, rec, extra: str | None, key_text: str | None, payload_text:
     if b.magic >= 2:
         obj["sequence"] = rec.sequence
         obj["headerKeys"] = [string_decoder(k) for k, _ in rec.headers]
+        obj["headers"] = header_objects(rec.headers, value_decoder)
         if extra is not None:
             obj["control"] = extra.strip()
     else:
@@ -96,6 +99,7 @@ class JsonSink(BufferedWriter):
         self._file = None
         self.kraft_text = kraft_text
         self.structured = False  # a topic decoder: keys and values are JSON text, written as JSON values
+        self.header_decoder = None  # header values' decoder (None: Kafka's string decoder; base64 if not text)
         self._given: dict[str, str] = {}  # absolute path -> the path as given (a problem's "file")
 
     def emit(self, obj: dict) -> None:
@@ -144,7 +148,7 @@ class JsonSink(BufferedWriter):
         return control_text(b, key, value, self.kraft_text)
 
     def record(self, b, rec, extra, key_text, payload_text) -> None:
-        obj = record_object(b, rec, extra, key_text, payload_text)
+        obj = record_object(b, rec, extra, key_text, payload_text, self.header_decoder)
         if self.structured:
             for name in ("key", "payload"):
                 if name in obj:
@@ -166,6 +170,7 @@ class JsonSink(BufferedWriter):
                 obj["valueSize"] = -1 if v is None else len(v)
             obj["sequence"] = seq
             obj["headerKeys"] = [string_decoder(hk) for hk, _ in hs]
+            obj["headers"] = header_objects(hs, None if self.structured else value_decoder) if hs else []
             if key_decoder is not None:
                 if k is not None:
                     obj["key"] = key_decoder(k)

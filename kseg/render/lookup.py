@@ -58,7 +58,7 @@ def batch_and_record_json(batch, rec, key_decoder=string_decoder, value_decoder=
     """The ``batch`` and ``record`` objects of ``kseg dump --format json``, without their ``type``."""
     batch_obj = batch_object(batch, batch.position)
     extra, key_text, payload_text = record_texts(batch, rec, key_decoder, value_decoder, kraft_text)
-    record_obj = record_object(batch, rec, extra, key_text, payload_text)
+    record_obj = record_object(batch, rec, extra, key_text, payload_text, value_decoder)
     del batch_obj["type"], record_obj["type"]
     return batch_obj, record_obj
 

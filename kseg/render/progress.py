@@ -1,10 +1,17 @@
-"""Progress on stderr for long reads (rich), for humans only: the file being read, a bar, bytes,
-speed and the time left (ETA).
+"""Progress for long reads (rich), for humans only: the file being read, a bar, bytes, speed and the
+time left (ETA).
 
-Shown only when stderr is a terminal, stdout is not (output to a pipe or a
-file: the bar would otherwise tear the text it shares a screen with), and
-``--quiet`` was not given.  rich is imported only when a bar is shown, and
-the bar is redrawn at most every 1 % of the bytes.
+Shown only when stderr is a terminal and ``--quiet`` was not given.  ``dump``
+(whose output is the records themselves) shows it only when stdout is not a
+terminal.  The commands that print results as they go (verify-index,
+rebuild-index, txn, diff, compaction, export: ``screen=True``) show it on a
+terminal whether stdout is redirected or not: when stdout is the terminal
+too, the bar is drawn there and the results are printed through it
+(:meth:`ByteProgress.writer`), above the bar, as rich's live console does --
+they never fight.  :meth:`ByteProgress.reads` follows the bytes the segment
+reader reads (``kseg.storage.read_policy.meter``), inside a segment, a window
+(8 MiB; with ``--max-rate`` a MiB) at a time.  rich is imported only when a
+bar is shown, and the bar is redrawn at most every 1 % of the bytes.
 """
 
 from __future__ import annotations
@@ -13,20 +20,27 @@ import os
 import sys
 
 
-def wanted(quiet: bool) -> bool:
-    """Should a progress bar be drawn?"""
-    if quiet or os.environ.get("KSEG_NO_PROGRESS"):
-        return False
-    if os.environ.get("KSEG_PROGRESS") == "1":  # forced (tests, or a terminal kseg cannot see)
-        return True
+def _isatty(stream) -> bool:
     try:
-        return sys.stderr.isatty() and not sys.stdout.isatty()
+        return stream.isatty()
     except (AttributeError, ValueError):
         return False
 
 
+def wanted(quiet: bool, screen: bool = False) -> bool:
+    """Should a progress bar be drawn?  ``screen``: also when stdout is the terminal (results are then
+    printed above the bar)."""
+    if quiet or os.environ.get("KSEG_NO_PROGRESS"):
+        return False
+    if os.environ.get("KSEG_PROGRESS") == "1":  # forced (tests, or a terminal kseg cannot see)
+        return True
+    return _isatty(sys.stderr) and (screen or not _isatty(sys.stdout))
+
+
 class ByteProgress:
     """One bar per file, advanced by byte position."""
+
+    _on_stdout = False  # drawn on stdout's terminal: results go through writer()
 
     def __init__(self, console=None) -> None:
         from rich.console import Console
@@ -57,6 +71,9 @@ class ByteProgress:
         self._task = None
         self._step = 1
         self._next = 0
+        self._read = 0  # bytes reached (reads()): each file's furthest position read, added up
+        self._path: str | None = None
+        self._reached: dict[str, int] = {}  # the files read lately -> furthest position read
 
     def start(self, label: str, total: int, count: bool = False) -> None:
         """A bar of ``total`` bytes (``count``: of ``total`` items, redrawn at each)."""
@@ -79,9 +96,83 @@ class ByteProgress:
             self._progress.update(self._task, completed=done)
             self._next = done + self._step
 
+    def reads(self, label: str, total: int) -> None:
+        """A bar of ``total`` bytes that follows every window the segment reader reads in this process
+        (inside a segment, not once per segment), named after the file being read."""
+        from kseg.storage import read_policy
+
+        self.start(label, total)
+        self._step = self._next = 1  # a window (8 MiB, 1 MiB paced) at a time
+        self._read, self._path, self._reached = 0, None, {}
+        read_policy.set_meter(self._on_read)
+
+    def _on_read(self, path: str, position: int, n: int) -> None:
+        """Forward progress: a file read twice (a second pass, replicas compared batch by batch) or
+        from its middle counts its furthest position once."""
+        if path != self._path:
+            self._path = path
+            self.describe("/".join(path.replace("\\", "/").rstrip("/").split("/")[-2:]))
+        reached = self._reached.pop(path, 0)
+        end = position + n
+        if end > reached:
+            self._read += end - reached
+            reached = end
+        self._reached[path] = reached  # the most recent last; a few kept (files are read one or two at a time)
+        if len(self._reached) > 64:
+            del self._reached[next(iter(self._reached))]
+        self.advance_to(self._read)
+
+    def writer(self, out):
+        """``out`` (binary stdout) as a stream that prints above the bar when stdout is the bar's
+        terminal; ``out`` itself otherwise."""
+        if not self._on_stdout:
+            return out
+        return _AboveBar(self._progress.console, out)
+
     def close(self) -> None:
+        from kseg.storage import read_policy
+
+        read_policy.set_meter(None)
         self._progress.stop()
 
 
-def make(quiet: bool) -> ByteProgress | None:
-    return ByteProgress() if wanted(quiet) else None
+class _AboveBar:
+    """A binary stream whose whole lines are printed by the bar's console, above the bar (rich's live
+    display moves itself below); a partial line waits for its end."""
+
+    def __init__(self, console, out) -> None:
+        self.console, self.out, self.pending = console, out, b""
+
+    def write(self, data: bytes) -> int:
+        text = self.pending + bytes(data)
+        cut = text.rfind(b"\n") + 1
+        self.pending = text[cut:]
+        if cut:
+            self.console.out(text[:cut].decode("utf-8", "replace"), end="", highlight=False)
+        return len(data)
+
+    def flush(self) -> None:
+        if self.pending:
+            self.console.out(self.pending.decode("utf-8", "replace"), end="", highlight=False)
+            self.pending = b""
+        self.console.file.flush()
+
+    def isatty(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self.out.fileno()
+
+
+def make(quiet: bool, screen: bool = False) -> ByteProgress | None:
+    """A bar, or None (:func:`wanted`).  ``screen``: the command prints results as it goes; the bar is
+    drawn on stdout's terminal when stdout is one (results go through :meth:`ByteProgress.writer`)."""
+    if not wanted(quiet, screen):
+        return None
+    if screen and _isatty(sys.stdout) and os.environ.get("KSEG_PROGRESS") != "1":
+        from rich.console import Console
+
+        bar = ByteProgress(Console(file=sys.stdout))
+        bar._on_stdout = True
+        return bar
+    return ByteProgress()

@@ -8,6 +8,7 @@ from collections import Counter
 from kseg.limits import EXIT_ERROR, EXIT_OK, EXIT_PROBLEMS  # EXIT_ERROR: cli/rebuild imports it from here
 from kseg.jsonlines import SCHEMA_VERSION
 from kseg.render.jsonl import dumps
+from kseg.render.notes import NoteGroups
 from kseg.storage import files, location
 from kseg.storage.partition import Partition
 from kseg.storage.rebuild import Recovered
@@ -15,6 +16,7 @@ from kseg.storage.rebuild_write import (
     ABSENT,
     DIFFERS,
     FAILED,
+    KEPT,
     MISSING,
     OLDER_RULE,
     REFUSED,
@@ -56,16 +58,24 @@ def file_line(o: FileOutcome) -> str:
         WRITTEN: "written",
         SKIPPED: "not rebuilt",
     }.get(o.status)
-    if o.status == DIFFERS:
+    if o.interval is not None:  # same as recovery's at the interval the existing file was written at
+        text = {SAME: "same", UNCHANGED: "unchanged"}[o.status]
+        bound = f"≥ {o.interval}, the last batch's position: no .index entry due" if o.at_least else f"≤ {o.interval}"
+        text = (f"{text} (index.interval.bytes {bound}): what recovery writes at that interval "
+                f"({o.entries} entr{'ies' if o.entries != 1 else 'y'} at the interval given)")
+        return f"  {o.path}: {o.existing_entries} entr{'ies' if o.existing_entries != 1 else 'y'}: {text}"
+    if o.status in (SAME, UNCHANGED) and o.rule:  # the used entries are the same; a zero tail follows
+        text = f"{'same as' if o.status == SAME else 'unchanged:'} {o.rule}"
+    elif o.status == DIFFERS:
         text = f"differs from the existing file ({o.existing_entries} entries): {o.difference}"
     elif o.status == OLDER_RULE:
         text = (f"the existing file ({o.existing_entries} entries) differs ({o.difference}) but is valid: "
                 f"{o.rule}; recovery would rewrite it with the current rule; not a problem")
     elif o.status == REPLACED:
         text = f"replaced the existing file ({o.existing_entries} entries; {o.difference})"
-    elif o.status == REFUSED and o.rule:
-        text = (f"not written: the existing file differs ({o.difference}) but is valid ({o.rule}); "
-                "give --force to replace it")
+    elif o.status == KEPT:
+        text = (f"kept: the existing file ({o.existing_entries} entries) differs ({o.difference}) but is valid: "
+                f"{o.rule}; --force replaces it with recovery's")
     elif o.status == REFUSED:
         text = f"not written: the existing file differs ({o.difference}); give --force to replace it"
     elif o.status == FAILED:
@@ -84,9 +94,10 @@ def exit_code(rec: Recovered, outcomes: list[FileOutcome]) -> int:
 class RebuildReport:
     """Collects segments, writes them as they come, and the summary at the end."""
 
-    def __init__(self, out, fmt: str) -> None:
+    def __init__(self, out, fmt: str, quiet: bool = False) -> None:
         self.out = out
         self.json = fmt == "json"
+        self.quiet = quiet  # text: only segments with something to say (a problem, a refusal), and the summary
         self.counts: Counter = Counter()
         self.segments = 0
         self.damaged = 0
@@ -96,6 +107,7 @@ class RebuildReport:
 
         # a terminal gets a per-partition table before the summary line: name -> Counter of statuses
         self.per_partition: dict[str, Counter] | None = None if self.json or not wanted(out) else {}
+        self.notes = NoteGroups("segment")
 
     def _write(self, text: str) -> None:
         self.out.write(text.encode("utf-8", "replace"))
@@ -114,7 +126,11 @@ class RebuildReport:
         if self.json:
             self._write(dumps(segment_json(rec, outcomes)) + "\n")
             return
-        lines = [segment_line(rec)] + [file_line(o) for o in outcomes] + [f"  note: {n}" for n in rec.notes]
+        if self.quiet and exit_code(rec, outcomes) == EXIT_OK:
+            return
+        for n in rec.notes:  # printed once per kind, before the summary (a truncation's note recurs per segment)
+            self.notes.add(f"{files.display(rec.segment.log)}: {n}")
+        lines = [segment_line(rec)] + [file_line(o) for o in outcomes]
         self._write("\n".join(lines) + "\n")
 
     def unreadable(self, path: str, why: str) -> None:
@@ -136,13 +152,16 @@ class RebuildReport:
         write_table(self.out, "rebuild-index: files per partition", columns, rows)
 
     def summary(self, notes: list[str]) -> int:
-        order = [SAME, OLDER_RULE, UNCHANGED, WRITTEN, REPLACED, DIFFERS, MISSING, REFUSED, FAILED, SKIPPED, ABSENT]
+        order = [SAME, OLDER_RULE, UNCHANGED, KEPT, WRITTEN, REPLACED, DIFFERS, MISSING, REFUSED, FAILED, SKIPPED,
+                 ABSENT]
         parts = [f"{self.counts[k]} {k}" for k in order if self.counts[k]]
         if self.json:
             self._write(dumps({"type": "summary", "v": SCHEMA_VERSION, "segments": self.segments, "files": dict(self.counts),
                                 "damagedLogs": self.damaged, "unreadableDirectories": self.unreadable_dirs,
                                 "notes": notes, "exitCode": self.code}) + "\n")
         else:
+            if not self.quiet:
+                self.notes.write(self.out)
             if self.per_partition:
                 self._table(order)
             damaged = ""
@@ -183,6 +202,8 @@ def segment_json(rec: Recovered, outcomes: list[FileOutcome]) -> dict:
             "truncatesSegment": rec.failure.truncates_segment},
         "files": [{"file": o.path, "kind": o.kind.lstrip("."), "entries": o.entries, "status": o.status,
                    "existingEntries": o.existing_entries, "difference": o.difference, "rule": o.rule,
+                   "indexIntervalBytesAtMost": None if o.at_least else o.interval,
+                   "indexIntervalBytesAtLeast": o.interval if o.at_least else None,
                    "error": None if o.error is None else o.error.describe()} for o in outcomes],
         "notes": rec.notes,
     }

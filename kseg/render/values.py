@@ -45,3 +45,42 @@ def control_text(batch, key, value, kraft_text: KRaftText | None = None) -> str:
         return f" controlType: {control.type_name(type_id)}({type_id})"
     except KsegError as exc:
         raise exc.at(batch.file.path) from None  # the key/value are slices: no position in the file
+
+
+def header_objects(headers, value_decoder=None) -> list[dict]:
+    """A v2 record's headers as JSON objects, in order: ``{"key": k, "value": v}``.
+
+    A header (Kafka's ``RecordHeader``) is a String key and a nullable byte-array value
+    (``DefaultRecord``: varint key length, UTF-8 key, varint value length, -1 for null, value).
+    The value is decoded with ``value_decoder`` (None: Kafka's string decoder); ``null`` for a null
+    value; when the decoder cannot represent it (bytes that are not UTF-8 for the string decoder, a
+    decoder that raises or gives no string) the value is base64 and the object says so
+    (``"base64": true``), so every header value reads back to its bytes.  Keys as ``headerKeys``.
+    """
+    out = []
+    for key, value in headers:
+        obj: dict = {"key": string_decoder(key)}
+        if value is None:
+            obj["value"] = None
+        else:
+            obj.update(_header_value(bytes(value), value_decoder))
+        out.append(obj)
+    return out
+
+
+def _header_value(value: bytes, decoder) -> dict:
+    if decoder is None or decoder is string_decoder:
+        try:
+            return {"value": value.decode("utf-8")}
+        except UnicodeDecodeError:
+            pass
+    else:
+        try:
+            text = decoder(value)
+        except Exception:  # noqa: BLE001 - any decoder's failure on a header value: the bytes as base64
+            text = None
+        if isinstance(text, str):
+            return {"value": text}
+    import base64
+
+    return {"value": base64.b64encode(value).decode("ascii"), "base64": True}

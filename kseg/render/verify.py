@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 
 from kseg.jsonlines import SCHEMA_VERSION, dumps
+from kseg.render.notes import NoteGroups, plural
 from kseg.storage import files
 from kseg.storage.report import result_rows
 from kseg.storage.verify_result import Problem, SegmentResult
@@ -27,7 +28,8 @@ def problem_line(p: Problem) -> str:
         where.append(f"byte {p.position}")
     text = f"{': '.join(where)}: {p.kind}: {p.message}"
     if p.expected is not None or p.found is not None:
-        text += f" (expected {p.expected}, found {p.found})"
+        first = "of the first: " if p.consequences else ""
+        text += f" ({first}expected {p.expected}, found {p.found})"
     return text
 
 def _write(out, text: str) -> None:
@@ -43,21 +45,32 @@ def label(res: SegmentResult, full: bool) -> str:
     return f"{res.partition}/{res.segment}"
 
 
-def render_result(out, res: SegmentResult, output_format: str, full_names: bool = False) -> None:
-    """One segment's summary line, its problem lines and notes (text), or its rows (json)."""
+def render_result(out, res: SegmentResult, output_format: str, full_names: bool = False,
+                  notes: NoteGroups | None = None, quiet: bool = False) -> None:
+    """One segment's summary line, its problem lines and notes (text), or its rows (json).
+
+    Text: with ``notes`` the notes go there (printed grouped by kind at the end), else under the
+    segment; ``quiet`` prints only segments with problems (or failed) and no notes."""
     if output_format == "json":
         _write(out, "".join(dumps(row) + "\n" for row in result_rows(res)))
         return
+    if quiet and res.status == "clean":
+        return
     where = label(res, full_names)
+    counts = f"({plural(res.batches, 'batch')}, {plural(res.bytes, 'byte')})"
     if res.status == "failed":
         lines = [f"{where}: FAILED: {res.failed}"]
     elif res.problems:
-        n = res.problem_count
-        lines = [f"{where}: {n} problem{'s' * (n != 1)} ({res.batches} batches, {res.bytes} bytes)"]
+        lines = [f"{where}: {plural(res.problem_count, 'problem')} {counts}"]
     else:
-        lines = [f"{where}: clean ({res.batches} batches, {res.bytes} bytes)"]
+        lines = [f"{where}: clean {counts}"]
     lines += [f"  problem: {problem_line(p)}" for p in res.problems]
-    lines += [f"  note: {note}" for note in (*res.notes, *res.omitted_notes())]
+    lines += [f"  note: {note}" for note in res.omitted_notes()]  # about the problems: always with them
+    if notes is not None:
+        for note in res.notes:
+            notes.add(note)
+    elif not quiet:
+        lines += [f"  note: {note}" for note in res.notes]
     _write(out, "\n".join(lines) + "\n")
 
 
@@ -91,7 +104,7 @@ class PartitionSummary:
 
 def summary_line(report: Report) -> str:
     """``N segments verified (B bytes), C clean, ...``: the run's last line (black's Report style)."""
-    parts = [f"{report.segments} segment{'s' * (report.segments != 1)} verified ({report.bytes} bytes)",
+    parts = [f"{plural(report.segments, 'segment')} verified ({plural(report.bytes, 'byte')})",
              f"{report.clean} clean"]
     if report.with_problems:
         n = report.problems

@@ -140,7 +140,10 @@ def read_options(options: dict) -> dict:
 
     def time(name: str, default: int) -> int:
         value = _option(options, name)
-        return default if value is None else parse_timestamp(str(value))
+        try:
+            return default if value is None else parse_timestamp(str(value), names=False)
+        except ValueError as exc:
+            raise ValueError(f"kseg data source: option {name}: {exc}") from None
 
     ranges = Ranges(number("fromOffset", INT64_MIN), number("toOffset", INT64_MAX), time("fromTime", INT64_MIN),
                     time("toTime", INT64_MAX))

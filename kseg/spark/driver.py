@@ -100,7 +100,73 @@ def _probe_executors(sc) -> None:
                               f"on {host}: {IMPORT_FIX}")
 
 
-_PY_ERROR = re.compile(r"^\s*([A-Za-z_][\w.]*(?:Error|Exception)): (.+)$")
+_PY_ERROR = re.compile(r"^[\s:]*([A-Za-z_][\w.$]*(?:Error|Exception)): (.+)$")
+
+# Spark's own words for the failures a newcomer meets, in its exception or its log: (pattern, one line)
+_STARTUP = (
+    (re.compile(r"Failed to connect to master (\S+)"),
+     "the Spark master {0} is unreachable (Spark: \"Failed to connect to master {0}\"{reason}); check --master "
+     "and that the master is running"),
+    (re.compile(r"All masters are unresponsive"),
+     "the Spark master is unreachable (Spark: \"All masters are unresponsive! Giving up.\"); check --master and "
+     "that the master is running"),
+    (re.compile(r"JAVA_HOME is not set"),
+     "no Java: JAVA_HOME is not set and no java is on PATH (Spark needs Java 17 or later: install a JDK or set "
+     "JAVA_HOME)"),
+    (re.compile(r"(\S*/bin/java): No such file or directory"),
+     "no Java at {0} (from JAVA_HOME; Spark needs Java 17 or later: install a JDK or point JAVA_HOME at one)"),
+    (re.compile(r"UnsupportedClassVersionError"),
+     "the Java found is too old for this Spark (UnsupportedClassVersionError): Spark 4 needs Java 17 or later; "
+     "point JAVA_HOME at a newer JDK"),
+    (re.compile(r"Address already in use: Service '([^']+)' failed after (\d+) retries \(starting from (\d+)\)"),
+     "port in use: Spark's {0} could not bind port {2} or the {1} after it (Address already in use); free the "
+     "port, choose another (--spark-conf spark.driver.port=…, spark.ui.port=…) or raise spark.port.maxRetries"),
+    (re.compile(r"(Address already in use)"),
+     "port in use: Spark could not bind a port ({0}); free it, choose another (--spark-conf spark.driver.port=…) "
+     "or raise spark.port.maxRetries"),
+)
+_REASON = re.compile(r"Connection refused|No route to host|Connection timed out|UnknownHostException: [^\s]+")
+
+
+def startup_cause(exc: BaseException, log_path: str | None = None) -> str:
+    """Why Spark could not start, in one line: the cause Spark's own exception states (the Java
+    exception under Py4J's wrapper) or, when that only says "An error occurred while calling ...",
+    what Spark's log says (a master it could not connect to, no Java, a port in use)."""
+    texts = [str(exc)]
+    if log_path:
+        try:
+            with open(log_path, "rb") as f:
+                texts.append(f.read(4 << 20).decode("utf-8", "replace"))
+        except OSError:
+            pass
+    for text in texts:
+        for pattern, line in _STARTUP:
+            m = pattern.search(text)
+            if m:
+                reason = _REASON.search(text[m.end():m.end() + 4000])
+                return line.format(*m.groups(), reason=f": {reason.group(0)}" if reason else "")
+    return _cause(exc)
+
+
+def check_master(master: str | None, timeout: float = 5.0) -> str | None:
+    """For a standalone master URL (``spark://host:port[,host:port]``): None when one of its hosts
+    accepts a connection, else why not -- before a JVM starts (Spark itself retries for a minute)."""
+    if not master or not master.startswith("spark://"):
+        return None
+    import socket
+
+    reasons = []
+    for hostport in master[len("spark://"):].split(","):
+        host, _, port = hostport.rpartition(":")
+        if not host or not port.isdigit():
+            return None  # Spark's own parser reports a malformed URL
+        try:
+            socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+            return None
+        except OSError as exc:
+            reasons.append(f"{hostport}: {exc.strerror or exc}")
+    return (f"the Spark master {master} is unreachable ({'; '.join(reasons)}); check --master and that the "
+            "master is running")
 
 
 def _cause(exc: BaseException) -> str:
@@ -141,6 +207,13 @@ class SparkLog:
         self.kept = True
         return f" (Spark's log: {self.file.name}; --verbose shows it on stderr)"
 
+    def path(self) -> str | None:
+        """The log file's path (flushed), for :func:`startup_cause`; None when Spark logs to stderr."""
+        if self.file is None:
+            return None
+        self.file.flush()
+        return self.file.name
+
     def close(self) -> None:
         if self.file is not None:
             self.file.close()
@@ -149,6 +222,20 @@ class SparkLog:
                     os.unlink(self.file.name)
                 except OSError:
                     pass
+
+
+def start_session(master: str | None, conf, log: SparkLog):
+    """:func:`session`, or :class:`SparkSetupError` with the one line saying why Spark could not start
+    (:func:`check_master` first, then :func:`startup_cause`); a malformed ``--spark-conf`` is ValueError."""
+    unreachable = check_master(master)
+    if unreachable is not None:
+        raise SparkSetupError(f"Spark could not start: {unreachable}")
+    try:
+        return session(master, conf, log.file)
+    except ValueError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the JVM did not start, a bad master URL, a port in use, ...
+        raise SparkSetupError(f"Spark could not start: {startup_cause(exc, log.path())}{log.see()}") from None
 
 
 def run_spark_cli(partitions, *, strict: bool, report_path: str | None, master: str | None, spark_conf,
@@ -181,12 +268,12 @@ def run_spark_cli(partitions, *, strict: bool, report_path: str | None, master: 
     try:
         if own:
             try:
-                spark = session(master or "local[*]" if not _under_spark_submit() else master, spark_conf,
-                                log.file)
+                spark = start_session(master or "local[*]" if not _under_spark_submit() else master, spark_conf,
+                                      log)
             except ValueError as exc:
                 return fail(str(exc))
-            except Exception as exc:  # noqa: BLE001 - the JVM did not start, a bad master URL, ...
-                return fail(f"Spark could not start: {_cause(exc)}{see()}")
+            except SparkSetupError as exc:
+                return fail(str(exc))
         try:
             _probe_executors(spark.sparkContext)
             outcome = job.run(spark, partitions, strict=strict, max_message_size=max_message_size,
@@ -196,8 +283,14 @@ def run_spark_cli(partitions, *, strict: bool, report_path: str | None, master: 
         except Exception as exc:  # noqa: BLE001 - any job failure is one line, exit 2 (not "problems")
             return fail(f"the Spark job failed: {_cause(exc)}{see()}")
         full_names = several_log_dirs(partitions)
+        from kseg.render.notes import NoteGroups
+
+        groups = NoteGroups("file", "--verbose or --format json lists every one") \
+            if output_format == "text" and not verbose else None
         for res in outcome.shown:
-            render_result(out, res, output_format, full_names)
+            render_result(out, res, output_format, full_names, notes=groups)
+        if groups is not None:
+            groups.write(out)
         render_summary(out, outcome.report, output_format)
         out.flush()
         if report_path:

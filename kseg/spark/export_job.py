@@ -75,18 +75,14 @@ def run_export(paths: list[str], output: str, *, ranges, key_decoder, value_deco
     splits = plan(partitions, ranges, split_bytes, limit)
     for note in notes:
         err.write(f"kseg: note: {note}\n".encode("utf-8", "replace"))
-    from kseg.spark.driver import SparkLog, _cause, session
+    from kseg.spark.driver import SparkLog, SparkSetupError, _cause, start_session
 
     log = SparkLog(verbose)
     try:
-        spark = session(master or "local[*]", spark_conf, log.file)
-    except ValueError as exc:
+        spark = start_session(master or "local[*]", spark_conf, log)
+    except (ValueError, SparkSetupError) as exc:
         log.close()
         raise InputError(str(exc)) from None
-    except Exception as exc:  # noqa: BLE001 - the JVM did not start, a bad master URL, ...
-        message = f"Spark could not start: {_cause(exc)}{log.see()}"
-        log.close()
-        raise InputError(message) from None
     try:
         bins = plan_bins(list(enumerate(splits)), spark.sparkContext.defaultParallelism * 4,
                          size=lambda item: item[1].bytes)

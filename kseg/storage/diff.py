@@ -373,5 +373,5 @@ def replica_sets(roots: list[str], notes: list[str]) -> list[list[Partition]]:
         if len(parts) > 1:
             sets.append(parts)
         else:
-            notes.append(f"{name}: under one root only ({files.display(parts[0].path)}): nothing to compare")
+            notes.append(f"{files.display(parts[0].path)}: under one root only: nothing to compare")
     return sets

@@ -1,7 +1,8 @@
 """Reading politely on a live broker: ``--max-rate`` and ``--drop-cache``.
 
 Both apply to the one segment reader's window reads
-(:meth:`kseg.storage.records.FileRecords.window`), so every command gets them.
+(:meth:`kseg.storage.records.FileRecords.window`), so every command gets them;
+so does :data:`meter`, the byte count a progress bar follows inside a segment.
 
 ``--max-rate``: after each window read the reader sleeps until the bytes read
 so far in this process average at most the rate (a token bucket without
@@ -152,6 +153,28 @@ class ReadPolicy:
 
 
 current: ReadPolicy | None = None
+
+#: ``(path, position, n)`` after each window read of ``n`` bytes of ``path`` at ``position`` (a progress
+#: bar's byte count), or None.  Called in the process that set it only (a forked ``--jobs`` worker
+#: inherits the global, not the bar).
+meter = None
+
+PIECE = 1 << 20  # with --max-rate a window is read (and paced, and metered) a MiB at a time
+
+
+def set_meter(callback) -> None:
+    """Count the bytes the reader reads in this process: ``callback(path, position, n)`` (None: stop)."""
+    global meter
+    if callback is None:
+        meter = None
+        return
+    owner = os.getpid()
+
+    def counted(path: str, position: int, n: int) -> None:
+        if os.getpid() == owner:
+            callback(path, position, n)
+
+    meter = counted
 
 
 def configure(max_rate: float | None = None, drop_cache: bool = False) -> None:

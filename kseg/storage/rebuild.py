@@ -61,6 +61,7 @@ class Recovered:
     log_size: int = 0
     valid_bytes: int = 0
     batches: int = 0
+    last_position: int = -1  # the last valid batch's position (an index made no entry up to it: interval >= it)
     # the rebuilt indexes, 8 bytes a value (a 10 MiB index's 1.3 M entries: ~21 MB, no object an entry)
     index_offsets: array = field(default_factory=lambda: array("q"))  # .index: absolute offsets
     index_positions: array = field(default_factory=lambda: array("q"))  # .index: .log positions
@@ -226,7 +227,7 @@ def recover_segment(
                             last_index_entry = valid_bytes
                         valid_bytes += size
                         count += 1
-                        rec.valid_bytes, rec.batches = valid_bytes, count
+                        rec.valid_bytes, rec.batches, rec.last_position = valid_bytes, count, position
                         if pid >= 0:
                             if batch is None and not h[ATTRIBUTES] & CONTROL_FLAG:  # a data batch: the header is enough
                                 state.apply_data(pid, h[BASE_OFFSET], bool(h[ATTRIBUTES] & TRANSACTIONAL_FLAG),

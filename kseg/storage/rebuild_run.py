@@ -39,7 +39,9 @@ def rebuild_target(target, directory: str | None, settings: Settings, progress=N
         for rec in recover_partition(target, index_interval_bytes=settings.index_interval_bytes,
                                      max_index_size=settings.max_index_bytes, limit=settings.limit,
                                      progress=progress):
-            outcomes = check_files(rec) if settings.check else write_files(rec, directory, settings.force)
+            how = (settings.index_interval_bytes, settings.max_index_bytes, settings.limit)
+            outcomes = check_files(rec, *how) if settings.check else write_files(rec, directory, settings.force,
+                                                                                  *how)
             yield Done(rec, outcomes)
     except KsegError as exc:  # a log that cannot be opened or read
         yield Done(None, None, exc)

@@ -10,6 +10,12 @@ append, and recovery truncates an existing one to 0 bytes).
 * write: to the log's directory or ``--output-dir``; identical files are
   left alone, a different existing file is replaced only with ``--force``,
   every write is atomic (:func:`kseg.storage.atomic.write_atomic`);
+* one rule for "healthy", shared with ``verify-index``: an existing
+  ``.index`` written at another ``index.interval.bytes`` is rebuilt again at
+  the interval its entries show (:func:`inferred_interval`) and is ``same``
+  (``unchanged``) when that gives it byte for byte; a file valid by an older
+  broker's rule is ``older-rule`` (check) or ``kept`` (write, without
+  ``--force``), never an error;
 * a segment whose recovery Kafka would not survive gets no files.
 """
 
@@ -28,6 +34,7 @@ SAME, DIFFERS, MISSING, ABSENT = "same", "differs", "missing", "absent"
 OLDER_RULE = "older-rule"  # differs from what recovery writes, but valid: an older Kafka writer's rule
 UNCHANGED, WRITTEN, REPLACED = "unchanged", "written", "replaced"
 REFUSED, SKIPPED, FAILED = "refused", "skipped", "failed"
+KEPT = "kept"  # not written without --force: the existing file differs but is valid by its writer's rule
 KINDS = (files.INDEX, files.TIME_INDEX, files.TXN_INDEX)
 _ENTRY = {files.INDEX: OFFSET_ENTRY, files.TIME_INDEX: TIME_ENTRY, files.TXN_INDEX: TXN_ENTRY}
 
@@ -44,6 +51,8 @@ class FileOutcome:
     difference: str | None = None
     error: InputError | None = None
     rule: str | None = None  # OLDER_RULE: which older writer rule the existing file follows
+    interval: int | None = None  # same as recovery at index.interval.bytes <= this (the existing file's)
+    at_least: bool = False  # ``interval`` is a lower bound: an empty .index, no entry ever due
     checking: bool = False  # --check: nothing is written, a FAILED file is one that could not be compared
 
     def failure(self) -> str:
@@ -139,6 +148,86 @@ def difference(kind: str, existing, rebuilt: bytes, base: int) -> str:
             f"{_entry_text(kind, rebuilt, n_old, base)}")
 
 
+def inferred_interval(index: bytes) -> int | None:
+    """The largest ``index.interval.bytes`` an existing ``.index`` can have been written at, or None.
+
+    Recovery (``LogSegment.recover``) and a broker appending a batch at a time add an entry when more
+    than ``index.interval.bytes`` were appended since the last one (from position 0), so every gap
+    between consecutive entries' positions (the first: from 0) is larger than the interval: the
+    smallest gap less one bounds it.  None for an index with no entries or whose positions do not
+    increase (a zero tail, damage)."""
+    size = OFFSET_ENTRY.size
+    if not index or len(index) % size:
+        return None
+    prev, smallest = 0, None
+    for _, pos in OFFSET_ENTRY.iter_unpack(index):
+        gap = pos - prev
+        if gap <= 0:
+            return None
+        smallest = gap if smallest is None or gap < smallest else smallest
+        prev = pos
+    return None if smallest is None else smallest - 1
+
+
+def at_inferred_interval(rec: Recovered, existing_index, interval: int, max_index_size: int,
+                         limit: int) -> tuple[int, dict[str, bytes | None]] | None:
+    """``(N, rebuilt files)`` when recovery at the interval the existing ``.index`` shows (N, not
+    ``interval``) rebuilds that ``.index`` byte for byte; else None.  An empty ``.index`` beside a log
+    whose recovery makes entries shows an interval of at least the last batch's position (N: recovery
+    at N makes none; the outcome then says "≥ N").  Reads the log once more (only for
+    a segment whose ``.index`` differs); producer state is not involved in the ``.index``/``.timeindex``."""
+    if not isinstance(existing_index, bytes) or rec.truncated or rec.stop is not None or rec.failure is not None:
+        return None  # none, or over files.WHOLE_INDEX (_LargeIndex: more entries than any segment.index.bytes)
+    if existing_index == b"" and rec.last_position > 0:  # no entry was ever due: interval >= the last batch's start
+        n = rec.last_position
+    else:
+        n = inferred_interval(existing_index)
+    if n is None or n == interval:
+        return None
+    from kseg.storage.rebuild import recover_segment
+    from kseg.storage.txn_rebuild import ProducerState
+
+    try:
+        again = recover_segment(rec.segment, ProducerState(), index_interval_bytes=n, max_index_size=max_index_size,
+                                limit=limit)
+    except InputError:
+        return None
+    if again.failure is not None or again.index_bytes() != existing_index:
+        return None
+    return n, {files.INDEX: again.index_bytes(), files.TIME_INDEX: again.time_index_bytes()}
+
+
+def zero_tail(kind: str, existing: bytes, rebuilt: bytes) -> int:
+    """Bytes of a preallocated zero tail when ``existing`` is ``rebuilt`` followed by zeros (an active
+    segment's ``.index``/``.timeindex``, preallocated to ``segment.index.bytes``, after a crash or copied
+    from a live broker: ``verify-index`` notes it, the broker trims it when the segment rolls), else 0.
+    A ``.timeindex`` may lack recovery's last entry: the one ``LogSegment.onBecomeInactiveSegment``
+    (or a clean ``close``) adds for the largest timestamp, never written for a segment still active."""
+    if kind == files.TXN_INDEX:
+        return 0
+    used = [rebuilt]
+    if kind == files.TIME_INDEX and rebuilt:
+        used.append(rebuilt[:-TIME_ENTRY.size])
+    for head in used:
+        if len(existing) > len(head) and existing[:len(head)] == head and _zero_from(existing, len(head)):
+            return len(existing) - len(head)
+    return 0
+
+
+def tail_rule(kind: str, existing: bytes, rebuilt: bytes) -> str | None:
+    """What a healthy zero-tailed existing file is (:func:`zero_tail`), for the outcome's ``rule``; None
+    when ``existing`` is not one."""
+    tail = zero_tail(kind, existing, rebuilt)
+    if not tail:
+        return None
+    text = (f"the existing file's used entries; then a preallocated zero tail of {tail} bytes (an active "
+            "segment's index, as after a crash or copied from a live broker; Kafka trims it when the segment "
+            "rolls)")
+    if len(existing) - tail < len(rebuilt):
+        text += "; recovery adds the last entry, which a segment gets when it rolls"
+    return text
+
+
 def _nothing_to_do(rec: Recovered, kind: str, data: bytes | None, shown: str) -> FileOutcome | None:
     """The outcome of a file that is neither compared nor written: its segment could not be
     recovered (skipped), or recovery leaves no such file (absent)."""
@@ -149,12 +238,23 @@ def _nothing_to_do(rec: Recovered, kind: str, data: bytes | None, shown: str) ->
     return None
 
 
-def check(rec: Recovered) -> list[FileOutcome]:
-    """Compare the rebuilt files with those beside the log; nothing is written."""
+def check(rec: Recovered, interval: int = 4096, max_index_size: int = 10 << 20,
+          limit: int = 40 << 20) -> list[FileOutcome]:
+    """Compare the rebuilt files with those beside the log; nothing is written.  ``interval``,
+    ``max_index_size``, ``limit``: what ``rec`` was recovered with (:func:`at_inferred_interval`)."""
     out = []
     base = rec.segment.base_offset
     directory = files.parent(rec.segment.log)
-    for kind, data in rebuilt_files(rec).items():
+    rebuilt = rebuilt_files(rec)
+    inferred = None
+    if rec.segment.index is not None:
+        try:
+            existing_index = _read(rec.segment.index)
+        except InputError:
+            existing_index = None
+        if existing_index is not None and existing_index != rebuilt[files.INDEX]:
+            inferred = at_inferred_interval(rec, existing_index, interval, max_index_size, limit)
+    for kind, data in rebuilt.items():
         path = location.join(directory, rec.segment.name + kind)
         shown = files.display(files.sibling(rec.segment.log, kind) if location.is_uri(rec.segment.log) else
                               os.path.join(os.path.dirname(rec.segment.log), rec.segment.name + kind))
@@ -175,7 +275,13 @@ def check(rec: Recovered) -> list[FileOutcome]:
         else:
             o.existing_entries = len(existing) // size
             if existing != data:
-                o.status, o.difference = DIFFERS, difference(kind, existing, data, base)
+                if inferred is not None and inferred[1].get(kind) == existing:
+                    o.interval, o.at_least = inferred[0], not existing_index
+                elif tail_rule(kind, existing, data):
+                    o.rule = tail_rule(kind, existing, data)
+                    o.existing_entries = (len(existing) - zero_tail(kind, existing, data)) // size
+                else:
+                    o.status, o.difference = DIFFERS, difference(kind, existing, data, base)
         out.append(o)
     _older_rules(rec, out)
     return out
@@ -224,13 +330,25 @@ def _ensure_directory(directory: str, *, created: bool) -> None:
     _ensured.add(directory)
 
 
-def write(rec: Recovered, output_dir: str | None, force: bool) -> list[FileOutcome]:
-    """Write the rebuilt files next to the log or in ``output_dir`` (created if needed)."""
+def write(rec: Recovered, output_dir: str | None, force: bool, interval: int = 4096,
+          max_index_size: int = 10 << 20, limit: int = 40 << 20) -> list[FileOutcome]:
+    """Write the rebuilt files next to the log or in ``output_dir`` (created if needed).  Without
+    ``force`` an existing file that differs but is healthy (written at another interval, or by an older
+    broker's rule) is kept and said (``unchanged``/``kept``); any other difference is refused."""
     out = []
     refused: list[FileOutcome] = []
     base = rec.segment.base_offset
     directory = output_dir or os.path.dirname(os.path.abspath(rec.segment.log))
-    for kind, data in rebuilt_files(rec).items():
+    rebuilt = rebuilt_files(rec)
+    inferred = None
+    if not force:
+        try:
+            existing_index = _read(os.path.join(directory, rec.segment.name + files.INDEX))
+        except InputError:
+            existing_index = None
+        if existing_index is not None and existing_index != rebuilt[files.INDEX]:
+            inferred = at_inferred_interval(rec, existing_index, interval, max_index_size, limit)
+    for kind, data in rebuilt.items():
         path = os.path.join(directory, rec.segment.name + kind)
         shown = files.display(path if output_dir else os.path.join(os.path.dirname(rec.segment.log),
                                                                     rec.segment.name + kind))
@@ -248,6 +366,14 @@ def write(rec: Recovered, output_dir: str | None, force: bool) -> list[FileOutco
                 if existing == data:
                     o.status = UNCHANGED
                     continue
+                if inferred is not None and inferred[1].get(kind) == existing:
+                    o.status, o.interval, o.at_least = UNCHANGED, inferred[0], not existing_index
+                    continue
+                rule = None if force else tail_rule(kind, existing, data)
+                if rule:
+                    o.status, o.rule = UNCHANGED, rule
+                    o.existing_entries = (len(existing) - zero_tail(kind, existing, data)) // size
+                    continue
                 o.difference = difference(kind, existing, data, base)
                 if not force:
                     o.status = REFUSED
@@ -262,4 +388,7 @@ def write(rec: Recovered, output_dir: str | None, force: bool) -> list[FileOutco
             o.status, o.error = FAILED, InputError(f"cannot write: {exc.strerror or exc}", path=directory)
     if not output_dir:
         _older_rules(rec, refused, REFUSED, keep_status=True)
+        for o in refused:
+            if o.rule:
+                o.status = KEPT
     return out

@@ -140,10 +140,19 @@ class FileRecords:
         self._win_start = position
         self._win_len = 0
         policy = read_policy.current  # --max-rate, --drop-cache (kseg.storage.read_policy)
-        token = None if policy is None else policy.before(self._f, position, length)
-        self._read_into(position, self._view[:length])
-        if policy is not None:
-            policy.after(token, length)
+        meter = read_policy.meter  # a progress bar's byte count
+        if policy is None and meter is None:
+            self._read_into(position, self._view[:length])
+        else:  # paced a piece at a time (a bar moves, a rate holds), else the whole window at once
+            piece = read_policy.PIECE if policy is not None and policy.throttle is not None else length
+            for off in range(0, length, piece):
+                k = min(piece, length - off)
+                token = None if policy is None else policy.before(self._f, position + off, k)
+                self._read_into(position + off, self._view[off:off + k])
+                if meter is not None:
+                    meter(self.path, position + off, k)
+                if policy is not None:
+                    policy.after(token, k)
         self._win_len = length
         return self._view, 0
 

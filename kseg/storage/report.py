@@ -12,7 +12,9 @@ partition directory that could not be listed is one ``failed`` segment row
 with ``segment`` null and ``path`` the directory.
 
 problem rows: ``file``, ``kind``, ``message``, ``position`` (byte, or null),
-``entry`` (index entry, or null), ``expected``, ``found`` (strings or null).
+``entry`` (index entry, or null), ``expected``, ``found`` (strings or null),
+``consequences`` (how many index entries the row stands for when they are all
+wrong for one earlier cause -- a truncation point, an empty log -- else null).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from kseg.storage.verify_result import SegmentResult
 SEGMENT_FIELDS = ("type", "v", "logDir", "partition", "segment", "path", "bytes", "batches", "problems", "status",
                   "error", "notes")
 PROBLEM_FIELDS = ("type", "v", "logDir", "partition", "segment", "file", "kind", "message", "position", "entry",
-                  "expected", "found")
+                  "expected", "found", "consequences")
 
 
 def segment_row(res: SegmentResult) -> dict:
@@ -41,7 +43,7 @@ def segment_row(res: SegmentResult) -> dict:
 def problem_rows(res: SegmentResult) -> list[dict]:
     return [{"type": "problem", "v": SCHEMA_VERSION, "logDir": res.log_dir, "partition": res.partition, "segment": res.segment,
              "file": p.file, "kind": p.kind, "message": p.message, "position": p.position, "entry": p.entry,
-             "expected": p.expected, "found": p.found} for p in res.problems]
+             "expected": p.expected, "found": p.found, "consequences": p.consequences} for p in res.problems]
 
 
 def result_rows(res: SegmentResult) -> list[dict]:
@@ -142,7 +144,7 @@ COLUMNS = (("type", "string"), ("v", "int64"), ("logDir", "string"), ("partition
            ("path", "string"), ("bytes", "int64"), ("batches", "int64"), ("problems", "int64"),
            ("status", "string"), ("error", "string"), ("notes", "list<string>"), ("file", "string"),
            ("kind", "string"), ("message", "string"), ("position", "int64"), ("entry", "int64"),
-           ("expected", "string"), ("found", "string"))
+           ("expected", "string"), ("found", "string"), ("consequences", "int64"))
 PART_PREFIX, SUCCESS = "part-", "_SUCCESS"
 
 

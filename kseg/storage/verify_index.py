@@ -49,7 +49,7 @@ from kseg.format.indexes import OffsetIndexView, TimeIndexView
 from kseg.limits import DEFAULT_MAX_MESSAGE_SIZE, decompression_limit
 from kseg.storage import files
 from kseg.storage.records import FileRecords
-from kseg.storage.verify_result import IndexFiles, LogScan, SegmentResult
+from kseg.storage.verify_result import IndexFiles, LogScan, PastEnd, Problem, SegmentResult, end_cause, entries
 
 if TYPE_CHECKING:  # pragma: no cover
     from kseg.storage.partition import Segment
@@ -206,6 +206,7 @@ def check_offset_index(res: "SegmentResult", seg: "Segment", scan: "LogScan", st
     ordered = scan.ordered  # of the whole log: the scan may hold only the batches the indexes ask about
     prev_offset = prev_pos = None
     pre806 = cleaned = 0
+    past = PastEnd()
     reader = None  # opened only for an entry inside a batch: its records are read
     for i in range(n):
         offset, position = view.entry(i)
@@ -216,7 +217,10 @@ def check_offset_index(res: "SegmentResult", seg: "Segment", scan: "LogScan", st
             res.problem("index-order", path, "positions do not strictly increase", entry=i, position=i * 8,
                         expected=f"> {prev_pos}", found=str(position))
         prev_offset, prev_pos = offset, position
-        if position < 0 or position >= max(scan.valid_end, 1):
+        if position >= max(scan.valid_end, 1):  # past the readable end: one row for them all, after the loop
+            past.add(i, position)
+            continue
+        if position < 0:
             res.problem("index-position", path, "position outside the log's batches", entry=i, position=i * 8,
                         expected=f"0 <= position < {scan.valid_end}", found=str(position))
             continue
@@ -254,6 +258,12 @@ def check_offset_index(res: "SegmentResult", seg: "Segment", scan: "LogScan", st
                             expected=f"{last} (or a later batch's last offset)", found=str(offset))
     if reader is not None:
         reader.close()
+    if past.count:
+        res.problems.append(Problem(
+            "index-position", path, f"position outside the log's batches: {entries(past.count)} "
+            f"({past.first}..{past.last_entry}) point at bytes {past.low}..{past.high}; {end_cause(scan)}",
+            position=past.first * 8, entry=past.first, expected=f"0 <= position < {scan.valid_end}",
+            found=str(past.first_value), consequences=past.count))
     rules = []
     if pre806:
         rules.append(f"{path}: " + PRE_806_NOTE.format(n=pre806))
@@ -279,6 +289,7 @@ def check_time_index(res: "SegmentResult", seg: "Segment", scan: "LogScan", stri
         return []
     records = None  # opened when records are needed: --strict (Kafka reads them), an entry inside a batch
     record_offsets = 0
+    past = PastEnd()
     try:
         for i in range(n):
             ts, offset = view.entry(i)
@@ -293,6 +304,9 @@ def check_time_index(res: "SegmentResult", seg: "Segment", scan: "LogScan", stri
                 k = _find_last(scan, offset)
                 exact = k >= 0
             if not exact:
+                if res.last_offset is None or offset > res.last_offset:  # past the log's readable batches
+                    past.add(i, offset)
+                    continue
                 k = _batch_holding(scan, offset, 0, ordered)
                 if k < 0:
                     res.problem("timeindex-offset", path, "indexed offset is not an offset of any batch",
@@ -328,6 +342,14 @@ def check_time_index(res: "SegmentResult", seg: "Segment", scan: "LogScan", stri
     finally:
         if records is not None:
             records.close()
+    if past.count:
+        above = "" if res.last_offset is None else f", above the last readable offset {res.last_offset}"
+        res.problems.append(Problem(
+            "timeindex-offset", path, f"indexed offset is not an offset of any batch: {entries(past.count)} "
+            f"({past.first}..{past.last_entry}) name offsets {past.low}..{past.high}{above}; {end_cause(scan)}",
+            position=past.first * 12, entry=past.first, expected=f"an offset <= {res.last_offset}"
+            if res.last_offset is not None else "an offset of a batch", found=str(past.first_value),
+            consequences=past.count))
     rules = [f"{path}: " + PRE_37_NOTE.format(n=record_offsets)] if record_offsets else []
     res.notes.extend(rules)
     return rules

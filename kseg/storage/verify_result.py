@@ -23,6 +23,7 @@ class Problem:
     entry: int | None = None  # index entry number
     expected: str | None = None
     found: str | None = None
+    consequences: int | None = None  # index entries this one row stands for (all wrong for one earlier cause)
 
 
 #: Problems of one kind in one file kept as :class:`Problem` objects; the rest are only counted
@@ -119,3 +120,36 @@ class IndexFiles(NamedTuple):
 
     offsets: object  # OffsetIndexView | InputError | None
     times: object  # TimeIndexView | InputError | None
+
+
+def entries(n: int) -> str:
+    """``1 entry``, ``2 entries``."""
+    return f"{n} entr{'y' if n == 1 else 'ies'}"
+
+
+def end_cause(scan: "LogScan") -> str:
+    """Why a log's readable batches end where they do, for the row of the index entries past that end."""
+    if scan.size == 0:
+        return "the log is empty"
+    if scan.valid_end < scan.size:
+        return (f"the log's readable batches end at byte {scan.valid_end} of {scan.size} (its corrupt-batch or "
+                "trailing-bytes problem)")
+    return f"the log ends at byte {scan.size} (the index was written for a longer log)"
+
+
+class PastEnd:
+    """The index entries pointing past the log's readable end (a truncation point, an empty log): all
+    wrong for that one cause, so reported as one problem row with their count (``consequences``)."""
+
+    __slots__ = ("count", "first", "last_entry", "first_value", "low", "high")
+
+    def __init__(self) -> None:
+        self.count = self.first = self.last_entry = self.first_value = 0
+        self.low = self.high = 0
+
+    def add(self, entry: int, value: int) -> None:
+        if not self.count:
+            self.first, self.first_value, self.low, self.high = entry, value, value, value
+        self.count += 1
+        self.last_entry = entry
+        self.low, self.high = min(self.low, value), max(self.high, value)

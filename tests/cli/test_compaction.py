@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from kseg.jsonlines import SCHEMA_VERSION
 from kseg.testing.writer import RecordSpec, build_control_batch, build_v2_batch, write_partition
 from tests.conftest import CORPUS_DATA, assert_no_traceback, run_cli
 
@@ -40,7 +41,7 @@ def test_counts_ages_and_horizons(tmp_path: Path) -> None:
         (0, 2, True)
     assert (seg2["tombstones"], seg2["withDeleteHorizon"], seg2["pastDeleteHorizon"], seg2["minDeleteHorizonMs"],
             seg2["maxDeleteHorizonMs"]) == (2, 2, 1, T + DAY, T + 3 * DAY)
-    assert summary == {"type": "summary", "v": 1, "logDir": str(tmp_path), "partition": "compacted-0", "at": T + 2 * DAY,
+    assert summary == {"type": "summary", "v": SCHEMA_VERSION, "logDir": str(tmp_path), "partition": "compacted-0", "at": T + 2 * DAY,
                        "deleteRetentionMs": DAY, "segments": 2, "tombstones": 4, "controlBatches": 1,
                        "legacyTombstones": 0, "pastDeleteHorizon": 1, "withoutDeleteHorizon": 2,
                        "segmentsOlderThanRetentionWithoutHorizon": 1, "segmentsNotReadToEnd": 0}

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from kseg.jsonlines import SCHEMA_VERSION
 from tests.conftest import CORPUS_DATA, assert_no_traceback, run_cli, run_subprocess
 from tests.storage.forensics_data import EPOCHS_SHARED, replica_logs, write_replica
 
@@ -48,7 +49,7 @@ def test_a_prefix_is_lagging_not_divergent(brokers: Path) -> None:
     r = run_cli(["diff", "--format", "json", part(brokers, "b1"), part(brokers, "b3")])
     assert r.exit_code == 0
     a, b, summary = rows(r)
-    assert summary == {"type": "summary", "v": 1, "partition": "events-0", "replicas": 2, "status": "lagging",
+    assert summary == {"type": "summary", "v": SCHEMA_VERSION, "partition": "events-0", "replicas": 2, "status": "lagging",
                        "firstDivergentOffset": None, "leader": None, "differences": [], "commonStartOffset": 0,
                        "notes": [], "exitCode": 0}
     assert (a["status"], a["lag"], a["logEndOffset"]) == ("identical", 0, 150)
@@ -103,7 +104,17 @@ def test_roots_compare_every_partition_under_more_than_one_root(brokers: Path) -
     summaries = [row for row in rows(r) if row["type"] == "summary"]
     assert [(s["partition"], s["replicas"], s["status"]) for s in summaries] == [
         ("events-0", 3, "divergent"), ("same-0", 2, "identical")]
-    assert "alone-0: under one root only" in r.errtext
+    assert "/alone-0: under one root only: nothing to compare" in r.errtext
+
+
+def test_roots_notes_on_partitions_under_one_root_are_one_line(brokers: Path) -> None:
+    for n in range(1, 31):  # thirty more partitions only one broker holds
+        shutil.copytree(brokers / "b1" / "data" / "same-0", brokers / "b1" / "data" / f"solo-{n}")
+    r = run_cli(["diff", "--roots", *(str(brokers / b / "data") for b in ("b1", "b2", "b3"))])
+    notes = [line for line in r.errtext.splitlines() if "under one root only" in line]
+    assert len(notes) == 1, notes
+    assert notes[0].startswith("kseg: note: 31 paths: under one root only: nothing to compare (")
+    assert notes[0].endswith(" and 28 more)")
 
 
 def test_malformed_leader_epoch_checkpoint_is_reported_not_fatal(brokers: Path) -> None:

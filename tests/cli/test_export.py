@@ -156,6 +156,16 @@ def test_usage_errors(tmp_path: Path) -> None:
     assert_no_traceback(r)
 
 
+@pytest.mark.parametrize("value", ["latest", "earliest", "max-timestamp", "-1", "yesterday"])
+@pytest.mark.parametrize("option", ["--from-time", "--to-time"])
+def test_time_bounds_take_times_and_say_only_what_they_accept(tmp_path: Path, option: str, value: str) -> None:
+    """A range bound is a time: the names of lookups are refused, and no error lists them as valid."""
+    r = run_cli(["export", str(CORPUS_DATA / "plain-v2-0"), "-o", str(tmp_path / "x.parquet"), option, value])
+    assert r.exit_code == 2 and not (tmp_path / "x.parquet").exists()
+    assert "epoch milliseconds or ISO-8601 with a zone" in r.errtext
+    assert "earliest, latest or max-timestamp" not in r.errtext  # the list that named them as valid
+
+
 def test_decoders_add_text_columns(tmp_path: Path) -> None:
     out = tmp_path / "x.parquet"
     r = run_cli(["export", str(CORPUS_DATA / "plain-v2-0"), "-o", str(out), "--value-decoder", "hex"])

@@ -42,8 +42,11 @@ def test_check_on_the_whole_corpus_reports_what_differs_and_exit_1() -> None:
     summary = objs.pop()
     assert summary["type"] == "summary" and summary["exitCode"] == 1 and summary["damagedLogs"] == 4
     differs = sorted({os.path.dirname(f["file"]) for o in objs for f in o["files"] if f["status"] == "differs"})
-    assert differs == ["./corrupt-compressed-0", "./corrupt-crc-0", "./corrupt-index-0", "./corrupt-timeindex-0",
-                       "./prealloc-index-0"]
+    assert differs == ["./corrupt-compressed-0", "./corrupt-crc-0", "./corrupt-index-0", "./corrupt-timeindex-0"]
+    # an active segment's preallocated index (as verify-index: healthy, noted): its used entries are the same
+    tails = [f for o in objs for f in o["files"] if f["file"].startswith("./prealloc-index-0/") and f["rule"]]
+    assert [(f["kind"], f["status"]) for f in tails] == [("index", "same"), ("timeindex", "same")]
+    assert all("preallocated zero tail" in f["rule"] for f in tails)
     # healthy files written by the pre-KAFKA-806 rule (one entry per multi-batch append): valid, not a difference
     older = sorted({os.path.dirname(f["file"]) for o in objs for f in o["files"] if f["status"] == "older-rule"})
     assert older == ["./follower-v2-0", "./v0-none-0", "./v1-logappendtime-none-0", "./v1-none-0"]
@@ -195,6 +198,31 @@ def test_two_brokers_log_roots(tmp_path) -> None:
     r = run_cli(["rebuild-index", "--output-dir", str(out), str(b1), str(b2)])
     assert r.exit_code == 2 and r.text == "" and not out.exists()
     assert "would both be written to --output-dir subdirectory plain-v2-0/" in r.errtext
+
+
+def test_a_note_recurring_per_segment_prints_once_with_its_count(tmp_path) -> None:
+    """Segments after a truncated one: recovery would delete each; one note line names how many."""
+    d = copy(tmp_path, "corrupt-truncated-0")
+    later = CORPUS_DATA / "plain-v2-0" / "00000000000000000251.log"
+    for base in (100, 200, 300, 400):
+        shutil.copy(later, d / f"{base:020d}.log")
+    r = run_cli(["rebuild-index", "--check", str(d)])
+    notes = [line for line in r.text.splitlines() if line.startswith("note")]
+    assert len(notes) == 1, notes
+    assert notes[0].startswith("note: 4 segments: Kafka's recovery would delete this segment")
+    assert notes[0].endswith("00000000000000000300.log and 1 more)")
+    j = run_cli(["rebuild-index", "--check", "--format", "json", str(d)])
+    rows = [json.loads(line) for line in j.text.splitlines()][:-1]
+    assert sum(len(row["notes"]) for row in rows) == 4  # JSON keeps every note on its segment
+
+
+def test_quiet_prints_only_segments_with_something_wrong_and_the_summary() -> None:
+    r = run_cli(["rebuild-index", "-q", "--check", "plain-v2-0", "corrupt-index-0", "follower-v2-0"], cwd=CORPUS_DATA)
+    assert r.exit_code == 1
+    lines = r.text.splitlines()
+    assert lines[0] == "corrupt-index-0/00000000000000000000.log: 22 batches, 28637 bytes, all valid"
+    assert not any(line.startswith(("plain-v2-0", "follower-v2-0")) for line in lines)
+    assert lines[-1] == "4 segments; files: 5 same, 2 older-rule, 1 differs, 4 absent"
 
 
 def test_check_never_says_written_of_a_file_it_cannot_read(tmp_path: Path) -> None:

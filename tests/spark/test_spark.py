@@ -55,7 +55,7 @@ def _rows(path: Path) -> list[dict]:
 
 def test_spark_gives_the_local_rows(log_root: Path, tmp_path: Path) -> None:
     local, spark = tmp_path / "local.jsonl", tmp_path / "spark.jsonl"
-    r1 = run_subprocess(["verify-index", "--quiet", "--report", str(local), str(log_root)])
+    r1 = run_subprocess(["verify-index", "--verbose", "--report", str(local), str(log_root)])  # notes inline
     r2 = run_subprocess(["verify-index", "--spark", "--verbose", "--master", "local[2]", "--spark-conf",
                          "spark.sql.shuffle.partitions=2", "--report", str(spark), str(log_root)], timeout=600)
     assert r1.exit_code == r2.exit_code == 1, r2.errtext[-2000:]

@@ -1,0 +1,102 @@
+"""Notes grouped by kind: a note that repeats across segments or partitions prints once, with its count.
+
+A note is ``<where>: <text>`` (``where`` a file or a partition).  Two notes are of one kind when
+their texts are the same once their counts are taken out (``12 entries`` and ``3 entries`` are one
+kind; the counts are added up).  A kind seen once prints as it came; a kind seen in many places
+prints one line: how many places, the text with the total count, the first few places.  Memory is
+constant: counts and those first places, whatever the number of notes (``--verbose`` prints every
+note where it comes instead, and JSON rows keep every note).  See ``docs/verify-index.md``.
+"""
+
+from __future__ import annotations
+
+import re
+
+FIRST_PLACES = 3  # places named on a grouped line
+_COUNT = re.compile(r"\b(\d+) (entr(?:y|ies)|batch(?:es)?|segments?|bytes?)\b")
+_SINGULAR = {"entries": "entry", "entry": "entry", "batches": "batch", "batch": "batch", "segments": "segment",
+             "segment": "segment", "bytes": "byte", "byte": "byte"}
+_PLURAL = {"entry": "entries", "batch": "batches", "segment": "segments", "byte": "bytes"}
+
+
+def plural(n: int, word: str) -> str:
+    """``1 entry``, ``2 entries``: ``word`` singular (``entry``, ``batch``, ``segment``, ``file``, ...)."""
+    if n == 1:
+        return f"1 {word}"
+    return f"{n} {_PLURAL.get(word, word + 's')}"
+
+
+def split(note: str) -> tuple[str, str]:
+    """``(where, text)`` of ``<where>: <text>``; ``where`` empty when the note names no place."""
+    where, sep, text = note.partition(": ")
+    if not sep or " " in where.strip("/"):
+        return "", note
+    return where, text
+
+
+class _Kind:
+    __slots__ = ("first_note", "count", "totals", "places")
+
+    def __init__(self, note: str) -> None:
+        self.first_note, self.count = note, 0
+        self.totals: dict[int, tuple[int, str]] = {}  # the i-th count of the text -> (sum, its noun)
+        self.places: list[str] = []  # the first few
+
+
+class NoteGroups:
+    """Collects notes as they come; :meth:`lines` gives one line per kind, in order of first sight."""
+
+    def __init__(self, noun: str = "place", hint: str = "") -> None:
+        self.noun = noun  # what a note's ``where`` is: a file, a partition
+        self.hint = hint  # after "and N more": where every place is listed
+        self.kinds: dict[str, _Kind] = {}
+
+    def add(self, note: str) -> None:
+        where, text = split(note)
+        counts = []
+
+        def strip(m: re.Match) -> str:
+            counts.append((int(m.group(1)), _SINGULAR[m.group(2)]))
+            return "{%d}" % (len(counts) - 1)
+
+        key = _COUNT.sub(strip, text)
+        kind = self.kinds.get(key)
+        if kind is None:
+            kind = self.kinds[key] = _Kind(note)
+        kind.count += 1
+        for i, (n, word) in enumerate(counts):
+            total = kind.totals.get(i, (0, word))
+            kind.totals[i] = (total[0] + n, word)
+        if len(kind.places) < FIRST_PLACES and where:
+            kind.places.append(where)
+
+    def __len__(self) -> int:
+        return len(self.kinds)
+
+    def lines(self) -> list[str]:
+        """``note: ...`` lines, one per kind."""
+        return [f"note: {text}" for text in self.texts()]
+
+    def texts(self) -> list[str]:
+        """One text per kind (a kind seen once: its note as it came)."""
+        out = []
+        for key, kind in self.kinds.items():
+            if kind.count == 1:
+                out.append(kind.first_note)
+                continue
+            text = key
+            for i, (n, word) in kind.totals.items():
+                text = text.replace("{%d}" % i, plural(n, word), 1)
+            if kind.places:
+                more = kind.count - len(kind.places)
+                where = ", ".join(kind.places) + (f" and {more} more{'; ' + self.hint if self.hint else ''}"
+                                                   if more else "")
+                out.append(f"{plural(kind.count, self.noun)}: {text} ({where})")
+            else:
+                out.append(f"{text} ({kind.count} times)")
+        return out
+
+    def write(self, out) -> None:
+        """The lines, UTF-8, on the binary stream ``out``."""
+        if self.kinds:
+            out.write(("\n".join(self.lines()) + "\n").encode("utf-8", "replace"))

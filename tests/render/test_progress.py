@@ -1,0 +1,99 @@
+"""The progress bar in a real pseudo-terminal (issue 20): it moves inside a segment, by bytes read, with
+rate and ETA, for every long command; on the terminal whether stdout is redirected or not (results print
+above the bar); nothing with ``-q`` or when stderr is not a terminal."""
+
+from __future__ import annotations
+
+import os
+import pty
+import re
+import select
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import CORPUS_DATA
+
+LARGE = CORPUS_DATA / "large-v2-0"  # one 3.2 MB segment: ~1.6 s at --max-rate 2 (2 MB/s)
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+COUNT = re.compile(r"(\d+\.\d) ?/ ?(\d+\.\d) MB")
+
+
+def _run_on_pty(args: list[str], stdout_path: Path | None) -> tuple[int, str]:
+    """``kseg ARGS`` with stderr (and stdout unless ``stdout_path``) on a pseudo-terminal; what the
+    terminal showed, escape sequences removed."""
+    master, slave = pty.openpty()
+    env = {k: v for k, v in os.environ.items() if k not in ("KSEG_PROGRESS", "KSEG_NO_PROGRESS", "KSEG_TABLES")}
+    env.update(COLUMNS="140", TERM="xterm")
+    out = open(stdout_path, "wb") if stdout_path else None
+    try:
+        p = subprocess.Popen([sys.executable, "-m", "kseg", *args], stdin=slave, stdout=out or slave,
+                             stderr=slave, env=env, close_fds=True)
+    finally:
+        os.close(slave)
+        if out:
+            out.close()
+    shown = b""
+    while True:
+        ready, _, _ = select.select([master], [], [], 0.2)
+        if ready:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # the terminal closed (Linux: EIO)
+                break
+            if not chunk:
+                break
+            shown += chunk
+        elif p.poll() is not None:
+            break
+    os.close(master)
+    return p.wait(timeout=60), ANSI.sub("", shown.decode("utf-8", "replace"))
+
+
+def _counts(shown: str) -> list[float]:
+    """The byte counts the bar showed below its total (MB)."""
+    return [float(m.group(1)) for m in COUNT.finditer(shown) if 0 < float(m.group(1)) < float(m.group(2)) - 0.05]
+
+
+@pytest.mark.parametrize("command", [
+    ["verify-index"], ["rebuild-index", "--check"], ["txn"], ["compaction"], ["export", "-o", "{tmp}/o.parquet"],
+    ["diff", "{large}", "{tmp}/copy"],
+])
+def test_a_slowed_segment_shows_intermediate_byte_counts(tmp_path: Path, command: list[str]) -> None:
+    import shutil
+
+    shutil.copytree(LARGE, tmp_path / "copy")
+    args = [a.replace("{tmp}", str(tmp_path)).replace("{large}", str(LARGE)) for a in command]
+    paths = [] if command[0] == "diff" else [str(LARGE)]
+    code, shown = _run_on_pty([*args, "--max-rate", "2", *paths], tmp_path / "stdout.txt")
+    assert code in (0, 1), shown
+    counts = _counts(shown)
+    assert len(set(counts)) >= 2, shown[-2000:]  # the bar moved inside the one segment, a MiB at a time
+    assert "/00000000000000000000.log" in shown  # the file being read
+    assert re.search(r"\d+(\.\d+)? ?[kM]B/s", shown) and re.search(r"ETA \d+:\d\d:\d\d", shown)  # rate, ETA
+    assert "━" not in (tmp_path / "stdout.txt").read_text()  # the redirected results stay plain
+
+
+def test_with_stdout_on_the_terminal_results_print_above_the_bar(tmp_path: Path) -> None:
+    code, shown = _run_on_pty(["verify-index", "--max-rate", "2", str(LARGE), str(CORPUS_DATA / "plain-v2-0")], None)
+    assert code == 0
+    assert len(set(_counts(shown))) >= 2
+    pieces = re.split(r"[\r\n]", shown)  # the bar redraws its line after a carriage return (and erase)
+    # each result is a whole piece, after the bar's line was erased, never torn by it
+    assert "large-v2-0/00000000000000000000: clean (202 batches, 3160362 bytes)" in pieces
+    assert "plain-v2-0/00000000000000000251: clean (16 batches, 22265 bytes)" in pieces
+    assert "3 segments verified (3211264 bytes), 3 clean." in pieces
+
+
+@pytest.mark.parametrize("quiet", [["-q"], []])
+def test_no_bar_with_quiet_or_when_stderr_is_not_a_terminal(tmp_path: Path, quiet: list[str]) -> None:
+    if quiet:
+        code, shown = _run_on_pty(["verify-index", *quiet, "--max-rate", "4", str(LARGE)], tmp_path / "o.txt")
+        assert code == 0 and "MB" not in shown and "━" not in shown
+    else:
+        env = {k: v for k, v in os.environ.items() if k not in ("KSEG_PROGRESS",)}
+        p = subprocess.run([sys.executable, "-m", "kseg", "verify-index", "--max-rate", "4", str(LARGE)],
+                           capture_output=True, env=env, timeout=60)
+        assert p.returncode == 0 and p.stderr == b""
