@@ -89,11 +89,27 @@ def fatal(exc: BaseException) -> None:
 
     if isinstance(exc, KsegError):
         _error_exit(exc)
+    cause = _chained(exc, (KeyboardInterrupt, BrokenPipeError))
+    if isinstance(cause, KeyboardInterrupt):  # Ctrl-C wrapped by Python on its way out (3.11 turns one
+        interrupted()                          # during a class body into RuntimeError "Error calling __set_name__")
+    if isinstance(cause, BrokenPipeError):
+        closed_stdout()
     if isinstance(exc, MemoryError):
         _error_exit("out of memory")
     if os.environ.get("KSEG_TRACEBACK"):
         raise exc
     _error_exit(f"internal error: {type(exc).__name__}: {exc} (a bug in kseg; KSEG_TRACEBACK=1 shows where)")
+
+
+def _chained(exc: BaseException, kinds: tuple) -> BaseException | None:
+    """The first exception of ``kinds`` in ``exc``'s chain (``__cause__``, then ``__context__``), if any."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, kinds):
+            return exc
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
+    return None
 
 
 def _error_exit(problem) -> None:

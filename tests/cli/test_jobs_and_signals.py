@@ -97,3 +97,20 @@ def test_ctrl_c_at_any_moment_after_start_up_is_130(root: Path) -> None:
         else:
             assert rc in (-signal.SIGINT, 0) or "Traceback" in err and "kseg" not in err, (rc, err)
     assert outcomes.count(130) >= 10, outcomes
+
+
+@pytest.mark.parametrize("wrapped, code, err", [(KeyboardInterrupt, 130, "kseg: interrupted\n"),
+                                                (BrokenPipeError, -signal.SIGPIPE, "")])
+def test_a_signal_wrapped_by_python_is_still_the_signal(wrapped: type, code: int, err: str) -> None:
+    """Python can hand a Ctrl-C (or a closed pipe) on inside another exception -- 3.11 raises
+    ``RuntimeError("Error calling __set_name__ ...")`` from a KeyboardInterrupt that lands while a class
+    body runs: still exit 130 (or death by SIGPIPE), never ``internal error`` (a race the sweep above met)."""
+    code_text = ("from kseg.cli.main import fatal\n"
+                 f"try:\n    raise {wrapped.__name__}()\n"
+                 "except BaseException as inner:\n"
+                 "    outer = RuntimeError('Error calling __set_name__')\n"
+                 "    outer.__cause__ = inner\n"
+                 "    fatal(outer)\n")
+    p = subprocess.run([sys.executable, "-c", code_text], capture_output=True, cwd=ROOT, timeout=60)
+    assert p.returncode == code, (p.returncode, p.stderr)
+    assert p.stderr.decode() == err
