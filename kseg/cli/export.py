@@ -11,7 +11,7 @@ from kseg.cli.options import (binary_streams, check_spark, clean_stale_output, d
                               listing_code, max_message_size_option, partitions_or_fail, quiet_option, say,
                               spark_options)
 from kseg.limits import EXIT_OK, EXIT_PROBLEMS, decompression_limit
-from kseg.storage.export import ON_CORRUPTION
+from kseg.ops.export.export import ON_CORRUPTION
 
 EXIT_CORRUPT = EXIT_PROBLEMS  # corrupt batches met
 
@@ -52,7 +52,7 @@ def export(paths, output, from_offset, to_offset, from_time, to_time, key_decode
       1  corrupt batches were met (skipped and marked, or --on-corruption fail)
       2  usage error, or an input or the output could not be read or written
     """
-    from kseg.storage.export import INT64_MAX, INT64_MIN, Ranges
+    from kseg.ops.export.export import INT64_MAX, INT64_MIN, Ranges
 
     try:  # Parquet is pyarrow's: without it, one line saying how to get it (exit 2), never a traceback
         import pyarrow.parquet  # noqa: F401
@@ -113,7 +113,7 @@ def corruption_line(c) -> str:
 def _run_local(paths, output, ranges, key_fn, value_fn, on_corruption, split_bytes, limit, force, quiet, err):
     from kseg.render import progress as progress_mod
     from kseg.render.export import CorruptionStop, write_parquet
-    from kseg.storage.export import plan
+    from kseg.ops.export.export import plan
 
     partitions = partitions_or_fail(err, paths)
     if listing_code(partitions):  # an input not read is never "N records written": nothing is

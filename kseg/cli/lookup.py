@@ -62,7 +62,7 @@ def _run(directory: str, output_format: str, max_message_size: int, decoders: tu
     from kseg.render.lookup import write_json
     from kseg.render.text import TextSink
     from kseg.storage import files
-    from kseg.storage.lookup import PartitionLog
+    from kseg.ops.lookup.offset import PartitionLog
 
     out, err = binary_streams()
     sink = TextSink(out, err)
@@ -125,7 +125,7 @@ def lookup_offset(offset, directory, output_format, max_message_size, key_decode
 
     def query(log):
         from kseg.render.lookup import offset_json, offset_reason, write_offset_text
-        from kseg.storage.lookup import lookup_offset as run
+        from kseg.ops.lookup.offset import lookup_offset as run
 
         return run(log, offset), write_offset_text, offset_json, offset_reason
 
@@ -171,7 +171,7 @@ def lookup_time(timestamp, directory, output_format, max_message_size, key_decod
 
     def query(log):
         from kseg.render.lookup import time_json, time_reason, write_time_text
-        from kseg.storage.lookup_time import lookup_time as run
+        from kseg.ops.lookup.time import lookup_time as run
 
         return run(log, target), write_time_text, time_json, time_reason
 

@@ -66,7 +66,7 @@ def txn(paths, from_start, hanging_after, at, max_message_size, output_format, q
     from kseg.errors import KsegError
     from kseg.jsonlines import dumps
     from kseg.render import txn as render
-    from kseg.storage.txn import analyse
+    from kseg.ops.txn.txn import analyse
 
     out, err = binary_streams()
     at_ms = reference_time(at)

@@ -47,7 +47,7 @@ def verify_index(paths, strict, report_path, force, jobs, max_message_size, outp
     from kseg.errors import InputError, KsegError
     from kseg.storage.outputs import refuse_on_inputs
     from kseg.storage.partition import discover, nothing_found, nothing_in
-    from kseg.storage.report import JsonlReport, check_target, is_uri
+    from kseg.ops.verify.report import JsonlReport, check_target, is_uri
 
     check_spark(spark, master, spark_conf, verbose)
     if force and not report_path:
@@ -93,7 +93,7 @@ def verify_index(paths, strict, report_path, force, jobs, max_message_size, outp
 
     from kseg.render import progress as progress_mod
     from kseg.render.verify import PartitionSummary, render_result, render_summary
-    from kseg.storage.verify_run import several_log_dirs, verify_all, work_items
+    from kseg.ops.verify.run import several_log_dirs, verify_all, work_items
 
     from kseg.storage import read_policy
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from kseg.jsonlines import SCHEMA_VERSION
 from kseg.storage.partition import Partition
 
-from kseg.storage.diff import BatchKey, DiffResult, Replica
+from kseg.ops.diff.diff import BatchKey, DiffResult, Replica
 
 
 def _batch(key: BatchKey | None) -> dict | None:

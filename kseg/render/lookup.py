@@ -17,8 +17,8 @@ import os
 from kseg.render.values import KRaftText, control_text, string_decoder
 from kseg.render.jsonl import batch_object, dumps, record_object
 from kseg.render.text import TextSink
-from kseg.storage.lookup import AT_END, BELOW_START, EMPTY, NEXT, PAST_END, UNREAD, OffsetLookup
-from kseg.storage.lookup_time import TimeLookup
+from kseg.ops.lookup.offset import AT_END, BELOW_START, EMPTY, NEXT, PAST_END, UNREAD, OffsetLookup
+from kseg.ops.lookup.time import TimeLookup
 from kseg.storage.partition import Partition
 
 

@@ -10,8 +10,8 @@ from kseg.jsonlines import SCHEMA_VERSION
 from kseg.render.jsonl import dumps
 from kseg.storage import files, location
 from kseg.storage.partition import Partition
-from kseg.storage.rebuild import Recovered
-from kseg.storage.rebuild_write import (
+from kseg.ops.rebuild.rebuild import Recovered
+from kseg.ops.rebuild.write import (
     ABSENT,
     DIFFERS,
     FAILED,

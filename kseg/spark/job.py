@@ -20,9 +20,9 @@ import socket
 from typing import NamedTuple
 
 from kseg.storage.partition import Partition
-from kseg.storage.report import report_format, write_part
-from kseg.storage.verify import SegmentResult, check_overlap
-from kseg.storage.verify_run import Report, WorkItem, verify_item, work_items
+from kseg.ops.verify.report import report_format, write_part
+from kseg.ops.verify.verify import SegmentResult, check_overlap
+from kseg.ops.verify.run import Report, WorkItem, verify_item, work_items
 
 
 def _segment_bytes(item: tuple[int, WorkItem]) -> int:

@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     from kseg.spark.driver import run_spark_cli, session
     from kseg.storage.partition import discover, nothing_found
     from kseg.storage.outputs import refuse_on_inputs
-    from kseg.storage.report import check_target, is_uri
+    from kseg.ops.verify.report import check_target, is_uri
 
     notes: list[str] = []
     try:

@@ -6,7 +6,7 @@ import pytest
 
 from kseg.errors import CorruptSnapshotError
 from kseg.format.snapshot import parse_snapshot
-from kseg.storage.producer_state import WINDOW_ENTRIES, iter_snapshot, read_snapshot
+from kseg.storage.snapshots import WINDOW_ENTRIES, iter_snapshot, read_snapshot
 from kseg.testing.partition import ProducerEntry, snapshot_bytes
 
 

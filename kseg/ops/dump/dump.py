@@ -32,8 +32,8 @@ from kseg.limits import (
 )
 from kseg.storage import files
 from kseg.storage.batch import V2Batch
-from kseg.storage.dump_index import IndexDumper
-from kseg.storage.producer_state import iter_snapshot
+from kseg.ops.dump.index import IndexDumper
+from kseg.storage.snapshots import iter_snapshot
 from kseg.storage.records import FileRecords
 
 

@@ -41,7 +41,7 @@ from kseg.format.indexes import TimestampOffset
 from kseg.format.legacy import LegacyRecord
 from kseg.format.v2_records import Record
 from kseg.limits import NO_TIMESTAMP
-from kseg.storage.lookup import (
+from kseg.ops.lookup.offset import (
     EMPTY,
     FOUND,
     UNREAD,

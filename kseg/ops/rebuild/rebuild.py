@@ -47,7 +47,7 @@ from kseg.limits import INT32_MAX, NO_TIMESTAMP
 from kseg.storage import files, location
 from kseg.storage.partition import Partition, Segment, discover, scan_partition
 from kseg.storage.records import FileRecords, SecondReader
-from kseg.storage.txn_rebuild import ProducerState
+from kseg.storage.producer_state import ProducerState
 
 DEFAULT_INDEX_INTERVAL = 4096  # index.interval.bytes
 DEFAULT_MAX_INDEX_SIZE = 10 * 1024 * 1024  # segment.index.bytes: bounds the entry count (isFull)

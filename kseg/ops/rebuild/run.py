@@ -8,10 +8,10 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Iterator, NamedTuple
 
 from kseg.errors import InputError, KsegError
-from kseg.storage.rebuild import Recovered, recover_partition
-from kseg.storage.rebuild_write import FileOutcome
-from kseg.storage.rebuild_write import check as check_files
-from kseg.storage.rebuild_write import write as write_files
+from kseg.ops.rebuild.rebuild import Recovered, recover_partition
+from kseg.ops.rebuild.write import FileOutcome
+from kseg.ops.rebuild.write import check as check_files
+from kseg.ops.rebuild.write import write as write_files
 from kseg.storage.workers import new_pool, stop
 
 

@@ -22,7 +22,7 @@ from kseg.errors import InputError
 from kseg.format.indexes import OFFSET_ENTRY, TIME_ENTRY, TXN_ENTRY
 from kseg.storage import files, location
 from kseg.storage.atomic import write_atomic
-from kseg.storage.rebuild import Recovered
+from kseg.ops.rebuild.rebuild import Recovered
 
 SAME, DIFFERS, MISSING, ABSENT = "same", "differs", "missing", "absent"
 OLDER_RULE = "older-rule"  # differs from what recovery writes, but valid: an older Kafka writer's rule
@@ -190,7 +190,7 @@ def _older_rules(rec: Recovered, outcomes: list[FileOutcome], status: str = DIFF
     pending = [o for o in outcomes if o.status == status and o.kind in (files.INDEX, files.TIME_INDEX)]
     if not pending or rec.truncated or rec.stop is not None:
         return
-    from kseg.storage.verify import older_writer_rules
+    from kseg.ops.verify.verify import older_writer_rules
 
     seg = rec.segment
     try:

@@ -42,10 +42,10 @@ from kseg.storage.outcome import exit_code as outcome_exit_code
 from kseg.format import control, v2
 from kseg.storage import files
 from kseg.storage.partition import Partition, Segment
-from kseg.storage.producer_state import Snapshot, readable_snapshots
+from kseg.storage.snapshots import Snapshot, readable_snapshots
 from kseg.storage.records import FileRecords, SecondReader
-from kseg.storage.txn_audit import TxnProblem, audit_txnindex
-from kseg.storage.txn_rebuild import ProducerState
+from kseg.ops.txn.audit import TxnProblem, audit_txnindex
+from kseg.storage.producer_state import ProducerState
 
 DEFAULT_HANGING_AFTER_MS = 15 * 60 * 1000  # transaction.max.timeout.ms (TransactionStateManagerConfigs)
 COMMITTED, ABORTED, OPEN = "committed", "aborted", "open"

@@ -49,7 +49,7 @@ from kseg.format.indexes import OffsetIndexView, TimeIndexView
 from kseg.limits import DEFAULT_MAX_MESSAGE_SIZE, decompression_limit
 from kseg.storage import files
 from kseg.storage.records import FileRecords
-from kseg.storage.verify_result import IndexFiles, LogScan, SegmentResult
+from kseg.ops.verify.result import IndexFiles, LogScan, SegmentResult
 
 if TYPE_CHECKING:  # pragma: no cover
     from kseg.storage.partition import Segment

@@ -21,7 +21,7 @@ from kseg.errors import InputError, KsegError
 from kseg.format.indexes import OffsetIndexView
 from kseg.format.v2 import INT64_MAX, java_long
 from kseg.storage.records import FileRecords
-from kseg.storage.verify_result import IndexFiles, IndexKeys, LogScan, SegmentResult
+from kseg.ops.verify.result import IndexFiles, IndexKeys, LogScan, SegmentResult
 
 _PAST_ALL = 1 << 63  # a key beyond every position and offset: ends the walks below without a length check
 

@@ -24,7 +24,7 @@ import stat
 from kseg.errors import InputError
 from kseg.jsonlines import SCHEMA_VERSION, dumps
 from kseg.storage.atomic import AtomicStream
-from kseg.storage.verify_result import SegmentResult
+from kseg.ops.verify.result import SegmentResult
 
 SEGMENT_FIELDS = ("type", "v", "logDir", "partition", "segment", "path", "bytes", "batches", "problems", "status",
                   "error", "notes")

@@ -18,7 +18,7 @@ from typing import Callable, Iterable, NamedTuple
 from kseg.errors import InputError
 from kseg.limits import EXIT_ERROR, EXIT_OK, EXIT_PROBLEMS
 from kseg.storage.partition import Partition, Segment
-from kseg.storage.verify import SegmentResult, check_overlap, verify_segment
+from kseg.ops.verify.verify import SegmentResult, check_overlap, verify_segment
 from kseg.storage.workers import new_pool
 from kseg.storage.workers import stop as _stop
 

@@ -23,9 +23,9 @@ from kseg.limits import DEFAULT_MAX_MESSAGE_SIZE
 from kseg.format.indexes import iter_aborted_txns
 from kseg.storage import files
 from kseg.storage.partition import Segment
-from kseg.storage.verify_index import check_offset_index, check_time_index, read_indexes
-from kseg.storage.verify_log import index_keys, scan_log
-from kseg.storage.verify_result import SegmentResult
+from kseg.ops.verify.index import check_offset_index, check_time_index, read_indexes
+from kseg.ops.verify.log import index_keys, scan_log
+from kseg.ops.verify.result import SegmentResult
 
 
 def verify_segment(partition: str, seg: Segment, *, strict: bool = False,

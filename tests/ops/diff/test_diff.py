@@ -1,10 +1,10 @@
-"""``kseg.storage.diff.compare``: the offset walk on batch boundaries that differ, gaps, realignment."""
+"""``kseg.ops.diff.diff.compare``: the offset walk on batch boundaries that differ, gaps, realignment."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from kseg.storage.diff import DIVERGENT, compare
+from kseg.ops.diff.diff import DIVERGENT, compare
 from kseg.storage.partition import scan_partition
 from kseg.testing.writer import RecordSpec, build_v2_batch, write_partition
 

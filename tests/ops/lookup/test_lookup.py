@@ -1,4 +1,4 @@
-"""``kseg.storage.lookup``: every offset of every corpus partition, against a brute-force scan."""
+"""``kseg.ops.lookup.offset``: every offset of every corpus partition, against a brute-force scan."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from kseg.errors import KsegError
 from kseg.format.indexes import OffsetIndexView
 from kseg.storage import files
-from kseg.storage.lookup import (
+from kseg.ops.lookup.offset import (
     AT_END,
     BELOW_START,
     FOUND,
@@ -19,7 +19,7 @@ from kseg.storage.lookup import (
     lookup_offset,
 )
 from tests.conftest import CORPUS_DATA
-from tests.storage.lookup_oracle import LIMIT, read_partition
+from tests.ops.lookup.lookup_oracle import LIMIT, read_partition
 
 CASES = sorted(p.name for p in CORPUS_DATA.iterdir() if p.is_dir())
 

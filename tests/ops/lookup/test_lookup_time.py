@@ -1,4 +1,4 @@
-"""``kseg.storage.lookup_time``: a spread of timestamps in every corpus partition, against
+"""``kseg.ops.lookup.time``: a spread of timestamps in every corpus partition, against
 Kafka's ListOffsets rule applied by brute force to every record (``lookup_oracle``)."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import shutil
 import pytest
 
 from kseg.errors import KsegError
-from kseg.storage.lookup import PartitionLog
-from kseg.storage.lookup_time import (
+from kseg.ops.lookup.offset import PartitionLog
+from kseg.ops.lookup.time import (
     EARLIEST_TIMESTAMP,
     FROM_BATCHES,
     FROM_TIME_INDEX,
@@ -20,7 +20,7 @@ from kseg.storage.lookup_time import (
     lookup_time,
 )
 from tests.conftest import CORPUS_DATA
-from tests.storage.lookup_oracle import LIMIT, read_partition
+from tests.ops.lookup.lookup_oracle import LIMIT, read_partition
 
 CASES = sorted(p.name for p in CORPUS_DATA.iterdir() if p.is_dir())
 DAMAGED_TIME_INDEX = "corrupt-timeindex-0"  # Kafka's answer follows the damaged index: tested on its own

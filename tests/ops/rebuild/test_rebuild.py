@@ -1,4 +1,4 @@
-"""``kseg.storage.rebuild``: Kafka's recovery reproduced on the corpus, byte for byte."""
+"""``kseg.ops.rebuild.rebuild``: Kafka's recovery reproduced on the corpus, byte for byte."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import pytest
 
 from kseg.storage import files
 from kseg.storage.partition import scan_partition
-from kseg.storage.rebuild import recover_partition, recover_segment, resolve
-from kseg.storage.rebuild_write import rebuilt_files
-from kseg.storage.txn_rebuild import ProducerState
+from kseg.ops.rebuild.rebuild import recover_partition, recover_segment, resolve
+from kseg.ops.rebuild.write import rebuilt_files
+from kseg.storage.producer_state import ProducerState
 from kseg.testing.writer import (
     RecordSpec,
     build_control_batch,
@@ -231,7 +231,7 @@ def test_rebuilt_index_bytes_are_the_entries_packed_in_the_file_layout() -> None
     import random
     from kseg.format.indexes import OFFSET_ENTRY, TIME_ENTRY
     from kseg.storage.partition import Segment
-    from kseg.storage.rebuild import Recovered
+    from kseg.ops.rebuild.rebuild import Recovered
 
     rng = random.Random(7)
     base = 1_000_000
@@ -251,7 +251,7 @@ def test_rebuilt_index_bytes_are_the_entries_packed_in_the_file_layout() -> None
 @pytest.mark.parametrize("tail", ["zeros", "entries"])
 def test_a_large_existing_index_is_compared_in_windows_as_the_bytes_are(tmp_path, monkeypatch, tail) -> None:
     """An existing index over ``files.WHOLE_INDEX`` is read in windows (issue 19): same verdict and text."""
-    from kseg.storage import rebuild_write
+    from kseg.ops.rebuild import write as rebuild_write
 
     src = CORPUS_DATA / "plain-v2-0"
     for f in src.iterdir():

@@ -10,10 +10,10 @@ import tempfile
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kseg.storage.lookup import PartitionLog, lookup_offset
-from kseg.storage.lookup_time import lookup_time
-from kseg.storage.rebuild import recover_partition, resolve
-from kseg.storage.rebuild_write import rebuilt_files
+from kseg.ops.lookup.offset import PartitionLog, lookup_offset
+from kseg.ops.lookup.time import lookup_time
+from kseg.ops.rebuild.rebuild import recover_partition, resolve
+from kseg.ops.rebuild.write import rebuilt_files
 from kseg.testing.writer import (
     RecordSpec,
     build_control_batch,
@@ -21,7 +21,7 @@ from kseg.testing.writer import (
     build_v2_batch,
     write_partition,
 )
-from tests.storage.lookup_oracle import LIMIT, read_partition
+from tests.ops.lookup.lookup_oracle import LIMIT, read_partition
 
 BASE_TS = 1_730_000_000_000
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]

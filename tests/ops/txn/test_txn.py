@@ -1,4 +1,4 @@
-"""``kseg.storage.txn``: transactions rebuilt from the log agree with what Kafka wrote.
+"""``kseg.ops.txn.txn``: transactions rebuilt from the log agree with what Kafka wrote.
 
 The corpus' ``txn-v2-0`` and ``idempotent-v2-0`` were written by Kafka's own
 code: its ``.txnindex`` files and ``.snapshot`` files are the ground truth.
@@ -11,9 +11,9 @@ from pathlib import Path
 
 from kseg.format.indexes import iter_aborted_txns
 from kseg.storage.partition import scan_partition
-from kseg.storage.producer_state import read_snapshot, snapshot_paths
-from kseg.storage.txn import ABORTED, COMMITTED, analyse
-from kseg.storage.txn_rebuild import CompletedTxn, ProducerState
+from kseg.storage.snapshots import read_snapshot, snapshot_paths
+from kseg.ops.txn.txn import ABORTED, COMMITTED, analyse
+from kseg.storage.producer_state import CompletedTxn, ProducerState
 from tests.conftest import CORPUS_DATA
 from tests.storage.forensics_data import HOUR, T, txn_partition
 

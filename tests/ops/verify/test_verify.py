@@ -1,4 +1,4 @@
-"""Segment verification (``kseg.storage.verify``) on the corpus and on generated segments."""
+"""Segment verification (``kseg.ops.verify.verify``) on the corpus and on generated segments."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kseg.storage.partition import discover, scan_partition
-from kseg.storage.verify import verify_segment
-from kseg.storage.verify_run import verify_all
+from kseg.ops.verify.verify import verify_segment
+from kseg.ops.verify.run import verify_all
 from kseg.testing.writer import RecordSpec, build_v2_batch, write_segment
 from tests.conftest import CORPUS_DATA
 

@@ -15,11 +15,12 @@ from pathlib import Path
 import pytest
 
 from kseg.format.indexes import OffsetIndexView, TimeIndexView
-from kseg.storage import verify, verify_index
+from kseg.ops.verify import index as verify_index
+from kseg.ops.verify import verify
 from kseg.storage.partition import scan_partition
-from kseg.storage.verify import verify_segment
+from kseg.ops.verify.verify import verify_segment
 from tests.conftest import CORPUS_DATA
-from tests.storage.kafka_versions import BUILDERS
+from tests.ops.verify.kafka_versions import BUILDERS
 
 CORPUS = sorted(p.name for p in CORPUS_DATA.iterdir() if p.is_dir())
 VERSIONS = [(b, k) for b in sorted(BUILDERS) for k in ("2.8", "3.6", "3.9")]

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from kseg.storage.report import result_rows
-from kseg.storage.verify_result import KEPT_PER_KIND, SegmentResult
+from kseg.ops.verify.report import result_rows
+from kseg.ops.verify.result import KEPT_PER_KIND, SegmentResult
 
 
 def test_problems_past_the_bound_are_counted_per_kind_and_file():

@@ -1,6 +1,6 @@
 """Property: a segment written by any Kafka version's leader (random appends, timestamps, codecs,
 index intervals) verifies clean by default, and ``--strict`` reports exactly the index entries Kafka's
-``--verify-index-only`` reports (the oracle in :mod:`tests.storage.kafka_versions`)."""
+``--verify-index-only`` reports (the oracle in :mod:`tests.ops.verify.kafka_versions`)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kseg.storage.partition import scan_partition
-from kseg.storage.verify import verify_segment
+from kseg.ops.verify.verify import verify_segment
 from kseg.testing.appendinfo import leader_append_info
 from kseg.testing.segment import SegmentWriter
 from kseg.testing.v2 import RecordSpec, build_v2_batch
-from tests.storage.kafka_versions import kafka_verify_index_only
+from tests.ops.verify.kafka_versions import kafka_verify_index_only
 
 TS = 1_730_000_000_000
 
