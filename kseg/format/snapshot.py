@@ -101,7 +101,7 @@ _producer_entry = partial(tuple.__new__, ProducerEntry)  # ProducerEntry(*fields
 def parse_snapshot(data: bytes) -> list[ProducerEntry]:
     """Parse and CRC-check a whole snapshot held in memory; errors carry Kafka's messages.
 
-    ``kseg.storage.producer_state.iter_snapshot`` reads a file in windows with the same checks."""
+    ``kseg.storage.snapshots.iter_snapshot`` reads a file in windows with the same checks."""
     import crc32c
 
     _, count = check_head(data[: _HEAD.size], len(data))

@@ -1,8 +1,8 @@
 """``kseg diff --roots ... --spark``: one Spark task per replica set.
 
-The driver finds the replica sets (:func:`kseg.storage.diff.replica_sets`);
+The driver finds the replica sets (:func:`kseg.ops.diff.diff.replica_sets`);
 each set becomes one Spark partition whose task runs the local comparison
-(:func:`kseg.storage.diff.compare`) and sends back its rows
+(:func:`kseg.ops.diff.diff.compare`) and sends back its rows
 (:func:`kseg.render.diff.rows`), so the driver prints exactly what the local
 command prints.  The paths must be visible to the executors (a shared
 mount).  A set whose task cannot read it comes back as an ``error`` row,

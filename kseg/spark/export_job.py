@@ -1,6 +1,6 @@
 """``kseg export --spark``: every split exported by an executor, straight to the output.
 
-The driver discovers and plans (:func:`kseg.storage.export.plan`); the
+The driver discovers and plans (:func:`kseg.ops.export.export.plan`); the
 splits are dealt to tasks by size; each task writes one Parquet file per
 split with pyarrow — to a local or shared path, or to any URI pyarrow
 reaches (``s3://`` with the standard AWS variables, ``gs://``, ``hdfs://``),

@@ -4,7 +4,7 @@ Discovery runs on the driver.  The unit of work is the segment: segments are
 sorted by size and dealt into bins, largest first, each to the lightest bin
 (longest-processing-time first), so one huge partition does not become one
 straggler task.  Each bin is one Spark partition; each task runs
-:func:`kseg.storage.verify.verify_segment` — the local command's code — on
+:func:`kseg.ops.verify.verify.verify_segment` — the local command's code — on
 its segments, reading them by path or URI (a local path must be on a mount
 every executor sees; ``s3://`` and other URIs are read with ranged requests).
 A segment whose task cannot read it comes back as a ``failed`` segment naming

@@ -14,7 +14,7 @@ offset).  When a log is loaded (``UnifiedLog.rebuildProducerState`` →
 
 kseg only reads: a snapshot Kafka would delete is skipped with a note.
 Only the open transactions of a snapshot (``currentTxnFirstOffset``) matter
-for transaction state (:mod:`kseg.storage.txn_rebuild`).
+for transaction state (:mod:`kseg.storage.producer_state`).
 """
 
 from __future__ import annotations

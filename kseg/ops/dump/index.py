@@ -1,6 +1,6 @@
 """``kseg dump`` of ``.index`` and ``.timeindex`` files (``DumpLogSegments.dumpIndex``/``dumpTimeIndex``).
 
-A part of :class:`kseg.storage.dump.Dumper`, handed what it needs: the same problems are collected
+A part of :class:`kseg.ops.dump.dump.Dumper`, handed what it needs: the same problems are collected
 (index/log mismatches, time-index mismatches, out-of-order timestamps,
 offsets not found) with Kafka's exact rules, including its stop at the first
 zero entry of a preallocated index.
@@ -20,7 +20,7 @@ CHUNK = 1024  # index entries checked at once (FileRecords.last_offsets): bounde
 
 
 class IndexDumper:
-    """Index dumping for :class:`~kseg.storage.dump.Dumper`.
+    """Index dumping for :class:`~kseg.ops.dump.dump.Dumper`.
 
     ``fail(exc)`` reports an error and marks the run failed; ``base_offset(path,
     log_path)`` is the file's base offset (from its name, else the log's first batch).

@@ -8,7 +8,7 @@ there, so a damaged index can only make splits larger, never start a task
 in the middle of a batch.
 
 Offset and time ranges skip what is not asked for along the read paths of
-the lookups (:mod:`kseg.storage.lookup`): a segment wholly outside an offset
+the lookups (:mod:`kseg.ops.lookup.offset`): a segment wholly outside an offset
 range is not opened; inside one, reading starts at the offset index's floor
 entry (``OffsetIndex.lookup``); for a start time, at the last time-index
 entry whose timestamp is below it (every record before that entry's offset

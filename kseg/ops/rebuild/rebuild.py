@@ -18,7 +18,7 @@ For each batch of the ``.log``, in file order (``FileRecords.batches``):
    An offset not above the last entry's is ``InvalidOffsetException``.
 5. validBytes += batch size; for magic >= 2, producer state is updated and
    aborted transactions go to the ``.txnindex``
-   (:mod:`kseg.storage.txn_rebuild`).
+   (:mod:`kseg.storage.producer_state`).
 
 At the end one more time-index entry (the largest timestamp, if above the
 last entry's), and both indexes are trimmed to their entries.

@@ -27,7 +27,7 @@ from kseg.storage.partition import Segment
 
 
 class TxnProblem(NamedTuple):
-    """One finding of ``kseg txn``: ``kind`` (see the module docstring and :mod:`kseg.storage.txn`),
+    """One finding of ``kseg txn``: ``kind`` (see the module docstring and :mod:`kseg.ops.txn.txn`),
     the file, the segment name (or None), a message, and where known the byte position, the index
     entry number, the expected and found values, and a command that resolves it."""
 

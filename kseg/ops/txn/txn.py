@@ -1,10 +1,10 @@
 """Transactions of a partition, rebuilt offline from its log (``kseg txn``).
 
-Producer and transaction state is kept by :class:`kseg.storage.txn_rebuild.ProducerState`
+Producer and transaction state is kept by :class:`kseg.storage.producer_state.ProducerState`
 (the state machine the ``.txnindex`` rebuild uses: ``ProducerAppendInfo`` with
 origin REPLICATION).  This module walks the log as Kafka's recovery does
 (``UnifiedLog.rebuildProducerState``: from the latest usable ``.snapshot``,
-see :mod:`kseg.storage.producer_state`, or from the first segment with
+see :mod:`kseg.storage.snapshots`, or from the first segment with
 ``from_start``) and keeps, per transaction, what an operator needs:
 
 * producer id and epoch, first offset (``ProducerStateEntry.currentTxnFirstOffset``),

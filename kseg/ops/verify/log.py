@@ -4,8 +4,8 @@ its indexes ask about.
 Per batch (``FileRecords.scan``'s header tuples: no object per v2 batch) the pass checks the CRC
 verdict, that offsets increase and stay at or above the segment's base offset, and that the last
 offset is not below the base offset; after the last batch, trailing bytes that do not frame a batch
-(Kafka's recovery truncates them).  It records, in a :class:`~kseg.storage.verify_result.LogScan`,
-only the batches an index entry can ask about (:class:`~kseg.storage.verify_result.IndexKeys`):
+(Kafka's recovery truncates them).  It records, in a :class:`~kseg.ops.verify.result.LogScan`,
+only the batches an index entry can ask about (:class:`~kseg.ops.verify.result.IndexKeys`):
 memory follows the index entries, not the batches, so a segment of one-record batches costs what a
 segment of large ones does.
 """

@@ -1,7 +1,7 @@
 """What verifying a segment finds: its problems, the segment's result (a report row), the log scan.
 
-Plain values shared by :mod:`kseg.storage.verify` (the log and the
-transaction index) and :mod:`kseg.storage.verify_index` (the offset and time
+Plain values shared by :mod:`kseg.ops.verify.verify` (the log and the
+transaction index) and :mod:`kseg.ops.verify.index` (the offset and time
 indexes); how they print is :mod:`kseg.render.verify`'s business.
 """
 
@@ -91,8 +91,8 @@ class LogScan:
     entry names its position or when it is the first batch whose last offset reaches an offset
     an index entry names (with ``.timeindex`` entries: the batch ending at it).  Where the
     log's last offsets strictly increase (``ordered``), the index checks' answers on these
-    batches are their answers on all batches (:mod:`kseg.storage.verify_index`); otherwise
-    every batch is recorded (a second pass, :func:`kseg.storage.verify_log.scan_log`).
+    batches are their answers on all batches (:mod:`kseg.ops.verify.index`); otherwise
+    every batch is recorded (a second pass, :func:`kseg.ops.verify.log.scan_log`).
     """
 
     positions: array = field(default_factory=lambda: array("q"))

@@ -6,7 +6,7 @@ follows the index entries, not the batches).  The indexes are then checked
 against those without reading the log again (a log whose offsets do not
 increase is read a second time, recording every batch).
 
-The index checks are in :mod:`kseg.storage.verify_index` (the lookup rule
+The index checks are in :mod:`kseg.ops.verify.index` (the lookup rule
 by default, Kafka's ``--verify-index-only`` rule with ``strict``, and the
 healthy files each Kafka version wrote that only the first accepts; see
 ``docs/verify-index.md``).  Here: Kafka's ``--index-sanity-check``
