@@ -1,7 +1,8 @@
 """The layers of kseg, enforced: ``docs/architecture.md``.
 
     engine    kseg._engine                                      the optional C extension (imports nothing of kseg)
-    base      kseg, kseg.errors, kseg.limits, kseg.jsonlines, kseg.engine
+    limits    kseg.limits                                       each constant once; imports nothing
+    base      kseg, kseg.errors, kseg.jsonlines, kseg.timestamps, kseg.engine
     format    kseg.format                                       bytes -> values
     storage   kseg.storage  |  testing  kseg.testing            Kafka's on-disk nouns: files, records, partitions | the writer
     ops       kseg.ops                                          one package per command (kseg.ops.<command>)
@@ -32,7 +33,8 @@ KSEG = ROOT / "kseg"
 
 LAYERS = [
     {"kseg._engine"},  # kseg/_engine.c, the optional compiled engine: C, imports no kseg module
-    {"kseg", "kseg.errors", "kseg.limits", "kseg.jsonlines", "kseg.timestamps", "kseg.engine"},
+    {"kseg.limits"},  # exit codes, bounds and Java's ranges: imports nothing, every module may use it
+    {"kseg", "kseg.errors", "kseg.jsonlines", "kseg.timestamps", "kseg.engine"},
     {"kseg.format"},
     {"kseg.storage", "kseg.testing"},
     {"kseg.ops"},

@@ -10,7 +10,7 @@ from kseg.cli.lookup import TimestampType
 from kseg.cli.options import (binary_streams, check_spark, clean_stale_output, decoder_options, fail, io_options,
                               listing_code, max_message_size_option, partitions_or_fail, quiet_option, say,
                               spark_options)
-from kseg.limits import EXIT_OK, EXIT_PROBLEMS, decompression_limit
+from kseg.limits import EXIT_OK, EXIT_PROBLEMS, INT64_MAX, INT64_MIN, decompression_limit
 from kseg.ops.export.export import ON_CORRUPTION
 
 EXIT_CORRUPT = EXIT_PROBLEMS  # corrupt batches met
@@ -20,9 +20,9 @@ EXIT_CORRUPT = EXIT_PROBLEMS  # corrupt batches met
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--output", "-o", required=True, metavar="PATH|URI",
               help="Where the Parquet goes: a file (local run) or a directory (--spark); s3://, gs://... too.")
-@click.option("--from-offset", type=click.IntRange(-(1 << 63), (1 << 63) - 1), default=None,
+@click.option("--from-offset", type=click.IntRange(INT64_MIN, INT64_MAX), default=None,
               help="First offset to export (inclusive).")
-@click.option("--to-offset", type=click.IntRange(-(1 << 63), (1 << 63) - 1), default=None,
+@click.option("--to-offset", type=click.IntRange(INT64_MIN, INT64_MAX), default=None,
               help="Last offset to export (inclusive).")
 @click.option("--from-time", type=TimestampType(), default=None,
               help="Earliest timestamp to export (inclusive): epoch ms or ISO-8601 with a zone.")
@@ -52,7 +52,7 @@ def export(paths, output, from_offset, to_offset, from_time, to_time, key_decode
       1  corrupt batches were met (skipped and marked, or --on-corruption fail)
       2  usage error, or an input or the output could not be read or written
     """
-    from kseg.ops.export.export import INT64_MAX, INT64_MIN, Ranges
+    from kseg.ops.export.export import Ranges
 
     try:  # Parquet is pyarrow's: without it, one line saying how to get it (exit 2), never a traceback
         import pyarrow.parquet  # noqa: F401

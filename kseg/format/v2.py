@@ -25,7 +25,7 @@ from __future__ import annotations
 import struct
 from typing import NamedTuple
 
-from kseg.limits import INT32_MAX
+from kseg.limits import INT32_MAX, INT64_MAX, INT64_MIN
 
 HEADER = struct.Struct(
     ">"
@@ -104,10 +104,6 @@ CONTROL_FLAG = 0x20
 DELETE_HORIZON_FLAG = 0x40
 
 NO_SEQUENCE = -1
-
-
-INT64_MAX = (1 << 63) - 1
-INT64_MIN = -(1 << 63)
 
 
 def java_long(n: int) -> int:

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 from kseg.errors import InputError, KsegError
 from kseg.format import control, v2
+from kseg.limits import DEFAULT_DECOMPRESSION_LIMIT
 from kseg.storage import files
 from kseg.storage.outcome import ReadOutcome, read_batches
 from kseg.storage.partition import Partition, Segment
@@ -128,7 +129,7 @@ def _count(res: SegmentTombstones, batches, at: int, limit: int) -> None:
 
 
 def analyse(partition: Partition, at: int, delete_retention_ms: int = DEFAULT_DELETE_RETENTION_MS,
-            limit: int = 40 << 20) -> CompactionReport:
+            limit: int = DEFAULT_DECOMPRESSION_LIMIT) -> CompactionReport:
     """Every segment of ``partition`` with a ``.log``; :class:`InputError` when there is none."""
     report = CompactionReport(partition, at, delete_retention_ms)
     logs = [s for s in partition.segments if s.log is not None]

@@ -35,6 +35,7 @@ from typing import Iterator, NamedTuple
 from kseg.errors import InputError, KsegError
 from kseg.format import indexes as fmt_indexes
 from kseg.format import v2 as fmt_v2
+from kseg.limits import INT64_MAX, INT64_MIN  # noqa: F401 - re-exported to the CLI and Spark
 from kseg.storage import files
 from kseg.storage.partition import Partition, Segment
 from kseg.storage.records import FileRecords
@@ -42,7 +43,6 @@ from kseg.storage.records import FileRecords
 DEFAULT_SPLIT_BYTES = 128 << 20
 # what to do with a corrupt batch: mark it with one row, stop, or mark it and keep its records if they decode
 ON_CORRUPTION = ("skip", "fail", "keep")
-INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 
 
 @dataclass(frozen=True)

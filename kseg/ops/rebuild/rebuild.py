@@ -43,7 +43,7 @@ from kseg.format import v2
 from kseg.format.indexes import OFFSET_ENTRY, TIME_ENTRY, TXN_ENTRY
 from kseg.format.v2 import (ATTRIBUTES, BASE_OFFSET, CONTROL_FLAG, LAST_OFFSET_DELTA, MAGIC, MAX_TIMESTAMP,
                             PRODUCER_ID, TRANSACTIONAL_FLAG)
-from kseg.limits import INT32_MAX, NO_TIMESTAMP
+from kseg.limits import DEFAULT_DECOMPRESSION_LIMIT, INT32_MAX, NO_TIMESTAMP
 from kseg.storage import files, location
 from kseg.storage.partition import Partition, Segment, discover, scan_partition
 from kseg.storage.records import FileRecords, SecondReader
@@ -182,7 +182,7 @@ def recover_segment(
     *,
     index_interval_bytes: int = DEFAULT_INDEX_INTERVAL,
     max_index_size: int = DEFAULT_MAX_INDEX_SIZE,
-    limit: int = 40 << 20,
+    limit: int = DEFAULT_DECOMPRESSION_LIMIT,
     progress: Callable[[int], None] | None = None,
 ) -> Recovered:
     """``LogSegment.recover`` on ``seg`` (module docstring); the log is only read.
@@ -328,7 +328,7 @@ def _same_dir(path: str) -> str:
 
 
 def recover_partition(target: Target, *, index_interval_bytes: int = DEFAULT_INDEX_INTERVAL,
-                      max_index_size: int = DEFAULT_MAX_INDEX_SIZE, limit: int = 40 << 20,
+                      max_index_size: int = DEFAULT_MAX_INDEX_SIZE, limit: int = DEFAULT_DECOMPRESSION_LIMIT,
                       progress=None) -> Iterator[Recovered]:
     """Recover every selected segment of ``target`` in offset order, producer state carried."""
     state = ProducerState()

@@ -40,6 +40,7 @@ from kseg.errors import CorruptRecordError, InputError, RecoveryFailure
 from kseg.storage.outcome import TRUNCATED, ReadOutcome
 from kseg.storage.outcome import exit_code as outcome_exit_code
 from kseg.format import control, v2
+from kseg.limits import DEFAULT_DECOMPRESSION_LIMIT
 from kseg.storage import files
 from kseg.storage.partition import Partition, Segment
 from kseg.storage.snapshots import Snapshot, readable_snapshots
@@ -327,7 +328,7 @@ def _corrupt(batch, path: str) -> CorruptRecordError:
 
 
 def analyse(partition: Partition, *, from_start: bool = False, hanging_after_ms: int = DEFAULT_HANGING_AFTER_MS,
-            limit: int = 40 << 20, on_transaction: Callable[[Transaction], None] | None = None,
+            limit: int = DEFAULT_DECOMPRESSION_LIMIT, on_transaction: Callable[[Transaction], None] | None = None,
             on_start: Callable[[TxnReport], None] | None = None, at: int | None = None) -> TxnReport:
     """Rebuild the transactions of ``partition`` (module docstring): ``on_start`` is called once the
     starting point is chosen, ``on_transaction`` for each transaction as its marker is read.
