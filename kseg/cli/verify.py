@@ -47,7 +47,8 @@ def verify_index(paths, strict, report_path, force, jobs, max_message_size, outp
     from kseg.errors import InputError, KsegError
     from kseg.storage.outputs import refuse_on_inputs
     from kseg.storage.partition import discover, nothing_found, nothing_in
-    from kseg.ops.verify.report import JsonlReport, check_target, is_uri
+    from kseg.ops.verify.report import JsonlReport, check_target
+    from kseg.storage.location import is_remote
 
     check_spark(spark, master, spark_conf, verbose)
     if force and not report_path:
@@ -62,9 +63,9 @@ def verify_index(paths, strict, report_path, force, jobs, max_message_size, outp
             raise InputError("a .parquet report needs --spark; the local command writes JSON Lines "
                              "(give a .jsonl path)", path=report_path)
         if report_path and spark:
-            if not is_uri(report_path):
+            if not is_remote(report_path):
                 check_target(report_path, directory_ok=True)
-        elif report_path and is_uri(report_path):
+        elif report_path and is_remote(report_path):
             raise InputError("a report on a store needs --spark (its executors write it); the local command "
                              "writes a local file", path=report_path)
         elif report_path:

@@ -107,7 +107,7 @@ class TextSink(BufferedWriter):
                     self.batch(valid, position)
                     continue
                 bo, _, epoch, magic, crc, attrs, delta, base_ts, max_ts, pid, pepoch, base_seq, count = h
-                key = (epoch, pid, pepoch, attrs, magic, base_ts if attrs & 0x40 else None)
+                key = (epoch, pid, pepoch, attrs, magic, base_ts if attrs & v2.DELETE_HORIZON_FLAG else None)
                 parts = cache.get(key)
                 if parts is None:
                     parts = cache[key] = self._batch_line_parts(h)
@@ -145,7 +145,7 @@ class TextSink(BufferedWriter):
     def _parts_of(self, h) -> tuple[str, str, str]:
         """The cached constant parts of the batch line of header ``h`` (:meth:`_batch_line_parts`)."""
         attrs = h[5]
-        key = (h[2], h[9], h[10], attrs, h[3], h[7] if attrs & 0x40 else None)
+        key = (h[2], h[9], h[10], attrs, h[3], h[7] if attrs & v2.DELETE_HORIZON_FLAG else None)
         parts = self._batch_parts.get(key)
         if parts is None:
             parts = self._batch_parts[key] = self._batch_line_parts(h)

@@ -24,6 +24,7 @@ import stat
 from kseg.errors import InputError
 from kseg.jsonlines import SCHEMA_VERSION, dumps
 from kseg.storage.atomic import AtomicStream
+from kseg.storage.location import local_path
 from kseg.ops.verify.result import SegmentResult
 
 SEGMENT_FIELDS = ("type", "v", "logDir", "partition", "segment", "path", "bytes", "batches", "problems", "status",
@@ -53,14 +54,6 @@ def rows(results: list[SegmentResult]) -> list[dict]:
     for res in results:
         out.extend(result_rows(res))
     return out
-
-
-def is_uri(path: str) -> bool:
-    return "://" in path and not path.startswith("file://")
-
-
-def local_path(path: str) -> str:
-    return path[len("file://"):] if path.startswith("file://") else path
 
 
 def check_target(path: str, *, directory_ok: bool = False, force: bool = True) -> None:
