@@ -28,7 +28,6 @@ SAME, DIFFERS, MISSING, ABSENT = "same", "differs", "missing", "absent"
 OLDER_RULE = "older-rule"  # differs from what recovery writes, but valid: an older Kafka writer's rule
 UNCHANGED, WRITTEN, REPLACED = "unchanged", "written", "replaced"
 REFUSED, SKIPPED, FAILED = "refused", "skipped", "failed"
-KINDS = (files.INDEX, files.TIME_INDEX, files.TXN_INDEX)
 _ENTRY = {files.INDEX: OFFSET_ENTRY, files.TIME_INDEX: TIME_ENTRY, files.TXN_INDEX: TXN_ENTRY}
 
 

@@ -27,11 +27,6 @@ from kseg.storage.atomic import AtomicStream
 from kseg.storage.location import local_path
 from kseg.ops.verify.result import SegmentResult
 
-SEGMENT_FIELDS = ("type", "v", "logDir", "partition", "segment", "path", "bytes", "batches", "problems", "status",
-                  "error", "notes")
-PROBLEM_FIELDS = ("type", "v", "logDir", "partition", "segment", "file", "kind", "message", "position", "entry",
-                  "expected", "found")
-
 
 def segment_row(res: SegmentResult) -> dict:
     return {"type": "segment", "v": SCHEMA_VERSION, "logDir": res.log_dir, "partition": res.partition, "segment": res.segment or None,
@@ -109,18 +104,6 @@ class JsonlReport:
 
     def discard(self) -> None:
         self.stream.discard()
-
-
-def write_jsonl(path: str, all_rows: list[dict]) -> None:
-    """Write rows as JSON Lines (atomically: a temp file renamed into place)."""
-    stream = AtomicStream(local_path(path))
-    try:
-        for row in all_rows:
-            stream.write((dumps(row) + "\n").encode("utf-8"))
-    except BaseException:
-        stream.discard()
-        raise
-    stream.commit()
 
 
 def sort_key(row: dict) -> tuple:
