@@ -44,6 +44,8 @@ HEADER = struct.Struct(
     "i"  # recordsCount
 )
 HEADER_SIZE = HEADER.size  # 61 == RECORD_BATCH_OVERHEAD
+MAGIC_OFFSET = struct.calcsize(">qii")  # baseOffset, batchLength, partitionLeaderEpoch
+HEADER_SIZE_UP_TO_MAGIC = MAGIC_OFFSET + 1  # Records.HEADER_SIZE_UP_TO_MAGIC: all a batch's framing needs
 CRC_OFFSET = 17
 ATTRIBUTES_OFFSET = 21
 LAST_OFFSET_DELTA_OFFSET = 23
