@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import Iterator, NamedTuple
 
 from kseg.errors import CorruptSnapshotError, InputError
+from kseg.format.crc import crc32c_function
 from kseg.format.snapshot import ENTRY_SIZE, HEAD_SIZE, ProducerEntry, check_crc, check_head, entries_in
 from kseg.storage import files
 
@@ -53,7 +54,7 @@ def iter_snapshot(path: str) -> Iterator[ProducerEntry]:
     the CRC over the whole file are checked first (a first pass), so a corrupt snapshot raises
     :class:`CorruptSnapshotError` (anchored at the file) before any entry, as Kafka reads it whole
     (``ProducerStateManager.readSnapshot``).  Memory is one window, whatever the producer count."""
-    import crc32c
+    crc32c = crc32c_function()
 
     with files.open_readonly(path) as f:
         try:
@@ -64,10 +65,10 @@ def iter_snapshot(path: str) -> Iterator[ProducerEntry]:
             except CorruptSnapshotError as exc:
                 raise exc.at(path) from None
             body = HEAD_SIZE + count * ENTRY_SIZE
-            crc = crc32c.crc32c(head[6:])
+            crc = crc32c(head[6:])
             step = WINDOW_ENTRIES * ENTRY_SIZE
             while chunk := f.read(step):
-                crc = crc32c.crc32c(chunk, crc)
+                crc = crc32c(chunk, crc)
             try:
                 check_crc(stored, crc)
             except CorruptSnapshotError as exc:
