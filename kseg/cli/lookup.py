@@ -55,6 +55,15 @@ def _decoders(key_decoder: str | None, value_decoder: str | None) -> tuple:
         raise click.UsageError(exc.describe()) from None
 
 
+def _where(path: str) -> dict:
+    """The fields naming a partition in every lookup row: its log directory (absolute), its directory
+    name, and the path as given."""
+    from kseg.storage.partition import Partition
+
+    part = Partition(path)
+    return {"logDir": part.log_dir, "partition": part.name, "path": path}
+
+
 def _run(directory: str, output_format: str, max_message_size: int, decoders: tuple, query) -> int:
     """Open the partition, run ``query(log)`` -> (result, text writer, json maker, reason), print."""
     from kseg.errors import InputError, KsegError
@@ -73,7 +82,7 @@ def _run(directory: str, output_format: str, max_message_size: int, decoders: tu
             notes = log.notes + [n for n in result.notes if n not in log.notes]
             result.notes = notes
             if output_format == "json":
-                write_json(out, make_json(result, partition, decoders))
+                write_json(out, make_json(result, _where(partition), decoders))
             else:
                 write_text(sink, result, partition, decoders)
                 sink.flush()
