@@ -237,6 +237,47 @@ static inline uint32_t ube32(const unsigned char *p) {
 }
 static inline int16_t be16(const unsigned char *p) { return (int16_t)(((uint16_t)p[0] << 8) | p[1]); }
 
+/* ------------------------------------------------------------------ batch layout */
+
+/* A v2 batch's header, each field's offset derived from the one before it as Kafka's DefaultRecordBatch
+ * does (``LENGTH_OFFSET = BASE_OFFSET_OFFSET + BASE_OFFSET_LENGTH``, ...); exported to Python, which
+ * checks them against kseg.format.v2 at import (kseg/engine.py, ``check``). */
+#define BASE_OFFSET_OFFSET 0
+#define BASE_OFFSET_LENGTH 8
+#define LENGTH_OFFSET (BASE_OFFSET_OFFSET + BASE_OFFSET_LENGTH)
+#define LENGTH_LENGTH 4
+#define LOG_OVERHEAD (LENGTH_OFFSET + LENGTH_LENGTH) /* Records.LOG_OVERHEAD: offset and length */
+#define PARTITION_LEADER_EPOCH_OFFSET LOG_OVERHEAD
+#define PARTITION_LEADER_EPOCH_LENGTH 4
+#define MAGIC_OFFSET (PARTITION_LEADER_EPOCH_OFFSET + PARTITION_LEADER_EPOCH_LENGTH)
+#define MAGIC_LENGTH 1
+#define HEADER_SIZE_UP_TO_MAGIC (MAGIC_OFFSET + MAGIC_LENGTH) /* Records.HEADER_SIZE_UP_TO_MAGIC */
+#define CRC_OFFSET (MAGIC_OFFSET + MAGIC_LENGTH)
+#define CRC_LENGTH 4
+#define ATTRIBUTES_OFFSET (CRC_OFFSET + CRC_LENGTH)
+#define ATTRIBUTE_LENGTH 2
+#define LAST_OFFSET_DELTA_OFFSET (ATTRIBUTES_OFFSET + ATTRIBUTE_LENGTH)
+#define LAST_OFFSET_DELTA_LENGTH 4
+#define BASE_TIMESTAMP_OFFSET (LAST_OFFSET_DELTA_OFFSET + LAST_OFFSET_DELTA_LENGTH)
+#define BASE_TIMESTAMP_LENGTH 8
+#define MAX_TIMESTAMP_OFFSET (BASE_TIMESTAMP_OFFSET + BASE_TIMESTAMP_LENGTH)
+#define MAX_TIMESTAMP_LENGTH 8
+#define PRODUCER_ID_OFFSET (MAX_TIMESTAMP_OFFSET + MAX_TIMESTAMP_LENGTH)
+#define PRODUCER_ID_LENGTH 8
+#define PRODUCER_EPOCH_OFFSET (PRODUCER_ID_OFFSET + PRODUCER_ID_LENGTH)
+#define PRODUCER_EPOCH_LENGTH 2
+#define BASE_SEQUENCE_OFFSET (PRODUCER_EPOCH_OFFSET + PRODUCER_EPOCH_LENGTH)
+#define BASE_SEQUENCE_LENGTH 4
+#define RECORDS_COUNT_OFFSET (BASE_SEQUENCE_OFFSET + BASE_SEQUENCE_LENGTH)
+#define RECORDS_COUNT_LENGTH 4
+#define RECORD_BATCH_OVERHEAD (RECORDS_COUNT_OFFSET + RECORDS_COUNT_LENGTH) /* DefaultRecordBatch's 61 */
+/* LegacyRecord.RECORD_OVERHEAD_V0 (crc, magic, attributes, key and value lengths): the least batch length
+ * FileLogInputStream.nextBatch accepts. */
+#define RECORD_OVERHEAD_V0 14
+/* The header tuple scan hands out, field by field in the order above: kseg.format.v2.HEADER's fields
+ * (q i i b I h i q q q h i i) as Py_BuildValue codes. */
+#define HEADER_FORMAT "(LiibkhiLLLhii)"
+
 /* ------------------------------------------------------------------ shallow scan */
 
 /* scan(view, ws, wl, pos, end, items, limit) -> (pos, done)
@@ -257,25 +298,28 @@ static PyObject *py_scan(PyObject *self, PyObject *args) {
     if (wl > b.len) wl = b.len;
     if (wl < 0) wl = 0;
     int done = 0;
-    long long stop = end - 17;
+    long long stop = end - HEADER_SIZE_UP_TO_MAGIC;
     while (pos < stop && PyList_GET_SIZE(items) < limit) {
         long long i = pos - ws;
-        if (i < 0 || i + 61 > wl) break;
+        if (i < 0 || i + RECORD_BATCH_OVERHEAD > wl) break;
         const unsigned char *p = buf + i;
-        int32_t length = be32(p + 8);
-        if (length < 14) break; /* the Python path raises frame_at's error */
-        long long total = 12 + (long long)length;
+        int32_t length = be32(p + LENGTH_OFFSET);
+        if (length < RECORD_OVERHEAD_V0) break; /* the Python path raises frame_at's error */
+        long long total = LOG_OVERHEAD + (long long)length;
         if (pos > end - total) {
             done = 1;
             break;
         }
-        if (i + total > wl || (int8_t)p[16] < 2 || total < 61) break;
-        uint32_t crc = ube32(p + 17);
-        int valid = crc32c_update(0, p + 21, (Py_ssize_t)(total - 21)) == crc;
-        PyObject *h = Py_BuildValue("(LiibkhiLLLhii)", (long long)be64(p), (int)length, (int)be32(p + 12),
-                                    (int)(int8_t)p[16], (unsigned long)crc, (int)be16(p + 21), (int)be32(p + 23),
-                                    (long long)be64(p + 27), (long long)be64(p + 35), (long long)be64(p + 43),
-                                    (int)be16(p + 51), (int)be32(p + 53), (int)be32(p + 57));
+        if (i + total > wl || (int8_t)p[MAGIC_OFFSET] < 2 || total < RECORD_BATCH_OVERHEAD) break;
+        uint32_t crc = ube32(p + CRC_OFFSET);
+        int valid = crc32c_update(0, p + ATTRIBUTES_OFFSET, (Py_ssize_t)(total - ATTRIBUTES_OFFSET)) == crc;
+        PyObject *h = Py_BuildValue(HEADER_FORMAT, (long long)be64(p + BASE_OFFSET_OFFSET), (int)length,
+                                    (int)be32(p + PARTITION_LEADER_EPOCH_OFFSET), (int)(int8_t)p[MAGIC_OFFSET],
+                                    (unsigned long)crc, (int)be16(p + ATTRIBUTES_OFFSET),
+                                    (int)be32(p + LAST_OFFSET_DELTA_OFFSET), (long long)be64(p + BASE_TIMESTAMP_OFFSET),
+                                    (long long)be64(p + MAX_TIMESTAMP_OFFSET), (long long)be64(p + PRODUCER_ID_OFFSET),
+                                    (int)be16(p + PRODUCER_EPOCH_OFFSET), (int)be32(p + BASE_SEQUENCE_OFFSET),
+                                    (int)be32(p + RECORDS_COUNT_OFFSET));
         if (h == NULL) goto fail;
         PyObject *item = Py_BuildValue("(LLNO)", pos, total, h, valid ? Py_True : Py_False);
         if (item == NULL) goto fail;
@@ -1001,6 +1045,23 @@ PyMODINIT_FUNC PyInit__engine(void) {
     PyObject *m = PyModule_Create(&module);
     /* The seams this build implements; kseg/engine.py refuses a module whose ABI differs. */
     if (m != NULL && PyModule_AddIntConstant(m, "ABI", KSEG_ENGINE_ABI) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    /* The values it shares with Python, each compared with Python's at import (kseg.engine.check). */
+    if (m != NULL &&
+        (PyModule_AddIntConstant(m, "FORM_SLICES", FORM_SLICES) < 0 ||
+         PyModule_AddIntConstant(m, "FORM_SIZES", FORM_SIZES) < 0 ||
+         PyModule_AddIntConstant(m, "FORM_SPANS", FORM_SPANS) < 0 ||
+         PyModule_AddIntConstant(m, "LOG_OVERHEAD", LOG_OVERHEAD) < 0 ||
+         PyModule_AddIntConstant(m, "HEADER_SIZE_UP_TO_MAGIC", HEADER_SIZE_UP_TO_MAGIC) < 0 ||
+         PyModule_AddIntConstant(m, "RECORD_OVERHEAD_V0", RECORD_OVERHEAD_V0) < 0 ||
+         PyModule_AddIntConstant(m, "MAGIC_OFFSET", MAGIC_OFFSET) < 0 ||
+         PyModule_AddIntConstant(m, "CRC_OFFSET", CRC_OFFSET) < 0 ||
+         PyModule_AddIntConstant(m, "ATTRIBUTES_OFFSET", ATTRIBUTES_OFFSET) < 0 ||
+         PyModule_AddIntConstant(m, "LAST_OFFSET_DELTA_OFFSET", LAST_OFFSET_DELTA_OFFSET) < 0 ||
+         PyModule_AddIntConstant(m, "RECORD_BATCH_OVERHEAD", RECORD_BATCH_OVERHEAD) < 0 ||
+         PyModule_AddStringConstant(m, "HEADER_FORMAT", HEADER_FORMAT) < 0)) {
         Py_DECREF(m);
         return NULL;
     }

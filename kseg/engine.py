@@ -62,6 +62,34 @@ else:
             NAME = "c"
 
 
+#: ``struct`` codes of a batch header's fields -> the ``Py_BuildValue`` codes the engine builds them with.
+_BUILD_CODES = {"q": "L", "i": "i", "b": "b", "I": "k", "h": "h"}
+
+
+def build_format(struct_format: str) -> str:
+    """The ``Py_BuildValue`` format of a tuple of the fields ``struct_format`` (big-endian) unpacks:
+    what the engine's ``HEADER_FORMAT`` must be for ``kseg.format.v2.HEADER``."""
+    return "(" + "".join(_BUILD_CODES.get(code, "?") for code in struct_format.lstrip(">")) + ")"
+
+
+def check(python: dict[str, object]) -> None:
+    """Compare the values the engine shares with Python (its ``FORM_*`` values and batch layout) with
+    Python's, ``python`` by name; on the first that differs, or that the engine does not export, the
+    Python engine runs and :func:`description` says why.  Called once, by :mod:`kseg.format.v2_records`
+    at import, before any module takes the engine's functions."""
+    global C, NAME, REASON
+    if C is None:
+        return
+    for name, value in python.items():
+        theirs = getattr(C, name, None)
+        if theirs != value:
+            where = os.path.abspath(getattr(C, "__file__", "") or "")
+            C, NAME = None, "python"
+            REASON = (f"kseg._engine at {where} has {name} = {theirs!r}, Python's is {value!r} "
+                      "(reinstall kseg to rebuild it)")
+            return
+
+
 def description() -> str:
     """``c``, or ``python (<why>)``: what ``kseg --version`` prints after ``engine: ``."""
     return "c" if C is not None else f"python ({REASON})"

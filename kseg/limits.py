@@ -30,6 +30,9 @@ DECOMPRESSION_FACTOR = 8
 #: ``Integer.MAX_VALUE``: the default of ``kafka-dump-log.sh --max-bytes`` (read the whole file).
 INT32_MAX = 0x7FFFFFFF
 
+#: Java's ``Long.MIN_VALUE`` and ``Long.MAX_VALUE``: the range of every offset and timestamp.
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+
 #: ``RecordBatch.NO_TIMESTAMP``: a magic 0 message, an empty time index, no timestamp at all.
 NO_TIMESTAMP = -1
 
@@ -37,3 +40,7 @@ NO_TIMESTAMP = -1
 def decompression_limit(max_message_size: int) -> int:
     """Most bytes one batch may decompress to (and read, if larger than the window)."""
     return max(max_message_size, 1) * DECOMPRESSION_FACTOR
+
+
+#: The bound of one batch's decompressed bytes when no ``--max-message-size`` is given (40 MiB).
+DEFAULT_DECOMPRESSION_LIMIT = decompression_limit(DEFAULT_MAX_MESSAGE_SIZE)

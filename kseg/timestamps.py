@@ -9,7 +9,8 @@ from __future__ import annotations
 import datetime as _dt
 import re
 
-INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+from kseg.limits import INT64_MAX, INT64_MIN  # noqa: F401 - INT64_MIN re-exported
+
 SPECIAL = {"earliest": -2, "latest": -1, "max-timestamp": -3}
 _ISO = re.compile(
     r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?"

@@ -77,6 +77,50 @@ def test_an_engine_of_another_abi_is_not_used() -> None:
         f"this kseg needs {engine.ABI} (reinstall kseg to rebuild it)"]
 
 
+def shared_constants() -> dict[str, object]:
+    """What the engine must export, with Python's values (:func:`kseg.engine.check`'s table)."""
+    from kseg.format import legacy, v2, v2_records
+    return {"FORM_SLICES": v2_records.SLICES, "FORM_SIZES": v2_records.SIZES, "FORM_SPANS": v2_records.SPANS,
+            "LOG_OVERHEAD": legacy.LOG_OVERHEAD, "HEADER_SIZE_UP_TO_MAGIC": v2.HEADER_SIZE_UP_TO_MAGIC,
+            "RECORD_OVERHEAD_V0": legacy.RECORD_OVERHEAD_V0, "MAGIC_OFFSET": v2.MAGIC_OFFSET,
+            "CRC_OFFSET": v2.CRC_OFFSET, "ATTRIBUTES_OFFSET": v2.ATTRIBUTES_OFFSET,
+            "LAST_OFFSET_DELTA_OFFSET": v2.LAST_OFFSET_DELTA_OFFSET, "RECORD_BATCH_OVERHEAD": v2.HEADER_SIZE,
+            "HEADER_FORMAT": engine.build_format(v2.HEADER.format)}
+
+
+def test_the_built_engine_shares_pythons_constants() -> None:
+    """The values the C engine derives itself (``FORM_*``, the batch layout, the header tuple's format)
+    are Python's: 61, 17, 21, 12, 14 and ``(LiibkhiLLLhii)``."""
+    if engine.C is None:
+        pytest.skip(f"the C engine is not in use: {engine.description()}")
+    want = shared_constants()
+    assert {name: getattr(engine.C, name, None) for name in want} == want
+    assert want["RECORD_BATCH_OVERHEAD"] == 61 and want["HEADER_FORMAT"] == "(LiibkhiLLLhii)"
+
+
+@pytest.mark.parametrize("name, wrong", [("RECORD_BATCH_OVERHEAD", 60), ("FORM_SPANS", 3),
+                                         ("HEADER_FORMAT", "(LiibkhiLLLhi)"), ("CRC_OFFSET", None)])
+def test_an_engine_whose_constants_differ_is_not_used(name: str, wrong: object) -> None:
+    """A build whose constants differ from Python's (or lack one) is not used: Python runs and
+    ``kseg --version`` says which value differs; ``KSEG_ENGINE=c`` is then an error."""
+    beside = str(TESTS.parent / "kseg" / "_engine.so")
+    values = dict(shared_constants())
+    if wrong is None:
+        del values[name]
+    else:
+        values[name] = wrong
+    fake = f"m.__file__ = {beside!r}; m.ABI = {engine.ABI}\nfor k, v in {values!r}.items(): setattr(m, k, v)"
+    r = kseg(["--version"], {}, fake_engine=fake)
+    assert r.returncode == 0
+    assert r.stdout.splitlines()[-1] == (f"engine: python (kseg._engine at {beside} has {name} = {wrong!r}, "
+                                         f"Python's is {shared_constants()[name]!r} (reinstall kseg to rebuild it))")
+    r = kseg(["dump", "--deep-iteration", LOG], {"KSEG_ENGINE": "c"}, fake_engine=fake)
+    assert r.returncode == 2 and r.stderr.startswith(f"kseg: error: KSEG_ENGINE=c but kseg._engine at {beside} "
+                                                     f"has {name} = {wrong!r}")
+    r = kseg(["dump", "--deep-iteration", LOG], {}, fake_engine=fake)
+    assert r.returncode == 0 and "| offset: 0 " in r.stdout  # the Python engine ran
+
+
 def test_the_built_engine_has_this_abi() -> None:
     if engine.C is None:
         pytest.skip(f"the C engine is not in use: {engine.description()}")

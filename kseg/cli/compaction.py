@@ -38,7 +38,7 @@ def compaction(paths, delete_retention, at, max_message_size, output_format, qui
     from kseg.errors import KsegError
     from kseg.jsonlines import dumps
     from kseg.render import compaction as render
-    from kseg.storage.compaction import analyse
+    from kseg.ops.compaction.compaction import analyse
     from kseg.storage.outcome import exit_code
 
     out, err = binary_streams()

@@ -38,7 +38,7 @@ def diff(paths, roots, output_format, quiet, spark, master, spark_conf, verbose,
     """
     from kseg.jsonlines import dumps
     from kseg.render.diff import text_lines
-    from kseg.storage.diff import replica_sets
+    from kseg.ops.diff.diff import replica_sets
     from kseg.storage.partition import scan_partition
 
     check_spark(spark, master, spark_conf, verbose)
@@ -100,7 +100,7 @@ def _partition(path: str, scan, notes):
 def _local(partitions):
     from kseg.errors import KsegError
     from kseg.render.diff import rows
-    from kseg.storage.diff import compare
+    from kseg.ops.diff.diff import compare
 
     try:
         return rows(compare(partitions)), None

@@ -130,7 +130,7 @@ def dump(paths, files_opt, print_data_log, deep_iteration, skip_record_metadata,
       2  usage error, or a file could not be opened or read
     """
     from kseg.errors import KsegError
-    from kseg.storage.dump import DumpOptions, Dumper
+    from kseg.ops.dump.dump import DumpOptions, Dumper
 
     files: list[str] = []
     if files_opt:

@@ -11,8 +11,8 @@ from kseg.cli.options import (binary_streams, check_spark, clean_stale_output, d
                               listing_code, max_message_size_option, partitions_or_fail, quiet_option, reading_bar,
                               say,
                               spark_options)
-from kseg.limits import EXIT_OK, EXIT_PROBLEMS, decompression_limit
-from kseg.storage.export import ON_CORRUPTION
+from kseg.limits import EXIT_OK, EXIT_PROBLEMS, INT64_MAX, INT64_MIN, decompression_limit
+from kseg.ops.export.export import ON_CORRUPTION
 
 EXIT_CORRUPT = EXIT_PROBLEMS  # corrupt batches met
 
@@ -21,9 +21,9 @@ EXIT_CORRUPT = EXIT_PROBLEMS  # corrupt batches met
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--output", "-o", required=True, metavar="PATH|URI",
               help="Where the Parquet goes: a file (local run) or a directory (--spark); s3://, gs://... too.")
-@click.option("--from-offset", type=click.IntRange(-(1 << 63), (1 << 63) - 1), default=None,
+@click.option("--from-offset", type=click.IntRange(INT64_MIN, INT64_MAX), default=None,
               help="First offset to export (inclusive).")
-@click.option("--to-offset", type=click.IntRange(-(1 << 63), (1 << 63) - 1), default=None,
+@click.option("--to-offset", type=click.IntRange(INT64_MIN, INT64_MAX), default=None,
               help="Last offset to export (inclusive).")
 @click.option("--from-time", type=TimestampType(names=False), default=None,
               help="Earliest timestamp to export (inclusive): epoch ms or ISO-8601 with a zone.")
@@ -53,7 +53,7 @@ def export(paths, output, from_offset, to_offset, from_time, to_time, key_decode
       1  corrupt batches were met (skipped and marked, or --on-corruption fail)
       2  usage error, or an input or the output could not be read or written
     """
-    from kseg.storage.export import INT64_MAX, INT64_MIN, Ranges
+    from kseg.ops.export.export import Ranges
 
     try:  # Parquet is pyarrow's: without it, one line saying how to get it (exit 2), never a traceback
         import pyarrow.parquet  # noqa: F401
@@ -113,7 +113,7 @@ def corruption_line(c) -> str:
 
 def _run_local(paths, output, ranges, key_fn, value_fn, on_corruption, split_bytes, limit, force, quiet, err):
     from kseg.render.export import CorruptionStop, write_parquet
-    from kseg.storage.export import plan
+    from kseg.ops.export.export import plan
 
     partitions = partitions_or_fail(err, paths)
     if listing_code(partitions):  # an input not read is never "N records written": nothing is

@@ -58,6 +58,15 @@ def _decoders(key_decoder: str | None, value_decoder: str | None) -> tuple:
         raise click.UsageError(exc.describe()) from None
 
 
+def _where(path: str) -> dict:
+    """The fields naming a partition in every lookup row: its log directory (absolute), its directory
+    name, and the path as given."""
+    from kseg.storage.partition import Partition
+
+    part = Partition(path)
+    return {"logDir": part.log_dir, "partition": part.name, "path": path}
+
+
 def _run(directory: str, output_format: str, max_message_size: int, decoders: tuple, query) -> int:
     """Open the partition, run ``query(log)`` -> (result, text writer, json maker, reason), print."""
     from kseg.errors import InputError, KsegError
@@ -65,7 +74,7 @@ def _run(directory: str, output_format: str, max_message_size: int, decoders: tu
     from kseg.render.lookup import write_json
     from kseg.render.text import TextSink
     from kseg.storage import files
-    from kseg.storage.lookup import PartitionLog
+    from kseg.ops.lookup.offset import PartitionLog
 
     out, err = binary_streams()
     sink = TextSink(out, err)
@@ -76,7 +85,7 @@ def _run(directory: str, output_format: str, max_message_size: int, decoders: tu
             notes = log.notes + [n for n in result.notes if n not in log.notes]
             result.notes = notes
             if output_format == "json":
-                write_json(out, make_json(result, partition, decoders))
+                write_json(out, make_json(result, _where(partition), decoders))
             else:
                 write_text(sink, result, partition, decoders)
                 sink.flush()
@@ -128,7 +137,7 @@ def lookup_offset(offset, directory, output_format, max_message_size, key_decode
 
     def query(log):
         from kseg.render.lookup import offset_json, offset_reason, write_offset_text
-        from kseg.storage.lookup import lookup_offset as run
+        from kseg.ops.lookup.offset import lookup_offset as run
 
         return run(log, offset), write_offset_text, offset_json, offset_reason
 
@@ -174,7 +183,7 @@ def lookup_time(timestamp, directory, output_format, max_message_size, key_decod
 
     def query(log):
         from kseg.render.lookup import time_json, time_reason, write_time_text
-        from kseg.storage.lookup_time import lookup_time as run
+        from kseg.ops.lookup.time import lookup_time as run
 
         return run(log, target), write_time_text, time_json, time_reason
 

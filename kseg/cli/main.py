@@ -63,6 +63,7 @@ class LazyGroup(click.Group):
         ``Aborted!`` or an exit code that would read as a verdict."""
         if os.environ.get("KSEG_ENGINE"):  # kseg.engine is imported only when asked for (fast start)
             from kseg import engine
+            from kseg.format import v2_records  # noqa: F401 - compares the engine's constants (engine.check)
 
             problem = engine.require()
             if problem is not None:
@@ -180,6 +181,7 @@ def _version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
     if not value or ctx.resilient_parsing:
         return
     from kseg import engine
+    from kseg.format import v2_records  # noqa: F401 - compares the engine's constants (engine.check)
     from kseg.format.releases import LATEST, supported_range
 
     click.echo(f"kseg, version {__version__}\n"

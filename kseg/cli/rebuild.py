@@ -61,10 +61,10 @@ def rebuild_index(paths, check, output_dir, force, index_interval_bytes, max_ind
     from kseg.errors import KsegError
     from kseg.render import progress as progress_mod
     from kseg.render.rebuild import EXIT_ERROR, RebuildReport
-    from kseg.storage.rebuild_write import FAILED, REFUSED
+    from kseg.ops.rebuild.write import FAILED, REFUSED
     from kseg.storage.partition import check_exists, nothing_found, nothing_in
-    from kseg.storage.rebuild import resolve
-    from kseg.storage.rebuild_run import Settings, rebuild_all
+    from kseg.ops.rebuild.rebuild import resolve
+    from kseg.ops.rebuild.run import Settings, rebuild_all
 
     if check and (output_dir or force):
         raise click.UsageError("--check compares with the files beside each log and writes nothing; "

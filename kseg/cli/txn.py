@@ -9,7 +9,7 @@ import click
 
 from kseg.cli.options import (binary_streams, error, fail, format_option, io_options, max_message_size_option,
                               listing_code, partitions_or_fail, quiet_option, reading_bar, reference_time)
-from kseg.limits import decompression_limit
+from kseg.limits import INT64_MAX, decompression_limit
 
 _DURATION = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*(ms|s|m|min|h|d)?\s*\Z")
 _UNIT_MS = {None: 1, "ms": 1, "s": 1000, "m": 60_000, "min": 60_000, "h": 3_600_000, "d": 86_400_000}
@@ -21,7 +21,7 @@ def parse_duration(text: str) -> int:
     if not m:
         raise click.BadParameter(f"{text!r} is not a duration (examples: 900000, 900s, 15m, 1h, 2d)")
     ms = float(m.group(1)) * _UNIT_MS[m.group(2)]
-    if not ms <= (1 << 63) - 1:  # Kafka's durations are longs (and inf/nan are none)
+    if not ms <= INT64_MAX:  # Kafka's durations are longs (and inf/nan are none)
         raise click.BadParameter(f"{text!r} is beyond a 64-bit count of milliseconds")
     return int(ms)
 
@@ -66,7 +66,7 @@ def txn(paths, from_start, hanging_after, at, max_message_size, output_format, q
     from kseg.errors import KsegError
     from kseg.jsonlines import dumps
     from kseg.render import txn as render
-    from kseg.storage.txn import analyse
+    from kseg.ops.txn.txn import analyse
 
     out, err = binary_streams()
     at_ms = reference_time(at)

@@ -48,7 +48,8 @@ def verify_index(paths, strict, report_path, force, jobs, max_message_size, outp
     from kseg.errors import InputError, KsegError
     from kseg.storage.outputs import refuse_on_inputs
     from kseg.storage.partition import discover, nothing_found, nothing_in
-    from kseg.storage.report import JsonlReport, check_target, is_uri
+    from kseg.ops.verify.report import JsonlReport, check_target
+    from kseg.storage.location import is_remote
 
     check_spark(spark, master, spark_conf, verbose, local_verbose=True)
     if force and not report_path:
@@ -63,9 +64,9 @@ def verify_index(paths, strict, report_path, force, jobs, max_message_size, outp
             raise InputError("a .parquet report needs --spark; the local command writes JSON Lines "
                              "(give a .jsonl path)", path=report_path)
         if report_path and spark:
-            if not is_uri(report_path):
+            if not is_remote(report_path):
                 check_target(report_path, directory_ok=True)
-        elif report_path and is_uri(report_path):
+        elif report_path and is_remote(report_path):
             raise InputError("a report on a store needs --spark (its executors write it); the local command "
                              "writes a local file", path=report_path)
         elif report_path:
@@ -92,7 +93,7 @@ def verify_index(paths, strict, report_path, force, jobs, max_message_size, outp
 
     from kseg.render import progress as progress_mod
     from kseg.render.verify import PartitionSummary, render_result, render_summary
-    from kseg.storage.verify_run import several_log_dirs, verify_all, work_items
+    from kseg.ops.verify.run import several_log_dirs, verify_all, work_items
 
     from kseg.storage import read_policy
 

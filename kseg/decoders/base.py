@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from kseg.decoders.jvm import JavaException
 from kseg.errors import UncaughtJavaError
 
 
@@ -31,7 +30,3 @@ class MessageParser(Protocol):
 
 # Defined in kseg.errors with every other kseg exception; the decoders' historical name.
 UncaughtJavaException = UncaughtJavaError
-
-
-def jvm_line_for(exc: JavaException) -> str:
-    return f'Exception in thread "main" {exc.to_string()}'

@@ -26,6 +26,7 @@ from typing import Iterator, NamedTuple
 
 from kseg.errors import CorruptRecordError
 from kseg.format import compression
+from kseg.format import timestamp_type as _tt
 from kseg.limits import NO_TIMESTAMP
 
 ENTRY = struct.Struct(
@@ -42,8 +43,6 @@ TIMESTAMP = struct.Struct(">q")
 INT32 = struct.Struct(">i")
 RECORD_OVERHEAD_V0 = 14  # crc + magic + attributes + key length + value length
 TIMESTAMP_TYPE_FLAG = 0x08
-
-CREATE_TIME, LOG_APPEND_TIME, NO_TIMESTAMP_TYPE = "CreateTime", "LogAppendTime", "NoTimestampType"
 
 
 class LegacyRecord(NamedTuple):
@@ -62,10 +61,8 @@ class LegacyRecord(NamedTuple):
 
 
 def timestamp_type(magic: int, attributes: int) -> str:
-    """``LegacyRecord.timestampType`` for an outer message."""
-    if magic == 0:
-        return NO_TIMESTAMP_TYPE
-    return LOG_APPEND_TIME if attributes & TIMESTAMP_TYPE_FLAG else CREATE_TIME
+    """``LegacyRecord.timestampType`` for an outer message (:mod:`kseg.format.timestamp_type`)."""
+    return _tt.of_attributes(attributes, magic)
 
 
 def message_timestamp(buf, msg: int, magic: int) -> int:

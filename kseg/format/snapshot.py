@@ -25,6 +25,7 @@ from functools import partial
 from typing import Iterator, NamedTuple
 
 from kseg.errors import CorruptSnapshotError
+from kseg.format.crc import crc32c_function
 
 _HEAD = struct.Struct(">hIi")  # version, crc, count
 _ENTRY = struct.Struct(">qhiqiqiq")
@@ -101,9 +102,9 @@ _producer_entry = partial(tuple.__new__, ProducerEntry)  # ProducerEntry(*fields
 def parse_snapshot(data: bytes) -> list[ProducerEntry]:
     """Parse and CRC-check a whole snapshot held in memory; errors carry Kafka's messages.
 
-    ``kseg.storage.producer_state.iter_snapshot`` reads a file in windows with the same checks."""
-    import crc32c
+    ``kseg.storage.snapshots.iter_snapshot`` reads a file in windows with the same checks."""
+    crc32c = crc32c_function()
 
     _, count = check_head(data[: _HEAD.size], len(data))
-    check_crc(_HEAD.unpack_from(data, 0)[1], crc32c.crc32c(memoryview(data)[6:]))
+    check_crc(_HEAD.unpack_from(data, 0)[1], crc32c(memoryview(data)[6:]))
     return list(entries_in(memoryview(data)[_HEAD.size : _HEAD.size + count * _ENTRY.size]))

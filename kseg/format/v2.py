@@ -25,7 +25,7 @@ from __future__ import annotations
 import struct
 from typing import NamedTuple
 
-from kseg.limits import INT32_MAX
+from kseg.limits import INT32_MAX, INT64_MAX, INT64_MIN
 
 HEADER = struct.Struct(
     ">"
@@ -44,6 +44,8 @@ HEADER = struct.Struct(
     "i"  # recordsCount
 )
 HEADER_SIZE = HEADER.size  # 61 == RECORD_BATCH_OVERHEAD
+MAGIC_OFFSET = struct.calcsize(">qii")  # baseOffset, batchLength, partitionLeaderEpoch
+HEADER_SIZE_UP_TO_MAGIC = MAGIC_OFFSET + 1  # Records.HEADER_SIZE_UP_TO_MAGIC: all a batch's framing needs
 CRC_OFFSET = 17
 ATTRIBUTES_OFFSET = 21
 LAST_OFFSET_DELTA_OFFSET = 23
@@ -104,10 +106,6 @@ CONTROL_FLAG = 0x20
 DELETE_HORIZON_FLAG = 0x40
 
 NO_SEQUENCE = -1
-
-
-INT64_MAX = (1 << 63) - 1
-INT64_MIN = -(1 << 63)
 
 
 def java_long(n: int) -> int:

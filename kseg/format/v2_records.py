@@ -15,6 +15,7 @@ from typing import Iterator, NamedTuple
 
 from kseg import engine
 from kseg.errors import CorruptRecordError
+from kseg.format import legacy, v2
 from kseg.format.v2 import INT64_MAX, INT64_MIN, NO_SEQUENCE, java_long
 from kseg.format.varint import read_varint, read_varlong
 from kseg.limits import INT32_MAX
@@ -370,6 +371,16 @@ def _decode_records_py(
         ))
     return records, pos, read, None
 
+
+# What the compiled engine shares with these rules, compared once before any module takes its functions:
+# a mismatch runs the Python engine (``kseg --version`` says why).
+engine.check({
+    "FORM_SLICES": SLICES, "FORM_SIZES": SIZES, "FORM_SPANS": SPANS,
+    "LOG_OVERHEAD": legacy.LOG_OVERHEAD, "HEADER_SIZE_UP_TO_MAGIC": v2.HEADER_SIZE_UP_TO_MAGIC,
+    "RECORD_OVERHEAD_V0": legacy.RECORD_OVERHEAD_V0, "MAGIC_OFFSET": v2.MAGIC_OFFSET, "CRC_OFFSET": v2.CRC_OFFSET,
+    "ATTRIBUTES_OFFSET": v2.ATTRIBUTES_OFFSET, "LAST_OFFSET_DELTA_OFFSET": v2.LAST_OFFSET_DELTA_OFFSET,
+    "RECORD_BATCH_OVERHEAD": v2.HEADER_SIZE, "HEADER_FORMAT": engine.build_format(v2.HEADER.format),
+})
 
 if engine.C is None:
     decode_records = decode_records_py  # noqa: F811 - the pure-Python engine: no wrapper

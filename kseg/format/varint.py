@@ -54,34 +54,3 @@ def read_varlong(buf, pos: int) -> tuple[int, int]:
     """
     return _read_zigzag(buf, pos, 63, 0xFFFFFFFFFFFFFFFF, "varlong")
 
-
-def read_unsigned_varint(buf, pos: int) -> tuple[int, int]:
-    """Decode an unsigned (not zig-zag) int32 varint, as used by flexible
-    message versions and KRaft record framing (``ByteUtils.readUnsignedVarint``)."""
-    raw = 0
-    shift = 0
-    start = pos
-    while True:
-        try:
-            b = buf[pos]
-        except IndexError:
-            raise CorruptRecordError("varint runs past the end of the data", position=start) from None
-        pos += 1
-        raw |= (b & 0x7F) << shift
-        if b < 0x80:
-            return raw & 0xFFFFFFFF, pos
-        shift += 7
-        if shift > 28:
-            raise CorruptRecordError("varint is too long (more than 5 bytes)", position=start)
-
-
-# kseg.testing.v2 has its own encoder on purpose: the test writer shares no code with the reader it tests.
-def encode_varint(value: int) -> bytes:
-    """Zig-zag encode ``value`` as Kafka does (used by writers and tests)."""
-    raw = ((value << 1) ^ (value >> 63)) & 0xFFFFFFFFFFFFFFFF
-    out = bytearray()
-    while raw >= 0x80:
-        out.append((raw & 0x7F) | 0x80)
-        raw >>= 7
-    out.append(raw)
-    return bytes(out)

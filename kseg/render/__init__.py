@@ -1,1 +1,1 @@
-"""Rendering: Kafka's byte-identical text and kseg's JSON Lines, and the dump flow."""
+"""Rendering: Kafka's byte-identical text and kseg's JSON Lines, from the values the commands return."""

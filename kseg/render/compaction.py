@@ -7,7 +7,7 @@ from kseg.jsonlines import SCHEMA_VERSION
 
 from kseg.render.txn import human, iso
 from kseg.storage import outcome
-from kseg.storage.compaction import CompactionReport, SegmentTombstones
+from kseg.ops.compaction.compaction import CompactionReport, SegmentTombstones
 
 
 def _n(count: int, word: str, plural: str | None = None) -> str:

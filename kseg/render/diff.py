@@ -6,9 +6,9 @@ field names are camelCase (docs/json-output.md)."""
 from __future__ import annotations
 
 from kseg.jsonlines import SCHEMA_VERSION
-from kseg.storage.partition import Partition
+from kseg.storage.leader_epochs import EpochEntry, epoch_at
 
-from kseg.storage.diff import BatchKey, DiffResult, Replica
+from kseg.ops.diff.diff import BatchKey, DiffResult, Replica
 
 
 def _batch(key: BatchKey | None) -> dict | None:
@@ -20,7 +20,7 @@ def _batch(key: BatchKey | None) -> dict | None:
 
 
 def replica_row(name: str, rep: Replica) -> dict:
-    return {"type": "replica", "v": SCHEMA_VERSION, "logDir": Partition(rep.path).log_dir,
+    return {"type": "replica", "v": SCHEMA_VERSION, "logDir": rep.partition.log_dir,
             "partition": name, "replica": rep.index, "path": rep.path,
             "logStartOffset": rep.log_start, "logEndOffset": rep.log_end, "batches": rep.batches,
             "records": rep.records, "status": rep.status, "lag": rep.lag,
@@ -45,11 +45,8 @@ def rows(res: DiffResult) -> list[dict]:
 
 
 def _epoch_at(epochs: list | None, offset: int) -> int | None:
-    found = None
-    for e in epochs or ():
-        if e["startOffset"] <= offset:
-            found = e["epoch"]
-    return found
+    """:func:`kseg.storage.leader_epochs.epoch_at` of a row's ``leaderEpochs`` (rows may come back from Spark)."""
+    return epoch_at([EpochEntry(e["epoch"], e["startOffset"]) for e in epochs or ()], offset)
 
 
 def _b(b: dict | None) -> str:

@@ -39,8 +39,8 @@ from typing import Callable, Iterable
 
 from kseg.format.compression import codec_name
 from kseg.format.strings import string_decoder
+from kseg.ops.export.export import Corruption, RecordFacts, Split, topic_partition
 from kseg.render.values import header_objects
-from kseg.storage.export import Corruption, RecordFacts, Split, topic_partition
 
 ROWS_PER_BATCH = 4096
 
@@ -195,7 +195,7 @@ def split_facts(split: Split, ranges, limit: int, on_corruption: str, summary: E
                 on_corrupt: Callable[[Corruption], None] | None = None):
     """The record facts of ``split`` and its corruptions (counted in ``summary``, handed to
     ``on_corrupt``); with ``fail`` the first corruption raises :class:`CorruptionStop`."""
-    from kseg.storage.export import read_split
+    from kseg.ops.export.export import read_split
 
     for item in read_split(split, ranges, limit, keep_invalid=on_corruption == "keep"):
         if isinstance(item, Corruption):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 
 from kseg.errors import error_line
-from kseg.format import v2, v2_records
+from kseg.format import timestamp_type, v2, v2_records
 from kseg.format.compression import codec_name
 from kseg.jsonlines import SCHEMA_VERSION, dumps  # noqa: F401 - the form of every kseg JSON line; re-exported
 from kseg.render.sink import BufferedWriter
@@ -29,7 +29,7 @@ def v2_batch_object(position: int, size: int, h, valid: bool) -> dict:
         "producerId": pid, "producerEpoch": pepoch, "partitionLeaderEpoch": epoch,
         "isTransactional": bool(attrs & v2.TRANSACTIONAL_FLAG), "isControl": bool(attrs & v2.CONTROL_FLAG),
         "deleteHorizonMs": base_ts if attrs & v2.DELETE_HORIZON_FLAG else None,
-        "timestampType": "LogAppendTime" if attrs & v2.TIMESTAMP_TYPE_FLAG else "CreateTime",
+        "timestampType": timestamp_type.of_attributes(attrs),
         "maxTimestamp": max_ts, "size": size, "magic": magic, "compression": codec_name(attrs & v2.CODEC_MASK),
         "crc": crc, "isValid": valid,
     }

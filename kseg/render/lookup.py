@@ -17,9 +17,8 @@ import os
 from kseg.render.values import KRaftText, control_text, string_decoder
 from kseg.render.jsonl import batch_object, dumps, record_object
 from kseg.render.text import TextSink
-from kseg.storage.lookup import AT_END, BELOW_START, EMPTY, NEXT, PAST_END, UNREAD, OffsetLookup
-from kseg.storage.lookup_time import TimeLookup
-from kseg.storage.partition import Partition
+from kseg.ops.lookup.offset import AT_END, BELOW_START, EMPTY, NEXT, PAST_END, UNREAD, OffsetLookup
+from kseg.ops.lookup.time import TimeLookup
 
 
 def iso(ms: int) -> str:
@@ -157,16 +156,10 @@ def scan_json(scan) -> dict | None:
     return {"from": scan.start, "batches": scan.batches, "bytes": scan.bytes, "batchPosition": scan.found_position}
 
 
-def _where(path: str) -> dict:
-    """The fields naming a partition in every row: its log directory (absolute), its directory name,
-    and the path as given."""
-    part = Partition(path)
-    return {"logDir": part.log_dir, "partition": part.name, "path": path}
-
-
-def offset_json(r: OffsetLookup, partition: str, decoders: tuple) -> dict:
+def offset_json(r: OffsetLookup, where: dict, decoders: tuple) -> dict:
+    """The ``offset_lookup`` row; ``where`` the fields naming the partition (``logDir``, ``partition``, ``path``)."""
     obj = {
-        "type": "offset_lookup", "v": SCHEMA_VERSION, **_where(partition), "target": r.target, "status": r.status,
+        "type": "offset_lookup", "v": SCHEMA_VERSION, **where, "target": r.target, "status": r.status,
         "found": r.found, "offset": r.record.offset if r.record else None,
         "compacted": r.status == NEXT, "reason": offset_reason(r),
         "segments": r.segments, "logStartOffset": r.log_start, "logEndOffset": r.log_end,
@@ -268,10 +261,11 @@ def write_time_text(sink: TextSink, r: TimeLookup, partition: str, decoders: tup
         batch_and_record_text(sink, b, r.record, *decoders)
 
 
-def time_json(r: TimeLookup, partition: str, decoders: tuple) -> dict:
+def time_json(r: TimeLookup, where: dict, decoders: tuple) -> dict:
+    """The ``time_lookup`` row; ``where`` as for :func:`offset_json`."""
     c = r.chosen
     obj = {
-        "type": "time_lookup", "v": SCHEMA_VERSION, **_where(partition), "target": r.target, "special": r.special,
+        "type": "time_lookup", "v": SCHEMA_VERSION, **where, "target": r.target, "special": r.special,
         "status": r.status, "found": r.found,
         "offset": r.offset if r.found else -1, "timestamp": r.timestamp if r.found else -1,
         "reason": time_reason(r),
@@ -287,7 +281,7 @@ def time_json(r: TimeLookup, partition: str, decoders: tuple) -> dict:
         "offsetLookup": None, "batch": None, "record": None, "notes": r.notes,
     }
     if r.by_offset is not None:
-        obj["offsetLookup"] = offset_json(r.by_offset, partition, decoders)
+        obj["offsetLookup"] = offset_json(r.by_offset, where, decoders)
         obj["offsetLookup"].pop("batch")
         obj["offsetLookup"].pop("record")
     if r.record is not None:

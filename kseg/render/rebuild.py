@@ -11,8 +11,8 @@ from kseg.render.jsonl import dumps
 from kseg.render.notes import NoteGroups
 from kseg.storage import files, location
 from kseg.storage.partition import Partition
-from kseg.storage.rebuild import Recovered
-from kseg.storage.rebuild_write import (
+from kseg.ops.rebuild.rebuild import Recovered
+from kseg.ops.rebuild.write import (
     ABSENT,
     DIFFERS,
     FAILED,

@@ -1,4 +1,4 @@
-"""The buffered writer the dump sinks share (the sinks implement :class:`kseg.storage.dump.DumpSink`).
+"""The buffered writer the dump sinks share (the sinks implement :class:`kseg.ops.dump.dump.DumpSink`).
 
 A sink receives what the dump reads, in file order, and writes it in one
 form: :class:`kseg.render.text.TextSink` (Kafka's text, byte for byte) or

@@ -15,7 +15,7 @@ not-found header naming the file.
 from __future__ import annotations
 
 from kseg import engine
-from kseg.format import v2, v2_records
+from kseg.format import timestamp_type, v2, v2_records
 from kseg.format import releases
 from kseg.format.compression import codec_name
 from kseg.render.values import bool_text as _bool
@@ -107,7 +107,7 @@ class TextSink(BufferedWriter):
                     self.batch(valid, position)
                     continue
                 bo, _, epoch, magic, crc, attrs, delta, base_ts, max_ts, pid, pepoch, base_seq, count = h
-                key = (epoch, pid, pepoch, attrs, magic, base_ts if attrs & 0x40 else None)
+                key = (epoch, pid, pepoch, attrs, magic, base_ts if attrs & v2.DELETE_HORIZON_FLAG else None)
                 parts = cache.get(key)
                 if parts is None:
                     parts = cache[key] = self._batch_line_parts(h)
@@ -145,7 +145,7 @@ class TextSink(BufferedWriter):
     def _parts_of(self, h) -> tuple[str, str, str]:
         """The cached constant parts of the batch line of header ``h`` (:meth:`_batch_line_parts`)."""
         attrs = h[5]
-        key = (h[2], h[9], h[10], attrs, h[3], h[7] if attrs & 0x40 else None)
+        key = (h[2], h[9], h[10], attrs, h[3], h[7] if attrs & v2.DELETE_HORIZON_FLAG else None)
         parts = self._batch_parts.get(key)
         if parts is None:
             parts = self._batch_parts[key] = self._batch_line_parts(h)
@@ -163,7 +163,7 @@ class TextSink(BufferedWriter):
             f"partitionLeaderEpoch: {h.partition_leader_epoch} "
             f"isTransactional: {_bool(attrs & v2.TRANSACTIONAL_FLAG)} isControl: {_bool(attrs & v2.CONTROL_FLAG)} "
             f"deleteHorizonMs: {optional_long(horizon)} ",
-            f"{'LogAppendTime' if attrs & v2.TIMESTAMP_TYPE_FLAG else 'CreateTime'}: ",
+            f"{timestamp_type.of_attributes(attrs)}: ",
             f"magic: {h.magic} compresscodec: {codec_name(attrs & v2.CODEC_MASK)} crc: ",
         )
 
@@ -191,7 +191,7 @@ class TextSink(BufferedWriter):
         common cases (no headers; Kafka's string decoders) inline; every line
         made before a decoder fails is kept.
         """
-        ts_type = "LogAppendTime" if b.h[v2.ATTRIBUTES] & v2.TIMESTAMP_TYPE_FLAG else "CreateTime"
+        ts_type = timestamp_type.of_attributes(b.h[v2.ATTRIBUTES])
         if _c_lines is not None:
             # the compiled engine (kseg.engine): the same lines, encoded; a record it does not cover
             # (headers, null key or value, invalid UTF-8) gets the Python formatter's line through the fallback
@@ -252,7 +252,7 @@ class TextSink(BufferedWriter):
         """:meth:`v2_records` with Kafka's string decoders, for records whose key and value are spans
         in ``buf`` (``record_chunks`` of form :data:`kseg.format.v2_records.SPANS`): the engine reads them there,
         no slice made; a record it does not cover gets :func:`record_line` through real slices."""
-        ts_type = "LogAppendTime" if b.h[v2.ATTRIBUTES] & v2.TIMESTAMP_TYPE_FLAG else "CreateTime"
+        ts_type = timestamp_type.of_attributes(b.h[v2.ATTRIBUTES])
         mv = buf if isinstance(buf, memoryview) else memoryview(buf)
         if _c_lines is None:
             self.v2_records(b, [_sliced(mv, r) for r in records], string_decoder, string_decoder)

@@ -10,8 +10,8 @@ import datetime
 
 from kseg.jsonlines import SCHEMA_VERSION, dumps
 from kseg.storage import outcome
-from kseg.storage.txn import OPEN, Transaction, TxnReport
-from kseg.storage.txn_audit import TxnProblem
+from kseg.ops.txn.txn import OPEN, Transaction, TxnReport
+from kseg.ops.txn.audit import TxnProblem
 
 _MARKER = {"committed": "COMMIT", "aborted": "ABORT"}
 

@@ -13,9 +13,9 @@ import os
 from kseg.jsonlines import SCHEMA_VERSION, dumps
 from kseg.render.notes import NoteGroups, plural
 from kseg.storage import files
-from kseg.storage.report import result_rows
-from kseg.storage.verify_result import Problem, SegmentResult
-from kseg.storage.verify_run import Report, is_directory_row
+from kseg.ops.verify.report import result_rows
+from kseg.ops.verify.result import Problem, SegmentResult
+from kseg.ops.verify.run import Report, is_directory_row
 
 
 

@@ -62,7 +62,7 @@ class KsegReader(DataSourceReader):
         self.settings = read_options(options)
 
     def partitions(self):
-        from kseg.storage.export import plan
+        from kseg.ops.export.export import plan
         from kseg.storage.partition import discover
 
         s = self.settings
@@ -72,7 +72,7 @@ class KsegReader(DataSourceReader):
 
     def read(self, partition):
         from kseg.render.export import RowBuilder, split_facts
-        from kseg.storage.export import Split
+        from kseg.ops.export.export import Split
 
         s = self.settings
         if partition is None or partition.value is None:  # no split at all: Spark still reads once
@@ -123,7 +123,7 @@ def _decoder_functions(options: dict) -> tuple:
 def read_options(options: dict) -> dict:
     """The reader's settings from Spark's option strings (ValueError names a bad one)."""
     from kseg.limits import DEFAULT_MAX_MESSAGE_SIZE, decompression_limit
-    from kseg.storage.export import DEFAULT_SPLIT_BYTES, INT64_MAX, INT64_MIN, ON_CORRUPTION, Ranges
+    from kseg.ops.export.export import DEFAULT_SPLIT_BYTES, INT64_MAX, INT64_MIN, ON_CORRUPTION, Ranges
     from kseg.timestamps import parse_timestamp
 
     raw = _option(options, "paths") or _option(options, "path")

@@ -1,8 +1,8 @@
 """``kseg diff --roots ... --spark``: one Spark task per replica set.
 
-The driver finds the replica sets (:func:`kseg.storage.diff.replica_sets`);
+The driver finds the replica sets (:func:`kseg.ops.diff.diff.replica_sets`);
 each set becomes one Spark partition whose task runs the local comparison
-(:func:`kseg.storage.diff.compare`) and sends back its rows
+(:func:`kseg.ops.diff.diff.compare`) and sends back its rows
 (:func:`kseg.render.diff.rows`), so the driver prints exactly what the local
 command prints.  The paths must be visible to the executors (a shared
 mount).  A set whose task cannot read it comes back as an ``error`` row,
@@ -18,7 +18,7 @@ def diff_set(index: int, partitions) -> tuple[int, list[dict] | None, str | None
     """Runs on an executor: (index, rows, None) or (index, None, error line)."""
     from kseg.errors import KsegError
     from kseg.render.diff import rows
-    from kseg.storage.diff import compare
+    from kseg.ops.diff.diff import compare
 
     try:
         return index, rows(compare(partitions)), None

@@ -82,7 +82,7 @@ def _probe_executors(sc) -> None:
         import sys
 
         try:
-            for module in ("kseg.spark.job", "kseg.storage.verify"):  # what the real tasks unpickle
+            for module in ("kseg.spark.job", "kseg.ops.verify.verify"):  # what the real tasks unpickle
                 importlib.import_module(module)
             missing = [name for name in needed if importlib.util.find_spec(name) is None]
             error = f"ModuleNotFoundError: No module named {missing[0]!r}" if missing else None
@@ -249,8 +249,8 @@ def run_spark_cli(partitions, *, strict: bool, report_path: str | None, master: 
     from kseg.errors import KsegError
     from kseg.render.verify import render_result, render_summary
     from kseg.spark import job
-    from kseg.storage.report import SUCCESS, prepare_directory
-    from kseg.storage.verify_run import several_log_dirs
+    from kseg.ops.verify.report import SUCCESS, prepare_directory
+    from kseg.ops.verify.run import several_log_dirs
 
     def fail(message: str) -> int:
         err.write((error_line(message) + "\n").encode("utf-8", "replace"))

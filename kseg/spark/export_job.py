@@ -1,6 +1,6 @@
 """``kseg export --spark``: every split exported by an executor, straight to the output.
 
-The driver discovers and plans (:func:`kseg.storage.export.plan`); the
+The driver discovers and plans (:func:`kseg.ops.export.export.plan`); the
 splits are dealt to tasks by size; each task writes one Parquet file per
 split with pyarrow — to a local or shared path, or to any URI pyarrow
 reaches (``s3://`` with the standard AWS variables, ``gs://``, ``hdfs://``),
@@ -19,7 +19,7 @@ import hashlib
 
 from kseg.render.export import ExportSummary
 from kseg.spark.job import plan_bins
-from kseg.storage.export import Corruption, Split
+from kseg.ops.export.export import Corruption, Split
 
 
 def part_name(output: str, split: Split) -> str:
@@ -60,7 +60,7 @@ def run_export(paths: list[str], output: str, *, ranges, key_decoder, value_deco
     from kseg.errors import InputError
     from kseg.spark import INSTALL_HINT
     from kseg.storage import files
-    from kseg.storage.export import plan
+    from kseg.ops.export.export import plan
     from kseg.storage.partition import discover
 
     if importlib.util.find_spec("pyspark") is None:

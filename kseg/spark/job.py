@@ -4,7 +4,7 @@ Discovery runs on the driver.  The unit of work is the segment: segments are
 sorted by size and dealt into bins, largest first, each to the lightest bin
 (longest-processing-time first), so one huge partition does not become one
 straggler task.  Each bin is one Spark partition; each task runs
-:func:`kseg.storage.verify.verify_segment` — the local command's code — on
+:func:`kseg.ops.verify.verify.verify_segment` — the local command's code — on
 its segments, reading them by path or URI (a local path must be on a mount
 every executor sees; ``s3://`` and other URIs are read with ranged requests).
 A segment whose task cannot read it comes back as a ``failed`` segment naming
@@ -20,9 +20,9 @@ import socket
 from typing import NamedTuple
 
 from kseg.storage.partition import Partition
-from kseg.storage.report import report_format, write_part
-from kseg.storage.verify import SegmentResult, check_overlap
-from kseg.storage.verify_run import Report, WorkItem, verify_item, work_items
+from kseg.ops.verify.report import report_format, write_part
+from kseg.ops.verify.verify import SegmentResult, check_overlap
+from kseg.ops.verify.run import Report, WorkItem, verify_item, work_items
 
 
 def _segment_bytes(item: tuple[int, WorkItem]) -> int:

@@ -32,13 +32,14 @@ def main(argv: list[str] | None = None) -> int:
     from kseg.spark.driver import run_spark_cli, session
     from kseg.storage.partition import discover, nothing_found
     from kseg.storage.outputs import refuse_on_inputs
-    from kseg.storage.report import check_target, is_uri
+    from kseg.ops.verify.report import check_target
+    from kseg.storage.location import is_remote
 
     notes: list[str] = []
     try:
         if args.report:  # before any work
             refuse_on_inputs(args.report, args.paths, "--report")
-        if args.report and not is_uri(args.report):
+        if args.report and not is_remote(args.report):
             check_target(args.report, directory_ok=True)
         partitions = discover(args.paths, notes)
         if not partitions:

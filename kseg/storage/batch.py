@@ -17,7 +17,7 @@ from operator import itemgetter
 from typing import Iterator, Protocol
 
 from kseg.errors import CorruptRecordError, KsegError, LimitExceededError
-from kseg.format import compression, legacy, v2, v2_records
+from kseg.format import compression, legacy, timestamp_type, v2, v2_records
 from kseg.format.crc import crc32c_function
 from kseg.limits import DECOMPRESSION_FACTOR, NO_TIMESTAMP
 
@@ -28,7 +28,7 @@ _legacy_record = partial(tuple.__new__, legacy.LegacyRecord)
 _BatchHeader = v2.BatchHeader
 _unpack_header = v2.HEADER.unpack_from
 
-CREATE_TIME, LOG_APPEND_TIME = "CreateTime", "LogAppendTime"
+_timestamp_type_of = timestamp_type.of_attributes
 
 #: The most records of a compressed batch decoded and held before the first is handed out; a larger batch
 #: is walked to its end once (to raise a corrupt record before any output, as Kafka does) and decoded again.
@@ -173,7 +173,7 @@ class V2Batch(FileBatch):
 
     @property
     def timestamp_type(self) -> str:
-        return LOG_APPEND_TIME if self.h[v2.ATTRIBUTES] & v2.TIMESTAMP_TYPE_FLAG else CREATE_TIME
+        return _timestamp_type_of(self.h[v2.ATTRIBUTES])
 
     @property
     def max_timestamp(self) -> int:

@@ -14,6 +14,7 @@ import re
 import stat
 
 from kseg.errors import InputError
+from kseg.limits import INT64_MAX, INT64_MIN
 from kseg.storage import location
 
 LOG, INDEX, TIME_INDEX, TXN_INDEX, SNAPSHOT, CHECKPOINT = (
@@ -27,7 +28,6 @@ LOG, INDEX, TIME_INDEX, TXN_INDEX, SNAPSHOT, CHECKPOINT = (
 BOOTSTRAP_CHECKPOINT = "bootstrap.checkpoint"
 _LONG = re.compile(r"[+-]?[0-9]+\Z")
 _CHECKPOINT = re.compile(r"([0-9]{20})-([0-9]{10})\.checkpoint\Z")
-INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 MAX_INDEX_FILE = 1 << 30  # Kafka's segment.index.bytes is an int; 1 GiB is far beyond any real index
 
 

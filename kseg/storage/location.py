@@ -44,7 +44,6 @@ from kseg.errors import InputError
 _URI = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")
 # Spellings pyarrow does not know, mapped to the ones it does.
 _ALIASES = {"s3a": "s3", "s3n": "s3", "gcs": "gs", "abfss": "abfs"}
-SCHEMES = ("file", "s3", "s3a", "s3n", "gs", "gcs", "hdfs", "viewfs", "abfs", "abfss")
 _S3_VARIABLES = ("AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE")
 REMOTE_HINT = "install pyarrow to read URIs: pip install 'kseg[remote]'"
 TIMEOUT_VARIABLE = "KSEG_NETWORK_TIMEOUT"

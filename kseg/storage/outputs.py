@@ -14,14 +14,11 @@ import os
 import stat
 
 from kseg.errors import InputError, UsageError
+from kseg.storage import location
 
 
-def _is_uri(path: str) -> bool:
-    return "://" in path and not path.startswith("file://")
-
-
-def _local(path: str) -> str:
-    return path[len("file://"):] if path.startswith("file://") else path
+_is_uri = location.is_remote  # a URI read remotely (not file://)
+_local = location.local_path
 
 
 def _norm_uri(uri: str) -> str:

@@ -23,7 +23,6 @@ from kseg.storage import files, location
 
 _DIGITS = re.compile(r"(\d+)")
 TRANSITION_DIR = re.compile(r".*-(delete|future|stray)\Z")
-_DIR_DELETE = re.compile(r".*\.[0-9a-f]{32}-delete\Z")
 TRANSITION_FILE_SUFFIXES = (".deleted", ".cleaned", ".swap")
 SEGMENT_SUFFIXES = (files.LOG, files.INDEX, files.TIME_INDEX, files.TXN_INDEX)
 _SLOT = {files.LOG: "log", files.INDEX: "index", files.TIME_INDEX: "timeindex", files.TXN_INDEX: "txnindex"}

@@ -1,130 +1,121 @@
-"""Producer-state snapshots of a partition, chosen as Kafka's log recovery chooses them.
+"""Producer state as Kafka's recovery keeps it, for rebuilding ``.txnindex`` files.
 
-``ProducerStateManager`` keeps ``<offset>.snapshot`` files (written at every
-roll, at the new segment's base offset, and at clean shutdown, at the log end
-offset).  When a log is loaded (``UnifiedLog.rebuildProducerState`` →
-``ProducerStateManager.truncateAndReload`` / ``loadFromSnapshot``):
+Mirrors what ``LogSegment.recover`` → ``updateProducerState`` does with
+``ProducerStateManager`` and ``ProducerAppendInfo`` (origin REPLICATION: no
+sequence or epoch validation), keeping only what decides the transaction
+index:
 
-* snapshots above the log end offset are deleted (``truncateFullyAndReloadSnapshots``
-  on truncation; they describe data the log no longer has);
-* snapshots below the log start offset are deleted;
-* the latest remaining one is read; a corrupt one (``CorruptSnapshotException``)
-  is deleted and the next older one is tried;
-* with none left, state starts empty and the log is replayed from its start.
+* per producer id, the first offset of its open transaction
+  (``ProducerStateEntry.currentTxnFirstOffset``);
+* the open transactions by first offset (``ongoingTxns``, a TreeMap).
 
-kseg only reads: a snapshot Kafka would delete is skipped with a note.
-Only the open transactions of a snapshot (``currentTxnFirstOffset``) matter
-for transaction state (:mod:`kseg.storage.txn_rebuild`).
+For each magic-2 batch with a producer id (``RecordBatch.hasProducerId``):
+
+* data batch: a transactional batch with no open transaction opens one at
+  the batch's base offset; a non-transactional batch while one is open is
+  ``InvalidTxnStateException`` (the log would fail to load);
+* control batch: its first record is an end-transaction marker
+  (``EndTransactionMarker.deserialize``: key int16 version + int16 type,
+  value int16 version + int32 coordinator epoch); a type other than
+  ABORT/COMMIT is ``IllegalArgumentException``; a short key or value is
+  ``InvalidRecordException`` (recovery stops there).  If the producer has an
+  open transaction, it completes: its last stable offset is the first offset
+  of the earliest open transaction of *another* producer, else the marker's
+  offset + 1 (``ProducerStateManager.lastStableOffset``); an ABORT becomes a
+  ``.txnindex`` entry (version 0, producerId, firstOffset, lastOffset = the
+  marker's offset, lastStableOffset) in the segment holding the marker, so
+  ``firstOffset`` may lie in an earlier segment.
 """
 
 from __future__ import annotations
 
-from typing import Iterator, NamedTuple
+from typing import NamedTuple
 
-from kseg.errors import CorruptSnapshotError, InputError
-from kseg.format.snapshot import ENTRY_SIZE, HEAD_SIZE, ProducerEntry, check_crc, check_head, entries_in
-from kseg.storage import files
+from kseg.errors import KsegError, RecoveryFailure
+from kseg.format import control, v2
 
-
-class Snapshot(NamedTuple):
-    """One readable snapshot: its offset (the file name), path, how many producers it holds, and the entries
-    of those with an open transaction (all that transaction state reads; a snapshot of millions of
-    idempotent producers is not held)."""
-
-    offset: int
-    path: str
-    producers: int
-    open_entries: dict[int, ProducerEntry]  # producerId -> entry, currentTxnFirstOffset >= 0
-
-    def open_txns(self) -> dict[int, int]:
-        """producerId -> ``currentTxnFirstOffset`` of the producers with an open transaction."""
-        return {pid: e.current_txn_first_offset for pid, e in self.open_entries.items()}
-
-    def entry(self, producer_id: int) -> ProducerEntry | None:
-        """The entry of a producer with an open transaction in this snapshot, else None."""
-        return self.open_entries.get(producer_id)
+NO_OFFSET = -1
 
 
-WINDOW_ENTRIES = 8192  # entries read at a time (368 KiB)
+class CompletedTxn(NamedTuple):
+    """A transaction an end marker completed (``ProducerStateManager.completeTxn`` / ``CompletedTxn``):
+    its producer, first offset, the marker's offset, the last stable offset computed then,
+    the marker's type id (ABORT 0, COMMIT 1) and coordinator epoch."""
+
+    producer_id: int
+    first_offset: int
+    marker_offset: int
+    last_stable_offset: int
+    type_id: int
+    coordinator_epoch: int
 
 
-def iter_snapshot(path: str) -> Iterator[ProducerEntry]:
-    """The entries of the snapshot at ``path``, read in windows of :data:`WINDOW_ENTRIES`: the header and
-    the CRC over the whole file are checked first (a first pass), so a corrupt snapshot raises
-    :class:`CorruptSnapshotError` (anchored at the file) before any entry, as Kafka reads it whole
-    (``ProducerStateManager.readSnapshot``).  Memory is one window, whatever the producer count."""
-    import crc32c
+class ProducerState:
+    """``ProducerStateManager`` reduced to the transaction index's needs (module docstring)."""
 
-    with files.open_readonly(path) as f:
+    def __init__(self) -> None:
+        self.current_txn: dict[int, int] = {}  # producerId -> first offset of its open transaction
+        self.ongoing: dict[int, int] = {}  # first offset -> producerId
+        self.completed: CompletedTxn | None = None  # set by the last end marker that completed a transaction
+
+    def load(self, open_txns) -> None:
+        """Start from a snapshot: ``(producerId, currentTxnFirstOffset)`` pairs of the producers
+        with an open transaction (``ProducerStateManager.loadFromSnapshot`` rebuilding ``ongoingTxns``)."""
+        for pid, first in open_txns:
+            if first >= 0:
+                self.current_txn[pid] = first
+                self.ongoing[first] = pid
+
+    def apply(self, batch, limit: int) -> tuple[int, int, int, int] | None:
+        """Apply one batch; return (producerId, firstOffset, lastOffset, lastStableOffset) of an
+        aborted transaction it completes, else None.  Raises
+        :class:`kseg.errors.CorruptRecordError` for an unreadable marker and
+        :class:`RecoveryFailure` where Kafka's recovery would fail."""
+        if batch.magic < 2:
+            return None
+        h = batch.h
+        pid = h[v2.PRODUCER_ID]
+        if pid < 0:
+            return None
+        if batch.is_control:
+            return self._end_marker(batch, pid, limit)
+        self.apply_data(pid, batch.base_offset, batch.is_transactional, batch.file.path, batch.position)
+        return None
+
+    def apply_data(self, pid: int, base_offset: int, transactional: bool, path: str, position: int) -> None:
+        """A data batch of producer ``pid`` (``ProducerAppendInfo.appendDataBatch``)."""
+        first = self.current_txn.get(pid, NO_OFFSET)
+        if first != NO_OFFSET and not transactional:
+            raise RecoveryFailure(
+                f"InvalidTxnStateException: expected a transactional write from producer {pid} "
+                f"at offset {base_offset} (its transaction from offset {first} is open)",
+                path=path, position=position)
+        if first == NO_OFFSET and transactional:
+            self.current_txn[pid] = base_offset
+            self.ongoing[base_offset] = pid
+
+    def _end_marker(self, batch, pid: int, limit: int):
+        self.completed = None
+        record = next(iter(batch.records(limit)), None)
+        if record is None:
+            return None  # an empty control batch completes nothing
         try:
-            size = files.size_of(f)
-            head = f.read(HEAD_SIZE)
-            try:
-                stored, count = check_head(head, size)
-            except CorruptSnapshotError as exc:
-                raise exc.at(path) from None
-            body = HEAD_SIZE + count * ENTRY_SIZE
-            crc = crc32c.crc32c(head[6:])
-            step = WINDOW_ENTRIES * ENTRY_SIZE
-            while chunk := f.read(step):
-                crc = crc32c.crc32c(chunk, crc)
-            try:
-                check_crc(stored, crc)
-            except CorruptSnapshotError as exc:
-                raise exc.at(path) from None
-            f.seek(HEAD_SIZE)
-            at = HEAD_SIZE
-            while at < body:
-                chunk = f.read(min(step, body - at))
-                if len(chunk) < min(step, body - at):
-                    raise InputError(f"file shrank while being read: expected {body} bytes", path=path,
-                                     position=at + len(chunk))
-                yield from entries_in(chunk)
-                at += len(chunk)
-        except OSError as exc:
-            raise InputError(f"cannot read: {exc.strerror or exc}", path=path) from None
-
-
-def snapshot_paths(paths: list[str]) -> list[tuple[int, str]]:
-    """``(offset, path)`` of the ``.snapshot`` files whose name carries an offset, in offset order."""
-    out = []
-    for path in paths:
-        offset = files.base_offset_from_name(path)
-        if offset is not None:
-            out.append((offset, path))
-    return sorted(out)
-
-
-def read_snapshot(path: str, offset: int) -> Snapshot:
-    """Read and check one snapshot, keeping the entries with an open transaction (:class:`Snapshot`);
-    :class:`CorruptSnapshotError` anchored at the file."""
-    producers = 0
-    open_entries = {}
-    for producers, entry in enumerate(iter_snapshot(path), 1):  # noqa: B007 - the count is the last index
-        if entry.current_txn_first_offset >= 0:
-            open_entries[entry.producer_id] = entry
-    return Snapshot(offset, path, producers, open_entries)
-
-
-def readable_snapshots(paths: list[str], log_start: int, log_end: int, notes: list[str]) -> list[Snapshot]:
-    """Every snapshot recovery could use, in offset order; the others skipped with a note.
-
-    Raises :class:`InputError` for a snapshot that cannot be read at all (permission
-    denied): that is an I/O error, not a corrupt file.
-    """
-    out = []
-    for offset, path in snapshot_paths(paths):
-        shown = files.display(path)
-        if offset > log_end:
-            notes.append(f"{shown}: skipped, above the log end offset {log_end} (Kafka deletes it on load)")
-            continue
-        if offset < log_start:
-            notes.append(f"{shown}: skipped, below the log start offset {log_start} (Kafka deletes it)")
-            continue
-        try:
-            out.append(read_snapshot(path, offset))
-        except InputError:
-            raise
-        except CorruptSnapshotError as exc:
-            notes.append(f"{exc.describe()}: skipped (Kafka deletes a corrupt snapshot and uses an older one)")
-    return out
+            type_id = control.parse_type_id(record[3])
+            if type_id not in (control.ABORT, control.COMMIT):
+                raise RecoveryFailure(
+                    f"IllegalArgumentException: invalid control record type for end transaction marker "
+                    f"{control.type_name(type_id)} ({type_id}) in a control batch of producer {pid}",
+                    path=batch.file.path, position=batch.position)
+            coordinator_epoch = control.parse_end_txn_marker(record[4])
+        except KsegError as exc:
+            raise exc.at(batch.file.path, default=batch.position) from None
+        first = self.current_txn.pop(pid, NO_OFFSET)
+        if first == NO_OFFSET:
+            return None
+        marker = batch.base_offset
+        lso = min((f for f, p in self.ongoing.items() if p != pid), default=marker + 1)
+        self.ongoing.pop(first, None)
+        self.completed = CompletedTxn(pid, first, marker, lso, type_id, coordinator_epoch)
+        if type_id == control.ABORT:
+            return (pid, first, marker, lso)
+        return None

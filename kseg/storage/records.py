@@ -29,14 +29,14 @@ from typing import Iterator
 from kseg import engine
 from kseg.errors import CorruptRecordError, InputError
 from kseg.storage import files, read_policy
-from kseg.format import v2
+from kseg.format import legacy, v2
 from kseg.format.crc import crc32c_function
 from kseg.storage.batch import FileBatch, LegacyBatch, V2Batch, short_v2_header
 
 _FRAME = struct.Struct(">qiib")  # offset, length, (epoch or crc), magic
-HEADER_SIZE_UP_TO_MAGIC = 17
-LOG_OVERHEAD = 12
-MIN_RECORD_SIZE = 14  # LegacyRecord.RECORD_OVERHEAD_V0
+HEADER_SIZE_UP_TO_MAGIC = v2.HEADER_SIZE_UP_TO_MAGIC
+LOG_OVERHEAD = legacy.LOG_OVERHEAD  # Records.LOG_OVERHEAD
+MIN_RECORD_SIZE = legacy.RECORD_OVERHEAD_V0
 DEFAULT_WINDOW = 8 << 20
 SCAN_LIST = 512  # most batches in one list from FileRecords.scan (bounds memory for tiny batches)
 _HEAD = v2.LAST_OFFSET_HEAD  # a batch's first 27 bytes: offset, length, magic, lastOffsetDelta

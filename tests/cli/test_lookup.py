@@ -16,9 +16,9 @@ from kseg.format.releases import K40
 from kseg.render.lookup import write_offset_text
 from kseg.render.text import TextSink
 from kseg.render.values import string_decoder
-from kseg.storage.lookup import PartitionLog, lookup_offset
+from kseg.ops.lookup.offset import PartitionLog, lookup_offset
 from tests.conftest import CORPUS_DATA, CORPUS_GOLDEN, assert_no_traceback, golden_rows, run_cli, run_subprocess
-from tests.storage.lookup_oracle import LIMIT, read_partition
+from tests.ops.lookup.lookup_oracle import LIMIT, read_partition
 
 CASES = sorted(p.name for p in CORPUS_DATA.iterdir() if p.is_dir())
 

@@ -14,7 +14,7 @@ from kseg.cli.main import COMMANDS
 from tests.conftest import CORPUS_DATA, run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
-HEAVY = ["pyspark", "rich", "lz4", "zstandard", "snappy", "cramjam", "crc32c", "kseg.decoders", "kseg.storage"]
+HEAVY = ["pyspark", "rich", "lz4", "zstandard", "snappy", "cramjam", "crc32c", "kseg.decoders", "kseg.storage", "kseg.ops"]
 
 
 @pytest.mark.parametrize("args", [["--help"], ["--version"], ["dump", "--help"]])
@@ -56,7 +56,7 @@ def test_every_command_is_documented(name: str) -> None:
 def test_an_unexpected_exception_is_one_line_exit_2(tmp_path, monkeypatch) -> None:
     """A bug in kseg (any exception a command does not handle) is one ``kseg: error: internal error``
     line and exit 2 -- never a traceback, never 1 ("problems"); ``KSEG_TRACEBACK=1`` re-raises it."""
-    from kseg.storage import compaction
+    from kseg.ops.compaction import compaction
 
     def broken(*args, **kwargs):
         raise RuntimeError("boom")

@@ -145,7 +145,7 @@ def test_verify_index_keeps_a_bounded_report_of_a_garbage_index(random_index: Pa
     segment = next(row for row in rows if row["type"] == "segment")
     problems = [row for row in rows if row["type"] == "problem"]
     kinds = {(p["kind"], p["file"]) for p in problems}
-    from kseg.storage.verify_result import KEPT_PER_KIND
+    from kseg.ops.verify.result import KEPT_PER_KIND
 
     assert r.returncode == 1
     assert len(problems) <= KEPT_PER_KIND * len(kinds)

@@ -54,7 +54,7 @@ def test_a_kill_between_link_and_rename_is_cleaned_by_the_next_run(tmp_path: Pat
 
 RENAME_DURING_RUN = textwrap.dedent("""
     import os, sys
-    from kseg.storage import rebuild_write
+    from kseg.ops.rebuild import write as rebuild_write
     real = rebuild_write._read
     part = sys.argv[1]
     def read(path):  # the broker deletes the partition while kseg rebuilds it

@@ -1,7 +1,7 @@
 """Healthy partitions from every Kafka version verify clean by default, and ``--strict`` reports exactly
 what Kafka's ``--verify-index-only`` reports (the version table of ``docs/verify-index.md``).
 
-Each case is written by :mod:`tests.storage.kafka_versions` the way that version's broker wrote it
+Each case is written by :mod:`tests.ops.verify.kafka_versions` the way that version's broker wrote it
 (the Kafka source is cited in each builder's docstring); the oracle ``kafka_verify_index_only``
 applies ``DumpLogSegments.dumpIndex``/``dumpTimeIndex``.
 """
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import assert_no_traceback, run_cli, run_subprocess
-from tests.storage.kafka_versions import BUILDERS, kafka_verify_index_only
+from tests.ops.verify.kafka_versions import BUILDERS, kafka_verify_index_only
 
 PRE_37 = "before Kafka 3.7"
 PRE_806 = "index a multi-batch append"
@@ -149,7 +149,7 @@ def test_rebuild_check_still_reports_a_real_difference(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("kafka", ["2.4", "3.6"])
 def test_untrimmed_rolled_segment_kafka_10207(tmp_path: Path, kafka: str) -> None:
-    from tests.storage.kafka_versions import untrimmed_rolled_segment
+    from tests.ops.verify.kafka_versions import untrimmed_rolled_segment
 
     part = untrimmed_rolled_segment(tmp_path, kafka)
     r = run_cli(["verify-index", "--format", "json", str(part)])

@@ -6,7 +6,7 @@ import io
 
 from kseg.format.releases import K40, K42, K43, K44
 from kseg.render.text import TextSink, skip_metadata_line
-from kseg.storage.dump import Problems
+from kseg.ops.dump.dump import Problems
 
 
 def _problems() -> Problems:

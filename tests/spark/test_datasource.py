@@ -138,7 +138,7 @@ def test_verify_index_on_spark_reads_s3_and_writes_the_report_there(s3, local_br
 
 def test_small_segments_of_a_partition_are_one_task_and_large_ones_are_split() -> None:
     from kseg.spark.datasource import group_splits
-    from kseg.storage.export import plan
+    from kseg.ops.export.export import plan
     from kseg.storage.partition import discover
 
     parts = discover([str(CORPUS_DATA / "plain-v2-0"), str(CORPUS_DATA / "txn-v2-0"),

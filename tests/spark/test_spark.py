@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from kseg.storage.report import sort_key
+from kseg.ops.verify.report import sort_key
 from tests.conftest import CORPUS_DATA, run_subprocess
 
 pyspark = pytest.importorskip("pyspark", reason="the spark extra (pip install 'kseg[spark]')")
@@ -121,7 +121,7 @@ def test_executor_that_cannot_see_a_path_reports_a_failed_segment(tmp_path: Path
     """verify_bin runs on executors; a path they cannot read is a failed segment, never dropped."""
     from kseg.spark.job import plan_bins, verify_bin
     from kseg.storage.partition import Segment
-    from kseg.storage.verify_run import WorkItem
+    from kseg.ops.verify.run import WorkItem
 
     seg = Segment(0, log=str(tmp_path / "nowhere" / "00000000000000000000.log"))
     ((index, res),) = list(verify_bin([(0, WorkItem(str(tmp_path), "p-0", str(tmp_path / "p-0"), seg))], False,

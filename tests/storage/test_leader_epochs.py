@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kseg.errors import CorruptIndexError
-from kseg.storage.diff import end_offset_for
+from kseg.ops.diff.diff import end_offset_for
 from kseg.storage.leader_epochs import EpochEntry, epoch_at, parse, read
 
 

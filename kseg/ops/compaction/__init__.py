@@ -1,0 +1,1 @@
+"""``kseg compaction``: tombstones and control batches still in a log, against the cleaner's delete rules."""

@@ -1,0 +1,1 @@
+"""``kseg diff``: replicas of one partition compared batch by batch."""

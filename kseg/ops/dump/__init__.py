@@ -1,0 +1,1 @@
+"""``kseg dump``: DumpLogSegments's walk over a segment and its indexes."""

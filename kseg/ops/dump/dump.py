@@ -1,0 +1,374 @@
+"""``kseg dump``: the flow of Kafka's ``kafka.tools.DumpLogSegments``, output-agnostic.
+
+:class:`Dumper` walks the files in the order given, dispatching on the
+suffix exactly as the Scala does, and reports what it reads to a
+:class:`DumpSink`, which the render layer implements
+(:class:`kseg.render.text.TextSink` for Kafka's byte-identical text,
+:class:`kseg.render.jsonl.JsonSink` for JSON Lines).  Problems that Kafka
+collects while dumping (index/log mismatches, time-index errors,
+non-consecutive offsets) are gathered here and handed to the sink at the end.
+
+Where Kafka's tool dies with an exception, kseg reports one positioned
+error line, marks the run as failed (exit 1) and goes on with the next file.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Callable, Protocol
+
+from kseg.errors import CorruptSnapshotError, InputError, KsegError
+from kseg.format.indexes import iter_aborted_txns
+from kseg.format.strings import string_decoder
+from kseg.format.v2 import ATTRIBUTES, CONTROL_FLAG, java_long
+from kseg.format.v2_records import SIZES, SLICES, SPANS
+from kseg.limits import (
+    DEFAULT_MAX_MESSAGE_SIZE,
+    EXIT_ERROR,
+    EXIT_OK,
+    EXIT_PROBLEMS,
+    INT32_MAX,
+    decompression_limit,
+)
+from kseg.storage import files
+from kseg.storage.batch import V2Batch
+from kseg.ops.dump.index import IndexDumper
+from kseg.storage.snapshots import iter_snapshot
+from kseg.storage.records import FileRecords
+
+
+
+class DumpSink(Protocol):
+    """The output of ``kseg dump`` (``DumpLogSegments``' prints, in order)."""
+
+    # -- file level
+    def dumping(self, path: str) -> None: ...
+    def unknown_file(self, path: str) -> None: ...
+    def log_start(self, base_offset: int) -> None: ...
+    def bootstrap_snapshot(self) -> None: ...
+    def snapshot_start(self, end_offset: int, epoch: int) -> None: ...
+    def trailing_bytes(self, n: int, name: str) -> None: ...
+    def note(self, message: str) -> None: ...
+    def error(self, exc: KsegError) -> None: ...
+
+    # -- batches and records
+    def batch(self, b, position: int) -> None:
+        """One batch object (:class:`kseg.storage.batch.FileBatch`) at ``position``."""
+
+    def batch_lines(self, items: list) -> None:
+        """A list of :meth:`kseg.storage.records.FileRecords.scan` items (shallow iteration)."""
+
+    def control_text(self, b, key, value) -> str:
+        """What Kafka prints after a control record's metadata (the sink knows how to print it)."""
+
+    def record(self, b, rec, extra: str | None, key_text: str | None, payload_text: str | None) -> None:
+        """One v2 record (:class:`kseg.format.v2_records.Record`); ``extra`` its :meth:`control_text`."""
+
+    def legacy_record(self, b, rec, key_text: str | None, payload_text: str | None) -> None:
+        """One v0/v1 record (:class:`kseg.format.legacy.LegacyRecord`)."""
+
+    def v2_records(self, b, records: list, key_decoder: Callable | None = None,
+                   value_decoder: Callable | None = None) -> None:
+        """A chunk of a v2 data batch's records (``V2Batch.record_chunks``), the deep hot path:
+        without decoders key and value are sizes, with them slices to decode."""
+
+    spans: bool
+    """Whether the sink takes ``--print-data-log`` records with Kafka's string decoders as spans
+    (:meth:`v2_spans`) rather than slices (:meth:`v2_records`)."""
+
+    def v2_spans(self, b, records: list, buf) -> None:
+        """:meth:`v2_records` with Kafka's string decoders, key and value spans in ``buf``
+        (``V2Batch.form_chunks`` of form :data:`kseg.format.v2_records.SPANS`)."""
+
+    # -- indexes and snapshots
+    def index_empty(self, path: str) -> None: ...
+    def sanity_passed(self, path: str) -> None: ...
+    def offset_entry(self, offset: int, position: int) -> None: ...
+    def time_entry(self, timestamp: int, offset: int) -> None: ...
+    def txn_entry(self, e) -> None: ...
+    def producer_entry(self, e) -> None: ...
+    def snapshot_error(self, exc: KsegError) -> None: ...
+
+    # -- the end of the run
+    def problems(self, p) -> None: ...
+    def close(self) -> None: ...
+
+
+class DumpOptions:
+    """The options of ``kafka-dump-log.sh``, with Kafka's defaults.
+
+    A plain class, not a dataclass: ``dataclasses`` would add ~1 ms to every
+    ``kseg dump`` start (measured).
+    """
+
+    __slots__ = ("print_data_log", "deep_iteration", "skip_record_metadata", "verify_index_only",
+                 "index_sanity_check", "max_message_size", "max_bytes", "key_decoder", "value_decoder", "parser",
+                 "gap_from_minus_one", "time_index_reads_to_end")
+
+    def __init__(
+        self,
+        print_data_log: bool = False,
+        deep_iteration: bool = False,
+        skip_record_metadata: bool = False,
+        verify_index_only: bool = False,
+        index_sanity_check: bool = False,
+        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+        max_bytes: int = INT32_MAX,
+        key_decoder: Callable = string_decoder,
+        value_decoder: Callable = string_decoder,
+        parser: object | None = None,  # a topic decoder with parse(offset, key, value)
+        gap_from_minus_one: bool = False,  # Kafka 4.3+'s rule: a first offset N != 0 is "-1 is followed by N"
+        time_index_reads_to_end: bool = False,  # Kafka 4.3+: a .timeindex dump reads the log to its end
+    ) -> None:
+        self.print_data_log = print_data_log
+        self.deep_iteration = deep_iteration
+        self.skip_record_metadata = skip_record_metadata
+        self.verify_index_only = verify_index_only
+        self.index_sanity_check = index_sanity_check
+        self.max_message_size = max_message_size
+        self.max_bytes = max_bytes
+        self.key_decoder = key_decoder
+        self.value_decoder = value_decoder
+        self.parser = parser
+        self.gap_from_minus_one = gap_from_minus_one
+        self.time_index_reads_to_end = time_index_reads_to_end
+
+    @property
+    def deep(self) -> bool:
+        return self.deep_iteration or self.print_data_log
+
+    @property
+    def decompress_limit(self) -> int:
+        """Most bytes one batch may decompress to: a small multiple of --max-message-size."""
+        return decompression_limit(self.max_message_size)
+
+
+class Problems:
+    """What Kafka's tool reports on stderr after dumping every file: per absolute path, a list of pairs."""
+
+    __slots__ = ("index_mismatches", "time_mismatches", "out_of_order", "not_found", "non_consecutive")
+
+    def __init__(self) -> None:
+        self.index_mismatches: dict = {}  # abs path -> [(index offset, log offset)]
+        self.time_mismatches: dict = {}  # abs path -> [(index ts, log ts)]
+        self.out_of_order: dict = {}  # abs path -> [(index ts, previous ts)]
+        self.not_found: dict = {}  # abs path -> [(index offset, log offset)]
+        self.non_consecutive: dict = {}  # abs path -> [(offset, next offset)]
+
+    def add(self, kind: str, path: str, pair: tuple) -> None:
+        getattr(self, kind).setdefault(path, []).append(pair)
+
+    def __bool__(self) -> bool:
+        return any((self.index_mismatches, self.time_mismatches, self.out_of_order, self.not_found,
+                    self.non_consecutive))
+
+
+class Dumper:
+    """Dump files to ``sink`` as Kafka's tool would; :meth:`run` returns the exit code."""
+
+    def __init__(self, options: DumpOptions, sink: DumpSink) -> None:
+        self.opts = options
+        self.sink = sink
+        self.problems = Problems()
+        self.exit_code = EXIT_OK
+        self.progress = None  # a kseg.render.progress.ByteProgress for humans, or None
+        self.indexes = IndexDumper(options, sink, self.problems, self._fail, self._base_offset)
+
+    def run(self, paths: list[str]) -> int:
+        try:
+            for path in paths:
+                self.dump_file(path)
+        finally:
+            if self.progress is not None:
+                self.progress.close()
+        self.sink.problems(self.problems)
+        self.sink.close()
+        return self.exit_code
+
+    def _fail(self, exc: KsegError) -> None:
+        code = EXIT_ERROR if isinstance(exc, InputError) else EXIT_PROBLEMS
+        self.exit_code = max(self.exit_code, code)
+        self.sink.error(exc)
+
+    def dump_file(self, path: str) -> None:
+        self.sink.dumping(files.display(path))
+        if os.path.isdir(path):
+            self._fail(InputError("is a directory; dump takes files (kseg verify-index takes partition "
+                                  "directories)", path=files.display(path)))
+            return
+        kind = files.suffix(path)
+        handler = {
+            files.LOG: self.dump_log,
+            files.CHECKPOINT: self.dump_log,
+            files.INDEX: self.indexes.dump_index,
+            files.TIME_INDEX: self.indexes.dump_time_index,
+            files.SNAPSHOT: self.dump_snapshot,
+            files.TXN_INDEX: self.dump_txn_index,
+        }.get(kind)
+        if handler is None:
+            self.sink.unknown_file(files.display(path))
+            return
+        try:
+            handler(path)
+        except KsegError as exc:
+            self._fail(exc.at(files.display(path)))
+
+    # -- base offsets -----------------------------------------------------
+    def _base_offset(self, path: str, log_path: str) -> int:
+        """The base offset from the name, else the first batch's, with a note."""
+        base = files.base_offset_from_name(path)
+        if base is not None:
+            return base
+        inferred = 0
+        try:
+            with FileRecords(log_path) as records:
+                batch = records.batch_at(0)
+                if batch is not None:
+                    inferred = batch.base_offset
+        except KsegError:
+            pass
+        self.sink.note(
+            f"{files.display(path)}: the file name carries no base offset; using {inferred}"
+            + (" (the first batch's base offset)" if inferred else "")
+        )
+        return inferred
+
+    # -- .log / .checkpoint -------------------------------------------------
+    def dump_log(self, path: str) -> None:
+        name = os.path.basename(path)
+        records = FileRecords(path, end=self.opts.max_bytes)  # open first: a missing file prints no header
+        with records:
+            self._log_header(path, name)
+            self._dump_batches(records, path, name)
+
+    def _log_header(self, path: str, name: str) -> None:
+        sink = self.sink
+        if name.endswith(files.LOG):
+            sink.log_start(self._base_offset(path, path))
+        elif name == files.BOOTSTRAP_CHECKPOINT:
+            sink.bootstrap_snapshot()
+        else:
+            parsed = files.parse_checkpoint_name(path)
+            if parsed is None:
+                sink.note(f"{files.display(path)}: not a <offset>-<epoch>.checkpoint name; no end offset shown")
+            else:
+                sink.snapshot_start(*parsed)
+
+    def _dump_batches(self, records: FileRecords, path: str, name: str) -> None:
+        sink = self.sink
+        valid_bytes = 0
+        last_offset = -1
+        deep = self.opts.deep
+        abs_path = files.absolute(path)
+        progress = self.progress
+        if progress is not None:
+            progress.start(name, records.end)
+        if not deep:  # shallow: FileRecords.scan lists, no object per v2 batch
+            for items in records.scan():
+                sink.batch_lines(items)
+                valid_bytes = items[-1][0] + items[-1][1]
+                if progress is not None:
+                    progress.advance_to(valid_bytes)
+        else:
+            fast = self._fast_records()
+            for batch in records.batches():
+                sink.batch(batch, valid_bytes)
+                if fast is not None and batch.__class__ is V2Batch and not batch.h[ATTRIBUTES] & CONTROL_FLAG:
+                    last_offset = self._dump_v2_chunks(batch, last_offset, abs_path, *fast)
+                else:
+                    last_offset = self._dump_records(batch, last_offset, abs_path)
+                valid_bytes += batch.size
+                if progress is not None:
+                    progress.advance_to(valid_bytes)
+        trailing = records.end - valid_bytes
+        if trailing > 0 and self.opts.max_bytes == INT32_MAX:
+            sink.trailing_bytes(trailing, name)
+
+    def _dump_records(self, batch, last_offset: int, abs_path: str) -> int:
+        opts, sink = self.opts, self.sink
+        print_data = opts.print_data_log
+        is_control = batch.is_control
+        legacy = batch.magic < 2
+        for rec in batch.records(opts.decompress_limit):
+            offset = last_offset = self._next_offset(last_offset, rec.offset, abs_path)
+            key, value = rec.key, rec.value
+            extra = None
+            if is_control and not opts.skip_record_metadata:
+                extra = sink.control_text(batch, key, value)
+            key_text = payload_text = None
+            if print_data and not is_control:
+                key_text, payload_text = self._parse(offset, key, value)
+            if legacy:
+                sink.legacy_record(batch, rec, key_text, payload_text)
+            else:
+                sink.record(batch, rec, extra, key_text, payload_text)
+        return last_offset
+
+    def _fast_records(self) -> tuple | None:
+        """``(emit, limit, form, decoders)`` for :meth:`_dump_v2_chunks`, or None when the options need
+        :meth:`_dump_records` (a topic parser, ``--skip-record-metadata``).
+
+        ``--deep-iteration`` needs sizes only; ``--print-data-log`` slices for the decoders, except
+        that Kafka's string decoders take spans when the sink prints them from the buffer itself."""
+        opts, sink = self.opts, self.sink
+        if opts.parser is not None or opts.skip_record_metadata:
+            return None
+        limit = opts.decompress_limit
+        if not opts.print_data_log:
+            return sink.v2_records, limit, SIZES, ()
+        if opts.key_decoder is string_decoder and opts.value_decoder is string_decoder and sink.spans:
+            return sink.v2_spans, limit, SPANS, None
+        return sink.v2_records, limit, SLICES, (opts.key_decoder, opts.value_decoder)
+
+    def _dump_v2_chunks(self, batch, last_offset: int, abs_path: str, emit, limit: int, form: int,
+                        decoders: tuple | None) -> int:
+        """:meth:`_dump_records` for a v2 data (non-control) batch, in chunks, to ``emit``
+        (``sink.v2_records`` with ``decoders``, or ``sink.v2_spans`` with the buffer when None)."""
+        for buf, chunk, consecutive in batch.form_chunks(limit, form):
+            args = (buf,) if decoders is None else decoders
+            if consecutive and ((last_offset == -1 and not self.opts.gap_from_minus_one)
+                                or chunk[0][0] == java_long(last_offset + 1)):
+                last_offset = chunk[-1][0]
+                emit(batch, chunk, *args)
+                continue
+            for rec in chunk:  # offsets out of step: the rule a record at a time
+                last_offset = self._next_offset(last_offset, rec[0], abs_path)
+                emit(batch, [rec], *args)
+        return last_offset
+
+    def _next_offset(self, last_offset: int, offset: int, abs_path: str) -> int:
+        """Kafka's offset-continuity rule ("Non-consecutive offsets"): note a gap after ``last_offset``
+        (-1: none yet) and return ``offset``.  :meth:`_dump_v2_chunks` checks a whole chunk against
+        the same rule at once (the decoder tells whether a chunk's offsets run in steps of one) and comes
+        here only when the chunk breaks it.  Kafka 4.3+ (``DumpLogSegments.java``) has no "none yet":
+        its previous offset starts at -1, so a file whose first offset is N > 0 notes ``(-1, N)``
+        (``gap_from_minus_one``; reproduced only under ``--kafka-version 4.3``/``4.4``)."""
+        # Java long: MAX + 1 is MIN
+        if (last_offset != -1 or self.opts.gap_from_minus_one) and offset != java_long(last_offset + 1):
+            self.problems.add("non_consecutive", abs_path, (last_offset, offset))
+        return offset
+
+    def _parse(self, offset: int, key, value) -> tuple:
+        parser = self.opts.parser
+        if parser is not None:
+            return parser.parse(offset, None if key is None else bytes(key), None if value is None else bytes(value))
+        key_text = None if key is None else self.opts.key_decoder(key)
+        payload_text = None if value is None else self.opts.value_decoder(value)
+        return key_text, payload_text
+
+    # -- .snapshot and .txnindex ------------------------------------------------
+    def dump_snapshot(self, path: str) -> None:
+        entries = iter_snapshot(path)  # streamed: the CRC is checked over the whole file before the first entry
+        try:
+            first = next(entries, None)
+        except CorruptSnapshotError as exc:
+            self.sink.snapshot_error(exc)  # Kafka prints the message and goes on (exit 0)
+            return
+        if first is not None:
+            self.sink.producer_entry(first)
+        for entry in entries:
+            self.sink.producer_entry(entry)
+
+    def dump_txn_index(self, path: str) -> None:
+        for entry in iter_aborted_txns(files.read_small_file(path)):
+            self.sink.txn_entry(entry)

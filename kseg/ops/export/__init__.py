@@ -1,0 +1,1 @@
+"""``kseg export``: records planned into splits and read (local and ``--spark``)."""

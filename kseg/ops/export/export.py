@@ -1,0 +1,287 @@
+"""Records out of segments, for export and Spark: splits, ranges, and the records in them.
+
+A *split* is a byte range of one segment's ``.log`` that one task reads: a
+small segment is one split; a large one is cut at batch boundaries taken
+from its offset index (each entry's position is the start of a batch, the
+``OffsetIndex`` invariant), each cut checked by reading the batch header
+there, so a damaged index can only make splits larger, never start a task
+in the middle of a batch.
+
+Offset and time ranges skip what is not asked for along the read paths of
+the lookups (:mod:`kseg.ops.lookup.offset`): a segment wholly outside an offset
+range is not opened; inside one, reading starts at the offset index's floor
+entry (``OffsetIndex.lookup``); for a start time, at the last time-index
+entry whose timestamp is below it (every record before that entry's offset
+is older: ``TimeIndex`` entries hold the largest timestamp so far), and a
+segment is skipped when its last entry and the batch headers after that
+entry are all below it (read, not assumed: before the final entry written
+at roll, a broker left its newest batches unindexed).  Records are then
+filtered exactly: offsets are ``from <= offset <= to`` and timestamps
+``from <= timestamp < to`` (a time range is half-open, like ListOffsets).
+
+Corrupt batches (a CRC mismatch, undecodable records, a broken length) are
+never silently dropped: each one is yielded as a :class:`Corruption`.  An I/O error
+(permission denied, ``EIO``, a segment that vanished or shrank) is not a corruption: it is
+raised (:class:`~kseg.errors.InputError`), and the export fails without writing anything.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import islice
+from operator import lt
+from typing import Iterator, NamedTuple
+
+from kseg.errors import InputError, KsegError
+from kseg.format import indexes as fmt_indexes
+from kseg.format import v2 as fmt_v2
+from kseg.limits import INT64_MAX, INT64_MIN  # noqa: F401 - re-exported to the CLI and Spark
+from kseg.storage import files
+from kseg.storage.partition import Partition, Segment
+from kseg.storage.records import FileRecords
+
+DEFAULT_SPLIT_BYTES = 128 << 20
+# what to do with a corrupt batch: mark it with one row, stop, or mark it and keep its records if they decode
+ON_CORRUPTION = ("skip", "fail", "keep")
+
+
+@dataclass(frozen=True)
+class Ranges:
+    """What to export: offsets ``from_offset..to_offset`` (inclusive) and times ``[from_time, to_time)``."""
+
+    from_offset: int = INT64_MIN
+    to_offset: int = INT64_MAX
+    from_time: int = INT64_MIN
+    to_time: int = INT64_MAX
+
+    @property
+    def by_time(self) -> bool:
+        return self.from_time != INT64_MIN or self.to_time != INT64_MAX
+
+
+class Split(NamedTuple):
+    """One task's bytes: ``[start, end)`` of ``log`` (``end`` None: to the end of the file,
+    reporting trailing bytes); ``bytes`` is the planned size, for balancing tasks."""
+
+    log_dir: str
+    partition: str
+    segment: str
+    log: str
+    start: int
+    end: int | None
+    bytes: int
+
+
+class Corruption(NamedTuple):
+    """A batch (or the rest of a segment) that could not be exported."""
+
+    log: str
+    position: int
+    kind: str  # crc | corrupt-batch | trailing-bytes
+    message: str
+
+
+class RecordFacts(NamedTuple):
+    """One record with the batch facts it carries; ``key``/``value`` bytes or None; headers raw."""
+
+    offset: int
+    timestamp: int
+    timestamp_type: str
+    key: bytes | None
+    value: bytes | None
+    headers: tuple  # ((key bytes, value bytes | None), ...)
+    sequence: int
+    position: int  # the batch's position in the .log
+    base_offset: int
+    last_offset: int
+    magic: int
+    codec: int
+    producer_id: int
+    producer_epoch: int
+    base_sequence: int
+    leader_epoch: int
+    is_transactional: bool
+    is_control: bool
+    crc_valid: bool
+
+
+def topic_partition(name: str) -> tuple[str, int | None]:
+    """``orders-3`` -> (``orders``, 3), as ``UnifiedLog.parseTopicPartitionName``; else (name, None)."""
+    topic, sep, number = name.rpartition("-")
+    if sep and topic and number.isdigit():
+        return topic, int(number)
+    return name, None
+
+
+# -- planning -------------------------------------------------------------------------------------------
+def plan(partitions: list[Partition], ranges: Ranges = Ranges(), split_bytes: int = DEFAULT_SPLIT_BYTES,
+         limit: int = 1 << 26) -> list[Split]:
+    """The splits that cover what ``ranges`` asks for, partition by partition, in offset order."""
+    out: list[Split] = []
+    for part in partitions:
+        segs = [s for s in part.segments if s.log]
+        for k, seg in enumerate(segs):
+            next_base = segs[k + 1].base_offset if k + 1 < len(segs) else None
+            if next_base is not None and next_base <= ranges.from_offset:
+                continue  # every offset of this segment is below the range
+            if seg.base_offset > ranges.to_offset:
+                break
+            offsets = _index(seg.index, fmt_indexes.OffsetIndexView, seg.base_offset)
+            start = _start_position(seg, offsets, ranges, limit)
+            if start is None:
+                continue
+            out.extend(_cut(part, seg, offsets, start, split_bytes, limit))
+    return out
+
+
+def _start_position(seg: Segment, offsets, ranges: Ranges, limit: int) -> int | None:
+    """Where reading may start for ``ranges`` (0 without an index); None: nothing in this segment."""
+    position = 0
+    if ranges.from_offset > seg.base_offset:
+        position = _floor(offsets, ranges.from_offset)
+    if ranges.from_time != INT64_MIN:
+        times = _index(seg.timeindex, fmt_indexes.TimeIndexView, seg.base_offset)
+        if times is not None and times.entries:
+            last = times.last_entry()
+            if last.timestamp < ranges.from_time:
+                # every record up to the last entry is older; the batches after it are read to be sure
+                tail = _max_timestamp_from(seg, _floor(offsets, last.offset), limit)
+                if tail is not None and tail < ranges.from_time:
+                    return None
+            # TimeIndex.lookup of the last entry older than the start: every record up to its offset is older
+            position = max(position, _floor(offsets, times.lookup(ranges.from_time - 1).offset))
+    return position
+
+
+def _max_timestamp_from(seg: Segment, position: int, limit: int) -> int | None:
+    """The largest batch max timestamp from ``position`` to the end (headers only); None if unreadable."""
+    best = INT64_MIN
+    try:
+        with FileRecords(seg.log, window=1 << 16) as records:
+            for batch in records.batches(position):
+                best = max(best, batch.max_timestamp)
+    except KsegError:
+        return None
+    return best
+
+
+def _index(path: str | None, view_cls, base_offset: int):
+    """The used entries of an index (a preallocated zero tail cut off), or None when it is absent,
+    cannot be read, or its keys do not strictly increase (then it is not used to skip anything)."""
+    if not path:
+        return None
+    try:
+        whole = view_cls(files.open_index(path), base_offset)
+        view = whole.limited(whole.used_entries())
+        increasing = all(map(lt, _keys(view), islice(_keys(view), 1, None)))
+    except KsegError:
+        return None
+    return view if increasing else None
+
+
+def _keys(view) -> Iterator[int]:
+    """An index's search keys in file order, a window at a time: offsets (``.index``) or timestamps."""
+    if isinstance(view, fmt_indexes.OffsetIndexView):
+        return view.iter_offsets(view.entries)
+    return map(view.key, range(view.entries))
+
+
+def _floor(offsets, offset: int) -> int:
+    """``OffsetIndex.lookup``'s position for ``offset`` (0 without a usable index)."""
+    return 0 if offsets is None else offsets.lookup(offset).position
+
+
+def _cut(part: Partition, seg: Segment, offsets, start: int, split_bytes: int, limit: int) -> list[Split]:
+    """``[start, end of file)`` cut into splits of about ``split_bytes`` at checked batch starts."""
+    size = seg.log_size()
+    cuts = [start]
+    if offsets is not None and size - start > split_bytes:
+        with FileRecords(seg.log, window=1 << 16) as records:
+            for _, pos in offsets.iter_entries():
+                if pos - cuts[-1] >= split_bytes and pos < size and _batch_starts_at(records, pos, limit):
+                    cuts.append(pos)
+    ends: list[int | None] = [*cuts[1:], None]
+    return [Split(part.log_dir, part.name, seg.name, seg.log, a, b, (size if b is None else b) - a)
+            for a, b in zip(cuts, ends)]
+
+
+def _batch_starts_at(records: FileRecords, position: int, limit: int) -> bool:
+    try:
+        batch = records.batch_at(position, max_size=limit)
+        return batch is not None and batch.is_valid()
+    except KsegError:
+        return False
+
+
+# -- reading ----------------------------------------------------------------------------------------------
+def read_split(split: Split, ranges: Ranges = Ranges(), limit: int = 1 << 26,
+               keep_invalid: bool = False) -> Iterator[RecordFacts | Corruption]:
+    """The records of ``split`` in ``ranges``, in file order, and each corrupt batch met.
+
+    A batch with a CRC mismatch is a :class:`Corruption`; its records follow
+    too when ``keep_invalid`` and they decode (``crc_valid`` false).  A
+    broken length ends the split with a ``corrupt-batch``; bytes after the
+    last whole batch of the file are ``trailing-bytes``.
+    """
+    records = FileRecords(split.log)  # InputError: an I/O error is the export's failure, never a corruption row
+    with records:
+        end = records.size if split.end is None else split.end
+        pos = split.start
+        try:
+            for batch in records.batches(split.start, end):
+                pos = batch.position + batch.size
+                if batch.last_offset < ranges.from_offset:
+                    continue
+                if batch.base_offset > ranges.to_offset:
+                    return
+                if batch.magic >= 2 and ranges.by_time and batch.max_timestamp < ranges.from_time:
+                    continue
+                yield from _batch_records(batch, split.log, ranges, limit, keep_invalid)
+        except InputError as exc:
+            raise exc.at(files.display(split.log)) from None
+        except KsegError as exc:
+            yield Corruption(split.log, exc.position if exc.position is not None else pos, "corrupt-batch",
+                             exc.message)
+            return
+        if split.end is None and pos < records.size:
+            yield Corruption(split.log, pos, "trailing-bytes",
+                             f"{records.size - pos} bytes after the last whole batch (a partial batch, not read)")
+
+
+def _batch_records(batch, log: str, ranges: Ranges, limit: int, keep_invalid: bool):
+    valid = batch.is_valid()
+    if not valid:
+        yield Corruption(log, batch.position, "crc",
+                         f"batch at offset {batch.base_offset}: CRC mismatch (stored {batch.checksum}, "
+                         f"computed {batch.computed_crc()})")
+        if not keep_invalid:
+            return
+    v2 = batch.magic >= 2
+    if v2:
+        h = batch.h
+        facts = (batch.position, batch.base_offset, batch.last_offset, batch.magic, batch.codec,
+                 h[fmt_v2.PRODUCER_ID], h[fmt_v2.PRODUCER_EPOCH], h[fmt_v2.BASE_SEQUENCE], h[fmt_v2.LEADER_EPOCH],
+                 batch.is_transactional, batch.is_control, valid)
+    else:
+        facts = (batch.position, batch.base_offset, batch.last_offset, batch.magic, batch.codec, -1, -1, -1, -1,
+                 False, False, valid)
+    ttype = batch.timestamp_type
+    try:
+        for rec in batch.records(limit):
+            offset, ts = rec[0], rec[1]
+            if offset < ranges.from_offset or offset > ranges.to_offset:
+                continue
+            if not ranges.from_time <= ts < ranges.to_time:
+                continue
+            if v2:
+                key, value, seq = rec[3], rec[4], rec[2]
+                headers = tuple((bytes(k), None if v is None else bytes(v)) for k, v in rec[5])
+            else:
+                key, value, seq, headers = rec[2], rec[3], -1, ()
+            yield RecordFacts(offset, ts, ttype, None if key is None else bytes(key),
+                              None if value is None else bytes(value), headers, seq, *facts)
+    except InputError:
+        raise
+    except KsegError as exc:
+        yield Corruption(log, exc.position if exc.position is not None else batch.position, "corrupt-batch",
+                         exc.message)

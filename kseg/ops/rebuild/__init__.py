@@ -1,0 +1,1 @@
+"""``kseg rebuild-index``: the indexes rebuilt as ``LogSegment.recover`` does, compared or written atomically."""

@@ -1,0 +1,85 @@
+"""Running ``rebuild-index`` over several partitions: in this process, or one partition a task in
+``--jobs`` processes (a partition's segments stay in one task: recovery carries producer state
+across them, as ``LogLoader`` does).  Results come back in the order of the targets."""
+
+from __future__ import annotations
+
+from concurrent.futures.process import BrokenProcessPool
+from typing import Iterator, NamedTuple
+
+from kseg.errors import InputError, KsegError
+from kseg.ops.rebuild.rebuild import Recovered, recover_partition
+from kseg.ops.rebuild.write import FileOutcome
+from kseg.ops.rebuild.write import check as check_files
+from kseg.ops.rebuild.write import write as write_files
+from kseg.storage.workers import new_pool, stop
+
+
+class Settings(NamedTuple):
+    """What every partition is rebuilt with."""
+
+    check: bool
+    force: bool
+    index_interval_bytes: int
+    max_index_bytes: int
+    limit: int
+
+
+class Done(NamedTuple):
+    """One segment rebuilt (``rec``, ``outcomes``), or a partition that failed (``error``)."""
+
+    rec: Recovered | None
+    outcomes: list[FileOutcome] | None
+    error: KsegError | None = None
+
+
+def rebuild_target(target, directory: str | None, settings: Settings, progress=None) -> Iterator[Done]:
+    """Recover and check or write each selected segment of one partition."""
+    try:
+        for rec in recover_partition(target, index_interval_bytes=settings.index_interval_bytes,
+                                     max_index_size=settings.max_index_bytes, limit=settings.limit,
+                                     progress=progress):
+            how = (settings.index_interval_bytes, settings.max_index_bytes, settings.limit)
+            outcomes = check_files(rec, *how) if settings.check else write_files(rec, directory, settings.force,
+                                                                                  *how)
+            yield Done(rec, outcomes)
+    except KsegError as exc:  # a log that cannot be opened or read
+        yield Done(None, None, exc)
+
+
+def _task(args) -> list[Done]:
+    target, directory, settings = args
+    done = []
+    for d in rebuild_target(target, directory, settings):
+        if d.rec is not None:  # the entries are written already; send back what the report shows
+            d.rec.drop_entries()
+        done.append(d)
+    return done
+
+
+def rebuild_all(work: list, settings: Settings, jobs: int, progress=None) -> Iterator[Done]:
+    """``work``: (target, output directory or None) pairs."""
+    if jobs <= 1 or len(work) <= 1:
+        for target, directory in work:
+            yield from rebuild_target(target, directory, settings, progress)
+        return
+    names = [target.partition.name for target, _ in work]
+    if progress is not None:  # a partition at a time: the bar counts partitions
+        progress.describe(f"rebuild-index {names[0]}")
+        progress.start("rebuild-index", len(work), count=True)
+    pool = new_pool(jobs)  # workers ignore Ctrl-C: the parent stops them and says so once
+    try:
+        for i, done in enumerate(pool.map(_task, [(t, d, settings) for t, d in work])):
+            if progress is not None:
+                if i + 1 < len(names):
+                    progress.describe(f"rebuild-index {names[i + 1]}")
+                progress.advance_to(i + 1)
+            yield from done
+    except BrokenProcessPool:
+        stop(pool)
+        raise InputError("a rebuilding process died (killed, out of memory or out of file descriptors?); "
+                         "run again with --jobs 1 to see which partition") from None
+    except BaseException:  # Ctrl-C, a closed stdout, the caller closing this generator: stop the workers now
+        stop(pool)
+        raise
+    pool.shutdown()

@@ -1,0 +1,1 @@
+"""``kseg verify-index``: each ``.index``/``.timeindex`` checked against one pass over its log."""

@@ -1,0 +1,181 @@
+"""Verification report rows: one schema shared by the local command and the Spark job.
+
+Rows are flat dicts (JSON Lines, or Parquet from Spark).  Every row has
+``type`` (``segment`` or ``problem``), ``v`` (the schema version, ``docs/json-output.md``), ``logDir`` (the log directory holding
+the partition, absolute: replicas under two brokers' log roots are two
+logs), ``partition`` and ``segment``.
+
+segment rows: ``path``, ``bytes``, ``batches``, ``problems`` (count),
+``status`` (``clean``, ``problems`` or ``failed``), ``error`` (why a failed
+segment could not be verified, else null), ``notes`` (list of strings).  A
+partition directory that could not be listed is one ``failed`` segment row
+with ``segment`` null and ``path`` the directory.
+
+problem rows: ``file``, ``kind``, ``message``, ``position`` (byte, or null),
+``entry`` (index entry, or null), ``expected``, ``found`` (strings or null),
+``consequences`` (how many index entries the row stands for when they are all
+wrong for one earlier cause -- a truncation point, an empty log -- else null).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+
+from kseg.errors import InputError
+from kseg.jsonlines import SCHEMA_VERSION, dumps
+from kseg.storage.atomic import AtomicStream
+from kseg.storage.location import local_path
+from kseg.ops.verify.result import SegmentResult
+
+
+def segment_row(res: SegmentResult) -> dict:
+    return {"type": "segment", "v": SCHEMA_VERSION, "logDir": res.log_dir, "partition": res.partition, "segment": res.segment or None,
+            "path": res.path, "bytes": res.bytes, "batches": res.batches, "problems": res.problem_count,
+            "status": res.status, "error": res.failed, "notes": [*res.notes, *res.omitted_notes()]}
+
+
+def problem_rows(res: SegmentResult) -> list[dict]:
+    return [{"type": "problem", "v": SCHEMA_VERSION, "logDir": res.log_dir, "partition": res.partition, "segment": res.segment,
+             "file": p.file, "kind": p.kind, "message": p.message, "position": p.position, "entry": p.entry,
+             "expected": p.expected, "found": p.found, "consequences": p.consequences} for p in res.problems]
+
+
+def result_rows(res: SegmentResult) -> list[dict]:
+    return [segment_row(res), *problem_rows(res)]
+
+
+def rows(results: list[SegmentResult]) -> list[dict]:
+    out = []
+    for res in results:
+        out.extend(result_rows(res))
+    return out
+
+
+def check_target(path: str, *, directory_ok: bool = False, force: bool = True) -> None:
+    """Refuse, before any work, a report path that cannot be written.
+
+    The report is a new file renamed into place, so the path must be in an
+    existing directory and must not be a directory or a special file
+    (``/dev/null``, ``/proc/version``); an existing file is replaced only
+    with ``force``.  ``directory_ok``: Spark's Parquet output is a directory."""
+    path = local_path(path)
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        raise InputError("cannot write the report: no such directory", path=parent)
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        raise InputError(f"cannot write the report: {exc.strerror or exc}", path=path) from None
+    if st is not None:
+        if stat.S_ISDIR(st.st_mode):
+            if not directory_ok:
+                raise InputError("cannot write the report: is a directory", path=path)
+        elif not stat.S_ISREG(st.st_mode):
+            raise InputError("cannot write the report: not a regular file", path=path)
+        elif directory_ok:
+            raise InputError("cannot write the report: a file exists there (with --spark a report is a "
+                             "directory of part files)", path=path)
+        elif not force:
+            raise InputError("cannot write the report: the file exists; not replaced (give --force to replace it)",
+                             path=path)
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise InputError("cannot write the report: permission denied", path=parent)
+
+
+class JsonlReport:
+    """The rows as JSON Lines, written as results come (constant memory) to a temporary file that
+    :meth:`commit` renames into place; opening it checks the path, before any work."""
+
+    def __init__(self, path: str, force: bool = True) -> None:
+        check_target(path, force=force)
+        self.path = local_path(path)
+        try:
+            self.stream = AtomicStream(self.path)
+        except InputError as exc:
+            raise InputError(f"cannot write the report: {exc.message}", path=path) from None
+
+    def add(self, res: SegmentResult) -> None:
+        self.stream.write("".join(dumps(row) + "\n" for row in result_rows(res)).encode("utf-8"))
+
+    def commit(self) -> None:
+        self.stream.commit()
+
+    def discard(self) -> None:
+        self.stream.discard()
+
+
+def sort_key(row: dict) -> tuple:
+    """A stable order for comparing reports from different runners."""
+    return (row.get("logDir") or "", row["partition"], row["segment"] or "", row["type"] != "segment",
+            json.dumps(row, sort_keys=True))
+
+
+# -- a report as a directory of part files (written by many writers at once: Spark's executors) -----------
+# The columns of a Parquet report: every row type in one schema, nulls where a field does not apply.
+COLUMNS = (("type", "string"), ("v", "int64"), ("logDir", "string"), ("partition", "string"), ("segment", "string"),
+           ("path", "string"), ("bytes", "int64"), ("batches", "int64"), ("problems", "int64"),
+           ("status", "string"), ("error", "string"), ("notes", "list<string>"), ("file", "string"),
+           ("kind", "string"), ("message", "string"), ("position", "int64"), ("entry", "int64"),
+           ("expected", "string"), ("found", "string"), ("consequences", "int64"))
+PART_PREFIX, SUCCESS = "part-", "_SUCCESS"
+
+
+def report_format(path: str) -> str:
+    """``parquet`` for a path ending ``.parquet``, else ``jsonl``."""
+    return "parquet" if path.rstrip("/").endswith(".parquet") else "jsonl"
+
+
+def part_path(directory: str, name: str, fmt: str) -> str:
+    from kseg.storage import location
+
+    return location.join(directory, f"{PART_PREFIX}{name}.{'parquet' if fmt == 'parquet' else 'jsonl'}")
+
+
+def write_part(directory: str, name: str, results: list[SegmentResult], fmt: str) -> str:
+    """One part file of a report directory holding the rows of ``results`` (in their order)."""
+    from kseg.storage import files
+
+    path = part_path(directory, name, fmt)
+    all_rows = rows(results)
+    if fmt == "parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        types = {"string": pa.string(), "int64": pa.int64(), "list<string>": pa.list_(pa.string())}
+        schema = pa.schema([(n, types[t]) for n, t in COLUMNS])
+        table = pa.Table.from_pylist([{n: row.get(n) for n, _ in COLUMNS} for row in all_rows], schema=schema)
+        files.write_stream(path, lambda f: pq.write_table(table, f), replace=True)
+    else:
+        data = "".join(dumps(row) + "\n" for row in all_rows).encode("utf-8")
+        files.write_stream(path, lambda f: f.write(data), replace=True)
+    return path
+
+
+def prepare_directory(directory: str) -> None:
+    """Make a report directory ready for a new run: created if missing; the part files and
+    ``_SUCCESS`` of an earlier run removed (nothing else is touched).  A regular file in its
+    place is an error."""
+    from kseg.storage import files, location
+
+    if location.is_remote(directory):
+        for entry in location.list_tree(directory):
+            name = location.basename(entry.path)
+            if location.dirname(entry.path) == directory.rstrip("/") and \
+                    (name.startswith(PART_PREFIX) or name == SUCCESS):
+                location.delete(entry.path)
+        return
+    local = location.local_path(directory)
+    if files.isfile(local):
+        raise InputError("cannot write the report: a file exists there (with --spark a report is a directory "
+                         "of part files)", path=directory)
+    try:
+        os.makedirs(local, exist_ok=True)
+        for name in os.listdir(local):
+            if name.startswith(PART_PREFIX) or name == SUCCESS:
+                os.unlink(os.path.join(local, name))
+    except OSError as exc:
+        raise InputError(f"cannot write the report: {exc.strerror or exc}", path=directory) from None

@@ -1,0 +1,104 @@
+"""Verification of one segment: its log, offset index, time index and transaction index.
+
+One streaming pass over the ``.log`` checks CRCs, framing and offset order
+and records the batches the indexes ask about (:class:`LogScan`: memory
+follows the index entries, not the batches).  The indexes are then checked
+against those without reading the log again (a log whose offsets do not
+increase is read a second time, recording every batch).
+
+The index checks are in :mod:`kseg.ops.verify.index` (the lookup rule
+by default, Kafka's ``--verify-index-only`` rule with ``strict``, and the
+healthy files each Kafka version wrote that only the first accepts; see
+``docs/verify-index.md``).  Here: Kafka's ``--index-sanity-check``
+(``OffsetIndex``/``TimeIndex.sanityCheck``) through the index loader, the
+log's own checks, the transaction index and segment overlap.
+"""
+
+from __future__ import annotations
+
+import os
+
+from kseg.errors import CorruptIndexError, InputError
+from kseg.limits import DEFAULT_MAX_MESSAGE_SIZE
+from kseg.format.indexes import iter_aborted_txns
+from kseg.storage import files
+from kseg.storage.partition import Segment
+from kseg.ops.verify.index import check_offset_index, check_time_index, read_indexes
+from kseg.ops.verify.log import index_keys, scan_log
+from kseg.ops.verify.result import SegmentResult
+
+
+def verify_segment(partition: str, seg: Segment, *, strict: bool = False,
+                   max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE) -> SegmentResult:
+    """Verify one segment; never raises for bad data (problems are collected)."""
+    path = seg.log or seg.index or seg.timeindex or seg.txnindex or ""
+    res = SegmentResult(partition, seg.name, seg.base_offset, path)
+    if seg.log is None:
+        for idx in (seg.index, seg.timeindex, seg.txnindex):
+            if idx:
+                res.problem("missing-log", idx, "index file without its .log segment",
+                            expected=files.stem(idx) + files.LOG, found="nothing")
+        return res
+    indexes = read_indexes(seg)
+    try:
+        scan = scan_log(res, seg.log, index_keys(indexes), max_message_size)
+    except InputError as exc:  # an I/O error: a failed segment (exit 2), no index problem derived from it
+        res.failed = exc.describe()
+        return res
+    if seg.index:
+        check_offset_index(res, seg, scan, strict, indexes.offsets)
+    if seg.timeindex:
+        check_time_index(res, seg, scan, strict, indexes.times)
+    if seg.txnindex:
+        _check_txn_index(res, seg)
+    return res
+
+
+def older_writer_rules(partition: str, seg: Segment) -> dict[str, list[str] | None]:
+    """For the ``.index`` and ``.timeindex`` of ``seg``: the older writer rules it follows (note texts),
+    or None when the lookup rule finds a problem in it (``rebuild-index --check``).
+    Raises :class:`InputError` when the log cannot be read."""
+    res = SegmentResult(partition, seg.name, seg.base_offset, seg.log or "")
+    indexes = read_indexes(seg)
+    scan = scan_log(res, seg.log, index_keys(indexes))
+    out: dict[str, list[str] | None] = {}
+    for path, check, loaded in ((seg.index, check_offset_index, indexes.offsets),
+                                (seg.timeindex, check_time_index, indexes.times)):
+        if path:
+            rules = check(res, seg, scan, False, loaded)
+            out[path] = None if any(p.file == path for p in res.problems) else rules
+    if out.get(seg.index) and out.get(seg.timeindex) == []:  # clean, entries chosen per append as the .index's
+        out[seg.timeindex] = [f"{seg.timeindex}: entries chosen once per append, as brokers before KAFKA-806 "
+                              "chose them (see the .index); lookups work"]
+    return out
+
+
+def _check_txn_index(res: SegmentResult, seg: Segment) -> None:
+    path = seg.txnindex
+    try:
+        data = files.read_small_file(path)
+    except InputError as exc:
+        res.fail(exc.describe())
+        return
+    if len(data) % 34:
+        res.problem("index-length", path, "file length is not a multiple of the entry size",
+                    expected="a multiple of 34", found=str(len(data)))
+    try:
+        for i, (_, pid, first, last, lso) in enumerate(iter_aborted_txns(data)):
+            if first > last:
+                res.problem("txnindex-range", path, "first offset after last offset", entry=i, position=i * 34,
+                            expected=f"<= {last}", found=str(first))
+            if res.last_offset is not None and not seg.base_offset <= last <= res.last_offset:
+                res.problem("txnindex-range", path, "aborted transaction's last offset (its marker) is outside the "
+                            "segment", entry=i, position=i * 34,
+                            expected=f"{seg.base_offset}..{res.last_offset}", found=str(last))
+    except CorruptIndexError as exc:
+        res.problem("txnindex-version", path, exc.message, position=exc.position)
+
+
+def check_overlap(prev: SegmentResult, cur: SegmentResult) -> None:
+    """Consecutive segments must not overlap: the next base offset is after this one's last offset."""
+    if prev.last_offset is not None and cur.base_offset <= prev.last_offset:
+        cur.problem("segment-overlap", cur.path, "segment overlaps the previous one",
+                    expected=f"base offset > {prev.last_offset} (last offset of {os.path.basename(prev.path)})",
+                    found=str(cur.base_offset))
