@@ -1,5 +1,5 @@
 """One rule for "healthy" (issue 20): ``rebuild-index --check`` and ``verify-index`` agree on every corpus
-partition and on every Kafka version's writer (:mod:`tests.storage.kafka_versions`); plain ``rebuild-index``
+partition and on every Kafka version's writer (:mod:`tests.ops.verify.kafka_versions`); plain ``rebuild-index``
 keeps, with exit 0 and a line saying so, every file ``--check`` calls healthy; an index written at another
 ``index.interval.bytes`` is ``same (index.interval.bytes ≤ N)``."""
 
@@ -15,7 +15,7 @@ from kseg.testing.segment import SegmentWriter
 from kseg.testing.v2 import RecordSpec, build_v2_batch
 from tests.cli.test_verify_versions import CASES
 from tests.conftest import CORPUS_DATA, run_cli
-from tests.storage.kafka_versions import BUILDERS, crashed_active_segment, untrimmed_rolled_segment
+from tests.ops.verify.kafka_versions import BUILDERS, crashed_active_segment, untrimmed_rolled_segment
 
 PARTITIONS = sorted(p.name for p in CORPUS_DATA.iterdir() if p.is_dir())
 VERSION_CASES = [(row, lambda root, b=builder, k=kafka: BUILDERS[b](root, k)) for row, builder, kafka, _ in CASES] + [

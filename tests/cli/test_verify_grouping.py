@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import assert_no_traceback, run_cli
-from tests.storage.kafka_versions import TS, _records
+from tests.ops.verify.kafka_versions import TS, _records
 from kseg.testing.appendinfo import leader_append_info
 from kseg.testing.segment import SegmentWriter
 from kseg.testing.v2 import build_v2_batch
