@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from kseg.errors import InputError
 from kseg.format.indexes import OFFSET_ENTRY, TIME_ENTRY, TXN_ENTRY
+from kseg.limits import DEFAULT_DECOMPRESSION_LIMIT
 from kseg.storage import files, location
 from kseg.storage.atomic import write_atomic
 from kseg.ops.rebuild.rebuild import Recovered
@@ -238,7 +239,7 @@ def _nothing_to_do(rec: Recovered, kind: str, data: bytes | None, shown: str) ->
 
 
 def check(rec: Recovered, interval: int = 4096, max_index_size: int = 10 << 20,
-          limit: int = 40 << 20) -> list[FileOutcome]:
+          limit: int = DEFAULT_DECOMPRESSION_LIMIT) -> list[FileOutcome]:
     """Compare the rebuilt files with those beside the log; nothing is written.  ``interval``,
     ``max_index_size``, ``limit``: what ``rec`` was recovered with (:func:`at_inferred_interval`)."""
     out = []
@@ -330,7 +331,7 @@ def _ensure_directory(directory: str, *, created: bool) -> None:
 
 
 def write(rec: Recovered, output_dir: str | None, force: bool, interval: int = 4096,
-          max_index_size: int = 10 << 20, limit: int = 40 << 20) -> list[FileOutcome]:
+          max_index_size: int = 10 << 20, limit: int = DEFAULT_DECOMPRESSION_LIMIT) -> list[FileOutcome]:
     """Write the rebuilt files next to the log or in ``output_dir`` (created if needed).  Without
     ``force`` an existing file that differs but is healthy (written at another interval, or by an older
     broker's rule) is kept and said (``unchanged``/``kept``); any other difference is refused."""
