@@ -87,6 +87,8 @@ class Release:
     """What one release line's ``DumpLogSegments`` prints differently (see the module docstring)."""
 
     __slots__ = (
+        "cluster_metadata_decoder",
+        "delete_horizon",
         "deprecated_serializer_notice",
         "generic_missing_key",
         "group_types",
@@ -95,13 +97,18 @@ class Release:
         "leader_change_json",
         "legacy_offsets_text",
         "lines",
+        "log_start_label",
         "metadata_max_api_key",
         "metadata_renames",
+        "max_bytes_option",
         "name",
+        "producer_last_timestamp",
         "remote_decoder",
+        "scala_txn_first_offset",
         "remote_txn_idx_empty",
         "share_decoder",
         "share_value_label",
+        "snapshot_files",
         "tools_api_decoders",
         "txn_index_highest_version",
         "txn_log_json",
@@ -143,6 +150,22 @@ class Release:
         #: 3.8 and 3.9: "kafka.serializer.X is deprecated. Please use org.apache.kafka.tools.api.X instead"
         #: (printed per .log when the decoders are made); 4.0 removed the old classes
         self.deprecated_serializer_notice = name in ("3.8", "3.9")
+        #: 3.3 added the .checkpoint dump (KAFKA-13845), ``--max-bytes`` (KAFKA-13687), the SnapshotHeader/Footer
+        #: lines and "Log starting offset:"; 3.0-3.2 print "Starting offset:", ignore a .checkpoint as an
+        #: unknown file and print control types 3/4 as ``controlType: SNAPSHOT_HEADER(3)``
+        tool_33 = _key(name) >= (3, 3)
+        self.log_start_label = "Log starting offset: " if tool_33 else "Starting offset: "
+        self.snapshot_files = tool_33
+        self.max_bytes_option = tool_33
+        #: the batch line's ``deleteHorizonMs`` (3.2+, apache/kafka#11694) and the producer-snapshot line's
+        #: ``lastTimestamp`` (3.1+)
+        self.delete_horizon = _key(name) >= (3, 2)
+        self.producer_last_timestamp = _key(name) >= (3, 1)
+        #: up to 3.4 ``ProducerStateEntry`` was Scala: ``currentTxnFirstOffset`` an ``Option[Long]``, printed
+        #: ``None``/``Some(N)``; Java's ``OptionalLong`` (``OptionalLong.empty``/``OptionalLong[N]``) from 3.5
+        self.scala_txn_first_offset = _key(name) < (3, 5)
+        #: 3.0-3.2's metadata classes read other layouts (see the module docstring): not reproduced
+        self.cluster_metadata_decoder = tool_33
 
     def __repr__(self) -> str:
         return f"Release({self.name})"
@@ -192,18 +215,43 @@ K44 = Release("4.4", ("4.4",), group_types=_GROUP_TYPES_41, share_decoder=True, 
               remote_txn_idx_empty=True, java_tool=True, txn_index_highest_version=True,
               metadata_max_api_key=29, share_value_label="version")
 
-RELEASES: tuple[Release, ...] = (K37, K38, K39, K40, K41, K42, K43, K44)
+K30 = Release("3.0", ("3.0",), group_types=_GROUP_TYPES_39, share_decoder=False, value_version_check=False,
+              generic_missing_key=False, txn_log_json=False, txn_status_name=False, share_value_label="type",
+              leader_change_json=False, remote_txn_idx_empty=False, java_tool=False, txn_index_highest_version=False,
+              metadata_max_api_key=17, remote_decoder=False, before_38=True)
+K31 = Release("3.1", ("3.1",), group_types=_GROUP_TYPES_39, share_decoder=False, value_version_check=False,
+              generic_missing_key=False, txn_log_json=False, txn_status_name=False, share_value_label="type",
+              leader_change_json=False, remote_txn_idx_empty=False, java_tool=False, txn_index_highest_version=False,
+              metadata_max_api_key=17, remote_decoder=False, before_38=True)
+K32 = Release("3.2", ("3.2",), group_types=_GROUP_TYPES_39, share_decoder=False, value_version_check=False,
+              generic_missing_key=False, txn_log_json=False, txn_status_name=False, share_value_label="type",
+              leader_change_json=False, remote_txn_idx_empty=False, java_tool=False, txn_index_highest_version=False,
+              metadata_max_api_key=19, remote_decoder=False, before_38=True)
+RELEASES: tuple[Release, ...] = (K30, K31, K32, K37, K38, K39, K40, K41, K42, K43, K44)
 LATEST = K44
 #: Every release line kseg reproduces, oldest first ("3.7", "3.8", ... "4.4").
 LINES: tuple[str, ...] = tuple(line for r in RELEASES for line in r.lines)
 #: Release lines whose tool prints in layouts kseg does not reproduce.
-UNSUPPORTED = ("2.8", "3.0", "3.1", "3.2", "3.3", "3.4", "3.5", "3.6")
+UNSUPPORTED = ("2.8", "3.3", "3.4", "3.5", "3.6")
 _BY_LINE = {line: r for r in RELEASES for line in r.lines}
 
 
+#: Every release line from 2.8 to the newest, in order (there was no 2.9).
+_ALL_LINES = ("2.8", *(f"3.{m}" for m in range(10)), *(f"4.{m}" for m in range(5)))
+
+
 def supported_range() -> str:
-    """``"3.7-4.4"``: the release lines ``--kafka-version`` accepts."""
-    return f"{LINES[0]}-{LINES[-1]}"
+    """``"3.0-3.2, 3.7-4.4"``: the release lines ``--kafka-version`` accepts, as runs of consecutive lines."""
+    runs: list[list[str]] = []
+    previous = False
+    for line in _ALL_LINES:
+        if line in _BY_LINE:
+            if previous:
+                runs[-1].append(line)
+            else:
+                runs.append([line])
+        previous = line in _BY_LINE
+    return ", ".join(run[0] if len(run) == 1 else f"{run[0]}-{run[-1]}" for run in runs)
 
 
 def release(text: str | None) -> Release:

@@ -58,7 +58,7 @@ class TextSink(BufferedWriter):
         self.err_line(f"Ignoring unknown file {path}")
 
     def log_start(self, base_offset: int) -> None:
-        self.write(f"{self.preamble}Log starting offset: {base_offset}\n")
+        self.write(f"{self.preamble}{self.release.log_start_label}{base_offset}\n")
 
     def bootstrap_snapshot(self) -> None:
         self.write(f"{self.preamble}KRaft bootstrap snapshot\n")
@@ -158,11 +158,13 @@ class TextSink(BufferedWriter):
         h = v2.BatchHeader._make(h)  # scan's plain tuple, named on this cold path
         attrs = h.attributes
         horizon = h.base_timestamp if attrs & v2.DELETE_HORIZON_FLAG else None
+        # Kafka 3.0/3.1's batch line ends at isControl (deleteHorizonMs: 3.2+)
+        horizon_text = f"deleteHorizonMs: {optional_long(horizon)} " if self.release.delete_horizon else ""
         return (
             f"producerId: {h.producer_id} producerEpoch: {h.producer_epoch} "
             f"partitionLeaderEpoch: {h.partition_leader_epoch} "
             f"isTransactional: {_bool(attrs & v2.TRANSACTIONAL_FLAG)} isControl: {_bool(attrs & v2.CONTROL_FLAG)} "
-            f"deleteHorizonMs: {optional_long(horizon)} ",
+            f"{horizon_text}",
             f"{'LogAppendTime' if attrs & v2.TIMESTAMP_TYPE_FLAG else 'CreateTime'}: ",
             f"magic: {h.magic} compresscodec: {codec_name(attrs & v2.CODEC_MASK)} crc: ",
         )
@@ -302,11 +304,17 @@ class TextSink(BufferedWriter):
         )
 
     def producer_entry(self, e) -> None:
-        txn = optional_long(e.current_txn_first_offset if e.current_txn_first_offset >= 0 else None)
+        first = e.current_txn_first_offset if e.current_txn_first_offset >= 0 else None
+        if self.release.scala_txn_first_offset:  # Kafka 3.0-3.4: Scala's Option[Long]
+            txn = "None" if first is None else f"Some({first})"
+        else:
+            txn = optional_long(first)
         line = (
             f"producerId: {e.producer_id} producerEpoch: {e.epoch} coordinatorEpoch: {e.coordinator_epoch} "
-            f"currentTxnFirstOffset: {txn} lastTimestamp: {e.timestamp}"
+            f"currentTxnFirstOffset: {txn}"
         )
+        if self.release.producer_last_timestamp:  # 3.1+
+            line += f" lastTimestamp: {e.timestamp}"
         if e.last_offset >= 0:
             line += (
                 f" firstSequence: {e.first_sequence} lastSequence: {e.last_sequence} "

@@ -1,0 +1,166 @@
+"""``kseg dump --kafka-version 3.0``, ``3.1`` and ``3.2``: those releases' own tools, byte for byte.
+
+Their ``DumpLogSegments.scala`` (3.0 ``dee764c8``, 3.1 ``2b57b38f``, 3.2 ``e4ca0666``) prints what 3.7's
+prints but for the lines ``tests/data/kafka4x/MANIFEST.md`` ("Kafka 3.0-3.2") cites, each a rewrite of a
+3.7 line: ``Starting offset: N`` (3.2: ``DumpLogSegments.scala:251``); no ``deleteHorizonMs`` on a batch
+line before 3.2 (3.2: ``:320``, 3.1: ``:322``); no ``lastTimestamp`` on a producer-snapshot line in 3.0
+(3.0 ``:105``, 3.1 ``:106``); ``currentTxnFirstOffset`` Scala's ``Option[Long]`` (``None``/``Some(N)``,
+``kafka/log/ProducerStateManager.scala:94`` to 3.4).  So each corpus golden (Kafka's own output, as 3.8-4.0
+print it; 3.7's text where 3.7 differs, ``golden/CORPUS-DIFF.tsv``) is that release's golden after
+those rewrites; the rewrites are checked on their own in the tests that pin whole texts below.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+from tests.cli.test_dump_kafka_versions import DIFFS, GOLDEN, _read, run_subprocess
+from tests.conftest import CORPUS_DATA, CORPUS_GOLDEN, golden_rows, run_cli
+
+LINES = ("3.0", "3.1", "3.2")
+_HORIZON = re.compile(rb" deleteHorizonMs: \S+")
+_LAST_TS = re.compile(rb" lastTimestamp: -?\d+")
+_TXN = re.compile(rb"currentTxnFirstOffset: OptionalLong(?:\[(-?\d+)\]|\.empty)")
+
+
+def as_released(text: bytes, line: str) -> bytes:
+    """Kafka 3.7's text of a dump as ``line``'s tool prints it (the module docstring's rewrites)."""
+    out = []
+    for row in text.splitlines(keepends=True):
+        if row.startswith(b"Log starting offset: "):
+            row = b"Starting offset: " + row[len(b"Log starting offset: "):]
+        elif row.startswith(b"baseOffset: ") and line in ("3.0", "3.1"):
+            row = _HORIZON.sub(b"", row)
+        elif row.startswith(b"producerId: "):
+            row = _TXN.sub(lambda m: b"currentTxnFirstOffset: " + (b"Some(%s)" % m[1] if m[1] else b"None"), row)
+            if line == "3.0":
+                row = _LAST_TS.sub(b"", row)
+        out.append(row)
+    return b"".join(out)
+
+
+def _golden_37(row: dict) -> tuple[int, bytes, bytes]:
+    key = ("3.7", row["partition"], row["file"], row["set"])
+    if key in DIFFS:
+        stem = GOLDEN / DIFFS[key]["stored"] / "corpus" / row["partition"] / f"{row['file']}.{row['set']}"
+        code = int(DIFFS[key]["exit_code"])
+    else:
+        stem = CORPUS_GOLDEN / row["partition"] / f"{row['file']}.{row['set']}"
+        code = int(row["exit_code"])
+    out, err = _read(stem, CORPUS_DATA, b"@CORPUS@/")
+    return code, out, err
+
+
+@pytest.mark.parametrize("line", LINES)
+def test_corpus(line: str) -> None:
+    """Every run of Kafka's corpus prints 3.7's golden rewritten as ``line`` prints it; the
+    ``--cluster-metadata-decoder`` run is refused (exit 2, see test_cluster_metadata_decoder_refused)."""
+    checked = rewritten = 0
+    for row in golden_rows():
+        args = shlex.split(row["args"])
+        result = run_cli(["dump", "--kafka-version", line, *args], cwd=CORPUS_DATA)
+        if "--cluster-metadata-decoder" in args:
+            assert result.exit_code == 2 and result.stdout == b"", row
+            continue
+        code, want_out, want_err = _golden_37(row)
+        want_out = as_released(want_out, line)
+        assert result.exit_code == code, row
+        assert result.stdout == want_out, row
+        if want_err.startswith(b"Exception in thread"):  # Kafka died: kseg says what and where in one line
+            lines = result.stderr.decode().splitlines()
+            assert len(lines) == 1 and lines[0].startswith("kseg: error: "), row
+        else:
+            assert result.stderr == want_err, row
+        rewritten += want_out != _golden_37(row)[1]
+        checked += 1
+    assert checked == len(golden_rows()) - 1
+    assert rewritten >= 36  # every .log run at least (its "Starting offset:" line)
+
+
+# Whole texts, derived by hand from the source (MANIFEST "Kafka 3.0-3.2"): a transactional v2 segment's
+# first batch line and a producer snapshot with an open transaction.
+_TXN_BATCH_32 = (b"baseOffset: 0 lastOffset: 3 count: 4 baseSequence: 0 lastSequence: 3 producerId: 2000 "
+                 b"producerEpoch: 1 partitionLeaderEpoch: 0 isTransactional: true isControl: false "
+                 b"deleteHorizonMs: OptionalLong.empty position: 0 CreateTime: 1730000000003 size: 353 magic: 2 "
+                 b"compresscodec: none crc: 2933738256 isvalid: true\n")
+_SNAPSHOT_31 = (b"producerId: 2000 producerEpoch: 1 coordinatorEpoch: 8 currentTxnFirstOffset: Some(50) "
+                b"lastTimestamp: 1730000000039 firstSequence: 14 lastSequence: 15 lastOffset: 51 offsetDelta: 1 "
+                b"timestamp: 1730000000039\n")
+
+
+@pytest.mark.parametrize("line", LINES)
+def test_whole_lines(line: str) -> None:
+    log = run_cli(["dump", "--kafka-version", line, "--files", "txn-v2-0/00000000000000000000.log"],
+                  cwd=CORPUS_DATA).stdout.splitlines(keepends=True)
+    assert log[:2] == [b"Dumping txn-v2-0/00000000000000000000.log\n", b"Starting offset: 0\n"]
+    batch = _TXN_BATCH_32 if line == "3.2" else _TXN_BATCH_32.replace(b"deleteHorizonMs: OptionalLong.empty ", b"")
+    assert log[2] == batch
+    snap = run_cli(["dump", "--kafka-version", line, "--files", "txn-v2-0/00000000000000000052.snapshot"],
+                   cwd=CORPUS_DATA).stdout.splitlines(keepends=True)
+    want = _SNAPSHOT_31 if line != "3.0" else _SNAPSHOT_31.replace(b"lastTimestamp: 1730000000039 ", b"")
+    assert snap[1] == want
+    assert snap[2].startswith(b"producerId: 2001 producerEpoch: 3 coordinatorEpoch: 9 currentTxnFirstOffset: None ")
+
+
+@pytest.mark.parametrize("line", LINES)
+def test_checkpoint_is_an_unknown_file(line: str, tmp_path: Path) -> None:
+    """3.3 added the KRaft snapshot dump (KAFKA-13845): 3.0-3.2 match no ``.checkpoint`` suffix and print
+    "Ignoring unknown file" on stderr after the "Dumping" line, exit 0."""
+    path = tmp_path / "00000000000000000010-0000000001.checkpoint"  # no .checkpoint in the test data
+    path.write_bytes(b"")
+    r = run_cli(["dump", "--kafka-version", line, "--files", str(path)])
+    assert (r.exit_code, r.stdout, r.stderr) == (0, f"Dumping {path}\n".encode(),
+                                                 f"Ignoring unknown file {path}\n".encode())
+    assert b"Snapshot end offset" in run_cli(["dump", "--kafka-version", "3.7", "--files", str(path)]).stdout
+
+
+@pytest.mark.parametrize("line", LINES)
+def test_snapshot_control_records_print_their_type(line: str, tmp_path: Path) -> None:
+    """Control types 3/4 in a .log: ``controlType: SNAPSHOT_HEADER(3)`` (3.0-3.2's ``dumpLog`` matches
+    ABORT/COMMIT only); types 5/6 ``UNKNOWN`` as in 3.7."""
+    from kseg.cli.dump import _kraft_text_of
+    from kseg.format.releases import release
+
+    text = _kraft_text_of(release(line))
+    assert text(3, b"", b"") == " controlType: SNAPSHOT_HEADER(3)"
+    assert text(4, b"", b"") == " controlType: SNAPSHOT_FOOTER(4)"
+    assert text(5, b"", b"") == " controlType: UNKNOWN(5)"
+
+
+@pytest.mark.parametrize("line", LINES)
+def test_max_bytes_refused(line: str) -> None:
+    """--max-bytes came in 3.3 (KAFKA-13687): 3.0-3.2's joptsimple parser dies on it; kseg: exit 2."""
+    r = run_subprocess(["dump", "--kafka-version", line, "--max-bytes", "100", "--files", "x.log"])
+    assert r.exit_code == 2 and r.stdout == b"" and b"Traceback" not in r.stderr
+    assert f"Kafka {line}'s tool has no --max-bytes (3.3+)".encode() in r.stderr
+
+
+@pytest.mark.parametrize("line", LINES)
+def test_cluster_metadata_decoder_refused(line: str) -> None:
+    """3.0-3.2's metadata classes read version 0 layouts that later changed without a version bump
+    (FeatureLevelRecord, UserScramCredentialRecord, AccessControlRecord; MANIFEST "Kafka 3.0-3.2"):
+    not reproduced, so refused (exit 2) rather than printed wrong.  --format json is unaffected."""
+    args = ["--cluster-metadata-decoder", "--files", "__cluster_metadata-0/00000000000000000000.log"]
+    r = run_subprocess(["dump", "--kafka-version", line, *args], cwd=CORPUS_DATA)
+    assert r.exit_code == 2 and r.stdout == b""
+    assert f"Kafka {line}'s --cluster-metadata-decoder is not reproduced".encode() in r.stderr
+    j = run_cli(["dump", "--kafka-version", line, "--format", "json", *args], cwd=CORPUS_DATA)
+    assert j.exit_code == 0 and j.stdout
+
+
+@pytest.mark.parametrize("line", LINES)
+def test_offsets_and_transaction_decoders_are_37s(line: str) -> None:
+    """``GroupMetadataManager.formatRecordKeyAndValue`` and ``TransactionLog.formatRecordKeyAndValue``
+    (and the helpers they call, and the coordinator schemas) are 3.7's in 3.0-3.2: the record lines are
+    3.7's, only the header line differs."""
+    for args in (["--offsets-decoder", "--files", "__consumer_offsets-0/00000000000000000000.log"],
+                 ["--transaction-log-decoder", "--files", "__transaction_state-0/00000000000000000100.log"]):
+        data = GOLDEN.parent / "data"
+        old = run_cli(["dump", "--kafka-version", line, *args], cwd=data)
+        new = run_cli(["dump", "--kafka-version", "3.7", *args], cwd=data)
+        assert old.exit_code == new.exit_code and old.stderr == new.stderr
+        assert old.stdout == as_released(new.stdout, line) and b"| offset: " in old.stdout
