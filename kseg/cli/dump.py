@@ -48,9 +48,18 @@ def kraft_text_41(type_id: int, key: bytes, value: bytes | None) -> str | None:
 def _kraft_text_of(release):
     if release.leader_change_json:
         return kraft_text_41
+    if release.record_line_28:
+        return kraft_text_28
     if not release.snapshot_files:
         return kraft_text_32
     return kraft_text if release.kraft_control_records else kraft_text_37
+
+
+def kraft_text_28(type_id: int, key: bytes, value: bytes | None) -> str | None:
+    """Kafka 2.8's control types (``ControlRecordType.java@3893458``): 2 QUORUM_REASSIGNMENT, 3 LEADER_CHANGE,
+    every other one but ABORT/COMMIT ``UNKNOWN`` (3.0 made LEADER_CHANGE 2 and added 3/4)."""
+    name = {2: "QUORUM_REASSIGNMENT", 3: "LEADER_CHANGE"}.get(type_id, "UNKNOWN")
+    return f" controlType: {name}({type_id})"
 
 
 def kraft_text_32(type_id: int, key: bytes, value: bytes | None) -> str | None:
@@ -117,7 +126,7 @@ def kafka_release(value: str | None):
 @click.option("--remote-log-metadata-decoder", is_flag=True, help="Decode __remote_log_metadata records.")
 @click.option("--share-group-state-decoder", is_flag=True, help="Decode __share_group_state records.")
 @click.option("--kafka-version", "kafka_version", metavar="X.Y", default=None,
-              help="Print the text output of this Kafka release's kafka-dump-log.sh (3.0-3.2, 3.7-4.4; default: "
+              help="Print the text output of this Kafka release's kafka-dump-log.sh (2.8-3.2, 3.7-4.4; default: "
                    "$KSEG_KAFKA_VERSION, else the newest).  --format json does not change with it.")
 @format_option
 @quiet_option

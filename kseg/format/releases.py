@@ -51,24 +51,23 @@ The differences, by release:
   ``.txnindex`` dump prints ``AbortedTxn.HIGHEST_SUPPORTED_VERSION`` (0) as every
   entry's version.
 
-Release lines before 3.7 print in other layouts; kseg does not reproduce them
-and says so (a usage error).  What their tools print differently, read on the
-``apache/kafka`` branches (``git diff`` of ``DumpLogSegments.scala``; the tool's
-own code prints the same in 3.3-3.7):
+* 3.0-3.2 (``DumpLogSegments.scala`` at 3.0 ``dee764c8``, 3.1 ``2b57b38f``, 3.2 ``e4ca0666``): 3.7's
+  decoders and record lines, but ``Starting offset: N``; a ``.checkpoint`` is an unknown file and control
+  types 3/4 print by name (the snapshot dump came in 3.3); no ``--max-bytes``; ``currentTxnFirstOffset``
+  as Scala's ``None``/``Some(N)`` (to 3.4); 3.0 and 3.1 no ``deleteHorizonMs``, 3.0 no ``lastTimestamp``.
+* 2.8 (``3893458``): 3.0's, but the record line carries the batch's fields, ``compresscodec`` is the
+  enum's name (``NONE``), control types 2/3 are QUORUM_REASSIGNMENT/LEADER_CHANGE, and its coordinator
+  classes throw on an unknown offsets/transaction key and know fewer value versions.
+* ``--cluster-metadata-decoder`` is refused under 2.8-3.2: their metadata classes know version 0 of
+  each record, read every newer version with its field list, and version 0 itself later changed
+  without a bump (``FeatureLevelRecord``, ``UserScramCredentialRecord``, ...); not carried.
 
-* 3.3-3.6 (against 3.7): KRaft types up to 20 (3.3), 21, 22, 26 (3.6), each
-  read with that release's own classes: a newer record version is read with
-  the old field list (as 3.9's classes read RegisterBrokerRecord v4, see
-  ``tests/data/kafka4x/MANIFEST.md``), so 3.6 would read PartitionRecord v1's
-  ``Directories`` array where its tagged fields are.  Reproducing that needs
-  each release's metadata schemas, which kseg does not carry.
-* 3.2: ``Starting offset: N`` instead of ``Log starting offset: N``; no
-  ``.checkpoint`` dump, no ``--max-bytes``, no SnapshotHeader/Footer lines.
-* 3.1: and no ``deleteHorizonMs`` on the batch line.
-* 3.0: and no ``lastTimestamp`` on a producer-snapshot line.
-* 2.8: another record line (``offset: N isValid: .. crc: .. keySize: ..`` with
-  the batch's fields), ``compresscodec`` as the enum's name (upper case), an
-  unknown offsets/transaction key an exception, not ``unknown::version=N``.
+Still refused (a usage error): 3.3-3.6.  Their tool prints what 3.7's does, but their KRaft types
+(up to 20 in 3.3, 21, 22, 26 in 3.6) are each read with that release's own classes: a newer record
+version is read with the old field list (as 3.9's classes read RegisterBrokerRecord v4, see
+``tests/data/kafka4x/MANIFEST.md``), so 3.6 would read PartitionRecord v1's ``Directories`` array
+where its tagged fields are.  Reproducing that needs each release's metadata schemas, which kseg
+does not carry.
 """
 
 from __future__ import annotations
@@ -88,6 +87,7 @@ class Release:
 
     __slots__ = (
         "cluster_metadata_decoder",
+        "coordinator_28",
         "delete_horizon",
         "deprecated_serializer_notice",
         "generic_missing_key",
@@ -103,6 +103,7 @@ class Release:
         "max_bytes_option",
         "name",
         "producer_last_timestamp",
+        "record_line_28",
         "remote_decoder",
         "scala_txn_first_offset",
         "remote_txn_idx_empty",
@@ -164,6 +165,14 @@ class Release:
         #: up to 3.4 ``ProducerStateEntry`` was Scala: ``currentTxnFirstOffset`` an ``Option[Long]``, printed
         #: ``None``/``Some(N)``; Java's ``OptionalLong`` (``OptionalLong.empty``/``OptionalLong[N]``) from 3.5
         self.scala_txn_first_offset = _key(name) < (3, 5)
+        #: 2.8: the record line carries the batch's fields (``offset: N isValid: .. crc: .. keySize: ..``), the
+        #: batch line's ``compresscodec`` is the enum's name (``NONE``), control types 2/3 are
+        #: QUORUM_REASSIGNMENT/LEADER_CHANGE (3.0 renumbered them)
+        self.record_line_28 = _key(name) < (3, 0)
+        #: 2.8's coordinator classes: an unknown offsets or transaction key version throws
+        #: ``IllegalStateException`` (3.0 prints ``unknown::version=N``); OffsetCommitValue/GroupMetadataValue
+        #: know versions 0-3, TransactionLogValue 0 only; an unknown state is "Unknown transaction state byte"
+        self.coordinator_28 = _key(name) < (3, 0)
         #: 3.0-3.2's metadata classes read other layouts (see the module docstring): not reproduced
         self.cluster_metadata_decoder = tool_33
 
@@ -215,6 +224,10 @@ K44 = Release("4.4", ("4.4",), group_types=_GROUP_TYPES_41, share_decoder=True, 
               remote_txn_idx_empty=True, java_tool=True, txn_index_highest_version=True,
               metadata_max_api_key=29, share_value_label="version")
 
+K28 = Release("2.8", ("2.8",), group_types=_GROUP_TYPES_39, share_decoder=False, value_version_check=False,
+              generic_missing_key=False, txn_log_json=False, txn_status_name=False, share_value_label="type",
+              leader_change_json=False, remote_txn_idx_empty=False, java_tool=False, txn_index_highest_version=False,
+              metadata_max_api_key=14, remote_decoder=False, before_38=True)
 K30 = Release("3.0", ("3.0",), group_types=_GROUP_TYPES_39, share_decoder=False, value_version_check=False,
               generic_missing_key=False, txn_log_json=False, txn_status_name=False, share_value_label="type",
               leader_change_json=False, remote_txn_idx_empty=False, java_tool=False, txn_index_highest_version=False,
@@ -227,12 +240,12 @@ K32 = Release("3.2", ("3.2",), group_types=_GROUP_TYPES_39, share_decoder=False,
               generic_missing_key=False, txn_log_json=False, txn_status_name=False, share_value_label="type",
               leader_change_json=False, remote_txn_idx_empty=False, java_tool=False, txn_index_highest_version=False,
               metadata_max_api_key=19, remote_decoder=False, before_38=True)
-RELEASES: tuple[Release, ...] = (K30, K31, K32, K37, K38, K39, K40, K41, K42, K43, K44)
+RELEASES: tuple[Release, ...] = (K28, K30, K31, K32, K37, K38, K39, K40, K41, K42, K43, K44)
 LATEST = K44
 #: Every release line kseg reproduces, oldest first ("3.7", "3.8", ... "4.4").
 LINES: tuple[str, ...] = tuple(line for r in RELEASES for line in r.lines)
 #: Release lines whose tool prints in layouts kseg does not reproduce.
-UNSUPPORTED = ("2.8", "3.3", "3.4", "3.5", "3.6")
+UNSUPPORTED = ("3.3", "3.4", "3.5", "3.6")
 _BY_LINE = {line: r for r in RELEASES for line in r.lines}
 
 
@@ -241,7 +254,7 @@ _ALL_LINES = ("2.8", *(f"3.{m}" for m in range(10)), *(f"4.{m}" for m in range(5
 
 
 def supported_range() -> str:
-    """``"3.0-3.2, 3.7-4.4"``: the release lines ``--kafka-version`` accepts, as runs of consecutive lines."""
+    """``"2.8-3.2, 3.7-4.4"``: the release lines ``--kafka-version`` accepts, as runs of consecutive lines."""
     runs: list[list[str]] = []
     previous = False
     for line in _ALL_LINES:
