@@ -126,7 +126,7 @@ def kafka_release(value: str | None):
 @click.option("--remote-log-metadata-decoder", is_flag=True, help="Decode __remote_log_metadata records.")
 @click.option("--share-group-state-decoder", is_flag=True, help="Decode __share_group_state records.")
 @click.option("--kafka-version", "kafka_version", metavar="X.Y", default=None,
-              help="Print the text output of this Kafka release's kafka-dump-log.sh (2.8-3.2, 3.7-4.4; default: "
+              help="Print the text output of this Kafka release's kafka-dump-log.sh (2.8 to 4.4; default: "
                    "$KSEG_KAFKA_VERSION, else the newest).  --format json does not change with it.")
 @format_option
 @quiet_option
@@ -182,7 +182,7 @@ def dump(paths, files_opt, print_data_log, deep_iteration, skip_record_metadata,
         raise click.UsageError(f"Kafka {release.name}'s tool has no --max-bytes (3.3+)")
     if "cluster-metadata" in chosen and not release.cluster_metadata_decoder:
         raise click.UsageError(f"Kafka {release.name}'s --cluster-metadata-decoder is not reproduced: its metadata "
-                               "classes read other record layouts (kseg carries them from 3.7)")
+                               "classes read other record layouts (kseg reproduces this decoder from 3.7)")
     if "remote-log-metadata" in chosen and not release.remote_decoder:
         # Kafka 3.8's option parser dies on it (joptsimple's UnrecognizedOptionException): a usage error here
         raise click.UsageError(f"Kafka {release.name}'s tool has no --remote-log-metadata-decoder (3.9+)")

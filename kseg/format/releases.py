@@ -62,12 +62,14 @@ The differences, by release:
   each record, read every newer version with its field list, and version 0 itself later changed
   without a bump (``FeatureLevelRecord``, ``UserScramCredentialRecord``, ...); not carried.
 
-Still refused (a usage error): 3.3-3.6.  Their tool prints what 3.7's does, but their KRaft types
-(up to 20 in 3.3, 21, 22, 26 in 3.6) are each read with that release's own classes: a newer record
-version is read with the old field list (as 3.9's classes read RegisterBrokerRecord v4, see
-``tests/data/kafka4x/MANIFEST.md``), so 3.6 would read PartitionRecord v1's ``Directories`` array
-where its tagged fields are.  Reproducing that needs each release's metadata schemas, which kseg
-does not carry.
+* 3.3-3.6: 3.7's text (``git diff`` of the tool's strings, the coordinator text, the control types,
+  the snapshot records: the same), but 3.3 and 3.4 print ``currentTxnFirstOffset`` as Scala's
+  ``Option``; grouped as 3.3 (3.3, 3.4) and 3.5 (3.5, 3.6).  Their ``--cluster-metadata-decoder`` is
+  refused: their KRaft types (up to 20 in 3.3, 21, 22, 26 in 3.6) are each read with that release's
+  own classes, a newer record version with the old field list (as 3.9's classes read
+  RegisterBrokerRecord v4, see ``tests/data/kafka4x/MANIFEST.md``), so 3.6 would read PartitionRecord
+  v1's ``Directories`` array where its tagged fields are.  Reproducing that needs each release's
+  metadata schemas, which kseg does not carry.
 """
 
 from __future__ import annotations
@@ -173,8 +175,8 @@ class Release:
         #: ``IllegalStateException`` (3.0 prints ``unknown::version=N``); OffsetCommitValue/GroupMetadataValue
         #: know versions 0-3, TransactionLogValue 0 only; an unknown state is "Unknown transaction state byte"
         self.coordinator_28 = _key(name) < (3, 0)
-        #: 3.0-3.2's metadata classes read other layouts (see the module docstring): not reproduced
-        self.cluster_metadata_decoder = tool_33
+        #: 2.8-3.6's metadata classes read other layouts (see the module docstring): not reproduced
+        self.cluster_metadata_decoder = _key(name) >= (3, 7)
 
     def __repr__(self) -> str:
         return f"Release({self.name})"
@@ -240,12 +242,22 @@ K32 = Release("3.2", ("3.2",), group_types=_GROUP_TYPES_39, share_decoder=False,
               generic_missing_key=False, txn_log_json=False, txn_status_name=False, share_value_label="type",
               leader_change_json=False, remote_txn_idx_empty=False, java_tool=False, txn_index_highest_version=False,
               metadata_max_api_key=19, remote_decoder=False, before_38=True)
-RELEASES: tuple[Release, ...] = (K28, K30, K31, K32, K37, K38, K39, K40, K41, K42, K43, K44)
+#: 3.3/3.4 and 3.5/3.6 print what 3.7 prints (the same tool strings, coordinator text and control types);
+#: 3.3/3.4 only differ by Scala's ``Option`` on a producer-snapshot line; their KRaft decoder is refused
+K33 = Release("3.3", ("3.3", "3.4"), group_types=_GROUP_TYPES_39, share_decoder=False, value_version_check=False,
+              generic_missing_key=False, txn_log_json=False, txn_status_name=False, share_value_label="type",
+              leader_change_json=False, remote_txn_idx_empty=False, java_tool=False, txn_index_highest_version=False,
+              metadata_max_api_key=21, remote_decoder=False, before_38=True)  # 3.3: 20; unused (refused)
+K35 = Release("3.5", ("3.5", "3.6"), group_types=_GROUP_TYPES_39, share_decoder=False, value_version_check=False,
+              generic_missing_key=False, txn_log_json=False, txn_status_name=False, share_value_label="type",
+              leader_change_json=False, remote_txn_idx_empty=False, java_tool=False, txn_index_highest_version=False,
+              metadata_max_api_key=26, remote_decoder=False, before_38=True)  # 3.5: 22; unused (refused)
+RELEASES: tuple[Release, ...] = (K28, K30, K31, K32, K33, K35, K37, K38, K39, K40, K41, K42, K43, K44)
 LATEST = K44
 #: Every release line kseg reproduces, oldest first ("3.7", "3.8", ... "4.4").
 LINES: tuple[str, ...] = tuple(line for r in RELEASES for line in r.lines)
 #: Release lines whose tool prints in layouts kseg does not reproduce.
-UNSUPPORTED = ("3.3", "3.4", "3.5", "3.6")
+UNSUPPORTED: tuple[str, ...] = ()
 _BY_LINE = {line: r for r in RELEASES for line in r.lines}
 
 
@@ -254,7 +266,7 @@ _ALL_LINES = ("2.8", *(f"3.{m}" for m in range(10)), *(f"4.{m}" for m in range(5
 
 
 def supported_range() -> str:
-    """``"2.8-3.2, 3.7-4.4"``: the release lines ``--kafka-version`` accepts, as runs of consecutive lines."""
+    """``"2.8-4.4"``: the release lines ``--kafka-version`` accepts, as runs of consecutive lines."""
     runs: list[list[str]] = []
     previous = False
     for line in _ALL_LINES:
