@@ -95,6 +95,7 @@ class Release:
         "generic_missing_key",
         "group_types",
         "java_tool",
+        "kraft_table",
         "kraft_control_records",
         "leader_change_json",
         "legacy_offsets_text",
@@ -176,7 +177,10 @@ class Release:
         #: know versions 0-3, TransactionLogValue 0 only; an unknown state is "Unknown transaction state byte"
         self.coordinator_28 = _key(name) < (3, 0)
         #: 2.8-3.6's metadata classes read other layouts (see the module docstring): not reproduced
-        self.cluster_metadata_decoder = _key(name) >= (3, 7)
+        #: 3.6: its own KRaft table (``kseg/decoders/schemas/releases/kraft-3.6.json``: types, highest versions,
+        #: tagged fields of its metadata classes)
+        self.kraft_table = name if name == "3.6" else None
+        self.cluster_metadata_decoder = _key(name) >= (3, 7) or self.kraft_table is not None
 
     def __repr__(self) -> str:
         return f"Release({self.name})"
@@ -248,11 +252,15 @@ K33 = Release("3.3", ("3.3", "3.4"), group_types=_GROUP_TYPES_39, share_decoder=
               generic_missing_key=False, txn_log_json=False, txn_status_name=False, share_value_label="type",
               leader_change_json=False, remote_txn_idx_empty=False, java_tool=False, txn_index_highest_version=False,
               metadata_max_api_key=21, remote_decoder=False, before_38=True)  # 3.3: 20; unused (refused)
-K35 = Release("3.5", ("3.5", "3.6"), group_types=_GROUP_TYPES_39, share_decoder=False, value_version_check=False,
+K35 = Release("3.5", ("3.5",), group_types=_GROUP_TYPES_39, share_decoder=False, value_version_check=False,
               generic_missing_key=False, txn_log_json=False, txn_status_name=False, share_value_label="type",
               leader_change_json=False, remote_txn_idx_empty=False, java_tool=False, txn_index_highest_version=False,
-              metadata_max_api_key=26, remote_decoder=False, before_38=True)  # 3.5: 22; unused (refused)
-RELEASES: tuple[Release, ...] = (K28, K30, K31, K32, K33, K35, K37, K38, K39, K40, K41, K42, K43, K44)
+              metadata_max_api_key=22, remote_decoder=False, before_38=True)  # unused (refused)
+K36 = Release("3.6", ("3.6",), group_types=_GROUP_TYPES_39, share_decoder=False, value_version_check=False,
+              generic_missing_key=False, txn_log_json=False, txn_status_name=False, share_value_label="type",
+              leader_change_json=False, remote_txn_idx_empty=False, java_tool=False, txn_index_highest_version=False,
+              metadata_max_api_key=26, remote_decoder=False, before_38=True)  # its KRaft table decides
+RELEASES: tuple[Release, ...] = (K28, K30, K31, K32, K33, K35, K36, K37, K38, K39, K40, K41, K42, K43, K44)
 LATEST = K44
 #: Every release line kseg reproduces, oldest first ("3.7", "3.8", ... "4.4").
 LINES: tuple[str, ...] = tuple(line for r in RELEASES for line in r.lines)
