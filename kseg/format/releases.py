@@ -64,8 +64,10 @@ The differences, by release:
 
 * 3.3-3.6: 3.7's text (``git diff`` of the tool's strings, the coordinator text, the control types,
   the snapshot records: the same), but 3.3 and 3.4 print ``currentTxnFirstOffset`` as Scala's
-  ``Option``; grouped as 3.3 (3.3, 3.4) and 3.5 (3.5, 3.6).  Their ``--cluster-metadata-decoder`` is
-  refused: their KRaft types (up to 20 in 3.3, 21, 22, 26 in 3.6) are each read with that release's
+  ``Option``; grouped as 3.3 (3.3, 3.4); 3.5 and 3.6 apart for the KRaft decoder.  3.6's
+  ``--cluster-metadata-decoder`` reads with 3.6's own table (``kraft_table``); 3.3-3.5's is refused
+  (``DelegationTokenRecord`` v0 gained ``Requester`` in 3.6, ``UserScramCredentialRecord`` v0 was
+  re-laid in 3.5, both without a version bump): their KRaft types (up to 20 in 3.3, 21, 22, 26 in 3.6) are each read with that release's
   own classes, a newer record version with the old field list (as 3.9's classes read
   RegisterBrokerRecord v4, see ``tests/data/kafka4x/MANIFEST.md``), so 3.6 would read PartitionRecord
   v1's ``Directories`` array where its tagged fields are.  Reproducing that needs each release's
