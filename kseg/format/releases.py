@@ -178,7 +178,7 @@ class Release:
         #: ``IllegalStateException`` (3.0 prints ``unknown::version=N``); OffsetCommitValue/GroupMetadataValue
         #: know versions 0-3, TransactionLogValue 0 only; an unknown state is "Unknown transaction state byte"
         self.coordinator_28 = _key(name) < (3, 0)
-        #: 2.8-3.6's metadata classes read other layouts (see the module docstring): not reproduced
+        #: 2.8-3.5's metadata classes read other layouts (see the module docstring): not reproduced; 3.6 by its table
         #: 3.6: its own KRaft table (``kseg/decoders/schemas/releases/kraft-3.6.json``: types, highest versions,
         #: tagged fields of its metadata classes)
         self.kraft_table = name if name == "3.6" else None
