@@ -122,7 +122,8 @@ def kraft_table(line: str) -> dict:
     import json
     from importlib.resources import files
 
-    return json.loads((files("kseg.decoders") / "schemas" / "releases" / f"kraft-{line}.json").read_text("utf-8"))["records"]
+    text = (files("kseg.decoders") / "schemas" / "releases" / f"kraft-{line}.json").read_text("utf-8")
+    return json.loads(text)["records"]
 
 
 class ClusterMetadataLogMessageParser:

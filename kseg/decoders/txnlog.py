@@ -127,7 +127,8 @@ def _format_value(value: bytes, kafka_28: bool = False) -> str:
     status = v["transactionStatus"]
     if not 0 <= status < len(TRANSACTION_STATES):
         if kafka_28:  # TransactionMetadata.byteToState
-            raise IllegalStateException(f"Unknown transaction state byte {status} from the transaction status message")
+            raise IllegalStateException(
+                f"Unknown transaction state byte {status} from the transaction status message")
         raise IllegalStateException(f"Unknown transaction state id {status} from the transaction status message")
     state = TRANSACTION_STATES[status]
     if v["clientTransactionVersion"] not in TRANSACTION_VERSIONS:

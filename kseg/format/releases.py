@@ -67,11 +67,10 @@ The differences, by release:
   ``Option``; grouped as 3.3 (3.3, 3.4); 3.5 and 3.6 apart for the KRaft decoder.  3.6's
   ``--cluster-metadata-decoder`` reads with 3.6's own table (``kraft_table``); 3.3-3.5's is refused
   (``DelegationTokenRecord`` v0 gained ``Requester`` in 3.6, ``UserScramCredentialRecord`` v0 was
-  re-laid in 3.5, both without a version bump): their KRaft types (up to 20 in 3.3, 21, 22, 26 in 3.6) are each read with that release's
-  own classes, a newer record version with the old field list (as 3.9's classes read
-  RegisterBrokerRecord v4, see ``tests/data/kafka4x/MANIFEST.md``), so 3.6 would read PartitionRecord
-  v1's ``Directories`` array where its tagged fields are.  Reproducing that needs each release's
-  metadata schemas, which kseg does not carry.
+  re-laid in 3.5, both without a version bump).  Each of these releases reads its KRaft types (up to
+  20 in 3.3, 21, 22, 26 in 3.6) with its own classes, a newer record version with its old field
+  list (as 3.9's classes read RegisterBrokerRecord v4, see ``tests/data/kafka4x/MANIFEST.md``), so
+  3.6 reads PartitionRecord v1's ``Directories`` array where its tagged fields are.
 """
 
 from __future__ import annotations

@@ -1,33 +1,56 @@
-"""Write ``kseg/decoders/schemas/releases/kraft-<line>.json``: which KRaft record types, versions and tagged fields
-the metadata classes of Kafka release ``<line>`` know, read from ``apache/kafka``'s specs on that branch::
+"""Write ``kseg/decoders/schemas/releases/kraft-<line>.json``: the KRaft record types, highest versions and
+tagged fields that the metadata classes of Kafka release ``<line>`` know, read from the specs
+(``metadata/src/main/resources/common/metadata/*.json``) on that branch of an ``apache/kafka`` clone::
 
-    python tests/data/kafka4x/make_kraft_table.py 3.6 <apache-kafka-git-dir> > kseg/decoders/schemas/releases/kraft-3.6.json
+    python tests/data/kafka4x/make_kraft_table.py 3.6 <apache-kafka-git-dir> \\
+        > kseg/decoders/schemas/releases/kraft-3.6.json
 """
-import json, re, subprocess, sys
-line = sys.argv[1]
-repo = sys.argv[2]
-commit = subprocess.run(["git", "-C", repo, "rev-parse", line], capture_output=True, text=True).stdout.strip()
-d = "metadata/src/main/resources/common/metadata/"
-names = subprocess.run(["git", "-C", repo, "ls-tree", "--name-only", commit, d], capture_output=True, text=True).stdout.split()
-def camel(n): return n[0].lower() + n[1:]
-def tagged(struct, fields, out):
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+
+SPECS = "metadata/src/main/resources/common/metadata/"
+
+
+def git(repo: str, *args: str) -> str:
+    return subprocess.run(["git", "-C", repo, *args], capture_output=True, text=True, check=True).stdout
+
+
+def camel(name: str) -> str:
+    """A spec field name as kseg's schemas and Kafka's JSON converters spell it."""
+    return name[0].lower() + name[1:]
+
+
+def tagged_paths(struct: str, fields: list, out: list) -> None:
+    """``Struct.field`` of every tagged field under ``struct``."""
     for f in fields:
         if "tag" in f:
             out.append(f"{struct}.{camel(f['name'])}")
         if "fields" in f:
-            tagged(f["type"].lstrip("[]"), f["fields"], out)
-records = {}
-for p in names:
-    t = subprocess.run(["git", "-C", repo, "show", f"{commit}:{p}"], capture_output=True, text=True).stdout
-    spec = json.loads(re.sub(r"//.*", "", t))
-    if spec.get("type") != "metadata":
-        continue
-    hi = int(spec["validVersions"].split("-")[-1])
-    out = []
-    tagged(spec["name"], spec["fields"], out)
-    for cs in spec.get("commonStructs", []):
-        tagged(cs["name"], cs["fields"], out)
-    records[str(spec["apiKey"])] = {"name": spec["name"], "highest": hi, "tagged": sorted(out)}
-print(json.dumps({"kafkaLine": line, "kafkaCommit": commit,
-                  "source": "metadata/src/main/resources/common/metadata/*.json of apache/kafka",
-                  "records": dict(sorted(records.items(), key=lambda kv: int(kv[0])))}, indent=1))
+            tagged_paths(f["type"].lstrip("[]"), f["fields"], out)
+
+
+def table(line: str, repo: str) -> dict:
+    commit = git(repo, "rev-parse", line).strip()
+    records = {}
+    for path in git(repo, "ls-tree", "--name-only", commit, SPECS).split():
+        spec = json.loads(re.sub(r"//.*", "", git(repo, "show", f"{commit}:{path}")))
+        if spec.get("type") != "metadata":
+            continue
+        paths: list = []
+        tagged_paths(spec["name"], spec["fields"], paths)
+        for common in spec.get("commonStructs", []):
+            tagged_paths(common["name"], common["fields"], paths)
+        records[str(spec["apiKey"])] = {"name": spec["name"], "highest": int(spec["validVersions"].split("-")[-1]),
+                                        "tagged": sorted(paths)}
+    return {"kafkaLine": line, "kafkaCommit": commit,
+            "source": "metadata/src/main/resources/common/metadata/*.json of apache/kafka",
+            "records": dict(sorted(records.items(), key=lambda kv: int(kv[0])))}
+
+
+if __name__ == "__main__":
+    print(json.dumps(table(sys.argv[1], sys.argv[2]), indent=1))
