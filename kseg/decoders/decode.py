@@ -45,8 +45,8 @@ _PRIMITIVE_READERS: dict[str, Callable[[Reader], Any]] = {
 def read(struct: Struct, data: bytes | Reader, version: int, unknown_tags: frozenset = frozenset()) -> dict:
     """Read one ``struct`` at ``version`` from ``data`` (bytes or a positioned :class:`Reader`).
 
-    ``unknown_tags``: names of ``struct``'s tagged fields to read as unknown tags (kept aside, as an
-    older release's generated class that lacks them does); ``struct``'s own fields only."""
+    ``unknown_tags``: names of ``struct``'s own fields an older release's generated class lacks: a tagged
+    one is read as an unknown tag (kept aside), any other is not read (its default is left)."""
     r = data if isinstance(data, Reader) else Reader(data)
     key = (version, unknown_tags) if unknown_tags else version
     plan = struct.read_plans.get(key)
@@ -163,7 +163,7 @@ def _compile(struct: Struct, version: int, unknown_tags: frozenset = frozenset()
     for f in struct.fields:
         mandatory = f.versions.subtract(f.tagged)
         present, narrowed = branch(mandatory if mandatory is not None else f.versions, cur, version)
-        if present:
+        if present and f.name not in unknown_tags:
             ops.append((f.name, _value_op(f, struct, narrowed, version, False), None))
         else:
             ops.append((f.name, None, f.default()))

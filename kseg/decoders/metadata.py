@@ -109,10 +109,13 @@ def read_api_message(data: bytes | None, table: str = "metadata",
 
 
 def _unknown_tags(name: str, entry: dict) -> frozenset:
-    """The top-level tagged fields of ``name`` that an older release's class (``entry`` of its table) lacks."""
+    """The top-level fields of ``name`` that an older release's class (``entry`` of its table) lacks:
+    tagged ones it does not know, and fields absent from its spec (a layout changed without a version
+    bump, as ``DelegationTokenRecord`` v0's ``Requester`` of 3.6)."""
     struct = schema.message(name).struct
-    known = set(entry["tagged"])
-    return frozenset(f.name for f in struct.fields if f.tag is not None and f"{struct.name}.{f.name}" not in known)
+    known, fields = set(entry["tagged"]), set(entry["fields"])
+    return frozenset(f.name for f in struct.fields
+                     if f.name not in fields or (f.tag is not None and f"{struct.name}.{f.name}" not in known))
 
 
 @lru_cache(maxsize=None)
@@ -142,6 +145,7 @@ class ClusterMetadataLogMessageParser:
                 entry = known[str(api_key)]
                 data = to_tree(m.struct, message, min(version, entry["highest"]))
                 schema.drop_tagged_except(m, data, set(entry["tagged"]))
+                data = {k: v for k, v in data.items() if k in entry["fields"]}
             else:
                 data = schema.drop_newer_tagged(m, to_tree(m.struct, message, version), self.release.knows)
             renames = self.release.metadata_renames.get(name)

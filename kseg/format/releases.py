@@ -180,7 +180,7 @@ class Release:
         #: 2.8-3.5's metadata classes read other layouts (see the module docstring): not reproduced; 3.6 by its table
         #: 3.6: its own KRaft table (``kseg/decoders/schemas/releases/kraft-3.6.json``: types, highest versions,
         #: tagged fields of its metadata classes)
-        self.kraft_table = name if name == "3.6" else None
+        self.kraft_table = name if name in ("3.5", "3.6") else None
         self.cluster_metadata_decoder = _key(name) >= (3, 7) or self.kraft_table is not None
 
     def __repr__(self) -> str:

@@ -27,6 +27,8 @@ from tests.conftest import CORPUS_DATA, CORPUS_GOLDEN, golden_rows, run_cli
 
 LINES = ("3.0", "3.1", "3.2", "3.3", "3.4", "3.5", "3.6")
 OLD = LINES[:3]
+#: the lines whose own KRaft tables kseg carries (``kseg/decoders/schemas/releases/``)
+KRAFT_TABLES = ("3.5", "3.6")
 _HORIZON = re.compile(rb" deleteHorizonMs: \S+")
 _LAST_TS = re.compile(rb" lastTimestamp: -?\d+")
 _TXN = re.compile(rb"currentTxnFirstOffset: OptionalLong(?:\[(-?\d+)\]|\.empty)")
@@ -71,7 +73,7 @@ def test_corpus(line: str) -> None:
     for row in golden_rows():
         args = shlex.split(row["args"])
         result = run_cli(["dump", "--kafka-version", line, *args], cwd=CORPUS_DATA)
-        if "--cluster-metadata-decoder" in args and line != "3.6":
+        if "--cluster-metadata-decoder" in args and line not in KRAFT_TABLES:
             assert result.exit_code == 2 and result.stdout == b"", row
             continue
         code, want_out, want_err = _golden_37(row)
@@ -85,7 +87,7 @@ def test_corpus(line: str) -> None:
             assert result.stderr == want_err, row
         rewritten += want_out != _golden_37(row)[1]
         checked += 1
-    assert checked == len(golden_rows()) - (line != "3.6")
+    assert checked == len(golden_rows()) - (line not in KRAFT_TABLES)
     if line in OLD:
         assert rewritten >= 36  # every .log run at least (its "Starting offset:" line)
     else:  # 3.3/3.4: the producer snapshots only; 3.5/3.6: nothing
@@ -150,7 +152,7 @@ def test_max_bytes_refused(line: str) -> None:
     assert f"Kafka {line}'s tool has no --max-bytes (3.3+)".encode() in r.stderr
 
 
-@pytest.mark.parametrize("line", [x for x in LINES if x != "3.6"])
+@pytest.mark.parametrize("line", [x for x in LINES if x not in KRAFT_TABLES])
 def test_cluster_metadata_decoder_refused(line: str) -> None:
     """3.0-3.2's metadata classes read version 0 layouts that later changed without a version bump
     (FeatureLevelRecord, UserScramCredentialRecord, AccessControlRecord; MANIFEST "Kafka 3.0-3.2"),
@@ -180,7 +182,8 @@ def test_offsets_and_transaction_decoders_are_37s(line: str) -> None:
         assert old.stdout == as_released(new.stdout, line) and b"| offset: " in old.stdout
 
 
-def test_36_cluster_metadata_decoder_reads_as_36s_classes() -> None:
+@pytest.mark.parametrize("line", KRAFT_TABLES)
+def test_36_cluster_metadata_decoder_reads_as_36s_classes(line: str) -> None:
     """3.6's metadata classes (``kseg/decoders/schemas/releases/kraft-3.6.json``, from ``apache/kafka`` 3.6
     ``c888ab9``'s specs): types up to 26, RegisterBrokerRecord known to version 2, BrokerRegistrationChangeRecord
     to 1, every other to 0, and no ``LogDirs``/``CordonedLogDirs``/``Directories``/ELR tags.  A newer record
@@ -188,7 +191,7 @@ def test_36_cluster_metadata_decoder_reads_as_36s_classes() -> None:
     not printed, and printed with its own version number."""
     from tests.cli.test_dump_kafka_versions import DATA
 
-    r = run_cli(["dump", "--kafka-version", "3.6", "--cluster-metadata-decoder", "--files",
+    r = run_cli(["dump", "--kafka-version", line, "--cluster-metadata-decoder", "--files",
                  "__cluster_metadata-0/00000000000000000000.log"], cwd=DATA)
     payloads = [line.split(" payload: ", 1)[1] for line in r.stdout.decode().splitlines() if " payload: " in line]
     assert r.exit_code == 0 and payloads == [
@@ -225,3 +228,30 @@ def test_36_reads_partition_records_with_its_field_list() -> None:
     # a record of a version 3.6 knows prints as 3.7 prints it
     v0 = value("PartitionRecord", 3, 0, {"partitionId": 3})
     assert k36.parse(7, None, v0) == k37.parse(7, None, v0)
+
+
+def test_35_reads_delegation_tokens_without_requester() -> None:
+    """``DelegationTokenRecord.json`` v0 gained the non-tagged ``Requester`` in 3.6 without a version bump
+    (``@1361d5c`` has none): 3.5's class reads a 3.5-written record whole and a 3.6+ one with its own
+    field list, so ``Requester``'s bytes are read as ``Renewers``' and the record fails."""
+    from kseg.decoders import parser_for, schema
+    from kseg.decoders.encode import write
+    from kseg.decoders.wire import Writer
+    from kseg.format.releases import release
+
+    struct = schema.message("DelegationTokenRecord").struct
+    head = Writer()
+    for v in (1, 10, 0):
+        head.uvarint(v)
+    token = struct.default_value() | {"owner": "User:alice", "requester": "User:bob", "tokenId": "t1",
+                                      "renewers": ["User:carol"], "expirationTimestamp": 9}
+    k35, k36 = parser_for("cluster-metadata", release("3.5")), parser_for("cluster-metadata", release("3.6"))
+    new = head.getvalue() + write(struct, token, 0)
+    assert '"requester":"User:bob"' in k36.parse(5, None, new)[1]
+    assert k35.parse(5, None, new)[1].startswith("Error at 5, skipping. ")
+    # a record as 3.5 wrote it: the same bytes without Requester (a compact string: its length + 1, then UTF-8)
+    requester = b"\x09User:bob"
+    old = new.replace(b"User:alice" + requester, b"User:alice", 1)
+    assert len(old) == len(new) - len(requester)
+    text = k35.parse(5, None, old)[1]
+    assert '"owner":"User:alice","renewers":["User:carol"]' in text and "requester" not in text

@@ -46,9 +46,10 @@ def test_what_each_release_changed() -> None:
     # 3.3-3.6: 3.7's but Scala's Option in 3.3/3.4 and no KRaft decoder
     assert k33.lines == ("3.3", "3.4") and k35.lines == ("3.5",) and k36.lines == ("3.6",)
     assert k33.scala_txn_first_offset and not k35.scala_txn_first_offset
-    assert not k33.cluster_metadata_decoder and not k35.cluster_metadata_decoder
+    assert not k33.cluster_metadata_decoder
+    assert k35.cluster_metadata_decoder and k35.kraft_table == "3.5"
     assert k36.cluster_metadata_decoder and k36.kraft_table == "3.6"
-    assert not any(r.kraft_table for r in releases.RELEASES if r is not k36)
+    assert not any(r.kraft_table for r in releases.RELEASES if r not in (k35, k36))
     for r in (k33, k35, k36):
         assert [s for s in r.__slots__ if s not in ("name", "lines", "metadata_max_api_key", "cluster_metadata_decoder",
                                                     "scala_txn_first_offset", "kraft_table")

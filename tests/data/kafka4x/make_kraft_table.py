@@ -1,5 +1,5 @@
-"""Write ``kseg/decoders/schemas/releases/kraft-<line>.json``: the KRaft record types, highest versions and
-tagged fields that the metadata classes of Kafka release ``<line>`` know, read from the specs
+"""Write ``kseg/decoders/schemas/releases/kraft-<line>.json``: the KRaft record types, highest versions,
+top-level fields and tagged fields that the metadata classes of Kafka release ``<line>`` know, read from the specs
 (``metadata/src/main/resources/common/metadata/*.json``) on that branch of an ``apache/kafka`` clone::
 
     python tests/data/kafka4x/make_kraft_table.py 3.6 <apache-kafka-git-dir> \\
@@ -46,6 +46,7 @@ def table(line: str, repo: str) -> dict:
         for common in spec.get("commonStructs", []):
             tagged_paths(common["name"], common["fields"], paths)
         records[str(spec["apiKey"])] = {"name": spec["name"], "highest": int(spec["validVersions"].split("-")[-1]),
+                                        "fields": sorted(camel(f["name"]) for f in spec["fields"]),
                                         "tagged": sorted(paths)}
     return {"kafkaLine": line, "kafkaCommit": commit,
             "source": "metadata/src/main/resources/common/metadata/*.json of apache/kafka",
