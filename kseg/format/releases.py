@@ -64,10 +64,10 @@ The differences, by release:
 
 * 3.3-3.6: 3.7's text (``git diff`` of the tool's strings, the coordinator text, the control types,
   the snapshot records: the same), but 3.3 and 3.4 print ``currentTxnFirstOffset`` as Scala's
-  ``Option``; grouped as 3.3 (3.3, 3.4); 3.5 and 3.6 apart for the KRaft decoder.  3.6's
-  ``--cluster-metadata-decoder`` reads with 3.6's own table (``kraft_table``); 3.3-3.5's is refused
-  (``DelegationTokenRecord`` v0 gained ``Requester`` in 3.6, ``UserScramCredentialRecord`` v0 was
-  re-laid in 3.5, both without a version bump).  Each of these releases reads its KRaft types (up to
+  ``Option``; grouped as 3.3 (3.3, 3.4); 3.5 and 3.6 apart for the KRaft decoder.  3.5's and
+  3.6's ``--cluster-metadata-decoder`` read with their own tables (``kraft_table``: types, versions,
+  fields; 3.6 added ``DelegationTokenRecord`` v0's ``Requester`` without a version bump); 3.3/3.4's is
+  refused (``UserScramCredentialRecord`` v0 was re-laid in 3.5, not carried).  Each of these releases reads its KRaft types (up to
   20 in 3.3, 21, 22, 26 in 3.6) with its own classes, a newer record version with its old field
   list (as 3.9's classes read RegisterBrokerRecord v4, see ``tests/data/kafka4x/MANIFEST.md``), so
   3.6 reads PartitionRecord v1's ``Directories`` array where its tagged fields are.
@@ -177,9 +177,9 @@ class Release:
         #: ``IllegalStateException`` (3.0 prints ``unknown::version=N``); OffsetCommitValue/GroupMetadataValue
         #: know versions 0-3, TransactionLogValue 0 only; an unknown state is "Unknown transaction state byte"
         self.coordinator_28 = _key(name) < (3, 0)
-        #: 2.8-3.5's metadata classes read other layouts (see the module docstring): not reproduced; 3.6 by its table
-        #: 3.6: its own KRaft table (``kseg/decoders/schemas/releases/kraft-3.6.json``: types, highest versions,
-        #: tagged fields of its metadata classes)
+        #: 2.8-3.4's metadata classes read other layouts (see the module docstring): not reproduced
+        #: 3.5, 3.6: their own KRaft tables (``kseg/decoders/schemas/releases/kraft-<line>.json``: types,
+        #: highest versions, fields and tagged fields of their metadata classes)
         self.kraft_table = name if name in ("3.5", "3.6") else None
         self.cluster_metadata_decoder = _key(name) >= (3, 7) or self.kraft_table is not None
 
@@ -256,7 +256,7 @@ K33 = Release("3.3", ("3.3", "3.4"), group_types=_GROUP_TYPES_39, share_decoder=
 K35 = Release("3.5", ("3.5",), group_types=_GROUP_TYPES_39, share_decoder=False, value_version_check=False,
               generic_missing_key=False, txn_log_json=False, txn_status_name=False, share_value_label="type",
               leader_change_json=False, remote_txn_idx_empty=False, java_tool=False, txn_index_highest_version=False,
-              metadata_max_api_key=22, remote_decoder=False, before_38=True)  # unused (refused)
+              metadata_max_api_key=22, remote_decoder=False, before_38=True)  # its KRaft table decides
 K36 = Release("3.6", ("3.6",), group_types=_GROUP_TYPES_39, share_decoder=False, value_version_check=False,
               generic_missing_key=False, txn_log_json=False, txn_status_name=False, share_value_label="type",
               leader_change_json=False, remote_txn_idx_empty=False, java_tool=False, txn_index_highest_version=False,
