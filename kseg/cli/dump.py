@@ -48,7 +48,28 @@ def kraft_text_41(type_id: int, key: bytes, value: bytes | None) -> str | None:
 def _kraft_text_of(release):
     if release.leader_change_json:
         return kraft_text_41
+    if release.record_line_28:
+        return kraft_text_28
+    if not release.snapshot_files:
+        return kraft_text_32
     return kraft_text if release.kraft_control_records else kraft_text_37
+
+
+def kraft_text_28(type_id: int, key: bytes, value: bytes | None) -> str | None:
+    """Kafka 2.8's control types (``ControlRecordType.java@3893458``): 2 QUORUM_REASSIGNMENT, 3 LEADER_CHANGE,
+    every other one but ABORT/COMMIT ``UNKNOWN`` (3.0 made LEADER_CHANGE 2 and added 3/4)."""
+    name = {2: "QUORUM_REASSIGNMENT", 3: "LEADER_CHANGE"}.get(type_id, "UNKNOWN")
+    return f" controlType: {name}({type_id})"
+
+
+def kraft_text_32(type_id: int, key: bytes, value: bytes | None) -> str | None:
+    """Kafka 3.0-3.2's control records: its ``dumpLog`` matches ABORT/COMMIT only, so SNAPSHOT_HEADER (3)
+    and SNAPSHOT_FOOTER (4) print as ``controlType: NAME(N)`` (the JSON lines came in 3.3)."""
+    if type_id == 3:
+        return " controlType: SNAPSHOT_HEADER(3)"
+    if type_id == 4:
+        return " controlType: SNAPSHOT_FOOTER(4)"
+    return kraft_text_37(type_id, key, value)
 
 
 def kraft_text_37(type_id: int, key: bytes, value: bytes | None) -> str | None:
@@ -105,7 +126,7 @@ def kafka_release(value: str | None):
 @click.option("--remote-log-metadata-decoder", is_flag=True, help="Decode __remote_log_metadata records.")
 @click.option("--share-group-state-decoder", is_flag=True, help="Decode __share_group_state records.")
 @click.option("--kafka-version", "kafka_version", metavar="X.Y", default=None,
-              help="Print the text output of this Kafka release's kafka-dump-log.sh (3.7 to 4.4; default: "
+              help="Print the text output of this Kafka release's kafka-dump-log.sh (2.8 to 4.4; default: "
                    "$KSEG_KAFKA_VERSION, else the newest).  --format json does not change with it.")
 @format_option
 @quiet_option
@@ -155,6 +176,13 @@ def dump(paths, files_opt, print_data_log, deep_iteration, skip_record_metadata,
                 # Kafka 3.7's tool dies with ClassNotFoundException at its first .log file
                 raise click.UsageError(f"Kafka {release.name}'s tool has no {name} (3.8+); its decoders are "
                                        f"kafka.serializer.{name.rpartition('.')[2]}")
+    given = click.get_current_context().get_parameter_source("max_bytes") is not click.core.ParameterSource.DEFAULT
+    if not release.max_bytes_option and given:
+        # Kafka 3.0-3.2's option parser does not know --max-bytes (KAFKA-13687, 3.3): joptsimple dies
+        raise click.UsageError(f"Kafka {release.name}'s tool has no --max-bytes (3.3+)")
+    if "cluster-metadata" in chosen and not release.cluster_metadata_decoder:
+        raise click.UsageError(f"Kafka {release.name}'s --cluster-metadata-decoder is not reproduced: its metadata "
+                               "classes read other record layouts (kseg reproduces this decoder from 3.5)")
     if "remote-log-metadata" in chosen and not release.remote_decoder:
         # Kafka 3.8's option parser dies on it (joptsimple's UnrecognizedOptionException): a usage error here
         raise click.UsageError(f"Kafka {release.name}'s tool has no --remote-log-metadata-decoder (3.9+)")
@@ -175,6 +203,7 @@ def dump(paths, files_opt, print_data_log, deep_iteration, skip_record_metadata,
             gap_from_minus_one=release.java_tool and explicit,
             # and its .timeindex dump that dies on a corrupt batch after the indexed one
             time_index_reads_to_end=release.java_tool and explicit,
+            checkpoint_files=release.snapshot_files,
         )
     except KsegError as exc:
         raise click.UsageError(exc.describe()) from None

@@ -42,12 +42,16 @@ _PRIMITIVE_READERS: dict[str, Callable[[Reader], Any]] = {
 }
 
 
-def read(struct: Struct, data: bytes | Reader, version: int) -> dict:
-    """Read one ``struct`` at ``version`` from ``data`` (bytes or a positioned :class:`Reader`)."""
+def read(struct: Struct, data: bytes | Reader, version: int, unknown_tags: frozenset = frozenset()) -> dict:
+    """Read one ``struct`` at ``version`` from ``data`` (bytes or a positioned :class:`Reader`).
+
+    ``unknown_tags``: names of ``struct``'s own fields an older release's generated class lacks: a tagged
+    one is read as an unknown tag (kept aside), any other is not read (its default is left)."""
     r = data if isinstance(data, Reader) else Reader(data)
-    plan = struct.read_plans.get(version)
+    key = (version, unknown_tags) if unknown_tags else version
+    plan = struct.read_plans.get(key)
     if plan is None:
-        plan = struct.read_plans[version] = _compile(struct, version)
+        plan = struct.read_plans[key] = _compile(struct, version, unknown_tags)
     return plan(r)
 
 
@@ -144,7 +148,7 @@ def _value_op(field: Field, struct: Struct, possible: Versions, version: int, ta
                                field.struct)
 
 
-def _compile(struct: Struct, version: int) -> Callable[[Reader], dict]:
+def _compile(struct: Struct, version: int, unknown_tags: frozenset = frozenset()) -> Callable[[Reader], dict]:
     taken, _ = branch(struct.parent, struct.versions, version)
     if not taken:
         message = f"Can't read version {version} of {struct.name}"
@@ -159,7 +163,7 @@ def _compile(struct: Struct, version: int) -> Callable[[Reader], dict]:
     for f in struct.fields:
         mandatory = f.versions.subtract(f.tagged)
         present, narrowed = branch(mandatory if mandatory is not None else f.versions, cur, version)
-        if present:
+        if present and f.name not in unknown_tags:
             ops.append((f.name, _value_op(f, struct, narrowed, version, False), None))
         else:
             ops.append((f.name, None, f.default()))
@@ -169,7 +173,7 @@ def _compile(struct: Struct, version: int) -> Callable[[Reader], dict]:
     if has_tags:
         for f in struct.fields:
             valid_tagged = f.versions.intersect(f.tagged)
-            if valid_tagged.empty:
+            if valid_tagged.empty or f.name in unknown_tags:
                 continue
             ok, present_tagged = branch(valid_tagged, cur_flex, version)
             if ok:

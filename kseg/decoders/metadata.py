@@ -68,7 +68,7 @@ def _short_varint(r: Reader | None, entity: str) -> int:
 
 
 def read_api_message(data: bytes | None, table: str = "metadata",
-                     max_api_key: int = 32767) -> tuple[str, int, int, dict]:
+                     max_api_key: int = 32767, known: dict | None = None) -> tuple[str, int, int, dict]:
     """``AbstractApiMessageSerde.read``: ``(message name, api key, version, message)``.
 
     ``table`` picks the api-key registry: ``"metadata"`` (KRaft records) or
@@ -88,16 +88,45 @@ def read_api_message(data: bytes | None, table: str = "metadata",
             f"(only frame version {DEFAULT_FRAME_VERSION} is supported)")
     api_key = _short_varint(r, "type")
     version = _short_varint(r, "version")
-    name = schema.metadata_names(table).get(api_key) if api_key <= max_api_key else None
+    read_version, unknown_tags = version, frozenset()
+    if known is not None:  # an older release's own table (kraft-<line>.json): its types and versions
+        entry = known.get(str(api_key))
+        name = None if entry is None else entry["name"]
+        if entry is not None:  # its generated read checks no version: a newer one is read with its field list
+            read_version = min(version, entry["highest"])
+            unknown_tags = _unknown_tags(name, entry)
+    else:
+        name = schema.metadata_names(table).get(api_key) if api_key <= max_api_key else None
     if name is None:
         raise MetadataParseException.wrapping(UnsupportedVersionException(f"Unknown metadata id {api_key}"))
     try:
-        message = read(schema.message(name).struct, r, version)
+        message = read(schema.message(name).struct, r, read_version, unknown_tags)
     except JavaException as exc:
         raise MetadataParseException(f"Failed to deserialize record with type {api_key}", exc) from None
     if r.remaining() > 0:
         raise MetadataParseException(f"Found {r.remaining()} byte(s) of garbage after {api_key}")
     return name, api_key, version, message
+
+
+def _unknown_tags(name: str, entry: dict) -> frozenset:
+    """The top-level fields of ``name`` that an older release's class (``entry`` of its table) lacks:
+    tagged ones it does not know, and fields absent from its spec (a layout changed without a version
+    bump, as ``DelegationTokenRecord`` v0's ``Requester`` of 3.6)."""
+    struct = schema.message(name).struct
+    known, fields = set(entry["tagged"]), set(entry["fields"])
+    return frozenset(f.name for f in struct.fields
+                     if f.name not in fields or (f.tag is not None and f"{struct.name}.{f.name}" not in known))
+
+
+@lru_cache(maxsize=None)
+def kraft_table(line: str) -> dict:
+    """``schemas/releases/kraft-<line>.json``: the KRaft record types (api key -> name, highest version, tagged
+    field paths) the metadata classes of Kafka ``line`` know (``tests/data/kafka4x/make_kraft_table.py``)."""
+    import json
+    from importlib.resources import files
+
+    text = (files("kseg.decoders") / "schemas" / "releases" / f"kraft-{line}.json").read_text("utf-8")
+    return json.loads(text)["records"]
 
 
 class ClusterMetadataLogMessageParser:
@@ -107,10 +136,18 @@ class ClusterMetadataLogMessageParser:
         self.release = release
 
     def parse(self, offset: int, key: bytes | None, value: bytes | None) -> tuple[None, str]:
+        known = kraft_table(self.release.kraft_table) if self.release.kraft_table else None
         try:
-            name, _, version, message = read_api_message(value, max_api_key=self.release.metadata_max_api_key)
+            name, api_key, version, message = read_api_message(value, max_api_key=self.release.metadata_max_api_key,
+                                                               known=known)
             m = schema.message(name)
-            data = schema.drop_newer_tagged(m, to_tree(m.struct, message, version), self.release.knows)
+            if known is not None:  # that release's field list and its tagged fields only
+                entry = known[str(api_key)]
+                data = to_tree(m.struct, message, min(version, entry["highest"]))
+                schema.drop_tagged_except(m, data, set(entry["tagged"]))
+                data = {k: v for k, v in data.items() if k in entry["fields"]}
+            else:
+                data = schema.drop_newer_tagged(m, to_tree(m.struct, message, version), self.release.knows)
             renames = self.release.metadata_renames.get(name)
             if renames:  # a field's JSON name in that release's converter
                 data = {renames.get(k, k): v for k, v in data.items()}

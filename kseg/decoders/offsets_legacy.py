@@ -1,4 +1,4 @@
-"""``--offsets-decoder`` of Kafka 3.0-3.7: ``GroupMetadataManager.formatRecordKeyAndValue``.
+"""``--offsets-decoder`` of Kafka 2.8-3.7: ``GroupMetadataManager.formatRecordKeyAndValue``.
 
 Kafka 3.8 replaced it (KAFKA-16470) with the JSON of :mod:`kseg.decoders.coordinator`.
 Facts from ``core/src/main/scala/kafka/coordinator/group/GroupMetadataManager.scala``
@@ -118,17 +118,17 @@ def _check_subscriptions(members: list[dict]) -> None:
             return  # ConsumerProtocol turns it into a SchemaException: logged, ignored
 
 
-def _group_text(group: str, value: bytes) -> str:
+def _group_text(group: str, value: bytes, kafka_28: bool = False) -> str:
     r = Reader(value)
     version = r.int16()
-    if not 0 <= version <= _VALUE_VERSIONS["GroupMetadataValue"]:
+    if not 0 <= version <= (3 if kafka_28 else _VALUE_VERSIONS["GroupMetadataValue"]):
         raise IllegalStateException(f"Unknown group metadata message version: {version}")
     v = _read("GroupMetadataValue", r, version)
     by_id: dict[str, dict] = {}
     static: set[str] = set()
     for m in v["members"]:
         instance = m.get("groupInstanceId")
-        if instance is not None:
+        if instance is not None and not kafka_28:  # 2.8's addStaticMember replaces without a check
             if instance in static:
                 raise IllegalStateException(f"Static member with groupInstanceId={instance} cannot be added to "
                                             f"group {group} since it is already a member")
@@ -147,17 +147,21 @@ def _group_text(group: str, value: bytes) -> str:
     return dumps(out)
 
 
-def _offset_text(value: bytes) -> str:
+def _offset_text(value: bytes, highest: int | None = None) -> str:
     r = Reader(value)
     version = r.int16()
-    if not 0 <= version <= _VALUE_VERSIONS["OffsetCommitValue"]:
+    if not 0 <= version <= (highest if highest is not None else _VALUE_VERSIONS["OffsetCommitValue"]):
         raise IllegalStateException(f"Unknown offset message version: {version}")
     v = _read("OffsetCommitValue", r, version)
     return f"offset={v['offset']}" + (f",metadata={v['metadata']}" if v["metadata"] else "")
 
 
-def format_record_key_and_value(key: bytes | None, value: bytes | None) -> tuple[str, str | None]:
-    """``GroupMetadataManager.formatRecordKeyAndValue``; raises :class:`JavaException` where Kafka throws."""
+def format_record_key_and_value(key: bytes | None, value: bytes | None,
+                                kafka_28: bool = False) -> tuple[str, str | None]:
+    """``GroupMetadataManager.formatRecordKeyAndValue``; raises :class:`JavaException` where Kafka throws.
+
+    ``kafka_28``: Kafka 2.8's classes (``GroupMetadataManager.scala@3893458``): an unknown key version is
+    ``IllegalStateException`` "Unknown group metadata message version: V" and the values know versions 0-3."""
     if key is None:
         raise KafkaException("Failed to decode message using offset topic decoder (message had a missing key)")
     r = Reader(key)
@@ -165,11 +169,13 @@ def format_record_key_and_value(key: bytes | None, value: bytes | None) -> tuple
     if version in (0, 1):
         k = _read("OffsetCommitKey", r, 0)
         key_text = f"offset_commit::group={k['group']},partition={k['topic']}-{k['partition']}"
-        return key_text, "<DELETE>" if value is None else _offset_text(value)
+        return key_text, "<DELETE>" if value is None else _offset_text(value, 3 if kafka_28 else None)
     if version == 2:
         group = _read("GroupMetadataKey", r, 0)["group"]
         key_text = f"group_metadata::group={group}"
-        return key_text, "<DELETE>" if value is None else _group_text(group, value)
+        return key_text, "<DELETE>" if value is None else _group_text(group, value, kafka_28)
+    if kafka_28:
+        raise IllegalStateException(f"Unknown group metadata message version: {version}")
     return f"unknown::version={version}", None
 
 
@@ -182,6 +188,6 @@ class LegacyOffsetsMessageParser:
 
     def parse(self, offset: int, key: bytes | None, value: bytes | None) -> tuple[str | None, str | None]:
         try:
-            return format_record_key_and_value(key, value)
+            return format_record_key_and_value(key, value, self.release.coordinator_28)
         except JavaException as exc:
             raise UncaughtJavaException(exc, offset) from None

@@ -224,6 +224,28 @@ def drop_newer_tagged(message: Message, tree: dict, knows: Any) -> dict:
     return tree
 
 
+def drop_tagged_except(message: Message, tree: dict, known: set) -> dict:
+    """Remove from ``tree`` every tagged field whose ``Struct.field`` path is not in ``known`` (an older
+    release's classes keep such a tag aside and never print it).  Returns ``tree``."""
+    drops: set = set()
+    _tagged_paths(message.struct, drops, set())
+    drops -= known
+    if drops:
+        _drop(message.struct, tree, drops)
+    return tree
+
+
+def _tagged_paths(struct: Struct, out: set, seen: set) -> None:
+    if struct.name in seen:
+        return
+    seen.add(struct.name)
+    for f in struct.fields:
+        if f.tag is not None:
+            out.add(f"{struct.name}.{f.name}")
+        if f.struct is not None:
+            _tagged_paths(f.struct, out, seen)
+
+
 def _drop(struct: Struct, node: dict, drops: set) -> None:
     for f in struct.fields:
         if f.name not in node:

@@ -118,14 +118,17 @@ def _read_key(key: bytes | None) -> tuple[bool, int, str | None]:
     return False, version, None
 
 
-def _format_value(value: bytes) -> str:
+def _format_value(value: bytes, kafka_28: bool = False) -> str:
     r = Reader(value)
     version = r.int16()
-    if not _VALUE_VERSIONS[0] <= version <= _VALUE_VERSIONS[1]:
+    if not _VALUE_VERSIONS[0] <= version <= (0 if kafka_28 else _VALUE_VERSIONS[1]):  # 2.8: version 0 only
         raise IllegalStateException(f"Unknown version {version} from the transaction log message value")
     v = read(schema.message("TransactionLogValue").struct, r, version)
     status = v["transactionStatus"]
     if not 0 <= status < len(TRANSACTION_STATES):
+        if kafka_28:  # TransactionMetadata.byteToState
+            raise IllegalStateException(
+                f"Unknown transaction state byte {status} from the transaction status message")
         raise IllegalStateException(f"Unknown transaction state id {status} from the transaction status message")
     state = TRANSACTION_STATES[status]
     if v["clientTransactionVersion"] not in TRANSACTION_VERSIONS:
@@ -144,13 +147,20 @@ def _format_value(value: bytes) -> str:
             f"txnTimeoutMs={v['transactionTimeoutMs']}")
 
 
-def format_record_key_and_value(key: bytes | None, value: bytes | None) -> tuple[str, str | None]:
-    """``TransactionLog.formatRecordKeyAndValue``; raises :class:`JavaException` where Kafka throws."""
+def format_record_key_and_value(key: bytes | None, value: bytes | None,
+                                kafka_28: bool = False) -> tuple[str, str | None]:
+    """``TransactionLog.formatRecordKeyAndValue``; raises :class:`JavaException` where Kafka throws.
+
+    ``kafka_28``: Kafka 2.8's ``TransactionLog.scala@3893458``: an unknown key version is
+    ``IllegalStateException`` "Unknown version V from the transaction log message" (3.0: ``unknown::version=V``),
+    a value of version 1 "Unknown version 1 from the transaction log message value"."""
     known, version, transactional_id = _read_key(key)
     if not known:
+        if kafka_28:
+            raise IllegalStateException(f"Unknown version {version} from the transaction log message")
         return f"unknown::version={version}", None
     key_text = f"transaction_metadata::transactionalId={transactional_id}"
-    return key_text, "<DELETE>" if value is None else _format_value(value)
+    return key_text, "<DELETE>" if value is None else _format_value(value, kafka_28)
 
 
 class JsonTransactionLogParser(_CoordinatorParser):
@@ -182,6 +192,6 @@ class TransactionLogMessageParser:
         if self._json is not None:
             return self._json.parse(offset, key, value)
         try:
-            return format_record_key_and_value(key, value)
+            return format_record_key_and_value(key, value, self.release.coordinator_28)
         except JavaException as exc:
             raise UncaughtJavaException(exc, offset) from None

@@ -51,24 +51,26 @@ The differences, by release:
   ``.txnindex`` dump prints ``AbortedTxn.HIGHEST_SUPPORTED_VERSION`` (0) as every
   entry's version.
 
-Release lines before 3.7 print in other layouts; kseg does not reproduce them
-and says so (a usage error).  What their tools print differently, read on the
-``apache/kafka`` branches (``git diff`` of ``DumpLogSegments.scala``; the tool's
-own code prints the same in 3.3-3.7):
+* 3.0-3.2 (``DumpLogSegments.scala`` at 3.0 ``dee764c8``, 3.1 ``2b57b38f``, 3.2 ``e4ca0666``): 3.7's
+  decoders and record lines, but ``Starting offset: N``; a ``.checkpoint`` is an unknown file and control
+  types 3/4 print by name (the snapshot dump came in 3.3); no ``--max-bytes``; ``currentTxnFirstOffset``
+  as Scala's ``None``/``Some(N)`` (to 3.4); 3.0 and 3.1 no ``deleteHorizonMs``, 3.0 no ``lastTimestamp``.
+* 2.8 (``3893458``): 3.0's, but the record line carries the batch's fields, ``compresscodec`` is the
+  enum's name (``NONE``), control types 2/3 are QUORUM_REASSIGNMENT/LEADER_CHANGE, and its coordinator
+  classes throw on an unknown offsets/transaction key and know fewer value versions.
+* ``--cluster-metadata-decoder`` is refused under 2.8-3.2: their metadata classes know version 0 of
+  each record, read every newer version with its field list, and version 0 itself later changed
+  without a bump (``FeatureLevelRecord``, ``UserScramCredentialRecord``, ...); not carried.
 
-* 3.3-3.6 (against 3.7): KRaft types up to 20 (3.3), 21, 22, 26 (3.6), each
-  read with that release's own classes: a newer record version is read with
-  the old field list (as 3.9's classes read RegisterBrokerRecord v4, see
-  ``tests/data/kafka4x/MANIFEST.md``), so 3.6 would read PartitionRecord v1's
-  ``Directories`` array where its tagged fields are.  Reproducing that needs
-  each release's metadata schemas, which kseg does not carry.
-* 3.2: ``Starting offset: N`` instead of ``Log starting offset: N``; no
-  ``.checkpoint`` dump, no ``--max-bytes``, no SnapshotHeader/Footer lines.
-* 3.1: and no ``deleteHorizonMs`` on the batch line.
-* 3.0: and no ``lastTimestamp`` on a producer-snapshot line.
-* 2.8: another record line (``offset: N isValid: .. crc: .. keySize: ..`` with
-  the batch's fields), ``compresscodec`` as the enum's name (upper case), an
-  unknown offsets/transaction key an exception, not ``unknown::version=N``.
+* 3.3-3.6: 3.7's text (``git diff`` of the tool's strings, the coordinator text, the control types,
+  the snapshot records: the same), but 3.3 and 3.4 print ``currentTxnFirstOffset`` as Scala's
+  ``Option``; grouped as 3.3 (3.3, 3.4); 3.5 and 3.6 apart for the KRaft decoder.  3.5's and
+  3.6's ``--cluster-metadata-decoder`` read with their own tables (``kraft_table``: types, versions,
+  fields; 3.6 added ``DelegationTokenRecord`` v0's ``Requester`` without a version bump); 3.3/3.4's is
+  refused (``UserScramCredentialRecord`` v0 was re-laid in 3.5, not carried).  Each of these releases reads its KRaft types (up to
+  20 in 3.3, 21, 22, 26 in 3.6) with its own classes, a newer record version with its old field
+  list (as 3.9's classes read RegisterBrokerRecord v4, see ``tests/data/kafka4x/MANIFEST.md``), so
+  3.6 reads PartitionRecord v1's ``Directories`` array where its tagged fields are.
 """
 
 from __future__ import annotations
@@ -87,21 +89,31 @@ class Release:
     """What one release line's ``DumpLogSegments`` prints differently (see the module docstring)."""
 
     __slots__ = (
+        "cluster_metadata_decoder",
+        "coordinator_28",
+        "delete_horizon",
         "deprecated_serializer_notice",
         "generic_missing_key",
         "group_types",
         "java_tool",
+        "kraft_table",
         "kraft_control_records",
         "leader_change_json",
         "legacy_offsets_text",
         "lines",
+        "log_start_label",
         "metadata_max_api_key",
         "metadata_renames",
+        "max_bytes_option",
         "name",
+        "producer_last_timestamp",
+        "record_line_28",
         "remote_decoder",
+        "scala_txn_first_offset",
         "remote_txn_idx_empty",
         "share_decoder",
         "share_value_label",
+        "snapshot_files",
         "tools_api_decoders",
         "txn_index_highest_version",
         "txn_log_json",
@@ -143,6 +155,33 @@ class Release:
         #: 3.8 and 3.9: "kafka.serializer.X is deprecated. Please use org.apache.kafka.tools.api.X instead"
         #: (printed per .log when the decoders are made); 4.0 removed the old classes
         self.deprecated_serializer_notice = name in ("3.8", "3.9")
+        #: 3.3 added the .checkpoint dump (KAFKA-13845), ``--max-bytes`` (KAFKA-13687), the SnapshotHeader/Footer
+        #: lines and "Log starting offset:"; 3.0-3.2 print "Starting offset:", ignore a .checkpoint as an
+        #: unknown file and print control types 3/4 as ``controlType: SNAPSHOT_HEADER(3)``
+        tool_33 = _key(name) >= (3, 3)
+        self.log_start_label = "Log starting offset: " if tool_33 else "Starting offset: "
+        self.snapshot_files = tool_33
+        self.max_bytes_option = tool_33
+        #: the batch line's ``deleteHorizonMs`` (3.2+, apache/kafka#11694) and the producer-snapshot line's
+        #: ``lastTimestamp`` (3.1+)
+        self.delete_horizon = _key(name) >= (3, 2)
+        self.producer_last_timestamp = _key(name) >= (3, 1)
+        #: up to 3.4 ``ProducerStateEntry`` was Scala: ``currentTxnFirstOffset`` an ``Option[Long]``, printed
+        #: ``None``/``Some(N)``; Java's ``OptionalLong`` (``OptionalLong.empty``/``OptionalLong[N]``) from 3.5
+        self.scala_txn_first_offset = _key(name) < (3, 5)
+        #: 2.8: the record line carries the batch's fields (``offset: N isValid: .. crc: .. keySize: ..``), the
+        #: batch line's ``compresscodec`` is the enum's name (``NONE``), control types 2/3 are
+        #: QUORUM_REASSIGNMENT/LEADER_CHANGE (3.0 renumbered them)
+        self.record_line_28 = _key(name) < (3, 0)
+        #: 2.8's coordinator classes: an unknown offsets or transaction key version throws
+        #: ``IllegalStateException`` (3.0 prints ``unknown::version=N``); OffsetCommitValue/GroupMetadataValue
+        #: know versions 0-3, TransactionLogValue 0 only; an unknown state is "Unknown transaction state byte"
+        self.coordinator_28 = _key(name) < (3, 0)
+        #: 2.8-3.4's metadata classes read other layouts (see the module docstring): not reproduced
+        #: 3.5, 3.6: their own KRaft tables (``kseg/decoders/schemas/releases/kraft-<line>.json``: types,
+        #: highest versions, fields and tagged fields of their metadata classes)
+        self.kraft_table = name if name in ("3.5", "3.6") else None
+        self.cluster_metadata_decoder = _key(name) >= (3, 7) or self.kraft_table is not None
 
     def __repr__(self) -> str:
         return f"Release({self.name})"
@@ -192,18 +231,61 @@ K44 = Release("4.4", ("4.4",), group_types=_GROUP_TYPES_41, share_decoder=True, 
               remote_txn_idx_empty=True, java_tool=True, txn_index_highest_version=True,
               metadata_max_api_key=29, share_value_label="version")
 
-RELEASES: tuple[Release, ...] = (K37, K38, K39, K40, K41, K42, K43, K44)
+K28 = Release("2.8", ("2.8",), group_types=_GROUP_TYPES_39, share_decoder=False, value_version_check=False,
+              generic_missing_key=False, txn_log_json=False, txn_status_name=False, share_value_label="type",
+              leader_change_json=False, remote_txn_idx_empty=False, java_tool=False, txn_index_highest_version=False,
+              metadata_max_api_key=14, remote_decoder=False, before_38=True)
+K30 = Release("3.0", ("3.0",), group_types=_GROUP_TYPES_39, share_decoder=False, value_version_check=False,
+              generic_missing_key=False, txn_log_json=False, txn_status_name=False, share_value_label="type",
+              leader_change_json=False, remote_txn_idx_empty=False, java_tool=False, txn_index_highest_version=False,
+              metadata_max_api_key=17, remote_decoder=False, before_38=True)
+K31 = Release("3.1", ("3.1",), group_types=_GROUP_TYPES_39, share_decoder=False, value_version_check=False,
+              generic_missing_key=False, txn_log_json=False, txn_status_name=False, share_value_label="type",
+              leader_change_json=False, remote_txn_idx_empty=False, java_tool=False, txn_index_highest_version=False,
+              metadata_max_api_key=17, remote_decoder=False, before_38=True)
+K32 = Release("3.2", ("3.2",), group_types=_GROUP_TYPES_39, share_decoder=False, value_version_check=False,
+              generic_missing_key=False, txn_log_json=False, txn_status_name=False, share_value_label="type",
+              leader_change_json=False, remote_txn_idx_empty=False, java_tool=False, txn_index_highest_version=False,
+              metadata_max_api_key=19, remote_decoder=False, before_38=True)
+#: 3.3/3.4 and 3.5/3.6 print what 3.7 prints (the same tool strings, coordinator text and control types);
+#: 3.3/3.4 only differ by Scala's ``Option`` on a producer-snapshot line; their KRaft decoder is refused
+K33 = Release("3.3", ("3.3", "3.4"), group_types=_GROUP_TYPES_39, share_decoder=False, value_version_check=False,
+              generic_missing_key=False, txn_log_json=False, txn_status_name=False, share_value_label="type",
+              leader_change_json=False, remote_txn_idx_empty=False, java_tool=False, txn_index_highest_version=False,
+              metadata_max_api_key=21, remote_decoder=False, before_38=True)  # 3.3: 20; unused (refused)
+K35 = Release("3.5", ("3.5",), group_types=_GROUP_TYPES_39, share_decoder=False, value_version_check=False,
+              generic_missing_key=False, txn_log_json=False, txn_status_name=False, share_value_label="type",
+              leader_change_json=False, remote_txn_idx_empty=False, java_tool=False, txn_index_highest_version=False,
+              metadata_max_api_key=22, remote_decoder=False, before_38=True)  # its KRaft table decides
+K36 = Release("3.6", ("3.6",), group_types=_GROUP_TYPES_39, share_decoder=False, value_version_check=False,
+              generic_missing_key=False, txn_log_json=False, txn_status_name=False, share_value_label="type",
+              leader_change_json=False, remote_txn_idx_empty=False, java_tool=False, txn_index_highest_version=False,
+              metadata_max_api_key=26, remote_decoder=False, before_38=True)  # its KRaft table decides
+RELEASES: tuple[Release, ...] = (K28, K30, K31, K32, K33, K35, K36, K37, K38, K39, K40, K41, K42, K43, K44)
 LATEST = K44
 #: Every release line kseg reproduces, oldest first ("3.7", "3.8", ... "4.4").
 LINES: tuple[str, ...] = tuple(line for r in RELEASES for line in r.lines)
 #: Release lines whose tool prints in layouts kseg does not reproduce.
-UNSUPPORTED = ("2.8", "3.0", "3.1", "3.2", "3.3", "3.4", "3.5", "3.6")
+UNSUPPORTED: tuple[str, ...] = ()
 _BY_LINE = {line: r for r in RELEASES for line in r.lines}
 
 
+#: Every release line from 2.8 to the newest, in order (there was no 2.9).
+_ALL_LINES = ("2.8", *(f"3.{m}" for m in range(10)), *(f"4.{m}" for m in range(5)))
+
+
 def supported_range() -> str:
-    """``"3.7-4.4"``: the release lines ``--kafka-version`` accepts."""
-    return f"{LINES[0]}-{LINES[-1]}"
+    """``"2.8-4.4"``: the release lines ``--kafka-version`` accepts, as runs of consecutive lines."""
+    runs: list[list[str]] = []
+    previous = False
+    for line in _ALL_LINES:
+        if line in _BY_LINE:
+            if previous:
+                runs[-1].append(line)
+            else:
+                runs.append([line])
+        previous = line in _BY_LINE
+    return ", ".join(run[0] if len(run) == 1 else f"{run[0]}-{run[-1]}" for run in runs)
 
 
 def release(text: str | None) -> Release:

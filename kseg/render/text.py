@@ -19,6 +19,7 @@ from kseg.format import timestamp_type, v2, v2_records
 from kseg.format import releases
 from kseg.format.compression import codec_name
 from kseg.render.values import bool_text as _bool
+from kseg.render import text28
 from kseg.render.sink import BufferedWriter
 from kseg.render.values import KRaftText, control_text, optional_long, string_decoder
 
@@ -49,6 +50,10 @@ class TextSink(BufferedWriter):
         self.preamble = ""
         self.kraft_text = kraft_text
         self._batch_parts: dict = {}
+        #: Kafka 2.8 (kseg.render.text28): the batch's fields on every record line
+        self.r28 = release.record_line_28
+        self._position = 0
+        self._legacy_base: tuple = (None, 0)
 
     # -- file level -------------------------------------------------------------
     def dumping(self, path: str) -> None:
@@ -58,7 +63,7 @@ class TextSink(BufferedWriter):
         self.err_line(f"Ignoring unknown file {path}")
 
     def log_start(self, base_offset: int) -> None:
-        self.write(f"{self.preamble}Log starting offset: {base_offset}\n")
+        self.write(f"{self.preamble}{self.release.log_start_label}{base_offset}\n")
 
     def bootstrap_snapshot(self) -> None:
         self.write(f"{self.preamble}KRaft bootstrap snapshot\n")
@@ -72,13 +77,17 @@ class TextSink(BufferedWriter):
     # -- batches --------------------------------------------------------------------
     def batch(self, b, position: int) -> None:
         """The line of one batch: a v2 one through :meth:`batch_lines`, a legacy entry here."""
+        self._position = position
         if b.magic >= 2:
             self.batch_lines([(position, b.size, b.h, b.is_valid())])
             return
         self.write(
             f"offset: {b.offset} position: {position} {b.timestamp_type}: {b.max_timestamp} size: {b.size} "
-            f"magic: {b.magic} compresscodec: {codec_name(b.codec)} crc: {b.crc} isvalid: {_bool(b.is_valid())}\n"
+            f"magic: {b.magic} compresscodec: {self._codec(b.codec)} crc: {b.crc} isvalid: {_bool(b.is_valid())}\n"
         )
+
+    def _codec(self, codec_id: int) -> str:
+        return text28.enum_codec(codec_id) if self.r28 else codec_name(codec_id)
 
     def batch_lines(self, items: list) -> None:
         """The v2 batch line (``DumpLogSegments.printBatchLevel``), for a list from ``FileRecords.scan``.
@@ -158,13 +167,15 @@ class TextSink(BufferedWriter):
         h = v2.BatchHeader._make(h)  # scan's plain tuple, named on this cold path
         attrs = h.attributes
         horizon = h.base_timestamp if attrs & v2.DELETE_HORIZON_FLAG else None
+        # Kafka 3.0/3.1's batch line ends at isControl (deleteHorizonMs: 3.2+)
+        horizon_text = f"deleteHorizonMs: {optional_long(horizon)} " if self.release.delete_horizon else ""
         return (
             f"producerId: {h.producer_id} producerEpoch: {h.producer_epoch} "
             f"partitionLeaderEpoch: {h.partition_leader_epoch} "
             f"isTransactional: {_bool(attrs & v2.TRANSACTIONAL_FLAG)} isControl: {_bool(attrs & v2.CONTROL_FLAG)} "
-            f"deleteHorizonMs: {optional_long(horizon)} ",
+            f"{horizon_text}",
             f"{timestamp_type.of_attributes(attrs)}: ",
-            f"magic: {h.magic} compresscodec: {codec_name(attrs & v2.CODEC_MASK)} crc: ",
+            f"magic: {h.magic} compresscodec: {self._codec(attrs & v2.CODEC_MASK)} crc: ",
         )
 
     # -- records --------------------------------------------------------------------
@@ -177,9 +188,10 @@ class TextSink(BufferedWriter):
             self.write(skip_metadata_line(key_text, payload_text, self.java))
             return
         key, value = rec.key, rec.value
-        self.write(record_line(b.timestamp_type, rec.offset, rec.timestamp, rec.sequence,
-                               -1 if key is None else len(key), -1 if value is None else len(value),
-                               rec.headers, extra, key_text, payload_text))
+        line = record_line(b.timestamp_type, rec.offset, rec.timestamp, rec.sequence,
+                           -1 if key is None else len(key), -1 if value is None else len(value),
+                           rec.headers, extra, key_text, payload_text)
+        self.write(text28.v2_line(line, text28.v2_batch_fields(b, self._position)) if self.r28 else line)
 
     def v2_records(self, b, records: list, key_decoder=None, value_decoder=None) -> None:
         """Record lines of a chunk of a v2 data batch's records (the hot path of deep iteration).
@@ -192,6 +204,9 @@ class TextSink(BufferedWriter):
         made before a decoder fails is kept.
         """
         ts_type = timestamp_type.of_attributes(b.h[v2.ATTRIBUTES])
+        if self.r28:
+            self._v2_records_28(b, ts_type, records, key_decoder, value_decoder)
+            return
         if _c_lines is not None:
             # the compiled engine (kseg.engine): the same lines, encoded; a record it does not cover
             # (headers, null key or value, invalid UTF-8) gets the Python formatter's line through the fallback
@@ -243,10 +258,22 @@ class TextSink(BufferedWriter):
         finally:
             self.write_lines(lines)
 
+    def _v2_records_28(self, b, ts_type: str, records: list, key_decoder, value_decoder) -> None:
+        """:meth:`v2_records` as Kafka 2.8 prints them (:mod:`kseg.render.text28`)."""
+        fields = text28.v2_batch_fields(b, self._position)
+        lines = []
+        for o, ts, seq, k, v, hs in records:
+            if key_decoder is None:
+                line = record_line(ts_type, o, ts, seq, k, v, hs, None, None, None)
+            else:
+                line = _decoded_line(ts_type, o, ts, seq, k, v, hs, key_decoder, value_decoder)
+            lines.append(text28.v2_line(line, fields))
+        self.write_lines(lines)
+
     @property
     def spans(self) -> bool:
         """Whether :meth:`v2_spans` is the faster path (the compiled engine prints from the buffer)."""
-        return _c_lines is not None and not self.skip
+        return _c_lines is not None and not self.skip and not self.r28
 
     def v2_spans(self, b, records: list, buf) -> None:
         """:meth:`v2_records` with Kafka's string decoders, for records whose key and value are spans
@@ -269,6 +296,12 @@ class TextSink(BufferedWriter):
         """The line of one v0/v1 record (a :class:`kseg.format.legacy.LegacyRecord`)."""
         if self.skip:
             self.write(skip_metadata_line(key_text, payload_text, self.java))
+            return
+        if self.r28:
+            if self._legacy_base[0] is not b:  # the entry's first inner record: its baseOffset
+                self._legacy_base = (b, rec.offset)
+            fields = text28.legacy_batch_fields(b, self._legacy_base[1], self._position)
+            self.write(text28.legacy_line(rec, b.timestamp_type, fields, key_text, payload_text))
             return
         key, value = rec.key, rec.value
         line = (
@@ -302,11 +335,17 @@ class TextSink(BufferedWriter):
         )
 
     def producer_entry(self, e) -> None:
-        txn = optional_long(e.current_txn_first_offset if e.current_txn_first_offset >= 0 else None)
+        first = e.current_txn_first_offset if e.current_txn_first_offset >= 0 else None
+        if self.release.scala_txn_first_offset:  # Kafka 3.0-3.4: Scala's Option[Long]
+            txn = "None" if first is None else f"Some({first})"
+        else:
+            txn = optional_long(first)
         line = (
             f"producerId: {e.producer_id} producerEpoch: {e.epoch} coordinatorEpoch: {e.coordinator_epoch} "
-            f"currentTxnFirstOffset: {txn} lastTimestamp: {e.timestamp}"
+            f"currentTxnFirstOffset: {txn}"
         )
+        if self.release.producer_last_timestamp:  # 3.1+
+            line += f" lastTimestamp: {e.timestamp}"
         if e.last_offset >= 0:
             line += (
                 f" firstSequence: {e.first_sequence} lastSequence: {e.last_sequence} "

@@ -103,7 +103,7 @@ class DumpOptions:
 
     __slots__ = ("print_data_log", "deep_iteration", "skip_record_metadata", "verify_index_only",
                  "index_sanity_check", "max_message_size", "max_bytes", "key_decoder", "value_decoder", "parser",
-                 "gap_from_minus_one", "time_index_reads_to_end")
+                 "gap_from_minus_one", "time_index_reads_to_end", "checkpoint_files")
 
     def __init__(
         self,
@@ -119,6 +119,7 @@ class DumpOptions:
         parser: object | None = None,  # a topic decoder with parse(offset, key, value)
         gap_from_minus_one: bool = False,  # Kafka 4.3+'s rule: a first offset N != 0 is "-1 is followed by N"
         time_index_reads_to_end: bool = False,  # Kafka 4.3+: a .timeindex dump reads the log to its end
+        checkpoint_files: bool = True,  # Kafka 3.3+ dumps a .checkpoint; 3.0-3.2 ignore it as an unknown file
     ) -> None:
         self.print_data_log = print_data_log
         self.deep_iteration = deep_iteration
@@ -132,6 +133,7 @@ class DumpOptions:
         self.parser = parser
         self.gap_from_minus_one = gap_from_minus_one
         self.time_index_reads_to_end = time_index_reads_to_end
+        self.checkpoint_files = checkpoint_files
 
     @property
     def deep(self) -> bool:
@@ -205,7 +207,7 @@ class Dumper:
             files.SNAPSHOT: self.dump_snapshot,
             files.TXN_INDEX: self.dump_txn_index,
         }.get(kind)
-        if handler is None:
+        if handler is None or (kind == files.CHECKPOINT and not self.opts.checkpoint_files):
             self.sink.unknown_file(files.display(path))
             return
         try:
