@@ -162,7 +162,7 @@ def test_max_bytes_refused(line: str) -> None:
 def test_cluster_metadata_decoder_refused(line: str) -> None:
     """3.0-3.2's metadata classes read version 0 layouts that later changed without a version bump
     (FeatureLevelRecord, UserScramCredentialRecord, AccessControlRecord; MANIFEST "Kafka 3.0-3.2"),
-    3.3-3.6's their own older field lists: not reproduced, so refused (exit 2) rather than printed
+    (3.3-3.6 read with their own tables, see the tests below): not reproduced, so refused (exit 2) rather than printed
     wrong.  --format json is unaffected."""
     from kseg.format.releases import release
 
