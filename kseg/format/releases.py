@@ -58,9 +58,12 @@ The differences, by release:
 * 2.8 (``3893458``): 3.0's, but the record line carries the batch's fields, ``compresscodec`` is the
   enum's name (``NONE``), control types 2/3 are QUORUM_REASSIGNMENT/LEADER_CHANGE, and its coordinator
   classes throw on an unknown offsets/transaction key and know fewer value versions.
-* ``--cluster-metadata-decoder`` is refused under 2.8-3.2: their metadata classes know version 0 of
-  each record, read every newer version with its field list, and version 0 itself later changed
-  without a bump (``FeatureLevelRecord``, ``UserScramCredentialRecord``, ...); not carried.
+* ``--cluster-metadata-decoder`` under 3.0-3.2 reads with their own tables (``kraft_table``): their
+  metadata classes know version 0 of each record (types 0-12, 14-17; 3.2 also 18, 19), read every newer
+  version with its field list, and version 0 itself later changed without a bump: the tables carry
+  3.0-3.2's layouts of ``FeatureLevelRecord`` (``MinFeatureLevel``/``MaxFeatureLevel``),
+  ``UserScramCredentialRecord``, ``AccessControlRecord`` (6), ``RemoveFeatureLevelRecord`` (16) and 3.0/3.1's
+  ``ProducerIdsRecord`` (``ProducerIdsEnd``).  Refused under 2.8 (its ``raft`` module's serde; not carried).
 
 * 3.3-3.6: 3.7's text (``git diff`` of the tool's strings, the coordinator text, the control types,
   the snapshot records: the same), but 3.3 and 3.4 print ``currentTxnFirstOffset`` as Scala's
@@ -179,11 +182,11 @@ class Release:
         #: ``IllegalStateException`` (3.0 prints ``unknown::version=N``); OffsetCommitValue/GroupMetadataValue
         #: know versions 0-3, TransactionLogValue 0 only; an unknown state is "Unknown transaction state byte"
         self.coordinator_28 = _key(name) < (3, 0)
-        #: 2.8-3.2's metadata classes read other layouts (see the module docstring): not reproduced
-        #: 3.3-3.6: their own KRaft tables (``kseg/decoders/schemas/releases/kraft-<line>.json``: types,
-        #: highest versions, fields and tagged fields of their metadata classes; 3.3/3.4's also the
-        #: ``layout`` of ``AccessControlRecord`` and ``UserScramCredentialRecord`` v0)
-        self.kraft_table = name if name in ("3.3", "3.4", "3.5", "3.6") else None
+        #: 2.8's metadata classes (see the module docstring): not reproduced
+        #: 3.0-3.6: their own KRaft tables (``kseg/decoders/schemas/releases/kraft-<line>.json``: types,
+        #: highest versions, fields and tagged fields of their metadata classes; 3.0-3.4's also the
+        #: ``layout`` of the records kseg's schemas lay out otherwise, e.g. ``UserScramCredentialRecord`` v0)
+        self.kraft_table = name if (3, 0) <= _key(name) <= (3, 6) else None
         self.cluster_metadata_decoder = _key(name) >= (3, 7) or self.kraft_table is not None
 
     def __repr__(self) -> str:

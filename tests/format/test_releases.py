@@ -50,7 +50,9 @@ def test_what_each_release_changed() -> None:
     assert k34.cluster_metadata_decoder and k34.kraft_table == "3.4"
     assert k35.cluster_metadata_decoder and k35.kraft_table == "3.5"
     assert k36.cluster_metadata_decoder and k36.kraft_table == "3.6"
-    assert not any(r.kraft_table for r in releases.RELEASES if r not in (k33, k34, k35, k36))
+    assert all(r.cluster_metadata_decoder and r.kraft_table == r.name for r in (k30, k31, k32))
+    assert not any(r.kraft_table for r in releases.RELEASES if r not in (k30, k31, k32, k33, k34, k35, k36))
+    assert not k28.cluster_metadata_decoder
     for r in (k33, k34, k35, k36):
         assert [s for s in r.__slots__ if s not in ("name", "lines", "metadata_max_api_key", "cluster_metadata_decoder",
                                                     "scala_txn_first_offset", "kraft_table")
@@ -59,12 +61,13 @@ def test_what_each_release_changed() -> None:
     assert k28.record_line_28 and k28.coordinator_28
     assert not any(r.record_line_28 or r.coordinator_28 for r in releases.RELEASES[1:])
     assert [s for s in k28.__slots__ if s not in ("name", "lines", "metadata_max_api_key", "record_line_28",
-                                                  "coordinator_28") and getattr(k28, s) != getattr(k30, s)] == []
+                                                  "coordinator_28", "cluster_metadata_decoder", "kraft_table")
+            and getattr(k28, s) != getattr(k30, s)] == []
     # 3.0-3.2: 3.7's decoders and record lines; the tool lines 3.3 changed, and two older ones
-    tool_33 = ("log_start_label", "snapshot_files", "max_bytes_option", "cluster_metadata_decoder")
+    tool_33 = ("log_start_label", "snapshot_files", "max_bytes_option", "cluster_metadata_decoder", "kraft_table")
     assert all(r.legacy_offsets_text and not r.tools_api_decoders for r in (k28, k30, k31, k32))
     assert all(r.log_start_label == "Starting offset: " and not r.snapshot_files and not r.max_bytes_option
-               and not r.cluster_metadata_decoder and r.scala_txn_first_offset for r in (k28, k30, k31, k32))
+               and r.scala_txn_first_offset for r in (k28, k30, k31, k32))
     assert all(r.log_start_label == "Log starting offset: " and r.snapshot_files and r.max_bytes_option
                and r.cluster_metadata_decoder and not r.scala_txn_first_offset for r in newer)
     assert (k30.delete_horizon, k31.delete_horizon, k32.delete_horizon) == (False, False, True)
