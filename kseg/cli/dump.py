@@ -182,7 +182,7 @@ def dump(paths, files_opt, print_data_log, deep_iteration, skip_record_metadata,
         raise click.UsageError(f"Kafka {release.name}'s tool has no --max-bytes (3.3+)")
     if "cluster-metadata" in chosen and not release.cluster_metadata_decoder:
         raise click.UsageError(f"Kafka {release.name}'s --cluster-metadata-decoder is not reproduced: its metadata "
-                               "classes read other record layouts (kseg reproduces this decoder from 3.5)")
+                               "classes read other record layouts (kseg reproduces this decoder from 3.0)")
     if "remote-log-metadata" in chosen and not release.remote_decoder:
         # Kafka 3.8's option parser dies on it (joptsimple's UnrecognizedOptionException): a usage error here
         raise click.UsageError(f"Kafka {release.name}'s tool has no --remote-log-metadata-decoder (3.9+)")

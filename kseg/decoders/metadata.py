@@ -88,7 +88,7 @@ def read_api_message(data: bytes | None, table: str = "metadata",
             f"(only frame version {DEFAULT_FRAME_VERSION} is supported)")
     api_key = _short_varint(r, "type")
     version = _short_varint(r, "version")
-    read_version, unknown_tags = version, frozenset()
+    read_version, unknown_tags, entry = version, frozenset(), None
     if known is not None:  # an older release's own table (kraft-<line>.json): its types and versions
         entry = known.get(str(api_key))
         name = None if entry is None else entry["name"]
@@ -100,7 +100,7 @@ def read_api_message(data: bytes | None, table: str = "metadata",
     if name is None:
         raise MetadataParseException.wrapping(UnsupportedVersionException(f"Unknown metadata id {api_key}"))
     try:
-        message = read(schema.message(name).struct, r, read_version, unknown_tags)
+        message = read(release_message(name, entry).struct, r, read_version, unknown_tags)
     except JavaException as exc:
         raise MetadataParseException(f"Failed to deserialize record with type {api_key}", exc) from None
     if r.remaining() > 0:
@@ -112,10 +112,25 @@ def _unknown_tags(name: str, entry: dict) -> frozenset:
     """The top-level fields of ``name`` that an older release's class (``entry`` of its table) lacks:
     tagged ones it does not know, and fields absent from its spec (a layout changed without a version
     bump, as ``DelegationTokenRecord`` v0's ``Requester`` of 3.6)."""
-    struct = schema.message(name).struct
+    struct = release_message(name, entry).struct
     known, fields = set(entry["tagged"]), set(entry["fields"])
     return frozenset(f.name for f in struct.fields
                      if f.name not in fields or (f.tag is not None and f"{struct.name}.{f.name}" not in known))
+
+
+_LAYOUTS: dict[int, schema.Message] = {}
+
+
+def release_message(name: str, entry: dict | None) -> schema.Message:
+    """The schema a release's class reads ``name`` with: the ``layout`` of its table's ``entry`` (a record kseg's
+    own schemas lay out otherwise or lack: 3.3/3.4's ``UserScramCredentialRecord`` v0, ``AccessControlRecord``),
+    else kseg's own."""
+    if entry is None or "layout" not in entry:
+        return schema.message(name)
+    found = _LAYOUTS.get(id(entry))
+    if found is None:  # entries live as long as kraft_table's cache
+        found = _LAYOUTS[id(entry)] = schema.Message(entry["layout"])
+    return found
 
 
 @lru_cache(maxsize=None)
@@ -140,9 +155,9 @@ class ClusterMetadataLogMessageParser:
         try:
             name, api_key, version, message = read_api_message(value, max_api_key=self.release.metadata_max_api_key,
                                                                known=known)
-            m = schema.message(name)
-            if known is not None:  # that release's field list and its tagged fields only
-                entry = known[str(api_key)]
+            entry = known[str(api_key)] if known is not None else None
+            m = release_message(name, entry)
+            if entry is not None:  # that release's field list and its tagged fields only
                 data = to_tree(m.struct, message, min(version, entry["highest"]))
                 schema.drop_tagged_except(m, data, set(entry["tagged"]))
                 data = {k: v for k, v in data.items() if k in entry["fields"]}

@@ -58,16 +58,21 @@ The differences, by release:
 * 2.8 (``3893458``): 3.0's, but the record line carries the batch's fields, ``compresscodec`` is the
   enum's name (``NONE``), control types 2/3 are QUORUM_REASSIGNMENT/LEADER_CHANGE, and its coordinator
   classes throw on an unknown offsets/transaction key and know fewer value versions.
-* ``--cluster-metadata-decoder`` is refused under 2.8-3.2: their metadata classes know version 0 of
-  each record, read every newer version with its field list, and version 0 itself later changed
-  without a bump (``FeatureLevelRecord``, ``UserScramCredentialRecord``, ...); not carried.
+* ``--cluster-metadata-decoder`` under 3.0-3.2 reads with their own tables (``kraft_table``): their
+  metadata classes know version 0 of each record (types 0-12, 14-17; 3.2 also 18, 19), read every newer
+  version with its field list, and version 0 itself later changed without a bump: the tables carry
+  3.0-3.2's layouts of ``FeatureLevelRecord`` (``MinFeatureLevel``/``MaxFeatureLevel``),
+  ``UserScramCredentialRecord``, ``AccessControlRecord`` (6), ``RemoveFeatureLevelRecord`` (16) and 3.0/3.1's
+  ``ProducerIdsRecord`` (``ProducerIdsEnd``).  Refused under 2.8 (its ``raft`` module's serde; not carried).
 
 * 3.3-3.6: 3.7's text (``git diff`` of the tool's strings, the coordinator text, the control types,
   the snapshot records: the same), but 3.3 and 3.4 print ``currentTxnFirstOffset`` as Scala's
-  ``Option``; grouped as 3.3 (3.3, 3.4); 3.5 and 3.6 apart for the KRaft decoder.  3.5's and
-  3.6's ``--cluster-metadata-decoder`` read with their own tables (``kraft_table``: types, versions,
-  fields; 3.6 added ``DelegationTokenRecord`` v0's ``Requester`` without a version bump); 3.3/3.4's is
-  refused (``UserScramCredentialRecord`` v0 was re-laid in 3.5, not carried).  Each of these releases reads its KRaft types (up to
+  ``Option``; each apart for the KRaft decoder.  Their ``--cluster-metadata-decoder`` reads with
+  their own tables (``kraft_table``: types, versions, fields; 3.6 added ``DelegationTokenRecord`` v0's
+  ``Requester`` without a version bump); 3.3's and 3.4's tables also carry the layouts kseg's schemas
+  lack: ``UserScramCredentialRecord`` v0 (``Name``, ``CredentialInfos`` of ``Mechanism``, ``Salt``,
+  ``SaltedPassword``, ``Iterations``; re-laid in 3.5 without a bump, so a 3.5+ record is read, and
+  fails or misreads, as 3.3/3.4's class would) and type 6 ``AccessControlRecord`` (gone in 3.5).  Each of these releases reads its KRaft types (up to
   20 in 3.3, 21, 22, 26 in 3.6) with its own classes, a newer record version with its old field
   list (as 3.9's classes read RegisterBrokerRecord v4, see ``tests/data/kafka4x/MANIFEST.md``), so
   3.6 reads PartitionRecord v1's ``Directories`` array where its tagged fields are.
@@ -177,10 +182,11 @@ class Release:
         #: ``IllegalStateException`` (3.0 prints ``unknown::version=N``); OffsetCommitValue/GroupMetadataValue
         #: know versions 0-3, TransactionLogValue 0 only; an unknown state is "Unknown transaction state byte"
         self.coordinator_28 = _key(name) < (3, 0)
-        #: 2.8-3.4's metadata classes read other layouts (see the module docstring): not reproduced
-        #: 3.5, 3.6: their own KRaft tables (``kseg/decoders/schemas/releases/kraft-<line>.json``: types,
-        #: highest versions, fields and tagged fields of their metadata classes)
-        self.kraft_table = name if name in ("3.5", "3.6") else None
+        #: 2.8's metadata classes (see the module docstring): not reproduced
+        #: 3.0-3.6: their own KRaft tables (``kseg/decoders/schemas/releases/kraft-<line>.json``: types,
+        #: highest versions, fields and tagged fields of their metadata classes; 3.0-3.4's also the
+        #: ``layout`` of the records kseg's schemas lay out otherwise, e.g. ``UserScramCredentialRecord`` v0)
+        self.kraft_table = name if (3, 0) <= _key(name) <= (3, 6) else None
         self.cluster_metadata_decoder = _key(name) >= (3, 7) or self.kraft_table is not None
 
     def __repr__(self) -> str:
@@ -247,12 +253,16 @@ K32 = Release("3.2", ("3.2",), group_types=_GROUP_TYPES_39, share_decoder=False,
               generic_missing_key=False, txn_log_json=False, txn_status_name=False, share_value_label="type",
               leader_change_json=False, remote_txn_idx_empty=False, java_tool=False, txn_index_highest_version=False,
               metadata_max_api_key=19, remote_decoder=False, before_38=True)
-#: 3.3/3.4 and 3.5/3.6 print what 3.7 prints (the same tool strings, coordinator text and control types);
-#: 3.3/3.4 only differ by Scala's ``Option`` on a producer-snapshot line; their KRaft decoder is refused
-K33 = Release("3.3", ("3.3", "3.4"), group_types=_GROUP_TYPES_39, share_decoder=False, value_version_check=False,
+#: 3.3-3.6 print what 3.7 prints (the same tool strings, coordinator text and control types); 3.3/3.4 only
+#: differ by Scala's ``Option`` on a producer-snapshot line; each reads KRaft records with its own table
+K33 = Release("3.3", ("3.3",), group_types=_GROUP_TYPES_39, share_decoder=False, value_version_check=False,
               generic_missing_key=False, txn_log_json=False, txn_status_name=False, share_value_label="type",
               leader_change_json=False, remote_txn_idx_empty=False, java_tool=False, txn_index_highest_version=False,
-              metadata_max_api_key=21, remote_decoder=False, before_38=True)  # 3.3: 20; unused (refused)
+              metadata_max_api_key=20, remote_decoder=False, before_38=True)  # its KRaft table decides
+K34 = Release("3.4", ("3.4",), group_types=_GROUP_TYPES_39, share_decoder=False, value_version_check=False,
+              generic_missing_key=False, txn_log_json=False, txn_status_name=False, share_value_label="type",
+              leader_change_json=False, remote_txn_idx_empty=False, java_tool=False, txn_index_highest_version=False,
+              metadata_max_api_key=21, remote_decoder=False, before_38=True)  # its KRaft table decides
 K35 = Release("3.5", ("3.5",), group_types=_GROUP_TYPES_39, share_decoder=False, value_version_check=False,
               generic_missing_key=False, txn_log_json=False, txn_status_name=False, share_value_label="type",
               leader_change_json=False, remote_txn_idx_empty=False, java_tool=False, txn_index_highest_version=False,
@@ -261,7 +271,7 @@ K36 = Release("3.6", ("3.6",), group_types=_GROUP_TYPES_39, share_decoder=False,
               generic_missing_key=False, txn_log_json=False, txn_status_name=False, share_value_label="type",
               leader_change_json=False, remote_txn_idx_empty=False, java_tool=False, txn_index_highest_version=False,
               metadata_max_api_key=26, remote_decoder=False, before_38=True)  # its KRaft table decides
-RELEASES: tuple[Release, ...] = (K28, K30, K31, K32, K33, K35, K36, K37, K38, K39, K40, K41, K42, K43, K44)
+RELEASES: tuple[Release, ...] = (K28, K30, K31, K32, K33, K34, K35, K36, K37, K38, K39, K40, K41, K42, K43, K44)
 LATEST = K44
 #: Every release line kseg reproduces, oldest first ("3.7", "3.8", ... "4.4").
 LINES: tuple[str, ...] = tuple(line for r in RELEASES for line in r.lines)

@@ -13,7 +13,7 @@ def test_lines_and_default() -> None:
     assert releases.release(None) is releases.LATEST and releases.release("  ") is releases.LATEST
 
 
-@pytest.mark.parametrize("text,name", [("2.8", "2.8"), ("2.8.2", "2.8"), ("3.0", "3.0"), ("3.1.2", "3.1"), ("3.2", "3.2"), ("3.3", "3.3"), ("3.4.1", "3.3"), ("3.5", "3.5"), ("3.6.2", "3.6"), ("3.7", "3.7"), ("3.7.2", "3.7"), ("3.8", "3.8"), ("3.8.1", "3.8"), ("3.9", "3.9"), ("4.0", "4.0"), ("4.1", "4.1"), ("4.2.1", "4.2"),
+@pytest.mark.parametrize("text,name", [("2.8", "2.8"), ("2.8.2", "2.8"), ("3.0", "3.0"), ("3.1.2", "3.1"), ("3.2", "3.2"), ("3.3", "3.3"), ("3.4.1", "3.4"), ("3.5", "3.5"), ("3.6.2", "3.6"), ("3.7", "3.7"), ("3.7.2", "3.7"), ("3.8", "3.8"), ("3.8.1", "3.8"), ("3.9", "3.9"), ("4.0", "4.0"), ("4.1", "4.1"), ("4.2.1", "4.2"),
                                        ("04.3", "4.3"), ("4.4.0", "4.4")])
 def test_release_of_a_version(text: str, name: str) -> None:
     assert releases.release(text).name == name
@@ -41,16 +41,19 @@ def test_knows_orders_release_lines() -> None:
 
 def test_what_each_release_changed() -> None:
     """The facts of the module docstring, one release at a time (docs/dump.md's table)."""
-    k28, k30, k31, k32, k33, k35, k36, k37, k38, k39, k40, k41, k42, k43, k44 = releases.RELEASES
-    newer = releases.RELEASES[7:]  # 3.7 on
-    # 3.3-3.6: 3.7's but Scala's Option in 3.3/3.4 and no KRaft decoder
-    assert k33.lines == ("3.3", "3.4") and k35.lines == ("3.5",) and k36.lines == ("3.6",)
-    assert k33.scala_txn_first_offset and not k35.scala_txn_first_offset
-    assert not k33.cluster_metadata_decoder
+    k28, k30, k31, k32, k33, k34, k35, k36, k37, k38, k39, k40, k41, k42, k43, k44 = releases.RELEASES
+    newer = releases.RELEASES[8:]  # 3.7 on
+    # 3.3-3.6: 3.7's but Scala's Option in 3.3/3.4 and each release's own KRaft table
+    assert k33.lines == ("3.3",) and k34.lines == ("3.4",) and k35.lines == ("3.5",) and k36.lines == ("3.6",)
+    assert k33.scala_txn_first_offset and k34.scala_txn_first_offset and not k35.scala_txn_first_offset
+    assert k33.cluster_metadata_decoder and k33.kraft_table == "3.3"
+    assert k34.cluster_metadata_decoder and k34.kraft_table == "3.4"
     assert k35.cluster_metadata_decoder and k35.kraft_table == "3.5"
     assert k36.cluster_metadata_decoder and k36.kraft_table == "3.6"
-    assert not any(r.kraft_table for r in releases.RELEASES if r not in (k35, k36))
-    for r in (k33, k35, k36):
+    assert all(r.cluster_metadata_decoder and r.kraft_table == r.name for r in (k30, k31, k32))
+    assert not any(r.kraft_table for r in releases.RELEASES if r not in (k30, k31, k32, k33, k34, k35, k36))
+    assert not k28.cluster_metadata_decoder
+    for r in (k33, k34, k35, k36):
         assert [s for s in r.__slots__ if s not in ("name", "lines", "metadata_max_api_key", "cluster_metadata_decoder",
                                                     "scala_txn_first_offset", "kraft_table")
                 and getattr(r, s) != getattr(k37, s)] == []
@@ -58,12 +61,13 @@ def test_what_each_release_changed() -> None:
     assert k28.record_line_28 and k28.coordinator_28
     assert not any(r.record_line_28 or r.coordinator_28 for r in releases.RELEASES[1:])
     assert [s for s in k28.__slots__ if s not in ("name", "lines", "metadata_max_api_key", "record_line_28",
-                                                  "coordinator_28") and getattr(k28, s) != getattr(k30, s)] == []
+                                                  "coordinator_28", "cluster_metadata_decoder", "kraft_table")
+            and getattr(k28, s) != getattr(k30, s)] == []
     # 3.0-3.2: 3.7's decoders and record lines; the tool lines 3.3 changed, and two older ones
-    tool_33 = ("log_start_label", "snapshot_files", "max_bytes_option", "cluster_metadata_decoder")
+    tool_33 = ("log_start_label", "snapshot_files", "max_bytes_option", "cluster_metadata_decoder", "kraft_table")
     assert all(r.legacy_offsets_text and not r.tools_api_decoders for r in (k28, k30, k31, k32))
     assert all(r.log_start_label == "Starting offset: " and not r.snapshot_files and not r.max_bytes_option
-               and not r.cluster_metadata_decoder and r.scala_txn_first_offset for r in (k28, k30, k31, k32))
+               and r.scala_txn_first_offset for r in (k28, k30, k31, k32))
     assert all(r.log_start_label == "Log starting offset: " and r.snapshot_files and r.max_bytes_option
                and r.cluster_metadata_decoder and not r.scala_txn_first_offset for r in newer)
     assert (k30.delete_horizon, k31.delete_horizon, k32.delete_horizon) == (False, False, True)
@@ -94,4 +98,4 @@ def test_what_each_release_changed() -> None:
     assert k41.share_value_label == k42.share_value_label == "version"
     assert not k42.java_tool and k43.java_tool and not k43.txn_status_name
     assert k44.txn_status_name and k44.txn_index_highest_version
-    assert [r.metadata_max_api_key for r in releases.RELEASES] == [14, 17, 17, 19, 21, 22, 26, 27, 27, 27, 28, 28, 28, 28, 29]
+    assert [r.metadata_max_api_key for r in releases.RELEASES] == [14, 17, 17, 19, 20, 21, 22, 26, 27, 27, 27, 28, 28, 28, 28, 29]
