@@ -56,14 +56,27 @@ def cap_jobs(requested: int) -> tuple[int, str | None]:
     return jobs, why
 
 
-def worker_init() -> None:
-    """Workers leave Ctrl-C to the parent, which stops them (one message, exit 130)."""
+def worker_init(parent: int | None = None) -> None:
+    """Workers leave Ctrl-C to the parent, which stops them (one message, exit 130), and die with it:
+    a parent that exits while its pool is still starting (a Ctrl-C then) must not leave a worker
+    blocked on its task queue for ever, holding the terminal's stderr open (Linux: ``PR_SET_PDEATHSIG``)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if parent is None:
+        return
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # not Linux: the parent's stop() is the only way out
+        pass
+    if os.getppid() != parent:  # the parent died before the death signal was armed
+        os._exit(1)
 
 
 def new_pool(jobs: int) -> ProcessPoolExecutor:
-    """A pool of ``jobs`` workers that ignore SIGINT."""
-    return ProcessPoolExecutor(max_workers=jobs, initializer=worker_init)
+    """A pool of ``jobs`` workers that ignore SIGINT and end when the parent does."""
+    return ProcessPoolExecutor(max_workers=jobs, initializer=worker_init, initargs=(os.getpid(),))
 
 
 def stop(pool: ProcessPoolExecutor) -> None:

@@ -87,8 +87,8 @@ def test_ctrl_c_at_any_moment_after_start_up_is_130(root: Path) -> None:
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT, env=env)
         time.sleep(0.005 * i)
         p.send_signal(signal.SIGINT)
-        err = p.stderr.read().decode()
-        rc = p.wait()
+        err = p.communicate(timeout=60)[1].decode()  # a worker left behind would hold stderr open: a hang
+        rc = p.returncode
         outcomes.append(rc)
         assert "Aborted!" not in err
         assert not any(where in err for where in ("kseg/cli/", "click/", "concurrent/")), err
@@ -114,3 +114,16 @@ def test_a_signal_wrapped_by_python_is_still_the_signal(wrapped: type, code: int
     p = subprocess.run([sys.executable, "-c", code_text], capture_output=True, cwd=ROOT, timeout=60)
     assert p.returncode == code, (p.returncode, p.stderr)
     assert p.stderr.decode() == err
+
+
+def test_a_worker_dies_with_its_parent() -> None:
+    """A parent that exits at once (a Ctrl-C while its pool starts) leaves no worker blocked on its task
+    queue, holding stderr open: the workers carry PR_SET_PDEATHSIG (the sweep above met such an orphan)."""
+    code = ("import os\nfrom kseg.storage.workers import new_pool\n"
+            "pool = new_pool(1)\nprint(pool.submit(os.getpid).result(), flush=True)\nos._exit(0)\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, cwd=ROOT, timeout=60)
+    worker = int(p.stdout.decode().strip())
+    deadline = time.monotonic() + 20
+    while os.path.exists(f"/proc/{worker}") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not os.path.exists(f"/proc/{worker}"), "the worker outlived its parent"
