@@ -102,8 +102,13 @@ def generate(inp: Input, root: Path, quick: bool, force: bool = False) -> str:
     total = batches = records = 0
     for _ in range(inp.segments):
         r = write_bulk_segment(
-            directory, mib * MIB, records_per_batch=inp.records_per_batch, value_size=VALUE_SIZE,
-            codec=inp.codec, base_offset=base, start_timestamp=ts,
+            directory,
+            mib * MIB,
+            records_per_batch=inp.records_per_batch,
+            value_size=VALUE_SIZE,
+            codec=inp.codec,
+            base_offset=base,
+            start_timestamp=ts,
         )
         base += r.records
         ts += r.records  # timestamps go on rising across segments
@@ -114,8 +119,10 @@ def generate(inp: Input, root: Path, quick: bool, force: bool = False) -> str:
     meta = dict(want, log_bytes=total, batches=batches, records=records, end_offset=base, end_timestamp=ts)
     (directory / "meta.json").write_text(json.dumps(meta, indent=1))
     stamp.write_text(json.dumps(want))
-    return (f"{inp.name}: {total / MIB:.0f} MiB, {batches} batches, {records} records in {seconds:.1f} s "
-            f"({total / 1e6 / seconds:.0f} MB/s)")
+    return (
+        f"{inp.name}: {total / MIB:.0f} MiB, {batches} batches, {records} records in {seconds:.1f} s "
+        f"({total / 1e6 / seconds:.0f} MB/s)"
+    )
 
 
 def meta(inp: Input, root: Path) -> dict:

@@ -52,8 +52,10 @@ def inputs(root: Path, scale: float) -> dict[str, Path]:
         "parts": root / f"parts-{max(1, int(10_000 * scale))}",
     }
     if not all(path.exists() for path in made.values()):
-        code = (f"import sys; sys.path.insert(0, {str(HERE)!r}); from pathlib import Path; import memory; "
-                f"memory.write_inputs({ {k: str(v) for k, v in made.items()}!r}, {n}, {scale!r})")
+        code = (
+            f"import sys; sys.path.insert(0, {str(HERE)!r}); from pathlib import Path; import memory; "
+            f"memory.write_inputs({ {k: str(v) for k, v in made.items()}!r}, {n}, {scale!r})"
+        )
         subprocess.run([sys.executable, "-c", code], check=True)
     return made
 

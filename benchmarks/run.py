@@ -31,7 +31,7 @@ import statistics
 import subprocess
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -61,45 +61,119 @@ class Row:
 
 
 ROWS = [
-    Row("interpreter start (python -c pass)", None, [], per="", cmd=[sys.executable, "-c", "pass"],
-        bound="this machine's interpreter + site .pth hooks"),
-    Row("kseg --version", None, ["--version"], per="", kafka="0.07 s (JVM start)", target="<= 80 ms",
-        bound="interpreter start + click import"),
-    Row("kseg --help", None, ["--help"], per="", kafka="0.07 s (JVM start)", target="<= 80 ms",
-        bound="interpreter start + click import"),
-    Row("kseg --help, python -S (no site hooks)", None, ["--help"], per="", target="<= 80 ms",
-        cmd=[sys.executable, "-S", "-m", "kseg"], bound="kseg's own start-up cost"),
+    Row(
+        "interpreter start (python -c pass)",
+        None,
+        [],
+        per="",
+        cmd=[sys.executable, "-c", "pass"],
+        bound="this machine's interpreter + site .pth hooks",
+    ),
+    Row(
+        "kseg --version",
+        None,
+        ["--version"],
+        per="",
+        kafka="0.07 s (JVM start)",
+        target="<= 80 ms",
+        bound="interpreter start + click import",
+    ),
+    Row(
+        "kseg --help",
+        None,
+        ["--help"],
+        per="",
+        kafka="0.07 s (JVM start)",
+        target="<= 80 ms",
+        bound="interpreter start + click import",
+    ),
+    Row(
+        "kseg --help, python -S (no site hooks)",
+        None,
+        ["--help"],
+        per="",
+        target="<= 80 ms",
+        cmd=[sys.executable, "-S", "-m", "kseg"],
+        bound="kseg's own start-up cost",
+    ),
     Row("dump shallow", "a", ["dump", "{log}"], kafka="0.96 s, 1118 MB/s, 229 MiB", target=">= 3 GB/s"),
-    Row("dump --deep-iteration", "a", ["dump", "--deep-iteration", "{log}"],
-        kafka="14.1 s, 0.64 M rec/s, 252 MiB", target=">= 4 M rec/s"),
-    Row("dump --print-data-log", "a", ["dump", "--print-data-log", "{log}"],
-        kafka="22.8 s, 0.40 M rec/s, 262 MiB", target=">= 3 M rec/s"),
-    Row("dump .index --verify-index-only", "a", ["dump", "--verify-index-only", "{index}"], per="index",
-        kafka="0.27 s, 244 k entries/s, 60 MiB", target="<= 0.15 s"),
+    Row(
+        "dump --deep-iteration",
+        "a",
+        ["dump", "--deep-iteration", "{log}"],
+        kafka="14.1 s, 0.64 M rec/s, 252 MiB",
+        target=">= 4 M rec/s",
+    ),
+    Row(
+        "dump --print-data-log",
+        "a",
+        ["dump", "--print-data-log", "{log}"],
+        kafka="22.8 s, 0.40 M rec/s, 262 MiB",
+        target=">= 3 M rec/s",
+    ),
+    Row(
+        "dump .index --verify-index-only",
+        "a",
+        ["dump", "--verify-index-only", "{index}"],
+        per="index",
+        kafka="0.27 s, 244 k entries/s, 60 MiB",
+        target="<= 0.15 s",
+    ),
     Row("verify-index", "a", ["verify-index", "{dir}"], needs="kseg.cli.verify", target=">= 2.5 GB/s"),
-    Row("rebuild-index --check", "a", ["rebuild-index", "--check", "{dir}"], needs="kseg.cli.rebuild",
-        target=">= 2.5 GB/s"),
+    Row(
+        "rebuild-index --check",
+        "a",
+        ["rebuild-index", "--check", "{dir}"],
+        needs="kseg.cli.rebuild",
+        target=">= 2.5 GB/s",
+    ),
     Row("dump shallow", "b-lz4", ["dump", "{log}"], kafka="0.55 s, 488 MB/s, 227 MiB"),
-    Row("dump --deep-iteration", "b-lz4", ["dump", "--deep-iteration", "{log}"],
-        kafka="6.3 s, 0.61 M rec/s, 266 MiB"),
-    Row("dump --print-data-log", "b-lz4", ["dump", "--print-data-log", "{log}"],
-        kafka="10.4 s, 0.37 M rec/s, 262 MiB", target=">= 2 M rec/s"),
+    Row("dump --deep-iteration", "b-lz4", ["dump", "--deep-iteration", "{log}"], kafka="6.3 s, 0.61 M rec/s, 266 MiB"),
+    Row(
+        "dump --print-data-log",
+        "b-lz4",
+        ["dump", "--print-data-log", "{log}"],
+        kafka="10.4 s, 0.37 M rec/s, 262 MiB",
+        target=">= 2 M rec/s",
+    ),
     Row("dump shallow", "b-zstd", ["dump", "{log}"]),
     Row("dump --deep-iteration", "b-zstd", ["dump", "--deep-iteration", "{log}"]),
     Row("dump --print-data-log", "b-zstd", ["dump", "--print-data-log", "{log}"]),
     Row("dump shallow", "c", ["dump", "{log}"], target=">= 2 M batches/s"),
     Row("dump --deep-iteration", "c", ["dump", "--deep-iteration", "{log}"]),
     Row("verify-index", "c", ["verify-index", "{dir}"], needs="kseg.cli.verify", target="RSS flat in batch count"),
-    Row("rebuild-index --check", "c", ["rebuild-index", "--check", "{dir}"], needs="kseg.cli.rebuild",
-        target="RSS flat in batch count"),
-    Row("lookup-offset", "d-64m", ["lookup-offset", "{offset}", "{dir}"], needs="kseg.cli.lookup", per="",
-        target="<= 150 ms"),
-    Row("lookup-offset", "d-1g", ["lookup-offset", "{offset}", "{dir}"], needs="kseg.cli.lookup", per="",
-        target="<= 150 ms, within 10 % of 64 MiB"),
-    Row("lookup-time", "d-64m", ["lookup-time", "{ts}", "{dir}"], needs="kseg.cli.lookup", per="",
-        target="<= 150 ms"),
-    Row("lookup-time", "d-1g", ["lookup-time", "{ts}", "{dir}"], needs="kseg.cli.lookup", per="",
-        target="<= 150 ms, within 10 % of 64 MiB"),
+    Row(
+        "rebuild-index --check",
+        "c",
+        ["rebuild-index", "--check", "{dir}"],
+        needs="kseg.cli.rebuild",
+        target="RSS flat in batch count",
+    ),
+    Row(
+        "lookup-offset",
+        "d-64m",
+        ["lookup-offset", "{offset}", "{dir}"],
+        needs="kseg.cli.lookup",
+        per="",
+        target="<= 150 ms",
+    ),
+    Row(
+        "lookup-offset",
+        "d-1g",
+        ["lookup-offset", "{offset}", "{dir}"],
+        needs="kseg.cli.lookup",
+        per="",
+        target="<= 150 ms, within 10 % of 64 MiB",
+    ),
+    Row("lookup-time", "d-64m", ["lookup-time", "{ts}", "{dir}"], needs="kseg.cli.lookup", per="", target="<= 150 ms"),
+    Row(
+        "lookup-time",
+        "d-1g",
+        ["lookup-time", "{ts}", "{dir}"],
+        needs="kseg.cli.lookup",
+        per="",
+        target="<= 150 ms, within 10 % of 64 MiB",
+    ),
 ]
 
 
@@ -120,8 +194,9 @@ def run_once(argv: list[str], env: dict | None) -> tuple[float, int, int]:
         rss_file.parent.mkdir(exist_ok=True)
         argv = [TIME, "-f", "%M", "-o", str(rss_file), *argv]
     started = time.perf_counter()
-    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, env=full_env)
+    proc = subprocess.Popen(
+        argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=full_env
+    )
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - started
     proc.returncode = os.waitstatus_to_exitcode(status)
@@ -164,8 +239,13 @@ def measure(row: Row, root: Path, runs: int, engines: list[str | None]) -> list[
     inp = gen.INPUTS[row.input] if row.input else None
     outs, plans = [], []
     for engine in engines:
-        out = {"row": row.name, "input": inp.name if inp else "-", "kafka": row.kafka, "target": row.target,
-               "engine": engine or "-"}
+        out = {
+            "row": row.name,
+            "input": inp.name if inp else "-",
+            "kafka": row.kafka,
+            "target": row.target,
+            "engine": engine or "-",
+        }
         outs.append(out)
         if row.needs and importlib.util.find_spec(row.needs) is None:
             out["status"] = "not yet measured (command not in this checkout)"
@@ -174,6 +254,7 @@ def measure(row: Row, root: Path, runs: int, engines: list[str | None]) -> list[
         env = row.env
         if row.cmd and row.cmd[1:2] == ["-S"]:
             import click  # find where click lives, for a PYTHONPATH that replaces site
+
             env = {"PYTHONPATH": os.pathsep.join([str(HERE.parent), str(Path(click.__file__).parent.parent)])}
         if engine is not None:
             env = {**(env or {}), "KSEG_ENGINE": engine}
@@ -187,8 +268,7 @@ def measure(row: Row, root: Path, runs: int, engines: list[str | None]) -> list[
         codes = {r[2] for r in results}
         wall = statistics.median(r[0] for r in results)
         rss = max(r[1] for r in results)
-        out.update(argv=" ".join(argv), walls=[round(r[0], 4) for r in results], wall=wall, rss=rss,
-                   exit=sorted(codes))
+        out.update(argv=" ".join(argv), walls=[round(r[0], 4) for r in results], wall=wall, rss=rss, exit=sorted(codes))
         if not codes <= set(row.expect):
             out["status"] = f"unexpected exit code {sorted(codes)}"
         if inp is not None:
@@ -211,8 +291,10 @@ def table(results: list[dict]) -> str:
     lines = [head, "|" + "---|" * 10]
     for r in results:
         if "wall" not in r:
-            lines.append(f"| {r['row']} | {r['input']} | {r.get('engine', '-')} | {r['status']} | | | | | "
-                         f"{r['target']} | {r['kafka']} |")
+            lines.append(
+                f"| {r['row']} | {r['input']} | {r.get('engine', '-')} | {r['status']} | | | | | "
+                f"{r['target']} | {r['kafka']} |"
+            )
             continue
         wall = f"{r['wall'] * 1000:.0f} ms" if r["wall"] < 1 else f"{r['wall']:.2f} s"
         if "status" in r:
@@ -222,8 +304,10 @@ def table(results: list[dict]) -> str:
         if "entries_s" in r:
             bps = human_rate(r["entries_s"], " entries")
         rps = human_rate(r["records_s"], "") if "records_s" in r else ""
-        lines.append(f"| {r['row']} | {r['input']} | {r.get('engine', '-')} | {wall} | {mbs} | {bps} | {rps} | "
-                     f"{r['rss'] / 2**20:.0f} MiB | {r['target']} | {r['kafka']} |")
+        lines.append(
+            f"| {r['row']} | {r['input']} | {r.get('engine', '-')} | {wall} | {mbs} | {bps} | {rps} | "
+            f"{r['rss'] / 2**20:.0f} MiB | {r['target']} | {r['kafka']} |"
+        )
     return "\n".join(lines)
 
 
@@ -236,8 +320,10 @@ def machine() -> str:
                 break
     except OSError:
         pass
-    return (f"{os.cpu_count()} CPUs ({model}), Linux {platform.release()}, "
-            f"Python {platform.python_version()} ({sys.executable})")
+    return (
+        f"{os.cpu_count()} CPUs ({model}), Linux {platform.release()}, "
+        f"Python {platform.python_version()} ({sys.executable})"
+    )
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -245,12 +331,20 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--quick", action="store_true", help="1/16-size inputs (a smoke run, not comparable)")
     p.add_argument("--runs", type=int, default=3, help="timed runs per row (median reported; default 3)")
     p.add_argument("-k", dest="pattern", default="*", help="only rows whose 'name input' matches this glob")
-    p.add_argument("--engine", choices=["c", "python", "both"], default="both",
-                   help="KSEG_ENGINE for the kseg rows; both: one row per engine (default)")
+    p.add_argument(
+        "--engine",
+        choices=["c", "python", "both"],
+        default="both",
+        help="KSEG_ENGINE for the kseg rows; both: one row per engine (default)",
+    )
     args = p.parse_args(argv)
     engines = ["c", "python"] if args.engine == "both" else [args.engine]
     root = gen.data_root(args.quick)
-    rows = [r for r in ROWS if fnmatch.fnmatch(f"{r.name} {gen.INPUTS[r.input].name if r.input else ''}", f"*{args.pattern}*")]
+    rows = [
+        r
+        for r in ROWS
+        if fnmatch.fnmatch(f"{r.name} {gen.INPUTS[r.input].name if r.input else ''}", f"*{args.pattern}*")
+    ]
     for key in dict.fromkeys(r.input for r in rows if r.input):
         line = gen.generate(gen.INPUTS[key], root, args.quick)
         if not line.endswith("present"):
@@ -260,15 +354,19 @@ def main(argv: list[str] | None = None) -> None:
     for row in rows:
         for r in measure(row, root, args.runs, [None] if row.cmd and row.cmd[1:2] != ["-S"] else engines):
             results.append(r)
-            print(f"  {r['row']} [{r['input']}, {r['engine']}]: " +
-                  (f"{r['wall']:.3f} s, {r['rss'] / 2**20:.0f} MiB" if "wall" in r else r["status"]),
-                  file=sys.stderr, flush=True)
+            print(
+                f"  {r['row']} [{r['input']}, {r['engine']}]: "
+                + (f"{r['wall']:.3f} s, {r['rss'] / 2**20:.0f} MiB" if "wall" in r else r["status"]),
+                file=sys.stderr,
+                flush=True,
+            )
     print(table(results))
     outdir = HERE / "results"
     outdir.mkdir(exist_ok=True)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     (outdir / f"{stamp}{'-quick' if args.quick else ''}.json").write_text(
-        json.dumps({"machine": machine(), "runs": args.runs, "rows": results}, indent=1))
+        json.dumps({"machine": machine(), "runs": args.runs, "rows": results}, indent=1)
+    )
 
 
 if __name__ == "__main__":

@@ -13,8 +13,8 @@ times: moto is a test server, so its speed says nothing about S3's.
 from __future__ import annotations
 
 import logging
-import re
 import os
+import re
 import subprocess
 import sys
 from collections import Counter
@@ -65,10 +65,20 @@ def main() -> None:
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     host, port = server.get_host_and_port()
-    env = dict(os.environ, AWS_ENDPOINT_URL=f"http://{host}:{port}", AWS_ACCESS_KEY_ID="bench",
-               AWS_SECRET_ACCESS_KEY="bench", AWS_REGION="us-east-1")
-    s3 = boto3.client("s3", endpoint_url=env["AWS_ENDPOINT_URL"], aws_access_key_id="bench",
-                      aws_secret_access_key="bench", region_name="us-east-1")
+    env = dict(
+        os.environ,
+        AWS_ENDPOINT_URL=f"http://{host}:{port}",
+        AWS_ACCESS_KEY_ID="bench",
+        AWS_SECRET_ACCESS_KEY="bench",
+        AWS_REGION="us-east-1",
+    )
+    s3 = boto3.client(
+        "s3",
+        endpoint_url=env["AWS_ENDPOINT_URL"],
+        aws_access_key_id="bench",
+        aws_secret_access_key="bench",
+        region_name="us-east-1",
+    )
     s3.create_bucket(Bucket="bench")
     size = 0
     for f in sorted(part.iterdir()):
@@ -76,13 +86,15 @@ def main() -> None:
         size += f.stat().st_size if f.suffix == ".log" else 0
     counter.take()
     uri = f"s3://bench/data/{part.name}"
-    runs = {"verify-index": ["verify-index", "-q", uri],
-            "export": ["export", "-q", uri, "-o", "s3://bench/out.parquet", "--force"],
-            "lookup-offset (middle)": ["lookup-offset", "--format", "json", "1000", uri]}
+    runs = {
+        "verify-index": ["verify-index", "-q", uri],
+        "export": ["export", "-q", uri, "-o", "s3://bench/out.parquet", "--force"],
+        "lookup-offset (middle)": ["lookup-offset", "--format", "json", "1000", uri],
+    }
     print(f"partition {part.name}: {size / 2**20:.1f} MiB of .log")
     for name, args in runs.items():
         subprocess.run([sys.executable, "-m", "kseg", *args], env=env, stdout=subprocess.DEVNULL, check=False)
-        c = counter.take(os.environ.get('SHOW') == '1')
+        c = counter.take(os.environ.get("SHOW") == "1")
         print(f"  {name:24s} " + ", ".join(f"{k} {c[k]}" for k in ("HEAD", "GET", "LIST", "PUT")))
     server.stop()
 

@@ -38,8 +38,10 @@ def _foreign(module: object) -> str:
     if os.path.dirname(where) != here:
         return f"kseg._engine is not built in {here} (the one at {where} belongs to another install of kseg)"
     if getattr(module, "ABI", None) != ABI:
-        return (f"kseg._engine at {where} implements engine ABI {getattr(module, 'ABI', None)}, "
-                f"this kseg needs {ABI} (reinstall kseg to rebuild it)")
+        return (
+            f"kseg._engine at {where} implements engine ABI {getattr(module, 'ABI', None)}, "
+            f"this kseg needs {ABI} (reinstall kseg to rebuild it)"
+        )
     return ""
 
 
@@ -85,8 +87,9 @@ def check(python: dict[str, object]) -> None:
         if theirs != value:
             where = os.path.abspath(getattr(C, "__file__", "") or "")
             C, NAME = None, "python"
-            REASON = (f"kseg._engine at {where} has {name} = {theirs!r}, Python's is {value!r} "
-                      "(reinstall kseg to rebuild it)")
+            REASON = (
+                f"kseg._engine at {where} has {name} = {theirs!r}, Python's is {value!r} (reinstall kseg to rebuild it)"
+            )
             return
 
 

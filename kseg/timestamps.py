@@ -27,8 +27,10 @@ def parse_timestamp(text: str, *, names: bool = True) -> int:
     (a range bound such as ``export --from-time``), and errors list only what is accepted."""
     t = text.strip()
     if not names and (t.lower() in SPECIAL or t in ("-1", "-2", "-3")):
-        raise ValueError(f"{text!r}: give a time (epoch milliseconds or ISO-8601 with a zone, "
-                         "2024-10-27T03:33:20.100Z); earliest, latest and max-timestamp name lookups, not times")
+        raise ValueError(
+            f"{text!r}: give a time (epoch milliseconds or ISO-8601 with a zone, "
+            "2024-10-27T03:33:20.100Z); earliest, latest and max-timestamp name lookups, not times"
+        )
     if t.lower() in SPECIAL:
         return SPECIAL[t.lower()]
     if re.fullmatch(r"[+-]?\d+", t):
@@ -36,8 +38,7 @@ def parse_timestamp(text: str, *, names: bool = True) -> int:
         if value < 0 and not names:
             raise ValueError(f"{text!r}: a timestamp is not negative (epoch milliseconds or ISO-8601 with a zone)")
         if value < 0 and value not in SPECIAL.values():
-            raise ValueError(f"{text!r}: a negative timestamp must be -1 (latest), -2 (earliest) "
-                                     "or -3 (max-timestamp)")
+            raise ValueError(f"{text!r}: a negative timestamp must be -1 (latest), -2 (earliest) or -3 (max-timestamp)")
         if value > INT64_MAX:
             raise ValueError(f"{text!r}: beyond a 64-bit timestamp")
         return value
@@ -47,7 +48,8 @@ def parse_timestamp(text: str, *, names: bool = True) -> int:
             raise ValueError(f"{text!r}: give epoch milliseconds or ISO-8601 with a zone (2024-10-27T03:33:20.100Z)")
         raise ValueError(
             f"{text!r}: give epoch milliseconds, ISO-8601 with a zone (2024-10-27T03:33:20.100Z), "
-            "earliest, latest or max-timestamp")
+            "earliest, latest or max-timestamp"
+        )
     year, month, day, hour, minute, second = (int(g or 0) for g in m.groups()[:6])
     frac, zone = m.group(7) or "", m.group(8)
     if zone in ("Z", "z"):

@@ -26,8 +26,9 @@ def every_command_rows() -> Iterator[tuple[str, dict]]:
     """(command, row) for every JSON row kind each command writes on the corpus."""
     parts = sorted(p for p in CORPUS_DATA.iterdir() if p.is_dir())
     logs = sorted(str(p) for p in CORPUS_DATA.glob("*/*.log"))
-    others = sorted(str(p) for ext in ("index", "timeindex", "txnindex", "snapshot")
-                    for p in CORPUS_DATA.glob(f"*/*.{ext}"))
+    others = sorted(
+        str(p) for ext in ("index", "timeindex", "txnindex", "snapshot") for p in CORPUS_DATA.glob(f"*/*.{ext}")
+    )
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         (tmp / "notes.txt").write_text("not a segment")
@@ -37,8 +38,20 @@ def every_command_rows() -> Iterator[tuple[str, dict]]:
             ["dump", "--format", "json", "--deep-iteration", *others, str(tmp / "notes.txt")],
             ["dump", "--format", "json", "--verify-index-only", *others],
             ["dump", "--format", "json", "--index-sanity-check", *others],
-            ["dump", "--format", "json", "--offsets-decoder", *map(str, (CORPUS_DATA / "__consumer_offsets-0").glob("*.log"))],
-            ["dump", "--format", "json", "--cluster-metadata-decoder", *map(str, (CORPUS_DATA / "__cluster_metadata-0").glob("*"))],
+            [
+                "dump",
+                "--format",
+                "json",
+                "--offsets-decoder",
+                *map(str, (CORPUS_DATA / "__consumer_offsets-0").glob("*.log")),
+            ],
+            [
+                "dump",
+                "--format",
+                "json",
+                "--cluster-metadata-decoder",
+                *map(str, (CORPUS_DATA / "__cluster_metadata-0").glob("*")),
+            ],
         ]
         for args in runs:
             for row in _rows(args):
@@ -57,7 +70,9 @@ def every_command_rows() -> Iterator[tuple[str, dict]]:
         for row in _rows(["rebuild-index", "-q", "--check", "--format", "json", "."], cwd=CORPUS_DATA):
             yield "rebuild-index", row
         out = tmp / "rebuilt"
-        for row in _rows(["rebuild-index", "-q", "--format", "json", "--output-dir", str(out), "txn-v2-0"], cwd=CORPUS_DATA):
+        for row in _rows(
+            ["rebuild-index", "-q", "--format", "json", "--output-dir", str(out), "txn-v2-0"], cwd=CORPUS_DATA
+        ):
             yield "rebuild-index", row
         for row in _rows(["txn", "-q", "--from-start", "--format", "json", str(CORPUS_DATA)]):
             yield "txn", row
@@ -73,33 +88,84 @@ def every_command_rows() -> Iterator[tuple[str, dict]]:
 
 
 def _types(value) -> str:
-    return {bool: "boolean", int: "integer", float: "number", str: "string", list: "array",
-            dict: "object", type(None): "null"}[type(value)]
+    return {
+        bool: "boolean",
+        int: "integer",
+        float: "number",
+        str: "string",
+        list: "array",
+        dict: "object",
+        type(None): "null",
+    }[type(value)]
 
 
 # Fields documented as "or null" that the corpus happens to show set.
-NULLABLE = {"position", "entry", "segment", "error", "hint", "expected", "found", "deleteHorizonMs", "snapshot",
-            "failure", "stop", "command", "reason", "offset", "count", "markerOffset", "coordinatorEpoch",
-            "markerTimestamp", "currentTxnFirstOffset", "lsoHeldBy", "batch", "record", "stopped"}
+NULLABLE = {
+    "position",
+    "entry",
+    "segment",
+    "error",
+    "hint",
+    "expected",
+    "found",
+    "deleteHorizonMs",
+    "snapshot",
+    "failure",
+    "stop",
+    "command",
+    "reason",
+    "offset",
+    "count",
+    "markerOffset",
+    "coordinatorEpoch",
+    "markerTimestamp",
+    "currentTxnFirstOffset",
+    "lsoHeldBy",
+    "batch",
+    "record",
+    "stopped",
+}
 
 # Fields whose shape the rows seen do not show whole (stated here, documented in json-output.md).
 FIXED = {
     "consequences": {"type": ["integer", "null"], "minimum": 1},
-    "headers": {"type": "array", "items": {
-        "type": "object", "required": ["key", "value"], "additionalProperties": False,
-        "properties": {"key": {"type": "string"}, "value": {"type": ["string", "null"]},
-                       "base64": {"const": True}}}},
+    "headers": {
+        "type": "array",
+        "items": {
+            "type": "object",
+            "required": ["key", "value"],
+            "additionalProperties": False,
+            "properties": {"key": {"type": "string"}, "value": {"type": ["string", "null"]}, "base64": {"const": True}},
+        },
+    },
 }
 
 # Row kinds the corpus does not produce (a KRaft .checkpoint, a directory that cannot be listed).
 UNSEEN = {
-    "dump.kraft_snapshot": {"type": "object", "required": ["type", "v", "file", "bootstrap"], "properties": {
-        "type": {"const": "kraft_snapshot"}, "v": {"const": SCHEMA_VERSION}, "file": {"type": "string"},
-        "bootstrap": {"type": "boolean"}, "endOffset": {"type": "integer"}, "epoch": {"type": "integer"}}},
-    "rebuild-index.unreadable": {"type": "object", "required": ["type", "v", "logDir", "partition", "path", "error"],
-                                 "properties": {"type": {"const": "unreadable"}, "v": {"const": SCHEMA_VERSION},
-                                                "logDir": {"type": "string"}, "partition": {"type": "string"},
-                                                "path": {"type": "string"}, "error": {"type": "string"}}},
+    "dump.kraft_snapshot": {
+        "type": "object",
+        "required": ["type", "v", "file", "bootstrap"],
+        "properties": {
+            "type": {"const": "kraft_snapshot"},
+            "v": {"const": SCHEMA_VERSION},
+            "file": {"type": "string"},
+            "bootstrap": {"type": "boolean"},
+            "endOffset": {"type": "integer"},
+            "epoch": {"type": "integer"},
+        },
+    },
+    "rebuild-index.unreadable": {
+        "type": "object",
+        "required": ["type", "v", "logDir", "partition", "path", "error"],
+        "properties": {
+            "type": {"const": "unreadable"},
+            "v": {"const": SCHEMA_VERSION},
+            "logDir": {"type": "string"},
+            "partition": {"type": "string"},
+            "path": {"type": "string"},
+            "error": {"type": "string"},
+        },
+    },
 }
 
 
@@ -137,10 +203,12 @@ def generate() -> dict:
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": "https://github.com/kseg/kseg/docs/kseg.schema.json",
         "title": f"kseg JSON Lines rows, schema version {SCHEMA_VERSION}",
-        "description": ("One JSON object per line from every kseg command's --format json and verify-index "
-                        f"--report. Each row has type and v (the schema version, {SCHEMA_VERSION}). $defs are named "
-                        "<command>.<type>. Fields may be added within a version, never renamed or removed. "
-                        "See docs/json-output.md."),
+        "description": (
+            "One JSON object per line from every kseg command's --format json and verify-index "
+            f"--report. Each row has type and v (the schema version, {SCHEMA_VERSION}). $defs are named "
+            "<command>.<type>. Fields may be added within a version, never renamed or removed. "
+            "See docs/json-output.md."
+        ),
         "type": "object",
         "required": ["type", "v"],
         "properties": {"type": {"type": "string"}, "v": {"const": SCHEMA_VERSION}},

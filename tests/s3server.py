@@ -49,10 +49,23 @@ def s3(tmp_path_factory) -> S3:
     server = server_mod.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     host, port = server.get_host_and_port()
-    saved = {k: os.environ.get(k) for k in ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
-                                            "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE")}
-    os.environ.update(AWS_ENDPOINT_URL=f"http://{host}:{port}", AWS_ACCESS_KEY_ID="kseg-test",
-                      AWS_SECRET_ACCESS_KEY="kseg-test", AWS_REGION="us-east-1")
+    saved = {
+        k: os.environ.get(k)
+        for k in (
+            "AWS_ENDPOINT_URL",
+            "AWS_ACCESS_KEY_ID",
+            "AWS_SECRET_ACCESS_KEY",
+            "AWS_REGION",
+            "AWS_DEFAULT_REGION",
+            "AWS_PROFILE",
+        )
+    }
+    os.environ.update(
+        AWS_ENDPOINT_URL=f"http://{host}:{port}",
+        AWS_ACCESS_KEY_ID="kseg-test",
+        AWS_SECRET_ACCESS_KEY="kseg-test",
+        AWS_REGION="us-east-1",
+    )
     os.environ.pop("AWS_PROFILE", None)
     os.environ.pop("AWS_DEFAULT_REGION", None)
     try:

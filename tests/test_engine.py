@@ -17,14 +17,22 @@ LOG = str(CORPUS_DATA / "plain-v2-0" / "00000000000000000000.log")
 def kseg(args: list[str], env: dict, block_engine: bool = False, fake_engine: str = "") -> subprocess.CompletedProcess:
     """``python -m kseg ARGS`` with ``env``; ``block_engine`` runs it as if the engine were not built;
     ``fake_engine`` is Python that puts a stand-in module ``m`` in place of ``kseg._engine``."""
-    fake = ("import types\nm = types.ModuleType('kseg._engine')\n" + fake_engine +
-            "\nsys.modules['kseg._engine'] = m\n") if fake_engine else ""
-    code = ("import sys\n" + ("sys.modules['kseg._engine'] = None\n" if block_engine else "") + fake +
-            "import runpy\nsys.argv = ['kseg'] + sys.argv[1:]\nrunpy.run_module('kseg', run_name='__main__')\n")
+    fake = (
+        ("import types\nm = types.ModuleType('kseg._engine')\n" + fake_engine + "\nsys.modules['kseg._engine'] = m\n")
+        if fake_engine
+        else ""
+    )
+    code = (
+        "import sys\n"
+        + ("sys.modules['kseg._engine'] = None\n" if block_engine else "")
+        + fake
+        + "import runpy\nsys.argv = ['kseg'] + sys.argv[1:]\nrunpy.run_module('kseg', run_name='__main__')\n"
+    )
     full = {k: v for k, v in os.environ.items() if k != "KSEG_ENGINE"}
     full.update(env)
-    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=full,
-                          cwd=TESTS.parent, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, env=full, cwd=TESTS.parent, timeout=120
+    )
 
 
 def test_ci_built_the_engine() -> None:
@@ -69,23 +77,35 @@ def test_an_engine_of_another_abi_is_not_used() -> None:
     beside = str(TESTS.parent / "kseg" / "_engine.so")
     r = kseg(["--version"], {}, fake_engine=f"m.__file__ = {beside!r}; m.ABI = 0")
     assert r.returncode == 0
-    assert r.stdout.splitlines()[-1] == (f"engine: python (kseg._engine at {beside} implements engine ABI 0, "
-                                         f"this kseg needs {engine.ABI} (reinstall kseg to rebuild it))")
+    assert r.stdout.splitlines()[-1] == (
+        f"engine: python (kseg._engine at {beside} implements engine ABI 0, "
+        f"this kseg needs {engine.ABI} (reinstall kseg to rebuild it))"
+    )
     r = kseg(["dump", "--deep-iteration", LOG], {"KSEG_ENGINE": "c"}, fake_engine=f"m.__file__ = {beside!r}")
     assert r.returncode == 2 and r.stderr.splitlines() == [
         f"kseg: error: KSEG_ENGINE=c but kseg._engine at {beside} implements engine ABI None, "
-        f"this kseg needs {engine.ABI} (reinstall kseg to rebuild it)"]
+        f"this kseg needs {engine.ABI} (reinstall kseg to rebuild it)"
+    ]
 
 
 def shared_constants() -> dict[str, object]:
     """What the engine must export, with Python's values (:func:`kseg.engine.check`'s table)."""
     from kseg.format import legacy, v2, v2_records
-    return {"FORM_SLICES": v2_records.SLICES, "FORM_SIZES": v2_records.SIZES, "FORM_SPANS": v2_records.SPANS,
-            "LOG_OVERHEAD": legacy.LOG_OVERHEAD, "HEADER_SIZE_UP_TO_MAGIC": v2.HEADER_SIZE_UP_TO_MAGIC,
-            "RECORD_OVERHEAD_V0": legacy.RECORD_OVERHEAD_V0, "MAGIC_OFFSET": v2.MAGIC_OFFSET,
-            "CRC_OFFSET": v2.CRC_OFFSET, "ATTRIBUTES_OFFSET": v2.ATTRIBUTES_OFFSET,
-            "LAST_OFFSET_DELTA_OFFSET": v2.LAST_OFFSET_DELTA_OFFSET, "RECORD_BATCH_OVERHEAD": v2.HEADER_SIZE,
-            "HEADER_FORMAT": engine.build_format(v2.HEADER.format)}
+
+    return {
+        "FORM_SLICES": v2_records.SLICES,
+        "FORM_SIZES": v2_records.SIZES,
+        "FORM_SPANS": v2_records.SPANS,
+        "LOG_OVERHEAD": legacy.LOG_OVERHEAD,
+        "HEADER_SIZE_UP_TO_MAGIC": v2.HEADER_SIZE_UP_TO_MAGIC,
+        "RECORD_OVERHEAD_V0": legacy.RECORD_OVERHEAD_V0,
+        "MAGIC_OFFSET": v2.MAGIC_OFFSET,
+        "CRC_OFFSET": v2.CRC_OFFSET,
+        "ATTRIBUTES_OFFSET": v2.ATTRIBUTES_OFFSET,
+        "LAST_OFFSET_DELTA_OFFSET": v2.LAST_OFFSET_DELTA_OFFSET,
+        "RECORD_BATCH_OVERHEAD": v2.HEADER_SIZE,
+        "HEADER_FORMAT": engine.build_format(v2.HEADER.format),
+    }
 
 
 def test_the_built_engine_shares_pythons_constants() -> None:
@@ -98,8 +118,10 @@ def test_the_built_engine_shares_pythons_constants() -> None:
     assert want["RECORD_BATCH_OVERHEAD"] == 61 and want["HEADER_FORMAT"] == "(LiibkhiLLLhii)"
 
 
-@pytest.mark.parametrize("name, wrong", [("RECORD_BATCH_OVERHEAD", 60), ("FORM_SPANS", 3),
-                                         ("HEADER_FORMAT", "(LiibkhiLLLhi)"), ("CRC_OFFSET", None)])
+@pytest.mark.parametrize(
+    "name, wrong",
+    [("RECORD_BATCH_OVERHEAD", 60), ("FORM_SPANS", 3), ("HEADER_FORMAT", "(LiibkhiLLLhi)"), ("CRC_OFFSET", None)],
+)
 def test_an_engine_whose_constants_differ_is_not_used(name: str, wrong: object) -> None:
     """A build whose constants differ from Python's (or lack one) is not used: Python runs and
     ``kseg --version`` says which value differs; ``KSEG_ENGINE=c`` is then an error."""
@@ -112,11 +134,14 @@ def test_an_engine_whose_constants_differ_is_not_used(name: str, wrong: object) 
     fake = f"m.__file__ = {beside!r}; m.ABI = {engine.ABI}\nfor k, v in {values!r}.items(): setattr(m, k, v)"
     r = kseg(["--version"], {}, fake_engine=fake)
     assert r.returncode == 0
-    assert r.stdout.splitlines()[-1] == (f"engine: python (kseg._engine at {beside} has {name} = {wrong!r}, "
-                                         f"Python's is {shared_constants()[name]!r} (reinstall kseg to rebuild it))")
+    assert r.stdout.splitlines()[-1] == (
+        f"engine: python (kseg._engine at {beside} has {name} = {wrong!r}, "
+        f"Python's is {shared_constants()[name]!r} (reinstall kseg to rebuild it))"
+    )
     r = kseg(["dump", "--deep-iteration", LOG], {"KSEG_ENGINE": "c"}, fake_engine=fake)
-    assert r.returncode == 2 and r.stderr.startswith(f"kseg: error: KSEG_ENGINE=c but kseg._engine at {beside} "
-                                                     f"has {name} = {wrong!r}")
+    assert r.returncode == 2 and r.stderr.startswith(
+        f"kseg: error: KSEG_ENGINE=c but kseg._engine at {beside} has {name} = {wrong!r}"
+    )
     r = kseg(["dump", "--deep-iteration", LOG], {}, fake_engine=fake)
     assert r.returncode == 0 and "| offset: 0 " in r.stdout  # the Python engine ran
 
@@ -130,8 +155,9 @@ def test_the_built_engine_has_this_abi() -> None:
 def test_required_engine_not_built_is_one_line_exit_2() -> None:
     r = kseg(["dump", LOG], {"KSEG_ENGINE": "c"}, block_engine=True)
     assert r.returncode == 2 and r.stdout == ""
-    assert r.stderr.splitlines() == ["kseg: error: KSEG_ENGINE=c but kseg._engine is not built "
-                                     "(installed without a C compiler or Python headers?)"]
+    assert r.stderr.splitlines() == [
+        "kseg: error: KSEG_ENGINE=c but kseg._engine is not built (installed without a C compiler or Python headers?)"
+    ]
 
 
 def test_unknown_engine_is_a_usage_error() -> None:
@@ -147,11 +173,14 @@ def test_required_engine_runs() -> None:
 
 @pytest.mark.parametrize("args", [["--help"], ["dump", "--help"]])
 def test_help_does_not_import_the_engine(args: list[str]) -> None:
-    code = ("import sys, runpy\n"
-            f"sys.argv = ['kseg'] + {args!r}\n"
-            "try:\n    runpy.run_module('kseg', run_name='__main__')\nexcept SystemExit:\n    pass\n"
-            "print(sorted(m for m in sys.modules if m in ('kseg.engine', 'kseg._engine')))\n")
+    code = (
+        "import sys, runpy\n"
+        f"sys.argv = ['kseg'] + {args!r}\n"
+        "try:\n    runpy.run_module('kseg', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in sys.modules if m in ('kseg.engine', 'kseg._engine')))\n"
+    )
     env = {k: v for k, v in os.environ.items() if k != "KSEG_ENGINE"}  # set, it is checked before any command
-    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=TESTS.parent,
-                       env=env)
+    p = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=TESTS.parent, env=env
+    )
     assert p.stdout.strip().splitlines()[-1] == "[]"

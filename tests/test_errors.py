@@ -36,8 +36,18 @@ def test_error_line():
 
 
 def _classes_deriving_from_kseg_errors(tree: ast.AST) -> list[str]:
-    names = {"KsegError", "CorruptRecordError", "DecompressionError", "LimitExceededError", "CorruptIndexError",
-             "CorruptSnapshotError", "InputError", "UsageError", "DecoderError", "UncaughtJavaError"}
+    names = {
+        "KsegError",
+        "CorruptRecordError",
+        "DecompressionError",
+        "LimitExceededError",
+        "CorruptIndexError",
+        "CorruptSnapshotError",
+        "InputError",
+        "UsageError",
+        "DecoderError",
+        "UncaughtJavaError",
+    }
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.ClassDef):

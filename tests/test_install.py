@@ -52,29 +52,45 @@ def test_install_without_a_compiler_runs_python_and_passes_the_goldens(tmp_path:
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = str(venv / "bin" / "python")
-    site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                          capture_output=True, text=True, check=True, cwd=tmp_path).stdout.strip()
+    site = subprocess.run(
+        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp_path,
+    ).stdout.strip()
     Path(site, "_kseg_test_outer.pth").write_text("".join(f"{d}\n" for d in _outer_site_dirs()))
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "KSEG_ENGINE", "KSEG_REQUIRE_ENGINE")}
     env["CC"] = "false"  # no working C compiler
-    p = subprocess.run([python, "-m", "pip", "install", "--no-deps", str(src)],
-                       capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
+    p = subprocess.run(
+        [python, "-m", "pip", "install", "--no-deps", str(src)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=600,
+    )
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
-    assert not list(Path(site, "kseg").glob("_engine*.so")) + list(Path(site, "kseg").glob("_engine*.pyd")), "the engine was built with CC=false"
+    assert not list(Path(site, "kseg").glob("_engine*.so")) + list(Path(site, "kseg").glob("_engine*.pyd")), (
+        "the engine was built with CC=false"
+    )
 
-    r = subprocess.run([str(venv / "bin" / "kseg"), "--version"], capture_output=True, text=True, env=env,
-                       cwd=tmp_path, timeout=120)
+    r = subprocess.run(
+        [str(venv / "bin" / "kseg"), "--version"], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120
+    )
     assert r.returncode == 0
     assert r.stdout.splitlines()[-1].startswith("engine: python (kseg._engine is not built"), r.stdout
 
     # the goldens, on the installed package: this checkout's tests, imported after the venv's kseg
-    code = ("import sys\n"
-            f"sys.path[:] = [p for p in sys.path if p not in ('', {str(ROOT)!r})]\n"
-            "import kseg, kseg.engine\n"
-            "print('KSEG', kseg.__file__, kseg.engine.description(), flush=True)\n"
-            "import pytest\n"
-            f"sys.exit(pytest.main(['-q', '-p', 'no:cacheprovider', '--import-mode=append', '--rootdir', {str(ROOT)!r},"
-            f" {str(ROOT / 'tests' / 'cli' / 'test_dump_golden.py')!r}]))\n")
+    code = (
+        "import sys\n"
+        f"sys.path[:] = [p for p in sys.path if p not in ('', {str(ROOT)!r})]\n"
+        "import kseg, kseg.engine\n"
+        "print('KSEG', kseg.__file__, kseg.engine.description(), flush=True)\n"
+        "import pytest\n"
+        f"sys.exit(pytest.main(['-q', '-p', 'no:cacheprovider', '--import-mode=append', '--rootdir', {str(ROOT)!r},"
+        f" {str(ROOT / 'tests' / 'cli' / 'test_dump_golden.py')!r}]))\n"
+    )
     r = subprocess.run([python, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
     first = r.stdout.splitlines()[0]
     assert first.startswith(f"KSEG {site}/kseg/__init__.py python (kseg._engine is not built"), first

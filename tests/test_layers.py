@@ -91,8 +91,7 @@ def imports_in(source: str, module: str, is_package: bool, modules: set[str]) ->
 def graph() -> dict[str, list[tuple[str, int]]]:
     paths = sorted(KSEG.rglob("*.py"))
     modules = {module_name(p) for p in paths} | {module_name(p) for p in KSEG.glob("*.c")}  # C extensions
-    return {module_name(p): imports_in(p.read_text(), module_name(p), p.name == "__init__.py", modules)
-            for p in paths}
+    return {module_name(p): imports_in(p.read_text(), module_name(p), p.name == "__init__.py", modules) for p in paths}
 
 
 def layer_violations(edges: dict[str, list[tuple[str, int]]]) -> list[str]:
@@ -129,8 +128,7 @@ def command_violations(edges: dict[str, list[tuple[str, int]]]) -> list[str]:
 
 def cycles(edges: dict[str, list[tuple[str, int]]]) -> list[list[str]]:
     """Strongly connected components of more than one module (Tarjan)."""
-    succ = {m: sorted({t for t, _ in imported if t in edges})
-            for m, imported in edges.items()}
+    succ = {m: sorted({t for t, _ in imported if t in edges}) for m, imported in edges.items()}
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -191,13 +189,16 @@ def test_no_import_cycle():
     assert cycles(graph()) == []
 
 
-@pytest.mark.parametrize("module, source, expected", [
-    ("kseg.storage.records", "from kseg.render.text import TextSink\n", "kseg.render.text"),
-    ("kseg.format.v2", "def f():\n    from kseg.storage import files\n", "kseg.storage.files"),
-    ("kseg.render.text", "from kseg.decoders.jvm import java_utf8\n", "kseg.decoders.jvm"),
-    ("kseg.spark.job", "import kseg.cli.main\n", "kseg.cli.main"),
-    ("kseg.ops.lookup.offset", "from kseg.testing import writer\n", "kseg.testing.writer"),
-])
+@pytest.mark.parametrize(
+    "module, source, expected",
+    [
+        ("kseg.storage.records", "from kseg.render.text import TextSink\n", "kseg.render.text"),
+        ("kseg.format.v2", "def f():\n    from kseg.storage import files\n", "kseg.storage.files"),
+        ("kseg.render.text", "from kseg.decoders.jvm import java_utf8\n", "kseg.decoders.jvm"),
+        ("kseg.spark.job", "import kseg.cli.main\n", "kseg.cli.main"),
+        ("kseg.ops.lookup.offset", "from kseg.testing import writer\n", "kseg.testing.writer"),
+    ],
+)
 def test_the_check_catches_an_upward_import(module, source, expected):
     """The check itself: each of these imports, added to a real module, is reported."""
     edges = graph()
@@ -206,10 +207,13 @@ def test_the_check_catches_an_upward_import(module, source, expected):
     assert any(line.startswith(module) and f"imports {expected}" in line for line in bad), bad
 
 
-@pytest.mark.parametrize("module, source", [
-    ("kseg.ops.txn.txn", "from kseg.ops.lookup.offset import PartitionLog\n"),
-    ("kseg.ops.verify.index", "def f():\n    from kseg.ops.rebuild import rebuild\n"),
-])
+@pytest.mark.parametrize(
+    "module, source",
+    [
+        ("kseg.ops.txn.txn", "from kseg.ops.lookup.offset import PartitionLog\n"),
+        ("kseg.ops.verify.index", "def f():\n    from kseg.ops.rebuild import rebuild\n"),
+    ],
+)
 def test_the_check_catches_a_command_importing_another(module, source):
     edges = graph()
     edges[module] = edges[module] + imports_in(source, module, False, set(edges))

@@ -7,18 +7,39 @@ import time
 
 import click
 
-from kseg.cli.options import (binary_streams, error, format_option, io_options, max_message_size_option,
-                              listing_code, partitions_or_fail, quiet_option, reading_bar, reference_time)
-from kseg.limits import decompression_limit
+from kseg.cli.options import (
+    binary_streams,
+    error,
+    format_option,
+    io_options,
+    listing_code,
+    max_message_size_option,
+    partitions_or_fail,
+    quiet_option,
+    reading_bar,
+    reference_time,
+)
 from kseg.cli.txn import Duration
+from kseg.limits import decompression_limit
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("paths", nargs=-1, required=True, type=click.Path(readable=False))
-@click.option("--delete-retention", "delete_retention", type=Duration(), default="1d", show_default=True,
-              help="The topic's delete.retention.ms (Kafka's default: 1 day).")
-@click.option("--at", "at", default=None, metavar="TIME",
-              help="Reference time for ages and horizons: epoch ms or ISO-8601 (default: now).")
+@click.option(
+    "--delete-retention",
+    "delete_retention",
+    type=Duration(),
+    default="1d",
+    show_default=True,
+    help="The topic's delete.retention.ms (Kafka's default: 1 day).",
+)
+@click.option(
+    "--at",
+    "at",
+    default=None,
+    metavar="TIME",
+    help="Reference time for ages and horizons: epoch ms or ISO-8601 (default: now).",
+)
 @max_message_size_option
 @format_option
 @quiet_option
@@ -37,8 +58,8 @@ def compaction(paths, delete_retention, at, max_message_size, output_format, qui
     """
     from kseg.errors import KsegError
     from kseg.jsonlines import dumps
-    from kseg.render import compaction as render
     from kseg.ops.compaction.compaction import analyse
+    from kseg.render import compaction as render
     from kseg.storage.outcome import exit_code
 
     out, err = binary_streams()

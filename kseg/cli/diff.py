@@ -6,15 +6,27 @@ import sys
 
 import click
 
-from kseg.cli.options import (binary_streams, check_spark, fail, format_option, io_options, notes_grouped,
-                              quiet_option, reading_bar, spark_options)
+from kseg.cli.options import (
+    binary_streams,
+    check_spark,
+    fail,
+    format_option,
+    io_options,
+    notes_grouped,
+    quiet_option,
+    reading_bar,
+    spark_options,
+)
 from kseg.cli.options import error as report_error
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("paths", nargs=-1, required=True, type=click.Path(readable=False))
-@click.option("--roots", is_flag=True,
-              help="PATHS are log roots (one per broker): compare every partition found under more than one.")
+@click.option(
+    "--roots",
+    is_flag=True,
+    help="PATHS are log roots (one per broker): compare every partition found under more than one.",
+)
 @format_option
 @quiet_option
 @io_options
@@ -37,8 +49,8 @@ def diff(paths, roots, output_format, quiet, spark, master, spark_conf, verbose,
       2  usage error, or a file could not be read (the OS's reason)
     """
     from kseg.jsonlines import dumps
-    from kseg.render.diff import text_lines
     from kseg.ops.diff.diff import replica_sets
+    from kseg.render.diff import text_lines
     from kseg.storage.partition import scan_partition
 
     check_spark(spark, master, spark_conf, verbose)
@@ -72,8 +84,9 @@ def diff(paths, roots, output_format, quiet, spark, master, spark_conf, verbose,
             out.write(("\n".join(lines) + "\n").encode("utf-8", "replace"))
             for row in set_rows[:-1]:
                 if row.get("status") == "unreadable":
-                    report_error(err, f"replica {row['replica']}: unreadable from offset {row['logEndOffset']}: "
-                                      f"{row['stopped']}")
+                    report_error(
+                        err, f"replica {row['replica']}: unreadable from offset {row['logEndOffset']}: {row['stopped']}"
+                    )
             code = max(code, set_rows[-1]["exitCode"])
         out.flush()
     finally:
@@ -99,8 +112,8 @@ def _partition(path: str, scan, notes):
 
 def _local(partitions):
     from kseg.errors import KsegError
-    from kseg.render.diff import rows
     from kseg.ops.diff.diff import compare
+    from kseg.render.diff import rows
 
     try:
         return rows(compare(partitions)), None

@@ -7,8 +7,14 @@ import sys
 
 import click
 
-from kseg.cli.options import (binary_streams, decoder_options, format_option, io_options,
-                              max_message_size_option, quiet_option)
+from kseg.cli.options import (
+    binary_streams,
+    decoder_options,
+    format_option,
+    io_options,
+    max_message_size_option,
+    quiet_option,
+)
 
 TOPIC_DECODERS = {
     "offsets_decoder": "offsets",
@@ -82,8 +88,11 @@ def kraft_text_37(type_id: int, key: bytes, value: bytes | None) -> str | None:
 
 def deprecation_notice(name: str | None) -> str:
     """Kafka 3.8's and 3.9's line for a ``kafka.serializer`` decoder class (``convertDeprecatedDecoderClass``)."""
-    if name and name.startswith("kafka.serializer.") and name.rpartition(".")[2] in (
-            "StringDecoder", "LongDecoder", "IntegerDecoder", "DefaultDecoder"):
+    if (
+        name
+        and name.startswith("kafka.serializer.")
+        and name.rpartition(".")[2] in ("StringDecoder", "LongDecoder", "IntegerDecoder", "DefaultDecoder")
+    ):
         cls = name.rpartition(".")[2]
         return f"{name} is deprecated. Please use org.apache.kafka.tools.api.{cls} instead\n"
     return ""
@@ -109,31 +118,59 @@ def kafka_release(value: str | None):
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("paths", nargs=-1, type=click.Path(dir_okay=True, readable=False))
-@click.option("--files", "files_opt", metavar="FILE1,FILE2,...",
-              help="Comma-separated data, index and snapshot files to dump (as Kafka's --files).")
+@click.option(
+    "--files",
+    "files_opt",
+    metavar="FILE1,FILE2,...",
+    help="Comma-separated data, index and snapshot files to dump (as Kafka's --files).",
+)
 @click.option("--print-data-log", is_flag=True, help="Print record keys and payloads (implies --deep-iteration).")
 @click.option("--deep-iteration", is_flag=True, help="Iterate the records inside every batch.")
 @click.option("--skip-record-metadata", is_flag=True, help="With --print-data-log, print only keys and payloads.")
 @click.option("--verify-index-only", is_flag=True, help="Check index entries against the log; print only mismatches.")
 @click.option("--index-sanity-check", is_flag=True, help="Run the broker's start-up sanity check on index files.")
 @max_message_size_option
-@click.option("--max-bytes", type=click.IntRange(min=0, max=0x7FFFFFFF), default=0x7FFFFFFF, show_default=True,
-              help="Read at most this many bytes of each .log file.")
+@click.option(
+    "--max-bytes",
+    type=click.IntRange(min=0, max=0x7FFFFFFF),
+    default=0x7FFFFFFF,
+    show_default=True,
+    help="Read at most this many bytes of each .log file.",
+)
 @decoder_options
 @click.option("--offsets-decoder", is_flag=True, help="Decode __consumer_offsets records.")
 @click.option("--transaction-log-decoder", is_flag=True, help="Decode __transaction_state records.")
 @click.option("--cluster-metadata-decoder", is_flag=True, help="Decode __cluster_metadata (KRaft) records.")
 @click.option("--remote-log-metadata-decoder", is_flag=True, help="Decode __remote_log_metadata records.")
 @click.option("--share-group-state-decoder", is_flag=True, help="Decode __share_group_state records.")
-@click.option("--kafka-version", "kafka_version", metavar="X.Y", default=None,
-              help="Print the text output of this Kafka release's kafka-dump-log.sh (2.8 to 4.4; default: "
-                   "$KSEG_KAFKA_VERSION, else the newest).  --format json does not change with it.")
+@click.option(
+    "--kafka-version",
+    "kafka_version",
+    metavar="X.Y",
+    default=None,
+    help="Print the text output of this Kafka release's kafka-dump-log.sh (2.8 to 4.4; default: "
+    "$KSEG_KAFKA_VERSION, else the newest).  --format json does not change with it.",
+)
 @format_option
 @quiet_option
 @io_options
-def dump(paths, files_opt, print_data_log, deep_iteration, skip_record_metadata, verify_index_only,
-         index_sanity_check, max_message_size, max_bytes, key_decoder, value_decoder, output_format,
-         quiet, kafka_version, **topic_flags) -> None:
+def dump(
+    paths,
+    files_opt,
+    print_data_log,
+    deep_iteration,
+    skip_record_metadata,
+    verify_index_only,
+    index_sanity_check,
+    max_message_size,
+    max_bytes,
+    key_decoder,
+    value_decoder,
+    output_format,
+    quiet,
+    kafka_version,
+    **topic_flags,
+) -> None:
     """Dump Kafka log segments (.log), indexes (.index, .timeindex, .txnindex),
     producer snapshots (.snapshot) and KRaft snapshots (.checkpoint).
 
@@ -151,7 +188,7 @@ def dump(paths, files_opt, print_data_log, deep_iteration, skip_record_metadata,
       2  usage error, or a file could not be opened or read
     """
     from kseg.errors import KsegError
-    from kseg.ops.dump.dump import DumpOptions, Dumper
+    from kseg.ops.dump.dump import Dumper, DumpOptions
 
     files: list[str] = []
     if files_opt:
@@ -174,15 +211,19 @@ def dump(paths, files_opt, print_data_log, deep_iteration, skip_record_metadata,
         for name in (key_decoder, value_decoder):
             if name and name.startswith("org.apache.kafka.tools.api."):
                 # Kafka 3.7's tool dies with ClassNotFoundException at its first .log file
-                raise click.UsageError(f"Kafka {release.name}'s tool has no {name} (3.8+); its decoders are "
-                                       f"kafka.serializer.{name.rpartition('.')[2]}")
+                raise click.UsageError(
+                    f"Kafka {release.name}'s tool has no {name} (3.8+); its decoders are "
+                    f"kafka.serializer.{name.rpartition('.')[2]}"
+                )
     given = click.get_current_context().get_parameter_source("max_bytes") is not click.core.ParameterSource.DEFAULT
     if not release.max_bytes_option and given:
         # Kafka 3.0-3.2's option parser does not know --max-bytes (KAFKA-13687, 3.3): joptsimple dies
         raise click.UsageError(f"Kafka {release.name}'s tool has no --max-bytes (3.3+)")
     if "cluster-metadata" in chosen and not release.cluster_metadata_decoder:
-        raise click.UsageError(f"Kafka {release.name}'s --cluster-metadata-decoder is not reproduced: its metadata "
-                               "classes read other record layouts (kseg reproduces this decoder from 3.0)")
+        raise click.UsageError(
+            f"Kafka {release.name}'s --cluster-metadata-decoder is not reproduced: its metadata "
+            "classes read other record layouts (kseg reproduces this decoder from 3.0)"
+        )
     if "remote-log-metadata" in chosen and not release.remote_decoder:
         # Kafka 3.8's option parser dies on it (joptsimple's UnrecognizedOptionException): a usage error here
         raise click.UsageError(f"Kafka {release.name}'s tool has no --remote-log-metadata-decoder (3.9+)")
@@ -218,8 +259,9 @@ def dump(paths, files_opt, print_data_log, deep_iteration, skip_record_metadata,
     else:
         from kseg.render.text import TextSink
 
-        sink = TextSink(out, err, skip_record_metadata=skip_record_metadata,
-                        kraft_text=_kraft_text_of(release), release=release)
+        sink = TextSink(
+            out, err, skip_record_metadata=skip_record_metadata, kraft_text=_kraft_text_of(release), release=release
+        )
         if release.deprecated_serializer_notice and not chosen:
             sink.preamble = "".join(deprecation_notice(name) for name in (value_decoder, key_decoder))
     from kseg.render import progress

@@ -7,10 +7,21 @@ import sys
 import click
 
 from kseg.cli.lookup import TimestampType
-from kseg.cli.options import (binary_streams, check_spark, clean_stale_output, decoder_options, fail, io_options,
-                              listing_code, max_message_size_option, partitions_or_fail, quiet_option, reading_bar,
-                              say,
-                              spark_options)
+from kseg.cli.options import (
+    binary_streams,
+    check_spark,
+    clean_stale_output,
+    decoder_options,
+    fail,
+    io_options,
+    listing_code,
+    max_message_size_option,
+    partitions_or_fail,
+    quiet_option,
+    reading_bar,
+    say,
+    spark_options,
+)
 from kseg.limits import EXIT_OK, EXIT_PROBLEMS, INT64_MAX, INT64_MIN, decompression_limit
 from kseg.ops.export.export import ON_CORRUPTION
 
@@ -19,29 +30,68 @@ EXIT_CORRUPT = EXIT_PROBLEMS  # corrupt batches met
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--output", "-o", required=True, metavar="PATH|URI",
-              help="Where the Parquet goes: a file (local run) or a directory (--spark); s3://, gs://... too.")
-@click.option("--from-offset", type=click.IntRange(INT64_MIN, INT64_MAX), default=None,
-              help="First offset to export (inclusive).")
-@click.option("--to-offset", type=click.IntRange(INT64_MIN, INT64_MAX), default=None,
-              help="Last offset to export (inclusive).")
-@click.option("--from-time", type=TimestampType(names=False), default=None,
-              help="Earliest timestamp to export (inclusive): epoch ms or ISO-8601 with a zone.")
+@click.option(
+    "--output",
+    "-o",
+    required=True,
+    metavar="PATH|URI",
+    help="Where the Parquet goes: a file (local run) or a directory (--spark); s3://, gs://... too.",
+)
+@click.option(
+    "--from-offset", type=click.IntRange(INT64_MIN, INT64_MAX), default=None, help="First offset to export (inclusive)."
+)
+@click.option(
+    "--to-offset", type=click.IntRange(INT64_MIN, INT64_MAX), default=None, help="Last offset to export (inclusive)."
+)
+@click.option(
+    "--from-time",
+    type=TimestampType(names=False),
+    default=None,
+    help="Earliest timestamp to export (inclusive): epoch ms or ISO-8601 with a zone.",
+)
 @click.option("--to-time", type=TimestampType(names=False), default=None, help="Timestamp to stop before (exclusive).")
 @decoder_options
-@click.option("--on-corruption", type=click.Choice(ON_CORRUPTION), default="skip", show_default=True,
-              help="skip: a corrupt batch becomes one marked row; fail: stop, write nothing; keep: as skip, and "
-                   "records of a batch failing its CRC are written too (crcValid false).")
-@click.option("--split-bytes", type=click.IntRange(min=1 << 20, max=1 << 62), default=128 << 20, show_default=True,
-              help="Segments larger than this are read by several tasks, cut at batch boundaries.")
+@click.option(
+    "--on-corruption",
+    type=click.Choice(ON_CORRUPTION),
+    default="skip",
+    show_default=True,
+    help="skip: a corrupt batch becomes one marked row; fail: stop, write nothing; keep: as skip, and "
+    "records of a batch failing its CRC are written too (crcValid false).",
+)
+@click.option(
+    "--split-bytes",
+    type=click.IntRange(min=1 << 20, max=1 << 62),
+    default=128 << 20,
+    show_default=True,
+    help="Segments larger than this are read by several tasks, cut at batch boundaries.",
+)
 @click.option("--force", is_flag=True, help="Replace an existing output.")
 @max_message_size_option
 @quiet_option
 @io_options
 @spark_options
-def export(paths, output, from_offset, to_offset, from_time, to_time, key_decoder, value_decoder, on_corruption,
-           split_bytes, force, max_message_size, quiet, spark, master, spark_conf, verbose, max_rate,
-           drop_cache) -> None:
+def export(
+    paths,
+    output,
+    from_offset,
+    to_offset,
+    from_time,
+    to_time,
+    key_decoder,
+    value_decoder,
+    on_corruption,
+    split_bytes,
+    force,
+    max_message_size,
+    quiet,
+    spark,
+    master,
+    spark_conf,
+    verbose,
+    max_rate,
+    drop_cache,
+) -> None:
     """Export the records of log roots, partition directories or segment files
     (local paths or URIs) as Parquet: one row per record with its key, value,
     headers and batch fields, ready for SQL, DuckDB or pandas.  A key or
@@ -58,15 +108,22 @@ def export(paths, output, from_offset, to_offset, from_time, to_time, key_decode
     try:  # Parquet is pyarrow's: without it, one line saying how to get it (exit 2), never a traceback
         import pyarrow.parquet  # noqa: F401
     except ImportError as exc:
-        fail(binary_streams()[1], f"export writes Parquet with pyarrow, which cannot be imported ({exc}); "
-                                  "install it with: pip install 'kseg[remote]'")
+        fail(
+            binary_streams()[1],
+            f"export writes Parquet with pyarrow, which cannot be imported ({exc}); "
+            "install it with: pip install 'kseg[remote]'",
+        )
 
     for name, value in (("--from-time", from_time), ("--to-time", to_time)):
         if value is not None and value < 0:
             raise click.UsageError(f"{name} takes a time (epoch ms or ISO-8601), not earliest/latest/max-timestamp")
     check_spark(spark, master, spark_conf, verbose)
-    ranges = Ranges(INT64_MIN if from_offset is None else from_offset, INT64_MAX if to_offset is None else to_offset,
-                    INT64_MIN if from_time is None else from_time, INT64_MAX if to_time is None else to_time)
+    ranges = Ranges(
+        INT64_MIN if from_offset is None else from_offset,
+        INT64_MAX if to_offset is None else to_offset,
+        INT64_MIN if from_time is None else from_time,
+        INT64_MAX if to_time is None else to_time,
+    )
     for lo, hi, what in ((ranges.from_offset, ranges.to_offset, "offset"), (ranges.from_time, ranges.to_time, "time")):
         if lo > hi:
             raise click.UsageError(f"--from-{what} is after --to-{what}")
@@ -83,13 +140,35 @@ def export(paths, output, from_offset, to_offset, from_time, to_time, key_decode
     if spark:
         from kseg.spark.export_job import run_export
 
-        summary = run_export(list(paths), output, ranges=ranges, key_decoder=key_decoder,
-                             value_decoder=value_decoder, on_corruption=on_corruption, split_bytes=split_bytes,
-                             limit=decompression_limit(max_message_size), replace=force, master=master,
-                             spark_conf=spark_conf, err=err, verbose=verbose)
+        summary = run_export(
+            list(paths),
+            output,
+            ranges=ranges,
+            key_decoder=key_decoder,
+            value_decoder=value_decoder,
+            on_corruption=on_corruption,
+            split_bytes=split_bytes,
+            limit=decompression_limit(max_message_size),
+            replace=force,
+            master=master,
+            spark_conf=spark_conf,
+            err=err,
+            verbose=verbose,
+        )
     else:
-        summary = _run_local(list(paths), output, ranges, key_fn, value_fn, on_corruption, split_bytes,
-                             decompression_limit(max_message_size), force, quiet, err)
+        summary = _run_local(
+            list(paths),
+            output,
+            ranges,
+            key_fn,
+            value_fn,
+            on_corruption,
+            split_bytes,
+            decompression_limit(max_message_size),
+            force,
+            quiet,
+            err,
+        )
     if summary is None:  # --on-corruption fail stopped it
         sys.exit(EXIT_CORRUPT)
     out.write((summary.line(output) + "\n").encode("utf-8", "replace"))
@@ -112,8 +191,8 @@ def corruption_line(c) -> str:
 
 
 def _run_local(paths, output, ranges, key_fn, value_fn, on_corruption, split_bytes, limit, force, quiet, err):
-    from kseg.render.export import CorruptionStop, write_parquet
     from kseg.ops.export.export import plan
+    from kseg.render.export import CorruptionStop, write_parquet
 
     partitions = partitions_or_fail(err, paths)
     if listing_code(partitions):  # an input not read is never "N records written": nothing is
@@ -125,10 +204,18 @@ def _run_local(paths, output, ranges, key_fn, value_fn, on_corruption, split_byt
         pass
 
     try:
-        return write_parquet(splits, output, ranges=ranges, limit=limit, on_corruption=on_corruption,
-                             key_decoder=key_fn, value_decoder=value_fn, replace=force,
-                             on_corrupt=lambda c: say(err, corruption_line(c)),
-                             on_split=on_split)
+        return write_parquet(
+            splits,
+            output,
+            ranges=ranges,
+            limit=limit,
+            on_corruption=on_corruption,
+            key_decoder=key_fn,
+            value_decoder=value_fn,
+            replace=force,
+            on_corrupt=lambda c: say(err, corruption_line(c)),
+            on_split=on_split,
+        )
     except CorruptionStop as stop:
         say(err, corruption_line(stop.corruption))
         say(err, "kseg: export stopped (--on-corruption fail); nothing was written")

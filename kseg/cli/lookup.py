@@ -6,9 +6,19 @@ import sys
 
 import click
 
-from kseg.cli.options import (binary_streams, decoder_options, format_option, io_options, is_quiet,
-                              max_message_size_option, quiet_option, say)
-from kseg.limits import EXIT_ERROR, EXIT_OK as EXIT_FOUND, EXIT_PROBLEMS as EXIT_NOT_FOUND
+from kseg.cli.options import (
+    binary_streams,
+    decoder_options,
+    format_option,
+    io_options,
+    is_quiet,
+    max_message_size_option,
+    quiet_option,
+    say,
+)
+from kseg.limits import EXIT_ERROR
+from kseg.limits import EXIT_OK as EXIT_FOUND
+from kseg.limits import EXIT_PROBLEMS as EXIT_NOT_FOUND
 from kseg.timestamps import INT64_MAX, INT64_MIN, parse_timestamp  # noqa: F401 - re-exported
 
 # A negative number is an argument (``lookup-time -1 DIR``: Kafka's "latest"), not an unknown option;
@@ -71,10 +81,10 @@ def _run(directory: str, output_format: str, max_message_size: int, decoders: tu
     """Open the partition, run ``query(log)`` -> (result, text writer, json maker, reason), print."""
     from kseg.errors import InputError, KsegError
     from kseg.limits import decompression_limit
+    from kseg.ops.lookup.offset import PartitionLog
     from kseg.render.lookup import write_json
     from kseg.render.text import TextSink
     from kseg.storage import files
-    from kseg.ops.lookup.offset import PartitionLog
 
     out, err = binary_streams()
     sink = TextSink(out, err)
@@ -113,8 +123,9 @@ def _run(directory: str, output_format: str, max_message_size: int, decoders: tu
 @decoder_options
 @quiet_option
 @io_options
-def lookup_offset(offset, directory, output_format, max_message_size, key_decoder, value_decoder, quiet,
-                  max_rate, drop_cache) -> None:
+def lookup_offset(
+    offset, directory, output_format, max_message_size, key_decoder, value_decoder, quiet, max_rate, drop_cache
+) -> None:
     """Find the record at OFFSET in the partition directory DIR the way a
     Kafka broker serves a fetch, and show the path taken.
 
@@ -136,8 +147,8 @@ def lookup_offset(offset, directory, output_format, max_message_size, key_decode
     decoders = _decoders(key_decoder, value_decoder)
 
     def query(log):
-        from kseg.render.lookup import offset_json, offset_reason, write_offset_text
         from kseg.ops.lookup.offset import lookup_offset as run
+        from kseg.render.lookup import offset_json, offset_reason, write_offset_text
 
         return run(log, offset), write_offset_text, offset_json, offset_reason
 
@@ -152,8 +163,9 @@ def lookup_offset(offset, directory, output_format, max_message_size, key_decode
 @decoder_options
 @quiet_option
 @io_options
-def lookup_time(timestamp, directory, output_format, max_message_size, key_decoder, value_decoder, quiet,
-                max_rate, drop_cache) -> None:
+def lookup_time(
+    timestamp, directory, output_format, max_message_size, key_decoder, value_decoder, quiet, max_rate, drop_cache
+) -> None:
     """Find the first record whose timestamp >= TIMESTAMP in the partition
     directory DIR, with the semantics of Kafka's ListOffsets, and show the
     path taken.
@@ -182,8 +194,8 @@ def lookup_time(timestamp, directory, output_format, max_message_size, key_decod
     target = timestamp
 
     def query(log):
-        from kseg.render.lookup import time_json, time_reason, write_time_text
         from kseg.ops.lookup.time import lookup_time as run
+        from kseg.render.lookup import time_json, time_reason, write_time_text
 
         return run(log, target), write_time_text, time_json, time_reason
 

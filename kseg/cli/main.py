@@ -24,7 +24,11 @@ COMMANDS = {
     "export": ("kseg.cli.export", "export", "Export the records of segments as Parquet (locally or on Spark)."),
     "rebuild-index": ("kseg.cli.rebuild", "rebuild_index", "Rebuild .index/.timeindex/.txnindex as Kafka's recovery."),
     "txn": ("kseg.cli.txn", "txn", "Transactions, last stable offset, hanging transactions, .txnindex audit."),
-    "compaction": ("kseg.cli.compaction", "compaction", "Tombstones and control batches left, against delete.retention.ms."),
+    "compaction": (
+        "kseg.cli.compaction",
+        "compaction",
+        "Tombstones and control batches left, against delete.retention.ms.",
+    ),
     "diff": ("kseg.cli.diff", "diff", "Compare replicas of a partition: first divergent offset, what each lacks."),
 }
 
@@ -92,7 +96,7 @@ def fatal(exc: BaseException) -> None:
         _error_exit(exc)
     cause = _chained(exc, (KeyboardInterrupt, BrokenPipeError))
     if isinstance(cause, KeyboardInterrupt):  # Ctrl-C wrapped by Python on its way out (3.11 turns one
-        interrupted()                          # during a class body into RuntimeError "Error calling __set_name__")
+        interrupted()  # during a class body into RuntimeError "Error calling __set_name__")
     if isinstance(cause, BrokenPipeError):
         closed_stdout()
     if isinstance(exc, MemoryError):
@@ -184,15 +188,23 @@ def _version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
     from kseg.format import v2_records  # noqa: F401 - compares the engine's constants (engine.check)
     from kseg.format.releases import LATEST, supported_range
 
-    click.echo(f"kseg, version {__version__}\n"
-               f"kafka dump output: {supported_range()} (default {LATEST.lines[-1]})\n"
-               f"engine: {engine.description()}")
+    click.echo(
+        f"kseg, version {__version__}\n"
+        f"kafka dump output: {supported_range()} (default {LATEST.lines[-1]})\n"
+        f"engine: {engine.description()}"
+    )
     ctx.exit()
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_version,
-              help="Show the version and which engine runs, and exit.")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_version,
+    help="Show the version and which engine runs, and exit.",
+)
 def cli() -> None:
     """Read Apache Kafka log segments: dump them as Kafka's tool does, verify
     and rebuild their indexes, and find records by offset or time.

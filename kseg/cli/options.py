@@ -35,8 +35,10 @@ def is_quiet() -> bool:
     """Was ``--quiet`` given to the command running?"""
     return _quiet[0]
 
+
 JOBS_HELP = "Work on segments (partitions, where their state is carried across segments) in N processes."
 jobs_option = click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True, help=JOBS_HELP)
+
 
 def capped_jobs(err, requested: int) -> int:
     """``--jobs`` bounded by the CPU count and the descriptor limit (:func:`kseg.storage.workers.cap_jobs`),
@@ -65,26 +67,44 @@ def clean_stale_output(err, path: str) -> None:
     name = os.path.basename(local)
     removed = clean_stale(os.path.dirname(local), lambda target: target == name)
     if removed:
-        note(err, f"removed {len(removed)} temporary file{'s' * (len(removed) != 1)} an interrupted kseg run "
-                  f"left: {', '.join(removed)}")
+        note(
+            err,
+            f"removed {len(removed)} temporary file{'s' * (len(removed) != 1)} an interrupted kseg run "
+            f"left: {', '.join(removed)}",
+        )
 
 
-DECODER_HELP = ("How {what} print: string (Kafka's default), hex, base64, json, or module:function; "
-                "Kafka's {kafka} spelling works too.")
+DECODER_HELP = (
+    "How {what} print: string (Kafka's default), hex, base64, json, or module:function; "
+    "Kafka's {kafka} spelling works too."
+)
 
 
 def decoder_options(f):
     """``--key-decoder``/``--key-decoder-class`` and ``--value-decoder``/``--value-decoder-class``
     (Kafka's DumpLogSegments spellings), default None: each command says what "not given" means."""
-    f = click.option("--value-decoder", "--value-decoder-class", "value_decoder", default=None, metavar="DECODER",
-                     help=DECODER_HELP.format(what="values (payloads)", kafka="--value-decoder-class"))(f)
-    f = click.option("--key-decoder", "--key-decoder-class", "key_decoder", default=None, metavar="DECODER",
-                     help=DECODER_HELP.format(what="keys", kafka="--key-decoder-class"))(f)
+    f = click.option(
+        "--value-decoder",
+        "--value-decoder-class",
+        "value_decoder",
+        default=None,
+        metavar="DECODER",
+        help=DECODER_HELP.format(what="values (payloads)", kafka="--value-decoder-class"),
+    )(f)
+    f = click.option(
+        "--key-decoder",
+        "--key-decoder-class",
+        "key_decoder",
+        default=None,
+        metavar="DECODER",
+        help=DECODER_HELP.format(what="keys", kafka="--key-decoder-class"),
+    )(f)
     return f
 
 
-MAX_RATE_HELP = ("Read segments at most this fast, in MB/s (10^6 bytes; split between --jobs processes); "
-                 "0.01 to 1000000.")
+MAX_RATE_HELP = (
+    "Read segments at most this fast, in MB/s (10^6 bytes; split between --jobs processes); 0.01 to 1000000."
+)
 MIN_RATE, MAX_RATE = 0.01, 1e6  # 10 kB/s (an 8 MiB read window then takes 14 min) .. 1 TB/s
 
 
@@ -100,8 +120,10 @@ class RateType(click.FloatRange):
             self.fail(f"{value!r} is not a number", param, ctx)
         return rv
 
-DROP_CACHE_HELP = ("Evict from the page cache the pages kseg's reads brought in (pages already cached stay): "
-                   "polite on a live broker.")
+
+DROP_CACHE_HELP = (
+    "Evict from the page cache the pages kseg's reads brought in (pages already cached stay): polite on a live broker."
+)
 _io = {"max_rate": None, "drop_cache": False}
 
 
@@ -118,8 +140,9 @@ def _set_io(ctx, param, value):
 def io_options(f):
     """``--max-rate MB/s`` and ``--drop-cache`` (kseg.storage.read_policy), applied to every segment read."""
     f = click.option("--drop-cache", is_flag=True, help=DROP_CACHE_HELP, callback=_set_io)(f)
-    f = click.option("--max-rate", type=RateType(), default=None, metavar="MB/S",
-                     help=MAX_RATE_HELP, callback=_set_io)(f)
+    f = click.option("--max-rate", type=RateType(), default=None, metavar="MB/S", help=MAX_RATE_HELP, callback=_set_io)(
+        f
+    )
     return f
 
 
@@ -128,7 +151,7 @@ SPARK_HELP = {
     "--master": "Spark master URL (default local[*]); only with --spark.",
     "--spark-conf": "Spark configuration, repeatable; only with --spark.",
     "--verbose": "With --spark: Spark's own log on stderr (and, for verify-index, clean segments too).  "
-                 "verify-index: every note under its segment (else one line per kind of note).",
+    "verify-index: every note under its segment (else one line per kind of note).",
 }
 
 
@@ -147,13 +170,24 @@ def check_spark(spark: bool, master, spark_conf, verbose: bool, *, local_verbose
     ``local_verbose``: the command gives ``--verbose`` a meaning without ``--spark`` too."""
     if spark:
         if _io["max_rate"] or _io["drop_cache"]:
-            fail(binary_streams()[1], "--max-rate and --drop-cache pace this machine's reads; on Spark the "
-                                      "executors read (give them without --spark)")
+            fail(
+                binary_streams()[1],
+                "--max-rate and --drop-cache pace this machine's reads; on Spark the "
+                "executors read (give them without --spark)",
+            )
         return
-    given = [name for name, value in (("--master", master), ("--spark-conf", spark_conf), ("--verbose", verbose and not local_verbose))
-             if value]
+    given = [
+        name
+        for name, value in (
+            ("--master", master),
+            ("--spark-conf", spark_conf),
+            ("--verbose", verbose and not local_verbose),
+        )
+        if value
+    ]
     if given:
         fail(binary_streams()[1], f"{' and '.join(given)} take{'s' * (len(given) == 1)} effect only with --spark")
+
 
 max_message_size_option = click.option(
     "--max-message-size",

@@ -7,8 +7,18 @@ import sys
 
 import click
 
-from kseg.cli.options import (binary_streams, capped_jobs, fail, format_option, io_options, jobs_option,
-                              max_message_size_option, note, notes_grouped, quiet_option)
+from kseg.cli.options import (
+    binary_streams,
+    capped_jobs,
+    fail,
+    format_option,
+    io_options,
+    jobs_option,
+    max_message_size_option,
+    note,
+    notes_grouped,
+    quiet_option,
+)
 from kseg.cli.options import say as write_line
 from kseg.errors import error_line
 from kseg.limits import decompression_limit
@@ -17,20 +27,46 @@ from kseg.limits import decompression_limit
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("paths", nargs=-1, required=True, metavar="SEGMENT.log|DIR...", type=click.Path(readable=False))
 @click.option("--check", is_flag=True, help="Compare with the existing files and report differences; write nothing.")
-@click.option("--output-dir", type=click.Path(file_okay=False), default=None,
-              help="Write the rebuilt files here instead of beside each log.")
+@click.option(
+    "--output-dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Write the rebuilt files here instead of beside each log.",
+)
 @click.option("--force", is_flag=True, help="Replace existing files that differ.")
-@click.option("--index-interval-bytes", type=click.IntRange(min=0, max=0x7FFFFFFF), default=4096, show_default=True,
-              help="The topic's index.interval.bytes.")
-@click.option("--max-index-bytes", type=click.IntRange(min=12, max=0x7FFFFFFF), default=10 * 1024 * 1024, show_default=True,
-              help="The topic's segment.index.bytes (bounds the entries an index holds).")
+@click.option(
+    "--index-interval-bytes",
+    type=click.IntRange(min=0, max=0x7FFFFFFF),
+    default=4096,
+    show_default=True,
+    help="The topic's index.interval.bytes.",
+)
+@click.option(
+    "--max-index-bytes",
+    type=click.IntRange(min=12, max=0x7FFFFFFF),
+    default=10 * 1024 * 1024,
+    show_default=True,
+    help="The topic's segment.index.bytes (bounds the entries an index holds).",
+)
 @format_option
 @max_message_size_option
 @quiet_option
 @io_options
 @jobs_option
-def rebuild_index(paths, check, output_dir, force, index_interval_bytes, max_index_bytes, output_format,
-                  max_message_size, quiet, jobs, max_rate, drop_cache) -> None:
+def rebuild_index(
+    paths,
+    check,
+    output_dir,
+    force,
+    index_interval_bytes,
+    max_index_bytes,
+    output_format,
+    max_message_size,
+    quiet,
+    jobs,
+    max_rate,
+    drop_cache,
+) -> None:
     """Rebuild the indexes of segment .log files, or of every segment of
     partition directories (and log roots), exactly as Kafka's recovery
     (LogSegment.recover) does after an unclean shutdown.
@@ -59,16 +95,18 @@ def rebuild_index(paths, check, output_dir, force, index_interval_bytes, max_ind
       141  stdout was closed early (killed by SIGPIPE)
     """
     from kseg.errors import KsegError
-    from kseg.render import progress as progress_mod
-    from kseg.render.rebuild import EXIT_ERROR, RebuildReport
-    from kseg.ops.rebuild.write import FAILED, REFUSED
-    from kseg.storage.partition import check_exists, nothing_found, nothing_in
     from kseg.ops.rebuild.rebuild import resolve
     from kseg.ops.rebuild.run import Settings, rebuild_all
+    from kseg.ops.rebuild.write import FAILED, REFUSED
+    from kseg.render import progress as progress_mod
+    from kseg.render.rebuild import EXIT_ERROR, RebuildReport
+    from kseg.storage.partition import check_exists, nothing_found, nothing_in
 
     if check and (output_dir or force):
-        raise click.UsageError("--check compares with the files beside each log and writes nothing; "
-                               "it takes neither --output-dir nor --force")
+        raise click.UsageError(
+            "--check compares with the files beside each log and writes nothing; "
+            "it takes neither --output-dir nor --force"
+        )
     out, err = binary_streams()
     notes: list[str] = []
 
@@ -79,8 +117,9 @@ def rebuild_index(paths, check, output_dir, force, index_interval_bytes, max_ind
         if output_dir:  # before any work, --force or not
             from kseg.storage.outputs import refuse_on_inputs
 
-            refuse_on_inputs(output_dir, list(paths), "--output-dir",
-                             hint="to write beside each log, leave out --output-dir")
+            refuse_on_inputs(
+                output_dir, list(paths), "--output-dir", hint="to write beside each log, leave out --output-dir"
+            )
         for path in paths:
             check_exists(path)
         targets = _unique(resolve(list(paths), notes))
@@ -115,8 +154,15 @@ def rebuild_index(paths, check, output_dir, force, index_interval_bytes, max_ind
         _clean_stale_temp_files(err, work)
     segment_bar = bar  # --jobs: a partition at a time (rebuild_all); else the bytes read, inside each segment
     if bar is not None and (jobs <= 1 or len(work) <= 1):
-        bar.reads("rebuild-index", sum(seg.log_size() for target, _ in work for seg in target.partition.segments
-                                       if seg.log and (target.selected is None or seg.base_offset in target.selected)))
+        bar.reads(
+            "rebuild-index",
+            sum(
+                seg.log_size()
+                for target, _ in work
+                for seg in target.partition.segments
+                if seg.log and (target.selected is None or seg.base_offset in target.selected)
+            ),
+        )
         segment_bar = None
     try:
         for done in rebuild_all(work, settings, jobs, segment_bar):
@@ -154,8 +200,11 @@ def _clean_stale_temp_files(err, work: list) -> None:
         seen.add(where)
         removed = clean_stale(where, ours)
         if removed:
-            note(err, f"removed {len(removed)} temporary file{'s' * (len(removed) != 1)} an interrupted kseg "
-                      f"run left: {', '.join(removed)}")
+            note(
+                err,
+                f"removed {len(removed)} temporary file{'s' * (len(removed) != 1)} an interrupted kseg "
+                f"run left: {', '.join(removed)}",
+            )
 
 
 def _unique(targets: list) -> list:
@@ -184,9 +233,11 @@ def _refuse_remote_writes(targets: list) -> None:
 
     for target in targets:
         if location.is_remote(target.partition.path):
-            raise UsageError("kseg writes indexes beside a log only on local disk",
-                             path=target.partition.path,
-                             hint="compare with --check, or write the rebuilt files to a local --output-dir")
+            raise UsageError(
+                "kseg writes indexes beside a log only on local disk",
+                path=target.partition.path,
+                hint="compare with --check, or write the rebuilt files to a local --output-dir",
+            )
 
 
 def _check_output_names(targets: list) -> None:
@@ -199,6 +250,8 @@ def _check_output_names(targets: list) -> None:
             continue
         other = where.setdefault(target.output_subdir, target.partition.path)
         if other != target.partition.path:
-            raise InputError(f"{other} and {target.partition.path} would both be written to "
-                             f"--output-dir subdirectory {target.output_subdir}/ (replicas from two log "
-                             "directories): rebuild one log directory at a time")
+            raise InputError(
+                f"{other} and {target.partition.path} would both be written to "
+                f"--output-dir subdirectory {target.output_subdir}/ (replicas from two log "
+                "directories): rebuild one log directory at a time"
+            )

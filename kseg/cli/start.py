@@ -9,10 +9,9 @@ which stops its workers and says the same line (:func:`kseg.cli.main.interrupted
 
 from __future__ import annotations
 
-import os
-
 # the C module: ``signal`` first imports enum, itself a few milliseconds before site has loaded it
 import _signal as signal  # type: ignore[import-not-found]
+import os
 
 _EXIT_INTERRUPTED = 130
 

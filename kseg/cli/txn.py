@@ -7,8 +7,19 @@ import sys
 
 import click
 
-from kseg.cli.options import (binary_streams, error, fail, format_option, io_options, max_message_size_option,
-                              listing_code, partitions_or_fail, quiet_option, reading_bar, reference_time)
+from kseg.cli.options import (
+    binary_streams,
+    error,
+    fail,
+    format_option,
+    io_options,
+    listing_code,
+    max_message_size_option,
+    partitions_or_fail,
+    quiet_option,
+    reading_bar,
+    reference_time,
+)
 from kseg.limits import INT64_MAX, decompression_limit
 
 _DURATION = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*(ms|s|m|min|h|d)?\s*\Z")
@@ -33,19 +44,30 @@ class Duration(click.ParamType):
         return value if isinstance(value, int) else parse_duration(value)
 
 
-
-
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("paths", nargs=-1, required=True, type=click.Path(readable=False))
-@click.option("--from-start", is_flag=True,
-              help="Rebuild producer state from the first segment (default: from the latest valid .snapshot, "
-                   "as Kafka's recovery does); audits every .txnindex.")
-@click.option("--hanging-after", type=Duration(), default="15m", show_default=True,
-              help="An open transaction older than this against the partition's latest timestamp is hanging "
-                   "(default: Kafka's transaction.max.timeout.ms).")
-@click.option("--at", "at", default=None, metavar="TIME",
-              help="Measure ages against this time (epoch ms, ISO-8601 or 'now') instead of the partition's "
-                   "latest batch timestamp.")
+@click.option(
+    "--from-start",
+    is_flag=True,
+    help="Rebuild producer state from the first segment (default: from the latest valid .snapshot, "
+    "as Kafka's recovery does); audits every .txnindex.",
+)
+@click.option(
+    "--hanging-after",
+    type=Duration(),
+    default="15m",
+    show_default=True,
+    help="An open transaction older than this against the partition's latest timestamp is hanging "
+    "(default: Kafka's transaction.max.timeout.ms).",
+)
+@click.option(
+    "--at",
+    "at",
+    default=None,
+    metavar="TIME",
+    help="Measure ages against this time (epoch ms, ISO-8601 or 'now') instead of the partition's "
+    "latest batch timestamp.",
+)
 @max_message_size_option
 @format_option
 @quiet_option
@@ -65,8 +87,8 @@ def txn(paths, from_start, hanging_after, at, max_message_size, output_format, q
     """
     from kseg.errors import KsegError
     from kseg.jsonlines import dumps
-    from kseg.render import txn as render
     from kseg.ops.txn.txn import analyse
+    from kseg.render import txn as render
 
     out, err = binary_streams()
     at_ms = reference_time(at)
@@ -76,7 +98,6 @@ def txn(paths, from_start, hanging_after, at, max_message_size, output_format, q
 
     from kseg.storage import files
 
-    from kseg.errors import KsegError
 
     for path in paths:
         try:
@@ -93,15 +114,24 @@ def txn(paths, from_start, hanging_after, at, max_message_size, output_format, q
             if part.error is not None:
                 continue
             if output_format == "json":
+
                 def on_txn(t, name=part.name):
                     write(dumps(render.transaction_row(name, t)))
             else:
+
                 def on_txn(t):
                     write(render.transaction_line(t))
+
             try:
-                report = analyse(part, from_start=from_start, hanging_after_ms=hanging_after,
-                                 limit=decompression_limit(max_message_size), on_transaction=on_txn, at=at_ms,
-                                 on_start=(lambda r: write(render.header_line(r))) if output_format == "text" else None)
+                report = analyse(
+                    part,
+                    from_start=from_start,
+                    hanging_after_ms=hanging_after,
+                    limit=decompression_limit(max_message_size),
+                    on_transaction=on_txn,
+                    at=at_ms,
+                    on_start=(lambda r: write(render.header_line(r))) if output_format == "text" else None,
+                )
             except KsegError as exc:
                 code = error(err, exc)
                 continue

@@ -6,19 +6,37 @@ import sys
 
 import click
 
-from kseg.cli.options import (binary_streams, capped_jobs, check_spark, clean_stale_output, fail, format_option,
-                              io_options, jobs_option, max_message_size_option, notes_grouped, quiet_option,
-                              spark_options)
+from kseg.cli.options import (
+    binary_streams,
+    capped_jobs,
+    check_spark,
+    clean_stale_output,
+    fail,
+    format_option,
+    io_options,
+    jobs_option,
+    max_message_size_option,
+    notes_grouped,
+    quiet_option,
+    spark_options,
+)
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("paths", nargs=-1, required=True, type=click.Path(readable=False))
-@click.option("--strict", is_flag=True,
-              help="Apply Kafka's --verify-index-only rule: report pre-KAFKA-806 multi-batch-append entries.")
-@click.option("--report", "report_path", type=click.Path(),
-              help="Write one JSON Lines row per segment and per problem; with --spark a directory of "
-                   "part files written by the executors (JSON Lines, or Parquet for a .parquet path, "
-                   "local or a URI).  Checked before any work; never inside an input.")
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Apply Kafka's --verify-index-only rule: report pre-KAFKA-806 multi-batch-append entries.",
+)
+@click.option(
+    "--report",
+    "report_path",
+    type=click.Path(),
+    help="Write one JSON Lines row per segment and per problem; with --spark a directory of "
+    "part files written by the executors (JSON Lines, or Parquet for a .parquet path, "
+    "local or a URI).  Checked before any work; never inside an input.",
+)
 @click.option("--force", is_flag=True, help="Replace an existing --report file (atomically).")
 @jobs_option
 @max_message_size_option
@@ -26,8 +44,22 @@ from kseg.cli.options import (binary_streams, capped_jobs, check_spark, clean_st
 @quiet_option
 @io_options
 @spark_options
-def verify_index(paths, strict, report_path, force, jobs, max_message_size, output_format, quiet, spark, master,
-                 spark_conf, verbose, max_rate, drop_cache) -> None:
+def verify_index(
+    paths,
+    strict,
+    report_path,
+    force,
+    jobs,
+    max_message_size,
+    output_format,
+    quiet,
+    spark,
+    master,
+    spark_conf,
+    verbose,
+    max_rate,
+    drop_cache,
+) -> None:
     """Verify the segments of partition directories, log roots or single segment files.
 
     Every check of Kafka's --verify-index-only and --index-sanity-check, and
@@ -46,10 +78,10 @@ def verify_index(paths, strict, report_path, force, jobs, max_message_size, outp
       141  stdout was closed early (killed by SIGPIPE, as git is)
     """
     from kseg.errors import InputError, KsegError
-    from kseg.storage.outputs import refuse_on_inputs
-    from kseg.storage.partition import discover, nothing_found, nothing_in
     from kseg.ops.verify.report import JsonlReport, check_target
     from kseg.storage.location import is_remote
+    from kseg.storage.outputs import refuse_on_inputs
+    from kseg.storage.partition import discover, nothing_found, nothing_in
 
     check_spark(spark, master, spark_conf, verbose, local_verbose=True)
     if force and not report_path:
@@ -61,14 +93,18 @@ def verify_index(paths, strict, report_path, force, jobs, max_message_size, outp
         if report_path:
             refuse_on_inputs(report_path, list(paths), "--report")
         if report_path and report_path.endswith(".parquet") and not spark:
-            raise InputError("a .parquet report needs --spark; the local command writes JSON Lines "
-                             "(give a .jsonl path)", path=report_path)
+            raise InputError(
+                "a .parquet report needs --spark; the local command writes JSON Lines (give a .jsonl path)",
+                path=report_path,
+            )
         if report_path and spark:
             if not is_remote(report_path):
                 check_target(report_path, directory_ok=True)
         elif report_path and is_remote(report_path):
-            raise InputError("a report on a store needs --spark (its executors write it); the local command "
-                             "writes a local file", path=report_path)
+            raise InputError(
+                "a report on a store needs --spark (its executors write it); the local command writes a local file",
+                path=report_path,
+            )
         elif report_path:
             report = JsonlReport(report_path, force=force)
             clean_stale_output(err, report_path)
@@ -86,15 +122,23 @@ def verify_index(paths, strict, report_path, force, jobs, max_message_size, outp
     if spark:
         from kseg.spark.driver import run_spark_cli
 
-        code = run_spark_cli(partitions, strict=strict, report_path=report_path, master=master,
-                             spark_conf=spark_conf, max_message_size=max_message_size, output_format=output_format,
-                             out=out, err=err, verbose=verbose)
+        code = run_spark_cli(
+            partitions,
+            strict=strict,
+            report_path=report_path,
+            master=master,
+            spark_conf=spark_conf,
+            max_message_size=max_message_size,
+            output_format=output_format,
+            out=out,
+            err=err,
+            verbose=verbose,
+        )
         sys.exit(code)
 
+    from kseg.ops.verify.run import several_log_dirs, verify_all, work_items
     from kseg.render import progress as progress_mod
     from kseg.render.verify import PartitionSummary, render_result, render_summary
-    from kseg.ops.verify.run import several_log_dirs, verify_all, work_items
-
     from kseg.storage import read_policy
 
     read_policy.split(jobs)
@@ -112,15 +156,24 @@ def verify_index(paths, strict, report_path, force, jobs, max_message_size, outp
     from kseg.render import table
 
     per_partition = PartitionSummary(full_names) if output_format == "text" and table.wanted(out) else None
-    labels = [f"{it.partition}/{it.segment.name}.log" if it.segment is not None else it.partition
-              for it in work_items(partitions)] if progress is not None and jobs > 1 else []
+    labels = (
+        [
+            f"{it.partition}/{it.segment.name}.log" if it.segment is not None else it.partition
+            for it in work_items(partitions)
+        ]
+        if progress is not None and jobs > 1
+        else []
+    )
     if labels:
         progress.describe(labels.pop(0))
 
     from kseg.render.notes import NoteGroups
 
-    groups = NoteGroups("file", "--verbose or --format json lists every one") \
-        if output_format == "text" and not verbose else None
+    groups = (
+        NoteGroups("file", "--verbose or --format json lists every one")
+        if output_format == "text" and not verbose
+        else None
+    )
 
     def on_result(res) -> None:
         nonlocal done
@@ -136,8 +189,9 @@ def verify_index(paths, strict, report_path, force, jobs, max_message_size, outp
             progress.advance_to(done)
 
     try:
-        result = verify_all(partitions, strict=strict, jobs=jobs, max_message_size=max_message_size,
-                            on_result=on_result)
+        result = verify_all(
+            partitions, strict=strict, jobs=jobs, max_message_size=max_message_size, on_result=on_result
+        )
         if groups is not None and not quiet:
             groups.write(out)
         if per_partition is not None:

@@ -56,8 +56,14 @@ CLIENT_SPECS = (
 OUT = Path(__file__).resolve().parent / "schemas"
 #: Messages whose Kafka 4.0 layout is kept beside the current one.
 LEGACY = {
-    "4.0": ("ShareGroupPartitionMetadataKey", "ShareGroupPartitionMetadataValue", "ShareGroupMetadataValue",
-            "ShareGroupStatePartitionMetadataValue", "ShareSnapshotValue", "ShareUpdateValue"),
+    "4.0": (
+        "ShareGroupPartitionMetadataKey",
+        "ShareGroupPartitionMetadataValue",
+        "ShareGroupMetadataValue",
+        "ShareGroupStatePartitionMetadataValue",
+        "ShareSnapshotValue",
+        "ShareUpdateValue",
+    ),
 }
 
 
@@ -145,8 +151,9 @@ def _render_fields(fields: list, indent: str) -> str:
     for f in fields:
         head = {k: v for k, v in f.items() if k != "fields"}
         if "fields" in f:
-            lines.append(f"{indent}{_c(head)[:-1]},\"fields\":[\n"
-                         f"{_render_fields(f['fields'], indent + ' ')}\n{indent}]}}")
+            lines.append(
+                f'{indent}{_c(head)[:-1]},"fields":[\n{_render_fields(f["fields"], indent + " ")}\n{indent}]}}'
+            )
         else:
             lines.append(indent + _c(head))
     return ",\n".join(lines)
@@ -160,7 +167,7 @@ def render(schema: dict) -> str:
         parts = []
         for s in schema["commonStructs"]:
             sh = {k: v for k, v in s.items() if k != "fields"}
-            parts.append(f" {_c(sh)[:-1]},\"fields\":[\n{_render_fields(s['fields'], '  ')}\n ]}}")
+            parts.append(f' {_c(sh)[:-1]},"fields":[\n{_render_fields(s["fields"], "  ")}\n ]}}')
         text += ',\n"commonStructs":[\n' + ",\n".join(parts) + "\n]"
     text += "}\n"
     assert json.loads(text) == schema
@@ -168,8 +175,7 @@ def render(schema: dict) -> str:
 
 
 def _git(gitdir: str, *args: str) -> str:
-    return subprocess.run(["git", "--git-dir", gitdir, *args], check=True, capture_output=True,
-                          text=True).stdout
+    return subprocess.run(["git", "--git-dir", gitdir, *args], check=True, capture_output=True, text=True).stdout
 
 
 def _spec_paths(gitdir: str, rev: str) -> list[str]:
@@ -216,8 +222,10 @@ def main(argv: list[str]) -> int:
         if len(argv) < 3:
             break
         legacy_rev = argv[2]
-        index["layouts"][label] = {"kafkaCommit": _git(gitdir, "rev-parse", legacy_rev).strip(),
-                                   "messages": sorted(wanted)}
+        index["layouts"][label] = {
+            "kafkaCommit": _git(gitdir, "rev-parse", legacy_rev).strip(),
+            "messages": sorted(wanted),
+        }
         for path in _spec_paths(gitdir, legacy_rev):
             if path.rsplit("/", 1)[-1][:-5] in wanted:
                 schema = convert(json.loads(strip_comments(_git(gitdir, "show", f"{legacy_rev}:{path}"))))

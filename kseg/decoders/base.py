@@ -24,8 +24,9 @@ from kseg.errors import UncaughtJavaError
 class MessageParser(Protocol):
     """``DumpLogSegments.MessageParser``, with the record reduced to (offset, key, value)."""
 
-    def parse(self, offset: int, key: bytes | None, value: bytes | None) -> tuple[str | None, str | None]:
-        ...  # pragma: no cover - protocol
+    def parse(
+        self, offset: int, key: bytes | None, value: bytes | None
+    ) -> tuple[str | None, str | None]: ...  # pragma: no cover - protocol
 
 
 # Defined in kseg.errors with every other kseg exception; the decoders' historical name.

@@ -88,17 +88,21 @@ GROUP_RECORD_TYPES_41: dict[int, str] = {
 
 #: Messages whose 4.0 layout differs from the current one at the same version: ``<Name>@4.0``.
 LEGACY_LAYOUT = "@4.0"
-RELAYOUTED = frozenset(("ShareGroupMetadataValue", "ShareGroupStatePartitionMetadataValue", "ShareSnapshotValue",
-                        "ShareUpdateValue"))
+RELAYOUTED = frozenset(
+    ("ShareGroupMetadataValue", "ShareGroupStatePartitionMetadataValue", "ShareSnapshotValue", "ShareUpdateValue")
+)
 #: Removed upstream; only the 4.0 layout exists.
-REMOVED = {"ShareGroupPartitionMetadataKey": "ShareGroupPartitionMetadataKey@4.0",
-           "ShareGroupPartitionMetadataValue": "ShareGroupPartitionMetadataValue@4.0"}
+REMOVED = {
+    "ShareGroupPartitionMetadataKey": "ShareGroupPartitionMetadataKey@4.0",
+    "ShareGroupPartitionMetadataValue": "ShareGroupPartitionMetadataValue@4.0",
+}
 
 
 def group_record_types(release: Release) -> dict[int, str]:
     """The record types ``release``'s ``GroupCoordinatorRecordSerde`` knows."""
     table = GROUP_RECORD_TYPES_41 if 17 in release.group_types else GROUP_RECORD_TYPES
     return {k: v for k, v in table.items() if k in release.group_types}
+
 
 #: ``ShareCoordinatorRecordSerde`` (``ShareCoordinator.SHARE_*_RECORD_KEY_VERSION``).
 SHARE_RECORD_TYPES: dict[int, str] = {0: "ShareSnapshot", 1: "ShareUpdate"}
@@ -111,8 +115,9 @@ class CoordinatorRecord:
 
     __slots__ = ("record_type", "key_name", "key", "value_name", "value_version", "value")
 
-    def __init__(self, record_type: int, key_name: str, key: dict, value_name: str,
-                 value_version: int | None, value: dict | None) -> None:
+    def __init__(
+        self, record_type: int, key_name: str, key: dict, value_name: str, value_version: int | None, value: dict | None
+    ) -> None:
         self.record_type = record_type
         self.key_name = key_name
         self.key = key
@@ -157,8 +162,9 @@ def choose_layout(msg_name: str, data: bytes, pos: int, version: int) -> str:
     return msg_name
 
 
-def deserialize(types: dict[int, str], key: bytes, value: bytes | None,
-                release: Release = releases.LATEST) -> CoordinatorRecord:
+def deserialize(
+    types: dict[int, str], key: bytes, value: bytes | None, release: Release = releases.LATEST
+) -> CoordinatorRecord:
     """``CoordinatorRecordSerde.deserialize`` of ``release`` for the record-type table ``types``."""
     kr = Reader(key)
     record_type = _read_version(kr, "key")
@@ -221,17 +227,19 @@ class _CoordinatorParser:
     def parse(self, offset: int, key: bytes | None, value: bytes | None) -> tuple[str | None, str | None]:
         if key is None:
             what = "the specified" if self.release.generic_missing_key else self.topic_name
-            raise UncaughtJavaException(JavaException(
-                f"Failed to decode message at offset {offset} using {what} "
-                "decoder (message had a missing key)"), offset)
+            raise UncaughtJavaException(
+                JavaException(
+                    f"Failed to decode message at offset {offset} using {what} decoder (message had a missing key)"
+                ),
+                offset,
+            )
         try:
             rec = deserialize(self.types, key, value, self.release)
             key_struct = schema.message(rec.key_name).struct
             key_text = _envelope("type", rec.record_type, to_tree(key_struct, rec.key, rec.record_type))
             if rec.value is None:
                 return key_text, "<DELETE>"
-            tree = schema.drop_newer_tagged(schema.message(rec.value_name), self.value_tree(rec),
-                                            self.release.knows)
+            tree = schema.drop_newer_tagged(schema.message(rec.value_name), self.value_tree(rec), self.release.knows)
             return key_text, _envelope(self.value_label, rec.value_version, tree)
         except UnknownRecordTypeException as exc:
             return f"Unknown record type {exc.unknown_type} at offset {offset}, skipping.", None

@@ -67,8 +67,16 @@ def _struct_op(struct: Struct, version: int) -> Op:
     return op
 
 
-def _variable_length_op(flex: Versions, name: str, ftype: FieldType, possible: Versions, nullable: Versions,
-                        zero_copy: bool, version: int, elem_struct: Struct | None) -> Op:
+def _variable_length_op(
+    flex: Versions,
+    name: str,
+    ftype: FieldType,
+    possible: Versions,
+    nullable: Versions,
+    zero_copy: bool,
+    version: int,
+    elem_struct: Struct | None,
+) -> Op:
     """``generateVariableLengthReader`` for one field (or array element) at ``version``."""
     compact, _ = branch(flex, possible, version)
     null_ok, _ = branch(nullable, possible, version)
@@ -76,6 +84,7 @@ def _variable_length_op(flex: Versions, name: str, ftype: FieldType, possible: V
     null_error = f"non-nullable field {name} was serialized as null"
 
     if compact:
+
         def length(r: Reader) -> int:
             return int32(r.uvarint() - 1)
     elif kind == "string":
@@ -84,6 +93,7 @@ def _variable_length_op(flex: Versions, name: str, ftype: FieldType, possible: V
         length = Reader.int32
 
     if kind == "string":
+
         def body(r: Reader, n: int) -> Any:
             if n > 0x7FFF:
                 raise JavaException(f"string field {name} had invalid length {n}")
@@ -127,11 +137,14 @@ def _nullable_struct_op(field: Field, possible: Versions, version: int, tagged: 
     if not null_ok:
         return inner
     if tagged:
+
         def op(r: Reader) -> Any:
             return None if r.uvarint() <= 0 else inner(r)
     else:
+
         def op(r: Reader) -> Any:
             return None if r.int8() < 0 else inner(r)
+
     return op
 
 
@@ -144,8 +157,9 @@ def _value_op(field: Field, struct: Struct, possible: Versions, version: int, ta
     flex = field_flexible(field, struct)
     if not tagged and ftype.kind == "array" and ftype.elem.differs_when_flexible:
         _, possible = branch(flex, possible, version)
-    return _variable_length_op(flex, field.name, ftype, possible, field.nullable, field.zero_copy, version,
-                               field.struct)
+    return _variable_length_op(
+        flex, field.name, ftype, possible, field.nullable, field.zero_copy, version, field.struct
+    )
 
 
 def _compile(struct: Struct, version: int, unknown_tags: frozenset = frozenset()) -> Callable[[Reader], dict]:

@@ -30,8 +30,14 @@ from kseg.decoders.versions import Versions, branch
 from kseg.decoders.wire import Writer
 
 _FIXED = {
-    "bool": Writer.bool, "int8": Writer.int8, "int16": Writer.int16, "uint16": Writer.uint16,
-    "int32": Writer.int32, "uint32": Writer.uint32, "int64": Writer.int64, "float64": Writer.float64,
+    "bool": Writer.bool,
+    "int8": Writer.int8,
+    "int16": Writer.int16,
+    "uint16": Writer.uint16,
+    "int32": Writer.int32,
+    "uint32": Writer.uint32,
+    "int64": Writer.int64,
+    "float64": Writer.float64,
     "uuid": Writer.uuid,
 }
 
@@ -81,7 +87,8 @@ def _write_struct(struct: Struct, value: dict, version: int, w: Writer) -> None:
     if not flexible:
         if tagged:
             raise UnsupportedVersionException(
-                f"Tagged fields were set, but version {version} of this message does not support them.")
+                f"Tagged fields were set, but version {version} of this message does not support them."
+            )
         return
     w.uvarint(len(tagged))
     for tag, payload in sorted(tagged, key=lambda t: t[0]):
@@ -123,8 +130,17 @@ def _write_tagged_value(f: Field, struct: Struct, v: Any, possible: Versions, ve
         _write_variable(field_flexible(f, struct), f.name, f.type, v, possible, f.nullable, version, w, f.struct)
 
 
-def _write_variable(flex: Versions, name: str, ftype: FieldType, v: Any, possible: Versions, nullable: Versions,
-                    version: int, w: Writer, elem_struct: Struct | None) -> None:
+def _write_variable(
+    flex: Versions,
+    name: str,
+    ftype: FieldType,
+    v: Any,
+    possible: Versions,
+    nullable: Versions,
+    version: int,
+    w: Writer,
+    elem_struct: Struct | None,
+) -> None:
     compact, _ = branch(flex, possible, version)
     kind = ftype.kind
     if v is None:

@@ -128,8 +128,7 @@ def _compile(struct: Struct, version: int) -> Callable[[dict], dict]:
             v = value[name]
             if conv is None:
                 if not is_default(strict_field, v, strict_field.nullable):
-                    raise UnsupportedVersionException(
-                        f"Attempted to write a non-default {name} at version {version}")
+                    raise UnsupportedVersionException(f"Attempted to write a non-default {name} at version {version}")
                 continue
             if tagged_field is not None and is_default(tagged_field, v, tagged_field.nullable):
                 continue
@@ -260,7 +259,7 @@ def java_double(d: float) -> str:
         p2 = bin_exp - 54
         if bin_exp > 53 and 1 < p2 < len(_INSIGNIFICANT) and _INSIGNIFICANT[p2]:
             dropped = _INSIGNIFICANT[p2]
-            pow10 = 10 ** dropped
+            pow10 = 10**dropped
             lv, residue = divmod(lv, pow10)
             if residue >= pow10 >> 1:
                 lv += 1

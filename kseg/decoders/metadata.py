@@ -67,8 +67,9 @@ def _short_varint(r: Reader | None, entity: str) -> int:
     return val - 0x10000 if val & 0x8000 else val
 
 
-def read_api_message(data: bytes | None, table: str = "metadata",
-                     max_api_key: int = 32767, known: dict | None = None) -> tuple[str, int, int, dict]:
+def read_api_message(
+    data: bytes | None, table: str = "metadata", max_api_key: int = 32767, known: dict | None = None
+) -> tuple[str, int, int, dict]:
     """``AbstractApiMessageSerde.read``: ``(message name, api key, version, message)``.
 
     ``table`` picks the api-key registry: ``"metadata"`` (KRaft records) or
@@ -81,11 +82,13 @@ def read_api_message(data: bytes | None, table: str = "metadata",
     if frame_version == 0:
         raise MetadataParseException(
             "Could not deserialize metadata record with frame version 0. Note that upgrades from the preview "
-            "release of KRaft in 2.8 to newer versions are not supported.")
+            "release of KRaft in 2.8 to newer versions are not supported."
+        )
     if frame_version != DEFAULT_FRAME_VERSION:
         raise MetadataParseException(
             f"Could not deserialize metadata record due to unknown frame version {frame_version}"
-            f"(only frame version {DEFAULT_FRAME_VERSION} is supported)")
+            f"(only frame version {DEFAULT_FRAME_VERSION} is supported)"
+        )
     api_key = _short_varint(r, "type")
     version = _short_varint(r, "version")
     read_version, unknown_tags, entry = version, frozenset(), None
@@ -114,8 +117,11 @@ def _unknown_tags(name: str, entry: dict) -> frozenset:
     bump, as ``DelegationTokenRecord`` v0's ``Requester`` of 3.6)."""
     struct = release_message(name, entry).struct
     known, fields = set(entry["tagged"]), set(entry["fields"])
-    return frozenset(f.name for f in struct.fields
-                     if f.name not in fields or (f.tag is not None and f"{struct.name}.{f.name}" not in known))
+    return frozenset(
+        f.name
+        for f in struct.fields
+        if f.name not in fields or (f.tag is not None and f"{struct.name}.{f.name}" not in known)
+    )
 
 
 _LAYOUTS: dict[int, schema.Message] = {}
@@ -153,8 +159,9 @@ class ClusterMetadataLogMessageParser:
     def parse(self, offset: int, key: bytes | None, value: bytes | None) -> tuple[None, str]:
         known = kraft_table(self.release.kraft_table) if self.release.kraft_table else None
         try:
-            name, api_key, version, message = read_api_message(value, max_api_key=self.release.metadata_max_api_key,
-                                                               known=known)
+            name, api_key, version, message = read_api_message(
+                value, max_api_key=self.release.metadata_max_api_key, known=known
+            )
             entry = known[str(api_key)] if known is not None else None
             m = release_message(name, entry)
             if entry is not None:  # that release's field list and its tagged fields only

@@ -130,8 +130,10 @@ def _group_text(group: str, value: bytes, kafka_28: bool = False) -> str:
         instance = m.get("groupInstanceId")
         if instance is not None and not kafka_28:  # 2.8's addStaticMember replaces without a check
             if instance in static:
-                raise IllegalStateException(f"Static member with groupInstanceId={instance} cannot be added to "
-                                            f"group {group} since it is already a member")
+                raise IllegalStateException(
+                    f"Static member with groupInstanceId={instance} cannot be added to "
+                    f"group {group} since it is already a member"
+                )
             static.add(instance)
         by_id[m["memberId"]] = m
     members = [by_id[k] for k in scala_hashmap_order([m["memberId"] for m in v["members"]])]
@@ -142,8 +144,12 @@ def _group_text(group: str, value: bytes, kafka_28: bool = False) -> str:
         texts = [_assignment_text(m["memberId"], bytes(m["assignment"])) for m in members]
     else:
         texts = [f"{m['memberId']}={_hex(bytes(m['assignment']))}" for m in members]
-    out = {"protocolType": protocol_type, "protocol": v["protocol"], "generationId": v["generation"],
-           "assignment": "{" + ",".join(texts) + "}"}
+    out = {
+        "protocolType": protocol_type,
+        "protocol": v["protocol"],
+        "generationId": v["generation"],
+        "assignment": "{" + ",".join(texts) + "}",
+    }
     return dumps(out)
 
 
@@ -156,8 +162,9 @@ def _offset_text(value: bytes, highest: int | None = None) -> str:
     return f"offset={v['offset']}" + (f",metadata={v['metadata']}" if v["metadata"] else "")
 
 
-def format_record_key_and_value(key: bytes | None, value: bytes | None,
-                                kafka_28: bool = False) -> tuple[str, str | None]:
+def format_record_key_and_value(
+    key: bytes | None, value: bytes | None, kafka_28: bool = False
+) -> tuple[str, str | None]:
     """``GroupMetadataManager.formatRecordKeyAndValue``; raises :class:`JavaException` where Kafka throws.
 
     ``kafka_28``: Kafka 2.8's classes (``GroupMetadataManager.scala@3893458``): an unknown key version is

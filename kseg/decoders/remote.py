@@ -29,14 +29,19 @@ from kseg.format import releases
 from kseg.format.releases import Release
 
 #: ``RemoteLogSegmentState`` ids
-SEGMENT_STATES = {0: "COPY_SEGMENT_STARTED", 1: "COPY_SEGMENT_FINISHED", 2: "DELETE_SEGMENT_STARTED",
-                  3: "DELETE_SEGMENT_FINISHED"}
+SEGMENT_STATES = {
+    0: "COPY_SEGMENT_STARTED",
+    1: "COPY_SEGMENT_FINISHED",
+    2: "DELETE_SEGMENT_STARTED",
+    3: "DELETE_SEGMENT_FINISHED",
+}
 #: ``RemotePartitionDeleteState`` ids
-PARTITION_DELETE_STATES = {0: "DELETE_PARTITION_MARKED", 1: "DELETE_PARTITION_STARTED",
-                           2: "DELETE_PARTITION_FINISHED"}
+PARTITION_DELETE_STATES = {0: "DELETE_PARTITION_MARKED", 1: "DELETE_PARTITION_STARTED", 2: "DELETE_PARTITION_FINISHED"}
 
-_NULL_VALUE = ('Cannot invoke "java.nio.ByteBuffer.remaining()" because the return value of '
-               '"org.apache.kafka.common.record.Record.value()" is null')
+_NULL_VALUE = (
+    'Cannot invoke "java.nio.ByteBuffer.remaining()" because the return value of '
+    '"org.apache.kafka.common.record.Record.value()" is null'
+)
 
 
 def _topic_id_partition(entry: dict) -> str:
@@ -45,8 +50,10 @@ def _topic_id_partition(entry: dict) -> str:
 
 
 def _segment_id(entry: dict) -> str:
-    return (f"RemoteLogSegmentId{{topicIdPartition={_topic_id_partition(entry['topicIdPartition'])}, "
-            f"id={uuid_to_string(entry['id'])}}}")
+    return (
+        f"RemoteLogSegmentId{{topicIdPartition={_topic_id_partition(entry['topicIdPartition'])}, "
+        f"id={uuid_to_string(entry['id'])}}}"
+    )
 
 
 def _custom(data: bytes | None) -> str:
@@ -79,41 +86,51 @@ def _segment_metadata(m: dict, release: Release) -> str:
     start, end = m["startOffset"], m["endOffset"]
     if start < 0:
         raise IllegalArgumentException(
-            f"Unexpected start offset = {start}. StartOffset for a remote segment cannot be negative")
+            f"Unexpected start offset = {start}. StartOffset for a remote segment cannot be negative"
+        )
     if end < start:
         raise IllegalArgumentException(
-            f"Unexpected end offset = {end}. EndOffset for a remote segment cannot be less than startOffset = {start}")
+            f"Unexpected end offset = {end}. EndOffset for a remote segment cannot be less than startOffset = {start}"
+        )
     epochs = _epochs(m["segmentLeaderEpochs"])
     state = _segment_state(m["remoteLogSegmentState"])
-    return (f"RemoteLogSegmentMetadata{{remoteLogSegmentId={_segment_id(m['remoteLogSegmentId'])}, "
-            f"startOffset={start}, endOffset={end}, brokerId={m['brokerId']}, "
-            f"maxTimestampMs={m['maxTimestampMs']}, eventTimestampMs={m['eventTimestampMs']}, "
-            f"segmentLeaderEpochs={epochs}, segmentSizeInBytes={m['segmentSizeInBytes']}, "
-            f"customMetadata={_custom(m['customMetadata'])}, state={state}{_txn_idx_empty(m, release)}}}")
+    return (
+        f"RemoteLogSegmentMetadata{{remoteLogSegmentId={_segment_id(m['remoteLogSegmentId'])}, "
+        f"startOffset={start}, endOffset={end}, brokerId={m['brokerId']}, "
+        f"maxTimestampMs={m['maxTimestampMs']}, eventTimestampMs={m['eventTimestampMs']}, "
+        f"segmentLeaderEpochs={epochs}, segmentSizeInBytes={m['segmentSizeInBytes']}, "
+        f"customMetadata={_custom(m['customMetadata'])}, state={state}{_txn_idx_empty(m, release)}}}"
+    )
 
 
 def _segment_update(m: dict, release: Release) -> str:
     state = _segment_state(m["remoteLogSegmentState"])
-    return (f"RemoteLogSegmentMetadataUpdate{{remoteLogSegmentId={_segment_id(m['remoteLogSegmentId'])}, "
-            f"customMetadata={_custom(m['customMetadata'])}, state={state}, "
-            f"eventTimestampMs={m['eventTimestampMs']}, brokerId={m['brokerId']}}}")
+    return (
+        f"RemoteLogSegmentMetadataUpdate{{remoteLogSegmentId={_segment_id(m['remoteLogSegmentId'])}, "
+        f"customMetadata={_custom(m['customMetadata'])}, state={state}, "
+        f"eventTimestampMs={m['eventTimestampMs']}, brokerId={m['brokerId']}}}"
+    )
 
 
 def _partition_delete(m: dict, release: Release) -> str:
     state = PARTITION_DELETE_STATES.get(m["remotePartitionDeleteState"])
     if state is None:
         raise NullPointerException()  # Objects.requireNonNull(state): no message
-    return (f"RemotePartitionDeleteMetadata{{topicPartition={_topic_id_partition(m['topicIdPartition'])}, "
-            f"state={state}, eventTimestampMs={m['eventTimestampMs']}, brokerId={m['brokerId']}}}")
+    return (
+        f"RemotePartitionDeleteMetadata{{topicPartition={_topic_id_partition(m['topicIdPartition'])}, "
+        f"state={state}, eventTimestampMs={m['eventTimestampMs']}, brokerId={m['brokerId']}}}"
+    )
 
 
 def _snapshot(m: dict, release: Release) -> str:
     state = _segment_state(m["remoteLogSegmentState"])
     epochs = _epochs(m["segmentLeaderEpochs"])
-    return (f"RemoteLogSegmentMetadataSnapshot{{segmentId={uuid_to_string(m['segmentId'])}, "
-            f"startOffset={m['startOffset']}, endOffset={m['endOffset']}, maxTimestampMs={m['maxTimestampMs']}, "
-            f"segmentLeaderEpochs={epochs}, segmentSizeInBytes={m['segmentSizeInBytes']}, "
-            f"customMetadata={_custom(m['customMetadata'])}, state={state}{_txn_idx_empty(m, release)}}}")
+    return (
+        f"RemoteLogSegmentMetadataSnapshot{{segmentId={uuid_to_string(m['segmentId'])}, "
+        f"startOffset={m['startOffset']}, endOffset={m['endOffset']}, maxTimestampMs={m['maxTimestampMs']}, "
+        f"segmentLeaderEpochs={epochs}, segmentSizeInBytes={m['segmentSizeInBytes']}, "
+        f"customMetadata={_custom(m['customMetadata'])}, state={state}{_txn_idx_empty(m, release)}}}"
+    )
 
 
 _FORMATTERS = {

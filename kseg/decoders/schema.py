@@ -64,8 +64,20 @@ class FieldType:
 class Field:
     """One field of a struct (Kafka's ``FieldSpec``)."""
 
-    __slots__ = ("name", "type", "versions", "nullable", "tagged", "tag", "default_text", "ignorable",
-                 "zero_copy", "flexible", "struct", "_default")
+    __slots__ = (
+        "name",
+        "type",
+        "versions",
+        "nullable",
+        "tagged",
+        "tag",
+        "default_text",
+        "ignorable",
+        "zero_copy",
+        "flexible",
+        "struct",
+        "_default",
+    )
 
     def __init__(self, spec: dict) -> None:
         self.name: str = spec["name"]
@@ -255,6 +267,6 @@ def _drop(struct: Struct, node: dict, drops: set) -> None:
             continue
         if f.struct is not None:
             v = node[f.name]
-            for child in (v if isinstance(v, list) else [v]):
+            for child in v if isinstance(v, list) else [v]:
                 if isinstance(child, dict):
                     _drop(f.struct, child, drops)

@@ -102,8 +102,7 @@ def json(data: bytes) -> str:
 
     text = string(data)
     try:
-        node = _json.loads(text, object_pairs_hook=_Object, parse_float=_Raw, parse_int=_Raw,
-                           parse_constant=_Raw)
+        node = _json.loads(text, object_pairs_hook=_Object, parse_float=_Raw, parse_int=_Raw, parse_constant=_Raw)
     except ValueError:
         return text
     out: list[str] = []
@@ -127,8 +126,7 @@ def long_(data: bytes) -> str:
     return _fixed(8, data)
 
 
-BUILTIN: dict[str, Decoder] = {"string": string, "hex": hex, "base64": base64, "json": json, "int": int_,
-                               "long": long_}
+BUILTIN: dict[str, Decoder] = {"string": string, "hex": hex, "base64": base64, "json": json, "int": int_, "long": long_}
 
 #: Kafka's decoder classes (``--key-decoder-class``/``--value-decoder-class``), by every name Kafka
 #: accepts (tools-api since 3.8; ``kafka.serializer`` up to 3.9), -> kseg's decoder.  ``DefaultDecoder``
@@ -137,8 +135,12 @@ BUILTIN: dict[str, Decoder] = {"string": string, "hex": hex, "base64": base64, "
 JAVA_DECODERS: dict[str, str] = {
     f"{package}.{cls}": name
     for package in ("org.apache.kafka.tools.api", "kafka.serializer")
-    for cls, name in (("StringDecoder", "string"), ("IntegerDecoder", "int"), ("LongDecoder", "long"),
-                      ("DefaultDecoder", "hex"))
+    for cls, name in (
+        ("StringDecoder", "string"),
+        ("IntegerDecoder", "int"),
+        ("LongDecoder", "long"),
+        ("DefaultDecoder", "hex"),
+    )
 }
 
 
@@ -150,14 +152,18 @@ def load_plugin(spec: str) -> Decoder:
     """Import ``module:function`` and wrap it as a decoder."""
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
-        raise UsageError(f"unknown decoder {spec!r}",
-                         hint="use string, hex, base64, json, int, long, a Kafka decoder class "
-                         "(org.apache.kafka.tools.api.IntegerDecoder, ...) or a plugin as module:function")
+        raise UsageError(
+            f"unknown decoder {spec!r}",
+            hint="use string, hex, base64, json, int, long, a Kafka decoder class "
+            "(org.apache.kafka.tools.api.IntegerDecoder, ...) or a plugin as module:function",
+        )
     try:
         obj = importlib.import_module(module_name)
     except Exception as exc:  # ImportError, or anything the module raises while importing
-        raise UsageError(f"cannot import decoder module {module_name!r}: {exc}",
-                         hint="the module must be importable (on PYTHONPATH or installed)") from None
+        raise UsageError(
+            f"cannot import decoder module {module_name!r}: {exc}",
+            hint="the module must be importable (on PYTHONPATH or installed)",
+        ) from None
     for part in attr.split("."):
         try:
             obj = getattr(obj, part)

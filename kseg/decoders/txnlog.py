@@ -40,8 +40,16 @@ from kseg.format import releases
 from kseg.format.releases import Release
 
 #: ``TransactionState.fromId``
-TRANSACTION_STATES = ("Empty", "Ongoing", "PrepareCommit", "PrepareAbort", "CompleteCommit", "CompleteAbort",
-                      "Dead", "PrepareEpochFence")
+TRANSACTION_STATES = (
+    "Empty",
+    "Ongoing",
+    "PrepareCommit",
+    "PrepareAbort",
+    "CompleteCommit",
+    "CompleteAbort",
+    "Dead",
+    "PrepareEpochFence",
+)
 #: ``TransactionVersion`` feature levels (``fromFeatureLevel`` allows unstable ones).
 TRANSACTION_VERSIONS = (0, 1, 2)
 
@@ -127,28 +135,32 @@ def _format_value(value: bytes, kafka_28: bool = False) -> str:
     status = v["transactionStatus"]
     if not 0 <= status < len(TRANSACTION_STATES):
         if kafka_28:  # TransactionMetadata.byteToState
-            raise IllegalStateException(
-                f"Unknown transaction state byte {status} from the transaction status message")
+            raise IllegalStateException(f"Unknown transaction state byte {status} from the transaction status message")
         raise IllegalStateException(f"Unknown transaction state id {status} from the transaction status message")
     state = TRANSACTION_STATES[status]
     if v["clientTransactionVersion"] not in TRANSACTION_VERSIONS:
         raise IllegalArgumentException(
-            f"No feature:transaction.version with feature level {v['clientTransactionVersion']}")
+            f"No feature:transaction.version with feature level {v['clientTransactionVersion']}"
+        )
     partitions = "[]"
     if state != "Empty":
         if v["transactionPartitions"] is None:
             raise NullPointerException(
                 'Cannot invoke "java.util.List.forEach(java.util.function.Consumer)" because the return value of '
                 '"org.apache.kafka.coordinator.transaction.generated.TransactionLogValue.transactionPartitions()" '
-                "is null")
+                "is null"
+            )
         partitions = format_partitions(v["transactionPartitions"])
-    return (f"producerId:{v['producerId']},producerEpoch:{v['producerEpoch']},state={state},"
-            f"partitions={partitions},txnLastUpdateTimestamp={v['transactionLastUpdateTimestampMs']},"
-            f"txnTimeoutMs={v['transactionTimeoutMs']}")
+    return (
+        f"producerId:{v['producerId']},producerEpoch:{v['producerEpoch']},state={state},"
+        f"partitions={partitions},txnLastUpdateTimestamp={v['transactionLastUpdateTimestampMs']},"
+        f"txnTimeoutMs={v['transactionTimeoutMs']}"
+    )
 
 
-def format_record_key_and_value(key: bytes | None, value: bytes | None,
-                                kafka_28: bool = False) -> tuple[str, str | None]:
+def format_record_key_and_value(
+    key: bytes | None, value: bytes | None, kafka_28: bool = False
+) -> tuple[str, str | None]:
     """``TransactionLog.formatRecordKeyAndValue``; raises :class:`JavaException` where Kafka throws.
 
     ``kafka_28``: Kafka 2.8's ``TransactionLog.scala@3893458``: an unknown key version is

@@ -75,7 +75,7 @@ class Reader:
     def uuid(self) -> bytes:
         p = self._take(8)
         self._take(8)
-        return bytes(self.data[p:p + 16])
+        return bytes(self.data[p : p + 16])
 
     def bool(self) -> bool:
         return self.int8() != 0
@@ -104,8 +104,7 @@ class Reader:
         result = (result | ((signed << 28) & 0xFFFFFFFF)) & 0xFFFFFFFF
         if signed < 0:
             raise IllegalArgumentException(
-                "Varint is too long, the most significant bit in the 5th byte is set, "
-                f"converted value: {result:x}"
+                f"Varint is too long, the most significant bit in the 5th byte is set, converted value: {result:x}"
             )
         return result - (1 << 32) if result & 0x80000000 else result
 
@@ -118,7 +117,7 @@ class Reader:
             raise NegativeArraySizeException(str(size))
         p = self.pos
         self.pos = p + size
-        return bytes(self.data[p:p + size])
+        return bytes(self.data[p : p + size])
 
     def byte_buffer(self, length: int) -> bytes:
         """``readByteBuffer(length)``: ``slice().limit(length)`` then skip ``length``."""
@@ -129,7 +128,7 @@ class Reader:
             raise IllegalArgumentException(f"newLimit < 0: ({length} < 0)")
         p = self.pos
         self.pos = p + length
-        return bytes(self.data[p:p + length])
+        return bytes(self.data[p : p + length])
 
     def string(self, length: int) -> str:
         """``readString(length)``: ``readArray`` then Java's UTF-8 decoding."""

@@ -42,14 +42,11 @@ def parse_type_id(key) -> int:
     if key is None or len(key) < 4:
         found = 0 if key is None else len(key)
         raise CorruptRecordError(
-            "invalid value size found for control record key: must have at least 4 bytes, "
-            f"but found only {found}"
+            f"invalid value size found for control record key: must have at least 4 bytes, but found only {found}"
         )
     version, type_id = _KEY.unpack_from(key, 0)
     if version < 0:
-        raise CorruptRecordError(
-            f"invalid version found for control record: {version}; may indicate data corruption"
-        )
+        raise CorruptRecordError(f"invalid version found for control record: {version}; may indicate data corruption")
     return type_id
 
 
@@ -60,8 +57,7 @@ def parse_end_txn_marker(value) -> int:
     if value is None or len(value) < 6:
         found = 0 if value is None else len(value)
         raise CorruptRecordError(
-            "invalid value size found for end transaction marker: must have at least 6 bytes, "
-            f"but found only {found}"
+            f"invalid value size found for end transaction marker: must have at least 6 bytes, but found only {found}"
         )
     version, epoch = _MARKER.unpack_from(value, 0)
     if version < 0:

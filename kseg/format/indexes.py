@@ -19,8 +19,8 @@ import struct
 import sys
 from array import array
 from functools import partial
-from operator import itemgetter
 from itertools import chain
+from operator import itemgetter
 from typing import Callable, Iterator, NamedTuple, Protocol
 
 from kseg.errors import CorruptIndexError
@@ -283,8 +283,9 @@ class OffsetIndexView(IndexView):
         """Entries ``0 .. stop - 1`` (default: all) in C, a window at a time: the entries as big-endian
         int32 pairs, no Python frame an entry (a third of the time of ``entry()`` in a loop)."""
         base = self.base_offset.__add__
-        return chain.from_iterable(map(_offset_position, zip(map(base, words[0::2]), words[1::2]))
-                                   for words in self._word_windows(0, stop))
+        return chain.from_iterable(
+            map(_offset_position, zip(map(base, words[0::2]), words[1::2])) for words in self._word_windows(0, stop)
+        )
 
     def iter_offsets(self, stop: int) -> Iterator[int]:
         """The absolute offsets of entries ``0 .. stop - 1``, in file order."""
@@ -347,8 +348,9 @@ class TimeIndexView(IndexView):
     def iter_offsets(self, stop: int) -> Iterator[int]:
         """The absolute offsets of entries ``0 .. stop - 1``, in file order (a window at a time, no tuple kept)."""
         base = self.base_offset.__add__
-        return chain.from_iterable(map(base, map(itemgetter(1), TIME_ENTRY.iter_unpack(chunk)))
-                                   for _, chunk in self.windows(0, stop))
+        return chain.from_iterable(
+            map(base, map(itemgetter(1), TIME_ENTRY.iter_unpack(chunk))) for _, chunk in self.windows(0, stop)
+        )
 
     def columns(self, start: int, stop: int) -> TimeColumns:
         """Entries ``start .. stop - 1`` as :class:`TimeColumns` (checked in bulk by ``verify-index``)."""

@@ -125,14 +125,10 @@ def iter_inner(
     """
     codec = attributes & 0x07
     if codec == compression.ZSTD:
-        raise CorruptRecordError(
-            f"invalid wrapper compression type (zstd) in a magic v{magic} message", position=msg
-        )
+        raise CorruptRecordError(f"invalid wrapper compression type (zstd) in a magic v{magic} message", position=msg)
     _, value = key_value(buf, msg, size, magic)
     if value is None:
-        raise CorruptRecordError(
-            f"found invalid compressed record set with null value (magic = {magic})", position=msg
-        )
+        raise CorruptRecordError(f"found invalid compressed record set with null value (magic = {magic})", position=msg)
     data = compression.decompress(codec, value, magic, limit)
     wrapper_ts = message_timestamp(buf, msg, magic)
     log_append = magic == 1 and bool(attributes & TIMESTAMP_TYPE_FLAG)

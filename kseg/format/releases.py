@@ -126,11 +126,26 @@ class Release:
         "value_version_check",
     )
 
-    def __init__(self, name: str, lines: tuple[str, ...], *, group_types: frozenset, share_decoder: bool,
-                 value_version_check: bool, generic_missing_key: bool, txn_log_json: bool, txn_status_name: bool,
-                 share_value_label: str, leader_change_json: bool, remote_txn_idx_empty: bool, java_tool: bool,
-                 txn_index_highest_version: bool, metadata_max_api_key: int, remote_decoder: bool = True,
-                 before_38: bool = False) -> None:
+    def __init__(
+        self,
+        name: str,
+        lines: tuple[str, ...],
+        *,
+        group_types: frozenset,
+        share_decoder: bool,
+        value_version_check: bool,
+        generic_missing_key: bool,
+        txn_log_json: bool,
+        txn_status_name: bool,
+        share_value_label: str,
+        leader_change_json: bool,
+        remote_txn_idx_empty: bool,
+        java_tool: bool,
+        txn_index_highest_version: bool,
+        metadata_max_api_key: int,
+        remote_decoder: bool = True,
+        before_38: bool = False,
+    ) -> None:
         self.name = name
         self.lines = lines
         self.group_types = group_types
@@ -155,8 +170,13 @@ class Release:
         self.kraft_control_records = not before_38
         self.tools_api_decoders = not before_38
         self.metadata_renames: dict[str, dict[str, str]] = (
-            {"PartitionRecord": {"lastKnownElr": "lastKnownELR"},
-             "PartitionChangeRecord": {"lastKnownElr": "lastKnownELR"}} if before_38 else {})
+            {
+                "PartitionRecord": {"lastKnownElr": "lastKnownELR"},
+                "PartitionChangeRecord": {"lastKnownElr": "lastKnownELR"},
+            }
+            if before_38
+            else {}
+        )
         #: 3.8 and 3.9: "kafka.serializer.X is deprecated. Please use org.apache.kafka.tools.api.X instead"
         #: (printed per .log when the decoders are made); 4.0 removed the old classes
         self.deprecated_serializer_notice = name in ("3.8", "3.9")
@@ -204,73 +224,284 @@ def _key(line: str) -> tuple[int, int]:
     return int(major), int(minor)
 
 
-K37 = Release("3.7", ("3.7",), group_types=_GROUP_TYPES_39, share_decoder=False, value_version_check=False,
-              generic_missing_key=False, txn_log_json=False, txn_status_name=False, share_value_label="type",
-              leader_change_json=False, remote_txn_idx_empty=False, java_tool=False, txn_index_highest_version=False,
-              metadata_max_api_key=27, remote_decoder=False, before_38=True)
-K38 = Release("3.8", ("3.8",), group_types=_GROUP_TYPES_39, share_decoder=False, value_version_check=False,
-              generic_missing_key=False, txn_log_json=False, txn_status_name=False, share_value_label="type",
-              leader_change_json=False, remote_txn_idx_empty=False, java_tool=False, txn_index_highest_version=False,
-              metadata_max_api_key=27, remote_decoder=False)
-K39 = Release("3.9", ("3.9",), group_types=_GROUP_TYPES_39, share_decoder=False, value_version_check=False,
-              generic_missing_key=False, txn_log_json=False, txn_status_name=False, share_value_label="type",
-              leader_change_json=False, remote_txn_idx_empty=False, java_tool=False, txn_index_highest_version=False,
-              metadata_max_api_key=27)
-K40 = Release("4.0", ("4.0",), group_types=_GROUP_TYPES_40, share_decoder=True, value_version_check=True,
-              generic_missing_key=False, txn_log_json=False, txn_status_name=False, share_value_label="type",
-              leader_change_json=False, remote_txn_idx_empty=True, java_tool=False, txn_index_highest_version=False,
-              metadata_max_api_key=28)
-K41 = Release("4.1", ("4.1",), group_types=_GROUP_TYPES_41, share_decoder=True, value_version_check=True,
-              generic_missing_key=True, txn_log_json=True, txn_status_name=False, leader_change_json=True,
-              remote_txn_idx_empty=True, java_tool=False, txn_index_highest_version=False,
-              metadata_max_api_key=28, share_value_label="version")
-K42 = Release("4.2", ("4.2",), group_types=_GROUP_TYPES_41, share_decoder=True, value_version_check=True,
-              generic_missing_key=True, txn_log_json=True, txn_status_name=False, leader_change_json=True,
-              remote_txn_idx_empty=True, java_tool=False, txn_index_highest_version=False,
-              metadata_max_api_key=28, share_value_label="version")
-K43 = Release("4.3", ("4.3",), group_types=_GROUP_TYPES_41, share_decoder=True, value_version_check=True,
-              generic_missing_key=True, txn_log_json=True, txn_status_name=False, leader_change_json=True,
-              remote_txn_idx_empty=True, java_tool=True, txn_index_highest_version=False,
-              metadata_max_api_key=28, share_value_label="version")
-K44 = Release("4.4", ("4.4",), group_types=_GROUP_TYPES_41, share_decoder=True, value_version_check=True,
-              generic_missing_key=True, txn_log_json=True, txn_status_name=True, leader_change_json=True,
-              remote_txn_idx_empty=True, java_tool=True, txn_index_highest_version=True,
-              metadata_max_api_key=29, share_value_label="version")
+K37 = Release(
+    "3.7",
+    ("3.7",),
+    group_types=_GROUP_TYPES_39,
+    share_decoder=False,
+    value_version_check=False,
+    generic_missing_key=False,
+    txn_log_json=False,
+    txn_status_name=False,
+    share_value_label="type",
+    leader_change_json=False,
+    remote_txn_idx_empty=False,
+    java_tool=False,
+    txn_index_highest_version=False,
+    metadata_max_api_key=27,
+    remote_decoder=False,
+    before_38=True,
+)
+K38 = Release(
+    "3.8",
+    ("3.8",),
+    group_types=_GROUP_TYPES_39,
+    share_decoder=False,
+    value_version_check=False,
+    generic_missing_key=False,
+    txn_log_json=False,
+    txn_status_name=False,
+    share_value_label="type",
+    leader_change_json=False,
+    remote_txn_idx_empty=False,
+    java_tool=False,
+    txn_index_highest_version=False,
+    metadata_max_api_key=27,
+    remote_decoder=False,
+)
+K39 = Release(
+    "3.9",
+    ("3.9",),
+    group_types=_GROUP_TYPES_39,
+    share_decoder=False,
+    value_version_check=False,
+    generic_missing_key=False,
+    txn_log_json=False,
+    txn_status_name=False,
+    share_value_label="type",
+    leader_change_json=False,
+    remote_txn_idx_empty=False,
+    java_tool=False,
+    txn_index_highest_version=False,
+    metadata_max_api_key=27,
+)
+K40 = Release(
+    "4.0",
+    ("4.0",),
+    group_types=_GROUP_TYPES_40,
+    share_decoder=True,
+    value_version_check=True,
+    generic_missing_key=False,
+    txn_log_json=False,
+    txn_status_name=False,
+    share_value_label="type",
+    leader_change_json=False,
+    remote_txn_idx_empty=True,
+    java_tool=False,
+    txn_index_highest_version=False,
+    metadata_max_api_key=28,
+)
+K41 = Release(
+    "4.1",
+    ("4.1",),
+    group_types=_GROUP_TYPES_41,
+    share_decoder=True,
+    value_version_check=True,
+    generic_missing_key=True,
+    txn_log_json=True,
+    txn_status_name=False,
+    leader_change_json=True,
+    remote_txn_idx_empty=True,
+    java_tool=False,
+    txn_index_highest_version=False,
+    metadata_max_api_key=28,
+    share_value_label="version",
+)
+K42 = Release(
+    "4.2",
+    ("4.2",),
+    group_types=_GROUP_TYPES_41,
+    share_decoder=True,
+    value_version_check=True,
+    generic_missing_key=True,
+    txn_log_json=True,
+    txn_status_name=False,
+    leader_change_json=True,
+    remote_txn_idx_empty=True,
+    java_tool=False,
+    txn_index_highest_version=False,
+    metadata_max_api_key=28,
+    share_value_label="version",
+)
+K43 = Release(
+    "4.3",
+    ("4.3",),
+    group_types=_GROUP_TYPES_41,
+    share_decoder=True,
+    value_version_check=True,
+    generic_missing_key=True,
+    txn_log_json=True,
+    txn_status_name=False,
+    leader_change_json=True,
+    remote_txn_idx_empty=True,
+    java_tool=True,
+    txn_index_highest_version=False,
+    metadata_max_api_key=28,
+    share_value_label="version",
+)
+K44 = Release(
+    "4.4",
+    ("4.4",),
+    group_types=_GROUP_TYPES_41,
+    share_decoder=True,
+    value_version_check=True,
+    generic_missing_key=True,
+    txn_log_json=True,
+    txn_status_name=True,
+    leader_change_json=True,
+    remote_txn_idx_empty=True,
+    java_tool=True,
+    txn_index_highest_version=True,
+    metadata_max_api_key=29,
+    share_value_label="version",
+)
 
-K28 = Release("2.8", ("2.8",), group_types=_GROUP_TYPES_39, share_decoder=False, value_version_check=False,
-              generic_missing_key=False, txn_log_json=False, txn_status_name=False, share_value_label="type",
-              leader_change_json=False, remote_txn_idx_empty=False, java_tool=False, txn_index_highest_version=False,
-              metadata_max_api_key=14, remote_decoder=False, before_38=True)
-K30 = Release("3.0", ("3.0",), group_types=_GROUP_TYPES_39, share_decoder=False, value_version_check=False,
-              generic_missing_key=False, txn_log_json=False, txn_status_name=False, share_value_label="type",
-              leader_change_json=False, remote_txn_idx_empty=False, java_tool=False, txn_index_highest_version=False,
-              metadata_max_api_key=17, remote_decoder=False, before_38=True)
-K31 = Release("3.1", ("3.1",), group_types=_GROUP_TYPES_39, share_decoder=False, value_version_check=False,
-              generic_missing_key=False, txn_log_json=False, txn_status_name=False, share_value_label="type",
-              leader_change_json=False, remote_txn_idx_empty=False, java_tool=False, txn_index_highest_version=False,
-              metadata_max_api_key=17, remote_decoder=False, before_38=True)
-K32 = Release("3.2", ("3.2",), group_types=_GROUP_TYPES_39, share_decoder=False, value_version_check=False,
-              generic_missing_key=False, txn_log_json=False, txn_status_name=False, share_value_label="type",
-              leader_change_json=False, remote_txn_idx_empty=False, java_tool=False, txn_index_highest_version=False,
-              metadata_max_api_key=19, remote_decoder=False, before_38=True)
+K28 = Release(
+    "2.8",
+    ("2.8",),
+    group_types=_GROUP_TYPES_39,
+    share_decoder=False,
+    value_version_check=False,
+    generic_missing_key=False,
+    txn_log_json=False,
+    txn_status_name=False,
+    share_value_label="type",
+    leader_change_json=False,
+    remote_txn_idx_empty=False,
+    java_tool=False,
+    txn_index_highest_version=False,
+    metadata_max_api_key=14,
+    remote_decoder=False,
+    before_38=True,
+)
+K30 = Release(
+    "3.0",
+    ("3.0",),
+    group_types=_GROUP_TYPES_39,
+    share_decoder=False,
+    value_version_check=False,
+    generic_missing_key=False,
+    txn_log_json=False,
+    txn_status_name=False,
+    share_value_label="type",
+    leader_change_json=False,
+    remote_txn_idx_empty=False,
+    java_tool=False,
+    txn_index_highest_version=False,
+    metadata_max_api_key=17,
+    remote_decoder=False,
+    before_38=True,
+)
+K31 = Release(
+    "3.1",
+    ("3.1",),
+    group_types=_GROUP_TYPES_39,
+    share_decoder=False,
+    value_version_check=False,
+    generic_missing_key=False,
+    txn_log_json=False,
+    txn_status_name=False,
+    share_value_label="type",
+    leader_change_json=False,
+    remote_txn_idx_empty=False,
+    java_tool=False,
+    txn_index_highest_version=False,
+    metadata_max_api_key=17,
+    remote_decoder=False,
+    before_38=True,
+)
+K32 = Release(
+    "3.2",
+    ("3.2",),
+    group_types=_GROUP_TYPES_39,
+    share_decoder=False,
+    value_version_check=False,
+    generic_missing_key=False,
+    txn_log_json=False,
+    txn_status_name=False,
+    share_value_label="type",
+    leader_change_json=False,
+    remote_txn_idx_empty=False,
+    java_tool=False,
+    txn_index_highest_version=False,
+    metadata_max_api_key=19,
+    remote_decoder=False,
+    before_38=True,
+)
 #: 3.3-3.6 print what 3.7 prints (the same tool strings, coordinator text and control types); 3.3/3.4 only
 #: differ by Scala's ``Option`` on a producer-snapshot line; each reads KRaft records with its own table
-K33 = Release("3.3", ("3.3",), group_types=_GROUP_TYPES_39, share_decoder=False, value_version_check=False,
-              generic_missing_key=False, txn_log_json=False, txn_status_name=False, share_value_label="type",
-              leader_change_json=False, remote_txn_idx_empty=False, java_tool=False, txn_index_highest_version=False,
-              metadata_max_api_key=20, remote_decoder=False, before_38=True)  # its KRaft table decides
-K34 = Release("3.4", ("3.4",), group_types=_GROUP_TYPES_39, share_decoder=False, value_version_check=False,
-              generic_missing_key=False, txn_log_json=False, txn_status_name=False, share_value_label="type",
-              leader_change_json=False, remote_txn_idx_empty=False, java_tool=False, txn_index_highest_version=False,
-              metadata_max_api_key=21, remote_decoder=False, before_38=True)  # its KRaft table decides
-K35 = Release("3.5", ("3.5",), group_types=_GROUP_TYPES_39, share_decoder=False, value_version_check=False,
-              generic_missing_key=False, txn_log_json=False, txn_status_name=False, share_value_label="type",
-              leader_change_json=False, remote_txn_idx_empty=False, java_tool=False, txn_index_highest_version=False,
-              metadata_max_api_key=22, remote_decoder=False, before_38=True)  # its KRaft table decides
-K36 = Release("3.6", ("3.6",), group_types=_GROUP_TYPES_39, share_decoder=False, value_version_check=False,
-              generic_missing_key=False, txn_log_json=False, txn_status_name=False, share_value_label="type",
-              leader_change_json=False, remote_txn_idx_empty=False, java_tool=False, txn_index_highest_version=False,
-              metadata_max_api_key=26, remote_decoder=False, before_38=True)  # its KRaft table decides
+K33 = Release(
+    "3.3",
+    ("3.3",),
+    group_types=_GROUP_TYPES_39,
+    share_decoder=False,
+    value_version_check=False,
+    generic_missing_key=False,
+    txn_log_json=False,
+    txn_status_name=False,
+    share_value_label="type",
+    leader_change_json=False,
+    remote_txn_idx_empty=False,
+    java_tool=False,
+    txn_index_highest_version=False,
+    metadata_max_api_key=20,
+    remote_decoder=False,
+    before_38=True,
+)  # its KRaft table decides
+K34 = Release(
+    "3.4",
+    ("3.4",),
+    group_types=_GROUP_TYPES_39,
+    share_decoder=False,
+    value_version_check=False,
+    generic_missing_key=False,
+    txn_log_json=False,
+    txn_status_name=False,
+    share_value_label="type",
+    leader_change_json=False,
+    remote_txn_idx_empty=False,
+    java_tool=False,
+    txn_index_highest_version=False,
+    metadata_max_api_key=21,
+    remote_decoder=False,
+    before_38=True,
+)  # its KRaft table decides
+K35 = Release(
+    "3.5",
+    ("3.5",),
+    group_types=_GROUP_TYPES_39,
+    share_decoder=False,
+    value_version_check=False,
+    generic_missing_key=False,
+    txn_log_json=False,
+    txn_status_name=False,
+    share_value_label="type",
+    leader_change_json=False,
+    remote_txn_idx_empty=False,
+    java_tool=False,
+    txn_index_highest_version=False,
+    metadata_max_api_key=22,
+    remote_decoder=False,
+    before_38=True,
+)  # its KRaft table decides
+K36 = Release(
+    "3.6",
+    ("3.6",),
+    group_types=_GROUP_TYPES_39,
+    share_decoder=False,
+    value_version_check=False,
+    generic_missing_key=False,
+    txn_log_json=False,
+    txn_status_name=False,
+    share_value_label="type",
+    leader_change_json=False,
+    remote_txn_idx_empty=False,
+    java_tool=False,
+    txn_index_highest_version=False,
+    metadata_max_api_key=26,
+    remote_decoder=False,
+    before_38=True,
+)  # its KRaft table decides
 RELEASES: tuple[Release, ...] = (K28, K30, K31, K32, K33, K34, K35, K36, K37, K38, K39, K40, K41, K42, K43, K44)
 LATEST = K44
 #: Every release line kseg reproduces, oldest first ("3.7", "3.8", ... "4.4").

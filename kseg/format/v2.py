@@ -99,6 +99,7 @@ def header_from(buf, i: int = 0) -> BatchHeader:
     """The :class:`BatchHeader` at ``buf[i:i+61]``."""
     return _new_tuple(BatchHeader, _unpack_from(buf, i))
 
+
 CODEC_MASK = 0x07
 TIMESTAMP_TYPE_FLAG = 0x08
 TRANSACTIONAL_FLAG = 0x10

@@ -145,8 +145,17 @@ def decode_chunk(
     if complete:
         return records, pos2, read2, None, consecutive
     more, pos2, read2, error = decode_records_py(
-        buf, pos2, end, count, read2, max_records - (read2 - read), base_offset, base_timestamp, base_sequence,
-        log_append_time, form,
+        buf,
+        pos2,
+        end,
+        count,
+        read2,
+        max_records - (read2 - read),
+        base_offset,
+        base_timestamp,
+        base_sequence,
+        log_append_time,
+        form,
     )
     if more:
         records += more
@@ -203,8 +212,9 @@ def decode_records_py(
     offsetDelta in Java ``long`` arithmetic (``DefaultRecord.readFrom``): within 2^31
     of the int64 bounds the offsets are wrapped as Java wraps them.
     """
-    result = _decode_records_py(buf, pos, end, count, read, max_records, base_offset, base_timestamp,
-                                base_sequence, log_append_time, form)
+    result = _decode_records_py(
+        buf, pos, end, count, read, max_records, base_offset, base_timestamp, base_sequence, log_append_time, form
+    )
     if INT64_MIN + 0x80000000 <= base_offset <= INT64_MAX - 0x80000000:
         return result
     records, pos, read, error = result
@@ -226,8 +236,11 @@ def _decode_records_py(
 ) -> tuple[list, int, int, CorruptRecordError | None]:
     records: list = []
     if count < 0:
-        return records, pos, read, CorruptRecordError(
-            f"found invalid record count {count} in magic v2 batch", position=57
+        return (
+            records,
+            pos,
+            read,
+            CorruptRecordError(f"found invalid record count {count} in magic v2 batch", position=57),
         )
     mv = buf if isinstance(buf, memoryview) else memoryview(buf)
     last = len(mv) - 1  # a two-byte varint needs pos < last
@@ -237,10 +250,14 @@ def _decode_records_py(
     for read in range(read + 1, min(count, read + max_records) + 1):
         record_start = pos
         if pos >= end:
-            return records, pos, read, CorruptRecordError(
-                "incorrect declared batch size, premature end of records "
-                f"(record {read} of {count})",
-                position=pos,
+            return (
+                records,
+                pos,
+                read,
+                CorruptRecordError(
+                    f"incorrect declared batch size, premature end of records (record {read} of {count})",
+                    position=pos,
+                ),
             )
         # Each varint below is read inline (one and two bytes; read_varint past that): the same
         # six lines five times on purpose, a function call per field would cost a fifth of deep iteration.
@@ -260,10 +277,14 @@ def _decode_records_py(
                 return records, pos, read, exc
         body_end = pos + size
         if size < 0 or body_end > end:
-            return records, pos, read, CorruptRecordError(
-                f"invalid record size: expected {size} bytes in record payload, "
-                f"but only {end - pos} remain",
-                position=record_start,
+            return (
+                records,
+                pos,
+                read,
+                CorruptRecordError(
+                    f"invalid record size: expected {size} bytes in record payload, but only {end - pos} remain",
+                    position=record_start,
+                ),
             )
         try:
             # attributes (unused), timestamp delta, offset delta
@@ -318,8 +339,9 @@ def _decode_records_py(
             if value_size >= 0:
                 if pos + value_size > body_end:
                     raise IndexError
-                value = (mv[pos : pos + value_size] if not form
-                         else value_size if form == SIZES else pos << 32 | value_size)
+                value = (
+                    mv[pos : pos + value_size] if not form else value_size if form == SIZES else pos << 32 | value_size
+                )
                 pos += value_size
             else:
                 value = -1 if form == SIZES else None
@@ -338,21 +360,29 @@ def _decode_records_py(
                 else:
                     headers, pos = _read_headers(mv, pos, body_end, header_count)
         except IndexError:
-            return records, pos, read, CorruptRecordError(
-                "found invalid record structure", position=record_start
-            )
+            return records, pos, read, CorruptRecordError("found invalid record structure", position=record_start)
         except CorruptRecordError as exc:
             return records, pos, read, exc
         if pos != body_end:
-            return records, pos, read, CorruptRecordError(
-                f"invalid record size: expected to read {size} bytes in record payload, "
-                f"but read {pos - (body_end - size)}",
-                position=record_start,
+            return (
+                records,
+                pos,
+                read,
+                CorruptRecordError(
+                    f"invalid record size: expected to read {size} bytes in record payload, "
+                    f"but read {pos - (body_end - size)}",
+                    position=record_start,
+                ),
             )
         if read == count and pos != end:
-            return records, pos, read, CorruptRecordError(
-                "incorrect declared batch size, records still remaining after the last record",
-                position=pos,
+            return (
+                records,
+                pos,
+                read,
+                CorruptRecordError(
+                    "incorrect declared batch size, records still remaining after the last record",
+                    position=pos,
+                ),
             )
         if sequenced:
             # incrementSequence: past int32 max the sequence wraps to 0
@@ -361,26 +391,37 @@ def _decode_records_py(
                 sequence -= 0x80000000
         else:
             sequence = NO_SEQUENCE
-        append((
-            base_offset + offset_delta,
-            log_append_time if log_append else base_timestamp + ts_delta,
-            sequence,
-            key,
-            value,
-            headers,
-        ))
+        append(
+            (
+                base_offset + offset_delta,
+                log_append_time if log_append else base_timestamp + ts_delta,
+                sequence,
+                key,
+                value,
+                headers,
+            )
+        )
     return records, pos, read, None
 
 
 # What the compiled engine shares with these rules, compared once before any module takes its functions:
 # a mismatch runs the Python engine (``kseg --version`` says why).
-engine.check({
-    "FORM_SLICES": SLICES, "FORM_SIZES": SIZES, "FORM_SPANS": SPANS,
-    "LOG_OVERHEAD": legacy.LOG_OVERHEAD, "HEADER_SIZE_UP_TO_MAGIC": v2.HEADER_SIZE_UP_TO_MAGIC,
-    "RECORD_OVERHEAD_V0": legacy.RECORD_OVERHEAD_V0, "MAGIC_OFFSET": v2.MAGIC_OFFSET, "CRC_OFFSET": v2.CRC_OFFSET,
-    "ATTRIBUTES_OFFSET": v2.ATTRIBUTES_OFFSET, "LAST_OFFSET_DELTA_OFFSET": v2.LAST_OFFSET_DELTA_OFFSET,
-    "RECORD_BATCH_OVERHEAD": v2.HEADER_SIZE, "HEADER_FORMAT": engine.build_format(v2.HEADER.format),
-})
+engine.check(
+    {
+        "FORM_SLICES": SLICES,
+        "FORM_SIZES": SIZES,
+        "FORM_SPANS": SPANS,
+        "LOG_OVERHEAD": legacy.LOG_OVERHEAD,
+        "HEADER_SIZE_UP_TO_MAGIC": v2.HEADER_SIZE_UP_TO_MAGIC,
+        "RECORD_OVERHEAD_V0": legacy.RECORD_OVERHEAD_V0,
+        "MAGIC_OFFSET": v2.MAGIC_OFFSET,
+        "CRC_OFFSET": v2.CRC_OFFSET,
+        "ATTRIBUTES_OFFSET": v2.ATTRIBUTES_OFFSET,
+        "LAST_OFFSET_DELTA_OFFSET": v2.LAST_OFFSET_DELTA_OFFSET,
+        "RECORD_BATCH_OVERHEAD": v2.HEADER_SIZE,
+        "HEADER_FORMAT": engine.build_format(v2.HEADER.format),
+    }
+)
 
 if engine.C is None:
     decode_records = decode_records_py  # noqa: F811 - the pure-Python engine: no wrapper

@@ -31,9 +31,7 @@ def _read_zigzag(buf, pos: int, max_shift: int, mask: int, kind: str) -> tuple[i
             break
         shift += 7
         if shift > max_shift:
-            raise CorruptRecordError(
-                f"{kind} is too long (more than {max_shift // 7 + 1} bytes)", position=start
-            )
+            raise CorruptRecordError(f"{kind} is too long (more than {max_shift // 7 + 1} bytes)", position=start)
     raw &= mask
     return (raw >> 1) ^ -(raw & 1), pos
 
@@ -53,4 +51,3 @@ def read_varlong(buf, pos: int) -> tuple[int, int]:
     Mirrors ``ByteUtils.readVarlong`` (at most 10 bytes).
     """
     return _read_zigzag(buf, pos, 63, 0xFFFFFFFFFFFFFFFF, "varlong")
-

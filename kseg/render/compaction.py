@@ -4,10 +4,9 @@ partition (camelCase fields, docs/json-output.md)."""
 from __future__ import annotations
 
 from kseg.jsonlines import SCHEMA_VERSION
-
+from kseg.ops.compaction.compaction import CompactionReport, SegmentTombstones
 from kseg.render.txn import human, iso
 from kseg.storage import outcome
-from kseg.ops.compaction.compaction import CompactionReport, SegmentTombstones
 
 
 def _n(count: int, word: str, plural: str | None = None) -> str:
@@ -21,46 +20,74 @@ def overdue(s: SegmentTombstones, report: CompactionReport) -> bool:
 
 
 def segment_row(report: CompactionReport, s: SegmentTombstones) -> dict:
-    return {"type": "segment", "v": SCHEMA_VERSION, "logDir": report.partition.log_dir,
-            "partition": report.partition.name, "segment": s.segment.name,
-            "path": s.segment.log, "tombstones": s.tombstones, "tombstoneBatches": s.tombstone_batches,
-            "oldestTombstoneTimestamp": s.oldest_tombstone, "newestTombstoneTimestamp": s.newest_tombstone,
-            "controlBatches": s.control_batches, "commitMarkers": s.commit_markers, "abortMarkers": s.abort_markers,
-            "oldestControlTimestamp": s.oldest_control, "withDeleteHorizon": s.with_horizon,
-            "pastDeleteHorizon": s.past_horizon, "withoutDeleteHorizon": s.without_horizon,
-            "minDeleteHorizonMs": s.min_horizon, "maxDeleteHorizonMs": s.max_horizon,
-            "legacyTombstones": s.legacy_tombstones, "lastModifiedMs": s.modified_ms,
-            "olderThanRetentionWithoutHorizon": overdue(s, report), "stopped": s.stopped,
-            "read": s.read.as_json() if s.read is not None else None}
+    return {
+        "type": "segment",
+        "v": SCHEMA_VERSION,
+        "logDir": report.partition.log_dir,
+        "partition": report.partition.name,
+        "segment": s.segment.name,
+        "path": s.segment.log,
+        "tombstones": s.tombstones,
+        "tombstoneBatches": s.tombstone_batches,
+        "oldestTombstoneTimestamp": s.oldest_tombstone,
+        "newestTombstoneTimestamp": s.newest_tombstone,
+        "controlBatches": s.control_batches,
+        "commitMarkers": s.commit_markers,
+        "abortMarkers": s.abort_markers,
+        "oldestControlTimestamp": s.oldest_control,
+        "withDeleteHorizon": s.with_horizon,
+        "pastDeleteHorizon": s.past_horizon,
+        "withoutDeleteHorizon": s.without_horizon,
+        "minDeleteHorizonMs": s.min_horizon,
+        "maxDeleteHorizonMs": s.max_horizon,
+        "legacyTombstones": s.legacy_tombstones,
+        "lastModifiedMs": s.modified_ms,
+        "olderThanRetentionWithoutHorizon": overdue(s, report),
+        "stopped": s.stopped,
+        "read": s.read.as_json() if s.read is not None else None,
+    }
 
 
 def summary_row(report: CompactionReport) -> dict:
     segs = report.segments
-    return {"type": "summary", "v": SCHEMA_VERSION, "logDir": report.partition.log_dir,
-            "partition": report.partition.name, "at": report.at,
-            "deleteRetentionMs": report.delete_retention_ms, "segments": len(segs),
-            "tombstones": sum(s.tombstones for s in segs), "controlBatches": sum(s.control_batches for s in segs),
-            "legacyTombstones": sum(s.legacy_tombstones for s in segs),
-            "pastDeleteHorizon": sum(s.past_horizon for s in segs),
-            "withoutDeleteHorizon": sum(s.without_horizon for s in segs),
-            "segmentsOlderThanRetentionWithoutHorizon": sum(overdue(s, report) for s in segs),
-            "segmentsNotReadToEnd": sum(1 for s in segs if s.read is not None and not s.read.complete)}
+    return {
+        "type": "summary",
+        "v": SCHEMA_VERSION,
+        "logDir": report.partition.log_dir,
+        "partition": report.partition.name,
+        "at": report.at,
+        "deleteRetentionMs": report.delete_retention_ms,
+        "segments": len(segs),
+        "tombstones": sum(s.tombstones for s in segs),
+        "controlBatches": sum(s.control_batches for s in segs),
+        "legacyTombstones": sum(s.legacy_tombstones for s in segs),
+        "pastDeleteHorizon": sum(s.past_horizon for s in segs),
+        "withoutDeleteHorizon": sum(s.without_horizon for s in segs),
+        "segmentsOlderThanRetentionWithoutHorizon": sum(overdue(s, report) for s in segs),
+        "segmentsNotReadToEnd": sum(1 for s in segs if s.read is not None and not s.read.complete),
+    }
 
 
 def text_lines(report: CompactionReport) -> list[str]:
-    out = [f"{report.partition.name}: at {iso(report.at)}, delete.retention.ms {report.delete_retention_ms} "
-           f"({human(report.delete_retention_ms)})"]
+    out = [
+        f"{report.partition.name}: at {iso(report.at)}, delete.retention.ms {report.delete_retention_ms} "
+        f"({human(report.delete_retention_ms)})"
+    ]
     for s in report.segments:
         if s.read is not None and s.read.failed:  # nothing to count: the OS refused the read
             out.append(f"  {s.segment.name}: FAILED ({s.read.summary()}): {s.read.describe()}")
             continue
         parts = []
         if s.tombstones:
-            parts.append(f"{_n(s.tombstones, 'tombstone')} in {_n(s.tombstone_batches, 'batch', 'batches')} (oldest "
-                         f"{iso(s.oldest_tombstone)}, {human(report.at - s.oldest_tombstone)} old)")
+            parts.append(
+                f"{_n(s.tombstones, 'tombstone')} in {_n(s.tombstone_batches, 'batch', 'batches')} (oldest "
+                f"{iso(s.oldest_tombstone)}, {human(report.at - s.oldest_tombstone)} old)"
+            )
         if s.control_batches:
-            parts.append(f"{_n(s.control_batches, 'control batch', 'control batches')} ({s.commit_markers} COMMIT, {s.abort_markers} ABORT; "
-                         f"oldest {iso(s.oldest_control)}, {human(report.at - s.oldest_control)} old)")
+            parts.append(
+                f"{_n(s.control_batches, 'control batch', 'control batches')} ({s.commit_markers} COMMIT, {s.abort_markers} ABORT; "
+                f"oldest {iso(s.oldest_control)}, {human(report.at - s.oldest_control)} old)"
+            )
         if s.legacy_tombstones:
             parts.append(f"{_n(s.legacy_tombstones, 'v0/v1 tombstone')} (segment modified {iso(s.modified_ms)})")
         if s.read is not None and not s.read.complete:  # a count of what was read, never a verdict on the rest
@@ -75,18 +102,24 @@ def text_lines(report: CompactionReport) -> list[str]:
         if s.with_horizon or s.without_horizon:
             line = f"    delete horizon: {_n(s.with_horizon, 'batch', 'batches')} carry one"
             if s.with_horizon:
-                line += (f" ({iso(s.min_horizon)}..{iso(s.max_horizon)}; {s.past_horizon} past it: "
-                         "the next cleaning removes them)")
+                line += (
+                    f" ({iso(s.min_horizon)}..{iso(s.max_horizon)}; {s.past_horizon} past it: "
+                    "the next cleaning removes them)"
+                )
             line += f", {s.without_horizon} without (the next cleaning sets one at its time + delete.retention.ms)"
             out.append(line)
         if overdue(s, report):
-            out.append("    older than delete.retention.ms and never given a horizon: if the topic is compacted, "
-                       "the cleaner has not cleaned this segment (min.cleanable.dirty.ratio, is it running?)")
+            out.append(
+                "    older than delete.retention.ms and never given a horizon: if the topic is compacted, "
+                "the cleaner has not cleaned this segment (min.cleanable.dirty.ratio, is it running?)"
+            )
     row = summary_row(report)
     unread = row["segmentsNotReadToEnd"]
-    out.append(f"  total{' in the bytes read' if unread else ''}: {_n(row['tombstones'], 'tombstone')}, "
-               f"{_n(row['controlBatches'], 'control batch', 'control batches')}, "
-               f"{_n(row['pastDeleteHorizon'], 'batch', 'batches')} past their delete horizon, "
-               f"{row['withoutDeleteHorizon']} without one"
-               + (f"; {outcome.counts(s.read for s in report.segments)}" if unread else ""))
+    out.append(
+        f"  total{' in the bytes read' if unread else ''}: {_n(row['tombstones'], 'tombstone')}, "
+        f"{_n(row['controlBatches'], 'control batch', 'control batches')}, "
+        f"{_n(row['pastDeleteHorizon'], 'batch', 'batches')} past their delete horizon, "
+        f"{row['withoutDeleteHorizon']} without one"
+        + (f"; {outcome.counts(s.read for s in report.segments)}" if unread else "")
+    )
     return out

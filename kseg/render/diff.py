@@ -6,38 +6,72 @@ field names are camelCase (docs/json-output.md)."""
 from __future__ import annotations
 
 from kseg.jsonlines import SCHEMA_VERSION
-from kseg.storage.leader_epochs import EpochEntry, epoch_at
-
 from kseg.ops.diff.diff import BatchKey, DiffResult, Replica
+from kseg.storage.leader_epochs import EpochEntry, epoch_at
 
 
 def _batch(key: BatchKey | None) -> dict | None:
     if key is None:
         return None
-    return {"segment": key.segment, "position": key.position, "baseOffset": key.base_offset,
-            "lastOffset": key.last_offset, "partitionLeaderEpoch": key.leader_epoch, "crc": key.crc,
-            "count": key.count, "magic": key.magic, "isValid": key.valid}
+    return {
+        "segment": key.segment,
+        "position": key.position,
+        "baseOffset": key.base_offset,
+        "lastOffset": key.last_offset,
+        "partitionLeaderEpoch": key.leader_epoch,
+        "crc": key.crc,
+        "count": key.count,
+        "magic": key.magic,
+        "isValid": key.valid,
+    }
 
 
 def replica_row(name: str, rep: Replica) -> dict:
-    return {"type": "replica", "v": SCHEMA_VERSION, "logDir": rep.partition.log_dir,
-            "partition": name, "replica": rep.index, "path": rep.path,
-            "logStartOffset": rep.log_start, "logEndOffset": rep.log_end, "batches": rep.batches,
-            "records": rep.records, "status": rep.status, "lag": rep.lag,
-            "onlyHere": [{"firstOffset": r.first_offset, "lastOffset": r.last_offset, "records": r.records,
-                          "batches": r.batches} for r in rep.only_here],
-            "onlyHereRecords": sum(r.records for r in rep.only_here),
-            "batchBeforeDivergence": _batch(rep.before_divergence), "batchAtDivergence": _batch(rep.at_divergence),
-            "leaderEpochs": None if rep.epochs is None else [{"epoch": e.epoch, "startOffset": e.start_offset}
-                                                             for e in rep.epochs],
-            "leaderEpochsError": rep.epochs_error, "truncateTo": rep.truncate_to, "lostRecords": rep.lost_records,
-            "stopped": rep.stopped, "read": None if rep.read is None else rep.read.as_json()}
+    return {
+        "type": "replica",
+        "v": SCHEMA_VERSION,
+        "logDir": rep.partition.log_dir,
+        "partition": name,
+        "replica": rep.index,
+        "path": rep.path,
+        "logStartOffset": rep.log_start,
+        "logEndOffset": rep.log_end,
+        "batches": rep.batches,
+        "records": rep.records,
+        "status": rep.status,
+        "lag": rep.lag,
+        "onlyHere": [
+            {"firstOffset": r.first_offset, "lastOffset": r.last_offset, "records": r.records, "batches": r.batches}
+            for r in rep.only_here
+        ],
+        "onlyHereRecords": sum(r.records for r in rep.only_here),
+        "batchBeforeDivergence": _batch(rep.before_divergence),
+        "batchAtDivergence": _batch(rep.at_divergence),
+        "leaderEpochs": None
+        if rep.epochs is None
+        else [{"epoch": e.epoch, "startOffset": e.start_offset} for e in rep.epochs],
+        "leaderEpochsError": rep.epochs_error,
+        "truncateTo": rep.truncate_to,
+        "lostRecords": rep.lost_records,
+        "stopped": rep.stopped,
+        "read": None if rep.read is None else rep.read.as_json(),
+    }
 
 
 def summary_row(res: DiffResult) -> dict:
-    return {"type": "summary", "v": SCHEMA_VERSION, "partition": res.name, "replicas": len(res.replicas), "status": res.status,
-            "firstDivergentOffset": res.first_divergent_offset, "leader": res.leader, "differences": list(res.differences),
-            "commonStartOffset": res.common_start, "notes": list(res.notes), "exitCode": res.exit_code}
+    return {
+        "type": "summary",
+        "v": SCHEMA_VERSION,
+        "partition": res.name,
+        "replicas": len(res.replicas),
+        "status": res.status,
+        "firstDivergentOffset": res.first_divergent_offset,
+        "leader": res.leader,
+        "differences": list(res.differences),
+        "commonStartOffset": res.common_start,
+        "notes": list(res.notes),
+        "exitCode": res.exit_code,
+    }
 
 
 def rows(res: DiffResult) -> list[dict]:
@@ -52,8 +86,10 @@ def _epoch_at(epochs: list | None, offset: int) -> int | None:
 def _b(b: dict | None) -> str:
     if b is None:
         return "none"
-    return (f"batch {b['baseOffset']}..{b['lastOffset']} epoch {b['partitionLeaderEpoch']} crc {b['crc']} "
-            f"count {b['count']}" + ("" if b["isValid"] else " (CRC does not hold)"))
+    return (
+        f"batch {b['baseOffset']}..{b['lastOffset']} epoch {b['partitionLeaderEpoch']} crc {b['crc']} "
+        f"count {b['count']}" + ("" if b["isValid"] else " (CRC does not hold)")
+    )
 
 
 def _status(r: dict) -> str:
@@ -71,31 +107,45 @@ def text_lines(set_rows: list[dict]) -> list[str]:
     summary = set_rows[-1]
     reps = set_rows[:-1]
     d = summary["firstDivergentOffset"]
-    head = {"identical": "identical", "lagging": "identical up to the shortest replica (lagging, not divergent)",
-            "divergent": f"DIVERGENT from offset {d}",
-            "incomplete": "NOT COMPARED TO THE END: a replica could not be read past a corrupt or partial batch "
-                          "(what was read agrees)"}[summary["status"]]
+    head = {
+        "identical": "identical",
+        "lagging": "identical up to the shortest replica (lagging, not divergent)",
+        "divergent": f"DIVERGENT from offset {d}",
+        "incomplete": "NOT COMPARED TO THE END: a replica could not be read past a corrupt or partial batch "
+        "(what was read agrees)",
+    }[summary["status"]]
     out = [f"{summary['partition']}: {summary['replicas']} replicas, {head}"]
     for r in reps:
-        line = (f"  replica {r['replica']} {r['path']}: log {r['logStartOffset']}..{r['logEndOffset']}, "
-                f"{r['records']} records in {r['batches']} batches, " + _status(r))
+        line = (
+            f"  replica {r['replica']} {r['path']}: log {r['logStartOffset']}..{r['logEndOffset']}, "
+            f"{r['records']} records in {r['batches']} batches, " + _status(r)
+        )
         if r["lag"] and r["status"] in ("lagging", "divergent"):
-            line += (f", {r['lag']} offsets behind" if r["status"] == "lagging"
-                     else f", its log ends {r['lag']} offsets before the longest")
+            line += (
+                f", {r['lag']} offsets behind"
+                if r["status"] == "lagging"
+                else f", its log ends {r['lag']} offsets before the longest"
+            )
         out.append(line)
         if r["leaderEpochs"] is not None:
-            out.append("    leader-epoch-checkpoint: " + (", ".join(f"epoch {e['epoch']} from {e['startOffset']}"
-                                                              for e in r["leaderEpochs"]) or "empty"))
+            out.append(
+                "    leader-epoch-checkpoint: "
+                + (", ".join(f"epoch {e['epoch']} from {e['startOffset']}" for e in r["leaderEpochs"]) or "empty")
+            )
         elif r["leaderEpochsError"]:
             out.append(f"    leader-epoch-checkpoint unreadable: {r['leaderEpochsError']}")
         if d is not None and r["batchAtDivergence"] is not None:
             before = r["batchBeforeDivergence"]
             out.append(f"    before {d}: {_b(before)}")
-            out.append(f"    at {d}:     {_b(r['batchAtDivergence'])}"
-                       + (f" (checkpoint: epoch {_epoch_at(r['leaderEpochs'], d)})" if r["leaderEpochs"] else ""))
+            out.append(
+                f"    at {d}:     {_b(r['batchAtDivergence'])}"
+                + (f" (checkpoint: epoch {_epoch_at(r['leaderEpochs'], d)})" if r["leaderEpochs"] else "")
+            )
         for o in r["onlyHere"]:
-            out.append(f"    only here: offsets {o['firstOffset']}..{o['lastOffset']} ({o['records']} records "
-                       f"in {o['batches']} batch{'es' * (o['batches'] != 1)})")
+            out.append(
+                f"    only here: offsets {o['firstOffset']}..{o['lastOffset']} ({o['records']} records "
+                f"in {o['batches']} batch{'es' * (o['batches'] != 1)})"
+            )
         if r["stopped"] and r["status"] != "unreadable":
             out.append(f"    reading stopped: {r['stopped']}")
     if summary["differences"]:
@@ -107,11 +157,14 @@ def text_lines(set_rows: list[dict]) -> list[str]:
     if leader is not None:
         for r in reps:
             if r["truncateTo"] is not None:
-                out.append(f"  following replica {leader} (highest leader epoch), replica {r['replica']} truncates to "
-                           f"offset {r['truncateTo']} (OffsetsForLeaderEpoch) and loses {r['lostRecords']} records "
-                           f"({r['truncateTo']}..{r['logEndOffset'] - 1})" if r["lostRecords"] else
-                           f"  following replica {leader} (highest leader epoch), replica {r['replica']} truncates to "
-                           f"offset {r['truncateTo']} and loses nothing")
+                out.append(
+                    f"  following replica {leader} (highest leader epoch), replica {r['replica']} truncates to "
+                    f"offset {r['truncateTo']} (OffsetsForLeaderEpoch) and loses {r['lostRecords']} records "
+                    f"({r['truncateTo']}..{r['logEndOffset'] - 1})"
+                    if r["lostRecords"]
+                    else f"  following replica {leader} (highest leader epoch), replica {r['replica']} truncates to "
+                    f"offset {r['truncateTo']} and loses nothing"
+                )
     for note in summary["notes"]:
         out.append(f"  note: {note}")
     return out

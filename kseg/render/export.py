@@ -71,8 +71,11 @@ COLUMNS = (
     ("crcValid", "bool", "BOOLEAN"),
     ("corruption", "string", "STRING"),
 )
-TEXT_COLUMNS = (("keyText", "string", "STRING"), ("valueText", "string", "STRING"),
-                ("headersText", "headers_text", "ARRAY<STRUCT<key: STRING, value: STRING>>"))
+TEXT_COLUMNS = (
+    ("keyText", "string", "STRING"),
+    ("valueText", "string", "STRING"),
+    ("headersText", "headers_text", "ARRAY<STRUCT<key: STRING, value: STRING>>"),
+)
 
 
 def columns(decoded: bool) -> tuple:
@@ -87,10 +90,15 @@ def spark_ddl(decoded: bool = False) -> str:
 def arrow_schema(decoded: bool = False):
     import pyarrow as pa
 
-    types = {"string": pa.string(), "int32": pa.int32(), "int64": pa.int64(), "binary": pa.binary(),
-             "bool": pa.bool_(),
-             "headers": pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())])),
-             "headers_text": pa.list_(pa.struct([("key", pa.string()), ("value", pa.string())]))}
+    types = {
+        "string": pa.string(),
+        "int32": pa.int32(),
+        "int64": pa.int64(),
+        "binary": pa.binary(),
+        "bool": pa.bool_(),
+        "headers": pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())])),
+        "headers_text": pa.list_(pa.struct([("key", pa.string()), ("value", pa.string())])),
+    }
     return pa.schema([(name, types[kind]) for name, kind, _ in columns(decoded)])
 
 
@@ -108,8 +116,9 @@ def _schema(decoded: bool):
 class RowBuilder:
     """Turns the :class:`RecordFacts` of one split into Arrow record batches."""
 
-    def __init__(self, split: Split, key_decoder: Callable | None = None,
-                 value_decoder: Callable | None = None) -> None:
+    def __init__(
+        self, split: Split, key_decoder: Callable | None = None, value_decoder: Callable | None = None
+    ) -> None:
         self.decoded = key_decoder is not None or value_decoder is not None
         self.key_decoder = key_decoder
         self.value_decoder = value_decoder
@@ -119,18 +128,53 @@ class RowBuilder:
 
     def row(self, r: RecordFacts | Corruption) -> tuple:
         if isinstance(r, Corruption):
-            row = (*self._const, None, None, None, None, None, None, None, r.position, *([None] * 11),
-                   f"{r.kind}: {r.message}")
+            row = (
+                *self._const,
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                r.position,
+                *([None] * 11),
+                f"{r.kind}: {r.message}",
+            )
             return row + (None, None, None) if self.decoded else row
         headers = [{"key": string_decoder(k), "value": v} for k, v in r.headers]
-        row = (*self._const, r.offset, r.timestamp, r.timestamp_type, r.key, r.value, headers, r.sequence,
-               r.position, r.base_offset, r.last_offset, r.magic, codec_name(r.codec), r.producer_id,
-               r.producer_epoch, r.base_sequence, r.leader_epoch, r.is_transactional, r.is_control, r.crc_valid,
-               None)
+        row = (
+            *self._const,
+            r.offset,
+            r.timestamp,
+            r.timestamp_type,
+            r.key,
+            r.value,
+            headers,
+            r.sequence,
+            r.position,
+            r.base_offset,
+            r.last_offset,
+            r.magic,
+            codec_name(r.codec),
+            r.producer_id,
+            r.producer_epoch,
+            r.base_sequence,
+            r.leader_epoch,
+            r.is_transactional,
+            r.is_control,
+            r.crc_valid,
+            None,
+        )
         if self.decoded:
-            row += (_text(self.key_decoder, r.key), _text(self.value_decoder, r.value),
-                    [{"key": h["key"], "value": None if h.get("base64") else h["value"]}
-                     for h in header_objects(r.headers, self.value_decoder)])
+            row += (
+                _text(self.key_decoder, r.key),
+                _text(self.value_decoder, r.value),
+                [
+                    {"key": h["key"], "value": None if h.get("base64") else h["value"]}
+                    for h in header_objects(r.headers, self.value_decoder)
+                ],
+            )
         return row
 
     def batches(self, facts: Iterable[RecordFacts | Corruption], rows_per_batch: int = ROWS_PER_BATCH):
@@ -148,8 +192,9 @@ class RowBuilder:
         import pyarrow as pa
 
         cols = list(zip(*rows))
-        return pa.RecordBatch.from_arrays([pa.array(c, type=f.type) for c, f in zip(cols, self.schema)],
-                                          schema=self.schema)
+        return pa.RecordBatch.from_arrays(
+            [pa.array(c, type=f.type) for c, f in zip(cols, self.schema)], schema=self.schema
+        )
 
 
 def _text(decoder: Callable | None, data: bytes | None) -> str | None:
@@ -180,19 +225,29 @@ class ExportSummary:
         self.corrupt: list[Corruption] = []
 
     def line(self, output: str) -> str:
-        text = f"{self.records} record{'s' * (self.records != 1)} from {self.splits} split" \
-               f"{'s' * (self.splits != 1)} written to {output}"
+        text = (
+            f"{self.records} record{'s' * (self.records != 1)} from {self.splits} split"
+            f"{'s' * (self.splits != 1)} written to {output}"
+        )
         if self.corrupt:
             text += f"; {len(self.corrupt)} corrupt batch{'es' * (len(self.corrupt) != 1)} not exported"
             stopped = len({c.log for c in self.corrupt if c.kind in ("corrupt-batch", "trailing-bytes")})
             if stopped:  # a broken length ends a split: what follows it was never read
-                text += (f" ({stopped} segment{'s' * (stopped != 1)} not read past {'them' if stopped != 1 else 'it'}"
-                         "; see the lines above)")
+                text += (
+                    f" ({stopped} segment{'s' * (stopped != 1)} not read past {'them' if stopped != 1 else 'it'}"
+                    "; see the lines above)"
+                )
         return text + "."
 
 
-def split_facts(split: Split, ranges, limit: int, on_corruption: str, summary: ExportSummary | None = None,
-                on_corrupt: Callable[[Corruption], None] | None = None):
+def split_facts(
+    split: Split,
+    ranges,
+    limit: int,
+    on_corruption: str,
+    summary: ExportSummary | None = None,
+    on_corrupt: Callable[[Corruption], None] | None = None,
+):
     """The record facts of ``split`` and its corruptions (counted in ``summary``, handed to
     ``on_corrupt``); with ``fail`` the first corruption raises :class:`CorruptionStop`."""
     from kseg.ops.export.export import read_split
@@ -254,10 +309,19 @@ class RowGroups:
         self.groups += 1
 
 
-def write_parquet(splits: list[Split], output: str, *, ranges, limit: int, on_corruption: str = "skip",
-                  key_decoder: Callable | None = None, value_decoder: Callable | None = None,
-                  replace: bool = False, on_corrupt: Callable[[Corruption], None] | None = None,
-                  on_split: Callable[[Split], None] | None = None) -> ExportSummary:
+def write_parquet(
+    splits: list[Split],
+    output: str,
+    *,
+    ranges,
+    limit: int,
+    on_corruption: str = "skip",
+    key_decoder: Callable | None = None,
+    value_decoder: Callable | None = None,
+    replace: bool = False,
+    on_corrupt: Callable[[Corruption], None] | None = None,
+    on_split: Callable[[Split], None] | None = None,
+) -> ExportSummary:
     """Write the records of ``splits`` as one Parquet file (local: atomically; a URI: one object).
 
     Memory is that of one row group (:class:`RowGroups`), whatever the number of records or splits.

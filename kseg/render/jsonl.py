@@ -11,12 +11,12 @@ from __future__ import annotations
 import json
 
 from kseg.errors import error_line
-from kseg.format import timestamp_type, v2, v2_records
+from kseg.format import timestamp_type, v2
 from kseg.format.compression import codec_name
 from kseg.jsonlines import SCHEMA_VERSION, dumps  # noqa: F401 - the form of every kseg JSON line; re-exported
 from kseg.render.sink import BufferedWriter
-from kseg.storage import files
 from kseg.render.values import KRaftText, control_text, header_objects, string_decoder
+from kseg.storage import files
 
 
 # -- batch and record objects: the one batch -> dict, used by dump and the lookups ------------------
@@ -24,14 +24,27 @@ def v2_batch_object(position: int, size: int, h, valid: bool) -> dict:
     """The ``"batch"`` object of a v2 batch from its header (a ``BatchHeader`` or scan's plain tuple)."""
     bo, _, epoch, magic, crc, attrs, delta, base_ts, max_ts, pid, pepoch, base_seq, count = h
     return {
-        "type": "batch", "v": SCHEMA_VERSION, "position": position, "baseOffset": bo, "lastOffset": v2.last_offset(bo, delta),
-        "count": count, "baseSequence": base_seq, "lastSequence": v2.last_sequence(base_seq, delta),
-        "producerId": pid, "producerEpoch": pepoch, "partitionLeaderEpoch": epoch,
-        "isTransactional": bool(attrs & v2.TRANSACTIONAL_FLAG), "isControl": bool(attrs & v2.CONTROL_FLAG),
+        "type": "batch",
+        "v": SCHEMA_VERSION,
+        "position": position,
+        "baseOffset": bo,
+        "lastOffset": v2.last_offset(bo, delta),
+        "count": count,
+        "baseSequence": base_seq,
+        "lastSequence": v2.last_sequence(base_seq, delta),
+        "producerId": pid,
+        "producerEpoch": pepoch,
+        "partitionLeaderEpoch": epoch,
+        "isTransactional": bool(attrs & v2.TRANSACTIONAL_FLAG),
+        "isControl": bool(attrs & v2.CONTROL_FLAG),
         "deleteHorizonMs": base_ts if attrs & v2.DELETE_HORIZON_FLAG else None,
         "timestampType": timestamp_type.of_attributes(attrs),
-        "maxTimestamp": max_ts, "size": size, "magic": magic, "compression": codec_name(attrs & v2.CODEC_MASK),
-        "crc": crc, "isValid": valid,
+        "maxTimestamp": max_ts,
+        "size": size,
+        "magic": magic,
+        "compression": codec_name(attrs & v2.CODEC_MASK),
+        "crc": crc,
+        "isValid": valid,
     }
 
 
@@ -40,22 +53,40 @@ def batch_object(b, position: int) -> dict:
     if b.magic >= 2:
         return v2_batch_object(position, b.size, b.h, b.is_valid())
     return {
-        "type": "batch", "v": SCHEMA_VERSION, "position": position, "baseOffset": b.base_offset, "lastOffset": b.last_offset,
-        "count": None, "baseSequence": -1, "lastSequence": -1, "producerId": -1, "producerEpoch": -1,
-        "partitionLeaderEpoch": -1, "isTransactional": False, "isControl": False, "deleteHorizonMs": None,
-        "timestampType": b.timestamp_type, "maxTimestamp": b.max_timestamp, "size": b.size, "magic": b.magic,
-        "compression": codec_name(b.codec), "crc": b.checksum, "isValid": b.is_valid(),
+        "type": "batch",
+        "v": SCHEMA_VERSION,
+        "position": position,
+        "baseOffset": b.base_offset,
+        "lastOffset": b.last_offset,
+        "count": None,
+        "baseSequence": -1,
+        "lastSequence": -1,
+        "producerId": -1,
+        "producerEpoch": -1,
+        "partitionLeaderEpoch": -1,
+        "isTransactional": False,
+        "isControl": False,
+        "deleteHorizonMs": None,
+        "timestampType": b.timestamp_type,
+        "maxTimestamp": b.max_timestamp,
+        "size": b.size,
+        "magic": b.magic,
+        "compression": codec_name(b.codec),
+        "crc": b.checksum,
+        "isValid": b.is_valid(),
     }
 
 
-def record_object(b, rec, extra: str | None, key_text: str | None, payload_text: str | None,
-                  value_decoder=None) -> dict:
+def record_object(
+    b, rec, extra: str | None, key_text: str | None, payload_text: str | None, value_decoder=None
+) -> dict:
     """The ``"record"`` object of a v2 :class:`~kseg.format.v2_records.Record` or a v0/v1
     :class:`~kseg.format.legacy.LegacyRecord`; header values decoded with ``value_decoder``
     (:func:`~kseg.render.values.header_objects`)."""
     key, value = rec.key, rec.value
     obj = {
-        "type": "record", "v": SCHEMA_VERSION,
+        "type": "record",
+        "v": SCHEMA_VERSION,
         "offset": rec.offset,
         "timestampType": b.timestamp_type,
         "timestamp": rec.timestamp,
@@ -122,15 +153,32 @@ class JsonSink(BufferedWriter):
         self.emit({"type": "kraft_snapshot", "v": SCHEMA_VERSION, "file": self._file, "bootstrap": True})
 
     def snapshot_start(self, end_offset: int, epoch: int) -> None:
-        self.emit({"type": "kraft_snapshot", "v": SCHEMA_VERSION, "file": self._file, "bootstrap": False,
-                   "endOffset": end_offset, "epoch": epoch})
+        self.emit(
+            {
+                "type": "kraft_snapshot",
+                "v": SCHEMA_VERSION,
+                "file": self._file,
+                "bootstrap": False,
+                "endOffset": end_offset,
+                "epoch": epoch,
+            }
+        )
 
     def trailing_bytes(self, n: int, name: str) -> None:
         self.emit({"type": "trailing_bytes", "v": SCHEMA_VERSION, "file": self._file, "bytes": n})
 
     def error(self, exc) -> None:
-        self.emit({"type": "error", "v": SCHEMA_VERSION, "file": exc.path, "position": exc.position,
-                   "error": type(exc).__name__, "message": exc.message, "hint": exc.hint})
+        self.emit(
+            {
+                "type": "error",
+                "v": SCHEMA_VERSION,
+                "file": exc.path,
+                "position": exc.position,
+                "error": type(exc).__name__,
+                "message": exc.message,
+                "hint": exc.hint,
+            }
+        )
         self.err_line(error_line(exc))
 
     # -- batches and records ----------------------------------------------------------
@@ -192,22 +240,50 @@ class JsonSink(BufferedWriter):
         self.emit({"type": "time_index_entry", "v": SCHEMA_VERSION, "timestamp": timestamp, "offset": offset})
 
     def txn_entry(self, e) -> None:
-        self.emit({"type": "aborted_txn", "v": SCHEMA_VERSION, "version": e[0], "producerId": e[1], "firstOffset": e[2],
-                   "lastOffset": e[3], "lastStableOffset": e[4]})
+        self.emit(
+            {
+                "type": "aborted_txn",
+                "v": SCHEMA_VERSION,
+                "version": e[0],
+                "producerId": e[1],
+                "firstOffset": e[2],
+                "lastOffset": e[3],
+                "lastStableOffset": e[4],
+            }
+        )
 
     def producer_entry(self, e) -> None:
-        obj = {"type": "producer_state", "v": SCHEMA_VERSION, "producerId": e.producer_id, "producerEpoch": e.epoch,
-               "coordinatorEpoch": e.coordinator_epoch,
-               "currentTxnFirstOffset": e.current_txn_first_offset if e.current_txn_first_offset >= 0 else None,
-               "lastTimestamp": e.timestamp}
+        obj = {
+            "type": "producer_state",
+            "v": SCHEMA_VERSION,
+            "producerId": e.producer_id,
+            "producerEpoch": e.epoch,
+            "coordinatorEpoch": e.coordinator_epoch,
+            "currentTxnFirstOffset": e.current_txn_first_offset if e.current_txn_first_offset >= 0 else None,
+            "lastTimestamp": e.timestamp,
+        }
         if e.last_offset >= 0:
-            obj.update(firstSequence=e.first_sequence, lastSequence=e.last_sequence, lastOffset=e.last_offset,
-                       offsetDelta=e.offset_delta, timestamp=e.timestamp)
+            obj.update(
+                firstSequence=e.first_sequence,
+                lastSequence=e.last_sequence,
+                lastOffset=e.last_offset,
+                offsetDelta=e.offset_delta,
+                timestamp=e.timestamp,
+            )
         self.emit(obj)
 
     def snapshot_error(self, exc) -> None:
-        self.emit({"type": "error", "v": SCHEMA_VERSION, "file": self._file, "position": None, "error": type(exc).__name__,
-                   "message": exc.message, "hint": None})
+        self.emit(
+            {
+                "type": "error",
+                "v": SCHEMA_VERSION,
+                "file": self._file,
+                "position": None,
+                "error": type(exc).__name__,
+                "message": exc.message,
+                "hint": None,
+            }
+        )
         self.err_line(exc.message)
 
     # -- the end-of-run reports -----------------------------------------------------
@@ -215,21 +291,61 @@ class JsonSink(BufferedWriter):
         given = self._given.get
         for path, pairs in p.index_mismatches.items():
             for a, b in reversed(pairs):
-                self.emit({"type": "problem", "v": SCHEMA_VERSION, "kind": "index_mismatch", "file": given(path, path), "indexOffset": a,
-                           "logOffset": b})
+                self.emit(
+                    {
+                        "type": "problem",
+                        "v": SCHEMA_VERSION,
+                        "kind": "index_mismatch",
+                        "file": given(path, path),
+                        "indexOffset": a,
+                        "logOffset": b,
+                    }
+                )
         for path, pairs in p.time_mismatches.items():
             for a, b in pairs:
-                self.emit({"type": "problem", "v": SCHEMA_VERSION, "kind": "time_index_mismatch", "file": given(path, path),
-                           "indexTimestamp": a, "logTimestamp": b})
+                self.emit(
+                    {
+                        "type": "problem",
+                        "v": SCHEMA_VERSION,
+                        "kind": "time_index_mismatch",
+                        "file": given(path, path),
+                        "indexTimestamp": a,
+                        "logTimestamp": b,
+                    }
+                )
         for path, pairs in p.out_of_order.items():
             for a, b in pairs:
-                self.emit({"type": "problem", "v": SCHEMA_VERSION, "kind": "out_of_order_timestamp", "file": given(path, path),
-                           "indexTimestamp": a, "previousTimestamp": b})
+                self.emit(
+                    {
+                        "type": "problem",
+                        "v": SCHEMA_VERSION,
+                        "kind": "out_of_order_timestamp",
+                        "file": given(path, path),
+                        "indexTimestamp": a,
+                        "previousTimestamp": b,
+                    }
+                )
         for path, pairs in p.not_found.items():
             for a, b in pairs:
-                self.emit({"type": "problem", "v": SCHEMA_VERSION, "kind": "offset_not_found", "file": given(path, path), "indexOffset": a,
-                           "logOffset": b})
+                self.emit(
+                    {
+                        "type": "problem",
+                        "v": SCHEMA_VERSION,
+                        "kind": "offset_not_found",
+                        "file": given(path, path),
+                        "indexOffset": a,
+                        "logOffset": b,
+                    }
+                )
         for path, pairs in p.non_consecutive.items():
             for a, b in reversed(pairs):
-                self.emit({"type": "problem", "v": SCHEMA_VERSION, "kind": "non_consecutive_offsets", "file": given(path, path), "offset": a,
-                           "nextOffset": b})
+                self.emit(
+                    {
+                        "type": "problem",
+                        "v": SCHEMA_VERSION,
+                        "kind": "non_consecutive_offsets",
+                        "file": given(path, path),
+                        "offset": a,
+                        "nextOffset": b,
+                    }
+                )

@@ -9,16 +9,15 @@ its ``batch`` and ``record`` objects are those of ``kseg dump --format json``.
 
 from __future__ import annotations
 
-from kseg.jsonlines import SCHEMA_VERSION
-
 import datetime as _dt
 import os
 
-from kseg.render.values import KRaftText, control_text, string_decoder
-from kseg.render.jsonl import batch_object, dumps, record_object
-from kseg.render.text import TextSink
+from kseg.jsonlines import SCHEMA_VERSION
 from kseg.ops.lookup.offset import AT_END, BELOW_START, EMPTY, NEXT, PAST_END, UNREAD, OffsetLookup
 from kseg.ops.lookup.time import TimeLookup
+from kseg.render.jsonl import batch_object, dumps, record_object
+from kseg.render.text import TextSink
+from kseg.render.values import KRaftText, control_text, string_decoder
 
 
 def iso(ms: int) -> str:
@@ -42,8 +41,14 @@ def record_texts(batch, rec, key_decoder, value_decoder, kraft_text: KRaftText |
     return None, None if key is None else key_decoder(key), None if value is None else value_decoder(value)
 
 
-def batch_and_record_text(sink: TextSink, batch, rec, key_decoder=string_decoder, value_decoder=string_decoder,
-                          kraft_text: KRaftText | None = None) -> None:
+def batch_and_record_text(
+    sink: TextSink,
+    batch,
+    rec,
+    key_decoder=string_decoder,
+    value_decoder=string_decoder,
+    kraft_text: KRaftText | None = None,
+) -> None:
     sink.batch(batch, batch.position)
     extra, key_text, payload_text = record_texts(batch, rec, key_decoder, value_decoder, kraft_text)
     if batch.magic < 2:
@@ -52,8 +57,9 @@ def batch_and_record_text(sink: TextSink, batch, rec, key_decoder=string_decoder
         sink.record(batch, rec, extra, key_text, payload_text)
 
 
-def batch_and_record_json(batch, rec, key_decoder=string_decoder, value_decoder=string_decoder,
-                          kraft_text: KRaftText | None = None) -> tuple[dict, dict]:
+def batch_and_record_json(
+    batch, rec, key_decoder=string_decoder, value_decoder=string_decoder, kraft_text: KRaftText | None = None
+) -> tuple[dict, dict]:
     """The ``batch`` and ``record`` objects of ``kseg dump --format json``, without their ``type``."""
     batch_obj = batch_object(batch, batch.position)
     extra, key_text, payload_text = record_texts(batch, rec, key_decoder, value_decoder, kraft_text)
@@ -85,35 +91,47 @@ def offset_path_lines(r: OffsetLookup) -> list[str]:
     for n, step in enumerate(r.steps):
         seg = step.segment
         if n == 0:
-            lines.append(f"Segment: {seg.name}.log, the largest base offset <= {r.target}; "
-                         f"relative offset {r.target} - {seg.base_offset} = {r.target - seg.base_offset}")
+            lines.append(
+                f"Segment: {seg.name}.log, the largest base offset <= {r.target}; "
+                f"relative offset {r.target} - {seg.base_offset} = {r.target - seg.base_offset}"
+            )
         else:
-            lines.append(f"Segment: {seg.name}.log, the next segment (Kafka's read moves on); "
-                         f"offset {r.target} is below its base offset")
+            lines.append(
+                f"Segment: {seg.name}.log, the next segment (Kafka's read moves on); "
+                f"offset {r.target} is below its base offset"
+            )
         lines.append("Index: " + index_text(step.index, r.target))
         scan = step.scan
         if scan is None:
             continue
         if step.outcome == "found":
-            lines.append(f"Scan: from position {scan.start}, {scan.batches} batch{'es' if scan.batches != 1 else ''}, "
-                         f"{scan.bytes} bytes read ({scan.skipped_bytes} bytes before the batch)")
+            lines.append(
+                f"Scan: from position {scan.start}, {scan.batches} batch{'es' if scan.batches != 1 else ''}, "
+                f"{scan.bytes} bytes read ({scan.skipped_bytes} bytes before the batch)"
+            )
         else:
-            lines.append(f"Scan: from position {scan.start}, {scan.batches} batches, {scan.bytes} bytes read: "
-                         f"no batch holds an offset >= {r.target}")
+            lines.append(
+                f"Scan: from position {scan.start}, {scan.batches} batches, {scan.bytes} bytes read: "
+                f"no batch holds an offset >= {r.target}"
+            )
     return lines
 
 
 def index_text(ix, target: int) -> str:
     """The ``.index`` step: the entry ``OffsetIndex.lookup(target)`` returned."""
     if ix.path is None:
-        return (f"no usable {ix.base_offset:020d}.index; Kafka would start at the base offset "
-                f"{ix.base_offset}, position 0")
+        return (
+            f"no usable {ix.base_offset:020d}.index; Kafka would start at the base offset {ix.base_offset}, position 0"
+        )
     head = f"{_name(ix.path)} ({ix.entries} entr{'ies' if ix.entries != 1 else 'y'}): "
     if ix.slot < 0:
-        return head + (f"no entry <= {target}; Kafka starts at the base offset {ix.base_offset} "
-                       f"(relative offset 0), position 0")
-    return head + (f"entry #{ix.slot}, relative offset {ix.relative_offset} (offset {ix.offset}), "
-                   f"position {ix.position}: the largest entry <= {target}")
+        return head + (
+            f"no entry <= {target}; Kafka starts at the base offset {ix.base_offset} (relative offset 0), position 0"
+        )
+    return head + (
+        f"entry #{ix.slot}, relative offset {ix.relative_offset} (offset {ix.offset}), "
+        f"position {ix.position}: the largest entry <= {target}"
+    )
 
 
 def batch_desc(batch) -> str:
@@ -129,13 +147,17 @@ def found_line(target: int, record_offset: int, batch, seg_name: str) -> str:
     where = f"{batch_desc(batch)} at position {batch.position} of {seg_name}.log"
     if record_offset == target:
         return f"Found: offset {target} in {where}"
-    return (f"Found: offset {target} is not in the log (compacted away or never written); "
-            f"the next record is offset {record_offset}, in {where}")
+    return (
+        f"Found: offset {target} is not in the log (compacted away or never written); "
+        f"the next record is offset {record_offset}, in {where}"
+    )
 
 
 def write_offset_text(sink: TextSink, r: OffsetLookup, partition: str, decoders: tuple) -> None:
-    sink.write(f"Lookup of offset {r.target} in {partition}: {r.segments} segment{'s' if r.segments != 1 else ''}, "
-               f"log start offset {r.log_start}, log end offset {r.log_end}\n")
+    sink.write(
+        f"Lookup of offset {r.target} in {partition}: {r.segments} segment{'s' if r.segments != 1 else ''}, "
+        f"log start offset {r.log_start}, log end offset {r.log_end}\n"
+    )
     for line in offset_path_lines(r):
         sink.write(line + "\n")
     if r.record is not None:
@@ -146,8 +168,14 @@ def write_offset_text(sink: TextSink, r: OffsetLookup, partition: str, decoders:
 def index_json(ix) -> dict | None:
     if ix is None:
         return None
-    return {"file": ix.path, "entries": ix.entries, "entry": ix.slot if ix.slot >= 0 else None,
-            "offset": ix.offset, "relativeOffset": ix.relative_offset, "position": ix.position}
+    return {
+        "file": ix.path,
+        "entries": ix.entries,
+        "entry": ix.slot if ix.slot >= 0 else None,
+        "offset": ix.offset,
+        "relativeOffset": ix.relative_offset,
+        "position": ix.position,
+    }
 
 
 def scan_json(scan) -> dict | None:
@@ -159,14 +187,33 @@ def scan_json(scan) -> dict | None:
 def offset_json(r: OffsetLookup, where: dict, decoders: tuple) -> dict:
     """The ``offset_lookup`` row; ``where`` the fields naming the partition (``logDir``, ``partition``, ``path``)."""
     obj = {
-        "type": "offset_lookup", "v": SCHEMA_VERSION, **where, "target": r.target, "status": r.status,
-        "found": r.found, "offset": r.record.offset if r.record else None,
-        "compacted": r.status == NEXT, "reason": offset_reason(r),
-        "segments": r.segments, "logStartOffset": r.log_start, "logEndOffset": r.log_end,
-        "steps": [{"segment": s.segment.name, "path": s.segment.log, "baseOffset": s.segment.base_offset,
-                  "relativeOffset": r.target - s.segment.base_offset, "index": index_json(s.index),
-                  "scan": scan_json(s.scan), "outcome": s.outcome} for s in r.steps],
-        "batch": None, "record": None, "notes": r.notes,
+        "type": "offset_lookup",
+        "v": SCHEMA_VERSION,
+        **where,
+        "target": r.target,
+        "status": r.status,
+        "found": r.found,
+        "offset": r.record.offset if r.record else None,
+        "compacted": r.status == NEXT,
+        "reason": offset_reason(r),
+        "segments": r.segments,
+        "logStartOffset": r.log_start,
+        "logEndOffset": r.log_end,
+        "steps": [
+            {
+                "segment": s.segment.name,
+                "path": s.segment.log,
+                "baseOffset": s.segment.base_offset,
+                "relativeOffset": r.target - s.segment.base_offset,
+                "index": index_json(s.index),
+                "scan": scan_json(s.scan),
+                "outcome": s.outcome,
+            }
+            for s in r.steps
+        ],
+        "batch": None,
+        "record": None,
+        "notes": r.notes,
     }
     if r.record is not None:
         obj["batch"], obj["record"] = batch_and_record_json(r.batch, r.record, *decoders)
@@ -189,8 +236,10 @@ def time_reason(r: TimeLookup) -> str | None:
         return "no record holds the largest timestamp (magic 0 records have no timestamps)"
     if r.chosen is None:
         return f"no segment has a timestamp >= {r.target} ({iso(r.target)}): Kafka answers offset -1"
-    return (f"no record of {r.chosen.segment.name}.log at or after the indexed position has a timestamp >= "
-            f"{r.target}: Kafka answers offset -1")
+    return (
+        f"no record of {r.chosen.segment.name}.log at or after the indexed position has a timestamp >= "
+        f"{r.target}: Kafka answers offset -1"
+    )
 
 
 def time_path_lines(r: TimeLookup) -> list[str]:
@@ -198,8 +247,9 @@ def time_path_lines(r: TimeLookup) -> list[str]:
     if r.special in ("earliest", "latest"):
         what = "log start" if r.special == "earliest" else "log end"
         const = -2 if r.special == "earliest" else -1
-        lines.append(f"Answer: {r.special} (ListOffsets timestamp {const}) is the {what} offset {r.offset}, "
-                     "with no timestamp")
+        lines.append(
+            f"Answer: {r.special} (ListOffsets timestamp {const}) is the {what} offset {r.offset}, with no timestamp"
+        )
         if r.by_offset is not None:
             lines.extend(offset_path_lines(r.by_offset))
         elif r.special == "latest":
@@ -208,43 +258,60 @@ def time_path_lines(r: TimeLookup) -> list[str]:
     if r.special == "max-timestamp":
         c = r.chosen
         if c is not None:
-            lines.append(f"Segment: {c.segment.name}.log, the first with the largest timestamp {c.timestamp} "
-                         f"({iso(c.timestamp)}, {source_text(c)}), at offset {c.offset}")
+            lines.append(
+                f"Segment: {c.segment.name}.log, the first with the largest timestamp {c.timestamp} "
+                f"({iso(c.timestamp)}, {source_text(c)}), at offset {c.offset}"
+            )
     else:
         if r.skipped:
             by_index = sum(1 for s in r.skipped if s.source == "time index")
             last = r.skipped[-1]
-            lines.append(f"Skipped: {len(r.skipped)} segment{'s' if len(r.skipped) != 1 else ''} whose largest "
-                         f"timestamp < {r.target} ({by_index} from the time index, {len(r.skipped) - by_index} by "
-                         f"scanning batches); the last, {last.segment.name}.log, has {last.timestamp}")
+            lines.append(
+                f"Skipped: {len(r.skipped)} segment{'s' if len(r.skipped) != 1 else ''} whose largest "
+                f"timestamp < {r.target} ({by_index} from the time index, {len(r.skipped) - by_index} by "
+                f"scanning batches); the last, {last.segment.name}.log, has {last.timestamp}"
+            )
         c = r.chosen
         if c is None:
             return lines
-        lines.append(f"Segment: {c.segment.name}.log, the first whose largest timestamp {c.timestamp} "
-                     f"({source_text(c)}) >= {r.target}")
+        lines.append(
+            f"Segment: {c.segment.name}.log, the first whose largest timestamp {c.timestamp} "
+            f"({source_text(c)}) >= {r.target}"
+        )
         seg = c.segment
         if r.time_entry is not None:
             if r.time_slot >= 0:
-                lines.append(f"Time index: {seg.name}.timeindex: entry #{r.time_slot}, timestamp {r.time_entry.timestamp}, "
-                             f"offset {r.time_entry.offset}: the largest entry <= {r.target}")
+                lines.append(
+                    f"Time index: {seg.name}.timeindex: entry #{r.time_slot}, timestamp {r.time_entry.timestamp}, "
+                    f"offset {r.time_entry.offset}: the largest entry <= {r.target}"
+                )
             else:
-                lines.append(f"Time index: {seg.name}.timeindex: no entry <= {r.target}; Kafka uses the base "
-                             f"offset {seg.base_offset}")
+                lines.append(
+                    f"Time index: {seg.name}.timeindex: no entry <= {r.target}; Kafka uses the base "
+                    f"offset {seg.base_offset}"
+                )
     if r.index is not None:
         lines.append("Index: " + index_text(r.index, r.index.target))
     if r.scan is not None:
-        rule = ("the batch whose max timestamp equals it" if r.special == "max-timestamp"
-                else f"the first batch with max timestamp >= {r.target}")
+        rule = (
+            "the batch whose max timestamp equals it"
+            if r.special == "max-timestamp"
+            else f"the first batch with max timestamp >= {r.target}"
+        )
         s = r.scan
-        lines.append(f"Scan: from position {s.start}, {s.batches} batch{'es' if s.batches != 1 else ''}, "
-                     f"{s.bytes} bytes read to {rule}")
+        lines.append(
+            f"Scan: from position {s.start}, {s.batches} batch{'es' if s.batches != 1 else ''}, "
+            f"{s.bytes} bytes read to {rule}"
+        )
     return lines
 
 
 def write_time_text(sink: TextSink, r: TimeLookup, partition: str, decoders: tuple) -> None:
     target = r.special or f"{r.target} ({iso(r.target)})"
-    sink.write(f"Lookup of timestamp {target} in {partition}: {r.segments} segment{'s' if r.segments != 1 else ''}, "
-               f"log start offset {r.log_start}, log end offset {r.log_end}\n")
+    sink.write(
+        f"Lookup of timestamp {target} in {partition}: {r.segments} segment{'s' if r.segments != 1 else ''}, "
+        f"log start offset {r.log_start}, log end offset {r.log_end}\n"
+    )
     for line in time_path_lines(r):
         sink.write(line + "\n")
     if r.record is not None:
@@ -253,11 +320,15 @@ def write_time_text(sink: TextSink, r: TimeLookup, partition: str, decoders: tup
         if r.special in ("earliest",) and r.by_offset is not None:
             sink.write(found_line(r.offset, r.record.offset, b, r.by_offset.segment.name) + "\n")
         elif r.special == "max-timestamp":
-            sink.write(f"Found: offset {r.offset}, timestamp {r.timestamp} ({iso(r.timestamp)}), the first record "
-                       f"holding it in {where}\n")
+            sink.write(
+                f"Found: offset {r.offset}, timestamp {r.timestamp} ({iso(r.timestamp)}), the first record "
+                f"holding it in {where}\n"
+            )
         else:
-            sink.write(f"Found: offset {r.offset}, timestamp {r.timestamp} ({iso(r.timestamp)}), the first record "
-                       f"with timestamp >= {r.target} in {where}\n")
+            sink.write(
+                f"Found: offset {r.offset}, timestamp {r.timestamp} ({iso(r.timestamp)}), the first record "
+                f"with timestamp >= {r.target} in {where}\n"
+            )
         batch_and_record_text(sink, b, r.record, *decoders)
 
 
@@ -265,20 +336,51 @@ def time_json(r: TimeLookup, where: dict, decoders: tuple) -> dict:
     """The ``time_lookup`` row; ``where`` as for :func:`offset_json`."""
     c = r.chosen
     obj = {
-        "type": "time_lookup", "v": SCHEMA_VERSION, **where, "target": r.target, "special": r.special,
-        "status": r.status, "found": r.found,
-        "offset": r.offset if r.found else -1, "timestamp": r.timestamp if r.found else -1,
+        "type": "time_lookup",
+        "v": SCHEMA_VERSION,
+        **where,
+        "target": r.target,
+        "special": r.special,
+        "status": r.status,
+        "found": r.found,
+        "offset": r.offset if r.found else -1,
+        "timestamp": r.timestamp if r.found else -1,
         "reason": time_reason(r),
-        "segments": r.segments, "logStartOffset": r.log_start, "logEndOffset": r.log_end,
-        "skippedSegments": [{"segment": s.segment.name, "path": s.segment.log, "baseOffset": s.segment.base_offset,
-                             "largestTimestamp": s.timestamp, "source": s.source} for s in r.skipped],
-        "segment": None if c is None else {"segment": c.segment.name, "path": c.segment.log, "baseOffset": c.segment.base_offset,
-                                           "largestTimestamp": c.timestamp, "source": c.source},
-        "timeIndex": None if r.time_entry is None else {
-            "entry": r.time_slot if r.time_slot >= 0 else None, "timestamp": r.time_entry.timestamp,
-            "offset": r.time_entry.offset},
-        "index": index_json(r.index), "scan": scan_json(r.scan),
-        "offsetLookup": None, "batch": None, "record": None, "notes": r.notes,
+        "segments": r.segments,
+        "logStartOffset": r.log_start,
+        "logEndOffset": r.log_end,
+        "skippedSegments": [
+            {
+                "segment": s.segment.name,
+                "path": s.segment.log,
+                "baseOffset": s.segment.base_offset,
+                "largestTimestamp": s.timestamp,
+                "source": s.source,
+            }
+            for s in r.skipped
+        ],
+        "segment": None
+        if c is None
+        else {
+            "segment": c.segment.name,
+            "path": c.segment.log,
+            "baseOffset": c.segment.base_offset,
+            "largestTimestamp": c.timestamp,
+            "source": c.source,
+        },
+        "timeIndex": None
+        if r.time_entry is None
+        else {
+            "entry": r.time_slot if r.time_slot >= 0 else None,
+            "timestamp": r.time_entry.timestamp,
+            "offset": r.time_entry.offset,
+        },
+        "index": index_json(r.index),
+        "scan": scan_json(r.scan),
+        "offsetLookup": None,
+        "batch": None,
+        "record": None,
+        "notes": r.notes,
     }
     if r.by_offset is not None:
         obj["offsetLookup"] = offset_json(r.by_offset, where, decoders)

@@ -14,8 +14,16 @@ import re
 
 FIRST_PLACES = 3  # places named on a grouped line
 _COUNT = re.compile(r"\b(\d+) (entr(?:y|ies)|batch(?:es)?|segments?|bytes?)\b")
-_SINGULAR = {"entries": "entry", "entry": "entry", "batches": "batch", "batch": "batch", "segments": "segment",
-             "segment": "segment", "bytes": "byte", "byte": "byte"}
+_SINGULAR = {
+    "entries": "entry",
+    "entry": "entry",
+    "batches": "batch",
+    "batch": "batch",
+    "segments": "segment",
+    "segment": "segment",
+    "bytes": "byte",
+    "byte": "byte",
+}
 _PLURAL = {"entry": "entries", "batch": "batches", "segment": "segments", "byte": "bytes"}
 
 
@@ -89,8 +97,9 @@ class NoteGroups:
                 text = text.replace("{%d}" % i, plural(n, word), 1)
             if kind.places:
                 more = kind.count - len(kind.places)
-                where = ", ".join(kind.places) + (f" and {more} more{'; ' + self.hint if self.hint else ''}"
-                                                   if more else "")
+                where = ", ".join(kind.places) + (
+                    f" and {more} more{'; ' + self.hint if self.hint else ''}" if more else ""
+                )
                 out.append(f"{plural(kind.count, self.noun)}: {text} ({where})")
             else:
                 out.append(f"{text} ({kind.count} times)")

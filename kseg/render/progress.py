@@ -44,8 +44,15 @@ class ByteProgress:
 
     def __init__(self, console=None) -> None:
         from rich.console import Console
-        from rich.progress import (BarColumn, DownloadColumn, Progress, ProgressColumn, TextColumn,
-                                   TimeRemainingColumn, TransferSpeedColumn)
+        from rich.progress import (
+            BarColumn,
+            DownloadColumn,
+            Progress,
+            ProgressColumn,
+            TextColumn,
+            TimeRemainingColumn,
+            TransferSpeedColumn,
+        )
         from rich.text import Text
 
         class Either(ProgressColumn):
@@ -61,11 +68,14 @@ class ByteProgress:
                 return self.for_bytes.render(task)
 
         self._progress = Progress(
-            TextColumn("{task.description}"), BarColumn(),
+            TextColumn("{task.description}"),
+            BarColumn(),
             Either(DownloadColumn(), lambda t: f"{int(t.completed)}/{int(t.total)}"),
             Either(TransferSpeedColumn(), lambda t: ""),
-            TextColumn("ETA"), TimeRemainingColumn(),
-            console=console or Console(file=sys.stderr), transient=True,
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=console or Console(file=sys.stderr),
+            transient=True,
         )
         self._progress.start()
         self._task = None
@@ -79,8 +89,7 @@ class ByteProgress:
         """A bar of ``total`` bytes (``count``: of ``total`` items, redrawn at each)."""
         if self._task is not None:
             self._progress.remove_task(self._task)
-        self._task = self._progress.add_task(getattr(self, "_label", None) or label, total=max(total, 1),
-                                             count=count)
+        self._task = self._progress.add_task(getattr(self, "_label", None) or label, total=max(total, 1), count=count)
         self._step = 1 if count else max(total // 100, 1 << 20)
         self._next = self._step
 

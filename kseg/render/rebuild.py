@@ -5,12 +5,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from kseg.limits import EXIT_ERROR, EXIT_OK, EXIT_PROBLEMS  # EXIT_ERROR: cli/rebuild imports it from here
 from kseg.jsonlines import SCHEMA_VERSION
-from kseg.render.jsonl import dumps
-from kseg.render.notes import NoteGroups
-from kseg.storage import files, location
-from kseg.storage.partition import Partition
+from kseg.limits import EXIT_ERROR, EXIT_OK, EXIT_PROBLEMS  # EXIT_ERROR: cli/rebuild imports it from here
 from kseg.ops.rebuild.rebuild import Recovered
 from kseg.ops.rebuild.write import (
     ABSENT,
@@ -27,7 +23,10 @@ from kseg.ops.rebuild.write import (
     WRITTEN,
     FileOutcome,
 )
-
+from kseg.render.jsonl import dumps
+from kseg.render.notes import NoteGroups
+from kseg.storage import files, location
+from kseg.storage.partition import Partition
 
 
 def segment_line(rec: Recovered) -> str:
@@ -44,8 +43,10 @@ def segment_line(rec: Recovered) -> str:
         where = f"recovery stops at byte {rec.stop.position}: {rec.stop.message}"
     else:
         where = f"a partial batch at byte {rec.valid_bytes} runs past the end of the file"
-    return (f"{log}: {rec.batches} valid batch{plural}, {rec.valid_bytes} of {rec.log_size} bytes; {where}; "
-            f"Kafka's recovery would truncate {rec.truncated} bytes (kseg leaves the log as it is)")
+    return (
+        f"{log}: {rec.batches} valid batch{plural}, {rec.valid_bytes} of {rec.log_size} bytes; {where}; "
+        f"Kafka's recovery would truncate {rec.truncated} bytes (kseg leaves the log as it is)"
+    )
 
 
 def file_line(o: FileOutcome) -> str:
@@ -61,21 +62,27 @@ def file_line(o: FileOutcome) -> str:
     if o.interval is not None:  # same as recovery's at the interval the existing file was written at
         text = {SAME: "same", UNCHANGED: "unchanged"}[o.status]
         bound = f"≥ {o.interval}, the last batch's position: no .index entry due" if o.at_least else f"≤ {o.interval}"
-        text = (f"{text} (index.interval.bytes {bound}): what recovery writes at that interval "
-                f"({o.entries} entr{'ies' if o.entries != 1 else 'y'} at the interval given)")
+        text = (
+            f"{text} (index.interval.bytes {bound}): what recovery writes at that interval "
+            f"({o.entries} entr{'ies' if o.entries != 1 else 'y'} at the interval given)"
+        )
         return f"  {o.path}: {o.existing_entries} entr{'ies' if o.existing_entries != 1 else 'y'}: {text}"
     if o.status in (SAME, UNCHANGED) and o.rule:  # the used entries are the same; a zero tail follows
         text = f"{'same as' if o.status == SAME else 'unchanged:'} {o.rule}"
     elif o.status == DIFFERS:
         text = f"differs from the existing file ({o.existing_entries} entries): {o.difference}"
     elif o.status == OLDER_RULE:
-        text = (f"the existing file ({o.existing_entries} entries) differs ({o.difference}) but is valid: "
-                f"{o.rule}; recovery would rewrite it with the current rule; not a problem")
+        text = (
+            f"the existing file ({o.existing_entries} entries) differs ({o.difference}) but is valid: "
+            f"{o.rule}; recovery would rewrite it with the current rule; not a problem"
+        )
     elif o.status == REPLACED:
         text = f"replaced the existing file ({o.existing_entries} entries; {o.difference})"
     elif o.status == KEPT:
-        text = (f"kept: the existing file ({o.existing_entries} entries) differs ({o.difference}) but is valid: "
-                f"{o.rule}; --force replaces it with recovery's")
+        text = (
+            f"kept: the existing file ({o.existing_entries} entries) differs ({o.difference}) but is valid: "
+            f"{o.rule}; --force replaces it with recovery's"
+        )
     elif o.status == REFUSED:
         text = f"not written: the existing file differs ({o.difference}); give --force to replace it"
     elif o.status == FAILED:
@@ -139,8 +146,19 @@ class RebuildReport:
         self.code = EXIT_ERROR
         if self.json:
             part = Partition(path)
-            self._write(dumps({"type": "unreadable", "v": SCHEMA_VERSION, "logDir": part.log_dir,
-                               "partition": part.name, "path": files.display(path), "error": why}) + "\n")
+            self._write(
+                dumps(
+                    {
+                        "type": "unreadable",
+                        "v": SCHEMA_VERSION,
+                        "logDir": part.log_dir,
+                        "partition": part.name,
+                        "path": files.display(path),
+                        "error": why,
+                    }
+                )
+                + "\n"
+            )
         else:
             self._write(f"{why}; nothing in it was checked or rebuilt\n")
 
@@ -152,13 +170,37 @@ class RebuildReport:
         write_table(self.out, "rebuild-index: files per partition", columns, rows)
 
     def summary(self, notes: list[str]) -> int:
-        order = [SAME, OLDER_RULE, UNCHANGED, KEPT, WRITTEN, REPLACED, DIFFERS, MISSING, REFUSED, FAILED, SKIPPED,
-                 ABSENT]
+        order = [
+            SAME,
+            OLDER_RULE,
+            UNCHANGED,
+            KEPT,
+            WRITTEN,
+            REPLACED,
+            DIFFERS,
+            MISSING,
+            REFUSED,
+            FAILED,
+            SKIPPED,
+            ABSENT,
+        ]
         parts = [f"{self.counts[k]} {k}" for k in order if self.counts[k]]
         if self.json:
-            self._write(dumps({"type": "summary", "v": SCHEMA_VERSION, "segments": self.segments, "files": dict(self.counts),
-                                "damagedLogs": self.damaged, "unreadableDirectories": self.unreadable_dirs,
-                                "notes": notes, "exitCode": self.code}) + "\n")
+            self._write(
+                dumps(
+                    {
+                        "type": "summary",
+                        "v": SCHEMA_VERSION,
+                        "segments": self.segments,
+                        "files": dict(self.counts),
+                        "damagedLogs": self.damaged,
+                        "unreadableDirectories": self.unreadable_dirs,
+                        "notes": notes,
+                        "exitCode": self.code,
+                    }
+                )
+                + "\n"
+            )
         else:
             if not self.quiet:
                 self.notes.write(self.out)
@@ -170,23 +212,33 @@ class RebuildReport:
             if self.unreadable_dirs:
                 n = self.unreadable_dirs
                 damaged += f"; {n} director{'ies' if n != 1 else 'y'} could not be read"
-            self._write(f"{self.segments} segment{'s' if self.segments != 1 else ''}; files: "
-                        f"{', '.join(parts) or 'none'}{damaged}\n")
+            self._write(
+                f"{self.segments} segment{'s' if self.segments != 1 else ''}; files: "
+                f"{', '.join(parts) or 'none'}{damaged}\n"
+            )
         return self.code
 
 
 def _table_rows(per_partition: dict, order: list[str]) -> tuple[list[str], list[list]]:
     shown = [k for k in order if any(c[k] for c in per_partition.values())]
     names = Counter(location.basename(path) for path in per_partition)  # a name twice (two log dirs): the path
-    rows = [[location.basename(path) if names[location.basename(path)] == 1 else path, c["segments"],
-             *(c[k] for k in shown), c["damaged"]] for path, c in per_partition.items()]
+    rows = [
+        [
+            location.basename(path) if names[location.basename(path)] == 1 else path,
+            c["segments"],
+            *(c[k] for k in shown),
+            c["damaged"],
+        ]
+        for path, c in per_partition.items()
+    ]
     return ["partition", "segments", *shown, "logs with invalid data"], rows
 
 
 def segment_json(rec: Recovered, outcomes: list[FileOutcome]) -> dict:
     part = Partition(location.dirname(rec.segment.log))
     return {
-        "type": "segment", "v": SCHEMA_VERSION,
+        "type": "segment",
+        "v": SCHEMA_VERSION,
         "logDir": part.log_dir,
         "partition": part.name,
         "segment": rec.segment.name,
@@ -197,13 +249,27 @@ def segment_json(rec: Recovered, outcomes: list[FileOutcome]) -> dict:
         "batches": rec.batches,
         "truncateBytes": rec.truncated,
         "stop": None if rec.stop is None else {"position": rec.stop.position, "message": rec.stop.message},
-        "failure": None if rec.failure is None else {
-            "position": rec.failure.position, "message": rec.failure.message,
-            "truncatesSegment": rec.failure.truncates_segment},
-        "files": [{"file": o.path, "kind": o.kind.lstrip("."), "entries": o.entries, "status": o.status,
-                   "existingEntries": o.existing_entries, "difference": o.difference, "rule": o.rule,
-                   "indexIntervalBytesAtMost": None if o.at_least else o.interval,
-                   "indexIntervalBytesAtLeast": o.interval if o.at_least else None,
-                   "error": None if o.error is None else o.error.describe()} for o in outcomes],
+        "failure": None
+        if rec.failure is None
+        else {
+            "position": rec.failure.position,
+            "message": rec.failure.message,
+            "truncatesSegment": rec.failure.truncates_segment,
+        },
+        "files": [
+            {
+                "file": o.path,
+                "kind": o.kind.lstrip("."),
+                "entries": o.entries,
+                "status": o.status,
+                "existingEntries": o.existing_entries,
+                "difference": o.difference,
+                "rule": o.rule,
+                "indexIntervalBytesAtMost": None if o.at_least else o.interval,
+                "indexIntervalBytesAtLeast": o.interval if o.at_least else None,
+                "error": None if o.error is None else o.error.describe(),
+            }
+            for o in outcomes
+        ],
         "notes": rec.notes,
     }

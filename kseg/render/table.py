@@ -29,7 +29,8 @@ def write_table(out, title: str, columns: list[str], rows: list[list], numeric_f
     for row in rows:
         table.add_row(*(str(v) for v in row))
     buf = io.StringIO()
-    Console(file=buf, force_terminal=wanted(out) and os.environ.get("KSEG_TABLES") is None, width=120,
-            color_system=None).print(table)
+    Console(
+        file=buf, force_terminal=wanted(out) and os.environ.get("KSEG_TABLES") is None, width=120, color_system=None
+    ).print(table)
     out.write(buf.getvalue().encode("utf-8", "replace"))
     out.flush()

@@ -15,13 +15,13 @@ not-found header naming the file.
 from __future__ import annotations
 
 from kseg import engine
-from kseg.format import timestamp_type, v2, v2_records
-from kseg.format import releases
+from kseg.format import releases, timestamp_type, v2, v2_records
 from kseg.format.compression import codec_name
-from kseg.render.values import bool_text as _bool
 from kseg.render import text28
 from kseg.render.sink import BufferedWriter
 from kseg.render.values import KRaftText, control_text, optional_long, string_decoder
+from kseg.render.values import bool_text as _bool
+
 
 def skip_metadata_line(key_text: str | None, payload_text: str | None, java_tool: bool = False) -> str:
     """A record line with ``--skip-record-metadata``: Kafka prints ``| key: K payload: V``; with
@@ -39,8 +39,15 @@ def skip_metadata_line(key_text: str | None, payload_text: str | None, java_tool
 class TextSink(BufferedWriter):
     """Writes Kafka's text to binary ``out`` (stdout) and ``err`` (stderr) streams (a :class:`DumpSink`)."""
 
-    def __init__(self, out, err, *, skip_record_metadata: bool = False, kraft_text: KRaftText | None = None,
-                 release: releases.Release = releases.LATEST) -> None:
+    def __init__(
+        self,
+        out,
+        err,
+        *,
+        skip_record_metadata: bool = False,
+        kraft_text: KRaftText | None = None,
+        release: releases.Release = releases.LATEST,
+    ) -> None:
         super().__init__(out, err)
         self.skip = skip_record_metadata
         self.release = release
@@ -188,9 +195,18 @@ class TextSink(BufferedWriter):
             self.write(skip_metadata_line(key_text, payload_text, self.java))
             return
         key, value = rec.key, rec.value
-        line = record_line(b.timestamp_type, rec.offset, rec.timestamp, rec.sequence,
-                           -1 if key is None else len(key), -1 if value is None else len(value),
-                           rec.headers, extra, key_text, payload_text)
+        line = record_line(
+            b.timestamp_type,
+            rec.offset,
+            rec.timestamp,
+            rec.sequence,
+            -1 if key is None else len(key),
+            -1 if value is None else len(value),
+            rec.headers,
+            extra,
+            key_text,
+            payload_text,
+        )
         self.write(text28.v2_line(line, text28.v2_batch_fields(b, self._position)) if self.r28 else line)
 
     def v2_records(self, b, records: list, key_decoder=None, value_decoder=None) -> None:
@@ -213,15 +229,27 @@ class TextSink(BufferedWriter):
             pieces: list[bytes] = []
             if key_decoder is None:
                 try:
-                    _c_lines(records, ts_type, lambda r: record_line(ts_type, *r, None, None, None),
-                             v2_records.SIZES, None, pieces)
+                    _c_lines(
+                        records,
+                        ts_type,
+                        lambda r: record_line(ts_type, *r, None, None, None),
+                        v2_records.SIZES,
+                        None,
+                        pieces,
+                    )
                 finally:
                     self.write_encoded(pieces)
                 return
             if key_decoder is string_decoder and value_decoder is string_decoder:
                 try:
-                    _c_lines(records, ts_type, lambda r: _decoded_line(ts_type, *r, string_decoder, string_decoder),
-                             v2_records.SLICES, None, pieces)
+                    _c_lines(
+                        records,
+                        ts_type,
+                        lambda r: _decoded_line(ts_type, *r, string_decoder, string_decoder),
+                        v2_records.SLICES,
+                        None,
+                        pieces,
+                    )
                 finally:
                     self.write_encoded(pieces)
                 return
@@ -233,8 +261,10 @@ class TextSink(BufferedWriter):
                     if hs:
                         append(record_line(ts_type, o, ts, seq, ks, vs, hs, None, None, None))
                     else:  # record_line, inlined
-                        append(f"| offset: {o} {ts_type}: {ts} keySize: {ks} valueSize: {vs} "
-                               f"sequence: {seq} headerKeys: []\n")
+                        append(
+                            f"| offset: {o} {ts_type}: {ts} keySize: {ks} valueSize: {vs} "
+                            f"sequence: {seq} headerKeys: []\n"
+                        )
             elif key_decoder is string_decoder and value_decoder is string_decoder:
                 # Kafka's default decoders, inlined: valid UTF-8 decodes in C; the rest as string_decoder
                 for o, ts, seq, k, v, hs in records:
@@ -248,8 +278,10 @@ class TextSink(BufferedWriter):
                         except UnicodeDecodeError:
                             vt = string_decoder(v)
                         # record_line, inlined
-                        append(f"| offset: {o} {ts_type}: {ts} keySize: {len(k)} valueSize: {len(v)} "
-                               f"sequence: {seq} headerKeys: [] key: {kt} payload: {vt}\n")
+                        append(
+                            f"| offset: {o} {ts_type}: {ts} keySize: {len(k)} valueSize: {len(v)} "
+                            f"sequence: {seq} headerKeys: [] key: {kt} payload: {vt}\n"
+                        )
                     else:
                         append(_decoded_line(ts_type, o, ts, seq, k, v, hs, string_decoder, string_decoder))
             else:
@@ -286,9 +318,14 @@ class TextSink(BufferedWriter):
             return
         pieces: list[bytes] = []
         try:
-            _c_lines(records, ts_type,
-                     lambda r: _decoded_line(ts_type, *_sliced(mv, r), string_decoder, string_decoder),
-                     v2_records.SPANS, mv, pieces)
+            _c_lines(
+                records,
+                ts_type,
+                lambda r: _decoded_line(ts_type, *_sliced(mv, r), string_decoder, string_decoder),
+                v2_records.SPANS,
+                mv,
+                pieces,
+            )
         finally:
             self.write_encoded(pieces)
 
@@ -374,8 +411,11 @@ class TextSink(BufferedWriter):
             lines.append(f"Found out of order timestamp in :{path}")
             lines.extend(f"  Index timestamp: {a}, Previously indexed timestamp: {b}" for a, b in pairs)
         for path, pairs in p.not_found.items():
-            lines.append(f"The following indexed offsets are not found in :{path}" if java
-                         else "The following indexed offsets are not found in the log.")
+            lines.append(
+                f"The following indexed offsets are not found in :{path}"
+                if java
+                else "The following indexed offsets are not found in the log."
+            )
             lines.extend(f"Indexed offset: {a}, found log offset: {b}" for a, b in pairs)
         for path, pairs in p.non_consecutive.items():
             lines.append(f"Non-consecutive offsets in {path}")
@@ -385,13 +425,25 @@ class TextSink(BufferedWriter):
             self.err_line("\n".join(lines))
 
 
-def record_line(ts_type: str, offset: int, timestamp: int, sequence: int, key_size: int, value_size: int,
-                headers: tuple, extra: str | None, key_text: str | None, payload_text: str | None) -> str:
+def record_line(
+    ts_type: str,
+    offset: int,
+    timestamp: int,
+    sequence: int,
+    key_size: int,
+    value_size: int,
+    headers: tuple,
+    extra: str | None,
+    key_text: str | None,
+    payload_text: str | None,
+) -> str:
     """The line of a v2 record as ``DumpLogSegments.dumpLog`` prints it: the one formatter
     (:meth:`TextSink.v2_records` inlines its two common cases)."""
     keys = ",".join([string_decoder(k) for k, _ in headers]) if headers else ""
-    line = (f"| offset: {offset} {ts_type}: {timestamp} keySize: {key_size} valueSize: {value_size} "
-            f"sequence: {sequence} headerKeys: [{keys}]")
+    line = (
+        f"| offset: {offset} {ts_type}: {timestamp} keySize: {key_size} valueSize: {value_size} "
+        f"sequence: {sequence} headerKeys: [{keys}]"
+    )
     if extra is not None:
         line += extra
     if key_text is not None:
@@ -415,5 +467,6 @@ def _decoded_line(ts_type, o, ts, seq, k, v, hs, key_decoder, value_decoder) -> 
     """:func:`record_line` of a ``--print-data-log`` record, key then value decoded."""
     key_text = None if k is None else key_decoder(k)
     payload_text = None if v is None else value_decoder(v)
-    return record_line(ts_type, o, ts, seq, -1 if k is None else len(k), -1 if v is None else len(v), hs, None,
-                       key_text, payload_text)
+    return record_line(
+        ts_type, o, ts, seq, -1 if k is None else len(k), -1 if v is None else len(v), hs, None, key_text, payload_text
+    )

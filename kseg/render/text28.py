@@ -37,17 +37,21 @@ def v2_batch_fields(b, position: int) -> str:
     """The batch part of a v2 record's line (``baseOffset`` ... ``position``)."""
     h = b.h
     bo, delta, base_seq = h[v2.BASE_OFFSET], h[v2.LAST_OFFSET_DELTA], h[v2.BASE_SEQUENCE]
-    return (f"baseOffset: {bo} lastOffset: {v2.last_offset(bo, delta)} baseSequence: {base_seq} "
-            f"lastSequence: {v2.last_sequence(base_seq, delta)} producerEpoch: {h[v2.PRODUCER_EPOCH]} "
-            f"partitionLeaderEpoch: {h[v2.LEADER_EPOCH]} batchSize: {b.size} magic: {h[v2.MAGIC]} "
-            f"compressType: {enum_codec(h[v2.ATTRIBUTES] & v2.CODEC_MASK)} position: {position}")
+    return (
+        f"baseOffset: {bo} lastOffset: {v2.last_offset(bo, delta)} baseSequence: {base_seq} "
+        f"lastSequence: {v2.last_sequence(base_seq, delta)} producerEpoch: {h[v2.PRODUCER_EPOCH]} "
+        f"partitionLeaderEpoch: {h[v2.LEADER_EPOCH]} batchSize: {b.size} magic: {h[v2.MAGIC]} "
+        f"compressType: {enum_codec(h[v2.ATTRIBUTES] & v2.CODEC_MASK)} position: {position}"
+    )
 
 
 def legacy_batch_fields(b, base_offset: int, position: int) -> str:
     """The batch part of a legacy record's line; ``base_offset`` is the entry's first inner offset."""
-    return (f"baseOffset: {base_offset} lastOffset: {b.offset} baseSequence: -1 lastSequence: -1 "
-            f"producerEpoch: -1 partitionLeaderEpoch: -1 batchSize: {b.size} magic: {b.magic} "
-            f"compressType: {enum_codec(b.codec)} position: {position}")
+    return (
+        f"baseOffset: {base_offset} lastOffset: {b.offset} baseSequence: -1 lastSequence: -1 "
+        f"producerEpoch: -1 partitionLeaderEpoch: -1 batchSize: {b.size} magic: {b.magic} "
+        f"compressType: {enum_codec(b.codec)} position: {position}"
+    )
 
 
 def v2_line(line: str, batch_fields: str) -> str:
@@ -56,17 +60,21 @@ def v2_line(line: str, batch_fields: str) -> str:
     if m is None:  # --skip-record-metadata: no head to rewrite
         return line
     o, ts_type, ts, ks, vs = m.groups()
-    return (f"| offset: {o} isValid: true crc: null keySize: {ks} valueSize: {vs} {ts_type}: {ts} "
-            f"{batch_fields}{line[m.end():]}")
+    return (
+        f"| offset: {o} isValid: true crc: null keySize: {ks} valueSize: {vs} {ts_type}: {ts} "
+        f"{batch_fields}{line[m.end() :]}"
+    )
 
 
 def legacy_line(rec, ts_type: str, batch_fields: str, key_text: str | None, payload_text: str | None) -> str:
     """The line of a v0/v1 record as 2.8 prints it."""
     key, value = rec.key, rec.value
     valid = "true" if rec.valid else "false"
-    line = (f"| offset: {rec.offset} isValid: {valid} crc: {rec.crc} "
-            f"keySize: {-1 if key is None else len(key)} valueSize: {-1 if value is None else len(value)} "
-            f"{ts_type}: {rec.timestamp} {batch_fields} crc: {rec.crc} isvalid: {valid}")
+    line = (
+        f"| offset: {rec.offset} isValid: {valid} crc: {rec.crc} "
+        f"keySize: {-1 if key is None else len(key)} valueSize: {-1 if value is None else len(value)} "
+        f"{ts_type}: {rec.timestamp} {batch_fields} crc: {rec.crc} isvalid: {valid}"
+    )
     if key_text is not None:
         line += f" key: {key_text}"
     if payload_text is not None:

@@ -9,9 +9,9 @@ from __future__ import annotations
 import datetime
 
 from kseg.jsonlines import SCHEMA_VERSION, dumps
-from kseg.storage import outcome
-from kseg.ops.txn.txn import OPEN, Transaction, TxnReport
 from kseg.ops.txn.audit import TxnProblem
+from kseg.ops.txn.txn import OPEN, Transaction, TxnReport
+from kseg.storage import outcome
 
 _MARKER = {"committed": "COMMIT", "aborted": "ABORT"}
 
@@ -21,8 +21,11 @@ def iso(ms: int | None) -> str:
     if ms is None or ms < 0:
         return "-"
     try:
-        return datetime.datetime.fromtimestamp(ms / 1000, datetime.timezone.utc).isoformat(timespec="milliseconds") \
+        return (
+            datetime.datetime.fromtimestamp(ms / 1000, datetime.timezone.utc)
+            .isoformat(timespec="milliseconds")
             .replace("+00:00", "Z")
+        )
     except (OverflowError, OSError, ValueError):
         return str(ms)
 
@@ -40,54 +43,108 @@ def human(ms: int | None) -> str:
 
 
 def transaction_row(partition: str, t: Transaction) -> dict:
-    return {"type": "transaction", "v": SCHEMA_VERSION, "partition": partition, "producerId": t.producer_id,
-            "producerEpoch": t.producer_epoch, "firstOffset": t.first_offset, "lastOffset": t.last_offset,
-            "records": t.records, "batches": t.batches, "outcome": t.outcome, "markerOffset": t.marker_offset,
-            "coordinatorEpoch": t.coordinator_epoch, "firstTimestamp": t.first_timestamp,
-            "lastTimestamp": t.last_timestamp, "markerTimestamp": t.marker_timestamp,
-            "lastStableOffset": t.last_stable_offset, "openMs": t.open_ms, "idleMs": t.idle_ms,
-            "hanging": t.hanging,
-            "fromSnapshot": t.seeded}
+    return {
+        "type": "transaction",
+        "v": SCHEMA_VERSION,
+        "partition": partition,
+        "producerId": t.producer_id,
+        "producerEpoch": t.producer_epoch,
+        "firstOffset": t.first_offset,
+        "lastOffset": t.last_offset,
+        "records": t.records,
+        "batches": t.batches,
+        "outcome": t.outcome,
+        "markerOffset": t.marker_offset,
+        "coordinatorEpoch": t.coordinator_epoch,
+        "firstTimestamp": t.first_timestamp,
+        "lastTimestamp": t.last_timestamp,
+        "markerTimestamp": t.marker_timestamp,
+        "lastStableOffset": t.last_stable_offset,
+        "openMs": t.open_ms,
+        "idleMs": t.idle_ms,
+        "hanging": t.hanging,
+        "fromSnapshot": t.seeded,
+    }
 
 
 def problem_row(partition: str, p: TxnProblem) -> dict:
-    return {"type": "problem", "v": SCHEMA_VERSION, "partition": partition, "segment": p.segment, "file": p.file, "kind": p.kind,
-            "message": p.message, "position": p.position, "entry": p.entry, "expected": p.expected,
-            "found": p.found, "command": p.command}
+    return {
+        "type": "problem",
+        "v": SCHEMA_VERSION,
+        "partition": partition,
+        "segment": p.segment,
+        "file": p.file,
+        "kind": p.kind,
+        "message": p.message,
+        "position": p.position,
+        "entry": p.entry,
+        "expected": p.expected,
+        "found": p.found,
+        "command": p.command,
+    }
 
 
 def summary_row(r: TxnReport) -> dict:
     holder = r.lso_holder
-    return {"type": "summary", "v": SCHEMA_VERSION, "logDir": r.partition.log_dir,
-            "partition": r.name, "path": r.partition.path, "fromStart": r.from_start,
-            "startOffset": r.start_offset, "snapshot": r.snapshot, "logStartOffset": r.log_start,
-            "logEndOffset": r.log_end,
-            "lastStableOffset": None if outcome.counts(r.reads) else r.last_stable_offset,
-            "lsoHeldBy": None if holder is None else {"producerId": holder.producer_id,
-                                                      "producerEpoch": holder.producer_epoch,
-                                                      "firstOffset": holder.first_offset},
-            "latestTimestamp": r.latest_timestamp, "committed": r.committed, "aborted": r.aborted,
-            "open": len(r.open), "hanging": len(r.hanging), "txnindexChecked": r.txnindex_checked,
-            "txnindexNotChecked": r.txnindex_not_checked, "snapshotsChecked": r.snapshots_checked,
-            "problems": len(r.problems), "notes": list(r.notes), "exitCode": r.exit_code,
-            "notReadToEnd": [o.as_json() for o in r.reads if not o.complete]}
+    return {
+        "type": "summary",
+        "v": SCHEMA_VERSION,
+        "logDir": r.partition.log_dir,
+        "partition": r.name,
+        "path": r.partition.path,
+        "fromStart": r.from_start,
+        "startOffset": r.start_offset,
+        "snapshot": r.snapshot,
+        "logStartOffset": r.log_start,
+        "logEndOffset": r.log_end,
+        "lastStableOffset": None if outcome.counts(r.reads) else r.last_stable_offset,
+        "lsoHeldBy": None
+        if holder is None
+        else {
+            "producerId": holder.producer_id,
+            "producerEpoch": holder.producer_epoch,
+            "firstOffset": holder.first_offset,
+        },
+        "latestTimestamp": r.latest_timestamp,
+        "committed": r.committed,
+        "aborted": r.aborted,
+        "open": len(r.open),
+        "hanging": len(r.hanging),
+        "txnindexChecked": r.txnindex_checked,
+        "txnindexNotChecked": r.txnindex_not_checked,
+        "snapshotsChecked": r.snapshots_checked,
+        "problems": len(r.problems),
+        "notes": list(r.notes),
+        "exitCode": r.exit_code,
+        "notReadToEnd": [o.as_json() for o in r.reads if not o.complete],
+    }
 
 
 def transaction_line(t: Transaction) -> str:
     span = f"offsets {t.first_offset}..{t.last_offset if t.last_offset is not None else '?'}"
     counted = f"{t.records} record{'s' * (t.records != 1)} in {t.batches} batch{'es' * (t.batches != 1)}"
-    head = f"  {'HANGING' if t.hanging else t.outcome:<9} producer {t.producer_id} epoch {t.producer_epoch}  " \
-           f"{span} ({counted})  first {iso(t.first_timestamp)}"
+    head = (
+        f"  {'HANGING' if t.hanging else t.outcome:<9} producer {t.producer_id} epoch {t.producer_epoch}  "
+        f"{span} ({counted})  first {iso(t.first_timestamp)}"
+    )
     if t.outcome == OPEN:
-        return head + (f"  open {human(t.open_ms)}" if t.open_ms is not None else "") + \
-            (f", last write {human(t.idle_ms)} before the latest" if t.idle_ms is not None else "")
-    return (f"{head}  {_MARKER[t.outcome]} at {t.marker_offset} coordinatorEpoch {t.coordinator_epoch} "
-            f"{iso(t.marker_timestamp)}  lastStableOffset {t.last_stable_offset}")
+        return (
+            head
+            + (f"  open {human(t.open_ms)}" if t.open_ms is not None else "")
+            + (f", last write {human(t.idle_ms)} before the latest" if t.idle_ms is not None else "")
+        )
+    return (
+        f"{head}  {_MARKER[t.outcome]} at {t.marker_offset} coordinatorEpoch {t.coordinator_epoch} "
+        f"{iso(t.marker_timestamp)}  lastStableOffset {t.last_stable_offset}"
+    )
 
 
 def header_line(r: TxnReport) -> str:
-    start = f"from snapshot {r.snapshot} (offset {r.start_offset})" if r.snapshot else \
-        f"from the log start (offset {r.start_offset})"
+    start = (
+        f"from snapshot {r.snapshot} (offset {r.start_offset})"
+        if r.snapshot
+        else f"from the log start (offset {r.start_offset})"
+    )
     return f"{r.name}: log {r.log_start}..{r.log_end}, producer state {start}"
 
 
@@ -107,19 +164,28 @@ def summary_lines(r: TxnReport) -> list[str]:
     if unread:  # the last stable offset is a statement about the whole log: not given for unread bytes
         lso = f"  last stable offset: not known, {unread}; what follows counts the bytes read"
     elif holder is None:
-        lso = f"  last stable offset: {r.last_stable_offset} (the log end offset: no open transaction; " \
-              "a broker's is its high watermark)"
+        lso = (
+            f"  last stable offset: {r.last_stable_offset} (the log end offset: no open transaction; "
+            "a broker's is its high watermark)"
+        )
     else:
-        lso = (f"  last stable offset: {r.last_stable_offset}, held by producer {holder.producer_id} "
-               f"(epoch {holder.producer_epoch}), open since {iso(holder.first_timestamp)}"
-               + (" -- HANGING" if holder.hanging else ""))
-    lines = [lso,
-             f"  transactions: {r.committed} committed, {r.aborted} aborted, {len(r.open)} open, "
-             f"{len(r.hanging)} hanging; latest timestamp {iso(r.latest_timestamp)}",
-             f"  .txnindex: {r.txnindex_checked} segment{'s' * (r.txnindex_checked != 1)} checked"
-             + (f", {r.txnindex_not_checked} before the snapshot not checked (--from-start checks every one)"
-                if r.txnindex_not_checked else "")
-             + f"; .snapshot files checked against the log: {r.snapshots_checked}"]
+        lso = (
+            f"  last stable offset: {r.last_stable_offset}, held by producer {holder.producer_id} "
+            f"(epoch {holder.producer_epoch}), open since {iso(holder.first_timestamp)}"
+            + (" -- HANGING" if holder.hanging else "")
+        )
+    lines = [
+        lso,
+        f"  transactions: {r.committed} committed, {r.aborted} aborted, {len(r.open)} open, "
+        f"{len(r.hanging)} hanging; latest timestamp {iso(r.latest_timestamp)}",
+        f"  .txnindex: {r.txnindex_checked} segment{'s' * (r.txnindex_checked != 1)} checked"
+        + (
+            f", {r.txnindex_not_checked} before the snapshot not checked (--from-start checks every one)"
+            if r.txnindex_not_checked
+            else ""
+        )
+        + f"; .snapshot files checked against the log: {r.snapshots_checked}",
+    ]
     lines += [f"  note: {n}" for n in r.notes]
     lines.append(f"  {len(r.problems)} problem{'s' * (len(r.problems) != 1)}" if r.problems else "  no problems")
     return lines
@@ -127,8 +193,14 @@ def summary_lines(r: TxnReport) -> list[str]:
 
 def render_report_json(r: TxnReport) -> list[str]:
     """The rows after the completed transactions: open ones, problems, the summary."""
-    return [dumps(row) for row in ([transaction_row(r.name, t) for t in r.open]
-                                   + [problem_row(r.name, p) for p in r.problems] + [summary_row(r)])]
+    return [
+        dumps(row)
+        for row in (
+            [transaction_row(r.name, t) for t in r.open]
+            + [problem_row(r.name, p) for p in r.problems]
+            + [summary_row(r)]
+        )
+    ]
 
 
 def render_report_text(r: TxnReport) -> list[str]:

@@ -14,7 +14,13 @@ from kseg.format.strings import string_decoder  # noqa: F401 - Kafka's default d
 KRaftText = Callable[[int, bytes, "bytes | None"], "str | None"]
 
 #: control types whose text ``kraft_text`` may give (LEADER_CHANGE: from Kafka 4.1, else None)
-KRAFT_TYPES = (control.LEADER_CHANGE, control.SNAPSHOT_HEADER, control.SNAPSHOT_FOOTER, control.KRAFT_VERSION, control.KRAFT_VOTERS)
+KRAFT_TYPES = (
+    control.LEADER_CHANGE,
+    control.SNAPSHOT_HEADER,
+    control.SNAPSHOT_FOOTER,
+    control.KRAFT_VERSION,
+    control.KRAFT_VOTERS,
+)
 
 
 def bool_text(b) -> str:

@@ -11,12 +11,11 @@ from __future__ import annotations
 import os
 
 from kseg.jsonlines import SCHEMA_VERSION, dumps
-from kseg.render.notes import NoteGroups, plural
-from kseg.storage import files
 from kseg.ops.verify.report import result_rows
 from kseg.ops.verify.result import Problem, SegmentResult
 from kseg.ops.verify.run import Report, is_directory_row
-
+from kseg.render.notes import NoteGroups, plural
+from kseg.storage import files
 
 
 def problem_line(p: Problem) -> str:
@@ -32,6 +31,7 @@ def problem_line(p: Problem) -> str:
         text += f" ({first}expected {p.expected}, found {p.found})"
     return text
 
+
 def _write(out, text: str) -> None:
     out.write(text.encode("utf-8", "replace"))
 
@@ -45,8 +45,14 @@ def label(res: SegmentResult, full: bool) -> str:
     return f"{res.partition}/{res.segment}"
 
 
-def render_result(out, res: SegmentResult, output_format: str, full_names: bool = False,
-                  notes: NoteGroups | None = None, quiet: bool = False) -> None:
+def render_result(
+    out,
+    res: SegmentResult,
+    output_format: str,
+    full_names: bool = False,
+    notes: NoteGroups | None = None,
+    quiet: bool = False,
+) -> None:
     """One segment's summary line, its problem lines and notes (text), or its rows (json).
 
     Text: with ``notes`` the notes go there (printed grouped by kind at the end), else under the
@@ -97,15 +103,17 @@ class PartitionSummary:
     def write(self, out) -> None:
         from kseg.render.table import write_table
 
-        write_table(out, "verify-index: per partition",
-                    ["partition", "segments", "clean", "with problems", "failed", "problems", "bytes"],
-                    [[name, *counts] for name, counts in self.rows.items()])
+        write_table(
+            out,
+            "verify-index: per partition",
+            ["partition", "segments", "clean", "with problems", "failed", "problems", "bytes"],
+            [[name, *counts] for name, counts in self.rows.items()],
+        )
 
 
 def summary_line(report: Report) -> str:
     """``N segments verified (B bytes), C clean, ...``: the run's last line (black's Report style)."""
-    parts = [f"{plural(report.segments, 'segment')} verified ({plural(report.bytes, 'byte')})",
-             f"{report.clean} clean"]
+    parts = [f"{plural(report.segments, 'segment')} verified ({plural(report.bytes, 'byte')})", f"{report.clean} clean"]
     if report.with_problems:
         n = report.problems
         parts.append(f"{report.with_problems} with problems ({n} problem{'s' * (n != 1)})")
@@ -120,9 +128,23 @@ def summary_line(report: Report) -> str:
 
 def render_summary(out, report: Report, output_format: str) -> None:
     if output_format == "json":
-        _write(out, dumps({"type": "summary", "v": SCHEMA_VERSION, "segments": report.segments, "clean": report.clean,
-                           "withProblems": report.with_problems, "failed": report.failed,
-                           "unreadableDirectories": report.unreadable_dirs, "problems": report.problems,
-                           "bytes": report.bytes, "exitCode": report.exit_code}) + "\n")
+        _write(
+            out,
+            dumps(
+                {
+                    "type": "summary",
+                    "v": SCHEMA_VERSION,
+                    "segments": report.segments,
+                    "clean": report.clean,
+                    "withProblems": report.with_problems,
+                    "failed": report.failed,
+                    "unreadableDirectories": report.unreadable_dirs,
+                    "problems": report.problems,
+                    "bytes": report.bytes,
+                    "exitCode": report.exit_code,
+                }
+            )
+            + "\n",
+        )
     else:
         _write(out, summary_line(report) + "\n")

@@ -71,8 +71,8 @@ class KsegReader(DataSourceReader):
         return [SplitPartition(group) for group in group_splits(splits, s["split_bytes"])]
 
     def read(self, partition):
-        from kseg.render.export import RowBuilder, split_facts
         from kseg.ops.export.export import Split
+        from kseg.render.export import RowBuilder, split_facts
 
         s = self.settings
         if partition is None or partition.value is None:  # no split at all: Spark still reads once
@@ -145,14 +145,22 @@ def read_options(options: dict) -> dict:
         except ValueError as exc:
             raise ValueError(f"kseg data source: option {name}: {exc}") from None
 
-    ranges = Ranges(number("fromOffset", INT64_MIN), number("toOffset", INT64_MAX), time("fromTime", INT64_MIN),
-                    time("toTime", INT64_MAX))
+    ranges = Ranges(
+        number("fromOffset", INT64_MIN),
+        number("toOffset", INT64_MAX),
+        time("fromTime", INT64_MIN),
+        time("toTime", INT64_MAX),
+    )
     on_corruption = (_option(options, "onCorruption") or "skip").lower()
     if on_corruption not in ON_CORRUPTION:
         raise ValueError(f"kseg data source: onCorruption must be skip, fail or keep, got {on_corruption!r}")
-    return {"paths": paths, "ranges": ranges, "on_corruption": on_corruption,
-            "split_bytes": number("splitBytes", DEFAULT_SPLIT_BYTES),
-            "limit": decompression_limit(number("maxMessageSize", DEFAULT_MAX_MESSAGE_SIZE))}
+    return {
+        "paths": paths,
+        "ranges": ranges,
+        "on_corruption": on_corruption,
+        "split_bytes": number("splitBytes", DEFAULT_SPLIT_BYTES),
+        "limit": decompression_limit(number("maxMessageSize", DEFAULT_MAX_MESSAGE_SIZE)),
+    }
 
 
 def register(spark) -> None:

@@ -17,8 +17,8 @@ import socket
 def diff_set(index: int, partitions) -> tuple[int, list[dict] | None, str | None]:
     """Runs on an executor: (index, rows, None) or (index, None, error line)."""
     from kseg.errors import KsegError
-    from kseg.render.diff import rows
     from kseg.ops.diff.diff import compare
+    from kseg.render.diff import rows
 
     try:
         return index, rows(compare(partitions)), None

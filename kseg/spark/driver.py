@@ -16,8 +16,10 @@ from kseg.errors import error_line
 from kseg.limits import EXIT_ERROR
 from kseg.spark import INSTALL_HINT
 
-IMPORT_FIX = ("install kseg in the Python the executors run (pip install kseg), point PYSPARK_PYTHON at a "
-              "Python that has it, or ship it with spark-submit --py-files/--archives (see docs/spark.md)")
+IMPORT_FIX = (
+    "install kseg in the Python the executors run (pip install kseg), point PYSPARK_PYTHON at a "
+    "Python that has it, or ship it with spark-submit --py-files/--archives (see docs/spark.md)"
+)
 
 
 # kseg's dependencies that verification imports only when it meets them (pyproject.toml)
@@ -34,8 +36,11 @@ def _settings(master: str | None, conf) -> list[tuple[str, str]]:
         pairs.append(("spark.master", master))
         if master.startswith("local"):
             # a local run needs no UI, and binds to loopback whatever the host name resolves to
-            pairs += [("spark.ui.enabled", "false"), ("spark.driver.host", "127.0.0.1"),
-                      ("spark.driver.bindAddress", "127.0.0.1")]
+            pairs += [
+                ("spark.ui.enabled", "false"),
+                ("spark.driver.host", "127.0.0.1"),
+                ("spark.driver.bindAddress", "127.0.0.1"),
+            ]
     for item in conf:
         key, sep, value = item.partition("=")
         if not sep:
@@ -61,8 +66,9 @@ def session(master: str | None, conf: tuple[str, ...] | list[str], log=None):
         from pyspark.java_gateway import launch_gateway
 
         if not SparkContext._gateway:
-            SparkContext._ensure_initialized(gateway=launch_gateway(spark_conf,
-                                                                    popen_kwargs={"stdout": log, "stderr": log}))
+            SparkContext._ensure_initialized(
+                gateway=launch_gateway(spark_conf, popen_kwargs={"stdout": log, "stderr": log})
+            )
     spark = SparkSession.builder.config(conf=spark_conf).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
@@ -93,37 +99,54 @@ def _probe_executors(sc) -> None:
     try:
         ((error, python, host),) = sc.parallelize([0], 1).mapPartitions(probe).collect()
     except Exception as exc:  # noqa: BLE001 - e.g. PYSPARK_PYTHON that cannot be run
-        raise SparkSetupError(f"Spark's executors could not run a Python task: {_cause(exc)}; "
-                              "check PYSPARK_PYTHON (the Python the executors run)") from None
+        raise SparkSetupError(
+            f"Spark's executors could not run a Python task: {_cause(exc)}; "
+            "check PYSPARK_PYTHON (the Python the executors run)"
+        ) from None
     if error is not None:
-        raise SparkSetupError(f"Spark's executors cannot import kseg ({error}) with their Python {python} "
-                              f"on {host}: {IMPORT_FIX}")
+        raise SparkSetupError(
+            f"Spark's executors cannot import kseg ({error}) with their Python {python} on {host}: {IMPORT_FIX}"
+        )
 
 
 _PY_ERROR = re.compile(r"^[\s:]*([A-Za-z_][\w.$]*(?:Error|Exception)): (.+)$")
 
 # Spark's own words for the failures a newcomer meets, in its exception or its log: (pattern, one line)
 _STARTUP = (
-    (re.compile(r"Failed to connect to master (\S+)"),
-     "the Spark master {0} is unreachable (Spark: \"Failed to connect to master {0}\"{reason}); check --master "
-     "and that the master is running"),
-    (re.compile(r"All masters are unresponsive"),
-     "the Spark master is unreachable (Spark: \"All masters are unresponsive! Giving up.\"); check --master and "
-     "that the master is running"),
-    (re.compile(r"JAVA_HOME is not set"),
-     "no Java: JAVA_HOME is not set and no java is on PATH (Spark needs Java 17 or later: install a JDK or set "
-     "JAVA_HOME)"),
-    (re.compile(r"(\S*/bin/java): No such file or directory"),
-     "no Java at {0} (from JAVA_HOME; Spark needs Java 17 or later: install a JDK or point JAVA_HOME at one)"),
-    (re.compile(r"UnsupportedClassVersionError"),
-     "the Java found is too old for this Spark (UnsupportedClassVersionError): Spark 4 needs Java 17 or later; "
-     "point JAVA_HOME at a newer JDK"),
-    (re.compile(r"Address already in use: Service '([^']+)' failed after (\d+) retries \(starting from (\d+)\)"),
-     "port in use: Spark's {0} could not bind port {2} or the {1} after it (Address already in use); free the "
-     "port, choose another (--spark-conf spark.driver.port=…, spark.ui.port=…) or raise spark.port.maxRetries"),
-    (re.compile(r"(Address already in use)"),
-     "port in use: Spark could not bind a port ({0}); free it, choose another (--spark-conf spark.driver.port=…) "
-     "or raise spark.port.maxRetries"),
+    (
+        re.compile(r"Failed to connect to master (\S+)"),
+        'the Spark master {0} is unreachable (Spark: "Failed to connect to master {0}"{reason}); check --master '
+        "and that the master is running",
+    ),
+    (
+        re.compile(r"All masters are unresponsive"),
+        'the Spark master is unreachable (Spark: "All masters are unresponsive! Giving up."); check --master and '
+        "that the master is running",
+    ),
+    (
+        re.compile(r"JAVA_HOME is not set"),
+        "no Java: JAVA_HOME is not set and no java is on PATH (Spark needs Java 17 or later: install a JDK or set "
+        "JAVA_HOME)",
+    ),
+    (
+        re.compile(r"(\S*/bin/java): No such file or directory"),
+        "no Java at {0} (from JAVA_HOME; Spark needs Java 17 or later: install a JDK or point JAVA_HOME at one)",
+    ),
+    (
+        re.compile(r"UnsupportedClassVersionError"),
+        "the Java found is too old for this Spark (UnsupportedClassVersionError): Spark 4 needs Java 17 or later; "
+        "point JAVA_HOME at a newer JDK",
+    ),
+    (
+        re.compile(r"Address already in use: Service '([^']+)' failed after (\d+) retries \(starting from (\d+)\)"),
+        "port in use: Spark's {0} could not bind port {2} or the {1} after it (Address already in use); free the "
+        "port, choose another (--spark-conf spark.driver.port=…, spark.ui.port=…) or raise spark.port.maxRetries",
+    ),
+    (
+        re.compile(r"(Address already in use)"),
+        "port in use: Spark could not bind a port ({0}); free it, choose another (--spark-conf spark.driver.port=…) "
+        "or raise spark.port.maxRetries",
+    ),
 )
 _REASON = re.compile(r"Connection refused|No route to host|Connection timed out|UnknownHostException: [^\s]+")
 
@@ -143,7 +166,7 @@ def startup_cause(exc: BaseException, log_path: str | None = None) -> str:
         for pattern, line in _STARTUP:
             m = pattern.search(text)
             if m:
-                reason = _REASON.search(text[m.end():m.end() + 4000])
+                reason = _REASON.search(text[m.end() : m.end() + 4000])
                 return line.format(*m.groups(), reason=f": {reason.group(0)}" if reason else "")
     return _cause(exc)
 
@@ -156,7 +179,7 @@ def check_master(master: str | None, timeout: float = 5.0) -> str | None:
     import socket
 
     reasons = []
-    for hostport in master[len("spark://"):].split(","):
+    for hostport in master[len("spark://") :].split(","):
         host, _, port = hostport.rpartition(":")
         if not host or not port.isdigit():
             return None  # Spark's own parser reports a malformed URL
@@ -165,8 +188,10 @@ def check_master(master: str | None, timeout: float = 5.0) -> str | None:
             return None
         except OSError as exc:
             reasons.append(f"{hostport}: {exc.strerror or exc}")
-    return (f"the Spark master {master} is unreachable ({'; '.join(reasons)}); check --master and that the "
-            "master is running")
+    return (
+        f"the Spark master {master} is unreachable ({'; '.join(reasons)}); check --master and that the "
+        "master is running"
+    )
 
 
 def _cause(exc: BaseException) -> str:
@@ -238,8 +263,20 @@ def start_session(master: str | None, conf, log: SparkLog):
         raise SparkSetupError(f"Spark could not start: {startup_cause(exc, log.path())}{log.see()}") from None
 
 
-def run_spark_cli(partitions, *, strict: bool, report_path: str | None, master: str | None, spark_conf,
-                  max_message_size: int, output_format: str, out, err, spark=None, verbose: bool = False) -> int:
+def run_spark_cli(
+    partitions,
+    *,
+    strict: bool,
+    report_path: str | None,
+    master: str | None,
+    spark_conf,
+    max_message_size: int,
+    output_format: str,
+    out,
+    err,
+    spark=None,
+    verbose: bool = False,
+) -> int:
     """Run the job and print what the local command prints; return its exit code."""
     import importlib.util
 
@@ -247,10 +284,10 @@ def run_spark_cli(partitions, *, strict: bool, report_path: str | None, master: 
         err.write((error_line(INSTALL_HINT) + "\n").encode())
         return EXIT_ERROR
     from kseg.errors import KsegError
-    from kseg.render.verify import render_result, render_summary
-    from kseg.spark import job
     from kseg.ops.verify.report import SUCCESS, prepare_directory
     from kseg.ops.verify.run import several_log_dirs
+    from kseg.render.verify import render_result, render_summary
+    from kseg.spark import job
 
     def fail(message: str) -> int:
         err.write((error_line(message) + "\n").encode("utf-8", "replace"))
@@ -268,16 +305,21 @@ def run_spark_cli(partitions, *, strict: bool, report_path: str | None, master: 
     try:
         if own:
             try:
-                spark = start_session(master or "local[*]" if not _under_spark_submit() else master, spark_conf,
-                                      log)
+                spark = start_session(master or "local[*]" if not _under_spark_submit() else master, spark_conf, log)
             except ValueError as exc:
                 return fail(str(exc))
             except SparkSetupError as exc:
                 return fail(str(exc))
         try:
             _probe_executors(spark.sparkContext)
-            outcome = job.run(spark, partitions, strict=strict, max_message_size=max_message_size,
-                              report=report_path, keep_all=verbose)
+            outcome = job.run(
+                spark,
+                partitions,
+                strict=strict,
+                max_message_size=max_message_size,
+                report=report_path,
+                keep_all=verbose,
+            )
         except SparkSetupError as exc:
             return fail(f"{exc}{see()}")
         except Exception as exc:  # noqa: BLE001 - any job failure is one line, exit 2 (not "problems")
@@ -285,8 +327,11 @@ def run_spark_cli(partitions, *, strict: bool, report_path: str | None, master: 
         full_names = several_log_dirs(partitions)
         from kseg.render.notes import NoteGroups
 
-        groups = NoteGroups("file", "--verbose or --format json lists every one") \
-            if output_format == "text" and not verbose else None
+        groups = (
+            NoteGroups("file", "--verbose or --format json lists every one")
+            if output_format == "text" and not verbose
+            else None
+        )
         for res in outcome.shown:
             render_result(out, res, output_format, full_names, notes=groups)
         if groups is not None:

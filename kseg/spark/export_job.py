@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import hashlib
 
+from kseg.ops.export.export import Corruption, Split
 from kseg.render.export import ExportSummary
 from kseg.spark.job import plan_bins
-from kseg.ops.export.export import Corruption, Split
 
 
 def part_name(output: str, split: Split) -> str:
@@ -45,22 +45,42 @@ def export_bin(items, output: str, ranges, limit: int, on_corruption: str, key_d
             import os
 
             os.makedirs(os.path.dirname(os.path.abspath(location.local_path(target))), exist_ok=True)
-        summary = write_parquet([split], target, ranges=ranges, limit=limit,
-                                on_corruption=on_corruption, key_decoder=key_fn, value_decoder=value_fn,
-                                replace=True)
+        summary = write_parquet(
+            [split],
+            target,
+            ranges=ranges,
+            limit=limit,
+            on_corruption=on_corruption,
+            key_decoder=key_fn,
+            value_decoder=value_fn,
+            replace=True,
+        )
         yield summary.records, [tuple(c) for c in summary.corrupt]
 
 
-def run_export(paths: list[str], output: str, *, ranges, key_decoder, value_decoder, on_corruption: str,
-               split_bytes: int, limit: int, replace: bool, master, spark_conf, err,
-               verbose: bool = False) -> ExportSummary | None:
+def run_export(
+    paths: list[str],
+    output: str,
+    *,
+    ranges,
+    key_decoder,
+    value_decoder,
+    on_corruption: str,
+    split_bytes: int,
+    limit: int,
+    replace: bool,
+    master,
+    spark_conf,
+    err,
+    verbose: bool = False,
+) -> ExportSummary | None:
     """Plan on the driver, export on the executors; the summary, or None when ``fail`` stopped it."""
     import importlib.util
 
     from kseg.errors import InputError
+    from kseg.ops.export.export import plan
     from kseg.spark import INSTALL_HINT
     from kseg.storage import files
-    from kseg.ops.export.export import plan
     from kseg.storage.partition import discover
 
     if importlib.util.find_spec("pyspark") is None:
@@ -84,8 +104,9 @@ def run_export(paths: list[str], output: str, *, ranges, key_decoder, value_deco
         log.close()
         raise InputError(str(exc)) from None
     try:
-        bins = plan_bins(list(enumerate(splits)), spark.sparkContext.defaultParallelism * 4,
-                         size=lambda item: item[1].bytes)
+        bins = plan_bins(
+            list(enumerate(splits)), spark.sparkContext.defaultParallelism * 4, size=lambda item: item[1].bytes
+        )
         summary = ExportSummary()
         if bins:
             rdd = spark.sparkContext.parallelize(bins, len(bins))
@@ -94,8 +115,10 @@ def run_export(paths: list[str], output: str, *, ranges, key_decoder, value_deco
                 results = rdd.flatMap(lambda b: export_bin(b, *args)).collect()
             except Exception as exc:  # a task's CorruptionStop comes back inside Spark's error
                 if "CorruptionStop" in str(exc):
-                    err.write(b"kseg: export stopped (--on-corruption fail): a task met a corrupt batch; "
-                              b"the output is incomplete and has no _SUCCESS marker\n")
+                    err.write(
+                        b"kseg: export stopped (--on-corruption fail): a task met a corrupt batch; "
+                        b"the output is incomplete and has no _SUCCESS marker\n"
+                    )
                     return None
                 raise InputError(f"the Spark job failed: {_cause(exc)}{log.see()}") from None
             for records, corrupt in results:

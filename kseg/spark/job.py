@@ -19,10 +19,10 @@ import heapq
 import socket
 from typing import NamedTuple
 
-from kseg.storage.partition import Partition
 from kseg.ops.verify.report import report_format, write_part
-from kseg.ops.verify.verify import SegmentResult, check_overlap
 from kseg.ops.verify.run import Report, WorkItem, verify_item, work_items
+from kseg.ops.verify.verify import SegmentResult, check_overlap
+from kseg.storage.partition import Partition
 
 
 def _segment_bytes(item: tuple[int, WorkItem]) -> int:
@@ -61,8 +61,15 @@ class Outcome(NamedTuple):
     shown: list[SegmentResult]
 
 
-def run(spark, partitions: list[Partition], *, strict: bool, max_message_size: int, report: str | None = None,
-        keep_all: bool = True) -> Outcome:
+def run(
+    spark,
+    partitions: list[Partition],
+    *,
+    strict: bool,
+    max_message_size: int,
+    report: str | None = None,
+    keep_all: bool = True,
+) -> Outcome:
     """Verify every segment on the cluster.
 
     Stage 1 verifies segments in size-balanced bins.  Stage 2 gathers each
@@ -85,8 +92,11 @@ def run(spark, partitions: list[Partition], *, strict: bool, max_message_size: i
         verified = sc.parallelize(bins, len(bins)).flatMap(lambda b: verify_bin(b, strict, max_message_size))
         by_partition = verified.map(lambda ir: ((ir[1].log_dir, ir[1].partition), ir))
         parts = max(1, min(len(bins), len({(it.log_dir, it.partition) for _, it in todo})))
-        outcomes = by_partition.groupByKey(parts).mapPartitionsWithIndex(
-            lambda n, groups: finish_part(n, groups, report, fmt, keep_all)).collect()
+        outcomes = (
+            by_partition.groupByKey(parts)
+            .mapPartitionsWithIndex(lambda n, groups: finish_part(n, groups, report, fmt, keep_all))
+            .collect()
+        )
         seen = set()
         for counts, part_shown, indexes in outcomes:
             total.merge(counts)
@@ -99,8 +109,11 @@ def run(spark, partitions: list[Partition], *, strict: bool, max_message_size: i
                 res.failed = "no result came back from the cluster for this segment"
                 total.add(res, keep=False)
                 shown.append((index, res))
-    directory_rows = [(i, verify_item(item, strict=strict, max_message_size=max_message_size))
-                      for i, item in items if item.segment is None]
+    directory_rows = [
+        (i, verify_item(item, strict=strict, max_message_size=max_message_size))
+        for i, item in items
+        if item.segment is None
+    ]
     for index, res in directory_rows:
         total.add(res, keep=False)
         shown.append((index, res))

@@ -29,11 +29,11 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     from kseg.errors import KsegError
-    from kseg.spark.driver import run_spark_cli, session
-    from kseg.storage.partition import discover, nothing_found
-    from kseg.storage.outputs import refuse_on_inputs
     from kseg.ops.verify.report import check_target
+    from kseg.spark.driver import run_spark_cli, session
     from kseg.storage.location import is_remote
+    from kseg.storage.outputs import refuse_on_inputs
+    from kseg.storage.partition import discover, nothing_found
 
     notes: list[str] = []
     try:
@@ -51,9 +51,18 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(f"kseg: note: {note}\n")
     spark = session(None, args.spark_conf)
     try:
-        return run_spark_cli(partitions, strict=args.strict, report_path=args.report, master=None,
-                             spark_conf=(), max_message_size=args.max_message_size, output_format=args.format,
-                             out=sys.stdout.buffer, err=sys.stderr.buffer, spark=spark)
+        return run_spark_cli(
+            partitions,
+            strict=args.strict,
+            report_path=args.report,
+            master=None,
+            spark_conf=(),
+            max_message_size=args.max_message_size,
+            output_format=args.format,
+            out=sys.stdout.buffer,
+            err=sys.stderr.buffer,
+            spark=spark,
+        )
     finally:
         spark.stop()
 

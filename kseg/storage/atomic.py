@@ -185,8 +185,7 @@ class AtomicStream:
             self.fd = _open_unnamed(self.directory, mode)
             if self.fd is None:
                 self.temp = _temp_name(self.name)
-                self.fd = os.open(os.path.join(self.directory, self.temp), os.O_WRONLY | os.O_CREAT | os.O_EXCL,
-                                  mode)
+                self.fd = os.open(os.path.join(self.directory, self.temp), os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
         except OSError as exc:
             raise InputError(f"cannot create a file in {self.directory}: {exc.strerror or exc}", path=path) from None
         self.buffer = bytearray()

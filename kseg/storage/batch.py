@@ -337,12 +337,10 @@ class V2Batch(FileBatch):
             yield mv, records, consecutive
 
     @staticmethod
-    def _decode(mv, pos: int, end: int, count: int, read: int, n: int, args: tuple, form: int,
-                steps: bool) -> tuple:
+    def _decode(mv, pos: int, end: int, count: int, read: int, n: int, args: tuple, form: int, steps: bool) -> tuple:
         """``(pos, read, records, consecutive)`` of the next ``n`` records of a decompressed batch, or raise."""
         if steps:
-            records, pos, read, error, consecutive = v2_records.decode_chunk(mv, pos, end, count, read, n, *args,
-                                                                             form)
+            records, pos, read, error, consecutive = v2_records.decode_chunk(mv, pos, end, count, read, n, *args, form)
         else:
             records, pos, read, error = v2_records.decode_records(mv, pos, end, count, read, n, *args, form)
             consecutive = None
@@ -419,8 +417,9 @@ class LegacyBatch(FileBatch):
                 key, value = legacy.key_value(data, 12, self.size - 12, self.magic)
                 ts = self.max_timestamp
                 return iter((legacy.LegacyRecord(self.offset, ts, key, value, self.crc, self.is_valid()),))
-            return map(_legacy_record, self._anchored(
-                legacy.iter_inner(data, 12, self.size - 12, self.offset, self.magic, self.attrs, limit)
-            ))
+            return map(
+                _legacy_record,
+                self._anchored(legacy.iter_inner(data, 12, self.size - 12, self.offset, self.magic, self.attrs, limit)),
+            )
         except KsegError as exc:
             raise self._anchor(exc) from None

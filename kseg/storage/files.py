@@ -215,8 +215,11 @@ class IndexFile:
         except OSError as exc:
             raise InputError(f"cannot read: {exc.strerror or exc}", path=self.path, position=start) from None
         if len(data) < stop - start:
-            raise InputError(f"file shrank while being read: expected {stop - start} bytes, found {len(data)}",
-                             path=self.path, position=start + len(data))
+            raise InputError(
+                f"file shrank while being read: expected {stop - start} bytes, found {len(data)}",
+                path=self.path,
+                position=start + len(data),
+            )
         return data
 
     def close(self) -> None:
@@ -237,8 +240,9 @@ def open_index(path: str, limit: int = MAX_INDEX_FILE) -> bytes | IndexFile:
             return index
         data = f.read(size)
         if len(data) < size:
-            raise InputError(f"file shrank while being read: expected {size} bytes, found {len(data)}", path=path,
-                             position=len(data))
+            raise InputError(
+                f"file shrank while being read: expected {size} bytes, found {len(data)}", path=path, position=len(data)
+            )
         return data
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror or exc}", path=path) from None

@@ -54,8 +54,9 @@ def parse(text: str, path: str = FILE_NAME) -> list[EpochEntry]:
         return []
     version = _int(lines[0], path, 1, 32)
     if version != VERSION:
-        raise CorruptIndexError(f"unrecognised version {version} in leader-epoch-checkpoint, expected {VERSION}",
-                                path=path)
+        raise CorruptIndexError(
+            f"unrecognised version {version} in leader-epoch-checkpoint, expected {VERSION}", path=path
+        )
     if len(lines) < 2:
         return []
     expected = _int(lines[1], path, 2, 32)
@@ -66,8 +67,9 @@ def parse(text: str, path: str = FILE_NAME) -> list[EpochEntry]:
             raise CorruptIndexError(f"malformed line {n} in leader-epoch-checkpoint: {line!r}", path=path)
         entries.append(EpochEntry(_int(parts[0], path, n, 32), _int(parts[1], path, n, 64)))
     if len(entries) != expected:
-        raise CorruptIndexError(f"expected {expected} entries in leader-epoch-checkpoint, found {len(entries)}",
-                                path=path)
+        raise CorruptIndexError(
+            f"expected {expected} entries in leader-epoch-checkpoint, found {len(entries)}", path=path
+        )
     return entries
 
 

@@ -49,8 +49,10 @@ REMOTE_HINT = "install pyarrow to read URIs: pip install 'kseg[remote]'"
 TIMEOUT_VARIABLE = "KSEG_NETWORK_TIMEOUT"
 DEFAULT_TIMEOUT = 30.0  # seconds: connect timeout, request timeout, GCS retry time limit
 S3_ATTEMPTS = 3
-CREDENTIALS_HINT = ("give credentials in the environment (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or AWS_PROFILE "
-                    "for s3://, GOOGLE_APPLICATION_CREDENTIALS for gs://) or a profile, never in the URI")
+CREDENTIALS_HINT = (
+    "give credentials in the environment (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or AWS_PROFILE "
+    "for s3://, GOOGLE_APPLICATION_CREDENTIALS for gs://) or a profile, never in the URI"
+)
 
 
 class Entry(NamedTuple):
@@ -77,7 +79,7 @@ def scheme(path: str) -> str:
 def local_path(path: str) -> str:
     """A ``file://`` URI as a local path; any other path unchanged."""
     if path.startswith("file://"):
-        return path[len("file://"):] or "/"
+        return path[len("file://") :] or "/"
     return path
 
 
@@ -91,7 +93,7 @@ def redact(uri: str) -> str:
     m = _URI.match(uri)
     if m is None:
         return uri
-    rest = uri[m.end():]
+    rest = uri[m.end() :]
     authority, slash, key = rest.partition("/")
     if _has_credentials(scheme(uri), authority):
         authority = "***@" + authority.rsplit("@", 1)[1]
@@ -112,16 +114,21 @@ def check_uri(uri: str) -> None:
     if m is None:
         return
     s = scheme(uri)
-    authority, _, key = uri[m.end():].partition("/")
+    authority, _, key = uri[m.end() :].partition("/")
     if _has_credentials(s, authority):
-        raise InputError("credentials in a URI are refused (they would show in process lists, shell history and "
-                         "logs)", path=redact(uri), hint=CREDENTIALS_HINT)
+        raise InputError(
+            "credentials in a URI are refused (they would show in process lists, shell history and logs)",
+            path=redact(uri),
+            hint=CREDENTIALS_HINT,
+        )
     if not authority and s not in ("file", "hdfs", "viewfs"):
-        raise InputError(f"malformed URI: no {'container' if s == 'abfs' else 'bucket'} after {m.group(0)}",
-                         path=uri, hint=f"give it as {m.group(0)}BUCKET/PATH")
+        raise InputError(
+            f"malformed URI: no {'container' if s == 'abfs' else 'bucket'} after {m.group(0)}",
+            path=uri,
+            hint=f"give it as {m.group(0)}BUCKET/PATH",
+        )
     if "//" in key.rstrip("/") or key.startswith("/"):
-        raise InputError("malformed URI: an empty path component (//)", path=uri,
-                         hint="remove the doubled slash")
+        raise InputError("malformed URI: an empty path component (//)", path=uri, hint="remove the doubled slash")
 
 
 def network_timeout() -> float:
@@ -150,7 +157,7 @@ def _split(uri: str) -> tuple[str, str]:
     """``(prefix, key)``: ``s3://bucket/a/b`` -> (``s3://bucket``, ``a/b``)."""
     m = _URI.match(uri)
     assert m is not None
-    rest = uri[m.end():]
+    rest = uri[m.end() :]
     authority, _, key = rest.partition("/")
     return uri[: m.end()] + authority, key
 
@@ -192,12 +199,13 @@ def _filesystem(uri: str):
     try:
         from pyarrow import fs as pafs
     except ImportError:
-        raise InputError(f"cannot read {scheme(uri)}:// paths: pyarrow is not installed", path=uri,
-                         hint=REMOTE_HINT) from None
+        raise InputError(
+            f"cannot read {scheme(uri)}:// paths: pyarrow is not installed", path=uri, hint=REMOTE_HINT
+        ) from None
     check_uri(uri)
     timeout = network_timeout()
     prefix, key = _split(uri)
-    canonical = scheme(uri) + prefix[prefix.index("://"):]
+    canonical = scheme(uri) + prefix[prefix.index("://") :]
     # the endpoint is part of the key: a filesystem is built for the variables in force when first used
     cache_key = "|".join([canonical, str(timeout), *(os.environ.get(v, "") for v in _S3_VARIABLES)])
     fs = _FILESYSTEMS.get(cache_key)
@@ -213,9 +221,12 @@ def _filesystem(uri: str):
                 fs = pafs.FileSystem.from_uri(canonical)[0]
             _FILESYSTEMS[cache_key] = fs
     except _arrow_errors() as exc:
-        raise InputError(f"cannot reach the filesystem: {_reason(exc)}", path=uri,
-                         hint="check the URI and the credentials (AWS_* variables for s3://)") from None
-    authority = canonical[canonical.index("://") + 3:]
+        raise InputError(
+            f"cannot reach the filesystem: {_reason(exc)}",
+            path=uri,
+            hint="check the URI and the credentials (AWS_* variables for s3://)",
+        ) from None
+    authority = canonical[canonical.index("://") + 3 :]
     if scheme(uri) in ("hdfs", "viewfs"):
         return fs, "/" + key
     return fs, (authority + "/" + key).rstrip("/") if key else authority
@@ -228,8 +239,12 @@ def _s3(pafs, prefix: str, timeout: float = DEFAULT_TIMEOUT):
     with a single PutObject, not a multipart upload (fewer requests, and
     S3-compatible stores that mishandle multipart completion still work).
     """
-    kwargs: dict = {"allow_delayed_open": True, "connect_timeout": timeout, "request_timeout": timeout,
-                    "retry_strategy": pafs.AwsStandardS3RetryStrategy(max_attempts=S3_ATTEMPTS)}
+    kwargs: dict = {
+        "allow_delayed_open": True,
+        "connect_timeout": timeout,
+        "request_timeout": timeout,
+        "retry_strategy": pafs.AwsStandardS3RetryStrategy(max_attempts=S3_ATTEMPTS),
+    }
     endpoint = os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
     if endpoint:
         kwargs["endpoint_override"] = endpoint

@@ -82,8 +82,14 @@ class ReadOutcome:
 
     def as_json(self) -> dict:
         """camelCase fields for JSON rows (docs/json-output.md, ``read``)."""
-        return {"path": self.path, "bytesPresent": self.present, "bytesRead": self.read, "stop": self.stop,
-                "position": self.position, "reason": self.reason}
+        return {
+            "path": self.path,
+            "bytesPresent": self.present,
+            "bytesRead": self.read,
+            "stop": self.stop,
+            "position": self.position,
+            "reason": self.reason,
+        }
 
 
 def kind_of(exc: BaseException) -> str:
@@ -115,8 +121,10 @@ def read_batches(records, outcome: ReadOutcome, start: int = 0) -> Iterator:
         return
     if outcome.read < records.end:
         outcome.stop, outcome.position = TRUNCATED, outcome.read
-        outcome.reason = (f"{records.end - outcome.read} bytes after the last whole batch: a partial batch "
-                          "(Kafka's recovery truncates them)")
+        outcome.reason = (
+            f"{records.end - outcome.read} bytes after the last whole batch: a partial batch "
+            "(Kafka's recovery truncates them)"
+        )
 
 
 def exit_code(outcomes: Iterable[ReadOutcome | None], problems: bool = False) -> int:

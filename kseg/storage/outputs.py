@@ -16,7 +16,6 @@ import stat
 from kseg.errors import InputError, UsageError
 from kseg.storage import location
 
-
 _is_uri = location.is_remote  # a URI read remotely (not file://)
 _local = location.local_path
 
@@ -31,16 +30,18 @@ def _inside(child: str, parent: str) -> bool:
     return child == parent or child.startswith(parent.rstrip("/") + "/")
 
 
-def refuse_on_inputs(output: str, inputs: list[str], option: str,
-                     hint: str = "write it somewhere outside the inputs") -> None:
+def refuse_on_inputs(
+    output: str, inputs: list[str], option: str, hint: str = "write it somewhere outside the inputs"
+) -> None:
     """Raise :class:`UsageError` (exit 2) when ``output`` resolves to an input file or to a path
     under an input directory.  ``option`` names the option in the message (``--report``)."""
     if _is_uri(output):
         target = _norm_uri(output)
         for given in inputs:
             if _is_uri(given) and _inside(target, _norm_uri(given)):
-                raise UsageError(f"{option} {output} lies within the input {given}; kseg never writes over "
-                                 "what it reads", hint=hint)
+                raise UsageError(
+                    f"{option} {output} lies within the input {given}; kseg never writes over what it reads", hint=hint
+                )
         return
     target = os.path.realpath(_local(output))
     for given in inputs:
@@ -48,11 +49,11 @@ def refuse_on_inputs(output: str, inputs: list[str], option: str,
             continue
         source = os.path.realpath(_local(given))
         if target == source:
-            raise UsageError(f"{option} {output} is the input {given}; kseg never writes over what it reads",
-                             hint=hint)
+            raise UsageError(f"{option} {output} is the input {given}; kseg never writes over what it reads", hint=hint)
         if _inside(target, source):
-            raise UsageError(f"{option} {output} lies within the input {given}; kseg never writes over "
-                             "what it reads", hint=hint)
+            raise UsageError(
+                f"{option} {output} lies within the input {given}; kseg never writes over what it reads", hint=hint
+            )
 
 
 def check_file_target(output: str, *, force: bool, option: str) -> None:
@@ -71,8 +72,11 @@ def check_file_target(output: str, *, force: bool, option: str) -> None:
     except OSError as exc:
         raise InputError(f"cannot write {option}: {exc.strerror or exc}", path=path) from None
     if stat.S_ISDIR(st.st_mode):
-        raise InputError(f"cannot write {option}: is a directory (give a file path; a directory of part files "
-                         "is written only with --spark)", path=path)
+        raise InputError(
+            f"cannot write {option}: is a directory (give a file path; a directory of part files "
+            "is written only with --spark)",
+            path=path,
+        )
     if not stat.S_ISREG(st.st_mode):
         raise InputError(f"cannot write {option}: not a regular file", path=path)
     if not force:

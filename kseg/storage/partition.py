@@ -27,10 +27,17 @@ TRANSITION_FILE_SUFFIXES = (".deleted", ".cleaned", ".swap")
 SEGMENT_SUFFIXES = (files.LOG, files.INDEX, files.TIME_INDEX, files.TXN_INDEX)
 _SLOT = {files.LOG: "log", files.INDEX: "index", files.TIME_INDEX: "timeindex", files.TXN_INDEX: "txnindex"}
 # files a broker keeps in each of its log directories (LogManager's checkpoints): an empty one is still one
-KAFKA_LOG_DIR_FILES = ("meta.properties", "recovery-point-offset-checkpoint", "log-start-offset-checkpoint",
-                       "replication-offset-checkpoint", "cleaner-offset-checkpoint")
-LAYOUT_HINT = ("give a log root holding partition directories (data/orders-0/), a partition directory "
-               "holding segment files (orders-0/00000000000000000000.log), or a segment file")
+KAFKA_LOG_DIR_FILES = (
+    "meta.properties",
+    "recovery-point-offset-checkpoint",
+    "log-start-offset-checkpoint",
+    "replication-offset-checkpoint",
+    "cleaner-offset-checkpoint",
+)
+LAYOUT_HINT = (
+    "give a log root holding partition directories (data/orders-0/), a partition directory "
+    "holding segment files (orders-0/00000000000000000000.log), or a segment file"
+)
 
 
 @dataclass
@@ -183,7 +190,7 @@ def discover_uri(uri: str, notes: list[str]) -> list[Partition]:
 
 def _in_transition(directory: str, root: str) -> str | None:
     """The first directory at or below ``root`` on the way to ``directory`` named ``*-delete`` & co."""
-    rel = directory[len(root):].strip("/")
+    rel = directory[len(root) :].strip("/")
     path = root
     for part in rel.split("/") if rel else []:
         path = path + "/" + part
@@ -277,13 +284,15 @@ def discover(paths: list[str], notes: list[str]) -> list[Partition]:
                 if any(name in KAFKA_LOG_DIR_FILES for name, is_dir in entries if not is_dir):
                     notes.append(f"{path}: a Kafka log directory holding no partitions")
                     continue
-                raise InputError("nothing to read here: no segment files and no partition directories",
-                                 path=path, hint=LAYOUT_HINT)
+                raise InputError(
+                    "nothing to read here: no segment files and no partition directories", path=path, hint=LAYOUT_HINT
+                )
             continue
         base = files.base_offset_from_name(path)
         if base is None or files.suffix(path) not in SEGMENT_SUFFIXES:
-            raise InputError("not a segment file (<base offset>.log, .index, .timeindex or .txnindex)",
-                             path=path, hint=LAYOUT_HINT)
+            raise InputError(
+                "not a segment file (<base offset>.log, .index, .timeindex or .txnindex)", path=path, hint=LAYOUT_HINT
+            )
         directory = location.parent(path)  # as given (an absolute path only when given one)
         key = os.path.realpath(directory)
         if key in whole:

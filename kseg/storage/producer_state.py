@@ -89,7 +89,9 @@ class ProducerState:
             raise RecoveryFailure(
                 f"InvalidTxnStateException: expected a transactional write from producer {pid} "
                 f"at offset {base_offset} (its transaction from offset {first} is open)",
-                path=path, position=position)
+                path=path,
+                position=position,
+            )
         if first == NO_OFFSET and transactional:
             self.current_txn[pid] = base_offset
             self.ongoing[base_offset] = pid
@@ -105,7 +107,9 @@ class ProducerState:
                 raise RecoveryFailure(
                     f"IllegalArgumentException: invalid control record type for end transaction marker "
                     f"{control.type_name(type_id)} ({type_id}) in a control batch of producer {pid}",
-                    path=batch.file.path, position=batch.position)
+                    path=batch.file.path,
+                    position=batch.position,
+                )
             coordinator_epoch = control.parse_end_txn_marker(record[4])
         except KsegError as exc:
             raise exc.at(batch.file.path, default=batch.position) from None

@@ -58,8 +58,7 @@ class _Libc:
         libc = ctypes.CDLL(None, use_errno=True)
         self.mmap = libc.mmap
         self.mmap.restype = ctypes.c_void_p
-        self.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int,
-                              ctypes.c_long]
+        self.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
         self.mincore = libc.mincore
         self.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p]
         self.munmap = libc.munmap

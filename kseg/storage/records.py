@@ -28,9 +28,9 @@ from typing import Iterator
 
 from kseg import engine
 from kseg.errors import CorruptRecordError, InputError
-from kseg.storage import files, read_policy
 from kseg.format import legacy, v2
 from kseg.format.crc import crc32c_function
+from kseg.storage import files, read_policy
 from kseg.storage.batch import FileBatch, LegacyBatch, V2Batch, short_v2_header
 
 _FRAME = struct.Struct(">qiib")  # offset, length, (epoch or crc), magic
@@ -134,9 +134,7 @@ class FileRecords:
             return self._view, position - start
         length = min(len(self._buf), self.size - position)
         if length < n:
-            raise InputError(
-                f"file shrank while being read: expected {n} bytes", path=self.path, position=position
-            )
+            raise InputError(f"file shrank while being read: expected {n} bytes", path=self.path, position=position)
         self._win_start = position
         self._win_len = 0
         policy = read_policy.current  # --max-rate, --drop-cache (kseg.storage.read_policy)
@@ -148,7 +146,7 @@ class FileRecords:
             for off in range(0, length, piece):
                 k = min(piece, length - off)
                 token = None if policy is None else policy.before(self._f, position + off, k)
-                self._read_into(position + off, self._view[off:off + k])
+                self._read_into(position + off, self._view[off : off + k])
                 if meter is not None:
                     meter(self.path, position + off, k)
                 if policy is not None:

@@ -78,8 +78,9 @@ def iter_snapshot(path: str) -> Iterator[ProducerEntry]:
             while at < body:
                 chunk = f.read(min(step, body - at))
                 if len(chunk) < min(step, body - at):
-                    raise InputError(f"file shrank while being read: expected {body} bytes", path=path,
-                                     position=at + len(chunk))
+                    raise InputError(
+                        f"file shrank while being read: expected {body} bytes", path=path, position=at + len(chunk)
+                    )
                 yield from entries_in(chunk)
                 at += len(chunk)
         except OSError as exc:

@@ -106,4 +106,3 @@ def write_many_partitions(root: str | os.PathLike, count: int, topic: str = "t")
     for n in range(count):
         write_segment(root / f"{topic}-{n}", [[batch]])
     return root
-

@@ -91,8 +91,17 @@ def bulk_template(
         body += encode_record(i, i, key, _value(rng, value_size))
     payload = bytes(body) if codec == "none" else compress(codec, bytes(body), MAGIC_V2)
     batch = finish_batch(
-        0, 0, attributes_v2(codec, "CreateTime", False, False, False), records_per_batch - 1,
-        0, records_per_batch - 1, -1, -1, -1, records_per_batch, payload,
+        0,
+        0,
+        attributes_v2(codec, "CreateTime", False, False, False),
+        records_per_batch - 1,
+        0,
+        records_per_batch - 1,
+        -1,
+        -1,
+        -1,
+        records_per_batch,
+        payload,
     )
     return batch, records_per_batch
 
@@ -190,8 +199,11 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--codec", default="none", choices=["none", "gzip", "snappy", "lz4", "zstd"])
     args = p.parse_args(argv)
     r = write_bulk_segment(
-        args.directory, args.mib * 1024 * 1024, records_per_batch=args.records_per_batch,
-        value_size=args.value_size, codec=args.codec,
+        args.directory,
+        args.mib * 1024 * 1024,
+        records_per_batch=args.records_per_batch,
+        value_size=args.value_size,
+        codec=args.codec,
     )
     print(
         f"{r.log_path}: {r.log_bytes} B, {r.batches} batches, {r.records} records, "

@@ -64,6 +64,7 @@ _LZ4_UNCOMPRESSED = 0x80000000  # Lz4BlockOutputStream.LZ4_FRAME_INCOMPRESSIBLE_
 
 ZSTD_LEVEL = 3  # CompressionType.ZSTD default level (zstd's default)
 
+
 def lz4_frame_header(magic: int) -> bytes:
     """The 7-byte LZ4 frame start ``Lz4BlockOutputStream.writeHeader`` emits.
 
@@ -80,9 +81,7 @@ def gzip_compress(data: bytes, level: int = 6) -> bytes:
     """One gzip member as ``GZIPOutputStream`` writes it (mtime 0, OS 255)."""
     comp = zlib.compressobj(level, zlib.DEFLATED, -zlib.MAX_WBITS, 8, zlib.Z_DEFAULT_STRATEGY)
     body = comp.compress(data) + comp.flush(zlib.Z_FINISH)
-    return b"".join(
-        (_GZIP_HEADER, body, _GZIP_TRAILER.pack(zlib.crc32(data) & _M32, len(data) & _M32))
-    )
+    return b"".join((_GZIP_HEADER, body, _GZIP_TRAILER.pack(zlib.crc32(data) & _M32, len(data) & _M32)))
 
 
 def _snappy_raw():

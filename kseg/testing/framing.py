@@ -85,7 +85,9 @@ def iter_batch_bytes(data) -> Iterator[bytes]:
     while end - pos >= MIN_HEADER:
         _offset, length = PREFIX.unpack_from(data, pos)
         if length < 14:
-            raise CorruptRecordError(f"record size {length} is less than the minimum record overhead (14)", position=pos)
+            raise CorruptRecordError(
+                f"record size {length} is less than the minimum record overhead (14)", position=pos
+            )
         stop = pos + LOG_OVERHEAD + length
         if stop > end:
             return
@@ -98,7 +100,9 @@ def iter_batch_infos(data) -> Iterator[BatchInfo]:
     pos = 0
     for raw in iter_batch_bytes(data):
         info = batch_info(raw)
-        yield BatchInfo(pos, info.size, info.magic, info.base_offset, info.last_offset, info.max_timestamp, info.attributes)
+        yield BatchInfo(
+            pos, info.size, info.magic, info.base_offset, info.last_offset, info.max_timestamp, info.attributes
+        )
         pos += info.size
 
 

@@ -91,8 +91,14 @@ def snapshot_bytes(entries: Iterable[ProducerEntry]) -> bytes:
     body = bytearray(SNAPSHOT_HEADER.pack(1, 0, len(entries)))
     for e in entries:
         body += SNAPSHOT_ENTRY.pack(
-            e.producer_id, e.epoch, e.last_sequence, e.last_offset, e.offset_delta,
-            e.timestamp, e.coordinator_epoch, e.current_txn_first_offset,
+            e.producer_id,
+            e.epoch,
+            e.last_sequence,
+            e.last_offset,
+            e.offset_delta,
+            e.timestamp,
+            e.coordinator_epoch,
+            e.current_txn_first_offset,
         )
     UINT32.pack_into(body, 2, crc32c(memoryview(body)[6:]))
     return bytes(body)
@@ -224,8 +230,12 @@ def write_partition(
 
     def new_segment(base: int) -> SegmentWriter:
         return SegmentWriter(
-            directory, base, index_interval_bytes=index_interval_bytes, magic=magic,
-            per_batch_index=per_batch_index, max_index_size=max_index_size,
+            directory,
+            base,
+            index_interval_bytes=index_interval_bytes,
+            magic=magic,
+            per_batch_index=per_batch_index,
+            max_index_size=max_index_size,
         )
 
     def snapshot(offset: int) -> None:

@@ -109,10 +109,7 @@ class SegmentWriter:
 
     def is_full(self) -> bool:
         """``offsetIndex().isFull() || timeIndex().isFull()``."""
-        return (
-            len(self.offset_entries) >= self.max_offset_entries
-            or len(self.time_entries) >= self.max_time_entries
-        )
+        return len(self.offset_entries) >= self.max_offset_entries or len(self.time_entries) >= self.max_time_entries
 
     def can_convert_to_relative_offset(self, offset: int) -> bool:
         """``AbstractIndex.canAppendOffset``: offset - base fits an int32 (and is >= 0)."""
@@ -204,7 +201,9 @@ class SegmentWriter:
             raise KsegError(f"Attempt to append to a full time index (size = {len(self.time_entries)})")
         last_ts, last_off = self._last_time_entry
         if self.time_entries and offset < last_off:
-            raise KsegError(f"Attempt to append an offset ({offset}) no larger than the last offset appended ({last_off})")
+            raise KsegError(
+                f"Attempt to append an offset ({offset}) no larger than the last offset appended ({last_off})"
+            )
         if self.time_entries and timestamp < last_ts:
             raise KsegError(f"Attempt to append a timestamp ({timestamp}) no larger than the last ({last_ts})")
         if timestamp > last_ts:

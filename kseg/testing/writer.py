@@ -23,7 +23,21 @@ from __future__ import annotations
 
 from kseg.testing.appendinfo import AppendInfo, cleaner_append_info, leader_append_info
 from kseg.testing.bulk import BulkResult, bulk_template, write_bulk_segment
-from kseg.testing.codecs import compress, gzip_compress, lz4_compress, lz4_frame_header, snappy_compress, xxh32, zstd_compress
+from kseg.testing.codecs import (
+    compress,
+    gzip_compress,
+    lz4_compress,
+    lz4_frame_header,
+    snappy_compress,
+    xxh32,
+    zstd_compress,
+)
+from kseg.testing.control import (
+    CONTROL_TYPES,
+    build_control_batch,
+    build_control_record_batch,
+    end_txn_marker_value,
+)
 from kseg.testing.framing import (
     BatchInfo,
     batch_info,
@@ -34,14 +48,15 @@ from kseg.testing.framing import (
     set_partition_leader_epoch,
 )
 from kseg.testing.legacy import build_legacy, encode_entry, encode_message, set_legacy_max_timestamp
-from kseg.testing.partition import ProducerEntry, ProducerState, java_hashmap_order, snapshot_bytes, write_partition, write_snapshot
-from kseg.testing.segment import SegmentWriter, segment_file_name, write_segment
-from kseg.testing.control import (
-    CONTROL_TYPES,
-    build_control_batch,
-    build_control_record_batch,
-    end_txn_marker_value,
+from kseg.testing.partition import (
+    ProducerEntry,
+    ProducerState,
+    java_hashmap_order,
+    snapshot_bytes,
+    write_partition,
+    write_snapshot,
 )
+from kseg.testing.segment import SegmentWriter, segment_file_name, write_segment
 from kseg.testing.v2 import RecordSpec, append_record, build_empty_v2_batch, build_v2_batch, encode_record, varint
 
 __all__ = [

@@ -17,13 +17,30 @@ def _partition(directory: Path) -> Path:
     """Segment 0: 2 tombstones never cleaned, a COMMIT marker; segment 4: a cleaned batch whose
     horizon is T + 1 day (1 tombstone), another with horizon T + 3 days, plain data."""
     appends = [
-        [build_v2_batch([RecordSpec(b"a", None, T), RecordSpec(b"b", b"x", T), RecordSpec(b"c", None, T)],
-                        base_offset=0, producer_id=7, producer_epoch=0, base_sequence=0, transactional=True)],
-        [build_control_batch("COMMIT", base_offset=3, producer_id=7, producer_epoch=0, coordinator_epoch=2,
-                             timestamp=T + 1)],
+        [
+            build_v2_batch(
+                [RecordSpec(b"a", None, T), RecordSpec(b"b", b"x", T), RecordSpec(b"c", None, T)],
+                base_offset=0,
+                producer_id=7,
+                producer_epoch=0,
+                base_sequence=0,
+                transactional=True,
+            )
+        ],
+        [
+            build_control_batch(
+                "COMMIT", base_offset=3, producer_id=7, producer_epoch=0, coordinator_epoch=2, timestamp=T + 1
+            )
+        ],
         [build_v2_batch([RecordSpec(b"d", None, T + 2)], base_offset=4, delete_horizon_ms=T + DAY)],
-        [build_v2_batch([RecordSpec(b"e", None, T + 3), RecordSpec(b"f", b"y", T + 3)], base_offset=5,
-                        codec="gzip", delete_horizon_ms=T + 3 * DAY)],
+        [
+            build_v2_batch(
+                [RecordSpec(b"e", None, T + 3), RecordSpec(b"f", b"y", T + 3)],
+                base_offset=5,
+                codec="gzip",
+                delete_horizon_ms=T + 3 * DAY,
+            )
+        ],
         [build_v2_batch([RecordSpec(b"g", b"z", T + 4)], base_offset=7)],
     ]
     write_partition(directory, appends, roll_before=[2])
@@ -35,16 +52,41 @@ def test_counts_ages_and_horizons(tmp_path: Path) -> None:
     r = run_cli(["compaction", "--format", "json", "--at", str(T + 2 * DAY), str(part)])
     assert r.exit_code == 0, r.errtext
     seg0, seg2, summary = [json.loads(line) for line in r.text.splitlines()]
-    assert (seg0["type"], seg0["tombstones"], seg0["tombstoneBatches"], seg0["controlBatches"],
-            seg0["commitMarkers"]) == ("segment", 2, 1, 1, 1)
-    assert (seg0["withDeleteHorizon"], seg0["withoutDeleteHorizon"], seg0["olderThanRetentionWithoutHorizon"]) == \
-        (0, 2, True)
-    assert (seg2["tombstones"], seg2["withDeleteHorizon"], seg2["pastDeleteHorizon"], seg2["minDeleteHorizonMs"],
-            seg2["maxDeleteHorizonMs"]) == (2, 2, 1, T + DAY, T + 3 * DAY)
-    assert summary == {"type": "summary", "v": SCHEMA_VERSION, "logDir": str(tmp_path), "partition": "compacted-0", "at": T + 2 * DAY,
-                       "deleteRetentionMs": DAY, "segments": 2, "tombstones": 4, "controlBatches": 1,
-                       "legacyTombstones": 0, "pastDeleteHorizon": 1, "withoutDeleteHorizon": 2,
-                       "segmentsOlderThanRetentionWithoutHorizon": 1, "segmentsNotReadToEnd": 0}
+    assert (
+        seg0["type"],
+        seg0["tombstones"],
+        seg0["tombstoneBatches"],
+        seg0["controlBatches"],
+        seg0["commitMarkers"],
+    ) == ("segment", 2, 1, 1, 1)
+    assert (seg0["withDeleteHorizon"], seg0["withoutDeleteHorizon"], seg0["olderThanRetentionWithoutHorizon"]) == (
+        0,
+        2,
+        True,
+    )
+    assert (
+        seg2["tombstones"],
+        seg2["withDeleteHorizon"],
+        seg2["pastDeleteHorizon"],
+        seg2["minDeleteHorizonMs"],
+        seg2["maxDeleteHorizonMs"],
+    ) == (2, 2, 1, T + DAY, T + 3 * DAY)
+    assert summary == {
+        "type": "summary",
+        "v": SCHEMA_VERSION,
+        "logDir": str(tmp_path),
+        "partition": "compacted-0",
+        "at": T + 2 * DAY,
+        "deleteRetentionMs": DAY,
+        "segments": 2,
+        "tombstones": 4,
+        "controlBatches": 1,
+        "legacyTombstones": 0,
+        "pastDeleteHorizon": 1,
+        "withoutDeleteHorizon": 2,
+        "segmentsOlderThanRetentionWithoutHorizon": 1,
+        "segmentsNotReadToEnd": 0,
+    }
 
 
 def test_text_and_retention_option(tmp_path: Path) -> None:
@@ -58,8 +100,10 @@ def test_text_and_retention_option(tmp_path: Path) -> None:
 
 
 def test_corpus_consumer_offsets_and_legacy_tombstones() -> None:
-    r = run_cli(["compaction", "--format", "json", "--at", "1730000000000", "__consumer_offsets-0", "v1-none-0"],
-                cwd=CORPUS_DATA)
+    r = run_cli(
+        ["compaction", "--format", "json", "--at", "1730000000000", "__consumer_offsets-0", "v1-none-0"],
+        cwd=CORPUS_DATA,
+    )
     assert r.exit_code == 0
     got = [json.loads(line) for line in r.text.splitlines()]
     offsets = got[0]
@@ -94,7 +138,13 @@ def test_a_segment_not_read_to_its_end_is_named_never_counted_as_empty(tmp_path:
     assert r.errtext.startswith(f"kseg: error: {log}: at byte 0: ")
     rows = [json.loads(x) for x in run_cli(["compaction", "--format", "json", str(part)]).text.splitlines()]
     first = rows[0]
-    assert first["read"] == {"path": str(log), "bytesPresent": 28637, "bytesRead": 0, "stop": "corrupt",
-                             "position": 0, "reason": first["read"]["reason"]}
+    assert first["read"] == {
+        "path": str(log),
+        "bytesPresent": 28637,
+        "bytesRead": 0,
+        "stop": "corrupt",
+        "position": 0,
+        "reason": first["read"]["reason"],
+    }
     assert rows[-1]["segmentsNotReadToEnd"] == 1
     assert rows[1]["read"]["stop"] == "complete"

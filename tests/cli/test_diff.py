@@ -49,9 +49,19 @@ def test_a_prefix_is_lagging_not_divergent(brokers: Path) -> None:
     r = run_cli(["diff", "--format", "json", part(brokers, "b1"), part(brokers, "b3")])
     assert r.exit_code == 0
     a, b, summary = rows(r)
-    assert summary == {"type": "summary", "v": SCHEMA_VERSION, "partition": "events-0", "replicas": 2, "status": "lagging",
-                       "firstDivergentOffset": None, "leader": None, "differences": [], "commonStartOffset": 0,
-                       "notes": [], "exitCode": 0}
+    assert summary == {
+        "type": "summary",
+        "v": SCHEMA_VERSION,
+        "partition": "events-0",
+        "replicas": 2,
+        "status": "lagging",
+        "firstDivergentOffset": None,
+        "leader": None,
+        "differences": [],
+        "commonStartOffset": 0,
+        "notes": [],
+        "exitCode": 0,
+    }
     assert (a["status"], a["lag"], a["logEndOffset"]) == ("identical", 0, 150)
     assert (b["status"], b["lag"], b["logEndOffset"]) == ("lagging", 30, 120)
     assert a["onlyHere"] == [{"firstOffset": 120, "lastOffset": 149, "records": 30, "batches": 3}]
@@ -65,9 +75,16 @@ def test_unclean_election_is_divergent_with_epochs_and_lost_ranges(brokers: Path
     assert all(row["type"] for row in (old, new, summary))
     assert summary["status"] == "divergent" and summary["firstDivergentOffset"] == 100
     assert summary["differences"] == ["partitionLeaderEpoch", "crc"] and summary["leader"] == 1
-    assert old["batchBeforeDivergence"]["partitionLeaderEpoch"] == new["batchBeforeDivergence"]["partitionLeaderEpoch"] == 1
+    assert (
+        old["batchBeforeDivergence"]["partitionLeaderEpoch"]
+        == new["batchBeforeDivergence"]["partitionLeaderEpoch"]
+        == 1
+    )
     assert old["batchBeforeDivergence"]["crc"] == new["batchBeforeDivergence"]["crc"]
-    assert (old["batchAtDivergence"]["partitionLeaderEpoch"], new["batchAtDivergence"]["partitionLeaderEpoch"]) == (1, 2)
+    assert (old["batchAtDivergence"]["partitionLeaderEpoch"], new["batchAtDivergence"]["partitionLeaderEpoch"]) == (
+        1,
+        2,
+    )
     assert old["onlyHere"] == [{"firstOffset": 100, "lastOffset": 149, "records": 50, "batches": 5}]
     assert new["onlyHere"] == [{"firstOffset": 100, "lastOffset": 129, "records": 30, "batches": 3}]
     assert new["leaderEpochs"][-1] == {"epoch": 2, "startOffset": 100}
@@ -103,7 +120,9 @@ def test_roots_compare_every_partition_under_more_than_one_root(brokers: Path) -
     assert r.exit_code == 1
     summaries = [row for row in rows(r) if row["type"] == "summary"]
     assert [(s["partition"], s["replicas"], s["status"]) for s in summaries] == [
-        ("events-0", 3, "divergent"), ("same-0", 2, "identical")]
+        ("events-0", 3, "divergent"),
+        ("same-0", 2, "identical"),
+    ]
     assert "/alone-0: under one root only: nothing to compare" in r.errtext
 
 
@@ -124,11 +143,14 @@ def test_malformed_leader_epoch_checkpoint_is_reported_not_fatal(brokers: Path) 
     assert "expected 2 entries in leader-epoch-checkpoint, found 1" in rows(r)[1]["leaderEpochsError"]
 
 
-@pytest.mark.parametrize("args, message", [
-    (["one"], "two or more partition directories"),
-    (["missing-0", "missing-1"], "missing-0: no such file or directory"),
-    (["--spark", "a", "b"], "--spark takes --roots"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["one"], "two or more partition directories"),
+        (["missing-0", "missing-1"], "missing-0: no such file or directory"),
+        (["--spark", "a", "b"], "--spark takes --roots"),
+    ],
+)
 def test_usage_and_missing_paths_are_exit_2(tmp_path: Path, args, message) -> None:
     r = run_cli(["diff", *args], cwd=tmp_path)
     assert r.exit_code == 2 and message in r.errtext
@@ -160,14 +182,16 @@ def test_a_batch_damaged_on_one_disk_diverges_there_and_realigns_after() -> None
     assert r.exit_code == 1
     good, bad, summary = rows(r)
     assert summary["firstDivergentOffset"] == 31 and summary["differences"] == ["isValid"]
-    assert bad["batchAtDivergence"]["isValid"] is False and bad["batchAtDivergence"]["crc"] == good["batchAtDivergence"]["crc"]
+    assert (
+        bad["batchAtDivergence"]["isValid"] is False
+        and bad["batchAtDivergence"]["crc"] == good["batchAtDivergence"]["crc"]
+    )
     assert bad["onlyHere"] == [{"firstOffset": 31, "lastOffset": 50, "records": 20, "batches": 1}]
     assert good["onlyHere"][-1] == {"firstOffset": 251, "lastOffset": 419, "records": 169, "batches": 16}
     assert bad["lag"] == 169
 
 
-def test_a_replica_stopped_by_a_partial_batch_is_unreadable_from_the_offset_after_the_last_read(
-        tmp_path: Path) -> None:
+def test_a_replica_stopped_by_a_partial_batch_is_unreadable_from_the_offset_after_the_last_read(tmp_path: Path) -> None:
     """Segment 0 of one copy cut at byte 20000 (inside the batch holding offsets 151..200): that replica is
     ``unreadable from offset 151`` with the byte and the reason, its log end 151 (the offset after the last
     one read, not the next segment's base offset), the set ``incomplete`` -- never lagging, never identical."""
@@ -179,10 +203,14 @@ def test_a_replica_stopped_by_a_partial_batch_is_unreadable_from_the_offset_afte
     r = run_cli(["diff", str(good), str(bad)])
     assert r.exit_code == 1, r.errtext
     assert "lagging" not in r.text and "identical" not in r.text
-    assert r.text.splitlines()[0] == ("p-0: 2 replicas, NOT COMPARED TO THE END: a replica could not be read past a "
-                                      "corrupt or partial batch (what was read agrees)")
-    assert (f"replica 1 {bad}: log 0..151, 151 records in 14 batches, unreadable from offset 151: {log}: at byte 15967: "
-            "a partial batch") in r.text
+    assert r.text.splitlines()[0] == (
+        "p-0: 2 replicas, NOT COMPARED TO THE END: a replica could not be read past a "
+        "corrupt or partial batch (what was read agrees)"
+    )
+    assert (
+        f"replica 1 {bad}: log 0..151, 151 records in 14 batches, unreadable from offset 151: {log}: at byte 15967: "
+        "a partial batch"
+    ) in r.text
     assert r.errtext.startswith(f"kseg: error: replica 1: unreadable from offset 151: {log}: at byte 15967: ")
     reps = rows(run_cli(["diff", "--format", "json", str(good), str(bad)]))
     assert reps[1]["status"] == "unreadable" and reps[1]["logEndOffset"] == 151

@@ -15,14 +15,16 @@ TS = 1_730_000_000_000
 
 def _checkpoint(path: Path) -> Path:
     # SnapshotHeaderRecord v0 (flexible): int16 version, int64 lastContainedLogTimestamp, no tagged fields
-    header = build_control_record_batch(3, struct.pack(">hq", 0, TS) + b"\x00", base_offset=0, timestamp=TS,
-                                        partition_leader_epoch=1)
+    header = build_control_record_batch(
+        3, struct.pack(">hq", 0, TS) + b"\x00", base_offset=0, timestamp=TS, partition_leader_epoch=1
+    )
     # data: the cluster-metadata batches Kafka's raft code wrote, re-based after the header
     meta = list(iter_batch_bytes((CORPUS_DATA / "__cluster_metadata-0" / "00000000000000000000.log").read_bytes()))
     data = [set_last_offset(b, 1) if i == 0 else b for i, b in enumerate(meta[3:4])]
     # SnapshotFooterRecord v0: int16 version, no tagged fields
-    footer = build_control_record_batch(4, struct.pack(">h", 0) + b"\x00", base_offset=2, timestamp=TS,
-                                        partition_leader_epoch=1)
+    footer = build_control_record_batch(
+        4, struct.pack(">h", 0) + b"\x00", base_offset=2, timestamp=TS, partition_leader_epoch=1
+    )
     path.write_bytes(header + b"".join(data) + footer)
     return path
 

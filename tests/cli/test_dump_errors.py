@@ -143,8 +143,9 @@ def test_decompression_bomb_is_bounded(tmp_path: Path) -> None:
 
 
 def test_corrupt_compressed_payload_deep(tmp_path: Path) -> None:
-    r = run_cli(["dump", "--deep-iteration", "--files", "corrupt-compressed-0/00000000000000000000.log"],
-                cwd=CORPUS_DATA)
+    r = run_cli(
+        ["dump", "--deep-iteration", "--files", "corrupt-compressed-0/00000000000000000000.log"], cwd=CORPUS_DATA
+    )
     assert r.exit_code == 1
     _one_line_error(r, "corrupt-compressed-0/00000000000000000000.log", "at byte 1386", "decompress")
 

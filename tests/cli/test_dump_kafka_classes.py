@@ -25,9 +25,12 @@ CLASSES = KAFKA4X / "kafka-classes"
 RECORD = re.compile(r"\| offset: (\d+) .*? headerKeys: \[\] (.*)")
 #: (line, set) -> offsets whose layout that release cannot read: Kafka prints this error, kseg decodes them
 OTHER_LAYOUT = {
-    ("4.0", "offsets"): {6, 9}, ("4.0", "share"): {2, 3},
-    ("4.1", "offsets"): {5, 8}, ("4.1", "share"): {0, 1},
-    ("4.2", "offsets"): {5, 8}, ("4.2", "share"): {0, 1},
+    ("4.0", "offsets"): {6, 9},
+    ("4.0", "share"): {2, 3},
+    ("4.1", "offsets"): {5, 8},
+    ("4.1", "share"): {0, 1},
+    ("4.2", "offsets"): {5, 8},
+    ("4.2", "share"): {0, 1},
 }
 KAFKA_CANNOT_READ = "key: Error at offset {}, skipping. Could not read record with version 0 from value's buffer"
 
@@ -46,7 +49,9 @@ def test_every_release_line_has_its_kafka_texts() -> None:
     """3.9 has no share-state decoder; 3.9 and 4.0 print the transaction log from Scala (no Java class text)."""
     assert CASES == sorted(
         [(line, s) for line in ("3.9", "4.0", "4.1", "4.2") for s in ("offsets", "metadata", "remote")]
-        + [(line, "share") for line in ("4.0", "4.1", "4.2")] + [("4.1", "txn"), ("4.2", "txn")])
+        + [(line, "share") for line in ("4.0", "4.1", "4.2")]
+        + [("4.1", "txn"), ("4.2", "txn")]
+    )
 
 
 @pytest.mark.parametrize(("line", "label"), CASES, ids=lambda v: v)

@@ -30,8 +30,9 @@ def run_subprocess(args: list[str], cwd: Path | None = None, env: dict | None = 
     """``python -m kseg ARGS`` as a real process, with ``env`` added to (and KSEG_KAFKA_VERSION
     removed from) the environment."""
     full = {k: v for k, v in os.environ.items() if k != "KSEG_KAFKA_VERSION"} | (env or {})
-    p = subprocess.run([sys.executable, "-m", "kseg", *args], cwd=cwd, capture_output=True, timeout=120, env=full,
-                       check=False)
+    p = subprocess.run(
+        [sys.executable, "-m", "kseg", *args], cwd=cwd, capture_output=True, timeout=120, env=full, check=False
+    )
     return Result(p.returncode, p.stdout, p.stderr)
 
 
@@ -53,8 +54,9 @@ ROWS = _tsv(GOLDEN / "INDEX.tsv")
 @pytest.mark.parametrize("row", ROWS, ids=lambda r: f"{r['line']}:{r['partition']}:{r['set']}")
 def test_kafka4x_golden(row: dict) -> None:
     """Each new record type, layout and output change, byte for byte, per release line."""
-    want_out, want_err = _read(GOLDEN / row["line"] / row["partition"] / f"{row['file']}.{row['set']}", DATA,
-                               b"@DATA@/")
+    want_out, want_err = _read(
+        GOLDEN / row["line"] / row["partition"] / f"{row['file']}.{row['set']}", DATA, b"@DATA@/"
+    )
     result = run_cli(["dump", "--kafka-version", row["line"], *shlex.split(row["args (cwd = data/)"])], cwd=DATA)
     assert (result.exit_code, result.stdout, result.stderr) == (int(row["exit_code"]), want_out, want_err)
 
@@ -74,8 +76,9 @@ def test_corpus_under_newer_lines(line: str) -> None:
         code = int(row["exit_code"])
         if key in DIFFS:
             stored = DIFFS[key]["stored"]  # the line whose identical text is stored
-            want_out, want_err = _read(GOLDEN / stored / "corpus" / row["partition"] / f"{row['file']}.{row['set']}",
-                                       CORPUS_DATA, b"@CORPUS@/")
+            want_out, want_err = _read(
+                GOLDEN / stored / "corpus" / row["partition"] / f"{row['file']}.{row['set']}", CORPUS_DATA, b"@CORPUS@/"
+            )
             code = int(DIFFS[key]["exit_code"])
             changed += 1
         result = run_cli(["dump", "--kafka-version", line, *shlex.split(row["args"])], cwd=CORPUS_DATA)
@@ -99,8 +102,10 @@ def test_43_time_index_dump_dies_on_a_corrupt_tail_only_when_asked_for() -> None
     died = run_cli([args[0], "--kafka-version", "4.3", *args[1:]], cwd=CORPUS_DATA)
     assert died.exit_code == 1 and b"timestamp:" not in died.stdout
     assert b"smaller than minimum record overhead (14)" in died.stderr
-    for default in (run_cli(args, cwd=CORPUS_DATA), run_cli([args[0], "--kafka-version", "4.2", *args[1:]],
-                                                              cwd=CORPUS_DATA)):
+    for default in (
+        run_cli(args, cwd=CORPUS_DATA),
+        run_cli([args[0], "--kafka-version", "4.2", *args[1:]], cwd=CORPUS_DATA),
+    ):
         assert default.exit_code == 0 and default.stdout.count(b"timestamp:") == 2
 
 
@@ -117,11 +122,14 @@ def test_the_43_false_non_consecutive_line_only_when_asked_for() -> None:
     assert run_cli(["dump", "--kafka-version", "4.2", *args[1:]], cwd=DATA).stderr == b""
 
 
-@pytest.mark.parametrize("value,message", [
-    ("2.7", "unknown Kafka release line 2.7 (kseg reproduces 2.8-4.4)"),
-    ("4.5", "unknown Kafka release line 4.5 (kseg reproduces 2.8-4.4)"),
-    ("four", "'four' is not a Kafka version (X.Y, e.g. 4.4)"),
-])
+@pytest.mark.parametrize(
+    "value,message",
+    [
+        ("2.7", "unknown Kafka release line 2.7 (kseg reproduces 2.8-4.4)"),
+        ("4.5", "unknown Kafka release line 4.5 (kseg reproduces 2.8-4.4)"),
+        ("four", "'four' is not a Kafka version (X.Y, e.g. 4.4)"),
+    ],
+)
 def test_unsupported_versions_are_usage_errors(value: str, message: str) -> None:
     r = run_subprocess(["dump", "--kafka-version", value, "--files", "x.log"])
     assert r.exit_code == 2 and message.encode() in r.stderr and b"Traceback" not in r.stderr
@@ -130,16 +138,43 @@ def test_unsupported_versions_are_usage_errors(value: str, message: str) -> None
 
 
 def test_patch_releases_name_their_line() -> None:
-    a = run_cli(["dump", "--kafka-version", "4.1.2", "--offsets-decoder", "--files",
-                 "__consumer_offsets-0/00000000000000000000.log"], cwd=DATA)
-    b = run_cli(["dump", "--kafka-version", "4.1", "--offsets-decoder", "--files",
-                 "__consumer_offsets-0/00000000000000000000.log"], cwd=DATA)
+    a = run_cli(
+        [
+            "dump",
+            "--kafka-version",
+            "4.1.2",
+            "--offsets-decoder",
+            "--files",
+            "__consumer_offsets-0/00000000000000000000.log",
+        ],
+        cwd=DATA,
+    )
+    b = run_cli(
+        [
+            "dump",
+            "--kafka-version",
+            "4.1",
+            "--offsets-decoder",
+            "--files",
+            "__consumer_offsets-0/00000000000000000000.log",
+        ],
+        cwd=DATA,
+    )
     assert a.exit_code == 0 and a.stdout == b.stdout
 
 
 def test_share_group_state_decoder_is_not_in_39() -> None:
-    r = run_subprocess(["dump", "--kafka-version", "3.9", "--share-group-state-decoder", "--files",
-                        "__share_group_state-0/00000000000000000000.log"], cwd=DATA)
+    r = run_subprocess(
+        [
+            "dump",
+            "--kafka-version",
+            "3.9",
+            "--share-group-state-decoder",
+            "--files",
+            "__share_group_state-0/00000000000000000000.log",
+        ],
+        cwd=DATA,
+    )
     assert r.exit_code == 2 and b"Kafka 3.9's tool has no --share-group-state-decoder" in r.stderr
 
 
@@ -155,13 +190,16 @@ def test_version_lists_the_range() -> None:
     assert b"kafka dump output: 2.8-4.4 (default 4.4)\n" in r.stdout
 
 
-@pytest.mark.parametrize("cls,expect", [
-    ("org.apache.kafka.tools.api.IntegerDecoder", "payload: 1819242087"),
-    ("org.apache.kafka.tools.api.LongDecoder", "payload: 7813585267934519660"),
-    ("kafka.serializer.LongDecoder", "payload: 7813585267934519660"),
-    ("org.apache.kafka.tools.api.DefaultDecoder", "payload: 6c6f6e672d76616c7565"),
-    ("org.apache.kafka.tools.api.StringDecoder", "payload: long-value"),
-])
+@pytest.mark.parametrize(
+    "cls,expect",
+    [
+        ("org.apache.kafka.tools.api.IntegerDecoder", "payload: 1819242087"),
+        ("org.apache.kafka.tools.api.LongDecoder", "payload: 7813585267934519660"),
+        ("kafka.serializer.LongDecoder", "payload: 7813585267934519660"),
+        ("org.apache.kafka.tools.api.DefaultDecoder", "payload: 6c6f6e672d76616c7565"),
+        ("org.apache.kafka.tools.api.StringDecoder", "payload: long-value"),
+    ],
+)
 def test_kafka_decoder_class_names(tmp_path: Path, cls: str, expect: str) -> None:
     """Kafka's tools-api decoders (and their kafka.serializer names): IntegerDecoder/LongDecoder read the
     first 4/8 bytes big-endian (``struct.unpack(">i", b"long")``, ``(">q", b"long-val")``);
@@ -179,8 +217,16 @@ def test_integer_decoder_on_short_bytes_is_one_error_line(tmp_path: Path) -> Non
     from kseg.testing.v2 import RecordSpec, build_v2_batch
 
     write_segment(tmp_path, [[build_v2_batch([RecordSpec(b"k", b"ab", 1)])]])
-    r = run_subprocess(["dump", "--value-decoder-class", "org.apache.kafka.tools.api.IntegerDecoder", "--files",
-                        "00000000000000000000.log"], cwd=tmp_path)
+    r = run_subprocess(
+        [
+            "dump",
+            "--value-decoder-class",
+            "org.apache.kafka.tools.api.IntegerDecoder",
+            "--files",
+            "00000000000000000000.log",
+        ],
+        cwd=tmp_path,
+    )
     assert r.exit_code != 0 and b"Traceback" not in r.stderr and b"BufferUnderflowException" in r.stderr
 
 
@@ -194,8 +240,9 @@ LAYOUT_CHOSEN_BY_BYTES = {
 }
 
 
-@pytest.mark.parametrize("row", [r for r in ROWS if r["line"] in ("4.3", "4.4")],
-                         ids=lambda r: f"{r['line']}:{r['set']}")
+@pytest.mark.parametrize(
+    "row", [r for r in ROWS if r["line"] in ("4.3", "4.4")], ids=lambda r: f"{r['line']}:{r['set']}"
+)
 def test_kafka_own_tool(row: dict) -> None:
     """kseg under 4.3 and 4.4 against Kafka 4.3's and 4.4's DumpLogSegments itself (built from source:
     kafka-4.3/, kafka-4.4/): the same bytes on stdout and stderr and the same exit code, except the
@@ -226,8 +273,14 @@ def test_39_says_kafka_serializer_classes_are_deprecated(tmp_path: Path) -> None
     from kseg.testing.v2 import RecordSpec, build_v2_batch
 
     write_segment(tmp_path, [[build_v2_batch([RecordSpec(b"k", b"v", 1)])]])
-    args = ["--value-decoder-class", "kafka.serializer.StringDecoder", "--key-decoder-class",
-            "kafka.serializer.StringDecoder", "--files", "00000000000000000000.log"]
+    args = [
+        "--value-decoder-class",
+        "kafka.serializer.StringDecoder",
+        "--key-decoder-class",
+        "kafka.serializer.StringDecoder",
+        "--files",
+        "00000000000000000000.log",
+    ]
     out = run_cli(["dump", "--kafka-version", "3.9", *args], cwd=tmp_path).stdout.decode().splitlines()
     notice = "kafka.serializer.StringDecoder is deprecated. Please use org.apache.kafka.tools.api.StringDecoder instead"
     assert out[:4] == ["Dumping 00000000000000000000.log", notice, notice, "Log starting offset: 0"]

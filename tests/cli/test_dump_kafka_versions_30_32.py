@@ -31,7 +31,9 @@ OLD = LINES[:3]
 KRAFT_TABLES = LINES
 #: 3.3's RegisterBrokerRecord knows versions 0-1: a v2+ record's ``IsMigratingZkBroker`` (after ``BrokerId``)
 #: is read as the start of ``IncarnationId``, and the record fails
-_REGISTER_V3 = re.compile(rb"(?<=\| offset: )(\d+)( .*?)payload: \{\"type\":\"REGISTER_BROKER_RECORD\",\"version\":[2-9].*")
+_REGISTER_V3 = re.compile(
+    rb"(?<=\| offset: )(\d+)( .*?)payload: \{\"type\":\"REGISTER_BROKER_RECORD\",\"version\":[2-9].*"
+)
 _FEATURE_LEVEL = re.compile(rb"(?<=\| offset: )(\d+)( .*?)payload: \{\"type\":\"FEATURE_LEVEL_RECORD\".*")
 _NO_OP = re.compile(rb"(?<=\| offset: )(\d+)( .*?)payload: \{\"type\":\"NO_OP_RECORD\".*")
 _HORIZON = re.compile(rb" deleteHorizonMs: \S+")
@@ -47,7 +49,7 @@ def as_released(text: bytes, line: str) -> bytes:
             if row.startswith(b"producerId: ") and line in ("3.3", "3.4"):
                 row = _TXN.sub(lambda m: b"currentTxnFirstOffset: " + (b"Some(%s)" % m[1] if m[1] else b"None"), row)
         elif row.startswith(b"Log starting offset: "):
-            row = b"Starting offset: " + row[len(b"Log starting offset: "):]
+            row = b"Starting offset: " + row[len(b"Log starting offset: ") :]
         elif row.startswith(b"baseOffset: ") and line in ("3.0", "3.1"):
             row = _HORIZON.sub(b"", row)
         elif row.startswith(b"producerId: "):
@@ -92,8 +94,10 @@ def test_corpus(line: str) -> None:
             # FeatureLevel; NoOpRecord (20) came in 3.3; 3.0/3.1's ProducerIdsRecord names its field ProducerIdsEnd
             failed = b"\\1\\2payload: Error at \\1, skipping. Failed to deserialize record with type 12"
             want_out = _FEATURE_LEVEL.sub(failed, want_out)
-            unknown = (b"\\1\\2payload: Error at \\1, skipping. "
-                       b"org.apache.kafka.common.errors.UnsupportedVersionException: Unknown metadata id 20")
+            unknown = (
+                b"\\1\\2payload: Error at \\1, skipping. "
+                b"org.apache.kafka.common.errors.UnsupportedVersionException: Unknown metadata id 20"
+            )
             want_out = _NO_OP.sub(unknown, want_out)
             if line != "3.2":
                 want_out = want_out.replace(b'"nextProducerId":', b'"producerIdsEnd":')
@@ -115,24 +119,30 @@ def test_corpus(line: str) -> None:
 
 # Whole texts, derived by hand from the source (MANIFEST "Kafka 3.0-3.2"): a transactional v2 segment's
 # first batch line and a producer snapshot with an open transaction.
-_TXN_BATCH_32 = (b"baseOffset: 0 lastOffset: 3 count: 4 baseSequence: 0 lastSequence: 3 producerId: 2000 "
-                 b"producerEpoch: 1 partitionLeaderEpoch: 0 isTransactional: true isControl: false "
-                 b"deleteHorizonMs: OptionalLong.empty position: 0 CreateTime: 1730000000003 size: 353 magic: 2 "
-                 b"compresscodec: none crc: 2933738256 isvalid: true\n")
-_SNAPSHOT_31 = (b"producerId: 2000 producerEpoch: 1 coordinatorEpoch: 8 currentTxnFirstOffset: Some(50) "
-                b"lastTimestamp: 1730000000039 firstSequence: 14 lastSequence: 15 lastOffset: 51 offsetDelta: 1 "
-                b"timestamp: 1730000000039\n")
+_TXN_BATCH_32 = (
+    b"baseOffset: 0 lastOffset: 3 count: 4 baseSequence: 0 lastSequence: 3 producerId: 2000 "
+    b"producerEpoch: 1 partitionLeaderEpoch: 0 isTransactional: true isControl: false "
+    b"deleteHorizonMs: OptionalLong.empty position: 0 CreateTime: 1730000000003 size: 353 magic: 2 "
+    b"compresscodec: none crc: 2933738256 isvalid: true\n"
+)
+_SNAPSHOT_31 = (
+    b"producerId: 2000 producerEpoch: 1 coordinatorEpoch: 8 currentTxnFirstOffset: Some(50) "
+    b"lastTimestamp: 1730000000039 firstSequence: 14 lastSequence: 15 lastOffset: 51 offsetDelta: 1 "
+    b"timestamp: 1730000000039\n"
+)
 
 
 @pytest.mark.parametrize("line", OLD)
 def test_whole_lines(line: str) -> None:
-    log = run_cli(["dump", "--kafka-version", line, "--files", "txn-v2-0/00000000000000000000.log"],
-                  cwd=CORPUS_DATA).stdout.splitlines(keepends=True)
+    log = run_cli(
+        ["dump", "--kafka-version", line, "--files", "txn-v2-0/00000000000000000000.log"], cwd=CORPUS_DATA
+    ).stdout.splitlines(keepends=True)
     assert log[:2] == [b"Dumping txn-v2-0/00000000000000000000.log\n", b"Starting offset: 0\n"]
     batch = _TXN_BATCH_32 if line == "3.2" else _TXN_BATCH_32.replace(b"deleteHorizonMs: OptionalLong.empty ", b"")
     assert log[2] == batch
-    snap = run_cli(["dump", "--kafka-version", line, "--files", "txn-v2-0/00000000000000000052.snapshot"],
-                   cwd=CORPUS_DATA).stdout.splitlines(keepends=True)
+    snap = run_cli(
+        ["dump", "--kafka-version", line, "--files", "txn-v2-0/00000000000000000052.snapshot"], cwd=CORPUS_DATA
+    ).stdout.splitlines(keepends=True)
     want = _SNAPSHOT_31 if line != "3.0" else _SNAPSHOT_31.replace(b"lastTimestamp: 1730000000039 ", b"")
     assert snap[1] == want
     assert snap[2].startswith(b"producerId: 2001 producerEpoch: 3 coordinatorEpoch: 9 currentTxnFirstOffset: None ")
@@ -145,8 +155,11 @@ def test_checkpoint_is_an_unknown_file(line: str, tmp_path: Path) -> None:
     path = tmp_path / "00000000000000000010-0000000001.checkpoint"  # no .checkpoint in the test data
     path.write_bytes(b"")
     r = run_cli(["dump", "--kafka-version", line, "--files", str(path)])
-    assert (r.exit_code, r.stdout, r.stderr) == (0, f"Dumping {path}\n".encode(),
-                                                 f"Ignoring unknown file {path}\n".encode())
+    assert (r.exit_code, r.stdout, r.stderr) == (
+        0,
+        f"Dumping {path}\n".encode(),
+        f"Ignoring unknown file {path}\n".encode(),
+    )
     assert b"Snapshot end offset" in run_cli(["dump", "--kafka-version", "3.7", "--files", str(path)]).stdout
 
 
@@ -191,8 +204,10 @@ def test_offsets_and_transaction_decoders_are_37s(line: str) -> None:
     """``GroupMetadataManager.formatRecordKeyAndValue`` and ``TransactionLog.formatRecordKeyAndValue``
     (and the helpers they call, and the coordinator schemas) are 3.7's in 3.0-3.2: the record lines are
     3.7's, only the header line differs."""
-    for args in (["--offsets-decoder", "--files", "__consumer_offsets-0/00000000000000000000.log"],
-                 ["--transaction-log-decoder", "--files", "__transaction_state-0/00000000000000000100.log"]):
+    for args in (
+        ["--offsets-decoder", "--files", "__consumer_offsets-0/00000000000000000000.log"],
+        ["--transaction-log-decoder", "--files", "__transaction_state-0/00000000000000000100.log"],
+    ):
         data = GOLDEN.parent / "data"
         old = run_cli(["dump", "--kafka-version", line, *args], cwd=data)
         new = run_cli(["dump", "--kafka-version", "3.7", *args], cwd=data)
@@ -209,18 +224,31 @@ def test_36_cluster_metadata_decoder_reads_as_36s_classes(line: str) -> None:
     not printed, and printed with its own version number."""
     from tests.cli.test_dump_kafka_versions import DATA
 
-    r = run_cli(["dump", "--kafka-version", line, "--cluster-metadata-decoder", "--files",
-                 "__cluster_metadata-0/00000000000000000000.log"], cwd=DATA)
+    r = run_cli(
+        [
+            "dump",
+            "--kafka-version",
+            line,
+            "--cluster-metadata-decoder",
+            "--files",
+            "__cluster_metadata-0/00000000000000000000.log",
+        ],
+        cwd=DATA,
+    )
     payloads = [line.split(" payload: ", 1)[1] for line in r.stdout.decode().splitlines() if " payload: " in line]
-    register = ("Error at 3, skipping. Failed to deserialize record with type 0" if line in OLD + ("3.3",) else
-                '{"type":"REGISTER_BROKER_RECORD","version":4,"data":{"brokerId":1,"isMigratingZkBroker":false,'
+    register = (
+        "Error at 3, skipping. Failed to deserialize record with type 0"
+        if line in OLD + ("3.3",)
+        else '{"type":"REGISTER_BROKER_RECORD","version":4,"data":{"brokerId":1,"isMigratingZkBroker":false,'
         '"incarnationId":"AQIDBAUGBwgJCgsMDQ4PEA","brokerEpoch":7,"endPoints":[],"features":[],"rack":null,'
-                '"fenced":true,"inControlledShutdown":false}}')
+        '"fenced":true,"inControlledShutdown":false}}'
+    )
     assert r.exit_code == 0 and payloads == [
         "Error at 1, skipping. org.apache.kafka.common.errors.UnsupportedVersionException: Unknown metadata id 28",
         "Error at 2, skipping. org.apache.kafka.common.errors.UnsupportedVersionException: Unknown metadata id 29",
         register,
-        '{"type":"BROKER_REGISTRATION_CHANGE_RECORD","version":3,"data":{"brokerId":1,"brokerEpoch":7}}']
+        '{"type":"BROKER_REGISTRATION_CHANGE_RECORD","version":3,"data":{"brokerId":1,"brokerEpoch":7}}',
+    ]
 
 
 def test_36_reads_partition_records_with_its_field_list() -> None:
@@ -243,8 +271,9 @@ def test_36_reads_partition_records_with_its_field_list() -> None:
     assert k36.parse(7, None, rec)[1] == "Error at 7, skipping. Failed to deserialize record with type 3"
     assert '"directories":["EREREREREREREREREREREQ"]' in k37.parse(7, None, rec)[1]
     change = value("PartitionChangeRecord", 5, 1, {"directories": [b"\x11" * 16]})
-    assert k36.parse(7, None, change)[1] == ('{"type":"PARTITION_CHANGE_RECORD","version":1,"data":'
-                                             '{"partitionId":-1,"topicId":"AAAAAAAAAAAAAAAAAAAAAA"}}')
+    assert k36.parse(7, None, change)[1] == (
+        '{"type":"PARTITION_CHANGE_RECORD","version":1,"data":{"partitionId":-1,"topicId":"AAAAAAAAAAAAAAAAAAAAAA"}}'
+    )
     # a record of a version 3.6 knows prints as 3.7 prints it
     v0 = value("PartitionRecord", 3, 0, {"partitionId": 3})
     assert k36.parse(7, None, v0) == k37.parse(7, None, v0)
@@ -263,8 +292,13 @@ def test_35_reads_delegation_tokens_without_requester() -> None:
     head = Writer()
     for v in (1, 10, 0):
         head.uvarint(v)
-    token = struct.default_value() | {"owner": "User:alice", "requester": "User:bob", "tokenId": "t1",
-                                      "renewers": ["User:carol"], "expirationTimestamp": 9}
+    token = struct.default_value() | {
+        "owner": "User:alice",
+        "requester": "User:bob",
+        "tokenId": "t1",
+        "renewers": ["User:carol"],
+        "expirationTimestamp": 9,
+    }
     k35, k36 = parser_for("cluster-metadata", release("3.5")), parser_for("cluster-metadata", release("3.6"))
     new = head.getvalue() + write(struct, token, 0)
     assert '"requester":"User:bob"' in k36.parse(5, None, new)[1]
@@ -293,16 +327,33 @@ def test_34_reads_scram_credentials_with_their_v0_layout(line: str) -> None:
     for v in (1, 11, 0):
         head.uvarint(v)
     old_struct = release_message("UserScramCredentialRecord", kraft_table(line)["11"]).struct
-    old = head.getvalue() + write(old_struct, {"name": "alice", "credentialInfos": [
-        {"mechanism": 1, "salt": b"\x01\x02", "saltedPassword": b"\x03", "iterations": 4096}]}, 0)
+    old = head.getvalue() + write(
+        old_struct,
+        {
+            "name": "alice",
+            "credentialInfos": [{"mechanism": 1, "salt": b"\x01\x02", "saltedPassword": b"\x03", "iterations": 4096}],
+        },
+        0,
+    )
     k34, k36 = parser_for("cluster-metadata", release(line)), parser_for("cluster-metadata", release("3.6"))
     assert k34.parse(5, None, old)[1] == (
         '{"type":"USER_SCRAM_CREDENTIAL_RECORD","version":0,"data":{"name":"alice","credentialInfos":'
-        '[{"mechanism":1,"salt":"AQI=","saltedPassword":"Aw==","iterations":4096}]}}')
+        '[{"mechanism":1,"salt":"AQI=","saltedPassword":"Aw==","iterations":4096}]}}'
+    )
     struct = schema.message("UserScramCredentialRecord").struct
-    new = head.getvalue() + write(struct, struct.default_value() | {"name": "alice", "mechanism": 1, "salt": b"\x01",
-                                                                    "storedKey": b"\x02", "serverKey": b"\x03",
-                                                                    "iterations": 4096}, 0)
+    new = head.getvalue() + write(
+        struct,
+        struct.default_value()
+        | {
+            "name": "alice",
+            "mechanism": 1,
+            "salt": b"\x01",
+            "storedKey": b"\x02",
+            "serverKey": b"\x03",
+            "iterations": 4096,
+        },
+        0,
+    )
     assert '"storedKey":"Ag=="' in k36.parse(5, None, new)[1]
     assert k34.parse(5, None, new)[1].startswith("Error at 5, skipping. ")
 
@@ -319,9 +370,14 @@ def test_34_reads_access_control_records() -> None:
     for v in (1, 6, 0):
         head.uvarint(v)
     struct = release_message("AccessControlRecord", kraft_table("3.4")["6"]).struct
-    value = head.getvalue() + write(struct, struct.default_value() | {"resourceName": "t", "principal": "User:a",
-                                                                      "host": "*"}, 0)
-    assert parser_for("cluster-metadata", release("3.4")).parse(2, None, value)[1].startswith(
-        '{"type":"ACCESS_CONTROL_RECORD","version":0,"data":{')
+    value = head.getvalue() + write(
+        struct, struct.default_value() | {"resourceName": "t", "principal": "User:a", "host": "*"}, 0
+    )
+    assert (
+        parser_for("cluster-metadata", release("3.4"))
+        .parse(2, None, value)[1]
+        .startswith('{"type":"ACCESS_CONTROL_RECORD","version":0,"data":{')
+    )
     assert parser_for("cluster-metadata", release("3.5")).parse(2, None, value)[1] == (
-        "Error at 2, skipping. org.apache.kafka.common.errors.UnsupportedVersionException: Unknown metadata id 6")
+        "Error at 2, skipping. org.apache.kafka.common.errors.UnsupportedVersionException: Unknown metadata id 6"
+    )

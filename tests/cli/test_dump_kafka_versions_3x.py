@@ -28,11 +28,17 @@ REMOTE = "--remote-log-metadata-decoder"
 
 
 #: (line, 3.9 row): 3.7's offsets text is its own (test_37_offsets_decoder_on_the_new_record_types)
-CASES_39 = [(line, r) for line in ("3.7", "3.8") for r in ROWS_39
-            if REMOTE not in r["args (cwd = data/)"] and not (line == "3.7" and r["set"] == "offsets")]
+CASES_39 = [
+    (line, r)
+    for line in ("3.7", "3.8")
+    for r in ROWS_39
+    if REMOTE not in r["args (cwd = data/)"] and not (line == "3.7" and r["set"] == "offsets")
+]
 
 
-@pytest.mark.parametrize("line,row", CASES_39, ids=lambda c: c if isinstance(c, str) else f"{c['partition']}:{c['set']}")
+@pytest.mark.parametrize(
+    "line,row", CASES_39, ids=lambda c: c if isinstance(c, str) else f"{c['partition']}:{c['set']}"
+)
 def test_prints_39s_goldens(line: str, row: dict) -> None:
     """Every 3.9 golden of the new record types (Kafka 3.8 decodes the same types with the same
     schemas: unknown group types 9-23 and KRaft types 28-29 print as 3.9 prints them); 3.7 too, but
@@ -45,19 +51,27 @@ def test_prints_39s_goldens(line: str, row: dict) -> None:
 def test_37_offsets_decoder_on_the_new_record_types() -> None:
     """``readMessageKey`` of 3.7: key versions 0-1 are offset commits, 2 group metadata, every other
     record type (KIP-848's 3-8, share and streams groups) ``unknown::version=N`` with no payload."""
-    args = ["dump", "--kafka-version", "3.7", "--offsets-decoder", "--files",
-            "__consumer_offsets-0/00000000000000000000.log"]
+    args = [
+        "dump",
+        "--kafka-version",
+        "3.7",
+        "--offsets-decoder",
+        "--files",
+        "__consumer_offsets-0/00000000000000000000.log",
+    ]
     r = run_cli(args, cwd=DATA)
     keys = [line.split(" headerKeys: [] ", 1)[1] for line in r.stdout.decode().splitlines() if line.startswith("| ")]
     assert r.exit_code == 0 and r.stderr == b""
-    assert keys == ["key: offset_commit::group=g1,partition=t-0 payload: offset=42,metadata=m",
-                    "key: offset_commit::group=g0,partition=t-1 payload: offset=7",
-                    *[f"key: unknown::version={t}" for t in (3, 8, 9, 11, 11, 12, 15, 15, 16, 17, 19, 20, 21, 22,
-                                                            23, 3, 3)]]
+    assert keys == [
+        "key: offset_commit::group=g1,partition=t-0 payload: offset=42,metadata=m",
+        "key: offset_commit::group=g0,partition=t-1 payload: offset=7",
+        *[f"key: unknown::version={t}" for t in (3, 8, 9, 11, 11, 12, 15, 15, 16, 17, 19, 20, 21, 22, 23, 3, 3)],
+    ]
     # the batch lines are the 3.9 golden's
     want, _ = _read(GOLDEN / "3.9" / "__consumer_offsets-0" / "00000000000000000000.log.offsets", DATA, b"@DATA@/")
     assert [x for x in r.stdout.splitlines() if not x.startswith(b"| ")] == [
-        x for x in want.splitlines() if not x.startswith(b"| ")]
+        x for x in want.splitlines() if not x.startswith(b"| ")
+    ]
 
 
 def test_37_has_3_8s_decoder_classes_refused() -> None:
@@ -67,11 +81,23 @@ def test_37_has_3_8s_decoder_classes_refused() -> None:
     args = ["--value-decoder-class", "org.apache.kafka.tools.api.LongDecoder", "--files", "x.log"]
     r = run_subprocess(["dump", "--kafka-version", "3.7", *args])
     assert r.exit_code == 2 and r.stdout == b"" and b"Traceback" not in r.stderr
-    assert (b"Kafka 3.7's tool has no org.apache.kafka.tools.api.LongDecoder (3.8+); its decoders are "
-            b"kafka.serializer.LongDecoder") in r.stderr
+    assert (
+        b"Kafka 3.7's tool has no org.apache.kafka.tools.api.LongDecoder (3.8+); its decoders are "
+        b"kafka.serializer.LongDecoder"
+    ) in r.stderr
     # with a topic decoder Kafka makes no decoder class, so nothing is refused
-    r = run_cli(["dump", "--kafka-version", "3.7", "--transaction-log-decoder", *args[:2], "--files",
-                 "__transaction_state-0/00000000000000000100.log"], cwd=DATA)
+    r = run_cli(
+        [
+            "dump",
+            "--kafka-version",
+            "3.7",
+            "--transaction-log-decoder",
+            *args[:2],
+            "--files",
+            "__transaction_state-0/00000000000000000100.log",
+        ],
+        cwd=DATA,
+    )
     assert r.exit_code == 0 and b"transaction_metadata::transactionalId=" in r.stdout
 
 
@@ -108,8 +134,10 @@ def test_37_prints_lastKnownELR() -> None:
 
 @pytest.mark.parametrize("line", ["3.7", "3.8"])
 def test_37_38_have_no_remote_log_metadata_decoder(line: str) -> None:
-    r = run_subprocess(["dump", "--kafka-version", line, REMOTE, "--files",
-                        "__remote_log_metadata-0/00000000000000000000.log"], cwd=DATA)
+    r = run_subprocess(
+        ["dump", "--kafka-version", line, REMOTE, "--files", "__remote_log_metadata-0/00000000000000000000.log"],
+        cwd=DATA,
+    )
     assert r.exit_code == 2 and f"Kafka {line}'s tool has no --remote-log-metadata-decoder".encode() in r.stderr
 
 
@@ -134,10 +162,17 @@ def test_38_says_kafka_serializer_classes_are_deprecated(tmp_path: Path) -> None
     from kseg.testing.v2 import RecordSpec, build_v2_batch
 
     write_segment(tmp_path, [[build_v2_batch([RecordSpec(b"k", b"v", 1)])]])
-    args = ["--value-decoder-class", "kafka.serializer.LongDecoder", "--key-decoder-class",
-            "kafka.serializer.StringDecoder", "--files", "00000000000000000000.log"]
+    args = [
+        "--value-decoder-class",
+        "kafka.serializer.LongDecoder",
+        "--key-decoder-class",
+        "kafka.serializer.StringDecoder",
+        "--files",
+        "00000000000000000000.log",
+    ]
     out = run_cli(["dump", "--kafka-version", "3.8", *args], cwd=tmp_path).stdout
     assert out == run_cli(["dump", "--kafka-version", "3.9", *args], cwd=tmp_path).stdout
     assert out.decode().splitlines()[1:3] == [
         "kafka.serializer.LongDecoder is deprecated. Please use org.apache.kafka.tools.api.LongDecoder instead",
-        "kafka.serializer.StringDecoder is deprecated. Please use org.apache.kafka.tools.api.StringDecoder instead"]
+        "kafka.serializer.StringDecoder is deprecated. Please use org.apache.kafka.tools.api.StringDecoder instead",
+    ]

@@ -21,16 +21,28 @@ from kseg import engine
 from kseg.testing.v2 import RecordSpec, build_v2_batch
 from tests.conftest import CORPUS_DATA, TESTS
 
-pytestmark = pytest.mark.skipif(engine.C is None, reason="the C engine is not built (KSEG_ENGINE=python or no compiler)")
+pytestmark = pytest.mark.skipif(
+    engine.C is None, reason="the C engine is not built (KSEG_ENGINE=python or no compiler)"
+)
 
-MODES = [[], ["--deep-iteration"], ["--print-data-log"], ["--print-data-log", "--format", "json"],
-         ["--deep-iteration", "--key-decoder", "hex", "--value-decoder", "hex", "--print-data-log"]]
+MODES = [
+    [],
+    ["--deep-iteration"],
+    ["--print-data-log"],
+    ["--print-data-log", "--format", "json"],
+    ["--deep-iteration", "--key-decoder", "hex", "--value-decoder", "hex", "--print-data-log"],
+]
 
 
 def dump(files: list[Path], mode: list[str], eng: str) -> tuple:
     env = {**os.environ, "KSEG_ENGINE": eng}
-    p = subprocess.run([sys.executable, "-m", "kseg", "dump", *mode, "--files", ",".join(map(str, files))],
-                       capture_output=True, env=env, cwd=TESTS.parent, timeout=300)
+    p = subprocess.run(
+        [sys.executable, "-m", "kseg", "dump", *mode, "--files", ",".join(map(str, files))],
+        capture_output=True,
+        env=env,
+        cwd=TESTS.parent,
+        timeout=300,
+    )
     return p.returncode, p.stdout, p.stderr
 
 
@@ -49,8 +61,14 @@ def tricky_log(directory: Path) -> Path:
         f.write(build_v2_batch(recs, base_offset=6, base_sequence=2**31 - 3, producer_id=9, producer_epoch=2))
         f.write(build_v2_batch(recs, base_offset=12, timestamp_type="LogAppendTime", log_append_time=77))
         f.write(build_v2_batch(recs[:2], base_offset=2**63 - 4))
-        f.write(build_v2_batch([RecordSpec(b"k", b"v", 5, offset_delta=2**31 - 1)], base_offset=2**63 - 4,
-                               base_sequence=5, producer_id=3))  # offsets past int64: the Python formatter
+        f.write(
+            build_v2_batch(
+                [RecordSpec(b"k", b"v", 5, offset_delta=2**31 - 1)],
+                base_offset=2**63 - 4,
+                base_sequence=5,
+                producer_id=3,
+            )
+        )  # offsets past int64: the Python formatter
         # offsets out of step inside a batch and between batches ("Non-consecutive offsets")
         f.write(build_v2_batch([RecordSpec(b"a", b"b", 9, offset_delta=d) for d in (0, 2, 1, 1, 7)], base_offset=40))
         f.write(build_v2_batch(recs, base_offset=100, codec="gzip"))  # spans into the decompressed buffer
@@ -98,17 +116,23 @@ def test_decoders_other_than_kafkas_string_decoder_still_get_slices(tmp_path: Pa
     received (a slice of the batch; a plugin its bytes), on either engine."""
     (tmp_path / "log").mkdir()
     log = tricky_log(tmp_path / "log")
-    (tmp_path / "kinddec.py").write_text(
-        "def kind(b):\n    return type(b).__name__ + ':' + bytes(b)[:8].hex()\n")
+    (tmp_path / "kinddec.py").write_text("def kind(b):\n    return type(b).__name__ + ':' + bytes(b)[:8].hex()\n")
     env_path = os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])
-    for mode in (["--print-data-log", "--key-decoder", "kinddec:kind"],
-                 ["--print-data-log", "--value-decoder", "kinddec:kind"],
-                 ["--print-data-log", "--key-decoder", "string", "--value-decoder", "hex"]):
+    for mode in (
+        ["--print-data-log", "--key-decoder", "kinddec:kind"],
+        ["--print-data-log", "--value-decoder", "kinddec:kind"],
+        ["--print-data-log", "--key-decoder", "string", "--value-decoder", "hex"],
+    ):
         outs = []
         for eng in ("c", "python"):
             env = {**os.environ, "KSEG_ENGINE": eng, "PYTHONPATH": env_path}
-            p = subprocess.run([sys.executable, "-m", "kseg", "dump", *mode, "--files", str(log)],
-                               capture_output=True, env=env, cwd=TESTS.parent, timeout=300)
+            p = subprocess.run(
+                [sys.executable, "-m", "kseg", "dump", *mode, "--files", str(log)],
+                capture_output=True,
+                env=env,
+                cwd=TESTS.parent,
+                timeout=300,
+            )
             outs.append((p.returncode, p.stdout, p.stderr))
         assert outs[0] == outs[1], mode
         if "kinddec:kind" in mode:

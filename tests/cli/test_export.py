@@ -17,8 +17,9 @@ from tests.conftest import CORPUS_DATA, assert_no_traceback, run_cli, run_subpro
 
 pq = pytest.importorskip("pyarrow.parquet", reason="export writes Parquet with pyarrow (the test extra)")
 
-HEALTHY = sorted(p.name for p in CORPUS_DATA.iterdir() if p.is_dir() and not p.name.startswith("corrupt-")
-                 and any(p.glob("*.log")))
+HEALTHY = sorted(
+    p.name for p in CORPUS_DATA.iterdir() if p.is_dir() and not p.name.startswith("corrupt-") and any(p.glob("*.log"))
+)
 
 
 def dump_records(partition: Path) -> list[tuple]:
@@ -29,10 +30,18 @@ def dump_records(partition: Path) -> list[tuple]:
         for line in r.text.splitlines():
             obj = json.loads(line)
             if obj["type"] == "record":
-                out.append((obj["offset"], obj["timestamp"], obj["timestampType"], obj["keySize"],
-                            obj["valueSize"], obj.get("headerKeys", []),
-                            obj.get("key") if "control" not in obj else None,
-                            obj.get("payload") if "control" not in obj else None))
+                out.append(
+                    (
+                        obj["offset"],
+                        obj["timestamp"],
+                        obj["timestampType"],
+                        obj["keySize"],
+                        obj["valueSize"],
+                        obj.get("headerKeys", []),
+                        obj.get("key") if "control" not in obj else None,
+                        obj.get("payload") if "control" not in obj else None,
+                    )
+                )
     return out
 
 
@@ -43,10 +52,18 @@ def export_records(table) -> list[tuple]:
             continue
         key, value = row["key"], row["value"]
         control = row["isControl"]
-        out.append((row["offset"], row["timestamp"], row["timestampType"], -1 if key is None else len(key),
-                    -1 if value is None else len(value), [h["key"] for h in row["headers"]],
-                    None if key is None or control else string_decoder(key),
-                    None if value is None or control else string_decoder(value)))
+        out.append(
+            (
+                row["offset"],
+                row["timestamp"],
+                row["timestampType"],
+                -1 if key is None else len(key),
+                -1 if value is None else len(value),
+                [h["key"] for h in row["headers"]],
+                None if key is None or control else string_decoder(key),
+                None if value is None or control else string_decoder(value),
+            )
+        )
     return out
 
 
@@ -72,8 +89,7 @@ def test_batch_columns_and_headers(tmp_path: Path) -> None:
     out2 = tmp_path / "h.parquet"
     assert run_cli(["export", str(CORPUS_DATA / "plain-v2-0"), "-o", str(out2)]).exit_code == 0
     with_headers = [r for r in pq.read_table(out2).to_pylist() if r["headers"]]
-    assert with_headers and all(isinstance(h["value"], (bytes, type(None))) for r in with_headers
-                                for h in r["headers"])
+    assert with_headers and all(isinstance(h["value"], (bytes, type(None))) for r in with_headers for h in r["headers"])
 
 
 def test_offset_and_time_ranges(tmp_path: Path) -> None:
@@ -103,8 +119,15 @@ def test_split_segments_read_as_one(tmp_path: Path) -> None:
     assert pq.read_table(whole).to_pylist() == pq.read_table(split).to_pylist()
 
 
-@pytest.mark.parametrize("name, kind", [("corrupt-crc-0", "crc"), ("corrupt-truncated-0", "trailing-bytes"),
-                                        ("corrupt-garbage-tail-0", None), ("corrupt-compressed-0", None)])
+@pytest.mark.parametrize(
+    "name, kind",
+    [
+        ("corrupt-crc-0", "crc"),
+        ("corrupt-truncated-0", "trailing-bytes"),
+        ("corrupt-garbage-tail-0", None),
+        ("corrupt-compressed-0", None),
+    ],
+)
 def test_corruption_is_marked_counted_and_exit_1(name: str, kind: str | None, tmp_path: Path) -> None:
     out = tmp_path / "x.parquet"
     r = run_subprocess(["export", str(CORPUS_DATA / name), "-o", str(out)])
@@ -145,8 +168,12 @@ def test_existing_output_needs_force(tmp_path: Path) -> None:
 
 def test_usage_errors(tmp_path: Path) -> None:
     out = str(tmp_path / "x.parquet")
-    for args in (["--from-offset", "5", "--to-offset", "4"], ["--master", "local[2]"], ["--from-time", "latest"],
-                 ["--key-decoder", "no_such_module_kseg:f"]):
+    for args in (
+        ["--from-offset", "5", "--to-offset", "4"],
+        ["--master", "local[2]"],
+        ["--from-time", "latest"],
+        ["--key-decoder", "no_such_module_kseg:f"],
+    ):
         r = run_cli(["export", str(CORPUS_DATA / "plain-v2-0"), "-o", out, *args])
         assert r.exit_code == 2, (args, r.errtext)
     empty = tmp_path / "empty"

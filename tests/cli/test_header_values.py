@@ -16,9 +16,14 @@ from tests.conftest import CORPUS_DATA, run_cli
 kafka_record = pytest.importorskip("kafka.record", reason="kafka-python is a test extra")
 
 DAMAGED = {"corrupt-compressed-0", "corrupt-garbage-tail-0", "corrupt-truncated-0", "corrupt-crc-0"}
-SEGMENTS = sorted(p for p in CORPUS_DATA.glob("*/*.log")
-                  if p.parent.name not in DAMAGED and p.stat().st_size > 0 and not p.parent.name.startswith("v0-")
-                  and not p.parent.name.startswith("v1-"))
+SEGMENTS = sorted(
+    p
+    for p in CORPUS_DATA.glob("*/*.log")
+    if p.parent.name not in DAMAGED
+    and p.stat().st_size > 0
+    and not p.parent.name.startswith("v0-")
+    and not p.parent.name.startswith("v1-")
+)
 
 
 def _theirs(path: Path) -> dict[int, list[tuple[str, bytes | None]]]:
@@ -106,4 +111,5 @@ def test_export_keeps_header_bytes_and_decodes_them_with_a_decoder(tmp_path: Pat
         row = rows[offset]
         assert [(h["key"], h["value"]) for h in row["headers"]] == want
         assert [(h["key"], h["value"]) for h in row["headersText"]] == [
-            (k, v.decode("utf-8") if v is not None and _is_utf8(v) else None) for k, v in want]
+            (k, v.decode("utf-8") if v is not None and _is_utf8(v) else None) for k, v in want
+        ]

@@ -27,6 +27,7 @@ def root(tmp_path_factory) -> Path:
 def _nofile(limit: int):
     def set_limit() -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (limit, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+
     return set_limit
 
 
@@ -38,8 +39,13 @@ def _cpus() -> int:
 def test_a_low_descriptor_limit_lowers_jobs_with_a_note(root: Path, args: list[str]) -> None:
     """With ``ulimit -n 16`` verify-index --jobs 4 ended in an EMFILE traceback and rebuild-index --check
     --jobs 8 hung: now one process does the work, and a note says why."""
-    p = subprocess.run([sys.executable, "-m", "kseg", *args, str(root)], capture_output=True, cwd=ROOT,
-                       preexec_fn=_nofile(16), timeout=120)
+    p = subprocess.run(
+        [sys.executable, "-m", "kseg", *args, str(root)],
+        capture_output=True,
+        cwd=ROOT,
+        preexec_fn=_nofile(16),
+        timeout=120,
+    )
     err = p.stderr.decode()
     assert p.returncode == 0, err
     assert err == f"kseg: note: --jobs {args[-1]} lowered to 1: the open-file limit is 16 (ulimit -n)\n"
@@ -48,24 +54,47 @@ def test_a_low_descriptor_limit_lowers_jobs_with_a_note(root: Path, args: list[s
 
 def test_jobs_beyond_the_cpus_are_lowered_with_a_note(root: Path) -> None:
     cpus = _cpus()
-    p = subprocess.run([sys.executable, "-m", "kseg", "verify-index", "--jobs", str(cpus + 3), str(root)],
-                       capture_output=True, cwd=ROOT, timeout=120)
+    p = subprocess.run(
+        [sys.executable, "-m", "kseg", "verify-index", "--jobs", str(cpus + 3), str(root)],
+        capture_output=True,
+        cwd=ROOT,
+        timeout=120,
+    )
     assert p.returncode == 0
     if cpus > 1:
         assert p.stderr.decode() == f"kseg: note: --jobs {cpus + 3} lowered to {cpus}: {cpus} CPUs\n"
     else:
         assert p.stderr.decode() == "kseg: note: --jobs 4 lowered to 1: 1 CPU\n"
-    q = subprocess.run([sys.executable, "-m", "kseg", "verify-index", "-q", "--jobs", str(cpus + 3), str(root)],
-                       capture_output=True, cwd=ROOT, timeout=120)
+    q = subprocess.run(
+        [sys.executable, "-m", "kseg", "verify-index", "-q", "--jobs", str(cpus + 3), str(root)],
+        capture_output=True,
+        cwd=ROOT,
+        timeout=120,
+    )
     assert q.returncode == 0 and q.stderr == b""  # --quiet silences the note
 
 
 @pytest.mark.parametrize("run", range(4))
 def test_ctrl_c_during_a_parallel_rebuild_is_one_line(root: Path, tmp_path: Path, run: int) -> None:
     """Workers ignore SIGINT (they printed tracebacks in 19 of 40 runs): the parent stops them and says so once."""
-    p = subprocess.Popen([sys.executable, "-m", "kseg", "rebuild-index", "--jobs", "2", "--format", "json",
-                          "--output-dir", str(tmp_path / "out"), str(root)],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
+    p = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "kseg",
+            "rebuild-index",
+            "--jobs",
+            "2",
+            "--format",
+            "json",
+            "--output-dir",
+            str(tmp_path / "out"),
+            str(root),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+    )
     assert p.stdout.readline().startswith(b"{")  # workers are running
     time.sleep(0.01 * run)
     p.send_signal(signal.SIGINT)
@@ -83,8 +112,13 @@ def test_ctrl_c_at_any_moment_after_start_up_is_130(root: Path) -> None:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), *(p for p in sys.path if p)]))
     outcomes = []
     for i in range(30):
-        p = subprocess.Popen([sys.executable, "-S", "-m", "kseg", "verify-index", "--jobs", "2", str(root)],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT, env=env)
+        p = subprocess.Popen(
+            [sys.executable, "-S", "-m", "kseg", "verify-index", "--jobs", "2", str(root)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            cwd=ROOT,
+            env=env,
+        )
         time.sleep(0.005 * i)
         p.send_signal(signal.SIGINT)
         err = p.communicate(timeout=60)[1].decode()  # a worker left behind would hold stderr open: a hang
@@ -99,18 +133,21 @@ def test_ctrl_c_at_any_moment_after_start_up_is_130(root: Path) -> None:
     assert outcomes.count(130) >= 10, outcomes
 
 
-@pytest.mark.parametrize("wrapped, code, err", [(KeyboardInterrupt, 130, "kseg: interrupted\n"),
-                                                (BrokenPipeError, -signal.SIGPIPE, "")])
+@pytest.mark.parametrize(
+    "wrapped, code, err", [(KeyboardInterrupt, 130, "kseg: interrupted\n"), (BrokenPipeError, -signal.SIGPIPE, "")]
+)
 def test_a_signal_wrapped_by_python_is_still_the_signal(wrapped: type, code: int, err: str) -> None:
     """Python can hand a Ctrl-C (or a closed pipe) on inside another exception -- 3.11 raises
     ``RuntimeError("Error calling __set_name__ ...")`` from a KeyboardInterrupt that lands while a class
     body runs: still exit 130 (or death by SIGPIPE), never ``internal error`` (a race the sweep above met)."""
-    code_text = ("from kseg.cli.main import fatal\n"
-                 f"try:\n    raise {wrapped.__name__}()\n"
-                 "except BaseException as inner:\n"
-                 "    outer = RuntimeError('Error calling __set_name__')\n"
-                 "    outer.__cause__ = inner\n"
-                 "    fatal(outer)\n")
+    code_text = (
+        "from kseg.cli.main import fatal\n"
+        f"try:\n    raise {wrapped.__name__}()\n"
+        "except BaseException as inner:\n"
+        "    outer = RuntimeError('Error calling __set_name__')\n"
+        "    outer.__cause__ = inner\n"
+        "    fatal(outer)\n"
+    )
     p = subprocess.run([sys.executable, "-c", code_text], capture_output=True, cwd=ROOT, timeout=60)
     assert p.returncode == code, (p.returncode, p.stderr)
     assert p.stderr.decode() == err
@@ -119,8 +156,10 @@ def test_a_signal_wrapped_by_python_is_still_the_signal(wrapped: type, code: int
 def test_a_worker_dies_with_its_parent() -> None:
     """A parent that exits at once (a Ctrl-C while its pool starts) leaves no worker blocked on its task
     queue, holding stderr open: the workers carry PR_SET_PDEATHSIG (the sweep above met such an orphan)."""
-    code = ("import os\nfrom kseg.storage.workers import new_pool\n"
-            "pool = new_pool(1)\nprint(pool.submit(os.getpid).result(), flush=True)\nos._exit(0)\n")
+    code = (
+        "import os\nfrom kseg.storage.workers import new_pool\n"
+        "pool = new_pool(1)\nprint(pool.submit(os.getpid).result(), flush=True)\nos._exit(0)\n"
+    )
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, cwd=ROOT, timeout=60)
     worker = int(p.stdout.decode().strip())
     deadline = time.monotonic() + 20

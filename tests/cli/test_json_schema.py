@@ -73,7 +73,7 @@ def _examples() -> list[tuple[str, str]]:
         for i, line in enumerate(lines):
             if line.startswith("$ kseg "):
                 expected = []
-                for nxt in lines[i + 1:]:
+                for nxt in lines[i + 1 :]:
                     if nxt.startswith("$ "):
                         break
                     expected.append(nxt)
@@ -92,8 +92,7 @@ def test_the_docs_have_examples() -> None:
 def test_docs_example(command: str, expected: str) -> None:
     shell = f'kseg() {{ "{sys.executable}" -m kseg "$@"; }}\n{command}'
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    p = subprocess.run(["bash", "-c", shell], cwd=ROOT, env=env, capture_output=True, text=True,
-                       timeout=120)
+    p = subprocess.run(["bash", "-c", shell], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert p.stdout.strip() == expected, p.stderr
 
 

@@ -7,16 +7,14 @@ import json
 
 import pytest
 
-from kseg.format.releases import K40
-
 from kseg.cli.dump import kraft_text
 from kseg.cli.lookup import parse_timestamp
 from kseg.errors import KsegError
 from kseg.format.releases import K40
+from kseg.ops.lookup.offset import PartitionLog, lookup_offset
 from kseg.render.lookup import write_offset_text
 from kseg.render.text import TextSink
 from kseg.render.values import string_decoder
-from kseg.ops.lookup.offset import PartitionLog, lookup_offset
 from tests.conftest import CORPUS_DATA, CORPUS_GOLDEN, assert_no_traceback, golden_rows, run_cli, run_subprocess
 from tests.ops.lookup.lookup_oracle import LIMIT, read_partition
 
@@ -48,17 +46,26 @@ def test_json_output() -> None:
     assert (obj["partition"], obj["path"], obj["logDir"]) == ("plain-v2-0", "plain-v2-0", str(CORPUS_DATA))
     (step,) = obj["steps"]
     assert (step["segment"], step["path"]) == ("00000000000000000000", "plain-v2-0/00000000000000000000.log")
-    assert step["index"] == {"file": "plain-v2-0/00000000000000000000.index", "entries": 5, "entry": 1,
-                             "offset": 103, "relativeOffset": 103, "position": 10169}
+    assert step["index"] == {
+        "file": "plain-v2-0/00000000000000000000.index",
+        "entries": 5,
+        "entry": 1,
+        "offset": 103,
+        "relativeOffset": 103,
+        "position": 10169,
+    }
     assert step["scan"] == {"from": 10169, "batches": 2, "bytes": 1536, "batchPosition": 10500}
     assert obj["batch"]["baseOffset"] == 104 and obj["record"]["offset"] == 110 and obj["record"]["key"]
 
 
-@pytest.mark.parametrize("offset,reason", [
-    ("419", None),
-    ("420", "offset 420 is the log end offset: no record there yet"),
-    ("1000", "offset 1000 is past the log end offset 420"),
-])
+@pytest.mark.parametrize(
+    "offset,reason",
+    [
+        ("419", None),
+        ("420", "offset 420 is the log end offset: no record there yet"),
+        ("1000", "offset 1000 is past the log end offset 420"),
+    ],
+)
 def test_ends_of_the_log(offset: str, reason) -> None:
     r = run_cli(["lookup-offset", offset, "plain-v2-0"], cwd=CORPUS_DATA)
     assert_no_traceback(r)
@@ -79,14 +86,17 @@ def test_below_the_log_start(tmp_path) -> None:
     assert r.exit_code == 1 and "offset 100 is below the log start offset 251" in r.errtext
 
 
-@pytest.mark.parametrize("args,code,text", [
-    (["lookup-offset", "1", "no-such-dir"], 2, "no-such-dir: no such file or directory"),
-    (["lookup-offset", "1", "."], 2, "not a partition directory"),
-    (["lookup-offset", "x", "plain-v2-0"], 2, "is not a valid integer"),
-    (["lookup-time", "yesterday", "plain-v2-0"], 2, "give epoch milliseconds"),
-    (["lookup-time", "2024-10-27T03:33:20", "plain-v2-0"], 2, "give epoch milliseconds"),
-    (["lookup-offset", "1", "plain-v2-0", "--key-decoder", "nope"], 2, "nope"),
-])
+@pytest.mark.parametrize(
+    "args,code,text",
+    [
+        (["lookup-offset", "1", "no-such-dir"], 2, "no-such-dir: no such file or directory"),
+        (["lookup-offset", "1", "."], 2, "not a partition directory"),
+        (["lookup-offset", "x", "plain-v2-0"], 2, "is not a valid integer"),
+        (["lookup-time", "yesterday", "plain-v2-0"], 2, "give epoch milliseconds"),
+        (["lookup-time", "2024-10-27T03:33:20", "plain-v2-0"], 2, "give epoch milliseconds"),
+        (["lookup-offset", "1", "plain-v2-0", "--key-decoder", "nope"], 2, "nope"),
+    ],
+)
 def test_usage_and_input_errors(args, code: int, text: str) -> None:
     r = run_cli(args, cwd=CORPUS_DATA)
     assert_no_traceback(r)
@@ -103,20 +113,27 @@ def test_corrupt_data_on_the_way_is_one_line_and_exit_1() -> None:
 def test_notes_go_to_stderr() -> None:
     r = run_cli(["lookup-offset", "100", "corrupt-garbage-tail-0"], cwd=CORPUS_DATA)
     assert r.exit_code == 0
-    assert "kseg: note: corrupt-garbage-tail-0/00000000000000000000.log: at byte 28637: found record size 5" \
-        in r.errtext
+    assert (
+        "kseg: note: corrupt-garbage-tail-0/00000000000000000000.log: at byte 28637: found record size 5" in r.errtext
+    )
 
 
-@pytest.mark.parametrize("text,ms", [
-    ("1730000000100", 1730000000100),
-    ("2024-10-27T03:33:20.100Z", 1730000000100),
-    ("2024-10-27T03:33:20.1Z", 1730000000100),
-    ("2024-10-27 04:33:20.100+01:00", 1730000000100),
-    ("2024-10-27T03:33:20.100-0000", 1730000000100),
-    ("2024-10-27T03:33:20.1000001Z", 1730000000101),  # rounded up to the next millisecond
-    ("2024-10-27T03:33Z", 1729999980000),
-    ("earliest", -2), ("LATEST", -1), ("max-timestamp", -3), ("-2", -2),
-])
+@pytest.mark.parametrize(
+    "text,ms",
+    [
+        ("1730000000100", 1730000000100),
+        ("2024-10-27T03:33:20.100Z", 1730000000100),
+        ("2024-10-27T03:33:20.1Z", 1730000000100),
+        ("2024-10-27 04:33:20.100+01:00", 1730000000100),
+        ("2024-10-27T03:33:20.100-0000", 1730000000100),
+        ("2024-10-27T03:33:20.1000001Z", 1730000000101),  # rounded up to the next millisecond
+        ("2024-10-27T03:33Z", 1729999980000),
+        ("earliest", -2),
+        ("LATEST", -1),
+        ("max-timestamp", -3),
+        ("-2", -2),
+    ],
+)
 def test_timestamp_forms(text: str, ms: int) -> None:
     assert parse_timestamp(text) == ms
 
@@ -133,15 +150,23 @@ def test_lookup_time_text_and_json() -> None:
     lines = r.text.splitlines()
     assert lines[0].startswith("Lookup of timestamp 1730000000100 (2024-10-27T03:33:20.100Z) in plain-v2-0")
     assert lines[1].startswith("Skipped: 1 segment whose largest timestamp < 1730000000100")
-    assert lines[2] == ("Segment: 00000000000000000251.log, the first whose largest timestamp 1730000000131 "
-                        "(from its time index) >= 1730000000100")
-    assert lines[3] == ("Time index: 00000000000000000251.timeindex: entry #0, timestamp 1730000000095, "
-                        "offset 299: the largest entry <= 1730000000100")
+    assert lines[2] == (
+        "Segment: 00000000000000000251.log, the first whose largest timestamp 1730000000131 "
+        "(from its time index) >= 1730000000100"
+    )
+    assert lines[3] == (
+        "Time index: 00000000000000000251.timeindex: entry #0, timestamp 1730000000095, "
+        "offset 299: the largest entry <= 1730000000100"
+    )
     assert lines[6].startswith("Found: offset 319, timestamp 1730000000101")
     r = run_cli(["lookup-time", "1730000000100", "plain-v2-0", "--format", "json"], cwd=CORPUS_DATA)
     obj = json.loads(r.text)
-    assert (obj["offset"], obj["timestamp"], obj["timeIndex"]["offset"], obj["index"]["position"]) == \
-        (319, 1730000000101, 299, 4702)
+    assert (obj["offset"], obj["timestamp"], obj["timeIndex"]["offset"], obj["index"]["position"]) == (
+        319,
+        1730000000101,
+        299,
+        4702,
+    )
     assert obj["segment"]["source"] == "time index" and obj["record"]["offset"] == 319
 
 
@@ -163,8 +188,10 @@ def _golden_data(name: str, seg: str) -> tuple[str, bool] | None:
     path = CORPUS_GOLDEN / name / f"{seg}.log.data.stdout"
     if not path.exists():
         return None
-    complete = any(r["partition"] == name and r["file"] == f"{seg}.log" and r["set"] == "data"
-                   and r["exit_code"] == "0" for r in golden_rows())
+    complete = any(
+        r["partition"] == name and r["file"] == f"{seg}.log" and r["set"] == "data" and r["exit_code"] == "0"
+        for r in golden_rows()
+    )
     return path.read_bytes().decode("utf-8"), complete
 
 
@@ -217,9 +244,11 @@ def test_an_offset_in_bytes_framing_no_batch_is_unread_never_answered_from_the_n
     r = run_cli(["lookup-offset", "5", str(part)])
     assert r.exit_code == 1
     assert "Found:" not in r.text and "251" not in r.text.splitlines()[-1]
-    assert r.errtext.splitlines()[-1] == (f"kseg: not found: offset 5 is not known: {log}: at byte 0: 36 bytes that "
-                                          "do not frame a batch (a partial batch, not read; Kafka's read moves on "
-                                          "to the next segment past them)")
+    assert r.errtext.splitlines()[-1] == (
+        f"kseg: not found: offset 5 is not known: {log}: at byte 0: 36 bytes that "
+        "do not frame a batch (a partial batch, not read; Kafka's read moves on "
+        "to the next segment past them)"
+    )
     row = json.loads(run_cli(["lookup-time", "--format", "json", "1730000000005", str(part)]).text)
     assert row["status"] == "unread" and row["found"] is False and str(log) in row["reason"]
 
@@ -238,5 +267,6 @@ def test_a_corrupt_length_on_the_read_path_fails_the_lookup(tmp_path) -> None:
         f.write(struct.pack(">i", 5))
     r = run_cli(["lookup-offset", "5", str(part)])
     assert r.exit_code == 1 and r.text == ""
-    assert r.errtext == (f"kseg: error: {log}: at byte 0: found record size 5 smaller than minimum record "
-                         "overhead (14)\n")
+    assert r.errtext == (
+        f"kseg: error: {log}: at byte 0: found record size 5 smaller than minimum record overhead (14)\n"
+    )

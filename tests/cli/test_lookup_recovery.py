@@ -18,20 +18,28 @@ def _partition(tmp_path: Path, entries: list[tuple[int, int]]) -> Path:
     (relative offset, position)."""
     d = tmp_path / "t-0"
     d.mkdir()
-    batches = [build_v2_batch([RecordSpec(None, b"v%d" % (b * 3 + i), 1000 * (b + 1) + i) for i in range(3)],
-                              base_offset=b * 3) for b in range(3)]
+    batches = [
+        build_v2_batch(
+            [RecordSpec(None, b"v%d" % (b * 3 + i), 1000 * (b + 1) + i) for i in range(3)], base_offset=b * 3
+        )
+        for b in range(3)
+    ]
     assert [len(b) for b in batches] == [88, 88, 88]
     (d / "00000000000000000000.log").write_bytes(b"".join(batches))
     (d / "00000000000000000000.index").write_bytes(b"".join(struct.pack(">ii", o, p) for o, p in entries))
     return d
 
 
-@pytest.mark.parametrize("entries, start, at", [
-    ([(3, 20)], 0, "the segment start"),          # the only entry points inside batch 0-2
-    ([(3, 88), (6, 100)], 88, "entry #0"),        # the last entry points inside batch 3-5: back to entry #0
-])
+@pytest.mark.parametrize(
+    "entries, start, at",
+    [
+        ([(3, 20)], 0, "the segment start"),  # the only entry points inside batch 0-2
+        ([(3, 88), (6, 100)], 88, "entry #0"),  # the last entry points inside batch 3-5: back to entry #0
+    ],
+)
 def test_an_entry_inside_a_batch_is_recovered_from_the_previous_good_position(
-        tmp_path: Path, entries: list, start: int, at: str) -> None:
+    tmp_path: Path, entries: list, start: int, at: str
+) -> None:
     d = _partition(tmp_path, entries)
     slot, (_, bad) = len(entries) - 1, entries[-1]
     for target in (3, 7, 8):
@@ -40,8 +48,10 @@ def test_an_entry_inside_a_batch_is_recovered_from_the_previous_good_position(
         assert "log start offset 0, log end offset 9" in r.text
         assert f"Found: offset {target} in batch" in r.text
         assert_no_traceback(r)
-    note = (f"00000000000000000000.index: entry #{slot} points at position {bad}, where no whole valid batch starts "
-            f"(the index is damaged, see kseg verify-index); the log end is read from position {start} ({at}) instead")
+    note = (
+        f"00000000000000000000.index: entry #{slot} points at position {bad}, where no whole valid batch starts "
+        f"(the index is damaged, see kseg verify-index); the log end is read from position {start} ({at}) instead"
+    )
     assert note in r.errtext, r.errtext
     assert f"the scan reads from position {start} ({at}) instead" in r.errtext
     assert f"Scan: from position {start}," in r.text

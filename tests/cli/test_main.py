@@ -14,7 +14,18 @@ from kseg.cli.main import COMMANDS
 from tests.conftest import CORPUS_DATA, run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
-HEAVY = ["pyspark", "rich", "lz4", "zstandard", "snappy", "cramjam", "crc32c", "kseg.decoders", "kseg.storage", "kseg.ops"]
+HEAVY = [
+    "pyspark",
+    "rich",
+    "lz4",
+    "zstandard",
+    "snappy",
+    "cramjam",
+    "crc32c",
+    "kseg.decoders",
+    "kseg.storage",
+    "kseg.ops",
+]
 
 
 @pytest.mark.parametrize("args", [["--help"], ["--version"], ["dump", "--help"]])
@@ -65,8 +76,9 @@ def test_an_unexpected_exception_is_one_line_exit_2(tmp_path, monkeypatch) -> No
     monkeypatch.delenv("KSEG_TRACEBACK", raising=False)
     r = run_cli(["compaction", str(CORPUS_DATA / "plain-v2-0")])
     assert r.exit_code == 2
-    assert r.errtext == ("kseg: error: internal error: RuntimeError: boom (a bug in kseg; KSEG_TRACEBACK=1 shows "
-                         "where)\n")
+    assert r.errtext == (
+        "kseg: error: internal error: RuntimeError: boom (a bug in kseg; KSEG_TRACEBACK=1 shows where)\n"
+    )
     monkeypatch.setenv("KSEG_TRACEBACK", "1")
     with pytest.raises(RuntimeError, match="boom"):
         run_cli(["compaction", str(CORPUS_DATA / "plain-v2-0")])

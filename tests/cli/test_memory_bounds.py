@@ -39,15 +39,20 @@ _LAUNCHER = (
     "print(json.dumps([usage.ru_maxrss, os.waitstatus_to_exitcode(status), err.decode('utf-8', 'replace')]))\n"
 )
 
-ENGINES = [pytest.param("c", marks=pytest.mark.skipif(engine.C is None, reason="the C engine is not built")),
-           "python"]
+ENGINES = [pytest.param("c", marks=pytest.mark.skipif(engine.C is None, reason="the C engine is not built")), "python"]
 
 
 def peak(args: list[str], eng: str = "python") -> tuple[float, int, str]:
     """Run ``kseg ARGS`` with ``KSEG_ENGINE=eng``: (peak RSS in MiB, exit code, stderr)."""
     env = dict(os.environ, KSEG_ENGINE=eng)
-    out = subprocess.run([sys.executable, "-c", _LAUNCHER, sys.executable, "-m", "kseg", *args], env=env,
-                         capture_output=True, text=True, timeout=600, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", _LAUNCHER, sys.executable, "-m", "kseg", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=True,
+    ).stdout
     rss_kib, code, err = json.loads(out)
     return rss_kib / 1024, code, err
 
@@ -139,8 +144,12 @@ def test_garbage_and_sparse_indexes_are_read_in_windows(name: str, which: str, r
 
 
 def test_verify_index_keeps_a_bounded_report_of_a_garbage_index(random_index: Path) -> None:
-    r = subprocess.run([sys.executable, "-m", "kseg", "verify-index", "--format", "json", str(random_index)],
-                       capture_output=True, text=True, timeout=600)
+    r = subprocess.run(
+        [sys.executable, "-m", "kseg", "verify-index", "--format", "json", str(random_index)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     rows = [json.loads(line) for line in r.stdout.splitlines()]
     segment = next(row for row in rows if row["type"] == "segment")
     problems = [row for row in rows if row["type"] == "problem"]

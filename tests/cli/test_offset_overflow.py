@@ -102,8 +102,10 @@ def test_export_writes_kafkas_offsets(part: Path, engine: str, tmp_path: Path) -
 def test_lookups_diff_and_compaction_end_with_kafkas_values(part: Path, engine: str) -> None:
     p = kseg(engine, "lookup-offset", str(MAX), str(part))
     assert p.returncode == 1 and b"Traceback" not in p.stderr
-    assert f"past 2^63-1 (base offset {MAX}); Kafka's long arithmetic wraps the log end offset to {MIN + 1}" \
+    assert (
+        f"past 2^63-1 (base offset {MAX}); Kafka's long arithmetic wraps the log end offset to {MIN + 1}"
         in p.stderr.decode()
+    )
     p = kseg(engine, "lookup-time", "1000", str(part))
     assert p.returncode == 0 and f"Found: offset {MAX}, timestamp 1000" in p.stdout.decode(), p.stderr
     p = kseg(engine, "diff", str(part), str(part))

@@ -35,6 +35,7 @@ WHERE = {
     "drop_cache": set(COMMANDS),
 }
 
+
 # The reference: the option as the shared module declares it.
 @click.command()
 @options.quiet_option
@@ -57,8 +58,16 @@ def _command(name: str) -> click.Command:
 
 
 def _describe(p: click.Parameter) -> tuple:
-    return (sorted(p.opts), sorted(p.secondary_opts), p.help, getattr(p, "is_flag", False), p.multiple,
-            repr(p.type), p.default, p.show_default)
+    return (
+        sorted(p.opts),
+        sorted(p.secondary_opts),
+        p.help,
+        getattr(p, "is_flag", False),
+        p.multiple,
+        repr(p.type),
+        p.default,
+        p.show_default,
+    )
 
 
 @pytest.mark.parametrize("name", sorted(COMMANDS))
@@ -74,15 +83,27 @@ def test_shared_options_have_one_name_help_and_meaning(name: str) -> None:
 
 
 def test_every_command_walked() -> None:
-    assert set(COMMANDS) == {"dump", "verify-index", "lookup-offset", "lookup-time", "rebuild-index", "txn",
-                             "diff", "compaction", "export"}
+    assert set(COMMANDS) == {
+        "dump",
+        "verify-index",
+        "lookup-offset",
+        "lookup-time",
+        "rebuild-index",
+        "txn",
+        "diff",
+        "compaction",
+        "export",
+    }
 
 
-@pytest.mark.parametrize("name,args", [
-    ("verify-index", [str(SAMPLE)]),
-    ("export", [str(SAMPLE), "-o", "/tmp/never.parquet"]),
-    ("diff", [str(SAMPLE), str(SAMPLE)]),
-])
+@pytest.mark.parametrize(
+    "name,args",
+    [
+        ("verify-index", [str(SAMPLE)]),
+        ("export", [str(SAMPLE), "-o", "/tmp/never.parquet"]),
+        ("diff", [str(SAMPLE), str(SAMPLE)]),
+    ],
+)
 @pytest.mark.parametrize("extra", [["--master", "local[1]"], ["--spark-conf", "a=b"], ["--verbose"]])
 def test_spark_options_without_spark_are_usage_errors(name: str, args: list[str], extra: list[str]) -> None:
     if name == "verify-index" and extra == ["--verbose"]:
@@ -101,8 +122,9 @@ def test_read_pacing_with_spark_is_a_usage_error(extra: list[str]) -> None:
     assert r.exit_code == 2 and len(r.errtext.splitlines()) == 1 and "--max-rate and --drop-cache" in r.errtext
 
 
-@pytest.mark.parametrize("spelling", ["--key-decoder-class", "--key-decoder", "--value-decoder-class",
-                                      "--value-decoder"])
+@pytest.mark.parametrize(
+    "spelling", ["--key-decoder-class", "--key-decoder", "--value-decoder-class", "--value-decoder"]
+)
 @pytest.mark.parametrize("name", ["lookup-offset", "lookup-time"])
 def test_kafka_decoder_spellings_on_the_lookups(name: str, spelling: str) -> None:
     where = "5" if name == "lookup-offset" else "1730000000005"
@@ -141,7 +163,9 @@ def test_rebuild_refusal_prints_the_error_line(tmp_path: Path) -> None:
     part = tmp_path / "orders-0"
     shutil.copytree(SAMPLE, part)
     index = part / "00000000000000000000.index"
-    index.write_bytes(index.read_bytes() + bytes([0, 0, 0, 1, 0, 0, 0, 1]))  # an entry out of order (a zero tail is healthy)
+    index.write_bytes(
+        index.read_bytes() + bytes([0, 0, 0, 1, 0, 0, 0, 1])
+    )  # an entry out of order (a zero tail is healthy)
     r = run_cli(["rebuild-index", str(part)])
     assert r.exit_code == 2
     errors = [line for line in r.errtext.splitlines() if line.startswith("kseg: error: ")]
@@ -179,12 +203,20 @@ COMMAND_RUNS = {
 def test_no_deprecation_warning(name: str, tmp_path: Path) -> None:
     """``python -W error::DeprecationWarning -m kseg ...`` runs clean on every command."""
     args = [a.replace("{tmp}", str(tmp_path)) for a in COMMAND_RUNS[name]]
-    p = subprocess.run([sys.executable, "-W", "error::DeprecationWarning", "-m", "kseg", *args],
-                       capture_output=True, text=True, timeout=120)
+    p = subprocess.run(
+        [sys.executable, "-W", "error::DeprecationWarning", "-m", "kseg", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert p.returncode == 0, p.stderr
     assert "Warning" not in p.stderr and "Traceback" not in p.stderr, p.stderr
-    h = subprocess.run([sys.executable, "-W", "error::DeprecationWarning", "-m", "kseg", name, "--help"],
-                       capture_output=True, text=True, timeout=60)
+    h = subprocess.run(
+        [sys.executable, "-W", "error::DeprecationWarning", "-m", "kseg", name, "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert h.returncode == 0 and "Warning" not in h.stderr, h.stderr
 
 
@@ -194,8 +226,13 @@ def test_shell_completion_script(shell: str) -> None:
     import os
 
     env = dict(os.environ, _KSEG_COMPLETE=f"{shell}_source")
-    p = subprocess.run([sys.executable, "-c", "from kseg.cli.main import main; main()"], env=env,
-                       capture_output=True, text=True, timeout=60)
+    p = subprocess.run(
+        [sys.executable, "-c", "from kseg.cli.main import main; main()"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert p.returncode == 0, p.stderr
     assert "_KSEG_COMPLETE" in p.stdout and "complete" in p.stdout
 
@@ -204,15 +241,20 @@ def test_shell_completion_completes_commands() -> None:
     import os
 
     env = dict(os.environ, _KSEG_COMPLETE="bash_complete", COMP_WORDS="kseg verify-", COMP_CWORD="1")
-    p = subprocess.run([sys.executable, "-c", "from kseg.cli.main import main; main()"], env=env,
-                       capture_output=True, text=True, timeout=60)
+    p = subprocess.run(
+        [sys.executable, "-c", "from kseg.cli.main import main; main()"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert p.returncode == 0 and "verify-index" in p.stdout, p.stdout + p.stderr
 
 
 def test_readme_tells_a_newcomer_what_next() -> None:
     readme = (ROOT / "README.md").read_text()
     first = readme.index("kseg dump --deep-iteration --files examples/orders-0")
-    after = readme[first:first + 600]
+    after = readme[first : first + 600]
     assert "Next, try `kseg verify-index examples/orders-0`" in after
     for command in ("verify-index examples/orders-0", "lookup-offset 268 examples/orders-0"):
         assert run_cli(command.split()).exit_code == 0
@@ -270,13 +312,21 @@ def test_progress_counts_items() -> None:
     assert "1/3" in buf.getvalue() and "bytes" not in buf.getvalue()
 
 
-@pytest.mark.parametrize("args", [
-    ["verify-index", str(SAMPLE)], ["verify-index", "-j", "2", str(SAMPLE)], ["rebuild-index", "--check", str(SAMPLE)],
-    ["rebuild-index", "--check", "-j", "2", "{tmp}/root"],
-    ["dump", str(LOG)], ["export", "--force", str(SAMPLE), "-o", "{tmp}/o.parquet"],
-    ["txn", str(SAMPLE)], ["compaction", str(SAMPLE)], ["diff", str(SAMPLE), "{tmp}/root/orders-1"],
-    ["rebuild-index", "--output-dir", "{tmp}/out", str(SAMPLE)],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["verify-index", str(SAMPLE)],
+        ["verify-index", "-j", "2", str(SAMPLE)],
+        ["rebuild-index", "--check", str(SAMPLE)],
+        ["rebuild-index", "--check", "-j", "2", "{tmp}/root"],
+        ["dump", str(LOG)],
+        ["export", "--force", str(SAMPLE), "-o", "{tmp}/o.parquet"],
+        ["txn", str(SAMPLE)],
+        ["compaction", str(SAMPLE)],
+        ["diff", str(SAMPLE), "{tmp}/root/orders-1"],
+        ["rebuild-index", "--output-dir", "{tmp}/out", str(SAMPLE)],
+    ],
+)
 def test_every_progress_bar_runs(args: list[str], tmp_path: Path) -> None:
     """KSEG_PROGRESS=1 draws the bar without a terminal: each command's progress path runs to the end."""
     import os
@@ -284,10 +334,19 @@ def test_every_progress_bar_runs(args: list[str], tmp_path: Path) -> None:
     for name in ("orders-1", "orders-2"):
         shutil.copytree(SAMPLE, tmp_path / "root" / name)
     env = dict(os.environ, KSEG_PROGRESS="1")
-    p = subprocess.run([sys.executable, "-m", "kseg", *[a.replace("{tmp}", str(tmp_path)) for a in args]],
-                       env=env, capture_output=True, text=True, timeout=120)
+    p = subprocess.run(
+        [sys.executable, "-m", "kseg", *[a.replace("{tmp}", str(tmp_path)) for a in args]],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert p.returncode == 0 and "Traceback" not in p.stderr and "Error" not in p.stderr, p.stderr
-    quiet = subprocess.run([sys.executable, "-m", "kseg", args[0], "-q",
-                            *[a.replace("{tmp}", str(tmp_path)) for a in args[1:]]],
-                           env=env, capture_output=True, text=True, timeout=120)
+    quiet = subprocess.run(
+        [sys.executable, "-m", "kseg", args[0], "-q", *[a.replace("{tmp}", str(tmp_path)) for a in args[1:]]],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert quiet.returncode == 0 and quiet.stderr == "", quiet.stderr

@@ -29,19 +29,25 @@ def _hashes(directory: Path) -> dict[str, str]:
 SEGMENT = "orders-0/00000000000000000000.log"
 
 
-@pytest.mark.parametrize("args, why", [
-    (["verify-index", "--report", SEGMENT, "orders-0"], f"--report {SEGMENT} lies within the input orders-0"),
-    (["verify-index", "--force", "--report", SEGMENT, "orders-0"], "lies within the input orders-0"),
-    (["verify-index", "--force", "--report", SEGMENT, SEGMENT], f"--report {SEGMENT} is the input {SEGMENT}"),
-    (["verify-index", "--force", "--report", "link/00000000000000000251.log", "orders-0"], "lies within the input"),
-    (["verify-index", "--force", "--report", "orders-0/../orders-0/new.jsonl", "orders-0"], "lies within the input"),
-    (["verify-index", "--force", "--report", "orders-0", "orders-0"], "--report orders-0 is the input orders-0"),
-    (["export", "-o", SEGMENT, "--force", "orders-0"], f"-o {SEGMENT} lies within the input orders-0"),
-    (["export", "-o", "link/x.parquet", "orders-0"], "-o link/x.parquet lies within the input orders-0"),
-    (["export", "-o", SEGMENT, "--force", SEGMENT], "is the input"),
-    (["rebuild-index", "--output-dir", "orders-0", "--force", "orders-0"], "--output-dir orders-0 is the input"),
-    (["rebuild-index", "--output-dir", "link/sub", "orders-0"], "lies within the input orders-0"),
-])
+@pytest.mark.parametrize(
+    "args, why",
+    [
+        (["verify-index", "--report", SEGMENT, "orders-0"], f"--report {SEGMENT} lies within the input orders-0"),
+        (["verify-index", "--force", "--report", SEGMENT, "orders-0"], "lies within the input orders-0"),
+        (["verify-index", "--force", "--report", SEGMENT, SEGMENT], f"--report {SEGMENT} is the input {SEGMENT}"),
+        (["verify-index", "--force", "--report", "link/00000000000000000251.log", "orders-0"], "lies within the input"),
+        (
+            ["verify-index", "--force", "--report", "orders-0/../orders-0/new.jsonl", "orders-0"],
+            "lies within the input",
+        ),
+        (["verify-index", "--force", "--report", "orders-0", "orders-0"], "--report orders-0 is the input orders-0"),
+        (["export", "-o", SEGMENT, "--force", "orders-0"], f"-o {SEGMENT} lies within the input orders-0"),
+        (["export", "-o", "link/x.parquet", "orders-0"], "-o link/x.parquet lies within the input orders-0"),
+        (["export", "-o", SEGMENT, "--force", SEGMENT], "is the input"),
+        (["rebuild-index", "--output-dir", "orders-0", "--force", "orders-0"], "--output-dir orders-0 is the input"),
+        (["rebuild-index", "--output-dir", "link/sub", "orders-0"], "lies within the input orders-0"),
+    ],
+)
 def test_an_output_on_an_input_is_refused_before_any_work(tmp_path: Path, args: list[str], why: str) -> None:
     part = _tree(tmp_path)
     before = _hashes(part)
@@ -79,8 +85,10 @@ def test_export_to_an_existing_directory_is_one_clear_line(tmp_path: Path) -> No
     (tmp_path / "out").mkdir()
     r = run_subprocess(["export", "-o", str(tmp_path / "out"), "--force", str(part)])
     assert r.exit_code == 2 and r.stdout == b""
-    assert r.errtext == (f"kseg: error: {tmp_path / 'out'}: cannot write -o: is a directory (give a file path; "
-                         "a directory of part files is written only with --spark)\n")
+    assert r.errtext == (
+        f"kseg: error: {tmp_path / 'out'}: cannot write -o: is a directory (give a file path; "
+        "a directory of part files is written only with --spark)\n"
+    )
     assert list((tmp_path / "out").iterdir()) == []
 
 

@@ -75,8 +75,11 @@ class Tree:
         return self.bad / f"{SEG1}.log"
 
     def hashes(self) -> dict[str, str]:
-        return {str(p): hashlib.sha256(p.read_bytes()).hexdigest()
-                for d in (self.bad, self.good) for p in sorted(d.iterdir())}
+        return {
+            str(p): hashlib.sha256(p.read_bytes()).hexdigest()
+            for d in (self.bad, self.good)
+            for p in sorted(d.iterdir())
+        }
 
 
 # -- one argument builder per command: what it is run on (the damaged partition, read whole) ------------
@@ -129,8 +132,15 @@ CAUSE = {
 }
 
 # a verdict on the damaged segment or the whole partition: never printed for data not read to its end
-VERDICTS = [r"\bno problems\b", r"\bidentical\b", r"\blagging\b", rf"{SEG0}\S*: clean\b",
-            rf"{SEG0}\S*: no tombstones", rf"{SEG0}\.log: \d+ batch(es)?, \d+ bytes, all valid", r"\b0 clean\b.*\bexit"]
+VERDICTS = [
+    r"\bno problems\b",
+    r"\bidentical\b",
+    r"\blagging\b",
+    rf"{SEG0}\S*: clean\b",
+    rf"{SEG0}\S*: no tombstones",
+    rf"{SEG0}\.log: \d+ batch(es)?, \d+ bytes, all valid",
+    r"\b0 clean\b.*\bexit",
+]
 NOTHING_WRITTEN = r"\bwritten\b"
 
 
@@ -220,8 +230,7 @@ def test_shrinks_while_read(tmp_path: Path, monkeypatch, command: str) -> None:
             pass
 
     monkeypatch.setattr(read_policy, "current", None)  # restored at teardown, whatever the run set
-    monkeypatch.setattr(read_policy, "configure",
-                        lambda *a, **k: setattr(read_policy, "current", ShrinkBeforeRead()))
+    monkeypatch.setattr(read_policy, "configure", lambda *a, **k: setattr(read_policy, "current", ShrinkBeforeRead()))
     r = run_cli([command, *ARGS[command](t)])
     out, err = r.text, r.errtext
     assert t.log0.stat().st_size == half, "the hook never ran"
@@ -261,8 +270,9 @@ def _unprivileged(cmd: list[str]) -> list[str]:
 
 
 def _kseg(args: list[str], **kw) -> subprocess.CompletedProcess:
-    return subprocess.run(_unprivileged([sys.executable, "-m", "kseg", *args]), capture_output=True, cwd=ROOT,
-                          timeout=120, **kw)
+    return subprocess.run(
+        _unprivileged([sys.executable, "-m", "kseg", *args]), capture_output=True, cwd=ROOT, timeout=120, **kw
+    )
 
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))
@@ -310,8 +320,13 @@ def test_closed_stdout_is_death_by_sigpipe(tmp_path: Path, command: str, fmt: st
     os.close(read_end)
     fmt_args = [] if fmt is None else ["--format", fmt]
     try:
-        p = subprocess.run([sys.executable, "-m", "kseg", command, *fmt_args, *ARGS[command](t)], stdout=write_end,
-                           stderr=subprocess.PIPE, cwd=ROOT, timeout=120)
+        p = subprocess.run(
+            [sys.executable, "-m", "kseg", command, *fmt_args, *ARGS[command](t)],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            cwd=ROOT,
+            timeout=120,
+        )
     finally:
         os.close(write_end)
     assert p.returncode == -signal.SIGPIPE, (p.returncode, p.stderr.decode())
@@ -333,8 +348,12 @@ def test_ctrl_c_while_reading_is_130(tmp_path: Path, command: str) -> None:
     t = Tree(tmp_path)
     before = t.hashes()
     # 0.01 MB/s (the least --max-rate takes): the first window read of a 28 KB segment is followed by a ~3 s pause, the file open
-    p = subprocess.Popen([sys.executable, "-m", "kseg", command, *ARGS[command](t), "--max-rate", "0.01"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
+    p = subprocess.Popen(
+        [sys.executable, "-m", "kseg", command, *ARGS[command](t), "--max-rate", "0.01"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+    )
     try:
         deadline = time.monotonic() + 60
         while not _holds_open(p.pid, t.base):
@@ -363,7 +382,8 @@ def no_pyarrow(tmp_path_factory) -> dict:
         "    def find_spec(self, name, path=None, target=None):\n"
         "        if name == 'pyarrow' or name.startswith('pyarrow.'):\n"
         "            raise ImportError(f'No module named {name!r}')\n"
-        "sys.meta_path.insert(0, _Hide())\n")
+        "sys.meta_path.insert(0, _Hide())\n"
+    )
     return {**os.environ, "PYTHONPATH": str(site)}
 
 
@@ -374,10 +394,12 @@ def test_missing_optional_dependency(tmp_path: Path, no_pyarrow: dict, command: 
     t = Tree(tmp_path)
     args = ARGS[command](t)
     if command != "export":
-        args = [a.replace(str(t.bad), "s3://bucket/data/p-0").replace(str(t.good), "s3://bucket/data/p-0")
-                for a in args]
-    p = subprocess.run([sys.executable, "-m", "kseg", command, *args], capture_output=True, cwd=ROOT, timeout=120,
-                       env=no_pyarrow)
+        args = [
+            a.replace(str(t.bad), "s3://bucket/data/p-0").replace(str(t.good), "s3://bucket/data/p-0") for a in args
+        ]
+    p = subprocess.run(
+        [sys.executable, "-m", "kseg", command, *args], capture_output=True, cwd=ROOT, timeout=120, env=no_pyarrow
+    )
     err = p.stderr.decode()
     assert p.returncode == 2, (p.returncode, err)
     _clean_stderr(command, err)
@@ -390,8 +412,23 @@ def _with_eio(log: Path, args: list[str], when: str) -> subprocess.CompletedProc
     """Run ``kseg ARGS`` with every read(2)/pread64(2) of ``log`` from the ``when``-th on failing EIO."""
     if shutil.which("strace") is None:
         pytest.skip("strace is not installed: no way to inject EIO (apt-get install strace)")
-    cmd = ["strace", "-f", "-qq", "-o", os.devnull, "-P", str(log), "-e", "trace=read,pread64",
-           "-e", f"inject=read,pread64:error=EIO:when={when}", sys.executable, "-m", "kseg", *args]
+    cmd = [
+        "strace",
+        "-f",
+        "-qq",
+        "-o",
+        os.devnull,
+        "-P",
+        str(log),
+        "-e",
+        "trace=read,pread64",
+        "-e",
+        f"inject=read,pread64:error=EIO:when={when}",
+        sys.executable,
+        "-m",
+        "kseg",
+        *args,
+    ]
     p = subprocess.run(cmd, capture_output=True, cwd=ROOT, timeout=120)
     if b"ptrace" in p.stderr.lower() and p.returncode != 0 and b"kseg: " not in p.stderr:
         pytest.skip(f"strace cannot trace here: {p.stderr.decode().strip()}")

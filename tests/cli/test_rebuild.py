@@ -60,13 +60,16 @@ def test_refuses_to_replace_without_force_then_replaces(tmp_path) -> None:
     before = snapshot(d)
     r = run_cli(["rebuild-index", str(d)])
     assert r.exit_code == 2
-    assert "00000000000000000000.index: 5 entries: not written: the existing file differs (entry #1: existing " \
-           "(offset 106, position 10169), rebuilt (offset 103, position 10169)); give --force to replace it" in r.text
+    assert (
+        "00000000000000000000.index: 5 entries: not written: the existing file differs (entry #1: existing "
+        "(offset 106, position 10169), rebuilt (offset 103, position 10169)); give --force to replace it" in r.text
+    )
     assert snapshot(d) == before
     r = run_cli(["rebuild-index", "--force", str(d)])
     assert r.exit_code == 0 and "replaced the existing file" in r.text
-    assert (d / "00000000000000000000.index").read_bytes() == \
-        (CORPUS_DATA / "plain-v2-0" / "00000000000000000000.index").read_bytes()
+    assert (d / "00000000000000000000.index").read_bytes() == (
+        CORPUS_DATA / "plain-v2-0" / "00000000000000000000.index"
+    ).read_bytes()
     assert sorted(os.listdir(d)) == sorted(before)  # no stray files
     r = run_cli(["rebuild-index", str(d)])
     assert r.exit_code == 0 and "unchanged (the existing file is identical)" in r.text
@@ -87,8 +90,12 @@ def test_output_dir_for_a_partition_and_for_a_log_root(tmp_path) -> None:
     out = tmp_path / "out"
     r = run_cli(["rebuild-index", "--output-dir", str(out), "plain-v2-0"], cwd=CORPUS_DATA)
     assert r.exit_code == 0
-    assert sorted(os.listdir(out)) == ["00000000000000000000.index", "00000000000000000000.timeindex",
-                                       "00000000000000000251.index", "00000000000000000251.timeindex"]
+    assert sorted(os.listdir(out)) == [
+        "00000000000000000000.index",
+        "00000000000000000000.timeindex",
+        "00000000000000000251.index",
+        "00000000000000000251.timeindex",
+    ]
     root = tmp_path / "root"
     root.mkdir()
     for name in ("plain-v2-0", "txn-v2-0"):
@@ -99,14 +106,24 @@ def test_output_dir_for_a_partition_and_for_a_log_root(tmp_path) -> None:
     assert r.exit_code == 0
     assert sorted(os.listdir(out2)) == ["plain-v2-0", "txn-v2-0"]
     assert "skipped, a partition directory in transition" in r.errtext
-    assert (out2 / "txn-v2-0" / "00000000000000000036.txnindex").read_bytes() == \
-        (CORPUS_DATA / "txn-v2-0" / "00000000000000000036.txnindex").read_bytes()
+    assert (out2 / "txn-v2-0" / "00000000000000000036.txnindex").read_bytes() == (
+        CORPUS_DATA / "txn-v2-0" / "00000000000000000036.txnindex"
+    ).read_bytes()
 
 
 def test_a_single_segment_and_the_interval_option(tmp_path) -> None:
     out = tmp_path / "out"
-    r = run_cli(["rebuild-index", "--output-dir", str(out), "--index-interval-bytes", "0",
-                 "plain-v2-0/00000000000000000251.log"], cwd=CORPUS_DATA)
+    r = run_cli(
+        [
+            "rebuild-index",
+            "--output-dir",
+            str(out),
+            "--index-interval-bytes",
+            "0",
+            "plain-v2-0/00000000000000000251.log",
+        ],
+        cwd=CORPUS_DATA,
+    )
     assert r.exit_code == 0
     assert sorted(os.listdir(out)) == ["00000000000000000251.index", "00000000000000000251.timeindex"]
     assert len((out / "00000000000000000251.index").read_bytes()) == 15 * 8  # every batch but the first
@@ -117,18 +134,23 @@ def test_a_damaged_log_is_reported_and_left_alone(tmp_path) -> None:
     log = (d / "00000000000000000000.log").read_bytes()
     r = run_cli(["rebuild-index", str(d)])
     assert r.exit_code == 1
-    assert ("recovery stops at byte 28637: found record size 5 smaller than minimum record overhead (14); "
-            "Kafka's recovery would truncate 20 bytes (kseg leaves the log as it is)") in r.text
+    assert (
+        "recovery stops at byte 28637: found record size 5 smaller than minimum record overhead (14); "
+        "Kafka's recovery would truncate 20 bytes (kseg leaves the log as it is)"
+    ) in r.text
     assert (d / "00000000000000000000.log").read_bytes() == log
 
 
-@pytest.mark.parametrize("args,text", [
-    (["rebuild-index", "--check", "--force", "plain-v2-0"], "it takes neither --output-dir nor --force"),
-    (["rebuild-index", "plain-v2-0/00000000000000000000.index"], "not a .log file"),
-    (["rebuild-index", "nowhere"], "nowhere: no such file or directory"),
-    (["rebuild-index"], "Missing argument"),
-    (["rebuild-index", "--index-interval-bytes", "-1", "plain-v2-0"], "-1"),
-])
+@pytest.mark.parametrize(
+    "args,text",
+    [
+        (["rebuild-index", "--check", "--force", "plain-v2-0"], "it takes neither --output-dir nor --force"),
+        (["rebuild-index", "plain-v2-0/00000000000000000000.index"], "not a .log file"),
+        (["rebuild-index", "nowhere"], "nowhere: no such file or directory"),
+        (["rebuild-index"], "Missing argument"),
+        (["rebuild-index", "--index-interval-bytes", "-1", "plain-v2-0"], "-1"),
+    ],
+)
 def test_usage_errors(args, text: str) -> None:
     r = run_cli(args, cwd=CORPUS_DATA)
     assert_no_traceback(r)
@@ -234,8 +256,10 @@ def test_check_never_says_written_of_a_file_it_cannot_read(tmp_path: Path) -> No
     shutil.copytree(CORPUS_DATA / "plain-v2-0", part)
     index = part / "00000000000000000000.index"
     index.chmod(0)
-    p = subprocess.run(_as_unprivileged_root([sys.executable, "-m", "kseg", "rebuild-index", "--check", str(part)]),
-                       capture_output=True)
+    p = subprocess.run(
+        _as_unprivileged_root([sys.executable, "-m", "kseg", "rebuild-index", "--check", str(part)]),
+        capture_output=True,
+    )
     out, err = p.stdout.decode(), p.stderr.decode()
     assert p.returncode == 2, err
     assert "not written" not in out + err

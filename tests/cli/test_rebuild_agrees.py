@@ -81,8 +81,9 @@ def _dense(root: Path, interval: int) -> Path:
     d = root / "dense-0"
     w = SegmentWriter(d, 0, index_interval_bytes=interval)
     for b in range(40):
-        raw = build_v2_batch([RecordSpec(b"k", b"v" * 60, 1_730_000_000_000 + b * 10 + i) for i in range(2)],
-                             base_offset=2 * b)
+        raw = build_v2_batch(
+            [RecordSpec(b"k", b"v" * 60, 1_730_000_000_000 + b * 10 + i) for i in range(2)], base_offset=2 * b
+        )
         w.append([raw])
     w.close()
     return d
@@ -94,8 +95,10 @@ def test_an_index_written_at_interval_100_is_same_at_the_interval_it_shows(tmp_p
     assert (part / "00000000000000000000.log").stat().st_size == 40 * batch
     r = run_cli(["rebuild-index", "--check", str(part)])
     assert r.exit_code == 0, r.text
-    assert "00000000000000000000.index: 39 entries: same (index.interval.bytes ≤ 198): what recovery writes " \
-           "at that interval (1 entry at the interval given)" in r.text
+    assert (
+        "00000000000000000000.index: 39 entries: same (index.interval.bytes ≤ 198): what recovery writes "
+        "at that interval (1 entry at the interval given)" in r.text
+    )
     assert "00000000000000000000.timeindex: 39 entries: same (index.interval.bytes ≤ 198)" in r.text
     j = run_cli(["rebuild-index", "--check", "--format", "json", str(part)])
     files = json.loads(j.text.splitlines()[0])["files"]
@@ -126,8 +129,10 @@ def test_an_index_with_no_entry_due_is_same_at_a_larger_interval(tmp_path: Path)
     r = run_cli(["rebuild-index", "--check", str(part)])
     assert r.exit_code == 0, r.text
     last = 39 * 199  # the last batch's position
-    assert f"00000000000000000000.index: 0 entries: same (index.interval.bytes ≥ {last}, the last batch's " \
-           "position: no .index entry due)" in r.text
+    assert (
+        f"00000000000000000000.index: 0 entries: same (index.interval.bytes ≥ {last}, the last batch's "
+        "position: no .index entry due)" in r.text
+    )
     files = json.loads(run_cli(["rebuild-index", "--check", "--format", "json", str(part)]).text.splitlines()[0])
     index = files["files"][0]
     assert (index["indexIntervalBytesAtLeast"], index["indexIntervalBytesAtMost"]) == (last, None)

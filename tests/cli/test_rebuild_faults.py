@@ -47,9 +47,12 @@ def test_a_kill_between_link_and_rename_is_cleaned_by_the_next_run(tmp_path: Pat
     assert r.exit_code == 0, r.errtext
     assert r.errtext == (f"kseg: note: removed 1 temporary file an interrupted kseg run left: {part / left[0]}\n")
     assert sorted(x.name for x in part.iterdir() if x.name.endswith(".kseg-tmp")) == [
-        ".00000000000000000000.log.0123456789ab.kseg-tmp", ".notes.txt.kseg-tmp"]
-    assert (part / "00000000000000000000.index").read_bytes() == \
-        (CORPUS_DATA / "plain-v2-0" / "00000000000000000000.index").read_bytes()
+        ".00000000000000000000.log.0123456789ab.kseg-tmp",
+        ".notes.txt.kseg-tmp",
+    ]
+    assert (part / "00000000000000000000.index").read_bytes() == (
+        CORPUS_DATA / "plain-v2-0" / "00000000000000000000.index"
+    ).read_bytes()
 
 
 RENAME_DURING_RUN = textwrap.dedent("""
@@ -82,7 +85,10 @@ def test_a_partition_renamed_during_the_run_is_not_recreated(tmp_path: Path) -> 
 
 def test_a_report_or_export_left_half_renamed_is_cleaned_by_the_next_run(tmp_path: Path) -> None:
     part = _partition(tmp_path)
-    for args, name in ((["verify-index", "--force", "--report"], "r.jsonl"), (["export", "--force", "-o"], "x.parquet")):
+    for args, name in (
+        (["verify-index", "--force", "--report"], "r.jsonl"),
+        (["export", "--force", "-o"], "x.parquet"),
+    ):
         stale = tmp_path / f".{name}.0123456789ab.kseg-tmp"
         stale.write_bytes(b"half")
         other = tmp_path / f".other-{name}.0123456789ab.kseg-tmp"

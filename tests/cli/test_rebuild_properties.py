@@ -34,8 +34,7 @@ def appends(draw):
 @given(appends(), st.integers(0, 6000), st.integers(3000, 30000))
 def test_rebuild_then_strict_verify_is_clean(batches, interval, segment_bytes) -> None:
     with tempfile.TemporaryDirectory() as d:
-        write_partition(d, batches, per_batch_index=False, index_interval_bytes=interval,
-                        segment_bytes=segment_bytes)
+        write_partition(d, batches, per_batch_index=False, index_interval_bytes=interval, segment_bytes=segment_bytes)
         r = run_cli(["rebuild-index", "--force", "--index-interval-bytes", str(interval), d])
         assert_no_traceback(r)
         assert r.exit_code == 0, r.text

@@ -29,8 +29,10 @@ def test_hanging_transaction_is_exit_1_with_the_abort_command(orders: Path) -> N
     r = run_subprocess(["txn", str(orders)])
     assert r.exit_code == 1, r.errtext
     assert "HANGING   producer 1004 epoch 7  offsets 7..7" in r.text
-    assert ("resolve with: kafka-transactions.sh --bootstrap-server BROKER:9092 abort --topic orders "
-            "--partition 3 --start-offset 7") in r.text
+    assert (
+        "resolve with: kafka-transactions.sh --bootstrap-server BROKER:9092 abort --topic orders "
+        "--partition 3 --start-offset 7"
+    ) in r.text
     assert "last stable offset: 7, held by producer 1004 (epoch 7)" in r.text
     assert_no_traceback(r)
 
@@ -42,8 +44,13 @@ def test_json_rows(orders: Path) -> None:
     assert all("type" in row and row["partition"] == "orders-3" for row in got)
     txns = [row for row in got if row["type"] == "transaction"]
     assert [(t["producerId"], t["outcome"], t["firstOffset"], t["markerOffset"]) for t in txns] == [
-        (1001, "aborted", 5, 14), (1000, "committed", 3, 15), (1002, "aborted", 12, 16),
-        (1003, "committed", 17, 20), (1004, "open", 7, None), (1005, "open", 21, None)]
+        (1001, "aborted", 5, 14),
+        (1000, "committed", 3, 15),
+        (1002, "aborted", 12, 16),
+        (1003, "committed", 17, 20),
+        (1004, "open", 7, None),
+        (1005, "open", 21, None),
+    ]
     assert txns[0]["coordinatorEpoch"] == 5 and txns[0]["lastStableOffset"] == 3 and txns[0]["records"] == 2
     assert [t["hanging"] for t in txns] == [False] * 4 + [True, False]
     problem = next(row for row in got if row["type"] == "problem")
@@ -77,8 +84,10 @@ def test_txnindex_with_a_missing_and_a_wrong_entry(orders: Path) -> None:
     r = run_cli(["txn", "--from-start", "--hanging-after", "2h", "--format", "json", str(orders)])
     assert r.exit_code == 1
     problems = [row for row in rows(r) if row["type"] == "problem"]
-    assert [(p["kind"], p["segment"]) for p in problems] == [("txnindex_missing", "00000000000000000010"),
-                                                             ("txnindex_wrong", "00000000000000000010")]
+    assert [(p["kind"], p["segment"]) for p in problems] == [
+        ("txnindex_missing", "00000000000000000010"),
+        ("txnindex_wrong", "00000000000000000010"),
+    ]
     assert problems[0]["expected"] == "producerId 1001 firstOffset 5 lastOffset 14 lastStableOffset 3"
     assert problems[1]["found"] == "producerId 1002 firstOffset 12 lastOffset 16 lastStableOffset 9"
     assert problems[1]["position"] == 0 and problems[1]["entry"] == 0
@@ -117,7 +126,9 @@ def test_corpus_partitions_are_clean() -> None:
     assert r.exit_code == 0, r.text
     summaries = [row for row in rows(r) if row["type"] == "summary"]
     assert [(s["partition"], s["aborted"], s["committed"], s["open"], s["lastStableOffset"]) for s in summaries] == [
-        ("txn-v2-0", 3, 2, 1, 50), ("idempotent-v2-0", 0, 0, 0, 238)]
+        ("txn-v2-0", 3, 2, 1, 50),
+        ("idempotent-v2-0", 0, 0, 0, 238),
+    ]
 
 
 def test_a_corrupt_batch_is_reported_not_skipped_silently(tmp_path: Path) -> None:
@@ -126,10 +137,13 @@ def test_a_corrupt_batch_is_reported_not_skipped_silently(tmp_path: Path) -> Non
     assert r.exit_code == 1 and "problem [corrupt_batch]" in r.text and "at byte" in r.text
 
 
-@pytest.mark.parametrize("make, message", [
-    (lambda d: d / "missing", "no such file or directory"),
-    (lambda d: d, "nothing to read here: no segment files and no partition directories"),
-])
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda d: d / "missing", "no such file or directory"),
+        (lambda d: d, "nothing to read here: no segment files and no partition directories"),
+    ],
+)
 def test_unreadable_or_empty_paths_are_exit_2(tmp_path: Path, make, message) -> None:
     r = run_cli(["txn", str(make(tmp_path))])
     assert r.exit_code == 2 and message in r.errtext

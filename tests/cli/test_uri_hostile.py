@@ -24,8 +24,7 @@ URI = f"s3://AKIAIOSFODNN7EXAMPLE:{SECRET}@bucket/data"
 
 def kseg(*args: str, timeout: float = 60, **env: str) -> subprocess.CompletedProcess:
     environment = {**os.environ, "AWS_ENDPOINT_URL": "http://127.0.0.1:9", "KSEG_NETWORK_TIMEOUT": "2", **env}
-    return subprocess.run([sys.executable, "-m", "kseg", *args], capture_output=True, env=environment,
-                          timeout=timeout)
+    return subprocess.run([sys.executable, "-m", "kseg", *args], capture_output=True, env=environment, timeout=timeout)
 
 
 def _one_error_line(p: subprocess.CompletedProcess) -> str:
@@ -37,13 +36,23 @@ def _one_error_line(p: subprocess.CompletedProcess) -> str:
     return lines[0]
 
 
-@pytest.mark.parametrize("args", [
-    ["verify-index", URI], ["dump", URI + "/00000000000000000000.log"], ["lookup-offset", "0", URI],
-    ["lookup-time", "0", URI], ["txn", URI], ["compaction", URI], ["diff", URI, P], ["rebuild-index", "--check", URI],
-    ["export", "-o", "/nonexistent/x.parquet", URI], ["export", f"--output={URI}/x.parquet", P],
-    ["verify-index", "--spark", "--report", URI + "/r", P],
-    ["dump", "--files", f"{P}/00000000000000000000.log,{URI}/00000000000000000000.log"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["verify-index", URI],
+        ["dump", URI + "/00000000000000000000.log"],
+        ["lookup-offset", "0", URI],
+        ["lookup-time", "0", URI],
+        ["txn", URI],
+        ["compaction", URI],
+        ["diff", URI, P],
+        ["rebuild-index", "--check", URI],
+        ["export", "-o", "/nonexistent/x.parquet", URI],
+        ["export", f"--output={URI}/x.parquet", P],
+        ["verify-index", "--spark", "--report", URI + "/r", P],
+        ["dump", "--files", f"{P}/00000000000000000000.log,{URI}/00000000000000000000.log"],
+    ],
+)
 def test_credentials_in_a_uri_are_refused_and_never_echoed(args: list[str]) -> None:
     p = kseg(*args)
     line = _one_error_line(p)
@@ -53,13 +62,16 @@ def test_credentials_in_a_uri_are_refused_and_never_echoed(args: list[str]) -> N
     assert p.stdout == b""
 
 
-@pytest.mark.parametrize("uri, why", [
-    ("s3://", "s3://: malformed URI: no bucket after s3://"),
-    ("gs://", "gs://: malformed URI: no bucket after gs://"),
-    ("s3a://", "s3a://: malformed URI: no bucket after s3a://"),
-    ("s3://bucket//data", "s3://bucket//data: malformed URI: an empty path component (//)"),
-    ("gs://bucket/a//b/", "malformed URI: an empty path component"),
-])
+@pytest.mark.parametrize(
+    "uri, why",
+    [
+        ("s3://", "s3://: malformed URI: no bucket after s3://"),
+        ("gs://", "gs://: malformed URI: no bucket after gs://"),
+        ("s3a://", "s3a://: malformed URI: no bucket after s3a://"),
+        ("s3://bucket//data", "s3://bucket//data: malformed URI: an empty path component (//)"),
+        ("gs://bucket/a//b/", "malformed URI: an empty path component"),
+    ],
+)
 @pytest.mark.parametrize("command", [["verify-index"], ["dump"], ["lookup-offset", "0"]])
 def test_a_malformed_uri_is_one_line(uri: str, why: str, command: list[str]) -> None:
     assert why in _one_error_line(kseg(*command, uri))
@@ -98,8 +110,14 @@ def test_an_s3_endpoint_that_never_answers_ends_within_the_timeouts() -> None:
     threading.Thread(target=accept, daemon=True).start()
     start = time.monotonic()
     try:
-        p = kseg("verify-index", "s3://bucket/data", timeout=120, AWS_ACCESS_KEY_ID="x", AWS_SECRET_ACCESS_KEY="y",
-                 AWS_ENDPOINT_URL=f"http://127.0.0.1:{server.getsockname()[1]}")
+        p = kseg(
+            "verify-index",
+            "s3://bucket/data",
+            timeout=120,
+            AWS_ACCESS_KEY_ID="x",
+            AWS_SECRET_ACCESS_KEY="y",
+            AWS_ENDPOINT_URL=f"http://127.0.0.1:{server.getsockname()[1]}",
+        )
     finally:
         server.close()
         for conn in held:

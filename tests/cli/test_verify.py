@@ -81,6 +81,7 @@ def test_unreadable_log_is_a_failed_segment_exit_2(tmp_path: Path) -> None:
 
 # --- replicas under two log directories are two logs (issue 10, section 2) ---
 
+
 def _report_rows(path: Path) -> list[dict]:
     """A report's rows: one JSON Lines file, or (with --spark) a directory of part files."""
     if path.is_dir():  # PATH/part-*.jsonl (docs/spark.md, "The report")
@@ -109,7 +110,8 @@ def _check_two_broker_run(r, report: Path, b1: Path, b2: Path, clean_lines: bool
     lines = r.text.splitlines()
     bad = f"{b2}/{DAMAGED[0]}/{DAMAGED[1]}: 1 problem"
     assert [line for line in lines if ": clean (" not in line and not line.startswith("  ")][:-1] == [
-        bad + " (16 batches, 22265 bytes)"]
+        bad + " (16 batches, 22265 bytes)"
+    ]
     if clean_lines:
         assert f"{b1}/{DAMAGED[0]}/{DAMAGED[1]}: clean (16 batches, 22265 bytes)" in lines
     assert sum(line.startswith("  problem: ") for line in lines) == 1
@@ -117,10 +119,12 @@ def _check_two_broker_run(r, report: Path, b1: Path, b2: Path, clean_lines: bool
     rows = _report_rows(report)
     problems = [row for row in rows if row["type"] == "problem"]
     assert [(p["logDir"], p["partition"], p["segment"], p["kind"]) for p in problems] == [
-        (str(b2), DAMAGED[0], DAMAGED[1], "crc")]
+        (str(b2), DAMAGED[0], DAMAGED[1], "crc")
+    ]
     segments = [row for row in rows if row["type"] == "segment"]
     assert {(row["logDir"], row["partition"]) for row in segments} == {
-        (str(b), name) for b in (b1, b2) for name in REPLICATED}
+        (str(b), name) for b in (b1, b2) for name in REPLICATED
+    }
     assert len(segments) == 10
 
 
@@ -147,19 +151,29 @@ def test_the_same_directory_twice_is_verified_once(tmp_path: Path) -> None:
     b1, _ = two_brokers(tmp_path)
     once = run_cli(["verify-index", str(b1)])
     assert once.exit_code == 0 and once.text.splitlines()[-1].startswith("5 segments verified")
-    for args in ([str(b1), str(b1)], [str(b1), str(b1 / "plain-v2-0")], [str(b1 / "txn-v2-0"), str(b1)],
-                 [str(b1) + "/", str(tmp_path / "b1" / ".." / "b1" / "data")],
-                 [str(b1 / "plain-v2-0" / "00000000000000000251.log"), str(b1)]):
+    for args in (
+        [str(b1), str(b1)],
+        [str(b1), str(b1 / "plain-v2-0")],
+        [str(b1 / "txn-v2-0"), str(b1)],
+        [str(b1) + "/", str(tmp_path / "b1" / ".." / "b1" / "data")],
+        [str(b1 / "plain-v2-0" / "00000000000000000251.log"), str(b1)],
+    ):
         r = run_cli(["verify-index", *args])
         assert r.exit_code == 0 and "segment-overlap" not in r.text, (args, r.text)
         assert r.text.splitlines()[-1] == once.text.splitlines()[-1], args
     # one partition given through two segment files: one partition, two segments
-    r = run_cli(["verify-index", str(b1 / "plain-v2-0" / "00000000000000000251.log"),
-                 str(b1 / "plain-v2-0" / "00000000000000000251.index")])
+    r = run_cli(
+        [
+            "verify-index",
+            str(b1 / "plain-v2-0" / "00000000000000000251.log"),
+            str(b1 / "plain-v2-0" / "00000000000000000251.index"),
+        ]
+    )
     assert r.exit_code == 0 and r.text.splitlines()[-1].startswith("1 segment verified")
 
 
 # --- nothing is passed that was not read (issue 10, section 3) ---
+
 
 def _as_unprivileged_root(cmd: list[str]) -> list[str]:
     """Root reads any file: drop the capabilities that let it (as tests/cli/test_dump_errors.py does)."""
@@ -183,19 +197,22 @@ def test_an_unreadable_partition_directory_is_a_failed_row_exit_2(tmp_path: Path
     (root / "locked-0").chmod(0)
     report = tmp_path / "r.jsonl"
     try:
-        p = subprocess.run(_as_unprivileged_root(_kseg("verify-index", "--report", str(report), str(root))),
-                           capture_output=True)
+        p = subprocess.run(
+            _as_unprivileged_root(_kseg("verify-index", "--report", str(report), str(root))), capture_output=True
+        )
         out = p.stdout.decode()
         assert p.returncode == 2, out + p.stderr.decode()
         assert f"locked-0: FAILED: {root}/locked-0: cannot list the directory: Permission denied\n" in out
         assert out.splitlines()[-1] == "2 segments verified (50902 bytes), 2 clean; 1 directory could not be read."
         failed = [row for row in _report_rows(report) if row["status"] == "failed"]
         assert [(row["partition"], row["segment"], row["path"]) for row in failed] == [
-            ("locked-0", None, str(root / "locked-0"))]
+            ("locked-0", None, str(root / "locked-0"))
+        ]
         assert b"Traceback" not in p.stderr
         # --format json counts it in the summary
-        p = subprocess.run(_as_unprivileged_root(_kseg("verify-index", "--format", "json", str(root))),
-                           capture_output=True)
+        p = subprocess.run(
+            _as_unprivileged_root(_kseg("verify-index", "--format", "json", str(root))), capture_output=True
+        )
         summary = json.loads(p.stdout.decode().splitlines()[-1])
         assert p.returncode == 2 and summary["unreadableDirectories"] == 1 and summary["exitCode"] == 2
         # the directory given directly, and rebuild-index --check
@@ -237,10 +254,12 @@ def test_a_path_with_nothing_to_verify_is_exit_2_with_a_hint(tmp_path: Path, com
     brokers = tmp_path / "brokers"
     (brokers / "b1" / "data").mkdir(parents=True)
     shutil.copytree(CORPUS_DATA / "plain-v2-0", brokers / "b1" / "data" / "orders-0")
-    for path, why in ((tmp_path / "empty", "nothing to read here"),
-                      (brokers, "nothing to read here"),  # the parent of a log root
-                      (brokers / "b1", "nothing to read here"),
-                      (brokers / "*" / "dat", "the shell passed the pattern as it is")):
+    for path, why in (
+        (tmp_path / "empty", "nothing to read here"),
+        (brokers, "nothing to read here"),  # the parent of a log root
+        (brokers / "b1", "nothing to read here"),
+        (brokers / "*" / "dat", "the shell passed the pattern as it is"),
+    ):
         r = run_cli([command, "--check", str(path)] if command == "rebuild-index" else [command, str(path)])
         assert r.exit_code == 2, (path, r.text)
         assert r.text == "" and len(r.errtext.splitlines()) == 1 and why in r.errtext, r.errtext
@@ -255,12 +274,15 @@ def test_a_path_with_nothing_to_verify_is_exit_2_with_a_hint(tmp_path: Path, com
     assert r.exit_code == 2 and "nothing to read" in r.errtext and r.text == ""
 
 
-@pytest.mark.parametrize("target, why", [
-    ("/nonexistent/dir/r.jsonl", "/nonexistent/dir: cannot write the report: no such directory"),
-    ("/proc/version", "/proc/version: cannot write the report"),
-    ("{tmp}", "is a directory"),
-    ("{tmp}/x.parquet", "x.parquet: a .parquet report needs --spark"),
-])
+@pytest.mark.parametrize(
+    "target, why",
+    [
+        ("/nonexistent/dir/r.jsonl", "/nonexistent/dir: cannot write the report: no such directory"),
+        ("/proc/version", "/proc/version: cannot write the report"),
+        ("{tmp}", "is a directory"),
+        ("{tmp}/x.parquet", "x.parquet: a .parquet report needs --spark"),
+    ],
+)
 def test_the_report_path_is_checked_before_any_work(tmp_path: Path, target: str, why: str) -> None:
     r = run_subprocess(["verify-index", "--report", target.format(tmp=tmp_path), str(CORPUS_DATA / "plain-v2-0")])
     assert r.exit_code == 2
@@ -289,8 +311,10 @@ def test_max_message_size_bounds_the_batches_read() -> None:
     assert run_cli(["verify-index", "--strict", str(part)]).exit_code == 0
     r = run_cli(["verify-index", "--strict", "--max-message-size", "1", str(part)])
     assert r.exit_code == 1
-    assert (f"problem: {part}/00000000000000000000.log: byte 0: batch-too-large: batch larger than "
-            "--max-message-size (expected <= 1 bytes, found ") in r.text
+    assert (
+        f"problem: {part}/00000000000000000000.log: byte 0: batch-too-large: batch larger than "
+        "--max-message-size (expected <= 1 bytes, found "
+    ) in r.text
     assert run_cli(["verify-index", "--max-message-size", str(1 << 20), str(part)]).exit_code == 0
 
 
@@ -299,8 +323,9 @@ def test_logs_whose_names_carry_no_base_offset_are_nothing_to_read(tmp_path: Pat
     error, exit 2 -- never "0 segments verified, 0 clean", exit 0."""
     part = tmp_path / "t-0"
     part.mkdir()
-    shutil.copy(CORPUS_DATA / "plain-v2-0" / "00000000000000000000.log",
-                part / "00000000000000000000-Zm9vYmFyYmF6cXV4.log")
+    shutil.copy(
+        CORPUS_DATA / "plain-v2-0" / "00000000000000000000.log", part / "00000000000000000000-Zm9vYmFyYmF6cXV4.log"
+    )
     for command in (["verify-index"], ["rebuild-index", "--check"], ["txn"], ["compaction"]):
         r = run_cli([*command, str(part)])
         assert r.exit_code == 2 and r.text == "", (command, r.text)
@@ -308,4 +333,5 @@ def test_logs_whose_names_carry_no_base_offset_are_nothing_to_read(tmp_path: Pat
             f"kseg: note: {part}/00000000000000000000-Zm9vYmFyYmF6cXV4.log: skipped, the name carries no base offset",
             f"kseg: error: nothing to read: no segment files under {part} (hint: give a log root holding partition "
             "directories (data/orders-0/), a partition directory holding segment files "
-            "(orders-0/00000000000000000000.log), or a segment file)"], command
+            "(orders-0/00000000000000000000.log), or a segment file)",
+        ], command

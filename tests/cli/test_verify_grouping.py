@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import assert_no_traceback, run_cli
-from tests.ops.verify.kafka_versions import TS, _records
 from kseg.testing.appendinfo import leader_append_info
 from kseg.testing.segment import SegmentWriter
 from kseg.testing.v2 import build_v2_batch
+from tests.conftest import assert_no_traceback, run_cli
+from tests.ops.verify.kafka_versions import TS, _records
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "corpus" / "data"
 PRE_37 = "a time index written by a broker before Kafka 3.7"
@@ -48,7 +48,8 @@ def test_a_note_shared_by_100_segments_prints_once_with_its_count(hundred: Path)
     assert PRE_37 in notes[0] and "and 97 more" in notes[0]
     assert notes[0].count(".timeindex") == 3  # the first few places
     assert r.text.splitlines()[-1] == "100 segments verified (%d bytes), 100 clean." % sum(
-        p.stat().st_size for p in hundred.glob("*.log"))
+        p.stat().st_size for p in hundred.glob("*.log")
+    )
 
 
 def test_verbose_and_json_give_every_place(hundred: Path) -> None:
@@ -106,7 +107,9 @@ def test_one_corrupt_length_mid_segment_is_one_problem_with_its_consequence_coun
     assert problems[0]["position"] == pos and problems[0]["consequences"] is None
     idx = problems[1]
     assert idx["consequences"] == past and idx["entry"] == first and idx["found"] == str(pos)
-    assert f"{past} entries ({first}..{past + first - 1})" in idx["message"] and f"end at byte {pos} of" in idx["message"]
+    assert (
+        f"{past} entries ({first}..{past + first - 1})" in idx["message"] and f"end at byte {pos} of" in idx["message"]
+    )
     assert problems[2]["consequences"] == past  # the time index past the same point
     assert rows[-1]["problems"] == 3
     text = run_cli(["verify-index", str(d)]).text
@@ -133,7 +136,7 @@ def test_one_entry_is_singular(tmp_path: Path) -> None:
     index = d / "00000000000000000000.index"
     data = index.read_bytes()
     keep = next(i for i in range(0, len(data), 8) if struct.unpack_from(">i", data, i + 4)[0] >= pos)
-    index.write_bytes(data[:keep + 8])  # one entry past the truncation point
+    index.write_bytes(data[: keep + 8])  # one entry past the truncation point
     (d / "00000000000000000000.timeindex").unlink()
     r = run_cli(["verify-index", "--format", "json", str(d)])
     row = [json.loads(line) for line in r.text.splitlines() if '"index-position"' in line][0]

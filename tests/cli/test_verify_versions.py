@@ -55,7 +55,8 @@ def _json(r) -> tuple[list[dict], dict]:
 
 @pytest.mark.parametrize("row,builder,kafka,notes", CASES, ids=[c[0] for c in CASES])
 def test_healthy_partition_is_clean_by_default_and_strict_is_kafkas_verdict(
-        tmp_path: Path, row: str, builder: str, kafka: str, notes: set[str]) -> None:
+    tmp_path: Path, row: str, builder: str, kafka: str, notes: set[str]
+) -> None:
     part = _build(tmp_path, builder, kafka)
     r = run_cli(["verify-index", "--format", "json", str(part)])
     rows, summary = _json(r)
@@ -84,8 +85,12 @@ def test_pre_37_time_index_text_output_names_the_rule(tmp_path: Path) -> None:
     assert "a time index written by a broker before Kafka 3.7" in r.text
     s = run_subprocess(["verify-index", "--strict", str(part)])
     assert s.exit_code == 1
-    assert s.text.count("timeindex-offset: indexed offset is not the last offset of its batch (Kafka's "
-                        "--verify-index-only rule)") == 11
+    assert (
+        s.text.count(
+            "timeindex-offset: indexed offset is not the last offset of its batch (Kafka's --verify-index-only rule)"
+        )
+        == 11
+    )
     assert_no_traceback(s)
 
 
@@ -115,9 +120,11 @@ def test_rebuild_check_calls_an_older_rule_file_valid_exit_0(tmp_path: Path) -> 
     r = run_cli(["rebuild-index", "--check", str(part)])
     assert r.exit_code == 0, r.text
     assert "00000000000000000000.index: 11 entries: same as the existing file" in r.text
-    assert "00000000000000000000.timeindex: 11 entries: the existing file (11 entries) differs (entry #0: " \
-           "existing (timestamp 1730000000150, offset 7), rebuilt (timestamp 1730000000150, offset 9)) but is " \
-           "valid: 11 entries name the offset of the record holding the largest timestamp" in r.text
+    assert (
+        "00000000000000000000.timeindex: 11 entries: the existing file (11 entries) differs (entry #0: "
+        "existing (timestamp 1730000000150, offset 7), rebuilt (timestamp 1730000000150, offset 9)) but is "
+        "valid: 11 entries name the offset of the record holding the largest timestamp" in r.text
+    )
     assert r.text.splitlines()[-1] == "1 segment; files: 1 same, 1 older-rule, 1 absent"
     j = run_cli(["rebuild-index", "--check", "--format", "json", str(part)])
     (seg, summary) = [json.loads(line) for line in j.text.splitlines()]
@@ -140,8 +147,7 @@ def test_rebuild_check_still_reports_a_real_difference(tmp_path: Path) -> None:
     _patch_time_entry(part, 3, 21)  # the batch 20..24 holds its largest timestamp at 22, not 21
     r = run_cli(["rebuild-index", "--check", str(part)])
     assert r.exit_code == 1
-    assert "00000000000000000000.timeindex: 11 entries: differs from the existing file (11 entries): entry #0" \
-           in r.text
+    assert "00000000000000000000.timeindex: 11 entries: differs from the existing file (11 entries): entry #0" in r.text
     crashed = _build(tmp_path, "crashed_active_segment", "2.8")  # a zero tail is healthy, as verify-index says
     c = run_cli(["rebuild-index", "--check", str(crashed)])
     assert c.exit_code == 0 and c.text.count("then a preallocated zero tail") == 2, c.text
@@ -160,8 +166,11 @@ def test_untrimmed_rolled_segment_kafka_10207(tmp_path: Path, kafka: str) -> Non
     s = run_cli(["verify-index", "--strict", "--format", "json", str(part)])
     strict_rows, _ = _json(s)
     reported = {(Path(p["file"]).name, p["entry"]) for p in strict_rows if p["type"] == "problem"}
-    expected = {(name + suffix, n) for name in ("00000000000000000000", "00000000000000000030")
-                for suffix, n in kafka_verify_index_only(part / f"{name}.log")}
+    expected = {
+        (name + suffix, n)
+        for name in ("00000000000000000000", "00000000000000000030")
+        for suffix, n in kafka_verify_index_only(part / f"{name}.log")
+    }
     assert reported == expected and s.exit_code == (1 if expected else 0)
 
 
@@ -170,7 +179,9 @@ def test_rebuild_without_force_names_the_older_rule_of_a_file_it_keeps(tmp_path:
     before = (part / "00000000000000000000.timeindex").read_bytes()
     r = run_cli(["rebuild-index", str(part)])
     assert r.exit_code == 0  # healthy by its writer's rule (as --check says): kept, never an error
-    assert "00000000000000000000.timeindex: 11 entries: kept: the existing file (11 entries) differs (entry #0: " \
-           "existing (timestamp 1730000000150, offset 7), rebuilt (timestamp 1730000000150, offset 9)) but is " \
-           "valid: 11 entries name the offset of the record holding the largest timestamp" in r.text
+    assert (
+        "00000000000000000000.timeindex: 11 entries: kept: the existing file (11 entries) differs (entry #0: "
+        "existing (timestamp 1730000000150, offset 7), rebuilt (timestamp 1730000000150, offset 9)) but is "
+        "valid: 11 entries name the offset of the record holding the largest timestamp" in r.text
+    )
     assert (part / "00000000000000000000.timeindex").read_bytes() == before

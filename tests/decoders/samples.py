@@ -14,10 +14,14 @@ from kseg.decoders.schema import Field, FieldType, Struct
 from kseg.decoders.versions import branch
 
 _RANGES = {
-    "int8": (-128, 127), "int16": (-32768, 32767), "uint16": (1, 65535), "int32": (-2 ** 31, 2 ** 31 - 1),
-    "uint32": (1, 2 ** 32 - 1), "int64": (-2 ** 63, 2 ** 63 - 1),
+    "int8": (-128, 127),
+    "int16": (-32768, 32767),
+    "uint16": (1, 65535),
+    "int32": (-(2**31), 2**31 - 1),
+    "uint32": (1, 2**32 - 1),
+    "int64": (-(2**63), 2**63 - 1),
 }
-_TEXT = "abc-\u00fc\u4e2d\U0001F600\"\\/\n\t"
+_TEXT = 'abc-\u00fc\u4e2d\U0001f600"\\/\n\t'
 
 
 def present(field: Field, struct: Struct, version: int) -> bool:
@@ -58,8 +62,12 @@ def sample(struct: Struct, version: int, rng: random.Random, null_rate: float = 
     for f in struct.fields:
         if not present(f, struct, version):
             continue
-        if nullable(f, version) and rng.random() < null_rate and f.default_text != "null" or (
-                nullable(f, version) and f.default_text == "null" and rng.random() < null_rate / 2):
+        if (
+            nullable(f, version)
+            and rng.random() < null_rate
+            and f.default_text != "null"
+            or (nullable(f, version) and f.default_text == "null" and rng.random() < null_rate / 2)
+        ):
             out[f.name] = None
             continue
         if f.type.kind == "records":

@@ -50,10 +50,10 @@ def records(path: Path) -> list[Rec]:
             _, p = _varint(data, p)  # timestamp delta
             delta, p = _varint(data, p)
             klen, p = _varint(data, p)
-            key = None if klen < 0 else data[p:p + klen]
+            key = None if klen < 0 else data[p : p + klen]
             p += max(klen, 0)
             vlen, p = _varint(data, p)
-            value = None if vlen < 0 else data[p:p + vlen]
+            value = None if vlen < 0 else data[p : p + vlen]
             p += max(vlen, 0)
             nh, p = _varint(data, p)
             for _ in range(nh):

@@ -71,5 +71,7 @@ def test_kraft_control_records_match_deep_golden() -> None:
         if text is not None:
             assert golden[rec.offset].endswith(" headerKeys: []" + text)
     assert seen[5] == ' KRaftVersion {"version":0,"kRaftVersion":1}'
-    assert seen[6].startswith(' KRaftVoters {"version":0,"voters":[{"voterId":1,"voterDirectoryId":"AAAAAAAAAAAAAAAAAAAAAQ"')
+    assert seen[6].startswith(
+        ' KRaftVoters {"version":0,"voters":[{"voterId":1,"voterDirectoryId":"AAAAAAAAAAAAAAAAAAAAAQ"'
+    )
     assert seen[2] is None  # LEADER_CHANGE: the core prints controlType: LEADER_CHANGE(2)

@@ -11,7 +11,8 @@ from kseg.decoders.control import control_record_text
 from tests.decoders.conftest import corpus_records
 
 SEEDS = [(r.key, r.value) for r in corpus_records("__consumer_offsets-0") if not r.control] + [
-    (r.key, r.value) for r in corpus_records("__cluster_metadata-0")]
+    (r.key, r.value) for r in corpus_records("__cluster_metadata-0")
+]
 
 maybe_bytes = st.one_of(st.none(), st.binary(max_size=64))
 

@@ -22,7 +22,8 @@ VECTORS = Path(__file__).resolve().parent / "vectors"
 def _rows(name: str) -> list[list[str]]:
     lines = (VECTORS / name).read_text(encoding="utf-8").split("\n")
     return [ln.split("\t") for ln in lines if ln and not ln.startswith("#")] + (
-        [["", ""]] if name == "java_utf8.tsv" else [])
+        [["", ""]] if name == "java_utf8.tsv" else []
+    )
 
 
 def test_java_utf8_matches_jdk17() -> None:
@@ -40,7 +41,7 @@ def test_python_replace_differs_only_on_encoded_surrogates() -> None:
     assert java_utf8(b"\xed\xa0\x80") == "\ufffd"
     assert java_utf8(b"\xed\xa0A") == "\ufffdA"
     assert java_utf8(b"\xe2\x82") == "\ufffd"
-    assert java_utf8(b"\xf0\x9f\x98\x80") == "\U0001F600"
+    assert java_utf8(b"\xf0\x9f\x98\x80") == "\U0001f600"
 
 
 def test_double_to_string_matches_jdk17() -> None:
@@ -58,18 +59,21 @@ def test_jackson_string_escaping_matches_jackson() -> None:
     assert len(rows) > 150
     for s_hex, out_hex in rows:
         s = java_utf8(bytes.fromhex(s_hex))  # what the Java side held
-        tree = {s: s, "z": [-3, -(2 ** 63), None, True]}
+        tree = {s: s, "z": [-3, -(2**63), None, True]}
         assert dumps(tree).encode("utf-8", "surrogatepass").hex() == out_hex, repr(s)
 
 
-@pytest.mark.parametrize("s,expected", [
-    ("\n\t\r\b\f", '"\\n\\t\\r\\b\\f"'),
-    ("\x00\x1f", '"\\u0000\\u001F"'),
-    ("a/b\x7f\u00e9\u2028", '"a/b\x7f\u00e9\u2028"'),
-    ('"\\', '"\\"\\\\"'),
-    ("\\u001f", '"\\\\u001f"'),  # a literal backslash-u sequence is not an escape to upper-case
-    ("\\\x1f\\\\\x1a", '"\\\\\\u001F\\\\\\\\\\u001A"'),
-])
+@pytest.mark.parametrize(
+    "s,expected",
+    [
+        ("\n\t\r\b\f", '"\\n\\t\\r\\b\\f"'),
+        ("\x00\x1f", '"\\u0000\\u001F"'),
+        ("a/b\x7f\u00e9\u2028", '"a/b\x7f\u00e9\u2028"'),
+        ('"\\', '"\\"\\\\"'),
+        ("\\u001f", '"\\\\u001f"'),  # a literal backslash-u sequence is not an escape to upper-case
+        ("\\\x1f\\\\\x1a", '"\\\\\\u001F\\\\\\\\\\u001A"'),
+    ],
+)
 def test_jackson_escapes(s: str, expected: str) -> None:
     assert dumps(s) == expected
 
@@ -93,4 +97,4 @@ def test_scala_hashset_order_matches_scala_213() -> None:
 def test_java_string_hash() -> None:
     assert java_string_hash("") == 0
     assert java_string_hash("orders") == -1008770331
-    assert java_string_hash("\U0001F600") == 1772899  # over the UTF-16 surrogate pair
+    assert java_string_hash("\U0001f600") == 1772899  # over the UTF-16 surrogate pair

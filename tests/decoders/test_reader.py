@@ -26,16 +26,19 @@ def test_versions_parse_and_algebra() -> None:
     assert Versions(0, 4).intersect(Versions(3, 32767)) == (3, 4)
 
 
-@pytest.mark.parametrize("containing,possible,version,taken", [
-    ("0+", "0-4", 9, True),       # covers every possible version: no test generated at all
-    ("0", "0", 1, True),          # same: a "0"-only field is read at version 1 too
-    ("3+", "0-4", 9, True),       # lower bound only: v >= 3
-    ("3+", "0-4", 2, False),
-    ("1", "0-4", 9, False),       # full range test: 1 <= v <= 1
-    ("0-2", "0-4", 3, False),     # upper bound only: v <= 2
-    ("0-2", "0-4", -1, True),
-    ("none", "0-4", 1, False),
-])
+@pytest.mark.parametrize(
+    "containing,possible,version,taken",
+    [
+        ("0+", "0-4", 9, True),  # covers every possible version: no test generated at all
+        ("0", "0", 1, True),  # same: a "0"-only field is read at version 1 too
+        ("3+", "0-4", 9, True),  # lower bound only: v >= 3
+        ("3+", "0-4", 2, False),
+        ("1", "0-4", 9, False),  # full range test: 1 <= v <= 1
+        ("0-2", "0-4", 3, False),  # upper bound only: v <= 2
+        ("0-2", "0-4", -1, True),
+        ("none", "0-4", 1, False),
+    ],
+)
 def test_branch_mirrors_version_conditional(containing: str, possible: str, version: int, taken: bool) -> None:
     assert branch(Versions.parse(containing), Versions.parse(possible), version)[0] is taken
 
@@ -46,11 +49,13 @@ def test_unknown_top_level_version_reads_like_kafka() -> None:
     struct = schema.message("ShareSnapshotValue@4.0").struct
     v0 = struct.default_value() | {"snapshotEpoch": 3, "startOffset": 9}
     assert read(struct, write(struct, v0, 0), 1) == v0
-    key = version_prefixed(schema.message("ShareSnapshotKey").struct,
-                           {"groupId": "g", "topicId": bytes(16), "partition": 0}, 0)
+    key = version_prefixed(
+        schema.message("ShareSnapshotKey").struct, {"groupId": "g", "topicId": bytes(16), "partition": 0}, 0
+    )
     value = b"\x00\x01" + write(struct, v0, 0)
     assert parser_for("share-group-state", K39).parse(0, key, value)[1] == (
-        '{"type":"1","data":{"snapshotEpoch":3,"stateEpoch":0,"leaderEpoch":0,"startOffset":9,"stateBatches":[]}}')
+        '{"type":"1","data":{"snapshotEpoch":3,"stateEpoch":0,"leaderEpoch":0,"startOffset":9,"stateBatches":[]}}'
+    )
 
 
 def test_unknown_version_of_an_inline_struct_is_rejected() -> None:
@@ -65,7 +70,9 @@ def test_unknown_version_of_an_inline_struct_is_rejected() -> None:
     key = b"\x00\x04" + write(schema.message("ConsumerGroupPartitionMetadataKey").struct, {"groupId": "g"}, 4)
     assert parser_for("offsets", K39).parse(5, key, b"\x00\x01" + data) == (
         "Error at offset 5, skipping. Could not read record with version 1 from value's buffer due to: "
-        "Can't read version 1 of TopicMetadata.", None)
+        "Can't read version 1 of TopicMetadata.",
+        None,
+    )
 
 
 def test_future_offset_commit_value_reads_like_the_newest() -> None:
@@ -73,7 +80,8 @@ def test_future_offset_commit_value_reads_like_the_newest() -> None:
     value = {"offset": 1, "leaderEpoch": 2, "metadata": "m", "commitTimestamp": 3, "expireTimestamp": -1}
     key = b"\x00\x01" + write(schema.message("OffsetCommitKey").struct, {"group": "g", "topic": "t", "partition": 0}, 1)
     assert parser_for("offsets", K39).parse(0, key, b"\x00\x07" + write(struct, value, 4))[1] == (
-        '{"version":"7","data":{"offset":1,"leaderEpoch":2,"metadata":"m","commitTimestamp":3}}')
+        '{"version":"7","data":{"offset":1,"leaderEpoch":2,"metadata":"m","commitTimestamp":3}}'
+    )
 
 
 def _err(name: str, data: bytes, version: int = 0) -> str:
@@ -86,18 +94,26 @@ def test_reader_error_texts() -> None:
     assert _err("ConsumerGroupMetadataKey", b"\x00", 3) == "null"  # BufferUnderflowException
     assert _err("ConsumerGroupMetadataKey", b"\xff\xff", 3) == "non-nullable field groupId was serialized as null"
     assert _err("ConsumerGroupMetadataKey", b"\x00\x05ab", 3) == (
-        "Error reading byte array of 5 byte(s): only 2 byte(s) available")
+        "Error reading byte array of 5 byte(s): only 2 byte(s) available"
+    )
     # one unknown tagged field whose size runs past the end
     assert _err("ConsumerGroupMetadataValue", b"\x00\x00\x00\x01\x01\x05\x81\x80\x02") == (
-        "Error reading byte array of 32769 byte(s): only 0 byte(s) available")
+        "Error reading byte array of 32769 byte(s): only 0 byte(s) available"
+    )
     assert _err("TopicRecord", b"\x81\x80\x02") == "string field name had invalid length 32768"
     assert _err("PartitionRecord", b"\x00\x00\x00\x00" + bytes(16) + b"\x10") == (
-        "Tried to allocate a collection of size 15, but there are only 0 bytes remaining.")
+        "Tried to allocate a collection of size 15, but there are only 0 bytes remaining."
+    )
     # tag 1 (inControlledShutdown) is tagged only from version 1
     assert _err("BrokerRegistrationChangeRecord", bytes(12) + b"\x01\x01\x01\x01") == (
-        "Tag 1 is not valid for version 0")
-    assert read(schema.message("BrokerRegistrationChangeRecord").struct, bytes(12) + b"\x01\x01\x01\x01",
-                1)["inControlledShutdown"] == 1
+        "Tag 1 is not valid for version 0"
+    )
+    assert (
+        read(schema.message("BrokerRegistrationChangeRecord").struct, bytes(12) + b"\x01\x01\x01\x01", 1)[
+            "inControlledShutdown"
+        ]
+        == 1
+    )
 
 
 def test_tagged_fields_known_unknown_and_invalid() -> None:
@@ -113,12 +129,13 @@ def test_tagged_fields_known_unknown_and_invalid() -> None:
 
 
 def test_varint_limits() -> None:
-    assert Reader(b"\xff\xff\xff\xff\x07").uvarint() == 2 ** 31 - 1
+    assert Reader(b"\xff\xff\xff\xff\x07").uvarint() == 2**31 - 1
     assert Reader(b"\xff\xff\xff\xff\x0f").uvarint() == -1  # a Java int: 0xFFFFFFFF
     with pytest.raises(IllegalArgumentException) as info:
         Reader(b"\xff\xff\xff\xff\xff").uvarint()
-    assert info.value.get_message() == ("Varint is too long, the most significant bit in the 5th byte is set, "
-                                        "converted value: ffffffff")
+    assert info.value.get_message() == (
+        "Varint is too long, the most significant bit in the 5th byte is set, converted value: ffffffff"
+    )
     with pytest.raises(BufferUnderflowException):
         Reader(b"\x80").uvarint()
     w = Writer()

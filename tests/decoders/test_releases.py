@@ -17,14 +17,24 @@ LAYOUTS = {  # message -> (4.0 layout value, 4.1+ layout value)
     "ShareGroupMetadataValue": ({"epoch": 2}, {"epoch": 3, "metadataHash": 7}),
     "ShareGroupStatePartitionMetadataValue": (
         {"initializedTopics": TPI, "deletingTopics": [{"topicId": bytes(16), "topicName": "x"}]},
-        {"initializingTopics": TPI, "initializedTopics": [], "deletingTopics": []}),
+        {"initializingTopics": TPI, "initializedTopics": [], "deletingTopics": []},
+    ),
     "ShareSnapshotValue": (
         {"snapshotEpoch": 1, "stateEpoch": 1, "leaderEpoch": 2, "startOffset": 0, "stateBatches": []},
-        {"snapshotEpoch": 70000, "stateEpoch": 1, "leaderEpoch": 2, "startOffset": 0, "createTimestamp": 5,
-         "writeTimestamp": 6, "stateBatches": []}),
+        {
+            "snapshotEpoch": 70000,
+            "stateEpoch": 1,
+            "leaderEpoch": 2,
+            "startOffset": 0,
+            "createTimestamp": 5,
+            "writeTimestamp": 6,
+            "stateBatches": [],
+        },
+    ),
     "ShareUpdateValue": (
         {"snapshotEpoch": 1, "leaderEpoch": 2, "startOffset": 0, "stateBatches": []},
-        {"snapshotEpoch": 70000, "leaderEpoch": 2, "startOffset": 0, "stateBatches": []}),
+        {"snapshotEpoch": 70000, "leaderEpoch": 2, "startOffset": 0, "stateBatches": []},
+    ),
 }
 
 
@@ -42,11 +52,13 @@ def test_a_layout_changed_without_a_version_bump_is_chosen_by_the_bytes(name: st
     assert choose_layout("ConsumerGroupMetadataValue", b"", 0, 0) == "ConsumerGroupMetadataValue"
 
 
-def _offsets(release, record_type: int, key_name: str, key: dict, value_name: str, value: dict,
-             version: int = 0) -> tuple:
+def _offsets(
+    release, record_type: int, key_name: str, key: dict, value_name: str, value: dict, version: int = 0
+) -> tuple:
     k = version_prefixed(schema.message(key_name).struct, key, record_type)
-    v = version_prefixed(schema.message(value_name).struct,
-                         schema.message(value_name).struct.default_value() | value, version)
+    v = version_prefixed(
+        schema.message(value_name).struct, schema.message(value_name).struct.default_value() | value, version
+    )
     return parser_for("offsets", release).parse(3, k, v)
 
 
@@ -58,8 +70,13 @@ def test_type_9_only_in_40() -> None:
 
 
 def test_streams_groups_from_41() -> None:
-    args = (20, "StreamsGroupTargetAssignmentMetadataKey", {"groupId": "a"},
-            "StreamsGroupTargetAssignmentMetadataValue", {"assignmentEpoch": 4, "assignmentTimestamp": 9})
+    args = (
+        20,
+        "StreamsGroupTargetAssignmentMetadataKey",
+        {"groupId": "a"},
+        "StreamsGroupTargetAssignmentMetadataValue",
+        {"assignmentEpoch": 4, "assignmentTimestamp": 9},
+    )
     assert _offsets(K40, *args)[0] == "Unknown record type 20 at offset 3, skipping."
     assert _offsets(K42, *args)[1] == '{"version":"0","data":{"assignmentEpoch":4}}'  # tag of 4.3
     assert _offsets(K43, *args)[1] == '{"version":"0","data":{"assignmentEpoch":4,"assignmentTimestamp":9}}'
@@ -68,17 +85,22 @@ def test_streams_groups_from_41() -> None:
 def test_value_version_check_from_40() -> None:
     args = (3, "ConsumerGroupMetadataKey", {"groupId": "g"}, "ConsumerGroupMetadataValue", {"epoch": 1}, 2)
     assert _offsets(K39, *args)[1] == '{"version":"2","data":{"epoch":1}}'
-    assert _offsets(K40, *args) == (
-        "Error at offset 3, skipping. Found an unknown record version 2 for 3 type", None)
+    assert _offsets(K40, *args) == ("Error at offset 3, skipping. Found an unknown record version 2 for 3 type", None)
 
 
 def test_type_0_is_legacy_offset_commit_from_41() -> None:
-    args = (0, "OffsetCommitKey", {"group": "g", "topic": "t", "partition": 0}, "OffsetCommitValue",
-            {"offset": 1, "commitTimestamp": 2, "expireTimestamp": 3}, 1)
+    args = (
+        0,
+        "OffsetCommitKey",
+        {"group": "g", "topic": "t", "partition": 0},
+        "OffsetCommitValue",
+        {"offset": 1, "commitTimestamp": 2, "expireTimestamp": 3},
+        1,
+    )
     assert _offsets(K40, *args)[1] == (
-        '{"version":"1","data":{"offset":1,"metadata":"","commitTimestamp":2,"expireTimestamp":3}}')
-    assert _offsets(K41, *args) == ("Error at offset 3, skipping. Found an unknown record version 1 for 0 type",
-                                    None)
+        '{"version":"1","data":{"offset":1,"metadata":"","commitTimestamp":2,"expireTimestamp":3}}'
+    )
+    assert _offsets(K41, *args) == ("Error at offset 3, skipping. Found an unknown record version 1 for 0 type", None)
 
 
 @pytest.mark.parametrize("release,topic", [(K39, "offset topic"), (K40, "offset topic"), (K41, "the specified")])
@@ -91,9 +113,14 @@ def test_a_record_without_a_key(release, topic: str) -> None:
 def _txn(release, status: int) -> str | None:
     key = version_prefixed(schema.message("TransactionLogKey").struct, {"transactionalId": "x"}, 0)
     vs = schema.message("TransactionLogValue").struct
-    value = vs.default_value() | {"producerId": 5, "producerEpoch": 1, "transactionTimeoutMs": 9,
-                                  "transactionStatus": status, "transactionPartitions": [],
-                                  "nextProducerEpoch": 2}
+    value = vs.default_value() | {
+        "producerId": 5,
+        "producerEpoch": 1,
+        "transactionTimeoutMs": 9,
+        "transactionStatus": status,
+        "transactionPartitions": [],
+        "nextProducerEpoch": 2,
+    }
     return parser_for("transaction-log", release).parse(0, key, version_prefixed(vs, value, 1))[1]
 
 
@@ -106,19 +133,25 @@ def test_transaction_log_text_json_and_state_names() -> None:
 
 
 def test_leader_change_json_from_41() -> None:
-    lc = write(schema.message("LeaderChangeMessage").struct,
-               {"version": 0, "leaderId": 1, "voters": [], "grantingVoters": []}, 0)
+    lc = write(
+        schema.message("LeaderChangeMessage").struct,
+        {"version": 0, "leaderId": 1, "voters": [], "grantingVoters": []},
+        0,
+    )
     assert control_record_text(2, b"\x00\x00\x00\x02", lc) is None
     assert control_record_text(2, b"\x00\x00\x00\x02", lc, leader_change=True) == (
-        ' LeaderChange: {"version":0,"leaderId":1,"voters":[],"grantingVoters":[]}')
+        ' LeaderChange: {"version":0,"leaderId":1,"voters":[],"grantingVoters":[]}'
+    )
 
 
 def test_metadata_types_per_release() -> None:
     value = b"\x01\x1d\x00" + write(schema.message("UnregisterControllerRecord").struct, {"controllerId": 3}, 0)
     assert parser_for("cluster-metadata", K44).parse(0, None, value)[1] == (
-        '{"type":"UNREGISTER_CONTROLLER_RECORD","version":0,"data":{"controllerId":3}}')
+        '{"type":"UNREGISTER_CONTROLLER_RECORD","version":0,"data":{"controllerId":3}}'
+    )
     assert parser_for("cluster-metadata", K43).parse(0, None, value)[1] == (
-        "Error at 0, skipping. org.apache.kafka.common.errors.UnsupportedVersionException: Unknown metadata id 29")
+        "Error at 0, skipping. org.apache.kafka.common.errors.UnsupportedVersionException: Unknown metadata id 29"
+    )
 
 
 def test_every_release_has_a_parser_for_every_decoder() -> None:

@@ -20,8 +20,11 @@ from kseg.decoders.encode import write
 from kseg.decoders.jsonconv import dumps, to_tree
 from tests.decoders.samples import present, sample
 
-NAMES = sorted(p.name[:-5] for p in resources.files("kseg.decoders").joinpath("schemas").iterdir()
-               if p.name.endswith(".json") and p.name != "index.json")
+NAMES = sorted(
+    p.name[:-5]
+    for p in resources.files("kseg.decoders").joinpath("schemas").iterdir()
+    if p.name.endswith(".json") and p.name != "index.json"
+)
 CASES = [(n, v) for n in NAMES for v in range(schema.message(n).valid.lowest, schema.message(n).valid.highest + 1)]
 
 

@@ -33,7 +33,8 @@ def test_hex_base64_json() -> None:
     assert resolve("base64")(b"\x00\xffA") == "AP9B"
     j = resolve("json")
     assert j(b'{ "b": [1, 2.50, -3e2, true, null],\n "a": "x\\u0001\xc3\xa9/", "b": {} }') == (
-        '{"b":[1,2.50,-3e2,true,null],"a":"x\\u0001\u00e9/","b":{}}')
+        '{"b":[1,2.50,-3e2,true,null],"a":"x\\u0001\u00e9/","b":{}}'
+    )
     assert j(b"not json\n") == "not json\n"
     assert j(b"\xff") == "\ufffd"
 
@@ -43,7 +44,8 @@ def test_plugin_decoder(tmp_path, monkeypatch) -> None:
         "def upper(b):\n    return b.decode().upper()\n"
         "class K:\n    @staticmethod\n    def length(b):\n        return len(b)\n"
         "def nothing(b):\n    return None\n"
-        "def boom(b):\n    raise ValueError('bad')\n")
+        "def boom(b):\n    raise ValueError('bad')\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     assert resolve("mydec:upper")(b"abc") == "ABC"
     assert resolve("mydec:K.length")(b"abc") == "3"
@@ -52,23 +54,28 @@ def test_plugin_decoder(tmp_path, monkeypatch) -> None:
         resolve("mydec:boom")(b"x")
 
 
-@pytest.mark.parametrize("name,message", [
-    ("no_such_module_xyz:f", "cannot import decoder module 'no_such_module_xyz'"),
-    ("os:no_such_function", "has no attribute 'no_such_function'"),
-    ("os:sep", "is not callable"),
-    ("bogus", "unknown decoder 'bogus'"),
-    ("mod:", "unknown decoder 'mod:'"),
-])
+@pytest.mark.parametrize(
+    "name,message",
+    [
+        ("no_such_module_xyz:f", "cannot import decoder module 'no_such_module_xyz'"),
+        ("os:no_such_function", "has no attribute 'no_such_function'"),
+        ("os:sep", "is not callable"),
+        ("bogus", "unknown decoder 'bogus'"),
+        ("mod:", "unknown decoder 'mod:'"),
+    ],
+)
 def test_plugin_errors_are_usage_errors(name: str, message: str) -> None:
     with pytest.raises(UsageError, match=message):
         resolve(name)
 
 
 def test_importing_decoders_loads_no_schema() -> None:
-    code = ("import sys, kseg.decoders, kseg.decoders.control, kseg.decoders.simple;"
-            "bad = [m for m in sys.modules if m in ('kseg.decoders.schema', 'kseg.decoders.decode', "
-            "'kseg.decoders.jsonconv', 'json')];"
-            "print(bad)")
+    code = (
+        "import sys, kseg.decoders, kseg.decoders.control, kseg.decoders.simple;"
+        "bad = [m for m in sys.modules if m in ('kseg.decoders.schema', 'kseg.decoders.decode', "
+        "'kseg.decoders.jsonconv', 'json')];"
+        "print(bad)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 
@@ -84,11 +91,15 @@ def test_the_safe_decoder_of_the_docs_runs_through_the_cli() -> None:
     docs = (CORPUS.parents[2] / "docs" / "decoders.md").read_text()
     assert "**Warning: a `module:function` decoder runs code.**" in docs and "`os:system`" in docs
     source = (EXAMPLES / "safe_decoder.py").read_text()
-    example = source[source.index("def int64_or_text"):]
+    example = source[source.index("def int64_or_text") :]
     assert example.strip() in docs
     log = CORPUS / "data" / "plain-v2-0" / "00000000000000000000.log"
-    p = subprocess.run([sys.executable, "-m", "kseg", "dump", "--value-decoder", "safe_decoder:int64_or_text",
-                        str(log)], capture_output=True, env=dict(os.environ, PYTHONPATH=str(EXAMPLES)), timeout=60)
+    p = subprocess.run(
+        [sys.executable, "-m", "kseg", "dump", "--value-decoder", "safe_decoder:int64_or_text", str(log)],
+        capture_output=True,
+        env=dict(os.environ, PYTHONPATH=str(EXAMPLES)),
+        timeout=60,
+    )
     assert p.returncode == 0, p.stderr
     assert b" payload: value-with-null-key\n" in p.stdout
     sys.path.insert(0, str(EXAMPLES))

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from kseg.errors import DecompressionError, LimitExceededError
 from kseg.format import compression
-from kseg.format.compression import xxh32, decompress
+from kseg.format.compression import decompress, xxh32
 
 xxhash = pytest.importorskip("xxhash", reason="test extra")
 

@@ -17,8 +17,10 @@ def _offset_index(pairs, base=100) -> OffsetIndexView:
     return OffsetIndexView(b"".join(struct.pack(">ii", o - base, p) for o, p in pairs), base)
 
 
-@given(st.lists(st.integers(min_value=101, max_value=10**6), unique=True, max_size=3000),
-       st.integers(min_value=0, max_value=2 * 10**6))
+@given(
+    st.lists(st.integers(min_value=101, max_value=10**6), unique=True, max_size=3000),
+    st.integers(min_value=0, max_value=2 * 10**6),
+)
 def test_lookup_is_the_largest_lower_bound(offsets, target) -> None:
     offsets.sort()
     index = _offset_index([(o, i * 10) for i, o in enumerate(offsets)])

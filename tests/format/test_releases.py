@@ -8,13 +8,52 @@ from kseg.format import releases
 
 
 def test_lines_and_default() -> None:
-    assert releases.LINES == ("2.8", "3.0", "3.1", "3.2", "3.3", "3.4", "3.5", "3.6", "3.7", "3.8", "3.9", "4.0", "4.1", "4.2", "4.3", "4.4")
+    assert releases.LINES == (
+        "2.8",
+        "3.0",
+        "3.1",
+        "3.2",
+        "3.3",
+        "3.4",
+        "3.5",
+        "3.6",
+        "3.7",
+        "3.8",
+        "3.9",
+        "4.0",
+        "4.1",
+        "4.2",
+        "4.3",
+        "4.4",
+    )
     assert releases.LATEST is releases.K44 and releases.supported_range() == "2.8-4.4"
     assert releases.release(None) is releases.LATEST and releases.release("  ") is releases.LATEST
 
 
-@pytest.mark.parametrize("text,name", [("2.8", "2.8"), ("2.8.2", "2.8"), ("3.0", "3.0"), ("3.1.2", "3.1"), ("3.2", "3.2"), ("3.3", "3.3"), ("3.4.1", "3.4"), ("3.5", "3.5"), ("3.6.2", "3.6"), ("3.7", "3.7"), ("3.7.2", "3.7"), ("3.8", "3.8"), ("3.8.1", "3.8"), ("3.9", "3.9"), ("4.0", "4.0"), ("4.1", "4.1"), ("4.2.1", "4.2"),
-                                       ("04.3", "4.3"), ("4.4.0", "4.4")])
+@pytest.mark.parametrize(
+    "text,name",
+    [
+        ("2.8", "2.8"),
+        ("2.8.2", "2.8"),
+        ("3.0", "3.0"),
+        ("3.1.2", "3.1"),
+        ("3.2", "3.2"),
+        ("3.3", "3.3"),
+        ("3.4.1", "3.4"),
+        ("3.5", "3.5"),
+        ("3.6.2", "3.6"),
+        ("3.7", "3.7"),
+        ("3.7.2", "3.7"),
+        ("3.8", "3.8"),
+        ("3.8.1", "3.8"),
+        ("3.9", "3.9"),
+        ("4.0", "4.0"),
+        ("4.1", "4.1"),
+        ("4.2.1", "4.2"),
+        ("04.3", "4.3"),
+        ("4.4.0", "4.4"),
+    ],
+)
 def test_release_of_a_version(text: str, name: str) -> None:
     assert releases.release(text).name == name
 
@@ -54,26 +93,64 @@ def test_what_each_release_changed() -> None:
     assert not any(r.kraft_table for r in releases.RELEASES if r not in (k30, k31, k32, k33, k34, k35, k36))
     assert not k28.cluster_metadata_decoder
     for r in (k33, k34, k35, k36):
-        assert [s for s in r.__slots__ if s not in ("name", "lines", "metadata_max_api_key", "cluster_metadata_decoder",
-                                                    "scala_txn_first_offset", "kraft_table")
-                and getattr(r, s) != getattr(k37, s)] == []
+        assert [
+            s
+            for s in r.__slots__
+            if s
+            not in (
+                "name",
+                "lines",
+                "metadata_max_api_key",
+                "cluster_metadata_decoder",
+                "scala_txn_first_offset",
+                "kraft_table",
+            )
+            and getattr(r, s) != getattr(k37, s)
+        ] == []
     # 2.8: 3.0's tool but for its record line, codec names, control types and coordinator classes
     assert k28.record_line_28 and k28.coordinator_28
     assert not any(r.record_line_28 or r.coordinator_28 for r in releases.RELEASES[1:])
-    assert [s for s in k28.__slots__ if s not in ("name", "lines", "metadata_max_api_key", "record_line_28",
-                                                  "coordinator_28", "cluster_metadata_decoder", "kraft_table")
-            and getattr(k28, s) != getattr(k30, s)] == []
+    assert [
+        s
+        for s in k28.__slots__
+        if s
+        not in (
+            "name",
+            "lines",
+            "metadata_max_api_key",
+            "record_line_28",
+            "coordinator_28",
+            "cluster_metadata_decoder",
+            "kraft_table",
+        )
+        and getattr(k28, s) != getattr(k30, s)
+    ] == []
     # 3.0-3.2: 3.7's decoders and record lines; the tool lines 3.3 changed, and two older ones
     tool_33 = ("log_start_label", "snapshot_files", "max_bytes_option", "cluster_metadata_decoder", "kraft_table")
     assert all(r.legacy_offsets_text and not r.tools_api_decoders for r in (k28, k30, k31, k32))
-    assert all(r.log_start_label == "Starting offset: " and not r.snapshot_files and not r.max_bytes_option
-               and r.scala_txn_first_offset for r in (k28, k30, k31, k32))
-    assert all(r.log_start_label == "Log starting offset: " and r.snapshot_files and r.max_bytes_option
-               and r.cluster_metadata_decoder and not r.scala_txn_first_offset for r in newer)
+    assert all(
+        r.log_start_label == "Starting offset: "
+        and not r.snapshot_files
+        and not r.max_bytes_option
+        and r.scala_txn_first_offset
+        for r in (k28, k30, k31, k32)
+    )
+    assert all(
+        r.log_start_label == "Log starting offset: "
+        and r.snapshot_files
+        and r.max_bytes_option
+        and r.cluster_metadata_decoder
+        and not r.scala_txn_first_offset
+        for r in newer
+    )
     assert (k30.delete_horizon, k31.delete_horizon, k32.delete_horizon) == (False, False, True)
     assert (k30.producer_last_timestamp, k31.producer_last_timestamp) == (False, True)
-    assert [s for s in k32.__slots__ if s not in ("name", "lines", "metadata_max_api_key", "scala_txn_first_offset",
-                                                  *tool_33) and getattr(k32, s) != getattr(k37, s)] == []
+    assert [
+        s
+        for s in k32.__slots__
+        if s not in ("name", "lines", "metadata_max_api_key", "scala_txn_first_offset", *tool_33)
+        and getattr(k32, s) != getattr(k37, s)
+    ] == []
     # 3.7: 3.8's tool but for the offsets decoder, control types 5/6, decoder classes, lastKnownELR
     assert k37.legacy_offsets_text and not k37.kraft_control_records and not k37.tools_api_decoders
     assert k37.metadata_renames["PartitionRecord"] == {"lastKnownElr": "lastKnownELR"}
@@ -81,15 +158,19 @@ def test_what_each_release_changed() -> None:
     assert all(r.kraft_control_records and r.tools_api_decoders for r in newer[1:])
     assert not k37.deprecated_serializer_notice and not k37.remote_decoder
     before_38 = ("legacy_offsets_text", "kraft_control_records", "tools_api_decoders", "metadata_renames")
-    assert [s for s in k37.__slots__ if s not in ("name", "lines", "deprecated_serializer_notice", *before_38)
-            and getattr(k37, s) != getattr(k38, s)] == []
+    assert [
+        s
+        for s in k37.__slots__
+        if s not in ("name", "lines", "deprecated_serializer_notice", *before_38) and getattr(k37, s) != getattr(k38, s)
+    ] == []
     # 3.8: 3.9's tool without --remote-log-metadata-decoder (KAFKA-16228), the same decoders
     assert not k38.remote_decoder and all(r.remote_decoder for r in newer[2:])
     assert k38.group_types == k39.group_types and k38.metadata_max_api_key == k39.metadata_max_api_key
     assert k38.deprecated_serializer_notice and k39.deprecated_serializer_notice
     assert not any(r.deprecated_serializer_notice for r in newer[3:])
-    assert [s for s in k38.__slots__ if s not in ("name", "lines", "remote_decoder")
-            and getattr(k38, s) != getattr(k39, s)] == []
+    assert [
+        s for s in k38.__slots__ if s not in ("name", "lines", "remote_decoder") and getattr(k38, s) != getattr(k39, s)
+    ] == []
     assert max(k39.group_types) == 8 and not k39.share_decoder and not k39.value_version_check
     assert max(k40.group_types) == 16 and 9 in k40.group_types and k40.value_version_check
     assert k40.share_value_label == "type" and k40.remote_txn_idx_empty and not k40.txn_log_json
@@ -98,4 +179,21 @@ def test_what_each_release_changed() -> None:
     assert k41.share_value_label == k42.share_value_label == "version"
     assert not k42.java_tool and k43.java_tool and not k43.txn_status_name
     assert k44.txn_status_name and k44.txn_index_highest_version
-    assert [r.metadata_max_api_key for r in releases.RELEASES] == [14, 17, 17, 19, 20, 21, 22, 26, 27, 27, 27, 28, 28, 28, 28, 29]
+    assert [r.metadata_max_api_key for r in releases.RELEASES] == [
+        14,
+        17,
+        17,
+        19,
+        20,
+        21,
+        22,
+        26,
+        27,
+        27,
+        27,
+        28,
+        28,
+        28,
+        28,
+        29,
+    ]

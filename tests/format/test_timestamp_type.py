@@ -12,11 +12,19 @@ def test_ids_and_names_are_kafkas() -> None:
     assert timestamp_type.BY_ID == {-1: "NoTimestampType", 0: "CreateTime", 1: "LogAppendTime"}
 
 
-@pytest.mark.parametrize("magic, attributes, name", [
-    (0, 0x00, "NoTimestampType"), (0, 0x08, "NoTimestampType"),  # v0 has no timestamp: the bit means nothing
-    (1, 0x00, "CreateTime"), (1, 0x08, "LogAppendTime"), (1, 0x0F, "LogAppendTime"),
-    (2, 0x00, "CreateTime"), (2, 0x08, "LogAppendTime"), (2, 0x70, "CreateTime"),  # txn/control/horizon bits
-])
+@pytest.mark.parametrize(
+    "magic, attributes, name",
+    [
+        (0, 0x00, "NoTimestampType"),
+        (0, 0x08, "NoTimestampType"),  # v0 has no timestamp: the bit means nothing
+        (1, 0x00, "CreateTime"),
+        (1, 0x08, "LogAppendTime"),
+        (1, 0x0F, "LogAppendTime"),
+        (2, 0x00, "CreateTime"),
+        (2, 0x08, "LogAppendTime"),
+        (2, 0x70, "CreateTime"),  # txn/control/horizon bits
+    ],
+)
 def test_of_attributes(magic: int, attributes: int, name: str) -> None:
     assert timestamp_type.of_attributes(attributes, magic) == name
     if magic < 2:

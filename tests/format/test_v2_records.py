@@ -41,8 +41,9 @@ def outcome(batch, chunk=None, sizes=False):
 
 
 def as_sizes(records):
-    return [(o, ts, seq, -1 if k is None else len(k), -1 if v is None else len(v), hs)
-            for o, ts, seq, k, v, hs in records]
+    return [
+        (o, ts, seq, -1 if k is None else len(k), -1 if v is None else len(v), hs) for o, ts, seq, k, v, hs in records
+    ]
 
 
 def every_batch(path):
@@ -88,12 +89,17 @@ VARINT_EDGES = [0, 1, 63, 64, 65, 127, 128, 8191, 8192, 8193, 1 << 20]
 def test_varint_widths(tmp_path, codec):
     specs = []
     for i, n in enumerate(VARINT_EDGES):
-        specs.append(RecordSpec(bytes(n % 300), bytes(n), 1_000_000 + n * (-1) ** i,
-                                headers=(("h", b"x"),) if i % 3 == 0 else ()))
+        specs.append(
+            RecordSpec(
+                bytes(n % 300), bytes(n), 1_000_000 + n * (-1) ** i, headers=(("h", b"x"),) if i % 3 == 0 else ()
+            )
+        )
     specs.append(RecordSpec(None, None, 5))
     specs.append(RecordSpec(b"", b"", 5, headers=(("a", None), ("b", b""))))
-    path = write(tmp_path, build_v2_batch(specs, base_offset=100, producer_id=7, producer_epoch=0,
-                                          base_sequence=0x7FFFFFFA, codec=codec))
+    path = write(
+        tmp_path,
+        build_v2_batch(specs, base_offset=100, producer_id=7, producer_epoch=0, base_sequence=0x7FFFFFFA, codec=codec),
+    )
     for batch in every_batch(path):  # one batch
         want, error = outcome(batch)
         assert error is None and len(want) == len(specs)
@@ -153,11 +159,19 @@ def test_batch_header_names_match_the_index_constants():
     named = v2.header_from(raw)
     plain = v2.HEADER.unpack(raw)
     assert tuple(named) == plain and v2.BatchHeader._make(plain) == named
-    for index, value in [(v2.BASE_OFFSET, named.base_offset), (v2.LENGTH, named.batch_length),
-                         (v2.LEADER_EPOCH, named.partition_leader_epoch), (v2.MAGIC, named.magic),
-                         (v2.CRC, named.crc), (v2.ATTRIBUTES, named.attributes),
-                         (v2.LAST_OFFSET_DELTA, named.last_offset_delta), (v2.BASE_TIMESTAMP, named.base_timestamp),
-                         (v2.MAX_TIMESTAMP, named.max_timestamp), (v2.PRODUCER_ID, named.producer_id),
-                         (v2.PRODUCER_EPOCH, named.producer_epoch), (v2.BASE_SEQUENCE, named.base_sequence),
-                         (v2.COUNT, named.records_count)]:
+    for index, value in [
+        (v2.BASE_OFFSET, named.base_offset),
+        (v2.LENGTH, named.batch_length),
+        (v2.LEADER_EPOCH, named.partition_leader_epoch),
+        (v2.MAGIC, named.magic),
+        (v2.CRC, named.crc),
+        (v2.ATTRIBUTES, named.attributes),
+        (v2.LAST_OFFSET_DELTA, named.last_offset_delta),
+        (v2.BASE_TIMESTAMP, named.base_timestamp),
+        (v2.MAX_TIMESTAMP, named.max_timestamp),
+        (v2.PRODUCER_ID, named.producer_id),
+        (v2.PRODUCER_EPOCH, named.producer_epoch),
+        (v2.BASE_SEQUENCE, named.base_sequence),
+        (v2.COUNT, named.records_count),
+    ]:
         assert plain[index] == named[index] == value

@@ -22,14 +22,25 @@ from kseg.format import v2, v2_records
 from kseg.testing.v2 import RecordSpec, build_v2_batch
 from tests.conftest import CORPUS_DATA
 
-pytestmark = pytest.mark.skipif(engine.C is None, reason="the C engine is not built (KSEG_ENGINE=python or no compiler)")
+pytestmark = pytest.mark.skipif(
+    engine.C is None, reason="the C engine is not built (KSEG_ENGINE=python or no compiler)"
+)
 
 CHUNKS = (1, 3, 1024)
 
 
 def plain(records: list) -> list:
-    return [(o, t, s, k if k is None or isinstance(k, int) else bytes(k),
-             v if v is None or isinstance(v, int) else bytes(v), h) for o, t, s, k, v, h in records]
+    return [
+        (
+            o,
+            t,
+            s,
+            k if k is None or isinstance(k, int) else bytes(k),
+            v if v is None or isinstance(v, int) else bytes(v),
+            h,
+        )
+        for o, t, s, k, v, h in records
+    ]
 
 
 def run(fn, buf, count: int, args: tuple, form: int, chunk: int) -> tuple:
@@ -38,8 +49,14 @@ def run(fn, buf, count: int, args: tuple, form: int, chunk: int) -> tuple:
     end = len(buf)
     for _ in range(count // chunk + 2):
         records, pos, read, error = fn(memoryview(buf), pos, end, count, read, chunk, *args, form)
-        out.append((plain(records), pos, read,
-                    None if error is None else (type(error).__name__, error.message, error.position)))
+        out.append(
+            (
+                plain(records),
+                pos,
+                read,
+                None if error is None else (type(error).__name__, error.message, error.position),
+            )
+        )
         if error is not None or read >= count:
             break
     return out
@@ -65,22 +82,37 @@ def same(batch: bytes) -> None:
         return
     h = v2.header_from(batch)
     attrs = h.attributes
-    args = (h.base_offset, h.base_timestamp, h.base_sequence,
-            h.max_timestamp if attrs & v2.TIMESTAMP_TYPE_FLAG else None)
+    args = (
+        h.base_offset,
+        h.base_timestamp,
+        h.base_sequence,
+        h.max_timestamp if attrs & v2.TIMESTAMP_TYPE_FLAG else None,
+    )
     count = min(h.records_count, 5000)
     slices = {}
     for form in (v2_records.SLICES, v2_records.SIZES, v2_records.SPANS):
         for chunk in CHUNKS:
             got = run(v2_records.decode_records, batch, count, args, form, chunk)
             assert got == run(v2_records.decode_records_py, batch, count, args, form, chunk), (form, chunk)
-            assert consecutive_flags(v2_records.decode_chunk, batch, count, args, form, chunk) == \
-                consecutive_flags(v2_records.decode_chunk_py, batch, count, args, form, chunk)
+            assert consecutive_flags(v2_records.decode_chunk, batch, count, args, form, chunk) == consecutive_flags(
+                v2_records.decode_chunk_py, batch, count, args, form, chunk
+            )
             if form == v2_records.SLICES:
                 slices[chunk] = got
             elif form == v2_records.SPANS:
                 mv = memoryview(batch)
-                assert [(plain([(o, t, s, v2_records.span_slice(mv, k), v2_records.span_slice(mv, v), h)
-                                for o, t, s, k, v, h in recs]), *rest) for recs, *rest in got] == slices[chunk]
+                assert [
+                    (
+                        plain(
+                            [
+                                (o, t, s, v2_records.span_slice(mv, k), v2_records.span_slice(mv, v), h)
+                                for o, t, s, k, v, h in recs
+                            ]
+                        ),
+                        *rest,
+                    )
+                    for recs, *rest in got
+                ] == slices[chunk]
 
 
 def corpus_batches() -> list[bytes]:
@@ -89,11 +121,11 @@ def corpus_batches() -> list[bytes]:
         data = log.read_bytes()
         pos = 0
         while pos + 17 <= len(data):
-            length = int.from_bytes(data[pos + 8:pos + 12], "big", signed=True)
+            length = int.from_bytes(data[pos + 8 : pos + 12], "big", signed=True)
             if length < 14 or pos + 12 + length > len(data):
                 break
             if data[pos + 16] == 2 and data[pos + 21] & 0x07 == 0:  # uncompressed v2: records in place
-                out.append(data[pos:pos + 12 + length])
+                out.append(data[pos : pos + 12 + length])
             pos += 12 + length
     return out
 
@@ -121,14 +153,14 @@ def mutations(batch: bytes, rng: random.Random):
         c = bytearray(b)
         if n > v2.HEADER_SIZE + 4:
             i = rng.randrange(v2.HEADER_SIZE, n - 4)
-            c[i:i + 4] = bytes(rng.randrange(256) for _ in range(4))
+            c[i : i + 4] = bytes(rng.randrange(256) for _ in range(4))
         yield bytes(c)
     for count in (0, 1, -1, 2**31 - 1, rng.randrange(0, 300)):  # lying record counts
         c = bytearray(b)
         c[57:61] = count.to_bytes(4, "big", signed=True)
         yield bytes(c)
     c = bytearray(b)  # a record-length varint of 11 bytes
-    c[v2.HEADER_SIZE:v2.HEADER_SIZE] = b"\xff" * 11
+    c[v2.HEADER_SIZE : v2.HEADER_SIZE] = b"\xff" * 11
     yield bytes(c)
 
 
@@ -142,18 +174,31 @@ def test_damaged_corpus_batches_fail_the_same() -> None:
 def test_offsets_out_of_step_are_told() -> None:
     """decode_chunk's ``consecutive``: offsets that repeat, go back, jump, or wrap past int64 (the engine
     hands those to the rule) break the steps of one, on both engines."""
-    for deltas, base in (((0, 1, 2, 3), 0), ((0, 2, 1, 3), 0), ((0, 0), 5), ((3, 4, 5, 9), 7), ((0, 1), 2**63 - 2),
-                         ((0, 1, 2), 2**63 - 2), ((0, 2**31 - 1), 0), ((1, 0, 1, 2), 0)):
+    for deltas, base in (
+        ((0, 1, 2, 3), 0),
+        ((0, 2, 1, 3), 0),
+        ((0, 0), 5),
+        ((3, 4, 5, 9), 7),
+        ((0, 1), 2**63 - 2),
+        ((0, 1, 2), 2**63 - 2),
+        ((0, 2**31 - 1), 0),
+        ((1, 0, 1, 2), 0),
+    ):
         same(build_v2_batch([RecordSpec(b"k", b"v", 1, offset_delta=d) for d in deltas], base_offset=base))
 
 
 def test_wide_values_and_wraps() -> None:
-    recs = [RecordSpec(b"k" * 200, b"v" * 20000, 2**40, headers=(("h", b"x"), ("e", None)), offset_delta=5),
-            RecordSpec(None, None, -(2**40), offset_delta=2**31 - 1),
-            RecordSpec(b"\xed\xa0\x80", "é€😀".encode(), 0)]
-    for kw in ({}, {"base_sequence": 2**31 - 3, "producer_id": 7, "producer_epoch": 1},
-               {"timestamp_type": "LogAppendTime", "log_append_time": 123456789},
-               {"base_offset": 2**63 - 2}):
+    recs = [
+        RecordSpec(b"k" * 200, b"v" * 20000, 2**40, headers=(("h", b"x"), ("e", None)), offset_delta=5),
+        RecordSpec(None, None, -(2**40), offset_delta=2**31 - 1),
+        RecordSpec(b"\xed\xa0\x80", "é€😀".encode(), 0),
+    ]
+    for kw in (
+        {},
+        {"base_sequence": 2**31 - 3, "producer_id": 7, "producer_epoch": 1},
+        {"timestamp_type": "LogAppendTime", "log_append_time": 123456789},
+        {"base_offset": 2**63 - 2},
+    ):
         same(build_v2_batch(recs, **kw))
 
 
@@ -169,11 +214,16 @@ record = st.builds(
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(record, min_size=1, max_size=20), st.integers(0, 2**40), st.integers(-1, 2**31 - 1),
-       st.randoms(use_true_random=False))
+@given(
+    st.lists(record, min_size=1, max_size=20),
+    st.integers(0, 2**40),
+    st.integers(-1, 2**31 - 1),
+    st.randoms(use_true_random=False),
+)
 def test_round_trips_decode_the_same(records, base_offset, base_sequence, rnd) -> None:
-    batch = build_v2_batch(records, base_offset=base_offset, base_sequence=base_sequence,
-                           producer_id=1 if base_sequence >= 0 else -1)
+    batch = build_v2_batch(
+        records, base_offset=base_offset, base_sequence=base_sequence, producer_id=1 if base_sequence >= 0 else -1
+    )
     same(batch)
     for damaged in mutations(batch, rnd):
         same(damaged)

@@ -34,8 +34,10 @@ def test_varlong_round_trip(n: int) -> None:
     assert read_varlong(data, 0) == (n, len(data))
 
 
-@pytest.mark.parametrize("value,encoded", [(0, b"\x00"), (-1, b"\x01"), (1, b"\x02"), (63, b"\x7e"),
-                                           (-64, b"\x7f"), (64, b"\x80\x01"), (300, b"\xd8\x04")])
+@pytest.mark.parametrize(
+    "value,encoded",
+    [(0, b"\x00"), (-1, b"\x01"), (1, b"\x02"), (63, b"\x7e"), (-64, b"\x7f"), (64, b"\x80\x01"), (300, b"\xd8\x04")],
+)
 def test_known_encodings(value: int, encoded: bytes) -> None:
     # Zig-zag values from the protobuf / Kafka documentation of the record format.
     assert encode_varint(value) == encoded

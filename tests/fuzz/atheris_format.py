@@ -31,8 +31,12 @@ def one_input(data: bytes) -> None:
                     pass
     except KsegError:
         pass
-    for parse in (lambda: OffsetIndexView(data, 0).sanity_check(), lambda: TimeIndexView(data, 0).sanity_check(),
-                  lambda: list(iter_aborted_txns(data)), lambda: parse_snapshot(data)):
+    for parse in (
+        lambda: OffsetIndexView(data, 0).sanity_check(),
+        lambda: TimeIndexView(data, 0).sanity_check(),
+        lambda: list(iter_aborted_txns(data)),
+        lambda: parse_snapshot(data),
+    ):
         try:
             parse()
         except KsegError:

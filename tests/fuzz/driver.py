@@ -45,8 +45,14 @@ def _alarm(signum, frame):
 
 def generated_seeds(root: Path) -> list[Path]:
     """Partition directories of every magic and codec, written by kseg.testing."""
-    from kseg.testing.writer import (RecordSpec, SegmentWriter, build_control_batch, build_legacy, build_v2_batch,
-                                     iter_batch_bytes)
+    from kseg.testing.writer import (
+        RecordSpec,
+        SegmentWriter,
+        build_control_batch,
+        build_legacy,
+        build_v2_batch,
+        iter_batch_bytes,
+    )
 
     seeds = []
     for magic in (0, 1, 2):
@@ -58,8 +64,15 @@ def generated_seeds(root: Path) -> list[Path]:
             w = SegmentWriter(d, 0, index_interval_bytes=256, magic=magic)
             offset = 0
             for b in range(12):
-                recs = [RecordSpec(f"k{b}-{i}".encode(), (f"value {b} {i} " * 5).encode(), 1_730_000_000_000 + b * 10 + i,
-                                   (("h", b"v"),) if magic == 2 else ()) for i in range(1 + b % 4)]
+                recs = [
+                    RecordSpec(
+                        f"k{b}-{i}".encode(),
+                        (f"value {b} {i} " * 5).encode(),
+                        1_730_000_000_000 + b * 10 + i,
+                        (("h", b"v"),) if magic == 2 else (),
+                    )
+                    for i in range(1 + b % 4)
+                ]
                 if magic == 2:
                     batch = build_v2_batch(recs, base_offset=offset, codec=codec)
                 else:
@@ -67,8 +80,18 @@ def generated_seeds(root: Path) -> list[Path]:
                 w.append(list(iter_batch_bytes(batch)))
                 offset += len(recs)
             if magic == 2:
-                w.append([build_control_batch("COMMIT", base_offset=offset, producer_id=5, producer_epoch=0,
-                                              coordinator_epoch=1, timestamp=1_730_000_000_500)])
+                w.append(
+                    [
+                        build_control_batch(
+                            "COMMIT",
+                            base_offset=offset,
+                            producer_id=5,
+                            producer_epoch=0,
+                            coordinator_epoch=1,
+                            timestamp=1_730_000_000_500,
+                        )
+                    ]
+                )
             w.close()
             seeds.append(d)
     return seeds
@@ -174,8 +197,9 @@ def main(argv: list[str] | None = None) -> int:
             seed = seeds[case % len(seeds)]
             part = root / f"case-{case}" / seed.name
             shutil.copytree(seed, part)
-            candidates = sorted(p for p in part.iterdir() if p.suffix in (".log", ".index", ".timeindex",
-                                                                         ".txnindex", ".snapshot"))
+            candidates = sorted(
+                p for p in part.iterdir() if p.suffix in (".log", ".index", ".timeindex", ".txnindex", ".snapshot")
+            )
             logs = [p for p in candidates if p.suffix == ".log"]
             target = rng.choice(logs if rng.random() < 0.75 and logs else candidates)
             for f in run_case(cli, part, target, rng, commands):

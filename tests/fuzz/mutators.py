@@ -49,8 +49,9 @@ def truncate_at_boundary(data: bytes, batches, rng: random.Random) -> bytes:
     if not batches:
         return data[: rng.randrange(len(data) + 1)]
     pos, size = rng.choice(batches)
-    cut = rng.choice([pos, pos + 1, pos + 11, pos + 12, pos + 17, pos + 30, pos + 60, pos + 61,
-                      pos + size // 2, pos + size - 1])
+    cut = rng.choice(
+        [pos, pos + 1, pos + 11, pos + 12, pos + 17, pos + 30, pos + 60, pos + 61, pos + size // 2, pos + size - 1]
+    )
     return data[: min(cut, len(data))]
 
 
@@ -139,8 +140,17 @@ def nested_legacy(data: bytes, batches, rng: random.Random) -> bytes:
     return data + entry
 
 
-LOG_MUTATORS = [bit_flips, byte_run, truncate_at_boundary, lying_length, lying_count, endless_varint,
-                attributes, bomb, nested_legacy]
+LOG_MUTATORS = [
+    bit_flips,
+    byte_run,
+    truncate_at_boundary,
+    lying_length,
+    lying_count,
+    endless_varint,
+    attributes,
+    bomb,
+    nested_legacy,
+]
 INDEX_MUTATORS = [bit_flips, byte_run]
 
 

@@ -21,11 +21,15 @@ SEED = int(os.environ.get("KSEG_FUZZ_SEED", "20261122"))
 def test_fuzz_slice() -> None:
     p = subprocess.run(
         [sys.executable, "-m", "tests.fuzz.driver", "--cases", str(CASES), "--seed", str(SEED), "--memory-mb", "2048"],
-        cwd=TESTS.parent, capture_output=True, timeout=1800,
+        cwd=TESTS.parent,
+        capture_output=True,
+        timeout=1800,
     )
     assert p.stdout, p.stderr.decode()[-3000:]
     summary = json.loads(p.stdout.decode().strip().splitlines()[-1])
-    SUMMARY.append(f"fuzz: {summary['cases']} mutated inputs, {summary['command_runs']} command runs "
-          f"({', '.join(summary['commands'])}) in {summary['seconds']} s, {summary['failure_count']} failures")
+    SUMMARY.append(
+        f"fuzz: {summary['cases']} mutated inputs, {summary['command_runs']} command runs "
+        f"({', '.join(summary['commands'])}) in {summary['seconds']} s, {summary['failure_count']} failures"
+    )
     assert summary["failure_count"] == 0, json.dumps(summary["failures"], indent=1)
     assert p.returncode == 0

@@ -11,8 +11,10 @@ def test_one_kind_from_many_places_is_one_line_with_summed_counts() -> None:
     groups = NoteGroups("file", "--verbose lists every one")
     for i, n in enumerate((3, 1, 7, 2, 5)):
         groups.add(f"d/0000{i}.timeindex: {n} {'entry' if n == 1 else 'entries'} name the offset of a record")
-    assert groups.lines() == ["note: 5 files: 18 entries name the offset of a record (d/00000.timeindex, "
-                              "d/00001.timeindex, d/00002.timeindex and 2 more; --verbose lists every one)"]
+    assert groups.lines() == [
+        "note: 5 files: 18 entries name the offset of a record (d/00000.timeindex, "
+        "d/00001.timeindex, d/00002.timeindex and 2 more; --verbose lists every one)"
+    ]
 
 
 def test_a_note_seen_once_prints_as_it_came_and_kinds_keep_their_order() -> None:
@@ -20,9 +22,10 @@ def test_a_note_seen_once_prints_as_it_came_and_kinds_keep_their_order() -> None
     groups.add("a/x-delete: skipped, a partition directory in transition")
     groups.add("b/00.index: preallocated zero tail of 1 entry (an active segment's index)")
     groups.add("c/00.index: preallocated zero tail of 4 entries (an active segment's index)")
-    assert groups.texts() == ["a/x-delete: skipped, a partition directory in transition",
-                              "2 paths: preallocated zero tail of 5 entries (an active segment's index) "
-                              "(b/00.index, c/00.index)"]
+    assert groups.texts() == [
+        "a/x-delete: skipped, a partition directory in transition",
+        "2 paths: preallocated zero tail of 5 entries (an active segment's index) (b/00.index, c/00.index)",
+    ]
     out = io.BytesIO()
     groups.write(out)
     assert out.getvalue().decode().count("\n") == 2
@@ -38,4 +41,9 @@ def test_a_note_without_a_place_counts_its_times() -> None:
 
 def test_plural() -> None:
     assert [plural(n, w) for n, w in ((1, "entry"), (2, "entry"), (1, "batch"), (0, "batch"), (2, "file"))] == [
-        "1 entry", "2 entries", "1 batch", "0 batches", "2 files"]
+        "1 entry",
+        "2 entries",
+        "1 batch",
+        "0 batches",
+        "2 files",
+    ]

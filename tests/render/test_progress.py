@@ -29,8 +29,14 @@ def _run_on_pty(args: list[str], stdout_path: Path | None) -> tuple[int, str]:
     env.update(COLUMNS="140", TERM="xterm")
     out = open(stdout_path, "wb") if stdout_path else None
     try:
-        p = subprocess.Popen([sys.executable, "-m", "kseg", *args], stdin=slave, stdout=out or slave,
-                             stderr=slave, env=env, close_fds=True)
+        p = subprocess.Popen(
+            [sys.executable, "-m", "kseg", *args],
+            stdin=slave,
+            stdout=out or slave,
+            stderr=slave,
+            env=env,
+            close_fds=True,
+        )
     finally:
         os.close(slave)
         if out:
@@ -57,10 +63,17 @@ def _counts(shown: str) -> list[float]:
     return [float(m.group(1)) for m in COUNT.finditer(shown) if 0 < float(m.group(1)) < float(m.group(2)) - 0.05]
 
 
-@pytest.mark.parametrize("command", [
-    ["verify-index"], ["rebuild-index", "--check"], ["txn"], ["compaction"], ["export", "-o", "{tmp}/o.parquet"],
-    ["diff", "{large}", "{tmp}/copy"],
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["verify-index"],
+        ["rebuild-index", "--check"],
+        ["txn"],
+        ["compaction"],
+        ["export", "-o", "{tmp}/o.parquet"],
+        ["diff", "{large}", "{tmp}/copy"],
+    ],
+)
 def test_a_slowed_segment_shows_intermediate_byte_counts(tmp_path: Path, command: list[str]) -> None:
     import shutil
 
@@ -94,6 +107,10 @@ def test_no_bar_with_quiet_or_when_stderr_is_not_a_terminal(tmp_path: Path, quie
         assert code == 0 and "MB" not in shown and "━" not in shown
     else:
         env = {k: v for k, v in os.environ.items() if k not in ("KSEG_PROGRESS",)}
-        p = subprocess.run([sys.executable, "-m", "kseg", "verify-index", "--max-rate", "4", str(LARGE)],
-                           capture_output=True, env=env, timeout=60)
+        p = subprocess.run(
+            [sys.executable, "-m", "kseg", "verify-index", "--max-rate", "4", str(LARGE)],
+            capture_output=True,
+            env=env,
+            timeout=60,
+        )
         assert p.returncode == 0 and p.stderr == b""

@@ -38,8 +38,9 @@ def rows_of(df) -> list[dict]:
             if r[k] is not None:
                 r[k] = bytes(r[k])
         if r["headers"] is not None:
-            r["headers"] = [{"key": h["key"], "value": None if h["value"] is None else bytes(h["value"])}
-                            for h in r["headers"]]
+            r["headers"] = [
+                {"key": h["key"], "value": None if h["value"] is None else bytes(h["value"])} for h in r["headers"]
+            ]
     return sorted(rows, key=lambda r: tuple((x is None, x) for x in (r[k] for k in ORDER)))
 
 
@@ -74,8 +75,7 @@ def test_range_reads(spark, tmp_path: Path) -> None:
 
 def test_data_source_on_s3_equals_the_local_copy(spark, s3, local_brokers) -> None:
     remote = rows_of(spark.read.format("kseg").load(s3.uri("brokers")))
-    local = rows_of(spark.read.format("kseg").load(
-        f"{local_brokers / 'b1' / 'data'},{local_brokers / 'b2' / 'data'}"))
+    local = rows_of(spark.read.format("kseg").load(f"{local_brokers / 'b1' / 'data'},{local_brokers / 'b2' / 'data'}"))
     strip = [{k: v for k, v in r.items() if k != "logDir"} for r in remote]
     assert len(remote) == len(local) > 0
     key = lambda r: (r["topic"], r["segment"], r["batchPosition"], r["offset"] is None, r["offset"] or 0)  # noqa: E731
@@ -84,8 +84,10 @@ def test_data_source_on_s3_equals_the_local_copy(spark, s3, local_brokers) -> No
 
 
 def test_export_on_spark_writes_from_the_executors(s3, tmp_path: Path) -> None:
-    r = run_subprocess(["export", "--spark", "--master", "local[2]", s3.uri("brokers/b1/data"),
-                        "-o", s3.uri("exports/spark-b1")], timeout=600)
+    r = run_subprocess(
+        ["export", "--spark", "--master", "local[2]", s3.uri("brokers/b1/data"), "-o", s3.uri("exports/spark-b1")],
+        timeout=600,
+    )
     assert r.exit_code == 1, r.errtext[-3000:]  # corrupt-crc-0 is in the tree
     assert "Traceback" not in r.errtext
     listing = s3.client.list_objects_v2(Bucket="kseg-test", Prefix="exports/spark-b1/")["Contents"]
@@ -109,11 +111,29 @@ def test_verify_index_on_spark_reads_s3_and_writes_the_report_there(s3, local_br
     import json
 
     local = tmp_path / "local.jsonl"
-    r1 = run_cli(["verify-index", "-q", "--report", str(local), str(local_brokers / "b1" / "data"),
-                  str(local_brokers / "b2" / "data")])
-    r2 = run_subprocess(["verify-index", "--spark", "--master", "local[2]", "--report",
-                         s3.uri("reports/fleet.parquet"), s3.uri("brokers/b1/data"), s3.uri("brokers/b2/data")],
-                        timeout=600)
+    r1 = run_cli(
+        [
+            "verify-index",
+            "-q",
+            "--report",
+            str(local),
+            str(local_brokers / "b1" / "data"),
+            str(local_brokers / "b2" / "data"),
+        ]
+    )
+    r2 = run_subprocess(
+        [
+            "verify-index",
+            "--spark",
+            "--master",
+            "local[2]",
+            "--report",
+            s3.uri("reports/fleet.parquet"),
+            s3.uri("brokers/b1/data"),
+            s3.uri("brokers/b2/data"),
+        ],
+        timeout=600,
+    )
     assert r1.exit_code == r2.exit_code == 1, r2.errtext[-3000:]
     assert r2.errtext == ""
     keys = sorted(o["Key"] for o in s3.client.list_objects_v2(Bucket="kseg-test", Prefix="reports/")["Contents"])
@@ -137,12 +157,13 @@ def test_verify_index_on_spark_reads_s3_and_writes_the_report_there(s3, local_br
 
 
 def test_small_segments_of_a_partition_are_one_task_and_large_ones_are_split() -> None:
-    from kseg.spark.datasource import group_splits
     from kseg.ops.export.export import plan
+    from kseg.spark.datasource import group_splits
     from kseg.storage.partition import discover
 
-    parts = discover([str(CORPUS_DATA / "plain-v2-0"), str(CORPUS_DATA / "txn-v2-0"),
-                      str(CORPUS_DATA / "large-v2-0")], [])
+    parts = discover(
+        [str(CORPUS_DATA / "plain-v2-0"), str(CORPUS_DATA / "txn-v2-0"), str(CORPUS_DATA / "large-v2-0")], []
+    )
     splits = plan(parts, split_bytes=1 << 20)
     groups = group_splits(splits, 1 << 20)
     by_partition = [sorted({s.partition for s in g}) for g in groups]

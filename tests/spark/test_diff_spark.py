@@ -31,5 +31,8 @@ def test_spark_gives_the_local_rows(tmp_path: Path) -> None:
     assert spark.text == local.text
     summaries = [json.loads(line) for line in spark.text.splitlines() if '"type":"summary"' in line]
     assert [(s["partition"], s["replicas"], s["status"], s["firstDivergentOffset"]) for s in summaries] == [
-        ("events-0", 2, "divergent", 100), ("events-1", 3, "identical", None), ("events-2", 2, "lagging", None),
-        ("events-3", 2, "divergent", 100)]
+        ("events-0", 2, "divergent", 100),
+        ("events-1", 3, "identical", None),
+        ("events-2", 2, "lagging", None),
+        ("events-3", 2, "divergent", 100),
+    ]

@@ -56,8 +56,21 @@ def _rows(path: Path) -> list[dict]:
 def test_spark_gives_the_local_rows(log_root: Path, tmp_path: Path) -> None:
     local, spark = tmp_path / "local.jsonl", tmp_path / "spark.jsonl"
     r1 = run_subprocess(["verify-index", "--verbose", "--report", str(local), str(log_root)])  # notes inline
-    r2 = run_subprocess(["verify-index", "--spark", "--verbose", "--master", "local[2]", "--spark-conf",
-                         "spark.sql.shuffle.partitions=2", "--report", str(spark), str(log_root)], timeout=600)
+    r2 = run_subprocess(
+        [
+            "verify-index",
+            "--spark",
+            "--verbose",
+            "--master",
+            "local[2]",
+            "--spark-conf",
+            "spark.sql.shuffle.partitions=2",
+            "--report",
+            str(spark),
+            str(log_root),
+        ],
+        timeout=600,
+    )
     assert r1.exit_code == r2.exit_code == 1, r2.errtext[-2000:]
     rows = _rows(local)
     assert len([r for r in rows if r["type"] == "segment"]) >= 100
@@ -81,8 +94,18 @@ def test_spark_parquet_report(log_root: Path, tmp_path: Path) -> None:
 
         buf, err = io.BytesIO(), io.BytesIO()
         parts = discover([str(log_root / "topic0-0"), str(log_root / "topic0-4")], [])
-        code = run_spark_cli(parts, strict=False, report_path=str(out), master=None, spark_conf=(),
-                             max_message_size=5 << 20, output_format="text", out=buf, err=err, spark=spark)
+        code = run_spark_cli(
+            parts,
+            strict=False,
+            report_path=str(out),
+            master=None,
+            spark_conf=(),
+            max_message_size=5 << 20,
+            output_format="text",
+            out=buf,
+            err=err,
+            spark=spark,
+        )
         assert code == 1
         df = spark.read.parquet(str(out))
         kinds = {r["kind"] for r in df.where("type = 'problem'").collect()}
@@ -99,19 +122,36 @@ def test_spark_submit_entry_point(log_root: Path, tmp_path: Path) -> None:
     report = tmp_path / "submit.jsonl"
     local = tmp_path / "local.jsonl"
     run_subprocess(["verify-index", "--quiet", "--report", str(local), str(log_root)])
-    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable,
-               SPARK_LOCAL_IP="127.0.0.1")
-    p = subprocess.run([str(submit), "--master", "local[2]", "--conf", "spark.ui.enabled=false", entry.__file__,
-                        "--report", str(report), str(log_root)], capture_output=True, env=env, timeout=600)
+    env = dict(
+        os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable, SPARK_LOCAL_IP="127.0.0.1"
+    )
+    p = subprocess.run(
+        [
+            str(submit),
+            "--master",
+            "local[2]",
+            "--conf",
+            "spark.ui.enabled=false",
+            entry.__file__,
+            "--report",
+            str(report),
+            str(log_root),
+        ],
+        capture_output=True,
+        env=env,
+        timeout=600,
+    )
     assert p.returncode == 1, p.stderr.decode()[-3000:]
     assert _rows(report) == _rows(local)
 
 
 def test_missing_pyspark_says_how_to_install(tmp_path: Path) -> None:
-    code = ("import sys; sys.modules['pyspark'] = None\n"
-            "from kseg.cli.main import main\n"
-            f"sys.argv = ['kseg', 'verify-index', '--spark', {str(CORPUS_DATA / 'plain-v2-0')!r}]\n"
-            "main()\n")
+    code = (
+        "import sys; sys.modules['pyspark'] = None\n"
+        "from kseg.cli.main import main\n"
+        f"sys.argv = ['kseg', 'verify-index', '--spark', {str(CORPUS_DATA / 'plain-v2-0')!r}]\n"
+        "main()\n"
+    )
     p = subprocess.run([sys.executable, "-c", code], capture_output=True)
     assert p.returncode == 2
     assert b"pip install 'kseg[spark]'" in p.stderr and b"Traceback" not in p.stderr
@@ -119,13 +159,14 @@ def test_missing_pyspark_says_how_to_install(tmp_path: Path) -> None:
 
 def test_executor_that_cannot_see_a_path_reports_a_failed_segment(tmp_path: Path) -> None:
     """verify_bin runs on executors; a path they cannot read is a failed segment, never dropped."""
+    from kseg.ops.verify.run import WorkItem
     from kseg.spark.job import plan_bins, verify_bin
     from kseg.storage.partition import Segment
-    from kseg.ops.verify.run import WorkItem
 
     seg = Segment(0, log=str(tmp_path / "nowhere" / "00000000000000000000.log"))
-    ((index, res),) = list(verify_bin([(0, WorkItem(str(tmp_path), "p-0", str(tmp_path / "p-0"), seg))], False,
-                                      5 << 20))
+    ((index, res),) = list(
+        verify_bin([(0, WorkItem(str(tmp_path), "p-0", str(tmp_path / "p-0"), seg))], False, 5 << 20)
+    )
     assert res.status == "failed" and "executor" in res.failed and "mount" in res.failed
     assert res.log_dir == str(tmp_path)
     bins = plan_bins([(i, WorkItem("/d", "p", "/d/p", Segment(i))) for i in range(10)], 3)
@@ -143,8 +184,24 @@ def test_two_brokers_on_spark(tmp_path: Path) -> None:
     local, spark = tmp_path / "local.jsonl", tmp_path / "spark.jsonl"
     r1 = run_subprocess(["verify-index", "--jobs", "2", "--report", str(local), str(b1), str(b2)])
     env = dict(os.environ, TMPDIR=str(tmp_path))
-    p = subprocess.run([sys.executable, "-m", "kseg", "verify-index", "--spark", "--master", "local[2]",
-                        "--report", str(spark), str(b1), str(b2)], capture_output=True, env=env, timeout=600)
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "kseg",
+            "verify-index",
+            "--spark",
+            "--master",
+            "local[2]",
+            "--report",
+            str(spark),
+            str(b1),
+            str(b2),
+        ],
+        capture_output=True,
+        env=env,
+        timeout=600,
+    )
     from tests.conftest import Result
 
     r2 = Result(p.returncode, p.stdout, p.stderr)
@@ -165,22 +222,40 @@ def test_executors_that_cannot_import_kseg_give_one_line_exit_2(tmp_path: Path) 
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     wrapper = tmp_path / "python-without-kseg"
     # Spark passes the driver's PYTHONPATH on to its Python workers: drop kseg's directory from it
-    wrapper.write_text("#!/bin/sh\n"
-                       f"PYTHONPATH=$(printf %s \"$PYTHONPATH\" | tr : '\\n' | grep -vx '{kseg_root}' | paste -sd:)\n"
-                       "export PYTHONPATH\n"
-                       f"exec {venv}/bin/python \"$@\"\n")
+    wrapper.write_text(
+        "#!/bin/sh\n"
+        f"PYTHONPATH=$(printf %s \"$PYTHONPATH\" | tr : '\\n' | grep -vx '{kseg_root}' | paste -sd:)\n"
+        "export PYTHONPATH\n"
+        f'exec {venv}/bin/python "$@"\n'
+    )
     wrapper.chmod(0o755)
     env = dict(os.environ, PYSPARK_PYTHON=str(wrapper), TMPDIR=str(tmp_path))
     # (run from tmp_path: Spark starts workers with `python -m`, which puts the working directory on sys.path)
-    p = subprocess.run([sys.executable, "-m", "kseg", "verify-index", "--spark", "--master", "local[2]",
-                        str(CORPUS_DATA / "plain-v2-0")], capture_output=True, env=env, timeout=600, cwd=tmp_path)
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "kseg",
+            "verify-index",
+            "--spark",
+            "--master",
+            "local[2]",
+            str(CORPUS_DATA / "plain-v2-0"),
+        ],
+        capture_output=True,
+        env=env,
+        timeout=600,
+        cwd=tmp_path,
+    )
     err = p.stderr.decode()
     assert p.returncode == 2, err[-3000:]
     assert p.stdout == b""
     lines = err.splitlines()
     assert len(lines) == 1, err[-3000:]
-    assert lines[0].startswith("kseg: error: Spark's executors cannot import kseg (ModuleNotFoundError: "
-                               "No module named 'kseg') with their Python ")
+    assert lines[0].startswith(
+        "kseg: error: Spark's executors cannot import kseg (ModuleNotFoundError: "
+        "No module named 'kseg') with their Python "
+    )
     assert "PYSPARK_PYTHON" in lines[0] and "pip install kseg" in lines[0] and "Spark's log: " in lines[0]
     (log,) = tmp_path.glob("kseg-spark-*.log")  # what Spark said went there, not to stderr
     assert "log4j" in log.read_text()
@@ -200,11 +275,30 @@ def test_unreadable_inputs_on_spark_are_failed_rows_exit_2(tmp_path: Path) -> No
     local, spark = tmp_path / "local.jsonl", tmp_path / "spark.jsonl"
     env = dict(os.environ, TMPDIR=str(tmp_path))
     try:
-        p1 = subprocess.run(_as_unprivileged_root([sys.executable, "-m", "kseg", "verify-index", "--report",
-                                                   str(local), str(root)]), capture_output=True, env=env)
-        p2 = subprocess.run(_as_unprivileged_root([sys.executable, "-m", "kseg", "verify-index", "--spark",
-                                                   "--master", "local[2]", "--report", str(spark), str(root)]),
-                            capture_output=True, env=env, timeout=600)
+        p1 = subprocess.run(
+            _as_unprivileged_root([sys.executable, "-m", "kseg", "verify-index", "--report", str(local), str(root)]),
+            capture_output=True,
+            env=env,
+        )
+        p2 = subprocess.run(
+            _as_unprivileged_root(
+                [
+                    sys.executable,
+                    "-m",
+                    "kseg",
+                    "verify-index",
+                    "--spark",
+                    "--master",
+                    "local[2]",
+                    "--report",
+                    str(spark),
+                    str(root),
+                ]
+            ),
+            capture_output=True,
+            env=env,
+            timeout=600,
+        )
     finally:
         (root / "locked-0").chmod(0o755)
     assert p1.returncode == p2.returncode == 2, p2.stdout.decode() + p2.stderr.decode()[-2000:]
@@ -232,8 +326,12 @@ def test_export_on_spark_an_unreadable_segment_fails_the_export_exit_2(tmp_path:
     shutil.copy(CORPUS_DATA / "plain-v2-0" / "00000000000000000251.log", part)
     os.mkfifo(part / "00000000000000000000.log")
     out = tmp_path / "out"
-    p = subprocess.run([sys.executable, "-m", "kseg", "export", "--spark", "--master", "local[1]", str(part),
-                        "-o", str(out)], capture_output=True, timeout=600, env=dict(os.environ, TMPDIR=str(tmp_path)))
+    p = subprocess.run(
+        [sys.executable, "-m", "kseg", "export", "--spark", "--master", "local[1]", str(part), "-o", str(out)],
+        capture_output=True,
+        timeout=600,
+        env=dict(os.environ, TMPDIR=str(tmp_path)),
+    )
     err = p.stderr.decode()
     assert p.returncode == 2, err
     assert "Traceback" not in err and "corrupt" not in err

@@ -32,16 +32,20 @@ def _one_error_line(r) -> str:
     return lines[0]
 
 
-@pytest.mark.parametrize("command", [["verify-index", "--spark"], ["diff", "--roots", "--spark"],
-                                     ["export", "--spark", "-o", "{tmp}/out.parquet"]])
+@pytest.mark.parametrize(
+    "command",
+    [["verify-index", "--spark"], ["diff", "--roots", "--spark"], ["export", "--spark", "-o", "{tmp}/out.parquet"]],
+)
 def test_an_unreachable_master_is_named(tmp_path, command: list[str]) -> None:
     port = _closed_port()
     args = [a.replace("{tmp}", str(tmp_path)) for a in command]
     paths = [PART, PART] if "diff" in args else [PART]
     r = run_subprocess([*args, "--master", f"spark://127.0.0.1:{port}", *paths], timeout=60)
     line = _one_error_line(r)
-    assert line == (f"kseg: error: Spark could not start: the Spark master spark://127.0.0.1:{port} is unreachable "
-                    f"(127.0.0.1:{port}: Connection refused); check --master and that the master is running")
+    assert line == (
+        f"kseg: error: Spark could not start: the Spark master spark://127.0.0.1:{port} is unreachable "
+        f"(127.0.0.1:{port}: Connection refused); check --master and that the master is running"
+    )
 
 
 def test_no_java_is_named(tmp_path) -> None:
@@ -57,9 +61,20 @@ def test_a_port_in_use_is_named() -> None:
     busy.listen()
     port = busy.getsockname()[1]
     try:
-        r = run_subprocess(["verify-index", "--spark", "--master", "local[1]", "--spark-conf",
-                            f"spark.driver.port={port}", "--spark-conf", "spark.port.maxRetries=0", PART],
-                           timeout=180)
+        r = run_subprocess(
+            [
+                "verify-index",
+                "--spark",
+                "--master",
+                "local[1]",
+                "--spark-conf",
+                f"spark.driver.port={port}",
+                "--spark-conf",
+                "spark.port.maxRetries=0",
+                PART,
+            ],
+            timeout=180,
+        )
     finally:
         busy.close()
     line = _one_error_line(r)

@@ -43,10 +43,19 @@ class Log:
     def data(self, n: int, ts: int, pid: int = -1, *, txn: bool = False, value: bytes = b"v", epoch: int = 0) -> int:
         first = self.next
         seq = self.seq.get(pid, 0) if pid >= 0 else -1
-        self.appends.append([build_v2_batch(
-            [RecordSpec(b"k%d" % i, value, ts) for i in range(n)], base_offset=first, producer_id=pid,
-            producer_epoch=epoch if pid >= 0 else -1, base_sequence=seq, transactional=txn,
-            partition_leader_epoch=self.epoch)])
+        self.appends.append(
+            [
+                build_v2_batch(
+                    [RecordSpec(b"k%d" % i, value, ts) for i in range(n)],
+                    base_offset=first,
+                    producer_id=pid,
+                    producer_epoch=epoch if pid >= 0 else -1,
+                    base_sequence=seq,
+                    transactional=txn,
+                    partition_leader_epoch=self.epoch,
+                )
+            ]
+        )
         if pid >= 0:
             self.seq[pid] = seq + n
         self.next += n
@@ -54,9 +63,19 @@ class Log:
 
     def marker(self, kind: str, pid: int, ts: int, coordinator_epoch: int = 5, epoch: int = 0) -> int:
         first = self.next
-        self.appends.append([build_control_batch(kind, base_offset=first, producer_id=pid, producer_epoch=epoch,
-                                                 coordinator_epoch=coordinator_epoch, timestamp=ts,
-                                                 partition_leader_epoch=self.epoch)])
+        self.appends.append(
+            [
+                build_control_batch(
+                    kind,
+                    base_offset=first,
+                    producer_id=pid,
+                    producer_epoch=epoch,
+                    coordinator_epoch=coordinator_epoch,
+                    timestamp=ts,
+                    partition_leader_epoch=self.epoch,
+                )
+            ]
+        )
         self.next += 1
         return first
 
@@ -64,22 +83,22 @@ class Log:
 def txn_log() -> tuple[Log, list[int]]:
     """The log of :func:`txn_partition` and the append indexes before which segments roll."""
     log = Log()
-    log.data(3, T)                                  # 0..2 plain
-    log.data(2, T + 1, 1000, txn=True)              # 3..4   1000 opens
-    log.data(2, T + 2, 1001, txn=True, epoch=3)     # 5..6   1001 opens
-    log.data(1, T + 3, 1004, txn=True, epoch=7)     # 7      1004 opens: hanging
-    log.data(2, T + 4, 2000)                        # 8..9   idempotent, not transactional
-    rolls = [len(log.appends)]                      # segment 1 from offset 10
-    log.data(2, T + 5, 1000, txn=True)              # 10..11
-    log.data(2, T + 6, 1002, txn=True, epoch=1)     # 12..13 1002 opens
-    log.marker("ABORT", 1001, T + 7, epoch=3)       # 14     1001 aborted: first 5, LSO 3 (1000 open)
-    log.marker("COMMIT", 1000, T + 8)               # 15     1000 committed
-    log.marker("ABORT", 1002, T + 9, 6, epoch=1)    # 16     1002 aborted: first 12, LSO 7 (1004 open)
-    rolls.append(len(log.appends))                  # segment 2 from offset 17
-    log.data(3, T + HOUR - 10, 1003, txn=True)      # 17..19
-    log.marker("COMMIT", 1003, T + HOUR - 9, 6)     # 20
-    log.data(1, T + HOUR, 1005, txn=True)           # 21     1005 opens, recent
-    log.data(1, T + HOUR, 2000)                     # 22
+    log.data(3, T)  # 0..2 plain
+    log.data(2, T + 1, 1000, txn=True)  # 3..4   1000 opens
+    log.data(2, T + 2, 1001, txn=True, epoch=3)  # 5..6   1001 opens
+    log.data(1, T + 3, 1004, txn=True, epoch=7)  # 7      1004 opens: hanging
+    log.data(2, T + 4, 2000)  # 8..9   idempotent, not transactional
+    rolls = [len(log.appends)]  # segment 1 from offset 10
+    log.data(2, T + 5, 1000, txn=True)  # 10..11
+    log.data(2, T + 6, 1002, txn=True, epoch=1)  # 12..13 1002 opens
+    log.marker("ABORT", 1001, T + 7, epoch=3)  # 14     1001 aborted: first 5, LSO 3 (1000 open)
+    log.marker("COMMIT", 1000, T + 8)  # 15     1000 committed
+    log.marker("ABORT", 1002, T + 9, 6, epoch=1)  # 16     1002 aborted: first 12, LSO 7 (1004 open)
+    rolls.append(len(log.appends))  # segment 2 from offset 17
+    log.data(3, T + HOUR - 10, 1003, txn=True)  # 17..19
+    log.marker("COMMIT", 1003, T + HOUR - 9, 6)  # 20
+    log.data(1, T + HOUR, 1005, txn=True)  # 21     1005 opens, recent
+    log.data(1, T + HOUR, 2000)  # 22
     return log, rolls
 
 

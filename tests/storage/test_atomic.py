@@ -100,14 +100,16 @@ def test_a_killed_writer_leaves_the_old_file_and_nothing_else(tmp_path) -> None:
 def test_clean_stale_removes_only_kseg_temp_files_of_wanted_targets(tmp_path) -> None:
     from kseg.storage.atomic import clean_stale, stale_temp_target
 
-    names = [".00000000000000000000.index.0123456789ab.kseg-tmp",  # ours, wanted
-             ".00000000000000000000.log.0123456789ab.kseg-tmp",    # ours, not wanted
-             ".x.index.0123.kseg-tmp",                             # not 12 hex digits
-             "00000000000000000000.index.0123456789ab.kseg-tmp",   # not hidden
-             ".y.index.0123456789ab.kseg-tmpx"]
+    names = [
+        ".00000000000000000000.index.0123456789ab.kseg-tmp",  # ours, wanted
+        ".00000000000000000000.log.0123456789ab.kseg-tmp",  # ours, not wanted
+        ".x.index.0123.kseg-tmp",  # not 12 hex digits
+        "00000000000000000000.index.0123456789ab.kseg-tmp",  # not hidden
+        ".y.index.0123456789ab.kseg-tmpx",
+    ]
     for name in names:
         (tmp_path / name).write_bytes(b"")
-    (tmp_path / ".d.index.0123456789ab.kseg-tmp").mkdir()       # a directory of that name: left alone
+    (tmp_path / ".d.index.0123456789ab.kseg-tmp").mkdir()  # a directory of that name: left alone
     assert stale_temp_target(names[0]) == "00000000000000000000.index"
     removed = clean_stale(str(tmp_path), lambda target: target.endswith(".index"))
     assert removed == [str(tmp_path / names[0])]

@@ -15,9 +15,7 @@ kafka_record = pytest.importorskip("kafka.record", reason="kafka-python is a tes
 
 # Damaged on purpose; kafka-python raises on some of them, kseg's behaviour there is tested elsewhere.
 DAMAGED = {"corrupt-compressed-0", "corrupt-garbage-tail-0", "corrupt-truncated-0", "corrupt-crc-0"}
-SEGMENTS = sorted(
-    p for p in CORPUS_DATA.glob("*/*.log") if p.parent.name not in DAMAGED and p.stat().st_size > 0
-)
+SEGMENTS = sorted(p for p in CORPUS_DATA.glob("*/*.log") if p.parent.name not in DAMAGED and p.stat().st_size > 0)
 
 
 def _kseg_records(path):
@@ -31,8 +29,9 @@ def _kseg_records(path):
                 else:
                     offset, ts, key, value = rec[:4]
                     hdrs = []
-                out.append((offset, ts, None if key is None else bytes(key),
-                            None if value is None else bytes(value), hdrs))
+                out.append(
+                    (offset, ts, None if key is None else bytes(key), None if value is None else bytes(value), hdrs)
+                )
     return out
 
 

@@ -18,12 +18,15 @@ def test_empty_forms_are_an_empty_cache(text: str) -> None:
     assert parse(text) == []
 
 
-@pytest.mark.parametrize("text, message", [
-    ("1\n0\n", "unrecognised version 1"),
-    ("0\n2\n0 0\n", "expected 2 entries in leader-epoch-checkpoint, found 1"),
-    ("0\n1\n0 0 7\n", "malformed line 3"),
-    ("0\nx\n", "malformed line 2"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("1\n0\n", "unrecognised version 1"),
+        ("0\n2\n0 0\n", "expected 2 entries in leader-epoch-checkpoint, found 1"),
+        ("0\n1\n0 0 7\n", "malformed line 3"),
+        ("0\nx\n", "malformed line 2"),
+    ],
+)
 def test_malformed_files(text: str, message: str) -> None:
     with pytest.raises(CorruptIndexError, match=message):
         parse(text)

@@ -17,8 +17,10 @@ from tests.s3server import PARTITIONS
 LOG = "plain-v2-0/00000000000000000000.log"
 
 
-@pytest.mark.parametrize("path, uri", [("/a/b", False), ("s3://b/k", True), ("S3A://b/k", True),
-                                       ("file:///a", True), ("c:/x", False), ("gs://b", True)])
+@pytest.mark.parametrize(
+    "path, uri",
+    [("/a/b", False), ("s3://b/k", True), ("S3A://b/k", True), ("file:///a", True), ("c:/x", False), ("gs://b", True)],
+)
 def test_is_uri(path: str, uri: bool) -> None:
     assert location.is_uri(path) is uri
 
@@ -54,8 +56,10 @@ def test_remote_file_ranged_reads_match_the_local_bytes(s3) -> None:
 
 
 def test_reader_on_s3_gives_the_local_batches(s3) -> None:
-    with FileRecords(s3.uri(f"brokers/b1/data/{LOG}"), window=1 << 16) as remote, \
-            FileRecords(str(CORPUS_DATA / LOG)) as local:
+    with (
+        FileRecords(s3.uri(f"brokers/b1/data/{LOG}"), window=1 << 16) as remote,
+        FileRecords(str(CORPUS_DATA / LOG)) as local,
+    ):
         got = [(b.position, b.base_offset, b.is_valid()) for b in remote.batches()]
         assert got == [(b.position, b.base_offset, b.is_valid()) for b in local.batches()]
         assert len(got) > 10
@@ -73,17 +77,22 @@ def test_list_tree_is_one_recursive_listing(s3) -> None:
 def test_discover_on_s3_matches_the_local_tree(s3, local_brokers) -> None:
     remote = discover([s3.uri("brokers")], [])
     here = discover([str(local_brokers / "b1" / "data"), str(local_brokers / "b2" / "data")], [])
-    assert [(p.name, [s.name for s in p.segments]) for p in remote] == \
-        [(p.name, [s.name for s in p.segments]) for p in here]
+    assert [(p.name, [s.name for s in p.segments]) for p in remote] == [
+        (p.name, [s.name for s in p.segments]) for p in here
+    ]
     assert {location.dirname(p.path) for p in remote} == {s3.uri("brokers/b1/data"), s3.uri("brokers/b2/data")}
-    assert all(s.log_bytes == (local_brokers / "b1" / "data" / p.name / (s.name + ".log")).stat().st_size
-               for p in remote for s in p.segments)
+    assert all(
+        s.log_bytes == (local_brokers / "b1" / "data" / p.name / (s.name + ".log")).stat().st_size
+        for p in remote
+        for s in p.segments
+    )
 
 
 def test_discover_one_remote_segment_file(s3) -> None:
     parts = discover([s3.uri(f"brokers/b2/data/{LOG}")], [])
-    assert [(p.name, [(s.name, bool(s.index), bool(s.timeindex)) for s in p.segments]) for p in parts] == \
-        [("plain-v2-0", [("00000000000000000000", True, True)])]
+    assert [(p.name, [(s.name, bool(s.index), bool(s.timeindex)) for s in p.segments]) for p in parts] == [
+        ("plain-v2-0", [("00000000000000000000", True, True)])
+    ]
 
 
 def test_missing_and_empty_prefixes_are_errors(s3) -> None:
@@ -111,8 +120,10 @@ def test_unreachable_store_is_one_error(monkeypatch) -> None:
 
 
 def test_without_pyarrow_a_uri_says_what_to_install() -> None:
-    code = ("import sys; sys.modules['pyarrow'] = None; sys.modules['pyarrow.fs'] = None\n"
-            "from kseg.cli.main import main; sys.argv = ['kseg', 'verify-index', 's3://b/p']; main()")
+    code = (
+        "import sys; sys.modules['pyarrow'] = None; sys.modules['pyarrow.fs'] = None\n"
+        "from kseg.cli.main import main; sys.argv = ['kseg', 'verify-index', 's3://b/p']; main()"
+    )
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert p.returncode == 2, p.stderr
     assert "pyarrow is not installed" in p.stderr and "kseg[remote]" in p.stderr

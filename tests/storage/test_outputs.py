@@ -18,16 +18,22 @@ def test_outputs_resolving_onto_inputs_are_refused(tmp_path: Path) -> None:
     log.write_bytes(b"")
     (tmp_path / "link").symlink_to(part)
     (tmp_path / "log-link").symlink_to(log)
-    for output, inputs in [(str(log), [str(part)]), (str(log), [str(log)]), (str(part), [str(part)]),
-                           (str(tmp_path / "link" / "new.jsonl"), [str(part)]),
-                           (str(tmp_path / "log-link"), [str(log)]),
-                           (str(part / ".." / "orders-0" / "x"), [str(part)]),
-                           (str(tmp_path / "x"), [str(tmp_path)]),
-                           ("file://" + str(log), [str(part)])]:
+    for output, inputs in [
+        (str(log), [str(part)]),
+        (str(log), [str(log)]),
+        (str(part), [str(part)]),
+        (str(tmp_path / "link" / "new.jsonl"), [str(part)]),
+        (str(tmp_path / "log-link"), [str(log)]),
+        (str(part / ".." / "orders-0" / "x"), [str(part)]),
+        (str(tmp_path / "x"), [str(tmp_path)]),
+        ("file://" + str(log), [str(part)]),
+    ]:
         with pytest.raises(UsageError, match="never writes over what it reads"):
             refuse_on_inputs(output, inputs, "--report")
-    for output, inputs in [(str(tmp_path / "orders-0.jsonl"), [str(part)]),  # a sibling sharing the prefix
-                           (str(tmp_path / "out" / "x"), [str(part), str(log)])]:
+    for output, inputs in [
+        (str(tmp_path / "orders-0.jsonl"), [str(part)]),  # a sibling sharing the prefix
+        (str(tmp_path / "out" / "x"), [str(part), str(log)]),
+    ]:
         refuse_on_inputs(output, inputs, "--report")
 
 

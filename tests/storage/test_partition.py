@@ -52,7 +52,6 @@ def test_a_file_that_is_no_segment_is_an_error(tmp_path: Path, name: str) -> Non
         discover([str(tmp_path / name)], [])
 
 
-
 def test_partitions_sort_naturally(tmp_path) -> None:
     """orders-2 before orders-10, in every listing (a log root, and what commands print from it)."""
     from tests.conftest import run_cli

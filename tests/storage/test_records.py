@@ -41,8 +41,7 @@ def shallow_via_scan(path, window=None, end=None) -> list[tuple]:
                     if h is None:  # a batch object: use it before the iterator moves on
                         b = valid
                         assert (b.position, b.size) == (position, size)
-                        out.append((position, size, b.magic, b.base_offset, b.last_offset, b.checksum,
-                                    b.is_valid()))
+                        out.append((position, size, b.magic, b.base_offset, b.last_offset, b.checksum, b.is_valid()))
                     else:
                         out.append((position, size, h[3], h[0], h[0] + h[6], h[4], valid))
         except CorruptRecordError as exc:
@@ -116,8 +115,12 @@ def test_named_values_agree_with_the_batch_accessors(path):
                 recs = list(b.records(1 << 26))
                 if b.magic >= 2:
                     h = b.header
-                    assert (h.base_offset, h.base_offset + h.last_offset_delta, h.crc, h.max_timestamp) == \
-                        (b.base_offset, b.last_offset, b.checksum, b.max_timestamp)
+                    assert (h.base_offset, h.base_offset + h.last_offset_delta, h.crc, h.max_timestamp) == (
+                        b.base_offset,
+                        b.last_offset,
+                        b.checksum,
+                        b.max_timestamp,
+                    )
                     chunks = [r for chunk in b.record_chunks(1 << 26) for r in chunk]
                     assert [tuple(r) for r in recs] == [tuple(r) for r in chunks]
                     assert all(r.offset == r[0] and r.key is r[3] for r in recs)

@@ -21,7 +21,9 @@ from kseg.storage.records import FileRecords
 from kseg.testing.v2 import RecordSpec, build_v2_batch
 from tests.conftest import CORPUS_DATA
 
-pytestmark = pytest.mark.skipif(engine.C is None, reason="the C engine is not built (KSEG_ENGINE=python or no compiler)")
+pytestmark = pytest.mark.skipif(
+    engine.C is None, reason="the C engine is not built (KSEG_ENGINE=python or no compiler)"
+)
 
 
 def scanned(path: Path, use_c: bool, monkeypatch) -> tuple:
@@ -30,7 +32,9 @@ def scanned(path: Path, use_c: bool, monkeypatch) -> tuple:
     try:
         with FileRecords(str(path), window=1 << 16) as f:
             for items in f.scan():
-                lists.append([(p, s, h, v if h is not None else (type(v).__name__, v.position)) for p, s, h, v in items])
+                lists.append(
+                    [(p, s, h, v if h is not None else (type(v).__name__, v.position)) for p, s, h, v in items]
+                )
     except KsegError as exc:
         error = exc.describe()
     return lists, error
@@ -58,7 +62,7 @@ def test_the_engine_computes_crc32c() -> None:
     for _ in range(400):
         start = rng.randrange(0, 16)
         n = rng.choice([rng.randrange(0, 800), rng.randrange(760, 24_700), rng.randrange(24_500, len(data) - 16)])
-        piece, seed = data[start:start + n], rng.randrange(2**32)
+        piece, seed = data[start : start + n], rng.randrange(2**32)
         assert engine.C.crc32c(piece, seed) == engine.C.crc32c_table(piece, seed) == package(piece, seed), (start, n)
 
 
@@ -90,7 +94,7 @@ def test_damaged_files_scan_the_same(tmp_path: Path, monkeypatch) -> None:
     for length in (0, 13, 14, 48, 60, -1, 2**31 - 1, 1000):
         b = bytearray(src)
         at = rng.choice(starts)
-        b[at + 8:at + 12] = length.to_bytes(4, "big", signed=True)
+        b[at + 8 : at + 12] = length.to_bytes(4, "big", signed=True)
         cases.append(bytes(b))
     for _ in range(10):
         b = bytearray(src)

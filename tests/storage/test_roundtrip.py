@@ -27,8 +27,9 @@ def records(draw, *, headers: bool):
     for _ in range(n):
         hdrs = ()
         if headers:
-            hdrs = tuple(draw(st.lists(st.tuples(header_keys, st.one_of(st.none(), st.binary(max_size=8))),
-                                       max_size=3)))
+            hdrs = tuple(
+                draw(st.lists(st.tuples(header_keys, st.one_of(st.none(), st.binary(max_size=8))), max_size=3))
+            )
         ts = BASE_TS + draw(st.integers(min_value=0, max_value=10_000))
         out.append(RecordSpec(draw(blobs), draw(blobs), ts, hdrs))
     return out
@@ -60,24 +61,62 @@ def _write(specs, path: Path) -> list[dict]:
         lat = BASE_TS + 99_999 if spec["ts_type"] == "LogAppendTime" else None
         if magic == 2 and spec["control"]:
             pid, epoch, _ = spec["producer"] if spec["producer"][0] >= 0 else (7, 1, 0)
-            data = build_control_batch(spec["control"], base_offset=offset, producer_id=pid, producer_epoch=epoch,
-                                       coordinator_epoch=9, timestamp=BASE_TS)
+            data = build_control_batch(
+                spec["control"],
+                base_offset=offset,
+                producer_id=pid,
+                producer_epoch=epoch,
+                coordinator_epoch=9,
+                timestamp=BASE_TS,
+            )
             expected.append({"magic": 2, "control": True, "offsets": [offset], "marker": spec["control"]})
             offset += 1
         elif magic == 2:
             pid, pepoch, seq = spec["producer"]
-            data = build_v2_batch(recs, base_offset=offset, codec=spec["codec"], timestamp_type=spec["ts_type"],
-                                  log_append_time=lat, producer_id=pid, producer_epoch=pepoch, base_sequence=seq,
-                                  transactional=spec["transactional"], delete_horizon_ms=spec["horizon"],
-                                  partition_leader_epoch=spec["epoch"])
-            expected.append({"magic": 2, "control": False, "recs": recs, "base": offset, "lat": lat,
-                             "seq": seq, "horizon": spec["horizon"]})
+            data = build_v2_batch(
+                recs,
+                base_offset=offset,
+                codec=spec["codec"],
+                timestamp_type=spec["ts_type"],
+                log_append_time=lat,
+                producer_id=pid,
+                producer_epoch=pepoch,
+                base_sequence=seq,
+                transactional=spec["transactional"],
+                delete_horizon_ms=spec["horizon"],
+                partition_leader_epoch=spec["epoch"],
+            )
+            expected.append(
+                {
+                    "magic": 2,
+                    "control": False,
+                    "recs": recs,
+                    "base": offset,
+                    "lat": lat,
+                    "seq": seq,
+                    "horizon": spec["horizon"],
+                }
+            )
             offset += len(recs)
         else:
-            data = build_legacy(recs, magic=magic, base_offset=offset, codec=spec["codec"],
-                                timestamp_type=spec["ts_type"], log_append_time=lat)
-            expected.append({"magic": magic, "control": False, "recs": recs, "base": offset, "lat": lat,
-                             "legacy_wrapper": spec["codec"] != "none"})
+            data = build_legacy(
+                recs,
+                magic=magic,
+                base_offset=offset,
+                codec=spec["codec"],
+                timestamp_type=spec["ts_type"],
+                log_append_time=lat,
+            )
+            expected.append(
+                {
+                    "magic": magic,
+                    "control": False,
+                    "recs": recs,
+                    "base": offset,
+                    "lat": lat,
+                    "legacy_wrapper": spec["codec"] != "none",
+                }
+            )
             offset += len(recs)
         out += data
     path.write_bytes(bytes(out))
@@ -110,14 +149,29 @@ def test_reader_reads_back_what_was_written(tmp_path: Path, specs) -> None:
             for rec in batch.records(1 << 24):
                 if batch.magic >= 2:
                     offset, ts, seq, key, value, headers = rec
-                    got.append((offset, ts, None if key is None else bytes(key),
-                                None if value is None else bytes(value),
-                                tuple((k.decode(), v) for k, v in headers), batch.is_control))
+                    got.append(
+                        (
+                            offset,
+                            ts,
+                            None if key is None else bytes(key),
+                            None if value is None else bytes(value),
+                            tuple((k.decode(), v) for k, v in headers),
+                            batch.is_control,
+                        )
+                    )
                 else:
                     offset, ts, key, value, _, valid = rec
                     assert valid
-                    got.append((offset, ts, None if key is None else bytes(key),
-                                None if value is None else bytes(value), (), False))
+                    got.append(
+                        (
+                            offset,
+                            ts,
+                            None if key is None else bytes(key),
+                            None if value is None else bytes(value),
+                            (),
+                            False,
+                        )
+                    )
         assert records_file.size == log.stat().st_size
     want = [(o, ts, r.key, r.value, tuple(r.headers), False) for _, o, ts, r in _flatten(expected)]
     assert [g for g in got if not g[5]] == want
@@ -134,8 +188,7 @@ def test_dump_json_reads_back_what_was_written(tmp_path: Path, specs) -> None:
     objs = [json.loads(line) for line in result.text.split("\n") if line]  # JSON Lines: split on \n only
     batches = [o for o in objs if o["type"] == "batch"]
     assert all(b["isValid"] for b in batches)
-    assert len(batches) == sum(1 if e["magic"] == 2 or e.get("legacy_wrapper") else len(e["recs"])
-                               for e in expected)
+    assert len(batches) == sum(1 if e["magic"] == 2 or e.get("legacy_wrapper") else len(e["recs"]) for e in expected)
     v2_batches = [b for b in batches if b["magic"] == 2 and not b["isControl"]]
     v2_expected = [e for e in expected if e["magic"] == 2 and not e["control"]]
     for b, e in zip(v2_batches, v2_expected, strict=True):

@@ -11,8 +11,10 @@ from kseg.testing.partition import ProducerEntry, snapshot_bytes
 
 
 def entries(n: int) -> list[ProducerEntry]:
-    return [ProducerEntry(1000 + i, i % 7, i, 10 * i, i % 3, 1730000000000 + i, 2, 50 if i % 1000 == 0 else -1)
-            for i in range(n)]
+    return [
+        ProducerEntry(1000 + i, i % 7, i, 10 * i, i % 3, 1730000000000 + i, 2, 50 if i % 1000 == 0 else -1)
+        for i in range(n)
+    ]
 
 
 @pytest.mark.parametrize("n", [0, 1, WINDOW_ENTRIES, 2 * WINDOW_ENTRIES + 3])
@@ -36,7 +38,7 @@ def test_damage_raises_before_any_entry_with_the_whole_file_message(tmp_path, da
     elif damage == "version":
         data[0:2] = (2).to_bytes(2, "big")
     else:
-        del data[len(data) - 20:]
+        del data[len(data) - 20 :]
     path = tmp_path / "00000000000000000005.snapshot"
     path.write_bytes(bytes(data))
     with pytest.raises(CorruptSnapshotError) as whole:

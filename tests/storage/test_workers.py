@@ -21,8 +21,7 @@ print(json.dumps([cap_jobs(n) for n in (1, 2, 8, 64)]))
 
 
 def _caps(cpus: int, nofile: int) -> list:
-    p = subprocess.run([sys.executable, "-c", CODE, str(cpus), str(nofile)], capture_output=True, text=True,
-                       check=True)
+    p = subprocess.run([sys.executable, "-c", CODE, str(cpus), str(nofile)], capture_output=True, text=True, check=True)
     return [tuple(x) for x in json.loads(p.stdout)]
 
 

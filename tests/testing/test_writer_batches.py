@@ -27,14 +27,32 @@ from ._kparse import decompress, legacy_inner, parse_legacy, parse_v2, walk
 from ._reencode import reencode_legacy, reencode_v2
 
 V2_DIRS = [
-    "plain-v2-0", "large-v2-0", "nonmonotonic-v2-0", "follower-v2-0", "idempotent-v2-0", "txn-v2-0",
-    "v2-gzip-0", "v2-snappy-0", "v2-lz4-0", "v2-zstd-0", "v2-logappendtime-0", "empty-log-0",
-    "__consumer_offsets-0", "__cluster_metadata-0",
+    "plain-v2-0",
+    "large-v2-0",
+    "nonmonotonic-v2-0",
+    "follower-v2-0",
+    "idempotent-v2-0",
+    "txn-v2-0",
+    "v2-gzip-0",
+    "v2-snappy-0",
+    "v2-lz4-0",
+    "v2-zstd-0",
+    "v2-logappendtime-0",
+    "empty-log-0",
+    "__consumer_offsets-0",
+    "__cluster_metadata-0",
 ]
 LEGACY_DIRS = [
-    "v0-none-0", "v0-gzip-0", "v0-snappy-0", "v0-lz4-0",
-    "v1-none-0", "v1-gzip-0", "v1-snappy-0", "v1-lz4-0",
-    "v1-logappendtime-none-0", "v1-logappendtime-gzip-0",
+    "v0-none-0",
+    "v0-gzip-0",
+    "v0-snappy-0",
+    "v0-lz4-0",
+    "v1-none-0",
+    "v1-gzip-0",
+    "v1-snappy-0",
+    "v1-lz4-0",
+    "v1-logappendtime-none-0",
+    "v1-logappendtime-gzip-0",
 ]
 
 
@@ -78,7 +96,11 @@ def test_legacy_entries_reencode(corpus_data, d):
                 assert inner_mine == inner_raw  # the inner message set, byte for byte
                 assert mine[:8] == raw[:8]  # wrapper offset
                 assert (w_mine.magic, w_mine.attributes, w_mine.timestamp, w_mine.key) == (
-                    w_raw.magic, w_raw.attributes, w_raw.timestamp, w_raw.key)
+                    w_raw.magic,
+                    w_raw.attributes,
+                    w_raw.timestamp,
+                    w_raw.key,
+                )
             count += 1
     assert count > 0
 
@@ -107,7 +129,7 @@ def test_snappy_xerial_header_matches_kafka(corpus_data, d):
 
     raw = walk(_logs(corpus_data, d)[0].read_bytes())[-1]
     payload = raw[61:] if raw[16] == 2 else parse_legacy(raw).value
-    assert snappy_compress(b"abc")[:16] == payload[:16] == bytes.fromhex("82534e415050590000000001" "00000001")
+    assert snappy_compress(b"abc")[:16] == payload[:16] == bytes.fromhex("82534e41505059000000000100000001")
 
 
 def test_zstd_frame_header_matches_kafka(corpus_data):
@@ -150,7 +172,10 @@ def test_kraft_control_batches_equal_kafka(corpus_data):
             continue
         _version, ctype = struct.unpack(">hh", b.records[0].key)
         mine = build_control_record_batch(
-            ctype, b.records[0].value, base_offset=b.base_offset, timestamp=b.base_timestamp,
+            ctype,
+            b.records[0].value,
+            base_offset=b.base_offset,
+            timestamp=b.base_timestamp,
             partition_leader_epoch=b.leader_epoch,
         )
         assert mine == raw

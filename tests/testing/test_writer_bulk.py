@@ -15,7 +15,12 @@ from ._reencode import reencode_v2
 def test_bulk_segment_equals_segment_writer(tmp_path, codec):
     bulk_dir, ref_dir = tmp_path / "bulk", tmp_path / "ref"
     result = write_bulk_segment(
-        bulk_dir, 150_000, records_per_batch=40, value_size=90, codec=codec, base_offset=1000,
+        bulk_dir,
+        150_000,
+        records_per_batch=40,
+        value_size=90,
+        codec=codec,
+        base_offset=1000,
         partition_leader_epoch=3,
     )
     data = result.log_path.read_bytes()

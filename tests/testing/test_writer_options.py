@@ -26,8 +26,15 @@ def _kp(data):
 
 
 def test_header_fields_follow_memory_records_builder():
-    data = build_v2_batch(RECS, base_offset=50, producer_id=7, producer_epoch=2, base_sequence=11,
-                          partition_leader_epoch=4, transactional=True)
+    data = build_v2_batch(
+        RECS,
+        base_offset=50,
+        producer_id=7,
+        producer_epoch=2,
+        base_sequence=11,
+        partition_leader_epoch=4,
+        transactional=True,
+    )
     b = parse_v2(data)
     assert (b.base_offset, b.leader_epoch, b.attributes, b.last_offset_delta) == (50, 4, 0x10, 2)
     assert (b.base_timestamp, b.max_timestamp) == (1000, 1005)  # first record's, and the max
@@ -73,8 +80,9 @@ def test_offset_gaps_and_kept_last_offset_like_the_cleaner():
 
 
 def test_empty_batch_like_write_empty_header():
-    data = build_empty_v2_batch(base_offset=20, last_offset=29, timestamp=1234, producer_id=5,
-                                producer_epoch=1, base_sequence=3)
+    data = build_empty_v2_batch(
+        base_offset=20, last_offset=29, timestamp=1234, producer_id=5, producer_epoch=1, base_sequence=3
+    )
     assert len(data) == 61
     b = parse_v2(data)
     assert (b.count, b.last_offset_delta, b.base_timestamp, b.max_timestamp) == (0, 9, 1234, 1234)
@@ -88,8 +96,17 @@ def test_header_keys_utf8_or_raw_bytes():
 
 @pytest.mark.parametrize(
     "n, encoded",
-    [(0, "00"), (-1, "01"), (1, "02"), (63, "7e"), (-64, "7f"), (64, "8001"), (8191, "fe7f"),
-     (-(2**63), "ffffffffffffffffff01"), (2**31 - 1, "feffffff0f")],
+    [
+        (0, "00"),
+        (-1, "01"),
+        (1, "02"),
+        (63, "7e"),
+        (-64, "7f"),
+        (64, "8001"),
+        (8191, "fe7f"),
+        (-(2**63), "ffffffffffffffffff01"),
+        (2**31 - 1, "feffffff0f"),
+    ],
 )
 def test_zigzag_varints(n, encoded):
     assert varint(n).hex() == encoded

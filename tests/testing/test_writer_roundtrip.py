@@ -19,7 +19,6 @@ import importlib.util
 
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-
 from kafka.record import MemoryRecords
 
 from kseg.testing.writer import RecordSpec, build_legacy, build_v2_batch, lz4_frame_header
@@ -57,10 +56,21 @@ def cases(draw):
 
 def _build(magic, codec, ts_type, records, base_offset, lat):
     if magic == 2:
-        return build_v2_batch(records, base_offset=base_offset, codec=codec, timestamp_type=ts_type,
-                              log_append_time=lat if ts_type == "LogAppendTime" else None)
-    return build_legacy(records, magic=magic, base_offset=base_offset, codec=codec, timestamp_type=ts_type,
-                        log_append_time=lat if ts_type == "LogAppendTime" else None)
+        return build_v2_batch(
+            records,
+            base_offset=base_offset,
+            codec=codec,
+            timestamp_type=ts_type,
+            log_append_time=lat if ts_type == "LogAppendTime" else None,
+        )
+    return build_legacy(
+        records,
+        magic=magic,
+        base_offset=base_offset,
+        codec=codec,
+        timestamp_type=ts_type,
+        log_append_time=lat if ts_type == "LogAppendTime" else None,
+    )
 
 
 def _expected_timestamp(magic, ts_type, rec, lat):
@@ -128,13 +138,20 @@ def test_kafka_python_reads_what_we_write(case):
 
 
 @settings(max_examples=50, deadline=None)
-@given(st.sampled_from(["COMMIT", "ABORT"]), st.integers(0, 2**40), st.integers(0, 2**31 - 1),
-       st.integers(0, 2**15 - 1), st.integers(-1, 2**31 - 1), TS)
+@given(
+    st.sampled_from(["COMMIT", "ABORT"]),
+    st.integers(0, 2**40),
+    st.integers(0, 2**31 - 1),
+    st.integers(0, 2**15 - 1),
+    st.integers(-1, 2**31 - 1),
+    TS,
+)
 def test_kafka_python_reads_control_markers(kind, base, pid, epoch, coord, ts):
     from kseg.testing.writer import build_control_batch
 
-    data = build_control_batch(kind, base_offset=base, producer_id=pid, producer_epoch=epoch,
-                               coordinator_epoch=coord, timestamp=ts)
+    data = build_control_batch(
+        kind, base_offset=base, producer_id=pid, producer_epoch=epoch, coordinator_epoch=coord, timestamp=ts
+    )
     batch = MemoryRecords(data).next_batch()
     assert batch.validate_crc()
     assert batch.is_control_batch and batch.is_transactional

@@ -92,9 +92,11 @@ def _produce_requests(entries):
         key = None if klen < 0 else raw[key_at : key_at + klen]
 
         def null_same(k):
-            return 0 <= k < len(entries) and struct.unpack_from(">i", entries[k], key_at - 4)[0] < 0 and len(
-                entries[k]
-            ) == len(raw)
+            return (
+                0 <= k < len(entries)
+                and struct.unpack_from(">i", entries[k], key_at - 4)[0] < 0
+                and len(entries[k]) == len(raw)
+            )
 
         m = re.fullmatch(rb"k(\d+)-\d+", key or b"")
         if m:
@@ -133,8 +135,16 @@ def _partition_appends(corpus_dir):
 
 @pytest.mark.parametrize(
     "d",
-    ["plain-v2-0", "idempotent-v2-0", "txn-v2-0", "empty-log-0", "v2-gzip-0", "__consumer_offsets-0",
-     "__cluster_metadata-0", "v1-gzip-0"],
+    [
+        "plain-v2-0",
+        "idempotent-v2-0",
+        "txn-v2-0",
+        "empty-log-0",
+        "v2-gzip-0",
+        "__consumer_offsets-0",
+        "__cluster_metadata-0",
+        "v1-gzip-0",
+    ],
 )
 def test_write_partition_reproduces_directory(corpus_data, tmp_path, d):
     """Every file of the partition: logs, indexes, .snapshot (producer state) and .txnindex."""

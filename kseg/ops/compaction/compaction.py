@@ -128,8 +128,12 @@ def _count(res: SegmentTombstones, batches, at: int, limit: int) -> None:
             res.note_batch(batch.delete_horizon_ms, at)
 
 
-def analyse(partition: Partition, at: int, delete_retention_ms: int = DEFAULT_DELETE_RETENTION_MS,
-            limit: int = DEFAULT_DECOMPRESSION_LIMIT) -> CompactionReport:
+def analyse(
+    partition: Partition,
+    at: int,
+    delete_retention_ms: int = DEFAULT_DELETE_RETENTION_MS,
+    limit: int = DEFAULT_DECOMPRESSION_LIMIT,
+) -> CompactionReport:
     """Every segment of ``partition`` with a ``.log``; :class:`InputError` when there is none."""
     report = CompactionReport(partition, at, delete_retention_ms)
     logs = [s for s in partition.segments if s.log is not None]

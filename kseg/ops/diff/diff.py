@@ -166,11 +166,29 @@ def _batches(rep: Replica) -> Iterator[tuple]:
                             yield (h[0], last_offset(h[0], h[6]), h[2], h[4], h[12], h[3], item, name, position)
                         elif item.magic >= 2:
                             b = item.h
-                            yield (b[0], last_offset(b[0], b[6]), b[2], b[4], b[12], b[3], item.is_valid(), name,
-                                   position)
+                            yield (
+                                b[0],
+                                last_offset(b[0], b[6]),
+                                b[2],
+                                b[4],
+                                b[12],
+                                b[3],
+                                item.is_valid(),
+                                name,
+                                position,
+                            )
                         else:
-                            yield (item.base_offset, item.last_offset, -1, item.checksum, None, item.magic,
-                                   item.is_valid(), name, position)
+                            yield (
+                                item.base_offset,
+                                item.last_offset,
+                                -1,
+                                item.checksum,
+                                None,
+                                item.magic,
+                                item.is_valid(),
+                                name,
+                                position,
+                            )
                         read.read = position + size
             except CorruptRecordError as exc:
                 rep.read = read.stopped_at(exc.at(read.path))
@@ -232,8 +250,10 @@ def compare(partitions: list[Partition]) -> DiffResult:
         elif rep.status != DIVERGENT:
             rep.status = LAGGING if rep.lag > 0 else IDENTICAL
         if rep.skipped_below:
-            result.notes.append(f"replica {rep.index}: {rep.skipped_below} batches below offset {result.common_start}, "
-                                "where another replica's log starts, not compared (retention)")
+            result.notes.append(
+                f"replica {rep.index}: {rep.skipped_below} batches below offset {result.common_start}, "
+                "where another replica's log starts, not compared (retention)"
+            )
     if result.first_divergent_offset is not None:
         result.status = DIVERGENT
         _truncation(result, reps)

@@ -30,12 +30,11 @@ from kseg.limits import (
     INT32_MAX,
     decompression_limit,
 )
+from kseg.ops.dump.index import IndexDumper
 from kseg.storage import files
 from kseg.storage.batch import V2Batch
-from kseg.ops.dump.index import IndexDumper
-from kseg.storage.snapshots import iter_snapshot
 from kseg.storage.records import FileRecords
-
+from kseg.storage.snapshots import iter_snapshot
 
 
 class DumpSink(Protocol):
@@ -67,8 +66,9 @@ class DumpSink(Protocol):
     def legacy_record(self, b, rec, key_text: str | None, payload_text: str | None) -> None:
         """One v0/v1 record (:class:`kseg.format.legacy.LegacyRecord`)."""
 
-    def v2_records(self, b, records: list, key_decoder: Callable | None = None,
-                   value_decoder: Callable | None = None) -> None:
+    def v2_records(
+        self, b, records: list, key_decoder: Callable | None = None, value_decoder: Callable | None = None
+    ) -> None:
         """A chunk of a v2 data batch's records (``V2Batch.record_chunks``), the deep hot path:
         without decoders key and value are sizes, with them slices to decode."""
 
@@ -101,9 +101,21 @@ class DumpOptions:
     ``kseg dump`` start (measured).
     """
 
-    __slots__ = ("print_data_log", "deep_iteration", "skip_record_metadata", "verify_index_only",
-                 "index_sanity_check", "max_message_size", "max_bytes", "key_decoder", "value_decoder", "parser",
-                 "gap_from_minus_one", "time_index_reads_to_end", "checkpoint_files")
+    __slots__ = (
+        "print_data_log",
+        "deep_iteration",
+        "skip_record_metadata",
+        "verify_index_only",
+        "index_sanity_check",
+        "max_message_size",
+        "max_bytes",
+        "key_decoder",
+        "value_decoder",
+        "parser",
+        "gap_from_minus_one",
+        "time_index_reads_to_end",
+        "checkpoint_files",
+    )
 
     def __init__(
         self,
@@ -161,8 +173,9 @@ class Problems:
         getattr(self, kind).setdefault(path, []).append(pair)
 
     def __bool__(self) -> bool:
-        return any((self.index_mismatches, self.time_mismatches, self.out_of_order, self.not_found,
-                    self.non_consecutive))
+        return any(
+            (self.index_mismatches, self.time_mismatches, self.out_of_order, self.not_found, self.non_consecutive)
+        )
 
 
 class Dumper:
@@ -195,8 +208,12 @@ class Dumper:
     def dump_file(self, path: str) -> None:
         self.sink.dumping(files.display(path))
         if os.path.isdir(path):
-            self._fail(InputError("is a directory; dump takes files (kseg verify-index takes partition "
-                                  "directories)", path=files.display(path)))
+            self._fail(
+                InputError(
+                    "is a directory; dump takes files (kseg verify-index takes partition directories)",
+                    path=files.display(path),
+                )
+            )
             return
         kind = files.suffix(path)
         handler = {
@@ -322,14 +339,16 @@ class Dumper:
             return sink.v2_spans, limit, SPANS, None
         return sink.v2_records, limit, SLICES, (opts.key_decoder, opts.value_decoder)
 
-    def _dump_v2_chunks(self, batch, last_offset: int, abs_path: str, emit, limit: int, form: int,
-                        decoders: tuple | None) -> int:
+    def _dump_v2_chunks(
+        self, batch, last_offset: int, abs_path: str, emit, limit: int, form: int, decoders: tuple | None
+    ) -> int:
         """:meth:`_dump_records` for a v2 data (non-control) batch, in chunks, to ``emit``
         (``sink.v2_records`` with ``decoders``, or ``sink.v2_spans`` with the buffer when None)."""
         for buf, chunk, consecutive in batch.form_chunks(limit, form):
             args = (buf,) if decoders is None else decoders
-            if consecutive and ((last_offset == -1 and not self.opts.gap_from_minus_one)
-                                or chunk[0][0] == java_long(last_offset + 1)):
+            if consecutive and (
+                (last_offset == -1 and not self.opts.gap_from_minus_one) or chunk[0][0] == java_long(last_offset + 1)
+            ):
                 last_offset = chunk[-1][0]
                 emit(batch, chunk, *args)
                 continue

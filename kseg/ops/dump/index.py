@@ -26,8 +26,9 @@ class IndexDumper:
     log_path)`` is the file's base offset (from its name, else the log's first batch).
     """
 
-    def __init__(self, opts, sink, problems, fail: Callable[[KsegError], None],
-                 base_offset: Callable[[str, str], int]) -> None:
+    def __init__(
+        self, opts, sink, problems, fail: Callable[[KsegError], None], base_offset: Callable[[str, str], int]
+    ) -> None:
         self.opts = opts
         self.sink = sink
         self.problems = problems

@@ -114,8 +114,9 @@ def topic_partition(name: str) -> tuple[str, int | None]:
 
 
 # -- planning -------------------------------------------------------------------------------------------
-def plan(partitions: list[Partition], ranges: Ranges = Ranges(), split_bytes: int = DEFAULT_SPLIT_BYTES,
-         limit: int = 1 << 26) -> list[Split]:
+def plan(
+    partitions: list[Partition], ranges: Ranges = Ranges(), split_bytes: int = DEFAULT_SPLIT_BYTES, limit: int = 1 << 26
+) -> list[Split]:
     """The splits that cover what ``ranges`` asks for, partition by partition, in offset order."""
     out: list[Split] = []
     for part in partitions:
@@ -201,8 +202,10 @@ def _cut(part: Partition, seg: Segment, offsets, start: int, split_bytes: int, l
                 if pos - cuts[-1] >= split_bytes and pos < size and _batch_starts_at(records, pos, limit):
                     cuts.append(pos)
     ends: list[int | None] = [*cuts[1:], None]
-    return [Split(part.log_dir, part.name, seg.name, seg.log, a, b, (size if b is None else b) - a)
-            for a, b in zip(cuts, ends)]
+    return [
+        Split(part.log_dir, part.name, seg.name, seg.log, a, b, (size if b is None else b) - a)
+        for a, b in zip(cuts, ends)
+    ]
 
 
 def _batch_starts_at(records: FileRecords, position: int, limit: int) -> bool:
@@ -214,8 +217,9 @@ def _batch_starts_at(records: FileRecords, position: int, limit: int) -> bool:
 
 
 # -- reading ----------------------------------------------------------------------------------------------
-def read_split(split: Split, ranges: Ranges = Ranges(), limit: int = 1 << 26,
-               keep_invalid: bool = False) -> Iterator[RecordFacts | Corruption]:
+def read_split(
+    split: Split, ranges: Ranges = Ranges(), limit: int = 1 << 26, keep_invalid: bool = False
+) -> Iterator[RecordFacts | Corruption]:
     """The records of ``split`` in ``ranges``, in file order, and each corrupt batch met.
 
     A batch with a CRC mismatch is a :class:`Corruption`; its records follow
@@ -240,31 +244,61 @@ def read_split(split: Split, ranges: Ranges = Ranges(), limit: int = 1 << 26,
         except InputError as exc:
             raise exc.at(files.display(split.log)) from None
         except KsegError as exc:
-            yield Corruption(split.log, exc.position if exc.position is not None else pos, "corrupt-batch",
-                             exc.message)
+            yield Corruption(split.log, exc.position if exc.position is not None else pos, "corrupt-batch", exc.message)
             return
         if split.end is None and pos < records.size:
-            yield Corruption(split.log, pos, "trailing-bytes",
-                             f"{records.size - pos} bytes after the last whole batch (a partial batch, not read)")
+            yield Corruption(
+                split.log,
+                pos,
+                "trailing-bytes",
+                f"{records.size - pos} bytes after the last whole batch (a partial batch, not read)",
+            )
 
 
 def _batch_records(batch, log: str, ranges: Ranges, limit: int, keep_invalid: bool):
     valid = batch.is_valid()
     if not valid:
-        yield Corruption(log, batch.position, "crc",
-                         f"batch at offset {batch.base_offset}: CRC mismatch (stored {batch.checksum}, "
-                         f"computed {batch.computed_crc()})")
+        yield Corruption(
+            log,
+            batch.position,
+            "crc",
+            f"batch at offset {batch.base_offset}: CRC mismatch (stored {batch.checksum}, "
+            f"computed {batch.computed_crc()})",
+        )
         if not keep_invalid:
             return
     v2 = batch.magic >= 2
     if v2:
         h = batch.h
-        facts = (batch.position, batch.base_offset, batch.last_offset, batch.magic, batch.codec,
-                 h[fmt_v2.PRODUCER_ID], h[fmt_v2.PRODUCER_EPOCH], h[fmt_v2.BASE_SEQUENCE], h[fmt_v2.LEADER_EPOCH],
-                 batch.is_transactional, batch.is_control, valid)
+        facts = (
+            batch.position,
+            batch.base_offset,
+            batch.last_offset,
+            batch.magic,
+            batch.codec,
+            h[fmt_v2.PRODUCER_ID],
+            h[fmt_v2.PRODUCER_EPOCH],
+            h[fmt_v2.BASE_SEQUENCE],
+            h[fmt_v2.LEADER_EPOCH],
+            batch.is_transactional,
+            batch.is_control,
+            valid,
+        )
     else:
-        facts = (batch.position, batch.base_offset, batch.last_offset, batch.magic, batch.codec, -1, -1, -1, -1,
-                 False, False, valid)
+        facts = (
+            batch.position,
+            batch.base_offset,
+            batch.last_offset,
+            batch.magic,
+            batch.codec,
+            -1,
+            -1,
+            -1,
+            -1,
+            False,
+            False,
+            valid,
+        )
     ttype = batch.timestamp_type
     try:
         for rec in batch.records(limit):
@@ -278,10 +312,19 @@ def _batch_records(batch, log: str, ranges: Ranges, limit: int, keep_invalid: bo
                 headers = tuple((bytes(k), None if v is None else bytes(v)) for k, v in rec[5])
             else:
                 key, value, seq, headers = rec[2], rec[3], -1, ()
-            yield RecordFacts(offset, ts, ttype, None if key is None else bytes(key),
-                              None if value is None else bytes(value), headers, seq, *facts)
+            yield RecordFacts(
+                offset,
+                ts,
+                ttype,
+                None if key is None else bytes(key),
+                None if value is None else bytes(value),
+                headers,
+                seq,
+                *facts,
+            )
     except InputError:
         raise
     except KsegError as exc:
-        yield Corruption(log, exc.position if exc.position is not None else batch.position, "corrupt-batch",
-                         exc.message)
+        yield Corruption(
+            log, exc.position if exc.position is not None else batch.position, "corrupt-batch", exc.message
+        )

@@ -27,10 +27,10 @@ import os
 from dataclasses import dataclass, field
 
 from kseg.errors import CorruptIndexError, CorruptRecordError, InputError, KsegError
-from kseg.format.legacy import LegacyRecord
-from kseg.format.v2_records import Record
 from kseg.format.indexes import OffsetIndexView, TimeIndexView
+from kseg.format.legacy import LegacyRecord
 from kseg.format.v2 import java_long
+from kseg.format.v2_records import Record
 from kseg.storage import files, location
 from kseg.storage.partition import Segment, is_partition_dir, scan_partition
 from kseg.storage.records import FileRecords
@@ -140,8 +140,11 @@ class PartitionLog:
             except OSError as exc:
                 raise InputError(f"cannot list the directory: {exc.strerror or exc}", path=path) from None
         if not is_partition_dir(path):
-            raise InputError("not a partition directory: no segment files in it", path=path,
-                             hint="give one partition directory such as orders-3/")
+            raise InputError(
+                "not a partition directory: no segment files in it",
+                path=path,
+                hint="give one partition directory such as orders-3/",
+            )
         self.path = path
         self.limit = limit
         self.window = window
@@ -202,8 +205,10 @@ class PartitionLog:
             return None
         index = whole
         if used < whole.entries:
-            self.notes.append(f"{name}: {whole.entries} slots of which {used} used, the rest zero "
-                              "(a preallocated index, as left by a crash); using the used entries")
+            self.notes.append(
+                f"{name}: {whole.entries} slots of which {used} used, the rest zero "
+                "(a preallocated index, as left by a crash); using the used entries"
+            )
             index = whole.limited(used)
             self.preallocated.add(path)
         try:
@@ -239,15 +244,19 @@ class PartitionLog:
             for batch in records.batches(start):
                 nxt, end = java_long(batch.last_offset + 1), batch.position + batch.size
                 if nxt <= batch.base_offset:  # baseOffset + lastOffsetDelta wrapped past 2^63-1, as a long does
-                    self.notes.append(f"{seg.name}.log: the batch at position {batch.position} has its last offset "
-                                      f"past 2^63-1 (base offset {batch.base_offset}); Kafka's long arithmetic "
-                                      f"wraps the log end offset to {nxt}")
+                    self.notes.append(
+                        f"{seg.name}.log: the batch at position {batch.position} has its last offset "
+                        f"past 2^63-1 (base offset {batch.base_offset}); Kafka's long arithmetic "
+                        f"wraps the log end offset to {nxt}"
+                    )
         except CorruptRecordError as exc:
             self.notes.append(f"{exc.describe()}; the log end is taken before it")
             return nxt
         if end < records.size:
-            self.notes.append(f"{seg.name}.log: {records.size - end} invalid bytes at the end "
-                              f"(from position {end}); Kafka's recovery would truncate them")
+            self.notes.append(
+                f"{seg.name}.log: {records.size - end} invalid bytes at the end "
+                f"(from position {end}); Kafka's recovery would truncate them"
+            )
         return nxt
 
     def recover_start(self, seg: Segment, slot: int, position: int, what: str) -> int:
@@ -261,9 +270,11 @@ class PartitionLog:
             if 0 <= p < position and starts_batch(records, p):
                 found, at = p, f"entry #{s}"
                 break
-        self.notes.append(f"{index.path}: entry #{slot} points at position {position}, where no whole valid batch "
-                          f"starts (the index is damaged, see kseg verify-index); {what} from position {found} "
-                          f"({at}) instead")
+        self.notes.append(
+            f"{index.path}: entry #{slot} points at position {position}, where no whole valid batch "
+            f"starts (the index is damaged, see kseg verify-index); {what} from position {found} "
+            f"({at}) instead"
+        )
         return found
 
     def floor_segment(self, offset: int) -> int:
@@ -308,8 +319,10 @@ def check_index_position(log: PartitionLog, seg: Segment, step: IndexStep) -> st
         return None
     records = log.records(seg)
     if not 0 <= step.position <= records.size:
-        return (f"{step.path}: entry #{step.slot} points at position {step.position}, outside the log of "
-                f"{records.size} bytes; the index is damaged (see kseg verify-index)")
+        return (
+            f"{step.path}: entry #{step.slot} points at position {step.position}, outside the log of "
+            f"{records.size} bytes; the index is damaged (see kseg verify-index)"
+        )
     try:
         batch = records.batch_at(step.position)
     except KsegError:
@@ -318,8 +331,10 @@ def check_index_position(log: PartitionLog, seg: Segment, step: IndexStep) -> st
         return None
     first = batch.base_offset
     if first > step.offset:
-        return (f"{step.path}: entry #{step.slot} (offset {step.offset}) points at a batch starting at offset "
-                f"{first}; Kafka's read may skip records, the index is damaged (see kseg verify-index)")
+        return (
+            f"{step.path}: entry #{step.slot} (offset {step.offset}) points at a batch starting at offset "
+            f"{first}; Kafka's read may skip records, the index is damaged (see kseg verify-index)"
+        )
     return None
 
 
@@ -382,8 +397,10 @@ def scan_from(records, position: int, scan: ScanStep, notes: list[str]):
 def unread_note(seg: Segment, scan: ScanStep) -> str:
     """Where a scan stopped short of the segment's end, and why: the bytes after the last whole batch
     frame none (``FileLogInputStream.nextBatch`` returns null there), so what they hold is not known."""
-    return (f"{files.display(seg.log)}: at byte {scan.unread_at}: {scan.unread} bytes that do not frame a batch "
-            "(a partial batch, not read; Kafka's read moves on to the next segment past them)")
+    return (
+        f"{files.display(seg.log)}: at byte {scan.unread_at}: {scan.unread} bytes that do not frame a batch "
+        "(a partial batch, not read; Kafka's read moves on to the next segment past them)"
+    )
 
 
 def start_scan(log: PartitionLog, seg: Segment, index: IndexStep) -> tuple[FileRecords, ScanStep]:

@@ -181,11 +181,15 @@ def _search_segment(log: PartitionLog, result: TimeLookup) -> None:
     tindex = log.time_index(seg)
     if tindex is not None:
         result.time_slot = tindex_slot = _slot(tindex, target)
-        result.time_entry = tindex.lookup(target) if tindex_slot >= 0 else TimestampOffset(NO_TIMESTAMP, seg.base_offset)
+        result.time_entry = (
+            tindex.lookup(target) if tindex_slot >= 0 else TimestampOffset(NO_TIMESTAMP, seg.base_offset)
+        )
         problem = order_problem(tindex)
         if problem:
-            result.notes.append(f"{tindex.path}: timestamps out of order, {problem}; Kafka's binary search "
-                                "may start past matching records (see kseg verify-index)")
+            result.notes.append(
+                f"{tindex.path}: timestamps out of order, {problem}; Kafka's binary search "
+                "may start past matching records (see kseg verify-index)"
+            )
     else:
         result.time_entry = TimestampOffset(NO_TIMESTAMP, seg.base_offset)
     wanted = max(result.time_entry.offset, result.log_start)

@@ -41,13 +41,21 @@ from typing import Callable, Iterable, Iterator
 from kseg.errors import CorruptRecordError, InputError, KsegError, RecoveryFailure
 from kseg.format import v2
 from kseg.format.indexes import OFFSET_ENTRY, TIME_ENTRY, TXN_ENTRY
-from kseg.format.v2 import (ATTRIBUTES, BASE_OFFSET, CONTROL_FLAG, LAST_OFFSET_DELTA, MAGIC, MAX_TIMESTAMP,
-                            PRODUCER_ID, TRANSACTIONAL_FLAG)
+from kseg.format.v2 import (
+    ATTRIBUTES,
+    BASE_OFFSET,
+    CONTROL_FLAG,
+    LAST_OFFSET_DELTA,
+    MAGIC,
+    MAX_TIMESTAMP,
+    PRODUCER_ID,
+    TRANSACTIONAL_FLAG,
+)
 from kseg.limits import DEFAULT_DECOMPRESSION_LIMIT, INT32_MAX, NO_TIMESTAMP
 from kseg.storage import files, location
 from kseg.storage.partition import Partition, Segment, discover, scan_partition
-from kseg.storage.records import FileRecords, SecondReader
 from kseg.storage.producer_state import ProducerState
+from kseg.storage.records import FileRecords, SecondReader
 
 DEFAULT_INDEX_INTERVAL = 4096  # index.interval.bytes
 DEFAULT_MAX_INDEX_SIZE = 10 * 1024 * 1024  # segment.index.bytes: bounds the entry count (isFull)
@@ -118,17 +126,26 @@ def ensure_valid(batch) -> None:
     """``RecordBatch.ensureValid`` with Kafka's messages."""
     if batch.magic >= 2:
         if batch.size < v2.HEADER_SIZE:
-            raise CorruptRecordError(f"Record batch is corrupt (the size {batch.size} is smaller than the minimum "
-                                     f"allowed overhead {v2.HEADER_SIZE})", path=batch.file.path,
-                                     position=batch.position)
+            raise CorruptRecordError(
+                f"Record batch is corrupt (the size {batch.size} is smaller than the minimum "
+                f"allowed overhead {v2.HEADER_SIZE})",
+                path=batch.file.path,
+                position=batch.position,
+            )
         if not batch.is_valid():
             computed = batch.computed_crc()
-            raise CorruptRecordError(f"Record is corrupt (stored crc = {batch.checksum}, computed crc = {computed})",
-                                     path=batch.file.path, position=batch.position)
+            raise CorruptRecordError(
+                f"Record is corrupt (stored crc = {batch.checksum}, computed crc = {computed})",
+                path=batch.file.path,
+                position=batch.position,
+            )
     elif not batch.is_valid():
         computed = batch.computed_crc()
-        raise CorruptRecordError(f"Record is corrupt (stored crc = {batch.checksum}, computed crc = {computed})",
-                                 path=batch.file.path, position=batch.position)
+        raise CorruptRecordError(
+            f"Record is corrupt (stored crc = {batch.checksum}, computed crc = {computed})",
+            path=batch.file.path,
+            position=batch.position,
+        )
 
 
 class _Indexes:
@@ -143,25 +160,38 @@ class _Indexes:
     def append_offset(self, offset: int, valid_bytes: int, path: str, position: int) -> None:
         offsets = self.rec.index_offsets
         if len(offsets) >= self.max_offset_entries:
-            raise RecoveryFailure(f"IllegalArgumentException: attempt to append to a full index (size = "
-                                  f"{len(offsets)}); raise --max-index-bytes", path=path, position=position)
+            raise RecoveryFailure(
+                f"IllegalArgumentException: attempt to append to a full index (size = "
+                f"{len(offsets)}); raise --max-index-bytes",
+                path=path,
+                position=position,
+            )
         if offsets and offset <= offsets[-1]:
-            raise RecoveryFailure(f"InvalidOffsetException: attempt to append an offset {offset} to position "
-                                  f"{len(offsets)} no larger than the last offset appended ({offsets[-1]})",
-                                  path=path, position=position, truncates_segment=True)
+            raise RecoveryFailure(
+                f"InvalidOffsetException: attempt to append an offset {offset} to position "
+                f"{len(offsets)} no larger than the last offset appended ({offsets[-1]})",
+                path=path,
+                position=position,
+                truncates_segment=True,
+            )
         offsets.append(offset)
         self.rec.index_positions.append(valid_bytes)
 
     def maybe_append_time(self, timestamp: int, offset: int, skip_full_check: bool = False) -> None:
         offsets = self.rec.time_offsets
         if not skip_full_check and len(offsets) >= self.max_time_entries - 1:
-            raise RecoveryFailure(f"IllegalArgumentException: attempt to append to a full time index (size = "
-                                  f"{len(offsets)}); raise --max-index-bytes")
+            raise RecoveryFailure(
+                f"IllegalArgumentException: attempt to append to a full time index (size = "
+                f"{len(offsets)}); raise --max-index-bytes"
+            )
         last_ts, last_offset = self.last_time
         if offsets and offset < last_offset:
-            raise RecoveryFailure(f"InvalidOffsetException: attempt to append an offset ({offset}) to slot "
-                                  f"{len(offsets)} no larger than the last offset appended ({last_offset}) "
-                                  "to the time index", truncates_segment=True)
+            raise RecoveryFailure(
+                f"InvalidOffsetException: attempt to append an offset ({offset}) to slot "
+                f"{len(offsets)} no larger than the last offset appended ({last_offset}) "
+                "to the time index",
+                truncates_segment=True,
+            )
         if timestamp > last_ts:
             self.rec.time_timestamps.append(timestamp)
             offsets.append(offset)
@@ -217,8 +247,12 @@ def recover_segment(
                             last, batch_max_ts = v2.last_offset(h[BASE_OFFSET], h[LAST_OFFSET_DELTA]), h[MAX_TIMESTAMP]
                             magic, pid = h[MAGIC], h[PRODUCER_ID]
                         if not 0 <= last - base <= INT32_MAX:
-                            raise RecoveryFailure(f"LogSegmentOffsetOverflowException: offset {last} does not fit "
-                                                  f"the index of base offset {base}", path=path, position=position)
+                            raise RecoveryFailure(
+                                f"LogSegmentOffsetOverflowException: offset {last} does not fit "
+                                f"the index of base offset {base}",
+                                path=path,
+                                position=position,
+                            )
                         if batch_max_ts > max_ts:
                             max_ts, max_offset = batch_max_ts, last
                         if valid_bytes - last_index_entry > index_interval_bytes:
@@ -230,8 +264,9 @@ def recover_segment(
                         rec.valid_bytes, rec.batches, rec.last_position = valid_bytes, count, position
                         if pid >= 0:
                             if batch is None and not h[ATTRIBUTES] & CONTROL_FLAG:  # a data batch: the header is enough
-                                state.apply_data(pid, h[BASE_OFFSET], bool(h[ATTRIBUTES] & TRANSACTIONAL_FLAG),
-                                                 path, position)
+                                state.apply_data(
+                                    pid, h[BASE_OFFSET], bool(h[ATTRIBUTES] & TRANSACTIONAL_FLAG), path, position
+                                )
                                 continue
                             aborted = state.apply(batch if batch is not None else aux.batch(position), limit)
                             if aborted is not None:
@@ -255,8 +290,12 @@ def recover_segment(
 def _add_aborted(rec: Recovered, aborted: tuple, path: str, position: int) -> None:
     """``TransactionIndex.append``: last offsets must increase."""
     if rec.txn_entries and aborted[2] <= rec.txn_entries[-1][2]:
-        raise RecoveryFailure("IllegalArgumentException: the last offset of appended transactions must increase "
-                              f"({aborted[2]} after {rec.txn_entries[-1][2]})", path=path, position=position)
+        raise RecoveryFailure(
+            "IllegalArgumentException: the last offset of appended transactions must increase "
+            f"({aborted[2]} after {rec.txn_entries[-1][2]})",
+            path=path,
+            position=position,
+        )
     rec.txn_entries.append(aborted)
 
 
@@ -274,8 +313,13 @@ def replay(seg: Segment, state: ProducerState, limit: int) -> None:
                         if h[ATTRIBUTES] & CONTROL_FLAG:
                             state.apply(aux.batch(position), limit)
                         else:
-                            state.apply_data(h[PRODUCER_ID], h[BASE_OFFSET], bool(h[ATTRIBUTES] & TRANSACTIONAL_FLAG),
-                                             seg.log, position)
+                            state.apply_data(
+                                h[PRODUCER_ID],
+                                h[BASE_OFFSET],
+                                bool(h[ATTRIBUTES] & TRANSACTIONAL_FLAG),
+                                seg.log,
+                                position,
+                            )
     except KsegError:
         pass  # the segment's own recovery reports its damage; its state stops there
     finally:
@@ -319,8 +363,10 @@ def resolve(paths: list[str], notes: list[str]) -> list[Target]:
         for seg in target.partition.segments:
             if seg.log is None and (target.selected is None or seg.base_offset in target.selected):
                 names = ", ".join(location.basename(p) for p in (seg.index, seg.timeindex, seg.txnindex) if p)
-                notes.append(f"{target.partition.path}: {names} without {seg.name}.log: ignored "
-                             "(Kafka deletes such orphaned index files when it loads the log)")
+                notes.append(
+                    f"{target.partition.path}: {names} without {seg.name}.log: ignored "
+                    "(Kafka deletes such orphaned index files when it loads the log)"
+                )
     return targets
 
 
@@ -328,9 +374,14 @@ def _same_dir(path: str) -> str:
     return path.rstrip("/") if location.is_uri(path) else os.path.abspath(path)
 
 
-def recover_partition(target: Target, *, index_interval_bytes: int = DEFAULT_INDEX_INTERVAL,
-                      max_index_size: int = DEFAULT_MAX_INDEX_SIZE, limit: int = DEFAULT_DECOMPRESSION_LIMIT,
-                      progress=None) -> Iterator[Recovered]:
+def recover_partition(
+    target: Target,
+    *,
+    index_interval_bytes: int = DEFAULT_INDEX_INTERVAL,
+    max_index_size: int = DEFAULT_MAX_INDEX_SIZE,
+    limit: int = DEFAULT_DECOMPRESSION_LIMIT,
+    progress=None,
+) -> Iterator[Recovered]:
     """Recover every selected segment of ``target`` in offset order, producer state carried."""
     state = ProducerState()
     segments = target.partition.segments
@@ -345,11 +396,19 @@ def recover_partition(target: Target, *, index_interval_bytes: int = DEFAULT_IND
             continue
         if progress is not None:
             progress.start(f"{target.partition.name}/{seg.name}.log", seg.log_size())
-        rec = recover_segment(seg, state, index_interval_bytes=index_interval_bytes, max_index_size=max_index_size,
-                              limit=limit, progress=None if progress is None else progress.advance_to)
+        rec = recover_segment(
+            seg,
+            state,
+            index_interval_bytes=index_interval_bytes,
+            max_index_size=max_index_size,
+            limit=limit,
+            progress=None if progress is None else progress.advance_to,
+        )
         if truncated_at is not None:
-            rec.notes.append(f"Kafka's recovery would delete this segment (when above the recovery point): "
-                             f"segment {truncated_at.name} before it was truncated")
+            rec.notes.append(
+                f"Kafka's recovery would delete this segment (when above the recovery point): "
+                f"segment {truncated_at.name} before it was truncated"
+            )
         elif rec.truncated > 0 or (rec.failure is not None and rec.failure.truncates_segment):
             truncated_at = seg
         yield rec

@@ -36,12 +36,15 @@ class Done(NamedTuple):
 def rebuild_target(target, directory: str | None, settings: Settings, progress=None) -> Iterator[Done]:
     """Recover and check or write each selected segment of one partition."""
     try:
-        for rec in recover_partition(target, index_interval_bytes=settings.index_interval_bytes,
-                                     max_index_size=settings.max_index_bytes, limit=settings.limit,
-                                     progress=progress):
+        for rec in recover_partition(
+            target,
+            index_interval_bytes=settings.index_interval_bytes,
+            max_index_size=settings.max_index_bytes,
+            limit=settings.limit,
+            progress=progress,
+        ):
             how = (settings.index_interval_bytes, settings.max_index_bytes, settings.limit)
-            outcomes = check_files(rec, *how) if settings.check else write_files(rec, directory, settings.force,
-                                                                                  *how)
+            outcomes = check_files(rec, *how) if settings.check else write_files(rec, directory, settings.force, *how)
             yield Done(rec, outcomes)
     except KsegError as exc:  # a log that cannot be opened or read
         yield Done(None, None, exc)
@@ -77,8 +80,10 @@ def rebuild_all(work: list, settings: Settings, jobs: int, progress=None) -> Ite
             yield from done
     except BrokenProcessPool:
         stop(pool)
-        raise InputError("a rebuilding process died (killed, out of memory or out of file descriptors?); "
-                         "run again with --jobs 1 to see which partition") from None
+        raise InputError(
+            "a rebuilding process died (killed, out of memory or out of file descriptors?); "
+            "run again with --jobs 1 to see which partition"
+        ) from None
     except BaseException:  # Ctrl-C, a closed stdout, the caller closing this generator: stop the workers now
         stop(pool)
         raise

@@ -27,9 +27,9 @@ from dataclasses import dataclass
 from kseg.errors import InputError
 from kseg.format.indexes import OFFSET_ENTRY, TIME_ENTRY, TXN_ENTRY
 from kseg.limits import DEFAULT_DECOMPRESSION_LIMIT
+from kseg.ops.rebuild.rebuild import Recovered
 from kseg.storage import files, location
 from kseg.storage.atomic import write_atomic
-from kseg.ops.rebuild.rebuild import Recovered
 
 SAME, DIFFERS, MISSING, ABSENT = "same", "differs", "missing", "absent"
 OLDER_RULE = "older-rule"  # differs from what recovery writes, but valid: an older Kafka writer's rule
@@ -135,17 +135,25 @@ def difference(kind: str, existing, rebuilt: bytes, base: int) -> str:
     n_old, n_new = -(-len(existing) // size), len(rebuilt) // size
     for n in range(min(n_old, n_new)):
         if existing[n * size : (n + 1) * size] != rebuilt[n * size : (n + 1) * size]:
-            return (f"entry #{n}: existing {_entry_text(kind, existing, n, base)}, "
-                    f"rebuilt {_entry_text(kind, rebuilt, n, base)}")
+            return (
+                f"entry #{n}: existing {_entry_text(kind, existing, n, base)}, "
+                f"rebuilt {_entry_text(kind, rebuilt, n, base)}"
+            )
     if n_old > n_new:
         extra = len(existing) - n_new * size
         if _zero_from(existing, n_new * size):
-            return (f"the existing file has {extra} more bytes, all zero from entry #{n_new} "
-                    "(a preallocated index of a segment that was not closed)")
-        return (f"the existing file has {n_old - n_new} more entries, from entry #{n_new} "
-                f"{_entry_text(kind, existing, n_new, base)}")
-    return (f"the rebuilt file has {n_new - n_old} more entries, from entry #{n_old} "
-            f"{_entry_text(kind, rebuilt, n_old, base)}")
+            return (
+                f"the existing file has {extra} more bytes, all zero from entry #{n_new} "
+                "(a preallocated index of a segment that was not closed)"
+            )
+        return (
+            f"the existing file has {n_old - n_new} more entries, from entry #{n_new} "
+            f"{_entry_text(kind, existing, n_new, base)}"
+        )
+    return (
+        f"the rebuilt file has {n_new - n_old} more entries, from entry #{n_old} "
+        f"{_entry_text(kind, rebuilt, n_old, base)}"
+    )
 
 
 def inferred_interval(index: bytes) -> int | None:
@@ -169,8 +177,9 @@ def inferred_interval(index: bytes) -> int | None:
     return None if smallest is None else smallest - 1
 
 
-def at_inferred_interval(rec: Recovered, existing_index, interval: int, max_index_size: int,
-                         limit: int) -> tuple[int, dict[str, bytes | None]] | None:
+def at_inferred_interval(
+    rec: Recovered, existing_index, interval: int, max_index_size: int, limit: int
+) -> tuple[int, dict[str, bytes | None]] | None:
     """``(N, rebuilt files)`` when recovery at the interval the existing ``.index`` shows (N, not
     ``interval``) rebuilds that ``.index`` byte for byte; else None.  An empty ``.index`` beside a log
     whose recovery makes entries shows an interval of at least the last batch's position (N: recovery
@@ -188,8 +197,9 @@ def at_inferred_interval(rec: Recovered, existing_index, interval: int, max_inde
     from kseg.storage.producer_state import ProducerState
 
     try:
-        again = recover_segment(rec.segment, ProducerState(), index_interval_bytes=n, max_index_size=max_index_size,
-                                limit=limit)
+        again = recover_segment(
+            rec.segment, ProducerState(), index_interval_bytes=n, max_index_size=max_index_size, limit=limit
+        )
     except InputError:
         return None
     if again.failure is not None or again.index_bytes() != existing_index:
@@ -207,9 +217,9 @@ def zero_tail(kind: str, existing: bytes, rebuilt: bytes) -> int:
         return 0
     used = [rebuilt]
     if kind == files.TIME_INDEX and rebuilt:
-        used.append(rebuilt[:-TIME_ENTRY.size])
+        used.append(rebuilt[: -TIME_ENTRY.size])
     for head in used:
-        if len(existing) > len(head) and existing[:len(head)] == head and _zero_from(existing, len(head)):
+        if len(existing) > len(head) and existing[: len(head)] == head and _zero_from(existing, len(head)):
             return len(existing) - len(head)
     return 0
 
@@ -220,9 +230,11 @@ def tail_rule(kind: str, existing: bytes, rebuilt: bytes) -> str | None:
     tail = zero_tail(kind, existing, rebuilt)
     if not tail:
         return None
-    text = (f"the existing file's used entries; then a preallocated zero tail of {tail} bytes (an active "
-            "segment's index, as after a crash or copied from a live broker; Kafka trims it when the segment "
-            "rolls)")
+    text = (
+        f"the existing file's used entries; then a preallocated zero tail of {tail} bytes (an active "
+        "segment's index, as after a crash or copied from a live broker; Kafka trims it when the segment "
+        "rolls)"
+    )
     if len(existing) - tail < len(rebuilt):
         text += "; recovery adds the last entry, which a segment gets when it rolls"
     return text
@@ -238,8 +250,9 @@ def _nothing_to_do(rec: Recovered, kind: str, data: bytes | None, shown: str) ->
     return None
 
 
-def check(rec: Recovered, interval: int = 4096, max_index_size: int = 10 << 20,
-          limit: int = DEFAULT_DECOMPRESSION_LIMIT) -> list[FileOutcome]:
+def check(
+    rec: Recovered, interval: int = 4096, max_index_size: int = 10 << 20, limit: int = DEFAULT_DECOMPRESSION_LIMIT
+) -> list[FileOutcome]:
     """Compare the rebuilt files with those beside the log; nothing is written.  ``interval``,
     ``max_index_size``, ``limit``: what ``rec`` was recovered with (:func:`at_inferred_interval`)."""
     out = []
@@ -256,8 +269,11 @@ def check(rec: Recovered, interval: int = 4096, max_index_size: int = 10 << 20,
             inferred = at_inferred_interval(rec, existing_index, interval, max_index_size, limit)
     for kind, data in rebuilt.items():
         path = location.join(directory, rec.segment.name + kind)
-        shown = files.display(files.sibling(rec.segment.log, kind) if location.is_uri(rec.segment.log) else
-                              os.path.join(os.path.dirname(rec.segment.log), rec.segment.name + kind))
+        shown = files.display(
+            files.sibling(rec.segment.log, kind)
+            if location.is_uri(rec.segment.log)
+            else os.path.join(os.path.dirname(rec.segment.log), rec.segment.name + kind)
+        )
         size = _ENTRY[kind].size
         nothing = _nothing_to_do(rec, kind, data, shown)
         if nothing is not None:
@@ -287,8 +303,7 @@ def check(rec: Recovered, interval: int = 4096, max_index_size: int = 10 << 20,
     return out
 
 
-def _older_rules(rec: Recovered, outcomes: list[FileOutcome], status: str = DIFFERS,
-                 keep_status: bool = False) -> None:
+def _older_rules(rec: Recovered, outcomes: list[FileOutcome], status: str = DIFFERS, keep_status: bool = False) -> None:
     """A differing ``.index``/``.timeindex`` that ``verify-index`` finds valid by the lookup rule and
     written by an older broker's rule (before KAFKA-806, the log cleaner, before Kafka 3.7) is
     OLDER_RULE, not a difference to repair.  A preallocated zero tail stays DIFFERS (recovery trims it).
@@ -324,14 +339,23 @@ def _ensure_directory(directory: str, *, created: bool) -> None:
             _ensured.add(directory)
         return
     if not created or directory in _ensured:
-        raise InputError("the directory vanished during the run (renamed or deleted: a broker "
-                         "renames a deleted partition to *-delete); it is not recreated", path=directory)
+        raise InputError(
+            "the directory vanished during the run (renamed or deleted: a broker "
+            "renames a deleted partition to *-delete); it is not recreated",
+            path=directory,
+        )
     os.makedirs(directory, exist_ok=True)
     _ensured.add(directory)
 
 
-def write(rec: Recovered, output_dir: str | None, force: bool, interval: int = 4096,
-          max_index_size: int = 10 << 20, limit: int = DEFAULT_DECOMPRESSION_LIMIT) -> list[FileOutcome]:
+def write(
+    rec: Recovered,
+    output_dir: str | None,
+    force: bool,
+    interval: int = 4096,
+    max_index_size: int = 10 << 20,
+    limit: int = DEFAULT_DECOMPRESSION_LIMIT,
+) -> list[FileOutcome]:
     """Write the rebuilt files next to the log or in ``output_dir`` (created if needed).  Without
     ``force`` an existing file that differs but is healthy (written at another interval, or by an older
     broker's rule) is kept and said (``unchanged``/``kept``); any other difference is refused."""
@@ -350,8 +374,9 @@ def write(rec: Recovered, output_dir: str | None, force: bool, interval: int = 4
             inferred = at_inferred_interval(rec, existing_index, interval, max_index_size, limit)
     for kind, data in rebuilt.items():
         path = os.path.join(directory, rec.segment.name + kind)
-        shown = files.display(path if output_dir else os.path.join(os.path.dirname(rec.segment.log),
-                                                                    rec.segment.name + kind))
+        shown = files.display(
+            path if output_dir else os.path.join(os.path.dirname(rec.segment.log), rec.segment.name + kind)
+        )
         size = _ENTRY[kind].size
         nothing = _nothing_to_do(rec, kind, data, shown)
         if nothing is not None:

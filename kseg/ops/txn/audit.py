@@ -58,10 +58,16 @@ def audit_txnindex(seg: Segment, expected: list[tuple[int, int, int, int]]) -> l
     if seg.txnindex is not None:
         data = files.read_small_file(seg.txnindex)
         if len(data) % TXN_ENTRY.size:
-            problems.append(TxnProblem("txnindex_corrupt", shown, seg.name,
-                                       f"size {len(data)} is not a multiple of {TXN_ENTRY.size} "
-                                       "(TransactionIndex.sanityCheck fails); rebuild-index writes the right file",
-                                       position=len(data) - len(data) % TXN_ENTRY.size))
+            problems.append(
+                TxnProblem(
+                    "txnindex_corrupt",
+                    shown,
+                    seg.name,
+                    f"size {len(data)} is not a multiple of {TXN_ENTRY.size} "
+                    "(TransactionIndex.sanityCheck fails); rebuild-index writes the right file",
+                    position=len(data) - len(data) % TXN_ENTRY.size,
+                )
+            )
         try:
             found = [tuple(e[1:]) for e in iter_aborted_txns(data)]
         except CorruptIndexError as exc:
@@ -71,21 +77,43 @@ def audit_txnindex(seg: Segment, expected: list[tuple[int, int, int, int]]) -> l
     for want in expected:
         hit = by_last.pop(want[2], None)
         if hit is None:
-            problems.append(TxnProblem(
-                "txnindex_missing", shown, seg.name,
-                f"aborted transaction of producer {want[0]} (offsets {want[1]}..{want[2]}) is not in the index: "
-                "read_committed consumers would see its records as committed; rebuild-index writes the right file",
-                expected=_show(want), found=None if seg.txnindex else "no .txnindex file"))
+            problems.append(
+                TxnProblem(
+                    "txnindex_missing",
+                    shown,
+                    seg.name,
+                    f"aborted transaction of producer {want[0]} (offsets {want[1]}..{want[2]}) is not in the index: "
+                    "read_committed consumers would see its records as committed; rebuild-index writes the right file",
+                    expected=_show(want),
+                    found=None if seg.txnindex else "no .txnindex file",
+                )
+            )
         elif hit[1] != want:
             n, entry = hit
-            problems.append(TxnProblem(
-                "txnindex_wrong", shown, seg.name,
-                f"entry {n} for the ABORT marker at offset {want[2]} differs from the log; "
-                "rebuild-index writes the right file",
-                position=n * TXN_ENTRY.size, entry=n, expected=_show(want), found=_show(entry)))
+            problems.append(
+                TxnProblem(
+                    "txnindex_wrong",
+                    shown,
+                    seg.name,
+                    f"entry {n} for the ABORT marker at offset {want[2]} differs from the log; "
+                    "rebuild-index writes the right file",
+                    position=n * TXN_ENTRY.size,
+                    entry=n,
+                    expected=_show(want),
+                    found=_show(entry),
+                )
+            )
     for n, entry in sorted(by_last.values()):
-        problems.append(TxnProblem(
-            "txnindex_extra", shown, seg.name,
-            f"entry {n} names no ABORT marker of this segment (none at offset {entry[2]} completing a transaction)",
-            position=n * TXN_ENTRY.size, entry=n, expected=None, found=_show(entry)))
+        problems.append(
+            TxnProblem(
+                "txnindex_extra",
+                shown,
+                seg.name,
+                f"entry {n} names no ABORT marker of this segment (none at offset {entry[2]} completing a transaction)",
+                position=n * TXN_ENTRY.size,
+                entry=n,
+                expected=None,
+                found=_show(entry),
+            )
+        )
     return problems

@@ -37,16 +37,16 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from kseg.errors import CorruptRecordError, InputError, RecoveryFailure
-from kseg.storage.outcome import TRUNCATED, ReadOutcome
-from kseg.storage.outcome import exit_code as outcome_exit_code
 from kseg.format import control, v2
 from kseg.limits import DEFAULT_DECOMPRESSION_LIMIT
-from kseg.storage import files
-from kseg.storage.partition import Partition, Segment
-from kseg.storage.snapshots import Snapshot, readable_snapshots
-from kseg.storage.records import FileRecords, SecondReader
 from kseg.ops.txn.audit import TxnProblem, audit_txnindex
+from kseg.storage import files
+from kseg.storage.outcome import TRUNCATED, ReadOutcome
+from kseg.storage.outcome import exit_code as outcome_exit_code
+from kseg.storage.partition import Partition, Segment
 from kseg.storage.producer_state import ProducerState
+from kseg.storage.records import FileRecords, SecondReader
+from kseg.storage.snapshots import Snapshot, readable_snapshots
 
 DEFAULT_HANGING_AFTER_MS = 15 * 60 * 1000  # transaction.max.timeout.ms (TransactionStateManagerConfigs)
 COMMITTED, ABORTED, OPEN = "committed", "aborted", "open"
@@ -55,9 +55,25 @@ COMMITTED, ABORTED, OPEN = "committed", "aborted", "open"
 class Transaction:
     """One transaction of one producer (module docstring)."""
 
-    __slots__ = ("producer_id", "producer_epoch", "first_offset", "last_offset", "records", "batches",
-                 "first_timestamp", "last_timestamp", "outcome", "marker_offset", "coordinator_epoch",
-                 "marker_timestamp", "last_stable_offset", "seeded", "open_ms", "idle_ms", "hanging")
+    __slots__ = (
+        "producer_id",
+        "producer_epoch",
+        "first_offset",
+        "last_offset",
+        "records",
+        "batches",
+        "first_timestamp",
+        "last_timestamp",
+        "outcome",
+        "marker_offset",
+        "coordinator_epoch",
+        "marker_timestamp",
+        "last_stable_offset",
+        "seeded",
+        "open_ms",
+        "idle_ms",
+        "hanging",
+    )
 
     def __init__(self, producer_id: int, producer_epoch: int, first_offset: int, *, seeded: bool = False) -> None:
         self.producer_id = producer_id
@@ -144,8 +160,10 @@ def abort_command(report: TxnReport, txn: Transaction) -> str:
     ``TransactionsCommand.AbortTransactionCommand``: --topic, --partition, --start-offset for
     brokers 3.0+)."""
     topic, number = topic_partition(report.name)
-    return (f"kafka-transactions.sh --bootstrap-server BROKER:9092 abort --topic {topic or 'TOPIC'} "
-            f"--partition {number if number is not None else 'PARTITION'} --start-offset {txn.first_offset}")
+    return (
+        f"kafka-transactions.sh --bootstrap-server BROKER:9092 abort --topic {topic or 'TOPIC'} "
+        f"--partition {number if number is not None else 'PARTITION'} --start-offset {txn.first_offset}"
+    )
 
 
 def log_end_offset(segments: list[Segment]) -> int:
@@ -176,8 +194,15 @@ def _segment_for(segments: list[Segment], offset: int) -> int:
 class _Walker:
     """Replays batches into the producer state and the report (one instance per partition)."""
 
-    def __init__(self, report: TxnReport, state: ProducerState, start: int, limit: int,
-                 on_transaction: Callable[[Transaction], None] | None, checks: list[Snapshot]) -> None:
+    def __init__(
+        self,
+        report: TxnReport,
+        state: ProducerState,
+        start: int,
+        limit: int,
+        on_transaction: Callable[[Transaction], None] | None,
+        checks: list[Snapshot],
+    ) -> None:
         self.report = report
         self.state = state
         self.start = start
@@ -195,20 +220,31 @@ class _Walker:
             want, have = snap.open_txns(), dict(self.state.current_txn)
             for pid in sorted(set(want) | set(have)):
                 if want.get(pid) != have.get(pid):
+
                     def show(v):
                         return "none" if v is None else f"open from offset {v}"
-                    self.report.problems.append(TxnProblem(
-                        "snapshot_mismatch", files.display(snap.path), None,
-                        f"producer {pid} at offset {snap.offset}: the snapshot has a transaction "
-                        f"{show(want.get(pid))}, the log gives {show(have.get(pid))}",
-                        expected=show(have.get(pid)), found=show(want.get(pid))))
+
+                    self.report.problems.append(
+                        TxnProblem(
+                            "snapshot_mismatch",
+                            files.display(snap.path),
+                            None,
+                            f"producer {pid} at offset {snap.offset}: the snapshot has a transaction "
+                            f"{show(want.get(pid))}, the log gives {show(have.get(pid))}",
+                            expected=show(have.get(pid)),
+                            found=show(want.get(pid)),
+                        )
+                    )
 
     def batch(self, seg: Segment, aux, position: int, h: tuple, batch) -> None:
         """One magic-2 batch with header ``h`` (``batch`` a FileBatch, or None to read one via ``aux``)."""
         base, last, ts, pid = h[0], v2.last_offset(h[0], h[6]), h[8], h[9]
         if last < base and h[6] >= 0:  # baseOffset + lastOffsetDelta wrapped past 2^63-1
-            raise RecoveryFailure(f"batch last offset {base + h[6]} is past 2^63-1 (Kafka's long arithmetic wraps "
-                                  f"it to {last}); the transactions of this batch are not read", position=position)
+            raise RecoveryFailure(
+                f"batch last offset {base + h[6]} is past 2^63-1 (Kafka's long arithmetic wraps "
+                f"it to {last}); the transactions of this batch are not read",
+                position=position,
+            )
         report = self.report
         if report.latest_timestamp is None or ts > report.latest_timestamp:
             report.latest_timestamp = ts
@@ -263,16 +299,26 @@ class _Walker:
                 self._scan(seg, records, aux, read, path)
             if read.read < read.present:
                 read.stop, read.position = TRUNCATED, read.read
-                read.reason = (f"{read.present - read.read} bytes after the last whole batch: a partial batch "
-                               "(Kafka's recovery truncates them); later transactions of this segment are not read")
-                self.report.problems.append(TxnProblem("partial_batch", path, seg.name, read.reason,
-                                                       position=read.position))
+                read.reason = (
+                    f"{read.present - read.read} bytes after the last whole batch: a partial batch "
+                    "(Kafka's recovery truncates them); later transactions of this segment are not read"
+                )
+                self.report.problems.append(
+                    TxnProblem("partial_batch", path, seg.name, read.reason, position=read.position)
+                )
         except CorruptRecordError as exc:
             exc = exc.at(path)
             read.stopped_at(exc)
-            self.report.problems.append(TxnProblem(
-                "corrupt_batch", path, seg.name, f"{exc.message}; Kafka's recovery truncates the segment here, "
-                "later transactions of this segment are not read (see kseg verify-index)", position=exc.position))
+            self.report.problems.append(
+                TxnProblem(
+                    "corrupt_batch",
+                    path,
+                    seg.name,
+                    f"{exc.message}; Kafka's recovery truncates the segment here, "
+                    "later transactions of this segment are not read (see kseg verify-index)",
+                    position=exc.position,
+                )
+            )
         except InputError as exc:
             return self._failed(seg, read, exc)
         finally:
@@ -282,9 +328,15 @@ class _Walker:
     def _failed(self, seg: Segment, read: ReadOutcome, exc: InputError) -> bool:
         exc = exc.at(read.path)
         read.stopped_at(exc)
-        self.report.problems.append(TxnProblem(read.stop, read.path, seg.name,
-                                               f"{exc.message}; this segment and the ones after it are not read",
-                                               position=exc.position))
+        self.report.problems.append(
+            TxnProblem(
+                read.stop,
+                read.path,
+                seg.name,
+                f"{exc.message}; this segment and the ones after it are not read",
+                position=exc.position,
+            )
+        )
         return False
 
     def _scan(self, seg: Segment, records, aux, read: ReadOutcome, path: str) -> None:
@@ -314,8 +366,9 @@ class _Walker:
                 try:
                     self.batch(seg, aux, position, h, batch)
                 except RecoveryFailure as exc:
-                    report.problems.append(TxnProblem(
-                        "recovery_failure", path, seg.name, exc.message, position=exc.position))
+                    report.problems.append(
+                        TxnProblem("recovery_failure", path, seg.name, exc.message, position=exc.position)
+                    )
                 read.read = position + size
 
 
@@ -323,13 +376,21 @@ _NO_OVERFLOW = v2.INT64_MAX - 0x7FFFFFFF  # no lastOffsetDelta takes a base offs
 
 
 def _corrupt(batch, path: str) -> CorruptRecordError:
-    return CorruptRecordError(f"batch at offset {batch.base_offset} fails its CRC check", path=path,
-                              position=batch.position)
+    return CorruptRecordError(
+        f"batch at offset {batch.base_offset} fails its CRC check", path=path, position=batch.position
+    )
 
 
-def analyse(partition: Partition, *, from_start: bool = False, hanging_after_ms: int = DEFAULT_HANGING_AFTER_MS,
-            limit: int = DEFAULT_DECOMPRESSION_LIMIT, on_transaction: Callable[[Transaction], None] | None = None,
-            on_start: Callable[[TxnReport], None] | None = None, at: int | None = None) -> TxnReport:
+def analyse(
+    partition: Partition,
+    *,
+    from_start: bool = False,
+    hanging_after_ms: int = DEFAULT_HANGING_AFTER_MS,
+    limit: int = DEFAULT_DECOMPRESSION_LIMIT,
+    on_transaction: Callable[[Transaction], None] | None = None,
+    on_start: Callable[[TxnReport], None] | None = None,
+    at: int | None = None,
+) -> TxnReport:
     """Rebuild the transactions of ``partition`` (module docstring): ``on_start`` is called once the
     starting point is chosen, ``on_transaction`` for each transaction as its marker is read.
     Ages are measured against ``at`` (epoch ms) when given, else the latest batch timestamp.
@@ -346,8 +407,10 @@ def analyse(partition: Partition, *, from_start: bool = False, hanging_after_ms:
     if from_start:
         seed = next((s for s in snaps if s.offset == report.log_start), None)
         if seed is None and report.log_start > 0:
-            report.notes.append(f"no snapshot at the log start offset {report.log_start}: state starts empty there; "
-                                "a transaction opened before it is not known")
+            report.notes.append(
+                f"no snapshot at the log start offset {report.log_start}: state starts empty there; "
+                "a transaction opened before it is not known"
+            )
     elif snaps:
         seed = snaps[-1]
     else:
@@ -394,12 +457,15 @@ def analyse(partition: Partition, *, from_start: bool = False, hanging_after_ms:
                 txn.hanging = txn.idle_ms > hanging_after_ms
         if txn.hanging:
             holds = "; it holds the last stable offset" if txn is report.lso_holder else ""
-            report.problems.append(TxnProblem(
-                "hanging_transaction", files.display(partition.path), None,
-                f"producer {txn.producer_id} (epoch {txn.producer_epoch}) has a transaction open from offset "
-                f"{txn.first_offset} and has not written for {txn.idle_ms} ms (over --hanging-after "
-                f"{hanging_after_ms} ms){holds}",
-                command=abort_command(report, txn)))
+            report.problems.append(
+                TxnProblem(
+                    "hanging_transaction",
+                    files.display(partition.path),
+                    None,
+                    f"producer {txn.producer_id} (epoch {txn.producer_epoch}) has a transaction open from offset "
+                    f"{txn.first_offset} and has not written for {txn.idle_ms} ms (over --hanging-after "
+                    f"{hanging_after_ms} ms){holds}",
+                    command=abort_command(report, txn),
+                )
+            )
     return report
-
-

@@ -46,29 +46,37 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from kseg.errors import CorruptIndexError, InputError, KsegError
 from kseg.format.indexes import OffsetIndexView, TimeIndexView
-from kseg.limits import DEFAULT_MAX_MESSAGE_SIZE, decompression_limit
+from kseg.limits import DEFAULT_MAX_MESSAGE_SIZE, INT64_MIN, decompression_limit
+from kseg.ops.verify.result import IndexFiles, LogScan, PastEnd, Problem, SegmentResult, end_cause, entries
 from kseg.storage import files
 from kseg.storage.records import FileRecords
-from kseg.ops.verify.result import IndexFiles, LogScan, PastEnd, Problem, SegmentResult, end_cause, entries
 
 if TYPE_CHECKING:  # pragma: no cover
     from kseg.storage.partition import Segment
 
 RECORD_LIMIT = decompression_limit(DEFAULT_MAX_MESSAGE_SIZE)  # the largest batch whose records --strict reads
 
-INDEX_OFFSET_MESSAGE = ("indexed offset is not the last offset of a batch (nor of a multi-batch append starting "
-                        "at this position, nor the last record the log cleaner kept in a batch)")
-PRE_806_NOTE = ("{n} entries index a multi-batch append (last offset of the append at its start position), as "
-                "brokers before KAFKA-806 wrote them; lookups work. Kafka's --verify-index-only and kseg --strict "
-                "report them")
-CLEANER_NOTE = ("{n} entries name the largest offset the log cleaner kept in a batch it rewrote (not the batch's "
-                "last offset; MemoryRecords.filterTo before KAFKA-806); lookups work. Kafka's --verify-index-only "
-                "and kseg --strict report them")
-PRE_37_NOTE = ("{n} entries name the offset of the record holding the largest timestamp, not its batch's last "
-               "offset: a time index written by a broker before Kafka 3.7 (LogValidator.assignOffsetsNonCompressed, "
-               "uncompressed CreateTime appends, Kafka 0.11-3.6; changed in 3.7 by apache/kafka#14697, kept by "
-               "KAFKA-16310); lookups work. Kafka's "
-               "--verify-index-only and kseg --strict report them")
+INDEX_OFFSET_MESSAGE = (
+    "indexed offset is not the last offset of a batch (nor of a multi-batch append starting "
+    "at this position, nor the last record the log cleaner kept in a batch)"
+)
+PRE_806_NOTE = (
+    "{n} entries index a multi-batch append (last offset of the append at its start position), as "
+    "brokers before KAFKA-806 wrote them; lookups work. Kafka's --verify-index-only and kseg --strict "
+    "report them"
+)
+CLEANER_NOTE = (
+    "{n} entries name the largest offset the log cleaner kept in a batch it rewrote (not the batch's "
+    "last offset; MemoryRecords.filterTo before KAFKA-806); lookups work. Kafka's --verify-index-only "
+    "and kseg --strict report them"
+)
+PRE_37_NOTE = (
+    "{n} entries name the offset of the record holding the largest timestamp, not its batch's last "
+    "offset: a time index written by a broker before Kafka 3.7 (LogValidator.assignOffsetsNonCompressed, "
+    "uncompressed CreateTime appends, Kafka 0.11-3.6; changed in 3.7 by apache/kafka#14697, kept by "
+    "KAFKA-16310); lookups work. Kafka's "
+    "--verify-index-only and kseg --strict report them"
+)
 
 
 def read_indexes(seg: "Segment") -> IndexFiles:
@@ -118,12 +126,19 @@ def used_entries(res: "SegmentResult", view, path: str, strict: bool) -> int:
     """The entries to check (those before a zero tail), noting the tail."""
     tail = zero_tail(view)
     if tail:
-        res.notes.append(f"{path}: preallocated zero tail of {tail} entries (an active segment's index, "
-                         "as after a crash, or a rolled segment's left untrimmed, KAFKA-10207); the broker "
-                         "rebuilds it on recovery")
+        res.notes.append(
+            f"{path}: preallocated zero tail of {tail} entries (an active segment's index, "
+            "as after a crash, or a rolled segment's left untrimmed, KAFKA-10207); the broker "
+            "rebuilds it on recovery"
+        )
     if view.length % view.entry_size:
-        res.problem("index-length", path, "file length is not a multiple of the entry size",
-                    expected=f"a multiple of {view.entry_size}", found=str(view.length))
+        res.problem(
+            "index-length",
+            path,
+            "file length is not a multiple of the entry size",
+            expected=f"a multiple of {view.entry_size}",
+            found=str(view.length),
+        )
     if strict and tail == view.entries:
         return view.entries - zero_tail(view, whole_file=False)
     return view.entries - tail
@@ -142,17 +157,28 @@ def _all_batch_ends(view: OffsetIndexView, n: int, scan: "LogScan") -> bool:
     :func:`check_offset_index` would find nothing.  Checked ``BULK`` entries at a time in C loops;
     any other index goes entry by entry."""
     starts, end = scan.positions, max(scan.valid_end, 1)
-    prev_offset = prev_position = -(1 << 63)
+    prev_offset = prev_position = INT64_MIN
     for first in range(0, n, BULK):
         offsets, positions = view.columns(first, min(n, first + BULK))
-        if not (prev_offset < offsets[0] and prev_position < positions[0] and positions[-1] < end
-                and _increasing(offsets) and _increasing(positions)) or positions[0] < 0:
+        if (
+            not (
+                prev_offset < offsets[0]
+                and prev_position < positions[0]
+                and positions[-1] < end
+                and _increasing(offsets)
+                and _increasing(positions)
+            )
+            or positions[0] < 0
+        ):
             return False
         k0, k1 = bisect_left(starts, positions[0]), bisect_right(starts, positions[-1])
         batch_at = dict(zip(starts[k0:k1], range(k0, k1)))  # batch start -> batch number
         ks = list(map(batch_at.get, positions))
-        if not (None not in ks and list(map(scan.last_offsets.__getitem__, ks)) == offsets
-                and all(map(le, map(scan.base_offsets.__getitem__, ks), offsets))):
+        if not (
+            None not in ks
+            and list(map(scan.last_offsets.__getitem__, ks)) == offsets
+            and all(map(le, map(scan.base_offsets.__getitem__, ks), offsets))
+        ):
             return False
         prev_offset, prev_position = offsets[-1], positions[-1]
     return True
@@ -164,11 +190,12 @@ def _all_exact_times(view: TimeIndexView, n: int, scan: "LogScan") -> bool:
     of :func:`check_time_index` would find nothing without ``--strict``.  Checked like
     :func:`_all_batch_ends`."""
     last = scan.last_offsets
-    prev_ts = prev_offset = -(1 << 63)
+    prev_ts = prev_offset = INT64_MIN
     for first in range(0, n, BULK):
         timestamps, offsets = view.columns(first, min(n, first + BULK))
-        if not (prev_ts < timestamps[0] and prev_offset < offsets[0]
-                and _increasing(timestamps) and _increasing(offsets)):
+        if not (
+            prev_ts < timestamps[0] and prev_offset < offsets[0] and _increasing(timestamps) and _increasing(offsets)
+        ):
             return False
         k0, k1 = bisect_left(last, offsets[0]), bisect_right(last, offsets[-1])
         batch_ending = dict(zip(last[k0:k1], range(k0, k1)))  # last offset -> batch number
@@ -192,8 +219,9 @@ def _batch_holding(scan: "LogScan", offset: int, start: int, ordered: bool) -> i
     return -1
 
 
-def check_offset_index(res: "SegmentResult", seg: "Segment", scan: "LogScan", strict: bool,
-                       loaded: "OffsetIndexView | InputError") -> list[str]:
+def check_offset_index(
+    res: "SegmentResult", seg: "Segment", scan: "LogScan", strict: bool, loaded: "OffsetIndexView | InputError"
+) -> list[str]:
     """Offset-index entries (``loaded``, from :func:`read_indexes`) against the log (module docstring);
     returns the older-writer-rule notes added."""
     path = seg.index
@@ -211,40 +239,87 @@ def check_offset_index(res: "SegmentResult", seg: "Segment", scan: "LogScan", st
     for i in range(n):
         offset, position = view.entry(i)
         if prev_offset is not None and offset <= prev_offset:
-            res.problem("index-order", path, "offsets do not strictly increase", entry=i, position=i * 8,
-                        expected=f"> {prev_offset}", found=str(offset))
+            res.problem(
+                "index-order",
+                path,
+                "offsets do not strictly increase",
+                entry=i,
+                position=i * 8,
+                expected=f"> {prev_offset}",
+                found=str(offset),
+            )
         if prev_pos is not None and position <= prev_pos:
-            res.problem("index-order", path, "positions do not strictly increase", entry=i, position=i * 8,
-                        expected=f"> {prev_pos}", found=str(position))
+            res.problem(
+                "index-order",
+                path,
+                "positions do not strictly increase",
+                entry=i,
+                position=i * 8,
+                expected=f"> {prev_pos}",
+                found=str(position),
+            )
         prev_offset, prev_pos = offset, position
         if position >= max(scan.valid_end, 1):  # past the readable end: one row for them all, after the loop
             past.add(i, position)
             continue
         if position < 0:
-            res.problem("index-position", path, "position outside the log's batches", entry=i, position=i * 8,
-                        expected=f"0 <= position < {scan.valid_end}", found=str(position))
+            res.problem(
+                "index-position",
+                path,
+                "position outside the log's batches",
+                entry=i,
+                position=i * 8,
+                expected=f"0 <= position < {scan.valid_end}",
+                found=str(position),
+            )
             continue
         k = bisect_left(scan.positions, position)
         if k == len(scan.positions) or scan.positions[k] != position:
-            res.problem("index-boundary", path, "position is not a batch boundary", entry=i, position=i * 8,
-                        expected="the start of a batch", found=str(position))
+            res.problem(
+                "index-boundary",
+                path,
+                "position is not a batch boundary",
+                entry=i,
+                position=i * 8,
+                expected="the start of a batch",
+                found=str(position),
+            )
             continue
         first, last = scan.base_offsets[k], scan.last_offsets[k]
         if first > offset:
-            res.problem("index-offset", path, "the batch at this position starts after the indexed offset",
-                        entry=i, position=i * 8, expected=f"a batch holding offsets <= {offset}",
-                        found=f"batch {first}-{last}")
+            res.problem(
+                "index-offset",
+                path,
+                "the batch at this position starts after the indexed offset",
+                entry=i,
+                position=i * 8,
+                expected=f"a batch holding offsets <= {offset}",
+                found=f"batch {first}-{last}",
+            )
             continue
         if last == offset:
             continue
         k2 = _batch_holding(scan, offset, k, ordered)
         if k2 < 0:
-            res.problem("index-offset", path, INDEX_OFFSET_MESSAGE, entry=i, position=i * 8,
-                        expected=f"{last} (or a later batch's last offset)", found=str(offset))
+            res.problem(
+                "index-offset",
+                path,
+                INDEX_OFFSET_MESSAGE,
+                entry=i,
+                position=i * 8,
+                expected=f"{last} (or a later batch's last offset)",
+                found=str(offset),
+            )
         elif strict:
-            res.problem("index-mismatch", path, "indexed offset is not the last offset of the batch at its "
-                        "position (Kafka's --verify-index-only rule)", entry=i, position=i * 8,
-                        expected=str(last), found=str(offset))
+            res.problem(
+                "index-mismatch",
+                path,
+                "indexed offset is not the last offset of the batch at its position (Kafka's --verify-index-only rule)",
+                entry=i,
+                position=i * 8,
+                expected=str(last),
+                found=str(offset),
+            )
         elif scan.last_offsets[k2] == offset:
             pre806 += 1
         else:
@@ -254,16 +329,31 @@ def check_offset_index(res: "SegmentResult", seg: "Segment", scan: "LogScan", st
             if kept.is_last_record:
                 cleaned += 1
             else:
-                res.problem("index-offset", path, INDEX_OFFSET_MESSAGE, entry=i, position=i * 8,
-                            expected=f"{last} (or a later batch's last offset)", found=str(offset))
+                res.problem(
+                    "index-offset",
+                    path,
+                    INDEX_OFFSET_MESSAGE,
+                    entry=i,
+                    position=i * 8,
+                    expected=f"{last} (or a later batch's last offset)",
+                    found=str(offset),
+                )
     if reader is not None:
         reader.close()
     if past.count:
-        res.problems.append(Problem(
-            "index-position", path, f"position outside the log's batches: {entries(past.count)} "
-            f"({past.first}..{past.last_entry}) point at bytes {past.low}..{past.high}; {end_cause(scan)}",
-            position=past.first * 8, entry=past.first, expected=f"0 <= position < {scan.valid_end}",
-            found=str(past.first_value), consequences=past.count))
+        res.problems.append(
+            Problem(
+                "index-position",
+                path,
+                f"position outside the log's batches: {entries(past.count)} "
+                f"({past.first}..{past.last_entry}) point at bytes {past.low}..{past.high}; {end_cause(scan)}",
+                position=past.first * 8,
+                entry=past.first,
+                expected=f"0 <= position < {scan.valid_end}",
+                found=str(past.first_value),
+                consequences=past.count,
+            )
+        )
     rules = []
     if pre806:
         rules.append(f"{path}: " + PRE_806_NOTE.format(n=pre806))
@@ -273,8 +363,9 @@ def check_offset_index(res: "SegmentResult", seg: "Segment", scan: "LogScan", st
     return rules
 
 
-def check_time_index(res: "SegmentResult", seg: "Segment", scan: "LogScan", strict: bool,
-                     loaded: "TimeIndexView | InputError") -> list[str]:
+def check_time_index(
+    res: "SegmentResult", seg: "Segment", scan: "LogScan", strict: bool, loaded: "TimeIndexView | InputError"
+) -> list[str]:
     """Time-index entries (``loaded``, from :func:`read_indexes`) against the log (module docstring);
     returns the older-writer-rule notes added."""
     path = seg.timeindex
@@ -294,8 +385,15 @@ def check_time_index(res: "SegmentResult", seg: "Segment", scan: "LogScan", stri
         for i in range(n):
             ts, offset = view.entry(i)
             if prev_ts is not None and ts <= prev_ts:
-                res.problem("timeindex-order", path, "timestamps do not strictly increase", entry=i,
-                            position=i * 12, expected=f"> {prev_ts}", found=str(ts))
+                res.problem(
+                    "timeindex-order",
+                    path,
+                    "timestamps do not strictly increase",
+                    entry=i,
+                    position=i * 12,
+                    expected=f"> {prev_ts}",
+                    found=str(ts),
+                )
             prev_ts = ts
             if ordered:
                 k = bisect_right(scan.last_offsets, offset) - 1
@@ -309,18 +407,37 @@ def check_time_index(res: "SegmentResult", seg: "Segment", scan: "LogScan", stri
                     continue
                 k = _batch_holding(scan, offset, 0, ordered)
                 if k < 0:
-                    res.problem("timeindex-offset", path, "indexed offset is not an offset of any batch",
-                                entry=i, position=i * 12, expected="an offset inside a batch (its last offset)",
-                                found=str(offset))
+                    res.problem(
+                        "timeindex-offset",
+                        path,
+                        "indexed offset is not an offset of any batch",
+                        entry=i,
+                        position=i * 12,
+                        expected="an offset inside a batch (its last offset)",
+                        found=str(offset),
+                    )
                     continue
                 if strict:  # Kafka's tool: "indexed offsets not found in the log"; no timestamp check then
-                    res.problem("timeindex-offset", path, "indexed offset is not the last offset of its batch "
-                                "(Kafka's --verify-index-only rule)", entry=i, position=i * 12,
-                                expected=str(scan.last_offsets[k]), found=str(offset))
+                    res.problem(
+                        "timeindex-offset",
+                        path,
+                        "indexed offset is not the last offset of its batch (Kafka's --verify-index-only rule)",
+                        entry=i,
+                        position=i * 12,
+                        expected=str(scan.last_offsets[k]),
+                        found=str(offset),
+                    )
                     continue
             if running[k] != ts:
-                res.problem("timeindex-timestamp", path, "timestamp is not the largest timestamp up to its batch",
-                            entry=i, position=i * 12, expected=str(running[k]), found=str(ts))
+                res.problem(
+                    "timeindex-timestamp",
+                    path,
+                    "timestamp is not the largest timestamp up to its batch",
+                    entry=i,
+                    position=i * 12,
+                    expected=str(running[k]),
+                    found=str(ts),
+                )
             elif not exact:
                 if records is None:
                     records = FileRecords(seg.log)
@@ -328,28 +445,49 @@ def check_time_index(res: "SegmentResult", seg: "Segment", scan: "LogScan", stri
                 if found.timestamp_at == ts and found.first_at_max:
                     record_offsets += 1
                 else:
-                    res.problem("timeindex-offset", path, "indexed offset is neither the last offset of its batch "
-                                "nor the first record holding the entry's timestamp (the rule before Kafka 3.7)",
-                                entry=i, position=i * 12, expected=str(scan.last_offsets[k]), found=str(offset))
+                    res.problem(
+                        "timeindex-offset",
+                        path,
+                        "indexed offset is neither the last offset of its batch "
+                        "nor the first record holding the entry's timestamp (the rule before Kafka 3.7)",
+                        entry=i,
+                        position=i * 12,
+                        expected=str(scan.last_offsets[k]),
+                        found=str(offset),
+                    )
             if strict:
                 if records is None:
                     records = FileRecords(seg.log)
                 record_max = _record_max_timestamp(records, scan.positions[k])
                 if record_max != ts:
-                    res.problem("timeindex-mismatch", path, "timestamp is not the max record timestamp of the "
-                                "batch ending at the indexed offset (Kafka's --verify-index-only rule)", entry=i,
-                                position=i * 12, expected=str(record_max), found=str(ts))
+                    res.problem(
+                        "timeindex-mismatch",
+                        path,
+                        "timestamp is not the max record timestamp of the "
+                        "batch ending at the indexed offset (Kafka's --verify-index-only rule)",
+                        entry=i,
+                        position=i * 12,
+                        expected=str(record_max),
+                        found=str(ts),
+                    )
     finally:
         if records is not None:
             records.close()
     if past.count:
         above = "" if res.last_offset is None else f", above the last readable offset {res.last_offset}"
-        res.problems.append(Problem(
-            "timeindex-offset", path, f"indexed offset is not an offset of any batch: {entries(past.count)} "
-            f"({past.first}..{past.last_entry}) name offsets {past.low}..{past.high}{above}; {end_cause(scan)}",
-            position=past.first * 12, entry=past.first, expected=f"an offset <= {res.last_offset}"
-            if res.last_offset is not None else "an offset of a batch", found=str(past.first_value),
-            consequences=past.count))
+        res.problems.append(
+            Problem(
+                "timeindex-offset",
+                path,
+                f"indexed offset is not an offset of any batch: {entries(past.count)} "
+                f"({past.first}..{past.last_entry}) name offsets {past.low}..{past.high}{above}; {end_cause(scan)}",
+                position=past.first * 12,
+                entry=past.first,
+                expected=f"an offset <= {res.last_offset}" if res.last_offset is not None else "an offset of a batch",
+                found=str(past.first_value),
+                consequences=past.count,
+            )
+        )
     rules = [f"{path}: " + PRE_37_NOTE.format(n=record_offsets)] if record_offsets else []
     res.notes.extend(rules)
     return rules

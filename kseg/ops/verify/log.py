@@ -20,10 +20,10 @@ from typing import Callable, Iterable, Iterator
 from kseg.errors import InputError, KsegError
 from kseg.format.indexes import OffsetIndexView
 from kseg.format.v2 import INT64_MAX, java_long
-from kseg.storage.records import FileRecords
 from kseg.ops.verify.result import IndexFiles, IndexKeys, LogScan, SegmentResult
+from kseg.storage.records import FileRecords
 
-_PAST_ALL = 1 << 63  # a key beyond every position and offset: ends the walks below without a length check
+_PAST_ALL = INT64_MAX + 1  # a key beyond every position and offset: ends the walks below without a length check
 
 
 def index_keys(indexes: IndexFiles) -> IndexKeys | None:
@@ -53,8 +53,9 @@ def _ascends(values: Callable[[], Iterator[int]]) -> bool:
     return all(map(le, values(), islice(values(), 1, None)))
 
 
-def scan_log(res: SegmentResult, path: str, keys: IndexKeys | None = None,
-             max_message_size: int | None = None) -> LogScan:
+def scan_log(
+    res: SegmentResult, path: str, keys: IndexKeys | None = None, max_message_size: int | None = None
+) -> LogScan:
     """One pass over the log at ``path``: its checks into ``res``, and the batches ``keys`` ask about
     (every batch when ``keys`` is None).  The recorded batches answer the index checks only when the
     log's last offsets strictly increase; when they do not, a second pass records every batch.
@@ -70,11 +71,11 @@ def scan_log(res: SegmentResult, path: str, keys: IndexKeys | None = None,
 class _LogPass:
     """One read of a log: :meth:`batch` is called for each batch in file order."""
 
-    __slots__ = ("res", "path", "scan", "positions", "offsets", "p", "o", "prev_last", "max_last", "running",
-                 "limit")
+    __slots__ = ("res", "path", "scan", "positions", "offsets", "p", "o", "prev_last", "max_last", "running", "limit")
 
-    def __init__(self, res: SegmentResult, path: str, keys: IndexKeys | None,
-                 max_message_size: int | None = None) -> None:
+    def __init__(
+        self, res: SegmentResult, path: str, keys: IndexKeys | None, max_message_size: int | None = None
+    ) -> None:
         self.res, self.path = res, path
         self.limit = max_message_size
         self.scan = LogScan()
@@ -97,8 +98,15 @@ class _LogPass:
                             batch(pos, size, h[0], h[0] + h[6], h[8], verdict, h[4])
                         else:  # a legacy entry, or a v2 batch too odd or too large for the fast path
                             last = verdict.h[0] + verdict.h[6] if verdict.magic >= 2 else verdict.last_offset
-                            batch(pos, size, verdict.base_offset, last, verdict.max_timestamp, verdict.is_valid(),
-                                  verdict.checksum)
+                            batch(
+                                pos,
+                                size,
+                                verdict.base_offset,
+                                last,
+                                verdict.max_timestamp,
+                                verdict.is_valid(),
+                                verdict.checksum,
+                            )
             except InputError:  # no corruption: the segment failed (verify_segment), no index check follows
                 res.bytes = scan.valid_end  # what was read: the summary counts no bytes that were not
                 raise
@@ -107,8 +115,12 @@ class _LogPass:
             else:
                 trailing = records.size - scan.valid_end
                 if trailing > 0:
-                    res.problem("trailing-bytes", self.path, f"{trailing} invalid bytes at the end of the log "
-                                "(Kafka's recovery would truncate them)", position=scan.valid_end)
+                    res.problem(
+                        "trailing-bytes",
+                        self.path,
+                        f"{trailing} invalid bytes at the end of the log (Kafka's recovery would truncate them)",
+                        position=scan.valid_end,
+                    )
         res.batches, res.last_offset = scan.batches, self.max_last
         return scan
 
@@ -116,25 +128,61 @@ class _LogPass:
         """Check one batch's header, and record it if an index entry can ask about it."""
         res, path, scan = self.res, self.path, self.scan
         if self.limit is not None and size > self.limit:
-            res.problem("batch-too-large", path, "batch larger than --max-message-size", position=pos,
-                        expected=f"<= {self.limit} bytes", found=f"{size} bytes")
+            res.problem(
+                "batch-too-large",
+                path,
+                "batch larger than --max-message-size",
+                position=pos,
+                expected=f"<= {self.limit} bytes",
+                found=f"{size} bytes",
+            )
         if not valid:
-            res.problem("crc", path, "batch CRC does not match its contents", position=pos,
-                        expected="a valid checksum", found=f"stored crc {stored_crc}")
+            res.problem(
+                "crc",
+                path,
+                "batch CRC does not match its contents",
+                position=pos,
+                expected="a valid checksum",
+                found=f"stored crc {stored_crc}",
+            )
         if base < res.base_offset:
-            res.problem("offset-below-base", path, "batch offset below the segment's base offset",
-                        position=pos, expected=f">= {res.base_offset}", found=str(base))
+            res.problem(
+                "offset-below-base",
+                path,
+                "batch offset below the segment's base offset",
+                position=pos,
+                expected=f">= {res.base_offset}",
+                found=str(base),
+            )
         max_last = self.max_last
         if max_last is not None and base <= max_last:
-            res.problem("offsets-not-increasing", path, "batch offsets do not increase", position=pos,
-                        expected=f"base offset > {max_last}", found=str(base))
+            res.problem(
+                "offsets-not-increasing",
+                path,
+                "batch offsets do not increase",
+                position=pos,
+                expected=f"base offset > {max_last}",
+                found=str(base),
+            )
         if last > INT64_MAX:  # baseOffset + lastOffsetDelta past a long: Kafka's lastOffset() wraps
-            res.problem("bad-last-offset", path, "batch last offset past 2^63-1 (baseOffset + lastOffsetDelta "
-                        "overflows a 64-bit offset)", position=pos, expected=f"<= {INT64_MAX}", found=str(last))
+            res.problem(
+                "bad-last-offset",
+                path,
+                "batch last offset past 2^63-1 (baseOffset + lastOffsetDelta overflows a 64-bit offset)",
+                position=pos,
+                expected=f"<= {INT64_MAX}",
+                found=str(last),
+            )
             last = java_long(last)
         elif last < base:
-            res.problem("bad-last-offset", path, "batch last offset below its base offset",
-                        position=pos, expected=f">= {base}", found=str(last))
+            res.problem(
+                "bad-last-offset",
+                path,
+                "batch last offset below its base offset",
+                position=pos,
+                expected=f">= {base}",
+                found=str(last),
+            )
         if max_last is None or last > max_last:
             self.max_last = last
         if self.prev_last is not None and last <= self.prev_last:

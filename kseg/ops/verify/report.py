@@ -25,21 +25,47 @@ import stat
 
 from kseg.errors import InputError
 from kseg.jsonlines import SCHEMA_VERSION, dumps
+from kseg.ops.verify.result import SegmentResult
 from kseg.storage.atomic import AtomicStream
 from kseg.storage.location import local_path
-from kseg.ops.verify.result import SegmentResult
 
 
 def segment_row(res: SegmentResult) -> dict:
-    return {"type": "segment", "v": SCHEMA_VERSION, "logDir": res.log_dir, "partition": res.partition, "segment": res.segment or None,
-            "path": res.path, "bytes": res.bytes, "batches": res.batches, "problems": res.problem_count,
-            "status": res.status, "error": res.failed, "notes": [*res.notes, *res.omitted_notes()]}
+    return {
+        "type": "segment",
+        "v": SCHEMA_VERSION,
+        "logDir": res.log_dir,
+        "partition": res.partition,
+        "segment": res.segment or None,
+        "path": res.path,
+        "bytes": res.bytes,
+        "batches": res.batches,
+        "problems": res.problem_count,
+        "status": res.status,
+        "error": res.failed,
+        "notes": [*res.notes, *res.omitted_notes()],
+    }
 
 
 def problem_rows(res: SegmentResult) -> list[dict]:
-    return [{"type": "problem", "v": SCHEMA_VERSION, "logDir": res.log_dir, "partition": res.partition, "segment": res.segment,
-             "file": p.file, "kind": p.kind, "message": p.message, "position": p.position, "entry": p.entry,
-             "expected": p.expected, "found": p.found, "consequences": p.consequences} for p in res.problems]
+    return [
+        {
+            "type": "problem",
+            "v": SCHEMA_VERSION,
+            "logDir": res.log_dir,
+            "partition": res.partition,
+            "segment": res.segment,
+            "file": p.file,
+            "kind": p.kind,
+            "message": p.message,
+            "position": p.position,
+            "entry": p.entry,
+            "expected": p.expected,
+            "found": p.found,
+            "consequences": p.consequences,
+        }
+        for p in res.problems
+    ]
 
 
 def result_rows(res: SegmentResult) -> list[dict]:
@@ -77,11 +103,14 @@ def check_target(path: str, *, directory_ok: bool = False, force: bool = True) -
         elif not stat.S_ISREG(st.st_mode):
             raise InputError("cannot write the report: not a regular file", path=path)
         elif directory_ok:
-            raise InputError("cannot write the report: a file exists there (with --spark a report is a "
-                             "directory of part files)", path=path)
+            raise InputError(
+                "cannot write the report: a file exists there (with --spark a report is a directory of part files)",
+                path=path,
+            )
         elif not force:
-            raise InputError("cannot write the report: the file exists; not replaced (give --force to replace it)",
-                             path=path)
+            raise InputError(
+                "cannot write the report: the file exists; not replaced (give --force to replace it)", path=path
+            )
     if not os.access(parent, os.W_OK | os.X_OK):
         raise InputError("cannot write the report: permission denied", path=parent)
 
@@ -110,17 +139,39 @@ class JsonlReport:
 
 def sort_key(row: dict) -> tuple:
     """A stable order for comparing reports from different runners."""
-    return (row.get("logDir") or "", row["partition"], row["segment"] or "", row["type"] != "segment",
-            json.dumps(row, sort_keys=True))
+    return (
+        row.get("logDir") or "",
+        row["partition"],
+        row["segment"] or "",
+        row["type"] != "segment",
+        json.dumps(row, sort_keys=True),
+    )
 
 
 # -- a report as a directory of part files (written by many writers at once: Spark's executors) -----------
 # The columns of a Parquet report: every row type in one schema, nulls where a field does not apply.
-COLUMNS = (("type", "string"), ("v", "int64"), ("logDir", "string"), ("partition", "string"), ("segment", "string"),
-           ("path", "string"), ("bytes", "int64"), ("batches", "int64"), ("problems", "int64"),
-           ("status", "string"), ("error", "string"), ("notes", "list<string>"), ("file", "string"),
-           ("kind", "string"), ("message", "string"), ("position", "int64"), ("entry", "int64"),
-           ("expected", "string"), ("found", "string"), ("consequences", "int64"))
+COLUMNS = (
+    ("type", "string"),
+    ("v", "int64"),
+    ("logDir", "string"),
+    ("partition", "string"),
+    ("segment", "string"),
+    ("path", "string"),
+    ("bytes", "int64"),
+    ("batches", "int64"),
+    ("problems", "int64"),
+    ("status", "string"),
+    ("error", "string"),
+    ("notes", "list<string>"),
+    ("file", "string"),
+    ("kind", "string"),
+    ("message", "string"),
+    ("position", "int64"),
+    ("entry", "int64"),
+    ("expected", "string"),
+    ("found", "string"),
+    ("consequences", "int64"),
+)
 PART_PREFIX, SUCCESS = "part-", "_SUCCESS"
 
 
@@ -164,14 +215,17 @@ def prepare_directory(directory: str) -> None:
     if location.is_remote(directory):
         for entry in location.list_tree(directory):
             name = location.basename(entry.path)
-            if location.dirname(entry.path) == directory.rstrip("/") and \
-                    (name.startswith(PART_PREFIX) or name == SUCCESS):
+            if location.dirname(entry.path) == directory.rstrip("/") and (
+                name.startswith(PART_PREFIX) or name == SUCCESS
+            ):
                 location.delete(entry.path)
         return
     local = location.local_path(directory)
     if files.isfile(local):
-        raise InputError("cannot write the report: a file exists there (with --spark a report is a directory "
-                         "of part files)", path=directory)
+        raise InputError(
+            "cannot write the report: a file exists there (with --spark a report is a directory of part files)",
+            path=directory,
+        )
     try:
         os.makedirs(local, exist_ok=True)
         for name in os.listdir(local):

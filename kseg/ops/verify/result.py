@@ -67,8 +67,10 @@ class SegmentResult:
 
     def omitted_notes(self) -> list[str]:
         """One line per (kind, file) with problems past :data:`KEPT_PER_KIND`: how many were not listed."""
-        return [f"{file}: {n} more {kind} problem{'s' * (n != 1)} not listed (the first {KEPT_PER_KIND} of "
-                "each kind are)" for (kind, file), n in self.omitted.items()]
+        return [
+            f"{file}: {n} more {kind} problem{'s' * (n != 1)} not listed (the first {KEPT_PER_KIND} of each kind are)"
+            for (kind, file), n in self.omitted.items()
+        ]
 
     def fail(self, why: str) -> None:
         """This segment could not be read whole: ``failed`` (exit 2), whatever else was found."""
@@ -132,8 +134,10 @@ def end_cause(scan: "LogScan") -> str:
     if scan.size == 0:
         return "the log is empty"
     if scan.valid_end < scan.size:
-        return (f"the log's readable batches end at byte {scan.valid_end} of {scan.size} (its corrupt-batch or "
-                "trailing-bytes problem)")
+        return (
+            f"the log's readable batches end at byte {scan.valid_end} of {scan.size} (its corrupt-batch or "
+            "trailing-bytes problem)"
+        )
     return f"the log ends at byte {scan.size} (the index was written for a longer log)"
 
 

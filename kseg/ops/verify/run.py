@@ -17,8 +17,8 @@ from typing import Callable, Iterable, NamedTuple
 
 from kseg.errors import InputError
 from kseg.limits import EXIT_ERROR, EXIT_OK, EXIT_PROBLEMS
-from kseg.storage.partition import Partition, Segment
 from kseg.ops.verify.verify import SegmentResult, check_overlap, verify_segment
+from kseg.storage.partition import Partition, Segment
 from kseg.storage.workers import new_pool
 from kseg.storage.workers import stop as _stop
 
@@ -126,8 +126,14 @@ def _verify(job: tuple[WorkItem, bool, int]) -> SegmentResult:
     return verify_item(item, strict=strict, max_message_size=max_message_size)
 
 
-def verify_all(partitions: list[Partition], *, strict: bool = False, jobs: int = 1, max_message_size: int,
-               on_result: Callable[[SegmentResult], None] | None = None) -> Report:
+def verify_all(
+    partitions: list[Partition],
+    *,
+    strict: bool = False,
+    jobs: int = 1,
+    max_message_size: int,
+    on_result: Callable[[SegmentResult], None] | None = None,
+) -> Report:
     """Verify every segment of ``partitions``; ``on_result`` sees each as it completes, in order."""
     items = [(item, strict, max_message_size) for item in work_items(partitions)]
     report = Report()
@@ -138,8 +144,9 @@ def verify_all(partitions: list[Partition], *, strict: bool = False, jobs: int =
             collect(results, report, on_result)
         except BrokenProcessPool:
             _stop(pool)
-            raise InputError("a verifying process died (killed, or out of memory?); "
-                             "run again with --jobs 1 to see which segment") from None
+            raise InputError(
+                "a verifying process died (killed, or out of memory?); run again with --jobs 1 to see which segment"
+            ) from None
         except BaseException:  # Ctrl-C, a closed stdout: stop the workers now, not after the queued work
             _stop(pool)
             raise
@@ -155,8 +162,13 @@ def collect(results: Iterable[SegmentResult], report: Report, on_result=None) ->
     Only segments of the same partition in the same log directory are compared."""
     prev = None
     for res in results:
-        if prev is not None and prev.partition == res.partition and prev.log_dir == res.log_dir \
-                and not is_directory_row(prev) and not is_directory_row(res):
+        if (
+            prev is not None
+            and prev.partition == res.partition
+            and prev.log_dir == res.log_dir
+            and not is_directory_row(prev)
+            and not is_directory_row(res)
+        ):
             check_overlap(prev, res)
         prev = res
         report.add(res)

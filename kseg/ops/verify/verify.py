@@ -19,25 +19,31 @@ from __future__ import annotations
 import os
 
 from kseg.errors import CorruptIndexError, InputError
-from kseg.limits import DEFAULT_MAX_MESSAGE_SIZE
 from kseg.format.indexes import iter_aborted_txns
-from kseg.storage import files
-from kseg.storage.partition import Segment
+from kseg.limits import DEFAULT_MAX_MESSAGE_SIZE
 from kseg.ops.verify.index import check_offset_index, check_time_index, read_indexes
 from kseg.ops.verify.log import index_keys, scan_log
 from kseg.ops.verify.result import SegmentResult
+from kseg.storage import files
+from kseg.storage.partition import Segment
 
 
-def verify_segment(partition: str, seg: Segment, *, strict: bool = False,
-                   max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE) -> SegmentResult:
+def verify_segment(
+    partition: str, seg: Segment, *, strict: bool = False, max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE
+) -> SegmentResult:
     """Verify one segment; never raises for bad data (problems are collected)."""
     path = seg.log or seg.index or seg.timeindex or seg.txnindex or ""
     res = SegmentResult(partition, seg.name, seg.base_offset, path)
     if seg.log is None:
         for idx in (seg.index, seg.timeindex, seg.txnindex):
             if idx:
-                res.problem("missing-log", idx, "index file without its .log segment",
-                            expected=files.stem(idx) + files.LOG, found="nothing")
+                res.problem(
+                    "missing-log",
+                    idx,
+                    "index file without its .log segment",
+                    expected=files.stem(idx) + files.LOG,
+                    found="nothing",
+                )
         return res
     indexes = read_indexes(seg)
     try:
@@ -62,14 +68,18 @@ def older_writer_rules(partition: str, seg: Segment) -> dict[str, list[str] | No
     indexes = read_indexes(seg)
     scan = scan_log(res, seg.log, index_keys(indexes))
     out: dict[str, list[str] | None] = {}
-    for path, check, loaded in ((seg.index, check_offset_index, indexes.offsets),
-                                (seg.timeindex, check_time_index, indexes.times)):
+    for path, check, loaded in (
+        (seg.index, check_offset_index, indexes.offsets),
+        (seg.timeindex, check_time_index, indexes.times),
+    ):
         if path:
             rules = check(res, seg, scan, False, loaded)
             out[path] = None if any(p.file == path for p in res.problems) else rules
     if out.get(seg.index) and out.get(seg.timeindex) == []:  # clean, entries chosen per append as the .index's
-        out[seg.timeindex] = [f"{seg.timeindex}: entries chosen once per append, as brokers before KAFKA-806 "
-                              "chose them (see the .index); lookups work"]
+        out[seg.timeindex] = [
+            f"{seg.timeindex}: entries chosen once per append, as brokers before KAFKA-806 "
+            "chose them (see the .index); lookups work"
+        ]
     return out
 
 
@@ -81,17 +91,35 @@ def _check_txn_index(res: SegmentResult, seg: Segment) -> None:
         res.fail(exc.describe())
         return
     if len(data) % 34:
-        res.problem("index-length", path, "file length is not a multiple of the entry size",
-                    expected="a multiple of 34", found=str(len(data)))
+        res.problem(
+            "index-length",
+            path,
+            "file length is not a multiple of the entry size",
+            expected="a multiple of 34",
+            found=str(len(data)),
+        )
     try:
         for i, (_, pid, first, last, lso) in enumerate(iter_aborted_txns(data)):
             if first > last:
-                res.problem("txnindex-range", path, "first offset after last offset", entry=i, position=i * 34,
-                            expected=f"<= {last}", found=str(first))
+                res.problem(
+                    "txnindex-range",
+                    path,
+                    "first offset after last offset",
+                    entry=i,
+                    position=i * 34,
+                    expected=f"<= {last}",
+                    found=str(first),
+                )
             if res.last_offset is not None and not seg.base_offset <= last <= res.last_offset:
-                res.problem("txnindex-range", path, "aborted transaction's last offset (its marker) is outside the "
-                            "segment", entry=i, position=i * 34,
-                            expected=f"{seg.base_offset}..{res.last_offset}", found=str(last))
+                res.problem(
+                    "txnindex-range",
+                    path,
+                    "aborted transaction's last offset (its marker) is outside the segment",
+                    entry=i,
+                    position=i * 34,
+                    expected=f"{seg.base_offset}..{res.last_offset}",
+                    found=str(last),
+                )
     except CorruptIndexError as exc:
         res.problem("txnindex-version", path, exc.message, position=exc.position)
 
@@ -99,6 +127,10 @@ def _check_txn_index(res: SegmentResult, seg: Segment) -> None:
 def check_overlap(prev: SegmentResult, cur: SegmentResult) -> None:
     """Consecutive segments must not overlap: the next base offset is after this one's last offset."""
     if prev.last_offset is not None and cur.base_offset <= prev.last_offset:
-        cur.problem("segment-overlap", cur.path, "segment overlaps the previous one",
-                    expected=f"base offset > {prev.last_offset} (last offset of {os.path.basename(prev.path)})",
-                    found=str(cur.base_offset))
+        cur.problem(
+            "segment-overlap",
+            cur.path,
+            "segment overlaps the previous one",
+            expected=f"base offset > {prev.last_offset} (last offset of {os.path.basename(prev.path)})",
+            found=str(cur.base_offset),
+        )

@@ -36,11 +36,19 @@ RUNS = [  # (partition, file, set, args)
     ("__consumer_offsets-0", "00000000000000000000.log", "offsets", "--offsets-decoder"),
     ("__share_group_state-0", "00000000000000000000.log", "share", "--share-group-state-decoder"),
     ("__transaction_state-0", "00000000000000000100.log", "txn", "--transaction-log-decoder"),
-    ("__transaction_state-0", "00000000000000000100.log", "txn-skip",
-     "--skip-record-metadata --transaction-log-decoder"),
+    (
+        "__transaction_state-0",
+        "00000000000000000100.log",
+        "txn-skip",
+        "--skip-record-metadata --transaction-log-decoder",
+    ),
     ("__cluster_metadata-0", "00000000000000000000.log", "metadata", "--cluster-metadata-decoder"),
-    ("__cluster_metadata-0", "00000000000000000000.log", "metadata-skip",
-     "--skip-record-metadata --cluster-metadata-decoder"),
+    (
+        "__cluster_metadata-0",
+        "00000000000000000000.log",
+        "metadata-skip",
+        "--skip-record-metadata --cluster-metadata-decoder",
+    ),
     ("__remote_log_metadata-0", "00000000000000000000.log", "remote", "--remote-log-metadata-decoder"),
 ]
 
@@ -48,8 +56,9 @@ RUNS = [  # (partition, file, set, args)
 def kseg(args: list[str], cwd: Path) -> tuple[int, bytes, bytes]:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     env.pop("KSEG_KAFKA_VERSION", None)
-    p = subprocess.run([sys.executable, "-m", "kseg", "dump", *args], cwd=cwd, capture_output=True, env=env,
-                       check=False)
+    p = subprocess.run(
+        [sys.executable, "-m", "kseg", "dump", *args], cwd=cwd, capture_output=True, env=env, check=False
+    )
     return p.returncode, p.stdout, p.stderr
 
 
@@ -99,11 +108,14 @@ def main() -> None:
                 assert err.startswith(b"Exception in thread"), java
             if (got[1], err) != (want_out, want_err) or str(got[0]) != code:
                 # the text of an earlier line, when identical, is stored once: "stored" names that line
-                stored = next((earlier for earlier, text in seen.get((part, name, label), [])
-                               if text == (got[1], err, got[0])), line)
+                stored = next(
+                    (earlier for earlier, text in seen.get((part, name, label), []) if text == (got[1], err, got[0])),
+                    line,
+                )
                 if stored == line:
-                    write(GOLDEN / line / "corpus" / part / f"{name}.{label}", got[1], err, CORPUS / "data",
-                          b"@CORPUS@/")
+                    write(
+                        GOLDEN / line / "corpus" / part / f"{name}.{label}", got[1], err, CORPUS / "data", b"@CORPUS@/"
+                    )
                     seen.setdefault((part, name, label), []).append((line, (got[1], err, got[0])))
                 diffs.append((line, part, name, label, str(got[0]), stored))
     with open(GOLDEN / "CORPUS-DIFF.tsv", "w", newline="") as f:

@@ -43,8 +43,10 @@ def tagged_paths(struct: str, fields: list, out: list) -> None:
 
 def camel_spec(fields: list) -> list:
     """``fields`` with every (nested) field name camel-cased, as kseg's schemas spell them."""
-    return [{**f, "name": camel(f["name"]), **({"fields": camel_spec(f["fields"])} if "fields" in f else {})}
-            for f in fields]
+    return [
+        {**f, "name": camel(f["name"]), **({"fields": camel_spec(f["fields"])} if "fields" in f else {})}
+        for f in fields
+    ]
 
 
 def table(line: str, repo: str, layouts: tuple = ()) -> dict:
@@ -58,21 +60,34 @@ def table(line: str, repo: str, layouts: tuple = ()) -> dict:
         tagged_paths(spec["name"], spec["fields"], paths)
         for common in spec.get("commonStructs", []):
             tagged_paths(common["name"], common["fields"], paths)
-        records[str(spec["apiKey"])] = {"name": spec["name"], "highest": int(spec["validVersions"].split("-")[-1]),
-                                        "fields": sorted(camel(f["name"]) for f in spec["fields"]),
-                                        "tagged": sorted(paths)}
+        records[str(spec["apiKey"])] = {
+            "name": spec["name"],
+            "highest": int(spec["validVersions"].split("-")[-1]),
+            "fields": sorted(camel(f["name"]) for f in spec["fields"]),
+            "tagged": sorted(paths),
+        }
         if spec["name"] in layouts:
             records[str(spec["apiKey"])]["layout"] = {
                 **{k: spec[k] for k in ("apiKey", "type", "name", "validVersions", "flexibleVersions")},
                 "fields": camel_spec(spec["fields"]),
-                **({"commonStructs": [{**c, "fields": camel_spec(c["fields"])} for c in spec["commonStructs"]]}
-                   if "commonStructs" in spec else {})}
-    return {"kafkaLine": line, "kafkaCommit": commit,
-            "source": "metadata/src/main/resources/common/metadata/*.json of apache/kafka",
-            "records": dict(sorted(records.items(), key=lambda kv: int(kv[0])))}
+                **(
+                    {"commonStructs": [{**c, "fields": camel_spec(c["fields"])} for c in spec["commonStructs"]]}
+                    if "commonStructs" in spec
+                    else {}
+                ),
+            }
+    return {
+        "kafkaLine": line,
+        "kafkaCommit": commit,
+        "source": "metadata/src/main/resources/common/metadata/*.json of apache/kafka",
+        "records": dict(sorted(records.items(), key=lambda kv: int(kv[0]))),
+    }
 
 
 if __name__ == "__main__":
     args = sys.argv[3:]
-    print(json.dumps(table(sys.argv[1], sys.argv[2], tuple(args[i + 1] for i, a in enumerate(args) if a == "--layout")),
-                     indent=1))
+    print(
+        json.dumps(
+            table(sys.argv[1], sys.argv[2], tuple(args[i + 1] for i, a in enumerate(args) if a == "--layout")), indent=1
+        )
+    )

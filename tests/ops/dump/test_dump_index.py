@@ -63,8 +63,11 @@ def check(part: Path, *extra: str, max_size: int = DEFAULT_MAX_MESSAGE_SIZE) -> 
             assert fast.exit_code == 1 and error in fast.errtext, (error, fast.errtext)
         if not verify_only:
             printed = sum(line.startswith("offset: ") for line in fast.text.splitlines())
-            assert printed == (OffsetIndexView(Path(index).read_bytes(), 0).used_entries() if error is None
-                               else _entries_before(fast.errtext, part))
+            assert printed == (
+                OffsetIndexView(Path(index).read_bytes(), 0).used_entries()
+                if error is None
+                else _entries_before(fast.errtext, part)
+            )
     return mismatches, error
 
 
@@ -166,8 +169,19 @@ def test_entries_out_of_order(part: Path) -> None:
     assert len(mismatches) == 2 and error is None
 
 
-@pytest.mark.parametrize("name", ["v0-none-0", "v0-gzip-0", "v1-none-0", "v1-snappy-0", "plain-v2-0",
-                                  "corrupt-index-0", "prealloc-index-0", "corrupt-truncated-0"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "v0-none-0",
+        "v0-gzip-0",
+        "v1-none-0",
+        "v1-snappy-0",
+        "plain-v2-0",
+        "corrupt-index-0",
+        "prealloc-index-0",
+        "corrupt-truncated-0",
+    ],
+)
 def test_corpus(tmp_path: Path, name: str) -> None:
     part = tmp_path / name
     shutil.copytree(CORPUS_DATA / name, part)

@@ -105,9 +105,16 @@ def read_partition(path) -> Partition:
                         recs = [(r[0], r[1]) for r in batch.records(LIMIT)]
                     except KsegError:
                         recs = None
-                    part.batches.append(Batch(seg.base_offset, batch.position, batch.base_offset,
-                                              batch.last_offset, batch.max_timestamp, recs))
+                    part.batches.append(
+                        Batch(
+                            seg.base_offset,
+                            batch.position,
+                            batch.base_offset,
+                            batch.last_offset,
+                            batch.max_timestamp,
+                            recs,
+                        )
+                    )
             except KsegError:
                 pass  # a corrupt length field ends the segment's batches, as in Kafka's iteration
     return part
-

@@ -8,7 +8,6 @@ import pytest
 
 from kseg.errors import KsegError
 from kseg.format.indexes import OffsetIndexView
-from kseg.storage import files
 from kseg.ops.lookup.offset import (
     AT_END,
     BELOW_START,
@@ -18,6 +17,7 @@ from kseg.ops.lookup.offset import (
     PartitionLog,
     lookup_offset,
 )
+from kseg.storage import files
 from tests.conftest import CORPUS_DATA
 from tests.ops.lookup.lookup_oracle import LIMIT, read_partition
 
@@ -82,8 +82,9 @@ def test_kafka_documentation_example() -> None:
 def _batch(base: int, deltas, ts: int = 1000) -> bytes:
     from kseg.testing.writer import RecordSpec, build_v2_batch
 
-    return build_v2_batch([RecordSpec(b"k%d" % d, b"v%d" % d, ts + d, offset_delta=d) for d in deltas],
-                          base_offset=base)
+    return build_v2_batch(
+        [RecordSpec(b"k%d" % d, b"v%d" % d, ts + d, offset_delta=d) for d in deltas], base_offset=base
+    )
 
 
 def test_compacted_offsets_give_the_next_record(tmp_path) -> None:

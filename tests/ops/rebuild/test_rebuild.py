@@ -7,10 +7,10 @@ import shutil
 
 import pytest
 
-from kseg.storage import files
-from kseg.storage.partition import scan_partition
 from kseg.ops.rebuild.rebuild import recover_partition, recover_segment, resolve
 from kseg.ops.rebuild.write import rebuilt_files
+from kseg.storage import files
+from kseg.storage.partition import scan_partition
 from kseg.storage.producer_state import ProducerState
 from kseg.testing.writer import (
     RecordSpec,
@@ -89,17 +89,20 @@ def test_a_preallocated_segment_gets_its_used_entries_without_the_zero_tail() ->
     old_index = existing(d, rec.segment.name, ".index")
     old_time = existing(d, rec.segment.name, ".timeindex")
     assert (len(old_index), len(old_time)) == (65536, 65532)
-    assert old_index.startswith(rec.index_bytes()) and not any(old_index[len(rec.index_bytes()):])
+    assert old_index.startswith(rec.index_bytes()) and not any(old_index[len(rec.index_bytes()) :])
     assert len(rec.offset_entries) == 19
     assert old_time.startswith(rec.time_index_bytes()[:-12])  # the crash left no final entry
 
 
-@pytest.mark.parametrize("name,valid,truncated,stop", [
-    ("corrupt-crc-0", 3117, 25520, "Record is corrupt (stored crc = 209471313, computed crc = 1767657066)"),
-    ("corrupt-compressed-0", 1325, 27619, "Record is corrupt (stored crc = "),
-    ("corrupt-truncated-0", 25466, 37, None),
-    ("corrupt-garbage-tail-0", 28637, 20, "found record size 5 smaller than minimum record overhead (14)"),
-])
+@pytest.mark.parametrize(
+    "name,valid,truncated,stop",
+    [
+        ("corrupt-crc-0", 3117, 25520, "Record is corrupt (stored crc = 209471313, computed crc = 1767657066)"),
+        ("corrupt-compressed-0", 1325, 27619, "Record is corrupt (stored crc = "),
+        ("corrupt-truncated-0", 25466, 37, None),
+        ("corrupt-garbage-tail-0", 28637, 20, "found record size 5 smaller than minimum record overhead (14)"),
+    ],
+)
 def test_recovery_stops_at_the_first_invalid_batch(name: str, valid: int, truncated: int, stop) -> None:
     d = CORPUS_DATA / name
     before = {p: (d / p).read_bytes() for p in os.listdir(d)}
@@ -116,10 +119,13 @@ def test_recovery_stops_at_the_first_invalid_batch(name: str, valid: int, trunca
         assert rec.offset_entries == [e for e in plain.offset_entries if e[1] < valid]
 
 
-@pytest.mark.parametrize("name,segment,source", [
-    ("corrupt-index-0", "00000000000000000000", ".index"),
-    ("corrupt-timeindex-0", "00000000000000000251", ".timeindex"),
-])
+@pytest.mark.parametrize(
+    "name,segment,source",
+    [
+        ("corrupt-index-0", "00000000000000000000", ".index"),
+        ("corrupt-timeindex-0", "00000000000000000251", ".timeindex"),
+    ],
+)
 def test_damaged_indexes_rebuild_to_the_originals(name: str, segment: str, source: str) -> None:
     rec = rebuild_dir(CORPUS_DATA / name)[segment]
     files_ = rebuilt_files(rec)
@@ -177,16 +183,19 @@ def test_a_non_marker_control_batch_with_a_producer_id_fails(tmp_path) -> None:
 
 def test_a_short_marker_value_stops_after_its_batch(tmp_path) -> None:
     """InvalidRecordException comes from updateProducerState, after validBytes counted the batch."""
-    bad = build_control_record_batch(0, b"\0", base_offset=3, timestamp=1000, producer_id=7, producer_epoch=0,
-                                     transactional=True)
+    bad = build_control_record_batch(
+        0, b"\0", base_offset=3, timestamp=1000, producer_id=7, producer_epoch=0, transactional=True
+    )
     rec = _recover_one(tmp_path, [_data(0, producer_id=7, producer_epoch=0, transactional=True), bad, _data(4)])
     assert rec.stop is not None and "end transaction marker" in rec.stop.message
     assert rec.valid_bytes == len(_data(0, producer_id=7, producer_epoch=0, transactional=True)) + len(bad)
 
 
 def test_non_transactional_write_inside_a_transaction_fails(tmp_path) -> None:
-    rec = _recover_one(tmp_path, [_data(0, producer_id=7, producer_epoch=0, transactional=True),
-                                  _data(3, producer_id=7, producer_epoch=0)])
+    rec = _recover_one(
+        tmp_path,
+        [_data(0, producer_id=7, producer_epoch=0, transactional=True), _data(3, producer_id=7, producer_epoch=0)],
+    )
     assert rec.failure.message.startswith("InvalidTxnStateException")
 
 
@@ -195,12 +204,21 @@ def test_last_stable_offset_is_the_earliest_other_open_transaction(tmp_path) -> 
     appends = [
         [_data(0, producer_id=1, **txn)],  # pid 1 opens at 0
         [_data(3, producer_id=2, **txn)],  # pid 2 opens at 3
-        [build_control_batch("ABORT", base_offset=6, producer_id=1, producer_epoch=0, coordinator_epoch=1,
-                             timestamp=2000)],  # lso = 3 (pid 2 still open)
-        [build_control_batch("ABORT", base_offset=7, producer_id=2, producer_epoch=0, coordinator_epoch=1,
-                             timestamp=2000)],  # lso = 8
-        [build_control_batch("COMMIT", base_offset=8, producer_id=3, producer_epoch=0, coordinator_epoch=1,
-                             timestamp=2000)],  # no open transaction: nothing
+        [
+            build_control_batch(
+                "ABORT", base_offset=6, producer_id=1, producer_epoch=0, coordinator_epoch=1, timestamp=2000
+            )
+        ],  # lso = 3 (pid 2 still open)
+        [
+            build_control_batch(
+                "ABORT", base_offset=7, producer_id=2, producer_epoch=0, coordinator_epoch=1, timestamp=2000
+            )
+        ],  # lso = 8
+        [
+            build_control_batch(
+                "COMMIT", base_offset=8, producer_id=3, producer_epoch=0, coordinator_epoch=1, timestamp=2000
+            )
+        ],  # no open transaction: nothing
     ]
     write_partition(tmp_path, appends)
     rec = rebuild_dir(tmp_path)["00000000000000000000"]
@@ -229,9 +247,10 @@ def test_an_empty_log_gives_empty_indexes(tmp_path) -> None:
 def test_rebuilt_index_bytes_are_the_entries_packed_in_the_file_layout() -> None:
     """The entries are kept as arrays and packed 4,096 at a time: the bytes are each entry's, in order."""
     import random
+
     from kseg.format.indexes import OFFSET_ENTRY, TIME_ENTRY
-    from kseg.storage.partition import Segment
     from kseg.ops.rebuild.rebuild import Recovered
+    from kseg.storage.partition import Segment
 
     rng = random.Random(7)
     base = 1_000_000
@@ -264,8 +283,9 @@ def test_a_large_existing_index_is_compared_in_windows_as_the_bytes_are(tmp_path
     monkeypatch.setattr(files, "WHOLE_INDEX", 1024)
     assert isinstance(rebuild_write._read(str(index)), rebuild_write._LargeIndex)
     large = rebuild_write.check(recover_segment(scan_partition(str(tmp_path)).segments[0], ProducerState()))
-    assert [(o.kind, o.status, o.difference, o.existing_entries) for o in large] == \
-        [(o.kind, o.status, o.difference, o.existing_entries) for o in small]
+    assert [(o.kind, o.status, o.difference, o.existing_entries) for o in large] == [
+        (o.kind, o.status, o.difference, o.existing_entries) for o in small
+    ]
     if tail == "zeros":  # a preallocated zero tail after the used entries is healthy (issue 20), large or not
         assert [o.status for o in large if o.kind == ".index"] == ["same"]
         assert any(o.rule and "preallocated zero tail" in o.rule for o in large)

@@ -31,15 +31,22 @@ CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
 def batch_spec(draw):
     """(record count, value size, codec, timestamp offsets, LogAppendTime or not)."""
     n = draw(st.integers(1, 30))
-    return (n, draw(st.integers(0, 600)), draw(st.sampled_from(CODECS)),
-            draw(st.lists(st.integers(-5_000, 20_000), min_size=n, max_size=n)), draw(st.booleans()))
+    return (
+        n,
+        draw(st.integers(0, 600)),
+        draw(st.sampled_from(CODECS)),
+        draw(st.lists(st.integers(-5_000, 20_000), min_size=n, max_size=n)),
+        draw(st.booleans()),
+    )
 
 
 def build(specs, magic: int) -> list[bytes]:
     out, offset = [], 0
     for n, size, codec, ts, log_append in specs:
-        records = [RecordSpec(b"k%d" % (offset + i) if i % 3 else None, bytes([65 + i % 26]) * size,
-                              BASE_TS + ts[i]) for i in range(n)]
+        records = [
+            RecordSpec(b"k%d" % (offset + i) if i % 3 else None, bytes([65 + i % 26]) * size, BASE_TS + ts[i])
+            for i in range(n)
+        ]
         if magic == 2:
             lat = {}
             if log_append:
@@ -69,8 +76,12 @@ def same_files(directory, recs) -> None:
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(batch_spec(), min_size=1, max_size=25), st.integers(0, 9000), st.sampled_from([2, 2, 1, 0]),
-       st.integers(2000, 40000))
+@given(
+    st.lists(batch_spec(), min_size=1, max_size=25),
+    st.integers(0, 9000),
+    st.sampled_from([2, 2, 1, 0]),
+    st.integers(2000, 40000),
+)
 def test_rebuild_equals_the_writers_per_batch_indexes(specs, interval, magic, segment_bytes) -> None:
     batches = build(specs, magic)
     with tempfile.TemporaryDirectory() as d:
@@ -94,7 +105,8 @@ def test_lookups_agree_with_brute_force_on_random_partitions(specs, interval, se
                 expected = part.by_time(target)
                 r = lookup_time(log, target)
                 assert (None if expected is None else expected[1:]) == (
-                    None if r.offset is None else (r.offset, r.timestamp)), target
+                    None if r.offset is None else (r.offset, r.timestamp)
+                ), target
 
 
 @st.composite
@@ -106,8 +118,18 @@ def txn_appends(draw):
         pid = draw(st.sampled_from([None, 1, 2, 3]))
         if pid is not None and pid in open_ and draw(st.booleans()):
             kind = draw(st.sampled_from(["COMMIT", "ABORT"]))
-            appends.append([build_control_batch(kind, base_offset=offset, producer_id=pid, producer_epoch=0,
-                                                coordinator_epoch=5, timestamp=BASE_TS + offset)])
+            appends.append(
+                [
+                    build_control_batch(
+                        kind,
+                        base_offset=offset,
+                        producer_id=pid,
+                        producer_epoch=0,
+                        coordinator_epoch=5,
+                        timestamp=BASE_TS + offset,
+                    )
+                ]
+            )
             open_.discard(pid)
             offset += 1
             continue
@@ -116,8 +138,18 @@ def txn_appends(draw):
         if pid is None:
             appends.append([build_v2_batch(records, base_offset=offset)])
         else:
-            appends.append([build_v2_batch(records, base_offset=offset, producer_id=pid, producer_epoch=0,
-                                           base_sequence=0, transactional=True)])
+            appends.append(
+                [
+                    build_v2_batch(
+                        records,
+                        base_offset=offset,
+                        producer_id=pid,
+                        producer_epoch=0,
+                        base_sequence=0,
+                        transactional=True,
+                    )
+                ]
+            )
             open_.add(pid)
         offset += n
     return appends

@@ -10,10 +10,10 @@ import shutil
 from pathlib import Path
 
 from kseg.format.indexes import iter_aborted_txns
-from kseg.storage.partition import scan_partition
-from kseg.storage.snapshots import read_snapshot, snapshot_paths
 from kseg.ops.txn.txn import ABORTED, COMMITTED, analyse
+from kseg.storage.partition import scan_partition
 from kseg.storage.producer_state import CompletedTxn, ProducerState
+from kseg.storage.snapshots import read_snapshot, snapshot_paths
 from tests.conftest import CORPUS_DATA
 from tests.storage.forensics_data import HOUR, T, txn_partition
 
@@ -27,8 +27,9 @@ def _run(path, **kw):
 def test_txn_v2_agrees_with_kafkas_txnindex_files() -> None:
     report, done = _run(CORPUS_DATA / "txn-v2-0", from_start=True)
     assert report.problems == [] and report.txnindex_checked == 2
-    aborted = [(t.producer_id, t.first_offset, t.marker_offset, t.last_stable_offset) for t in done
-               if t.outcome == ABORTED]
+    aborted = [
+        (t.producer_id, t.first_offset, t.marker_offset, t.last_stable_offset) for t in done if t.outcome == ABORTED
+    ]
     written = []
     for seg in ("00000000000000000000", "00000000000000000036"):
         data = (CORPUS_DATA / "txn-v2-0" / f"{seg}.txnindex").read_bytes()
@@ -36,14 +37,21 @@ def test_txn_v2_agrees_with_kafkas_txnindex_files() -> None:
     assert aborted == written == [(2001, 4, 28, 29), (2002, 29, 42, 34), (2001, 44, 49, 50)]
     # coordinator epochs 7, 8 and 9 as the MANIFEST says; the commits too
     assert [(t.producer_id, t.outcome, t.coordinator_epoch) for t in done] == [
-        (2000, COMMITTED, 7), (2001, ABORTED, 7), (2002, ABORTED, 8), (2000, COMMITTED, 8), (2001, ABORTED, 9)]
+        (2000, COMMITTED, 7),
+        (2001, ABORTED, 7),
+        (2002, ABORTED, 8),
+        (2000, COMMITTED, 8),
+        (2001, ABORTED, 9),
+    ]
 
 
 def test_txn_v2_agrees_with_kafkas_snapshots() -> None:
     report, _ = _run(CORPUS_DATA / "txn-v2-0", from_start=True)
     assert report.snapshots_checked == 2  # 36 and 52, both agreeing (no snapshot_mismatch problem)
-    snaps = {o: read_snapshot(p, o) for o, p in snapshot_paths(
-        [str(p) for p in (CORPUS_DATA / "txn-v2-0").glob("*.snapshot")])}
+    snaps = {
+        o: read_snapshot(p, o)
+        for o, p in snapshot_paths([str(p) for p in (CORPUS_DATA / "txn-v2-0").glob("*.snapshot")])
+    }
     assert snaps[36].open_txns() == {2000: 34, 2002: 29}
     assert snaps[52].open_txns() == {2000: 50}
     assert [(t.producer_id, t.first_offset) for t in report.open] == [(2000, 50)]
@@ -55,8 +63,11 @@ def test_default_start_is_the_latest_snapshot_and_gives_the_same_open_state() ->
     from_start, _ = _run(CORPUS_DATA / "txn-v2-0", from_start=True)
     assert from_snapshot.start_offset == 52 and from_snapshot.snapshot.endswith("00000000000000000052.snapshot")
     assert done == []  # nothing completes after the snapshot
-    assert [(t.producer_id, t.first_offset, t.records, t.last_offset) for t in from_snapshot.open] == \
-        [(t.producer_id, t.first_offset, t.records, t.last_offset) for t in from_start.open] == [(2000, 50, 2, 51)]
+    assert (
+        [(t.producer_id, t.first_offset, t.records, t.last_offset) for t in from_snapshot.open]
+        == [(t.producer_id, t.first_offset, t.records, t.last_offset) for t in from_start.open]
+        == [(2000, 50, 2, 51)]
+    )
     assert from_snapshot.txnindex_not_checked == 2 and from_snapshot.txnindex_checked == 0
 
 
@@ -69,9 +80,14 @@ def test_idempotent_producers_have_no_transactions() -> None:
 def test_written_partition_across_segments_and_snapshots(tmp_path: Path) -> None:
     part = txn_partition(tmp_path / "orders-3")
     report, done = _run(part, from_start=True)
-    assert [(t.producer_id, t.outcome, t.first_offset, t.marker_offset, t.last_stable_offset, t.records)
-            for t in done] == [(1001, ABORTED, 5, 14, 3, 2), (1000, COMMITTED, 3, 15, 7, 4),
-                               (1002, ABORTED, 12, 16, 7, 2), (1003, COMMITTED, 17, 20, 7, 3)]
+    assert [
+        (t.producer_id, t.outcome, t.first_offset, t.marker_offset, t.last_stable_offset, t.records) for t in done
+    ] == [
+        (1001, ABORTED, 5, 14, 3, 2),
+        (1000, COMMITTED, 3, 15, 7, 4),
+        (1002, ABORTED, 12, 16, 7, 2),
+        (1003, COMMITTED, 17, 20, 7, 3),
+    ]
     assert [(t.producer_id, t.first_offset, t.hanging) for t in report.open] == [(1004, 7, True), (1005, 21, False)]
     assert report.hanging[0].open_ms == HOUR - 3
     assert report.last_stable_offset == 7 and report.lso_holder.producer_id == 1004
@@ -137,7 +153,10 @@ def test_state_from_kafkas_snapshot_36_rebuilds_segment_36s_txnindex(tmp_path: P
     report, done = _run(part)
     assert report.start_offset == 36 and report.txnindex_checked == 1 and report.problems == []
     assert [(t.producer_id, t.first_offset, t.marker_offset, t.last_stable_offset, t.seeded) for t in done] == [
-        (2002, 29, 42, 34, True), (2000, 34, 43, 44, True), (2001, 44, 49, 50, False)]
+        (2002, 29, 42, 34, True),
+        (2000, 34, 43, 44, True),
+        (2001, 44, 49, 50, False),
+    ]
     assert [t.records for t in done] == [11, 2, 2]  # counted from their first batch, before the snapshot
 
 

@@ -70,8 +70,12 @@ def leader_log_append_time(root: Path, kafka: str) -> Path:
     d = root / f"leader-lat-{kafka}-0"
     w = SegmentWriter(d, 0, per_batch_index=False)
     for b in range(10):
-        raw = build_v2_batch(_records(5, TS + b * 100), base_offset=5 * b, timestamp_type="LogAppendTime",
-                             log_append_time=TS + 10_000 + b)
+        raw = build_v2_batch(
+            _records(5, TS + b * 100),
+            base_offset=5 * b,
+            timestamp_type="LogAppendTime",
+            log_append_time=TS + 10_000 + b,
+        )
         w.append([raw], leader_append_info([raw], kafka))
     w.close()
     return d
@@ -85,8 +89,13 @@ def leader_v1(root: Path, kafka: str, timestamp_type: str = "CreateTime") -> Pat
     d = root / f"leader-v1-{timestamp_type.lower()}-{kafka}-0"
     w = SegmentWriter(d, 0, magic=1, per_batch_index=False)
     for b in range(10):
-        msgset = build_legacy(_records(5, TS + b * 100), magic=1, base_offset=5 * b, timestamp_type=timestamp_type,
-                              log_append_time=TS + 10_000 + b if timestamp_type == "LogAppendTime" else None)
+        msgset = build_legacy(
+            _records(5, TS + b * 100),
+            magic=1,
+            base_offset=5 * b,
+            timestamp_type=timestamp_type,
+            log_append_time=TS + 10_000 + b if timestamp_type == "LogAppendTime" else None,
+        )
         entries = list(iter_batch_bytes(msgset))
         w.append(entries, leader_append_info(entries, kafka))
     w.close()
@@ -160,10 +169,18 @@ def cleaned(root: Path, kafka: str) -> Path:
     offset = 3
     for chunk in range(5):
         whole = build_v2_batch(_records(5, TS + chunk * 1000), base_offset=offset)  # kept whole
-        empty = build_empty_v2_batch(base_offset=offset + 5, last_offset=offset + 9, timestamp=TS + chunk * 1000,
-                                     producer_id=7, producer_epoch=0, base_sequence=chunk * 5)
-        kept = [RecordSpec(b"c%d" % i, VALUE, TS + chunk * 1000 + 100 + i, offset_delta=d_)
-                for i, d_ in enumerate((0, 2, 3, 6))]  # offsets +10, +12, +13, +16 kept; +17..+19 removed
+        empty = build_empty_v2_batch(
+            base_offset=offset + 5,
+            last_offset=offset + 9,
+            timestamp=TS + chunk * 1000,
+            producer_id=7,
+            producer_epoch=0,
+            base_sequence=chunk * 5,
+        )
+        kept = [
+            RecordSpec(b"c%d" % i, VALUE, TS + chunk * 1000 + 100 + i, offset_delta=d_)
+            for i, d_ in enumerate((0, 2, 3, 6))
+        ]  # offsets +10, +12, +13, +16 kept; +17..+19 removed
         rebuilt = build_v2_batch(kept, base_offset=offset + 10, last_offset_delta=9)
         batches = [whole, empty, rebuilt]
         w.append(batches, cleaner_append_info(batches, rewritten=[False, False, True]))
@@ -277,7 +294,7 @@ def kafka_verify_index_only(segment_log: Path) -> set[tuple[str, int]]:
         if batch is None or batch.last_offset != offset:
             out.add((".timeindex", n))
         else:
-            raw = data[batch.position:batch.position + batch.size]
+            raw = data[batch.position : batch.position + batch.size]
             if _record_max_timestamp(raw) != ts or prev >= ts:
                 out.add((".timeindex", n))
         prev = ts

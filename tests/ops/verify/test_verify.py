@@ -10,9 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kseg.storage.partition import discover, scan_partition
-from kseg.ops.verify.verify import verify_segment
 from kseg.ops.verify.run import verify_all
+from kseg.ops.verify.verify import verify_segment
+from kseg.storage.partition import discover, scan_partition
 from kseg.testing.writer import RecordSpec, build_v2_batch, write_segment
 from tests.conftest import CORPUS_DATA
 
@@ -86,15 +86,17 @@ def _specs(rng_batches: list[int]) -> list[list[RecordSpec]]:
     ts = 1_730_000_000_000
     out = []
     for b, n in enumerate(rng_batches):
-        out.append([RecordSpec(f"k{b}".encode(), b"v" * (50 + 7 * i), ts + (b * 7 + i * 3) % 50)
-                    for i in range(n)])
+        out.append([RecordSpec(f"k{b}".encode(), b"v" * (50 + 7 * i), ts + (b * 7 + i * 3) % 50) for i in range(n)])
     return out
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(st.integers(min_value=1, max_value=30), min_size=1, max_size=40),
-       st.sampled_from([64, 256, 1000, 4096]), st.sampled_from(["none", "gzip", "lz4"]),
-       st.data())
+@given(
+    st.lists(st.integers(min_value=1, max_value=30), min_size=1, max_size=40),
+    st.sampled_from([64, 256, 1000, 4096]),
+    st.sampled_from(["none", "gzip", "lz4"]),
+    st.data(),
+)
 def test_generated_segments_verify_clean_and_damage_is_named(tmp_path_factory, sizes, interval, codec, data) -> None:
     d = tmp_path_factory.mktemp("seg")
     offset = 0
@@ -115,8 +117,7 @@ def test_generated_segments_verify_clean_and_damage_is_named(tmp_path_factory, s
         struct.pack_into(">ii", raw, i * 8, rel, pos + data.draw(st.sampled_from([1, 5, -3])))
         idx.write_bytes(bytes(raw))
         damaged = verify_segment("gen", seg)
-        assert any(p.entry == i and p.file == seg.index for p in damaged.problems), \
-            [p.line() for p in damaged.problems]
+        assert any(p.entry == i and p.file == seg.index for p in damaged.problems), [p.line() for p in damaged.problems]
 
 
 def test_strict_agrees_with_kafkas_verify_index_only_on_every_corpus_index() -> None:

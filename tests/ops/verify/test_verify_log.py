@@ -17,8 +17,8 @@ import pytest
 from kseg.format.indexes import OffsetIndexView, TimeIndexView
 from kseg.ops.verify import index as verify_index
 from kseg.ops.verify import verify
-from kseg.storage.partition import scan_partition
 from kseg.ops.verify.verify import verify_segment
+from kseg.storage.partition import scan_partition
 from tests.conftest import CORPUS_DATA
 from tests.ops.verify.kafka_versions import BUILDERS
 
@@ -27,9 +27,11 @@ VERSIONS = [(b, k) for b in sorted(BUILDERS) for k in ("2.8", "3.6", "3.9")]
 
 
 def _outcome(directory: Path, strict: bool) -> list[tuple]:
-    return [(res.status, res.failed, list(res.problems), list(res.notes))
-            for seg in scan_partition(str(directory)).segments
-            for res in [verify_segment(directory.name, seg, strict=strict)]]
+    return [
+        (res.status, res.failed, list(res.problems), list(res.notes))
+        for seg in scan_partition(str(directory)).segments
+        for res in [verify_segment(directory.name, seg, strict=strict)]
+    ]
 
 
 def _reference(monkeypatch: pytest.MonkeyPatch, directory: Path, strict: bool) -> list[tuple]:
@@ -68,10 +70,10 @@ def _damage(index: Path, entry_size: int, rng: random.Random) -> None:
         struct.pack_into(fmt, raw, at, v + rng.choice([-2, -1, 1, 3, 40]))
     elif how == "swap" and n > 1:
         j = (i + 1) % n
-        a, b = raw[i * entry_size:(i + 1) * entry_size], raw[j * entry_size:(j + 1) * entry_size]
-        raw[i * entry_size:(i + 1) * entry_size], raw[j * entry_size:(j + 1) * entry_size] = b, a
+        a, b = raw[i * entry_size : (i + 1) * entry_size], raw[j * entry_size : (j + 1) * entry_size]
+        raw[i * entry_size : (i + 1) * entry_size], raw[j * entry_size : (j + 1) * entry_size] = b, a
     elif how == "zero":
-        raw[i * entry_size:(i + 1) * entry_size] = bytes(entry_size)
+        raw[i * entry_size : (i + 1) * entry_size] = bytes(entry_size)
     else:
         raw[rng.randrange(len(raw))] ^= 1 << rng.randrange(8)
     index.write_bytes(bytes(raw))
@@ -80,9 +82,13 @@ def _damage(index: Path, entry_size: int, rng: random.Random) -> None:
 @pytest.mark.parametrize("seed", range(40))
 def test_damaged_indexes_outcome_is_the_reference(monkeypatch, tmp_path: Path, seed: int) -> None:
     rng = random.Random(seed)
+
     def indexes(directory: Path) -> list[Path]:
-        return [p for p in sorted(directory.glob("*.index")) + sorted(directory.glob("*.timeindex"))
-                if p.stat().st_size >= 8]
+        return [
+            p
+            for p in sorted(directory.glob("*.index")) + sorted(directory.glob("*.timeindex"))
+            if p.stat().st_size >= 8
+        ]
 
     d = tmp_path / "p-0"
     shutil.copytree(rng.choice([CORPUS_DATA / n for n in CORPUS if indexes(CORPUS_DATA / n)]), d)
@@ -97,6 +103,7 @@ def test_a_log_whose_offsets_go_back_is_scanned_again_whole(monkeypatch, tmp_pat
     """Batches out of offset order (a damaged or hand-assembled log): the recorded batches would not
     answer for the others, so every batch is recorded, and the outcome is still the reference's."""
     from kseg.testing.writer import RecordSpec, build_v2_batch, write_segment
+
     d = tmp_path / "back-0"
     d.mkdir()
     recs = [RecordSpec(b"k", b"v" * 300, 1_730_000_000_000 + i) for i in range(4)]
@@ -107,7 +114,9 @@ def test_a_log_whose_offsets_go_back_is_scanned_again_whole(monkeypatch, tmp_pat
     struct.pack_into(">q", raw, 3 * size, 2)  # the fourth batch now claims offsets 2..5
     log.write_bytes(bytes(raw))
     (seg,) = scan_partition(str(d)).segments
-    scan = verify.scan_log(verify.SegmentResult("back-0", seg.name, 0, seg.log), seg.log, verify.index_keys(verify.read_indexes(seg)))
+    scan = verify.scan_log(
+        verify.SegmentResult("back-0", seg.name, 0, seg.log), seg.log, verify.index_keys(verify.read_indexes(seg))
+    )
     assert not scan.ordered and len(scan.positions) == scan.batches == 6
     for strict in (False, True):
         assert _outcome(d, strict) == _reference(monkeypatch, d, strict)
@@ -116,8 +125,11 @@ def test_a_log_whose_offsets_go_back_is_scanned_again_whole(monkeypatch, tmp_pat
 
 def test_a_healthy_log_records_only_what_its_indexes_ask() -> None:
     (seg, *_) = scan_partition(str(CORPUS_DATA / "plain-v2-0")).segments
-    scan = verify.scan_log(verify.SegmentResult("plain-v2-0", seg.name, seg.base_offset, seg.log), seg.log,
-                           verify.index_keys(verify.read_indexes(seg)))
+    scan = verify.scan_log(
+        verify.SegmentResult("plain-v2-0", seg.name, seg.base_offset, seg.log),
+        seg.log,
+        verify.index_keys(verify.read_indexes(seg)),
+    )
     entries = Path(seg.index).stat().st_size // 8 + Path(seg.timeindex).stat().st_size // 12
     assert scan.ordered and scan.batches > len(scan.positions) and len(scan.positions) <= 2 * entries
 
@@ -140,6 +152,7 @@ def test_a_current_brokers_indexes_take_the_bulk_path() -> None:
 def _batch_starts(log: Path) -> list[int]:
     from kseg.errors import KsegError
     from kseg.storage.records import FileRecords
+
     starts: list[int] = []
     with FileRecords(str(log)) as records:
         try:

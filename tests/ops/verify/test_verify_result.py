@@ -14,13 +14,15 @@ def test_problems_past_the_bound_are_counted_per_kind_and_file():
         res.problem("index-order", "b.index", "offsets do not strictly increase", entry=i)
         res.problem("index-position", "a.index", "position outside the log's batches", entry=i)
     assert len(res.problems) == KEPT_PER_KIND + 6
-    assert [p.entry for p in res.problems if p.file == "a.index" and p.kind == "index-order"] == \
-        list(range(KEPT_PER_KIND))
+    assert [p.entry for p in res.problems if p.file == "a.index" and p.kind == "index-order"] == list(
+        range(KEPT_PER_KIND)
+    )
     assert res.omitted == {("index-order", "a.index"): 7}
     assert res.problem_count == KEPT_PER_KIND + 7 + 6
     assert res.status == "problems"
-    assert res.omitted_notes() == [f"a.index: 7 more index-order problems not listed (the first {KEPT_PER_KIND} "
-                                   "of each kind are)"]
+    assert res.omitted_notes() == [
+        f"a.index: 7 more index-order problems not listed (the first {KEPT_PER_KIND} of each kind are)"
+    ]
     segment, *problems = result_rows(res)
     assert segment["problems"] == res.problem_count
     assert segment["notes"][-1] == res.omitted_notes()[0]

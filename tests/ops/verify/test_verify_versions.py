@@ -9,8 +9,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kseg.storage.partition import scan_partition
 from kseg.ops.verify.verify import verify_segment
+from kseg.storage.partition import scan_partition
 from kseg.testing.appendinfo import leader_append_info
 from kseg.testing.segment import SegmentWriter
 from kseg.testing.v2 import RecordSpec, build_v2_batch
@@ -19,10 +19,14 @@ from tests.ops.verify.kafka_versions import kafka_verify_index_only
 TS = 1_730_000_000_000
 
 appends = st.lists(
-    st.tuples(st.lists(st.integers(min_value=0, max_value=40), min_size=1, max_size=12),  # record timestamp offsets
-              st.sampled_from(["none", "none", "gzip"]),
-              st.integers(min_value=10, max_value=600)),  # value size
-    min_size=1, max_size=30)
+    st.tuples(
+        st.lists(st.integers(min_value=0, max_value=40), min_size=1, max_size=12),  # record timestamp offsets
+        st.sampled_from(["none", "none", "gzip"]),
+        st.integers(min_value=10, max_value=600),
+    ),  # value size
+    min_size=1,
+    max_size=30,
+)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
