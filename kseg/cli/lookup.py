@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -26,13 +27,32 @@ from kseg.timestamps import INT64_MAX, INT64_MIN, parse_timestamp  # noqa: F401 
 NUMBER_ARGS = {"help_option_names": ["-h", "--help"], "ignore_unknown_options": True}
 
 
-def lookup_options(f: Callable[..., Any]) -> Callable[..., Any]:
-    """DIR, ``--format``, ``--max-message-size``, the decoders and :func:`run_options`: both lookups'."""
-    f = run_options(f)
-    f = decoder_options(f)
-    f = max_message_size_option(f)
-    f = format_option(f)
-    return click.argument("directory", metavar="DIR", type=click.Path(readable=False))(f)
+Query = Callable[[Any], tuple]  # log -> (result, text writer, json maker, reason)
+
+
+def lookup_options(f: Callable[..., Query]) -> Callable[..., None]:
+    """DIR, ``--format``, ``--max-message-size``, the decoders and :func:`run_options`: both lookups'.  The
+    command returns its query (:data:`Query`); this runs it on DIR (:func:`_run`) and exits with its code."""
+
+    @functools.wraps(f)
+    def command(
+        *args: Any,
+        directory: str,
+        output_format: str,
+        max_message_size: int,
+        key_decoder: str | None,
+        value_decoder: str | None,
+        run: Run,
+        **kwargs: Any,
+    ) -> None:
+        query = f(*args, **kwargs)
+        sys.exit(_run(run, directory, output_format, max_message_size, (key_decoder, value_decoder), query))
+
+    g = run_options(command)
+    g = decoder_options(g)
+    g = max_message_size_option(g)
+    g = format_option(g)
+    return click.argument("directory", metavar="DIR", type=click.Path(readable=False))(g)
 
 
 def _where(path: str) -> dict[str, str]:
@@ -88,15 +108,7 @@ def _run(run: Run, directory: str, output_format: str, max_message_size: int, na
 @click.command(context_settings=NUMBER_ARGS)
 @click.argument("offset", type=OffsetType(INT64_MIN, INT64_MAX))
 @lookup_options
-def lookup_offset(
-    offset: int,
-    directory: str,
-    output_format: str,
-    max_message_size: int,
-    key_decoder: str | None,
-    value_decoder: str | None,
-    run: Run,
-) -> None:
+def lookup_offset(offset: int) -> Query:
     """Find the record at OFFSET in the partition directory DIR the way a
     Kafka broker serves a fetch, and show the path taken.
 
@@ -122,21 +134,13 @@ def lookup_offset(
 
         return find(log, offset), write_offset_text, offset_json, offset_reason
 
-    sys.exit(_run(run, directory, output_format, max_message_size, (key_decoder, value_decoder), query))
+    return query
 
 
 @click.command(context_settings=NUMBER_ARGS)
 @click.argument("timestamp", metavar="TIMESTAMP", type=TimestampType())
 @lookup_options
-def lookup_time(
-    timestamp: int,
-    directory: str,
-    output_format: str,
-    max_message_size: int,
-    key_decoder: str | None,
-    value_decoder: str | None,
-    run: Run,
-) -> None:
+def lookup_time(timestamp: int) -> Query:
     """Find the first record whose timestamp >= TIMESTAMP in the partition
     directory DIR, with the semantics of Kafka's ListOffsets, and show the
     path taken.
@@ -168,4 +172,4 @@ def lookup_time(
 
         return find(log, timestamp), write_time_text, time_json, time_reason
 
-    sys.exit(_run(run, directory, output_format, max_message_size, (key_decoder, value_decoder), query))
+    return query
