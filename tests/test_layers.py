@@ -8,7 +8,7 @@
     ops       kseg.ops                                          one package per command (kseg.ops.<command>)
     render    kseg.render   |  decoders kseg.decoders           text/JSON | payload decoders
     spark     kseg.spark                                        calls ops, storage and render, never cli
-    cli       kseg.cli                                          the thin click layer
+    cli       kseg.cli                                          the thin click layer (no command module imports another)
     main      kseg.__main__                                     python -m kseg
 
 A module may import its own package and any package of a lower layer;
@@ -126,6 +126,24 @@ def command_violations(edges: dict[str, list[tuple[str, int]]]) -> list[str]:
     return bad
 
 
+# The cli modules every command module may use; each other kseg.cli module is one command's (or two's:
+# lookup-offset and lookup-time) and imports no other (docs/architecture.md, the cli row).
+CLI_SHARED = {"kseg.cli", "kseg.cli.main", "kseg.cli.options", "kseg.cli.params", "kseg.cli.start"}
+
+
+def cli_violations(edges: dict[str, list[tuple[str, int]]]) -> list[str]:
+    """Imports of one ``kseg.cli.<command>`` module from another (shared click types go in ``cli/params.py``,
+    option bundles in ``cli/options.py``)."""
+    bad = []
+    for module, imported in edges.items():
+        if not module.startswith("kseg.cli.") or module in CLI_SHARED:
+            continue
+        for target, line in imported:
+            if target.startswith("kseg.cli.") and target not in CLI_SHARED and target != module:
+                bad.append(f"{module}:{line} imports {target} (a cli command module from another)")
+    return bad
+
+
 def cycles(edges: dict[str, list[tuple[str, int]]]) -> list[list[str]]:
     """Strongly connected components of more than one module (Tarjan)."""
     succ = {m: sorted({t for t, _ in imported if t in edges}) for m, imported in edges.items()}
@@ -168,6 +186,30 @@ def test_no_upward_import():
 
 def test_no_command_imports_another():
     assert command_violations(graph()) == []
+
+
+def test_no_cli_command_module_imports_another():
+    assert cli_violations(graph()) == []
+
+
+@pytest.mark.parametrize(
+    "module, source",
+    [
+        ("kseg.cli.export", "from kseg.cli.lookup import TimestampType\n"),
+        ("kseg.cli.compaction", "def f():\n    from kseg.cli.txn import Duration\n"),
+        ("kseg.cli.verify", "import kseg.cli.rebuild\n"),
+    ],
+)
+def test_the_check_catches_a_cli_command_importing_another(module, source):
+    edges = graph()
+    edges[module] = edges[module] + imports_in(source, module, False, set(edges))
+    assert any(line.startswith(module) for line in cli_violations(edges))
+
+
+def test_shared_cli_modules_import_no_command_module():
+    """main names the commands by string (imported when run); options, params and start import none."""
+    for module in CLI_SHARED:
+        assert [t for t, _ in graph().get(module, []) if t.startswith("kseg.cli.") and t not in CLI_SHARED] == []
 
 
 def test_every_exception_is_used():

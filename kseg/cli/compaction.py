@@ -4,27 +4,17 @@ from __future__ import annotations
 
 import sys
 import time
+from typing import Any
 
 import click
 
-from kseg.cli.options import (
-    binary_streams,
-    error,
-    format_option,
-    io_options,
-    listing_code,
-    max_message_size_option,
-    partitions_or_fail,
-    quiet_option,
-    reading_bar,
-    reference_time,
-)
-from kseg.cli.txn import Duration
+from kseg.cli.options import HELP, Run, each_partition, paths_argument, reading_options
+from kseg.cli.params import Duration, reference_time
 from kseg.limits import decompression_limit
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("paths", nargs=-1, required=True, type=click.Path(readable=False))
+@click.command(context_settings=HELP)
+@paths_argument
 @click.option(
     "--delete-retention",
     "delete_retention",
@@ -40,11 +30,10 @@ from kseg.limits import decompression_limit
     metavar="TIME",
     help="Reference time for ages and horizons: epoch ms or ISO-8601 (default: now).",
 )
-@max_message_size_option
-@format_option
-@quiet_option
-@io_options
-def compaction(paths, delete_retention, at, max_message_size, output_format, quiet, max_rate, drop_cache) -> None:
+@reading_options
+def compaction(
+    paths: tuple[str, ...], delete_retention: int, at: str | None, max_message_size: int, output_format: str, run: Run
+) -> None:
     """Tombstones (key, null value) and control batches (transaction markers) still
     in partition directories, per segment: how many, how old against
     delete.retention.ms, and the delete horizon that v2 batches carry once the
@@ -56,40 +45,30 @@ def compaction(paths, delete_retention, at, max_message_size, output_format, qui
       1  a segment could not be read past a corrupt or partial batch
       2  usage error, or a file could not be read (the OS's reason)
     """
-    from kseg.errors import KsegError
     from kseg.jsonlines import dumps
-    from kseg.ops.compaction.compaction import analyse
+    from kseg.ops.compaction.compaction import CompactionReport, analyse
     from kseg.render import compaction as render
     from kseg.storage.outcome import exit_code
 
-    out, err = binary_streams()
     at_ms = reference_time(at)
     if at_ms is None:
         at_ms = int(time.time() * 1000)
-    partitions = partitions_or_fail(err, paths)
-    bar, out = reading_bar("compaction", partitions, out)
-    code = listing_code(partitions)
-    try:
-        for part in partitions:
-            if part.error is not None:
-                continue
-            try:
-                report = analyse(part, at_ms, delete_retention, limit=decompression_limit(max_message_size))
-            except KsegError as exc:
-                code = error(err, exc)
-                continue
-            if output_format == "json":
-                lines = [dumps(render.segment_row(report, s)) for s in report.segments]
-                lines.append(dumps(render.summary_row(report)))
-            else:
-                lines = render.text_lines(report)
-            for s in report.segments:
-                if not s.read.complete:
-                    error(err, s.read.describe())
-            code = max(code, exit_code(s.read for s in report.segments))
-            out.write(("\n".join(lines) + "\n").encode("utf-8", "replace"))
-        out.flush()
-    finally:
-        if bar is not None:
-            bar.close()
+    limit = decompression_limit(max_message_size)
+
+    def show(report: CompactionReport, write: Any) -> int:
+        if output_format == "json":
+            lines = [dumps(render.segment_row(report, s)) for s in report.segments]
+            lines.append(dumps(render.summary_row(report)))
+        else:
+            lines = render.text_lines(report)
+        reads = [s.read for s in report.segments if s.read is not None]
+        for read in reads:
+            if not read.complete:
+                run.error(read.describe())
+        write("\n".join(lines))
+        return exit_code(reads)
+
+    code = each_partition(
+        run, paths, "compaction", lambda part, _write: analyse(part, at_ms, delete_retention, limit=limit), show
+    )
     sys.exit(code)

@@ -3,35 +3,24 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import click
 
-from kseg.cli.options import (
-    binary_streams,
-    check_spark,
-    fail,
-    format_option,
-    io_options,
-    notes_grouped,
-    quiet_option,
-    reading_bar,
-    spark_options,
-)
-from kseg.cli.options import error as report_error
+from kseg.cli.options import HELP, Run, Spark, format_option, paths_argument, reading_bar, run_options, spark_options
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("paths", nargs=-1, required=True, type=click.Path(readable=False))
+@click.command(context_settings=HELP)
+@paths_argument
 @click.option(
     "--roots",
     is_flag=True,
     help="PATHS are log roots (one per broker): compare every partition found under more than one.",
 )
 @format_option
-@quiet_option
-@io_options
+@run_options
 @spark_options
-def diff(paths, roots, output_format, quiet, spark, master, spark_conf, verbose, max_rate, drop_cache) -> None:
+def diff(paths: tuple[str, ...], roots: bool, output_format: str, run: Run, spark: Spark) -> None:
     """Compare replicas of a partition: directories of the same partition from
     different brokers, or a backup against a live copy.  Batches are aligned by
     offset and compared on base and last offset, partition leader epoch, CRC and
@@ -49,43 +38,28 @@ def diff(paths, roots, output_format, quiet, spark, master, spark_conf, verbose,
       2  usage error, or a file could not be read (the OS's reason)
     """
     from kseg.jsonlines import dumps
-    from kseg.ops.diff.diff import replica_sets
     from kseg.render.diff import text_lines
-    from kseg.storage.partition import scan_partition
 
-    check_spark(spark, master, spark_conf, verbose)
-    out, err = binary_streams()
-    if spark and not roots:
-        fail(err, "--spark takes --roots (one task per replica set)")
-    notes: list[str] = []
-    if roots:  # an unreadable path raises InputError: its one line, exit 2 (kseg.cli.main.fatal)
-        sets = replica_sets(list(paths), notes)
+    spark.check(run)
+    sets = _replica_sets(run, paths, roots, spark.on)
+    bar, out = None, run.out
+    if spark.on:
+        results = _spark_results(run, sets, spark)
     else:
-        if len(paths) < 2:
-            fail(err, "diff takes two or more partition directories (or --roots with log roots)")
-        sets = [[_partition(p, scan_partition, notes) for p in paths]]
-    notes_grouped(err, notes)
-    if not sets:
-        fail(err, "no partition is found under more than one of the roots given: nothing compared")
-
-    bar = None
-    if spark:
-        results = _spark_results(sets, master, spark_conf, verbose, err)
-    else:
-        bar, out = reading_bar("diff", [part for s in sets for part in s], out)
+        bar, out = reading_bar(run, "diff", [part for s in sets for part in s])
         results = (_local(s) for s in sets)
     code = 0
     try:
         for set_rows, error in results:
             if error is not None:
-                code = report_error(err, error)
+                code = run.error(error)
                 continue
             lines = [dumps(r) for r in set_rows] if output_format == "json" else text_lines(set_rows)
             out.write(("\n".join(lines) + "\n").encode("utf-8", "replace"))
             for row in set_rows[:-1]:
                 if row.get("status") == "unreadable":
-                    report_error(
-                        err, f"replica {row['replica']}: unreadable from offset {row['logEndOffset']}: {row['stopped']}"
+                    run.error(
+                        f"replica {row['replica']}: unreadable from offset {row['logEndOffset']}: {row['stopped']}"
                     )
             code = max(code, set_rows[-1]["exitCode"])
         out.flush()
@@ -95,7 +69,29 @@ def diff(paths, roots, output_format, quiet, spark, master, spark_conf, verbose,
     sys.exit(code)
 
 
-def _partition(path: str, scan, notes):
+def _replica_sets(run: Run, paths: tuple[str, ...], roots: bool, spark: bool) -> list[list[Any]]:
+    """The replica sets to compare: every partition under more than one root (``--roots``), or the one set
+    of the partition directories given; an unreadable path raises InputError: its one line, exit 2
+    (kseg.cli.main.fatal)."""
+    from kseg.ops.diff.diff import replica_sets
+    from kseg.storage.partition import scan_partition
+
+    if spark and not roots:
+        run.fail("--spark takes --roots (one task per replica set)")
+    notes: list[str] = []
+    if roots:
+        sets = replica_sets(list(paths), notes)
+    else:
+        if len(paths) < 2:
+            run.fail("diff takes two or more partition directories (or --roots with log roots)")
+        sets = [[_partition(p, scan_partition, notes) for p in paths]]
+    run.notes(notes)
+    if not sets:
+        run.fail("no partition is found under more than one of the roots given: nothing compared")
+    return sets
+
+
+def _partition(path: str, scan: Any, notes: list[str]) -> Any:
     from kseg.errors import InputError
     from kseg.storage import files
     from kseg.storage.partition import is_partition_dir
@@ -110,7 +106,7 @@ def _partition(path: str, scan, notes):
     return part
 
 
-def _local(partitions):
+def _local(partitions: list[Any]) -> tuple[Any, str | None]:
     from kseg.errors import KsegError
     from kseg.ops.diff.diff import compare
     from kseg.render.diff import rows
@@ -121,22 +117,24 @@ def _local(partitions):
         return None, exc.describe()
 
 
-def _spark_results(sets, master, spark_conf, verbose, err):
+def _spark_results(run: Run, sets: list[list[Any]], spark_options: Spark) -> Any:
     import importlib.util
 
     from kseg.spark import INSTALL_HINT
 
     if importlib.util.find_spec("pyspark") is None:
-        fail(err, INSTALL_HINT)
+        run.fail(INSTALL_HINT)
     from kseg.spark import diff_job
     from kseg.spark.driver import SparkLog, SparkSetupError, start_session
 
-    log = SparkLog(verbose)
+    log = SparkLog(spark_options.verbose)
     try:
-        spark = start_session(master or "local[*]", ("spark.app.name=kseg diff", *spark_conf), log)
+        spark = start_session(
+            spark_options.master or "local[*]", ("spark.app.name=kseg diff", *spark_options.conf), log
+        )
     except (ValueError, SparkSetupError) as exc:
         log.close()
-        fail(err, str(exc))
+        run.fail(str(exc))
     try:
         return diff_job.run(spark, sets)
     finally:

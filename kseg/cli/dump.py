@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Any
 
 import click
 
 from kseg.cli.options import (
-    binary_streams,
+    HELP,
+    Run,
     decoder_options,
     format_option,
-    io_options,
+    int32_option,
     max_message_size_option,
-    quiet_option,
+    run_options,
 )
+from kseg.cli.params import kraft_text, resolve_decoder
 
 TOPIC_DECODERS = {
     "offsets_decoder": "offsets",
@@ -23,25 +26,6 @@ TOPIC_DECODERS = {
     "remote_log_metadata_decoder": "remote-log-metadata",
     "share_group_state_decoder": "share-group-state",
 }
-
-
-def resolve_decoder(name: str):
-    """``string`` (Kafka's default), ``hex``, ``base64``, ``json``, ``int``, ``long``, a Kafka decoder
-    class name (:data:`kseg.decoders.simple.JAVA_DECODERS`) or ``module:function``."""
-    if name in ("string", "org.apache.kafka.tools.api.StringDecoder", "kafka.serializer.StringDecoder"):
-        from kseg.format.strings import string_decoder
-
-        return string_decoder
-    from kseg.decoders.simple import resolve
-
-    return resolve(name)
-
-
-def kraft_text(type_id: int, key: bytes, value: bytes | None) -> str | None:
-    """The KRaft control records' text (``kseg.decoders.control``), imported on the first one."""
-    from kseg.decoders.control import control_record_text
-
-    return control_record_text(type_id, key, value)
 
 
 def kraft_text_41(type_id: int, key: bytes, value: bytes | None) -> str | None:
@@ -116,7 +100,7 @@ def kafka_release(value: str | None):
         raise click.BadParameter(str(exc), param_hint="--kafka-version") from None
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(context_settings=HELP)
 @click.argument("paths", nargs=-1, type=click.Path(dir_okay=True, readable=False))
 @click.option(
     "--files",
@@ -130,13 +114,7 @@ def kafka_release(value: str | None):
 @click.option("--verify-index-only", is_flag=True, help="Check index entries against the log; print only mismatches.")
 @click.option("--index-sanity-check", is_flag=True, help="Run the broker's start-up sanity check on index files.")
 @max_message_size_option
-@click.option(
-    "--max-bytes",
-    type=click.IntRange(min=0, max=0x7FFFFFFF),
-    default=0x7FFFFFFF,
-    show_default=True,
-    help="Read at most this many bytes of each .log file.",
-)
+@int32_option("--max-bytes", 0x7FFFFFFF, "Read at most this many bytes of each .log file.")
 @decoder_options
 @click.option("--offsets-decoder", is_flag=True, help="Decode __consumer_offsets records.")
 @click.option("--transaction-log-decoder", is_flag=True, help="Decode __transaction_state records.")
@@ -152,24 +130,23 @@ def kafka_release(value: str | None):
     "$KSEG_KAFKA_VERSION, else the newest).  --format json does not change with it.",
 )
 @format_option
-@quiet_option
-@io_options
+@run_options
 def dump(
-    paths,
-    files_opt,
-    print_data_log,
-    deep_iteration,
-    skip_record_metadata,
-    verify_index_only,
-    index_sanity_check,
-    max_message_size,
-    max_bytes,
-    key_decoder,
-    value_decoder,
-    output_format,
-    quiet,
-    kafka_version,
-    **topic_flags,
+    paths: tuple[str, ...],
+    files_opt: str | None,
+    print_data_log: bool,
+    deep_iteration: bool,
+    skip_record_metadata: bool,
+    verify_index_only: bool,
+    index_sanity_check: bool,
+    max_message_size: int,
+    max_bytes: int,
+    key_decoder: str | None,
+    value_decoder: str | None,
+    output_format: str,
+    kafka_version: str | None,
+    run: Run,
+    **topic_flags: bool,
 ) -> None:
     """Dump Kafka log segments (.log), indexes (.index, .timeindex, .txnindex),
     producer snapshots (.snapshot) and KRaft snapshots (.checkpoint).
@@ -189,14 +166,11 @@ def dump(
     """
     from kseg.errors import KsegError
     from kseg.ops.dump.dump import Dumper, DumpOptions
+    from kseg.render import progress
 
-    files: list[str] = []
-    if files_opt:
-        files.extend(files_opt.split(","))
-    files.extend(paths)
+    files = (files_opt.split(",") if files_opt else []) + list(paths)
     if not files:
         raise click.UsageError("no files to dump: give --files FILE1,FILE2 or file arguments")
-
     chosen = [kind for flag, kind in TOPIC_DECODERS.items() if topic_flags.get(flag)]
     if len(chosen) > 1:
         raise click.UsageError("choose at most one topic decoder")
@@ -205,28 +179,8 @@ def dump(
         from kseg.format.releases import LATEST
 
         release, explicit = LATEST, False  # kseg's own schema: the same whatever the version
-    if "share-group-state" in chosen and not release.share_decoder:
-        raise click.UsageError(f"Kafka {release.name}'s tool has no --share-group-state-decoder (4.0+)")
-    if not release.tools_api_decoders and not chosen:  # a topic decoder makes no decoder class
-        for name in (key_decoder, value_decoder):
-            if name and name.startswith("org.apache.kafka.tools.api."):
-                # Kafka 3.7's tool dies with ClassNotFoundException at its first .log file
-                raise click.UsageError(
-                    f"Kafka {release.name}'s tool has no {name} (3.8+); its decoders are "
-                    f"kafka.serializer.{name.rpartition('.')[2]}"
-                )
     given = click.get_current_context().get_parameter_source("max_bytes") is not click.core.ParameterSource.DEFAULT
-    if not release.max_bytes_option and given:
-        # Kafka 3.0-3.2's option parser does not know --max-bytes (KAFKA-13687, 3.3): joptsimple dies
-        raise click.UsageError(f"Kafka {release.name}'s tool has no --max-bytes (3.3+)")
-    if "cluster-metadata" in chosen and not release.cluster_metadata_decoder:
-        raise click.UsageError(
-            f"Kafka {release.name}'s --cluster-metadata-decoder is not reproduced: its metadata "
-            "classes read other record layouts (kseg reproduces this decoder from 3.0)"
-        )
-    if "remote-log-metadata" in chosen and not release.remote_decoder:
-        # Kafka 3.8's option parser dies on it (joptsimple's UnrecognizedOptionException): a usage error here
-        raise click.UsageError(f"Kafka {release.name}'s tool has no --remote-log-metadata-decoder (3.9+)")
+    _check_release(release, chosen, (key_decoder, value_decoder), max_bytes_given=given)
     try:
         parser = topic_parser(chosen[0], release) if chosen else None
         opts = DumpOptions(
@@ -248,26 +202,60 @@ def dump(
         )
     except KsegError as exc:
         raise click.UsageError(exc.describe()) from None
-
-    out, err = binary_streams()
     if output_format == "json":
-        from kseg.render.jsonl import JsonSink
-
-        sink = JsonSink(out, err, kraft_text=kraft_text)
-        sink.structured = parser is not None
-        sink.header_decoder = None if parser is not None else opts.value_decoder
+        sink: Any = _json_sink(run, opts)
     else:
-        from kseg.render.text import TextSink
-
-        sink = TextSink(
-            out, err, skip_record_metadata=skip_record_metadata, kraft_text=_kraft_text_of(release), release=release
-        )
+        sink = _text_sink(run, release, skip_record_metadata)
         if release.deprecated_serializer_notice and not chosen:
             sink.preamble = "".join(deprecation_notice(name) for name in (value_decoder, key_decoder))
-    from kseg.render import progress
-
-    sink.quiet = quiet
+    sink.quiet = run.quiet
     dumper = Dumper(opts, sink)
-    dumper.progress = progress.make(quiet)
-    code = dumper.run(files)  # a closed stdout (`| head`) is handled once for every command (cli.main)
-    sys.exit(code)
+    dumper.progress = progress.make(run.quiet)
+    sys.exit(dumper.run(files))  # a closed stdout (`| head`) is handled once for every command (cli.main)
+
+
+def _check_release(
+    release: Any, chosen: list[str], names: tuple[str | None, str | None], max_bytes_given: bool
+) -> None:
+    """What the chosen Kafka release's tool does not have is a usage error (exit 2), as its option parser or
+    its first read would fail."""
+    if "share-group-state" in chosen and not release.share_decoder:
+        raise click.UsageError(f"Kafka {release.name}'s tool has no --share-group-state-decoder (4.0+)")
+    if not release.tools_api_decoders and not chosen:  # a topic decoder makes no decoder class
+        for name in names:
+            if name and name.startswith("org.apache.kafka.tools.api."):
+                # Kafka 3.7's tool dies with ClassNotFoundException at its first .log file
+                raise click.UsageError(
+                    f"Kafka {release.name}'s tool has no {name} (3.8+); its decoders are "
+                    f"kafka.serializer.{name.rpartition('.')[2]}"
+                )
+    if not release.max_bytes_option and max_bytes_given:
+        # Kafka 3.0-3.2's option parser does not know --max-bytes (KAFKA-13687, 3.3): joptsimple dies
+        raise click.UsageError(f"Kafka {release.name}'s tool has no --max-bytes (3.3+)")
+    if "cluster-metadata" in chosen and not release.cluster_metadata_decoder:
+        raise click.UsageError(
+            f"Kafka {release.name}'s --cluster-metadata-decoder is not reproduced: its metadata "
+            "classes read other record layouts (kseg reproduces this decoder from 3.0)"
+        )
+    if "remote-log-metadata" in chosen and not release.remote_decoder:
+        # Kafka 3.8's option parser dies on it (joptsimple's UnrecognizedOptionException): a usage error here
+        raise click.UsageError(f"Kafka {release.name}'s tool has no --remote-log-metadata-decoder (3.9+)")
+
+
+def _json_sink(run: Run, opts: Any) -> Any:
+    """kseg's JSON Lines sink (``kseg.render.jsonl``): structured values with a topic decoder."""
+    from kseg.render.jsonl import JsonSink
+
+    sink = JsonSink(run.out, run.err, kraft_text=kraft_text)
+    sink.structured = opts.parser is not None
+    sink.header_decoder = None if opts.parser is not None else opts.value_decoder
+    return sink
+
+
+def _text_sink(run: Run, release: Any, skip_record_metadata: bool) -> Any:
+    """Kafka's text as ``release``'s tool prints it (``kseg.render.text``)."""
+    from kseg.render.text import TextSink
+
+    return TextSink(
+        run.out, run.err, skip_record_metadata=skip_record_metadata, kraft_text=_kraft_text_of(release), release=release
+    )

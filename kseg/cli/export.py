@@ -3,32 +3,31 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import click
 
-from kseg.cli.lookup import TimestampType
 from kseg.cli.options import (
-    binary_streams,
-    check_spark,
+    HELP,
+    Run,
+    Spark,
     clean_stale_output,
     decoder_options,
-    fail,
-    io_options,
     listing_code,
     max_message_size_option,
     partitions_or_fail,
-    quiet_option,
     reading_bar,
-    say,
+    run_options,
     spark_options,
 )
+from kseg.cli.params import TimestampType, decoders
 from kseg.limits import EXIT_OK, EXIT_PROBLEMS, INT64_MAX, INT64_MIN, decompression_limit
 from kseg.ops.export.export import ON_CORRUPTION
 
 EXIT_CORRUPT = EXIT_PROBLEMS  # corrupt batches met
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(context_settings=HELP)
 @click.argument("paths", nargs=-1, required=True)
 @click.option(
     "--output",
@@ -68,29 +67,23 @@ EXIT_CORRUPT = EXIT_PROBLEMS  # corrupt batches met
 )
 @click.option("--force", is_flag=True, help="Replace an existing output.")
 @max_message_size_option
-@quiet_option
-@io_options
+@run_options
 @spark_options
 def export(
-    paths,
-    output,
-    from_offset,
-    to_offset,
-    from_time,
-    to_time,
-    key_decoder,
-    value_decoder,
-    on_corruption,
-    split_bytes,
-    force,
-    max_message_size,
-    quiet,
-    spark,
-    master,
-    spark_conf,
-    verbose,
-    max_rate,
-    drop_cache,
+    paths: tuple[str, ...],
+    output: str,
+    from_offset: int | None,
+    to_offset: int | None,
+    from_time: int | None,
+    to_time: int | None,
+    key_decoder: str | None,
+    value_decoder: str | None,
+    on_corruption: str,
+    split_bytes: int,
+    force: bool,
+    max_message_size: int,
+    run: Run,
+    spark: Spark,
 ) -> None:
     """Export the records of log roots, partition directories or segment files
     (local paths or URIs) as Parquet: one row per record with its key, value,
@@ -103,41 +96,26 @@ def export(
       1  corrupt batches were met (skipped and marked, or --on-corruption fail)
       2  usage error, or an input or the output could not be read or written
     """
-    from kseg.ops.export.export import Ranges
+    from kseg.storage.outputs import check_file_target, refuse_on_inputs
 
     try:  # Parquet is pyarrow's: without it, one line saying how to get it (exit 2), never a traceback
         import pyarrow.parquet  # noqa: F401
     except ImportError as exc:
-        fail(
-            binary_streams()[1],
+        run.fail(
             f"export writes Parquet with pyarrow, which cannot be imported ({exc}); "
-            "install it with: pip install 'kseg[remote]'",
+            "install it with: pip install 'kseg[remote]'"
         )
-
     for name, value in (("--from-time", from_time), ("--to-time", to_time)):
         if value is not None and value < 0:
             raise click.UsageError(f"{name} takes a time (epoch ms or ISO-8601), not earliest/latest/max-timestamp")
-    check_spark(spark, master, spark_conf, verbose)
-    ranges = Ranges(
-        INT64_MIN if from_offset is None else from_offset,
-        INT64_MAX if to_offset is None else to_offset,
-        INT64_MIN if from_time is None else from_time,
-        INT64_MAX if to_time is None else to_time,
-    )
-    for lo, hi, what in ((ranges.from_offset, ranges.to_offset, "offset"), (ranges.from_time, ranges.to_time, "time")):
-        if lo > hi:
-            raise click.UsageError(f"--from-{what} is after --to-{what}")
-    key_fn, value_fn = _decoders(key_decoder, value_decoder)
-    out, err = binary_streams()
+    spark.check(run)
+    ranges = _ranges(from_offset, to_offset, from_time, to_time)
+    key_fn, value_fn = decoders(key_decoder, value_decoder)
+    limit = decompression_limit(max_message_size)
     # an input that cannot be read, or an output that would land on one, raises InputError: its one line,
     # exit 2, before anything is written (cli.main.fatal)
-    from kseg.storage.outputs import check_file_target, refuse_on_inputs
-
     refuse_on_inputs(output, list(paths), "-o")  # before any work, --force or not
-    if not spark:
-        check_file_target(output, force=force, option="-o")
-        clean_stale_output(err, output)
-    if spark:
+    if spark.on:
         from kseg.spark.export_job import run_export
 
         summary = run_export(
@@ -148,61 +126,66 @@ def export(
             value_decoder=value_decoder,
             on_corruption=on_corruption,
             split_bytes=split_bytes,
-            limit=decompression_limit(max_message_size),
+            limit=limit,
             replace=force,
-            master=master,
-            spark_conf=spark_conf,
-            err=err,
-            verbose=verbose,
+            master=spark.master,
+            spark_conf=spark.conf,
+            err=run.err,
+            verbose=spark.verbose,
         )
     else:
+        check_file_target(output, force=force, option="-o")
+        clean_stale_output(run, output)
         summary = _run_local(
-            list(paths),
-            output,
-            ranges,
-            key_fn,
-            value_fn,
-            on_corruption,
-            split_bytes,
-            decompression_limit(max_message_size),
-            force,
-            quiet,
-            err,
+            run, list(paths), output, ranges, (key_fn, value_fn), on_corruption, split_bytes, limit, force
         )
     if summary is None:  # --on-corruption fail stopped it
         sys.exit(EXIT_CORRUPT)
-    out.write((summary.line(output) + "\n").encode("utf-8", "replace"))
-    out.flush()
+    run.out.write((summary.line(output) + "\n").encode("utf-8", "replace"))
+    run.out.flush()
     sys.exit(EXIT_CORRUPT if summary.corrupt else EXIT_OK)
 
 
-def _decoders(key_decoder: str | None, value_decoder: str | None) -> tuple:
-    from kseg.cli.dump import resolve_decoder
-    from kseg.errors import KsegError
+def _ranges(from_offset: int | None, to_offset: int | None, from_time: int | None, to_time: int | None) -> Any:
+    """The offset and time bounds (:class:`kseg.ops.export.export.Ranges`; a bound not given is open); a
+    bound after its other end is a usage error."""
+    from kseg.ops.export.export import Ranges
 
-    try:
-        return tuple(None if name is None else resolve_decoder(name) for name in (key_decoder, value_decoder))
-    except KsegError as exc:
-        raise click.UsageError(exc.describe()) from None
+    ranges = Ranges(
+        INT64_MIN if from_offset is None else from_offset,
+        INT64_MAX if to_offset is None else to_offset,
+        INT64_MIN if from_time is None else from_time,
+        INT64_MAX if to_time is None else to_time,
+    )
+    for lo, hi, what in ((ranges.from_offset, ranges.to_offset, "offset"), (ranges.from_time, ranges.to_time, "time")):
+        if lo > hi:
+            raise click.UsageError(f"--from-{what} is after --to-{what}")
+    return ranges
 
 
-def corruption_line(c) -> str:
+def corruption_line(c: Any) -> str:
     return f"kseg: corrupt: {c.log}: at byte {c.position}: {c.kind}: {c.message}"
 
 
-def _run_local(paths, output, ranges, key_fn, value_fn, on_corruption, split_bytes, limit, force, quiet, err):
+def _run_local(
+    run: Run,
+    paths: list[str],
+    output: str,
+    ranges: Any,
+    decoded: tuple[Any, Any],
+    on_corruption: str,
+    split_bytes: int,
+    limit: int,
+    force: bool,
+) -> Any:
     from kseg.ops.export.export import plan
     from kseg.render.export import CorruptionStop, write_parquet
 
-    partitions = partitions_or_fail(err, paths)
+    partitions = partitions_or_fail(run, paths)
     if listing_code(partitions):  # an input not read is never "N records written": nothing is
-        fail(err, "nothing was written: a directory above could not be listed")
+        run.fail("nothing was written: a directory above could not be listed")
     splits = plan(partitions, ranges, split_bytes, limit)
-    progress, _ = reading_bar("export", [], None, total=sum(split.bytes for split in splits))
-
-    def on_split(_split) -> None:
-        pass
-
+    progress, _ = reading_bar(run, "export", [], total=sum(split.bytes for split in splits))
     try:
         return write_parquet(
             splits,
@@ -210,15 +193,15 @@ def _run_local(paths, output, ranges, key_fn, value_fn, on_corruption, split_byt
             ranges=ranges,
             limit=limit,
             on_corruption=on_corruption,
-            key_decoder=key_fn,
-            value_decoder=value_fn,
+            key_decoder=decoded[0],
+            value_decoder=decoded[1],
             replace=force,
-            on_corrupt=lambda c: say(err, corruption_line(c)),
-            on_split=on_split,
+            on_corrupt=lambda c: run.say(corruption_line(c)),
+            on_split=lambda _split: None,
         )
     except CorruptionStop as stop:
-        say(err, corruption_line(stop.corruption))
-        say(err, "kseg: export stopped (--on-corruption fail); nothing was written")
+        run.say(corruption_line(stop.corruption))
+        run.say("kseg: export stopped (--on-corruption fail); nothing was written")
         return None
     finally:
         if progress is not None:

@@ -2,20 +2,21 @@
 
 from __future__ import annotations
 
+import functools
 import sys
+from collections.abc import Callable
+from typing import Any
 
 import click
 
 from kseg.cli.options import (
-    binary_streams,
+    Run,
     decoder_options,
     format_option,
-    io_options,
-    is_quiet,
     max_message_size_option,
-    quiet_option,
-    say,
+    run_options,
 )
+from kseg.cli.params import OffsetType, TimestampType, decoders, kraft_text
 from kseg.limits import EXIT_ERROR
 from kseg.limits import EXIT_OK as EXIT_FOUND
 from kseg.limits import EXIT_PROBLEMS as EXIT_NOT_FOUND
@@ -26,49 +27,35 @@ from kseg.timestamps import INT64_MAX, INT64_MIN, parse_timestamp  # noqa: F401 
 NUMBER_ARGS = {"help_option_names": ["-h", "--help"], "ignore_unknown_options": True}
 
 
-def _not_an_option(value, param, ctx) -> None:
-    """With unknown options passed through as arguments (for ``-1``), a misspelt ``--option`` says so."""
-    if isinstance(value, str) and value.startswith("--"):
-        raise click.NoSuchOption(value, ctx=ctx)
+Query = Callable[[Any], tuple]  # log -> (result, text writer, json maker, reason)
 
 
-class OffsetType(click.IntRange):
-    """OFFSET: a 64-bit integer, negative ones too."""
+def lookup_options(f: Callable[..., Query]) -> Callable[..., None]:
+    """DIR, ``--format``, ``--max-message-size``, the decoders and :func:`run_options`: both lookups'.  The
+    command returns its query (:data:`Query`); this runs it on DIR (:func:`_run`) and exits with its code."""
 
-    def convert(self, value, param, ctx):
-        _not_an_option(value, param, ctx)
-        return super().convert(value, param, ctx)
+    @functools.wraps(f)
+    def command(
+        *args: Any,
+        directory: str,
+        output_format: str,
+        max_message_size: int,
+        key_decoder: str | None,
+        value_decoder: str | None,
+        run: Run,
+        **kwargs: Any,
+    ) -> None:
+        query = f(*args, **kwargs)
+        sys.exit(_run(run, directory, output_format, max_message_size, (key_decoder, value_decoder), query))
 
-
-class TimestampType(click.ParamType):
-    """TIMESTAMP as :func:`parse_timestamp` reads it."""
-
-    name = "timestamp"
-
-    def __init__(self, names: bool = True) -> None:
-        self.names = names  # earliest/latest/max-timestamp accepted (a lookup), or a time only (a range bound)
-
-    def convert(self, value, param, ctx):
-        if isinstance(value, int):
-            return value
-        _not_an_option(value, param, ctx)
-        try:
-            return parse_timestamp(value, names=self.names)
-        except ValueError as exc:
-            self.fail(str(exc), param, ctx)
-
-
-def _decoders(key_decoder: str | None, value_decoder: str | None) -> tuple:
-    from kseg.cli.dump import kraft_text, resolve_decoder
-    from kseg.errors import KsegError
-
-    try:
-        return resolve_decoder(key_decoder or "string"), resolve_decoder(value_decoder or "string"), kraft_text
-    except KsegError as exc:
-        raise click.UsageError(exc.describe()) from None
+    g = run_options(command)
+    g = decoder_options(g)
+    g = max_message_size_option(g)
+    g = format_option(g)
+    return click.argument("directory", metavar="DIR", type=click.Path(readable=False))(g)
 
 
-def _where(path: str) -> dict:
+def _where(path: str) -> dict[str, str]:
     """The fields naming a partition in every lookup row: its log directory (absolute), its directory
     name, and the path as given."""
     from kseg.storage.partition import Partition
@@ -77,8 +64,9 @@ def _where(path: str) -> dict:
     return {"logDir": part.log_dir, "partition": part.name, "path": path}
 
 
-def _run(directory: str, output_format: str, max_message_size: int, decoders: tuple, query) -> int:
-    """Open the partition, run ``query(log)`` -> (result, text writer, json maker, reason), print."""
+def _run(run: Run, directory: str, output_format: str, max_message_size: int, names: tuple, query: Any) -> int:
+    """Open the partition, run ``query(log)`` -> (result, text writer, json maker, reason), print; ``names``:
+    the key and value decoders given (None: Kafka's string decoder)."""
     from kseg.errors import InputError, KsegError
     from kseg.limits import decompression_limit
     from kseg.ops.lookup.offset import PartitionLog
@@ -86,7 +74,9 @@ def _run(directory: str, output_format: str, max_message_size: int, decoders: tu
     from kseg.render.text import TextSink
     from kseg.storage import files
 
-    out, err = binary_streams()
+    out, err = run.out, run.err
+    key, value = decoders(names[0] or "string", names[1] or "string")
+    chosen = (key, value, kraft_text)
     sink = TextSink(out, err)
     partition = files.display(directory)
     try:
@@ -95,9 +85,9 @@ def _run(directory: str, output_format: str, max_message_size: int, decoders: tu
             notes = log.notes + [n for n in result.notes if n not in log.notes]
             result.notes = notes
             if output_format == "json":
-                write_json(out, make_json(result, _where(partition), decoders))
+                write_json(out, make_json(result, _where(partition), chosen))
             else:
-                write_text(sink, result, partition, decoders)
+                write_text(sink, result, partition, chosen)
                 sink.flush()
     except InputError as exc:
         sink.error(exc)
@@ -105,27 +95,20 @@ def _run(directory: str, output_format: str, max_message_size: int, decoders: tu
     except KsegError as exc:
         sink.error(exc)
         return EXIT_NOT_FOUND
-    sink.quiet = is_quiet()
+    sink.quiet = run.quiet
     for note in notes:
         sink.note(note)
     why = reason(result)
     if why:
-        say(err, f"kseg: not found: {why}")
+        run.say(f"kseg: not found: {why}")
         return EXIT_NOT_FOUND
     return EXIT_FOUND
 
 
 @click.command(context_settings=NUMBER_ARGS)
 @click.argument("offset", type=OffsetType(INT64_MIN, INT64_MAX))
-@click.argument("directory", metavar="DIR", type=click.Path(readable=False))
-@format_option
-@max_message_size_option
-@decoder_options
-@quiet_option
-@io_options
-def lookup_offset(
-    offset, directory, output_format, max_message_size, key_decoder, value_decoder, quiet, max_rate, drop_cache
-) -> None:
+@lookup_options
+def lookup_offset(offset: int) -> Query:
     """Find the record at OFFSET in the partition directory DIR the way a
     Kafka broker serves a fetch, and show the path taken.
 
@@ -144,28 +127,20 @@ def lookup_offset(
       1  no record: below the log start, at or past the log end, or unreadable data
       2  usage error, or a file could not be opened or read
     """
-    decoders = _decoders(key_decoder, value_decoder)
 
-    def query(log):
-        from kseg.ops.lookup.offset import lookup_offset as run
+    def query(log: Any) -> tuple:
+        from kseg.ops.lookup.offset import lookup_offset as find
         from kseg.render.lookup import offset_json, offset_reason, write_offset_text
 
-        return run(log, offset), write_offset_text, offset_json, offset_reason
+        return find(log, offset), write_offset_text, offset_json, offset_reason
 
-    sys.exit(_run(directory, output_format, max_message_size, decoders, query))
+    return query
 
 
 @click.command(context_settings=NUMBER_ARGS)
 @click.argument("timestamp", metavar="TIMESTAMP", type=TimestampType())
-@click.argument("directory", metavar="DIR", type=click.Path(readable=False))
-@format_option
-@max_message_size_option
-@decoder_options
-@quiet_option
-@io_options
-def lookup_time(
-    timestamp, directory, output_format, max_message_size, key_decoder, value_decoder, quiet, max_rate, drop_cache
-) -> None:
+@lookup_options
+def lookup_time(timestamp: int) -> Query:
     """Find the first record whose timestamp >= TIMESTAMP in the partition
     directory DIR, with the semantics of Kafka's ListOffsets, and show the
     path taken.
@@ -190,13 +165,11 @@ def lookup_time(
       1  Kafka answers -1 (no such record), or unreadable data
       2  usage error, or a file could not be opened or read
     """
-    decoders = _decoders(key_decoder, value_decoder)
-    target = timestamp
 
-    def query(log):
-        from kseg.ops.lookup.time import lookup_time as run
+    def query(log: Any) -> tuple:
+        from kseg.ops.lookup.time import lookup_time as find
         from kseg.render.lookup import time_json, time_reason, write_time_text
 
-        return run(log, target), write_time_text, time_json, time_reason
+        return find(log, timestamp), write_time_text, time_json, time_reason
 
-    sys.exit(_run(directory, output_format, max_message_size, decoders, query))
+    return query

@@ -1,14 +1,22 @@
-"""Reusable click option bundles (as sqlite-utils does) shared by kseg's commands."""
+"""Reusable click option bundles (as sqlite-utils does) shared by kseg's commands, and :class:`Run`, what each
+command's run is given (streams, ``--quiet``, the read policy) instead of module globals."""
 
 from __future__ import annotations
 
+import functools
+import os
 import sys
-from typing import NoReturn
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, BinaryIO, NoReturn, TypeVar
 
 import click
 
+from kseg.cli.params import RateType
 from kseg.errors import KsegError, error_line
 from kseg.limits import DEFAULT_MAX_MESSAGE_SIZE, EXIT_ERROR, INT32_MAX
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 format_option = click.option(
     "--format",
@@ -20,59 +28,12 @@ format_option = click.option(
 )
 
 QUIET_HELP = "No progress display and no notes on stderr (errors still print)."
-_quiet = [False]
-
-
-def _set_quiet(ctx, param, value):
-    _quiet[0] = bool(value)
-    return value
-
-
-quiet_option = click.option("--quiet", "-q", is_flag=True, help=QUIET_HELP, callback=_set_quiet)
-
-
-def is_quiet() -> bool:
-    """Was ``--quiet`` given to the command running?"""
-    return _quiet[0]
-
+quiet_option = click.option("--quiet", "-q", is_flag=True, help=QUIET_HELP)
 
 JOBS_HELP = "Work on segments (partitions, where their state is carried across segments) in N processes."
 jobs_option = click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True, help=JOBS_HELP)
 
-
-def capped_jobs(err, requested: int) -> int:
-    """``--jobs`` bounded by the CPU count and the descriptor limit (:func:`kseg.storage.workers.cap_jobs`),
-    with a note when lowered."""
-    if requested <= 1:
-        return requested
-    from kseg.storage.workers import cap_jobs
-
-    jobs, why = cap_jobs(requested)
-    if why is not None:
-        note(err, f"--jobs {requested} lowered to {jobs}: {why}")
-    return jobs
-
-
-def clean_stale_output(err, path: str) -> None:
-    """Remove, with a note, the temporary files of ``path`` (``.<name>.<hex>.kseg-tmp`` beside it) a killed
-    run left between the link and the rename of its atomic write (local paths only)."""
-    import os
-
-    from kseg.storage import location
-    from kseg.storage.atomic import clean_stale
-
-    if location.is_remote(path):
-        return
-    local = os.path.abspath(location.local_path(path))
-    name = os.path.basename(local)
-    removed = clean_stale(os.path.dirname(local), lambda target: target == name)
-    if removed:
-        note(
-            err,
-            f"removed {len(removed)} temporary file{'s' * (len(removed) != 1)} an interrupted kseg run "
-            f"left: {', '.join(removed)}",
-        )
-
+paths_argument = click.argument("paths", nargs=-1, required=True, type=click.Path(readable=False))
 
 DECODER_HELP = (
     "How {what} print: string (Kafka's default), hex, base64, json, or module:function; "
@@ -80,70 +41,120 @@ DECODER_HELP = (
 )
 
 
-def decoder_options(f):
+def decoder_options(f: F) -> F:
     """``--key-decoder``/``--key-decoder-class`` and ``--value-decoder``/``--value-decoder-class``
     (Kafka's DumpLogSegments spellings), default None: each command says what "not given" means."""
-    f = click.option(
-        "--value-decoder",
-        "--value-decoder-class",
-        "value_decoder",
-        default=None,
-        metavar="DECODER",
-        help=DECODER_HELP.format(what="values (payloads)", kafka="--value-decoder-class"),
-    )(f)
-    f = click.option(
-        "--key-decoder",
-        "--key-decoder-class",
-        "key_decoder",
-        default=None,
-        metavar="DECODER",
-        help=DECODER_HELP.format(what="keys", kafka="--key-decoder-class"),
-    )(f)
+    for name, what in (("value", "values (payloads)"), ("key", "keys")):
+        f = click.option(
+            f"--{name}-decoder",
+            f"--{name}-decoder-class",
+            f"{name}_decoder",
+            default=None,
+            metavar="DECODER",
+            help=DECODER_HELP.format(what=what, kafka=f"--{name}-decoder-class"),
+        )(f)
     return f
 
 
 MAX_RATE_HELP = (
     "Read segments at most this fast, in MB/s (10^6 bytes; split between --jobs processes); 0.01 to 1000000."
 )
-MIN_RATE, MAX_RATE = 0.01, 1e6  # 10 kB/s (an 8 MiB read window then takes 14 min) .. 1 TB/s
-
-
-class RateType(click.FloatRange):
-    """``--max-rate``: a finite number of MB/s within [MIN_RATE, MAX_RATE] (FloatRange lets nan through)."""
-
-    def __init__(self) -> None:
-        super().__init__(min=MIN_RATE, max=MAX_RATE)
-
-    def convert(self, value, param, ctx):
-        rv = super().convert(value, param, ctx)
-        if rv != rv:
-            self.fail(f"{value!r} is not a number", param, ctx)
-        return rv
-
-
 DROP_CACHE_HELP = (
     "Evict from the page cache the pages kseg's reads brought in (pages already cached stay): polite on a live broker."
 )
-_io = {"max_rate": None, "drop_cache": False}
 
 
-def _set_io(ctx, param, value):
-    _io[param.name] = value
-    if param.name == "drop_cache" and value and not hasattr(__import__("os"), "posix_fadvise"):
+def _needs_fadvise(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
+    if value and not hasattr(os, "posix_fadvise"):
         raise click.BadParameter("needs posix_fadvise (Linux)", param_hint="--drop-cache")
-    from kseg.storage import read_policy
-
-    read_policy.configure(_io["max_rate"] and _io["max_rate"] * 1e6, bool(_io["drop_cache"]))
     return value
 
 
-def io_options(f):
+def io_options(f: F) -> F:
     """``--max-rate MB/s`` and ``--drop-cache`` (kseg.storage.read_policy), applied to every segment read."""
-    f = click.option("--drop-cache", is_flag=True, help=DROP_CACHE_HELP, callback=_set_io)(f)
-    f = click.option("--max-rate", type=RateType(), default=None, metavar="MB/S", help=MAX_RATE_HELP, callback=_set_io)(
-        f
-    )
-    return f
+    f = click.option("--drop-cache", is_flag=True, help=DROP_CACHE_HELP, callback=_needs_fadvise)(f)
+    return click.option("--max-rate", type=RateType(), default=None, metavar="MB/S", help=MAX_RATE_HELP)(f)
+
+
+@dataclass(frozen=True)
+class Run:
+    """What one command's run is given, made once from its shared options (:func:`run_options`) and passed
+    down: stdout and stderr as binary streams, ``--quiet``, and the read policy of ``--max-rate`` (MB/s)
+    and ``--drop-cache``.  The one writer of ``kseg: error:`` and ``kseg: note:`` lines."""
+
+    out: BinaryIO
+    err: BinaryIO
+    quiet: bool = False
+    max_rate: float | None = None
+    drop_cache: bool = False
+
+    def say(self, text: str) -> None:
+        """One line on stderr (a note, or an error the run goes on after)."""
+        say(self.err, text)
+
+    def note(self, text: str) -> None:
+        """``kseg: note: TEXT`` on stderr, unless ``--quiet``."""
+        if not self.quiet:
+            say(self.err, f"kseg: note: {text}")
+
+    def error(self, problem: KsegError | str) -> int:
+        """Print the one error line (``kseg: error: <file>: at byte N: <what>``) and go on; returns 2 (I/O)
+        for the caller that counts it.  Every command's error lines come from here or :meth:`fail`."""
+        say(self.err, error_line(problem))
+        return EXIT_ERROR
+
+    def fail(self, problem: KsegError | str, code: int = EXIT_ERROR) -> NoReturn:
+        """The one error line, and exit (2: never a verdict)."""
+        fail(self.err, problem, code)
+
+    def notes(self, texts: list[str]) -> None:
+        """The notes on stderr, one line per kind (``kseg.render.notes``): forty ``*-delete`` directories
+        skipped are one line with their count and the first few paths; nothing with ``--quiet``."""
+        if self.quiet or not texts:
+            return
+        from kseg.render.notes import NoteGroups
+
+        groups = NoteGroups("path")
+        for text in texts:
+            groups.add(text)
+        for text in groups.texts():
+            self.note(text)
+
+    def removed(self, names: list[str]) -> None:
+        """The note for the temporary files of an interrupted run this one removed (if any)."""
+        if names:
+            self.note(
+                f"removed {len(names)} temporary file{'s' * (len(names) != 1)} an interrupted kseg run "
+                f"left: {', '.join(names)}"
+            )
+
+    def read_in(self, processes: int) -> None:
+        """``--jobs N``: each of the N reading processes gets 1/N of ``--max-rate``."""
+        from kseg.storage import read_policy
+
+        read_policy.split(processes)
+
+
+def start(quiet: bool = False, max_rate: float | None = None, drop_cache: bool = False) -> Run:
+    """The :class:`Run` of the command starting, its read policy installed for the segment reader of this
+    process and the workers it forks (``kseg.storage.read_policy.configure``; without either option the
+    policy of a previous run in this process is reset)."""
+    from kseg.storage import read_policy
+
+    read_policy.configure(max_rate and max_rate * 1e6, bool(drop_cache))
+    out, err = binary_streams()
+    return Run(out, err, bool(quiet), max_rate, bool(drop_cache))
+
+
+def run_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``-q``, ``--max-rate`` and ``--drop-cache`` (every command), handed to the command as one ``run``
+    (:class:`Run`): no command takes an option it could ignore, and none reads a global."""
+
+    @functools.wraps(f)
+    def command(*args: Any, quiet: bool, max_rate: float | None, drop_cache: bool, **kwargs: Any) -> Any:
+        return f(*args, run=start(quiet, max_rate, drop_cache), **kwargs)
+
+    return quiet_option(io_options(command))
 
 
 SPARK_HELP = {
@@ -155,38 +166,58 @@ SPARK_HELP = {
 }
 
 
-def spark_options(f):
-    """``--spark``, ``--master``, ``--spark-conf``, ``--verbose``: the one Spark bundle (verify-index,
-    export, diff).  Check them with :func:`check_spark`."""
-    f = click.option("--verbose", is_flag=True, help=SPARK_HELP["--verbose"])(f)
-    f = click.option("--spark-conf", multiple=True, metavar="KEY=VALUE", help=SPARK_HELP["--spark-conf"])(f)
-    f = click.option("--master", default=None, help=SPARK_HELP["--master"])(f)
-    f = click.option("--spark", is_flag=True, help=SPARK_HELP["--spark"])(f)
-    return f
+@dataclass(frozen=True)
+class Spark:
+    """``--spark``, ``--master``, ``--spark-conf``, ``--verbose`` as one value (:func:`spark_options`)."""
 
+    on: bool = False
+    master: str | None = None
+    conf: tuple[str, ...] = ()
+    verbose: bool = False
 
-def check_spark(spark: bool, master, spark_conf, verbose: bool, *, local_verbose: bool = False) -> None:
-    """An option that would do nothing is a usage error: the one error line, exit 2 -- not silence.
-    ``local_verbose``: the command gives ``--verbose`` a meaning without ``--spark`` too."""
-    if spark:
-        if _io["max_rate"] or _io["drop_cache"]:
-            fail(
-                binary_streams()[1],
-                "--max-rate and --drop-cache pace this machine's reads; on Spark the "
-                "executors read (give them without --spark)",
+    def check(self, run: Run, *, local_verbose: bool = False) -> None:
+        """An option that would do nothing is a usage error: the one error line, exit 2 -- not silence.
+        ``local_verbose``: the command gives ``--verbose`` a meaning without ``--spark`` too."""
+        if self.on:
+            if run.max_rate or run.drop_cache:
+                run.fail(
+                    "--max-rate and --drop-cache pace this machine's reads; on Spark the "
+                    "executors read (give them without --spark)"
+                )
+            return
+        given = [
+            name
+            for name, value in (
+                ("--master", self.master),
+                ("--spark-conf", self.conf),
+                ("--verbose", self.verbose and not local_verbose),
             )
-        return
-    given = [
-        name
-        for name, value in (
-            ("--master", master),
-            ("--spark-conf", spark_conf),
-            ("--verbose", verbose and not local_verbose),
-        )
-        if value
-    ]
-    if given:
-        fail(binary_streams()[1], f"{' and '.join(given)} take{'s' * (len(given) == 1)} effect only with --spark")
+            if value
+        ]
+        if given:
+            run.fail(f"{' and '.join(given)} take{'s' * (len(given) == 1)} effect only with --spark")
+
+
+def spark_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--spark``, ``--master``, ``--spark-conf``, ``--verbose``: the one Spark bundle (verify-index,
+    export, diff), handed to the command as one ``spark`` (:class:`Spark`; check it with :meth:`Spark.check`)."""
+
+    @functools.wraps(f)
+    def command(*args: Any, spark: bool, master: str | None, spark_conf: tuple, verbose: bool, **kwargs: Any) -> Any:
+        return f(*args, spark=Spark(bool(spark), master, tuple(spark_conf), bool(verbose)), **kwargs)
+
+    g: Callable[..., Any] = command
+    g = click.option("--verbose", is_flag=True, help=SPARK_HELP["--verbose"])(g)
+    g = click.option("--spark-conf", multiple=True, metavar="KEY=VALUE", help=SPARK_HELP["--spark-conf"])(g)
+    g = click.option("--master", default=None, help=SPARK_HELP["--master"])(g)
+    return click.option("--spark", is_flag=True, help=SPARK_HELP["--spark"])(g)
+
+
+def int32_option(name: str, default: int, help: str, minimum: int = 0) -> Callable[[F], F]:
+    """An option holding one of Kafka's ``int`` settings (``--max-bytes``, ``--index-interval-bytes``, ...)."""
+    return click.option(
+        name, type=click.IntRange(min=minimum, max=INT32_MAX), default=default, show_default=True, help=help
+    )
 
 
 max_message_size_option = click.option(
@@ -198,63 +229,69 @@ max_message_size_option = click.option(
 )
 
 
-def fail(err, problem: "KsegError | str", code: int = EXIT_ERROR) -> NoReturn:
+def reading_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--max-message-size``, ``--format``, then :func:`run_options`: the bundle of the commands that read
+    partitions' batches (txn, compaction)."""
+    return max_message_size_option(format_option(run_options(f)))
+
+
+HELP = {"help_option_names": ["-h", "--help"]}  # every command's context settings
+
+
+def fail(err: BinaryIO, problem: KsegError | str, code: int = EXIT_ERROR) -> NoReturn:
     """Print the one error line every command prints (``kseg: error: ...``) and exit (2: never a verdict)."""
-    err.write((error_line(problem) + "\n").encode("utf-8", "replace"))
-    err.flush()
+    say(err, error_line(problem))
     sys.exit(code)
 
 
-def error(err, problem: "KsegError | str") -> int:
-    """Print the one error line (``kseg: error: <file>: at byte N: <what>``) and go on; returns 2 (I/O)
-    for the caller that counts it.  Every command's error lines come from here or :func:`fail`."""
-    say(err, error_line(problem))
-    return EXIT_ERROR
-
-
-def say(err, text: str) -> None:
-    """One line on stderr (a note, or an error the run goes on after)."""
+def say(err: BinaryIO, text: str) -> None:
+    """One line on stderr."""
     err.write((text + "\n").encode("utf-8", "replace"))
     err.flush()
 
 
-def note(err, text: str) -> None:
-    """``kseg: note: TEXT`` on stderr, unless ``--quiet``."""
-    if not _quiet[0]:
-        say(err, f"kseg: note: {text}")
+def capped_jobs(run: Run, requested: int) -> int:
+    """``--jobs`` bounded by the CPU count and the descriptor limit (:func:`kseg.storage.workers.cap_jobs`),
+    with a note when lowered."""
+    if requested <= 1:
+        return requested
+    from kseg.storage.workers import cap_jobs
+
+    jobs, why = cap_jobs(requested)
+    if why is not None:
+        run.note(f"--jobs {requested} lowered to {jobs}: {why}")
+    return jobs
 
 
-def notes_grouped(err, notes: list[str]) -> None:
-    """The notes on stderr, one line per kind (``kseg.render.notes``): forty ``*-delete`` directories
-    skipped are one line with their count and the first few paths; nothing with ``--quiet``."""
-    if _quiet[0] or not notes:
+def clean_stale_output(run: Run, path: str) -> None:
+    """Remove, with a note, the temporary files of ``path`` (``.<name>.<hex>.kseg-tmp`` beside it) a killed
+    run left between the link and the rename of its atomic write (local paths only)."""
+    from kseg.storage import location
+    from kseg.storage.atomic import clean_stale
+
+    if location.is_remote(path):
         return
-    from kseg.render.notes import NoteGroups
-
-    groups = NoteGroups("path")
-    for text in notes:
-        groups.add(text)
-    for text in groups.texts():
-        note(err, text)
+    local = os.path.abspath(location.local_path(path))
+    name = os.path.basename(local)
+    run.removed(clean_stale(os.path.dirname(local), lambda target: target == name))
 
 
-def reading_bar(label: str, partitions, out, total: int | None = None):
+def reading_bar(run: Run, label: str, partitions: Iterable[Any], total: int | None = None) -> tuple[Any, BinaryIO]:
     """``(bar, out)``: a progress bar following the bytes the reader reads, inside each segment
-    (``kseg.render.progress``: on a terminal's stderr unless ``--quiet``; None otherwise), and ``out``
-    as the stream that prints results above it.  ``total``: the bytes to read (default: every log of
-    ``partitions``)."""
+    (``kseg.render.progress``: on a terminal's stderr unless ``--quiet``; None otherwise), and the stream
+    that prints results above it.  ``total``: the bytes to read (default: every log of ``partitions``)."""
     from kseg.render import progress
 
-    bar = progress.make(_quiet[0], screen=True)
+    bar = progress.make(run.quiet, screen=True)
     if bar is None:
-        return None, out
+        return None, run.out
     if total is None:
         total = sum(seg.log_size() for part in partitions for seg in part.segments if seg.log)
     bar.reads(label, total)
-    return bar, bar.writer(out)
+    return bar, bar.writer(run.out)
 
 
-def partitions_or_fail(err, paths) -> list:
+def partitions_or_fail(run: Run, paths: Iterable[str]) -> list[Any]:
     """The partitions under ``paths`` (:func:`kseg.storage.partition.discover`), its notes printed;
     nothing to read, or a path that cannot be read, is the one error line and exit 2.  A directory
     that cannot be listed is returned with ``error`` set, its error line printed: the caller skips it
@@ -268,46 +305,61 @@ def partitions_or_fail(err, paths) -> list:
             raise nothing_found(list(paths))
     except KsegError as exc:
         for text in notes:  # what was skipped, and why, before the error that nothing was read
-            note(err, text)
-        fail(err, exc)
-    notes_grouped(err, notes)
+            run.note(text)
+        run.fail(exc)
+    run.notes(notes)
     for part in partitions:
         if part.error is not None:  # a directory that cannot be listed: nothing of it is read (exit 2)
-            error(err, part.error)
+            run.error(part.error)
     return partitions
 
 
-def listing_code(partitions) -> int:
+def each_partition(
+    run: Run,
+    paths: Iterable[str],
+    label: str,
+    analyse: Callable[[Any, Callable[[str], None]], Any],
+    show: Callable[[Any, Callable[[str], None]], int],
+) -> int:
+    """Analyse each partition under ``paths`` (:func:`partitions_or_fail`) under a progress bar: ``analyse(part,
+    write)`` -> a report (a :class:`KsegError` is that partition's error line, exit 2), ``show(report, write)``
+    prints it and returns its exit code; ``write`` prints one line on stdout.  The run's exit code: the worst."""
+    partitions = partitions_or_fail(run, paths)
+    bar, out = reading_bar(run, label, partitions)
+
+    def write(line: str) -> None:
+        out.write((line + "\n").encode("utf-8", "replace"))
+
+    code = listing_code(partitions)
+    try:
+        for part in partitions:
+            if part.error is not None:
+                continue
+            try:
+                report = analyse(part, write)
+            except KsegError as exc:
+                code = run.error(exc)
+                continue
+            code = max(code, show(report, write))
+        out.flush()
+    finally:
+        if bar is not None:
+            bar.close()
+    return code
+
+
+def listing_code(partitions: Iterable[Any]) -> int:
     """2 when a directory among ``partitions`` could not be listed (its error line printed by
     :func:`partitions_or_fail`), else 0: the exit code a run starts from."""
     return EXIT_ERROR if any(p.error is not None for p in partitions) else 0
 
 
-def binary_streams():
+def binary_streams() -> tuple[BinaryIO, BinaryIO]:
     """stdout and stderr as binary streams (the click-testing runner's too).
 
     ``sys.stdout.buffer`` rather than ``click.get_binary_stream`` (deprecated in click 8.5)."""
     return _binary(sys.stdout), _binary(sys.stderr)
 
 
-def _binary(stream):
+def _binary(stream: Any) -> BinaryIO:
     return getattr(stream, "buffer", stream)
-
-
-def reference_time(text: str | None) -> int | None:
-    """``--at``: None (the latest batch timestamp), ``now``, epoch ms or ISO-8601."""
-    if text is None:
-        return None
-    if text.strip().lower() == "now":
-        import time
-
-        return int(time.time() * 1000)
-    from kseg.timestamps import parse_timestamp
-
-    try:
-        return parse_timestamp(text, names=False)
-    except ValueError as exc:
-        message = str(exc)
-        if "give" in message:  # what is accepted: now too
-            message = f"{text!r}: give epoch milliseconds, ISO-8601 with a zone (2024-10-27T03:33:20.100Z) or now"
-        raise click.BadParameter(message, param_hint="--at") from None

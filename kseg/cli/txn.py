@@ -2,50 +2,19 @@
 
 from __future__ import annotations
 
-import re
 import sys
+from typing import Any
 
 import click
 
-from kseg.cli.options import (
-    binary_streams,
-    error,
-    fail,
-    format_option,
-    io_options,
-    listing_code,
-    max_message_size_option,
-    partitions_or_fail,
-    quiet_option,
-    reading_bar,
-    reference_time,
-)
-from kseg.limits import INT64_MAX, decompression_limit
-
-_DURATION = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*(ms|s|m|min|h|d)?\s*\Z")
-_UNIT_MS = {None: 1, "ms": 1, "s": 1000, "m": 60_000, "min": 60_000, "h": 3_600_000, "d": 86_400_000}
+from kseg.cli.options import HELP, Run, each_partition, paths_argument, reading_options
+from kseg.cli.params import Duration, reference_time
+from kseg.errors import KsegError
+from kseg.limits import decompression_limit
 
 
-def parse_duration(text: str) -> int:
-    """``900000``, ``900s``, ``15m``, ``1h``, ``2d`` to milliseconds (a bare number is milliseconds)."""
-    m = _DURATION.match(text)
-    if not m:
-        raise click.BadParameter(f"{text!r} is not a duration (examples: 900000, 900s, 15m, 1h, 2d)")
-    ms = float(m.group(1)) * _UNIT_MS[m.group(2)]
-    if not ms <= INT64_MAX:  # Kafka's durations are longs (and inf/nan are none)
-        raise click.BadParameter(f"{text!r} is beyond a 64-bit count of milliseconds")
-    return int(ms)
-
-
-class Duration(click.ParamType):
-    name = "DURATION"
-
-    def convert(self, value, param, ctx):
-        return value if isinstance(value, int) else parse_duration(value)
-
-
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("paths", nargs=-1, required=True, type=click.Path(readable=False))
+@click.command(context_settings=HELP)
+@paths_argument
 @click.option(
     "--from-start",
     is_flag=True,
@@ -68,11 +37,16 @@ class Duration(click.ParamType):
     help="Measure ages against this time (epoch ms, ISO-8601 or 'now') instead of the partition's "
     "latest batch timestamp.",
 )
-@max_message_size_option
-@format_option
-@quiet_option
-@io_options
-def txn(paths, from_start, hanging_after, at, max_message_size, output_format, quiet, max_rate, drop_cache) -> None:
+@reading_options
+def txn(
+    paths: tuple[str, ...],
+    from_start: bool,
+    hanging_after: int,
+    at: str | None,
+    max_message_size: int,
+    output_format: str,
+    run: Run,
+) -> None:
     """Transactions of partition directories (or log roots): every transaction with its
     producer, offsets, records, outcome and marker; the last stable offset and what holds
     it; hanging transactions with the kafka-transactions.sh command that aborts them; and
@@ -85,68 +59,43 @@ def txn(paths, from_start, hanging_after, at, max_message_size, output_format, q
          with the log, or a segment not read past a corrupt or partial batch
       2  usage error, or a file could not be read (the OS's reason)
     """
-    from kseg.errors import KsegError
     from kseg.jsonlines import dumps
-    from kseg.ops.txn.txn import analyse
+    from kseg.ops.txn.txn import TxnReport, analyse
     from kseg.render import txn as render
-
-    out, err = binary_streams()
-    at_ms = reference_time(at)
-
-    def write(line: str) -> None:
-        out.write((line + "\n").encode("utf-8", "replace"))
-
     from kseg.storage import files
 
-
+    at_ms = reference_time(at)
     for path in paths:
         try:
             is_file = files.isfile(path)
         except KsegError as exc:
-            fail(err, exc)
+            run.fail(exc)
         if is_file:
-            fail(err, f"{path}: a file; txn takes partition directories or log roots (transactions span segments)")
-    partitions = partitions_or_fail(err, paths)
-    bar, out = reading_bar("txn", partitions, out)
-    code = listing_code(partitions)
-    try:
-        for part in partitions:
-            if part.error is not None:
-                continue
-            if output_format == "json":
+            run.fail(f"{path}: a file; txn takes partition directories or log roots (transactions span segments)")
+    json = output_format == "json"
+    limit = decompression_limit(max_message_size)
 
-                def on_txn(t, name=part.name):
-                    write(dumps(render.transaction_row(name, t)))
-            else:
+    def txn_of(part: Any, write: Any) -> TxnReport:
+        return analyse(
+            part,
+            from_start=from_start,
+            hanging_after_ms=hanging_after,
+            limit=limit,
+            on_transaction=(
+                (lambda t: write(dumps(render.transaction_row(part.name, t))))
+                if json
+                else (lambda t: write(render.transaction_line(t)))
+            ),
+            at=at_ms,
+            on_start=None if json else (lambda r: write(render.header_line(r))),
+        )
 
-                def on_txn(t):
-                    write(render.transaction_line(t))
+    def show(report: TxnReport, write: Any) -> int:
+        for line in render.render_report_json(report) if json else render.render_report_text(report):
+            write(line)
+        for read in report.reads:
+            if not read.complete:
+                run.error(read.describe())
+        return report.exit_code
 
-            try:
-                report = analyse(
-                    part,
-                    from_start=from_start,
-                    hanging_after_ms=hanging_after,
-                    limit=decompression_limit(max_message_size),
-                    on_transaction=on_txn,
-                    at=at_ms,
-                    on_start=(lambda r: write(render.header_line(r))) if output_format == "text" else None,
-                )
-            except KsegError as exc:
-                code = error(err, exc)
-                continue
-            if output_format == "json":
-                lines = render.render_report_json(report)
-            else:
-                lines = render.render_report_text(report)
-            for line in lines:
-                write(line)
-            for read in report.reads:
-                if not read.complete:
-                    error(err, read.describe())
-            code = max(code, report.exit_code)
-        out.flush()
-    finally:
-        if bar is not None:
-            bar.close()
-    sys.exit(code)
+    sys.exit(each_partition(run, paths, "txn", txn_of, show))

@@ -350,3 +350,121 @@ def test_every_progress_bar_runs(args: list[str], tmp_path: Path) -> None:
         timeout=120,
     )
     assert quiet.returncode == 0 and quiet.stderr == "", quiet.stderr
+
+
+# -- each documented shared option works on every command (docs/options.md), through the one Run ---------
+def _noted_tree(tmp_path: Path) -> Path:
+    """``root/orders-0`` without its first .index (the lookups note it; dump of its .timeindex too),
+    ``root/orders-1.<hex>-delete`` (skipped with a note by every command that walks a root), ``root2``
+    a replica root for ``diff --roots``."""
+    shutil.copytree(SAMPLE, tmp_path / "root" / "orders-0")
+    shutil.copytree(SAMPLE, tmp_path / "root" / "orders-1.0123abcd-delete")
+    shutil.copytree(SAMPLE, tmp_path / "root2" / "orders-0")
+    (tmp_path / "root" / "orders-0" / "00000000000000000000.index").unlink()
+    return tmp_path
+
+
+NOTED_RUNS = {
+    "dump": [
+        "dump",
+        "{tmp}/root/orders-0/00000000000000000000.log",
+        "{tmp}/root/orders-0/00000000000000000000.timeindex",
+    ],
+    "verify-index": ["verify-index", "{tmp}/root"],
+    "lookup-offset": ["lookup-offset", "3", "{tmp}/root/orders-0"],
+    "lookup-time": ["lookup-time", "earliest", "{tmp}/root/orders-0"],
+    "rebuild-index": ["rebuild-index", "--check", "{tmp}/root"],
+    "txn": ["txn", "{tmp}/root"],
+    "compaction": ["compaction", "--at", "0", "{tmp}/root"],
+    "diff": ["diff", "--roots", "{tmp}/root", "{tmp}/root2"],
+    "export": ["export", "--force", "{tmp}/root", "-o", "{tmp}/out.parquet"],
+}
+
+
+def _noted_run(name: str, tmp_path: Path, *extra: str) -> list[str]:
+    args = [a.replace("{tmp}", str(tmp_path)) for a in NOTED_RUNS[name]]
+    return [args[0], *extra, *args[1:]]
+
+
+def test_every_command_has_a_noted_run() -> None:
+    assert set(NOTED_RUNS) == set(COMMANDS)
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_quiet_silences_every_commands_notes(name: str, tmp_path: Path) -> None:
+    """``-q``: the same exit code, and no ``kseg: note:`` line (each run here has one); the same output
+    but for verify-index and rebuild-index, whose ``-q`` also leaves out clean segments
+    (tests/cli/test_verify_grouping.py, tests/cli/test_rebuild.py)."""
+    _noted_tree(tmp_path)
+    loud = run_cli(_noted_run(name, tmp_path))
+    quiet = run_cli(_noted_run(name, tmp_path, "-q"))
+    expected = 1 if name == "rebuild-index" else 0  # --check: the missing .index is a difference
+    assert loud.exit_code == quiet.exit_code == expected, (loud.errtext, quiet.errtext)
+    assert "kseg: note:" in loud.errtext
+    assert quiet.errtext == ""
+    if name in ("verify-index", "rebuild-index"):
+        assert quiet.text.splitlines()[-1] == loud.text.splitlines()[-1]  # the summary line
+    else:
+        assert quiet.stdout == loud.stdout
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_max_rate_and_drop_cache_pace_every_commands_reads(name: str, tmp_path: Path, monkeypatch) -> None:
+    """``--max-rate``/``--drop-cache``: the command's segment reads go through the read policy they make
+    (``kseg.storage.read_policy``: the rate in bytes a second, the page-cache guard); without them none."""
+    from kseg.storage import read_policy
+
+    _noted_tree(tmp_path)
+    made: list[read_policy.ReadPolicy] = []
+    reads: list[int] = []
+
+    class Counted(read_policy.ReadPolicy):
+        def __init__(self, max_rate, drop_cache) -> None:
+            super().__init__(max_rate, drop_cache)
+            made.append(self)
+
+        def after(self, token, n: int) -> None:
+            reads.append(n)
+            super().after(token, n)
+
+    monkeypatch.setattr(read_policy, "ReadPolicy", Counted)
+    monkeypatch.setattr(read_policy, "current", None)
+    expected = 1 if name == "rebuild-index" else 0  # --check: the missing .index is a difference
+    r = run_cli(_noted_run(name, tmp_path, "-q", "--max-rate", "1000", "--drop-cache"))
+    assert r.exit_code == expected, r.errtext
+    assert len(made) == 1 and made[0].throttle is not None and made[0].guard is not None
+    assert made[0].throttle.rate == 1000e6
+    assert sum(reads) > 0  # segment bytes read under the policy
+    r = run_cli(_noted_run(name, tmp_path, "-q"))
+    assert r.exit_code == expected and read_policy.current is None and len(made) == 1
+
+
+def test_run_is_made_once_and_frozen() -> None:
+    """A command's Run carries its options; it cannot be changed under the command."""
+    import dataclasses
+    import io
+
+    run = options.Run(io.BytesIO(), io.BytesIO(), quiet=True, max_rate=5.0, drop_cache=False)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        run.quiet = False  # type: ignore[misc]
+    run.note("nothing")
+    assert run.err.getvalue() == b""  # type: ignore[attr-defined]
+    assert run.error("x: broken") == 2 and run.err.getvalue() == b"kseg: error: x: broken\n"  # type: ignore[attr-defined]
+    loud = options.Run(io.BytesIO(), io.BytesIO())
+    loud.removed(["a", "b"])
+    loud.removed([])
+    assert loud.err.getvalue() == b"kseg: note: removed 2 temporary files an interrupted kseg run left: a, b\n"  # type: ignore[attr-defined]
+
+
+def test_spark_value_checks_options_that_would_do_nothing() -> None:
+    import io
+
+    run = options.Run(io.BytesIO(), io.BytesIO(), max_rate=1.0)
+    with pytest.raises(SystemExit) as e:
+        options.Spark(on=True).check(run)
+    assert e.value.code == 2 and b"--max-rate and --drop-cache" in run.err.getvalue()  # type: ignore[attr-defined]
+    quiet = options.Run(io.BytesIO(), io.BytesIO())
+    options.Spark(verbose=True).check(quiet, local_verbose=True)  # verify-index's own --verbose
+    with pytest.raises(SystemExit):
+        options.Spark(master="yarn", conf=("a=b",)).check(quiet)
+    assert quiet.err.getvalue() == b"kseg: error: --master and --spark-conf take effect only with --spark\n"  # type: ignore[attr-defined]

@@ -37,6 +37,14 @@ from kseg.storage.records import FileRecords
 from kseg.storage.snapshots import iter_snapshot
 
 
+class DumpProgress(Protocol):
+    """A progress display over each ``.log`` file's bytes (``kseg.render.progress.ByteProgress``)."""
+
+    def start(self, name: str, total: int) -> None: ...
+    def advance_to(self, done: int) -> None: ...
+    def close(self) -> None: ...
+
+
 class DumpSink(Protocol):
     """The output of ``kseg dump`` (``DumpLogSegments``' prints, in order)."""
 
@@ -186,7 +194,7 @@ class Dumper:
         self.sink = sink
         self.problems = Problems()
         self.exit_code = EXIT_OK
-        self.progress = None  # a kseg.render.progress.ByteProgress for humans, or None
+        self.progress: DumpProgress | None = None  # a kseg.render.progress.ByteProgress for humans, or None
         self.indexes = IndexDumper(options, sink, self.problems, self._fail, self._base_offset)
 
     def run(self, paths: list[str]) -> int:

@@ -233,3 +233,30 @@ def prepare_directory(directory: str) -> None:
                 os.unlink(os.path.join(local, name))
     except OSError as exc:
         raise InputError(f"cannot write the report: {exc.strerror or exc}", path=directory) from None
+
+
+def open_report(path: str | None, inputs: list[str], *, spark: bool, force: bool) -> JsonlReport | None:
+    """verify-index's ``--report`` checked before any work (a run must not end on a path it cannot write):
+    never on an input; JSON Lines on a local path for the local command (opened here, replaced only with
+    ``force``), a directory of part files (local or a URI) written by the executors with ``spark`` (checked
+    here, None returned).  :class:`InputError` says why not."""
+    if not path:
+        return None
+    from kseg.storage.location import is_remote
+    from kseg.storage.outputs import refuse_on_inputs
+
+    refuse_on_inputs(path, inputs, "--report")
+    if path.endswith(".parquet") and not spark:
+        raise InputError(
+            "a .parquet report needs --spark; the local command writes JSON Lines (give a .jsonl path)", path=path
+        )
+    if spark:
+        if not is_remote(path):
+            check_target(path, directory_ok=True)
+        return None
+    if is_remote(path):
+        raise InputError(
+            "a report on a store needs --spark (its executors write it); the local command writes a local file",
+            path=path,
+        )
+    return JsonlReport(path, force=force)

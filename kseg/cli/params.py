@@ -1,0 +1,144 @@
+"""The click parameter types and the decoder names every command shares: one module, so no command module
+imports another (``tests/test_layers.py``).
+
+Values as users type them: offsets (64-bit, Java's ``long``), timestamps (:func:`kseg.timestamps.parse_timestamp`),
+durations (Kafka's ``*.ms`` settings are ``long`` milliseconds), ``--max-rate`` MB/s, ``--at`` times, and the
+key/value decoders of Kafka's ``DumpLogSegments`` (``--key-decoder-class``/``--value-decoder-class``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from kseg.limits import INT64_MAX
+from kseg.timestamps import parse_timestamp
+
+
+def not_an_option(value: Any, param: click.Parameter | None, ctx: click.Context | None) -> None:
+    """With unknown options passed through as arguments (the lookups, for ``-1``), a misspelt ``--option``
+    says so."""
+    if isinstance(value, str) and value.startswith("--"):
+        raise click.NoSuchOption(value, ctx=ctx)
+
+
+class OffsetType(click.IntRange):
+    """OFFSET: a 64-bit integer, negative ones too."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        not_an_option(value, param, ctx)
+        return super().convert(value, param, ctx)
+
+
+class TimestampType(click.ParamType):
+    """TIMESTAMP as :func:`kseg.timestamps.parse_timestamp` reads it: epoch ms, ISO-8601 with a zone, and
+    (``names``) Kafka's ``earliest``/``latest``/``max-timestamp`` and their codes -2/-1/-3."""
+
+    name = "timestamp"
+
+    def __init__(self, names: bool = True) -> None:
+        self.names = names  # earliest/latest/max-timestamp accepted (a lookup), or a time only (a range bound)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, int):
+            return value
+        not_an_option(value, param, ctx)
+        try:
+            return parse_timestamp(value, names=self.names)
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+_DURATION = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*(ms|s|m|min|h|d)?\s*\Z")
+_UNIT_MS = {None: 1, "ms": 1, "s": 1000, "m": 60_000, "min": 60_000, "h": 3_600_000, "d": 86_400_000}
+
+
+def parse_duration(text: str) -> int:
+    """``900000``, ``900s``, ``15m``, ``1h``, ``2d`` to milliseconds (a bare number is milliseconds)."""
+    m = _DURATION.match(text)
+    if not m:
+        raise click.BadParameter(f"{text!r} is not a duration (examples: 900000, 900s, 15m, 1h, 2d)")
+    ms = float(m.group(1)) * _UNIT_MS[m.group(2)]
+    if not ms <= INT64_MAX:  # Kafka's durations are longs (and inf/nan are none)
+        raise click.BadParameter(f"{text!r} is beyond a 64-bit count of milliseconds")
+    return int(ms)
+
+
+class Duration(click.ParamType):
+    """A duration (``--hanging-after``, ``--delete-retention``) in milliseconds: :func:`parse_duration`."""
+
+    name = "DURATION"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        return value if isinstance(value, int) else parse_duration(value)
+
+
+MIN_RATE, MAX_RATE = 0.01, 1e6  # 10 kB/s (an 8 MiB read window then takes 14 min) .. 1 TB/s
+
+
+class RateType(click.FloatRange):
+    """``--max-rate``: a finite number of MB/s within [MIN_RATE, MAX_RATE] (FloatRange lets nan through)."""
+
+    def __init__(self) -> None:
+        super().__init__(min=MIN_RATE, max=MAX_RATE)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        rv = super().convert(value, param, ctx)
+        if rv != rv:
+            self.fail(f"{value!r} is not a number", param, ctx)
+        return rv
+
+
+def reference_time(text: str | None) -> int | None:
+    """``--at``: None (the latest batch timestamp), ``now``, epoch ms or ISO-8601."""
+    if text is None:
+        return None
+    if text.strip().lower() == "now":
+        import time
+
+        return int(time.time() * 1000)
+    try:
+        return parse_timestamp(text, names=False)
+    except ValueError as exc:
+        message = str(exc)
+        if "give" in message:  # what is accepted: now too
+            message = f"{text!r}: give epoch milliseconds, ISO-8601 with a zone (2024-10-27T03:33:20.100Z) or now"
+        raise click.BadParameter(message, param_hint="--at") from None
+
+
+Decoder = Callable[[bytes], str]
+
+_STRING = ("string", "org.apache.kafka.tools.api.StringDecoder", "kafka.serializer.StringDecoder")
+
+
+def resolve_decoder(name: str) -> Decoder:
+    """``string`` (Kafka's default), ``hex``, ``base64``, ``json``, ``int``, ``long``, a Kafka decoder
+    class name (:data:`kseg.decoders.simple.JAVA_DECODERS`) or ``module:function``."""
+    if name in _STRING:
+        from kseg.format.strings import string_decoder
+
+        return string_decoder
+    from kseg.decoders.simple import resolve
+
+    return resolve(name)
+
+
+def decoders(key: str | None, value: str | None) -> tuple[Any, Any]:
+    """The key and value decoders named by ``--key-decoder``/``--value-decoder`` (None for None: no decoder);
+    a name that resolves to nothing is a usage error (exit 2)."""
+    from kseg.errors import KsegError
+
+    try:
+        return (None if key is None else resolve_decoder(key), None if value is None else resolve_decoder(value))
+    except KsegError as exc:
+        raise click.UsageError(exc.describe()) from None
+
+
+def kraft_text(type_id: int, key: bytes, value: bytes | None) -> str | None:
+    """The KRaft control records' text (``kseg.decoders.control``), imported on the first one."""
+    from kseg.decoders.control import control_record_text
+
+    return control_record_text(type_id, key, value)
