@@ -264,7 +264,7 @@ def measure(row: Row, root: Path, runs: int, engines: list[str | None]) -> list[
     for _ in range(runs):
         for _, argv, env, results in plans:
             results.append(run_once(argv, env))
-    for out, argv, env, results in plans:
+    for out, argv, _env, results in plans:
         codes = {r[2] for r in results}
         wall = statistics.median(r[0] for r in results)
         rss = max(r[1] for r in results)

@@ -22,7 +22,7 @@ def golden_rows() -> list[dict]:
     with open(CORPUS_GOLDEN / "INDEX.tsv", newline="") as f:
         rows = list(csv.reader(f, delimiter="\t"))
     body = rows[1:]  # rows[0] is the header
-    return [dict(zip(["partition", "file", "set", "args", "exit_code"], r[:5])) for r in body]
+    return [dict(zip(["partition", "file", "set", "args", "exit_code"], r[:5], strict=True)) for r in body]
 
 
 class Result:

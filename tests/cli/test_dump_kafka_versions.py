@@ -39,7 +39,7 @@ def run_subprocess(args: list[str], cwd: Path | None = None, env: dict | None = 
 def _tsv(path: Path) -> list[dict]:
     with open(path, newline="") as f:
         rows = list(csv.reader(f, delimiter="\t"))
-    return [dict(zip(rows[0], r)) for r in rows[1:]]
+    return [dict(zip(rows[0], r, strict=True)) for r in rows[1:]]
 
 
 def _read(stem: Path, base: Path, placeholder: bytes) -> tuple[bytes, bytes]:
@@ -255,7 +255,7 @@ def test_kafka_own_tool(row: dict) -> None:
     ours, theirs = result.stdout.decode().split("\n"), kafka_out.decode().split("\n")
     assert len(ours) == len(theirs)
     differ = 0
-    for a, b in zip(ours, theirs):
+    for a, b in zip(ours, theirs, strict=True):
         if a == b:
             continue
         offset = int(b.split()[2])

@@ -347,7 +347,8 @@ def _holds_open(pid: int, tree: Path) -> bool:
 def test_ctrl_c_while_reading_is_130(tmp_path: Path, command: str) -> None:
     t = Tree(tmp_path)
     before = t.hashes()
-    # 0.01 MB/s (the least --max-rate takes): the first window read of a 28 KB segment is followed by a ~3 s pause, the file open
+    # 0.01 MB/s (the least --max-rate takes): the first window read of a 28 KB segment is followed by a
+    # ~3 s pause, the file open
     p = subprocess.Popen(
         [sys.executable, "-m", "kseg", command, *ARGS[command](t), "--max-rate", "0.01"],
         stdout=subprocess.PIPE,

@@ -341,7 +341,8 @@ def test_remote_partition_delete_and_segment_update() -> None:
     assert parser.parse(0, None, update) == (
         None,
         (
-            f"RemoteLogSegmentMetadataUpdate{{remoteLogSegmentId=RemoteLogSegmentId{{topicIdPartition={topic_id}:foo-0, "
+            "RemoteLogSegmentMetadataUpdate{remoteLogSegmentId=RemoteLogSegmentId{"
+            f"topicIdPartition={topic_id}:foo-0, "
             f"id={segment_id}}}, customMetadata=Optional[CustomMetadata{{4 bytes}}], state=COPY_SEGMENT_FINISHED, "
             "eventTimestampMs=0, brokerId=0}"
         ),

@@ -344,7 +344,8 @@ def test_transaction_states(status: int, name: str, version: int) -> None:
         (
             KEY,
             _txn_value(0, transactionStatus=1, transactionPartitions=None),
-            'java.lang.NullPointerException: Cannot invoke "java.util.List.forEach(java.util.function.Consumer)" because '
+            "java.lang.NullPointerException: "
+            'Cannot invoke "java.util.List.forEach(java.util.function.Consumer)" because '
             'the return value of "org.apache.kafka.coordinator.transaction.generated.TransactionLogValue.'
             'transactionPartitions()" is null',
         ),

@@ -173,4 +173,4 @@ def test_small_segments_of_a_partition_are_one_task_and_large_ones_are_split() -
     assert len(large) == 3 and all(len(g) == 1 for g in large)  # 3 MiB cut at checked batch starts
     assert [s.start for g in large for s in g][0] == 0
     ends = [(s.start, s.end) for g in large for s in g]
-    assert all(a[1] == b[0] for a, b in zip(ends, ends[1:])) and ends[-1][1] is None
+    assert all(a[1] == b[0] for a, b in zip(ends, ends[1:], strict=False)) and ends[-1][1] is None

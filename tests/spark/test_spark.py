@@ -96,7 +96,7 @@ def test_spark_parquet_report(log_root: Path, tmp_path: Path) -> None:
         parts = discover([str(log_root / "topic0-0"), str(log_root / "topic0-4")], [])
         code = run_spark_cli(
             parts,
-            strict=False,
+            strict=True,
             report_path=str(out),
             master=None,
             spark_conf=(),
@@ -306,7 +306,7 @@ def test_unreadable_inputs_on_spark_are_failed_rows_exit_2(tmp_path: Path) -> No
     failed = [(r["partition"], r["segment"]) for r in _rows(spark) if r["status"] == "failed"]
     assert failed == [("locked-0", None), ("p-0", "00000000000000000251")]
     spark_rows, local_rows = _rows(spark), _rows(local)
-    for srow, lrow in zip(spark_rows, local_rows):  # an executor names itself and asks about mounts
+    for srow, lrow in zip(spark_rows, local_rows, strict=True):  # an executor names itself and asks about mounts
         if srow.get("error") and srow["segment"] is not None:
             assert srow["error"].startswith("executor ") and lrow["error"] in srow["error"]
             assert srow["error"].endswith("(is the path on a mount every executor sees?)")
