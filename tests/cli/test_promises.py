@@ -47,7 +47,7 @@ from pathlib import Path
 import pytest
 
 from kseg.cli.main import COMMANDS
-from tests.conftest import CORPUS_DATA, run_cli
+from tests.conftest import CORPUS_DATA, as_unprivileged_root, kseg_argv, run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE = CORPUS_DATA / "plain-v2-0"  # two segments: 0 (offsets 0..250, 28637 bytes) and 251
@@ -260,19 +260,8 @@ def test_fifo_named_like_a_segment(tmp_path: Path, command: str) -> None:
 
 
 # -- permissions: real processes (root drops the capabilities that let it read anything) --------------------
-def _unprivileged(cmd: list[str]) -> list[str]:
-    if os.geteuid() != 0:
-        return cmd
-    if shutil.which("setpriv") is None:
-        pytest.skip("running as root without setpriv: cannot make a file unreadable")
-    caps = "-dac_override,-dac_read_search"
-    return ["setpriv", f"--inh-caps={caps}", f"--bounding-set={caps}", *cmd]
-
-
 def _kseg(args: list[str], **kw) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        _unprivileged([sys.executable, "-m", "kseg", *args]), capture_output=True, cwd=ROOT, timeout=120, **kw
-    )
+    return subprocess.run(as_unprivileged_root(kseg_argv(*args)), capture_output=True, cwd=ROOT, timeout=120, **kw)
 
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))
