@@ -66,6 +66,20 @@ def run_subprocess(
     return Result(p.returncode, p.stdout, p.stderr)
 
 
+def corpus_copy(tmp_path: Path, partition: str = "plain-v2-0", name: str = "p-0") -> Path:
+    """A writable copy of a corpus partition directory, as ``tmp_path/name``."""
+    part = tmp_path / name
+    shutil.copytree(CORPUS_DATA / partition, part)
+    return part
+
+
+def overwrite(path: Path, at: int, data: bytes) -> None:
+    """Write ``data`` over the bytes of ``path`` at position ``at`` (the file keeps its size)."""
+    with open(path, "r+b") as f:
+        f.seek(at)
+        f.write(data)
+
+
 def kseg_argv(*args: str) -> list[str]:
     """The argv of ``python -m kseg ARGS``: the real CLI in a child process."""
     return [sys.executable, "-m", "kseg", *args]
