@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import CORPUS_DATA, run_cli, run_subprocess
+from tests.s3server import broker_data_dirs
 
 pytest.importorskip("pyspark", reason="the spark extra (pip install 'kseg[spark]')")
 pq = pytest.importorskip("pyarrow.parquet", reason="pyarrow (the test extra)")
@@ -111,16 +112,7 @@ def test_verify_index_on_spark_reads_s3_and_writes_the_report_there(s3, local_br
     import json
 
     local = tmp_path / "local.jsonl"
-    r1 = run_cli(
-        [
-            "verify-index",
-            "-q",
-            "--report",
-            str(local),
-            str(local_brokers / "b1" / "data"),
-            str(local_brokers / "b2" / "data"),
-        ]
-    )
+    r1 = run_cli(["verify-index", "-q", "--report", str(local), *broker_data_dirs(local_brokers)])
     r2 = run_subprocess(
         [
             "verify-index",
