@@ -1,4 +1,6 @@
-"""Peak memory of every command on the hostile inputs of issue 19: ``python3 benchmarks/memory.py [--scale F] [-k PATTERN]``.
+"""Peak memory of every command on the hostile inputs of issue 19.
+
+Usage: ``python3 benchmarks/memory.py [--scale F] [-k PATTERN]``.
 
 Each row runs kseg as a child process (``sys.executable -m kseg``, stdout and
 stderr to ``/dev/null``) and reports the child's peak resident set size
@@ -31,7 +33,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from kseg.testing import bombs  # small: the writers run in a child, see inputs()
+from kseg.testing import bombs  # noqa: E402  (after the sys.path line); small: the writers run in a child
 
 TARGET_MIB = 128
 NUL = subprocess.DEVNULL

@@ -60,6 +60,32 @@ class Row:
     expect: tuple[int, ...] = (0,)
 
 
+def _dump(inp: str, flag: str = "", **kw) -> Row:
+    """``kseg dump [FLAG] LOG`` over ``inp`` ("dump shallow" without a flag)."""
+    return Row(f"dump {flag}" if flag else "dump shallow", inp, ["dump", *([flag] if flag else []), "{log}"], **kw)
+
+
+def _verify(inp: str, target: str) -> Row:
+    return Row("verify-index", inp, ["verify-index", "{dir}"], needs="kseg.cli.verify", target=target)
+
+
+def _rebuild_check(inp: str, target: str) -> Row:
+    return Row(
+        "rebuild-index --check", inp, ["rebuild-index", "--check", "{dir}"], needs="kseg.cli.rebuild", target=target
+    )
+
+
+def _lookup(kind: str, inp: str, target: str) -> Row:
+    """``kseg lookup-offset {offset} DIR`` or ``kseg lookup-time {ts} DIR``: one answer, timed whole."""
+    where = "{offset}" if kind == "offset" else "{ts}"
+    return Row(
+        f"lookup-{kind}", inp, [f"lookup-{kind}", where, "{dir}"], needs="kseg.cli.lookup", per="", target=target
+    )
+
+
+START_UP = "<= 80 ms"
+LOOKUP_1G = "<= 150 ms, within 10 % of 64 MiB"
+
 ROWS = [
     Row(
         "interpreter start (python -c pass)",
@@ -69,48 +95,30 @@ ROWS = [
         cmd=[sys.executable, "-c", "pass"],
         bound="this machine's interpreter + site .pth hooks",
     ),
-    Row(
-        "kseg --version",
-        None,
-        ["--version"],
-        per="",
-        kafka="0.07 s (JVM start)",
-        target="<= 80 ms",
-        bound="interpreter start + click import",
-    ),
-    Row(
-        "kseg --help",
-        None,
-        ["--help"],
-        per="",
-        kafka="0.07 s (JVM start)",
-        target="<= 80 ms",
-        bound="interpreter start + click import",
-    ),
+    *[
+        Row(
+            f"kseg {flag}",
+            None,
+            [flag],
+            per="",
+            kafka="0.07 s (JVM start)",
+            target=START_UP,
+            bound="interpreter start + click import",
+        )
+        for flag in ("--version", "--help")
+    ],
     Row(
         "kseg --help, python -S (no site hooks)",
         None,
         ["--help"],
         per="",
-        target="<= 80 ms",
+        target=START_UP,
         cmd=[sys.executable, "-S", "-m", "kseg"],
         bound="kseg's own start-up cost",
     ),
-    Row("dump shallow", "a", ["dump", "{log}"], kafka="0.96 s, 1118 MB/s, 229 MiB", target=">= 3 GB/s"),
-    Row(
-        "dump --deep-iteration",
-        "a",
-        ["dump", "--deep-iteration", "{log}"],
-        kafka="14.1 s, 0.64 M rec/s, 252 MiB",
-        target=">= 4 M rec/s",
-    ),
-    Row(
-        "dump --print-data-log",
-        "a",
-        ["dump", "--print-data-log", "{log}"],
-        kafka="22.8 s, 0.40 M rec/s, 262 MiB",
-        target=">= 3 M rec/s",
-    ),
+    _dump("a", kafka="0.96 s, 1118 MB/s, 229 MiB", target=">= 3 GB/s"),
+    _dump("a", "--deep-iteration", kafka="14.1 s, 0.64 M rec/s, 252 MiB", target=">= 4 M rec/s"),
+    _dump("a", "--print-data-log", kafka="22.8 s, 0.40 M rec/s, 262 MiB", target=">= 3 M rec/s"),
     Row(
         "dump .index --verify-index-only",
         "a",
@@ -119,61 +127,22 @@ ROWS = [
         kafka="0.27 s, 244 k entries/s, 60 MiB",
         target="<= 0.15 s",
     ),
-    Row("verify-index", "a", ["verify-index", "{dir}"], needs="kseg.cli.verify", target=">= 2.5 GB/s"),
-    Row(
-        "rebuild-index --check",
-        "a",
-        ["rebuild-index", "--check", "{dir}"],
-        needs="kseg.cli.rebuild",
-        target=">= 2.5 GB/s",
-    ),
-    Row("dump shallow", "b-lz4", ["dump", "{log}"], kafka="0.55 s, 488 MB/s, 227 MiB"),
-    Row("dump --deep-iteration", "b-lz4", ["dump", "--deep-iteration", "{log}"], kafka="6.3 s, 0.61 M rec/s, 266 MiB"),
-    Row(
-        "dump --print-data-log",
-        "b-lz4",
-        ["dump", "--print-data-log", "{log}"],
-        kafka="10.4 s, 0.37 M rec/s, 262 MiB",
-        target=">= 2 M rec/s",
-    ),
-    Row("dump shallow", "b-zstd", ["dump", "{log}"]),
-    Row("dump --deep-iteration", "b-zstd", ["dump", "--deep-iteration", "{log}"]),
-    Row("dump --print-data-log", "b-zstd", ["dump", "--print-data-log", "{log}"]),
-    Row("dump shallow", "c", ["dump", "{log}"], target=">= 2 M batches/s"),
-    Row("dump --deep-iteration", "c", ["dump", "--deep-iteration", "{log}"]),
-    Row("verify-index", "c", ["verify-index", "{dir}"], needs="kseg.cli.verify", target="RSS flat in batch count"),
-    Row(
-        "rebuild-index --check",
-        "c",
-        ["rebuild-index", "--check", "{dir}"],
-        needs="kseg.cli.rebuild",
-        target="RSS flat in batch count",
-    ),
-    Row(
-        "lookup-offset",
-        "d-64m",
-        ["lookup-offset", "{offset}", "{dir}"],
-        needs="kseg.cli.lookup",
-        per="",
-        target="<= 150 ms",
-    ),
-    Row(
-        "lookup-offset",
-        "d-1g",
-        ["lookup-offset", "{offset}", "{dir}"],
-        needs="kseg.cli.lookup",
-        per="",
-        target="<= 150 ms, within 10 % of 64 MiB",
-    ),
-    Row("lookup-time", "d-64m", ["lookup-time", "{ts}", "{dir}"], needs="kseg.cli.lookup", per="", target="<= 150 ms"),
-    Row(
-        "lookup-time",
-        "d-1g",
-        ["lookup-time", "{ts}", "{dir}"],
-        needs="kseg.cli.lookup",
-        per="",
-        target="<= 150 ms, within 10 % of 64 MiB",
-    ),
+    _verify("a", ">= 2.5 GB/s"),
+    _rebuild_check("a", ">= 2.5 GB/s"),
+    _dump("b-lz4", kafka="0.55 s, 488 MB/s, 227 MiB"),
+    _dump("b-lz4", "--deep-iteration", kafka="6.3 s, 0.61 M rec/s, 266 MiB"),
+    _dump("b-lz4", "--print-data-log", kafka="10.4 s, 0.37 M rec/s, 262 MiB", target=">= 2 M rec/s"),
+    _dump("b-zstd"),
+    _dump("b-zstd", "--deep-iteration"),
+    _dump("b-zstd", "--print-data-log"),
+    _dump("c", target=">= 2 M batches/s"),
+    _dump("c", "--deep-iteration"),
+    _verify("c", "RSS flat in batch count"),
+    _rebuild_check("c", "RSS flat in batch count"),
+    _lookup("offset", "d-64m", "<= 150 ms"),
+    _lookup("offset", "d-1g", LOOKUP_1G),
+    _lookup("time", "d-64m", "<= 150 ms"),
+    _lookup("time", "d-1g", LOOKUP_1G),
 ]
 
 
@@ -264,7 +233,7 @@ def measure(row: Row, root: Path, runs: int, engines: list[str | None]) -> list[
     for _ in range(runs):
         for _, argv, env, results in plans:
             results.append(run_once(argv, env))
-    for out, argv, env, results in plans:
+    for out, argv, _env, results in plans:
         codes = {r[2] for r in results}
         wall = statistics.median(r[0] for r in results)
         rss = max(r[1] for r in results)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -22,7 +23,7 @@ def golden_rows() -> list[dict]:
     with open(CORPUS_GOLDEN / "INDEX.tsv", newline="") as f:
         rows = list(csv.reader(f, delimiter="\t"))
     body = rows[1:]  # rows[0] is the header
-    return [dict(zip(["partition", "file", "set", "args", "exit_code"], r[:5])) for r in body]
+    return [dict(zip(["partition", "file", "set", "args", "exit_code"], r[:5], strict=True)) for r in body]
 
 
 class Result:
@@ -56,10 +57,43 @@ def run_cli(args: list[str], cwd: Path | str | None = None) -> Result:
     return Result(r.exit_code, r.stdout_bytes, r.stderr_bytes)
 
 
-def run_subprocess(args: list[str], cwd: Path | str | None = None, timeout: float = 120) -> Result:
-    """Run ``python -m kseg ARGS`` as a real process."""
-    p = subprocess.run([sys.executable, "-m", "kseg", *args], cwd=cwd, capture_output=True, timeout=timeout)
+def run_subprocess(
+    args: list[str], cwd: Path | str | None = None, timeout: float = 120, env: dict[str, str] | None = None
+) -> Result:
+    """Run ``python -m kseg ARGS`` as a real process, with ``env`` (if given) added to the environment."""
+    full = None if env is None else {**os.environ, **env}
+    p = subprocess.run([sys.executable, "-m", "kseg", *args], cwd=cwd, capture_output=True, timeout=timeout, env=full)
     return Result(p.returncode, p.stdout, p.stderr)
+
+
+def corpus_copy(tmp_path: Path, partition: str = "plain-v2-0", name: str = "p-0") -> Path:
+    """A writable copy of a corpus partition directory, as ``tmp_path/name``."""
+    part = tmp_path / name
+    shutil.copytree(CORPUS_DATA / partition, part)
+    return part
+
+
+def overwrite(path: Path, at: int, data: bytes) -> None:
+    """Write ``data`` over the bytes of ``path`` at position ``at`` (the file keeps its size)."""
+    with open(path, "r+b") as f:
+        f.seek(at)
+        f.write(data)
+
+
+def kseg_argv(*args: str) -> list[str]:
+    """The argv of ``python -m kseg ARGS``: the real CLI in a child process."""
+    return [sys.executable, "-m", "kseg", *args]
+
+
+def as_unprivileged_root(cmd: list[str]) -> list[str]:
+    """``cmd`` as it is, or, for root (who reads any file), run by ``setpriv`` without the capabilities
+    that let it read and list what the mode bits forbid (uid 0 kept); skips the test without setpriv."""
+    if os.geteuid() != 0:
+        return cmd
+    if shutil.which("setpriv") is None:
+        pytest.skip("running as root without setpriv: cannot make a file or directory unreadable")
+    caps = "-dac_override,-dac_read_search"
+    return ["setpriv", f"--inh-caps={caps}", f"--bounding-set={caps}", *cmd]
 
 
 SUMMARY: list[str] = []  # lines a test wants shown at the end of the run (e.g. the fuzz counts)

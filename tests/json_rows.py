@@ -140,32 +140,36 @@ FIXED = {
     },
 }
 
+
 # Row kinds the corpus does not produce (a KRaft .checkpoint, a directory that cannot be listed).
+def _unseen(kind: str, required: list[str], **properties: dict) -> dict:
+    """The schema of a row of type ``kind``: ``type`` and ``v`` and then ``properties``, of which
+    ``required`` are."""
+    return {
+        "type": "object",
+        "required": ["type", "v", *required],
+        "properties": {"type": {"const": kind}, "v": {"const": SCHEMA_VERSION}, **properties},
+    }
+
+
+_STRING, _INTEGER = {"type": "string"}, {"type": "integer"}
 UNSEEN = {
-    "dump.kraft_snapshot": {
-        "type": "object",
-        "required": ["type", "v", "file", "bootstrap"],
-        "properties": {
-            "type": {"const": "kraft_snapshot"},
-            "v": {"const": SCHEMA_VERSION},
-            "file": {"type": "string"},
-            "bootstrap": {"type": "boolean"},
-            "endOffset": {"type": "integer"},
-            "epoch": {"type": "integer"},
-        },
-    },
-    "rebuild-index.unreadable": {
-        "type": "object",
-        "required": ["type", "v", "logDir", "partition", "path", "error"],
-        "properties": {
-            "type": {"const": "unreadable"},
-            "v": {"const": SCHEMA_VERSION},
-            "logDir": {"type": "string"},
-            "partition": {"type": "string"},
-            "path": {"type": "string"},
-            "error": {"type": "string"},
-        },
-    },
+    "dump.kraft_snapshot": _unseen(
+        "kraft_snapshot",
+        ["file", "bootstrap"],
+        file=_STRING,
+        bootstrap={"type": "boolean"},
+        endOffset=_INTEGER,
+        epoch=_INTEGER,
+    ),
+    "rebuild-index.unreadable": _unseen(
+        "unreadable",
+        ["logDir", "partition", "path", "error"],
+        logDir=_STRING,
+        partition=_STRING,
+        path=_STRING,
+        error=_STRING,
+    ),
 }
 
 

@@ -84,6 +84,11 @@ def s3(tmp_path_factory) -> S3:
                 os.environ[k] = v
 
 
+def broker_data_dirs(root: Path) -> list[str]:
+    """The two log directories of a :func:`local_brokers` tree, as arguments."""
+    return [str(root / broker / "data") for broker in ("b1", "b2")]
+
+
 @pytest.fixture(scope="session")
 def local_brokers(tmp_path_factory) -> Path:
     """The same two-broker tree on local disk: ``<root>/b1/data``, ``<root>/b2/data``."""

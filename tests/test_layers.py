@@ -4,7 +4,8 @@
     limits    kseg.limits                                       each constant once; imports nothing
     base      kseg, kseg.errors, kseg.jsonlines, kseg.timestamps, kseg.engine
     format    kseg.format                                       bytes -> values
-    storage   kseg.storage  |  testing  kseg.testing            Kafka's on-disk nouns: files, records, partitions | the writer
+    storage   kseg.storage  |  testing  kseg.testing            Kafka's on-disk nouns (files, records, partitions)
+                                                                | the writer
     ops       kseg.ops                                          one package per command (kseg.ops.<command>)
     render    kseg.render   |  decoders kseg.decoders           text/JSON | payload decoders
     spark     kseg.spark                                        calls ops, storage and render, never cli

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from kseg.jsonlines import SCHEMA_VERSION
 from kseg.testing.writer import RecordSpec, build_control_batch, build_v2_batch, write_partition
-from tests.conftest import CORPUS_DATA, assert_no_traceback, run_cli
+from tests.conftest import CORPUS_DATA, assert_no_traceback, corpus_copy, overwrite, run_cli
 
 T = 1_700_000_000_000
 DAY = 86_400_000
@@ -120,15 +120,11 @@ def test_missing_path_is_exit_2(tmp_path: Path) -> None:
 def test_a_segment_not_read_to_its_end_is_named_never_counted_as_empty(tmp_path: Path) -> None:
     """A first batch whose length field is 5: the segment is `NOT READ TO ITS END` with its byte, counted
     on the total line and in JSON (``read``, ``segmentsNotReadToEnd``), exit 1 -- never "no tombstones"."""
-    import shutil
     import struct
 
-    part = tmp_path / "p-0"
-    shutil.copytree(CORPUS_DATA / "plain-v2-0", part)
+    part = corpus_copy(tmp_path)
     log = part / "00000000000000000000.log"
-    with open(log, "r+b") as f:
-        f.seek(8)
-        f.write(struct.pack(">i", 5))
+    overwrite(log, 8, struct.pack(">i", 5))  # the first batch's length field
     r = run_cli(["compaction", str(part)])
     assert r.exit_code == 1, r.errtext
     line = next(x for x in r.text.splitlines() if "00000000000000000000:" in x)

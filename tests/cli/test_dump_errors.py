@@ -7,13 +7,12 @@ import os
 import shutil
 import struct
 import subprocess
-import sys
 from pathlib import Path
 
 import crc32c
 import pytest
 
-from tests.conftest import CORPUS_DATA, assert_no_traceback, run_cli, run_subprocess
+from tests.conftest import CORPUS_DATA, as_unprivileged_root, assert_no_traceback, kseg_argv, run_cli, run_subprocess
 
 PLAIN = CORPUS_DATA / "plain-v2-0"
 LOG0 = PLAIN / "00000000000000000000.log"
@@ -63,14 +62,7 @@ def test_directory_is_exit_2(tmp_path: Path) -> None:
 def test_permission_denied_is_exit_2(tmp_path: Path) -> None:
     log = _copy(tmp_path, LOG0)
     log.chmod(0)
-    cmd = [sys.executable, "-m", "kseg", "dump", "--files", str(log)]
-    if os.geteuid() == 0:
-        # root reads any file: drop the capabilities that let it, keep uid 0
-        if shutil.which("setpriv") is None:
-            pytest.skip("running as root without setpriv: cannot make a file unreadable")
-        caps = "-dac_override,-dac_read_search"
-        cmd = ["setpriv", f"--inh-caps={caps}", f"--bounding-set={caps}", *cmd]
-    p = subprocess.run(cmd, capture_output=True)
+    p = subprocess.run(as_unprivileged_root(kseg_argv("dump", "--files", str(log))), capture_output=True)
     assert p.returncode == 2, p.stderr
     assert b"permission denied" in p.stderr and b"Traceback" not in p.stderr
 

@@ -36,10 +36,23 @@ def run_subprocess(args: list[str], cwd: Path | None = None, env: dict | None = 
     return Result(p.returncode, p.stdout, p.stderr)
 
 
+OFFSETS_LOG = "__consumer_offsets-0/00000000000000000000.log"
+
+
+def dump_as(version: str, *args: str) -> Result:
+    """``kseg dump --kafka-version VERSION ARGS`` in-process, run in the 4.x data directory."""
+    return run_cli(["dump", "--kafka-version", version, *args], cwd=DATA)
+
+
+def decoder_classes(value: str, key: str) -> list[str]:
+    """The arguments naming a value and a key decoder class, over the segment at offset 0."""
+    return ["--value-decoder-class", value, "--key-decoder-class", key, "--files", "00000000000000000000.log"]
+
+
 def _tsv(path: Path) -> list[dict]:
     with open(path, newline="") as f:
         rows = list(csv.reader(f, delimiter="\t"))
-    return [dict(zip(rows[0], r)) for r in rows[1:]]
+    return [dict(zip(rows[0], r, strict=True)) for r in rows[1:]]
 
 
 def _read(stem: Path, base: Path, placeholder: bytes) -> tuple[bytes, bytes]:
@@ -138,48 +151,21 @@ def test_unsupported_versions_are_usage_errors(value: str, message: str) -> None
 
 
 def test_patch_releases_name_their_line() -> None:
-    a = run_cli(
-        [
-            "dump",
-            "--kafka-version",
-            "4.1.2",
-            "--offsets-decoder",
-            "--files",
-            "__consumer_offsets-0/00000000000000000000.log",
-        ],
-        cwd=DATA,
-    )
-    b = run_cli(
-        [
-            "dump",
-            "--kafka-version",
-            "4.1",
-            "--offsets-decoder",
-            "--files",
-            "__consumer_offsets-0/00000000000000000000.log",
-        ],
-        cwd=DATA,
-    )
+    a = dump_as("4.1.2", "--offsets-decoder", "--files", OFFSETS_LOG)
+    b = dump_as("4.1", "--offsets-decoder", "--files", OFFSETS_LOG)
     assert a.exit_code == 0 and a.stdout == b.stdout
 
 
 def test_share_group_state_decoder_is_not_in_39() -> None:
+    share_log = "__share_group_state-0/00000000000000000000.log"
     r = run_subprocess(
-        [
-            "dump",
-            "--kafka-version",
-            "3.9",
-            "--share-group-state-decoder",
-            "--files",
-            "__share_group_state-0/00000000000000000000.log",
-        ],
-        cwd=DATA,
+        ["dump", "--kafka-version", "3.9", "--share-group-state-decoder", "--files", share_log], cwd=DATA
     )
     assert r.exit_code == 2 and b"Kafka 3.9's tool has no --share-group-state-decoder" in r.stderr
 
 
 def test_json_does_not_change_with_the_version() -> None:
-    args = ["--format", "json", "--offsets-decoder", "--files", "__consumer_offsets-0/00000000000000000000.log"]
+    args = ["--format", "json", "--offsets-decoder", "--files", OFFSETS_LOG]
     outs = {v: run_cli(["dump", "--kafka-version", v, *args], cwd=DATA).stdout for v in ("3.9", "4.0", "4.4")}
     assert outs["3.9"] == outs["4.0"] == outs["4.4"] == run_cli(["dump", *args], cwd=DATA).stdout
     assert all(json.loads(line) for line in outs["4.4"].splitlines())
@@ -255,7 +241,7 @@ def test_kafka_own_tool(row: dict) -> None:
     ours, theirs = result.stdout.decode().split("\n"), kafka_out.decode().split("\n")
     assert len(ours) == len(theirs)
     differ = 0
-    for a, b in zip(ours, theirs):
+    for a, b in zip(ours, theirs, strict=True):
         if a == b:
             continue
         offset = int(b.split()[2])
@@ -273,14 +259,7 @@ def test_39_says_kafka_serializer_classes_are_deprecated(tmp_path: Path) -> None
     from kseg.testing.v2 import RecordSpec, build_v2_batch
 
     write_segment(tmp_path, [[build_v2_batch([RecordSpec(b"k", b"v", 1)])]])
-    args = [
-        "--value-decoder-class",
-        "kafka.serializer.StringDecoder",
-        "--key-decoder-class",
-        "kafka.serializer.StringDecoder",
-        "--files",
-        "00000000000000000000.log",
-    ]
+    args = decoder_classes("kafka.serializer.StringDecoder", "kafka.serializer.StringDecoder")
     out = run_cli(["dump", "--kafka-version", "3.9", *args], cwd=tmp_path).stdout.decode().splitlines()
     notice = "kafka.serializer.StringDecoder is deprecated. Please use org.apache.kafka.tools.api.StringDecoder instead"
     assert out[:4] == ["Dumping 00000000000000000000.log", notice, notice, "Log starting offset: 0"]

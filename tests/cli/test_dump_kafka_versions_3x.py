@@ -20,7 +20,16 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.test_dump_kafka_versions import DATA, GOLDEN, ROWS, _read, run_subprocess
+from tests.cli.test_dump_kafka_versions import (
+    DATA,
+    GOLDEN,
+    OFFSETS_LOG,
+    ROWS,
+    _read,
+    decoder_classes,
+    dump_as,
+    run_subprocess,
+)
 from tests.conftest import run_cli
 
 ROWS_39 = [r for r in ROWS if r["line"] == "3.9"]
@@ -51,15 +60,7 @@ def test_prints_39s_goldens(line: str, row: dict) -> None:
 def test_37_offsets_decoder_on_the_new_record_types() -> None:
     """``readMessageKey`` of 3.7: key versions 0-1 are offset commits, 2 group metadata, every other
     record type (KIP-848's 3-8, share and streams groups) ``unknown::version=N`` with no payload."""
-    args = [
-        "dump",
-        "--kafka-version",
-        "3.7",
-        "--offsets-decoder",
-        "--files",
-        "__consumer_offsets-0/00000000000000000000.log",
-    ]
-    r = run_cli(args, cwd=DATA)
+    r = dump_as("3.7", "--offsets-decoder", "--files", OFFSETS_LOG)
     keys = [line.split(" headerKeys: [] ", 1)[1] for line in r.stdout.decode().splitlines() if line.startswith("| ")]
     assert r.exit_code == 0 and r.stderr == b""
     assert keys == [
@@ -86,17 +87,8 @@ def test_37_has_3_8s_decoder_classes_refused() -> None:
         b"kafka.serializer.LongDecoder"
     ) in r.stderr
     # with a topic decoder Kafka makes no decoder class, so nothing is refused
-    r = run_cli(
-        [
-            "dump",
-            "--kafka-version",
-            "3.7",
-            "--transaction-log-decoder",
-            *args[:2],
-            "--files",
-            "__transaction_state-0/00000000000000000100.log",
-        ],
-        cwd=DATA,
+    r = dump_as(
+        "3.7", "--transaction-log-decoder", *args[:2], "--files", "__transaction_state-0/00000000000000000100.log"
     )
     assert r.exit_code == 0 and b"transaction_metadata::transactionalId=" in r.stdout
 
@@ -162,14 +154,7 @@ def test_38_says_kafka_serializer_classes_are_deprecated(tmp_path: Path) -> None
     from kseg.testing.v2 import RecordSpec, build_v2_batch
 
     write_segment(tmp_path, [[build_v2_batch([RecordSpec(b"k", b"v", 1)])]])
-    args = [
-        "--value-decoder-class",
-        "kafka.serializer.LongDecoder",
-        "--key-decoder-class",
-        "kafka.serializer.StringDecoder",
-        "--files",
-        "00000000000000000000.log",
-    ]
+    args = decoder_classes("kafka.serializer.LongDecoder", "kafka.serializer.StringDecoder")
     out = run_cli(["dump", "--kafka-version", "3.8", *args], cwd=tmp_path).stdout
     assert out == run_cli(["dump", "--kafka-version", "3.9", *args], cwd=tmp_path).stdout
     assert out.decode().splitlines()[1:3] == [

@@ -15,7 +15,16 @@ from kseg.ops.lookup.offset import PartitionLog, lookup_offset
 from kseg.render.lookup import write_offset_text
 from kseg.render.text import TextSink
 from kseg.render.values import string_decoder
-from tests.conftest import CORPUS_DATA, CORPUS_GOLDEN, assert_no_traceback, golden_rows, run_cli, run_subprocess
+from tests.conftest import (
+    CORPUS_DATA,
+    CORPUS_GOLDEN,
+    assert_no_traceback,
+    corpus_copy,
+    golden_rows,
+    overwrite,
+    run_cli,
+    run_subprocess,
+)
 from tests.ops.lookup.lookup_oracle import LIMIT, read_partition
 
 CASES = sorted(p.name for p in CORPUS_DATA.iterdir() if p.is_dir())
@@ -256,15 +265,11 @@ def test_an_offset_in_bytes_framing_no_batch_is_unread_never_answered_from_the_n
 def test_a_corrupt_length_on_the_read_path_fails_the_lookup(tmp_path) -> None:
     """Kafka's fetch throws at a length field below 14: the lookup fails there (exit 1, the byte), never
     moves on to the next segment to answer."""
-    import shutil
     import struct
 
-    part = tmp_path / "p-0"
-    shutil.copytree(CORPUS_DATA / "plain-v2-0", part)
+    part = corpus_copy(tmp_path)
     log = part / "00000000000000000000.log"
-    with open(log, "r+b") as f:
-        f.seek(8)
-        f.write(struct.pack(">i", 5))
+    overwrite(log, 8, struct.pack(">i", 5))  # the first batch's length field
     r = run_cli(["lookup-offset", "5", str(part)])
     assert r.exit_code == 1 and r.text == ""
     assert r.errtext == (

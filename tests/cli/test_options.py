@@ -220,34 +220,29 @@ def test_no_deprecation_warning(name: str, tmp_path: Path) -> None:
     assert h.returncode == 0 and "Warning" not in h.stderr, h.stderr
 
 
-@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
-def test_shell_completion_script(shell: str) -> None:
-    """docs/options.md: ``_KSEG_COMPLETE=bash_source kseg`` prints a completion script."""
+def _complete(**env: str) -> subprocess.CompletedProcess:
+    """click's completion entry point (``kseg.cli.main:main``) in a child, ``env`` added to the environment."""
     import os
 
-    env = dict(os.environ, _KSEG_COMPLETE=f"{shell}_source")
-    p = subprocess.run(
+    return subprocess.run(
         [sys.executable, "-c", "from kseg.cli.main import main; main()"],
-        env=env,
+        env=dict(os.environ, **env),
         capture_output=True,
         text=True,
         timeout=60,
     )
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_shell_completion_script(shell: str) -> None:
+    """docs/options.md: ``_KSEG_COMPLETE=bash_source kseg`` prints a completion script."""
+    p = _complete(_KSEG_COMPLETE=f"{shell}_source")
     assert p.returncode == 0, p.stderr
     assert "_KSEG_COMPLETE" in p.stdout and "complete" in p.stdout
 
 
 def test_shell_completion_completes_commands() -> None:
-    import os
-
-    env = dict(os.environ, _KSEG_COMPLETE="bash_complete", COMP_WORDS="kseg verify-", COMP_CWORD="1")
-    p = subprocess.run(
-        [sys.executable, "-c", "from kseg.cli.main import main; main()"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    p = _complete(_KSEG_COMPLETE="bash_complete", COMP_WORDS="kseg verify-", COMP_CWORD="1")
     assert p.returncode == 0 and "verify-index" in p.stdout, p.stdout + p.stderr
 
 

@@ -47,7 +47,7 @@ from pathlib import Path
 import pytest
 
 from kseg.cli.main import COMMANDS
-from tests.conftest import CORPUS_DATA, run_cli
+from tests.conftest import CORPUS_DATA, as_unprivileged_root, kseg_argv, run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE = CORPUS_DATA / "plain-v2-0"  # two segments: 0 (offsets 0..250, 28637 bytes) and 251
@@ -167,6 +167,20 @@ def _clean_stderr(command: str, err: str) -> None:
             assert line.startswith("kseg: "), (line, err)
 
 
+def _failed_for_io(
+    command: str, t: Tree, code: int, out: str, err: str, named: Path, cause: str, never: str | None = None
+) -> None:
+    """What every I/O failure promises: exit 2, a clean stderr, ``named`` and its ``cause`` said, no verdict,
+    nothing written (and, if given, nothing matching ``never`` in the output)."""
+    assert code == 2, (code, out[-3000:], err)
+    _clean_stderr(command, err)
+    _names_cause(out, err, named, cause)
+    if never is not None:
+        assert not re.search(never, out + err, re.I), (out, err)
+    _no_verdict(out, 2)
+    _nothing_written(t)
+
+
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 @pytest.mark.parametrize("damage", sorted(DAMAGE))
 def test_damaged_input(tmp_path: Path, command: str, damage: str) -> None:
@@ -200,11 +214,7 @@ def test_vanished_between_listing_and_reading(tmp_path: Path, monkeypatch, comma
     r = run_cli([command, *ARGS[command](t)])
     out, err = r.text, r.errtext
     assert not t.log0.exists(), "the hook never ran: this command does not open its .log through FileRecords"
-    assert r.exit_code == 2, (r.exit_code, out[-3000:], err)
-    _clean_stderr(command, err)
-    _names_cause(out, err, t.log0, r"no such file")
-    _no_verdict(out, 2)
-    _nothing_written(t)
+    _failed_for_io(command, t, r.exit_code, out, err, t.log0, r"no such file")
 
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))
@@ -234,12 +244,7 @@ def test_shrinks_while_read(tmp_path: Path, monkeypatch, command: str) -> None:
     r = run_cli([command, *ARGS[command](t)])
     out, err = r.text, r.errtext
     assert t.log0.stat().st_size == half, "the hook never ran"
-    assert r.exit_code == 2, (r.exit_code, out[-3000:], err)
-    _clean_stderr(command, err)
-    _names_cause(out, err, t.log0, r"shrank")
-    assert not re.search(r"corrupt|index-(position|offset)", out + err, re.I), (out, err)
-    _no_verdict(out, 2)
-    _nothing_written(t)
+    _failed_for_io(command, t, r.exit_code, out, err, t.log0, r"shrank", never=r"corrupt|index-(position|offset)")
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
@@ -252,27 +257,12 @@ def test_fifo_named_like_a_segment(tmp_path: Path, command: str) -> None:
     os.mkfifo(t.log0)
     r = run_cli([command, *ARGS[command](t)])
     out, err = r.text, r.errtext
-    assert r.exit_code == 2, (r.exit_code, out[-3000:], err)
-    _clean_stderr(command, err)
-    _names_cause(out, err, t.log0, r"not a regular file")
-    _no_verdict(out, 2)
-    _nothing_written(t)
+    _failed_for_io(command, t, r.exit_code, out, err, t.log0, r"not a regular file")
 
 
 # -- permissions: real processes (root drops the capabilities that let it read anything) --------------------
-def _unprivileged(cmd: list[str]) -> list[str]:
-    if os.geteuid() != 0:
-        return cmd
-    if shutil.which("setpriv") is None:
-        pytest.skip("running as root without setpriv: cannot make a file unreadable")
-    caps = "-dac_override,-dac_read_search"
-    return ["setpriv", f"--inh-caps={caps}", f"--bounding-set={caps}", *cmd]
-
-
 def _kseg(args: list[str], **kw) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        _unprivileged([sys.executable, "-m", "kseg", *args]), capture_output=True, cwd=ROOT, timeout=120, **kw
-    )
+    return subprocess.run(as_unprivileged_root(kseg_argv(*args)), capture_output=True, cwd=ROOT, timeout=120, **kw)
 
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))
@@ -288,12 +278,8 @@ def test_permission_denied(tmp_path: Path, command: str, what: str) -> None:
     finally:
         target.chmod(mode)
     out, err = p.stdout.decode(), p.stderr.decode()
-    assert p.returncode == 2, (p.returncode, out[-3000:], err)
-    _clean_stderr(command, err)
     named = t.log0 if (what == "unreadable" or command == "dump") else t.bad
-    _names_cause(out, err, named, r"permission denied")
-    _no_verdict(out, 2)
-    _nothing_written(t)
+    _failed_for_io(command, t, p.returncode, out, err, named, r"permission denied")
     if command == "dump" and what == "unreadable":  # positional files too: dump goes on to the next one
         assert f"Dumping {t.log1}\nLog starting offset: 251\nbaseOffset: 251 " in out, out
     assert t.hashes() == before
@@ -347,7 +333,8 @@ def _holds_open(pid: int, tree: Path) -> bool:
 def test_ctrl_c_while_reading_is_130(tmp_path: Path, command: str) -> None:
     t = Tree(tmp_path)
     before = t.hashes()
-    # 0.01 MB/s (the least --max-rate takes): the first window read of a 28 KB segment is followed by a ~3 s pause, the file open
+    # 0.01 MB/s (the least --max-rate takes): the first window read of a 28 KB segment is followed by a
+    # ~3 s pause, the file open
     p = subprocess.Popen(
         [sys.executable, "-m", "kseg", command, *ARGS[command](t), "--max-rate", "0.01"],
         stdout=subprocess.PIPE,
@@ -447,12 +434,8 @@ def test_eio_is_an_io_error_never_corruption(tmp_path: Path, command: str) -> No
     before = t.hashes()
     p = _with_eio(t.log0, [command, *ARGS[command](t)], "1+")
     out, err = p.stdout.decode(), _strace_lines(p.stderr.decode())
-    assert p.returncode == 2, (p.returncode, out[-3000:], err)
-    _clean_stderr(command, err)
-    _names_cause(out, err, t.log0, r"Input/output error")
-    assert not re.search(r"corrupt|index-(position|offset)|isvalid: false|crc does not", out + err, re.I), (out, err)
-    _no_verdict(out, 2)
-    _nothing_written(t)
+    never = r"corrupt|index-(position|offset)|isvalid: false|crc does not"
+    _failed_for_io(command, t, p.returncode, out, err, t.log0, r"Input/output error", never=never)
     assert t.hashes() == before
 
 

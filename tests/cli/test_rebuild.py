@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CORPUS_DATA, assert_no_traceback, run_cli
+from tests.conftest import CORPUS_DATA, as_unprivileged_root, assert_no_traceback, kseg_argv, run_cli
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -250,14 +250,12 @@ def test_quiet_prints_only_segments_with_something_wrong_and_the_summary() -> No
 def test_check_never_says_written_of_a_file_it_cannot_read(tmp_path: Path) -> None:
     """``--check`` writes nothing: an existing index it cannot read is ``not compared`` (with the reason),
     exit 2 -- it said "not written"."""
-    from tests.cli.test_verify import _as_unprivileged_root
-
     part = tmp_path / "p-0"
     shutil.copytree(CORPUS_DATA / "plain-v2-0", part)
     index = part / "00000000000000000000.index"
     index.chmod(0)
     p = subprocess.run(
-        _as_unprivileged_root([sys.executable, "-m", "kseg", "rebuild-index", "--check", str(part)]),
+        as_unprivileged_root(kseg_argv("rebuild-index", "--check", str(part))),
         capture_output=True,
     )
     out, err = p.stdout.decode(), p.stderr.decode()

@@ -6,13 +6,12 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from kseg.format.indexes import TXN_ENTRY
-from tests.conftest import CORPUS_DATA, assert_no_traceback, run_cli, run_subprocess
+from tests.conftest import CORPUS_DATA, as_unprivileged_root, assert_no_traceback, kseg_argv, run_cli, run_subprocess
 from tests.storage.forensics_data import txn_partition
 
 
@@ -165,12 +164,7 @@ def test_bad_duration_is_a_usage_error(orders: Path) -> None:
 
 def test_permission_denied_is_exit_2(orders: Path) -> None:
     (orders / "00000000000000000010.log").chmod(0)
-    cmd = [sys.executable, "-m", "kseg", "txn", "--from-start", str(orders)]
-    if os.geteuid() == 0:
-        if shutil.which("setpriv") is None:
-            pytest.skip("running as root without setpriv: cannot make a file unreadable")
-        caps = "-dac_override,-dac_read_search"
-        cmd = ["setpriv", f"--inh-caps={caps}", f"--bounding-set={caps}", *cmd]
+    cmd = as_unprivileged_root(kseg_argv("txn", "--from-start", str(orders)))
     p = subprocess.run(cmd, capture_output=True)
     assert p.returncode == 2, p.stderr
     assert b"00000000000000000010.log: permission denied" in p.stderr and b"Traceback" not in p.stderr

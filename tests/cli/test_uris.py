@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import assert_no_traceback, run_cli, run_subprocess
+from tests.s3server import broker_data_dirs
 
 
 def both(s3, local_brokers: Path, args: list[str], rel: list[str]):
@@ -56,16 +57,7 @@ def test_index_check_on_s3_equals_the_local_check(s3, local_brokers: Path, rel: 
 def test_verify_index_report_rows_on_s3_equal_the_local_rows(s3, local_brokers: Path, tmp_path: Path) -> None:
     a, b = tmp_path / "s3.jsonl", tmp_path / "local.jsonl"
     r1 = run_cli(["verify-index", "-q", "--report", str(a), s3.uri("brokers/b1/data"), s3.uri("brokers/b2/data")])
-    r2 = run_cli(
-        [
-            "verify-index",
-            "-q",
-            "--report",
-            str(b),
-            str(local_brokers / "b1" / "data"),
-            str(local_brokers / "b2" / "data"),
-        ]
-    )
+    r2 = run_cli(["verify-index", "-q", "--report", str(b), *broker_data_dirs(local_brokers)])
     assert r1.exit_code == r2.exit_code == 1  # corrupt-crc-0 on both brokers
     norm = lambda p, prefix: [json.loads(line.replace(prefix, "@")) for line in p.read_text().splitlines()]  # noqa: E731
     assert norm(a, s3.uri("brokers")) == norm(b, str(local_brokers))

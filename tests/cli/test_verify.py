@@ -6,12 +6,11 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import CORPUS_DATA, assert_no_traceback, run_cli, run_subprocess
+from tests.conftest import CORPUS_DATA, as_unprivileged_root, assert_no_traceback, kseg_argv, run_cli, run_subprocess
 
 
 def test_clean_directory_exits_0() -> None:
@@ -175,20 +174,6 @@ def test_the_same_directory_twice_is_verified_once(tmp_path: Path) -> None:
 # --- nothing is passed that was not read (issue 10, section 3) ---
 
 
-def _as_unprivileged_root(cmd: list[str]) -> list[str]:
-    """Root reads any file: drop the capabilities that let it (as tests/cli/test_dump_errors.py does)."""
-    if os.geteuid() != 0:
-        return cmd
-    if shutil.which("setpriv") is None:
-        pytest.skip("running as root without setpriv: cannot make a directory unreadable")
-    caps = "-dac_override,-dac_read_search"
-    return ["setpriv", f"--inh-caps={caps}", f"--bounding-set={caps}", *cmd]
-
-
-def _kseg(*args: str) -> list[str]:
-    return [sys.executable, "-m", "kseg", *args]
-
-
 def test_an_unreadable_partition_directory_is_a_failed_row_exit_2(tmp_path: Path) -> None:
     root = tmp_path / "data"
     root.mkdir()
@@ -198,7 +183,7 @@ def test_an_unreadable_partition_directory_is_a_failed_row_exit_2(tmp_path: Path
     report = tmp_path / "r.jsonl"
     try:
         p = subprocess.run(
-            _as_unprivileged_root(_kseg("verify-index", "--report", str(report), str(root))), capture_output=True
+            as_unprivileged_root(kseg_argv("verify-index", "--report", str(report), str(root))), capture_output=True
         )
         out = p.stdout.decode()
         assert p.returncode == 2, out + p.stderr.decode()
@@ -211,14 +196,14 @@ def test_an_unreadable_partition_directory_is_a_failed_row_exit_2(tmp_path: Path
         assert b"Traceback" not in p.stderr
         # --format json counts it in the summary
         p = subprocess.run(
-            _as_unprivileged_root(_kseg("verify-index", "--format", "json", str(root))), capture_output=True
+            as_unprivileged_root(kseg_argv("verify-index", "--format", "json", str(root))), capture_output=True
         )
         summary = json.loads(p.stdout.decode().splitlines()[-1])
         assert p.returncode == 2 and summary["unreadableDirectories"] == 1 and summary["exitCode"] == 2
         # the directory given directly, and rebuild-index --check
-        p = subprocess.run(_as_unprivileged_root(_kseg("verify-index", str(root / "locked-0"))), capture_output=True)
+        p = subprocess.run(as_unprivileged_root(kseg_argv("verify-index", str(root / "locked-0"))), capture_output=True)
         assert p.returncode == 2 and b"FAILED" in p.stdout and b"Traceback" not in p.stderr
-        p = subprocess.run(_as_unprivileged_root(_kseg("rebuild-index", "--check", str(root))), capture_output=True)
+        p = subprocess.run(as_unprivileged_root(kseg_argv("rebuild-index", "--check", str(root))), capture_output=True)
         out = p.stdout.decode()
         assert p.returncode == 2, out
         assert f"{root}/locked-0: cannot list the directory: Permission denied; nothing in it" in out
@@ -231,7 +216,7 @@ def test_an_unreadable_index_fails_the_segment_exit_2(tmp_path: Path) -> None:
     part = tmp_path / "p-0"
     shutil.copytree(CORPUS_DATA / "plain-v2-0", part)
     (part / "00000000000000000251.timeindex").chmod(0)
-    p = subprocess.run(_as_unprivileged_root(_kseg("verify-index", str(part))), capture_output=True)
+    p = subprocess.run(as_unprivileged_root(kseg_argv("verify-index", str(part))), capture_output=True)
     out = p.stdout.decode()
     assert p.returncode == 2, out
     assert "p-0/00000000000000000251: FAILED: " in out and "00000000000000000251.timeindex: permission denied" in out

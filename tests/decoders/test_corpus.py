@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import struct
 
+import pytest
+
 from kseg.decoders import parser_for
 from kseg.decoders.control import control_record_text
 from tests.decoders.conftest import corpus_records, golden_record_lines
@@ -22,18 +24,26 @@ def _tail(key: str | None, payload: str | None) -> str:
     return text
 
 
-def test_offsets_decoder_matches_every_golden_line(offsets_corpus) -> None:
-    recs, golden = offsets_corpus
-    parser = parser_for("offsets")
+@pytest.mark.parametrize(
+    "decoder, corpus, tail_from, records",
+    [
+        # every data record of the segment, incl. tombstones, type 99, a bad value
+        ("offsets", "offsets_corpus", " key: ", 15),
+        ("cluster-metadata", "metadata_corpus", " payload: ", 10),
+    ],
+)
+def test_decoder_matches_every_golden_line(request, decoder: str, corpus: str, tail_from: str, records: int) -> None:
+    recs, golden = request.getfixturevalue(corpus)
+    parser = parser_for(decoder)
     checked = 0
     for rec in recs:
         if rec.control:
             continue
         line = golden[rec.offset]
-        head = line.split(" key: ", 1)[0]
+        head = line.split(tail_from, 1)[0]
         assert head + _tail(*parser.parse(rec.offset, rec.key, rec.value)) == line
         checked += 1
-    assert checked == 15  # every data record of the segment, incl. tombstones, type 99, a bad value
+    assert checked == records
 
 
 def test_offsets_golden_covers_the_interesting_cases(offsets_corpus) -> None:
@@ -43,20 +53,6 @@ def test_offsets_golden_covers_the_interesting_cases(offsets_corpus) -> None:
     assert golden[11].endswith("payload: <DELETE>")
     assert golden[14].endswith("key: Unknown record type 99 at offset 14, skipping.")
     assert golden[15].endswith("Could not read record with version 3 from value's buffer due to: null.")
-
-
-def test_cluster_metadata_decoder_matches_every_golden_line(metadata_corpus) -> None:
-    recs, golden = metadata_corpus
-    parser = parser_for("cluster-metadata")
-    checked = 0
-    for rec in recs:
-        if rec.control:
-            continue
-        line = golden[rec.offset]
-        head = line.split(" payload: ", 1)[0]
-        assert head + _tail(*parser.parse(rec.offset, rec.key, rec.value)) == line
-        checked += 1
-    assert checked == 10
 
 
 def test_kraft_control_records_match_deep_golden() -> None:

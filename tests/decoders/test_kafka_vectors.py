@@ -24,25 +24,24 @@ class B:
     def __init__(self) -> None:
         self.b = bytearray()
 
-    def i8(self, v):
-        self.b += struct.pack(">b", v)
+    def _pack(self, fmt: str, v):
+        self.b += struct.pack(fmt, v)
         return self
+
+    def i8(self, v):
+        return self._pack(">b", v)
 
     def i16(self, v):
-        self.b += struct.pack(">h", v)
-        return self
+        return self._pack(">h", v)
 
     def u16(self, v):
-        self.b += struct.pack(">H", v)
-        return self
+        return self._pack(">H", v)
 
     def i32(self, v):
-        self.b += struct.pack(">i", v)
-        return self
+        return self._pack(">i", v)
 
     def i64(self, v):
-        self.b += struct.pack(">q", v)
-        return self
+        return self._pack(">q", v)
 
     def uv(self, v):
         while v >= 0x80:
@@ -341,7 +340,8 @@ def test_remote_partition_delete_and_segment_update() -> None:
     assert parser.parse(0, None, update) == (
         None,
         (
-            f"RemoteLogSegmentMetadataUpdate{{remoteLogSegmentId=RemoteLogSegmentId{{topicIdPartition={topic_id}:foo-0, "
+            "RemoteLogSegmentMetadataUpdate{remoteLogSegmentId=RemoteLogSegmentId{"
+            f"topicIdPartition={topic_id}:foo-0, "
             f"id={segment_id}}}, customMetadata=Optional[CustomMetadata{{4 bytes}}], state=COPY_SEGMENT_FINISHED, "
             "eventTimestampMs=0, brokerId=0}"
         ),

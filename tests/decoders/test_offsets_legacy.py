@@ -160,8 +160,8 @@ def test_members_in_scala_hashmap_order() -> None:
             GROUP_KEY,
             _group([_member("m", b"\x00")]),
             (
-                "org.apache.kafka.common.protocol.types.SchemaException: Buffer underflow while parsing consumer protocol's "
-                "header"
+                "org.apache.kafka.common.protocol.types.SchemaException: "
+                "Buffer underflow while parsing consumer protocol's header"
             ),
         ),
         (
@@ -173,16 +173,16 @@ def test_members_in_scala_hashmap_order() -> None:
             GROUP_KEY,
             _group([_member("m", b"\x00\x00\x00\x00\x00\x01\x00")]),
             (
-                "org.apache.kafka.common.protocol.types.SchemaException: Buffer underflow while parsing consumer protocol's "
-                "assignment"
+                "org.apache.kafka.common.protocol.types.SchemaException: "
+                "Buffer underflow while parsing consumer protocol's assignment"
             ),
         ),
         (
             GROUP_KEY,
             _group([_member("m", _assignment([]), subscription=b"\x00\x00\x7f\x00\x00\x00")]),
             (
-                "java.lang.RuntimeException: Tried to allocate a collection of size 2130706432, but there are only 0 bytes "
-                "remaining."
+                "java.lang.RuntimeException: Tried to allocate a collection of size 2130706432, "
+                "but there are only 0 bytes remaining."
             ),
         ),
     ],

@@ -297,23 +297,11 @@ def _txn_value(version: int, **fields) -> bytes:
 KEY = version_prefixed(schema.message("TransactionLogKey").struct, {"transactionalId": "tx-1"}, 0)
 
 
-@pytest.mark.parametrize(
-    "status,name",
-    list(
-        enumerate(
-            [
-                "Empty",
-                "Ongoing",
-                "PrepareCommit",
-                "PrepareAbort",
-                "CompleteCommit",
-                "CompleteAbort",
-                "Dead",
-                "PrepareEpochFence",
-            ]
-        )
-    ),
-)
+#: ``TransactionState.fromId``'s names by id, spelled here independently of kseg's table.
+STATES = "Empty Ongoing PrepareCommit PrepareAbort CompleteCommit CompleteAbort Dead PrepareEpochFence".split()
+
+
+@pytest.mark.parametrize("status,name", list(enumerate(STATES)))
 @pytest.mark.parametrize("version", [0, 1])
 def test_transaction_states(status: int, name: str, version: int) -> None:
     parts = [{"topic": "b", "partitionIds": [1, 0]}, {"topic": "a", "partitionIds": [2]}]
@@ -344,7 +332,8 @@ def test_transaction_states(status: int, name: str, version: int) -> None:
         (
             KEY,
             _txn_value(0, transactionStatus=1, transactionPartitions=None),
-            'java.lang.NullPointerException: Cannot invoke "java.util.List.forEach(java.util.function.Consumer)" because '
+            "java.lang.NullPointerException: "
+            'Cannot invoke "java.util.List.forEach(java.util.function.Consumer)" because '
             'the return value of "org.apache.kafka.coordinator.transaction.generated.TransactionLogValue.'
             'transactionPartitions()" is null',
         ),

@@ -94,21 +94,25 @@ def test_zstd_several_frames() -> None:
     assert decompress(compression.ZSTD, data, 2, 100) == b"one two"
 
 
+def _zeros(codec: int, size: int, xerial_chunk: int) -> bytes:
+    """``size`` zero bytes compressed with ``codec`` (snappy: xerial blocks of ``xerial_chunk`` bytes)."""
+    big = b"\0" * size
+    if codec == compression.GZIP:
+        return gzip.compress(big)
+    if codec == compression.SNAPPY:
+        return _xerial([big[i : i + xerial_chunk] for i in range(0, len(big), xerial_chunk)])
+    if codec == compression.LZ4:
+        return _lz4_frame(big, magic=2)
+    import zstandard
+
+    return zstandard.ZstdCompressor().compress(big)
+
+
 @pytest.mark.parametrize("codec", [compression.GZIP, compression.SNAPPY, compression.LZ4, compression.ZSTD])
 @settings(max_examples=5, deadline=None)
 @given(st.integers(min_value=1, max_value=5000))
 def test_bombs_stop_at_the_limit(codec: int, limit: int) -> None:
-    big = b"\0" * (4 << 20)
-    if codec == compression.GZIP:
-        data = gzip.compress(big)
-    elif codec == compression.SNAPPY:
-        data = _xerial([big[i : i + 32768] for i in range(0, len(big), 32768)])
-    elif codec == compression.LZ4:
-        data = _lz4_frame(big, magic=2)
-    else:
-        import zstandard
-
-        data = zstandard.ZstdCompressor().compress(big)
+    data = _zeros(codec, 4 << 20, 32768)
     with pytest.raises(LimitExceededError, match=f"bound of {limit} bytes"):
         decompress(codec, data, 2, limit)
 
@@ -129,18 +133,7 @@ def test_a_bomb_allocates_a_small_multiple_of_the_bound(codec: int) -> None:
     """64 MiB of zeros against a 1 MiB bound: peak Python allocation stays near the bound."""
     import tracemalloc
 
-    big = b"\0" * (64 << 20)
-    if codec == compression.GZIP:
-        data = gzip.compress(big)
-    elif codec == compression.SNAPPY:
-        data = _xerial([big[i : i + 65536] for i in range(0, len(big), 65536)])
-    elif codec == compression.LZ4:
-        data = _lz4_frame(big, magic=2)
-    else:
-        import zstandard
-
-        data = zstandard.ZstdCompressor().compress(big)
-    del big
+    data = _zeros(codec, 64 << 20, 65536)
     limit = 1 << 20
     tracemalloc.start()
     try:

@@ -159,19 +159,22 @@ def test_batch_header_names_match_the_index_constants():
     named = v2.header_from(raw)
     plain = v2.HEADER.unpack(raw)
     assert tuple(named) == plain and v2.BatchHeader._make(plain) == named
-    for index, value in [
-        (v2.BASE_OFFSET, named.base_offset),
-        (v2.LENGTH, named.batch_length),
-        (v2.LEADER_EPOCH, named.partition_leader_epoch),
-        (v2.MAGIC, named.magic),
-        (v2.CRC, named.crc),
-        (v2.ATTRIBUTES, named.attributes),
-        (v2.LAST_OFFSET_DELTA, named.last_offset_delta),
-        (v2.BASE_TIMESTAMP, named.base_timestamp),
-        (v2.MAX_TIMESTAMP, named.max_timestamp),
-        (v2.PRODUCER_ID, named.producer_id),
-        (v2.PRODUCER_EPOCH, named.producer_epoch),
-        (v2.BASE_SEQUENCE, named.base_sequence),
-        (v2.COUNT, named.records_count),
-    ]:
-        assert plain[index] == named[index] == value
+    constant_field = {
+        "BASE_OFFSET": "base_offset",
+        "LENGTH": "batch_length",
+        "LEADER_EPOCH": "partition_leader_epoch",
+        "MAGIC": "magic",
+        "CRC": "crc",
+        "ATTRIBUTES": "attributes",
+        "LAST_OFFSET_DELTA": "last_offset_delta",
+        "BASE_TIMESTAMP": "base_timestamp",
+        "MAX_TIMESTAMP": "max_timestamp",
+        "PRODUCER_ID": "producer_id",
+        "PRODUCER_EPOCH": "producer_epoch",
+        "BASE_SEQUENCE": "base_sequence",
+        "COUNT": "records_count",
+    }
+    assert sorted(constant_field.values()) == sorted(v2.BatchHeader._fields)  # every field named once
+    for constant, field in constant_field.items():
+        index = getattr(v2, constant)
+        assert plain[index] == named[index] == getattr(named, field)

@@ -68,7 +68,7 @@ def consecutive_flags(fn, buf, count: int, args: tuple, form: int, chunk: int) -
     for _ in range(count // chunk + 2):
         records, pos, read, error, consecutive = fn(memoryview(buf), pos, len(buf), count, read, chunk, *args, form)
         offsets = [r[0] for r in records]
-        assert consecutive == all(b == a + 1 for a, b in zip(offsets, offsets[1:])), offsets
+        assert consecutive == all(b == a + 1 for a, b in zip(offsets, offsets[1:], strict=False)), offsets
         out.append((offsets, consecutive))
         if error is not None or read >= count:
             break

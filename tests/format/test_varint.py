@@ -11,15 +11,12 @@ from kseg.format.varint import read_varint, read_varlong
 
 
 def encode_varint(value: int) -> bytes:
-    """Zig-zag encode ``value`` as Kafka does (``ByteUtils.writeVarlong``): the test's own encoder,
-    sharing no code with the reader it tests."""
+    """Zig-zag encode ``value`` as Kafka does (``ByteUtils.writeVarlong``): the test's own encoder, an
+    independent oracle sharing no code with the reader it tests nor with ``kseg.testing``'s writer
+    (7-bit groups, least significant first, the continuation bit on all but the last)."""
     raw = ((value << 1) ^ (value >> 63)) & 0xFFFFFFFFFFFFFFFF
-    out = bytearray()
-    while raw >= 0x80:
-        out.append((raw & 0x7F) | 0x80)
-        raw >>= 7
-    out.append(raw)
-    return bytes(out)
+    groups = [(raw >> shift) & 0x7F for shift in range(0, max(raw.bit_length(), 1), 7)]
+    return bytes([g | 0x80 for g in groups[:-1]] + groups[-1:])
 
 
 @given(st.integers(min_value=-(2**31), max_value=2**31 - 1))

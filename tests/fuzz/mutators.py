@@ -13,6 +13,7 @@ import functools
 import gzip
 import random
 import struct
+from collections.abc import Callable
 
 from kseg.testing.framing import iter_batch_infos
 
@@ -55,51 +56,54 @@ def truncate_at_boundary(data: bytes, batches, rng: random.Random) -> bytes:
     return data[: min(cut, len(data))]
 
 
-def lying_length(data: bytes, batches, rng: random.Random) -> bytes:
-    if not batches:
-        return data
-    pos, _ = rng.choice(batches)
-    out = bytearray(data)
+Mutator = Callable[[bytes, list[tuple[int, int]], random.Random], bytes]
+
+
+def _in_a_batch(edit: Callable[[bytearray, int, int, random.Random], None]) -> Mutator:
+    """A mutator that lets ``edit(out, position, size, rng)`` change a copy of the bytes at one batch
+    picked at random; the bytes unchanged where no batch was found."""
+
+    @functools.wraps(edit)
+    def mutator(data: bytes, batches: list[tuple[int, int]], rng: random.Random) -> bytes:
+        if not batches:
+            return data
+        pos, size = rng.choice(batches)
+        out = bytearray(data)
+        edit(out, pos, size, rng)
+        return bytes(out)
+
+    return mutator
+
+
+@_in_a_batch
+def lying_length(out: bytearray, pos: int, size: int, rng: random.Random) -> None:
     if pos + 12 <= len(out):
         out[pos + 8 : pos + 12] = struct.pack(">i", rng.choice(LENGTHS))
-    return bytes(out)
 
 
-def lying_count(data: bytes, batches, rng: random.Random) -> bytes:
+@_in_a_batch
+def lying_count(out: bytearray, pos: int, size: int, rng: random.Random) -> None:
     """v2 recordsCount (offset 57) set to a lie; also the magic byte, sometimes."""
-    if not batches:
-        return data
-    pos, size = rng.choice(batches)
-    out = bytearray(data)
     if pos + 61 <= len(out) and out[pos + 16] == 2:
         out[pos + 57 : pos + 61] = struct.pack(">i", rng.choice([0, -1, 1, 2**31 - 1, 10**6, 3]))
     elif pos + 17 <= len(out):
         out[pos + 16] = rng.choice([0, 1, 2, 3, 0x7F, 0xFF])
-    return bytes(out)
 
 
-def endless_varint(data: bytes, batches, rng: random.Random) -> bytes:
+@_in_a_batch
+def endless_varint(out: bytearray, pos: int, size: int, rng: random.Random) -> None:
     """Overwrite the first record's length (after a v2 header) with 10+ continuation bytes."""
-    if not batches:
-        return data
-    pos, size = rng.choice(batches)
-    out = bytearray(data)
     start = pos + 61
     if start + 12 <= pos + size and out[pos + 16] == 2:
         out[start : start + 12] = b"\xff" * rng.randint(10, 12)
-    return bytes(out)
 
 
-def attributes(data: bytes, batches, rng: random.Random) -> bytes:
+@_in_a_batch
+def attributes(out: bytearray, pos: int, size: int, rng: random.Random) -> None:
     """Random codec / control / timestamp-type bits in a batch's attributes."""
-    if not batches:
-        return data
-    pos, _ = rng.choice(batches)
-    out = bytearray(data)
     at = pos + 22 if out[pos + 16] == 2 else pos + 17
     if at < len(out):
         out[at] = rng.randrange(256)
-    return bytes(out)
 
 
 def _v2(payload: bytes, codec: int, count: int, base: int = 0) -> bytes:

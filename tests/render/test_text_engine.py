@@ -83,6 +83,22 @@ def test_batch_lines(monkeypatch) -> None:
     assert out.count(b"\n") == len(items)
 
 
+#: Keys and values both record-line tests format: null, empty, ASCII, multi-byte UTF-8, a lone surrogate,
+#: an overlong form, past U+10FFFF, an invalid byte, control characters, an overlong 4-byte form.
+BLOBS = [
+    None,
+    b"",
+    b"ascii",
+    "é€😀".encode(),
+    b"\xed\xa0\x80",
+    b"\xc0\xaf",
+    b"\xf4\x90\x80\x80",
+    b"\xff",
+    b"a\x00b\nc",
+    b"\xf0\x8f\xbf\xbf",
+]
+
+
 def test_record_lines_sizes(monkeypatch) -> None:
     b = SimpleNamespace(h=(0, 0, 0, 2, 0, 0x08, 0, 0, 0, 0, 0, 0, 0))
     recs = [
@@ -96,21 +112,8 @@ def test_record_lines_sizes(monkeypatch) -> None:
 
 def test_record_lines_text(monkeypatch) -> None:
     b = SimpleNamespace(h=(0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0))
-    blobs = [
-        None,
-        b"",
-        b"ascii",
-        "é€😀".encode(),
-        b"\xed\xa0\x80",
-        b"\xed\xa0",
-        b"\xc0\xaf",
-        b"\xf4\x90\x80\x80",
-        b"\xff",
-        b"a\x00b\nc",
-        b"\xe0\x80\x80",
-        b"\xf0\x8f\xbf\xbf",
-        b"x" * 100000,
-    ]
+    # the shared values, in this test's order, with a truncated and an overlong sequence of its own
+    blobs = [*BLOBS[:5], b"\xed\xa0", *BLOBS[5:9], b"\xe0\x80\x80", *BLOBS[9:], b"x" * 100000]
     buf = memoryview(b"".join(x for x in blobs if x))
     views, at = [], 0
     for x in blobs:  # as the decoder hands them out: slices of one buffer
@@ -129,19 +132,7 @@ def test_record_lines_spans(monkeypatch) -> None:
     the same bytes as from slices, on either engine; spans the decoder never makes (outside the buffer,
     negative, past int64) take the Python formatter's slices, as the rule would."""
     b = SimpleNamespace(h=(0, 0, 0, 2, 0, 0x08, 0, 0, 0, 0, 0, 0, 0))
-    blobs = [
-        None,
-        b"",
-        b"ascii",
-        "é€😀".encode(),
-        b"\xed\xa0\x80",
-        b"\xc0\xaf",
-        b"\xf4\x90\x80\x80",
-        b"\xff",
-        b"a\x00b\nc",
-        b"\xf0\x8f\xbf\xbf",
-        b"x" * 70000,
-    ]
+    blobs = [*BLOBS, b"x" * 70000]
     buf = b"".join(x for x in blobs if x)
     mv = memoryview(buf)
     spans, at = [], 0

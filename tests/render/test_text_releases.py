@@ -51,7 +51,8 @@ def test_java_tool_sorts_and_keeps_one_entry_per_key() -> None:
         == _stderr(K44)
         == (
             "Mismatches in :/d/0.index\n"
-            "  Index offset: 30, log offset: 28\n  Index offset: 20, log offset: 19\n  Index offset: 10, log offset: 9\n"
+            "  Index offset: 30, log offset: 28\n  Index offset: 20, log offset: 19\n"
+            "  Index offset: 10, log offset: 9\n"
             "The following indexed offsets are not found in :/d/0.timeindex\n"
             "Indexed offset: 7, found log offset: -1\n"
             "Non-consecutive offsets in /d/100.log\n"

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import CORPUS_DATA, run_cli, run_subprocess
+from tests.s3server import broker_data_dirs
 
 pytest.importorskip("pyspark", reason="the spark extra (pip install 'kseg[spark]')")
 pq = pytest.importorskip("pyarrow.parquet", reason="pyarrow (the test extra)")
@@ -111,16 +112,7 @@ def test_verify_index_on_spark_reads_s3_and_writes_the_report_there(s3, local_br
     import json
 
     local = tmp_path / "local.jsonl"
-    r1 = run_cli(
-        [
-            "verify-index",
-            "-q",
-            "--report",
-            str(local),
-            str(local_brokers / "b1" / "data"),
-            str(local_brokers / "b2" / "data"),
-        ]
-    )
+    r1 = run_cli(["verify-index", "-q", "--report", str(local), *broker_data_dirs(local_brokers)])
     r2 = run_subprocess(
         [
             "verify-index",
@@ -173,4 +165,4 @@ def test_small_segments_of_a_partition_are_one_task_and_large_ones_are_split() -
     assert len(large) == 3 and all(len(g) == 1 for g in large)  # 3 MiB cut at checked batch starts
     assert [s.start for g in large for s in g][0] == 0
     ends = [(s.start, s.end) for g in large for s in g]
-    assert all(a[1] == b[0] for a, b in zip(ends, ends[1:])) and ends[-1][1] is None
+    assert all(a[1] == b[0] for a, b in zip(ends, ends[1:], strict=False)) and ends[-1][1] is None

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from kseg.ops.verify.report import sort_key
-from tests.conftest import CORPUS_DATA, run_subprocess
+from tests.conftest import CORPUS_DATA, Result, as_unprivileged_root, kseg_argv, run_subprocess
 
 pyspark = pytest.importorskip("pyspark", reason="the spark extra (pip install 'kseg[spark]')")
 
@@ -45,6 +45,17 @@ def log_root(tmp_path_factory) -> Path:
                 idx.write_bytes(bytes(raw))
     shutil.copytree(CORPUS_DATA / "plain-v2-0", root / "gone-0.0123456789abcdef0123456789abcdef-delete")
     return root
+
+
+def _spark_verify(*args: str, tmp: Path, cwd: Path | None = None, **env: str) -> Result:
+    """``kseg verify-index --spark --master local[2] ARGS`` as a real process, Spark's temporary files
+    (and its log) under ``tmp``, ``env`` added to the environment."""
+    return run_subprocess(
+        ["verify-index", "--spark", "--master", "local[2]", *args],
+        cwd=cwd,
+        timeout=600,
+        env={"TMPDIR": str(tmp), **env},
+    )
 
 
 def _rows(path: Path) -> list[dict]:
@@ -96,7 +107,7 @@ def test_spark_parquet_report(log_root: Path, tmp_path: Path) -> None:
         parts = discover([str(log_root / "topic0-0"), str(log_root / "topic0-4")], [])
         code = run_spark_cli(
             parts,
-            strict=False,
+            strict=True,
             report_path=str(out),
             master=None,
             spark_conf=(),
@@ -183,28 +194,7 @@ def test_two_brokers_on_spark(tmp_path: Path) -> None:
     b1, b2 = two_brokers(tmp_path / "t")
     local, spark = tmp_path / "local.jsonl", tmp_path / "spark.jsonl"
     r1 = run_subprocess(["verify-index", "--jobs", "2", "--report", str(local), str(b1), str(b2)])
-    env = dict(os.environ, TMPDIR=str(tmp_path))
-    p = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "kseg",
-            "verify-index",
-            "--spark",
-            "--master",
-            "local[2]",
-            "--report",
-            str(spark),
-            str(b1),
-            str(b2),
-        ],
-        capture_output=True,
-        env=env,
-        timeout=600,
-    )
-    from tests.conftest import Result
-
-    r2 = Result(p.returncode, p.stdout, p.stderr)
+    r2 = _spark_verify("--report", str(spark), str(b1), str(b2), tmp=tmp_path)
     _check_two_broker_run(r2, spark, b1, b2, clean_lines=False)
     assert r2.text == without_clean(r1.text)  # problems and the summary; clean segments only with --verbose
     assert _rows(spark) == _rows(local)
@@ -229,26 +219,10 @@ def test_executors_that_cannot_import_kseg_give_one_line_exit_2(tmp_path: Path) 
         f'exec {venv}/bin/python "$@"\n'
     )
     wrapper.chmod(0o755)
-    env = dict(os.environ, PYSPARK_PYTHON=str(wrapper), TMPDIR=str(tmp_path))
     # (run from tmp_path: Spark starts workers with `python -m`, which puts the working directory on sys.path)
-    p = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "kseg",
-            "verify-index",
-            "--spark",
-            "--master",
-            "local[2]",
-            str(CORPUS_DATA / "plain-v2-0"),
-        ],
-        capture_output=True,
-        env=env,
-        timeout=600,
-        cwd=tmp_path,
-    )
+    p = _spark_verify(str(CORPUS_DATA / "plain-v2-0"), tmp=tmp_path, cwd=tmp_path, PYSPARK_PYTHON=str(wrapper))
     err = p.stderr.decode()
-    assert p.returncode == 2, err[-3000:]
+    assert p.exit_code == 2, err[-3000:]
     assert p.stdout == b""
     lines = err.splitlines()
     assert len(lines) == 1, err[-3000:]
@@ -264,7 +238,6 @@ def test_executors_that_cannot_import_kseg_give_one_line_exit_2(tmp_path: Path) 
 def test_unreadable_inputs_on_spark_are_failed_rows_exit_2(tmp_path: Path) -> None:
     """What the local command says of a directory it cannot list and of an index it cannot read
     (tests/cli/test_verify.py), --spark says too: the same failed rows, exit 2, never "clean"."""
-    from tests.cli.test_verify import _as_unprivileged_root
 
     root = tmp_path / "data"
     root.mkdir()
@@ -276,24 +249,13 @@ def test_unreadable_inputs_on_spark_are_failed_rows_exit_2(tmp_path: Path) -> No
     env = dict(os.environ, TMPDIR=str(tmp_path))
     try:
         p1 = subprocess.run(
-            _as_unprivileged_root([sys.executable, "-m", "kseg", "verify-index", "--report", str(local), str(root)]),
+            as_unprivileged_root(kseg_argv("verify-index", "--report", str(local), str(root))),
             capture_output=True,
             env=env,
         )
         p2 = subprocess.run(
-            _as_unprivileged_root(
-                [
-                    sys.executable,
-                    "-m",
-                    "kseg",
-                    "verify-index",
-                    "--spark",
-                    "--master",
-                    "local[2]",
-                    "--report",
-                    str(spark),
-                    str(root),
-                ]
+            as_unprivileged_root(
+                kseg_argv("verify-index", "--spark", "--master", "local[2]", "--report", str(spark), str(root))
             ),
             capture_output=True,
             env=env,
@@ -306,7 +268,7 @@ def test_unreadable_inputs_on_spark_are_failed_rows_exit_2(tmp_path: Path) -> No
     failed = [(r["partition"], r["segment"]) for r in _rows(spark) if r["status"] == "failed"]
     assert failed == [("locked-0", None), ("p-0", "00000000000000000251")]
     spark_rows, local_rows = _rows(spark), _rows(local)
-    for srow, lrow in zip(spark_rows, local_rows):  # an executor names itself and asks about mounts
+    for srow, lrow in zip(spark_rows, local_rows, strict=True):  # an executor names itself and asks about mounts
         if srow.get("error") and srow["segment"] is not None:
             assert srow["error"].startswith("executor ") and lrow["error"] in srow["error"]
             assert srow["error"].endswith("(is the path on a mount every executor sees?)")
@@ -326,14 +288,13 @@ def test_export_on_spark_an_unreadable_segment_fails_the_export_exit_2(tmp_path:
     shutil.copy(CORPUS_DATA / "plain-v2-0" / "00000000000000000251.log", part)
     os.mkfifo(part / "00000000000000000000.log")
     out = tmp_path / "out"
-    p = subprocess.run(
-        [sys.executable, "-m", "kseg", "export", "--spark", "--master", "local[1]", str(part), "-o", str(out)],
-        capture_output=True,
+    p = run_subprocess(
+        ["export", "--spark", "--master", "local[1]", str(part), "-o", str(out)],
         timeout=600,
-        env=dict(os.environ, TMPDIR=str(tmp_path)),
+        env={"TMPDIR": str(tmp_path)},
     )
     err = p.stderr.decode()
-    assert p.returncode == 2, err
+    assert p.exit_code == 2, err
     assert "Traceback" not in err and "corrupt" not in err
     assert f"{part}/00000000000000000000.log: not a regular file" in err, err
     assert not (out / "_SUCCESS").exists()

@@ -55,7 +55,7 @@ def test_same_records_as_kafka_python(path) -> None:
     ours = _kseg_records(path)
     theirs = _kafka_python_records(path)
     assert len(ours) == len(theirs) > 0
-    for a, b in zip(ours, theirs):
+    for a, b in zip(ours, theirs, strict=True):
         assert a[0] == b[0], (a, b)
         assert a[2:] == b[2:], (a[0], a, b)
         if a[1] != b[1]:

@@ -6,6 +6,8 @@ borders, are larger than the window, or end in a corrupt length field.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+
 import pytest
 
 from kseg.errors import CorruptRecordError
@@ -18,35 +20,42 @@ CORPUS_LOGS = sorted(CORPUS_DATA.glob("*/*.log"))
 WINDOW = 1 << 16  # the smallest window FileRecords allows
 
 
-def shallow_via_batches(path, window=None, end=None) -> list[tuple]:
+def _shallow(path, window, end, rows: Callable[[FileRecords], Iterator[tuple]]) -> list[tuple]:
+    """``rows(records)`` of the file, then ``("error", description)`` where it met corruption."""
     kw = {} if window is None else {"window": window}
     out = []
     with FileRecords(str(path), end=end, **kw) as records:
         try:
-            for b in records.batches():
-                out.append((b.position, b.size, b.magic, b.base_offset, b.last_offset, b.checksum, b.is_valid()))
+            for row in rows(records):
+                out.append(row)
         except CorruptRecordError as exc:
             out.append(("error", exc.describe()))
     return out
+
+
+def _batch_rows(records: FileRecords) -> Iterator[tuple]:
+    for b in records.batches():
+        yield (b.position, b.size, b.magic, b.base_offset, b.last_offset, b.checksum, b.is_valid())
+
+
+def _scan_rows(records: FileRecords) -> Iterator[tuple]:
+    for items in records.scan():
+        assert 0 < len(items) <= SCAN_LIST
+        for position, size, h, valid in items:
+            if h is None:  # a batch object: use it before the iterator moves on
+                b = valid
+                assert (b.position, b.size) == (position, size)
+                yield (position, size, b.magic, b.base_offset, b.last_offset, b.checksum, b.is_valid())
+            else:
+                yield (position, size, h[3], h[0], h[0] + h[6], h[4], valid)
+
+
+def shallow_via_batches(path, window=None, end=None) -> list[tuple]:
+    return _shallow(path, window, end, _batch_rows)
 
 
 def shallow_via_scan(path, window=None, end=None) -> list[tuple]:
-    kw = {} if window is None else {"window": window}
-    out = []
-    with FileRecords(str(path), end=end, **kw) as records:
-        try:
-            for items in records.scan():
-                assert 0 < len(items) <= SCAN_LIST
-                for position, size, h, valid in items:
-                    if h is None:  # a batch object: use it before the iterator moves on
-                        b = valid
-                        assert (b.position, b.size) == (position, size)
-                        out.append((position, size, b.magic, b.base_offset, b.last_offset, b.checksum, b.is_valid()))
-                    else:
-                        out.append((position, size, h[3], h[0], h[0] + h[6], h[4], valid))
-        except CorruptRecordError as exc:
-            out.append(("error", exc.describe()))
-    return out
+    return _shallow(path, window, end, _scan_rows)
 
 
 @pytest.mark.parametrize("path", CORPUS_LOGS, ids=lambda p: f"{p.parent.name}/{p.name}")

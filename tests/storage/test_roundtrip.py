@@ -198,7 +198,7 @@ def test_dump_json_reads_back_what_was_written(tmp_path: Path, specs) -> None:
     recs = [o for o in objs if o["type"] == "record" and "control" not in o]
     want = list(_flatten(expected))
     assert len(recs) == len(want)
-    for obj, (exp, offset, ts, r) in zip(recs, want):
+    for obj, (exp, offset, ts, r) in zip(recs, want, strict=True):
         assert obj["offset"] == offset and obj["timestamp"] == ts
         assert obj["keySize"] == (-1 if r.key is None else len(r.key))
         assert obj["valueSize"] == (-1 if r.value is None else len(r.value))

@@ -67,7 +67,7 @@ def reencode_legacy(raw: bytes) -> bytes:
         deltas = [x.offset - base for x in entries]
     specs = [
         RecordSpec(x.key, x.value, x.timestamp if x.timestamp is not None else -1, (), d)
-        for x, d in zip(entries, deltas)
+        for x, d in zip(entries, deltas, strict=True)
     ]
     inner_type = _ts_type(entries[0])
     built = build_legacy(

@@ -121,7 +121,7 @@ def test_kafka_python_reads_what_we_write(case):
     data = _build(magic, codec, ts_type, specs, base_offset, lat)
     batches, got = _decode(data, magic, codec)
     assert len(got) == len(specs)
-    for i, (rec, spec) in enumerate(zip(got, specs)):
+    for i, (rec, spec) in enumerate(zip(got, specs, strict=True)):
         delta = spec.offset_delta if spec.offset_delta is not None else i
         assert rec.offset == base_offset + delta
         assert rec.key == spec.key

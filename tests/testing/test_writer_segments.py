@@ -91,7 +91,7 @@ def _produce_requests(entries):
         (klen,) = struct.unpack_from(">i", raw, key_at - 4)
         key = None if klen < 0 else raw[key_at : key_at + klen]
 
-        def null_same(k):
+        def null_same(k: int, key_at: int = key_at, raw: bytes = raw) -> bool:
             return (
                 0 <= k < len(entries)
                 and struct.unpack_from(">i", entries[k], key_at - 4)[0] < 0

@@ -183,26 +183,26 @@ def main() -> None:
         outs = _run(build, "Utf8Check", [c.hex() for c in cases])
         (HERE / "java_utf8.tsv").write_text(
             "# input bytes (hex) -> new String(b, UTF_8) as UTF-16BE (hex); OpenJDK 17\n"
-            + "".join(f"{c.hex()}\t{o}\n" for c, o in zip(cases, outs))
+            + "".join(f"{c.hex()}\t{o}\n" for c, o in zip(cases, outs, strict=True))
         )
         cases = double_cases(rng)
         outs = _run(build, "DblCheck", ["%016x" % c for c in cases])
         (HERE / "java_double.tsv").write_text(
             "# IEEE-754 bits (hex) -> Double.toString; OpenJDK 17\n"
-            + "".join(f"{c:016x}\t{o}\n" for c, o in zip(cases, outs))
+            + "".join(f"{c:016x}\t{o}\n" for c, o in zip(cases, outs, strict=True))
         )
         cases = string_cases(rng)
         lines = ["s\t" + c.encode("utf-8", "surrogatepass").hex() for c in cases]
         outs = _run(f"{build}:{jackson}", "JsonCheck", lines)
         (HERE / "jackson_strings.tsv").write_text(
             "# string (UTF-8 hex) -> ObjectNode{s: TextNode(s), z: [-3, Long.MIN_VALUE, null, true]}.toString()"
-            " (UTF-8 hex); Jackson 2.17\n" + "".join(f"{ln[2:]}\t{o}\n" for ln, o in zip(lines, outs))
+            " (UTF-8 hex); Jackson 2.17\n" + "".join(f"{ln[2:]}\t{o}\n" for ln, o in zip(lines, outs, strict=True))
         )
         cases = hashset_cases(rng)
         outs = _run(f"{build}:{scala}", "SetOrder", cases)
         (HERE / "scala_hashset.tsv").write_text(
             "# topic:p,p;topic:p,... (one ++= per group) -> mutable.HashSet[TopicPartition].mkString; Scala 2.13\n"
-            + "".join(f"{c}\t{o}\n" for c, o in zip(cases, outs))
+            + "".join(f"{c}\t{o}\n" for c, o in zip(cases, outs, strict=True))
         )
 
 

@@ -140,7 +140,7 @@ def follower(root: Path, kafka: str) -> Path:
     d = root / f"follower-{kafka}-0"
     w = SegmentWriter(d, 0, per_batch_index=False)
     offset = 0
-    for fetch in range(6):
+    for _fetch in range(6):
         batches = []
         for _ in range(3):
             batches.append(build_v2_batch(_records(2, TS + offset * 10), base_offset=offset))
