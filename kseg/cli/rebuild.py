@@ -95,11 +95,12 @@ def rebuild_index(
       141  stdout was closed early (killed by SIGPIPE)
     """
     from kseg.errors import KsegError
+    from kseg.limits import EXIT_ERROR
     from kseg.ops.rebuild.rebuild import resolve
     from kseg.ops.rebuild.run import Settings, rebuild_all
     from kseg.ops.rebuild.write import FAILED, REFUSED
     from kseg.render import progress as progress_mod
-    from kseg.render.rebuild import EXIT_ERROR, RebuildReport
+    from kseg.render.rebuild import RebuildReport
     from kseg.storage.partition import check_exists, nothing_found, nothing_in
 
     if check and (output_dir or force):
@@ -144,7 +145,7 @@ def rebuild_index(
     work = []
     for target in targets:
         if target.partition.error is not None:  # a directory that cannot be listed: a failed row, exit 2
-            report.unreadable(target.partition.path, target.partition.error)
+            report.unreadable(target.partition)
             continue
         directory = None
         if output_dir:

@@ -66,6 +66,8 @@ class Recovered:
     """What ``LogSegment.recover`` makes of one segment."""
 
     segment: Segment
+    log_dir: str = ""  # the log directory holding the segment's partition (``Partition.log_dir``)
+    partition: str = ""  # the partition directory's name (``Partition.name``)
     log_size: int = 0
     valid_bytes: int = 0
     batches: int = 0
@@ -84,6 +86,11 @@ class Recovered:
     def truncated(self) -> int:
         """Bytes Kafka's recovery would cut from the end of the log."""
         return self.log_size - self.valid_bytes
+
+    @property
+    def damaged(self) -> bool:
+        """Invalid data in the log: bytes recovery would truncate, or an exception it would not survive."""
+        return self.truncated > 0 or self.failure is not None
 
     @property
     def offset_entries(self) -> list[tuple[int, int]]:
@@ -404,6 +411,7 @@ def recover_partition(
             limit=limit,
             progress=None if progress is None else progress.advance_to,
         )
+        rec.log_dir, rec.partition = target.partition.log_dir, target.partition.name
         if truncated_at is not None:
             rec.notes.append(
                 f"Kafka's recovery would delete this segment (when above the recovery point): "
