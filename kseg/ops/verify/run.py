@@ -84,7 +84,7 @@ class Report:
 
     def merge(self, counts: tuple) -> None:
         """Add the :meth:`counts` of a report kept elsewhere (a Spark task's)."""
-        for name, value in zip(self.COUNTS, counts):
+        for name, value in zip(self.COUNTS, counts, strict=True):
             setattr(self, name, getattr(self, name) + value)
 
     @property
