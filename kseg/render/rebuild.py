@@ -7,7 +7,7 @@ from collections import Counter
 
 from kseg.jsonlines import SCHEMA_VERSION
 from kseg.limits import EXIT_OK
-from kseg.ops.rebuild.rebuild import Recovered
+from kseg.ops.rebuild.recovered import Recovered
 from kseg.ops.rebuild.run import Verdict
 from kseg.ops.rebuild.write import (
     ABSENT,
@@ -31,7 +31,7 @@ from kseg.storage.partition import Partition  # the type of what ``unreadable`` 
 
 
 def segment_line(rec: Recovered) -> str:
-    log = files.display(rec.segment.log)
+    log = files.display(rec.log)
     if rec.failure is not None:
         text = f"{log}: Kafka's recovery would fail: {rec.failure.describe()}"
         if rec.failure.truncates_segment:
@@ -120,7 +120,7 @@ class RebuildReport:
         self.counts.update(o.status for o in outcomes)
         code = self.verdict.segment(rec, outcomes)
         if self.per_partition is not None:
-            row = self.per_partition.setdefault(files.display(location.parent(rec.segment.log)), Counter())
+            row = self.per_partition.setdefault(files.display(location.parent(rec.log)), Counter())
             row["segments"] += 1
             row["damaged"] += rec.damaged
             row.update(o.status for o in outcomes)
@@ -130,7 +130,7 @@ class RebuildReport:
         if self.quiet and code == EXIT_OK:
             return
         for n in rec.notes:  # printed once per kind, before the summary (a truncation's note recurs per segment)
-            self.notes.add(f"{files.display(rec.segment.log)}: {n}")
+            self.notes.add(f"{files.display(rec.log)}: {n}")
         lines = [segment_line(rec)] + [file_line(o) for o in outcomes]
         self._write("\n".join(lines) + "\n")
 
@@ -231,7 +231,7 @@ def segment_json(rec: Recovered, outcomes: list[FileOutcome]) -> dict:
         "logDir": rec.log_dir,
         "partition": rec.partition,
         "segment": rec.segment.name,
-        "path": files.display(rec.segment.log),
+        "path": files.display(rec.log),
         "baseOffset": rec.segment.base_offset,
         "logSize": rec.log_size,
         "validBytes": rec.valid_bytes,

@@ -10,7 +10,8 @@ from typing import Iterator, NamedTuple
 
 from kseg.errors import InputError, KsegError
 from kseg.limits import EXIT_OK
-from kseg.ops.rebuild.rebuild import Recovered, recover_partition
+from kseg.ops.rebuild.rebuild import recover_partition
+from kseg.ops.rebuild.recovered import Recovered
 from kseg.ops.rebuild.write import DIFFERS, FAILED, MISSING, REFUSED, FileOutcome
 from kseg.ops.rebuild.write import check as check_files
 from kseg.ops.rebuild.write import write as write_files
