@@ -91,7 +91,7 @@ class PartitionLog:
     def records(self, seg: Segment) -> FileRecords:
         r = self._records.get(seg.base_offset)
         if r is None:
-            r = self._records[seg.base_offset] = FileRecords(seg.log, window=self.window)
+            r = self._records[seg.base_offset] = FileRecords(log_path(seg), window=self.window)
         return r
 
     def offset_index(self, seg: Segment) -> OffsetIndexView | None:
@@ -179,6 +179,8 @@ class PartitionLog:
         (at most :data:`RECOVER_ENTRIES` entries back), else 0: where a read goes when the entry at
         ``slot`` points into a batch's middle.  A note says so."""
         index, records = self.offset_index(seg), self.records(seg)
+        if index is None:  # no usable .index gave the position: the segment's start
+            return 0
         found, at = 0, "the segment start"
         for s in range(slot - 1, max(-1, slot - 1 - RECOVER_ENTRIES), -1):
             p = index.entry(s).position
@@ -212,6 +214,13 @@ class PartitionLog:
         slot = index.lookup_slot(target)
         offset, position = index.lookup(target)
         return IndexStep(index.path, index.entries, slot, offset, position, seg.base_offset, target)
+
+
+def log_path(seg: Segment) -> str:
+    """The segment's ``.log`` (a :class:`PartitionLog` holds only segments with one)."""
+    if seg.log is None:
+        raise InputError("no .log file beside this index", path=seg.index or seg.name)
+    return seg.log
 
 
 RECOVER_ENTRIES = 64  # index entries tried backwards before reading a segment from its start

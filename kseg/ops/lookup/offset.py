@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from kseg.errors import KsegError
 from kseg.format.legacy import LegacyRecord
 from kseg.format.v2_records import Record
-from kseg.ops.lookup.log import IndexStep, PartitionLog, starts_batch
+from kseg.ops.lookup.log import IndexStep, PartitionLog, log_path, starts_batch
 from kseg.storage import files
 from kseg.storage.partition import Segment
 from kseg.storage.records import FileRecords
@@ -39,11 +39,11 @@ UNREAD = "unread"  # the answer lies in bytes that do not frame a batch: no verd
 
 def detach(record: Record | LegacyRecord) -> Record | LegacyRecord:
     """The record with key, value and header bytes that no longer point into the reader's window."""
-    key, value = record.key, record.value
-    fields = {"key": None if key is None else bytes(key), "value": None if value is None else bytes(value)}
+    key = None if record.key is None else bytes(record.key)
+    value = None if record.value is None else bytes(record.value)
     if isinstance(record, Record):
-        fields["headers"] = tuple(record.headers)
-    return record._replace(**fields)
+        return record._replace(key=key, value=value, headers=tuple(record.headers))
+    return record._replace(key=key, value=value)
 
 
 @dataclass
@@ -158,15 +158,16 @@ def lookup_offset(log: PartitionLog, target: int) -> OffsetLookup:
         seg = log.segments[i]
         step = SegmentStep(seg)
         result.steps.append(step)
-        step.index = log.index_step(seg, target)
-        warning = check_index_position(log, seg, step.index)
+        step.index = index = log.index_step(seg, target)
+        warning = check_index_position(log, seg, index)
         if warning:
             result.notes.append(warning)
-        if _scan_segment(log, seg, step, target, result):
-            result.status = FOUND if result.record.offset == target else NEXT
+        scan, rec = _scan_segment(log, seg, step, index, target, result)
+        if rec is not None:
+            result.status = FOUND if rec.offset == target else NEXT
             return result
-        if step.scan.unread:  # the offset may be in bytes not read: no answer from the next segment
-            result.status, result.unread = UNREAD, unread_note(seg, step.scan)
+        if scan.unread:  # the offset may be in bytes not read: no answer from the next segment
+            result.status, result.unread = UNREAD, unread_note(seg, scan)
             return result
         i += 1
     result.status = PAST_END  # every batch after the index position ends below target
@@ -188,7 +189,7 @@ def unread_note(seg: Segment, scan: ScanStep) -> str:
     """Where a scan stopped short of the segment's end, and why: the bytes after the last whole batch
     frame none (``FileLogInputStream.nextBatch`` returns null there), so what they hold is not known."""
     return (
-        f"{files.display(seg.log)}: at byte {scan.unread_at}: {scan.unread} bytes that do not frame a batch "
+        f"{files.display(log_path(seg))}: at byte {scan.unread_at}: {scan.unread} bytes that do not frame a batch "
         "(a partial batch, not read; Kafka's read moves on to the next segment past them)"
     )
 
@@ -203,8 +204,11 @@ def start_scan(log: PartitionLog, seg: Segment, index: IndexStep) -> tuple[FileR
     return records, ScanStep(position)
 
 
-def _scan_segment(log: PartitionLog, seg: Segment, step: SegmentStep, target: int, result: OffsetLookup) -> bool:
-    records, scan = start_scan(log, seg, step.index)
+def _scan_segment(
+    log: PartitionLog, seg: Segment, step: SegmentStep, index: IndexStep, target: int, result: OffsetLookup
+) -> tuple[ScanStep, Record | LegacyRecord | None]:
+    """Step 3 in one segment from ``index``'s position: the scan, and the record found (None: none)."""
+    records, scan = start_scan(log, seg, index)
     step.scan = scan
     for batch in scan_from(records, scan.start, scan, result.notes):
         if batch.last_offset < target:
@@ -216,6 +220,6 @@ def _scan_segment(log: PartitionLog, seg: Segment, step: SegmentStep, target: in
         result.batch, result.record = batch, rec
         result.batch_valid = batch.is_valid()
         step.outcome = "found"
-        return True
+        return scan, rec
     step.outcome = "no batch holds an offset >= target"
-    return False
+    return scan, None
