@@ -180,7 +180,10 @@ class Records:
 
     def max_timestamp(self, position: int) -> int:
         """The largest record timestamp of the batch at ``position``, as Kafka's dumpTimeIndex computes it."""
-        return max((rec.timestamp for rec in self.batch_records(position)), default=-1)
+        best = -1  # as Kafka's tool starts it: a batch of records older than -1 says -1
+        for rec in self.batch_records(position):
+            best = max(best, rec.timestamp)
+        return best
 
     def stats(self, position: int, offset: int) -> RecordStats:
         """Read the batch at ``position`` up to ``offset`` and one record past it."""
