@@ -12,6 +12,10 @@ and never shows a Python traceback.
 
 from __future__ import annotations
 
+from typing import TypeVar
+
+_Error = TypeVar("_Error", bound="KsegError")  # ``at`` returns a copy of the same class
+
 
 def error_line(exc: "KsegError | str") -> str:
     """The one line every command prints on stderr for an error (or a message of its own)."""
@@ -40,7 +44,7 @@ class KsegError(Exception):
         self.position = position
         self.hint = hint
 
-    def at(self, path: str | None = None, base: int = 0, default: int | None = None) -> "KsegError":
+    def at(self: _Error, path: str | None = None, base: int = 0, default: int | None = None) -> _Error:
         """A copy of this error anchored in ``path``, its position shifted by ``base``.
 
         Used by the storage layer: format functions report positions relative

@@ -98,8 +98,8 @@ def rebuild_index(
     report = RebuildReport(run.out if bar is None else bar.writer(run.out), output_format, run.quiet)
     settings = Settings(check, force, index_interval_bytes, max_index_bytes, decompression_limit(max_message_size))
     todo, unreadable = work(targets, output_dir)
-    for path, why in unreadable:  # a directory that cannot be listed: a failed row, exit 2
-        report.unreadable(path, why)
+    for part in unreadable:  # a directory that cannot be listed: a failed row, exit 2
+        report.unreadable(part)
     if not check:
         for removed in clean_stale_indexes(todo):
             run.removed(removed)

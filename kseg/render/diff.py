@@ -20,7 +20,7 @@ def _batch(key: BatchKey | None) -> dict | None:
         "lastOffset": key.last_offset,
         "partitionLeaderEpoch": key.leader_epoch,
         "crc": key.crc,
-        "count": key.count,
+        "count": key.record_count,
         "magic": key.magic,
         "isValid": key.valid,
     }

@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections import Counter
 
 from kseg.jsonlines import SCHEMA_VERSION
-from kseg.limits import EXIT_ERROR, EXIT_OK, EXIT_PROBLEMS  # EXIT_ERROR: cli/rebuild imports it from here
-from kseg.ops.rebuild.rebuild import Recovered
+from kseg.limits import EXIT_OK
+from kseg.ops.rebuild.recovered import Recovered
+from kseg.ops.rebuild.run import Verdict
 from kseg.ops.rebuild.write import (
     ABSENT,
     DIFFERS,
@@ -26,11 +27,11 @@ from kseg.ops.rebuild.write import (
 from kseg.render.jsonl import dumps
 from kseg.render.notes import NoteGroups
 from kseg.storage import files, location
-from kseg.storage.partition import Partition
+from kseg.storage.partition import Partition  # the type of what ``unreadable`` is handed
 
 
 def segment_line(rec: Recovered) -> str:
-    log = files.display(rec.segment.log)
+    log = files.display(rec.log)
     if rec.failure is not None:
         text = f"{log}: Kafka's recovery would fail: {rec.failure.describe()}"
         if rec.failure.truncates_segment:
@@ -90,16 +91,9 @@ def file_line(o: FileOutcome) -> str:
     return f"  {o.path}: {count}{text}"
 
 
-def exit_code(rec: Recovered, outcomes: list[FileOutcome]) -> int:
-    if any(o.status in (FAILED, REFUSED) for o in outcomes):
-        return EXIT_ERROR
-    if rec.failure is not None or rec.truncated > 0 or any(o.status in (DIFFERS, MISSING) for o in outcomes):
-        return EXIT_PROBLEMS
-    return EXIT_OK
-
-
 class RebuildReport:
-    """Collects segments, writes them as they come, and the summary at the end."""
+    """Collects segments, writes them as they come, and the summary at the end; the exit code is
+    :class:`kseg.ops.rebuild.run.Verdict`'s (render decides none)."""
 
     def __init__(self, out, fmt: str, quiet: bool = False) -> None:
         self.out = out
@@ -109,7 +103,7 @@ class RebuildReport:
         self.segments = 0
         self.damaged = 0
         self.unreadable_dirs = 0
-        self.code = EXIT_OK
+        self.verdict = Verdict()
         from kseg.render.table import wanted
 
         # a terminal gets a per-partition table before the summary line: name -> Counter of statuses
@@ -122,45 +116,41 @@ class RebuildReport:
 
     def segment(self, rec: Recovered, outcomes: list[FileOutcome]) -> None:
         self.segments += 1
-        self.damaged += rec.truncated > 0 or rec.failure is not None
+        self.damaged += rec.damaged
         self.counts.update(o.status for o in outcomes)
-        self.code = max(self.code, exit_code(rec, outcomes))
+        code = self.verdict.segment(rec, outcomes)
         if self.per_partition is not None:
-            row = self.per_partition.setdefault(files.display(location.parent(rec.segment.log)), Counter())
+            row = self.per_partition.setdefault(files.display(location.parent(rec.log)), Counter())
             row["segments"] += 1
-            row["damaged"] += rec.truncated > 0 or rec.failure is not None
+            row["damaged"] += rec.damaged
             row.update(o.status for o in outcomes)
         if self.json:
             self._write(dumps(segment_json(rec, outcomes)) + "\n")
             return
-        if self.quiet and exit_code(rec, outcomes) == EXIT_OK:
+        if self.quiet and code == EXIT_OK:
             return
         for n in rec.notes:  # printed once per kind, before the summary (a truncation's note recurs per segment)
-            self.notes.add(f"{files.display(rec.segment.log)}: {n}")
+            self.notes.add(f"{files.display(rec.log)}: {n}")
         lines = [segment_line(rec)] + [file_line(o) for o in outcomes]
         self._write("\n".join(lines) + "\n")
 
-    def unreadable(self, path: str, why: str) -> None:
-        """A partition directory that could not be listed: nothing of it was rebuilt or checked (exit 2)."""
+    def unreadable(self, part: Partition) -> None:
+        """A partition directory that could not be listed (``part.error`` says why): nothing of it was
+        rebuilt or checked (exit 2)."""
         self.unreadable_dirs += 1
-        self.code = EXIT_ERROR
+        self.verdict.unreadable()
         if self.json:
-            part = Partition(path)
-            self._write(
-                dumps(
-                    {
-                        "type": "unreadable",
-                        "v": SCHEMA_VERSION,
-                        "logDir": part.log_dir,
-                        "partition": part.name,
-                        "path": files.display(path),
-                        "error": why,
-                    }
-                )
-                + "\n"
-            )
+            row = {
+                "type": "unreadable",
+                "v": SCHEMA_VERSION,
+                "logDir": part.log_dir,
+                "partition": part.name,
+                "path": files.display(part.path),
+                "error": part.error,
+            }
+            self._write(dumps(row) + "\n")
         else:
-            self._write(f"{why}; nothing in it was checked or rebuilt\n")
+            self._write(f"{part.error}; nothing in it was checked or rebuilt\n")
 
     def _table(self, order: list[str]) -> None:
         from kseg.render.table import write_table
@@ -196,7 +186,7 @@ class RebuildReport:
                         "damagedLogs": self.damaged,
                         "unreadableDirectories": self.unreadable_dirs,
                         "notes": notes,
-                        "exitCode": self.code,
+                        "exitCode": self.verdict.code,
                     }
                 )
                 + "\n"
@@ -216,7 +206,7 @@ class RebuildReport:
                 f"{self.segments} segment{'s' if self.segments != 1 else ''}; files: "
                 f"{', '.join(parts) or 'none'}{damaged}\n"
             )
-        return self.code
+        return self.verdict.code
 
 
 def _table_rows(per_partition: dict, order: list[str]) -> tuple[list[str], list[list]]:
@@ -235,14 +225,13 @@ def _table_rows(per_partition: dict, order: list[str]) -> tuple[list[str], list[
 
 
 def segment_json(rec: Recovered, outcomes: list[FileOutcome]) -> dict:
-    part = Partition(location.dirname(rec.segment.log))
     return {
         "type": "segment",
         "v": SCHEMA_VERSION,
-        "logDir": part.log_dir,
-        "partition": part.name,
+        "logDir": rec.log_dir,
+        "partition": rec.partition,
         "segment": rec.segment.name,
-        "path": files.display(rec.segment.log),
+        "path": files.display(rec.log),
         "baseOffset": rec.segment.base_offset,
         "logSize": rec.log_size,
         "validBytes": rec.valid_bytes,

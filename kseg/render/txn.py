@@ -10,7 +10,7 @@ import datetime
 
 from kseg.jsonlines import SCHEMA_VERSION, dumps
 from kseg.ops.txn.audit import TxnProblem
-from kseg.ops.txn.txn import OPEN, Transaction, TxnReport
+from kseg.ops.txn.report import OPEN, Transaction, TxnReport
 from kseg.storage import outcome
 
 _MARKER = {"committed": "COMMIT", "aborted": "ABORT"}

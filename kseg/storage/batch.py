@@ -123,6 +123,25 @@ class FileBatch:
         except KsegError as exc:
             raise self._anchor(exc) from None
 
+    # What both kinds answer (``RecordBatch``), for code that holds a batch of either kind.
+    @property
+    def base_offset(self) -> int:  # pragma: no cover - each kind defines it
+        raise NotImplementedError
+
+    @property
+    def last_offset(self) -> int:  # pragma: no cover - each kind defines it
+        raise NotImplementedError
+
+    @property
+    def max_timestamp(self) -> int:  # pragma: no cover - each kind defines it
+        raise NotImplementedError
+
+    def is_valid(self) -> bool:  # pragma: no cover - each kind defines it
+        raise NotImplementedError
+
+    def records(self, limit: int) -> Iterator[v2_records.Record | legacy.LegacyRecord]:  # pragma: no cover
+        raise NotImplementedError
+
 
 class V2Batch(FileBatch):
     """A magic >= 2 batch (``DefaultFileChannelRecordBatch`` / ``DefaultRecordBatch``)."""

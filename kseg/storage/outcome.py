@@ -127,9 +127,13 @@ def read_batches(records, outcome: ReadOutcome, start: int = 0) -> Iterator:
         )
 
 
-def exit_code(outcomes: Iterable[ReadOutcome | None], problems: bool = False) -> int:
-    """The exit code for a run: 2 when any input could not be read (I/O), 1 when data could not be
-    read past corruption or the command found problems, else 0.  The one mapping, for every command."""
+def exit_code(outcomes: Iterable[ReadOutcome | None], problems: bool = False, failed: bool = False) -> int:
+    """The exit code for a run: 2 when any input could not be read (I/O) or ``failed`` (an input not read
+    at all: a directory that could not be listed, a segment that could not be verified; or an output
+    not written), 1 when data could not be read past corruption or the command found problems, else 0.
+    The one mapping, for every command."""
+    if failed:
+        return EXIT_ERROR
     code = EXIT_PROBLEMS if problems else EXIT_OK
     for o in outcomes:
         if o is None:

@@ -85,12 +85,15 @@ def _oldest(a: int | None, b: int) -> int:
 def scan_segment(seg: Segment, at: int, limit: int) -> SegmentTombstones:
     """Count one segment (module docstring).  What was read, and why reading stopped (a corrupt or
     partial batch, an I/O error), is ``read`` (:class:`kseg.storage.outcome.ReadOutcome`)."""
-    path = files.display(seg.log)
+    log = seg.log
+    if log is None:  # analyse counts the segments with a .log
+        raise InputError("no .log file: nothing to count", path=seg.name)
+    path = files.display(log)
     read = ReadOutcome(path, present=seg.log_size())
     res = SegmentTombstones(seg, read=read)
     try:
-        res.modified_ms = files.mtime_ms(seg.log)
-        with FileRecords(seg.log) as records:
+        res.modified_ms = files.mtime_ms(log)
+        with FileRecords(log) as records:
             _count(res, read_batches(records, read), at, limit)
     except KsegError as exc:
         read.stopped_at(exc.at(path))

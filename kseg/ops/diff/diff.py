@@ -35,7 +35,7 @@ was led in.  Memory is constant per replica.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterator, NamedTuple
+from typing import Generator, NamedTuple
 
 from kseg.errors import CorruptRecordError, InputError, KsegError
 from kseg.format.v2 import last_offset
@@ -58,7 +58,7 @@ class BatchKey(NamedTuple):
     last_offset: int
     leader_epoch: int
     crc: int
-    count: int | None
+    record_count: int | None  # recordsCount (a v2 batch's; None for a v0/v1 entry)
     magic: int
     valid: bool
     segment: str
@@ -71,7 +71,7 @@ class BatchKey(NamedTuple):
     @property
     def records(self) -> int:
         """recordsCount of a v2 batch; a v0/v1 entry counts as one."""
-        return self.count if self.count is not None else 1
+        return self.record_count if self.record_count is not None else 1
 
 
 class Range:
@@ -147,7 +147,7 @@ class DiffResult:
         return exit_code((r.read for r in self.replicas), problems=self.status == DIVERGENT)
 
 
-def _batches(rep: Replica) -> Iterator[tuple]:
+def _batches(rep: Replica) -> Generator[tuple, None, None]:
     """Every batch of the replica's segments in offset order, as plain tuples in
     :class:`BatchKey` field order (made a BatchKey only where kept); a corrupt length or a
     partial batch ends the stream (``rep.stopped`` and ``rep.read`` say where: the replica is
@@ -223,25 +223,34 @@ def compare(partitions: list[Partition]) -> DiffResult:
     result = DiffResult(partitions[0].name, reps)
     if len(names) > 1:
         result.notes.append(f"the replicas' directory names differ ({', '.join(names)}): compared as one partition")
-    firsts = []
-    for rep in reps:
-        logs = [s for s in rep.partition.segments if s.log is not None]
-        if not logs:
-            raise InputError("no .log segment in this partition directory", path=rep.path)
-        rep.log_start = rep.log_end = logs[0].base_offset
-        first = _first_offset(rep)
-        firsts.append(first if first is not None else logs[-1].base_offset)
-        try:
-            rep.epochs = leader_epochs.read(rep.path)
-        except KsegError as exc:
-            if isinstance(exc, InputError):
-                raise
-            rep.epochs_error = exc.describe()
-    result.common_start = max(firsts)
+    result.common_start = max(_start(rep) for rep in reps)
     _walk(result, reps)
     for rep in reps:  # an empty last segment still ends the log at its base offset (names are offsets)
         if rep.read is None:
             rep.log_end = max(rep.log_end, [s for s in rep.partition.segments if s.log is not None][-1].base_offset)
+    _statuses(result, reps)
+    return result
+
+
+def _start(rep: Replica) -> int:
+    """Where the replica's log starts (its first batch's base offset; the last segment's base offset when
+    it has no batch), its leader-epoch checkpoint read."""
+    logs = [s for s in rep.partition.segments if s.log is not None]
+    if not logs:
+        raise InputError("no .log segment in this partition directory", path=rep.path)
+    rep.log_start = rep.log_end = logs[0].base_offset
+    first = _first_offset(rep)
+    try:
+        rep.epochs = leader_epochs.read(rep.path)
+    except KsegError as exc:
+        if isinstance(exc, InputError):
+            raise
+        rep.epochs_error = exc.describe()
+    return first if first is not None else logs[-1].base_offset
+
+
+def _statuses(result: DiffResult, reps: list[Replica]) -> None:
+    """Each replica's status and lag, and the set's (module docstring)."""
     ends = max(r.log_end for r in reps)
     for rep in reps:
         rep.lag = ends - rep.log_end
@@ -264,7 +273,6 @@ def compare(partitions: list[Partition]) -> DiffResult:
                 rep.status = AGREES_WHERE_READ
     elif any(r.status == LAGGING for r in reps):
         result.status = LAGGING
-    return result
 
 
 def _walk(result: DiffResult, reps: list[Replica]) -> None:
@@ -272,46 +280,46 @@ def _walk(result: DiffResult, reps: list[Replica]) -> None:
     live replica has a batch; the replicas whose batch starts there are compared."""
     its = [_batches(r) for r in reps]
     cur: list[tuple | None] = []
-    for rep, it in zip(reps, its):
+    for rep, it in zip(reps, its, strict=True):
         key = next(it, None)
         while key is not None and key[0] < result.common_start:
             rep.skipped_below += 1
             _count(rep, key)
             key = next(it, None)
         cur.append(key)
-    everyone = range(len(reps))
     while True:
         # fast path: every replica has the same batch next (the common case, shared history)
         first = cur[0]
         if first is not None:
             ident = first[:7]
-            if all(c is not None and c[:7] == ident for c in cur):
-                for r in everyone:
-                    rep, key = reps[r], cur[r]
+            same = [c for c in cur if c is not None and c[:7] == ident]
+            if len(same) == len(cur):
+                for r, key in enumerate(same):
+                    rep = reps[r]
                     rep._contiguous = False
                     _count(rep, key)
                     rep._last = key
                     cur[r] = next(its[r], None)
                 continue
-        live = [r for r in everyone if cur[r] is not None]
+        live = {r: key for r, key in enumerate(cur) if key is not None}  # replica -> its next batch
         if not live:
             return
-        offset = min(cur[r][0] for r in live)
-        front = [r for r in live if cur[r][0] == offset]
+        offset = min(key[0] for key in live.values())
+        front = [r for r, key in live.items() if key[0] == offset]
         buckets: dict[tuple, list[int]] = {}
         for r in front:
-            buckets.setdefault(cur[r][:7], []).append(r)
+            buckets.setdefault(live[r][:7], []).append(r)
         if len(buckets) > 1 or len(front) < len(live):
-            _diverged(result, reps, live, cur, offset)
+            _diverged(result, reps, list(live), cur, offset)
         for members in buckets.values():
             for r in members:
-                rep = reps[r]
+                rep, key = reps[r], live[r]
                 if len(members) == 1 and len(reps) > 1:
-                    rep.add_only_here(BatchKey._make(cur[r]))
+                    rep.add_only_here(BatchKey._make(key))
                 else:
                     rep._contiguous = False
-                _count(rep, cur[r])
-                rep._last = cur[r]
+                _count(rep, key)
+                rep._last = key
                 cur[r] = next(its[r], None)
 
 

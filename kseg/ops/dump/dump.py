@@ -102,6 +102,13 @@ class DumpSink(Protocol):
     def close(self) -> None: ...
 
 
+class TopicParser(Protocol):
+    """A topic's payload decoder (``kseg.decoders``): a record's key and value as ``(key text, payload
+    text)``, the columns ``DumpLogSegments`` prints with ``--offsets-decoder`` and its kin."""
+
+    def parse(self, offset: int, key: bytes | None, value: bytes | None) -> tuple: ...  # pragma: no cover
+
+
 class DumpOptions:
     """The options of ``kafka-dump-log.sh``, with Kafka's defaults.
 
@@ -136,11 +143,12 @@ class DumpOptions:
         max_bytes: int = INT32_MAX,
         key_decoder: Callable = string_decoder,
         value_decoder: Callable = string_decoder,
-        parser: object | None = None,  # a topic decoder with parse(offset, key, value)
+        parser: TopicParser | None = None,  # a topic decoder with parse(offset, key, value)
         gap_from_minus_one: bool = False,  # Kafka 4.3+'s rule: a first offset N != 0 is "-1 is followed by N"
         time_index_reads_to_end: bool = False,  # Kafka 4.3+: a .timeindex dump reads the log to its end
         checkpoint_files: bool = True,  # Kafka 3.3+ dumps a .checkpoint; 3.0-3.2 ignore it as an unknown file
     ) -> None:
+        # one line an option, as __slots__ lists them (a plain class: see the docstring)
         self.print_data_log = print_data_log
         self.deep_iteration = deep_iteration
         self.skip_record_metadata = skip_record_metadata
@@ -377,7 +385,7 @@ class Dumper:
             self.problems.add("non_consecutive", abs_path, (last_offset, offset))
         return offset
 
-    def _parse(self, offset: int, key, value) -> tuple:
+    def _parse(self, offset: int, key: bytes | memoryview | None, value: bytes | memoryview | None) -> tuple:
         parser = self.opts.parser
         if parser is not None:
             return parser.parse(offset, None if key is None else bytes(key), None if value is None else bytes(value))

@@ -57,10 +57,12 @@ class IndexDumper:
                 lasts = None if records is None else records.last_offsets(positions, opts.max_message_size)
                 if records is None or lasts == offsets:  # nothing to report in this chunk
                     if printing:
-                        for offset, position in zip(offsets, positions):
+                        for offset, position in zip(offsets, positions, strict=True):
                             sink.offset_entry(offset, position)
                     continue
-                for k, (offset, position) in enumerate(zip(offsets, positions)):  # entry by entry, in order
+                for k, (offset, position) in enumerate(
+                    zip(offsets, positions, strict=True)
+                ):  # entry by entry, in order
                     if lasts is None:
                         batch_last = self._first_batch_last_offset(records, position, index, start + k)
                     else:

@@ -120,22 +120,22 @@ def plan(
     """The splits that cover what ``ranges`` asks for, partition by partition, in offset order."""
     out: list[Split] = []
     for part in partitions:
-        segs = [s for s in part.segments if s.log]
-        for k, seg in enumerate(segs):
-            next_base = segs[k + 1].base_offset if k + 1 < len(segs) else None
+        segs = [(s, s.log) for s in part.segments if s.log]
+        for k, (seg, log) in enumerate(segs):
+            next_base = segs[k + 1][0].base_offset if k + 1 < len(segs) else None
             if next_base is not None and next_base <= ranges.from_offset:
                 continue  # every offset of this segment is below the range
             if seg.base_offset > ranges.to_offset:
                 break
             offsets = _index(seg.index, fmt_indexes.OffsetIndexView, seg.base_offset)
-            start = _start_position(seg, offsets, ranges, limit)
+            start = _start_position(seg, log, offsets, ranges, limit)
             if start is None:
                 continue
-            out.extend(_cut(part, seg, offsets, start, split_bytes, limit))
+            out.extend(_cut(part, seg, log, offsets, start, split_bytes, limit))
     return out
 
 
-def _start_position(seg: Segment, offsets, ranges: Ranges, limit: int) -> int | None:
+def _start_position(seg: Segment, log: str, offsets, ranges: Ranges, limit: int) -> int | None:
     """Where reading may start for ``ranges`` (0 without an index); None: nothing in this segment."""
     position = 0
     if ranges.from_offset > seg.base_offset:
@@ -146,7 +146,7 @@ def _start_position(seg: Segment, offsets, ranges: Ranges, limit: int) -> int | 
             last = times.last_entry()
             if last.timestamp < ranges.from_time:
                 # every record up to the last entry is older; the batches after it are read to be sure
-                tail = _max_timestamp_from(seg, _floor(offsets, last.offset), limit)
+                tail = _max_timestamp_from(log, _floor(offsets, last.offset), limit)
                 if tail is not None and tail < ranges.from_time:
                     return None
             # TimeIndex.lookup of the last entry older than the start: every record up to its offset is older
@@ -154,11 +154,11 @@ def _start_position(seg: Segment, offsets, ranges: Ranges, limit: int) -> int | 
     return position
 
 
-def _max_timestamp_from(seg: Segment, position: int, limit: int) -> int | None:
+def _max_timestamp_from(log: str, position: int, limit: int) -> int | None:
     """The largest batch max timestamp from ``position`` to the end (headers only); None if unreadable."""
     best = INT64_MIN
     try:
-        with FileRecords(seg.log, window=1 << 16) as records:
+        with FileRecords(log, window=1 << 16) as records:
             for batch in records.batches(position):
                 best = max(best, batch.max_timestamp)
     except KsegError:
@@ -192,19 +192,19 @@ def _floor(offsets, offset: int) -> int:
     return 0 if offsets is None else offsets.lookup(offset).position
 
 
-def _cut(part: Partition, seg: Segment, offsets, start: int, split_bytes: int, limit: int) -> list[Split]:
+def _cut(part: Partition, seg: Segment, log: str, offsets, start: int, split_bytes: int, limit: int) -> list[Split]:
     """``[start, end of file)`` cut into splits of about ``split_bytes`` at checked batch starts."""
     size = seg.log_size()
     cuts = [start]
     if offsets is not None and size - start > split_bytes:
-        with FileRecords(seg.log, window=1 << 16) as records:
+        with FileRecords(log, window=1 << 16) as records:
             for _, pos in offsets.iter_entries():
                 if pos - cuts[-1] >= split_bytes and pos < size and _batch_starts_at(records, pos, limit):
                     cuts.append(pos)
     ends: list[int | None] = [*cuts[1:], None]
     return [
-        Split(part.log_dir, part.name, seg.name, seg.log, a, b, (size if b is None else b) - a)
-        for a, b in zip(cuts, ends)
+        Split(part.log_dir, part.name, seg.name, log, a, b, (size if b is None else b) - a)
+        for a, b in zip(cuts, ends, strict=True)
     ]
 
 
@@ -270,35 +270,17 @@ def _batch_records(batch, log: str, ranges: Ranges, limit: int, keep_invalid: bo
     v2 = batch.magic >= 2
     if v2:
         h = batch.h
-        facts = (
-            batch.position,
-            batch.base_offset,
-            batch.last_offset,
-            batch.magic,
-            batch.codec,
+        producer = (
             h[fmt_v2.PRODUCER_ID],
             h[fmt_v2.PRODUCER_EPOCH],
             h[fmt_v2.BASE_SEQUENCE],
             h[fmt_v2.LEADER_EPOCH],
             batch.is_transactional,
             batch.is_control,
-            valid,
         )
-    else:
-        facts = (
-            batch.position,
-            batch.base_offset,
-            batch.last_offset,
-            batch.magic,
-            batch.codec,
-            -1,
-            -1,
-            -1,
-            -1,
-            False,
-            False,
-            valid,
-        )
+    else:  # a v0/v1 entry: no producer, no leader epoch
+        producer = (-1, -1, -1, -1, False, False)
+    facts = (batch.position, batch.base_offset, batch.last_offset, batch.magic, batch.codec, *producer, valid)
     ttype = batch.timestamp_type
     try:
         for rec in batch.records(limit):

@@ -23,47 +23,27 @@ batch (``LogSegment.readNextOffset``).
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 
-from kseg.errors import CorruptIndexError, CorruptRecordError, InputError, KsegError
-from kseg.format.indexes import OffsetIndexView, TimeIndexView
+from kseg.errors import KsegError
 from kseg.format.legacy import LegacyRecord
-from kseg.format.v2 import java_long
 from kseg.format.v2_records import Record
-from kseg.storage import files, location
-from kseg.storage.partition import Segment, is_partition_dir, scan_partition
+from kseg.ops.lookup.log import IndexStep, PartitionLog, log_path, starts_batch
+from kseg.storage import files
+from kseg.storage.partition import Segment
 from kseg.storage.records import FileRecords
 
-LOOKUP_WINDOW = 1 << 20  # a lookup reads one index interval and one batch; no need for the 8 MiB dump window
 FOUND, NEXT, BELOW_START, AT_END, PAST_END, EMPTY = "found", "next", "below-start", "at-end", "past-end", "empty"
 UNREAD = "unread"  # the answer lies in bytes that do not frame a batch: no verdict on them
 
 
 def detach(record: Record | LegacyRecord) -> Record | LegacyRecord:
     """The record with key, value and header bytes that no longer point into the reader's window."""
-    key, value = record.key, record.value
-    fields = {"key": None if key is None else bytes(key), "value": None if value is None else bytes(value)}
+    key = None if record.key is None else bytes(record.key)
+    value = None if record.value is None else bytes(record.value)
     if isinstance(record, Record):
-        fields["headers"] = tuple(record.headers)
-    return record._replace(**fields)
-
-
-@dataclass
-class IndexStep:
-    """Step 2: the ``.index`` entry Kafka's ``OffsetIndex.lookup`` returns."""
-
-    path: str | None  # None: no usable .index, the scan starts at position 0
-    entries: int  # entries searched
-    slot: int  # -1: no entry <= target, Kafka returns (base offset, 0)
-    offset: int
-    position: int
-    base_offset: int
-    target: int = 0  # the offset looked up
-
-    @property
-    def relative_offset(self) -> int:
-        return self.offset - self.base_offset
+        return record._replace(key=key, value=value, headers=tuple(record.headers))
+    return record._replace(key=key, value=value)
 
 
 @dataclass
@@ -119,196 +99,6 @@ class OffsetLookup:
     @property
     def segment(self) -> Segment | None:
         return self.steps[-1].segment if self.steps and self.record is not None else None
-
-
-class PartitionLog:
-    """A partition directory opened read-only for lookups.
-
-    Segments are those with a ``.log`` file, in base-offset order; each log
-    is opened on first use and kept open; index files are read whole (they
-    are small) and checked as Kafka would before use.
-    """
-
-    def __init__(self, path: str, limit: int, window: int = LOOKUP_WINDOW) -> None:
-        if not files.exists(path):
-            raise InputError("no such file or directory", path=path)
-        if files.isfile(path):
-            path = files.parent(path)
-        if not location.is_remote(path) and os.path.isdir(path):
-            try:  # a directory that cannot be listed says so (the OS's reason), as in every command
-                os.listdir(path)
-            except OSError as exc:
-                raise InputError(f"cannot list the directory: {exc.strerror or exc}", path=path) from None
-        if not is_partition_dir(path):
-            raise InputError(
-                "not a partition directory: no segment files in it",
-                path=path,
-                hint="give one partition directory such as orders-3/",
-            )
-        self.path = path
-        self.limit = limit
-        self.window = window
-        self.notes: list[str] = []
-        part = scan_partition(path, self.notes)
-        for seg in part.segments:
-            if seg.log is None:
-                names = ", ".join(os.path.basename(p) for p in (seg.index, seg.timeindex, seg.txnindex) if p)
-                self.notes.append(f"{names}: no {seg.name}.log beside it; ignored")
-        self.segments = [s for s in part.segments if s.log is not None]
-        self._records: dict[int, FileRecords] = {}
-        self._offset_index: dict[int, OffsetIndexView | None] = {}
-        self._time_index: dict[int, TimeIndexView | None] = {}
-        self._log_end: int | None = None
-        self.preallocated: set[str] = set()  # index files with a zero tail (never closed: no final entry)
-
-    # -- files ----------------------------------------------------------------------
-    def __enter__(self) -> "PartitionLog":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-    def close(self) -> None:
-        for records in self._records.values():
-            records.close()
-        self._records.clear()
-
-    def records(self, seg: Segment) -> FileRecords:
-        r = self._records.get(seg.base_offset)
-        if r is None:
-            r = self._records[seg.base_offset] = FileRecords(seg.log, window=self.window)
-        return r
-
-    def offset_index(self, seg: Segment) -> OffsetIndexView | None:
-        """The segment's ``.index`` without a preallocated zero tail; ``None`` (with a
-        note) when it is missing or fails Kafka's sanity check."""
-        if seg.base_offset not in self._offset_index:
-            self._offset_index[seg.base_offset] = self._load(seg, seg.index, files.INDEX, OffsetIndexView, 8)
-        return self._offset_index[seg.base_offset]
-
-    def time_index(self, seg: Segment) -> TimeIndexView | None:
-        if seg.base_offset not in self._time_index:
-            self._time_index[seg.base_offset] = self._load(seg, seg.timeindex, files.TIME_INDEX, TimeIndexView, 12)
-        return self._time_index[seg.base_offset]
-
-    def _load(self, seg: Segment, path: str | None, sfx: str, view, size: int):
-        name = seg.name + sfx
-        if path is None:
-            self.notes.append(f"{name}: missing; reading the log from position 0 instead")
-            return None
-        try:
-            data = files.open_index(path)
-            whole = view(data, seg.base_offset, files.display(path))
-            used = whole.used_entries()
-        except InputError as exc:
-            self.notes.append(f"{exc.describe()}; reading the log from position 0 instead")
-            return None
-        index = whole
-        if used < whole.entries:
-            self.notes.append(
-                f"{name}: {whole.entries} slots of which {used} used, the rest zero "
-                "(a preallocated index, as left by a crash); using the used entries"
-            )
-            index = whole.limited(used)
-            self.preallocated.add(path)
-        try:
-            index.sanity_check()
-        except CorruptIndexError as exc:
-            self.notes.append(f"{exc.describe()}; reading the log from position 0 instead")
-            return None
-        return index
-
-    # -- offsets of the log -------------------------------------------------------------
-    @property
-    def log_start(self) -> int:
-        return self.segments[0].base_offset if self.segments else 0
-
-    def log_end(self) -> int:
-        """``UnifiedLog.logEndOffset``: the active (last) segment's ``readNextOffset``."""
-        if self._log_end is None:
-            self._log_end = self.next_offset(self.segments[-1]) if self.segments else 0
-        return self._log_end
-
-    def next_offset(self, seg: Segment) -> int:
-        """``LogSegment.readNextOffset``: from the last index entry, the last batch's
-        next offset, else the base offset.  Invalid bytes at the end are noted."""
-        records = self.records(seg)
-        index = self.offset_index(seg)
-        start = index.last_entry().position if index is not None else 0
-        if not 0 <= start <= records.size:
-            start = 0
-        if index is not None and start != 0 and not starts_batch(records, start):
-            start = self.recover_start(seg, index.entries - 1, start, "the log end is read")
-        nxt, end = seg.base_offset, start
-        try:
-            for batch in records.batches(start):
-                nxt, end = java_long(batch.last_offset + 1), batch.position + batch.size
-                if nxt <= batch.base_offset:  # baseOffset + lastOffsetDelta wrapped past 2^63-1, as a long does
-                    self.notes.append(
-                        f"{seg.name}.log: the batch at position {batch.position} has its last offset "
-                        f"past 2^63-1 (base offset {batch.base_offset}); Kafka's long arithmetic "
-                        f"wraps the log end offset to {nxt}"
-                    )
-        except CorruptRecordError as exc:
-            self.notes.append(f"{exc.describe()}; the log end is taken before it")
-            return nxt
-        if end < records.size:
-            self.notes.append(
-                f"{seg.name}.log: {records.size - end} invalid bytes at the end "
-                f"(from position {end}); Kafka's recovery would truncate them"
-            )
-        return nxt
-
-    def recover_start(self, seg: Segment, slot: int, position: int, what: str) -> int:
-        """The position of the last ``.index`` entry before ``slot`` at which a whole valid batch starts
-        (at most :data:`RECOVER_ENTRIES` entries back), else 0: where a read goes when the entry at
-        ``slot`` points into a batch's middle.  A note says so."""
-        index, records = self.offset_index(seg), self.records(seg)
-        found, at = 0, "the segment start"
-        for s in range(slot - 1, max(-1, slot - 1 - RECOVER_ENTRIES), -1):
-            p = index.entry(s).position
-            if 0 <= p < position and starts_batch(records, p):
-                found, at = p, f"entry #{s}"
-                break
-        self.notes.append(
-            f"{index.path}: entry #{slot} points at position {position}, where no whole valid batch "
-            f"starts (the index is damaged, see kseg verify-index); {what} from position {found} "
-            f"({at}) instead"
-        )
-        return found
-
-    def floor_segment(self, offset: int) -> int:
-        """Index in :attr:`segments` of the largest base offset <= ``offset``; -1 if none."""
-        lo, hi = 0, len(self.segments) - 1
-        found = -1
-        while lo <= hi:
-            mid = (lo + hi) // 2
-            if self.segments[mid].base_offset <= offset:
-                found, lo = mid, mid + 1
-            else:
-                hi = mid - 1
-        return found
-
-    def index_step(self, seg: Segment, target: int) -> IndexStep:
-        """``OffsetIndex.lookup(target)`` on the segment's index, as a step."""
-        index = self.offset_index(seg)
-        if index is None:
-            return IndexStep(None, 0, -1, seg.base_offset, 0, seg.base_offset, target)
-        slot = index.lookup_slot(target)
-        offset, position = index.lookup(target)
-        return IndexStep(index.path, index.entries, slot, offset, position, seg.base_offset, target)
-
-
-RECOVER_ENTRIES = 64  # index entries tried backwards before reading a segment from its start
-
-
-def starts_batch(records: FileRecords, position: int) -> bool:
-    """Whether a whole batch with a valid CRC starts at ``position`` (what a genuine index entry names)."""
-    try:
-        batch = records.batch_at(position)
-    except KsegError:
-        return False
-    return batch is not None and batch.is_valid()
 
 
 def check_index_position(log: PartitionLog, seg: Segment, step: IndexStep) -> str | None:
@@ -368,15 +158,16 @@ def lookup_offset(log: PartitionLog, target: int) -> OffsetLookup:
         seg = log.segments[i]
         step = SegmentStep(seg)
         result.steps.append(step)
-        step.index = log.index_step(seg, target)
-        warning = check_index_position(log, seg, step.index)
+        step.index = index = log.index_step(seg, target)
+        warning = check_index_position(log, seg, index)
         if warning:
             result.notes.append(warning)
-        if _scan_segment(log, seg, step, target, result):
-            result.status = FOUND if result.record.offset == target else NEXT
+        scan, rec = _scan_segment(log, seg, step, index, target, result)
+        if rec is not None:
+            result.status = FOUND if rec.offset == target else NEXT
             return result
-        if step.scan.unread:  # the offset may be in bytes not read: no answer from the next segment
-            result.status, result.unread = UNREAD, unread_note(seg, step.scan)
+        if scan.unread:  # the offset may be in bytes not read: no answer from the next segment
+            result.status, result.unread = UNREAD, unread_note(seg, scan)
             return result
         i += 1
     result.status = PAST_END  # every batch after the index position ends below target
@@ -398,7 +189,7 @@ def unread_note(seg: Segment, scan: ScanStep) -> str:
     """Where a scan stopped short of the segment's end, and why: the bytes after the last whole batch
     frame none (``FileLogInputStream.nextBatch`` returns null there), so what they hold is not known."""
     return (
-        f"{files.display(seg.log)}: at byte {scan.unread_at}: {scan.unread} bytes that do not frame a batch "
+        f"{files.display(log_path(seg))}: at byte {scan.unread_at}: {scan.unread} bytes that do not frame a batch "
         "(a partial batch, not read; Kafka's read moves on to the next segment past them)"
     )
 
@@ -413,8 +204,11 @@ def start_scan(log: PartitionLog, seg: Segment, index: IndexStep) -> tuple[FileR
     return records, ScanStep(position)
 
 
-def _scan_segment(log: PartitionLog, seg: Segment, step: SegmentStep, target: int, result: OffsetLookup) -> bool:
-    records, scan = start_scan(log, seg, step.index)
+def _scan_segment(
+    log: PartitionLog, seg: Segment, step: SegmentStep, index: IndexStep, target: int, result: OffsetLookup
+) -> tuple[ScanStep, Record | LegacyRecord | None]:
+    """Step 3 in one segment from ``index``'s position: the scan, and the record found (None: none)."""
+    records, scan = start_scan(log, seg, index)
     step.scan = scan
     for batch in scan_from(records, scan.start, scan, result.notes):
         if batch.last_offset < target:
@@ -426,6 +220,6 @@ def _scan_segment(log: PartitionLog, seg: Segment, step: SegmentStep, target: in
         result.batch, result.record = batch, rec
         result.batch_valid = batch.is_valid()
         step.outcome = "found"
-        return True
+        return scan, rec
     step.outcome = "no batch holds an offset >= target"
-    return False
+    return scan, None

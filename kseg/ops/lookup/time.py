@@ -34,6 +34,7 @@ record holding the largest timestamp of the segment with the largest
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 from kseg.errors import CorruptRecordError
@@ -165,7 +166,7 @@ def lookup_time(log: PartitionLog, target: int) -> TimeLookup:
     if result.chosen is None:
         result.status = NOT_FOUND
         return result
-    _search_segment(log, result)
+    _search_segment(log, result, result.chosen.segment)
     return result
 
 
@@ -175,9 +176,9 @@ def _attach_offset_lookup(result: TimeLookup, by_offset: OffsetLookup) -> None:
     result.notes.extend(by_offset.notes)
 
 
-def _search_segment(log: PartitionLog, result: TimeLookup) -> None:
-    """``LogSegment.findOffsetByTimestamp(target, logStartOffset)``."""
-    seg, target = result.chosen.segment, result.target
+def _search_segment(log: PartitionLog, result: TimeLookup, seg: Segment) -> None:
+    """``LogSegment.findOffsetByTimestamp(target, logStartOffset)`` on ``seg`` (the chosen segment)."""
+    target = result.target
     tindex = log.time_index(seg)
     if tindex is not None:
         result.time_slot = tindex_slot = _slot(tindex, target)
@@ -221,11 +222,8 @@ def _max_timestamp(log: PartitionLog, result: TimeLookup) -> TimeLookup:
     """ListOffsets MAX_TIMESTAMP: the segment with the largest ``maxTimestampSoFar``
     (the first of equals, Scala's ``maxBy``), the batch from that entry's indexed
     position whose max timestamp equals it, and the first record holding it."""
-    best: Largest | None = None
-    for seg in log.segments:
-        largest = largest_timestamp(log, seg)
-        if best is None or largest.timestamp > best.timestamp:
-            best = largest
+    largests = (largest_timestamp(log, seg) for seg in log.segments)  # lookup_time: at least one segment
+    best = functools.reduce(lambda a, b: b if b.timestamp > a.timestamp else a, largests)
     result.chosen = best
     seg = best.segment
     result.index = log.index_step(seg, best.offset)

@@ -32,15 +32,12 @@ segments of its directory are replayed first (``UnifiedLog.rebuildProducerState`
 from __future__ import annotations
 
 import os
-import struct
-from array import array
-from dataclasses import dataclass, field
-from itertools import chain, islice
-from typing import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Callable, Iterator
 
 from kseg.errors import CorruptRecordError, InputError, KsegError, RecoveryFailure
 from kseg.format import v2
-from kseg.format.indexes import OFFSET_ENTRY, TIME_ENTRY, TXN_ENTRY
+from kseg.format.indexes import OFFSET_ENTRY, TIME_ENTRY
 from kseg.format.v2 import (
     ATTRIBUTES,
     BASE_OFFSET,
@@ -51,8 +48,10 @@ from kseg.format.v2 import (
     PRODUCER_ID,
     TRANSACTIONAL_FLAG,
 )
-from kseg.limits import DEFAULT_DECOMPRESSION_LIMIT, INT32_MAX, NO_TIMESTAMP
+from kseg.limits import DEFAULT_DECOMPRESSION_LIMIT, INT32_MAX, INT64_MAX, INT64_MIN, NO_TIMESTAMP
+from kseg.ops.rebuild.recovered import Recovered
 from kseg.storage import files, location
+from kseg.storage.batch import LegacyBatch, V2Batch
 from kseg.storage.partition import Partition, Segment, discover, scan_partition
 from kseg.storage.producer_state import ProducerState
 from kseg.storage.records import FileRecords, SecondReader
@@ -61,85 +60,17 @@ DEFAULT_INDEX_INTERVAL = 4096  # index.interval.bytes
 DEFAULT_MAX_INDEX_SIZE = 10 * 1024 * 1024  # segment.index.bytes: bounds the entry count (isFull)
 
 
-@dataclass
-class Recovered:
-    """What ``LogSegment.recover`` makes of one segment."""
-
-    segment: Segment
-    log_size: int = 0
-    valid_bytes: int = 0
-    batches: int = 0
-    last_position: int = -1  # the last valid batch's position (an index made no entry up to it: interval >= it)
-    # the rebuilt indexes, 8 bytes a value (a 10 MiB index's 1.3 M entries: ~21 MB, no object an entry)
-    index_offsets: array = field(default_factory=lambda: array("q"))  # .index: absolute offsets
-    index_positions: array = field(default_factory=lambda: array("q"))  # .index: .log positions
-    time_timestamps: array = field(default_factory=lambda: array("q"))  # .timeindex: timestamps
-    time_offsets: array = field(default_factory=lambda: array("q"))  # .timeindex: absolute offsets
-    txn_entries: list = field(default_factory=list)  # (producerId, first, last, lastStableOffset)
-    stop: KsegError | None = None  # why recovery stopped before the end of the log
-    failure: RecoveryFailure | None = None  # an exception recovery does not survive
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def truncated(self) -> int:
-        """Bytes Kafka's recovery would cut from the end of the log."""
-        return self.log_size - self.valid_bytes
-
-    @property
-    def offset_entries(self) -> list[tuple[int, int]]:
-        """The ``.index`` entries: (absolute offset, position)."""
-        return list(zip(self.index_offsets, self.index_positions))
-
-    @property
-    def time_entries(self) -> list[tuple[int, int]]:
-        """The ``.timeindex`` entries: (timestamp, absolute offset)."""
-        return list(zip(self.time_timestamps, self.time_offsets))
-
-    def drop_entries(self) -> None:
-        """Forget the entries (written already; a report needs only the counts and notes)."""
-        for values in (self.index_offsets, self.index_positions, self.time_timestamps, self.time_offsets):
-            del values[:]
-        self.txn_entries = []
-
-    def index_bytes(self) -> bytes:
-        base = self.segment.base_offset
-        return _packed(OFFSET_ENTRY, map(base.__rsub__, self.index_offsets), self.index_positions)
-
-    def time_index_bytes(self) -> bytes:
-        base = self.segment.base_offset
-        return _packed(TIME_ENTRY, self.time_timestamps, map(base.__rsub__, self.time_offsets))
-
-    def txn_index_bytes(self) -> bytes:
-        return b"".join(TXN_ENTRY.pack(0, *e) for e in self.txn_entries)
-
-
-def _packed(entry: struct.Struct, first: Iterable[int], second: Iterable[int]) -> bytes:
-    """Two-field entries in ``entry``'s layout, 4,096 to a ``pack`` call."""
-    pairs = iter(zip(first, second))
-    out = []
-    while chunk := list(islice(pairs, 4096)):
-        out.append(struct.pack(">" + entry.format.lstrip("><!=@") * len(chunk), *chain.from_iterable(chunk)))
-    return b"".join(out)
-
-
-def ensure_valid(batch) -> None:
-    """``RecordBatch.ensureValid`` with Kafka's messages."""
-    if batch.magic >= 2:
-        if batch.size < v2.HEADER_SIZE:
-            raise CorruptRecordError(
-                f"Record batch is corrupt (the size {batch.size} is smaller than the minimum "
-                f"allowed overhead {v2.HEADER_SIZE})",
-                path=batch.file.path,
-                position=batch.position,
-            )
-        if not batch.is_valid():
-            computed = batch.computed_crc()
-            raise CorruptRecordError(
-                f"Record is corrupt (stored crc = {batch.checksum}, computed crc = {computed})",
-                path=batch.file.path,
-                position=batch.position,
-            )
-    elif not batch.is_valid():
+def ensure_valid(batch: V2Batch | LegacyBatch) -> None:
+    """``RecordBatch.ensureValid`` with Kafka's messages: a v2 batch below its 61-byte header, then the
+    CRC (CRC-32C of a v2 batch, CRC-32 of a v0/v1 message)."""
+    if batch.magic >= 2 and batch.size < v2.HEADER_SIZE:
+        raise CorruptRecordError(
+            f"Record batch is corrupt (the size {batch.size} is smaller than the minimum "
+            f"allowed overhead {v2.HEADER_SIZE})",
+            path=batch.file.path,
+            position=batch.position,
+        )
+    if not batch.is_valid():
         computed = batch.computed_crc()
         raise CorruptRecordError(
             f"Record is corrupt (stored crc = {batch.checksum}, computed crc = {computed})",
@@ -222,15 +153,16 @@ def recover_segment(
     object per batch); control batches of producers are read through a second
     reader for their marker.
     """
-    rec = Recovered(seg)
+    log = _log_of(seg)
+    rec = Recovered(seg, log=log)
     base = seg.base_offset
-    path = files.display(seg.log)
+    path = files.display(log)
     indexes = _Indexes(rec, max_index_size)
     max_ts, max_offset = NO_TIMESTAMP, base  # maxTimestampAndOffsetSoFar from the empty time index
     last_index_entry = valid_bytes = count = 0
-    aux = SecondReader(seg.log)
+    aux = SecondReader(log)
     try:
-        with FileRecords(seg.log) as records:
+        with FileRecords(log) as records:
             rec.log_size = records.size
             try:
                 for items in records.scan():
@@ -287,6 +219,13 @@ def recover_segment(
     return rec
 
 
+def _log_of(seg: Segment) -> str:
+    """The segment's ``.log``, which recovery reads (a segment listed without one is never recovered)."""
+    if seg.log is None:
+        raise InputError("no .log file: recovery reads the log", path=seg.index or seg.name)
+    return seg.log
+
+
 def _add_aborted(rec: Recovered, aborted: tuple, path: str, position: int) -> None:
     """``TransactionIndex.append``: last offsets must increase."""
     if rec.txn_entries and aborted[2] <= rec.txn_entries[-1][2]:
@@ -299,11 +238,11 @@ def _add_aborted(rec: Recovered, aborted: tuple, path: str, position: int) -> No
     rec.txn_entries.append(aborted)
 
 
-def replay(seg: Segment, state: ProducerState, limit: int) -> None:
-    """Producer state of an earlier segment (``loadProducersFromRecords``): no checks, no indexes."""
-    aux = SecondReader(seg.log)
+def replay(log: str, state: ProducerState, limit: int) -> None:
+    """Producer state of an earlier segment's ``log`` (``loadProducersFromRecords``): no checks, no indexes."""
+    aux = SecondReader(log)
     try:
-        with FileRecords(seg.log) as records:
+        with FileRecords(log) as records:
             for items in records.scan():
                 for position, _, h, batch in items:
                     if h is None:
@@ -317,7 +256,7 @@ def replay(seg: Segment, state: ProducerState, limit: int) -> None:
                                 h[PRODUCER_ID],
                                 h[BASE_OFFSET],
                                 bool(h[ATTRIBUTES] & TRANSACTIONAL_FLAG),
-                                seg.log,
+                                log,
                                 position,
                             )
     except KsegError:
@@ -338,7 +277,7 @@ class Target:
 def resolve(paths: list[str], notes: list[str]) -> list[Target]:
     """Command-line paths (``.log`` files, partition directories, log roots) to targets."""
     targets: list[Target] = []
-    by_dir: dict[str, Target] = {}
+    by_dir: dict[str, set[int]] = {}  # a partition directory -> the base offsets of its .log files given
     for path in paths:
         if not files.exists(path):
             raise InputError("no such file or directory", path=path)
@@ -353,12 +292,12 @@ def resolve(paths: list[str], notes: list[str]) -> list[Target]:
         if base is None:
             raise InputError("not a segment file: the name carries no base offset", path=path)
         directory = files.parent(path)
-        target = by_dir.get(directory)
-        if target is None:
+        selected = by_dir.get(directory)
+        if selected is None:
             part = scan_partition(directory if location.is_uri(path) else os.path.dirname(path) or ".", notes)
-            target = by_dir[directory] = Target(part, set(), "")
-            targets.append(target)
-        target.selected.add(base)
+            selected = by_dir[directory] = set()
+            targets.append(Target(part, selected, ""))
+        selected.add(base)
     for target in targets:
         for seg in target.partition.segments:
             if seg.log is None and (target.selected is None or seg.base_offset in target.selected):
@@ -384,15 +323,15 @@ def recover_partition(
 ) -> Iterator[Recovered]:
     """Recover every selected segment of ``target`` in offset order, producer state carried."""
     state = ProducerState()
-    segments = target.partition.segments
-    last_selected = max(target.selected) if target.selected else None
+    selected = target.selected
+    last_selected = max(selected, default=INT64_MIN) if selected is not None else INT64_MAX
     truncated_at: Segment | None = None
-    for seg in segments:
+    for seg in target.partition.segments:
         if seg.log is None:
             continue
-        if target.selected is not None and seg.base_offset not in target.selected:
+        if selected is not None and seg.base_offset not in selected:
             if seg.base_offset < last_selected:
-                replay(seg, state, limit)
+                replay(seg.log, state, limit)
             continue
         if progress is not None:
             progress.start(f"{target.partition.name}/{seg.name}.log", seg.log_size())
@@ -404,6 +343,7 @@ def recover_partition(
             limit=limit,
             progress=None if progress is None else progress.advance_to,
         )
+        rec.log_dir, rec.partition = target.partition.log_dir, target.partition.name
         if truncated_at is not None:
             rec.notes.append(
                 f"Kafka's recovery would delete this segment (when above the recovery point): "

@@ -5,13 +5,17 @@ across them, as ``LogLoader`` does).  Results come back in the order of the targ
 from __future__ import annotations
 
 from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
 from typing import Iterator, NamedTuple
 
 from kseg.errors import InputError, KsegError
-from kseg.ops.rebuild.rebuild import Recovered, recover_partition
-from kseg.ops.rebuild.write import FileOutcome
+from kseg.limits import EXIT_OK
+from kseg.ops.rebuild.rebuild import recover_partition
+from kseg.ops.rebuild.recovered import Recovered
+from kseg.ops.rebuild.write import DIFFERS, FAILED, MISSING, REFUSED, FileOutcome
 from kseg.ops.rebuild.write import check as check_files
 from kseg.ops.rebuild.write import write as write_files
+from kseg.storage import outcome
 from kseg.storage.workers import new_pool, stop
 
 
@@ -23,6 +27,38 @@ class Settings(NamedTuple):
     index_interval_bytes: int
     max_index_bytes: int
     limit: int
+
+
+#: A file not compared or not written (the OS refused it), or one only ``--force`` may replace: exit 2.
+NOT_DONE = frozenset((FAILED, REFUSED))
+#: A file that differs from recovery's or is missing beside the log: a problem (exit 1).
+PROBLEMS = frozenset((DIFFERS, MISSING))
+
+
+def exit_code(rec: Recovered, outcomes: list[FileOutcome]) -> int:
+    """One segment's exit code, by :func:`kseg.storage.outcome.exit_code`: 2 for a file not compared or
+    not written, 1 for invalid data in the log (``LogSegment.recover`` would truncate it or fail) or a
+    file that differs or is missing, else 0."""
+    statuses = {o.status for o in outcomes}
+    return outcome.exit_code((), problems=rec.damaged or bool(statuses & PROBLEMS), failed=bool(statuses & NOT_DONE))
+
+
+@dataclass
+class Verdict:
+    """A run's exit code: the largest of its segments' (:func:`exit_code`), 2 once a partition directory
+    could not be listed."""
+
+    code: int = EXIT_OK
+
+    def segment(self, rec: Recovered, outcomes: list[FileOutcome]) -> int:
+        """Count one segment; returns its own exit code."""
+        code = exit_code(rec, outcomes)
+        self.code = max(self.code, code)
+        return code
+
+    def unreadable(self) -> None:
+        """A partition directory that could not be listed: nothing of it was read."""
+        self.code = max(self.code, outcome.exit_code((), failed=True))
 
 
 class Done(NamedTuple):

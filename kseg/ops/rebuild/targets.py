@@ -14,7 +14,7 @@ from kseg.ops.rebuild.rebuild import Target, resolve
 from kseg.storage import location
 from kseg.storage.atomic import clean_stale
 from kseg.storage.files import INDEX, TIME_INDEX, TXN_INDEX
-from kseg.storage.partition import check_exists, nothing_found, nothing_in
+from kseg.storage.partition import Partition, check_exists, nothing_found, nothing_in
 
 Work = list[tuple[Target, str | None]]  # (target, the directory its files go to: None beside its log)
 
@@ -40,14 +40,14 @@ def plan(paths: list[str], notes: list[str], *, output_dir: str | None, check: b
     return targets
 
 
-def work(targets: list[Target], output_dir: str | None) -> tuple[Work, list[tuple[str, str]]]:
-    """``(work, unreadable)``: each target with the directory its files go to, and ``(path, why)`` of each
-    directory that could not be listed (nothing of it is read: a failed row, exit 2)."""
+def work(targets: list[Target], output_dir: str | None) -> tuple[Work, list[Partition]]:
+    """``(work, unreadable)``: each target with the directory its files go to, and each partition
+    directory that could not be listed (``error`` says why; nothing of it is read: a failed row, exit 2)."""
     todo: Work = []
     unreadable = []
     for target in targets:
         if target.partition.error is not None:
-            unreadable.append((target.partition.path, target.partition.error))
+            unreadable.append(target.partition)
             continue
         directory = None
         if output_dir:

@@ -51,7 +51,7 @@ def audit_txnindex(seg: Segment, expected: list[tuple[int, int, int, int]]) -> l
     """Compare ``seg``'s ``.txnindex`` with ``expected`` (producerId, firstOffset, lastOffset,
     lastStableOffset) entries from its ABORT markers.  Raises :class:`kseg.errors.InputError`
     when the file exists but cannot be read."""
-    path = seg.txnindex or files.sibling(seg.log, files.TXN_INDEX)
+    path = seg.txnindex or files.sibling(seg.log or seg.name, files.TXN_INDEX)
     shown = files.display(path)
     problems: list[TxnProblem] = []
     found: list[tuple[int, int, int, int]] = []

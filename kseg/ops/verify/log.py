@@ -13,13 +13,15 @@ segment of large ones does.
 from __future__ import annotations
 
 import heapq
+from functools import partial
 from itertools import islice
 from operator import le
 from typing import Callable, Iterable, Iterator
 
 from kseg.errors import InputError, KsegError
 from kseg.format.indexes import OffsetIndexView
-from kseg.format.v2 import INT64_MAX, java_long
+from kseg.format.v2 import java_long
+from kseg.limits import INT64_MAX
 from kseg.ops.verify.result import IndexFiles, IndexKeys, LogScan, SegmentResult
 from kseg.storage.records import FileRecords
 
@@ -38,11 +40,11 @@ def index_keys(indexes: IndexFiles) -> IndexKeys | None:
         if view is None or isinstance(view, InputError):
             continue
         stop = view.entries - view.zero_tail()  # a preallocated tail asks nothing the checks look at
-        if not _ascends(lambda v=view, n=stop: v.iter_offsets(n)):
+        if not _ascends(partial(view.iter_offsets, stop)):
             return None
         offsets.append(view.iter_offsets(stop))
         if isinstance(view, OffsetIndexView):
-            if not _ascends(lambda v=view, n=stop: v.iter_positions(n)):
+            if not _ascends(partial(view.iter_positions, stop)):
                 return None
             positions = view.iter_positions(stop)
     return IndexKeys(iter(positions), heapq.merge(*offsets))
@@ -71,7 +73,20 @@ def scan_log(
 class _LogPass:
     """One read of a log: :meth:`batch` is called for each batch in file order."""
 
-    __slots__ = ("res", "path", "scan", "positions", "offsets", "p", "o", "prev_last", "max_last", "running", "limit")
+    __slots__ = (
+        "res",
+        "path",
+        "scan",
+        "every",
+        "positions",
+        "offsets",
+        "p",
+        "o",
+        "prev_last",
+        "max_last",
+        "running",
+        "limit",
+    )
 
     def __init__(
         self, res: SegmentResult, path: str, keys: IndexKeys | None, max_message_size: int | None = None
@@ -79,12 +94,14 @@ class _LogPass:
         self.res, self.path = res, path
         self.limit = max_message_size
         self.scan = LogScan()
-        self.positions = None if keys is None else keys.positions
-        self.offsets = None if keys is None else keys.offsets
+        self.every = keys is None  # record every batch
+        self.positions: Iterator[int] = iter(()) if keys is None else keys.positions
+        self.offsets: Iterator[int] = iter(()) if keys is None else keys.offsets
         # the first position and offset the log has not passed yet
-        self.p = None if keys is None else next(keys.positions, _PAST_ALL)
-        self.o = None if keys is None else next(keys.offsets, _PAST_ALL)
-        self.prev_last = self.max_last = None  # the last batch's last offset, the largest so far
+        self.p = next(self.positions, _PAST_ALL)
+        self.o = next(self.offsets, _PAST_ALL)
+        self.prev_last: int | None = None  # the last batch's last offset
+        self.max_last: int | None = None  # the largest last offset so far
         self.running = -1  # the largest batch max timestamp so far
 
     def run(self) -> LogScan:
@@ -128,61 +145,49 @@ class _LogPass:
         """Check one batch's header, and record it if an index entry can ask about it."""
         res, path, scan = self.res, self.path, self.scan
         if self.limit is not None and size > self.limit:
-            res.problem(
+            res.problem_at(
                 "batch-too-large",
                 path,
                 "batch larger than --max-message-size",
-                position=pos,
-                expected=f"<= {self.limit} bytes",
-                found=f"{size} bytes",
+                pos,
+                f"<= {self.limit} bytes",
+                f"{size} bytes",
             )
         if not valid:
-            res.problem(
+            res.problem_at(
                 "crc",
                 path,
                 "batch CRC does not match its contents",
-                position=pos,
-                expected="a valid checksum",
-                found=f"stored crc {stored_crc}",
+                pos,
+                "a valid checksum",
+                f"stored crc {stored_crc}",
             )
         if base < res.base_offset:
-            res.problem(
+            res.problem_at(
                 "offset-below-base",
                 path,
                 "batch offset below the segment's base offset",
-                position=pos,
-                expected=f">= {res.base_offset}",
-                found=str(base),
+                pos,
+                f">= {res.base_offset}",
+                base,
             )
         max_last = self.max_last
         if max_last is not None and base <= max_last:
-            res.problem(
-                "offsets-not-increasing",
-                path,
-                "batch offsets do not increase",
-                position=pos,
-                expected=f"base offset > {max_last}",
-                found=str(base),
+            res.problem_at(
+                "offsets-not-increasing", path, "batch offsets do not increase", pos, f"base offset > {max_last}", base
             )
         if last > INT64_MAX:  # baseOffset + lastOffsetDelta past a long: Kafka's lastOffset() wraps
-            res.problem(
+            res.problem_at(
                 "bad-last-offset",
                 path,
                 "batch last offset past 2^63-1 (baseOffset + lastOffsetDelta overflows a 64-bit offset)",
-                position=pos,
-                expected=f"<= {INT64_MAX}",
-                found=str(last),
+                pos,
+                f"<= {INT64_MAX}",
+                last,
             )
             last = java_long(last)
         elif last < base:
-            res.problem(
-                "bad-last-offset",
-                path,
-                "batch last offset below its base offset",
-                position=pos,
-                expected=f">= {base}",
-                found=str(last),
-            )
+            res.problem_at("bad-last-offset", path, "batch last offset below its base offset", pos, f">= {base}", last)
         if max_last is None or last > max_last:
             self.max_last = last
         if self.prev_last is not None and last <= self.prev_last:
@@ -192,7 +197,7 @@ class _LogPass:
             self.running = max_ts
         scan.batches += 1
         scan.valid_end = pos + size
-        if self.positions is not None and not self._asked_about(pos, last):
+        if not self.every and not self._asked_about(pos, last):
             return
         scan.positions.append(pos)
         scan.base_offsets.append(base)

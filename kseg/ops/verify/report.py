@@ -1,9 +1,9 @@
 """Verification report rows: one schema shared by the local command and the Spark job.
 
 Rows are flat dicts (JSON Lines, or Parquet from Spark).  Every row has
-``type`` (``segment`` or ``problem``), ``v`` (the schema version, ``docs/json-output.md``), ``logDir`` (the log directory holding
-the partition, absolute: replicas under two brokers' log roots are two
-logs), ``partition`` and ``segment``.
+``type`` (``segment`` or ``problem``), ``v`` (the schema version, ``docs/json-output.md``),
+``logDir`` (the log directory holding the partition, absolute: replicas under two brokers' log
+roots are two logs), ``partition`` and ``segment``.
 
 segment rows: ``path``, ``bytes``, ``batches``, ``problems`` (count),
 ``status`` (``clean``, ``problems`` or ``failed``), ``error`` (why a failed

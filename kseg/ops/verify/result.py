@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from array import array
 from dataclasses import dataclass, field
-from typing import Iterator, NamedTuple
+from typing import Any, Iterator, NamedTuple
+
+from kseg.errors import InputError
+from kseg.format.indexes import OffsetIndexView, TimeIndexView
 
 
 @dataclass
@@ -76,7 +79,19 @@ class SegmentResult:
         """This segment could not be read whole: ``failed`` (exit 2), whatever else was found."""
         self.failed = why if self.failed is None else f"{self.failed}; {why}"
 
-    def problem(self, kind: str, file: str | None, message: str, **where) -> None:
+    def entry_problem(
+        self, kind: str, file: str, message: str, entry: int, entry_size: int, expected: str, found: object
+    ) -> None:
+        """A problem with index entry ``entry`` (``entry_size`` bytes an entry: at byte ``entry * entry_size``)."""
+        self.problem(kind, file, message, entry=entry, position=entry * entry_size, expected=expected, found=str(found))
+
+    def problem_at(
+        self, kind: str, file: str, message: str, position: int | None, expected: str, found: object
+    ) -> None:
+        """A problem at byte ``position`` of ``file``: what was expected there and what was found."""
+        self.problem(kind, file, message, position=position, expected=expected, found=str(found))
+
+    def problem(self, kind: str, file: str | None, message: str, **where: Any) -> None:
         key = (kind, file or self.path)
         n = self.kept.get(key, 0)
         if n >= KEPT_PER_KIND:
@@ -120,8 +135,8 @@ class IndexFiles(NamedTuple):
     """A segment's ``.index`` and ``.timeindex``, each read once for both the log pass and the checks:
     the file's view, the :class:`~kseg.errors.InputError` reading it raised, or None (no such file)."""
 
-    offsets: object  # OffsetIndexView | InputError | None
-    times: object  # TimeIndexView | InputError | None
+    offsets: OffsetIndexView | InputError | None
+    times: TimeIndexView | InputError | None
 
 
 def entries(n: int) -> str:

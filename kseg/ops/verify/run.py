@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, NamedTuple
 
 from kseg.errors import InputError
-from kseg.limits import EXIT_ERROR, EXIT_OK, EXIT_PROBLEMS
 from kseg.ops.verify.verify import SegmentResult, check_overlap, verify_segment
+from kseg.storage import outcome
 from kseg.storage.partition import Partition, Segment
 from kseg.storage.workers import new_pool
 from kseg.storage.workers import stop as _stop
@@ -84,14 +84,14 @@ class Report:
 
     def merge(self, counts: tuple) -> None:
         """Add the :meth:`counts` of a report kept elsewhere (a Spark task's)."""
-        for name, value in zip(self.COUNTS, counts):
+        for name, value in zip(self.COUNTS, counts, strict=True):
             setattr(self, name, getattr(self, name) + value)
 
     @property
     def exit_code(self) -> int:
-        if self.failed or self.unreadable_dirs:
-            return EXIT_ERROR
-        return EXIT_PROBLEMS if self.problems else EXIT_OK
+        """:func:`kseg.storage.outcome.exit_code` of what was found: a segment that could not be verified
+        or a directory that could not be listed is an input not read (2); problems found, 1."""
+        return outcome.exit_code((), problems=bool(self.problems), failed=bool(self.failed or self.unreadable_dirs))
 
 
 def work_items(partitions: Iterable[Partition]) -> list[WorkItem]:

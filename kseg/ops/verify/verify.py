@@ -19,11 +19,13 @@ from __future__ import annotations
 import os
 
 from kseg.errors import CorruptIndexError, InputError
-from kseg.format.indexes import iter_aborted_txns
+from kseg.format.indexes import TXN_ENTRY, iter_aborted_txns
 from kseg.limits import DEFAULT_MAX_MESSAGE_SIZE
-from kseg.ops.verify.index import check_offset_index, check_time_index, read_indexes
+from kseg.ops.verify.index import read_indexes
 from kseg.ops.verify.log import index_keys, scan_log
+from kseg.ops.verify.offset_index import check_offset_index
 from kseg.ops.verify.result import SegmentResult
+from kseg.ops.verify.time_index import check_time_index
 from kseg.storage import files
 from kseg.storage.partition import Segment
 
@@ -56,7 +58,7 @@ def verify_segment(
     if seg.timeindex:
         check_time_index(res, seg, scan, strict, indexes.times)
     if seg.txnindex:
-        _check_txn_index(res, seg)
+        _check_txn_index(res, seg, seg.txnindex)
     return res
 
 
@@ -64,61 +66,62 @@ def older_writer_rules(partition: str, seg: Segment) -> dict[str, list[str] | No
     """For the ``.index`` and ``.timeindex`` of ``seg``: the older writer rules it follows (note texts),
     or None when the lookup rule finds a problem in it (``rebuild-index --check``).
     Raises :class:`InputError` when the log cannot be read."""
-    res = SegmentResult(partition, seg.name, seg.base_offset, seg.log or "")
+    out: dict[str, list[str] | None] = {}
+    if not seg.log:
+        return out
+    res = SegmentResult(partition, seg.name, seg.base_offset, seg.log)
     indexes = read_indexes(seg)
     scan = scan_log(res, seg.log, index_keys(indexes))
-    out: dict[str, list[str] | None] = {}
-    for path, check, loaded in (
-        (seg.index, check_offset_index, indexes.offsets),
-        (seg.timeindex, check_time_index, indexes.times),
-    ):
-        if path:
-            rules = check(res, seg, scan, False, loaded)
-            out[path] = None if any(p.file == path for p in res.problems) else rules
-    if out.get(seg.index) and out.get(seg.timeindex) == []:  # clean, entries chosen per append as the .index's
-        out[seg.timeindex] = [
-            f"{seg.timeindex}: entries chosen once per append, as brokers before KAFKA-806 "
-            "chose them (see the .index); lookups work"
-        ]
+    if seg.index:
+        out[seg.index] = _unless_problems(res, seg.index, check_offset_index(res, seg, scan, False, indexes.offsets))
+    if seg.timeindex:
+        out[seg.timeindex] = _unless_problems(
+            res, seg.timeindex, check_time_index(res, seg, scan, False, indexes.times)
+        )
+        if (
+            seg.index and out[seg.index] and out[seg.timeindex] == []
+        ):  # clean, entries chosen per append as the .index's
+            out[seg.timeindex] = [
+                f"{seg.timeindex}: entries chosen once per append, as brokers before KAFKA-806 "
+                "chose them (see the .index); lookups work"
+            ]
     return out
 
 
-def _check_txn_index(res: SegmentResult, seg: Segment) -> None:
-    path = seg.txnindex
+def _unless_problems(res: SegmentResult, path: str, rules: list[str]) -> list[str] | None:
+    """``rules``, or None when ``res`` holds a problem of the file at ``path``."""
+    return None if any(p.file == path for p in res.problems) else rules
+
+
+def _check_txn_index(res: SegmentResult, seg: Segment, path: str) -> None:
     try:
         data = files.read_small_file(path)
     except InputError as exc:
         res.fail(exc.describe())
         return
-    if len(data) % 34:
+    if len(data) % TXN_ENTRY.size:
         res.problem(
             "index-length",
             path,
             "file length is not a multiple of the entry size",
-            expected="a multiple of 34",
+            expected=f"a multiple of {TXN_ENTRY.size}",
             found=str(len(data)),
         )
     try:
-        for i, (_, pid, first, last, lso) in enumerate(iter_aborted_txns(data)):
+        for i, (_, _, first, last, _) in enumerate(iter_aborted_txns(data)):
             if first > last:
-                res.problem(
-                    "txnindex-range",
-                    path,
-                    "first offset after last offset",
-                    entry=i,
-                    position=i * 34,
-                    expected=f"<= {last}",
-                    found=str(first),
+                res.entry_problem(
+                    "txnindex-range", path, "first offset after last offset", i, TXN_ENTRY.size, f"<= {last}", first
                 )
             if res.last_offset is not None and not seg.base_offset <= last <= res.last_offset:
-                res.problem(
+                res.entry_problem(
                     "txnindex-range",
                     path,
                     "aborted transaction's last offset (its marker) is outside the segment",
-                    entry=i,
-                    position=i * 34,
-                    expected=f"{seg.base_offset}..{res.last_offset}",
-                    found=str(last),
+                    i,
+                    TXN_ENTRY.size,
+                    f"{seg.base_offset}..{res.last_offset}",
+                    last,
                 )
     except CorruptIndexError as exc:
         res.problem("txnindex-version", path, exc.message, position=exc.position)

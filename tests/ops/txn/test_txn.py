@@ -10,7 +10,8 @@ import shutil
 from pathlib import Path
 
 from kseg.format.indexes import iter_aborted_txns
-from kseg.ops.txn.txn import ABORTED, COMMITTED, analyse
+from kseg.ops.txn.report import ABORTED, COMMITTED
+from kseg.ops.txn.txn import analyse
 from kseg.storage.partition import scan_partition
 from kseg.storage.producer_state import CompletedTxn, ProducerState
 from kseg.storage.snapshots import read_snapshot, snapshot_paths

@@ -15,8 +15,7 @@ from pathlib import Path
 import pytest
 
 from kseg.format.indexes import OffsetIndexView, TimeIndexView
-from kseg.ops.verify import index as verify_index
-from kseg.ops.verify import verify
+from kseg.ops.verify import offset_index, time_index, verify
 from kseg.ops.verify.verify import verify_segment
 from kseg.storage.partition import scan_partition
 from tests.conftest import CORPUS_DATA
@@ -38,8 +37,8 @@ def _reference(monkeypatch: pytest.MonkeyPatch, directory: Path, strict: bool) -
     """The reference: every batch recorded, every entry checked one by one."""
     with monkeypatch.context() as m:
         m.setattr(verify, "index_keys", lambda indexes: None)
-        m.setattr(verify_index, "_all_batch_ends", lambda *a: False)
-        m.setattr(verify_index, "_all_exact_times", lambda *a: False)
+        m.setattr(offset_index, "_all_batch_ends", lambda *a: False)
+        m.setattr(time_index, "_all_exact_times", lambda *a: False)
         return _outcome(directory, strict)
 
 
@@ -141,12 +140,12 @@ def test_a_current_brokers_indexes_take_the_bulk_path() -> None:
     oview = OffsetIndexView(Path(seg.index).read_bytes(), seg.base_offset, seg.index)
     tview = TimeIndexView(Path(seg.timeindex).read_bytes(), seg.base_offset, seg.timeindex)
     assert oview.entries > 1 and tview.entries > 1
-    assert verify_index._all_batch_ends(oview, oview.entries, scan)
-    assert verify_index._all_exact_times(tview, tview.entries, scan)
+    assert offset_index._all_batch_ends(oview, oview.entries, scan)
+    assert time_index._all_exact_times(tview, tview.entries, scan)
     # and an index that is off by one entry is not taken
     raw = bytearray(Path(seg.index).read_bytes())
     struct.pack_into(">i", raw, 4, struct.unpack_from(">i", raw, 4)[0] + 1)
-    assert not verify_index._all_batch_ends(OffsetIndexView(bytes(raw), seg.base_offset), oview.entries, scan)
+    assert not offset_index._all_batch_ends(OffsetIndexView(bytes(raw), seg.base_offset), oview.entries, scan)
 
 
 def _batch_starts(log: Path) -> list[int]:
