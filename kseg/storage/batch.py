@@ -311,7 +311,9 @@ class V2Batch(FileBatch):
         data, args = self._prepare(limit)
         try:
             if count > limit:
-                raise LimitExceededError(f"record count {count} exceeds the bound of {limit}", position=57)
+                raise LimitExceededError(
+                    f"record count {count} exceeds the bound of {limit}", position=v2.RECORDS_COUNT_OFFSET
+                )
             raw = compression.decompress(h[v2.ATTRIBUTES] & v2.CODEC_MASK, data[v2.HEADER_SIZE :], h[v2.MAGIC], limit)
             mv = memoryview(raw)
             end = len(mv)

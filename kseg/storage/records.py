@@ -30,6 +30,7 @@ from kseg import engine
 from kseg.errors import CorruptRecordError, InputError
 from kseg.format import legacy, v2
 from kseg.format.crc import crc32c_function
+from kseg.limits import INT64_MAX, INT64_MIN
 from kseg.storage import files, read_policy
 from kseg.storage.batch import FileBatch, LegacyBatch, V2Batch, short_v2_header
 
@@ -364,7 +365,7 @@ class FileRecords:
         magics = values[2::4]
         if min(magics) >= 2 and min(lengths) >= v2.HEADER_SIZE - LOG_OVERHEAD:
             lasts = list(map(add, values[0::4], values[3::4]))
-            if max(lasts) > v2.INT64_MAX or min(lasts) < v2.INT64_MIN:  # Java's long wraps (one pass in C first)
+            if max(lasts) > INT64_MAX or min(lasts) < INT64_MIN:  # Java's long wraps (one pass in C first)
                 lasts = list(map(v2.java_long, lasts))
             return lasts
         if max(magics) < 2 and min(lengths) >= MIN_RECORD_SIZE:
