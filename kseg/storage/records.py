@@ -24,7 +24,7 @@ import struct
 from functools import lru_cache
 from itertools import repeat
 from operator import add
-from typing import Iterator
+from typing import Iterator, Union
 
 from kseg import engine
 from kseg.errors import CorruptRecordError, InputError
@@ -51,7 +51,13 @@ def _heads(n: int) -> struct.Struct:
     return struct.Struct(">" + v2.LAST_OFFSET_FIELDS * n)
 
 
-def _window_buffer(n: int):
+#: What :meth:`FileRecords.scan` hands out for a batch: ``(position, size, header, valid)`` -- the header
+#: tuple in :class:`~kseg.format.v2.BatchHeader`'s order and whether its CRC holds -- or, for a batch that is
+#: not a whole v2 batch in the window, ``(position, size, None, batch)``.
+ScanItem = tuple[int, int, Union[tuple[int, ...], None], Union[bool, FileBatch]]
+
+
+def _window_buffer(n: int) -> mmap.mmap | bytearray:
     """``n`` bytes of private anonymous memory where the platform has it, else a ``bytearray``: its pages
     are zeroed by the kernel when first written, so a reader that reads little (an index check, a
     lookup, a small segment) neither spends time zeroing the whole window nor counts it as resident."""
@@ -60,7 +66,7 @@ def _window_buffer(n: int):
     return bytearray(n)  # pragma: no cover - Windows
 
 
-def open_for_read(path: str):
+def open_for_read(path: str) -> files.ReadFile:
     """Open ``path`` read-only and unbuffered (the reader keeps its own window)."""
     return files.open_readonly(path, buffering=0)
 
@@ -97,7 +103,7 @@ class FileRecords:
     def __enter__(self) -> "FileRecords":
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     # -- raw reads ----------------------------------------------------------
@@ -146,7 +152,7 @@ class FileRecords:
             piece = read_policy.PIECE if policy is not None and policy.throttle is not None else length
             for off in range(0, length, piece):
                 k = min(piece, length - off)
-                token = None if policy is None else policy.before(self._f, position + off, k)
+                token = None if policy is None else policy.before(self._fd, position + off, k)
                 self._read_into(position + off, self._view[off : off + k])
                 if meter is not None:
                     meter(self.path, position + off, k)
@@ -185,10 +191,11 @@ class FileRecords:
         if position > end - total:
             return None
         if i + total > self._win_len:
-            if total <= len(self._buf):
-                buf, i = self.window(position, total)
-            else:
-                buf, i = None, 0
+            if total > len(self._buf):  # larger than the window: the batch keeps no bytes
+                if magic >= 2:
+                    return V2Batch(self, position, total, None, 0)
+                return LegacyBatch(self, position, total, None, 0, offset, magic)
+            buf, i = self.window(position, total)
         if magic >= 2:
             return V2Batch(self, position, total, buf, i)
         return LegacyBatch(self, position, total, buf, i, offset, magic)
@@ -214,7 +221,7 @@ class FileRecords:
             yield batch
             pos += batch.size
 
-    def scan(self, start: int = 0, end: int | None = None) -> Iterator[list]:
+    def scan(self, start: int = 0, end: int | None = None) -> Iterator[list[ScanItem]]:
         """:meth:`batches` for shallow iteration at speed: no object per v2 batch.
 
         Yields lists of ``(position, size, header, valid)`` -- ``header`` the
@@ -238,7 +245,7 @@ class FileRecords:
         min_size, overhead = MIN_RECORD_SIZE, LOG_OVERHEAD
         crc = crc32c_function()
         view = self._view
-        items: list = []
+        items: list[ScanItem] = []
         append = items.append
         ws, wl = self._win_start, self._win_len
         cscan = None if engine.C is None else engine.C.scan
@@ -247,15 +254,13 @@ class FileRecords:
                 # the compiled fast path (kseg.engine): every whole v2 batch in the window, into items;
                 # it stops where the rules below have more to say (window, framing error, legacy batch)
                 pos, done = cscan(view, ws, wl, pos, end, items, SCAN_LIST)
-                if done:
+                if done or pos >= stop:  # (a full list is yielded after the loop)
                     break
                 if len(items) >= SCAN_LIST:
                     yield items
                     items = []
                     append = items.append
                     continue
-                if pos >= stop:
-                    break
             i = pos - ws
             if i >= 0 and i + header_size <= wl:
                 h = unpack(view, i)
@@ -280,21 +285,27 @@ class FileRecords:
                 yield items
                 items = []
                 append = items.append
-            batch = self.frame_at(pos, end)
-            if batch is None:
+            item = self._scan_item(pos, end)
+            if item is None:
                 break
-            total = batch.size
-            if batch.buf is not None and batch.__class__ is V2Batch and total >= header_size:
-                append((pos, total, batch.h, batch.is_valid()))
-            else:
-                append((pos, total, None, batch))
+            append(item)
+            if item[2] is None:  # a batch object ends its list: its CRC may move the window
                 yield items
                 items = []
                 append = items.append
             ws, wl = self._win_start, self._win_len
-            pos += total
+            pos += item[1]
         if items:
             yield items
+
+    def _scan_item(self, pos: int, end: int) -> ScanItem | None:
+        """:meth:`scan`'s item for the batch :meth:`frame_at` frames at ``pos`` (None: iteration ends)."""
+        batch = self.frame_at(pos, end)
+        if batch is None:
+            return None
+        if batch.buf is not None and type(batch) is V2Batch and batch.size >= v2.HEADER_SIZE:
+            return (pos, batch.size, batch.h, batch.is_valid())
+        return (pos, batch.size, None, batch)
 
     def batch_at(self, position: int, max_size: int | None = None) -> FileBatch | None:
         """The batch starting at ``position`` if it fits in ``max_size`` bytes, else ``None``.
@@ -327,10 +338,12 @@ class FileRecords:
         if position > end - LOG_OVERHEAD - length:
             return None
         if magic < 2:
-            return offset
+            entry_offset: int = offset
+            return entry_offset
         if position + v2.HEADER_SIZE > self.size:
             raise short_v2_header(self.path, position, LOG_OVERHEAD + length)
-        return v2.last_offset(offset, _INT32.unpack_from(buf, i + v2.LAST_OFFSET_DELTA_OFFSET)[0])
+        last_offset_delta: int = _INT32.unpack_from(buf, i + v2.LAST_OFFSET_DELTA_OFFSET)[0]
+        return v2.last_offset(offset, last_offset_delta)
 
     def last_offsets(self, positions: list[int], max_size: int | None = None) -> list[int] | None:
         """:meth:`last_offset_at` of every position at once, or ``None``: then ask it one by one.
@@ -384,7 +397,8 @@ class SecondReader:
         self.path = path
         self.records: FileRecords | None = None
 
-    def batch(self, position: int):
+    def batch(self, position: int) -> FileBatch | None:
+        """The batch at ``position`` (:meth:`FileRecords.batch_at`), read through this second reader."""
         if self.records is None:
             self.records = FileRecords(self.path, window=1 << 16)
         return self.records.batch_at(position)
