@@ -11,7 +11,7 @@ The batch around them (its 61-byte header, attributes, sequences): :mod:`kseg.fo
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Iterator, NamedTuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Iterator, NamedTuple, Union
 
 from kseg import engine
 from kseg.errors import CorruptRecordError
@@ -26,8 +26,10 @@ if TYPE_CHECKING:
 #: A record header as ``DefaultRecord.readHeaders`` reads it: its key's bytes and its value's (None: null).
 Header = tuple[bytes, Union[bytes, None]]
 #: A record's key or value as :func:`decode_records` hands it out: in the form asked for (:data:`SLICES`,
-#: :data:`SIZES` or :data:`SPANS`), a slice of the buffer, a size or a span, and None for a null one.
-Field = Union[memoryview, int, None]
+#: :data:`SIZES` or :data:`SPANS`), a slice of the buffer (``memoryview``), a size or a span (``int``), and
+#: None for a null one.  ``Any``: the form is a run-time argument, so which of those a caller holds is
+#: known to it, not to a type checker (the formatters take slices, sizes or spans by name).
+Field = Any
 #: A record as :func:`decode_records` hands it out, in :class:`Record`'s order: offset, timestamp,
 #: sequence, key, value, headers.
 RawRecord = tuple[int, int, int, Field, Field, tuple[Header, ...]]

@@ -451,7 +451,8 @@ class LegacyBatch(FileBatch):
         return self._stream_crc(16, lambda b, c: zlib.crc32(b, c))
 
     def records(self, limit: int) -> Iterator[legacy.LegacyRecord]:
-        """The entry's records (itself, or a wrapper's inner messages), each a :class:`kseg.format.legacy.LegacyRecord`."""
+        """The entry's records (itself, or a wrapper's inner messages), each a
+        :class:`kseg.format.legacy.LegacyRecord`."""
         try:
             data = self.data(limit)
             if self.codec == 0:

@@ -24,7 +24,7 @@ import struct
 from functools import lru_cache
 from itertools import repeat
 from operator import add
-from typing import Iterator, Union
+from typing import Any, Iterator
 
 from kseg import engine
 from kseg.errors import CorruptRecordError, InputError
@@ -53,8 +53,10 @@ def _heads(n: int) -> struct.Struct:
 
 #: What :meth:`FileRecords.scan` hands out for a batch: ``(position, size, header, valid)`` -- the header
 #: tuple in :class:`~kseg.format.v2.BatchHeader`'s order and whether its CRC holds -- or, for a batch that is
-#: not a whole v2 batch in the window, ``(position, size, None, batch)``.
-ScanItem = tuple[int, int, Union[tuple[int, ...], None], Union[bool, FileBatch]]
+#: not a whole v2 batch in the window, ``(position, size, None, batch)``.  One tuple for both shapes, so the
+#: per-batch loop builds nothing else; its last two fields are ``Any`` because callers tell the shapes apart
+#: by the header being None after unpacking, which a type checker cannot follow.
+ScanItem = tuple[int, int, Any, Any]
 
 
 def _window_buffer(n: int) -> mmap.mmap | bytearray:
