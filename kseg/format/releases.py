@@ -225,6 +225,9 @@ def _key(line: str) -> tuple[int, int]:
     return int(major), int(minor)
 
 
+# The table: every release line's facts written out in full, on purpose (``duplicates`` pairs the entries
+# of neighbouring lines that agree).  One entry holds all a line differs in, so it reads, and is checked
+# against that release's tool, in one place; no entry is derived from another.
 K37 = Release(
     "3.7",
     ("3.7",),
@@ -357,6 +360,7 @@ K44 = Release(
     share_value_label="version",
 )
 
+# The older lines, in the same table form (see the comment above K37).
 K28 = Release(
     "2.8",
     ("2.8",),
