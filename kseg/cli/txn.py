@@ -98,6 +98,7 @@ def txn(paths, from_start, hanging_after, at, max_message_size, output_format, q
 
     from kseg.storage import files
 
+
     for path in paths:
         try:
             is_file = files.isfile(path)
