@@ -143,10 +143,17 @@ class ReadPolicy:
         self.throttle = Throttle(max_rate) if max_rate else None
         self.guard = CacheGuard() if drop_cache else None
 
-    def before(self, fd: int | None, position: int, length: int) -> ReadToken | None:
-        """Before ``length`` bytes of the file open as ``fd`` (None: not a local file) are read at
-        ``position``: what :meth:`after` needs (with ``--drop-cache``, the pages already resident)."""
-        if self.guard is None or fd is None:
+    def before(self, f: object, position: int, length: int) -> ReadToken | None:
+        """Before ``length`` bytes of the open file ``f`` are read at ``position``: what :meth:`after`
+        needs (with ``--drop-cache``, the pages of a local file already resident)."""
+        if self.guard is None:
+            return None
+        fileno = getattr(f, "fileno", None)  # a remote file has none
+        if fileno is None:
+            return None
+        try:
+            fd: int = fileno()
+        except (OSError, ValueError):  # not a file the OS holds
             return None
         return fd, self.guard.before(fd, position, length)
 

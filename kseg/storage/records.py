@@ -154,7 +154,7 @@ class FileRecords:
             piece = read_policy.PIECE if policy is not None and policy.throttle is not None else length
             for off in range(0, length, piece):
                 k = min(piece, length - off)
-                token = None if policy is None else policy.before(self._fd, position + off, k)
+                token = None if policy is None else policy.before(self._f, position + off, k)
                 self._read_into(position + off, self._view[off : off + k])
                 if meter is not None:
                     meter(self.path, position + off, k)
