@@ -277,6 +277,29 @@ static inline int16_t be16(const unsigned char *p) { return (int16_t)(((uint16_t
 /* The header tuple scan hands out, field by field in the order above: kseg.format.v2.HEADER's fields
  * (q i i b I h i q q q h i i) as Py_BuildValue codes. */
 #define HEADER_FORMAT "(LiibkhiLLLhii)"
+/* Each field's index in that tuple (kseg.format.v2.BASE_OFFSET ... COUNT), for the formatters reading it. */
+#define H_BASE_OFFSET 0
+#define H_LENGTH (H_BASE_OFFSET + 1)
+#define H_LEADER_EPOCH (H_LENGTH + 1)
+#define H_MAGIC (H_LEADER_EPOCH + 1)
+#define H_CRC (H_MAGIC + 1)
+#define H_ATTRIBUTES (H_CRC + 1)
+#define H_LAST_OFFSET_DELTA (H_ATTRIBUTES + 1)
+#define H_BASE_TIMESTAMP (H_LAST_OFFSET_DELTA + 1)
+#define H_MAX_TIMESTAMP (H_BASE_TIMESTAMP + 1)
+#define H_PRODUCER_ID (H_MAX_TIMESTAMP + 1)
+#define H_PRODUCER_EPOCH (H_PRODUCER_ID + 1)
+#define H_BASE_SEQUENCE (H_PRODUCER_EPOCH + 1)
+#define H_COUNT (H_BASE_SEQUENCE + 1)
+#define H_FIELDS (H_COUNT + 1)
+/* DefaultRecordBatch.DELETE_HORIZON_FLAG_MASK: the base timestamp is the delete horizon. */
+#define DELETE_HORIZON_FLAG 0x40
+/* RecordBatch.NO_SEQUENCE, and Integer.MAX_VALUE, past which DefaultRecordBatch.incrementSequence wraps. */
+#define NO_SEQUENCE (-1)
+#define INT32_MAX_VALUE 0x7FFFFFFFLL
+/* ByteUtils.readVarint / readVarlong: the most bytes of a varint (an int32) and a varlong (an int64). */
+#define VARINT_MAX_BYTES 5
+#define VARLONG_MAX_BYTES 10
 
 /* ------------------------------------------------------------------ shallow scan */
 
@@ -431,34 +454,34 @@ static PyObject *py_decode_records(PyObject *self, PyObject *args) {
             Py_ssize_t start = pos, p = pos;
             int64_t size, ts_delta, offset_delta, key_size, value_size;
             if (p < 0 || p >= end) goto bail;
-            if (read_zigzag(buf, &p, end, 5, 0, &size) < 0) goto bail;
+            if (read_zigzag(buf, &p, end, VARINT_MAX_BYTES, 0, &size) < 0) goto bail;
             if (size < 0 || size > end - p) goto bail;
             Py_ssize_t body_end = p + (Py_ssize_t)size;
             p += 1; /* attributes */
-            if (read_zigzag(buf, &p, body_end, 10, 1, &ts_delta) < 0) goto bail;
-            if (read_zigzag(buf, &p, body_end, 5, 0, &offset_delta) < 0) goto bail;
-            if (read_zigzag(buf, &p, body_end, 5, 0, &key_size) < 0) goto bail;
+            if (read_zigzag(buf, &p, body_end, VARLONG_MAX_BYTES, 1, &ts_delta) < 0) goto bail;
+            if (read_zigzag(buf, &p, body_end, VARINT_MAX_BYTES, 0, &offset_delta) < 0) goto bail;
+            if (read_zigzag(buf, &p, body_end, VARINT_MAX_BYTES, 0, &key_size) < 0) goto bail;
             Py_ssize_t key_at = p;
             if (key_size >= 0) {
                 if (key_size > body_end - p) goto bail;
                 p += (Py_ssize_t)key_size;
             }
-            if (read_zigzag(buf, &p, body_end, 5, 0, &value_size) < 0) goto bail;
+            if (read_zigzag(buf, &p, body_end, VARINT_MAX_BYTES, 0, &value_size) < 0) goto bail;
             Py_ssize_t value_at = p;
             if (value_size >= 0) {
                 if (value_size > body_end - p) goto bail;
                 p += (Py_ssize_t)value_size;
             }
             int64_t header_count;
-            if (read_zigzag(buf, &p, body_end, 5, 0, &header_count) < 0) goto bail;
+            if (read_zigzag(buf, &p, body_end, VARINT_MAX_BYTES, 0, &header_count) < 0) goto bail;
             if (header_count < 0 || header_count > body_end - p) goto bail;
             /* headers: validated first, built after, so a bail leaves nothing half made */
             Py_ssize_t headers_at = p;
             for (int64_t k = 0; k < header_count; k++) {
                 int64_t hk, hv;
-                if (read_zigzag(buf, &p, body_end, 5, 0, &hk) < 0 || hk < 0 || hk > body_end - p) goto bail;
+                if (read_zigzag(buf, &p, body_end, VARINT_MAX_BYTES, 0, &hk) < 0 || hk < 0 || hk > body_end - p) goto bail;
                 p += (Py_ssize_t)hk;
-                if (read_zigzag(buf, &p, body_end, 5, 0, &hv) < 0) goto bail;
+                if (read_zigzag(buf, &p, body_end, VARINT_MAX_BYTES, 0, &hv) < 0) goto bail;
                 if (hv >= 0) {
                     if (hv > body_end - p) goto bail;
                     p += (Py_ssize_t)hv;
@@ -475,9 +498,9 @@ static PyObject *py_decode_records(PyObject *self, PyObject *args) {
             }
             if (base_sequence >= 0) {
                 sequence = base_sequence + offset_delta;
-                if (sequence > 0x7FFFFFFFLL) sequence -= 0x80000000LL;
+                if (sequence > INT32_MAX_VALUE) sequence -= INT32_MAX_VALUE + 1;
             } else {
-                sequence = -1;
+                sequence = NO_SEQUENCE;
             }
             PyObject *key, *value, *headers;
             if (form == FORM_SIZES) {
@@ -517,10 +540,10 @@ static PyObject *py_decode_records(PyObject *self, PyObject *args) {
                 Py_ssize_t q = headers_at;
                 for (int64_t k = 0; k < header_count; k++) {
                     int64_t hk = 0, hv = -1;
-                    read_zigzag(buf, &q, body_end, 5, 0, &hk);
+                    read_zigzag(buf, &q, body_end, VARINT_MAX_BYTES, 0, &hk);
                     PyObject *hkey = PyBytes_FromStringAndSize((const char *)buf + q, (Py_ssize_t)hk);
                     q += (Py_ssize_t)hk;
-                    read_zigzag(buf, &q, body_end, 5, 0, &hv);
+                    read_zigzag(buf, &q, body_end, VARINT_MAX_BYTES, 0, &hv);
                     PyObject *hval;
                     if (hv >= 0) {
                         hval = PyBytes_FromStringAndSize((const char *)buf + q, (Py_ssize_t)hv);
@@ -927,22 +950,23 @@ static PyObject *py_batch_lines(PyObject *self, PyObject *args) {
         }
         PyObject *h = PyTuple_GET_ITEM(item, 2);
         if (h == Py_None) break;
-        if (!PyTuple_CheckExact(h) || PyTuple_GET_SIZE(h) != 13) {
+        if (!PyTuple_CheckExact(h) || PyTuple_GET_SIZE(h) != H_FIELDS) {
             slow = 1;
             break;
         }
-        long long v[13], position, size;
+        long long v[H_FIELDS], position, size;
         int bad = as_ll(PyTuple_GET_ITEM(item, 0), &position) < 0 || as_ll(PyTuple_GET_ITEM(item, 1), &size) < 0;
-        for (int k = 0; k < 13 && !bad; k++) bad = as_ll(PyTuple_GET_ITEM(h, k), &v[k]) < 0;
+        for (int k = 0; k < H_FIELDS && !bad; k++) bad = as_ll(PyTuple_GET_ITEM(h, k), &v[k]) < 0;
         long long last_offset;
-        if (bad || add_overflow(v[0], v[6], &last_offset)) {
+        if (bad || add_overflow(v[H_BASE_OFFSET], v[H_LAST_OFFSET_DELTA], &last_offset)) {
             slow = 1;
             break;
         }
         int valid = PyObject_IsTrue(PyTuple_GET_ITEM(item, 3));
         if (valid < 0) goto fail;
-        long long attrs = v[5];
-        long long k6[6] = {v[2], v[9], v[10], attrs, v[3], (attrs & 0x40) ? v[7] : 0};
+        long long attrs = v[H_ATTRIBUTES];
+        long long k6[6] = {v[H_LEADER_EPOCH], v[H_PRODUCER_ID], v[H_PRODUCER_EPOCH], attrs, v[H_MAGIC],
+                           (attrs & DELETE_HORIZON_FLAG) ? v[H_BASE_TIMESTAMP] : 0};
         if (!have_key || memcmp(k6, key, sizeof key) != 0) {
             Py_XDECREF(parts);
             parts = PyObject_CallOneArg(parts_fn, h);
@@ -967,19 +991,19 @@ static PyObject *py_batch_lines(PyObject *self, PyObject *args) {
             goto fail;
         if (out_reserve(&o, 512 + n0 + n1 + n2) < 0) goto fail;
         LIT(&o, "baseOffset: ");
-        out_ll(&o, v[0]);
+        out_ll(&o, v[H_BASE_OFFSET]);
         LIT(&o, " lastOffset: ");
         out_ll(&o, last_offset);
         LIT(&o, " count: ");
-        out_ll(&o, v[12]);
-        long long base_seq = v[11];
-        if (base_seq == -1) {
+        out_ll(&o, v[H_COUNT]);
+        long long base_seq = v[H_BASE_SEQUENCE];
+        if (base_seq == NO_SEQUENCE) {
             LIT(&o, " baseSequence: -1 lastSequence: -1 ");
         } else {
-            long long delta = v[6], last_seq;
+            long long delta = v[H_LAST_OFFSET_DELTA], last_seq;
             /* DefaultRecordBatch.incrementSequence */
-            if (base_seq > 0x7FFFFFFFLL - delta)
-                last_seq = delta - (0x7FFFFFFFLL - base_seq) - 1;
+            if (base_seq > INT32_MAX_VALUE - delta)
+                last_seq = delta - (INT32_MAX_VALUE - base_seq) - 1;
             else
                 last_seq = base_seq + delta;
             LIT(&o, " baseSequence: ");
@@ -993,12 +1017,12 @@ static PyObject *py_batch_lines(PyObject *self, PyObject *args) {
         out_ll(&o, position);
         LIT(&o, " ");
         out_raw(&o, p1, n1);
-        out_ll(&o, v[8]);
+        out_ll(&o, v[H_MAX_TIMESTAMP]);
         LIT(&o, " size: ");
         out_ll(&o, size);
         LIT(&o, " ");
         out_raw(&o, p2, n2);
-        out_ll(&o, v[4]);
+        out_ll(&o, v[H_CRC]);
         if (valid)
             LIT(&o, " isvalid: true\n");
         else
@@ -1061,6 +1085,32 @@ PyMODINIT_FUNC PyInit__engine(void) {
          PyModule_AddIntConstant(m, "ATTRIBUTES_OFFSET", ATTRIBUTES_OFFSET) < 0 ||
          PyModule_AddIntConstant(m, "LAST_OFFSET_DELTA_OFFSET", LAST_OFFSET_DELTA_OFFSET) < 0 ||
          PyModule_AddIntConstant(m, "RECORD_BATCH_OVERHEAD", RECORD_BATCH_OVERHEAD) < 0 ||
+         PyModule_AddIntConstant(m, "BASE_OFFSET_OFFSET", BASE_OFFSET_OFFSET) < 0 ||
+         PyModule_AddIntConstant(m, "LENGTH_OFFSET", LENGTH_OFFSET) < 0 ||
+         PyModule_AddIntConstant(m, "PARTITION_LEADER_EPOCH_OFFSET", PARTITION_LEADER_EPOCH_OFFSET) < 0 ||
+         PyModule_AddIntConstant(m, "BASE_TIMESTAMP_OFFSET", BASE_TIMESTAMP_OFFSET) < 0 ||
+         PyModule_AddIntConstant(m, "MAX_TIMESTAMP_OFFSET", MAX_TIMESTAMP_OFFSET) < 0 ||
+         PyModule_AddIntConstant(m, "PRODUCER_ID_OFFSET", PRODUCER_ID_OFFSET) < 0 ||
+         PyModule_AddIntConstant(m, "PRODUCER_EPOCH_OFFSET", PRODUCER_EPOCH_OFFSET) < 0 ||
+         PyModule_AddIntConstant(m, "BASE_SEQUENCE_OFFSET", BASE_SEQUENCE_OFFSET) < 0 ||
+         PyModule_AddIntConstant(m, "RECORDS_COUNT_OFFSET", RECORDS_COUNT_OFFSET) < 0 ||
+         PyModule_AddIntConstant(m, "H_BASE_OFFSET", H_BASE_OFFSET) < 0 ||
+         PyModule_AddIntConstant(m, "H_LENGTH", H_LENGTH) < 0 ||
+         PyModule_AddIntConstant(m, "H_LEADER_EPOCH", H_LEADER_EPOCH) < 0 ||
+         PyModule_AddIntConstant(m, "H_MAGIC", H_MAGIC) < 0 || PyModule_AddIntConstant(m, "H_CRC", H_CRC) < 0 ||
+         PyModule_AddIntConstant(m, "H_ATTRIBUTES", H_ATTRIBUTES) < 0 ||
+         PyModule_AddIntConstant(m, "H_LAST_OFFSET_DELTA", H_LAST_OFFSET_DELTA) < 0 ||
+         PyModule_AddIntConstant(m, "H_BASE_TIMESTAMP", H_BASE_TIMESTAMP) < 0 ||
+         PyModule_AddIntConstant(m, "H_MAX_TIMESTAMP", H_MAX_TIMESTAMP) < 0 ||
+         PyModule_AddIntConstant(m, "H_PRODUCER_ID", H_PRODUCER_ID) < 0 ||
+         PyModule_AddIntConstant(m, "H_PRODUCER_EPOCH", H_PRODUCER_EPOCH) < 0 ||
+         PyModule_AddIntConstant(m, "H_BASE_SEQUENCE", H_BASE_SEQUENCE) < 0 ||
+         PyModule_AddIntConstant(m, "H_COUNT", H_COUNT) < 0 ||
+         PyModule_AddIntConstant(m, "DELETE_HORIZON_FLAG", DELETE_HORIZON_FLAG) < 0 ||
+         PyModule_AddIntConstant(m, "NO_SEQUENCE", NO_SEQUENCE) < 0 ||
+         PyModule_AddIntConstant(m, "INT32_MAX", (long)INT32_MAX_VALUE) < 0 ||
+         PyModule_AddIntConstant(m, "VARINT_MAX_BYTES", VARINT_MAX_BYTES) < 0 ||
+         PyModule_AddIntConstant(m, "VARLONG_MAX_BYTES", VARLONG_MAX_BYTES) < 0 ||
          PyModule_AddStringConstant(m, "HEADER_FORMAT", HEADER_FORMAT) < 0)) {
         Py_DECREF(m);
         return NULL;

@@ -15,13 +15,15 @@ imports neither.
 
 from __future__ import annotations
 
+import importlib
 import os
+from types import ModuleType
 
 ENV = "KSEG_ENGINE"
 
 ABI = 2  # the seams' version; the compiled module's ``ABI`` must be equal (KSEG_ENGINE_ABI in _engine.c)
 
-C = None  # the kseg._engine module, or None
+C: ModuleType | None = None  # the kseg._engine module, or None
 NAME = "python"
 REASON = ""  # why Python runs, when it does
 
@@ -52,7 +54,7 @@ elif _choice not in ("", "c", "auto"):
     REASON = f"{ENV}={_choice!r} is not one of c, python"
 else:
     try:
-        from kseg import _engine as C  # type: ignore[no-redef]
+        C = importlib.import_module("kseg._engine")
     except ImportError:  # not built: no compiler or headers at install time
         C = None
         REASON = "kseg._engine is not built (installed without a C compiler or Python headers?)"

@@ -12,7 +12,7 @@ and never shows a Python traceback.
 
 from __future__ import annotations
 
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 _Error = TypeVar("_Error", bound="KsegError")  # ``at`` returns a copy of the same class
 
@@ -120,6 +120,17 @@ class DecoderError(KsegError):
     """A ``module:function`` key/value decoder raised while decoding a record."""
 
 
+class JavaExceptionLike(Protocol):
+    """What :class:`UncaughtJavaError` is built from (:class:`kseg.decoders.jvm.JavaException`)."""
+
+    java_class: str
+    message: str | None  # getMessage(): None is Java's null
+
+    def get_message(self) -> str: ...  # pragma: no cover - protocol
+
+    def to_string(self) -> str: ...  # pragma: no cover - protocol
+
+
 class UncaughtJavaError(CorruptRecordError):
     """Kafka's tool stops at this record with an uncaught Java exception.
 
@@ -130,7 +141,7 @@ class UncaughtJavaError(CorruptRecordError):
     line the JVM prints on stderr before exiting with status 1.
     """
 
-    def __init__(self, exc, offset: int | None = None) -> None:
+    def __init__(self, exc: JavaExceptionLike, offset: int | None = None) -> None:
         where = f"record at offset {offset}: " if offset is not None else ""
         line = f'Exception in thread "main" {exc.to_string()}'
         super().__init__(where + exc.get_message(), hint="kafka-dump-log.sh stops here with: " + line)
@@ -149,6 +160,8 @@ class RecoveryFailure(KsegError):
     message names it.  ``truncates_segment`` when ``LogLoader`` then truncates the
     whole segment (``InvalidOffsetException``); otherwise the log fails to load."""
 
-    def __init__(self, message: str, *, path=None, position=None, truncates_segment: bool = False) -> None:
+    def __init__(
+        self, message: str, *, path: str | None = None, position: int | None = None, truncates_segment: bool = False
+    ) -> None:
         super().__init__(message, path=path, position=position)
         self.truncates_segment = truncates_segment

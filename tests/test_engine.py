@@ -89,19 +89,41 @@ def test_an_engine_of_another_abi_is_not_used() -> None:
 
 
 def shared_constants() -> dict[str, object]:
-    """What the engine must export, with Python's values (:func:`kseg.engine.check`'s table).
+    """What the engine must export, with Python's values (:func:`kseg.engine.check`'s table)."""
+    from kseg.format import v2_records
 
-    The test's own list, not read from ``kseg.format.v2_records``: a name kseg stopped comparing at
-    import would still be checked here."""
-    from kseg.format import legacy, v2, v2_records
+    return dict(v2_records.ENGINE_SHARED)
 
-    v2_layout = "HEADER_SIZE_UP_TO_MAGIC MAGIC_OFFSET CRC_OFFSET ATTRIBUTES_OFFSET LAST_OFFSET_DELTA_OFFSET".split()
-    return (
-        {f"FORM_{name}": getattr(v2_records, name) for name in ("SLICES", "SIZES", "SPANS")}
-        | {name: getattr(legacy, name) for name in ("LOG_OVERHEAD", "RECORD_OVERHEAD_V0")}
-        | {name: getattr(v2, name) for name in v2_layout}
-        | {"RECORD_BATCH_OVERHEAD": v2.HEADER_SIZE, "HEADER_FORMAT": engine.build_format(v2.HEADER.format)}
-    )
+
+def test_the_shared_table_holds_kafkas_layout() -> None:
+    """The table the engine is checked against holds DefaultRecordBatch's layout as Kafka writes it:
+    each field's offset, the header tuple's order, the flags and bounds the engine applies."""
+    want = shared_constants()
+    offsets = [
+        want[name]
+        for name in (
+            "BASE_OFFSET_OFFSET",
+            "LENGTH_OFFSET",
+            "PARTITION_LEADER_EPOCH_OFFSET",
+            "MAGIC_OFFSET",
+            "CRC_OFFSET",
+            "ATTRIBUTES_OFFSET",
+            "LAST_OFFSET_DELTA_OFFSET",
+            "BASE_TIMESTAMP_OFFSET",
+            "MAX_TIMESTAMP_OFFSET",
+            "PRODUCER_ID_OFFSET",
+            "PRODUCER_EPOCH_OFFSET",
+            "BASE_SEQUENCE_OFFSET",
+            "RECORDS_COUNT_OFFSET",
+            "RECORD_BATCH_OVERHEAD",
+        )
+    ]
+    assert offsets == [0, 8, 12, 16, 17, 21, 23, 27, 35, 43, 51, 53, 57, 61]
+    assert [want[name] for name in want if name.startswith("H_")] == list(range(13))
+    assert (want["LOG_OVERHEAD"], want["HEADER_SIZE_UP_TO_MAGIC"], want["RECORD_OVERHEAD_V0"]) == (12, 17, 14)
+    assert (want["DELETE_HORIZON_FLAG"], want["NO_SEQUENCE"], want["INT32_MAX"]) == (0x40, -1, 2**31 - 1)
+    assert (want["VARINT_MAX_BYTES"], want["VARLONG_MAX_BYTES"]) == (5, 10)
+    assert (want["FORM_SLICES"], want["FORM_SIZES"], want["FORM_SPANS"]) == (0, 1, 2)
 
 
 def test_the_built_engine_shares_pythons_constants() -> None:
@@ -116,7 +138,15 @@ def test_the_built_engine_shares_pythons_constants() -> None:
 
 @pytest.mark.parametrize(
     "name, wrong",
-    [("RECORD_BATCH_OVERHEAD", 60), ("FORM_SPANS", 3), ("HEADER_FORMAT", "(LiibkhiLLLhi)"), ("CRC_OFFSET", None)],
+    [
+        ("RECORD_BATCH_OVERHEAD", 60),
+        ("FORM_SPANS", 3),
+        ("HEADER_FORMAT", "(LiibkhiLLLhi)"),
+        ("CRC_OFFSET", None),
+        ("H_COUNT", 11),
+        ("RECORDS_COUNT_OFFSET", None),
+        ("VARLONG_MAX_BYTES", 9),
+    ],
 )
 def test_an_engine_whose_constants_differ_is_not_used(name: str, wrong: object) -> None:
     """A build whose constants differ from Python's (or lack one) is not used: Python runs and

@@ -22,8 +22,13 @@ imported on first use only.
 from __future__ import annotations
 
 import struct
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from kseg.errors import DecompressionError, LimitExceededError
+
+if TYPE_CHECKING:
+    from typing_extensions import Buffer
 
 NONE, GZIP, SNAPPY, LZ4, ZSTD = 0, 1, 2, 3, 4
 CODEC_NAMES = ("none", "gzip", "snappy", "lz4", "zstd")
@@ -40,7 +45,7 @@ def codec_name(codec_id: int) -> str:
     raise DecompressionError(f"unknown compression type id: {codec_id}")
 
 
-def decompress(codec_id: int, data, magic: int, limit: int) -> bytes | bytearray:
+def decompress(codec_id: int, data: Buffer, magic: int, limit: int) -> bytes | bytearray:
     """Decompress ``data`` written with ``codec_id``; at most ``limit`` bytes out.
 
     The result is the buffer the codec's output was gathered in (a ``bytearray``
@@ -71,7 +76,7 @@ def _too_big(limit: int) -> LimitExceededError:
     )
 
 
-def _gunzip(data, limit: int) -> bytearray:
+def _gunzip(data: Buffer, limit: int) -> bytearray:
     import zlib
 
     out = bytearray()
@@ -91,7 +96,7 @@ def _gunzip(data, limit: int) -> bytearray:
             return out
 
 
-def _unsnappy(data, limit: int) -> bytes | bytearray:
+def _unsnappy(data: Buffer, limit: int) -> bytes | bytearray:
     import snappy
 
     data = bytes(data)
@@ -115,7 +120,7 @@ def _unsnappy(data, limit: int) -> bytes | bytearray:
     return out
 
 
-def _snappy_block(snappy, block: bytes, limit: int) -> bytes:
+def _snappy_block(snappy: ModuleType, block: bytes, limit: int) -> bytes:
     """A raw snappy block starts with its uncompressed length (uvarint): check it first."""
     size = shift = 0
     for i in range(min(5, len(block))):
@@ -128,7 +133,8 @@ def _snappy_block(snappy, block: bytes, limit: int) -> bytes:
         raise DecompressionError("failed to decompress record stream (snappy): bad block length")
     if size > limit:
         raise _too_big(limit)
-    return snappy.uncompress(block)
+    uncompressed: bytes = snappy.uncompress(block)
+    return uncompressed
 
 
 _M32 = 0xFFFFFFFF
@@ -180,10 +186,9 @@ _LZ4_MAGIC = 0x184D2204
 _BLOCK_MAX = {4: 1 << 16, 5: 1 << 18, 6: 1 << 20, 7: 1 << 22}
 
 
-def _unlz4(data, magic: int, limit: int) -> bytearray:
-    import lz4.block
-
-    data = bytes(data)
+def _lz4_frame(data: bytes, magic: int) -> tuple[int, int, bool, bool]:
+    """An LZ4 frame's descriptor (``KafkaLZ4BlockInputStream.readHeader``): where its first block starts,
+    the largest block it allows, and whether blocks and content carry checksums."""
     n = len(data)
     if n < 6:
         raise DecompressionError("failed to decompress record stream (lz4): stream ended prematurely")
@@ -195,8 +200,6 @@ def _unlz4(data, magic: int, limit: int) -> bytearray:
     block_max = _BLOCK_MAX.get((bd >> 4) & 0x07)
     if block_max is None:
         raise DecompressionError("failed to decompress record stream (lz4): invalid block size id")
-    block_checksum = bool(flg & 0x10)
-    content_checksum = bool(flg & 0x04)
     pos = 6
     if flg & 0x08:  # content size present: skipped, as Kafka does
         pos += 8
@@ -204,7 +207,15 @@ def _unlz4(data, magic: int, limit: int) -> bytearray:
         raise DecompressionError("failed to decompress record stream (lz4): stream ended prematurely")
     if magic != 0 and data[pos] != (xxh32(data[4:pos]) >> 8) & 0xFF:
         raise DecompressionError("failed to decompress record stream (lz4): stream frame descriptor corrupted")
-    pos += 1
+    return pos + 1, block_max, bool(flg & 0x10), bool(flg & 0x04)
+
+
+def _unlz4(data: Buffer, magic: int, limit: int) -> bytearray:
+    import lz4.block
+
+    data = bytes(data)
+    n = len(data)
+    pos, block_max, block_checksum, content_checksum = _lz4_frame(data, magic)
     out = bytearray()
     while True:
         if pos + 4 > n:
@@ -242,7 +253,7 @@ def _unlz4(data, magic: int, limit: int) -> bytearray:
 _ZSTD_STEP = 1 << 16
 
 
-def _unzstd(data, limit: int) -> bytearray:
+def _unzstd(data: Buffer, limit: int) -> bytearray:
     import io
 
     import zstandard

@@ -37,31 +37,27 @@ def type_name(type_id: int) -> str:
     return TYPE_NAMES.get(type_id, "UNKNOWN")
 
 
-def parse_type_id(key) -> int:
+def parse_type_id(key: bytes | bytearray | memoryview | None) -> int:
     """``ControlRecordType.parseTypeId``: the int16 type from a control key."""
-    if key is None or len(key) < 4:
-        found = 0 if key is None else len(key)
-        raise CorruptRecordError(
-            f"invalid value size found for control record key: must have at least 4 bytes, but found only {found}"
-        )
-    version, type_id = _KEY.unpack_from(key, 0)
-    if version < 0:
-        raise CorruptRecordError(f"invalid version found for control record: {version}; may indicate data corruption")
-    return type_id
+    return _versioned(key, _KEY, "control record key", "control record")
 
 
-# parse_type_id and parse_end_txn_marker share their shape on purpose: each mirrors its own Kafka
-# class (ControlRecordType, EndTransactionMarker) with that class's messages.
-def parse_end_txn_marker(value) -> int:
+def parse_end_txn_marker(value: bytes | bytearray | memoryview | None) -> int:
     """``EndTransactionMarker.deserializeValue``: return the coordinator epoch."""
-    if value is None or len(value) < 6:
-        found = 0 if value is None else len(value)
+    return _versioned(value, _MARKER, "end transaction marker", "end transaction marker")
+
+
+def _versioned(data: bytes | bytearray | memoryview | None, layout: struct.Struct, sized: str, versioned: str) -> int:
+    """The field after the int16 version at the start of ``data`` (``layout``: version and field), with the
+    checks ``ControlRecordType.parseTypeId`` and ``EndTransactionMarker.deserializeValue`` make and their
+    messages (``sized``, ``versioned``: what each names)."""
+    if data is None or len(data) < layout.size:
+        found = 0 if data is None else len(data)
         raise CorruptRecordError(
-            f"invalid value size found for end transaction marker: must have at least 6 bytes, but found only {found}"
+            f"invalid value size found for {sized}: must have at least {layout.size} bytes, but found only {found}"
         )
-    version, epoch = _MARKER.unpack_from(value, 0)
+    version, field = layout.unpack_from(data, 0)
     if version < 0:
-        raise CorruptRecordError(
-            f"invalid version found for end transaction marker: {version}; may indicate data corruption"
-        )
-    return epoch
+        raise CorruptRecordError(f"invalid version found for {versioned}: {version}; may indicate data corruption")
+    result: int = field
+    return result

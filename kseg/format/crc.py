@@ -6,10 +6,21 @@ without the package's ``__init__``; the compiled engine (:mod:`kseg.engine`) has
 
 from __future__ import annotations
 
-_CRC32C = None
+from typing import TYPE_CHECKING, Protocol, cast
+
+if TYPE_CHECKING:
+    from typing_extensions import Buffer
+
+_CRC32C: Crc32cFunction | None = None
 
 
-def crc32c_function():
+class Crc32cFunction(Protocol):
+    """The type of ``crc32c.crc32c``: ``(data, value=0) -> int``, continuing a CRC from ``value``."""
+
+    def __call__(self, data: Buffer, value: int = 0, /) -> int: ...  # pragma: no cover - protocol
+
+
+def crc32c_function() -> Crc32cFunction:
     """``crc32c.crc32c`` (hardware CRC-32C), loaded on first use."""
     global _CRC32C
     if _CRC32C is None:
@@ -17,7 +28,7 @@ def crc32c_function():
     return _CRC32C
 
 
-def _load_crc32c():
+def _load_crc32c() -> Crc32cFunction:
     """The ``crc32c`` package's C function without running its ``__init__``.
 
     ``import crc32c`` also imports its command-line module and reads its own
@@ -29,14 +40,14 @@ def _load_crc32c():
 
     package = sys.modules.get("crc32c")
     if package is not None:
-        return package.crc32c
+        return cast(Crc32cFunction, package.crc32c)
     try:
         import importlib.machinery
         import importlib.util
         import os
 
         spec = importlib.util.find_spec("crc32c")
-        for directory in spec.submodule_search_locations or ():
+        for directory in (spec and spec.submodule_search_locations) or ():
             for suffix in importlib.machinery.EXTENSION_SUFFIXES:
                 path = os.path.join(directory, "_crc32c" + suffix)
                 if os.path.isfile(path):
@@ -44,12 +55,15 @@ def _load_crc32c():
                     module = sys.modules.get(name)
                     if module is None:
                         loader = importlib.machinery.ExtensionFileLoader(name, path)
-                        module = importlib.util.module_from_spec(importlib.util.spec_from_loader(name, loader))
+                        module_spec = importlib.util.spec_from_loader(name, loader)
+                        if module_spec is None:  # pragma: no cover - a loader always makes a spec
+                            break
+                        module = importlib.util.module_from_spec(module_spec)
                         loader.exec_module(module)
                         sys.modules[name] = module  # a later `import crc32c` reuses it
-                    return module.crc32c
+                    return cast(Crc32cFunction, module.crc32c)
     except Exception:  # pragma: no cover - an unusual install: use the package as it is
         pass
     from crc32c import crc32c
 
-    return crc32c
+    return cast(Crc32cFunction, crc32c)

@@ -21,10 +21,13 @@ from array import array
 from functools import partial
 from itertools import chain
 from operator import itemgetter
-from typing import Callable, Iterator, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Callable, Generic, Iterator, NamedTuple, Protocol, TypeVar, Union
 
 from kseg.errors import CorruptIndexError
 from kseg.limits import NO_TIMESTAMP
+
+if TYPE_CHECKING:
+    from typing_extensions import Buffer, Self
 
 OFFSET_ENTRY = struct.Struct(
     ">"
@@ -50,7 +53,7 @@ _unpack_offset_entry = OFFSET_ENTRY.unpack
 _INT64 = struct.Struct(">q")
 
 
-def _int32s(chunk) -> array:
+def _int32s(chunk: Buffer) -> array[int]:
     """Big-endian int32s as a native array."""
     words = array("i")
     words.frombytes(chunk)
@@ -124,11 +127,16 @@ class IndexSource(Protocol):
     def read(self, start: int, stop: int) -> bytes: ...  # pragma: no cover - protocol
 
 
+#: An index file's bytes: all of them, or read on demand.
+IndexData = Union[bytes, bytearray, memoryview, IndexSource]
+#: The entry an index holds (:class:`OffsetPosition` or :class:`TimestampOffset`).
+Entry = TypeVar("Entry", OffsetPosition, TimestampOffset)
+
 WINDOW = 1 << 20  # bytes of an index file read at a time (a multiple of 8 and 12 entries' bytes: 3 * 2^18)
 WINDOW -= WINDOW % 24
 
 
-class IndexView:
+class IndexView(Generic[Entry]):
     """An index file's bytes with its base offset (``AbstractIndex``): what both index kinds share.
 
     Opened read-only, Kafka counts ``length // entry_size`` entries, so a
@@ -146,11 +154,12 @@ class IndexView:
 
     entry_size: int
     _relative_offset_at: int  # byte of the int32 relative offset within an entry
+    _kind: str  # what Kafka's sanity-check messages call it: "index", "time index"
 
-    def __init__(self, data, base_offset: int, path: str | None = None, stop: int | None = None) -> None:
+    def __init__(self, data: IndexData, base_offset: int, path: str | None = None, stop: int | None = None) -> None:
         self.data = data
         self.base_offset = base_offset
-        length = data.length if hasattr(data, "read") else len(data)
+        length = len(data) if isinstance(data, (bytes, bytearray, memoryview)) else data.length
         if stop is not None:
             length = min(length, stop * self.entry_size)
         self.length = length
@@ -159,18 +168,18 @@ class IndexView:
         self._win: bytes | memoryview = b""
         self._win_at = 0
 
-    def limited(self, stop: int):
+    def limited(self, stop: int) -> Self:
         """This index's first ``stop`` entries, as a view of the same kind on the same bytes."""
         return type(self)(self.data, self.base_offset, self.path, stop)
 
-    def read(self, start: int, stop: int):
+    def read(self, start: int, stop: int) -> bytes | memoryview:
         """The bytes ``[start, stop)`` of the file (within :attr:`length`): a slice of the window."""
         stop = min(stop, self.length)
         at = self._win_at
         if start >= at and stop <= at + len(self._win):
             return self._win[start - at : stop - at]
         data = self.data
-        if not hasattr(data, "read"):
+        if isinstance(data, (bytes, bytearray, memoryview)):
             return memoryview(data)[start:stop]
         if stop - start >= WINDOW:
             return data.read(start, stop)
@@ -178,7 +187,7 @@ class IndexView:
         self._win = data.read(start, min(self.length, start + WINDOW))
         return self._win[: stop - start]
 
-    def windows(self, start: int = 0, stop: int | None = None) -> Iterator[tuple[int, object]]:
+    def windows(self, start: int = 0, stop: int | None = None) -> Iterator[tuple[int, bytes | memoryview]]:
         """``(entry number, bytes)`` of whole entries ``start .. stop - 1``, a window at a time."""
         size = self.entry_size
         stop = self.entries if stop is None else min(stop, self.entries)
@@ -189,7 +198,8 @@ class IndexView:
     def offset_of(self, n: int) -> int:
         """The absolute offset of entry ``n``."""
         at = n * self.entry_size + self._relative_offset_at
-        return self.base_offset + _INT32.unpack(self.read(at, at + 4))[0]
+        relative: int = _INT32.unpack(self.read(at, at + 4))[0]
+        return self.base_offset + relative
 
     def is_zero_tail_entry(self, n: int) -> bool:
         """Entry ``n`` (> 0) has the base offset: ``DumpLogSegments`` stops dumping there, the
@@ -237,24 +247,24 @@ class IndexView:
         """The largest entry whose key (offset, or timestamp) is <= target, or -1."""
         return _largest_lower_bound(self.entries, self.entry_size, self.key, target)
 
-    def iter_entries(self, stop: int | None = None) -> Iterator:
+    def iter_entries(self, stop: int | None = None) -> Iterator[Entry]:
         """Entries ``0 .. stop - 1`` (default: all), as :meth:`entry` gives them."""
         return map(self.entry, range(self.entries if stop is None else min(stop, self.entries)))
 
-    def last_entry(self):
+    def last_entry(self) -> Entry:
         """``lastEntry``: the last entry, or :meth:`none` for an empty index."""
         return self.entry(self.entries - 1) if self.entries else self.none()
 
-    def lookup(self, target: int):
+    def lookup(self, target: int) -> Entry:
         """``lookup``: the largest entry whose key is <= target, else :meth:`none`."""
         slot = self.lookup_slot(target)
         return self.none() if slot == -1 else self.entry(slot)
 
-    def entry(self, n: int):  # pragma: no cover - each kind defines it
+    def entry(self, n: int) -> Entry:  # pragma: no cover - each kind defines it
         """Entry ``n``, with its absolute offset."""
         raise NotImplementedError
 
-    def none(self):  # pragma: no cover - each kind defines it
+    def none(self) -> Entry:  # pragma: no cover - each kind defines it
         """What ``lookup`` returns when no entry is <= the target."""
         raise NotImplementedError
 
@@ -262,15 +272,33 @@ class IndexView:
         """The search key of entry ``n``: its offset (``.index``) or timestamp (``.timeindex``)."""
         raise NotImplementedError
 
+    def _check_last_offset(self, last_offset: int) -> None:
+        """``sanityCheck``'s rule of a non-empty index: its last offset is not below the base offset."""
+        if self.entries != 0 and last_offset < self.base_offset:
+            raise CorruptIndexError(
+                f"corrupt {self._kind}: non-zero size but the last offset is {last_offset}, "
+                f"less than the base offset {self.base_offset}",
+                path=self.path,
+            )
+
+    def _check_length(self) -> None:
+        """``sanityCheck``'s rule of the file's length: whole entries."""
+        if self.length % self.entry_size != 0:
+            raise CorruptIndexError(
+                f"{self._kind} is corrupt: found {self.length} bytes, which is not a multiple of {self.entry_size}",
+                path=self.path,
+            )
+
 
 # The two index kinds below share their shape on purpose: each declares its layout, entry and "none".
-class OffsetIndexView(IndexView):
+class OffsetIndexView(IndexView[OffsetPosition]):
     """A ``.index`` file (``OffsetIndex``): entries ``relativeOffset int32, position int32``."""
 
     __slots__ = ()
 
     entry_size = OFFSET_ENTRY.size
     _relative_offset_at = 0
+    _kind = "index"
 
     def entry(self, n: int) -> OffsetPosition:
         """Entry ``n`` with its absolute offset."""
@@ -284,7 +312,9 @@ class OffsetIndexView(IndexView):
         int32 pairs, no Python frame an entry (a third of the time of ``entry()`` in a loop)."""
         base = self.base_offset.__add__
         return chain.from_iterable(
-            map(_offset_position, zip(map(base, words[0::2]), words[1::2])) for words in self._word_windows(0, stop)
+            # whole 8-byte entries: as many offsets as positions
+            map(_offset_position, zip(map(base, words[0::2]), words[1::2], strict=True))
+            for words in self._word_windows(0, stop)
         )
 
     def iter_offsets(self, stop: int) -> Iterator[int]:
@@ -300,12 +330,12 @@ class OffsetIndexView(IndexView):
         words = self._words(start, stop)
         return OffsetColumns(list(map(self.base_offset.__add__, words[0::2])), words[1::2].tolist())
 
-    def _word_windows(self, start: int, stop: int | None) -> Iterator[array]:
+    def _word_windows(self, start: int, stop: int | None) -> Iterator[array[int]]:
         """:meth:`_words` of entries ``start .. stop - 1``, a window at a time."""
         for _, chunk in self.windows(start, stop):
             yield _int32s(chunk)
 
-    def _words(self, start: int, stop: int) -> array:
+    def _words(self, start: int, stop: int) -> array[int]:
         """Entries ``start .. stop - 1`` (within the file) as native int32s: offset, position, offset..."""
         return _int32s(self.read(start * 8, min(stop, self.entries) * 8))
 
@@ -315,27 +345,18 @@ class OffsetIndexView(IndexView):
 
     def sanity_check(self) -> None:
         """``OffsetIndex.sanityCheck``."""
-        last_offset = self.last_entry().offset
-        if self.entries != 0 and last_offset < self.base_offset:
-            raise CorruptIndexError(
-                f"corrupt index: non-zero size but the last offset is {last_offset}, "
-                f"less than the base offset {self.base_offset}",
-                path=self.path,
-            )
-        if self.length % 8 != 0:
-            raise CorruptIndexError(
-                f"index is corrupt: found {self.length} bytes, which is not a multiple of 8",
-                path=self.path,
-            )
+        self._check_last_offset(self.last_entry().offset)
+        self._check_length()
 
 
-class TimeIndexView(IndexView):
+class TimeIndexView(IndexView[TimestampOffset]):
     """A ``.timeindex`` file (``TimeIndex``): entries ``timestamp int64, relativeOffset int32``."""
 
     __slots__ = ()
 
     entry_size = TIME_ENTRY.size
     _relative_offset_at = 8
+    _kind = "time index"
 
     def entry(self, n: int) -> TimestampOffset:
         """Entry ``n`` with its absolute offset."""
@@ -343,7 +364,9 @@ class TimeIndexView(IndexView):
         return _named(TimestampOffset, (ts, self.base_offset + rel))  # TimestampOffset(...) in one C call
 
     def key(self, n: int) -> int:
-        return _INT64.unpack(self.read(n * 12, n * 12 + 8))[0]
+        """The search key of entry ``n``: its timestamp."""
+        timestamp: int = _INT64.unpack(self.read(n * 12, n * 12 + 8))[0]
+        return timestamp
 
     def iter_offsets(self, stop: int) -> Iterator[int]:
         """The absolute offsets of entries ``0 .. stop - 1``, in file order (a window at a time, no tuple kept)."""
@@ -375,20 +398,11 @@ class TimeIndexView(IndexView):
                     f"less than the first timestamp {first_ts}",
                     path=self.path,
                 )
-            if last_offset < self.base_offset:
-                raise CorruptIndexError(
-                    f"corrupt time index: non-zero size but the last offset is {last_offset}, "
-                    f"less than the base offset {self.base_offset}",
-                    path=self.path,
-                )
-        if self.length % 12 != 0:
-            raise CorruptIndexError(
-                f"time index is corrupt: found {self.length} bytes, which is not a multiple of 12",
-                path=self.path,
-            )
+        self._check_last_offset(last_offset)
+        self._check_length()
 
 
-def iter_aborted_txns(data: bytes):
+def iter_aborted_txns(data: bytes | bytearray | memoryview) -> Iterator[tuple[int, int, int, int, int]]:
     """Yield ``(version, producerId, firstOffset, lastOffset, lastStableOffset)``
     of every whole 34-byte entry (``TransactionIndex.allAbortedTxns``)."""
     for n in range(len(data) // TXN_ENTRY.size):

@@ -22,12 +22,15 @@ from __future__ import annotations
 
 import struct
 import zlib
-from typing import Iterator, NamedTuple
+from typing import TYPE_CHECKING, Iterator, NamedTuple, Union
 
 from kseg.errors import CorruptRecordError
 from kseg.format import compression
 from kseg.format import timestamp_type as _tt
 from kseg.limits import NO_TIMESTAMP
+
+if TYPE_CHECKING:
+    from typing_extensions import Buffer
 
 ENTRY = struct.Struct(
     ">"
@@ -54,10 +57,14 @@ class LegacyRecord(NamedTuple):
 
     offset: int
     timestamp: int
-    key: object
-    value: object
+    key: memoryview | None
+    value: memoryview | None
     crc: int
     valid: bool
+
+
+#: A record as :func:`iter_inner` yields it, in :class:`LegacyRecord`'s order.
+RawLegacyRecord = tuple[int, int, Union[memoryview, None], Union[memoryview, None], int, bool]
 
 
 def timestamp_type(magic: int, attributes: int) -> str:
@@ -65,21 +72,22 @@ def timestamp_type(magic: int, attributes: int) -> str:
     return _tt.of_attributes(attributes, magic)
 
 
-def message_timestamp(buf, msg: int, magic: int) -> int:
+def message_timestamp(buf: Buffer, msg: int, magic: int) -> int:
     """Stored timestamp of the message starting (at its crc) at ``msg``; v0 has none."""
     if magic == 0:
         return NO_TIMESTAMP
-    return TIMESTAMP.unpack_from(buf, msg + 6)[0]
+    timestamp: int = TIMESTAMP.unpack_from(buf, msg + 6)[0]
+    return timestamp
 
 
-def checksum_valid(buf, msg: int, size: int, stored_crc: int) -> bool:
+def checksum_valid(buf: memoryview, msg: int, size: int, stored_crc: int) -> bool:
     """``LegacyRecord.isValid``: size >= 14 and CRC-32 over magic..end matches."""
     if size < RECORD_OVERHEAD_V0:
         return False
     return zlib.crc32(buf[msg + 4 : msg + size]) == stored_crc
 
 
-def _sized_bytes(buf, pos: int, end: int) -> tuple:
+def _sized_bytes(buf: memoryview, pos: int, end: int) -> tuple[memoryview | None, int]:
     """An int32 length (-1: null) and that many bytes at ``pos``: ``(slice or None, next pos)``;
     ``IndexError`` when they run past ``end``."""
     if pos + 4 > end:
@@ -93,7 +101,7 @@ def _sized_bytes(buf, pos: int, end: int) -> tuple:
     return buf[pos : pos + size], pos + size
 
 
-def key_value(buf, msg: int, size: int, magic: int) -> tuple:
+def key_value(buf: memoryview, msg: int, size: int, magic: int) -> tuple[memoryview | None, memoryview | None]:
     """Return ``(key, value)`` (memoryview slices or ``None``) of one message."""
     end = msg + size
     pos = msg + (14 if magic else 6)
@@ -108,14 +116,14 @@ def key_value(buf, msg: int, size: int, magic: int) -> tuple:
 
 
 def iter_inner(
-    buf,
+    buf: memoryview,
     msg: int,
     size: int,
     wrapper_offset: int,
     magic: int,
     attributes: int,
     limit: int,
-) -> Iterator[tuple]:
+) -> Iterator[RawLegacyRecord]:
     """Yield the records inside a compressed wrapper (``DeepRecordsIterator``).
 
     Each record is ``(offset, timestamp, key, value, crc, valid)``.  The inner
@@ -132,7 +140,7 @@ def iter_inner(
     data = compression.decompress(codec, value, magic, limit)
     wrapper_ts = message_timestamp(buf, msg, magic)
     log_append = magic == 1 and bool(attributes & TIMESTAMP_TYPE_FLAG)
-    inner = []
+    inner: list[tuple[int, int, int]] = []
     pos, n = 0, len(data)
     while pos + LOG_OVERHEAD <= n:
         offset, inner_size = struct.unpack_from(">qi", data, pos)

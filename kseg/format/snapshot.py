@@ -22,10 +22,13 @@ from __future__ import annotations
 
 import struct
 from functools import partial
-from typing import Iterator, NamedTuple
+from typing import TYPE_CHECKING, Iterator, NamedTuple
 
 from kseg.errors import CorruptSnapshotError
 from kseg.format.crc import crc32c_function
+
+if TYPE_CHECKING:
+    from typing_extensions import Buffer
 
 _HEAD = struct.Struct(">hIi")  # version, crc, count
 _ENTRY = struct.Struct(">qhiqiqiq")
@@ -91,7 +94,7 @@ def check_crc(stored: int, computed: int) -> None:
         )
 
 
-def entries_in(chunk) -> Iterator[ProducerEntry]:
+def entries_in(chunk: Buffer) -> Iterator[ProducerEntry]:
     """The entries packed in ``chunk`` (a whole number of 46-byte entries)."""
     return map(_producer_entry, _ENTRY.iter_unpack(chunk))
 

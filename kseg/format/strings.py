@@ -10,9 +10,16 @@ Python's ``errors="replace"`` agrees except for UTF-8-encoded surrogates
 from __future__ import annotations
 
 import codecs
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing_extensions import Buffer
 
 
-def _java_utf8_errors(exc: UnicodeDecodeError) -> tuple[str, int]:
+def _java_utf8_errors(exc: UnicodeError) -> tuple[str, int]:
+    """The "kseg-java-utf8" error handler: where Java puts one U+FFFD, and where it goes on."""
+    if not isinstance(exc, UnicodeDecodeError):  # pragma: no cover - registered for decoding only
+        raise exc
     data, start = exc.object, exc.start
     if data[start] == 0xED and start + 1 < len(data) and 0xA0 <= data[start + 1] <= 0xBF:
         if start + 2 < len(data) and 0x80 <= data[start + 2] <= 0xBF:
@@ -32,7 +39,7 @@ def java_utf8(data: bytes) -> str:
         return data.decode("utf-8", "kseg-java-utf8")
 
 
-def string_decoder(data) -> str:
+def string_decoder(data: Buffer) -> str:
     """Kafka's default ``StringDecoder`` (``new String(bytes, UTF_8)``).
 
     Valid UTF-8 takes the fast path; anything else is decoded as JDK 17

@@ -23,9 +23,12 @@ The records themselves: :mod:`kseg.format.v2_records`.
 from __future__ import annotations
 
 import struct
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from kseg.limits import INT32_MAX, INT64_MAX, INT64_MIN
+
+if TYPE_CHECKING:
+    from typing_extensions import Buffer
 
 HEADER = struct.Struct(
     ">"
@@ -44,11 +47,24 @@ HEADER = struct.Struct(
     "i"  # recordsCount
 )
 HEADER_SIZE = HEADER.size  # 61 == RECORD_BATCH_OVERHEAD
-MAGIC_OFFSET = struct.calcsize(">qii")  # baseOffset, batchLength, partitionLeaderEpoch
+# Each field's offset, derived from HEADER as DefaultRecordBatch derives them (each the one before it plus
+# its length): 0, 8, 12, 16, 17, 21, 23, 27, 35, 43, 51, 53, 57.
+(
+    BASE_OFFSET_OFFSET,
+    LENGTH_OFFSET,
+    PARTITION_LEADER_EPOCH_OFFSET,
+    MAGIC_OFFSET,
+    CRC_OFFSET,
+    ATTRIBUTES_OFFSET,
+    LAST_OFFSET_DELTA_OFFSET,
+    BASE_TIMESTAMP_OFFSET,
+    MAX_TIMESTAMP_OFFSET,
+    PRODUCER_ID_OFFSET,
+    PRODUCER_EPOCH_OFFSET,
+    BASE_SEQUENCE_OFFSET,
+    RECORDS_COUNT_OFFSET,
+) = (struct.calcsize(HEADER.format[:k]) for k in range(1, len(HEADER.format)))
 HEADER_SIZE_UP_TO_MAGIC = MAGIC_OFFSET + 1  # Records.HEADER_SIZE_UP_TO_MAGIC: all a batch's framing needs
-CRC_OFFSET = 17
-ATTRIBUTES_OFFSET = 21
-LAST_OFFSET_DELTA_OFFSET = 23
 # The first 27 bytes of a batch, all that its last offset needs (``FileChannelRecordBatch.lastOffset``):
 # baseOffset (a v0/v1 entry's offset), batchLength, magic and, for v2, lastOffsetDelta.
 LAST_OFFSET_FIELDS = (
@@ -95,7 +111,7 @@ _new_tuple = tuple.__new__
 _unpack_from = HEADER.unpack_from
 
 
-def header_from(buf, i: int = 0) -> BatchHeader:
+def header_from(buf: Buffer, i: int = 0) -> BatchHeader:
     """The :class:`BatchHeader` at ``buf[i:i+61]``."""
     return _new_tuple(BatchHeader, _unpack_from(buf, i))
 

@@ -11,14 +11,32 @@ The batch around them (its 61-byte header, attributes, sequences): :mod:`kseg.fo
 
 from __future__ import annotations
 
-from typing import Iterator, NamedTuple
+from typing import TYPE_CHECKING, Any, Callable, Iterator, NamedTuple, Union
 
 from kseg import engine
 from kseg.errors import CorruptRecordError
-from kseg.format import legacy, v2
-from kseg.format.v2 import INT64_MAX, INT64_MIN, NO_SEQUENCE, java_long
+from kseg.format import legacy, v2, varint
+from kseg.format.v2 import NO_SEQUENCE, java_long
 from kseg.format.varint import read_varint, read_varlong
-from kseg.limits import INT32_MAX
+from kseg.limits import INT32_MAX, INT64_MAX, INT64_MIN
+
+if TYPE_CHECKING:
+    from typing_extensions import Buffer
+
+#: A record header as ``DefaultRecord.readHeaders`` reads it: its key's bytes and its value's (None: null).
+Header = tuple[bytes, Union[bytes, None]]
+#: A record's key or value as :func:`decode_records` hands it out: in the form asked for (:data:`SLICES`,
+#: :data:`SIZES` or :data:`SPANS`), a slice of the buffer (``memoryview``), a size or a span (``int``), and
+#: None for a null one.  ``Any``: the form is a run-time argument, so which of those a caller holds is
+#: known to it, not to a type checker (the formatters take slices, sizes or spans by name).
+Field = Any
+#: A record as :func:`decode_records` hands it out, in :class:`Record`'s order: offset, timestamp,
+#: sequence, key, value, headers.
+RawRecord = tuple[int, int, int, Field, Field, tuple[Header, ...]]
+#: :func:`decode_records`'s answer: the records, where decoding stopped, how many were read, the error.
+Decoded = tuple[list[RawRecord], int, int, Union[CorruptRecordError, None]]
+#: :func:`decode_chunk`'s answer: :data:`Decoded` and whether the offsets run in steps of one.
+DecodedChunk = tuple[list[RawRecord], int, int, Union[CorruptRecordError, None], bool]
 
 
 class Record(NamedTuple):
@@ -33,9 +51,9 @@ class Record(NamedTuple):
     offset: int
     timestamp: int
     sequence: int
-    key: object
-    value: object
-    headers: tuple
+    key: memoryview | None
+    value: memoryview | None
+    headers: tuple[Header, ...]
 
 
 # What decode_records hands out as a record's key and value (``form``): slices of the buffer (None for
@@ -45,7 +63,7 @@ class Record(NamedTuple):
 SLICES, SIZES, SPANS = 0, 1, 2
 
 
-def span_slice(mv: memoryview, span: int | None):
+def span_slice(mv: memoryview, span: int | None) -> memoryview | None:
     """The slice of ``mv`` a span (``position << 32 | size``) covers, None for null."""
     if span is None:
         return None
@@ -57,7 +75,7 @@ CHUNK = 512  # records decoded per call by iter_records (bounds memory for huge 
 
 
 def iter_records(
-    buf,
+    buf: Buffer,
     pos: int,
     end: int,
     count: int,
@@ -65,7 +83,7 @@ def iter_records(
     base_timestamp: int,
     base_sequence: int,
     log_append_time: int | None,
-) -> Iterator[tuple]:
+) -> Iterator[RawRecord]:
     """Yield the records of a v2 batch from ``buf[pos:end]``.
 
     Each record is a tuple ``(offset, timestamp, sequence, key, value,
@@ -89,8 +107,11 @@ def iter_records(
             return
 
 
+# The seam's signature, the C engine's ``decode_records``, is written four times on purpose: the entry
+# point (decode_records), the chunk form (decode_chunk), and each of those in pure Python
+# (decode_records_py, decode_chunk_py), which the Python engine takes without a wrapper.
 def decode_records(
-    buf,
+    buf: Buffer,
     pos: int,
     end: int,
     count: int,
@@ -101,7 +122,7 @@ def decode_records(
     base_sequence: int,
     log_append_time: int | None,
     form: int = SLICES,
-) -> tuple[list, int, int, CorruptRecordError | None]:
+) -> Decoded:
     """Decode up to ``max_records`` records of a v2 batch (``DefaultRecord.readFrom``).
 
     ``read`` records of ``count`` were decoded before ``pos``.  Returns
@@ -123,8 +144,8 @@ def decode_records(
     return records, pos2, read2, error
 
 
-def decode_chunk(
-    buf,
+def decode_chunk(  # the seam's signature again: see decode_records
+    buf: Buffer,
     pos: int,
     end: int,
     count: int,
@@ -135,7 +156,7 @@ def decode_chunk(
     base_sequence: int,
     log_append_time: int | None,
     form: int = SLICES,
-) -> tuple[list, int, int, CorruptRecordError | None, bool]:
+) -> DecodedChunk:
     """:func:`decode_records`, and whether the records' offsets run in steps of one (each the one
     before it plus one): ``(records, pos, read, error, consecutive)``.  What the dump's continuity rule
     ("Non-consecutive offsets") checks, for a whole chunk at once; the engine tells it as it decodes."""
@@ -163,7 +184,7 @@ def decode_chunk(
     return records, pos2, read2, error, consecutive
 
 
-def in_steps(records: list) -> bool:
+def in_steps(records: list[RawRecord]) -> bool:
     """Whether each record's offset is the one before it plus one (:func:`decode_chunk`'s rule)."""
     n = len(records)
     if n < 2:
@@ -172,8 +193,8 @@ def in_steps(records: list) -> bool:
     return records[-1][0] == first + n - 1 and [r[0] for r in records] == list(range(first, first + n))
 
 
-def decode_chunk_py(
-    buf,
+def decode_chunk_py(  # the seam's signature again: see decode_records
+    buf: Buffer,
     pos: int,
     end: int,
     count: int,
@@ -184,7 +205,7 @@ def decode_chunk_py(
     base_sequence: int,
     log_append_time: int | None,
     form: int = SLICES,
-) -> tuple[list, int, int, CorruptRecordError | None, bool]:
+) -> DecodedChunk:
     """:func:`decode_chunk` in pure Python."""
     records, pos, read, error = decode_records_py(
         buf, pos, end, count, read, max_records, base_offset, base_timestamp, base_sequence, log_append_time, form
@@ -192,8 +213,10 @@ def decode_chunk_py(
     return records, pos, read, error, in_steps(records)
 
 
-def decode_records_py(
-    buf,
+# The hot loop of deep iteration, one function on purpose (its complexity is the five varints read
+# inline): a call per field would cost a fifth of it.
+def decode_records_py(  # noqa: C901 - the seam's signature again: see decode_records
+    buf: Buffer,
     pos: int,
     end: int,
     count: int,
@@ -204,61 +227,42 @@ def decode_records_py(
     base_sequence: int,
     log_append_time: int | None,
     form: int = SLICES,
-) -> tuple[list, int, int, CorruptRecordError | None]:
+) -> Decoded:
     """:func:`decode_records` in pure Python: the rule itself.
 
-    The hot loop of deep iteration: one call per chunk of records, varints of
-    one and two bytes decoded inline.  A record's offset is baseOffset +
-    offsetDelta in Java ``long`` arithmetic (``DefaultRecord.readFrom``): within 2^31
-    of the int64 bounds the offsets are wrapped as Java wraps them.
+    One call per chunk of records, varints of one and two bytes decoded
+    inline.  A record's offset is baseOffset + offsetDelta in Java ``long``
+    arithmetic (``DefaultRecord.readFrom``): within 2^31 of the int64 bounds
+    the offsets are wrapped as Java wraps them.
     """
-    result = _decode_records_py(
-        buf, pos, end, count, read, max_records, base_offset, base_timestamp, base_sequence, log_append_time, form
-    )
-    if INT64_MIN + 0x80000000 <= base_offset <= INT64_MAX - 0x80000000:
-        return result
-    records, pos, read, error = result
-    return [(java_long(r[0]), *r[1:]) for r in records], pos, read, error
-
-
-def _decode_records_py(
-    buf,
-    pos: int,
-    end: int,
-    count: int,
-    read: int,
-    max_records: int,
-    base_offset: int,
-    base_timestamp: int,
-    base_sequence: int,
-    log_append_time: int | None,
-    form: int = SLICES,
-) -> tuple[list, int, int, CorruptRecordError | None]:
-    records: list = []
+    records: list[RawRecord] = []
     if count < 0:
         return (
             records,
             pos,
             read,
-            CorruptRecordError(f"found invalid record count {count} in magic v2 batch", position=57),
+            CorruptRecordError(
+                f"found invalid record count {count} in magic v2 batch", position=v2.RECORDS_COUNT_OFFSET
+            ),
         )
     mv = buf if isinstance(buf, memoryview) else memoryview(buf)
     last = len(mv) - 1  # a two-byte varint needs pos < last
     append = records.append
     sequenced = base_sequence >= 0
     log_append = log_append_time is not None
-    for read in range(read + 1, min(count, read + max_records) + 1):
+    append_time = log_append_time if log_append_time is not None else 0
+    error: CorruptRecordError | None = None
+    key: Field
+    value: Field
+    headers: tuple[Header, ...]
+    first, stop = read + 1, min(count, read + max_records) + 1
+    for read in range(first, stop):
         record_start = pos
         if pos >= end:
-            return (
-                records,
-                pos,
-                read,
-                CorruptRecordError(
-                    f"incorrect declared batch size, premature end of records (record {read} of {count})",
-                    position=pos,
-                ),
+            error = CorruptRecordError(
+                f"incorrect declared batch size, premature end of records (record {read} of {count})", position=pos
             )
+            break
         # Each varint below is read inline (one and two bytes; read_varint past that): the same
         # six lines five times on purpose, a function call per field would cost a fifth of deep iteration.
         # length varint
@@ -274,18 +278,15 @@ def _decode_records_py(
             try:
                 size, pos = read_varint(mv, pos)
             except CorruptRecordError as exc:
-                return records, pos, read, exc
+                error = exc
+                break
         body_end = pos + size
         if size < 0 or body_end > end:
-            return (
-                records,
-                pos,
-                read,
-                CorruptRecordError(
-                    f"invalid record size: expected {size} bytes in record payload, but only {end - pos} remain",
-                    position=record_start,
-                ),
+            error = CorruptRecordError(
+                f"invalid record size: expected {size} bytes in record payload, but only {end - pos} remain",
+                position=record_start,
             )
+            break
         try:
             # attributes (unused), timestamp delta, offset delta
             pos += 1
@@ -360,30 +361,23 @@ def _decode_records_py(
                 else:
                     headers, pos = _read_headers(mv, pos, body_end, header_count)
         except IndexError:
-            return records, pos, read, CorruptRecordError("found invalid record structure", position=record_start)
+            error = CorruptRecordError("found invalid record structure", position=record_start)
+            break
         except CorruptRecordError as exc:
-            return records, pos, read, exc
+            error = exc
+            break
         if pos != body_end:
-            return (
-                records,
-                pos,
-                read,
-                CorruptRecordError(
-                    f"invalid record size: expected to read {size} bytes in record payload, "
-                    f"but read {pos - (body_end - size)}",
-                    position=record_start,
-                ),
+            error = CorruptRecordError(
+                f"invalid record size: expected to read {size} bytes in record payload, "
+                f"but read {pos - (body_end - size)}",
+                position=record_start,
             )
+            break
         if read == count and pos != end:
-            return (
-                records,
-                pos,
-                read,
-                CorruptRecordError(
-                    "incorrect declared batch size, records still remaining after the last record",
-                    position=pos,
-                ),
+            error = CorruptRecordError(
+                "incorrect declared batch size, records still remaining after the last record", position=pos
             )
+            break
         if sequenced:
             # incrementSequence: past int32 max the sequence wraps to 0
             sequence = base_sequence + offset_delta
@@ -394,35 +388,66 @@ def _decode_records_py(
         append(
             (
                 base_offset + offset_delta,
-                log_append_time if log_append else base_timestamp + ts_delta,
+                append_time if log_append else base_timestamp + ts_delta,
                 sequence,
                 key,
                 value,
                 headers,
             )
         )
-    return records, pos, read, None
+    if not INT64_MIN + 0x80000000 <= base_offset <= INT64_MAX - 0x80000000:
+        records = [(java_long(r[0]), r[1], r[2], r[3], r[4], r[5]) for r in records]
+    return records, pos, read, error
 
 
-# What the compiled engine shares with these rules, compared once before any module takes its functions:
-# a mismatch runs the Python engine (``kseg --version`` says why).
-engine.check(
-    {
-        "FORM_SLICES": SLICES,
-        "FORM_SIZES": SIZES,
-        "FORM_SPANS": SPANS,
-        "LOG_OVERHEAD": legacy.LOG_OVERHEAD,
-        "HEADER_SIZE_UP_TO_MAGIC": v2.HEADER_SIZE_UP_TO_MAGIC,
-        "RECORD_OVERHEAD_V0": legacy.RECORD_OVERHEAD_V0,
-        "MAGIC_OFFSET": v2.MAGIC_OFFSET,
-        "CRC_OFFSET": v2.CRC_OFFSET,
-        "ATTRIBUTES_OFFSET": v2.ATTRIBUTES_OFFSET,
-        "LAST_OFFSET_DELTA_OFFSET": v2.LAST_OFFSET_DELTA_OFFSET,
-        "RECORD_BATCH_OVERHEAD": v2.HEADER_SIZE,
-        "HEADER_FORMAT": engine.build_format(v2.HEADER.format),
-    }
-)
+#: What the compiled engine shares with these rules, by the names it exports them under: the ``FORM_*``
+#: values, the batch layout (each field's offset and its index in the header tuple), the flags and
+#: bounds its formatters and decoder apply, and the header tuple's format.  Compared once, before any
+#: module takes the engine's functions: a mismatch runs the Python engine (``kseg --version`` says why).
+ENGINE_SHARED: dict[str, object] = {
+    "FORM_SLICES": SLICES,
+    "FORM_SIZES": SIZES,
+    "FORM_SPANS": SPANS,
+    "LOG_OVERHEAD": legacy.LOG_OVERHEAD,
+    "HEADER_SIZE_UP_TO_MAGIC": v2.HEADER_SIZE_UP_TO_MAGIC,
+    "RECORD_OVERHEAD_V0": legacy.RECORD_OVERHEAD_V0,
+    "BASE_OFFSET_OFFSET": v2.BASE_OFFSET_OFFSET,
+    "LENGTH_OFFSET": v2.LENGTH_OFFSET,
+    "PARTITION_LEADER_EPOCH_OFFSET": v2.PARTITION_LEADER_EPOCH_OFFSET,
+    "MAGIC_OFFSET": v2.MAGIC_OFFSET,
+    "CRC_OFFSET": v2.CRC_OFFSET,
+    "ATTRIBUTES_OFFSET": v2.ATTRIBUTES_OFFSET,
+    "LAST_OFFSET_DELTA_OFFSET": v2.LAST_OFFSET_DELTA_OFFSET,
+    "BASE_TIMESTAMP_OFFSET": v2.BASE_TIMESTAMP_OFFSET,
+    "MAX_TIMESTAMP_OFFSET": v2.MAX_TIMESTAMP_OFFSET,
+    "PRODUCER_ID_OFFSET": v2.PRODUCER_ID_OFFSET,
+    "PRODUCER_EPOCH_OFFSET": v2.PRODUCER_EPOCH_OFFSET,
+    "BASE_SEQUENCE_OFFSET": v2.BASE_SEQUENCE_OFFSET,
+    "RECORDS_COUNT_OFFSET": v2.RECORDS_COUNT_OFFSET,
+    "RECORD_BATCH_OVERHEAD": v2.HEADER_SIZE,
+    "H_BASE_OFFSET": v2.BASE_OFFSET,
+    "H_LENGTH": v2.LENGTH,
+    "H_LEADER_EPOCH": v2.LEADER_EPOCH,
+    "H_MAGIC": v2.MAGIC,
+    "H_CRC": v2.CRC,
+    "H_ATTRIBUTES": v2.ATTRIBUTES,
+    "H_LAST_OFFSET_DELTA": v2.LAST_OFFSET_DELTA,
+    "H_BASE_TIMESTAMP": v2.BASE_TIMESTAMP,
+    "H_MAX_TIMESTAMP": v2.MAX_TIMESTAMP,
+    "H_PRODUCER_ID": v2.PRODUCER_ID,
+    "H_PRODUCER_EPOCH": v2.PRODUCER_EPOCH,
+    "H_BASE_SEQUENCE": v2.BASE_SEQUENCE,
+    "H_COUNT": v2.COUNT,
+    "DELETE_HORIZON_FLAG": v2.DELETE_HORIZON_FLAG,
+    "NO_SEQUENCE": NO_SEQUENCE,
+    "INT32_MAX": INT32_MAX,
+    "VARINT_MAX_BYTES": varint.VARINT_MAX_BYTES,
+    "VARLONG_MAX_BYTES": varint.VARLONG_MAX_BYTES,
+    "HEADER_FORMAT": engine.build_format(v2.HEADER.format),
+}
+engine.check(ENGINE_SHARED)
 
+_c_decode: Callable[..., tuple[list[RawRecord], int, int, bool, bool]]
 if engine.C is None:
     decode_records = decode_records_py  # noqa: F811 - the pure-Python engine: no wrapper
     decode_chunk = decode_chunk_py  # noqa: F811
@@ -430,7 +455,7 @@ else:
     _c_decode = engine.C.decode_records
 
 
-def _read_headers(mv: memoryview, pos: int, end: int, count: int) -> tuple[tuple, int]:
+def _read_headers(mv: memoryview, pos: int, end: int, count: int) -> tuple[tuple[Header, ...], int]:
     """``DefaultRecord.readHeaders``: ``count`` (key, value) pairs."""
     if count < 0:
         raise CorruptRecordError(f"found invalid number of record headers {count}", position=pos)
@@ -439,7 +464,7 @@ def _read_headers(mv: memoryview, pos: int, end: int, count: int) -> tuple[tuple
             f"found invalid number of record headers: {count} is larger than the remaining size of the record",
             position=pos,
         )
-    headers = []
+    headers: list[Header] = []
     for _ in range(count):
         key_size, pos = read_varint(mv, pos)
         if key_size < 0:
@@ -452,7 +477,7 @@ def _read_headers(mv: memoryview, pos: int, end: int, count: int) -> tuple[tuple
         if value_size >= 0:
             if pos + value_size > end:
                 raise IndexError
-            value = bytes(mv[pos : pos + value_size])
+            value: bytes | None = bytes(mv[pos : pos + value_size])
             pos += value_size
         else:
             value = None

@@ -9,10 +9,17 @@ too long"), never a loop over attacker-controlled input.
 
 from __future__ import annotations
 
+from typing import Sequence
+
 from kseg.errors import CorruptRecordError
 
+VARINT_MAX_BYTES = 5  # ByteUtils.readVarint: an int32
+VARLONG_MAX_BYTES = 10  # ByteUtils.readVarlong: an int64
+_VARINT_MAX_SHIFT = 7 * (VARINT_MAX_BYTES - 1)
+_VARLONG_MAX_SHIFT = 7 * (VARLONG_MAX_BYTES - 1)
 
-def _read_zigzag(buf, pos: int, max_shift: int, mask: int, kind: str) -> tuple[int, int]:
+
+def _read_zigzag(buf: Sequence[int], pos: int, max_shift: int, mask: int, kind: str) -> tuple[int, int]:
     b = buf[pos]
     if b < 0x80:
         return (b >> 1) ^ -(b & 1), pos + 1
@@ -36,18 +43,18 @@ def _read_zigzag(buf, pos: int, max_shift: int, mask: int, kind: str) -> tuple[i
     return (raw >> 1) ^ -(raw & 1), pos
 
 
-def read_varint(buf, pos: int) -> tuple[int, int]:
+def read_varint(buf: Sequence[int], pos: int) -> tuple[int, int]:
     """Decode a zig-zag int32 varint at ``pos``; return ``(value, next_pos)``.
 
     Mirrors ``ByteUtils.readVarint``: at most 5 bytes; bits past 32 are
     dropped as Java's int arithmetic drops them.
     """
-    return _read_zigzag(buf, pos, 28, 0xFFFFFFFF, "varint")
+    return _read_zigzag(buf, pos, _VARINT_MAX_SHIFT, 0xFFFFFFFF, "varint")
 
 
-def read_varlong(buf, pos: int) -> tuple[int, int]:
+def read_varlong(buf: Sequence[int], pos: int) -> tuple[int, int]:
     """Decode a zig-zag int64 varlong at ``pos``; return ``(value, next_pos)``.
 
     Mirrors ``ByteUtils.readVarlong`` (at most 10 bytes).
     """
-    return _read_zigzag(buf, pos, 63, 0xFFFFFFFFFFFFFFFF, "varlong")
+    return _read_zigzag(buf, pos, _VARLONG_MAX_SHIFT, 0xFFFFFFFFFFFFFFFF, "varlong")

@@ -21,8 +21,12 @@ import errno
 import os
 import re
 import secrets
+from typing import TYPE_CHECKING, Callable
 
 from kseg.errors import InputError
+
+if TYPE_CHECKING:
+    from typing_extensions import Buffer
 
 CHUNK = 1 << 20  # bytes per os.write call
 TEMP_SUFFIX = ".kseg-tmp"
@@ -38,7 +42,7 @@ def stale_temp_target(entry: str) -> str | None:
     return m.group("name") if m else None
 
 
-def clean_stale(directory: str, wanted) -> list[str]:
+def clean_stale(directory: str, wanted: Callable[[str], bool]) -> list[str]:
     """Remove the temporary files a killed kseg left in ``directory`` (a kill between the link and the
     rename of :func:`write_atomic`), those whose target name satisfies ``wanted``; return their paths.
     Only kseg's own naming is touched; a directory that cannot be listed is left alone."""
@@ -181,6 +185,7 @@ class AtomicStream:
         self.path = os.path.abspath(path)
         self.directory, self.name = os.path.split(self.path)
         self.temp: str | None = None
+        self.fd: int | None  # None once closed
         try:
             self.fd = _open_unnamed(self.directory, mode)
             if self.fd is None:
@@ -192,7 +197,7 @@ class AtomicStream:
         self.written = 0
         self.closed = False
 
-    def write(self, data) -> int:
+    def write(self, data: Buffer, /) -> int:
         """Append ``data`` (any bytes-like object; the binary file API, so pyarrow can write here)."""
         n = memoryview(data).nbytes
         self.buffer += data
@@ -209,6 +214,8 @@ class AtomicStream:
 
     def _flush(self) -> None:
         try:
+            if self.fd is None:
+                raise OSError(errno.EBADF, "the file was discarded")
             _write_all(self.fd, bytes(self.buffer))
         except OSError as exc:
             self.discard()
@@ -218,13 +225,15 @@ class AtomicStream:
     def commit(self) -> None:
         """Write what is buffered, sync, and rename into place (atomically)."""
         self._flush()
+        fd = self.fd
+        assert fd is not None  # _flush raised otherwise
         try:
-            os.fsync(self.fd)
+            os.fsync(fd)
             dir_fd = os.open(self.directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
             try:
                 if self.temp is None:  # name the unnamed file (linkat follows the /proc link), then rename
                     self.temp = _temp_name(self.name)
-                    os.link(f"/proc/self/fd/{self.fd}", self.temp, dst_dir_fd=dir_fd, follow_symlinks=True)
+                    os.link(f"/proc/self/fd/{fd}", self.temp, dst_dir_fd=dir_fd, follow_symlinks=True)
                 os.replace(self.temp, self.name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
                 self.temp = None
                 os.fsync(dir_fd)

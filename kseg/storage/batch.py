@@ -14,7 +14,7 @@ import zlib
 from functools import partial
 from itertools import chain
 from operator import itemgetter
-from typing import Iterator, Protocol
+from typing import Callable, Iterator, Protocol, TypeVar, Union
 
 from kseg.errors import CorruptRecordError, KsegError, LimitExceededError
 from kseg.format import compression, legacy, timestamp_type, v2, v2_records
@@ -29,6 +29,14 @@ _BatchHeader = v2.BatchHeader
 _unpack_header = v2.HEADER.unpack_from
 
 _timestamp_type_of = timestamp_type.of_attributes
+
+_T = TypeVar("_T")
+#: What decoding a v2 batch's records needs of its header: base offset, base timestamp, base sequence,
+#: and the LogAppendTime every record reports (None: each record's own timestamp).
+BatchArgs = tuple[int, int, int, Union[int, None]]
+#: A list of records as :meth:`V2Batch.form_chunks` yields it: the buffer they are in, the records, and
+#: whether their offsets run in steps of one (None: not worked out).
+Chunk = tuple[memoryview, list[v2_records.RawRecord], Union[bool, None]]
 
 #: The most records of a compressed batch decoded and held before the first is handed out; a larger batch
 #: is walked to its end once (to raise a corrupt record before any output, as Kafka does) and decoded again.
@@ -68,16 +76,23 @@ class FileBatch:
 
     __slots__ = ("file", "position", "size", "buf", "i")
 
-    magic: int
-
-    def __init__(self, file: BatchSource, position: int, size: int, buf, i: int) -> None:
+    def __init__(self, file: BatchSource, position: int, size: int, buf: memoryview | None, i: int) -> None:
         self.file = file
         self.position = position
         self.size = size
         self.buf = buf
         self.i = i
 
-    def data(self, limit: int):
+    @property
+    def magic(self) -> int:  # pragma: no cover - each kind defines it
+        """The batch's magic: 2 for ``DefaultRecordBatch``, 0 or 1 for a legacy entry."""
+        raise NotImplementedError
+
+    def records(self, limit: int) -> Iterator[v2_records.Record | legacy.LegacyRecord]:  # pragma: no cover
+        """The batch's records (each kind defines it)."""
+        raise NotImplementedError
+
+    def data(self, limit: int) -> memoryview:
         """The batch's bytes (a window slice, or read anew when larger than the window)."""
         if self.buf is not None:
             return self.buf[self.i : self.i + self.size]
@@ -100,7 +115,7 @@ class FileBatch:
                 best = rec.timestamp
         return best
 
-    def _stream_crc(self, start: int, fn, init: int = 0) -> int:
+    def _stream_crc(self, start: int, fn: Callable[[memoryview, int], int], init: int = 0) -> int:
         """CRC of bytes ``[position+start, position+size)`` read window by window."""
         pos = self.position + start
         end = self.position + self.size
@@ -117,7 +132,7 @@ class FileBatch:
         """``exc`` (positioned in the batch, or nowhere) anchored in the file."""
         return exc.at(self.file.path, self.position)
 
-    def _anchored(self, it: Iterator[tuple]) -> Iterator[tuple]:
+    def _anchored(self, it: Iterator[_T]) -> Iterator[_T]:
         try:
             yield from it
         except KsegError as exc:
@@ -151,12 +166,14 @@ class V2Batch(FileBatch):
     # (measured); ``header`` names it for code that is not on a per-batch path.
     __slots__ = ("h",)
 
+    h: tuple[int, ...]
+
     @property
     def header(self) -> v2.BatchHeader:
         """The batch's :class:`~kseg.format.v2.BatchHeader`, by name."""
         return _named(_BatchHeader, self.h)
 
-    def __init__(self, file: BatchSource, position: int, size: int, buf, i: int) -> None:
+    def __init__(self, file: BatchSource, position: int, size: int, buf: memoryview | None, i: int) -> None:
         self.file = file  # FileBatch.__init__, inlined: one batch object per index entry or batch
         self.position = position
         self.size = size
@@ -258,7 +275,7 @@ class V2Batch(FileBatch):
                 best = top
         return best
 
-    def record_chunks(self, limit: int, sizes: bool = False, chunk: int = 1024) -> Iterator[list]:
+    def record_chunks(self, limit: int, sizes: bool = False, chunk: int = 1024) -> Iterator[list[v2_records.RawRecord]]:
         """The records of :meth:`records` in lists of at most ``chunk``,
         as plain tuples in :class:`~kseg.format.v2_records.Record` order: the hot path of deep iteration.
 
@@ -270,13 +287,13 @@ class V2Batch(FileBatch):
         """
         return map(_second, self._chunks(limit, v2_records.SIZES if sizes else v2_records.SLICES, chunk, False))
 
-    def form_chunks(self, limit: int, form: int, chunk: int = 1024) -> Iterator[tuple]:
+    def form_chunks(self, limit: int, form: int, chunk: int = 1024) -> Iterator[Chunk]:
         """:meth:`record_chunks` as ``(buffer, records, consecutive)``: key and value in ``form``
         (:data:`kseg.format.v2_records.SLICES`, ``SIZES`` or ``SPANS``: spans are positions in ``buffer``), and
         whether the list's offsets run in steps of one (:func:`kseg.format.v2_records.decode_chunk`)."""
         return self._chunks(limit, form, chunk, True)
 
-    def _chunks(self, limit: int, form: int, chunk: int, steps: bool) -> Iterator[tuple]:
+    def _chunks(self, limit: int, form: int, chunk: int, steps: bool) -> Iterator[Chunk]:
         """:meth:`form_chunks`; without ``steps`` ``consecutive`` is None (not worked out)."""
         h = self.h
         count = h[v2.COUNT]
@@ -287,7 +304,8 @@ class V2Batch(FileBatch):
             return
         data, args = self._prepare(limit)
         pos, read, end = v2.HEADER_SIZE, 0, self.size
-        decode, consecutive = v2_records.decode_chunk, None
+        decode = v2_records.decode_chunk
+        consecutive: bool | None = None
         while True:
             if steps:
                 records, pos, read, error, consecutive = decode(data, pos, end, count, read, chunk, *args, form)
@@ -300,7 +318,7 @@ class V2Batch(FileBatch):
             if read >= count:
                 return
 
-    def _prepare(self, limit: int) -> tuple:
+    def _prepare(self, limit: int) -> tuple[memoryview, BatchArgs]:
         """The batch's bytes and the header values record decoding needs."""
         if self.size < v2.HEADER_SIZE:
             raise self._anchor(
@@ -314,7 +332,7 @@ class V2Batch(FileBatch):
             raise exc.at(self.file.path, self.position, default=v2.HEADER_SIZE) from None
         return data, (h[v2.BASE_OFFSET], h[v2.BASE_TIMESTAMP], h[v2.BASE_SEQUENCE], log_append)
 
-    def _compressed_chunks(self, limit: int, form: int, chunk: int, steps: bool) -> Iterator[tuple]:
+    def _compressed_chunks(self, limit: int, form: int, chunk: int, steps: bool) -> Iterator[Chunk]:
         """Decompress (at most ``limit`` bytes) and decode the records in chunks of at most ``chunk``:
         ``(buffer, records, consecutive)`` as :meth:`_chunks` yields them.
 
@@ -330,11 +348,13 @@ class V2Batch(FileBatch):
         data, args = self._prepare(limit)
         try:
             if count > limit:
-                raise LimitExceededError(f"record count {count} exceeds the bound of {limit}", position=57)
+                raise LimitExceededError(
+                    f"record count {count} exceeds the bound of {limit}", position=v2.RECORDS_COUNT_OFFSET
+                )
             raw = compression.decompress(h[v2.ATTRIBUTES] & v2.CODEC_MASK, data[v2.HEADER_SIZE :], h[v2.MAGIC], limit)
             mv = memoryview(raw)
             end = len(mv)
-            held: list[tuple] = []
+            held: list[Chunk] = []
             pos = read = total = 0
             while read < count:
                 step = chunk if total + chunk <= HOLD_RECORDS else HOLD_RECORDS - total
@@ -356,19 +376,21 @@ class V2Batch(FileBatch):
             yield mv, records, consecutive
 
     @staticmethod
-    def _decode(mv, pos: int, end: int, count: int, read: int, n: int, args: tuple, form: int, steps: bool) -> tuple:
+    def _decode(
+        mv: memoryview, pos: int, end: int, count: int, read: int, n: int, args: BatchArgs, form: int, steps: bool
+    ) -> tuple[int, int, list[v2_records.RawRecord], bool | None]:
         """``(pos, read, records, consecutive)`` of the next ``n`` records of a decompressed batch, or raise."""
+        consecutive: bool | None = None
         if steps:
             records, pos, read, error, consecutive = v2_records.decode_chunk(mv, pos, end, count, read, n, *args, form)
         else:
             records, pos, read, error = v2_records.decode_records(mv, pos, end, count, read, n, *args, form)
-            consecutive = None
         if error is not None:
             raise error
         return pos, read, records, consecutive
 
     @staticmethod
-    def _walk(mv, pos: int, end: int, count: int, read: int, n: int, args: tuple) -> None:
+    def _walk(mv: memoryview, pos: int, end: int, count: int, read: int, n: int, args: BatchArgs) -> None:
         """Decode every record from ``pos`` to the batch's end, ``n`` at a time, keeping none: raise the first
         error, as decoding them for output would."""
         decode, sizes = v2_records.decode_records, v2_records.SIZES
@@ -383,16 +405,32 @@ class LegacyBatch(FileBatch):
 
     __slots__ = ("offset", "magic", "crc", "attrs")
 
-    def __init__(self, file, position, size, buf, i, offset: int, magic: int) -> None:
+    magic: int  # a slot, where V2Batch reads it from its header
+    crc: int
+    attrs: int
+
+    def __init__(
+        self, file: BatchSource, position: int, size: int, buf: memoryview | None, i: int, offset: int, magic: int
+    ) -> None:
         super().__init__(file, position, size, buf, i)
         self.offset = offset
         self.magic = magic
         head = buf[i : i + legacy.ENTRY_SIZE] if buf is not None else file.read_at(position, legacy.ENTRY_SIZE)
         _, _, self.crc, _, self.attrs = legacy.ENTRY.unpack_from(head, 0)
 
-    base_offset = property(lambda self: self.offset)  # as printed: the entry's offset
-    last_offset = property(lambda self: self.offset)
-    checksum = property(lambda self: self.crc)
+    @property
+    def base_offset(self) -> int:
+        """The entry's offset, as Kafka prints a legacy entry's base offset."""
+        return self.offset
+
+    @property
+    def last_offset(self) -> int:
+        return self.offset
+
+    @property
+    def checksum(self) -> int:
+        return self.crc
+
     is_control = False
     is_transactional = False
     delete_horizon_ms = None
@@ -413,9 +451,12 @@ class LegacyBatch(FileBatch):
     def max_timestamp(self) -> int:
         if self.magic == 0:
             return NO_TIMESTAMP
+        timestamp: int
         if self.buf is not None:
-            return legacy.TIMESTAMP.unpack_from(self.buf, self.i + 18)[0]
-        return legacy.TIMESTAMP.unpack(self.file.read_at(self.position + 18, 8))[0]
+            (timestamp,) = legacy.TIMESTAMP.unpack_from(self.buf, self.i + 18)
+        else:
+            (timestamp,) = legacy.TIMESTAMP.unpack(self.file.read_at(self.position + 18, 8))
+        return timestamp
 
     def is_valid(self) -> bool:
         """``LegacyRecord.isValid``: CRC-32 over magic..end of the message."""
@@ -429,7 +470,8 @@ class LegacyBatch(FileBatch):
         return self._stream_crc(16, lambda b, c: zlib.crc32(b, c))
 
     def records(self, limit: int) -> Iterator[legacy.LegacyRecord]:
-        """The entry's records (itself, or a wrapper's inner messages), each a :class:`kseg.format.legacy.LegacyRecord`."""
+        """The entry's records (itself, or a wrapper's inner messages), each a
+        :class:`kseg.format.legacy.LegacyRecord`."""
         try:
             data = self.data(limit)
             if self.codec == 0:

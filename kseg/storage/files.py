@@ -9,9 +9,11 @@ part before the first dot with ``Long.parseLong``.
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import stat
+from typing import Callable, Union, cast
 
 from kseg.errors import InputError
 from kseg.limits import INT64_MAX, INT64_MIN
@@ -28,6 +30,10 @@ LOG, INDEX, TIME_INDEX, TXN_INDEX, SNAPSHOT, CHECKPOINT = (
 BOOTSTRAP_CHECKPOINT = "bootstrap.checkpoint"
 _LONG = re.compile(r"[+-]?[0-9]+\Z")
 _CHECKPOINT = re.compile(r"([0-9]{20})-([0-9]{10})\.checkpoint\Z")
+#: A file :func:`open_readonly` opened: a local one, or a :class:`~kseg.storage.location.RemoteFile`.
+ReadFile = Union[io.FileIO, io.BufferedReader, location.RemoteFile]
+
+
 MAX_INDEX_FILE = 1 << 30  # Kafka's segment.index.bytes is an int; 1 GiB is far beyond any real index
 
 
@@ -86,7 +92,7 @@ def absolute(path: str) -> str:
     return display(os.path.join(os.getcwd(), p))
 
 
-def open_readonly(path: str, buffering: int = -1):
+def open_readonly(path: str, buffering: int = -1) -> ReadFile:
     """Open ``path`` for reading; the usual faults become one :class:`InputError`.
 
     Only regular files are opened: a FIFO would block the open (and the whole
@@ -104,7 +110,8 @@ def open_readonly(path: str, buffering: int = -1):
             raise InputError("is a directory, not a file", path=path)
         if not stat.S_ISREG(mode):
             raise InputError("not a regular file (a FIFO, socket or device); kseg reads segment files", path=path)
-        return open(path, "rb", buffering=buffering)
+        # open() is typed BinaryIO for a buffering only known at run time: "rb" gives one of these two
+        return cast("io.FileIO | io.BufferedReader", open(path, "rb", buffering=buffering))
     except InputError:
         raise
     except FileNotFoundError:
@@ -152,7 +159,7 @@ def mtime_ms(path: str) -> int:
         raise InputError(f"cannot stat: {exc.strerror or exc}", path=path) from None
 
 
-def write_stream(path: str, produce, *, replace: bool) -> None:
+def write_stream(path: str, produce: Callable[[location.OutputStream], object], *, replace: bool) -> None:
     """Write a new file made piece by piece by ``produce(file)``: on local disk atomically (the name
     appears only when it is whole), as one object on a store; an existing file is an error unless
     ``replace``."""
@@ -173,11 +180,10 @@ def write_stream(path: str, produce, *, replace: bool) -> None:
     stream.commit()
 
 
-def size_of(f) -> int:
+def size_of(f: ReadFile) -> int:
     """The size of a file opened by :func:`open_readonly` (fixed when it was opened, for a remote file)."""
-    size = getattr(f, "size", None)
-    if isinstance(size, int):
-        return size
+    if isinstance(f, location.RemoteFile):
+        return f.size
     return os.fstat(f.fileno()).st_size
 
 
@@ -205,7 +211,7 @@ class IndexFile:
 
     __slots__ = ("path", "length", "_f")
 
-    def __init__(self, path: str, f, length: int) -> None:
+    def __init__(self, path: str, f: ReadFile, length: int) -> None:
         self.path, self._f, self.length = path, f, length
 
     def read(self, start: int, stop: int) -> bytes:
@@ -230,7 +236,8 @@ def open_index(path: str, limit: int = MAX_INDEX_FILE) -> bytes | IndexFile:
     """An index file for :class:`kseg.format.indexes.IndexView`: its bytes when it is at most
     :data:`WHOLE_INDEX` (one read, no file left open), else an :class:`IndexFile` read in windows;
     anything over ``limit`` bytes is refused, as by :func:`read_small_file`."""
-    f = open_readonly(path)
+    f: ReadFile | None = open_readonly(path)
+    assert f is not None  # (None once an IndexFile owns it)
     try:
         size = size_of(f)
         if size > limit:

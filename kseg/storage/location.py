@@ -37,9 +37,14 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-from typing import NamedTuple
+from types import ModuleType
+from typing import TYPE_CHECKING, Callable, NamedTuple, Protocol
 
 from kseg.errors import InputError
+
+if TYPE_CHECKING:  # pyarrow has no type information: its names read as Any
+    from pyarrow import NativeFile
+    from pyarrow import fs as pafs
 
 _URI = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")
 # Spellings pyarrow does not know, mapped to the ones it does.
@@ -145,7 +150,7 @@ def network_timeout() -> float:
     return value
 
 
-def _arrow_errors() -> tuple:
+def _arrow_errors() -> tuple[type[Exception], ...]:
     """The exceptions a pyarrow filesystem call raises: OSError, ValueError (ArrowInvalid) and every
     other ``pyarrow.lib.ArrowException`` (an Azure authentication failure is a bare one)."""
     from pyarrow.lib import ArrowException
@@ -194,7 +199,7 @@ def basename(path: str) -> str:
 _FILESYSTEMS: dict[str, object] = {}
 
 
-def _filesystem(uri: str):
+def _filesystem(uri: str) -> tuple[pafs.FileSystem, str]:
     """``(pyarrow filesystem, path inside it)`` for a remote URI; filesystems are cached per authority."""
     try:
         from pyarrow import fs as pafs
@@ -232,14 +237,14 @@ def _filesystem(uri: str):
     return fs, (authority + "/" + key).rstrip("/") if key else authority
 
 
-def _s3(pafs, prefix: str, timeout: float = DEFAULT_TIMEOUT):
+def _s3(pafs: ModuleType, prefix: str, timeout: float = DEFAULT_TIMEOUT) -> pafs.S3FileSystem:
     """An S3 filesystem from the standard AWS variables.
 
     ``allow_delayed_open``: an object smaller than one upload part is written
     with a single PutObject, not a multipart upload (fewer requests, and
     S3-compatible stores that mishandle multipart completion still work).
     """
-    kwargs: dict = {
+    kwargs: dict[str, object] = {
         "allow_delayed_open": True,
         "connect_timeout": timeout,
         "request_timeout": timeout,
@@ -282,6 +287,11 @@ class RemoteFile:
 
     __slots__ = ("uri", "size", "_f", "_pos")
 
+    uri: str
+    size: int
+    _f: NativeFile
+    _pos: int
+
     def __init__(self, uri: str) -> None:
         fs, path = _filesystem(uri)
         try:
@@ -302,7 +312,7 @@ class RemoteFile:
     def tell(self) -> int:
         return self._pos
 
-    def readinto(self, view) -> int:
+    def readinto(self, view: memoryview) -> int:
         want = min(len(view), max(0, self.size - self._pos))
         if want <= 0:
             return 0
@@ -328,7 +338,7 @@ class RemoteFile:
     def __enter__(self) -> "RemoteFile":
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 
@@ -337,7 +347,7 @@ def open_input(uri: str) -> RemoteFile:
     return RemoteFile(uri)
 
 
-def _info(uri: str):
+def _info(uri: str) -> pafs.FileInfo:
     """pyarrow's FileInfo of a remote URI (one request)."""
     fs, path = _filesystem(uri)
     try:
@@ -381,7 +391,7 @@ def list_tree(uri: str) -> list[Entry]:
     except _arrow_errors() as exc:
         raise _mapped(exc, uri) from None
     authority_len = len(prefix) - prefix.index("://") - 3
-    out = []
+    out: list[Entry] = []
     for info in infos:
         if info.type != pafs.FileType.File:
             continue
@@ -395,7 +405,14 @@ def list_tree(uri: str) -> list[Entry]:
     return out
 
 
-def write_stream(uri: str, produce, *, replace: bool) -> None:
+class OutputStream(Protocol):
+    """What a writer hands its producer (:func:`write_stream`, ``files.write_stream``): the binary file
+    API's ``write`` -- a store's output stream, or an :class:`~kseg.storage.atomic.AtomicStream`."""
+
+    def write(self, data: bytes, /) -> object: ...  # pragma: no cover - protocol
+
+
+def write_stream(uri: str, produce: Callable[[OutputStream], object], *, replace: bool) -> None:
     """Write one remote object made piece by piece by ``produce(file)``; an existing object is an
     error unless ``replace``.  On S3 the object appears only when the upload completes, so a
     failed write leaves nothing behind."""

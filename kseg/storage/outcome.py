@@ -29,14 +29,29 @@ from __future__ import annotations
 
 import errno as _errno
 from dataclasses import dataclass
-from typing import Iterable, Iterator
+from typing import TYPE_CHECKING, Iterable, Iterator, TypedDict
 
 from kseg.errors import CorruptRecordError, InputError, KsegError
 from kseg.limits import EXIT_ERROR, EXIT_OK, EXIT_PROBLEMS
 
+if TYPE_CHECKING:
+    from kseg.storage.batch import FileBatch
+    from kseg.storage.records import FileRecords
+
 COMPLETE, CORRUPT, TRUNCATED, UNREADABLE, VANISHED = "complete", "corrupt", "truncated", "unreadable", "vanished"
 FAILED = (UNREADABLE, VANISHED)  # I/O: exit 2
 DAMAGED = (CORRUPT, TRUNCATED)  # the format: exit 1
+
+
+class ReadJson(TypedDict):
+    """A :class:`ReadOutcome` in JSON rows (``read``, docs/json-output.md): camelCase fields."""
+
+    path: str
+    bytesPresent: int
+    bytesRead: int
+    stop: str
+    position: int | None
+    reason: str | None
 
 
 @dataclass
@@ -80,7 +95,7 @@ class ReadOutcome:
         self.reason = exc.message
         return self
 
-    def as_json(self) -> dict:
+    def as_json(self) -> ReadJson:
         """camelCase fields for JSON rows (docs/json-output.md, ``read``)."""
         return {
             "path": self.path,
@@ -106,7 +121,7 @@ def kind_of(exc: BaseException) -> str:
     return CORRUPT
 
 
-def read_batches(records, outcome: ReadOutcome, start: int = 0) -> Iterator:
+def read_batches(records: FileRecords, outcome: ReadOutcome, start: int = 0) -> Iterator[FileBatch]:
     """``records.batches(start)`` (a :class:`kseg.storage.records.FileRecords`), recording in ``outcome``
     how far they were read and why they stopped.  A corrupt batch or an I/O error ends the iteration
     (recorded, not raised); bytes after the last whole batch are ``truncated``."""

@@ -221,73 +221,91 @@ def discover(paths: list[str], notes: list[str]) -> list[Partition]:
     and the caller refuses a run that found nothing at all
     (:func:`nothing_found`).
     """
-    found: dict[str, Partition] = {}  # real path of the partition directory -> partition, in order
-    whole: set[str] = set()  # keys listed whole, not only for single files
-
-    def add_whole(path: str) -> None:
-        key = os.path.realpath(path)
-        if key in whole:
-            return
-        whole.add(key)
-        try:
-            part = scan_partition(path, notes)
-        except InputError as exc:
-            part = Partition(path, error=exc.describe())
-        found[key] = part  # single files of it given first: the whole directory replaces them, in their place
-
-    def add_failed(path: str, exc: OSError) -> None:
-        key = os.path.realpath(path)
-        if key not in whole:
-            whole.add(key)
-            found[key] = Partition(path, error=_why(path, exc))
-
+    found = _Found(notes)
     remote = _list_remote([p for p in paths if location.is_remote(p)])
     for path in paths:
         if location.is_remote(path):
             parts, remote_notes = remote[path]
             notes.extend(remote_notes)
             for part in parts:
-                found.setdefault(part.path, part)
+                found.partitions.setdefault(part.path, part)
             continue
         path = location.local_path(path)
         check_exists(path)
         if os.path.isdir(path):
-            try:
-                entries = _list(path)
-            except OSError as exc:
-                add_failed(path, exc)
-                continue
-            if any(not is_dir and name.endswith(SEGMENT_SUFFIXES) for name, is_dir in entries):
-                add_whole(path)
-                continue
-            got = 0
-            for name, is_dir in entries:
-                if not is_dir:
-                    continue
-                sub = os.path.join(path, name)
-                if TRANSITION_DIR.match(name):
-                    notes.append(f"{sub}: skipped, a partition directory in transition")
-                    continue
-                if name == "lost+found":
-                    notes.append(f"{sub}: skipped, the file system's lost+found")
-                    continue
-                try:
-                    holds = any(not d and n.endswith(SEGMENT_SUFFIXES) for n, d in _list(sub))
-                except OSError as exc:  # cannot tell what it holds: a failed row, never a silent skip
-                    add_failed(sub, exc)
-                    got += 1
-                    continue
-                if holds:
-                    add_whole(sub)
-                    got += 1
-            if not got:
-                if any(name in KAFKA_LOG_DIR_FILES for name, is_dir in entries if not is_dir):
-                    notes.append(f"{path}: a Kafka log directory holding no partitions")
-                    continue
-                raise InputError(
-                    "nothing to read here: no segment files and no partition directories", path=path, hint=LAYOUT_HINT
-                )
-            continue
+            found.add_directory(path)
+        else:
+            found.add_file(path)
+    return list(found.partitions.values())
+
+
+class _Found:
+    """What :func:`discover` found so far: the partitions by the real path of their directory, in
+    order, and which of them were listed whole (not only for single files)."""
+
+    def __init__(self, notes: list[str]) -> None:
+        self.partitions: dict[str, Partition] = {}
+        self.whole: set[str] = set()
+        self.notes = notes
+
+    def add_whole(self, path: str) -> None:
+        """The partition directory ``path``, listed whole."""
+        key = os.path.realpath(path)
+        if key in self.whole:
+            return
+        self.whole.add(key)
+        try:
+            part = scan_partition(path, self.notes)
+        except InputError as exc:
+            part = Partition(path, error=exc.describe())
+        self.partitions[key] = part  # single files of it given first: the whole directory replaces them, in place
+
+    def add_failed(self, path: str, exc: OSError) -> None:
+        """A directory that cannot be listed: a failed partition."""
+        key = os.path.realpath(path)
+        if key not in self.whole:
+            self.whole.add(key)
+            self.partitions[key] = Partition(path, error=_why(path, exc))
+
+    def add_directory(self, path: str) -> None:
+        """A directory given: a partition directory, or a log root of them."""
+        try:
+            entries = _list(path)
+        except OSError as exc:
+            self.add_failed(path, exc)
+            return
+        if any(not is_dir and name.endswith(SEGMENT_SUFFIXES) for name, is_dir in entries):
+            self.add_whole(path)
+            return
+        got = sum(self._add_subdirectory(os.path.join(path, name)) for name, is_dir in entries if is_dir)
+        if not got:
+            if any(name in KAFKA_LOG_DIR_FILES for name, is_dir in entries if not is_dir):
+                self.notes.append(f"{path}: a Kafka log directory holding no partitions")
+                return
+            raise InputError(
+                "nothing to read here: no segment files and no partition directories", path=path, hint=LAYOUT_HINT
+            )
+
+    def _add_subdirectory(self, sub: str) -> bool:
+        """A directory of a log root: whether it is a partition (or one that cannot be listed)."""
+        name = os.path.basename(sub)
+        if TRANSITION_DIR.match(name):
+            self.notes.append(f"{sub}: skipped, a partition directory in transition")
+            return False
+        if name == "lost+found":
+            self.notes.append(f"{sub}: skipped, the file system's lost+found")
+            return False
+        try:
+            holds = any(not d and n.endswith(SEGMENT_SUFFIXES) for n, d in _list(sub))
+        except OSError as exc:  # cannot tell what it holds: a failed row, never a silent skip
+            self.add_failed(sub, exc)
+            return True
+        if holds:
+            self.add_whole(sub)
+        return holds
+
+    def add_file(self, path: str) -> None:
+        """A file given: one segment, joined by its siblings of the same base offset."""
         base = files.base_offset_from_name(path)
         if base is None or files.suffix(path) not in SEGMENT_SUFFIXES:
             raise InputError(
@@ -295,21 +313,20 @@ def discover(paths: list[str], notes: list[str]) -> list[Partition]:
             )
         directory = location.parent(path)  # as given (an absolute path only when given one)
         key = os.path.realpath(directory)
-        if key in whole:
-            continue
-        part = found.get(key)
+        if key in self.whole:
+            return
+        part = self.partitions.get(key)
         if part is None:
-            part = found[key] = Partition(directory)
+            part = self.partitions[key] = Partition(directory)
         try:
             listing = scan_partition(directory)
         except InputError as exc:
             part.error = exc.describe()
-            continue
+            return
         for seg in listing.segments:
             if seg.base_offset == base and seg not in part.segments:
                 part.segments.append(seg)
         part.segments.sort(key=lambda s: s.base_offset)
-    return list(found.values())
 
 
 def _list_remote(uris: list[str]) -> dict[str, tuple[list[Partition], list[str]]]:
@@ -320,13 +337,13 @@ def _list_remote(uris: list[str]) -> dict[str, tuple[list[Partition], list[str]]
         return {}
     from concurrent.futures import ThreadPoolExecutor
 
-    def one(uri: str):
+    def one(uri: str) -> tuple[list[Partition], list[str]]:
         notes: list[str] = []
         return discover_uri(uri, notes), notes
 
     unique = list(dict.fromkeys(uris))
     with ThreadPoolExecutor(max_workers=min(16, len(unique))) as pool:
-        return dict(zip(unique, pool.map(one, unique)))
+        return dict(zip(unique, pool.map(one, unique), strict=True))  # one answer per URI
 
 
 def nothing_in(partitions: list[Partition]) -> bool:
@@ -355,7 +372,7 @@ def check_exists(path: str) -> None:
         raise InputError("no such file or directory", path=path, hint=hint)
 
 
-def natural_key(name: str) -> tuple:
+def natural_key(name: str) -> tuple[tuple[int, int, str], ...]:
     """Sort key putting ``orders-2`` before ``orders-10``: digit runs compare as numbers."""
     return tuple((0, int(part), part) if part.isdigit() else (1, 0, part) for part in _DIGITS.split(name) if part)
 

@@ -29,10 +29,11 @@ For each magic-2 batch with a producer id (``RecordBatch.hasProducerId``):
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Iterable, NamedTuple
 
 from kseg.errors import KsegError, RecoveryFailure
 from kseg.format import control, v2
+from kseg.storage.batch import FileBatch, V2Batch
 
 NO_OFFSET = -1
 
@@ -58,7 +59,7 @@ class ProducerState:
         self.ongoing: dict[int, int] = {}  # first offset -> producerId
         self.completed: CompletedTxn | None = None  # set by the last end marker that completed a transaction
 
-    def load(self, open_txns) -> None:
+    def load(self, open_txns: Iterable[tuple[int, int]]) -> None:
         """Start from a snapshot: ``(producerId, currentTxnFirstOffset)`` pairs of the producers
         with an open transaction (``ProducerStateManager.loadFromSnapshot`` rebuilding ``ongoingTxns``)."""
         for pid, first in open_txns:
@@ -66,12 +67,12 @@ class ProducerState:
                 self.current_txn[pid] = first
                 self.ongoing[first] = pid
 
-    def apply(self, batch, limit: int) -> tuple[int, int, int, int] | None:
+    def apply(self, batch: FileBatch, limit: int) -> tuple[int, int, int, int] | None:
         """Apply one batch; return (producerId, firstOffset, lastOffset, lastStableOffset) of an
         aborted transaction it completes, else None.  Raises
         :class:`kseg.errors.CorruptRecordError` for an unreadable marker and
         :class:`RecoveryFailure` where Kafka's recovery would fail."""
-        if batch.magic < 2:
+        if not isinstance(batch, V2Batch):  # magic 0 or 1: no producer
             return None
         h = batch.h
         pid = h[v2.PRODUCER_ID]
@@ -96,7 +97,7 @@ class ProducerState:
             self.current_txn[pid] = base_offset
             self.ongoing[base_offset] = pid
 
-    def _end_marker(self, batch, pid: int, limit: int):
+    def _end_marker(self, batch: V2Batch, pid: int, limit: int) -> tuple[int, int, int, int] | None:
         self.completed = None
         record = next(iter(batch.records(limit)), None)
         if record is None:

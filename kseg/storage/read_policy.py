@@ -29,6 +29,7 @@ import ctypes
 import mmap
 import os
 import time
+from typing import Callable, Iterator, Union
 
 PAGE = mmap.PAGESIZE
 
@@ -92,7 +93,7 @@ def resident(fd: int, start: int, length: int) -> bytes | None:
         _libc.munmap(addr, length)
 
 
-def _runs(vec: bytes):
+def _runs(vec: bytes) -> Iterator[tuple[int, int]]:
     """(first page, page count) of each run of pages that were not resident."""
     i, n = 0, len(vec)
     while i < n:
@@ -106,10 +107,17 @@ def _runs(vec: bytes):
         i = j
 
 
+#: What :meth:`CacheGuard.before` hands :meth:`CacheGuard.after`: the first page's position and which pages
+#: were resident before the read (None: not known, nothing is evicted).
+PageToken = tuple[int, Union[bytes, None]]
+#: What :meth:`ReadPolicy.before` hands :meth:`ReadPolicy.after`: the file descriptor and its page token.
+ReadToken = tuple[int, PageToken]
+
+
 class CacheGuard:
     """Evicts after each read the pages the read brought into the page cache."""
 
-    def before(self, fd: int, position: int, length: int):
+    def before(self, fd: int, position: int, length: int) -> PageToken:
         start = position - position % PAGE
         try:
             os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_RANDOM)
@@ -117,7 +125,7 @@ class CacheGuard:
             pass
         return start, resident(fd, start, position + length - start)
 
-    def after(self, fd: int, token) -> None:
+    def after(self, fd: int, token: PageToken) -> None:
         start, vec = token
         if vec is None:
             return
@@ -135,18 +143,25 @@ class ReadPolicy:
         self.throttle = Throttle(max_rate) if max_rate else None
         self.guard = CacheGuard() if drop_cache else None
 
-    def before(self, f, position: int, length: int):
+    def before(self, f: object, position: int, length: int) -> ReadToken | None:
+        """Before ``length`` bytes of the open file ``f`` are read at ``position``: what :meth:`after`
+        needs (with ``--drop-cache``, the pages of a local file already resident)."""
         if self.guard is None:
             return None
+        fileno = getattr(f, "fileno", None)  # a remote file has none
+        if fileno is None:
+            return None
         try:
-            fd = f.fileno()
-        except (OSError, AttributeError, ValueError):  # not a local file
+            fd: int = fileno()
+        except (OSError, ValueError):  # not a file the OS holds
             return None
         return fd, self.guard.before(fd, position, length)
 
-    def after(self, token, n: int) -> None:
-        if token is not None:
-            self.guard.after(*token)
+    def after(self, token: ReadToken | None, n: int) -> None:
+        """After ``n`` bytes were read: evict what the read brought in, then keep ``--max-rate``."""
+        guard = self.guard
+        if token is not None and guard is not None:
+            guard.after(*token)
         if self.throttle is not None:
             self.throttle.after(n)
 
@@ -156,12 +171,12 @@ current: ReadPolicy | None = None
 #: ``(path, position, n)`` after each window read of ``n`` bytes of ``path`` at ``position`` (a progress
 #: bar's byte count), or None.  Called in the process that set it only (a forked ``--jobs`` worker
 #: inherits the global, not the bar).
-meter = None
+meter: Callable[[str, int, int], None] | None = None
 
 PIECE = 1 << 20  # with --max-rate a window is read (and paced, and metered) a MiB at a time
 
 
-def set_meter(callback) -> None:
+def set_meter(callback: Callable[[str, int, int], object] | None) -> None:
     """Count the bytes the reader reads in this process: ``callback(path, position, n)`` (None: stop)."""
     global meter
     if callback is None:

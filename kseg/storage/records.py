@@ -24,12 +24,13 @@ import struct
 from functools import lru_cache
 from itertools import repeat
 from operator import add
-from typing import Iterator
+from typing import Any, Iterator
 
 from kseg import engine
 from kseg.errors import CorruptRecordError, InputError
 from kseg.format import legacy, v2
 from kseg.format.crc import crc32c_function
+from kseg.limits import INT64_MAX, INT64_MIN
 from kseg.storage import files, read_policy
 from kseg.storage.batch import FileBatch, LegacyBatch, V2Batch, short_v2_header
 
@@ -50,7 +51,15 @@ def _heads(n: int) -> struct.Struct:
     return struct.Struct(">" + v2.LAST_OFFSET_FIELDS * n)
 
 
-def _window_buffer(n: int):
+#: What :meth:`FileRecords.scan` hands out for a batch: ``(position, size, header, valid)`` -- the header
+#: tuple in :class:`~kseg.format.v2.BatchHeader`'s order and whether its CRC holds -- or, for a batch that is
+#: not a whole v2 batch in the window, ``(position, size, None, batch)``.  One tuple for both shapes, so the
+#: per-batch loop builds nothing else; its last two fields are ``Any`` because callers tell the shapes apart
+#: by the header being None after unpacking, which a type checker cannot follow.
+ScanItem = tuple[int, int, Any, Any]
+
+
+def _window_buffer(n: int) -> mmap.mmap | bytearray:
     """``n`` bytes of private anonymous memory where the platform has it, else a ``bytearray``: its pages
     are zeroed by the kernel when first written, so a reader that reads little (an index check, a
     lookup, a small segment) neither spends time zeroing the whole window nor counts it as resident."""
@@ -59,7 +68,7 @@ def _window_buffer(n: int):
     return bytearray(n)  # pragma: no cover - Windows
 
 
-def open_for_read(path: str):
+def open_for_read(path: str) -> files.ReadFile:
     """Open ``path`` read-only and unbuffered (the reader keeps its own window)."""
     return files.open_readonly(path, buffering=0)
 
@@ -96,7 +105,7 @@ class FileRecords:
     def __enter__(self) -> "FileRecords":
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     # -- raw reads ----------------------------------------------------------
@@ -184,10 +193,11 @@ class FileRecords:
         if position > end - total:
             return None
         if i + total > self._win_len:
-            if total <= len(self._buf):
-                buf, i = self.window(position, total)
-            else:
-                buf, i = None, 0
+            if total > len(self._buf):  # larger than the window: the batch keeps no bytes
+                if magic >= 2:
+                    return V2Batch(self, position, total, None, 0)
+                return LegacyBatch(self, position, total, None, 0, offset, magic)
+            buf, i = self.window(position, total)
         if magic >= 2:
             return V2Batch(self, position, total, buf, i)
         return LegacyBatch(self, position, total, buf, i, offset, magic)
@@ -213,7 +223,7 @@ class FileRecords:
             yield batch
             pos += batch.size
 
-    def scan(self, start: int = 0, end: int | None = None) -> Iterator[list]:
+    def scan(self, start: int = 0, end: int | None = None) -> Iterator[list[ScanItem]]:
         """:meth:`batches` for shallow iteration at speed: no object per v2 batch.
 
         Yields lists of ``(position, size, header, valid)`` -- ``header`` the
@@ -237,7 +247,7 @@ class FileRecords:
         min_size, overhead = MIN_RECORD_SIZE, LOG_OVERHEAD
         crc = crc32c_function()
         view = self._view
-        items: list = []
+        items: list[ScanItem] = []
         append = items.append
         ws, wl = self._win_start, self._win_len
         cscan = None if engine.C is None else engine.C.scan
@@ -246,15 +256,13 @@ class FileRecords:
                 # the compiled fast path (kseg.engine): every whole v2 batch in the window, into items;
                 # it stops where the rules below have more to say (window, framing error, legacy batch)
                 pos, done = cscan(view, ws, wl, pos, end, items, SCAN_LIST)
-                if done:
+                if done or pos >= stop:  # (a full list is yielded after the loop)
                     break
                 if len(items) >= SCAN_LIST:
                     yield items
                     items = []
                     append = items.append
                     continue
-                if pos >= stop:
-                    break
             i = pos - ws
             if i >= 0 and i + header_size <= wl:
                 h = unpack(view, i)
@@ -279,21 +287,27 @@ class FileRecords:
                 yield items
                 items = []
                 append = items.append
-            batch = self.frame_at(pos, end)
-            if batch is None:
+            item = self._scan_item(pos, end)
+            if item is None:
                 break
-            total = batch.size
-            if batch.buf is not None and batch.__class__ is V2Batch and total >= header_size:
-                append((pos, total, batch.h, batch.is_valid()))
-            else:
-                append((pos, total, None, batch))
+            append(item)
+            if item[2] is None:  # a batch object ends its list: its CRC may move the window
                 yield items
                 items = []
                 append = items.append
             ws, wl = self._win_start, self._win_len
-            pos += total
+            pos += item[1]
         if items:
             yield items
+
+    def _scan_item(self, pos: int, end: int) -> ScanItem | None:
+        """:meth:`scan`'s item for the batch :meth:`frame_at` frames at ``pos`` (None: iteration ends)."""
+        batch = self.frame_at(pos, end)
+        if batch is None:
+            return None
+        if batch.buf is not None and type(batch) is V2Batch and batch.size >= v2.HEADER_SIZE:
+            return (pos, batch.size, batch.h, batch.is_valid())
+        return (pos, batch.size, None, batch)
 
     def batch_at(self, position: int, max_size: int | None = None) -> FileBatch | None:
         """The batch starting at ``position`` if it fits in ``max_size`` bytes, else ``None``.
@@ -326,10 +340,12 @@ class FileRecords:
         if position > end - LOG_OVERHEAD - length:
             return None
         if magic < 2:
-            return offset
+            entry_offset: int = offset
+            return entry_offset
         if position + v2.HEADER_SIZE > self.size:
             raise short_v2_header(self.path, position, LOG_OVERHEAD + length)
-        return v2.last_offset(offset, _INT32.unpack_from(buf, i + v2.LAST_OFFSET_DELTA_OFFSET)[0])
+        last_offset_delta: int = _INT32.unpack_from(buf, i + v2.LAST_OFFSET_DELTA_OFFSET)[0]
+        return v2.last_offset(offset, last_offset_delta)
 
     def last_offsets(self, positions: list[int], max_size: int | None = None) -> list[int] | None:
         """:meth:`last_offset_at` of every position at once, or ``None``: then ask it one by one.
@@ -364,7 +380,7 @@ class FileRecords:
         magics = values[2::4]
         if min(magics) >= 2 and min(lengths) >= v2.HEADER_SIZE - LOG_OVERHEAD:
             lasts = list(map(add, values[0::4], values[3::4]))
-            if max(lasts) > v2.INT64_MAX or min(lasts) < v2.INT64_MIN:  # Java's long wraps (one pass in C first)
+            if max(lasts) > INT64_MAX or min(lasts) < INT64_MIN:  # Java's long wraps (one pass in C first)
                 lasts = list(map(v2.java_long, lasts))
             return lasts
         if max(magics) < 2 and min(lengths) >= MIN_RECORD_SIZE:
@@ -383,7 +399,8 @@ class SecondReader:
         self.path = path
         self.records: FileRecords | None = None
 
-    def batch(self, position: int):
+    def batch(self, position: int) -> FileBatch | None:
+        """The batch at ``position`` (:meth:`FileRecords.batch_at`), read through this second reader."""
         if self.records is None:
             self.records = FileRecords(self.path, window=1 << 16)
         return self.records.batch_at(position)
