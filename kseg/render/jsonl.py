@@ -127,7 +127,7 @@ class JsonSink(BufferedWriter):
 
     def __init__(self, out, err, *, kraft_text: KRaftText | None = None) -> None:
         super().__init__(out, err)
-        self._file = None
+        self._file: str | None = None
         self.kraft_text = kraft_text
         self.structured = False  # a topic decoder: keys and values are JSON text, written as JSON values
         self.header_decoder = None  # header values' decoder (None: Kafka's string decoder; base64 if not text)
