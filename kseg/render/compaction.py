@@ -78,14 +78,15 @@ def text_lines(report: CompactionReport) -> list[str]:
             out.append(f"  {s.segment.name}: FAILED ({s.read.summary()}): {s.read.describe()}")
             continue
         parts = []
-        if s.tombstones:
+        if s.tombstones and s.oldest_tombstone is not None:  # a tombstone counted has its batch's time
             parts.append(
                 f"{_n(s.tombstones, 'tombstone')} in {_n(s.tombstone_batches, 'batch', 'batches')} (oldest "
                 f"{iso(s.oldest_tombstone)}, {human(report.at - s.oldest_tombstone)} old)"
             )
-        if s.control_batches:
+        if s.control_batches and s.oldest_control is not None:  # as is a control batch counted
             parts.append(
-                f"{_n(s.control_batches, 'control batch', 'control batches')} ({s.commit_markers} COMMIT, {s.abort_markers} ABORT; "
+                f"{_n(s.control_batches, 'control batch', 'control batches')} "
+                f"({s.commit_markers} COMMIT, {s.abort_markers} ABORT; "
                 f"oldest {iso(s.oldest_control)}, {human(report.at - s.oldest_control)} old)"
             )
         if s.legacy_tombstones:

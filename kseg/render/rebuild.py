@@ -29,8 +29,21 @@ from kseg.storage import files, location
 from kseg.storage.partition import Partition
 
 
+def _log(rec: Recovered) -> str:
+    """The recovered segment's ``.log`` (rebuild-index recovers only segments that have one)."""
+    log = rec.segment.log
+    if log is None:  # pragma: no cover - ops.rebuild never recovers a segment without a .log
+        raise ValueError(f"segment {rec.segment.name} has no .log")
+    return log
+
+
+def _differs_but_valid(o: FileOutcome) -> str:
+    """An existing index that differs from recovery's but is one a Kafka writer makes (``o.rule``)."""
+    return f"the existing file ({o.existing_entries} entries) differs ({o.difference}) but is valid: {o.rule}"
+
+
 def segment_line(rec: Recovered) -> str:
-    log = files.display(rec.segment.log)
+    log = files.display(_log(rec))
     if rec.failure is not None:
         text = f"{log}: Kafka's recovery would fail: {rec.failure.describe()}"
         if rec.failure.truncates_segment:
@@ -72,17 +85,11 @@ def file_line(o: FileOutcome) -> str:
     elif o.status == DIFFERS:
         text = f"differs from the existing file ({o.existing_entries} entries): {o.difference}"
     elif o.status == OLDER_RULE:
-        text = (
-            f"the existing file ({o.existing_entries} entries) differs ({o.difference}) but is valid: "
-            f"{o.rule}; recovery would rewrite it with the current rule; not a problem"
-        )
+        text = f"{_differs_but_valid(o)}; recovery would rewrite it with the current rule; not a problem"
     elif o.status == REPLACED:
         text = f"replaced the existing file ({o.existing_entries} entries; {o.difference})"
     elif o.status == KEPT:
-        text = (
-            f"kept: the existing file ({o.existing_entries} entries) differs ({o.difference}) but is valid: "
-            f"{o.rule}; --force replaces it with recovery's"
-        )
+        text = f"kept: {_differs_but_valid(o)}; --force replaces it with recovery's"
     elif o.status == REFUSED:
         text = f"not written: the existing file differs ({o.difference}); give --force to replace it"
     elif o.status == FAILED:
@@ -126,7 +133,7 @@ class RebuildReport:
         self.counts.update(o.status for o in outcomes)
         self.code = max(self.code, exit_code(rec, outcomes))
         if self.per_partition is not None:
-            row = self.per_partition.setdefault(files.display(location.parent(rec.segment.log)), Counter())
+            row = self.per_partition.setdefault(files.display(location.parent(_log(rec))), Counter())
             row["segments"] += 1
             row["damaged"] += rec.truncated > 0 or rec.failure is not None
             row.update(o.status for o in outcomes)
@@ -136,7 +143,7 @@ class RebuildReport:
         if self.quiet and exit_code(rec, outcomes) == EXIT_OK:
             return
         for n in rec.notes:  # printed once per kind, before the summary (a truncation's note recurs per segment)
-            self.notes.add(f"{files.display(rec.segment.log)}: {n}")
+            self.notes.add(f"{files.display(_log(rec))}: {n}")
         lines = [segment_line(rec)] + [file_line(o) for o in outcomes]
         self._write("\n".join(lines) + "\n")
 
@@ -162,10 +169,10 @@ class RebuildReport:
         else:
             self._write(f"{why}; nothing in it was checked or rebuilt\n")
 
-    def _table(self, order: list[str]) -> None:
+    def _table(self, per_partition: dict[str, Counter], order: list[str]) -> None:
         from kseg.render.table import write_table
 
-        columns, rows = _table_rows(self.per_partition, order)
+        columns, rows = _table_rows(per_partition, order)
         self.out.flush()
         write_table(self.out, "rebuild-index: files per partition", columns, rows)
 
@@ -205,7 +212,7 @@ class RebuildReport:
             if not self.quiet:
                 self.notes.write(self.out)
             if self.per_partition:
-                self._table(order)
+                self._table(self.per_partition, order)
             damaged = ""
             if self.damaged:
                 damaged = f"; {self.damaged} log{'s' if self.damaged != 1 else ''} with invalid data"
@@ -219,7 +226,7 @@ class RebuildReport:
         return self.code
 
 
-def _table_rows(per_partition: dict, order: list[str]) -> tuple[list[str], list[list]]:
+def _table_rows(per_partition: dict[str, Counter], order: list[str]) -> tuple[list[str], list[list]]:
     shown = [k for k in order if any(c[k] for c in per_partition.values())]
     names = Counter(location.basename(path) for path in per_partition)  # a name twice (two log dirs): the path
     rows = [
@@ -242,7 +249,7 @@ def segment_json(rec: Recovered, outcomes: list[FileOutcome]) -> dict:
         "logDir": part.log_dir,
         "partition": part.name,
         "segment": rec.segment.name,
-        "path": files.display(rec.segment.log),
+        "path": files.display(_log(rec)),
         "baseOffset": rec.segment.base_offset,
         "logSize": rec.log_size,
         "validBytes": rec.valid_bytes,
