@@ -41,7 +41,8 @@ from kseg.decoders.wire import Reader
 from kseg.format import releases
 from kseg.format.releases import Release
 
-#: ``TransactionState.fromId``
+#: ``TransactionState.fromId`` (tests/decoders/test_parsers.py restates it from Kafka on purpose: a test
+#: of this table must not read it)
 TRANSACTION_STATES = (
     "Empty",
     "Ongoing",

@@ -20,6 +20,7 @@ def overdue(s: SegmentTombstones, report: CompactionReport) -> bool:
 
 
 def segment_row(report: CompactionReport, s: SegmentTombstones) -> dict:
+    # a JSON row: one field a line in docs/json-output.md's order; alike other commands' rows in shape only
     return {
         "type": "segment",
         "v": SCHEMA_VERSION,
@@ -49,6 +50,7 @@ def segment_row(report: CompactionReport, s: SegmentTombstones) -> dict:
 
 
 def summary_row(report: CompactionReport) -> dict:
+    # a JSON row: one field a line in docs/json-output.md's order; alike other commands' rows in shape only
     segs = report.segments
     return {
         "type": "summary",

@@ -297,7 +297,7 @@ def _txn_value(version: int, **fields) -> bytes:
 KEY = version_prefixed(schema.message("TransactionLogKey").struct, {"transactionalId": "tx-1"}, 0)
 
 
-@pytest.mark.parametrize(
+@pytest.mark.parametrize(  # Kafka's TransactionState ids, restated (not read from kseg.decoders.txnlog)
     "status,name",
     list(
         enumerate(
