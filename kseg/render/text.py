@@ -214,9 +214,9 @@ class TextSink(BufferedWriter):
         Without decoders (``--deep-iteration``) ``records`` come from
         ``record_chunks(sizes=True)``: key and value are lengths.  With them
         (``--print-data-log``) key and value are slices, printed through the
-        decoders.  The lines are those of :func:`record_line`, which the two
-        common cases (no headers; Kafka's string decoders) inline; every line
-        made before a decoder fails is kept.
+        decoders.  The lines are those of :func:`record_line`; the two common
+        cases (no headers; Kafka's string decoders) build them on its
+        :func:`record_head` directly; every line made before a decoder fails is kept.
         """
         ts_type = timestamp_type.of_attributes(b.h[v2.ATTRIBUTES])
         if self.r28:
