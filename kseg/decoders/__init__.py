@@ -4,12 +4,15 @@ Importing this package is cheap: it loads no schema and no decoder module.
 Use :func:`parser_for` to get a topic parser by name; each parser loads its
 schema files on first use.
 
-* ``offsets``             ``--offsets-decoder``            :class:`kseg.decoders.coordinator.OffsetsMessageParser`
+* ``offsets`` (``--offsets-decoder``): :class:`kseg.decoders.coordinator.OffsetsMessageParser`
   (Kafka 3.7 and before: :class:`kseg.decoders.offsets_legacy.LegacyOffsetsMessageParser`)
-* ``transaction-log``     ``--transaction-log-decoder``    :class:`kseg.decoders.txnlog.TransactionLogMessageParser`
-* ``cluster-metadata``    ``--cluster-metadata-decoder``   :class:`kseg.decoders.metadata.ClusterMetadataLogMessageParser`
-* ``remote-log-metadata`` ``--remote-log-metadata-decoder`` :class:`kseg.decoders.remote.RemoteMetadataLogMessageParser`
-* ``share-group-state``   ``--share-group-state-decoder``  :class:`kseg.decoders.coordinator.ShareGroupStateMessageParser`
+* ``transaction-log`` (``--transaction-log-decoder``): :class:`kseg.decoders.txnlog.TransactionLogMessageParser`
+* ``cluster-metadata`` (``--cluster-metadata-decoder``):
+  :class:`kseg.decoders.metadata.ClusterMetadataLogMessageParser`
+* ``remote-log-metadata`` (``--remote-log-metadata-decoder``):
+  :class:`kseg.decoders.remote.RemoteMetadataLogMessageParser`
+* ``share-group-state`` (``--share-group-state-decoder``):
+  :class:`kseg.decoders.coordinator.ShareGroupStateMessageParser`
 
 KRaft control records: :func:`kseg.decoders.control.control_record_text`.
 Key/value decoders (``--key-decoder``/``--value-decoder``): :mod:`kseg.decoders.simple`.

@@ -201,6 +201,55 @@ def _tagged_paths(schema: dict) -> set[str]:
     return out
 
 
+def _spec(gitdir: str, rev: str, path: str) -> dict:
+    """One message spec of Kafka's tree at ``rev``, converted (see :func:`convert`)."""
+    return convert(json.loads(strip_comments(_git(gitdir, "show", f"{rev}:{path}"))))
+
+
+def _write_layouts(gitdir: str, legacy_rev: str, index: dict) -> None:
+    """The ``LEGACY`` layouts of an older release, written as ``<Name>@<label>.json``."""
+    for label, wanted in LEGACY.items():
+        index["layouts"][label] = {
+            "kafkaCommit": _git(gitdir, "rev-parse", legacy_rev).strip(),
+            "messages": sorted(wanted),
+        }
+        for path in _spec_paths(gitdir, legacy_rev):
+            if path.rsplit("/", 1)[-1][:-5] in wanted:
+                schema = _spec(gitdir, legacy_rev, path)
+                (OUT / f"{schema['name']}@{label}.json").write_text(render(schema))
+
+
+def _tagged_since(gitdir: str, rev: str, paths: list[str], older: list[list[str]], index: dict) -> dict:
+    """Message -> tagged path -> the first release line (of ``older``, oldest first) that has it, or "current"."""
+    since: dict = {}
+    for line, line_rev in older:
+        index.setdefault("releaseCommits", {})[line] = _git(gitdir, "rev-parse", line_rev).strip()
+        schemas = {}
+        for path in _spec_paths(gitdir, line_rev):
+            try:
+                sch = _spec(gitdir, line_rev, path)
+            except subprocess.CalledProcessError:
+                continue
+            schemas[sch["name"]] = sch
+        for path in sorted(paths):
+            cur = _spec(gitdir, rev, path)
+            old_spec = schemas.get(cur["name"])
+            if old_spec is None:
+                continue
+            for tag_path in _tagged_paths(cur) - _tagged_paths(old_spec):
+                since.setdefault(cur["name"], {}).setdefault(tag_path, None)
+        for name, fields in since.items():
+            old_spec = schemas.get(name)
+            for tag_path, first in list(fields.items()):
+                if first is None and old_spec is not None and tag_path in _tagged_paths(old_spec):
+                    fields[tag_path] = line
+    for fields in since.values():  # present in no older line given: new with the current release
+        for tag_path, first in fields.items():
+            if first is None:
+                fields[tag_path] = "current"
+    return since
+
+
 def main(argv: list[str]) -> int:
     gitdir = argv[0]
     rev = argv[1] if len(argv) > 1 else "HEAD"
@@ -208,55 +257,18 @@ def main(argv: list[str]) -> int:
     paths = _spec_paths(gitdir, rev)
     index: dict = {"kafkaCommit": commit, "layouts": {}, "metadata": {}, "remoteLogMetadata": {}}
     OUT.mkdir(exist_ok=True)
-    for old in OUT.glob("*.json"):
-        old.unlink()
+    for stale in OUT.glob("*.json"):
+        stale.unlink()
     for path in sorted(paths):
         spec = json.loads(strip_comments(_git(gitdir, "show", f"{rev}:{path}")))
         schema = convert(spec)
         if spec["type"] == "metadata":
             table = "remoteLogMetadata" if path.startswith("storage/") else "metadata"
             index[table][str(schema["apiKey"])] = schema["name"]
-        text = render(schema)
-        (OUT / f"{schema['name']}.json").write_text(text)
-    for label, wanted in LEGACY.items():
-        if len(argv) < 3:
-            break
-        legacy_rev = argv[2]
-        index["layouts"][label] = {
-            "kafkaCommit": _git(gitdir, "rev-parse", legacy_rev).strip(),
-            "messages": sorted(wanted),
-        }
-        for path in _spec_paths(gitdir, legacy_rev):
-            if path.rsplit("/", 1)[-1][:-5] in wanted:
-                schema = convert(json.loads(strip_comments(_git(gitdir, "show", f"{legacy_rev}:{path}"))))
-                (OUT / f"{schema['name']}@{label}.json").write_text(render(schema))
-    since: dict = {}
-    older = [a.split("=", 1) for a in argv[3:]]
-    for line, line_rev in older:
-        index.setdefault("releaseCommits", {})[line] = _git(gitdir, "rev-parse", line_rev).strip()
-        schemas = {}
-        for path in _spec_paths(gitdir, line_rev):
-            try:
-                sch = convert(json.loads(strip_comments(_git(gitdir, "show", f"{line_rev}:{path}"))))
-            except subprocess.CalledProcessError:
-                continue
-            schemas[sch["name"]] = sch
-        for path in sorted(paths):
-            cur = convert(json.loads(strip_comments(_git(gitdir, "show", f"{rev}:{path}"))))
-            old = schemas.get(cur["name"])
-            if old is None:
-                continue
-            for tag_path in _tagged_paths(cur) - _tagged_paths(old):
-                since.setdefault(cur["name"], {}).setdefault(tag_path, None)
-        for name, fields in since.items():
-            for tag_path, first in list(fields.items()):
-                old = schemas.get(name)
-                if first is None and old is not None and tag_path in _tagged_paths(old):
-                    fields[tag_path] = line
-    for fields in since.values():  # present in no older line given: new with the current release
-        for tag_path, first in fields.items():
-            if first is None:
-                fields[tag_path] = "current"
+        (OUT / f"{schema['name']}.json").write_text(render(schema))
+    if len(argv) >= 3:
+        _write_layouts(gitdir, argv[2], index)
+    since = _tagged_since(gitdir, rev, paths, [a.split("=", 1) for a in argv[3:]], index)
     if since:
         index["taggedSince"] = since
     (OUT / "index.json").write_text(json.dumps(index, indent=1, sort_keys=True) + "\n")

@@ -44,6 +44,8 @@ prefix + message); any failure keeps the bytes (printed as base64).
 
 from __future__ import annotations
 
+from typing import Any
+
 from kseg.decoders import schema
 from kseg.decoders.base import UncaughtJavaException
 from kseg.decoders.decode import read
@@ -184,7 +186,7 @@ def deserialize(
     return CoordinatorRecord(record_type, key_name, key_msg, value_name, value_version, value_msg)
 
 
-def _envelope(label: str, version: int, tree) -> str:
+def _envelope(label: str, version: int, tree: dict[str, Any]) -> str:
     return dumps({label: str(version), "data": tree})
 
 
@@ -194,7 +196,7 @@ def _expand(member: dict, field: str, message_name: str) -> None:
     if not isinstance(node, (bytes, bytearray)):
         return  # absent, or NullNode/TextNode: binaryValue() is null -> NPE, swallowed
     try:
-        r = Reader(node)
+        r = Reader(bytes(node))
         version = r.int16()
         struct = schema.message(message_name).struct
         member[field] = to_tree(struct, read(struct, r, version), version)
@@ -237,17 +239,19 @@ class _CoordinatorParser:
             rec = deserialize(self.types, key, value, self.release)
             key_struct = schema.message(rec.key_name).struct
             key_text = _envelope("type", rec.record_type, to_tree(key_struct, rec.key, rec.record_type))
-            if rec.value is None:
+            if rec.value is None or rec.value_version is None:  # a tombstone has neither
                 return key_text, "<DELETE>"
-            tree = schema.drop_newer_tagged(schema.message(rec.value_name), self.value_tree(rec), self.release.knows)
+            tree = self.value_tree(rec.value_name, rec.value, rec.value_version)
+            tree = schema.drop_newer_tagged(schema.message(rec.value_name), tree, self.release.knows)
             return key_text, _envelope(self.value_label, rec.value_version, tree)
         except UnknownRecordTypeException as exc:
             return f"Unknown record type {exc.unknown_type} at offset {offset}, skipping.", None
         except JavaException as exc:
             return f"Error at offset {offset}, skipping. {exc.get_message()}", None
 
-    def value_tree(self, rec: CoordinatorRecord):
-        return to_tree(schema.message(rec.value_name).struct, rec.value, rec.value_version)
+    def value_tree(self, name: str, value: dict[str, Any], version: int) -> dict[str, Any]:
+        """The JSON tree of a record's value ``name`` read at ``version``."""
+        return to_tree(schema.message(name).struct, value, version)
 
 
 class OffsetsMessageParser(_CoordinatorParser):
@@ -260,10 +264,10 @@ class OffsetsMessageParser(_CoordinatorParser):
         super().__init__(release)
         self.types = group_record_types(release)
 
-    def value_tree(self, rec: CoordinatorRecord):
-        if rec.value_name == "GroupMetadataValue":
-            return group_metadata_tree(rec.value, rec.value_version)
-        return super().value_tree(rec)
+    def value_tree(self, name: str, value: dict[str, Any], version: int) -> dict[str, Any]:
+        if name == "GroupMetadataValue":
+            return group_metadata_tree(value, version)
+        return super().value_tree(name, value, version)
 
 
 class ShareGroupStateMessageParser(_CoordinatorParser):

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from kseg.decoders.jvm import JavaException, UnsupportedVersionException, int32
-from kseg.decoders.schema import Field, FieldType, Struct
+from kseg.decoders.jvm import JavaException, int32, unsupported_version
+from kseg.decoders.schema import Field, FieldType, Struct, require_struct
 from kseg.decoders.versions import NONE, Versions, branch
 from kseg.decoders.wire import Reader
 
@@ -67,6 +67,60 @@ def _struct_op(struct: Struct, version: int) -> Op:
     return op
 
 
+def _length_op(compact: bool, kind: str) -> Callable[[Reader], int]:
+    """The length prefix: a compact uvarint (length + 1), else int16 for strings and int32 otherwise."""
+    if compact:
+
+        def length(r: Reader) -> int:
+            return int32(r.uvarint() - 1)
+
+        return length
+    return Reader.int16 if kind == "string" else Reader.int32
+
+
+def _body_op(
+    flex: Versions,
+    name: str,
+    ftype: FieldType,
+    possible: Versions,
+    zero_copy: bool,
+    version: int,
+    elem_struct: Struct | None,
+) -> Callable[[Reader, int], Any]:
+    """What follows a non-null length ``n``: the string, the bytes or the array's elements."""
+    kind = ftype.kind
+    if kind == "string":
+
+        def string(r: Reader, n: int) -> str:
+            if n > 0x7FFF:
+                raise JavaException(f"string field {name} had invalid length {n}")
+            return r.string(n)
+
+        return string
+    if kind == "bytes" or kind == "records":
+        return (lambda r, n: r.byte_buffer(n)) if (zero_copy or kind == "records") else (lambda r, n: r.array(n))
+    if kind != "array":  # pragma: no cover - schema error
+        raise ValueError(f"cannot read variable-length type {kind}")
+    elem = ftype.element
+    elem_op: Op
+    if elem.kind in ("string", "bytes"):
+        elem_op = _variable_length_op(flex, name + " element", elem, possible, NONE, False, version, None)
+    elif elem.kind == "struct":
+        elem_op = _struct_op(require_struct(elem_struct, name), version)
+    else:
+        elem_op = _PRIMITIVE_READERS[elem.kind]
+
+    def array(r: Reader, n: int) -> list[Any]:
+        remaining = r.end - r.pos
+        if n > remaining:
+            raise JavaException(
+                f"Tried to allocate a collection of size {n}, but there are only {remaining} bytes remaining."
+            )
+        return [elem_op(r) for _ in range(n)]
+
+    return array
+
+
 def _variable_length_op(
     flex: Versions,
     name: str,
@@ -80,44 +134,9 @@ def _variable_length_op(
     """``generateVariableLengthReader`` for one field (or array element) at ``version``."""
     compact, _ = branch(flex, possible, version)
     null_ok, _ = branch(nullable, possible, version)
-    kind = ftype.kind
     null_error = f"non-nullable field {name} was serialized as null"
-
-    if compact:
-
-        def length(r: Reader) -> int:
-            return int32(r.uvarint() - 1)
-    elif kind == "string":
-        length = Reader.int16
-    else:
-        length = Reader.int32
-
-    if kind == "string":
-
-        def body(r: Reader, n: int) -> Any:
-            if n > 0x7FFF:
-                raise JavaException(f"string field {name} had invalid length {n}")
-            return r.string(n)
-    elif kind == "bytes" or kind == "records":
-        body = (lambda r, n: r.byte_buffer(n)) if (zero_copy or kind == "records") else (lambda r, n: r.array(n))
-    elif kind == "array":
-        elem = ftype.elem
-        if elem.kind in ("string", "bytes"):
-            elem_op = _variable_length_op(flex, name + " element", elem, possible, NONE, False, version, None)
-        elif elem.kind == "struct":
-            elem_op = _struct_op(elem_struct, version)
-        else:
-            elem_op = _PRIMITIVE_READERS[elem.kind]
-
-        def body(r: Reader, n: int) -> list:
-            remaining = r.end - r.pos
-            if n > remaining:
-                raise JavaException(
-                    f"Tried to allocate a collection of size {n}, but there are only {remaining} bytes remaining."
-                )
-            return [elem_op(r) for _ in range(n)]
-    else:  # pragma: no cover - schema error
-        raise ValueError(f"cannot read variable-length type {kind}")
+    length = _length_op(compact, ftype.kind)
+    body = _body_op(flex, name, ftype, possible, zero_copy, version, elem_struct)
 
     def op(r: Reader) -> Any:
         n = length(r)
@@ -132,7 +151,7 @@ def _variable_length_op(
 
 def _nullable_struct_op(field: Field, possible: Versions, version: int, tagged: bool) -> Op:
     """``generateStructReader``: an optional null marker, then the struct."""
-    inner = _struct_op(field.struct, version)
+    inner = _struct_op(field.struct_def, version)
     null_ok, _ = branch(field.nullable, possible, version)
     if not null_ok:
         return inner
@@ -155,22 +174,34 @@ def _value_op(field: Field, struct: Struct, possible: Versions, version: int, ta
     if not ftype.is_variable_length:
         return _PRIMITIVE_READERS[ftype.kind]
     flex = field_flexible(field, struct)
-    if not tagged and ftype.kind == "array" and ftype.elem.differs_when_flexible:
+    if not tagged and ftype.kind == "array" and ftype.element.differs_when_flexible:
         _, possible = branch(flex, possible, version)
     return _variable_length_op(
         flex, field.name, ftype, possible, field.nullable, field.zero_copy, version, field.struct
     )
 
 
+def _tag_ops(
+    struct: Struct, cur_flex: Versions, version: int, unknown_tags: frozenset[str]
+) -> dict[int, tuple[str, Op | None, str]]:
+    """The tagged fields a flexible ``version`` reads: tag -> (name, op, or None and the error to raise)."""
+    tag_ops: dict[int, tuple[str, Op | None, str]] = {}
+    for f in struct.fields:
+        valid_tagged = f.versions.intersect(f.tagged)
+        if valid_tagged.empty or f.name in unknown_tags:
+            continue
+        ok, present_tagged = branch(valid_tagged, cur_flex, version)
+        if ok:
+            tag_ops[f.wire_tag] = (f.name, _value_op(f, struct, present_tagged, version, True), "")
+        else:
+            tag_ops[f.wire_tag] = (f.name, None, f"Tag {f.tag} is not valid for version {version}")
+    return tag_ops
+
+
 def _compile(struct: Struct, version: int, unknown_tags: frozenset = frozenset()) -> Callable[[Reader], dict]:
     taken, _ = branch(struct.parent, struct.versions, version)
     if not taken:
-        message = f"Can't read version {version} of {struct.name}"
-
-        def unsupported(r: Reader) -> dict:
-            raise UnsupportedVersionException(message)
-
-        return unsupported
+        return unsupported_version(f"Can't read version {version} of {struct.name}")
 
     cur = struct.current
     ops: list[tuple[str, Op | None, Any]] = []
@@ -183,17 +214,7 @@ def _compile(struct: Struct, version: int, unknown_tags: frozenset = frozenset()
             ops.append((f.name, None, f.default()))
 
     has_tags, cur_flex = branch(struct.message.flexible, cur, version)
-    tag_ops: dict[int, tuple[str, Op | None, str]] = {}
-    if has_tags:
-        for f in struct.fields:
-            valid_tagged = f.versions.intersect(f.tagged)
-            if valid_tagged.empty or f.name in unknown_tags:
-                continue
-            ok, present_tagged = branch(valid_tagged, cur_flex, version)
-            if ok:
-                tag_ops[f.tag] = (f.name, _value_op(f, struct, present_tagged, version, True), "")
-            else:
-                tag_ops[f.tag] = (f.name, None, f"Tag {f.tag} is not valid for version {version}")
+    tag_ops = _tag_ops(struct, cur_flex, version, unknown_tags) if has_tags else {}
 
     def plan(r: Reader) -> dict:
         out: dict = {}

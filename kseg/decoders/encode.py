@@ -20,16 +20,16 @@ default) at a version, following Kafka's ``MessageDataGenerator.generateClassWri
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from kseg.decoders.decode import UNKNOWN_TAGS, field_flexible
 from kseg.decoders.jsonconv import is_default
 from kseg.decoders.jvm import JavaException, NullPointerException, UnsupportedVersionException
-from kseg.decoders.schema import Field, FieldType, Struct
+from kseg.decoders.schema import Field, FieldType, Struct, require_struct
 from kseg.decoders.versions import Versions, branch
 from kseg.decoders.wire import Writer
 
-_FIXED = {
+_FIXED: dict[str, Callable[[Writer, Any], None]] = {
     "bool": Writer.bool,
     "int8": Writer.int8,
     "int16": Writer.int16,
@@ -77,11 +77,11 @@ def _write_struct(struct: Struct, value: dict, version: int, w: Writer) -> None:
             continue
         is_tagged, ptv = branch(f.tagged, pv, version)
         if not is_tagged:
-            _write_value(f, struct, v, pv, version, w)
+            _write_value(f, struct, v, pv, version, w, False)
         elif not is_default(f, v, f.nullable):
             tw = Writer()
-            _write_tagged_value(f, struct, v, ptv, version, tw)
-            tagged.append((f.tag, tw.getvalue()))
+            _write_value(f, struct, v, ptv, version, tw, True)
+            tagged.append((f.wire_tag, tw.getvalue()))
     tagged.extend(value.get(UNKNOWN_TAGS) or ())
     flexible, _ = branch(struct.message.flexible, cur, version)
     if not flexible:
@@ -97,35 +97,22 @@ def _write_struct(struct: Struct, value: dict, version: int, w: Writer) -> None:
         w.raw(payload)
 
 
-def _write_value(f: Field, struct: Struct, v: Any, possible: Versions, version: int, w: Writer) -> None:
+def _write_value(f: Field, struct: Struct, v: Any, possible: Versions, version: int, w: Writer, tagged: bool) -> None:
+    """One field's value; a nullable struct's presence marker is an int8 (-1/1), a uvarint (0/1) when tagged."""
     kind = f.type.kind
     if kind in _FIXED:
         _FIXED[kind](w, v)
     elif kind == "struct":
         nullable, _ = branch(f.nullable, possible, version)
-        if v is None:
-            if not nullable:
-                raise NullPointerException()
-            w.int8(-1)
-            return
+        if v is None and not nullable and not tagged:
+            raise NullPointerException()
         if nullable:
-            w.int8(1)
-        _write_struct(f.struct, v, version, w)
-    else:
-        flex = field_flexible(f, struct)
-        _write_variable(flex, f.name, f.type, v, possible, f.nullable, version, w, f.struct)
-
-
-def _write_tagged_value(f: Field, struct: Struct, v: Any, possible: Versions, version: int, w: Writer) -> None:
-    kind = f.type.kind
-    if kind in _FIXED:
-        _FIXED[kind](w, v)
-    elif kind == "struct":
-        nullable, _ = branch(f.nullable, possible, version)
-        if nullable:
-            w.uvarint(0 if v is None else 1)
+            if tagged:
+                w.uvarint(0 if v is None else 1)
+            else:
+                w.int8(-1 if v is None else 1)
         if v is not None:
-            _write_struct(f.struct, v, version, w)
+            _write_struct(f.struct_def, v, version, w)
     else:
         _write_variable(field_flexible(f, struct), f.name, f.type, v, possible, f.nullable, version, w, f.struct)
 
@@ -172,11 +159,11 @@ def _write_variable(
     if payload is not None:
         w.raw(payload)
         return
-    elem = ftype.elem
+    elem = ftype.element
     for item in v:
         if elem.kind in _FIXED:
             _FIXED[elem.kind](w, item)
         elif elem.kind == "struct":
-            _write_struct(elem_struct, item, version, w)
+            _write_struct(require_struct(elem_struct, name), item, version, w)
         else:
             _write_variable(flex, name + " element", elem, item, possible, Versions(0, -1), version, w, None)

@@ -31,8 +31,8 @@ import math
 import re
 from typing import Any, Callable
 
-from kseg.decoders.jvm import UnsupportedVersionException, uuid_to_string
-from kseg.decoders.schema import Field, FieldType, Struct
+from kseg.decoders.jvm import UnsupportedVersionException, unsupported_version, uuid_to_string
+from kseg.decoders.schema import Field, FieldType, Struct, require_struct
 from kseg.decoders.versions import Versions, branch
 
 # -- JsonConverter.write ---------------------------------------------------------------------------
@@ -70,11 +70,12 @@ def _element_converter(ftype: FieldType, struct: Struct | None, version: int) ->
     if kind == "records":
         return lambda v: b""
     if kind == "struct":
-        return lambda v: to_tree(struct, v, version)
+        resolved = require_struct(struct, repr(ftype))
+        return lambda v: to_tree(resolved, v, version)
     if kind == "float64":
         return JavaDouble
     if kind == "array":
-        elem = _element_converter(ftype.elem, struct, version)
+        elem = _element_converter(ftype.element, struct, version)
         return lambda v: [elem(x) for x in v]
     return lambda v: v
 
@@ -104,12 +105,7 @@ def _value_converter(field: Field, version: int) -> Callable[[Any], Any]:
 def _compile(struct: Struct, version: int) -> Callable[[dict], dict]:
     taken, _ = branch(struct.versions, struct.parent, version)
     if not taken:
-        message = f"Can't write version {version} of {struct.name}"
-
-        def unsupported(value: dict) -> dict:
-            raise UnsupportedVersionException(message)
-
-        return unsupported
+        return unsupported_version(f"Can't read version {version} of {struct.name}")
 
     cur = struct.current
     # (name, converter, tagged-field default check or None, non-ignorable check or None)

@@ -16,6 +16,8 @@ Java's string decoding into every decoded string, so both are mirrored here:
 
 from __future__ import annotations
 
+from typing import Any, Callable, NoReturn
+
 from kseg.format.strings import java_utf8  # noqa: F401 - a format rule, re-exported here
 
 
@@ -46,6 +48,8 @@ class JavaException(Exception):
         return self.to_string()
 
 
+# One class per Java exception class, each naming its Java class: the same shape by design
+# (they are caught by class, so a table of names would not do); duplicates lists them as a pair.
 class IllegalArgumentException(JavaException):
     java_class = "java.lang.IllegalArgumentException"
 
@@ -69,7 +73,20 @@ class BufferUnderflowException(JavaException):
 
 
 class UnsupportedVersionException(JavaException):
+    # the same shape as the Java exception classes above, by design (see IllegalArgumentException)
     java_class = "org.apache.kafka.common.errors.UnsupportedVersionException"
+
+
+def unsupported_version(message: str) -> Callable[[Any], NoReturn]:
+    """A compiled plan for a version its struct does not have: it raises ``UnsupportedVersionException``.
+
+    The generated ``read``/``write`` of Kafka's ``MessageDataGenerator`` throw it with ``message``
+    ("Can't read version 5 of X", "Can't write version 5 of X")."""
+
+    def unsupported(_: Any) -> NoReturn:
+        raise UnsupportedVersionException(message)
+
+    return unsupported
 
 
 class MetadataParseException(JavaException):

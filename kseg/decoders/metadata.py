@@ -89,15 +89,17 @@ def read_api_message(
             f"Could not deserialize metadata record due to unknown frame version {frame_version}"
             f"(only frame version {DEFAULT_FRAME_VERSION} is supported)"
         )
+    assert r is not None  # a null buffer raised in _short_varint
     api_key = _short_varint(r, "type")
     version = _short_varint(r, "version")
-    read_version, unknown_tags, entry = version, frozenset(), None
+    read_version, unknown_tags, entry = version, frozenset[str](), None
+    name: str | None
     if known is not None:  # an older release's own table (kraft-<line>.json): its types and versions
         entry = known.get(str(api_key))
         name = None if entry is None else entry["name"]
         if entry is not None:  # its generated read checks no version: a newer one is read with its field list
             read_version = min(version, entry["highest"])
-            unknown_tags = _unknown_tags(name, entry)
+            unknown_tags = _unknown_tags(entry["name"], entry)
     else:
         name = schema.metadata_names(table).get(api_key) if api_key <= max_api_key else None
     if name is None:

@@ -7,10 +7,16 @@ The value is framed like a KRaft record (``AbstractApiMessageSerde``, see
 ``RemoteLogMetadataSerde`` turns each into a ``RemoteLogMetadata`` object and
 the tool prints that object's ``toString()``, reproduced here:
 
-* ``RemoteLogSegmentMetadata{remoteLogSegmentId=RemoteLogSegmentId{topicIdPartition=<topicId>:<topic>-<p>, id=<uuid>}, startOffset=.., endOffset=.., brokerId=.., maxTimestampMs=.., eventTimestampMs=.., segmentLeaderEpochs={epoch=offset, ...}, segmentSizeInBytes=.., customMetadata=Optional.empty|Optional[CustomMetadata{N bytes}], state=COPY_SEGMENT_FINISHED}``
-* ``RemoteLogSegmentMetadataUpdate{remoteLogSegmentId=.., customMetadata=.., state=.., eventTimestampMs=.., brokerId=..}``
-* ``RemotePartitionDeleteMetadata{topicPartition=<topicId>:<topic>-<p>, state=DELETE_PARTITION_MARKED, eventTimestampMs=.., brokerId=..}``
-* ``RemoteLogSegmentMetadataSnapshot{segmentId=<uuid>, startOffset=.., endOffset=.., maxTimestampMs=.., segmentLeaderEpochs={..}, segmentSizeInBytes=.., customMetadata=.., state=..}``
+* ``RemoteLogSegmentMetadata{remoteLogSegmentId=RemoteLogSegmentId{topicIdPartition=<topicId>:<topic>-<p>,
+  id=<uuid>}, startOffset=.., endOffset=.., brokerId=.., maxTimestampMs=.., eventTimestampMs=..,
+  segmentLeaderEpochs={epoch=offset, ...}, segmentSizeInBytes=..,
+  customMetadata=Optional.empty|Optional[CustomMetadata{N bytes}], state=COPY_SEGMENT_FINISHED}``
+* ``RemoteLogSegmentMetadataUpdate{remoteLogSegmentId=.., customMetadata=.., state=.., eventTimestampMs=..,
+  brokerId=..}``
+* ``RemotePartitionDeleteMetadata{topicPartition=<topicId>:<topic>-<p>, state=DELETE_PARTITION_MARKED,
+  eventTimestampMs=.., brokerId=..}``
+* ``RemoteLogSegmentMetadataSnapshot{segmentId=<uuid>, startOffset=.., endOffset=.., maxTimestampMs=..,
+  segmentLeaderEpochs={..}, segmentSizeInBytes=.., customMetadata=.., state=..}``
 
 Uuids print as Kafka's ``Uuid.toString()``; the leader epochs are a
 ``TreeMap`` (sorted by epoch, a repeated epoch keeps its last offset).  The
@@ -83,6 +89,9 @@ def _txn_idx_empty(m: dict, release: Release) -> str:
 
 
 def _segment_metadata(m: dict, release: Release) -> str:
+    """``RemoteLogSegmentMetadata.toString()`` after its constructor's checks.
+
+    Alike :func:`_snapshot` by design: two Kafka classes, each printing its own fields in its own order."""
     start, end = m["startOffset"], m["endOffset"]
     if start < 0:
         raise IllegalArgumentException(
@@ -123,6 +132,7 @@ def _partition_delete(m: dict, release: Release) -> str:
 
 
 def _snapshot(m: dict, release: Release) -> str:
+    """``RemoteLogSegmentMetadataSnapshot.toString()``; alike :func:`_segment_metadata` by design."""
     state = _segment_state(m["remoteLogSegmentState"])
     epochs = _epochs(m["segmentLeaderEpochs"])
     return (

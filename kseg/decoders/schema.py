@@ -49,6 +49,20 @@ class FieldType:
             self.struct_name = text
 
     @property
+    def element(self) -> FieldType:
+        """An array's element type (a schema that names none is a schema error)."""
+        if self.elem is None:  # pragma: no cover - schema error
+            raise ValueError(f"type {self!r} is not an array")
+        return self.elem
+
+    @property
+    def struct_type(self) -> str:
+        """A struct type's name, e.g. ``TopicConfig`` (a primitive has none: a schema error)."""
+        if self.struct_name is None:  # pragma: no cover - schema error
+            raise ValueError(f"type {self!r} is not a struct")
+        return self.struct_name
+
+    @property
     def is_variable_length(self) -> bool:
         return self.kind in ("string", "bytes", "records", "array", "struct")
 
@@ -78,6 +92,7 @@ class Field:
         "struct",
         "_default",
     )
+    _default: Any
 
     def __init__(self, spec: dict) -> None:
         self.name: str = spec["name"]
@@ -92,6 +107,20 @@ class Field:
         flex = spec.get("flexibleVersions")
         self.flexible: Versions | None = Versions.parse(flex) if flex else None
         self.struct: Struct | None = None  # resolved by Message
+
+    @property
+    def wire_tag(self) -> int:
+        """A tagged field's tag number (a tagged field without one is a schema error)."""
+        if self.tag is None:  # pragma: no cover - schema error
+            raise ValueError(f"tagged field {self.name} has no tag")
+        return self.tag
+
+    @property
+    def struct_def(self) -> Struct:
+        """The struct a ``struct`` field (or array of structs) holds, resolved by :class:`Message`."""
+        if self.struct is None:  # pragma: no cover - schema error
+            raise ValueError(f"field {self.name} holds no struct")
+        return self.struct
 
     @property
     def default_is_null(self) -> bool:
@@ -119,7 +148,7 @@ class Field:
         elif kind == "records":
             value = None
         elif kind == "struct":
-            value = None if d == "null" else self.struct.default_value()
+            value = None if d == "null" else self.struct_def.default_value()
         else:  # array
             value = None if d == "null" else []
         self._default = value
@@ -181,17 +210,24 @@ class Message:
     def _fill(self, struct: Struct, field_specs: list) -> None:
         for fs in field_specs:
             f = Field(fs)
-            t = f.type.elem if f.type.kind == "array" else f.type
+            t = f.type.element if f.type.kind == "array" else f.type
             if t.kind == "struct":
                 if fs.get("fields"):
-                    child = Struct(t.struct_name, f.versions, struct.parent.intersect(struct.versions), self)
+                    child = Struct(t.struct_type, f.versions, struct.parent.intersect(struct.versions), self)
                     self.structs[child.name] = child
                     self._fill(child, fs["fields"])
-                f.struct = self.structs[t.struct_name]
+                f.struct = self.structs[t.struct_type]
             struct.fields.append(f)
 
     def __repr__(self) -> str:
         return f"<Message {self.name} {self.valid}>"
+
+
+def require_struct(struct: Struct | None, name: str) -> Struct:
+    """``struct``, which the schema resolved for the field ``name`` holding structs."""
+    if struct is None:  # pragma: no cover - schema error
+        raise ValueError(f"field {name} holds no struct")
+    return struct
 
 
 def _read_text(filename: str) -> str:

@@ -23,9 +23,11 @@ version, unknown state, a truncated record, a null key) kills it.  kseg raises
 
 from __future__ import annotations
 
+from typing import Any
+
 from kseg.decoders import schema
 from kseg.decoders.base import UncaughtJavaException
-from kseg.decoders.coordinator import CoordinatorRecord, _CoordinatorParser
+from kseg.decoders.coordinator import _CoordinatorParser
 from kseg.decoders.decode import read
 from kseg.decoders.jvm import (
     IllegalArgumentException,
@@ -39,7 +41,8 @@ from kseg.decoders.wire import Reader
 from kseg.format import releases
 from kseg.format.releases import Release
 
-#: ``TransactionState.fromId``
+#: ``TransactionState.fromId`` (tests/decoders/test_parsers.py restates it from Kafka on purpose: a test
+#: of this table must not read it)
 TRANSACTION_STATES = (
     "Empty",
     "Ongoing",
@@ -93,7 +96,7 @@ class ScalaHashSetOrder:
         if target > self.length:
             self._grow(target)
         one_by_one = len(elements) <= 4
-        for elem, h in zip(elements, hashes):
+        for elem, h in zip(elements, hashes, strict=True):
             if one_by_one and len(self.entries) + 1 >= self.threshold:
                 self._grow(self.length * 2)
             if elem not in self.entries:
@@ -184,10 +187,10 @@ class JsonTransactionLogParser(_CoordinatorParser):
     types = {0: "TransactionLog"}
     topic_name = "transaction log"  # not printed: 4.1+ says "the specified decoder"
 
-    def value_tree(self, rec: CoordinatorRecord):
-        tree = super().value_tree(rec)
-        if self.release.txn_status_name and rec.value_name == "TransactionLogValue":
-            sid = rec.value["transactionStatus"]
+    def value_tree(self, name: str, value: dict[str, Any], version: int) -> dict[str, Any]:
+        tree = super().value_tree(name, value, version)
+        if self.release.txn_status_name and name == "TransactionLogValue":
+            sid = value["transactionStatus"]
             tree["transactionStatus"] = TRANSACTION_STATES[sid] if 0 <= sid < len(TRANSACTION_STATES) else str(sid)
         return tree
 

@@ -20,6 +20,7 @@ def overdue(s: SegmentTombstones, report: CompactionReport) -> bool:
 
 
 def segment_row(report: CompactionReport, s: SegmentTombstones) -> dict:
+    # a JSON row: one field a line in docs/json-output.md's order; alike other commands' rows in shape only
     return {
         "type": "segment",
         "v": SCHEMA_VERSION,
@@ -49,6 +50,7 @@ def segment_row(report: CompactionReport, s: SegmentTombstones) -> dict:
 
 
 def summary_row(report: CompactionReport) -> dict:
+    # a JSON row: one field a line in docs/json-output.md's order; alike other commands' rows in shape only
     segs = report.segments
     return {
         "type": "summary",
@@ -78,14 +80,15 @@ def text_lines(report: CompactionReport) -> list[str]:
             out.append(f"  {s.segment.name}: FAILED ({s.read.summary()}): {s.read.describe()}")
             continue
         parts = []
-        if s.tombstones:
+        if s.tombstones and s.oldest_tombstone is not None:  # a tombstone counted has its batch's time
             parts.append(
                 f"{_n(s.tombstones, 'tombstone')} in {_n(s.tombstone_batches, 'batch', 'batches')} (oldest "
                 f"{iso(s.oldest_tombstone)}, {human(report.at - s.oldest_tombstone)} old)"
             )
-        if s.control_batches:
+        if s.control_batches and s.oldest_control is not None:  # as is a control batch counted
             parts.append(
-                f"{_n(s.control_batches, 'control batch', 'control batches')} ({s.commit_markers} COMMIT, {s.abort_markers} ABORT; "
+                f"{_n(s.control_batches, 'control batch', 'control batches')} "
+                f"({s.commit_markers} COMMIT, {s.abort_markers} ABORT; "
                 f"oldest {iso(s.oldest_control)}, {human(report.at - s.oldest_control)} old)"
             )
         if s.legacy_tombstones:

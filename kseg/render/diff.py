@@ -11,6 +11,7 @@ from kseg.storage.leader_epochs import EpochEntry, epoch_at
 
 
 def _batch(key: BatchKey | None) -> dict | None:
+    # a JSON row: one field a line in docs/json-output.md's order; alike other commands' rows in shape only
     if key is None:
         return None
     return {
@@ -27,6 +28,7 @@ def _batch(key: BatchKey | None) -> dict | None:
 
 
 def replica_row(name: str, rep: Replica) -> dict:
+    # a JSON row: one field a line in docs/json-output.md's order; alike other commands' rows in shape only
     return {
         "type": "replica",
         "v": SCHEMA_VERSION,

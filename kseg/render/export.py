@@ -35,7 +35,7 @@ Header keys are decoded as Kafka does (``new String(bytes, UTF_8)``).
 
 from __future__ import annotations
 
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 from kseg.format.compression import codec_name
 from kseg.format.strings import string_decoder
@@ -43,6 +43,9 @@ from kseg.ops.export.export import Corruption, RecordFacts, Split, topic_partiti
 from kseg.render.values import header_objects
 
 ROWS_PER_BATCH = 4096
+
+#: One row, in ``COLUMNS``' order: str, int, bool, bytes, the headers' list of dicts, or None.
+Row = tuple[Any, ...]
 
 # (name, Arrow type name, Spark SQL type) -- the schema, once.
 COLUMNS = (
@@ -126,9 +129,9 @@ class RowBuilder:
         self._const = (split.log_dir, topic, partition, split.segment)
         self.schema = _schema(self.decoded)
 
-    def row(self, r: RecordFacts | Corruption) -> tuple:
+    def row(self, r: RecordFacts | Corruption) -> Row:
         if isinstance(r, Corruption):
-            row = (
+            row: Row = (
                 *self._const,
                 None,
                 None,
@@ -179,7 +182,7 @@ class RowBuilder:
 
     def batches(self, facts: Iterable[RecordFacts | Corruption], rows_per_batch: int = ROWS_PER_BATCH):
         """Arrow record batches of at most ``rows_per_batch`` rows."""
-        pending: list[tuple] = []
+        pending: list[Row] = []
         for r in facts:
             pending.append(self.row(r))
             if len(pending) >= rows_per_batch:
@@ -188,12 +191,12 @@ class RowBuilder:
         if pending:
             yield self.to_arrow(pending)
 
-    def to_arrow(self, rows: list[tuple]):
+    def to_arrow(self, rows: list[Row]):
         import pyarrow as pa
 
-        cols = list(zip(*rows))
+        cols = list(zip(*rows, strict=True))
         return pa.RecordBatch.from_arrays(
-            [pa.array(c, type=f.type) for c, f in zip(cols, self.schema)], schema=self.schema
+            [pa.array(c, type=f.type) for c, f in zip(cols, self.schema, strict=True)], schema=self.schema
         )
 
 
@@ -336,7 +339,7 @@ def write_parquet(
     def produce(sink) -> None:
         with pq.ParquetWriter(sink, arrow_schema(decoded), compression="zstd", use_dictionary=DICTIONARY) as writer:
             groups = RowGroups(writer)
-            pending: list[tuple] = []  # rows of any number of splits (each row carries its split's columns)
+            pending: list[Row] = []  # rows of any number of splits (each row carries its split's columns)
             builder = None
             for split in splits:
                 builder = RowBuilder(split, key_decoder, value_decoder)

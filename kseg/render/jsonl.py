@@ -127,7 +127,7 @@ class JsonSink(BufferedWriter):
 
     def __init__(self, out, err, *, kraft_text: KRaftText | None = None) -> None:
         super().__init__(out, err)
-        self._file = None
+        self._file: str | None = None
         self.kraft_text = kraft_text
         self.structured = False  # a topic decoder: keys and values are JSON text, written as JSON values
         self.header_decoder = None  # header values' decoder (None: Kafka's string decoder; base64 if not text)
@@ -288,64 +288,30 @@ class JsonSink(BufferedWriter):
 
     # -- the end-of-run reports -----------------------------------------------------
     def problems(self, p) -> None:
+        """One ``problem`` row per pair of ``DumpLogSegments``' end-of-run lists (the text's order)."""
         given = self._given.get
-        for path, pairs in p.index_mismatches.items():
-            for a, b in reversed(pairs):
-                self.emit(
-                    {
-                        "type": "problem",
-                        "v": SCHEMA_VERSION,
-                        "kind": "index_mismatch",
-                        "file": given(path, path),
-                        "indexOffset": a,
-                        "logOffset": b,
-                    }
-                )
-        for path, pairs in p.time_mismatches.items():
-            for a, b in pairs:
-                self.emit(
-                    {
-                        "type": "problem",
-                        "v": SCHEMA_VERSION,
-                        "kind": "time_index_mismatch",
-                        "file": given(path, path),
-                        "indexTimestamp": a,
-                        "logTimestamp": b,
-                    }
-                )
-        for path, pairs in p.out_of_order.items():
-            for a, b in pairs:
-                self.emit(
-                    {
-                        "type": "problem",
-                        "v": SCHEMA_VERSION,
-                        "kind": "out_of_order_timestamp",
-                        "file": given(path, path),
-                        "indexTimestamp": a,
-                        "previousTimestamp": b,
-                    }
-                )
-        for path, pairs in p.not_found.items():
-            for a, b in pairs:
-                self.emit(
-                    {
-                        "type": "problem",
-                        "v": SCHEMA_VERSION,
-                        "kind": "offset_not_found",
-                        "file": given(path, path),
-                        "indexOffset": a,
-                        "logOffset": b,
-                    }
-                )
-        for path, pairs in p.non_consecutive.items():
-            for a, b in reversed(pairs):
-                self.emit(
-                    {
-                        "type": "problem",
-                        "v": SCHEMA_VERSION,
-                        "kind": "non_consecutive_offsets",
-                        "file": given(path, path),
-                        "offset": a,
-                        "nextOffset": b,
-                    }
-                )
+        for attr, kind, first, second, prepended in _PROBLEM_LISTS:
+            for path, pairs in getattr(p, attr).items():
+                for a, b in reversed(pairs) if prepended else pairs:
+                    self.emit(
+                        {
+                            "type": "problem",
+                            "v": SCHEMA_VERSION,
+                            "kind": kind,
+                            "file": given(path, path),
+                            first: a,
+                            second: b,
+                        }
+                    )
+
+
+#: ``DumpLogSegments``' end-of-run lists as problem rows: (the attribute of the problems, the row's kind,
+#: the names of the pair's two numbers, whether Scala's tool built the list by prepending: then the
+#: rows come in the text's reverse discovery order)
+_PROBLEM_LISTS = (
+    ("index_mismatches", "index_mismatch", "indexOffset", "logOffset", True),
+    ("time_mismatches", "time_index_mismatch", "indexTimestamp", "logTimestamp", False),
+    ("out_of_order", "out_of_order_timestamp", "indexTimestamp", "previousTimestamp", False),
+    ("not_found", "offset_not_found", "indexOffset", "logOffset", False),
+    ("non_consecutive", "non_consecutive_offsets", "offset", "nextOffset", True),
+)

@@ -18,6 +18,7 @@ from kseg.ops.lookup.time import TimeLookup
 from kseg.render.jsonl import batch_object, dumps, record_object
 from kseg.render.text import TextSink
 from kseg.render.values import KRaftText, control_text, string_decoder
+from kseg.storage.batch import FileBatch
 
 
 def iso(ms: int) -> str:
@@ -153,15 +154,21 @@ def found_line(target: int, record_offset: int, batch, seg_name: str) -> str:
     )
 
 
-def write_offset_text(sink: TextSink, r: OffsetLookup, partition: str, decoders: tuple) -> None:
+def _write_head(sink: TextSink, what: str, r: OffsetLookup | TimeLookup, path: list[str]) -> None:
+    """A lookup's first line (what was looked up, where, the partition's offsets) and its path lines."""
     sink.write(
-        f"Lookup of offset {r.target} in {partition}: {r.segments} segment{'s' if r.segments != 1 else ''}, "
+        f"Lookup of {what}: {r.segments} segment{'s' if r.segments != 1 else ''}, "
         f"log start offset {r.log_start}, log end offset {r.log_end}\n"
     )
-    for line in offset_path_lines(r):
+    for line in path:
         sink.write(line + "\n")
-    if r.record is not None:
-        sink.write(found_line(r.target, r.record.offset, r.batch, r.segment.name) + "\n")
+
+
+def write_offset_text(sink: TextSink, r: OffsetLookup, partition: str, decoders: tuple) -> None:
+    _write_head(sink, f"offset {r.target} in {partition}", r, offset_path_lines(r))
+    seg = r.segment
+    if r.record is not None and seg is not None:  # a record found has its segment
+        sink.write(found_line(r.target, r.record.offset, r.batch, seg.name) + "\n")
         batch_and_record_text(sink, r.batch, r.record, *decoders)
 
 
@@ -308,17 +315,13 @@ def time_path_lines(r: TimeLookup) -> list[str]:
 
 def write_time_text(sink: TextSink, r: TimeLookup, partition: str, decoders: tuple) -> None:
     target = r.special or f"{r.target} ({iso(r.target)})"
-    sink.write(
-        f"Lookup of timestamp {target} in {partition}: {r.segments} segment{'s' if r.segments != 1 else ''}, "
-        f"log start offset {r.log_start}, log end offset {r.log_end}\n"
-    )
-    for line in time_path_lines(r):
-        sink.write(line + "\n")
-    if r.record is not None:
-        b = r.batch
+    _write_head(sink, f"timestamp {target} in {partition}", r, time_path_lines(r))
+    b = r.batch
+    if r.record is not None and isinstance(b, FileBatch):  # a record found has its batch (a live view)
         where = f"{batch_desc(b)} at position {b.position}"
-        if r.special in ("earliest",) and r.by_offset is not None:
-            sink.write(found_line(r.offset, r.record.offset, b, r.by_offset.segment.name) + "\n")
+        by_offset = r.by_offset.segment if r.by_offset is not None else None
+        if r.special in ("earliest",) and by_offset is not None and r.offset is not None:
+            sink.write(found_line(r.offset, r.record.offset, b, by_offset.name) + "\n")
         elif r.special == "max-timestamp":
             sink.write(
                 f"Found: offset {r.offset}, timestamp {r.timestamp} ({iso(r.timestamp)}), the first record "

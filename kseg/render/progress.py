@@ -18,6 +18,10 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.progress import TaskID
 
 
 def _isatty(stream) -> bool:
@@ -78,7 +82,7 @@ class ByteProgress:
             transient=True,
         )
         self._progress.start()
-        self._task = None
+        self._task: TaskID | None = None
         self._step = 1
         self._next = 0
         self._read = 0  # bytes reached (reads()): each file's furthest position read, added up
@@ -101,7 +105,7 @@ class ByteProgress:
             self._label = label
 
     def advance_to(self, done: int) -> None:
-        if done >= self._next:
+        if done >= self._next and self._task is not None:
             self._progress.update(self._task, completed=done)
             self._next = done + self._step
 

@@ -4,6 +4,7 @@ one JSON object per segment and a summary object (``docs/rebuild-index.md``)."""
 from __future__ import annotations
 
 from collections import Counter
+from typing import Callable
 
 from kseg.jsonlines import SCHEMA_VERSION
 from kseg.limits import EXIT_OK
@@ -30,6 +31,11 @@ from kseg.storage import files, location
 from kseg.storage.partition import Partition  # the type of what ``unreadable`` is handed
 
 
+def _differs_but_valid(o: FileOutcome) -> str:
+    """An existing index that differs from recovery's but is one a Kafka writer makes (``o.rule``)."""
+    return f"the existing file ({o.existing_entries} entries) differs ({o.difference}) but is valid: {o.rule}"
+
+
 def segment_line(rec: Recovered) -> str:
     log = files.display(rec.log)
     if rec.failure is not None:
@@ -50,16 +56,25 @@ def segment_line(rec: Recovered) -> str:
     )
 
 
+#: A file's outcome in words, by status (``file_line``; SAME and UNCHANGED with a rule name the rule instead).
+_FILE_TEXT: dict[str, Callable[[FileOutcome], str]] = {
+    SAME: lambda o: "same as the existing file",
+    MISSING: lambda o: "the existing file is missing",
+    ABSENT: lambda o: "no file (no aborted transaction)",
+    UNCHANGED: lambda o: "unchanged (the existing file is identical)",
+    WRITTEN: lambda o: "written",
+    SKIPPED: lambda o: "not rebuilt",
+    DIFFERS: lambda o: f"differs from the existing file ({o.existing_entries} entries): {o.difference}",
+    OLDER_RULE: lambda o: f"{_differs_but_valid(o)}; recovery would rewrite it with the current rule; not a problem",
+    REPLACED: lambda o: f"replaced the existing file ({o.existing_entries} entries; {o.difference})",
+    KEPT: lambda o: f"kept: {_differs_but_valid(o)}; --force replaces it with recovery's",
+    REFUSED: lambda o: f"not written: the existing file differs ({o.difference}); give --force to replace it",
+    FAILED: FileOutcome.failure,
+}
+
+
 def file_line(o: FileOutcome) -> str:
     count = "" if o.entries is None else f"{o.entries} entr{'ies' if o.entries != 1 else 'y'}: "
-    text = {
-        SAME: "same as the existing file",
-        MISSING: "the existing file is missing",
-        ABSENT: "no file (no aborted transaction)",
-        UNCHANGED: "unchanged (the existing file is identical)",
-        WRITTEN: "written",
-        SKIPPED: "not rebuilt",
-    }.get(o.status)
     if o.interval is not None:  # same as recovery's at the interval the existing file was written at
         text = {SAME: "same", UNCHANGED: "unchanged"}[o.status]
         bound = f"≥ {o.interval}, the last batch's position: no .index entry due" if o.at_least else f"≤ {o.interval}"
@@ -70,24 +85,8 @@ def file_line(o: FileOutcome) -> str:
         return f"  {o.path}: {o.existing_entries} entr{'ies' if o.existing_entries != 1 else 'y'}: {text}"
     if o.status in (SAME, UNCHANGED) and o.rule:  # the used entries are the same; a zero tail follows
         text = f"{'same as' if o.status == SAME else 'unchanged:'} {o.rule}"
-    elif o.status == DIFFERS:
-        text = f"differs from the existing file ({o.existing_entries} entries): {o.difference}"
-    elif o.status == OLDER_RULE:
-        text = (
-            f"the existing file ({o.existing_entries} entries) differs ({o.difference}) but is valid: "
-            f"{o.rule}; recovery would rewrite it with the current rule; not a problem"
-        )
-    elif o.status == REPLACED:
-        text = f"replaced the existing file ({o.existing_entries} entries; {o.difference})"
-    elif o.status == KEPT:
-        text = (
-            f"kept: the existing file ({o.existing_entries} entries) differs ({o.difference}) but is valid: "
-            f"{o.rule}; --force replaces it with recovery's"
-        )
-    elif o.status == REFUSED:
-        text = f"not written: the existing file differs ({o.difference}); give --force to replace it"
-    elif o.status == FAILED:
-        text = o.failure()
+    else:
+        text = _FILE_TEXT[o.status](o)
     return f"  {o.path}: {count}{text}"
 
 
@@ -152,10 +151,10 @@ class RebuildReport:
         else:
             self._write(f"{part.error}; nothing in it was checked or rebuilt\n")
 
-    def _table(self, order: list[str]) -> None:
+    def _table(self, per_partition: dict[str, Counter], order: list[str]) -> None:
         from kseg.render.table import write_table
 
-        columns, rows = _table_rows(self.per_partition, order)
+        columns, rows = _table_rows(per_partition, order)
         self.out.flush()
         write_table(self.out, "rebuild-index: files per partition", columns, rows)
 
@@ -195,7 +194,7 @@ class RebuildReport:
             if not self.quiet:
                 self.notes.write(self.out)
             if self.per_partition:
-                self._table(order)
+                self._table(self.per_partition, order)
             damaged = ""
             if self.damaged:
                 damaged = f"; {self.damaged} log{'s' if self.damaged != 1 else ''} with invalid data"
@@ -209,7 +208,7 @@ class RebuildReport:
         return self.verdict.code
 
 
-def _table_rows(per_partition: dict, order: list[str]) -> tuple[list[str], list[list]]:
+def _table_rows(per_partition: dict[str, Counter], order: list[str]) -> tuple[list[str], list[list]]:
     shown = [k for k in order if any(c[k] for c in per_partition.values())]
     names = Counter(location.basename(path) for path in per_partition)  # a name twice (two log dirs): the path
     rows = [

@@ -14,26 +14,23 @@ not-found header naming the file.
 
 from __future__ import annotations
 
+from typing import Callable
+
 from kseg import engine
 from kseg.format import releases, timestamp_type, v2, v2_records
 from kseg.format.compression import codec_name
 from kseg.render import text28
+from kseg.render.record_line import (  # noqa: F401 - record_line and skip_metadata_line: render.text's, re-exported
+    decoded_line,
+    legacy_line,
+    record_head,
+    record_line,
+    skip_metadata_line,
+    sliced,
+)
 from kseg.render.sink import BufferedWriter
 from kseg.render.values import KRaftText, control_text, optional_long, string_decoder
 from kseg.render.values import bool_text as _bool
-
-
-def skip_metadata_line(key_text: str | None, payload_text: str | None, java_tool: bool = False) -> str:
-    """A record line with ``--skip-record-metadata``: Kafka prints ``| key: K payload: V``; with
-    no key, `` payload: V`` (a leading space, no ``|``; 4.3+: ``| payload: V``); with neither, an
-    empty line."""
-    if key_text is not None:
-        if payload_text is not None:
-            return f"| key: {key_text} payload: {payload_text}\n"
-        return f"| key: {key_text}\n"
-    if payload_text is not None:
-        return f"| payload: {payload_text}\n" if java_tool else f" payload: {payload_text}\n"
-    return "\n"
 
 
 class TextSink(BufferedWriter):
@@ -105,8 +102,9 @@ class TextSink(BufferedWriter):
         path of shallow iteration.  Items without a header (legacy entries)
         go to :meth:`batch`.
         """
-        if _c_batch_lines is not None:
-            self._c_batch_lines(items)
+        c_batch_lines = _c_batch_lines
+        if c_batch_lines is not None:
+            self._c_batch_lines(items, c_batch_lines)
         else:
             self._py_batch_lines(items)
 
@@ -135,20 +133,21 @@ class TextSink(BufferedWriter):
                     )
                 else:
                     append(
-                        f"baseOffset: {bo} lastOffset: {v2.last_offset(bo, delta)} count: {count} baseSequence: {base_seq} "
-                        f"lastSequence: {v2.increment_sequence(base_seq, delta)} "
+                        f"baseOffset: {bo} lastOffset: {v2.last_offset(bo, delta)} count: {count} "
+                        f"baseSequence: {base_seq} lastSequence: {v2.increment_sequence(base_seq, delta)} "
                         f"{parts[0]}position: {position} {parts[1]}{max_ts} size: {size} {parts[2]}{crc} "
                         f"isvalid: {'true' if valid else 'false'}\n"
                     )
         finally:
             self.write_lines(lines)
 
-    def _c_batch_lines(self, items: list) -> None:
-        """:meth:`batch_lines` through the compiled engine (:mod:`kseg.engine`): the same lines; an item
-        without a header goes to :meth:`batch`, one whose numbers pass int64 to the Python formatter."""
+    def _c_batch_lines(self, items: list, c_batch_lines: Callable[..., tuple[str, int, bool]]) -> None:
+        """:meth:`batch_lines` through the compiled engine's ``c_batch_lines`` (:mod:`kseg.engine`): the same
+        lines; an item without a header goes to :meth:`batch`, one whose numbers pass int64 to the Python
+        formatter."""
         i, n = 0, len(items)
         while i < n:
-            text, i, slow = _c_batch_lines(items, i, self._parts_of)
+            text, i, slow = c_batch_lines(items, i, self._parts_of)
             if text:
                 self.write(text)
             if i < n:
@@ -215,13 +214,13 @@ class TextSink(BufferedWriter):
         Without decoders (``--deep-iteration``) ``records`` come from
         ``record_chunks(sizes=True)``: key and value are lengths.  With them
         (``--print-data-log``) key and value are slices, printed through the
-        decoders.  The lines are those of :func:`record_line`, which the two
-        common cases (no headers; Kafka's string decoders) inline; every line
-        made before a decoder fails is kept.
+        decoders.  The lines are those of :func:`record_line`; the two common
+        cases (no headers; Kafka's string decoders) build them on its
+        :func:`record_head` directly; every line made before a decoder fails is kept.
         """
         ts_type = timestamp_type.of_attributes(b.h[v2.ATTRIBUTES])
         if self.r28:
-            self._v2_records_28(b, ts_type, records, key_decoder, value_decoder)
+            self.write_lines(text28.v2_lines(b, self._position, ts_type, records, key_decoder, value_decoder))
             return
         if _c_lines is not None:
             # the compiled engine (kseg.engine): the same lines, encoded; a record it does not cover
@@ -245,7 +244,7 @@ class TextSink(BufferedWriter):
                     _c_lines(
                         records,
                         ts_type,
-                        lambda r: _decoded_line(ts_type, *r, string_decoder, string_decoder),
+                        lambda r: decoded_line(ts_type, *r, string_decoder, string_decoder),
                         v2_records.SLICES,
                         None,
                         pieces,
@@ -260,11 +259,8 @@ class TextSink(BufferedWriter):
                 for o, ts, seq, ks, vs, hs in records:
                     if hs:
                         append(record_line(ts_type, o, ts, seq, ks, vs, hs, None, None, None))
-                    else:  # record_line, inlined
-                        append(
-                            f"| offset: {o} {ts_type}: {ts} keySize: {ks} valueSize: {vs} "
-                            f"sequence: {seq} headerKeys: []\n"
-                        )
+                    else:  # record_line without headers, extra, key or payload: the common case
+                        append(record_head(ts_type, o, ts, seq, ks, vs, "") + "\n")
             elif key_decoder is string_decoder and value_decoder is string_decoder:
                 # Kafka's default decoders, inlined: valid UTF-8 decodes in C; the rest as string_decoder
                 for o, ts, seq, k, v, hs in records:
@@ -277,30 +273,15 @@ class TextSink(BufferedWriter):
                             vt = str(v, "utf-8")
                         except UnicodeDecodeError:
                             vt = string_decoder(v)
-                        # record_line, inlined
-                        append(
-                            f"| offset: {o} {ts_type}: {ts} keySize: {len(k)} valueSize: {len(v)} "
-                            f"sequence: {seq} headerKeys: [] key: {kt} payload: {vt}\n"
-                        )
+                        # record_line of a key and a payload, no headers
+                        append(f"{record_head(ts_type, o, ts, seq, len(k), len(v), '')} key: {kt} payload: {vt}\n")
                     else:
-                        append(_decoded_line(ts_type, o, ts, seq, k, v, hs, string_decoder, string_decoder))
+                        append(decoded_line(ts_type, o, ts, seq, k, v, hs, string_decoder, string_decoder))
             else:
                 for o, ts, seq, k, v, hs in records:
-                    append(_decoded_line(ts_type, o, ts, seq, k, v, hs, key_decoder, value_decoder))
+                    append(decoded_line(ts_type, o, ts, seq, k, v, hs, key_decoder, value_decoder))
         finally:
             self.write_lines(lines)
-
-    def _v2_records_28(self, b, ts_type: str, records: list, key_decoder, value_decoder) -> None:
-        """:meth:`v2_records` as Kafka 2.8 prints them (:mod:`kseg.render.text28`)."""
-        fields = text28.v2_batch_fields(b, self._position)
-        lines = []
-        for o, ts, seq, k, v, hs in records:
-            if key_decoder is None:
-                line = record_line(ts_type, o, ts, seq, k, v, hs, None, None, None)
-            else:
-                line = _decoded_line(ts_type, o, ts, seq, k, v, hs, key_decoder, value_decoder)
-            lines.append(text28.v2_line(line, fields))
-        self.write_lines(lines)
 
     @property
     def spans(self) -> bool:
@@ -314,14 +295,14 @@ class TextSink(BufferedWriter):
         ts_type = timestamp_type.of_attributes(b.h[v2.ATTRIBUTES])
         mv = buf if isinstance(buf, memoryview) else memoryview(buf)
         if _c_lines is None:
-            self.v2_records(b, [_sliced(mv, r) for r in records], string_decoder, string_decoder)
+            self.v2_records(b, [sliced(mv, r) for r in records], string_decoder, string_decoder)
             return
         pieces: list[bytes] = []
         try:
             _c_lines(
                 records,
                 ts_type,
-                lambda r: _decoded_line(ts_type, *_sliced(mv, r), string_decoder, string_decoder),
+                lambda r: decoded_line(ts_type, *sliced(mv, r), string_decoder, string_decoder),
                 v2_records.SPANS,
                 mv,
                 pieces,
@@ -340,17 +321,7 @@ class TextSink(BufferedWriter):
             fields = text28.legacy_batch_fields(b, self._legacy_base[1], self._position)
             self.write(text28.legacy_line(rec, b.timestamp_type, fields, key_text, payload_text))
             return
-        key, value = rec.key, rec.value
-        line = (
-            f"| offset: {rec.offset} {b.timestamp_type}: {rec.timestamp} "
-            f"keySize: {-1 if key is None else len(key)} valueSize: {-1 if value is None else len(value)} "
-            f"isValid: {_bool(rec.valid)} crc: {rec.crc}{'' if self.java else '}'}"
-        )
-        if key_text is not None:
-            line += f" key: {key_text}"
-        if payload_text is not None:
-            line += f" payload: {payload_text}"
-        self.write(line + "\n")
+        self.write(legacy_line(rec, b.timestamp_type, self.java, key_text, payload_text))
 
     # -- indexes, snapshots -------------------------------------------------------
     def index_empty(self, path: str) -> None:
@@ -425,48 +396,5 @@ class TextSink(BufferedWriter):
             self.err_line("\n".join(lines))
 
 
-def record_line(
-    ts_type: str,
-    offset: int,
-    timestamp: int,
-    sequence: int,
-    key_size: int,
-    value_size: int,
-    headers: tuple,
-    extra: str | None,
-    key_text: str | None,
-    payload_text: str | None,
-) -> str:
-    """The line of a v2 record as ``DumpLogSegments.dumpLog`` prints it: the one formatter
-    (:meth:`TextSink.v2_records` inlines its two common cases)."""
-    keys = ",".join([string_decoder(k) for k, _ in headers]) if headers else ""
-    line = (
-        f"| offset: {offset} {ts_type}: {timestamp} keySize: {key_size} valueSize: {value_size} "
-        f"sequence: {sequence} headerKeys: [{keys}]"
-    )
-    if extra is not None:
-        line += extra
-    if key_text is not None:
-        line += f" key: {key_text}"
-    if payload_text is not None:
-        line += f" payload: {payload_text}"
-    return line + "\n"
-
-
 _c_lines = None if engine.C is None else engine.C.record_lines
 _c_batch_lines = None if engine.C is None else engine.C.batch_lines
-
-
-def _sliced(mv: memoryview, rec: tuple) -> tuple:
-    """A record of spans in ``mv`` as the same record of slices (:data:`kseg.format.v2_records.SPANS`)."""
-    o, ts, seq, k, v, hs = rec
-    return o, ts, seq, v2_records.span_slice(mv, k), v2_records.span_slice(mv, v), hs
-
-
-def _decoded_line(ts_type, o, ts, seq, k, v, hs, key_decoder, value_decoder) -> str:
-    """:func:`record_line` of a ``--print-data-log`` record, key then value decoded."""
-    key_text = None if k is None else key_decoder(k)
-    payload_text = None if v is None else value_decoder(v)
-    return record_line(
-        ts_type, o, ts, seq, -1 if k is None else len(k), -1 if v is None else len(v), hs, None, key_text, payload_text
-    )

@@ -23,6 +23,7 @@ import re
 
 from kseg.format import v2
 from kseg.format.compression import codec_name
+from kseg.render.record_line import Decoder, decoded_line, key_payload, record_line
 
 #: The head of kseg's (3.0+) record line: ``| offset: O <TimestampType>: T keySize: K valueSize: S``.
 _HEAD = re.compile(r"\| offset: (-?\d+) (\w+): (-?\d+) keySize: (-?\d+) valueSize: (-?\d+)")
@@ -70,13 +71,25 @@ def legacy_line(rec, ts_type: str, batch_fields: str, key_text: str | None, payl
     """The line of a v0/v1 record as 2.8 prints it."""
     key, value = rec.key, rec.value
     valid = "true" if rec.valid else "false"
-    line = (
+    return (
         f"| offset: {rec.offset} isValid: {valid} crc: {rec.crc} "
         f"keySize: {-1 if key is None else len(key)} valueSize: {-1 if value is None else len(value)} "
         f"{ts_type}: {rec.timestamp} {batch_fields} crc: {rec.crc} isvalid: {valid}"
+        f"{key_payload(key_text, payload_text)}\n"
     )
-    if key_text is not None:
-        line += f" key: {key_text}"
-    if payload_text is not None:
-        line += f" payload: {payload_text}"
-    return line + "\n"
+
+
+def v2_lines(
+    b, position: int, ts_type: str, records: list, key_decoder: Decoder | None, value_decoder: Decoder | None
+) -> list[str]:
+    """The lines of a chunk of a v2 batch's records (as :meth:`kseg.render.text.TextSink.v2_records` gets
+    them: sizes without decoders, slices with) as 2.8 prints them."""
+    fields = v2_batch_fields(b, position)
+    lines = []
+    for o, ts, seq, k, v, hs in records:
+        if key_decoder is None or value_decoder is None:
+            line = record_line(ts_type, o, ts, seq, k, v, hs, None, None, None)
+        else:
+            line = decoded_line(ts_type, o, ts, seq, k, v, hs, key_decoder, value_decoder)
+        lines.append(v2_line(line, fields))
+    return lines

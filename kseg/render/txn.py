@@ -43,6 +43,7 @@ def human(ms: int | None) -> str:
 
 
 def transaction_row(partition: str, t: Transaction) -> dict:
+    # a JSON row: one field a line in docs/json-output.md's order; alike other commands' rows in shape only
     return {
         "type": "transaction",
         "v": SCHEMA_VERSION,
@@ -68,6 +69,7 @@ def transaction_row(partition: str, t: Transaction) -> dict:
 
 
 def problem_row(partition: str, p: TxnProblem) -> dict:
+    # a JSON row: one field a line in docs/json-output.md's order; alike other commands' rows in shape only
     return {
         "type": "problem",
         "v": SCHEMA_VERSION,
@@ -86,6 +88,7 @@ def problem_row(partition: str, p: TxnProblem) -> dict:
 
 def summary_row(r: TxnReport) -> dict:
     holder = r.lso_holder
+    # a JSON row: one field a line in docs/json-output.md's order; alike other commands' rows in shape only
     return {
         "type": "summary",
         "v": SCHEMA_VERSION,

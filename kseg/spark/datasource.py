@@ -28,6 +28,8 @@ the driver; each task reads one split with ranged reads.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 NAME = "kseg"
@@ -101,7 +103,7 @@ def group_splits(splits: list, target: int) -> list[list]:
     return groups
 
 
-def _option(options: dict, name: str):
+def _option(options: Mapping[str, str], name: str) -> str | None:
     """Spark lower-cases option keys in some versions: look both ways."""
     for key in (name, name.lower()):
         if key in options and options[key] is not None:
@@ -109,7 +111,7 @@ def _option(options: dict, name: str):
     return None
 
 
-def _decoded(options: dict) -> bool:
+def _decoded(options: Mapping[str, str]) -> bool:
     return _option(options, "keyDecoder") is not None or _option(options, "valueDecoder") is not None
 
 

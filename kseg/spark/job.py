@@ -26,7 +26,9 @@ from kseg.storage.partition import Partition
 
 
 def _segment_bytes(item: tuple[int, WorkItem]) -> int:
-    return item[1].segment.log_size()
+    seg = item[1].segment
+    assert seg is not None  # run() bins only the items with a segment
+    return seg.log_size()
 
 
 def plan_bins(items: list, bins: int, size=_segment_bytes) -> list[list]:
@@ -105,6 +107,7 @@ def run(
         for index, item in todo:
             if index not in seen:  # lost: report it, never drop it
                 seg = item.segment
+                assert seg is not None  # todo holds only the items with a segment
                 res = SegmentResult(item.partition, seg.name, seg.base_offset, seg.log or "", log_dir=item.log_dir)
                 res.failed = "no result came back from the cluster for this segment"
                 total.add(res, keep=False)

@@ -95,7 +95,7 @@ def leader_append_info(batches: Sequence[bytes], kafka: str) -> AppendInfo:
     if magic >= 2 and not before_37:
         return AppendInfo(last, max_ts, last)
     best, shallow = -1, -1
-    for raw, info in zip(batches, infos):
+    for raw, info in zip(batches, infos, strict=True):
         records = v2_record_offsets_and_timestamps(raw) if magic >= 2 else [(info.last_offset, info.max_timestamp)]
         batch_best, batch_offset = -1, -1
         for offset, ts in records:

@@ -37,7 +37,8 @@ TIMESTAMP = 1730000000000
 
 
 def null_records(count: int) -> bytes:
-    """``count`` ``DefaultRecord`` s with null key and value, no headers, timestamp delta 0, offset deltas 0..count-1."""
+    """``count`` ``DefaultRecord`` s with null key and value, no headers, timestamp delta 0,
+    offset deltas 0..count-1."""
     out = bytearray()
     for delta in range(count):
         od = varint(delta)

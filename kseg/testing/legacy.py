@@ -123,6 +123,7 @@ def build_legacy(
     lat = magic > 0 and timestamp_type == "LogAppendTime"
     if lat and log_append_time is None:
         raise KsegError("LogAppendTime needs log_append_time")
+    append_time = NO_TIMESTAMP if log_append_time is None else log_append_time
     if not records:
         return b""
     inner_attrs = legacy_attributes(magic, "none", timestamp_type)
@@ -134,7 +135,7 @@ def build_legacy(
         if rec.headers:
             raise KsegError(f"Magic v{magic} does not support record headers")
         offset = base_offset + (index if rec.offset_delta is None else rec.offset_delta)
-        ts = log_append_time if lat else rec.timestamp
+        ts = append_time if lat else rec.timestamp
         if magic > 0 and ts > max_ts:
             max_ts = ts
         last_offset = offset
@@ -142,7 +143,7 @@ def build_legacy(
         out += encode_entry(offset - base_offset if relative else offset, message)
     if codec == "none":
         return bytes(out)
-    wrapper_ts = log_append_time if lat else max_ts
+    wrapper_ts = append_time if lat else max_ts
     wrapper = encode_message(
         magic,
         legacy_attributes(magic, codec, timestamp_type),

@@ -259,7 +259,7 @@ def build_v2_batch(
         raise KsegError("LogAppendTime needs log_append_time")
     has_horizon = delete_horizon_ms is not None and delete_horizon_ms >= 0
     attrs = attributes_v2(codec, timestamp_type, transactional, control, has_horizon)
-    if has_horizon:
+    if delete_horizon_ms is not None and has_horizon:
         base_ts = delete_horizon_ms
     elif records:
         base_ts = records[0].timestamp
@@ -274,7 +274,7 @@ def build_v2_batch(
         if ts > max_ts:
             max_ts = ts
         append_record(body, delta, ts - base_ts, rec.key, rec.value, rec.headers)
-    if timestamp_type == "LogAppendTime":
+    if timestamp_type == "LogAppendTime" and log_append_time is not None:  # checked above
         max_ts = log_append_time
     if last_offset_delta is None:
         last_offset_delta = delta if records else 0
