@@ -57,8 +57,8 @@ class LegacyRecord(NamedTuple):
 
     offset: int
     timestamp: int
-    key: memoryview | None
-    value: memoryview | None
+    key: bytes | memoryview | None  # a slice of the batch's bytes, or bytes of its own once detached
+    value: bytes | memoryview | None
     crc: int
     valid: bool
 

@@ -51,8 +51,8 @@ class Record(NamedTuple):
     offset: int
     timestamp: int
     sequence: int
-    key: memoryview | None
-    value: memoryview | None
+    key: bytes | memoryview | None  # a slice of the batch's bytes, or bytes of its own once detached
+    value: bytes | memoryview | None
     headers: tuple[Header, ...]
 
 

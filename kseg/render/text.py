@@ -231,7 +231,7 @@ class TextSink(BufferedWriter):
                     _c_lines(
                         records,
                         ts_type,
-                        lambda r: record_line(ts_type, *r, None, None, None),
+                        _sizes_line(ts_type),
                         v2_records.SIZES,
                         None,
                         pieces,
@@ -244,7 +244,7 @@ class TextSink(BufferedWriter):
                     _c_lines(
                         records,
                         ts_type,
-                        lambda r: decoded_line(ts_type, *r, string_decoder, string_decoder),
+                        _strings_line(ts_type),
                         v2_records.SLICES,
                         None,
                         pieces,
@@ -302,7 +302,7 @@ class TextSink(BufferedWriter):
             _c_lines(
                 records,
                 ts_type,
-                lambda r: decoded_line(ts_type, *sliced(mv, r), string_decoder, string_decoder),
+                _spans_line(ts_type, mv),
                 v2_records.SPANS,
                 mv,
                 pieces,
@@ -398,3 +398,31 @@ class TextSink(BufferedWriter):
 
 _c_lines = None if engine.C is None else engine.C.record_lines
 _c_batch_lines = None if engine.C is None else engine.C.batch_lines
+
+
+# The Python lines the compiled engine falls back to for a record it does not cover (headers, a null key or
+# value, invalid UTF-8), one per record form it is handed (kseg.format.v2_records.SIZES, SLICES, SPANS).
+
+
+def _sizes_line(ts_type: str) -> Callable[[tuple], str]:
+    def line(r: tuple) -> str:
+        o, ts, seq, k, v, hs = r
+        return record_line(ts_type, o, ts, seq, k, v, hs, None, None, None)
+
+    return line
+
+
+def _strings_line(ts_type: str) -> Callable[[tuple], str]:
+    def line(r: tuple) -> str:
+        o, ts, seq, k, v, hs = r
+        return decoded_line(ts_type, o, ts, seq, k, v, hs, string_decoder, string_decoder)
+
+    return line
+
+
+def _spans_line(ts_type: str, mv: memoryview) -> Callable[[tuple], str]:
+    def line(r: tuple) -> str:
+        o, ts, seq, k, v, hs = sliced(mv, r)
+        return decoded_line(ts_type, o, ts, seq, k, v, hs, string_decoder, string_decoder)
+
+    return line

@@ -154,9 +154,6 @@ class FileBatch:
     def is_valid(self) -> bool:  # pragma: no cover - each kind defines it
         raise NotImplementedError
 
-    def records(self, limit: int) -> Iterator[v2_records.Record | legacy.LegacyRecord]:  # pragma: no cover
-        raise NotImplementedError
-
 
 class V2Batch(FileBatch):
     """A magic >= 2 batch (``DefaultFileChannelRecordBatch`` / ``DefaultRecordBatch``)."""

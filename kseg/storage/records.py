@@ -399,11 +399,16 @@ class SecondReader:
         self.path = path
         self.records: FileRecords | None = None
 
-    def batch(self, position: int) -> FileBatch | None:
-        """The batch at ``position`` (:meth:`FileRecords.batch_at`), read through this second reader."""
+    def batch(self, position: int) -> FileBatch:
+        """The batch at ``position`` (:meth:`FileRecords.batch_at`), read through this second reader: one the
+        first pass framed there, so none framing there now means the file changed under the reader (an
+        :class:`~kseg.errors.InputError`, as a file that shrinks)."""
         if self.records is None:
             self.records = FileRecords(self.path, window=1 << 16)
-        return self.records.batch_at(position)
+        batch = self.records.batch_at(position)
+        if batch is None:
+            raise InputError("file changed while being read: no batch where one was", path=self.path, position=position)
+        return batch
 
     def close(self) -> None:
         if self.records is not None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from kseg.jsonlines import SCHEMA_VERSION
 from kseg.ops.txn.audit import TxnProblem
-from kseg.ops.txn.txn import ABORTED, COMMITTED, Transaction
+from kseg.ops.txn.report import ABORTED, COMMITTED, Transaction
 from kseg.render.txn import human, iso, problem_line, problem_row, transaction_line, transaction_row
 
 

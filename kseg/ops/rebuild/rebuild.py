@@ -132,7 +132,9 @@ class _Indexes:
 def _invalid(aux: SecondReader, position: int) -> CorruptRecordError:
     """The error ``ensureValid`` throws for the batch at ``position`` (found invalid by scan)."""
     try:
-        ensure_valid(aux.batch(position))
+        batch = aux.batch(position)
+        assert isinstance(batch, (V2Batch, LegacyBatch))  # a FileBatch is one of the two
+        ensure_valid(batch)
     except CorruptRecordError as exc:
         return exc
     return CorruptRecordError("Record is corrupt (CRC mismatch)", path=aux.path, position=position)

@@ -69,7 +69,7 @@ def audit_txnindex(seg: Segment, expected: list[tuple[int, int, int, int]]) -> l
                 )
             )
         try:
-            found = [tuple(e[1:]) for e in iter_aborted_txns(data)]
+            found = [(pid, first, last, lso) for _, pid, first, last, lso in iter_aborted_txns(data)]
         except CorruptIndexError as exc:
             problems.append(TxnProblem("txnindex_corrupt", shown, seg.name, exc.message, position=exc.position))
             return problems
