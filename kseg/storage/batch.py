@@ -17,7 +17,7 @@ from operator import itemgetter
 from typing import Iterator, Protocol
 
 from kseg.errors import CorruptRecordError, KsegError, LimitExceededError
-from kseg.format import compression, legacy, timestamp_type, v2, v2_records
+from kseg.format import compression, legacy, timestamp_type, v2, v2_records, v2_stream
 from kseg.format.crc import crc32c_function
 from kseg.limits import DECOMPRESSION_FACTOR, NO_TIMESTAMP
 
@@ -295,7 +295,7 @@ class V2Batch(FileBatch):
             raise exc.at(self.file.path, self.position, default=v2.HEADER_SIZE) from None
         return data, (h[v2.BASE_OFFSET], h[v2.BASE_TIMESTAMP], h[v2.BASE_SEQUENCE], log_append)
 
-    def _compressed_chunks(self, limit: int, form: int, chunk: int, steps: bool) -> Iterator[tuple]:
+    def _compressed_chunks(self, limit: int, form: int, chunk: int, steps: bool) -> Iterator[v2_stream.Chunk]:
         """Decompress (at most ``limit`` bytes) and decode the records in chunks of at most ``chunk``:
         ``(buffer, records, consecutive)`` as :meth:`_chunks` yields them.
 
@@ -303,60 +303,39 @@ class V2Batch(FileBatch):
         record, so a corrupt record anywhere means no record of the batch is handed out.  Here the
         chunks are held while they total at most :data:`HOLD_RECORDS` records; a batch with more is
         first walked to its end (records decoded as sizes and dropped: an error raises before any
-        chunk) and then decoded again chunk by chunk.  Memory is the decompressed bytes (at most
-        ``limit``) and one chunk, whatever the record count.
+        chunk) and then decoded on.  The decompressed bytes stream through in pieces
+        (:mod:`kseg.format.v2_stream`): memory is a piece, a partial record and the held chunks,
+        whatever the record count and the decompressed size.
         """
         h = self.h
         count = h[v2.COUNT]
         data, args = self._prepare(limit)
+        codec, magic = h[v2.ATTRIBUTES] & v2.CODEC_MASK, h[v2.MAGIC]
         try:
             if count > limit:
                 raise LimitExceededError(f"record count {count} exceeds the bound of {limit}", position=57)
-            raw = compression.decompress(h[v2.ATTRIBUTES] & v2.CODEC_MASK, data[v2.HEADER_SIZE :], h[v2.MAGIC], limit)
-            mv = memoryview(raw)
-            end = len(mv)
-            held: list[tuple] = []
-            pos = read = total = 0
-            while read < count:
+            opener = partial(compression.stream, codec, data[v2.HEADER_SIZE :], magic, limit)
+            records, again = v2_stream.open_records(opener, count, args, form, steps)
+            held: list[v2_stream.Chunk] = []
+            total = 0
+            while not records.done:
                 step = chunk if total + chunk <= HOLD_RECORDS else HOLD_RECORDS - total
                 if step <= 0:
-                    self._walk(mv, pos, end, count, read, chunk, args)
+                    walk = again(v2_records.SIZES, False)
+                    while not walk.done:
+                        walk.take(chunk)
                     break
-                pos, read, records, consecutive = self._decode(mv, pos, end, count, read, step, args, form, steps)
-                held.append((mv, records, consecutive))
-                total += len(records)
+                held.append(records.take(step))
+                total += len(held[-1][1])
         except KsegError as exc:
             raise exc.at(self.file.path, self.position, default=v2.HEADER_SIZE) from None
         yield from held
         del held
-        while read < count:  # past HOLD_RECORDS: walked without error, so decoding again raises nothing
+        while not records.done:  # past HOLD_RECORDS: walked without error, so decoding on raises nothing
             try:
-                pos, read, records, consecutive = self._decode(mv, pos, end, count, read, chunk, args, form, steps)
+                yield records.take(chunk)
             except KsegError as exc:  # pragma: no cover - the walk raised it first
                 raise exc.at(self.file.path, self.position, default=v2.HEADER_SIZE) from None
-            yield mv, records, consecutive
-
-    @staticmethod
-    def _decode(mv, pos: int, end: int, count: int, read: int, n: int, args: tuple, form: int, steps: bool) -> tuple:
-        """``(pos, read, records, consecutive)`` of the next ``n`` records of a decompressed batch, or raise."""
-        if steps:
-            records, pos, read, error, consecutive = v2_records.decode_chunk(mv, pos, end, count, read, n, *args, form)
-        else:
-            records, pos, read, error = v2_records.decode_records(mv, pos, end, count, read, n, *args, form)
-            consecutive = None
-        if error is not None:
-            raise error
-        return pos, read, records, consecutive
-
-    @staticmethod
-    def _walk(mv, pos: int, end: int, count: int, read: int, n: int, args: tuple) -> None:
-        """Decode every record from ``pos`` to the batch's end, ``n`` at a time, keeping none: raise the first
-        error, as decoding them for output would."""
-        decode, sizes = v2_records.decode_records, v2_records.SIZES
-        while read < count:
-            _, pos, read, error = decode(mv, pos, end, count, read, n, *args, sizes)
-            if error is not None:
-                raise error
 
 
 class LegacyBatch(FileBatch):
