@@ -140,7 +140,7 @@ def _unsnappy(data: Buffer, limit: int, piece: int) -> Iterator[bytes | bytearra
 
     data = bytes(data)
     if not data.startswith(_XERIAL_MAGIC):
-        block = _snappy_block(snappy, data, limit)
+        block = _snappy_block(snappy, data, limit, limit)
         if block:
             yield block
         return
@@ -158,7 +158,7 @@ def _unsnappy(data: Buffer, limit: int, piece: int) -> Iterator[bytes | bytearra
             raise DecompressionError(
                 f"failed to decompress record stream (snappy): block length {n} runs past the payload"
             )
-        block = _snappy_block(snappy, data[pos : pos + n], limit - total)
+        block = _snappy_block(snappy, data[pos : pos + n], limit - total, limit)
         total += len(block)
         pos += n
         if out and len(out) + len(block) > piece:
@@ -169,8 +169,9 @@ def _unsnappy(data: Buffer, limit: int, piece: int) -> Iterator[bytes | bytearra
         yield out
 
 
-def _snappy_block(snappy: Any, block: bytes, limit: int) -> bytes:
-    """A raw snappy block starts with its uncompressed length (uvarint): check it first."""
+def _snappy_block(snappy: Any, block: bytes, room: int, limit: int) -> bytes:
+    """A raw snappy block starts with its uncompressed length (uvarint): check it against the ``room`` left
+    under ``limit`` first."""
     size = shift = 0
     for i in range(min(5, len(block))):
         b = block[i]
@@ -180,7 +181,7 @@ def _snappy_block(snappy: Any, block: bytes, limit: int) -> bytes:
         shift += 7
     else:
         raise DecompressionError("failed to decompress record stream (snappy): bad block length")
-    if size > limit:
+    if size > room:
         raise _too_big(limit)
     out: bytes = snappy.uncompress(block)
     return out
