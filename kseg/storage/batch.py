@@ -314,7 +314,10 @@ class V2Batch(FileBatch):
         try:
             if count > limit:
                 raise LimitExceededError(f"record count {count} exceeds the bound of {limit}", position=57)
-            opener = partial(compression.stream, codec, data[v2.HEADER_SIZE :], magic, limit)
+            # Copied once (the codecs keep bytes as they are): the window under ``data`` is read into again
+            # while records of this batch may still be decoded, and the stream is opened again for the walk.
+            payload = bytes(data[v2.HEADER_SIZE :])
+            opener = partial(compression.stream, codec, payload, magic, limit)
             records, again = v2_stream.open_records(opener, count, args, form, steps)
             held: list[v2_stream.Chunk] = []
             total = 0
