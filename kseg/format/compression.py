@@ -22,16 +22,15 @@ imported on first use only.
 from __future__ import annotations
 
 import struct
-from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import Any, Iterator, Union
 
 from kseg.errors import DecompressionError, LimitExceededError
 
-if TYPE_CHECKING:
-    from typing_extensions import Buffer
-
 NONE, GZIP, SNAPPY, LZ4, ZSTD = 0, 1, 2, 3, 4
 CODEC_NAMES = ("none", "gzip", "snappy", "lz4", "zstd")
+
+#: What the codecs read: any bytes-like object.
+Buffer = Union[bytes, bytearray, memoryview]
 
 _XERIAL_MAGIC = b"\x82SNAPPY\x00"
 _INT32 = struct.Struct(">i")
@@ -48,25 +47,58 @@ def codec_name(codec_id: int) -> str:
 def decompress(codec_id: int, data: Buffer, magic: int, limit: int) -> bytes | bytearray:
     """Decompress ``data`` written with ``codec_id``; at most ``limit`` bytes out.
 
-    The result is the buffer the codec's output was gathered in (a ``bytearray``
-    for the streamed codecs), never copied again: one batch costs its
-    decompressed size once, not twice."""
+    :func:`stream` gathered into one buffer: the codec's own output when it comes as one piece (never copied
+    again: one batch costs its decompressed size once, not twice), else one ``bytearray``."""
+    if codec_id == NONE:
+        return bytes(data)
+    pieces = stream(codec_id, data, magic, limit, limit + 1)
+    first = next(pieces, b"")
+    second = next(pieces, None)
+    if second is None:
+        return first
+    out = bytearray(first)
+    out += second
+    for piece in pieces:
+        out += piece
+    return out
+
+
+#: The size of the pieces :func:`stream` hands out by default.
+PIECE = 1 << 20
+
+
+def stream(
+    codec_id: int, data: Buffer, magic: int, limit: int, piece: int | None = None
+) -> Iterator[bytes | bytearray]:
+    """Decompress ``data`` written with ``codec_id`` as a stream of pieces, as Kafka's codecs' input
+    streams read it (``GzipCompression.wrapForInput``, ``SnappyCompression``, ``Lz4Compression``,
+    ``ZstdCompression``): at most ``limit`` bytes in all, each piece non-empty and at most ``piece`` bytes
+    except a codec block larger than that (a raw snappy block, at most ``limit``), decoded whole.
+
+    The pieces concatenated are :func:`decompress`'s result, and the errors are its errors at the point of
+    the stream where they are found: a corrupt stream a :class:`DecompressionError`, output past ``limit``
+    a :class:`LimitExceededError` before more memory is taken.  Codec ``none`` is one piece, ``data``."""
+    codec_name(codec_id)  # an unknown id raises before the first piece is asked for
+    piece = max(1, PIECE if piece is None else piece)
+    if codec_id == GZIP:
+        return _guarded(codec_id, _gunzip(data, limit, piece))
+    if codec_id == SNAPPY:
+        return _guarded(codec_id, _unsnappy(data, limit, piece))
+    if codec_id == LZ4:
+        return _guarded(codec_id, _unlz4(data, magic, limit, piece))
+    if codec_id == ZSTD:
+        return _guarded(codec_id, _unzstd(data, limit, piece))
+    return iter((bytes(data),) if len(data) else ())
+
+
+def _guarded(codec_id: int, pieces: Iterator[bytes | bytearray]) -> Iterator[bytes | bytearray]:
+    """``pieces`` with a codec library's own error type turned into a :class:`DecompressionError`."""
     try:
-        if codec_id == GZIP:
-            return _gunzip(data, limit)
-        if codec_id == SNAPPY:
-            return _unsnappy(data, limit)
-        if codec_id == LZ4:
-            return _unlz4(data, magic, limit)
-        if codec_id == ZSTD:
-            return _unzstd(data, limit)
+        yield from pieces
     except (DecompressionError, LimitExceededError):
         raise
     except Exception as exc:  # a codec library's own error type
         raise DecompressionError(f"failed to decompress record stream ({codec_name(codec_id)}): {exc}") from None
-    if codec_id == NONE:
-        return bytes(data)
-    raise DecompressionError(f"unknown compression type id: {codec_id}")
 
 
 def _too_big(limit: int) -> LimitExceededError:
@@ -76,35 +108,46 @@ def _too_big(limit: int) -> LimitExceededError:
     )
 
 
-def _gunzip(data: Buffer, limit: int) -> bytearray:
+def _gunzip(data: Buffer, limit: int, piece: int) -> Iterator[bytes]:
+    """RFC 1952 members one after another, each read ``piece`` bytes of output at a time."""
     import zlib
 
-    out = bytearray()
+    total = 0
     rest = bytes(data)
     while True:
         d = zlib.decompressobj(wbits=31)
-        chunk = d.decompress(rest, limit - len(out) + 1)
-        out += chunk
-        if len(out) > limit:
-            raise _too_big(limit)
-        if d.unconsumed_tail:
-            raise _too_big(limit)
+        while True:
+            most = min(piece, limit - total + 1)
+            chunk = d.decompress(rest, most)
+            rest = d.unconsumed_tail
+            total += len(chunk)
+            if total > limit:
+                raise _too_big(limit)
+            if chunk:
+                yield chunk
+            if d.eof or (not rest and len(chunk) < most):  # a full piece may leave output inside zlib
+                break
         if not d.eof:
             raise DecompressionError("failed to decompress record stream (gzip): unexpected end of stream")
         rest = d.unused_data
         if not rest:
-            return out
+            return
 
 
-def _unsnappy(data: Buffer, limit: int) -> bytes | bytearray:
+def _unsnappy(data: Buffer, limit: int, piece: int) -> Iterator[bytes | bytearray]:
+    """snappy-java's xerial framing (blocks gathered into pieces), or one raw block."""
     import snappy
 
     data = bytes(data)
     if not data.startswith(_XERIAL_MAGIC):
-        return _snappy_block(snappy, data, limit)
+        block = _snappy_block(snappy, data, limit, limit)
+        if block:
+            yield block
+        return
     if len(data) < 16:
         raise DecompressionError("failed to decompress record stream (snappy): truncated xerial header")
     out = bytearray()
+    total = 0
     pos = 16
     while pos < len(data):
         if pos + 4 > len(data):
@@ -115,13 +158,20 @@ def _unsnappy(data: Buffer, limit: int) -> bytes | bytearray:
             raise DecompressionError(
                 f"failed to decompress record stream (snappy): block length {n} runs past the payload"
             )
-        out += _snappy_block(snappy, data[pos : pos + n], limit - len(out))
+        block = _snappy_block(snappy, data[pos : pos + n], limit - total, limit)
+        total += len(block)
         pos += n
-    return out
+        if out and len(out) + len(block) > piece:
+            yield out
+            out = bytearray()
+        out += block
+    if out:
+        yield out
 
 
-def _snappy_block(snappy: ModuleType, block: bytes, limit: int) -> bytes:
-    """A raw snappy block starts with its uncompressed length (uvarint): check it first."""
+def _snappy_block(snappy: Any, block: bytes, room: int, limit: int) -> bytes:
+    """A raw snappy block starts with its uncompressed length (uvarint): check it against the ``room`` left
+    under ``limit`` first."""
     size = shift = 0
     for i in range(min(5, len(block))):
         b = block[i]
@@ -131,10 +181,10 @@ def _snappy_block(snappy: ModuleType, block: bytes, limit: int) -> bytes:
         shift += 7
     else:
         raise DecompressionError("failed to decompress record stream (snappy): bad block length")
-    if size > limit:
+    if size > room:
         raise _too_big(limit)
-    uncompressed: bytes = snappy.uncompress(block)
-    return uncompressed
+    out: bytes = snappy.uncompress(block)
+    return out
 
 
 _M32 = 0xFFFFFFFF
@@ -186,9 +236,8 @@ _LZ4_MAGIC = 0x184D2204
 _BLOCK_MAX = {4: 1 << 16, 5: 1 << 18, 6: 1 << 20, 7: 1 << 22}
 
 
-def _lz4_frame(data: bytes, magic: int) -> tuple[int, int, bool, bool]:
-    """An LZ4 frame's descriptor (``KafkaLZ4BlockInputStream.readHeader``): where its first block starts,
-    the largest block it allows, and whether blocks and content carry checksums."""
+def _lz4_frame_start(data: bytes, magic: int) -> tuple[int, int, bool]:
+    """Check an LZ4 frame's header: ``(position of the first block, block size bound, block checksums)``."""
     n = len(data)
     if n < 6:
         raise DecompressionError("failed to decompress record stream (lz4): stream ended prematurely")
@@ -205,18 +254,21 @@ def _lz4_frame(data: bytes, magic: int) -> tuple[int, int, bool, bool]:
         pos += 8
     if pos >= n:
         raise DecompressionError("failed to decompress record stream (lz4): stream ended prematurely")
+    # Magic 0: Kafka's old writer hashed the magic bytes too, so the descriptor checksum is not checked.
     if magic != 0 and data[pos] != (xxh32(data[4:pos]) >> 8) & 0xFF:
         raise DecompressionError("failed to decompress record stream (lz4): stream frame descriptor corrupted")
-    return pos + 1, block_max, bool(flg & 0x10), bool(flg & 0x04)
+    return pos + 1, block_max, bool(flg & 0x10)
 
 
-def _unlz4(data: Buffer, magic: int, limit: int) -> bytearray:
+def _unlz4(data: Buffer, magic: int, limit: int, piece: int) -> Iterator[bytearray]:
+    """Kafka's LZ4 frame (``KafkaLZ4BlockInputStream``), blocks gathered into pieces."""
     import lz4.block
 
     data = bytes(data)
     n = len(data)
-    pos, block_max, block_checksum, content_checksum = _lz4_frame(data, magic)
+    pos, block_max, block_checksum = _lz4_frame_start(data, magic)
     out = bytearray()
+    total = 0
     while True:
         if pos + 4 > n:
             raise DecompressionError("failed to decompress record stream (lz4): stream ended prematurely")
@@ -224,10 +276,10 @@ def _unlz4(data: Buffer, magic: int, limit: int) -> bytearray:
         pos += 4
         compressed = (size & 0x80000000) == 0
         size &= 0x7FFFFFFF
-        if size == 0:
-            if content_checksum:
-                pos += 4
-            return out
+        if size == 0:  # the end mark (a content checksum after it is not read, as Kafka does not)
+            if out:
+                yield out
+            return
         if size > block_max:
             raise DecompressionError(
                 f"failed to decompress record stream (lz4): block size {size} exceeded max {block_max}"
@@ -235,12 +287,14 @@ def _unlz4(data: Buffer, magic: int, limit: int) -> bytearray:
         if pos + size > n:
             raise DecompressionError("failed to decompress record stream (lz4): stream ended prematurely")
         block = data[pos : pos + size]
-        if compressed:
-            out += lz4.block.decompress(block, uncompressed_size=block_max)
-        else:
-            out += block
-        if len(out) > limit:
+        raw = lz4.block.decompress(block, uncompressed_size=block_max) if compressed else block
+        total += len(raw)
+        if total > limit:
             raise _too_big(limit)
+        if out and len(out) + len(raw) > piece:
+            yield out
+            out = bytearray()
+        out += raw
         pos += size
         if block_checksum:
             if pos + 4 > n:
@@ -253,21 +307,27 @@ def _unlz4(data: Buffer, magic: int, limit: int) -> bytearray:
 _ZSTD_STEP = 1 << 16
 
 
-def _unzstd(data: Buffer, limit: int) -> bytearray:
+def _unzstd(data: Buffer, limit: int, piece: int) -> Iterator[bytearray]:
+    """One or more zstd frames read as a stream (``ZstdInputStreamNoFinalizer``)."""
     import io
 
     import zstandard
 
     reader = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(bytes(data)), read_across_frames=True)
-    # Read in 64 KiB steps until EOF, into one growing buffer: read(n) allocates n bytes up front (asking
-    # for the whole bound, 40 MiB by default, cost ~0.2 ms per batch), and joining chunks would hold the
-    # output twice.
+    # Read in 64 KiB steps into a piece: read(n) allocates n bytes up front (asking for the whole bound,
+    # 40 MiB by default, cost ~0.2 ms per batch), and joining chunks would hold the output twice.
+    total = 0
     out = bytearray()
-    while len(out) <= limit:
-        chunk = reader.read(min(_ZSTD_STEP, limit + 1 - len(out)))
+    while total <= limit:
+        chunk = reader.read(min(_ZSTD_STEP, limit + 1 - total, piece - len(out)))
         if not chunk:
             break
+        total += len(chunk)
         out += chunk
-    if len(out) > limit:
+        if len(out) >= piece and total <= limit:
+            yield out
+            out = bytearray()
+    if total > limit:
         raise _too_big(limit)
-    return out
+    if out:
+        yield out

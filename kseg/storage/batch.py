@@ -17,7 +17,7 @@ from operator import itemgetter
 from typing import Callable, Iterator, Protocol, TypeVar, Union
 
 from kseg.errors import CorruptRecordError, KsegError, LimitExceededError
-from kseg.format import compression, legacy, timestamp_type, v2, v2_records
+from kseg.format import compression, legacy, timestamp_type, v2, v2_records, v2_stream
 from kseg.format.crc import crc32c_function
 from kseg.limits import DECOMPRESSION_FACTOR, NO_TIMESTAMP
 
@@ -36,7 +36,7 @@ _T = TypeVar("_T")
 BatchArgs = tuple[int, int, int, Union[int, None]]
 #: A list of records as :meth:`V2Batch.form_chunks` yields it: the buffer they are in, the records, and
 #: whether their offsets run in steps of one (None: not worked out).
-Chunk = tuple[memoryview, list[v2_records.RawRecord], Union[bool, None]]
+Chunk = v2_stream.Chunk
 
 #: The most records of a compressed batch decoded and held before the first is handed out; a larger batch
 #: is walked to its end once (to raise a corrupt record before any output, as Kafka does) and decoded again.
@@ -337,64 +337,44 @@ class V2Batch(FileBatch):
         record, so a corrupt record anywhere means no record of the batch is handed out.  Here the
         chunks are held while they total at most :data:`HOLD_RECORDS` records; a batch with more is
         first walked to its end (records decoded as sizes and dropped: an error raises before any
-        chunk) and then decoded again chunk by chunk.  Memory is the decompressed bytes (at most
-        ``limit``) and one chunk, whatever the record count.
+        chunk) and then decoded on.  The decompressed bytes stream through in pieces
+        (:mod:`kseg.format.v2_stream`): memory is a piece, a partial record and the held chunks,
+        whatever the record count and the decompressed size.
         """
         h = self.h
         count = h[v2.COUNT]
         data, args = self._prepare(limit)
+        codec, magic = h[v2.ATTRIBUTES] & v2.CODEC_MASK, h[v2.MAGIC]
         try:
             if count > limit:
                 raise LimitExceededError(
                     f"record count {count} exceeds the bound of {limit}", position=v2.RECORDS_COUNT_OFFSET
                 )
-            raw = compression.decompress(h[v2.ATTRIBUTES] & v2.CODEC_MASK, data[v2.HEADER_SIZE :], h[v2.MAGIC], limit)
-            mv = memoryview(raw)
-            end = len(mv)
+            # Copied once (the codecs keep bytes as they are): the window under ``data`` is read into again
+            # while records of this batch may still be decoded, and the stream is opened again for the walk.
+            payload = bytes(data[v2.HEADER_SIZE :])
+            opener = partial(compression.stream, codec, payload, magic, limit)
+            records, again = v2_stream.open_records(opener, count, args, form, steps)
             held: list[Chunk] = []
-            pos = read = total = 0
-            while read < count:
+            total = 0
+            while not records.done:
                 step = chunk if total + chunk <= HOLD_RECORDS else HOLD_RECORDS - total
                 if step <= 0:
-                    self._walk(mv, pos, end, count, read, chunk, args)
+                    walk = again(v2_records.SIZES, False)
+                    while not walk.done:
+                        walk.take(chunk)
                     break
-                pos, read, records, consecutive = self._decode(mv, pos, end, count, read, step, args, form, steps)
-                held.append((mv, records, consecutive))
-                total += len(records)
+                held.append(records.take(step))
+                total += len(held[-1][1])
         except KsegError as exc:
             raise exc.at(self.file.path, self.position, default=v2.HEADER_SIZE) from None
         yield from held
         del held
-        while read < count:  # past HOLD_RECORDS: walked without error, so decoding again raises nothing
+        while not records.done:  # past HOLD_RECORDS: walked without error, so decoding on raises nothing
             try:
-                pos, read, records, consecutive = self._decode(mv, pos, end, count, read, chunk, args, form, steps)
+                yield records.take(chunk)
             except KsegError as exc:  # pragma: no cover - the walk raised it first
                 raise exc.at(self.file.path, self.position, default=v2.HEADER_SIZE) from None
-            yield mv, records, consecutive
-
-    @staticmethod
-    def _decode(
-        mv: memoryview, pos: int, end: int, count: int, read: int, n: int, args: BatchArgs, form: int, steps: bool
-    ) -> tuple[int, int, list[v2_records.RawRecord], bool | None]:
-        """``(pos, read, records, consecutive)`` of the next ``n`` records of a decompressed batch, or raise."""
-        consecutive: bool | None = None
-        if steps:
-            records, pos, read, error, consecutive = v2_records.decode_chunk(mv, pos, end, count, read, n, *args, form)
-        else:
-            records, pos, read, error = v2_records.decode_records(mv, pos, end, count, read, n, *args, form)
-        if error is not None:
-            raise error
-        return pos, read, records, consecutive
-
-    @staticmethod
-    def _walk(mv: memoryview, pos: int, end: int, count: int, read: int, n: int, args: BatchArgs) -> None:
-        """Decode every record from ``pos`` to the batch's end, ``n`` at a time, keeping none: raise the first
-        error, as decoding them for output would."""
-        decode, sizes = v2_records.decode_records, v2_records.SIZES
-        while read < count:
-            _, pos, read, error = decode(mv, pos, end, count, read, n, *args, sizes)
-            if error is not None:
-                raise error
 
 
 class LegacyBatch(FileBatch):

@@ -143,3 +143,75 @@ def test_a_bomb_allocates_a_small_multiple_of_the_bound(codec: int) -> None:
     finally:
         tracemalloc.stop()
     assert peak < 4 * limit + len(data) * 2 + (1 << 20), peak
+
+
+# The streaming decompressor (compression.stream): pieces of bounded size whose concatenation is the
+# one-shot result, the bound checked as they come, the same errors.
+
+
+def _streams() -> list[tuple[int, int, bytes]]:
+    """(codec, magic, compressed PAYLOAD) for every framing Kafka writes."""
+    import snappy
+    import zstandard
+
+    c = zstandard.ZstdCompressor()
+    half = len(PAYLOAD) // 2
+    return [
+        (compression.GZIP, 2, gzip.compress(PAYLOAD[:half]) + gzip.compress(PAYLOAD[half:])),
+        (compression.SNAPPY, 2, _xerial([PAYLOAD[i : i + 32768] for i in range(0, len(PAYLOAD), 32768)])),
+        (compression.SNAPPY, 1, snappy.compress(PAYLOAD)),  # raw snappy: one block, decoded whole
+        (compression.LZ4, 2, _lz4_frame(PAYLOAD, magic=2)),
+        (compression.LZ4, 0, _lz4_frame(PAYLOAD, magic=0)),  # Kafka 0.10's descriptor checksum
+        (compression.ZSTD, 2, c.compress(PAYLOAD[:half]) + c.compress(PAYLOAD[half:])),
+    ]
+
+
+STREAMS = _streams()
+STREAM_IDS = ["gzip", "snappy-xerial", "snappy-raw", "lz4", "lz4-magic0", "zstd"]
+
+
+@pytest.mark.parametrize("piece", [1000, 65536, 1 << 20])
+@pytest.mark.parametrize(("codec", "magic", "data"), STREAMS, ids=STREAM_IDS)
+def test_stream_pieces_are_bounded_and_join_to_the_one_shot_result(codec: int, magic: int, data: bytes, piece: int):
+    pieces = list(compression.stream(codec, data, magic, len(PAYLOAD), piece))
+    assert b"".join(pieces) == decompress(codec, data, magic, len(PAYLOAD)) == PAYLOAD
+    assert all(pieces)
+    raw_block = codec == compression.SNAPPY and magic == 1
+    block = 65536 if codec == compression.LZ4 else 32768 if codec == compression.SNAPPY else 0
+    assert raw_block or max(map(len, pieces)) <= max(piece, block)
+    if not raw_block and piece < len(PAYLOAD) // 2:
+        assert len(pieces) > 2
+
+
+@pytest.mark.parametrize(("codec", "magic", "data"), STREAMS, ids=STREAM_IDS)
+def test_stream_stops_at_the_bound_mid_stream(codec: int, magic: int, data: bytes) -> None:
+    limit = len(PAYLOAD) - 1
+    pieces = compression.stream(codec, data, magic, limit, 4096)
+    got = 0
+    with pytest.raises(LimitExceededError, match=f"bound of {limit} bytes") as caught:
+        for piece in pieces:
+            got += len(piece)
+    assert got <= limit  # nothing past the bound is handed out
+    with pytest.raises(LimitExceededError) as once:
+        decompress(codec, data, magic, limit)
+    assert str(caught.value) == str(once.value)
+
+
+@pytest.mark.parametrize(("codec", "magic", "data"), STREAMS, ids=STREAM_IDS)
+def test_a_corrupt_stream_is_the_same_error_as_one_shot(codec: int, magic: int, data: bytes) -> None:
+    for bad in (data[: len(data) // 2], data[:20] + bytes(len(data) - 20), b"garbage-garbage"):
+        try:
+            expected = decompress(codec, bad, magic, len(PAYLOAD))
+        except (DecompressionError, LimitExceededError) as exc:
+            with pytest.raises(type(exc)) as caught:
+                for _ in compression.stream(codec, bad, magic, len(PAYLOAD), 4096):
+                    pass
+            assert str(caught.value) == str(exc)
+        else:  # what a codec accepts, it accepts streamed
+            assert b"".join(compression.stream(codec, bad, magic, len(PAYLOAD), 4096)) == expected
+
+
+def test_stream_of_an_unknown_codec_raises_at_once() -> None:
+    with pytest.raises(DecompressionError, match="unknown compression type id: 6"):
+        compression.stream(6, b"x", 2, 100)
+    assert list(compression.stream(compression.NONE, b"abc", 2, 100)) == [b"abc"]

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import pytest
 
-from kseg.errors import CorruptRecordError
-from kseg.format import v2_records
+from kseg.errors import CorruptRecordError, LimitExceededError
+from kseg.format import compression, v2_records
 from kseg.storage import batch as batch_mod
 from kseg.storage.records import FileRecords
 from kseg.testing.bombs import TIMESTAMP, null_records
 from kseg.testing.codecs import compress
 from kseg.testing.segment import write_segment
-from kseg.testing.v2 import MAGIC_V2, attributes_v2, finish_batch
+from kseg.testing.v2 import MAGIC_V2, attributes_v2, encode_record, finish_batch
 
 LIMIT = 40 << 20
 HOLD = batch_mod.HOLD_RECORDS
@@ -90,3 +90,89 @@ def test_the_same_corruption_uncompressed_hands_out_the_records_before_it(tmp_pa
             for chunk in b.record_chunks(LIMIT):
                 seen.extend(chunk)
     assert [r[0] for r in seen] == list(range(index))
+
+
+# Streamed: a batch whose decompressed bytes come in many pieces (compression.PIECE made small) hands out
+# the same records and raises the same errors as one decompressed whole, on both engines.
+
+ENGINES = [
+    pytest.param("c", marks=pytest.mark.skipif(v2_records.engine.C is None, reason="the C engine is not built")),
+    "python",
+]
+
+
+@pytest.fixture(params=ENGINES)
+def engine_name(request, monkeypatch) -> str:
+    if request.param == "python":
+        monkeypatch.setattr(v2_records, "decode_records", v2_records.decode_records_py)
+        monkeypatch.setattr(v2_records, "decode_chunk", v2_records.decode_chunk_py)
+    return request.param
+
+
+def everything(b, monkeypatch, piece: int) -> list:
+    """Every form's records of ``b`` (keys and values as bytes) or the error, with pieces of ``piece`` bytes."""
+    monkeypatch.setattr(compression, "PIECE", piece)
+    out: list = []
+    for form in (v2_records.SLICES, v2_records.SIZES, v2_records.SPANS):
+        try:
+            for buf, recs, _ in b.form_chunks(LIMIT, form, chunk=300):
+                if form == v2_records.SPANS:
+                    recs = [(*r[:3], *(v2_records.span_slice(memoryview(buf), x) for x in r[3:5]), r[5]) for r in recs]
+                out.append(
+                    [(*r[:3], *(bytes(x) if isinstance(x, memoryview) else x for x in r[3:5]), r[5]) for r in recs]
+                )
+        except CorruptRecordError as exc:
+            out.append(exc.describe())
+    return [r for c in out for r in (c if isinstance(c, list) else [c])]
+
+
+def straddling_body(count: int) -> bytes:
+    return b"".join(
+        encode_record(i, i, b"key-%d" % i, bytes([i % 251]) * (700 + i % 13), [("h", b"v")]) for i in range(count)
+    )
+
+
+@pytest.mark.parametrize("codec", ["gzip", "snappy", "lz4", "zstd"])
+def test_records_straddling_pieces_come_out_as_from_the_whole(tmp_path, monkeypatch, engine_name, codec):
+    count = HOLD + 40  # past the hold: walked, then decoded on
+    records, b = one_batch(tmp_path, batch_of(straddling_body(count), count, codec))
+    with records:
+        whole = everything(b, monkeypatch, 1 << 30)
+        assert len(whole) == 3 * count
+        assert whole[-1][4] == bytes([(count - 1) % 251]) * (700 + (count - 1) % 13)
+        assert everything(b, monkeypatch, 1000) == whole  # nearly every record cut by a piece boundary
+
+
+@pytest.mark.parametrize("index", [0, 3, HOLD + 1, 3 * HOLD])
+@pytest.mark.parametrize("codec", ["gzip", "zstd"])
+def test_a_corrupt_record_in_a_streamed_batch_is_the_same_error(tmp_path, monkeypatch, engine_name, codec, index):
+    count = 3 * HOLD + 1
+    records, b = one_batch(tmp_path, batch_of(corrupt_at(count, index), count, codec))
+    with records:
+        whole = everything(b, monkeypatch, 1 << 30)
+        assert len(whole) == 3 and all(isinstance(e, str) for e in whole)  # no record, an error per form
+        assert everything(b, monkeypatch, 4096) == whole
+
+
+@pytest.mark.parametrize("extra", [-1, 1])
+def test_a_wrong_record_count_in_a_streamed_batch_is_the_same_error(tmp_path, monkeypatch, engine_name, extra):
+    count = 3 * HOLD
+    records, b = one_batch(tmp_path, batch_of(null_records(count), count + extra, "zstd"))
+    with records:
+        whole = everything(b, monkeypatch, 1 << 30)
+        assert len(whole) == 3 and ("remaining" in whole[0] if extra < 0 else "premature" in whole[0])
+        assert everything(b, monkeypatch, 4096) == whole
+
+
+def test_a_streamed_batch_past_the_bound_is_the_same_error(tmp_path, monkeypatch, engine_name):
+    count = 3 * HOLD
+    records, b = one_batch(tmp_path, batch_of(null_records(count), count, "zstd"))
+    limit = len(null_records(count)) - 1
+    with records:
+        errors = []
+        for piece in (1 << 30, 4096):
+            monkeypatch.setattr(compression, "PIECE", piece)
+            with pytest.raises(LimitExceededError) as info:
+                list(b.record_chunks(limit))
+            errors.append(info.value.describe())
+    assert errors[0] == errors[1] and f"bound of {limit} bytes" in errors[0]
