@@ -48,6 +48,7 @@ def segment_row(res: SegmentResult) -> dict:
 
 
 def problem_rows(res: SegmentResult) -> list[dict]:
+    # JSON rows: one field a line in docs/json-output.md's order; alike txn's problem rows in shape only
     return [
         {
             "type": "problem",
