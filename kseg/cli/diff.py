@@ -58,6 +58,10 @@ def diff(paths, roots, output_format, quiet, spark, master, spark_conf, verbose,
     if spark and not roots:
         fail(err, "--spark takes --roots (one task per replica set)")
     notes: list[str] = []
+    if spark:  # executors do not run in this directory: every local path absolute (docs/spark.md)
+        from kseg.spark.paths import absolute_all
+
+        paths = absolute_all(paths)
     if roots:  # an unreadable path raises InputError: its one line, exit 2 (kseg.cli.main.fatal)
         sets = replica_sets(list(paths), notes)
     else:

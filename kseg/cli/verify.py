@@ -84,6 +84,10 @@ def verify_index(
     from kseg.storage.partition import discover, nothing_found, nothing_in
 
     check_spark(spark, master, spark_conf, verbose, local_verbose=True)
+    if spark:  # executors do not run in this directory: every local path absolute (docs/spark.md)
+        from kseg.spark.paths import travel
+
+        paths, report_path = travel(paths, report_path)
     if force and not report_path:
         fail(binary_streams()[1], "--force replaces an existing --report file; give it with --report")
     out, err = binary_streams()

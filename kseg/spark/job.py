@@ -43,13 +43,18 @@ def plan_bins(items: list, bins: int, size=_segment_bytes) -> list[list]:
 
 
 def verify_bin(items, strict: bool, max_message_size: int):
-    """Runs on an executor: verify each segment (the local command's code); any failure is a failed
-    segment naming the executor."""
+    """Runs on an executor: verify each segment (the local command's code); any failure (no such file,
+    no credentials, access denied, the network) is a failed segment naming the executor, never a
+    corruption row; a local path's asks about the mount."""
+    from kseg.spark.paths import MOUNT_HINT
+    from kseg.storage.location import is_remote
+
     host = socket.gethostname()
     for index, item in items:
         res = verify_item(item, strict=strict, max_message_size=max_message_size)
-        if res.failed:
-            res.failed = f"executor {host}: {res.failed} (is the path on a mount every executor sees?)"
+        if res.failed:  # the mount question only where a mount is the answer: not for a URI
+            hint = "" if is_remote(item.path) else f" ({MOUNT_HINT})"
+            res.failed = f"executor {host}: {res.failed}{hint}"
         yield index, res
 
 
@@ -59,6 +64,7 @@ class Outcome(NamedTuple):
 
     report: Report
     shown: list[SegmentResult]
+    parts: list[str]  # the report's part files, where the executors (and the driver) wrote them
 
 
 def run(
@@ -85,6 +91,7 @@ def run(
     fmt = report_format(report) if report else "jsonl"
     total = Report()
     shown: list[tuple[int, SegmentResult]] = []
+    part_files: list[str] = []
     if todo:
         sc = spark.sparkContext
         bins = plan_bins(todo, sc.defaultParallelism * 4)
@@ -98,7 +105,9 @@ def run(
             .collect()
         )
         seen = set()
-        for counts, part_shown, indexes in outcomes:
+        for counts, part_shown, indexes, part in outcomes:
+            if part is not None:
+                part_files.append(part)
             total.merge(counts)
             shown.extend(part_shown)
             seen.update(indexes)
@@ -118,15 +127,16 @@ def run(
         total.add(res, keep=False)
         shown.append((index, res))
     if report and directory_rows:
-        write_part(report, "driver", [res for _, res in directory_rows], fmt)
+        part_files.append(write_part(report, "driver", [res for _, res in directory_rows], fmt))
     shown.sort(key=lambda ir: ir[0])
-    return Outcome(total, [res for _, res in shown])
+    return Outcome(total, [res for _, res in shown], part_files)
 
 
 def finish_part(number: int, groups, report: str | None, fmt: str, keep_all: bool):
     """Runs on an executor (stage 2): overlap checks per partition, this task's part file, the counts.
 
-    Yields one ``(counts, shown, indexes)``: ``indexes`` lets the driver see that no segment was lost."""
+    Yields one ``(counts, shown, indexes, part)``: ``indexes`` lets the driver see that no segment was
+    lost, ``part`` (the part file written, or None) that the report is where it says."""
     results: list[tuple[int, SegmentResult]] = []
     for _, indexed in groups:
         prev = None
@@ -136,10 +146,9 @@ def finish_part(number: int, groups, report: str | None, fmt: str, keep_all: boo
             prev = res
             results.append((index, res))
     results.sort(key=lambda ir: ir[0])
-    if report:
-        write_part(report, f"{number:05d}", [res for _, res in results], fmt)
+    part = write_part(report, f"{number:05d}", [res for _, res in results], fmt) if report else None
     counts = Report()
     for _, res in results:
         counts.add(res, keep=False)
     shown = [(i, res) for i, res in results if keep_all or res.status != "clean"]
-    yield counts.counts(), shown, [i for i, _ in results]
+    yield counts.counts(), shown, [i for i, _ in results], part

@@ -57,3 +57,114 @@ def test_verify_on_the_cluster_equals_the_local_run(spark_cluster, workdir: Path
     assert rows(report) == expected
     assert (report / "_SUCCESS").exists()
     assert r.text == local.text
+
+
+def test_relative_paths_travel_to_the_executors(spark_cluster, workdir: Path, tmp_path: Path) -> None:
+    """Relative input and --report, run from the operator's directory: executors work in their own
+    work directories, so kseg makes the paths absolute on the driver (docs/spark.md, "Paths travel")."""
+    _, expected = local_verify(workdir, tmp_path)
+    report = workdir / "out" / "r"
+    report.parent.mkdir(exist_ok=True)  # a report's parent must exist (docs/spark.md, "The report")
+    r = run_subprocess(
+        ["verify-index", "--spark", *spark_cluster.conf(), "--report", "out/r", "data/b1/data"],
+        cwd=workdir,
+        timeout=600,
+    )
+    assert r.exit_code == 1, r.errtext[-3000:]
+    assert "FAILED" not in r.text
+    assert rows(report) == expected
+    assert (report / "_SUCCESS").exists()
+
+
+def test_export_to_a_relative_directory_writes_the_files_there(spark_cluster, workdir: Path, tmp_path: Path) -> None:
+    """``export --spark -o out/exp`` with a relative input: the Parquet files are in ``out/exp`` (where
+    the summary line says), and they hold the local export's rows."""
+    from tests.spark.test_datasource import ORDER, pq
+
+    r = run_subprocess(
+        ["export", "--spark", *spark_cluster.conf(), "data/b1/data", "-o", "out/exp"], cwd=workdir, timeout=600
+    )
+    assert r.exit_code == 1, r.errtext[-3000:]  # the damaged batch, and corrupt-* partitions of the corpus
+    out = workdir / "out" / "exp"
+    files = sorted(out.glob("*/*.parquet"))
+    assert (out / "_SUCCESS").exists() and len(files) >= 30
+    got = [row for f in files for row in pq.read_table(f).to_pylist()]
+    local = tmp_path / "local.parquet"
+    assert run_subprocess(["export", str(workdir / "data/b1/data"), "-o", str(local)]).exit_code == 1
+    want = pq.read_table(local).to_pylist()
+
+    def key(row: dict) -> tuple:
+        return tuple((row[k] is None, row[k]) for k in ORDER)
+
+    assert len(got) == len(want) > 1000
+    assert sorted(got, key=key) == sorted(want, key=key)
+    assert f"{sum(row['corruption'] is None for row in want)} records" in r.text and "written to out/exp" in r.text
+
+
+# -- executors without the store's settings: the workers were started with no AWS variable -----------------
+
+DATA_SOURCE_COUNT = """
+import sys
+
+import kseg.spark
+from kseg.spark.driver import _cause, session
+
+spark = session(sys.argv[1], ["spark.executor.memory=512m", "spark.task.maxFailures=1", *sys.argv[3:]])
+kseg.spark.register(spark)
+try:
+    print("COUNT", spark.read.format("kseg").load(sys.argv[2]).count())
+except Exception as exc:
+    print("FAILED", _cause(exc))
+finally:
+    spark.stop()
+"""
+
+
+def executor_env(s3) -> list[str]:
+    """The S3 settings handed to the executors, as an operator must on a cluster."""
+    import os
+
+    return [
+        f"spark.executorEnv.{k}={os.environ[k]}"
+        for k in ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION")
+    ]
+
+
+def data_source(spark_cluster, uri: str, *conf: str) -> str:
+    import subprocess
+    import sys
+
+    p = subprocess.run(
+        [sys.executable, "-c", DATA_SOURCE_COUNT, spark_cluster.master, uri, *conf],
+        capture_output=True,
+        timeout=600,
+    )
+    assert p.returncode == 0, p.stderr.decode("utf-8", "replace")[-3000:]
+    return p.stdout.decode().strip().splitlines()[-1]
+
+
+def test_data_source_fails_the_query_when_executors_cannot_read_the_store(spark_cluster, s3) -> None:
+    """No count made of unreadable segments: the query fails, naming the object and the cause; with the
+    settings given to the executors the same load counts every record."""
+    from tests.spark.test_datasource import exported
+
+    uri = s3.uri("brokers/b1/data/v2-logappendtime-0")
+    got = data_source(spark_cluster, uri)
+    assert got.startswith("FAILED ") and "cannot read" in got and uri in got, got
+    want = len(exported([uri], Path(spark_cluster.root)))
+    assert data_source(spark_cluster, uri, *executor_env(s3)) == f"COUNT {want}"
+
+
+def test_verify_with_executors_that_cannot_read_the_store_is_failed(spark_cluster, s3, local_brokers) -> None:
+    """Every segment the executors could not read is ``failed`` (exit 2), naming the executor and the
+    cause, without the local-mount hint (a URI is not on a mount); with the settings, the local rows."""
+    uri = s3.uri("brokers/b1/data/v2-logappendtime-0")  # one segment: each failed read is ~8 s of retries
+    r = run_subprocess(["verify-index", "--spark", *spark_cluster.conf(), uri], timeout=600)
+    assert r.exit_code == 2, r.errtext[-3000:]
+    assert "FAILED: executor" in r.text and "cannot read" in r.text and "mount" not in r.text, r.text
+    assert r.text.splitlines()[-1] == "1 segment verified (0 bytes), 0 clean, 1 failed."
+    conf = [a for item in executor_env(s3) for a in ("--spark-conf", item)]
+    ok = run_subprocess(["verify-index", "--spark", *spark_cluster.conf(), *conf, uri], timeout=600)
+    local = run_subprocess(["verify-index", str(local_brokers / "b1/data/v2-logappendtime-0")])
+    assert ok.exit_code == local.exit_code == 0, ok.errtext[-3000:]
+    assert ok.text.splitlines()[-1] == local.text.splitlines()[-1]
