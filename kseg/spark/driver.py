@@ -41,12 +41,37 @@ def _settings(master: str | None, conf) -> list[tuple[str, str]]:
                 ("spark.driver.host", "127.0.0.1"),
                 ("spark.driver.bindAddress", "127.0.0.1"),
             ]
+        elif master.startswith("spark://") and not (
+            os.environ.get("SPARK_LOCAL_IP") or os.environ.get("SPARK_LOCAL_HOSTNAME")
+        ):
+            host = driver_host(master)  # --spark-conf spark.driver.host=... (later) still wins
+            if host:
+                pairs.append(("spark.driver.host", host))
     for item in conf:
         key, sep, value = item.partition("=")
         if not sep:
             raise ValueError(f"--spark-conf takes KEY=VALUE, got {item!r}")
         pairs.append((key, value))
     return pairs
+
+
+def driver_host(master: str) -> str | None:
+    """For a standalone master ``spark://host:port[,...]``: this machine's address on the route to the
+    (first) master -- the address its workers' executors can connect back to -- rather than Spark's
+    guess from the host name (which may resolve to loopback, or to an interface the cluster cannot
+    reach).  None when it cannot be found (Spark's own choice then stands)."""
+    import socket
+
+    host, _, port = master[len("spark://") :].split(",")[0].rpartition(":")
+    if not host or not port.isdigit():
+        return None
+    try:
+        family, _, _, _, address = socket.getaddrinfo(host.strip("[]"), int(port), type=socket.SOCK_DGRAM)[0]
+        with socket.socket(family, socket.SOCK_DGRAM) as probe:
+            probe.connect(address)  # UDP: chooses the route, sends nothing
+            return str(probe.getsockname()[0])
+    except OSError:
+        return None
 
 
 def session(master: str | None, conf: tuple[str, ...] | list[str], log=None):
@@ -58,6 +83,9 @@ def session(master: str | None, conf: tuple[str, ...] | list[str], log=None):
     from pyspark.sql import SparkSession
 
     pairs = _settings(master, conf)
+    python = dict(pairs).get("spark.pyspark.python")
+    if python:  # pyspark reads only PYSPARK_PYTHON (spark-submit sets it from this conf; here nobody would)
+        os.environ["PYSPARK_PYTHON"] = python
     if master and master.startswith("local"):
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     spark_conf = SparkConf().setAll(pairs)

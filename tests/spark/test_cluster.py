@@ -168,3 +168,28 @@ def test_verify_with_executors_that_cannot_read_the_store_is_failed(spark_cluste
     local = run_subprocess(["verify-index", str(local_brokers / "b1/data/v2-logappendtime-0")])
     assert ok.exit_code == local.exit_code == 0, ok.errtext[-3000:]
     assert ok.text.splitlines()[-1] == local.text.splitlines()[-1]
+
+
+def test_spark_pyspark_python_is_honoured(spark_cluster, workdir: Path, tmp_path: Path) -> None:
+    """``--spark-conf spark.pyspark.python=…`` is the executors' Python when kseg starts Spark itself (it
+    was ignored: pyspark reads only PYSPARK_PYTHON); the driver's address is found from the route to the
+    master (no SPARK_LOCAL_IP, no spark.driver.host given)."""
+    import os
+    import subprocess
+    import sys
+
+    marker = tmp_path / "used"
+    wrapper = tmp_path / "python"
+    wrapper.write_text(f'#!/bin/sh\necho "$$" >> {marker}\nexec {sys.executable} "$@"\n')
+    wrapper.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k not in ("SPARK_LOCAL_IP", "PYSPARK_PYTHON")}
+    p = subprocess.run(
+        [sys.executable, "-m", "kseg", "verify-index", "--spark"]
+        + spark_cluster.conf(f"spark.pyspark.python={wrapper}")
+        + [str(workdir / "data/b1/data/v2-logappendtime-0")],
+        env=env,
+        capture_output=True,
+        timeout=600,
+    )
+    assert p.returncode == 0, p.stderr.decode("utf-8", "replace")[-3000:]
+    assert marker.exists() and marker.read_text().split()
