@@ -19,7 +19,7 @@ import hashlib
 
 from kseg.ops.export.export import Corruption, Split
 from kseg.render.export import ExportSummary
-from kseg.spark.job import plan_bins
+from kseg.spark.job import bin_count, bytes_per_task, plan_bins
 
 
 def part_name(output: str, split: Split) -> str:
@@ -117,9 +117,12 @@ def run_export(
             _probe_executors(spark.sparkContext, local_roots(sorted({p.log_dir for p in partitions}) + [output]))
         except SparkSetupError as exc:
             raise InputError(f"{exc}{log.see()}") from None
-        bins = plan_bins(
-            list(enumerate(splits)), spark.sparkContext.defaultParallelism * 4, size=lambda item: item[1].bytes
-        )
+        sc = spark.sparkContext
+        try:
+            count = bin_count(sum(s.bytes for s in splits), len(splits), sc.defaultParallelism, bytes_per_task(sc))
+        except ValueError as exc:
+            raise InputError(str(exc)) from None
+        bins = plan_bins(list(enumerate(splits)), count, size=lambda item: item[1].bytes)
         summary = ExportSummary()
         if bins:
             rdd = spark.sparkContext.parallelize(bins, len(bins))

@@ -42,6 +42,35 @@ def plan_bins(items: list, bins: int, size=_segment_bytes) -> list[list]:
     return out
 
 
+#: ``--spark-conf spark.kseg.bytesPerTask=N``: the bytes of segments one first-stage task reads (docs/spark.md).
+BYTES_PER_TASK_CONF = "spark.kseg.bytesPerTask"
+DEFAULT_BYTES_PER_TASK = 1 << 30
+#: At most this many segments' results in one second-stage task (one report part file).
+SEGMENTS_PER_PART = 10_000
+
+
+def bytes_per_task(sc) -> int:
+    """:data:`BYTES_PER_TASK_CONF` from the Spark configuration (a positive integer), else the default."""
+    raw = sc.getConf().get(BYTES_PER_TASK_CONF, None)
+    if raw is None:
+        return DEFAULT_BYTES_PER_TASK
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise ValueError(f"{BYTES_PER_TASK_CONF} takes a positive number of bytes, got {raw!r}")
+    return value
+
+
+def bin_count(total_bytes: int, items: int, parallelism: int, per_task: int) -> int:
+    """How many first-stage tasks: one per ``per_task`` bytes of data, and at least four per core
+    present (so that small runs use every core), never more than the items.  Sized from the data, so
+    a fleet's job is not cut into ``4 x`` the few executors registered when it started."""
+    by_data = -(-total_bytes // per_task)
+    return max(1, min(items, max(by_data, 4 * parallelism)))
+
+
 def verify_bin(items, strict: bool, max_message_size: int):
     """Runs on an executor: verify each segment (the local command's code); any failure (no such file,
     no credentials, access denied, the network) is a failed segment naming the executor, never a
@@ -94,11 +123,15 @@ def run(
     part_files: list[str] = []
     if todo:
         sc = spark.sparkContext
-        bins = plan_bins(todo, sc.defaultParallelism * 4)
+        total_bytes = sum(_segment_bytes(it) for it in todo)
+        bins = plan_bins(todo, bin_count(total_bytes, len(todo), sc.defaultParallelism, bytes_per_task(sc)))
         # n bins in n slices: parallelize puts exactly one bin in each Spark partition (no shuffle)
         verified = sc.parallelize(bins, len(bins)).flatMap(lambda b: verify_bin(b, strict, max_message_size))
         by_partition = verified.map(lambda ir: ((ir[1].log_dir, ir[1].partition), ir))
-        parts = max(1, min(len(bins), len({(it.log_dir, it.partition) for _, it in todo})))
+        partitions_seen = len({(it.log_dir, it.partition) for _, it in todo})
+        # report parts: 4 per core, or more where a part would hold over SEGMENTS_PER_PART results
+        wanted = max(4 * sc.defaultParallelism, -(-len(todo) // SEGMENTS_PER_PART))
+        parts = max(1, min(partitions_seen, len(bins), wanted))
         outcomes = (
             by_partition.groupByKey(parts)
             .mapPartitionsWithIndex(lambda n, groups: finish_part(n, groups, report, fmt, keep_all))
