@@ -137,6 +137,18 @@ class Cluster:
                 )
             time.sleep(0.5)
 
+    def apps(self, n: int) -> set[str]:
+        """The applications worker ``n`` has run executors for (their work directories)."""
+        return {p.name for p in (self.root / f"worker{n}").glob("app-*")}
+
+    def running_task(self, n: int, before: set[str]) -> bool:
+        """Whether an executor of worker ``n`` for an application not in ``before`` has logged starting
+        a task (its stderr in the worker's work directory)."""
+        for log in (self.root / f"worker{n}").glob("app-*/*/stderr"):
+            if log.parent.parent.name not in before and b"Running task" in log.read_bytes():
+                return True
+        return False
+
     def kill_worker(self, n: int) -> None:
         """SIGKILL worker ``n`` and its executors (its process group), as a lost machine."""
         proc = self.procs.pop(f"worker{n}")

@@ -45,35 +45,23 @@ def local_verify(workdir: Path, tmp_path: Path) -> tuple:
 
 
 def test_verify_on_the_cluster_equals_the_local_run(spark_cluster, workdir: Path, tmp_path: Path) -> None:
+    """The local command's rows and lines, from a relative input and --report run in the operator's
+    directory: executors work in their own work directories, so kseg makes the paths absolute on the
+    driver (docs/spark.md, "Paths travel")."""
     local, expected = local_verify(workdir, tmp_path)
-    report = tmp_path / "cluster-report"
-    r = run_subprocess(
-        ["verify-index", "--spark", "--verbose", *spark_cluster.conf(), "--report", str(report)]
-        + [str(workdir / "data/b1/data")],
-        timeout=600,
-    )
-    assert r.exit_code == 1, r.errtext[-3000:]
-    assert {row["kind"] for row in expected if row["type"] == "problem"} >= {"crc"}
-    assert rows(report) == expected
-    assert (report / "_SUCCESS").exists()
-    assert r.text == local.text
-
-
-def test_relative_paths_travel_to_the_executors(spark_cluster, workdir: Path, tmp_path: Path) -> None:
-    """Relative input and --report, run from the operator's directory: executors work in their own
-    work directories, so kseg makes the paths absolute on the driver (docs/spark.md, "Paths travel")."""
-    _, expected = local_verify(workdir, tmp_path)
     report = workdir / "out" / "r"
     report.parent.mkdir(exist_ok=True)  # a report's parent must exist (docs/spark.md, "The report")
     r = run_subprocess(
-        ["verify-index", "--spark", *spark_cluster.conf(), "--report", "out/r", "data/b1/data"],
+        ["verify-index", "--spark", "--verbose", *spark_cluster.conf(), "--report", "out/r", "data/b1/data"],
         cwd=workdir,
         timeout=600,
     )
     assert r.exit_code == 1, r.errtext[-3000:]
     assert "FAILED" not in r.text
+    assert {row["kind"] for row in expected if row["type"] == "problem"} >= {"crc"}
     assert rows(report) == expected
     assert (report / "_SUCCESS").exists()
+    assert r.text == local.text
 
 
 def test_export_to_a_relative_directory_writes_the_files_there(spark_cluster, workdir: Path, tmp_path: Path) -> None:
@@ -103,7 +91,9 @@ def test_export_to_a_relative_directory_writes_the_files_there(spark_cluster, wo
 
 # -- executors without the store's settings: the workers were started with no AWS variable -----------------
 
-DATA_SOURCE_COUNT = """
+DATA_SOURCE = """
+import os
+import pickle
 import sys
 
 import kseg.spark
@@ -112,7 +102,14 @@ from kseg.spark.driver import _cause, session
 spark = session(sys.argv[1], ["spark.executor.memory=512m", "spark.task.maxFailures=1", *sys.argv[3:]])
 kseg.spark.register(spark)
 try:
-    print("COUNT", spark.read.format("kseg").load(sys.argv[2]).count())
+    df = spark.read.format("kseg").load(sys.argv[2])
+    if os.environ.get("ROWS_TO"):  # every row, pickled (binary columns as bytes)
+        rows = [r.asDict(recursive=True) for r in df.collect()]
+        with open(os.environ["ROWS_TO"], "wb") as f:
+            pickle.dump(rows, f)
+        print("COUNT", len(rows))
+    else:
+        print("COUNT", df.count())
 except Exception as exc:
     print("FAILED", _cause(exc))
 finally:
@@ -130,14 +127,20 @@ def executor_env(s3) -> list[str]:
     ]
 
 
-def data_source(spark_cluster, uri: str, *conf: str) -> str:
+def data_source(spark_cluster, uri: str, *conf: str, cwd: Path | None = None, rows_to: Path | None = None) -> str:
+    """``spark.read.format("kseg").load(uri)`` on the cluster, from a driver of its own: "COUNT n" or
+    "FAILED <cause>"; with ``rows_to``, the rows pickled there."""
+    import os
     import subprocess
     import sys
 
+    env = dict(os.environ, ROWS_TO=str(rows_to)) if rows_to else None
     p = subprocess.run(
-        [sys.executable, "-c", DATA_SOURCE_COUNT, spark_cluster.master, uri, *conf],
+        [sys.executable, "-c", DATA_SOURCE, spark_cluster.master, uri, *conf],
         capture_output=True,
         timeout=600,
+        cwd=cwd,
+        env=env,
     )
     assert p.returncode == 0, p.stderr.decode("utf-8", "replace")[-3000:]
     return p.stdout.decode().strip().splitlines()[-1]
@@ -193,3 +196,71 @@ def test_spark_pyspark_python_is_honoured(spark_cluster, workdir: Path, tmp_path
     )
     assert p.returncode == 0, p.stderr.decode("utf-8", "replace")[-3000:]
     assert marker.exists() and marker.read_text().split()
+
+
+def test_data_source_rows_on_the_cluster_are_the_export_rows(spark_cluster, workdir: Path, tmp_path: Path) -> None:
+    """``load("data/b1/data")`` (relative, from the operator's directory) on the cluster: the rows of the
+    local ``kseg export`` of the same tree."""
+    import pickle
+
+    from tests.spark.test_datasource import ORDER, exported
+
+    dumped = tmp_path / "rows.pickle"
+    got = data_source(spark_cluster, "data/b1/data", "spark.sql.shuffle.partitions=2", cwd=workdir, rows_to=dumped)
+    want = exported([str(workdir / "data/b1/data")], tmp_path)
+    assert got == f"COUNT {len(want)}", got
+    rows = pickle.loads(dumped.read_bytes())
+    for row in rows:  # Spark's binary is bytearray
+        for k in ("key", "value"):
+            row[k] = None if row[k] is None else bytes(row[k])
+        if row["headers"] is not None:
+            row["headers"] = [
+                {"key": h["key"], "value": None if h["value"] is None else bytes(h["value"])} for h in row["headers"]
+            ]
+    assert sorted(rows, key=lambda r: tuple((r[k] is None, r[k]) for k in ORDER)) == want
+
+
+def test_diff_roots_on_the_cluster_equals_the_local_run(spark_cluster, tmp_path: Path) -> None:
+    """``diff --roots --spark`` with relative roots: the local command's lines and exit code."""
+    from tests.trees import two_brokers
+
+    b1, b2 = two_brokers(tmp_path / "t")
+    local = run_subprocess(["diff", "--roots", str(b1), str(b2)])  # what the relative roots mean
+    spark = run_subprocess(
+        ["diff", "--roots", "b1/data", "b2/data", "--spark", *spark_cluster.conf()], cwd=tmp_path / "t", timeout=600
+    )
+    assert local.exit_code == spark.exit_code == 1, spark.errtext[-3000:]
+    assert spark.text == local.text and "divergent" in spark.text
+
+
+def test_a_worker_killed_mid_run_changes_nothing(spark_cluster, workdir: Path, tmp_path: Path) -> None:
+    """Worker 2 (and its executor) SIGKILLed while it runs a task: Spark re-runs its tasks (and the lost
+    shuffle output) on worker 1, and the verdict is the local command's.  Worker 2 is started again after."""
+    import subprocess
+    import sys
+    import time
+
+    _, expected = local_verify(workdir, tmp_path)
+    report = tmp_path / "cluster-report"
+    before = spark_cluster.apps(2)
+    job = subprocess.Popen(
+        [sys.executable, "-m", "kseg", "verify-index", "--spark", *spark_cluster.conf(), "--report", str(report)]
+        + [str(workdir / "data/b1/data")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 300
+        while not spark_cluster.running_task(2, before):  # an executor on worker 2 has started a task
+            assert job.poll() is None, job.stderr.read().decode()[-3000:]
+            assert time.monotonic() < deadline, "no task ever ran on worker 2"
+            time.sleep(0.2)
+        spark_cluster.kill_worker(2)
+        out, err = job.communicate(timeout=600)
+    finally:
+        if job.poll() is None:
+            job.kill()
+        spark_cluster.start_worker(2)
+    assert job.returncode == 1, err.decode()[-3000:]
+    assert rows(report) == expected
+    spark_cluster.wait_for_workers(2)
