@@ -41,6 +41,10 @@ def diff(paths: tuple[str, ...], roots: bool, output_format: str, run: Run, spar
     from kseg.render.diff import text_lines
 
     spark.check(run)
+    if spark.on:  # executors do not run in this directory: every local path absolute (docs/spark.md)
+        from kseg.spark.paths import absolute_all
+
+        paths = tuple(absolute_all(paths))
     sets = _replica_sets(run, paths, roots, spark.on)
     bar, out = None, run.out
     if spark.on:

@@ -73,6 +73,11 @@ def verify_index(
       141  stdout was closed early (killed by SIGPIPE, as git is)
     """
     spark.check(run, local_verbose=True)
+    if spark.on:  # executors do not run in this directory: every local path absolute (docs/spark.md)
+        from kseg.spark.paths import travel
+
+        moved, report_path = travel(paths, report_path)
+        paths = tuple(moved)
     if force and not report_path:
         run.fail("--force replaces an existing --report file; give it with --report")
     report, partitions = _inputs(run, paths, report_path, spark.on, force)

@@ -131,7 +131,9 @@ def read_options(options: dict) -> dict:
     raw = _option(options, "paths") or _option(options, "path")
     if not raw:
         raise ValueError("kseg data source: give a path: spark.read.format('kseg').load('s3://bucket/prefix')")
-    paths = [p.strip() for p in str(raw).split(",") if p.strip()]
+    from kseg.spark.paths import absolute
+
+    paths = [absolute(p.strip()) for p in str(raw).split(",") if p.strip()]  # made on the driver (planning)
 
     def number(name: str, default: int) -> int:
         value = _option(options, name)

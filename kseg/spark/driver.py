@@ -41,12 +41,37 @@ def _settings(master: str | None, conf) -> list[tuple[str, str]]:
                 ("spark.driver.host", "127.0.0.1"),
                 ("spark.driver.bindAddress", "127.0.0.1"),
             ]
+        elif master.startswith("spark://") and not (
+            os.environ.get("SPARK_LOCAL_IP") or os.environ.get("SPARK_LOCAL_HOSTNAME")
+        ):
+            host = driver_host(master)  # --spark-conf spark.driver.host=... (later) still wins
+            if host:
+                pairs.append(("spark.driver.host", host))
     for item in conf:
         key, sep, value = item.partition("=")
         if not sep:
             raise ValueError(f"--spark-conf takes KEY=VALUE, got {item!r}")
         pairs.append((key, value))
     return pairs
+
+
+def driver_host(master: str) -> str | None:
+    """For a standalone master ``spark://host:port[,...]``: this machine's address on the route to the
+    (first) master -- the address its workers' executors can connect back to -- rather than Spark's
+    guess from the host name (which may resolve to loopback, or to an interface the cluster cannot
+    reach).  None when it cannot be found (Spark's own choice then stands)."""
+    import socket
+
+    host, _, port = master[len("spark://") :].split(",")[0].rpartition(":")
+    if not host or not port.isdigit():
+        return None
+    try:
+        family, _, _, _, address = socket.getaddrinfo(host.strip("[]"), int(port), type=socket.SOCK_DGRAM)[0]
+        with socket.socket(family, socket.SOCK_DGRAM) as probe:
+            probe.connect(address)  # UDP: chooses the route, sends nothing
+            return str(probe.getsockname()[0])
+    except OSError:
+        return None
 
 
 def session(master: str | None, conf: tuple[str, ...] | list[str], log=None):
@@ -58,6 +83,9 @@ def session(master: str | None, conf: tuple[str, ...] | list[str], log=None):
     from pyspark.sql import SparkSession
 
     pairs = _settings(master, conf)
+    python = dict(pairs).get("spark.pyspark.python")
+    if python:  # pyspark reads only PYSPARK_PYTHON (spark-submit sets it from this conf; here nobody would)
+        os.environ["PYSPARK_PYTHON"] = python
     if master and master.startswith("local"):
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     spark_conf = SparkConf().setAll(pairs)
@@ -74,16 +102,20 @@ def session(master: str | None, conf: tuple[str, ...] | list[str], log=None):
     return spark
 
 
-def _probe_executors(sc) -> None:
-    """One task: can the executors' Python import kseg?  Raises :class:`SparkSetupError` if not.
+def _probe_executors(sc, visible: list[str] | tuple[str, ...] = ()) -> None:
+    """One task: can the executors' Python import kseg, and do they see the local paths ``visible``
+    (the inputs, the report or output directory; made absolute by :mod:`kseg.spark.paths`)?
+    Raises :class:`SparkSetupError` if not.
 
     The task function is nested so that it is shipped by value: unpickling it needs no kseg."""
 
     needed = RUNTIME_MODULES
+    wanted = list(visible)[:PROBED_PATHS]
 
     def probe(_):
         import importlib
         import importlib.util
+        import os
         import socket
         import sys
 
@@ -94,10 +126,11 @@ def _probe_executors(sc) -> None:
             error = f"ModuleNotFoundError: No module named {missing[0]!r}" if missing else None
         except Exception as exc:  # noqa: BLE001 - reported to the driver
             error = f"{type(exc).__name__}: {exc}"
-        return [(error, sys.executable, socket.gethostname())]
+        unseen = [path for path in wanted if not os.path.exists(path)]
+        return [(error, sys.executable, socket.gethostname(), unseen, os.getcwd())]
 
     try:
-        ((error, python, host),) = sc.parallelize([0], 1).mapPartitions(probe).collect()
+        ((error, python, host, unseen, cwd),) = sc.parallelize([0], 1).mapPartitions(probe).collect()
     except Exception as exc:  # noqa: BLE001 - e.g. PYSPARK_PYTHON that cannot be run
         raise SparkSetupError(
             f"Spark's executors could not run a Python task: {_cause(exc)}; "
@@ -107,6 +140,15 @@ def _probe_executors(sc) -> None:
         raise SparkSetupError(
             f"Spark's executors cannot import kseg ({error}) with their Python {python} on {host}: {IMPORT_FIX}"
         )
+    if unseen:
+        raise SparkSetupError(
+            f"{unseen[0]}: not found by the executor on {host} (working in {cwd}), though this machine sees it: "
+            "local inputs and outputs must be on a mount every executor sees (or give a URI: s3://...)"
+        )
+
+
+#: How many local paths the probe task looks for (the first ones given): enough for the roots of a run.
+PROBED_PATHS = 64
 
 
 _PY_ERROR = re.compile(r"^[\s:]*([A-Za-z_][\w.$]*(?:Error|Exception)): (.+)$")
@@ -284,7 +326,7 @@ def run_spark_cli(
         err.write((error_line(INSTALL_HINT) + "\n").encode())
         return EXIT_ERROR
     from kseg.errors import KsegError
-    from kseg.ops.verify.report import SUCCESS, prepare_directory
+    from kseg.ops.verify.report import prepare_directory
     from kseg.ops.verify.run import several_log_dirs
     from kseg.render.verify import render_result, render_summary
     from kseg.spark import job
@@ -311,7 +353,7 @@ def run_spark_cli(
             except SparkSetupError as exc:
                 return fail(str(exc))
         try:
-            _probe_executors(spark.sparkContext)
+            _probe_executors(spark.sparkContext, _visible(partitions, report_path))
             outcome = job.run(
                 spark,
                 partitions,
@@ -338,18 +380,37 @@ def run_spark_cli(
             groups.write(out)
         render_summary(out, outcome.report, output_format)
         out.flush()
-        if report_path:
-            from kseg.storage import files, location
-
-            try:
-                files.write_stream(location.join(report_path, SUCCESS), lambda f: None, replace=True)
-            except KsegError as exc:
-                return fail(exc.describe())
-        return outcome.report.exit_code
+        problem = _complete_report(report_path, outcome.parts) if report_path else None
+        return fail(problem) if problem else outcome.report.exit_code
     finally:
         if own and spark is not None:
             spark.stop()
         log.close()
+
+
+def _complete_report(report_path: str, parts: list[str]) -> str | None:
+    """Mark the report complete (``_SUCCESS``) once its part files are seen where it says; else why not."""
+    from kseg.errors import KsegError
+    from kseg.ops.verify.report import SUCCESS
+    from kseg.spark.paths import missing_line, not_here
+    from kseg.storage import files, location
+
+    missing = not_here(parts)
+    if missing:  # never a report called complete that is not where it says
+        return missing_line(missing, len(parts), report_path, "report part files")
+    try:
+        files.write_stream(location.join(report_path, SUCCESS), lambda f: None, replace=True)
+    except KsegError as exc:
+        return exc.describe()
+    return None
+
+
+def _visible(partitions, report_path: str | None) -> list[str]:
+    """The local paths the executors must see: the log directories read, the report's directory."""
+    from kseg.spark.paths import local_roots
+
+    roots = sorted({p.log_dir for p in partitions if p.log_dir})
+    return local_roots(roots + ([report_path] if report_path else []))
 
 
 def _under_spark_submit() -> bool:

@@ -19,7 +19,7 @@ import hashlib
 
 from kseg.ops.export.export import Corruption, Split
 from kseg.render.export import ExportSummary
-from kseg.spark.job import plan_bins
+from kseg.spark.job import bin_count, bytes_per_task, plan_bins
 
 
 def part_name(output: str, split: Split) -> str:
@@ -31,7 +31,7 @@ def part_name(output: str, split: Split) -> str:
 
 
 def export_bin(items, output: str, ranges, limit: int, on_corruption: str, key_decoder, value_decoder):
-    """Runs on an executor: write each split's file; yield ``(records, corruptions)`` per split."""
+    """Runs on an executor: write each split's file; yield ``(records, corruptions, file)`` per split."""
     from kseg.decoders.simple import resolve
     from kseg.render.export import write_parquet
 
@@ -55,7 +55,7 @@ def export_bin(items, output: str, ranges, limit: int, on_corruption: str, key_d
             value_decoder=value_fn,
             replace=True,
         )
-        yield summary.records, [tuple(c) for c in summary.corrupt]
+        yield summary.records, [tuple(c) for c in summary.corrupt], target
 
 
 def run_export(
@@ -74,17 +74,24 @@ def run_export(
     err,
     verbose: bool = False,
 ) -> ExportSummary | None:
-    """Plan on the driver, export on the executors; the summary, or None when ``fail`` stopped it."""
+    """Plan on the driver, export on the executors; the summary, or None when ``fail`` stopped it.
+
+    Local paths are made absolute here, on the driver (:mod:`kseg.spark.paths`); the files the
+    executors say they wrote to a local output are looked for before anything is called written."""
     import importlib.util
+    import os
 
     from kseg.errors import InputError
     from kseg.ops.export.export import plan
     from kseg.spark import INSTALL_HINT
-    from kseg.storage import files
+    from kseg.storage import files, location
     from kseg.storage.partition import discover
 
     if importlib.util.find_spec("pyspark") is None:
         raise InputError(INSTALL_HINT)
+    from kseg.spark.paths import absolute, absolute_all, local_roots, missing_line, not_here
+
+    paths, shown_output, output = absolute_all(paths), output, absolute(output)  # executors run elsewhere
     if files.exists(output) and not replace:
         raise InputError("exists; not replaced (give --force to replace it)", path=output)
     notes: list[str] = []
@@ -95,7 +102,7 @@ def run_export(
     splits = plan(partitions, ranges, split_bytes, limit)
     for note in notes:
         err.write(f"kseg: note: {note}\n".encode("utf-8", "replace"))
-    from kseg.spark.driver import SparkLog, SparkSetupError, _cause, start_session
+    from kseg.spark.driver import SparkLog, SparkSetupError, _cause, _probe_executors, start_session
 
     log = SparkLog(verbose)
     try:
@@ -104,9 +111,18 @@ def run_export(
         log.close()
         raise InputError(str(exc)) from None
     try:
-        bins = plan_bins(
-            list(enumerate(splits)), spark.sparkContext.defaultParallelism * 4, size=lambda item: item[1].bytes
-        )
+        if not location.is_remote(output):
+            os.makedirs(location.local_path(output), exist_ok=True)  # for the executors to find (probe)
+        try:
+            _probe_executors(spark.sparkContext, local_roots(sorted({p.log_dir for p in partitions}) + [output]))
+        except SparkSetupError as exc:
+            raise InputError(f"{exc}{log.see()}") from None
+        sc = spark.sparkContext
+        try:
+            count = bin_count(sum(s.bytes for s in splits), len(splits), sc.defaultParallelism, bytes_per_task(sc))
+        except ValueError as exc:
+            raise InputError(str(exc)) from None
+        bins = plan_bins(list(enumerate(splits)), count, size=lambda item: item[1].bytes)
         summary = ExportSummary()
         if bins:
             rdd = spark.sparkContext.parallelize(bins, len(bins))
@@ -121,9 +137,13 @@ def run_export(
                     )
                     return None
                 raise InputError(f"the Spark job failed: {_cause(exc)}{log.see()}") from None
-            for records, corrupt in results:
+            for records, corrupt, _ in results:
                 summary.records += records
                 summary.corrupt.extend(Corruption(*c) for c in corrupt)
+            written = [target for _, _, target in results]
+            missing = not_here(written)
+            if missing:  # never "N records written to OUTPUT" for files that are not there
+                raise InputError(missing_line(missing, len(written), shown_output, "Parquet files"))
         summary.splits = len(splits)
         write_success_marker(output)
         return summary

@@ -44,14 +44,48 @@ def plan_bins(items: list, bins: int, size=_segment_bytes) -> list[list]:
     return out
 
 
+#: ``--spark-conf spark.kseg.bytesPerTask=N``: the bytes of segments one first-stage task reads (docs/spark.md).
+BYTES_PER_TASK_CONF = "spark.kseg.bytesPerTask"
+DEFAULT_BYTES_PER_TASK = 1 << 30
+#: At most this many segments' results in one second-stage task (one report part file).
+SEGMENTS_PER_PART = 10_000
+
+
+def bytes_per_task(sc) -> int:
+    """:data:`BYTES_PER_TASK_CONF` from the Spark configuration (a positive integer), else the default."""
+    raw = sc.getConf().get(BYTES_PER_TASK_CONF, None)
+    if raw is None:
+        return DEFAULT_BYTES_PER_TASK
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise ValueError(f"{BYTES_PER_TASK_CONF} takes a positive number of bytes, got {raw!r}")
+    return value
+
+
+def bin_count(total_bytes: int, items: int, parallelism: int, per_task: int) -> int:
+    """How many first-stage tasks: one per ``per_task`` bytes of data, and at least four per core
+    present (so that small runs use every core), never more than the items.  Sized from the data, so
+    a fleet's job is not cut into ``4 x`` the few executors registered when it started."""
+    by_data = -(-total_bytes // per_task)
+    return max(1, min(items, max(by_data, 4 * parallelism)))
+
+
 def verify_bin(items, strict: bool, max_message_size: int):
-    """Runs on an executor: verify each segment (the local command's code); any failure is a failed
-    segment naming the executor."""
+    """Runs on an executor: verify each segment (the local command's code); any failure (no such file,
+    no credentials, access denied, the network) is a failed segment naming the executor, never a
+    corruption row; a local path's asks about the mount."""
+    from kseg.spark.paths import MOUNT_HINT
+    from kseg.storage.location import is_remote
+
     host = socket.gethostname()
     for index, item in items:
         res = verify_item(item, strict=strict, max_message_size=max_message_size)
-        if res.failed:
-            res.failed = f"executor {host}: {res.failed} (is the path on a mount every executor sees?)"
+        if res.failed:  # the mount question only where a mount is the answer: not for a URI
+            hint = "" if is_remote(item.path) else f" ({MOUNT_HINT})"
+            res.failed = f"executor {host}: {res.failed}{hint}"
         yield index, res
 
 
@@ -61,6 +95,7 @@ class Outcome(NamedTuple):
 
     report: Report
     shown: list[SegmentResult]
+    parts: list[str]  # the report's part files, where the executors (and the driver) wrote them
 
 
 def run(
@@ -87,20 +122,27 @@ def run(
     fmt = report_format(report) if report else "jsonl"
     total = Report()
     shown: list[tuple[int, SegmentResult]] = []
+    part_files: list[str] = []
     if todo:
         sc = spark.sparkContext
-        bins = plan_bins(todo, sc.defaultParallelism * 4)
+        total_bytes = sum(_segment_bytes(it) for it in todo)
+        bins = plan_bins(todo, bin_count(total_bytes, len(todo), sc.defaultParallelism, bytes_per_task(sc)))
         # n bins in n slices: parallelize puts exactly one bin in each Spark partition (no shuffle)
         verified = sc.parallelize(bins, len(bins)).flatMap(lambda b: verify_bin(b, strict, max_message_size))
         by_partition = verified.map(lambda ir: ((ir[1].log_dir, ir[1].partition), ir))
-        parts = max(1, min(len(bins), len({(it.log_dir, it.partition) for _, it in todo})))
+        partitions_seen = len({(it.log_dir, it.partition) for _, it in todo})
+        # report parts: 4 per core, or more where a part would hold over SEGMENTS_PER_PART results
+        wanted = max(4 * sc.defaultParallelism, -(-len(todo) // SEGMENTS_PER_PART))
+        parts = max(1, min(partitions_seen, len(bins), wanted))
         outcomes = (
             by_partition.groupByKey(parts)
             .mapPartitionsWithIndex(lambda n, groups: finish_part(n, groups, report, fmt, keep_all))
             .collect()
         )
         seen = set()
-        for counts, part_shown, indexes in outcomes:
+        for counts, part_shown, indexes, part in outcomes:
+            if part is not None:
+                part_files.append(part)
             total.merge(counts)
             shown.extend(part_shown)
             seen.update(indexes)
@@ -121,15 +163,16 @@ def run(
         total.add(res, keep=False)
         shown.append((index, res))
     if report and directory_rows:
-        write_part(report, "driver", [res for _, res in directory_rows], fmt)
+        part_files.append(write_part(report, "driver", [res for _, res in directory_rows], fmt))
     shown.sort(key=lambda ir: ir[0])
-    return Outcome(total, [res for _, res in shown])
+    return Outcome(total, [res for _, res in shown], part_files)
 
 
 def finish_part(number: int, groups, report: str | None, fmt: str, keep_all: bool):
     """Runs on an executor (stage 2): overlap checks per partition, this task's part file, the counts.
 
-    Yields one ``(counts, shown, indexes)``: ``indexes`` lets the driver see that no segment was lost."""
+    Yields one ``(counts, shown, indexes, part)``: ``indexes`` lets the driver see that no segment was
+    lost, ``part`` (the part file written, or None) that the report is where it says."""
     results: list[tuple[int, SegmentResult]] = []
     for _, indexed in groups:
         prev = None
@@ -139,10 +182,9 @@ def finish_part(number: int, groups, report: str | None, fmt: str, keep_all: boo
             prev = res
             results.append((index, res))
     results.sort(key=lambda ir: ir[0])
-    if report:
-        write_part(report, f"{number:05d}", [res for _, res in results], fmt)
+    part = write_part(report, f"{number:05d}", [res for _, res in results], fmt) if report else None
     counts = Report()
     for _, res in results:
         counts.add(res, keep=False)
     shown = [(i, res) for i, res in results if keep_all or res.status != "clean"]
-    yield counts.counts(), shown, [i for i, _ in results]
+    yield counts.counts(), shown, [i for i, _ in results], part

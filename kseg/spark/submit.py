@@ -27,6 +27,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--format", choices=["text", "json"], default="text")
     ap.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE")
     args = ap.parse_args(argv)
+    from kseg.spark.paths import absolute, absolute_all
+
+    args.paths = absolute_all(args.paths)  # executors do not run in this directory
+    args.report = args.report and absolute(args.report)
 
     from kseg.errors import KsegError
     from kseg.ops.verify.report import check_target

@@ -320,3 +320,15 @@ def test_logs_whose_names_carry_no_base_offset_are_nothing_to_read(tmp_path: Pat
             "directories (data/orders-0/), a partition directory holding segment files "
             "(orders-0/00000000000000000000.log), or a segment file)",
         ], command
+
+
+def test_missing_index_is_a_note_and_fails_strict(tmp_path: Path) -> None:
+    """A backup without an index is incomplete: a note (exit 0), a missing-index problem with --strict."""
+    part = tmp_path / "orders-0"
+    shutil.copytree(CORPUS_DATA / "plain-v2-0", part)
+    (part / "00000000000000000000.index").unlink()
+    r = run_cli(["verify-index", str(part)])
+    assert r.exit_code == 0, r.text
+    assert "00000000000000000000.index: no .index beside the .log (Kafka rebuilds it on start" in r.text
+    strict = run_cli(["verify-index", "--strict", str(part)])
+    assert strict.exit_code == 1 and "missing-index" in strict.text

@@ -53,6 +53,7 @@ def verify_segment(
     except InputError as exc:  # an I/O error: a failed segment (exit 2), no index problem derived from it
         res.failed = exc.describe()
         return res
+    _check_missing_indexes(res, seg, strict)
     if seg.index:
         check_offset_index(res, seg, scan, strict, indexes.offsets)
     if seg.timeindex:
@@ -91,6 +92,27 @@ def older_writer_rules(partition: str, seg: Segment) -> dict[str, list[str] | No
 def _unless_problems(res: SegmentResult, path: str, rules: list[str]) -> list[str] | None:
     """``rules``, or None when ``res`` holds a problem of the file at ``path``."""
     return None if any(p.file == path for p in res.problems) else rules
+
+
+#: A ``.log`` without an index of its own: what Kafka's ``LogLoader`` does with it on start.
+MISSING_INDEXES = (
+    ("index", files.INDEX, "Kafka rebuilds it on start (LogLoader recovers the segment)"),
+    ("timeindex", files.TIME_INDEX, "Kafka creates it empty on start (LogSegment.sanityCheck)"),
+)
+
+
+def _check_missing_indexes(res: SegmentResult, seg: Segment, strict: bool) -> None:
+    """A ``.log`` without its ``.index`` or ``.timeindex``: a note (the log reads; a copy or backup
+    without them is incomplete), a ``missing-index`` problem with ``strict``."""
+    for attr, suffix, kafka in MISSING_INDEXES:
+        if getattr(seg, attr):
+            continue
+        expected = files.stem(seg.log or "") + suffix
+        what = f"no {suffix} beside the .log ({kafka}); a copy without it is incomplete"
+        if strict:
+            res.problem("missing-index", expected, what, expected=expected, found="nothing")
+        else:
+            res.notes.append(f"{expected}: {what}")
 
 
 def _check_txn_index(res: SegmentResult, seg: Segment, path: str) -> None:

@@ -72,6 +72,30 @@ def test_index_without_its_log(tmp_path: Path) -> None:
     assert [p.kind for p in res.problems] == ["missing-log"]
 
 
+@pytest.mark.parametrize("gone", [".index", ".timeindex"])
+def test_a_log_without_its_index_is_a_note_and_a_problem_when_strict(tmp_path: Path, gone: str) -> None:
+    """Kafka rebuilds a missing .index (and creates an empty .timeindex) on start: the log reads, but a
+    copy without it is incomplete -- a note in every mode, never silence; ``missing-index`` with strict."""
+    shutil.copytree(CORPUS_DATA / "plain-v2-0", tmp_path / "p-0")
+    (tmp_path / "p-0" / f"00000000000000000251{gone}").unlink()
+    first, second = (verify_segment("p-0", s) for s in scan_partition(str(tmp_path / "p-0")).segments)
+    assert first.status == second.status == "clean"
+    assert not any("beside the .log" in n for n in first.notes)
+    assert [n for n in second.notes if "beside the .log" in n] == [
+        f"00000000000000000251{gone}: no {gone} beside the .log ("
+        + (
+            "Kafka rebuilds it on start (LogLoader recovers the segment)"
+            if gone == ".index"
+            else "Kafka creates it empty on start (LogSegment.sanityCheck)"
+        )
+        + "); a copy without it is incomplete"
+    ]
+    strict = [verify_segment("p-0", s, strict=True) for s in scan_partition(str(tmp_path / "p-0")).segments]
+    assert [(p.kind, p.file, p.found) for r in strict for p in r.problems] == [
+        ("missing-index", f"00000000000000000251{gone}", "nothing")
+    ]
+
+
 def test_overlapping_segments(tmp_path: Path) -> None:
     part = tmp_path / "t-0"
     shutil.copytree(CORPUS_DATA / "plain-v2-0", part)

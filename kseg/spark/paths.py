@@ -1,0 +1,60 @@
+"""Paths that travel: what the driver is given, in a form every executor reads the same way.
+
+An executor does not run in the driver's working directory: on a standalone
+cluster it runs in the worker's ``work/app-*/N/`` directory, on YARN in a
+container's.  So every local input and output path is made absolute on the
+driver before it is planned or shipped (:func:`absolute`), and what the
+executors wrote to a local path is looked for from the driver before any
+success is reported (:func:`not_here`): a file written on an executor's own
+disk is not "written to OUTPUT" for whoever reads OUTPUT on the driver.
+URIs (``s3://``, ``hdfs://`` ...) name the same object everywhere and pass as
+they are.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+
+from kseg.storage import location
+
+MOUNT_HINT = "is the path on a mount every executor sees?"
+
+
+def absolute(path: str) -> str:
+    """A local path (or ``file://`` URI) made absolute against the driver's working directory;
+    any other URI unchanged."""
+    if location.is_remote(path):
+        return path
+    return os.path.abspath(location.local_path(path))
+
+
+def absolute_all(paths: Iterable[str]) -> list[str]:
+    """:func:`absolute` of each path, in order."""
+    return [absolute(p) for p in paths]
+
+
+def travel(paths: Iterable[str], output: str | None) -> tuple[list[str], str | None]:
+    """The inputs and the output (None: none given) of a command, each :func:`absolute`."""
+    return absolute_all(paths), None if output is None else absolute(output)
+
+
+def local_roots(paths: Iterable[str]) -> list[str]:
+    """The local paths among ``paths`` (absolute): what an executor must see for the job to read them."""
+    return [absolute(p) for p in paths if not location.is_remote(p)]
+
+
+def not_here(written: Iterable[str]) -> list[str]:
+    """The local files among ``written`` (paths the executors say they wrote) that this machine does
+    not see: an output on a disk of the executors' own, not on a shared mount.  URIs are not checked
+    (the store is the same for everyone and answered each write)."""
+    return [p for p in written if not location.is_remote(p) and not os.path.exists(location.local_path(p))]
+
+
+def missing_line(missing: list[str], total: int, output: str, what: str) -> str:
+    """The error for :func:`not_here`'s findings: how many, one example, and what to do."""
+    return (
+        f"{len(missing)} of the {total} {what} the executors wrote are not in {output} as this machine sees it "
+        f"(e.g. {missing[0]}): the executors wrote to their own disks; give a path on a mount every executor "
+        "sees, or a URI (s3://...)"
+    )

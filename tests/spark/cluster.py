@@ -1,0 +1,193 @@
+"""A real Spark standalone cluster on loopback for the tests: a master and two workers.
+
+Each is its own JVM, started from the installed pyspark with ``bin/spark-class``
+(``org.apache.spark.deploy.master.Master``, ``org.apache.spark.deploy.worker.Worker``),
+bound to 127.0.0.1 on free ports, with one core and 512 MiB for executors each
+(the test machine's cores are shared).  Every worker runs its executors in its own
+work directory, so a path that is only right in the driver's working directory is
+wrong there, as on a real cluster.  The workers' environment has no AWS variables:
+executors reach the S3 server only with what the job gives them
+(``spark.executorEnv.AWS_*``), as on a real cluster.
+
+Skipped, with the reason, only where Java is missing (or pyspark, the spark extra).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+WORKERS = 2
+START_TIMEOUT = 120.0  # seconds: the JVMs share two cores with other work
+AWS = ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION", "AWS_DEFAULT_REGION")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def java_missing() -> str | None:
+    """Why Spark cannot start here (no Java), or None."""
+    home = os.environ.get("JAVA_HOME")
+    if home and os.access(os.path.join(home, "bin", "java"), os.X_OK):
+        return None
+    if shutil.which("java"):
+        return None
+    return "no Java (JAVA_HOME unset and no java on PATH): a Spark standalone cluster needs Java 17 or later"
+
+
+class Cluster:
+    """The running cluster: its master URL, the workers' processes and directories."""
+
+    def __init__(self, root: Path) -> None:
+        import pyspark
+
+        self.home = Path(pyspark.__file__).parent
+        self.root = root
+        self.port = free_port()
+        self.ui_port = free_port()
+        self.master = f"spark://127.0.0.1:{self.port}"
+        self.procs: dict[str, subprocess.Popen] = {}
+        self.env = {k: v for k, v in os.environ.items() if k not in AWS and not k.startswith("PYSPARK_GATEWAY")}
+        self.env.update(
+            SPARK_HOME=str(self.home),
+            SPARK_LOCAL_IP="127.0.0.1",
+            SPARK_DAEMON_MEMORY="256m",
+            SPARK_LOG_DIR=str(root / "logs"),
+            PYSPARK_PYTHON=sys.executable,  # the executors' Python: this one, which has kseg
+        )
+
+    def _start(self, name: str, *args: str) -> None:
+        log = open(self.root / f"{name}.log", "wb")
+        self.procs[name] = subprocess.Popen(
+            [str(self.home / "bin" / "spark-class"), *args],
+            env=self.env,
+            cwd=self.root,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own process group: stopped whole (the JVM, its executors)
+        )
+        log.close()
+
+    def state(self) -> dict:
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.ui_port}/json/", timeout=5) as r:
+            return json.load(r)
+
+    def alive_workers(self) -> int:
+        try:
+            return int(self.state()["aliveworkers"])
+        except OSError:
+            return 0
+
+    def start(self) -> None:
+        self._start(
+            "master",
+            "org.apache.spark.deploy.master.Master",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--webui-port",
+            str(self.ui_port),
+        )
+        for n in range(1, WORKERS + 1):
+            self.start_worker(n)
+        self.wait_for_workers(WORKERS)
+
+    def start_worker(self, n: int) -> None:
+        work = self.root / f"worker{n}"
+        work.mkdir(exist_ok=True)
+        self._start(
+            f"worker{n}",
+            "org.apache.spark.deploy.worker.Worker",
+            "--host",
+            "127.0.0.1",
+            "--webui-port",
+            "0",
+            "--cores",
+            "1",
+            "--memory",
+            "512m",
+            "--work-dir",
+            str(work),
+            self.master,
+        )
+
+    def wait_for_workers(self, count: int) -> None:
+        deadline = time.monotonic() + START_TIMEOUT
+        while self.alive_workers() < count:
+            for name, proc in self.procs.items():
+                if proc.poll() is not None:
+                    raise RuntimeError(f"{name} exited {proc.returncode}: {self.log_tail(name)}")
+            if time.monotonic() > deadline:
+                raise RuntimeError(
+                    f"{count} workers did not register in {START_TIMEOUT:.0f} s: {self.log_tail('master')}"
+                )
+            time.sleep(0.5)
+
+    def apps(self, n: int) -> set[str]:
+        """The applications worker ``n`` has run executors for (their work directories)."""
+        return {p.name for p in (self.root / f"worker{n}").glob("app-*")}
+
+    def running_task(self, n: int, before: set[str]) -> bool:
+        """Whether an executor of worker ``n`` for an application not in ``before`` has logged starting
+        a task (its stderr in the worker's work directory)."""
+        for log in (self.root / f"worker{n}").glob("app-*/*/stderr"):
+            if log.parent.parent.name not in before and b"Running task" in log.read_bytes():
+                return True
+        return False
+
+    def kill_worker(self, n: int) -> None:
+        """SIGKILL worker ``n`` and its executors (its process group), as a lost machine."""
+        proc = self.procs.pop(f"worker{n}")
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+    def log_tail(self, name: str) -> str:
+        return (self.root / f"{name}.log").read_bytes()[-3000:].decode("utf-8", "replace")
+
+    def stop(self) -> None:
+        for name in sorted(self.procs, reverse=True):  # workers first, then the master
+            proc = self.procs[name]
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGTERM)
+        for proc in self.procs.values():
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+        self.procs.clear()
+
+    def conf(self, *extra: str) -> list[str]:
+        """kseg's options for a job on this cluster, small enough for the shared machine."""
+        args = ["--master", self.master, "--spark-conf", "spark.executor.memory=512m"]
+        for item in extra:
+            args += ["--spark-conf", item]
+        return args
+
+
+@pytest.fixture(scope="session")
+def spark_cluster(tmp_path_factory):
+    pytest.importorskip("pyspark", reason="the spark extra (pip install 'kseg[spark]')")
+    why = java_missing()
+    if why:
+        pytest.skip(why)
+    cluster = Cluster(tmp_path_factory.mktemp("spark-cluster"))
+    try:
+        cluster.start()
+        yield cluster
+    finally:
+        cluster.stop()

@@ -1,0 +1,266 @@
+"""kseg on a real Spark standalone cluster on loopback (tests/spark/cluster.py): a master and two
+workers, each its own JVM, executors in their own work directories -- what ``local[2]`` cannot show.
+
+Every run here is compared with the local command on the same files.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from kseg.ops.verify.report import sort_key
+from tests.cli.test_verify import _report_rows
+from tests.conftest import CORPUS_DATA, run_subprocess
+
+pytest.importorskip("pyspark", reason="the spark extra (pip install 'kseg[spark]')")
+
+DAMAGED = "plain-v2-0"  # one CRC fault, so that the rows compared hold a problem
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory) -> Path:
+    """``<workdir>/data/b1/data``: the Kafka-written corpus as one broker's log root, one batch damaged."""
+    work = tmp_path_factory.mktemp("operator")
+    root = work / "data" / "b1" / "data"
+    shutil.copytree(CORPUS_DATA, root)
+    log = sorted((root / DAMAGED).glob("*.log"))[0]
+    data = bytearray(log.read_bytes())
+    data[200] ^= 0x5A
+    log.write_bytes(bytes(data))
+    return work
+
+
+def rows(path: Path) -> list[dict]:
+    return sorted(_report_rows(path), key=sort_key)
+
+
+def local_verify(workdir: Path, tmp_path: Path) -> tuple:
+    report = tmp_path / "local.jsonl"
+    r = run_subprocess(["verify-index", "--verbose", "--report", str(report), str(workdir / "data/b1/data")])
+    assert r.exit_code == 1, r.errtext
+    return r, rows(report)
+
+
+def test_verify_on_the_cluster_equals_the_local_run(spark_cluster, workdir: Path, tmp_path: Path) -> None:
+    """The local command's rows and lines, from a relative input and --report run in the operator's
+    directory: executors work in their own work directories, so kseg makes the paths absolute on the
+    driver (docs/spark.md, "Paths travel")."""
+    local, expected = local_verify(workdir, tmp_path)
+    report = workdir / "out" / "r"
+    report.parent.mkdir(exist_ok=True)  # a report's parent must exist (docs/spark.md, "The report")
+    r = run_subprocess(
+        ["verify-index", "--spark", "--verbose", *spark_cluster.conf(), "--report", "out/r", "data/b1/data"],
+        cwd=workdir,
+        timeout=600,
+    )
+    assert r.exit_code == 1, r.errtext[-3000:]
+    assert "FAILED" not in r.text
+    assert {row["kind"] for row in expected if row["type"] == "problem"} >= {"crc"}
+    assert rows(report) == expected
+    assert (report / "_SUCCESS").exists()
+    assert r.text == local.text
+
+
+def test_export_to_a_relative_directory_writes_the_files_there(spark_cluster, workdir: Path, tmp_path: Path) -> None:
+    """``export --spark -o out/exp`` with a relative input: the Parquet files are in ``out/exp`` (where
+    the summary line says), and they hold the local export's rows."""
+    from tests.spark.test_datasource import ORDER, pq
+
+    r = run_subprocess(
+        ["export", "--spark", *spark_cluster.conf(), "data/b1/data", "-o", "out/exp"], cwd=workdir, timeout=600
+    )
+    assert r.exit_code == 1, r.errtext[-3000:]  # the damaged batch, and corrupt-* partitions of the corpus
+    out = workdir / "out" / "exp"
+    files = sorted(out.glob("*/*.parquet"))
+    assert (out / "_SUCCESS").exists() and len(files) >= 30
+    got = [row for f in files for row in pq.read_table(f).to_pylist()]
+    local = tmp_path / "local.parquet"
+    assert run_subprocess(["export", str(workdir / "data/b1/data"), "-o", str(local)]).exit_code == 1
+    want = pq.read_table(local).to_pylist()
+
+    def key(row: dict) -> tuple:
+        return tuple((row[k] is None, row[k]) for k in ORDER)
+
+    assert len(got) == len(want) > 1000
+    assert sorted(got, key=key) == sorted(want, key=key)
+    assert f"{sum(row['corruption'] is None for row in want)} records" in r.text and "written to out/exp" in r.text
+
+
+# -- executors without the store's settings: the workers were started with no AWS variable -----------------
+
+DATA_SOURCE = """
+import os
+import pickle
+import sys
+
+import kseg.spark
+from kseg.spark.driver import _cause, session
+
+spark = session(sys.argv[1], ["spark.executor.memory=512m", "spark.task.maxFailures=1", *sys.argv[3:]])
+kseg.spark.register(spark)
+try:
+    df = spark.read.format("kseg").load(sys.argv[2])
+    if os.environ.get("ROWS_TO"):  # every row, pickled (binary columns as bytes)
+        rows = [r.asDict(recursive=True) for r in df.collect()]
+        with open(os.environ["ROWS_TO"], "wb") as f:
+            pickle.dump(rows, f)
+        print("COUNT", len(rows))
+    else:
+        print("COUNT", df.count())
+except Exception as exc:
+    print("FAILED", _cause(exc))
+finally:
+    spark.stop()
+"""
+
+
+def executor_env(s3) -> list[str]:
+    """The S3 settings handed to the executors, as an operator must on a cluster."""
+    import os
+
+    return [
+        f"spark.executorEnv.{k}={os.environ[k]}"
+        for k in ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION")
+    ]
+
+
+def data_source(spark_cluster, uri: str, *conf: str, cwd: Path | None = None, rows_to: Path | None = None) -> str:
+    """``spark.read.format("kseg").load(uri)`` on the cluster, from a driver of its own: "COUNT n" or
+    "FAILED <cause>"; with ``rows_to``, the rows pickled there."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, ROWS_TO=str(rows_to)) if rows_to else None
+    p = subprocess.run(
+        [sys.executable, "-c", DATA_SOURCE, spark_cluster.master, uri, *conf],
+        capture_output=True,
+        timeout=600,
+        cwd=cwd,
+        env=env,
+    )
+    assert p.returncode == 0, p.stderr.decode("utf-8", "replace")[-3000:]
+    return p.stdout.decode().strip().splitlines()[-1]
+
+
+def test_data_source_fails_the_query_when_executors_cannot_read_the_store(spark_cluster, s3) -> None:
+    """No count made of unreadable segments: the query fails, naming the object and the cause; with the
+    settings given to the executors the same load counts every record."""
+    from tests.spark.test_datasource import exported
+
+    uri = s3.uri("brokers/b1/data/v2-logappendtime-0")
+    got = data_source(spark_cluster, uri)
+    assert got.startswith("FAILED ") and "cannot read" in got and uri in got, got
+    want = len(exported([uri], Path(spark_cluster.root)))
+    assert data_source(spark_cluster, uri, *executor_env(s3)) == f"COUNT {want}"
+
+
+def test_verify_with_executors_that_cannot_read_the_store_is_failed(spark_cluster, s3, local_brokers) -> None:
+    """Every segment the executors could not read is ``failed`` (exit 2), naming the executor and the
+    cause, without the local-mount hint (a URI is not on a mount); with the settings, the local rows."""
+    uri = s3.uri("brokers/b1/data/v2-logappendtime-0")  # one segment: each failed read is ~8 s of retries
+    r = run_subprocess(["verify-index", "--spark", *spark_cluster.conf(), uri], timeout=600)
+    assert r.exit_code == 2, r.errtext[-3000:]
+    assert "FAILED: executor" in r.text and "cannot read" in r.text and "mount" not in r.text, r.text
+    assert r.text.splitlines()[-1] == "1 segment verified (0 bytes), 0 clean, 1 failed."
+    conf = [a for item in executor_env(s3) for a in ("--spark-conf", item)]
+    ok = run_subprocess(["verify-index", "--spark", *spark_cluster.conf(), *conf, uri], timeout=600)
+    local = run_subprocess(["verify-index", str(local_brokers / "b1/data/v2-logappendtime-0")])
+    assert ok.exit_code == local.exit_code == 0, ok.errtext[-3000:]
+    assert ok.text.splitlines()[-1] == local.text.splitlines()[-1]
+
+
+def test_spark_pyspark_python_is_honoured(spark_cluster, workdir: Path, tmp_path: Path) -> None:
+    """``--spark-conf spark.pyspark.python=…`` is the executors' Python when kseg starts Spark itself (it
+    was ignored: pyspark reads only PYSPARK_PYTHON); the driver's address is found from the route to the
+    master (no SPARK_LOCAL_IP, no spark.driver.host given)."""
+    import os
+    import subprocess
+    import sys
+
+    marker = tmp_path / "used"
+    wrapper = tmp_path / "python"
+    wrapper.write_text(f'#!/bin/sh\necho "$$" >> {marker}\nexec {sys.executable} "$@"\n')
+    wrapper.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k not in ("SPARK_LOCAL_IP", "PYSPARK_PYTHON")}
+    p = subprocess.run(
+        [sys.executable, "-m", "kseg", "verify-index", "--spark"]
+        + spark_cluster.conf(f"spark.pyspark.python={wrapper}")
+        + [str(workdir / "data/b1/data/v2-logappendtime-0")],
+        env=env,
+        capture_output=True,
+        timeout=600,
+    )
+    assert p.returncode == 0, p.stderr.decode("utf-8", "replace")[-3000:]
+    assert marker.exists() and marker.read_text().split()
+
+
+def test_data_source_rows_on_the_cluster_are_the_export_rows(spark_cluster, workdir: Path, tmp_path: Path) -> None:
+    """``load("data/b1/data")`` (relative, from the operator's directory) on the cluster: the rows of the
+    local ``kseg export`` of the same tree."""
+    import pickle
+
+    from tests.spark.test_datasource import ORDER, exported
+
+    dumped = tmp_path / "rows.pickle"
+    got = data_source(spark_cluster, "data/b1/data", "spark.sql.shuffle.partitions=2", cwd=workdir, rows_to=dumped)
+    want = exported([str(workdir / "data/b1/data")], tmp_path)
+    assert got == f"COUNT {len(want)}", got
+    rows = pickle.loads(dumped.read_bytes())
+    for row in rows:  # Spark's binary is bytearray
+        for k in ("key", "value"):
+            row[k] = None if row[k] is None else bytes(row[k])
+        if row["headers"] is not None:
+            row["headers"] = [
+                {"key": h["key"], "value": None if h["value"] is None else bytes(h["value"])} for h in row["headers"]
+            ]
+    assert sorted(rows, key=lambda r: tuple((r[k] is None, r[k]) for k in ORDER)) == want
+
+
+def test_diff_roots_on_the_cluster_equals_the_local_run(spark_cluster, tmp_path: Path) -> None:
+    """``diff --roots --spark`` with relative roots: the local command's lines and exit code."""
+    from tests.trees import two_brokers
+
+    b1, b2 = two_brokers(tmp_path / "t")
+    local = run_subprocess(["diff", "--roots", str(b1), str(b2)])  # what the relative roots mean
+    spark = run_subprocess(
+        ["diff", "--roots", "b1/data", "b2/data", "--spark", *spark_cluster.conf()], cwd=tmp_path / "t", timeout=600
+    )
+    assert local.exit_code == spark.exit_code == 1, spark.errtext[-3000:]
+    assert spark.text == local.text and "divergent" in spark.text
+
+
+def test_a_worker_killed_mid_run_changes_nothing(spark_cluster, workdir: Path, tmp_path: Path) -> None:
+    """Worker 2 (and its executor) SIGKILLed while it runs a task: Spark re-runs its tasks (and the lost
+    shuffle output) on worker 1, and the verdict is the local command's.  Worker 2 is started again after."""
+    import subprocess
+    import sys
+    import time
+
+    _, expected = local_verify(workdir, tmp_path)
+    report = tmp_path / "cluster-report"
+    before = spark_cluster.apps(2)
+    job = subprocess.Popen(
+        [sys.executable, "-m", "kseg", "verify-index", "--spark", *spark_cluster.conf(), "--report", str(report)]
+        + [str(workdir / "data/b1/data")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 300
+        while not spark_cluster.running_task(2, before):  # an executor on worker 2 has started a task
+            assert job.poll() is None, job.stderr.read().decode()[-3000:]
+            assert time.monotonic() < deadline, "no task ever ran on worker 2"
+            time.sleep(0.2)
+        spark_cluster.kill_worker(2)
+        out, err = job.communicate(timeout=600)
+    finally:
+        if job.poll() is None:
+            job.kill()
+        spark_cluster.start_worker(2)
+    assert job.returncode == 1, err.decode()[-3000:]
+    assert rows(report) == expected
+    spark_cluster.wait_for_workers(2)
