@@ -1,8 +1,8 @@
 """Which partition of an internal topic holds a consumer group or a transactional id.
 
 Kafka places a group's offsets and metadata in ``__consumer_offsets`` partition
-``Utils.abs(groupId.hashCode()) % offsets.topic.num.partitions`` (``GroupMetadataManager.partitionFor``
-up to 3.x, ``GroupCoordinatorService.topicPartitionFor`` in the new coordinator) and a transactional
+``Utils.abs(groupId.hashCode()) % offsets.topic.num.partitions`` (``GroupMetadataManager.partitionFor`` in
+the classic coordinator, ``GroupCoordinatorService.partitionFor`` in the new one) and a transactional
 id's state in ``__transaction_state`` partition ``Utils.abs(transactionalId.hashCode()) %
 transaction.state.log.num.partitions`` (``TransactionStateManager.partitionFor``); both topics have 50
 partitions by default.  The broker leading that partition is the group's (the transaction's)
