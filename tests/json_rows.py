@@ -84,6 +84,8 @@ def every_command_rows() -> Iterator[tuple[str, dict]]:
         (b2 / "00000000000000000251.log").unlink()  # a lagging replica
         for row in _rows(["diff", "--format", "json", str(b1), str(b2)]):
             yield "diff", row
+        for row in _rows(["coordinator", "--format", "json", "--group", "g", "--transactional-id", "t"]):
+            yield "coordinator", row
     del parts
 
 

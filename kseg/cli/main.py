@@ -30,6 +30,11 @@ COMMANDS = {
         "Tombstones and control batches left, against delete.retention.ms.",
     ),
     "diff": ("kseg.cli.diff", "diff", "Compare replicas of a partition: first divergent offset, what each lacks."),
+    "coordinator": (
+        "kseg.cli.coordinator",
+        "coordinator",
+        "The __consumer_offsets / __transaction_state partition of a group or transactional id.",
+    ),
 }
 
 

@@ -93,12 +93,12 @@ def offset_path_lines(r: OffsetLookup) -> list[str]:
         seg = step.segment
         if n == 0:
             lines.append(
-                f"Segment: {seg.name}.log, the largest base offset <= {r.target}; "
+                f"Segment: {seg.stem}.log, the largest base offset <= {r.target}; "
                 f"relative offset {r.target} - {seg.base_offset} = {r.target - seg.base_offset}"
             )
         else:
             lines.append(
-                f"Segment: {seg.name}.log, the next segment (Kafka's read moves on); "
+                f"Segment: {seg.stem}.log, the next segment (Kafka's read moves on); "
                 f"offset {r.target} is below its base offset"
             )
         lines.append("Index: " + index_text(step.index, r.target))
@@ -168,7 +168,7 @@ def write_offset_text(sink: TextSink, r: OffsetLookup, partition: str, decoders:
     _write_head(sink, f"offset {r.target} in {partition}", r, offset_path_lines(r))
     seg = r.segment
     if r.record is not None and seg is not None:  # a record found has its segment
-        sink.write(found_line(r.target, r.record.offset, r.batch, seg.name) + "\n")
+        sink.write(found_line(r.target, r.record.offset, r.batch, seg.stem) + "\n")
         batch_and_record_text(sink, r.batch, r.record, *decoders)
 
 
@@ -244,7 +244,7 @@ def time_reason(r: TimeLookup) -> str | None:
     if r.chosen is None:
         return f"no segment has a timestamp >= {r.target} ({iso(r.target)}): Kafka answers offset -1"
     return (
-        f"no record of {r.chosen.segment.name}.log at or after the indexed position has a timestamp >= "
+        f"no record of {r.chosen.segment.stem}.log at or after the indexed position has a timestamp >= "
         f"{r.target}: Kafka answers offset -1"
     )
 
@@ -266,7 +266,7 @@ def time_path_lines(r: TimeLookup) -> list[str]:
         c = r.chosen
         if c is not None:
             lines.append(
-                f"Segment: {c.segment.name}.log, the first with the largest timestamp {c.timestamp} "
+                f"Segment: {c.segment.stem}.log, the first with the largest timestamp {c.timestamp} "
                 f"({iso(c.timestamp)}, {source_text(c)}), at offset {c.offset}"
             )
     else:
@@ -276,25 +276,25 @@ def time_path_lines(r: TimeLookup) -> list[str]:
             lines.append(
                 f"Skipped: {len(r.skipped)} segment{'s' if len(r.skipped) != 1 else ''} whose largest "
                 f"timestamp < {r.target} ({by_index} from the time index, {len(r.skipped) - by_index} by "
-                f"scanning batches); the last, {last.segment.name}.log, has {last.timestamp}"
+                f"scanning batches); the last, {last.segment.stem}.log, has {last.timestamp}"
             )
         c = r.chosen
         if c is None:
             return lines
         lines.append(
-            f"Segment: {c.segment.name}.log, the first whose largest timestamp {c.timestamp} "
+            f"Segment: {c.segment.stem}.log, the first whose largest timestamp {c.timestamp} "
             f"({source_text(c)}) >= {r.target}"
         )
         seg = c.segment
         if r.time_entry is not None:
             if r.time_slot >= 0:
                 lines.append(
-                    f"Time index: {seg.name}.timeindex: entry #{r.time_slot}, timestamp {r.time_entry.timestamp}, "
+                    f"Time index: {seg.stem}.timeindex: entry #{r.time_slot}, timestamp {r.time_entry.timestamp}, "
                     f"offset {r.time_entry.offset}: the largest entry <= {r.target}"
                 )
             else:
                 lines.append(
-                    f"Time index: {seg.name}.timeindex: no entry <= {r.target}; Kafka uses the base "
+                    f"Time index: {seg.stem}.timeindex: no entry <= {r.target}; Kafka uses the base "
                     f"offset {seg.base_offset}"
                 )
     if r.index is not None:
@@ -321,7 +321,7 @@ def write_time_text(sink: TextSink, r: TimeLookup, partition: str, decoders: tup
         where = f"{batch_desc(b)} at position {b.position}"
         by_offset = r.by_offset.segment if r.by_offset is not None else None
         if r.special in ("earliest",) and by_offset is not None and r.offset is not None:
-            sink.write(found_line(r.offset, r.record.offset, b, by_offset.name) + "\n")
+            sink.write(found_line(r.offset, r.record.offset, b, by_offset.stem) + "\n")
         elif r.special == "max-timestamp":
             sink.write(
                 f"Found: offset {r.offset}, timestamp {r.timestamp} ({iso(r.timestamp)}), the first record "

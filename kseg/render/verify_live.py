@@ -36,7 +36,7 @@ class VerifyOutput:
             else:  # the workers read: a segment at a time, as results come
                 self.progress.start("verify-index", total)
                 self.labels = [
-                    f"{it.partition}/{it.segment.name}.log" if it.segment is not None else it.partition for it in items
+                    f"{it.partition}/{it.segment.stem}.log" if it.segment is not None else it.partition for it in items
                 ]
             out = self.progress.writer(out)
         self.out = out

@@ -5,6 +5,13 @@ suffix: ``.log``, ``.index``, ``.timeindex``, ``.txnindex``, ``.snapshot``;
 KRaft snapshots are ``<endOffset 20 digits>-<epoch 10 digits>.checkpoint``.
 kseg accepts any integer stem (``00000.log``), as Kafka's tool parses the
 part before the first dot with ``Long.parseLong``.
+
+Kafka's ``LocalTieredStorage`` (the file-system ``RemoteStorageManager`` of its tiered-storage tests,
+``RemoteLogSegmentFileset``) names a copied segment's files ``<start offset, 20 digits>-<segment id>``
+and a suffix: ``.log``, ``.index``, ``.timeindex``, ``.txnindex`` (optional), ``.snapshot`` and
+``.leader_epoch_checkpoint``; the segment id is a ``Uuid`` in its 22-character URL-safe base64 form
+(Kafka matches the names as digits, ``-``, 22 characters of ``[a-zA-Z0-9_-]``, then the suffix).
+The start offset is the segment's base offset: :func:`base_offset_from_name` reads it from both forms.
 """
 
 from __future__ import annotations
@@ -30,6 +37,8 @@ LOG, INDEX, TIME_INDEX, TXN_INDEX, SNAPSHOT, CHECKPOINT = (
 BOOTSTRAP_CHECKPOINT = "bootstrap.checkpoint"
 _LONG = re.compile(r"[+-]?[0-9]+\Z")
 _CHECKPOINT = re.compile(r"([0-9]{20})-([0-9]{10})\.checkpoint\Z")
+_TIERED = re.compile(r"([0-9]+)-([A-Za-z0-9_-]{22})\Z")  # RemoteLogSegmentFileset: <offset>-<Uuid>
+LEADER_EPOCH_CHECKPOINT = ".leader_epoch_checkpoint"  # a LocalTieredStorage segment's leader-epoch file
 #: A file :func:`open_readonly` opened: a local one, or a :class:`~kseg.storage.location.RemoteFile`.
 ReadFile = Union[io.FileIO, io.BufferedReader, location.RemoteFile]
 
@@ -49,10 +58,21 @@ def stem(path: str) -> str:
     return os.path.basename(path).split(".")[0]
 
 
+def tiered_segment_id(path: str) -> str | None:
+    """The segment id (a ``Uuid``, base64) of a ``LocalTieredStorage`` name ``<offset>-<id>.<suffix>``;
+    ``None`` for any other name."""
+    m = _TIERED.match(stem(path))
+    return m.group(2) if m else None
+
+
 def base_offset_from_name(path: str) -> int | None:
-    """``Long.parseLong`` of the stem, or ``None`` when it carries no base offset."""
+    """``Long.parseLong`` of the stem, or of its offset part in a ``LocalTieredStorage`` name
+    (``<offset>-<segment id>``); ``None`` when the name carries no base offset."""
     s = stem(path)
-    if not _LONG.match(s):
+    tiered = _TIERED.match(s)
+    if tiered:
+        s = tiered.group(1)
+    elif not _LONG.match(s):
         return None
     value = int(s)
     return value if INT64_MIN <= value <= INT64_MAX else None

@@ -6,6 +6,8 @@ files, ``leader-epoch-checkpoint`` and ``partition.metadata``.  A log root
 holds many partition directories.  Directories named ``*-delete``,
 ``*-future`` and ``*-stray`` are partitions in transition and are skipped
 with a note; files ending ``.deleted``, ``.cleaned`` or ``.swap`` likewise.
+A directory of Kafka's ``LocalTieredStorage`` holds the same files named
+``<base offset>-<segment id>.log`` & co. (:mod:`kseg.storage.files`): read the same way.
 
 :func:`discover` turns command-line paths (log roots, partition directories
 or single segment files) into :class:`Partition` objects listing their
@@ -53,7 +55,17 @@ class Segment:
 
     @property
     def name(self) -> str:
+        """The base-offset name (``00000000000000000251``): the segment in rows and reports."""
         return f"{self.base_offset:020d}"
+
+    @property
+    def stem(self) -> str:
+        """Its files' names without the suffix: :attr:`name`, or ``<name>-<segment id>`` for a segment
+        Kafka's ``LocalTieredStorage`` copied (``files.tiered_segment_id``)."""
+        for path in (self.log, self.index, self.timeindex, self.txnindex):
+            if path is not None:
+                return files.stem(path)
+        return self.name
 
     def log_size(self) -> int:
         if self.log_bytes is not None:

@@ -117,6 +117,11 @@ def readable_snapshots(paths: list[str], log_start: int, log_end: int, notes: li
     out = []
     for offset, path in snapshot_paths(paths):
         shown = files.display(path)
+        if files.tiered_segment_id(path) is not None:
+            # LocalTieredStorage names the snapshot taken at a segment's end by the segment's start offset
+            # (RemoteLogSegmentFileset): the name does not say the offset its state is at
+            notes.append(f"{shown}: not used, a tiered segment's producer snapshot (named by its segment's start)")
+            continue
         if offset > log_end:
             notes.append(f"{shown}: skipped, above the log end offset {log_end} (Kafka deletes it on load)")
             continue

@@ -19,6 +19,10 @@ ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "examples" / "orders-0"
 LOG = SAMPLE / "00000000000000000000.log"
 
+# Commands that read no files (coordinator): no read pacing, no batch size, no notes about inputs.
+NO_FILES = {"coordinator"}
+READING = sorted(set(COMMANDS) - NO_FILES)
+
 # Where each shared option applies (commands outside a set do not take it).
 WHERE = {
     "quiet": set(COMMANDS),
@@ -26,13 +30,13 @@ WHERE = {
     "key_decoder": {"dump", "lookup-offset", "lookup-time", "export"},
     "value_decoder": {"dump", "lookup-offset", "lookup-time", "export"},
     "output_format": set(COMMANDS) - {"export"},
-    "max_message_size": set(COMMANDS) - {"diff"},
+    "max_message_size": set(COMMANDS) - {"diff"} - NO_FILES,
     "spark": {"verify-index", "export", "diff"},
     "master": {"verify-index", "export", "diff"},
     "spark_conf": {"verify-index", "export", "diff"},
     "verbose": {"verify-index", "export", "diff"},
-    "max_rate": set(COMMANDS),
-    "drop_cache": set(COMMANDS),
+    "max_rate": set(READING),
+    "drop_cache": set(READING),
 }
 
 
@@ -93,6 +97,7 @@ def test_every_command_walked() -> None:
         "diff",
         "compaction",
         "export",
+        "coordinator",
     }
 
 
@@ -196,6 +201,7 @@ COMMAND_RUNS = {
     "diff": ["diff", str(SAMPLE), str(SAMPLE)],
     "compaction": ["compaction", "--at", "0", str(SAMPLE)],
     "export": ["export", "--force", str(SAMPLE), "-o", "{tmp}/out.parquet"],
+    "coordinator": ["coordinator", "--group", "g"],
 }
 
 
@@ -382,10 +388,10 @@ def _noted_run(name: str, tmp_path: Path, *extra: str) -> list[str]:
 
 
 def test_every_command_has_a_noted_run() -> None:
-    assert set(NOTED_RUNS) == set(COMMANDS)
+    assert set(NOTED_RUNS) == set(READING)
 
 
-@pytest.mark.parametrize("name", sorted(COMMANDS))
+@pytest.mark.parametrize("name", READING)
 def test_quiet_silences_every_commands_notes(name: str, tmp_path: Path) -> None:
     """``-q``: the same exit code, and no ``kseg: note:`` line (each run here has one); the same output
     but for verify-index and rebuild-index, whose ``-q`` also leaves out clean segments
@@ -403,7 +409,7 @@ def test_quiet_silences_every_commands_notes(name: str, tmp_path: Path) -> None:
         assert quiet.stdout == loud.stdout
 
 
-@pytest.mark.parametrize("name", sorted(COMMANDS))
+@pytest.mark.parametrize("name", READING)
 def test_max_rate_and_drop_cache_pace_every_commands_reads(name: str, tmp_path: Path, monkeypatch) -> None:
     """``--max-rate``/``--drop-cache``: the command's segment reads go through the read policy they make
     (``kseg.storage.read_policy``: the rate in bytes a second, the page-cache guard); without them none."""

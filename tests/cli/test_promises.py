@@ -28,7 +28,10 @@ as a real process (as root, capabilities dropped with ``setpriv``: root reads an
 pipe and dependency cells are real processes by nature; the rest run in-process through click.
 
 A command added to ``COMMANDS`` fails :func:`test_every_command_has_a_row` until it has an argument
-builder in ``ARGS``, and then gets the whole row.
+builder in ``ARGS``, and then gets the whole row.  A command that reads no files (``coordinator``: it
+computes a partition from an id) has its builder in ``NO_FILES`` instead: no cell that damages, removes
+or blocks an input can reach it, so it gets the cells that can -- a closed stdout -- and its usage errors
+(exit 2, one line, no traceback) in :func:`test_no_files_usage_errors`.
 """
 
 from __future__ import annotations
@@ -96,9 +99,40 @@ ARGS = {
 }
 
 
+# -- the commands that read no files: exempt from the input cells (nothing to damage), not from the rest ----
+NO_FILES = {"coordinator": lambda t: ["--group", "my-group", "--transactional-id", "tx-1"]}
+READING = sorted(set(COMMANDS) - set(NO_FILES))
+# each one's usage errors: (arguments, what its one line says)
+NO_FILES_USAGE = {
+    "coordinator": [
+        ([], r"--group ID or --transactional-id"),
+        (["--group", "g", "--partitions", "0"], r"--partitions: '0' is not a partition count"),
+        (["--group", "g", "--partitions", "fifty"], r"--partitions: 'fifty' is not a partition count"),
+        (["--group", "g", "--partitions", "2147483648"], r"--partitions: '2147483648'"),
+    ],
+}
+
+
 def test_every_command_has_a_row() -> None:
     """A command without an argument builder would escape the suite: it fails here instead."""
-    assert set(ARGS) == set(COMMANDS), f"give {sorted(set(COMMANDS) - set(ARGS))} an argument builder in ARGS"
+    assert not set(ARGS) & set(NO_FILES)
+    missing = sorted(set(COMMANDS) - set(ARGS) - set(NO_FILES))
+    assert not missing, f"give {missing} an argument builder in ARGS (or NO_FILES, if it reads no files)"
+    assert set(NO_FILES_USAGE) == set(NO_FILES)
+
+
+@pytest.mark.parametrize(
+    "command,args,said", [(c, a, s) for c, cases in sorted(NO_FILES_USAGE.items()) for a, s in cases]
+)
+def test_no_files_usage_errors(command: str, args: list[str], said: str) -> None:
+    """A command that reads no files still answers a usage error the project's way, as a real process:
+    exit 2, one ``kseg: error:`` line on stderr, nothing on stdout."""
+    p = subprocess.run(kseg_argv(command, *args), capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert p.returncode == 2, (p.returncode, p.stdout, p.stderr)
+    assert p.stdout == ""
+    lines = p.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("kseg: error: "), p.stderr
+    assert re.search(said, lines[0]), lines[0]
 
 
 # -- the damage -------------------------------------------------------------------------------------------
@@ -120,9 +154,9 @@ DAMAGE = {"first_corrupt": _first_corrupt, "text_log": _text_log, "truncated": _
 
 # what each command answers (dump keeps Kafka's meaning: a partial batch at the end is reported, exit 0)
 EXIT = {
-    "first_corrupt": dict.fromkeys(COMMANDS, 1),
-    "text_log": {**dict.fromkeys(COMMANDS, 1), "dump": 0},
-    "truncated": {**dict.fromkeys(COMMANDS, 1), "dump": 0, "lookup-offset": 0, "lookup-time": 0},
+    "first_corrupt": dict.fromkeys(READING, 1),
+    "text_log": {**dict.fromkeys(READING, 1), "dump": 0},
+    "truncated": {**dict.fromkeys(READING, 1), "dump": 0, "lookup-offset": 0, "lookup-time": 0},
 }
 # the cause each names, beside the damaged file's path
 CAUSE = {
@@ -181,7 +215,7 @@ def _failed_for_io(
     _nothing_written(t)
 
 
-@pytest.mark.parametrize("command", sorted(COMMANDS))
+@pytest.mark.parametrize("command", READING)
 @pytest.mark.parametrize("damage", sorted(DAMAGE))
 def test_damaged_input(tmp_path: Path, command: str, damage: str) -> None:
     t = Tree(tmp_path)
@@ -197,7 +231,7 @@ def test_damaged_input(tmp_path: Path, command: str, damage: str) -> None:
     assert t.hashes() == before
 
 
-@pytest.mark.parametrize("command", sorted(COMMANDS))
+@pytest.mark.parametrize("command", READING)
 def test_vanished_between_listing_and_reading(tmp_path: Path, monkeypatch, command: str) -> None:
     from kseg.storage import records
 
@@ -217,7 +251,7 @@ def test_vanished_between_listing_and_reading(tmp_path: Path, monkeypatch, comma
     _failed_for_io(command, t, r.exit_code, out, err, t.log0, r"no such file")
 
 
-@pytest.mark.parametrize("command", sorted(COMMANDS))
+@pytest.mark.parametrize("command", READING)
 def test_shrinks_while_read(tmp_path: Path, monkeypatch, command: str) -> None:
     """The first segment is cut to half its size after it was opened, just before its first window is
     read (a broker truncating it under kseg): the reader, whose size was fixed at open, meets the end
@@ -248,7 +282,7 @@ def test_shrinks_while_read(tmp_path: Path, monkeypatch, command: str) -> None:
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
-@pytest.mark.parametrize("command", sorted(COMMANDS))
+@pytest.mark.parametrize("command", READING)
 def test_fifo_named_like_a_segment(tmp_path: Path, command: str) -> None:
     """A FIFO where the first segment should be: refused without opening it (an open would block until
     a writer came), exit 2 -- never a corruption row or a hang."""
@@ -265,7 +299,7 @@ def _kseg(args: list[str], **kw) -> subprocess.CompletedProcess:
     return subprocess.run(as_unprivileged_root(kseg_argv(*args)), capture_output=True, cwd=ROOT, timeout=120, **kw)
 
 
-@pytest.mark.parametrize("command", sorted(COMMANDS))
+@pytest.mark.parametrize("command", READING)
 @pytest.mark.parametrize("what", ["unlistable", "unreadable"])
 def test_permission_denied(tmp_path: Path, command: str, what: str) -> None:
     t = Tree(tmp_path)
@@ -296,7 +330,9 @@ def _formats(command: str) -> list[str]:
     return list(choice.choices) if choice is not None else []
 
 
-@pytest.mark.parametrize("command,fmt", [(c, f) for c in sorted(COMMANDS) for f in (_formats(c) or [None])])
+@pytest.mark.parametrize(
+    "command,fmt", [(c, f) for c in sorted(COMMANDS) for f in (_formats(c) or [None])]
+)  # NO_FILES too
 def test_closed_stdout_is_death_by_sigpipe(tmp_path: Path, command: str, fmt: str | None) -> None:
     """The reader went away before the command wrote (``| head -0``): killed by SIGPIPE (141 in the
     shell), nothing on stderr, text and JSON -- never an exit status that reads as a verdict."""
@@ -307,7 +343,7 @@ def test_closed_stdout_is_death_by_sigpipe(tmp_path: Path, command: str, fmt: st
     fmt_args = [] if fmt is None else ["--format", fmt]
     try:
         p = subprocess.run(
-            [sys.executable, "-m", "kseg", command, *fmt_args, *ARGS[command](t)],
+            [sys.executable, "-m", "kseg", command, *fmt_args, *{**ARGS, **NO_FILES}[command](t)],
             stdout=write_end,
             stderr=subprocess.PIPE,
             cwd=ROOT,
@@ -329,7 +365,7 @@ def _holds_open(pid: int, tree: Path) -> bool:
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc to see when the command reads")
-@pytest.mark.parametrize("command", sorted(COMMANDS))
+@pytest.mark.parametrize("command", READING)
 def test_ctrl_c_while_reading_is_130(tmp_path: Path, command: str) -> None:
     t = Tree(tmp_path)
     before = t.hashes()
@@ -374,7 +410,7 @@ def no_pyarrow(tmp_path_factory) -> dict:
     return {**os.environ, "PYTHONPATH": str(site)}
 
 
-@pytest.mark.parametrize("command", sorted(COMMANDS))
+@pytest.mark.parametrize("command", READING)
 def test_missing_optional_dependency(tmp_path: Path, no_pyarrow: dict, command: str) -> None:
     """Without pyarrow: ``export`` (Parquet) and every command given an ``s3://`` path say how to get it
     in one line, exit 2."""
@@ -426,7 +462,7 @@ def _strace_lines(err: str) -> str:
     return "\n".join(line for line in err.splitlines() if not line.startswith("strace: "))
 
 
-@pytest.mark.parametrize("command", sorted(COMMANDS))
+@pytest.mark.parametrize("command", READING)
 def test_eio_is_an_io_error_never_corruption(tmp_path: Path, command: str) -> None:
     """EIO reading a segment: a failed segment, exit 2 with the OS's reason -- never "corrupt", never
     followed by index problems derived from the unread bytes."""

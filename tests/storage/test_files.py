@@ -36,3 +36,42 @@ def test_index_over_the_limit_is_refused(tmp_path):
         f.truncate(1 << 20)
     with pytest.raises(InputError, match="larger than any index"):
         files.open_index(str(path), limit=1 << 16)
+
+
+# LocalTieredStorage's names (RemoteLogSegmentFileset): <start offset, 20 digits>-<Uuid, 22 base64url chars>.<suffix>
+TIERED_ID = "Wd7Ynb0xRJ2-8HlQ_3aZ1g"
+
+
+@pytest.mark.parametrize(
+    "suffix", [".log", ".index", ".timeindex", ".txnindex", ".snapshot", files.LEADER_EPOCH_CHECKPOINT]
+)
+def test_a_tiered_name_carries_its_base_offset(suffix: str) -> None:
+    name = f"00000000000000000251-{TIERED_ID}{suffix}"
+    assert files.base_offset_from_name(name) == 251
+    assert files.tiered_segment_id(name) == TIERED_ID
+    assert files.sibling(f"/d/{name}", files.INDEX) == f"/d/00000000000000000251-{TIERED_ID}.index"
+
+
+def test_a_segment_id_may_start_with_a_dash() -> None:
+    assert files.base_offset_from_name("00000000000000000007--A_bcdefghijklmnopqrst.log") == 7
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "00000000000000000251-short.log",  # not 22 characters
+        f"00000000000000000251-{TIERED_ID}x.log",  # 23
+        f"251x-{TIERED_ID}.log",
+        f"-{TIERED_ID}.log",
+        "00000000000000000251-Wd7Ynb0xRJ2+8HlQ/3aZ1g.log",  # standard base64, not Kafka's URL-safe form
+    ],
+)
+def test_other_names_carry_none(name: str) -> None:
+    assert files.base_offset_from_name(name) is None
+    assert files.tiered_segment_id(name) is None
+
+
+def test_plain_names_are_unchanged() -> None:
+    assert files.base_offset_from_name("00000000000000000251.log") == 251
+    assert files.base_offset_from_name("-5.log") == -5
+    assert files.tiered_segment_id("00000000000000000251.log") is None

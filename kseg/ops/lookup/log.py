@@ -68,7 +68,7 @@ class PartitionLog:
         for seg in part.segments:
             if seg.log is None:
                 names = ", ".join(os.path.basename(p) for p in (seg.index, seg.timeindex, seg.txnindex) if p)
-                self.notes.append(f"{names}: no {seg.name}.log beside it; ignored")
+                self.notes.append(f"{names}: no {seg.stem}.log beside it; ignored")
         self.segments = [s for s in part.segments if s.log is not None]
         self._records: dict[int, FileRecords] = {}
         self._offset_index: dict[int, OffsetIndexView | None] = {}
@@ -107,7 +107,7 @@ class PartitionLog:
         return self._time_index[seg.base_offset]
 
     def _load(self, seg: Segment, path: str | None, sfx: str, view, size: int):
-        name = seg.name + sfx
+        name = seg.stem + sfx
         if path is None:
             self.notes.append(f"{name}: missing; reading the log from position 0 instead")
             return None
@@ -160,7 +160,7 @@ class PartitionLog:
                 nxt, end = java_long(batch.last_offset + 1), batch.position + batch.size
                 if nxt <= batch.base_offset:  # baseOffset + lastOffsetDelta wrapped past 2^63-1, as a long does
                     self.notes.append(
-                        f"{seg.name}.log: the batch at position {batch.position} has its last offset "
+                        f"{seg.stem}.log: the batch at position {batch.position} has its last offset "
                         f"past 2^63-1 (base offset {batch.base_offset}); Kafka's long arithmetic "
                         f"wraps the log end offset to {nxt}"
                     )
@@ -169,7 +169,7 @@ class PartitionLog:
             return nxt
         if end < records.size:
             self.notes.append(
-                f"{seg.name}.log: {records.size - end} invalid bytes at the end "
+                f"{seg.stem}.log: {records.size - end} invalid bytes at the end "
                 f"(from position {end}); Kafka's recovery would truncate them"
             )
         return nxt

@@ -305,7 +305,7 @@ def resolve(paths: list[str], notes: list[str]) -> list[Target]:
             if seg.log is None and (target.selected is None or seg.base_offset in target.selected):
                 names = ", ".join(location.basename(p) for p in (seg.index, seg.timeindex, seg.txnindex) if p)
                 notes.append(
-                    f"{target.partition.path}: {names} without {seg.name}.log: ignored "
+                    f"{target.partition.path}: {names} without {seg.stem}.log: ignored "
                     "(Kafka deletes such orphaned index files when it loads the log)"
                 )
     return targets
@@ -336,7 +336,7 @@ def recover_partition(
                 replay(seg.log, state, limit)
             continue
         if progress is not None:
-            progress.start(f"{target.partition.name}/{seg.name}.log", seg.log_size())
+            progress.start(f"{target.partition.name}/{seg.stem}.log", seg.log_size())
         rec = recover_segment(
             seg,
             state,
