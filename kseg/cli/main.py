@@ -30,6 +30,7 @@ COMMANDS = {
         "Tombstones and control batches left, against delete.retention.ms.",
     ),
     "diff": ("kseg.cli.diff", "diff", "Compare replicas of a partition: first divergent offset, what each lacks."),
+    "logdir": ("kseg.cli.logdir", "logdir", "A broker's log directories: checkpoints, topic IDs, leader epochs."),
 }
 
 

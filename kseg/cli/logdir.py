@@ -1,0 +1,60 @@
+"""``kseg logdir``: a broker's log directories read offline -- checkpoints, topic IDs, leader epochs, leftovers."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from kseg.cli.options import HELP, Run, format_option, paths_argument, run_options
+
+
+@click.command(context_settings=HELP)
+@paths_argument
+@format_option
+@run_options
+def logdir(paths: tuple[str, ...], output_format: str, run: Run) -> None:
+    """What a broker left in its log directories (each PATH a log directory, or one
+    partition directory of it): meta.properties, .kafka_cleanshutdown, the high
+    watermark, recovery point, log start and cleaner checkpoints, each partition's
+    topic ID (partition.metadata), leader-epoch-checkpoint and segments -- checked
+    against each other as Kafka will on start (docs/logdir.md).
+
+    \b
+    Exit codes:
+      0  every file read, no problem found
+      1  problems (offsets past the log end, malformed checkpoints, leftovers, ...)
+         or a segment that could not be read past a corrupt or partial batch
+      2  usage error, or a file or directory could not be read (the OS's reason)
+    """
+    from kseg.jsonlines import dumps
+    from kseg.ops.logdir.run import inspect_all
+    from kseg.render import logdir as render
+    from kseg.storage.outcome import exit_code
+
+    reports = inspect_all(list(paths))  # a path that cannot be read: its one line, exit 2 (main.fatal)
+    lines: list[str] = []
+    for report in reports:
+        if output_format == "json":
+            lines.append(dumps(render.logdir_row(report)))
+            lines.extend(dumps(render.partition_row(p)) for p in report.partitions)
+        else:
+            lines.extend(render.text_lines(report))
+    if output_format != "json":
+        lines.append(render.summary_line(reports))
+    run.out.write(("\n".join(lines) + "\n").encode("utf-8", "replace"))
+    run.out.flush()
+    failed = False
+    reads = []
+    for report in reports:
+        for text in report.errors:
+            failed = bool(run.error(text))
+        for part in report.partitions:
+            for text in part.errors:
+                failed = bool(run.error(text))
+            for read in part.log.reads:
+                reads.append(read)
+                if not read.complete:
+                    run.error(read.describe())
+    problems = any(r.problems or any(p.problems for p in r.partitions) for r in reports)
+    sys.exit(exit_code(reads, problems=problems, failed=failed))
