@@ -84,6 +84,12 @@ def every_command_rows() -> Iterator[tuple[str, dict]]:
         (b2 / "00000000000000000251.log").unlink()  # a lagging replica
         for row in _rows(["diff", "--format", "json", str(b1), str(b2)]):
             yield "diff", row
+        from tests.ops.logdir.kafka_dir import log_dir
+
+        kafka = log_dir(tmp / "kafka")  # every file a 3.7+ broker keeps; tmp/b1: none of them (null values)
+        (kafka / "new-0").mkdir()  # a partition directory holding no segment yet: no log end, no timestamps
+        for row in _rows(["logdir", "--format", "json", str(kafka), str(tmp / "b1")]):
+            yield "logdir", row
     del parts
 
 
