@@ -33,6 +33,7 @@ def logdir(paths: tuple[str, ...], output_format: str, run: Run) -> None:
     from kseg.storage.outcome import exit_code
 
     reports = inspect_all(list(paths))  # a path that cannot be read: its one line, exit 2 (main.fatal)
+    run.notes([text for report in reports for text in report.notes])
     lines: list[str] = []
     for report in reports:
         if output_format == "json":

@@ -230,7 +230,7 @@ def parse_clean_shutdown(text: str, path: str) -> int | None:
         return None
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nesting deeper than the interpreter's stack
         raise CheckpointError(f'expected {{"version":0,"brokerEpoch":N}}, found {text[:60]!r}', path=path) from None
     epoch = data.get("brokerEpoch") if isinstance(data, dict) else None
     if not isinstance(epoch, int) or isinstance(epoch, bool):
@@ -245,6 +245,8 @@ def parse_quorum_state(text: str, path: str) -> dict[str, object]:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise CheckpointError(f"line {exc.lineno}: not JSON: {exc.msg}", path=path) from None
+    except RecursionError:
+        raise CheckpointError("not QuorumStateData: JSON nested deeper than any Kafka writes", path=path) from None
     if not isinstance(data, dict):
         raise CheckpointError("expected a JSON object (QuorumStateData)", path=path)
     for key in ("data_version", "leaderEpoch", "leaderId"):

@@ -103,6 +103,10 @@ def test_clean_shutdown_and_quorum_state() -> None:
         cp.parse_quorum_state('{"leaderId":1,"data_version":0}', "qs")
     with pytest.raises(cp.CheckpointError, match="line 1: not JSON"):
         cp.parse_quorum_state("{", "qs")
+    with pytest.raises(cp.CheckpointError, match="nested deeper"):
+        cp.parse_quorum_state("[" * 200_000, "qs")
+    with pytest.raises(cp.CheckpointError):
+        cp.parse_clean_shutdown("[" * 200_000, "cs")
 
 
 def test_read_text(tmp_path: Path) -> None:
@@ -114,3 +118,36 @@ def test_read_text(tmp_path: Path) -> None:
     (tmp_path / "dir").mkdir()
     with pytest.raises(InputError):
         cp.read_text(str(tmp_path), "dir")
+
+
+@pytest.mark.parametrize(
+    "parse",
+    [
+        cp.parse_offsets,
+        cp.parse_partition_metadata,
+        cp.parse_meta_properties,
+        cp.parse_clean_shutdown,
+        cp.parse_quorum_state,
+    ],
+)
+def test_any_text_is_a_value_or_one_checkpoint_error(parse) -> None:
+    """Whatever a damaged disk holds: the file's values or a :class:`CheckpointError`, never another
+    exception (hypothesis, texts near each format)."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    near = st.sampled_from(
+        ["0\n2\norders 0 269\nplain 0 420\n", "version: 0\ntopic_id: ZtkM3jXGTZeXkwZ3aAJvPA", "version=1\nnode.id=1\n"]
+        + ['{"version":0,"brokerEpoch":42}', '{"leaderId":1,"leaderEpoch":3,"data_version":0}']
+    )
+
+    @settings(max_examples=300, deadline=None)
+    @given(near, st.text(max_size=40), st.integers(0, 60), st.integers(0, 60))
+    def check(base: str, noise: str, at: int, cut: int) -> None:
+        text = base[:at] + noise + base[at + cut :]
+        try:
+            parse(text, "f")
+        except cp.CheckpointError as exc:
+            assert exc.path == "f" and exc.message
+
+    check()

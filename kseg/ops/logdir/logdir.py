@@ -79,6 +79,7 @@ class LogDirReport:
     partitions: list[PartitionReport] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what could not be checked, and why (not problems)
 
 
 def _read(report: LogDirReport | PartitionReport, directory: str, name: str) -> str | None:
@@ -114,6 +115,8 @@ def inspect(path: str, only: str | None = None) -> LogDirReport:
     report = LogDirReport(os.path.abspath(path))
     report.meta = _parse(report, path, cp.META_PROPERTIES, cp.parse_meta_properties)  # type: ignore[assignment]
     names = {name for name, is_dir in entries if not is_dir}
+    if cp.META_PROPERTIES not in names:
+        report.notes.append(f"{path}: no meta.properties: the cluster, node and directory IDs are unknown")
     if cp.CLEAN_SHUTDOWN in names:
         text = _read(report, path, cp.CLEAN_SHUTDOWN)
         report.clean_shutdown = text is not None
@@ -182,6 +185,8 @@ def partition(report: LogDirReport, full: str, name: str, tp: tuple[str, int]) -
         _partition_file(part, os.path.join(full, entry), entry)
     part.topic_id = _parse(part, full, cp.PARTITION_METADATA, cp.parse_partition_metadata)  # type: ignore[assignment]
     epochs = _epochs(part, full)
+    if leader_epochs.FILE_NAME not in names:
+        report.notes.append(f"{full}: no leader-epoch-checkpoint: leader epochs not checked")
     if tp[0] == METADATA_TOPIC:
         _parse(part, full, cp.QUORUM_STATE, cp.parse_quorum_state)
     part.log = read_log(listed)
