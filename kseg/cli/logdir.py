@@ -11,9 +11,17 @@ from kseg.cli.options import HELP, Run, format_option, paths_argument, run_optio
 
 @click.command(context_settings=HELP)
 @paths_argument
+@click.option(
+    "--report",
+    "report_path",
+    type=click.Path(),
+    help="Also write the JSON Lines rows (logdir and partition) to this local file, atomically.  "
+    "Checked before any work; never inside an input.",
+)
+@click.option("--force", is_flag=True, help="Replace an existing --report file (atomically).")
 @format_option
 @run_options
-def logdir(paths: tuple[str, ...], output_format: str, run: Run) -> None:
+def logdir(paths: tuple[str, ...], report_path: str | None, force: bool, output_format: str, run: Run) -> None:
     """What a broker left in its log directories (each PATH a log directory, or one
     partition directory of it): meta.properties, .kafka_cleanshutdown, the high
     watermark, recovery point, log start and cleaner checkpoints, each partition's
@@ -28,20 +36,23 @@ def logdir(paths: tuple[str, ...], output_format: str, run: Run) -> None:
       2  usage error, or a file or directory could not be read (the OS's reason)
     """
     from kseg.jsonlines import dumps
-    from kseg.ops.logdir.run import inspect_all
+    from kseg.ops.logdir.run import check_report, inspect_all, write_report
     from kseg.render import logdir as render
     from kseg.storage.outcome import exit_code
 
+    if force and not report_path:
+        run.fail("--force replaces an existing --report file; give it with --report")
+    if report_path:
+        check_report(report_path, list(paths), force)
     reports = inspect_all(list(paths))  # a path that cannot be read: its one line, exit 2 (main.fatal)
     run.notes([text for report in reports for text in report.notes])
-    lines: list[str] = []
-    for report in reports:
-        if output_format == "json":
-            lines.append(dumps(render.logdir_row(report)))
-            lines.extend(dumps(render.partition_row(p)) for p in report.partitions)
-        else:
-            lines.extend(render.text_lines(report))
-    if output_format != "json":
+    rows = [dumps(row) for report in reports for row in render.rows(report)]
+    if report_path:
+        write_report(report_path, rows, force)
+    if output_format == "json":
+        lines = rows
+    else:
+        lines = [line for report in reports for line in render.text_lines(report)]
         lines.append(render.summary_line(reports))
     run.out.write(("\n".join(lines) + "\n").encode("utf-8", "replace"))
     run.out.flush()

@@ -49,6 +49,11 @@ def partition_row(part: PartitionReport) -> dict[str, Any]:
     }
 
 
+def rows(report: LogDirReport) -> list[dict[str, Any]]:
+    """The log directory's row, then one per partition."""
+    return [logdir_row(report), *(partition_row(p) for p in report.partitions)]
+
+
 def _value(v: object) -> str:
     return "-" if v is None else str(v)
 

@@ -313,3 +313,23 @@ def test_usage_errors_are_exit_2(tmp_path: Path) -> None:
         r = run_cli(["logdir", str(path)])
         assert r.exit_code == 2 and words in r.errtext and str(path) in r.errtext, r.errtext
     assert os.listdir(tmp_path) == ["file"]
+
+
+def test_report_is_the_json_rows_written_atomically(tmp_path: Path) -> None:
+    """``--report``: the JSON rows in a file, whatever ``--format`` prints; an existing file is replaced
+    only with ``--force``; never inside an input; checked before anything is read."""
+    d = log_dir(tmp_path / "b1")
+    report = tmp_path / "logdir.jsonl"
+    code, rows, _ = _run(d)
+    r = run_cli(["logdir", "--report", str(report), str(d)])
+    assert r.exit_code == code == 0 and r.text.splitlines()[-1].startswith("1 log directory")
+    assert [json.loads(line) for line in report.read_text().splitlines()] == rows
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temporary file left
+    again = run_cli(["logdir", "--report", str(report), str(d)])
+    assert again.exit_code == 2 and "exists; not replaced (give --force to replace it)" in again.errtext
+    assert run_cli(["logdir", "--force", "--report", str(report), str(d)]).exit_code == 0
+    inside = run_cli(["logdir", "--report", str(d / "r.jsonl"), str(d)])
+    assert inside.exit_code == 2 and "lies within the input" in inside.errtext
+    assert not (d / "r.jsonl").exists()
+    alone = run_cli(["logdir", "--force", str(d)])
+    assert alone.exit_code == 2 and "give it with --report" in alone.errtext
