@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from kseg.errors import InputError, KsegError
 from kseg.ops.logdir.log import LogFacts, read_log
@@ -22,6 +24,7 @@ from kseg.storage import checkpoints as cp
 from kseg.storage import files, leader_epochs
 from kseg.storage.partition import SEGMENT_SUFFIXES, TRANSITION_DIR, Partition, natural_key, scan_partition
 
+_T = TypeVar("_T")
 METADATA_TOPIC = "__cluster_metadata"  # KRaft's metadata log: the raft layer's, in no LogManager checkpoint
 PARTITION_DIR = re.compile(r"(.+)-(\d+)\Z")  # UnifiedLog.parseTopicPartitionName
 LEFTOVER_DIRS = {  # UnifiedLog's suffixes, and what LogManager does with such a directory on start
@@ -93,12 +96,15 @@ def _read(report: LogDirReport | PartitionReport, directory: str, name: str) -> 
     return None
 
 
-def _parse(report: LogDirReport | PartitionReport, directory: str, name: str, parse: object) -> object:
+def _parse(
+    report: LogDirReport | PartitionReport, directory: str, name: str, parse: Callable[[str, str], _T]
+) -> _T | None:
+    """``parse(text, path)`` of a file, or None when it is absent, unreadable (an error) or malformed (a problem)."""
     text = _read(report, directory, name)
     if text is None:
         return None
     try:
-        return parse(text, files.display(os.path.join(directory, name)))  # type: ignore[operator]
+        return parse(text, files.display(os.path.join(directory, name)))
     except KsegError as exc:
         report.problems.append(f"malformed: {exc.describe()}")
         return None
@@ -113,24 +119,17 @@ def inspect(path: str, only: str | None = None) -> LogDirReport:
     except OSError as exc:
         raise InputError(f"cannot list the directory: {exc.strerror or exc}", path=path) from None
     report = LogDirReport(os.path.abspath(path))
-    report.meta = _parse(report, path, cp.META_PROPERTIES, cp.parse_meta_properties)  # type: ignore[assignment]
+    report.meta = _parse(report, path, cp.META_PROPERTIES, cp.parse_meta_properties)
     names = {name for name, is_dir in entries if not is_dir}
     if cp.META_PROPERTIES not in names:
         report.notes.append(f"{path}: no meta.properties: the cluster, node and directory IDs are unknown")
-    if cp.CLEAN_SHUTDOWN in names:
-        text = _read(report, path, cp.CLEAN_SHUTDOWN)
-        report.clean_shutdown = text is not None
-        if text is not None:
-            try:
-                report.broker_epoch = cp.parse_clean_shutdown(
-                    text, files.display(os.path.join(path, cp.CLEAN_SHUTDOWN))
-                )
-            except KsegError as exc:
-                report.problems.append(f"malformed: {exc.describe()}")
+    if cp.CLEAN_SHUTDOWN in names:  # present: a clean shutdown, whatever it holds (LogLoader's test)
+        report.clean_shutdown = True
+        report.broker_epoch = _parse(report, path, cp.CLEAN_SHUTDOWN, cp.parse_clean_shutdown)
     for name in cp.OFFSET_CHECKPOINTS:
         if name in names:
             report.checkpoints.append(name)
-            report.offsets[name] = _parse(report, path, name, cp.parse_offsets)  # type: ignore[assignment]
+            report.offsets[name] = _parse(report, path, name, cp.parse_offsets)
     for name, is_dir in entries:
         if only is not None and name != only:
             continue
@@ -183,7 +182,7 @@ def partition(report: LogDirReport, full: str, name: str, tp: tuple[str, int]) -
         return part
     for entry in names:
         _partition_file(part, os.path.join(full, entry), entry)
-    part.topic_id = _parse(part, full, cp.PARTITION_METADATA, cp.parse_partition_metadata)  # type: ignore[assignment]
+    part.topic_id = _parse(part, full, cp.PARTITION_METADATA, cp.parse_partition_metadata)
     epochs = _epochs(part, full)
     if leader_epochs.FILE_NAME not in names:
         report.notes.append(f"{full}: no leader-epoch-checkpoint: leader epochs not checked")
@@ -201,14 +200,7 @@ def partition(report: LogDirReport, full: str, name: str, tp: tuple[str, int]) -
 
 
 def _epochs(part: PartitionReport, full: str) -> list[leader_epochs.EpochEntry] | None:
-    text = _read(part, full, leader_epochs.FILE_NAME)
-    if text is None:
-        return None
-    try:
-        return leader_epochs.parse(text, files.display(os.path.join(full, leader_epochs.FILE_NAME)))
-    except KsegError as exc:
-        part.problems.append(f"malformed: {exc.describe()}")
-        return None
+    return _parse(part, full, leader_epochs.FILE_NAME, leader_epochs.parse)
 
 
 def _partition_file(part: PartitionReport, full: str, name: str) -> None:

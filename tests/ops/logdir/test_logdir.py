@@ -333,3 +333,32 @@ def test_report_is_the_json_rows_written_atomically(tmp_path: Path) -> None:
     assert not (d / "r.jsonl").exists()
     alone = run_cli(["logdir", "--force", str(d)])
     assert alone.exit_code == 2 and "give it with --report" in alone.errtext
+
+
+@pytest.mark.parametrize(
+    "name", ["replication-offset-checkpoint", "meta.properties", "orders-0/leader-epoch-checkpoint", "plain-0"]
+)
+def test_an_unreadable_file_is_exit_2_with_the_os_reason(tmp_path: Path, name: str) -> None:
+    """A checkpoint, ``meta.properties``, a partition's file or directory the OS refuses: exit 2, its line
+    with the OS's reason, never a verdict on what it holds; the rest is still read and shown."""
+    import subprocess
+
+    from tests.conftest import as_unprivileged_root, kseg_argv
+
+    d = log_dir(tmp_path / "b1")
+    target = d / name
+    mode = target.stat().st_mode
+    target.chmod(0)
+    try:
+        p = subprocess.run(
+            as_unprivileged_root(kseg_argv("logdir", "--format", "json", str(d))), capture_output=True, timeout=120
+        )
+    finally:
+        target.chmod(mode)
+    err = p.stderr.decode()
+    assert p.returncode == 2, err
+    assert f"kseg: error: {target}: " in err and "permission denied" in err.lower(), err
+    assert "Traceback" not in err
+    rows = [json.loads(line) for line in p.stdout.decode().splitlines()]
+    assert [r["partition"] for r in rows if r["type"] == "partition"] == ["orders-0", "plain-0"]
+    assert not [r for r in rows if r["type"] == "partition" and r["status"] == "clean" and r["partition"] in name]
