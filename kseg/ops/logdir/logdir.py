@@ -34,6 +34,9 @@ LEFTOVER_DIRS = {  # UnifiedLog's suffixes, and what LogManager does with such a
 }
 LEFTOVER_FILES = {  # LogFileUtils' suffixes, and what LogLoader does with such a file on start
     ".swap": "an interrupted cleaning or split: Kafka completes the swap on start (renames it into place)",
+    ".index.swap": "an index of an interrupted swap: Kafka deletes it on start (and rebuilds the index)",
+    ".timeindex.swap": "an index of an interrupted swap: Kafka deletes it on start (and rebuilds the index)",
+    ".txnindex.swap": "an index of an interrupted swap: Kafka deletes it on start (and rebuilds the index)",
     ".cleaned": "an interrupted cleaning: Kafka deletes it on start",
     ".deleted": "a segment whose deletion was interrupted: Kafka deletes it on start",
     ".tmp": "an interrupted atomic write: Kafka ignores it (the file it was replacing is read)",
@@ -143,11 +146,28 @@ def inspect(path: str, only: str | None = None) -> LogDirReport:
     return report
 
 
-def _leftover(name: str) -> str | None:
-    for suffix, what in LEFTOVER_FILES.items():
+UNFINISHED_SWAP = (
+    "a swap of an unfinished cleaning (a .cleaned file at or below its base offset): Kafka deletes it on start"
+)
+
+
+def _leftover(name: str, cleaned_from: int | None = None) -> str | None:
+    """What Kafka does on start with a file of this name (``LogLoader.removeTempFilesAndCollectSwapFiles``:
+    the longest suffix decides; a ``.log.swap`` at or above the lowest ``.cleaned`` base offset is an
+    unfinished cleaning's, deleted), or None for a name that is no leftover."""
+    for suffix in sorted(LEFTOVER_FILES, key=len, reverse=True):
         if name.endswith(suffix):
-            return what
+            base = files.base_offset_from_name(name[: -len(suffix)])
+            if suffix == ".swap" and cleaned_from is not None and base is not None and base >= cleaned_from:
+                return UNFINISHED_SWAP
+            return LEFTOVER_FILES[suffix]
     return None
+
+
+def _cleaned_from(names: list[str]) -> int | None:
+    """The lowest base offset of the ``.cleaned`` files (``minCleanedFileOffset``), or None."""
+    bases = [files.base_offset_from_name(n[: -len(".cleaned")]) for n in names if n.endswith(".cleaned")]
+    return min((b for b in bases if b is not None), default=None)
 
 
 def _log_dir_file(report: LogDirReport, full: str, name: str) -> None:
@@ -180,9 +200,15 @@ def partition(report: LogDirReport, full: str, name: str, tp: tuple[str, int]) -
     except (InputError, OSError) as exc:
         part.errors.append(exc.describe() if isinstance(exc, KsegError) else f"{full}: {exc}")
         return part
+    cleaned_from = _cleaned_from(names)
     for entry in names:
-        _partition_file(part, os.path.join(full, entry), entry)
+        _partition_file(part, os.path.join(full, entry), entry, cleaned_from)
     part.topic_id = _parse(part, full, cp.PARTITION_METADATA, cp.parse_partition_metadata)
+    if cp.PARTITION_METADATA not in names and tp[0] != METADATA_TOPIC and report.meta and report.meta.version == 1:
+        part.problems.append(
+            f"no {cp.PARTITION_METADATA} on a KRaft broker (meta.properties version 1): Kafka takes the replica "
+            "for a stray one (LogManager.isStrayKraftReplica: no topic ID) and renames it -stray"
+        )
     epochs = _epochs(part, full)
     if leader_epochs.FILE_NAME not in names:
         report.notes.append(f"{full}: no leader-epoch-checkpoint: leader epochs not checked")
@@ -203,8 +229,8 @@ def _epochs(part: PartitionReport, full: str) -> list[leader_epochs.EpochEntry] 
     return _parse(part, full, leader_epochs.FILE_NAME, leader_epochs.parse)
 
 
-def _partition_file(part: PartitionReport, full: str, name: str) -> None:
-    what = _leftover(name)
+def _partition_file(part: PartitionReport, full: str, name: str, cleaned_from: int | None) -> None:
+    what = _leftover(name, cleaned_from)
     if what is not None:
         part.problems.append(f"leftover: {full}: {what}")
     elif name not in PARTITION_FILES and not name.endswith(PARTITION_SUFFIXES):

@@ -179,6 +179,23 @@ PROBLEMS = {
         "plain-0",
         r"leftover: .*00000000000000000251\.log\.swap: .*Kafka completes the swap on start",
     ),
+    "swap_index": (
+        lambda d: _write(d / "plain-0", "00000000000000000251.timeindex.swap", ""),
+        "plain-0",
+        r"leftover: .*251\.timeindex\.swap: an index of an interrupted swap: Kafka deletes it on start",
+    ),
+    "swap_of_unfinished_cleaning": (
+        lambda d: [
+            _write(d / "plain-0", n, "") for n in ("00000000000000000251.log.swap", "00000000000000000000.log.cleaned")
+        ],
+        "plain-0",
+        r"251\.log\.swap: a swap of an unfinished cleaning .*: Kafka deletes it on start",
+    ),
+    "kraft_replica_without_topic_id": (
+        lambda d: (d / "orders-0" / "partition.metadata").unlink(),
+        "orders-0",
+        r"no partition.metadata on a KRaft broker .*: Kafka takes the replica for a stray one",
+    ),
     "cleaned_file": (
         lambda d: _write(d / "plain-0", "00000000000000000000.log.cleaned", ""),
         "plain-0",
