@@ -216,7 +216,9 @@ def partition(report: LogDirReport, full: str, name: str, tp: tuple[str, int]) -
         _parse(part, full, cp.QUORUM_STATE, cp.parse_quorum_state)
     part.log = read_log(listed)
     _offsets_from_checkpoints(report, part, tp, listed)
-    part.problems.extend(offset_problems(part.log, part.high_watermark, part.recovery_point, part.log_start))
+    part.problems.extend(
+        offset_problems(part.log, part.high_watermark, part.recovery_point, part.log_start, report.clean_shutdown)
+    )
     if epochs is not None:
         part.leader_epoch = epochs[-1].epoch if epochs else None
         part.problems.extend(

@@ -119,6 +119,14 @@ PROBLEMS = {
         "plain-0",
         r"log start offset 421 \(log-start-offset-checkpoint\) is outside the log \[0, 420\]",
     ),
+    "log_start_below_first_segment": (
+        lambda d: (
+            [(d / "plain-0" / f"00000000000000000000.{x}").unlink() for x in ("log", "index", "timeindex")]
+            and _write(d, "log-start-offset-checkpoint", checkpoint([("plain", 0, 100)]))
+        ),
+        "plain-0",
+        r"log start offset 100 \(log-start-offset-checkpoint\) is outside the log \[251, 420\]",
+    ),
     "entry_without_directory": (
         lambda d: _write(d, "replication-offset-checkpoint", checkpoint([*ENDS, ("gone", 3, 17)])),
         None,
@@ -265,6 +273,19 @@ def test_directory_missing_from_a_checkpoint_is_no_problem_without_a_clean_shutd
     code, rows, _ = _run(d)
     assert code == 0, rows
     assert _rows(rows, "partition")["plain-0"]["recoveryPoint"] is None
+
+
+def test_log_start_below_the_first_segment_after_a_crash_is_no_problem(tmp_path: Path) -> None:
+    """Retention deleted a segment and the broker died before the next log start checkpoint: Kafka raises
+    the log start to the first segment's base offset on load; only after a clean shutdown is it a problem."""
+    d = log_dir(tmp_path / "b1")
+    for ext in ("log", "index", "timeindex"):
+        (d / "plain-0" / f"00000000000000000000.{ext}").unlink()
+    (d / "log-start-offset-checkpoint").write_text(checkpoint([("plain", 0, 100)]))
+    (d / ".kafka_cleanshutdown").unlink()
+    code, rows, _ = _run(d)
+    assert code == 0, _problems(rows)
+    assert _rows(rows, "partition")["plain-0"]["logStartOffset"] == 100
 
 
 def test_topic_id_differing_between_replicas_across_log_dirs(tmp_path: Path) -> None:
