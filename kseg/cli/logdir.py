@@ -45,7 +45,6 @@ def logdir(paths: tuple[str, ...], report_path: str | None, force: bool, output_
     if report_path:
         check_report(report_path, list(paths), force)
     reports = inspect_all(list(paths))  # a path that cannot be read: its one line, exit 2 (main.fatal)
-    run.notes([text for report in reports for text in report.notes])
     rows = [dumps(row) for report in reports for row in render.rows(report)]
     if report_path:
         write_report(report_path, rows, force)
@@ -56,6 +55,7 @@ def logdir(paths: tuple[str, ...], report_path: str | None, force: bool, output_
         lines.append(render.summary_line(reports))
     run.out.write(("\n".join(lines) + "\n").encode("utf-8", "replace"))
     run.out.flush()
+    run.notes([text for report in reports for text in report.notes])  # after the results: what was not checked
     failed = False
     reads = []
     for report in reports:
