@@ -40,7 +40,7 @@ import re
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from kseg.errors import KsegError
+from kseg.errors import CheckpointError
 from kseg.limits import INT64_MAX, INT64_MIN
 from kseg.storage import files, location
 
@@ -60,10 +60,6 @@ _JAVA_INT = re.compile(r"[+-]?[0-9]+\Z")  # Integer.parseInt / Long.parseLong: a
 _LINES = re.compile(r"\r\n|\r|\n")  # BufferedReader.readLine's line ends
 _WS = re.compile(r"\s+")  # OffsetCheckpointFile's WHITESPACES_PATTERN
 _METADATA_SEP = re.compile(r":\s+")  # PartitionMetadataFile's pattern
-
-
-class CheckpointError(KsegError):
-    """A checkpoint or metadata file that does not follow its format (Kafka's ``IOException`` on reading it)."""
 
 
 class OffsetEntry(NamedTuple):
