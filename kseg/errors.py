@@ -104,6 +104,11 @@ class CorruptIndexError(KsegError):
     """An index file fails a sanity rule (Kafka's ``CorruptIndexException``)."""
 
 
+class CheckpointError(KsegError):
+    """A broker's checkpoint or metadata file does not follow its format (Kafka's ``IOException`` on
+    reading it: "Malformed line in checkpoint file"); ``kseg.storage.checkpoints``."""
+
+
 class CorruptSnapshotError(KsegError):
     """A producer-state snapshot is malformed (Kafka's ``CorruptSnapshotException``)."""
 

@@ -78,15 +78,26 @@ def every_command_rows() -> Iterator[tuple[str, dict]]:
             yield "txn", row
         for row in _rows(["compaction", "-q", "--at", "1730000000000", "--format", "json", str(CORPUS_DATA)]):
             yield "compaction", row
-        b1, b2 = tmp / "b1" / "plain-v2-0", tmp / "b2" / "plain-v2-0"
-        shutil.copytree(CORPUS_DATA / "plain-v2-0", b1)
-        shutil.copytree(CORPUS_DATA / "plain-v2-0", b2)
-        (b2 / "00000000000000000251.log").unlink()  # a lagging replica
-        for row in _rows(["diff", "--format", "json", str(b1), str(b2)]):
-            yield "diff", row
-        for row in _rows(["coordinator", "--format", "json", "--group", "g", "--transactional-id", "t"]):
-            yield "coordinator", row
+        yield from _broker_rows(tmp)
     del parts
+
+
+def _broker_rows(tmp: Path) -> Iterator[tuple[str, dict]]:
+    """The rows of the commands that compare brokers or read a broker's own files: diff, coordinator, logdir."""
+    b1, b2 = tmp / "b1" / "plain-v2-0", tmp / "b2" / "plain-v2-0"
+    shutil.copytree(CORPUS_DATA / "plain-v2-0", b1)
+    shutil.copytree(CORPUS_DATA / "plain-v2-0", b2)
+    (b2 / "00000000000000000251.log").unlink()  # a lagging replica
+    for row in _rows(["diff", "--format", "json", str(b1), str(b2)]):
+        yield "diff", row
+    for row in _rows(["coordinator", "--format", "json", "--group", "g", "--transactional-id", "t"]):
+        yield "coordinator", row
+    from tests.ops.logdir.kafka_dir import log_dir
+
+    kafka = log_dir(tmp / "kafka")  # every file a 3.7+ broker keeps; tmp/b1: none of them (null values)
+    (kafka / "new-0").mkdir()  # a partition directory holding no segment yet: no log end, no timestamps
+    for row in _rows(["logdir", "--format", "json", str(kafka), str(tmp / "b1")]):
+        yield "logdir", row
 
 
 def _types(value) -> str:

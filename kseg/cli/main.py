@@ -35,6 +35,7 @@ COMMANDS = {
         "coordinator",
         "The __consumer_offsets / __transaction_state partition of a group or transactional id.",
     ),
+    "logdir": ("kseg.cli.logdir", "logdir", "A broker's log directories: checkpoints, topic IDs, leader epochs."),
 }
 
 

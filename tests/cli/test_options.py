@@ -30,7 +30,7 @@ WHERE = {
     "key_decoder": {"dump", "lookup-offset", "lookup-time", "export"},
     "value_decoder": {"dump", "lookup-offset", "lookup-time", "export"},
     "output_format": set(COMMANDS) - {"export"},
-    "max_message_size": set(COMMANDS) - {"diff"} - NO_FILES,
+    "max_message_size": set(COMMANDS) - {"diff", "logdir"} - NO_FILES,  # diff and logdir read batch headers only
     "spark": {"verify-index", "export", "diff"},
     "master": {"verify-index", "export", "diff"},
     "spark_conf": {"verify-index", "export", "diff"},
@@ -98,6 +98,7 @@ def test_every_command_walked() -> None:
         "compaction",
         "export",
         "coordinator",
+        "logdir",
     }
 
 
@@ -202,6 +203,7 @@ COMMAND_RUNS = {
     "compaction": ["compaction", "--at", "0", str(SAMPLE)],
     "export": ["export", "--force", str(SAMPLE), "-o", "{tmp}/out.parquet"],
     "coordinator": ["coordinator", "--group", "g"],
+    "logdir": ["logdir", str(SAMPLE)],
 }
 
 
@@ -379,7 +381,12 @@ NOTED_RUNS = {
     "compaction": ["compaction", "--at", "0", "{tmp}/root"],
     "diff": ["diff", "--roots", "{tmp}/root", "{tmp}/root2"],
     "export": ["export", "--force", "{tmp}/root", "-o", "{tmp}/out.parquet"],
+    "logdir": ["logdir", "{tmp}/root"],  # notes: no meta.properties, no leader-epoch-checkpoint
 }
+
+
+# rebuild-index --check: the missing .index is a difference; logdir: the -delete directory is a leftover
+EXPECTED = {"rebuild-index": 1, "logdir": 1}
 
 
 def _noted_run(name: str, tmp_path: Path, *extra: str) -> list[str]:
@@ -399,7 +406,7 @@ def test_quiet_silences_every_commands_notes(name: str, tmp_path: Path) -> None:
     _noted_tree(tmp_path)
     loud = run_cli(_noted_run(name, tmp_path))
     quiet = run_cli(_noted_run(name, tmp_path, "-q"))
-    expected = 1 if name == "rebuild-index" else 0  # --check: the missing .index is a difference
+    expected = EXPECTED.get(name, 0)
     assert loud.exit_code == quiet.exit_code == expected, (loud.errtext, quiet.errtext)
     assert "kseg: note:" in loud.errtext
     assert quiet.errtext == ""
@@ -430,7 +437,7 @@ def test_max_rate_and_drop_cache_pace_every_commands_reads(name: str, tmp_path: 
 
     monkeypatch.setattr(read_policy, "ReadPolicy", Counted)
     monkeypatch.setattr(read_policy, "current", None)
-    expected = 1 if name == "rebuild-index" else 0  # --check: the missing .index is a difference
+    expected = EXPECTED.get(name, 0)
     r = run_cli(_noted_run(name, tmp_path, "-q", "--max-rate", "1000", "--drop-cache"))
     assert r.exit_code == expected, r.errtext
     assert len(made) == 1 and made[0].throttle is not None and made[0].guard is not None

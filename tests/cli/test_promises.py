@@ -96,6 +96,7 @@ ARGS = {
     "txn": lambda t: ["--from-start", str(t.bad)],  # every segment read (not only those after the snapshot)
     "compaction": lambda t: [str(t.bad)],
     "diff": lambda t: [str(t.good), str(t.bad)],
+    "logdir": lambda t: [str(t.bad)],  # a partition directory: its log directory, for that partition
 }
 
 

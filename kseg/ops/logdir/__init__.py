@@ -1,0 +1,1 @@
+"""``kseg logdir``: a broker's log directories read offline -- checkpoints, topic IDs, leader epochs, leftovers."""

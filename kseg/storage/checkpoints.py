@@ -1,0 +1,265 @@
+"""A broker's checkpoint and metadata files, read offline: the other half of a log directory.
+
+Each reader takes the file's text and returns its values, or raises :class:`CheckpointError` naming the
+file, the line (1-based) and what was expected and found -- Kafka's words where it has them.
+
+Offset checkpoints (``CheckpointFile`` with ``OffsetCheckpointFile.Formatter``; ``LogManager`` writes
+``recovery-point-offset-checkpoint`` and ``log-start-offset-checkpoint``, ``ReplicaManager``
+``replication-offset-checkpoint`` (high watermarks), ``LogCleanerManager`` ``cleaner-offset-checkpoint``)::
+
+    0                         version (OffsetCheckpointFile.CURRENT_VERSION)
+    N                         entry count
+    <topic> <partition> <offset>   N lines, separated by whitespace
+
+``CheckpointReadBuffer.read``: no first line is an empty checkpoint, a version other than 0 is an
+``IOException``, no second line is an empty checkpoint, an entry that is not three fields of a topic, an
+``int`` and a ``long`` is "Malformed line in checkpoint file", and a count other than N is "Expected [N]
+entries in checkpoint file, but found only [M]".  Lines end as ``BufferedReader.readLine`` ends them
+(``\\n``, ``\\r`` or ``\\r\\n``); ``Integer.parseInt``/``Long.parseLong`` take an optional sign and ASCII
+digits, nothing else.  A later entry of the same partition replaces an earlier one (Kafka reads them into a map).
+
+``partition.metadata`` (``PartitionMetadataFile``, Kafka 2.8+): ``version: 0`` and ``topic_id: <Uuid>``
+(``Uuid.toString``: 16 bytes in URL-safe base64 without padding, 22 characters; the zero UUID is invalid).
+
+``meta.properties`` (``MetaProperties``, a ``java.util.Properties`` file): ``version`` 0 (ZooKeeper:
+``broker.id``) or 1 (KRaft: ``node.id``), ``cluster.id``, and since 3.7 ``directory.id``.
+
+``.kafka_cleanshutdown`` (``LogManager``; ``CleanShutdownFileHandler`` since 3.7): present after a clean
+shutdown; empty before 3.7, ``{"version":0,"brokerEpoch":N}`` since.
+
+``quorum-state`` (KRaft, ``FileQuorumStateStore``: ``QuorumStateData`` as JSON with ``data_version``):
+in the metadata log's directory (``__cluster_metadata-0``).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from kseg.errors import CheckpointError
+from kseg.limits import INT64_MAX, INT64_MIN
+from kseg.storage import files, location
+
+RECOVERY_POINT = "recovery-point-offset-checkpoint"
+LOG_START = "log-start-offset-checkpoint"
+HIGH_WATERMARK = "replication-offset-checkpoint"
+CLEANER = "cleaner-offset-checkpoint"
+OFFSET_CHECKPOINTS = (HIGH_WATERMARK, RECOVERY_POINT, LOG_START, CLEANER)
+META_PROPERTIES = "meta.properties"
+CLEAN_SHUTDOWN = ".kafka_cleanshutdown"
+PARTITION_METADATA = "partition.metadata"
+QUORUM_STATE = "quorum-state"
+VERSION = 0  # OffsetCheckpointFile.CURRENT_VERSION, PartitionMetadataFile.CURRENT_VERSION
+MAX_FILE = 1 << 26  # a checkpoint of a million partitions is ~50 MB: bounded before it is read
+INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
+_JAVA_INT = re.compile(r"[+-]?[0-9]+\Z")  # Integer.parseInt / Long.parseLong: a sign and ASCII digits
+_LINES = re.compile(r"\r\n|\r|\n")  # BufferedReader.readLine's line ends
+_WS = re.compile(r"\s+")  # OffsetCheckpointFile's WHITESPACES_PATTERN
+_METADATA_SEP = re.compile(r":\s+")  # PartitionMetadataFile's pattern
+
+
+class OffsetEntry(NamedTuple):
+    """One line of an offset checkpoint: a topic partition and its offset, and the line it is on."""
+
+    topic: str
+    partition: int
+    offset: int
+    line: int
+
+
+def lines_of(text: str) -> list[str]:
+    """The lines as ``BufferedReader.readLine`` returns them (a last line without an end is a line)."""
+    lines = _LINES.split(text)
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def java_int(text: str, low: int = INT32_MIN, high: int = INT32_MAX) -> int | None:
+    """``text`` as ``Integer.parseInt`` (or, with the ``long`` range, ``Long.parseLong``) reads it, or None."""
+    if not _JAVA_INT.match(text):
+        return None
+    value = int(text)
+    return value if low <= value <= high else None
+
+
+def _malformed(path: str, n: int, line: str) -> CheckpointError:
+    return CheckpointError(f"line {n}: Malformed line in checkpoint file: {line!r}", path=path)
+
+
+def parse_offsets(text: str, path: str) -> dict[tuple[str, int], OffsetEntry]:
+    """An offset checkpoint's entries by (topic, partition) (``CheckpointReadBuffer.read``, module docstring)."""
+    lines = lines_of(text)
+    if not lines:
+        return {}
+    version = java_int(lines[0])
+    if version is None:
+        raise _malformed(path, 1, lines[0])
+    if version != VERSION:
+        raise CheckpointError(f"line 1: Unrecognised version: {version}, expecting: {VERSION}", path=path)
+    if len(lines) < 2:
+        return {}
+    expected = java_int(lines[1])
+    if expected is None:
+        raise _malformed(path, 2, lines[1])
+    entries: dict[tuple[str, int], OffsetEntry] = {}
+    for n, line in enumerate(lines[2:], start=3):
+        parts = _WS.split(line)
+        if len(parts) != 3:
+            raise _malformed(path, n, line)
+        partition, offset = java_int(parts[1]), java_int(parts[2], INT64_MIN, INT64_MAX)
+        if partition is None or offset is None:
+            raise _malformed(path, n, line)
+        entries[(parts[0], partition)] = OffsetEntry(parts[0], partition, offset, n)
+    found = len(lines) - 2
+    if found != expected:
+        raise CheckpointError(
+            f"Expected [{expected}] entries in checkpoint file, but found only [{found}] (lines 3 to {len(lines)})",
+            path=path,
+        )
+    return entries
+
+
+def parse_uuid(text: str) -> bytes | None:
+    """``Uuid.fromString``: 16 bytes in URL-safe base64 without padding (22 characters), or None."""
+    if len(text) != 22 or not re.fullmatch(r"[A-Za-z0-9_-]+", text):
+        return None
+    try:
+        raw = base64.urlsafe_b64decode(text + "==")
+    except (binascii.Error, ValueError):
+        return None
+    return raw if len(raw) == 16 else None
+
+
+def parse_partition_metadata(text: str, path: str) -> str:
+    """The topic ID of a ``partition.metadata`` (``PartitionMetadataReadBuffer.read``)."""
+    lines = lines_of(text)
+    values = []
+    for n, key in ((1, "version"), (2, "topic_id")):
+        line = lines[n - 1] if len(lines) >= n else ""
+        parts = _METADATA_SEP.split(line, maxsplit=1)
+        if len(parts) != 2 or parts[0] != key:
+            raise CheckpointError(f"line {n}: expected '{key}: ...', found {line!r}", path=path)
+        values.append(parts[1])
+    version = java_int(values[0])
+    if version is None:
+        raise CheckpointError(f"line 1: Malformed line in checkpoint file: {lines[0]!r}", path=path)
+    if version != VERSION:
+        raise CheckpointError(f"line 1: Unrecognized version of partition metadata file: {version}", path=path)
+    raw = parse_uuid(values[1])
+    if raw is None:
+        raise CheckpointError(f"line 2: not a topic ID (22 characters of URL-safe base64): {values[1]!r}", path=path)
+    if raw == bytes(16):
+        raise CheckpointError("line 2: Invalid topic ID in partition metadata file (the zero UUID)", path=path)
+    return values[1]
+
+
+@dataclass(frozen=True)
+class MetaProperties:
+    """``meta.properties``: the cluster, the node (``node.id``, or ``broker.id`` of version 0) and the directory."""
+
+    version: int
+    cluster_id: str | None
+    node_id: int | None
+    directory_id: str | None
+
+
+def _unescape(text: str) -> str:
+    """``Properties.load``'s backslash escapes (``\\:`` ``\\=`` ``\\t`` ``\\uXXXX``...)."""
+    simple = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
+
+    def one(m: re.Match[str]) -> str:
+        c = m.group(1)
+        if c.startswith("u") and len(c) == 5:
+            return chr(int(c[1:], 16))
+        return simple.get(c, c)
+
+    return re.sub(r"\\(u[0-9a-fA-F]{4}|.)", one, text)
+
+
+def parse_properties(text: str) -> dict[str, tuple[str, int]]:
+    """A ``java.util.Properties`` file's keys -> (value, line); comments (``#``, ``!``) and blank lines
+    skipped; the key ends at the first unescaped ``=``, ``:`` or whitespace (continuation lines are not
+    used by Kafka's writer and are not joined)."""
+    found: dict[str, tuple[str, int]] = {}
+    for n, raw in enumerate(lines_of(text), start=1):
+        line = raw.lstrip(" \t\f")
+        if not line or line[0] in "#!":
+            continue
+        m = re.match(r"((?:\\.|[^=:\s\\])*)\s*[=:]?\s*(.*)\Z", line)
+        if m is None:  # pragma: no cover - the pattern matches any line
+            continue
+        found[_unescape(m.group(1))] = (_unescape(m.group(2)), n)
+    return found
+
+
+def parse_meta_properties(text: str, path: str) -> MetaProperties:
+    """``MetaProperties`` from a ``meta.properties``: version 0 needs ``broker.id``, 1 ``node.id``
+    ("Failed to find ..." in Kafka's words)."""
+    props = parse_properties(text)
+    if "version" not in props:
+        raise CheckpointError("Failed to find the 'version' property", path=path)
+    value, n = props["version"]
+    version = java_int(value)
+    if version not in (0, 1):
+        raise CheckpointError(f"line {n}: unknown version {value!r}, expected 0 or 1", path=path)
+    id_key = "broker.id" if version == 0 else "node.id"
+    node_id = None
+    if id_key in props:
+        node_id = java_int(props[id_key][0])
+        if node_id is None:
+            raise CheckpointError(f"line {props[id_key][1]}: {id_key} is not an int: {props[id_key][0]!r}", path=path)
+    elif version == 1:
+        raise CheckpointError("Failed to find the 'node.id' property", path=path)
+    cluster = props.get("cluster.id")
+    directory = props.get("directory.id")
+    return MetaProperties(version, cluster[0] if cluster else None, node_id, directory[0] if directory else None)
+
+
+def parse_clean_shutdown(text: str, path: str) -> int | None:
+    """The broker epoch of a ``.kafka_cleanshutdown`` (None for the empty file of Kafka before 3.7)."""
+    if not text.strip():
+        return None
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):  # RecursionError: nesting deeper than the interpreter's stack
+        raise CheckpointError(f'expected {{"version":0,"brokerEpoch":N}}, found {text[:60]!r}', path=path) from None
+    epoch = data.get("brokerEpoch") if isinstance(data, dict) else None
+    if not isinstance(epoch, int) or isinstance(epoch, bool):
+        raise CheckpointError(f'expected {{"version":0,"brokerEpoch":N}}, found {text[:60]!r}', path=path)
+    return epoch
+
+
+def parse_quorum_state(text: str, path: str) -> dict[str, object]:
+    """``QuorumStateData`` of a ``quorum-state`` (``FileQuorumStateStore``): a JSON object with
+    ``data_version``, ``leaderEpoch`` and ``leaderId``."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CheckpointError(f"line {exc.lineno}: not JSON: {exc.msg}", path=path) from None
+    except RecursionError:
+        raise CheckpointError("not QuorumStateData: JSON nested deeper than any Kafka writes", path=path) from None
+    if not isinstance(data, dict):
+        raise CheckpointError("expected a JSON object (QuorumStateData)", path=path)
+    for key in ("data_version", "leaderEpoch", "leaderId"):
+        value = data.get(key)
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise CheckpointError(f"expected an integer {key!r} (QuorumStateData), found {value!r}", path=path)
+    return data
+
+
+def read_text(directory: str, name: str) -> str | None:
+    """The text of ``directory/name``, or None when there is no such file.  An unreadable file raises
+    :class:`kseg.errors.InputError` (the OS's reason); text that is not UTF-8 a :class:`CheckpointError`."""
+    path = location.join(directory, name)
+    if not files.exists(path):
+        return None
+    data = files.read_small_file(path, limit=MAX_FILE)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CheckpointError("not UTF-8 text", path=files.display(path), position=exc.start) from None

@@ -1,0 +1,153 @@
+"""The checkpoint and metadata readers against the formats Kafka's writers produce (``CheckpointFile``,
+``PartitionMetadataFile``, ``MetaProperties``, ``CleanShutdownFileHandler``, ``FileQuorumStateStore``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kseg.errors import InputError
+from kseg.storage import checkpoints as cp
+
+F = "replication-offset-checkpoint"
+
+
+def test_offsets_as_kafka_writes_them() -> None:
+    got = cp.parse_offsets("0\n3\norders 0 269\n__consumer_offsets 49 -1\nmy.topic-x 7 9223372036854775807\n", F)
+    assert {tp: e.offset for tp, e in got.items()} == {
+        ("orders", 0): 269,
+        ("__consumer_offsets", 49): -1,
+        ("my.topic-x", 7): 9223372036854775807,
+    }
+    assert got[("orders", 0)].line == 3
+
+
+@pytest.mark.parametrize("text", ["", "0\n", "0\r\n0\r\n"])
+def test_empty_checkpoints(text: str) -> None:
+    """No first line, or no second line, is an empty checkpoint (``CheckpointReadBuffer.read``)."""
+    assert cp.parse_offsets(text, F) == {}
+
+
+def test_line_ends_as_readline_and_later_entry_wins() -> None:
+    got = cp.parse_offsets("0\r\n2\rorders 0 5\norders 0 7", F)
+    assert got[("orders", 0)] == cp.OffsetEntry("orders", 0, 7, 4)
+
+
+@pytest.mark.parametrize(
+    "text,message",
+    [
+        ("1\n0\n", "line 1: Unrecognised version: 1, expecting: 0"),
+        (" 0\n0\n", "line 1: Malformed line in checkpoint file: ' 0'"),
+        ("0\ntwo\n", "line 2: Malformed line in checkpoint file: 'two'"),
+        ("0\n1\norders 0\n", "line 3: Malformed line in checkpoint file: 'orders 0'"),
+        ("0\n2\na 0 1\nb 2147483648 1\n", "line 4: Malformed line in checkpoint file: 'b 2147483648 1'"),
+        ("0\n1\na 0 9223372036854775808\n", "line 3: Malformed line"),
+        ("0\n1\na 0 0x10\n", "line 3: Malformed line"),
+        ("0\n1\na 0 1\nb 0 2\n", "Expected [1] entries in checkpoint file, but found only [2] (lines 3 to 4)"),
+        ("0\n3\na 0 1\n", "Expected [3] entries in checkpoint file, but found only [1]"),
+    ],
+)
+def test_malformed_offsets_name_the_line(text: str, message: str) -> None:
+    with pytest.raises(cp.CheckpointError) as err:
+        cp.parse_offsets(text, F)
+    assert message in err.value.message and err.value.path == F
+
+
+def test_java_int_rules() -> None:
+    assert cp.java_int("+5") == 5 and cp.java_int("-2147483648") == -(2**31)
+    for text in ("", " 1", "1 ", "2147483648", "1_000", "١"):  # no blanks, underscores or non-ASCII digits
+        assert cp.java_int(text) is None, text
+
+
+def test_partition_metadata() -> None:
+    assert cp.parse_partition_metadata("version: 0\ntopic_id: ZtkM3jXGTZeXkwZ3aAJvPA", "pm") == "ZtkM3jXGTZeXkwZ3aAJvPA"
+    for text, message in (
+        ("version: 1\ntopic_id: ZtkM3jXGTZeXkwZ3aAJvPA", "line 1: Unrecognized version of partition metadata file: 1"),
+        ("version: 0\n", "line 2: expected 'topic_id: ...', found ''"),
+        ("version:0\ntopic_id: x", "line 1: expected 'version: ...'"),
+        ("version: 0\ntopic_id: ZtkM3jXGTZeXkwZ3aAJvP", "line 2: not a topic ID"),
+        ("version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAA", "Invalid topic ID in partition metadata file"),
+    ):
+        with pytest.raises(cp.CheckpointError) as err:
+            cp.parse_partition_metadata(text, "pm")
+        assert message in err.value.message, (text, err.value.message)
+
+
+def test_meta_properties() -> None:
+    kraft = "#\n#Tue Nov 24 08:00:00 UTC 2026\ncluster.id=MkU3OEVBNTcwNTJENDM2Qg\ndirectory.id=b3Vt-Vo1RJOfeX2iJvGlHQ\n"
+    got = cp.parse_meta_properties(kraft + "node.id=3\nversion=1\n", "mp")
+    assert got == cp.MetaProperties(1, "MkU3OEVBNTcwNTJENDM2Qg", 3, "b3Vt-Vo1RJOfeX2iJvGlHQ")
+    assert cp.parse_meta_properties("version=0\nbroker.id=7\n", "mp") == cp.MetaProperties(0, None, 7, None)
+    assert cp.parse_properties("a\\:b = c\\u0041\n! comment\n")["a:b"] == ("cA", 1)
+    for text, message in (
+        ("node.id=1\n", "Failed to find the 'version' property"),
+        ("version=1\ncluster.id=x\n", "Failed to find the 'node.id' property"),
+        ("version=2\n", "line 1: unknown version '2'"),
+        ("version=1\nnode.id=one\n", "line 2: node.id is not an int"),
+    ):
+        with pytest.raises(cp.CheckpointError) as err:
+            cp.parse_meta_properties(text, "mp")
+        assert message in err.value.message
+
+
+def test_clean_shutdown_and_quorum_state() -> None:
+    assert cp.parse_clean_shutdown('{"version":0,"brokerEpoch":42}', "cs") == 42
+    assert cp.parse_clean_shutdown("", "cs") is None  # Kafka before 3.7: an empty file
+    for bad in ("{", '{"version":0}', "[]", '{"brokerEpoch":true}'):
+        with pytest.raises(cp.CheckpointError):
+            cp.parse_clean_shutdown(bad, "cs")
+    state = '{"clusterId":"","leaderId":1,"leaderEpoch":3,"votedId":-1,"appliedOffset":0,"data_version":0}'
+    assert cp.parse_quorum_state(state, "qs")["leaderEpoch"] == 3
+    with pytest.raises(cp.CheckpointError, match="leaderEpoch"):
+        cp.parse_quorum_state('{"leaderId":1,"data_version":0}', "qs")
+    with pytest.raises(cp.CheckpointError, match="line 1: not JSON"):
+        cp.parse_quorum_state("{", "qs")
+    with pytest.raises(cp.CheckpointError, match="nested deeper"):
+        cp.parse_quorum_state("[" * 200_000, "qs")
+    with pytest.raises(cp.CheckpointError):
+        cp.parse_clean_shutdown("[" * 200_000, "cs")
+
+
+def test_read_text(tmp_path: Path) -> None:
+    assert cp.read_text(str(tmp_path), F) is None
+    (tmp_path / F).write_bytes(b"0\n1\n\xff 0 1\n")
+    with pytest.raises(cp.CheckpointError) as err:
+        cp.read_text(str(tmp_path), F)
+    assert err.value.position == 4 and "not UTF-8" in err.value.message
+    (tmp_path / "dir").mkdir()
+    with pytest.raises(InputError):
+        cp.read_text(str(tmp_path), "dir")
+
+
+@pytest.mark.parametrize(
+    "parse",
+    [
+        cp.parse_offsets,
+        cp.parse_partition_metadata,
+        cp.parse_meta_properties,
+        cp.parse_clean_shutdown,
+        cp.parse_quorum_state,
+    ],
+)
+def test_any_text_is_a_value_or_one_checkpoint_error(parse) -> None:
+    """Whatever a damaged disk holds: the file's values or a :class:`CheckpointError`, never another
+    exception (hypothesis, texts near each format)."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    near = st.sampled_from(
+        ["0\n2\norders 0 269\nplain 0 420\n", "version: 0\ntopic_id: ZtkM3jXGTZeXkwZ3aAJvPA", "version=1\nnode.id=1\n"]
+        + ['{"version":0,"brokerEpoch":42}', '{"leaderId":1,"leaderEpoch":3,"data_version":0}']
+    )
+
+    @settings(max_examples=300, deadline=None)
+    @given(near, st.text(max_size=40), st.integers(0, 60), st.integers(0, 60))
+    def check(base: str, noise: str, at: int, cut: int) -> None:
+        text = base[:at] + noise + base[at + cut :]
+        try:
+            parse(text, "f")
+        except cp.CheckpointError as exc:
+            assert exc.path == "f" and exc.message
+
+    check()
