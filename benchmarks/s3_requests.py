@@ -90,10 +90,10 @@ def child(mode: str, uri: str) -> None:
             from kseg.ops.export.export import plan
             from kseg.storage.partition import discover
 
-            def driver_plan(paths, ranges, split_bytes, limit):  # type: ignore[no-redef]
-                return plan(discover(paths, []), ranges, split_bytes, limit)
+            def driver_plan(paths, ranges, split_bytes):  # type: ignore[no-redef]
+                return plan(discover(paths, []), ranges, split_bytes, 1 << 26)
 
-        units = driver_plan([uri], Ranges(), 128 << 20, 1 << 26)
+        units = driver_plan([uri], Ranges(), 128 << 20)
     else:
         from kseg.spark.datasource import KsegReader
 
