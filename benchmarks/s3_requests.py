@@ -74,11 +74,13 @@ def child(mode: str, uri: str) -> None:
     import time
     import tracemalloc
 
+    import pyarrow.fs  # noqa: F401
+
     import kseg.ops.export.export  # noqa: F401 - imports are not the planning's memory
     import kseg.spark.datasource  # noqa: F401
     import kseg.storage.location
 
-    kseg.storage.location.list_tree  # noqa: B018
+    kseg.storage.location._filesystem(uri)  # the S3 client made (no request): the planning's memory only
     tracemalloc.start()
     began = time.perf_counter()
     if mode == "export":
