@@ -67,7 +67,7 @@ def test_bands_cover_each_record_once(tmp_path: Path, split_bytes: int, ranges: 
     assert splits == plan([part], ranges, split_bytes)  # the local export plans the same splits
     if split_bytes == 150 and ranges == Ranges():
         assert len(splits) > 20  # small bands really cut the segments
-        assert all(b.start == a.end for a, b in zip(splits, splits[1:]) if a.segment == b.segment)
+        assert all(b.start == a.end for a, b in zip(splits, splits[1:], strict=False) if a.segment == b.segment)
 
 
 def test_a_band_without_a_cut_is_read_by_the_previous_one(tmp_path: Path) -> None:
@@ -78,7 +78,7 @@ def test_a_band_without_a_cut_is_read_by_the_previous_one(tmp_path: Path) -> Non
     planned = list(units([part], Ranges(), 500))
     per_band = [unit_splits(u, Ranges(), 500) for u in planned]
     assert [len(s) for s in per_band if s] == [1, 1]  # one split per segment, from band 0
-    assert all(u.band == 0 for u, s in zip(planned, per_band) if s)
+    assert all(u.band == 0 for u, s in zip(planned, per_band, strict=True) if s)
     assert _offsets(s for group in per_band for s in group) == list(range(2 * BATCHES))
 
 
