@@ -58,6 +58,9 @@ from pyspark.sql.datasource import (
 )
 
 NAME = "kseg"
+#: At most this many segment units in one task: small segments cost requests, not bytes (an index
+#: and a log or two each), so ten thousand of them are forty tasks, not one (docs/export.md, "Splits").
+UNITS_PER_TASK = 256
 #: Spark's switch for a Python data source's ``pushFilters`` (off by default; :func:`register` sets it).
 PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
 
@@ -157,13 +160,14 @@ def narrow(ranges: Any, f: Filter) -> Any:
     return replace(ranges, from_time=max(lo, a), to_time=min(hi, b))
 
 
-def pack_units(planned: Iterable, target: int) -> list[list]:
-    """Consecutive units packed into tasks of at most ``target`` bytes (by listed size), across
-    partitions: a thousand small partitions are a few tasks; a large segment's bands are a task each."""
+def pack_units(planned: Iterable, target: int, most: int = UNITS_PER_TASK) -> list[list]:
+    """Consecutive units packed into tasks of at most ``target`` bytes (by listed size) and ``most``
+    units, across partitions: a thousand small partitions are a few tasks; a large segment's bands are
+    a task each."""
     groups: list[list] = []
     size = 0
     for unit in planned:
-        if groups and size + unit.bytes <= target:
+        if groups and size + unit.bytes <= target and len(groups[-1]) < most:
             groups[-1].append(unit)
             size += unit.bytes
         else:

@@ -215,3 +215,14 @@ def test_a_pushed_offset_filter_does_not_read_the_segments_below_it(spark, tmp_p
     pruned = df.where("offset >= 251")
     assert pruned.count() == df.where("offset >= 251").count() > 0
     assert sorted(r.offset for r in pruned.select("offset").collect())[0] == 251
+
+
+def test_many_small_partitions_are_a_few_tasks_not_one_each() -> None:
+    """Packing is by bytes and by count: 1,000 one-segment partitions are 4 tasks of 256 or fewer."""
+    from kseg.ops.export.export import SegmentUnit
+    from kseg.spark.datasource import UNITS_PER_TASK, pack_units
+
+    planned = [SegmentUnit("/d", f"t-{n}", 0, f"/d/t-{n}/0.log", None, None, 100, 0, 1) for n in range(1000)]
+    groups = pack_units(planned, 128 << 20)
+    assert [len(g) for g in groups] == [UNITS_PER_TASK] * 3 + [1000 - 3 * UNITS_PER_TASK]
+    assert [u for g in groups for u in g] == planned
