@@ -5,7 +5,11 @@ small segment is one split; a large one is cut at batch boundaries taken
 from its offset index (each entry's position is the start of a batch, the
 ``OffsetIndex`` invariant), each cut checked by reading the batch header
 there, so a damaged index can only make splits larger, never start a task
-in the middle of a batch.
+in the middle of a batch.  Planning is two steps: :func:`units` from a
+listing alone (names and sizes: what a Spark driver does), and
+:func:`unit_splits` per unit (index reads, range seeks and the band's cut:
+what a task does); each ``split_bytes`` band's cut is found on its own, so
+tasks need not agree on anything but the listing.
 
 Offset and time ranges skip what is not asked for along the read paths of
 the lookups (:mod:`kseg.ops.lookup.offset`): a segment wholly outside an offset
