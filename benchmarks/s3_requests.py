@@ -8,6 +8,15 @@ partition directory can be given), runs ``verify-index``, ``export`` and
 times: moto is a test server, so its speed says nothing about S3's.
 
     python3 benchmarks/s3_requests.py [PARTITION_DIR]
+
+``--plan N`` measures the driver's side of ``--spark`` instead: N partitions of
+one indexed segment (four one-record batches, an index entry each) under two broker
+prefixes, and the requests, wall time and peak traced memory per listed key of
+what the driver runs before any task starts -- the data source's
+``partitions()`` (plain, ``fromOffset``, ``fromTime``) and export's planning --
+each in a process of its own (the server's log counts its requests)::
+
+    python3 benchmarks/s3_requests.py --plan 1000
 """
 
 from __future__ import annotations
@@ -52,7 +61,126 @@ class Requests(logging.Handler):
         return out
 
 
+PLANS = {
+    "data source": {},
+    "data source fromOffset": {"fromOffset": "2"},
+    "data source fromTime": {"fromTime": "1730000000002"},
+}
+
+
+def child(mode: str, uri: str) -> None:
+    """One planning run, in its own process: prints ``seconds peak_bytes keys units`` on stdout."""
+    import json
+    import time
+    import tracemalloc
+
+    import pyarrow.fs  # noqa: F401
+
+    import kseg.ops.export.export  # noqa: F401 - imports are not the planning's memory
+    import kseg.spark.datasource  # noqa: F401
+    import kseg.storage.location
+
+    kseg.storage.location._filesystem(uri)  # the S3 client made (no request): the planning's memory only
+    tracemalloc.start()
+    began = time.perf_counter()
+    if mode == "export":
+        from kseg.ops.export.export import Ranges
+
+        try:
+            from kseg.spark.export_job import driver_plan  # planning on the executors (issue 25)
+        except ImportError:
+            from kseg.ops.export.export import plan
+            from kseg.storage.partition import discover
+
+            def driver_plan(paths, ranges, split_bytes):  # type: ignore[no-redef]
+                return plan(discover(paths, []), ranges, split_bytes, 1 << 26)
+
+        units = driver_plan([uri], Ranges(), 128 << 20)
+    else:
+        from kseg.spark.datasource import KsegReader
+
+        units = KsegReader({"path": uri, **PLANS[mode]}).partitions()
+    seconds = time.perf_counter() - began
+    peak = tracemalloc.get_traced_memory()[1]
+    print(json.dumps([seconds, peak, len(units)]))
+
+
+def plan_main(count: int) -> None:
+    """``--plan N``: the driver's requests, time and memory for planning N partitions."""
+    import json
+    import tempfile
+    from concurrent.futures import ThreadPoolExecutor
+
+    import boto3
+    from moto.server import ThreadedMotoServer
+
+    from kseg.testing.bombs import TIMESTAMP
+    from kseg.testing.segment import write_segment
+    from kseg.testing.v2 import RecordSpec, build_v2_batch
+
+    def write_many_partitions(root: Path, n: int, topic: str) -> Path:
+        batches = [[build_v2_batch([RecordSpec(b"k", b"v", TIMESTAMP + i)], base_offset=i)] for i in range(4)]
+        for k in range(n):
+            write_segment(root / f"{topic}-{k}", batches, index_interval_bytes=1)
+        return root
+
+    counter = Requests()
+    logging.getLogger("werkzeug").addHandler(counter)
+    logging.getLogger("werkzeug").setLevel(logging.INFO)
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    env = dict(
+        os.environ,
+        AWS_ENDPOINT_URL=f"http://{host}:{port}",
+        AWS_ACCESS_KEY_ID="bench",
+        AWS_SECRET_ACCESS_KEY="bench",
+        AWS_REGION="us-east-1",
+    )
+    s3 = boto3.client(
+        "s3",
+        endpoint_url=env["AWS_ENDPOINT_URL"],
+        aws_access_key_id="bench",
+        aws_secret_access_key="bench",
+        region_name="us-east-1",
+    )
+    s3.create_bucket(Bucket="bench")
+    with tempfile.TemporaryDirectory() as tmp:
+        uploads = []
+        for broker, share in (("b1", count - count // 2), ("b2", count // 2)):
+            root = write_many_partitions(Path(tmp) / broker, share, topic=f"t{broker}")
+            uploads += [(f, f"fleet/{broker}/{f.relative_to(root.parent).as_posix()}") for f in root.rglob("*.*")]
+        with ThreadPoolExecutor(8) as pool:
+            list(pool.map(lambda u: s3.upload_file(str(u[0]), "bench", u[1]), uploads))
+    counter.take()
+    keys = len(uploads)
+    print(f"{count} partitions, {keys} keys under two broker prefixes (moto on loopback, 2 loaded cores)")
+    for mode in (*PLANS, "export"):
+        out = subprocess.run(
+            [sys.executable, __file__, "--child", mode, "s3://bench/fleet"],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        c = counter.take()
+        if out.returncode != 0:
+            print(f"  {mode}: failed: {out.stderr.strip().splitlines()[-1:]}")
+            continue
+        seconds, peak, units = json.loads(out.stdout)
+        print(
+            f"  {mode:24s} "
+            + ", ".join(f"{k} {c[k]}" for k in ("LIST", "HEAD", "GET"))
+            + f"; {seconds:.1f} s; {units} tasks; peak {peak / keys:.0f} B per listed key"
+        )
+    server.stop()
+
+
 def main() -> None:
+    if sys.argv[1:2] == ["--child"]:
+        return child(sys.argv[2], sys.argv[3])
+    if sys.argv[1:2] == ["--plan"]:
+        return plan_main(int(sys.argv[2]))
     import boto3
     from moto.server import ThreadedMotoServer
 

@@ -22,24 +22,54 @@ Options (all strings, as Spark passes them):
 ``splitBytes``            segments larger than this are read by several tasks (default 128 MiB)
 ``maxMessageSize``        as ``--max-message-size`` (default 5 MiB)
 
-Planning (discovery, then splits cut at offset-index positions) runs on
-the driver; each task reads one split with ranged reads.
+Planning is split between the driver and the tasks.  The driver only lists
+(one recursive listing per path, the paths side by side), prunes segments
+outside an offset range by their names, and packs *segment units* -- a
+segment, or one ``splitBytes`` band of a large one -- into tasks of about
+``splitBytes``, small partitions together (each new DataFrame is planned, and
+so listed, again: LIST pages only).  Index reads,
+cuts at offset-index positions and ``fromTime``/``fromOffset`` seeks happen in
+the tasks (:func:`kseg.ops.export.export.unit_splits`).
+
+Filters on ``offset`` and ``timestamp`` (``=``, ``>``, ``>=``, ``<``, ``<=``,
+``IS NOT NULL``) are pushed down (``spark.sql.python.filterPushdown.enabled``,
+which :func:`register` sets) into the same pruning as the options and are
+applied exactly by the reader, so Spark keeps no ``Filter`` for them; a
+corrupt batch's row (null ``offset`` and ``timestamp``) is then not yielded,
+as Spark's filter would drop it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
 
-from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceReader,
+    EqualTo,
+    Filter,
+    GreaterThan,
+    GreaterThanOrEqual,
+    InputPartition,
+    IsNotNull,
+    LessThan,
+    LessThanOrEqual,
+)
 
 NAME = "kseg"
+#: At most this many segment units in one task: small segments cost requests, not bytes (an index
+#: and a log or two each), so ten thousand of them are forty tasks, not one (docs/export.md, "Splits").
+UNITS_PER_TASK = 256
+#: Spark's switch for a Python data source's ``pushFilters`` (off by default; :func:`register` sets it).
+PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
 
 
-class SplitPartition(InputPartition):
-    """One task's splits (byte ranges of segments of one partition), as a picklable input partition."""
+class UnitPartition(InputPartition):
+    """One task's segment units (:class:`~kseg.ops.export.export.SegmentUnit`), as plain tuples."""
 
-    def __init__(self, splits) -> None:
-        super().__init__([tuple(s) for s in splits])
+    def __init__(self, units) -> None:
+        super().__init__([tuple(u) for u in units])
 
 
 class KsegDataSource(DataSource):
@@ -62,18 +92,30 @@ class KsegReader(DataSourceReader):
     def __init__(self, options: dict) -> None:
         self.options = options
         self.settings = read_options(options)
+        self.pushed = False  # an offset/timestamp filter was pushed: corruption rows are not yielded
 
-    def partitions(self):
-        from kseg.ops.export.export import plan
+    def pushFilters(self, filters: list[Filter]) -> Iterable[Filter]:
+        """Offset and timestamp comparisons narrow ``ranges`` (the pruning of ``fromOffset``/
+        ``fromTime``) and are applied exactly by the reader; the others are left to Spark."""
+        ranges = self.settings["ranges"]
+        for f in filters:
+            narrowed = narrow(ranges, f)
+            if narrowed is None:
+                yield f
+            else:
+                ranges, self.pushed = narrowed, True
+        self.settings["ranges"] = ranges
+
+    def partitions(self) -> list[UnitPartition]:
+        from kseg.ops.export.export import units
         from kseg.storage.partition import discover
 
         s = self.settings
-        notes: list[str] = []
-        splits = plan(discover(s["paths"], notes), s["ranges"], s["split_bytes"], s["limit"])
-        return [SplitPartition(group) for group in group_splits(splits, s["split_bytes"])]
+        planned = units(discover(s["paths"], []), s["ranges"], s["split_bytes"])
+        return [UnitPartition(group) for group in pack_units(planned, s["split_bytes"])]
 
-    def read(self, partition):
-        from kseg.ops.export.export import Split
+    def read(self, partition: InputPartition) -> Iterator[Any]:
+        from kseg.ops.export.export import Corruption, SegmentUnit, unit_splits
         from kseg.render.export import RowBuilder, split_facts
 
         s = self.settings
@@ -81,25 +123,56 @@ class KsegReader(DataSourceReader):
             return
         decoders = _decoder_functions(self.options)
         for value in partition.value:
-            split = Split(*value)
-            facts = split_facts(split, s["ranges"], s["limit"], s["on_corruption"])
-            yield from RowBuilder(split, *decoders).batches(facts)
+            for split in unit_splits(SegmentUnit(*value), s["ranges"], s["split_bytes"], s["limit"]):
+                facts: Iterable[Any] = split_facts(split, s["ranges"], s["limit"], s["on_corruption"])
+                if self.pushed:  # their offset and timestamp are null: a pushed filter drops them
+                    facts = (f for f in facts if not isinstance(f, Corruption))
+                yield from RowBuilder(split, *decoders).batches(facts)
 
 
-def group_splits(splits: list, target: int) -> list[list]:
-    """Consecutive splits of one partition packed into tasks of at most ``target`` bytes: a
-    partition of small segments is one task, a large segment's splits are tasks of their own."""
+def narrow(ranges: Any, f: Filter) -> Any:
+    """``ranges`` narrowed by ``f`` when it compares ``offset`` or ``timestamp`` with an integer
+    (offsets are inclusive, times half-open, as :class:`~kseg.ops.export.export.Ranges`); else None."""
+    from dataclasses import replace
+
+    column = getattr(f, "attribute", None)
+    if column not in (("offset",), ("timestamp",)):
+        return None
+    if isinstance(f, IsNotNull):
+        return ranges
+    value = getattr(f, "value", None)
+    if not isinstance(value, int) or isinstance(value, bool):
+        return None
+    if column == ("offset",):
+        lo, hi = ranges.from_offset, ranges.to_offset  # inclusive
+        bounds = {EqualTo: (value, value), GreaterThan: (value + 1, hi), GreaterThanOrEqual: (value, hi)}
+        bounds |= {LessThan: (lo, value - 1), LessThanOrEqual: (lo, value)}
+        if type(f) not in bounds:
+            return None
+        a, b = bounds[type(f)]
+        return replace(ranges, from_offset=max(lo, a), to_offset=min(hi, b))
+    lo, hi = ranges.from_time, ranges.to_time  # [from, to)
+    times = {EqualTo: (value, value + 1), GreaterThan: (value + 1, hi), GreaterThanOrEqual: (value, hi)}
+    times |= {LessThan: (lo, value), LessThanOrEqual: (lo, value + 1)}
+    if type(f) not in times:
+        return None
+    a, b = times[type(f)]
+    return replace(ranges, from_time=max(lo, a), to_time=min(hi, b))
+
+
+def pack_units(planned: Iterable, target: int, most: int = UNITS_PER_TASK) -> list[list]:
+    """Consecutive units packed into tasks of at most ``target`` bytes (by listed size) and ``most``
+    units, across partitions: a thousand small partitions are a few tasks; a large segment's bands are
+    a task each."""
     groups: list[list] = []
     size = 0
-    for split in splits:
-        last = groups[-1][-1] if groups else None
-        same = last is not None and (last.log_dir, last.partition) == (split.log_dir, split.partition)
-        if same and size + split.bytes <= target:
-            groups[-1].append(split)
-            size += split.bytes
+    for unit in planned:
+        if groups and size + unit.bytes <= target and len(groups[-1]) < most:
+            groups[-1].append(unit)
+            size += unit.bytes
         else:
-            groups.append([split])
-            size = split.bytes
+            groups.append([unit])
+            size = unit.bytes
     return groups
 
 
@@ -168,5 +241,7 @@ def read_options(options: dict) -> dict:
 
 
 def register(spark) -> None:
-    """Make ``spark.read.format("kseg")`` available in this session."""
+    """Make ``spark.read.format("kseg")`` available in this session, with filter pushdown on
+    (Spark refuses a reader that pushes filters while :data:`PUSHDOWN_CONF` is off)."""
+    spark.conf.set(PUSHDOWN_CONF, "true")
     spark.dataSource.register(KsegDataSource)

@@ -1,7 +1,9 @@
 """``kseg export --spark``: every split exported by an executor, straight to the output.
 
-The driver discovers and plans (:func:`kseg.ops.export.export.plan`); the
-splits are dealt to tasks by size; each task writes one Parquet file per
+The driver lists and hands out segment units (:func:`driver_plan`: names and
+listed sizes, no file opened), dealt to tasks by size; each task reads the
+indexes and cuts its units into splits
+(:func:`kseg.ops.export.export.unit_splits`) and writes one Parquet file per
 split with pyarrow — to a local or shared path, or to any URI pyarrow
 reaches (``s3://`` with the standard AWS variables, ``gs://``, ``hdfs://``),
 so no Hadoop connector is needed — and sends back only its counts and the
@@ -17,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 
-from kseg.ops.export.export import Corruption, Split
+from kseg.ops.export.export import Corruption, SegmentUnit, Split
 from kseg.render.export import ExportSummary
 from kseg.spark.job import bin_count, bytes_per_task, plan_bins
 
@@ -30,16 +32,35 @@ def part_name(output: str, split: Split) -> str:
     return location.join(location.join(output, split.partition), f"part-{digest}-{split.segment}-{split.start}.parquet")
 
 
-def export_bin(items, output: str, ranges, limit: int, on_corruption: str, key_decoder, value_decoder):
-    """Runs on an executor: write each split's file; yield ``(records, corruptions, file)`` per split."""
+def driver_plan(paths: list[str], ranges, split_bytes: int, notes: list[str] | None = None) -> list[SegmentUnit]:
+    """The driver's whole part of the planning: list ``paths`` (side by side) and turn the listing into
+    segment units; an input that could not be listed raises (nothing is exported from a partial list)."""
+    from kseg.errors import InputError
+    from kseg.ops.export.export import units
+    from kseg.storage.partition import discover
+
+    partitions = discover(paths, [] if notes is None else notes)
+    for part in partitions:  # an input not read is never "N records written": nothing is
+        if part.error is not None:
+            raise InputError(f"{part.error}; nothing was written")
+    return list(units(partitions, ranges, split_bytes))
+
+
+def export_bin(
+    items, output: str, ranges, split_bytes: int, limit: int, on_corruption: str, key_decoder, value_decoder
+):
+    """Runs on an executor: cut each unit into its splits (index reads here, not on the driver), write
+    each split's file; yield ``(records, corruptions, file)`` per split."""
     from kseg.decoders.simple import resolve
+    from kseg.ops.export.export import unit_splits
     from kseg.render.export import write_parquet
 
     key_fn = None if key_decoder is None else resolve(key_decoder)
     value_fn = None if value_decoder is None else resolve(value_decoder)
     from kseg.storage import location
 
-    for _, split in items:
+    splits = (s for _, unit in items for s in unit_splits(SegmentUnit(*unit), ranges, split_bytes, limit))
+    for split in splits:
         target = part_name(output, split)
         if not location.is_remote(target):
             import os
@@ -82,10 +103,8 @@ def run_export(
     import os
 
     from kseg.errors import InputError
-    from kseg.ops.export.export import plan
     from kseg.spark import INSTALL_HINT
     from kseg.storage import files, location
-    from kseg.storage.partition import discover
 
     if importlib.util.find_spec("pyspark") is None:
         raise InputError(INSTALL_HINT)
@@ -95,11 +114,7 @@ def run_export(
     if files.exists(output) and not replace:
         raise InputError("exists; not replaced (give --force to replace it)", path=output)
     notes: list[str] = []
-    partitions = discover(paths, notes)
-    for part in partitions:  # an input not read is never "N records written": nothing is
-        if part.error is not None:
-            raise InputError(f"{part.error}; nothing was written")
-    splits = plan(partitions, ranges, split_bytes, limit)
+    planned = driver_plan(paths, ranges, split_bytes, notes)
     for note in notes:
         err.write(f"kseg: note: {note}\n".encode("utf-8", "replace"))
     from kseg.spark.driver import SparkLog, SparkSetupError, _cause, _probe_executors, start_session
@@ -114,19 +129,21 @@ def run_export(
         if not location.is_remote(output):
             os.makedirs(location.local_path(output), exist_ok=True)  # for the executors to find (probe)
         try:
-            _probe_executors(spark.sparkContext, local_roots(sorted({p.log_dir for p in partitions}) + [output]))
+            _probe_executors(spark.sparkContext, local_roots(sorted({u.log_dir for u in planned}) + [output]))
         except SparkSetupError as exc:
             raise InputError(f"{exc}{log.see()}") from None
         sc = spark.sparkContext
         try:
-            count = bin_count(sum(s.bytes for s in splits), len(splits), sc.defaultParallelism, bytes_per_task(sc))
+            count = bin_count(sum(u.bytes for u in planned), len(planned), sc.defaultParallelism, bytes_per_task(sc))
         except ValueError as exc:
             raise InputError(str(exc)) from None
-        bins = plan_bins(list(enumerate(splits)), count, size=lambda item: item[1].bytes)
+        bins = plan_bins(
+            [(k, tuple(u)) for k, u in enumerate(planned)], count, size=lambda item: SegmentUnit(*item[1]).bytes
+        )
         summary = ExportSummary()
         if bins:
             rdd = spark.sparkContext.parallelize(bins, len(bins))
-            args = (output, ranges, limit, on_corruption, key_decoder, value_decoder)
+            args = (output, ranges, split_bytes, limit, on_corruption, key_decoder, value_decoder)
             try:
                 results = rdd.flatMap(lambda b: export_bin(b, *args)).collect()
             except Exception as exc:  # a task's CorruptionStop comes back inside Spark's error
@@ -144,7 +161,7 @@ def run_export(
             missing = not_here(written)
             if missing:  # never "N records written to OUTPUT" for files that are not there
                 raise InputError(missing_line(missing, len(written), shown_output, "Parquet files"))
-        summary.splits = len(splits)
+            summary.splits = len(results)  # the splits the tasks found and wrote
         write_success_marker(output)
         return summary
     finally:

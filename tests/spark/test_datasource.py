@@ -148,21 +148,81 @@ def test_verify_index_on_spark_reads_s3_and_writes_the_report_there(s3, local_br
     assert r2.text.splitlines()[-1] == r1.text.splitlines()[-1]
 
 
-def test_small_segments_of_a_partition_are_one_task_and_large_ones_are_split() -> None:
-    from kseg.ops.export.export import plan
-    from kseg.spark.datasource import group_splits
+def test_small_partitions_share_a_task_and_large_segments_are_split() -> None:
+    from kseg.ops.export.export import units
+    from kseg.spark.datasource import pack_units
     from kseg.storage.partition import discover
 
     parts = discover(
         [str(CORPUS_DATA / "plain-v2-0"), str(CORPUS_DATA / "txn-v2-0"), str(CORPUS_DATA / "large-v2-0")], []
     )
-    splits = plan(parts, split_bytes=1 << 20)
-    groups = group_splits(splits, 1 << 20)
-    by_partition = [sorted({s.partition for s in g}) for g in groups]
-    assert by_partition[:2] == [["plain-v2-0"], ["txn-v2-0"]]  # two segments each, one task each
-    assert len(groups[0]) == 2 and len(groups[1]) == 2
-    large = [g for g in groups if g[0].partition == "large-v2-0"]
-    assert len(large) == 3 and all(len(g) == 1 for g in large)  # 3 MiB cut at checked batch starts
-    assert [s.start for g in large for s in g][0] == 0
-    ends = [(s.start, s.end) for g in large for s in g]
-    assert all(a[1] == b[0] for a, b in zip(ends, ends[1:], strict=False)) and ends[-1][1] is None
+    groups = pack_units(units(parts, split_bytes=1 << 20), 1 << 20)
+    assert [u.partition for u in groups[0][:4]] == ["plain-v2-0"] * 2 + ["txn-v2-0"] * 2  # small: one task
+    large = [(u.band, u.bands) for g in groups for u in g if u.partition == "large-v2-0"]
+    assert large == [(0, 4), (1, 4), (2, 4), (3, 4)]  # 3.01 MiB: four bands of ~0.75 MiB
+    assert [len(g) for g in groups] == [5, 1, 1, 1]  # the first band shares the small partitions' task
+
+
+PUSHED = [
+    "offset >= 251",
+    "offset > 100 AND offset <= 300",
+    "offset = 260",
+    "offset < 7",
+    "timestamp >= {t} AND offset < 400",
+    "timestamp < {t}",
+    "timestamp = {t}",
+    "timestamp > {t} AND timestamp <= {u}",
+]
+
+
+@pytest.mark.parametrize("where", PUSHED)
+def test_offset_and_timestamp_filters_are_pushed_down(spark, where: str) -> None:
+    """No Filter is left above the scan for them, and the rows are the unfiltered rows filtered."""
+    path = str(CORPUS_DATA / "plain-v2-0")
+    df = spark.read.format("kseg").load(path)
+    every = rows_of(df)
+    times = sorted({r["timestamp"] for r in every if r["timestamp"] is not None})
+    t, u = times[len(times) // 2], times[len(times) * 3 // 4]
+    expr = where.format(t=t, u=u)
+    query = df.where(expr)
+    plan = query._jdf.queryExecution().optimizedPlan().toString()
+    assert "Filter" not in plan, plan
+    got = rows_of(query)
+    want = rows_of(spark.createDataFrame(every, df.schema).where(expr))  # Spark's own filter, no pushdown
+    assert got == want and got
+
+
+def test_filters_on_other_columns_stay_with_spark(spark) -> None:
+    df = spark.read.format("kseg").load(str(CORPUS_DATA / "plain-v2-0")).where("offset >= 251 AND batchPosition > 0")
+    plan = df._jdf.queryExecution().optimizedPlan().toString()
+    assert "Filter" in plan and "batchPosition" in plan and "offset" not in plan.split("Filter")[1].split("\n")[0]
+    assert rows_of(df) and all(r["offset"] >= 251 and r["batchPosition"] > 0 for r in rows_of(df))
+
+
+def test_a_pushed_offset_filter_does_not_read_the_segments_below_it(spark, tmp_path: Path) -> None:
+    """A corrupt batch in the first segment fails ``onCorruption=fail`` -- unless the filter prunes it."""
+    import shutil
+
+    part = tmp_path / "plain-v2-0"
+    shutil.copytree(CORPUS_DATA / "plain-v2-0", part)
+    log = part / "00000000000000000000.log"
+    data = bytearray(log.read_bytes())
+    data[70] ^= 0xFF  # inside the first batch's records: a CRC mismatch
+    log.write_bytes(bytes(data))
+    df = spark.read.format("kseg").option("onCorruption", "fail").load(str(part))
+    with pytest.raises(Exception, match="CorruptionStop|CRC"):
+        df.count()
+    pruned = df.where("offset >= 251")
+    assert pruned.count() == df.where("offset >= 251").count() > 0
+    assert sorted(r.offset for r in pruned.select("offset").collect())[0] == 251
+
+
+def test_many_small_partitions_are_a_few_tasks_not_one_each() -> None:
+    """Packing is by bytes and by count: 1,000 one-segment partitions are 4 tasks of 256 or fewer."""
+    from kseg.ops.export.export import SegmentUnit
+    from kseg.spark.datasource import UNITS_PER_TASK, pack_units
+
+    planned = [SegmentUnit("/d", f"t-{n}", 0, f"/d/t-{n}/0.log", None, None, 100, 0, 1) for n in range(1000)]
+    groups = pack_units(planned, 128 << 20)
+    assert [len(g) for g in groups] == [UNITS_PER_TASK] * 3 + [1000 - 3 * UNITS_PER_TASK]
+    assert [u for g in groups for u in g] == planned

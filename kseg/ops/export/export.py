@@ -5,7 +5,11 @@ small segment is one split; a large one is cut at batch boundaries taken
 from its offset index (each entry's position is the start of a batch, the
 ``OffsetIndex`` invariant), each cut checked by reading the batch header
 there, so a damaged index can only make splits larger, never start a task
-in the middle of a batch.
+in the middle of a batch.  Planning is two steps: :func:`units` from a
+listing alone (names and sizes: what a Spark driver does), and
+:func:`unit_splits` per unit (index reads, range seeks and the band's cut:
+what a task does); each ``split_bytes`` band's cut is found on its own, so
+tasks need not agree on anything but the listing.
 
 Offset and time ranges skip what is not asked for along the read paths of
 the lookups (:mod:`kseg.ops.lookup.offset`): a segment wholly outside an offset
@@ -27,6 +31,7 @@ raised (:class:`~kseg.errors.InputError`), and the export fails without writing 
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass
 from itertools import islice
 from operator import lt
@@ -113,26 +118,116 @@ def topic_partition(name: str) -> tuple[str, int | None]:
     return name, None
 
 
-# -- planning -------------------------------------------------------------------------------------------
-def plan(
-    partitions: list[Partition], ranges: Ranges = Ranges(), split_bytes: int = DEFAULT_SPLIT_BYTES, limit: int = 1 << 26
-) -> list[Split]:
-    """The splits that cover what ``ranges`` asks for, partition by partition, in offset order."""
-    out: list[Split] = []
+# -- planning ---------------------------------------------------------------------------------------------
+class SegmentUnit(NamedTuple):
+    """One task's share of one segment, planned from a listing alone (names and sizes: no request):
+    the task reads the indexes, finds where ``ranges`` start, and reads the splits that start in band
+    ``band`` of ``bands`` (``[band x split_bytes, (band + 1) x split_bytes)`` of the ``.log``)."""
+
+    log_dir: str
+    partition: str
+    base_offset: int
+    log: str
+    offset_index: str | None
+    time_index: str | None
+    log_bytes: int
+    band: int
+    bands: int
+
+    @property
+    def bytes(self) -> int:
+        """The planned size, for packing tasks: the band's share of the listed ``.log``."""
+        return max(1, self.log_bytes // self.bands)
+
+
+def units(partitions: list[Partition], ranges: Ranges = Ranges(), split_bytes: int = DEFAULT_SPLIT_BYTES):
+    """The segment units covering ``ranges``, partition by partition, in offset order: segments wholly
+    outside an offset range are pruned by their names (a segment's offsets end below the next base
+    offset), and a segment is one unit per ``split_bytes`` of its listed size.  No file is opened."""
     for part in partitions:
-        segs = [(s, s.log) for s in part.segments if s.log]
-        for k, (seg, log) in enumerate(segs):
-            next_base = segs[k + 1][0].base_offset if k + 1 < len(segs) else None
+        segs = [s for s in part.segments if s.log]
+        for k, seg in enumerate(segs):
+            next_base = segs[k + 1].base_offset if k + 1 < len(segs) else None
             if next_base is not None and next_base <= ranges.from_offset:
                 continue  # every offset of this segment is below the range
             if seg.base_offset > ranges.to_offset:
                 break
-            offsets = _index(seg.index, fmt_indexes.OffsetIndexView, seg.base_offset)
-            start = _start_position(seg, log, offsets, ranges, limit)
-            if start is None:
-                continue
-            out.extend(_cut(part, seg, log, offsets, start, split_bytes, limit))
-    return out
+            size = seg.log_size()
+            bands = max(1, -(-size // split_bytes))
+            assert seg.log is not None
+            for band in range(bands):
+                yield SegmentUnit(
+                    part.log_dir, part.name, seg.base_offset, seg.log, seg.index, seg.timeindex, size, band, bands
+                )
+
+
+def unit_splits(
+    unit: SegmentUnit, ranges: Ranges = Ranges(), split_bytes: int = DEFAULT_SPLIT_BYTES, limit: int = 1 << 26
+) -> list[Split]:
+    """The splits of ``unit`` (run by the task that reads them): the segment's start for ``ranges``
+    (index reads), then the split starting in the unit's band, ending at the next band's cut."""
+    seg = Segment(unit.base_offset, unit.log, unit.offset_index, unit.time_index, log_bytes=unit.log_bytes)
+    offsets = _index(seg.index, fmt_indexes.OffsetIndexView, seg.base_offset)
+    start = _start_position(seg, unit.log, offsets, ranges, limit)
+    if start is None:
+        return []
+    size = unit.log_bytes
+    with _Cuts(unit.log, offsets, size, split_bytes, limit) as cut:
+        lo = cut.at(unit.band)
+        if lo is None:
+            return []  # no batch starts in this band: the previous band's split reads through it
+        hi = next((c for c in map(cut.at, range(unit.band + 1, unit.bands)) if c is not None), None)
+    if hi is not None and hi <= start:
+        return []
+    lo = max(lo, start)
+    name = f"{unit.base_offset:020d}"
+    return [Split(unit.log_dir, unit.partition, name, unit.log, lo, hi, (size if hi is None else hi) - lo)]
+
+
+def plan(
+    partitions: list[Partition], ranges: Ranges = Ranges(), split_bytes: int = DEFAULT_SPLIT_BYTES, limit: int = 1 << 26
+) -> list[Split]:
+    """The splits that cover what ``ranges`` asks for, partition by partition, in offset order
+    (every unit of :func:`units` expanded here; ``--spark`` expands them in the tasks)."""
+    return [s for u in units(partitions, ranges, split_bytes) for s in unit_splits(u, ranges, split_bytes, limit)]
+
+
+class _Cuts:
+    """Where band ``k`` of a segment begins: 0 for the first; else the first offset-index entry at or
+    past ``k x split_bytes`` (and inside the band) where a valid batch header is read -- each band's cut
+    found on its own, so every task computes the same cuts reading only its own two.  None: no cut."""
+
+    TRIES = 8  # index entries tried in a band before it is read as part of the previous split
+
+    def __init__(self, log: str, offsets, size: int, split_bytes: int, limit: int) -> None:
+        self.log, self.offsets, self.size, self.split_bytes, self.limit = log, offsets, size, split_bytes, limit
+        self.records: FileRecords | None = None
+
+    def __enter__(self) -> _Cuts:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.records is not None:
+            self.records.close()
+
+    def at(self, band: int) -> int | None:
+        if band == 0:
+            return 0
+        if self.offsets is None:
+            return None
+        low = band * self.split_bytes
+        high = min(low + self.split_bytes, self.size)
+        view = self.offsets
+        first = bisect_left(range(view.entries), low, key=lambda n: view.entry(n).position)
+        for n in range(first, min(first + self.TRIES, view.entries)):
+            pos = view.entry(n).position
+            if not low <= pos < high:
+                return None
+            if self.records is None:
+                self.records = FileRecords(self.log, window=1 << 16)
+            if _batch_starts_at(self.records, pos, self.limit):
+                return pos
+        return None
 
 
 def _start_position(seg: Segment, log: str, offsets, ranges: Ranges, limit: int) -> int | None:
@@ -190,22 +285,6 @@ def _keys(view) -> Iterator[int]:
 def _floor(offsets, offset: int) -> int:
     """``OffsetIndex.lookup``'s position for ``offset`` (0 without a usable index)."""
     return 0 if offsets is None else offsets.lookup(offset).position
-
-
-def _cut(part: Partition, seg: Segment, log: str, offsets, start: int, split_bytes: int, limit: int) -> list[Split]:
-    """``[start, end of file)`` cut into splits of about ``split_bytes`` at checked batch starts."""
-    size = seg.log_size()
-    cuts = [start]
-    if offsets is not None and size - start > split_bytes:
-        with FileRecords(log, window=1 << 16) as records:
-            for _, pos in offsets.iter_entries():
-                if pos - cuts[-1] >= split_bytes and pos < size and _batch_starts_at(records, pos, limit):
-                    cuts.append(pos)
-    ends: list[int | None] = [*cuts[1:], None]
-    return [
-        Split(part.log_dir, part.name, seg.name, log, a, b, (size if b is None else b) - a)
-        for a, b in zip(cuts, ends, strict=True)
-    ]
 
 
 def _batch_starts_at(records: FileRecords, position: int, limit: int) -> bool:
