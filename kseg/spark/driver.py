@@ -236,6 +236,23 @@ def check_master(master: str | None, timeout: float = 5.0) -> str | None:
     )
 
 
+_TASK_FAILED = re.compile(
+    r"failed (\d+) times?, most recent failure: Lost task \S+ in stage \S+ \([^)]*\)(?: \([^)]*\))?: "
+    r"(?:[\w.$]*(?:SparkException|Exception): )?([^\n]+)"
+)
+
+
+def task_failure(exc: BaseException) -> str:
+    """Why a bin's job failed, in one line: how often its task failed and the last failure Spark names
+    (``Python worker exited unexpectedly (crashed)``, ``ExecutorLostFailure (...)``), else :func:`_cause`."""
+    m = _TASK_FAILED.search(str(exc))
+    if not m:
+        return _cause(exc)
+    times, last = m.groups()
+    last = last.split(". Consider setting")[0].strip().rstrip(".")
+    return f"its task failed {times} time{'s' * (times != '1')}, the last: {last[:300]}"
+
+
 def _cause(exc: BaseException) -> str:
     """The line that says what went wrong, out of a Py4J/Java/Python traceback."""
     text = str(exc)
@@ -361,6 +378,7 @@ def run_spark_cli(
                 max_message_size=max_message_size,
                 report=report_path,
                 keep_all=verbose,
+                describe=task_failure,
             )
         except SparkSetupError as exc:
             return fail(f"{exc}{see()}")
