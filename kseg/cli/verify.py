@@ -35,7 +35,7 @@ from kseg.errors import KsegError
     "report_path",
     type=click.Path(),
     help="Write one JSON Lines row per segment and per problem; with --spark a directory of "
-    "part files written by the executors (JSON Lines, or Parquet for a .parquet path, "
+    "part files, one per bin as it finishes (JSON Lines, or Parquet for a .parquet path, "
     "local or a URI).  Checked before any work; never inside an input.",
 )
 @click.option("--force", is_flag=True, help="Replace an existing --report file (atomically).")

@@ -355,7 +355,7 @@ def run_spark_cli(
 
     try:
         if report_path:
-            prepare_directory(report_path)  # before Spark starts: executors write its part files
+            prepare_directory(report_path)  # before Spark starts: a bad path fails before any work
     except KsegError as exc:
         return fail(exc.describe())
     own = spark is None
@@ -370,7 +370,7 @@ def run_spark_cli(
             except SparkSetupError as exc:
                 return fail(str(exc))
         try:
-            _probe_executors(spark.sparkContext, _visible(partitions, report_path))
+            _probe_executors(spark.sparkContext, _visible(partitions))
             outcome = job.run(
                 spark,
                 partitions,
@@ -423,12 +423,11 @@ def _complete_report(report_path: str, parts: list[str]) -> str | None:
     return None
 
 
-def _visible(partitions, report_path: str | None) -> list[str]:
-    """The local paths the executors must see: the log directories read, the report's directory."""
+def _visible(partitions) -> list[str]:
+    """The local paths the executors must see: the log directories read (the driver writes the report)."""
     from kseg.spark.paths import local_roots
 
-    roots = sorted({p.log_dir for p in partitions if p.log_dir})
-    return local_roots(roots + ([report_path] if report_path else []))
+    return local_roots(sorted({p.log_dir for p in partitions if p.log_dir}))
 
 
 def _under_spark_submit() -> bool:
