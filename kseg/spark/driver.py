@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 import re
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from kseg.errors import error_line
 from kseg.limits import EXIT_ERROR
@@ -335,6 +337,7 @@ def run_spark_cli(
     err,
     spark=None,
     verbose: bool = False,
+    resume: tuple[str, set] | None = None,
 ) -> int:
     """Run the job and print what the local command prints; return its exit code."""
     import importlib.util
@@ -353,9 +356,15 @@ def run_spark_cli(
         err.flush()
         return EXIT_ERROR
 
+    from kseg.ops.verify.run import Report
+
+    prior, resumed_part = Report(), None
     try:
-        if report_path:
-            prepare_directory(report_path)  # before Spark starts: a bad path fails before any work
+        with _carried(resume, prior) as carried:  # out of the old report before its part files go
+            if report_path:
+                prepare_directory(report_path)  # before Spark starts: a bad path fails before any work
+                if carried is not None:
+                    resumed_part = _write_carried(report_path, carried)
     except KsegError as exc:
         return fail(exc.describe())
     own = spark is None
@@ -384,6 +393,10 @@ def run_spark_cli(
             return fail(f"{exc}{see()}")
         except Exception as exc:  # noqa: BLE001 - any job failure is one line, exit 2 (not "problems")
             return fail(f"the Spark job failed: {_cause(exc)}{see()}")
+        outcome.report.merge(prior.counts())
+        outcome.report.resumed = prior.resumed
+        if resumed_part is not None:
+            outcome.parts.append(resumed_part)
         full_names = several_log_dirs(partitions)
         from kseg.render.notes import NoteGroups
 
@@ -432,3 +445,31 @@ def _visible(partitions) -> list[str]:
 
 def _under_spark_submit() -> bool:
     return "SPARK_SUBMIT_OPTS" in os.environ or os.environ.get("SPARK_ENV_LOADED") == "1"
+
+
+@contextmanager
+def _carried(resume: tuple[str, set] | None, prior) -> Iterator[str | None]:
+    """``--resume``'s carried rows (:func:`kseg.ops.verify.resume.carried_rows`, counted in ``prior``)
+    copied to a temporary JSON Lines file -- the report they come from may be the one about to be
+    emptied -- removed after; None without ``--resume``."""
+    if resume is None or not resume[1]:
+        yield None
+        return
+    from kseg.jsonlines import dumps
+    from kseg.ops.verify.resume import carried_rows
+
+    with tempfile.NamedTemporaryFile("w", prefix="kseg-resumed-", suffix=".jsonl", encoding="utf-8") as tmp:
+        for row in carried_rows(resume[0], resume[1], prior):
+            tmp.write(dumps(row) + "\n")
+        tmp.flush()
+        yield tmp.name
+
+
+def _write_carried(report_path: str, carried: str) -> str:
+    """The carried rows as the report's ``part-resumed`` file (its format); the part file's path."""
+    import json
+
+    from kseg.ops.verify.report import report_format, write_rows_part
+
+    with open(carried, encoding="utf-8") as f:
+        return write_rows_part(report_path, "resumed", (json.loads(line) for line in f), report_format(report_path))

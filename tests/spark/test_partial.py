@@ -3,6 +3,7 @@ for its segments (exit 2) while every other bin's rows stand; overlap checks acr
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -98,3 +99,30 @@ def test_a_task_that_keeps_dying_fails_only_its_segments(log_root: Path, tmp_pat
     assert "failed" in r.text and "Traceback" not in r.errtext
     assert (spark / "_SUCCESS").exists()  # the report is complete: every segment has its row
     assert sorted(_report_rows(spark), key=sort_key)  # rows parse
+
+
+def test_resume_after_a_partial_verdict_reads_only_the_failed_segments(log_root: Path, tmp_path: Path) -> None:
+    """A partial verdict (a poison bin), then ``--resume`` of its report on --spark: only the failed
+    segments are verified again; the report is the local run's, Parquet too."""
+    from tests.cli.test_verify import _report_rows
+
+    local, spark = tmp_path / "local.jsonl", tmp_path / "spark.parquet"
+    assert run_subprocess(["verify-index", "--report", str(local), str(log_root)]).exit_code == 0
+    argv = ["verify-index", "--spark", "--master", "local[2]", "--format", "json", str(log_root)]
+    env = {"TMPDIR": str(tmp_path)}
+    first = run_subprocess([*argv, "--report", str(spark)], timeout=600, env={**env, KILL_WORKER_ENV: f"t-2/{0:020d}"})
+    assert first.exit_code == 2, first.errtext[-3000:]
+    failed = [json.loads(line) for line in first.text.splitlines()[:-1]]
+    failed = [row for row in failed if row["type"] == "segment" and row["status"] == "failed"]
+    again = run_subprocess([*argv, "--verbose", "--resume", str(spark)], timeout=600, env=env)
+    assert again.exit_code == 0, again.errtext[-3000:]
+    *shown, summary = [json.loads(line) for line in again.text.splitlines()]
+    read = {(row["partition"], row["segment"]) for row in shown if row["type"] == "segment"}
+    assert read == {(row["partition"], row["segment"]) for row in failed}
+    want = sorted(_report_rows(local), key=sort_key)
+    assert summary["segments"] == sum(1 for row in want if row["type"] == "segment")
+    assert summary["resumed"] == summary["segments"] - len(read)
+    import pyarrow.parquet as pq
+
+    got = [{k: v for k, v in row.items() if v is not None} for row in pq.read_table(spark).to_pylist()]
+    assert sorted(got, key=sort_key) == [{k: v for k, v in row.items() if v is not None} for row in want]
