@@ -28,12 +28,12 @@ import heapq
 import os
 import socket
 from collections.abc import Callable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any, NamedTuple
 
 from kseg.ops.verify.report import report_format, write_part
 from kseg.ops.verify.run import Report, WorkItem, verify_item, work_items
 from kseg.ops.verify.verify import SegmentResult, check_overlap
+from kseg.spark.pool import positive_conf, run_jobs
 from kseg.storage.partition import Partition
 
 Indexed = tuple[int, WorkItem]
@@ -78,33 +78,13 @@ def plan_runs(todo: list[Indexed], run_bytes: int) -> list[list[Indexed]]:
 #: ``--spark-conf spark.kseg.bytesPerTask=N``: the bytes of segments one task reads (docs/spark.md).
 BYTES_PER_TASK_CONF = "spark.kseg.bytesPerTask"
 DEFAULT_BYTES_PER_TASK = 1 << 30
-#: ``--spark-conf spark.kseg.concurrentBins=N``: bins (Spark jobs) running at once; default 2 per core present.
-CONCURRENT_BINS_CONF = "spark.kseg.concurrentBins"
 #: Test-only (docs/spark.md): a segment file name; the Python worker verifying it dies (``os._exit``).
 KILL_WORKER_ENV = "KSEG_TEST_KILL_WORKER"
 
 
-def _positive(sc: Any, name: str, default: int, what: str) -> int:
-    raw = sc.getConf().get(name, None)
-    if raw is None:
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        value = 0
-    if value <= 0:
-        raise ValueError(f"{name} takes a positive number{what}, got {raw!r}")
-    return value
-
-
 def bytes_per_task(sc: Any) -> int:
     """:data:`BYTES_PER_TASK_CONF` from the Spark configuration (a positive integer), else the default."""
-    return _positive(sc, BYTES_PER_TASK_CONF, DEFAULT_BYTES_PER_TASK, " of bytes")
-
-
-def concurrent_bins(sc: Any) -> int:
-    """:data:`CONCURRENT_BINS_CONF` (a positive integer), else two per core present (at least 4)."""
-    return _positive(sc, CONCURRENT_BINS_CONF, max(4, 2 * sc.defaultParallelism), "")
+    return positive_conf(sc, BYTES_PER_TASK_CONF, DEFAULT_BYTES_PER_TASK, " of bytes")
 
 
 def bin_count(total_bytes: int, items: int, parallelism: int, per_task: int) -> int:
@@ -277,40 +257,19 @@ def _submit_all(
     max_message_size: int,
     describe: Callable[[BaseException], str],
 ) -> None:
-    """Run each bin as its own job, at most :func:`concurrent_bins` at once; hand each outcome to ``state``."""
+    """Run each bin as its own Spark job (:func:`kseg.spark.pool.run_jobs`); a bin whose job failed is a
+    ``failed`` row per segment with the cause; hand each outcome to ``state``."""
 
     def one(number: int) -> list[tuple[int, SegmentResult]]:
         flat = [indexed for run in bins[number] for indexed in run]
         sc.setJobDescription(f"kseg verify-index: bin {number + 1} of {len(bins)} ({len(flat)} segments)")
         return sc.parallelize([flat], 1).flatMap(lambda b: verify_bin(b, strict, max_message_size)).collect()
 
-    limit = concurrent_bins(sc)
-    waiting = list(range(len(bins)))[::-1]
-    running: dict[Future, int] = {}
-    with ThreadPoolExecutor(max_workers=min(limit, len(bins)), thread_name_prefix="kseg-bin") as pool:
-        try:
-            while waiting or running:
-                while waiting and len(running) < limit:
-                    number = waiting.pop()
-                    running[pool.submit(one, number)] = number
-                finished, _ = wait(running, return_when=FIRST_COMPLETED)
-                for future in finished:
-                    number = running.pop(future)
-                    state.finished(number, _results(future, bins[number], sc, describe))
-        except BaseException:
-            sc.cancelAllJobs()  # Ctrl-C, a lost SparkContext: no job left running behind us
-            raise
+    def done(number: int, results: list[tuple[int, SegmentResult]] | None, exc: BaseException | None) -> None:
+        if exc is not None:
+            why = f"not verified: Spark gave up this bin (spark.task.maxFailures reached): {describe(exc)}"
+            results = [(index, unverified(item, why)) for run in bins[number] for index, item in run]
+        assert results is not None
+        state.finished(number, list(results))
 
-
-def _results(
-    future: Future, runs: list[list[Indexed]], sc: Any, describe: Callable[[BaseException], str]
-) -> list[tuple[int, SegmentResult]]:
-    """A bin's results; if its job failed, a ``failed`` row per segment with the cause (the
-    SparkContext gone is raised: no later bin could run either)."""
-    exc = future.exception()
-    if exc is None:
-        return list(future.result())
-    if sc._jsc is None or sc._jsc.sc().isStopped():
-        raise exc
-    why = f"not verified: Spark gave up this bin (spark.task.maxFailures reached): {describe(exc)}"
-    return [(index, unverified(item, why)) for run in runs for index, item in run]
+    run_jobs(sc, len(bins), one, done)
