@@ -35,10 +35,17 @@ from kseg.errors import KsegError
     "report_path",
     type=click.Path(),
     help="Write one JSON Lines row per segment and per problem; with --spark a directory of "
-    "part files written by the executors (JSON Lines, or Parquet for a .parquet path, "
+    "part files, one per bin as it finishes (JSON Lines, or Parquet for a .parquet path, "
     "local or a URI).  Checked before any work; never inside an input.",
 )
 @click.option("--force", is_flag=True, help="Replace an existing --report file (atomically).")
+@click.option(
+    "--resume",
+    "resume_path",
+    type=click.Path(),
+    help="Skip the segments an earlier report (a local file or part-file directory) verified, if unchanged "
+    "(same size); carry their rows into the new report (--report, else this one, replaced) and count them.",
+)
 @jobs_option
 @max_message_size_option
 @format_option
@@ -49,6 +56,7 @@ def verify_index(
     strict: bool,
     report_path: str | None,
     force: bool,
+    resume_path: str | None,
     jobs: int,
     max_message_size: int,
     output_format: str,
@@ -73,6 +81,8 @@ def verify_index(
       141  stdout was closed early (killed by SIGPIPE, as git is)
     """
     spark.check(run, local_verbose=True)
+    if resume_path and (not report_path or report_path == resume_path):
+        report_path, force = resume_path, True  # resuming a report replaces it with its rows and the new ones
     if spark.on:  # executors do not run in this directory: every local path absolute (docs/spark.md)
         from kseg.spark.paths import travel
 
@@ -80,7 +90,9 @@ def verify_index(
         paths = tuple(moved)
     if force and not report_path:
         run.fail("--force replaces an existing --report file; give it with --report")
+    keys = _resumable(run, resume_path)
     report, partitions = _inputs(run, paths, report_path, spark.on, force)
+    partitions, skipped = _skip(partitions, keys)
     if spark.on:
         from kseg.spark.driver import run_spark_cli
 
@@ -96,9 +108,11 @@ def verify_index(
                 out=run.out,
                 err=run.err,
                 verbose=spark.verbose,
+                resume=(resume_path, skipped) if resume_path else None,
             )
         )
-    from kseg.ops.verify.run import verify_all
+    from kseg.ops.verify.resume import carried_rows
+    from kseg.ops.verify.run import Report, verify_all
     from kseg.render.verify_live import VerifyOutput
 
     jobs = capped_jobs(run, jobs)
@@ -113,9 +127,14 @@ def verify_index(
             report.add(res)
 
     try:
+        prior = Report()
+        if resume_path and report is not None:
+            report.add_rows(carried_rows(resume_path, skipped, prior))
         result = verify_all(
             partitions, strict=strict, jobs=jobs, max_message_size=max_message_size, on_result=on_result
         )
+        result.merge(prior.counts())
+        result.resumed = prior.resumed
         output.finish(result)
         if report is not None:
             report.commit()
@@ -149,3 +168,24 @@ def _inputs(run: Run, paths: tuple[str, ...], report_path: str | None, spark: bo
         run.fail(exc)
     run.notes(notes)
     return report, partitions
+
+
+def _resumable(run: Run, resume_path: str | None) -> set:
+    """The segments ``--resume``'s report verified (:func:`kseg.ops.verify.resume.verified`), before any
+    work; a report that cannot be read is the one error line, exit 2."""
+    if not resume_path:
+        return set()
+    from kseg.ops.verify.resume import verified
+
+    try:
+        return verified(resume_path)
+    except KsegError as exc:
+        run.fail(exc)
+
+
+def _skip(partitions: list, keys: set) -> tuple[list, set]:
+    if not keys:
+        return partitions, set()
+    from kseg.ops.verify.resume import skip_verified
+
+    return skip_verified(partitions, keys)

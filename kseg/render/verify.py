@@ -123,6 +123,8 @@ def summary_line(report: Report) -> str:
     if report.unreadable_dirs:
         n = report.unreadable_dirs
         text += f"; {n} director{'ies' if n != 1 else 'y'} could not be read"
+    if report.resumed:
+        text += f"; {report.resumed} of the segments resumed from the earlier report"
     return text + "."
 
 
@@ -142,6 +144,7 @@ def render_summary(out, report: Report, output_format: str) -> None:
                     "problems": report.problems,
                     "bytes": report.bytes,
                     "exitCode": report.exit_code,
+                    **({"resumed": report.resumed} if report.resumed else {}),
                 }
             )
             + "\n",

@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 import re
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from kseg.errors import error_line
 from kseg.limits import EXIT_ERROR
@@ -236,6 +238,23 @@ def check_master(master: str | None, timeout: float = 5.0) -> str | None:
     )
 
 
+_TASK_FAILED = re.compile(
+    r"failed (\d+) times?, most recent failure: Lost task \S+ in stage \S+ \([^)]*\)(?: \([^)]*\))?: "
+    r"(?:[\w.$]*(?:SparkException|Exception): )?([^\n]+)"
+)
+
+
+def task_failure(exc: BaseException) -> str:
+    """Why a bin's job failed, in one line: how often its task failed and the last failure Spark names
+    (``Python worker exited unexpectedly (crashed)``, ``ExecutorLostFailure (...)``), else :func:`_cause`."""
+    m = _TASK_FAILED.search(str(exc))
+    if not m:
+        return _cause(exc)
+    times, last = m.groups()
+    last = last.split(". Consider setting")[0].strip().rstrip(".")
+    return f"its task failed {times} time{'s' * (times != '1')}, the last: {last[:300]}"
+
+
 def _cause(exc: BaseException) -> str:
     """The line that says what went wrong, out of a Py4J/Java/Python traceback."""
     text = str(exc)
@@ -318,6 +337,7 @@ def run_spark_cli(
     err,
     spark=None,
     verbose: bool = False,
+    resume: tuple[str, set] | None = None,
 ) -> int:
     """Run the job and print what the local command prints; return its exit code."""
     import importlib.util
@@ -336,9 +356,15 @@ def run_spark_cli(
         err.flush()
         return EXIT_ERROR
 
+    from kseg.ops.verify.run import Report
+
+    prior, resumed_part = Report(), None
     try:
-        if report_path:
-            prepare_directory(report_path)  # before Spark starts: executors write its part files
+        with _carried(resume, prior) as carried:  # out of the old report before its part files go
+            if report_path:
+                prepare_directory(report_path)  # before Spark starts: a bad path fails before any work
+                if carried is not None:
+                    resumed_part = _write_carried(report_path, carried)
     except KsegError as exc:
         return fail(exc.describe())
     own = spark is None
@@ -353,7 +379,7 @@ def run_spark_cli(
             except SparkSetupError as exc:
                 return fail(str(exc))
         try:
-            _probe_executors(spark.sparkContext, _visible(partitions, report_path))
+            _probe_executors(spark.sparkContext, _visible(partitions))
             outcome = job.run(
                 spark,
                 partitions,
@@ -361,11 +387,16 @@ def run_spark_cli(
                 max_message_size=max_message_size,
                 report=report_path,
                 keep_all=verbose,
+                describe=task_failure,
             )
         except SparkSetupError as exc:
             return fail(f"{exc}{see()}")
         except Exception as exc:  # noqa: BLE001 - any job failure is one line, exit 2 (not "problems")
             return fail(f"the Spark job failed: {_cause(exc)}{see()}")
+        outcome.report.merge(prior.counts())
+        outcome.report.resumed = prior.resumed
+        if resumed_part is not None:
+            outcome.parts.append(resumed_part)
         full_names = several_log_dirs(partitions)
         from kseg.render.notes import NoteGroups
 
@@ -405,13 +436,40 @@ def _complete_report(report_path: str, parts: list[str]) -> str | None:
     return None
 
 
-def _visible(partitions, report_path: str | None) -> list[str]:
-    """The local paths the executors must see: the log directories read, the report's directory."""
+def _visible(partitions) -> list[str]:
+    """The local paths the executors must see: the log directories read (the driver writes the report)."""
     from kseg.spark.paths import local_roots
 
-    roots = sorted({p.log_dir for p in partitions if p.log_dir})
-    return local_roots(roots + ([report_path] if report_path else []))
+    return local_roots(sorted({p.log_dir for p in partitions if p.log_dir}))
 
 
 def _under_spark_submit() -> bool:
     return "SPARK_SUBMIT_OPTS" in os.environ or os.environ.get("SPARK_ENV_LOADED") == "1"
+
+
+@contextmanager
+def _carried(resume: tuple[str, set] | None, prior) -> Iterator[str | None]:
+    """``--resume``'s carried rows (:func:`kseg.ops.verify.resume.carried_rows`, counted in ``prior``)
+    copied to a temporary JSON Lines file -- the report they come from may be the one about to be
+    emptied -- removed after; None without ``--resume``."""
+    if resume is None or not resume[1]:
+        yield None
+        return
+    from kseg.jsonlines import dumps
+    from kseg.ops.verify.resume import carried_rows
+
+    with tempfile.NamedTemporaryFile("w", prefix="kseg-resumed-", suffix=".jsonl", encoding="utf-8") as tmp:
+        for row in carried_rows(resume[0], resume[1], prior):
+            tmp.write(dumps(row) + "\n")
+        tmp.flush()
+        yield tmp.name
+
+
+def _write_carried(report_path: str, carried: str) -> str:
+    """The carried rows as the report's ``part-resumed`` file (its format); the part file's path."""
+    import json
+
+    from kseg.ops.verify.report import report_format, write_rows_part
+
+    with open(carried, encoding="utf-8") as f:
+        return write_rows_part(report_path, "resumed", (json.loads(line) for line in f), report_format(report_path))

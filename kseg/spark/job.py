@@ -1,39 +1,53 @@
-"""The Spark job: segments spread over tasks by size, each verified by the local code.
+"""The Spark job: segments in runs, runs in bins, each bin its own Spark job, each verified by the local code.
 
-Discovery runs on the driver.  The unit of work is the segment: segments are
-sorted by size and dealt into bins, largest first, each to the lightest bin
+Discovery runs on the driver.  Each partition's segments are cut into *runs*
+(consecutive segments of about one bin's share of the bytes), and the runs are
+dealt into bins, largest first, each to the lightest bin
 (longest-processing-time first), so one huge partition does not become one
-straggler task.  Each bin is one Spark partition; each task runs
-:func:`kseg.ops.verify.verify.verify_segment` — the local command's code — on
-its segments, reading them by path or URI (a local path must be on a mount
+straggler task.  Each bin is **its own Spark job** of one task, submitted from
+a bounded pool of driver threads; the task runs
+:func:`kseg.ops.verify.verify.verify_segment` -- the local command's code --
+on its segments, reading them by path or URI (a local path must be on a mount
 every executor sees; ``s3://`` and other URIs are read with ranged requests).
-A segment whose task cannot read it comes back as a ``failed`` segment naming
-the executor host, never as a clean one.  The report is written by the
-executors, one part file per task; only counts and the results to show reach
-the driver (:func:`run`).
+
+A segment the task cannot read comes back as a ``failed`` segment naming the
+executor host.  A bin whose task keeps dying (Spark's task retries,
+``spark.task.maxFailures``, exhausted: the Python worker killed, an executor
+out of memory) fails only its own job: its segments become ``failed`` rows
+naming the cause, and every other bin's rows stand (a *partial verdict*, exit 2).
+
+As each bin finishes, the driver checks its segments for overlap (within a run,
+and at a run's start against the previous run's last offset once that run's bin
+is done) and writes the bin's rows to the report as one part file: a driver
+killed mid-run leaves the finished bins' rows (no ``_SUCCESS``) for ``--resume``.
 """
 
 from __future__ import annotations
 
 import heapq
+import os
 import socket
-from typing import NamedTuple
+from collections.abc import Callable, Iterator
+from typing import Any, NamedTuple
 
 from kseg.ops.verify.report import report_format, write_part
 from kseg.ops.verify.run import Report, WorkItem, verify_item, work_items
 from kseg.ops.verify.verify import SegmentResult, check_overlap
+from kseg.spark.pool import positive_conf, run_jobs
 from kseg.storage.partition import Partition
 
+Indexed = tuple[int, WorkItem]
 
-def _segment_bytes(item: tuple[int, WorkItem]) -> int:
+
+def _segment_bytes(item: Indexed) -> int:
     seg = item[1].segment
     assert seg is not None  # run() bins only the items with a segment
     return seg.log_size()
 
 
-def plan_bins(items: list, bins: int, size=_segment_bytes) -> list[list]:
-    """Deal ``(index, work)`` pairs into ``bins`` lists of about equal bytes (``size`` of an item:
-    by default its segment's), largest first, each to the lightest bin."""
+def plan_bins(items: list, bins: int, size: Callable[[Any], int] = _segment_bytes) -> list[list]:
+    """Deal ``items`` into ``bins`` lists of about equal bytes (``size`` of an item: by default an
+    ``(index, work)`` pair's segment's), largest first, each to the lightest bin."""
     bins = max(1, min(bins, len(items)))
     heap = [(0, b) for b in range(bins)]
     out: list[list] = [[] for _ in range(bins)]
@@ -44,36 +58,44 @@ def plan_bins(items: list, bins: int, size=_segment_bytes) -> list[list]:
     return out
 
 
-#: ``--spark-conf spark.kseg.bytesPerTask=N``: the bytes of segments one first-stage task reads (docs/spark.md).
+def plan_runs(todo: list[Indexed], run_bytes: int) -> list[list[Indexed]]:
+    """Cut each partition's segments (``todo`` in discovery order: a partition's segments together, by
+    base offset) into runs of consecutive segments of at most ``run_bytes`` (at least one segment each)."""
+    runs: list[list[Indexed]] = []
+    key = None
+    size = 0
+    for indexed in todo:
+        here = (indexed[1].log_dir, indexed[1].partition)
+        n = _segment_bytes(indexed)
+        if here != key or size + n > run_bytes and runs[-1]:
+            runs.append([])
+            key, size = here, 0
+        runs[-1].append(indexed)
+        size += n
+    return runs
+
+
+#: ``--spark-conf spark.kseg.bytesPerTask=N``: the bytes of segments one task reads (docs/spark.md).
 BYTES_PER_TASK_CONF = "spark.kseg.bytesPerTask"
 DEFAULT_BYTES_PER_TASK = 1 << 30
-#: At most this many segments' results in one second-stage task (one report part file).
-SEGMENTS_PER_PART = 10_000
+#: Test-only (docs/spark.md): a segment file name; the Python worker verifying it dies (``os._exit``).
+KILL_WORKER_ENV = "KSEG_TEST_KILL_WORKER"
 
 
-def bytes_per_task(sc) -> int:
+def bytes_per_task(sc: Any) -> int:
     """:data:`BYTES_PER_TASK_CONF` from the Spark configuration (a positive integer), else the default."""
-    raw = sc.getConf().get(BYTES_PER_TASK_CONF, None)
-    if raw is None:
-        return DEFAULT_BYTES_PER_TASK
-    try:
-        value = int(raw)
-    except ValueError:
-        value = 0
-    if value <= 0:
-        raise ValueError(f"{BYTES_PER_TASK_CONF} takes a positive number of bytes, got {raw!r}")
-    return value
+    return positive_conf(sc, BYTES_PER_TASK_CONF, DEFAULT_BYTES_PER_TASK, " of bytes")
 
 
 def bin_count(total_bytes: int, items: int, parallelism: int, per_task: int) -> int:
-    """How many first-stage tasks: one per ``per_task`` bytes of data, and at least four per core
-    present (so that small runs use every core), never more than the items.  Sized from the data, so
-    a fleet's job is not cut into ``4 x`` the few executors registered when it started."""
+    """How many tasks: one per ``per_task`` bytes of data, and at least four per core present (so that
+    small runs use every core), never more than the items.  Sized from the data, so a fleet's job is not
+    cut into ``4 x`` the few executors registered when it started."""
     by_data = -(-total_bytes // per_task)
     return max(1, min(items, max(by_data, 4 * parallelism)))
 
 
-def verify_bin(items, strict: bool, max_message_size: int):
+def verify_bin(items: list[Indexed], strict: bool, max_message_size: int) -> Iterator[tuple[int, SegmentResult]]:
     """Runs on an executor: verify each segment (the local command's code); any failure (no such file,
     no credentials, access denied, the network) is a failed segment naming the executor, never a
     corruption row; a local path's asks about the mount."""
@@ -81,12 +103,20 @@ def verify_bin(items, strict: bool, max_message_size: int):
     from kseg.storage.location import is_remote
 
     host = socket.gethostname()
+    poison = os.environ.get(KILL_WORKER_ENV)
     for index, item in items:
+        if poison and _poisoned(item, poison):
+            os._exit(17)  # test-only: a Python worker that dies, as an out-of-memory kill would end it
         res = verify_item(item, strict=strict, max_message_size=max_message_size)
         if res.failed:  # the mount question only where a mount is the answer: not for a URI
             hint = "" if is_remote(item.path) else f" ({MOUNT_HINT})"
             res.failed = f"executor {host}: {res.failed}{hint}"
         yield index, res
+
+
+def _poisoned(item: WorkItem, poison: str) -> bool:
+    """The ``partition/segment`` named by :data:`KILL_WORKER_ENV` (``topic-0/00000000000000000000``)?"""
+    return item.segment is not None and poison == f"{item.partition}/{item.segment.name}"
 
 
 class Outcome(NamedTuple):
@@ -95,96 +125,151 @@ class Outcome(NamedTuple):
 
     report: Report
     shown: list[SegmentResult]
-    parts: list[str]  # the report's part files, where the executors (and the driver) wrote them
+    parts: list[str]  # the report's part files, where the driver wrote them
+
+
+def unverified(item: WorkItem, why: str) -> SegmentResult:
+    """A ``failed`` row for a segment whose bin gave no results (its task kept failing)."""
+    seg = item.segment
+    assert seg is not None
+    res = SegmentResult(item.partition, seg.name, seg.base_offset, seg.log or "", log_dir=item.log_dir)
+    res.failed = why
+    return res
+
+
+class _Bins:
+    """The driver's bookkeeping as bins finish: overlap at run starts, part files, counts, what to show.
+
+    A bin is *settled* (its rows final, its part file written) once every run in it that continues an
+    earlier run of its partition knows that run's last segment: finished, or given up."""
+
+    def __init__(self, bins: list[list[list[Indexed]]], report: str | None, keep_all: bool) -> None:
+        self.report, self.fmt, self.keep_all = report, report_format(report) if report else "jsonl", keep_all
+        self.total = Report()
+        self.shown: list[tuple[int, SegmentResult]] = []
+        self.parts: list[str] = []
+        self.bin_of: dict[int, int] = {}  # a run's last segment's index -> its bin (only those a later run needs)
+        self.needs: list[list[tuple[int, int]]] = []  # per bin: (first index of a run, index of the one before)
+        self.last: dict[int, SegmentResult | None] = {}  # a run's last segment's result (None: its bin failed)
+        self.done: dict[int, list[tuple[int, SegmentResult]]] = {}  # finished bins not yet settled
+        previous: dict[tuple[str, str], int] = {}  # a partition's runs in discovery order, whichever bin
+        order = sorted((run for runs in bins for run in runs), key=lambda run: run[0][0])
+        run_bin = {id(run): b for b, runs in enumerate(bins) for run in runs}
+        self.needs = [[] for _ in bins]
+        for run in order:
+            before = previous.get(_key(run[0][1]), -1)
+            if before >= 0:
+                self.needs[run_bin[id(run)]].append((run[0][0], before))
+            previous[_key(run[0][1])] = run[-1][0]
+        for b, runs in enumerate(bins):
+            for run in runs:
+                self.bin_of[run[-1][0]] = b
+
+    def finished(self, number: int, results: list[tuple[int, SegmentResult]]) -> None:
+        """Bin ``number`` came back (its results in index order, or failed rows); settle what can be."""
+        results.sort(key=lambda ir: ir[0])
+        by_index = dict(results)
+        for index, res in results:  # within a run: consecutive indexes of one partition
+            prev = by_index.get(index - 1)
+            if prev is not None and _key_of(prev) == _key_of(res) and not _run_start(self.needs[number], index):
+                check_overlap(prev, res)
+        for index, res in results:
+            if self.bin_of.get(index) == number:
+                self.last[index] = None if res.failed else res
+        self.done[number] = results
+        for b in [b for b in self.done if all(before in self.last for _, before in self.needs[b])]:
+            self._settle(b)
+
+    def _settle(self, number: int) -> None:
+        results = self.done.pop(number)
+        by_index = dict(results)
+        for first, before in self.needs[number]:
+            prev = self.last[before]
+            if prev is not None:
+                check_overlap(prev, by_index[first])
+        if self.report:
+            self.parts.append(write_part(self.report, f"{number:05d}", [res for _, res in results], self.fmt))
+        for index, res in results:
+            self.total.add(res, keep=False)
+            if self.keep_all or res.status != "clean":
+                self.shown.append((index, res))
+
+
+def _key(item: WorkItem) -> tuple[str, str]:
+    return (item.log_dir, item.partition)
+
+
+def _key_of(res: SegmentResult) -> tuple[str, str]:
+    return (res.log_dir, res.partition)
+
+
+def _run_start(needs: list[tuple[int, int]], index: int) -> bool:
+    return any(first == index for first, _ in needs)
 
 
 def run(
-    spark,
+    spark: Any,
     partitions: list[Partition],
     *,
     strict: bool,
     max_message_size: int,
     report: str | None = None,
     keep_all: bool = True,
+    describe: Callable[[BaseException], str] = str,
 ) -> Outcome:
-    """Verify every segment on the cluster.
+    """Verify every segment on the cluster, one Spark job per bin, a bounded number at once.
 
-    Stage 1 verifies segments in size-balanced bins.  Stage 2 gathers each
-    partition's results (small: no record data) in one task, checks
-    consecutive segments for overlap as the local command does, writes the
-    report's part file for its share of partitions straight from the
-    executor, and sends back only counts and the results to show.  A
-    partition directory the driver could not list is a failed row made on
-    the driver (its own part file).
-    """
+    A bin's job that fails (its task's retries exhausted) makes its segments ``failed`` rows
+    (``describe`` gives the cause's line); the other bins' rows stand.  If the SparkContext itself
+    is gone, the error is raised (nothing more can run).  A partition directory the driver could not
+    list is a failed row made on the driver (its own part file)."""
     items = list(enumerate(work_items(partitions)))
     todo = [(i, item) for i, item in items if item.segment is not None]
-    fmt = report_format(report) if report else "jsonl"
-    total = Report()
-    shown: list[tuple[int, SegmentResult]] = []
-    part_files: list[str] = []
+    bins: list[list[list[Indexed]]] = []
     if todo:
         sc = spark.sparkContext
         total_bytes = sum(_segment_bytes(it) for it in todo)
-        bins = plan_bins(todo, bin_count(total_bytes, len(todo), sc.defaultParallelism, bytes_per_task(sc)))
-        # n bins in n slices: parallelize puts exactly one bin in each Spark partition (no shuffle)
-        verified = sc.parallelize(bins, len(bins)).flatMap(lambda b: verify_bin(b, strict, max_message_size))
-        by_partition = verified.map(lambda ir: ((ir[1].log_dir, ir[1].partition), ir))
-        partitions_seen = len({(it.log_dir, it.partition) for _, it in todo})
-        # report parts: 4 per core, or more where a part would hold over SEGMENTS_PER_PART results
-        wanted = max(4 * sc.defaultParallelism, -(-len(todo) // SEGMENTS_PER_PART))
-        parts = max(1, min(partitions_seen, len(bins), wanted))
-        outcomes = (
-            by_partition.groupByKey(parts)
-            .mapPartitionsWithIndex(lambda n, groups: finish_part(n, groups, report, fmt, keep_all))
-            .collect()
-        )
-        seen = set()
-        for counts, part_shown, indexes, part in outcomes:
-            if part is not None:
-                part_files.append(part)
-            total.merge(counts)
-            shown.extend(part_shown)
-            seen.update(indexes)
-        for index, item in todo:
-            if index not in seen:  # lost: report it, never drop it
-                seg = item.segment
-                assert seg is not None  # todo holds only the items with a segment
-                res = SegmentResult(item.partition, seg.name, seg.base_offset, seg.log or "", log_dir=item.log_dir)
-                res.failed = "no result came back from the cluster for this segment"
-                total.add(res, keep=False)
-                shown.append((index, res))
+        count = bin_count(total_bytes, len(todo), sc.defaultParallelism, bytes_per_task(sc))
+        runs = plan_runs(todo, max(1, -(-total_bytes // count)))
+        bins = plan_bins(runs, count, size=lambda run: sum(_segment_bytes(it) for it in run))
+    state = _Bins(bins, report, keep_all)
+    if bins:
+        _submit_all(spark.sparkContext, bins, state, strict, max_message_size, describe)
     directory_rows = [
         (i, verify_item(item, strict=strict, max_message_size=max_message_size))
         for i, item in items
         if item.segment is None
     ]
     for index, res in directory_rows:
-        total.add(res, keep=False)
-        shown.append((index, res))
+        state.total.add(res, keep=False)
+        state.shown.append((index, res))
     if report and directory_rows:
-        part_files.append(write_part(report, "driver", [res for _, res in directory_rows], fmt))
-    shown.sort(key=lambda ir: ir[0])
-    return Outcome(total, [res for _, res in shown], part_files)
+        state.parts.append(write_part(report, "driver", [res for _, res in directory_rows], state.fmt))
+    state.shown.sort(key=lambda ir: ir[0])
+    return Outcome(state.total, [res for _, res in state.shown], state.parts)
 
 
-def finish_part(number: int, groups, report: str | None, fmt: str, keep_all: bool):
-    """Runs on an executor (stage 2): overlap checks per partition, this task's part file, the counts.
+def _submit_all(
+    sc: Any,
+    bins: list[list[list[Indexed]]],
+    state: _Bins,
+    strict: bool,
+    max_message_size: int,
+    describe: Callable[[BaseException], str],
+) -> None:
+    """Run each bin as its own Spark job (:func:`kseg.spark.pool.run_jobs`); a bin whose job failed is a
+    ``failed`` row per segment with the cause; hand each outcome to ``state``."""
 
-    Yields one ``(counts, shown, indexes, part)``: ``indexes`` lets the driver see that no segment was
-    lost, ``part`` (the part file written, or None) that the report is where it says."""
-    results: list[tuple[int, SegmentResult]] = []
-    for _, indexed in groups:
-        prev = None
-        for index, res in sorted(indexed, key=lambda ir: ir[0]):
-            if prev is not None:
-                check_overlap(prev, res)
-            prev = res
-            results.append((index, res))
-    results.sort(key=lambda ir: ir[0])
-    part = write_part(report, f"{number:05d}", [res for _, res in results], fmt) if report else None
-    counts = Report()
-    for _, res in results:
-        counts.add(res, keep=False)
-    shown = [(i, res) for i, res in results if keep_all or res.status != "clean"]
-    yield counts.counts(), shown, [i for i, _ in results], part
+    def one(number: int) -> list[tuple[int, SegmentResult]]:
+        flat = [indexed for run in bins[number] for indexed in run]
+        sc.setJobDescription(f"kseg verify-index: bin {number + 1} of {len(bins)} ({len(flat)} segments)")
+        return sc.parallelize([flat], 1).flatMap(lambda b: verify_bin(b, strict, max_message_size)).collect()
+
+    def done(number: int, results: list[tuple[int, SegmentResult]] | None, exc: BaseException | None) -> None:
+        if exc is not None:
+            why = f"not verified: Spark gave up this bin (spark.task.maxFailures reached): {describe(exc)}"
+            results = [(index, unverified(item, why)) for run in bins[number] for index, item in run]
+        assert results is not None
+        state.finished(number, list(results))
+
+    run_jobs(sc, len(bins), one, done)

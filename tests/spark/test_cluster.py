@@ -264,3 +264,26 @@ def test_a_worker_killed_mid_run_changes_nothing(spark_cluster, workdir: Path, t
     assert job.returncode == 1, err.decode()[-3000:]
     assert rows(report) == expected
     spark_cluster.wait_for_workers(2)
+
+
+def test_a_poison_segment_fails_only_its_bin(spark_cluster, workdir: Path, tmp_path: Path) -> None:
+    """The Python worker dies on one segment (the test-only hook, given to the executors) on every one of
+    Spark's four attempts: that bin's segments are failed rows naming the cause, exit 2; every other
+    segment's rows are the local run's, and the report is complete."""
+    _, expected = local_verify(workdir, tmp_path)
+    report = tmp_path / "cluster-report"
+    poison = f"large-v2-0/{0:020d}"
+    r = run_subprocess(
+        ["verify-index", "--spark", *spark_cluster.conf(f"spark.executorEnv.KSEG_TEST_KILL_WORKER={poison}")]
+        + ["--report", str(report), str(workdir / "data/b1/data")],
+        timeout=600,
+    )
+    assert r.exit_code == 2, r.errtext[-3000:]
+    got = rows(report)
+    failed = {(row["partition"], row["segment"]) for row in got if row.get("status") == "failed"}
+    assert ("large-v2-0", f"{0:020d}") in failed
+    assert all("its task failed 4 times" in row["error"] for row in got if row.get("status") == "failed")
+    assert [row for row in got if (row["partition"], row["segment"]) not in failed] == [
+        row for row in expected if (row["partition"], row["segment"]) not in failed
+    ]
+    assert (report / "_SUCCESS").exists()

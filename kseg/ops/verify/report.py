@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+from collections.abc import Iterable
 
 from kseg.errors import InputError
 from kseg.jsonlines import SCHEMA_VERSION, dumps
@@ -129,7 +130,11 @@ class JsonlReport:
             raise InputError(f"cannot write the report: {exc.message}", path=path) from None
 
     def add(self, res: SegmentResult) -> None:
-        self.stream.write("".join(dumps(row) + "\n" for row in result_rows(res)).encode("utf-8"))
+        self.add_rows(result_rows(res))
+
+    def add_rows(self, rows: Iterable[dict]) -> None:
+        """Rows as they are (those of an earlier report carried by ``--resume``)."""
+        self.stream.write("".join(dumps(row) + "\n" for row in rows).encode("utf-8"))
 
     def commit(self) -> None:
         self.stream.commit()
@@ -189,21 +194,51 @@ def part_path(directory: str, name: str, fmt: str) -> str:
 
 def write_part(directory: str, name: str, results: list[SegmentResult], fmt: str) -> str:
     """One part file of a report directory holding the rows of ``results`` (in their order)."""
+    return write_rows_part(directory, name, rows(results), fmt)
+
+
+#: Rows per Parquet row group (and per write) when a part is written from a stream of rows.
+ROWS_PER_BATCH = 10_000
+
+
+def batched(items: Iterable[dict], n: int) -> Iterable[list[dict]]:
+    """``items`` in lists of ``n`` (the last shorter): itertools.batched, which Python 3.10 lacks."""
+    batch: list[dict] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) == n:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def write_rows_part(directory: str, name: str, all_rows: Iterable[dict], fmt: str) -> str:
+    """One part file of a report directory holding ``all_rows`` (in their order), written in batches."""
     from kseg.storage import files
 
     path = part_path(directory, name, fmt)
-    all_rows = rows(results)
     if fmt == "parquet":
         import pyarrow as pa
         import pyarrow.parquet as pq
 
         types = {"string": pa.string(), "int64": pa.int64(), "list<string>": pa.list_(pa.string())}
         schema = pa.schema([(n, types[t]) for n, t in COLUMNS])
-        table = pa.Table.from_pylist([{n: row.get(n) for n, _ in COLUMNS} for row in all_rows], schema=schema)
-        files.write_stream(path, lambda f: pq.write_table(table, f), replace=True)
+
+        def parquet(f) -> None:
+            with pq.ParquetWriter(f, schema) as writer:
+                for batch in batched(all_rows, ROWS_PER_BATCH):
+                    rows_ = [{n: row.get(n) for n, _ in COLUMNS} for row in batch]
+                    writer.write_table(pa.Table.from_pylist(rows_, schema=schema))
+
+        files.write_stream(path, parquet, replace=True)
     else:
-        data = "".join(dumps(row) + "\n" for row in all_rows).encode("utf-8")
-        files.write_stream(path, lambda f: f.write(data), replace=True)
+
+        def jsonl(f) -> None:
+            for batch in batched(all_rows, ROWS_PER_BATCH):
+                f.write("".join(dumps(row) + "\n" for row in batch).encode("utf-8"))
+
+        files.write_stream(path, jsonl, replace=True)
     return path
 
 

@@ -59,6 +59,7 @@ class Report:
     problems: int = 0
     bytes: int = 0
     results: list[SegmentResult] = field(default_factory=list)
+    resumed: int = 0  # of ``segments``, those whose rows came from an earlier report (--resume)
 
     def add(self, res: SegmentResult, keep: bool = True) -> None:
         """Count ``res``; ``keep`` False counts without holding it (a fleet's worth of results)."""

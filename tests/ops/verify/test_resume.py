@@ -1,0 +1,72 @@
+"""kseg.ops.verify.resume: which segments an earlier report verified, skipped only when unchanged."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kseg.errors import InputError
+from kseg.ops.verify.report import write_rows_part
+from kseg.ops.verify.resume import carried_rows, skip_verified, verified
+from kseg.ops.verify.run import Report
+from kseg.storage.partition import discover
+from tests.conftest import corpus_copy
+
+
+def _segment_row(log_dir: str, partition: str, segment: str, size: int, status: str, problems: int = 0) -> dict:
+    return {
+        "type": "segment",
+        "logDir": log_dir,
+        "partition": partition,
+        "segment": segment,
+        "bytes": size,
+        "status": status,
+        "problems": problems,
+    }
+
+
+def test_only_unchanged_segments_with_a_verdict_are_skipped(tmp_path: Path) -> None:
+    part = corpus_copy(tmp_path, "plain-v2-0", "p-0")
+    (partition,) = discover([str(part)], [])
+    first, second = partition.segments
+    log_dir = str(tmp_path)
+    rows = [
+        _segment_row(log_dir, "p-0", first.name, first.log_size(), "problems", 1),
+        {"type": "problem", "logDir": log_dir, "partition": "p-0", "segment": first.name, "kind": "crc"},
+        _segment_row(log_dir, "p-0", second.name, second.log_size() + 1, "clean"),  # changed since
+        _segment_row(log_dir, "q-0", first.name, first.log_size(), "clean"),  # another partition
+        _segment_row(log_dir, "p-0", "00000000000000099999", 5, "failed"),  # never a verdict
+    ]
+    report = tmp_path / "r.jsonl"
+    report.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    kept, skipped = skip_verified([partition], verified(str(report)))
+    assert skipped == {(log_dir, "p-0", first.name)}
+    assert [s.name for s in kept[0].segments] == [second.name]
+    prior = Report()
+    carried = list(carried_rows(str(report), skipped, prior))
+    assert [r["type"] for r in carried] == ["segment", "problem"]
+    assert (prior.resumed, prior.segments, prior.with_problems, prior.problems) == (1, 1, 1, 1)
+    assert prior.exit_code == 1
+
+
+def test_a_part_file_directory_jsonl_and_parquet(tmp_path: Path) -> None:
+    pytest.importorskip("pyarrow")
+    rows = [_segment_row("/d", "p-0", f"{i:020d}", 10 + i, "clean") for i in range(3)]
+    for fmt, name in (("jsonl", "j"), ("parquet", "p.parquet")):
+        directory = tmp_path / name
+        directory.mkdir()
+        write_rows_part(str(directory), "00000", rows[:2], fmt)
+        write_rows_part(str(directory), "00001", rows[2:], fmt)
+        assert verified(str(directory)) == {("/d", "p-0", f"{i:020d}", 10 + i) for i in range(3)}
+
+
+def test_a_report_that_is_not_one_is_an_error_at_its_byte(tmp_path: Path) -> None:
+    bad = tmp_path / "r.jsonl"
+    bad.write_text('{"type":"segment","partition":"p-0","segment":null}\nnot json\n')
+    with pytest.raises(InputError) as info:
+        verified(str(bad))
+    assert "expected a verify-index report row" in info.value.describe() and "52" in info.value.describe()
+    with pytest.raises(InputError, match="cannot read the report to resume"):
+        verified(str(tmp_path / "missing.jsonl"))

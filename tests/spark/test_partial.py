@@ -1,0 +1,128 @@
+"""Partial verdicts of ``verify-index --spark``: a bin whose task keeps dying becomes ``failed`` rows
+for its segments (exit 2) while every other bin's rows stand; overlap checks across bins."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from kseg.ops.verify.report import sort_key
+from kseg.ops.verify.run import WorkItem
+from kseg.ops.verify.verify import SegmentResult
+from kseg.spark.job import KILL_WORKER_ENV, _Bins, plan_runs
+from kseg.storage.partition import Segment
+from tests.conftest import CORPUS_DATA, run_subprocess
+
+
+def _item(partition: str, base: int, size: int) -> WorkItem:
+    return WorkItem(
+        "/d", partition, f"/d/{partition}", Segment(base, log=f"/d/{partition}/{base:020d}.log", log_bytes=size)
+    )
+
+
+def _result(item: WorkItem, last: int) -> SegmentResult:
+    seg = item.segment
+    assert seg is not None
+    return SegmentResult(item.partition, seg.name, seg.base_offset, seg.log or "", last_offset=last, log_dir="/d")
+
+
+def test_runs_are_consecutive_segments_of_one_partition() -> None:
+    todo = list(enumerate([_item("a-0", 0, 60), _item("a-0", 10, 60), _item("a-0", 20, 10), _item("b-0", 0, 500)]))
+    runs = plan_runs(todo, 100)
+    assert [[i for i, _ in run] for run in runs] == [[0], [1, 2], [3]]  # never across partitions; one huge alone
+
+
+def test_overlap_is_checked_across_bins_whichever_finishes_first(tmp_path: Path) -> None:
+    """a-0's second run is in bin 0 and its first in bin 1: bin 0 finishes first, waits (no part file)
+    until bin 1 gives the last offset before it, then both are written; the overlap is found."""
+    items = [_item("a-0", 0, 10), _item("a-0", 5, 10), _item("a-0", 50, 10)]
+    todo = list(enumerate(items))
+    bins = [[[todo[1], todo[2]]], [[todo[0]]]]
+    state = _Bins(bins, str(tmp_path), keep_all=True)
+    state.finished(0, [(1, _result(items[1], 40)), (2, _result(items[2], 60))])
+    assert state.parts == []  # waits for bin 1: a row must not be written before its overlap check
+    state.finished(1, [(0, _result(items[0], 9))])
+    assert len(state.parts) == 2
+    kinds = {res.segment: [p.kind for p in res.problems] for _, res in state.shown}
+    assert kinds == {f"{0:020d}": [], f"{5:020d}": ["segment-overlap"], f"{50:020d}": []}
+    assert state.total.with_problems == 1 and state.total.clean == 2
+
+
+def test_a_failed_bin_leaves_no_overlap_check_and_settles_the_next(tmp_path: Path) -> None:
+    items = [_item("a-0", 0, 10), _item("a-0", 5, 10)]
+    todo = list(enumerate(items))
+    state = _Bins([[[todo[1]]], [[todo[0]]]], None, keep_all=False)
+    state.finished(0, [(1, _result(items[1], 40))])
+    failed = _result(items[0], 9)
+    failed.failed = "not verified: Spark gave up this bin"
+    state.finished(1, [(0, failed)])
+    assert state.total.failed == 1 and state.total.clean == 1 and [r.status for _, r in state.shown] == ["failed"]
+
+
+pyspark = pytest.importorskip("pyspark", reason="the spark extra (pip install 'kseg[spark]')")
+
+
+@pytest.fixture(scope="module")
+def log_root(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("partial") / "data"
+    for i, src in enumerate(["plain-v2-0", "txn-v2-0", "large-v2-0", "idempotent-v2-0", "v1-gzip-0", "follower-v2-0"]):
+        shutil.copytree(CORPUS_DATA / src, root / f"t-{i}")
+    return root
+
+
+def test_a_task_that_keeps_dying_fails_only_its_segments(log_root: Path, tmp_path: Path) -> None:
+    """The Python worker dies (os._exit, as an out-of-memory kill ends it) on t-2's first segment: that
+    bin's segments are failed rows naming the cause, exit 2; every other segment's row is the local run's."""
+    local, spark = tmp_path / "local.jsonl", tmp_path / "spark"
+    assert run_subprocess(["verify-index", "--report", str(local), str(log_root)]).exit_code == 0
+    r = run_subprocess(
+        ["verify-index", "--spark", "--master", "local[2]", "--report", str(spark), str(log_root)],
+        timeout=600,
+        env={"TMPDIR": str(tmp_path), KILL_WORKER_ENV: f"t-2/{0:020d}"},
+    )
+    assert r.exit_code == 2, r.errtext[-3000:]
+    from tests.cli.test_verify import _report_rows
+
+    got = {(row["partition"], row["segment"]): row for row in _report_rows(spark) if row["type"] == "segment"}
+    want = {(row["partition"], row["segment"]): row for row in _report_rows(local) if row["type"] == "segment"}
+    assert got.keys() == want.keys()
+    failed = {key for key, row in got.items() if row["status"] == "failed"}
+    assert (("t-2", f"{0:020d}")) in failed and len(failed) < len(got)
+    assert all(
+        "Spark gave up this bin" in got[key]["error"] and "Python worker exited" in got[key]["error"] for key in failed
+    )
+    for key in got.keys() - failed:
+        assert got[key] == want[key]
+    assert "failed" in r.text and "Traceback" not in r.errtext
+    assert (spark / "_SUCCESS").exists()  # the report is complete: every segment has its row
+    assert sorted(_report_rows(spark), key=sort_key)  # rows parse
+
+
+def test_resume_after_a_partial_verdict_reads_only_the_failed_segments(log_root: Path, tmp_path: Path) -> None:
+    """A partial verdict (a poison bin), then ``--resume`` of its report on --spark: only the failed
+    segments are verified again; the report is the local run's, Parquet too."""
+    from tests.cli.test_verify import _report_rows
+
+    local, spark = tmp_path / "local.jsonl", tmp_path / "spark.parquet"
+    assert run_subprocess(["verify-index", "--report", str(local), str(log_root)]).exit_code == 0
+    argv = ["verify-index", "--spark", "--master", "local[2]", "--format", "json", str(log_root)]
+    env = {"TMPDIR": str(tmp_path)}
+    first = run_subprocess([*argv, "--report", str(spark)], timeout=600, env={**env, KILL_WORKER_ENV: f"t-2/{0:020d}"})
+    assert first.exit_code == 2, first.errtext[-3000:]
+    failed = [json.loads(line) for line in first.text.splitlines()[:-1]]
+    failed = [row for row in failed if row["type"] == "segment" and row["status"] == "failed"]
+    again = run_subprocess([*argv, "--verbose", "--resume", str(spark)], timeout=600, env=env)
+    assert again.exit_code == 0, again.errtext[-3000:]
+    *shown, summary = [json.loads(line) for line in again.text.splitlines()]
+    read = {(row["partition"], row["segment"]) for row in shown if row["type"] == "segment"}
+    assert read == {(row["partition"], row["segment"]) for row in failed}
+    want = sorted(_report_rows(local), key=sort_key)
+    assert summary["segments"] == sum(1 for row in want if row["type"] == "segment")
+    assert summary["resumed"] == summary["segments"] - len(read)
+    import pyarrow.parquet as pq
+
+    got = [{k: v for k, v in row.items() if v is not None} for row in pq.read_table(spark).to_pylist()]
+    assert sorted(got, key=sort_key) == [{k: v for k, v in row.items() if v is not None} for row in want]
