@@ -61,6 +61,36 @@ class Requests(logging.Handler):
         return out
 
 
+def bench_server():
+    """moto's S3 server on loopback counting the requests it answers, the environment that points kseg at it,
+    a client, and the ``bench`` bucket."""
+    import boto3
+    from moto.server import ThreadedMotoServer
+
+    counter = Requests()
+    logging.getLogger("werkzeug").addHandler(counter)
+    logging.getLogger("werkzeug").setLevel(logging.INFO)
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    env = dict(
+        os.environ,
+        AWS_ENDPOINT_URL=f"http://{host}:{port}",
+        AWS_ACCESS_KEY_ID="bench",
+        AWS_SECRET_ACCESS_KEY="bench",
+        AWS_REGION="us-east-1",
+    )
+    s3 = boto3.client(
+        "s3",
+        endpoint_url=env["AWS_ENDPOINT_URL"],
+        aws_access_key_id="bench",
+        aws_secret_access_key="bench",
+        region_name="us-east-1",
+    )
+    s3.create_bucket(Bucket="bench")
+    return server, counter, env, s3
+
+
 PLANS = {
     "data source": {},
     "data source fromOffset": {"fromOffset": "2"},
@@ -111,9 +141,6 @@ def plan_main(count: int) -> None:
     import tempfile
     from concurrent.futures import ThreadPoolExecutor
 
-    import boto3
-    from moto.server import ThreadedMotoServer
-
     from kseg.testing.bombs import TIMESTAMP
     from kseg.testing.segment import write_segment
     from kseg.testing.v2 import RecordSpec, build_v2_batch
@@ -124,27 +151,7 @@ def plan_main(count: int) -> None:
             write_segment(root / f"{topic}-{k}", batches, index_interval_bytes=1)
         return root
 
-    counter = Requests()
-    logging.getLogger("werkzeug").addHandler(counter)
-    logging.getLogger("werkzeug").setLevel(logging.INFO)
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    env = dict(
-        os.environ,
-        AWS_ENDPOINT_URL=f"http://{host}:{port}",
-        AWS_ACCESS_KEY_ID="bench",
-        AWS_SECRET_ACCESS_KEY="bench",
-        AWS_REGION="us-east-1",
-    )
-    s3 = boto3.client(
-        "s3",
-        endpoint_url=env["AWS_ENDPOINT_URL"],
-        aws_access_key_id="bench",
-        aws_secret_access_key="bench",
-        region_name="us-east-1",
-    )
-    s3.create_bucket(Bucket="bench")
+    server, counter, env, s3 = bench_server()
     with tempfile.TemporaryDirectory() as tmp:
         uploads = []
         for broker, share in (("b1", count - count // 2), ("b2", count // 2)):
@@ -181,33 +188,11 @@ def main() -> None:
         return child(sys.argv[2], sys.argv[3])
     if sys.argv[1:2] == ["--plan"]:
         return plan_main(int(sys.argv[2]))
-    import boto3
-    from moto.server import ThreadedMotoServer
 
     part = Path(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT
     if not part.is_dir():
         sys.exit(f"{part}: not a directory (python3 benchmarks/gen.py d-64m writes the default)")
-    counter = Requests()
-    logging.getLogger("werkzeug").addHandler(counter)
-    logging.getLogger("werkzeug").setLevel(logging.INFO)
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    env = dict(
-        os.environ,
-        AWS_ENDPOINT_URL=f"http://{host}:{port}",
-        AWS_ACCESS_KEY_ID="bench",
-        AWS_SECRET_ACCESS_KEY="bench",
-        AWS_REGION="us-east-1",
-    )
-    s3 = boto3.client(
-        "s3",
-        endpoint_url=env["AWS_ENDPOINT_URL"],
-        aws_access_key_id="bench",
-        aws_secret_access_key="bench",
-        region_name="us-east-1",
-    )
-    s3.create_bucket(Bucket="bench")
+    server, counter, env, s3 = bench_server()
     size = 0
     for f in sorted(part.iterdir()):
         s3.upload_file(str(f), "bench", f"data/{part.name}/{f.name}")
