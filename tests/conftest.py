@@ -115,3 +115,14 @@ def assert_no_traceback(result: Result) -> None:
 
 # A real S3-protocol server on loopback, and the same two-broker tree on local disk (tests/s3server.py).
 from tests.s3server import local_brokers, s3  # noqa: E402,F401 - fixtures, registered for every test
+
+
+def _engines() -> list:
+    """Both engines as pytest parameters: ``"c"`` skipped, with the reason, where the engine is not built."""
+    from kseg import engine
+
+    return [pytest.param("c", marks=pytest.mark.skipif(engine.C is None, reason="the C engine is not built")), "python"]
+
+
+#: ``@pytest.mark.parametrize("eng", ENGINES)``: the tests that run a case on each engine.
+ENGINES = _engines()

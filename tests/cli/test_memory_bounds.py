@@ -26,6 +26,7 @@ import pytest
 
 from kseg import engine
 from kseg.testing import bombs
+from tests.conftest import ENGINES
 
 CAP_MIB = 64  # every command without pyarrow (which alone costs ~65 MiB to import)
 EXPORT_CAP_MIB = 120
@@ -38,8 +39,6 @@ _LAUNCHER = (
     "p.returncode = 0\n"
     "print(json.dumps([usage.ru_maxrss, os.waitstatus_to_exitcode(status), err.decode('utf-8', 'replace')]))\n"
 )
-
-ENGINES = [pytest.param("c", marks=pytest.mark.skipif(engine.C is None, reason="the C engine is not built")), "python"]
 
 
 def peak(args: list[str], eng: str = "python") -> tuple[float, int, str]:

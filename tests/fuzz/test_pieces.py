@@ -18,13 +18,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from kseg import engine
 from kseg.format import compression, v2_records
+from tests.conftest import ENGINES
 from tests.fuzz import driver, mutators
 
 CASES = max(20, int(os.environ.get("KSEG_FUZZ_CASES", "2000")) // 20)
 SEED = int(os.environ.get("KSEG_FUZZ_SEED", "20261122"))
-ENGINES = [pytest.param("c", marks=pytest.mark.skipif(engine.C is None, reason="the C engine is not built")), "python"]
 
 
 def compressed_seeds(root: Path) -> list[Path]:

@@ -18,6 +18,7 @@ from kseg.testing.bombs import TIMESTAMP, null_records
 from kseg.testing.codecs import compress
 from kseg.testing.segment import write_segment
 from kseg.testing.v2 import MAGIC_V2, attributes_v2, encode_record, finish_batch
+from tests.conftest import ENGINES
 
 LIMIT = 40 << 20
 HOLD = batch_mod.HOLD_RECORDS
@@ -94,11 +95,6 @@ def test_the_same_corruption_uncompressed_hands_out_the_records_before_it(tmp_pa
 
 # Streamed: a batch whose decompressed bytes come in many pieces (compression.PIECE made small) hands out
 # the same records and raises the same errors as one decompressed whole, on both engines.
-
-ENGINES = [
-    pytest.param("c", marks=pytest.mark.skipif(v2_records.engine.C is None, reason="the C engine is not built")),
-    "python",
-]
 
 
 @pytest.fixture(params=ENGINES)
