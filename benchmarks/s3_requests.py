@@ -17,6 +17,14 @@ what the driver runs before any task starts -- the data source's
 each in a process of its own (the server's log counts its requests)::
 
     python3 benchmarks/s3_requests.py --plan 1000
+
+``--load N`` runs the data source on Spark (``local[2]``) over the same N partitions and counts
+every request (the driver's planning and the tasks' reads) of each step of::
+
+    df = spark.read.format("kseg").load(uri); df.count()
+    df.where("offset >= 2").count(); df.where("timestamp >= <third record's>").count()
+
+    python3 benchmarks/s3_requests.py --load 200
 """
 
 from __future__ import annotations
@@ -127,17 +135,17 @@ def child(mode: str, uri: str) -> None:
 
         units = driver_plan([uri], Ranges(), 128 << 20)
     else:
-        from kseg.spark.datasource import KsegReader
+        from kseg.spark.datasource import KsegDataSource
 
-        units = KsegReader({"path": uri, **PLANS[mode]}).partitions()
+        units = KsegDataSource({"path": uri, **PLANS[mode]}).reader(None).partitions()
     seconds = time.perf_counter() - began
     peak = tracemalloc.get_traced_memory()[1]
     print(json.dumps([seconds, peak, len(units)]))
 
 
-def plan_main(count: int) -> None:
-    """``--plan N``: the driver's requests, time and memory for planning N partitions."""
-    import json
+def fleet(count: int):
+    """moto's server (:func:`bench_server`) holding N partitions of one indexed segment (four one-record
+    batches, an index entry each) under two broker prefixes, ``s3://bench/fleet``; and the number of keys."""
     import tempfile
     from concurrent.futures import ThreadPoolExecutor
 
@@ -160,7 +168,47 @@ def plan_main(count: int) -> None:
         with ThreadPoolExecutor(8) as pool:
             list(pool.map(lambda u: s3.upload_file(str(u[0]), "bench", u[1]), uploads))
     counter.take()
-    keys = len(uploads)
+    return server, counter, env, len(uploads)
+
+
+def load_main(count: int) -> None:
+    """``--load N``: every request of each step of one data source load on ``local[2]``."""
+    import time
+
+    from kseg.testing.bombs import TIMESTAMP
+
+    server, counter, env, keys = fleet(count)
+    os.environ.update(env)  # before the JVM starts: its Python workers (planning and tasks) inherit it
+    import kseg.spark
+    from kseg.spark.driver import session
+
+    spark = session("local[2]", [])
+    kseg.spark.register(spark)
+    print(f"{count} partitions, {keys} keys under two broker prefixes; the data source on local[2]")
+    began = time.perf_counter()
+    df = spark.read.format("kseg").load("s3://bench/fleet")
+    steps = [
+        ("load()", lambda: None),
+        ("df.count()", df.count),
+        ("df.where(offset >= 2).count()", lambda: df.where("offset >= 2").count()),
+        ("df.where(timestamp >= t).count()", lambda: df.where(f"timestamp >= {TIMESTAMP + 2}").count()),
+    ]
+    for name, step in steps:
+        rows = step()
+        c = counter.take()
+        took = time.perf_counter() - began
+        shown = "" if rows is None else f" = {rows}"
+        print(f"  {name + shown:40s} " + ", ".join(f"{k} {c[k]}" for k in ("LIST", "HEAD", "GET")) + f"; {took:.1f} s")
+        began = time.perf_counter()
+    spark.stop()
+    server.stop()
+
+
+def plan_main(count: int) -> None:
+    """``--plan N``: the driver's requests, time and memory for planning N partitions."""
+    import json
+
+    server, counter, env, keys = fleet(count)
     print(f"{count} partitions, {keys} keys under two broker prefixes (moto on loopback, 2 loaded cores)")
     for mode in (*PLANS, "export"):
         out = subprocess.run(
@@ -188,6 +236,8 @@ def main() -> None:
         return child(sys.argv[2], sys.argv[3])
     if sys.argv[1:2] == ["--plan"]:
         return plan_main(int(sys.argv[2]))
+    if sys.argv[1:2] == ["--load"]:
+        return load_main(int(sys.argv[2]))
 
     part = Path(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT
     if not part.is_dir():

@@ -28,6 +28,12 @@ column                      meaning
                             the value decoded by the value decoder (null for a
                             null value, or one the decoder cannot represent:
                             its bytes are in ``headers``)
+``unreadable``              only with the data source's ``onUnreadable=rows``:
+                            null for a record or a corrupt batch; for a
+                            segment (unit) that could not be read (no
+                            credentials, access denied, network) one row with
+                            every record column and ``corruption`` null and
+                            the reason here
 ==========================  ================================================
 
 Header keys are decoded as Kafka does (``new String(bytes, UTF_8)``).
@@ -81,16 +87,19 @@ TEXT_COLUMNS = (
 )
 
 
-def columns(decoded: bool) -> tuple:
-    return COLUMNS + TEXT_COLUMNS if decoded else COLUMNS
+UNREADABLE_COLUMN = ("unreadable", "string", "STRING")
 
 
-def spark_ddl(decoded: bool = False) -> str:
+def columns(decoded: bool, unreadable: bool = False) -> tuple:
+    return (COLUMNS + TEXT_COLUMNS if decoded else COLUMNS) + ((UNREADABLE_COLUMN,) if unreadable else ())
+
+
+def spark_ddl(decoded: bool = False, unreadable: bool = False) -> str:
     """The schema as a Spark DDL string."""
-    return ", ".join(f"`{name}` {sql}" for name, _, sql in columns(decoded))
+    return ", ".join(f"`{name}` {sql}" for name, _, sql in columns(decoded, unreadable))
 
 
-def arrow_schema(decoded: bool = False):
+def arrow_schema(decoded: bool = False, unreadable: bool = False):
     import pyarrow as pa
 
     types = {
@@ -102,17 +111,17 @@ def arrow_schema(decoded: bool = False):
         "headers": pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())])),
         "headers_text": pa.list_(pa.struct([("key", pa.string()), ("value", pa.string())])),
     }
-    return pa.schema([(name, types[kind]) for name, kind, _ in columns(decoded)])
+    return pa.schema([(name, types[kind]) for name, kind, _ in columns(decoded, unreadable)])
 
 
-_schemas: dict[bool, object] = {}
+_schemas: dict[tuple[bool, bool], object] = {}
 
 
-def _schema(decoded: bool):
+def _schema(decoded: bool, unreadable: bool = False):
     """:func:`arrow_schema`, made once per run (a RowBuilder is made per split)."""
-    schema = _schemas.get(decoded)
+    schema = _schemas.get((decoded, unreadable))
     if schema is None:
-        schema = _schemas[decoded] = arrow_schema(decoded)
+        schema = _schemas[(decoded, unreadable)] = arrow_schema(decoded, unreadable)
     return schema
 
 
@@ -120,16 +129,29 @@ class RowBuilder:
     """Turns the :class:`RecordFacts` of one split into Arrow record batches."""
 
     def __init__(
-        self, split: Split, key_decoder: Callable | None = None, value_decoder: Callable | None = None
+        self,
+        split: Split,
+        key_decoder: Callable | None = None,
+        value_decoder: Callable | None = None,
+        unreadable: bool = False,
     ) -> None:
         self.decoded = key_decoder is not None or value_decoder is not None
         self.key_decoder = key_decoder
         self.value_decoder = value_decoder
+        self.unreadable = unreadable  # the ``unreadable`` column is last: null on every other row
         topic, partition = topic_partition(split.partition)
         self._const = (split.log_dir, topic, partition, split.segment)
-        self.schema = _schema(self.decoded)
+        self.schema = _schema(self.decoded, unreadable)
 
     def row(self, r: RecordFacts | Corruption) -> Row:
+        row = self._row(r)
+        return row + (None,) if self.unreadable else row
+
+    def unreadable_row(self, reason: str) -> Row:
+        """The row of a segment (unit) not read: its place, every other column null, ``reason`` last."""
+        return (*self._const, *([None] * (len(self.schema) - len(self._const) - 1)), reason)
+
+    def _row(self, r: RecordFacts | Corruption) -> Row:
         if isinstance(r, Corruption):
             row: Row = (
                 *self._const,

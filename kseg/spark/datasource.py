@@ -61,6 +61,8 @@ NAME = "kseg"
 #: At most this many segment units in one task: small segments cost requests, not bytes (an index
 #: and a log or two each), so ten thousand of them are forty tasks, not one (docs/export.md, "Splits").
 UNITS_PER_TASK = 256
+#: ``onUnreadable``: a segment the tasks cannot read fails the query (``fail``), or is one ``unreadable`` row.
+ON_UNREADABLE = ("fail", "rows")
 #: Spark's switch for a Python data source's ``pushFilters`` (off by default; :func:`register` sets it).
 PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
 
@@ -73,7 +75,21 @@ class UnitPartition(InputPartition):
 
 
 class KsegDataSource(DataSource):
-    """``format("kseg")``: records of Kafka log segments."""
+    """``format("kseg")``: records of Kafka log segments.
+
+    Spark makes the instance once per ``load()`` (in a Python worker on the driver), pickles it, and
+    hands that pickle to every planning of a query on the DataFrame (``pyspark.sql.worker.
+    create_data_source``, ``plan_data_source_read``, ``data_source_pushdown_filters``); so the
+    listing made here, in ``__init__``, is the listing of every query of the load: one per load,
+    whatever the filters.  A module-level cache could not do this: planning runs in whichever
+    Python worker Spark starts or reuses.  The instance is pickled once more, inside the read
+    function sent to the tasks: the listing is left out of that pickle (:meth:`__getstate__`)."""
+
+    def __init__(self, options) -> None:
+        super().__init__(options)
+        self.settings = read_options(dict(options))  # a bad option fails the load, naming it
+        self.listing: list | None = list_inputs(self.settings["paths"])
+        self.planned = False  # a reader was made: the pickles from now on go to the tasks
 
     @classmethod
     def name(cls) -> str:
@@ -82,17 +98,44 @@ class KsegDataSource(DataSource):
     def schema(self) -> str:
         from kseg.render.export import spark_ddl
 
-        return spark_ddl(_decoded(self.options))
+        return spark_ddl(_decoded(self.options), unreadable=self.settings["on_unreadable"] == "rows")
 
     def reader(self, schema) -> "KsegReader":
-        return KsegReader(dict(self.options))
+        self.planned = True
+        return KsegReader(dict(self.options), self.listing)
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        if self.planned:  # the read function's copy: the tasks need the options, not the listing
+            state["listing"] = None
+        return state
+
+
+def list_inputs(paths: list[str]) -> list:
+    """The load's listing, compact (:class:`~kseg.storage.listing.Listed`): made once, on the driver;
+    an input that cannot be listed fails the load, naming it and the cause."""
+    from kseg.errors import KsegError
+    from kseg.storage.listing import listed
+
+    try:
+        parts = listed(paths, [])
+    except KsegError as exc:
+        raise OSError(f"kseg data source: {exc.describe()}") from None
+    for part in parts:
+        if part.error is not None:
+            raise OSError(f"kseg data source: {part.error}")
+    return parts
 
 
 class KsegReader(DataSourceReader):
-    def __init__(self, options: dict) -> None:
+    def __init__(self, options: dict, listing: list | None = None) -> None:
         self.options = options
         self.settings = read_options(options)
+        self.listing = listing  # the load's (None: listed again here)
         self.pushed = False  # an offset/timestamp filter was pushed: corruption rows are not yielded
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "listing": None}  # pickled into the read function: the tasks list nothing
 
     def pushFilters(self, filters: list[Filter]) -> Iterable[Filter]:
         """Offset and timestamp comparisons narrow ``ranges`` (the pruning of ``fromOffset``/
@@ -107,27 +150,38 @@ class KsegReader(DataSourceReader):
         self.settings["ranges"] = ranges
 
     def partitions(self) -> list[UnitPartition]:
+        """The load's listing (no request) pruned by the ranges and packed into tasks."""
         from kseg.ops.export.export import units
-        from kseg.storage.partition import discover
 
         s = self.settings
-        planned = units(discover(s["paths"], []), s["ranges"], s["split_bytes"])
+        listing = self.listing if self.listing is not None else list_inputs(s["paths"])
+        planned = units(listing, s["ranges"], s["split_bytes"])
         return [UnitPartition(group) for group in pack_units(planned, s["split_bytes"])]
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
-        from kseg.ops.export.export import Corruption, SegmentUnit, unit_splits
+        from kseg.errors import InputError
+        from kseg.ops.export.export import Corruption, SegmentUnit, Split, unit_splits
         from kseg.render.export import RowBuilder, split_facts
 
         s = self.settings
         if partition is None or partition.value is None:  # no split at all: Spark still reads once
             return
-        decoders = _decoder_functions(self.options)
+        key_fn, value_fn = _decoder_functions(self.options)
+        marked = s["on_unreadable"] == "rows"
         for value in partition.value:
-            for split in unit_splits(SegmentUnit(*value), s["ranges"], s["split_bytes"], s["limit"]):
-                facts: Iterable[Any] = split_facts(split, s["ranges"], s["limit"], s["on_corruption"])
-                if self.pushed:  # their offset and timestamp are null: a pushed filter drops them
-                    facts = (f for f in facts if not isinstance(f, Corruption))
-                yield from RowBuilder(split, *decoders).batches(facts)
+            unit = SegmentUnit(*value)
+            try:
+                for split in unit_splits(unit, s["ranges"], s["split_bytes"], s["limit"]):
+                    facts: Iterable[Any] = split_facts(split, s["ranges"], s["limit"], s["on_corruption"])
+                    if self.pushed:  # their offset and timestamp are null: a pushed filter drops them
+                        facts = (f for f in facts if not isinstance(f, Corruption))
+                    yield from RowBuilder(split, key_fn, value_fn, unreadable=marked).batches(facts)
+            except InputError as exc:  # no credentials, access denied, the network: not a corruption
+                if not marked:
+                    raise  # the query fails, naming the object and the cause
+                where = Split(unit.log_dir, unit.partition, f"{unit.base_offset:020d}", unit.log, 0, None, 0)
+                builder = RowBuilder(where, key_fn, value_fn, unreadable=True)
+                yield builder.to_arrow([builder.unreadable_row(f"not read: {exc.describe()}")])
 
 
 def narrow(ranges: Any, f: Filter) -> Any:
@@ -188,11 +242,11 @@ def _decoded(options: Mapping[str, str]) -> bool:
     return _option(options, "keyDecoder") is not None or _option(options, "valueDecoder") is not None
 
 
-def _decoder_functions(options: dict) -> tuple:
+def _decoder_functions(options: dict) -> tuple[Any, Any]:
     from kseg.decoders.simple import resolve
 
-    names = (_option(options, "keyDecoder"), _option(options, "valueDecoder"))
-    return tuple(None if n is None else resolve(n) for n in names)
+    key, value = (_option(options, name) for name in ("keyDecoder", "valueDecoder"))
+    return (None if key is None else resolve(key)), (None if value is None else resolve(value))
 
 
 def read_options(options: dict) -> dict:
@@ -231,10 +285,14 @@ def read_options(options: dict) -> dict:
     on_corruption = (_option(options, "onCorruption") or "skip").lower()
     if on_corruption not in ON_CORRUPTION:
         raise ValueError(f"kseg data source: onCorruption must be skip, fail or keep, got {on_corruption!r}")
+    on_unreadable = (_option(options, "onUnreadable") or "fail").lower()
+    if on_unreadable not in ON_UNREADABLE:
+        raise ValueError(f"kseg data source: onUnreadable must be fail or rows, got {on_unreadable!r}")
     return {
         "paths": paths,
         "ranges": ranges,
         "on_corruption": on_corruption,
+        "on_unreadable": on_unreadable,
         "split_bytes": number("splitBytes", DEFAULT_SPLIT_BYTES),
         "limit": decompression_limit(number("maxMessageSize", DEFAULT_MAX_MESSAGE_SIZE)),
     }

@@ -392,7 +392,9 @@ def list_tree(uri: str) -> list[Entry]:
         raise _mapped(exc, uri) from None
     authority_len = len(prefix) - prefix.index("://") - 3
     out: list[Entry] = []
-    for info in infos:
+    infos.reverse()
+    while infos:  # each of pyarrow's FileInfo let go as its Entry is made: the two lists never both whole
+        info = infos.pop()
         if info.type != pafs.FileType.File:
             continue
         p = info.path

@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from kseg.errors import InputError
 from kseg.storage import files, location
@@ -36,6 +38,7 @@ KAFKA_LOG_DIR_FILES = (
     "replication-offset-checkpoint",
     "cleaner-offset-checkpoint",
 )
+T = TypeVar("T")
 LAYOUT_HINT = (
     "give a log root holding partition directories (data/orders-0/), a partition directory "
     "holding segment files (orders-0/00000000000000000000.log), or a segment file"
@@ -156,6 +159,15 @@ def partition_from_listing(path: str, entries: list[location.Entry], notes: list
 
 
 def discover_uri(uri: str, notes: list[str]) -> list[Partition]:
+    """:func:`discover_uri_as` keeping the :class:`Partition` objects."""
+    return [part for _, part in discover_uri_as(uri, notes, _same)]
+
+
+def _same(part: Partition) -> Partition:
+    return part
+
+
+def discover_uri_as(uri: str, notes: list[str], shape: Callable[[Partition], T]) -> list[tuple[str, T]]:
     """The partitions under ``uri`` (a prefix or one segment file), found with one recursive listing.
 
     On an object store there are no directories, only keys, and a round trip
@@ -164,7 +176,8 @@ def discover_uri(uri: str, notes: list[str]) -> list[Partition]:
     partition directory, its parent the log directory, at any depth (a
     broker's log root, a partition directory, many brokers' roots, plain
     segment files under any prefix).  Raises :class:`InputError` when
-    nothing under ``uri`` is a segment file.
+    nothing under ``uri`` is a segment file.  Each partition is ``(its path, shape(partition))``,
+    shaped as it is made (the listing's entries of a directory let go once it is).
     """
     location.check_uri(uri)
     uri = uri.rstrip("/")
@@ -176,17 +189,19 @@ def discover_uri(uri: str, notes: list[str]) -> list[Partition]:
         directory = location.dirname(uri)
         whole = partition_from_listing(directory, location.children(directory), notes)
         whole.segments = [s for s in whole.segments if s.base_offset == base]
-        return [whole]
+        return [(whole.path, shape(whole))]
     entries = location.list_tree(uri)
     if kind == "missing" and not entries:
         raise InputError("no such file or directory", path=uri)
     by_dir: dict[str, list[location.Entry]] = {}
     for entry in entries:
         by_dir.setdefault(location.dirname(entry.path), []).append(entry)
+    del entries
     partitions = []
     skipped: set[str] = set()
     for directory in sorted(by_dir, key=natural_key):
-        if not any(files.suffix(e.path) in SEGMENT_SUFFIXES for e in by_dir[directory]):
+        group = by_dir.pop(directory)
+        if not any(files.suffix(e.path) in SEGMENT_SUFFIXES for e in group):
             continue
         transit = _in_transition(directory, uri)
         if transit:
@@ -194,7 +209,7 @@ def discover_uri(uri: str, notes: list[str]) -> list[Partition]:
                 skipped.add(transit)
                 notes.append(f"{transit}: skipped, a partition directory in transition")
             continue
-        partitions.append(partition_from_listing(directory, by_dir[directory], notes))
+        partitions.append((directory, shape(partition_from_listing(directory, group, notes))))
     if not partitions:
         raise InputError("no partition directories or segment files found", path=uri, hint=LAYOUT_HINT)
     return partitions
@@ -233,14 +248,23 @@ def discover(paths: list[str], notes: list[str]) -> list[Partition]:
     and the caller refuses a run that found nothing at all
     (:func:`nothing_found`).
     """
+    return discover_as(paths, notes, _same)
+
+
+def discover_as(paths: list[str], notes: list[str], shape: Callable[[Partition], T]) -> list[T]:
+    """:func:`discover`, each partition turned into ``shape(partition)`` (e.g. a compact
+    :class:`~kseg.storage.listing.Listed`): a remote listing's as each is found, local ones at the end."""
     found = _Found(notes)
-    remote = _list_remote([p for p in paths if location.is_remote(p)])
+    listed: dict[str, T] = {}  # the remote partitions, already shaped
+    remote = _list_remote([p for p in paths if location.is_remote(p)], shape)
     for path in paths:
         if location.is_remote(path):
             parts, remote_notes = remote[path]
             notes.extend(remote_notes)
-            for part in parts:
-                found.partitions.setdefault(part.path, part)
+            for key, part in parts:
+                if key not in found.partitions:
+                    found.partitions[key] = Partition(key)  # its place in the order given
+                    listed[key] = part
             continue
         path = location.local_path(path)
         check_exists(path)
@@ -248,7 +272,7 @@ def discover(paths: list[str], notes: list[str]) -> list[Partition]:
             found.add_directory(path)
         else:
             found.add_file(path)
-    return list(found.partitions.values())
+    return [listed[key] if key in listed else shape(part) for key, part in found.partitions.items()]
 
 
 class _Found:
@@ -341,7 +365,7 @@ class _Found:
         part.segments.sort(key=lambda s: s.base_offset)
 
 
-def _list_remote(uris: list[str]) -> dict[str, tuple[list[Partition], list[str]]]:
+def _list_remote(uris: list[str], shape: Callable[[Partition], T]) -> dict[str, tuple[list[tuple[str, T]], list[str]]]:
     """Each URI's partitions and notes, the listings run concurrently (16 at a time): one
     recursive listing per URI is a chain of sequential page requests, so many prefixes
     (one per broker) are listed side by side.  The first error is raised."""
@@ -349,9 +373,9 @@ def _list_remote(uris: list[str]) -> dict[str, tuple[list[Partition], list[str]]
         return {}
     from concurrent.futures import ThreadPoolExecutor
 
-    def one(uri: str) -> tuple[list[Partition], list[str]]:
+    def one(uri: str) -> tuple[list[tuple[str, T]], list[str]]:
         notes: list[str] = []
-        return discover_uri(uri, notes), notes
+        return discover_uri_as(uri, notes, shape), notes
 
     unique = list(dict.fromkeys(uris))
     with ThreadPoolExecutor(max_workers=min(16, len(unique))) as pool:

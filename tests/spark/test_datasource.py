@@ -226,3 +226,71 @@ def test_many_small_partitions_are_a_few_tasks_not_one_each() -> None:
     groups = pack_units(planned, 128 << 20)
     assert [len(g) for g in groups] == [UNITS_PER_TASK] * 3 + [1000 - 3 * UNITS_PER_TASK]
     assert [u for g in groups for u in g] == planned
+
+
+def test_one_load_is_one_listing_for_every_query(spark, tmp_path: Path) -> None:
+    """The listing is made by ``load()`` and carried in the data source's pickle to every query planned
+    from it (filters still prune it): a partition added afterwards is seen only by a new load."""
+    import shutil
+
+    root = tmp_path / "root"
+    shutil.copytree(CORPUS_DATA / "plain-v2-0", root / "plain-v2-0")
+    df = spark.read.format("kseg").load(str(root))
+    total = df.count()
+    shutil.copytree(CORPUS_DATA / "txn-v2-0", root / "txn-v2-0")  # not in the load's listing
+    assert df.count() == total and df.where("offset >= 251").count() == df.where("offset >= 251").count() > 0
+    assert {r.topic for r in df.where("timestamp >= 0").select("topic").distinct().collect()} == {"plain-v2"}
+    assert spark.read.format("kseg").load(str(root)).select("topic").distinct().count() == 2
+
+
+def test_the_tasks_are_not_sent_the_listing() -> None:
+    """The read function's pickle (the data source after ``reader()``, and the reader) leaves the listing
+    out; the pickle Spark keeps from ``load()`` holds it."""
+    import pickle
+
+    from kseg.spark.datasource import KsegDataSource
+
+    ds = KsegDataSource({"path": str(CORPUS_DATA)})
+    kept = pickle.loads(pickle.dumps(ds))
+    assert kept.listing is not None and len(kept.listing) == len(ds.listing) > 5
+    reader = kept.reader(None)
+    assert pickle.loads(pickle.dumps(kept)).listing is None and pickle.loads(pickle.dumps(reader)).listing is None
+    assert len(reader.partitions()) > 0  # the live reader plans from the carried listing
+
+
+def test_a_path_that_cannot_be_listed_fails_the_load(spark, tmp_path: Path) -> None:
+    with pytest.raises(Exception, match="no such file or directory") as got:
+        spark.read.format("kseg").load(str(tmp_path / "nowhere"))
+    assert str(tmp_path / "nowhere") in str(got.value)
+
+
+def test_an_unreadable_segment_fails_the_query_or_is_an_unreadable_row(spark, tmp_path: Path) -> None:
+    """A segment gone between the listing and the task (an I/O failure, as a store's access denied): by
+    default the query fails naming it; with ``onUnreadable=rows`` it is one row whose ``unreadable``
+    says why -- never a ``corruption`` row -- and every other segment's records are there."""
+    import shutil
+
+    root = tmp_path / "root"
+    for name in ("plain-v2-0", "txn-v2-0"):
+        shutil.copytree(CORPUS_DATA / name, root / name)
+    whole = spark.read.format("kseg").load(str(root / "plain-v2-0")).count()
+    df = spark.read.format("kseg").load(str(root))
+    marked = spark.read.format("kseg").option("onUnreadable", "rows").load(str(root))
+    assert "unreadable" not in df.columns and marked.columns == [*df.columns, "unreadable"]
+    gone = sorted((root / "txn-v2-0").glob("*.log"))[0]
+    gone.unlink()
+    with pytest.raises(Exception, match="No such file|no such file") as failed:
+        df.count()
+    assert str(gone) in str(failed.value)
+    rows = rows_of(marked)
+    bad = [r for r in rows if r["unreadable"] is not None]
+    assert len(bad) == 1 and str(gone) in bad[0]["unreadable"] and bad[0]["unreadable"].startswith("not read: ")
+    assert bad[0]["corruption"] is None and bad[0]["offset"] is None and bad[0]["topic"] == "txn-v2"
+    assert bad[0]["segment"] == gone.stem
+    assert all(r["corruption"] is None for r in rows if r["unreadable"] is not None)
+    assert sum(r["topic"] == "plain-v2" for r in rows) == whole
+    assert marked.where("unreadable IS NULL AND corruption IS NULL").count() == len(rows) - 1 - sum(
+        r["corruption"] is not None for r in rows
+    )
+    with pytest.raises(Exception, match="onUnreadable must be fail or rows"):
+        spark.read.format("kseg").option("onUnreadable", "skip").load(str(root))

@@ -35,13 +35,14 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from itertools import islice
 from operator import lt
-from typing import Iterator, NamedTuple
+from typing import Iterator, NamedTuple, Sequence
 
 from kseg.errors import InputError, KsegError
 from kseg.format import indexes as fmt_indexes
 from kseg.format import v2 as fmt_v2
 from kseg.limits import INT64_MAX, INT64_MIN  # noqa: F401 - re-exported to the CLI and Spark
 from kseg.storage import files
+from kseg.storage.listing import Listed
 from kseg.storage.partition import Partition, Segment
 from kseg.storage.records import FileRecords
 
@@ -140,7 +141,7 @@ class SegmentUnit(NamedTuple):
         return max(1, self.log_bytes // self.bands)
 
 
-def units(partitions: list[Partition], ranges: Ranges = Ranges(), split_bytes: int = DEFAULT_SPLIT_BYTES):
+def units(partitions: Sequence[Partition | Listed], ranges: Ranges = Ranges(), split_bytes: int = DEFAULT_SPLIT_BYTES):
     """The segment units covering ``ranges``, partition by partition, in offset order: segments wholly
     outside an offset range are pruned by their names (a segment's offsets end below the next base
     offset), and a segment is one unit per ``split_bytes`` of its listed size.  No file is opened."""

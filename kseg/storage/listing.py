@@ -1,0 +1,91 @@
+"""A listing held compactly: one partition's segments as packed arrays, not one object per file.
+
+A Spark driver plans from names and sizes alone (``export --spark``, the
+``kseg`` data source), and the data source carries its listing in its
+pickled state from ``load()`` to every query planned from it
+(:mod:`kseg.spark.datasource`).  At fleet scale (10^5 partitions, 4 x 10^7
+keys) a :class:`~kseg.storage.partition.Segment` per segment and a path
+string per file are most of the driver's memory; here a partition is its
+directory's path and three arrays -- base offsets (``array('q')``), ``.log``
+sizes (``array('q')``) and which of the segment's files were listed (one
+byte of flags) -- and a file's path is made again from the directory and
+Kafka's name for it (``LocalLog``/``LogFileUtils``: the base offset in 20
+digits and the suffix).  A file whose path is not that name (a
+``LocalTieredStorage`` ``<offset>-<segment id>.log``) is kept whole, by
+exception.  :attr:`Listed.segments` gives the ``Segment`` objects back, one
+partition at a time.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Iterator
+
+from kseg.storage import files, location
+from kseg.storage.partition import Partition, Segment
+
+#: The files of a segment a listing records, in flag-bit order (``Segment``'s attribute names).
+SLOTS = (("log", files.LOG), ("index", files.INDEX), ("timeindex", files.TIME_INDEX), ("txnindex", files.TXN_INDEX))
+
+
+class Listed:
+    """One partition of a listing: ``path`` (its directory), ``log_dir`` and ``name`` as
+    :class:`~kseg.storage.partition.Partition`'s, ``error`` when it could not be listed, and its
+    segments packed: ``bases``, ``sizes`` (the ``.log``'s bytes; 0 without one), ``flags`` (bit k:
+    file ``SLOTS[k]`` was listed) and ``odd`` (``{(base, slot): path}`` for a file not named
+    ``<base, 20 digits><suffix>`` in ``path``)."""
+
+    __slots__ = ("path", "log_dir", "name", "error", "bases", "sizes", "flags", "odd")
+
+    def __init__(self, part: Partition) -> None:
+        self.path, self.log_dir, self.name, self.error = part.path, part.log_dir, part.name, part.error
+        self.bases = array("q")
+        self.sizes = array("q")
+        self.flags = bytearray()
+        self.odd: dict[tuple[int, int], str] | None = None
+        for seg in part.segments:
+            self.bases.append(seg.base_offset)
+            self.sizes.append(seg.log_size())  # a local .log is stat'ed here, once per listing
+            bits = 0
+            for k, (slot, sfx) in enumerate(SLOTS):
+                path = getattr(seg, slot)
+                if path is None:
+                    continue
+                bits |= 1 << k
+                if path != location.join(self.path, f"{seg.base_offset:020d}{sfx}"):
+                    self.odd = self.odd or {}
+                    self.odd[(seg.base_offset, k)] = path
+            self.flags.append(bits)
+
+    def __len__(self) -> int:
+        return len(self.bases)
+
+    def __getstate__(self) -> tuple[object, ...]:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __setstate__(self, state: tuple[object, ...]) -> None:
+        for name, value in zip(self.__slots__, state, strict=True):
+            setattr(self, name, value)
+
+    @property
+    def segments(self) -> list[Segment]:
+        """The segments, in base-offset order, as the listing found them (``log_bytes`` set): made
+        again at each call (a partition's worth at a time)."""
+        return list(self._segments())
+
+    def _segments(self) -> Iterator[Segment]:
+        for base, size, bits in zip(self.bases, self.sizes, self.flags, strict=True):
+            seg = Segment(base, log_bytes=size)
+            for k, (slot, sfx) in enumerate(SLOTS):
+                if bits >> k & 1:
+                    path = self.odd.get((base, k)) if self.odd else None
+                    setattr(seg, slot, path or location.join(self.path, f"{base:020d}{sfx}"))
+            yield seg
+
+
+def listed(paths: list[str], notes: list[str]) -> list[Listed]:
+    """:func:`~kseg.storage.partition.discover`'s partitions, each packed as it is found (a remote
+    listing's partitions one directory at a time: never every ``Segment`` of the listing at once)."""
+    from kseg.storage.partition import discover_as
+
+    return discover_as(paths, notes, Listed)

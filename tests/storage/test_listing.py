@@ -1,0 +1,38 @@
+"""The compact listing (kseg/storage/listing.py): the same segments back as discover's, in less memory."""
+
+from __future__ import annotations
+
+import pickle
+import shutil
+from pathlib import Path
+
+from kseg.storage.listing import Listed, listed
+from kseg.storage.partition import discover
+from tests.conftest import CORPUS_DATA
+
+
+def as_tuples(segments) -> list[tuple]:
+    return [(s.base_offset, s.log, s.index, s.timeindex, s.txnindex, s.log_size()) for s in segments]
+
+
+def test_every_corpus_partition_comes_back_the_same() -> None:
+    parts = discover([str(CORPUS_DATA)], [])
+    compact = listed([str(CORPUS_DATA)], [])
+    assert [(p.path, p.log_dir, p.name) for p in parts] == [(c.path, c.log_dir, c.name) for c in compact]
+    assert [as_tuples(p.segments) for p in parts] == [as_tuples(c.segments) for c in compact]
+    again = pickle.loads(pickle.dumps(compact))
+    assert [as_tuples(c.segments) for c in again] == [as_tuples(c.segments) for c in compact]
+    assert all(c.odd is None for c in compact)  # Kafka's names: nothing kept whole
+
+
+def test_names_that_are_not_kafkas_are_kept_whole(tmp_path: Path) -> None:
+    """A LocalTieredStorage segment ``<offset>-<segment id>.log`` (and its indexes) keeps its real name."""
+    part = tmp_path / "orders-0"
+    part.mkdir()
+    for f in (CORPUS_DATA / "plain-v2-0").iterdir():
+        if f.suffix in (".log", ".index", ".timeindex"):
+            shutil.copy(f, part / f"{f.stem}-AAAAAAAAAAAAAAAAAAAAAA{f.suffix}")
+    (one,) = discover([str(part)], [])
+    compact = Listed(one)
+    assert as_tuples(compact.segments) == as_tuples(one.segments) and compact.odd
+    assert all("-AAAA" in (s.log or "") for s in compact.segments)
