@@ -102,8 +102,12 @@ from kseg.spark.driver import _cause, session
 spark = session(sys.argv[1], ["spark.executor.memory=512m", "spark.task.maxFailures=1", *sys.argv[3:]])
 kseg.spark.register(spark)
 try:
-    df = spark.read.format("kseg").load(sys.argv[2])
-    if os.environ.get("ROWS_TO"):  # every row, pickled (binary columns as bytes)
+    options = dict(o.split("=", 1) for o in os.environ.get("OPTIONS", "").split())
+    df = spark.read.format("kseg").options(**options).load(sys.argv[2])
+    if options:  # onUnreadable=rows: the rows marked unreadable, then the others
+        marks = [r.unreadable for r in df.select("unreadable").collect()]
+        print("UNREADABLE", sum(m is not None for m in marks), "OTHER", sum(m is None for m in marks))
+    elif os.environ.get("ROWS_TO"):  # every row, pickled (binary columns as bytes)
         rows = [r.asDict(recursive=True) for r in df.collect()]
         with open(os.environ["ROWS_TO"], "wb") as f:
             pickle.dump(rows, f)
@@ -127,14 +131,17 @@ def executor_env(s3) -> list[str]:
     ]
 
 
-def data_source(spark_cluster, uri: str, *conf: str, cwd: Path | None = None, rows_to: Path | None = None) -> str:
+def data_source(
+    spark_cluster, uri: str, *conf: str, cwd: Path | None = None, rows_to: Path | None = None, options: str = ""
+) -> str:
     """``spark.read.format("kseg").load(uri)`` on the cluster, from a driver of its own: "COUNT n" or
-    "FAILED <cause>"; with ``rows_to``, the rows pickled there."""
+    "FAILED <cause>"; with ``rows_to``, the rows pickled there; with ``options`` ("k=v k=v"), the counts
+    of rows marked ``unreadable`` and of the others."""
     import os
     import subprocess
     import sys
 
-    env = dict(os.environ, ROWS_TO=str(rows_to)) if rows_to else None
+    env = dict(os.environ, ROWS_TO=str(rows_to or ""), OPTIONS=options)
     p = subprocess.run(
         [sys.executable, "-c", DATA_SOURCE, spark_cluster.master, uri, *conf],
         capture_output=True,
@@ -156,6 +163,18 @@ def test_data_source_fails_the_query_when_executors_cannot_read_the_store(spark_
     assert got.startswith("FAILED ") and "cannot read" in got and uri in got, got
     want = len(exported([uri], Path(spark_cluster.root)))
     assert data_source(spark_cluster, uri, *executor_env(s3)) == f"COUNT {want}"
+
+
+def test_data_source_marks_what_executors_cannot_read_when_asked(spark_cluster, s3) -> None:
+    """``onUnreadable=rows``: the segment the executors cannot read is one row marked ``unreadable``
+    (not a corruption row, not a record); with the settings, no such row and every record."""
+    uri = s3.uri("brokers/b1/data/v2-logappendtime-0")  # one segment
+    assert data_source(spark_cluster, uri, options="onUnreadable=rows") == "UNREADABLE 1 OTHER 0"
+    from tests.spark.test_datasource import exported
+
+    want = len(exported([uri], Path(spark_cluster.root)))
+    got = data_source(spark_cluster, uri, *executor_env(s3), options="onUnreadable=rows")
+    assert got == f"UNREADABLE 0 OTHER {want}", got
 
 
 def test_verify_with_executors_that_cannot_read_the_store_is_failed(spark_cluster, s3, local_brokers) -> None:
