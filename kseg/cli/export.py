@@ -22,7 +22,7 @@ from kseg.cli.options import (
 )
 from kseg.cli.params import TimestampType, decoders
 from kseg.limits import EXIT_OK, EXIT_PROBLEMS, INT64_MAX, INT64_MIN, decompression_limit
-from kseg.ops.export.export import ON_CORRUPTION
+from kseg.ops.export.export import DEFAULT_TARGET_FILE_BYTES, ON_CORRUPTION
 
 EXIT_CORRUPT = EXIT_PROBLEMS  # corrupt batches met
 
@@ -65,6 +65,14 @@ EXIT_CORRUPT = EXIT_PROBLEMS  # corrupt batches met
     show_default=True,
     help="Segments larger than this are read by several tasks, cut at batch boundaries.",
 )
+@click.option(
+    "--target-file-size",
+    type=click.IntRange(min=1, max=1 << 62),
+    default=None,
+    metavar="BYTES",
+    help="With --spark: each task's rows go into Parquet files of about this size (at or below it; "
+    "default 134217728, 128 MiB): small segments share a file, a large one spans several.",
+)
 @click.option("--force", is_flag=True, help="Replace an existing output.")
 @max_message_size_option
 @run_options
@@ -80,6 +88,7 @@ def export(
     value_decoder: str | None,
     on_corruption: str,
     split_bytes: int,
+    target_file_size: int | None,
     force: bool,
     max_message_size: int,
     run: Run,
@@ -109,6 +118,8 @@ def export(
         if value is not None and value < 0:
             raise click.UsageError(f"{name} takes a time (epoch ms or ISO-8601), not earliest/latest/max-timestamp")
     spark.check(run)
+    if target_file_size is not None and not spark.on:
+        raise click.UsageError("--target-file-size is for --spark (a local export writes the one file -o names)")
     ranges = _ranges(from_offset, to_offset, from_time, to_time)
     key_fn, value_fn = decoders(key_decoder, value_decoder)
     limit = decompression_limit(max_message_size)
@@ -128,6 +139,7 @@ def export(
             split_bytes=split_bytes,
             limit=limit,
             replace=force,
+            target_bytes=DEFAULT_TARGET_FILE_BYTES if target_file_size is None else target_file_size,
             master=spark.master,
             spark_conf=spark.conf,
             err=run.err,

@@ -297,6 +297,8 @@ def split_facts(
 #: metadata the writer would hold until the end), and a group's memory is bounded whatever its records.
 ROW_GROUP_ROWS = 1 << 14
 ROW_GROUP_BYTES = 8 << 20
+#: The least row group (Arrow bytes) :func:`write_parquet_files` makes for a small ``--target-file-size``.
+MIN_ROW_GROUP_BYTES = 64 << 10
 #: Columns dictionary-encoded in Parquet: those that repeat within a split.  A dictionary on the others
 #: (offsets, timestamps, keys, values: mostly unique) only grows until the writer falls back to plain
 #: encoding, and costs ~30 MiB a row group while it does.
@@ -335,7 +337,7 @@ class RowGroups:
 
 
 def write_parquet(
-    splits: list[Split],
+    splits: Iterable[Split],
     output: str,
     *,
     ranges,
@@ -351,32 +353,145 @@ def write_parquet(
 
     Memory is that of one row group (:class:`RowGroups`), whatever the number of records or splits.
     """
-    import pyarrow.parquet as pq
+    from kseg.storage import files
+
+    summary = ExportSummary()
+    decoded = key_decoder is not None or value_decoder is not None
+    batches = record_batches(
+        splits, ranges, limit, on_corruption, (key_decoder, value_decoder), summary, on_corrupt, on_split
+    )
+    files.write_stream(output, lambda sink: _write_groups(sink, batches, decoded, None), replace=replace)
+    return summary
+
+
+def write_parquet_files(
+    splits: Iterable[Split],
+    name: Callable[[int], str],
+    target_bytes: int,
+    *,
+    ranges,
+    limit: int,
+    on_corruption: str = "skip",
+    key_decoder: Callable | None = None,
+    value_decoder: Callable | None = None,
+) -> tuple[ExportSummary, list[str]]:
+    """The records of ``splits`` as Parquet files of about ``target_bytes`` each, ``name(0)``, ``name(1)``,
+    ...: small splits share a file, a large one spans several.  A file takes rows while its bytes
+    written plus its pending rows' Arrow bytes stay within the target (a batch that would pass it is cut,
+    its rest starting the next file); Parquet's encoding and zstd make rows no larger than their Arrow
+    bytes, so the file's row groups end within the target, and -- the pending rows being at most an
+    eighth of it (:func:`group_bytes`) -- at least about seven eighths of it but for a task's last file.
+    Its footer (row-group metadata, a few KiB a row group) comes on top; a row larger than the target
+    is a file of its own.  Returns the summary and the files written."""
+    from functools import partial
 
     from kseg.storage import files
 
     summary = ExportSummary()
     decoded = key_decoder is not None or value_decoder is not None
+    batches = _Pushback(record_batches(splits, ranges, limit, on_corruption, (key_decoder, value_decoder), summary))
+    written: list[str] = []
+    while batches.more():
+        path = name(len(written))
+        files.write_stream(
+            path, partial(_write_groups, batches=batches, decoded=decoded, target_bytes=target_bytes), replace=True
+        )
+        written.append(path)
+    return summary, written
 
-    def produce(sink) -> None:
-        with pq.ParquetWriter(sink, arrow_schema(decoded), compression="zstd", use_dictionary=DICTIONARY) as writer:
+
+class _Pushback:
+    """An iterator of Arrow batches that takes a batch's rest back (:func:`write_parquet_files`)."""
+
+    def __init__(self, batches) -> None:
+        self.batches = batches
+        self.back: list = []
+
+    def __iter__(self) -> _Pushback:
+        return self
+
+    def __next__(self):
+        return self.back.pop() if self.back else next(self.batches)
+
+    def push(self, batch) -> None:
+        self.back.append(batch)
+
+    def more(self) -> bool:
+        batch = next(self, None)
+        if batch is None:
+            return False
+        self.push(batch)
+        return True
+
+
+def record_batches(
+    splits: Iterable[Split],
+    ranges,
+    limit: int,
+    on_corruption: str,
+    decoders: tuple[Callable | None, Callable | None],
+    summary: ExportSummary,
+    on_corrupt: Callable[[Corruption], None] | None = None,
+    on_split: Callable[[Split], None] | None = None,
+):
+    """Arrow batches of :data:`ROWS_PER_BATCH` rows of any number of splits (each row carries its
+    split's columns), counted in ``summary``."""
+    pending: list[Row] = []
+    builder = None
+    for split in splits:
+        builder = RowBuilder(split, *decoders)
+        row = builder.row
+        for r in split_facts(split, ranges, limit, on_corruption, summary, on_corrupt):
+            pending.append(row(r))
+            if len(pending) >= ROWS_PER_BATCH:
+                yield builder.to_arrow(pending)
+                pending = []
+        summary.splits += 1
+        if on_split is not None:
+            on_split(split)
+    if pending and builder is not None:
+        yield builder.to_arrow(pending)
+
+
+def group_bytes(target_bytes: int) -> int:
+    """The Arrow bytes of a row group in a file of ``target_bytes``: an eighth of it, within
+    [:data:`MIN_ROW_GROUP_BYTES`, :data:`ROW_GROUP_BYTES`] (fewer, larger groups: a smaller footer)."""
+    return min(ROW_GROUP_BYTES, max(MIN_ROW_GROUP_BYTES, target_bytes // 8))
+
+
+def _write_groups(sink, batches, decoded: bool, target_bytes: int | None) -> None:
+    """``batches`` into one Parquet file on ``sink``, in row groups; with ``target_bytes`` (``batches`` a
+    :class:`_Pushback`), only the rows that keep the file within it (:func:`_fill`)."""
+    import pyarrow.parquet as pq
+
+    with pq.ParquetWriter(sink, arrow_schema(decoded), compression="zstd", use_dictionary=DICTIONARY) as writer:
+        if target_bytes is None:
             groups = RowGroups(writer)
-            pending: list[Row] = []  # rows of any number of splits (each row carries its split's columns)
-            builder = None
-            for split in splits:
-                builder = RowBuilder(split, key_decoder, value_decoder)
-                row = builder.row
-                for r in split_facts(split, ranges, limit, on_corruption, summary, on_corrupt):
-                    pending.append(row(r))
-                    if len(pending) >= ROWS_PER_BATCH:
-                        groups.add(builder.to_arrow(pending))
-                        pending = []
-                summary.splits += 1
-                if on_split is not None:
-                    on_split(split)
-            if pending and builder is not None:
-                groups.add(builder.to_arrow(pending))
-            groups.flush()
+            for batch in batches:
+                groups.add(batch)
+        else:
+            groups = RowGroups(writer, nbytes=group_bytes(target_bytes))
+            _fill(sink, groups, batches, target_bytes)
+        groups.flush()
 
-    files.write_stream(output, produce, replace=replace)
-    return summary
+
+def _fill(sink, groups: RowGroups, batches: _Pushback, target_bytes: int) -> None:
+    """Rows from ``batches`` into ``groups``, in pieces of a quarter of a row group, while the file's bytes
+    written plus its pending Arrow bytes fit ``target_bytes``; the piece that would not fit is cut and the
+    rest of its batch pushed back.  The file's first row goes in whatever its size."""
+    piece = max(1, groups.max_bytes // 4)
+    taken = 0
+    for batch in batches:
+        rows = max(1, batch.num_rows * piece // max(batch.nbytes, 1))  # rows of about ``piece`` bytes
+        for start in range(0, batch.num_rows, rows):
+            part = batch.slice(start, rows)
+            room = target_bytes - sink.tell() - groups.bytes
+            if part.nbytes > room:
+                keep = max(min(part.num_rows, max(0, room) * part.num_rows // max(part.nbytes, 1)), 0 if taken else 1)
+                if start + keep < batch.num_rows:
+                    batches.push(batch.slice(start + keep))
+                if keep:
+                    groups.add(part.slice(0, keep))
+                return
+            groups.add(part)
+            taken += part.num_rows

@@ -3,13 +3,15 @@
 The driver lists and hands out segment units (:func:`driver_plan`: names and
 listed sizes, no file opened), dealt to tasks by size; each task reads the
 indexes and cuts its units into splits
-(:func:`kseg.ops.export.export.unit_splits`) and writes one Parquet file per
-split with pyarrow — to a local or shared path, or to any URI pyarrow
-reaches (``s3://`` with the standard AWS variables, ``gs://``, ``hdfs://``),
-so no Hadoop connector is needed — and sends back only its counts and the
-corrupt batches it met.  The output is a directory::
+(:func:`kseg.ops.export.export.unit_splits`) and writes their rows, one split
+after another, into Parquet files of about ``--target-file-size`` each
+(:func:`kseg.render.export.write_parquet_files`: small segments share a file,
+a large one spans several) with pyarrow — to a local or shared path, or to any
+URI pyarrow reaches (``s3://`` with the standard AWS variables, ``gs://``,
+``hdfs://``), so no Hadoop connector is needed — and sends back only its
+counts, its files and the corrupt batches it met.  The output is a directory::
 
-    OUTPUT/<partition dir name>/part-<log dir hash>-<segment>-<start>.parquet
+    OUTPUT/part-<log dir hash>-<partition>-<segment>-<band>-<n>.parquet   (the task's first unit; n: its files)
     OUTPUT/_SUCCESS            (written last, by the driver, when every task succeeded)
 
 The files hold the rows of :mod:`kseg.render.export` (the data source's).
@@ -19,17 +21,54 @@ from __future__ import annotations
 
 import hashlib
 
-from kseg.ops.export.export import Corruption, SegmentUnit, Split
+from kseg.ops.export.export import DEFAULT_TARGET_FILE_BYTES, Corruption, SegmentUnit
 from kseg.render.export import ExportSummary
 from kseg.spark.job import bin_count, bytes_per_task, plan_bins
 
 
-def part_name(output: str, split: Split) -> str:
-    """Where one split's rows go: stable, so a re-run replaces rather than duplicates."""
+def part_name(output: str, unit: SegmentUnit, n: int) -> str:
+    """The ``n``-th file of the task whose first unit is ``unit``: named from the plan, so the same
+    listing and options name the same files."""
     from kseg.storage import location
 
-    digest = hashlib.sha1(split.log_dir.encode("utf-8", "surrogateescape")).hexdigest()[:8]
-    return location.join(location.join(output, split.partition), f"part-{digest}-{split.segment}-{split.start}.parquet")
+    digest = hashlib.sha1(unit.log_dir.encode("utf-8", "surrogateescape")).hexdigest()[:8]
+    return location.join(output, f"part-{digest}-{unit.partition}-{unit.base_offset:020d}-{unit.band}-{n:04d}.parquet")
+
+
+def is_part_file(name: str) -> bool:
+    """A file a ``--spark`` export writes (this layout's or the one-file-per-split layout's before it)."""
+    return name.startswith("part-") and name.endswith(".parquet")
+
+
+def clear_previous(output: str) -> None:
+    """``--force``: the part files and ``_SUCCESS`` of an earlier export to ``output`` removed (at its top,
+    and one directory down, where exports before coalescing wrote them); nothing else is touched."""
+    import os
+
+    from kseg.errors import InputError
+    from kseg.storage import files, location
+
+    if location.is_remote(output):
+        root = output.rstrip("/")
+        for entry in location.list_tree(output):
+            rel = entry.path[len(root) + 1 :].split("/")
+            if (len(rel) <= 2 and is_part_file(rel[-1])) or rel == ["_SUCCESS"]:
+                location.delete(entry.path)
+        return
+    local = location.local_path(output)
+    if files.isfile(local):
+        raise InputError("exists, and is a file: with --spark the output is a directory of part files", path=output)
+    try:
+        for name in os.listdir(local) if os.path.isdir(local) else ():
+            path = os.path.join(local, name)
+            if name == "_SUCCESS" or (is_part_file(name) and os.path.isfile(path)):
+                os.unlink(path)
+            elif os.path.isdir(path):
+                for inner in os.listdir(path):
+                    if is_part_file(inner):
+                        os.unlink(os.path.join(path, inner))
+    except OSError as exc:
+        raise InputError(f"cannot replace the output: {exc.strerror or exc}", path=output) from None
 
 
 def driver_plan(paths: list[str], ranges, split_bytes: int, notes: list[str] | None = None) -> list[SegmentUnit]:
@@ -47,36 +86,37 @@ def driver_plan(paths: list[str], ranges, split_bytes: int, notes: list[str] | N
 
 
 def export_bin(
-    items, output: str, ranges, split_bytes: int, limit: int, on_corruption: str, key_decoder, value_decoder
+    items,
+    output: str,
+    ranges,
+    split_bytes: int,
+    limit: int,
+    on_corruption: str,
+    key_decoder,
+    value_decoder,
+    target_bytes: int = DEFAULT_TARGET_FILE_BYTES,
 ):
-    """Runs on an executor: cut each unit into its splits (index reads here, not on the driver), write
-    each split's file; yield ``(records, corruptions, file)`` per split."""
+    """Runs on an executor: cut each unit into its splits (index reads here, not on the driver) and write
+    their rows into files of about ``target_bytes``; yield one ``(records, corruptions, files, splits)``."""
     from kseg.decoders.simple import resolve
     from kseg.ops.export.export import unit_splits
-    from kseg.render.export import write_parquet
+    from kseg.render.export import write_parquet_files
 
-    key_fn = None if key_decoder is None else resolve(key_decoder)
-    value_fn = None if value_decoder is None else resolve(value_decoder)
-    from kseg.storage import location
-
+    if not items:
+        return
+    first = SegmentUnit(*items[0][1])
     splits = (s for _, unit in items for s in unit_splits(SegmentUnit(*unit), ranges, split_bytes, limit))
-    for split in splits:
-        target = part_name(output, split)
-        if not location.is_remote(target):
-            import os
-
-            os.makedirs(os.path.dirname(os.path.abspath(location.local_path(target))), exist_ok=True)
-        summary = write_parquet(
-            [split],
-            target,
-            ranges=ranges,
-            limit=limit,
-            on_corruption=on_corruption,
-            key_decoder=key_fn,
-            value_decoder=value_fn,
-            replace=True,
-        )
-        yield summary.records, [tuple(c) for c in summary.corrupt], target
+    summary, written = write_parquet_files(
+        splits,
+        lambda n: part_name(output, first, n),
+        target_bytes,
+        ranges=ranges,
+        limit=limit,
+        on_corruption=on_corruption,
+        key_decoder=None if key_decoder is None else resolve(key_decoder),
+        value_decoder=None if value_decoder is None else resolve(value_decoder),
+    )
+    yield summary.records, [tuple(c) for c in summary.corrupt], written, summary.splits
 
 
 def run_export(
@@ -91,6 +131,7 @@ def run_export(
     limit: int,
     replace: bool,
     master,
+    target_bytes: int = DEFAULT_TARGET_FILE_BYTES,
     spark_conf,
     err,
     verbose: bool = False,
@@ -113,6 +154,8 @@ def run_export(
     paths, shown_output, output = absolute_all(paths), output, absolute(output)  # executors run elsewhere
     if files.exists(output) and not replace:
         raise InputError("exists; not replaced (give --force to replace it)", path=output)
+    if replace:
+        clear_previous(output)  # an earlier run's files, whatever their grouping, never read as this run's
     notes: list[str] = []
     planned = driver_plan(paths, ranges, split_bytes, notes)
     for note in notes:
@@ -143,7 +186,7 @@ def run_export(
         summary = ExportSummary()
         if bins:
             rdd = spark.sparkContext.parallelize(bins, len(bins))
-            args = (output, ranges, split_bytes, limit, on_corruption, key_decoder, value_decoder)
+            args = (output, ranges, split_bytes, limit, on_corruption, key_decoder, value_decoder, target_bytes)
             try:
                 results = rdd.flatMap(lambda b: export_bin(b, *args)).collect()
             except Exception as exc:  # a task's CorruptionStop comes back inside Spark's error
@@ -154,14 +197,14 @@ def run_export(
                     )
                     return None
                 raise InputError(f"the Spark job failed: {_cause(exc)}{log.see()}") from None
-            for records, corrupt, _ in results:
+            for records, corrupt, _, splits in results:
                 summary.records += records
                 summary.corrupt.extend(Corruption(*c) for c in corrupt)
-            written = [target for _, _, target in results]
+                summary.splits += splits  # the splits the tasks found and wrote
+            written = [target for _, _, targets, _ in results for target in targets]
             missing = not_here(written)
             if missing:  # never "N records written to OUTPUT" for files that are not there
                 raise InputError(missing_line(missing, len(written), shown_output, "Parquet files"))
-            summary.splits = len(results)  # the splits the tasks found and wrote
         write_success_marker(output)
         return summary
     finally:

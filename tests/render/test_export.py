@@ -52,3 +52,28 @@ def test_row_groups_flush_on_bytes() -> None:
     groups.flush()
     assert written == [(200, 200), (100, 100)]
     assert groups.groups == 2
+
+
+@pytest.mark.parametrize("target", [256 << 10, 1 << 20, 1 << 30])
+def test_files_of_a_target_size_hold_every_row_once(tmp_path: Path, target: int) -> None:
+    """``write_parquet_files``: the corpus' splits (small partitions and a 3 MiB one) into files of about the
+    target (within it but for the footer; near it but for the last), every row once, in order."""
+    from kseg.ops.export.export import Ranges, plan
+    from kseg.storage.partition import discover
+    from tests.conftest import CORPUS_DATA
+
+    splits = plan(discover([str(CORPUS_DATA)], []), Ranges(), 1 << 20)
+    whole = tmp_path / "whole.parquet"
+    one = export.write_parquet(splits, str(whole), ranges=Ranges(), limit=1 << 26)
+    summary, written = export.write_parquet_files(
+        splits, lambda n: str(tmp_path / f"part-{n:04d}.parquet"), target, ranges=Ranges(), limit=1 << 26
+    )
+    assert (summary.records, summary.splits, len(summary.corrupt)) == (one.records, one.splits, len(one.corrupt))
+    rows = [row for f in written for row in pq.read_table(f).to_pylist()]
+    assert rows == pq.read_table(whole).to_pylist() and len(rows) > 1000
+    data = [Path(f).stat().st_size - pq.ParquetFile(f).metadata.serialized_size for f in written]  # no footer
+    assert all(size <= target for size in data), (target, data)
+    if target < 1 << 30:  # the corpus' rows are ~1.3 MiB in files of small row groups
+        assert len(written) > 1 and all(Path(f).stat().st_size >= target * 3 // 4 for f in written[:-1]), (target, data)
+    else:
+        assert len(written) == 1

@@ -294,3 +294,41 @@ def test_an_unreadable_segment_fails_the_query_or_is_an_unreadable_row(spark, tm
     )
     with pytest.raises(Exception, match="onUnreadable must be fail or rows"):
         spark.read.format("kseg").option("onUnreadable", "skip").load(str(root))
+
+
+def test_export_on_spark_coalesces_small_segments_into_files_of_the_target_size(tmp_path: Path) -> None:
+    """300 one-record partitions and a 3 MiB one (cut in 1 MiB splits): a few files, not one a split, each within
+    ``--target-file-size`` but for its footer, every row of the local export there, the summary line only
+    after the files were found; a re-run with ``--force`` and another size replaces them (no duplicates)."""
+    import shutil
+
+    from kseg.testing.bombs import write_many_partitions
+
+    def place(row: dict) -> tuple:
+        return tuple(
+            (row[k] is None, row[k] or 0) for k in ("topic", "partition", "segment", "batchPosition", "offset")
+        )
+
+    root = write_many_partitions(tmp_path / "root", 300)
+    shutil.copytree(CORPUS_DATA / "large-v2-0", root / "large-v2-0")
+    local = tmp_path / "local.parquet"
+    first = run_cli(["export", str(root), "-o", str(local), "--split-bytes", "1048576"])
+    assert first.exit_code == 0 and first.text.endswith(f"splits written to {local}.\n")
+    splits = first.text.split(" from ")[1].split(" splits")[0]  # the local export's, with the same cuts
+    want = sorted(pq.read_table(local).to_pylist(), key=place)
+    out = tmp_path / "out"
+    target = 256 << 10
+    for size in (target, 64 << 20):
+        args = ["export", "--spark", "--master", "local[2]", str(root), "-o", str(out), "--split-bytes", "1048576"]
+        r = run_subprocess([*args, "--force", "--target-file-size", str(size)], timeout=600)
+        assert r.exit_code == 0, r.errtext[-3000:]
+        assert r.text.strip() == f"{len(want)} records from {splits} splits written to {out}."
+        files = sorted(out.rglob("*.parquet"))
+        assert sorted(p.name for p in out.iterdir()) == sorted(["_SUCCESS", *(f.name for f in files)])
+        got = sorted((row for f in files for row in pq.read_table(f).to_pylist()), key=place)
+        assert got == want
+        data = [f.stat().st_size - pq.ParquetFile(f).metadata.serialized_size for f in files]
+        assert all(d <= size for d in data), data
+        assert 1 < len(files) <= 12 if size == target else len(files) <= 8, [f.name for f in files]
+    r = run_cli(["export", str(root), "-o", str(tmp_path / "x.parquet"), "--target-file-size", "1000"])
+    assert r.exit_code == 2 and "--target-file-size is for --spark" in r.errtext

@@ -47,6 +47,9 @@ from kseg.storage.partition import Partition, Segment
 from kseg.storage.records import FileRecords
 
 DEFAULT_SPLIT_BYTES = 128 << 20
+#: ``export --spark --target-file-size``: about this many bytes of Parquet a file (Spark's own default
+#: ``spark.sql.files.maxPartitionBytes``, so a reader's task is about one file).
+DEFAULT_TARGET_FILE_BYTES = 128 << 20
 # what to do with a corrupt batch: mark it with one row, stop, or mark it and keep its records if they decode
 ON_CORRUPTION = ("skip", "fail", "keep")
 
