@@ -12,9 +12,12 @@ times: moto is a test server, so its speed says nothing about S3's.
 ``--plan N`` measures the driver's side of ``--spark`` instead: N partitions of
 one indexed segment (four one-record batches, an index entry each) under two broker
 prefixes, and the requests, wall time and peak traced memory per listed key of
-what the driver runs before any task starts -- the data source's
-``partitions()`` (plain, ``fromOffset``, ``fromTime``) and export's planning --
-each in a process of its own (the server's log counts its requests)::
+what the driver runs before any task starts -- the data source's ``load()``
+and one query's ``partitions()`` (plain, ``fromOffset``, ``fromTime``) and
+export's planning -- each in a process of its own (the server's log counts its
+requests); memory as the peak of traced Python allocations, the growth of the
+process's peak RSS (pyarrow's listing is C++), and for the data source the
+pickle Spark keeps of the load (its listing)::
 
     python3 benchmarks/s3_requests.py --plan 1000
 
@@ -107,8 +110,11 @@ PLANS = {
 
 
 def child(mode: str, uri: str) -> None:
-    """One planning run, in its own process: prints ``seconds peak_bytes keys units`` on stdout."""
+    """One planning run, in its own process: prints ``[seconds, peak traced bytes, tasks, RSS growth,
+    pickled listing bytes]`` on stdout."""
     import json
+    import pickle
+    import resource
     import time
     import tracemalloc
 
@@ -119,28 +125,28 @@ def child(mode: str, uri: str) -> None:
     import kseg.storage.location
 
     kseg.storage.location._filesystem(uri)  # the S3 client made (no request): the planning's memory only
+    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     tracemalloc.start()
     began = time.perf_counter()
+    pickled = 0
     if mode == "export":
         from kseg.ops.export.export import Ranges
-
-        try:
-            from kseg.spark.export_job import driver_plan  # planning on the executors (issue 25)
-        except ImportError:
-            from kseg.ops.export.export import plan
-            from kseg.storage.partition import discover
-
-            def driver_plan(paths, ranges, split_bytes):  # type: ignore[no-redef]
-                return plan(discover(paths, []), ranges, split_bytes, 1 << 26)
+        from kseg.spark.export_job import driver_plan
 
         units = driver_plan([uri], Ranges(), 128 << 20)
     else:
         from kseg.spark.datasource import KsegDataSource
 
-        units = KsegDataSource({"path": uri, **PLANS[mode]}).reader(None).partitions()
+        source = KsegDataSource({"path": uri, **PLANS[mode]})  # load(): the listing, once
+        units = source.reader(None).partitions()  # a query's planning: no request
     seconds = time.perf_counter() - began
     peak = tracemalloc.get_traced_memory()[1]
-    print(json.dumps([seconds, peak, len(units)]))
+    tracemalloc.stop()
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - rss_before
+    if mode != "export":
+        source.planned = False  # the pickle Spark keeps from load() (with the listing)
+        pickled = len(pickle.dumps(source))
+    print(json.dumps([seconds, peak, len(units), rss, pickled]))
 
 
 def fleet(count: int):
@@ -222,11 +228,13 @@ def plan_main(count: int) -> None:
         if out.returncode != 0:
             print(f"  {mode}: failed: {out.stderr.strip().splitlines()[-1:]}")
             continue
-        seconds, peak, units = json.loads(out.stdout)
+        seconds, peak, units, rss, pickled = json.loads(out.stdout)
         print(
             f"  {mode:24s} "
             + ", ".join(f"{k} {c[k]}" for k in ("LIST", "HEAD", "GET"))
-            + f"; {seconds:.1f} s; {units} tasks; peak {peak / keys:.0f} B per listed key"
+            + f"; {seconds:.1f} s; {units} tasks; per listed key: peak {peak / keys:.0f} B traced,"
+            + f" {rss / keys:.0f} B RSS growth"
+            + (f", {pickled / keys:.0f} B pickled" if pickled else "")
         )
     server.stop()
 

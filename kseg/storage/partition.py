@@ -167,6 +167,9 @@ def _same(part: Partition) -> Partition:
     return part
 
 
+_PLACE = Partition("")  # a remote partition's place among the local ones (discover_as): one object for all
+
+
 def discover_uri_as(uri: str, notes: list[str], shape: Callable[[Partition], T]) -> list[tuple[str, T]]:
     """The partitions under ``uri`` (a prefix or one segment file), found with one recursive listing.
 
@@ -263,7 +266,7 @@ def discover_as(paths: list[str], notes: list[str], shape: Callable[[Partition],
             notes.extend(remote_notes)
             for key, part in parts:
                 if key not in found.partitions:
-                    found.partitions[key] = Partition(key)  # its place in the order given
+                    found.partitions[key] = _PLACE  # its place in the order given
                     listed[key] = part
             continue
         path = location.local_path(path)
