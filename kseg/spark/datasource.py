@@ -19,15 +19,19 @@ Options (all strings, as Spark passes them):
 ``fromTime``, ``toTime``      ``[from, to)`` in epoch ms or ISO-8601 with a zone
 ``keyDecoder``, ``valueDecoder``  adds ``keyText``/``valueText`` (string, hex, base64, json, module:function)
 ``onCorruption``          ``skip`` (default), ``fail`` or ``keep``
+``onUnreadable``          ``fail`` (default: a segment a task cannot read fails the query, naming it and
+                          the cause) or ``rows`` (one row for it, its reason in a last column
+                          ``unreadable``; never a ``corruption`` row)
 ``splitBytes``            segments larger than this are read by several tasks (default 128 MiB)
 ``maxMessageSize``        as ``--max-message-size`` (default 5 MiB)
 
-Planning is split between the driver and the tasks.  The driver only lists
-(one recursive listing per path, the paths side by side), prunes segments
-outside an offset range by their names, and packs *segment units* -- a
+Planning is split between the driver and the tasks.  The driver lists once
+per ``load()`` (one recursive listing per path, the paths side by side, held
+compactly: :mod:`kseg.storage.listing`) and, for each query, prunes segments
+outside an offset range by their names and packs *segment units* -- a
 segment, or one ``splitBytes`` band of a large one -- into tasks of about
-``splitBytes``, small partitions together (each new DataFrame is planned, and
-so listed, again: LIST pages only).  Index reads,
+``splitBytes``, small partitions together (:class:`KsegDataSource` says how
+the listing travels from ``load()`` to each query).  Index reads,
 cuts at offset-index positions and ``fromTime``/``fromOffset`` seeks happen in
 the tasks (:func:`kseg.ops.export.export.unit_splits`).
 
