@@ -20,6 +20,7 @@ process's peak RSS (pyarrow's listing is C++), and for the data source the
 pickle Spark keeps of the load (its listing)::
 
     python3 benchmarks/s3_requests.py --plan 1000
+    python3 benchmarks/s3_requests.py --plan 100 30     # 100 partitions of 30 segments each
 
 ``--load N`` runs the data source on Spark (``local[2]``) over the same N partitions and counts
 every request (the driver's planning and the tasks' reads) of each step of::
@@ -149,9 +150,10 @@ def child(mode: str, uri: str) -> None:
     print(json.dumps([seconds, peak, len(units), rss, pickled]))
 
 
-def fleet(count: int):
-    """moto's server (:func:`bench_server`) holding N partitions of one indexed segment (four one-record
-    batches, an index entry each) under two broker prefixes, ``s3://bench/fleet``; and the number of keys."""
+def fleet(count: int, segments: int = 1):
+    """moto's server (:func:`bench_server`) holding N partitions of ``segments`` indexed segments (four
+    one-record batches each, an index entry each) under two broker prefixes, ``s3://bench/fleet``; and
+    the number of keys."""
     import tempfile
     from concurrent.futures import ThreadPoolExecutor
 
@@ -160,9 +162,11 @@ def fleet(count: int):
     from kseg.testing.v2 import RecordSpec, build_v2_batch
 
     def write_many_partitions(root: Path, n: int, topic: str) -> Path:
-        batches = [[build_v2_batch([RecordSpec(b"k", b"v", TIMESTAMP + i)], base_offset=i)] for i in range(4)]
         for k in range(n):
-            write_segment(root / f"{topic}-{k}", batches, index_interval_bytes=1)
+            for seg in range(segments):
+                offsets = range(4 * seg, 4 * seg + 4)
+                batches = [[build_v2_batch([RecordSpec(b"k", b"v", TIMESTAMP + i)], base_offset=i)] for i in offsets]
+                write_segment(root / f"{topic}-{k}", batches, base_offset=4 * seg, index_interval_bytes=1)
         return root
 
     server, counter, env, s3 = bench_server()
@@ -210,12 +214,12 @@ def load_main(count: int) -> None:
     server.stop()
 
 
-def plan_main(count: int) -> None:
-    """``--plan N``: the driver's requests, time and memory for planning N partitions."""
+def plan_main(count: int, segments: int = 1) -> None:
+    """``--plan N [S]``: the driver's requests, time and memory for planning N partitions (of S segments)."""
     import json
 
-    server, counter, env, keys = fleet(count)
-    print(f"{count} partitions, {keys} keys under two broker prefixes (moto on loopback, 2 loaded cores)")
+    server, counter, env, keys = fleet(count, segments)
+    print(f"{count} partitions of {segments} segment(s), {keys} keys under two broker prefixes (moto, 2 loaded cores)")
     for mode in (*PLANS, "export"):
         out = subprocess.run(
             [sys.executable, __file__, "--child", mode, "s3://bench/fleet"],
@@ -243,7 +247,7 @@ def main() -> None:
     if sys.argv[1:2] == ["--child"]:
         return child(sys.argv[2], sys.argv[3])
     if sys.argv[1:2] == ["--plan"]:
-        return plan_main(int(sys.argv[2]))
+        return plan_main(int(sys.argv[2]), int(sys.argv[3]) if len(sys.argv) > 3 else 1)
     if sys.argv[1:2] == ["--load"]:
         return load_main(int(sys.argv[2]))
 
