@@ -34,8 +34,8 @@ import re
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from kseg.format.uuid import parse_uuid
 from kseg.limits import INT32_MAX, INT64_MAX
-from kseg.storage.checkpoints import parse_uuid
 
 Layout = Literal["aiven", "local"]
 
