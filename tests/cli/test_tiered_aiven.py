@@ -1,0 +1,228 @@
+"""Segments copied the way Aiven's tiered-storage plugin copies them (``kseg.testing.aiven``: plain, zstd,
+encrypted, zstd+encrypted, fixed and variable chunk indexes, the older per-index objects) give every
+reading command the answers it gives on the local partition: a few corpus partitions copied into each
+variant, each command run on both, the outputs compared once the names are mapped back; each fault of a
+manifest or a chunk is a problem naming the object and the chunk."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from kseg.format.rsm_manifest import parse_manifest
+from kseg.storage.remote_keys import object_key
+from kseg.testing.aiven import KeyPair, new_key_pair, write_aiven_segment
+from tests.conftest import CORPUS_DATA, assert_no_traceback, run_cli
+
+pytest.importorskip("cryptography", reason="encrypted segments are read with cryptography (the test extra)")
+
+TOPIC_ID = "MWJ6FHTfRYy67jzwZdeqSQ"
+PARTITIONS = ("plain-v2-0", "txn-v2-0", "v1-gzip-0")
+LOCAL = "local"  # the corpus partitions as a broker keeps them
+CHUNK = 1024  # small chunks: a segment of the corpus is tens of them, and batches straddle them
+VARIANTS: dict[str, dict[str, bool]] = {
+    "plain": {},  # fixed chunk index, the segment byte for byte
+    "zstd": {"compression": True},  # variable chunk index
+    "encrypted": {"encrypted": True},  # fixed chunk index, each chunk IV || ciphertext || tag
+    "zstd+encrypted": {"compression": True, "encrypted": True},
+    "per-index-objects": {"compression": True, "encrypted": True, "per_index_objects": True},
+}
+
+
+def segment_id(partition: str, base: int) -> str:
+    """A stable Uuid text per segment (22 URL-safe base64 characters)."""
+    digest = hashlib.sha256(f"{partition}/{base}".encode()).digest()[:16]
+    return base64.urlsafe_b64encode(digest).decode().rstrip("=")
+
+
+def partition_dir(root: Path, partition: str) -> Path:
+    """``<root>/<topic>-<topicId>/<partition>``: Aiven's partition prefix, and the plain tree's directory."""
+    topic, number = partition.rsplit("-", 1)
+    return root / f"{topic}-{TOPIC_ID}" / number
+
+
+def copy_aiven(root: Path, partition: str, key_pair: KeyPair | None, **kwargs: bool) -> dict[str, str]:
+    """Copy a corpus partition's segments under ``root`` in Aiven's layout; tiered stem -> plain stem."""
+    src = CORPUS_DATA / partition
+    topic, number = partition.rsplit("-", 1)
+    logs = sorted(src.glob("*.log"))
+    snapshots = {int(p.stem): p for p in src.glob("*.snapshot")}
+    renames = {}
+    for i, log in enumerate(logs):
+        base = int(log.stem)
+        end = int(logs[i + 1].stem) if i + 1 < len(logs) else max(snapshots, default=base)
+        seg = segment_id(partition, base)
+
+        def key_of(suffix: str, base: int = base, seg: str = seg) -> str:
+            return object_key("aiven", "", topic, TOPIC_ID, int(number), base, seg, suffix)
+
+        write_aiven_segment(
+            root,
+            log,
+            key_of,
+            topic=topic,
+            topic_id=TOPIC_ID,
+            partition=int(number),
+            segment_id=seg,
+            end_offset=end - 1,
+            chunk_size=CHUNK,
+            compression=kwargs.get("compression", False),
+            key_pair=key_pair if kwargs.get("encrypted") else None,
+            per_index_objects=kwargs.get("per_index_objects", False),
+            producer_snapshot=snapshots.get(end),
+        )
+        renames[f"{base:020d}-{seg}"] = f"{base:020d}"
+    return renames
+
+
+class Trees:
+    """``local/<topic>-<id>/<n>`` (the corpus partition) and ``<variant>/<topic>-<id>/<n>`` (Aiven's objects)."""
+
+    def __init__(self, base: Path) -> None:
+        self.base = base
+        self.key_pair = new_key_pair("kp-2024")
+        self.key_file = base / "kp-2024.pem"
+        self.key_file.write_bytes(self.key_pair.private_pem)
+        self.renames: dict[str, str] = {}
+        for partition in PARTITIONS:
+            shutil.copytree(CORPUS_DATA / partition, partition_dir(base / LOCAL, partition))
+        for variant, kwargs in VARIANTS.items():
+            for partition in PARTITIONS:
+                self.renames.update(copy_aiven(base / variant, partition, self.key_pair, **kwargs))
+
+    def plain_text(self, text: str, variant: str) -> str:
+        text = text.replace(str(self.base / variant), str(self.base / LOCAL))
+        for stem, plain in self.renames.items():
+            text = text.replace(stem, plain)
+        return text
+
+    def same(self, variant: str, args: list[str], expected_code: int | None = 0) -> str:
+        """Run ``args`` ({} the tree) on the plain tree and on ``variant`` (with ``--rsm-key``): the same exit
+        code and stdout once names are mapped; returns the tiered run's stdout."""
+        plain = run_cli([a.format(self.base / LOCAL) for a in args])
+        tiered = run_cli(
+            [args[0], "--rsm-key", f"kp-2024={self.key_file}", *(a.format(self.base / variant) for a in args[1:])]
+        )
+        assert_no_traceback(tiered)
+        if expected_code is not None:
+            assert plain.exit_code == expected_code, (plain.text[-2000:], plain.errtext)
+        assert tiered.exit_code == plain.exit_code, (tiered.text[-2000:], tiered.errtext)
+        assert self.plain_text(tiered.text, variant) == plain.text
+        return tiered.text
+
+
+@pytest.fixture(scope="module")
+def trees(tmp_path_factory: pytest.TempPathFactory) -> Trees:
+    return Trees(tmp_path_factory.mktemp("aiven"))
+
+
+def test_the_objects_are_named_and_indexed_as_aiven_writes_them(trees: Trees) -> None:
+    names = sorted(p.name for p in partition_dir(trees.base / "zstd+encrypted", "plain-v2-0").iterdir())
+    seg = segment_id("plain-v2-0", 251)
+    assert names == sorted(
+        f"{b}-{s}.{x}"
+        for b, s in (("00000000000000000000", segment_id("plain-v2-0", 0)), ("00000000000000000251", seg))
+        for x in ("indexes", "log", "rsm-manifest")
+    )
+    old = sorted(p.name for p in partition_dir(trees.base / "per-index-objects", "txn-v2-0").iterdir())
+    assert {n.split(".", 1)[1] for n in old} == {
+        "log",
+        "index",
+        "timeindex",
+        "snapshot",
+        "txnindex",
+        "leader-epoch-checkpoint",
+        "rsm-manifest",
+    }
+    for variant, kind in (("plain", "fixed"), ("encrypted", "fixed"), ("zstd", "variable")):
+        path = partition_dir(trees.base / variant, "plain-v2-0") / f"00000000000000000251-{seg}.rsm-manifest"
+        manifest = parse_manifest(path.read_bytes())
+        assert manifest.chunk_index.kind == kind
+        assert manifest.chunk_index.count == -(-22265 // CHUNK)
+        raw = json.loads(path.read_bytes())
+        assert list(raw) == [
+            "version",
+            "chunkIndex",
+            "segmentIndexes",
+            "compression",
+            *(["encryption"] if variant == "encrypted" else []),
+            "remoteLogSegmentMetadata",
+        ]
+    # without compression or encryption the .log object is the segment byte for byte
+    log = partition_dir(trees.base / "plain", "plain-v2-0") / f"00000000000000000251-{seg}.log"
+    assert log.read_bytes() == (CORPUS_DATA / "plain-v2-0" / "00000000000000000251.log").read_bytes()
+    assert partition_dir(trees.base / "zstd", "plain-v2-0").joinpath(log.name).stat().st_size < 22265
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_dump_verify_and_lookups_answer_as_on_the_local_copy(trees: Trees, variant: str) -> None:
+    for partition in PARTITIONS:
+        where = "{}/" + str(partition_dir(Path(""), partition))
+        for log in sorted((CORPUS_DATA / partition).glob("*.log")):
+            seg = f"{log.stem}-{segment_id(partition, int(log.stem))}"
+            plain_args = ["dump", "--deep-iteration", "--print-data-log", f"{where}/{log.name}"]
+            plain = run_cli([a.format(trees.base / LOCAL) for a in plain_args])
+            tiered = run_cli(
+                [
+                    "dump",
+                    "--rsm-key",
+                    f"kp-2024={trees.key_file}",
+                    "--deep-iteration",
+                    "--print-data-log",
+                    str(partition_dir(trees.base / variant, partition) / f"{seg}.log"),
+                ]
+            )
+            assert plain.exit_code == tiered.exit_code == 0, tiered.errtext
+            assert trees.plain_text(tiered.text, variant) == plain.text
+        trees.same(variant, ["verify-index", "--format", "json", where])
+        trees.same(variant, ["rebuild-index", "--check", where])
+    trees.same(variant, ["verify-index", *("{}/" + str(partition_dir(Path(""), p)) for p in PARTITIONS)])
+    for target in ("0", "250", "300", "419", "420"):
+        trees.same(variant, ["lookup-offset", target, "{}/" + str(partition_dir(Path(""), "plain-v2-0"))], None)
+    for target in ("earliest", "latest", "max-timestamp", "1730000000050"):
+        trees.same(
+            variant,
+            ["lookup-time", "--format", "json", target, "{}/" + str(partition_dir(Path(""), "plain-v2-0"))],
+            None,
+        )
+    trees.same(variant, ["lookup-offset", "40", "{}/" + str(partition_dir(Path(""), "txn-v2-0"))], None)
+
+
+@pytest.mark.parametrize("variant", ["zstd", "zstd+encrypted", "per-index-objects"])
+def test_export_and_txn_answer_as_on_the_local_copy(trees: Trees, variant: str, tmp_path: Path) -> None:
+    pq = pytest.importorskip("pyarrow.parquet", reason="export writes Parquet with pyarrow (the test extra)")
+    for partition in PARTITIONS:
+        where = str(partition_dir(Path(""), partition))
+        plain_out, tiered_out = tmp_path / f"{partition}-plain.parquet", tmp_path / f"{partition}-tiered.parquet"
+        p = run_cli(["export", "-q", "-o", str(plain_out), str(trees.base / LOCAL / where)])
+        t = run_cli(
+            [
+                "export",
+                "-q",
+                "--rsm-key",
+                f"kp-2024={trees.key_file}",
+                "-o",
+                str(tiered_out),
+                str(trees.base / variant / where),
+            ]
+        )
+        assert p.exit_code == t.exit_code == 0, t.errtext
+        plain_rows, tiered_rows = pq.read_table(plain_out).to_pylist(), pq.read_table(tiered_out).to_pylist()
+        assert len(plain_rows) > 0
+        assert [json.loads(trees.plain_text(json.dumps(r, default=str), variant)) for r in tiered_rows] == [
+            json.loads(json.dumps(r, default=str)) for r in plain_rows
+        ]
+    args = ["txn", "--from-start", "--format", "json", "{}/" + str(partition_dir(Path(""), "txn-v2-0"))]
+    plain = run_cli([a.format(trees.base / LOCAL) for a in args])
+    tiered = run_cli(
+        ["txn", "--rsm-key", f"kp-2024={trees.key_file}", *(a.format(trees.base / variant) for a in args[1:])]
+    )
+    assert plain.exit_code == tiered.exit_code == 0, tiered.errtext
+    p_rows, t_rows = plain.text.splitlines(), trees.plain_text(tiered.text, variant).splitlines()
+    assert t_rows[:-1] == p_rows[:-1] and len(p_rows) > 1
+    assert json.loads(t_rows[-1])["problems"] == 0
