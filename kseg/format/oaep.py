@@ -53,15 +53,22 @@ def encrypt(message: bytes, n: int, e: int) -> bytes:
     return pow(int.from_bytes(em, "big"), e, n).to_bytes(k, "big")
 
 
-def decrypt(ciphertext: bytes, n: int, d: int) -> bytes:
-    """RSAES-OAEP-DECRYPT (RFC 8017 7.1.2) with SHA3-512 and an empty label; :class:`OaepError` on any fault."""
+def rsadp(c: int, p: int, q: int, dp: int, dq: int, q_inv: int) -> int:
+    """RSADP with the Chinese remainder theorem (RFC 8017 5.1.2, the private key's second form)."""
+    m1, m2 = pow(c, dp, p), pow(c, dq, q)
+    return m2 + (q_inv * (m1 - m2) % p) * q
+
+
+def decrypt(ciphertext: bytes, n: int, private: tuple[int, int, int, int, int]) -> bytes:
+    """RSAES-OAEP-DECRYPT (RFC 8017 7.1.2) with SHA3-512 and an empty label, ``private`` the key's
+    ``(p, q, dP, dQ, qInv)``; :class:`OaepError` on any fault."""
     k = _modulus_bytes(n)
     if len(ciphertext) != k or k < 2 * H_LEN + 2:
         raise OaepError(f"wrapped key of {len(ciphertext)} bytes, expected {k} (the modulus size)")
     c = int.from_bytes(ciphertext, "big")
     if c >= n:
         raise OaepError("wrapped key out of range for this modulus")
-    em = pow(c, d, n).to_bytes(k, "big")
+    em = rsadp(c, *private).to_bytes(k, "big")
     masked_seed, masked_db = em[1 : 1 + H_LEN], em[1 + H_LEN :]
     seed = _xor(masked_seed, _mgf1(masked_db, H_LEN))
     db = _xor(masked_db, _mgf1(seed, k - H_LEN - 1))

@@ -46,6 +46,7 @@ INDEX_OF_SUFFIX = {
 _keys: dict[str, str] = {}  # key pair id -> private key file (--rsm-key)
 _unwrapped: dict[tuple[str, bytes], bytes] = {}
 _manifests: dict[str, Manifest | None] = {}
+_private: dict[str, tuple[int, tuple[int, int, int, int, int]]] = {}
 
 
 class ChunkError(CorruptRecordError):
@@ -117,6 +118,22 @@ def _data_key(manifest: Manifest, where: str) -> bytes:
             f"encrypted with key pair '{enc.key_pair_id}': give its private key with --rsm-key {enc.key_pair_id}=FILE",
             path=where,
         )
+    n, private = _private_key(key_file)
+    try:
+        data_key = oaep.decrypt(enc.wrapped_key, n, private)
+    except oaep.OaepError as exc:
+        raise InputError(
+            f"the private key of --rsm-key {enc.key_pair_id} does not unwrap the data key: {exc}", path=where
+        ) from None
+    _unwrapped[(enc.key_pair_id, enc.wrapped_key)] = data_key
+    return data_key
+
+
+def _private_key(key_file: str) -> tuple[int, tuple[int, int, int, int, int]]:
+    """The modulus and CRT numbers of a PEM RSA private key (``RsaKeyReader``: PKCS#8; PKCS#1 read too),
+    loaded once per process and file."""
+    if key_file in _private:
+        return _private[key_file]
     try:
         from cryptography.hazmat.primitives import serialization
         from cryptography.hazmat.primitives.asymmetric import rsa
@@ -124,22 +141,18 @@ def _data_key(manifest: Manifest, where: str) -> bytes:
         raise InputError("reading an encrypted segment needs cryptography: pip install 'kseg[tiered]'") from None
     try:
         with open(key_file, "rb") as f:
-            private = serialization.load_pem_private_key(f.read(), password=None)
+            # the key is checked by what it unwraps (OAEP's hash): the slow consistency check is skipped
+            key = serialization.load_pem_private_key(f.read(), password=None, unsafe_skip_rsa_key_validation=True)
     except OSError as exc:
         raise InputError(f"cannot read the private key: {exc.strerror or exc}", path=key_file) from None
     except (ValueError, TypeError) as exc:
         raise InputError(f"not a PEM private key: {exc}", path=key_file) from None
-    if not isinstance(private, rsa.RSAPrivateKey):
+    if not isinstance(key, rsa.RSAPrivateKey):
         raise InputError("not an RSA private key", path=key_file)
-    numbers = private.private_numbers()
-    try:
-        data_key = oaep.decrypt(enc.wrapped_key, numbers.public_numbers.n, numbers.d)
-    except oaep.OaepError as exc:
-        raise InputError(
-            f"the private key of --rsm-key {enc.key_pair_id} does not unwrap the data key: {exc}", path=where
-        ) from None
-    _unwrapped[(enc.key_pair_id, enc.wrapped_key)] = data_key
-    return data_key
+    numbers = key.private_numbers()
+    crt = (numbers.p, numbers.q, numbers.dmp1, numbers.dmq1, numbers.iqmp)
+    _private[key_file] = (numbers.public_numbers.n, crt)
+    return _private[key_file]
 
 
 def _decrypt(data: bytes, key: bytes, aad: bytes, where: str, chunk: int) -> bytes:
@@ -178,9 +191,9 @@ class TieredLogFile:
         if position + n > self._object_size:
             raise ChunkError(
                 f"chunk {chunk}: the object is {self._object_size} bytes, the manifest says "
-                f"{self.manifest.chunk_index.transformed_file_size} (chunk {chunk} ends at byte {position + n})",
+                f"{self.manifest.chunk_index.transformed_file_size}: chunk {chunk} (object bytes {position} to "
+                f"{position + n}) is cut short",
                 path=self.path,
-                position=position,
             )
         self._f.seek(position)
         data = self._f.read(n)

@@ -226,3 +226,82 @@ def test_export_and_txn_answer_as_on_the_local_copy(trees: Trees, variant: str, 
     p_rows, t_rows = plain.text.splitlines(), trees.plain_text(tiered.text, variant).splitlines()
     assert t_rows[:-1] == p_rows[:-1] and len(p_rows) > 1
     assert json.loads(t_rows[-1])["problems"] == 0
+
+
+# -- faults ---------------------------------------------------------------------------------------------------
+
+
+def _one_segment(tmp_path: Path, key_pair: KeyPair) -> tuple[Path, Path]:
+    """plain-v2-0 as zstd+encrypted objects; (the partition prefix, its first segment's key without suffix)."""
+    copy_aiven(tmp_path, "plain-v2-0", key_pair, compression=True, encrypted=True)
+    where = partition_dir(tmp_path, "plain-v2-0")
+    return where, where / f"00000000000000000000-{segment_id('plain-v2-0', 0)}"
+
+
+def _bad_json(stem: Path) -> tuple[str, str]:
+    manifest = stem.with_suffix(".rsm-manifest")
+    manifest.write_bytes(manifest.read_bytes()[:40])
+    return str(manifest), "not JSON"
+
+
+def _sizes_do_not_add_up(stem: Path) -> tuple[str, str]:
+    manifest = stem.with_suffix(".rsm-manifest")
+    obj = json.loads(manifest.read_bytes())
+    obj["chunkIndex"]["originalFileSize"] += 5 * CHUNK
+    manifest.write_text(json.dumps(obj))
+    return str(manifest), "28 chunk sizes, but originalFileSize 33757 in chunks of 1024 is 33 chunks"
+
+
+def _short_object(stem: Path) -> tuple[str, str]:
+    log = stem.with_suffix(".log")
+    log.write_bytes(log.read_bytes()[:-10])
+    return str(log), "chunk 27: the object is 13235 bytes, the manifest says 13245"
+
+
+def _gcm_tag(stem: Path) -> tuple[str, str]:
+    log = stem.with_suffix(".log")
+    chunk = parse_manifest(stem.with_suffix(".rsm-manifest").read_bytes()).chunk_index.chunk(3)
+    data = bytearray(log.read_bytes())
+    data[chunk.transformed_position + 20] ^= 0x01
+    log.write_bytes(bytes(data))
+    return str(log), "chunk 3: GCM tag mismatch"
+
+
+@pytest.mark.parametrize("fault", [_bad_json, _sizes_do_not_add_up, _short_object, _gcm_tag], ids=lambda f: f.__name__)
+def test_each_fault_is_a_problem_naming_the_object_and_chunk(trees: Trees, tmp_path: Path, fault) -> None:
+    where, stem = _one_segment(tmp_path, trees.key_pair)
+    key_name, expected = fault(stem)
+    key = ["--rsm-key", f"kp-2024={trees.key_file}"]
+    verify = run_cli(["verify-index", *key, str(where)])
+    assert_no_traceback(verify)
+    assert verify.exit_code == 1, (verify.text, verify.errtext)
+    problems = [line for line in verify.text.splitlines() if line.startswith("  problem:")]
+    assert key_name in problems[0] and expected in problems[0], verify.text
+    assert "1 clean, 1 with problems" in verify.text.splitlines()[-1]
+    assert "clean" not in verify.text.splitlines()[0]
+    dump = run_cli(["dump", *key, str(stem.with_suffix(".log"))])
+    assert_no_traceback(dump)
+    assert dump.exit_code == 1
+    errors = [line for line in dump.errtext.splitlines() if line.startswith("kseg: error:")]
+    assert len(errors) == 1 and key_name in errors[0] and expected in errors[0], dump.errtext
+
+
+def test_a_missing_key_is_one_line_naming_the_key_pair(trees: Trees) -> None:
+    where = partition_dir(trees.base / "zstd+encrypted", "plain-v2-0")
+    for args in (["dump", str(next(where.glob("*.log")))], ["lookup-offset", "300", str(where)]):
+        r = run_cli(args)
+        assert r.exit_code == 2, (r.text, r.errtext)
+        assert_no_traceback(r)
+        errors = [line for line in r.errtext.splitlines() if line.startswith("kseg: error:")]
+        assert len(errors) == 1 and "key pair 'kp-2024'" in errors[0] and "--rsm-key kp-2024=FILE" in errors[0]
+    r = run_cli(["verify-index", "--rsm-key", "kp-2024", str(where)])
+    assert r.exit_code == 2 and "expected KEYPAIRID=FILE" in r.errtext
+
+
+def test_a_wrong_key_is_refused(trees: Trees, tmp_path: Path) -> None:
+    other = tmp_path / "other.pem"
+    other.write_bytes(new_key_pair("kp-2024").private_pem)
+    where = partition_dir(trees.base / "encrypted", "plain-v2-0")
+    r = run_cli(["verify-index", "--rsm-key", f"kp-2024={other}", str(where)])
+    assert r.exit_code == 2 and "does not unwrap the data key" in r.text + r.errtext, (r.text, r.errtext)
+    assert_no_traceback(r)
