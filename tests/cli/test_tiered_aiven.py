@@ -9,6 +9,8 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import logging
+import re
 import shutil
 from pathlib import Path
 
@@ -17,7 +19,7 @@ import pytest
 from kseg.format.rsm_manifest import parse_manifest
 from kseg.storage.remote_keys import object_key
 from kseg.testing.aiven import KeyPair, new_key_pair, write_aiven_segment
-from tests.conftest import CORPUS_DATA, assert_no_traceback, run_cli
+from tests.conftest import CORPUS_DATA, SUMMARY, assert_no_traceback, run_cli
 
 pytest.importorskip("cryptography", reason="encrypted segments are read with cryptography (the test extra)")
 
@@ -305,3 +307,93 @@ def test_a_wrong_key_is_refused(trees: Trees, tmp_path: Path) -> None:
     r = run_cli(["verify-index", "--rsm-key", f"kp-2024={other}", str(where)])
     assert r.exit_code == 2 and "does not unwrap the data key" in r.text + r.errtext, (r.text, r.errtext)
     assert_no_traceback(r)
+
+
+# -- on an object store ---------------------------------------------------------------------------------------
+
+
+class Requests(logging.Handler):
+    """The GETs moto's server answers, by key (werkzeug's access lines, as benchmarks/s3_requests.py counts)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(re.sub(r"\x1b\[[0-9;]*m", "", record.getMessage()))  # werkzeug colours its lines
+
+    def gets(self, suffix: str) -> int:
+        return sum(1 for line in self.lines if '"GET ' in line and "list-type" not in line and f"{suffix} HTTP" in line)
+
+
+@pytest.fixture
+def requests_counted():
+    counter = Requests()
+    log = logging.getLogger("werkzeug")
+    level = log.level
+    log.addHandler(counter)
+    log.setLevel(logging.INFO)
+    try:
+        yield counter
+    finally:
+        log.removeHandler(counter)
+        log.setLevel(level)
+
+
+def test_on_s3_the_answers_are_the_local_ones_and_a_lookup_reads_only_its_chunks(
+    trees: Trees, s3, tmp_path: Path, requests_counted: Requests
+) -> None:
+    local = partition_dir(trees.base / LOCAL, "plain-v2-0")
+    s3.upload_tree(trees.base / "zstd+encrypted", "tiered/zenc")
+    uri = s3.uri("tiered/zenc/" + str(partition_dir(Path(""), "plain-v2-0")))
+    key = ["--rsm-key", f"kp-2024={trees.key_file}"]
+
+    def local_text(text: str) -> str:
+        text = text.replace(uri, str(local))
+        for stem, plain in trees.renames.items():
+            text = text.replace(stem, plain)
+        return text
+
+    for args in (
+        ["verify-index"],
+        ["lookup-offset", "300"],
+        ["lookup-time", "1730000000050"],
+        ["rebuild-index", "--check"],
+    ):
+        plain, tiered = run_cli([*args, str(local)]), run_cli([args[0], *key, *args[1:], uri])
+        assert plain.exit_code == tiered.exit_code == 0, tiered.errtext
+        assert local_text(tiered.text) == plain.text
+
+    # a 3 MB segment in 64 KiB chunks: a lookup fetches the chunks under its index entry, not the segment
+    big = tmp_path / "big"
+    copy_aiven_chunks(big, "large-v2-0", trees.key_pair, 64 << 10)
+    s3.upload_tree(big, "tiered/big")
+    big_uri = s3.uri("tiered/big/" + str(partition_dir(Path(""), "large-v2-0")))
+    manifest = parse_manifest(next(partition_dir(big, "large-v2-0").glob("*.rsm-manifest")).read_bytes())
+    assert manifest.chunk_index.count == 49
+    requests_counted.lines.clear()
+    r = run_cli(["lookup-offset", *key, "5000", big_uri])
+    assert r.exit_code == 0 and "Found: offset 5000" in r.text, r.errtext
+    assert r.text == run_cli(["lookup-offset", "5000", str(CORPUS_DATA / "large-v2-0")]).text.replace(
+        str(CORPUS_DATA / "large-v2-0"), big_uri
+    ).replace("00000000000000000000.", f"00000000000000000000-{segment_id('large-v2-0', 0)}.")
+    lookup_gets = requests_counted.gets(".log")
+    # of 49 chunks: the two under the index entry's window, the one or two of the last batch (the log end offset)
+    assert 2 <= lookup_gets <= 4, requests_counted.lines
+    assert requests_counted.gets(".rsm-manifest") == 1 and requests_counted.gets(".indexes") >= 1
+    requests_counted.lines.clear()
+    r = run_cli(["verify-index", *key, big_uri])
+    assert r.exit_code == 0, (r.text, r.errtext)
+    verify_gets = requests_counted.gets(".log")
+    assert 49 <= verify_gets <= 49 + 8  # every chunk, one ranged GET each (a few again: one chunk is kept)
+    SUMMARY.append(f"tiered on S3: lookup {lookup_gets} ranged GETs of a 49-chunk .log, verify-index {verify_gets}")
+
+
+def copy_aiven_chunks(root: Path, partition: str, key_pair: KeyPair, chunk: int) -> None:
+    """``copy_aiven`` with zstd, encryption and chunks of ``chunk`` bytes."""
+    global CHUNK
+    saved, CHUNK = CHUNK, chunk
+    try:
+        copy_aiven(root, partition, key_pair, compression=True, encrypted=True)
+    finally:
+        CHUNK = saved
