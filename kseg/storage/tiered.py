@@ -155,17 +155,17 @@ def _private_key(key_file: str) -> tuple[int, tuple[int, int, int, int, int]]:
     return _private[key_file]
 
 
-def _decrypt(data: bytes, key: bytes, aad: bytes, where: str, chunk: int) -> bytes:
+def _decrypt(data: bytes, key: bytes, aad: bytes, where: str, chunk: int, at: int | None = None) -> bytes:
     from cryptography.exceptions import InvalidTag
     from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
     if len(data) < IV_SIZE + TAG_SIZE:
-        raise ChunkError(f"chunk {chunk}: {len(data)} bytes, shorter than IV and GCM tag", path=where)
+        raise ChunkError(f"chunk {chunk}: {len(data)} bytes, shorter than IV and GCM tag", path=where, position=at)
     try:
         return AESGCM(key).decrypt(data[:IV_SIZE], data[IV_SIZE:], aad)
     except InvalidTag:
         raise ChunkError(
-            f"chunk {chunk}: GCM tag mismatch (corrupt, or not this data key and AAD)", path=where
+            f"chunk {chunk}: GCM tag mismatch (corrupt, or not this data key and AAD)", path=where, position=at
         ) from None
 
 
@@ -187,36 +187,38 @@ class TieredLogFile:
         self._chunk: tuple[int, bytes] | None = None
         self.chunks_read = 0
 
-    def _raw(self, position: int, n: int, chunk: int) -> bytes:
+    def _raw(self, position: int, n: int, chunk: int, at: int) -> bytes:
+        """``n`` bytes of the object at ``position`` (chunk ``chunk``, original byte ``at``)."""
         if position + n > self._object_size:
             raise ChunkError(
                 f"chunk {chunk}: the object is {self._object_size} bytes, the manifest says "
                 f"{self.manifest.chunk_index.transformed_file_size}: chunk {chunk} (object bytes {position} to "
                 f"{position + n}) is cut short",
                 path=self.path,
+                position=at,
             )
         self._f.seek(position)
         data = self._f.read(n)
         if len(data) < n:
-            raise ChunkError(f"chunk {chunk}: object shrank while being read", path=self.path, position=position)
+            raise ChunkError(f"chunk {chunk}: object shrank while being read", path=self.path, position=at)
         return bytes(data)
 
     def _decoded(self, i: int) -> bytes:
         if self._chunk is not None and self._chunk[0] == i:
             return self._chunk[1]
         c = self.manifest.chunk_index.chunk(i)
-        data = self._raw(c.transformed_position, c.transformed_size, i)
+        data = self._raw(c.transformed_position, c.transformed_size, i, c.original_position)
         self.chunks_read += 1
         if self._data_key is not None:
             assert self.manifest.encryption is not None
-            data = _decrypt(data, self._data_key, self.manifest.encryption.aad, self.path, i)
+            data = _decrypt(data, self._data_key, self.manifest.encryption.aad, self.path, i, c.original_position)
         if self.manifest.compression:
-            data = _unzstd(data, c.original_size, self.path, i)
+            data = _unzstd(data, c.original_size, self.path, i, c.original_position)
         if len(data) != c.original_size:
             raise ChunkError(
                 f"chunk {i}: {len(data)} bytes decoded, the manifest says {c.original_size}",
                 path=self.path,
-                position=c.transformed_position,
+                position=c.original_position,
             )
         self._chunk = (i, data)
         return data
@@ -233,7 +235,7 @@ class TieredLogFile:
         if want <= 0:
             return 0
         if self._plain:
-            data = self._raw(self._pos, want, self.manifest.chunk_index.chunk_for(self._pos))
+            data = self._raw(self._pos, want, self.manifest.chunk_index.chunk_for(self._pos), self._pos)
             view[:want] = data
             self._pos += want
             return want
@@ -265,13 +267,13 @@ class TieredLogFile:
         self.close()
 
 
-def _unzstd(data: bytes, size: int, where: str, chunk: int) -> bytes:
+def _unzstd(data: bytes, size: int, where: str, chunk: int, at: int) -> bytes:
     import zstandard
 
     try:
         return bytes(zstandard.ZstdDecompressor().decompress(data, max_output_size=size))
     except zstandard.ZstdError as exc:
-        raise ChunkError(f"chunk {chunk}: not a zstd frame of {size} bytes: {exc}", path=where) from None
+        raise ChunkError(f"chunk {chunk}: not a zstd frame of {size} bytes: {exc}", path=where, position=at) from None
 
 
 class IndexBytes(io.BytesIO):
