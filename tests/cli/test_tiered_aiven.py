@@ -222,6 +222,23 @@ def test_export_and_txn_answer_as_on_the_local_copy(trees: Trees, variant: str, 
     assert json.loads(t_rows[-1])["problems"] == 0
 
 
+def test_rebuild_index_writes_a_tiered_segments_indexes_only_elsewhere(trees: Trees, tmp_path: Path) -> None:
+    where = partition_dir(trees.base / "zstd+encrypted", "plain-v2-0")
+    before = sorted(p.name for p in where.iterdir())
+    key = ["--rsm-key", f"kp-2024={trees.key_file}"]
+    r = run_cli(["rebuild-index", *key, "--force", str(where)])
+    assert r.exit_code == 2 and "kseg writes nothing beside a tiered segment's objects; give --output-dir" in r.errtext
+    assert sorted(p.name for p in where.iterdir()) == before
+    out = tmp_path / "out"
+    r = run_cli(["rebuild-index", "-q", *key, "--output-dir", str(out), str(where)])
+    assert r.exit_code == 0, (r.text, r.errtext)
+    for base in (0, 251):  # the indexes a recovery writes are the broker's, under the segment's names
+        for suffix in (".index", ".timeindex"):
+            written = out / f"{base:020d}-{segment_id('plain-v2-0', base)}{suffix}"
+            assert written.read_bytes() == (CORPUS_DATA / "plain-v2-0" / f"{base:020d}{suffix}").read_bytes()
+    assert len(list(out.iterdir())) == 4
+
+
 # -- faults ---------------------------------------------------------------------------------------------------
 
 
