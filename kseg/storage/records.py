@@ -118,13 +118,21 @@ class FileRecords:
         self._read_into(position, memoryview(out))
         return out
 
-    def _read_into(self, position: int, view: memoryview) -> None:
+    def _read_into(self, position: int, view: memoryview, partial_from: int | None = None) -> int:
+        """Fill ``view`` from ``position``; returns the bytes read.  With ``partial_from``, a chunk of a tiered
+        segment that cannot be read (kseg.storage.tiered) after at least that many bytes ends the read there:
+        what precedes it is read, and the error comes when a read starts at it."""
         want = len(view)
         got = 0
         try:
             self._f.seek(position)
             while got < want:
-                n = self._f.readinto(view[got:])
+                try:
+                    n = self._f.readinto(view[got:])
+                except CorruptRecordError:
+                    if partial_from is None or got < partial_from:
+                        raise
+                    return got
                 if not n:
                     break
                 got += n
@@ -136,6 +144,7 @@ class FileRecords:
                 path=self.path,
                 position=position + got,
             )
+        return got
 
     def window(self, position: int, n: int) -> tuple[memoryview, int]:
         """Return ``(buffer, index)`` such that ``buffer[index:index+n]`` is the
@@ -151,7 +160,7 @@ class FileRecords:
         policy = read_policy.current  # --max-rate, --drop-cache (kseg.storage.read_policy)
         meter = read_policy.meter  # a progress bar's byte count
         if policy is None and meter is None:
-            self._read_into(position, self._view[:length])
+            length = self._read_into(position, self._view[:length], partial_from=n)
         else:  # paced a piece at a time (a bar moves, a rate holds), else the whole window at once
             piece = read_policy.PIECE if policy is not None and policy.throttle is not None else length
             for off in range(0, length, piece):

@@ -242,7 +242,12 @@ class TieredLogFile:
         got = 0
         while got < want:
             i = self.manifest.chunk_index.chunk_for(self._pos)
-            chunk = self._decoded(i)
+            try:
+                chunk = self._decoded(i)
+            except ChunkError:
+                if got:  # the chunks before it are read; the next read, starting at it, raises
+                    return got
+                raise
             start = self._pos - i * self.chunk_size
             n = min(want - got, len(chunk) - start)
             view[got : got + n] = chunk[start : start + n]

@@ -290,6 +290,9 @@ def test_each_fault_is_a_problem_naming_the_object_and_chunk(trees: Trees, tmp_p
     assert key_name in problems[0] and expected in problems[0], verify.text
     assert "1 clean, 1 with problems" in verify.text.splitlines()[-1]
     assert "clean" not in verify.text.splitlines()[0]
+    if fault is _gcm_tag:  # the batches before chunk 3 (bytes 0 to 3071) are read, and counted
+        assert verify.text.splitlines()[0].startswith("0/00000000000000000000: 3 problems (4 batches,"), verify.text
+        assert "byte 3072: corrupt-batch: chunk 3" in problems[0]
     dump = run_cli(["dump", *key, str(stem.with_suffix(".log"))])
     assert_no_traceback(dump)
     assert dump.exit_code == 1
