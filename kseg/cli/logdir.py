@@ -55,7 +55,8 @@ def logdir(
         run.fail("--force replaces an existing --report file; give it with --report")
     if report_path:
         check_report(report_path, list(paths), force)
-    reports = _read(run, list(paths), spark)
+    skipped: list[str] = []  # a fleet root's directories holding no log directory
+    reports = _read(run, list(paths), spark, skipped)
     rows = [dumps(row) for report in reports for row in render.rows(report)]
     if report_path:
         write_report(report_path, rows, force)
@@ -66,7 +67,7 @@ def logdir(
         lines.append(render.summary_line(reports))
     run.out.write(("\n".join(lines) + "\n").encode("utf-8", "replace"))
     run.out.flush()
-    run.notes([text for report in reports for text in report.notes])  # after the results: what was not checked
+    run.notes(skipped + [text for report in reports for text in report.notes])  # after the results: not checked
     failed = False
     reads = []
     for report in reports:
@@ -83,13 +84,13 @@ def logdir(
     sys.exit(exit_code(reads, problems=problems, failed=failed))
 
 
-def _read(run: Run, paths: list[str], spark: Spark) -> list:
+def _read(run: Run, paths: list[str], spark: Spark, notes: list[str]) -> list:
     """The reports of every log directory of ``paths``, read here or on Spark's executors (the same
     rows); a path that cannot be read raises its one line, exit 2 (:func:`kseg.cli.main.fatal`)."""
     from kseg.ops.logdir.run import finish_all, inspect_all, open_all
 
     if not spark.on:
-        return inspect_all(paths)
+        return inspect_all(paths, notes)
     import importlib.util
 
     from kseg.spark import INSTALL_HINT
@@ -99,7 +100,7 @@ def _read(run: Run, paths: list[str], spark: Spark) -> list:
     from kseg.spark.driver import SparkSetupError
     from kseg.spark.logdir_job import read_on_spark
 
-    opened = open_all(paths)  # the log directories' own files, on the driver
+    opened = open_all(paths, notes)  # the log directories' own files, on the driver
     try:
         read_on_spark(opened, spark.master, spark.conf, spark.verbose)
     except (ValueError, SparkSetupError) as exc:

@@ -35,21 +35,25 @@ class Opened:
     only: str | None = None
 
 
-def inspect_all(paths: list[str]) -> list[LogDirReport]:
+def inspect_all(paths: list[str], notes: list[str] | None = None) -> list[LogDirReport]:
     """Each path a log directory, a partition directory (then its log directory, for that partition
     only), or a fleet root (the log directories under it); the same directory given twice is read once.
     Raises :class:`InputError` for a path that is missing, not a directory or cannot be listed, before
     anything is read."""
-    opened = open_all(paths)
+    opened = open_all(paths, notes)
     for one in opened:
         for target in one.targets:
             one.report.partitions.append(read_partition(one.report, target)[0])
     return finish_all(opened)
 
 
-def open_all(paths: list[str]) -> list[Opened]:
+SKIPPED = "no log directory in it (no meta.properties, checkpoint or partition directory): not read"
+
+
+def open_all(paths: list[str], notes: list[str] | None = None) -> list[Opened]:
     """The log directories of ``paths`` (:func:`inspect_all`), each one's own files read
-    (:func:`open_log_dir`); its partitions are read next, here or on Spark's executors."""
+    (:func:`open_log_dir`); its partitions are read next, here or on Spark's executors.  ``notes`` gets
+    a line for each directory of a fleet root that holds no log directory (never dropped unsaid)."""
     targets: dict[tuple[str, str | None], str] = {}
     for path in paths:
         check_exists(path)
@@ -63,8 +67,11 @@ def open_all(paths: list[str]) -> list[Opened]:
             name = location.basename(path.rstrip("/")) if remote else os.path.basename(os.path.abspath(path))
             targets.setdefault((_key(parent), name), parent)
             continue
-        for log_dir in log_dirs(path):
+        skipped: list[str] = []
+        for log_dir in log_dirs(path, skipped):
             targets.setdefault((_key(log_dir), None), log_dir)
+        if notes is not None:
+            notes.extend(f"{d}: {SKIPPED}" for d in skipped)
     return [Opened(*open_log_dir(path, only), only) for (_, only), path in targets.items()]
 
 
@@ -81,17 +88,22 @@ def _key(path: str) -> str:
     return path.rstrip("/") if location.is_remote(path) else os.path.realpath(path)
 
 
-def log_dirs(path: str, depth: int = FLEET_DEPTH) -> list[str]:
+def log_dirs(path: str, skipped: list[str], depth: int = FLEET_DEPTH) -> list[str]:
     """``path`` itself when it is a log directory, else the log directories under it (a fleet root:
-    ``<root>/<broker>/<log dir>``, at most :data:`FLEET_DEPTH` levels down), else ``path`` (read as a log
-    directory: its unknown entries are its problems).  A log directory holds one of
-    :data:`LOG_DIR_MARKERS` or a partition directory (one holding a segment file); a store is listed once."""
+    ``<root>/<broker>/<log dir>``, at most :data:`FLEET_DEPTH` levels down; the subdirectories holding none
+    are added to ``skipped``), else ``path`` (read as a log directory: its unknown entries are its problems).
+    A log directory holds one of :data:`LOG_DIR_MARKERS` or a partition directory (one holding a segment
+    file); a store is listed once."""
     if location.is_remote(path):
-        return _remote_log_dirs(path.rstrip("/"), depth) or [path]
-    return _under(path, depth) or [path]
+        found = _remote_log_dirs(path.rstrip("/"), depth, skipped)
+    else:
+        found = _under(path, depth, skipped)
+    if not found:
+        del skipped[:]  # nothing Kafka's below: the path is read as a log directory, its entries its problems
+    return found or [path]
 
 
-def _under(path: str, depth: int) -> list[str]:
+def _under(path: str, depth: int, skipped: list[str]) -> list[str]:
     entries = listing(path)
     if any(not is_dir and name in LOG_DIR_MARKERS for name, is_dir in entries):
         return [path]
@@ -100,14 +112,24 @@ def _under(path: str, depth: int) -> list[str]:
         return [path]
     if depth == 0:
         return []
-    return [found for d in subdirectories for found in _under(d, depth - 1)]
+    out = []
+    for d in subdirectories:
+        found = _under(d, depth - 1, [])
+        if not found:
+            skipped.append(d)
+        out.extend(found)
+    return out
 
 
-def _remote_log_dirs(root: str, depth: int) -> list[str]:
+def _remote_log_dirs(root: str, depth: int, skipped: list[str]) -> list[str]:
     """:func:`log_dirs` from one recursive listing of a prefix."""
     found: set[str] = set()
+    firsts: set[str] = set()  # the prefixes directly under the root
     for entry in location.list_tree(root):
         name, parent = location.basename(entry.path), location.dirname(entry.path)
+        first, sep, _ = entry.path[len(root) + 1 :].partition("/")
+        if sep:
+            firsts.add(location.join(root, first))
         if name in LOG_DIR_MARKERS:
             found.add(parent)
         elif name.endswith(SEGMENT_SUFFIXES):
@@ -115,6 +137,9 @@ def _remote_log_dirs(root: str, depth: int) -> list[str]:
     within = [d for d in found if d == root or (d.startswith(root + "/") and d[len(root) :].count("/") <= depth)]
     if root in within:
         return [root]
+    skipped.extend(
+        sorted((f for f in firsts if not any(d.startswith(f + "/") or d == f for d in within)), key=natural_key)
+    )
     return sorted(within, key=natural_key)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from kseg.ops.logdir.run import SKIPPED
 from tests.conftest import as_unprivileged_root, kseg_argv, run_cli
 from tests.ops.logdir.kafka_dir import TOPIC_IDS, log_dir
 
@@ -35,6 +36,19 @@ def test_a_fleet_root_is_its_log_directories(tmp_path: Path) -> None:
     assert [r["logDir"] for r in rows if r["type"] == "logdir"] == list(map(str, dirs))
     orders = [r for r in rows if r.get("partition") == "orders-0"]
     assert all(r["problems"] and "topic ID differs between replicas" in r["problems"][0] for r in orders)
+
+
+def test_a_fleet_directory_holding_no_log_directory_is_named_in_a_note(s3, tmp_path: Path) -> None:
+    """Never dropped unsaid: ``broker-3`` holds nothing Kafka writes -- a note names it, locally and on S3."""
+    fleet(tmp_path / "fleet")
+    (tmp_path / "fleet" / "broker-3" / "empty").mkdir(parents=True)
+    (tmp_path / "fleet" / "broker-3" / "empty" / "notes.txt").write_text("gone")  # (S3 keeps no empty prefix)
+    s3.upload_tree(tmp_path / "fleet", "logdir-skipped")
+    for root in (str(tmp_path / "fleet"), s3.uri("logdir-skipped")):
+        r = run_cli(["logdir", root])
+        assert r.exit_code == 1, r.errtext
+        skipped = [line for line in r.errtext.splitlines() if "no log directory in it" in line]
+        assert skipped == [f"kseg: note: {root}/broker-3: {SKIPPED}"], r.errtext
 
 
 def test_a_directory_holding_no_log_directory_is_read_as_one(tmp_path: Path) -> None:
