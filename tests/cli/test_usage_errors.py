@@ -79,3 +79,10 @@ def test_suggestion_kept_on_the_one_line() -> None:
     """Click's "Did you mean" stays, folded into the line."""
     line = _usage_line(["verify-index", "--formt", "json", "x"])
     assert "Did you mean" in line and "'--format'" in line
+
+
+def test_kseg_alone_still_shows_the_help() -> None:
+    """``kseg`` with no command is click's help (its ``NoArgsIsHelpError``), not an error line."""
+    p = subprocess.run(kseg_argv(), capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2 and "kseg: error" not in p.stdout + p.stderr
+    assert "Usage: kseg [OPTIONS] COMMAND [ARGS]..." in p.stdout + p.stderr and "verify-index" in p.stdout + p.stderr
