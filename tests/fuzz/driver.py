@@ -176,6 +176,19 @@ def digest(directory: Path) -> dict[str, str]:
     }
 
 
+def _stray_stderr(command: str, code: int, err: bytes) -> str | None:
+    """What is wrong with a command's stderr, or None: an exit 2 says why in a ``kseg: error:`` line, and
+    each line is kseg's own (``kseg: error:``, ``kseg: note:``, an indented continuation of a grouped
+    note) -- but for ``dump``, which also writes Kafka's own stderr lines, as kafka-dump-log.sh does."""
+    lines = err.decode("utf-8", "replace").splitlines()
+    stray = [line for line in lines if line and not line.startswith(("kseg: ", "  ")) and command != "dump"]
+    if stray:
+        return f"a stderr line not kseg's: {stray[0][:200]!r}"
+    if code == 2 and not any(line.startswith("kseg: error: ") for line in lines):
+        return "exit 2 without a kseg: error: line"
+    return None
+
+
 def run_case(cli, part: Path, target: Path, rng: random.Random, commands) -> list[dict]:
     from tests.fuzz import mutators
 
@@ -203,6 +216,8 @@ def run_case(cli, part: Path, target: Path, rng: random.Random, commands) -> lis
                 failures.append({"args": args, "mutation": how, "error": f"exit code {result.exit_code}"})
             elif b"Traceback" in result.stderr_bytes:
                 failures.append({"args": args, "mutation": how, "error": "traceback on stderr"})
+            elif stray := _stray_stderr(args[0], result.exit_code, result.stderr_bytes):
+                failures.append({"args": args, "mutation": how, "error": stray})
         except Hang:
             failures.append({"args": args, "mutation": how, "error": f"did not finish in {ALARM_SECONDS} s"})
         finally:
