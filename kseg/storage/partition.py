@@ -154,16 +154,19 @@ def partition_from_listing(path: str, entries: list[location.Entry], notes: list
         if sfx == files.LOG and entry.size is not None:
             seg.log_bytes = entry.size
     part.segments = [by_key[k] for k in sorted(by_key, key=lambda k: (k[0], k[1] or ""))]
-    _tiered_copies(part, notes)
+    copies = tiered_copies(part)
+    if notes is not None:
+        notes.extend(copies)
     return part
 
 
-def _tiered_copies(part: Partition, notes: list[str] | None) -> None:
+def tiered_copies(part: Partition) -> list[str]:
     """Several ``LocalTieredStorage`` copies of one segment (``<offset>-<segment id>.log`` under two ids):
     ``RemoteLogManager`` gives every copy attempt a new ``RemoteLogSegmentId`` (``generateNew``), and a copy
     that failed retriably or was cut short by a crash stays (``COPY_SEGMENT_STARTED``) until its cleanup
     deletes it.  Which copy is live is in the remote log metadata, not in the files: each is its own
-    segment, named by its stem, and a note names them all."""
+    segment, named by its stem (:attr:`Segment.copies` set), and a note names them all: the notes returned."""
+    found = []
     by_base: dict[int, list[Segment]] = {}
     for seg in part.segments:
         by_base.setdefault(seg.base_offset, []).append(seg)
@@ -172,13 +175,13 @@ def _tiered_copies(part: Partition, notes: list[str] | None) -> None:
             continue
         for seg in segs:
             seg.copies = True
-        if notes is not None:
-            names = ", ".join(location.basename(seg.log or seg.stem) for seg in segs)
-            notes.append(
-                f"{part.path}: {len(segs)} tiered copies of the segment at base offset {base}: {names}: each read "
-                "as its own segment (RemoteLogManager copies a segment again under a new segment id after a "
-                "failed or interrupted copy; the remote log metadata, not the files, says which is live)"
-            )
+        names = ", ".join(location.basename(seg.log or seg.stem) for seg in segs)
+        found.append(
+            f"{part.path}: {len(segs)} tiered copies of the segment at base offset {base}: {names}: each read "
+            "as its own segment (RemoteLogManager copies a segment again under a new segment id after a "
+            "failed or interrupted copy; the remote log metadata, not the files, says which is live)"
+        )
+    return found
 
 
 def discover_uri(uri: str, notes: list[str]) -> list[Partition]:

@@ -229,6 +229,7 @@ def test_two_copies_at_one_base_offset_are_two_segments(trees: Trees) -> None:
         ["compaction", "{}"],
         ["rebuild-index", "--check", "{}"],
         ["diff", "{}", "{}"],
+        ["logdir", "{}"],
     ],
     ids=lambda a: a[0],
 )

@@ -28,6 +28,7 @@ from kseg.storage.partition import (
     Partition,
     natural_key,
     partition_from_listing,
+    tiered_copies,
 )
 
 _T = TypeVar("_T")
@@ -249,6 +250,7 @@ def partition(report: LogDirReport, full: str, name: str, tp: tuple[str, int]) -
     except KsegError as exc:
         part.errors.append(exc.describe())
         return part
+    report.notes.extend(tiered_copies(listed))  # (leftovers and unknown names are problems below)
     cleaned_from = _cleaned_from(names)
     for entry in names:
         _partition_file(part, location.join(full, entry), entry, cleaned_from)
