@@ -232,7 +232,8 @@ class Spark:
 
 def spark_options(f: Callable[..., Any]) -> Callable[..., Any]:
     """``--spark``, ``--master``, ``--spark-conf``, ``--verbose``: the one Spark bundle (verify-index,
-    export, diff), handed to the command as one ``spark`` (:class:`Spark`; check it with :meth:`Spark.check`)."""
+    export, diff, logdir), handed to the command as one ``spark`` (:class:`Spark`; check it with
+    :meth:`Spark.check`)."""
 
     @functools.wraps(f)
     def command(*args: Any, spark: bool, master: str | None, spark_conf: tuple, verbose: bool, **kwargs: Any) -> Any:

@@ -55,9 +55,13 @@ QUORUM_STATE = "quorum-state"
 VERSION = 0  # OffsetCheckpointFile.CURRENT_VERSION, PartitionMetadataFile.CURRENT_VERSION
 MAX_FILE = 1 << 26  # a checkpoint of a million partitions is ~50 MB: bounded before it is read
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
-_JAVA_INT = re.compile(r"[+-]?[0-9]+\Z")  # Integer.parseInt / Long.parseLong: a sign and ASCII digits
+# Integer.parseInt / Long.parseLong: an optional sign and decimal digits -- Character.digit's, so any Unicode
+# decimal digit (Nd: "٣٤" is 34 to Java, as to Python's \d and int()), never a blank or an underscore
+_JAVA_INT = re.compile(r"[+-]?\d+\Z")
 _LINES = re.compile(r"\r\n|\r|\n")  # BufferedReader.readLine's line ends
-_WS = re.compile(r"\s+")  # OffsetCheckpointFile's WHITESPACES_PATTERN
+# OffsetCheckpointFile's WHITESPACES_PATTERN, Java's "\\s+": ASCII blanks only (Python's \s would also split
+# at a no-break space or U+001C..U+001F, where Kafka sees one token and a malformed line)
+_WS = re.compile(r"[ \t\n\x0b\f\r]+")
 _METADATA_SEP = re.compile(r":\s+")  # PartitionMetadataFile's pattern
 
 

@@ -287,3 +287,15 @@ def test_a_poison_segment_fails_only_its_bin(spark_cluster, workdir: Path, tmp_p
         row for row in expected if (row["partition"], row["segment"]) not in failed
     ]
     assert (report / "_SUCCESS").exists()
+
+
+def test_logdir_on_the_cluster_equals_the_local_run(spark_cluster, tmp_path: Path) -> None:
+    """kseg logdir --spark on the standalone cluster, from a relative fleet root: the local rows."""
+    from tests.ops.logdir.test_logdir_places import fleet
+
+    fleet(tmp_path / "fleet")
+    local = run_subprocess(["logdir", "--format", "json", "fleet"], cwd=tmp_path)
+    r = run_subprocess(
+        ["logdir", "--spark", *spark_cluster.conf(), "--format", "json", "fleet"], cwd=tmp_path, timeout=600
+    )
+    assert (r.exit_code, r.text) == (local.exit_code, local.text) == (1, local.text), r.errtext[-3000:]
