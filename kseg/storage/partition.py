@@ -144,7 +144,7 @@ def partition_from_listing(path: str, entries: list[location.Entry], notes: list
         sfx = files.suffix(name)
         tiered_base = files.base_offset_from_name(name) if tiered.is_indexes_object(full) else None
         if tiered_base is not None:  # Aiven's layout: a segment's indexes in one object, read as files
-            seg = by_base.setdefault(tiered_base, Segment(tiered_base))
+            seg = by_key.setdefault((tiered_base, files.tiered_segment_id(name)), Segment(tiered_base))
             for index in (files.INDEX, files.TIME_INDEX, files.TXN_INDEX):
                 inside = full[: -len(".indexes")] + index
                 if files.exists(inside):  # the manifest says (read once; a transaction index may be absent)
