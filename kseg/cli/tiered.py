@@ -1,0 +1,107 @@
+"""``kseg tiered``: the remote segments ``__remote_log_metadata`` holds, reconciled with the store and a local log."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from kseg.cli.options import HELP, Run, format_option, paths_argument, run_options
+from kseg.limits import INT32_MAX
+
+
+@click.command(context_settings=HELP)
+@paths_argument
+@click.option(
+    "--remote",
+    metavar="URI",
+    help="The remote store's root (the RSM's key prefix or LocalTieredStorage's directory; a local directory "
+    "or s3://, gs://... URI), listed once recursively: missing objects, orphans, their size.",
+)
+@click.option(
+    "--logdir",
+    "log_dir",
+    metavar="PATH",
+    help="A broker's log directory: each topic-partition's local log start against its highest remote offset.",
+)
+@click.option(
+    "--metadata-partitions",
+    type=click.IntRange(1, INT32_MAX),
+    default=50,
+    show_default=True,
+    help="remote.log.metadata.topic.num.partitions: where Kafka's partitioner puts each topic-partition.",
+)
+@click.option(
+    "--layout",
+    type=click.Choice(["aiven", "local"]),
+    default="aiven",
+    show_default=True,
+    help="The RSM's key layout for the object keys shown when the store is not listed and the custom "
+    "metadata names none: Aiven's tiered-storage plugin or Kafka's LocalTieredStorage.",
+)
+@click.option(
+    "--report",
+    "report_path",
+    type=click.Path(),
+    help="Also write the JSON Lines rows to this local file, atomically.  Checked before any work; never "
+    "inside an input.",
+)
+@click.option("--force", is_flag=True, help="Replace an existing --report file (atomically).")
+@format_option
+@run_options
+def tiered(
+    paths: tuple[str, ...],
+    remote: str | None,
+    log_dir: str | None,
+    metadata_partitions: int,
+    layout: str,
+    report_path: str | None,
+    force: bool,
+    output_format: str,
+    run: Run,
+) -> None:
+    """The remote log segments of every topic-partition, folded from the
+    __remote_log_metadata partitions (each PATH a log root or such a partition
+    directory) as Kafka's RemoteLogMetadataCache folds them: state, offsets,
+    leader epochs, sizes, object keys; invalid state transitions, overlaps and
+    gaps.  With --remote, the store reconciled: metadata whose objects are
+    missing (data loss), objects no finished copy holds (orphans, with their
+    size); with --logdir, the local log joined (docs/tiered-metadata.md).
+
+    \b
+    Exit codes:
+      0  everything read, no problem found
+      1  problems, or a metadata segment not read past a corrupt or partial batch
+      2  usage error, or an input could not be read or listed (the OS's reason)
+    """
+    from kseg.decoders.remote import read_record
+    from kseg.jsonlines import dumps
+    from kseg.ops.tiered.read import read_metadata
+    from kseg.ops.tiered.run import check_all, check_report, write_report
+    from kseg.ops.tiered.store import list_store
+    from kseg.render import tiered as render
+
+    if force and not report_path:
+        run.fail("--force replaces an existing --report file; give it with --report")
+    inputs = list(paths) + [p for p in (remote, log_dir) if p]
+    if report_path:
+        check_report(report_path, inputs, force)
+    read = read_metadata(list(paths), read_record)  # a path missing or holding no metadata: exit 2
+    store = list_store(remote) if remote else None
+    report = check_all(read, metadata_partitions, store, log_dir)
+    rows = [dumps(row) for row in render.rows(report, layout)]
+    if report_path:
+        write_report(report_path, rows, force)
+    if output_format == "json":
+        lines = rows
+    else:
+        lines = render.text_lines(report, layout) + [render.summary_line(report)]
+    run.out.write(("\n".join(lines) + "\n").encode("utf-8", "replace"))
+    run.out.flush()
+    run.notes(report.notes)
+    for text in report.errors:
+        run.error(text)
+    for r in read.reads:
+        if not r.complete:
+            run.error(r.describe())
+    sys.exit(report.exit_code())
