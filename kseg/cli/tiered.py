@@ -6,8 +6,8 @@ import sys
 
 import click
 
-from kseg.cli.options import HELP, Run, format_option, paths_argument, run_options
-from kseg.limits import INT32_MAX
+from kseg.cli.options import HELP, Run, paths_argument, reading_options
+from kseg.limits import INT32_MAX, decompression_limit
 
 
 @click.command(context_settings=HELP)
@@ -47,8 +47,7 @@ from kseg.limits import INT32_MAX
     "inside an input.",
 )
 @click.option("--force", is_flag=True, help="Replace an existing --report file (atomically).")
-@format_option
-@run_options
+@reading_options
 def tiered(
     paths: tuple[str, ...],
     remote: str | None,
@@ -57,6 +56,7 @@ def tiered(
     layout: str,
     report_path: str | None,
     force: bool,
+    max_message_size: int,
     output_format: str,
     run: Run,
 ) -> None:
@@ -86,7 +86,8 @@ def tiered(
     inputs = list(paths) + [p for p in (remote, log_dir) if p]
     if report_path:
         check_report(report_path, inputs, force)
-    read = read_metadata(list(paths), read_record)  # a path missing or holding no metadata: exit 2
+    # a path missing or holding no metadata: exit 2 (main.fatal)
+    read = read_metadata(list(paths), read_record, decompression_limit(max_message_size))
     store = list_store(remote) if remote else None
     report = check_all(read, metadata_partitions, store, log_dir)
     rows = [dumps(row) for row in render.rows(report, layout)]

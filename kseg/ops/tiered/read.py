@@ -12,6 +12,7 @@ have no verdict.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -19,7 +20,7 @@ from kseg.errors import InputError, KsegError
 from kseg.limits import DEFAULT_DECOMPRESSION_LIMIT
 from kseg.ops.tiered.partitioner import METADATA_TOPIC
 from kseg.ops.tiered.state import Fold
-from kseg.storage import files
+from kseg.storage import files, location
 from kseg.storage.batch import FileBatch, V2Batch
 from kseg.storage.outcome import ReadOutcome, read_batches
 from kseg.storage.partition import Partition, discover, nothing_in
@@ -47,26 +48,36 @@ def metadata_partition_number(name: str) -> int | None:
     return int(number) if topic == METADATA_TOPIC and number.isdigit() else None
 
 
-def read_metadata(paths: list[str], read_record: ReadRecord) -> MetadataRead:
-    """Read and fold every ``__remote_log_metadata`` partition under ``paths``; raises :class:`InputError`
+def _normal(path: str) -> str:
+    """A path as given or as listed, comparable: URIs without a trailing ``/``, local paths absolute."""
+    return path.rstrip("/") if location.is_uri(path) else os.path.normpath(os.path.abspath(location.local_path(path)))
+
+
+def read_metadata(paths: list[str], read_record: ReadRecord, limit: int = DEFAULT_DECOMPRESSION_LIMIT) -> MetadataRead:
+    """Read and fold every ``__remote_log_metadata`` partition under ``paths`` (batches decompressed to at most
+    ``limit`` bytes); raises :class:`InputError`
     when a path is missing or holds none."""
     out = MetadataRead()
     found = discover(paths, out.notes)
-    parts = [p for p in found if metadata_partition_number(p.name) is not None]
+    given = {_normal(p) for p in paths}
+    parts = [p for p in found if metadata_partition_number(p.name) is not None or _normal(p.path) in given]
     others = len(found) - len(parts)
     if others:
         out.notes.append(f"{others} partition(s) of other topics skipped (kseg tiered reads {METADATA_TOPIC})")
+    for part in parts:
+        if metadata_partition_number(part.name) is None:
+            out.notes.append(f"{part.path}: not named {METADATA_TOPIC}-<n>, read as one as asked")
     if nothing_in(parts):
         raise InputError(
             f"no {METADATA_TOPIC} partition with segments under " + ", ".join(paths),
             hint=f"give a log root holding {METADATA_TOPIC}-<n> directories, or those directories",
         )
     for part in parts:
-        _read_partition(part, read_record, out)
+        _read_partition(part, read_record, out, limit)
     return out
 
 
-def _read_partition(part: Partition, read_record: ReadRecord, out: MetadataRead) -> None:
+def _read_partition(part: Partition, read_record: ReadRecord, out: MetadataRead, limit: int) -> None:
     out.partitions.append(part.name)
     if part.error is not None:
         out.errors.append(part.error)
@@ -81,7 +92,7 @@ def _read_partition(part: Partition, read_record: ReadRecord, out: MetadataRead)
             with FileRecords(seg.log) as records:
                 for batch in read_batches(records, read):
                     if not (isinstance(batch, V2Batch) and batch.is_control):
-                        _fold_batch(batch, part.name, read_record, out.fold)
+                        _fold_batch(batch, part.name, read_record, out.fold, limit)
         except KsegError as exc:
             read.stopped_at(exc.at(path))
         out.reads.append(read)
@@ -89,13 +100,13 @@ def _read_partition(part: Partition, read_record: ReadRecord, out: MetadataRead)
             out.incomplete.add(part.name)
 
 
-def _fold_batch(batch: FileBatch, name: str, read_record: ReadRecord, fold: Fold) -> None:
-    for record in batch.records(DEFAULT_DECOMPRESSION_LIMIT):
+def _fold_batch(batch: FileBatch, name: str, read_record: ReadRecord, fold: Fold, limit: int) -> None:
+    for record in batch.records(limit):
         where = f"{name}@{record.offset}"
         value = None if record.value is None else bytes(record.value)
         try:
             kind, message = read_record(value)
         except KsegError as exc:
-            fold.problems.append(f"{where}: not a remote log metadata record: {exc.message}")
+            fold.undecodable(where, exc.message)
             continue
         fold.apply(kind, message, where)

@@ -34,12 +34,14 @@ from kseg.ops.tiered.store import StoredObject, StoreListing
 from kseg.storage.checkpoints import parse_uuid
 from kseg.storage.remote_keys import AIVEN_LEGACY_SUFFIXES, LOCAL_SUFFIXES, OPTIONAL_SUFFIXES, Layout, object_key
 
+PARTITION_DELETED = "DELETE_PARTITION_FINISHED"
 _AIVEN_INDEXES = frozenset(AIVEN_LEGACY_SUFFIXES) - {"log", "rsm-manifest", "txnindex"}
 ORPHAN_WHY = {
     STARTED: "a copy that never finished (COPY_SEGMENT_STARTED)",
     DELETE_STARTED: "a deletion that never finished (DELETE_SEGMENT_STARTED)",
     DELETE_FINISHED: "a segment whose deletion finished (DELETE_SEGMENT_FINISHED)",
     None: "no metadata record names the segment",
+    PARTITION_DELETED: "a segment of a partition whose deletion finished (DELETE_PARTITION_FINISHED)",
 }
 
 
@@ -190,8 +192,7 @@ def orphan_problems(
             check = PartitionCheck(tp, known=known(first.topic_id, first.partition))
             checks[(first.topic_id, first.partition)] = check
         tp = check.tp
-        seg = tp.segments.get(seg_id) or tp.deleted.get(seg_id)
-        state = None if seg is None else seg.state
+        state = _orphan_state(tp, seg_id)
         if state == FINISHED:
             continue
         orphan = Orphan(seg_id, state, objects)
@@ -203,6 +204,17 @@ def orphan_problems(
                 f"{first.partition_prefix}: {ORPHAN_WHY[state]}",
             )
         )
+
+
+def _orphan_state(tp: TopicPartition, seg_id: str) -> str | None:
+    """The state the metadata leaves a segment in (``PARTITION_DELETED`` for one the partition's deletion dropped)."""
+    seg = tp.segments.get(seg_id)
+    if seg is not None:
+        return seg.state
+    seg = tp.deleted.get(seg_id)
+    if seg is None:
+        return None
+    return seg.state if seg.state == DELETE_FINISHED else PARTITION_DELETED
 
 
 def placed_in(topic_id: str, partition: int, partitions: int) -> str:

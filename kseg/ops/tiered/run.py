@@ -58,7 +58,7 @@ def check_all(
     report.notes.extend(read.notes)
     report.notes.extend(read.fold.notes)
     report.errors.extend(read.errors)
-    report.problems.extend(read.fold.problems)
+    report.problems.extend(read.fold.problems + read.fold.undecodable_tail())
     complete = set(read.partitions) - read.incomplete
 
     def known(topic_id: str, partition: int) -> bool:

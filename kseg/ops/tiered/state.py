@@ -44,6 +44,7 @@ _VALID = {  # RemoteLogSegmentState.isValidTransition: source -> targets (beside
     DELETE_STARTED: {DELETE_FINISHED},
     DELETE_FINISHED: set(),
 }
+MAX_UNDECODABLE = 10
 _PARTITION_VALID = {None: {PARTITION_STATES[0]}, PARTITION_STATES[0]: {PARTITION_STATES[1]}}
 _PARTITION_VALID[PARTITION_STATES[1]] = {PARTITION_STATES[2]}
 
@@ -109,6 +110,24 @@ class Fold:
     notes: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # records that could not be decoded
     records: int = 0
+    undecodable_counts: dict[str, int] = field(default_factory=dict)  # metadata partition -> records
+
+    def undecodable(self, where: str, message: str) -> None:
+        """A record ``RemoteLogMetadataSerde`` cannot read (Kafka's consumer task fails on it): a problem, the
+        first :data:`MAX_UNDECODABLE` of each metadata partition in words, the rest counted."""
+        name = where.rpartition("@")[0]
+        seen = self.undecodable_counts.get(name, 0) + 1
+        self.undecodable_counts[name] = seen
+        if seen <= MAX_UNDECODABLE:
+            self.problems.append(f"{where}: not a remote log metadata record: {message}")
+
+    def undecodable_tail(self) -> list[str]:
+        """One line per metadata partition with more undecodable records than were said."""
+        return [
+            f"{name}: {n - MAX_UNDECODABLE} more records not remote log metadata (not listed)"
+            for name, n in self.undecodable_counts.items()
+            if n > MAX_UNDECODABLE
+        ]
 
     def _partition(self, entry: dict, where: str) -> TopicPartition:
         key = (uuid_text(entry["id"]), entry["partition"])
