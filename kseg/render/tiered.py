@@ -143,6 +143,8 @@ def text_lines(report: TieredReport, layout: str = "aiven") -> list[str]:
         row = partition_row(check)
         span = "-" if row["startOffset"] is None else f"{row['startOffset']}-{row['endOffset']}"
         deleted = f", partition {tp.delete_state}" if tp.delete_state else ""
+        if not check.known:
+            deleted += " (its metadata partition was not read to its end: not judged)"
         lines.append(
             f"{tp.name} ({tp.topic_id}, {tp.metadata_partition or 'no metadata'}): {check.status}, "
             f"{row['finishedSegments']} of {row['segments']} segments finished, offsets {span}, "
@@ -155,6 +157,8 @@ def text_lines(report: TieredReport, layout: str = "aiven") -> list[str]:
                 f"{_object_key(check, seg, layout)}"
             )
         lines.extend(f"  {p.kind}: {p.text}" for p in check.problems)
+        if not check.known:
+            lines.extend(f"  segment {o.segment_id}: {len(o.objects)} objects, {o.bytes} bytes" for o in check.orphans)
     return lines
 
 

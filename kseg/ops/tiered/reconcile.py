@@ -197,6 +197,8 @@ def orphan_problems(
             continue
         orphan = Orphan(seg_id, state, objects)
         check.orphans.append(orphan)
+        if not check.known:
+            continue  # its metadata partition was not read (to its end): listed, not judged
         check.problems.append(
             Problem(
                 "orphan",
