@@ -89,14 +89,14 @@ def tiered(
     # a path missing or holding no metadata: exit 2 (main.fatal)
     read = read_metadata(list(paths), read_record, decompression_limit(max_message_size))
     store = list_store(remote) if remote else None
-    report = check_all(read, metadata_partitions, store, log_dir)
-    rows = [dumps(row) for row in render.rows(report, layout)]
+    report = check_all(read, metadata_partitions, store, log_dir, "local" if layout == "local" else "aiven")
+    rows = [dumps(row) for row in render.rows(report)]
     if report_path:
         write_report(report_path, rows, force)
     if output_format == "json":
         lines = rows
     else:
-        lines = render.text_lines(report, layout) + [render.summary_line(report)]
+        lines = render.text_lines(report) + [render.summary_line(report)]
     run.out.write(("\n".join(lines) + "\n").encode("utf-8", "replace"))
     run.out.flush()
     run.notes(report.notes)

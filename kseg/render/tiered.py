@@ -12,15 +12,15 @@ from kseg.ops.tiered.run import TieredReport
 from kseg.ops.tiered.state import RemoteSegment
 
 
-def _object_key(check: PartitionCheck, seg: RemoteSegment, layout: str) -> str:
+def _object_key(check: PartitionCheck, seg: RemoteSegment, report: TieredReport) -> str:
     """The listed ``.log`` object when the store was listed and holds it, else the expected key."""
     for obj in check.objects.get(seg.segment_id, []):
         if obj.key.suffix == "log":
             return obj.path
-    return expected_key(check.tp, seg, "local" if layout == "local" else "aiven")
+    return expected_key(check.tp, seg, report.layout, None if report.store is None else report.store.root)
 
 
-def segment_row(check: PartitionCheck, seg: RemoteSegment, report: TieredReport, layout: str) -> dict[str, Any]:
+def segment_row(check: PartitionCheck, seg: RemoteSegment, report: TieredReport) -> dict[str, Any]:
     # a JSON row: one field a line in docs/json-output.md's order; alike other commands' rows in shape only
     tp, custom = check.tp, seg.custom
     objects = check.objects.get(seg.segment_id) if report.store is not None else None
@@ -40,7 +40,7 @@ def segment_row(check: PartitionCheck, seg: RemoteSegment, report: TieredReport,
         "maxTimestamp": seg.max_timestamp,
         "eventTimestamp": seg.event_timestamp,
         "txnIndexEmpty": seg.txn_index_empty,
-        "objectKey": _object_key(check, seg, layout),
+        "objectKey": _object_key(check, seg, report),
         "objects": None if objects is None else len(objects),
         "objectBytes": None if objects is None else sum(o.size for o in objects),
         "metadata": seg.record,
@@ -114,12 +114,12 @@ def summary_row(report: TieredReport) -> dict[str, Any]:
     }
 
 
-def rows(report: TieredReport, layout: str = "aiven") -> list[dict[str, Any]]:
+def rows(report: TieredReport) -> list[dict[str, Any]]:
     """Per topic-partition its row, its segments' rows and its orphans' rows; then the summary."""
     out: list[dict[str, Any]] = []
     for check in report.checks:
         out.append(partition_row(check))
-        out.extend(segment_row(check, seg, report, layout) for seg in check.tp.live())
+        out.extend(segment_row(check, seg, report) for seg in check.tp.live())
         out.extend(orphan_row(check, orphan) for orphan in check.orphans)
     out.append(summary_row(report))
     return out
@@ -135,7 +135,7 @@ def _size(n: int) -> str:
     return f"{value:.1f} {units[0]}"
 
 
-def text_lines(report: TieredReport, layout: str = "aiven") -> list[str]:
+def text_lines(report: TieredReport) -> list[str]:
     """A block per topic-partition: its line, a line per segment, a line per problem."""
     lines = []
     for check in report.checks:
@@ -154,7 +154,7 @@ def text_lines(report: TieredReport, layout: str = "aiven") -> list[str]:
             epochs = ",".join(f"{e}@{o}" for e, o in seg.epochs.items())
             lines.append(
                 f"  {seg.segment_id} {seg.state} {seg.start}-{seg.end} epochs {epochs} {seg.size} bytes "
-                f"{_object_key(check, seg, layout)}"
+                f"{_object_key(check, seg, report)}"
             )
         lines.extend(f"  {p.kind}: {p.text}" for p in check.problems)
         if not check.known:

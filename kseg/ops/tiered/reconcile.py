@@ -31,6 +31,7 @@ from kseg.ops.tiered.state import (
     TopicPartition,
 )
 from kseg.ops.tiered.store import StoredObject, StoreListing
+from kseg.storage import location
 from kseg.storage.checkpoints import parse_uuid
 from kseg.storage.remote_keys import AIVEN_LEGACY_SUFFIXES, LOCAL_SUFFIXES, OPTIONAL_SUFFIXES, Layout, object_key
 
@@ -127,13 +128,14 @@ def _epochs(seg: RemoteSegment) -> str:
     return ",".join(str(e) for e in seg.epochs)
 
 
-def expected_key(tp: TopicPartition, seg: RemoteSegment, layout: Layout = "aiven") -> str:
-    """The ``.log`` object's key: Aiven's custom metadata (``object_prefix`` + ``object_key``) when present,
-    else the layout's rule under the store's root (no prefix)."""
+def expected_key(tp: TopicPartition, seg: RemoteSegment, layout: Layout = "aiven", root: str | None = None) -> str:
+    """The ``.log`` object's key: Aiven's custom metadata (``object_prefix`` + ``object_key``, the key in the
+    bucket as the RSM wrote it) when present, else the layout's rule under the store's ``root`` (when given)."""
     custom = seg.custom
     if custom is not None and custom.object_key is not None:
         return f"{custom.object_prefix or ''}{custom.object_key}.log"
-    return object_key(layout, "", tp.topic, tp.topic_id, tp.partition, seg.start, seg.segment_id, "log")
+    key = object_key(layout, "", tp.topic, tp.topic_id, tp.partition, seg.start, seg.segment_id, "log")
+    return key if root is None else location.join(root, key)
 
 
 def _missing_suffixes(objects: list[StoredObject]) -> list[str]:
@@ -148,7 +150,7 @@ def _missing_suffixes(objects: list[StoredObject]) -> list[str]:
     return missing
 
 
-def object_problems(check: PartitionCheck, store: StoreListing) -> None:
+def object_problems(check: PartitionCheck, store: StoreListing, layout: Layout = "aiven") -> None:
     """Missing objects of finished segments (and a ``LocalTieredStorage`` ``.log`` of the wrong size)."""
     tp = check.tp
     for seg in tp.live():
@@ -159,11 +161,12 @@ def object_problems(check: PartitionCheck, store: StoreListing) -> None:
         missing = _missing_suffixes(objects)
         if missing:
             what = "no object" if not objects else "no " + ", ".join("." + s for s in missing) + " object"
+            key = expected_key(tp, seg, objects[0].key.layout if objects else layout, store.root)
             check.problems.append(
                 Problem(
                     "missing",
                     f"segment {seg.segment_id} (offsets {seg.start}-{seg.end}) is COPY_SEGMENT_FINISHED but the "
-                    f"store holds {what} of it (expected {expected_key(tp, seg)}): data loss, fetches of these "
+                    f"store holds {what} of it (expected {key}): data loss, fetches of these "
                     "offsets fail",
                 )
             )

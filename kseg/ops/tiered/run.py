@@ -19,6 +19,7 @@ from kseg.ops.tiered.reconcile import (
 from kseg.ops.tiered.store import StoreListing
 from kseg.storage import files, outputs
 from kseg.storage.outcome import exit_code
+from kseg.storage.remote_keys import Layout
 
 
 @dataclass
@@ -29,6 +30,7 @@ class TieredReport:
     checks: list[PartitionCheck] = field(default_factory=list)
     store: StoreListing | None = None
     log_dir: str | None = None
+    layout: Layout = "aiven"  # the key rule for segments the store was not listed for (or holds nothing of)
     problems: list[str] = field(default_factory=list)  # not of one topic-partition (undecodable records)
     notes: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)  # inputs not read (exit 2)
@@ -50,11 +52,15 @@ class TieredReport:
 
 
 def check_all(
-    read: MetadataRead, partitions: int, store: StoreListing | None = None, log_dir: str | None = None
+    read: MetadataRead,
+    partitions: int,
+    store: StoreListing | None = None,
+    log_dir: str | None = None,
+    layout: Layout = "aiven",
 ) -> TieredReport:
     """Check every topic-partition of ``read`` (and, with ``store``, every segment object listed) among a
-    metadata topic of ``partitions`` partitions."""
-    report = TieredReport(read, store=store, log_dir=log_dir)
+    metadata topic of ``partitions`` partitions; ``layout`` names the keys of objects not listed."""
+    report = TieredReport(read, store=store, log_dir=log_dir, layout=layout)
     report.notes.extend(read.notes)
     report.notes.extend(read.fold.notes)
     report.errors.extend(read.errors)
@@ -77,7 +83,7 @@ def check_all(
             )
         offset_problems(check)
         if store is not None:
-            object_problems(check, store)
+            object_problems(check, store, layout)
     if store is not None:
         orphan_problems(checks, store, known)
         _note_unjudged(report, checks.values())
