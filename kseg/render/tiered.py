@@ -10,6 +10,7 @@ from kseg.jsonlines import SCHEMA_VERSION
 from kseg.ops.tiered.reconcile import Orphan, PartitionCheck, expected_key, finished
 from kseg.ops.tiered.run import TieredReport
 from kseg.ops.tiered.state import RemoteSegment
+from kseg.storage import files
 
 
 def _object_key(check: PartitionCheck, seg: RemoteSegment, report: TieredReport) -> str:
@@ -106,7 +107,7 @@ def summary_row(report: TieredReport) -> dict[str, Any]:
         "otherObjects": None if store is None else store.other_objects,
         "orphanObjects": report.orphan_objects,
         "orphanBytes": report.orphan_bytes,
-        "logDir": report.log_dir,
+        "localLogDir": None if report.log_dir is None else files.absolute(report.log_dir),
         "problems": report.problems,
         "notRead": [r.as_json() for r in read.reads if not r.complete],
         "errors": report.errors,
