@@ -235,6 +235,24 @@ def reading_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return max_message_size_option(format_option(run_options(f)))
 
 
+def json_report_options(rows: str) -> Callable[[F], F]:
+    """``--report FILE`` (the JSON Lines ``rows`` also written to a local file) and ``--force``: the pair of
+    the commands that print text and keep their rows (logdir, tiered)."""
+
+    def decorate(f: F) -> F:
+        report = click.option(
+            "--report",
+            "report_path",
+            type=click.Path(),
+            help=f"Also write the JSON Lines rows ({rows}) to this local file, atomically.  Checked before any "
+            "work; never inside an input.",
+        )
+        force = click.option("--force", is_flag=True, help="Replace an existing --report file (atomically).")
+        return report(force(f))
+
+    return decorate
+
+
 HELP = {"help_option_names": ["-h", "--help"]}  # every command's context settings
 
 

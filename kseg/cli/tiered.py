@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from kseg.cli.options import HELP, Run, paths_argument, reading_options
+from kseg.cli.options import HELP, Run, json_report_options, paths_argument, reading_options
 from kseg.limits import INT32_MAX, decompression_limit
 
 
@@ -39,14 +39,7 @@ from kseg.limits import INT32_MAX, decompression_limit
     help="The RSM's key layout for the object keys shown when the store is not listed and the custom "
     "metadata names none: Aiven's tiered-storage plugin or Kafka's LocalTieredStorage.",
 )
-@click.option(
-    "--report",
-    "report_path",
-    type=click.Path(),
-    help="Also write the JSON Lines rows to this local file, atomically.  Checked before any work; never "
-    "inside an input.",
-)
-@click.option("--force", is_flag=True, help="Replace an existing --report file (atomically).")
+@json_report_options("partition, segment, orphan and summary")
 @reading_options
 def tiered(
     paths: tuple[str, ...],
