@@ -17,6 +17,7 @@ from kseg.errors import KsegError, error_line
 from kseg.limits import DEFAULT_MAX_MESSAGE_SIZE, EXIT_ERROR, INT32_MAX
 
 F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
 
 format_option = click.option(
     "--format",
@@ -196,6 +197,30 @@ class Spark:
         ]
         if given:
             run.fail(f"{' and '.join(given)} take{'s' * (len(given) == 1)} effect only with --spark")
+
+
+def on_spark(run: Run, spark: Spark, app: str, work: Callable[[Any], T]) -> T:
+    """``work(session)`` on a Spark session started for ``--spark`` (named ``kseg <app>``), stopped after; no
+    pyspark or a session that cannot start is the one error line, exit 2 (diff --roots, tiered)."""
+    import importlib.util
+
+    from kseg.spark import INSTALL_HINT
+
+    if importlib.util.find_spec("pyspark") is None:
+        run.fail(INSTALL_HINT)
+    from kseg.spark.driver import SparkLog, SparkSetupError, start_session
+
+    log = SparkLog(spark.verbose)
+    try:
+        session = start_session(spark.master or "local[*]", (f"spark.app.name=kseg {app}", *spark.conf), log)
+    except (ValueError, SparkSetupError) as exc:
+        log.close()
+        run.fail(str(exc))
+    try:
+        return work(session)
+    finally:
+        session.stop()
+        log.close()
 
 
 def spark_options(f: Callable[..., Any]) -> Callable[..., Any]:

@@ -3,10 +3,20 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import click
 
-from kseg.cli.options import HELP, Run, json_report_options, paths_argument, reading_options
+from kseg.cli.options import (
+    HELP,
+    Run,
+    Spark,
+    json_report_options,
+    on_spark,
+    paths_argument,
+    reading_options,
+    spark_options,
+)
 from kseg.limits import INT32_MAX, decompression_limit
 
 
@@ -41,6 +51,7 @@ from kseg.limits import INT32_MAX, decompression_limit
 )
 @json_report_options("partition, segment, orphan and summary")
 @reading_options
+@spark_options
 def tiered(
     paths: tuple[str, ...],
     remote: str | None,
@@ -52,6 +63,7 @@ def tiered(
     max_message_size: int,
     output_format: str,
     run: Run,
+    spark: Spark,
 ) -> None:
     """The remote log segments of every topic-partition, folded from the
     __remote_log_metadata partitions (each PATH a log root or such a partition
@@ -59,7 +71,8 @@ def tiered(
     leader epochs, sizes, object keys; invalid state transitions, overlaps and
     gaps.  With --remote, the store reconciled: metadata whose objects are
     missing (data loss), objects no finished copy holds (orphans, with their
-    size); with --logdir, the local log joined (docs/tiered-metadata.md).
+    size); with --logdir, the local log joined; with --spark, the store listed
+    on the cluster, a task per group of top-level prefixes (docs/tiered-metadata.md).
 
     \b
     Exit codes:
@@ -76,12 +89,15 @@ def tiered(
 
     if force and not report_path:
         run.fail("--force replaces an existing --report file; give it with --report")
+    spark.check(run)
+    if spark.on and not remote:
+        run.fail("--spark lists the store on the cluster: give it with --remote URI")
     inputs = list(paths) + [p for p in (remote, log_dir) if p]
     if report_path:
         check_report(report_path, inputs, force)
     # a path missing or holding no metadata: exit 2 (main.fatal)
     read = read_metadata(list(paths), read_record, decompression_limit(max_message_size))
-    store = list_store(remote) if remote else None
+    store = _spark_listing(run, remote, spark) if spark.on and remote else list_store(remote) if remote else None
     report = check_all(read, metadata_partitions, store, log_dir, "local" if layout == "local" else "aiven")
     rows = [dumps(row) for row in render.rows(report)]
     if report_path:
@@ -99,3 +115,11 @@ def tiered(
         if not r.complete:
             run.error(r.describe())
     sys.exit(report.exit_code())
+
+
+def _spark_listing(run: Run, remote: str, spark_options: Spark) -> Any:
+    """The store listed by the executors (kseg.spark.tiered_job); a local root made absolute for them."""
+    from kseg.spark import tiered_job
+    from kseg.spark.paths import absolute
+
+    return on_spark(run, spark_options, "tiered", lambda spark: tiered_job.list_store(spark, absolute(remote)))

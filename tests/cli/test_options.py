@@ -31,10 +31,10 @@ WHERE = {
     "value_decoder": {"dump", "lookup-offset", "lookup-time", "export"},
     "output_format": set(COMMANDS) - {"export"},
     "max_message_size": set(COMMANDS) - {"diff", "logdir"} - NO_FILES,  # diff and logdir read batch headers only
-    "spark": {"verify-index", "export", "diff"},
-    "master": {"verify-index", "export", "diff"},
-    "spark_conf": {"verify-index", "export", "diff"},
-    "verbose": {"verify-index", "export", "diff"},
+    "spark": {"verify-index", "export", "diff", "tiered"},
+    "master": {"verify-index", "export", "diff", "tiered"},
+    "spark_conf": {"verify-index", "export", "diff", "tiered"},
+    "verbose": {"verify-index", "export", "diff", "tiered"},
     "max_rate": set(READING),
     "drop_cache": set(READING),
 }

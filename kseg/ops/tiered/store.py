@@ -57,14 +57,39 @@ def _walk(root: str) -> list[location.Entry]:
 
 def list_store(root: str) -> StoreListing:
     """Every object under ``root`` (raises :class:`InputError` when it cannot be listed: exit 2)."""
+    return index_entries(root, list_objects(root))
+
+
+def list_objects(root: str) -> list[location.Entry]:
+    """Every object under ``root`` (a prefix or a directory), recursively, with sizes."""
     if location.is_remote(root):
         location.check_uri(root)
-        entries = location.list_tree(root)
-    else:
-        if not os.path.lexists(location.local_path(root)):
-            raise InputError("no such file or directory", path=root)
-        entries = _walk(location.local_path(root))
-    return index_entries(root, entries)
+        return location.list_tree(root)
+    if not os.path.lexists(location.local_path(root)):
+        raise InputError("no such file or directory", path=root)
+    return _walk(location.local_path(root))
+
+
+def top_level(root: str) -> tuple[list[str], list[location.Entry]]:
+    """The prefixes (a topic's, or a topic-partition's, in both layouts) and the objects directly under
+    ``root``: what ``--spark`` hands out, one listing each."""
+    if location.is_remote(root):
+        location.check_uri(root)
+        return location.list_level(root)
+    path = location.local_path(root)
+    if not os.path.isdir(path):
+        raise InputError("not a directory: give the remote store's root (--remote)", path=root)
+    dirs, found = [], []
+    try:
+        with os.scandir(path) as it:
+            for entry in it:
+                if entry.is_dir(follow_symlinks=False):
+                    dirs.append(entry.path)
+                elif entry.is_file(follow_symlinks=False):
+                    found.append(location.Entry(entry.path, entry.stat(follow_symlinks=False).st_size))
+    except OSError as exc:
+        raise InputError(f"cannot list the directory: {exc.strerror or exc}", path=root) from None
+    return sorted(dirs), sorted(found)
 
 
 def index_entries(root: str, entries: list[location.Entry]) -> StoreListing:
