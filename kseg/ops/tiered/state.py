@@ -154,6 +154,8 @@ class Fold:
         tp = self._partition(sid["topicIdPartition"], where)
         seg_id = uuid_text(sid["id"])
         state = SEGMENT_STATES[m["remoteLogSegmentState"]]
+        if _after_partition_deleted(tp, where, seg_id):
+            return
         if state != STARTED:
             tp.problems.append(
                 f"{where}: segment {seg_id} added with state {state}: Kafka's addCopyInProgressSegment "
@@ -186,6 +188,8 @@ class Fold:
         tp = self._partition(sid["topicIdPartition"], where)
         seg_id = uuid_text(sid["id"])
         state = SEGMENT_STATES[m["remoteLogSegmentState"]]
+        if _after_partition_deleted(tp, where, seg_id):
+            return
         seg = tp.segments.get(seg_id)
         if seg is None:
             gone = "its deletion already finished" if seg_id in tp.deleted else "no metadata record added it"
@@ -218,6 +222,18 @@ class Fold:
             )
             tp.deleted.update(tp.segments)
             tp.segments.clear()
+
+
+def _after_partition_deleted(tp: TopicPartition, where: str, seg_id: str) -> bool:
+    """A segment event after DELETE_PARTITION_FINISHED: Kafka's store has dropped the partition's cache and
+    throws ``IllegalStateException`` ("No partition metadata found"); a problem, the event not applied."""
+    if tp.delete_state != PARTITION_STATES[2]:
+        return False
+    tp.problems.append(
+        f"{where}: segment {seg_id}: an event after the partition's deletion finished (Kafka's store throws "
+        "IllegalStateException: no partition metadata), not applied"
+    )
+    return True
 
 
 def _refused(where: str, seg_id: str, source: str, target: str) -> str:

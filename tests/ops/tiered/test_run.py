@@ -148,8 +148,10 @@ def test_invalid_transitions(tmp_path) -> None:
 def test_partition_deleted_with_segments_left(tmp_path) -> None:
     cluster = healthy()
     cluster.values += [rm.partition_delete(TOPIC_ID, TOPIC, 0, s) for s in (0, 1, 2)]
+    cluster.values.append(rm.segment_update(sc.seg("a"), rm.DELETE_SEGMENT_STARTED))  # too late: dropped
     report = run(tmp_path, cluster, logdir=False)
-    assert kinds(report) == ["transition", "orphan", "orphan", "orphan"]
+    assert kinds(report) == ["transition", "transition", "orphan", "orphan", "orphan"]
+    assert "after the partition's deletion finished" in report.checks[0].problems[1].text
     assert report.checks[0].tp.delete_state == "DELETE_PARTITION_FINISHED"
 
 
