@@ -8,7 +8,7 @@
   its layout writes (``kseg.storage.remote_keys``: Aiven's ``log``, ``rsm-manifest`` and ``indexes`` or the
   older per-index objects; ``LocalTieredStorage``'s six files, ``txnindex`` optional): data loss, a fetch of
   its offsets fails.  A ``LocalTieredStorage`` ``.log`` is the segment byte for byte: its size must be
-  ``segmentSizeInBytes``.
+  ``segmentSizeInBytes``; Aiven's objects together must hold the custom metadata's ``remote_size``.
 * **orphans** (with the store): objects of a segment the metadata holds in no finished state -- a copy that
   never finished (``COPY_SEGMENT_STARTED``), a deletion that started but never finished, a segment whose
   deletion finished or that no record names -- with their total size.  Only for topic-partitions whose
@@ -170,6 +170,7 @@ def object_problems(check: PartitionCheck, store: StoreListing, layout: Layout =
                     "offsets fail",
                 )
             )
+        _remote_size_problem(check, seg, objects, missing)
         for obj in objects:
             if obj.key.layout == "local" and obj.key.suffix == "log" and obj.size != seg.size:
                 check.problems.append(
@@ -179,6 +180,25 @@ def object_problems(check: PartitionCheck, store: StoreListing, layout: Layout =
                         "(LocalTieredStorage copies the segment byte for byte)",
                     )
                 )
+
+
+def _remote_size_problem(
+    check: PartitionCheck, seg: RemoteSegment, objects: list[StoredObject], missing: list[str]
+) -> None:
+    """Aiven's ``remote_size`` is the bytes it uploaded for the segment (``SegmentCustomMetadataBuilder.totalSize``:
+    the sum over its objects): a whole set of objects of another total was changed after the copy."""
+    remote_size = None if seg.custom is None else seg.custom.remote_size
+    if remote_size is None or missing or not objects or objects[0].key.layout != "aiven":
+        return
+    total = sum(o.size for o in objects)
+    if total != remote_size:
+        check.problems.append(
+            Problem(
+                "size",
+                f"segment {seg.segment_id}: its {len(objects)} objects hold {total} bytes, the custom metadata's "
+                f"remote_size (the bytes Aiven's RSM uploaded) says {remote_size}",
+            )
+        )
 
 
 def orphan_problems(

@@ -196,3 +196,15 @@ def test_aiven_custom_metadata_names_the_key(tmp_path) -> None:
     assert expected_key(report.checks[0].tp, c) == "p/k/x.log"
     assert kinds(report) == []  # c's deletion started: it is no longer served, and no later segment follows it
     assert [s.segment_id for s in sc.finished(report.checks[0].tp)] == [IDS["a"], IDS["b"]]
+
+
+def test_aiven_remote_size(tmp_path) -> None:
+    """remote_size is the bytes uploaded (SegmentCustomMetadataBuilder.totalSize): right, then wrong."""
+    cluster = healthy()
+    whole = sc.SIZE + 2 * 64  # .log, .indexes, .rsm-manifest
+    for n, size in ((0, whole), (1, whole + 1)):
+        cluster.values.append(
+            rm.segment_update(sc.seg("a"), rm.COPY_SEGMENT_FINISHED, custom=rm.aiven_custom_metadata(remote_size=size))
+        )
+        report = run(tmp_path / str(n), cluster)
+        assert kinds(report) == ([] if n == 0 else ["size"])
