@@ -12,16 +12,13 @@ Kafka's 32-bit MurmurHash2 with seed ``0x9747b28c`` (the hash of the default pro
 
 from __future__ import annotations
 
+from kseg.format.v2 import java_int
+
 METADATA_TOPIC = "__remote_log_metadata"  # TopicBasedRemoteLogMetadataManagerConfig.REMOTE_LOG_METADATA_TOPIC_NAME
 DEFAULT_PARTITIONS = 50
 _M32 = 0xFFFFFFFF
 _MURMUR_SEED = 0x9747B28C
 _MURMUR_M = 0x5BD1E995
-
-
-def _int32(n: int) -> int:
-    n &= _M32
-    return n - (1 << 32) if n & 0x80000000 else n
 
 
 def murmur2(data: bytes) -> int:
@@ -46,13 +43,13 @@ def murmur2(data: bytes) -> int:
     h ^= h >> 13
     h = (h * _MURMUR_M) & _M32
     h ^= h >> 15
-    return _int32(h)
+    return java_int(h)
 
 
 def _long_hash(v: int) -> int:
     """``Long.hashCode(v)`` of a signed 64-bit ``v``."""
     u = v & 0xFFFFFFFFFFFFFFFF
-    return _int32(u ^ (u >> 32))
+    return java_int(u ^ (u >> 32))
 
 
 def topic_id_partition_hash(topic_id: bytes, partition: int) -> int:
@@ -60,8 +57,8 @@ def topic_id_partition_hash(topic_id: bytes, partition: int) -> int:
     most = int.from_bytes(topic_id[:8], "big", signed=True)
     least = int.from_bytes(topic_id[8:], "big", signed=True)
     h = 1
-    for element in (_long_hash(least), _long_hash(most), _int32(partition)):
-        h = _int32(31 * h + element)
+    for element in (_long_hash(least), _long_hash(most), java_int(partition)):
+        h = java_int(31 * h + element)
     return h
 
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kseg.format.rsm_custom import CustomMetadata, parse_custom_metadata
+from kseg.format.strings import uuid_to_string
 
 STARTED, FINISHED, DELETE_STARTED, DELETE_FINISHED = (
     "COPY_SEGMENT_STARTED",
@@ -52,13 +53,6 @@ _PARTITION_VALID[PARTITION_STATES[1]] = {PARTITION_STATES[2]}
 def valid_transition(source: str | None, target: str) -> bool:
     """``RemoteLogSegmentState.isValidTransition``."""
     return source == target or target in _VALID.get(source, set())
-
-
-def uuid_text(raw: bytes) -> str:
-    """Kafka's ``Uuid.toString()``: URL-safe base64 of the 16 bytes, no padding."""
-    import base64
-
-    return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
 
 
 @dataclass
@@ -130,7 +124,7 @@ class Fold:
         ]
 
     def _partition(self, entry: dict, where: str) -> TopicPartition:
-        key = (uuid_text(entry["id"]), entry["partition"])
+        key = (uuid_to_string(entry["id"]), entry["partition"])
         tp = self.partitions.get(key)
         if tp is None:
             tp = TopicPartition(entry["name"], key[0], key[1], where.rpartition("@")[0])
@@ -152,7 +146,7 @@ class Fold:
     def _add(self, m: dict, where: str) -> None:
         sid = m["remoteLogSegmentId"]
         tp = self._partition(sid["topicIdPartition"], where)
-        seg_id = uuid_text(sid["id"])
+        seg_id = uuid_to_string(sid["id"])
         state = SEGMENT_STATES[m["remoteLogSegmentState"]]
         if _after_partition_deleted(tp, where, seg_id):
             return
@@ -186,7 +180,7 @@ class Fold:
     def _update(self, m: dict, where: str) -> None:
         sid = m["remoteLogSegmentId"]
         tp = self._partition(sid["topicIdPartition"], where)
-        seg_id = uuid_text(sid["id"])
+        seg_id = uuid_to_string(sid["id"])
         state = SEGMENT_STATES[m["remoteLogSegmentState"]]
         if _after_partition_deleted(tp, where, seg_id):
             return
