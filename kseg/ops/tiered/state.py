@@ -143,13 +143,21 @@ class Fold:
         else:
             self.notes.append(f"{where}: a {name} (a file-based snapshot's record, not the topic's): not folded")
 
-    def _add(self, m: dict, where: str) -> None:
+    def _segment_event(self, m: dict, where: str) -> tuple[TopicPartition, str, str] | None:
+        """The topic-partition, segment id and state a segment record names; None (a problem) when it
+        comes after the partition's deletion finished."""
         sid = m["remoteLogSegmentId"]
         tp = self._partition(sid["topicIdPartition"], where)
         seg_id = uuid_to_string(sid["id"])
-        state = SEGMENT_STATES[m["remoteLogSegmentState"]]
         if _after_partition_deleted(tp, where, seg_id):
+            return None
+        return tp, seg_id, SEGMENT_STATES[m["remoteLogSegmentState"]]
+
+    def _add(self, m: dict, where: str) -> None:
+        event = self._segment_event(m, where)
+        if event is None:
             return
+        tp, seg_id, state = event
         if state != STARTED:
             tp.problems.append(
                 f"{where}: segment {seg_id} added with state {state}: Kafka's addCopyInProgressSegment "
@@ -178,12 +186,10 @@ class Fold:
         )
 
     def _update(self, m: dict, where: str) -> None:
-        sid = m["remoteLogSegmentId"]
-        tp = self._partition(sid["topicIdPartition"], where)
-        seg_id = uuid_to_string(sid["id"])
-        state = SEGMENT_STATES[m["remoteLogSegmentState"]]
-        if _after_partition_deleted(tp, where, seg_id):
+        event = self._segment_event(m, where)
+        if event is None:
             return
+        tp, seg_id, state = event
         seg = tp.segments.get(seg_id)
         if seg is None:
             gone = "its deletion already finished" if seg_id in tp.deleted else "no metadata record added it"
