@@ -69,9 +69,10 @@ def test_faults_json_and_report(tmp_path: Path) -> None:
 def test_store_on_s3_gives_the_local_answer(s3, tmp_path: Path) -> None:
     meta, store, logdir = faulty(tmp_path)
     s3.upload_tree(store, "tiered/faulty")
-    args = ["tiered", "--format", "json", *PARTITIONS, str(meta), "--logdir", str(logdir)]
-    local = run_cli([*args, "--remote", str(store)])
-    remote = run_cli([*args, "--remote", s3.uri("tiered/faulty")])
+    s3.upload_tree(meta, "tiered/meta")  # the metadata partitions on S3 too
+    args = ["tiered", "--format", "json", *PARTITIONS, "--logdir", str(logdir)]
+    local = run_cli([*args, str(meta), "--remote", str(store)])
+    remote = run_cli([*args, s3.uri("tiered/meta"), "--remote", s3.uri("tiered/faulty")])
     assert local.exit_code == remote.exit_code == 1, remote.errtext
 
     def comparable(text: str, root: str) -> list[dict]:
