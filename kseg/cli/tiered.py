@@ -83,7 +83,7 @@ def tiered(
     from kseg.decoders.remote import read_record
     from kseg.jsonlines import dumps
     from kseg.ops.tiered.read import read_metadata
-    from kseg.ops.tiered.run import check_all, check_report, write_report
+    from kseg.ops.tiered.run import check_all, check_log_dir, check_report, write_report
     from kseg.ops.tiered.store import list_store
     from kseg.render import tiered as render
 
@@ -95,6 +95,8 @@ def tiered(
     inputs = list(paths) + [p for p in (remote, log_dir) if p]
     if report_path:
         check_report(report_path, inputs, force)
+    if log_dir:
+        check_log_dir(log_dir)
     # a path missing or holding no metadata: exit 2 (main.fatal)
     read = read_metadata(list(paths), read_record, decompression_limit(max_message_size))
     store = _spark_listing(run, remote, spark) if spark.on and remote else list_store(remote) if remote else None

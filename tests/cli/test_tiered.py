@@ -118,6 +118,8 @@ def test_corrupt_metadata_segment_gives_no_verdict(tmp_path: Path) -> None:
         (["{tmp}/nothing"], "nothing: no such file or directory"),
         (["{tmp}/broker"], "no __remote_log_metadata partition"),
         (["{meta}", "--force"], "--force replaces an existing --report file"),
+        (["{meta}", "--logdir", "{tmp}/gone"], "gone: no such file or directory"),
+        (["{meta}", "--logdir", "{meta}/__remote_log_metadata-0/00000000000000000000.log"], "not a directory"),
     ],
 )
 def test_usage_and_input_errors(tmp_path: Path, args: list[str], said: str) -> None:

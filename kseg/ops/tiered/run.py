@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from kseg.errors import KsegError
+from kseg.errors import InputError, KsegError
 from kseg.ops.tiered.local import join_local, read_log_starts
 from kseg.ops.tiered.read import MetadataRead
 from kseg.ops.tiered.reconcile import (
@@ -112,6 +112,14 @@ def _join(report: TieredReport, checks: Iterable[PartitionCheck], log_dir: str) 
     for check in checks:
         if check.known:
             join_local(check, log_dir, starts, report.notes)
+
+
+def check_log_dir(path: str) -> None:
+    """``--logdir`` checked before any work: an existing directory (:class:`InputError`: exit 2)."""
+    if not files.exists(path):
+        raise InputError("no such file or directory", path=path)
+    if not files.isdir(path):
+        raise InputError("not a directory: give a broker's log directory (log.dirs)", path=path)
 
 
 def check_report(path: str, inputs: list[str], force: bool) -> None:
