@@ -6,19 +6,21 @@ import sys
 
 import click
 
-from kseg.cli.options import HELP, Run, Spark, format_option, paths_argument, run_options, spark_options
+from kseg.cli.options import (
+    HELP,
+    Run,
+    Spark,
+    format_option,
+    json_report_options,
+    paths_argument,
+    run_options,
+    spark_options,
+)
 
 
 @click.command(context_settings=HELP)
 @paths_argument
-@click.option(
-    "--report",
-    "report_path",
-    type=click.Path(),
-    help="Also write the JSON Lines rows (logdir and partition) to this local file, atomically.  "
-    "Checked before any work; never inside an input.",
-)
-@click.option("--force", is_flag=True, help="Replace an existing --report file (atomically).")
+@json_report_options("logdir and partition")
 @format_option
 @run_options
 @spark_options

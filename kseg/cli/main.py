@@ -36,6 +36,11 @@ COMMANDS = {
         "The __consumer_offsets / __transaction_state partition of a group or transactional id.",
     ),
     "logdir": ("kseg.cli.logdir", "logdir", "A broker's log directories: checkpoints, topic IDs, leader epochs."),
+    "tiered": (
+        "kseg.cli.tiered",
+        "tiered",
+        "Remote segments from __remote_log_metadata, reconciled with the store and a local log.",
+    ),
 }
 
 
