@@ -119,11 +119,11 @@ def epoch_at(entries: list[EpochEntry] | None, offset: int) -> int | None:
     return found
 
 
-def order_problems(entries: list[EpochEntry], path: str) -> list[str]:
+def order_findings(entries: list[EpochEntry]) -> list[str]:
     """Entries that do not increase (``LeaderEpochFileCache.assign``): each epoch above the one before,
     each start offset at or above it (line numbers are the file's)."""
     return [
-        f"{path}: line {i}: epoch {cur.epoch} at offset {cur.start_offset} does not follow epoch {prev.epoch} "
+        f"line {i}: epoch {cur.epoch} at offset {cur.start_offset} does not follow epoch {prev.epoch} "
         f"at offset {prev.start_offset} (epochs increase, start offsets never decrease)"
         for i, (prev, cur) in enumerate(zip(entries, entries[1:], strict=False), start=4)
         if cur.epoch <= prev.epoch or cur.start_offset < prev.start_offset
@@ -146,7 +146,7 @@ class EpochCheck:
         self._index: dict[int, int] = {}
         for i, e in enumerate(entries):
             self._index.setdefault(e.epoch, i)
-        self.order = order_problems(entries, path)
+        self.order = order_findings(entries)
         # entries out of order give no ranges to judge batches by: the order problems stand alone
         self._from = entries[0].start_offset if entries and not self.order else None
         self.first: dict[int, int] = {}  # epoch -> base offset of its first batch seen
@@ -175,12 +175,12 @@ class EpochCheck:
         else:  # a batch of an earlier epoch inside entry i's range: entry i starts too early
             self.late.setdefault(i, (base, epoch))
 
-    def problems(self) -> list[str]:
-        """The entries' order, and what the batches fed so far say against them (each entry and epoch once)."""
-        found = list(self.order)
+    def findings(self) -> list[str]:
+        """What the batches fed so far say against the entries (each entry and epoch once), without the path."""
+        found = []
         for i in sorted(set(self.early) | set(self.late)):
             e = self.entries[i]
-            head = f"{self.path}: line {i + 3}: epoch {e.epoch} starts at offset {e.start_offset}, but "
+            head = f"line {i + 3}: epoch {e.epoch} starts at offset {e.start_offset}, but "
             if i in self.early:
                 found.append(head + f"the first batch of epoch {e.epoch} in the log is at offset {self.first[e.epoch]}")
             if i in self.late:
@@ -193,7 +193,11 @@ class EpochCheck:
                 )
         for epoch, base in sorted(self.unseen.items()):
             found.append(
-                f"{self.path}: batches of leader epoch {epoch} (from offset {base}) in the log, an epoch the "
-                "checkpoint never recorded"
+                f"batches of leader epoch {epoch} (from offset {base}) in the log, an epoch the checkpoint "
+                "never recorded"
             )
         return found
+
+    def problems(self) -> list[str]:
+        """The entries' order and :meth:`findings`, each as ``<checkpoint path>: <what>``."""
+        return [f"{self.path}: {f}" for f in (*self.order, *self.findings())]
