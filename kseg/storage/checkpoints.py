@@ -286,6 +286,7 @@ class Checkpointed:
     present: bool  # the file exists
     value: int | None
     note: str | None = None
+    parsed: bool = False  # the file was read and parsed (so no value means: no entry for the partition)
 
 
 _TABLES: dict[tuple[str, str], tuple[bool, dict[tuple[str, int], OffsetEntry] | None, str | None]] = {}
@@ -327,5 +328,33 @@ def partition_entry(partition_path: str, name: str) -> Checkpointed:
         return Checkpointed(name, path, True, None, why)
     entry = table.get(tp)
     if entry is None:
-        return Checkpointed(name, path, True, None, f"{path} has no entry for {tp[0]} {tp[1]}")
-    return Checkpointed(name, path, True, entry.offset)
+        return Checkpointed(name, path, True, None, f"{path} has no entry for {tp[0]} {tp[1]}", parsed=True)
+    return Checkpointed(name, path, True, entry.offset, parsed=True)
+
+
+@dataclass(frozen=True)
+class LogStart:
+    """A partition's log start offset as Kafka's load takes it, and where it came from."""
+
+    offset: int
+    file: str | None  # the checkpoint it was taken from; None: the first segment's base offset
+    note: str | None  # why the first segment's base offset was taken (None when the file gave it)
+
+
+def log_start_offset(partition_path: str, first_base: int) -> LogStart:
+    """``LogLoader``: the larger of the partition's ``log-start-offset-checkpoint`` entry and the first
+    segment's base offset (a checkpoint written before retention deleted segments lags).  A file without
+    an entry means the first segment's base offset: ``LogManager.checkpointLogStartOffsetsInDir`` writes
+    only log starts past it.  Without the file (a copied partition, an old broker) the first segment's
+    base offset stands in, and the note says so."""
+    entry = partition_entry(partition_path, LOG_START)
+    if entry.value is None:
+        return LogStart(first_base, None, f"{entry.note}: the first segment's base offset {first_base} taken")
+    if entry.value < first_base:
+        return LogStart(
+            first_base,
+            None,
+            f"log start offset {entry.value} in {entry.file} is below the first segment's base offset "
+            f"{first_base}: {first_base} taken, as Kafka's load takes it (LogLoader)",
+        )
+    return LogStart(entry.value, entry.file, None)
