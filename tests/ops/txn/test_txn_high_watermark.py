@@ -10,6 +10,7 @@ unstable offset (open, or completed with its marker at or above the high waterma
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -76,3 +77,16 @@ def test_a_high_watermark_past_the_log_end_is_bounded_as_kafkas_load_bounds_it(t
     report = analyse(scan_partition(str(_partition(tmp_path, checkpoint([("txn", 0, 99)])))), from_start=True)
     assert (report.high_watermark, report.last_stable_offset) == (52, 50)
     assert any("high watermark 99 in " in n and "52 taken" in n for n in report.notes)
+
+
+def test_the_command_names_the_file_in_text_and_json(tmp_path) -> None:
+    from tests.conftest import run_cli
+
+    part = _partition(tmp_path, checkpoint([("txn", 0, 52)]))
+    hw_file = str(tmp_path / "data" / "replication-offset-checkpoint")
+    r = run_cli(["txn", "--from-start", "--format", "json", str(part)])
+    summary = [json.loads(line) for line in r.text.splitlines()][-1]
+    assert (summary["highWatermark"], summary["highWatermarkFile"], summary["lastStableOffset"]) == (52, hw_file, 50)
+    assert summary["lsoHeldBy"]["producerId"] == 2000
+    text = run_cli(["txn", "--from-start", str(part)]).text
+    assert f"2 offsets below the high watermark 52 (from {hw_file}): read_committed consumers stop here" in text
