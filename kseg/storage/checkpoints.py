@@ -289,13 +289,25 @@ class Checkpointed:
     parsed: bool = False  # the file was read and parsed (so no value means: no entry for the partition)
 
 
-_TABLES: dict[tuple[str, str], tuple[bool, dict[tuple[str, int], OffsetEntry] | None, str | None]] = {}
+_TABLES: dict[tuple[str, str, object], tuple[bool, dict[tuple[str, int], OffsetEntry] | None, str | None]] = {}
+
+
+def file_version(directory: str, name: str) -> object:
+    """What tells one state of a local file from another (its stat), so a file rewritten between two reads
+    in one process is read again; None for an object store's (a command reads it once)."""
+    if location.is_uri(directory):
+        return None
+    try:
+        st = os.stat(os.path.join(directory, name))
+    except OSError:
+        return "absent"
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
 
 
 def _table(log_dir: str, name: str) -> tuple[bool, dict[tuple[str, int], OffsetEntry] | None, str | None]:
     """(present, entries or None, why not) of ``log_dir/name``, read once per run (a fleet's partitions
     share their log directory's checkpoints)."""
-    key = (os.path.abspath(log_dir) if not location.is_uri(log_dir) else log_dir, name)
+    key = (os.path.abspath(log_dir) if not location.is_uri(log_dir) else log_dir, name, file_version(log_dir, name))
     if key not in _TABLES:
         path = files.display(location.join(log_dir, name))
         found: tuple[bool, dict[tuple[str, int], OffsetEntry] | None, str | None]

@@ -16,6 +16,7 @@ from typing import NamedTuple
 
 from kseg.errors import InputError, KsegError
 from kseg.ops.verify.result import SegmentResult
+from kseg.storage import checkpoints as cp
 from kseg.storage import files, leader_epochs, location
 from kseg.storage.leader_epochs import EpochCheck, EpochEntry
 
@@ -33,9 +34,13 @@ class Checkpoint(NamedTuple):
     malformed: KsegError | None = None
 
 
-@lru_cache(maxsize=16)
 def checkpoint(directory: str) -> Checkpoint:
-    """The checkpoint of the partition directory ``directory`` (read once per process)."""
+    """The checkpoint of the partition directory ``directory`` (read once per process and state of the file)."""
+    return _checkpoint(directory, cp.file_version(directory, leader_epochs.FILE_NAME))
+
+
+@lru_cache(maxsize=16)
+def _checkpoint(directory: str, _version: object) -> Checkpoint:
     path = files.display(location.join(directory, leader_epochs.FILE_NAME))
     try:
         entries = leader_epochs.read(directory)
