@@ -45,6 +45,7 @@ from kseg.storage import files, location
 FILE_NAME = "leader-epoch-checkpoint"
 VERSION = 0
 NO_EPOCH = -1  # RecordBatch.NO_PARTITION_LEADER_EPOCH: a magic v0/v1 batch
+INT64_END = 1 << 63  # past every offset
 MAX_TRACKED = 4096  # epochs remembered for the report (a damaged log names garbage epochs)
 _WS = re.compile(r"\s+")
 
@@ -137,7 +138,7 @@ class EpochCheck:
 
     __slots__ = (
         *("entries", "path", "order", "_starts", "_index", "_from"),
-        *("first", "early", "late", "unseen", "batches"),
+        *("first", "early", "late", "unseen", "lo", "hi", "expected"),
     )
 
     def __init__(self, entries: list[EpochEntry], path: str) -> None:
@@ -153,18 +154,23 @@ class EpochCheck:
         self.early: dict[int, int] = {}  # entry index -> first batch of its epoch below its start
         self.late: dict[int, tuple[int, int]] = {}  # entry index -> (base, epoch) of an earlier epoch's batch
         self.unseen: dict[int, int] = {}  # epoch -> first batch of an epoch no entry names
-        self.batches = 0  # batches judged
+        # the range of the last entry a batch agreed with, and its epoch: a caller may skip :meth:`batch` for a
+        # batch with ``lo <= base < hi`` and that epoch (it agrees too), as the verify pass does per batch
+        self.lo, self.hi, self.expected = 0, 0, NO_EPOCH
 
     def batch(self, base: int, last: int, epoch: int) -> None:
         """One batch: its base and last offset and its partition leader epoch (-1 for magic v0/v1)."""
         start = self._from
         if epoch < 0 or start is None or last < start:
             return
-        self.batches += 1
         if epoch not in self.first and len(self.first) < MAX_TRACKED:
             self.first[epoch] = base
         i = bisect_right(self._starts, max(base, start)) - 1
         if self.entries[i].epoch == epoch:
+            starts = self._starts
+            self.lo = max(starts[i], start)
+            self.hi = starts[i + 1] if i + 1 < len(starts) else INT64_END
+            self.expected = epoch
             return
         j = self._index.get(epoch)
         if j is None:

@@ -160,8 +160,9 @@ class _LogPass:
     ) -> None:
         """Check one batch's header, and record it if an index entry can ask about it."""
         res, path, scan = self.res, self.path, self.scan
-        if self.epochs is not None and valid:
-            self.epochs.batch(base, last, epoch)
+        epochs = self.epochs
+        if epochs is not None and valid and not (epochs.lo <= base < epochs.hi and epoch == epochs.expected):
+            epochs.batch(base, last, epoch)  # (a batch inside the range its predecessor agreed with agrees too)
         if self.limit is not None and size > self.limit:
             res.problem_at(
                 "batch-too-large",
