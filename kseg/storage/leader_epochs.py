@@ -40,12 +40,13 @@ from bisect import bisect_right
 from typing import NamedTuple
 
 from kseg.errors import CorruptIndexError
+from kseg.limits import INT64_MAX
 from kseg.storage import files, location
 
 FILE_NAME = "leader-epoch-checkpoint"
 VERSION = 0
 NO_EPOCH = -1  # RecordBatch.NO_PARTITION_LEADER_EPOCH: a magic v0/v1 batch
-INT64_END = 1 << 63  # past every offset
+_PAST_ALL = INT64_MAX + 1  # past every offset
 MAX_TRACKED = 4096  # epochs remembered for the report (a damaged log names garbage epochs)
 _WS = re.compile(r"\s+")
 
@@ -169,7 +170,7 @@ class EpochCheck:
         if self.entries[i].epoch == epoch:
             starts = self._starts
             self.lo = max(starts[i], start)
-            self.hi = starts[i + 1] if i + 1 < len(starts) else INT64_END
+            self.hi = starts[i + 1] if i + 1 < len(starts) else _PAST_ALL
             self.expected = epoch
             return
         j = self._index.get(epoch)
