@@ -157,6 +157,38 @@ def run_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return quiet_option(io_options(command))
 
 
+RSM_KEY_HELP = (
+    "KEYPAIRID=FILE: the PEM private key (PKCS#8) of an RSA key pair of Aiven's tiered-storage plugin, for "
+    "reading the segments it encrypted; repeatable (docs/tiered.md)."
+)
+
+
+def _rsm_keys(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict[str, str]:
+    keys: dict[str, str] = {}
+    for value in values:
+        pair, sep, path = value.partition("=")
+        if not sep or not pair or not path:
+            raise click.BadParameter(f"expected KEYPAIRID=FILE, found {value!r}", param_hint="--rsm-key")
+        keys[pair] = path
+    return keys
+
+
+def rsm_key_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--rsm-key KEYPAIRID=FILE`` (repeatable), installed for the tiered-segment reader of this process
+    (``kseg.storage.tiered.configure``): the option of every command that reads segments' records."""
+
+    @functools.wraps(f)
+    def command(*args: Any, rsm_key: dict[str, str], **kwargs: Any) -> Any:
+        from kseg.storage import tiered
+
+        tiered.configure(rsm_key)
+        return f(*args, **kwargs)
+
+    return click.option("--rsm-key", multiple=True, metavar="KEYPAIRID=FILE", callback=_rsm_keys, help=RSM_KEY_HELP)(
+        command
+    )
+
+
 SPARK_HELP = {
     "--spark": "Run as a PySpark job (pip install 'kseg[spark]').",
     "--master": "Spark master URL (default local[*]); only with --spark.",

@@ -17,6 +17,7 @@ from kseg.cli.options import (
     jobs_option,
     max_message_size_option,
     paths_argument,
+    rsm_key_option,
     run_options,
     spark_options,
 )
@@ -50,6 +51,7 @@ from kseg.errors import KsegError
 @max_message_size_option
 @format_option
 @run_options
+@rsm_key_option
 @spark_options
 def verify_index(
     paths: tuple[str, ...],

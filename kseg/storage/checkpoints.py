@@ -33,8 +33,6 @@ in the metadata log's directory (``__cluster_metadata-0``).
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 import os
 import re
@@ -42,6 +40,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from kseg.errors import CheckpointError, KsegError
+from kseg.format.uuid import parse_uuid
 from kseg.limits import INT64_MAX, INT64_MIN
 from kseg.storage import files, location
 
@@ -123,17 +122,6 @@ def parse_offsets(text: str, path: str) -> dict[tuple[str, int], OffsetEntry]:
             path=path,
         )
     return entries
-
-
-def parse_uuid(text: str) -> bytes | None:
-    """``Uuid.fromString``: 16 bytes in URL-safe base64 without padding (22 characters), or None."""
-    if len(text) != 22 or not re.fullmatch(r"[A-Za-z0-9_-]+", text):
-        return None
-    try:
-        raw = base64.urlsafe_b64decode(text + "==")
-    except (binascii.Error, ValueError):
-        return None
-    return raw if len(raw) == 16 else None
 
 
 def parse_partition_metadata(text: str, path: str) -> str:

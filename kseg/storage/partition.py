@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass, field
 
 from kseg.errors import InputError
-from kseg.storage import files, location
+from kseg.storage import files, location, tiered
 
 _DIGITS = re.compile(r"(\d+)")
 TRANSITION_DIR = re.compile(r".*-(delete|future|stray)\Z")
@@ -68,6 +68,9 @@ class Segment:
         return self.name
 
     def log_size(self) -> int:
+        original = tiered.original_size(self.log) if self.log else None
+        if original is not None:  # a tiered segment: the manifest's size, not the object's
+            return original
         if self.log_bytes is not None:
             return self.log_bytes
         try:
@@ -137,6 +140,14 @@ def partition_from_listing(path: str, entries: list[location.Entry], notes: list
                 notes.append(f"{full}: skipped, a file in transition ({name.rsplit('.', 1)[1]})")
             continue
         sfx = files.suffix(name)
+        tiered_base = files.base_offset_from_name(name) if tiered.is_indexes_object(full) else None
+        if tiered_base is not None:  # Aiven's layout: a segment's indexes in one object, read as files
+            seg = by_base.setdefault(tiered_base, Segment(tiered_base))
+            for index in (files.INDEX, files.TIME_INDEX, files.TXN_INDEX):
+                inside = full[: -len(".indexes")] + index
+                if files.exists(inside):  # the manifest says (read once; a transaction index may be absent)
+                    setattr(seg, _SLOT[index], inside)
+            continue
         if sfx == files.SNAPSHOT:
             part.snapshots.append(full)
             continue

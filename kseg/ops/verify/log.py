@@ -119,7 +119,14 @@ class _LogPass:
 
     def run(self) -> LogScan:
         res, scan, batch = self.res, self.scan, self.batch
-        with FileRecords(self.path) as records:
+        try:
+            opened = FileRecords(self.path)
+        except InputError:
+            raise
+        except KsegError as exc:  # a tiered segment whose manifest cannot be read: none of its log was read
+            res.problem("corrupt-batch", self.path, exc.describe(), position=None)
+            return scan
+        with opened as records:
             scan.size = res.bytes = records.size
             try:
                 for items in records.scan():
