@@ -19,7 +19,7 @@ from typing import TypeVar
 
 from kseg.errors import InputError, KsegError
 from kseg.ops.logdir.log import LogFacts, read_log
-from kseg.ops.logdir.rules import epoch_problems, offset_problems
+from kseg.ops.logdir.rules import offset_problems
 from kseg.storage import checkpoints as cp
 from kseg.storage import files, leader_epochs, location
 from kseg.storage.partition import (
@@ -265,16 +265,17 @@ def partition(report: LogDirReport, full: str, name: str, tp: tuple[str, int]) -
         report.notes.append(f"{full}: no leader-epoch-checkpoint: leader epochs not checked")
     if tp[0] == METADATA_TOPIC:
         _parse(part, full, cp.QUORUM_STATE, cp.parse_quorum_state)
-    part.log = read_log(listed)
+    check = None
+    if epochs is not None:
+        part.leader_epoch = epochs[-1].epoch if epochs else None
+        check = leader_epochs.EpochCheck(epochs, files.display(location.join(full, leader_epochs.FILE_NAME)))
+    part.log = read_log(listed, check)
     _offsets_from_checkpoints(report, part, tp, listed)
     part.problems.extend(
         offset_problems(part.log, part.high_watermark, part.recovery_point, part.log_start, report.clean_shutdown)
     )
-    if epochs is not None:
-        part.leader_epoch = epochs[-1].epoch if epochs else None
-        part.problems.extend(
-            epoch_problems(epochs, part.log, files.display(location.join(full, leader_epochs.FILE_NAME)))
-        )
+    if check is not None:
+        part.problems.extend(check.problems())
     return part
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, NamedTuple
 
 from kseg.errors import InputError
+from kseg.ops.verify import epochs
 from kseg.ops.verify.verify import SegmentResult, check_overlap, verify_segment
 from kseg.storage import outcome
 from kseg.storage.partition import Partition, Segment
@@ -35,6 +36,7 @@ class WorkItem(NamedTuple):
     path: str  # the partition directory
     segment: Segment | None
     error: str | None = None
+    first: bool = False  # the partition's first segment: it carries what concerns the leader-epoch-checkpoint
 
 
 def is_directory_row(res: SegmentResult) -> bool:
@@ -102,7 +104,7 @@ def work_items(partitions: Iterable[Partition]) -> list[WorkItem]:
         if p.error is not None:
             items.append(WorkItem(p.log_dir, p.name, p.path, None, p.error))
             continue
-        items.extend(WorkItem(p.log_dir, p.name, p.path, seg) for seg in p.segments)
+        items.extend(WorkItem(p.log_dir, p.name, p.path, seg, None, i == 0) for i, seg in enumerate(p.segments))
     return items
 
 
@@ -114,7 +116,9 @@ def verify_item(item: WorkItem, *, strict: bool, max_message_size: int) -> Segme
         res.failed = item.error
         return res
     try:
-        res = verify_segment(item.partition, seg, strict=strict, max_message_size=max_message_size)
+        check = epochs.epoch_check(item.path)
+        res = verify_segment(item.partition, seg, strict=strict, max_message_size=max_message_size, epochs=check)
+        epochs.report(res, item.path, check, item.first)
     except Exception as exc:  # an unexpected failure is a failed segment, never a clean one
         res = SegmentResult(item.partition, seg.name, seg.base_offset, seg.log or seg.index or "")
         res.failed = f"{type(exc).__name__}: {exc}"
