@@ -337,7 +337,7 @@ def run_spark_cli(
     err,
     spark=None,
     verbose: bool = False,
-    resume: tuple[str, set] | None = None,
+    resume=None,
 ) -> int:
     """Run the job and print what the local command prints; return its exit code."""
     import importlib.util
@@ -388,6 +388,7 @@ def run_spark_cli(
                 report=report_path,
                 keep_all=verbose,
                 describe=task_failure,
+                before=resume.before if resume is not None else None,
             )
         except SparkSetupError as exc:
             return fail(f"{exc}{see()}")
@@ -448,18 +449,19 @@ def _under_spark_submit() -> bool:
 
 
 @contextmanager
-def _carried(resume: tuple[str, set] | None, prior) -> Iterator[str | None]:
+def _carried(resume, prior) -> Iterator[str | None]:
     """``--resume``'s carried rows (:func:`kseg.ops.verify.resume.carried_rows`, counted in ``prior``)
     copied to a temporary JSON Lines file -- the report they come from may be the one about to be
-    emptied -- removed after; None without ``--resume``."""
-    if resume is None or not resume[1]:
+    emptied -- removed after; None without ``--resume`` (``resume``: its
+    :class:`~kseg.ops.verify.resume.Resumption`)."""
+    if resume is None or not resume.skipped:
         yield None
         return
     from kseg.jsonlines import dumps
     from kseg.ops.verify.resume import carried_rows
 
     with tempfile.NamedTemporaryFile("w", prefix="kseg-resumed-", suffix=".jsonl", encoding="utf-8") as tmp:
-        for row in carried_rows(resume[0], resume[1], prior):
+        for row in carried_rows(resume.path, resume.skipped, prior):
             tmp.write(dumps(row) + "\n")
         tmp.flush()
         yield tmp.name
