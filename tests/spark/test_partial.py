@@ -63,6 +63,25 @@ def test_a_failed_bin_leaves_no_overlap_check_and_settles_the_next(tmp_path: Pat
     assert state.total.failed == 1 and state.total.clean == 1 and [r.status for _, r in state.shown] == ["failed"]
 
 
+def test_a_segment_after_a_resumed_one_is_checked_against_it_not_the_run_before() -> None:
+    """``--resume`` skipped …020 (the report gives its last offset): …030 is compared with it, whether it
+    shares a run with …010 (which it follows in the work list) or not, never with …010 (last offset 35)."""
+    items = [_item("a-0", 0, 10), _item("a-0", 10, 10), _item("a-0", 30, 10)]
+    todo = list(enumerate(items))
+    lasts = (9, 35, 39)
+
+    def kinds_of_030(bins: list, resumed_last: int) -> list[str]:
+        before = {("/d", "a-0", f"{30:020d}"): _result(_item("a-0", 20, 10), resumed_last)}
+        state = _Bins(bins, None, keep_all=True, before=before)
+        for number, runs in enumerate(bins):
+            state.finished(number, [(i, _result(item, lasts[i])) for run in runs for i, item in run])
+        return {res.segment: [p.kind for p in res.problems] for _, res in state.shown}[f"{30:020d}"]
+
+    for bins in ([[todo]], [[todo[:2]], [todo[2:]]]):
+        assert kinds_of_030(bins, 29) == []  # 30 > 29
+        assert kinds_of_030(bins, 30) == ["segment-overlap"]  # 30 <= 30, the resumed one's last offset
+
+
 pyspark = pytest.importorskip("pyspark", reason="the spark extra (pip install 'kseg[spark]')")
 
 
