@@ -281,10 +281,10 @@ def _submit_all(
         try:
             return verify(flat, f"bin {number + 1} of {len(bins)} ({len(flat)} segments)")
         except Exception as exc:  # noqa: BLE001 - the bin's retries ran out: its segments one by one
-            if len(flat) == 1 or context_stopped(sc):
+            if len(flat) == 1 or _stopping(sc, exc):
                 raise
             return _one_by_one(
-                sc, flat, lambda indexed: verify([indexed], f"bin {number + 1} again: {_label(indexed)}"), describe, exc
+                sc, flat, lambda indexed: verify([indexed], f"bin {number + 1} again: {_label(indexed)}"), describe
             )
 
     def done(number: int, results: list[tuple[int, SegmentResult]] | None, exc: BaseException | None) -> None:
@@ -301,6 +301,12 @@ def gave_up(cause: str) -> str:
     return f"not verified: Spark gave up this segment's task (spark.task.maxFailures reached): {cause}"
 
 
+def _stopping(sc: Any, exc: BaseException) -> bool:
+    """The job failed because the run is ending (the SparkContext gone; its jobs cancelled on Ctrl-C or a
+    closed stdout: :func:`kseg.spark.pool.run_jobs`), not because of its task: nothing to run again."""
+    return context_stopped(sc) or " cancelled" in str(exc)
+
+
 def _label(indexed: Indexed) -> str:
     item = indexed[1]
     assert item.segment is not None
@@ -312,7 +318,6 @@ def _one_by_one(
     flat: list[Indexed],
     verify: Callable[[Indexed], list[tuple[int, SegmentResult]]],
     describe: Callable[[BaseException], str],
-    first: BaseException,
 ) -> list[tuple[int, SegmentResult]]:
     """A failed bin's segments, each its own Spark job (in turn, on this bin's thread): the segments that
     verify get their verdicts; one whose job fails too is a ``failed`` row with its own job's cause."""
@@ -321,7 +326,7 @@ def _one_by_one(
         try:
             out.extend(verify(indexed))
         except Exception as exc:  # noqa: BLE001 - this segment's own job failed
-            if context_stopped(sc):
-                raise first from None
+            if _stopping(sc, exc):
+                raise
             out.append((indexed[0], unverified(indexed[1], gave_up(describe(exc)))))
     return out
