@@ -335,6 +335,11 @@ class RemoteFile:
     def close(self) -> None:
         self._f.close()
 
+    @property
+    def closed(self) -> bool:
+        """The file API's ``closed`` (pyarrow's Parquet reader asks it of a Python file)."""
+        return bool(self._f.closed)
+
     def __enter__(self) -> "RemoteFile":
         return self
 

@@ -138,15 +138,17 @@ def verify_all(
     jobs: int = 1,
     max_message_size: int,
     on_result: Callable[[SegmentResult], None] | None = None,
+    before: dict[tuple[str, str, str], SegmentResult] | None = None,
 ) -> Report:
-    """Verify every segment of ``partitions``; ``on_result`` sees each as it completes, in order."""
+    """Verify every segment of ``partitions``; ``on_result`` sees each as it completes, in order.
+    ``before``: for a segment whose previous one is not verified here (``--resume``), that one."""
     items = [(item, strict, max_message_size) for item in work_items(partitions)]
     report = Report()
     if jobs > 1 and len(items) > 1:
         pool = new_pool(jobs)
         try:
             results = pool.map(_verify, items, chunksize=max(1, len(items) // (jobs * 8)))
-            collect(results, report, on_result)
+            collect(results, report, on_result, before)
         except BrokenProcessPool:
             _stop(pool)
             raise InputError(
@@ -157,17 +159,27 @@ def verify_all(
             raise
         pool.shutdown()
     else:
-        collect(map(_verify, items), report, on_result)
+        collect(map(_verify, items), report, on_result, before)
     return report
 
 
-def collect(results: Iterable[SegmentResult], report: Report, on_result=None) -> None:
+def previous_of(res: SegmentResult, before: dict[tuple[str, str, str], SegmentResult] | None) -> SegmentResult | None:
+    """The segment before ``res`` that ``--resume`` did not verify again (its last offset from the
+    report: :mod:`kseg.ops.verify.resume`), or None."""
+    return before.get((res.log_dir, res.partition, res.segment)) if before else None
+
+
+def collect(results: Iterable[SegmentResult], report: Report, on_result=None, before=None) -> None:
     """Add results (in discovery order) to ``report``, checking consecutive segments for overlap.
 
-    Only segments of the same partition in the same log directory are compared."""
+    Only segments of the same partition in the same log directory are compared; a segment after one
+    ``--resume`` skipped (``before``) is compared with that one."""
     prev = None
     for res in results:
-        if (
+        resumed = previous_of(res, before)
+        if resumed is not None:
+            check_overlap(resumed, res)
+        elif (
             prev is not None
             and prev.partition == res.partition
             and prev.log_dir == res.log_dir
