@@ -89,6 +89,7 @@ class Partition:
     segments: list[Segment] = field(default_factory=list)
     snapshots: list[str] = field(default_factory=list)
     error: str | None = None  # the directory could not be listed: nothing of it was verified
+    head_left_out: bool = False  # segments[0] is not the log's first (a command left the first ones out)
 
     @property
     def name(self) -> str:

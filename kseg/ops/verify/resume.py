@@ -192,7 +192,9 @@ def skip_verified(
                     log_dir=p.log_dir,
                 )
             keep.append(seg)
-        out.append(replace(p, segments=keep) if len(keep) != len(p.segments) else p)
+        if len(keep) != len(p.segments):
+            p = replace(p, segments=keep, head_left_out=p.head_left_out or (keep[:1] != p.segments[:1]))
+        out.append(p)
     return out, skipped, before
 
 

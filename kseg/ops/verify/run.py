@@ -104,7 +104,10 @@ def work_items(partitions: Iterable[Partition]) -> list[WorkItem]:
         if p.error is not None:
             items.append(WorkItem(p.log_dir, p.name, p.path, None, p.error))
             continue
-        items.extend(WorkItem(p.log_dir, p.name, p.path, seg, None, i == 0) for i, seg in enumerate(p.segments))
+        first = not p.head_left_out  # the log's first segment carries what concerns the leader-epoch-checkpoint
+        items.extend(
+            WorkItem(p.log_dir, p.name, p.path, seg, None, first and i == 0) for i, seg in enumerate(p.segments)
+        )
     return items
 
 
