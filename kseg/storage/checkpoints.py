@@ -83,6 +83,18 @@ def lines_of(text: str) -> list[str]:
     return lines
 
 
+def java_split(line: str) -> list[str]:
+    """``Pattern.compile("\\s+").split(line)`` as Java does it: at runs of Java's (ASCII) blanks, the
+    trailing empty strings removed (``"a 0 5 "`` is three tokens), a leading one kept (``" a 0 5"`` is four),
+    and a line with no blank is one token."""
+    if not _WS.search(line):
+        return [line]
+    parts = _WS.split(line)
+    while parts and parts[-1] == "":
+        parts.pop()
+    return parts
+
+
 def java_int(text: str, low: int = INT32_MIN, high: int = INT32_MAX) -> int | None:
     """``text`` as ``Integer.parseInt`` (or, with the ``long`` range, ``Long.parseLong``) reads it, or None."""
     if not _JAVA_INT.match(text):
@@ -112,7 +124,7 @@ def parse_offsets(text: str, path: str) -> dict[tuple[str, int], OffsetEntry]:
         raise _malformed(path, 2, lines[1])
     entries: dict[tuple[str, int], OffsetEntry] = {}
     for n, line in enumerate(lines[2:], start=3):
-        parts = _WS.split(line)
+        parts = java_split(line)
         if len(parts) != 3:
             raise _malformed(path, n, line)
         partition, offset = java_int(parts[1]), java_int(parts[2], INT64_MIN, INT64_MAX)

@@ -35,20 +35,19 @@ healthy partition, and is never a problem:
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_right
 from typing import NamedTuple
 
 from kseg.errors import CorruptIndexError
 from kseg.limits import INT64_MAX
 from kseg.storage import files, location
+from kseg.storage.checkpoints import java_int, java_split, lines_of
 
 FILE_NAME = "leader-epoch-checkpoint"
 VERSION = 0
 NO_EPOCH = -1  # RecordBatch.NO_PARTITION_LEADER_EPOCH: a magic v0/v1 batch
 _PAST_ALL = INT64_MAX + 1  # past every offset
 MAX_TRACKED = 4096  # epochs remembered for the report (a damaged log names garbage epochs)
-_WS = re.compile(r"\s+")
 
 
 class EpochEntry(NamedTuple):
@@ -59,20 +58,16 @@ class EpochEntry(NamedTuple):
 
 
 def _int(text: str, path: str, line_no: int, bits: int) -> int:
-    try:
-        value = int(text.strip()) if re.fullmatch(r"\s*[+-]?[0-9]+\s*", text) else None
-    except ValueError:
-        value = None
-    if value is None or not -(1 << (bits - 1)) <= value < (1 << (bits - 1)):
+    """``Integer.parseInt`` / ``Long.parseLong`` of ``text`` (no blanks around it), or a malformed line."""
+    value = java_int(text, -(1 << (bits - 1)), (1 << (bits - 1)) - 1)
+    if value is None:
         raise CorruptIndexError(f"malformed line {line_no} in leader-epoch-checkpoint: {text!r}", path=path)
     return value
 
 
 def parse(text: str, path: str = FILE_NAME) -> list[EpochEntry]:
     """The entries of a checkpoint file's text (``CheckpointFile.CheckpointReadBuffer.read``)."""
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
+    lines = lines_of(text)
     if not lines:
         return []
     version = _int(lines[0], path, 1, 32)
@@ -85,7 +80,7 @@ def parse(text: str, path: str = FILE_NAME) -> list[EpochEntry]:
     expected = _int(lines[1], path, 2, 32)
     entries = []
     for n, line in enumerate(lines[2:], start=3):
-        parts = _WS.split(line)
+        parts = java_split(line)  # LeaderEpochCheckpointFile's WHITE_SPACES_PATTERN
         if len(parts) != 2:
             raise CorruptIndexError(f"malformed line {n} in leader-epoch-checkpoint: {line!r}", path=path)
         entries.append(EpochEntry(_int(parts[0], path, n, 32), _int(parts[1], path, n, 64)))

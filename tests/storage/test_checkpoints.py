@@ -162,3 +162,11 @@ def test_entries_split_at_javas_whitespace_only() -> None:
     for blank in ("\u00a0", "\u2003", "\x1c"):
         with pytest.raises(cp.CheckpointError, match="line 3: Malformed line"):
             cp.parse_offsets(f"0\n1\norders{blank}0 7\n", "f")
+
+
+def test_a_trailing_blank_leaves_an_entry_a_leading_one_does_not() -> None:
+    """``Pattern.split`` drops trailing empty strings (``"orders 0 7 "`` is three tokens: an entry to
+    Kafka) and keeps a leading one (``" orders 0 7"`` is four: malformed)."""
+    assert cp.parse_offsets("0\n1\norders 0 7 \n", "f") == {("orders", 0): cp.OffsetEntry("orders", 0, 7, 3)}
+    with pytest.raises(cp.CheckpointError, match="line 3: Malformed line"):
+        cp.parse_offsets("0\n1\n orders 0 7\n", "f")
