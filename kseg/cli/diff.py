@@ -7,7 +7,17 @@ from typing import Any
 
 import click
 
-from kseg.cli.options import HELP, Run, Spark, format_option, paths_argument, reading_bar, run_options, spark_options
+from kseg.cli.options import (
+    HELP,
+    Run,
+    Spark,
+    format_option,
+    on_spark,
+    paths_argument,
+    reading_bar,
+    run_options,
+    spark_options,
+)
 
 
 @click.command(context_settings=HELP)
@@ -122,25 +132,6 @@ def _local(partitions: list[Any]) -> tuple[Any, str | None]:
 
 
 def _spark_results(run: Run, sets: list[list[Any]], spark_options: Spark) -> Any:
-    import importlib.util
-
-    from kseg.spark import INSTALL_HINT
-
-    if importlib.util.find_spec("pyspark") is None:
-        run.fail(INSTALL_HINT)
     from kseg.spark import diff_job
-    from kseg.spark.driver import SparkLog, SparkSetupError, start_session
 
-    log = SparkLog(spark_options.verbose)
-    try:
-        spark = start_session(
-            spark_options.master or "local[*]", ("spark.app.name=kseg diff", *spark_options.conf), log
-        )
-    except (ValueError, SparkSetupError) as exc:
-        log.close()
-        run.fail(str(exc))
-    try:
-        return diff_job.run(spark, sets)
-    finally:
-        spark.stop()
-        log.close()
+    return on_spark(run, spark_options, "diff", lambda spark: diff_job.run(spark, sets))

@@ -15,6 +15,7 @@ from kseg.cli.options import (
     format_option,
     int32_option,
     max_message_size_option,
+    rsm_key_option,
     run_options,
 )
 from kseg.cli.params import kraft_text, resolve_decoder
@@ -131,6 +132,7 @@ def kafka_release(value: str | None):
 )
 @format_option
 @run_options
+@rsm_key_option
 def dump(
     paths: tuple[str, ...],
     files_opt: str | None,

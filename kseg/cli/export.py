@@ -17,6 +17,7 @@ from kseg.cli.options import (
     max_message_size_option,
     partitions_or_fail,
     reading_bar,
+    rsm_key_option,
     run_options,
     spark_options,
 )
@@ -76,6 +77,7 @@ EXIT_CORRUPT = EXIT_PROBLEMS  # corrupt batches met
 @click.option("--force", is_flag=True, help="Replace an existing output.")
 @max_message_size_option
 @run_options
+@rsm_key_option
 @spark_options
 def export(
     paths: tuple[str, ...],

@@ -14,6 +14,7 @@ from kseg.cli.options import (
     decoder_options,
     format_option,
     max_message_size_option,
+    rsm_key_option,
     run_options,
 )
 from kseg.cli.params import OffsetType, TimestampType, decoders, kraft_text
@@ -48,7 +49,7 @@ def lookup_options(f: Callable[..., Query]) -> Callable[..., None]:
         query = f(*args, **kwargs)
         sys.exit(_run(run, directory, output_format, max_message_size, (key_decoder, value_decoder), query))
 
-    g = run_options(command)
+    g = run_options(rsm_key_option(command))
     g = decoder_options(g)
     g = max_message_size_option(g)
     g = format_option(g)

@@ -17,6 +17,7 @@ from kseg.errors import KsegError, error_line
 from kseg.limits import DEFAULT_MAX_MESSAGE_SIZE, EXIT_ERROR, INT32_MAX
 
 F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
 
 format_option = click.option(
     "--format",
@@ -157,6 +158,38 @@ def run_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return quiet_option(io_options(command))
 
 
+RSM_KEY_HELP = (
+    "KEYPAIRID=FILE: the PEM private key (PKCS#8) of an RSA key pair of Aiven's tiered-storage plugin, for "
+    "reading the segments it encrypted; repeatable (docs/tiered.md)."
+)
+
+
+def _rsm_keys(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict[str, str]:
+    keys: dict[str, str] = {}
+    for value in values:
+        pair, sep, path = value.partition("=")
+        if not sep or not pair or not path:
+            raise click.BadParameter(f"expected KEYPAIRID=FILE, found {value!r}", param_hint="--rsm-key")
+        keys[pair] = path
+    return keys
+
+
+def rsm_key_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--rsm-key KEYPAIRID=FILE`` (repeatable), installed for the tiered-segment reader of this process
+    (``kseg.storage.tiered.configure``): the option of every command that reads segments' records."""
+
+    @functools.wraps(f)
+    def command(*args: Any, rsm_key: dict[str, str], **kwargs: Any) -> Any:
+        from kseg.storage import tiered
+
+        tiered.configure(rsm_key)
+        return f(*args, **kwargs)
+
+    return click.option("--rsm-key", multiple=True, metavar="KEYPAIRID=FILE", callback=_rsm_keys, help=RSM_KEY_HELP)(
+        command
+    )
+
+
 SPARK_HELP = {
     "--spark": "Run as a PySpark job (pip install 'kseg[spark]').",
     "--master": "Spark master URL (default local[*]); only with --spark.",
@@ -198,9 +231,34 @@ class Spark:
             run.fail(f"{' and '.join(given)} take{'s' * (len(given) == 1)} effect only with --spark")
 
 
+def on_spark(run: Run, spark: Spark, app: str, work: Callable[[Any], T]) -> T:
+    """``work(session)`` on a Spark session started for ``--spark`` (named ``kseg <app>``), stopped after; no
+    pyspark or a session that cannot start is the one error line, exit 2 (diff --roots, tiered)."""
+    import importlib.util
+
+    from kseg.spark import INSTALL_HINT
+
+    if importlib.util.find_spec("pyspark") is None:
+        run.fail(INSTALL_HINT)
+    from kseg.spark.driver import SparkLog, SparkSetupError, start_session
+
+    log = SparkLog(spark.verbose)
+    try:
+        session = start_session(spark.master or "local[*]", (f"spark.app.name=kseg {app}", *spark.conf), log)
+    except (ValueError, SparkSetupError) as exc:
+        log.close()
+        run.fail(str(exc))
+    try:
+        return work(session)
+    finally:
+        session.stop()
+        log.close()
+
+
 def spark_options(f: Callable[..., Any]) -> Callable[..., Any]:
     """``--spark``, ``--master``, ``--spark-conf``, ``--verbose``: the one Spark bundle (verify-index,
-    export, diff), handed to the command as one ``spark`` (:class:`Spark`; check it with :meth:`Spark.check`)."""
+    export, diff, logdir), handed to the command as one ``spark`` (:class:`Spark`; check it with
+    :meth:`Spark.check`)."""
 
     @functools.wraps(f)
     def command(*args: Any, spark: bool, master: str | None, spark_conf: tuple, verbose: bool, **kwargs: Any) -> Any:
@@ -233,6 +291,24 @@ def reading_options(f: Callable[..., Any]) -> Callable[..., Any]:
     """``--max-message-size``, ``--format``, then :func:`run_options`: the bundle of the commands that read
     partitions' batches (txn, compaction)."""
     return max_message_size_option(format_option(run_options(f)))
+
+
+def json_report_options(rows: str) -> Callable[[F], F]:
+    """``--report FILE`` (the JSON Lines ``rows`` also written to a local file) and ``--force``: the pair of
+    the commands that print text and keep their rows (logdir, tiered)."""
+
+    def decorate(f: F) -> F:
+        report = click.option(
+            "--report",
+            "report_path",
+            type=click.Path(),
+            help=f"Also write the JSON Lines rows ({rows}) to this local file, atomically.  Checked before any "
+            "work; never inside an input.",
+        )
+        force = click.option("--force", is_flag=True, help="Replace an existing --report file (atomically).")
+        return report(force(f))
+
+    return decorate
 
 
 HELP = {"help_option_names": ["-h", "--help"]}  # every command's context settings

@@ -15,6 +15,7 @@ from kseg.cli.options import (
     int32_option,
     jobs_option,
     max_message_size_option,
+    rsm_key_option,
     run_options,
 )
 from kseg.errors import KsegError
@@ -41,6 +42,7 @@ from kseg.limits import decompression_limit
 @format_option
 @max_message_size_option
 @run_options
+@rsm_key_option
 @jobs_option
 def rebuild_index(
     paths: tuple[str, ...],

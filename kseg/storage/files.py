@@ -24,7 +24,7 @@ from typing import Callable, Union, cast
 
 from kseg.errors import InputError
 from kseg.limits import INT64_MAX, INT64_MIN
-from kseg.storage import location
+from kseg.storage import location, tiered
 
 LOG, INDEX, TIME_INDEX, TXN_INDEX, SNAPSHOT, CHECKPOINT = (
     ".log",
@@ -40,7 +40,8 @@ _CHECKPOINT = re.compile(r"([0-9]{20})-([0-9]{10})\.checkpoint\Z")
 _TIERED = re.compile(r"([0-9]+)-([A-Za-z0-9_-]{22})\Z")  # RemoteLogSegmentFileset: <offset>-<Uuid>
 LEADER_EPOCH_CHECKPOINT = ".leader_epoch_checkpoint"  # a LocalTieredStorage segment's leader-epoch file
 #: A file :func:`open_readonly` opened: a local one, or a :class:`~kseg.storage.location.RemoteFile`.
-ReadFile = Union[io.FileIO, io.BufferedReader, location.RemoteFile]
+#: A segment file of Aiven's tiered layout reads through its manifest (:mod:`kseg.storage.tiered`).
+ReadFile = Union[io.FileIO, io.BufferedReader, location.RemoteFile, tiered.TieredLogFile, tiered.IndexBytes]
 
 
 MAX_INDEX_FILE = 1 << 30  # Kafka's segment.index.bytes is an int; 1 GiB is far beyond any real index
@@ -69,9 +70,9 @@ def base_offset_from_name(path: str) -> int | None:
     """``Long.parseLong`` of the stem, or of its offset part in a ``LocalTieredStorage`` name
     (``<offset>-<segment id>``); ``None`` when the name carries no base offset."""
     s = stem(path)
-    tiered = _TIERED.match(s)
-    if tiered:
-        s = tiered.group(1)
+    local_tiered = _TIERED.match(s)
+    if local_tiered:
+        s = local_tiered.group(1)
     elif not _LONG.match(s):
         return None
     value = int(s)
@@ -118,8 +119,12 @@ def open_readonly(path: str, buffering: int = -1) -> ReadFile:
     Only regular files are opened: a FIFO would block the open (and the whole
     run) until some writer appeared, and a device is no segment.  A URI
     (``s3://``, ``gs://``, ``hdfs://``...) opens a
-    :class:`kseg.storage.location.RemoteFile`: reads become ranged requests.
+    :class:`kseg.storage.location.RemoteFile`: reads become ranged requests.  A segment file of Aiven's
+    tiered layout (with an ``.rsm-manifest`` beside it) opens through :func:`kseg.storage.tiered.open_tiered`.
     """
+    segment = tiered.open_tiered(path)
+    if segment is not None:
+        return segment
     if location.is_uri(path):
         if not location.is_remote(path):
             return open_readonly(location.local_path(path), buffering)
@@ -144,6 +149,9 @@ def open_readonly(path: str, buffering: int = -1) -> ReadFile:
 
 def exists(path: str) -> bool:
     """``os.path.exists`` for a local path or a URI."""
+    virtual = tiered.index_exists(path)  # an index inside a tiered segment's .indexes object
+    if virtual is not None:
+        return virtual
     if location.is_remote(path):
         return location.kind(path) != "missing"
     return os.path.exists(location.local_path(path))
@@ -158,6 +166,9 @@ def isdir(path: str) -> bool:
 
 def isfile(path: str) -> bool:
     """``os.path.isfile`` for a local path or a URI."""
+    virtual = tiered.index_exists(path)
+    if virtual is not None:
+        return virtual
     if location.is_remote(path):
         return location.kind(path) == "file"
     return os.path.isfile(location.local_path(path))
@@ -202,7 +213,7 @@ def write_stream(path: str, produce: Callable[[location.OutputStream], object], 
 
 def size_of(f: ReadFile) -> int:
     """The size of a file opened by :func:`open_readonly` (fixed when it was opened, for a remote file)."""
-    if isinstance(f, location.RemoteFile):
+    if not isinstance(f, (io.FileIO, io.BufferedReader)):
         return f.size
     return os.fstat(f.fileno()).st_size
 

@@ -26,6 +26,8 @@ from kseg.storage.partition import Partition, Segment
 
 #: The files of a segment a listing records, in flag-bit order (``Segment``'s attribute names).
 SLOTS = (("log", files.LOG), ("index", files.INDEX), ("timeindex", files.TIME_INDEX), ("txnindex", files.TXN_INDEX))
+#: The flag bit of a segment that is one of several tiered copies at its base offset (``Segment.copies``).
+COPIES = 1 << len(SLOTS)
 
 
 class Listed:
@@ -33,8 +35,10 @@ class Listed:
     :class:`~kseg.storage.partition.Partition`'s, made from it when asked), ``error`` when it could not
     be listed, and its segments packed: ``numbers`` (base offset, then the ``.log``'s bytes -- 0
     without one -- for each segment), ``flags`` (one byte a segment; bit k: file ``SLOTS[k]`` was
-    listed) and ``odd`` (``{(base, slot): path}`` for a file not named ``<base, 20 digits><suffix>``
-    in ``path``).  About 300 bytes a partition and 17 a segment."""
+    listed; :data:`COPIES`: one of several tiered copies at its base offset) and ``odd`` (``{(k, slot):
+    path}`` for segment k's file not named ``<base, 20 digits><suffix>`` in ``path``: a tiered copy's
+    ``<base>-<segment id>`` name, an Aiven ``.indexes`` object's index).  About 300 bytes a partition
+    and 17 a segment."""
 
     __slots__ = ("path", "error", "numbers", "flags", "odd")
 
@@ -43,7 +47,7 @@ class Listed:
         self.numbers = array("q")
         flags = bytearray()
         self.odd: dict[tuple[int, int], str] | None = None
-        for seg in part.segments:
+        for n, seg in enumerate(part.segments):
             self.numbers.append(seg.base_offset)
             self.numbers.append(seg.log_size())  # a local .log is stat'ed here, once per listing
             bits = 0
@@ -54,8 +58,8 @@ class Listed:
                 bits |= 1 << k
                 if path != location.join(self.path, f"{seg.base_offset:020d}{sfx}"):
                     self.odd = self.odd or {}
-                    self.odd[(seg.base_offset, k)] = path
-            flags.append(bits)
+                    self.odd[(n, k)] = path
+            flags.append(bits | (COPIES if seg.copies else 0))
         self.flags = bytes(flags)
 
     @property
@@ -84,11 +88,11 @@ class Listed:
 
     def _segments(self) -> Iterator[Segment]:
         numbers = iter(self.numbers)
-        for base, size, bits in zip(numbers, numbers, self.flags, strict=True):
-            seg = Segment(base, log_bytes=size)
+        for n, (base, size, bits) in enumerate(zip(numbers, numbers, self.flags, strict=True)):
+            seg = Segment(base, log_bytes=size, copies=bool(bits & COPIES))
             for k, (slot, sfx) in enumerate(SLOTS):
                 if bits >> k & 1:
-                    path = self.odd.get((base, k)) if self.odd else None
+                    path = self.odd.get((n, k)) if self.odd else None
                     setattr(seg, slot, path or location.join(self.path, f"{base:020d}{sfx}"))
             yield seg
 

@@ -31,7 +31,7 @@ from kseg.errors import CorruptRecordError, InputError
 from kseg.format import legacy, v2
 from kseg.format.crc import crc32c_function
 from kseg.limits import INT64_MAX, INT64_MIN
-from kseg.storage import files, read_policy
+from kseg.storage import files, read_policy, tiered
 from kseg.storage.batch import FileBatch, LegacyBatch, V2Batch, short_v2_header
 
 _FRAME = struct.Struct(">qiib")  # offset, length, (epoch or crc), magic
@@ -92,6 +92,8 @@ class FileRecords:
             raise InputError(f"cannot stat: {exc}", path=path) from None
         self.end = self.size if end is None else max(0, min(end, self.size))
         self._fd = self._f.fileno() if isinstance(self._f, io.FileIO) else None  # None: a remote file
+        if isinstance(self._f, tiered.TieredLogFile):  # a window of about a chunk: a lookup fetches few
+            window = min(window, max(self._f.chunk_size, 1 << 16))
         self._buf = _window_buffer(max(window, 1 << 16))
         self._view = memoryview(self._buf)
         self._win_start = 0
@@ -116,13 +118,21 @@ class FileRecords:
         self._read_into(position, memoryview(out))
         return out
 
-    def _read_into(self, position: int, view: memoryview) -> None:
+    def _read_into(self, position: int, view: memoryview, partial_from: int | None = None) -> int:
+        """Fill ``view`` from ``position``; returns the bytes read.  With ``partial_from``, a chunk of a tiered
+        segment that cannot be read (kseg.storage.tiered) after at least that many bytes ends the read there:
+        what precedes it is read, and the error comes when a read starts at it."""
         want = len(view)
         got = 0
         try:
             self._f.seek(position)
             while got < want:
-                n = self._f.readinto(view[got:])
+                try:
+                    n = self._f.readinto(view[got:])
+                except CorruptRecordError:
+                    if partial_from is None or got < partial_from:
+                        raise
+                    return got
                 if not n:
                     break
                 got += n
@@ -134,6 +144,7 @@ class FileRecords:
                 path=self.path,
                 position=position + got,
             )
+        return got
 
     def window(self, position: int, n: int) -> tuple[memoryview, int]:
         """Return ``(buffer, index)`` such that ``buffer[index:index+n]`` is the
@@ -149,7 +160,7 @@ class FileRecords:
         policy = read_policy.current  # --max-rate, --drop-cache (kseg.storage.read_policy)
         meter = read_policy.meter  # a progress bar's byte count
         if policy is None and meter is None:
-            self._read_into(position, self._view[:length])
+            length = self._read_into(position, self._view[:length], partial_from=n)
         else:  # paced a piece at a time (a bar moves, a rate holds), else the whole window at once
             piece = read_policy.PIECE if policy is not None and policy.throttle is not None else length
             for off in range(0, length, piece):

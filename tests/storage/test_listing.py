@@ -36,3 +36,19 @@ def test_names_that_are_not_kafkas_are_kept_whole(tmp_path: Path) -> None:
     compact = Listed(one)
     assert as_tuples(compact.segments) == as_tuples(one.segments) and compact.odd
     assert all("-AAAA" in (s.log or "") for s in compact.segments)
+
+
+def test_tiered_copies_at_one_base_offset_stay_two_segments(tmp_path: Path) -> None:
+    """Two LocalTieredStorage copies of one segment (two segment ids): two segments, each its own files and
+    named by its stem (``Segment.copies``), as discover gives them."""
+    part = tmp_path / "orders-0"
+    part.mkdir()
+    for uuid in ("AAAAAAAAAAAAAAAAAAAAAA", "BBBBBBBBBBBBBBBBBBBBBB"):
+        for f in (CORPUS_DATA / "plain-v2-0").glob("00000000000000000000.*"):
+            if f.suffix in (".log", ".index", ".timeindex"):
+                shutil.copy(f, part / f"{f.stem}-{uuid}{f.suffix}")
+    (one,) = discover([str(part)], [])
+    assert len(one.segments) == 2 and all(s.copies for s in one.segments)
+    compact = Listed(one)
+    assert as_tuples(compact.segments) == as_tuples(one.segments)
+    assert [s.name for s in compact.segments] == [s.name for s in one.segments]

@@ -1,0 +1,370 @@
+"""Segments Aiven's tiered-storage plugin copied to an object store, read as if they were local files.
+
+A segment's ``.log`` object (``kseg.storage.remote_keys``) is the segment cut into chunks of
+``originalChunkSize`` bytes, each zstd-compressed (one frame, ``CompressionChunkEnumeration``) when the
+manifest says ``compression``, then AES-256-GCM encrypted when it has ``encryption``
+(``EncryptionChunkEnumeration``: ``IV(12) || ciphertext || tag(16)``, the manifest's AAD,
+``AesEncryptionProvider``).  The AES key is wrapped with the public key of the key pair named in
+``dataKey``: RSA with OAEP, SHA3-512 as the hash and in MGF1 (``RsaEncryptionProvider``:
+``RSA/NONE/OAEPWithSHA3-512AndMGF1Padding`` of BouncyCastle, whose OAEP takes one digest for both),
+the private key a PEM file (``RsaKeyReader``: PKCS#8).  The ``.indexes`` object concatenates the offset
+index, time index, producer snapshot, leader-epoch checkpoint and transaction index, each encrypted
+alone (one chunk) when the segment is, never compressed (``KafkaRemoteStorageManager.uploadIndexes``);
+before October 2023 each was an object of its own (``<stem>.index`` ...).
+
+:func:`open_tiered` is what :func:`kseg.storage.files.open_readonly` asks first: for a segment file of
+Aiven's layout that has a manifest it returns a :class:`TieredLogFile` (the ``.log``: the original bytes,
+a chunk fetched by one ranged read when a read reaches it, one chunk held at a time) or an
+:class:`IndexBytes` (an index, cut from ``.indexes`` or its own object and decrypted); everything
+downstream is the reader of local segments.  Faults are :class:`ChunkError` naming the object key and the
+chunk number.  The private keys come from ``--rsm-key KEYPAIRID=FILE`` (:func:`configure`);
+``cryptography`` is imported only when an encrypted segment is read.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from typing import Any
+
+from kseg.errors import CorruptRecordError, InputError, KsegError
+from kseg.format import oaep
+from kseg.format.rsm_manifest import IV_SIZE, TAG_SIZE, Manifest, ManifestError, parse_manifest
+from kseg.storage import location
+from kseg.storage.remote_keys import RemoteObjectKey, parse_key
+
+#: The largest manifest read (a variable chunk index of a 1 GiB segment in 4 KiB chunks is far less).
+MAX_MANIFEST = 64 << 20
+#: The indexes a reader may ask for, by file suffix -> ``segmentIndexes`` name.
+INDEX_OF_SUFFIX = {
+    "index": "offset",
+    "timeindex": "timestamp",
+    "snapshot": "producerSnapshot",
+    "txnindex": "transaction",
+}
+
+_keys: dict[str, str] = {}  # key pair id -> private key file (--rsm-key)
+_unwrapped: dict[tuple[str, bytes], bytes] = {}
+_manifests: dict[str, Manifest | None] = {}
+_private: dict[str, tuple[int, tuple[int, int, int, int, int]]] = {}
+
+
+class ChunkError(CorruptRecordError):
+    """A chunk of a tiered segment that cannot be read back (short object, GCM tag, zstd frame)."""
+
+
+def configure(keys: dict[str, str]) -> None:
+    """Install the ``--rsm-key`` private keys (key pair id -> PEM file) for this process."""
+    _keys.clear()
+    _keys.update(keys)
+    _unwrapped.clear()
+    _manifests.clear()
+
+
+def _open(path: str) -> Any:
+    if location.is_remote(path):
+        return location.open_input(path)
+    try:
+        return open(location.local_path(path), "rb", buffering=0)
+    except FileNotFoundError:
+        raise InputError("no such file", path=path) from None
+    except OSError as exc:
+        raise InputError(f"cannot open: {exc.strerror or exc}", path=path) from None
+
+
+def _exists(path: str) -> bool:
+    if location.is_remote(path):
+        return location.kind(path) == "file"
+    return os.path.isfile(location.local_path(path))
+
+
+def _read_all(path: str, limit: int) -> bytes:
+    with _open(path) as f:
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise InputError(f"larger than {limit} bytes", path=path)
+    return bytes(data)
+
+
+def aiven_key(path: str) -> RemoteObjectKey | None:
+    """The key of ``path`` when it names a segment object of Aiven's layout."""
+    key = parse_key(path)
+    return key if key is not None and key.layout == "aiven" else None
+
+
+def manifest_of(key: RemoteObjectKey) -> Manifest | None:
+    """The segment's manifest (read once per process), ``None`` when it has none."""
+    path = key.with_suffix("rsm-manifest").key
+    if path not in _manifests:
+        if not _exists(path):
+            _manifests[path] = None
+        else:
+            try:
+                _manifests[path] = parse_manifest(_read_all(path, MAX_MANIFEST))
+            except ManifestError as exc:
+                raise exc.at(path) from None
+    return _manifests[path]
+
+
+def _data_key(manifest: Manifest, where: str) -> bytes:
+    enc = manifest.encryption
+    assert enc is not None
+    cached = _unwrapped.get((enc.key_pair_id, enc.wrapped_key))
+    if cached is not None:
+        return cached
+    key_file = _keys.get(enc.key_pair_id)
+    if key_file is None:
+        raise InputError(
+            f"encrypted with key pair '{enc.key_pair_id}': give its private key with --rsm-key {enc.key_pair_id}=FILE",
+            path=where,
+        )
+    n, private = _private_key(key_file)
+    try:
+        data_key = oaep.decrypt(enc.wrapped_key, n, private)
+    except oaep.OaepError as exc:
+        raise InputError(
+            f"the private key of --rsm-key {enc.key_pair_id} does not unwrap the data key: {exc}", path=where
+        ) from None
+    _unwrapped[(enc.key_pair_id, enc.wrapped_key)] = data_key
+    return data_key
+
+
+def _private_key(key_file: str) -> tuple[int, tuple[int, int, int, int, int]]:
+    """The modulus and CRT numbers of a PEM RSA private key (``RsaKeyReader``: PKCS#8; PKCS#1 read too),
+    loaded once per process and file."""
+    if key_file in _private:
+        return _private[key_file]
+    try:
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.hazmat.primitives.asymmetric import rsa
+    except ImportError:
+        raise InputError("reading an encrypted segment needs cryptography: pip install 'kseg[tiered]'") from None
+    try:
+        with open(key_file, "rb") as f:
+            # the key is checked by what it unwraps (OAEP's hash): the slow consistency check is skipped
+            key = serialization.load_pem_private_key(f.read(), password=None, unsafe_skip_rsa_key_validation=True)
+    except OSError as exc:
+        raise InputError(f"cannot read the private key: {exc.strerror or exc}", path=key_file) from None
+    except (ValueError, TypeError) as exc:
+        raise InputError(f"not a PEM private key: {exc}", path=key_file) from None
+    if not isinstance(key, rsa.RSAPrivateKey):
+        raise InputError("not an RSA private key", path=key_file)
+    numbers = key.private_numbers()
+    crt = (numbers.p, numbers.q, numbers.dmp1, numbers.dmq1, numbers.iqmp)
+    _private[key_file] = (numbers.public_numbers.n, crt)
+    return _private[key_file]
+
+
+def _decrypt(data: bytes, key: bytes, aad: bytes, where: str, chunk: int, at: int | None = None) -> bytes:
+    from cryptography.exceptions import InvalidTag
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+    if len(data) < IV_SIZE + TAG_SIZE:
+        raise ChunkError(f"chunk {chunk}: {len(data)} bytes, shorter than IV and GCM tag", path=where, position=at)
+    try:
+        return AESGCM(key).decrypt(data[:IV_SIZE], data[IV_SIZE:], aad)
+    except InvalidTag:
+        raise ChunkError(
+            f"chunk {chunk}: GCM tag mismatch (corrupt, or not this data key and AAD)", path=where, position=at
+        ) from None
+
+
+class TieredLogFile:
+    """The original bytes of a tiered ``.log`` object, with the subset of the file API the readers use
+    (``seek``/``tell``/``readinto``/``read``, ``size``).  A read fetches the chunks it reaches, each by
+    one ranged read, and keeps only the last one decoded."""
+
+    def __init__(self, key: RemoteObjectKey, manifest: Manifest) -> None:
+        self.key, self.manifest, self.path = key, manifest, key.key
+        index = manifest.chunk_index
+        self.size = index.original_file_size
+        self.chunk_size = index.original_chunk_size
+        self._plain = not manifest.compression and manifest.encryption is None
+        self._data_key = _data_key(manifest, self.path) if manifest.encryption is not None else None
+        self._f = _open(self.path)
+        self._object_size = self._f.size if hasattr(self._f, "size") else os.fstat(self._f.fileno()).st_size
+        self._pos = 0
+        self._chunk: tuple[int, bytes] | None = None
+        self.chunks_read = 0
+
+    def _raw(self, position: int, n: int, chunk: int, at: int) -> bytes:
+        """``n`` bytes of the object at ``position`` (chunk ``chunk``, original byte ``at``)."""
+        if position + n > self._object_size:
+            raise ChunkError(
+                f"chunk {chunk}: the object is {self._object_size} bytes, the manifest says "
+                f"{self.manifest.chunk_index.transformed_file_size}: chunk {chunk} (object bytes {position} to "
+                f"{position + n}) is cut short",
+                path=self.path,
+                position=at,
+            )
+        self._f.seek(position)
+        data = self._f.read(n)
+        if len(data) < n:
+            raise ChunkError(f"chunk {chunk}: object shrank while being read", path=self.path, position=at)
+        return bytes(data)
+
+    def _decoded(self, i: int) -> bytes:
+        if self._chunk is not None and self._chunk[0] == i:
+            return self._chunk[1]
+        c = self.manifest.chunk_index.chunk(i)
+        data = self._raw(c.transformed_position, c.transformed_size, i, c.original_position)
+        self.chunks_read += 1
+        if self._data_key is not None:
+            assert self.manifest.encryption is not None
+            data = _decrypt(data, self._data_key, self.manifest.encryption.aad, self.path, i, c.original_position)
+        if self.manifest.compression:
+            data = _unzstd(data, c.original_size, self.path, i, c.original_position)
+        if len(data) != c.original_size:
+            raise ChunkError(
+                f"chunk {i}: {len(data)} bytes decoded, the manifest says {c.original_size}",
+                path=self.path,
+                position=c.original_position,
+            )
+        self._chunk = (i, data)
+        return data
+
+    def seek(self, position: int, whence: int = 0) -> int:
+        self._pos = position if whence == 0 else (self._pos + position if whence == 1 else self.size + position)
+        return self._pos
+
+    def tell(self) -> int:
+        return self._pos
+
+    def readinto(self, view: memoryview | bytearray) -> int:
+        want = min(len(view), max(0, self.size - self._pos))
+        if want <= 0:
+            return 0
+        if self._plain:
+            data = self._raw(self._pos, want, self.manifest.chunk_index.chunk_for(self._pos), self._pos)
+            view[:want] = data
+            self._pos += want
+            return want
+        got = 0
+        while got < want:
+            i = self.manifest.chunk_index.chunk_for(self._pos)
+            try:
+                chunk = self._decoded(i)
+            except ChunkError:
+                if got:  # the chunks before it are read; the next read, starting at it, raises
+                    return got
+                raise
+            start = self._pos - i * self.chunk_size
+            n = min(want - got, len(chunk) - start)
+            view[got : got + n] = chunk[start : start + n]
+            got += n
+            self._pos += n
+        return got
+
+    def read(self, n: int = -1) -> bytes:
+        n = self.size - self._pos if n < 0 else min(n, max(0, self.size - self._pos))
+        out = bytearray(n)
+        got = self.readinto(memoryview(out))
+        return bytes(out[:got])
+
+    def close(self) -> None:
+        self._f.close()
+        self._chunk = None
+
+    def __enter__(self) -> TieredLogFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _unzstd(data: bytes, size: int, where: str, chunk: int, at: int) -> bytes:
+    import zstandard
+
+    try:
+        return bytes(zstandard.ZstdDecompressor().decompress(data, max_output_size=size))
+    except zstandard.ZstdError as exc:
+        raise ChunkError(f"chunk {chunk}: not a zstd frame of {size} bytes: {exc}", path=where, position=at) from None
+
+
+class IndexBytes(io.BytesIO):
+    """An index of a tiered segment, read whole (as every index is, up to 16 MiB) and decrypted."""
+
+    def __init__(self, data: bytes, path: str) -> None:
+        super().__init__(data)
+        self.size, self.path = len(data), path
+
+
+def _index(key: RemoteObjectKey, manifest: Manifest) -> IndexBytes:
+    name = INDEX_OF_SUFFIX[key.suffix]
+    if manifest.segment_indexes is None:  # before October 2023: an object per index
+        where = key.key
+        data = _read_all(where, 1 << 30)
+        span: tuple[int, int] | None = (0, len(data))
+    else:
+        where = key.with_suffix("indexes").key
+        span = manifest.segment_indexes[name]
+        if span is None:
+            raise InputError("no such file (the segment has no transaction index)", path=key.key)
+        if span[1] == 0:
+            return IndexBytes(b"", key.key)
+        with _open(where) as f:
+            f.seek(span[0])
+            data = f.read(span[1])
+        if len(data) < span[1]:
+            raise ChunkError(
+                f"{name} index: the object ends at byte {span[0] + len(data)}, the manifest says {span[0] + span[1]}",
+                path=where,
+                position=span[0],
+            )
+    if manifest.encryption is not None and data:
+        data = _decrypt(bytes(data), _data_key(manifest, where), manifest.encryption.aad, where, 0)
+    return IndexBytes(bytes(data), key.key)
+
+
+def open_tiered(path: str) -> TieredLogFile | IndexBytes | None:
+    """The file at ``path`` read through its tiered segment's manifest, or ``None`` when ``path`` is no
+    segment file of Aiven's layout with a manifest (then it is read as any file)."""
+    key = aiven_key(path)
+    if key is None or (key.suffix != "log" and key.suffix not in INDEX_OF_SUFFIX):
+        return None
+    try:
+        manifest = manifest_of(key)
+    except KsegError:
+        if key.suffix != "log":
+            return None  # the .log's reader reports the manifest once
+        raise
+    if manifest is None:
+        return None
+    if key.suffix == "log":
+        return TieredLogFile(key, manifest)
+    if manifest.segment_indexes is None and not manifest.encryption:
+        return None  # an old per-index object, stored as it was
+    return _index(key, manifest)
+
+
+def original_size(path: str) -> int | None:
+    """The original size of a tiered ``.log`` (its manifest's ``originalFileSize``), else ``None``."""
+    key = aiven_key(path)
+    if key is None or key.suffix != "log":
+        return None
+    try:
+        manifest = manifest_of(key)
+    except KsegError:
+        return None
+    return None if manifest is None else manifest.chunk_index.original_file_size
+
+
+def index_exists(path: str) -> bool | None:
+    """Whether an index of a tiered segment of the ``.indexes`` layout exists (a transaction index only
+    when the manifest has one); ``None`` for any other path (then the file system answers)."""
+    key = aiven_key(path)
+    if key is None or key.suffix not in INDEX_OF_SUFFIX:
+        return None
+    try:
+        manifest = manifest_of(key)
+    except KsegError:
+        return None
+    if manifest is None or manifest.segment_indexes is None:
+        return None
+    return manifest.segment_indexes[INDEX_OF_SUFFIX[key.suffix]] is not None
+
+
+def is_indexes_object(path: str) -> bool:
+    """True for the ``.indexes`` object of a segment of Aiven's layout."""
+    key = aiven_key(path)
+    return key is not None and key.suffix == "indexes"

@@ -1,0 +1,125 @@
+"""Aiven's segment manifest and ChunkSizesBinaryCodec (kseg.format.rsm_manifest), and RSA-OAEP with SHA3-512
+(kseg.format.oaep)."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import pytest
+import zstandard
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kseg.format import oaep
+from kseg.format.rsm_manifest import ManifestError, decode_sizes, encode_sizes, parse_manifest
+
+INT32 = st.integers(min_value=0, max_value=(1 << 31) - 1)
+
+
+def test_codec_bytes_as_chunk_sizes_binary_codec_writes_them() -> None:
+    # count, base (the least of all but the last), bytesPerValue, the values less base, the last in full
+    assert encode_sizes([]) == bytes.fromhex("00000000")
+    assert encode_sizes([7]) == bytes.fromhex("00000001 00000007")
+    assert encode_sizes([300, 301, 555, 12]) == bytes.fromhex("00000004 0000012c 01 00 01 ff 0000000c")
+    assert encode_sizes([1, 70000, 5]) == bytes.fromhex("00000003 00000001 03 000000 01116f 00000005")
+
+
+@given(st.lists(INT32, max_size=50))
+def test_codec_round_trips(values: list[int]) -> None:
+    assert decode_sizes(encode_sizes(values)) == values
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"",
+        b"\x00\x00\x00\x01",
+        b"\x00\x00\x00\x03\x00\x00\x00\x00\x05",
+        b"\x00\x00\x00\x03\x00\x00\x00\x00\x01\x00",
+        b"\xff\xff\xff\xff",
+    ],
+)
+def test_codec_refuses_short_or_odd_input(data: bytes) -> None:
+    with pytest.raises(ManifestError):
+        decode_sizes(data)
+
+
+def _manifest(**chunk_index: object) -> dict:
+    return {
+        "version": "1",
+        "chunkIndex": {
+            "type": "fixed",
+            "originalChunkSize": 100,
+            "originalFileSize": 250,
+            "transformedChunkSize": 128,
+            "finalTransformedChunkSize": 78,
+            **chunk_index,
+        },
+        "segmentIndexes": {
+            n: {"position": 0, "size": 0} for n in ("offset", "timestamp", "producerSnapshot", "leaderEpoch")
+        }
+        | {"transaction": None},
+        "compression": False,
+        "encryption": {
+            "dataKey": "kp:" + base64.b64encode(b"wrapped").decode(),
+            "aad": base64.b64encode(b"aad").decode(),
+        },
+    }
+
+
+def test_fixed_index_chunks() -> None:
+    m = parse_manifest(json.dumps(_manifest()).encode())
+    index = m.chunk_index
+    assert index.transformed_sizes == (128, 128, 78) and index.count == 3
+    assert index.chunk(2) == index.chunk(index.chunk_for(249))
+    c = index.chunk(2)
+    assert (c.original_position, c.original_size, c.transformed_position, c.transformed_size) == (200, 50, 256, 78)
+    assert m.encryption is not None and m.encryption.key_pair_id == "kp" and m.encryption.aad == b"aad"
+    assert m.segment_indexes is not None and m.segment_indexes["transaction"] is None
+
+
+def test_variable_index_and_its_faults() -> None:
+    packed = base64.b64encode(
+        zstandard.ZstdCompressor(write_content_size=True).compress(encode_sizes([90, 95, 40]))
+    ).decode()
+    m = parse_manifest(json.dumps(_manifest(type="variable", transformedChunks=packed)).encode())
+    assert m.chunk_index.transformed_sizes == (90, 95, 40) and m.chunk_index.transformed_file_size == 225
+    with pytest.raises(ManifestError, match="3 chunk sizes, but originalFileSize 350 in chunks of 100 is 4 chunks"):
+        parse_manifest(json.dumps(_manifest(type="variable", transformedChunks=packed, originalFileSize=350)).encode())
+    with pytest.raises(ManifestError, match="not base64"):
+        parse_manifest(json.dumps(_manifest(type="variable", transformedChunks="%%")).encode())
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"version": "2"}, "version"),
+        ({"compression": "no"}, "compression"),
+        ({"chunkIndex": {"type": "other", "originalChunkSize": 1, "originalFileSize": 0}}, "chunkIndex.type"),
+        ({"encryption": {"dataKey": "a:b:c", "aad": ""}}, "encryption.dataKey"),
+        ({"segmentIndexes": {"offset": {"position": -1, "size": 0}}}, "segmentIndexes.offset.position"),
+    ],
+)
+def test_manifest_faults_name_the_field(change: dict, message: str) -> None:
+    with pytest.raises(ManifestError, match=message):
+        parse_manifest(json.dumps(_manifest() | change).encode())
+    with pytest.raises(ManifestError, match="not JSON"):
+        parse_manifest(b'{"version": "1",')
+
+
+def test_oaep_sha3_512_round_trip_and_a_wrong_key() -> None:
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    def crt(key: rsa.RSAPrivateKey) -> tuple[int, tuple[int, int, int, int, int]]:
+        n = key.private_numbers()
+        return n.public_numbers.n, (n.p, n.q, n.dmp1, n.dmq1, n.iqmp)
+
+    key, other = (rsa.generate_private_key(public_exponent=65537, key_size=2048) for _ in range(2))
+    n, private = crt(key)
+    wrapped = oaep.encrypt(b"k" * 32, n, 65537)
+    assert len(wrapped) == 256 and oaep.decrypt(wrapped, n, private) == b"k" * 32
+    with pytest.raises(oaep.OaepError):
+        oaep.decrypt(wrapped, *crt(other))
+    with pytest.raises(oaep.OaepError):
+        oaep.decrypt(wrapped[:-1], n, private)
