@@ -76,9 +76,9 @@ def driver_plan(paths: list[str], ranges, split_bytes: int, notes: list[str] | N
     segment units; an input that could not be listed raises (nothing is exported from a partial list)."""
     from kseg.errors import InputError
     from kseg.ops.export.export import units
-    from kseg.storage.partition import discover
+    from kseg.storage.listing import listed
 
-    partitions = discover(paths, [] if notes is None else notes)
+    partitions = listed(paths, [] if notes is None else notes)  # compact: a partition's segments packed
     for part in partitions:  # an input not read is never "N records written": nothing is
         if part.error is not None:
             raise InputError(f"{part.error}; nothing was written")
