@@ -79,6 +79,10 @@ class Cluster:
             SPARK_LOG_DIR=str(root / "logs"),
             PYSPARK_PYTHON=sys.executable,  # the executors' Python: this one, which has kseg
         )
+        # Executors without the store's settings unless a test hands them (spark.executorEnv.AWS_*), as on a
+        # cluster whose workers were never configured for it -- reaching nothing off this machine: the S3
+        # endpoint a loopback port nobody listens on, and no instance-metadata look-up (169.254.169.254)
+        self.env.update(AWS_EC2_METADATA_DISABLED="true", AWS_ENDPOINT_URL=f"http://127.0.0.1:{free_port()}")
 
     def _start(self, name: str, *args: str) -> None:
         log = open(self.root / f"{name}.log", "wb")
