@@ -73,16 +73,25 @@ def _open(path: str) -> Any:
 
 
 def _exists(path: str) -> bool:
+    """Whether anything is at ``path``: a directory where a manifest should be is then an error
+    (``cannot open: Is a directory``), not a segment without a manifest."""
     if location.is_remote(path):
         return location.kind(path) == "file"
-    return os.path.isfile(location.local_path(path))
+    return os.path.lexists(location.local_path(path))
+
+
+def _size(f: Any) -> int:
+    """The size of an open object or file (the store's listing, or ``fstat``)."""
+    return int(f.size) if hasattr(f, "size") else os.fstat(f.fileno()).st_size
 
 
 def _read_all(path: str, limit: int) -> bytes:
+    """The whole object, refused before any read when it is larger than ``limit``."""
     with _open(path) as f:
-        data = f.read(limit + 1)
-    if len(data) > limit:
-        raise InputError(f"larger than {limit} bytes", path=path)
+        size = _size(f)
+        if size > limit:
+            raise InputError(f"{size} bytes, larger than {limit}", path=path)
+        data = f.read(size)
     return bytes(data)
 
 
@@ -182,7 +191,10 @@ class TieredLogFile:
         self._plain = not manifest.compression and manifest.encryption is None
         self._data_key = _data_key(manifest, self.path) if manifest.encryption is not None else None
         self._f = _open(self.path)
-        self._object_size = self._f.size if hasattr(self._f, "size") else os.fstat(self._f.fileno()).st_size
+        self._object_size = _size(self._f)
+        #: where the last chunk starts (an object longer than the chunks is a fault of the last chunk)
+        self._last = index.chunk(index.count - 1) if index.count else None
+        self._longer = self._object_size > index.transformed_file_size
         self._pos = 0
         self._chunk: tuple[int, bytes] | None = None
         self.chunks_read = 0
@@ -196,6 +208,14 @@ class TieredLogFile:
                 f"{position + n}) is cut short",
                 path=self.path,
                 position=at,
+            )
+        last = self._last
+        if self._longer and last is not None and position + n == self.manifest.chunk_index.transformed_file_size:
+            raise ChunkError(
+                f"chunk {last.id}: the object is {self._object_size} bytes, the manifest's {last.id + 1} chunks "
+                f"end at byte {position + n}: {self._object_size - position - n} bytes after the last chunk",
+                path=self.path,
+                position=last.original_position,
             )
         self._f.seek(position)
         data = self._f.read(n)
@@ -235,6 +255,9 @@ class TieredLogFile:
         if want <= 0:
             return 0
         if self._plain:
+            last = self._last.original_position if self._last is not None else 0
+            if self._longer and self._pos < last < self._pos + want:  # the last chunk, at fault, by its own read
+                want = last - self._pos
             data = self._raw(self._pos, want, self.manifest.chunk_index.chunk_for(self._pos), self._pos)
             view[:want] = data
             self._pos += want
@@ -303,6 +326,13 @@ def _index(key: RemoteObjectKey, manifest: Manifest) -> IndexBytes:
         if span[1] == 0:
             return IndexBytes(b"", key.key)
         with _open(where) as f:
+            size = _size(f)
+            if span[0] + span[1] > size:  # before a byte is read or allocated
+                raise ChunkError(
+                    f"{name} index: the object ends at byte {size}, the manifest says {span[0] + span[1]}",
+                    path=where,
+                    position=span[0],
+                )
             f.seek(span[0])
             data = f.read(span[1])
         if len(data) < span[1]:

@@ -269,6 +269,18 @@ def _short_object(stem: Path) -> tuple[str, str]:
     return str(log), "chunk 27: the object is 13235 bytes, the manifest says 13245"
 
 
+def _nested_json(stem: Path) -> tuple[str, str]:
+    manifest = stem.with_suffix(".rsm-manifest")  # was an internal error: json's decoder recursed too deep
+    manifest.write_bytes(b"[" * 100_000)
+    return str(manifest), "not JSON: nested too deep"
+
+
+def _longer_object(stem: Path) -> tuple[str, str]:
+    log = stem.with_suffix(".log")  # was clean: the bytes after the last chunk were never read
+    log.write_bytes(log.read_bytes() + b"\0" * 10)
+    return str(log), "chunk 27: the object is 13255 bytes, the manifest's 28 chunks end at byte 13245"
+
+
 def _gcm_tag(stem: Path) -> tuple[str, str]:
     log = stem.with_suffix(".log")
     chunk = parse_manifest(stem.with_suffix(".rsm-manifest").read_bytes()).chunk_index.chunk(3)
@@ -278,7 +290,11 @@ def _gcm_tag(stem: Path) -> tuple[str, str]:
     return str(log), "chunk 3: GCM tag mismatch"
 
 
-@pytest.mark.parametrize("fault", [_bad_json, _sizes_do_not_add_up, _short_object, _gcm_tag], ids=lambda f: f.__name__)
+@pytest.mark.parametrize(
+    "fault",
+    [_bad_json, _nested_json, _sizes_do_not_add_up, _short_object, _longer_object, _gcm_tag],
+    ids=lambda f: f.__name__,
+)
 def test_each_fault_is_a_problem_naming_the_object_and_chunk(trees: Trees, tmp_path: Path, fault) -> None:
     where, stem = _one_segment(tmp_path, trees.key_pair)
     key_name, expected = fault(stem)

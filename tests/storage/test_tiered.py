@@ -3,11 +3,14 @@ bytes, fetching only the chunks it covers and holding one chunk at a time."""
 
 from __future__ import annotations
 
+import json
 import random
+import tracemalloc
 from pathlib import Path
 
 import pytest
 
+from kseg.errors import CorruptRecordError, InputError
 from kseg.storage import files, tiered
 from kseg.storage.remote_keys import object_key
 from kseg.testing.aiven import write_aiven_segment
@@ -69,3 +72,57 @@ def test_a_segment_without_a_manifest_is_a_plain_file(tmp_path: Path) -> None:
     path.write_bytes(LOG.read_bytes())
     with files.open_readonly(str(path)) as f:
         assert not isinstance(f, tiered.TieredLogFile)
+
+
+def _edit_manifest(path: str, change) -> None:
+    manifest = Path(path[: -len(".log")] + ".rsm-manifest")
+    obj = json.loads(manifest.read_bytes())
+    change(obj)
+    manifest.write_text(json.dumps(obj))
+
+
+def _read_to_end(f) -> bytes:
+    out = bytearray()
+    while chunk := f.read(700):
+        out += chunk
+    return bytes(out)
+
+
+@pytest.mark.parametrize("compression", [False, True])
+def test_an_object_longer_than_its_chunks_fails_at_the_last_chunk(tmp_path: Path, compression: bool) -> None:
+    # the bytes after the manifest's last chunk were never read, and the segment was called clean
+    tiered.configure({})
+    path = _write(tmp_path, compression)
+    Path(path).write_bytes(Path(path).read_bytes() + b"x" * 100)
+    original = LOG.read_bytes()
+    last = (len(original) - 1) // 1000 * 1000
+    with files.open_readonly(path, buffering=0) as f:
+        assert f.read(last) == original[:last]  # every chunk before the last reads as ever
+        with pytest.raises(tiered.ChunkError, match=r"chunk 28: the object is \d+ bytes, the manifest's 29 chunks end"):
+            _read_to_end(f)
+
+
+def test_an_index_past_the_indexes_object_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    # a span of 2 GiB was read with read(2^31-1): the allocation came before the object's size was known
+    tiered.configure({})
+    path = _write(tmp_path, True)
+    end = Path(path[: -len(".log")] + ".indexes").stat().st_size  # after every other index: no overlap
+    _edit_manifest(path, lambda o: o["segmentIndexes"]["offset"].update(position=end, size=(1 << 31) - 1 - end))
+    tracemalloc.start()
+    try:
+        with pytest.raises(CorruptRecordError, match=r"offset index: the object ends at byte \d+, the manifest says"):
+            files.read_small_file(path[: -len(".log")] + ".index", limit=1 << 31)
+        assert tracemalloc.get_traced_memory()[1] < 16 << 20
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_manifest_that_is_a_directory_is_an_error_not_no_manifest(tmp_path: Path) -> None:
+    # a directory named .rsm-manifest made the .log read as a plain segment (its zstd frames as batches)
+    tiered.configure({})
+    path = _write(tmp_path, True)
+    manifest = Path(path[: -len(".log")] + ".rsm-manifest")
+    manifest.unlink()
+    manifest.mkdir()
+    with pytest.raises(InputError, match="Is a directory"):
+        files.open_readonly(path, buffering=0)
