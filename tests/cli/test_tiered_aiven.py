@@ -425,3 +425,34 @@ def copy_aiven_chunks(root: Path, partition: str, key_pair: KeyPair, chunk: int)
         copy_aiven(root, partition, key_pair, compression=True, encrypted=True)
     finally:
         CHUNK = saved
+
+
+def _index_past_object(stem: Path) -> tuple[str, str]:
+    manifest = stem.with_suffix(".rsm-manifest")  # a lying size after every other index: checked before the GET
+    obj = json.loads(manifest.read_bytes())
+    end = stem.with_suffix(".indexes").stat().st_size
+    obj["segmentIndexes"]["offset"] = {"position": end, "size": (1 << 31) - 1 - end}
+    manifest.write_text(json.dumps(obj))
+    return str(stem.with_suffix(".indexes")), f"offset index: the object ends at byte {end}, the manifest says"
+
+
+@pytest.mark.parametrize("fault", [_longer_object, _short_object, _index_past_object], ids=lambda f: f.__name__)
+def test_faults_on_s3_are_found_as_on_disk(trees: Trees, s3, tmp_path: Path, fault) -> None:
+    """The object sizes come from the store (its listing or HEAD), not from a local stat."""
+    where, stem = _one_segment(tmp_path / "tree", trees.key_pair)
+    key_name, expected = fault(stem)
+    prefix = f"faults/{fault.__name__}"
+    s3.upload_tree(tmp_path / "tree", prefix)
+    uri = s3.uri(f"{prefix}/{where.relative_to(tmp_path / 'tree')}")
+    key = ["--rsm-key", f"kp-2024={trees.key_file}"]
+    if fault is _index_past_object:  # the lookup's index cannot be read: its one line, exit 1, no answer
+        r = run_cli(["lookup-offset", *key, "100", uri])
+        assert_no_traceback(r)
+        assert r.exit_code == 1 and r.text == "", (r.text, r.errtext)
+        assert r.errtext.startswith(f"kseg: error: {uri}/{Path(key_name).name}: at byte ") and expected in r.errtext
+        return
+    r = run_cli(["verify-index", *key, uri])
+    assert_no_traceback(r)
+    assert r.exit_code == 1, (r.text, r.errtext)
+    problems = [line for line in r.text.splitlines() if line.startswith("  problem:")]
+    assert expected in problems[0] and problems[0].split("problem: ")[1].startswith("s3://"), r.text
