@@ -44,6 +44,9 @@ from kseg.limits import INT32_MAX
 MAX_SIZE_LIST = 10 * 1024 * 1024
 #: ``SegmentEncryptionMetadataV1.IV_SIZE`` and ``AesEncryptionProvider.GCM_TAG_LENGTH`` (bits / 8).
 IV_SIZE, TAG_SIZE = 12, 16
+#: ``chunk.size``'s range in ``RemoteStorageManagerConfig`` (``Range.between(1, Integer.MAX_VALUE / 2)``):
+#: no chunk the plugin writes is larger, and a reader holds one chunk.
+MAX_CHUNK_SIZE = INT32_MAX // 2
 #: The index names of ``segmentIndexes``, in the order the plugin concatenates them (``uploadIndexes``).
 INDEX_NAMES = ("offset", "timestamp", "producerSnapshot", "leaderEpoch", "transaction")
 _INT = struct.Struct(">i")
@@ -199,6 +202,10 @@ def _chunk_index(obj: Any) -> ChunkIndex:
         raise ManifestError("chunkIndex: missing or not an object")
     kind = obj.get("type")
     chunk_size = _int(obj, "originalChunkSize", "chunkIndex", 1)
+    if chunk_size > MAX_CHUNK_SIZE:
+        raise ManifestError(
+            f"chunkIndex.originalChunkSize: {chunk_size}, larger than chunk.size allows ({MAX_CHUNK_SIZE})"
+        )
     file_size = _int(obj, "originalFileSize", "chunkIndex")
     count = -(-file_size // chunk_size)
     if kind == "fixed":

@@ -296,12 +296,26 @@ class TieredLogFile:
 
 
 def _unzstd(data: bytes, size: int, where: str, chunk: int, at: int) -> bytes:
+    """One zstd frame decompressed to at most ``size`` bytes (the chunk's original size), read in pieces
+    of at most 1 MiB: what is held is what the frame really gave, never ``size`` bytes allocated up front
+    (``decompress(max_output_size=size)`` allocates them for a frame without a content size)."""
     import zstandard
 
+    out = bytearray()
     try:
-        return bytes(zstandard.ZstdDecompressor().decompress(data, max_output_size=size))
+        with zstandard.ZstdDecompressor().stream_reader(data) as reader:
+            while len(out) <= size:
+                piece = reader.read(min(1 << 20, size + 1 - len(out)))
+                if not piece:
+                    break
+                out += piece
     except zstandard.ZstdError as exc:
         raise ChunkError(f"chunk {chunk}: not a zstd frame of {size} bytes: {exc}", path=where, position=at) from None
+    if len(out) > size:
+        raise ChunkError(
+            f"chunk {chunk}: the zstd frame decompresses past the manifest's {size} bytes", path=where, position=at
+        )
+    return bytes(out)
 
 
 class IndexBytes(io.BytesIO):

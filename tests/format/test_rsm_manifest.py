@@ -97,6 +97,10 @@ def test_variable_index_and_its_faults() -> None:
     "change, message",
     [
         ({"version": "2"}, "version"),
+        (  # chunk.size is at most Integer.MAX_VALUE / 2 (RemoteStorageManagerConfig): a reader holds one chunk
+            {"chunkIndex": {"type": "fixed", "originalChunkSize": 1 << 30, "originalFileSize": 0}},
+            "originalChunkSize: 1073741824, larger than chunk.size allows",
+        ),
         ({"compression": "no"}, "compression"),
         ({"chunkIndex": {"type": "other", "originalChunkSize": 1, "originalFileSize": 0}}, "chunkIndex.type"),
         ({"encryption": {"dataKey": "a:b:c", "aad": ""}}, "encryption.dataKey"),

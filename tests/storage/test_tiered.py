@@ -3,14 +3,18 @@ bytes, fetching only the chunks it covers and holding one chunk at a time."""
 
 from __future__ import annotations
 
+import base64
 import json
 import random
 import tracemalloc
 from pathlib import Path
 
 import pytest
+import zstandard
 
 from kseg.errors import CorruptRecordError, InputError
+from kseg.format import rsm_manifest as tiered_manifest
+from kseg.format.rsm_manifest import encode_sizes
 from kseg.storage import files, tiered
 from kseg.storage.remote_keys import object_key
 from kseg.testing.aiven import write_aiven_segment
@@ -126,3 +130,44 @@ def test_a_manifest_that_is_a_directory_is_an_error_not_no_manifest(tmp_path: Pa
     manifest.mkdir()
     with pytest.raises(InputError, match="Is a directory"):
         files.open_readonly(path, buffering=0)
+
+
+def _one_chunk_segment(tmp_path: Path, frame: bytes, chunk_size: int) -> str:
+    """A compressed segment of one chunk of ``chunk_size`` original bytes, stored as ``frame``."""
+    path = _write(tmp_path, True)
+    Path(path).write_bytes(frame)
+    packed = zstandard.ZstdCompressor(write_content_size=True).compress(encode_sizes([len(frame)]))
+    _edit_manifest(
+        path,
+        lambda o: o["chunkIndex"].update(
+            originalChunkSize=chunk_size,
+            originalFileSize=chunk_size,
+            transformedChunks=base64.b64encode(packed).decode(),
+        ),
+    )
+    return path
+
+
+def test_a_chunk_is_decompressed_to_what_its_frame_gives_never_its_declared_size(tmp_path: Path) -> None:
+    # a frame without a content size was decompressed with max_output_size=<chunk size>: 1 GiB allocated
+    # for a manifest declaring chunks of 2^30-1 bytes, whatever the frame held
+    tiered.configure({})
+    frame = zstandard.ZstdCompressor(write_content_size=False).compress(b"a" * 1000)
+    path = _one_chunk_segment(tmp_path, frame, tiered_manifest.MAX_CHUNK_SIZE)
+    tracemalloc.start()
+    try:
+        with files.open_readonly(path, buffering=0) as f:
+            with pytest.raises(tiered.ChunkError, match="chunk 0: 1000 bytes decoded, the manifest says 1073741823"):
+                f.read(100)
+        assert tracemalloc.get_traced_memory()[1] < 16 << 20
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_frame_larger_than_its_chunk_is_refused_when_it_passes_the_size(tmp_path: Path) -> None:
+    tiered.configure({})
+    frame = zstandard.ZstdCompressor(write_content_size=False).compress(bytes(50 << 20))  # 50 MiB of zeros
+    path = _one_chunk_segment(tmp_path, frame, 4096)
+    with files.open_readonly(path, buffering=0) as f:
+        with pytest.raises(tiered.ChunkError, match="chunk 0: the zstd frame decompresses past the manifest's 4096"):
+            f.read(100)
