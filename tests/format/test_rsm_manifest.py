@@ -193,5 +193,9 @@ def test_oaep_sha3_512_round_trip_and_a_wrong_key() -> None:
     assert len(wrapped) == 256 and oaep.decrypt(wrapped, n, private) == b"k" * 32
     with pytest.raises(oaep.OaepError):
         oaep.decrypt(wrapped, *crt(other))
-    with pytest.raises(oaep.OaepError):
+    with pytest.raises(oaep.OaepError, match="wrapped key of 255 bytes, expected 256"):
         oaep.decrypt(wrapped[:-1], n, private)
+    # a 1024-bit key: the wrapped key of its own size was refused as "128 bytes, expected 128"
+    small = rsa.generate_private_key(public_exponent=65537, key_size=1024)
+    with pytest.raises(oaep.OaepError, match="a 1024-bit RSA key is too small for OAEP with SHA3-512"):
+        oaep.decrypt(bytes(128), *crt(small))
