@@ -378,7 +378,10 @@ def open_tiered(path: str) -> TieredLogFile | IndexBytes | None:
         return TieredLogFile(key, manifest)
     if manifest.segment_indexes is None and not manifest.encryption:
         return None  # an old per-index object, stored as it was
-    return _index(key, manifest)
+    try:
+        return _index(key, manifest)
+    except ChunkError as exc:  # an index its object cannot give: unreadable, as a local index file that fails
+        raise InputError(exc.message, path=exc.path, position=exc.position) from None  # (lookups read the log)
 
 
 def original_size(path: str) -> int | None:
