@@ -35,6 +35,8 @@ from kseg.storage.remote_keys import RemoteObjectKey, parse_key
 
 #: The largest manifest read (a variable chunk index of a 1 GiB segment in 4 KiB chunks is far less).
 MAX_MANIFEST = 64 << 20
+#: ``AesEncryptionProvider``: the data key is an AES-256 key.
+DATA_KEY_SIZE = 32
 #: The indexes a reader may ask for, by file suffix -> ``segmentIndexes`` name.
 INDEX_OF_SUFFIX = {
     "index": "offset",
@@ -134,6 +136,12 @@ def _data_key(manifest: Manifest, where: str) -> bytes:
         raise InputError(
             f"the private key of --rsm-key {enc.key_pair_id} does not unwrap the data key: {exc}", path=where
         ) from None
+    if len(data_key) != DATA_KEY_SIZE:  # AESGCM refused it with a ValueError: an internal error
+        raise InputError(
+            f"the private key of --rsm-key {enc.key_pair_id} unwraps a data key of {len(data_key)} bytes, expected "
+            f"{DATA_KEY_SIZE} (AES-256): the manifest's dataKey is not one the plugin wrote",
+            path=where,
+        )
     _unwrapped[(enc.key_pair_id, enc.wrapped_key)] = data_key
     return data_key
 
@@ -380,7 +388,7 @@ def open_tiered(path: str) -> TieredLogFile | IndexBytes | None:
         return None  # an old per-index object, stored as it was
     try:
         return _index(key, manifest)
-    except ChunkError as exc:  # an index its object cannot give: unreadable, as a local index file that fails
+    except CorruptRecordError as exc:  # an index its object cannot give: unreadable, as a local index that fails
         raise InputError(exc.message, path=exc.path, position=exc.position) from None  # (lookups read the log)
 
 

@@ -17,7 +17,7 @@ from kseg.format import rsm_manifest as tiered_manifest
 from kseg.format.rsm_manifest import encode_sizes
 from kseg.storage import files, tiered
 from kseg.storage.remote_keys import object_key
-from kseg.testing.aiven import write_aiven_segment
+from kseg.testing.aiven import new_key_pair, write_aiven_segment
 from tests.conftest import CORPUS_DATA
 
 TOPIC_ID, SEGMENT_ID = "MWJ6FHTfRYy67jzwZdeqSQ", "tqimKeZwStOEOwRzT3L5oQ"
@@ -171,3 +171,31 @@ def test_a_frame_larger_than_its_chunk_is_refused_when_it_passes_the_size(tmp_pa
     with files.open_readonly(path, buffering=0) as f:
         with pytest.raises(tiered.ChunkError, match="chunk 0: the zstd frame decompresses past the manifest's 4096"):
             f.read(100)
+
+
+def test_a_data_key_that_is_no_aes_256_key_is_refused_as_a_wrong_key_is(tmp_path: Path) -> None:
+    # OAEP unwrapped 5 bytes with the right key pair: AESGCM refused them with a ValueError (internal error)
+    from cryptography.hazmat.primitives import serialization
+
+    from kseg.format import oaep
+
+    pair = new_key_pair("kp", bits=1024 + 512)
+    key_file = tmp_path / "kp.pem"
+    key_file.write_bytes(pair.private_pem)
+    root = tmp_path / "tree"
+
+    def key_of(suffix: str) -> str:
+        return str(root / object_key("aiven", "", "t", TOPIC_ID, 0, 0, SEGMENT_ID, suffix))
+
+    write_aiven_segment(
+        Path("/"), LOG, key_of, topic="t", topic_id=TOPIC_ID, partition=0, segment_id=SEGMENT_ID,
+        end_offset=250, chunk_size=1000, key_pair=pair,
+    )  # fmt: skip
+    public = serialization.load_pem_public_key(pair.public_pem).public_numbers()  # type: ignore[union-attr]
+    wrapped = base64.b64encode(oaep.encrypt(b"12345", public.n, public.e)).decode()
+    _edit_manifest(key_of("log"), lambda o: o["encryption"].update(dataKey=f"kp:{wrapped}"))
+    tiered.configure({"kp": str(key_file)})
+    for suffix in ("log", "index"):  # one line naming the object, exit 2, as a key that does not unwrap
+        with pytest.raises(InputError, match="kp unwraps a data key of 5 bytes, expected 32") as caught:
+            files.open_readonly(key_of(suffix), buffering=0)
+        assert caught.value.path == key_of("log" if suffix == "log" else "indexes")
