@@ -17,20 +17,20 @@ from kseg.format import rsm_manifest as tiered_manifest
 from kseg.format.rsm_manifest import encode_sizes
 from kseg.storage import files, tiered
 from kseg.storage.remote_keys import object_key
-from kseg.testing.aiven import new_key_pair, write_aiven_segment
+from kseg.testing.aiven import KeyPair, new_key_pair, write_aiven_segment
 from tests.conftest import CORPUS_DATA
 
 TOPIC_ID, SEGMENT_ID = "MWJ6FHTfRYy67jzwZdeqSQ", "tqimKeZwStOEOwRzT3L5oQ"
 LOG = CORPUS_DATA / "plain-v2-0" / "00000000000000000000.log"
 
 
-def _write(root: Path, compression: bool) -> str:
+def _write(root: Path, compression: bool, key_pair: KeyPair | None = None) -> str:
     def key_of(suffix: str) -> str:
         return str(root / object_key("aiven", "", "t", TOPIC_ID, 0, 0, SEGMENT_ID, suffix))
 
     write_aiven_segment(
         Path("/"), LOG, key_of, topic="t", topic_id=TOPIC_ID, partition=0, segment_id=SEGMENT_ID,
-        end_offset=250, chunk_size=1000, compression=compression,
+        end_offset=250, chunk_size=1000, compression=compression, key_pair=key_pair,
     )  # fmt: skip
     return key_of("log")
 
@@ -182,15 +182,11 @@ def test_a_data_key_that_is_no_aes_256_key_is_refused_as_a_wrong_key_is(tmp_path
     pair = new_key_pair("kp", bits=1024 + 512)
     key_file = tmp_path / "kp.pem"
     key_file.write_bytes(pair.private_pem)
-    root = tmp_path / "tree"
+    log = _write(tmp_path / "tree", False, pair)
 
     def key_of(suffix: str) -> str:
-        return str(root / object_key("aiven", "", "t", TOPIC_ID, 0, 0, SEGMENT_ID, suffix))
+        return log[: -len("log")] + suffix
 
-    write_aiven_segment(
-        Path("/"), LOG, key_of, topic="t", topic_id=TOPIC_ID, partition=0, segment_id=SEGMENT_ID,
-        end_offset=250, chunk_size=1000, key_pair=pair,
-    )  # fmt: skip
     public = serialization.load_pem_public_key(pair.public_pem).public_numbers()  # type: ignore[union-attr]
     wrapped = base64.b64encode(oaep.encrypt(b"12345", public.n, public.e)).decode()
     _edit_manifest(key_of("log"), lambda o: o["encryption"].update(dataKey=f"kp:{wrapped}"))
