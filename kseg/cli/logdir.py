@@ -47,6 +47,7 @@ def logdir(
     from kseg.jsonlines import dumps
     from kseg.ops.logdir.run import check_report, write_report
     from kseg.render import logdir as render
+    from kseg.render.sink import write_all
     from kseg.storage.outcome import exit_code
 
     spark.check(run)
@@ -68,8 +69,7 @@ def logdir(
     else:
         lines = [line for report in reports for line in render.text_lines(report)]
         lines.append(render.summary_line(reports))
-    run.out.write(("\n".join(lines) + "\n").encode("utf-8", "replace"))
-    run.out.flush()
+    write_all(run.out, ("\n".join(lines) + "\n").encode("utf-8", "replace"))
     run.notes(skipped + [text for report in reports for text in report.notes])  # after the results: not checked
     failed = False
     reads = []

@@ -86,6 +86,7 @@ def tiered(
     from kseg.ops.tiered.run import check_all, check_log_dir, check_report, write_report
     from kseg.ops.tiered.store import list_store
     from kseg.render import tiered as render
+    from kseg.render.sink import write_all
 
     if force and not report_path:
         run.fail("--force replaces an existing --report file; give it with --report")
@@ -108,8 +109,7 @@ def tiered(
         lines = rows
     else:
         lines = render.text_lines(report) + [render.summary_line(report)]
-    run.out.write(("\n".join(lines) + "\n").encode("utf-8", "replace"))
-    run.out.flush()
+    write_all(run.out, ("\n".join(lines) + "\n").encode("utf-8", "replace"))
     run.notes(report.notes)
     for text in report.errors:
         run.error(text)

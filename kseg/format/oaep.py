@@ -63,7 +63,11 @@ def decrypt(ciphertext: bytes, n: int, private: tuple[int, int, int, int, int]) 
     """RSAES-OAEP-DECRYPT (RFC 8017 7.1.2) with SHA3-512 and an empty label, ``private`` the key's
     ``(p, q, dP, dQ, qInv)``; :class:`OaepError` on any fault."""
     k = _modulus_bytes(n)
-    if len(ciphertext) != k or k < 2 * H_LEN + 2:
+    if k < 2 * H_LEN + 2:  # RFC 8017 7.1.2 step 1c: no OAEP block with a 64-byte hash fits
+        raise OaepError(
+            f"a {k * 8}-bit RSA key is too small for OAEP with SHA3-512 (at least {(2 * H_LEN + 2) * 8} bits)"
+        )
+    if len(ciphertext) != k:
         raise OaepError(f"wrapped key of {len(ciphertext)} bytes, expected {k} (the modulus size)")
     c = int.from_bytes(ciphertext, "big")
     if c >= n:

@@ -32,8 +32,10 @@ import base64
 import binascii
 import json
 import struct
+from array import array
 from dataclasses import dataclass
-from typing import Any
+from itertools import accumulate
+from typing import Any, Iterator
 
 from kseg.errors import CorruptRecordError
 from kseg.limits import INT32_MAX
@@ -42,6 +44,9 @@ from kseg.limits import INT32_MAX
 MAX_SIZE_LIST = 10 * 1024 * 1024
 #: ``SegmentEncryptionMetadataV1.IV_SIZE`` and ``AesEncryptionProvider.GCM_TAG_LENGTH`` (bits / 8).
 IV_SIZE, TAG_SIZE = 12, 16
+#: ``chunk.size``'s range in ``RemoteStorageManagerConfig`` (``Range.between(1, Integer.MAX_VALUE / 2)``):
+#: no chunk the plugin writes is larger, and a reader holds one chunk.
+MAX_CHUNK_SIZE = INT32_MAX // 2
 #: The index names of ``segmentIndexes``, in the order the plugin concatenates them (``uploadIndexes``).
 INDEX_NAMES = ("offset", "timestamp", "producerSnapshot", "leaderEpoch", "transaction")
 _INT = struct.Struct(">i")
@@ -65,26 +70,42 @@ class Chunk:
 
 @dataclass(frozen=True)
 class ChunkIndex:
-    """``FixedSizeChunkIndex`` / ``VariableSizeChunkIndex``: the transformed size of every chunk."""
+    """``FixedSizeChunkIndex`` / ``VariableSizeChunkIndex``: where each chunk is in the transformed object.
+
+    A fixed index keeps its two sizes, never a list (``originalFileSize`` 2^31-1 in chunks of 1 byte is
+    2^31 chunks); a variable one keeps the running sums of its sizes (``count + 1`` of them, 8 bytes
+    each, at most what a 10 MiB size list holds), so a chunk's position is one look-up, not a sum."""
 
     kind: str  # 'fixed' | 'variable'
     original_chunk_size: int
     original_file_size: int
-    transformed_sizes: tuple[int, ...]
+    count: int
+    fixed_sizes: tuple[int, int] | None  # fixed: (transformedChunkSize, finalTransformedChunkSize)
+    positions: array[int] | None  # variable: positions[i] is where chunk i starts; positions[count] the end
 
-    @property
-    def count(self) -> int:
-        return len(self.transformed_sizes)
+    def transformed_position(self, i: int) -> int:
+        """Where chunk ``i`` (0 to ``count``; ``count``: the end) starts in the transformed object."""
+        if self.positions is not None:
+            return int(self.positions[i])
+        assert self.fixed_sizes is not None
+        if i == self.count and i > 0:
+            return (i - 1) * self.fixed_sizes[0] + self.fixed_sizes[1]
+        return i * self.fixed_sizes[0]
+
+    def transformed_size(self, i: int) -> int:
+        return self.transformed_position(i + 1) - self.transformed_position(i)
 
     @property
     def transformed_file_size(self) -> int:
-        return sum(self.transformed_sizes)
+        return self.transformed_position(self.count)
 
     def chunk(self, i: int) -> Chunk:
         """Chunk ``i`` (``AbstractChunkIndex.materializeChunks``: positions are running sums)."""
+        if not 0 <= i < self.count:
+            raise IndexError(f"chunk {i} of {self.count}")
         size = self.original_chunk_size
         original = min(size, self.original_file_size - i * size)
-        return Chunk(i, i * size, original, sum(self.transformed_sizes[:i]), self.transformed_sizes[i])
+        return Chunk(i, i * size, original, self.transformed_position(i), self.transformed_size(i))
 
     def chunk_for(self, position: int) -> int:
         """The number of the chunk holding original byte ``position`` (``findChunkForOriginalOffset``)."""
@@ -126,17 +147,23 @@ def _bytes_needed(v: int) -> int:
 
 def decode_sizes(data: bytes) -> list[int]:
     """``ChunkSizesBinaryCodec.decode``, with every length checked before it is used."""
+    return list(iter_sizes(data))
+
+
+def iter_sizes(data: bytes) -> Iterator[int]:
+    """The values of :func:`decode_sizes` one by one (a 10 MiB list is 10^7 values: never a list of
+    Python ints); the lengths are checked before the first value is given."""
     if len(data) < 4:
         raise ManifestError(f"transformedChunks: {len(data)} bytes, expected at least a 4-byte count")
     (count,) = _INT.unpack_from(data, 0)
     if count < 0:
         raise ManifestError(f"transformedChunks: negative count {count}")
     if count == 0:
-        return []
+        return iter(())
     if count == 1:
         if len(data) < 8:
             raise ManifestError("transformedChunks: count 1 but no value")
-        return [_INT.unpack_from(data, 4)[0]]
+        return iter((_INT.unpack_from(data, 4)[0],))
     if len(data) < 9:
         raise ManifestError(f"transformedChunks: {len(data)} bytes, too short for {count} values")
     base, width = _INT.unpack_from(data, 4)[0], data[8]
@@ -145,9 +172,13 @@ def decode_sizes(data: bytes) -> list[int]:
     need = 9 + (count - 1) * width + 4
     if len(data) < need:
         raise ManifestError(f"transformedChunks: {len(data)} bytes, expected {need} for {count} values")
-    out = [int.from_bytes(data[9 + i * width : 9 + (i + 1) * width], "big") + base for i in range(count - 1)]
-    out.append(_INT.unpack_from(data, need - 4)[0])
-    return out
+
+    def values() -> Iterator[int]:
+        for i in range(count - 1):
+            yield int.from_bytes(data[9 + i * width : 9 + (i + 1) * width], "big") + base
+        yield _INT.unpack_from(data, need - 4)[0]
+
+    return values()
 
 
 def _int(obj: dict[str, Any], name: str, where: str, minimum: int = 0) -> int:
@@ -171,31 +202,40 @@ def _chunk_index(obj: Any) -> ChunkIndex:
         raise ManifestError("chunkIndex: missing or not an object")
     kind = obj.get("type")
     chunk_size = _int(obj, "originalChunkSize", "chunkIndex", 1)
+    if chunk_size > MAX_CHUNK_SIZE:
+        raise ManifestError(
+            f"chunkIndex.originalChunkSize: {chunk_size}, larger than chunk.size allows ({MAX_CHUNK_SIZE})"
+        )
     file_size = _int(obj, "originalFileSize", "chunkIndex")
     count = -(-file_size // chunk_size)
     if kind == "fixed":
-        sizes = [_int(obj, "transformedChunkSize", "chunkIndex")] * max(count - 1, 0)
-        sizes.append(_int(obj, "finalTransformedChunkSize", "chunkIndex"))
-        sizes = sizes[:count] if count else []
-    elif kind == "variable":
-        packed = _b64(obj.get("transformedChunks"), "chunkIndex.transformedChunks")
-        from kseg.format.compression import decompress
-
-        try:
-            raw = bytes(decompress(4, packed, 2, MAX_SIZE_LIST))
-        except CorruptRecordError as exc:
-            raise ManifestError(f"chunkIndex.transformedChunks: {exc.message}") from None
-        sizes = decode_sizes(raw)
-        if len(sizes) != count:
-            raise ManifestError(
-                f"chunkIndex.transformedChunks: {len(sizes)} chunk sizes, but originalFileSize {file_size} "
-                f"in chunks of {chunk_size} is {count} chunks"
-            )
-        if any(s < 0 for s in sizes):
-            raise ManifestError("chunkIndex.transformedChunks: a negative chunk size")
-    else:
+        fixed = (_int(obj, "transformedChunkSize", "chunkIndex"), _int(obj, "finalTransformedChunkSize", "chunkIndex"))
+        return ChunkIndex(kind, chunk_size, file_size, count, fixed, None)
+    if kind != "variable":
         raise ManifestError(f"chunkIndex.type: expected 'fixed' or 'variable', found {kind!r}")
-    return ChunkIndex(kind, chunk_size, file_size, tuple(sizes))
+    packed = _b64(obj.get("transformedChunks"), "chunkIndex.transformedChunks")
+    from kseg.format.compression import decompress
+
+    try:
+        raw = bytes(decompress(4, packed, 2, MAX_SIZE_LIST))
+    except CorruptRecordError as exc:
+        raise ManifestError(f"chunkIndex.transformedChunks: {exc.message}") from None
+    (listed,) = _INT.unpack_from(raw, 0) if len(raw) >= 4 else (None,)
+    if listed is not None and listed != count:  # before a value is decoded
+        raise ManifestError(
+            f"chunkIndex.transformedChunks: {listed} chunk sizes, but originalFileSize {file_size} "
+            f"in chunks of {chunk_size} is {count} chunks"
+        )
+    positions = array("q", [0])
+    positions.extend(accumulate(_non_negative(iter_sizes(raw))))
+    return ChunkIndex(kind, chunk_size, file_size, count, None, positions)
+
+
+def _non_negative(sizes: Iterator[int]) -> Iterator[int]:
+    for size in sizes:
+        if size < 0:
+            raise ManifestError("chunkIndex.transformedChunks: a negative chunk size")
+        yield size
 
 
 def _segment_indexes(obj: Any) -> dict[str, tuple[int, int] | None] | None:
@@ -212,6 +252,12 @@ def _segment_indexes(obj: Any) -> dict[str, tuple[int, int] | None] | None:
         if not isinstance(entry, dict):
             raise ManifestError(f"segmentIndexes.{name}: missing or not an object")
         out[name] = (_int(entry, "position", f"segmentIndexes.{name}"), _int(entry, "size", f"segmentIndexes.{name}"))
+    spans = sorted((span[0], span[0] + span[1], name) for name, span in out.items() if span is not None and span[1])
+    for (_, end, before), (start, stop, name) in zip(spans, spans[1:], strict=False):
+        if start < end:  # SegmentIndexesV1Builder.add: each index follows the one before
+            raise ManifestError(
+                f"segmentIndexes.{name} (bytes {start} to {stop}) overlaps segmentIndexes.{before} (to byte {end})"
+            )
     return out
 
 
@@ -235,6 +281,8 @@ def parse_manifest(data: bytes) -> Manifest:
         obj = json.loads(data)
     except (ValueError, UnicodeDecodeError) as exc:
         raise ManifestError(f"not JSON: {exc}") from None
+    except RecursionError:  # json's decoder recurses once per nested array or object
+        raise ManifestError("not JSON: nested too deep") from None
     if not isinstance(obj, dict):
         raise ManifestError("not a JSON object")
     if obj.get("version") != "1":
@@ -242,10 +290,29 @@ def parse_manifest(data: bytes) -> Manifest:
     if not isinstance(obj.get("compression"), bool):
         raise ManifestError(f"compression: expected true or false, found {obj.get('compression')!r}")
     metadata = obj.get("remoteLogSegmentMetadata")
+    encryption = _encryption(obj.get("encryption"))
+    chunk_index = _chunk_index(obj.get("chunkIndex"))
+    if not obj["compression"] and encryption is None:
+        _check_untransformed(chunk_index)
     return Manifest(
-        _chunk_index(obj.get("chunkIndex")),
+        chunk_index,
         obj["compression"],
-        _encryption(obj.get("encryption")),
+        encryption,
         _segment_indexes(obj.get("segmentIndexes")),
         metadata if isinstance(metadata, dict) else None,
     )
+
+
+def _check_untransformed(index: ChunkIndex) -> None:
+    """Without compression or encryption every chunk is stored as it is (``TransformFinisher``: a fixed
+    index whose transformed chunk size is the original one): the object is the segment byte for byte, and
+    is read as such, so transformed sizes that differ are a manifest that contradicts itself."""
+    for i in sorted({0, index.count - 2, index.count - 1} if index.kind == "fixed" else range(index.count)):
+        if i < 0:
+            continue
+        c = index.chunk(i)
+        if c.transformed_size != c.original_size:
+            raise ManifestError(
+                f"chunkIndex: chunk {i} is {c.original_size} bytes and neither compressed nor encrypted, "
+                f"but its transformed size is {c.transformed_size}"
+            )

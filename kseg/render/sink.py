@@ -7,9 +7,22 @@ form: :class:`kseg.render.text.TextSink` (Kafka's text, byte for byte) or
 
 from __future__ import annotations
 
+from typing import BinaryIO
+
 from kseg.errors import KsegError, error_line
 
 FLUSH_AT = 1 << 16  # characters buffered before a write to the output stream
+
+
+def write_all(out: BinaryIO, data: bytes) -> None:
+    """Write all of ``data`` and flush.  A pipe whose reader goes away in the middle of a large write
+    (``kseg tiered ... | head -1``) takes part of it and ``BufferedWriter.write`` returns that count
+    without an error; only the next write raises ``BrokenPipeError`` (death by SIGPIPE,
+    ``kseg.cli.main.closed_stdout``).  Without it the run went on and exited 0 or 1: a verdict."""
+    view = memoryview(data)
+    while view:
+        view = view[out.write(view) :]
+    out.flush()
 
 
 class BufferedWriter:
@@ -60,10 +73,11 @@ class BufferedWriter:
             encoded.append("".join(self._parts).encode("utf-8", "replace"))
             self._parts.clear()
         if encoded:
-            self.out.write(encoded[0] if len(encoded) == 1 else b"".join(encoded))
+            write_all(self.out, encoded[0] if len(encoded) == 1 else b"".join(encoded))
             encoded.clear()
+        else:
+            self.out.flush()
         self._size = 0
-        self.out.flush()
 
     def close(self) -> None:
         self.flush()

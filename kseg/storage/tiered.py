@@ -35,6 +35,8 @@ from kseg.storage.remote_keys import RemoteObjectKey, parse_key
 
 #: The largest manifest read (a variable chunk index of a 1 GiB segment in 4 KiB chunks is far less).
 MAX_MANIFEST = 64 << 20
+#: ``AesEncryptionProvider``: the data key is an AES-256 key.
+DATA_KEY_SIZE = 32
 #: The indexes a reader may ask for, by file suffix -> ``segmentIndexes`` name.
 INDEX_OF_SUFFIX = {
     "index": "offset",
@@ -73,16 +75,25 @@ def _open(path: str) -> Any:
 
 
 def _exists(path: str) -> bool:
+    """Whether anything is at ``path``: a directory where a manifest should be is then an error
+    (``cannot open: Is a directory``), not a segment without a manifest."""
     if location.is_remote(path):
         return location.kind(path) == "file"
-    return os.path.isfile(location.local_path(path))
+    return os.path.lexists(location.local_path(path))
+
+
+def _size(f: Any) -> int:
+    """The size of an open object or file (the store's listing, or ``fstat``)."""
+    return int(f.size) if hasattr(f, "size") else os.fstat(f.fileno()).st_size
 
 
 def _read_all(path: str, limit: int) -> bytes:
+    """The whole object, refused before any read when it is larger than ``limit``."""
     with _open(path) as f:
-        data = f.read(limit + 1)
-    if len(data) > limit:
-        raise InputError(f"larger than {limit} bytes", path=path)
+        size = _size(f)
+        if size > limit:
+            raise InputError(f"{size} bytes, larger than {limit}", path=path)
+        data = f.read(size)
     return bytes(data)
 
 
@@ -125,6 +136,12 @@ def _data_key(manifest: Manifest, where: str) -> bytes:
         raise InputError(
             f"the private key of --rsm-key {enc.key_pair_id} does not unwrap the data key: {exc}", path=where
         ) from None
+    if len(data_key) != DATA_KEY_SIZE:  # AESGCM refused it with a ValueError: an internal error
+        raise InputError(
+            f"the private key of --rsm-key {enc.key_pair_id} unwraps a data key of {len(data_key)} bytes, expected "
+            f"{DATA_KEY_SIZE} (AES-256): the manifest's dataKey is not one the plugin wrote",
+            path=where,
+        )
     _unwrapped[(enc.key_pair_id, enc.wrapped_key)] = data_key
     return data_key
 
@@ -182,7 +199,10 @@ class TieredLogFile:
         self._plain = not manifest.compression and manifest.encryption is None
         self._data_key = _data_key(manifest, self.path) if manifest.encryption is not None else None
         self._f = _open(self.path)
-        self._object_size = self._f.size if hasattr(self._f, "size") else os.fstat(self._f.fileno()).st_size
+        self._object_size = _size(self._f)
+        #: where the last chunk starts (an object longer than the chunks is a fault of the last chunk)
+        self._last = index.chunk(index.count - 1) if index.count else None
+        self._longer = self._object_size > index.transformed_file_size
         self._pos = 0
         self._chunk: tuple[int, bytes] | None = None
         self.chunks_read = 0
@@ -196,6 +216,14 @@ class TieredLogFile:
                 f"{position + n}) is cut short",
                 path=self.path,
                 position=at,
+            )
+        last = self._last
+        if self._longer and last is not None and position + n == self.manifest.chunk_index.transformed_file_size:
+            raise ChunkError(
+                f"chunk {last.id}: the object is {self._object_size} bytes, the manifest's {last.id + 1} chunks "
+                f"end at byte {position + n}: {self._object_size - position - n} bytes after the last chunk",
+                path=self.path,
+                position=last.original_position,
             )
         self._f.seek(position)
         data = self._f.read(n)
@@ -235,6 +263,9 @@ class TieredLogFile:
         if want <= 0:
             return 0
         if self._plain:
+            last = self._last.original_position if self._last is not None else 0
+            if self._longer and self._pos < last < self._pos + want:  # the last chunk, at fault, by its own read
+                want = last - self._pos
             data = self._raw(self._pos, want, self.manifest.chunk_index.chunk_for(self._pos), self._pos)
             view[:want] = data
             self._pos += want
@@ -273,12 +304,26 @@ class TieredLogFile:
 
 
 def _unzstd(data: bytes, size: int, where: str, chunk: int, at: int) -> bytes:
+    """One zstd frame decompressed to at most ``size`` bytes (the chunk's original size), read in pieces
+    of at most 1 MiB: what is held is what the frame really gave, never ``size`` bytes allocated up front
+    (``decompress(max_output_size=size)`` allocates them for a frame without a content size)."""
     import zstandard
 
+    out = bytearray()
     try:
-        return bytes(zstandard.ZstdDecompressor().decompress(data, max_output_size=size))
+        with zstandard.ZstdDecompressor().stream_reader(data) as reader:
+            while len(out) <= size:
+                piece = reader.read(min(1 << 20, size + 1 - len(out)))
+                if not piece:
+                    break
+                out += piece
     except zstandard.ZstdError as exc:
         raise ChunkError(f"chunk {chunk}: not a zstd frame of {size} bytes: {exc}", path=where, position=at) from None
+    if len(out) > size:
+        raise ChunkError(
+            f"chunk {chunk}: the zstd frame decompresses past the manifest's {size} bytes", path=where, position=at
+        )
+    return bytes(out)
 
 
 class IndexBytes(io.BytesIO):
@@ -303,6 +348,13 @@ def _index(key: RemoteObjectKey, manifest: Manifest) -> IndexBytes:
         if span[1] == 0:
             return IndexBytes(b"", key.key)
         with _open(where) as f:
+            size = _size(f)
+            if span[0] + span[1] > size:  # before a byte is read or allocated
+                raise ChunkError(
+                    f"{name} index: the object ends at byte {size}, the manifest says {span[0] + span[1]}",
+                    path=where,
+                    position=span[0],
+                )
             f.seek(span[0])
             data = f.read(span[1])
         if len(data) < span[1]:
@@ -334,7 +386,10 @@ def open_tiered(path: str) -> TieredLogFile | IndexBytes | None:
         return TieredLogFile(key, manifest)
     if manifest.segment_indexes is None and not manifest.encryption:
         return None  # an old per-index object, stored as it was
-    return _index(key, manifest)
+    try:
+        return _index(key, manifest)
+    except CorruptRecordError as exc:  # an index its object cannot give: unreadable, as a local index that fails
+        raise InputError(exc.message, path=exc.path, position=exc.position) from None  # (lookups read the log)
 
 
 def original_size(path: str) -> int | None:

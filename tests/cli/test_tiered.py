@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import stat
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from kseg.format.strings import uuid_to_string
 from kseg.storage.remote_keys import object_key
 from kseg.testing import remote_metadata as rm
 from kseg.testing.framing import iter_batch_infos
@@ -128,3 +130,26 @@ def test_usage_and_input_errors(tmp_path: Path, args: list[str], said: str) -> N
     r = run_cli(["tiered", *args])
     assert r.exit_code == 2 and said in r.errtext, r.errtext
     assert "Traceback" not in r.errtext
+
+
+def test_stdout_closed_in_the_middle_of_the_output_is_death_by_sigpipe(tmp_path: Path) -> None:
+    # the whole text went out in one write: a pipe whose reader left after the first line took 64 KiB of it,
+    # BufferedWriter.write returned that count without an error, and the run exited 0 ("clean")
+    values = []
+    for i in range(1200):
+        seg = rm.SegmentId(sc.TOPIC_ID, sc.TOPIC, 0, uuid_to_string((i + 1).to_bytes(16, "big")))
+        values += [rm.segment_metadata(seg, i * 100, i * 100 + 99), rm.segment_update(seg, rm.COPY_SEGMENT_FINISHED)]
+    meta = rm.write_metadata_log(tmp_path / "__remote_log_metadata-0", values)
+    p = subprocess.Popen(
+        [*kseg_argv(), "tiered", "-q", *PARTITIONS, str(meta)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": ROOT},
+    )
+    assert p.stdout is not None and p.stderr is not None
+    assert p.stdout.readline().startswith(b"orders-0 (")
+    p.stdout.close()
+    err = p.stderr.read()
+    assert p.wait(timeout=120) == -signal.SIGPIPE, err
+    assert err == b""

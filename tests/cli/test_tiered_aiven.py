@@ -269,6 +269,18 @@ def _short_object(stem: Path) -> tuple[str, str]:
     return str(log), "chunk 27: the object is 13235 bytes, the manifest says 13245"
 
 
+def _nested_json(stem: Path) -> tuple[str, str]:
+    manifest = stem.with_suffix(".rsm-manifest")  # was an internal error: json's decoder recursed too deep
+    manifest.write_bytes(b"[" * 100_000)
+    return str(manifest), "not JSON: nested too deep"
+
+
+def _longer_object(stem: Path) -> tuple[str, str]:
+    log = stem.with_suffix(".log")  # was clean: the bytes after the last chunk were never read
+    log.write_bytes(log.read_bytes() + b"\0" * 10)
+    return str(log), "chunk 27: the object is 13255 bytes, the manifest's 28 chunks end at byte 13245"
+
+
 def _gcm_tag(stem: Path) -> tuple[str, str]:
     log = stem.with_suffix(".log")
     chunk = parse_manifest(stem.with_suffix(".rsm-manifest").read_bytes()).chunk_index.chunk(3)
@@ -278,7 +290,11 @@ def _gcm_tag(stem: Path) -> tuple[str, str]:
     return str(log), "chunk 3: GCM tag mismatch"
 
 
-@pytest.mark.parametrize("fault", [_bad_json, _sizes_do_not_add_up, _short_object, _gcm_tag], ids=lambda f: f.__name__)
+@pytest.mark.parametrize(
+    "fault",
+    [_bad_json, _nested_json, _sizes_do_not_add_up, _short_object, _longer_object, _gcm_tag],
+    ids=lambda f: f.__name__,
+)
 def test_each_fault_is_a_problem_naming_the_object_and_chunk(trees: Trees, tmp_path: Path, fault) -> None:
     where, stem = _one_segment(tmp_path, trees.key_pair)
     key_name, expected = fault(stem)
@@ -409,3 +425,39 @@ def copy_aiven_chunks(root: Path, partition: str, key_pair: KeyPair, chunk: int)
         copy_aiven(root, partition, key_pair, compression=True, encrypted=True)
     finally:
         CHUNK = saved
+
+
+def _index_past_object(stem: Path) -> tuple[str, str]:
+    manifest = stem.with_suffix(".rsm-manifest")  # a lying size after every other index: checked before the GET
+    obj = json.loads(manifest.read_bytes())
+    end = stem.with_suffix(".indexes").stat().st_size
+    obj["segmentIndexes"]["offset"] = {"position": end, "size": (1 << 31) - 1 - end}
+    manifest.write_text(json.dumps(obj))
+    return str(stem.with_suffix(".indexes")), f"offset index: the object ends at byte {end}, the manifest says"
+
+
+@pytest.mark.parametrize("fault", [_longer_object, _short_object, _index_past_object], ids=lambda f: f.__name__)
+def test_faults_on_s3_are_found_as_on_disk(trees: Trees, s3, tmp_path: Path, fault) -> None:
+    """The object sizes come from the store (its listing or HEAD), not from a local stat."""
+    where, stem = _one_segment(tmp_path / "tree", trees.key_pair)
+    key_name, expected = fault(stem)
+    prefix = f"faults/{fault.__name__}"
+    s3.upload_tree(tmp_path / "tree", prefix)
+    uri = s3.uri(f"{prefix}/{where.relative_to(tmp_path / 'tree')}")
+    key = ["--rsm-key", f"kp-2024={trees.key_file}"]
+    if fault is _index_past_object:  # an index its object cannot give: unreadable, as a local index that fails
+        index = f"{uri}/{Path(key_name).name}"
+        r = run_cli(["lookup-offset", *key, "100", uri])  # the lookup reads the log from position 0, with a note
+        assert_no_traceback(r)
+        assert r.exit_code == 0 and "Found: offset 100" in r.text, (r.text, r.errtext)
+        assert f"kseg: note: {index}: at byte " in r.errtext and expected in r.errtext, r.errtext
+        r = run_cli(["verify-index", *key, uri])  # was "FAILED: ChunkError: ...": the class name, exit 2
+        assert_no_traceback(r)
+        assert r.exit_code == 2, (r.text, r.errtext)
+        assert f"0/00000000000000000000: FAILED: {index}: at byte " in r.text and "ChunkError" not in r.text, r.text
+        return
+    r = run_cli(["verify-index", *key, uri])
+    assert_no_traceback(r)
+    assert r.exit_code == 1, (r.text, r.errtext)
+    problems = [line for line in r.text.splitlines() if line.startswith("  problem:")]
+    assert expected in problems[0] and problems[0].split("problem: ")[1].startswith("s3://"), r.text
