@@ -7,7 +7,17 @@ from typing import Any
 
 import click
 
-from kseg.cli.options import HELP, Run, Spark, format_option, paths_argument, reading_bar, run_options, spark_options
+from kseg.cli.options import (
+    HELP,
+    Run,
+    Spark,
+    format_option,
+    paths_argument,
+    reading_bar,
+    rsm_key_option,
+    run_options,
+    spark_options,
+)
 
 
 @click.command(context_settings=HELP)
@@ -19,6 +29,7 @@ from kseg.cli.options import HELP, Run, Spark, format_option, paths_argument, re
 )
 @format_option
 @run_options
+@rsm_key_option
 @spark_options
 def diff(paths: tuple[str, ...], roots: bool, output_format: str, run: Run, spark: Spark) -> None:
     """Compare replicas of a partition: directories of the same partition from

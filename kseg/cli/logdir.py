@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from kseg.cli.options import HELP, Run, format_option, paths_argument, run_options
+from kseg.cli.options import HELP, Run, format_option, paths_argument, rsm_key_option, run_options
 
 
 @click.command(context_settings=HELP)
@@ -21,6 +21,7 @@ from kseg.cli.options import HELP, Run, format_option, paths_argument, run_optio
 @click.option("--force", is_flag=True, help="Replace an existing --report file (atomically).")
 @format_option
 @run_options
+@rsm_key_option
 def logdir(paths: tuple[str, ...], report_path: str | None, force: bool, output_format: str, run: Run) -> None:
     """What a broker left in its log directories (each PATH a log directory, or one
     partition directory of it): meta.properties, .kafka_cleanshutdown, the high

@@ -90,8 +90,12 @@ class KsegDataSource(DataSource):
 
 class KsegReader(DataSourceReader):
     def __init__(self, options: dict) -> None:
+        from kseg.storage import tiered
+
         self.options = options
         self.settings = read_options(options)
+        # option rsmKey "ID=FILE,...": read where the reader is made (the driver), shipped inside it
+        self.keys = tiered.key_material(rsm_keys(_option(options, "rsmKey")))
         self.pushed = False  # an offset/timestamp filter was pushed: corruption rows are not yielded
 
     def pushFilters(self, filters: list[Filter]) -> Iterable[Filter]:
@@ -108,8 +112,10 @@ class KsegReader(DataSourceReader):
 
     def partitions(self) -> list[UnitPartition]:
         from kseg.ops.export.export import units
+        from kseg.storage import tiered
         from kseg.storage.partition import discover
 
+        tiered.install(self.keys)
         s = self.settings
         planned = units(discover(s["paths"], []), s["ranges"], s["split_bytes"])
         return [UnitPartition(group) for group in pack_units(planned, s["split_bytes"])]
@@ -121,6 +127,9 @@ class KsegReader(DataSourceReader):
         s = self.settings
         if partition is None or partition.value is None:  # no split at all: Spark still reads once
             return
+        from kseg.storage import tiered
+
+        tiered.install(self.keys)
         decoders = _decoder_functions(self.options)
         for value in partition.value:
             for split in unit_splits(SegmentUnit(*value), s["ranges"], s["split_bytes"], s["limit"]):
@@ -193,6 +202,20 @@ def _decoder_functions(options: dict) -> tuple:
 
     names = (_option(options, "keyDecoder"), _option(options, "valueDecoder"))
     return tuple(None if n is None else resolve(n) for n in names)
+
+
+def rsm_keys(value: str | None) -> dict[str, str]:
+    """Option ``rsmKey``: ``KEYPAIRID=FILE`` pairs, comma-separated (``--rsm-key`` of the CLI).  One
+    option, not ``rsmKey.<id>``: Spark lower-cases option names, and a key pair id keeps its case."""
+    keys: dict[str, str] = {}
+    for pair in (value or "").split(","):
+        if not pair.strip():
+            continue
+        name, sep, path = pair.strip().partition("=")
+        if not sep or not name or not path:
+            raise ValueError(f"kseg data source: option rsmKey: expected KEYPAIRID=FILE[,...], found {pair!r}")
+        keys[name] = path
+    return keys
 
 
 def read_options(options: dict) -> dict:

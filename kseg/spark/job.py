@@ -35,6 +35,7 @@ from kseg.ops.verify.run import Report, WorkItem, verify_item, work_items
 from kseg.ops.verify.verify import SegmentResult, check_overlap
 from kseg.spark.pool import positive_conf, run_jobs
 from kseg.storage.partition import Partition
+from kseg.storage.tiered import KeyCarrier
 
 Indexed = tuple[int, WorkItem]
 
@@ -263,7 +264,8 @@ def _submit_all(
     def one(number: int) -> list[tuple[int, SegmentResult]]:
         flat = [indexed for run in bins[number] for indexed in run]
         sc.setJobDescription(f"kseg verify-index: bin {number + 1} of {len(bins)} ({len(flat)} segments)")
-        return sc.parallelize([flat], 1).flatMap(lambda b: verify_bin(b, strict, max_message_size)).collect()
+        task = KeyCarrier(lambda b: verify_bin(b, strict, max_message_size))  # --rsm-key reaches the executor
+        return sc.parallelize([flat], 1).flatMap(task).collect()
 
     def done(number: int, results: list[tuple[int, SegmentResult]] | None, exc: BaseException | None) -> None:
         if exc is not None:
