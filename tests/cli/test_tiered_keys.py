@@ -1,0 +1,85 @@
+"""``--rsm-key`` on every reading command (diff, compaction, logdir beside the others), checked up front;
+``txn`` starting from a tiered segment's producer snapshot as from the local copy's (``kseg.testing.aiven``
+segments, encrypted and not, against the corpus partitions they were copied from)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.cli.test_tiered_aiven import LOCAL, Trees, partition_dir
+from tests.conftest import assert_no_traceback, run_cli
+
+pytest.importorskip("cryptography", reason="encrypted segments are read with cryptography (the test extra)")
+
+TXN = str(partition_dir(Path(""), "txn-v2-0"))
+
+
+@pytest.fixture(scope="module")
+def trees(tmp_path_factory: pytest.TempPathFactory) -> Trees:
+    return Trees(tmp_path_factory.mktemp("aiven-keys"))
+
+
+def key(trees: Trees) -> list[str]:
+    return ["--rsm-key", f"kp-2024={trees.key_file}"]
+
+
+@pytest.mark.parametrize("variant", ["encrypted", "zstd+encrypted"])
+def test_diff_of_a_local_and_an_encrypted_tiered_replica(trees: Trees, variant: str) -> None:
+    local, tiered = str(trees.base / LOCAL / TXN), str(trees.base / variant / TXN)
+    r = run_cli(["diff", *key(trees), local, tiered])
+    assert_no_traceback(r)
+    assert r.exit_code == 0 and "2 replicas, identical" in r.text, (r.text, r.errtext)
+    without = run_cli(["diff", local, tiered])
+    assert without.exit_code != 0 and "identical" not in without.text.split("\n")[0]
+    assert "give its private key with --rsm-key kp-2024=FILE" in without.text + without.errtext
+
+
+def test_compaction_of_an_encrypted_tiered_partition(trees: Trees) -> None:
+    trees.same("encrypted", ["compaction", "--at", "1730000000000", "{}/" + TXN])
+    r = run_cli(["compaction", "--at", "1730000000000", str(trees.base / "encrypted" / TXN)])
+    assert r.exit_code != 0 and "--rsm-key kp-2024=FILE" in r.text + r.errtext
+
+
+def test_logdir_takes_the_key(trees: Trees) -> None:
+    """A tiered prefix is no log directory (logdir says so); the option is accepted and checked."""
+    r = run_cli(["logdir", *key(trees), str(trees.base / "encrypted")])
+    assert_no_traceback(r)
+    assert r.exit_code == 1 and "not <topic>-<partition>, Kafka refuses to start" in r.text
+
+
+@pytest.mark.parametrize("command", ["diff", "compaction", "logdir", "dump"])
+def test_an_unreadable_key_file_is_exit_2_before_anything_is_read(trees: Trees, command: str) -> None:
+    missing = trees.base / "no-such.pem"
+    r = run_cli([command, "--rsm-key", f"kp-2024={missing}", str(trees.base / "encrypted" / TXN)])
+    assert_no_traceback(r)
+    assert r.exit_code == 2
+    assert f"{missing}: cannot read the private key of --rsm-key kp-2024: No such file or directory" in r.errtext
+
+
+def same_but_snapshot(trees: Trees, variant: str, args: list[str]) -> str:
+    """:meth:`Trees.same`, with the local copy's ``<log end>.snapshot`` named as the tiered copy names the
+    same state: by the last segment's start."""
+    local = trees.base / LOCAL / TXN
+    last_log = sorted(p.stem for p in local.glob("*.log"))[-1]
+    last_snapshot = sorted(p.stem for p in local.glob("*.snapshot"))[-1]
+    plain = run_cli([a.format(trees.base / LOCAL) for a in args])
+    tiered = run_cli([args[0], *key(trees), *(a.format(trees.base / variant) for a in args[1:])])
+    assert_no_traceback(tiered)
+    assert plain.exit_code == tiered.exit_code == 0, tiered.errtext
+    assert trees.plain_text(tiered.text, variant) == plain.text.replace(
+        f"{last_snapshot}.snapshot", f"{last_log}.snapshot"
+    )
+    return tiered.text
+
+
+@pytest.mark.parametrize("variant", ["plain", "zstd+encrypted", "per-index-objects"])
+def test_txn_starts_from_the_tiered_segments_producer_snapshot(trees: Trees, variant: str) -> None:
+    """The snapshot in the last segment's ``.indexes`` (or its own object) holds the state at the log end:
+    the output is the local copy's, but the snapshot's name (Kafka's ``<log end>.snapshot``)."""
+    tiered = same_but_snapshot(trees, variant, ["txn", "{}/" + TXN])
+    assert "producer state from snapshot" in tiered and "(offset 52)" in tiered
+    rows = same_but_snapshot(trees, variant, ["txn", "--format", "json", "{}/" + TXN]).splitlines()
+    assert json.loads(rows[-1])["problems"] == 0
