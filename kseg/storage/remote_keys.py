@@ -34,7 +34,9 @@ import re
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from kseg.errors import CorruptRecordError
 from kseg.format.uuid import parse_uuid
+from kseg.format.varint import read_unsigned_varint, read_varlong
 from kseg.limits import INT32_MAX, INT64_MAX
 
 Layout = Literal["aiven", "local"]
@@ -159,10 +161,21 @@ def object_key(
     return f"{base}{offset}-{segment_id}.{suffix}"
 
 
-def parse_key(key: str) -> RemoteObjectKey | None:
+def parse_key(key: str, prefix: str | None = None) -> RemoteObjectKey | None:
     """The parts of a segment object's key in either layout; ``None`` for any other key (ids that are
     no ``Uuid``, a partition past Java's ``int`` or an offset past its ``long`` included).  A URI or an
-    absolute path parses too: its scheme and directories are part of the prefix."""
+    absolute path parses too: its scheme and directories are part of the prefix.
+
+    With ``prefix`` (the plugin's key prefix, or a segment's ``object_prefix``: :class:`CustomMetadata`)
+    the key must start with it, and the rest is the main path: a prefix without a trailing ``/``
+    (``tiered-``) is then not taken for part of the topic's name."""
+    if prefix is not None:
+        if not key.startswith(prefix):
+            return None
+        rest = parse_key("/" + key[len(prefix) :])  # the rest alone: the topic starts right after the prefix
+        if rest is None or rest.prefix != "/":
+            return None
+        return replace(rest, prefix=prefix)
     for layout, pattern in (("aiven", _AIVEN), ("local", _LOCAL)):
         m = pattern.match(key)
         if m is None:
@@ -183,3 +196,87 @@ def parse_key(key: str) -> RemoteObjectKey | None:
             suffix=m["suffix"],
         )
     return None
+
+
+def main_path(topic: str, topic_id: str, partition: int, start_offset: int, segment_id: str) -> str:
+    """Aiven's ``ObjectKeyFactory.mainPath``: ``<topic>-<topicId>/<partition>/<20-digit offset>-<segmentId>``."""
+    return object_key("aiven", "", topic, topic_id, partition, start_offset, segment_id, "log")[: -len(".log")]
+
+
+@dataclass(frozen=True)
+class CustomMetadata:
+    """The custom metadata Aiven's plugin returns from ``copyLogSegmentData`` (kept in
+    ``__remote_log_metadata``): the tagged fields of ``SegmentCustomMetadataField`` -- ``remote_size`` (tag 0,
+    ``VARLONG``: the bytes uploaded), ``object_prefix`` (tag 1, ``COMPACT_STRING``: the key prefix at upload)
+    and ``object_key`` (tag 2, ``COMPACT_STRING``: the main path at upload); ``None`` when absent (the
+    plugin's ``custom.metadata.fields.include`` chooses which it writes)."""
+
+    remote_size: int | None = None
+    object_prefix: str | None = None
+    object_key: str | None = None
+
+    def key(
+        self,
+        default_prefix: str,
+        topic: str,
+        topic_id: str,
+        partition: int,
+        start_offset: int,
+        segment_id: str,
+        suffix: str,
+    ) -> str:
+        """The key the plugin reads the segment's object from (``ObjectKeyFactory.key(fields, metadata,
+        suffix)``): ``object_prefix`` else ``default_prefix`` (``rsm.config.storage.key.prefix``), then
+        ``object_key`` else the main path, then ``.`` and the suffix."""
+        if suffix not in SUFFIXES["aiven"]:
+            raise ValueError(f"{suffix!r} is not a suffix of the aiven layout")
+        prefix = default_prefix if self.object_prefix is None else self.object_prefix
+        main = (
+            main_path(topic, topic_id, partition, start_offset, segment_id)
+            if self.object_key is None
+            else self.object_key
+        )
+        return f"{prefix}{main}.{suffix}"
+
+
+def parse_custom_metadata(data: bytes) -> CustomMetadata:
+    """``SegmentCustomMetadataSerde.deserialize``: empty bytes are no fields; else a struct of one tagged-fields
+    section (``TaggedFields``: an unsigned varint count, then per field its tag, its size and its value).  An
+    unknown tag is skipped by its size, as Kafka's reader keeps it raw; a field that does not fit its size, or
+    bytes left over, is a :class:`CorruptRecordError` at its byte."""
+    fields: dict[int, object] = {}
+    if not data:
+        return CustomMetadata()
+    count, pos = read_unsigned_varint(data, 0)
+    for _ in range(count):
+        tag, pos = read_unsigned_varint(data, pos)
+        size, pos = read_unsigned_varint(data, pos)
+        end = pos + size
+        if end > len(data):
+            raise CorruptRecordError(
+                f"custom metadata: tag {tag} of {size} bytes past the end ({len(data)})", position=pos
+            )
+        value: object
+        if tag == 0:
+            value, at = read_varlong(data, pos)
+        elif tag in (1, 2):
+            length, at = read_unsigned_varint(data, pos)
+            if length == 0:
+                raise CorruptRecordError(f"custom metadata: tag {tag}: a null string", position=pos)
+            value, at = bytes(data[at : at + length - 1]).decode("utf-8", "replace"), at + length - 1
+        else:
+            value, at = None, end
+        if at != end:
+            raise CorruptRecordError(
+                f"custom metadata: tag {tag}: {at - pos} bytes read, its size is {size}", position=pos
+            )
+        fields[tag] = value
+        pos = end
+    if pos != len(data):
+        raise CorruptRecordError(f"custom metadata: {len(data) - pos} bytes after the tagged fields", position=pos)
+    remote_size, prefix, key = fields.get(0), fields.get(1), fields.get(2)
+    return CustomMetadata(
+        remote_size if isinstance(remote_size, int) else None,
+        prefix if isinstance(prefix, str) else None,
+        key if isinstance(key, str) else None,
+    )

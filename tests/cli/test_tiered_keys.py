@@ -83,3 +83,46 @@ def test_txn_starts_from_the_tiered_segments_producer_snapshot(trees: Trees, var
     assert "producer state from snapshot" in tiered and "(offset 52)" in tiered
     rows = same_but_snapshot(trees, variant, ["txn", "--format", "json", "{}/" + TXN]).splitlines()
     assert json.loads(rows[-1])["problems"] == 0
+
+
+def test_objects_under_a_custom_metadata_prefix_read_as_the_local_copy(trees: Trees, tmp_path: Path) -> None:
+    """A segment uploaded under ``object_prefix`` ``tiered-`` (no ``/``: Aiven prepends it as is) and
+    ``object_key``, its keys built by :class:`~kseg.storage.remote_keys.CustomMetadata` as the plugin's fetch
+    path builds them: every reading command reads it (the topic's directory is ``tiered-txn-v2-<id>``)."""
+    from kseg.storage.remote_keys import main_path, parse_custom_metadata
+    from kseg.testing.aiven import custom_metadata, write_aiven_segment
+    from tests.cli.test_tiered_aiven import TOPIC_ID, segment_id
+
+    local = trees.base / LOCAL / TXN
+    logs = sorted(local.glob("*.log"))
+    snapshots = sorted(local.glob("*.snapshot"))
+    for i, log in enumerate(logs):
+        base, seg = int(log.stem), segment_id("txn-v2-0", int(log.stem))
+        fields = parse_custom_metadata(custom_metadata(1, "tiered-", main_path("txn-v2", TOPIC_ID, 0, base, seg)))
+        end = int(logs[i + 1].stem) if i + 1 < len(logs) else int(snapshots[-1].stem)
+        write_aiven_segment(
+            tmp_path,
+            log,
+            lambda suffix, base=base, seg=seg, fields=fields: fields.key("", "txn-v2", TOPIC_ID, 0, base, seg, suffix),
+            topic="txn-v2",
+            topic_id=TOPIC_ID,
+            partition=0,
+            segment_id=seg,
+            end_offset=end - 1,
+            chunk_size=1024,
+            compression=True,
+            producer_snapshot=local / f"{end:020d}.snapshot" if (local / f"{end:020d}.snapshot").exists() else None,
+        )
+    where = tmp_path / f"tiered-txn-v2-{TOPIC_ID}" / "0"
+    assert sorted(p.name for p in where.iterdir())[0].startswith("00000000000000000000-")
+    for args in (
+        ["verify-index"],
+        ["lookup-offset", "40"],
+        ["txn", "--from-start"],
+        ["compaction", "--at", "1730000000000"],
+    ):
+        plain, tiered = run_cli([*args, str(local)]), run_cli([*args, str(where)])
+        assert_no_traceback(tiered)
+        assert tiered.exit_code == plain.exit_code == 0, tiered.errtext
+        text = trees.plain_text(tiered.text.replace(str(where), str(local)), "encrypted")
+        assert text == plain.text

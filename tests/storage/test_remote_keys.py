@@ -89,3 +89,42 @@ def test_bad_suffix_or_layout_is_refused() -> None:
         object_key("other", "", "t", TOPIC_ID, 0, 0, SEGMENT_ID, "log")  # type: ignore[arg-type]
     with pytest.raises(ValueError):
         parse_key(f"t-{TOPIC_ID}/0/00000000000000000000-{SEGMENT_ID}.log").with_suffix("leader_epoch_checkpoint")  # type: ignore[union-attr]
+
+
+def test_custom_metadata_fields_give_the_key_the_plugin_reads() -> None:
+    """``SegmentCustomMetadataField``: remote_size (tag 0), object_prefix (1), object_key (2); the plugin
+    reads from ``object_prefix + object_key + "." + suffix`` (``ObjectKeyFactory.key(fields, ...)``), whatever
+    its prefix is configured to now."""
+    from kseg.storage.remote_keys import main_path, parse_custom_metadata
+    from kseg.testing.aiven import custom_metadata
+
+    assert custom_metadata(remote_size=300) == b"\x01\x00\x02\xd8\x04"  # count, tag 0, size 2, zig-zag varlong
+    assert parse_custom_metadata(b"") == remote_keys.CustomMetadata()
+    main = main_path("topic", TOPIC_ID, 7, 1234, SEGMENT_ID)
+    assert main == f"topic-{TOPIC_ID}/7/00000000000000001234-{SEGMENT_ID}"
+    fields = parse_custom_metadata(custom_metadata(4096, "tiered-", main))
+    assert fields == remote_keys.CustomMetadata(4096, "tiered-", main)
+    key = fields.key("now-another/", "topic", TOPIC_ID, 7, 1234, SEGMENT_ID, "indexes")
+    assert key == f"tiered-{main}.indexes"
+    only_size = parse_custom_metadata(custom_metadata(remote_size=1))
+    assert only_size.key("p/", "topic", TOPIC_ID, 7, 1234, SEGMENT_ID, "log") == f"p/{main}.log"
+    # a prefix without "/" cannot be told from the topic by the key alone; given, it is split off first
+    assert parse_key(key).topic == "tiered-topic"
+    parsed = parse_key(key, prefix="tiered-")
+    assert parsed == RemoteObjectKey("aiven", "tiered-", "topic", TOPIC_ID, 7, 1234, SEGMENT_ID, "indexes")
+    assert parsed.key == key
+    assert parse_key(key, prefix="other-") is None and parse_key("x/" + key, prefix="tiered-") is None
+    assert parse_key(f"s3://b/k/{main}.log", prefix="s3://b/k/").topic == "topic"
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b"\x01\x00\x05\xd8\x04", b"\x01\x01\x02\x05a", b"\x01\x00\x02\xd8\x04\x00", b"\x02\x00\x02\xd8\x04", b"\x01\xff"],
+    ids=["past-the-end", "string-past-its-size", "bytes-left-over", "a-field-missing", "varint-cut-short"],
+)
+def test_corrupt_custom_metadata_is_an_error_at_its_byte(data: bytes) -> None:
+    from kseg.errors import CorruptRecordError
+    from kseg.storage.remote_keys import parse_custom_metadata
+
+    with pytest.raises(CorruptRecordError, match="custom metadata|varint"):
+        parse_custom_metadata(data)
