@@ -126,3 +126,34 @@ def test_objects_under_a_custom_metadata_prefix_read_as_the_local_copy(trees: Tr
         assert tiered.exit_code == plain.exit_code == 0, tiered.errtext
         text = trees.plain_text(tiered.text.replace(str(where), str(local)), "encrypted")
         assert text == plain.text
+
+
+def test_a_bad_last_chunk_leaves_the_lookups_that_need_good_chunks_answering(trees: Trees, tmp_path: Path) -> None:
+    """The log end comes from the last batch; with the chunk holding it unreadable, a lookup whose chunks are
+    good still answers (the local copy's answer), the unreadable tail is named, and an offset past where
+    reading stopped is not known -- never "past the log end"."""
+    from kseg.format.rsm_manifest import parse_manifest
+    from tests.cli.test_tiered_aiven import _one_segment
+
+    where, _ = _one_segment(tmp_path, trees.key_pair)
+    last = sorted(where.glob("*.log"))[-1]
+    index = parse_manifest(last.with_suffix(".rsm-manifest").read_bytes()).chunk_index
+    n = index.chunk_for(index.original_file_size - 1)
+    data = bytearray(last.read_bytes())
+    data[index.chunk(n).transformed_position + 20] ^= 0x01
+    last.write_bytes(bytes(data))
+    local = partition_dir(trees.base / LOCAL, "plain-v2-0")
+    for target in ("100", "300"):
+        plain = run_cli(["lookup-offset", target, str(local)])
+        tiered = run_cli(["lookup-offset", *key(trees), target, str(where)])
+        assert_no_traceback(tiered)
+        assert plain.exit_code == tiered.exit_code == 0, tiered.errtext
+        shown = ("Found:", "|", "baseOffset")
+        found = [line for line in trees.plain_text(tiered.text, "plain").splitlines() if line.startswith(shown)]
+        assert found and found == [line for line in plain.text.splitlines() if line.startswith(shown)]
+        assert f"chunk {n}: GCM tag mismatch" in tiered.errtext and "the log end is taken before it" in tiered.errtext
+        assert "the index is damaged" not in tiered.errtext
+    past = run_cli(["lookup-offset", *key(trees), "415", str(where)])
+    assert past.exit_code == 1
+    assert f"offset 415 is not known: {last}: at byte {n * 1024}: chunk {n}: GCM tag mismatch" in past.errtext
+    assert "offsets from 410 on were not read" in past.errtext and "past the log end" not in past.errtext
