@@ -215,28 +215,15 @@ class CustomMetadata:
     object_prefix: str | None = None
     object_key: str | None = None
 
-    def key(
-        self,
-        default_prefix: str,
-        topic: str,
-        topic_id: str,
-        partition: int,
-        start_offset: int,
-        segment_id: str,
-        suffix: str,
-    ) -> str:
+    def key(self, default: RemoteObjectKey) -> str:
         """The key the plugin reads the segment's object from (``ObjectKeyFactory.key(fields, metadata,
-        suffix)``): ``object_prefix`` else ``default_prefix`` (``rsm.config.storage.key.prefix``), then
-        ``object_key`` else the main path, then ``.`` and the suffix."""
-        if suffix not in SUFFIXES["aiven"]:
-            raise ValueError(f"{suffix!r} is not a suffix of the aiven layout")
-        prefix = default_prefix if self.object_prefix is None else self.object_prefix
-        main = (
-            main_path(topic, topic_id, partition, start_offset, segment_id)
-            if self.object_key is None
-            else self.object_key
-        )
-        return f"{prefix}{main}.{suffix}"
+        suffix)``), ``default`` being the key of its configured prefix (``rsm.config.storage.key.prefix``):
+        ``object_prefix`` else that prefix, then ``object_key`` else the main path, then ``.`` and the suffix."""
+        if default.layout != "aiven":
+            raise ValueError("custom metadata keys are Aiven's")
+        prefix = default.prefix if self.object_prefix is None else self.object_prefix
+        main = default.segment_stem[len(default.prefix) :] if self.object_key is None else self.object_key
+        return f"{prefix}{main}.{default.suffix}"
 
 
 def parse_custom_metadata(data: bytes) -> CustomMetadata:

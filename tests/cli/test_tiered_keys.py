@@ -89,7 +89,7 @@ def test_objects_under_a_custom_metadata_prefix_read_as_the_local_copy(trees: Tr
     """A segment uploaded under ``object_prefix`` ``tiered-`` (no ``/``: Aiven prepends it as is) and
     ``object_key``, its keys built by :class:`~kseg.storage.remote_keys.CustomMetadata` as the plugin's fetch
     path builds them: every reading command reads it (the topic's directory is ``tiered-txn-v2-<id>``)."""
-    from kseg.storage.remote_keys import main_path, parse_custom_metadata
+    from kseg.storage.remote_keys import RemoteObjectKey, main_path, parse_custom_metadata
     from kseg.testing.aiven import custom_metadata, write_aiven_segment
     from tests.cli.test_tiered_aiven import TOPIC_ID, segment_id
 
@@ -103,7 +103,9 @@ def test_objects_under_a_custom_metadata_prefix_read_as_the_local_copy(trees: Tr
         write_aiven_segment(
             tmp_path,
             log,
-            lambda suffix, base=base, seg=seg, fields=fields: fields.key("", "txn-v2", TOPIC_ID, 0, base, seg, suffix),
+            lambda suffix, base=base, seg=seg, fields=fields: fields.key(
+                RemoteObjectKey("aiven", "", "txn-v2", TOPIC_ID, 0, base, seg, suffix)
+            ),
             topic="txn-v2",
             topic_id=TOPIC_ID,
             partition=0,

@@ -11,6 +11,8 @@ import pytest
 
 from tests.cli.test_tiered_aiven import Trees, partition_dir
 from tests.conftest import run_cli, run_subprocess
+from tests.spark import test_datasource
+from tests.spark.test_datasource import rows_of
 
 pytest.importorskip("pyspark", reason="the spark extra (pip install 'kseg[spark]')")
 pytest.importorskip("cryptography", reason="encrypted segments are read with cryptography (the test extra)")
@@ -25,15 +27,7 @@ def trees(tmp_path_factory: pytest.TempPathFactory) -> Trees:
     return Trees(tmp_path_factory.mktemp("aiven-spark"))
 
 
-@pytest.fixture(scope="module")
-def spark(s3):  # the S3 variables must be set before the JVM (and its Python workers) start
-    import kseg.spark
-    from kseg.spark.driver import session
-
-    s = session("local[2]", ["spark.sql.shuffle.partitions=2"])
-    kseg.spark.register(s)
-    yield s
-    s.stop()
+spark = test_datasource.spark  # the fixture: a local[2] session, this module's own (module scope)
 
 
 def inputs(trees: Trees) -> list[str]:
@@ -103,8 +97,6 @@ def test_export_on_spark_and_the_data_source_give_the_local_rows(trees: Trees, s
     assert r.exit_code == 0, r.errtext[-3000:]
     assert sorted_rows(pq.read_table(out).to_pylist()) == want
     df = spark.read.format("kseg").option("rsmKey", f"kp-2024={trees.key_file}").load(",".join(inputs(trees)))
-    from tests.spark.test_datasource import rows_of
-
     got = rows_of(df)
     assert len(got) == len(want) and [r["offset"] for r in sorted_rows(got)] == [r["offset"] for r in want]
     assert [r["value"] for r in sorted_rows(got)] == [r["value"] for r in want]
@@ -123,7 +115,5 @@ def test_data_source_on_s3_with_the_key(trees: Trees, spark, s3) -> None:
 
 
 def rows_of_key(spark, path: str, trees: Trees) -> list[dict]:
-    from tests.spark.test_datasource import rows_of
-
     rows = rows_of(spark.read.format("kseg").option("rsmKey", f"kp-2024={trees.key_file}").load(path))
     return sorted(rows, key=lambda r: r["offset"] if r["offset"] is not None else -1)

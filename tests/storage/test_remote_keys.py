@@ -104,10 +104,12 @@ def test_custom_metadata_fields_give_the_key_the_plugin_reads() -> None:
     assert main == f"topic-{TOPIC_ID}/7/00000000000000001234-{SEGMENT_ID}"
     fields = parse_custom_metadata(custom_metadata(4096, "tiered-", main))
     assert fields == remote_keys.CustomMetadata(4096, "tiered-", main)
-    key = fields.key("now-another/", "topic", TOPIC_ID, 7, 1234, SEGMENT_ID, "indexes")
+    key = fields.key(RemoteObjectKey("aiven", "now-another/", "topic", TOPIC_ID, 7, 1234, SEGMENT_ID, "indexes"))
     assert key == f"tiered-{main}.indexes"
     only_size = parse_custom_metadata(custom_metadata(remote_size=1))
-    assert only_size.key("p/", "topic", TOPIC_ID, 7, 1234, SEGMENT_ID, "log") == f"p/{main}.log"
+    assert (
+        only_size.key(RemoteObjectKey("aiven", "p/", "topic", TOPIC_ID, 7, 1234, SEGMENT_ID, "log")) == f"p/{main}.log"
+    )
     # a prefix without "/" cannot be told from the topic by the key alone; given, it is split off first
     assert parse_key(key).topic == "tiered-topic"
     parsed = parse_key(key, prefix="tiered-")
