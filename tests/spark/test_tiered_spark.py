@@ -117,3 +117,26 @@ def test_data_source_on_s3_with_the_key(trees: Trees, spark, s3) -> None:
 def rows_of_key(spark, path: str, trees: Trees) -> list[dict]:
     rows = rows_of(spark.read.format("kseg").option("rsmKey", f"kp-2024={trees.key_file}").load(path))
     return sorted(rows, key=lambda r: r["offset"] if r["offset"] is not None else -1)
+
+
+def test_diff_on_spark_of_a_local_and_an_encrypted_tiered_replica(trees: Trees, spark) -> None:
+    """``diff --roots --spark``'s job (``kseg.spark.diff_job.run``) on the module's session: the key installed
+    on the driver reaches the task; without it the set is an error naming the key pair, never identical."""
+    from kseg.ops.diff.diff import replica_sets
+    from kseg.spark import diff_job
+    from kseg.storage import tiered
+
+    topic = partition_dir(Path(""), "txn-v2-0").parent
+    roots = [str(trees.base / "local" / topic), str(trees.base / "zstd+encrypted" / topic)]
+    local = run_cli(["diff", "--roots", "--format", "json", *key(trees), *roots])
+    assert local.exit_code == 0 and '"status":"identical"' in local.text, local.text
+    for keys in ({"kp-2024": str(trees.key_file)}, {}):
+        tiered.configure(keys)
+        tiered.install(tiered.key_material())
+        ((rows, error),) = diff_job.run(spark, replica_sets(roots, []))
+        if keys:
+            assert error is None and rows is not None
+            assert [r["status"] for r in rows if r["type"] == "summary"] == ["identical"]
+        else:
+            assert rows is None and error is not None and "--rsm-key kp-2024=FILE" in error
+    tiered.configure({})
