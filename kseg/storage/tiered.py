@@ -41,6 +41,7 @@ INDEX_OF_SUFFIX = {
     "timeindex": "timestamp",
     "snapshot": "producerSnapshot",
     "txnindex": "transaction",
+    "leader-epoch-checkpoint": "leaderEpoch",
 }
 
 _keys: dict[str, str] = {}  # key pair id -> private key file (--rsm-key)

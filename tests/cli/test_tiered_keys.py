@@ -88,7 +88,8 @@ def test_txn_starts_from_the_tiered_segments_producer_snapshot(trees: Trees, var
 def test_objects_under_a_custom_metadata_prefix_read_as_the_local_copy(trees: Trees, tmp_path: Path) -> None:
     """A segment uploaded under ``object_prefix`` ``tiered-`` (no ``/``: Aiven prepends it as is) and
     ``object_key``, its keys built by :class:`~kseg.storage.remote_keys.CustomMetadata` as the plugin's fetch
-    path builds them: every reading command reads it (the topic's directory is ``tiered-txn-v2-<id>``)."""
+    path builds them: every reading command reads it (the topic's directory is ``tiered-txn-v2-<id>``); ``diff``
+    takes the tiered replica's leader epochs from its last segment's checkpoint (in ``.indexes``)."""
     from kseg.storage.remote_keys import RemoteObjectKey, main_path, parse_custom_metadata
     from kseg.testing.aiven import custom_metadata, write_aiven_segment
     from tests.cli.test_tiered_aiven import TOPIC_ID, segment_id
@@ -114,6 +115,7 @@ def test_objects_under_a_custom_metadata_prefix_read_as_the_local_copy(trees: Tr
             chunk_size=1024,
             compression=True,
             producer_snapshot=local / f"{end:020d}.snapshot" if (local / f"{end:020d}.snapshot").exists() else None,
+            leader_epochs=b"0\n1\n0 0\n" if i == len(logs) - 1 else b"0\n0\n",  # the last segment's has the epochs
         )
     where = tmp_path / f"tiered-txn-v2-{TOPIC_ID}" / "0"
     assert sorted(p.name for p in where.iterdir())[0].startswith("00000000000000000000-")
@@ -128,6 +130,12 @@ def test_objects_under_a_custom_metadata_prefix_read_as_the_local_copy(trees: Tr
         assert tiered.exit_code == plain.exit_code == 0, tiered.errtext
         text = trees.plain_text(tiered.text.replace(str(where), str(local)), "encrypted")
         assert text == plain.text
+
+    diff = run_cli(["diff", "--format", "json", str(local), str(where)])
+    assert diff.exit_code == 0, diff.text
+    replicas = [json.loads(line) for line in diff.text.splitlines() if '"type":"replica"' in line]
+    assert [r["leaderEpochs"] for r in replicas] == [None, [{"epoch": 0, "startOffset": 0}]]
+    assert json.loads(diff.text.splitlines()[-1])["status"] == "identical"
 
 
 def test_a_bad_last_chunk_leaves_the_lookups_that_need_good_chunks_answering(trees: Trees, tmp_path: Path) -> None:
