@@ -16,6 +16,9 @@ TESTS = Path(__file__).resolve().parent
 CORPUS = TESTS / "data" / "corpus"
 CORPUS_DATA = CORPUS / "data"
 CORPUS_GOLDEN = CORPUS / "golden"
+# Java options for the Spark JVMs the tests start (drivers and executors): tests/spark/conf's
+# spark-defaults.conf, read by spark-submit (in this process and in every ``kseg --spark`` child).
+os.environ.setdefault("SPARK_CONF_DIR", str(TESTS / "spark" / "conf"))
 
 
 def golden_rows() -> list[dict]:

@@ -98,6 +98,37 @@ def _broker_rows(tmp: Path) -> Iterator[tuple[str, dict]]:
     (kafka / "new-0").mkdir()  # a partition directory holding no segment yet: no log end, no timestamps
     for row in _rows(["logdir", "--format", "json", str(kafka), str(tmp / "b1")]):
         yield "logdir", row
+    yield from _tiered_rows(tmp / "tiered")
+
+
+def _tiered_rows(tmp: Path) -> Iterator[tuple[str, dict]]:
+    """``kseg tiered`` on a constructed cluster (tests/ops/tiered/scenario.py) with every kind of row: orphans
+    of a copy never finished and of a partition no metadata names, a segment with Aiven's custom metadata;
+    then without the store and the log directory, the partition marked for deletion (the nulls)."""
+    from kseg.storage.remote_keys import object_key
+    from kseg.testing import remote_metadata as rm
+    from tests.ops.tiered import scenario as sc
+
+    cluster = sc.healthy()
+    custom = rm.aiven_custom_metadata(remote_size=sc.SIZE + 2 * 64)  # its objects: right
+    cluster.values += [
+        rm.segment_update(sc.seg("a"), rm.COPY_SEGMENT_FINISHED, custom=custom),
+        rm.segment_metadata(sc.seg("new"), 400, 499, size=sc.SIZE),
+    ]
+    cluster.stored["new"], cluster.local_start = 400, 500
+    meta, store, logdir = cluster.write(tmp / "one")
+    stray = store / object_key("aiven", "", sc.TOPIC, sc.TOPIC_ID, 1, 0, sc.IDS["stray"], "log")
+    stray.parent.mkdir(parents=True)
+    stray.write_bytes(b"x")
+    partitions = ["--metadata-partitions", str(sc.PARTITIONS)]
+    for row in _rows(
+        ["tiered", "--format", "json", *partitions, str(meta), "--remote", str(store), "--logdir", str(logdir)]
+    ):
+        yield "tiered", row
+    cluster.values.append(rm.partition_delete(sc.TOPIC_ID, sc.TOPIC, sc.PARTITION, rm.DELETE_PARTITION_MARKED))
+    meta, _, _ = cluster.write(tmp / "two")
+    for row in _rows(["tiered", "--format", "json", *partitions, str(meta)]):
+        yield "tiered", row
 
 
 def _types(value) -> str:

@@ -12,6 +12,7 @@ from kseg.cli.options import (
     Run,
     Spark,
     format_option,
+    on_spark,
     paths_argument,
     reading_bar,
     rsm_key_option,
@@ -133,25 +134,6 @@ def _local(partitions: list[Any]) -> tuple[Any, str | None]:
 
 
 def _spark_results(run: Run, sets: list[list[Any]], spark_options: Spark) -> Any:
-    import importlib.util
-
-    from kseg.spark import INSTALL_HINT
-
-    if importlib.util.find_spec("pyspark") is None:
-        run.fail(INSTALL_HINT)
     from kseg.spark import diff_job
-    from kseg.spark.driver import SparkLog, SparkSetupError, start_session
 
-    log = SparkLog(spark_options.verbose)
-    try:
-        spark = start_session(
-            spark_options.master or "local[*]", ("spark.app.name=kseg diff", *spark_options.conf), log
-        )
-    except (ValueError, SparkSetupError) as exc:
-        log.close()
-        run.fail(str(exc))
-    try:
-        return diff_job.run(spark, sets)
-    finally:
-        spark.stop()
-        log.close()
+    return on_spark(run, spark_options, "diff", lambda spark: diff_job.run(spark, sets))

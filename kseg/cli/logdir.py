@@ -6,46 +6,62 @@ import sys
 
 import click
 
-from kseg.cli.options import HELP, Run, format_option, paths_argument, rsm_key_option, run_options
+from kseg.cli.options import (
+    HELP,
+    Run,
+    Spark,
+    format_option,
+    json_report_options,
+    paths_argument,
+    rsm_key_option,
+    run_options,
+    spark_options,
+)
 
 
 @click.command(context_settings=HELP)
 @paths_argument
-@click.option(
-    "--report",
-    "report_path",
-    type=click.Path(),
-    help="Also write the JSON Lines rows (logdir and partition) to this local file, atomically.  "
-    "Checked before any work; never inside an input.",
-)
-@click.option("--force", is_flag=True, help="Replace an existing --report file (atomically).")
+@json_report_options("logdir and partition")
 @format_option
 @run_options
 @rsm_key_option
-def logdir(paths: tuple[str, ...], report_path: str | None, force: bool, output_format: str, run: Run) -> None:
+@spark_options
+def logdir(
+    paths: tuple[str, ...], report_path: str | None, force: bool, output_format: str, run: Run, spark: Spark
+) -> None:
     """What a broker left in its log directories (each PATH a log directory, or one
     partition directory of it): meta.properties, .kafka_cleanshutdown, the high
     watermark, recovery point, log start and cleaner checkpoints, each partition's
     topic ID (partition.metadata), leader-epoch-checkpoint and segments -- checked
-    against each other as Kafka will on start (docs/logdir.md).
+    against each other as Kafka will on start (docs/logdir.md).  A PATH holding log
+    directories below it (a fleet: <root>/<broker>/<log dir>) is read as all of them;
+    a PATH may be a URI (s3://...).  --spark reads the partition directories on
+    Spark's executors, with the same rows.
 
     \b
     Exit codes:
       0  every file read, no problem found
       1  problems (offsets past the log end, malformed checkpoints, leftovers, ...)
          or a segment that could not be read past a corrupt or partial batch
-      2  usage error, or a file or directory could not be read (the OS's reason)
+      2  usage error, or a file or directory could not be read (the OS's reason),
+         or (--spark) a partition whose task Spark gave up: a failed row
     """
     from kseg.jsonlines import dumps
-    from kseg.ops.logdir.run import check_report, inspect_all, write_report
+    from kseg.ops.logdir.run import check_report, write_report
     from kseg.render import logdir as render
     from kseg.storage.outcome import exit_code
 
+    spark.check(run)
+    if spark.on:  # executors do not run in this directory: every local path absolute (docs/spark.md)
+        from kseg.spark.paths import absolute_all
+
+        paths = tuple(absolute_all(paths))
     if force and not report_path:
         run.fail("--force replaces an existing --report file; give it with --report")
     if report_path:
         check_report(report_path, list(paths), force)
-    reports = inspect_all(list(paths))  # a path that cannot be read: its one line, exit 2 (main.fatal)
+    skipped: list[str] = []  # a fleet root's directories holding no log directory
+    reports = _read(run, list(paths), spark, skipped)
     rows = [dumps(row) for report in reports for row in render.rows(report)]
     if report_path:
         write_report(report_path, rows, force)
@@ -56,7 +72,7 @@ def logdir(paths: tuple[str, ...], report_path: str | None, force: bool, output_
         lines.append(render.summary_line(reports))
     run.out.write(("\n".join(lines) + "\n").encode("utf-8", "replace"))
     run.out.flush()
-    run.notes([text for report in reports for text in report.notes])  # after the results: what was not checked
+    run.notes(skipped + [text for report in reports for text in report.notes])  # after the results: not checked
     failed = False
     reads = []
     for report in reports:
@@ -71,3 +87,27 @@ def logdir(paths: tuple[str, ...], report_path: str | None, force: bool, output_
                     run.error(read.describe())
     problems = any(r.problems or any(p.problems for p in r.partitions) for r in reports)
     sys.exit(exit_code(reads, problems=problems, failed=failed))
+
+
+def _read(run: Run, paths: list[str], spark: Spark, notes: list[str]) -> list:
+    """The reports of every log directory of ``paths``, read here or on Spark's executors (the same
+    rows); a path that cannot be read raises its one line, exit 2 (:func:`kseg.cli.main.fatal`)."""
+    from kseg.ops.logdir.run import finish_all, inspect_all, open_all
+
+    if not spark.on:
+        return inspect_all(paths, notes)
+    import importlib.util
+
+    from kseg.spark import INSTALL_HINT
+
+    if importlib.util.find_spec("pyspark") is None:
+        run.fail(INSTALL_HINT)
+    from kseg.spark.driver import SparkSetupError
+    from kseg.spark.logdir_job import read_on_spark
+
+    opened = open_all(paths, notes)  # the log directories' own files, on the driver
+    try:
+        read_on_spark(opened, spark.master, spark.conf, spark.verbose)
+    except (ValueError, SparkSetupError) as exc:
+        run.fail(str(exc))
+    return finish_all(opened)

@@ -36,6 +36,11 @@ COMMANDS = {
         "The __consumer_offsets / __transaction_state partition of a group or transactional id.",
     ),
     "logdir": ("kseg.cli.logdir", "logdir", "A broker's log directories: checkpoints, topic IDs, leader epochs."),
+    "tiered": (
+        "kseg.cli.tiered",
+        "tiered",
+        "Remote segments from __remote_log_metadata, reconciled with the store and a local log.",
+    ),
 }
 
 
@@ -63,6 +68,9 @@ class LazyGroup(click.Group):
         except KeyboardInterrupt:
             interrupted()
             raise  # not reached: interrupted() exits
+        except click.UsageError as exc:  # kseg's own options (kseg --bogus)
+            usage_error(exc)
+            raise  # not reached unless click shows the help (``kseg`` alone)
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         _check_uris(args)  # the whole command line, before any command runs
@@ -84,10 +92,27 @@ class LazyGroup(click.Group):
             interrupted()
         except BrokenPipeError:
             closed_stdout()
+        except click.UsageError as exc:  # click's own: an unknown option or command, a missing argument, a bad value
+            usage_error(exc)
+            raise  # not reached unless click shows the help (``kseg`` alone)
         except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException, SystemExit):
             raise
         except Exception as exc:  # noqa: BLE001 - the one place a command's fatal error becomes its line
             fatal(exc)
+
+
+_NO_ARGS_IS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())  # click 8.2+: a UsageError showing help
+
+
+def usage_error(exc: click.UsageError) -> None:
+    """A usage error click found (every command's): one ``kseg: error:`` line on stderr naming the command
+    and where its help is, exit 2 -- never click's multi-line ``Usage: ... Try ... Error: ...`` block.
+    ``kseg`` alone (click's ``NoArgsIsHelpError``) returns: click shows the help, exit 2."""
+    if isinstance(exc, _NO_ARGS_IS_HELP):
+        return
+    path = exc.ctx.command_path if exc.ctx is not None else "kseg"
+    what = " ".join(exc.format_message().split()).rstrip(".")  # (a suggestion list may span lines)
+    _error_exit(f"{path}: {what} (see '{path} --help')")
 
 
 def fatal(exc: BaseException) -> None:

@@ -17,6 +17,7 @@ from kseg.errors import KsegError, error_line
 from kseg.limits import DEFAULT_MAX_MESSAGE_SIZE, EXIT_ERROR, INT32_MAX
 
 F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
 
 format_option = click.option(
     "--format",
@@ -234,9 +235,34 @@ class Spark:
             run.fail(f"{' and '.join(given)} take{'s' * (len(given) == 1)} effect only with --spark")
 
 
+def on_spark(run: Run, spark: Spark, app: str, work: Callable[[Any], T]) -> T:
+    """``work(session)`` on a Spark session started for ``--spark`` (named ``kseg <app>``), stopped after; no
+    pyspark or a session that cannot start is the one error line, exit 2 (diff --roots, tiered)."""
+    import importlib.util
+
+    from kseg.spark import INSTALL_HINT
+
+    if importlib.util.find_spec("pyspark") is None:
+        run.fail(INSTALL_HINT)
+    from kseg.spark.driver import SparkLog, SparkSetupError, start_session
+
+    log = SparkLog(spark.verbose)
+    try:
+        session = start_session(spark.master or "local[*]", (f"spark.app.name=kseg {app}", *spark.conf), log)
+    except (ValueError, SparkSetupError) as exc:
+        log.close()
+        run.fail(str(exc))
+    try:
+        return work(session)
+    finally:
+        session.stop()
+        log.close()
+
+
 def spark_options(f: Callable[..., Any]) -> Callable[..., Any]:
     """``--spark``, ``--master``, ``--spark-conf``, ``--verbose``: the one Spark bundle (verify-index,
-    export, diff), handed to the command as one ``spark`` (:class:`Spark`; check it with :meth:`Spark.check`)."""
+    export, diff, logdir), handed to the command as one ``spark`` (:class:`Spark`; check it with
+    :meth:`Spark.check`)."""
 
     @functools.wraps(f)
     def command(*args: Any, spark: bool, master: str | None, spark_conf: tuple, verbose: bool, **kwargs: Any) -> Any:
@@ -269,6 +295,24 @@ def reading_options(f: Callable[..., Any]) -> Callable[..., Any]:
     """``--max-message-size``, ``--format``, then :func:`run_options`: the bundle of the commands that read
     partitions' batches (txn, compaction), with ``--rsm-key`` (:func:`rsm_key_option`)."""
     return max_message_size_option(format_option(run_options(rsm_key_option(f))))
+
+
+def json_report_options(rows: str) -> Callable[[F], F]:
+    """``--report FILE`` (the JSON Lines ``rows`` also written to a local file) and ``--force``: the pair of
+    the commands that print text and keep their rows (logdir, tiered)."""
+
+    def decorate(f: F) -> F:
+        report = click.option(
+            "--report",
+            "report_path",
+            type=click.Path(),
+            help=f"Also write the JSON Lines rows ({rows}) to this local file, atomically.  Checked before any "
+            "work; never inside an input.",
+        )
+        force = click.option("--force", is_flag=True, help="Replace an existing --report file (atomically).")
+        return report(force(f))
+
+    return decorate
 
 
 HELP = {"help_option_names": ["-h", "--help"]}  # every command's context settings

@@ -44,7 +44,7 @@ from kseg.errors import KsegError
     "--resume",
     "resume_path",
     type=click.Path(),
-    help="Skip the segments an earlier report (a local file or part-file directory) verified, if unchanged "
+    help="Skip the segments an earlier report (a file or part-file directory, local or a URI) verified, if unchanged "
     "(same size); carry their rows into the new report (--report, else this one, replaced) and count them.",
 )
 @jobs_option
@@ -94,7 +94,7 @@ def verify_index(
         run.fail("--force replaces an existing --report file; give it with --report")
     keys = _resumable(run, resume_path)
     report, partitions = _inputs(run, paths, report_path, spark.on, force)
-    partitions, skipped = _skip(partitions, keys)
+    partitions, resumption = _skip(partitions, keys, resume_path)
     if spark.on:
         from kseg.spark.driver import run_spark_cli
 
@@ -110,7 +110,7 @@ def verify_index(
                 out=run.out,
                 err=run.err,
                 verbose=spark.verbose,
-                resume=(resume_path, skipped) if resume_path else None,
+                resume=resumption,
             )
         )
     from kseg.ops.verify.resume import carried_rows
@@ -130,10 +130,15 @@ def verify_index(
 
     try:
         prior = Report()
-        if resume_path and report is not None:
-            report.add_rows(carried_rows(resume_path, skipped, prior))
+        if resumption is not None and report is not None:
+            report.add_rows(carried_rows(resumption.path, resumption.skipped, prior))
         result = verify_all(
-            partitions, strict=strict, jobs=jobs, max_message_size=max_message_size, on_result=on_result
+            partitions,
+            strict=strict,
+            jobs=jobs,
+            max_message_size=max_message_size,
+            on_result=on_result,
+            before=resumption.before if resumption is not None else None,
         )
         result.merge(prior.counts())
         result.resumed = prior.resumed
@@ -172,11 +177,11 @@ def _inputs(run: Run, paths: tuple[str, ...], report_path: str | None, spark: bo
     return report, partitions
 
 
-def _resumable(run: Run, resume_path: str | None) -> set:
+def _resumable(run: Run, resume_path: str | None) -> dict:
     """The segments ``--resume``'s report verified (:func:`kseg.ops.verify.resume.verified`), before any
     work; a report that cannot be read is the one error line, exit 2."""
     if not resume_path:
-        return set()
+        return {}
     from kseg.ops.verify.resume import verified
 
     try:
@@ -185,9 +190,12 @@ def _resumable(run: Run, resume_path: str | None) -> set:
         run.fail(exc)
 
 
-def _skip(partitions: list, keys: set) -> tuple[list, set]:
-    if not keys:
-        return partitions, set()
-    from kseg.ops.verify.resume import skip_verified
+def _skip(partitions: list, keys: dict, resume_path: str | None) -> tuple[list, Any]:
+    """The partitions left to verify, and ``--resume``'s :class:`~kseg.ops.verify.resume.Resumption`
+    (None without ``--resume``)."""
+    if not resume_path:
+        return partitions, None
+    from kseg.ops.verify.resume import Resumption, skip_verified
 
-    return skip_verified(partitions, keys)
+    partitions, skipped, before = skip_verified(partitions, keys)
+    return partitions, Resumption(resume_path, skipped, before)

@@ -18,7 +18,11 @@ from __future__ import annotations
 
 from typing import Any, Callable, NoReturn
 
-from kseg.format.strings import java_utf8  # noqa: F401 - a format rule, re-exported here
+from kseg.format.strings import (
+    java_utf8,  # noqa: F401 - a format rule, re-exported here
+    uuid_to_string,  # noqa: F401 - re-exported for the decoders
+)
+from kseg.format.v2 import java_int
 
 
 class JavaException(Exception):
@@ -112,14 +116,5 @@ def java_string_hash(s: str) -> int:
     return h - (1 << 32) if h & 0x80000000 else h
 
 
-def int32(x: int) -> int:
-    """Wrap to a Java ``int``."""
-    x &= 0xFFFFFFFF
-    return x - (1 << 32) if x & 0x80000000 else x
-
-
-def uuid_to_string(raw: bytes) -> str:
-    """Kafka ``Uuid.toString()``: URL-safe base64 of the 16 bytes, no padding."""
-    import base64
-
-    return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
+# Java's int wrapping and Uuid.toString() are format rules (ops use them too): written once there
+int32 = java_int

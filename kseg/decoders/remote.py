@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from kseg.decoders.jvm import IllegalArgumentException, JavaException, NullPointerException, uuid_to_string
 from kseg.decoders.metadata import read_api_message
+from kseg.errors import DecoderError
 from kseg.format import releases
 from kseg.format.releases import Release
 
@@ -155,6 +156,20 @@ def remote_log_metadata_text(value: bytes, release: Release = releases.LATEST) -
     """``new RemoteLogMetadataSerde().deserialize(value).toString()``; raises :class:`JavaException`."""
     name, _, _, message = read_api_message(value, "remoteLogMetadata")
     return _FORMATTERS[name](message, release)
+
+
+def read_record(value: bytes | None, release: Release = releases.LATEST) -> tuple[str, dict]:
+    """``RemoteLogMetadataSerde.deserialize``: the record's name and values, after the checks of the object it
+    becomes (those of :func:`remote_log_metadata_text`); raises :class:`DecoderError` with Java's message, the
+    record-reading rule that ``kseg tiered`` folds (``kseg.ops.tiered``, handed this function by the CLI)."""
+    try:
+        if value is None:
+            raise NullPointerException(_NULL_VALUE)
+        name, _, _, message = read_api_message(value, "remoteLogMetadata")
+        _FORMATTERS[name](message, release)
+    except JavaException as exc:
+        raise DecoderError(exc.to_string()) from None
+    return name, message
 
 
 class RemoteMetadataLogMessageParser:

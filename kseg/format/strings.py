@@ -16,6 +16,13 @@ if TYPE_CHECKING:
     from typing_extensions import Buffer
 
 
+def uuid_to_string(raw: bytes) -> str:
+    """Kafka's ``Uuid.toString()``: URL-safe base64 of the 16 bytes, no padding (22 characters)."""
+    import base64
+
+    return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
+
+
 def _java_utf8_errors(exc: UnicodeError) -> tuple[str, int]:
     """The "kseg-java-utf8" error handler: where Java puts one U+FFFD, and where it goes on."""
     if not isinstance(exc, UnicodeDecodeError):  # pragma: no cover - registered for decoding only

@@ -137,6 +137,13 @@ def java_long(n: int) -> int:
     return ((n - INT64_MIN) & 0xFFFFFFFFFFFFFFFF) + INT64_MIN
 
 
+def java_int(n: int) -> int:
+    """``n`` wrapped into Java's ``int`` [-2^31, 2^31-1], as ``int`` arithmetic leaves it (hashes: Kafka's
+    ``Utils.murmur2``, ``Objects.hash``; the generated readers' ``int32``)."""
+    n &= 0xFFFFFFFF
+    return n - (1 << 32) if n & 0x80000000 else n
+
+
 def last_offset(base_offset: int, last_offset_delta: int) -> int:
     """``DefaultRecordBatch.lastOffset()``: baseOffset + lastOffsetDelta in Java ``long`` arithmetic."""
     n = base_offset + last_offset_delta

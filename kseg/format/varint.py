@@ -58,26 +58,3 @@ def read_varlong(buf: Sequence[int], pos: int) -> tuple[int, int]:
     Mirrors ``ByteUtils.readVarlong`` (at most 10 bytes).
     """
     return _read_zigzag(buf, pos, _VARLONG_MAX_SHIFT, 0xFFFFFFFFFFFFFFFF, "varlong")
-
-
-def read_unsigned_varint(buf: Sequence[int], pos: int) -> tuple[int, int]:
-    """Decode an unsigned int32 varint at ``pos`` (no zig-zag); return ``(value, next_pos)``.
-
-    Mirrors ``ByteUtils.readUnsignedVarint`` (at most 5 bytes): the counts, tags and sizes of tagged
-    fields and the lengths of compact strings (``TaggedFields``, ``CompactString``).
-    """
-    value = shift = 0
-    start = pos
-    while True:
-        if pos >= len(buf):
-            raise CorruptRecordError("unsigned varint cut short", position=start)
-        b = buf[pos]
-        pos += 1
-        value |= (b & 0x7F) << shift
-        if b < 0x80:
-            return value & 0xFFFFFFFF, pos
-        shift += 7
-        if shift > _VARINT_MAX_SHIFT:
-            raise CorruptRecordError(
-                f"unsigned varint is too long (more than {VARINT_MAX_BYTES} bytes)", position=start
-            )

@@ -75,7 +75,10 @@ def offset_reason(r: OffsetLookup) -> str | None:
     if r.status == EMPTY:
         return "the partition has no segments"
     if r.status == BELOW_START:
-        return f"offset {r.target} is below the log start offset {r.log_start}"
+        return (
+            f"offset {r.target} is below the log start offset {r.log_start}{_start_source(r)}: "
+            "Kafka's fetch answers OFFSET_OUT_OF_RANGE"
+        )
     if r.status == AT_END:
         return f"offset {r.target} is the log end offset: no record there yet (the next offset to be written)"
     if r.status == UNREAD:
@@ -158,10 +161,16 @@ def _write_head(sink: TextSink, what: str, r: OffsetLookup | TimeLookup, path: l
     """A lookup's first line (what was looked up, where, the partition's offsets) and its path lines."""
     sink.write(
         f"Lookup of {what}: {r.segments} segment{'s' if r.segments != 1 else ''}, "
-        f"log start offset {r.log_start}, log end offset {r.log_end}\n"
+        f"log start offset {r.log_start}{_start_source(r)}, log end offset {r.log_end}\n"
     )
     for line in path:
         sink.write(line + "\n")
+
+
+def _start_source(r: OffsetLookup | TimeLookup) -> str:
+    """`` (from <log-start-offset-checkpoint>)`` when the log start offset came from that file, else nothing
+    (the first segment's base offset; a note says why)."""
+    return f" (from {r.log_start_file})" if r.log_start_file else ""
 
 
 def write_offset_text(sink: TextSink, r: OffsetLookup, partition: str, decoders: tuple) -> None:
@@ -205,6 +214,7 @@ def offset_json(r: OffsetLookup, where: dict, decoders: tuple) -> dict:
         "reason": offset_reason(r),
         "segments": r.segments,
         "logStartOffset": r.log_start,
+        "logStartOffsetFile": r.log_start_file,
         "logEndOffset": r.log_end,
         "steps": [
             {
@@ -245,7 +255,13 @@ def time_reason(r: TimeLookup) -> str | None:
         return f"no segment has a timestamp >= {r.target} ({iso(r.target)}): Kafka answers offset -1"
     return (
         f"no record of {r.chosen.segment.stem}.log at or after the indexed position has a timestamp >= "
-        f"{r.target}: Kafka answers offset -1"
+        f"{r.target}"
+        + (
+            f" at or above the log start offset {r.log_start}{_start_source(r)}"
+            if r.log_start > r.chosen.segment.base_offset
+            else ""
+        )
+        + ": Kafka answers offset -1 (it searches only the first segment whose largest timestamp is >= the target)"
     )
 
 
@@ -351,6 +367,7 @@ def time_json(r: TimeLookup, where: dict, decoders: tuple) -> dict:
         "reason": time_reason(r),
         "segments": r.segments,
         "logStartOffset": r.log_start,
+        "logStartOffsetFile": r.log_start_file,
         "logEndOffset": r.log_end,
         "skippedSegments": [
             {

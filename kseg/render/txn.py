@@ -100,6 +100,8 @@ def summary_row(r: TxnReport) -> dict:
         "snapshot": r.snapshot,
         "logStartOffset": r.log_start,
         "logEndOffset": r.log_end,
+        "highWatermark": r.high_watermark,
+        "highWatermarkFile": r.high_watermark_file,
         "lastStableOffset": None if outcome.counts(r.reads) else r.last_stable_offset,
         "lsoHeldBy": None
         if holder is None
@@ -161,22 +163,31 @@ def problem_line(p: TxnProblem) -> str:
     return text
 
 
-def summary_lines(r: TxnReport) -> list[str]:
+def _lso_cause(r: TxnReport) -> str:
+    """What holds the last stable offset where it is, against the high watermark and the file it came from."""
     holder = r.lso_holder
+    bound = (
+        f"the high watermark {r.high_watermark} (from {r.high_watermark_file})"
+        if r.high_watermark is not None
+        else f"the log end offset {r.log_end} (standing in for the high watermark)"
+    )
+    if r.last_stable_offset == r.stable_bound:
+        return f", {bound}: no transaction unstable below it"
+    lag = f"{r.stable_bound - r.last_stable_offset} offsets below {bound}: read_committed consumers stop here"
+    if holder is None:  # a completed transaction whose marker the high watermark has not passed
+        return f", held by a transaction whose marker is at or above the high watermark (not yet replicated); {lag}"
+    return (
+        f", held by producer {holder.producer_id} (epoch {holder.producer_epoch}), open since "
+        f"{iso(holder.first_timestamp)}" + (" -- HANGING" if holder.hanging else "") + f"; {lag}"
+    )
+
+
+def summary_lines(r: TxnReport) -> list[str]:
     unread = outcome.counts(r.reads)
     if unread:  # the last stable offset is a statement about the whole log: not given for unread bytes
         lso = f"  last stable offset: not known, {unread}; what follows counts the bytes read"
-    elif holder is None:
-        lso = (
-            f"  last stable offset: {r.last_stable_offset} (the log end offset: no open transaction; "
-            "a broker's is its high watermark)"
-        )
     else:
-        lso = (
-            f"  last stable offset: {r.last_stable_offset}, held by producer {holder.producer_id} "
-            f"(epoch {holder.producer_epoch}), open since {iso(holder.first_timestamp)}"
-            + (" -- HANGING" if holder.hanging else "")
-        )
+        lso = f"  last stable offset: {r.last_stable_offset}" + _lso_cause(r)
     lines = [
         lso,
         f"  transactions: {r.committed} committed, {r.aborted} aborted, {len(r.open)} open, "

@@ -105,9 +105,13 @@ def session(master: str | None, conf: tuple[str, ...] | list[str], log=None):
 
 
 def _probe_executors(sc, visible: list[str] | tuple[str, ...] = ()) -> None:
-    """One task: can the executors' Python import kseg, and do they see the local paths ``visible``
-    (the inputs, the report or output directory; made absolute by :mod:`kseg.spark.paths`)?
-    Raises :class:`SparkSetupError` if not.
+    """Before any work, one small task per core on **every executor** registered: can its Python import
+    kseg, and does it see the local paths ``visible`` (the inputs, the report or output directory; made
+    absolute by :mod:`kseg.spark.paths`)?  Raises :class:`SparkSetupError` with one line if not.
+
+    Spark's scheduler hands out a job's tasks one per offer in turn (``TaskSchedulerImpl.resourceOffers``),
+    so with a task per core every executor with a free core gets one; which executors answered is
+    checked against those registered, and a path one of them does not see is refused naming it.
 
     The task function is nested so that it is shipped by value: unpickling it needs no kseg."""
 
@@ -131,24 +135,53 @@ def _probe_executors(sc, visible: list[str] | tuple[str, ...] = ()) -> None:
         unseen = [path for path in wanted if not os.path.exists(path)]
         return [(error, sys.executable, socket.gethostname(), unseen, os.getcwd())]
 
+    answers: list = []
+    for _ in range(PROBE_ROUNDS):  # again while fewer executors answered than are registered now
+        tasks = max(2, sc.defaultParallelism, registered_executors(sc))
+        try:
+            answers += sc.parallelize(range(tasks), tasks).mapPartitions(probe).collect()
+        except Exception as exc:  # noqa: BLE001 - e.g. PYSPARK_PYTHON that cannot be run
+            raise SparkSetupError(
+                f"Spark's executors could not run a Python task: {_cause(exc)}; "
+                "check PYSPARK_PYTHON (the Python the executors run)"
+            ) from None
+        if len({(host, cwd) for _, _, host, _, cwd in answers}) >= registered_executors(sc):
+            break
+    for error, python, host, _, _ in answers:
+        if error is not None:
+            raise SparkSetupError(
+                f"Spark's executors cannot import kseg ({error}) with their Python {python} on {host}: {IMPORT_FIX}"
+            )
+    executors = {(host, cwd): unseen for _, _, host, unseen, cwd in answers}  # one working directory each
+    blind = [(host, cwd, unseen) for (host, cwd), unseen in sorted(executors.items()) if unseen]
+    if blind:
+        raise SparkSetupError(unseen_line(blind, len(executors)))
+
+
+def registered_executors(sc) -> int:
+    """The executors registered with the driver now (the driver itself not counted, except in local
+    mode, where it is the executor)."""
     try:
-        ((error, python, host, unseen, cwd),) = sc.parallelize([0], 1).mapPartitions(probe).collect()
-    except Exception as exc:  # noqa: BLE001 - e.g. PYSPARK_PYTHON that cannot be run
-        raise SparkSetupError(
-            f"Spark's executors could not run a Python task: {_cause(exc)}; "
-            "check PYSPARK_PYTHON (the Python the executors run)"
-        ) from None
-    if error is not None:
-        raise SparkSetupError(
-            f"Spark's executors cannot import kseg ({error}) with their Python {python} on {host}: {IMPORT_FIX}"
-        )
-    if unseen:
-        raise SparkSetupError(
-            f"{unseen[0]}: not found by the executor on {host} (working in {cwd}), though this machine sees it: "
-            "local inputs and outputs must be on a mount every executor sees (or give a URI: s3://...)"
-        )
+        infos = sc.statusTracker()._jtracker.getExecutorInfos()
+    except Exception:  # noqa: BLE001 - no count: the probe runs one task per core
+        return 1
+    return max(1, len(infos) - (0 if sc.master.startswith("local") else 1))
 
 
+def unseen_line(blind: list[tuple[str, str, list[str]]], answered: int) -> str:
+    """The one line refusing paths some executors cannot see: the first path, the first executor that
+    does not see it (its host and working directory), how many of those that answered do not either."""
+    host, cwd, unseen = blind[0]
+    others = sum(1 for *_, paths in blind if unseen[0] in paths)
+    count = f"; {others} of the {answered} executors do not see it" if answered > 1 else ""
+    return (
+        f"{unseen[0]}: not visible from the executor on {host} (working in {cwd}){count}, though this machine "
+        "sees it: local inputs and outputs must be on a mount every executor sees (or give a URI: s3://...)"
+    )
+
+
+#: Probe jobs at most, while executors registered have not all answered (a task per core each).
+PROBE_ROUNDS = 3
 #: How many local paths the probe task looks for (the first ones given): enough for the roots of a run.
 PROBED_PATHS = 64
 
@@ -337,7 +370,7 @@ def run_spark_cli(
     err,
     spark=None,
     verbose: bool = False,
-    resume: tuple[str, set] | None = None,
+    resume=None,
 ) -> int:
     """Run the job and print what the local command prints; return its exit code."""
     import importlib.util
@@ -388,6 +421,7 @@ def run_spark_cli(
                 report=report_path,
                 keep_all=verbose,
                 describe=task_failure,
+                before=resume.before if resume is not None else None,
             )
         except SparkSetupError as exc:
             return fail(f"{exc}{see()}")
@@ -448,18 +482,19 @@ def _under_spark_submit() -> bool:
 
 
 @contextmanager
-def _carried(resume: tuple[str, set] | None, prior) -> Iterator[str | None]:
+def _carried(resume, prior) -> Iterator[str | None]:
     """``--resume``'s carried rows (:func:`kseg.ops.verify.resume.carried_rows`, counted in ``prior``)
     copied to a temporary JSON Lines file -- the report they come from may be the one about to be
-    emptied -- removed after; None without ``--resume``."""
-    if resume is None or not resume[1]:
+    emptied -- removed after; None without ``--resume`` (``resume``: its
+    :class:`~kseg.ops.verify.resume.Resumption`)."""
+    if resume is None or not resume.skipped:
         yield None
         return
     from kseg.jsonlines import dumps
     from kseg.ops.verify.resume import carried_rows
 
     with tempfile.NamedTemporaryFile("w", prefix="kseg-resumed-", suffix=".jsonl", encoding="utf-8") as tmp:
-        for row in carried_rows(resume[0], resume[1], prior):
+        for row in carried_rows(resume.path, resume.skipped, prior):
             tmp.write(dumps(row) + "\n")
         tmp.flush()
         yield tmp.name

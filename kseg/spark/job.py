@@ -31,13 +31,15 @@ from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
 from kseg.ops.verify.report import report_format, write_part
-from kseg.ops.verify.run import Report, WorkItem, verify_item, work_items
+from kseg.ops.verify.run import Report, WorkItem, previous_of, verify_item, work_items
 from kseg.ops.verify.verify import SegmentResult, check_overlap
-from kseg.spark.pool import positive_conf, run_jobs
+from kseg.spark.pool import context_stopped, positive_conf, run_jobs
 from kseg.storage.partition import Partition
 from kseg.storage.tiered import KeyCarrier
 
 Indexed = tuple[int, WorkItem]
+#: ``--resume``: a segment verified after one it skipped (logDir, partition, segment) -> that one.
+Before = dict[tuple[str, str, str], SegmentResult]
 
 
 def _segment_bytes(item: Indexed) -> int:
@@ -144,8 +146,11 @@ class _Bins:
     A bin is *settled* (its rows final, its part file written) once every run in it that continues an
     earlier run of its partition knows that run's last segment: finished, or given up."""
 
-    def __init__(self, bins: list[list[list[Indexed]]], report: str | None, keep_all: bool) -> None:
+    def __init__(
+        self, bins: list[list[list[Indexed]]], report: str | None, keep_all: bool, before: Before | None = None
+    ) -> None:
         self.report, self.fmt, self.keep_all = report, report_format(report) if report else "jsonl", keep_all
+        self.before = before  # a segment after one --resume skipped -> that one (kseg.ops.verify.resume)
         self.total = Report()
         self.shown: list[tuple[int, SegmentResult]] = []
         self.parts: list[str] = []
@@ -158,9 +163,9 @@ class _Bins:
         run_bin = {id(run): b for b, runs in enumerate(bins) for run in runs}
         self.needs = [[] for _ in bins]
         for run in order:
-            before = previous.get(_key(run[0][1]), -1)
-            if before >= 0:
-                self.needs[run_bin[id(run)]].append((run[0][0], before))
+            earlier = previous.get(_key(run[0][1]), -1)
+            if earlier >= 0 and not (self.before and _name(run[0][1]) in self.before):
+                self.needs[run_bin[id(run)]].append((run[0][0], earlier))
             previous[_key(run[0][1])] = run[-1][0]
         for b, runs in enumerate(bins):
             for run in runs:
@@ -171,7 +176,7 @@ class _Bins:
         results.sort(key=lambda ir: ir[0])
         by_index = dict(results)
         for index, res in results:  # within a run: consecutive indexes of one partition
-            prev = by_index.get(index - 1)
+            prev = previous_of(res, self.before) or by_index.get(index - 1)
             if prev is not None and _key_of(prev) == _key_of(res) and not _run_start(self.needs[number], index):
                 check_overlap(prev, res)
         for index, res in results:
@@ -200,6 +205,11 @@ def _key(item: WorkItem) -> tuple[str, str]:
     return (item.log_dir, item.partition)
 
 
+def _name(item: WorkItem) -> tuple[str, str, str]:
+    assert item.segment is not None
+    return (item.log_dir, item.partition, item.segment.name)
+
+
 def _key_of(res: SegmentResult) -> tuple[str, str]:
     return (res.log_dir, res.partition)
 
@@ -217,6 +227,7 @@ def run(
     report: str | None = None,
     keep_all: bool = True,
     describe: Callable[[BaseException], str] = str,
+    before: Before | None = None,
 ) -> Outcome:
     """Verify every segment on the cluster, one Spark job per bin, a bounded number at once.
 
@@ -233,7 +244,7 @@ def run(
         count = bin_count(total_bytes, len(todo), sc.defaultParallelism, bytes_per_task(sc))
         runs = plan_runs(todo, max(1, -(-total_bytes // count)))
         bins = plan_bins(runs, count, size=lambda run: sum(_segment_bytes(it) for it in run))
-    state = _Bins(bins, report, keep_all)
+    state = _Bins(bins, report, keep_all, before)
     if bins:
         _submit_all(spark.sparkContext, bins, state, strict, max_message_size, describe)
     directory_rows = [
@@ -258,20 +269,66 @@ def _submit_all(
     max_message_size: int,
     describe: Callable[[BaseException], str],
 ) -> None:
-    """Run each bin as its own Spark job (:func:`kseg.spark.pool.run_jobs`); a bin whose job failed is a
-    ``failed`` row per segment with the cause; hand each outcome to ``state``."""
+    """Run each bin as its own Spark job (:func:`kseg.spark.pool.run_jobs`); a bin of several segments
+    whose job failed is run again one segment a job (:func:`_one_by_one`), so only a segment whose own
+    job fails is a ``failed`` row with the cause; hand each outcome to ``state``."""
+
+    def verify(segments: list[Indexed], what: str) -> list[tuple[int, SegmentResult]]:
+        sc.setJobDescription(f"kseg verify-index: {what}")
+        task = KeyCarrier(lambda b: verify_bin(b, strict, max_message_size))  # --rsm-key reaches the executor
+        return sc.parallelize([segments], 1).flatMap(task).collect()
 
     def one(number: int) -> list[tuple[int, SegmentResult]]:
         flat = [indexed for run in bins[number] for indexed in run]
-        sc.setJobDescription(f"kseg verify-index: bin {number + 1} of {len(bins)} ({len(flat)} segments)")
-        task = KeyCarrier(lambda b: verify_bin(b, strict, max_message_size))  # --rsm-key reaches the executor
-        return sc.parallelize([flat], 1).flatMap(task).collect()
+        try:
+            return verify(flat, f"bin {number + 1} of {len(bins)} ({len(flat)} segments)")
+        except Exception as exc:  # noqa: BLE001 - the bin's retries ran out: its segments one by one
+            if len(flat) == 1 or _stopping(sc, exc):
+                raise
+            return _one_by_one(
+                sc, flat, lambda indexed: verify([indexed], f"bin {number + 1} again: {_label(indexed)}"), describe
+            )
 
     def done(number: int, results: list[tuple[int, SegmentResult]] | None, exc: BaseException | None) -> None:
         if exc is not None:
-            why = f"not verified: Spark gave up this bin (spark.task.maxFailures reached): {describe(exc)}"
-            results = [(index, unverified(item, why)) for run in bins[number] for index, item in run]
+            results = [(index, unverified(item, gave_up(describe(exc)))) for run in bins[number] for index, item in run]
         assert results is not None
         state.finished(number, list(results))
 
     run_jobs(sc, len(bins), one, done)
+
+
+def gave_up(cause: str) -> str:
+    """The ``error`` of a segment whose own Spark job failed (its task's retries exhausted)."""
+    return f"not verified: Spark gave up this segment's task (spark.task.maxFailures reached): {cause}"
+
+
+def _stopping(sc: Any, exc: BaseException) -> bool:
+    """The job failed because the run is ending (the SparkContext gone; its jobs cancelled on Ctrl-C or a
+    closed stdout: :func:`kseg.spark.pool.run_jobs`), not because of its task: nothing to run again."""
+    return context_stopped(sc) or " cancelled" in str(exc)
+
+
+def _label(indexed: Indexed) -> str:
+    item = indexed[1]
+    assert item.segment is not None
+    return f"{item.partition}/{item.segment.name}"
+
+
+def _one_by_one(
+    sc: Any,
+    flat: list[Indexed],
+    verify: Callable[[Indexed], list[tuple[int, SegmentResult]]],
+    describe: Callable[[BaseException], str],
+) -> list[tuple[int, SegmentResult]]:
+    """A failed bin's segments, each its own Spark job (in turn, on this bin's thread): the segments that
+    verify get their verdicts; one whose job fails too is a ``failed`` row with its own job's cause."""
+    out: list[tuple[int, SegmentResult]] = []
+    for indexed in flat:
+        try:
+            out.extend(verify(indexed))
+        except Exception as exc:  # noqa: BLE001 - this segment's own job failed
+            if _stopping(sc, exc):
+                raise
+            out.append((indexed[0], unverified(indexed[1], gave_up(describe(exc)))))
+    return out

@@ -34,11 +34,12 @@ in the metadata log's directory (``__cluster_metadata-0``).
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from kseg.errors import CheckpointError
+from kseg.errors import CheckpointError, KsegError
 from kseg.format.uuid import parse_uuid
 from kseg.limits import INT64_MAX, INT64_MIN
 from kseg.storage import files, location
@@ -55,9 +56,13 @@ QUORUM_STATE = "quorum-state"
 VERSION = 0  # OffsetCheckpointFile.CURRENT_VERSION, PartitionMetadataFile.CURRENT_VERSION
 MAX_FILE = 1 << 26  # a checkpoint of a million partitions is ~50 MB: bounded before it is read
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
-_JAVA_INT = re.compile(r"[+-]?[0-9]+\Z")  # Integer.parseInt / Long.parseLong: a sign and ASCII digits
+# Integer.parseInt / Long.parseLong: an optional sign and decimal digits -- Character.digit's, so any Unicode
+# decimal digit (Nd: "٣٤" is 34 to Java, as to Python's \d and int()), never a blank or an underscore
+_JAVA_INT = re.compile(r"[+-]?\d+\Z")
 _LINES = re.compile(r"\r\n|\r|\n")  # BufferedReader.readLine's line ends
-_WS = re.compile(r"\s+")  # OffsetCheckpointFile's WHITESPACES_PATTERN
+# OffsetCheckpointFile's WHITESPACES_PATTERN, Java's "\\s+": ASCII blanks only (Python's \s would also split
+# at a no-break space or U+001C..U+001F, where Kafka sees one token and a malformed line)
+_WS = re.compile(r"[ \t\n\x0b\f\r]+")
 _METADATA_SEP = re.compile(r":\s+")  # PartitionMetadataFile's pattern
 
 
@@ -76,6 +81,18 @@ def lines_of(text: str) -> list[str]:
     if lines and lines[-1] == "":
         lines.pop()
     return lines
+
+
+def java_split(line: str) -> list[str]:
+    """``Pattern.compile("\\s+").split(line)`` as Java does it: at runs of Java's (ASCII) blanks, the
+    trailing empty strings removed (``"a 0 5 "`` is three tokens), a leading one kept (``" a 0 5"`` is four),
+    and a line with no blank is one token."""
+    if not _WS.search(line):
+        return [line]
+    parts = _WS.split(line)
+    while parts and parts[-1] == "":
+        parts.pop()
+    return parts
 
 
 def java_int(text: str, low: int = INT32_MIN, high: int = INT32_MAX) -> int | None:
@@ -107,7 +124,7 @@ def parse_offsets(text: str, path: str) -> dict[tuple[str, int], OffsetEntry]:
         raise _malformed(path, 2, lines[1])
     entries: dict[tuple[str, int], OffsetEntry] = {}
     for n, line in enumerate(lines[2:], start=3):
-        parts = _WS.split(line)
+        parts = java_split(line)
         if len(parts) != 3:
             raise _malformed(path, n, line)
         partition, offset = java_int(parts[1]), java_int(parts[2], INT64_MIN, INT64_MAX)
@@ -251,3 +268,109 @@ def read_text(directory: str, name: str) -> str | None:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise CheckpointError("not UTF-8 text", path=files.display(path), position=exc.start) from None
+
+
+def topic_partition(name: str) -> tuple[str, int] | None:
+    """``<topic>-<partition>`` of a partition directory's name (``UnifiedLog.parseTopicPartitionName``), or None."""
+    topic, sep, number = name.rpartition("-")
+    if not (sep and topic and number.isdigit()):
+        return None
+    return topic, int(number)
+
+
+@dataclass(frozen=True)
+class Checkpointed:
+    """A partition's entry in one offset checkpoint of its log directory (the partition directory's parent):
+    ``value`` the offset the file holds for it, None when the file is absent, has no entry for it, or
+    could not be read or parsed -- ``note`` then says which (never a guess, never a problem: a healthy
+    directory from an old Kafka, or a partition directory copied on its own, has no such file)."""
+
+    name: str  # the checkpoint's file name
+    file: str  # where it was looked for (display path)
+    present: bool  # the file exists
+    value: int | None
+    note: str | None = None
+    parsed: bool = False  # the file was read and parsed (so no value means: no entry for the partition)
+
+
+_TABLES: dict[tuple[str, str, object], tuple[bool, dict[tuple[str, int], OffsetEntry] | None, str | None]] = {}
+
+
+def file_version(directory: str, name: str) -> object:
+    """What tells one state of a local file from another (its stat), so a file rewritten between two reads
+    in one process is read again; None for an object store's (a command reads it once)."""
+    if location.is_uri(directory):
+        return None
+    try:
+        st = os.stat(os.path.join(directory, name))
+    except OSError:
+        return "absent"
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+def _table(log_dir: str, name: str) -> tuple[bool, dict[tuple[str, int], OffsetEntry] | None, str | None]:
+    """(present, entries or None, why not) of ``log_dir/name``, read once per run (a fleet's partitions
+    share their log directory's checkpoints)."""
+    key = (os.path.abspath(log_dir) if not location.is_uri(log_dir) else log_dir, name, file_version(log_dir, name))
+    if key not in _TABLES:
+        path = files.display(location.join(log_dir, name))
+        found: tuple[bool, dict[tuple[str, int], OffsetEntry] | None, str | None]
+        try:
+            text = read_text(log_dir, name)
+            found = (False, None, None) if text is None else (True, parse_offsets(text, path), None)
+        except KsegError as exc:  # unreadable (the OS's reason) or malformed: not used, and said so
+            found = (True, None, f"{exc.describe()}: not used")
+        if len(_TABLES) > 64:
+            _TABLES.clear()
+        _TABLES[key] = found
+    return _TABLES[key]
+
+
+def partition_entry(partition_path: str, name: str) -> Checkpointed:
+    """The entry for the partition directory ``partition_path`` in its log directory's checkpoint ``name``."""
+    if location.is_uri(partition_path):
+        log_dir, dir_name = location.dirname(partition_path), location.basename(partition_path)
+    else:  # the log directory in the form the partition's path was given (outputs show it so)
+        full = os.path.normpath(partition_path)
+        log_dir, dir_name = location.parent(full), os.path.basename(os.path.abspath(full))
+    path = files.display(location.join(log_dir, name))
+    tp = topic_partition(dir_name)
+    if tp is None:
+        return Checkpointed(name, path, False, None, f"{dir_name} is not <topic>-<partition>: {name} not read")
+    present, table, why = _table(log_dir, name)
+    if not present:
+        return Checkpointed(name, path, False, None, f"no {name} in {files.display(log_dir)}")
+    if table is None:
+        return Checkpointed(name, path, True, None, why)
+    entry = table.get(tp)
+    if entry is None:
+        return Checkpointed(name, path, True, None, f"{path} has no entry for {tp[0]} {tp[1]}", parsed=True)
+    return Checkpointed(name, path, True, entry.offset, parsed=True)
+
+
+@dataclass(frozen=True)
+class LogStart:
+    """A partition's log start offset as Kafka's load takes it, and where it came from."""
+
+    offset: int
+    file: str | None  # the checkpoint it was taken from; None: the first segment's base offset
+    note: str | None  # why the first segment's base offset was taken (None when the file gave it)
+
+
+def log_start_offset(partition_path: str, first_base: int) -> LogStart:
+    """``LogLoader``: the larger of the partition's ``log-start-offset-checkpoint`` entry and the first
+    segment's base offset (a checkpoint written before retention deleted segments lags).  A file without
+    an entry means the first segment's base offset: ``LogManager.checkpointLogStartOffsetsInDir`` writes
+    only log starts past it.  Without the file (a copied partition, an old broker) the first segment's
+    base offset stands in, and the note says so."""
+    entry = partition_entry(partition_path, LOG_START)
+    if entry.value is None:
+        return LogStart(first_base, None, f"{entry.note}: the first segment's base offset {first_base} taken")
+    if entry.value < first_base:
+        return LogStart(
+            first_base,
+            None,
+            f"log start offset {entry.value} in {entry.file} is below the first segment's base offset "
+            f"{first_base}: {first_base} taken, as Kafka's load takes it (LogLoader)",
+        )
+    return LogStart(entry.value, entry.file, None)

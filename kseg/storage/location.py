@@ -335,6 +335,11 @@ class RemoteFile:
     def close(self) -> None:
         self._f.close()
 
+    @property
+    def closed(self) -> bool:
+        """The file API's ``closed`` (pyarrow's Parquet reader asks it of a Python file)."""
+        return bool(self._f.closed)
+
     def __enter__(self) -> "RemoteFile":
         return self
 
@@ -384,25 +389,38 @@ def list_tree(uri: str) -> list[Entry]:
     """
     from pyarrow import fs as pafs
 
+    out = [Entry(full, info.size) for full, info in _listing(uri, True) if info.type == pafs.FileType.File]
+    out.sort()
+    return out
+
+
+def list_level(uri: str) -> tuple[list[str], list[Entry]]:
+    """The prefixes (directories) and the files directly under ``uri``: one listing with a delimiter (on S3
+    one ``ListObjectsV2`` page per 1,000 names, not the whole tree), each sorted."""
+    from pyarrow import fs as pafs
+
+    dirs, found = [], []
+    for full, info in _listing(uri, False):
+        if info.type == pafs.FileType.Directory:
+            dirs.append(full)
+        elif info.type == pafs.FileType.File:
+            found.append(Entry(full, info.size))
+    return sorted(dirs), sorted(found)
+
+
+def _listing(uri: str, recursive: bool) -> list[tuple[str, pafs.FileInfo]]:
+    """``(URI, FileInfo)`` of every entry of one listing under ``uri`` (raises :class:`InputError`)."""
+    from pyarrow import fs as pafs
+
     fs, path = _filesystem(uri)
     prefix, _ = _split(uri)
     try:
-        infos = fs.get_file_info(pafs.FileSelector(path, recursive=True, allow_not_found=True))
+        infos = fs.get_file_info(pafs.FileSelector(path, recursive=recursive, allow_not_found=True))
     except _arrow_errors() as exc:
         raise _mapped(exc, uri) from None
     authority_len = len(prefix) - prefix.index("://") - 3
-    out: list[Entry] = []
-    for info in infos:
-        if info.type != pafs.FileType.File:
-            continue
-        p = info.path
-        if scheme(uri) in ("hdfs", "viewfs"):
-            full = prefix + p
-        else:
-            full = prefix + p[authority_len:]
-        out.append(Entry(full, info.size))
-    out.sort()
-    return out
+    hdfs = scheme(uri) in ("hdfs", "viewfs")
+    return [(prefix + info.path if hdfs else prefix + info.path[authority_len:], info) for info in infos]
 
 
 class OutputStream(Protocol):

@@ -52,11 +52,13 @@ class Segment:
     timeindex: str | None = None
     txnindex: str | None = None
     log_bytes: int | None = None  # the .log's size when a listing gave it (remote segments)
+    copies: bool = False  # one of several LocalTieredStorage copies at this base offset (named by its stem)
 
     @property
     def name(self) -> str:
-        """The base-offset name (``00000000000000000251``): the segment in rows and reports."""
-        return f"{self.base_offset:020d}"
+        """The base-offset name (``00000000000000000251``): the segment in rows and reports; the stem
+        (``<name>-<segment id>``) for one of several tiered copies at one base offset (:attr:`copies`)."""
+        return self.stem if self.copies else f"{self.base_offset:020d}"
 
     @property
     def stem(self) -> str:
@@ -87,6 +89,7 @@ class Partition:
     segments: list[Segment] = field(default_factory=list)
     snapshots: list[str] = field(default_factory=list)
     error: str | None = None  # the directory could not be listed: nothing of it was verified
+    head_left_out: bool = False  # segments[0] is not the log's first (a command left the first ones out)
 
     @property
     def name(self) -> str:
@@ -131,7 +134,7 @@ def partition_from_listing(path: str, entries: list[location.Entry], notes: list
     """The partition whose directory ``path`` holds ``entries`` (``LocalLog``'s naming rules: files in
     transition and names without a base offset are skipped with a note; a listed size is kept)."""
     part = Partition(path)
-    by_base: dict[int, Segment] = {}
+    by_key: dict[tuple[int, str | None], Segment] = {}
     for entry in entries:
         full = entry.path
         name = location.basename(full)
@@ -142,7 +145,7 @@ def partition_from_listing(path: str, entries: list[location.Entry], notes: list
         sfx = files.suffix(name)
         tiered_base = files.base_offset_from_name(name) if tiered.is_indexes_object(full) else None
         if tiered_base is not None:  # Aiven's layout: a segment's indexes in one object, read as files
-            seg = by_base.setdefault(tiered_base, Segment(tiered_base))
+            seg = by_key.setdefault((tiered_base, files.tiered_segment_id(name)), Segment(tiered_base))
             for index in (files.INDEX, files.TIME_INDEX, files.TXN_INDEX, files.SNAPSHOT):
                 inside = full[: -len(".indexes")] + index
                 if not files.exists(inside):  # the manifest says (read once; a transaction index may be absent)
@@ -162,12 +165,39 @@ def partition_from_listing(path: str, entries: list[location.Entry], notes: list
             if notes is not None:
                 notes.append(f"{full}: skipped, the name carries no base offset")
             continue
-        seg = by_base.setdefault(base, Segment(base))
+        seg = by_key.setdefault((base, files.tiered_segment_id(name)), Segment(base))
         setattr(seg, _SLOT[sfx], full)
         if sfx == files.LOG and entry.size is not None:
             seg.log_bytes = entry.size
-    part.segments = [by_base[b] for b in sorted(by_base)]
+    part.segments = [by_key[k] for k in sorted(by_key, key=lambda k: (k[0], k[1] or ""))]
+    copies = tiered_copies(part)
+    if notes is not None:
+        notes.extend(copies)
     return part
+
+
+def tiered_copies(part: Partition) -> list[str]:
+    """Several ``LocalTieredStorage`` copies of one segment (``<offset>-<segment id>.log`` under two ids):
+    ``RemoteLogManager`` gives every copy attempt a new ``RemoteLogSegmentId`` (``generateNew``), and a copy
+    that failed retriably or was cut short by a crash stays (``COPY_SEGMENT_STARTED``) until its cleanup
+    deletes it.  Which copy is live is in the remote log metadata, not in the files: each is its own
+    segment, named by its stem (:attr:`Segment.copies` set), and a note names them all: the notes returned."""
+    found = []
+    by_base: dict[int, list[Segment]] = {}
+    for seg in part.segments:
+        by_base.setdefault(seg.base_offset, []).append(seg)
+    for base, segs in by_base.items():
+        if len(segs) < 2:
+            continue
+        for seg in segs:
+            seg.copies = True
+        names = ", ".join(location.basename(seg.log or seg.stem) for seg in segs)
+        found.append(
+            f"{part.path}: {len(segs)} tiered copies of the segment at base offset {base}: {names}: each read "
+            "as its own segment (RemoteLogManager copies a segment again under a new segment id after a "
+            "failed or interrupted copy; the remote log metadata, not the files, says which is live)"
+        )
+    return found
 
 
 def discover_uri(uri: str, notes: list[str]) -> list[Partition]:

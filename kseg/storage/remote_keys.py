@@ -34,9 +34,8 @@ import re
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from kseg.errors import CorruptRecordError
+from kseg.format.rsm_custom import CustomMetadata
 from kseg.format.uuid import parse_uuid
-from kseg.format.varint import read_unsigned_varint, read_varlong
 from kseg.limits import INT32_MAX, INT64_MAX
 
 Layout = Literal["aiven", "local"]
@@ -203,67 +202,17 @@ def main_path(topic: str, topic_id: str, partition: int, start_offset: int, segm
     return object_key("aiven", "", topic, topic_id, partition, start_offset, segment_id, "log")[: -len(".log")]
 
 
-@dataclass(frozen=True)
-class CustomMetadata:
-    """The custom metadata Aiven's plugin returns from ``copyLogSegmentData`` (kept in
-    ``__remote_log_metadata``): the tagged fields of ``SegmentCustomMetadataField`` -- ``remote_size`` (tag 0,
-    ``VARLONG``: the bytes uploaded), ``object_prefix`` (tag 1, ``COMPACT_STRING``: the key prefix at upload)
-    and ``object_key`` (tag 2, ``COMPACT_STRING``: the main path at upload); ``None`` when absent (the
-    plugin's ``custom.metadata.fields.include`` chooses which it writes)."""
-
-    remote_size: int | None = None
-    object_prefix: str | None = None
-    object_key: str | None = None
-
-    def key(self, default: RemoteObjectKey) -> str:
-        """The key the plugin reads the segment's object from (``ObjectKeyFactory.key(fields, metadata,
-        suffix)``), ``default`` being the key of its configured prefix (``rsm.config.storage.key.prefix``):
-        ``object_prefix`` else that prefix, then ``object_key`` else the main path, then ``.`` and the suffix."""
-        if default.layout != "aiven":
-            raise ValueError("custom metadata keys are Aiven's")
-        prefix = default.prefix if self.object_prefix is None else self.object_prefix
-        main = default.segment_stem[len(default.prefix) :] if self.object_key is None else self.object_key
-        return f"{prefix}{main}.{default.suffix}"
-
-
-def parse_custom_metadata(data: bytes) -> CustomMetadata:
-    """``SegmentCustomMetadataSerde.deserialize``: empty bytes are no fields; else a struct of one tagged-fields
-    section (``TaggedFields``: an unsigned varint count, then per field its tag, its size and its value).  An
-    unknown tag is skipped by its size, as Kafka's reader keeps it raw; a field that does not fit its size, or
-    bytes left over, is a :class:`CorruptRecordError` at its byte."""
-    fields: dict[int, object] = {}
-    if not data:
-        return CustomMetadata()
-    count, pos = read_unsigned_varint(data, 0)
-    for _ in range(count):
-        tag, pos = read_unsigned_varint(data, pos)
-        size, pos = read_unsigned_varint(data, pos)
-        end = pos + size
-        if end > len(data):
-            raise CorruptRecordError(
-                f"custom metadata: tag {tag} of {size} bytes past the end ({len(data)})", position=pos
-            )
-        value: object
-        if tag == 0:
-            value, at = read_varlong(data, pos)
-        elif tag in (1, 2):
-            length, at = read_unsigned_varint(data, pos)
-            if length == 0:
-                raise CorruptRecordError(f"custom metadata: tag {tag}: a null string", position=pos)
-            value, at = bytes(data[at : at + length - 1]).decode("utf-8", "replace"), at + length - 1
-        else:
-            value, at = None, end
-        if at != end:
-            raise CorruptRecordError(
-                f"custom metadata: tag {tag}: {at - pos} bytes read, its size is {size}", position=pos
-            )
-        fields[tag] = value
-        pos = end
-    if pos != len(data):
-        raise CorruptRecordError(f"custom metadata: {len(data) - pos} bytes after the tagged fields", position=pos)
-    remote_size, prefix, key = fields.get(0), fields.get(1), fields.get(2)
-    return CustomMetadata(
-        remote_size if isinstance(remote_size, int) else None,
-        prefix if isinstance(prefix, str) else None,
-        key if isinstance(key, str) else None,
-    )
+def custom_key(custom: CustomMetadata | None, default: RemoteObjectKey) -> str:
+    """The key Aiven's plugin reads a segment's object from (``ObjectKeyFactory.key(fields, metadata,
+    suffix)``), given the segment's custom metadata (``SegmentCustomMetadataField``,
+    :mod:`kseg.format.rsm_custom`) and ``default``, its key under the configured prefix
+    (``rsm.config.storage.key.prefix``): ``object_prefix`` else that prefix, then ``object_key`` (the main path
+    at upload) else the main path, then ``.`` and the suffix.  A segment copied before the prefix changed
+    stays under its old one."""
+    if default.layout != "aiven":
+        raise ValueError("custom metadata keys are Aiven's")
+    prefix = default.prefix if custom is None or custom.object_prefix is None else custom.object_prefix
+    main = default.segment_stem[len(default.prefix) :]
+    if custom is not None and custom.object_key is not None:
+        main = custom.object_key
+    return f"{prefix}{main}.{default.suffix}"

@@ -39,7 +39,6 @@ from typing import Callable
 
 from kseg.format import oaep
 from kseg.format.rsm_manifest import encode_sizes
-from kseg.testing.v2 import _encode_uvarint, varint
 
 __all__ = ["KeyPair", "new_key_pair", "write_aiven_segment", "transform_chunks"]
 
@@ -189,24 +188,3 @@ def write_aiven_segment(
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(blob_)
     return sorted(written)
-
-
-def custom_metadata(
-    remote_size: int | None = None, object_prefix: str | None = None, object_key: str | None = None
-) -> bytes:
-    """The custom metadata bytes Aiven's plugin returns for a segment (``SegmentCustomMetadataSerde.serialize``:
-    no field is no bytes; else one ``TaggedFields`` section: the count, then per field, by tag, the tag, the
-    size and the value: ``remote_size`` a ``VARLONG``, ``object_prefix`` and ``object_key`` ``COMPACT_STRING``s)."""
-    fields: list[tuple[int, bytes]] = []
-    if remote_size is not None:
-        fields.append((0, varint(remote_size)))
-    for tag, text in ((1, object_prefix), (2, object_key)):
-        if text is not None:
-            raw = text.encode("utf-8")
-            fields.append((tag, _encode_uvarint(len(raw) + 1) + raw))
-    if not fields:
-        return b""
-    out = bytearray(_encode_uvarint(len(fields)))
-    for tag, value in fields:
-        out += _encode_uvarint(tag) + _encode_uvarint(len(value)) + value
-    return bytes(out)

@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from kseg.jsonlines import SCHEMA_VERSION
 from kseg.testing.writer import RecordSpec, build_control_batch, build_v2_batch, write_partition
 from tests.conftest import CORPUS_DATA, assert_no_traceback, corpus_copy, overwrite, run_cli
+from tests.ops.logdir.kafka_dir import checkpoint
 
 T = 1_700_000_000_000
 DAY = 86_400_000
@@ -86,7 +89,14 @@ def test_counts_ages_and_horizons(tmp_path: Path) -> None:
         "withoutDeleteHorizon": 2,
         "segmentsOlderThanRetentionWithoutHorizon": 1,
         "segmentsNotReadToEnd": 0,
+        "logStartOffset": 0,
+        "logStartOffsetFile": None,
+        "cleanerCheckpoint": None,
+        "cleanerCheckpointFile": None,
+        "firstDirtyOffset": None,
+        "notes": [f"no cleaner-offset-checkpoint in {tmp_path}: the dirty section is not known"],
     }
+    assert seg0["section"] is None and seg2["section"] is None
 
 
 def test_text_and_retention_option(tmp_path: Path) -> None:
@@ -144,3 +154,54 @@ def test_a_segment_not_read_to_its_end_is_named_never_counted_as_empty(tmp_path:
     }
     assert rows[-1]["segmentsNotReadToEnd"] == 1
     assert rows[1]["read"]["stop"] == "complete"
+
+
+# the cleaner checkpoint (LogCleanerManager.cleanableOffsets): written as CheckpointFile writes it in the
+# partition's log directory; the partition: segments 0 (offsets 0..3) and 4 (offsets 4..7), log end 8
+CLEANER_CASES = {
+    "cleaned to the second segment": ({"cleaner": [("compacted", 0, 4)]}, 4, 4, ["cleaned", "dirty"], None),
+    "cleaned into the second segment": ({"cleaner": [("compacted", 0, 6)]}, 6, 6, ["cleaned", "both"], None),
+    "never cleaned (no entry)": (
+        {"cleaner": [("other", 3, 9)]},
+        None,
+        0,
+        ["dirty", "dirty"],
+        "has no entry for compacted 0: never cleaned, the dirty section starts at the log start offset",
+    ),
+    "past the log end": (
+        {"cleaner": [("compacted", 0, 99)]},
+        99,
+        0,
+        ["dirty", "dirty"],
+        "is past the log end offset 8: Kafka resets the first dirty offset to the log start offset 0",
+    ),
+    "below the log start": (
+        {"cleaner": [("compacted", 0, 2)], "start": [("compacted", 0, 4)]},
+        2,
+        4,
+        ["cleaned", "dirty"],
+        "is below the log start offset: Kafka resets the first dirty offset to the log start offset 4",
+    ),
+}
+
+
+@pytest.mark.parametrize("files,checkpointed,first_dirty,sections,note", CLEANER_CASES.values(), ids=CLEANER_CASES)
+def test_the_dirty_section_from_the_cleaner_checkpoint(
+    tmp_path: Path, files, checkpointed, first_dirty, sections, note
+):
+    part = _partition(tmp_path / "compacted-0")
+    names = {"cleaner": "cleaner-offset-checkpoint", "start": "log-start-offset-checkpoint"}
+    for key, entries in files.items():
+        (tmp_path / names[key]).write_text(checkpoint(entries))
+    r = run_cli(["compaction", "--format", "json", "--at", str(T + 2 * DAY), str(part)])
+    assert r.exit_code == 0, r.errtext
+    *segs, summary = [json.loads(line) for line in r.text.splitlines()]
+    assert [s["section"] for s in segs] == sections
+    assert (summary["cleanerCheckpoint"], summary["firstDirtyOffset"]) == (checkpointed, first_dirty)
+    cleaner_file = str(tmp_path / "cleaner-offset-checkpoint") if checkpointed is not None else None
+    assert summary["cleanerCheckpointFile"] == cleaner_file
+    start_file = str(tmp_path / "log-start-offset-checkpoint") if "start" in files else None
+    assert (summary["logStartOffset"], summary["logStartOffsetFile"]) == (4 if start_file else 0, start_file)
+    assert (note is None) == (summary["notes"] == []) and all(note in n for n in summary["notes"][:1] if note)
+    text = run_cli(["compaction", "--at", str(T + 2 * DAY), str(part)]).text
+    assert f"  dirty section: from offset {first_dirty} (" in text

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+from pathlib import Path
 
 import pytest
 
@@ -32,7 +33,9 @@ CASES = sorted(p.name for p in CORPUS_DATA.iterdir() if p.is_dir())
 
 def test_kafka_documentation_example_text() -> None:
     r = run_cli(["lookup-offset", "268", "plain-v2-0"], cwd=CORPUS_DATA)
-    assert r.exit_code == 0 and r.stderr == b""
+    assert r.exit_code == 0 and r.errtext == (  # a partition without its log directory's checkpoints
+        "kseg: note: no log-start-offset-checkpoint in .: the first segment's base offset 0 taken\n"
+    )
     lines = r.text.splitlines()
     assert lines[:5] == [
         "Lookup of offset 268 in plain-v2-0: 2 segments, log start offset 0, log end offset 420",
@@ -81,8 +84,9 @@ def test_ends_of_the_log(offset: str, reason) -> None:
     if reason is None:
         assert r.exit_code == 0
     else:
-        assert r.exit_code == 1 and r.errtext.startswith(f"kseg: not found: {reason}")
-        assert len(r.errtext.splitlines()) == 1
+        lines = [line for line in r.errtext.splitlines() if not line.startswith("kseg: note: ")]
+        assert r.exit_code == 1 and lines[0].startswith(f"kseg: not found: {reason}")
+        assert len(lines) == 1
 
 
 def test_below_the_log_start(tmp_path) -> None:
@@ -275,3 +279,66 @@ def test_a_corrupt_length_on_the_read_path_fails_the_lookup(tmp_path) -> None:
     assert r.errtext == (
         f"kseg: error: {log}: at byte 0: found record size 5 smaller than minimum record overhead (14)\n"
     )
+
+
+# log-start-offset-checkpoint (LogManager.checkpointLogStartOffsetsInDir) in the partition's log directory,
+# written as CheckpointFile writes it: Kafka's log start offset, ListOffsets' earliest, the floor of a fetch
+def _with_log_start(tmp_path, entries) -> Path:
+    import shutil
+
+    from tests.ops.logdir.kafka_dir import checkpoint
+
+    shutil.copytree(CORPUS_DATA / "plain-v2-0", tmp_path / "plain-0")
+    (tmp_path / "log-start-offset-checkpoint").write_text(checkpoint(entries))
+    return tmp_path / "plain-0"
+
+
+def test_an_offset_below_the_checkpointed_log_start_is_out_of_range(tmp_path) -> None:
+    part = _with_log_start(tmp_path, [("plain", 0, 300)])
+    r = run_cli(["lookup-offset", "268", str(part)])
+    assert r.exit_code == 1
+    assert (
+        f"offset 268 is below the log start offset 300 (from {tmp_path / 'log-start-offset-checkpoint'}): "
+        "Kafka's fetch answers OFFSET_OUT_OF_RANGE" in r.errtext
+    )
+    r = run_cli(["lookup-offset", "--format", "json", "300", str(part)])
+    row = json.loads(r.text.splitlines()[0])
+    assert r.exit_code == 0 and (row["status"], row["logStartOffset"]) == ("found", 300)
+    assert row["logStartOffsetFile"] == str(tmp_path / "log-start-offset-checkpoint") and row["notes"] == []
+
+
+def test_earliest_and_timestamps_answer_from_the_log_start(tmp_path) -> None:
+    part = _with_log_start(tmp_path, [("other", 1, 5), ("plain", 0, 300)])
+    r = run_cli(["lookup-time", "--format", "json", "earliest", str(part)])
+    row = json.loads(r.text.splitlines()[0])
+    assert r.exit_code == 0 and (row["offset"], row["logStartOffset"]) == (300, 300)
+    # a timestamp: the first record at or after the log start (FileRecords.searchForTimestamp's startingOffset)
+    # (without the checkpoint, 1730000000094 answers offset 299, timestamp 1730000000095)
+    r = run_cli(["lookup-time", "--format", "json", "1730000000094", str(part)])
+    row = json.loads(r.text.splitlines()[0])
+    assert r.exit_code == 0 and (row["offset"], row["timestamp"]) == (307, 1730000000094)
+    # Kafka searches only the first segment whose largest timestamp reaches the target: here segment 0,
+    # wholly below the log start, so ListOffsets answers -1 (UnifiedLog.fetchOffsetByTimestamp)
+    r = run_cli(["lookup-time", "--format", "json", "0", str(part)])
+    row = json.loads(r.text.splitlines()[0])
+    assert r.exit_code == 1 and row["offset"] == -1
+    assert "at or above the log start offset 300 (from " in row["reason"]
+    text = run_cli(["lookup-time", "earliest", str(part)]).text
+    assert f"log start offset 300 (from {tmp_path / 'log-start-offset-checkpoint'})" in text.splitlines()[0]
+
+
+@pytest.mark.parametrize(
+    "entries,note",
+    [
+        ([("plain", 0, 100)], "log start offset 100 in {f} is below the first segment's base offset 251: 251 taken"),
+        ([("other", 0, 100)], "{f} has no entry for plain 0: the first segment's base offset 251 taken"),
+    ],
+)
+def test_a_log_start_below_the_first_segment_or_absent_is_the_first_base(tmp_path, entries, note) -> None:
+    part = _with_log_start(tmp_path, entries)
+    for suffix in (".log", ".index", ".timeindex"):  # retention deleted the first segment
+        (part / f"00000000000000000000{suffix}").unlink()
+    r = run_cli(["lookup-time", "--format", "json", "earliest", str(part)])
+    row = json.loads(r.text.splitlines()[0])
+    assert (row["offset"], row["logStartOffset"], row["logStartOffsetFile"]) == (251, 251, None)
+    assert any(note.format(f=tmp_path / "log-start-offset-checkpoint") in n for n in row["notes"]), row["notes"]

@@ -97,6 +97,7 @@ ARGS = {
     "compaction": lambda t: [str(t.bad)],
     "diff": lambda t: [str(t.good), str(t.bad)],
     "logdir": lambda t: [str(t.bad)],  # a partition directory: its log directory, for that partition
+    "tiered": lambda t: [str(t.bad)],  # a partition directory given by name is read as __remote_log_metadata
 }
 
 

@@ -90,8 +90,10 @@ def test_objects_under_a_custom_metadata_prefix_read_as_the_local_copy(trees: Tr
     ``object_key``, its keys built by :class:`~kseg.storage.remote_keys.CustomMetadata` as the plugin's fetch
     path builds them: every reading command reads it (the topic's directory is ``tiered-txn-v2-<id>``); ``diff``
     takes the tiered replica's leader epochs from its last segment's checkpoint (in ``.indexes``)."""
-    from kseg.storage.remote_keys import RemoteObjectKey, main_path, parse_custom_metadata
-    from kseg.testing.aiven import custom_metadata, write_aiven_segment
+    from kseg.format.rsm_custom import parse_custom_metadata
+    from kseg.storage.remote_keys import RemoteObjectKey, custom_key, main_path
+    from kseg.testing.aiven import write_aiven_segment
+    from kseg.testing.remote_metadata import aiven_custom_metadata
     from tests.cli.test_tiered_aiven import TOPIC_ID, segment_id
 
     local = trees.base / LOCAL / TXN
@@ -99,13 +101,13 @@ def test_objects_under_a_custom_metadata_prefix_read_as_the_local_copy(trees: Tr
     snapshots = sorted(local.glob("*.snapshot"))
     for i, log in enumerate(logs):
         base, seg = int(log.stem), segment_id("txn-v2-0", int(log.stem))
-        fields = parse_custom_metadata(custom_metadata(1, "tiered-", main_path("txn-v2", TOPIC_ID, 0, base, seg)))
+        fields = parse_custom_metadata(aiven_custom_metadata(1, "tiered-", main_path("txn-v2", TOPIC_ID, 0, base, seg)))
         end = int(logs[i + 1].stem) if i + 1 < len(logs) else int(snapshots[-1].stem)
         write_aiven_segment(
             tmp_path,
             log,
-            lambda suffix, base=base, seg=seg, fields=fields: fields.key(
-                RemoteObjectKey("aiven", "", "txn-v2", TOPIC_ID, 0, base, seg, suffix)
+            lambda suffix, base=base, seg=seg, fields=fields: custom_key(
+                fields, RemoteObjectKey("aiven", "", "txn-v2", TOPIC_ID, 0, base, seg, suffix)
             ),
             topic="txn-v2",
             topic_id=TOPIC_ID,

@@ -144,7 +144,8 @@ def test_txn_uses_a_tiered_segments_snapshot_at_the_next_segments_base(trees: Tr
     assert plain.exit_code == tiered.exit_code == 0, tiered.errtext
     assert trees.plain_text(tiered.text) == plain.text
     summary = json.loads(tiered.text.splitlines()[-1])
-    assert summary["type"] == "summary" and summary["problems"] == 0 and summary["notes"] == []
+    assert summary["type"] == "summary" and summary["problems"] == 0
+    assert [n for n in summary["notes"] if "replication-offset-checkpoint" not in n] == []  # the copies have none
 
 
 def test_diff_a_plain_and_a_tiered_replica(trees: Trees) -> None:
@@ -193,3 +194,62 @@ def test_one_tiered_file_given(trees: Trees) -> None:
         t = run_cli(["dump", str(trees.tiered / name / f"{tiered}.snapshot")])  # the broker's 36.snapshot
         assert p.exit_code == t.exit_code == 0 and "producerId" in t.text, (t.text, t.errtext)
         assert t.text.splitlines()[1:] == p.text.splitlines()[1:]
+
+
+RECOPY_ID = "REcopyREcopyREcopy0000"  # a second RemoteLogSegmentId for the same segment (a re-copy)
+
+
+def _recopy(trees: Trees) -> tuple[Path, str, str]:
+    """``tiered/plain-v2-0``'s first segment copied again under :data:`RECOPY_ID`, as RemoteLogManager
+    leaves it after a copy retried under a new segment id: (directory, first copy's stem, re-copy's stem)."""
+    d = trees.tiered / "plain-v2-0"
+    first = sorted(d.glob("*.log"))[0].name[: -len(files.LOG)]
+    again = f"{first.split('-')[0]}-{RECOPY_ID}"
+    for f in sorted(d.glob(first + ".*")):
+        shutil.copyfile(f, d / f.name.replace(first, again))
+    return d, first, again
+
+
+def test_two_copies_at_one_base_offset_are_two_segments(trees: Trees) -> None:
+    """Never merged into one Segment (one copy's .log with the other's .index): each its own, named by its stem."""
+    from kseg.storage.partition import scan_partition
+
+    d, first, again = _recopy(trees)
+    notes: list[str] = []
+    part = scan_partition(str(d), notes)
+    assert [s.name for s in part.segments] == [again, first, f"{251:020d}"]  # base offset, then segment id
+    for seg in part.segments[:2]:
+        assert {files.stem(p) for p in (seg.log, seg.index, seg.timeindex) if p} == {seg.name}
+    assert len(notes) == 1 and f"{again}.log, {first}.log" in notes[0] and "base offset 0" in notes[0]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["verify-index", "{}"],
+        ["lookup-offset", "5", "{}"],
+        ["txn", "{}"],
+        ["compaction", "{}"],
+        ["rebuild-index", "--check", "{}"],
+        ["diff", "{}", "{}"],
+        ["logdir", "{}"],
+    ],
+    ids=lambda a: a[0],
+)
+def test_every_command_names_both_copies(trees: Trees, args: list[str]) -> None:
+    d, first, again = _recopy(trees)
+    r = run_cli([a.format(d) for a in args])
+    assert "Traceback" not in r.errtext and r.exit_code in (0, 1), r.errtext
+    noted = [line for line in r.errtext.splitlines() if "tiered copies of the segment at base offset 0" in line]
+    assert noted and all(f"{again}.log, {first}.log" in line for line in noted), r.errtext
+
+
+def test_verify_index_verifies_each_copy_and_names_both_in_the_overlap(trees: Trees) -> None:
+    d, first, again = _recopy(trees)
+    r = run_cli(["verify-index", "--format", "json", str(d)])
+    assert r.exit_code == 1, r.errtext
+    rows = [json.loads(line) for line in r.text.splitlines()]
+    segments = [row for row in rows if row["type"] == "segment"]
+    assert [row["segment"] for row in segments] == [again, first, f"{251:020d}"]
+    (overlap,) = [row for row in rows if row["type"] == "problem"]
+    assert overlap["kind"] == "segment-overlap" and first in overlap["file"] and again in overlap["expected"]

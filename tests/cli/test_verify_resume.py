@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from kseg.ops.verify.report import sort_key
 from tests.conftest import corpus_copy, run_subprocess
 
@@ -36,7 +38,8 @@ def test_resume_skips_what_was_verified_and_gives_the_full_verdict(tmp_path: Pat
     r = run_subprocess(["verify-index", "--resume", str(report), str(root)])
     assert r.exit_code == 1
     assert f"plain-v2-0/{log.stem}: 1 problem" in r.text
-    assert f"; {segments - 1} of the segments resumed from the earlier report." in r.text
+    # and the segment after it too: its overlap with the changed one would belong on its row
+    assert f"; {segments - 2} of the segments resumed from the earlier report." in r.text
 
 
 def test_resume_into_another_report_and_unreadable_resume(tmp_path: Path) -> None:
@@ -51,3 +54,73 @@ def test_resume_into_another_report_and_unreadable_resume(tmp_path: Path) -> Non
     r = run_subprocess(["verify-index", "--resume", str(bad), str(part)])
     assert r.exit_code == 2 and r.errtext.startswith("kseg: error: ") and len(r.errtext.splitlines()) == 1
     assert "expected a verify-index report row" in r.errtext and bad.read_text() == "garbage\n"
+
+
+def overlapping_partition(root: Path) -> Path:
+    """A partition whose middle segment overlaps both neighbours: ``…000`` (offsets 0-250), ``…200``
+    (a copy of the ``…251`` segment: offsets 251 on, named 200) and ``…251``."""
+    part = corpus_copy(root, "plain-v2-0", "p-0")
+    for suffix in (".log", ".index", ".timeindex"):
+        (part / f"{200:020d}{suffix}").write_bytes((part / f"{251:020d}{suffix}").read_bytes())
+    return part
+
+
+def failed_in(rows: list[dict], segment: str) -> list[dict]:
+    """``rows`` (a report's) with ``segment``'s verdict turned into a ``failed`` row: a report whose run
+    could not read it (its problem rows gone with the verdict)."""
+    out = []
+    for row in rows:
+        if row["segment"] == segment and row["type"] == "problem":
+            continue
+        if row["segment"] == segment:
+            row = {**row, "status": "failed", "error": "executor x: no such file", "problems": 0}
+        out.append(row)
+    return out
+
+
+def test_resume_checks_continuity_across_resumed_segments(tmp_path: Path) -> None:
+    """A full run and a resumed run give the same problems: ``…200``, verified again (its row was failed),
+    overlaps the resumed ``…000`` before it (checked against the report's lastOffset of it), and
+    ``…251`` (whose verdict could be resumed) overlaps ``…200``: verified again, the overlap on its row."""
+    part = overlapping_partition(tmp_path / "data")
+    full = tmp_path / "full.jsonl"
+    first = run_subprocess(["verify-index", "--report", str(full), str(part)])
+    assert first.exit_code == 1, first.errtext
+    kinds = {(r["segment"], r["kind"]) for r in _rows(full) if r["type"] == "problem"}
+    assert {(f"{200:020d}", "segment-overlap"), (f"{251:020d}", "segment-overlap")} <= kinds
+    report = tmp_path / "r.jsonl"
+    report.write_text("".join(json.dumps(r) + "\n" for r in failed_in(_rows(full), f"{200:020d}")))
+    r = run_subprocess(["verify-index", "--resume", str(report), "--format", "json", str(part)])
+    assert r.exit_code == 1, r.errtext
+    *shown, summary = [json.loads(line) for line in r.text.splitlines()]
+    assert [row["segment"] for row in shown if row["type"] == "segment"] == [f"{200:020d}", f"{251:020d}"]
+    assert summary["resumed"] == 1
+    assert _rows(report) == _rows(full)  # the same rows, the same problems, as the full run's
+
+
+def test_resume_from_a_report_on_a_store(s3, tmp_path: Path) -> None:
+    """``--resume s3://…``: a JSON Lines file and a Parquet part-file directory on the S3 server, read
+    with ranged requests; the same rows as the full run, continuity checked across the resumed segment."""
+    pytest.importorskip("pyarrow")
+    from kseg.ops.verify.report import write_rows_part
+
+    part = overlapping_partition(tmp_path / "data")
+    full = tmp_path / "full.jsonl"
+    assert run_subprocess(["verify-index", "--report", str(full), str(part)]).exit_code == 1
+    rows = failed_in(_rows(full), f"{200:020d}")
+    parquet = tmp_path / "r.parquet"
+    parquet.mkdir()
+    write_rows_part(str(parquet), "00000", rows[:3], "parquet")
+    write_rows_part(str(parquet), "00001", rows[3:], "parquet")
+    s3.upload_tree(parquet, "resume/r.parquet")
+    s3.client.put_object(
+        Bucket="kseg-test", Key="resume/r.jsonl", Body="".join(json.dumps(r) + "\n" for r in rows).encode()
+    )
+    for name in ("r.jsonl", "r.parquet"):
+        new = tmp_path / f"new-{name}.jsonl"
+        r = run_subprocess(["verify-index", "--resume", s3.uri(f"resume/{name}"), "--report", str(new), str(part)])
+        assert r.exit_code == 1 and "1 of the segments resumed" in r.text, (name, r.errtext)
+        assert _rows(new) == _rows(full), name
+    r = run_subprocess(["verify-index", "--resume", s3.uri("resume/none.jsonl"), str(part)])
+    assert r.exit_code == 2 and len(r.errtext.splitlines()) == 1, r.errtext
+    assert "cannot read the report to resume" in r.errtext and "resume/none.jsonl" in r.errtext

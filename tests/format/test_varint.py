@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kseg.errors import CorruptRecordError
-from kseg.format.varint import read_unsigned_varint, read_varint, read_varlong
+from kseg.format.varint import read_varint, read_varlong
 
 
 def encode_varint(value: int) -> bytes:
@@ -55,15 +55,3 @@ def test_truncated_varint_is_positioned() -> None:
     with pytest.raises(CorruptRecordError) as err:
         read_varint(b"xx\x80\x80", 2)
     assert err.value.position == 2
-
-
-def test_unsigned_varint_as_byte_utils_reads_it() -> None:
-    """``ByteUtils.readUnsignedVarint``: no zig-zag, at most 5 bytes, positioned errors."""
-    assert read_unsigned_varint(b"\x00", 0) == (0, 1)
-    assert read_unsigned_varint(b"x\xd8\x04", 1) == (600, 3)
-    assert read_unsigned_varint(b"\xff\xff\xff\xff\x0f", 0) == (0xFFFFFFFF, 5)
-    with pytest.raises(CorruptRecordError, match="too long") as err:
-        read_unsigned_varint(b"x\x80\x80\x80\x80\x80\x01", 1)
-    assert err.value.position == 1
-    with pytest.raises(CorruptRecordError, match="cut short"):
-        read_unsigned_varint(b"\x80", 0)

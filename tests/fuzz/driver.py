@@ -131,11 +131,62 @@ def command_lines(part: Path, target: Path, rng: random.Random, commands: dict[s
         lines.append(["lookup-time", str(1_730_000_000_000 + rng.randint(-10, 3_700_000)), str(part)])
     if commands.get("rebuild-index"):
         lines.append(["rebuild-index", "--check", str(part)])
+    if commands.get("txn"):
+        lines.append(["txn", str(part)])
+    if commands.get("compaction"):
+        lines.append(["compaction", str(part)])
+    if commands.get("logdir"):
+        lines.append(["logdir", "--format", "json", str(part.parent)])  # the log directory, its own files too
     return lines
 
 
+# A broker's text files beside the segments, written as Kafka writes them (tests/ops/logdir/kafka_dir.py),
+# damaged by mutators.mutate_text: (name, in the partition directory?, text for partition <topic>-<n>)
+TEXT_FILES = (
+    ("meta.properties", False, lambda t, n: "node.id=1\ncluster.id=MkU3OEVBNTcwNTJENDM2Qg\nversion=1\n"),
+    (".kafka_cleanshutdown", False, lambda t, n: '{"version":0,"brokerEpoch":42}'),
+    ("replication-offset-checkpoint", False, lambda t, n: f"0\n1\n{t} {n} 100\n"),
+    ("recovery-point-offset-checkpoint", False, lambda t, n: f"0\n1\n{t} {n} 100\n"),
+    ("log-start-offset-checkpoint", False, lambda t, n: f"0\n1\n{t} {n} 3\n"),
+    ("cleaner-offset-checkpoint", False, lambda t, n: f"0\n1\n{t} {n} 7\n"),
+    ("partition.metadata", True, lambda t, n: "version: 0\ntopic_id: ZtkM3jXGTZeXkwZ3aAJvPA"),
+    ("leader-epoch-checkpoint", True, lambda t, n: "0\n2\n0 0\n1 5\n"),
+)
+
+
+def add_text_files(part: Path) -> list[Path]:
+    """The broker's text files for ``part`` and its log directory (those the seed lacks); their paths."""
+    topic, _, number = part.name.rpartition("-")
+    written = []
+    for name, inside, text in TEXT_FILES:
+        path = (part if inside else part.parent) / name
+        if not path.exists():
+            path.write_text(text(topic, number))
+        written.append(path)
+    return written
+
+
 def digest(directory: Path) -> dict[str, str]:
-    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(directory.iterdir()) if p.is_file()}
+    """Every file of the partition directory and of its log directory, hashed."""
+    return {
+        str(p): hashlib.sha256(p.read_bytes()).hexdigest()
+        for d in (directory, directory.parent)
+        for p in sorted(d.iterdir())
+        if p.is_file()
+    }
+
+
+def _stray_stderr(command: str, code: int, err: bytes) -> str | None:
+    """What is wrong with a command's stderr, or None: an exit 2 says why in a ``kseg: error:`` line, and
+    each line is kseg's own (``kseg: error:``, ``kseg: note:``, an indented continuation of a grouped
+    note) -- but for ``dump``, which also writes Kafka's own stderr lines, as kafka-dump-log.sh does."""
+    lines = err.decode("utf-8", "replace").splitlines()
+    stray = [line for line in lines if line and not line.startswith(("kseg: ", "  ")) and command != "dump"]
+    if stray:
+        return f"a stderr line not kseg's: {stray[0][:200]!r}"
+    if code == 2 and not any(line.startswith("kseg: error: ") for line in lines):
+        return "exit 2 without a kseg: error: line"
+    return None
 
 
 def run_case(cli, part: Path, target: Path, rng: random.Random, commands) -> list[dict]:
@@ -146,6 +197,9 @@ def run_case(cli, part: Path, target: Path, rng: random.Random, commands) -> lis
         mutator = rng.choice(mutators.LOG_MUTATORS)
         target.write_bytes(mutator(data, mutators.boundaries(data), rng))
         how = mutator.__name__
+    elif target.name in {name for name, _, _ in TEXT_FILES}:
+        target.write_bytes(mutators.mutate_text(data, rng))
+        how = "text"
     else:
         target.write_bytes(mutators.mutate_index(data, rng))
         how = "index"
@@ -162,6 +216,8 @@ def run_case(cli, part: Path, target: Path, rng: random.Random, commands) -> lis
                 failures.append({"args": args, "mutation": how, "error": f"exit code {result.exit_code}"})
             elif b"Traceback" in result.stderr_bytes:
                 failures.append({"args": args, "mutation": how, "error": "traceback on stderr"})
+            elif stray := _stray_stderr(args[0], result.exit_code, result.stderr_bytes):
+                failures.append({"args": args, "mutation": how, "error": stray})
         except Hang:
             failures.append({"args": args, "mutation": how, "error": f"did not finish in {ALARM_SECONDS} s"})
         finally:
@@ -201,7 +257,9 @@ def main(argv: list[str] | None = None) -> int:
                 p for p in part.iterdir() if p.suffix in (".log", ".index", ".timeindex", ".txnindex", ".snapshot")
             )
             logs = [p for p in candidates if p.suffix == ".log"]
-            target = rng.choice(logs if rng.random() < 0.75 and logs else candidates)
+            texts = add_text_files(part)
+            draw = rng.random()
+            target = rng.choice(logs if draw < 0.65 and logs else texts if draw < 0.85 else candidates)
             for f in run_case(cli, part, target, rng, commands):
                 f["case"], f["seed_dir"], f["file"] = case, seed.name, target.name
                 failures.append(f)

@@ -167,3 +167,52 @@ def mutate_index(data: bytes, rng: random.Random) -> bytes:
     if choice == 2:
         return data + b"\0" * rng.choice([1, 7, 8, 12, 4096])
     return byte_run(data, [], rng)
+
+
+# numbers that break a checkpoint's parse: past int and long, signs, not numbers at all
+TEXT_NUMBERS = [
+    b"-1",
+    b"-0",
+    b"+5",
+    b"2147483648",
+    b"-2147483649",
+    b"9223372036854775808",
+    b"1" * 40,
+    b"x",
+    b"",
+    b"\xd9\xa3",
+]
+
+
+def mutate_text(data: bytes, rng: random.Random) -> bytes:
+    """A broker's text file (a checkpoint, ``meta.properties``, ``partition.metadata``, the clean-shutdown
+    JSON) damaged the ways a crash, a disk or a hand edit damages it: a number replaced, a line dropped or
+    repeated, a count that lies, bytes that are not UTF-8, a cut, CR line ends, a flood of lines."""
+    lines = data.split(b"\n")
+    choice = rng.randrange(8)
+    if choice == 0:  # a number (the version, the count, an offset, an epoch, a node id) replaced
+        spots = [i for i, line in enumerate(lines) if any(c in b"0123456789" for c in line)]
+        if spots:
+            i = rng.choice(spots)
+            words = lines[i].split(b" ")
+            j = rng.randrange(len(words))
+            words[j] = rng.choice(TEXT_NUMBERS) if rng.random() < 0.8 else words[j] + b"=" + words[j]
+            lines[i] = b" ".join(words)
+        return b"\n".join(lines)
+    if choice == 1 and lines:
+        del lines[rng.randrange(len(lines))]
+        return b"\n".join(lines)
+    if choice == 2 and lines:
+        i = rng.randrange(len(lines))
+        lines[i:i] = [lines[i]] * rng.choice([1, 2, 1000])
+        return b"\n".join(lines)
+    if choice == 3:
+        return b"\n".join(lines[:1] + [rng.choice([b"2147483647", b"1000000000", b"-5"])] + lines[2:])
+    if choice == 4:
+        i = rng.randrange(len(data) + 1)
+        return data[:i] + rng.choice([b"\xff\xfe", b"\x00", b"\xc3", b"\r"]) + data[i:]
+    if choice == 5:
+        return data.replace(b"\n", b"\r\n")
+    if choice == 6:
+        return data[: rng.randrange(len(data) + 1)]
+    return bit_flips(data, [], rng)

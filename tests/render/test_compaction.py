@@ -61,6 +61,12 @@ def test_segment_and_summary_rows() -> None:
         "withoutDeleteHorizon": 3,
         "segmentsOlderThanRetentionWithoutHorizon": 1,
         "segmentsNotReadToEnd": 0,
+        "logStartOffset": None,
+        "logStartOffsetFile": None,
+        "cleanerCheckpoint": None,
+        "cleanerCheckpointFile": None,
+        "firstDirtyOffset": None,
+        "notes": [],
     }
 
 

@@ -82,7 +82,9 @@ def test_reasons_when_no_record_is_returned() -> None:
         return OffsetLookup(target=target, status=status, log_start=10, log_end=20, segments=1)
 
     assert offset_reason(r(EMPTY, 0)) == "the partition has no segments"
-    assert offset_reason(r(BELOW_START, 3)) == "offset 3 is below the log start offset 10"
+    assert offset_reason(r(BELOW_START, 3)) == (
+        "offset 3 is below the log start offset 10: Kafka's fetch answers OFFSET_OUT_OF_RANGE"
+    )
     assert offset_reason(r(AT_END, 20)).startswith("offset 20 is the log end offset: no record there yet")
     assert offset_reason(r(PAST_END, 25)) == "offset 25 is past the log end offset 20"
     assert offset_reason(r(PAST_END, 15)) == "no record at or after offset 15 (every batch after it ends below it)"

@@ -64,6 +64,26 @@ def test_verify_on_the_cluster_equals_the_local_run(spark_cluster, workdir: Path
     assert r.text == local.text
 
 
+def test_a_path_only_the_driver_sees_is_refused_up_front(spark_cluster, workdir: Path, tmp_path: Path) -> None:
+    """``/proc/self/cwd/data/b1/data`` is the data for the driver (run in ``workdir``) and nothing for an
+    executor (its own working directory): a disk only the driver has.  Before any work, every executor is
+    asked (both of the two: the session waits for both to register) and the run is refused in one line
+    naming the path and an executor, exit 2."""
+    path = "/proc/self/cwd/data/b1/data"
+    both = ("spark.cores.max=2", "spark.scheduler.minRegisteredResourcesRatio=1.0")
+    r = run_subprocess(
+        ["verify-index", "--spark", *spark_cluster.conf(*both), "--report", str(tmp_path / "r"), path],
+        cwd=workdir,
+        timeout=600,
+    )
+    assert r.exit_code == 2, r.errtext[-3000:]
+    assert len(r.errtext.splitlines()) == 1 and r.text == "", r.errtext
+    line = r.errtext
+    assert line.startswith(f"kseg: error: {path}: not visible from the executor on ") and "(working in " in line
+    assert "; 2 of the 2 executors do not see it" in line and "on a mount every executor sees" in line
+    assert not list((tmp_path / "r").glob("part-*"))  # refused before the main job
+
+
 def test_export_to_a_relative_directory_writes_the_files_there(spark_cluster, workdir: Path, tmp_path: Path) -> None:
     """``export --spark -o out/exp`` with a relative input: the Parquet files are in ``out/exp`` (where
     the summary line says), and they hold the local export's rows."""
@@ -287,3 +307,15 @@ def test_a_poison_segment_fails_only_its_bin(spark_cluster, workdir: Path, tmp_p
         row for row in expected if (row["partition"], row["segment"]) not in failed
     ]
     assert (report / "_SUCCESS").exists()
+
+
+def test_logdir_on_the_cluster_equals_the_local_run(spark_cluster, tmp_path: Path) -> None:
+    """kseg logdir --spark on the standalone cluster, from a relative fleet root: the local rows."""
+    from tests.ops.logdir.test_logdir_places import fleet
+
+    fleet(tmp_path / "fleet")
+    local = run_subprocess(["logdir", "--format", "json", "fleet"], cwd=tmp_path)
+    r = run_subprocess(
+        ["logdir", "--spark", *spark_cluster.conf(), "--format", "json", "fleet"], cwd=tmp_path, timeout=600
+    )
+    assert (r.exit_code, r.text) == (local.exit_code, local.text) == (1, local.text), r.errtext[-3000:]

@@ -14,6 +14,7 @@ from kseg.ops.verify.run import WorkItem
 from kseg.ops.verify.verify import SegmentResult
 from kseg.spark.job import KILL_WORKER_ENV, _Bins, plan_runs
 from kseg.storage.partition import Segment
+from tests.cli.test_verify_resume import overlapping_partition
 from tests.conftest import CORPUS_DATA, run_subprocess
 
 
@@ -62,6 +63,25 @@ def test_a_failed_bin_leaves_no_overlap_check_and_settles_the_next(tmp_path: Pat
     assert state.total.failed == 1 and state.total.clean == 1 and [r.status for _, r in state.shown] == ["failed"]
 
 
+def test_a_segment_after_a_resumed_one_is_checked_against_it_not_the_run_before() -> None:
+    """``--resume`` skipped …020 (the report gives its last offset): …030 is compared with it, whether it
+    shares a run with …010 (which it follows in the work list) or not, never with …010 (last offset 35)."""
+    items = [_item("a-0", 0, 10), _item("a-0", 10, 10), _item("a-0", 30, 10)]
+    todo = list(enumerate(items))
+    lasts = (9, 35, 39)
+
+    def kinds_of_030(bins: list, resumed_last: int) -> list[str]:
+        before = {("/d", "a-0", f"{30:020d}"): _result(_item("a-0", 20, 10), resumed_last)}
+        state = _Bins(bins, None, keep_all=True, before=before)
+        for number, runs in enumerate(bins):
+            state.finished(number, [(i, _result(item, lasts[i])) for run in runs for i, item in run])
+        return {res.segment: [p.kind for p in res.problems] for _, res in state.shown}[f"{30:020d}"]
+
+    for bins in ([[todo]], [[todo[:2]], [todo[2:]]]):
+        assert kinds_of_030(bins, 29) == []  # 30 > 29
+        assert kinds_of_030(bins, 30) == ["segment-overlap"]  # 30 <= 30, the resumed one's last offset
+
+
 pyspark = pytest.importorskip("pyspark", reason="the spark extra (pip install 'kseg[spark]')")
 
 
@@ -70,18 +90,20 @@ def log_root(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("partial") / "data"
     for i, src in enumerate(["plain-v2-0", "txn-v2-0", "large-v2-0", "idempotent-v2-0", "v1-gzip-0", "follower-v2-0"]):
         shutil.copytree(CORPUS_DATA / src, root / f"t-{i}")
+    overlapping_partition(root).rename(root / "t-6")  # …200 overlaps …000 before it and …251 after it
     return root
 
 
-def test_a_task_that_keeps_dying_fails_only_its_segments(log_root: Path, tmp_path: Path) -> None:
-    """The Python worker dies (os._exit, as an out-of-memory kill ends it) on t-2's first segment: that
-    bin's segments are failed rows naming the cause, exit 2; every other segment's row is the local run's."""
+def test_a_task_that_keeps_dying_fails_only_its_segment(log_root: Path, tmp_path: Path) -> None:
+    """The Python worker dies (os._exit, as an out-of-memory kill ends it) on t-3's middle segment: its bin
+    (t-3's three segments, one run) fails, is run again one segment a job, and only that segment is a failed
+    row naming the cause, exit 2; every other segment's row, its bin-mates' too, is the local run's."""
     local, spark = tmp_path / "local.jsonl", tmp_path / "spark"
-    assert run_subprocess(["verify-index", "--report", str(local), str(log_root)]).exit_code == 0
+    assert run_subprocess(["verify-index", "--report", str(local), str(log_root)]).exit_code == 1
     r = run_subprocess(
         ["verify-index", "--spark", "--master", "local[2]", "--report", str(spark), str(log_root)],
         timeout=600,
-        env={"TMPDIR": str(tmp_path), KILL_WORKER_ENV: f"t-2/{0:020d}"},
+        env={"TMPDIR": str(tmp_path), KILL_WORKER_ENV: f"t-3/{67:020d}"},
     )
     assert r.exit_code == 2, r.errtext[-3000:]
     from tests.cli.test_verify import _report_rows
@@ -90,10 +112,9 @@ def test_a_task_that_keeps_dying_fails_only_its_segments(log_root: Path, tmp_pat
     want = {(row["partition"], row["segment"]): row for row in _report_rows(local) if row["type"] == "segment"}
     assert got.keys() == want.keys()
     failed = {key for key, row in got.items() if row["status"] == "failed"}
-    assert (("t-2", f"{0:020d}")) in failed and len(failed) < len(got)
-    assert all(
-        "Spark gave up this bin" in got[key]["error"] and "Python worker exited" in got[key]["error"] for key in failed
-    )
+    assert failed == {("t-3", f"{67:020d}")}  # its bin-mates t-3/…000 and t-3/…152 have their verdicts
+    assert all("Spark gave up this segment's task" in got[k]["error"] for k in failed), got
+    assert all("Python worker exited" in got[key]["error"] for key in failed), got
     for key in got.keys() - failed:
         assert got[key] == want[key]
     assert "failed" in r.text and "Traceback" not in r.errtext
@@ -101,28 +122,34 @@ def test_a_task_that_keeps_dying_fails_only_its_segments(log_root: Path, tmp_pat
     assert sorted(_report_rows(spark), key=sort_key)  # rows parse
 
 
-def test_resume_after_a_partial_verdict_reads_only_the_failed_segments(log_root: Path, tmp_path: Path) -> None:
-    """A partial verdict (a poison bin), then ``--resume`` of its report on --spark: only the failed
-    segments are verified again; the report is the local run's, Parquet too."""
+def test_resume_after_a_partial_verdict_reads_only_the_failed_segments(log_root: Path, tmp_path: Path, s3) -> None:
+    """A partial verdict (t-6's …200 poisoned) written to the S3 server as Parquet, then ``--resume`` of it
+    on --spark: only the failed segment and the one after it are verified again (…251's overlap with …200
+    belongs on its row), …200 is checked against the report's last offset of …000; the report is the full
+    local run's, overlaps included."""
     from tests.cli.test_verify import _report_rows
 
-    local, spark = tmp_path / "local.jsonl", tmp_path / "spark.parquet"
-    assert run_subprocess(["verify-index", "--report", str(local), str(log_root)]).exit_code == 0
+    local, again = tmp_path / "local.jsonl", tmp_path / "again.parquet"
+    spark = s3.uri("partial/spark.parquet")
+    assert run_subprocess(["verify-index", "--report", str(local), str(log_root)]).exit_code == 1
     argv = ["verify-index", "--spark", "--master", "local[2]", "--format", "json", str(log_root)]
     env = {"TMPDIR": str(tmp_path)}
-    first = run_subprocess([*argv, "--report", str(spark)], timeout=600, env={**env, KILL_WORKER_ENV: f"t-2/{0:020d}"})
+    first = run_subprocess([*argv, "--report", spark], timeout=600, env={**env, KILL_WORKER_ENV: f"t-6/{200:020d}"})
     assert first.exit_code == 2, first.errtext[-3000:]
     failed = [json.loads(line) for line in first.text.splitlines()[:-1]]
     failed = [row for row in failed if row["type"] == "segment" and row["status"] == "failed"]
-    again = run_subprocess([*argv, "--verbose", "--resume", str(spark)], timeout=600, env=env)
-    assert again.exit_code == 0, again.errtext[-3000:]
-    *shown, summary = [json.loads(line) for line in again.text.splitlines()]
+    assert [(row["partition"], row["segment"]) for row in failed] == [("t-6", f"{200:020d}")]
+    again_run = run_subprocess([*argv, "--verbose", "--resume", spark, "--report", str(again)], timeout=600, env=env)
+    assert again_run.exit_code == 1, again_run.errtext[-3000:]
+    *shown, summary = [json.loads(line) for line in again_run.text.splitlines()]
     read = {(row["partition"], row["segment"]) for row in shown if row["type"] == "segment"}
-    assert read == {(row["partition"], row["segment"]) for row in failed}
+    assert read == {("t-6", f"{200:020d}"), ("t-6", f"{251:020d}")}
     want = sorted(_report_rows(local), key=sort_key)
+    kinds = {(r["segment"], r["kind"]) for r in want if r["type"] == "problem" and r["partition"] == "t-6"}
+    assert kinds >= {(f"{200:020d}", "segment-overlap"), (f"{251:020d}", "segment-overlap")}
     assert summary["segments"] == sum(1 for row in want if row["type"] == "segment")
     assert summary["resumed"] == summary["segments"] - len(read)
     import pyarrow.parquet as pq
 
-    got = [{k: v for k, v in row.items() if v is not None} for row in pq.read_table(spark).to_pylist()]
+    got = [{k: v for k, v in row.items() if v is not None} for row in pq.read_table(again).to_pylist()]
     assert sorted(got, key=sort_key) == [{k: v for k, v in row.items() if v is not None} for row in want]

@@ -56,8 +56,10 @@ def test_malformed_offsets_name_the_line(text: str, message: str) -> None:
 
 def test_java_int_rules() -> None:
     assert cp.java_int("+5") == 5 and cp.java_int("-2147483648") == -(2**31)
-    for text in ("", " 1", "1 ", "2147483648", "1_000", "١"):  # no blanks, underscores or non-ASCII digits
+    for text in ("", " 1", "1 ", "2147483648", "1_000", "+", "1.0", "Ⅻ"):  # no blanks, underscores, numerals
         assert cp.java_int(text) is None, text
+    # Character.digit takes every Unicode decimal digit: java prints 34 for Integer.parseInt("\u0663\u0664")
+    assert cp.java_int("٣٤") == 34 and cp.java_int("-１２") == -12
 
 
 def test_partition_metadata() -> None:
@@ -151,3 +153,20 @@ def test_any_text_is_a_value_or_one_checkpoint_error(parse) -> None:
             assert exc.path == "f" and exc.message
 
     check()
+
+
+def test_entries_split_at_javas_whitespace_only() -> None:
+    """Java's ``\\s`` is ``[ \\t\\n\\x0B\\f\\r]``: a no-break space joins two words into one token (a
+    malformed line to Kafka), a vertical tab separates them."""
+    assert cp.parse_offsets("0\n1\norders\x0b0\t7\n", "f") == {("orders", 0): cp.OffsetEntry("orders", 0, 7, 3)}
+    for blank in ("\u00a0", "\u2003", "\x1c"):
+        with pytest.raises(cp.CheckpointError, match="line 3: Malformed line"):
+            cp.parse_offsets(f"0\n1\norders{blank}0 7\n", "f")
+
+
+def test_a_trailing_blank_leaves_an_entry_a_leading_one_does_not() -> None:
+    """``Pattern.split`` drops trailing empty strings (``"orders 0 7 "`` is three tokens: an entry to
+    Kafka) and keeps a leading one (``" orders 0 7"`` is four: malformed)."""
+    assert cp.parse_offsets("0\n1\norders 0 7 \n", "f") == {("orders", 0): cp.OffsetEntry("orders", 0, 7, 3)}
+    with pytest.raises(cp.CheckpointError, match="line 3: Malformed line"):
+        cp.parse_offsets("0\n1\n orders 0 7\n", "f")

@@ -45,3 +45,26 @@ def test_epoch_at_and_end_offset_for() -> None:
     assert end_offset_for(cache, 1, 130) == 100
     assert end_offset_for(cache, 2, 130) == 100
     assert end_offset_for(cache, 4, 130) is None
+
+
+@pytest.mark.parametrize(
+    "line, tokens",
+    # Pattern.compile("\\s+").split(line), as java 17 printed it: trailing empty strings removed, a leading
+    # one kept, Java's blanks only (U+00A0 is not one)
+    [("a 0 5 ", 3), ("  a 0 5", 4), ("a\u00a00 5", 2), ("   ", 0), ("", 1), (" 1", 2), ("3\u00a0", 1)],
+)
+def test_java_split_counts_tokens_as_java(line: str, tokens: int) -> None:
+    from kseg.storage.checkpoints import java_split
+
+    assert len(java_split(line)) == tokens
+
+
+def test_a_trailing_blank_is_a_good_entry_a_leading_one_is_not() -> None:
+    """LeaderEpochCheckpointFile.Formatter.fromString: ``"1 50 "`` splits into two tokens (an entry),
+    ``" 1 50"`` into three (malformed); the version line is ``Integer.parseInt``'s, which trims nothing."""
+    assert parse("0\n1\n1 50 \n") == [EpochEntry(1, 50)]
+    with pytest.raises(CorruptIndexError, match="malformed line 3"):
+        parse("0\n1\n 1 50\n")
+    with pytest.raises(CorruptIndexError, match="malformed line 1"):
+        parse(" 0\n1\n1 50\n")
+    assert parse("0\r\n1\r\n1\t50\r\n") == [EpochEntry(1, 50)]  # BufferedReader.readLine's line ends

@@ -92,24 +92,22 @@ def test_bad_suffix_or_layout_is_refused() -> None:
 
 
 def test_custom_metadata_fields_give_the_key_the_plugin_reads() -> None:
-    """``SegmentCustomMetadataField``: remote_size (tag 0), object_prefix (1), object_key (2); the plugin
-    reads from ``object_prefix + object_key + "." + suffix`` (``ObjectKeyFactory.key(fields, ...)``), whatever
-    its prefix is configured to now."""
-    from kseg.storage.remote_keys import main_path, parse_custom_metadata
-    from kseg.testing.aiven import custom_metadata
+    """``SegmentCustomMetadataField``: the plugin reads from ``object_prefix + object_key + "." + suffix``
+    (``ObjectKeyFactory.key(fields, ...)``), each falling back to the configured prefix and the main path."""
+    from kseg.format.rsm_custom import parse_custom_metadata
+    from kseg.storage.remote_keys import custom_key, main_path
+    from kseg.testing.remote_metadata import aiven_custom_metadata
 
-    assert custom_metadata(remote_size=300) == b"\x01\x00\x02\xd8\x04"  # count, tag 0, size 2, zig-zag varlong
-    assert parse_custom_metadata(b"") == remote_keys.CustomMetadata()
     main = main_path("topic", TOPIC_ID, 7, 1234, SEGMENT_ID)
     assert main == f"topic-{TOPIC_ID}/7/00000000000000001234-{SEGMENT_ID}"
-    fields = parse_custom_metadata(custom_metadata(4096, "tiered-", main))
-    assert fields == remote_keys.CustomMetadata(4096, "tiered-", main)
-    key = fields.key(RemoteObjectKey("aiven", "now-another/", "topic", TOPIC_ID, 7, 1234, SEGMENT_ID, "indexes"))
+    default = RemoteObjectKey("aiven", "now-another/", "topic", TOPIC_ID, 7, 1234, SEGMENT_ID, "indexes")
+    fields = parse_custom_metadata(aiven_custom_metadata(4096, "tiered-", main))
+    key = custom_key(fields, default)
     assert key == f"tiered-{main}.indexes"
-    only_size = parse_custom_metadata(custom_metadata(remote_size=1))
-    assert (
-        only_size.key(RemoteObjectKey("aiven", "p/", "topic", TOPIC_ID, 7, 1234, SEGMENT_ID, "log")) == f"p/{main}.log"
-    )
+    assert custom_key(parse_custom_metadata(aiven_custom_metadata(remote_size=1)), default) == default.key
+    assert custom_key(None, default) == default.key
+    moved = parse_custom_metadata(aiven_custom_metadata(object_key="old/main"))
+    assert custom_key(moved, default) == "now-another/old/main.indexes"
     # a prefix without "/" cannot be told from the topic by the key alone; given, it is split off first
     assert parse_key(key).topic == "tiered-topic"
     parsed = parse_key(key, prefix="tiered-")
@@ -117,16 +115,3 @@ def test_custom_metadata_fields_give_the_key_the_plugin_reads() -> None:
     assert parsed.key == key
     assert parse_key(key, prefix="other-") is None and parse_key("x/" + key, prefix="tiered-") is None
     assert parse_key(f"s3://b/k/{main}.log", prefix="s3://b/k/").topic == "topic"
-
-
-@pytest.mark.parametrize(
-    "data",
-    [b"\x01\x00\x05\xd8\x04", b"\x01\x01\x02\x05a", b"\x01\x00\x02\xd8\x04\x00", b"\x02\x00\x02\xd8\x04", b"\x01\xff"],
-    ids=["past-the-end", "string-past-its-size", "bytes-left-over", "a-field-missing", "varint-cut-short"],
-)
-def test_corrupt_custom_metadata_is_an_error_at_its_byte(data: bytes) -> None:
-    from kseg.errors import CorruptRecordError
-    from kseg.storage.remote_keys import parse_custom_metadata
-
-    with pytest.raises(CorruptRecordError, match="custom metadata|varint"):
-        parse_custom_metadata(data)

@@ -19,6 +19,15 @@ This module counts, per segment, tombstones and control batches, their
 timestamps, and the batches with and without a horizon (and how many are
 past it at the reference time ``at``): what the next cleaning may remove.
 Records are decoded (sizes only); memory is one batch.
+
+The dirty section (``LogCleanerManager.cleanableOffsets``): the cleaner cleans from the first dirty
+offset, the partition's entry in ``cleaner-offset-checkpoint`` of its log directory (written by
+``LogCleanerManager.updateCheckpoints`` after each cleaning: the end of what it cleaned).  No entry
+(never cleaned) means the log start offset; an entry below the log start offset, or past the log end
+offset, is reset to the log start offset (Kafka warns and cleans the whole log).  The log start offset is
+:func:`kseg.storage.checkpoints.log_start_offset`'s.  Segments wholly below the first dirty offset are
+the cleaned section, those at or above it the dirty one.  Without the file the first dirty offset is not
+known (a copied partition directory, a broker that never ran the cleaner): a note, never a guess.
 """
 
 from __future__ import annotations
@@ -28,6 +37,7 @@ from dataclasses import dataclass, field
 from kseg.errors import InputError, KsegError
 from kseg.format import control, v2
 from kseg.limits import DEFAULT_DECOMPRESSION_LIMIT
+from kseg.storage import checkpoints as cp
 from kseg.storage import files
 from kseg.storage.outcome import ReadOutcome, read_batches
 from kseg.storage.partition import Partition, Segment
@@ -58,6 +68,8 @@ class SegmentTombstones:
     modified_ms: int | None = None
     stopped: str | None = None  # read.describe() when the segment was not read to its end
     read: ReadOutcome | None = None
+    next_offset: int | None = None  # the last batch's last offset + 1 (None: no batch)
+    section: str | None = None  # CLEANED, DIRTY or BOTH against the first dirty offset (None: not known)
 
     def note_batch(self, horizon: int | None, at: int) -> None:
         if horizon is None:
@@ -70,12 +82,19 @@ class SegmentTombstones:
         self.max_horizon = horizon if self.max_horizon is None else max(self.max_horizon, horizon)
 
 
+CLEANED, DIRTY, BOTH = "cleaned", "dirty", "both"  # a segment against the first dirty offset
+
+
 @dataclass
 class CompactionReport:
     partition: Partition
     at: int
     delete_retention_ms: int
     segments: list[SegmentTombstones] = field(default_factory=list)
+    log_start: cp.LogStart | None = None
+    cleaner: cp.Checkpointed | None = None  # the partition's cleaner-offset-checkpoint entry
+    first_dirty: int | None = None  # where the next cleaning starts (None: not known)
+    notes: list[str] = field(default_factory=list)
 
 
 def _oldest(a: int | None, b: int) -> int:
@@ -104,6 +123,7 @@ def scan_segment(seg: Segment, at: int, limit: int) -> SegmentTombstones:
 
 def _count(res: SegmentTombstones, batches, at: int, limit: int) -> None:
     for batch in batches:
+        res.next_offset = batch.last_offset + 1
         if batch.magic < 2:
             for rec in batch.records(limit):
                 if rec[2] is not None and rec[3] is None:
@@ -144,4 +164,44 @@ def analyse(
         raise InputError("no .log segment in this partition directory", path=partition.path)
     for seg in logs:
         report.segments.append(scan_segment(seg, at, limit))
+    _dirty_section(report)
     return report
+
+
+def _log_end(report: CompactionReport) -> int | None:
+    """The log end offset (``LocalLog.logEndOffset``), None when the last segment was not read to its end."""
+    last = report.segments[-1]
+    if last.read is None or not last.read.complete:
+        return None
+    return last.next_offset if last.next_offset is not None else last.segment.base_offset
+
+
+def _dirty_section(report: CompactionReport) -> None:
+    """The first dirty offset and each segment's section (module docstring)."""
+    segs = report.segments
+    start = report.log_start = cp.log_start_offset(report.partition.path, segs[0].segment.base_offset)
+    cleaner = report.cleaner = cp.partition_entry(report.partition.path, cp.CLEANER)
+    end = _log_end(report)
+    if cleaner.value is None:
+        if not cleaner.parsed:
+            report.notes.append(f"{cleaner.note}: the dirty section is not known")
+            return
+        report.notes.append(f"{cleaner.note}: never cleaned, the dirty section starts at the log start offset")
+        report.first_dirty = start.offset
+        report.notes.extend([start.note] if start.note else [])
+    elif cleaner.value < start.offset or (end is not None and cleaner.value > end):
+        where = "below the log start offset" if cleaner.value < start.offset else f"past the log end offset {end}"
+        report.notes.append(
+            f"cleaner checkpoint {cleaner.value} in {cleaner.file} is {where}: Kafka resets the first dirty "
+            f"offset to the log start offset {start.offset} (LogCleanerManager.cleanableOffsets)"
+        )
+        report.first_dirty = start.offset
+        report.notes.extend([start.note] if start.note else [])
+    else:
+        report.first_dirty = cleaner.value
+    dirty = report.first_dirty
+    for seg, nxt in zip(segs, [*(s.segment.base_offset for s in segs[1:]), end], strict=True):
+        if nxt is not None and nxt <= dirty:
+            seg.section = CLEANED
+        else:
+            seg.section = DIRTY if seg.segment.base_offset >= dirty else BOTH

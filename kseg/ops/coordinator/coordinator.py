@@ -5,7 +5,11 @@ Kafka places a group's offsets and metadata in ``__consumer_offsets`` partition
 the classic coordinator, ``GroupCoordinatorService.partitionFor`` in the new one) and a transactional
 id's state in ``__transaction_state`` partition ``Utils.abs(transactionalId.hashCode()) %
 transaction.state.log.num.partitions`` (``TransactionStateManager.partitionFor``); both topics have 50
-partitions by default.  The broker leading that partition is the group's (the transaction's)
+partitions by default, and the count used is the topic's own (``BrokerMetadataPublisher``: the metadata's
+partition count, the config only before the topic exists).  The same rule in both, checked in Kafka's
+source from 2.0 to 4.4 and trunk: ``TransactionStateManager.partitionFor`` is still in core's
+``kafka/coordinator/transaction/TransactionStateManager.scala`` in 4.x (docs/coordinator.md, "Where
+Kafka's source says so").  The broker leading that partition is the group's (the transaction's)
 coordinator, so its directory is the one to dump.
 
 ``hashCode`` is Java's ``String.hashCode``: ``s[0]*31^(n-1) + ... + s[n-1]`` in 32-bit ``int``

@@ -19,10 +19,17 @@ from typing import TypeVar
 
 from kseg.errors import InputError, KsegError
 from kseg.ops.logdir.log import LogFacts, read_log
-from kseg.ops.logdir.rules import epoch_problems, offset_problems
+from kseg.ops.logdir.rules import offset_problems
 from kseg.storage import checkpoints as cp
-from kseg.storage import files, leader_epochs
-from kseg.storage.partition import SEGMENT_SUFFIXES, TRANSITION_DIR, Partition, natural_key, scan_partition
+from kseg.storage import files, leader_epochs, location
+from kseg.storage.partition import (
+    SEGMENT_SUFFIXES,
+    TRANSITION_DIR,
+    Partition,
+    natural_key,
+    partition_from_listing,
+    tiered_copies,
+)
 
 _T = TypeVar("_T")
 METADATA_TOPIC = "__cluster_metadata"  # KRaft's metadata log: the raft layer's, in no LogManager checkpoint
@@ -107,21 +114,49 @@ def _parse(
     if text is None:
         return None
     try:
-        return parse(text, files.display(os.path.join(directory, name)))
+        return parse(text, files.display(location.join(directory, name)))
     except KsegError as exc:
         report.problems.append(f"malformed: {exc.describe()}")
         return None
 
 
+Target = tuple[str, str, tuple[str, int]]  # a partition directory to read: (path, name, (topic, partition))
+
+
 def inspect(path: str, only: str | None = None) -> LogDirReport:
     """The log directory ``path`` (all its partitions, or the one named ``only``); raises
     :class:`InputError` when it cannot be listed."""
+    report, targets = open_log_dir(path, only)
+    for target in targets:
+        report.partitions.append(read_partition(report, target)[0])
+    finish(report, only)
+    return report
+
+
+def listing(path: str) -> list[tuple[str, bool]]:
+    """(name, is a directory) of each entry of a local directory or a URI prefix, in natural order
+    (an object store's "directories" are the first parts of the keys under it: one recursive listing);
+    raises :class:`InputError` when it cannot be listed."""
+    if location.is_remote(path):
+        base = path.rstrip("/") + "/"
+        seen: dict[str, bool] = {}
+        for entry in location.list_tree(path):
+            first, sep, _ = entry.path[len(base) :].partition("/")
+            seen[first] = seen.get(first, False) or bool(sep)
+        return sorted(seen.items(), key=lambda e: natural_key(e[0]))
     try:
         with os.scandir(path) as it:
-            entries = sorted(((e.name, e.is_dir()) for e in it), key=lambda e: natural_key(e[0]))
+            return sorted(((e.name, e.is_dir()) for e in it), key=lambda e: natural_key(e[0]))
     except OSError as exc:
         raise InputError(f"cannot list the directory: {exc.strerror or exc}", path=path) from None
-    report = LogDirReport(os.path.abspath(path))
+
+
+def open_log_dir(path: str, only: str | None = None) -> tuple[LogDirReport, list[Target]]:
+    """The log directory's own files read (``meta.properties``, ``.kafka_cleanshutdown``, the offset
+    checkpoints, leftovers) and its partition directories to read (all, or the one named ``only``):
+    :func:`read_partition` each, then :func:`finish`.  Raises :class:`InputError` when it cannot be listed."""
+    entries = listing(path)
+    report = LogDirReport(path.rstrip("/") if location.is_remote(path) else os.path.abspath(path))
     report.meta = _parse(report, path, cp.META_PROPERTIES, cp.parse_meta_properties)
     names = {name for name, is_dir in entries if not is_dir}
     if cp.META_PROPERTIES not in names:
@@ -133,17 +168,24 @@ def inspect(path: str, only: str | None = None) -> LogDirReport:
         if name in names:
             report.checkpoints.append(name)
             report.offsets[name] = _parse(report, path, name, cp.parse_offsets)
+    targets = []
     for name, is_dir in entries:
         if only is not None and name != only:
             continue
-        full = os.path.join(path, name)
+        full = location.join(path, name)
         if is_dir:
-            _directory(report, full, name)
+            target = _directory(report, full, name)
+            if target is not None:
+                targets.append(target)
         elif only is None:
             _log_dir_file(report, full, name)
+    return report, targets
+
+
+def finish(report: LogDirReport, only: str | None) -> None:
+    """The checks of the log directory once its partitions are read (``report.partitions``, in order)."""
     if only is None:
         _entries_without_directory(report)
-    return report
 
 
 UNFINISHED_SWAP = (
@@ -177,32 +219,41 @@ def _log_dir_file(report: LogDirReport, full: str, name: str) -> None:
     report.problems.append(f"leftover: {full}: {what}" if what else f"unknown file: {full}: not a file Kafka writes")
 
 
-def _directory(report: LogDirReport, full: str, name: str) -> None:
+def _directory(report: LogDirReport, full: str, name: str) -> Target | None:
     if name == "lost+found":
-        return
+        return None
     kind = TRANSITION_DIR.match(name)
     if kind is not None:
         report.problems.append(f"leftover: {full}: {LEFTOVER_DIRS[kind.group(1)]}")
-        return
+        return None
     m = PARTITION_DIR.match(name)
     if m is None:
         report.problems.append(f"unknown directory: {full}: not <topic>-<partition>, Kafka refuses to start")
-        return
-    report.partitions.append(partition(report, full, name, (m.group(1), int(m.group(2)))))
+        return None
+    return full, name, (m.group(1), int(m.group(2)))
+
+
+def read_partition(report: LogDirReport, target: Target) -> tuple[PartitionReport, list[str]]:
+    """One partition directory of ``report``'s log directory read and checked, and the notes it added to
+    ``report.notes`` (a Spark task returns them: its copy of the report is not the driver's)."""
+    before = len(report.notes)
+    part = partition(report, *target)
+    return part, report.notes[before:]
 
 
 def partition(report: LogDirReport, full: str, name: str, tp: tuple[str, int]) -> PartitionReport:
     """One partition directory of ``report``'s log directory, read and checked."""
     part = PartitionReport(report.path, name, full)
     try:
-        listed = scan_partition(full)
-        names = sorted(os.listdir(full), key=natural_key)
-    except (InputError, OSError) as exc:
-        part.errors.append(exc.describe() if isinstance(exc, KsegError) else f"{full}: {exc}")
+        names = [entry for entry, _ in listing(full)]
+        listed = partition_from_listing(full, [location.Entry(location.join(full, n), None) for n in names], None)
+    except KsegError as exc:
+        part.errors.append(exc.describe())
         return part
+    report.notes.extend(tiered_copies(listed))  # (leftovers and unknown names are problems below)
     cleaned_from = _cleaned_from(names)
     for entry in names:
-        _partition_file(part, os.path.join(full, entry), entry, cleaned_from)
+        _partition_file(part, location.join(full, entry), entry, cleaned_from)
     part.topic_id = _parse(part, full, cp.PARTITION_METADATA, cp.parse_partition_metadata)
     if cp.PARTITION_METADATA not in names and tp[0] != METADATA_TOPIC and report.meta and report.meta.version == 1:
         part.problems.append(
@@ -214,16 +265,17 @@ def partition(report: LogDirReport, full: str, name: str, tp: tuple[str, int]) -
         report.notes.append(f"{full}: no leader-epoch-checkpoint: leader epochs not checked")
     if tp[0] == METADATA_TOPIC:
         _parse(part, full, cp.QUORUM_STATE, cp.parse_quorum_state)
-    part.log = read_log(listed)
+    check = None
+    if epochs is not None:
+        part.leader_epoch = epochs[-1].epoch if epochs else None
+        check = leader_epochs.EpochCheck(epochs, files.display(location.join(full, leader_epochs.FILE_NAME)))
+    part.log = read_log(listed, check)
     _offsets_from_checkpoints(report, part, tp, listed)
     part.problems.extend(
         offset_problems(part.log, part.high_watermark, part.recovery_point, part.log_start, report.clean_shutdown)
     )
-    if epochs is not None:
-        part.leader_epoch = epochs[-1].epoch if epochs else None
-        part.problems.extend(
-            epoch_problems(epochs, part.log, files.display(os.path.join(full, leader_epochs.FILE_NAME)))
-        )
+    if check is not None:
+        part.problems.extend(check.problems())
     return part
 
 
@@ -279,7 +331,7 @@ def _entries_without_directory(report: LogDirReport) -> None:
         for tp, e in sorted((table or {}).items()):
             if tp not in present:
                 report.problems.append(
-                    f"entry without a directory: {os.path.join(report.path, name)}: line {e.line}: "
+                    f"entry without a directory: {location.join(report.path, name)}: line {e.line}: "
                     f"{tp[0]} {tp[1]} {e.offset}, but there is no directory {tp[0]}-{tp[1]}"
                 )
 

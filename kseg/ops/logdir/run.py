@@ -3,35 +3,144 @@
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 
 from kseg.errors import InputError
-from kseg.ops.logdir.logdir import LogDirReport, inspect, topic_id_problems
+from kseg.ops.logdir.logdir import (
+    LogDirReport,
+    Target,
+    finish,
+    listing,
+    open_log_dir,
+    read_partition,
+    topic_id_problems,
+)
+from kseg.storage import checkpoints as cp
 from kseg.storage import files, location, outputs
-from kseg.storage.partition import check_exists, is_partition_dir
+from kseg.storage.partition import SEGMENT_SUFFIXES, check_exists, is_partition_dir, natural_key
 
-LOCAL_ONLY = "logdir reads a broker's local log directories (an object store holds no checkpoints)"
+#: A directory holding one of these is a log directory (``LogManager``'s own files; ``meta.properties``
+#: from the first start, the offset checkpoints from the first flush).
+LOG_DIR_MARKERS = (cp.META_PROPERTIES, cp.CLEAN_SHUTDOWN, *cp.OFFSET_CHECKPOINTS)
+FLEET_DEPTH = 3  # a fleet root's log directories: <root>/<broker>/<log dir>/, at most this deep
 
 
-def inspect_all(paths: list[str]) -> list[LogDirReport]:
-    """Each path a log directory, or a partition directory (then its log directory, for that partition
-    only); the same directory given twice is read once.  Raises :class:`InputError` for a path that is
-    missing, remote, not a directory or cannot be listed, before anything is read."""
+@dataclass
+class Opened:
+    """One log directory's own files read, and its partition directories still to read (``only``: the one
+    partition directory given, else None)."""
+
+    report: LogDirReport
+    targets: list[Target]
+    only: str | None = None
+
+
+def inspect_all(paths: list[str], notes: list[str] | None = None) -> list[LogDirReport]:
+    """Each path a log directory, a partition directory (then its log directory, for that partition
+    only), or a fleet root (the log directories under it); the same directory given twice is read once.
+    Raises :class:`InputError` for a path that is missing, not a directory or cannot be listed, before
+    anything is read."""
+    opened = open_all(paths, notes)
+    for one in opened:
+        for target in one.targets:
+            one.report.partitions.append(read_partition(one.report, target)[0])
+    return finish_all(opened)
+
+
+SKIPPED = "no log directory in it (no meta.properties, checkpoint or partition directory): not read"
+
+
+def open_all(paths: list[str], notes: list[str] | None = None) -> list[Opened]:
+    """The log directories of ``paths`` (:func:`inspect_all`), each one's own files read
+    (:func:`open_log_dir`); its partitions are read next, here or on Spark's executors.  ``notes`` gets
+    a line for each directory of a fleet root that holds no log directory (never dropped unsaid)."""
     targets: dict[tuple[str, str | None], str] = {}
     for path in paths:
         check_exists(path)
-        if location.is_remote(path):
-            raise InputError(LOCAL_ONLY, path=path)
-        path = location.local_path(path)
-        if not os.path.isdir(path):
-            raise InputError("not a directory: give a broker's log directory (log.dirs)", path=path)
+        remote = location.is_remote(path)
+        if not remote:
+            path = location.local_path(path)
+            if not os.path.isdir(path):
+                raise InputError("not a directory: give a broker's log directory (log.dirs)", path=path)
         if is_partition_dir(path):
-            parent = os.path.dirname(os.path.abspath(path))
-            targets.setdefault((os.path.realpath(parent), os.path.basename(os.path.abspath(path))), parent)
-        else:
-            targets.setdefault((os.path.realpath(path), None), path)
-    reports = [inspect(path, only) for (_, only), path in targets.items()]
+            parent = location.dirname(path.rstrip("/")) if remote else os.path.dirname(os.path.abspath(path))
+            name = location.basename(path.rstrip("/")) if remote else os.path.basename(os.path.abspath(path))
+            targets.setdefault((_key(parent), name), parent)
+            continue
+        skipped: list[str] = []
+        for log_dir in log_dirs(path, skipped):
+            targets.setdefault((_key(log_dir), None), log_dir)
+        if notes is not None:
+            notes.extend(f"{d}: {SKIPPED}" for d in skipped)
+    return [Opened(*open_log_dir(path, only), only) for (_, only), path in targets.items()]
+
+
+def finish_all(opened: list[Opened]) -> list[LogDirReport]:
+    """The checks once every partition is read: each log directory's, then the replicas' across them."""
+    for one in opened:
+        finish(one.report, one.only)
+    reports = [one.report for one in opened]
     topic_id_problems(reports)
     return reports
+
+
+def _key(path: str) -> str:
+    return path.rstrip("/") if location.is_remote(path) else os.path.realpath(path)
+
+
+def log_dirs(path: str, skipped: list[str], depth: int = FLEET_DEPTH) -> list[str]:
+    """``path`` itself when it is a log directory, else the log directories under it (a fleet root:
+    ``<root>/<broker>/<log dir>``, at most :data:`FLEET_DEPTH` levels down; the subdirectories holding none
+    are added to ``skipped``), else ``path`` (read as a log directory: its unknown entries are its problems).
+    A log directory holds one of :data:`LOG_DIR_MARKERS` or a partition directory (one holding a segment
+    file); a store is listed once."""
+    if location.is_remote(path):
+        found = _remote_log_dirs(path.rstrip("/"), depth, skipped)
+    else:
+        found = _under(path, depth, skipped)
+    if not found:
+        del skipped[:]  # nothing Kafka's below: the path is read as a log directory, its entries its problems
+    return found or [path]
+
+
+def _under(path: str, depth: int, skipped: list[str]) -> list[str]:
+    entries = listing(path)
+    if any(not is_dir and name in LOG_DIR_MARKERS for name, is_dir in entries):
+        return [path]
+    subdirectories = [location.join(path, name) for name, is_dir in entries if is_dir]
+    if any(is_partition_dir(d) for d in subdirectories):
+        return [path]
+    if depth == 0:
+        return []
+    out = []
+    for d in subdirectories:
+        found = _under(d, depth - 1, [])
+        if not found:
+            skipped.append(d)
+        out.extend(found)
+    return out
+
+
+def _remote_log_dirs(root: str, depth: int, skipped: list[str]) -> list[str]:
+    """:func:`log_dirs` from one recursive listing of a prefix."""
+    found: set[str] = set()
+    firsts: set[str] = set()  # the prefixes directly under the root
+    for entry in location.list_tree(root):
+        name, parent = location.basename(entry.path), location.dirname(entry.path)
+        first, sep, _ = entry.path[len(root) + 1 :].partition("/")
+        if sep:
+            firsts.add(location.join(root, first))
+        if name in LOG_DIR_MARKERS:
+            found.add(parent)
+        elif name.endswith(SEGMENT_SUFFIXES):
+            found.add(location.dirname(parent))
+    within = [d for d in found if d == root or (d.startswith(root + "/") and d[len(root) :].count("/") <= depth)]
+    if root in within:
+        return [root]
+    skipped.extend(
+        sorted((f for f in firsts if not any(d.startswith(f + "/") or d == f for d in within)), key=natural_key)
+    )
+    return sorted(within, key=natural_key)
 
 
 def check_report(path: str, inputs: list[str], force: bool) -> None:
@@ -39,7 +148,7 @@ def check_report(path: str, inputs: list[str], force: bool) -> None:
     ``force`` (:class:`kseg.errors.KsegError` says why not)."""
     outputs.refuse_on_inputs(path, inputs, "--report")
     if location.is_remote(path):
-        raise InputError("the report is a local file (logdir reads local log directories)", path=path)
+        raise InputError("the report is a local file", path=path)
     outputs.check_file_target(path, force=force, option="--report")
 
 

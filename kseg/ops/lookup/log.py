@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from kseg.errors import CorruptIndexError, CorruptRecordError, InputError, KsegError
 from kseg.format.indexes import OffsetIndexView, TimeIndexView
 from kseg.format.v2 import java_long
+from kseg.storage import checkpoints as cp
 from kseg.storage import files, location
 from kseg.storage.partition import Segment, is_partition_dir, scan_partition
 from kseg.storage.records import FileRecords
@@ -71,6 +72,9 @@ class PartitionLog:
                 names = ", ".join(os.path.basename(p) for p in (seg.index, seg.timeindex, seg.txnindex) if p)
                 self.notes.append(f"{names}: no {seg.stem}.log beside it; ignored")
         self.segments = [s for s in part.segments if s.log is not None]
+        self.start = cp.log_start_offset(path, self.segments[0].base_offset) if self.segments else None
+        if self.start is not None and self.start.note is not None:
+            self.notes.append(self.start.note)
         self._records: dict[int, FileRecords] = {}
         self._offset_index: dict[int, OffsetIndexView | None] = {}
         self._time_index: dict[int, TimeIndexView | None] = {}
@@ -138,7 +142,14 @@ class PartitionLog:
     # -- offsets of the log -------------------------------------------------------------
     @property
     def log_start(self) -> int:
-        return self.segments[0].base_offset if self.segments else 0
+        """Kafka's log start offset (:func:`kseg.storage.checkpoints.log_start_offset`): ListOffsets'
+        ``earliest``; a fetch below it is OFFSET_OUT_OF_RANGE."""
+        return self.start.offset if self.start is not None else 0
+
+    @property
+    def log_start_file(self) -> str | None:
+        """The ``log-start-offset-checkpoint`` the log start offset came from (None: the first segment's base)."""
+        return self.start.file if self.start is not None else None
 
     def log_end(self) -> int:
         """``UnifiedLog.logEndOffset``: the active (last) segment's ``readNextOffset``."""

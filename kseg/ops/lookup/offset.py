@@ -15,10 +15,13 @@ A consumer then skips the records below T, so the answer is the first
 record with offset >= T from that batch on: T itself, or in a compacted log
 the next record kept.  :class:`PartitionLog` opens a partition directory for
 such lookups; :func:`lookup_offset` records every step so the path taken can
-be shown.  The log start offset is the first segment's base offset (the
-broker's ``log-start-offset-checkpoint`` lives outside the partition
-directory), the log end offset the next offset after the last segment's last
-batch (``LogSegment.readNextOffset``).
+be shown.  The log start offset is Kafka's (``LogLoader``: the partition's
+entry in ``log-start-offset-checkpoint`` of its log directory, at least the
+first segment's base offset; :func:`kseg.storage.checkpoints.log_start_offset`);
+a fetch below it is OFFSET_OUT_OF_RANGE (``UnifiedLog.read`` checks the log
+start offset first), even where its records are still on disk (retention
+deletes whole segments later).  The log end offset is the next offset after the
+last segment's last batch (``LogSegment.readNextOffset``).
 """
 
 from __future__ import annotations
@@ -90,6 +93,7 @@ class OffsetLookup:
     batch_valid: bool | None = None
     record: Record | LegacyRecord | None = None
     notes: list[str] = field(default_factory=list)
+    log_start_file: str | None = None  # the log-start-offset-checkpoint ``log_start`` came from
     unread: str | None = None  # UNREAD: the bytes not read, where, and why
 
     @property
@@ -143,7 +147,7 @@ def lookup_offset(log: PartitionLog, target: int) -> OffsetLookup:
     read; a scan stopped by a corrupt length field ends the segment's search.
     """
     start, end = log.log_start, log.log_end()
-    result = OffsetLookup(target, FOUND, start, end, len(log.segments))
+    result = OffsetLookup(target, FOUND, start, end, len(log.segments), log_start_file=log.log_start_file)
     if not log.segments:
         result.status = EMPTY
         return result

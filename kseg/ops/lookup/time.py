@@ -97,6 +97,7 @@ class TimeLookup:
     timestamp: int = NO_TIMESTAMP
     by_offset: OffsetLookup | None = None  # for earliest: the read of the log start offset
     notes: list[str] = field(default_factory=list)
+    log_start_file: str | None = None  # the log-start-offset-checkpoint ``log_start`` came from
     unread: str | None = None  # UNREAD: the bytes not read, where, and why
 
     @property
@@ -141,7 +142,13 @@ def order_problem(view) -> str | None:
 
 def lookup_time(log: PartitionLog, target: int) -> TimeLookup:
     """``UnifiedLog.fetchOffsetByTimestamp(target)`` on a partition directory."""
-    result = TimeLookup(target, log_start=log.log_start, log_end=log.log_end(), segments=len(log.segments))
+    result = TimeLookup(
+        target,
+        log_start=log.log_start,
+        log_end=log.log_end(),
+        segments=len(log.segments),
+        log_start_file=log.log_start_file,
+    )
     if target == EARLIEST_TIMESTAMP:
         result.offset = result.log_start
         if log.segments and result.log_start < result.log_end:

@@ -78,6 +78,9 @@ class TxnReport:
     snapshot: str | None = None
     log_start: int = 0
     log_end: int = 0
+    high_watermark: int | None = None  # replication-offset-checkpoint's, bounded as Kafka's load bounds it
+    high_watermark_file: str | None = None  # the file it was taken from; None: the file (or entry) is absent
+    unreplicated_first: int | None = None  # first offset of the first completed transaction with its marker >= HW
     latest_timestamp: int | None = None
     committed: int = 0
     aborted: int = 0
@@ -98,13 +101,45 @@ class TxnReport:
         return [t for t in self.open if t.hanging]
 
     @property
-    def lso_holder(self) -> Transaction | None:
+    def earliest_open(self) -> Transaction | None:
         return min(self.open, key=lambda t: t.first_offset, default=None)
 
     @property
+    def lso_holder(self) -> Transaction | None:
+        """The open transaction whose first offset is the last stable offset, if one is."""
+        first = self.earliest_open
+        if first is None or first.first_offset != self.last_stable_offset or first.first_offset >= self.stable_bound:
+            return None  # at or above the high watermark the LSO is the high watermark (UnifiedLog.lastStableOffset)
+        return first
+
+    def completed(self, txn: Transaction) -> None:
+        """A transaction whose marker was read: while its marker is at or above the high watermark it is
+        still unstable (``ProducerStateManager.unreplicatedTxns``, removed by ``onHighWatermarkUpdated``)."""
+        hw, marker = self.high_watermark, txn.marker_offset
+        if hw is not None and marker is not None and marker >= hw:
+            if self.unreplicated_first is None or txn.first_offset < self.unreplicated_first:
+                self.unreplicated_first = txn.first_offset
+
+    @property
+    def first_unstable_offset(self) -> int | None:
+        """``ProducerStateManager.firstUnstableOffset``: the first offset of the earliest open transaction or of
+        the earliest completed one whose marker is not below the high watermark, None when there is neither."""
+        first = self.earliest_open
+        firsts = [o for o in (first.first_offset if first else None, self.unreplicated_first) if o is not None]
+        return min(firsts, default=None)
+
+    @property
+    def stable_bound(self) -> int:
+        """What bounds the last stable offset: the high watermark, or the log end offset standing in for it."""
+        return self.high_watermark if self.high_watermark is not None else self.log_end
+
+    @property
     def last_stable_offset(self) -> int:
-        holder = self.lso_holder
-        return holder.first_offset if holder is not None else self.log_end
+        """``UnifiedLog.lastStableOffset``: the first unstable offset when it is below the high watermark,
+        else the high watermark (the log end offset when ``replication-offset-checkpoint`` gives none)."""
+        first = self.first_unstable_offset
+        bound = self.stable_bound
+        return first if first is not None and first < bound else bound
 
     @property
     def exit_code(self) -> int:

@@ -14,9 +14,15 @@ see :mod:`kseg.storage.snapshots`, or from the first segment with
   stable offset computed when it completed (``ProducerStateManager.lastStableOffset``);
   or ``open`` when no marker follows.
 
-The last stable offset of the partition is ``UnifiedLog.lastStableOffset``:
-the first offset of the earliest open transaction (``ProducerStateManager.firstUnstableOffset``),
-else the high watermark -- unknown offline, so the log end offset stands in.
+The last stable offset of the partition is ``UnifiedLog.lastStableOffset``: the first unstable offset
+(``ProducerStateManager.firstUnstableOffset``: the first offset of the earliest open transaction, or of the
+earliest completed one whose marker is at or above the high watermark -- ``unreplicatedTxns``) when it is
+below the high watermark, else the high watermark.  The high watermark is the partition's entry in
+``replication-offset-checkpoint`` of its log directory (``ReplicaManager.checkpointHighWatermarks``),
+bounded as ``UnifiedLog.updateHighWatermark`` bounds it on load (at least the log start offset, at most
+the log end offset); where the file or the entry is absent the log end offset stands in, and a note says so.
+The LSO is never above the high watermark; an LSO below it means transactions open (or not yet replicated)
+below it: ``read_committed`` consumers stop there (``lastStableOffsetLag``).
 
 An open transaction is *hanging* when its producer's last write
 (``ProducerStateEntry.lastTimestamp``) is older than ``hanging_after_ms``
@@ -41,6 +47,7 @@ from kseg.limits import DEFAULT_DECOMPRESSION_LIMIT
 from kseg.ops.txn.audit import TxnProblem, audit_txnindex
 from kseg.ops.txn.report import Transaction, TxnReport
 from kseg.ops.txn.walk import Walker
+from kseg.storage import checkpoints as cp
 from kseg.storage import files
 from kseg.storage.partition import Partition, Segment
 from kseg.storage.producer_state import ProducerState
@@ -116,10 +123,16 @@ def analyse(
         raise InputError("no .log segment in this partition directory", path=partition.path)
     report.log_start = segments[0].base_offset
     report.log_end = log_end_offset(segments)
+    _high_watermark(report)
     snaps = readable_snapshots(partition.snapshots, report.log_start, report.log_end, report.notes)
     state = ProducerState()
     seed = _seed(report, snaps, from_start)
     report.start_offset = seed.offset if seed is not None else report.log_start
+    if report.high_watermark is not None and report.high_watermark < report.start_offset:
+        report.notes.append(
+            f"the high watermark {report.high_watermark} is below the walk's start {report.start_offset}: a "
+            "transaction completed before the start with its marker above the high watermark is not seen"
+        )
     if seed is not None:
         report.snapshot = files.display(seed.path)
         state.load(seed.open_txns().items())
@@ -138,6 +151,21 @@ def analyse(
     for txn in report.open:
         _age(report, txn, seed, latest, hanging_after_ms)
     return report
+
+
+def _high_watermark(report: TxnReport) -> None:
+    """The partition's high watermark from ``replication-offset-checkpoint`` (module docstring), or a note."""
+    hw = cp.partition_entry(report.partition.path, cp.HIGH_WATERMARK)
+    if hw.value is None:
+        report.notes.append(f"{hw.note}: the log end offset stands in for the high watermark")
+        return
+    report.high_watermark_file = hw.file
+    report.high_watermark = min(max(hw.value, report.log_start), report.log_end)
+    if report.high_watermark != hw.value:
+        report.notes.append(
+            f"high watermark {hw.value} in {hw.file} is outside the log [{report.log_start}, {report.log_end}]: "
+            f"{report.high_watermark} taken, as Kafka's load bounds it (UnifiedLog.updateHighWatermark)"
+        )
 
 
 def _seed(report: TxnReport, snaps: list[Snapshot], from_start: bool) -> Snapshot | None:

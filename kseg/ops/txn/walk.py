@@ -111,6 +111,7 @@ class Walker:
             self.expected.append((pid, done.first_offset, done.marker_offset, done.last_stable_offset))
         else:
             report.committed += 1
+        report.completed(txn)
         if self.on_transaction is not None:
             self.on_transaction(txn)
 

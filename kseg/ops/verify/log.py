@@ -20,9 +20,11 @@ from typing import Callable, Iterable, Iterator
 
 from kseg.errors import InputError, KsegError
 from kseg.format.indexes import OffsetIndexView
+from kseg.format.v2 import LEADER_EPOCH as _EPOCH
 from kseg.format.v2 import java_long
 from kseg.limits import INT64_MAX
 from kseg.ops.verify.result import IndexFiles, IndexKeys, LogScan, SegmentResult
+from kseg.storage.leader_epochs import NO_EPOCH, EpochCheck
 from kseg.storage.records import FileRecords
 
 _PAST_ALL = INT64_MAX + 1  # a key beyond every position and offset: ends the walks below without a length check
@@ -56,14 +58,19 @@ def _ascends(values: Callable[[], Iterator[int]]) -> bool:
 
 
 def scan_log(
-    res: SegmentResult, path: str, keys: IndexKeys | None = None, max_message_size: int | None = None
+    res: SegmentResult,
+    path: str,
+    keys: IndexKeys | None = None,
+    max_message_size: int | None = None,
+    epochs: EpochCheck | None = None,
 ) -> LogScan:
     """One pass over the log at ``path``: its checks into ``res``, and the batches ``keys`` ask about
     (every batch when ``keys`` is None).  The recorded batches answer the index checks only when the
     log's last offsets strictly increase; when they do not, a second pass records every batch.
-    A batch larger than ``max_message_size`` (``--max-message-size``) is a problem.  An I/O error
+    A batch larger than ``max_message_size`` (``--max-message-size``) is a problem.  Each batch with a valid CRC
+    goes to ``epochs`` (the leader-epoch check) in the first pass.  An I/O error
     is raised (:class:`InputError`): the segment failed, it is not corrupt."""
-    scan = _LogPass(res, path, keys, max_message_size).run()
+    scan = _LogPass(res, path, keys, max_message_size, epochs).run()
     if keys is not None and not scan.ordered:
         again = SegmentResult(res.partition, res.segment, res.base_offset, path)
         scan = _LogPass(again, path, None, max_message_size).run()
@@ -86,12 +93,18 @@ class _LogPass:
         "max_last",
         "running",
         "limit",
+        "epochs",
     )
 
     def __init__(
-        self, res: SegmentResult, path: str, keys: IndexKeys | None, max_message_size: int | None = None
+        self,
+        res: SegmentResult,
+        path: str,
+        keys: IndexKeys | None,
+        max_message_size: int | None = None,
+        epochs: EpochCheck | None = None,
     ) -> None:
-        self.res, self.path = res, path
+        self.res, self.path, self.epochs = res, path, epochs
         self.limit = max_message_size
         self.scan = LogScan()
         self.every = keys is None  # record every batch
@@ -119,7 +132,7 @@ class _LogPass:
                 for items in records.scan():
                     for pos, size, h, verdict in items:
                         if h is not None:  # a v2 header tuple (kseg.format.v2.BatchHeader's order)
-                            batch(pos, size, h[0], h[0] + h[6], h[8], verdict, h[4])
+                            batch(pos, size, h[0], h[0] + h[6], h[8], verdict, h[4], h[_EPOCH])
                         else:  # a legacy entry, or a v2 batch too odd or too large for the fast path
                             last = verdict.h[0] + verdict.h[6] if verdict.magic >= 2 else verdict.last_offset
                             batch(
@@ -130,6 +143,7 @@ class _LogPass:
                                 verdict.max_timestamp,
                                 verdict.is_valid(),
                                 verdict.checksum,
+                                verdict.h[_EPOCH] if verdict.magic >= 2 else NO_EPOCH,
                             )
             except InputError:  # no corruption: the segment failed (verify_segment), no index check follows
                 res.bytes = scan.valid_end  # what was read: the summary counts no bytes that were not
@@ -148,9 +162,14 @@ class _LogPass:
         res.batches, res.last_offset = scan.batches, self.max_last
         return scan
 
-    def batch(self, pos: int, size: int, base: int, last: int, max_ts: int, valid: bool, stored_crc: int) -> None:
+    def batch(
+        self, pos: int, size: int, base: int, last: int, max_ts: int, valid: bool, stored_crc: int, epoch: int
+    ) -> None:
         """Check one batch's header, and record it if an index entry can ask about it."""
         res, path, scan = self.res, self.path, self.scan
+        epochs = self.epochs
+        if epochs is not None and valid and not (epochs.lo <= base < epochs.hi and epoch == epochs.expected):
+            epochs.batch(base, last, epoch)  # (a batch inside the range its predecessor agreed with agrees too)
         if self.limit is not None and size > self.limit:
             res.problem_at(
                 "batch-too-large",

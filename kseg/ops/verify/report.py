@@ -5,7 +5,8 @@ Rows are flat dicts (JSON Lines, or Parquet from Spark).  Every row has
 ``logDir`` (the log directory holding the partition, absolute: replicas under two brokers' log
 roots are two logs), ``partition`` and ``segment``.
 
-segment rows: ``path``, ``bytes``, ``batches``, ``problems`` (count),
+segment rows: ``path``, ``bytes``, ``batches``, ``lastOffset`` (the last offset read: what the
+next segment's base offset must pass; null when no batch was read), ``problems`` (count),
 ``status`` (``clean``, ``problems`` or ``failed``), ``error`` (why a failed
 segment could not be verified, else null), ``notes`` (list of strings).  A
 partition directory that could not be listed is one ``failed`` segment row
@@ -41,6 +42,7 @@ def segment_row(res: SegmentResult) -> dict:
         "path": res.path,
         "bytes": res.bytes,
         "batches": res.batches,
+        "lastOffset": res.last_offset,
         "problems": res.problem_count,
         "status": res.status,
         "error": res.failed,
@@ -155,29 +157,39 @@ def sort_key(row: dict) -> tuple:
 
 
 # -- a report as a directory of part files (written by many writers at once: Spark's executors) -----------
-# The columns of a Parquet report: every row type in one schema, nulls where a field does not apply.
+# The columns of a Parquet report: every row type in one schema, nulls where a field does not apply; the
+# third item: the row types that have the field (segment_row's and problem_rows' keys).
 COLUMNS = (
-    ("type", "string"),
-    ("v", "int64"),
-    ("logDir", "string"),
-    ("partition", "string"),
-    ("segment", "string"),
-    ("path", "string"),
-    ("bytes", "int64"),
-    ("batches", "int64"),
-    ("problems", "int64"),
-    ("status", "string"),
-    ("error", "string"),
-    ("notes", "list<string>"),
-    ("file", "string"),
-    ("kind", "string"),
-    ("message", "string"),
-    ("position", "int64"),
-    ("entry", "int64"),
-    ("expected", "string"),
-    ("found", "string"),
-    ("consequences", "int64"),
+    ("type", "string", "segment problem"),
+    ("v", "int64", "segment problem"),
+    ("logDir", "string", "segment problem"),
+    ("partition", "string", "segment problem"),
+    ("segment", "string", "segment problem"),
+    ("path", "string", "segment"),
+    ("bytes", "int64", "segment"),
+    ("batches", "int64", "segment"),
+    ("lastOffset", "int64", "segment"),
+    ("problems", "int64", "segment"),
+    ("status", "string", "segment"),
+    ("error", "string", "segment"),
+    ("notes", "list<string>", "segment"),
+    ("file", "string", "problem"),
+    ("kind", "string", "problem"),
+    ("message", "string", "problem"),
+    ("position", "int64", "problem"),
+    ("entry", "int64", "problem"),
+    ("expected", "string", "problem"),
+    ("found", "string", "problem"),
+    ("consequences", "int64", "problem"),
 )
+
+
+def own_fields(row: dict) -> dict:
+    """A row read from a Parquet report with only its type's fields (as JSON Lines has it)."""
+    kind = row.get("type") or ""
+    return {name: row[name] for name, _, kinds in COLUMNS if name in row and kind in kinds.split()}
+
+
 PART_PREFIX, SUCCESS = "part-", "_SUCCESS"
 
 
@@ -223,12 +235,12 @@ def write_rows_part(directory: str, name: str, all_rows: Iterable[dict], fmt: st
         import pyarrow.parquet as pq
 
         types = {"string": pa.string(), "int64": pa.int64(), "list<string>": pa.list_(pa.string())}
-        schema = pa.schema([(n, types[t]) for n, t in COLUMNS])
+        schema = pa.schema([(n, types[t]) for n, t, _ in COLUMNS])
 
         def parquet(f) -> None:
             with pq.ParquetWriter(f, schema) as writer:
                 for batch in batched(all_rows, ROWS_PER_BATCH):
-                    rows_ = [{n: row.get(n) for n, _ in COLUMNS} for row in batch]
+                    rows_ = [{n: row.get(n) for n, _, _ in COLUMNS} for row in batch]
                     writer.write_table(pa.Table.from_pylist(rows_, schema=schema))
 
         files.write_stream(path, parquet, replace=True)

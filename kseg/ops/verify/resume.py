@@ -1,12 +1,21 @@
 """``verify-index --resume REPORT``: the segments an earlier report already verified, skipped.
 
 A report's segment rows (:mod:`kseg.ops.verify.report`: JSON Lines, one file or a directory of part
-files; or Parquet part files) name each segment by ``logDir``, ``partition`` and ``segment`` and give
-the ``bytes`` read.  A segment whose row is ``clean`` or ``problems`` and whose ``.log`` is still that
-size is *resumed*: not read again, its rows (the segment row and its problem rows) carried into the new
-report and counted in the summary.  A ``failed`` row, a segment that changed size, or one read only up to
-a fault (its ``bytes`` short of the file) is verified again.  Overlap between a resumed segment and a
-new one is not checked (the report holds no last offsets).
+files; or Parquet part files; on a local disk or a store, ``s3://`` ...) name each segment by ``logDir``,
+``partition`` and ``segment``, give the ``bytes`` read and the ``lastOffset`` read.  A segment whose row
+is ``clean`` or ``problems`` and whose ``.log`` is still that size is *resumed*: not read again, its rows
+(the segment row and its problem rows) carried into the new report and counted in the summary.  A
+``failed`` row, a segment that changed size, one read only up to a fault (its ``bytes`` short of the
+file), or a row without ``lastOffset`` (an older report) is verified again.
+
+Continuity across a resumed segment is checked as a full run checks it (Kafka's ``LogSegments`` keep
+segments ordered by base offset; each must start after the previous one's last offset):
+
+- a verified segment after a resumed one is checked against the resumed one's ``lastOffset`` as the
+  report gives it (:attr:`Resumption.before`), never against the segment before that;
+- a segment whose verdict could be resumed but whose previous segment is verified again is verified
+  again too (one segment per such place): an overlap with that previous segment belongs on its row, as
+  in a full run.
 """
 
 from __future__ import annotations
@@ -15,20 +24,40 @@ import json
 import os
 from collections.abc import Iterator
 from dataclasses import replace
+from typing import NamedTuple
 
 from kseg.errors import InputError
-from kseg.ops.verify.report import PART_PREFIX
+from kseg.ops.verify.report import PART_PREFIX, own_fields
+from kseg.ops.verify.result import SegmentResult
 from kseg.ops.verify.run import Report
-from kseg.storage.partition import Partition
+from kseg.storage import location
+from kseg.storage.partition import Partition, Segment
 
 #: A verified segment as a report names it: (logDir, partition, segment, bytes).
 Key = tuple[str, str, str, int]
+#: A segment's identity: (logDir, partition, segment).
+Name = tuple[str, str, str]
 #: Statuses of segments that were verified to a verdict (``failed`` ones were not).
 VERDICTS = ("clean", "problems")
+#: Bytes a JSON Lines report on a store is read in (one ranged request each).
+CHUNK = 1 << 20
+
+
+class Resumption(NamedTuple):
+    """What ``--resume`` leaves out of a run: the report, the segments skipped, and for each segment
+    verified right after a skipped one, that one as the report gives it (its last offset)."""
+
+    path: str
+    skipped: set[Name]
+    before: dict[Name, SegmentResult]
 
 
 def report_files(path: str) -> list[str]:
-    """The files of a local report: the file itself, or a directory's ``part-*.jsonl``/``.parquet``."""
+    """The files of a report: the file itself, or a directory's ``part-*.jsonl``/``.parquet`` (local or
+    a URI)."""
+    if location.is_remote(path):
+        return _remote_files(path)
+    path = location.local_path(path)
     try:
         if not os.path.isdir(path):
             with open(path, "rb"):
@@ -36,29 +65,75 @@ def report_files(path: str) -> list[str]:
         names = sorted(os.listdir(path))
     except OSError as exc:
         raise InputError(f"cannot read the report to resume: {exc.strerror or exc}", path=path) from None
-    return [os.path.join(path, n) for n in names if n.startswith(PART_PREFIX) and n.endswith((".jsonl", ".parquet"))]
+    return [os.path.join(path, n) for n in names if _part(n)]
+
+
+def _part(name: str) -> bool:
+    return name.startswith(PART_PREFIX) and name.endswith((".jsonl", ".parquet"))
+
+
+def _remote_files(uri: str) -> list[str]:
+    try:
+        what = location.kind(uri)
+        if what == "file":
+            return [uri]
+        if what == "missing":
+            raise InputError("no such file or directory", path=uri)
+        return [e.path for e in location.children(uri) if _part(location.basename(e.path))]
+    except InputError as exc:
+        raise InputError(f"cannot read the report to resume: {exc.message}", path=exc.path or uri) from None
 
 
 def read_rows(path: str) -> Iterator[dict]:
-    """Every row of a local report, file by file (a Parquet part by record batches: bounded memory)."""
+    """Every row of a report, file by file (a Parquet part by record batches, JSON Lines by lines in
+    pieces of :data:`CHUNK`: bounded memory)."""
     for name in report_files(path):
         if name.endswith(".parquet"):
-            import pyarrow.parquet as pq
+            yield from _parquet_rows(name)
+        else:
+            yield from _jsonl_rows(name)
 
-            try:
-                for batch in pq.ParquetFile(name).iter_batches(batch_size=10_000):
-                    yield from batch.to_pylist()
-            except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
-                raise InputError(f"cannot read the report to resume: {exc}", path=name) from None
-            continue
-        yield from _jsonl_rows(name)
+
+def _parquet_rows(name: str) -> Iterator[dict]:
+    import pyarrow.parquet as pq
+
+    try:
+        with _open(name) as f:
+            for batch in pq.ParquetFile(f).iter_batches(batch_size=10_000):
+                yield from (own_fields(row) for row in batch.to_pylist())
+    except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+        raise InputError(f"cannot read the report to resume: {exc}", path=name) from None
+
+
+def _open(name: str):
+    """A report file opened for reading: a local file, or a store's object read by ranged requests."""
+    try:
+        return location.open_input(name) if location.is_remote(name) else open(name, "rb")
+    except InputError as exc:
+        raise InputError(f"cannot read the report to resume: {exc.message}", path=name) from None
+    except OSError as exc:
+        raise InputError(f"cannot read the report to resume: {exc.strerror or exc}", path=name) from None
+
+
+def _lines(f) -> Iterator[bytes]:
+    """The lines of ``f`` read :data:`CHUNK` bytes at a time (the last one without its newline)."""
+    rest = b""
+    while True:
+        data = f.read(CHUNK)
+        if not data:
+            break
+        *lines, rest = (rest + data).split(b"\n")
+        for line in lines:
+            yield line + b"\n"
+    if rest:
+        yield rest
 
 
 def _jsonl_rows(name: str) -> Iterator[dict]:
     position = 0
     try:
-        with open(name, "rb") as f:
-            for line in f:
+        with _open(name) as f:
+            for line in _lines(f):
                 try:
                     row = json.loads(line)
                 except ValueError:
@@ -76,35 +151,54 @@ def _jsonl_rows(name: str) -> Iterator[dict]:
         raise InputError(f"cannot read the report to resume: {exc.strerror or exc}", path=name) from None
 
 
-def verified(path: str) -> set[Key]:
-    """The segments the report at ``path`` gives a verdict for (clean or with problems)."""
+def verified(path: str) -> dict[Key, int | None]:
+    """The segments the report at ``path`` gives a verdict for (clean or with problems), each with the
+    last offset it read (None: no batch)."""
     return {
-        (row.get("logDir") or "", row["partition"], row["segment"], int(row.get("bytes") or 0))
+        (row.get("logDir") or "", row["partition"], row["segment"], int(row.get("bytes") or 0)): row["lastOffset"]
         for row in read_rows(path)
-        if row.get("type") == "segment" and row.get("segment") and row.get("status") in VERDICTS
+        if row.get("type") == "segment" and row.get("segment") and row.get("status") in VERDICTS and "lastOffset" in row
     }
 
 
-def skip_verified(partitions: list[Partition], keys: set[Key]) -> tuple[list[Partition], set[tuple[str, str, str]]]:
-    """``partitions`` without the segments in ``keys`` (same log dir, partition, name and ``.log`` size),
-    and those skipped as ``(logDir, partition, segment)``."""
-    skipped: set[tuple[str, str, str]] = set()
+def skip_verified(
+    partitions: list[Partition], keys: dict[Key, int | None]
+) -> tuple[list[Partition], set[Name], dict[Name, SegmentResult]]:
+    """``partitions`` without the segments in ``keys`` (same log dir, partition, name and ``.log`` size)
+    whose previous segment is skipped too (or who have none); those skipped as ``(logDir, partition,
+    segment)``; and for each segment verified right after a skipped one, that one as the report gives it
+    (:attr:`Resumption.before`)."""
+    skipped: set[Name] = set()
+    before: dict[Name, SegmentResult] = {}
     out = []
     for p in partitions:
         if p.error is not None or not keys:
             out.append(p)
             continue
-        keep = []
-        for seg in p.segments:
-            if (p.log_dir, p.name, seg.name, seg.log_size()) in keys:
+        known = [(p.log_dir, p.name, seg.name, seg.log_size()) for seg in p.segments]
+        keep: list[Segment] = []
+        for i, seg in enumerate(p.segments):
+            if known[i] in keys and (i == 0 or known[i - 1] in keys):
                 skipped.add((p.log_dir, p.name, seg.name))
-            else:
-                keep.append(seg)
-        out.append(replace(p, segments=keep) if len(keep) != len(p.segments) else p)
-    return out, skipped
+                continue
+            if i and (p.log_dir, p.name, known[i - 1][2]) in skipped:
+                prev = p.segments[i - 1]
+                before[(p.log_dir, p.name, seg.name)] = SegmentResult(
+                    p.name,
+                    prev.name,
+                    prev.base_offset,
+                    prev.log or "",
+                    last_offset=keys[known[i - 1]],
+                    log_dir=p.log_dir,
+                )
+            keep.append(seg)
+        if len(keep) != len(p.segments):
+            p = replace(p, segments=keep, head_left_out=p.head_left_out or (keep[:1] != p.segments[:1]))
+        out.append(p)
+    return out, skipped, before
 
 
-def carried_rows(path: str, skipped: set[tuple[str, str, str]], prior: Report) -> Iterator[dict]:
+def carried_rows(path: str, skipped: set[Name], prior: Report) -> Iterator[dict]:
     """The rows of the skipped segments in the report at ``path`` (read again: not held), counted in
     ``prior`` as they pass (``prior.resumed`` the segments)."""
     for row in read_rows(path):

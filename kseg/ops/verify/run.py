@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, NamedTuple
 
 from kseg.errors import InputError
+from kseg.ops.verify import epochs
 from kseg.ops.verify.verify import SegmentResult, check_overlap, verify_segment
 from kseg.storage import outcome
 from kseg.storage.partition import Partition, Segment
@@ -35,6 +36,7 @@ class WorkItem(NamedTuple):
     path: str  # the partition directory
     segment: Segment | None
     error: str | None = None
+    first: bool = False  # the partition's first segment: it carries what concerns the leader-epoch-checkpoint
 
 
 def is_directory_row(res: SegmentResult) -> bool:
@@ -102,7 +104,10 @@ def work_items(partitions: Iterable[Partition]) -> list[WorkItem]:
         if p.error is not None:
             items.append(WorkItem(p.log_dir, p.name, p.path, None, p.error))
             continue
-        items.extend(WorkItem(p.log_dir, p.name, p.path, seg) for seg in p.segments)
+        first = not p.head_left_out  # the log's first segment carries what concerns the leader-epoch-checkpoint
+        items.extend(
+            WorkItem(p.log_dir, p.name, p.path, seg, None, first and i == 0) for i, seg in enumerate(p.segments)
+        )
     return items
 
 
@@ -114,7 +119,9 @@ def verify_item(item: WorkItem, *, strict: bool, max_message_size: int) -> Segme
         res.failed = item.error
         return res
     try:
-        res = verify_segment(item.partition, seg, strict=strict, max_message_size=max_message_size)
+        check = epochs.epoch_check(item.path)
+        res = verify_segment(item.partition, seg, strict=strict, max_message_size=max_message_size, epochs=check)
+        epochs.report(res, item.path, check, item.first)
     except Exception as exc:  # an unexpected failure is a failed segment, never a clean one
         res = SegmentResult(item.partition, seg.name, seg.base_offset, seg.log or seg.index or "")
         res.failed = f"{type(exc).__name__}: {exc}"
@@ -134,15 +141,17 @@ def verify_all(
     jobs: int = 1,
     max_message_size: int,
     on_result: Callable[[SegmentResult], None] | None = None,
+    before: dict[tuple[str, str, str], SegmentResult] | None = None,
 ) -> Report:
-    """Verify every segment of ``partitions``; ``on_result`` sees each as it completes, in order."""
+    """Verify every segment of ``partitions``; ``on_result`` sees each as it completes, in order.
+    ``before``: for a segment whose previous one is not verified here (``--resume``), that one."""
     items = [(item, strict, max_message_size) for item in work_items(partitions)]
     report = Report()
     if jobs > 1 and len(items) > 1:
         pool = new_pool(jobs)
         try:
             results = pool.map(_verify, items, chunksize=max(1, len(items) // (jobs * 8)))
-            collect(results, report, on_result)
+            collect(results, report, on_result, before)
         except BrokenProcessPool:
             _stop(pool)
             raise InputError(
@@ -153,17 +162,27 @@ def verify_all(
             raise
         pool.shutdown()
     else:
-        collect(map(_verify, items), report, on_result)
+        collect(map(_verify, items), report, on_result, before)
     return report
 
 
-def collect(results: Iterable[SegmentResult], report: Report, on_result=None) -> None:
+def previous_of(res: SegmentResult, before: dict[tuple[str, str, str], SegmentResult] | None) -> SegmentResult | None:
+    """The segment before ``res`` that ``--resume`` did not verify again (its last offset from the
+    report: :mod:`kseg.ops.verify.resume`), or None."""
+    return before.get((res.log_dir, res.partition, res.segment)) if before else None
+
+
+def collect(results: Iterable[SegmentResult], report: Report, on_result=None, before=None) -> None:
     """Add results (in discovery order) to ``report``, checking consecutive segments for overlap.
 
-    Only segments of the same partition in the same log directory are compared."""
+    Only segments of the same partition in the same log directory are compared; a segment after one
+    ``--resume`` skipped (``before``) is compared with that one."""
     prev = None
     for res in results:
-        if (
+        resumed = previous_of(res, before)
+        if resumed is not None:
+            check_overlap(resumed, res)
+        elif (
             prev is not None
             and prev.partition == res.partition
             and prev.log_dir == res.log_dir

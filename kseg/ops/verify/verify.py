@@ -27,13 +27,20 @@ from kseg.ops.verify.offset_index import check_offset_index
 from kseg.ops.verify.result import SegmentResult
 from kseg.ops.verify.time_index import check_time_index
 from kseg.storage import files
+from kseg.storage.leader_epochs import EpochCheck
 from kseg.storage.partition import Segment
 
 
 def verify_segment(
-    partition: str, seg: Segment, *, strict: bool = False, max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE
+    partition: str,
+    seg: Segment,
+    *,
+    strict: bool = False,
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+    epochs: EpochCheck | None = None,
 ) -> SegmentResult:
-    """Verify one segment; never raises for bad data (problems are collected)."""
+    """Verify one segment; never raises for bad data (problems are collected).  ``epochs``: the
+    partition's leader-epoch check, fed this segment's batches (:mod:`kseg.ops.verify.epochs`)."""
     path = seg.log or seg.index or seg.timeindex or seg.txnindex or ""
     res = SegmentResult(partition, seg.name, seg.base_offset, path)
     if seg.log is None:
@@ -49,7 +56,7 @@ def verify_segment(
         return res
     indexes = read_indexes(seg)
     try:
-        scan = scan_log(res, seg.log, index_keys(indexes), max_message_size)
+        scan = scan_log(res, seg.log, index_keys(indexes), max_message_size, epochs)
     except InputError as exc:  # an I/O error: a failed segment (exit 2), no index problem derived from it
         res.failed = exc.describe()
         return res

@@ -167,6 +167,12 @@ PROBLEMS = {
         "orders-0",
         r"batches of leader epoch 1 \(from offset 132\) in the log, an epoch the checkpoint never recorded",
     ),
+    "epoch_earlier_batches_inside_an_entry": (
+        lambda d: _write(d / "orders-0", "leader-epoch-checkpoint", checkpoint([(0, 0), (1, 120), (3, 193)])),
+        "orders-0",
+        r"line 4: epoch 1 starts at offset 120, but the log has a batch of the earlier epoch 0 at offset \d+, "
+        r"inside epoch 1's range \(the first batch of epoch 1 is at offset 132\)",
+    ),
     "malformed_partition_metadata": (
         lambda d: _write(d / "plain-0", "partition.metadata", "version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAA"),
         "plain-0",
@@ -400,3 +406,20 @@ def test_an_unreadable_file_is_exit_2_with_the_os_reason(tmp_path: Path, name: s
     rows = [json.loads(line) for line in p.stdout.decode().splitlines()]
     assert [r["partition"] for r in rows if r["type"] == "partition"] == ["orders-0", "plain-0"]
     assert not [r for r in rows if r["type"] == "partition" and r["status"] == "clean" and r["partition"] in name]
+
+
+@pytest.mark.parametrize(
+    "entries",
+    [
+        [(1, 150), (3, 193)],  # retention or DeleteRecords to 150: truncateFromStart moved epoch 1's entry
+        [(0, 0), (1, 132), (3, 193), (4, 269)],  # a leader elected at the log end, not yet written to
+        [(0, 0), (1, 132), (2, 193), (3, 193)],  # epoch 2 elected, no write, then 3 (Kafka 1.x: equal starts)
+    ],
+)
+def test_a_healthy_leader_epoch_history_is_clean(tmp_path: Path, entries) -> None:
+    """The shared rule (kseg.storage.leader_epochs): what retention, elections and old brokers leave is clean."""
+    d = log_dir(tmp_path / "data")
+    _write(d / "orders-0", "leader-epoch-checkpoint", checkpoint(entries))
+    code, rows, _ = _run(d)
+    assert _problems(rows) == [] and code == 0
+    assert _rows(rows, "partition")["orders-0"]["leaderEpoch"] == entries[-1][0]

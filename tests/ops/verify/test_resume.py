@@ -15,13 +15,16 @@ from kseg.storage.partition import discover
 from tests.conftest import corpus_copy
 
 
-def _segment_row(log_dir: str, partition: str, segment: str, size: int, status: str, problems: int = 0) -> dict:
+def _segment_row(
+    log_dir: str, partition: str, segment: str, size: int, status: str, problems: int = 0, last: int | None = 9
+) -> dict:
     return {
         "type": "segment",
         "logDir": log_dir,
         "partition": partition,
         "segment": segment,
         "bytes": size,
+        "lastOffset": last,
         "status": status,
         "problems": problems,
     }
@@ -41,9 +44,10 @@ def test_only_unchanged_segments_with_a_verdict_are_skipped(tmp_path: Path) -> N
     ]
     report = tmp_path / "r.jsonl"
     report.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    kept, skipped = skip_verified([partition], verified(str(report)))
+    kept, skipped, before = skip_verified([partition], verified(str(report)))
     assert skipped == {(log_dir, "p-0", first.name)}
     assert [s.name for s in kept[0].segments] == [second.name]
+    assert before[(log_dir, "p-0", second.name)].last_offset == 9  # checked against the skipped one
     prior = Report()
     carried = list(carried_rows(str(report), skipped, prior))
     assert [r["type"] for r in carried] == ["segment", "problem"]
@@ -59,7 +63,7 @@ def test_a_part_file_directory_jsonl_and_parquet(tmp_path: Path) -> None:
         directory.mkdir()
         write_rows_part(str(directory), "00000", rows[:2], fmt)
         write_rows_part(str(directory), "00001", rows[2:], fmt)
-        assert verified(str(directory)) == {("/d", "p-0", f"{i:020d}", 10 + i) for i in range(3)}
+        assert verified(str(directory)) == {("/d", "p-0", f"{i:020d}", 10 + i): 9 for i in range(3)}
 
 
 def test_a_report_that_is_not_one_is_an_error_at_its_byte(tmp_path: Path) -> None:
@@ -70,3 +74,42 @@ def test_a_report_that_is_not_one_is_an_error_at_its_byte(tmp_path: Path) -> Non
     assert "expected a verify-index report row" in info.value.describe() and "52" in info.value.describe()
     with pytest.raises(InputError, match="cannot read the report to resume"):
         verified(str(tmp_path / "missing.jsonl"))
+
+
+def _partition(tmp_path: Path, segments: int):
+    """A partition directory of ``segments`` segments (copies of plain-v2-0's two, renamed in order)."""
+    part = corpus_copy(tmp_path, "plain-v2-0", "p-0")
+    (partition,) = discover([str(part)], [])
+    while len(partition.segments) < segments:
+        src = partition.segments[len(partition.segments) % 2]
+        base = 1000 * len(partition.segments)
+        for suffix in (".log", ".index", ".timeindex"):
+            (part / f"{base:020d}{suffix}").write_bytes((part / f"{src.name}{suffix}").read_bytes())
+        (partition,) = discover([str(part)], [])
+    return partition
+
+
+def test_a_segment_after_a_verified_again_one_is_verified_again_too(tmp_path: Path) -> None:
+    """Segments 0, 2 and 3 have verdicts, 1 failed: 0 and 3 are skipped; 2 is verified again (its overlap
+    with 1 belongs on its row); 1 is checked against 0's last offset as the report gives it; 3 is not
+    (its row, carried, was checked against 2 by the earlier run)."""
+    partition = _partition(tmp_path, 4)
+    segs = partition.segments
+    rows = [_segment_row(partition.log_dir, "p-0", s.name, s.log_size(), "clean", last=i) for i, s in enumerate(segs)]
+    rows[1]["status"] = "failed"
+    report = tmp_path / "r.jsonl"
+    report.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    kept, skipped, before = skip_verified([partition], verified(str(report)))
+    assert [s.name for s in kept[0].segments] == [segs[1].name, segs[2].name]
+    assert skipped == {(partition.log_dir, "p-0", segs[i].name) for i in (0, 3)}
+    assert list(before) == [(partition.log_dir, "p-0", segs[1].name)]
+    assert before[(partition.log_dir, "p-0", segs[1].name)].segment == segs[0].name
+    assert before[(partition.log_dir, "p-0", segs[1].name)].last_offset == 0
+
+
+def test_a_row_without_last_offset_is_verified_again(tmp_path: Path) -> None:
+    row = _segment_row("/d", "p-0", f"{0:020d}", 10, "clean")
+    del row["lastOffset"]  # a report written before lastOffset: continuity could not be checked across it
+    report = tmp_path / "r.jsonl"
+    report.write_text(json.dumps(row) + "\n")
+    assert verified(str(report)) == {}

@@ -1,0 +1,127 @@
+"""``kseg tiered``: the remote segments ``__remote_log_metadata`` holds, reconciled with the store and a local log."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from kseg.cli.options import (
+    HELP,
+    Run,
+    Spark,
+    json_report_options,
+    on_spark,
+    paths_argument,
+    reading_options,
+    spark_options,
+)
+from kseg.limits import INT32_MAX, decompression_limit
+
+
+@click.command(context_settings=HELP)
+@paths_argument
+@click.option(
+    "--remote",
+    metavar="URI",
+    help="The remote store's root (the RSM's key prefix or LocalTieredStorage's directory; a local directory "
+    "or s3://, gs://... URI), listed once recursively: missing objects, orphans, their size.",
+)
+@click.option(
+    "--logdir",
+    "log_dir",
+    metavar="PATH",
+    help="A broker's log directory: each topic-partition's local log start against its highest remote offset.",
+)
+@click.option(
+    "--metadata-partitions",
+    type=click.IntRange(1, INT32_MAX),
+    default=50,
+    show_default=True,
+    help="remote.log.metadata.topic.num.partitions: where Kafka's partitioner puts each topic-partition.",
+)
+@click.option(
+    "--layout",
+    type=click.Choice(["aiven", "local"]),
+    default="aiven",
+    show_default=True,
+    help="The RSM's key layout for the object keys shown when the store is not listed and the custom "
+    "metadata names none: Aiven's tiered-storage plugin or Kafka's LocalTieredStorage.",
+)
+@json_report_options("partition, segment, orphan and summary")
+@reading_options
+@spark_options
+def tiered(
+    paths: tuple[str, ...],
+    remote: str | None,
+    log_dir: str | None,
+    metadata_partitions: int,
+    layout: str,
+    report_path: str | None,
+    force: bool,
+    max_message_size: int,
+    output_format: str,
+    run: Run,
+    spark: Spark,
+) -> None:
+    """The remote log segments of every topic-partition, folded from the
+    __remote_log_metadata partitions (each PATH a log root or such a partition
+    directory) as Kafka's RemoteLogMetadataCache folds them: state, offsets,
+    leader epochs, sizes, object keys; invalid state transitions, overlaps and
+    gaps.  With --remote, the store reconciled: metadata whose objects are
+    missing (data loss), objects no finished copy holds (orphans, with their
+    size); with --logdir, the local log joined; with --spark, the store listed
+    on the cluster, a task per group of top-level prefixes (docs/tiered-metadata.md).
+
+    \b
+    Exit codes:
+      0  everything read, no problem found
+      1  problems, or a metadata segment not read past a corrupt or partial batch
+      2  usage error, or an input could not be read or listed (the OS's reason)
+    """
+    from kseg.decoders.remote import read_record
+    from kseg.jsonlines import dumps
+    from kseg.ops.tiered.read import read_metadata
+    from kseg.ops.tiered.run import check_all, check_log_dir, check_report, write_report
+    from kseg.ops.tiered.store import list_store
+    from kseg.render import tiered as render
+
+    if force and not report_path:
+        run.fail("--force replaces an existing --report file; give it with --report")
+    spark.check(run)
+    if spark.on and not remote:
+        run.fail("--spark lists the store on the cluster: give it with --remote URI")
+    inputs = list(paths) + [p for p in (remote, log_dir) if p]
+    if report_path:
+        check_report(report_path, inputs, force)
+    if log_dir:
+        check_log_dir(log_dir)
+    # a path missing or holding no metadata: exit 2 (main.fatal)
+    read = read_metadata(list(paths), read_record, decompression_limit(max_message_size))
+    store = _spark_listing(run, remote, spark) if spark.on and remote else list_store(remote) if remote else None
+    report = check_all(read, metadata_partitions, store, log_dir, "local" if layout == "local" else "aiven")
+    rows = [dumps(row) for row in render.rows(report)]
+    if report_path:
+        write_report(report_path, rows, force)
+    if output_format == "json":
+        lines = rows
+    else:
+        lines = render.text_lines(report) + [render.summary_line(report)]
+    run.out.write(("\n".join(lines) + "\n").encode("utf-8", "replace"))
+    run.out.flush()
+    run.notes(report.notes)
+    for text in report.errors:
+        run.error(text)
+    for r in read.reads:
+        if not r.complete:
+            run.error(r.describe())
+    sys.exit(report.exit_code())
+
+
+def _spark_listing(run: Run, remote: str, spark_options: Spark) -> Any:
+    """The store listed by the executors (kseg.spark.tiered_job); a local root made absolute for them."""
+    from kseg.spark import tiered_job
+    from kseg.spark.paths import absolute
+
+    return on_spark(run, spark_options, "tiered", lambda spark: tiered_job.list_store(spark, absolute(remote)))

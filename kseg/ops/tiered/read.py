@@ -1,0 +1,112 @@
+"""The ``__remote_log_metadata`` partitions read and folded (:mod:`kseg.ops.tiered.state`).
+
+The paths are a log root or ``__remote_log_metadata-<n>`` partition directories, local or URIs
+(``kseg.storage.partition.discover``); partitions of other topics are skipped with a note.  Every batch of
+every segment is read (``FileRecords``; control batches hold no metadata) and each record's value handed to
+the record-reading rule the caller gives (``kseg.decoders.remote.read_record``: decoders are a layer above
+this one), records in offset order within a metadata partition -- which holds every record of the
+topic-partitions placed there (:mod:`kseg.ops.tiered.partitioner`), so the fold of each is Kafka's.
+A segment not read to its end is kept (``ReadOutcome``): the topic-partitions of that metadata partition
+have no verdict.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from kseg.errors import InputError, KsegError
+from kseg.limits import DEFAULT_DECOMPRESSION_LIMIT
+from kseg.ops.tiered.partitioner import METADATA_TOPIC
+from kseg.ops.tiered.state import Fold
+from kseg.storage import files, location
+from kseg.storage.batch import FileBatch, V2Batch
+from kseg.storage.outcome import ReadOutcome, read_batches
+from kseg.storage.partition import Partition, discover, nothing_in
+from kseg.storage.records import FileRecords
+
+#: the record-reading rule: a value -> (record name, its values); raises KsegError for one it cannot read
+ReadRecord = Callable[[bytes | None], tuple[str, dict]]
+
+
+@dataclass
+class MetadataRead:
+    """The fold, and what was read of each metadata partition (its segments' outcomes, or why not listed)."""
+
+    fold: Fold = field(default_factory=Fold)
+    partitions: list[str] = field(default_factory=list)  # the metadata partition directories read
+    reads: list[ReadOutcome] = field(default_factory=list)
+    incomplete: set[str] = field(default_factory=set)  # metadata partitions not read to their end
+    errors: list[str] = field(default_factory=list)  # directories that could not be listed (exit 2)
+    notes: list[str] = field(default_factory=list)
+
+
+def metadata_partition_number(name: str) -> int | None:
+    """``__remote_log_metadata-7`` -> 7; None for another topic's directory."""
+    topic, _, number = name.rpartition("-")
+    return int(number) if topic == METADATA_TOPIC and number.isdigit() else None
+
+
+def _normal(path: str) -> str:
+    """A path as given or as listed, comparable: URIs without a trailing ``/``, local paths absolute."""
+    return path.rstrip("/") if location.is_uri(path) else os.path.normpath(os.path.abspath(location.local_path(path)))
+
+
+def read_metadata(paths: list[str], read_record: ReadRecord, limit: int = DEFAULT_DECOMPRESSION_LIMIT) -> MetadataRead:
+    """Read and fold every ``__remote_log_metadata`` partition under ``paths`` (batches decompressed to at most
+    ``limit`` bytes); raises :class:`InputError`
+    when a path is missing or holds none."""
+    out = MetadataRead()
+    found = discover(paths, out.notes)
+    given = {_normal(p) for p in paths}
+    parts = [p for p in found if metadata_partition_number(p.name) is not None or _normal(p.path) in given]
+    others = len(found) - len(parts)
+    if others:
+        out.notes.append(f"{others} partition(s) of other topics skipped (kseg tiered reads {METADATA_TOPIC})")
+    for part in parts:
+        if metadata_partition_number(part.name) is None:
+            out.notes.append(f"{part.path}: not named {METADATA_TOPIC}-<n>, read as one as asked")
+    if nothing_in(parts):
+        raise InputError(
+            f"no {METADATA_TOPIC} partition with segments under " + ", ".join(paths),
+            hint=f"give a log root holding {METADATA_TOPIC}-<n> directories, or those directories",
+        )
+    for part in parts:
+        _read_partition(part, read_record, out, limit)
+    return out
+
+
+def _read_partition(part: Partition, read_record: ReadRecord, out: MetadataRead, limit: int) -> None:
+    out.partitions.append(part.name)
+    if part.error is not None:
+        out.errors.append(part.error)
+        out.incomplete.add(part.name)
+        return
+    for seg in part.segments:
+        if seg.log is None:
+            continue
+        path = files.display(seg.log)
+        read = ReadOutcome(path, present=seg.log_size())
+        try:
+            with FileRecords(seg.log) as records:
+                for batch in read_batches(records, read):
+                    if not (isinstance(batch, V2Batch) and batch.is_control):
+                        _fold_batch(batch, part.name, read_record, out.fold, limit)
+        except KsegError as exc:
+            read.stopped_at(exc.at(path))
+        out.reads.append(read)
+        if not read.complete:
+            out.incomplete.add(part.name)
+
+
+def _fold_batch(batch: FileBatch, name: str, read_record: ReadRecord, fold: Fold, limit: int) -> None:
+    for record in batch.records(limit):
+        where = f"{name}@{record.offset}"
+        value = None if record.value is None else bytes(record.value)
+        try:
+            kind, message = read_record(value)
+        except KsegError as exc:
+            fold.undecodable(where, exc.message)
+            continue
+        fold.apply(kind, message, where)

@@ -1,0 +1,253 @@
+"""The remote segments of each topic-partition, folded from ``__remote_log_metadata`` as Kafka folds them.
+
+Kafka's ``TopicBasedRemoteLogMetadataManager`` consumes the topic (``ConsumerTask``) into a
+``RemotePartitionMetadataStore``: per ``TopicIdPartition`` a ``RemoteLogMetadataCache`` (segment id ->
+``RemoteLogSegmentMetadata``, and per leader epoch a ``RemoteLogLeaderEpochState``).  The rules folded here:
+
+* a ``RemoteLogSegmentMetadataRecord`` is ``addCopyInProgressSegment``: its state must be
+  ``COPY_SEGMENT_STARTED`` (else ``IllegalArgumentException``), and an existing entry is replaced only by the
+  self transition;
+* a ``RemoteLogSegmentMetadataUpdateRecord`` is ``updateRemoteLogSegmentMetadata``: for a segment with no
+  metadata Kafka logs ``RemoteResourceNotFoundException`` and drops it; a transition
+  ``RemoteLogSegmentState.isValidTransition`` refuses (STARTED -> FINISHED | DELETE_STARTED, FINISHED ->
+  DELETE_STARTED, DELETE_STARTED -> DELETE_FINISHED, or the same state again) is logged and dropped; an
+  update to COPY_SEGMENT_STARTED throws; otherwise ``createWithUpdates`` takes the update's state, broker,
+  event time and custom metadata, and DELETE_SEGMENT_FINISHED removes the segment (kept here as
+  ``deleted``: its objects should be gone);
+* a ``RemotePartitionDeleteMetadataRecord`` is ``handleRemotePartitionDeleteMetadata``: its state is kept, and
+  DELETE_PARTITION_FINISHED drops the partition's whole cache (segments not deleted by then are reported);
+  ``RemotePartitionDeleteState.isValidTransition`` (MARKED -> STARTED -> FINISHED) is checked here, which the
+  store does not;
+* ``RemoteLogSegmentMetadataSnapshotRecord`` belongs to a file-based snapshot, never to the topic: noted.
+
+Each refused event is a problem naming the metadata record (partition and offset) that carried it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kseg.format.rsm_custom import CustomMetadata, parse_custom_metadata
+from kseg.format.strings import uuid_to_string
+
+STARTED, FINISHED, DELETE_STARTED, DELETE_FINISHED = (
+    "COPY_SEGMENT_STARTED",
+    "COPY_SEGMENT_FINISHED",
+    "DELETE_SEGMENT_STARTED",
+    "DELETE_SEGMENT_FINISHED",
+)
+SEGMENT_STATES = (STARTED, FINISHED, DELETE_STARTED, DELETE_FINISHED)  # RemoteLogSegmentState ids 0..3
+PARTITION_STATES = ("DELETE_PARTITION_MARKED", "DELETE_PARTITION_STARTED", "DELETE_PARTITION_FINISHED")
+_VALID = {  # RemoteLogSegmentState.isValidTransition: source -> targets (besides the same state)
+    None: {STARTED},
+    STARTED: {FINISHED, DELETE_STARTED},
+    FINISHED: {DELETE_STARTED},
+    DELETE_STARTED: {DELETE_FINISHED},
+    DELETE_FINISHED: set(),
+}
+MAX_UNDECODABLE = 10
+_PARTITION_VALID = {None: {PARTITION_STATES[0]}, PARTITION_STATES[0]: {PARTITION_STATES[1]}}
+_PARTITION_VALID[PARTITION_STATES[1]] = {PARTITION_STATES[2]}
+
+
+def valid_transition(source: str | None, target: str) -> bool:
+    """``RemoteLogSegmentState.isValidTransition``."""
+    return source == target or target in _VALID.get(source, set())
+
+
+@dataclass
+class RemoteSegment:
+    """One ``RemoteLogSegmentMetadata`` as the cache holds it, and where its record was read."""
+
+    segment_id: str
+    start: int
+    end: int
+    epochs: dict[int, int]  # leader epoch -> its first offset in the segment (a TreeMap: sorted)
+    size: int  # segmentSizeInBytes: the local segment's size
+    state: str
+    broker: int
+    max_timestamp: int
+    event_timestamp: int
+    custom: CustomMetadata | None
+    txn_index_empty: bool
+    record: str  # "<metadata partition>@<offset>" of the record that added it
+    updated: str  # ... and of the last event applied
+
+
+@dataclass
+class TopicPartition:
+    """A ``TopicIdPartition``'s cache: its segments (live, and those whose deletion finished)."""
+
+    topic: str
+    topic_id: str
+    partition: int
+    metadata_partition: str  # the __remote_log_metadata partition directory it was read from
+    segments: dict[str, RemoteSegment] = field(default_factory=dict)
+    deleted: dict[str, RemoteSegment] = field(default_factory=dict)
+    delete_state: str | None = None
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return f"{self.topic}-{self.partition}"
+
+    def live(self) -> list[RemoteSegment]:
+        """The segments the cache holds, by start offset then end offset."""
+        return sorted(self.segments.values(), key=lambda s: (s.start, s.end, s.segment_id))
+
+
+@dataclass
+class Fold:
+    """Every topic-partition met, by ``(topic id, partition)``, and what was not folded."""
+
+    partitions: dict[tuple[str, int], TopicPartition] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # records that could not be decoded
+    records: int = 0
+    undecodable_counts: dict[str, int] = field(default_factory=dict)  # metadata partition -> records
+
+    def undecodable(self, where: str, message: str) -> None:
+        """A record ``RemoteLogMetadataSerde`` cannot read (Kafka's consumer task fails on it): a problem, the
+        first :data:`MAX_UNDECODABLE` of each metadata partition in words, the rest counted."""
+        name = where.rpartition("@")[0]
+        seen = self.undecodable_counts.get(name, 0) + 1
+        self.undecodable_counts[name] = seen
+        if seen <= MAX_UNDECODABLE:
+            self.problems.append(f"{where}: not a remote log metadata record: {message}")
+
+    def undecodable_tail(self) -> list[str]:
+        """One line per metadata partition with more undecodable records than were said."""
+        return [
+            f"{name}: {n - MAX_UNDECODABLE} more records not remote log metadata (not listed)"
+            for name, n in self.undecodable_counts.items()
+            if n > MAX_UNDECODABLE
+        ]
+
+    def _partition(self, entry: dict, where: str) -> TopicPartition:
+        key = (uuid_to_string(entry["id"]), entry["partition"])
+        tp = self.partitions.get(key)
+        if tp is None:
+            tp = TopicPartition(entry["name"], key[0], key[1], where.rpartition("@")[0])
+            self.partitions[key] = tp
+        return tp
+
+    def apply(self, name: str, m: dict, where: str) -> None:
+        """One decoded record (``kseg.decoders.remote.read_record``'s name and values) read at ``where``."""
+        self.records += 1
+        if name == "RemoteLogSegmentMetadataRecord":
+            self._add(m, where)
+        elif name == "RemoteLogSegmentMetadataUpdateRecord":
+            self._update(m, where)
+        elif name == "RemotePartitionDeleteMetadataRecord":
+            self._partition_delete(m, where)
+        else:
+            self.notes.append(f"{where}: a {name} (a file-based snapshot's record, not the topic's): not folded")
+
+    def _segment_event(self, m: dict, where: str) -> tuple[TopicPartition, str, str] | None:
+        """The topic-partition, segment id and state a segment record names; None (a problem) when it
+        comes after the partition's deletion finished."""
+        sid = m["remoteLogSegmentId"]
+        tp = self._partition(sid["topicIdPartition"], where)
+        seg_id = uuid_to_string(sid["id"])
+        if _after_partition_deleted(tp, where, seg_id):
+            return None
+        return tp, seg_id, SEGMENT_STATES[m["remoteLogSegmentState"]]
+
+    def _add(self, m: dict, where: str) -> None:
+        event = self._segment_event(m, where)
+        if event is None:
+            return
+        tp, seg_id, state = event
+        if state != STARTED:
+            tp.problems.append(
+                f"{where}: segment {seg_id} added with state {state}: Kafka's addCopyInProgressSegment "
+                f"accepts only {STARTED} (IllegalArgumentException), the record is not applied"
+            )
+            return
+        existing = tp.segments.get(seg_id)
+        if existing is not None and not valid_transition(existing.state, state):
+            tp.problems.append(_refused(where, seg_id, existing.state, state))
+            return
+        epochs = {e["leaderEpoch"]: e["offset"] for e in m["segmentLeaderEpochs"]}
+        tp.segments[seg_id] = RemoteSegment(
+            seg_id,
+            m["startOffset"],
+            m["endOffset"],
+            dict(sorted(epochs.items())),
+            m["segmentSizeInBytes"],
+            state,
+            m["brokerId"],
+            m["maxTimestampMs"],
+            m["eventTimestampMs"],
+            _custom(m["customMetadata"], tp, where),
+            bool(m.get("txnIndexEmpty")),
+            where,
+            where,
+        )
+
+    def _update(self, m: dict, where: str) -> None:
+        event = self._segment_event(m, where)
+        if event is None:
+            return
+        tp, seg_id, state = event
+        seg = tp.segments.get(seg_id)
+        if seg is None:
+            gone = "its deletion already finished" if seg_id in tp.deleted else "no metadata record added it"
+            tp.problems.append(
+                f"{where}: update to {state} for segment {seg_id}: {gone} (Kafka drops it: "
+                "RemoteResourceNotFoundException)"
+            )
+            return
+        if not valid_transition(seg.state, state) or state == STARTED:
+            tp.problems.append(_refused(where, seg_id, seg.state, state))
+            return
+        seg.state, seg.broker, seg.event_timestamp, seg.updated = state, m["brokerId"], m["eventTimestampMs"], where
+        seg.custom = _custom(m["customMetadata"], tp, where)
+        if state == DELETE_FINISHED:
+            tp.deleted[seg_id] = tp.segments.pop(seg_id)
+
+    def _partition_delete(self, m: dict, where: str) -> None:
+        tp = self._partition(m["topicIdPartition"], where)
+        state = PARTITION_STATES[m["remotePartitionDeleteState"]]
+        if tp.delete_state != state and state not in _PARTITION_VALID.get(tp.delete_state, set()):
+            tp.problems.append(
+                f"{where}: partition delete {tp.delete_state or 'not marked'} -> {state}: not a transition "
+                "RemotePartitionDeleteState.isValidTransition allows (Kafka's store applies it all the same)"
+            )
+        tp.delete_state = state
+        if state == PARTITION_STATES[2] and tp.segments:
+            tp.problems.append(
+                f"{where}: partition deletion finished with {len(tp.segments)} segment(s) not deleted "
+                f"({', '.join(sorted(tp.segments))}): Kafka drops their metadata, their objects may be left"
+            )
+            tp.deleted.update(tp.segments)
+            tp.segments.clear()
+
+
+def _after_partition_deleted(tp: TopicPartition, where: str, seg_id: str) -> bool:
+    """A segment event after DELETE_PARTITION_FINISHED: Kafka's store has dropped the partition's cache and
+    throws ``IllegalStateException`` ("No partition metadata found"); a problem, the event not applied."""
+    if tp.delete_state != PARTITION_STATES[2]:
+        return False
+    tp.problems.append(
+        f"{where}: segment {seg_id}: an event after the partition's deletion finished (Kafka's store throws "
+        "IllegalStateException: no partition metadata), not applied"
+    )
+    return True
+
+
+def _refused(where: str, seg_id: str, source: str, target: str) -> str:
+    return (
+        f"{where}: segment {seg_id}: {source} -> {target} is not a valid transition "
+        "(RemoteLogSegmentState.isValidTransition): Kafka drops the event"
+    )
+
+
+def _custom(data: bytes | None, tp: TopicPartition, where: str) -> CustomMetadata | None:
+    if data is None:
+        return None
+    try:
+        return parse_custom_metadata(data)
+    except ValueError as exc:
+        tp.problems.append(f"{where}: custom metadata of {len(data)} bytes not Aiven's tagged fields: {exc}")
+        return None

@@ -1,0 +1,67 @@
+"""``kseg logdir --spark``: the partition directories read on Spark's executors give the local run's rows,
+text and exit code -- across log directories (a topic ID differing between replicas, judged with every
+replica at once), a fleet root and an S3 log directory -- and a bin whose task keeps dying is ``failed``
+with its cause (exit 2), the other rows standing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kseg.spark.job import KILL_WORKER_ENV
+from tests.conftest import run_subprocess
+from tests.ops.logdir.kafka_dir import log_dir
+from tests.ops.logdir.test_logdir_places import OLD_ORDERS_ID, fleet
+
+pytest.importorskip("pyspark", reason="the spark extra (pip install 'kseg[spark]')")
+
+LOCAL2 = ["--spark", "--master", "local[2]"]
+
+
+def _run(args: list[str], tmp_path: Path, env: dict[str, str] | None = None) -> tuple[int, list[str], str]:
+    r = run_subprocess(["logdir", *args], timeout=600, env={"TMPDIR": str(tmp_path), **(env or {})})
+    assert "Traceback" not in r.errtext, r.errtext[-3000:]
+    return r.exit_code, r.text.splitlines(), r.errtext
+
+
+def test_logdir_on_spark_equals_the_local_run(s3, tmp_path: Path) -> None:
+    """A fleet root (broker 2's orders-0 under the topic's old ID) and a third broker's log directory on
+    S3: the same JSON rows, text, --report and exit code as the local command."""
+    fleet(tmp_path / "fleet")
+    log_dir(tmp_path / "b3")
+    s3.upload_tree(tmp_path / "b3", "logdir-b3")
+    inputs = [str(tmp_path / "fleet"), s3.uri("logdir-b3")]
+    local_json = _run(["--format", "json", *inputs], tmp_path)
+    local_text = _run(["--report", str(tmp_path / "local.jsonl"), *inputs], tmp_path)
+    spark_text = _run([*LOCAL2, "--report", str(tmp_path / "spark.jsonl"), *inputs], tmp_path)
+    assert spark_text[:2] == local_text[:2] and spark_text[0] == 1
+    assert (tmp_path / "spark.jsonl").read_text() == (tmp_path / "local.jsonl").read_text()
+    rows = [json.loads(line) for line in (tmp_path / "spark.jsonl").read_text().splitlines()]
+    assert [json.dumps(r, separators=(",", ":")) for r in rows] == [
+        json.dumps(json.loads(line), separators=(",", ":")) for line in local_json[1]
+    ]
+    orders = [r for r in rows if r.get("partition") == "orders-0"]
+    assert len(orders) == 3 and all(OLD_ORDERS_ID in r["problems"][0] for r in orders)  # all replicas judged
+
+
+def test_a_bin_whose_task_dies_is_failed_with_its_cause(tmp_path: Path) -> None:
+    dirs = fleet(tmp_path / "fleet")
+    local = _run(["--format", "json", str(tmp_path / "fleet")], tmp_path)
+    code, lines, err = _run(
+        [*LOCAL2, "--format", "json", str(tmp_path / "fleet")], tmp_path, env={KILL_WORKER_ENV: "logdir:plain-0"}
+    )
+    assert code == 2, err[-3000:]
+    got, want = [json.loads(line) for line in lines], [json.loads(line) for line in local[1]]
+    assert len(got) == len(want)
+    for g, w in zip(got, want, strict=True):
+        if g.get("partition") == "plain-0":
+            assert g["status"] == "failed" and g["logEndOffset"] is None
+        else:
+            assert g == w
+    causes = [line for line in err.splitlines() if "plain-0: not read: Spark gave up its task" in line]
+    assert len(causes) == 2 and all(line.startswith("kseg: error: ") for line in causes)
+    assert {line.split(": not read")[0].removeprefix("kseg: error: ") for line in causes} == {
+        str(d / "plain-0") for d in dirs
+    }
