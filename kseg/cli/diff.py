@@ -15,6 +15,7 @@ from kseg.cli.options import (
     on_spark,
     paths_argument,
     reading_bar,
+    rsm_key_option,
     run_options,
     spark_options,
 )
@@ -29,6 +30,7 @@ from kseg.cli.options import (
 )
 @format_option
 @run_options
+@rsm_key_option
 @spark_options
 def diff(paths: tuple[str, ...], roots: bool, output_format: str, run: Run, spark: Spark) -> None:
     """Compare replicas of a partition: directories of the same partition from

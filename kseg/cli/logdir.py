@@ -13,6 +13,7 @@ from kseg.cli.options import (
     format_option,
     json_report_options,
     paths_argument,
+    rsm_key_option,
     run_options,
     spark_options,
 )
@@ -23,6 +24,7 @@ from kseg.cli.options import (
 @json_report_options("logdir and partition")
 @format_option
 @run_options
+@rsm_key_option
 @spark_options
 def logdir(
     paths: tuple[str, ...], report_path: str | None, force: bool, output_format: str, run: Run, spark: Spark

@@ -183,6 +183,10 @@ def rsm_key_option(f: Callable[..., Any]) -> Callable[..., Any]:
         from kseg.storage import tiered
 
         tiered.configure(rsm_key)
+        try:  # read now, once: a key file that cannot be read is exit 2 before anything runs (--spark ships it)
+            tiered.install(tiered.key_material())
+        except KsegError as exc:
+            raise click.BadParameter(str(exc), param_hint="--rsm-key") from None
         return f(*args, **kwargs)
 
     return click.option("--rsm-key", multiple=True, metavar="KEYPAIRID=FILE", callback=_rsm_keys, help=RSM_KEY_HELP)(
@@ -289,8 +293,8 @@ max_message_size_option = click.option(
 
 def reading_options(f: Callable[..., Any]) -> Callable[..., Any]:
     """``--max-message-size``, ``--format``, then :func:`run_options`: the bundle of the commands that read
-    partitions' batches (txn, compaction)."""
-    return max_message_size_option(format_option(run_options(f)))
+    partitions' batches (txn, compaction), with ``--rsm-key`` (:func:`rsm_key_option`)."""
+    return max_message_size_option(format_option(run_options(rsm_key_option(f))))
 
 
 def json_report_options(rows: str) -> Callable[[F], F]:

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from kseg.cli.options import HELP, Run, each_partition, paths_argument, reading_options, rsm_key_option
+from kseg.cli.options import HELP, Run, each_partition, paths_argument, reading_options
 from kseg.cli.params import Duration, reference_time
 from kseg.errors import KsegError
 from kseg.limits import decompression_limit
@@ -38,7 +38,6 @@ from kseg.limits import decompression_limit
     "latest batch timestamp.",
 )
 @reading_options
-@rsm_key_option
 def txn(
     paths: tuple[str, ...],
     from_start: bool,

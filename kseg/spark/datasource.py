@@ -133,9 +133,13 @@ def list_inputs(paths: list[str]) -> list:
 
 class KsegReader(DataSourceReader):
     def __init__(self, options: dict, listing: list | None = None) -> None:
+        from kseg.storage import tiered
+
         self.options = options
         self.settings = read_options(options)
         self.listing = listing  # the load's (None: listed again here)
+        # option rsmKey "ID=FILE,...": read where the reader is made (the driver), shipped inside it
+        self.keys = tiered.key_material(rsm_keys(_option(options, "rsmKey")))
         self.pushed = False  # an offset/timestamp filter was pushed: corruption rows are not yielded
 
     def __getstate__(self) -> dict:
@@ -156,7 +160,9 @@ class KsegReader(DataSourceReader):
     def partitions(self) -> list[UnitPartition]:
         """The load's listing (no request) pruned by the ranges and packed into tasks."""
         from kseg.ops.export.export import units
+        from kseg.storage import tiered
 
+        tiered.install(self.keys)
         s = self.settings
         listing = self.listing if self.listing is not None else list_inputs(s["paths"])
         planned = units(listing, s["ranges"], s["split_bytes"])
@@ -166,10 +172,12 @@ class KsegReader(DataSourceReader):
         from kseg.errors import InputError
         from kseg.ops.export.export import Corruption, SegmentUnit, Split, unit_splits
         from kseg.render.export import RowBuilder, split_facts
+        from kseg.storage import tiered
 
         s = self.settings
         if partition is None or partition.value is None:  # no split at all: Spark still reads once
             return
+        tiered.install(self.keys)
         key_fn, value_fn = _decoder_functions(self.options)
         marked = s["on_unreadable"] == "rows"
         for value in partition.value:
@@ -251,6 +259,20 @@ def _decoder_functions(options: dict) -> tuple[Any, Any]:
 
     key, value = (_option(options, name) for name in ("keyDecoder", "valueDecoder"))
     return (None if key is None else resolve(key)), (None if value is None else resolve(value))
+
+
+def rsm_keys(value: str | None) -> dict[str, str]:
+    """Option ``rsmKey``: ``KEYPAIRID=FILE`` pairs, comma-separated (``--rsm-key`` of the CLI).  One
+    option, not ``rsmKey.<id>``: Spark lower-cases option names, and a key pair id keeps its case."""
+    keys: dict[str, str] = {}
+    for pair in (value or "").split(","):
+        if not pair.strip():
+            continue
+        name, sep, path = pair.strip().partition("=")
+        if not sep or not name or not path:
+            raise ValueError(f"kseg data source: option rsmKey: expected KEYPAIRID=FILE[,...], found {pair!r}")
+        keys[name] = path
+    return keys
 
 
 def read_options(options: dict) -> dict:

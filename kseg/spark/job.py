@@ -35,6 +35,7 @@ from kseg.ops.verify.run import Report, WorkItem, previous_of, verify_item, work
 from kseg.ops.verify.verify import SegmentResult, check_overlap
 from kseg.spark.pool import context_stopped, positive_conf, run_jobs
 from kseg.storage.partition import Partition
+from kseg.storage.tiered import KeyCarrier
 
 Indexed = tuple[int, WorkItem]
 #: ``--resume``: a segment verified after one it skipped (logDir, partition, segment) -> that one.
@@ -274,7 +275,8 @@ def _submit_all(
 
     def verify(segments: list[Indexed], what: str) -> list[tuple[int, SegmentResult]]:
         sc.setJobDescription(f"kseg verify-index: {what}")
-        return sc.parallelize([segments], 1).flatMap(lambda b: verify_bin(b, strict, max_message_size)).collect()
+        task = KeyCarrier(lambda b: verify_bin(b, strict, max_message_size))  # --rsm-key reaches the executor
+        return sc.parallelize([segments], 1).flatMap(task).collect()
 
     def one(number: int) -> list[tuple[int, SegmentResult]]:
         flat = [indexed for run in bins[number] for indexed in run]

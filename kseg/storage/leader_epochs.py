@@ -95,14 +95,36 @@ def read(directory: str) -> list[EpochEntry] | None:
     """The checkpoint of a partition directory, or None when it has none.  A malformed file
     raises :class:`CorruptIndexError`; an unreadable one :class:`kseg.errors.InputError`."""
     path = location.join(directory, FILE_NAME)
-    if not files.exists(path):
-        return None
+    return _read_file(path) if files.exists(path) else None
+
+
+def _read_file(path: str) -> list[EpochEntry]:
     data = files.read_small_file(path, limit=1 << 24)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise CorruptIndexError("leader-epoch-checkpoint is not UTF-8 text", path=path, position=exc.start) from None
     return parse(text, files.display(path))
+
+
+#: A tiered segment's own checkpoint, by layout: Aiven's ``.leader-epoch-checkpoint`` (in ``.indexes``, or
+#: its own object before October 2023), ``LocalTieredStorage``'s ``.leader_epoch_checkpoint``.
+TIERED_SUFFIXES = (".leader-epoch-checkpoint", files.LEADER_EPOCH_CHECKPOINT)
+
+
+def read_partition(directory: str, logs: list[str]) -> list[EpochEntry] | None:
+    """The partition's checkpoint (:func:`read`); without one, in a tiered partition (``logs`` its
+    segments' ``.log`` paths, by base offset), the checkpoint the last segment carries: the epochs up to that
+    segment's end, which ``RemoteLogManager.copyLogSegment`` uploads with it (``getLeaderEpochEntries(log, -1,
+    nextSegmentBaseOffset)``); None when neither exists."""
+    entries = read(directory)
+    if entries is not None or not logs or files.tiered_segment_id(logs[-1]) is None:
+        return entries
+    stem = logs[-1][: -len(files.LOG)]
+    for suffix in TIERED_SUFFIXES:
+        if files.exists(stem + suffix):
+            return _read_file(stem + suffix)
+    return None
 
 
 def epoch_at(entries: list[EpochEntry] | None, offset: int) -> int | None:

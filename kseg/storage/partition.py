@@ -149,9 +149,13 @@ def partition_from_listing(path: str, entries: list[location.Entry], notes: list
         tiered_base = files.base_offset_from_name(name) if tiered.is_indexes_object(full) else None
         if tiered_base is not None:  # Aiven's layout: a segment's indexes in one object, read as files
             seg = by_key.setdefault((tiered_base, files.tiered_segment_id(name)), Segment(tiered_base))
-            for index in (files.INDEX, files.TIME_INDEX, files.TXN_INDEX):
+            for index in (files.INDEX, files.TIME_INDEX, files.TXN_INDEX, files.SNAPSHOT):
                 inside = full[: -len(".indexes")] + index
-                if files.exists(inside):  # the manifest says (read once; a transaction index may be absent)
+                if not files.exists(inside):  # the manifest says (read once; a transaction index may be absent)
+                    continue
+                if index == files.SNAPSHOT:  # the producer state at the segment's end (kseg.storage.snapshots)
+                    part.snapshots.append(inside)
+                else:
                     setattr(seg, _SLOT[index], inside)
             continue
         if sfx == files.SNAPSHOT:

@@ -34,6 +34,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from kseg.format.rsm_custom import CustomMetadata
 from kseg.format.uuid import parse_uuid
 from kseg.limits import INT32_MAX, INT64_MAX
 
@@ -159,10 +160,21 @@ def object_key(
     return f"{base}{offset}-{segment_id}.{suffix}"
 
 
-def parse_key(key: str) -> RemoteObjectKey | None:
+def parse_key(key: str, prefix: str | None = None) -> RemoteObjectKey | None:
     """The parts of a segment object's key in either layout; ``None`` for any other key (ids that are
     no ``Uuid``, a partition past Java's ``int`` or an offset past its ``long`` included).  A URI or an
-    absolute path parses too: its scheme and directories are part of the prefix."""
+    absolute path parses too: its scheme and directories are part of the prefix.
+
+    With ``prefix`` (the plugin's key prefix, or a segment's ``object_prefix``: :class:`CustomMetadata`)
+    the key must start with it, and the rest is the main path: a prefix without a trailing ``/``
+    (``tiered-``) is then not taken for part of the topic's name."""
+    if prefix is not None:
+        if not key.startswith(prefix):
+            return None
+        rest = parse_key("/" + key[len(prefix) :])  # the rest alone: the topic starts right after the prefix
+        if rest is None or rest.prefix != "/":
+            return None
+        return replace(rest, prefix=prefix)
     for layout, pattern in (("aiven", _AIVEN), ("local", _LOCAL)):
         m = pattern.match(key)
         if m is None:
@@ -183,3 +195,24 @@ def parse_key(key: str) -> RemoteObjectKey | None:
             suffix=m["suffix"],
         )
     return None
+
+
+def main_path(topic: str, topic_id: str, partition: int, start_offset: int, segment_id: str) -> str:
+    """Aiven's ``ObjectKeyFactory.mainPath``: ``<topic>-<topicId>/<partition>/<20-digit offset>-<segmentId>``."""
+    return object_key("aiven", "", topic, topic_id, partition, start_offset, segment_id, "log")[: -len(".log")]
+
+
+def custom_key(custom: CustomMetadata | None, default: RemoteObjectKey) -> str:
+    """The key Aiven's plugin reads a segment's object from (``ObjectKeyFactory.key(fields, metadata,
+    suffix)``), given the segment's custom metadata (``SegmentCustomMetadataField``,
+    :mod:`kseg.format.rsm_custom`) and ``default``, its key under the configured prefix
+    (``rsm.config.storage.key.prefix``): ``object_prefix`` else that prefix, then ``object_key`` (the main path
+    at upload) else the main path, then ``.`` and the suffix.  A segment copied before the prefix changed
+    stays under its old one."""
+    if default.layout != "aiven":
+        raise ValueError("custom metadata keys are Aiven's")
+    prefix = default.prefix if custom is None or custom.object_prefix is None else custom.object_prefix
+    main = default.segment_stem[len(default.prefix) :]
+    if custom is not None and custom.object_key is not None:
+        main = custom.object_key
+    return f"{prefix}{main}.{default.suffix}"

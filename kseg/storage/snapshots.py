@@ -87,13 +87,26 @@ def iter_snapshot(path: str) -> Iterator[ProducerEntry]:
             raise InputError(f"cannot read: {exc.strerror or exc}", path=path) from None
 
 
-def snapshot_paths(paths: list[str]) -> list[tuple[int, str]]:
-    """``(offset, path)`` of the ``.snapshot`` files whose name carries an offset, in offset order."""
-    out = []
+def snapshot_paths(paths: list[str], log_end: int | None = None) -> list[tuple[int, str]]:
+    """``(offset, path)`` of the ``.snapshot`` files whose name carries an offset, in offset order.
+
+    A tiered segment's snapshot (Aiven's ``producerSnapshot`` in ``.indexes``, ``LocalTieredStorage``'s
+    ``<start>-<id>.snapshot``) is named by its segment's start, but holds the state at the *next*
+    segment's base offset (``RemoteLogManager.copyLogSegment``:
+    ``producerStateManager.fetchSnapshot(nextSegmentBaseOffset)``): its offset is the start of the next
+    tiered segment listed, and for the last one ``log_end`` (without ``log_end``, it is left out)."""
+    out: list[tuple[int, str]] = []
+    tiered: list[tuple[int, str]] = []
     for path in paths:
         offset = files.base_offset_from_name(path)
-        if offset is not None:
-            out.append((offset, path))
+        if offset is None:
+            continue
+        (tiered if files.tiered_segment_id(path) is not None else out).append((offset, path))
+    tiered.sort()
+    for i, (_, path) in enumerate(tiered):
+        end = tiered[i + 1][0] if i + 1 < len(tiered) else log_end
+        if end is not None:
+            out.append((end, path))
     return sorted(out)
 
 
@@ -115,13 +128,8 @@ def readable_snapshots(paths: list[str], log_start: int, log_end: int, notes: li
     denied): that is an I/O error, not a corrupt file.
     """
     out = []
-    for offset, path in snapshot_paths(paths):
+    for offset, path in snapshot_paths(paths, log_end):
         shown = files.display(path)
-        if files.tiered_segment_id(path) is not None:
-            # LocalTieredStorage names the snapshot taken at a segment's end by the segment's start offset
-            # (RemoteLogSegmentFileset): the name does not say the offset its state is at
-            notes.append(f"{shown}: not used, a tiered segment's producer snapshot (named by its segment's start)")
-            continue
         if offset > log_end:
             notes.append(f"{shown}: skipped, above the log end offset {log_end} (Kafka deletes it on load)")
             continue

@@ -43,9 +43,11 @@ INDEX_OF_SUFFIX = {
     "timeindex": "timestamp",
     "snapshot": "producerSnapshot",
     "txnindex": "transaction",
+    "leader-epoch-checkpoint": "leaderEpoch",
 }
 
 _keys: dict[str, str] = {}  # key pair id -> private key file (--rsm-key)
+_pem: dict[str, bytes] = {}  # private key file -> its PEM bytes, when shipped from the driver (KeyCarrier)
 _unwrapped: dict[tuple[str, bytes], bytes] = {}
 _manifests: dict[str, Manifest | None] = {}
 _private: dict[str, tuple[int, tuple[int, int, int, int, int]]] = {}
@@ -59,8 +61,53 @@ def configure(keys: dict[str, str]) -> None:
     """Install the ``--rsm-key`` private keys (key pair id -> PEM file) for this process."""
     _keys.clear()
     _keys.update(keys)
+    _pem.clear()
+    _private.clear()
     _unwrapped.clear()
     _manifests.clear()
+
+
+def key_material(keys: dict[str, str] | None = None) -> dict[str, tuple[str, bytes]]:
+    """The PEM bytes of each private key (``keys``, by default the ``--rsm-key`` ones of this process),
+    read here: key pair id -> (file, bytes).  A key file that cannot be read is an :class:`InputError`
+    naming it, before any task starts."""
+    material = {}
+    for pair, key_file in (dict(_keys) if keys is None else keys).items():
+        if key_file in _pem:
+            material[pair] = (key_file, _pem[key_file])
+            continue
+        try:
+            with open(key_file, "rb") as f:
+                material[pair] = (key_file, f.read(1 << 20))
+        except OSError as exc:
+            raise InputError(
+                f"cannot read the private key of --rsm-key {pair}: {exc.strerror or exc}", path=key_file
+            ) from None
+    return material
+
+
+def install(material: dict[str, tuple[str, bytes]]) -> None:
+    """Install key material read elsewhere (:func:`key_material`, on a Spark driver) in this process, as
+    :func:`configure` installs files; done again with the same material, it keeps what was unwrapped."""
+    keys = {pair: key_file for pair, (key_file, _) in material.items()}
+    if keys == _keys and all(_pem.get(f) == pem for f, pem in material.values()):
+        return
+    configure(keys)
+    _pem.update(material.values())
+
+
+class KeyCarrier:
+    """A task function that carries the private keys of the process that made it (read there, once) and
+    installs them in the process that runs it: how ``--rsm-key`` reaches Spark's executors.  The PEM bytes
+    travel inside the pickled task, as the task's other arguments do (docs/tiered.md, "Under --spark")."""
+
+    def __init__(self, fn: Any, material: dict[str, tuple[str, bytes]] | None = None) -> None:
+        self.fn = fn
+        self.material = key_material() if material is None else material
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        install(self.material)
+        return self.fn(*args, **kwargs)
 
 
 def _open(path: str) -> Any:
@@ -157,9 +204,12 @@ def _private_key(key_file: str) -> tuple[int, tuple[int, int, int, int, int]]:
     except ImportError:
         raise InputError("reading an encrypted segment needs cryptography: pip install 'kseg[tiered]'") from None
     try:
-        with open(key_file, "rb") as f:
-            # the key is checked by what it unwraps (OAEP's hash): the slow consistency check is skipped
-            key = serialization.load_pem_private_key(f.read(), password=None, unsafe_skip_rsa_key_validation=True)
+        pem = _pem.get(key_file)
+        if pem is None:
+            with open(key_file, "rb") as f:
+                pem = f.read()
+        # the key is checked by what it unwraps (OAEP's hash): the slow consistency check is skipped
+        key = serialization.load_pem_private_key(pem, password=None, unsafe_skip_rsa_key_validation=True)
     except OSError as exc:
         raise InputError(f"cannot read the private key: {exc.strerror or exc}", path=key_file) from None
     except (ValueError, TypeError) as exc:

@@ -89,3 +89,29 @@ def test_bad_suffix_or_layout_is_refused() -> None:
         object_key("other", "", "t", TOPIC_ID, 0, 0, SEGMENT_ID, "log")  # type: ignore[arg-type]
     with pytest.raises(ValueError):
         parse_key(f"t-{TOPIC_ID}/0/00000000000000000000-{SEGMENT_ID}.log").with_suffix("leader_epoch_checkpoint")  # type: ignore[union-attr]
+
+
+def test_custom_metadata_fields_give_the_key_the_plugin_reads() -> None:
+    """``SegmentCustomMetadataField``: the plugin reads from ``object_prefix + object_key + "." + suffix``
+    (``ObjectKeyFactory.key(fields, ...)``), each falling back to the configured prefix and the main path."""
+    from kseg.format.rsm_custom import parse_custom_metadata
+    from kseg.storage.remote_keys import custom_key, main_path
+    from kseg.testing.remote_metadata import aiven_custom_metadata
+
+    main = main_path("topic", TOPIC_ID, 7, 1234, SEGMENT_ID)
+    assert main == f"topic-{TOPIC_ID}/7/00000000000000001234-{SEGMENT_ID}"
+    default = RemoteObjectKey("aiven", "now-another/", "topic", TOPIC_ID, 7, 1234, SEGMENT_ID, "indexes")
+    fields = parse_custom_metadata(aiven_custom_metadata(4096, "tiered-", main))
+    key = custom_key(fields, default)
+    assert key == f"tiered-{main}.indexes"
+    assert custom_key(parse_custom_metadata(aiven_custom_metadata(remote_size=1)), default) == default.key
+    assert custom_key(None, default) == default.key
+    moved = parse_custom_metadata(aiven_custom_metadata(object_key="old/main"))
+    assert custom_key(moved, default) == "now-another/old/main.indexes"
+    # a prefix without "/" cannot be told from the topic by the key alone; given, it is split off first
+    assert parse_key(key).topic == "tiered-topic"
+    parsed = parse_key(key, prefix="tiered-")
+    assert parsed == RemoteObjectKey("aiven", "tiered-", "topic", TOPIC_ID, 7, 1234, SEGMENT_ID, "indexes")
+    assert parsed.key == key
+    assert parse_key(key, prefix="other-") is None and parse_key("x/" + key, prefix="tiered-") is None
+    assert parse_key(f"s3://b/k/{main}.log", prefix="s3://b/k/").topic == "topic"

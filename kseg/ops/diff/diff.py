@@ -241,7 +241,7 @@ def _start(rep: Replica) -> int:
     rep.log_start = rep.log_end = logs[0].base_offset
     first = _first_offset(rep)
     try:
-        rep.epochs = leader_epochs.read(rep.path)
+        rep.epochs = leader_epochs.read_partition(rep.path, [s.log for s in logs if s.log is not None])
     except KsegError as exc:
         if isinstance(exc, InputError):
             raise

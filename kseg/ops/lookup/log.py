@@ -16,6 +16,7 @@ from kseg.storage import checkpoints as cp
 from kseg.storage import files, location
 from kseg.storage.partition import Segment, is_partition_dir, scan_partition
 from kseg.storage.records import FileRecords
+from kseg.storage.tiered import ChunkError
 
 LOOKUP_WINDOW = 1 << 20  # a lookup reads one index interval and one batch; no need for the 8 MiB dump window
 
@@ -78,6 +79,7 @@ class PartitionLog:
         self._offset_index: dict[int, OffsetIndexView | None] = {}
         self._time_index: dict[int, TimeIndexView | None] = {}
         self._log_end: int | None = None
+        self._end_unread: dict[int, str] = {}  # base offset -> why its end could not be read (next_offset)
         self.preallocated: set[str] = set()  # index files with a zero tail (never closed: no final entry)
 
     # -- files ----------------------------------------------------------------------
@@ -155,6 +157,14 @@ class PartitionLog:
             self._log_end = self.next_offset(self.segments[-1]) if self.segments else 0
         return self._log_end
 
+    def log_end_unread(self) -> str | None:
+        """Why :meth:`log_end` stopped before the last segment's end because its bytes could not be read (a
+        tiered chunk: :class:`~kseg.storage.tiered.ChunkError`), else ``None``: then offsets from the log end on
+        are not known, not absent.  (Invalid bytes that *were* read end the log where Kafka's recovery ends it.)"""
+        end = self.log_end()
+        why = self._end_unread.get(self.segments[-1].base_offset) if self.segments else None
+        return None if why is None else f"{why}; offsets from {end} on were not read"
+
     def next_offset(self, seg: Segment) -> int:
         """``LogSegment.readNextOffset``: from the last index entry, the last batch's
         next offset, else the base offset.  Invalid bytes at the end are noted."""
@@ -177,6 +187,8 @@ class PartitionLog:
                     )
         except CorruptRecordError as exc:
             self.notes.append(f"{exc.describe()}; the log end is taken before it")
+            if isinstance(exc, ChunkError):  # bytes kseg could not read, not bytes Kafka's recovery truncates
+                self._end_unread[seg.base_offset] = exc.describe()
             return nxt
         if end < records.size:
             self.notes.append(
@@ -198,6 +210,10 @@ class PartitionLog:
             if 0 <= p < position and starts_batch(records, p):
                 found, at = p, f"entry #{s}"
                 break
+        unreadable = unreadable_at(records, position)
+        if unreadable is not None:  # the bytes are not there to read (a tiered chunk), not a damaged index
+            self.notes.append(f"{unreadable}; {what} from position {found} ({at}) instead")
+            return found
         self.notes.append(
             f"{index.path}: entry #{slot} points at position {position}, where no whole valid batch "
             f"starts (the index is damaged, see kseg verify-index); {what} from position {found} "
@@ -244,3 +260,15 @@ def starts_batch(records: FileRecords, position: int) -> bool:
     except KsegError:
         return False
     return batch is not None and batch.is_valid()
+
+
+def unreadable_at(records: FileRecords, position: int) -> str | None:
+    """Why the bytes at ``position`` cannot be read at all (a tiered segment's chunk that does not decrypt or
+    decompress, an object cut short: :class:`~kseg.storage.tiered.ChunkError`), else ``None``."""
+    try:
+        records.batch_at(position)
+    except ChunkError as exc:
+        return exc.describe()
+    except KsegError:
+        return None
+    return None

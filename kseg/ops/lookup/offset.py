@@ -155,7 +155,11 @@ def lookup_offset(log: PartitionLog, target: int) -> OffsetLookup:
         result.status = BELOW_START
         return result
     if target >= end:
-        result.status = AT_END if target == end else PAST_END
+        unread = log.log_end_unread()
+        if unread is not None:  # the log end is only where reading stopped: no verdict past it
+            result.status, result.unread = UNREAD, unread
+        else:
+            result.status = AT_END if target == end else PAST_END
         return result
     i = log.floor_segment(target)
     while i < len(log.segments):
