@@ -33,7 +33,15 @@ from kseg.ops.tiered.state import (
 )
 from kseg.ops.tiered.store import StoredObject, StoreListing
 from kseg.storage import location
-from kseg.storage.remote_keys import AIVEN_LEGACY_SUFFIXES, LOCAL_SUFFIXES, OPTIONAL_SUFFIXES, Layout, object_key
+from kseg.storage.remote_keys import (
+    AIVEN_LEGACY_SUFFIXES,
+    LOCAL_SUFFIXES,
+    OPTIONAL_SUFFIXES,
+    Layout,
+    custom_key,
+    object_key,
+    parse_key,
+)
 
 PARTITION_DELETED = "DELETE_PARTITION_FINISHED"
 _AIVEN_INDEXES = frozenset(AIVEN_LEGACY_SUFFIXES) - {"log", "rsm-manifest", "txnindex"}
@@ -129,12 +137,16 @@ def _epochs(seg: RemoteSegment) -> str:
 
 
 def expected_key(tp: TopicPartition, seg: RemoteSegment, layout: Layout = "aiven", root: str | None = None) -> str:
-    """The ``.log`` object's key: Aiven's custom metadata (``object_prefix`` + ``object_key``, the key in the
-    bucket as the RSM wrote it) when present, else the layout's rule under the store's ``root`` (when given)."""
-    custom = seg.custom
-    if custom is not None and custom.object_key is not None:
-        return f"{custom.object_prefix or ''}{custom.object_key}.log"
+    """The ``.log`` object's key: the layout's rule under the store's ``root`` (when given), with Aiven's
+    custom metadata applied as the plugin's fetch path does (:func:`kseg.storage.remote_keys.custom_key`):
+    an ``object_prefix`` is the key's start in the bucket (``root`` not added), an ``object_key`` its main path."""
     key = object_key(layout, "", tp.topic, tp.topic_id, tp.partition, seg.start, seg.segment_id, "log")
+    custom = seg.custom
+    default = parse_key(key) if layout == "aiven" and custom is not None else None
+    if custom is not None and default is not None:
+        key = custom_key(custom, default)
+        if custom.object_prefix is not None:
+            return key
     return key if root is None else location.join(root, key)
 
 

@@ -194,8 +194,32 @@ def test_aiven_custom_metadata_names_the_key(tmp_path) -> None:
         "k/x",
     )
     assert expected_key(report.checks[0].tp, c) == "p/k/x.log"
+    assert expected_key(report.checks[0].tp, c, root="s3://b/root") == "p/k/x.log"  # object_prefix: the bucket's
     assert kinds(report) == []  # c's deletion started: it is no longer served, and no later segment follows it
     assert [s.segment_id for s in sc.finished(report.checks[0].tp)] == [IDS["a"], IDS["b"]]
+
+
+def test_aiven_custom_metadata_with_one_field_falls_back_as_the_plugin_does(tmp_path) -> None:
+    """ObjectKeyFactory.key: a missing ``object_prefix`` is the configured prefix (the store's root here), a
+    missing ``object_key`` the main path the layout gives (``<topic>-<topicId>/<partition>/<offset>-<id>``)."""
+    cluster = healthy()
+    only_key = rm.aiven_custom_metadata(remote_size=1, object_key="k/x")
+    only_prefix = rm.aiven_custom_metadata(remote_size=1, object_prefix="old/")
+    cluster.values.append(rm.segment_update(sc.seg("c"), rm.DELETE_SEGMENT_STARTED, custom=only_key))
+    report = run(tmp_path, cluster, store=False, logdir=False)
+    tp = report.checks[0].tp
+    c = tp.segments[IDS["c"]]
+    assert expected_key(tp, c, root="s3://b/root") == "s3://b/root/k/x.log"
+    c.custom = None
+    main = expected_key(tp, c).removesuffix(".log")  # the layout's main path
+    c.custom = rm_custom(only_prefix)
+    assert expected_key(tp, c, root="s3://b/root") == f"old/{main}.log"
+
+
+def rm_custom(data: bytes):
+    from kseg.format.rsm_custom import parse_custom_metadata
+
+    return parse_custom_metadata(data)
 
 
 def test_aiven_remote_size(tmp_path) -> None:
