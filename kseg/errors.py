@@ -100,6 +100,15 @@ class LimitExceededError(CorruptRecordError):
     (``--max-message-size``); nothing of the claimed size was allocated."""
 
 
+class ManifestError(CorruptRecordError):
+    """A tiered segment's manifest (Aiven's ``SegmentManifestV1``, ``.rsm-manifest``) that cannot be used: bad
+    JSON, a missing field, sizes that do not add up."""
+
+
+class ChunkError(CorruptRecordError):
+    """A chunk of a tiered segment that cannot be read back (a short object, a GCM tag, a zstd frame)."""
+
+
 class CorruptIndexError(KsegError):
     """An index file fails a sanity rule (Kafka's ``CorruptIndexException``)."""
 

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from itertools import accumulate
 from typing import Any, Iterator
 
-from kseg.errors import CorruptRecordError
+from kseg.errors import CorruptRecordError, ManifestError
 from kseg.limits import INT32_MAX
 
 #: ``TransformedChunksDeserializer.MAX_DECOMPRESSED_SIZE``: the largest encoded size list.
@@ -50,10 +50,6 @@ MAX_CHUNK_SIZE = INT32_MAX // 2
 #: The index names of ``segmentIndexes``, in the order the plugin concatenates them (``uploadIndexes``).
 INDEX_NAMES = ("offset", "timestamp", "producerSnapshot", "leaderEpoch", "transaction")
 _INT = struct.Struct(">i")
-
-
-class ManifestError(CorruptRecordError):
-    """A manifest that is no ``SegmentManifestV1`` (bad JSON, a missing field, sizes that do not add up)."""
 
 
 @dataclass(frozen=True)

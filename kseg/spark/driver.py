@@ -381,7 +381,6 @@ def run_spark_cli(
     from kseg.errors import KsegError
     from kseg.ops.verify.report import prepare_directory
     from kseg.ops.verify.run import several_log_dirs
-    from kseg.render.verify import render_result, render_summary
     from kseg.spark import job
 
     def fail(message: str) -> int:
@@ -431,19 +430,7 @@ def run_spark_cli(
         outcome.report.resumed = prior.resumed
         if resumed_part is not None:
             outcome.parts.append(resumed_part)
-        full_names = several_log_dirs(partitions)
-        from kseg.render.notes import NoteGroups
-
-        groups = (
-            NoteGroups("file", "--verbose or --format json lists every one")
-            if output_format == "text" and not verbose
-            else None
-        )
-        for res in outcome.shown:
-            render_result(out, res, output_format, full_names, notes=groups)
-        if groups is not None:
-            groups.write(out)
-        render_summary(out, outcome.report, output_format)
+        _render(out, outcome, output_format, several_log_dirs(partitions), verbose)
         out.flush()
         problem = _complete_report(report_path, outcome.parts) if report_path else None
         return fail(problem) if problem else outcome.report.exit_code
@@ -451,6 +438,26 @@ def run_spark_cli(
         if own and spark is not None:
             spark.stop()
         log.close()
+
+
+def _render(out, outcome, output_format: str, full_names: bool, verbose: bool) -> None:
+    """The results the job gave (problems and failures; clean ones with --verbose), the notes grouped by
+    kind as the local run groups them (a clean segment's too), and the summary."""
+    from kseg.render.notes import NoteGroups
+    from kseg.render.verify import render_result, render_summary
+
+    text = output_format == "text"
+    groups = NoteGroups("file", "--verbose or --format json lists every one") if text and not verbose else None
+    for res in outcome.shown:
+        if res.status == "clean" and not verbose:  # its notes only
+            for note in res.notes:
+                if groups is not None:
+                    groups.add(note)
+            continue
+        render_result(out, res, output_format, full_names, notes=groups)
+    if groups is not None:
+        groups.write(out)
+    render_summary(out, outcome.report, output_format)
 
 
 def _complete_report(report_path: str, parts: list[str]) -> str | None:

@@ -123,8 +123,9 @@ def _poisoned(item: WorkItem, poison: str) -> bool:
 
 
 class Outcome(NamedTuple):
-    """What reaches the driver: the counts, and the results to show (problems and failures; every
-    result with ``keep_all``), in discovery order."""
+    """What reaches the driver: the counts, and the results to show (problems and failures, and clean ones
+    with notes, whose notes the text groups as the local run does; every result with ``keep_all``), in
+    discovery order."""
 
     report: Report
     shown: list[SegmentResult]
@@ -197,7 +198,7 @@ class _Bins:
             self.parts.append(write_part(self.report, f"{number:05d}", [res for _, res in results], self.fmt))
         for index, res in results:
             self.total.add(res, keep=False)
-            if self.keep_all or res.status != "clean":
+            if self.keep_all or res.status != "clean" or res.notes:
                 self.shown.append((index, res))
 
 

@@ -27,9 +27,9 @@ import io
 import os
 from typing import Any
 
-from kseg.errors import CorruptRecordError, InputError, KsegError
+from kseg.errors import ChunkError, CorruptRecordError, InputError, KsegError, ManifestError
 from kseg.format import oaep
-from kseg.format.rsm_manifest import IV_SIZE, TAG_SIZE, Manifest, ManifestError, parse_manifest
+from kseg.format.rsm_manifest import IV_SIZE, TAG_SIZE, Manifest, parse_manifest
 from kseg.storage import location
 from kseg.storage.remote_keys import RemoteObjectKey, parse_key
 
@@ -51,10 +51,6 @@ _pem: dict[str, bytes] = {}  # private key file -> its PEM bytes, when shipped f
 _unwrapped: dict[tuple[str, bytes], bytes] = {}
 _manifests: dict[str, Manifest | None] = {}
 _private: dict[str, tuple[int, tuple[int, int, int, int, int]]] = {}
-
-
-class ChunkError(CorruptRecordError):
-    """A chunk of a tiered segment that cannot be read back (short object, GCM tag, zstd frame)."""
 
 
 def configure(keys: dict[str, str]) -> None:

@@ -11,8 +11,9 @@ import zstandard
 from hypothesis import given
 from hypothesis import strategies as st
 
+from kseg.errors import ManifestError
 from kseg.format import oaep
-from kseg.format.rsm_manifest import ManifestError, decode_sizes, encode_sizes, parse_manifest
+from kseg.format.rsm_manifest import decode_sizes, encode_sizes, parse_manifest
 
 INT32 = st.integers(min_value=0, max_value=(1 << 31) - 1)
 

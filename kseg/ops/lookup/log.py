@@ -9,14 +9,13 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from kseg.errors import CorruptIndexError, CorruptRecordError, InputError, KsegError
+from kseg.errors import ChunkError, CorruptIndexError, CorruptRecordError, InputError, KsegError
 from kseg.format.indexes import OffsetIndexView, TimeIndexView
 from kseg.format.v2 import java_long
 from kseg.storage import checkpoints as cp
 from kseg.storage import files, location
 from kseg.storage.partition import Segment, is_partition_dir, scan_partition
 from kseg.storage.records import FileRecords
-from kseg.storage.tiered import ChunkError
 
 LOOKUP_WINDOW = 1 << 20  # a lookup reads one index interval and one batch; no need for the 8 MiB dump window
 
