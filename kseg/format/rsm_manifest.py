@@ -304,7 +304,7 @@ def _check_untransformed(index: ChunkIndex) -> None:
     index whose transformed chunk size is the original one): the object is the segment byte for byte, and
     is read as such, so transformed sizes that differ are a manifest that contradicts itself."""
     for i in sorted({0, index.count - 2, index.count - 1} if index.kind == "fixed" else range(index.count)):
-        if i < 0:
+        if not 0 <= i < index.count:  # an empty segment has no chunk
             continue
         c = index.chunk(i)
         if c.transformed_size != c.original_size:

@@ -171,6 +171,14 @@ def test_an_untransformed_segment_whose_chunk_sizes_differ_is_refused(sizes: tup
     assert parse_manifest(json.dumps(obj).encode()).chunk_index.transformed_file_size == 250
 
 
+def test_an_untransformed_empty_segment_has_no_chunks() -> None:
+    # a rolled segment may be empty (the corpus's empty-log-0): was an internal error, "IndexError: chunk 0 of 0"
+    obj = _manifest(originalFileSize=0, transformedChunkSize=100, finalTransformedChunkSize=0)
+    del obj["encryption"]
+    index = parse_manifest(json.dumps(obj).encode()).chunk_index
+    assert (index.count, index.transformed_file_size) == (0, 0)
+
+
 def test_overlapping_segment_indexes_are_refused() -> None:
     spans = {"offset": (0, 32), "timestamp": (16, 48), "producerSnapshot": (64, 10), "leaderEpoch": (74, 8)}
     obj = _manifest()
