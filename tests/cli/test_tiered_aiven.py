@@ -85,16 +85,16 @@ def copy_aiven(root: Path, partition: str, key_pair: KeyPair | None, **kwargs: b
 class Trees:
     """``local/<topic>-<id>/<n>`` (the corpus partition) and ``<variant>/<topic>-<id>/<n>`` (Aiven's objects)."""
 
-    def __init__(self, base: Path) -> None:
+    def __init__(self, base: Path, partitions: tuple[str, ...] = PARTITIONS) -> None:
         self.base = base
         self.key_pair = new_key_pair("kp-2024")
         self.key_file = base / "kp-2024.pem"
         self.key_file.write_bytes(self.key_pair.private_pem)
         self.renames: dict[str, str] = {}
-        for partition in PARTITIONS:
+        for partition in partitions:
             shutil.copytree(CORPUS_DATA / partition, partition_dir(base / LOCAL, partition))
         for variant, kwargs in VARIANTS.items():
-            for partition in PARTITIONS:
+            for partition in partitions:
                 self.renames.update(copy_aiven(base / variant, partition, self.key_pair, **kwargs))
 
     def plain_text(self, text: str, variant: str) -> str:
