@@ -117,6 +117,31 @@ def test_verify_index_of_every_partition_answers_as_on_the_local_copy(trees: Cor
     assert len(json_.text.splitlines()) > len(PARTITIONS)
 
 
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_rebuild_index_check_and_txn_of_every_partition_answer_as_on_the_local_copy(
+    trees: CorpusTrees, layout: str
+) -> None:
+    every = [where(p) for p in PARTITIONS]
+    check = trees.compare(layout, ["rebuild-index", "--check", *every])
+    assert f"{sum(len(list((CORPUS_DATA / p).glob('*.log'))) for p in PARTITIONS)} segments" in check.text
+    txn = trees.compare(layout, ["txn", "--from-start", "--format", "json", *map(where, WITH_SNAPSHOTS)])
+    assert txn.text.count('"type":"transaction"') >= 6 and txn.text.count('"type":"summary"') == len(WITH_SNAPSHOTS)
+
+
+def _one_snapshot_per_segment(partition: str) -> bool:
+    """Each segment has the broker's snapshot at its end (the next segment's base, the log end for the last),
+    and none is empty: such a partition's copies carry the same snapshots as it.  Kafka copies no segment
+    without one (``LogSegmentData``: ``producerSnapshotIndex can not be null``); the test writers give such a
+    segment an empty one (Aiven) or none (LocalTieredStorage), and an empty segment at the log end (empty-log-0)
+    the log end's snapshot again, so ``txn`` would rightly see other snapshots than in the local partition."""
+    logs = sorted(int(p.stem) for p in (CORPUS_DATA / partition).glob("*.log"))
+    snapshots = sorted(int(p.stem) for p in (CORPUS_DATA / partition).glob("*.snapshot"))
+    return len(snapshots) == len(logs) and snapshots[:-1] == logs[1:] and snapshots[-1] > logs[-1]
+
+
+WITH_SNAPSHOTS = tuple(p for p in PARTITIONS if _one_snapshot_per_segment(p))
+
+
 def _targets(trees: CorpusTrees, partition: str) -> tuple[list[str], list[str]]:
     """From the local partition: its first, a middle, its last offset and the log end; earliest, latest,
     max-timestamp and the timestamp of the middle offset's record (when it has one)."""
