@@ -244,6 +244,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     failures: list[dict] = []
     runs = 0
+    ran: set[str] = set()  # the commands run (the CLI's others are not fuzzed here)
     with tempfile.TemporaryDirectory(prefix="kseg-fuzz-") as tmp:
         root = Path(tmp)
         gen_root = root / "seeds"
@@ -263,12 +264,14 @@ def main(argv: list[str] | None = None) -> int:
             for f in run_case(cli, part, target, rng, commands):
                 f["case"], f["seed_dir"], f["file"] = case, seed.name, target.name
                 failures.append(f)
-            runs += len(command_lines(part, target, random.Random(0), commands))
+            lines = command_lines(part, target, random.Random(0), commands)
+            runs += len(lines)
+            ran.update(line[0] for line in lines)
             shutil.rmtree(part.parent)
     summary = {
         "cases": args.cases,
         "command_runs": runs,
-        "commands": sorted(k for k, v in commands.items() if v),
+        "commands": sorted(ran),
         "not_yet_available": sorted(k for k, v in commands.items() if not v),
         "failures": failures[:50],
         "failure_count": len(failures),

@@ -5,7 +5,7 @@ damaged by the fuzz suite's mutators, is dumped (deep text, deep JSON, ``--print
 the real CLI in-process twice: with :data:`kseg.format.compression.PIECE` at its default (every batch of
 these seeds is one piece: decoded as one buffer) and at 61 bytes (nearly every record straddles two
 pieces: :mod:`kseg.format.v2_stream` carries it over).  Exit code and output must be identical, records
-and errors alike, on both engines.  ``KSEG_FUZZ_CASES`` (default 2000) scales the count: a twentieth of it.
+and errors alike, on both engines.  ``KSEG_FUZZ_CASES`` (default 600) scales the count: a twentieth of it, at least 20.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from kseg.format import compression, v2_records
 from tests.conftest import ENGINES
 from tests.fuzz import driver, mutators
 
-CASES = max(20, int(os.environ.get("KSEG_FUZZ_CASES", "2000")) // 20)
+CASES = max(20, int(os.environ.get("KSEG_FUZZ_CASES", "600")) // 20)
 SEED = int(os.environ.get("KSEG_FUZZ_SEED", "20261122"))
 
 
