@@ -112,6 +112,7 @@ def test_export_to_a_relative_directory_writes_the_files_there(spark_cluster, wo
 # -- executors without the store's settings: the workers were started with no AWS variable -----------------
 
 DATA_SOURCE = """
+import json
 import os
 import pickle
 import sys
@@ -121,21 +122,26 @@ from kseg.spark.driver import _cause, session
 
 spark = session(sys.argv[1], ["spark.executor.memory=512m", "spark.task.maxFailures=1", *sys.argv[3:]])
 kseg.spark.register(spark)
+results = []  # one a query, printed together as JSON after the last
 try:
-    options = dict(o.split("=", 1) for o in os.environ.get("OPTIONS", "").split())
-    df = spark.read.format("kseg").options(**options).load(sys.argv[2])
-    if options:  # onUnreadable=rows: the rows marked unreadable, then the others
-        marks = [r.unreadable for r in df.select("unreadable").collect()]
-        print("UNREADABLE", sum(m is not None for m in marks), "OTHER", sum(m is None for m in marks))
-    elif os.environ.get("ROWS_TO"):  # every row, pickled (binary columns as bytes)
-        rows = [r.asDict(recursive=True) for r in df.collect()]
-        with open(os.environ["ROWS_TO"], "wb") as f:
-            pickle.dump(rows, f)
-        print("COUNT", len(rows))
-    else:
-        print("COUNT", df.count())
-except Exception as exc:
-    print("FAILED", _cause(exc))
+    for query in json.loads(os.environ["QUERIES"]):
+        try:
+            options = dict(o.split("=", 1) for o in query.split())
+            df = spark.read.format("kseg").options(**options).load(sys.argv[2])
+            if options:  # onUnreadable=rows: the rows marked unreadable, then the others
+                marks = [r.unreadable for r in df.select("unreadable").collect()]
+                n = sum(m is not None for m in marks)
+                results.append(f"UNREADABLE {n} OTHER {len(marks) - n}")
+            elif os.environ.get("ROWS_TO"):  # every row, pickled (binary columns as bytes)
+                rows = [r.asDict(recursive=True) for r in df.collect()]
+                with open(os.environ["ROWS_TO"], "wb") as f:
+                    pickle.dump(rows, f)
+                results.append(f"COUNT {len(rows)}")
+            else:
+                results.append(f"COUNT {df.count()}")
+        except Exception as exc:
+            results.append(f"FAILED {_cause(exc)}")
+    print(json.dumps(results))
 finally:
     spark.stop()
 """
@@ -152,16 +158,23 @@ def executor_env(s3) -> list[str]:
 
 
 def data_source(
-    spark_cluster, uri: str, *conf: str, cwd: Path | None = None, rows_to: Path | None = None, options: str = ""
-) -> str:
-    """``spark.read.format("kseg").load(uri)`` on the cluster, from a driver of its own: "COUNT n" or
-    "FAILED <cause>"; with ``rows_to``, the rows pickled there; with ``options`` ("k=v k=v"), the counts
-    of rows marked ``unreadable`` and of the others."""
+    spark_cluster,
+    uri: str,
+    *conf: str,
+    cwd: Path | None = None,
+    rows_to: Path | None = None,
+    queries: tuple[str, ...] = ("",),
+) -> list[str]:
+    """``spark.read.format("kseg").load(uri)`` on the cluster, from a driver of its own, once for each of
+    ``queries`` (its options, "k=v k=v"; "" none) in that one application: a result each, "COUNT n" or
+    "FAILED <cause>"; with ``rows_to``, the rows pickled there; with options, the counts of rows marked
+    ``unreadable`` and of the others."""
+    import json
     import os
     import subprocess
     import sys
 
-    env = dict(os.environ, ROWS_TO=str(rows_to or ""), OPTIONS=options)
+    env = dict(os.environ, ROWS_TO=str(rows_to or ""), QUERIES=json.dumps(queries))
     p = subprocess.run(
         [sys.executable, "-c", DATA_SOURCE, spark_cluster.master, uri, *conf],
         capture_output=True,
@@ -170,37 +183,53 @@ def data_source(
         env=env,
     )
     assert p.returncode == 0, p.stderr.decode("utf-8", "replace")[-3000:]
-    return p.stdout.decode().strip().splitlines()[-1]
+    results = json.loads(p.stdout.decode().strip().splitlines()[-1])
+    assert len(results) == len(queries), results
+    return results
 
 
-def test_data_source_fails_the_query_when_executors_cannot_read_the_store(spark_cluster, s3) -> None:
+UNREADABLE_QUERIES = ("", "onUnreadable=rows")
+
+
+@pytest.fixture(scope="module")
+def store_loads(spark_cluster, s3) -> tuple[str, dict[str, str], dict[str, str]]:
+    """One segment's URI loaded by executors without the store's settings and by executors given them
+    (``spark.executorEnv.AWS_*``), each with the default options and with ``onUnreadable=rows``: the
+    query's line for each, two applications (two drivers and their executors) for the four loads."""
+    uri = s3.uri("brokers/b1/data/v2-logappendtime-0")  # one segment
+    without = data_source(spark_cluster, uri, queries=UNREADABLE_QUERIES)
+    given = data_source(spark_cluster, uri, *executor_env(s3), queries=UNREADABLE_QUERIES)
+    return uri, dict(zip(UNREADABLE_QUERIES, without, strict=True)), dict(zip(UNREADABLE_QUERIES, given, strict=True))
+
+
+def test_data_source_fails_the_query_when_executors_cannot_read_the_store(spark_cluster, store_loads) -> None:
     """No count made of unreadable segments: the query fails, naming the object and the cause; with the
     settings given to the executors the same load counts every record."""
     from tests.spark.test_datasource import exported
 
-    uri = s3.uri("brokers/b1/data/v2-logappendtime-0")
-    got = data_source(spark_cluster, uri)
+    uri, without, given = store_loads
+    got = without[""]
     assert got.startswith("FAILED ") and "cannot read" in got and uri in got, got
     want = len(exported([uri], Path(spark_cluster.root)))
-    assert data_source(spark_cluster, uri, *executor_env(s3)) == f"COUNT {want}"
+    assert given[""] == f"COUNT {want}"
 
 
-def test_data_source_marks_what_executors_cannot_read_when_asked(spark_cluster, s3) -> None:
+def test_data_source_marks_what_executors_cannot_read_when_asked(spark_cluster, store_loads) -> None:
     """``onUnreadable=rows``: the segment the executors cannot read is one row marked ``unreadable``
     (not a corruption row, not a record); with the settings, no such row and every record."""
-    uri = s3.uri("brokers/b1/data/v2-logappendtime-0")  # one segment
-    assert data_source(spark_cluster, uri, options="onUnreadable=rows") == "UNREADABLE 1 OTHER 0"
+    uri, without, given = store_loads
+    assert without["onUnreadable=rows"] == "UNREADABLE 1 OTHER 0"
     from tests.spark.test_datasource import exported
 
     want = len(exported([uri], Path(spark_cluster.root)))
-    got = data_source(spark_cluster, uri, *executor_env(s3), options="onUnreadable=rows")
+    got = given["onUnreadable=rows"]
     assert got == f"UNREADABLE 0 OTHER {want}", got
 
 
 def test_verify_with_executors_that_cannot_read_the_store_is_failed(spark_cluster, s3, local_brokers) -> None:
     """Every segment the executors could not read is ``failed`` (exit 2), naming the executor and the
     cause, without the local-mount hint (a URI is not on a mount); with the settings, the local rows."""
-    uri = s3.uri("brokers/b1/data/v2-logappendtime-0")  # one segment: each failed read is ~8 s of retries
+    uri = s3.uri("brokers/b1/data/v2-logappendtime-0")  # one segment: its 3 files' failed reads, ~8 s
     r = run_subprocess(["verify-index", "--spark", *spark_cluster.conf(), uri], timeout=600)
     assert r.exit_code == 2, r.errtext[-3000:]
     assert "FAILED: executor" in r.text and "cannot read" in r.text and "mount" not in r.text, r.text
@@ -245,7 +274,7 @@ def test_data_source_rows_on_the_cluster_are_the_export_rows(spark_cluster, work
     from tests.spark.test_datasource import ORDER, exported
 
     dumped = tmp_path / "rows.pickle"
-    got = data_source(spark_cluster, "data/b1/data", "spark.sql.shuffle.partitions=2", cwd=workdir, rows_to=dumped)
+    [got] = data_source(spark_cluster, "data/b1/data", "spark.sql.shuffle.partitions=2", cwd=workdir, rows_to=dumped)
     want = exported([str(workdir / "data/b1/data")], tmp_path)
     assert got == f"COUNT {len(want)}", got
     rows = pickle.loads(dumped.read_bytes())
