@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TypeVar, cast
 
@@ -234,35 +234,39 @@ def discover_uri_as(uri: str, notes: list[str], shape: Callable[[Partition], T])
         whole = partition_from_listing(directory, location.children(directory), notes)
         whole.segments = [s for s in whole.segments if s.base_offset == base]
         return [(whole.path, shape(whole))]
-    # (directory, the partition directory in transition holding it, or its own notes, shaped): folded in the
-    # listing threads as each listing arrives, in no order; put in natural order once all are in
-    found: list[tuple[str, str | list[str], T | None]] = []
+    # each listing's (directory, the partition directory in transition holding it or its own notes, shaped),
+    # in natural order: folded in the listing threads as each listing arrives, the listings in no order
+    listings: list[tuple[str, list[tuple[str, str | list[str] | None, T | None]]]] = []
 
-    def fold(directory: str, group: list[location.Entry]) -> None:
-        if not any(files.suffix(e.path) in SEGMENT_SUFFIXES for e in group):
-            return
-        transit = _in_transition(directory, uri)
-        if transit:
-            found.append((directory, transit, None))
-            return
-        own: list[str] = []
-        found.append((directory, own, shape(partition_from_listing(directory, group, own))))
+    def take(prefix: str, groups: Iterator[tuple[str, list[location.Entry]]]) -> None:
+        records: list[tuple[str, str | list[str] | None, T | None]] = []
+        for directory, group in groups:
+            if not any(files.suffix(e.path) in SEGMENT_SUFFIXES for e in group):
+                continue
+            transit = _in_transition(directory, uri)
+            if transit:
+                records.append((directory, transit, None))
+                continue
+            own: list[str] = []
+            shaped = shape(partition_from_listing(directory, group, own))
+            records.append((directory, own or None, shaped))
+        records.sort(key=lambda record: natural_key(record[0]))
+        listings.append((prefix, records))
 
-    if not prefixes.each_directory(uri, fold) and kind == "missing":
+    if not prefixes.each_listing(uri, take) and kind == "missing":
         raise InputError("no such file or directory", path=uri)
-    found.sort(key=lambda record: natural_key(record[0]))
-    found.reverse()
+    listings.sort(key=lambda listing: natural_key(listing[0]), reverse=True)
     partitions = []
     skipped: set[str] = set()
-    while found:  # each record let go as it is taken
-        directory, said, shaped = found.pop()
-        if isinstance(said, str):
-            if said not in skipped:
-                skipped.add(said)
-                notes.append(f"{said}: skipped, a partition directory in transition")
-            continue
-        notes.extend(said)
-        partitions.append((directory, cast(T, shaped)))
+    while listings:  # each listing let go once taken
+        for directory, said, shaped in listings.pop()[1]:
+            if isinstance(said, str):
+                if said not in skipped:
+                    skipped.add(said)
+                    notes.append(f"{said}: skipped, a partition directory in transition")
+                continue
+            notes.extend(said or ())
+            partitions.append((directory, cast(T, shaped)))
     if not partitions:
         raise InputError("no partition directories or segment files found", path=uri, hint=LAYOUT_HINT)
     return partitions

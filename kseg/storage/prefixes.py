@@ -24,7 +24,7 @@ one: it is listed recursively as one unit.  Any other level -- a fleet root,
 ``broker-N/`` or date prefixes -- is descended, its subdirectories side by
 side; a level with no subdirectory is complete as listed; below :data:`DEPTH`
 levels every prefix is listed recursively.  At most :data:`AT_ONCE` listings
-run at once, and each recursive listing is handed to the caller's ``fold``
+run at once, and each recursive listing is handed to the caller's ``take``
 directory by directory as it arrives and then let go, so the listing's
 transient peak is :data:`AT_ONCE` log directories' keys.  The heuristic only
 decides the split: every key under the prefix is listed exactly once
@@ -48,8 +48,9 @@ AT_ONCE = 4
 #: Levels below the prefix listed one at a time at most; a prefix deeper than that is listed recursively.
 DEPTH = 4
 
-#: ``fold(directory, its files sorted by path)``, called from the listing threads.
-Fold = Callable[[str, list[location.Entry]], None]
+#: ``take(prefix, its directories)``: one listing under ``prefix``, its files by directory (each group sorted by
+#: path), called from the listing threads.
+Take = Callable[[str, Iterator[tuple[str, list[location.Entry]]]], None]
 #: A prefix to list, its depth below the listed URI, and whether it is listed recursively.
 _Task = tuple[str, int, bool]
 
@@ -81,12 +82,16 @@ def is_log_dir(dirs: list[str], found: list[location.Entry]) -> bool:
     return False
 
 
-def each_directory(uri: str, fold: Fold, at_once: int = AT_ONCE, depth: int = DEPTH) -> bool:
-    """Call ``fold`` once for each "directory" under ``uri`` (``uri`` itself included) that directly holds
-    files, in no particular order and from up to ``at_once`` threads (``fold`` must be thread-safe); True
-    when any file was found.  A listing that fails stops the others taking more prefixes and, once those
-    under way have finished, its error is raised naming ``uri`` (as one listing of ``uri`` would)."""
-    plan = _Plan(uri, fold, depth)
+def each_listing(uri: str, take: Take, at_once: int | None = None, depth: int = DEPTH) -> bool:
+    """List everything under ``uri``, calling ``take`` once per listing, in no particular order and from up
+    to ``at_once`` threads (default :data:`AT_ONCE`; ``take`` must be thread-safe): each "directory" under
+    ``uri`` (``uri`` itself included) that directly holds files is in exactly one listing, and the
+    directories of one listing are together in natural order (they share its prefix, which no other
+    listing's prefix continues).  True when any file was found.  A listing that fails stops the others
+    taking more prefixes and, once those under way have finished, its error is raised naming ``uri`` (as
+    one listing of ``uri`` would)."""
+    at_once = at_once or AT_ONCE
+    plan = _Plan(uri, take, depth)
     with ThreadPoolExecutor(max_workers=at_once) as pool:
         for future in [pool.submit(plan.work) for _ in range(at_once)]:
             future.result()
@@ -101,8 +106,8 @@ def each_directory(uri: str, fold: Fold, at_once: int = AT_ONCE, depth: int = DE
 class _Plan:
     """The prefixes still to list, shared by the listing threads."""
 
-    def __init__(self, uri: str, fold: Fold, depth: int) -> None:
-        self.fold, self.depth = fold, depth
+    def __init__(self, uri: str, take: Take, depth: int) -> None:
+        self.take, self.depth = take, depth
         self.todo: deque[_Task] = deque([(uri, 0, depth <= 0)])
         self.busy = 0
         self.found = False
@@ -137,8 +142,7 @@ class _Plan:
             entries = location.list_tree(prefix)
             if entries:
                 self.found = True
-            for directory, group in _grouped(entries):
-                self.fold(directory, group)
+            self.take(prefix, _grouped(entries))
             return []
         dirs, found = location.list_level(prefix)
         if found:
@@ -146,7 +150,7 @@ class _Plan:
         if dirs and is_log_dir(dirs, found):
             return [(prefix, level, True)]
         if found:  # a level with no subdirectory (all its keys), or files beside descended ones
-            self.fold(prefix, found)
+            self.take(prefix, iter([(prefix, found)]))
         return [(d, level + 1, level + 1 >= self.depth) for d in dirs]
 
 

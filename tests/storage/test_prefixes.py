@@ -111,6 +111,8 @@ def tree(s3, tmp_path_factory) -> str:
     segment(fleet / "b2" / "data" / "__consumer_offsets-7", 3)
     segment(fleet / "b2" / "old-stray" / "orders-9")
     segment(fleet / "b3" / "2024-05-01" / "data" / "orders-0")
+    log_dir(fleet / "b10" / "data", "meta.properties")  # after b3 in natural order, before b2 in the string's
+    segment(fleet / "b10" / "data" / "orders-0", 4)
     for broker in ("broker-1", "broker-2"):  # a fleet root whose brokers look like partition directories
         segment(base / "named" / broker / "data" / "orders-0")
     dated = base / "dated" / "2024"
@@ -217,11 +219,13 @@ class Listings:
 def test_each_log_dir_is_listed_recursively_on_its_own(tree: str, monkeypatch) -> None:
     seen = Listings(monkeypatch)
     discover_uri(tree + "/fleet", [])
-    assert seen.of("list_tree", tree + "/fleet") == ["/b1/data", "/b2", "/b3/2024-05-01/data"]
+    assert seen.of("list_tree", tree + "/fleet") == ["/b1/data", "/b10/data", "/b2", "/b3/2024-05-01/data"]
     assert seen.of("list_level", tree + "/fleet") == [
         "",
         "/b1",
         "/b1/data",
+        "/b10",
+        "/b10/data",
         "/b2",
         "/b3",
         "/b3/2024-05-01",
@@ -244,7 +248,7 @@ def test_a_broker_prefix_costs_one_or_two_listings_more(tree: str, case: str, le
 
 def test_a_deep_tree_is_listed_recursively_below_the_depth(tree: str, monkeypatch) -> None:
     seen = Listings(monkeypatch)
-    prefixes.each_directory(tree + "/dated", lambda d, g: None, depth=2)
+    prefixes.each_listing(tree + "/dated", lambda p, groups: None, depth=2)
     assert seen.of("list_level", tree + "/dated") == ["", "/2024"]
     assert seen.of("list_tree", tree + "/dated") == ["/2024/01", "/2024/02"]
 
@@ -258,11 +262,11 @@ def test_names_like_partitions() -> None:
 def test_at_most_at_once_listings_run_at_once(tree: str, at_once: int, monkeypatch) -> None:
     seen = Listings(monkeypatch, delay=0.02)
     groups: list[str] = []
-    prefixes.each_directory(tree, lambda d, g: groups.append(d), at_once=at_once)
+    prefixes.each_listing(tree, lambda p, gs: groups.extend(d for d, _ in gs), at_once=at_once)
     assert seen.most == at_once
     assert len(groups) == len(set(groups))  # every directory folded once
     everything: list[str] = []
-    prefixes.each_directory(tree, lambda d, g: everything.append(d), depth=0)
+    prefixes.each_listing(tree, lambda p, gs: everything.extend(d for d, _ in gs), depth=0)
     assert sorted(groups) == sorted(everything)
 
 
