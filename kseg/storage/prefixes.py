@@ -89,9 +89,10 @@ def each_listing(uri: str, take: Take, at_once: int | None = None, depth: int = 
     directories of one listing are together in natural order (they share its prefix, which no other
     listing's prefix continues).  True when any file was found.  A listing that fails stops the others
     taking more prefixes and, once those under way have finished, its error is raised naming ``uri`` (as
-    one listing of ``uri`` would)."""
+    one listing of ``uri`` would).  The bound is the process's: URIs listed side by side (one per broker,
+    ``partition._list_remote``) share the ``at_once`` slots."""
     at_once = at_once or AT_ONCE
-    plan = _Plan(uri, take, depth)
+    plan = _Plan(uri, take, depth, _slots(at_once))
     with ThreadPoolExecutor(max_workers=at_once) as pool:
         for future in [pool.submit(plan.work) for _ in range(at_once)]:
             future.result()
@@ -106,8 +107,8 @@ def each_listing(uri: str, take: Take, at_once: int | None = None, depth: int = 
 class _Plan:
     """The prefixes still to list, shared by the listing threads."""
 
-    def __init__(self, uri: str, take: Take, depth: int) -> None:
-        self.take, self.depth = take, depth
+    def __init__(self, uri: str, take: Take, depth: int, slots: threading.BoundedSemaphore) -> None:
+        self.take, self.depth, self.slots = take, depth, slots
         self.todo: deque[_Task] = deque([(uri, 0, depth <= 0)])
         self.busy = 0
         self.found = False
@@ -127,8 +128,9 @@ class _Plan:
                 self.busy += 1
             more: list[_Task] = []
             try:
-                more = self.list(*task)
-            except BaseException as exc:  # noqa: BLE001 - raised by each_directory once the others finish
+                with self.slots:  # held while the listing is in memory: listed and folded
+                    more = self.list(*task)
+            except BaseException as exc:  # noqa: BLE001 - raised by each_listing once the others finish
                 with self.lock:
                     self.failed = self.failed or exc
             with self.lock:
@@ -152,6 +154,16 @@ class _Plan:
         if found:  # a level with no subdirectory (all its keys), or files beside descended ones
             self.take(prefix, iter([(prefix, found)]))
         return [(d, level + 1, level + 1 >= self.depth) for d in dirs]
+
+
+_SLOTS: dict[int, threading.BoundedSemaphore] = {}
+_SLOTS_LOCK = threading.Lock()
+
+
+def _slots(at_once: int) -> threading.BoundedSemaphore:
+    """The process's ``at_once`` listing slots (one semaphore per bound)."""
+    with _SLOTS_LOCK:
+        return _SLOTS.setdefault(at_once, threading.BoundedSemaphore(at_once))
 
 
 def _grouped(entries: list[location.Entry]) -> Iterator[tuple[str, list[location.Entry]]]:

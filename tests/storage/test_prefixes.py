@@ -17,6 +17,7 @@ from kseg.storage.partition import (
     SEGMENT_SUFFIXES,
     Partition,
     _in_transition,
+    discover,
     discover_uri,
     natural_key,
     partition_from_listing,
@@ -268,6 +269,16 @@ def test_at_most_at_once_listings_run_at_once(tree: str, at_once: int, monkeypat
     everything: list[str] = []
     prefixes.each_listing(tree, lambda p, gs: everything.extend(d for d, _ in gs), depth=0)
     assert sorted(groups) == sorted(everything)
+
+
+def test_uris_listed_side_by_side_share_the_bound(tree: str, monkeypatch) -> None:
+    """Several URIs on one command line (``discover``'s 16 side by side) still list at most
+    ``prefixes.AT_ONCE`` prefixes at once in the process."""
+    seen = Listings(monkeypatch, delay=0.02)
+    uris = [tree + case for case in ("/fleet/b1", "/fleet/b2", "/fleet/b3", "/fleet/b10", "/named", "/dated")]
+    parts = discover(uris, [])
+    assert 1 < seen.most <= prefixes.AT_ONCE
+    assert len(parts) == sum(len(discover([uri], [])) for uri in uris)
 
 
 def test_a_prefix_that_cannot_be_listed_fails_naming_the_uri(tree: str, monkeypatch) -> None:
