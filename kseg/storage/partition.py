@@ -211,7 +211,7 @@ def discover_uri_as(uri: str, notes: list[str], shape: Callable[[Partition], T])
 
     On an object store there are no directories, only keys, and a round trip
     per "directory" would make 10^5 partitions 10^5 sequential requests; so
-    the prefix is listed by :func:`kseg.storage.prefixes.each_directory` (a
+    the prefix is listed by :func:`kseg.storage.prefixes.each_listing` (a
     few delimiter listings find the log directories, each is listed
     recursively, a few at once) and each listing is grouped here as it
     arrives: every "directory" holding segment files is a partition
@@ -255,7 +255,8 @@ def discover_uri_as(uri: str, notes: list[str], shape: Callable[[Partition], T])
 
     if not prefixes.each_listing(uri, take) and kind == "missing":
         raise InputError("no such file or directory", path=uri)
-    listings.sort(key=lambda listing: natural_key(listing[0]), reverse=True)
+    # by prefix + '/': all of a listing's directories sort together there ('a/' after 'a-b/', as 'a/x' after 'a-b/y')
+    listings.sort(key=lambda listing: natural_key(listing[0] + "/"), reverse=True)
     partitions = []
     skipped: set[str] = set()
     while listings:  # each listing let go once taken
@@ -423,9 +424,9 @@ class _Found:
 
 
 def _list_remote(uris: list[str], shape: Callable[[Partition], T]) -> dict[str, tuple[list[tuple[str, T]], list[str]]]:
-    """Each URI's partitions and notes, the listings run concurrently (16 at a time): one
-    recursive listing per URI is a chain of sequential page requests, so many prefixes
-    (one per broker) are listed side by side.  The first error is raised."""
+    """Each URI's partitions and notes, the URIs listed concurrently (16 at a time; each log directory
+    by log directory, :func:`discover_uri_as`, the listings of all of them sharing
+    ``prefixes.AT_ONCE`` slots).  The first error is raised."""
     if not uris:
         return {}
     from concurrent.futures import ThreadPoolExecutor

@@ -39,6 +39,7 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
 
 from kseg.errors import InputError
 from kseg.storage import checkpoints, files, location, remote_keys
@@ -53,6 +54,7 @@ DEPTH = 4
 Take = Callable[[str, Iterator[tuple[str, list[location.Entry]]]], None]
 #: A prefix to list, its depth below the listed URI, and whether it is listed recursively.
 _Task = tuple[str, int, bool]
+_Listing = TypeVar("_Listing")
 
 
 #: A topic name of Kafka's legal characters (``Topic.LEGAL_CHARS``) with a letter or ``_`` in it: ``2024-05-01``,
@@ -87,7 +89,8 @@ def each_listing(uri: str, take: Take, at_once: int | None = None, depth: int = 
     to ``at_once`` threads (default :data:`AT_ONCE`; ``take`` must be thread-safe): each "directory" under
     ``uri`` (``uri`` itself included) that directly holds files is in exactly one listing, and the
     directories of one listing are together in natural order (they share its prefix, which no other
-    listing's prefix continues).  True when any file was found.  A listing that fails stops the others
+    listing's prefix continues: sorted by ``prefix + "/"``, the listings are in that order too).  True when
+    any file was found.  A listing that fails stops the others
     taking more prefixes and, once those under way have finished, its error is raised naming ``uri`` (as
     one listing of ``uri`` would).  The bound is the process's: URIs listed side by side (one per broker,
     ``partition._list_remote``) share the ``at_once`` slots."""
@@ -97,10 +100,7 @@ def each_listing(uri: str, take: Take, at_once: int | None = None, depth: int = 
         for future in [pool.submit(plan.work) for _ in range(at_once)]:
             future.result()
     if plan.failed is not None:
-        exc = plan.failed
-        if isinstance(exc, InputError) and exc.path != location.redact(uri):
-            raise InputError(exc.message, path=location.redact(uri), hint=exc.hint) from None
-        raise exc
+        raise plan.failed
     return plan.found
 
 
@@ -108,7 +108,7 @@ class _Plan:
     """The prefixes still to list, shared by the listing threads."""
 
     def __init__(self, uri: str, take: Take, depth: int, slots: threading.BoundedSemaphore) -> None:
-        self.take, self.depth, self.slots = take, depth, slots
+        self.uri, self.take, self.depth, self.slots = uri, take, depth, slots
         self.todo: deque[_Task] = deque([(uri, 0, depth <= 0)])
         self.busy = 0
         self.found = False
@@ -141,12 +141,12 @@ class _Plan:
     def list(self, prefix: str, level: int, whole: bool) -> list[_Task]:
         """List one prefix; the prefixes below it still to list."""
         if whole:
-            entries = location.list_tree(prefix)
+            entries = self.listed(location.list_tree, prefix)
             if entries:
                 self.found = True
             self.take(prefix, _grouped(entries))
             return []
-        dirs, found = location.list_level(prefix)
+        dirs, found = self.listed(location.list_level, prefix)
         if found:
             self.found = True
         if dirs and is_log_dir(dirs, found):
@@ -154,6 +154,13 @@ class _Plan:
         if found:  # a level with no subdirectory (all its keys), or files beside descended ones
             self.take(prefix, iter([(prefix, found)]))
         return [(d, level + 1, level + 1 >= self.depth) for d in dirs]
+
+    def listed(self, listing: Callable[[str], _Listing], prefix: str) -> _Listing:
+        """``listing(prefix)``; its error named as the listed URI's (the store's reason, as one listing of it)."""
+        try:
+            return listing(prefix)
+        except InputError as exc:
+            raise InputError(exc.message, path=location.redact(self.uri), hint=exc.hint) from None
 
 
 _SLOTS: dict[int, threading.BoundedSemaphore] = {}

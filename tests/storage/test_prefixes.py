@@ -114,6 +114,8 @@ def tree(s3, tmp_path_factory) -> str:
     segment(fleet / "b3" / "2024-05-01" / "data" / "orders-0")
     log_dir(fleet / "b10" / "data", "meta.properties")  # after b3 in natural order, before b2 in the string's
     segment(fleet / "b10" / "data" / "orders-0", 4)
+    log_dir(fleet / "b2-old" / "data", "meta.properties")  # before b2/... in natural order ('-' < '/')
+    segment(fleet / "b2-old" / "data" / "orders-0", 5)
     for broker in ("broker-1", "broker-2"):  # a fleet root whose brokers look like partition directories
         segment(base / "named" / broker / "data" / "orders-0")
     dated = base / "dated" / "2024"
@@ -220,7 +222,13 @@ class Listings:
 def test_each_log_dir_is_listed_recursively_on_its_own(tree: str, monkeypatch) -> None:
     seen = Listings(monkeypatch)
     discover_uri(tree + "/fleet", [])
-    assert seen.of("list_tree", tree + "/fleet") == ["/b1/data", "/b10/data", "/b2", "/b3/2024-05-01/data"]
+    assert seen.of("list_tree", tree + "/fleet") == [
+        "/b1/data",
+        "/b10/data",
+        "/b2",
+        "/b2-old/data",
+        "/b3/2024-05-01/data",
+    ]
     assert seen.of("list_level", tree + "/fleet") == [
         "",
         "/b1",
@@ -228,6 +236,8 @@ def test_each_log_dir_is_listed_recursively_on_its_own(tree: str, monkeypatch) -
         "/b10",
         "/b10/data",
         "/b2",
+        "/b2-old",
+        "/b2-old/data",
         "/b3",
         "/b3/2024-05-01",
         "/b3/2024-05-01/data",
