@@ -26,8 +26,8 @@ the load (its listing)::
 
 ``--before DIR`` (after ``--plan N [S]``) runs each step twice on the same server, first with the kseg
 of another checkout (``PYTHONPATH=DIR``, e.g. main) then with this one, side by side under the same load;
-``--only listing`` runs that step alone; ``BENCH_AT_ONCE=K`` sets the listings run at once
-(``kseg.storage.prefixes.AT_ONCE``).
+``--only listing`` runs that step alone; ``--at-once 1,2,4,8`` runs the listing alone once for each
+number of listings at once (``kseg.storage.prefixes.AT_ONCE``, set by ``BENCH_AT_ONCE`` in the child).
 
 ``--load N`` runs the data source on Spark (``local[2]``) over the same N partitions and counts
 every request (the driver's planning and the tasks' reads) of each step of::
@@ -236,36 +236,45 @@ def load_main(count: int) -> None:
     server.stop()
 
 
-def plan_main(count: int, segments: int = 1, before: str | None = None, only: str | None = None) -> None:
+def plan_main(
+    count: int, segments: int = 1, before: str | None = None, only: str | None = None, at_once: str | None = None
+) -> None:
     """``--plan N [S]``: the driver's requests, time and memory for planning N partitions (of S segments);
-    with ``before``, each step also run with the kseg of that checkout, just before this one's."""
+    with ``before``, each step also run with the kseg of that checkout, just before this one's; with
+    ``at_once`` (``1,2,4``), the listing alone once per number of listings at once."""
     import json
 
     server, counter, env, keys = fleet(count, segments)
     print(f"{count} partitions of {segments} segment(s), {keys} keys under {BROKERS} broker prefixes (moto)")
-    for mode in [only] if only else ("listing", *PLANS, "export"):
-        for label, path in ([("before", before)] if before else []) + [("after" if before else "", str(HERE.parent))]:
-            out = subprocess.run(
-                [sys.executable, __file__, "--child", mode, "s3://bench/fleet"],
-                env=dict(env, PYTHONPATH=path),
-                capture_output=True,
-                text=True,
-                check=False,
-            )
-            c = counter.take()
-            name = f"{mode} {label}".strip()
-            if out.returncode != 0:
-                print(f"  {name}: failed: {out.stderr.strip().splitlines()[-1:]}")
-                continue
-            seconds, peak, units, rss, pickled = json.loads(out.stdout)
-            print(
-                f"  {name:31s} "
-                + ", ".join(f"{k} {c[k]}" for k in ("LIST", "HEAD", "GET"))
-                + f"; {seconds:.1f} s; {units} tasks; per listed key: peak {peak / keys:.0f} B traced,"
-                + f" {rss / keys:.0f} B RSS growth"
-                + (f", {pickled / keys:.0f} B pickled" if pickled else ""),
-                flush=True,
-            )
+    runs = [
+        (mode, label, path, "")
+        for mode in ([only] if only else ("listing", *PLANS, "export"))
+        for label, path in ([("before", before)] if before else []) + [("after" if before else "", str(HERE.parent))]
+    ]
+    if at_once:
+        runs = [("listing", f"K={k}", str(HERE.parent), k) for k in at_once.split(",")]
+    for mode, label, path, at in runs:
+        out = subprocess.run(
+            [sys.executable, __file__, "--child", mode, "s3://bench/fleet"],
+            env=dict(env, PYTHONPATH=path, BENCH_AT_ONCE=at),
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        c = counter.take()
+        name = f"{mode} {label}".strip()
+        if out.returncode != 0:
+            print(f"  {name}: failed: {out.stderr.strip().splitlines()[-1:]}")
+            continue
+        seconds, peak, units, rss, pickled = json.loads(out.stdout)
+        print(
+            f"  {name:31s} "
+            + ", ".join(f"{k} {c[k]}" for k in ("LIST", "HEAD", "GET"))
+            + f"; {seconds:.1f} s; {units} tasks; per listed key: peak {peak / keys:.0f} B traced,"
+            + f" {rss / keys:.0f} B RSS growth"
+            + (f", {pickled / keys:.0f} B pickled" if pickled else ""),
+            flush=True,
+        )
     server.stop()
 
 
@@ -276,7 +285,9 @@ def main() -> None:
         args = sys.argv[2:]
         flags = {args[i]: args[i + 1] for i in range(len(args) - 1) if args[i].startswith("--")}
         numbers = [int(a) for a in args if a.isdigit() and a not in flags.values()]
-        return plan_main(*numbers[:2], before=flags.get("--before"), only=flags.get("--only"))
+        return plan_main(
+            *numbers[:2], before=flags.get("--before"), only=flags.get("--only"), at_once=flags.get("--at-once")
+        )
     if sys.argv[1:2] == ["--load"]:
         return load_main(int(sys.argv[2]))
 

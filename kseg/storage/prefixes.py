@@ -71,9 +71,12 @@ def looks_like_partition(name: str) -> bool:
     return tp is not None and _TOPIC.match(tp[0]) is not None
 
 
-def is_log_dir(dirs: list[str], found: list[location.Entry]) -> bool:
-    """True when a level listed as ``dirs`` (prefixes) and ``found`` (files) is best listed whole: it holds
-    segment files or a broker's files, or a subdirectory named like a partition or tiered directory."""
+def is_log_dir(prefix: str, dirs: list[str], found: list[location.Entry]) -> bool:
+    """True when the level ``prefix``, listed as ``dirs`` (prefixes) and ``found`` (files), is best listed
+    whole: it holds segment files or a broker's files, or a subdirectory named like a partition or tiered
+    directory, or it is a tiered topic's directory (Aiven's ``<topic>-<topicId>``, holding ``<partition>/``)."""
+    if remote_keys.is_tiered_dir(location.basename(prefix)):
+        return True
     for e in found:
         if e.path.endswith(files.SEGMENT_SUFFIXES) or location.basename(e.path) in checkpoints.LOG_DIR_MARKERS:
             return True
@@ -90,10 +93,10 @@ def each_listing(uri: str, take: Take, at_once: int | None = None, depth: int = 
     ``uri`` (``uri`` itself included) that directly holds files is in exactly one listing, and the
     directories of one listing are together in natural order (they share its prefix, which no other
     listing's prefix continues: sorted by ``prefix + "/"``, the listings are in that order too).  True when
-    any file was found.  A listing that fails stops the others
-    taking more prefixes and, once those under way have finished, its error is raised naming ``uri`` (as
-    one listing of ``uri`` would).  The bound is the process's: URIs listed side by side (one per broker,
-    ``partition._list_remote``) share the ``at_once`` slots."""
+    any file was found.  A listing that fails stops the others taking more prefixes and, once those under
+    way have finished, its error is raised naming ``uri`` (as one listing of ``uri`` would).  The bound is
+    the process's: URIs listed side by side (one per broker, ``partition._list_remote``) share the
+    ``at_once`` slots."""
     at_once = at_once or AT_ONCE
     plan = _Plan(uri, take, depth, _slots(at_once))
     with ThreadPoolExecutor(max_workers=at_once) as pool:
@@ -149,7 +152,7 @@ class _Plan:
         dirs, found = self.listed(location.list_level, prefix)
         if found:
             self.found = True
-        if dirs and is_log_dir(dirs, found):
+        if dirs and is_log_dir(prefix, dirs, found):
             return [(prefix, level, True)]
         if found:  # a level with no subdirectory (all its keys), or files beside descended ones
             self.take(prefix, iter([(prefix, found)]))

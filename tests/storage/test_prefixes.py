@@ -153,7 +153,8 @@ CASES = [
     "/loose/c",
     "/tiered",
     "/tiered/aiven",
-    "/tiered/aiven/txn-MWJ6FHTfRYy67jzwZdeqSQ/0",
+    "/tiered/aiven/txn-v2-MWJ6FHTfRYy67jzwZdeqSQ",
+    "/tiered/aiven/txn-v2-MWJ6FHTfRYy67jzwZdeqSQ/0",
     "/tiered/lts",
     "/tiered/lts/" + LTS_DIR,
     "/missing",
@@ -186,6 +187,8 @@ def test_the_layouts_give_what_they_hold(tree: str) -> None:
     assert any("junk.log: skipped, the name carries no base offset" in n for n in notes)
     assert outcome(discover_uri, tree + "/missing")[0].endswith("/missing: no such file or directory")
     assert "no partition directories or segment files found" in outcome(discover_uri, tree + "/loose/c")[0]
+    (aiven,) = outcome(discover_uri, tree + "/tiered/aiven/txn-v2-MWJ6FHTfRYy67jzwZdeqSQ")[0]
+    assert aiven[0].endswith("/0") and aiven[3] and all(seg[2] and seg[2].endswith(".index") for seg in aiven[3])
     # a transition directory given as the root is read: only what is below the root counts
     assert outcome(discover_uri, tree + "/dated/2024/01/02/x-1.ab-delete")[0][0][0].endswith("x-1.ab-delete")
 
@@ -246,11 +249,19 @@ def test_each_log_dir_is_listed_recursively_on_its_own(tree: str, monkeypatch) -
 
 @pytest.mark.parametrize(
     ("case", "levels"),
-    [("/fleet/b1/data", 1), ("/fleet/b1", 2), ("/named", 1), ("/fleet/b1/data/orders-10", 1)],
+    [
+        ("/fleet/b1/data", 1),
+        ("/fleet/b1", 2),
+        ("/named", 1),
+        ("/fleet/b1/data/orders-10", 1),
+        ("/tiered/aiven/txn-v2-MWJ6FHTfRYy67jzwZdeqSQ", 1),
+        ("/tiered/aiven", 1),
+    ],
 )
 def test_a_broker_prefix_costs_one_or_two_listings_more(tree: str, case: str, levels: int, monkeypatch) -> None:
-    """A log directory, a broker's prefix, a fleet root named like partitions (listed whole, as before); a
-    partition directory is one level listing and nothing else (it has no subdirectory)."""
+    """A log directory, a broker's prefix, a fleet root named like partitions (listed whole, as before), an
+    Aiven topic's or storage prefix; a partition directory is one level listing and nothing else (it has no
+    subdirectory)."""
     seen = Listings(monkeypatch)
     discover_uri(tree + case, [])
     assert len(seen.of("list_level", tree)) == levels
