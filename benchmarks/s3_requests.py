@@ -17,8 +17,8 @@ peak traced memory per listed key of what the driver runs before any task starts
 -- the listing alone (``listing.listed``), the data source's ``load()`` and one
 query's ``partitions()`` (plain, ``fromOffset``, ``fromTime``) and export's
 planning -- each in a process of its own (the server's log counts its requests);
-memory as the peak of traced Python allocations, the growth of the process's peak
-RSS (pyarrow's listing is C++), and for the data source the pickle Spark keeps of
+memory as the peak of traced Python allocations, the peak growth of the process's
+RSS (sampled every 2 ms; pyarrow's listing is C++), and for the data source the pickle Spark keeps of
 the load (its listing)::
 
     python3 benchmarks/s3_requests.py --plan 1000
@@ -117,12 +117,38 @@ PLANS = {
 }
 
 
+class RssPeak:
+    """The growth of the process's resident set (``/proc/self/statm``) over its size at the start, at its
+    highest, sampled every 2 ms by a thread until :meth:`stop` (pyarrow's C++ listing included)."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.page = os.sysconf("SC_PAGE_SIZE")
+        self.start = self.peak = self.now()
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self.sample, daemon=True)
+        self.thread.start()
+
+    def now(self) -> int:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * self.page
+
+    def sample(self) -> None:
+        while not self.done.wait(0.002):
+            self.peak = max(self.peak, self.now())
+
+    def stop(self) -> int:
+        self.done.set()
+        self.thread.join()
+        return max(self.peak, self.now()) - self.start
+
+
 def child(mode: str, uri: str) -> None:
     """One planning run, in its own process: prints ``[seconds, peak traced bytes, tasks, RSS growth,
     pickled listing bytes]`` on stdout."""
     import json
     import pickle
-    import resource
     import time
     import tracemalloc
 
@@ -137,7 +163,7 @@ def child(mode: str, uri: str) -> None:
         import kseg.storage.prefixes
 
         kseg.storage.prefixes.AT_ONCE = int(os.environ["BENCH_AT_ONCE"])
-    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    rss_peak = RssPeak()  # sampled: the imports' high-water mark would hide ru_maxrss's growth
     tracemalloc.start()
     began = time.perf_counter()
     pickled = 0
@@ -158,7 +184,7 @@ def child(mode: str, uri: str) -> None:
     seconds = time.perf_counter() - began
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - rss_before
+    rss = rss_peak.stop()
     if mode not in ("export", "listing"):
         source.planned = False  # the pickle Spark keeps from load() (with the listing)
         pickled = len(pickle.dumps(source))
