@@ -9,18 +9,25 @@ times: moto is a test server, so its speed says nothing about S3's.
 
     python3 benchmarks/s3_requests.py [PARTITION_DIR]
 
-``--plan N`` measures the driver's side of ``--spark`` instead: N partitions of
-one indexed segment (four one-record batches, an index entry each) under two broker
-prefixes, and the requests, wall time and peak traced memory per listed key of
-what the driver runs before any task starts -- the data source's ``load()``
-and one query's ``partitions()`` (plain, ``fromOffset``, ``fromTime``) and
-export's planning -- each in a process of its own (the server's log counts its
-requests); memory as the peak of traced Python allocations, the growth of the
-process's peak RSS (pyarrow's listing is C++), and for the data source the
-pickle Spark keeps of the load (its listing)::
+``--plan N`` measures the driver's side of ``--spark`` instead: N partitions of one
+indexed segment (four one-record batches, an index entry each) under 16 broker
+prefixes (``fleet/b<k>/data/``, each with ``meta.properties`` and the offset
+checkpoints; ``BENCH_BROKERS`` sets how many), and the requests, wall time and
+peak traced memory per listed key of what the driver runs before any task starts
+-- the listing alone (``listing.listed``), the data source's ``load()`` and one
+query's ``partitions()`` (plain, ``fromOffset``, ``fromTime``) and export's
+planning -- each in a process of its own (the server's log counts its requests);
+memory as the peak of traced Python allocations, the peak growth of the process's
+RSS (sampled every 2 ms; pyarrow's listing is C++), and for the data source the pickle Spark keeps of
+the load (its listing)::
 
     python3 benchmarks/s3_requests.py --plan 1000
     python3 benchmarks/s3_requests.py --plan 100 30     # 100 partitions of 30 segments each
+
+``--before DIR`` (after ``--plan N [S]``) runs each step twice on the same server, first with the kseg
+of another checkout (``PYTHONPATH=DIR``, e.g. main) then with this one, side by side under the same load;
+``--only listing`` runs that step alone; ``--at-once 1,2,4,8`` runs the listing alone once for each
+number of listings at once (``kseg.storage.prefixes.AT_ONCE``, set by ``BENCH_AT_ONCE`` in the child).
 
 ``--load N`` runs the data source on Spark (``local[2]``) over the same N partitions and counts
 every request (the driver's planning and the tasks' reads) of each step of::
@@ -110,12 +117,38 @@ PLANS = {
 }
 
 
+class RssPeak:
+    """The growth of the process's resident set (``/proc/self/statm``) over its size at the start, at its
+    highest, sampled every 2 ms by a thread until :meth:`stop` (pyarrow's C++ listing included)."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.page = os.sysconf("SC_PAGE_SIZE")
+        self.start = self.peak = self.now()
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self.sample, daemon=True)
+        self.thread.start()
+
+    def now(self) -> int:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * self.page
+
+    def sample(self) -> None:
+        while not self.done.wait(0.002):
+            self.peak = max(self.peak, self.now())
+
+    def stop(self) -> int:
+        self.done.set()
+        self.thread.join()
+        return max(self.peak, self.now()) - self.start
+
+
 def child(mode: str, uri: str) -> None:
     """One planning run, in its own process: prints ``[seconds, peak traced bytes, tasks, RSS growth,
     pickled listing bytes]`` on stdout."""
     import json
     import pickle
-    import resource
     import time
     import tracemalloc
 
@@ -126,11 +159,19 @@ def child(mode: str, uri: str) -> None:
     import kseg.storage.location
 
     kseg.storage.location._filesystem(uri)  # the S3 client made (no request): the planning's memory only
-    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    if os.environ.get("BENCH_AT_ONCE"):  # the listings at once (kseg.storage.prefixes.AT_ONCE) to try
+        import kseg.storage.prefixes
+
+        kseg.storage.prefixes.AT_ONCE = int(os.environ["BENCH_AT_ONCE"])
+    rss_peak = RssPeak()  # sampled: the imports' high-water mark would hide ru_maxrss's growth
     tracemalloc.start()
     began = time.perf_counter()
     pickled = 0
-    if mode == "export":
+    if mode == "listing":
+        from kseg.storage.listing import listed
+
+        units = listed([uri], [])
+    elif mode == "export":
         from kseg.ops.export.export import Ranges
         from kseg.spark.export_job import driver_plan
 
@@ -143,17 +184,21 @@ def child(mode: str, uri: str) -> None:
     seconds = time.perf_counter() - began
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - rss_before
-    if mode != "export":
+    rss = rss_peak.stop()
+    if mode not in ("export", "listing"):
         source.planned = False  # the pickle Spark keeps from load() (with the listing)
         pickled = len(pickle.dumps(source))
     print(json.dumps([seconds, peak, len(units), rss, pickled]))
 
 
+BROKERS = int(os.environ.get("BENCH_BROKERS", "16"))
+CHECKPOINTS = ("meta.properties", "recovery-point-offset-checkpoint", "replication-offset-checkpoint")
+
+
 def fleet(count: int, segments: int = 1):
     """moto's server (:func:`bench_server`) holding N partitions of ``segments`` indexed segments (four
-    one-record batches each, an index entry each) under two broker prefixes, ``s3://bench/fleet``; and
-    the number of keys."""
+    one-record batches each, an index entry each) under :data:`BROKERS` broker prefixes,
+    ``s3://bench/fleet/b<k>/data/`` (each with a broker's files, :data:`CHECKPOINTS`); and the number of keys."""
     import tempfile
     from concurrent.futures import ThreadPoolExecutor
 
@@ -172,9 +217,12 @@ def fleet(count: int, segments: int = 1):
     server, counter, env, s3 = bench_server()
     with tempfile.TemporaryDirectory() as tmp:
         uploads = []
-        for broker, share in (("b1", count - count // 2), ("b2", count // 2)):
-            root = write_many_partitions(Path(tmp) / broker, share, topic=f"t{broker}")
-            uploads += [(f, f"fleet/{broker}/{f.relative_to(root.parent).as_posix()}") for f in root.rglob("*.*")]
+        for k in range(BROKERS):
+            broker, share = f"b{k + 1}", count // BROKERS + (k < count % BROKERS)
+            root = write_many_partitions(Path(tmp) / broker / "data", share, topic=f"t{broker}")
+            for name in CHECKPOINTS:
+                (root / name).write_text("0\n0\n")
+            uploads += [(f, f"fleet/{f.relative_to(Path(tmp)).as_posix()}") for f in root.rglob("*") if f.is_file()]
         with ThreadPoolExecutor(8) as pool:
             list(pool.map(lambda u: s3.upload_file(str(u[0]), "bench", u[1]), uploads))
     counter.take()
@@ -194,7 +242,7 @@ def load_main(count: int) -> None:
 
     spark = session("local[2]", [])
     kseg.spark.register(spark)
-    print(f"{count} partitions, {keys} keys under two broker prefixes; the data source on local[2]")
+    print(f"{count} partitions, {keys} keys under {BROKERS} broker prefixes; the data source on local[2]")
     began = time.perf_counter()
     df = spark.read.format("kseg").load("s3://bench/fleet")
     steps = [
@@ -214,31 +262,44 @@ def load_main(count: int) -> None:
     server.stop()
 
 
-def plan_main(count: int, segments: int = 1) -> None:
-    """``--plan N [S]``: the driver's requests, time and memory for planning N partitions (of S segments)."""
+def plan_main(
+    count: int, segments: int = 1, before: str | None = None, only: str | None = None, at_once: str | None = None
+) -> None:
+    """``--plan N [S]``: the driver's requests, time and memory for planning N partitions (of S segments);
+    with ``before``, each step also run with the kseg of that checkout, just before this one's; with
+    ``at_once`` (``1,2,4``), the listing alone once per number of listings at once."""
     import json
 
     server, counter, env, keys = fleet(count, segments)
-    print(f"{count} partitions of {segments} segment(s), {keys} keys under two broker prefixes (moto, 2 loaded cores)")
-    for mode in (*PLANS, "export"):
+    print(f"{count} partitions of {segments} segment(s), {keys} keys under {BROKERS} broker prefixes (moto)")
+    runs = [
+        (mode, label, path, "")
+        for mode in ([only] if only else ("listing", *PLANS, "export"))
+        for label, path in ([("before", before)] if before else []) + [("after" if before else "", str(HERE.parent))]
+    ]
+    if at_once:
+        runs = [("listing", f"K={k}", str(HERE.parent), k) for k in at_once.split(",")]
+    for mode, label, path, at in runs:
         out = subprocess.run(
             [sys.executable, __file__, "--child", mode, "s3://bench/fleet"],
-            env=env,
+            env=dict(env, PYTHONPATH=path, BENCH_AT_ONCE=at),
             capture_output=True,
             text=True,
             check=False,
         )
         c = counter.take()
+        name = f"{mode} {label}".strip()
         if out.returncode != 0:
-            print(f"  {mode}: failed: {out.stderr.strip().splitlines()[-1:]}")
+            print(f"  {name}: failed: {out.stderr.strip().splitlines()[-1:]}")
             continue
         seconds, peak, units, rss, pickled = json.loads(out.stdout)
         print(
-            f"  {mode:24s} "
+            f"  {name:31s} "
             + ", ".join(f"{k} {c[k]}" for k in ("LIST", "HEAD", "GET"))
             + f"; {seconds:.1f} s; {units} tasks; per listed key: peak {peak / keys:.0f} B traced,"
             + f" {rss / keys:.0f} B RSS growth"
-            + (f", {pickled / keys:.0f} B pickled" if pickled else "")
+            + (f", {pickled / keys:.0f} B pickled" if pickled else ""),
+            flush=True,
         )
     server.stop()
 
@@ -247,7 +308,12 @@ def main() -> None:
     if sys.argv[1:2] == ["--child"]:
         return child(sys.argv[2], sys.argv[3])
     if sys.argv[1:2] == ["--plan"]:
-        return plan_main(int(sys.argv[2]), int(sys.argv[3]) if len(sys.argv) > 3 else 1)
+        args = sys.argv[2:]
+        flags = {args[i]: args[i + 1] for i in range(len(args) - 1) if args[i].startswith("--")}
+        numbers = [int(a) for a in args if a.isdigit() and a not in flags.values()]
+        return plan_main(
+            *numbers[:2], before=flags.get("--before"), only=flags.get("--only"), at_once=flags.get("--at-once")
+        )
     if sys.argv[1:2] == ["--load"]:
         return load_main(int(sys.argv[2]))
 

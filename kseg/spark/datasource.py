@@ -26,7 +26,7 @@ Options (all strings, as Spark passes them):
 ``maxMessageSize``        as ``--max-message-size`` (default 5 MiB)
 
 Planning is split between the driver and the tasks.  The driver lists once
-per ``load()`` (one recursive listing per path, the paths side by side, held
+per ``load()`` (each path log directory by log directory, a few at once, held
 compactly: :mod:`kseg.storage.listing`) and, for each query, prunes segments
 outside an offset range by their names and packs *segment units* -- a
 segment, or one ``splitBytes`` band of a large one -- into tasks of about

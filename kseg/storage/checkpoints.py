@@ -51,6 +51,12 @@ CLEANER = "cleaner-offset-checkpoint"
 OFFSET_CHECKPOINTS = (HIGH_WATERMARK, RECOVERY_POINT, LOG_START, CLEANER)
 META_PROPERTIES = "meta.properties"
 CLEAN_SHUTDOWN = ".kafka_cleanshutdown"
+#: What a broker keeps in each of its log directories (``LogManager``: ``meta.properties`` and the offset
+#: checkpoints): an empty log directory still holds them.
+LOG_DIR_FILES = (META_PROPERTIES, *OFFSET_CHECKPOINTS)
+#: A directory holding one of these is a log directory (``LogManager``'s own files: ``meta.properties``
+#: from the first start, the offset checkpoints from the first flush, ``.kafka_cleanshutdown``).
+LOG_DIR_MARKERS = (META_PROPERTIES, CLEAN_SHUTDOWN, *OFFSET_CHECKPOINTS)
 PARTITION_METADATA = "partition.metadata"
 QUORUM_STATE = "quorum-state"
 VERSION = 0  # OffsetCheckpointFile.CURRENT_VERSION, PartitionMetadataFile.CURRENT_VERSION

@@ -35,6 +35,10 @@ LOG, INDEX, TIME_INDEX, TXN_INDEX, SNAPSHOT, CHECKPOINT = (
     ".checkpoint",
 )
 BOOTSTRAP_CHECKPOINT = "bootstrap.checkpoint"
+#: A segment's files (``LogFileUtils``): a directory holding one is a partition directory.
+SEGMENT_SUFFIXES = (LOG, INDEX, TIME_INDEX, TXN_INDEX)
+#: A partition directory in transition (``UnifiedLog``'s ``-delete``, ``-future`` and ``-stray`` suffixes).
+TRANSITION_DIR = re.compile(r".*-(delete|future|stray)\Z")
 _LONG = re.compile(r"[+-]?[0-9]+\Z")
 _CHECKPOINT = re.compile(r"([0-9]{20})-([0-9]{10})\.checkpoint\Z")
 _TIERED = re.compile(r"([0-9]+)-([A-Za-z0-9_-]{22})\Z")  # RemoteLogSegmentFileset: <offset>-<Uuid>

@@ -18,26 +18,17 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from kseg.errors import InputError
-from kseg.storage import files, location, tiered
+from kseg.storage import checkpoints, files, location, prefixes, tiered
+from kseg.storage.files import SEGMENT_SUFFIXES, TRANSITION_DIR
 
 _DIGITS = re.compile(r"(\d+)")
-TRANSITION_DIR = re.compile(r".*-(delete|future|stray)\Z")
 TRANSITION_FILE_SUFFIXES = (".deleted", ".cleaned", ".swap")
-SEGMENT_SUFFIXES = (files.LOG, files.INDEX, files.TIME_INDEX, files.TXN_INDEX)
 _SLOT = {files.LOG: "log", files.INDEX: "index", files.TIME_INDEX: "timeindex", files.TXN_INDEX: "txnindex"}
-# files a broker keeps in each of its log directories (LogManager's checkpoints): an empty one is still one
-KAFKA_LOG_DIR_FILES = (
-    "meta.properties",
-    "recovery-point-offset-checkpoint",
-    "log-start-offset-checkpoint",
-    "replication-offset-checkpoint",
-    "cleaner-offset-checkpoint",
-)
 T = TypeVar("T")
 LAYOUT_HINT = (
     "give a log root holding partition directories (data/orders-0/), a partition directory "
@@ -216,16 +207,21 @@ _PLACE = Partition("")  # a remote partition's place among the local ones (disco
 
 
 def discover_uri_as(uri: str, notes: list[str], shape: Callable[[Partition], T]) -> list[tuple[str, T]]:
-    """The partitions under ``uri`` (a prefix or one segment file), found with one recursive listing.
+    """The partitions under ``uri`` (a prefix or one segment file), listed log directory by log directory.
 
     On an object store there are no directories, only keys, and a round trip
     per "directory" would make 10^5 partitions 10^5 sequential requests; so
-    the listing is grouped here: every "directory" holding segment files is a
-    partition directory, its parent the log directory, at any depth (a
-    broker's log root, a partition directory, many brokers' roots, plain
-    segment files under any prefix).  Raises :class:`InputError` when
-    nothing under ``uri`` is a segment file.  Each partition is ``(its path, shape(partition))``,
-    shaped as it is made (the listing's entries of a directory let go once it is).
+    the prefix is listed by :func:`kseg.storage.prefixes.each_listing` (a
+    few delimiter listings find the log directories, each is listed
+    recursively, a few at once) and each listing is grouped here as it
+    arrives: every "directory" holding segment files is a partition
+    directory, its parent the log directory, at any depth (a broker's log
+    root, a partition directory, many brokers' roots, plain segment files
+    under any prefix).  Partitions and notes come in natural order over the
+    whole of ``uri``, as one recursive listing would give them.  Raises
+    :class:`InputError` when nothing under ``uri`` is a segment file.  Each
+    partition is ``(its path, shape(partition))``, shaped as it is made (a
+    listing's entries let go once their directory is).
     """
     location.check_uri(uri)
     uri = uri.rstrip("/")
@@ -238,26 +234,40 @@ def discover_uri_as(uri: str, notes: list[str], shape: Callable[[Partition], T])
         whole = partition_from_listing(directory, location.children(directory), notes)
         whole.segments = [s for s in whole.segments if s.base_offset == base]
         return [(whole.path, shape(whole))]
-    entries = location.list_tree(uri)
-    if kind == "missing" and not entries:
+    # each listing's (directory, the partition directory in transition holding it or its own notes, shaped),
+    # in natural order: folded in the listing threads as each listing arrives, the listings in no order
+    listings: list[tuple[str, list[tuple[str, str | list[str] | None, T | None]]]] = []
+
+    def take(prefix: str, groups: Iterator[tuple[str, list[location.Entry]]]) -> None:
+        records: list[tuple[str, str | list[str] | None, T | None]] = []
+        for directory, group in groups:
+            if not any(files.suffix(e.path) in SEGMENT_SUFFIXES for e in group):
+                continue
+            transit = _in_transition(directory, uri)
+            if transit:
+                records.append((directory, transit, None))
+                continue
+            own: list[str] = []
+            shaped = shape(partition_from_listing(directory, group, own))
+            records.append((directory, own or None, shaped))
+        records.sort(key=lambda record: natural_key(record[0]))
+        listings.append((prefix, records))
+
+    if not prefixes.each_listing(uri, take) and kind == "missing":
         raise InputError("no such file or directory", path=uri)
-    by_dir: dict[str, list[location.Entry]] = {}
-    for entry in entries:
-        by_dir.setdefault(location.dirname(entry.path), []).append(entry)
-    del entries
+    # by prefix + '/': all of a listing's directories sort together there ('a/' after 'a-b/', as 'a/x' after 'a-b/y')
+    listings.sort(key=lambda listing: natural_key(listing[0] + "/"), reverse=True)
     partitions = []
     skipped: set[str] = set()
-    for directory in sorted(by_dir, key=natural_key):
-        group = by_dir.pop(directory)
-        if not any(files.suffix(e.path) in SEGMENT_SUFFIXES for e in group):
-            continue
-        transit = _in_transition(directory, uri)
-        if transit:
-            if transit not in skipped:
-                skipped.add(transit)
-                notes.append(f"{transit}: skipped, a partition directory in transition")
-            continue
-        partitions.append((directory, shape(partition_from_listing(directory, group, notes))))
+    while listings:  # each listing let go once taken
+        for directory, said, shaped in listings.pop()[1]:
+            if isinstance(said, str):
+                if said not in skipped:
+                    skipped.add(said)
+                    notes.append(f"{said}: skipped, a partition directory in transition")
+                continue
+            notes.extend(said or ())
+            partitions.append((directory, cast(T, shaped)))
     if not partitions:
         raise InputError("no partition directories or segment files found", path=uri, hint=LAYOUT_HINT)
     return partitions
@@ -363,7 +373,7 @@ class _Found:
             return
         got = sum(self._add_subdirectory(os.path.join(path, name)) for name, is_dir in entries if is_dir)
         if not got:
-            if any(name in KAFKA_LOG_DIR_FILES for name, is_dir in entries if not is_dir):
+            if any(name in checkpoints.LOG_DIR_FILES for name, is_dir in entries if not is_dir):
                 self.notes.append(f"{path}: a Kafka log directory holding no partitions")
                 return
             raise InputError(
@@ -414,9 +424,9 @@ class _Found:
 
 
 def _list_remote(uris: list[str], shape: Callable[[Partition], T]) -> dict[str, tuple[list[tuple[str, T]], list[str]]]:
-    """Each URI's partitions and notes, the listings run concurrently (16 at a time): one
-    recursive listing per URI is a chain of sequential page requests, so many prefixes
-    (one per broker) are listed side by side.  The first error is raised."""
+    """Each URI's partitions and notes, the URIs listed concurrently (16 at a time; each log directory
+    by log directory, :func:`discover_uri_as`, the listings of all of them sharing
+    ``prefixes.AT_ONCE`` slots).  The first error is raised."""
     if not uris:
         return {}
     from concurrent.futures import ThreadPoolExecutor

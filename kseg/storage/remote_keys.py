@@ -85,6 +85,15 @@ _LOCAL = re.compile(
 )
 
 
+_TIERED_DIR = re.compile(rf"{_TOPIC}-{_UUID}\Z", re.DOTALL)
+
+
+def is_tiered_dir(name: str) -> bool:
+    """True for a directory name ending ``-<Uuid>``: Aiven's topic directory ``<topic>-<topicId>`` or
+    ``LocalTieredStorage``'s partition directory ``<topic>-<partition>-<topicId>``."""
+    return _TIERED_DIR.match(name) is not None
+
+
 @dataclass(frozen=True)
 class RemoteObjectKey:
     """One object of a remote log segment: the parts its plugin built its key from.

@@ -150,6 +150,7 @@ def units(partitions: Sequence[Partition | Listed], ranges: Ranges = Ranges(), s
     offset), and a segment is one unit per ``split_bytes`` of its listed size.  No file is opened."""
     for part in partitions:
         segs = [s for s in part.segments if s.log]
+        log_dir, name = part.log_dir, part.name  # made once: every unit of the partition shares the two strings
         for k, seg in enumerate(segs):
             next_base = segs[k + 1].base_offset if k + 1 < len(segs) else None
             if next_base is not None and next_base <= ranges.from_offset:
@@ -160,9 +161,7 @@ def units(partitions: Sequence[Partition | Listed], ranges: Ranges = Ranges(), s
             bands = max(1, -(-size // split_bytes))
             assert seg.log is not None
             for band in range(bands):
-                yield SegmentUnit(
-                    part.log_dir, part.name, seg.base_offset, seg.log, seg.index, seg.timeindex, size, band, bands
-                )
+                yield SegmentUnit(log_dir, name, seg.base_offset, seg.log, seg.index, seg.timeindex, size, band, bands)
 
 
 def unit_splits(

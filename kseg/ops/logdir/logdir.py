@@ -22,9 +22,8 @@ from kseg.ops.logdir.log import LogFacts, read_log
 from kseg.ops.logdir.rules import offset_problems
 from kseg.storage import checkpoints as cp
 from kseg.storage import files, leader_epochs, location
+from kseg.storage.files import SEGMENT_SUFFIXES, TRANSITION_DIR
 from kseg.storage.partition import (
-    SEGMENT_SUFFIXES,
-    TRANSITION_DIR,
     Partition,
     natural_key,
     partition_from_listing,

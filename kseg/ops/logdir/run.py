@@ -17,11 +17,10 @@ from kseg.ops.logdir.logdir import (
 )
 from kseg.storage import checkpoints as cp
 from kseg.storage import files, location, outputs
-from kseg.storage.partition import SEGMENT_SUFFIXES, check_exists, is_partition_dir, natural_key
+from kseg.storage.files import SEGMENT_SUFFIXES
+from kseg.storage.partition import check_exists, is_partition_dir, natural_key
 
-#: A directory holding one of these is a log directory (``LogManager``'s own files; ``meta.properties``
-#: from the first start, the offset checkpoints from the first flush).
-LOG_DIR_MARKERS = (cp.META_PROPERTIES, cp.CLEAN_SHUTDOWN, *cp.OFFSET_CHECKPOINTS)
+LOG_DIR_MARKERS = cp.LOG_DIR_MARKERS  # a directory holding one is a log directory
 FLEET_DEPTH = 3  # a fleet root's log directories: <root>/<broker>/<log dir>/, at most this deep
 
 
