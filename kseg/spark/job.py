@@ -33,6 +33,8 @@ from typing import Any, NamedTuple
 from kseg.ops.verify.report import report_format, write_part
 from kseg.ops.verify.run import Report, WorkItem, previous_of, verify_item, work_items
 from kseg.ops.verify.verify import SegmentResult, check_overlap
+from kseg.render.notes import NoteGroups
+from kseg.render.verify import note_groups
 from kseg.spark.pool import context_stopped, positive_conf, run_jobs
 from kseg.storage.partition import Partition
 from kseg.storage.tiered import KeyCarrier
@@ -123,13 +125,14 @@ def _poisoned(item: WorkItem, poison: str) -> bool:
 
 
 class Outcome(NamedTuple):
-    """What reaches the driver: the counts, and the results to show (problems and failures, and clean ones
-    with notes, whose notes the text groups as the local run does; every result with ``keep_all``), in
-    discovery order."""
+    """What reaches the driver: the counts, the results to show (problems and failures; every result with
+    ``keep_all``) in discovery order, and -- without ``keep_all`` -- every result's notes grouped by kind
+    as the local run groups them, folded in as results came (a clean segment is not held for its notes)."""
 
     report: Report
     shown: list[SegmentResult]
     parts: list[str]  # the report's part files, where the driver wrote them
+    notes: NoteGroups | None  # None with ``keep_all``: each result's notes are printed with it
 
 
 def unverified(item: WorkItem, why: str) -> SegmentResult:
@@ -145,7 +148,11 @@ class _Bins:
     """The driver's bookkeeping as bins finish: overlap at run starts, part files, counts, what to show.
 
     A bin is *settled* (its rows final, its part file written) once every run in it that continues an
-    earlier run of its partition knows that run's last segment: finished, or given up."""
+    earlier run of its partition knows that run's last segment: finished, or given up.  What it holds
+    past settling is bounded by what is printed: the results with problems or failures (every result
+    with ``keep_all``), and the notes grouped (:class:`~kseg.render.notes.NoteGroups`: kinds, counts and
+    first places) -- never a clean segment, nor a run's last segment once the run after it is settled
+    (:meth:`held`)."""
 
     def __init__(
         self, bins: list[list[list[Indexed]]], report: str | None, keep_all: bool, before: Before | None = None
@@ -154,10 +161,11 @@ class _Bins:
         self.before = before  # a segment after one --resume skipped -> that one (kseg.ops.verify.resume)
         self.total = Report()
         self.shown: list[tuple[int, SegmentResult]] = []
+        self.notes = None if keep_all else note_groups()  # every result's notes, in discovery order
         self.parts: list[str] = []
         self.bin_of: dict[int, int] = {}  # a run's last segment's index -> its bin (only those a later run needs)
         self.needs: list[list[tuple[int, int]]] = []  # per bin: (first index of a run, index of the one before)
-        self.last: dict[int, SegmentResult | None] = {}  # a run's last segment's result (None: its bin failed)
+        self.last: dict[int, SegmentResult | None] = {}  # such a segment's result, until used (None: bin failed)
         self.done: dict[int, list[tuple[int, SegmentResult]]] = {}  # finished bins not yet settled
         previous: dict[tuple[str, str], int] = {}  # a partition's runs in discovery order, whichever bin
         order = sorted((run for runs in bins for run in runs), key=lambda run: run[0][0])
@@ -168,9 +176,11 @@ class _Bins:
             if earlier >= 0 and not (self.before and _name(run[0][1]) in self.before):
                 self.needs[run_bin[id(run)]].append((run[0][0], earlier))
             previous[_key(run[0][1])] = run[-1][0]
+        needed = {earlier for needs in self.needs for _, earlier in needs}
         for b, runs in enumerate(bins):
             for run in runs:
-                self.bin_of[run[-1][0]] = b
+                if run[-1][0] in needed:
+                    self.bin_of[run[-1][0]] = b
 
     def finished(self, number: int, results: list[tuple[int, SegmentResult]]) -> None:
         """Bin ``number`` came back (its results in index order, or failed rows); settle what can be."""
@@ -191,15 +201,30 @@ class _Bins:
         results = self.done.pop(number)
         by_index = dict(results)
         for first, before in self.needs[number]:
-            prev = self.last[before]
+            prev = self.last.pop(before)  # used once: by the run after it
             if prev is not None:
                 check_overlap(prev, by_index[first])
         if self.report:
             self.parts.append(write_part(self.report, f"{number:05d}", [res for _, res in results], self.fmt))
         for index, res in results:
-            self.total.add(res, keep=False)
-            if self.keep_all or res.status != "clean" or res.notes:
-                self.shown.append((index, res))
+            self.keep(index, res)
+
+    def keep(self, index: int, res: SegmentResult) -> None:
+        """Count a final result; hold it if it is printed whole, and fold its notes into :attr:`notes`."""
+        self.total.add(res, keep=False)
+        if self.keep_all or res.status != "clean":
+            self.shown.append((index, res))
+        if self.notes is not None:
+            for j, note in enumerate(res.notes):
+                self.notes.add(note, at=(index, j))
+
+    def held(self) -> int:
+        """How many things the driver holds now: results (shown, waiting in unsettled bins, or a run's
+        last for the run after it) and grouped notes' kinds and places -- for a test that it does not
+        grow with the clean segments."""
+        waiting = sum(len(results) for results in self.done.values())
+        notes = self.notes.held() if self.notes is not None else 0
+        return len(self.shown) + waiting + len(self.last) + notes
 
 
 def _key(item: WorkItem) -> tuple[str, str]:
@@ -254,12 +279,11 @@ def run(
         if item.segment is None
     ]
     for index, res in directory_rows:
-        state.total.add(res, keep=False)
-        state.shown.append((index, res))
+        state.keep(index, res)
     if report and directory_rows:
         state.parts.append(write_part(report, "driver", [res for _, res in directory_rows], state.fmt))
     state.shown.sort(key=lambda ir: ir[0])
-    return Outcome(state.total, [res for _, res in state.shown], state.parts)
+    return Outcome(state.total, [res for _, res in state.shown], state.parts, state.notes)
 
 
 def _submit_all(
