@@ -14,8 +14,11 @@ one indexed segment (four one-record batches, an index entry each) under two bro
 prefixes, and the requests, wall time and peak traced memory per listed key of
 what the driver runs before any task starts -- the data source's ``load()``
 and one query's ``partitions()`` (plain, ``fromOffset``, ``fromTime``) and
-export's planning -- each in a process of its own (the server's log counts its
-requests); memory as the peak of traced Python allocations, the growth of the
+export's planning (its listing, and its units dealt to tasks as for two
+cores) -- each in a process of its own (the server's log counts its
+requests); memory as the peak of traced Python allocations, what stays traced
+after (the planning's result, held: the listing and export's deal to tasks, or
+the data source's load and a query's input partitions), the growth of the
 process's peak RSS (pyarrow's listing is C++), and for the data source the
 pickle Spark keeps of the load (its listing)::
 
@@ -112,7 +115,7 @@ PLANS = {
 
 def child(mode: str, uri: str) -> None:
     """One planning run, in its own process: prints ``[seconds, peak traced bytes, tasks, RSS growth,
-    pickled listing bytes]`` on stdout."""
+    pickled listing bytes, traced bytes held after]`` on stdout."""
     import json
     import pickle
     import resource
@@ -123,6 +126,7 @@ def child(mode: str, uri: str) -> None:
 
     import kseg.ops.export.export  # noqa: F401 - imports are not the planning's memory
     import kseg.spark.datasource  # noqa: F401
+    import kseg.spark.export_job  # noqa: F401 - (it imports the Parquet writer's module: ~1 MB)
     import kseg.storage.location
 
     kseg.storage.location._filesystem(uri)  # the S3 client made (no request): the planning's memory only
@@ -132,22 +136,24 @@ def child(mode: str, uri: str) -> None:
     pickled = 0
     if mode == "export":
         from kseg.ops.export.export import Ranges
-        from kseg.spark.export_job import driver_plan
+        from kseg.spark.export_job import deal, driver_plan
+        from kseg.spark.job import DEFAULT_BYTES_PER_TASK, bin_count
 
-        units = driver_plan([uri], Ranges(), 128 << 20)
+        listing = driver_plan([uri], Ranges(), 128 << 20)  # the listing, then its units dealt (two cores)
+        units = deal(listing, Ranges(), 128 << 20, lambda total, n: bin_count(total, n, 2, DEFAULT_BYTES_PER_TASK))
     else:
         from kseg.spark.datasource import KsegDataSource
 
         source = KsegDataSource({"path": uri, **PLANS[mode]})  # load(): the listing, once
         units = source.reader(None).partitions()  # a query's planning: no request
     seconds = time.perf_counter() - began
-    peak = tracemalloc.get_traced_memory()[1]
+    held, peak = tracemalloc.get_traced_memory()  # held: what the planning keeps (its result alive)
     tracemalloc.stop()
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - rss_before
     if mode != "export":
         source.planned = False  # the pickle Spark keeps from load() (with the listing)
         pickled = len(pickle.dumps(source))
-    print(json.dumps([seconds, peak, len(units), rss, pickled]))
+    print(json.dumps([seconds, peak, len(units), rss, pickled, held]))
 
 
 def fleet(count: int, segments: int = 1):
@@ -232,11 +238,12 @@ def plan_main(count: int, segments: int = 1) -> None:
         if out.returncode != 0:
             print(f"  {mode}: failed: {out.stderr.strip().splitlines()[-1:]}")
             continue
-        seconds, peak, units, rss, pickled = json.loads(out.stdout)
+        seconds, peak, units, rss, pickled, held = json.loads(out.stdout)
         print(
             f"  {mode:24s} "
             + ", ".join(f"{k} {c[k]}" for k in ("LIST", "HEAD", "GET"))
             + f"; {seconds:.1f} s; {units} tasks; per listed key: peak {peak / keys:.0f} B traced,"
+            + f" {held / keys:.0f} B held after,"
             + f" {rss / keys:.0f} B RSS growth"
             + (f", {pickled / keys:.0f} B pickled" if pickled else "")
         )

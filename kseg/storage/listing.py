@@ -80,6 +80,14 @@ class Listed:
         for name, value in zip(self.__slots__, state, strict=True):
             setattr(self, name, value)
 
+    def cut(self, lo: int, hi: int) -> Listed:
+        """Segments ``lo`` to ``hi`` (exclusive) of this partition, packed the same way (a task's share of
+        a partition whose segments are dealt to several tasks)."""
+        part = Listed.__new__(Listed)
+        odd = {(n - lo, k): path for (n, k), path in self.odd.items() if lo <= n < hi} if self.odd else None
+        part.__setstate__((self.path, self.error, self.numbers[2 * lo : 2 * hi], self.flags[lo:hi], odd or None))
+        return part
+
     @property
     def segments(self) -> list[Segment]:
         """The segments, in base-offset order, as the listing found them (``log_bytes`` set): made
