@@ -116,6 +116,7 @@ PLANS = {
 def child(mode: str, uri: str) -> None:
     """One planning run, in its own process: prints ``[seconds, peak traced bytes, tasks, RSS growth,
     pickled listing bytes, traced bytes held after]`` on stdout."""
+    import gc
     import json
     import pickle
     import resource
@@ -147,7 +148,9 @@ def child(mode: str, uri: str) -> None:
         source = KsegDataSource({"path": uri, **PLANS[mode]})  # load(): the listing, once
         units = source.reader(None).partitions()  # a query's planning: no request
     seconds = time.perf_counter() - began
-    held, peak = tracemalloc.get_traced_memory()  # held: what the planning keeps (its result alive)
+    peak = tracemalloc.get_traced_memory()[1]
+    gc.collect()  # held: what the planning keeps reachable (its result), not garbage awaiting the collector
+    held = tracemalloc.get_traced_memory()[0]
     tracemalloc.stop()
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - rss_before
     if mode != "export":
