@@ -27,7 +27,7 @@ from __future__ import annotations
 import heapq
 import os
 import socket
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NamedTuple
 
 from kseg.ops.verify.report import report_format, write_part
@@ -36,23 +36,60 @@ from kseg.ops.verify.verify import SegmentResult, check_overlap
 from kseg.render.notes import NoteGroups
 from kseg.render.verify import note_groups
 from kseg.spark.pool import context_stopped, positive_conf, run_jobs
+from kseg.storage.listing import Listed
 from kseg.storage.partition import Partition
 from kseg.storage.tiered import KeyCarrier
 
 Indexed = tuple[int, WorkItem]
 #: ``--resume``: a segment verified after one it skipped (logDir, partition, segment) -> that one.
 Before = dict[tuple[str, str, str], SegmentResult]
+#: A task's share of the listing: runs, each the index of its first segment and the run's partition cut to
+#: its segments (:meth:`~kseg.storage.listing.Listed.cut`); the task makes the work items (:func:`indexed`).
+Share = list[tuple[int, Listed]]
 
 
-def _segment_bytes(item: Indexed) -> int:
-    seg = item[1].segment
-    assert seg is not None  # run() bins only the items with a segment
-    return seg.log_size()
+class Run(NamedTuple):
+    """Consecutive segments ``lo`` to ``hi`` (exclusive) of the listed partition ``part`` (a reference:
+    the driver holds no ``Segment`` nor work item), ``first`` the index of segment ``lo`` in the run's
+    discovery order, ``bytes`` their listed ``.log`` bytes."""
+
+    part: Listed
+    lo: int
+    hi: int
+    first: int
+    bytes: int
+
+    @property
+    def last(self) -> int:
+        """The index of the run's last segment."""
+        return self.first + self.hi - self.lo - 1
+
+    def share(self) -> tuple[int, Listed]:
+        """What a task is given for this run: its first index and its partition cut to its segments."""
+        whole = self.lo == 0 and self.hi == len(self.part)
+        return self.first, self.part if whole else self.part.cut(self.lo, self.hi)
+
+    def key(self) -> tuple[str, str]:
+        """Its partition: (log directory, name)."""
+        return (self.part.log_dir, self.part.name)
+
+    def first_name(self) -> tuple[str, str, str]:
+        """Its first segment: (log directory, partition, segment name) as ``--resume``'s names."""
+        (seg,) = self.part.cut(self.lo, self.lo + 1).segments
+        return (*self.key(), seg.name)
 
 
-def plan_bins(items: list, bins: int, size: Callable[[Any], int] = _segment_bytes) -> list[list]:
-    """Deal ``items`` into ``bins`` lists of about equal bytes (``size`` of an item: by default an
-    ``(index, work)`` pair's segment's), largest first, each to the lightest bin."""
+def indexed(share: Share) -> Iterator[Indexed]:
+    """The work items of a task's share, each with its index (:func:`~kseg.ops.verify.run.work_items` of
+    each run's cut: a cut after a partition's first segment has its head left out)."""
+    for first, part in share:
+        for j, item in enumerate(work_items([part])):
+            yield first + j, item
+
+
+def plan_bins(items: list, bins: int, size: Callable[[Any], int] = lambda item: item.bytes) -> list[list]:
+    """Deal ``items`` into ``bins`` lists of about equal bytes (``size`` of an item: by default its
+    ``bytes``), largest first, each to the lightest bin."""
     bins = max(1, min(bins, len(items)))
     heap = [(0, b) for b in range(bins)]
     out: list[list] = [[] for _ in range(bins)]
@@ -63,21 +100,40 @@ def plan_bins(items: list, bins: int, size: Callable[[Any], int] = _segment_byte
     return out
 
 
-def plan_runs(todo: list[Indexed], run_bytes: int) -> list[list[Indexed]]:
-    """Cut each partition's segments (``todo`` in discovery order: a partition's segments together, by
-    base offset) into runs of consecutive segments of at most ``run_bytes`` (at least one segment each)."""
-    runs: list[list[Indexed]] = []
-    key = None
-    size = 0
-    for indexed in todo:
-        here = (indexed[1].log_dir, indexed[1].partition)
-        n = _segment_bytes(indexed)
-        if here != key or size + n > run_bytes and runs[-1]:
-            runs.append([])
-            key, size = here, 0
-        runs[-1].append(indexed)
-        size += n
+def plan_runs(listing: Sequence[Listed], run_bytes: int) -> list[Run]:
+    """Cut each listed partition's segments (in discovery order; a partition not listed is one index, no
+    run) into runs of consecutive segments of at most ``run_bytes`` (at least one segment each)."""
+    runs: list[Run] = []
+    index = 0
+    for part in listing:
+        if part.error is not None:
+            index += 1
+            continue
+        lo = size = 0
+        for k, n in enumerate(part.sizes):
+            if k > lo and size + n > run_bytes:
+                runs.append(Run(part, lo, k, index + lo, size))
+                lo, size = k, 0
+            size += n
+        if len(part):
+            runs.append(Run(part, lo, len(part), index + lo, size))
+        index += len(part)
     return runs
+
+
+def plan(listing: Sequence[Listed], parallelism: int, per_task: int) -> list[list[Run]]:
+    """The bins: :func:`bin_count` of them from the listed bytes, each partition's segments cut into runs of
+    about one bin's share (:func:`plan_runs`), the runs dealt largest first (:func:`plan_bins`).  Held: a
+    :class:`Run` per run, referring to the listing -- nothing a segment."""
+    segments = total = 0
+    for part in listing:
+        if part.error is None:
+            segments, total = segments + len(part), total + sum(part.sizes)
+    if not segments:
+        return []
+    count = bin_count(total, segments, parallelism, per_task)
+    runs = plan_runs(listing, max(1, -(-total // count)))
+    return plan_bins(runs, count)
 
 
 #: ``--spark-conf spark.kseg.bytesPerTask=N``: the bytes of segments one task reads (docs/spark.md).
@@ -100,8 +156,9 @@ def bin_count(total_bytes: int, items: int, parallelism: int, per_task: int) -> 
     return max(1, min(items, max(by_data, 4 * parallelism)))
 
 
-def verify_bin(items: list[Indexed], strict: bool, max_message_size: int) -> Iterator[tuple[int, SegmentResult]]:
-    """Runs on an executor: verify each segment (the local command's code); any failure (no such file,
+def verify_bin(share: Share, strict: bool, max_message_size: int) -> Iterator[tuple[int, SegmentResult]]:
+    """Runs on an executor: make the work items of the task's share of the listing (:func:`indexed`) and
+    verify each segment (the local command's code); any failure (no such file,
     no credentials, access denied, the network) is a failed segment naming the executor, never a
     corruption row; a local path's asks about the mount."""
     from kseg.spark.paths import MOUNT_HINT
@@ -109,7 +166,7 @@ def verify_bin(items: list[Indexed], strict: bool, max_message_size: int) -> Ite
 
     host = socket.gethostname()
     poison = os.environ.get(KILL_WORKER_ENV)
-    for index, item in items:
+    for index, item in indexed(share):
         if poison and _poisoned(item, poison):
             os._exit(17)  # test-only: a Python worker that dies, as an out-of-memory kill would end it
         res = verify_item(item, strict=strict, max_message_size=max_message_size)
@@ -154,9 +211,7 @@ class _Bins:
     first places) -- never a clean segment, nor a run's last segment once the run after it is settled
     (:meth:`held`)."""
 
-    def __init__(
-        self, bins: list[list[list[Indexed]]], report: str | None, keep_all: bool, before: Before | None = None
-    ) -> None:
+    def __init__(self, bins: list[list[Run]], report: str | None, keep_all: bool, before: Before | None = None) -> None:
         self.report, self.fmt, self.keep_all = report, report_format(report) if report else "jsonl", keep_all
         self.before = before  # a segment after one --resume skipped -> that one (kseg.ops.verify.resume)
         self.total = Report()
@@ -168,19 +223,18 @@ class _Bins:
         self.last: dict[int, SegmentResult | None] = {}  # such a segment's result, until used (None: bin failed)
         self.done: dict[int, list[tuple[int, SegmentResult]]] = {}  # finished bins not yet settled
         previous: dict[tuple[str, str], int] = {}  # a partition's runs in discovery order, whichever bin
-        order = sorted((run for runs in bins for run in runs), key=lambda run: run[0][0])
-        run_bin = {id(run): b for b, runs in enumerate(bins) for run in runs}
+        order = sorted(((run, b) for b, runs in enumerate(bins) for run in runs), key=lambda rb: rb[0].first)
         self.needs = [[] for _ in bins]
-        for run in order:
-            earlier = previous.get(_key(run[0][1]), -1)
-            if earlier >= 0 and not (self.before and _name(run[0][1]) in self.before):
-                self.needs[run_bin[id(run)]].append((run[0][0], earlier))
-            previous[_key(run[0][1])] = run[-1][0]
+        for run, b in order:
+            key = run.key()
+            earlier = previous.get(key, -1)
+            if earlier >= 0 and not (self.before and run.first_name() in self.before):
+                self.needs[b].append((run.first, earlier))
+            previous[key] = run.last
         needed = {earlier for needs in self.needs for _, earlier in needs}
-        for b, runs in enumerate(bins):
-            for run in runs:
-                if run[-1][0] in needed:
-                    self.bin_of[run[-1][0]] = b
+        for run, b in order:
+            if run.last in needed:
+                self.bin_of[run.last] = b
 
     def finished(self, number: int, results: list[tuple[int, SegmentResult]]) -> None:
         """Bin ``number`` came back (its results in index order, or failed rows); settle what can be."""
@@ -227,15 +281,6 @@ class _Bins:
         return len(self.shown) + waiting + len(self.last) + notes
 
 
-def _key(item: WorkItem) -> tuple[str, str]:
-    return (item.log_dir, item.partition)
-
-
-def _name(item: WorkItem) -> tuple[str, str, str]:
-    assert item.segment is not None
-    return (item.log_dir, item.partition, item.segment.name)
-
-
 def _key_of(res: SegmentResult) -> tuple[str, str]:
     return (res.log_dir, res.partition)
 
@@ -246,7 +291,7 @@ def _run_start(needs: list[tuple[int, int]], index: int) -> bool:
 
 def run(
     spark: Any,
-    partitions: list[Partition],
+    partitions: Sequence[Listed | Partition],
     *,
     strict: bool,
     max_message_size: int,
@@ -257,26 +302,24 @@ def run(
 ) -> Outcome:
     """Verify every segment on the cluster, one Spark job per bin, a bounded number at once.
 
-    A bin's job that fails (its task's retries exhausted) makes its segments ``failed`` rows
-    (``describe`` gives the cause's line); the other bins' rows stand.  If the SparkContext itself
-    is gone, the error is raised (nothing more can run).  A partition directory the driver could not
-    list is a failed row made on the driver (its own part file)."""
-    items = list(enumerate(work_items(partitions)))
-    todo = [(i, item) for i, item in items if item.segment is not None]
-    bins: list[list[list[Indexed]]] = []
-    if todo:
+    ``partitions`` is the listing, compact (:func:`kseg.storage.listing.listed`; a
+    :class:`~kseg.storage.partition.Partition` is packed here): the bins are planned from it
+    (:func:`plan`) and each bin's task is given its share of it (:meth:`Run.share`), so what the driver
+    holds does not grow with the segments.  A bin's job that fails (its task's retries exhausted) makes
+    its segments ``failed`` rows (``describe`` gives the cause's line); the other bins' rows stand.  If
+    the SparkContext itself is gone, the error is raised (nothing more can run).  A partition directory
+    the driver could not list is a failed row made on the driver (its own part file)."""
+    listing = [Listed(p) if isinstance(p, Partition) else p for p in partitions]
+    bins: list[list[Run]] = []
+    if any(part.error is None and len(part) for part in listing):
         sc = spark.sparkContext
-        total_bytes = sum(_segment_bytes(it) for it in todo)
-        count = bin_count(total_bytes, len(todo), sc.defaultParallelism, bytes_per_task(sc))
-        runs = plan_runs(todo, max(1, -(-total_bytes // count)))
-        bins = plan_bins(runs, count, size=lambda run: sum(_segment_bytes(it) for it in run))
+        bins = plan(listing, sc.defaultParallelism, bytes_per_task(sc))
     state = _Bins(bins, report, keep_all, before)
     if bins:
         _submit_all(spark.sparkContext, bins, state, strict, max_message_size, describe)
     directory_rows = [
         (i, verify_item(item, strict=strict, max_message_size=max_message_size))
-        for i, item in items
-        if item.segment is None
+        for i, item in _directory_items(listing)
     ]
     for index, res in directory_rows:
         state.keep(index, res)
@@ -286,37 +329,51 @@ def run(
     return Outcome(state.total, [res for _, res in state.shown], state.parts, state.notes)
 
 
+def _directory_items(listing: Sequence[Listed]) -> Iterator[Indexed]:
+    """The partitions that could not be listed, each one work item at its index in discovery order."""
+    index = 0
+    for part in listing:
+        if part.error is not None:
+            yield index, WorkItem(part.log_dir, part.name, part.path, None, part.error)
+            index += 1
+        else:
+            index += len(part)
+
+
 def _submit_all(
     sc: Any,
-    bins: list[list[list[Indexed]]],
+    bins: list[list[Run]],
     state: _Bins,
     strict: bool,
     max_message_size: int,
     describe: Callable[[BaseException], str],
 ) -> None:
-    """Run each bin as its own Spark job (:func:`kseg.spark.pool.run_jobs`); a bin of several segments
-    whose job failed is run again one segment a job (:func:`_one_by_one`), so only a segment whose own
-    job fails is a ``failed`` row with the cause; hand each outcome to ``state``."""
+    """Run each bin as its own Spark job (:func:`kseg.spark.pool.run_jobs`), its task given the bin's share
+    of the listing (made as the bin is submitted, let go after); a bin of several segments whose job
+    failed is run again one segment a job (:func:`_one_by_one`), so only a segment whose own job fails is
+    a ``failed`` row with the cause; hand each outcome to ``state``."""
 
-    def verify(segments: list[Indexed], what: str) -> list[tuple[int, SegmentResult]]:
+    def verify(share: Share, what: str) -> list[tuple[int, SegmentResult]]:
         sc.setJobDescription(f"kseg verify-index: {what}")
         task = KeyCarrier(lambda b: verify_bin(b, strict, max_message_size))  # --rsm-key reaches the executor
-        return sc.parallelize([segments], 1).flatMap(task).collect()
+        return sc.parallelize([share], 1).flatMap(task).collect()
 
     def one(number: int) -> list[tuple[int, SegmentResult]]:
-        flat = [indexed for run in bins[number] for indexed in run]
+        runs = bins[number]
+        segments = sum(run.hi - run.lo for run in runs)
         try:
-            return verify(flat, f"bin {number + 1} of {len(bins)} ({len(flat)} segments)")
+            return verify([run.share() for run in runs], f"bin {number + 1} of {len(bins)} ({segments} segments)")
         except Exception as exc:  # noqa: BLE001 - the bin's retries ran out: its segments one by one
-            if len(flat) == 1 or _stopping(sc, exc):
+            if segments == 1 or _stopping(sc, exc):
                 raise
             return _one_by_one(
-                sc, flat, lambda indexed: verify([indexed], f"bin {number + 1} again: {_label(indexed)}"), describe
+                sc, runs, lambda single, label: verify(single, f"bin {number + 1} again: {label}"), describe
             )
 
     def done(number: int, results: list[tuple[int, SegmentResult]] | None, exc: BaseException | None) -> None:
         if exc is not None:
-            results = [(index, unverified(item, gave_up(describe(exc)))) for run in bins[number] for index, item in run]
+            why = gave_up(describe(exc))
+            results = [(index, unverified(item, why)) for index, item in indexed([r.share() for r in bins[number]])]
         assert results is not None
         state.finished(number, list(results))
 
@@ -334,26 +391,29 @@ def _stopping(sc: Any, exc: BaseException) -> bool:
     return context_stopped(sc) or " cancelled" in str(exc)
 
 
-def _label(indexed: Indexed) -> str:
-    item = indexed[1]
+def _label(item: WorkItem) -> str:
     assert item.segment is not None
     return f"{item.partition}/{item.segment.name}"
 
 
 def _one_by_one(
     sc: Any,
-    flat: list[Indexed],
-    verify: Callable[[Indexed], list[tuple[int, SegmentResult]]],
+    runs: list[Run],
+    verify: Callable[[Share, str], list[tuple[int, SegmentResult]]],
     describe: Callable[[BaseException], str],
 ) -> list[tuple[int, SegmentResult]]:
-    """A failed bin's segments, each its own Spark job (in turn, on this bin's thread): the segments that
-    verify get their verdicts; one whose job fails too is a ``failed`` row with its own job's cause."""
+    """A failed bin's segments, each its own Spark job (in turn, on this bin's thread; its share one
+    segment cut from the listing): the segments that verify get their verdicts; one whose job fails too is
+    a ``failed`` row with its own job's cause."""
     out: list[tuple[int, SegmentResult]] = []
-    for indexed in flat:
-        try:
-            out.extend(verify(indexed))
-        except Exception as exc:  # noqa: BLE001 - this segment's own job failed
-            if _stopping(sc, exc):
-                raise
-            out.append((indexed[0], unverified(indexed[1], gave_up(describe(exc)))))
+    for run in runs:
+        for k in range(run.lo, run.hi):
+            single: Share = [(run.first + k - run.lo, run.part.cut(k, k + 1))]
+            ((index, item),) = indexed(single)
+            try:
+                out.extend(verify(single, _label(item)))
+            except Exception as exc:  # noqa: BLE001 - this segment's own job failed
+                if _stopping(sc, exc):
+                    raise
+                out.append((index, unverified(item, gave_up(describe(exc)))))
     return out

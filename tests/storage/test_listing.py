@@ -71,4 +71,4 @@ def test_a_cut_is_the_same_segments_packed(tmp_path: Path) -> None:
     for lo, hi in ((0, 1), (0, 2), (1, len(whole)), (2, 3), (1, 1)):
         cut = pickle.loads(pickle.dumps(whole.cut(lo, hi)))
         assert as_tuples(cut.segments) == as_tuples(whole.segments[lo:hi]) and cut.path == whole.path
-        assert (cut.odd is None) == (lo > 0)
+        assert (cut.odd is None) == (lo > 0) and cut.head_left_out == (lo > 0)  # a cut's head left out
