@@ -31,7 +31,7 @@ from typing import NamedTuple
 
 from kseg.ops.export.export import DEFAULT_TARGET_FILE_BYTES, Corruption, SegmentUnit, unit_bytes, unit_places
 from kseg.render.export import ExportSummary
-from kseg.spark.job import bin_count, bytes_per_task
+from kseg.spark.bins import bin_count, bytes_per_task
 from kseg.storage.listing import Listed
 
 

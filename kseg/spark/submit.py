@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
             refuse_on_inputs(args.report, args.paths, "--report")
         if args.report and not is_remote(args.report):
             check_target(args.report, directory_ok=True)
-        partitions = listed(args.paths, notes)  # compact: the driver plans from it (kseg.spark.job.plan)
+        partitions = listed(args.paths, notes)  # compact: the driver plans from it (kseg.spark.bins.plan)
         if not partitions:
             raise nothing_found(args.paths)
     except KsegError as exc:

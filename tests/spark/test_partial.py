@@ -12,7 +12,8 @@ import pytest
 from kseg.ops.verify.report import sort_key
 from kseg.ops.verify.run import WorkItem
 from kseg.ops.verify.verify import SegmentResult
-from kseg.spark.job import KILL_WORKER_ENV, Run, _Bins, plan_runs
+from kseg.spark.bins import Run, plan_runs
+from kseg.spark.job import KILL_WORKER_ENV, _Bins
 from kseg.storage.listing import Listed
 from kseg.storage.partition import Partition, Segment
 from tests.cli.test_verify_resume import overlapping_partition

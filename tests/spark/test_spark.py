@@ -205,7 +205,8 @@ def test_missing_pyspark_says_how_to_install(tmp_path: Path) -> None:
 
 def test_executor_that_cannot_see_a_path_reports_a_failed_segment(tmp_path: Path) -> None:
     """verify_bin runs on executors; a path they cannot read is a failed segment, never dropped."""
-    from kseg.spark.job import plan_bins, verify_bin
+    from kseg.spark.bins import plan_bins
+    from kseg.spark.job import verify_bin
     from kseg.storage.listing import Listed
     from kseg.storage.partition import Partition, Segment
 
