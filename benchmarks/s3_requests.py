@@ -15,10 +15,12 @@ prefixes, and the requests, wall time and peak traced memory per listed key of
 what the driver runs before any task starts -- the data source's ``load()``
 and one query's ``partitions()`` (plain, ``fromOffset``, ``fromTime``) and
 export's planning (its listing, and its units dealt to tasks as for two
-cores) -- each in a process of its own (the server's log counts its
-requests); memory as the peak of traced Python allocations, what stays traced
-after (the planning's result, held: the listing and export's deal to tasks, or
-the data source's load and a query's input partitions), the growth of the
+cores) and ``verify-index --spark``'s (its listing, its bins of runs and the
+driver's bookkeeping of them, as for two cores) -- each in a process of its
+own (the server's log counts its requests); memory as the peak of traced
+Python allocations, what stays traced after (the planning's result, held: the
+listing and export's deal to tasks or verify's bins, or the data source's load
+and a query's input partitions), the growth of the
 process's peak RSS (pyarrow's listing is C++), and for the data source the
 pickle Spark keeps of the load (its listing)::
 
@@ -128,6 +130,7 @@ def child(mode: str, uri: str) -> None:
     import kseg.ops.export.export  # noqa: F401 - imports are not the planning's memory
     import kseg.spark.datasource  # noqa: F401
     import kseg.spark.export_job  # noqa: F401 - (it imports the Parquet writer's module: ~1 MB)
+    import kseg.spark.job  # noqa: F401
     import kseg.storage.location
 
     kseg.storage.location._filesystem(uri)  # the S3 client made (no request): the planning's memory only
@@ -135,10 +138,18 @@ def child(mode: str, uri: str) -> None:
     tracemalloc.start()
     began = time.perf_counter()
     pickled = 0
-    if mode == "export":
+    if mode == "verify-index":
+        from kseg.spark.bins import DEFAULT_BYTES_PER_TASK, plan
+        from kseg.spark.job import _Bins
+        from kseg.storage.listing import listed
+
+        listing = listed([uri], [])  # verify-index --spark's driver: the listing, its bins, their bookkeeping
+        units = plan(listing, 2, DEFAULT_BYTES_PER_TASK)
+        state = _Bins(units, None, keep_all=False)  # held through the job: in the measurement below
+    elif mode == "export":
         from kseg.ops.export.export import Ranges
+        from kseg.spark.bins import DEFAULT_BYTES_PER_TASK, bin_count
         from kseg.spark.export_job import deal, driver_plan
-        from kseg.spark.job import DEFAULT_BYTES_PER_TASK, bin_count
 
         listing = driver_plan([uri], Ranges(), 128 << 20)  # the listing, then its units dealt (two cores)
         units = deal(listing, Ranges(), 128 << 20, lambda total, n: bin_count(total, n, 2, DEFAULT_BYTES_PER_TASK))
@@ -152,8 +163,10 @@ def child(mode: str, uri: str) -> None:
     gc.collect()  # held: what the planning keeps reachable (its result), not garbage awaiting the collector
     held = tracemalloc.get_traced_memory()[0]
     tracemalloc.stop()
+    if mode == "verify-index":
+        del state
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - rss_before
-    if mode != "export":
+    if mode.startswith("data source"):
         source.planned = False  # the pickle Spark keeps from load() (with the listing)
         pickled = len(pickle.dumps(source))
     print(json.dumps([seconds, peak, len(units), rss, pickled, held]))
@@ -229,7 +242,7 @@ def plan_main(count: int, segments: int = 1) -> None:
 
     server, counter, env, keys = fleet(count, segments)
     print(f"{count} partitions of {segments} segment(s), {keys} keys under two broker prefixes (moto, 2 loaded cores)")
-    for mode in (*PLANS, "export"):
+    for mode in (*PLANS, "export", "verify-index"):
         out = subprocess.run(
             [sys.executable, __file__, "--child", mode, "s3://bench/fleet"],
             env=env,
