@@ -25,13 +25,12 @@ The files hold the rows of :mod:`kseg.render.export` (the data source's).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
-from itertools import chain, islice
-from typing import NamedTuple
+from itertools import chain
 
-from kseg.ops.export.export import DEFAULT_TARGET_FILE_BYTES, Corruption, SegmentUnit, unit_bytes, unit_places
+from kseg.ops.export.export import DEFAULT_TARGET_FILE_BYTES, Corruption, SegmentUnit
 from kseg.render.export import ExportSummary
 from kseg.spark.bins import bin_count, bytes_per_task
+from kseg.spark.deal import Deal, deal
 from kseg.storage.listing import Listed
 
 
@@ -93,73 +92,6 @@ def driver_plan(paths: list[str], ranges, split_bytes: int, notes: list[str] | N
     return partitions
 
 
-class Deal(NamedTuple):
-    """One task's share: ``take`` consecutive units of the listing (``bytes`` their planned size), found
-    again by the task as :func:`kseg.ops.export.export.units` of ``parts`` -- the partitions they are in,
-    the first and last cut (:meth:`~kseg.storage.listing.Listed.cut`) to the segments of this task when
-    it shares them with another -- after the first ``skip`` (bands of the first segment that the task
-    before reads)."""
-
-    parts: list[Listed]
-    skip: int
-    take: int
-    bytes: int
-
-
-def deal(listing: list[Listed], ranges, split_bytes: int, tasks: Callable[[int, int], int]) -> list[Deal]:
-    """The units of ``listing`` (:func:`~kseg.ops.export.export.unit_places`: the pruning of ``ranges``, a
-    big segment's bands) dealt in order to at most ``tasks(total bytes, units)`` tasks of about equal
-    bytes: a unit goes to the task its first byte falls in, so small partitions share a task and a big
-    segment's bands are spread.  What this holds besides the listing is a reference a partition and a
-    :class:`Deal` a task (two cut partitions at most); two passes over the listing, a partition's
-    ``Segment`` objects at a time."""
-    total = count = 0
-    for part in listing:
-        for _, _, bands, size in unit_places(part.segments, ranges, split_bytes):
-            total, count = total + unit_bytes(size, bands), count + 1
-    if not count:
-        return []
-    n, before = tasks(total, count), 0
-    deals: list[Deal] = []
-    task: _Open | None = None
-    for p, part in enumerate(listing):
-        for k, band, bands, size in unit_places(part.segments, ranges, split_bytes):
-            number, share = before * n // total, unit_bytes(size, bands)
-            if task is None or task.number != number:
-                if task is not None:
-                    deals.append(task.closed(listing))
-                task = _Open(number, (p, k, band))
-            if not task.parts or task.last[0] != p:
-                task.parts.append(part)
-            task.last, task.take, task.bytes = (p, k), task.take + 1, task.bytes + share
-            before += share
-    assert task is not None
-    deals.append(task.closed(listing))
-    return deals
-
-
-class _Open:
-    """The task :func:`deal` is filling: its number, the partitions of its units so far, where its first
-    unit is (partition, segment, band) and its last (partition, segment), how many, their bytes."""
-
-    def __init__(self, number: int, first: tuple[int, int, int]) -> None:
-        self.number, self.first, self.last = number, first, first[:2]
-        self.parts: list[Listed] = []
-        self.take = self.bytes = 0
-
-    def closed(self, listing: list[Listed]) -> Deal:
-        """Its :class:`Deal`: the first partition cut to start at the first unit's segment, the last to end
-        after the last unit's (the units of a cut are those of the whole: :func:`unit_places`)."""
-        (p0, k0, band), (p1, k1) = self.first, self.last
-        parts = self.parts
-        hi = k1 + 1 if p0 == p1 else len(listing[p0])
-        if (k0, hi) != (0, len(listing[p0])):
-            parts[0] = listing[p0].cut(k0, hi)
-        if p1 != p0 and k1 + 1 != len(listing[p1]):
-            parts[-1] = listing[p1].cut(0, k1 + 1)
-        return Deal(parts, band, self.take, self.bytes)
-
-
 def export_bin(
     task: Deal,
     output: str,
@@ -175,10 +107,10 @@ def export_bin(
     (index reads here, not on the driver) and write their rows into files of about ``target_bytes``;
     yield one ``(records, corruptions, files, splits)``."""
     from kseg.decoders.simple import resolve
-    from kseg.ops.export.export import unit_splits, units
+    from kseg.ops.export.export import unit_splits
     from kseg.render.export import write_parquet_files
 
-    planned = islice(units(task.parts, ranges, split_bytes), task.skip, task.skip + task.take)
+    planned = task.units(ranges, split_bytes)
     first = next(planned, None)
     if first is None:
         return
