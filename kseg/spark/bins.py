@@ -32,8 +32,9 @@ Share = list[tuple[int, Listed]]
 
 class Run(NamedTuple):
     """Consecutive segments ``lo`` to ``hi`` (exclusive) of the listed partition ``part`` (a reference:
-    the driver holds no ``Segment`` nor work item), ``first`` the index of segment ``lo`` in the run's
-    discovery order, ``bytes`` their listed ``.log`` bytes."""
+    the driver holds no ``Segment`` nor work item), ``first`` the index of segment ``lo`` among the
+    job's work items in discovery order (every segment, and a partition not listed as one), ``bytes``
+    their listed ``.log`` bytes."""
 
     part: Listed
     lo: int
