@@ -15,9 +15,12 @@ prefixes (``fleet/b<k>/data/``, each with ``meta.properties`` and the offset
 checkpoints; ``BENCH_BROKERS`` sets how many), and the requests, wall time and
 peak traced memory per listed key of what the driver runs before any task starts
 -- the listing alone (``listing.listed``), the data source's ``load()`` and one
-query's ``partitions()`` (plain, ``fromOffset``, ``fromTime``) and export's
-planning -- each in a process of its own (the server's log counts its requests);
-memory as the peak of traced Python allocations, the peak growth of the process's
+query's ``partitions()`` (plain, ``fromOffset``, ``fromTime``), export's
+planning (its listing, and its units dealt to tasks as for two cores) and
+``verify-index --spark``'s (its listing, its bins of runs and the driver's
+bookkeeping of them) -- each in a process of its own (the server's log counts its requests);
+memory as the peak of traced Python allocations, what stays traced after (the
+planning's result, held), the peak growth of the process's
 RSS (sampled every 2 ms; pyarrow's listing is C++), and for the data source the pickle Spark keeps of
 the load (its listing)::
 
@@ -146,7 +149,8 @@ class RssPeak:
 
 def child(mode: str, uri: str) -> None:
     """One planning run, in its own process: prints ``[seconds, peak traced bytes, tasks, RSS growth,
-    pickled listing bytes]`` on stdout."""
+    pickled listing bytes, traced bytes held after]`` on stdout."""
+    import gc
     import json
     import pickle
     import time
@@ -156,6 +160,8 @@ def child(mode: str, uri: str) -> None:
 
     import kseg.ops.export.export  # noqa: F401 - imports are not the planning's memory
     import kseg.spark.datasource  # noqa: F401
+    import kseg.spark.export_job  # noqa: F401 - (it imports the Parquet writer's module: ~1 MB)
+    import kseg.spark.job  # noqa: F401
     import kseg.storage.location
 
     kseg.storage.location._filesystem(uri)  # the S3 client made (no request): the planning's memory only
@@ -171,11 +177,21 @@ def child(mode: str, uri: str) -> None:
         from kseg.storage.listing import listed
 
         units = listed([uri], [])
+    elif mode == "verify-index":
+        from kseg.spark.bins import DEFAULT_BYTES_PER_TASK, plan
+        from kseg.spark.job import _Bins
+        from kseg.storage.listing import listed
+
+        listing = listed([uri], [])  # verify-index --spark's driver: the listing, its bins, their bookkeeping
+        units = plan(listing, 2, DEFAULT_BYTES_PER_TASK)
+        state = _Bins(units, None, keep_all=False)  # held through the job: in the measurement below
     elif mode == "export":
         from kseg.ops.export.export import Ranges
-        from kseg.spark.export_job import driver_plan
+        from kseg.spark.bins import DEFAULT_BYTES_PER_TASK, bin_count
+        from kseg.spark.export_job import deal, driver_plan
 
-        units = driver_plan([uri], Ranges(), 128 << 20)
+        listing = driver_plan([uri], Ranges(), 128 << 20)  # the listing, then its units dealt (two cores)
+        units = deal(listing, Ranges(), 128 << 20, lambda total, n: bin_count(total, n, 2, DEFAULT_BYTES_PER_TASK))
     else:
         from kseg.spark.datasource import KsegDataSource
 
@@ -183,12 +199,16 @@ def child(mode: str, uri: str) -> None:
         units = source.reader(None).partitions()  # a query's planning: no request
     seconds = time.perf_counter() - began
     peak = tracemalloc.get_traced_memory()[1]
+    gc.collect()  # held: what the planning keeps reachable (its result), not garbage awaiting the collector
+    held = tracemalloc.get_traced_memory()[0]
     tracemalloc.stop()
     rss = rss_peak.stop()
-    if mode not in ("export", "listing"):
+    if mode == "verify-index":
+        del state
+    if mode.startswith("data source"):
         source.planned = False  # the pickle Spark keeps from load() (with the listing)
         pickled = len(pickle.dumps(source))
-    print(json.dumps([seconds, peak, len(units), rss, pickled]))
+    print(json.dumps([seconds, peak, len(units), rss, pickled, held]))
 
 
 BROKERS = int(os.environ.get("BENCH_BROKERS", "16"))
@@ -274,7 +294,7 @@ def plan_main(
     print(f"{count} partitions of {segments} segment(s), {keys} keys under {BROKERS} broker prefixes (moto)")
     runs = [
         (mode, label, path, "")
-        for mode in ([only] if only else ("listing", *PLANS, "export"))
+        for mode in ([only] if only else ("listing", *PLANS, "export", "verify-index"))
         for label, path in ([("before", before)] if before else []) + [("after" if before else "", str(HERE.parent))]
     ]
     if at_once:
@@ -292,11 +312,12 @@ def plan_main(
         if out.returncode != 0:
             print(f"  {name}: failed: {out.stderr.strip().splitlines()[-1:]}")
             continue
-        seconds, peak, units, rss, pickled = json.loads(out.stdout)
+        seconds, peak, units, rss, pickled, held = json.loads(out.stdout)
         print(
             f"  {name:31s} "
             + ", ".join(f"{k} {c[k]}" for k in ("LIST", "HEAD", "GET"))
             + f"; {seconds:.1f} s; {units} tasks; per listed key: peak {peak / keys:.0f} B traced,"
+            + f" {held / keys:.0f} B held after,"
             + f" {rss / keys:.0f} B RSS growth"
             + (f", {pickled / keys:.0f} B pickled" if pickled else ""),
             flush=True,

@@ -153,10 +153,12 @@ def verify_index(
 
 
 def _inputs(run: Run, paths: tuple[str, ...], report_path: str | None, spark: bool, force: bool) -> tuple[Any, list]:
-    """The report (:func:`kseg.ops.verify.report.open_report`) and the partitions to verify, before any work;
+    """The report (:func:`kseg.ops.verify.report.open_report`) and the partitions to verify, before any work
+    (with ``spark``, the compact listing the driver plans from: :func:`kseg.storage.listing.listed`);
     a path that cannot be written or read, or nothing to verify ("0 segments verified, clean" would be a
     pass for nothing read), is the one error line and exit 2."""
     from kseg.ops.verify.report import open_report
+    from kseg.storage.listing import listed
     from kseg.storage.partition import discover, nothing_found, nothing_in
 
     report = None
@@ -165,7 +167,7 @@ def _inputs(run: Run, paths: tuple[str, ...], report_path: str | None, spark: bo
         report = open_report(report_path, list(paths), spark=spark, force=force)
         if report is not None and report_path:
             clean_stale_output(run, report_path)
-        partitions = discover(list(paths), notes)
+        partitions = (listed if spark else discover)(list(paths), notes)
         if nothing_in(partitions):
             raise nothing_found(list(paths))
     except KsegError as exc:

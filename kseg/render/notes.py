@@ -6,11 +6,16 @@ kind; the counts are added up).  A kind seen once prints as it came; a kind seen
 prints one line: how many places, the text with the total count, the first few places.  Memory is
 constant: counts and those first places, whatever the number of notes (``--verbose`` prints every
 note where it comes instead, and JSON rows keep every note).  See ``docs/verify-index.md``.
+
+Notes may come out of order (a Spark run's bins finish in any order): each then comes with its place in
+the run's order (``at``), and the lines are those that adding them in that order would give -- kinds by
+their first note, the first places by order, the counts added up (which order does not change).
 """
 
 from __future__ import annotations
 
 import re
+from bisect import insort
 
 FIRST_PLACES = 3  # places named on a grouped line
 _COUNT = re.compile(r"\b(\d+) (entr(?:y|ies)|batch(?:es)?|segments?|bytes?)\b")
@@ -42,13 +47,16 @@ def split(note: str) -> tuple[str, str]:
     return where, text
 
 
-class _Kind:
-    __slots__ = ("first_note", "count", "totals", "places")
+Order = tuple[int, ...]  # a note's place in the run's order (``NoteGroups.add``'s ``at``)
 
-    def __init__(self, note: str) -> None:
-        self.first_note, self.count = note, 0
+
+class _Kind:
+    __slots__ = ("first_note", "first_at", "count", "totals", "places")
+
+    def __init__(self, note: str, at: Order) -> None:
+        self.first_note, self.first_at, self.count = note, at, 0
         self.totals: dict[int, tuple[int, str]] = {}  # the i-th count of the text -> (sum, its noun)
-        self.places: list[str] = []  # the first few
+        self.places: list[tuple[Order, str]] = []  # the first few, by order
 
 
 class NoteGroups:
@@ -58,8 +66,13 @@ class NoteGroups:
         self.noun = noun  # what a note's ``where`` is: a file, a partition
         self.hint = hint  # after "and N more": where every place is listed
         self.kinds: dict[str, _Kind] = {}
+        self.added = 0  # notes added without ``at``: each after the one before
 
-    def add(self, note: str) -> None:
+    def add(self, note: str, at: Order | None = None) -> None:
+        """One note; ``at``: its place in the run's order when notes come out of order (give it for every
+        note or for none)."""
+        if at is None:
+            at, self.added = (self.added,), self.added + 1
         where, text = split(note)
         counts = []
 
@@ -70,13 +83,20 @@ class NoteGroups:
         key = _COUNT.sub(strip, text)
         kind = self.kinds.get(key)
         if kind is None:
-            kind = self.kinds[key] = _Kind(note)
+            kind = self.kinds[key] = _Kind(note, at)
+        elif at < kind.first_at:
+            kind.first_note, kind.first_at = note, at
         kind.count += 1
         for i, (n, word) in enumerate(counts):
             total = kind.totals.get(i, (0, word))
             kind.totals[i] = (total[0] + n, word)
-        if len(kind.places) < FIRST_PLACES and where:
-            kind.places.append(where)
+        if where and (len(kind.places) < FIRST_PLACES or at < kind.places[-1][0]):
+            insort(kind.places, (at, where))
+            del kind.places[FIRST_PLACES:]
+
+    def held(self) -> int:
+        """What is kept: the kinds and their first places (bounded by the kinds, never by the notes)."""
+        return sum(1 + len(kind.places) for kind in self.kinds.values())
 
     def __len__(self) -> int:
         return len(self.kinds)
@@ -88,7 +108,7 @@ class NoteGroups:
     def texts(self) -> list[str]:
         """One text per kind (a kind seen once: its note as it came)."""
         out = []
-        for key, kind in self.kinds.items():
+        for key, kind in sorted(self.kinds.items(), key=lambda kv: kv[1].first_at):
             if kind.count == 1:
                 out.append(kind.first_note)
                 continue
@@ -97,7 +117,7 @@ class NoteGroups:
                 text = text.replace("{%d}" % i, plural(n, word), 1)
             if kind.places:
                 more = kind.count - len(kind.places)
-                where = ", ".join(kind.places) + (
+                where = ", ".join(place for _, place in kind.places) + (
                     f" and {more} more{'; ' + self.hint if self.hint else ''}" if more else ""
                 )
                 out.append(f"{plural(kind.count, self.noun)}: {text} ({where})")

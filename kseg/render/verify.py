@@ -45,6 +45,12 @@ def label(res: SegmentResult, full: bool) -> str:
     return f"{res.partition}/{res.segment}"
 
 
+def note_groups() -> NoteGroups:
+    """Where a run's notes are grouped by kind when they are not printed under each segment (text
+    without ``--verbose``)."""
+    return NoteGroups("file", "--verbose or --format json lists every one")
+
+
 def render_result(
     out,
     res: SegmentResult,
@@ -52,11 +58,13 @@ def render_result(
     full_names: bool = False,
     notes: NoteGroups | None = None,
     quiet: bool = False,
+    folded: bool = False,
 ) -> None:
     """One segment's summary line, its problem lines and notes (text), or its rows (json).
 
     Text: with ``notes`` the notes go there (printed grouped by kind at the end), else under the
-    segment; ``quiet`` prints only segments with problems (or failed) and no notes."""
+    segment; ``folded``: they were grouped already, as the result came (a Spark run); ``quiet``
+    prints only segments with problems (or failed) and no notes."""
     if output_format == "json":
         _write(out, "".join(dumps(row) + "\n" for row in result_rows(res)))
         return
@@ -75,7 +83,7 @@ def render_result(
     if notes is not None:
         for note in res.notes:
             notes.add(note)
-    elif not quiet:
+    elif not quiet and not folded:
         lines += [f"  note: {note}" for note in res.notes]
     _write(out, "\n".join(lines) + "\n")
 

@@ -10,8 +10,7 @@ from kseg.ops.verify.result import SegmentResult
 from kseg.ops.verify.run import Report, several_log_dirs, work_items
 from kseg.render import progress as progress_mod
 from kseg.render import table
-from kseg.render.notes import NoteGroups
-from kseg.render.verify import PartitionSummary, render_result, render_summary
+from kseg.render.verify import PartitionSummary, note_groups, render_result, render_summary
 
 
 class VerifyOutput:
@@ -42,7 +41,7 @@ class VerifyOutput:
         self.out = out
         text = output_format == "text"
         self.per_partition = PartitionSummary(self.full_names) if text and table.wanted(out) else None
-        self.groups = NoteGroups("file", "--verbose or --format json lists every one") if text and not verbose else None
+        self.groups = note_groups() if text and not verbose else None
         self._next_label()
 
     def _next_label(self) -> None:

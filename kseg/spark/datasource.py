@@ -30,8 +30,9 @@ per ``load()`` (each path log directory by log directory, a few at once, held
 compactly: :mod:`kseg.storage.listing`) and, for each query, prunes segments
 outside an offset range by their names and packs *segment units* -- a
 segment, or one ``splitBytes`` band of a large one -- into tasks of about
-``splitBytes``, small partitions together (:class:`KsegDataSource` says how
-the listing travels from ``load()`` to each query).  Index reads,
+``splitBytes``, small partitions together, each task given its units as its
+share of the listing (:mod:`kseg.spark.deal`; :class:`KsegDataSource` says
+how the listing travels from ``load()`` to each query).  Index reads,
 cuts at offset-index positions and ``fromTime``/``fromOffset`` seeks happen in
 the tasks (:func:`kseg.ops.export.export.unit_splits`).
 
@@ -72,10 +73,11 @@ PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
 
 
 class UnitPartition(InputPartition):
-    """One task's segment units (:class:`~kseg.ops.export.export.SegmentUnit`), as plain tuples."""
+    """One task's segment units as its share of the listing (a :class:`~kseg.spark.deal.Deal`: the task
+    makes its :class:`~kseg.ops.export.export.SegmentUnit` s)."""
 
-    def __init__(self, units) -> None:
-        super().__init__([tuple(u) for u in units])
+    def __init__(self, deal) -> None:
+        super().__init__(deal)
 
 
 class KsegDataSource(DataSource):
@@ -158,19 +160,21 @@ class KsegReader(DataSourceReader):
         self.settings["ranges"] = ranges
 
     def partitions(self) -> list[UnitPartition]:
-        """The load's listing (no request) pruned by the ranges and packed into tasks."""
-        from kseg.ops.export.export import units
+        """The load's listing (no request) pruned by the ranges and packed into tasks
+        (:func:`~kseg.spark.deal.packing`), each task its share of the listing
+        (:func:`~kseg.spark.deal.deal_in_order`): no unit object held."""
+        from kseg.spark.deal import deal_in_order, packing
         from kseg.storage import tiered
 
         tiered.install(self.keys)
         s = self.settings
         listing = self.listing if self.listing is not None else list_inputs(s["paths"])
-        planned = units(listing, s["ranges"], s["split_bytes"])
-        return [UnitPartition(group) for group in pack_units(planned, s["split_bytes"])]
+        dealt = deal_in_order(listing, s["ranges"], s["split_bytes"], packing(s["split_bytes"], UNITS_PER_TASK))
+        return [UnitPartition(d) for d in dealt]
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
         from kseg.errors import InputError
-        from kseg.ops.export.export import Corruption, SegmentUnit, Split, unit_splits
+        from kseg.ops.export.export import Corruption, Split, unit_splits
         from kseg.render.export import RowBuilder, split_facts
         from kseg.storage import tiered
 
@@ -180,8 +184,7 @@ class KsegReader(DataSourceReader):
         tiered.install(self.keys)
         key_fn, value_fn = _decoder_functions(self.options)
         marked = s["on_unreadable"] == "rows"
-        for value in partition.value:
-            unit = SegmentUnit(*value)
+        for unit in partition.value.units(s["ranges"], s["split_bytes"]):
             try:
                 for split in unit_splits(unit, s["ranges"], s["split_bytes"], s["limit"]):
                     facts: Iterable[Any] = split_facts(split, s["ranges"], s["limit"], s["on_corruption"])
@@ -227,18 +230,16 @@ def narrow(ranges: Any, f: Filter) -> Any:
 
 
 def pack_units(planned: Iterable, target: int, most: int = UNITS_PER_TASK) -> list[list]:
-    """Consecutive units packed into tasks of at most ``target`` bytes (by listed size) and ``most``
-    units, across partitions: a thousand small partitions are a few tasks; a large segment's bands are
-    a task each."""
+    """Consecutive units grouped as :func:`kseg.spark.deal.packing` packs them into tasks (the data source
+    deals them as shares of the listing: :meth:`KsegReader.partitions`)."""
+    from kseg.spark.deal import packing
+
     groups: list[list] = []
-    size = 0
+    starts = packing(target, most)
     for unit in planned:
-        if groups and size + unit.bytes <= target and len(groups[-1]) < most:
-            groups[-1].append(unit)
-            size += unit.bytes
-        else:
-            groups.append([unit])
-            size = unit.bytes
+        if starts(unit.bytes) or not groups:
+            groups.append([])
+        groups[-1].append(unit)
     return groups
 
 

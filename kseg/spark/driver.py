@@ -441,22 +441,16 @@ def run_spark_cli(
 
 
 def _render(out, outcome, output_format: str, full_names: bool, verbose: bool) -> None:
-    """The results the job gave (problems and failures; clean ones with --verbose), the notes grouped by
-    kind as the local run groups them (a clean segment's too), and the summary."""
-    from kseg.render.notes import NoteGroups
+    """The results the job gave (problems and failures; every one with --verbose), the notes grouped by
+    kind as the local run groups them (every result's, clean ones' too: folded by the job as they came),
+    and the summary."""
     from kseg.render.verify import render_result, render_summary
 
-    text = output_format == "text"
-    groups = NoteGroups("file", "--verbose or --format json lists every one") if text and not verbose else None
+    grouped = output_format == "text" and not verbose
     for res in outcome.shown:
-        if res.status == "clean" and not verbose:  # its notes only
-            for note in res.notes:
-                if groups is not None:
-                    groups.add(note)
-            continue
-        render_result(out, res, output_format, full_names, notes=groups)
-    if groups is not None:
-        groups.write(out)
+        render_result(out, res, output_format, full_names, folded=grouped)
+    if grouped and outcome.notes is not None:
+        outcome.notes.write(out)
     render_summary(out, outcome.report, output_format)
 
 

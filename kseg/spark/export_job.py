@@ -1,8 +1,13 @@
 """``kseg export --spark``: every split exported by an executor, straight to the output.
 
-The driver lists and hands out segment units (:func:`driver_plan`: names and
-listed sizes, no file opened), dealt to tasks by size; each task reads the
-indexes and cuts its units into splits
+The driver lists (:func:`driver_plan`: names and listed sizes, no file opened,
+the listing held compactly: :mod:`kseg.storage.listing`) and deals the
+listing's units, in order, to tasks of about equal bytes (:func:`deal`): a
+task is given the partitions its units are in (those it shares with another
+task cut to its segments) and which of their units are its own, never a unit
+object or a path per segment.  Each task makes its
+:class:`~kseg.ops.export.export.SegmentUnit` s, reads the indexes and cuts
+its units into splits
 (:func:`kseg.ops.export.export.unit_splits`) and writes their rows, one split
 after another, into Parquet files of about ``--target-file-size`` each
 (:func:`kseg.render.export.write_parquet_files`: small segments share a file,
@@ -20,10 +25,13 @@ The files hold the rows of :mod:`kseg.render.export` (the data source's).
 from __future__ import annotations
 
 import hashlib
+from itertools import chain
 
 from kseg.ops.export.export import DEFAULT_TARGET_FILE_BYTES, Corruption, SegmentUnit
 from kseg.render.export import ExportSummary
-from kseg.spark.job import bin_count, bytes_per_task, plan_bins
+from kseg.spark.bins import bin_count, bytes_per_task
+from kseg.spark.deal import Deal, deal
+from kseg.storage.listing import Listed
 
 
 def part_name(output: str, unit: SegmentUnit, n: int) -> str:
@@ -71,22 +79,21 @@ def clear_previous(output: str) -> None:
         raise InputError(f"cannot replace the output: {exc.strerror or exc}", path=output) from None
 
 
-def driver_plan(paths: list[str], ranges, split_bytes: int, notes: list[str] | None = None) -> list[SegmentUnit]:
-    """The driver's whole part of the planning: list ``paths`` (side by side) and turn the listing into
-    segment units; an input that could not be listed raises (nothing is exported from a partial list)."""
+def driver_plan(paths: list[str], ranges, split_bytes: int, notes: list[str] | None = None) -> list[Listed]:
+    """The driver's listing of ``paths`` (side by side), held compactly, for :func:`deal`; an input that
+    could not be listed raises (nothing is exported from a partial list)."""
     from kseg.errors import InputError
-    from kseg.ops.export.export import units
     from kseg.storage.listing import listed
 
     partitions = listed(paths, [] if notes is None else notes)  # compact: a partition's segments packed
     for part in partitions:  # an input not read is never "N records written": nothing is
         if part.error is not None:
             raise InputError(f"{part.error}; nothing was written")
-    return list(units(partitions, ranges, split_bytes))
+    return partitions
 
 
 def export_bin(
-    items,
+    task: Deal,
     output: str,
     ranges,
     split_bytes: int,
@@ -96,16 +103,18 @@ def export_bin(
     value_decoder,
     target_bytes: int = DEFAULT_TARGET_FILE_BYTES,
 ):
-    """Runs on an executor: cut each unit into its splits (index reads here, not on the driver) and write
-    their rows into files of about ``target_bytes``; yield one ``(records, corruptions, files, splits)``."""
+    """Runs on an executor: make the task's units from its share of the listing, cut each into its splits
+    (index reads here, not on the driver) and write their rows into files of about ``target_bytes``;
+    yield one ``(records, corruptions, files, splits)``."""
     from kseg.decoders.simple import resolve
     from kseg.ops.export.export import unit_splits
     from kseg.render.export import write_parquet_files
 
-    if not items:
+    planned = task.units(ranges, split_bytes)
+    first = next(planned, None)
+    if first is None:
         return
-    first = SegmentUnit(*items[0][1])
-    splits = (s for _, unit in items for s in unit_splits(SegmentUnit(*unit), ranges, split_bytes, limit))
+    splits = (s for unit in chain([first], planned) for s in unit_splits(unit, ranges, split_bytes, limit))
     summary, written = write_parquet_files(
         splits,
         lambda n: part_name(output, first, n),
@@ -158,7 +167,7 @@ def run_export(
     if replace:
         clear_previous(output)  # an earlier run's files, whatever their grouping, never read as this run's
     notes: list[str] = []
-    planned = driver_plan(paths, ranges, split_bytes, notes)
+    listing = driver_plan(paths, ranges, split_bytes, notes)
     for note in notes:
         err.write(f"kseg: note: {note}\n".encode("utf-8", "replace"))
     from kseg.spark.driver import SparkLog, SparkSetupError, _cause, _probe_executors, start_session
@@ -173,17 +182,15 @@ def run_export(
         if not location.is_remote(output):
             os.makedirs(location.local_path(output), exist_ok=True)  # for the executors to find (probe)
         try:
-            _probe_executors(spark.sparkContext, local_roots(sorted({u.log_dir for u in planned}) + [output]))
+            _probe_executors(spark.sparkContext, local_roots(sorted({p.log_dir for p in listing}) + [output]))
         except SparkSetupError as exc:
             raise InputError(f"{exc}{log.see()}") from None
         sc = spark.sparkContext
         try:
-            count = bin_count(sum(u.bytes for u in planned), len(planned), sc.defaultParallelism, bytes_per_task(sc))
+            per_task = bytes_per_task(sc)
         except ValueError as exc:
             raise InputError(str(exc)) from None
-        bins = plan_bins(
-            [(k, tuple(u)) for k, u in enumerate(planned)], count, size=lambda item: SegmentUnit(*item[1]).bytes
-        )
+        bins = deal(listing, ranges, split_bytes, lambda total, n: bin_count(total, n, sc.defaultParallelism, per_task))
         summary = ExportSummary()
         if bins:
             rdd = spark.sparkContext.parallelize(bins, len(bins))

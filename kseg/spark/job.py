@@ -1,11 +1,12 @@
 """The Spark job: segments in runs, runs in bins, each bin its own Spark job, each verified by the local code.
 
-Discovery runs on the driver.  Each partition's segments are cut into *runs*
-(consecutive segments of about one bin's share of the bytes), and the runs are
-dealt into bins, largest first, each to the lightest bin
-(longest-processing-time first), so one huge partition does not become one
-straggler task.  Each bin is **its own Spark job** of one task, submitted from
-a bounded pool of driver threads; the task runs
+The driver lists into the compact listing and plans the bins from it
+(:mod:`kseg.spark.bins`: each partition's segments cut into *runs* of about one
+bin's share of the bytes, the runs dealt largest first, each to the lightest
+bin; a run a reference to its partition and four numbers, never a segment).
+Each bin is **its own Spark job** of one task, submitted from a bounded pool
+of driver threads; the task is given its runs' share of the listing, makes
+their work items and runs
 :func:`kseg.ops.verify.verify.verify_segment` -- the local command's code --
 on its segments, reading them by path or URI (a local path must be on a mount
 every executor sees; ``s3://`` and other URIs are read with ranged requests).
@@ -24,82 +25,32 @@ killed mid-run leaves the finished bins' rows (no ``_SUCCESS``) for ``--resume``
 
 from __future__ import annotations
 
-import heapq
 import os
 import socket
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NamedTuple
 
 from kseg.ops.verify.report import report_format, write_part
-from kseg.ops.verify.run import Report, WorkItem, previous_of, verify_item, work_items
+from kseg.ops.verify.run import Report, WorkItem, previous_of, verify_item
 from kseg.ops.verify.verify import SegmentResult, check_overlap
-from kseg.spark.pool import context_stopped, positive_conf, run_jobs
+from kseg.render.notes import NoteGroups
+from kseg.render.verify import note_groups
+from kseg.spark.bins import Indexed, Run, Share, bytes_per_task, indexed, plan
+from kseg.spark.pool import context_stopped, run_jobs
+from kseg.storage.listing import Listed
 from kseg.storage.partition import Partition
 from kseg.storage.tiered import KeyCarrier
 
-Indexed = tuple[int, WorkItem]
 #: ``--resume``: a segment verified after one it skipped (logDir, partition, segment) -> that one.
 Before = dict[tuple[str, str, str], SegmentResult]
 
-
-def _segment_bytes(item: Indexed) -> int:
-    seg = item[1].segment
-    assert seg is not None  # run() bins only the items with a segment
-    return seg.log_size()
-
-
-def plan_bins(items: list, bins: int, size: Callable[[Any], int] = _segment_bytes) -> list[list]:
-    """Deal ``items`` into ``bins`` lists of about equal bytes (``size`` of an item: by default an
-    ``(index, work)`` pair's segment's), largest first, each to the lightest bin."""
-    bins = max(1, min(bins, len(items)))
-    heap = [(0, b) for b in range(bins)]
-    out: list[list] = [[] for _ in range(bins)]
-    for item in sorted(items, key=lambda it: -size(it)):
-        load, b = heapq.heappop(heap)
-        out[b].append(item)
-        heapq.heappush(heap, (load + max(size(item), 1), b))
-    return out
-
-
-def plan_runs(todo: list[Indexed], run_bytes: int) -> list[list[Indexed]]:
-    """Cut each partition's segments (``todo`` in discovery order: a partition's segments together, by
-    base offset) into runs of consecutive segments of at most ``run_bytes`` (at least one segment each)."""
-    runs: list[list[Indexed]] = []
-    key = None
-    size = 0
-    for indexed in todo:
-        here = (indexed[1].log_dir, indexed[1].partition)
-        n = _segment_bytes(indexed)
-        if here != key or size + n > run_bytes and runs[-1]:
-            runs.append([])
-            key, size = here, 0
-        runs[-1].append(indexed)
-        size += n
-    return runs
-
-
-#: ``--spark-conf spark.kseg.bytesPerTask=N``: the bytes of segments one task reads (docs/spark.md).
-BYTES_PER_TASK_CONF = "spark.kseg.bytesPerTask"
-DEFAULT_BYTES_PER_TASK = 1 << 30
 #: Test-only (docs/spark.md): a segment file name; the Python worker verifying it dies (``os._exit``).
 KILL_WORKER_ENV = "KSEG_TEST_KILL_WORKER"
 
 
-def bytes_per_task(sc: Any) -> int:
-    """:data:`BYTES_PER_TASK_CONF` from the Spark configuration (a positive integer), else the default."""
-    return positive_conf(sc, BYTES_PER_TASK_CONF, DEFAULT_BYTES_PER_TASK, " of bytes")
-
-
-def bin_count(total_bytes: int, items: int, parallelism: int, per_task: int) -> int:
-    """How many tasks: one per ``per_task`` bytes of data, and at least four per core present (so that
-    small runs use every core), never more than the items.  Sized from the data, so a fleet's job is not
-    cut into ``4 x`` the few executors registered when it started."""
-    by_data = -(-total_bytes // per_task)
-    return max(1, min(items, max(by_data, 4 * parallelism)))
-
-
-def verify_bin(items: list[Indexed], strict: bool, max_message_size: int) -> Iterator[tuple[int, SegmentResult]]:
-    """Runs on an executor: verify each segment (the local command's code); any failure (no such file,
+def verify_bin(share: Share, strict: bool, max_message_size: int) -> Iterator[tuple[int, SegmentResult]]:
+    """Runs on an executor: make the work items of the task's share of the listing (:func:`indexed`) and
+    verify each segment (the local command's code); any failure (no such file,
     no credentials, access denied, the network) is a failed segment naming the executor, never a
     corruption row; a local path's asks about the mount."""
     from kseg.spark.paths import MOUNT_HINT
@@ -107,7 +58,7 @@ def verify_bin(items: list[Indexed], strict: bool, max_message_size: int) -> Ite
 
     host = socket.gethostname()
     poison = os.environ.get(KILL_WORKER_ENV)
-    for index, item in items:
+    for index, item in indexed(share):
         if poison and _poisoned(item, poison):
             os._exit(17)  # test-only: a Python worker that dies, as an out-of-memory kill would end it
         res = verify_item(item, strict=strict, max_message_size=max_message_size)
@@ -123,13 +74,14 @@ def _poisoned(item: WorkItem, poison: str) -> bool:
 
 
 class Outcome(NamedTuple):
-    """What reaches the driver: the counts, and the results to show (problems and failures, and clean ones
-    with notes, whose notes the text groups as the local run does; every result with ``keep_all``), in
-    discovery order."""
+    """What reaches the driver: the counts, the results to show (problems and failures; every result with
+    ``keep_all``) in discovery order, and -- without ``keep_all`` -- every result's notes grouped by kind
+    as the local run groups them, folded in as results came (a clean segment is not held for its notes)."""
 
     report: Report
     shown: list[SegmentResult]
     parts: list[str]  # the report's part files, where the driver wrote them
+    notes: NoteGroups | None  # None with ``keep_all``: each result's notes are printed with it
 
 
 def unverified(item: WorkItem, why: str) -> SegmentResult:
@@ -145,32 +97,36 @@ class _Bins:
     """The driver's bookkeeping as bins finish: overlap at run starts, part files, counts, what to show.
 
     A bin is *settled* (its rows final, its part file written) once every run in it that continues an
-    earlier run of its partition knows that run's last segment: finished, or given up."""
+    earlier run of its partition knows that run's last segment: finished, or given up.  What it holds
+    past settling is bounded by what is printed: the results with problems or failures (every result
+    with ``keep_all``), and the notes grouped (:class:`~kseg.render.notes.NoteGroups`: kinds, counts and
+    first places) -- never a clean segment, nor a run's last segment once the run after it is settled
+    (:meth:`held`)."""
 
-    def __init__(
-        self, bins: list[list[list[Indexed]]], report: str | None, keep_all: bool, before: Before | None = None
-    ) -> None:
+    def __init__(self, bins: list[list[Run]], report: str | None, keep_all: bool, before: Before | None = None) -> None:
         self.report, self.fmt, self.keep_all = report, report_format(report) if report else "jsonl", keep_all
         self.before = before  # a segment after one --resume skipped -> that one (kseg.ops.verify.resume)
         self.total = Report()
         self.shown: list[tuple[int, SegmentResult]] = []
+        self.notes = None if keep_all else note_groups()  # every result's notes, in discovery order
         self.parts: list[str] = []
         self.bin_of: dict[int, int] = {}  # a run's last segment's index -> its bin (only those a later run needs)
         self.needs: list[list[tuple[int, int]]] = []  # per bin: (first index of a run, index of the one before)
-        self.last: dict[int, SegmentResult | None] = {}  # a run's last segment's result (None: its bin failed)
+        self.last: dict[int, SegmentResult | None] = {}  # such a segment's result, until used (None: bin failed)
         self.done: dict[int, list[tuple[int, SegmentResult]]] = {}  # finished bins not yet settled
         previous: dict[tuple[str, str], int] = {}  # a partition's runs in discovery order, whichever bin
-        order = sorted((run for runs in bins for run in runs), key=lambda run: run[0][0])
-        run_bin = {id(run): b for b, runs in enumerate(bins) for run in runs}
+        order = sorted(((run, b) for b, runs in enumerate(bins) for run in runs), key=lambda rb: rb[0].first)
         self.needs = [[] for _ in bins]
-        for run in order:
-            earlier = previous.get(_key(run[0][1]), -1)
-            if earlier >= 0 and not (self.before and _name(run[0][1]) in self.before):
-                self.needs[run_bin[id(run)]].append((run[0][0], earlier))
-            previous[_key(run[0][1])] = run[-1][0]
-        for b, runs in enumerate(bins):
-            for run in runs:
-                self.bin_of[run[-1][0]] = b
+        for run, b in order:
+            key = run.key()
+            earlier = previous.get(key, -1)
+            if earlier >= 0 and not (self.before and run.first_name() in self.before):
+                self.needs[b].append((run.first, earlier))
+            previous[key] = run.last
+        needed = {earlier for needs in self.needs for _, earlier in needs}
+        for run, b in order:
+            if run.last in needed:
+                self.bin_of[run.last] = b
 
     def finished(self, number: int, results: list[tuple[int, SegmentResult]]) -> None:
         """Bin ``number`` came back (its results in index order, or failed rows); settle what can be."""
@@ -191,24 +147,30 @@ class _Bins:
         results = self.done.pop(number)
         by_index = dict(results)
         for first, before in self.needs[number]:
-            prev = self.last[before]
+            prev = self.last.pop(before)  # used once: by the run after it
             if prev is not None:
                 check_overlap(prev, by_index[first])
         if self.report:
             self.parts.append(write_part(self.report, f"{number:05d}", [res for _, res in results], self.fmt))
         for index, res in results:
-            self.total.add(res, keep=False)
-            if self.keep_all or res.status != "clean" or res.notes:
-                self.shown.append((index, res))
+            self.keep(index, res)
 
+    def keep(self, index: int, res: SegmentResult) -> None:
+        """Count a final result; hold it if it is printed whole, and fold its notes into :attr:`notes`."""
+        self.total.add(res, keep=False)
+        if self.keep_all or res.status != "clean":
+            self.shown.append((index, res))
+        if self.notes is not None:
+            for j, note in enumerate(res.notes):
+                self.notes.add(note, at=(index, j))
 
-def _key(item: WorkItem) -> tuple[str, str]:
-    return (item.log_dir, item.partition)
-
-
-def _name(item: WorkItem) -> tuple[str, str, str]:
-    assert item.segment is not None
-    return (item.log_dir, item.partition, item.segment.name)
+    def held(self) -> int:
+        """How many things the driver holds now: results (shown, waiting in unsettled bins, or a run's
+        last for the run after it) and grouped notes' kinds and places -- for a test that it does not
+        grow with the clean segments."""
+        waiting = sum(len(results) for results in self.done.values())
+        notes = self.notes.held() if self.notes is not None else 0
+        return len(self.shown) + waiting + len(self.last) + notes
 
 
 def _key_of(res: SegmentResult) -> tuple[str, str]:
@@ -221,7 +183,7 @@ def _run_start(needs: list[tuple[int, int]], index: int) -> bool:
 
 def run(
     spark: Any,
-    partitions: list[Partition],
+    partitions: Sequence[Listed | Partition],
     *,
     strict: bool,
     max_message_size: int,
@@ -232,67 +194,78 @@ def run(
 ) -> Outcome:
     """Verify every segment on the cluster, one Spark job per bin, a bounded number at once.
 
-    A bin's job that fails (its task's retries exhausted) makes its segments ``failed`` rows
-    (``describe`` gives the cause's line); the other bins' rows stand.  If the SparkContext itself
-    is gone, the error is raised (nothing more can run).  A partition directory the driver could not
-    list is a failed row made on the driver (its own part file)."""
-    items = list(enumerate(work_items(partitions)))
-    todo = [(i, item) for i, item in items if item.segment is not None]
-    bins: list[list[list[Indexed]]] = []
-    if todo:
+    ``partitions`` is the listing, compact (:func:`kseg.storage.listing.listed`; a
+    :class:`~kseg.storage.partition.Partition` is packed here): the bins are planned from it
+    (:func:`plan`) and each bin's task is given its share of it (:meth:`Run.share`), so what the driver
+    holds does not grow with the segments.  A bin's job that fails (its task's retries exhausted) makes
+    its segments ``failed`` rows (``describe`` gives the cause's line); the other bins' rows stand.  If
+    the SparkContext itself is gone, the error is raised (nothing more can run).  A partition directory
+    the driver could not list is a failed row made on the driver (its own part file)."""
+    listing = [Listed(p) if isinstance(p, Partition) else p for p in partitions]
+    bins: list[list[Run]] = []
+    if any(part.error is None and len(part) for part in listing):
         sc = spark.sparkContext
-        total_bytes = sum(_segment_bytes(it) for it in todo)
-        count = bin_count(total_bytes, len(todo), sc.defaultParallelism, bytes_per_task(sc))
-        runs = plan_runs(todo, max(1, -(-total_bytes // count)))
-        bins = plan_bins(runs, count, size=lambda run: sum(_segment_bytes(it) for it in run))
+        bins = plan(listing, sc.defaultParallelism, bytes_per_task(sc))
     state = _Bins(bins, report, keep_all, before)
     if bins:
         _submit_all(spark.sparkContext, bins, state, strict, max_message_size, describe)
     directory_rows = [
         (i, verify_item(item, strict=strict, max_message_size=max_message_size))
-        for i, item in items
-        if item.segment is None
+        for i, item in _directory_items(listing)
     ]
     for index, res in directory_rows:
-        state.total.add(res, keep=False)
-        state.shown.append((index, res))
+        state.keep(index, res)
     if report and directory_rows:
         state.parts.append(write_part(report, "driver", [res for _, res in directory_rows], state.fmt))
     state.shown.sort(key=lambda ir: ir[0])
-    return Outcome(state.total, [res for _, res in state.shown], state.parts)
+    return Outcome(state.total, [res for _, res in state.shown], state.parts, state.notes)
+
+
+def _directory_items(listing: Sequence[Listed]) -> Iterator[Indexed]:
+    """The partitions that could not be listed, each one work item at its index in discovery order."""
+    index = 0
+    for part in listing:
+        if part.error is not None:
+            yield index, WorkItem(part.log_dir, part.name, part.path, None, part.error)
+            index += 1
+        else:
+            index += len(part)
 
 
 def _submit_all(
     sc: Any,
-    bins: list[list[list[Indexed]]],
+    bins: list[list[Run]],
     state: _Bins,
     strict: bool,
     max_message_size: int,
     describe: Callable[[BaseException], str],
 ) -> None:
-    """Run each bin as its own Spark job (:func:`kseg.spark.pool.run_jobs`); a bin of several segments
-    whose job failed is run again one segment a job (:func:`_one_by_one`), so only a segment whose own
-    job fails is a ``failed`` row with the cause; hand each outcome to ``state``."""
+    """Run each bin as its own Spark job (:func:`kseg.spark.pool.run_jobs`), its task given the bin's share
+    of the listing (made as the bin is submitted, let go after); a bin of several segments whose job
+    failed is run again one segment a job (:func:`_one_by_one`), so only a segment whose own job fails is
+    a ``failed`` row with the cause; hand each outcome to ``state``."""
 
-    def verify(segments: list[Indexed], what: str) -> list[tuple[int, SegmentResult]]:
+    def verify(share: Share, what: str) -> list[tuple[int, SegmentResult]]:
         sc.setJobDescription(f"kseg verify-index: {what}")
         task = KeyCarrier(lambda b: verify_bin(b, strict, max_message_size))  # --rsm-key reaches the executor
-        return sc.parallelize([segments], 1).flatMap(task).collect()
+        return sc.parallelize([share], 1).flatMap(task).collect()
 
     def one(number: int) -> list[tuple[int, SegmentResult]]:
-        flat = [indexed for run in bins[number] for indexed in run]
+        runs = bins[number]
+        segments = sum(run.hi - run.lo for run in runs)
         try:
-            return verify(flat, f"bin {number + 1} of {len(bins)} ({len(flat)} segments)")
+            return verify([run.share() for run in runs], f"bin {number + 1} of {len(bins)} ({segments} segments)")
         except Exception as exc:  # noqa: BLE001 - the bin's retries ran out: its segments one by one
-            if len(flat) == 1 or _stopping(sc, exc):
+            if segments == 1 or _stopping(sc, exc):
                 raise
             return _one_by_one(
-                sc, flat, lambda indexed: verify([indexed], f"bin {number + 1} again: {_label(indexed)}"), describe
+                sc, runs, lambda single, label: verify(single, f"bin {number + 1} again: {label}"), describe
             )
 
     def done(number: int, results: list[tuple[int, SegmentResult]] | None, exc: BaseException | None) -> None:
         if exc is not None:
-            results = [(index, unverified(item, gave_up(describe(exc)))) for run in bins[number] for index, item in run]
+            why = gave_up(describe(exc))
+            results = [(index, unverified(item, why)) for index, item in indexed([r.share() for r in bins[number]])]
         assert results is not None
         state.finished(number, list(results))
 
@@ -310,26 +283,29 @@ def _stopping(sc: Any, exc: BaseException) -> bool:
     return context_stopped(sc) or " cancelled" in str(exc)
 
 
-def _label(indexed: Indexed) -> str:
-    item = indexed[1]
+def _label(item: WorkItem) -> str:
     assert item.segment is not None
     return f"{item.partition}/{item.segment.name}"
 
 
 def _one_by_one(
     sc: Any,
-    flat: list[Indexed],
-    verify: Callable[[Indexed], list[tuple[int, SegmentResult]]],
+    runs: list[Run],
+    verify: Callable[[Share, str], list[tuple[int, SegmentResult]]],
     describe: Callable[[BaseException], str],
 ) -> list[tuple[int, SegmentResult]]:
-    """A failed bin's segments, each its own Spark job (in turn, on this bin's thread): the segments that
-    verify get their verdicts; one whose job fails too is a ``failed`` row with its own job's cause."""
+    """A failed bin's segments, each its own Spark job (in turn, on this bin's thread; its share one
+    segment cut from the listing): the segments that verify get their verdicts; one whose job fails too is
+    a ``failed`` row with its own job's cause."""
     out: list[tuple[int, SegmentResult]] = []
-    for indexed in flat:
-        try:
-            out.extend(verify(indexed))
-        except Exception as exc:  # noqa: BLE001 - this segment's own job failed
-            if _stopping(sc, exc):
-                raise
-            out.append((indexed[0], unverified(indexed[1], gave_up(describe(exc)))))
+    for run in runs:
+        for k in range(run.lo, run.hi):
+            single: Share = [(run.first + k - run.lo, run.part.cut(k, k + 1))]
+            ((index, item),) = indexed(single)
+            try:
+                out.extend(verify(single, _label(item)))
+            except Exception as exc:  # noqa: BLE001 - this segment's own job failed
+                if _stopping(sc, exc):
+                    raise
+                out.append((index, unverified(item, gave_up(describe(exc)))))
     return out

@@ -35,9 +35,10 @@ def main(argv: list[str] | None = None) -> int:
     from kseg.errors import KsegError
     from kseg.ops.verify.report import check_target
     from kseg.spark.driver import run_spark_cli, session
+    from kseg.storage.listing import listed
     from kseg.storage.location import is_remote
     from kseg.storage.outputs import refuse_on_inputs
-    from kseg.storage.partition import discover, nothing_found
+    from kseg.storage.partition import nothing_found
 
     notes: list[str] = []
     try:
@@ -45,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
             refuse_on_inputs(args.report, args.paths, "--report")
         if args.report and not is_remote(args.report):
             check_target(args.report, directory_ok=True)
-        partitions = discover(args.paths, notes)
+        partitions = listed(args.paths, notes)  # compact: the driver plans from it (kseg.spark.bins.plan)
         if not partitions:
             raise nothing_found(args.paths)
     except KsegError as exc:

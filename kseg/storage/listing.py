@@ -37,13 +37,14 @@ class Listed:
     without one -- for each segment), ``flags`` (one byte a segment; bit k: file ``SLOTS[k]`` was
     listed; :data:`COPIES`: one of several tiered copies at its base offset) and ``odd`` (``{(k, slot):
     path}`` for segment k's file not named ``<base, 20 digits><suffix>`` in ``path``: a tiered copy's
-    ``<base>-<segment id>`` name, an Aiven ``.indexes`` object's index).  About 300 bytes a partition
+    ``<base>-<segment id>`` name, an Aiven ``.indexes`` object's index) and ``head_left_out`` (the first
+    segment is not the log's first: :attr:`Partition.head_left_out`).  About 300 bytes a partition
     and 17 a segment."""
 
-    __slots__ = ("path", "error", "numbers", "flags", "odd")
+    __slots__ = ("path", "error", "numbers", "flags", "odd", "head_left_out")
 
     def __init__(self, part: Partition) -> None:
-        self.path, self.error = part.path, part.error
+        self.path, self.error, self.head_left_out = part.path, part.error, part.head_left_out
         self.numbers = array("q")
         flags = bytearray()
         self.odd: dict[tuple[int, int], str] | None = None
@@ -79,6 +80,22 @@ class Listed:
     def __setstate__(self, state: tuple[object, ...]) -> None:
         for name, value in zip(self.__slots__, state, strict=True):
             setattr(self, name, value)
+
+    def cut(self, lo: int, hi: int) -> Listed:
+        """Segments ``lo`` to ``hi`` (exclusive) of this partition, packed the same way (a task's share of
+        a partition whose segments are dealt to several tasks); its head left out when ``lo`` > 0."""
+        part = Listed.__new__(Listed)
+        odd = {(n - lo, k): path for (n, k), path in self.odd.items() if lo <= n < hi} if self.odd else None
+        head_left_out = self.head_left_out or lo > 0
+        part.__setstate__(
+            (self.path, self.error, self.numbers[2 * lo : 2 * hi], self.flags[lo:hi], odd or None, head_left_out)
+        )
+        return part
+
+    @property
+    def sizes(self) -> array[int]:
+        """Each segment's listed ``.log`` size (``Segment.log_size()``; 0 without a ``.log``), in order."""
+        return self.numbers[1::2]
 
     @property
     def segments(self) -> list[Segment]:

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TypeVar, cast
+from typing import Any, TypeVar, cast
 
 from kseg.errors import InputError
 from kseg.storage import checkpoints, files, location, prefixes, tiered
@@ -440,11 +440,12 @@ def _list_remote(uris: list[str], shape: Callable[[Partition], T]) -> dict[str, 
         return dict(zip(unique, pool.map(one, unique), strict=True))  # one answer per URI
 
 
-def nothing_in(partitions: list[Partition]) -> bool:
+def nothing_in(partitions: Sequence[Any]) -> bool:
     """True when ``partitions`` hold no segment and no failed directory: a run over them would read
     nothing (e.g. only files whose names carry no base offset, a tiered segment's ``<base>-<uuid>.log``),
-    and a verdict on nothing is none -- the caller raises :func:`nothing_found`."""
-    return not any(p.segments or p.error is not None for p in partitions)
+    and a verdict on nothing is none -- the caller raises :func:`nothing_found`.  ``partitions``: each a
+    :class:`Partition` or a compact :class:`~kseg.storage.listing.Listed` (its length its segments)."""
+    return not any(len(p.segments if isinstance(p, Partition) else p) or p.error is not None for p in partitions)
 
 
 def nothing_found(paths: list[str]) -> InputError:

@@ -47,3 +47,24 @@ def test_plural() -> None:
         "0 batches",
         "2 files",
     ]
+
+
+def test_notes_out_of_order_give_the_lines_of_the_order_they_name() -> None:
+    """A Spark run's bins finish in any order: each note with its place (``at``) gives the lines adding
+    them in that order gives -- the kinds' order, a kind's first note, its first places, the counts."""
+    import random
+
+    notes = [f"d/{i:02d}.timeindex: {i % 3 + 1} entries name the offset of a record" for i in range(12)]
+    notes[5] = "d/05.index: preallocated zero tail of 1 entry (an active segment's index)"
+    notes[9] = "no usable .snapshot: state rebuilt from the first segment"
+    in_order = NoteGroups("file", "--verbose lists every one")
+    for note in notes:
+        in_order.add(note)
+    for seed in range(5):
+        shuffled = list(enumerate(notes))
+        random.Random(seed).shuffle(shuffled)
+        groups = NoteGroups("file", "--verbose lists every one")
+        for i, note in shuffled:
+            groups.add(note, at=(i, 0))
+        assert groups.lines() == in_order.lines()
+    assert groups.held() == 1 + 3 + 1 + 1 + 1  # three kinds: the timeindex kind's first three places

@@ -12,8 +12,10 @@ import pytest
 from kseg.ops.verify.report import sort_key
 from kseg.ops.verify.run import WorkItem
 from kseg.ops.verify.verify import SegmentResult
-from kseg.spark.job import KILL_WORKER_ENV, _Bins, plan_runs
-from kseg.storage.partition import Segment
+from kseg.spark.bins import Run, plan_runs
+from kseg.spark.job import KILL_WORKER_ENV, _Bins
+from kseg.storage.listing import Listed
+from kseg.storage.partition import Partition, Segment
 from tests.cli.test_verify_resume import overlapping_partition
 from tests.conftest import CORPUS_DATA, run_subprocess
 
@@ -24,6 +26,16 @@ def _item(partition: str, base: int, size: int) -> WorkItem:
     )
 
 
+def _listed(partition: str, *segments: tuple[int, int]) -> Listed:
+    """The listed partition ``/d/<partition>`` of ``(base offset, .log bytes)`` segments."""
+    return Listed(Partition(f"/d/{partition}", [_item(partition, base, size).segment for base, size in segments]))
+
+
+def _run(part: Listed, lo: int, hi: int, first: int | None = None) -> Run:
+    """Segments ``lo`` to ``hi`` of ``part`` as a run (its first index ``lo`` unless given)."""
+    return Run(part, lo, hi, lo if first is None else first, sum(part.sizes[lo:hi]))
+
+
 def _result(item: WorkItem, last: int) -> SegmentResult:
     seg = item.segment
     assert seg is not None
@@ -31,17 +43,21 @@ def _result(item: WorkItem, last: int) -> SegmentResult:
 
 
 def test_runs_are_consecutive_segments_of_one_partition() -> None:
-    todo = list(enumerate([_item("a-0", 0, 60), _item("a-0", 10, 60), _item("a-0", 20, 10), _item("b-0", 0, 500)]))
-    runs = plan_runs(todo, 100)
-    assert [[i for i, _ in run] for run in runs] == [[0], [1, 2], [3]]  # never across partitions; one huge alone
+    """Runs cut from the listing, each a reference to its partition (no segment made); a partition that
+    could not be listed takes one index and no run."""
+    a, b = _listed("a-0", (0, 60), (10, 60), (20, 10)), _listed("b-0", (0, 500))
+    failed = Listed(Partition("/d/c-0", error="cannot list the directory"))
+    runs = plan_runs([a, failed, b], 100)
+    assert [list(range(r.first, r.last + 1)) for r in runs] == [[0], [1, 2], [4]]  # never across partitions
+    assert [(r.part, r.lo, r.hi, r.bytes) for r in runs] == [(a, 0, 1, 60), (a, 1, 3, 70), (b, 0, 1, 500)]
 
 
 def test_overlap_is_checked_across_bins_whichever_finishes_first(tmp_path: Path) -> None:
     """a-0's second run is in bin 0 and its first in bin 1: bin 0 finishes first, waits (no part file)
     until bin 1 gives the last offset before it, then both are written; the overlap is found."""
     items = [_item("a-0", 0, 10), _item("a-0", 5, 10), _item("a-0", 50, 10)]
-    todo = list(enumerate(items))
-    bins = [[[todo[1], todo[2]]], [[todo[0]]]]
+    part = _listed("a-0", (0, 10), (5, 10), (50, 10))
+    bins = [[_run(part, 1, 3)], [_run(part, 0, 1)]]
     state = _Bins(bins, str(tmp_path), keep_all=True)
     state.finished(0, [(1, _result(items[1], 40)), (2, _result(items[2], 60))])
     assert state.parts == []  # waits for bin 1: a row must not be written before its overlap check
@@ -54,8 +70,8 @@ def test_overlap_is_checked_across_bins_whichever_finishes_first(tmp_path: Path)
 
 def test_a_failed_bin_leaves_no_overlap_check_and_settles_the_next(tmp_path: Path) -> None:
     items = [_item("a-0", 0, 10), _item("a-0", 5, 10)]
-    todo = list(enumerate(items))
-    state = _Bins([[[todo[1]]], [[todo[0]]]], None, keep_all=False)
+    part = _listed("a-0", (0, 10), (5, 10))
+    state = _Bins([[_run(part, 1, 2)], [_run(part, 0, 1)]], None, keep_all=False)
     state.finished(0, [(1, _result(items[1], 40))])
     failed = _result(items[0], 9)
     failed.failed = "not verified: Spark gave up this bin"
@@ -67,17 +83,17 @@ def test_a_segment_after_a_resumed_one_is_checked_against_it_not_the_run_before(
     """``--resume`` skipped …020 (the report gives its last offset): …030 is compared with it, whether it
     shares a run with …010 (which it follows in the work list) or not, never with …010 (last offset 35)."""
     items = [_item("a-0", 0, 10), _item("a-0", 10, 10), _item("a-0", 30, 10)]
-    todo = list(enumerate(items))
+    part = _listed("a-0", (0, 10), (10, 10), (30, 10))
     lasts = (9, 35, 39)
 
     def kinds_of_030(bins: list, resumed_last: int) -> list[str]:
         before = {("/d", "a-0", f"{30:020d}"): _result(_item("a-0", 20, 10), resumed_last)}
         state = _Bins(bins, None, keep_all=True, before=before)
         for number, runs in enumerate(bins):
-            state.finished(number, [(i, _result(item, lasts[i])) for run in runs for i, item in run])
+            state.finished(number, [(i, _result(items[i], lasts[i])) for r in runs for i in range(r.first, r.last + 1)])
         return {res.segment: [p.kind for p in res.problems] for _, res in state.shown}[f"{30:020d}"]
 
-    for bins in ([[todo]], [[todo[:2]], [todo[2:]]]):
+    for bins in ([[_run(part, 0, 3)]], [[_run(part, 0, 2)], [_run(part, 2, 3)]]):
         assert kinds_of_030(bins, 29) == []  # 30 > 29
         assert kinds_of_030(bins, 30) == ["segment-overlap"]  # 30 <= 30, the resumed one's last offset
 

@@ -126,6 +126,41 @@ def test_spark_parquet_report(log_root: Path, tmp_path: Path) -> None:
         spark.stop()
 
 
+def test_many_partitions_without_the_checkpoint_hold_only_what_is_printed(tmp_path: Path) -> None:
+    """Each partition's first segment notes its absent ``leader-epoch-checkpoint``: on Spark the notes are the
+    local run's grouped lines and the problems its lines, and the driver holds the problem results and the
+    note kinds with their first places -- the same for 30 partitions as for 150 (nothing per clean segment)."""
+    import io
+
+    from pyspark.sql import SparkSession
+
+    from kseg.spark import job
+    from kseg.spark.driver import _render
+    from kseg.storage.listing import listed
+    from kseg.testing.bombs import write_many_partitions
+    from tests.cli.test_verify import without_clean
+    from tests.conftest import run_cli
+
+    root = write_many_partitions(tmp_path / "root", 150)
+    shutil.copytree(CORPUS_DATA / "corrupt-crc-0", root / "bad-0")
+    local = run_cli(["verify-index", str(root)])
+    assert local.exit_code == 1 and "note: 151 files: absent: the batches' leader epochs not checked" in local.text
+    spark = SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false").getOrCreate()
+    try:
+        held = []
+        for paths in ([str(root)], [str(root / "bad-0"), *(str(root / f"t-{n}") for n in range(30))]):
+            outcome = job.run(spark, listed(paths, []), strict=False, max_message_size=5 << 20, keep_all=False)
+            assert outcome.notes is not None and [r.partition for r in outcome.shown] == ["bad-0"]
+            held.append(len(outcome.shown) + outcome.notes.held())
+            if len(paths) == 1:
+                out = io.BytesIO()
+                _render(out, outcome, "text", full_names=False, verbose=False)
+                assert out.getvalue().decode() == without_clean(local.text)
+        assert held == [1 + 1 + 3] * 2
+    finally:
+        spark.stop()
+
+
 def test_spark_submit_entry_point(log_root: Path, tmp_path: Path) -> None:
     submit = Path(pyspark.__file__).parent / "bin" / "spark-submit"
     import kseg.spark.submit as entry
@@ -170,18 +205,17 @@ def test_missing_pyspark_says_how_to_install(tmp_path: Path) -> None:
 
 def test_executor_that_cannot_see_a_path_reports_a_failed_segment(tmp_path: Path) -> None:
     """verify_bin runs on executors; a path they cannot read is a failed segment, never dropped."""
-    from kseg.ops.verify.run import WorkItem
-    from kseg.spark.job import plan_bins, verify_bin
-    from kseg.storage.partition import Segment
+    from kseg.spark.bins import plan_bins
+    from kseg.spark.job import verify_bin
+    from kseg.storage.listing import Listed
+    from kseg.storage.partition import Partition, Segment
 
-    seg = Segment(0, log=str(tmp_path / "nowhere" / "00000000000000000000.log"))
-    ((index, res),) = list(
-        verify_bin([(0, WorkItem(str(tmp_path), "p-0", str(tmp_path / "p-0"), seg))], False, 5 << 20)
-    )
-    assert res.status == "failed" and "executor" in res.failed and "mount" in res.failed
+    seg = Segment(0, log=str(tmp_path / "p-0" / "00000000000000000000.log"), log_bytes=10)
+    ((index, res),) = list(verify_bin([(7, Listed(Partition(str(tmp_path / "p-0"), [seg])))], False, 5 << 20))
+    assert index == 7 and res.status == "failed" and "executor" in res.failed and "mount" in res.failed
     assert res.log_dir == str(tmp_path)
-    bins = plan_bins([(i, WorkItem("/d", "p", "/d/p", Segment(i))) for i in range(10)], 3)
-    assert sorted(i for b in bins for i, _ in b) == list(range(10))
+    bins = plan_bins(list(range(10)), 3, size=lambda i: i)
+    assert sorted(i for b in bins for i in b) == list(range(10))
 
 
 def test_two_brokers_on_spark(tmp_path: Path) -> None:

@@ -52,3 +52,23 @@ def test_tiered_copies_at_one_base_offset_stay_two_segments(tmp_path: Path) -> N
     compact = Listed(one)
     assert as_tuples(compact.segments) == as_tuples(one.segments)
     assert [s.name for s in compact.segments] == [s.name for s in one.segments]
+
+
+def test_a_cut_is_the_same_segments_packed(tmp_path: Path) -> None:
+    """:meth:`Listed.cut` (an export task's share of a partition): the whole's segments ``lo`` to ``hi``,
+    names kept whole by exception included (re-numbered), through a pickle too."""
+    part = tmp_path / "orders-0"
+    shutil.copytree(CORPUS_DATA / "plain-v2-0", part)
+    kafka = sorted(part.glob("*.log"))[0]
+    for f in list(part.glob(f"{kafka.stem}.*")):  # its first segment under a tiered copy's name
+        f.rename(part / f"{f.stem}-AAAAAAAAAAAAAAAAAAAAAA{f.suffix}")
+    for base in (900, 1800):  # and more segments after it
+        for suffix in (".log", ".index"):
+            shutil.copy(next(part.glob(f"*{suffix}")), part / f"{base:020d}{suffix}")
+    (one,) = discover([str(part)], [])
+    whole = Listed(one)
+    assert len(whole) >= 3 and whole.odd
+    for lo, hi in ((0, 1), (0, 2), (1, len(whole)), (2, 3), (1, 1)):
+        cut = pickle.loads(pickle.dumps(whole.cut(lo, hi)))
+        assert as_tuples(cut.segments) == as_tuples(whole.segments[lo:hi]) and cut.path == whole.path
+        assert (cut.odd is None) == (lo > 0) and cut.head_left_out == (lo > 0)  # a cut's head left out

@@ -140,8 +140,13 @@ class SegmentUnit(NamedTuple):
 
     @property
     def bytes(self) -> int:
-        """The planned size, for packing tasks: the band's share of the listed ``.log``."""
-        return max(1, self.log_bytes // self.bands)
+        """The planned size, for packing tasks (:func:`unit_bytes`)."""
+        return unit_bytes(self.log_bytes, self.bands)
+
+
+def unit_bytes(log_bytes: int, bands: int) -> int:
+    """A unit's planned size, for packing tasks: its band's share of the listed ``.log``."""
+    return max(1, log_bytes // bands)
 
 
 def units(partitions: Sequence[Partition | Listed], ranges: Ranges = Ranges(), split_bytes: int = DEFAULT_SPLIT_BYTES):
@@ -149,19 +154,32 @@ def units(partitions: Sequence[Partition | Listed], ranges: Ranges = Ranges(), s
     outside an offset range are pruned by their names (a segment's offsets end below the next base
     offset), and a segment is one unit per ``split_bytes`` of its listed size.  No file is opened."""
     for part in partitions:
-        segs = [s for s in part.segments if s.log]
-        log_dir, name = part.log_dir, part.name  # made once: every unit of the partition shares the two strings
-        for k, seg in enumerate(segs):
-            next_base = segs[k + 1].base_offset if k + 1 < len(segs) else None
-            if next_base is not None and next_base <= ranges.from_offset:
-                continue  # every offset of this segment is below the range
-            if seg.base_offset > ranges.to_offset:
-                break
-            size = seg.log_size()
-            bands = max(1, -(-size // split_bytes))
+        segs = part.segments  # a Listed's made again at each call: once a partition
+        log_dir, name = part.log_dir, part.name
+        for k, band, bands, size in unit_places(segs, ranges, split_bytes):
+            seg = segs[k]
             assert seg.log is not None
-            for band in range(bands):
-                yield SegmentUnit(log_dir, name, seg.base_offset, seg.log, seg.index, seg.timeindex, size, band, bands)
+            yield SegmentUnit(log_dir, name, seg.base_offset, seg.log, seg.index, seg.timeindex, size, band, bands)
+
+
+def unit_places(
+    segs: Sequence[Segment], ranges: Ranges = Ranges(), split_bytes: int = DEFAULT_SPLIT_BYTES
+) -> Iterator[tuple[int, int, int, int]]:
+    """Where the units of one partition's segments ``segs`` are, in order: ``(k, band, bands, size)`` --
+    ``segs[k]``, the unit's band of the segment's ``bands``, the listed ``.log`` size (the pruning and
+    bands of :func:`units`, without making a unit: what a Spark driver deals to tasks).  The segments
+    kept are consecutive, so a run of them, cut out of the listing, has the same units."""
+    logs = [k for k, seg in enumerate(segs) if seg.log]
+    for i, k in enumerate(logs):
+        seg = segs[k]
+        if i + 1 < len(logs) and segs[logs[i + 1]].base_offset <= ranges.from_offset:
+            continue  # every offset of this segment is below the range
+        if seg.base_offset > ranges.to_offset:
+            break
+        size = seg.log_size()
+        bands = max(1, -(-size // split_bytes))
+        for band in range(bands):
+            yield k, band, bands, size
 
 
 def unit_splits(

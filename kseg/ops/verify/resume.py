@@ -24,19 +24,22 @@ import json
 import os
 from collections.abc import Iterator
 from dataclasses import replace
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 from kseg.errors import InputError
 from kseg.ops.verify.report import PART_PREFIX, own_fields
 from kseg.ops.verify.result import SegmentResult
 from kseg.ops.verify.run import Report
 from kseg.storage import location
+from kseg.storage.listing import Listed
 from kseg.storage.partition import Partition, Segment
 
 #: A verified segment as a report names it: (logDir, partition, segment, bytes).
 Key = tuple[str, str, str, int]
 #: A segment's identity: (logDir, partition, segment).
 Name = tuple[str, str, str]
+#: A partition as discovered, or packed compactly (``verify-index --spark``).
+P = TypeVar("P", Partition, Listed)
 #: Statuses of segments that were verified to a verdict (``failed`` ones were not).
 VERDICTS = ("clean", "problems")
 #: Bytes a JSON Lines report on a store is read in (one ranged request each).
@@ -162,12 +165,13 @@ def verified(path: str) -> dict[Key, int | None]:
 
 
 def skip_verified(
-    partitions: list[Partition], keys: dict[Key, int | None]
-) -> tuple[list[Partition], set[Name], dict[Name, SegmentResult]]:
+    partitions: list[P], keys: dict[Key, int | None]
+) -> tuple[list[P], set[Name], dict[Name, SegmentResult]]:
     """``partitions`` without the segments in ``keys`` (same log dir, partition, name and ``.log`` size)
     whose previous segment is skipped too (or who have none); those skipped as ``(logDir, partition,
     segment)``; and for each segment verified right after a skipped one, that one as the report gives it
-    (:attr:`Resumption.before`)."""
+    (:attr:`Resumption.before`).  A compact listing (``--spark``'s) stays compact, one partition's
+    segments made at a time."""
     skipped: set[Name] = set()
     before: dict[Name, SegmentResult] = {}
     out = []
@@ -175,27 +179,36 @@ def skip_verified(
         if p.error is not None or not keys:
             out.append(p)
             continue
-        known = [(p.log_dir, p.name, seg.name, seg.log_size()) for seg in p.segments]
+        log_dir, name, segments = p.log_dir, p.name, p.segments
+        known = [(log_dir, name, seg.name, seg.log_size()) for seg in segments]
         keep: list[Segment] = []
-        for i, seg in enumerate(p.segments):
+        for i, seg in enumerate(segments):
             if known[i] in keys and (i == 0 or known[i - 1] in keys):
-                skipped.add((p.log_dir, p.name, seg.name))
+                skipped.add((log_dir, name, seg.name))
                 continue
-            if i and (p.log_dir, p.name, known[i - 1][2]) in skipped:
-                prev = p.segments[i - 1]
-                before[(p.log_dir, p.name, seg.name)] = SegmentResult(
-                    p.name,
+            if i and (log_dir, name, known[i - 1][2]) in skipped:
+                prev = segments[i - 1]
+                before[(log_dir, name, seg.name)] = SegmentResult(
+                    name,
                     prev.name,
                     prev.base_offset,
                     prev.log or "",
                     last_offset=keys[known[i - 1]],
-                    log_dir=p.log_dir,
+                    log_dir=log_dir,
                 )
             keep.append(seg)
-        if len(keep) != len(p.segments):
-            p = replace(p, segments=keep, head_left_out=p.head_left_out or (keep[:1] != p.segments[:1]))
+        if len(keep) != len(segments):
+            p = _kept(p, keep, p.head_left_out or (keep[:1] != segments[:1]))
         out.append(p)
     return out, skipped, before
+
+
+def _kept(p: P, keep: list[Segment], head_left_out: bool) -> P:
+    """``p`` with only the segments ``keep``, in the same shape (a :class:`Partition` or a compact
+    :class:`~kseg.storage.listing.Listed`)."""
+    if isinstance(p, Partition):
+        return replace(p, segments=keep, head_left_out=head_left_out)
+    return Listed(Partition(p.path, keep, head_left_out=head_left_out))
 
 
 def carried_rows(path: str, skipped: set[Name], prior: Report) -> Iterator[dict]:

@@ -19,6 +19,7 @@ from kseg.errors import InputError
 from kseg.ops.verify import epochs
 from kseg.ops.verify.verify import SegmentResult, check_overlap, verify_segment
 from kseg.storage import outcome
+from kseg.storage.listing import Listed
 from kseg.storage.partition import Partition, Segment
 from kseg.storage.workers import new_pool
 from kseg.storage.workers import stop as _stop
@@ -97,8 +98,9 @@ class Report:
         return outcome.exit_code((), problems=bool(self.problems), failed=bool(self.failed or self.unreadable_dirs))
 
 
-def work_items(partitions: Iterable[Partition]) -> list[WorkItem]:
-    """Every segment of ``partitions`` in discovery order; one item for a directory that could not be listed."""
+def work_items(partitions: Iterable[Partition | Listed]) -> list[WorkItem]:
+    """Every segment of ``partitions`` in discovery order (a compact listing's too: a Spark task's share);
+    one item for a directory that could not be listed."""
     items = []
     for p in partitions:
         if p.error is not None:

@@ -11,6 +11,7 @@ from kseg.errors import InputError
 from kseg.ops.verify.report import write_rows_part
 from kseg.ops.verify.resume import carried_rows, skip_verified, verified
 from kseg.ops.verify.run import Report
+from kseg.storage.listing import Listed
 from kseg.storage.partition import discover
 from tests.conftest import corpus_copy
 
@@ -105,6 +106,11 @@ def test_a_segment_after_a_verified_again_one_is_verified_again_too(tmp_path: Pa
     assert list(before) == [(partition.log_dir, "p-0", segs[1].name)]
     assert before[(partition.log_dir, "p-0", segs[1].name)].segment == segs[0].name
     assert before[(partition.log_dir, "p-0", segs[1].name)].last_offset == 0
+    assert kept[0].head_left_out
+    packed, skipped_packed, before_packed = skip_verified([Listed(partition)], verified(str(report)))
+    assert isinstance(packed[0], Listed)  # --spark's listing stays compact
+    assert [s.name for s in packed[0].segments] == [s.name for s in kept[0].segments]
+    assert packed[0].head_left_out and (skipped_packed, before_packed) == (skipped, before)
 
 
 def test_a_row_without_last_offset_is_verified_again(tmp_path: Path) -> None:
