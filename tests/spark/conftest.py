@@ -1,3 +1,19 @@
-"""The real standalone cluster fixture (tests/spark/cluster.py), for the tests beside it."""
+"""The real standalone cluster fixture (tests/spark/cluster.py), for the tests beside it, and the S3 server's
+settings put in the environment before the first test here starts a JVM."""
+
+import importlib.util
+
+import pytest
 
 from tests.spark.cluster import spark_cluster  # noqa: F401 - a fixture, registered for tests/spark
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _store_settings_before_any_jvm(request: pytest.FixtureRequest) -> None:
+    """A JVM keeps the environment it started with, and the Python workers it forks later get that one: a
+    test that starts an in-process session (``SparkSession.builder...getOrCreate()``) before the ``s3``
+    fixture has set ``AWS_ENDPOINT_URL`` & co. would leave every later session's workers talking to AWS.
+    So the S3 server (a session fixture) is started before the first Spark test, where moto and pyarrow are
+    installed; where they are not, the S3 tests skip with their own reason."""
+    if importlib.util.find_spec("moto") and importlib.util.find_spec("pyarrow"):
+        request.getfixturevalue("s3")
