@@ -6,7 +6,8 @@ from __future__ import annotations
 import functools
 import os
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, BinaryIO, NoReturn, TypeVar
 
@@ -371,6 +372,23 @@ def reading_bar(run: Run, label: str, partitions: Iterable[Any], total: int | No
     return bar, bar.writer(run.out)
 
 
+@contextmanager
+def listing_status(run: Run, paths: Iterable[str]) -> Iterator[None]:
+    """Inside the ``with``, the listing of ``paths`` shows its progress on stderr
+    (:class:`kseg.render.progress.ListingStatus`, told by :mod:`kseg.storage.watch`): on a terminal's
+    stderr unless ``--quiet``, removed when the listing ends; never on stdout."""
+    from kseg.render import progress
+    from kseg.storage import watch
+
+    status = progress.listing(run.quiet, list(paths), screen=True)
+    try:
+        with watch.watching(status):
+            yield
+    finally:
+        if status is not None:
+            status.close()
+
+
 def partitions_or_fail(run: Run, paths: Iterable[str]) -> list[Any]:
     """The partitions under ``paths`` (:func:`kseg.storage.partition.discover`), its notes printed;
     nothing to read, or a path that cannot be read, is the one error line and exit 2.  A directory
@@ -380,7 +398,8 @@ def partitions_or_fail(run: Run, paths: Iterable[str]) -> list[Any]:
 
     notes: list[str] = []
     try:
-        partitions = discover(list(paths), notes)
+        with listing_status(run, paths):
+            partitions = discover(list(paths), notes)
         if nothing_in(partitions):
             raise nothing_found(list(paths))
     except KsegError as exc:

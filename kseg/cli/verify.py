@@ -15,6 +15,7 @@ from kseg.cli.options import (
     clean_stale_output,
     format_option,
     jobs_option,
+    listing_status,
     max_message_size_option,
     paths_argument,
     rsm_key_option,
@@ -167,7 +168,8 @@ def _inputs(run: Run, paths: tuple[str, ...], report_path: str | None, spark: bo
         report = open_report(report_path, list(paths), spark=spark, force=force)
         if report is not None and report_path:
             clean_stale_output(run, report_path)
-        partitions = (listed if spark else discover)(list(paths), notes)
+        with listing_status(run, paths):
+            partitions = (listed if spark else discover)(list(paths), notes)
         if nothing_in(partitions):
             raise nothing_found(list(paths))
     except KsegError as exc:

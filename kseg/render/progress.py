@@ -177,6 +177,77 @@ class _AboveBar:
         return self.out.fileno()
 
 
+class ListingStatus:
+    """The listing before any work (:mod:`kseg.storage.watch`'s watcher), as one transient spinner line on
+    stderr: ``listing s3://b/fleet: 37 directories listed (4 in progress), 1,234,567 keys, 12,345
+    partitions``.  The listing threads only count, under a lock; rich's own refresh thread draws, 4 times
+    a second, and the line is drawn a last time and removed when the listing ends (:meth:`close`), so
+    the byte bar that follows is unchanged.  With ``KSEG_PROGRESS=1`` the line is drawn on a stderr that
+    is no terminal too (tests, or a terminal kseg cannot see)."""
+
+    def __init__(self, what: str, console=None) -> None:
+        import threading
+
+        from rich.console import Console
+        from rich.live import Live
+        from rich.spinner import Spinner
+
+        self._what = what
+        self._lock = threading.Lock()
+        self._listed = self._busy = self._keys = self._partitions = 0
+        self._spinner = Spinner("dots", self.text())
+        forced = os.environ.get("KSEG_PROGRESS") == "1" or None
+        self._live = Live(
+            console=console or Console(file=sys.stderr, force_terminal=forced),
+            get_renderable=self._render,
+            refresh_per_second=4,
+            transient=True,
+            redirect_stdout=False,
+            redirect_stderr=False,
+        )
+        self._live.start()
+
+    def started(self, prefix: str) -> None:
+        with self._lock:
+            self._busy += 1
+
+    def finished(self, prefix: str, keys: int, partitions: int) -> None:
+        with self._lock:
+            self._busy -= 1
+            self._listed += 1
+            self._keys += keys
+            self._partitions += partitions
+
+    def text(self) -> str:
+        """The line: what is listed, the listings done and under way, the keys and partition directories."""
+        with self._lock:
+            listed, busy, keys, partitions = self._listed, self._busy, self._keys, self._partitions
+        return (
+            f"listing {self._what}: {listed:,} {'directory' if listed == 1 else 'directories'} listed "
+            f"({busy:,} in progress), {keys:,} {'key' if keys == 1 else 'keys'}, "
+            f"{partitions:,} {'partition' if partitions == 1 else 'partitions'}"
+        )
+
+    def _render(self):
+        self._spinner.update(text=self.text())
+        return self._spinner
+
+    def close(self) -> None:
+        self._live.stop()
+
+
+def listing(quiet: bool, paths: list[str], screen: bool = False) -> ListingStatus | None:
+    """The listing's status line for ``paths`` (:class:`ListingStatus`), or None (:func:`wanted`)."""
+    if not wanted(quiet, screen):
+        return None
+    from kseg.storage import location
+
+    shown = ", ".join(location.redact(p) for p in paths[:2]) + (
+        f" and {len(paths) - 2:,} more" if len(paths) > 2 else ""
+    )
+    return ListingStatus(shown)
+
+
 def make(quiet: bool, screen: bool = False) -> ByteProgress | None:
     """A bar, or None (:func:`wanted`).  ``screen``: the command prints results as it goes; the bar is
     drawn on stdout's terminal when stdout is one (results go through :meth:`ByteProgress.writer`)."""

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
 from kseg.errors import InputError
-from kseg.storage import checkpoints, files, location, prefixes, tiered
+from kseg.storage import checkpoints, files, location, prefixes, tiered, watch
 from kseg.storage.files import SEGMENT_SUFFIXES, TRANSITION_DIR
 
 _DIGITS = re.compile(r"(\d+)")
@@ -114,14 +114,32 @@ def is_partition_dir(path: str) -> bool:
 
 
 def scan_partition(path: str, notes: list[str] | None = None) -> Partition:
-    """List the segments of one partition directory (or URI prefix), in base-offset order."""
+    """List the segments of one partition directory (or URI prefix), in base-offset order; the watcher
+    (:mod:`kseg.storage.watch`) is told of the listing."""
+    watcher = watch.current()
+    if watcher is not None:
+        watcher.started(path)
+    entries: list[location.Entry] = []
+    try:
+        entries = _entries(path)
+    finally:
+        if watcher is not None:
+            watcher.finished(
+                path, len(entries), 1 if any(files.suffix(e.path) in SEGMENT_SUFFIXES for e in entries) else 0
+            )
+    return partition_from_listing(path.rstrip("/") if location.is_remote(path) else path, entries, notes)
+
+
+def _entries(path: str) -> list[location.Entry]:
+    """The files of one directory (or URI prefix), sorted; a local directory that cannot be listed is
+    :class:`InputError` with the OS's reason."""
     if location.is_remote(path):
-        return partition_from_listing(path.rstrip("/"), location.children(path), notes)
+        return location.children(path)
     try:
         names = sorted(os.listdir(path))
     except OSError as exc:  # the same words as discover's failed rows: the OS's reason
         raise InputError(f"cannot list the directory: {exc.strerror or exc}", path=path) from None
-    return partition_from_listing(path, [location.Entry(os.path.join(path, n), None) for n in names], notes)
+    return [location.Entry(os.path.join(path, n), None) for n in names]
 
 
 def partition_from_listing(path: str, entries: list[location.Entry], notes: list[str] | None) -> Partition:
@@ -362,12 +380,19 @@ class _Found:
             self.partitions[key] = Partition(path, error=_why(path, exc))
 
     def add_directory(self, path: str) -> None:
-        """A directory given: a partition directory, or a log root of them."""
+        """A directory given: a partition directory, or a log root of them (its listing told to the watcher)."""
+        watcher = watch.current()
+        if watcher is not None:
+            watcher.started(path)
+        entries: list[tuple[str, bool]] = []
         try:
             entries = _list(path)
         except OSError as exc:
             self.add_failed(path, exc)
             return
+        finally:
+            if watcher is not None:
+                watcher.finished(path, sum(not is_dir for _, is_dir in entries), 0)
         if any(not is_dir and name.endswith(SEGMENT_SUFFIXES) for name, is_dir in entries):
             self.add_whole(path)
             return

@@ -42,7 +42,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 from kseg.errors import InputError
-from kseg.storage import checkpoints, files, location, remote_keys
+from kseg.storage import checkpoints, files, location, remote_keys, watch
 
 #: Listings (level or recursive) run at once: the peak is about this many log directories' keys in flight.
 AT_ONCE = 4
@@ -54,6 +54,7 @@ DEPTH = 4
 Take = Callable[[str, Iterator[tuple[str, list[location.Entry]]]], None]
 #: A prefix to list, its depth below the listed URI, and whether it is listed recursively.
 _Task = tuple[str, int, bool]
+_Tasks = list[_Task]
 _Listing = TypeVar("_Listing")
 
 
@@ -142,21 +143,36 @@ class _Plan:
                 self.lock.notify_all()
 
     def list(self, prefix: str, level: int, whole: bool) -> list[_Task]:
-        """List one prefix; the prefixes below it still to list."""
+        """List one prefix, telling the watcher (:mod:`kseg.storage.watch`); the prefixes below it still to list."""
+        watcher = watch.current()
+        if watcher is not None:
+            watcher.started(prefix)
+        counts = (0, 0)
+        try:
+            more, counts = self._list(prefix, level, whole)
+        finally:
+            if watcher is not None:
+                watcher.finished(prefix, *counts)
+        return more
+
+    def _list(self, prefix: str, level: int, whole: bool) -> tuple[_Tasks, tuple[int, int]]:
+        """:meth:`list`, and the keys and partition directories it handed to ``take`` (a level listed again
+        whole hands none: each key is counted once, as one recursive listing would list it)."""
         if whole:
             entries = self.listed(location.list_tree, prefix)
             if entries:
                 self.found = True
+            counts = _counts(entries)
             self.take(prefix, _grouped(entries))
-            return []
+            return [], counts
         dirs, found = self.listed(location.list_level, prefix)
         if found:
             self.found = True
         if dirs and is_log_dir(prefix, dirs, found):
-            return [(prefix, level, True)]
+            return [(prefix, level, True)], (0, 0)
         if found:  # a level with no subdirectory (all its keys), or files beside descended ones
             self.take(prefix, iter([(prefix, found)]))
-        return [(d, level + 1, level + 1 >= self.depth) for d in dirs]
+        return [(d, level + 1, level + 1 >= self.depth) for d in dirs], _counts(found)
 
     def listed(self, listing: Callable[[str], _Listing], prefix: str) -> _Listing:
         """``listing(prefix)``; its error named as the listed URI's (the store's reason, as one listing of it)."""
@@ -174,6 +190,13 @@ def _slots(at_once: int) -> threading.BoundedSemaphore:
     """The process's ``at_once`` listing slots (one semaphore per bound)."""
     with _SLOTS_LOCK:
         return _SLOTS.setdefault(at_once, threading.BoundedSemaphore(at_once))
+
+
+def _counts(entries: list[location.Entry]) -> tuple[int, int]:
+    """The keys of a listing, and its directories holding a segment file (partition directories)."""
+    return len(entries), len(
+        {location.dirname(e.path) for e in entries if files.suffix(e.path) in files.SEGMENT_SUFFIXES}
+    )
 
 
 def _grouped(entries: list[location.Entry]) -> Iterator[tuple[str, list[location.Entry]]]:

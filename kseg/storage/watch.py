@@ -1,0 +1,49 @@
+"""Who is told how a listing goes: an observer the caller sets for the duration of a discovery.
+
+Listing a fleet's URI prefix (:mod:`kseg.storage.prefixes`: delimiter
+listings, then one recursive listing per log directory, a few at once) or a
+local log root of 10^5 partition directories takes minutes before any
+segment is read.  The storage layer knows nothing of terminals: it tells the
+:class:`Watcher` set by :func:`watching` (none by default) that a listing of
+a prefix started, that it finished with so many keys and partition
+directories, and, on local disk, that a partition directory was listed.
+The calls come from the listing threads: a watcher counts under its own lock
+and draws from one place of its own (``kseg.render.progress.ListingStatus``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Protocol
+
+
+class Watcher(Protocol):
+    """Told of each listing as it goes; every method must be thread-safe and quick."""
+
+    def started(self, prefix: str) -> None:
+        """A listing of ``prefix`` (one level, or everything under it) started."""
+
+    def finished(self, prefix: str, keys: int, partitions: int) -> None:
+        """The listing of ``prefix`` ended: ``keys`` keys (files) listed, ``partitions`` partition
+        directories (holding segment files) among them."""
+
+
+_watcher: Watcher | None = None
+
+
+def current() -> Watcher | None:
+    """The watcher set by :func:`watching`, or None."""
+    return _watcher
+
+
+@contextmanager
+def watching(watcher: Watcher | None) -> Iterator[None]:
+    """Tell ``watcher`` (None: nobody) of every listing made inside the ``with``, from any thread.  One
+    discovery at a time sets one: the previous watcher is put back at the end."""
+    global _watcher
+    before, _watcher = _watcher, watcher
+    try:
+        yield
+    finally:
+        _watcher = before
