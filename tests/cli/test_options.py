@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import re
 import shutil
 import subprocess
 import sys
@@ -483,3 +484,42 @@ def test_spark_value_checks_options_that_would_do_nothing() -> None:
     with pytest.raises(SystemExit):
         options.Spark(master="yarn", conf=("a=b",)).check(quiet)
     assert quiet.err.getvalue() == b"kseg: error: --master and --spark-conf take effect only with --spark\n"  # type: ignore[attr-defined]
+
+
+# -- the listing's progress on stderr (kseg.render.progress.ListingStatus): for humans only -----------------
+@pytest.fixture(scope="module")
+def small_fleet(s3, tmp_path_factory) -> tuple[Path, str]:
+    """Two brokers' log directories of two partitions each: on local disk, and under an S3 prefix."""
+    root = tmp_path_factory.mktemp("fleet")
+    for broker in ("b1", "b2"):
+        (root / broker / "data").mkdir(parents=True)
+        (root / broker / "data" / "meta.properties").write_text("version=0\n")
+        for name in ("orders-0", "orders-1"):
+            shutil.copytree(SAMPLE, root / broker / "data" / name)
+    s3.upload_tree(root, "listing-status")
+    return root, s3.uri("listing-status")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["verify-index", "{s3}"],
+        ["verify-index", "--format", "json", "{s3}"],
+        ["verify-index", "{local}/b1/data", "{local}/b2/data"],
+        ["txn", "--format", "json", "{s3}"],
+    ],
+)
+def test_the_listing_shows_on_stderr_only(small_fleet: tuple[Path, str], args: list[str]) -> None:
+    """KSEG_PROGRESS=1 (a terminal kseg cannot see) draws the listing's line on stderr; stdout, text or JSON,
+    is byte for byte what it is without it, and ``-q`` shows nothing."""
+    local, uri = small_fleet
+    argv = [a.replace("{s3}", uri).replace("{local}", str(local)) for a in args]
+    shown = run_subprocess(argv, env={"KSEG_PROGRESS": "1", "COLUMNS": "300"})
+    plain = run_subprocess(argv, env={"KSEG_NO_PROGRESS": "1"})
+    assert shown.exit_code == plain.exit_code == 0 and shown.stdout == plain.stdout
+    err = shown.stderr.decode()
+    # every key listed once (2 meta.properties, 4 partitions of 8 files), every listing ended
+    assert re.search(r"listing \S+(, \S+)?: \d+ directories listed \(0 in progress\), 34 keys, 4 partitions", err), err
+    assert plain.stdout and b"listing" not in plain.stderr
+    quiet = run_subprocess([argv[0], "-q", *argv[1:]], env={"KSEG_PROGRESS": "1"})
+    assert quiet.exit_code == 0 and quiet.stdout and quiet.stderr == b""

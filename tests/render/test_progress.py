@@ -114,3 +114,48 @@ def test_no_bar_with_quiet_or_when_stderr_is_not_a_terminal(tmp_path: Path, quie
             timeout=60,
         )
         assert p.returncode == 0 and p.stderr == b""
+
+
+# -- the listing before any work (kseg.storage.watch -> ListingStatus) -----------------------------------
+
+
+def test_the_listing_status_counts_from_many_threads() -> None:
+    """The listing threads only count (under a lock); the line shows the sums, then is removed."""
+    import io
+    import threading
+
+    from rich.console import Console
+
+    from kseg.render.progress import ListingStatus
+
+    buf = io.StringIO()
+    status = ListingStatus("s3://b/fleet", Console(file=buf, force_terminal=True, width=200))
+
+    def listings() -> None:
+        for _ in range(500):
+            status.started("s3://b/fleet/b1/data")
+            status.finished("s3://b/fleet/b1/data", 1000, 3)
+
+    threads = [threading.Thread(target=listings) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    status.started("s3://b/fleet/b2/data")
+    line = "listing s3://b/fleet: 2,000 directories listed (1 in progress), 2,000,000 keys, 6,000 partitions"
+    assert status.text() == line
+    status.close()
+    assert line in buf.getvalue()  # drawn a last time when the listing ends, then erased (transient)
+
+
+def test_a_log_root_shows_its_listing_on_the_terminal(tmp_path: Path) -> None:
+    import shutil
+
+    for name in ("orders-0", "orders-1"):
+        shutil.copytree(CORPUS_DATA / "plain-v2-0", tmp_path / "root" / name)
+    code, shown = _run_on_pty(["verify-index", str(tmp_path / "root")], tmp_path / "stdout.txt")
+    assert code == 0, shown
+    assert re.search(r"listing \S+/root: 3 directories listed \(0 in progress\), \d+ keys, 2 partitions", shown), shown
+    assert "listing" not in (tmp_path / "stdout.txt").read_text()
+    code, shown = _run_on_pty(["verify-index", "-q", str(tmp_path / "root")], tmp_path / "stdout.txt")
+    assert code == 0 and "listing" not in shown
