@@ -12,6 +12,7 @@ from kseg.cli.options import (
     Run,
     Spark,
     format_option,
+    listing_status,
     on_spark,
     paths_argument,
     reading_bar,
@@ -96,7 +97,8 @@ def _replica_sets(run: Run, paths: tuple[str, ...], roots: bool, spark: bool) ->
         run.fail("--spark takes --roots (one task per replica set)")
     notes: list[str] = []
     if roots:
-        sets = replica_sets(list(paths), notes)
+        with listing_status(run, paths):
+            sets = replica_sets(list(paths), notes)
     else:
         if len(paths) < 2:
             run.fail("diff takes two or more partition directories (or --roots with log roots)")

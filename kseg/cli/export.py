@@ -14,6 +14,7 @@ from kseg.cli.options import (
     clean_stale_output,
     decoder_options,
     listing_code,
+    listing_status,
     max_message_size_option,
     partitions_or_fail,
     reading_bar,
@@ -146,6 +147,7 @@ def export(
             spark_conf=spark.conf,
             err=run.err,
             verbose=spark.verbose,
+            listing_status=lambda inputs: listing_status(run, inputs),
         )
     else:
         check_file_target(output, force=force, option="-o")

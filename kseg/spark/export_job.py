@@ -25,6 +25,8 @@ The files hold the rows of :mod:`kseg.render.export` (the data source's).
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from itertools import chain
 
 from kseg.ops.export.export import DEFAULT_TARGET_FILE_BYTES, Corruption, SegmentUnit
@@ -144,8 +146,10 @@ def run_export(
     spark_conf,
     err,
     verbose: bool = False,
+    listing_status: Callable[[list[str]], AbstractContextManager[object]] | None = None,
 ) -> ExportSummary | None:
     """Plan on the driver, export on the executors; the summary, or None when ``fail`` stopped it.
+    ``listing_status(paths)``: a context the driver's listing runs in (the CLI's progress line on stderr).
 
     Local paths are made absolute here, on the driver (:mod:`kseg.spark.paths`); the files the
     executors say they wrote to a local output are looked for before anything is called written."""
@@ -167,7 +171,8 @@ def run_export(
     if replace:
         clear_previous(output)  # an earlier run's files, whatever their grouping, never read as this run's
     notes: list[str] = []
-    listing = driver_plan(paths, ranges, split_bytes, notes)
+    with (listing_status or (lambda _: nullcontext()))(paths):
+        listing = driver_plan(paths, ranges, split_bytes, notes)
     for note in notes:
         err.write(f"kseg: note: {note}\n".encode("utf-8", "replace"))
     from kseg.spark.driver import SparkLog, SparkSetupError, _cause, _probe_executors, start_session

@@ -507,6 +507,7 @@ def small_fleet(s3, tmp_path_factory) -> tuple[Path, str]:
         ["verify-index", "--format", "json", "{s3}"],
         ["verify-index", "{local}/b1/data", "{local}/b2/data"],
         ["txn", "--format", "json", "{s3}"],
+        ["diff", "--roots", "{local}/b1/data", "{local}/b2/data"],
     ],
 )
 def test_the_listing_shows_on_stderr_only(small_fleet: tuple[Path, str], args: list[str]) -> None:
