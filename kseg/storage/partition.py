@@ -391,9 +391,10 @@ class _Found:
             self.add_failed(path, exc)
             return
         finally:
-            if watcher is not None:
-                watcher.finished(path, sum(not is_dir for _, is_dir in entries), 0)
-        if any(not is_dir and name.endswith(SEGMENT_SUFFIXES) for name, is_dir in entries):
+            whole = any(not is_dir and name.endswith(SEGMENT_SUFFIXES) for name, is_dir in entries)
+            if watcher is not None:  # a partition directory's files are counted by its own listing (add_whole)
+                watcher.finished(path, 0 if whole else sum(not is_dir for _, is_dir in entries), 0)
+        if whole:
             self.add_whole(path)
             return
         got = sum(self._add_subdirectory(os.path.join(path, name)) for name, is_dir in entries if is_dir)

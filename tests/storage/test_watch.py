@@ -97,6 +97,18 @@ def test_a_local_log_root_is_told_directory_by_directory(tmp_path: Path) -> None
     assert seen.totals() == (files, 3)
 
 
+def test_a_partition_directory_given_is_counted_once(tmp_path: Path) -> None:
+    """A partition directory given directly is listed twice (is it a partition? then its segments), and its
+    files are counted once: by the listing of its segments."""
+    shutil.copytree(EXAMPLE, tmp_path / "orders-0")
+    seen = Recorder()
+    with watch.watching(seen):
+        parts = discover([str(tmp_path / "orders-0")], [])
+    files = sum(1 for p in (tmp_path / "orders-0").iterdir() if p.is_file())
+    assert len(parts) == 1 and seen.each_started_once_ended()
+    assert seen.totals() == (files, 1)
+
+
 def test_nobody_is_told_by_default(tmp_path: Path) -> None:
     shutil.copytree(EXAMPLE, tmp_path / "orders-0")
     assert watch.current() is None
