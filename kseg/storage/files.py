@@ -20,6 +20,7 @@ import io
 import os
 import re
 import stat
+from collections.abc import Iterable
 from typing import Callable, Union, cast
 
 from kseg.errors import InputError
@@ -56,6 +57,12 @@ def suffix(path: str) -> str:
     name = os.path.basename(path)
     dot = name.rfind(".")
     return name[dot:] if dot >= 0 else ""
+
+
+def holds_segment(paths: Iterable[str]) -> bool:
+    """True when one of ``paths`` is a segment's file (:data:`SEGMENT_SUFFIXES`, ``LogFileUtils``): the
+    directory holding it is a partition directory."""
+    return any(suffix(p) in SEGMENT_SUFFIXES for p in paths)
 
 
 def stem(path: str) -> str:

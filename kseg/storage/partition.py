@@ -116,17 +116,9 @@ def is_partition_dir(path: str) -> bool:
 def scan_partition(path: str, notes: list[str] | None = None) -> Partition:
     """List the segments of one partition directory (or URI prefix), in base-offset order; the watcher
     (:mod:`kseg.storage.watch`) is told of the listing."""
-    watcher = watch.current()
-    if watcher is not None:
-        watcher.started(path)
-    entries: list[location.Entry] = []
-    try:
+    with watch.listing(path) as told:
         entries = _entries(path)
-    finally:
-        if watcher is not None:
-            watcher.finished(
-                path, len(entries), 1 if any(files.suffix(e.path) in SEGMENT_SUFFIXES for e in entries) else 0
-            )
+        told.keys, told.partitions = len(entries), int(files.holds_segment(e.path for e in entries))
     return partition_from_listing(path.rstrip("/") if location.is_remote(path) else path, entries, notes)
 
 
@@ -259,7 +251,7 @@ def discover_uri_as(uri: str, notes: list[str], shape: Callable[[Partition], T])
     def take(prefix: str, groups: Iterator[tuple[str, list[location.Entry]]]) -> None:
         records: list[tuple[str, str | list[str] | None, T | None]] = []
         for directory, group in groups:
-            if not any(files.suffix(e.path) in SEGMENT_SUFFIXES for e in group):
+            if not files.holds_segment(e.path for e in group):
                 continue
             transit = _in_transition(directory, uri)
             if transit:
@@ -381,19 +373,15 @@ class _Found:
 
     def add_directory(self, path: str) -> None:
         """A directory given: a partition directory, or a log root of them (its listing told to the watcher)."""
-        watcher = watch.current()
-        if watcher is not None:
-            watcher.started(path)
-        entries: list[tuple[str, bool]] = []
-        try:
-            entries = _list(path)
-        except OSError as exc:
-            self.add_failed(path, exc)
-            return
-        finally:
+        with watch.listing(path) as told:
+            try:
+                entries = _list(path)
+            except OSError as exc:
+                self.add_failed(path, exc)
+                return
             whole = any(not is_dir and name.endswith(SEGMENT_SUFFIXES) for name, is_dir in entries)
-            if watcher is not None:  # a partition directory's files are counted by its own listing (add_whole)
-                watcher.finished(path, 0 if whole else sum(not is_dir for _, is_dir in entries), 0)
+            if not whole:  # a partition directory's files are counted by its own listing (add_whole)
+                told.keys = sum(not is_dir for _, is_dir in entries)
         if whole:
             self.add_whole(path)
             return

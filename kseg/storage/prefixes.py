@@ -144,35 +144,28 @@ class _Plan:
 
     def list(self, prefix: str, level: int, whole: bool) -> list[_Task]:
         """List one prefix, telling the watcher (:mod:`kseg.storage.watch`); the prefixes below it still to list."""
-        watcher = watch.current()
-        if watcher is not None:
-            watcher.started(prefix)
-        counts = (0, 0)
-        try:
-            more, counts = self._list(prefix, level, whole)
-        finally:
-            if watcher is not None:
-                watcher.finished(prefix, *counts)
-        return more
+        with watch.listing(prefix) as told:
+            return self._list(prefix, level, whole, told)
 
-    def _list(self, prefix: str, level: int, whole: bool) -> tuple[_Tasks, tuple[int, int]]:
-        """:meth:`list`, and the keys and partition directories it handed to ``take`` (a level listed again
-        whole hands none: each key is counted once, as one recursive listing would list it)."""
+    def _list(self, prefix: str, level: int, whole: bool, told: watch.Told) -> _Tasks:
+        """:meth:`list`, setting on ``told`` the keys and partition directories it handed to ``take`` (a level
+        listed again whole hands none: each key is counted once, as one recursive listing would list it)."""
         if whole:
             entries = self.listed(location.list_tree, prefix)
             if entries:
                 self.found = True
-            counts = _counts(entries)
-            self.take(prefix, _grouped(entries))
-            return [], counts
+            told.keys = len(entries)
+            self.take(prefix, _grouped(entries, told))
+            return []
         dirs, found = self.listed(location.list_level, prefix)
         if found:
             self.found = True
         if dirs and is_log_dir(prefix, dirs, found):
-            return [(prefix, level, True)], (0, 0)
+            return [(prefix, level, True)]
         if found:  # a level with no subdirectory (all its keys), or files beside descended ones
+            told.keys, told.partitions = len(found), int(files.holds_segment(e.path for e in found))
             self.take(prefix, iter([(prefix, found)]))
-        return [(d, level + 1, level + 1 >= self.depth) for d in dirs], _counts(found)
+        return [(d, level + 1, level + 1 >= self.depth) for d in dirs]
 
     def listed(self, listing: Callable[[str], _Listing], prefix: str) -> _Listing:
         """``listing(prefix)``; its error named as the listed URI's (the store's reason, as one listing of it)."""
@@ -192,20 +185,15 @@ def _slots(at_once: int) -> threading.BoundedSemaphore:
         return _SLOTS.setdefault(at_once, threading.BoundedSemaphore(at_once))
 
 
-def _counts(entries: list[location.Entry]) -> tuple[int, int]:
-    """The keys of a listing, and its directories holding a segment file (partition directories)."""
-    return len(entries), len(
-        {location.dirname(e.path) for e in entries if files.suffix(e.path) in files.SEGMENT_SUFFIXES}
-    )
-
-
-def _grouped(entries: list[location.Entry]) -> Iterator[tuple[str, list[location.Entry]]]:
-    """A sorted listing's files by directory, each group in path order; ``entries`` is emptied, and each
-    group let go once the caller has taken it."""
+def _grouped(entries: list[location.Entry], told: watch.Told) -> Iterator[tuple[str, list[location.Entry]]]:
+    """A sorted listing's files by directory, each group in path order (``told.partitions`` counting those
+    holding a segment file); ``entries`` is emptied, and each group let go once the caller has taken it."""
     by_dir: dict[str, list[location.Entry]] = {}
     entries.reverse()
     while entries:
         entry = entries.pop()
         by_dir.setdefault(location.dirname(entry.path), []).append(entry)
     for directory in list(by_dir):
-        yield directory, by_dir.pop(directory)
+        group = by_dir.pop(directory)
+        told.partitions += files.holds_segment(e.path for e in group)
+        yield directory, group

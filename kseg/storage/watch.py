@@ -32,6 +32,30 @@ class Watcher(Protocol):
 _watcher: Watcher | None = None
 
 
+class Told:
+    """What one listing tells the watcher when it ends: the keys it listed and the partition directories
+    (holding segment files) among them; 0 and 0 until the lister sets them (a listing that failed)."""
+
+    __slots__ = ("keys", "partitions")
+
+    def __init__(self) -> None:
+        self.keys = self.partitions = 0
+
+
+@contextmanager
+def listing(prefix: str) -> Iterator[Told]:
+    """Around one listing of ``prefix``: the watcher set by :func:`watching` (if any) is told that it
+    started, and when it ends -- by an error too -- what the lister set on the :class:`Told` given."""
+    watcher, told = _watcher, Told()
+    if watcher is not None:
+        watcher.started(prefix)
+    try:
+        yield told
+    finally:
+        if watcher is not None:
+            watcher.finished(prefix, told.keys, told.partitions)
+
+
 def current() -> Watcher | None:
     """The watcher set by :func:`watching`, or None."""
     return _watcher

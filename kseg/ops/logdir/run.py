@@ -20,7 +20,6 @@ from kseg.storage import files, location, outputs
 from kseg.storage.files import SEGMENT_SUFFIXES
 from kseg.storage.partition import check_exists, is_partition_dir, natural_key
 
-LOG_DIR_MARKERS = cp.LOG_DIR_MARKERS  # a directory holding one is a log directory
 FLEET_DEPTH = 3  # a fleet root's log directories: <root>/<broker>/<log dir>/, at most this deep
 
 
@@ -91,8 +90,8 @@ def log_dirs(path: str, skipped: list[str], depth: int = FLEET_DEPTH) -> list[st
     """``path`` itself when it is a log directory, else the log directories under it (a fleet root:
     ``<root>/<broker>/<log dir>``, at most :data:`FLEET_DEPTH` levels down; the subdirectories holding none
     are added to ``skipped``), else ``path`` (read as a log directory: its unknown entries are its problems).
-    A log directory holds one of :data:`LOG_DIR_MARKERS` or a partition directory (one holding a segment
-    file); a store is listed once."""
+    A log directory holds one of :data:`~kseg.storage.checkpoints.LOG_DIR_MARKERS` or a partition
+    directory (one holding a segment file); a store is listed once."""
     if location.is_remote(path):
         found = _remote_log_dirs(path.rstrip("/"), depth, skipped)
     else:
@@ -104,7 +103,7 @@ def log_dirs(path: str, skipped: list[str], depth: int = FLEET_DEPTH) -> list[st
 
 def _under(path: str, depth: int, skipped: list[str]) -> list[str]:
     entries = listing(path)
-    if any(not is_dir and name in LOG_DIR_MARKERS for name, is_dir in entries):
+    if any(not is_dir and name in cp.LOG_DIR_MARKERS for name, is_dir in entries):
         return [path]
     subdirectories = [location.join(path, name) for name, is_dir in entries if is_dir]
     if any(is_partition_dir(d) for d in subdirectories):
@@ -129,7 +128,7 @@ def _remote_log_dirs(root: str, depth: int, skipped: list[str]) -> list[str]:
         first, sep, _ = entry.path[len(root) + 1 :].partition("/")
         if sep:
             firsts.add(location.join(root, first))
-        if name in LOG_DIR_MARKERS:
+        if name in cp.LOG_DIR_MARKERS:
             found.add(parent)
         elif name.endswith(SEGMENT_SUFFIXES):
             found.add(location.dirname(parent))
