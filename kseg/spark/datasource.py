@@ -229,20 +229,6 @@ def narrow(ranges: Any, f: Filter) -> Any:
     return replace(ranges, from_time=max(lo, a), to_time=min(hi, b))
 
 
-def pack_units(planned: Iterable, target: int, most: int = UNITS_PER_TASK) -> list[list]:
-    """Consecutive units grouped as :func:`kseg.spark.deal.packing` packs them into tasks (the data source
-    deals them as shares of the listing: :meth:`KsegReader.partitions`)."""
-    from kseg.spark.deal import packing
-
-    groups: list[list] = []
-    starts = packing(target, most)
-    for unit in planned:
-        if starts(unit.bytes) or not groups:
-            groups.append([])
-        groups[-1].append(unit)
-    return groups
-
-
 def _option(options: Mapping[str, str], name: str) -> str | None:
     """Spark lower-cases option keys in some versions: look both ways."""
     for key in (name, name.lower()):

@@ -149,14 +149,16 @@ def test_verify_index_on_spark_reads_s3_and_writes_the_report_there(s3, local_br
 
 
 def test_small_partitions_share_a_task_and_large_segments_are_split() -> None:
-    from kseg.ops.export.export import units
-    from kseg.spark.datasource import pack_units
-    from kseg.storage.partition import discover
+    from kseg.ops.export.export import Ranges
+    from kseg.spark.datasource import UNITS_PER_TASK
+    from kseg.spark.deal import deal_in_order, packing
+    from kseg.storage.listing import listed
 
-    parts = discover(
+    parts = listed(
         [str(CORPUS_DATA / "plain-v2-0"), str(CORPUS_DATA / "txn-v2-0"), str(CORPUS_DATA / "large-v2-0")], []
     )
-    groups = pack_units(units(parts, split_bytes=1 << 20), 1 << 20)
+    dealt = deal_in_order(parts, Ranges(), 1 << 20, packing(1 << 20, UNITS_PER_TASK))  # the data source's tasks
+    groups = [list(d.units(Ranges(), 1 << 20)) for d in dealt]
     assert [u.partition for u in groups[0][:4]] == ["plain-v2-0"] * 2 + ["txn-v2-0"] * 2  # small: one task
     large = [(u.band, u.bands) for g in groups for u in g if u.partition == "large-v2-0"]
     assert large == [(0, 4), (1, 4), (2, 4), (3, 4)]  # 3.01 MiB: four bands of ~0.75 MiB
@@ -219,11 +221,16 @@ def test_a_pushed_offset_filter_does_not_read_the_segments_below_it(spark, tmp_p
 
 def test_many_small_partitions_are_a_few_tasks_not_one_each() -> None:
     """Packing is by bytes and by count: 1,000 one-segment partitions are 4 tasks of 256 or fewer."""
-    from kseg.ops.export.export import SegmentUnit
-    from kseg.spark.datasource import UNITS_PER_TASK, pack_units
+    from kseg.ops.export.export import Ranges, units
+    from kseg.spark.datasource import UNITS_PER_TASK
+    from kseg.spark.deal import deal_in_order, packing
+    from kseg.storage.listing import Listed
+    from kseg.storage.partition import Partition, Segment
 
-    planned = [SegmentUnit("/d", f"t-{n}", 0, f"/d/t-{n}/0.log", None, None, 100, 0, 1) for n in range(1000)]
-    groups = pack_units(planned, 128 << 20)
+    listing = [Listed(Partition(f"/d/t-{n}", [Segment(0, f"/d/t-{n}/0.log", log_bytes=100)])) for n in range(1000)]
+    planned = list(units(listing))
+    dealt = deal_in_order(listing, Ranges(), 128 << 20, packing(128 << 20, UNITS_PER_TASK))  # the data source's
+    groups = [list(d.units(Ranges(), 128 << 20)) for d in dealt]
     assert [len(g) for g in groups] == [UNITS_PER_TASK] * 3 + [1000 - 3 * UNITS_PER_TASK]
     assert [u for g in groups for u in g] == planned
 

@@ -27,6 +27,18 @@ def _listing(seed: int) -> list[Listed]:
     return out
 
 
+def _packed(planned, target: int, most: int) -> list[list]:
+    """The units ``planned`` (a flat list) grouped by the data source's rule (:func:`packing`) one after
+    another: what its tasks' shares of the listing must give back."""
+    groups: list[list] = []
+    starts = packing(target, most)
+    for unit in planned:
+        if starts(unit.bytes) or not groups:
+            groups.append([])
+        groups[-1].append(unit)
+    return groups
+
+
 def _expanded(dealt, ranges: Ranges, split: int) -> list:
     """What the tasks make of their deals (export_bin's expansion)."""
     return [u for d in dealt for u in islice(units(d.parts, ranges, split), d.skip, d.skip + d.take)]
@@ -68,12 +80,10 @@ def test_tasks_are_about_equal_bytes_and_hold_no_unit_object() -> None:
 def test_the_data_source_tasks_are_its_packed_units_whatever_the_cuts() -> None:
     """Each task's share of the listing gives back exactly the units the packing rule groups into it --
     tasks of at most ``splitBytes`` and ``most`` units, consecutive, across partitions -- in order."""
-    from kseg.spark.datasource import pack_units
-
     for seed in range(40):
         listing = _listing(seed)
         for target, most in ((SPLIT, 256), (3 * SPLIT, 4), (10 * SPLIT, 1), (1, 256)):
-            want = pack_units(units(listing, RANGES, SPLIT), target, most)
+            want = _packed(units(listing, RANGES, SPLIT), target, most)
             dealt = deal_in_order(listing, RANGES, SPLIT, packing(target, most))
             assert [list(d.units(RANGES, SPLIT)) for d in dealt] == want, (seed, target, most)
             assert [d.bytes for d in dealt] == [sum(u.bytes for u in group) for group in want]
