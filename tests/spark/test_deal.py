@@ -4,7 +4,6 @@ by export's rule and by the data source's (no JVM needed)."""
 from __future__ import annotations
 
 import random
-from itertools import islice
 
 from kseg.ops.export.export import Ranges, units
 from kseg.spark.deal import deal, deal_in_order, packing
@@ -41,7 +40,7 @@ def _packed(planned, target: int, most: int) -> list[list]:
 
 def _expanded(dealt, ranges: Ranges, split: int) -> list:
     """What the tasks make of their deals (export_bin's expansion)."""
-    return [u for d in dealt for u in islice(units(d.parts, ranges, split), d.skip, d.skip + d.take)]
+    return [u for d in dealt for u in d.units(ranges, split)]
 
 
 RANGES, SPLIT = Ranges(from_offset=250), 1000
