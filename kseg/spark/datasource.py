@@ -240,7 +240,8 @@ def ranged_facts(split, ranges, limit: int, on_corruption: str) -> Iterator[Any]
     its inner records filtered (:func:`beyond_offset`), never skipped whole."""
     from dataclasses import replace
 
-    from kseg.ops.export.export import INT64_MAX, Corruption
+    from kseg.limits import INT64_MAX
+    from kseg.ops.export.export import Corruption
     from kseg.render.export import split_facts
 
     to_offset = ranges.to_offset
