@@ -164,3 +164,26 @@ def test_a_load_error_is_one_line(spark, s3, tmp_path: Path) -> None:
         spark.read.format("kseg").load("s3://kseg-no-such-bucket/data")
     assert "Traceback" not in str(bucket.value)
     assert BUCKET not in str(bucket.value)
+
+
+def test_only_the_first_reads_failing_alike_stop_a_task() -> None:
+    """A read that succeeds ends the watch; two different reasons end it; three alike from the start stop."""
+    from kseg.errors import InputError
+    from kseg.spark.datasource import SameFailures
+
+    gone = InputError("no such file", path="/d/p-0/0.log")
+    denied = InputError("access denied (AWS Error ACCESS_DENIED during HeadObject operation)", path="s3://b/p-1/0.log")
+    watch = SameFailures(3)
+    watch.failed(gone)
+    watch.failed(gone)
+    with pytest.raises(InputError, match=r"stopped: the first 3 reads all failed the same way \(no such file\)"):
+        watch.failed(gone)
+    after_a_read = SameFailures(3)
+    after_a_read.read()
+    for _ in range(5):
+        after_a_read.failed(gone)  # once a read succeeded, failures are each the row of their segment
+    mixed = SameFailures(3)
+    mixed.failed(gone)
+    mixed.failed(denied)
+    for _ in range(5):
+        mixed.failed(gone)
