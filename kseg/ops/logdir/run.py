@@ -124,7 +124,9 @@ NOT_A_LOG_DIR = "not a log directory: no meta.properties, no partition directori
 def _holds_partitions(path: str) -> bool:
     """A directory of ``path`` holds a file Kafka keeps in a partition directory (its segments are gone)."""
     return any(
-        is_dir and any(not sub_dir and n in PARTITION_FILES for n, sub_dir in listing(location.join(path, name)))
+        is_dir
+        and name != "lost+found"  # (a fresh file system's: no partition, not read)
+        and any(not sub_dir and n in PARTITION_FILES for n, sub_dir in listing(location.join(path, name)))
         for name, is_dir in listing(path)
     )
 
