@@ -163,8 +163,8 @@ def parse_partition_metadata(text: str, path: str) -> str:
         parts = java_split(lines[n - 1], _METADATA_SEP)
         if len(parts) != 2:
             raise CheckpointError(
-                f"line {n}: Malformed line in checkpoint file: {lines[n - 1]!r} (expected {expected!r}: "
-                "two parts split at ':' and ASCII whitespace)",
+                f"line {n}: Malformed line in checkpoint file: {lines[n - 1]!r} (PartitionMetadataReadBuffer "
+                f"expects {expected!r}: two parts split at ':' and ASCII whitespace)",
                 path=path,
             )
         values.append(parts[1])

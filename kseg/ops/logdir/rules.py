@@ -41,14 +41,18 @@ def offset_problems(
     if start is not None and (start > end or (start < log.first_offset and clean_shutdown)):
         found.append(
             f"log start offset {start} ({cp.LOG_START}) is outside the log [{log.first_offset}, {end}] "
-            "(first segment's base offset, log end offset)"
+            "(first segment's base offset, log end offset; UnifiedLog.maybeIncrementLogStartOffset keeps it inside)"
         )
     return found
 
 
 _PAST_END = (
-    (cp.HIGH_WATERMARK, "high watermark", "committed offsets missing"),
-    (cp.RECOVERY_POINT, "recovery point", "flushed offsets missing"),
+    (
+        cp.HIGH_WATERMARK,
+        "high watermark",
+        "committed offsets missing (UnifiedLog.updateHighWatermark: never past the log end)",
+    ),
+    (cp.RECOVERY_POINT, "recovery point", "flushed offsets missing (LogLoader.recoverLog lowers it to the log end)"),
     (cp.CLEANER, "cleaner checkpoint", "offsets never cleaned: Kafka cleans the whole log again (LogCleanerManager)"),
 )
 

@@ -220,7 +220,7 @@ def test_partition_metadata_with_a_non_ascii_space_is_malformed(tmp_path: Path, 
     assert orders["topicId"] is None
     (problem,) = orders["problems"]
     assert problem.startswith(f"malformed: {d / 'orders-0' / 'partition.metadata'}: line ")
-    assert "Malformed line in checkpoint file" in problem
+    assert "Malformed line in checkpoint file" in problem and "PartitionMetadataReadBuffer" in problem
 
 
 @pytest.mark.parametrize(
