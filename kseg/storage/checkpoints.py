@@ -291,9 +291,8 @@ def read_text(directory: str, name: str) -> str | None:
 
 
 def topic_partition(name: str) -> tuple[str, int] | None:
-    """``<topic>-<partition>`` of a partition directory's name as ``UnifiedLog.parseTopicPartitionName``
-    reads it (the topic before the last ``-``, the partition ``Integer.parseInt`` of the rest: ``orders-00``,
-    ``orders-+0`` and ``orders-٠`` are all orders 0), or None."""
+    """``<topic>-<partition>`` of a partition directory's name, or None: ``UnifiedLog.parseTopicPartitionName``
+    (the topic before the last ``-``, not empty; the partition after it, ``Integer.parseInt``'s)."""
     topic, sep, number = name.rpartition("-")
     partition = java_int(number) if sep and topic else None
     return None if partition is None else (topic, partition)

@@ -325,7 +325,7 @@ def _offsets_from_checkpoints(report: LogDirReport, part: PartitionReport, tp: t
 
 def _entries_without_directory(report: LogDirReport) -> None:
     """Checkpoint entries naming a partition with no directory here (``LogManager`` would never write one)."""
-    present = {cp.topic_partition(p.name) for p in report.partitions}
+    present = {tp for p in report.partitions if (tp := cp.topic_partition(p.name)) is not None}
     for name in report.checkpoints:
         table = report.offsets.get(name)
         for tp, e in sorted((table or {}).items()):
