@@ -66,10 +66,11 @@ class PartitionReport:
     log: LogFacts = field(default_factory=LogFacts)
     problems: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)  # files that could not be read (the OS's reason): exit 2
+    unread: list[str] = field(default_factory=list)  # its log directory's checkpoints that could not be read
 
     @property
     def status(self) -> str:
-        if self.errors or any(r.failed for r in self.log.reads):
+        if self.errors or self.unread or any(r.failed for r in self.log.reads):
             return "failed"
         if self.problems or not self.log.complete:
             return "problems"
@@ -89,6 +90,7 @@ class LogDirReport:
     partitions: list[PartitionReport] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    unread: list[str] = field(default_factory=list)  # the offset checkpoints that could not be read (errors)
     notes: list[str] = field(default_factory=list)  # what could not be checked, and why (not problems)
 
 
@@ -154,7 +156,10 @@ def open_log_dir(path: str, only: str | None = None) -> tuple[LogDirReport, list
     for name in cp.OFFSET_CHECKPOINTS:
         if name in names:
             report.checkpoints.append(name)
+            before = len(report.errors)
             report.offsets[name] = _parse(report, path, name, cp.parse_offsets)
+            if len(report.errors) > before:  # unreadable: every partition's value from it unknown, none clean
+                report.unread.append(name)
     targets = []
     for name, is_dir in entries:
         if only is not None and name != only:
@@ -306,6 +311,7 @@ def _offsets_from_checkpoints(report: LogDirReport, part: PartitionReport, tp: t
         found = table.get(tp) if table else None
         return None if found is None else found.offset
 
+    part.unread = list(report.unread)
     part.high_watermark = entry(cp.HIGH_WATERMARK)
     part.recovery_point = entry(cp.RECOVERY_POINT)
     part.cleaner = entry(cp.CLEANER)

@@ -352,8 +352,10 @@ def test_an_unreadable_file_named_by_the_checkpoints_is_exit_2(tmp_path: Path, n
     assert f"kseg: error: {target}: " in err and "permission denied" in err.lower(), err
     assert "Traceback" not in err
     rows = [json.loads(line) for line in p.stdout.decode().splitlines()]
-    holder = name.split("/")[0] if "/" in name else None
-    assert not [r for r in rows if r["type"] == "partition" and r["partition"] == holder and r["status"] == "clean"]
+    holder = name.split("/")[0] if "/" in name else None  # a log directory's checkpoint: every partition's
+    assert not [
+        r for r in rows if r["type"] == "partition" and holder in (None, r["partition"]) and r["status"] == "clean"
+    ]
 
 
 @pytest.mark.parametrize("what", ["log-start-offset-checkpoint", "partition directory", "partition.metadata"])
@@ -381,3 +383,23 @@ def test_tiered_logdir_unreadable_is_exit_2(tmp_path: Path, what: str) -> None:
     assert p.returncode == 2, (p.stdout.decode(), err)
     assert f"kseg: error: {target}" in err and "permission denied" in err.lower(), err
     assert "Traceback" not in err and "clean" not in p.stdout.decode()
+
+
+@pytest.mark.parametrize("blocked", ["log-start-offset-checkpoint", "orders-0"])
+def test_a_partition_directory_given_with_an_unreadable_file_or_listing_is_exit_2(tmp_path: Path, blocked: str) -> None:
+    """``kseg logdir <log dir>/orders-0``: its log directory's ``log-start-offset-checkpoint`` unreadable, or
+    the partition directory itself unlistable: exit 2 with the OS's reason, ``-q`` or not."""
+    d = log_dir(tmp_path / "b1")
+    target = d / blocked
+    mode = target.stat().st_mode
+    target.chmod(0)
+    try:
+        p = subprocess.run(
+            as_unprivileged_root(kseg_argv("logdir", "-q", str(d / "orders-0"))), capture_output=True, timeout=120
+        )
+    finally:
+        target.chmod(mode)
+    err = p.stderr.decode()
+    assert p.returncode == 2, err
+    assert f"kseg: error: {target}: " in err and "permission denied" in err.lower(), err
+    assert " 0 clean, " in p.stdout.decode() or not p.stdout  # never a clean verdict for what was not read
