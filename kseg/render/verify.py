@@ -71,7 +71,7 @@ def render_result(
         return
     if quiet and res.status == "clean":
         return
-    where = label(res, full_names)
+    where = label(res, True)  # the path as given, as every problem and note of the segment names it (issue 33)
     counts = f"({plural(res.batches, 'batch')}, {plural(res.bytes, 'byte')})"
     if res.status == "failed":
         lines = [f"{where}: FAILED: {res.failed}"]

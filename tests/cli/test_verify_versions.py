@@ -80,7 +80,7 @@ def test_pre_37_time_index_text_output_names_the_rule(tmp_path: Path) -> None:
     part = _build(tmp_path, "leader_uncompressed", "2.8")
     r = run_subprocess(["verify-index", str(part)])
     assert r.exit_code == 0, r.text
-    assert r.text.splitlines()[0] == "leader-2.8-0/00000000000000000000: clean (12 batches, 55392 bytes)"
+    assert r.text.splitlines()[0] == f"{part / '00000000000000000000'}: clean (12 batches, 55392 bytes)"
     assert "note: " in r.text and "11 entries name the offset of the record holding the largest timestamp" in r.text
     assert "a time index written by a broker before Kafka 3.7" in r.text
     s = run_subprocess(["verify-index", "--strict", str(part)])
