@@ -41,7 +41,7 @@ def logdir(
     \b
     Exit codes:
       0  every file read, no problem found
-      1  problems (offsets past the log end, malformed checkpoints, leftovers, ...)
+      1  problems (offsets past the log end, bad checkpoints, leftovers, ...)
          or a segment that could not be read past a corrupt or partial batch
       2  usage error, a PATH holding no log directory (an unmounted disk), or a
          file or directory could not be read (the OS's reason),
