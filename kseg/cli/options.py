@@ -15,9 +15,7 @@ import click
 from kseg.cli.params import RateType
 from kseg.errors import KsegError
 from kseg.limits import DEFAULT_MAX_MESSAGE_SIZE, EXIT_ERROR, INT32_MAX
-from kseg.runtime.run import Run, binary_streams, fail, say
-
-__all__ = ["Run", "binary_streams", "fail", "say"]  # the command modules' names for the runtime's
+from kseg.runtime.run import Run, binary_streams
 
 F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")

@@ -32,22 +32,17 @@ def main(argv: list[str] | None = None) -> int:
     args.report = args.report and absolute(args.report)
 
     from kseg.errors import KsegError
-    from kseg.ops.verify.report import check_target
+    from kseg.ops.verify.report import open_report
     from kseg.runtime.run import Run
     from kseg.runtime.verify import VerifyRun
     from kseg.spark.driver import run_spark_cli
     from kseg.storage.listing import listed
-    from kseg.storage.location import is_remote
-    from kseg.storage.outputs import refuse_on_inputs
     from kseg.storage.partition import nothing_found
 
     run = Run(sys.stdout.buffer, sys.stderr.buffer)
     notes: list[str] = []
     try:
-        if args.report:  # before any work
-            refuse_on_inputs(args.report, args.paths, "--report")
-        if args.report and not is_remote(args.report):
-            check_target(args.report, directory_ok=True)
+        open_report(args.report, args.paths, spark=True, force=True)  # checked before any work
         partitions = listed(args.paths, notes)  # compact: the driver plans from it (kseg.spark.bins.plan)
         if not partitions:
             raise nothing_found(args.paths)
