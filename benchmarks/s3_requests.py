@@ -263,7 +263,7 @@ def load_main(count: int) -> None:
     server, counter, env, keys = fleet(count)
     os.environ.update(env)  # before the JVM starts: its Python workers (planning and tasks) inherit it
     import kseg.spark
-    from kseg.spark.driver import session
+    from kseg.spark.session import session
 
     spark = session("local[2]", [])
     kseg.spark.register(spark)
