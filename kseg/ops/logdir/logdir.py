@@ -12,7 +12,6 @@ when that file is absent (:mod:`kseg.storage.checkpoints`).  What Kafka does on 
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -32,7 +31,6 @@ from kseg.storage.partition import (
 
 _T = TypeVar("_T")
 METADATA_TOPIC = "__cluster_metadata"  # KRaft's metadata log: the raft layer's, in no LogManager checkpoint
-PARTITION_DIR = re.compile(r"(.+)-(\d+)\Z")  # UnifiedLog.parseTopicPartitionName
 LEFTOVER_DIRS = {  # UnifiedLog's suffixes, and what LogManager does with such a directory on start
     "delete": "a deleted partition's directory: Kafka deletes it on start",
     "future": "a replica being moved between log directories: Kafka resumes the move on start",
@@ -94,10 +92,10 @@ class LogDirReport:
     notes: list[str] = field(default_factory=list)  # what could not be checked, and why (not problems)
 
 
-def _read(report: LogDirReport | PartitionReport, directory: str, name: str) -> str | None:
-    """A file's text; an unreadable file is an error (exit 2), a malformed one (not UTF-8) a problem."""
+def _read(report: LogDirReport | PartitionReport, directory: str, name: str) -> cp.Text | None:
+    """A file to read; one that cannot be opened is an error (exit 2)."""
     try:
-        return cp.read_text(directory, name)
+        return cp.open_text(directory, name)
     except InputError as exc:
         report.errors.append(exc.describe())
     except KsegError as exc:
@@ -106,14 +104,18 @@ def _read(report: LogDirReport | PartitionReport, directory: str, name: str) -> 
 
 
 def _parse(
-    report: LogDirReport | PartitionReport, directory: str, name: str, parse: Callable[[str, str], _T]
+    report: LogDirReport | PartitionReport, directory: str, name: str, parse: Callable[[cp.Text, str], _T]
 ) -> _T | None:
-    """``parse(text, path)`` of a file, or None when it is absent, unreadable (an error) or malformed (a problem)."""
+    """``parse(text, path)`` of a file (read as it parses), or None when it is absent, unreadable or over its
+    bound (an error) or malformed (a problem)."""
     text = _read(report, directory, name)
     if text is None:
         return None
     try:
         return parse(text, files.display(location.join(directory, name)))
+    except InputError as exc:
+        report.errors.append(exc.describe())
+        return None
     except KsegError as exc:
         report.problems.append(f"malformed: {exc.describe()}")
         return None
@@ -225,11 +227,11 @@ def _directory(report: LogDirReport, full: str, name: str) -> Target | None:
     if kind is not None:
         report.problems.append(f"leftover: {full}: {LEFTOVER_DIRS[kind.group(1)]}")
         return None
-    m = PARTITION_DIR.match(name)
-    if m is None:
+    tp = cp.topic_partition(name)
+    if tp is None:
         report.problems.append(f"unknown directory: {full}: not <topic>-<partition>, Kafka refuses to start")
         return None
-    return full, name, (m.group(1), int(m.group(2)))
+    return full, name, tp
 
 
 def read_partition(report: LogDirReport, target: Target) -> tuple[PartitionReport, list[str]]:
@@ -324,7 +326,7 @@ def _offsets_from_checkpoints(report: LogDirReport, part: PartitionReport, tp: t
 
 def _entries_without_directory(report: LogDirReport) -> None:
     """Checkpoint entries naming a partition with no directory here (``LogManager`` would never write one)."""
-    present = {(m.group(1), int(m.group(2))) for p in report.partitions if (m := PARTITION_DIR.match(p.name))}
+    present = {tp for p in report.partitions if (tp := cp.topic_partition(p.name)) is not None}
     for name in report.checkpoints:
         table = report.offsets.get(name)
         for tp, e in sorted((table or {}).items()):
