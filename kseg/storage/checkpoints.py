@@ -85,8 +85,18 @@ PARTITION_METADATA_KIND = Kind(
 )
 CLEAN_SHUTDOWN_KIND = Kind(".kafka_cleanshutdown", 64 << 10, 'Kafka writes {"version":0,"brokerEpoch":N} or nothing')
 QUORUM_STATE_KIND = Kind("quorum-state", 1 << 20, "QuorumStateData: the leader, the epoch and the voters, as JSON")
+#: The entries kseg holds of a ``leader-epoch-checkpoint``: Kafka reads any count it is told, and keeps an entry
+#: per leader election of the log it still has (``truncateFromStart`` drops older ones); kseg holds 65536.
+MAX_EPOCH_ENTRIES = 1 << 16
+MAX_EPOCH_LINE = 11 + 1 + 20  # "<epoch> <startOffset>" as Kafka writes it: an int and a long
+LEADER_EPOCHS = Kind(
+    "leader-epoch-checkpoint",
+    16 + MAX_EPOCH_ENTRIES * (MAX_EPOCH_LINE + 2),
+    f"{MAX_EPOCH_ENTRIES} leader epochs, a line each, each line at most {MAX_EPOCH_LINE} bytes as Kafka writes it",
+)
 #: The kind of each file a log directory or partition directory holds (the reader's bounds).
 KINDS = {
+    LEADER_EPOCHS.name: LEADER_EPOCHS,
     **dict.fromkeys((HIGH_WATERMARK, RECOVERY_POINT, LOG_START, CLEANER), OFFSETS),
     META_PROPERTIES: META,
     PARTITION_METADATA: PARTITION_METADATA_KIND,

@@ -41,23 +41,23 @@ from typing import NamedTuple
 from kseg.errors import CheckpointError, CorruptIndexError
 from kseg.limits import INT64_MAX
 from kseg.storage import files, location
-from kseg.storage.checkpoints import Text, java_int, java_split, lines_of, open_aux, too_many
-from kseg.storage.read import Kind
+from kseg.storage.checkpoints import (
+    LEADER_EPOCHS,
+    MAX_EPOCH_ENTRIES,
+    Text,
+    java_int,
+    java_split,
+    lines_of,
+    open_aux,
+    too_many,
+)
 
 FILE_NAME = "leader-epoch-checkpoint"
 VERSION = 0
 NO_EPOCH = -1  # RecordBatch.NO_PARTITION_LEADER_EPOCH: a magic v0/v1 batch
 _PAST_ALL = INT64_MAX + 1  # past every offset
 MAX_TRACKED = 4096  # epochs remembered for the report (a damaged log names garbage epochs)
-#: The entries kseg holds of a checkpoint: Kafka reads any count it is told, and keeps an entry per leader
-#: election of the log it still has (``truncateFromStart`` drops older ones); kseg holds 65536.
-MAX_ENTRIES = 1 << 16
-MAX_LINE = 11 + 1 + 20  # "<epoch> <startOffset>" as Kafka writes it: an int and a long
-KIND = Kind(
-    FILE_NAME,
-    16 + MAX_ENTRIES * (MAX_LINE + 2),
-    f"{MAX_ENTRIES} leader epochs, a line each, each line at most {MAX_LINE} bytes as Kafka writes it",
-)
+MAX_ENTRIES, KIND = MAX_EPOCH_ENTRIES, LEADER_EPOCHS  # the bounds of the reader (kseg.storage.checkpoints)
 
 
 class EpochEntry(NamedTuple):
