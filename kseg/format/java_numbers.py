@@ -32,7 +32,7 @@ def parse_int(text: str, low: int = INT32_MIN, high: int = INT32_MAX) -> int | N
     """``text`` as ``Integer.parseInt`` reads it (with ``low``/``high`` of ``long``: ``Long.parseLong``),
     or None where Java throws ``NumberFormatException``."""
     digits = text[1:] if text[:1] in ("+", "-") else text
-    if not is_digits(digits):
+    if not (digits.isdigit() if digits.isascii() else is_digits(digits)):  # (ASCII's digits: 0-9, the usual case)
         return None
     value = int(text)  # int() reads every Nd digit as Character.digit does
     return value if low <= value <= high else None

@@ -176,13 +176,19 @@ def _malformed(path: str, n: int, line: str) -> CheckpointError:
 
 
 def parse_offsets(text: Text, path: str) -> dict[tuple[str, int], OffsetEntry]:
-    """An offset checkpoint's entries by (topic, partition) (``CheckpointReadBuffer.read``, module docstring),
-    read a line at a time; a count on line 2 above :data:`MAX_OFFSET_ENTRIES` is refused before any entry
-    is read, and no more entries than the count are held (the lines past it are read to count them)."""
+    """An offset checkpoint's entries by (topic, partition) (``CheckpointReadBuffer.read``, module docstring):
+    :func:`iter_offsets`, a later entry of a partition replacing an earlier one."""
+    return {(e.topic, e.partition): e for e in iter_offsets(text, path)}
+
+
+def iter_offsets(text: Text, path: str) -> Iterator[OffsetEntry]:
+    """An offset checkpoint's entries in file order, read a line at a time: a count on line 2 above
+    :data:`MAX_OFFSET_ENTRIES` is refused before any entry is read, no more entries than the count are given
+    (the lines past it are read to count them), and a count that differs raises after the last entry."""
     lines = enumerate(lines_of(text), start=1)
     first = next(lines, None)
     if first is None:
-        return {}
+        return
     version = java_int(first[1])
     if version is None:
         raise _malformed(path, 1, first[1])
@@ -190,13 +196,12 @@ def parse_offsets(text: Text, path: str) -> dict[tuple[str, int], OffsetEntry]:
         raise CheckpointError(f"line 1: Unrecognised version: {version}, expecting: {VERSION}", path=path)
     second = next(lines, None)
     if second is None:
-        return {}
+        return
     expected = java_int(second[1])
     if expected is None:
         raise _malformed(path, 2, second[1])
     if expected > MAX_OFFSET_ENTRIES:
         raise too_many(path, OFFSETS, expected, MAX_OFFSET_ENTRIES)
-    entries: dict[tuple[str, int], OffsetEntry] = {}
     topics: dict[str, str] = {}  # one string a topic, however many of its partitions are listed
     n = 2
     for n, line in lines:
@@ -208,14 +213,13 @@ def parse_offsets(text: Text, path: str) -> dict[tuple[str, int], OffsetEntry]:
             raise _malformed(path, n, line)
         if n - 2 <= expected:
             topic = topics.setdefault(parts[0], parts[0])
-            entries[(topic, partition)] = OffsetEntry(topic, partition, offset, n)
+            yield OffsetEntry(topic, partition, offset, n)
     found = n - 2
     if found != expected:
         raise CheckpointError(
             f"Expected [{expected}] entries in checkpoint file, but found only [{found}] (lines 3 to {n})",
             path=path,
         )
-    return entries
 
 
 def parse_partition_metadata(text: Text, path: str) -> str:
@@ -400,7 +404,9 @@ class Checkpointed:
     parsed: bool = False  # the file was read and parsed (so no value means: no entry for the partition)
 
 
-_TABLES: dict[tuple[str, str, object], tuple[bool, dict[tuple[str, int], OffsetEntry] | None, str | None]] = {}
+#: (present, offsets by partition or None, why not) of a checkpoint, by (log directory, name, file version)
+_TABLES: dict[tuple[str, str, object], tuple[bool, dict[tuple[str, int], int] | None, str | None]] = {}
+MAX_TABLES = 8  # checkpoints held at once (each up to MAX_OFFSET_ENTRIES offsets)
 
 
 def file_version(directory: str, name: str) -> object:
@@ -415,19 +421,20 @@ def file_version(directory: str, name: str) -> object:
     return (st.st_mtime_ns, st.st_size, st.st_ino)
 
 
-def _table(log_dir: str, name: str) -> tuple[bool, dict[tuple[str, int], OffsetEntry] | None, str | None]:
-    """(present, entries or None, why not) of ``log_dir/name``, read once per run (a fleet's partitions
-    share their log directory's checkpoints)."""
+def _table(log_dir: str, name: str) -> tuple[bool, dict[tuple[str, int], int] | None, str | None]:
+    """(present, offsets by partition or None, why not) of ``log_dir/name``, read once per run (a fleet's
+    partitions share their log directory's checkpoints), a line at a time, only the offsets held."""
     key = (os.path.abspath(log_dir) if not location.is_uri(log_dir) else log_dir, name, file_version(log_dir, name))
     if key not in _TABLES:
         path = files.display(location.join(log_dir, name))
-        found: tuple[bool, dict[tuple[str, int], OffsetEntry] | None, str | None]
+        found: tuple[bool, dict[tuple[str, int], int] | None, str | None]
         try:
-            text = read_text(log_dir, name)
-            found = (False, None, None) if text is None else (True, parse_offsets(text, path), None)
-        except KsegError as exc:  # unreadable (the OS's reason) or malformed: not used, and said so
+            text = open_text(log_dir, name)
+            offsets = None if text is None else {(e.topic, e.partition): e.offset for e in iter_offsets(text, path)}
+            found = (False, None, None) if offsets is None else (True, offsets, None)
+        except KsegError as exc:  # unreadable (the OS's reason), over its bound or malformed: not used, and said so
             found = (True, None, f"{exc.describe()}: not used")
-        if len(_TABLES) > 64:
+        if len(_TABLES) >= MAX_TABLES:
             _TABLES.clear()
         _TABLES[key] = found
     return _TABLES[key]
@@ -449,10 +456,10 @@ def partition_entry(partition_path: str, name: str) -> Checkpointed:
         return Checkpointed(name, path, False, None, f"no {name} in {files.display(log_dir)}")
     if table is None:
         return Checkpointed(name, path, True, None, why)
-    entry = table.get(tp)
-    if entry is None:
+    offset = table.get(tp)
+    if offset is None:
         return Checkpointed(name, path, True, None, f"{path} has no entry for {tp[0]} {tp[1]}", parsed=True)
-    return Checkpointed(name, path, True, entry.offset, parsed=True)
+    return Checkpointed(name, path, True, offset, parsed=True)
 
 
 @dataclass(frozen=True)

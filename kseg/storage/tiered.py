@@ -41,6 +41,7 @@ MANIFEST = Kind(".rsm-manifest", MAX_MANIFEST, "the plugin's largest, a 10 MiB c
 #: JSON values of a manifest: ``json`` builds an object for each, so their count is bounded before it runs (by
 #: the commas between them: containers nest no deeper than ``json``'s recursion, a few thousand).
 MAX_MANIFEST_VALUES = 1 << 16
+MANIFEST_VALUES = Kind(".rsm-manifest", MAX_MANIFEST, "a manifest the plugin writes holds a few dozen values")
 #: A PEM RSA private key of 16384 bits is about 12.5 KiB.
 KEY = Kind("private key", 64 << 10, "a PEM RSA private key of 16384 bits is under 13 KiB")
 #: ``AesEncryptionProvider``: the data key is an AES-256 key.
@@ -161,7 +162,7 @@ def _read_manifest(path: str) -> bytes:
     data = AuxFile(lambda: f, path, _size(f), MANIFEST).data()
     values = data.count(b",") + 1  # (base64 and ids hold no comma)
     if values > MAX_MANIFEST_VALUES:
-        raise MANIFEST.refusal(path, f"{values} JSON values or more", f"{MAX_MANIFEST_VALUES} JSON values")
+        raise MANIFEST_VALUES.refusal(path, f"{values} JSON values or more", f"{MAX_MANIFEST_VALUES} JSON values")
     return data
 
 

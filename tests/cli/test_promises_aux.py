@@ -29,6 +29,7 @@ import pytest
 
 from kseg.storage import checkpoints as cp
 from kseg.storage import leader_epochs, snapshots
+from kseg.storage.tiered import KEY, MAX_MANIFEST
 from tests.cli.test_promises import ARGS, READING, Tree, _clean_stderr, _kseg, _no_verdict
 from tests.conftest import run_cli
 
@@ -42,7 +43,7 @@ class Reader:
     ``setup`` what else the tree needs for the command to read the file."""
 
     refused: int
-    broken: int
+    broken: int | None  # None: no truncated cell (the file is read only when it is needed, and it is not)
     args: Args | None = None
     setup: Callable[[Tree], object] | None = None  # what else the command needs to read the file at all
 
@@ -53,10 +54,10 @@ class Kind:
     its bound (bytes: a sparse file one past it is huge), and the commands that read it."""
 
     where: Callable[[Tree], Path]
-    valid: bytes
-    truncated: bytes
+    valid: bytes  # b"": the file the setup or the corpus put there
+    truncated: bytes  # b"": the valid file cut in half
     broken_cause: str
-    bound: int
+    bound: int | None  # None: no bound of its own (an object read at the places its manifest names)
     readers: dict[str, Reader] = field(default_factory=dict)
 
 
@@ -152,19 +153,86 @@ KINDS: dict[str, Kind] = {
         {"txn": Reader(refused=2, broken=0, args=lambda t: [str(t.bad)])},
     ),
 }
+
+
+# -- Aiven's tiered layout: a segment's manifest and its .indexes object, and --rsm-key's key files ------------
+def _aiven(t: Tree) -> Path:
+    """``plain-v2-0`` in Aiven's layout (zstd, a variable chunk index, ``.indexes``) under the tree's base,
+    and the first segment's key without suffix."""
+    from tests.cli.test_tiered_aiven import copy_aiven, partition_dir, segment_id
+
+    if not (t.base / "aiven").exists():
+        copy_aiven(t.base / "aiven", "plain-v2-0", None, compression=True)
+    return partition_dir(t.base / "aiven", "plain-v2-0") / f"00000000000000000000-{segment_id('plain-v2-0', 0)}"
+
+
+def _aiven_reader(refused: int, broken: int | None, args: Callable[[Path], list[str]]) -> Reader:
+    return Reader(refused, broken, args=lambda t: args(_aiven(t).parent), setup=_aiven)
+
+
+def _with_key(command: str) -> Args:
+    return lambda t: ["--rsm-key", f"kp1={t.base / 'kp1.pem'}", *ARGS[command](t)]
+
+
+def _takes_rsm_key(command: str) -> bool:
+    import importlib
+
+    from kseg.cli.main import COMMANDS
+
+    module, attr, _ = COMMANDS[command]
+    return any(p.name == "rsm_key" for p in getattr(importlib.import_module(module), attr).params)
+
+
+KINDS.update(
+    {
+        ".rsm-manifest": Kind(
+            lambda t: _aiven(t).with_suffix(".rsm-manifest"),
+            b"",
+            b"",
+            r"not JSON",
+            MAX_MANIFEST,
+            {
+                "verify-index": _aiven_reader(2, 1, lambda d: [str(d)]),
+                "lookup-offset": _aiven_reader(2, 1, lambda d: ["5", str(d)]),
+            },
+        ),
+        ".indexes": Kind(
+            # cut to 8 bytes: the offset index (its first span) ends past the object
+            lambda t: _aiven(t).with_suffix(".indexes"),
+            b"",
+            bytes(8),
+            r"the object ends at byte 8",
+            None,
+            {  # verify-index: its index unread, the segment failed; the lookup reads the log from its start
+                "verify-index": _aiven_reader(2, 2, lambda d: [str(d)]),
+                "lookup-offset": _aiven_reader(0, 0, lambda d: ["5", str(d)]),
+            },
+        ),
+        "--rsm-key": Kind(
+            lambda t: t.base / "kp1.pem",
+            b"-----BEGIN PRIVATE KEY-----\n",
+            b"",
+            "",
+            KEY.max_bytes,
+            {c: Reader(2, None, args=_with_key(c)) for c in READING if _takes_rsm_key(c)},
+        ),
+    }
+)
 CELLS = [(kind, command) for kind, k in sorted(KINDS.items()) for command in sorted(k.readers)]
+BOUNDED = [(kind, command) for kind, command in CELLS if KINDS[kind].bound is not None]
+TRUNCATED = [(kind, command) for kind, command in CELLS if KINDS[kind].readers[command].broken is not None]
 
 
 def _prepare(tmp_path: Path, kind: str, command: str) -> tuple[Tree, Path]:
     """The tree with the kind's valid file in place (and what else the command needs), and the file."""
     t = Tree(tmp_path)
     k = KINDS[kind]
-    path = k.where(t)
-    if k.valid:
-        path.write_bytes(k.valid)
     setup = k.readers[command].setup
     if setup is not None:
         setup(t)
+    path = k.where(t)
+    if k.valid:
+        path.write_bytes(k.valid)
     return t, path
 
 
@@ -178,15 +246,14 @@ def _names(out: str, err: str, path: Path, cause: str) -> None:
     assert hits, (str(path), cause, out[-3000:], err[-3000:])
 
 
-def _hashes(t: Tree) -> dict[str, str]:
-    """The tree's files (the damaged one left out: a FIFO has no bytes to hash), by path."""
+def _hashes(t: Tree, skip: Path | None = None) -> dict[str, str]:
+    """Every file of the tree but ``skip`` (a FIFO has no bytes to hash), by path."""
     import hashlib
 
     return {
         str(p): hashlib.sha256(p.read_bytes()).hexdigest()
-        for d in (t.bad.parent, t.bad, t.good)
-        for p in sorted(d.iterdir())
-        if p.is_file() and not p.is_fifo()
+        for p in sorted(t.base.rglob("*"))
+        if p.is_file() and not p.is_fifo() and p != skip
     }
 
 
@@ -225,22 +292,24 @@ def test_unreadable(tmp_path: Path, kind: str, command: str) -> None:
     assert _hashes(t) == before
 
 
-@pytest.mark.parametrize("kind,command", CELLS)
+@pytest.mark.parametrize("kind,command", BOUNDED)
 def test_huge(tmp_path: Path, kind: str, command: str) -> None:
     """One byte past the kind's bound, sparse (nothing is written, nothing should be read): refused, the
     refusal naming the bound."""
     t, path = _prepare(tmp_path, kind, command)
+    bound = KINDS[kind].bound
+    assert bound is not None
     with open(path, "wb") as f:
-        f.truncate(KINDS[kind].bound + 1)
-    before = {k: v for k, v in _hashes(t).items() if k != str(path)}
+        f.truncate(bound + 1)
+    before = _hashes(t, skip=path)
     r = run_cli(_args(t, kind, command))
-    cause = rf"at most {KINDS[kind].bound}\b"
+    cause = rf"at most {bound}\b"
     _check(command, KINDS[kind].readers[command].refused, r.exit_code, r.text, r.errtext, path, cause)
-    assert {k: v for k, v in _hashes(t).items() if k != str(path)} == before
-    assert path.stat().st_size == KINDS[kind].bound + 1
+    assert _hashes(t, skip=path) == before
+    assert path.stat().st_size == bound + 1
 
 
-@pytest.mark.parametrize("kind,command", CELLS)
+@pytest.mark.parametrize("kind,command", TRUNCATED)
 def test_truncated(tmp_path: Path, kind: str, command: str) -> None:
     t, path = _prepare(tmp_path, kind, command)
     k = KINDS[kind]
@@ -250,7 +319,9 @@ def test_truncated(tmp_path: Path, kind: str, command: str) -> None:
         os.truncate(path, path.stat().st_size // 2)
     before = _hashes(t)
     r = run_cli(_args(t, kind, command))
-    _check(command, k.readers[command].broken, r.exit_code, r.text, r.errtext, path, k.broken_cause)
+    broken = k.readers[command].broken
+    assert broken is not None
+    _check(command, broken, r.exit_code, r.text, r.errtext, path, k.broken_cause)
     assert _hashes(t) == before
 
 

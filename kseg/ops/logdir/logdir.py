@@ -324,17 +324,29 @@ def _offsets_from_checkpoints(report: LogDirReport, part: PartitionReport, tp: t
             )
 
 
+ENTRIES_SHOWN = 100  # entries without a directory named one a line, per checkpoint; the rest counted
+
+
 def _entries_without_directory(report: LogDirReport) -> None:
-    """Checkpoint entries naming a partition with no directory here (``LogManager`` would never write one)."""
+    """Checkpoint entries naming a partition with no directory here (``LogManager`` would never write one):
+    the first :data:`ENTRIES_SHOWN` of each file, then how many more (a file of 65536 such entries is one
+    cause, not 65536 lines held and printed)."""
     present = {tp for p in report.partitions if (tp := cp.topic_partition(p.name)) is not None}
     for name in report.checkpoints:
-        table = report.offsets.get(name)
-        for tp, e in sorted((table or {}).items()):
-            if tp not in present:
-                report.problems.append(
-                    f"entry without a directory: {location.join(report.path, name)}: line {e.line}: "
-                    f"{tp[0]} {tp[1]} {e.offset}, but there is no directory {tp[0]}-{tp[1]}"
-                )
+        table = report.offsets.get(name) or {}
+        path = location.join(report.path, name)
+        missing = [tp for tp in table if tp not in present]
+        for tp in sorted(missing)[:ENTRIES_SHOWN]:
+            e = table[tp]
+            report.problems.append(
+                f"entry without a directory: {path}: line {e.line}: "
+                f"{tp[0]} {tp[1]} {e.offset}, but there is no directory {tp[0]}-{tp[1]}"
+            )
+        if len(missing) > ENTRIES_SHOWN:
+            report.problems.append(
+                f"entry without a directory: {path}: {len(missing) - ENTRIES_SHOWN} more entries name partitions "
+                "with no directory here"
+            )
 
 
 def topic_id_problems(reports: list[LogDirReport]) -> None:
