@@ -42,6 +42,9 @@ MANIFEST = Kind(".rsm-manifest", MAX_MANIFEST, "the plugin's largest, a 10 MiB c
 #: the commas between them: containers nest no deeper than ``json``'s recursion, a few thousand).
 MAX_MANIFEST_VALUES = 1 << 16
 MANIFEST_VALUES = Kind(".rsm-manifest", MAX_MANIFEST, "a manifest the plugin writes holds a few dozen values")
+#: An index of a tiered segment is read whole and decrypted (two copies held): the offset and time indexes of a
+#: segment are at most ``segment.index.bytes`` (10 MiB by default), a producer snapshot 46 bytes a producer.
+INDEX = Kind("tiered segment index", 32 << 20, "each is read whole; Kafka's segment.index.bytes is 10 MiB")
 #: A PEM RSA private key of 16384 bits is about 12.5 KiB.
 KEY = Kind("private key", 64 << 10, "a PEM RSA private key of 16384 bits is under 13 KiB")
 #: ``AesEncryptionProvider``: the data key is an AES-256 key.
@@ -144,16 +147,6 @@ def _exists(path: str) -> bool:
 def _size(f: Any) -> int:
     """The size of an open object or file (the store's listing, or ``fstat``)."""
     return int(f.size) if hasattr(f, "size") else os.fstat(f.fileno()).st_size
-
-
-def _read_all(path: str, limit: int) -> bytes:
-    """The whole object, refused before any read when it is larger than ``limit``."""
-    with _open(path) as f:
-        size = _size(f)
-        if size > limit:
-            raise InputError(f"{size} bytes, larger than {limit}", path=path)
-        data = f.read(size)
-    return bytes(data)
 
 
 def _read_manifest(path: str) -> bytes:
@@ -409,7 +402,8 @@ def _index(key: RemoteObjectKey, manifest: Manifest) -> IndexBytes:
     name = INDEX_OF_SUFFIX[key.suffix]
     if manifest.segment_indexes is None:  # before October 2023: an object per index
         where = key.key
-        data = _read_all(where, 1 << 30)
+        f = _open(where)
+        data = AuxFile(lambda: f, where, _size(f), INDEX).data()
         span: tuple[int, int] | None = (0, len(data))
     else:
         where = key.with_suffix("indexes").key
@@ -425,6 +419,10 @@ def _index(key: RemoteObjectKey, manifest: Manifest) -> IndexBytes:
                     f"{name} index: the object ends at byte {size}, the manifest says {span[0] + span[1]}",
                     path=where,
                     position=span[0],
+                )
+            if span[1] > INDEX.max_bytes:  # before a byte is read or allocated
+                raise INDEX.refusal(
+                    where, f"the manifest's {name} index of {span[1]} bytes", f"{INDEX.max_bytes} bytes"
                 )
             f.seek(span[0])
             data = f.read(span[1])
