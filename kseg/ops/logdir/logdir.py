@@ -66,10 +66,11 @@ class PartitionReport:
     log: LogFacts = field(default_factory=LogFacts)
     problems: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)  # files that could not be read (the OS's reason): exit 2
+    unread: list[str] = field(default_factory=list)  # its log directory's checkpoints that could not be read
 
     @property
     def status(self) -> str:
-        if self.errors or any(r.failed for r in self.log.reads):
+        if self.errors or self.unread or any(r.failed for r in self.log.reads):
             return "failed"
         if self.problems or not self.log.complete:
             return "problems"
@@ -89,6 +90,7 @@ class LogDirReport:
     partitions: list[PartitionReport] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    unread: list[str] = field(default_factory=list)  # the offset checkpoints that could not be read (errors)
     notes: list[str] = field(default_factory=list)  # what could not be checked, and why (not problems)
 
 
@@ -122,16 +124,6 @@ def _parse(
 
 
 Target = tuple[str, str, tuple[str, int]]  # a partition directory to read: (path, name, (topic, partition))
-
-
-def inspect(path: str, only: str | None = None) -> LogDirReport:
-    """The log directory ``path`` (all its partitions, or the one named ``only``); raises
-    :class:`InputError` when it cannot be listed."""
-    report, targets = open_log_dir(path, only)
-    for target in targets:
-        report.partitions.append(read_partition(report, target)[0])
-    finish(report, only)
-    return report
 
 
 def listing(path: str) -> list[tuple[str, bool]]:
@@ -168,7 +160,10 @@ def open_log_dir(path: str, only: str | None = None) -> tuple[LogDirReport, list
     for name in cp.OFFSET_CHECKPOINTS:
         if name in names:
             report.checkpoints.append(name)
+            before = len(report.errors)
             report.offsets[name] = _parse(report, path, name, cp.parse_offsets)
+            if len(report.errors) > before:  # unreadable: every partition's value from it unknown, none clean
+                report.unread.append(name)
     targets = []
     for name, is_dir in entries:
         if only is not None and name != only:
@@ -229,7 +224,10 @@ def _directory(report: LogDirReport, full: str, name: str) -> Target | None:
         return None
     tp = cp.topic_partition(name)
     if tp is None:
-        report.problems.append(f"unknown directory: {full}: not <topic>-<partition>, Kafka refuses to start")
+        report.problems.append(
+            f"unknown directory: {full}: not <topic>-<partition>, Kafka refuses to start "
+            "(UnifiedLog.parseTopicPartitionName)"
+        )
         return None
     return full, name, tp
 
@@ -273,7 +271,17 @@ def partition(report: LogDirReport, full: str, name: str, tp: tuple[str, int]) -
     part.log = read_log(listed, check)
     _offsets_from_checkpoints(report, part, tp, listed)
     part.problems.extend(
-        offset_problems(part.log, part.high_watermark, part.recovery_point, part.log_start, report.clean_shutdown)
+        offset_problems(
+            part.log,
+            {
+                cp.HIGH_WATERMARK: part.high_watermark,
+                cp.RECOVERY_POINT: part.recovery_point,
+                cp.CLEANER: part.cleaner,
+                cp.LOG_START: part.log_start,
+            },
+            part.log_start,
+            report.clean_shutdown,
+        )
     )
     if check is not None:
         part.problems.extend(check.problems())
@@ -307,6 +315,7 @@ def _offsets_from_checkpoints(report: LogDirReport, part: PartitionReport, tp: t
         found = table.get(tp) if table else None
         return None if found is None else found.offset
 
+    part.unread = list(report.unread)
     part.high_watermark = entry(cp.HIGH_WATERMARK)
     part.recovery_point = entry(cp.RECOVERY_POINT)
     part.cleaner = entry(cp.CLEANER)
