@@ -132,7 +132,7 @@ KINDS: dict[str, Kind] = {
         _in_partition(cp.PARTITION_METADATA),
         b"version: 0\ntopic_id: ZtkM3jXGTZeXkwZ3aAJvPA\n",
         b"version: 0\n",
-        r"expected 'topic_id: \.\.\.'",
+        r"line 2: no line",
         cp.PARTITION_METADATA_KIND.max_line,
         {"logdir": _LOGDIR},
     ),
