@@ -167,6 +167,11 @@ def _split(uri: str) -> tuple[str, str]:
     return uri[: m.end()] + authority, key
 
 
+def bucket(path: str) -> str:
+    """The bucket (``scheme://authority``) of a URI; a local path is its own bucket."""
+    return _split(path)[0] if is_uri(path) else path
+
+
 def join(base: str, name: str) -> str:
     """``base/name`` for a local path or a URI."""
     if not is_uri(base):
