@@ -96,6 +96,8 @@ def verify_index(
     keys = _resumable(run, resume_path)
     report, partitions = _inputs(run, paths, report_path, spark.on, force)
     partitions, resumption = _skip(partitions, keys, resume_path)
+    if resumption is not None:
+        run.notes(list(resumption.notes))
     if spark.on:
         from kseg.spark.driver import run_spark_cli
 
@@ -201,5 +203,6 @@ def _skip(partitions: list, keys: dict, resume_path: str | None) -> tuple[list, 
         return partitions, None
     from kseg.ops.verify.resume import Resumption, skip_verified
 
-    partitions, skipped, before = skip_verified(partitions, keys)
-    return partitions, Resumption(resume_path, skipped, before)
+    notes: list[str] = []
+    partitions, skipped, before = skip_verified(partitions, keys, notes)
+    return partitions, Resumption(resume_path, skipped, before, tuple(notes))

@@ -366,6 +366,23 @@ def _info(uri: str) -> pafs.FileInfo:
         raise _mapped(exc, uri) from None
 
 
+def identity(uri: str) -> str:
+    """What names this version of a remote object (one HEAD): ``etag=<ETag>`` where the store gives one (S3
+    changes it with every write), else ``size=<n> mtime_ns=<t>`` as the store sets them on a write."""
+    fs, path = _filesystem(uri)
+    try:
+        with fs.open_input_file(path) as f:
+            meta = f.metadata() or {}
+            size = f.size()
+    except _arrow_errors() as exc:
+        raise _mapped(exc, uri) from None
+    for name in (b"ETag", b"etag", b"x-goog-generation"):
+        if meta.get(name):
+            return f"{name.decode().lower()}={bytes(meta[name]).decode('utf-8', 'replace')}"
+    info = _info(uri)
+    return f"size={size} mtime_ns={info.mtime_ns}"
+
+
 def kind(uri: str) -> str:
     """``'file'``, ``'dir'`` or ``'missing'`` for a remote URI (one request)."""
     return {"File": "file", "Directory": "dir"}.get(_info(uri).type.name, "missing")
