@@ -376,9 +376,11 @@ def identity(uri: str) -> str:
             size = f.size()
     except _arrow_errors() as exc:
         raise _mapped(exc, uri) from None
-    for name in (b"ETag", b"etag", b"x-goog-generation"):
-        if meta.get(name):
-            return f"{name.decode().lower()}={bytes(meta[name]).decode('utf-8', 'replace')}"
+    fields = {(k.decode() if isinstance(k, bytes) else str(k)).lower(): v for k, v in meta.items()}
+    for name in ("etag", "x-goog-generation"):
+        value = fields.get(name)
+        if value:
+            return f"{name}={value.decode('utf-8', 'replace') if isinstance(value, bytes) else value}"
     info = _info(uri)
     return f"size={size} mtime_ns={info.mtime_ns}"
 
