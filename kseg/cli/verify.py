@@ -18,6 +18,7 @@ from kseg.cli.options import (
     listing_status,
     max_message_size_option,
     paths_argument,
+    reword,
     rsm_key_option,
     run_options,
     spark_options,
@@ -206,3 +207,10 @@ def _skip(partitions: list, keys: dict, resume_path: str | None) -> tuple[list, 
     notes: list[str] = []
     partitions, skipped, before = skip_verified(partitions, keys, notes)
     return partitions, Resumption(resume_path, skipped, before, tuple(notes))
+
+
+reword(
+    verify_index,
+    verbose="Every note under its segment (else one line per kind of note); with --spark, also the clean "
+    "segments and Spark's own log on stderr.",
+)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from kseg.jsonlines import SCHEMA_VERSION
 from kseg.ops.diff.diff import BatchKey, DiffResult, Replica
 from kseg.storage.leader_epochs import EpochEntry, epoch_at
+from kseg.words import noun, plural
 
 
 def _batch(key: BatchKey | None) -> dict | None:
@@ -114,7 +115,7 @@ def _status(r: dict) -> str:
         return "agrees with the others where they were read"
     if r["status"] == "damaged":
         n = r["damagedBatches"]
-        return f"damaged: {n} batch{'es' * (n != 1)} whose CRC does not hold"
+        return f"damaged: {plural(n, 'batch')} whose CRC does not hold"
     return r["status"]
 
 
@@ -129,7 +130,7 @@ def _damaged_lines(r: dict) -> list[str]:
     ]
     more = (r.get("damagedBatches") or 0) - len(listed)
     if more > 0:
-        out.append(f"    damaged: {more} more batch{'es' * (more != 1)} whose CRC does not hold (not listed)")
+        out.append(f"    damaged: {more} more {noun(more, 'batch')} whose CRC does not hold (not listed)")
     return out
 
 

@@ -11,8 +11,8 @@ from kseg.ops.tiered.keys import expected_key
 from kseg.ops.tiered.reconcile import Orphan, PartitionCheck, finished
 from kseg.ops.tiered.run import TieredReport
 from kseg.ops.tiered.state import RemoteSegment
-from kseg.render.notes import plural
 from kseg.storage import files
+from kseg.words import plural
 
 #: Each problem kind's cause, as the text's by-cause lines name it (docs/tiered-metadata.md, "The checks").
 CAUSES = {

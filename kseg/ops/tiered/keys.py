@@ -22,6 +22,7 @@ from kseg.ops.tiered.state import RemoteSegment, TopicPartition
 from kseg.ops.tiered.store import StoredObject, StoreListing
 from kseg.storage import location
 from kseg.storage.remote_keys import Layout, custom_key, object_key, parse_key
+from kseg.words import plural
 
 
 def expected_key(
@@ -117,7 +118,6 @@ def _orphan(
     check.problems.append(
         Problem(
             "orphan",
-            f"segment {seg_id}: {n} object{'s' * (n != 1)}, {orphan.bytes} bytes, under "
-            f"{first.partition_prefix}: {why}",
+            f"segment {seg_id}: {plural(n, 'object')}, {orphan.bytes} bytes, under {first.partition_prefix}: {why}",
         )
     )

@@ -22,6 +22,7 @@ from kseg.ops.tiered.reconcile import FINISHED, PartitionCheck, Problem
 from kseg.ops.tiered.state import RemoteSegment
 from kseg.ops.tiered.store import StoredObject, StoreListing
 from kseg.storage.remote_keys import AIVEN_LEGACY_SUFFIXES, LOCAL_SUFFIXES, OPTIONAL_SUFFIXES, Layout
+from kseg.words import plural
 
 _AIVEN_INDEXES = frozenset(AIVEN_LEGACY_SUFFIXES) - {"log", "rsm-manifest", "txnindex"}
 #: reads a manifest object (``kseg.storage.tiered.read_manifest``): raises InputError or KsegError
@@ -140,7 +141,7 @@ def _remote_size(check: PartitionCheck, seg: RemoteSegment, objects: list[Stored
         check.problems.append(
             Problem(
                 "size",
-                f"segment {seg.segment_id}: its {n} object{'s' * (n != 1)} hold {total} bytes, the custom "
+                f"segment {seg.segment_id}: its {plural(n, 'object')} hold {total} bytes, the custom "
                 f"metadata's remote_size (the bytes Aiven's RSM uploaded) says {remote_size}",
             )
         )

@@ -15,6 +15,7 @@ from kseg.ops.tiered.store import StoreListing
 from kseg.storage import files, outputs
 from kseg.storage.outcome import exit_code
 from kseg.storage.remote_keys import Layout
+from kseg.words import plural
 
 
 @dataclass
@@ -96,7 +97,7 @@ def _note_unjudged(report: TieredReport, checks: Iterable[PartitionCheck]) -> No
         objects = sum(len(o.objects) for c in unjudged for o in c.orphans)
         n = len(unjudged)
         report.notes.append(
-            f"{objects} object{'s' * (objects != 1)} of {n} topic-partition{'s' * (n != 1)} whose metadata "
+            f"{plural(objects, 'object')} of {plural(n, 'topic-partition')} whose metadata "
             "partition was not read (or not to its end): not judged"
         )
 
@@ -104,6 +105,8 @@ def _note_unjudged(report: TieredReport, checks: Iterable[PartitionCheck]) -> No
 def _join(report: TieredReport, checks: Iterable[PartitionCheck], log_dir: str) -> None:
     try:
         starts = read_log_starts(log_dir)
+    except InputError:  # unreadable (the OS's reason): exit 2, never a verdict without it
+        raise
     except KsegError as exc:
         report.notes.append(f"log-start-offset-checkpoint not read: {exc.describe()}")
         starts = {}
