@@ -167,6 +167,11 @@ def _split(uri: str) -> tuple[str, str]:
     return uri[: m.end()] + authority, key
 
 
+def bucket(path: str) -> str:
+    """The bucket (``scheme://authority``) of a URI; a local path is its own bucket."""
+    return _split(path)[0] if is_uri(path) else path
+
+
 def join(base: str, name: str) -> str:
     """``base/name`` for a local path or a URI."""
     if not is_uri(base):
@@ -383,6 +388,25 @@ def _info(uri: str) -> pafs.FileInfo:
         return fs.get_file_info(path)
     except _arrow_errors() as exc:
         raise _mapped(exc, uri) from None
+
+
+def identity(uri: str) -> str:
+    """What names this version of a remote object (one HEAD): ``etag=<ETag>`` where the store gives one (S3
+    changes it with every write), else ``size=<n> mtime_ns=<t>`` as the store sets them on a write."""
+    fs, path = _filesystem(uri)
+    try:
+        with fs.open_input_file(path) as f:
+            meta = f.metadata() or {}
+            size = f.size()
+    except _arrow_errors() as exc:
+        raise _mapped(exc, uri) from None
+    fields = {(k.decode() if isinstance(k, bytes) else str(k)).lower(): v for k, v in meta.items()}
+    for name in ("etag", "x-goog-generation"):
+        value = fields.get(name)
+        if value:
+            return f"{name}={value.decode('utf-8', 'replace') if isinstance(value, bytes) else value}"
+    info = _info(uri)
+    return f"size={size} mtime_ns={info.mtime_ns}"
 
 
 def kind(uri: str) -> str:

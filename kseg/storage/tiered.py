@@ -165,17 +165,20 @@ def aiven_key(path: str) -> RemoteObjectKey | None:
     return key if key is not None and key.layout == "aiven" else None
 
 
+def read_manifest(path: str) -> Manifest:
+    """The manifest object at ``path``, read and parsed, not kept (raises :class:`InputError` when it cannot
+    be read, ``ManifestError`` naming it when it is no manifest)."""
+    try:
+        return parse_manifest(_read_manifest(path))
+    except ManifestError as exc:
+        raise exc.at(path) from None
+
+
 def manifest_of(key: RemoteObjectKey) -> Manifest | None:
     """The segment's manifest (read once per process), ``None`` when it has none."""
     path = key.with_suffix("rsm-manifest").key
     if path not in _manifests:
-        if not _exists(path):
-            _manifests[path] = None
-        else:
-            try:
-                _manifests[path] = parse_manifest(_read_manifest(path))
-            except ManifestError as exc:
-                raise exc.at(path) from None
+        _manifests[path] = read_manifest(path) if _exists(path) else None
     return _manifests[path]
 
 
