@@ -32,7 +32,6 @@ raised (:class:`~kseg.errors.InputError`), and the export fails without writing 
 from __future__ import annotations
 
 from bisect import bisect_left
-from dataclasses import dataclass
 from itertools import islice
 from operator import lt
 from typing import Iterator, NamedTuple, Sequence
@@ -44,6 +43,7 @@ from kseg.limits import INT64_MAX, INT64_MIN  # noqa: F401 - re-exported to the 
 from kseg.storage import files
 from kseg.storage.listing import Listed
 from kseg.storage.partition import Partition, Segment
+from kseg.storage.ranges import BEFORE, EVERYTHING, LAST, PAST, Ranges, first_offset_known, past_by_name, place
 from kseg.storage.records import FileRecords
 
 DEFAULT_SPLIT_BYTES = 128 << 20
@@ -52,20 +52,6 @@ DEFAULT_SPLIT_BYTES = 128 << 20
 DEFAULT_TARGET_FILE_BYTES = 128 << 20
 # what to do with a corrupt batch: mark it with one row, stop, or mark it and keep its records if they decode
 ON_CORRUPTION = ("skip", "fail", "keep")
-
-
-@dataclass(frozen=True)
-class Ranges:
-    """What to export: offsets ``from_offset..to_offset`` (inclusive) and times ``[from_time, to_time)``."""
-
-    from_offset: int = INT64_MIN
-    to_offset: int = INT64_MAX
-    from_time: int = INT64_MIN
-    to_time: int = INT64_MAX
-
-    @property
-    def by_time(self) -> bool:
-        return self.from_time != INT64_MIN or self.to_time != INT64_MAX
 
 
 class Split(NamedTuple):
@@ -149,7 +135,9 @@ def unit_bytes(log_bytes: int, bands: int) -> int:
     return max(1, log_bytes // bands)
 
 
-def units(partitions: Sequence[Partition | Listed], ranges: Ranges = Ranges(), split_bytes: int = DEFAULT_SPLIT_BYTES):
+def units(
+    partitions: Sequence[Partition | Listed], ranges: Ranges = EVERYTHING, split_bytes: int = DEFAULT_SPLIT_BYTES
+):
     """The segment units covering ``ranges``, partition by partition, in offset order: segments wholly
     outside an offset range are pruned by their names (a segment's offsets end below the next base
     offset), and a segment is one unit per ``split_bytes`` of its listed size.  No file is opened."""
@@ -163,7 +151,7 @@ def units(partitions: Sequence[Partition | Listed], ranges: Ranges = Ranges(), s
 
 
 def unit_places(
-    segs: Sequence[Segment], ranges: Ranges = Ranges(), split_bytes: int = DEFAULT_SPLIT_BYTES
+    segs: Sequence[Segment], ranges: Ranges = EVERYTHING, split_bytes: int = DEFAULT_SPLIT_BYTES
 ) -> Iterator[tuple[int, int, int, int]]:
     """Where the units of one partition's segments ``segs`` are, in order: ``(k, band, bands, size)`` --
     ``segs[k]``, the unit's band of the segment's ``bands``, the listed ``.log`` size (the pruning and
@@ -174,20 +162,25 @@ def unit_places(
         seg = segs[k]
         if i + 1 < len(logs) and segs[logs[i + 1]].base_offset <= ranges.from_offset:
             continue  # every offset of this segment is below the range
-        if seg.base_offset > ranges.to_offset:
+        if past_by_name(segs[logs[i - 1]].base_offset if i else None, ranges):
             break
         size = seg.log_size()
-        bands = max(1, -(-size // split_bytes))
+        # the first segment named past the range is one unit: only a v0/v1 wrapper opening it is read
+        bands = 1 if seg.base_offset > ranges.to_offset else max(1, -(-size // split_bytes))
         for band in range(bands):
             yield k, band, bands, size
 
 
 def unit_splits(
-    unit: SegmentUnit, ranges: Ranges = Ranges(), split_bytes: int = DEFAULT_SPLIT_BYTES, limit: int = 1 << 26
+    unit: SegmentUnit, ranges: Ranges = EVERYTHING, split_bytes: int = DEFAULT_SPLIT_BYTES, limit: int = 1 << 26
 ) -> list[Split]:
     """The splits of ``unit`` (run by the task that reads them): the segment's start for ``ranges``
     (index reads), then the split starting in the unit's band, ending at the next band's cut."""
     seg = Segment(unit.base_offset, unit.log, unit.offset_index, unit.time_index, log_bytes=unit.log_bytes)
+    name = f"{unit.base_offset:020d}"
+    if unit.base_offset > ranges.to_offset:  # named past the range: only a v0/v1 wrapper opening it may hold some
+        first = _opening_wrapper_end(unit.log, limit) if unit.band == 0 else None
+        return [] if first is None else [Split(unit.log_dir, unit.partition, name, unit.log, 0, first, first)]
     offsets = _index(seg.index, fmt_indexes.OffsetIndexView, seg.base_offset)
     start = _start_position(seg, unit.log, offsets, ranges, limit)
     if start is None:
@@ -201,12 +194,14 @@ def unit_splits(
     if hi is not None and hi <= start:
         return []
     lo = max(lo, start)
-    name = f"{unit.base_offset:020d}"
     return [Split(unit.log_dir, unit.partition, name, unit.log, lo, hi, (size if hi is None else hi) - lo)]
 
 
 def plan(
-    partitions: list[Partition], ranges: Ranges = Ranges(), split_bytes: int = DEFAULT_SPLIT_BYTES, limit: int = 1 << 26
+    partitions: list[Partition],
+    ranges: Ranges = EVERYTHING,
+    split_bytes: int = DEFAULT_SPLIT_BYTES,
+    limit: int = 1 << 26,
 ) -> list[Split]:
     """The splits that cover what ``ranges`` asks for, partition by partition, in offset order
     (every unit of :func:`units` expanded here; ``--spark`` expands them in the tasks)."""
@@ -248,6 +243,21 @@ class _Cuts:
                 self.records = FileRecords(self.log, window=1 << 16)
             if _batch_starts_at(self.records, pos, self.limit):
                 return pos
+        return None
+
+
+def _opening_wrapper_end(log: str, limit: int) -> int | None:
+    """The end of the segment's first batch when it is a compressed v0/v1 wrapper (its records may lie
+    below the segment's name: :mod:`kseg.storage.ranges`), else None; a batch that cannot be framed is
+    left to nobody (None): the segment is past the range by name."""
+    try:
+        with FileRecords(log, window=1 << 16) as records:
+            batch = records.batch_at(0, max_size=limit)
+            if batch is None or first_offset_known(batch):
+                return None
+            end: int = batch.size
+            return end
+    except KsegError:
         return None
 
 
@@ -318,7 +328,7 @@ def _batch_starts_at(records: FileRecords, position: int, limit: int) -> bool:
 
 # -- reading ----------------------------------------------------------------------------------------------
 def read_split(
-    split: Split, ranges: Ranges = Ranges(), limit: int = 1 << 26, keep_invalid: bool = False
+    split: Split, ranges: Ranges = EVERYTHING, limit: int = 1 << 26, keep_invalid: bool = False
 ) -> Iterator[RecordFacts | Corruption]:
     """The records of ``split`` in ``ranges``, in file order, and each corrupt batch met.
 
@@ -334,13 +344,14 @@ def read_split(
         try:
             for batch in records.batches(split.start, end):
                 pos = batch.position + batch.size
-                if batch.last_offset < ranges.from_offset:
+                where = place(batch, ranges)
+                if where == BEFORE:
                     continue
-                if batch.base_offset > ranges.to_offset:
+                if where == PAST:
                     return
-                if batch.magic >= 2 and ranges.by_time and batch.max_timestamp < ranges.from_time:
-                    continue
                 yield from _batch_records(batch, split.log, ranges, limit, keep_invalid)
+                if where == LAST:
+                    return
         except InputError as exc:
             raise exc.at(files.display(split.log)) from None
         except KsegError as exc:
@@ -382,12 +393,11 @@ def _batch_records(batch, log: str, ranges: Ranges, limit: int, keep_invalid: bo
         producer = (-1, -1, -1, -1, False, False)
     facts = (batch.position, batch.base_offset, batch.last_offset, batch.magic, batch.codec, *producer, valid)
     ttype = batch.timestamp_type
+    holds = ranges.holds
     try:
         for rec in batch.records(limit):
             offset, ts = rec[0], rec[1]
-            if offset < ranges.from_offset or offset > ranges.to_offset:
-                continue
-            if not ranges.from_time <= ts < ranges.to_time:
+            if not holds(offset, ts):
                 continue
             if v2:
                 key, value, seq = rec[3], rec[4], rec[2]
