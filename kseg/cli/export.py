@@ -75,6 +75,15 @@ EXIT_CORRUPT = EXIT_PROBLEMS  # corrupt batches met
     help="With --spark: each task's rows go into Parquet files of about this size (at or below it; "
     "default 134217728, 128 MiB): small segments share a file, a large one spans several.",
 )
+@click.option(
+    "--isolation",
+    type=click.Choice(("read_uncommitted", "read_committed")),
+    default="read_uncommitted",
+    show_default=True,
+    help="read_committed: the records a consumer with isolation.level=read_committed reads (no aborted "
+    "transaction's records, no control records); every record is exported otherwise, the aborted column "
+    "saying which a read_committed consumer drops.",
+)
 @click.option("--force", is_flag=True, help="Replace an existing output.")
 @max_message_size_option
 @run_options
@@ -92,6 +101,7 @@ def export(
     on_corruption: str,
     split_bytes: int,
     target_file_size: int | None,
+    isolation: str,
     force: bool,
     max_message_size: int,
     run: Run,
@@ -143,6 +153,7 @@ def export(
             limit=limit,
             replace=force,
             target_bytes=DEFAULT_TARGET_FILE_BYTES if target_file_size is None else target_file_size,
+            committed=isolation == "read_committed",
             master=spark.master,
             spark_conf=spark.conf,
             err=run.err,
@@ -153,7 +164,16 @@ def export(
         check_file_target(output, force=force, option="-o")
         clean_stale_output(run, output)
         summary = _run_local(
-            run, list(paths), output, ranges, (key_fn, value_fn), on_corruption, split_bytes, limit, force
+            run,
+            list(paths),
+            output,
+            ranges,
+            (key_fn, value_fn),
+            on_corruption,
+            split_bytes,
+            limit,
+            force,
+            isolation == "read_committed",
         )
     if summary is None:  # --on-corruption fail stopped it
         sys.exit(EXIT_CORRUPT)
@@ -193,6 +213,7 @@ def _run_local(
     split_bytes: int,
     limit: int,
     force: bool,
+    committed: bool,
 ) -> Any:
     from kseg.ops.export.export import plan
     from kseg.render.export import CorruptionStop, write_parquet
@@ -214,6 +235,7 @@ def _run_local(
             replace=force,
             on_corrupt=lambda c: run.say(corruption_line(c)),
             on_split=lambda _split: None,
+            committed=committed,
         )
     except CorruptionStop as stop:
         run.say(corruption_line(stop.corruption))

@@ -19,6 +19,11 @@ column                      meaning
 ``baseOffset``, ``lastOffset``, ``magic``, ``compression``, ``producerId``,
 ``producerEpoch``, ``baseSequence``, ``partitionLeaderEpoch``,
 ``isTransactional``, ``isControl``   the batch header's fields
+``aborted``                 whether a ``read_committed`` consumer drops the
+                            record as part of an aborted transaction
+                            (``.txnindex`` entries, Kafka's consumer rule:
+                            :mod:`kseg.storage.aborted`); false for control
+                            records, which that consumer never delivers either
 ``crcValid``                whether the batch's CRC matched
 ``corruption``              null for a record; for a corrupt batch (Spark's
                             PERMISSIVE rows: every record column null)
@@ -77,6 +82,7 @@ COLUMNS = (
     ("partitionLeaderEpoch", "int32", "INT"),
     ("isTransactional", "bool", "BOOLEAN"),
     ("isControl", "bool", "BOOLEAN"),
+    ("aborted", "bool", "BOOLEAN"),
     ("crcValid", "bool", "BOOLEAN"),
     ("corruption", "string", "STRING"),
 )
@@ -163,7 +169,7 @@ class RowBuilder:
                 None,
                 None,
                 r.position,
-                *([None] * 11),
+                *([None] * 12),
                 f"{r.kind}: {r.message}",
             )
             return row + (None, None, None) if self.decoded else row
@@ -188,6 +194,7 @@ class RowBuilder:
             r.leader_epoch,
             r.is_transactional,
             r.is_control,
+            r.aborted,
             r.crc_valid,
             None,
         )
@@ -250,19 +257,22 @@ class ExportSummary:
         self.corrupt: list[Corruption] = []
 
     def line(self, output: str) -> str:
-        text = (
-            f"{self.records} record{'s' * (self.records != 1)} from {self.splits} split"
-            f"{'s' * (self.splits != 1)} written to {output}"
-        )
+        """What was written, every row counted: records, then the corruption rows beside them."""
+        rows = self.records + len(self.corrupt)
+        text = f"{_n(self.records, 'record')} from {_n(self.splits, 'split')} written to {output}"
         if self.corrupt:
-            text += f"; {len(self.corrupt)} corrupt batch{'es' * (len(self.corrupt) != 1)} not exported"
+            text = (
+                f"{_n(rows, 'row')} from {_n(self.splits, 'split')} written to {output}: {_n(self.records, 'record')}, "
+                f"{_n(len(self.corrupt), 'corruption row')} (a corrupt batch each: see the lines above)"
+            )
             stopped = len({c.log for c in self.corrupt if c.kind in ("corrupt-batch", "trailing-bytes")})
             if stopped:  # a broken length ends a split: what follows it was never read
-                text += (
-                    f" ({stopped} segment{'s' * (stopped != 1)} not read past {'them' if stopped != 1 else 'it'}"
-                    "; see the lines above)"
-                )
+                text += f"; {_n(stopped, 'segment')} not read past one"
         return text + "."
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}{'s' * (count != 1)}"
 
 
 def split_facts(
@@ -272,12 +282,14 @@ def split_facts(
     on_corruption: str,
     summary: ExportSummary | None = None,
     on_corrupt: Callable[[Corruption], None] | None = None,
+    committed: bool = False,
 ):
     """The record facts of ``split`` and its corruptions (counted in ``summary``, handed to
-    ``on_corrupt``); with ``fail`` the first corruption raises :class:`CorruptionStop`."""
+    ``on_corrupt``); with ``fail`` the first corruption raises :class:`CorruptionStop`; ``committed``:
+    what a ``read_committed`` consumer reads (no aborted or control record)."""
     from kseg.ops.export.export import read_split
 
-    for item in read_split(split, ranges, limit, keep_invalid=on_corruption == "keep"):
+    for item in read_split(split, ranges, limit, keep_invalid=on_corruption == "keep", committed=committed):
         if isinstance(item, Corruption):
             if on_corruption == "fail":
                 raise CorruptionStop(item)
@@ -348,6 +360,7 @@ def write_parquet(
     replace: bool = False,
     on_corrupt: Callable[[Corruption], None] | None = None,
     on_split: Callable[[Split], None] | None = None,
+    committed: bool = False,
 ) -> ExportSummary:
     """Write the records of ``splits`` as one Parquet file (local: atomically; a URI: one object).
 
@@ -358,7 +371,7 @@ def write_parquet(
     summary = ExportSummary()
     decoded = key_decoder is not None or value_decoder is not None
     batches = record_batches(
-        splits, ranges, limit, on_corruption, (key_decoder, value_decoder), summary, on_corrupt, on_split
+        splits, ranges, limit, on_corruption, (key_decoder, value_decoder), summary, on_corrupt, on_split, committed
     )
     files.write_stream(output, lambda sink: _write_groups(sink, batches, decoded, None), replace=replace)
     return summary
@@ -374,6 +387,7 @@ def write_parquet_files(
     on_corruption: str = "skip",
     key_decoder: Callable | None = None,
     value_decoder: Callable | None = None,
+    committed: bool = False,
 ) -> tuple[ExportSummary, list[str]]:
     """The records of ``splits`` as Parquet files of about ``target_bytes`` each, ``name(0)``, ``name(1)``,
     ...: small splits share a file, a large one spans several.  A file takes rows while its bytes
@@ -389,7 +403,8 @@ def write_parquet_files(
 
     summary = ExportSummary()
     decoded = key_decoder is not None or value_decoder is not None
-    batches = _Pushback(record_batches(splits, ranges, limit, on_corruption, (key_decoder, value_decoder), summary))
+    decoders = (key_decoder, value_decoder)
+    batches = _Pushback(record_batches(splits, ranges, limit, on_corruption, decoders, summary, committed=committed))
     written: list[str] = []
     while batches.more():
         path = name(len(written))
@@ -433,6 +448,7 @@ def record_batches(
     summary: ExportSummary,
     on_corrupt: Callable[[Corruption], None] | None = None,
     on_split: Callable[[Split], None] | None = None,
+    committed: bool = False,
 ):
     """Arrow batches of :data:`ROWS_PER_BATCH` rows of any number of splits (each row carries its
     split's columns), counted in ``summary``."""
@@ -441,7 +457,7 @@ def record_batches(
     for split in splits:
         builder = RowBuilder(split, *decoders)
         row = builder.row
-        for r in split_facts(split, ranges, limit, on_corruption, summary, on_corrupt):
+        for r in split_facts(split, ranges, limit, on_corruption, summary, on_corrupt, committed):
             pending.append(row(r))
             if len(pending) >= ROWS_PER_BATCH:
                 yield builder.to_arrow(pending)

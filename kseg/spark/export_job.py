@@ -104,6 +104,7 @@ def export_bin(
     key_decoder,
     value_decoder,
     target_bytes: int = DEFAULT_TARGET_FILE_BYTES,
+    committed: bool = False,
 ):
     """Runs on an executor: make the task's units from its share of the listing, cut each into its splits
     (index reads here, not on the driver) and write their rows into files of about ``target_bytes``;
@@ -126,6 +127,7 @@ def export_bin(
         on_corruption=on_corruption,
         key_decoder=None if key_decoder is None else resolve(key_decoder),
         value_decoder=None if value_decoder is None else resolve(value_decoder),
+        committed=committed,
     )
     yield summary.records, [tuple(c) for c in summary.corrupt], written, summary.splits
 
@@ -143,6 +145,7 @@ def run_export(
     replace: bool,
     master,
     target_bytes: int = DEFAULT_TARGET_FILE_BYTES,
+    committed: bool = False,
     spark_conf,
     err,
     verbose: bool = False,
@@ -199,7 +202,17 @@ def run_export(
         summary = ExportSummary()
         if bins:
             rdd = spark.sparkContext.parallelize(bins, len(bins))
-            args = (output, ranges, split_bytes, limit, on_corruption, key_decoder, value_decoder, target_bytes)
+            args = (
+                output,
+                ranges,
+                split_bytes,
+                limit,
+                on_corruption,
+                key_decoder,
+                value_decoder,
+                target_bytes,
+                committed,
+            )
             try:
                 results = rdd.flatMap(KeyCarrier(lambda b: export_bin(b, *args))).collect()  # with --rsm-key
             except Exception as exc:  # a task's CorruptionStop comes back inside Spark's error

@@ -182,7 +182,10 @@ def test_corruption_is_marked_counted_and_exit_1(name: str, kind: str | None, tm
     assert marked and all(row["offset"] is None for row in marked)
     if kind:
         assert any(row["corruption"].startswith(kind + ":") for row in marked)
-    assert f"{len(marked)} corrupt batch" in r.text
+    rows = pq.read_table(out).num_rows
+    records = rows - len(marked)
+    assert f"{rows} row{'s' * (rows != 1)} from " in r.text  # issue 39: every row written is counted
+    assert f": {records} record{'s' * (records != 1)}, {len(marked)} corruption row" in r.text
     assert r.errtext.count("kseg: corrupt: ") == len(marked)
 
 

@@ -41,6 +41,8 @@ from kseg.format import indexes as fmt_indexes
 from kseg.format import v2 as fmt_v2
 from kseg.limits import INT64_MAX, INT64_MIN  # noqa: F401 - re-exported to the CLI and Spark
 from kseg.storage import files
+from kseg.storage.aborted import ReadCommitted
+from kseg.storage.batch import V2Batch
 from kseg.storage.listing import Listed
 from kseg.storage.partition import Partition, Segment
 from kseg.storage.ranges import BEFORE, EVERYTHING, LAST, PAST, Ranges, first_offset_known, past_by_name, place
@@ -65,6 +67,7 @@ class Split(NamedTuple):
     start: int
     end: int | None
     bytes: int
+    txn_indexes: tuple[str, ...] = ()  # the .txnindex files of this segment and the later ones (aborted)
 
 
 class Corruption(NamedTuple):
@@ -98,6 +101,7 @@ class RecordFacts(NamedTuple):
     is_transactional: bool
     is_control: bool
     crc_valid: bool
+    aborted: bool  # a read_committed consumer drops it (kseg.storage.aborted)
 
 
 def topic_partition(name: str) -> tuple[str, int | None]:
@@ -123,6 +127,7 @@ class SegmentUnit(NamedTuple):
     log_bytes: int
     band: int
     bands: int
+    txn_indexes: tuple[str, ...] = ()  # the .txnindex files of this segment and the later ones (aborted)
 
     @property
     def bytes(self) -> int:
@@ -144,10 +149,14 @@ def units(
     for part in partitions:
         segs = part.segments  # a Listed's made again at each call: once a partition
         log_dir, name = part.log_dir, part.name
+        txns = [(seg.base_offset, seg.txnindex) for seg in segs if seg.txnindex]
         for k, band, bands, size in unit_places(segs, ranges, split_bytes):
             seg = segs[k]
             assert seg.log is not None
-            yield SegmentUnit(log_dir, name, seg.base_offset, seg.log, seg.index, seg.timeindex, size, band, bands)
+            later = tuple(path for base, path in txns if base >= seg.base_offset)
+            yield SegmentUnit(
+                log_dir, name, seg.base_offset, seg.log, seg.index, seg.timeindex, size, band, bands, later
+            )
 
 
 def unit_places(
@@ -180,7 +189,9 @@ def unit_splits(
     name = f"{unit.base_offset:020d}"
     if unit.base_offset > ranges.to_offset:  # named past the range: only a v0/v1 wrapper opening it may hold some
         first = _opening_wrapper_end(unit.log, limit) if unit.band == 0 else None
-        return [] if first is None else [Split(unit.log_dir, unit.partition, name, unit.log, 0, first, first)]
+        if first is None:
+            return []
+        return [Split(unit.log_dir, unit.partition, name, unit.log, 0, first, first, unit.txn_indexes)]
     offsets = _index(seg.index, fmt_indexes.OffsetIndexView, seg.base_offset)
     start = _start_position(seg, unit.log, offsets, ranges, limit)
     if start is None:
@@ -194,7 +205,8 @@ def unit_splits(
     if hi is not None and hi <= start:
         return []
     lo = max(lo, start)
-    return [Split(unit.log_dir, unit.partition, name, unit.log, lo, hi, (size if hi is None else hi) - lo)]
+    hi_bytes = size if hi is None else hi
+    return [Split(unit.log_dir, unit.partition, name, unit.log, lo, hi, hi_bytes - lo, unit.txn_indexes)]
 
 
 def plan(
@@ -328,15 +340,26 @@ def _batch_starts_at(records: FileRecords, position: int, limit: int) -> bool:
 
 # -- reading ----------------------------------------------------------------------------------------------
 def read_split(
-    split: Split, ranges: Ranges = EVERYTHING, limit: int = 1 << 26, keep_invalid: bool = False
+    split: Split,
+    ranges: Ranges = EVERYTHING,
+    limit: int = 1 << 26,
+    keep_invalid: bool = False,
+    committed: bool = False,
 ) -> Iterator[RecordFacts | Corruption]:
     """The records of ``split`` in ``ranges``, in file order, and each corrupt batch met.
 
     A batch with a CRC mismatch is a :class:`Corruption`; its records follow
     too when ``keep_invalid`` and they decode (``crc_valid`` false).  A
     broken length ends the split with a ``corrupt-batch``; bytes after the
-    last whole batch of the file are ``trailing-bytes``.
+    last whole batch of the file are ``trailing-bytes``; a v2 batch whose last
+    offset passes 2^63-1 is a ``bad-last-offset`` (verify-index's problem).
+    Each record says whether a ``read_committed`` consumer drops it as aborted
+    (:class:`~kseg.storage.aborted.ReadCommitted`); with ``committed``, aborted
+    and control records are left out, as that consumer leaves them.
     """
+    txns = ReadCommitted(split.txn_indexes)  # InputError: a .txnindex that cannot be read
+    for path, position, message in txns.problems:
+        yield Corruption(path, position, "txnindex", f"{message}; its later entries are not used")
     records = FileRecords(split.log)  # InputError: an I/O error is the export's failure, never a corruption row
     with records:
         end = records.size if split.end is None else split.end
@@ -344,12 +367,18 @@ def read_split(
         try:
             for batch in records.batches(split.start, end):
                 pos = batch.position + batch.size
-                where = place(batch, ranges)
-                if where == BEFORE:
+                if _wrapped(batch):
+                    if batch.base_offset <= ranges.to_offset:
+                        yield _wrapped_corruption(batch, split.log)
                     continue
+                where = place(batch, ranges)
                 if where == PAST:
                     return
-                yield from _batch_records(batch, split.log, ranges, limit, keep_invalid)
+                aborted = txns.aborted(batch, limit)
+                if where == BEFORE:
+                    continue
+                drop = committed and (aborted or (isinstance(batch, V2Batch) and batch.is_control))
+                yield from _batch_records(batch, split.log, ranges, limit, keep_invalid, aborted, drop)
                 if where == LAST:
                     return
         except InputError as exc:
@@ -366,7 +395,25 @@ def read_split(
             )
 
 
-def _batch_records(batch, log: str, ranges: Ranges, limit: int, keep_invalid: bool):
+def _wrapped(batch) -> bool:
+    """A v2 batch whose baseOffset + lastOffsetDelta passes 2^63-1 (Kafka's long wraps it below the base)."""
+    return batch.magic >= 2 and batch.last_offset < batch.base_offset and batch.h[fmt_v2.LAST_OFFSET_DELTA] >= 0
+
+
+def _wrapped_corruption(batch, log: str) -> Corruption:
+    last = batch.base_offset + batch.h[fmt_v2.LAST_OFFSET_DELTA]
+    return Corruption(
+        log,
+        batch.position,
+        "bad-last-offset",
+        f"batch at offset {batch.base_offset}: last offset {last} past 2^63-1 (baseOffset + lastOffsetDelta "
+        "overflows a 64-bit offset; Kafka's long arithmetic wraps it); its records are not exported",
+    )
+
+
+def _batch_records(
+    batch, log: str, ranges: Ranges, limit: int, keep_invalid: bool, aborted: bool = False, drop: bool = False
+):
     valid = batch.is_valid()
     if not valid:
         yield Corruption(
@@ -378,6 +425,8 @@ def _batch_records(batch, log: str, ranges: Ranges, limit: int, keep_invalid: bo
         )
         if not keep_invalid:
             return
+    if drop:  # read_committed: an aborted or control batch is not delivered
+        return
     v2 = batch.magic >= 2
     if v2:
         h = batch.h
@@ -391,7 +440,7 @@ def _batch_records(batch, log: str, ranges: Ranges, limit: int, keep_invalid: bo
         )
     else:  # a v0/v1 entry: no producer, no leader epoch
         producer = (-1, -1, -1, -1, False, False)
-    facts = (batch.position, batch.base_offset, batch.last_offset, batch.magic, batch.codec, *producer, valid)
+    facts = (batch.position, batch.base_offset, batch.last_offset, batch.magic, batch.codec, *producer, valid, aborted)
     ttype = batch.timestamp_type
     holds = ranges.holds
     try:
