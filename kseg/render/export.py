@@ -48,10 +48,11 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable
 
+from kseg.errors import KsegError
 from kseg.format.compression import codec_name
 from kseg.format.strings import string_decoder
 from kseg.ops.export.export import Corruption, RecordFacts, Split, topic_partition
-from kseg.render.values import header_objects
+from kseg.render.values import control_description, control_type, header_objects
 
 ROWS_PER_BATCH = 4096
 
@@ -198,7 +199,9 @@ class RowBuilder:
             r.crc_valid,
             None,
         )
-        if self.decoded:
+        if self.decoded and r.is_control:  # a marker's bytes are no payload (issue 33): its type, as dump says
+            row += (control_type(r.key), _control_text(r.key, r.value), [])
+        elif self.decoded:
             row += (
                 _text(self.key_decoder, r.key),
                 _text(self.value_decoder, r.value),
@@ -227,6 +230,15 @@ class RowBuilder:
         return pa.RecordBatch.from_arrays(
             [pa.array(c, type=f.type) for c, f in zip(cols, self.schema, strict=True)], schema=self.schema
         )
+
+
+def _control_text(key: bytes | None, value: bytes | None) -> str | None:
+    """``dump``'s text of a control record (``endTxnMarker: COMMIT coordinatorEpoch: 8``), None if it
+    does not parse."""
+    try:
+        return control_description(key, value)
+    except KsegError:
+        return None
 
 
 def _text(decoder: Callable | None, data: bytes | None) -> str | None:

@@ -28,6 +28,7 @@ import hashlib
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from itertools import chain
+from typing import Any, NamedTuple
 
 from kseg.ops.export.export import DEFAULT_TARGET_FILE_BYTES, Corruption, SegmentUnit
 from kseg.render.export import ExportSummary
@@ -132,6 +133,25 @@ def export_bin(
     yield summary.records, [tuple(c) for c in summary.corrupt], written, summary.splits
 
 
+class ExportJob(NamedTuple):
+    """What ``export --spark`` was asked (:func:`run_export`'s arguments but the paths and the output)."""
+
+    ranges: object
+    key_decoder: str | None
+    value_decoder: str | None
+    on_corruption: str
+    split_bytes: int
+    limit: int
+    replace: bool
+    master: str | None
+    target_bytes: int
+    committed: bool
+    spark_conf: Any
+    err: Any
+    verbose: bool
+    listing_status: Callable[[list[str]], AbstractContextManager[object]] | None
+
+
 def run_export(
     paths: list[str],
     output: str,
@@ -154,43 +174,66 @@ def run_export(
     """Plan on the driver, export on the executors; the summary, or None when ``fail`` stopped it.
     ``listing_status(paths)``: a context the driver's listing runs in (the CLI's progress line on stderr).
 
-    Local paths are made absolute here, on the driver (:mod:`kseg.spark.paths`); the files the
-    executors say they wrote to a local output are looked for before anything is called written."""
+    Local paths are made absolute here, on the driver (:mod:`kseg.spark.paths`).  The output is checked
+    before any work and committed once (:mod:`kseg.spark.staging`): the tasks write under a staging
+    prefix, the driver moves their files into place and writes ``_SUCCESS`` last; a failure removes what
+    was staged."""
     import importlib.util
-    import os
 
     from kseg.errors import InputError
     from kseg.spark import INSTALL_HINT
-    from kseg.storage import files, location
-    from kseg.storage.tiered import KeyCarrier
 
     if importlib.util.find_spec("pyspark") is None:
         raise InputError(INSTALL_HINT)
-    from kseg.spark.paths import absolute, absolute_all, local_roots, missing_line, not_here
+    from kseg.spark import staging
+    from kseg.spark.paths import absolute, absolute_all
 
-    paths, shown_output, output = absolute_all(paths), output, absolute(output)  # executors run elsewhere
-    if files.exists(output) and not replace:
-        raise InputError("exists; not replaced (give --force to replace it)", path=output)
-    if replace:
-        clear_previous(output)  # an earlier run's files, whatever their grouping, never read as this run's
+    job = ExportJob(
+        ranges, key_decoder, value_decoder, on_corruption, split_bytes, limit, replace, master, target_bytes,
+        committed, spark_conf, err, verbose, listing_status,
+    )  # fmt: skip
+    paths, shown, output = absolute_all(paths), output, absolute(output)  # executors run elsewhere
+    staged = staging.staging_dir(output)
+    made = staging.prepare(output, staged, replace)  # before any work: refused, unwritable, no bucket
+    try:
+        summary = _export(job, paths, output, staged, shown)
+    except BaseException:
+        staging.discard(output, staged, made)  # nothing a reader takes as data; an earlier export left whole
+        raise
+    if summary is None:
+        staging.discard(output, staged, made)
+    return summary
+
+
+def _export(job: ExportJob, paths: list[str], output: str, staged: str, shown: str) -> ExportSummary | None:
+    """:func:`run_export` once the output is prepared: list, run the tasks (writing under ``staged``),
+    check their files are there, commit."""
+    import os
+
+    from kseg.errors import InputError
+    from kseg.spark import staging
+    from kseg.spark.driver import SparkLog, SparkSetupError, _cause, _probe_executors, start_session
+    from kseg.spark.paths import local_roots, missing_line, not_here
+    from kseg.storage import location
+    from kseg.storage.tiered import KeyCarrier
+
+    err = job.err
     notes: list[str] = []
-    with (listing_status or (lambda _: nullcontext()))(paths):
-        listing = driver_plan(paths, ranges, split_bytes, notes)
+    with (job.listing_status or (lambda _: nullcontext()))(paths):
+        listing = driver_plan(paths, job.ranges, job.split_bytes, notes)
     for note in notes:
         err.write(f"kseg: note: {note}\n".encode("utf-8", "replace"))
-    from kseg.spark.driver import SparkLog, SparkSetupError, _cause, _probe_executors, start_session
-
-    log = SparkLog(verbose)
+    log = SparkLog(job.verbose)
     try:
-        spark = start_session(master or "local[*]", spark_conf, log)
+        spark = start_session(job.master or "local[*]", job.spark_conf, log)
     except (ValueError, SparkSetupError) as exc:
         log.close()
         raise InputError(str(exc)) from None
     try:
         if not location.is_remote(output):
-            os.makedirs(location.local_path(output), exist_ok=True)  # for the executors to find (probe)
+            os.makedirs(location.local_path(staged), exist_ok=True)  # for the executors to find (probe)
         try:
-            _probe_executors(spark.sparkContext, local_roots(sorted({p.log_dir for p in listing}) + [output]))
+            _probe_executors(spark.sparkContext, local_roots(sorted({p.log_dir for p in listing}) + [staged]))
         except SparkSetupError as exc:
             raise InputError(f"{exc}{log.see()}") from None
         sc = spark.sparkContext
@@ -198,28 +241,21 @@ def run_export(
             per_task = bytes_per_task(sc)
         except ValueError as exc:
             raise InputError(str(exc)) from None
-        bins = deal(listing, ranges, split_bytes, lambda total, n: bin_count(total, n, sc.defaultParallelism, per_task))
+        split_bytes = job.split_bytes
+        bins = deal(listing, job.ranges, split_bytes, lambda t, n: bin_count(t, n, sc.defaultParallelism, per_task))
         summary = ExportSummary()
+        written: list[str] = []
         if bins:
             rdd = spark.sparkContext.parallelize(bins, len(bins))
-            args = (
-                output,
-                ranges,
-                split_bytes,
-                limit,
-                on_corruption,
-                key_decoder,
-                value_decoder,
-                target_bytes,
-                committed,
-            )
+            args: tuple[Any, ...] = (staged, job.ranges, split_bytes, job.limit, job.on_corruption)
+            args += (job.key_decoder, job.value_decoder, job.target_bytes, job.committed)
             try:
                 results = rdd.flatMap(KeyCarrier(lambda b: export_bin(b, *args))).collect()  # with --rsm-key
             except Exception as exc:  # a task's CorruptionStop comes back inside Spark's error
                 if "CorruptionStop" in str(exc):
                     err.write(
                         b"kseg: export stopped (--on-corruption fail): a task met a corrupt batch; "
-                        b"the output is incomplete and has no _SUCCESS marker\n"
+                        b"nothing was written\n"
                     )
                     return None
                 raise InputError(f"the Spark job failed: {_cause(exc)}{log.see()}") from None
@@ -230,20 +266,9 @@ def run_export(
             written = [target for _, _, targets, _ in results for target in targets]
             missing = not_here(written)
             if missing:  # never "N records written to OUTPUT" for files that are not there
-                raise InputError(missing_line(missing, len(written), shown_output, "Parquet files"))
-        write_success_marker(output)
+                raise InputError(missing_line(missing, len(written), shown, "Parquet files"))
+        staging.commit(output, staged, written, job.replace)
         return summary
     finally:
         spark.stop()
         log.close()
-
-
-def write_success_marker(output: str) -> None:
-    """``_SUCCESS``, as Hadoop's committers write it: the directory is complete."""
-    import os
-
-    from kseg.storage import files, location
-
-    if not location.is_remote(output):
-        os.makedirs(location.local_path(output), exist_ok=True)
-    files.write_stream(location.join(output, "_SUCCESS"), lambda f: None, replace=True)

@@ -276,3 +276,18 @@ def test_a_time_index_without_its_newest_entries_skips_nothing_it_should_not(tmp
     got = export_records_of(part, tmp_path / "t.parquet", "--from-time", str(t0))
     assert got == [r for r in every if r[1] >= t0]
     assert any(r[0] < 251 for r in got)
+
+
+def test_control_records_decoded_as_their_type(tmp_path: Path) -> None:
+    """Issue 33: a marker's bytes are no payload: with a decoder, keyText is its control type and valueText
+    what dump prints for it (was ``valueText: '\\x00\\x00\\x00\\x00\\x00\\x05'`` with ``--value-decoder json``)."""
+    out = tmp_path / "j.parquet"
+    r = run_cli(["export", "--value-decoder", "json", str(CORPUS_DATA / "txn-v2-0"), "-o", str(out)])
+    assert r.exit_code == 0, r.errtext
+    control = [row for row in pq.read_table(out).to_pylist() if row["isControl"]]
+    assert control and {row["keyText"] for row in control} <= {"ABORT", "COMMIT"}
+    assert all(
+        row["valueText"] == f"endTxnMarker: {row['keyText']} coordinatorEpoch: " + row["valueText"].split()[-1]
+        for row in control
+    )
+    assert all(row["valueText"].split()[-1].isdigit() for row in control)
