@@ -84,6 +84,13 @@ EXIT_CORRUPT = EXIT_PROBLEMS  # corrupt batches met
     "transaction's records, no control records); every record is exported otherwise, the aborted column "
     "saying which a read_committed consumer drops.",
 )
+@click.option(
+    "--topic",
+    "topics",
+    multiple=True,
+    metavar="NAME",
+    help="Export only the partitions of this topic (repeatable), from log roots or a fleet's root.",
+)
 @click.option("--force", is_flag=True, help="Replace an existing output.")
 @max_message_size_option
 @run_options
@@ -102,6 +109,7 @@ def export(
     split_bytes: int,
     target_file_size: int | None,
     isolation: str,
+    topics: tuple[str, ...],
     force: bool,
     max_message_size: int,
     run: Run,
@@ -154,6 +162,7 @@ def export(
             replace=force,
             target_bytes=DEFAULT_TARGET_FILE_BYTES if target_file_size is None else target_file_size,
             committed=isolation == "read_committed",
+            topics=topics,
             master=spark.master,
             spark_conf=spark.conf,
             err=run.err,
@@ -174,6 +183,7 @@ def export(
             limit,
             force,
             isolation == "read_committed",
+            topics,
         )
     if summary is None:  # --on-corruption fail stopped it
         sys.exit(EXIT_CORRUPT)
@@ -214,11 +224,16 @@ def _run_local(
     limit: int,
     force: bool,
     committed: bool,
+    topics: tuple[str, ...] = (),
 ) -> Any:
-    from kseg.ops.export.export import plan
+    from kseg.errors import KsegError
+    from kseg.ops.export.export import plan, select_topics
     from kseg.render.export import CorruptionStop, write_parquet
 
-    partitions = partitions_or_fail(run, paths)
+    try:
+        partitions = select_topics(partitions_or_fail(run, paths), topics)
+    except KsegError as exc:
+        run.fail(exc)
     if listing_code(partitions):  # an input not read is never "N records written": nothing is
         run.fail("nothing was written: a directory above could not be listed")
     splits = plan(partitions, ranges, split_bytes, limit)

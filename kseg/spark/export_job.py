@@ -30,7 +30,7 @@ from contextlib import AbstractContextManager, nullcontext
 from itertools import chain
 from typing import Any, NamedTuple
 
-from kseg.ops.export.export import DEFAULT_TARGET_FILE_BYTES, Corruption, SegmentUnit
+from kseg.ops.export.export import DEFAULT_TARGET_FILE_BYTES, Corruption, SegmentUnit, select_topics
 from kseg.render.export import ExportSummary
 from kseg.spark.bins import bin_count, bytes_per_task
 from kseg.spark.deal import Deal, deal
@@ -150,6 +150,7 @@ class ExportJob(NamedTuple):
     err: Any
     verbose: bool
     listing_status: Callable[[list[str]], AbstractContextManager[object]] | None
+    topics: tuple[str, ...] = ()
 
 
 def run_export(
@@ -170,6 +171,7 @@ def run_export(
     err,
     verbose: bool = False,
     listing_status: Callable[[list[str]], AbstractContextManager[object]] | None = None,
+    topics: tuple[str, ...] = (),
 ) -> ExportSummary | None:
     """Plan on the driver, export on the executors; the summary, or None when ``fail`` stopped it.
     ``listing_status(paths)``: a context the driver's listing runs in (the CLI's progress line on stderr).
@@ -190,7 +192,7 @@ def run_export(
 
     job = ExportJob(
         ranges, key_decoder, value_decoder, on_corruption, split_bytes, limit, replace, master, target_bytes,
-        committed, spark_conf, err, verbose, listing_status,
+        committed, spark_conf, err, verbose, listing_status, tuple(topics),
     )  # fmt: skip
     paths, shown, output = absolute_all(paths), output, absolute(output)  # executors run elsewhere
     staged = staging.staging_dir(output)
@@ -220,7 +222,7 @@ def _export(job: ExportJob, paths: list[str], output: str, staged: str, shown: s
     err = job.err
     notes: list[str] = []
     with (job.listing_status or (lambda _: nullcontext()))(paths):
-        listing = driver_plan(paths, job.ranges, job.split_bytes, notes)
+        listing = select_topics(driver_plan(paths, job.ranges, job.split_bytes, notes), job.topics)
     for note in notes:
         err.write(f"kseg: note: {note}\n".encode("utf-8", "replace"))
     log = SparkLog(job.verbose)

@@ -291,3 +291,21 @@ def test_control_records_decoded_as_their_type(tmp_path: Path) -> None:
         for row in control
     )
     assert all(row["valueText"].split()[-1].isdigit() for row in control)
+
+
+def test_topic_selection_from_a_fleet_root(local_brokers, tmp_path: Path) -> None:
+    """``--topic`` keeps the partitions of the topics named, from several brokers' log dirs."""
+    out = tmp_path / "t.parquet"
+    roots = [str(local_brokers / b / "data") for b in ("b1", "b2")]
+    r = run_cli(["export", "--topic", "v2-zstd", "--topic", "v1-gzip", *roots, "-o", str(out)])
+    assert r.exit_code == 0, r.errtext
+    rows = pq.read_table(out).to_pylist()
+    assert {row["topic"] for row in rows} == {"v2-zstd", "v1-gzip"}
+    assert len({row["logDir"] for row in rows}) == 2  # both brokers' copies
+    whole = export_records_of(CORPUS_DATA / "v2-zstd-0", tmp_path / "z.parquet")
+    assert [r for r in export_records(pq.read_table(out)) if r in whole] and len(rows) == 2 * (
+        len(whole) + len(export_records_of(CORPUS_DATA / "v1-gzip-0", tmp_path / "g.parquet"))
+    )
+    r = run_cli(["export", "--topic", "nope", *roots, "-o", str(tmp_path / "n.parquet")])
+    assert r.exit_code == 2 and "no partition of topic nope in the inputs" in r.errtext
+    assert not (tmp_path / "n.parquet").exists()

@@ -35,3 +35,20 @@ def test_a_killed_spark_export_leaves_nothing_a_reader_takes(tmp_path: Path) -> 
     assert not (out / "_temporary").exists() and (out / "_SUCCESS").exists()
     rows = [row for f in _readable_data(out) for row in pq.read_table(f).to_pylist()]
     assert len(rows) == 200
+
+
+def test_an_output_bucket_that_does_not_exist_is_said_before_the_job(s3, tmp_path: Path) -> None:
+    """No such bucket: exit 2 before any Spark work, with the store's own reason; an existing bucket
+    written to without --force where an export is already: refused before the job too."""
+    from tests.conftest import CORPUS_DATA, run_subprocess
+
+    src = str(CORPUS_DATA / "plain-v2-0")
+    r = run_subprocess(["export", "--spark", "--master", "local[1]", src, "-o", "s3://no-such-bucket-kseg/x"])
+    assert r.exit_code == 2, r.errtext[-2000:]
+    line = r.errtext.strip().splitlines()[-1]
+    assert "s3://no-such-bucket-kseg/x" in line and "cannot write the output" in line, r.errtext
+    assert "bucket" in line.lower(), line  # the store's reason (NoSuchBucket), not "no such file or directory"
+    assert "Spark" not in r.errtext and "Traceback" not in r.errtext  # no session was started
+    s3.client.put_object(Bucket="kseg-test", Key="exports/taken/part-0.parquet", Body=b"x")
+    r = run_subprocess(["export", "--spark", "--master", "local[1]", src, "-o", s3.uri("exports/taken")])
+    assert r.exit_code == 2 and "exists; not replaced" in r.errtext, r.errtext[-2000:]

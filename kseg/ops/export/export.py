@@ -112,6 +112,20 @@ def topic_partition(name: str) -> tuple[str, int | None]:
     return name, None
 
 
+def select_topics(partitions: list, topics: Sequence[str]) -> list:
+    """The partitions (or listed partitions) of ``topics`` (all when empty), by the topic their directory
+    name gives (:func:`topic_partition`); one that could not be listed is kept (its error is the run's).
+    Raises :class:`~kseg.errors.InputError` when topics are asked for and none of their partitions is there."""
+    if not topics:
+        return partitions
+    wanted = set(topics)
+    kept = [p for p in partitions if p.error is not None or topic_partition(p.name)[0] in wanted]
+    if not any(p.error is None for p in kept):
+        shown = ", ".join(sorted(wanted))
+        raise InputError(f"no partition of {'topic' if len(wanted) == 1 else 'topics'} {shown} in the inputs")
+    return kept
+
+
 # -- planning ---------------------------------------------------------------------------------------------
 class SegmentUnit(NamedTuple):
     """One task's share of one segment, planned from a listing alone (names and sizes: no request):
