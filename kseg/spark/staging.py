@@ -24,6 +24,7 @@ import shutil
 
 from kseg.errors import InputError
 from kseg.storage import files, location
+from kseg.storage.outputs import probe_store
 
 STAGING = "_temporary"
 
@@ -72,12 +73,7 @@ def _check_store(output: str, staging: str, replace: bool) -> None:
     for entry in entries:
         if entry not in left:  # what killed runs left under _temporary
             location.delete(entry.path)
-    probe = location.join(staging, "_probe")
-    try:
-        location.write_stream(probe, lambda f: f.write(b""), replace=True)
-        location.delete(probe)
-    except InputError as exc:
-        raise InputError(f"cannot write the output: {exc.message}", path=output) from None
+    probe_store(staging, "_probe", "the output", output)
 
 
 def commit(output: str, staging: str, written: list[str], replace: bool) -> list[str]:

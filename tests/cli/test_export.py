@@ -309,3 +309,16 @@ def test_topic_selection_from_a_fleet_root(local_brokers, tmp_path: Path) -> Non
     r = run_cli(["export", "--topic", "nope", *roots, "-o", str(tmp_path / "n.parquet")])
     assert r.exit_code == 2 and "no partition of topic nope in the inputs" in r.errtext
     assert not (tmp_path / "n.parquet").exists()
+
+
+def test_an_output_bucket_that_does_not_exist_is_said_before_any_work(s3, tmp_path: Path) -> None:
+    """Issue 39: a store is probed before anything is read: no such bucket is exit 2 with the store's reason."""
+    r = run_subprocess(["export", str(CORPUS_DATA / "plain-v2-0"), "-o", "s3://no-such-bucket-kseg/x.parquet"])
+    assert r.exit_code == 2, r.errtext
+    line = r.errtext.strip().splitlines()[-1]
+    assert line.startswith("kseg: error: s3://no-such-bucket-kseg/x.parquet: cannot write -o: ") and "bucket" in line
+    s3.client.put_object(Bucket="kseg-test", Key="exports/one.parquet", Body=b"x")
+    r = run_subprocess(["export", str(CORPUS_DATA / "plain-v2-0"), "-o", s3.uri("exports/one.parquet")])
+    assert r.exit_code == 2 and "exists; not replaced" in r.errtext
+    keys = [o["Key"] for o in s3.client.list_objects_v2(Bucket="kseg-test", Prefix="exports/")["Contents"]]
+    assert not [k for k in keys if "kseg-probe" in k]
