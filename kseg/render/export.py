@@ -464,6 +464,9 @@ def record_batches(
 ):
     """Arrow batches of :data:`ROWS_PER_BATCH` rows of any number of splits (each row carries its
     split's columns), counted in ``summary``."""
+    from kseg.storage.aborted import last_stable_offset
+
+    last_stable_offset.cache_clear()  # found again for this export: the files may have changed since the last
     pending: list[Row] = []
     builder = None
     for split in splits:

@@ -13,16 +13,24 @@ delivered.  v0/v1 entries have no producer: never aborted.
 :class:`ReadCommitted` is that walk; its entries come from the ``.txnindex`` files given (those of
 the segment read and every later one of the partition), read as streams, and an entry whose
 ``lastOffset`` is below the first batch read is left out as the broker leaves it out.
+
+A ``read_committed`` fetch also stops at the partition's *last stable offset* (LSO): the first offset
+of the earliest transaction still open.  :func:`last_stable_offset` finds it as a broker's log loading
+does (``UnifiedLog.rebuildProducerState``): the latest readable producer snapshot, then every batch
+after it (:class:`~kseg.storage.producer_state.ProducerState`); with no snapshot, from the first
+segment.  Offline there is no high watermark to bound it (a follower's records above it are read).
 """
 
 from __future__ import annotations
 
 from collections import deque
+from functools import lru_cache
 from typing import Sequence
 
 from kseg.errors import InputError, KsegError
 from kseg.format import control, v2
 from kseg.format.indexes import iter_aborted_txns
+from kseg.limits import DEFAULT_DECOMPRESSION_LIMIT, INT64_MAX
 from kseg.storage import files
 from kseg.storage.batch import FileBatch, V2Batch
 
@@ -77,3 +85,38 @@ def _is_abort_marker(batch: V2Batch, limit: int) -> bool:
         raise
     except KsegError:
         return False
+
+
+@lru_cache(maxsize=64)  # a partition's splits are read one after another (locally, and in a task)
+def last_stable_offset(partition: str) -> int | None:
+    """The LSO of the partition directory ``partition`` (module docstring): the first offset of its earliest
+    transaction still open at the log end, None when none is open.  Raises :class:`InputError` for what
+    cannot be read; a log that Kafka's recovery would stop in ends the replay there (what was read decides)."""
+    from kseg.storage.partition import scan_partition
+    from kseg.storage.producer_state import ProducerState
+    from kseg.storage.records import FileRecords
+    from kseg.storage.snapshots import readable_snapshots
+
+    part = scan_partition(partition, [])
+    segments = [seg for seg in part.segments if seg.log is not None]
+    if not segments:
+        return None
+    snaps = readable_snapshots(part.snapshots, segments[0].base_offset, INT64_MAX, [])
+    state = ProducerState()
+    start = segments[0].base_offset
+    if snaps:
+        state.load(snaps[-1].open_txns().items())
+        start = snaps[-1].offset
+    first = max((k for k, seg in enumerate(segments) if seg.base_offset <= start), default=0)
+    try:
+        for seg in segments[first:]:
+            assert seg.log is not None
+            with FileRecords(seg.log) as records:
+                for batch in records.batches():
+                    if batch.base_offset >= start:
+                        state.apply(batch, DEFAULT_DECOMPRESSION_LIMIT)
+    except InputError:
+        raise
+    except KsegError:
+        pass  # recovery stops at a batch it cannot take: the state read so far
+    return min(state.ongoing, default=None)

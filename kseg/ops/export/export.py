@@ -32,6 +32,7 @@ raised (:class:`~kseg.errors.InputError`), and the export fails without writing 
 from __future__ import annotations
 
 from bisect import bisect_left
+from dataclasses import replace
 from itertools import islice
 from operator import lt
 from typing import Iterator, NamedTuple, Sequence
@@ -41,7 +42,7 @@ from kseg.format import indexes as fmt_indexes
 from kseg.format import v2 as fmt_v2
 from kseg.limits import INT64_MAX, INT64_MIN  # noqa: F401 - re-exported to the CLI and Spark
 from kseg.storage import files
-from kseg.storage.aborted import ReadCommitted
+from kseg.storage.aborted import ReadCommitted, last_stable_offset
 from kseg.storage.batch import V2Batch
 from kseg.storage.listing import Listed
 from kseg.storage.partition import Partition, Segment
@@ -372,6 +373,10 @@ def read_split(
     and control records are left out, as that consumer leaves them.
     """
     txns = ReadCommitted(split.txn_indexes)  # InputError: a .txnindex that cannot be read
+    if committed:  # a read_committed fetch stops at the last stable offset
+        lso = last_stable_offset(files.parent(split.log))
+        if lso is not None:
+            ranges = replace(ranges, to_offset=min(ranges.to_offset, lso - 1))
     for path, position, message in txns.problems:
         yield Corruption(path, position, "txnindex", f"{message}; its later entries are not used")
     records = FileRecords(split.log)  # InputError: an I/O error is the export's failure, never a corruption row
