@@ -91,6 +91,20 @@ EXIT_CORRUPT = EXIT_PROBLEMS  # corrupt batches met
     metavar="NAME",
     help="Export only the partitions of this topic (repeatable), from log roots or a fleet's root.",
 )
+@click.option(
+    "--report",
+    "report",
+    default=None,
+    metavar="FILE",
+    help="Write what was exported (each partition's next offset) as JSON, for a later --since.",
+)
+@click.option(
+    "--since",
+    "since_report",
+    default=None,
+    metavar="REPORT",
+    help="Export only the records past the offsets a previous export's --report recorded.",
+)
 @click.option("--force", is_flag=True, help="Replace an existing output.")
 @max_message_size_option
 @run_options
@@ -110,6 +124,8 @@ def export(
     target_file_size: int | None,
     isolation: str,
     topics: tuple[str, ...],
+    report: str | None,
+    since_report: str | None,
     force: bool,
     max_message_size: int,
     run: Run,
@@ -142,11 +158,21 @@ def export(
     if target_file_size is not None and not spark.on:
         raise click.UsageError("--target-file-size is for --spark (a local export writes the one file -o names)")
     ranges = _ranges(from_offset, to_offset, from_time, to_time)
+    if (report or since_report) and ranges.by_time:
+        raise click.UsageError("--report and --since record offsets: not with --from-time/--to-time")
     key_fn, value_fn = decoders(key_decoder, value_decoder)
     limit = decompression_limit(max_message_size)
     # an input that cannot be read, or an output that would land on one, raises InputError: its one line,
     # exit 2, before anything is written (cli.main.fatal)
     refuse_on_inputs(output, list(paths), "-o")  # before any work, --force or not
+    since = None
+    if since_report is not None:
+        from kseg.render.export_report import read_since
+
+        since = read_since(since_report)
+    if report is not None:
+        refuse_on_inputs(report, list(paths), "--report")
+        check_file_target(report, force=force or report == since_report, option="--report")
     if spark.on:
         from kseg.spark.export_job import run_export
 
@@ -163,6 +189,7 @@ def export(
             target_bytes=DEFAULT_TARGET_FILE_BYTES if target_file_size is None else target_file_size,
             committed=isolation == "read_committed",
             topics=topics,
+            since=since,
             master=spark.master,
             spark_conf=spark.conf,
             err=run.err,
@@ -184,9 +211,16 @@ def export(
             force,
             isolation == "read_committed",
             topics,
+            since,
         )
     if summary is None:  # --on-corruption fail stopped it
         sys.exit(EXIT_CORRUPT)
+    if report is not None:
+        from kseg.render.export_report import report_bytes
+        from kseg.storage import files
+
+        data = report_bytes(summary.next_offsets, since)
+        files.write_stream(report, lambda f: f.write(data), replace=True)
     run.out.write((summary.line(output) + "\n").encode("utf-8", "replace"))
     run.out.flush()
     sys.exit(EXIT_CORRUPT if summary.corrupt else EXIT_OK)
@@ -225,6 +259,7 @@ def _run_local(
     force: bool,
     committed: bool,
     topics: tuple[str, ...] = (),
+    since: dict[str, int] | None = None,
 ) -> Any:
     from kseg.errors import KsegError
     from kseg.ops.export.export import plan, select_topics
@@ -236,7 +271,7 @@ def _run_local(
         run.fail(exc)
     if listing_code(partitions):  # an input not read is never "N records written": nothing is
         run.fail("nothing was written: a directory above could not be listed")
-    splits = plan(partitions, ranges, split_bytes, limit)
+    splits = plan(partitions, ranges, split_bytes, limit, since)
     progress, _ = reading_bar(run, "export", [], total=sum(split.bytes for split in splits))
     try:
         return write_parquet(

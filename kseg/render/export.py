@@ -51,6 +51,7 @@ from typing import Any, Callable, Iterable
 from kseg.errors import KsegError
 from kseg.format.compression import codec_name
 from kseg.format.strings import string_decoder
+from kseg.limits import INT64_MIN
 from kseg.ops.export.export import Corruption, RecordFacts, Split, topic_partition
 from kseg.render.values import control_description, control_type, header_objects
 
@@ -261,12 +262,21 @@ class CorruptionStop(Exception):
 class ExportSummary:
     """What an export wrote and what it could not: counts, then the corrupt batches met."""
 
-    __slots__ = ("records", "splits", "corrupt")
+    __slots__ = ("records", "splits", "corrupt", "next_offsets")
 
     def __init__(self) -> None:
         self.records = 0
         self.splits = 0
         self.corrupt: list[Corruption] = []
+        #: partition (``partition_key``) -> the offset after the last batch exported (an export report's)
+        self.next_offsets: dict[str, int] = {}
+
+    def reached(self, others: dict[str, int]) -> None:
+        """Take ``others``' next offsets where they are further."""
+        mine = self.next_offsets
+        for key, offset in others.items():
+            if offset > mine.get(key, offset - 1):
+                mine[key] = offset
 
     def line(self, output: str) -> str:
         """What was written, every row counted: records, then the corruption rows beside them."""
@@ -299,8 +309,9 @@ def split_facts(
     """The record facts of ``split`` and its corruptions (counted in ``summary``, handed to
     ``on_corrupt``); with ``fail`` the first corruption raises :class:`CorruptionStop`; ``committed``:
     what a ``read_committed`` consumer reads (no aborted or control record)."""
-    from kseg.ops.export.export import read_split
+    from kseg.ops.export.export import partition_key, read_split
 
+    key, to, nxt = partition_key(split.log_dir, split.partition), ranges.to_offset, INT64_MIN
     for item in read_split(split, ranges, limit, keep_invalid=on_corruption == "keep", committed=committed):
         if isinstance(item, Corruption):
             if on_corruption == "fail":
@@ -313,7 +324,10 @@ def split_facts(
             continue
         if summary is not None:
             summary.records += 1
+            nxt = max(nxt, min(item.last_offset, to) + 1)
         yield item
+    if summary is not None and nxt != INT64_MIN:
+        summary.reached({key: nxt})
 
 
 #: A Parquet row group is written when this many rows, or :data:`ROW_GROUP_BYTES` of Arrow data, are pending:

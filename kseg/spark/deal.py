@@ -40,9 +40,10 @@ class Deal(NamedTuple):
     take: int
     bytes: int
 
-    def units(self, ranges, split_bytes: int) -> Iterator[SegmentUnit]:
-        """The task's units, made from its share (``ranges`` and ``split_bytes`` those it was dealt with)."""
-        return islice(units(self.parts, ranges, split_bytes), self.skip, self.skip + self.take)
+    def units(self, ranges, split_bytes: int, since=None) -> Iterator[SegmentUnit]:
+        """The task's units, made from its share (``ranges`` and ``split_bytes`` those it was dealt with;
+        ``since``: ``export --since``'s starts, which do not change the units' count)."""
+        return islice(units(self.parts, ranges, split_bytes, since), self.skip, self.skip + self.take)
 
 
 def deal(listing: list[Listed], ranges, split_bytes: int, tasks: Callable[[int, int], int]) -> list[Deal]:

@@ -16,8 +16,10 @@ URI pyarrow reaches (``s3://`` with the standard AWS variables, ``gs://``,
 ``hdfs://``), so no Hadoop connector is needed — and sends back only its
 counts, its files and the corrupt batches it met.  The output is a directory::
 
-    OUTPUT/part-<log dir hash>-<partition>-<segment>-<band>-<n>.parquet   (the task's first unit; n: its files)
-    OUTPUT/_SUCCESS            (written last, by the driver, when every task succeeded)
+    OUTPUT/_temporary/<run>/part-<log dir hash>-<partition>-<segment>-<band>-<n>.parquet   (the tasks write)
+    OUTPUT/part-....parquet, OUTPUT/_SUCCESS   (the driver's commit when every task succeeded: moved, _SUCCESS last)
+
+(:mod:`kseg.spark.staging`: a failed or killed run leaves nothing a reader takes as data).
 
 The files hold the rows of :mod:`kseg.render.export` (the data source's).
 """
@@ -46,42 +48,6 @@ def part_name(output: str, unit: SegmentUnit, n: int) -> str:
     return location.join(output, f"part-{digest}-{unit.partition}-{unit.base_offset:020d}-{unit.band}-{n:04d}.parquet")
 
 
-def is_part_file(name: str) -> bool:
-    """A file a ``--spark`` export writes (this layout's or the one-file-per-split layout's before it)."""
-    return name.startswith("part-") and name.endswith(".parquet")
-
-
-def clear_previous(output: str) -> None:
-    """``--force``: the part files and ``_SUCCESS`` of an earlier export to ``output`` removed (at its top,
-    and one directory down, where exports before coalescing wrote them); nothing else is touched."""
-    import os
-
-    from kseg.errors import InputError
-    from kseg.storage import files, location
-
-    if location.is_remote(output):
-        root = output.rstrip("/")
-        for entry in location.list_tree(output):
-            rel = entry.path[len(root) + 1 :].split("/")
-            if (len(rel) <= 2 and is_part_file(rel[-1])) or rel == ["_SUCCESS"]:
-                location.delete(entry.path)
-        return
-    local = location.local_path(output)
-    if files.isfile(local):
-        raise InputError("exists, and is a file: with --spark the output is a directory of part files", path=output)
-    try:
-        for name in os.listdir(local) if os.path.isdir(local) else ():
-            path = os.path.join(local, name)
-            if name == "_SUCCESS" or (is_part_file(name) and os.path.isfile(path)):
-                os.unlink(path)
-            elif os.path.isdir(path):
-                for inner in os.listdir(path):
-                    if is_part_file(inner):
-                        os.unlink(os.path.join(path, inner))
-    except OSError as exc:
-        raise InputError(f"cannot replace the output: {exc.strerror or exc}", path=output) from None
-
-
 def driver_plan(paths: list[str], ranges, split_bytes: int, notes: list[str] | None = None) -> list[Listed]:
     """The driver's listing of ``paths`` (side by side), held compactly, for :func:`deal`; an input that
     could not be listed raises (nothing is exported from a partial list)."""
@@ -106,6 +72,7 @@ def export_bin(
     value_decoder,
     target_bytes: int = DEFAULT_TARGET_FILE_BYTES,
     committed: bool = False,
+    since: dict[str, int] | None = None,
 ):
     """Runs on an executor: make the task's units from its share of the listing, cut each into its splits
     (index reads here, not on the driver) and write their rows into files of about ``target_bytes``;
@@ -114,7 +81,7 @@ def export_bin(
     from kseg.ops.export.export import unit_splits
     from kseg.render.export import write_parquet_files
 
-    planned = task.units(ranges, split_bytes)
+    planned = task.units(ranges, split_bytes, since)
     first = next(planned, None)
     if first is None:
         return
@@ -130,7 +97,7 @@ def export_bin(
         value_decoder=None if value_decoder is None else resolve(value_decoder),
         committed=committed,
     )
-    yield summary.records, [tuple(c) for c in summary.corrupt], written, summary.splits
+    yield summary.records, [tuple(c) for c in summary.corrupt], written, summary.splits, summary.next_offsets
 
 
 class ExportJob(NamedTuple):
@@ -151,6 +118,7 @@ class ExportJob(NamedTuple):
     verbose: bool
     listing_status: Callable[[list[str]], AbstractContextManager[object]] | None
     topics: tuple[str, ...] = ()
+    since: dict[str, int] | None = None
 
 
 def run_export(
@@ -172,6 +140,7 @@ def run_export(
     verbose: bool = False,
     listing_status: Callable[[list[str]], AbstractContextManager[object]] | None = None,
     topics: tuple[str, ...] = (),
+    since: dict[str, int] | None = None,
 ) -> ExportSummary | None:
     """Plan on the driver, export on the executors; the summary, or None when ``fail`` stopped it.
     ``listing_status(paths)``: a context the driver's listing runs in (the CLI's progress line on stderr).
@@ -192,7 +161,7 @@ def run_export(
 
     job = ExportJob(
         ranges, key_decoder, value_decoder, on_corruption, split_bytes, limit, replace, master, target_bytes,
-        committed, spark_conf, err, verbose, listing_status, tuple(topics),
+        committed, spark_conf, err, verbose, listing_status, tuple(topics), since,
     )  # fmt: skip
     paths, shown, output = absolute_all(paths), output, absolute(output)  # executors run elsewhere
     staged = staging.staging_dir(output)
@@ -250,7 +219,7 @@ def _export(job: ExportJob, paths: list[str], output: str, staged: str, shown: s
         if bins:
             rdd = spark.sparkContext.parallelize(bins, len(bins))
             args: tuple[Any, ...] = (staged, job.ranges, split_bytes, job.limit, job.on_corruption)
-            args += (job.key_decoder, job.value_decoder, job.target_bytes, job.committed)
+            args += (job.key_decoder, job.value_decoder, job.target_bytes, job.committed, job.since)
             try:
                 results = rdd.flatMap(KeyCarrier(lambda b: export_bin(b, *args))).collect()  # with --rsm-key
             except Exception as exc:  # a task's CorruptionStop comes back inside Spark's error
@@ -261,11 +230,12 @@ def _export(job: ExportJob, paths: list[str], output: str, staged: str, shown: s
                     )
                     return None
                 raise InputError(f"the Spark job failed: {_cause(exc)}{log.see()}") from None
-            for records, corrupt, _, splits in results:
+            for records, corrupt, _, splits, reached in results:
+                summary.reached(reached)
                 summary.records += records
                 summary.corrupt.extend(Corruption(*c) for c in corrupt)
                 summary.splits += splits  # the splits the tasks found and wrote
-            written = [target for _, _, targets, _ in results for target in targets]
+            written = [target for _, _, targets, _, _ in results for target in targets]
             missing = not_here(written)
             if missing:  # never "N records written to OUTPUT" for files that are not there
                 raise InputError(missing_line(missing, len(written), shown, "Parquet files"))

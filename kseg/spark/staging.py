@@ -79,8 +79,6 @@ def _check_store(output: str, staging: str, replace: bool) -> None:
 def commit(output: str, staging: str, written: list[str], replace: bool) -> list[str]:
     """Move the staged files into ``output`` (the previous export's removed first with ``replace``),
     then ``_SUCCESS`` last; returns the files' final names."""
-    from kseg.spark.export_job import clear_previous
-
     if replace:
         clear_previous(output)
     final = []
@@ -134,3 +132,39 @@ def clear_stale(output: str) -> None:
             pass
         return
     shutil.rmtree(location.local_path(top), ignore_errors=True)
+
+
+def is_part_file(name: str) -> bool:
+    """A file a ``--spark`` export writes (this layout's or the one-file-per-split layout's before it)."""
+    return name.startswith("part-") and name.endswith(".parquet")
+
+
+def clear_previous(output: str) -> None:
+    """``--force``: the part files and ``_SUCCESS`` of an earlier export to ``output`` removed (at its top,
+    and one directory down, where exports before coalescing wrote them); nothing else is touched."""
+    import os
+
+    from kseg.errors import InputError
+    from kseg.storage import files, location
+
+    if location.is_remote(output):
+        root = output.rstrip("/")
+        for entry in location.list_tree(output):
+            rel = entry.path[len(root) + 1 :].split("/")
+            if (len(rel) <= 2 and is_part_file(rel[-1])) or rel == ["_SUCCESS"]:
+                location.delete(entry.path)
+        return
+    local = location.local_path(output)
+    if files.isfile(local):
+        raise InputError("exists, and is a file: with --spark the output is a directory of part files", path=output)
+    try:
+        for name in os.listdir(local) if os.path.isdir(local) else ():
+            path = os.path.join(local, name)
+            if name == "_SUCCESS" or (is_part_file(name) and os.path.isfile(path)):
+                os.unlink(path)
+            elif os.path.isdir(path):
+                for inner in os.listdir(path):
+                    if is_part_file(inner):
+                        os.unlink(os.path.join(path, inner))
+    except OSError as exc:
+        raise InputError(f"cannot replace the output: {exc.strerror or exc}", path=output) from None

@@ -23,30 +23,27 @@ at roll, a broker left its newest batches unindexed).  Records are then
 filtered exactly: offsets are ``from <= offset <= to`` and timestamps
 ``from <= timestamp < to`` (a time range is half-open, like ListOffsets).
 
-Corrupt batches (a CRC mismatch, undecodable records, a broken length) are
-never silently dropped: each one is yielded as a :class:`Corruption`.  An I/O error
-(permission denied, ``EIO``, a segment that vanished or shrank) is not a corruption: it is
-raised (:class:`~kseg.errors.InputError`), and the export fails without writing anything.
+Which batches, segments and records a range selects is :mod:`kseg.storage.ranges`' rule (records, not
+batches: a v0/v1 wrapper carries its last offset); reading a split, corrupt batches included, is
+:mod:`kseg.ops.export.read`.
 """
 
 from __future__ import annotations
 
+import os
 from bisect import bisect_left
-from dataclasses import replace
 from itertools import islice
 from operator import lt
-from typing import Iterator, NamedTuple, Sequence
+from typing import Iterator, Mapping, NamedTuple, Sequence
 
 from kseg.errors import InputError, KsegError
 from kseg.format import indexes as fmt_indexes
-from kseg.format import v2 as fmt_v2
 from kseg.limits import INT64_MAX, INT64_MIN  # noqa: F401 - re-exported to the CLI and Spark
+from kseg.ops.export.read import Corruption, RecordFacts, Split, read_split, starting  # noqa: F401 - re-exported
 from kseg.storage import files
-from kseg.storage.aborted import ReadCommitted, last_stable_offset
-from kseg.storage.batch import V2Batch
 from kseg.storage.listing import Listed
 from kseg.storage.partition import Partition, Segment
-from kseg.storage.ranges import BEFORE, EVERYTHING, LAST, PAST, Ranges, first_offset_known, past_by_name, place
+from kseg.storage.ranges import EVERYTHING, Ranges, first_offset_known, past_by_name
 from kseg.storage.records import FileRecords
 
 DEFAULT_SPLIT_BYTES = 128 << 20
@@ -55,54 +52,6 @@ DEFAULT_SPLIT_BYTES = 128 << 20
 DEFAULT_TARGET_FILE_BYTES = 128 << 20
 # what to do with a corrupt batch: mark it with one row, stop, or mark it and keep its records if they decode
 ON_CORRUPTION = ("skip", "fail", "keep")
-
-
-class Split(NamedTuple):
-    """One task's bytes: ``[start, end)`` of ``log`` (``end`` None: to the end of the file,
-    reporting trailing bytes); ``bytes`` is the planned size, for balancing tasks."""
-
-    log_dir: str
-    partition: str
-    segment: str
-    log: str
-    start: int
-    end: int | None
-    bytes: int
-    txn_indexes: tuple[str, ...] = ()  # the .txnindex files of this segment and the later ones (aborted)
-
-
-class Corruption(NamedTuple):
-    """A batch (or the rest of a segment) that could not be exported."""
-
-    log: str
-    position: int
-    kind: str  # crc | corrupt-batch | trailing-bytes
-    message: str
-
-
-class RecordFacts(NamedTuple):
-    """One record with the batch facts it carries; ``key``/``value`` bytes or None; headers raw."""
-
-    offset: int
-    timestamp: int
-    timestamp_type: str
-    key: bytes | None
-    value: bytes | None
-    headers: tuple  # ((key bytes, value bytes | None), ...)
-    sequence: int
-    position: int  # the batch's position in the .log
-    base_offset: int
-    last_offset: int
-    magic: int
-    codec: int
-    producer_id: int
-    producer_epoch: int
-    base_sequence: int
-    leader_epoch: int
-    is_transactional: bool
-    is_control: bool
-    crc_valid: bool
-    aborted: bool  # a read_committed consumer drops it (kseg.storage.aborted)
 
 
 def topic_partition(name: str) -> tuple[str, int | None]:
@@ -143,6 +92,7 @@ class SegmentUnit(NamedTuple):
     band: int
     bands: int
     txn_indexes: tuple[str, ...] = ()  # the .txnindex files of this segment and the later ones (aborted)
+    since: int = INT64_MIN  # export --since: the partition's first offset not exported before
 
     @property
     def bytes(self) -> int:
@@ -156,21 +106,27 @@ def unit_bytes(log_bytes: int, bands: int) -> int:
 
 
 def units(
-    partitions: Sequence[Partition | Listed], ranges: Ranges = EVERYTHING, split_bytes: int = DEFAULT_SPLIT_BYTES
+    partitions: Sequence[Partition | Listed],
+    ranges: Ranges = EVERYTHING,
+    split_bytes: int = DEFAULT_SPLIT_BYTES,
+    since: Mapping[str, int] | None = None,
 ):
     """The segment units covering ``ranges``, partition by partition, in offset order: segments wholly
     outside an offset range are pruned by their names (a segment's offsets end below the next base
-    offset), and a segment is one unit per ``split_bytes`` of its listed size.  No file is opened."""
+    offset), and a segment is one unit per ``split_bytes`` of its listed size.  No file is opened.
+    ``since`` (:func:`partition_key` -> offset): where each partition's reading starts (``--since``:
+    applied by the reading, not the pruning, so every planner counts the same units)."""
     for part in partitions:
         segs = part.segments  # a Listed's made again at each call: once a partition
         log_dir, name = part.log_dir, part.name
+        start = INT64_MIN if not since else since.get(partition_key(log_dir, name), INT64_MIN)
         txns = [(seg.base_offset, seg.txnindex) for seg in segs if seg.txnindex]
         for k, band, bands, size in unit_places(segs, ranges, split_bytes):
             seg = segs[k]
             assert seg.log is not None
             later = tuple(path for base, path in txns if base >= seg.base_offset)
             yield SegmentUnit(
-                log_dir, name, seg.base_offset, seg.log, seg.index, seg.timeindex, size, band, bands, later
+                log_dir, name, seg.base_offset, seg.log, seg.index, seg.timeindex, size, band, bands, later, start
             )
 
 
@@ -200,13 +156,14 @@ def unit_splits(
 ) -> list[Split]:
     """The splits of ``unit`` (run by the task that reads them): the segment's start for ``ranges``
     (index reads), then the split starting in the unit's band, ending at the next band's cut."""
+    ranges = starting(ranges, unit.since)
     seg = Segment(unit.base_offset, unit.log, unit.offset_index, unit.time_index, log_bytes=unit.log_bytes)
     name = f"{unit.base_offset:020d}"
     if unit.base_offset > ranges.to_offset:  # named past the range: only a v0/v1 wrapper opening it may hold some
         first = _opening_wrapper_end(unit.log, limit) if unit.band == 0 else None
         if first is None:
             return []
-        return [Split(unit.log_dir, unit.partition, name, unit.log, 0, first, first, unit.txn_indexes)]
+        return [Split(unit.log_dir, unit.partition, name, unit.log, 0, first, first, unit.txn_indexes, unit.since)]
     offsets = _index(seg.index, fmt_indexes.OffsetIndexView, seg.base_offset)
     start = _start_position(seg, unit.log, offsets, ranges, limit)
     if start is None:
@@ -221,7 +178,7 @@ def unit_splits(
         return []
     lo = max(lo, start)
     hi_bytes = size if hi is None else hi
-    return [Split(unit.log_dir, unit.partition, name, unit.log, lo, hi, hi_bytes - lo, unit.txn_indexes)]
+    return [Split(unit.log_dir, unit.partition, name, unit.log, lo, hi, hi_bytes - lo, unit.txn_indexes, unit.since)]
 
 
 def plan(
@@ -229,10 +186,22 @@ def plan(
     ranges: Ranges = EVERYTHING,
     split_bytes: int = DEFAULT_SPLIT_BYTES,
     limit: int = 1 << 26,
+    since: Mapping[str, int] | None = None,
 ) -> list[Split]:
     """The splits that cover what ``ranges`` asks for, partition by partition, in offset order
     (every unit of :func:`units` expanded here; ``--spark`` expands them in the tasks)."""
-    return [s for u in units(partitions, ranges, split_bytes) for s in unit_splits(u, ranges, split_bytes, limit)]
+    planned = units(partitions, ranges, split_bytes, since)
+    return [s for u in planned for s in unit_splits(u, ranges, split_bytes, limit)]
+
+
+def partition_key(log_dir: str, name: str) -> str:
+    """A partition directory named once, whatever path led to it (an export report's key): an absolute
+    local path, or the URI."""
+    from kseg.storage import location
+
+    if location.is_remote(log_dir):
+        return location.join(log_dir, name)
+    return os.path.abspath(os.path.join(location.local_path(log_dir), name))
 
 
 class _Cuts:
@@ -351,140 +320,3 @@ def _batch_starts_at(records: FileRecords, position: int, limit: int) -> bool:
         return batch is not None and batch.is_valid()
     except KsegError:
         return False
-
-
-# -- reading ----------------------------------------------------------------------------------------------
-def read_split(
-    split: Split,
-    ranges: Ranges = EVERYTHING,
-    limit: int = 1 << 26,
-    keep_invalid: bool = False,
-    committed: bool = False,
-) -> Iterator[RecordFacts | Corruption]:
-    """The records of ``split`` in ``ranges``, in file order, and each corrupt batch met.
-
-    A batch with a CRC mismatch is a :class:`Corruption`; its records follow
-    too when ``keep_invalid`` and they decode (``crc_valid`` false).  A
-    broken length ends the split with a ``corrupt-batch``; bytes after the
-    last whole batch of the file are ``trailing-bytes``; a v2 batch whose last
-    offset passes 2^63-1 is a ``bad-last-offset`` (verify-index's problem).
-    Each record says whether a ``read_committed`` consumer drops it as aborted
-    (:class:`~kseg.storage.aborted.ReadCommitted`); with ``committed``, aborted
-    and control records are left out, as that consumer leaves them.
-    """
-    txns = ReadCommitted(split.txn_indexes)  # InputError: a .txnindex that cannot be read
-    if committed:  # a read_committed fetch stops at the last stable offset
-        lso = last_stable_offset(files.parent(split.log))
-        if lso is not None:
-            ranges = replace(ranges, to_offset=min(ranges.to_offset, lso - 1))
-    for path, position, message in txns.problems:
-        yield Corruption(path, position, "txnindex", f"{message}; its later entries are not used")
-    records = FileRecords(split.log)  # InputError: an I/O error is the export's failure, never a corruption row
-    with records:
-        end = records.size if split.end is None else split.end
-        pos = split.start
-        try:
-            for batch in records.batches(split.start, end):
-                pos = batch.position + batch.size
-                if _wrapped(batch):
-                    if batch.base_offset <= ranges.to_offset:
-                        yield _wrapped_corruption(batch, split.log)
-                    continue
-                where = place(batch, ranges)
-                if where == PAST:
-                    return
-                aborted = txns.aborted(batch, limit)
-                if where == BEFORE:
-                    continue
-                drop = committed and (aborted or (isinstance(batch, V2Batch) and batch.is_control))
-                yield from _batch_records(batch, split.log, ranges, limit, keep_invalid, aborted, drop)
-                if where == LAST:
-                    return
-        except InputError as exc:
-            raise exc.at(files.display(split.log)) from None
-        except KsegError as exc:
-            yield Corruption(split.log, exc.position if exc.position is not None else pos, "corrupt-batch", exc.message)
-            return
-        if split.end is None and pos < records.size:
-            yield Corruption(
-                split.log,
-                pos,
-                "trailing-bytes",
-                f"{records.size - pos} bytes after the last whole batch (a partial batch, not read)",
-            )
-
-
-def _wrapped(batch) -> bool:
-    """A v2 batch whose baseOffset + lastOffsetDelta passes 2^63-1 (Kafka's long wraps it below the base)."""
-    return batch.magic >= 2 and batch.last_offset < batch.base_offset and batch.h[fmt_v2.LAST_OFFSET_DELTA] >= 0
-
-
-def _wrapped_corruption(batch, log: str) -> Corruption:
-    last = batch.base_offset + batch.h[fmt_v2.LAST_OFFSET_DELTA]
-    return Corruption(
-        log,
-        batch.position,
-        "bad-last-offset",
-        f"batch at offset {batch.base_offset}: last offset {last} past 2^63-1 (baseOffset + lastOffsetDelta "
-        "overflows a 64-bit offset; Kafka's long arithmetic wraps it); its records are not exported",
-    )
-
-
-def _batch_records(
-    batch, log: str, ranges: Ranges, limit: int, keep_invalid: bool, aborted: bool = False, drop: bool = False
-):
-    valid = batch.is_valid()
-    if not valid:
-        yield Corruption(
-            log,
-            batch.position,
-            "crc",
-            f"batch at offset {batch.base_offset}: CRC mismatch (stored {batch.checksum}, "
-            f"computed {batch.computed_crc()})",
-        )
-        if not keep_invalid:
-            return
-    if drop:  # read_committed: an aborted or control batch is not delivered
-        return
-    v2 = batch.magic >= 2
-    if v2:
-        h = batch.h
-        producer = (
-            h[fmt_v2.PRODUCER_ID],
-            h[fmt_v2.PRODUCER_EPOCH],
-            h[fmt_v2.BASE_SEQUENCE],
-            h[fmt_v2.LEADER_EPOCH],
-            batch.is_transactional,
-            batch.is_control,
-        )
-    else:  # a v0/v1 entry: no producer, no leader epoch
-        producer = (-1, -1, -1, -1, False, False)
-    facts = (batch.position, batch.base_offset, batch.last_offset, batch.magic, batch.codec, *producer, valid, aborted)
-    ttype = batch.timestamp_type
-    holds = ranges.holds
-    try:
-        for rec in batch.records(limit):
-            offset, ts = rec[0], rec[1]
-            if not holds(offset, ts):
-                continue
-            if v2:
-                key, value, seq = rec[3], rec[4], rec[2]
-                headers = tuple((bytes(k), None if v is None else bytes(v)) for k, v in rec[5])
-            else:
-                key, value, seq, headers = rec[2], rec[3], -1, ()
-            yield RecordFacts(
-                offset,
-                ts,
-                ttype,
-                None if key is None else bytes(key),
-                None if value is None else bytes(value),
-                headers,
-                seq,
-                *facts,
-            )
-    except InputError:
-        raise
-    except KsegError as exc:
-        yield Corruption(
-            log, exc.position if exc.position is not None else batch.position, "corrupt-batch", exc.message
-        )
