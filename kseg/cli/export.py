@@ -105,6 +105,13 @@ EXIT_CORRUPT = EXIT_PROBLEMS  # corrupt batches met
     metavar="REPORT",
     help="Export only the records past the offsets a previous export's --report recorded.",
 )
+@click.option(
+    "--partition-by",
+    type=click.Choice(("topic,partition",)),
+    default=None,
+    help="With --spark: write the files under OUTPUT/topic=T/partition=P/ (hive layout; those two columns "
+    "are in the directory names).",
+)
 @click.option("--force", is_flag=True, help="Replace an existing output.")
 @max_message_size_option
 @run_options
@@ -126,6 +133,7 @@ def export(
     topics: tuple[str, ...],
     report: str | None,
     since_report: str | None,
+    partition_by: str | None,
     force: bool,
     max_message_size: int,
     run: Run,
@@ -155,6 +163,8 @@ def export(
         if value is not None and value < 0:
             raise click.UsageError(f"{name} takes a time (epoch ms or ISO-8601), not earliest/latest/max-timestamp")
     spark.check(run)
+    if partition_by is not None and not spark.on:
+        raise click.UsageError("--partition-by is for --spark (a local export writes the one file -o names)")
     if target_file_size is not None and not spark.on:
         raise click.UsageError("--target-file-size is for --spark (a local export writes the one file -o names)")
     ranges = _ranges(from_offset, to_offset, from_time, to_time)
@@ -190,6 +200,7 @@ def export(
             committed=isolation == "read_committed",
             topics=topics,
             since=since,
+            hive=partition_by is not None,
             master=spark.master,
             spark_conf=spark.conf,
             err=run.err,

@@ -399,7 +399,7 @@ def write_parquet(
     batches = record_batches(
         splits, ranges, limit, on_corruption, (key_decoder, value_decoder), summary, on_corrupt, on_split, committed
     )
-    files.write_stream(output, lambda sink: _write_groups(sink, batches, decoded, None), replace=replace)
+    files.write_stream(output, lambda sink: _write_groups(sink, batches, arrow_schema(decoded), None), replace=replace)
     return summary
 
 
@@ -414,6 +414,8 @@ def write_parquet_files(
     key_decoder: Callable | None = None,
     value_decoder: Callable | None = None,
     committed: bool = False,
+    drop: tuple[str, ...] = (),
+    summary: ExportSummary | None = None,
 ) -> tuple[ExportSummary, list[str]]:
     """The records of ``splits`` as Parquet files of about ``target_bytes`` each, ``name(0)``, ``name(1)``,
     ...: small splits share a file, a large one spans several.  A file takes rows while its bytes
@@ -427,15 +429,21 @@ def write_parquet_files(
 
     from kseg.storage import files
 
-    summary = ExportSummary()
+    summary = ExportSummary() if summary is None else summary
     decoded = key_decoder is not None or value_decoder is not None
     decoders = (key_decoder, value_decoder)
-    batches = _Pushback(record_batches(splits, ranges, limit, on_corruption, decoders, summary, committed=committed))
+    made = record_batches(splits, ranges, limit, on_corruption, decoders, summary, committed=committed)
+    schema = arrow_schema(decoded)
+    if drop:  # a hive layout's columns are in the directory names, not the files
+        keep = [i for i, name in enumerate(schema.names) if name not in drop]
+        schema = _select(schema, keep)
+        made = (_columns(batch, keep, schema) for batch in made)
+    batches = _Pushback(made)
     written: list[str] = []
     while batches.more():
         path = name(len(written))
         files.write_stream(
-            path, partial(_write_groups, batches=batches, decoded=decoded, target_bytes=target_bytes), replace=True
+            path, partial(_write_groups, batches=batches, schema=schema, target_bytes=target_bytes), replace=True
         )
         written.append(path)
     return summary, written
@@ -504,12 +512,25 @@ def group_bytes(target_bytes: int) -> int:
     return min(ROW_GROUP_BYTES, max(MIN_ROW_GROUP_BYTES, target_bytes // 8))
 
 
-def _write_groups(sink, batches, decoded: bool, target_bytes: int | None) -> None:
-    """``batches`` into one Parquet file on ``sink``, in row groups; with ``target_bytes`` (``batches`` a
-    :class:`_Pushback`), only the rows that keep the file within it (:func:`_fill`)."""
+def _select(schema, keep: list[int]):
+    import pyarrow as pa
+
+    return pa.schema([schema.field(i) for i in keep])
+
+
+def _columns(batch, keep: list[int], schema):
+    import pyarrow as pa
+
+    return pa.RecordBatch.from_arrays([batch.column(i) for i in keep], schema=schema)
+
+
+def _write_groups(sink, batches, schema, target_bytes: int | None) -> None:
+    """``batches`` into one Parquet file of ``schema`` on ``sink``, in row groups; with ``target_bytes``
+    (``batches`` a :class:`_Pushback`), only the rows that keep the file within it (:func:`_fill`)."""
     import pyarrow.parquet as pq
 
-    with pq.ParquetWriter(sink, arrow_schema(decoded), compression="zstd", use_dictionary=DICTIONARY) as writer:
+    dictionary = [name for name in DICTIONARY if name in schema.names]
+    with pq.ParquetWriter(sink, schema, compression="zstd", use_dictionary=dictionary) as writer:
         if target_bytes is None:
             groups = RowGroups(writer)
             for batch in batches:

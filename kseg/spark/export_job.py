@@ -29,7 +29,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
-from itertools import chain
+from itertools import chain, groupby
 from typing import Any, NamedTuple
 
 from kseg.ops.export.export import DEFAULT_TARGET_FILE_BYTES, Corruption, SegmentUnit, select_topics
@@ -37,6 +37,27 @@ from kseg.render.export import ExportSummary
 from kseg.spark.bins import bin_count, bytes_per_task
 from kseg.spark.deal import Deal, deal
 from kseg.storage.listing import Listed
+
+#: The columns a hive layout (``--partition-by topic,partition``) keeps in its directory names.
+HIVE_COLUMNS = ("topic", "partition")
+
+
+def hive_part_name(output: str, split, n: int) -> str:
+    """The ``n``-th file of a task's rows of one topic-partition from ``split`` on, in the hive layout:
+    ``topic=T/partition=P/part-<log dir hash>-<segment>-<byte>-<n>.parquet`` (a partition number absent
+    from the directory name is Hive's default partition); a local directory is made for it."""
+    from kseg.ops.export.export import topic_partition
+    from kseg.storage import location
+
+    topic, number = topic_partition(split.partition)
+    where = location.join(output, f"topic={topic}")
+    where = location.join(where, f"partition={'__HIVE_DEFAULT_PARTITION__' if number is None else number}")
+    digest = hashlib.sha1(split.log_dir.encode("utf-8", "surrogateescape")).hexdigest()[:8]
+    if not location.is_remote(where):  # a store has no directories to make
+        import os
+
+        os.makedirs(location.local_path(where), exist_ok=True)
+    return location.join(where, f"part-{digest}-{split.segment}-{split.start}-{n:04d}.parquet")
 
 
 def part_name(output: str, unit: SegmentUnit, n: int) -> str:
@@ -73,23 +94,25 @@ def export_bin(
     target_bytes: int = DEFAULT_TARGET_FILE_BYTES,
     committed: bool = False,
     since: dict[str, int] | None = None,
+    hive: bool = False,
 ):
     """Runs on an executor: make the task's units from its share of the listing, cut each into its splits
-    (index reads here, not on the driver) and write their rows into files of about ``target_bytes``;
-    yield one ``(records, corruptions, files, splits)``."""
+    (index reads here, not on the driver) and write their rows into files of about ``target_bytes``
+    (with ``hive``, a topic-partition's rows under ``topic=T/partition=P/``, without those two columns);
+    yield one ``(records, corruptions, files, splits, next offsets)``."""
+    from functools import partial
+
     from kseg.decoders.simple import resolve
     from kseg.ops.export.export import unit_splits
-    from kseg.render.export import write_parquet_files
+    from kseg.render.export import ExportSummary, write_parquet_files
 
     planned = task.units(ranges, split_bytes, since)
     first = next(planned, None)
     if first is None:
         return
     splits = (s for unit in chain([first], planned) for s in unit_splits(unit, ranges, split_bytes, limit))
-    summary, written = write_parquet_files(
-        splits,
-        lambda n: part_name(output, first, n),
-        target_bytes,
+    write = partial(
+        write_parquet_files,
         ranges=ranges,
         limit=limit,
         on_corruption=on_corruption,
@@ -97,6 +120,16 @@ def export_bin(
         value_decoder=None if value_decoder is None else resolve(value_decoder),
         committed=committed,
     )
+    summary, written = ExportSummary(), list[str]()
+    if not hive:
+        _, written = write(splits, lambda n: part_name(output, first, n), target_bytes, summary=summary)
+    for _, group in groupby(splits if hive else (), key=lambda s: (s.log_dir, s.partition)):
+        run = iter(group)
+        head = next(run)
+        _, files = write(
+            chain([head], run), partial(hive_part_name, output, head), target_bytes, drop=HIVE_COLUMNS, summary=summary
+        )
+        written.extend(files)
     yield summary.records, [tuple(c) for c in summary.corrupt], written, summary.splits, summary.next_offsets
 
 
@@ -119,6 +152,7 @@ class ExportJob(NamedTuple):
     listing_status: Callable[[list[str]], AbstractContextManager[object]] | None
     topics: tuple[str, ...] = ()
     since: dict[str, int] | None = None
+    hive: bool = False
 
 
 def run_export(
@@ -141,6 +175,7 @@ def run_export(
     listing_status: Callable[[list[str]], AbstractContextManager[object]] | None = None,
     topics: tuple[str, ...] = (),
     since: dict[str, int] | None = None,
+    hive: bool = False,
 ) -> ExportSummary | None:
     """Plan on the driver, export on the executors; the summary, or None when ``fail`` stopped it.
     ``listing_status(paths)``: a context the driver's listing runs in (the CLI's progress line on stderr).
@@ -161,7 +196,7 @@ def run_export(
 
     job = ExportJob(
         ranges, key_decoder, value_decoder, on_corruption, split_bytes, limit, replace, master, target_bytes,
-        committed, spark_conf, err, verbose, listing_status, tuple(topics), since,
+        committed, spark_conf, err, verbose, listing_status, tuple(topics), since, hive,
     )  # fmt: skip
     paths, shown, output = absolute_all(paths), output, absolute(output)  # executors run elsewhere
     staged = staging.staging_dir(output)
@@ -219,7 +254,7 @@ def _export(job: ExportJob, paths: list[str], output: str, staged: str, shown: s
         if bins:
             rdd = spark.sparkContext.parallelize(bins, len(bins))
             args: tuple[Any, ...] = (staged, job.ranges, split_bytes, job.limit, job.on_corruption)
-            args += (job.key_decoder, job.value_decoder, job.target_bytes, job.committed, job.since)
+            args += (job.key_decoder, job.value_decoder, job.target_bytes, job.committed, job.since, job.hive)
             try:
                 results = rdd.flatMap(KeyCarrier(lambda b: export_bin(b, *args))).collect()  # with --rsm-key
             except Exception as exc:  # a task's CorruptionStop comes back inside Spark's error

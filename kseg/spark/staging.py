@@ -82,8 +82,12 @@ def commit(output: str, staging: str, written: list[str], replace: bool) -> list
     if replace:
         clear_previous(output)
     final = []
+    root = staging.rstrip("/") + "/"
     for path in written:
-        target = location.join(output, location.basename(path))
+        rel = path[len(root) :] if path.startswith(root) else location.basename(path)
+        target = output
+        for part in rel.split("/"):  # a hive layout's topic=/partition= directories kept
+            target = location.join(target, part)
         _move(path, target)
         final.append(target)
     discard(output, staging, made=False)
@@ -96,6 +100,7 @@ def _move(source: str, target: str) -> None:
         location.move(source, target)
         return
     try:
+        os.makedirs(os.path.dirname(location.local_path(target)), exist_ok=True)
         os.replace(location.local_path(source), location.local_path(target))
     except OSError as exc:
         raise InputError(f"cannot move into place: {exc.strerror or exc}", path=target) from None
@@ -141,7 +146,8 @@ def is_part_file(name: str) -> bool:
 
 def clear_previous(output: str) -> None:
     """``--force``: the part files and ``_SUCCESS`` of an earlier export to ``output`` removed (at its top,
-    and one directory down, where exports before coalescing wrote them); nothing else is touched."""
+    one directory down, where exports before coalescing wrote them, and in ``topic=T/partition=P/``);
+    nothing else is touched."""
     import os
 
     from kseg.errors import InputError
@@ -151,7 +157,8 @@ def clear_previous(output: str) -> None:
         root = output.rstrip("/")
         for entry in location.list_tree(output):
             rel = entry.path[len(root) + 1 :].split("/")
-            if (len(rel) <= 2 and is_part_file(rel[-1])) or rel == ["_SUCCESS"]:
+            hive = len(rel) == 3 and rel[0].startswith("topic=") and rel[1].startswith("partition=")
+            if ((len(rel) <= 2 or hive) and is_part_file(rel[-1])) or rel == ["_SUCCESS"]:
                 location.delete(entry.path)
         return
     local = location.local_path(output)
@@ -166,5 +173,10 @@ def clear_previous(output: str) -> None:
                 for inner in os.listdir(path):
                     if is_part_file(inner):
                         os.unlink(os.path.join(path, inner))
+                    elif name.startswith("topic=") and inner.startswith("partition="):  # a hive layout's
+                        deeper = os.path.join(path, inner)
+                        for leaf in os.listdir(deeper) if os.path.isdir(deeper) else ():
+                            if is_part_file(leaf):
+                                os.unlink(os.path.join(deeper, leaf))
     except OSError as exc:
         raise InputError(f"cannot replace the output: {exc.strerror or exc}", path=output) from None
