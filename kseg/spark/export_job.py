@@ -184,14 +184,10 @@ def run_export(
     before any work and committed once (:mod:`kseg.spark.staging`): the tasks write under a staging
     prefix, the driver moves their files into place and writes ``_SUCCESS`` last; a failure removes what
     was staged."""
-    import importlib.util
-
-    from kseg.errors import InputError
-    from kseg.spark import INSTALL_HINT
-
-    if importlib.util.find_spec("pyspark") is None:
-        raise InputError(INSTALL_HINT)
     from kseg.spark import staging
+    from kseg.spark.session import require
+
+    require()
     from kseg.spark.paths import absolute, absolute_all
 
     job = ExportJob(
@@ -218,8 +214,8 @@ def _export(job: ExportJob, paths: list[str], output: str, staged: str, shown: s
 
     from kseg.errors import InputError
     from kseg.spark import staging
-    from kseg.spark.driver import SparkLog, SparkSetupError, _cause, _probe_executors, start_session
     from kseg.spark.paths import local_roots, missing_line, not_here
+    from kseg.spark.session import started
     from kseg.storage import location
     from kseg.storage.tiered import KeyCarrier
 
@@ -229,19 +225,11 @@ def _export(job: ExportJob, paths: list[str], output: str, staged: str, shown: s
         listing = select_topics(driver_plan(paths, job.ranges, job.split_bytes, notes), job.topics)
     for note in notes:
         err.write(f"kseg: note: {note}\n".encode("utf-8", "replace"))
-    log = SparkLog(job.verbose)
-    try:
-        spark = start_session(job.master or "local[*]", job.spark_conf, log)
-    except (ValueError, SparkSetupError) as exc:
-        log.close()
-        raise InputError(str(exc)) from None
-    try:
+    with started("export", job.master, job.spark_conf, verbose=job.verbose) as session:
+        spark = session.spark
         if not location.is_remote(output):
             os.makedirs(location.local_path(staged), exist_ok=True)  # for the executors to find (probe)
-        try:
-            _probe_executors(spark.sparkContext, local_roots(sorted({p.log_dir for p in listing}) + [staged]))
-        except SparkSetupError as exc:
-            raise InputError(f"{exc}{log.see()}") from None
+        session.probe(local_roots(sorted({p.log_dir for p in listing}) + [staged]))
         sc = spark.sparkContext
         try:
             per_task = bytes_per_task(sc)
@@ -264,7 +252,7 @@ def _export(job: ExportJob, paths: list[str], output: str, staged: str, shown: s
                         b"nothing was written\n"
                     )
                     return None
-                raise InputError(f"the Spark job failed: {_cause(exc)}{log.see()}") from None
+                raise session.failed(exc) from None
             for records, corrupt, _, splits, reached in results:
                 summary.reached(reached)
                 summary.records += records
@@ -276,6 +264,3 @@ def _export(job: ExportJob, paths: list[str], output: str, staged: str, shown: s
                 raise InputError(missing_line(missing, len(written), shown, "Parquet files"))
         staging.commit(output, staged, written, job.replace)
         return summary
-    finally:
-        spark.stop()
-        log.close()

@@ -24,7 +24,7 @@ ORDER = ["logDir", "segment", "batchPosition", "offset"]
 @pytest.fixture(scope="module")
 def spark(s3):  # the S3 variables must be set before the JVM (and its Python workers) start
     import kseg.spark
-    from kseg.spark.driver import session
+    from kseg.spark.session import session
 
     s = session("local[2]", ["spark.sql.shuffle.partitions=2"])
     kseg.spark.register(s)
