@@ -496,6 +496,16 @@ def write_stream(uri: str, produce: Callable[[OutputStream], object], *, replace
         raise InputError(f"cannot write: {_reason(exc)}", path=uri) from None
 
 
+def move(source: str, target: str) -> None:
+    """Move one remote object to ``target`` on the same store (on S3 a copy, then a delete)."""
+    fs, path = _filesystem(source)
+    _, to = _filesystem(target)
+    try:
+        fs.move(path, to)
+    except _arrow_errors() as exc:
+        raise InputError(f"cannot move into place: {_reason(exc)}", path=redact(target)) from None
+
+
 def delete(uri: str) -> None:
     """Remove one remote object."""
     fs, path = _filesystem(uri)

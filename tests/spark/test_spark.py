@@ -333,6 +333,7 @@ def test_export_on_spark_an_unreadable_segment_fails_the_export_exit_2(tmp_path:
     assert f"{part}/00000000000000000000.log: not a regular file" in err, err
     assert not (out / "_SUCCESS").exists()
     assert b"written" not in p.stdout
+    assert not out.exists()  # issue 39: staged files removed, and the directory this run made
 
 
 def test_spark_resume_trusts_only_an_unchanged_identity(tmp_path: Path) -> None:
