@@ -121,16 +121,17 @@ def scan_partition(path: str, notes: list[str] | None = None) -> Partition:
     """List the segments of one partition directory (or URI prefix), in base-offset order; the watcher
     (:mod:`kseg.storage.watch`) is told of the listing."""
     with watch.listing(path) as told:
-        entries = _entries(path)
+        entries = _entries(path, told)
         told.keys, told.partitions = len(entries), int(files.holds_segment(e.path for e in entries))
     return partition_from_listing(path.rstrip("/") if location.is_remote(path) else path, entries, notes)
 
 
-def _entries(path: str) -> list[location.Entry]:
-    """The files of one directory (or URI prefix), sorted; a local directory that cannot be listed is
-    :class:`InputError` with the OS's reason."""
+def _entries(path: str, told: watch.Told) -> list[location.Entry]:
+    """The files of one directory (or URI prefix), sorted (``told``: files, not keys, when local); a local
+    directory that cannot be listed is :class:`InputError` with the OS's reason."""
     if location.is_remote(path):
         return location.children(path)
+    told.noun = "file"
     try:
         names = sorted(os.listdir(path))
     except OSError as exc:  # the same words as discover's failed rows: the OS's reason
@@ -385,6 +386,7 @@ class _Found:
     def add_directory(self, path: str) -> None:
         """A directory given: a partition directory, or a log root of them (its listing told to the watcher)."""
         with watch.listing(path) as told:
+            told.noun = "file"
             try:
                 entries = _list(path)
             except OSError as exc:
