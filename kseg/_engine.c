@@ -13,6 +13,9 @@
  *   record_lines(records, ts_type, fallback, form, buf, pieces)
  *                                  TextSink's record lines as UTF-8 bytes: sizes (--deep-iteration), or
  *                                  slices or spans printed by Kafka's string decoders (--print-data-log)
+ *   dump_window(view, ws, wl, pos, end, mode, last_offset, gap, parts_fn, ts_names, out_limit)
+ *                                  Dumper._dump_batches over a window: framing, CRC, batch lines and, in
+ *                                  the deep modes, records decoded, the continuity rule and record lines
  *
  * Contract: the engine only ever accepts input the Python path accepts, and produces the same
  * values.  Anything else -- a bound exceeded, a lying length, a varint too long, an overflow,
