@@ -167,6 +167,11 @@ def _split(uri: str) -> tuple[str, str]:
     return uri[: m.end()] + authority, key
 
 
+def bucket(path: str) -> str:
+    """The bucket (``scheme://authority``) of a URI; a local path is its own bucket."""
+    return _split(path)[0] if is_uri(path) else path
+
+
 def join(base: str, name: str) -> str:
     """``base/name`` for a local path or a URI."""
     if not is_uri(base):
@@ -269,13 +274,37 @@ def _reason(exc: BaseException) -> str:
     return text[:300]
 
 
+#: The store's own words in a pyarrow error: ``AWS Error ACCESS_DENIED during HeadObject operation: ...``.
+_PROVIDER_ERROR = re.compile(r"AWS Error \w+ during \w+ operation(: [^\n]*)?")
+
+
 def _mapped(exc: BaseException, uri: str) -> InputError:
-    uri = redact(uri)
+    """A store's failure as one line that keeps the store's reason (its error code and message)."""
+    text = str(exc)
+    said = _PROVIDER_ERROR.search(text)
+    provider = said.group(0).split(" (Request ID")[0].strip() if said else _reason(exc)
+    if "NO_SUCH_BUCKET" in text or "NoSuchBucket" in text:
+        return InputError(f"no such bucket ({provider})", path=redact(uri))
     if isinstance(exc, FileNotFoundError):
-        return InputError("no such file or directory", path=uri)
-    if isinstance(exc, PermissionError) or "ACCESS_DENIED" in str(exc) or "AccessDenied" in str(exc):
-        return InputError("permission denied", path=uri)
-    return InputError(f"cannot read: {_reason(exc)}", path=uri)
+        return not_found(uri)
+    if isinstance(exc, PermissionError) or "ACCESS_DENIED" in text or "AccessDenied" in text:
+        return InputError(f"access denied ({provider})", path=redact(uri))
+    return InputError(f"cannot read: {provider}", path=redact(uri))
+
+
+def not_found(uri: str) -> InputError:
+    """Nothing at ``uri``: said as "no such bucket" when it is the bucket that is missing (one more request,
+    made on this error only: a store answers a missing key and a missing bucket alike to a HEAD)."""
+    fs, path = _filesystem(uri)
+    bucket = path.split("/", 1)[0]
+    if scheme(uri) in ("s3", "gs") and bucket and bucket != path:
+        try:
+            missing = fs.get_file_info(bucket).type.name == "NotFound"
+        except _arrow_errors() as exc:
+            return _mapped(exc, uri)
+        if missing:
+            return InputError(f"no such bucket: {bucket}", path=redact(uri))
+    return InputError("no such file or directory", path=redact(uri))
 
 
 class RemoteFile:
@@ -359,6 +388,25 @@ def _info(uri: str) -> pafs.FileInfo:
         return fs.get_file_info(path)
     except _arrow_errors() as exc:
         raise _mapped(exc, uri) from None
+
+
+def identity(uri: str) -> str:
+    """What names this version of a remote object (one HEAD): ``etag=<ETag>`` where the store gives one (S3
+    changes it with every write), else ``size=<n> mtime_ns=<t>`` as the store sets them on a write."""
+    fs, path = _filesystem(uri)
+    try:
+        with fs.open_input_file(path) as f:
+            meta = f.metadata() or {}
+            size = f.size()
+    except _arrow_errors() as exc:
+        raise _mapped(exc, uri) from None
+    fields = {(k.decode() if isinstance(k, bytes) else str(k)).lower(): v for k, v in meta.items()}
+    for name in ("etag", "x-goog-generation"):
+        value = fields.get(name)
+        if value:
+            return f"{name}={value.decode('utf-8', 'replace') if isinstance(value, bytes) else value}"
+    info = _info(uri)
+    return f"size={size} mtime_ns={info.mtime_ns}"
 
 
 def kind(uri: str) -> str:
@@ -446,6 +494,16 @@ def write_stream(uri: str, produce: Callable[[OutputStream], object], *, replace
             produce(out)
     except _arrow_errors() as exc:
         raise InputError(f"cannot write: {_reason(exc)}", path=uri) from None
+
+
+def move(source: str, target: str) -> None:
+    """Move one remote object to ``target`` on the same store (on S3 a copy, then a delete)."""
+    fs, path = _filesystem(source)
+    _, to = _filesystem(target)
+    try:
+        fs.move(path, to)
+    except _arrow_errors() as exc:
+        raise InputError(f"cannot move into place: {_reason(exc)}", path=redact(target)) from None
 
 
 def delete(uri: str) -> None:
