@@ -107,6 +107,18 @@ def pytest_terminal_summary(terminalreporter) -> None:
         terminalreporter.write_line(line)
 
 
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """In a pytest-xdist worker: hand this process's SUMMARY lines to the controller, which prints them."""
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput["kseg_summary"] = list(SUMMARY)
+
+
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: called in the controller as each worker ends
+def pytest_testnodedown(node, error) -> None:
+    SUMMARY.extend(getattr(node, "workeroutput", {}).get("kseg_summary", []))
+
+
 @pytest.fixture
 def corpus_data() -> Path:
     return CORPUS_DATA
