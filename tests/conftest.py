@@ -107,6 +107,15 @@ def pytest_terminal_summary(terminalreporter) -> None:
         terminalreporter.write_line(line)
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """In a pytest-xdist worker: the Spark tests' files first.  The controller hands out whole files
+    (``--dist loadfile``) in this order (``--no-loadscope-reorder``: not by their number of tests, which
+    would leave the few long Spark tests to run last, one process idle); a single process keeps the
+    collection's order."""
+    if hasattr(config, "workerinput"):
+        items.sort(key=lambda item: TESTS / "spark" not in item.path.parents)
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     """In a pytest-xdist worker: hand this process's SUMMARY lines to the controller, which prints them."""
     workeroutput = getattr(session.config, "workeroutput", None)
