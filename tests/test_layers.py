@@ -2,13 +2,15 @@
 
     engine    kseg._engine                                      the optional C extension (imports nothing of kseg)
     limits    kseg.limits                                       each constant once; imports nothing
-    base      kseg, kseg.errors, kseg.jsonlines, kseg.timestamps, kseg.engine
+    base      kseg, kseg.errors, kseg.jsonlines, kseg.timestamps, kseg.engine, kseg.words
     format    kseg.format                                       bytes -> values
     storage   kseg.storage  |  testing  kseg.testing            Kafka's on-disk nouns (files, records, partitions)
                                                                 | the writer
     ops       kseg.ops                                          one package per command (kseg.ops.<command>)
     render    kseg.render   |  decoders kseg.decoders           text/JSON | payload decoders
-    spark     kseg.spark                                        calls ops, storage and render, never cli
+    runtime   kseg.runtime                                      a command's run (here or on Spark): streams, errors,
+                                                                verify-index's resume, report and exit code
+    spark     kseg.spark                                        calls runtime, ops, storage and render, never cli
     cli       kseg.cli                                          the thin click layer (no command module imports another)
     main      kseg.__main__                                     python -m kseg
 
@@ -35,11 +37,12 @@ KSEG = ROOT / "kseg"
 LAYERS = [
     {"kseg._engine"},  # kseg/_engine.c, the optional compiled engine: C, imports no kseg module
     {"kseg.limits"},  # exit codes, bounds and Java's ranges: imports nothing, every module may use it
-    {"kseg", "kseg.errors", "kseg.jsonlines", "kseg.timestamps", "kseg.engine"},
+    {"kseg", "kseg.errors", "kseg.jsonlines", "kseg.timestamps", "kseg.engine", "kseg.words"},
     {"kseg.format"},
     {"kseg.storage", "kseg.testing"},
     {"kseg.ops"},
     {"kseg.render", "kseg.decoders"},
+    {"kseg.runtime"},
     {"kseg.spark"},
     {"kseg.cli"},
     {"kseg.__main__"},

@@ -1,21 +1,21 @@
-"""Reusable click option bundles (as sqlite-utils does) shared by kseg's commands, and :class:`Run`, what each
-command's run is given (streams, ``--quiet``, the read policy) instead of module globals."""
+"""Reusable click option bundles (as sqlite-utils does) shared by kseg's commands, and :func:`start`, which makes
+each command's :class:`~kseg.runtime.run.Run` (streams, ``--quiet``, the read policy) instead of module globals."""
 
 from __future__ import annotations
 
 import functools
 import os
-import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, BinaryIO, NoReturn, TypeVar
+from typing import Any, BinaryIO, TypeVar
 
 import click
 
-from kseg.cli.params import RateType
-from kseg.errors import KsegError, error_line
+from kseg.cli.params import Int, RateType
+from kseg.errors import KsegError
 from kseg.limits import DEFAULT_MAX_MESSAGE_SIZE, EXIT_ERROR, INT32_MAX
+from kseg.runtime.run import Run, binary_streams
 
 F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
@@ -32,8 +32,11 @@ format_option = click.option(
 QUIET_HELP = "No progress display and no notes on stderr (errors still print)."
 quiet_option = click.option("--quiet", "-q", is_flag=True, help=QUIET_HELP)
 
-JOBS_HELP = "Work on segments (partitions, where their state is carried across segments) in N processes."
-jobs_option = click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True, help=JOBS_HELP)
+JOBS_HELP = (
+    "Work on segments (partitions, where their state is carried across segments) in N processes; "
+    "--max-rate is split between them."
+)
+jobs_option = click.option("--jobs", "-j", type=Int(min=1), default=1, show_default=True, help=JOBS_HELP)
 
 paths_argument = click.argument("paths", nargs=-1, required=True, type=click.Path(readable=False))
 
@@ -58,9 +61,7 @@ def decoder_options(f: F) -> F:
     return f
 
 
-MAX_RATE_HELP = (
-    "Read segments at most this fast, in MB/s (10^6 bytes; split between --jobs processes); 0.01 to 1000000."
-)
+MAX_RATE_HELP = "Read segments at most this fast, in MB/s (10^6 bytes)."
 DROP_CACHE_HELP = (
     "Evict from the page cache the pages kseg's reads brought in (pages already cached stay): polite on a live broker."
 )
@@ -76,65 +77,6 @@ def io_options(f: F) -> F:
     """``--max-rate MB/s`` and ``--drop-cache`` (kseg.storage.read_policy), applied to every segment read."""
     f = click.option("--drop-cache", is_flag=True, help=DROP_CACHE_HELP, callback=_needs_fadvise)(f)
     return click.option("--max-rate", type=RateType(), default=None, metavar="MB/S", help=MAX_RATE_HELP)(f)
-
-
-@dataclass(frozen=True)
-class Run:
-    """What one command's run is given, made once from its shared options (:func:`run_options`) and passed
-    down: stdout and stderr as binary streams, ``--quiet``, and the read policy of ``--max-rate`` (MB/s)
-    and ``--drop-cache``.  The one writer of ``kseg: error:`` and ``kseg: note:`` lines."""
-
-    out: BinaryIO
-    err: BinaryIO
-    quiet: bool = False
-    max_rate: float | None = None
-    drop_cache: bool = False
-
-    def say(self, text: str) -> None:
-        """One line on stderr (a note, or an error the run goes on after)."""
-        say(self.err, text)
-
-    def note(self, text: str) -> None:
-        """``kseg: note: TEXT`` on stderr, unless ``--quiet``."""
-        if not self.quiet:
-            say(self.err, f"kseg: note: {text}")
-
-    def error(self, problem: KsegError | str) -> int:
-        """Print the one error line (``kseg: error: <file>: at byte N: <what>``) and go on; returns 2 (I/O)
-        for the caller that counts it.  Every command's error lines come from here or :meth:`fail`."""
-        say(self.err, error_line(problem))
-        return EXIT_ERROR
-
-    def fail(self, problem: KsegError | str, code: int = EXIT_ERROR) -> NoReturn:
-        """The one error line, and exit (2: never a verdict)."""
-        fail(self.err, problem, code)
-
-    def notes(self, texts: list[str]) -> None:
-        """The notes on stderr, one line per kind (``kseg.render.notes``): forty ``*-delete`` directories
-        skipped are one line with their count and the first few paths; nothing with ``--quiet``."""
-        if self.quiet or not texts:
-            return
-        from kseg.render.notes import NoteGroups
-
-        groups = NoteGroups("path")
-        for text in texts:
-            groups.add(text)
-        for text in groups.texts():
-            self.note(text)
-
-    def removed(self, names: list[str]) -> None:
-        """The note for the temporary files of an interrupted run this one removed (if any)."""
-        if names:
-            self.note(
-                f"removed {len(names)} temporary file{'s' * (len(names) != 1)} an interrupted kseg run "
-                f"left: {', '.join(names)}"
-            )
-
-    def read_in(self, processes: int) -> None:
-        """``--jobs N``: each of the N reading processes gets 1/N of ``--max-rate``."""
-        from kseg.storage import read_policy
-
-        read_policy.split(processes)
 
 
 def start(quiet: bool = False, max_rate: float | None = None, drop_cache: bool = False) -> Run:
@@ -199,9 +141,18 @@ SPARK_HELP = {
     "--spark": "Run as a PySpark job (pip install 'kseg[spark]').",
     "--master": "Spark master URL (default local[*]); only with --spark.",
     "--spark-conf": "Spark configuration, repeatable; only with --spark.",
-    "--verbose": "With --spark: Spark's own log on stderr (and, for verify-index, clean segments too).  "
-    "verify-index: every note under its segment (else one line per kind of note).",
+    "--verbose": "With --spark: Spark's own log on stderr.",
 }
+
+
+def reword(command: click.Command, **helps: str) -> click.Command:
+    """``command`` with the help of its options named in ``helps`` (by parameter name) replaced: a shared
+    option whose meaning differs in this command says what it does here."""
+    for param in command.params:
+        if param.name in helps and isinstance(param, click.Option):
+            param.help = helps[param.name]
+    command.reworded = frozenset(helps)  # type: ignore[attr-defined]  # (tests/cli/test_options.py)
+    return command
 
 
 @dataclass(frozen=True)
@@ -236,28 +187,14 @@ class Spark:
             run.fail(f"{' and '.join(given)} take{'s' * (len(given) == 1)} effect only with --spark")
 
 
-def on_spark(run: Run, spark: Spark, app: str, work: Callable[[Any], T]) -> T:
-    """``work(session)`` on a Spark session started for ``--spark`` (named ``kseg <app>``), stopped after; no
-    pyspark or a session that cannot start is the one error line, exit 2 (diff --roots, tiered)."""
-    import importlib.util
+def on_spark(spark: Spark, app: str, work: Callable[[Any], T]) -> T:
+    """``work(session)`` on the Spark session started for ``--spark`` (``kseg.spark.session.started``, named
+    ``kseg <app>``), stopped after; no pyspark or a session that cannot start is its one line, exit 2
+    (``SparkSetupError``, a :class:`~kseg.errors.KsegError`: ``kseg.cli.main.fatal``) (diff --roots, tiered)."""
+    from kseg.spark.session import started
 
-    from kseg.spark import INSTALL_HINT
-
-    if importlib.util.find_spec("pyspark") is None:
-        run.fail(INSTALL_HINT)
-    from kseg.spark.driver import SparkLog, SparkSetupError, start_session
-
-    log = SparkLog(spark.verbose)
-    try:
-        session = start_session(spark.master or "local[*]", (f"spark.app.name=kseg {app}", *spark.conf), log)
-    except (ValueError, SparkSetupError) as exc:
-        log.close()
-        run.fail(str(exc))
-    try:
-        return work(session)
-    finally:
-        session.stop()
-        log.close()
+    with started(app, spark.master, spark.conf, verbose=spark.verbose) as session:
+        return work(session.spark)
 
 
 def spark_options(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -278,14 +215,12 @@ def spark_options(f: Callable[..., Any]) -> Callable[..., Any]:
 
 def int32_option(name: str, default: int, help: str, minimum: int = 0) -> Callable[[F], F]:
     """An option holding one of Kafka's ``int`` settings (``--max-bytes``, ``--index-interval-bytes``, ...)."""
-    return click.option(
-        name, type=click.IntRange(min=minimum, max=INT32_MAX), default=default, show_default=True, help=help
-    )
+    return click.option(name, type=Int(min=minimum, max=INT32_MAX), default=default, show_default=True, help=help)
 
 
 max_message_size_option = click.option(
     "--max-message-size",
-    type=click.IntRange(min=1, max=INT32_MAX),  # Kafka's message.max.bytes is an int
+    type=Int(min=1, max=INT32_MAX),  # Kafka's message.max.bytes is an int
     default=DEFAULT_MAX_MESSAGE_SIZE,
     show_default=True,
     help="Size of the largest batch; also bounds decompression (8x this).",
@@ -317,18 +252,6 @@ def json_report_options(rows: str) -> Callable[[F], F]:
 
 
 HELP = {"help_option_names": ["-h", "--help"]}  # every command's context settings
-
-
-def fail(err: BinaryIO, problem: KsegError | str, code: int = EXIT_ERROR) -> NoReturn:
-    """Print the one error line every command prints (``kseg: error: ...``) and exit (2: never a verdict)."""
-    say(err, error_line(problem))
-    sys.exit(code)
-
-
-def say(err: BinaryIO, text: str) -> None:
-    """One line on stderr."""
-    err.write((text + "\n").encode("utf-8", "replace"))
-    err.flush()
 
 
 def capped_jobs(run: Run, requested: int) -> int:
@@ -451,14 +374,3 @@ def listing_code(partitions: Iterable[Any]) -> int:
     """2 when a directory among ``partitions`` could not be listed (its error line printed by
     :func:`partitions_or_fail`), else 0: the exit code a run starts from."""
     return EXIT_ERROR if any(p.error is not None for p in partitions) else 0
-
-
-def binary_streams() -> tuple[BinaryIO, BinaryIO]:
-    """stdout and stderr as binary streams (the click-testing runner's too).
-
-    ``sys.stdout.buffer`` rather than ``click.get_binary_stream`` (deprecated in click 8.5)."""
-    return _binary(sys.stdout), _binary(sys.stderr)
-
-
-def _binary(stream: Any) -> BinaryIO:
-    return getattr(stream, "buffer", stream)

@@ -91,11 +91,13 @@ def parse(text: str, path: str = FILE_NAME) -> list[EpochEntry]:
     return entries
 
 
-def read(directory: str) -> list[EpochEntry] | None:
-    """The checkpoint of a partition directory, or None when it has none.  A malformed file
+def read(directory: str, listed: bool | None = None) -> list[EpochEntry] | None:
+    """The checkpoint of a partition directory, or None when it has none (``listed``: whether the
+    directory's listing held it, so an object store is not asked again; None: ask).  A malformed file
     raises :class:`CorruptIndexError`; an unreadable one :class:`kseg.errors.InputError`."""
     path = location.join(directory, FILE_NAME)
-    return _read_file(path) if files.exists(path) else None
+    present = files.exists(path) if listed is None else listed
+    return _read_file(path) if present else None
 
 
 def _read_file(path: str) -> list[EpochEntry]:

@@ -41,10 +41,11 @@ class Listed:
     segment is not the log's first: :attr:`Partition.head_left_out`).  About 300 bytes a partition
     and 17 a segment."""
 
-    __slots__ = ("path", "error", "numbers", "flags", "odd", "head_left_out")
+    __slots__ = ("path", "error", "numbers", "flags", "odd", "head_left_out", "leader_epochs")
 
     def __init__(self, part: Partition) -> None:
         self.path, self.error, self.head_left_out = part.path, part.error, part.head_left_out
+        self.leader_epochs = part.leader_epochs  # Partition.leader_epochs: the listing's word on the checkpoint
         self.numbers = array("q")
         flags = bytearray()
         self.odd: dict[tuple[int, int], str] | None = None
@@ -88,7 +89,15 @@ class Listed:
         odd = {(n - lo, k): path for (n, k), path in self.odd.items() if lo <= n < hi} if self.odd else None
         head_left_out = self.head_left_out or lo > 0
         part.__setstate__(
-            (self.path, self.error, self.numbers[2 * lo : 2 * hi], self.flags[lo:hi], odd or None, head_left_out)
+            (
+                self.path,
+                self.error,
+                self.numbers[2 * lo : 2 * hi],
+                self.flags[lo:hi],
+                odd or None,
+                head_left_out,
+                self.leader_epochs,
+            )
         )
         return part
 

@@ -25,6 +25,7 @@ from typing import Any, TypeVar, cast
 from kseg.errors import InputError
 from kseg.storage import checkpoints, files, location, prefixes, tiered, watch
 from kseg.storage.files import SEGMENT_SUFFIXES, TRANSITION_DIR
+from kseg.storage.leader_epochs import FILE_NAME as LEADER_EPOCHS
 
 _DIGITS = re.compile(r"(\d+)")
 TRANSITION_FILE_SUFFIXES = (".deleted", ".cleaned", ".swap")
@@ -84,6 +85,9 @@ class Partition:
     snapshots: list[str] = field(default_factory=list)
     error: str | None = None  # the directory could not be listed: nothing of it was verified
     head_left_out: bool = False  # segments[0] is not the log's first (a command left the first ones out)
+    #: whether an object store's listing of the directory held a ``leader-epoch-checkpoint`` (None: not
+    #: listed from a store, so a reader asks): the listing's answer, not a request per partition
+    leader_epochs: bool | None = None
 
     @property
     def name(self) -> str:
@@ -138,6 +142,8 @@ def partition_from_listing(path: str, entries: list[location.Entry], notes: list
     """The partition whose directory ``path`` holds ``entries`` (``LocalLog``'s naming rules: files in
     transition and names without a base offset are skipped with a note; a listed size is kept)."""
     part = Partition(path)
+    if location.is_remote(path):
+        part.leader_epochs = any(location.basename(e.path) == LEADER_EPOCHS for e in entries)
     by_key: dict[tuple[int, str | None], Segment] = {}
     for entry in entries:
         full = entry.path
@@ -264,7 +270,7 @@ def discover_uri_as(uri: str, notes: list[str], shape: Callable[[Partition], T])
         listings.append((prefix, records))
 
     if not prefixes.each_listing(uri, take) and kind == "missing":
-        raise InputError("no such file or directory", path=uri)
+        raise location.not_found(uri)
     # by prefix + '/': all of a listing's directories sort together there ('a/' after 'a-b/', as 'a/x' after 'a-b/y')
     listings.sort(key=lambda listing: natural_key(listing[0] + "/"), reverse=True)
     partitions = []

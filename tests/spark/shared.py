@@ -31,7 +31,7 @@ def shared_session():
     global _session
     if _session is None or _session.sparkContext._jsc is None:
         import kseg.spark
-        from kseg.spark.driver import session
+        from kseg.spark.session import session
 
         before = dict(os.environ)  # kseg sets PYSPARK_PYTHON, SPARK_LOCAL_IP for its JVM: not for later tests
         try:

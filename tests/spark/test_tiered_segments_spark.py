@@ -48,6 +48,8 @@ def _verify_on_spark(spark, paths: list[str], keys: dict[str, str]) -> tuple[int
     this driver only (as ``--rsm-key`` installs them): the executors' Python workers are other processes."""
     import io
 
+    from kseg.runtime.run import Run
+    from kseg.runtime.verify import VerifyRun
     from kseg.spark.driver import run_spark_cli
     from kseg.storage import tiered
     from kseg.storage.partition import discover
@@ -56,15 +58,13 @@ def _verify_on_spark(spark, paths: list[str], keys: dict[str, str]) -> tuple[int
     tiered.install(tiered.key_material())
     out, err = io.BytesIO(), io.BytesIO()
     code = run_spark_cli(
+        VerifyRun(Run(out, err)),
         discover(paths, []),
         strict=False,
-        report_path=None,
         master=None,
         spark_conf=(),
         max_message_size=1 << 20,
         output_format="text",
-        out=out,
-        err=err,
         spark=spark,
         verbose=True,
     )
