@@ -124,6 +124,7 @@ class JsonSink(BufferedWriter):
     """Writes JSON Lines to binary ``out``; diagnostics to binary ``err`` (a :class:`DumpSink`)."""
 
     spans = False  # records always come as slices (DumpSink.v2_spans is TextSink's)
+    window_lines = None  # no compiled window loop: JSON Lines take the per-batch path (DumpSink.window_lines)
 
     def __init__(self, out, err, *, kraft_text: KRaftText | None = None) -> None:
         super().__init__(out, err)
