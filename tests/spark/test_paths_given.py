@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CORPUS_DATA, run_subprocess
+from tests.conftest import CORPUS_DATA, run_cli
+from tests.spark.shared import run_on_spark
 
 pytest.importorskip("pyspark", reason="the spark extra (pip install 'kseg[spark]')")
 
@@ -18,7 +19,8 @@ LOCAL2 = ["--spark", "--master", "local[2]"]
 
 
 def _run(args: list[str], cwd: Path) -> tuple[int, str, list[str]]:
-    r = run_subprocess(args, cwd=cwd, timeout=600, env={"TMPDIR": str(cwd)})
+    """``kseg ARGS`` in ``cwd`` (relative paths), a --spark job on the shared session (tests/spark/shared.py)."""
+    r = run_on_spark(args, cwd=cwd) if "--spark" in args else run_cli(args, cwd=cwd)
     assert "Traceback" not in r.errtext, r.errtext[-3000:]
     return r.exit_code, r.text, [line for line in r.errtext.splitlines() if line.startswith("kseg: ")]
 
