@@ -76,3 +76,25 @@ def test_log_directories_deeper_than_the_depth_are_an_error_naming_it(tmp_path: 
 def test_the_depth_is_documented() -> None:
     docs = (Path(__file__).parents[2] / "docs" / "options.md").read_text()
     assert f"at most {roots.DEPTH} levels" in docs or "at most three levels" in docs
+
+
+@pytest.mark.parametrize(
+    "command, note",
+    [
+        (["txn"], "no replication-offset-checkpoint in fleet/b1/data: the log end offset stands in"),
+        (["compaction"], "no cleaner-offset-checkpoint in fleet/b1/data: the dirty section is not known"),
+    ],
+)
+def test_a_note_of_many_partitions_prints_once_with_its_count(fleet: Path, command: list[str], note: str) -> None:
+    """Five partitions of one log directory without its checkpoint: one note line naming how many and the
+    first three, after the partitions (one partition alone keeps its note in its block)."""
+    for n in range(1, 5):
+        shutil.copytree(CORPUS_DATA / "txn-v2-0", fleet / "fleet" / "b1" / "data" / f"orders-{n}")
+    r = run_cli([*command, "fleet/b1/data"], cwd=fleet)
+    assert r.exit_code == 0, r.errtext
+    lines = [line for line in r.text.splitlines() if "note" in line and "checkpoint in" in line]
+    assert len(lines) == 1 and lines[0].startswith(f"note: 5 partitions: {note}"), r.text
+    assert lines[0].endswith("(fleet/b1/data/orders-0, fleet/b1/data/orders-1, fleet/b1/data/orders-2 and 2 more)")
+    assert r.text.rstrip().splitlines()[-1] == lines[0]  # after the last partition
+    alone = run_cli([*command, "fleet/b1/data/orders-3"], cwd=fleet)
+    assert f"  note: {note}" in alone.text
