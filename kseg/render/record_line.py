@@ -64,6 +64,20 @@ def record_line(
     return f"{head}{'' if extra is None else extra}{key_payload(key_text, payload_text)}\n"
 
 
+def decode_text(decoder: Decoder, data: bytes | memoryview, headers: tuple) -> str:
+    """``decoder(data)``; a decoder that reads the record's headers too (one with ``with_headers``: the
+    registry decoder, whose schema id may be in a header) is given them."""
+    with_headers = getattr(decoder, "with_headers", None)
+    return decoder(data) if with_headers is None else with_headers(data, headers)
+
+
+def json_fields(decoder: Decoder, name: str, data: bytes | memoryview, headers: tuple) -> dict:
+    """A JSON row's ``name`` (``key``/``payload``) field, and the fields a structured decoder adds (one with
+    ``json_fields``: the registry decoder's decoded value and schema, or its reason)."""
+    fields = getattr(decoder, "json_fields", None)
+    return {name: decoder(data)} if fields is None else fields(data, headers)
+
+
 def decoded_line(
     ts_type: str,
     o: int,
@@ -76,8 +90,8 @@ def decoded_line(
     value_decoder: Decoder,
 ) -> str:
     """:func:`record_line` of a ``--print-data-log`` record (no control text), key then value decoded."""
-    key_text = None if k is None else key_decoder(k)
-    payload_text = None if v is None else value_decoder(v)
+    key_text = None if k is None else decode_text(key_decoder, k, hs)
+    payload_text = None if v is None else decode_text(value_decoder, v, hs)
     return record_line(
         ts_type, o, ts, seq, -1 if k is None else len(k), -1 if v is None else len(v), hs, None, key_text, payload_text
     )
