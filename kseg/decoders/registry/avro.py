@@ -52,7 +52,10 @@ class AvroCodec:
 
     def decode(self, data: bytes) -> str:
         fo = io.BytesIO(data)
-        value = self._read(fo, self.schema, None, False, False, "replace", True)
+        try:
+            value = self._read(fo, self.schema, None, False, False, "replace", True)
+        except EOFError:
+            raise ValueError(f"the Avro datum runs past the end of the {len(data)} bytes after the id") from None
         if fo.tell() != len(data):
             raise ValueError(f"{len(data) - fo.tell()} bytes left after the Avro datum")
         out: list[str] = []
