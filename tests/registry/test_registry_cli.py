@@ -71,7 +71,7 @@ def test_dump_json_decodes_every_payload_as_serialized(data) -> None:
     assert r.exit_code == 0, r.errtext
     rows = _rows(r.text)
     assert [row["offset"] for row in rows] == [w.offset for w in written]
-    for row, w in zip(rows, written):
+    for row, w in zip(rows, written, strict=True):
         _check(row, w)
         if w.key is not None:
             assert row["key"] == w.key and row["keySchema"]["subject"] == "orders-key"
