@@ -71,8 +71,10 @@ def test_dump_json_decodes_every_payload_as_serialized(data) -> None:
     assert r.exit_code == 0, r.errtext
     rows = _rows(r.text)
     assert [row["offset"] for row in rows] == [w.offset for w in written]
+    validator = _record_validator()
     for row, w in zip(rows, written, strict=True):
         _check(row, w)
+        assert not [e.message for e in validator.iter_errors(row)], row
         if w.key is not None:
             assert row["key"] == w.key and row["keySchema"]["subject"] == "orders-key"
     # soft-deleted orders-value version 1 still decodes its records; the header framing decodes too
@@ -83,6 +85,16 @@ def test_dump_json_decodes_every_payload_as_serialized(data) -> None:
     assert rows[gone.offset]["payload"] == _raw_value(root, gone.offset).hex()
     assert "1 payload printed as hex: unknown schema id" in r.errtext
     assert "schemas from " in r.errtext and "_schemas-0 (beside the data" in r.errtext
+
+
+def _record_validator():
+    """dump's record rows as kseg.schema.json describes them."""
+    from importlib import resources
+
+    import jsonschema
+
+    schema = json.loads(resources.files("kseg").joinpath("kseg.schema.json").read_text())
+    return jsonschema.Draft202012Validator({**schema, "anyOf": [{"$ref": "#/$defs/dump.record"}]})
 
 
 def _raw_value(root, offset: int) -> bytes:
