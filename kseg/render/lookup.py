@@ -12,11 +12,12 @@ from __future__ import annotations
 import datetime as _dt
 import os
 
+from kseg.format.strings import decode_text
 from kseg.jsonlines import SCHEMA_VERSION
 from kseg.ops.lookup.offset import AT_END, BELOW_START, EMPTY, NEXT, PAST_END, UNREAD, OffsetLookup
 from kseg.ops.lookup.time import TimeLookup
 from kseg.render.jsonl import batch_object, dumps, record_object
-from kseg.render.record_line import decode_text, json_fields
+from kseg.render.record_line import json_fields
 from kseg.render.text import TextSink
 from kseg.render.values import KRaftText, control_text, string_decoder
 from kseg.storage.batch import FileBatch

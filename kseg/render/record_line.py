@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Callable
 
 from kseg.format import v2_records
-from kseg.format.strings import string_decoder
+from kseg.format.strings import decode_text, string_decoder
 
 #: A key or value decoder (``--key-decoder``/``--value-decoder``): the bytes (or a view of them) -> the text.
 Decoder = Callable[[bytes | memoryview], str]
@@ -62,13 +62,6 @@ def record_line(
     keys = ",".join([string_decoder(k) for k, _ in headers]) if headers else ""
     head = record_head(ts_type, offset, timestamp, sequence, key_size, value_size, keys)
     return f"{head}{'' if extra is None else extra}{key_payload(key_text, payload_text)}\n"
-
-
-def decode_text(decoder: Decoder, data: bytes | memoryview, headers: tuple) -> str:
-    """``decoder(data)``; a decoder that reads the record's headers too (one with ``with_headers``: the
-    registry decoder, whose schema id may be in a header) is given them."""
-    with_headers = getattr(decoder, "with_headers", None)
-    return decoder(data) if with_headers is None else with_headers(data, headers)
 
 
 def json_fields(decoder: Decoder, name: str, data: bytes | memoryview, headers: tuple) -> dict:

@@ -220,3 +220,12 @@ def test_unknown_hard_deleted_id_named_in_the_note(data) -> None:
     r = run_cli(["lookup-offset", "6", str(root / "orders-0"), "--value-decoder", "registry"])
     assert r.exit_code == 0
     assert f"1 payload printed as hex: unknown schema id {gone_id} in context ." in r.errtext
+
+
+def test_skip_record_metadata_decodes_with_the_headers_too(data) -> None:
+    root, _ = data
+    r = run_cli(["dump", "--value-decoder", "registry", "--skip-record-metadata",
+                 str(root / "orders-0" / "00000000000000000000.log")])  # fmt: skip
+    lines = [ln for ln in r.text.splitlines() if "payload:" in ln]
+    assert r.exit_code == 0 and len(lines) == 11
+    assert lines[4].startswith('| payload: {"id":4,') or lines[4].startswith(' payload: {"id":4,')  # GUID header
