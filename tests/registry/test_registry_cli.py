@@ -229,3 +229,28 @@ def test_skip_record_metadata_decodes_with_the_headers_too(data) -> None:
     lines = [ln for ln in r.text.splitlines() if "payload:" in ln]
     assert r.exit_code == 0 and len(lines) == 11
     assert lines[4].startswith('| payload: {"id":4,') or lines[4].startswith(' payload: {"id":4,')  # GUID header
+
+
+def test_only_what_the_schemas_need_is_imported(tmp_path) -> None:
+    """JSON Schema payloads import neither fastavro nor protobuf; a dump without the registry decoder
+    imports nothing of it (fast start)."""
+    import subprocess
+    import sys
+
+    key = json.dumps({"keytype": "SCHEMA", "subject": "p-value", "version": 1, "magic": 1}).encode()
+    value = json.dumps({"subject": "p-value", "version": 1, "id": 3, "schemaType": "JSON", "schema": "{}"}).encode()
+    write_segment(tmp_path / "_schemas-0", [[build_v2_batch([RecordSpec(key, value, T0)])]])
+    write_segment(tmp_path / "p-0", [[build_v2_batch([RecordSpec(None, b'\x00\x00\x00\x00\x03{"a": 1}', T0)])]])
+    log = str(tmp_path / "p-0" / "00000000000000000000.log")
+    heavy = ("fastavro", "google", "grpc_tools", "kseg.decoders.registry")
+    for decoder, expected in (("registry", ["kseg.decoders.registry"]), ("hex", [])):
+        code = (
+            "import sys, runpy\n"
+            f"sys.argv = ['kseg', 'dump', '--value-decoder', {decoder!r}, {log!r}]\n"
+            "try:\n    runpy.run_module('kseg', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+            f"print(sorted({{m.partition('.')[0] if not m.startswith('kseg') else '.'.join(m.split('.')[:3])"
+            f" for m in sys.modules if m.startswith({heavy!r})}}), file=sys.stderr)\n"
+        )
+        p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+        assert p.stderr.strip().splitlines()[-1] == repr(expected), p.stderr
+        assert ('payload: {"a":1}' in p.stdout) == (decoder == "registry"), p.stdout

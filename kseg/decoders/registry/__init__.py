@@ -29,8 +29,7 @@ MAX_REASONS = 32  # distinct reasons kept for the summary (memory bounded whatev
 
 
 class Decoded(NamedTuple):
-    text: str  # what the text output prints
-    value: Any  # the JSON value of a row
+    text: str  # what the text output prints: the JSON text, or the bytes as hex
     schema: dict | None
     error: str | None
 
@@ -163,7 +162,7 @@ class RegistryDecoder:
         d = self.decode(data, headers)
         if d.error is not None:
             return {self.field: d.text, f"{self.field}DecodeError": d.error}
-        return {self.field: d.value, f"{self.field}Schema": d.schema}
+        return {self.field: json.loads(d.text), f"{self.field}Schema": d.schema}
 
     def decode(self, data: bytes, headers) -> Decoded:
         data = bytes(data)
@@ -188,13 +187,13 @@ class RegistryDecoder:
                 schema["message"] = name
             else:
                 text = codec.decode(body)
-            return Decoded(text, json.loads(text), schema, None)
+            return Decoded(text, schema, None)
         except (FramingError, LookupError, ValueError, TypeError, KeyError, IndexError, EOFError) as exc:
             reason = _one_line(exc)
         except Exception as exc:  # noqa: BLE001 - a decoder library's own error on corrupt data
             reason = f"{type(exc).__name__}: {_one_line(exc)}"
         self.registry.failed(reason if "schema id" in reason or "unknown" in reason else _kind(reason))
-        return Decoded(data.hex(), None, None, reason)
+        return Decoded(data.hex(), None, reason)
 
 
 def _kind(reason: str) -> str:

@@ -66,6 +66,10 @@ class AvroCodec:
 def java_float_text(x: float, single: bool) -> str:
     """Java's ``Float.toString``/``Double.toString`` (shortest digits that read back; scientific below
     1e-3 and from 1e7)."""
+    if not single:
+        r = repr(x)
+        if "e" not in r and "n" not in r and 1e-3 <= abs(x) < 1e7:
+            return r  # Python's shortest repr is Java's text in the plain range ("12345.678", "0.5")
     if math.isnan(x):
         return "NaN"
     if math.isinf(x):
@@ -113,11 +117,11 @@ def _compile(schema: Any, names: dict, seen: dict) -> Render:
         name = schema.get("name")
         if name and name in seen and seen[name] is not None:
             return seen[name]
-        fields: list[tuple[str, Render]] = []
+        fields: list[tuple[str, str, Render]] = []  # (name, its JSON text with "{" or "," and ":", renderer)
         if name:
             seen[name] = lambda v, out: _record(fields, v, out)
-        for f in schema["fields"]:
-            fields.append((f["name"], _compile(f["type"], names, seen)))
+        for i, f in enumerate(schema["fields"]):
+            fields.append((f["name"], ("," if i else "{") + quote(f["name"]) + ":", _compile(f["type"], names, seen)))
         return lambda v, out: _record(fields, v, out)
     if kind == "enum" or kind == "string":
         return lambda v, out: out.append(quote(v))
@@ -133,14 +137,14 @@ def _compile(schema: Any, names: dict, seen: dict) -> Render:
 
 
 def _record(fields: list, v: dict, out: list) -> None:
-    out.append("{")
-    for i, (name, render) in enumerate(fields):
-        if i:
-            out.append(",")
-        out.append(quote(name))
-        out.append(":")
+    if not fields:
+        out.append("{}")
+        return
+    append = out.append
+    for name, head, render in fields:
+        append(head)
         render(v[name], out)
-    out.append("}")
+    append("}")
 
 
 def _array(item: Render, v: list, out: list) -> None:
