@@ -147,8 +147,8 @@ def rsm_key_option(f: Callable[..., Any]) -> Callable[..., Any]:
         from kseg.storage import tiered
 
         tiered.configure(rsm_key)
-        try:  # read now, once: a key file that cannot be read is exit 2 before anything runs (--spark ships it)
-            tiered.install(tiered.key_material())
+        try:  # looked at now (exit 2 before anything runs), read when an encrypted segment needs it
+            tiered.check_keys(rsm_key)
         except KsegError as exc:
             raise click.BadParameter(str(exc), param_hint="--rsm-key") from None
         return f(*args, **kwargs)

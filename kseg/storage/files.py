@@ -191,6 +191,19 @@ def parent(path: str) -> str:
     return location.dirname(location.local_path(path))
 
 
+def identity(path: str) -> str:
+    """What names this version of a file, for ``--resume``: ``size=<n> mtime_ns=<t> ctime_ns=<t>`` of a local
+    file (a user can set the mtime back, never the ctime: any write changes it), a store's
+    :func:`location.identity` (its ETag); raises :class:`InputError` with the OS's reason."""
+    if location.is_remote(path):
+        return location.identity(path)
+    try:
+        st = os.stat(location.local_path(path))
+    except OSError as exc:
+        raise InputError(f"cannot stat: {exc.strerror or exc}", path=path) from None
+    return f"size={st.st_size} mtime_ns={st.st_mtime_ns} ctime_ns={st.st_ctime_ns}"
+
+
 def mtime_ms(path: str) -> int:
     """The file's modification time in epoch milliseconds (:class:`InputError` when it cannot be read)."""
     if location.is_remote(path):

@@ -489,7 +489,7 @@ def check_exists(path: str) -> None:
 
 def natural_key(name: str) -> tuple[tuple[int, int, str], ...]:
     """Sort key putting ``orders-2`` before ``orders-10``: digit runs compare as numbers."""
-    return tuple((0, int(part), part) if part.isdigit() else (1, 0, part) for part in _DIGITS.split(name) if part)
+    return tuple((0, int(part), part) if part.isdecimal() else (1, 0, part) for part in _DIGITS.split(name) if part)
 
 
 def _list(path: str) -> list[tuple[str, bool]]:

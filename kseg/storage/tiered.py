@@ -31,10 +31,22 @@ from kseg.errors import ChunkError, CorruptRecordError, InputError, KsegError, M
 from kseg.format import oaep
 from kseg.format.rsm_manifest import IV_SIZE, TAG_SIZE, Manifest, parse_manifest
 from kseg.storage import location
+from kseg.storage.read import AuxFile, Kind, open_local
 from kseg.storage.remote_keys import RemoteObjectKey, parse_key
 
-#: The largest manifest read (a variable chunk index of a 1 GiB segment in 4 KiB chunks is far less).
-MAX_MANIFEST = 64 << 20
+#: The largest manifest read: the plugin's largest is a size list of 10 MiB (``MAX_SIZE_LIST``), zstd-compressed
+#: and in base64 (under 14 MiB however little it compresses), and a few dozen other values.
+MAX_MANIFEST = 16 << 20
+MANIFEST = Kind(".rsm-manifest", MAX_MANIFEST, "the plugin's largest, a 10 MiB chunk size list, is under 14 MiB")
+#: JSON values of a manifest: ``json`` builds an object for each, so their count is bounded before it runs (by
+#: the commas between them: containers nest no deeper than ``json``'s recursion, a few thousand).
+MAX_MANIFEST_VALUES = 1 << 16
+MANIFEST_VALUES = Kind(".rsm-manifest", MAX_MANIFEST, "a manifest the plugin writes holds a few dozen values")
+#: An index of a tiered segment is read whole and decrypted (two copies held): the offset and time indexes of a
+#: segment are at most ``segment.index.bytes`` (10 MiB by default), a producer snapshot 46 bytes a producer.
+INDEX = Kind("tiered segment index", 32 << 20, "each is read whole; Kafka's segment.index.bytes is 10 MiB")
+#: A PEM RSA private key of 16384 bits is about 12.5 KiB.
+KEY = Kind("private key", 64 << 10, "a PEM RSA private key of 16384 bits is under 13 KiB")
 #: ``AesEncryptionProvider``: the data key is an AES-256 key.
 DATA_KEY_SIZE = 32
 #: The indexes a reader may ask for, by file suffix -> ``segmentIndexes`` name.
@@ -72,14 +84,26 @@ def key_material(keys: dict[str, str] | None = None) -> dict[str, tuple[str, byt
         if key_file in _pem:
             material[pair] = (key_file, _pem[key_file])
             continue
-        try:
-            with open(key_file, "rb") as f:
-                material[pair] = (key_file, f.read(1 << 20))
-        except OSError as exc:
-            raise InputError(
-                f"cannot read the private key of --rsm-key {pair}: {exc.strerror or exc}", path=key_file
-            ) from None
+        material[pair] = (key_file, _read_key(pair, key_file))
     return material
+
+
+def _read_key(pair: str, key_file: str) -> bytes:
+    """A key file's bytes through the bounded reader: a regular file of at most :data:`KEY`'s bound."""
+    try:
+        return AuxFile.local(key_file, KEY).data()
+    except InputError as exc:
+        raise InputError(f"cannot read the private key of --rsm-key {pair}: {exc.message}", path=key_file) from None
+
+
+def check_keys(keys: dict[str, str]) -> None:
+    """Each ``--rsm-key`` file is a readable regular file within the bound, found without reading it (a key
+    is read when an encrypted segment needs it, and a FIFO given as one never blocks a run)."""
+    for pair, key_file in keys.items():
+        try:
+            AuxFile.local(key_file, KEY).check()
+        except InputError as exc:
+            raise InputError(f"cannot read the private key of --rsm-key {pair}: {exc.message}", path=key_file) from None
 
 
 def install(material: dict[str, tuple[str, bytes]]) -> None:
@@ -109,12 +133,7 @@ class KeyCarrier:
 def _open(path: str) -> Any:
     if location.is_remote(path):
         return location.open_input(path)
-    try:
-        return open(location.local_path(path), "rb", buffering=0)
-    except FileNotFoundError:
-        raise InputError("no such file", path=path) from None
-    except OSError as exc:
-        raise InputError(f"cannot open: {exc.strerror or exc}", path=path) from None
+    return open_local(location.local_path(path))[0]  # a regular file, or one line (a FIFO never blocks)
 
 
 def _exists(path: str) -> bool:
@@ -130,14 +149,14 @@ def _size(f: Any) -> int:
     return int(f.size) if hasattr(f, "size") else os.fstat(f.fileno()).st_size
 
 
-def _read_all(path: str, limit: int) -> bytes:
-    """The whole object, refused before any read when it is larger than ``limit``."""
-    with _open(path) as f:
-        size = _size(f)
-        if size > limit:
-            raise InputError(f"{size} bytes, larger than {limit}", path=path)
-        data = f.read(size)
-    return bytes(data)
+def _read_manifest(path: str) -> bytes:
+    """A manifest's bytes through the bounded reader, and its JSON values counted before ``json`` runs."""
+    f = _open(path)
+    data = AuxFile(lambda: f, path, _size(f), MANIFEST).data()
+    values = data.count(b",") + 1  # (base64 and ids hold no comma)
+    if values > MAX_MANIFEST_VALUES:
+        raise MANIFEST_VALUES.refusal(path, f"{values} JSON values or more", f"{MAX_MANIFEST_VALUES} JSON values")
+    return data
 
 
 def aiven_key(path: str) -> RemoteObjectKey | None:
@@ -146,17 +165,20 @@ def aiven_key(path: str) -> RemoteObjectKey | None:
     return key if key is not None and key.layout == "aiven" else None
 
 
+def read_manifest(path: str) -> Manifest:
+    """The manifest object at ``path``, read and parsed, not kept (raises :class:`InputError` when it cannot
+    be read, ``ManifestError`` naming it when it is no manifest)."""
+    try:
+        return parse_manifest(_read_manifest(path))
+    except ManifestError as exc:
+        raise exc.at(path) from None
+
+
 def manifest_of(key: RemoteObjectKey) -> Manifest | None:
     """The segment's manifest (read once per process), ``None`` when it has none."""
     path = key.with_suffix("rsm-manifest").key
     if path not in _manifests:
-        if not _exists(path):
-            _manifests[path] = None
-        else:
-            try:
-                _manifests[path] = parse_manifest(_read_all(path, MAX_MANIFEST))
-            except ManifestError as exc:
-                raise exc.at(path) from None
+        _manifests[path] = read_manifest(path) if _exists(path) else None
     return _manifests[path]
 
 
@@ -172,7 +194,7 @@ def _data_key(manifest: Manifest, where: str) -> bytes:
             f"encrypted with key pair '{enc.key_pair_id}': give its private key with --rsm-key {enc.key_pair_id}=FILE",
             path=where,
         )
-    n, private = _private_key(key_file)
+    n, private = _private_key(enc.key_pair_id, key_file)
     try:
         data_key = oaep.decrypt(enc.wrapped_key, n, private)
     except oaep.OaepError as exc:
@@ -189,7 +211,7 @@ def _data_key(manifest: Manifest, where: str) -> bytes:
     return data_key
 
 
-def _private_key(key_file: str) -> tuple[int, tuple[int, int, int, int, int]]:
+def _private_key(pair: str, key_file: str) -> tuple[int, tuple[int, int, int, int, int]]:
     """The modulus and CRT numbers of a PEM RSA private key (``RsaKeyReader``: PKCS#8; PKCS#1 read too),
     loaded once per process and file."""
     if key_file in _private:
@@ -202,8 +224,7 @@ def _private_key(key_file: str) -> tuple[int, tuple[int, int, int, int, int]]:
     try:
         pem = _pem.get(key_file)
         if pem is None:
-            with open(key_file, "rb") as f:
-                pem = f.read()
+            pem = _read_key(pair, key_file)
         # the key is checked by what it unwraps (OAEP's hash): the slow consistency check is skipped
         key = serialization.load_pem_private_key(pem, password=None, unsafe_skip_rsa_key_validation=True)
     except OSError as exc:
@@ -384,7 +405,8 @@ def _index(key: RemoteObjectKey, manifest: Manifest) -> IndexBytes:
     name = INDEX_OF_SUFFIX[key.suffix]
     if manifest.segment_indexes is None:  # before October 2023: an object per index
         where = key.key
-        data = _read_all(where, 1 << 30)
+        f = _open(where)
+        data = AuxFile(lambda: f, where, _size(f), INDEX).data()
         span: tuple[int, int] | None = (0, len(data))
     else:
         where = key.with_suffix("indexes").key
@@ -400,6 +422,10 @@ def _index(key: RemoteObjectKey, manifest: Manifest) -> IndexBytes:
                     f"{name} index: the object ends at byte {size}, the manifest says {span[0] + span[1]}",
                     path=where,
                     position=span[0],
+                )
+            if span[1] > INDEX.max_bytes:  # before a byte is read or allocated
+                raise INDEX.refusal(
+                    where, f"the manifest's {name} index of {span[1]} bytes", f"{INDEX.max_bytes} bytes"
                 )
             f.seek(span[0])
             data = f.read(span[1])
