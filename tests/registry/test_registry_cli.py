@@ -160,6 +160,8 @@ def test_bad_payloads_fall_back_with_their_reason(data, tmp_path) -> None:
         bytes([0]) + avro_id.to_bytes(4, "big") + b"\x02",  # a truncated Avro datum
         bytes([0]) + proto_id.to_bytes(4, "big") + b"\x02\x0a",  # index path [5]: no such message
         bytes([0]) + (999).to_bytes(4, "big") + b"{}",  # the broken schema's id
+        bytes([0]) + proto_id.to_bytes(4, "big") + b"\x00\x0a\xff",  # a Protobuf field running past the end
+        bytes([0]) + written[7].schema_id.to_bytes(4, "big") + b'{"name": ',  # truncated JSON
     ]
     log_dir = tmp_path / "logs"
     import shutil
@@ -184,7 +186,9 @@ def test_bad_payloads_fall_back_with_their_reason(data, tmp_path) -> None:
     assert reasons[3] == "the Avro datum runs past the end of the 1 bytes after the id"
     assert reasons[4] == "message index path [5] names no message of the schema"
     assert reasons[5].startswith("schema id 999 (AVRO) does not parse: ")
-    assert r.errtext.count("printed as hex") == 6
+    assert reasons[6].startswith("DecodeError: "), reasons[6]
+    assert reasons[7] == "the JSON payload does not parse: Expecting value: line 1 column 10 (char 9)"
+    assert r.errtext.count("printed as hex") == 8
 
 
 @pytest.mark.parametrize(

@@ -119,3 +119,27 @@ def test_a_partition_of_other_records_is_not_a_schemas_log(tmp_path) -> None:
     (tmp_path / "empty-0").mkdir()
     with pytest.raises(InputError, match="no .log segment"):
         load(str(tmp_path / "empty-0"))
+
+
+def _ref_value(subject: str, sid: int, refs: list[tuple[str, str, int]], schema: str) -> bytes:
+    references = [{"name": n, "subject": s, "version": v} for n, s, v in refs]
+    value = {"subject": subject, "version": 1, "id": sid, "schema": schema, "references": references}
+    return json.dumps(value).encode()
+
+
+def test_reference_cycles_and_missing_references_are_reasons_not_crashes() -> None:
+    pytest.importorskip("fastavro")
+    from kseg.decoders.registry import Registry, RegistryDecoder
+
+    s = SchemaStore()
+    rec = '{"type":"record","name":"%s","fields":[]}'
+    s.apply(_key("a", 1), _ref_value("a", 1, [("B", "b", 1)], rec % "A"))
+    s.apply(_key("b", 1), _ref_value("b", 2, [("A", "a", 1)], rec % "B"))
+    s.apply(_key("c", 1), _ref_value("c", 3, [("X", "x", 9)], rec % "C"))
+    decoder = RegistryDecoder(Registry(s), "value")
+    cycle = decoder.json_fields(b"\x00\x00\x00\x00\x01", ())
+    assert cycle["payloadDecodeError"].endswith("reference cycle through a version 1"), cycle
+    missing = decoder.json_fields(b"\x00\x00\x00\x00\x03", ())
+    assert "reference 'X' -> x version 9 is not in _schemas" in missing["payloadDecodeError"], missing
+    again = decoder.json_fields(b"\x00\x00\x00\x00\x03", ())  # parsed once: the same reason from the cache
+    assert again == missing and decoder.registry.failures.total() == 3

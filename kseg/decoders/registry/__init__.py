@@ -137,7 +137,12 @@ class JsonSchemaCodec:
     def decode(self, data: bytes) -> str:
         from kseg.decoders.simple import json as compact
 
-        json.loads(bytes(data).decode("utf-8"))  # strict: a corrupt payload is a reason, not a guess
+        try:
+            json.loads(bytes(data).decode("utf-8"))  # strict: a corrupt payload is a reason, not a guess
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"the JSON payload is not UTF-8: {exc.reason} at byte {exc.start}") from None
+        except ValueError as exc:
+            raise ValueError(f"the JSON payload does not parse: {exc}") from None
         return compact(data)
 
 
