@@ -17,11 +17,21 @@ import io
 import json
 import math
 import struct
+from json.encoder import encode_basestring  # C: the same escapes as Jackson's but lowercase \u00xx
 from typing import Any, Callable
 
-from kseg.decoders.jsonconv import quote
+from kseg.decoders.jsonconv import quote as jackson_quote
 
 Render = Callable[[Any, list], None]
+
+
+def quote(s: str) -> str:
+    """Jackson's string literal (:func:`kseg.decoders.jsonconv.quote`), by Python's C encoder when no control
+    character is escaped as ``\\u00XX`` (Jackson writes its hex digits upper case)."""
+    text = encode_basestring(s)
+    return text if "\\u00" not in text else jackson_quote(s)
+
+
 _LATIN1 = {i: chr(i) for i in range(256)}
 
 
