@@ -257,6 +257,17 @@ def build(root: str) -> list[Written]:
         add(None, ser(msg, ctx), Written(0, expected, "PROTOBUF", "parcels-value", None,
                                           extra={"message": msg.DESCRIPTOR.full_name}))  # fmt: skip
 
+    # the GUID and the message-index path in the header, the payload bare
+    msg = parcel.items[0]
+    ser = ProtobufSerializer(type(msg), client, {**conf, "schema.id.serializer": header_schema_id_serializer})
+    hctx = SerializationContext("parcels", MessageField.VALUE, [])
+    payload = ser(msg, hctx)
+    expected = json_format.MessageToDict(
+        msg, always_print_fields_with_no_presence=True, preserving_proto_field_name=True
+    )
+    w = Written(0, expected, "PROTOBUF", "parcels-value", None, extra={"message": msg.DESCRIPTOR.full_name})
+    add(None, payload, w, tuple(hctx.headers))
+
     data_dir = os.path.join(root, f"{topic}-0")
     write_segment(data_dir, [[build_v2_batch(specs, base_offset=0)]])
     _write_schemas(root, client, out)

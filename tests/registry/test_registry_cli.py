@@ -122,6 +122,7 @@ def test_dump_text_prints_the_console_consumers_json(data) -> None:
     assert lines[7].endswith(' payload: {"name":"Ada","age":36,"score":2.5}')
     assert '"sent_at":"2023-11-14T22:13:20Z","items":[{"sku":"S","count":"3","labels":["x"]}]}' in lines[8]
     assert lines[10].endswith(' payload: {"total_cents":"0"}')  # proto3 defaults printed, as the console's
+    assert lines[11].endswith(' payload: {"sku":"S","count":"3","labels":["x"]}')  # GUID and index path in a header
     assert "beside the data" not in r.errtext  # --schemas given: no note about finding it
 
 
@@ -231,7 +232,7 @@ def test_skip_record_metadata_decodes_with_the_headers_too(data) -> None:
     r = run_cli(["dump", "--value-decoder", "registry", "--skip-record-metadata",
                  str(root / "orders-0" / "00000000000000000000.log")])  # fmt: skip
     lines = [ln for ln in r.text.splitlines() if "payload:" in ln]
-    assert r.exit_code == 0 and len(lines) == 11
+    assert r.exit_code == 0 and len(lines) == 12
     assert lines[4].startswith('| payload: {"id":4,') or lines[4].startswith(' payload: {"id":4,')  # GUID header
 
 
