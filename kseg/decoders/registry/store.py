@@ -99,11 +99,13 @@ class SchemaStore:
         self.contexts: list[str] = []  # CONTEXT keys, in order of first appearance
         self.skipped: Counter[str] = Counter()  # why a record was not applied -> count
         self.records = 0
+        self._guids: dict[tuple[str, bytes], int] | None = None  # (context, MD5) -> id, built on first use
 
     # -- replay --------------------------------------------------------------------------------
     def apply(self, key: bytes | None, value: bytes | None) -> None:
         """One ``_schemas`` record, as ``KafkaStoreReaderThread.doWork`` applies it."""
         self.records += 1
+        self._guids = None
         try:
             k = json.loads(bytes(key)) if key is not None else None
         except ValueError:
@@ -200,11 +202,15 @@ class SchemaStore:
         return self.schemas.get((subject, version))
 
     def by_guid(self, guid: bytes, context: str = DEFAULT_CONTEXT) -> SchemaEntry | None:
-        """``idByGuid``: the schema whose MD5 is ``guid``, in ``context``."""
-        for entry in self.schemas.values():
-            if entry.context == context and entry.guid() == guid:
-                return self.by_id(entry.id, context)
-        return None
+        """``idByGuid``: the schema whose MD5 is ``guid``, in ``context`` (the index built once, on first use)."""
+        if self._guids is None:
+            self._guids = {}
+            for entry in self.schemas.values():
+                digest = entry.guid()
+                if digest is not None:
+                    self._guids[(entry.context, digest)] = entry.id
+        schema_id = self._guids.get((context, guid))
+        return None if schema_id is None else self.by_id(schema_id, context)
 
     def contexts_holding(self, schema_id: int) -> list[str]:
         return [ctx for ctx, ids in self._ids.items() if ids.get(schema_id)]
