@@ -73,6 +73,9 @@ class AvroCodec:
         return "".join(out)
 
 
+_FLOAT32 = struct.Struct(">f")
+
+
 def java_float_text(x: float, single: bool) -> str:
     """Java's ``Float.toString``/``Double.toString`` (shortest digits that read back; scientific below
     1e-3 and from 1e7)."""
@@ -87,12 +90,14 @@ def java_float_text(x: float, single: bool) -> str:
     if x == 0:
         return "-0.0" if math.copysign(1, x) < 0 else "0.0"
     if single:
+        pack, unpack = _FLOAT32.pack, _FLOAT32.unpack
         for p in range(1, 10):
             text = f"{x:.{p}g}"
-            if struct.unpack(">f", struct.pack(">f", float(text)))[0] == x:
+            if unpack(pack(float(text)))[0] == x:
                 break
-        digits = float(text)
-        r = repr(digits)
+        r = repr(float(text))
+        if "e" not in r and 1e-3 <= abs(x) < 1e7:
+            return r
     else:
         r = repr(x)
     mantissa, _, exp = r.partition("e")
@@ -127,11 +132,14 @@ def _compile(schema: Any, names: dict, seen: dict) -> Render:
         name = schema.get("name")
         if name and name in seen and seen[name] is not None:
             return seen[name]
-        fields: list[tuple[str, str, Render]] = []  # (name, its JSON text with "{" or "," and ":", renderer)
+        # (name, its JSON text with "{" or "," and ":", how: a string, a number, else the renderer)
+        fields: list[tuple[str, str, int, Render]] = []
         if name:
             seen[name] = lambda v, out: _record(fields, v, out)
         for i, f in enumerate(schema["fields"]):
-            fields.append((f["name"], ("," if i else "{") + quote(f["name"]) + ":", _compile(f["type"], names, seen)))
+            head = ("," if i else "{") + quote(f["name"]) + ":"
+            how = _STRING if f["type"] == "string" else _NUMBER if f["type"] in ("int", "long") else _OTHER
+            fields.append((f["name"], head, how, _compile(f["type"], names, seen)))
         return lambda v, out: _record(fields, v, out)
     if kind == "enum" or kind == "string":
         return lambda v, out: out.append(quote(v))
@@ -146,14 +154,22 @@ def _compile(schema: Any, names: dict, seen: dict) -> Render:
     return _primitive(kind)
 
 
+_STRING, _NUMBER, _OTHER = 0, 1, 2
+
+
 def _record(fields: list, v: dict, out: list) -> None:
     if not fields:
         out.append("{}")
         return
     append = out.append
-    for name, head, render in fields:
-        append(head)
-        render(v[name], out)
+    for name, head, how, render in fields:  # strings and ints inline: most fields, no call each
+        if how == _STRING:
+            append(head + quote(v[name]))
+        elif how == _NUMBER:
+            append(head + str(v[name]))
+        else:
+            append(head)
+            render(v[name], out)
     append("}")
 
 
