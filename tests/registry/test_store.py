@@ -143,3 +143,4 @@ def test_reference_cycles_and_missing_references_are_reasons_not_crashes() -> No
     assert "reference 'X' -> x version 9 is not in _schemas" in missing["payloadDecodeError"], missing
     again = decoder.json_fields(b"\x00\x00\x00\x00\x03", ())  # parsed once: the same reason from the cache
     assert again == missing and decoder.registry.failures.total() == 3
+    assert decoder.registry.notes()[0].startswith("2 payloads printed as hex: schema id 3 (AVRO) does not parse: ")

@@ -41,7 +41,7 @@ class Registry:
         self.store = store
         self.context = context
         self._codecs: dict[tuple[str, int], Any] = {}  # (context, id) -> codec, or the exception
-        self.failures: Counter[str] = Counter()
+        self.failures: Counter[tuple[str, str]] = Counter()  # (key or payload, reason) -> count
 
     def missing_modules(self) -> list[str]:
         """The Python modules the store's schema types need that are not installed."""
@@ -62,17 +62,18 @@ class Registry:
             raise codec
         return codec
 
-    def failed(self, reason: str) -> None:
-        if reason in self.failures or len(self.failures) < MAX_REASONS:
-            self.failures[reason] += 1
+    def failed(self, field: str, reason: str) -> None:
+        slot = (field, reason[:200])
+        if slot in self.failures or len(self.failures) < MAX_REASONS:
+            self.failures[slot] += 1
         else:
-            self.failures["other reasons"] += 1
+            self.failures[(field, "other reasons")] += 1
 
     def notes(self) -> list[str]:
-        """One line per reason payloads were printed with the fallback decoder, most frequent first."""
+        """One line per reason keys or payloads were printed with the fallback decoder, most frequent first."""
         return [
-            f"{n} {'payload' if n == 1 else 'payloads'} printed as hex: {reason}"
-            for reason, n in self.failures.most_common()
+            f"{n} {field if n == 1 else field + 's'} printed as hex: {reason}"
+            for (field, reason), n in self.failures.most_common()
         ]
 
     def entry_for(self, framed) -> SchemaEntry:
@@ -197,13 +198,8 @@ class RegistryDecoder:
             reason = _one_line(exc)
         except Exception as exc:  # noqa: BLE001 - a decoder library's own error on corrupt data
             reason = f"{type(exc).__name__}: {_one_line(exc)}"
-        self.registry.failed(reason if "schema id" in reason or "unknown" in reason else _kind(reason))
+        self.registry.failed(self.field, reason)
         return Decoded(data.hex(), None, reason)
-
-
-def _kind(reason: str) -> str:
-    """The reason without the record-specific tail, for the grouped summary."""
-    return reason.split(": ", 1)[0] if len(reason) > 120 else reason
 
 
 def open_registry(source: str, context: str = DEFAULT_CONTEXT) -> tuple[Registry, str]:
