@@ -259,3 +259,20 @@ def test_only_what_the_schemas_need_is_imported(tmp_path) -> None:
         p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
         assert p.stderr.strip().splitlines()[-1] == repr(expected), p.stderr
         assert ('payload: {"a":1}' in p.stdout) == (decoder == "registry"), p.stdout
+
+
+def test_schemas_and_data_on_an_object_store(data, s3) -> None:
+    """The data and the _schemas topic in a bucket: found beside the data, or named as the log dir's prefix."""
+    root, written = data
+    s3.upload_tree(root / "orders-0", "registry/b1/data/orders-0")
+    s3.upload_tree(root / "_schemas-0", "registry/b1/data/_schemas-0")
+    log = s3.uri("registry/b1/data/orders-0/00000000000000000000.log")
+    for extra in ([], ["--schemas", s3.uri("registry/b1/data")]):
+        r = run_cli(["dump", "--value-decoder", "registry", "--format", "json", *extra, log])
+        assert_no_traceback(r)
+        assert r.exit_code == 0, r.errtext
+        rows = _rows(r.text)
+        assert rows[7]["payload"] == written[7].value and rows[8]["payloadSchema"]["type"] == "PROTOBUF"
+        assert ("beside the data" in r.errtext) == (not extra)
+    r = run_cli(["dump", "--value-decoder", "registry", "--schemas", s3.uri("registry/nothing"), log])
+    assert r.exit_code == 2 and "no such prefix" in r.errtext

@@ -2,8 +2,9 @@
 segment reader (:class:`kseg.storage.records.FileRecords`), streamed, or a log dir holding one.
 
 ``--schemas SOURCE`` is a partition directory (``_schemas-0``, or another name the registry's
-``kafkastore.topic`` gave it) or a log dir holding ``_schemas-0``; without it, the log dir of the
-data is searched (:func:`beside`).  A source that cannot be read, or whose records are not a
+``kafkastore.topic`` gave it) or a log dir holding ``_schemas-0``, local or a URI read through the
+store the data uses (``kseg.storage.location``); without it, the log dir of the data is searched
+(:func:`beside`).  A source that cannot be read, or whose records are not a
 registry's, is an :class:`~kseg.errors.InputError` (exit 2 with the reason).
 """
 
@@ -19,7 +20,18 @@ TOPIC = "_schemas"
 
 
 def partition_dir(source: str) -> str:
-    """The ``_schemas`` partition directory ``source`` names (itself, or ``<source>/_schemas-0``)."""
+    """The ``_schemas`` partition directory ``source`` names (itself, or ``<source>/_schemas-0``); a URI
+    (``s3://…``) is asked of its store."""
+    from kseg.storage import location
+
+    if location.is_uri(source):
+        what = location.kind(source)
+        if what == "missing":
+            raise InputError("--schemas: no such prefix in the store", path=source)
+        if what == "file":
+            raise InputError("--schemas: an object, not a prefix (give _schemas-0 or its log dir)", path=source)
+        inner = location.join(source.rstrip("/"), f"{TOPIC}-0")
+        return inner if location.kind(inner) == "dir" else source.rstrip("/")
     if not os.path.isdir(source):
         if not os.path.exists(source):
             raise InputError("--schemas: no such file or directory", path=source)
@@ -33,7 +45,15 @@ def partition_dir(source: str) -> str:
 def beside(data_paths: list[str]) -> str | None:
     """A ``_schemas-0`` directory in the log dir of the first data path (a partition directory or a
     segment file in one), or None."""
+    from kseg.storage import location
+
     for path in data_paths:
+        if location.is_uri(path):
+            part = path.rstrip("/") if location.kind(path) == "dir" else location.dirname(path)
+            candidate = location.join(location.dirname(part), f"{TOPIC}-0")
+            if candidate != part and location.kind(candidate) == "dir":
+                return candidate
+            continue
         full = os.path.abspath(path)
         part = full if os.path.isdir(full) else os.path.dirname(full)
         candidate = os.path.join(os.path.dirname(part), f"{TOPIC}-0")
