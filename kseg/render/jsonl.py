@@ -125,6 +125,7 @@ class JsonSink(BufferedWriter):
     """Writes JSON Lines to binary ``out``; diagnostics to binary ``err`` (a :class:`DumpSink`)."""
 
     spans = False  # records always come as slices (DumpSink.v2_spans is TextSink's)
+    window_lines = None  # no compiled window loop: JSON Lines take the per-batch path (DumpSink.window_lines)
 
     def __init__(self, out, err, *, kraft_text: KRaftText | None = None) -> None:
         super().__init__(out, err)
@@ -206,6 +207,9 @@ class JsonSink(BufferedWriter):
 
     def legacy_record(self, b, rec, key_text, payload_text) -> None:
         self.emit(record_object(b, rec, None, key_text, payload_text))
+
+    def partial_record(self, b, rec) -> None:
+        """Kafka's partial text line has no JSON form: the error object that follows names the record."""
 
     def v2_records(self, b, records: list, key_decoder=None, value_decoder=None) -> None:
         """Record objects of a chunk of a v2 data batch: sizes without decoders, slices with them."""

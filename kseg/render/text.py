@@ -19,6 +19,7 @@ from typing import Callable
 from kseg import engine
 from kseg.format import releases, timestamp_type, v2, v2_records
 from kseg.format.compression import codec_name
+from kseg.ops.dump.dump import WINDOW_SHALLOW, WINDOW_SIZES, WINDOW_STRINGS
 from kseg.render import text28
 from kseg.render.record_line import (  # noqa: F401 - record_line and skip_metadata_line: render.text's, re-exported
     decoded_line,
@@ -28,7 +29,7 @@ from kseg.render.record_line import (  # noqa: F401 - record_line and skip_metad
     skip_metadata_line,
     sliced,
 )
-from kseg.render.sink import BufferedWriter
+from kseg.render.sink import FLUSH_AT, BufferedWriter
 from kseg.render.values import KRaftText, control_text, optional_long, string_decoder
 from kseg.render.values import bool_text as _bool
 
@@ -58,10 +59,16 @@ class TextSink(BufferedWriter):
         self.r28 = release.record_line_28
         self._position = 0
         self._legacy_base: tuple = (None, 0)
+        #: the compiled engine's window loop (DumpSink.window_lines) where it writes this text
+        self.window_lines = self._window_lines if _c_window is not None and not self.skip and not self.r28 else None
+        #: :meth:`partial_record` left a line without its newline
+        self._open_line = False
 
     # -- file level -------------------------------------------------------------
     def dumping(self, path: str) -> None:
-        self.write(f"Dumping {path}\n")
+        # a partial record line left by a decoder's death in the previous file (Kafka would have stopped)
+        self.write(f"{chr(10) if self._open_line else ''}Dumping {path}\n")
+        self._open_line = False
 
     def unknown_file(self, path: str) -> None:
         self.err_line(f"Ignoring unknown file {path}")
@@ -107,6 +114,19 @@ class TextSink(BufferedWriter):
             self._c_batch_lines(items, c_batch_lines)
         else:
             self._py_batch_lines(items)
+
+    def _window_lines(
+        self, view, ws: int, wl: int, pos: int, end: int, mode: int, last_offset: int, gap: bool
+    ) -> tuple[int, int, bool]:
+        """:attr:`DumpSink.window_lines` through the compiled engine: the batch lines of :meth:`batch_lines`
+        and the record lines of :meth:`v2_records` / :meth:`v2_spans` for a window, in one call."""
+        assert _c_window is not None
+        data, pos, last_offset, full = _c_window(
+            view, ws, wl, pos, end, mode, last_offset, gap, self._parts_of, _TS_NAMES, WINDOW_OUT
+        )
+        if data:
+            self.write_encoded([data])
+        return pos, last_offset, full
 
     def _py_batch_lines(self, items: list) -> None:
         """:meth:`batch_lines` in pure Python: the rule itself."""
@@ -193,6 +213,22 @@ class TextSink(BufferedWriter):
         if self.skip:
             self.write(skip_metadata_line(key_text, payload_text, self.java))
             return
+        self.write(self._record_text(b, rec, extra, key_text, payload_text))
+
+    def partial_record(self, b, rec) -> None:
+        """What Kafka's tool has written of a data record's line when its decoder dies on the record: the
+        fields before `` key:`` (``print``, not ``println``: the JVM's ``System.out`` flushes each
+        ``print``), no newline; nothing with ``--skip-record-metadata``."""
+        if self.skip:
+            return
+        if b.magic < 2:
+            text = self._legacy_text(b, rec, None, None)
+        else:
+            text = self._record_text(b, rec, None, None, None)
+        self.write(text[:-1])
+        self._open_line = True
+
+    def _record_text(self, b, rec, extra, key_text, payload_text) -> str:
         key, value = rec.key, rec.value
         line = record_line(
             b.timestamp_type,
@@ -206,7 +242,7 @@ class TextSink(BufferedWriter):
             key_text,
             payload_text,
         )
-        self.write(text28.v2_line(line, text28.v2_batch_fields(b, self._position)) if self.r28 else line)
+        return text28.v2_line(line, text28.v2_batch_fields(b, self._position)) if self.r28 else line
 
     def v2_records(self, b, records: list, key_decoder=None, value_decoder=None) -> None:
         """Record lines of a chunk of a v2 data batch's records (the hot path of deep iteration).
@@ -315,13 +351,15 @@ class TextSink(BufferedWriter):
         if self.skip:
             self.write(skip_metadata_line(key_text, payload_text, self.java))
             return
+        self.write(self._legacy_text(b, rec, key_text, payload_text))
+
+    def _legacy_text(self, b, rec, key_text, payload_text) -> str:
         if self.r28:
             if self._legacy_base[0] is not b:  # the entry's first inner record: its baseOffset
                 self._legacy_base = (b, rec.offset)
             fields = text28.legacy_batch_fields(b, self._legacy_base[1], self._position)
-            self.write(text28.legacy_line(rec, b.timestamp_type, fields, key_text, payload_text))
-            return
-        self.write(legacy_line(rec, b.timestamp_type, self.java, key_text, payload_text))
+            return text28.legacy_line(rec, b.timestamp_type, fields, key_text, payload_text)
+        return legacy_line(rec, b.timestamp_type, self.java, key_text, payload_text)
 
     # -- indexes, snapshots -------------------------------------------------------
     def index_empty(self, path: str) -> None:
@@ -396,7 +434,14 @@ class TextSink(BufferedWriter):
             self.err_line("\n".join(lines))
 
 
+# the values the engine's window loop shares with the dump (checked before its functions are taken)
+engine.check({"WINDOW_SHALLOW": WINDOW_SHALLOW, "WINDOW_SIZES": WINDOW_SIZES, "WINDOW_STRINGS": WINDOW_STRINGS})
 _c_lines = None if engine.C is None else engine.C.record_lines
+_c_window = None if engine.C is None else engine.C.dump_window
+#: TimestampType's names, in the order of the attributes bit (CreateTime unset, LogAppendTime set)
+_TS_NAMES = (timestamp_type.CREATE_TIME, timestamp_type.LOG_APPEND_TIME)
+#: the most bytes of lines the window loop buffers before it returns (memory, and the progress bar's steps)
+WINDOW_OUT = FLUSH_AT
 _c_batch_lines = None if engine.C is None else engine.C.batch_lines
 
 
