@@ -14,6 +14,7 @@ from kseg.errors import error_line
 from kseg.format import timestamp_type, v2
 from kseg.format.compression import codec_name
 from kseg.jsonlines import SCHEMA_VERSION, dumps  # noqa: F401 - the form of every kseg JSON line; re-exported
+from kseg.render.record_line import json_fields
 from kseg.render.sink import BufferedWriter
 from kseg.render.values import KRaftText, control_text, header_objects, string_decoder
 from kseg.storage import files
@@ -222,12 +223,13 @@ class JsonSink(BufferedWriter):
                 obj["valueSize"] = -1 if v is None else len(v)
             obj["sequence"] = seq
             obj["headerKeys"] = [string_decoder(hk) for hk, _ in hs]
-            obj["headers"] = header_objects(hs, None if self.structured else value_decoder) if hs else []
+            headers_decoder = None if self.structured else getattr(value_decoder, "header_decoder", value_decoder)
+            obj["headers"] = header_objects(hs, headers_decoder) if hs else []
             if key_decoder is not None:
                 if k is not None:
-                    obj["key"] = key_decoder(k)
+                    obj.update(json_fields(key_decoder, "key", k, hs))
                 if v is not None:
-                    obj["payload"] = value_decoder(v)
+                    obj.update(json_fields(value_decoder, "payload", v, hs))
             self.emit(obj)
 
     # -- indexes, snapshots -------------------------------------------------------

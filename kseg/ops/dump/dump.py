@@ -19,7 +19,7 @@ from typing import Callable, Protocol
 
 from kseg.errors import CorruptSnapshotError, InputError, KsegError, UncaughtJavaError
 from kseg.format.indexes import iter_aborted_txns
-from kseg.format.strings import string_decoder
+from kseg.format.strings import decode_text, string_decoder
 from kseg.format.v2 import ATTRIBUTES, CONTROL_FLAG, HEADER_SIZE_UP_TO_MAGIC, java_long
 from kseg.format.v2_records import SIZES, SLICES, SPANS
 from kseg.limits import (
@@ -408,7 +408,7 @@ class Dumper:
             key_text = payload_text = None
             if print_data and not is_control:
                 try:
-                    key_text, payload_text = self._parse(offset, key, value)
+                    key_text, payload_text = self._parse(offset, key, value, () if legacy else rec.headers)
                 except UncaughtJavaError:
                     sink.partial_record(batch, rec)
                     raise
@@ -464,12 +464,14 @@ class Dumper:
             self.problems.add("non_consecutive", abs_path, (last_offset, offset))
         return offset
 
-    def _parse(self, offset: int, key: bytes | memoryview | None, value: bytes | memoryview | None) -> tuple:
+    def _parse(
+        self, offset: int, key: bytes | memoryview | None, value: bytes | memoryview | None, headers: tuple = ()
+    ) -> tuple:
         parser = self.opts.parser
         if parser is not None:
             return parser.parse(offset, None if key is None else bytes(key), None if value is None else bytes(value))
-        key_text = None if key is None else self.opts.key_decoder(key)
-        payload_text = None if value is None else self.opts.value_decoder(value)
+        key_text = None if key is None else decode_text(self.opts.key_decoder, key, headers)
+        payload_text = None if value is None else decode_text(self.opts.value_decoder, value, headers)
         return key_text, payload_text
 
     # -- .snapshot and .txnindex ------------------------------------------------
