@@ -90,8 +90,7 @@ def test_timestamp_is_a_spark_timestamp_beside_the_milliseconds(spark, tmp_path:
     every = exported([path], tmp_path)
     assert all(r["timestamp"] == r["timestampMs"] for r in every if r["offset"] is not None)
     t = sorted(r["timestampMs"] for r in every if r["offset"] is not None)[len(every) // 2]
-    iso = datetime.fromtimestamp(t / 1000, timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
-    spark.conf.set("spark.sql.session.timeZone", "UTC")
+    iso = datetime.fromtimestamp(t / 1000, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
     later = [r for r in every if r["offset"] is not None and r["timestampMs"] >= t]
     assert rows_of(df.where(f"timestamp >= TIMESTAMP '{iso}'")) == later and 0 < len(later) < len(every)
     assert rows_of(spark.read.format("kseg").option("fromTime", str(t)).load(path)) == later

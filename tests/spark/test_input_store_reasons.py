@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CORPUS_DATA, assert_no_traceback, run_subprocess
+from tests.conftest import CORPUS_DATA, assert_no_traceback
+from tests.spark.shared import run_on_spark, shared_session
 
 pytest.importorskip("pyspark", reason="the spark extra (pip install 'kseg[spark]')")
 pytest.importorskip("pyarrow", reason="URIs are read through pyarrow (the test extra installs it)")
@@ -19,19 +20,14 @@ GONE = "kseg-no-such-bucket"
 
 @pytest.fixture(scope="module")
 def spark(s3):  # the S3 variables must be set before the JVM (and its Python workers) start
-    import kseg.spark
-    from kseg.spark.session import session
-
-    s = session("local[2]", ["spark.sql.shuffle.partitions=2"])
-    kseg.spark.register(s)
-    yield s
-    s.stop()
+    """The process's shared local[2] session (tests/spark/shared.py), kseg's data source registered."""
+    return shared_session()
 
 
 @pytest.mark.parametrize("command", [["export", "-o", "OUT"], ["verify-index"]])
-def test_a_missing_input_bucket_on_spark_is_said_so(s3, tmp_path: Path, command: list[str]) -> None:
+def test_a_missing_input_bucket_on_spark_is_said_so(spark, tmp_path: Path, command: list[str]) -> None:
     args = [str(tmp_path / "out") if a == "OUT" else a for a in command]
-    r = run_subprocess([*args, "--spark", "--master", "local[2]", f"s3://{GONE}/brokers/b1/data"], timeout=600)
+    r = run_on_spark([*args, "--spark", f"s3://{GONE}/brokers/b1/data"])
     assert r.exit_code == 2, r.errtext[-2000:]
     assert_no_traceback(r)
     assert f"no such bucket: {GONE}" in r.errtext and "no such file or directory" not in r.errtext, r.errtext

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from tests.cli.test_export_one_replica import make_fleet
-from tests.conftest import run_cli, run_subprocess
+from tests.conftest import run_cli
+from tests.spark.shared import run_on_spark, shared_session
 
 pytest.importorskip("pyspark", reason="the spark extra (pip install 'kseg[spark]')")
 pq = pytest.importorskip("pyarrow.parquet", reason="pyarrow (the test extra)")
@@ -19,13 +20,8 @@ WHERE = ("topic", "partition", "segment", "batchPosition", "offset")
 
 @pytest.fixture(scope="module")
 def spark(s3):  # the S3 variables must be set before the JVM (and its Python workers) start
-    import kseg.spark
-    from kseg.spark.session import session
-
-    s = session("local[2]", ["spark.sql.shuffle.partitions=2"])
-    kseg.spark.register(s)
-    yield s
-    s.stop()
+    """The process's shared local[2] session (tests/spark/shared.py), kseg's data source registered."""
+    return shared_session()
 
 
 @pytest.fixture(scope="module")
@@ -65,15 +61,12 @@ def test_data_source_replicas_one_is_the_local_choice(spark, fleet, s3, tmp_path
     assert {r["logDir"] for r in on_s3} == {s3.uri(f"one-replica/{p.parent.parent.name}/data") for p in kept.values()}
 
 
-def test_export_spark_one_replica_is_the_local_choice_and_says_it(fleet, tmp_path: Path) -> None:
+def test_export_spark_one_replica_is_the_local_choice_and_says_it(spark, fleet, tmp_path: Path) -> None:
     root, _ = fleet
     want, text = local_one(root, tmp_path)
     out = tmp_path / "spark-out"
-    r = run_subprocess(
-        ["export", "--spark", "--master", "local[2]", "--one-replica"]
-        + [str(root / f"b{n}" / "data") for n in (1, 2, 3)]
-        + ["-o", str(out)],
-        timeout=600,
+    r = run_on_spark(
+        ["export", "--spark", "--one-replica", *(str(root / f"b{n}" / "data") for n in (1, 2, 3)), "-o", str(out)]
     )
     assert r.exit_code == 0, r.errtext[-3000:]
     got = [row for f in sorted(out.glob("*.parquet")) for row in pq.read_table(f).to_pylist()]
