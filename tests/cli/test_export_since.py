@@ -69,9 +69,14 @@ def test_the_report_is_a_versioned_row_and_a_first_version_report_is_still_read(
     old = tmp_path / "old.json"
     old.write_text('{"type": "exportReport", "version": 1, "nextOffsets": {"/d/t-0": 5}}')
     assert read_since(str(old)) == {"/d/t-0": 5}
+    old.write_text('{"type": "exportReport", "v": 2, "nextOffsets": {"/d/t-0": 5}}')
+    assert read_since(str(old)) == {"/d/t-0": 5}  # written by an earlier version of the schema
     old.write_text('{"type": "exportReport", "version": 3, "nextOffsets": {"/d/t-0": 5}}')
     with pytest.raises(Exception, match="not an export report of version"):
         read_since(str(old))
+    old.write_text('{"type": "exportReport", "v": %d, "nextOffsets": {"/d/t-0": 5}}' % (SCHEMA_VERSION + 1))
+    with pytest.raises(Exception, match="not an export report of version"):
+        read_since(str(old))  # a later kseg's
 
 
 def test_incremental_export_on_spark(tmp_path: Path) -> None:
