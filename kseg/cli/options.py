@@ -8,7 +8,7 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any, BinaryIO, NoReturn, TypeVar
 
 import click
@@ -16,6 +16,7 @@ import click
 from kseg.cli.params import RateType
 from kseg.errors import KsegError, error_line
 from kseg.limits import DEFAULT_MAX_MESSAGE_SIZE, EXIT_ERROR, INT32_MAX
+from kseg.storage.context import ReadContext
 
 F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
@@ -89,6 +90,8 @@ class Run:
     quiet: bool = False
     max_rate: float | None = None
     drop_cache: bool = False
+    #: the read context every read of this command is given (kseg.storage.context): made once, here
+    context: ReadContext = field(default_factory=ReadContext)
 
     def say(self, text: str) -> None:
         """One line on stderr (a note, or an error the run goes on after)."""
@@ -132,20 +135,15 @@ class Run:
 
     def read_in(self, processes: int) -> None:
         """``--jobs N``: each of the N reading processes gets 1/N of ``--max-rate``."""
-        from kseg.storage import read_policy
-
-        read_policy.split(processes)
+        self.context.split(processes)
 
 
 def start(quiet: bool = False, max_rate: float | None = None, drop_cache: bool = False) -> Run:
-    """The :class:`Run` of the command starting, its read policy installed for the segment reader of this
-    process and the workers it forks (``kseg.storage.read_policy.configure``; without either option the
-    policy of a previous run in this process is reset)."""
-    from kseg.storage import read_policy
-
-    read_policy.configure(max_rate and max_rate * 1e6, bool(drop_cache))
+    """The :class:`Run` of the command starting, with its read context (``--max-rate`` in bytes a second,
+    ``--drop-cache``): a value handed down to every read, nothing installed in a module."""
     out, err = binary_streams()
-    return Run(out, err, bool(quiet), max_rate, bool(drop_cache))
+    context = ReadContext(max_rate * 1e6 if max_rate else None, bool(drop_cache))
+    return Run(out, err, bool(quiet), max_rate, bool(drop_cache), context)
 
 
 def run_options(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -154,7 +152,11 @@ def run_options(f: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(f)
     def command(*args: Any, quiet: bool, max_rate: float | None, drop_cache: bool, **kwargs: Any) -> Any:
-        return f(*args, run=start(quiet, max_rate, drop_cache), **kwargs)
+        from kseg.storage.context import reading
+
+        run = start(quiet, max_rate, drop_cache)
+        with reading(run.context):
+            return f(*args, run=run, **kwargs)
 
     return quiet_option(io_options(command))
 
@@ -176,19 +178,19 @@ def _rsm_keys(ctx: click.Context, param: click.Parameter, values: tuple[str, ...
 
 
 def rsm_key_option(f: Callable[..., Any]) -> Callable[..., Any]:
-    """``--rsm-key KEYPAIRID=FILE`` (repeatable), installed for the tiered-segment reader of this process
-    (``kseg.storage.tiered.configure``): the option of every command that reads segments' records."""
+    """``--rsm-key KEYPAIRID=FILE`` (repeatable), read into the run's read context (under
+    :func:`run_options`): the option of every command that reads segments' records."""
 
     @functools.wraps(f)
-    def command(*args: Any, rsm_key: dict[str, str], **kwargs: Any) -> Any:
-        from kseg.storage import tiered
+    def command(*args: Any, rsm_key: dict[str, str], run: Run, **kwargs: Any) -> Any:
+        from kseg.storage.context import RsmKeys, reading
 
-        tiered.configure(rsm_key)
         try:  # read now, once: a key file that cannot be read is exit 2 before anything runs (--spark ships it)
-            tiered.install(tiered.key_material())
+            keys = RsmKeys.read(rsm_key)
         except KsegError as exc:
             raise click.BadParameter(str(exc), param_hint="--rsm-key") from None
-        return f(*args, **kwargs)
+        with reading(run.context.with_keys(keys)) as context:
+            return f(*args, run=replace(run, context=context), **kwargs)
 
     return click.option("--rsm-key", multiple=True, metavar="KEYPAIRID=FILE", callback=_rsm_keys, help=RSM_KEY_HELP)(
         command
@@ -368,7 +370,7 @@ def reading_bar(run: Run, label: str, partitions: Iterable[Any], total: int | No
         return None, run.out
     if total is None:
         total = sum(seg.log_size() for part in partitions for seg in part.segments if seg.log)
-    bar.reads(label, total)
+    bar.reads(label, total, run.context.observers)
     return bar, bar.writer(run.out)
 
 
@@ -378,13 +380,14 @@ def listing_status(run: Run, paths: Iterable[str]) -> Iterator[None]:
     (:class:`kseg.render.progress.ListingStatus`, told by :mod:`kseg.storage.watch`): on a terminal's
     stderr unless ``--quiet``, removed when the listing ends; never on stdout."""
     from kseg.render import progress
-    from kseg.storage import watch
 
     status = progress.listing(run.quiet, list(paths), screen=True)
+    observers = run.context.observers
+    before, observers.watcher = observers.watcher, status
     try:
-        with watch.watching(status):
-            yield
+        yield
     finally:
+        observers.watcher = before
         if status is not None:
             status.close()
 
@@ -399,7 +402,7 @@ def partitions_or_fail(run: Run, paths: Iterable[str]) -> list[Any]:
     notes: list[str] = []
     try:
         with listing_status(run, paths):
-            partitions = discover(list(paths), notes)
+            partitions = discover(list(paths), notes, run.context)
         if nothing_in(partitions):
             raise nothing_found(list(paths))
     except KsegError as exc:

@@ -123,6 +123,7 @@ def verify_index(
     output = VerifyOutput(
         run.out, partitions, output_format=output_format, quiet=run.quiet, verbose=spark.verbose, jobs=jobs
     )
+    output.follow(run.context.observers)
 
     def on_result(res: Any) -> None:
         output.add(res)
@@ -169,7 +170,7 @@ def _inputs(run: Run, paths: tuple[str, ...], report_path: str | None, spark: bo
         if report is not None and report_path:
             clean_stale_output(run, report_path)
         with listing_status(run, paths):
-            partitions = (listed if spark else discover)(list(paths), notes)
+            partitions = (listed if spark else discover)(list(paths), notes, run.context)
         if nothing_in(partitions):
             raise nothing_found(list(paths))
     except KsegError as exc:

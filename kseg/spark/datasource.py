@@ -93,8 +93,13 @@ class KsegDataSource(DataSource):
 
     def __init__(self, options) -> None:
         super().__init__(options)
+        from kseg.storage.context import ReadContext, RsmKeys
+
         self.settings = read_options(dict(options))  # a bad option fails the load, naming it
-        self.listing: list | None = list_inputs(self.settings["paths"])
+        # option rsmKey "ID=FILE,...": read here, once per load, and held by the listing's stores (the tasks'
+        # shares of it carry them): two loads in one process read each with its own keys
+        self.context = ReadContext(keys=RsmKeys.read(rsm_keys(_option(dict(options), "rsmKey"))))
+        self.listing: list | None = list_inputs(self.settings["paths"], self.context)
         self.planned = False  # a reader was made: the pickles from now on go to the tasks
 
     @classmethod
@@ -117,14 +122,15 @@ class KsegDataSource(DataSource):
         return state
 
 
-def list_inputs(paths: list[str]) -> list:
-    """The load's listing, compact (:class:`~kseg.storage.listing.Listed`): made once, on the driver;
-    an input that cannot be listed fails the load, naming it and the cause."""
+def list_inputs(paths: list[str], context: Any = None) -> list:
+    """The load's listing, compact (:class:`~kseg.storage.listing.Listed`): made once, on the driver, its
+    partitions holding their store under the load's read context; an input that cannot be listed fails the
+    load, naming it and the cause."""
     from kseg.errors import KsegError
     from kseg.storage.listing import listed
 
     try:
-        parts = listed(paths, [])
+        parts = listed(paths, [], context)
     except KsegError as exc:
         raise OSError(f"kseg data source: {exc.describe()}") from None
     for part in parts:
@@ -135,13 +141,13 @@ def list_inputs(paths: list[str]) -> list:
 
 class KsegReader(DataSourceReader):
     def __init__(self, options: dict, listing: list | None = None) -> None:
-        from kseg.storage import tiered
+        from kseg.storage.context import ReadContext, RsmKeys
 
         self.options = options
         self.settings = read_options(options)
         self.listing = listing  # the load's (None: listed again here)
-        # option rsmKey "ID=FILE,...": read where the reader is made (the driver), shipped inside it
-        self.keys = tiered.key_material(rsm_keys(_option(options, "rsmKey")))
+        # option rsmKey "ID=FILE,...": read where the reader is made (the driver), shipped inside its context
+        self.context = ReadContext(keys=RsmKeys.read(rsm_keys(_option(options, "rsmKey"))))
         self.pushed = False  # an offset/timestamp filter was pushed: corruption rows are not yielded
 
     def __getstate__(self) -> dict:
@@ -164,24 +170,26 @@ class KsegReader(DataSourceReader):
         (:func:`~kseg.spark.deal.packing`), each task its share of the listing
         (:func:`~kseg.spark.deal.deal_in_order`): no unit object held."""
         from kseg.spark.deal import deal_in_order, packing
-        from kseg.storage import tiered
 
-        tiered.install(self.keys)
         s = self.settings
-        listing = self.listing if self.listing is not None else list_inputs(s["paths"])
+        listing = self.listing if self.listing is not None else list_inputs(s["paths"], self.context)
         dealt = deal_in_order(listing, s["ranges"], s["split_bytes"], packing(s["split_bytes"], UNITS_PER_TASK))
         return [UnitPartition(d) for d in dealt]
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
+        from kseg.storage.context import reading
+
+        if partition is None or partition.value is None:  # no split at all: Spark still reads once
+            return
+        with reading(self.context):  # a read the listing's store does not reach (none known): these keys
+            yield from self._rows(partition)
+
+    def _rows(self, partition: InputPartition) -> Iterator[Any]:
         from kseg.errors import InputError
         from kseg.ops.export.export import Corruption, Split, unit_splits
         from kseg.render.export import RowBuilder, split_facts
-        from kseg.storage import tiered
 
         s = self.settings
-        if partition is None or partition.value is None:  # no split at all: Spark still reads once
-            return
-        tiered.install(self.keys)
         key_fn, value_fn = _decoder_functions(self.options)
         marked = s["on_unreadable"] == "rows"
         for unit in partition.value.units(s["ranges"], s["split_bytes"]):

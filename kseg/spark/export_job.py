@@ -159,7 +159,7 @@ def run_export(
     from kseg.errors import InputError
     from kseg.spark import INSTALL_HINT
     from kseg.storage import files, location
-    from kseg.storage.tiered import KeyCarrier
+    from kseg.storage.context import Carried
 
     if importlib.util.find_spec("pyspark") is None:
         raise InputError(INSTALL_HINT)
@@ -201,7 +201,7 @@ def run_export(
             rdd = spark.sparkContext.parallelize(bins, len(bins))
             args = (output, ranges, split_bytes, limit, on_corruption, key_decoder, value_decoder, target_bytes)
             try:
-                results = rdd.flatMap(KeyCarrier(lambda b: export_bin(b, *args))).collect()  # with --rsm-key
+                results = rdd.flatMap(Carried(lambda b: export_bin(b, *args))).collect()  # with --rsm-key
             except Exception as exc:  # a task's CorruptionStop comes back inside Spark's error
                 if "CorruptionStop" in str(exc):
                     err.write(

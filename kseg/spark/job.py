@@ -37,9 +37,9 @@ from kseg.render.notes import NoteGroups
 from kseg.render.verify import note_groups
 from kseg.spark.bins import Indexed, Run, Share, bytes_per_task, indexed, plan
 from kseg.spark.pool import context_stopped, run_jobs
+from kseg.storage.context import Carried
 from kseg.storage.listing import Listed
 from kseg.storage.partition import Partition
-from kseg.storage.tiered import KeyCarrier
 
 #: ``--resume``: a segment verified after one it skipped (logDir, partition, segment) -> that one.
 Before = dict[tuple[str, str, str], SegmentResult]
@@ -247,7 +247,7 @@ def _submit_all(
 
     def verify(share: Share, what: str) -> list[tuple[int, SegmentResult]]:
         sc.setJobDescription(f"kseg verify-index: {what}")
-        task = KeyCarrier(lambda b: verify_bin(b, strict, max_message_size))  # --rsm-key reaches the executor
+        task = Carried(lambda b: verify_bin(b, strict, max_message_size))  # --rsm-key reaches the executor
         return sc.parallelize([share], 1).flatMap(task).collect()
 
     def one(number: int) -> list[tuple[int, SegmentResult]]:

@@ -42,6 +42,7 @@ from kseg.errors import CorruptIndexError
 from kseg.limits import INT64_MAX
 from kseg.storage import files, location
 from kseg.storage.checkpoints import java_int, java_split, lines_of
+from kseg.storage.stores.base import Store
 
 FILE_NAME = "leader-epoch-checkpoint"
 VERSION = 0
@@ -91,15 +92,15 @@ def parse(text: str, path: str = FILE_NAME) -> list[EpochEntry]:
     return entries
 
 
-def read(directory: str) -> list[EpochEntry] | None:
+def read(directory: str, store: Store | None = None) -> list[EpochEntry] | None:
     """The checkpoint of a partition directory, or None when it has none.  A malformed file
     raises :class:`CorruptIndexError`; an unreadable one :class:`kseg.errors.InputError`."""
     path = location.join(directory, FILE_NAME)
-    return _read_file(path) if files.exists(path) else None
+    return _read_file(path, store) if files.exists(path, store) else None
 
 
-def _read_file(path: str) -> list[EpochEntry]:
-    data = files.read_small_file(path, limit=1 << 24)
+def _read_file(path: str, store: Store | None = None) -> list[EpochEntry]:
+    data = files.read_small_file(path, limit=1 << 24, store=store)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -112,18 +113,18 @@ def _read_file(path: str) -> list[EpochEntry]:
 TIERED_SUFFIXES = (".leader-epoch-checkpoint", files.LEADER_EPOCH_CHECKPOINT)
 
 
-def read_partition(directory: str, logs: list[str]) -> list[EpochEntry] | None:
+def read_partition(directory: str, logs: list[str], store: Store | None = None) -> list[EpochEntry] | None:
     """The partition's checkpoint (:func:`read`); without one, in a tiered partition (``logs`` its
     segments' ``.log`` paths, by base offset), the checkpoint the last segment carries: the epochs up to that
     segment's end, which ``RemoteLogManager.copyLogSegment`` uploads with it (``getLeaderEpochEntries(log, -1,
     nextSegmentBaseOffset)``); None when neither exists."""
-    entries = read(directory)
+    entries = read(directory, store)
     if entries is not None or not logs or files.tiered_segment_id(logs[-1]) is None:
         return entries
     stem = logs[-1][: -len(files.LOG)]
     for suffix in TIERED_SUFFIXES:
-        if files.exists(stem + suffix):
-            return _read_file(stem + suffix)
+        if files.exists(stem + suffix, store):
+            return _read_file(stem + suffix, store)
     return None
 
 

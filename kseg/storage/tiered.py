@@ -12,25 +12,26 @@ index, time index, producer snapshot, leader-epoch checkpoint and transaction in
 alone (one chunk) when the segment is, never compressed (``KafkaRemoteStorageManager.uploadIndexes``);
 before October 2023 each was an object of its own (``<stem>.index`` ...).
 
-:func:`open_tiered` is what :func:`kseg.storage.files.open_readonly` asks first: for a segment file of
-Aiven's layout that has a manifest it returns a :class:`TieredLogFile` (the ``.log``: the original bytes,
-a chunk fetched by one ranged read when a read reaches it, one chunk held at a time) or an
-:class:`IndexBytes` (an index, cut from ``.indexes`` or its own object and decrypted); everything
-downstream is the reader of local segments.  Faults are :class:`ChunkError` naming the object key and the
-chunk number.  The private keys come from ``--rsm-key KEYPAIRID=FILE`` (:func:`configure`);
-``cryptography`` is imported only when an encrypted segment is read.
+This module decodes; the store of Aiven's layout (:class:`kseg.storage.stores.aiven.AivenStore`, a
+store over the store holding the objects) decides what to open: for a segment file that has a manifest
+it opens a :class:`TieredLogFile` (the ``.log``: the original bytes, a chunk fetched by one ranged read
+when a read reaches it, one chunk held at a time) or an :class:`IndexBytes` (an index, cut from
+``.indexes`` or its own object and decrypted, :func:`read_index`); everything downstream is the reader
+of local segments.  Faults are :class:`ChunkError` naming the object key and the chunk number.  The
+private keys come from ``--rsm-key KEYPAIRID=FILE``, in the read context the store was made with
+(:func:`private_key`, :func:`unwrap`); ``cryptography`` is imported only when an encrypted segment is
+read.
 """
 
 from __future__ import annotations
 
 import io
 import os
-from typing import Any
+from typing import Any, Callable
 
-from kseg.errors import ChunkError, CorruptRecordError, InputError, KsegError, ManifestError
+from kseg.errors import ChunkError, InputError, ManifestError
 from kseg.format import oaep
 from kseg.format.rsm_manifest import IV_SIZE, TAG_SIZE, Manifest, parse_manifest
-from kseg.storage import location
 from kseg.storage.remote_keys import RemoteObjectKey, parse_key
 
 #: The largest manifest read (a variable chunk index of a 1 GiB segment in 4 KiB chunks is far less).
@@ -46,94 +47,21 @@ INDEX_OF_SUFFIX = {
     "leader-epoch-checkpoint": "leaderEpoch",
 }
 
-_keys: dict[str, str] = {}  # key pair id -> private key file (--rsm-key)
-_pem: dict[str, bytes] = {}  # private key file -> its PEM bytes, when shipped from the driver (KeyCarrier)
-_unwrapped: dict[tuple[str, bytes], bytes] = {}
-_manifests: dict[str, Manifest | None] = {}
-_private: dict[str, tuple[int, tuple[int, int, int, int, int]]] = {}
+#: Opens an object of the store below for reading (the file API's ``seek``/``read``/``size``).
+Opener = Callable[[str], Any]
+#: The data key of a manifest (unwrapped by the store, which holds the keys): ``(manifest, where)``.
+DataKey = Callable[[Manifest, str], bytes]
 
 
-def configure(keys: dict[str, str]) -> None:
-    """Install the ``--rsm-key`` private keys (key pair id -> PEM file) for this process."""
-    _keys.clear()
-    _keys.update(keys)
-    _pem.clear()
-    _private.clear()
-    _unwrapped.clear()
-    _manifests.clear()
-
-
-def key_material(keys: dict[str, str] | None = None) -> dict[str, tuple[str, bytes]]:
-    """The PEM bytes of each private key (``keys``, by default the ``--rsm-key`` ones of this process),
-    read here: key pair id -> (file, bytes).  A key file that cannot be read is an :class:`InputError`
-    naming it, before any task starts."""
-    material = {}
-    for pair, key_file in (dict(_keys) if keys is None else keys).items():
-        if key_file in _pem:
-            material[pair] = (key_file, _pem[key_file])
-            continue
-        try:
-            with open(key_file, "rb") as f:
-                material[pair] = (key_file, f.read(1 << 20))
-        except OSError as exc:
-            raise InputError(
-                f"cannot read the private key of --rsm-key {pair}: {exc.strerror or exc}", path=key_file
-            ) from None
-    return material
-
-
-def install(material: dict[str, tuple[str, bytes]]) -> None:
-    """Install key material read elsewhere (:func:`key_material`, on a Spark driver) in this process, as
-    :func:`configure` installs files; done again with the same material, it keeps what was unwrapped."""
-    keys = {pair: key_file for pair, (key_file, _) in material.items()}
-    if keys == _keys and all(_pem.get(f) == pem for f, pem in material.values()):
-        return
-    configure(keys)
-    _pem.update(material.values())
-
-
-class KeyCarrier:
-    """A task function that carries the private keys of the process that made it (read there, once) and
-    installs them in the process that runs it: how ``--rsm-key`` reaches Spark's executors.  The PEM bytes
-    travel inside the pickled task, as the task's other arguments do (docs/tiered.md, "Under --spark")."""
-
-    def __init__(self, fn: Any, material: dict[str, tuple[str, bytes]] | None = None) -> None:
-        self.fn = fn
-        self.material = key_material() if material is None else material
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        install(self.material)
-        return self.fn(*args, **kwargs)
-
-
-def _open(path: str) -> Any:
-    if location.is_remote(path):
-        return location.open_input(path)
-    try:
-        return open(location.local_path(path), "rb", buffering=0)
-    except FileNotFoundError:
-        raise InputError("no such file", path=path) from None
-    except OSError as exc:
-        raise InputError(f"cannot open: {exc.strerror or exc}", path=path) from None
-
-
-def _exists(path: str) -> bool:
-    """Whether anything is at ``path``: a directory where a manifest should be is then an error
-    (``cannot open: Is a directory``), not a segment without a manifest."""
-    if location.is_remote(path):
-        return location.kind(path) == "file"
-    return os.path.lexists(location.local_path(path))
-
-
-def _size(f: Any) -> int:
+def size_of(f: Any) -> int:
     """The size of an open object or file (the store's listing, or ``fstat``)."""
     return int(f.size) if hasattr(f, "size") else os.fstat(f.fileno()).st_size
 
 
-def _read_all(path: str, limit: int) -> bytes:
+def read_all(opener: Opener, path: str, limit: int) -> bytes:
     """The whole object, refused before any read when it is larger than ``limit``."""
-    with _open(path) as f:
-        size = _size(f)
+    with opener(path) as f:
+        size = size_of(f)
         if size > limit:
             raise InputError(f"{size} bytes, larger than {limit}", path=path)
         data = f.read(size)
@@ -146,35 +74,47 @@ def aiven_key(path: str) -> RemoteObjectKey | None:
     return key if key is not None and key.layout == "aiven" else None
 
 
-def manifest_of(key: RemoteObjectKey) -> Manifest | None:
-    """The segment's manifest (read once per process), ``None`` when it has none."""
+def read_manifest(opener: Opener, key: RemoteObjectKey) -> Manifest:
+    """The segment's manifest (``<stem>.rsm-manifest``), parsed; faults name it."""
     path = key.with_suffix("rsm-manifest").key
-    if path not in _manifests:
-        if not _exists(path):
-            _manifests[path] = None
-        else:
-            try:
-                _manifests[path] = parse_manifest(_read_all(path, MAX_MANIFEST))
-            except ManifestError as exc:
-                raise exc.at(path) from None
-    return _manifests[path]
+    try:
+        return parse_manifest(read_all(opener, path, MAX_MANIFEST))
+    except ManifestError as exc:
+        raise exc.at(path) from None
 
 
-def _data_key(manifest: Manifest, where: str) -> bytes:
+def private_key(key_file: str, pem: bytes) -> tuple[int, tuple[int, int, int, int, int]]:
+    """The modulus and CRT numbers of a PEM RSA private key (``RsaKeyReader``: PKCS#8; PKCS#1 read too)."""
+    try:
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.hazmat.primitives.asymmetric import rsa
+    except ImportError:
+        raise InputError("reading an encrypted segment needs cryptography: pip install 'kseg[tiered]'") from None
+    try:
+        # the key is checked by what it unwraps (OAEP's hash): the slow consistency check is skipped
+        key = serialization.load_pem_private_key(pem, password=None, unsafe_skip_rsa_key_validation=True)
+    except (ValueError, TypeError) as exc:
+        raise InputError(f"not a PEM private key: {exc}", path=key_file) from None
+    if not isinstance(key, rsa.RSAPrivateKey):
+        raise InputError("not an RSA private key", path=key_file)
+    numbers = key.private_numbers()
+    crt = (numbers.p, numbers.q, numbers.dmp1, numbers.dmq1, numbers.iqmp)
+    return numbers.public_numbers.n, crt
+
+
+def unwrap(manifest: Manifest, private: tuple[int, tuple[int, int, int, int, int]] | None, where: str) -> bytes:
+    """The manifest's AES data key, unwrapped with the private key of its key pair (None: no ``--rsm-key``
+    names it, an :class:`InputError` saying which to give)."""
     enc = manifest.encryption
     assert enc is not None
-    cached = _unwrapped.get((enc.key_pair_id, enc.wrapped_key))
-    if cached is not None:
-        return cached
-    key_file = _keys.get(enc.key_pair_id)
-    if key_file is None:
+    if private is None:
         raise InputError(
             f"encrypted with key pair '{enc.key_pair_id}': give its private key with --rsm-key {enc.key_pair_id}=FILE",
             path=where,
         )
-    n, private = _private_key(key_file)
+    n, crt = private
     try:
-        data_key = oaep.decrypt(enc.wrapped_key, n, private)
+        data_key = oaep.decrypt(enc.wrapped_key, n, crt)
     except oaep.OaepError as exc:
         raise InputError(
             f"the private key of --rsm-key {enc.key_pair_id} does not unwrap the data key: {exc}", path=where
@@ -185,37 +125,7 @@ def _data_key(manifest: Manifest, where: str) -> bytes:
             f"{DATA_KEY_SIZE} (AES-256): the manifest's dataKey is not one the plugin wrote",
             path=where,
         )
-    _unwrapped[(enc.key_pair_id, enc.wrapped_key)] = data_key
     return data_key
-
-
-def _private_key(key_file: str) -> tuple[int, tuple[int, int, int, int, int]]:
-    """The modulus and CRT numbers of a PEM RSA private key (``RsaKeyReader``: PKCS#8; PKCS#1 read too),
-    loaded once per process and file."""
-    if key_file in _private:
-        return _private[key_file]
-    try:
-        from cryptography.hazmat.primitives import serialization
-        from cryptography.hazmat.primitives.asymmetric import rsa
-    except ImportError:
-        raise InputError("reading an encrypted segment needs cryptography: pip install 'kseg[tiered]'") from None
-    try:
-        pem = _pem.get(key_file)
-        if pem is None:
-            with open(key_file, "rb") as f:
-                pem = f.read()
-        # the key is checked by what it unwraps (OAEP's hash): the slow consistency check is skipped
-        key = serialization.load_pem_private_key(pem, password=None, unsafe_skip_rsa_key_validation=True)
-    except OSError as exc:
-        raise InputError(f"cannot read the private key: {exc.strerror or exc}", path=key_file) from None
-    except (ValueError, TypeError) as exc:
-        raise InputError(f"not a PEM private key: {exc}", path=key_file) from None
-    if not isinstance(key, rsa.RSAPrivateKey):
-        raise InputError("not an RSA private key", path=key_file)
-    numbers = key.private_numbers()
-    crt = (numbers.p, numbers.q, numbers.dmp1, numbers.dmq1, numbers.iqmp)
-    _private[key_file] = (numbers.public_numbers.n, crt)
-    return _private[key_file]
 
 
 def _decrypt(data: bytes, key: bytes, aad: bytes, where: str, chunk: int, at: int | None = None) -> bytes:
@@ -237,15 +147,15 @@ class TieredLogFile:
     (``seek``/``tell``/``readinto``/``read``, ``size``).  A read fetches the chunks it reaches, each by
     one ranged read, and keeps only the last one decoded."""
 
-    def __init__(self, key: RemoteObjectKey, manifest: Manifest) -> None:
+    def __init__(self, key: RemoteObjectKey, manifest: Manifest, opener: Opener, data_key: DataKey) -> None:
         self.key, self.manifest, self.path = key, manifest, key.key
         index = manifest.chunk_index
         self.size = index.original_file_size
         self.chunk_size = index.original_chunk_size
         self._plain = not manifest.compression and manifest.encryption is None
-        self._data_key = _data_key(manifest, self.path) if manifest.encryption is not None else None
-        self._f = _open(self.path)
-        self._object_size = _size(self._f)
+        self._data_key = data_key(manifest, self.path) if manifest.encryption is not None else None
+        self._f = opener(self.path)
+        self._object_size = size_of(self._f)
         #: where the last chunk starts (an object longer than the chunks is a fault of the last chunk)
         self._last = index.chunk(index.count - 1) if index.count else None
         self._longer = self._object_size > index.transformed_file_size
@@ -380,11 +290,13 @@ class IndexBytes(io.BytesIO):
         self.size, self.path = len(data), path
 
 
-def _index(key: RemoteObjectKey, manifest: Manifest) -> IndexBytes:
+def read_index(key: RemoteObjectKey, manifest: Manifest, opener: Opener, data_key: DataKey) -> IndexBytes:
+    """An index of the segment (``key``: its index file's name), cut from its ``.indexes`` object (or its own
+    object, before October 2023) and decrypted."""
     name = INDEX_OF_SUFFIX[key.suffix]
     if manifest.segment_indexes is None:  # before October 2023: an object per index
         where = key.key
-        data = _read_all(where, 1 << 30)
+        data = read_all(opener, where, 1 << 30)
         span: tuple[int, int] | None = (0, len(data))
     else:
         where = key.with_suffix("indexes").key
@@ -393,8 +305,8 @@ def _index(key: RemoteObjectKey, manifest: Manifest) -> IndexBytes:
             raise InputError("no such file (the segment has no transaction index)", path=key.key)
         if span[1] == 0:
             return IndexBytes(b"", key.key)
-        with _open(where) as f:
-            size = _size(f)
+        with opener(where) as f:
+            size = size_of(f)
             if span[0] + span[1] > size:  # before a byte is read or allocated
                 raise ChunkError(
                     f"{name} index: the object ends at byte {size}, the manifest says {span[0] + span[1]}",
@@ -410,59 +322,8 @@ def _index(key: RemoteObjectKey, manifest: Manifest) -> IndexBytes:
                 position=span[0],
             )
     if manifest.encryption is not None and data:
-        data = _decrypt(bytes(data), _data_key(manifest, where), manifest.encryption.aad, where, 0)
+        data = _decrypt(bytes(data), data_key(manifest, where), manifest.encryption.aad, where, 0)
     return IndexBytes(bytes(data), key.key)
-
-
-def open_tiered(path: str) -> TieredLogFile | IndexBytes | None:
-    """The file at ``path`` read through its tiered segment's manifest, or ``None`` when ``path`` is no
-    segment file of Aiven's layout with a manifest (then it is read as any file)."""
-    key = aiven_key(path)
-    if key is None or (key.suffix != "log" and key.suffix not in INDEX_OF_SUFFIX):
-        return None
-    try:
-        manifest = manifest_of(key)
-    except KsegError:
-        if key.suffix != "log":
-            return None  # the .log's reader reports the manifest once
-        raise
-    if manifest is None:
-        return None
-    if key.suffix == "log":
-        return TieredLogFile(key, manifest)
-    if manifest.segment_indexes is None and not manifest.encryption:
-        return None  # an old per-index object, stored as it was
-    try:
-        return _index(key, manifest)
-    except CorruptRecordError as exc:  # an index its object cannot give: unreadable, as a local index that fails
-        raise InputError(exc.message, path=exc.path, position=exc.position) from None  # (lookups read the log)
-
-
-def original_size(path: str) -> int | None:
-    """The original size of a tiered ``.log`` (its manifest's ``originalFileSize``), else ``None``."""
-    key = aiven_key(path)
-    if key is None or key.suffix != "log":
-        return None
-    try:
-        manifest = manifest_of(key)
-    except KsegError:
-        return None
-    return None if manifest is None else manifest.chunk_index.original_file_size
-
-
-def index_exists(path: str) -> bool | None:
-    """Whether an index of a tiered segment of the ``.indexes`` layout exists (a transaction index only
-    when the manifest has one); ``None`` for any other path (then the file system answers)."""
-    key = aiven_key(path)
-    if key is None or key.suffix not in INDEX_OF_SUFFIX:
-        return None
-    try:
-        manifest = manifest_of(key)
-    except KsegError:
-        return None
-    if manifest is None or manifest.segment_indexes is None:
-        return None
-    return manifest.segment_indexes[INDEX_OF_SUFFIX[key.suffix]] is not None
 
 
 def is_indexes_object(path: str) -> bool:

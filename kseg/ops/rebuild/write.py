@@ -29,7 +29,7 @@ from kseg.errors import InputError
 from kseg.limits import DEFAULT_DECOMPRESSION_LIMIT
 from kseg.ops.rebuild.compare import ENTRY, LargeIndex, at_inferred_interval, difference, tail_rule, zero_tail
 from kseg.ops.rebuild.recovered import Recovered
-from kseg.storage import files, location, tiered
+from kseg.storage import files, location
 from kseg.storage.atomic import write_atomic
 
 SAME, DIFFERS, MISSING, ABSENT = "same", "differs", "missing", "absent"
@@ -247,7 +247,7 @@ def write(
     def shown(kind: str) -> str:
         return files.display(_in(directory, rec, kind)) if output_dir else _shown_beside(rec, kind)
 
-    in_place_tiered = not output_dir and tiered.original_size(rec.log) is not None
+    in_place_tiered = not output_dir and files.store_of(rec.log).original_size(rec.log) is not None
     for kind, data, path_shown in _files_due(rec, rebuilt, out, shown):
         o = FileOutcome(kind, path_shown, len(data) // ENTRY[kind].size, WRITTEN)
         out.append(o)

@@ -56,7 +56,7 @@ def verify_segment(
         return res
     indexes = read_indexes(seg)
     try:
-        scan = scan_log(res, seg.log, index_keys(indexes), max_message_size, epochs)
+        scan = scan_log(res, seg.log, index_keys(indexes), max_message_size, epochs, seg.store)
     except InputError as exc:  # an I/O error: a failed segment (exit 2), no index problem derived from it
         res.failed = exc.describe()
         return res
@@ -79,7 +79,7 @@ def older_writer_rules(partition: str, seg: Segment) -> dict[str, list[str] | No
         return out
     res = SegmentResult(partition, seg.name, seg.base_offset, seg.log)
     indexes = read_indexes(seg)
-    scan = scan_log(res, seg.log, index_keys(indexes))
+    scan = scan_log(res, seg.log, index_keys(indexes), store=seg.store)
     if seg.index:
         out[seg.index] = _unless_problems(res, seg.index, check_offset_index(res, seg, scan, False, indexes.offsets))
     if seg.timeindex:
@@ -124,7 +124,7 @@ def _check_missing_indexes(res: SegmentResult, seg: Segment, strict: bool) -> No
 
 def _check_txn_index(res: SegmentResult, seg: Segment, path: str) -> None:
     try:
-        data = files.read_small_file(path)
+        data = files.read_small_file(path, store=seg.store)
     except InputError as exc:
         res.fail(exc.describe())
         return
