@@ -41,6 +41,7 @@ Header keys are decoded as Kafka does (``new String(bytes, UTF_8)``).
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any, Callable, Iterable
 
 from kseg.format.compression import codec_name
@@ -114,15 +115,10 @@ def arrow_schema(decoded: bool = False, unreadable: bool = False):
     return pa.schema([(name, types[kind]) for name, kind, _ in columns(decoded, unreadable)])
 
 
-_schemas: dict[tuple[bool, bool], object] = {}
-
-
+@lru_cache(maxsize=4)
 def _schema(decoded: bool, unreadable: bool = False):
-    """:func:`arrow_schema`, made once per run (a RowBuilder is made per split)."""
-    schema = _schemas.get((decoded, unreadable))
-    if schema is None:
-        schema = _schemas[(decoded, unreadable)] = arrow_schema(decoded, unreadable)
-    return schema
+    """:func:`arrow_schema`, made once per process and shape (a RowBuilder is made per split)."""
+    return arrow_schema(decoded, unreadable)
 
 
 class RowBuilder:
@@ -302,7 +298,7 @@ MIN_ROW_GROUP_BYTES = 64 << 10
 #: Columns dictionary-encoded in Parquet: those that repeat within a split.  A dictionary on the others
 #: (offsets, timestamps, keys, values: mostly unique) only grows until the writer falls back to plain
 #: encoding, and costs ~30 MiB a row group while it does.
-DICTIONARY = ["logDir", "topic", "segment", "timestampType", "compression"]
+DICTIONARY = ("logDir", "topic", "segment", "timestampType", "compression")
 
 
 class RowGroups:
@@ -464,7 +460,7 @@ def _write_groups(sink, batches, decoded: bool, target_bytes: int | None) -> Non
     :class:`_Pushback`), only the rows that keep the file within it (:func:`_fill`)."""
     import pyarrow.parquet as pq
 
-    with pq.ParquetWriter(sink, arrow_schema(decoded), compression="zstd", use_dictionary=DICTIONARY) as writer:
+    with pq.ParquetWriter(sink, arrow_schema(decoded), compression="zstd", use_dictionary=list(DICTIONARY)) as writer:
         if target_bytes is None:
             groups = RowGroups(writer)
             for batch in batches:

@@ -16,20 +16,23 @@ from __future__ import annotations
 
 import re
 from bisect import insort
+from types import MappingProxyType
 
 FIRST_PLACES = 3  # places named on a grouped line
 _COUNT = re.compile(r"\b(\d+) (entr(?:y|ies)|batch(?:es)?|segments?|bytes?)\b")
-_SINGULAR = {
-    "entries": "entry",
-    "entry": "entry",
-    "batches": "batch",
-    "batch": "batch",
-    "segments": "segment",
-    "segment": "segment",
-    "bytes": "byte",
-    "byte": "byte",
-}
-_PLURAL = {"entry": "entries", "batch": "batches", "segment": "segments", "byte": "bytes"}
+_SINGULAR = MappingProxyType(
+    {
+        "entries": "entry",
+        "entry": "entry",
+        "batches": "batch",
+        "batch": "batch",
+        "segments": "segment",
+        "segment": "segment",
+        "bytes": "byte",
+        "byte": "byte",
+    }
+)
+_PLURAL = MappingProxyType({"entry": "entries", "batch": "batches", "segment": "segments", "byte": "bytes"})
 
 
 def plural(n: int, word: str) -> str:

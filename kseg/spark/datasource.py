@@ -177,12 +177,11 @@ class KsegReader(DataSourceReader):
         return [UnitPartition(d) for d in dealt]
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
-        from kseg.storage.context import reading
+        from kseg.storage.context import under
 
         if partition is None or partition.value is None:  # no split at all: Spark still reads once
             return
-        with reading(self.context):  # a read the listing's store does not reach (none known): these keys
-            yield from self._rows(partition)
+        yield from under(self.context, self._rows(partition))  # a read given no store reads with these keys
 
     def _rows(self, partition: InputPartition) -> Iterator[Any]:
         from kseg.errors import InputError

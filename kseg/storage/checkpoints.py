@@ -37,6 +37,7 @@ import json
 import os
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import NamedTuple
 
 from kseg.errors import CheckpointError, KsegError
@@ -299,9 +300,6 @@ class Checkpointed:
     parsed: bool = False  # the file was read and parsed (so no value means: no entry for the partition)
 
 
-_TABLES: dict[tuple[str, str, object], tuple[bool, dict[tuple[str, int], OffsetEntry] | None, str | None]] = {}
-
-
 def file_version(directory: str, name: str) -> object:
     """What tells one state of a local file from another (its stat), so a file rewritten between two reads
     in one process is read again; None for an object store's (a command reads it once)."""
@@ -317,19 +315,27 @@ def file_version(directory: str, name: str) -> object:
 def _table(log_dir: str, name: str) -> tuple[bool, dict[tuple[str, int], OffsetEntry] | None, str | None]:
     """(present, entries or None, why not) of ``log_dir/name``, read once per run (a fleet's partitions
     share their log directory's checkpoints)."""
-    key = (os.path.abspath(log_dir) if not location.is_uri(log_dir) else log_dir, name, file_version(log_dir, name))
-    if key not in _TABLES:
-        path = files.display(location.join(log_dir, name))
-        found: tuple[bool, dict[tuple[str, int], OffsetEntry] | None, str | None]
-        try:
-            text = read_text(log_dir, name)
-            found = (False, None, None) if text is None else (True, parse_offsets(text, path), None)
-        except KsegError as exc:  # unreadable (the OS's reason) or malformed: not used, and said so
-            found = (True, None, f"{exc.describe()}: not used")
-        if len(_TABLES) > 64:
-            _TABLES.clear()
-        _TABLES[key] = found
-    return _TABLES[key]
+    where = os.path.abspath(log_dir) if not location.is_uri(log_dir) else log_dir
+    return _read_table(where, log_dir, name, file_version(log_dir, name))
+
+
+@lru_cache(maxsize=64)
+def _read_table(
+    where: str, log_dir: str, name: str, version: object
+) -> tuple[bool, dict[tuple[str, int], OffsetEntry] | None, str | None]:
+    """:func:`_table` of one state of the file (``version``, :func:`file_version`), read once per process
+    (``where``: the log directory's absolute path, the cache's key with ``name`` and ``version``)."""
+    path = files.display(location.join(log_dir, name))
+    try:
+        text = read_text(log_dir, name)
+    except KsegError as exc:  # unreadable (the OS's reason) or malformed: not used, and said so
+        return (True, None, f"{exc.describe()}: not used")
+    if text is None:
+        return (False, None, None)
+    try:
+        return (True, parse_offsets(text, path), None)
+    except KsegError as exc:
+        return (True, None, f"{exc.describe()}: not used")
 
 
 def partition_entry(partition_path: str, name: str) -> Checkpointed:

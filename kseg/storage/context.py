@@ -168,4 +168,19 @@ class Carried:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         with reading(self.context):
-            return self.fn(*args, **kwargs)
+            result = self.fn(*args, **kwargs)
+        if isinstance(result, Iterator):  # a generator's body runs as it is iterated: under the context too
+            return under(self.context, result)
+        return result
+
+
+def under(context: ReadContext, items: Iterator[Any]) -> Iterator[Any]:
+    """``items``, each one made under ``context`` (:func:`reading` around each step, never across a
+    ``yield``: the consumer between two items reads under its own)."""
+    while True:
+        with reading(context):
+            try:
+                item = next(items)
+            except StopIteration:
+                return
+        yield item

@@ -20,6 +20,7 @@ import os
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, TypeVar, cast
 
 from kseg.errors import InputError
@@ -31,7 +32,9 @@ from kseg.storage.stores.discover import is_remote, store_for
 
 _DIGITS = re.compile(r"(\d+)")
 TRANSITION_FILE_SUFFIXES = (".deleted", ".cleaned", ".swap")
-_SLOT = {files.LOG: "log", files.INDEX: "index", files.TIME_INDEX: "timeindex", files.TXN_INDEX: "txnindex"}
+_SLOT = MappingProxyType(
+    {files.LOG: "log", files.INDEX: "index", files.TIME_INDEX: "timeindex", files.TXN_INDEX: "txnindex"}
+)
 T = TypeVar("T")
 LAYOUT_HINT = (
     "give a log root holding partition directories (data/orders-0/), a partition directory "

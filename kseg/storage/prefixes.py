@@ -39,6 +39,7 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from functools import lru_cache
 from typing import TypeVar
 
 from kseg.errors import InputError
@@ -179,14 +180,18 @@ class _Plan:
             raise InputError(exc.message, path=location.redact(self.uri), hint=exc.hint) from None
 
 
-_SLOTS: dict[int, threading.BoundedSemaphore] = {}
 _SLOTS_LOCK = threading.Lock()
 
 
 def _slots(at_once: int) -> threading.BoundedSemaphore:
-    """The process's ``at_once`` listing slots (one semaphore per bound)."""
+    """The process's ``at_once`` listing slots (one semaphore per bound, made once under the lock)."""
     with _SLOTS_LOCK:
-        return _SLOTS.setdefault(at_once, threading.BoundedSemaphore(at_once))
+        return _semaphore(at_once)
+
+
+@lru_cache(maxsize=None)
+def _semaphore(at_once: int) -> threading.BoundedSemaphore:
+    return threading.BoundedSemaphore(at_once)
 
 
 def _grouped(entries: list[location.Entry], told: watch.Told) -> Iterator[tuple[str, list[location.Entry]]]:

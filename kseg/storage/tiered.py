@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import io
 import os
+from types import MappingProxyType
 from typing import Any, Callable
 
 from kseg.errors import ChunkError, InputError, ManifestError
@@ -39,13 +40,15 @@ MAX_MANIFEST = 64 << 20
 #: ``AesEncryptionProvider``: the data key is an AES-256 key.
 DATA_KEY_SIZE = 32
 #: The indexes a reader may ask for, by file suffix -> ``segmentIndexes`` name.
-INDEX_OF_SUFFIX = {
-    "index": "offset",
-    "timeindex": "timestamp",
-    "snapshot": "producerSnapshot",
-    "txnindex": "transaction",
-    "leader-epoch-checkpoint": "leaderEpoch",
-}
+INDEX_OF_SUFFIX = MappingProxyType(
+    {
+        "index": "offset",
+        "timeindex": "timestamp",
+        "snapshot": "producerSnapshot",
+        "txnindex": "transaction",
+        "leader-epoch-checkpoint": "leaderEpoch",
+    }
+)
 
 #: Opens an object of the store below for reading (the file API's ``seek``/``read``/``size``).
 Opener = Callable[[str], Any]

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from kseg.format.uuid import parse_uuid
 from kseg.ops.tiered.partitioner import METADATA_TOPIC, metadata_partition
@@ -45,13 +46,15 @@ from kseg.storage.remote_keys import (
 
 PARTITION_DELETED = "DELETE_PARTITION_FINISHED"
 _AIVEN_INDEXES = frozenset(AIVEN_LEGACY_SUFFIXES) - {"log", "rsm-manifest", "txnindex"}
-ORPHAN_WHY = {
-    STARTED: "a copy that never finished (COPY_SEGMENT_STARTED)",
-    DELETE_STARTED: "a deletion that never finished (DELETE_SEGMENT_STARTED)",
-    DELETE_FINISHED: "a segment whose deletion finished (DELETE_SEGMENT_FINISHED)",
-    None: "no metadata record names the segment",
-    PARTITION_DELETED: "a segment of a partition whose deletion finished (DELETE_PARTITION_FINISHED)",
-}
+ORPHAN_WHY = MappingProxyType(
+    {
+        STARTED: "a copy that never finished (COPY_SEGMENT_STARTED)",
+        DELETE_STARTED: "a deletion that never finished (DELETE_SEGMENT_STARTED)",
+        DELETE_FINISHED: "a segment whose deletion finished (DELETE_SEGMENT_FINISHED)",
+        None: "no metadata record names the segment",
+        PARTITION_DELETED: "a segment of a partition whose deletion finished (DELETE_PARTITION_FINISHED)",
+    }
+)
 
 
 @dataclass
