@@ -34,6 +34,10 @@ class AivenStore:
         self._private: dict[str, tuple[int, tuple[int, int, int, int, int]] | None] = {}
         self._unwrapped: dict[tuple[str, bytes], bytes] = {}
 
+    @property
+    def remote(self) -> bool:
+        return self.inner.remote
+
     # -- what the layout adds ----------------------------------------------------------------------
     def manifest(self, key: RemoteObjectKey) -> Manifest | None:
         """The segment's manifest (read once by this store), ``None`` when it has none."""

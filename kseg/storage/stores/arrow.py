@@ -16,6 +16,7 @@ class ArrowStore:
     """The objects under a URI, read by ranged requests (a segment is never downloaded whole)."""
 
     __slots__ = ("context",)
+    remote = True
 
     def __init__(self, context: ReadContext) -> None:
         self.context = context

@@ -33,6 +33,11 @@ class Store(Protocol):
 
     context: ReadContext
 
+    @property
+    def remote(self) -> bool:
+        """Whether its bytes come over the network (an object store): what a caller holding a partition or
+        segment asks instead of its path (a local write, a mount hint)."""
+
     def open(self, path: str, buffering: int = -1) -> ReadFile:
         """``path`` opened for reading (a regular file only; faults are one :class:`InputError`)."""
 

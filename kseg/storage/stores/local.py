@@ -19,6 +19,7 @@ class LocalStore:
     """Files on this host's file systems."""
 
     __slots__ = ("context",)
+    remote = False
 
     def __init__(self, context: ReadContext) -> None:
         self.context = context
