@@ -2,7 +2,7 @@
 
     engine    kseg._engine                                      the optional C extension (imports nothing of kseg)
     limits    kseg.limits                                       each constant once; imports nothing
-    base      kseg, kseg.errors, kseg.jsonlines, kseg.timestamps, kseg.engine
+    base      kseg, kseg.errors, kseg.jsonlines, kseg.timestamps, kseg.engine, kseg.words
     format    kseg.format                                       bytes -> values
     storage   kseg.storage  |  testing  kseg.testing            Kafka's on-disk nouns (files, records, partitions)
                                                                 | the writer
@@ -35,7 +35,7 @@ KSEG = ROOT / "kseg"
 LAYERS = [
     {"kseg._engine"},  # kseg/_engine.c, the optional compiled engine: C, imports no kseg module
     {"kseg.limits"},  # exit codes, bounds and Java's ranges: imports nothing, every module may use it
-    {"kseg", "kseg.errors", "kseg.jsonlines", "kseg.timestamps", "kseg.engine"},
+    {"kseg", "kseg.errors", "kseg.jsonlines", "kseg.timestamps", "kseg.engine", "kseg.words"},
     {"kseg.format"},
     {"kseg.storage", "kseg.testing"},
     {"kseg.ops"},

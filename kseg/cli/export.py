@@ -22,7 +22,7 @@ from kseg.cli.options import (
     run_options,
     spark_options,
 )
-from kseg.cli.params import TimestampType, decoders
+from kseg.cli.params import Int, TimestampType, decoders
 from kseg.limits import EXIT_OK, EXIT_PROBLEMS, INT64_MAX, INT64_MIN, decompression_limit
 from kseg.ops.export.export import DEFAULT_TARGET_FILE_BYTES, ON_CORRUPTION
 
@@ -38,12 +38,8 @@ EXIT_CORRUPT = EXIT_PROBLEMS  # corrupt batches met
     metavar="PATH|URI",
     help="Where the Parquet goes: a file (local run) or a directory (--spark); s3://, gs://... too.",
 )
-@click.option(
-    "--from-offset", type=click.IntRange(INT64_MIN, INT64_MAX), default=None, help="First offset to export (inclusive)."
-)
-@click.option(
-    "--to-offset", type=click.IntRange(INT64_MIN, INT64_MAX), default=None, help="Last offset to export (inclusive)."
-)
+@click.option("--from-offset", type=Int(INT64_MIN, INT64_MAX), default=None, help="First offset to export (inclusive).")
+@click.option("--to-offset", type=Int(INT64_MIN, INT64_MAX), default=None, help="Last offset to export (inclusive).")
 @click.option(
     "--from-time",
     type=TimestampType(names=False),
@@ -62,14 +58,14 @@ EXIT_CORRUPT = EXIT_PROBLEMS  # corrupt batches met
 )
 @click.option(
     "--split-bytes",
-    type=click.IntRange(min=1 << 20, max=1 << 62),
+    type=Int(min=1 << 20, max=1 << 62),
     default=128 << 20,
     show_default=True,
     help="Segments larger than this are read by several tasks, cut at batch boundaries.",
 )
 @click.option(
     "--target-file-size",
-    type=click.IntRange(min=1, max=1 << 62),
+    type=Int(min=1, max=1 << 62),
     default=None,
     metavar="BYTES",
     help="With --spark: each task's rows go into Parquet files of about this size (at or below it; "

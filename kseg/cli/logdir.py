@@ -41,9 +41,10 @@ def logdir(
     \b
     Exit codes:
       0  every file read, no problem found
-      1  problems (offsets past the log end, malformed checkpoints, leftovers, ...)
+      1  problems (offsets past the log end, bad checkpoints, leftovers, ...)
          or a segment that could not be read past a corrupt or partial batch
-      2  usage error, or a file or directory could not be read (the OS's reason),
+      2  usage error, a PATH holding no log directory (an unmounted disk), or a
+         file or directory could not be read (the OS's reason),
          or (--spark) a partition whose task Spark gave up: a failed row
     """
     from kseg.jsonlines import dumps

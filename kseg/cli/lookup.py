@@ -116,7 +116,8 @@ def lookup_offset(offset: int) -> Query:
     \b
     Kafka's read path (LocalLog.read, LogSegment.translateOffset):
       1. the segment with the largest base offset <= OFFSET;
-      2. in its .index the largest entry <= OFFSET (else the base offset, position 0);
+      2. in its .index the largest entry <= OFFSET (else the base offset,
+         position 0);
       3. from that position, the first batch whose last offset >= OFFSET.
     Then the batch and the record print as kafka-dump-log.sh --print-data-log
     prints them.  In a compacted log where OFFSET is gone, the first record
@@ -125,7 +126,8 @@ def lookup_offset(offset: int) -> Query:
     \b
     Exit codes:
       0  a record was found (OFFSET, or the next one in a compacted log)
-      1  no record: below the log start, at or past the log end, or unreadable data
+      1  no record: below the log start, at or past the log end, or
+         unreadable data
       2  usage error, or a file could not be opened or read
     """
 

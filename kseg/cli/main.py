@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
 import signal
 import sys
+from typing import Any
 
 import click
 
@@ -44,8 +46,44 @@ COMMANDS = {
 }
 
 
+_OPTION_WORD = re.compile(r"--?[A-Za-z0-9][A-Za-z0-9-]*")
+_GLUE = "\u2011"  # a non-breaking hyphen, while a paragraph is wrapped
+
+
+def _glued(text: str) -> str:
+    return _OPTION_WORD.sub(lambda m: m.group().replace("-", _GLUE), text)
+
+
+class Formatter(click.HelpFormatter):
+    """Click's help formatter, but an option named in a help text (``--value-decoder-class``) is never
+    split at one of its hyphens when the text is wrapped."""
+
+    def write_text(self, text: str) -> None:
+        start = len(self.buffer)
+        super().write_text(_glued(text))
+        self._unglue(start)
+
+    def write_dl(self, rows: Any, col_max: int = 30, col_spacing: int = 2) -> None:
+        start = len(self.buffer)
+        from kseg.cli.params import named_bounds
+
+        super().write_dl([(term, _glued(named_bounds(text))) for term, text in rows], col_max, col_spacing)
+        self._unglue(start)
+
+    def _unglue(self, start: int) -> None:
+        self.buffer[start:] = [piece.replace(_GLUE, "-") for piece in self.buffer[start:]]
+
+
+class Context(click.Context):
+    """Every kseg command's context: help through :class:`Formatter`."""
+
+    formatter_class = Formatter
+
+
 class LazyGroup(click.Group):
     """A group whose commands are imported on first use; help lists them from ``COMMANDS``."""
+
+    context_class = Context
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
@@ -54,7 +92,9 @@ class LazyGroup(click.Group):
         spec = COMMANDS.get(name)
         if spec is None:
             return None
-        return getattr(importlib.import_module(spec[0]), spec[1])
+        command = getattr(importlib.import_module(spec[0]), spec[1])
+        command.context_class = Context
+        return command
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         with formatter.section("Commands"):
@@ -69,11 +109,12 @@ class LazyGroup(click.Group):
             interrupted()
             raise  # not reached: interrupted() exits
         except click.UsageError as exc:  # kseg's own options (kseg --bogus)
-            usage_error(exc)
+            usage_error(exc, args)
             raise  # not reached unless click shows the help (``kseg`` alone)
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         _check_uris(args)  # the whole command line, before any command runs
+        ctx.meta[_ARGS] = list(args)  # for a usage error while the command's own options are parsed
         return super().parse_args(ctx, args)
 
     def invoke(self, ctx: click.Context):
@@ -93,6 +134,8 @@ class LazyGroup(click.Group):
         except BrokenPipeError:
             closed_stdout()
         except click.UsageError as exc:  # click's own: an unknown option or command, a missing argument, a bad value
+            if exc.ctx is None or exc.ctx.command is self:  # the option parser's errors (a missing value)
+                exc.ctx = _subcommand_context(ctx)  # name the group's context: the command's, which was parsed
             usage_error(exc)
             raise  # not reached unless click shows the help (``kseg`` alone)
         except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException, SystemExit):
@@ -101,18 +144,47 @@ class LazyGroup(click.Group):
             fatal(exc)
 
 
+_ARGS = "kseg.args"  # the command line after ``kseg``, kept in the group's context
 _NO_ARGS_IS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())  # click 8.2+: a UsageError showing help
 
 
-def usage_error(exc: click.UsageError) -> None:
+def usage_error(exc: click.UsageError, args: list[str] | None = None) -> None:
     """A usage error click found (every command's): one ``kseg: error:`` line on stderr naming the command
     and where its help is, exit 2 -- never click's multi-line ``Usage: ... Try ... Error: ...`` block.
-    ``kseg`` alone (click's ``NoArgsIsHelpError``) returns: click shows the help, exit 2."""
+    ``kseg`` alone (click's ``NoArgsIsHelpError``) returns: click shows the help, exit 2.  ``args``: the
+    command line after ``kseg``, for an option given before its command (``kseg -q tiered``)."""
     if isinstance(exc, _NO_ARGS_IS_HELP):
         return
     path = exc.ctx.command_path if exc.ctx is not None else "kseg"
     what = " ".join(exc.format_message().split()).rstrip(".")  # (a suggestion list may span lines)
-    _error_exit(f"{path}: {what} (see '{path} --help')")
+    if path != "kseg":
+        _error_exit(f"{path}: {what} (see '{path} --help')")
+    command = _misplaced_option(exc, args or [])
+    if command is None:
+        _error_exit(f"{what} (see 'kseg --help')")
+    option = exc.option_name  # type: ignore[attr-defined]  # (a NoSuchOption: _misplaced_option)
+    _error_exit(f"{what}: options go after the command, 'kseg {command} {option} ...' (see 'kseg {command} --help')")
+
+
+def _misplaced_option(exc: click.UsageError, args: list[str]) -> str | None:
+    """The command named later in ``args`` that has the unknown option ``kseg`` was given, if any."""
+    if not isinstance(exc, click.NoSuchOption):
+        return None
+    name = next((a for a in args if a in COMMANDS), None)
+    if name is None:
+        return None
+    command = cli.get_command(click.Context(cli), name)
+    has = command is not None and any(exc.option_name in (*p.opts, *p.secondary_opts) for p in command.params)
+    return name if has else None
+
+
+def _subcommand_context(ctx: click.Context) -> click.Context:
+    """A context naming the command being parsed (``kseg dump``), for an error raised while parsing it."""
+    name = next((w for w in ctx.meta.get(_ARGS, ()) if w in COMMANDS), None)
+    if name is None:
+        return ctx
+    command = cli.get_command(ctx, name)
+    return click.Context(command, info_name=name, parent=ctx) if command is not None else ctx
 
 
 def fatal(exc: BaseException) -> None:

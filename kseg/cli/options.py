@@ -13,7 +13,7 @@ from typing import Any, BinaryIO, NoReturn, TypeVar
 
 import click
 
-from kseg.cli.params import RateType
+from kseg.cli.params import Int, RateType
 from kseg.errors import KsegError, error_line
 from kseg.limits import DEFAULT_MAX_MESSAGE_SIZE, EXIT_ERROR, INT32_MAX
 from kseg.storage.context import ReadContext
@@ -33,8 +33,11 @@ format_option = click.option(
 QUIET_HELP = "No progress display and no notes on stderr (errors still print)."
 quiet_option = click.option("--quiet", "-q", is_flag=True, help=QUIET_HELP)
 
-JOBS_HELP = "Work on segments (partitions, where their state is carried across segments) in N processes."
-jobs_option = click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True, help=JOBS_HELP)
+JOBS_HELP = (
+    "Work on segments (partitions, where their state is carried across segments) in N processes; "
+    "--max-rate is split between them."
+)
+jobs_option = click.option("--jobs", "-j", type=Int(min=1), default=1, show_default=True, help=JOBS_HELP)
 
 paths_argument = click.argument("paths", nargs=-1, required=True, type=click.Path(readable=False))
 
@@ -59,9 +62,7 @@ def decoder_options(f: F) -> F:
     return f
 
 
-MAX_RATE_HELP = (
-    "Read segments at most this fast, in MB/s (10^6 bytes; split between --jobs processes); 0.01 to 1000000."
-)
+MAX_RATE_HELP = "Read segments at most this fast, in MB/s (10^6 bytes)."
 DROP_CACHE_HELP = (
     "Evict from the page cache the pages kseg's reads brought in (pages already cached stay): polite on a live broker."
 )
@@ -201,9 +202,18 @@ SPARK_HELP = {
     "--spark": "Run as a PySpark job (pip install 'kseg[spark]').",
     "--master": "Spark master URL (default local[*]); only with --spark.",
     "--spark-conf": "Spark configuration, repeatable; only with --spark.",
-    "--verbose": "With --spark: Spark's own log on stderr (and, for verify-index, clean segments too).  "
-    "verify-index: every note under its segment (else one line per kind of note).",
+    "--verbose": "With --spark: Spark's own log on stderr.",
 }
+
+
+def reword(command: click.Command, **helps: str) -> click.Command:
+    """``command`` with the help of its options named in ``helps`` (by parameter name) replaced: a shared
+    option whose meaning differs in this command says what it does here."""
+    for param in command.params:
+        if param.name in helps and isinstance(param, click.Option):
+            param.help = helps[param.name]
+    command.reworded = frozenset(helps)  # type: ignore[attr-defined]  # (tests/cli/test_options.py)
+    return command
 
 
 @dataclass(frozen=True)
@@ -280,14 +290,12 @@ def spark_options(f: Callable[..., Any]) -> Callable[..., Any]:
 
 def int32_option(name: str, default: int, help: str, minimum: int = 0) -> Callable[[F], F]:
     """An option holding one of Kafka's ``int`` settings (``--max-bytes``, ``--index-interval-bytes``, ...)."""
-    return click.option(
-        name, type=click.IntRange(min=minimum, max=INT32_MAX), default=default, show_default=True, help=help
-    )
+    return click.option(name, type=Int(min=minimum, max=INT32_MAX), default=default, show_default=True, help=help)
 
 
 max_message_size_option = click.option(
     "--max-message-size",
-    type=click.IntRange(min=1, max=INT32_MAX),  # Kafka's message.max.bytes is an int
+    type=Int(min=1, max=INT32_MAX),  # Kafka's message.max.bytes is an int
     default=DEFAULT_MAX_MESSAGE_SIZE,
     show_default=True,
     help="Size of the largest batch; also bounds decompression (8x this).",

@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from kseg.limits import INT64_MAX
+from kseg.limits import INT32_MAX, INT64_MAX, INT64_MIN
 from kseg.timestamps import parse_timestamp
 
 
@@ -25,8 +25,29 @@ def not_an_option(value: Any, param: click.Parameter | None, ctx: click.Context 
         raise click.NoSuchOption(value, ctx=ctx)
 
 
-class OffsetType(click.IntRange):
+#: Bounds shown by name in help (a 19-digit number wraps at 80 columns and says less than ``2^63-1``).
+_BOUND_NAMES = {INT64_MAX: "2^63-1", INT64_MIN: "-2^63", INT32_MAX: "2^31-1", 1 << 62: "2^62", 1 << 20: "2^20"}
+_BOUNDS = "|".join(str(v) for v in sorted(_BOUND_NAMES, key=abs, reverse=True))
+_BOUND = re.compile(rf"(?<![\w.])(?:{_BOUNDS})(?![\w.])")
+
+
+def named_bounds(text: str) -> str:
+    """``text`` (a line of help) with Java's integer bounds written by name: ``[1<=x<=2^31-1]``, not a
+    19-digit number that wraps at 80 columns and says less."""
+    return _BOUND.sub(lambda m: _BOUND_NAMES[int(m.group())], text)
+
+
+class Int(click.IntRange):
+    """An integer option within bounds: its errors say "not a valid integer" (click's IntRange says
+    "integer range") and its metavar is INTEGER."""
+
+    name = "integer"
+
+
+class OffsetType(Int):
     """OFFSET: a 64-bit integer, negative ones too."""
+
+    name = "offset"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         not_an_option(value, param, ctx)
@@ -81,6 +102,8 @@ MIN_RATE, MAX_RATE = 0.01, 1e6  # 10 kB/s (an 8 MiB read window then takes 14 mi
 
 class RateType(click.FloatRange):
     """``--max-rate``: a finite number of MB/s within [MIN_RATE, MAX_RATE] (FloatRange lets nan through)."""
+
+    name = "number"
 
     def __init__(self) -> None:
         super().__init__(min=MIN_RATE, max=MAX_RATE)

@@ -60,8 +60,8 @@ def rebuild_index(
     partition directories (and log roots), exactly as Kafka's recovery
     (LogSegment.recover) does after an unclean shutdown.
 
-    .index and .timeindex get the entries recovery writes (the same
-    --index-interval-bytes rule, the same final time-index entry, trimmed);
+    .index and .timeindex get the entries recovery writes (the same rule of
+    index.interval.bytes, the same final time-index entry, trimmed);
     .txnindex gets the aborted transactions, with producer state carried
     across the segments of the directory.  Recovery stops at the first
     invalid batch (bad CRC, too small, corrupt length): kseg reports how many

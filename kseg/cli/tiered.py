@@ -17,6 +17,7 @@ from kseg.cli.options import (
     reading_options,
     spark_options,
 )
+from kseg.cli.params import Int
 from kseg.limits import INT32_MAX, decompression_limit
 
 
@@ -36,7 +37,7 @@ from kseg.limits import INT32_MAX, decompression_limit
 )
 @click.option(
     "--metadata-partitions",
-    type=click.IntRange(1, INT32_MAX),
+    type=Int(1, INT32_MAX),
     default=50,
     show_default=True,
     help="remote.log.metadata.topic.num.partitions: where Kafka's partitioner puts each topic-partition.",

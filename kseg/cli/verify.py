@@ -18,6 +18,7 @@ from kseg.cli.options import (
     listing_status,
     max_message_size_option,
     paths_argument,
+    reword,
     rsm_key_option,
     run_options,
     spark_options,
@@ -204,3 +205,10 @@ def _skip(partitions: list, keys: dict, resume_path: str | None) -> tuple[list, 
 
     partitions, skipped, before = skip_verified(partitions, keys)
     return partitions, Resumption(resume_path, skipped, before)
+
+
+reword(
+    verify_index,
+    verbose="Every note under its segment (else one line per kind of note); with --spark, also the clean "
+    "segments and Spark's own log on stderr.",
+)

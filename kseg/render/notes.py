@@ -18,6 +18,8 @@ import re
 from bisect import insort
 from types import MappingProxyType
 
+from kseg.words import plural
+
 FIRST_PLACES = 3  # places named on a grouped line
 _COUNT = re.compile(r"\b(\d+) (entr(?:y|ies)|batch(?:es)?|segments?|bytes?)\b")
 _SINGULAR = MappingProxyType(
@@ -32,14 +34,29 @@ _SINGULAR = MappingProxyType(
         "byte": "byte",
     }
 )
-_PLURAL = MappingProxyType({"entry": "entries", "batch": "batches", "segment": "segments", "byte": "bytes"})
+__all__ = ["NoteGroups", "Repeats", "plural", "split"]  # plural: kseg.words's, the one rule
+
+LONG_NOTE = 120  # characters: a longer note is explained once a run, then named by its first words
 
 
-def plural(n: int, word: str) -> str:
-    """``1 entry``, ``2 entries``: ``word`` singular (``entry``, ``batch``, ``segment``, ``file``, ...)."""
-    if n == 1:
-        return f"1 {word}"
-    return f"{n} {_PLURAL.get(word, word + 's')}"
+class Repeats:
+    """Notes printed where they come (``--verbose``), each kind's long explanation once a run: the first
+    note of a kind as it came, a later long one by its first words and ``(as above)``."""
+
+    def __init__(self) -> None:
+        self.seen: set[str] = set()  # the kinds met (bounded by the kinds, never by the notes)
+
+    def line(self, note: str) -> str:
+        where, text = split(note)
+        key = _COUNT.sub("{}", text)
+        if key not in self.seen:
+            self.seen.add(key)
+            return note
+        if len(text) <= LONG_NOTE:
+            return note
+        cut = min((i for i in (text.find(": ", 20), text.find(", ", 20), text.find(" (", 20)) if i > 0), default=-1)
+        short = text[:cut] if 0 < cut <= LONG_NOTE else text[:LONG_NOTE].rsplit(" ", 1)[0]
+        return f"{where}: {short} (as above)" if where else f"{short} (as above)"
 
 
 def split(note: str) -> tuple[str, str]:

@@ -41,8 +41,11 @@ def wanted(quiet: bool, screen: bool = False) -> bool:
     return _isatty(sys.stderr) and (screen or not _isatty(sys.stdout))
 
 
+LABEL_WIDTH = 40  # columns at most for the file being read (its partition/segment name)
+
+
 class ByteProgress:
-    """One bar per file, advanced by byte position."""
+    """One bar per file, advanced by byte position, on one line whatever the terminal's width."""
 
     _on_stdout = False  # drawn on stdout's terminal: results go through writer()
 
@@ -57,6 +60,7 @@ class ByteProgress:
             TimeRemainingColumn,
             TransferSpeedColumn,
         )
+        from rich.table import Column
         from rich.text import Text
 
         class Either(ProgressColumn):
@@ -72,15 +76,19 @@ class ByteProgress:
                 return self.for_bytes.render(task)
 
         self._observers: Any = None
+        # One line at any width (issue 33): the label shortened with an ellipsis and the bar shrunk first;
+        # the figures (bytes, rate, ETA: about 40 columns) keep their room.
+        label = Column(no_wrap=True, overflow="ellipsis", ratio=1, min_width=8, max_width=LABEL_WIDTH)
         self._progress = Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
+            TextColumn("{task.description}", table_column=label),
+            BarColumn(bar_width=None, table_column=Column(ratio=1, min_width=4)),
             Either(DownloadColumn(), lambda t: f"{int(t.completed)}/{int(t.total)}"),
             Either(TransferSpeedColumn(), lambda t: ""),
             TextColumn("ETA"),
             TimeRemainingColumn(),
             console=console or Console(file=sys.stderr),
             transient=True,
+            expand=True,
         )
         self._progress.start()
         self._task: TaskID | None = None

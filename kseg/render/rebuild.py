@@ -31,11 +31,16 @@ from kseg.render.jsonl import dumps
 from kseg.render.notes import NoteGroups
 from kseg.storage import files, location
 from kseg.storage.partition import Partition  # the type of what ``unreadable`` is handed
+from kseg.words import noun, plural
 
 
 def _differs_but_valid(o: FileOutcome) -> str:
-    """An existing index that differs from recovery's but is one a Kafka writer makes (``o.rule``)."""
-    return f"the existing file ({o.existing_entries} entries) differs ({o.difference}) but is valid: {o.rule}"
+    """An existing index that differs from recovery's but is one a Kafka writer makes: the rule itself is
+    explained once, among the notes after the segments (:meth:`RebuildReport.segment`)."""
+    return (
+        f"the existing file ({o.existing_entries} {noun(o.existing_entries or 0, 'entry')}) differs ({o.difference}) "
+        "but is valid: an older broker's rule (see the notes)"
+    )
 
 
 def segment_line(rec: Recovered) -> str:
@@ -45,15 +50,14 @@ def segment_line(rec: Recovered) -> str:
         if rec.failure.truncates_segment:
             text += "; LogLoader would then truncate the whole segment to its base offset"
         return text + "; no files rebuilt"
-    plural = "es" if rec.batches != 1 else ""
     if rec.truncated == 0:
-        return f"{log}: {rec.batches} batch{plural}, {rec.log_size} bytes, all valid"
+        return f"{log}: {plural(rec.batches, 'batch')}, {plural(rec.log_size, 'byte')}, all valid"
     if rec.stop is not None:
         where = f"recovery stops at byte {rec.stop.position}: {rec.stop.message}"
     else:
         where = f"a partial batch at byte {rec.valid_bytes} runs past the end of the file"
     return (
-        f"{log}: {rec.batches} valid batch{plural}, {rec.valid_bytes} of {rec.log_size} bytes; {where}; "
+        f"{log}: {rec.batches} valid {noun(rec.batches, 'batch')}, {rec.valid_bytes} of {rec.log_size} bytes; {where}; "
         f"Kafka's recovery would truncate {rec.truncated} bytes (kseg leaves the log as it is)"
     )
 
@@ -80,15 +84,15 @@ _FILE_TEXT: Mapping[str, Callable[[FileOutcome], str]] = MappingProxyType(
 
 
 def file_line(o: FileOutcome) -> str:
-    count = "" if o.entries is None else f"{o.entries} entr{'ies' if o.entries != 1 else 'y'}: "
+    count = "" if o.entries is None else f"{plural(o.entries, 'entry')}: "
     if o.interval is not None:  # same as recovery's at the interval the existing file was written at
         text = {SAME: "same", UNCHANGED: "unchanged"}[o.status]
         bound = f"≥ {o.interval}, the last batch's position: no .index entry due" if o.at_least else f"≤ {o.interval}"
         text = (
             f"{text} (index.interval.bytes {bound}): what recovery writes at that interval "
-            f"({o.entries} entr{'ies' if o.entries != 1 else 'y'} at the interval given)"
+            f"({plural(o.entries or 0, 'entry')} at the interval given)"
         )
-        return f"  {o.path}: {o.existing_entries} entr{'ies' if o.existing_entries != 1 else 'y'}: {text}"
+        return f"  {o.path}: {plural(o.existing_entries or 0, 'entry')}: {text}"
     if o.status in (SAME, UNCHANGED) and o.rule:  # the used entries are the same; a zero tail follows
         text = f"{'same as' if o.status == SAME else 'unchanged:'} {o.rule}"
     else:
@@ -136,6 +140,9 @@ class RebuildReport:
             return
         for n in rec.notes:  # printed once per kind, before the summary (a truncation's note recurs per segment)
             self.notes.add(f"{files.display(rec.log)}: {n}")
+        for o in outcomes:  # an older writer's rule: explained once per kind, with its count, after the segments
+            if o.rule and o.status in (OLDER_RULE, KEPT):
+                self.notes.add(f"{o.path}: {o.rule}")
         lines = [segment_line(rec)] + [file_line(o) for o in outcomes]
         self._write("\n".join(lines) + "\n")
 
@@ -179,7 +186,7 @@ class RebuildReport:
             SKIPPED,
             ABSENT,
         ]
-        parts = [f"{self.counts[k]} {k}" for k in order if self.counts[k]]
+        parts = [f"{self.counts[k]} {k}" for k in order if self.counts[k] and k != ABSENT]
         if self.json:
             self._write(
                 dumps(
@@ -202,15 +209,13 @@ class RebuildReport:
             if self.per_partition:
                 self._table(self.per_partition, order)
             damaged = ""
+            if self.counts[ABSENT]:  # not expected to exist: never counted among the files as absent
+                damaged = f"; {plural(self.counts[ABSENT], '.txnindex')} not needed (no aborted transaction)"
             if self.damaged:
-                damaged = f"; {self.damaged} log{'s' if self.damaged != 1 else ''} with invalid data"
+                damaged += f"; {plural(self.damaged, 'log')} with invalid data"
             if self.unreadable_dirs:
-                n = self.unreadable_dirs
-                damaged += f"; {n} director{'ies' if n != 1 else 'y'} could not be read"
-            self._write(
-                f"{self.segments} segment{'s' if self.segments != 1 else ''}; files: "
-                f"{', '.join(parts) or 'none'}{damaged}\n"
-            )
+                damaged += f"; {plural(self.unreadable_dirs, 'directory')} could not be read"
+            self._write(f"{plural(self.segments, 'segment')}; files: {', '.join(parts) or 'none'}{damaged}\n")
         return self.verdict.code
 
 

@@ -14,7 +14,7 @@ from kseg.jsonlines import SCHEMA_VERSION, dumps
 from kseg.ops.verify.report import result_rows
 from kseg.ops.verify.result import Problem, SegmentResult
 from kseg.ops.verify.run import Report, is_directory_row
-from kseg.render.notes import NoteGroups, plural
+from kseg.render.notes import NoteGroups, Repeats, plural
 from kseg.storage import files
 
 
@@ -59,18 +59,19 @@ def render_result(
     notes: NoteGroups | None = None,
     quiet: bool = False,
     folded: bool = False,
+    repeats: Repeats | None = None,
 ) -> None:
     """One segment's summary line, its problem lines and notes (text), or its rows (json).
 
     Text: with ``notes`` the notes go there (printed grouped by kind at the end), else under the
-    segment; ``folded``: they were grouped already, as the result came (a Spark run); ``quiet``
-    prints only segments with problems (or failed) and no notes."""
+    segment (``repeats``: a long note's explanation once a run); ``folded``: they were grouped already, as
+    the result came (a Spark run); ``quiet`` prints only segments with problems (or failed) and no notes."""
     if output_format == "json":
         _write(out, "".join(dumps(row) + "\n" for row in result_rows(res)))
         return
     if quiet and res.status == "clean":
         return
-    where = label(res, full_names)
+    where = label(res, True)  # the path as given, as every problem and note of the segment names it (issue 33)
     counts = f"({plural(res.batches, 'batch')}, {plural(res.bytes, 'byte')})"
     if res.status == "failed":
         lines = [f"{where}: FAILED: {res.failed}"]
@@ -84,7 +85,7 @@ def render_result(
         for note in res.notes:
             notes.add(note)
     elif not quiet and not folded:
-        lines += [f"  note: {note}" for note in res.notes]
+        lines += [f"  note: {note if repeats is None else repeats.line(note)}" for note in res.notes]
     _write(out, "\n".join(lines) + "\n")
 
 
@@ -123,14 +124,12 @@ def summary_line(report: Report) -> str:
     """``N segments verified (B bytes), C clean, ...``: the run's last line (black's Report style)."""
     parts = [f"{plural(report.segments, 'segment')} verified ({plural(report.bytes, 'byte')})", f"{report.clean} clean"]
     if report.with_problems:
-        n = report.problems
-        parts.append(f"{report.with_problems} with problems ({n} problem{'s' * (n != 1)})")
+        parts.append(f"{report.with_problems} with problems ({plural(report.problems, 'problem')})")
     if report.failed:
         parts.append(f"{report.failed} failed")
     text = ", ".join(parts)
     if report.unreadable_dirs:
-        n = report.unreadable_dirs
-        text += f"; {n} director{'ies' if n != 1 else 'y'} could not be read"
+        text += f"; {plural(report.unreadable_dirs, 'directory')} could not be read"
     if report.resumed:
         text += f"; {report.resumed} of the segments resumed from the earlier report"
     return text + "."

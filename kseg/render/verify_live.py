@@ -10,6 +10,7 @@ from kseg.ops.verify.result import SegmentResult
 from kseg.ops.verify.run import Report, several_log_dirs, work_items
 from kseg.render import progress as progress_mod
 from kseg.render import table
+from kseg.render.notes import Repeats
 from kseg.render.verify import PartitionSummary, note_groups, render_result, render_summary
 
 
@@ -43,6 +44,7 @@ class VerifyOutput:
         text = output_format == "text"
         self.per_partition = PartitionSummary(self.full_names) if text and table.wanted(out) else None
         self.groups = note_groups() if text and not verbose else None
+        self.repeats = Repeats() if text and verbose else None
         self._next_label()
 
     def follow(self, observers: Any) -> None:
@@ -57,7 +59,15 @@ class VerifyOutput:
 
     def add(self, res: SegmentResult) -> None:
         """One segment's (or unlistable directory's) result."""
-        render_result(self.out, res, self.output_format, self.full_names, notes=self.groups, quiet=self.quiet)
+        render_result(
+            self.out,
+            res,
+            self.output_format,
+            self.full_names,
+            notes=self.groups,
+            quiet=self.quiet,
+            repeats=self.repeats,
+        )
         if self.per_partition is not None:
             self.per_partition.add(res)
         if self.progress is not None and self.jobs > 1:

@@ -6,10 +6,11 @@ into bins (four per core present, at most one partition directory each); each bi
 (:func:`kseg.spark.pool.run_jobs`) of one task that reads its partition directories as the local command
 does (:func:`kseg.ops.logdir.logdir.read_partition`: segments' batch headers, ``partition.metadata``,
 ``leader-epoch-checkpoint``) and sends back their reports and notes.  The driver then judges what needs
-every partition at once -- checkpoint entries without a directory, a topic ID differing between the
-replicas of a partition across log directories (:func:`kseg.ops.logdir.run.finish_all`) -- so the rows are
-the local run's.  A bin whose task keeps dying (``spark.task.maxFailures`` exhausted) makes its partition
-directories ``failed`` with the cause (exit 2); the other bins' rows stand.
+every partition at once -- checkpoint entries without a directory, two directories of one partition on a
+node, the log directories' ``meta.properties`` against each other, a topic's IDs across its partitions
+(:func:`kseg.ops.logdir.run.finish_all`, :mod:`kseg.ops.logdir.across`) -- so the rows are the local
+run's.  A bin whose task keeps dying (``spark.task.maxFailures`` exhausted) makes its partition directories
+``failed`` with the cause (exit 2); the other bins' rows stand.
 """
 
 from __future__ import annotations

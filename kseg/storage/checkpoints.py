@@ -19,7 +19,8 @@ entries in checkpoint file, but found only [M]".  Lines end as ``BufferedReader.
 digits, nothing else.  A later entry of the same partition replaces an earlier one (Kafka reads them into a map).
 
 ``partition.metadata`` (``PartitionMetadataFile``, Kafka 2.8+): ``version: 0`` and ``topic_id: <Uuid>``
-(``Uuid.toString``: 16 bytes in URL-safe base64 without padding, 22 characters; the zero UUID is invalid).
+(``Uuid.toString``: 16 bytes in URL-safe base64 without padding, 22 characters; the zero UUID is invalid),
+read by ``PartitionMetadataReadBuffer.read``'s grammar (:func:`parse_partition_metadata`).
 
 ``meta.properties`` (``MetaProperties``, a ``java.util.Properties`` file): ``version`` 0 (ZooKeeper:
 ``broker.id``) or 1 (KRaft: ``node.id``), ``cluster.id``, and since 3.7 ``directory.id``.
@@ -70,7 +71,9 @@ _LINES = re.compile(r"\r\n|\r|\n")  # BufferedReader.readLine's line ends
 # OffsetCheckpointFile's WHITESPACES_PATTERN, Java's "\\s+": ASCII blanks only (Python's \s would also split
 # at a no-break space or U+001C..U+001F, where Kafka sees one token and a malformed line)
 _WS = re.compile(r"[ \t\n\x0b\f\r]+")
-_METADATA_SEP = re.compile(r":\s+")  # PartitionMetadataFile's pattern
+# PartitionMetadataReadBuffer's WHITE_SPACES_PATTERN, Java's ":\\s+": a colon and ASCII blanks (a no-break
+# space or an em space after the colon is no separator to Kafka: the line is one token, malformed)
+_METADATA_SEP = re.compile(r":[ \t\n\x0b\f\r]+")
 
 
 class OffsetEntry(NamedTuple):
@@ -90,13 +93,13 @@ def lines_of(text: str) -> list[str]:
     return lines
 
 
-def java_split(line: str) -> list[str]:
-    """``Pattern.compile("\\s+").split(line)`` as Java does it: at runs of Java's (ASCII) blanks, the
-    trailing empty strings removed (``"a 0 5 "`` is three tokens), a leading one kept (``" a 0 5"`` is four),
-    and a line with no blank is one token."""
-    if not _WS.search(line):
+def java_split(line: str, pattern: re.Pattern[str] = _WS) -> list[str]:
+    """``Pattern.compile("\\s+").split(line)`` (or another ``pattern``'s) as Java does it: at runs of Java's
+    (ASCII) blanks, the trailing empty strings removed (``"a 0 5 "`` is three tokens), a leading one kept
+    (``" a 0 5"`` is four), and a line with no blank is one token."""
+    if not pattern.search(line):
         return [line]
-    parts = _WS.split(line)
+    parts = pattern.split(line)
     while parts and parts[-1] == "":
         parts.pop()
     return parts
@@ -148,26 +151,37 @@ def parse_offsets(text: str, path: str) -> dict[tuple[str, int], OffsetEntry]:
 
 
 def parse_partition_metadata(text: str, path: str) -> str:
-    """The topic ID of a ``partition.metadata`` (``PartitionMetadataReadBuffer.read``)."""
+    """The topic ID of a ``partition.metadata`` as ``PartitionMetadataReadBuffer.read`` takes it: each of its
+    first two lines split at ``:\\s+`` (ASCII blanks, Java's split) into exactly two parts, whatever the
+    first part says; the version ``Integer.parseInt`` and at least 0 (a later one is read, for downgrades);
+    the topic ID ``Uuid.fromString`` (at most 24 characters of URL-safe base64 decoding to 16 bytes),
+    never the zero UUID.  Lines after the second are not read."""
     lines = lines_of(text)
     values = []
-    for n, key in ((1, "version"), (2, "topic_id")):
-        line = lines[n - 1] if len(lines) >= n else ""
-        parts = _METADATA_SEP.split(line, maxsplit=1)
-        if len(parts) != 2 or parts[0] != key:
-            raise CheckpointError(f"line {n}: expected '{key}: ...', found {line!r}", path=path)
+    for n, expected in ((1, "version: 0"), (2, "topic_id: <22 characters of URL-safe base64>")):
+        if len(lines) < n:
+            raise CheckpointError(f"line {n}: no line: expected {expected!r}", path=path)
+        parts = java_split(lines[n - 1], _METADATA_SEP)
+        if len(parts) != 2:
+            raise CheckpointError(
+                f"line {n}: Malformed line in checkpoint file: {lines[n - 1]!r} (PartitionMetadataReadBuffer "
+                f"expects {expected!r}: two parts split at ':' and ASCII whitespace)",
+                path=path,
+            )
         values.append(parts[1])
-    version = java_int(values[0])
-    if version is None:
-        raise CheckpointError(f"line 1: Malformed line in checkpoint file: {lines[0]!r}", path=path)
-    if version != VERSION:
-        raise CheckpointError(f"line 1: Unrecognized version of partition metadata file: {version}", path=path)
-    raw = parse_uuid(values[1])
+        if n == 1:
+            version = java_int(parts[1])
+            if version is None:
+                raise CheckpointError(f"line 1: Malformed line in checkpoint file: {lines[0]!r}", path=path)
+            if version < VERSION:
+                raise CheckpointError(f"line 1: Unrecognized version of partition metadata file: {version}", path=path)
+    topic_id = values[1][:-2] if len(values[1]) == 24 and values[1].endswith("==") else values[1]
+    raw = parse_uuid(topic_id)
     if raw is None:
         raise CheckpointError(f"line 2: not a topic ID (22 characters of URL-safe base64): {values[1]!r}", path=path)
     if raw == bytes(16):
         raise CheckpointError("line 2: Invalid topic ID in partition metadata file (the zero UUID)", path=path)
-    return values[1]
+    return topic_id
 
 
 @dataclass(frozen=True)
@@ -278,11 +292,11 @@ def read_text(directory: str, name: str) -> str | None:
 
 
 def topic_partition(name: str) -> tuple[str, int] | None:
-    """``<topic>-<partition>`` of a partition directory's name (``UnifiedLog.parseTopicPartitionName``), or None."""
+    """``<topic>-<partition>`` of a partition directory's name, or None: ``UnifiedLog.parseTopicPartitionName``
+    (the topic before the last ``-``, not empty; the partition after it, ``Integer.parseInt``'s)."""
     topic, sep, number = name.rpartition("-")
-    if not (sep and topic and number.isdigit()):
-        return None
-    return topic, int(number)
+    partition = java_int(number) if sep and topic else None
+    return None if partition is None else (topic, partition)
 
 
 @dataclass(frozen=True)

@@ -81,7 +81,10 @@ def test_shared_options_have_one_name_help_and_meaning(name: str) -> None:
     for option, commands in WHERE.items():
         if name in commands:
             assert option in params, f"{name} lacks {REFERENCE[option].opts}"
-            assert _describe(params[option]) == _describe(REFERENCE[option]), (name, option)
+            if option in getattr(_command(name), "reworded", ()):  # its help says what it does here (test_help.py)
+                assert _describe(params[option])[3:] == _describe(REFERENCE[option])[3:], (name, option)
+            else:
+                assert _describe(params[option]) == _describe(REFERENCE[option]), (name, option)
         else:
             assert option not in params, f"{name} takes {option}: add it to WHERE with its meaning"
     assert params["quiet"].opts == ["--quiet", "-q"] or sorted(params["quiet"].opts) == ["--quiet", "-q"]

@@ -30,7 +30,9 @@ def snapshot(directory) -> dict:
 def test_check_on_clean_partitions_is_exit_0() -> None:
     r = run_cli(["rebuild-index", "--check", "plain-v2-0", "txn-v2-0", "large-v2-0"], cwd=CORPUS_DATA)
     assert r.exit_code == 0, r.text
-    assert r.text.splitlines()[-1] == "5 segments; files: 12 same, 3 absent"
+    assert r.text.splitlines()[-1] == (
+        "5 segments; files: 12 same; 3 .txnindex files not needed (no aborted transaction)"
+    )
     assert "txn-v2-0/00000000000000000036.txnindex: 2 entries: same as the existing file" in r.text
 
 
@@ -244,7 +246,9 @@ def test_quiet_prints_only_segments_with_something_wrong_and_the_summary() -> No
     lines = r.text.splitlines()
     assert lines[0] == "corrupt-index-0/00000000000000000000.log: 22 batches, 28637 bytes, all valid"
     assert not any(line.startswith(("plain-v2-0", "follower-v2-0")) for line in lines)
-    assert lines[-1] == "4 segments; files: 5 same, 2 older-rule, 1 differs, 4 absent"
+    assert lines[-1] == (
+        "4 segments; files: 5 same, 2 older-rule, 1 differs; 4 .txnindex files not needed (no aborted transaction)"
+    )
 
 
 def test_check_never_says_written_of_a_file_it_cannot_read(tmp_path: Path) -> None:

@@ -39,8 +39,8 @@ def _typed_option(name: str) -> str:
 
 def _cases() -> list[tuple[str, list[str], str]]:
     cases = [
-        ("kseg", ["--no-such-option"], r"^kseg: No such option '--no-such-option'"),
-        ("kseg", ["no-such-command"], r"^kseg: No such command 'no-such-command'"),
+        ("kseg", ["--no-such-option"], r"^No such option '--no-such-option'"),
+        ("kseg", ["no-such-command"], r"^No such command 'no-such-command'"),
     ]
     for name in sorted(COMMANDS):
         cases.append((name, [name, "--no-such-option"], rf"^kseg {name}: No such option '--no-such-option'"))
@@ -86,3 +86,20 @@ def test_kseg_alone_still_shows_the_help() -> None:
     p = subprocess.run(kseg_argv(), capture_output=True, text=True, timeout=120)
     assert p.returncode == 2 and "kseg: error" not in p.stdout + p.stderr
     assert "Usage: kseg [OPTIONS] COMMAND [ARGS]..." in p.stdout + p.stderr and "verify-index" in p.stdout + p.stderr
+
+
+def test_an_option_before_its_command_says_where_it_goes() -> None:
+    """``kseg -q tiered``: "kseg" once, and the hint that the option belongs after the command."""
+    line = _usage_line(["-q", "tiered", "x"])
+    assert line == "No such option '-q': options go after the command, 'kseg tiered -q ...' (see 'kseg tiered --help')"
+
+
+def test_a_missing_option_value_names_the_command() -> None:
+    assert _usage_line(["dump", "--files"]) == (
+        "kseg dump: Option '--files' requires an argument (see 'kseg dump --help')"
+    )
+
+
+def test_a_bad_number_is_not_an_integer_range() -> None:
+    line = _usage_line(["lookup-offset", "abc", "dir"])
+    assert "'abc' is not a valid offset" in line and "range" not in line

@@ -17,19 +17,29 @@ def test_clean_directory_exits_0() -> None:
     r = run_cli(["verify-index", str(CORPUS_DATA / "plain-v2-0")])
     assert r.exit_code == 0
     assert r.text.splitlines() == [
-        "plain-v2-0/00000000000000000000: clean (22 batches, 28637 bytes)",
-        "plain-v2-0/00000000000000000251: clean (16 batches, 22265 bytes)",
+        f"{CORPUS_DATA / 'plain-v2-0' / '00000000000000000000'}: clean (22 batches, 28637 bytes)",
+        f"{CORPUS_DATA / 'plain-v2-0' / '00000000000000000251'}: clean (16 batches, 22265 bytes)",
         f"note: {CORPUS_DATA / 'plain-v2-0' / 'leader-epoch-checkpoint'}: absent: "
         "the batches' leader epochs not checked",
         "2 segments verified (50902 bytes), 2 clean.",
     ]
 
 
+def test_every_line_names_a_segment_by_the_path_given(tmp_path: Path) -> None:
+    """Issue 33: ``verify-index ci/ti-0`` named the segment ``ti-0/…`` and its problem ``ci/ti-0/….index``."""
+    shutil.copytree(CORPUS_DATA / "corrupt-index-0", tmp_path / "ci" / "ti-0")
+    r = run_cli(["verify-index", "ci/ti-0"], cwd=tmp_path)
+    assert r.exit_code == 1
+    lines = r.text.splitlines()
+    assert lines[0].startswith("ci/ti-0/00000000000000000000: 1 problem")
+    assert lines[1].startswith("  problem: ci/ti-0/00000000000000000000.index: entry 1")
+
+
 def test_problems_exit_1_with_one_line_each() -> None:
     r = run_cli(["verify-index", str(CORPUS_DATA / "corrupt-index-0")])
     assert r.exit_code == 1
     lines = r.text.splitlines()
-    assert lines[0].startswith("corrupt-index-0/00000000000000000000: 1 problem")
+    assert lines[0].startswith(f"{CORPUS_DATA / 'corrupt-index-0' / '00000000000000000000'}: 1 problem")
     assert "entry 1" in lines[1] and "expected 103" in lines[1] and "found 106" in lines[1]
 
 

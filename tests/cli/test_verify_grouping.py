@@ -54,7 +54,10 @@ def test_a_note_shared_by_100_segments_prints_once_with_its_count(hundred: Path)
 
 def test_verbose_and_json_give_every_place(hundred: Path) -> None:
     r = run_cli(["verify-index", "--verbose", str(hundred)])
-    assert sum("  note: " in line and PRE_37 in line for line in r.text.splitlines()) == 100
+    notes = [line for line in r.text.splitlines() if "  note: " in line and "largest timestamp" in line]
+    assert len(notes) == 100  # every place, each under its segment
+    assert sum(PRE_37 in line for line in notes) == 1  # the explanation once (issue 33), then "(as above)"
+    assert sum(line.endswith("(as above)") for line in notes) == 99
     r = run_cli(["verify-index", "--format", "json", str(hundred)])
     segments = [json.loads(line) for line in r.text.splitlines()][:-1]
     notes = [[n for n in s["notes"] if "leader-epoch-checkpoint" not in n] for s in segments]

@@ -238,6 +238,7 @@ def main(argv: list[str] | None = None) -> int:
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     signal.signal(signal.SIGALRM, _alarm)
     from kseg.cli.main import cli
+    from tests.fuzz import mutators
 
     commands = available_commands()
     rng = random.Random(args.seed)
@@ -259,6 +260,11 @@ def main(argv: list[str] | None = None) -> int:
             )
             logs = [p for p in candidates if p.suffix == ".log"]
             texts = add_text_files(part)
+            names = random.Random(case)  # (its own stream: the other mutations stay the seed's)
+            if commands.get("logdir") and names.random() < 0.15:  # the partition again under another name
+                twin = part.parent / mutators.mutate_dir_name(part.name, names)
+                if not twin.exists():
+                    twin.symlink_to(part.name, target_is_directory=True)
             draw = rng.random()
             target = rng.choice(logs if draw < 0.65 and logs else texts if draw < 0.85 else candidates)
             for f in run_case(cli, part, target, rng, commands):

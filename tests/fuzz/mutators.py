@@ -216,3 +216,26 @@ def mutate_text(data: bytes, rng: random.Random) -> bytes:
     if choice == 6:
         return data[: rng.randrange(len(data) + 1)]
     return bit_flips(data, [], rng)
+
+
+# What a partition directory's name can become by hand or by a copy: the same partition under another
+# spelling (Integer.parseInt reads them all as the number), another partition, or no partition name at all.
+NAME_EDITS: tuple[Callable[[str, str], str], ...] = (
+    lambda topic, n: f"{topic}-0{n}",
+    lambda topic, n: f"{topic}-+{n}",
+    lambda topic, n: f"{topic}-" + "".join(chr(0x0660 + int(c)) for c in n),  # Arabic-Indic digits
+    lambda topic, n: f"{topic}-" + "".join(chr(0xFF10 + int(c)) for c in n),  # fullwidth digits
+    lambda topic, n: f"{topic}-\u00b2",  # a superscript: no decimal digit to Java
+    lambda topic, n: f"{topic}-2147483648",  # past an int
+    lambda topic, n: f"{topic}-{n} ",
+    lambda topic, n: f"{topic}{n}",
+    lambda topic, n: f"-{n}",
+    lambda topic, n: f"{topic}-{n}.0123456789abcdef0123456789abcdef-delete",
+    lambda topic, n: f"{topic}-{n}-future",
+)
+
+
+def mutate_dir_name(name: str, rng: random.Random) -> str:
+    """Another name for the partition directory ``name`` (``<topic>-<n>``), from :data:`NAME_EDITS`."""
+    topic, _, number = name.rpartition("-")
+    return rng.choice(NAME_EDITS)(topic or name, number if number.isdecimal() and number.isascii() else "0")

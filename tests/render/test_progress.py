@@ -159,3 +159,34 @@ def test_a_log_root_shows_its_listing_on_the_terminal(tmp_path: Path) -> None:
     assert "listing" not in (tmp_path / "stdout.txt").read_text()
     code, shown = _run_on_pty(["verify-index", "-q", str(tmp_path / "root")], tmp_path / "stdout.txt")
     assert code == 0 and "listing" not in shown
+
+
+def _drawn_lines(width: int) -> list[str]:
+    """The byte bar drawn on a terminal ``width`` columns wide, with a long label, sizes in GB and a rate."""
+    import io
+    import re
+    import time
+
+    from rich.console import Console
+
+    from kseg.render.progress import ByteProgress
+
+    buf = io.StringIO()
+    bar = ByteProgress(Console(file=buf, width=width, force_terminal=True, color_system=None))
+    bar.start("verify-index", 987_654_321_000)
+    bar.describe("orders-with-a-long-topic-name-123/00000000000001234567890.log")
+    bar.advance_to(123_456_789_000)
+    time.sleep(0.3)
+    bar.advance_to(223_456_789_000)  # a rate: "333.3 GB/s"
+    bar._progress.refresh()
+    bar._progress.stop()
+    plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", buf.getvalue())
+    return [line for line in plain.replace("\r", "\n").split("\n") if line.strip()]
+
+
+@pytest.mark.parametrize("width", [60, 80, 120])
+def test_the_byte_bar_is_one_line_at_any_width(width: int) -> None:
+    """Issue 33: at 80 columns "MB / MB/s" wrapped onto a second line; the label gives way first."""
+    last = _drawn_lines(width)[-1]
+    assert len(last) <= width
+    assert "223.5/987.7 GB" in last and "ETA" in last and "/s" in last

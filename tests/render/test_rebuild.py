@@ -40,11 +40,11 @@ def test_file_lines_for_each_outcome() -> None:
     older = {"existing_entries": 2, "difference": "1 entry fewer", "rule": "Kafka 2.x's per-batch rule"}
     assert line(OLDER_RULE, **older) == (
         f"  {index}: 3 entries: the existing file (2 entries) differs (1 entry fewer) but is valid: "
-        "Kafka 2.x's per-batch rule; recovery would rewrite it with the current rule; not a problem"
+        "an older broker's rule (see the notes); recovery would rewrite it with the current rule; not a problem"
     )
     assert line(KEPT, **older) == (
         f"  {index}: 3 entries: kept: the existing file (2 entries) differs (1 entry fewer) but is valid: "
-        "Kafka 2.x's per-batch rule; --force replaces it with recovery's"
+        "an older broker's rule (see the notes); --force replaces it with recovery's"
     )
     assert line(REFUSED, difference="entry 0 differs") == (
         f"  {index}: 3 entries: not written: the existing file differs (entry 0 differs); give --force to replace it"

@@ -47,11 +47,11 @@ def test_segment_lines_clean_problems_failed_and_notes() -> None:
     render_result(out, _result(problems=[problem], bytes=1, batches=2), "text")
     render_result(out, _result(failed="[Errno 5] Input/output error"), "text")
     assert out.getvalue().decode() == (
-        "orders-0/00000000000000000000: clean (1 batch, 2048 bytes)\n"
+        "/b1/data/orders-0/00000000000000000000: clean (1 batch, 2048 bytes)\n"
         "  note: 00.timeindex: preallocated zero tail of 1 entry\n"
-        "orders-0/00000000000000000000: 1 problem (2 batches, 1 byte)\n"
+        "/b1/data/orders-0/00000000000000000000: 1 problem (2 batches, 1 byte)\n"
         "  problem: 00.log: byte 0: crc: batch CRC mismatch\n"
-        "orders-0/00000000000000000000: FAILED: [Errno 5] Input/output error\n"
+        "/b1/data/orders-0/00000000000000000000: FAILED: [Errno 5] Input/output error\n"
     )
 
 
@@ -59,7 +59,7 @@ def test_quiet_skips_clean_segments_and_grouped_notes_wait_for_the_end() -> None
     out, groups = io.BytesIO(), NoteGroups("file")
     render_result(out, _result(), "text", quiet=True)
     render_result(out, _result(notes=["a/00.index: note one"]), "text", notes=groups)
-    assert out.getvalue().decode() == "orders-0/00000000000000000000: clean (1 batch, 2048 bytes)\n"
+    assert out.getvalue().decode() == "/b1/data/orders-0/00000000000000000000: clean (1 batch, 2048 bytes)\n"
     assert groups.texts() == ["a/00.index: note one"]
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from kseg.spark.job import KILL_WORKER_ENV
 from tests.conftest import run_subprocess
-from tests.ops.logdir.kafka_dir import log_dir
+from tests.ops.logdir.kafka_dir import directory_id, log_dir, partition_metadata
 from tests.ops.logdir.test_logdir_places import OLD_ORDERS_ID, fleet
 
 pytest.importorskip("pyspark", reason="the spark extra (pip install 'kseg[spark]')")
@@ -30,7 +30,7 @@ def test_logdir_on_spark_equals_the_local_run(s3, tmp_path: Path) -> None:
     """A fleet root (broker 2's orders-0 under the topic's old ID) and a third broker's log directory on
     S3: the same JSON rows, text, --report and exit code as the local command."""
     fleet(tmp_path / "fleet")
-    log_dir(tmp_path / "b3")
+    log_dir(tmp_path / "b3", node_id=3)
     s3.upload_tree(tmp_path / "b3", "logdir-b3")
     inputs = [str(tmp_path / "fleet"), s3.uri("logdir-b3")]
     local_json = _run(["--format", "json", *inputs], tmp_path)
@@ -44,6 +44,29 @@ def test_logdir_on_spark_equals_the_local_run(s3, tmp_path: Path) -> None:
     ]
     orders = [r for r in rows if r.get("partition") == "orders-0"]
     assert len(orders) == 3 and all(OLD_ORDERS_ID in r["problems"][0] for r in orders)  # all replicas judged
+
+
+def test_cross_partition_rules_are_judged_on_the_driver(tmp_path: Path) -> None:
+    """The rules that need every partition of a node at once (issue 32), with the partitions read on the
+    executors: node 1's two log directories both hold plain-0 (and share a directory ID), d1 holds orders-0
+    and orders-00 (one partition to Kafka), orders-1 of d2 carries another topic ID -- the local run's rows."""
+    import shutil
+
+    d1 = log_dir(tmp_path / "n1" / "d1")
+    d2 = log_dir(tmp_path / "n1" / "d2", directory=directory_id(1))
+    shutil.copytree(d1 / "orders-0", d1 / "orders-00")
+    (d2 / "orders-0").rename(d2 / "orders-1")
+    (d2 / "orders-1" / "partition.metadata").write_text(partition_metadata(OLD_ORDERS_ID))
+    inputs = ["--format", "json", str(d1), str(d2)]
+    local = _run(inputs, tmp_path)
+    code, lines, err = _run([*LOCAL2, *inputs], tmp_path)
+    assert (code, lines) == local[:2] and code == 1, err[-3000:]
+    rows = [json.loads(line) for line in lines]
+    problems = {(r["logDir"], r.get("partition")): r["problems"] for r in rows}
+    assert any("duplicate log directories for orders-0 on one node" in p for p in problems[(str(d1), "orders-00")])
+    assert any("duplicate log directories for plain-0 on one node" in p for p in problems[(str(d2), "plain-0")])
+    assert any("topic ID differs between partitions of topic orders" in p for p in problems[(str(d2), "orders-1")])
+    assert any("directory.id" in p and "more than one log directory" in p for p in problems[(str(d1), None)])
 
 
 def test_a_bin_whose_task_dies_is_failed_with_its_cause(tmp_path: Path) -> None:

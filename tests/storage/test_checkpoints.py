@@ -62,18 +62,70 @@ def test_java_int_rules() -> None:
     assert cp.java_int("٣٤") == 34 and cp.java_int("-１２") == -12
 
 
-def test_partition_metadata() -> None:
-    assert cp.parse_partition_metadata("version: 0\ntopic_id: ZtkM3jXGTZeXkwZ3aAJvPA", "pm") == "ZtkM3jXGTZeXkwZ3aAJvPA"
-    for text, message in (
-        ("version: 1\ntopic_id: ZtkM3jXGTZeXkwZ3aAJvPA", "line 1: Unrecognized version of partition metadata file: 1"),
-        ("version: 0\n", "line 2: expected 'topic_id: ...', found ''"),
-        ("version:0\ntopic_id: x", "line 1: expected 'version: ...'"),
-        ("version: 0\ntopic_id: ZtkM3jXGTZeXkwZ3aAJvP", "line 2: not a topic ID"),
+TID = "ZtkM3jXGTZeXkwZ3aAJvPA"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"version: 0\ntopic_id: {TID}",  # PartitionMetadata.encode: no line end after the ID
+        f"version: 0\ntopic_id: {TID}\n",
+        f"version: 0\r\ntopic_id: {TID}",
+        f"version:\t0\ntopic_id:  {TID}",  # ":\\s+": any run of ASCII blanks
+        f"version:\x0b0\ntopic_id: {TID}",  # \x0b is Java's \s too
+        f"version: 1\ntopic_id: {TID}",  # a later version is read ("version >= CURRENT_VERSION": downgrades)
+        f"version: +0\ntopic_id: {TID}",  # Integer.parseInt takes a sign
+        f"version: \u0660\ntopic_id: {TID}",  # ... and any Unicode decimal digit
+        f": 0\nx: {TID}",  # the keys are never compared: only the part after the separator counts
+        f"version: 0\ntopic_id: {TID}==",  # Uuid.fromString: Base64's URL decoder takes the padding
+        f"version: 0\ntopic_id: {TID}\nanything",  # lines after the second are not read
+    ],
+)
+def test_partition_metadata_kafka_reads(text: str) -> None:
+    """Each was checked against PartitionMetadataReadBuffer's pattern, Integer.parseInt and Base64's URL
+    decoder with Java 17: Kafka reads them all, as the topic ID TID."""
+    assert cp.parse_partition_metadata(text, "pm") == TID
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (f"version:\u00a00\ntopic_id: {TID}", "line 1: Malformed line in checkpoint file: 'version:\\xa00'"),
+        (f"version: 0\ntopic_id:\u2003{TID}", "line 2: Malformed line in checkpoint file"),  # an em space
+        (f"version:\x1c0\ntopic_id: {TID}", "line 1: Malformed line"),  # Python's \s, not Java's
+        (f"version:0\ntopic_id: {TID}", "line 1: Malformed line"),  # no blank after the colon
+        (f"version: 0 \ntopic_id: {TID}", "line 1: Malformed line"),  # Integer.parseInt("0 ") fails
+        (f"version: 0: 1\ntopic_id: {TID}", "line 1: Malformed line"),  # three parts
+        (f"version: -1\ntopic_id: {TID}", "line 1: Unrecognized version of partition metadata file: -1"),
+        ("version: 0\n", "line 2: no line"),
+        ("", "line 1: no line"),
+        (f"version: 0\ntopic_id: {TID[:-1]}", "line 2: not a topic ID"),
         ("version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAA", "Invalid topic ID in partition metadata file"),
-    ):
-        with pytest.raises(cp.CheckpointError) as err:
-            cp.parse_partition_metadata(text, "pm")
-        assert message in err.value.message, (text, err.value.message)
+    ],
+)
+def test_partition_metadata_kafka_refuses(text: str, message: str) -> None:
+    with pytest.raises(cp.CheckpointError) as err:
+        cp.parse_partition_metadata(text, "pm")
+    assert message in err.value.message, (text, err.value.message)
+
+
+@pytest.mark.parametrize(
+    "name, expected",
+    [
+        ("orders-0", ("orders", 0)),
+        ("orders-00", ("orders", 0)),
+        ("orders-+0", ("orders", 0)),
+        ("orders-\u0660", ("orders", 0)),  # Integer.parseInt: Character.digit's digits (checked with Java 17)
+        ("my-topic-12", ("my-topic", 12)),
+        ("orders-\u00b2", None),  # a superscript is no decimal digit to Java
+        ("orders-2147483648", None),  # past an int
+        ("orders-", None),
+        ("-0", None),
+        ("orders", None),
+    ],
+)
+def test_topic_partition_is_parse_topic_partition_name(name: str, expected: tuple[str, int] | None) -> None:
+    assert cp.topic_partition(name) == expected
 
 
 def test_meta_properties() -> None:

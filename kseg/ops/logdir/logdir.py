@@ -12,7 +12,6 @@ when that file is absent (:mod:`kseg.storage.checkpoints`).  What Kafka does on 
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -33,7 +32,6 @@ from kseg.storage.partition import (
 
 _T = TypeVar("_T")
 METADATA_TOPIC = "__cluster_metadata"  # KRaft's metadata log: the raft layer's, in no LogManager checkpoint
-PARTITION_DIR = re.compile(r"(.+)-(\d+)\Z")  # UnifiedLog.parseTopicPartitionName
 LEFTOVER_DIRS = MappingProxyType(
     {  # UnifiedLog's suffixes, and what LogManager does with such a directory on start
         "delete": "a deleted partition's directory: Kafka deletes it on start",
@@ -73,10 +71,11 @@ class PartitionReport:
     log: LogFacts = field(default_factory=LogFacts)
     problems: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)  # files that could not be read (the OS's reason): exit 2
+    unread: list[str] = field(default_factory=list)  # its log directory's checkpoints that could not be read
 
     @property
     def status(self) -> str:
-        if self.errors or any(r.failed for r in self.log.reads):
+        if self.errors or self.unread or any(r.failed for r in self.log.reads):
             return "failed"
         if self.problems or not self.log.complete:
             return "problems"
@@ -96,6 +95,7 @@ class LogDirReport:
     partitions: list[PartitionReport] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    unread: list[str] = field(default_factory=list)  # the offset checkpoints that could not be read (errors)
     notes: list[str] = field(default_factory=list)  # what could not be checked, and why (not problems)
 
 
@@ -125,16 +125,6 @@ def _parse(
 
 
 Target = tuple[str, str, tuple[str, int]]  # a partition directory to read: (path, name, (topic, partition))
-
-
-def inspect(path: str, only: str | None = None) -> LogDirReport:
-    """The log directory ``path`` (all its partitions, or the one named ``only``); raises
-    :class:`InputError` when it cannot be listed."""
-    report, targets = open_log_dir(path, only)
-    for target in targets:
-        report.partitions.append(read_partition(report, target)[0])
-    finish(report, only)
-    return report
 
 
 def listing(path: str) -> list[tuple[str, bool]]:
@@ -171,7 +161,10 @@ def open_log_dir(path: str, only: str | None = None) -> tuple[LogDirReport, list
     for name in cp.OFFSET_CHECKPOINTS:
         if name in names:
             report.checkpoints.append(name)
+            before = len(report.errors)
             report.offsets[name] = _parse(report, path, name, cp.parse_offsets)
+            if len(report.errors) > before:  # unreadable: every partition's value from it unknown, none clean
+                report.unread.append(name)
     targets = []
     for name, is_dir in entries:
         if only is not None and name != only:
@@ -230,11 +223,14 @@ def _directory(report: LogDirReport, full: str, name: str) -> Target | None:
     if kind is not None:
         report.problems.append(f"leftover: {full}: {LEFTOVER_DIRS[kind.group(1)]}")
         return None
-    m = PARTITION_DIR.match(name)
-    if m is None:
-        report.problems.append(f"unknown directory: {full}: not <topic>-<partition>, Kafka refuses to start")
+    tp = cp.topic_partition(name)
+    if tp is None:
+        report.problems.append(
+            f"unknown directory: {full}: not <topic>-<partition>, Kafka refuses to start "
+            "(UnifiedLog.parseTopicPartitionName)"
+        )
         return None
-    return full, name, (m.group(1), int(m.group(2)))
+    return full, name, tp
 
 
 def read_partition(report: LogDirReport, target: Target) -> tuple[PartitionReport, list[str]]:
@@ -276,7 +272,17 @@ def partition(report: LogDirReport, full: str, name: str, tp: tuple[str, int]) -
     part.log = read_log(listed, check)
     _offsets_from_checkpoints(report, part, tp, listed)
     part.problems.extend(
-        offset_problems(part.log, part.high_watermark, part.recovery_point, part.log_start, report.clean_shutdown)
+        offset_problems(
+            part.log,
+            {
+                cp.HIGH_WATERMARK: part.high_watermark,
+                cp.RECOVERY_POINT: part.recovery_point,
+                cp.CLEANER: part.cleaner,
+                cp.LOG_START: part.log_start,
+            },
+            part.log_start,
+            report.clean_shutdown,
+        )
     )
     if check is not None:
         part.problems.extend(check.problems())
@@ -310,6 +316,7 @@ def _offsets_from_checkpoints(report: LogDirReport, part: PartitionReport, tp: t
         found = table.get(tp) if table else None
         return None if found is None else found.offset
 
+    part.unread = list(report.unread)
     part.high_watermark = entry(cp.HIGH_WATERMARK)
     part.recovery_point = entry(cp.RECOVERY_POINT)
     part.cleaner = entry(cp.CLEANER)
@@ -329,7 +336,7 @@ def _offsets_from_checkpoints(report: LogDirReport, part: PartitionReport, tp: t
 
 def _entries_without_directory(report: LogDirReport) -> None:
     """Checkpoint entries naming a partition with no directory here (``LogManager`` would never write one)."""
-    present = {(m.group(1), int(m.group(2))) for p in report.partitions if (m := PARTITION_DIR.match(p.name))}
+    present = {tp for p in report.partitions if (tp := cp.topic_partition(p.name)) is not None}
     for name in report.checkpoints:
         table = report.offsets.get(name)
         for tp, e in sorted((table or {}).items()):
@@ -338,19 +345,3 @@ def _entries_without_directory(report: LogDirReport) -> None:
                     f"entry without a directory: {location.join(report.path, name)}: line {e.line}: "
                     f"{tp[0]} {tp[1]} {e.offset}, but there is no directory {tp[0]}-{tp[1]}"
                 )
-
-
-def topic_id_problems(reports: list[LogDirReport]) -> None:
-    """A partition whose replicas (the same name in several log directories) carry different topic IDs: the
-    topic was deleted and recreated under one of them ("Topic Id in memory does not match")."""
-    by_name: dict[str, list[PartitionReport]] = {}
-    for report in reports:
-        for part in report.partitions:
-            if part.topic_id is not None:
-                by_name.setdefault(part.name, []).append(part)
-    for parts in by_name.values():
-        ids = sorted({p.topic_id for p in parts if p.topic_id is not None})
-        if len(ids) > 1:
-            where = ", ".join(f"{p.topic_id} in {p.log_dir}" for p in parts)
-            for p in parts:
-                p.problems.append(f"topic ID differs between replicas: {where}")

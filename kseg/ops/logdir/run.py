@@ -6,14 +6,15 @@ import os
 from dataclasses import dataclass
 
 from kseg.errors import InputError
+from kseg.ops.logdir import across
 from kseg.ops.logdir.logdir import (
+    PARTITION_FILES,
     LogDirReport,
     Target,
     finish,
     listing,
     open_log_dir,
     read_partition,
-    topic_id_problems,
 )
 from kseg.storage import checkpoints as cp
 from kseg.storage import files, location, outputs
@@ -26,11 +27,13 @@ FLEET_DEPTH = 3  # a fleet root's log directories: <root>/<broker>/<log dir>/, a
 @dataclass
 class Opened:
     """One log directory's own files read, and its partition directories still to read (``only``: the one
-    partition directory given, else None)."""
+    partition directory given, else None), and the broker directory it lies in (one node's, see
+    :mod:`kseg.ops.logdir.across`)."""
 
     report: LogDirReport
     targets: list[Target]
     only: str | None = None
+    broker: str | None = None  # the broker directory of a fleet root it lies in (<root>/<broker>/<log dir>)
 
 
 def inspect_all(paths: list[str], notes: list[str] | None = None) -> list[LogDirReport]:
@@ -53,6 +56,7 @@ def open_all(paths: list[str], notes: list[str] | None = None) -> list[Opened]:
     (:func:`open_log_dir`); its partitions are read next, here or on Spark's executors.  ``notes`` gets
     a line for each directory of a fleet root that holds no log directory (never dropped unsaid)."""
     targets: dict[tuple[str, str | None], str] = {}
+    brokers: dict[tuple[str, str | None], str] = {}
     for path in paths:
         check_exists(path)
         remote = location.is_remote(path)
@@ -68,9 +72,19 @@ def open_all(paths: list[str], notes: list[str] | None = None) -> list[Opened]:
         skipped: list[str] = []
         for log_dir in log_dirs(path, skipped):
             targets.setdefault((_key(log_dir), None), log_dir)
+            broker = _broker(path, log_dir)
+            if broker is not None:
+                brokers.setdefault((_key(log_dir), None), broker)
         if notes is not None:
             notes.extend(f"{d}: {SKIPPED}" for d in skipped)
-    return [Opened(*open_log_dir(path, only), only) for (_, only), path in targets.items()]
+    return [Opened(*open_log_dir(path, key[1]), key[1], brokers.get(key)) for key, path in targets.items()]
+
+
+def _broker(root: str, log_dir: str) -> str | None:
+    """``<root>/<broker>`` when ``log_dir`` is ``<root>/<broker>/<log dir>`` (a broker of a fleet root), else None."""
+    inside = log_dir.rstrip("/")[len(root.rstrip("/")) + 1 :] if log_dir != root else ""
+    first, sep, rest = inside.partition("/")
+    return location.join(root.rstrip("/"), first) if sep and rest and "/" not in rest else None
 
 
 def finish_all(opened: list[Opened]) -> list[LogDirReport]:
@@ -78,7 +92,7 @@ def finish_all(opened: list[Opened]) -> list[LogDirReport]:
     for one in opened:
         finish(one.report, one.only)
     reports = [one.report for one in opened]
-    topic_id_problems(reports)
+    across.judge(reports, [one.broker for one in opened])
     return reports
 
 
@@ -89,7 +103,8 @@ def _key(path: str) -> str:
 def log_dirs(path: str, skipped: list[str], depth: int = FLEET_DEPTH) -> list[str]:
     """``path`` itself when it is a log directory, else the log directories under it (a fleet root:
     ``<root>/<broker>/<log dir>``, at most :data:`FLEET_DEPTH` levels down; the subdirectories holding none
-    are added to ``skipped``), else ``path`` (read as a log directory: its unknown entries are its problems).
+    are added to ``skipped``), else ``path`` when a directory in it holds a partition's files (read as a log
+    directory), else :class:`InputError` (:data:`NOT_A_LOG_DIR`: an empty or foreign directory).
     A log directory holds one of :data:`~kseg.storage.checkpoints.LOG_DIR_MARKERS` or a partition
     directory (one holding a segment file); a store is listed once."""
     if location.is_remote(path):
@@ -97,8 +112,23 @@ def log_dirs(path: str, skipped: list[str], depth: int = FLEET_DEPTH) -> list[st
     else:
         found = _under(path, depth, skipped)
     if not found:
-        del skipped[:]  # nothing Kafka's below: the path is read as a log directory, its entries its problems
+        if not _holds_partitions(path):  # an unmounted disk, a wrong path: never "0 partitions, clean"
+            raise InputError(NOT_A_LOG_DIR, path=path)
+        del skipped[:]  # a log directory of partition directories without segments: read, its entries judged
     return found or [path]
+
+
+NOT_A_LOG_DIR = "not a log directory: no meta.properties, no partition directories"
+
+
+def _holds_partitions(path: str) -> bool:
+    """A directory of ``path`` holds a file Kafka keeps in a partition directory (its segments are gone)."""
+    return any(
+        is_dir
+        and name != "lost+found"  # (a fresh file system's: no partition, not read)
+        and any(not sub_dir and n in PARTITION_FILES for n, sub_dir in listing(location.join(path, name)))
+        for name, is_dir in listing(path)
+    )
 
 
 def _under(path: str, depth: int, skipped: list[str]) -> list[str]:

@@ -14,7 +14,7 @@ joined).
 
 from __future__ import annotations
 
-from kseg.errors import KsegError
+from kseg.errors import InputError, KsegError
 from kseg.ops.tiered.reconcile import PartitionCheck, Problem, finished, highest_remote_end
 from kseg.storage import checkpoints as cp
 from kseg.storage import files, location
@@ -41,6 +41,8 @@ def join_local(check: PartitionCheck, log_dir: str, log_starts: dict[tuple[str, 
         text = cp.read_text(directory, cp.PARTITION_METADATA)
         topic_id = None if text is None else cp.parse_partition_metadata(text, files.display(directory))
         part = scan_partition(directory)
+    except InputError:  # unreadable, unlistable (the OS's reason): exit 2, never joined in silence
+        raise
     except KsegError as exc:
         notes.append(f"{tp.name}: the local partition not joined: {exc.describe()}")
         return

@@ -106,6 +106,8 @@ def _note_unjudged(report: TieredReport, checks: Iterable[PartitionCheck]) -> No
 def _join(report: TieredReport, checks: Iterable[PartitionCheck], log_dir: str) -> None:
     try:
         starts = read_log_starts(log_dir)
+    except InputError:  # unreadable (the OS's reason): exit 2, never a verdict without it
+        raise
     except KsegError as exc:
         report.notes.append(f"log-start-offset-checkpoint not read: {exc.describe()}")
         starts = {}

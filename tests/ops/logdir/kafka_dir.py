@@ -10,6 +10,8 @@ Formats (Kafka's source): ``CheckpointFile.write`` -- the version line, the entr
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import shutil
 from pathlib import Path
 
@@ -37,9 +39,21 @@ def partition_metadata(topic_id: str) -> str:
     return f"version: 0\ntopic_id: {topic_id}"
 
 
-def log_dir(base: Path, node_id: int = 1, topic_ids: dict[str, str] | None = None) -> Path:
+def directory_id(node_id: int, number: int = 0) -> str:
+    """A log directory's own ``directory.id`` (unique, as ``kafka-storage.sh format`` makes them): node 1's
+    first is :data:`DIRECTORY_ID`."""
+    if (node_id, number) == (1, 0):
+        return DIRECTORY_ID
+    raw = hashlib.sha256(f"directory {node_id} {number}".encode()).digest()[:16]
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def log_dir(
+    base: Path, node_id: int = 1, topic_ids: dict[str, str] | None = None, directory: str | None = None
+) -> Path:
     """A KRaft broker's log directory after a clean shutdown: ``orders-0`` (follower-v2-0) and ``plain-0``
-    (plain-v2-0), every file a 3.7+ broker keeps."""
+    (plain-v2-0), every file a 3.7+ broker keeps; ``directory``: its ``directory.id`` (else node
+    ``node_id``'s first)."""
     base.mkdir(parents=True, exist_ok=True)
     ids = topic_ids or TOPIC_IDS
     shutil.copytree(CORPUS_DATA / "follower-v2-0", base / "orders-0")
@@ -54,7 +68,14 @@ def log_dir(base: Path, node_id: int = 1, topic_ids: dict[str, str] | None = Non
     (base / "log-start-offset-checkpoint").write_text(checkpoint([]))  # no log start past its first segment
     (base / "cleaner-offset-checkpoint").write_text(checkpoint([("plain", 0, 251)]))
     (base / "meta.properties").write_text(
-        properties({"cluster.id": CLUSTER_ID, "directory.id": DIRECTORY_ID, "node.id": node_id, "version": 1})
+        properties(
+            {
+                "cluster.id": CLUSTER_ID,
+                "directory.id": directory or directory_id(node_id),
+                "node.id": node_id,
+                "version": 1,
+            }
+        )
     )
     (base / ".kafka_cleanshutdown").write_text('{"version":0,"brokerEpoch":42}')
     return base

@@ -4,9 +4,13 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from pathlib import Path
 
-from kseg.ops.logdir.run import SKIPPED
+import pytest
+
+from kseg.ops.logdir.run import NOT_A_LOG_DIR, SKIPPED
 from tests.conftest import as_unprivileged_root, kseg_argv, run_cli
 from tests.ops.logdir.kafka_dir import TOPIC_IDS, log_dir
 
@@ -51,13 +55,42 @@ def test_a_fleet_directory_holding_no_log_directory_is_named_in_a_note(s3, tmp_p
         assert skipped == [f"kseg: note: {root}/broker-3: {SKIPPED}"], r.errtext
 
 
-def test_a_directory_holding_no_log_directory_is_read_as_one(tmp_path: Path) -> None:
-    """Nothing below looks like Kafka's: the path is a log directory, its entries unknown (never a silent 0)."""
-    (tmp_path / "empty" / "x").mkdir(parents=True)
-    code, rows = json_rows(str(tmp_path / "empty"))
-    assert code == 1 and rows[0]["problems"] == [
-        f"unknown directory: {tmp_path / 'empty' / 'x'}: not <topic>-<partition>, Kafka refuses to start"
-    ]
+@pytest.mark.parametrize("quiet", [[], ["-q"]])
+@pytest.mark.parametrize("content", ["empty", "foreign"])
+def test_a_directory_holding_nothing_of_kafka_is_not_a_log_directory(s3, tmp_path: Path, content, quiet) -> None:
+    """An unmounted data disk (empty), a wrong path (a directory of other things): exit 2, one line, never
+    "0 partitions, clean" -- and -q does not hide it (an error, not a note).  The same on S3."""
+    root = tmp_path / "disk"
+    root.mkdir()
+    if content == "foreign":
+        (root / "x").mkdir()
+        (root / "x" / "notes.txt").write_text("not Kafka's")
+        (root / "README").write_text("hello")
+    paths = [str(root)]
+    if content == "foreign":  # (S3 keeps no empty prefix: an empty one is a missing path, tested elsewhere)
+        s3.upload_tree(root, f"not-a-log-dir-{len(quiet)}")
+        paths.append(s3.uri(f"not-a-log-dir-{len(quiet)}"))
+    for path in paths:
+        r = run_cli(["logdir", *quiet, path])
+        assert r.exit_code == 2, (r.text, r.errtext)
+        assert r.errtext.splitlines() == [f"kseg: error: {path}: {NOT_A_LOG_DIR}"], r.errtext
+        assert r.text == ""
+
+
+def test_a_log_directory_of_partitions_without_segments_is_read(tmp_path: Path) -> None:
+    """The healthy twin of the above: no meta.properties, no checkpoint, no segment -- but a directory holding
+    a partition's files (partition.metadata): a log directory whose partitions lost their segments."""
+    d = log_dir(tmp_path / "b1")
+    for name in [*(n for n in os.listdir(d) if not (d / n).is_dir())]:
+        (d / name).unlink()
+    for log in (d / "orders-0").glob("*"):
+        if log.name != "partition.metadata":
+            log.unlink()
+    shutil.rmtree(d / "plain-0")
+    code, rows = json_rows(str(d))
+    assert code == 1
+    (orders,) = [r for r in rows if r["type"] == "partition"]
+    assert orders["segments"] == 0 and any(p.startswith("no segment: ") for p in orders["problems"])
 
 
 def test_a_log_directory_that_cannot_be_listed_is_exit_2_with_the_os_reason(tmp_path: Path) -> None:
