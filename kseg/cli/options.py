@@ -9,14 +9,16 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Any, BinaryIO, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, NoReturn, TypeVar
 
 import click
 
 from kseg.cli.params import Int, RateType
 from kseg.errors import KsegError, error_line
 from kseg.limits import DEFAULT_MAX_MESSAGE_SIZE, EXIT_ERROR, INT32_MAX
-from kseg.storage.context import ReadContext
+
+if TYPE_CHECKING:
+    from kseg.storage.context import ReadContext
 
 F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
@@ -92,7 +94,7 @@ class Run:
     max_rate: float | None = None
     drop_cache: bool = False
     #: the read context every read of this command is given (kseg.storage.context): made once, here
-    context: ReadContext = field(default_factory=ReadContext)
+    context: ReadContext = field(default_factory=lambda: _context())
 
     def say(self, text: str) -> None:
         """One line on stderr (a note, or an error the run goes on after)."""
@@ -139,11 +141,18 @@ class Run:
         self.context.split(processes)
 
 
+def _context(max_rate: float | None = None, drop_cache: bool = False) -> ReadContext:
+    """A command's read context (imported when a command runs: ``--help`` reads nothing)."""
+    from kseg.storage.context import ReadContext
+
+    return ReadContext(max_rate, drop_cache)
+
+
 def start(quiet: bool = False, max_rate: float | None = None, drop_cache: bool = False) -> Run:
     """The :class:`Run` of the command starting, with its read context (``--max-rate`` in bytes a second,
     ``--drop-cache``): a value handed down to every read, nothing installed in a module."""
     out, err = binary_streams()
-    context = ReadContext(max_rate * 1e6 if max_rate else None, bool(drop_cache))
+    context = _context(max_rate * 1e6 if max_rate else None, bool(drop_cache))
     return Run(out, err, bool(quiet), max_rate, bool(drop_cache), context)
 
 
