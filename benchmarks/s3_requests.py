@@ -37,6 +37,9 @@ every request (the driver's planning and the tasks' reads) of each step of::
 
     df = spark.read.format("kseg").load(uri); df.count()
     df.where("offset >= 2").count(); df.where("timestamp >= <third record's>").count()
+    df.where("partition = 1 AND topic = 'tb1'").count()
+    spark.read.format("kseg").options(topic="tb1", partition="1").load(uri).count()
+    ... .options(fromOffset="2") / (toOffset="1") / (fromTime=<third record's>) ... .count()
 
     python3 benchmarks/s3_requests.py --load 200
 """
@@ -112,6 +115,8 @@ def bench_server():
     s3.create_bucket(Bucket="bench")
     return server, counter, env, s3
 
+
+PRUNED: list = []  # --load: the DataFrame of the pruning options, loaded in one step and counted in the next
 
 PLANS = {
     "data source": {},
@@ -258,25 +263,39 @@ def load_main(count: int) -> None:
     server, counter, env, keys = fleet(count)
     os.environ.update(env)  # before the JVM starts: its Python workers (planning and tasks) inherit it
     import kseg.spark
-    from kseg.spark.driver import session
+    from kseg.spark.session import session
 
     spark = session("local[2]", [])
     kseg.spark.register(spark)
     print(f"{count} partitions, {keys} keys under {BROKERS} broker prefixes; the data source on local[2]")
+    uri, t = "s3://bench/fleet", TIMESTAMP + 2
     began = time.perf_counter()
-    df = spark.read.format("kseg").load("s3://bench/fleet")
-    steps = [
+    df = spark.read.format("kseg").load(uri)
+
+    def load(**options: str):
+        return spark.read.format("kseg").options(**options).load(uri)
+
+    steps = [  # (what, its rows) in turn; a load's own requests are the listing's
         ("load()", lambda: None),
         ("df.count()", df.count),
         ("df.where(offset >= 2).count()", lambda: df.where("offset >= 2").count()),
-        ("df.where(timestamp >= t).count()", lambda: df.where(f"timestamp >= {TIMESTAMP + 2}").count()),
+        ("df.where(timestamp >= t).count()", lambda: df.where(f"timestamp >= {t}").count()),
+        (
+            "df.where(partition = 1 AND topic = 'tb1').count()",
+            lambda: df.where("partition = 1 AND topic = 'tb1'").count(),
+        ),
+        ("options(topic=tb1, partition=1): load()", lambda: PRUNED.append(load(topic="tb1", partition="1"))),
+        ("  .count()", lambda: PRUNED[0].count()),
+        ("options(fromOffset=2).load().count()", lambda: load(fromOffset="2").count()),
+        ("options(toOffset=1).load().count()", lambda: load(toOffset="1").count()),
+        ("options(fromTime=t).load().count()", lambda: load(fromTime=str(t)).count()),
     ]
     for name, step in steps:
         rows = step()
         c = counter.take()
         took = time.perf_counter() - began
         shown = "" if rows is None else f" = {rows}"
-        print(f"  {name + shown:40s} " + ", ".join(f"{k} {c[k]}" for k in ("LIST", "HEAD", "GET")) + f"; {took:.1f} s")
+        print(f"  {name + shown:56s} " + ", ".join(f"{k} {c[k]}" for k in ("LIST", "HEAD", "GET")) + f"; {took:.1f} s")
         began = time.perf_counter()
     spark.stop()
     server.stop()

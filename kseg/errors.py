@@ -126,6 +126,11 @@ class InputError(KsegError):
     """A file cannot be opened or read: missing, a directory, permission denied."""
 
 
+class SparkSetupError(KsegError):
+    """Spark could not run the job (no pyspark, a session that cannot start, executors that cannot import
+    kseg or see the inputs, a job that failed): one line for the user, the cause and the fix (exit 2)."""
+
+
 class UsageError(KsegError):
     """The command line is wrong (exit code 2)."""
 

@@ -12,7 +12,11 @@ corpus as a two-broker tree::
 
 from __future__ import annotations
 
+import logging
 import os
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -99,3 +103,45 @@ def local_brokers(tmp_path_factory) -> Path:
         for name in PARTITIONS:
             shutil.copytree(CORPUS_DATA / name, root / broker / "data" / name)
     return root
+
+
+class RequestLog(logging.Handler):
+    """The requests moto's server answers, by kind (werkzeug's access lines, as benchmarks/s3_requests.py
+    counts them): the server runs in the test process, so the requests of every process talking to it
+    -- the CLI's, Spark's workers' -- are here."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(re.sub(r"\x1b\[[0-9;]*m", "", record.getMessage()))  # werkzeug colours its lines
+
+    def counts(self) -> dict[str, int]:
+        out = {"LIST": 0, "HEAD": 0, "GET": 0}
+        for line in self.lines:
+            if '"HEAD ' in line:
+                out["HEAD"] += 1
+            elif '"GET ' in line:
+                out["LIST" if "list-type" in line else "GET"] += 1
+        return out
+
+    def take(self) -> dict[str, int]:
+        counts = self.counts()
+        self.lines.clear()
+        return counts
+
+
+@contextmanager
+def requests_logged() -> Iterator[RequestLog]:
+    """Every request the S3 server answers inside the block."""
+    log = RequestLog()
+    logger = logging.getLogger("werkzeug")
+    level = logger.level
+    logger.addHandler(log)
+    logger.setLevel(logging.INFO)
+    try:
+        yield log
+    finally:
+        logger.removeHandler(log)
+        logger.setLevel(level)

@@ -8,7 +8,9 @@
                                                                 | the writer
     ops       kseg.ops                                          one package per command (kseg.ops.<command>)
     render    kseg.render   |  decoders kseg.decoders           text/JSON | payload decoders
-    spark     kseg.spark                                        calls ops, storage and render, never cli
+    runtime   kseg.runtime                                      a command's run (here or on Spark): streams, errors,
+                                                                verify-index's resume, report and exit code
+    spark     kseg.spark                                        calls runtime, ops, storage and render, never cli
     cli       kseg.cli                                          the thin click layer (no command module imports another)
     main      kseg.__main__                                     python -m kseg
 
@@ -40,6 +42,7 @@ LAYERS = [
     {"kseg.storage", "kseg.testing"},
     {"kseg.ops"},
     {"kseg.render", "kseg.decoders"},
+    {"kseg.runtime"},
     {"kseg.spark"},
     {"kseg.cli"},
     {"kseg.__main__"},

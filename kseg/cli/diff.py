@@ -61,7 +61,7 @@ def diff(paths: tuple[str, ...], roots: bool, output_format: str, run: Run, spar
     sets = _replica_sets(run, paths, roots, spark.on)
     bar, out = None, run.out
     if spark.on:
-        results = _spark_results(run, sets, spark)
+        results = _spark_results(sets, spark)
     else:
         bar, out = reading_bar(run, "diff", [part for s in sets for part in s])
         results = (_local(s) for s in sets)
@@ -135,7 +135,7 @@ def _local(partitions: list[Any]) -> tuple[Any, str | None]:
         return None, exc.describe()
 
 
-def _spark_results(run: Run, sets: list[list[Any]], spark_options: Spark) -> Any:
+def _spark_results(sets: list[list[Any]], spark_options: Spark) -> Any:
     from kseg.spark import diff_job
 
-    return on_spark(run, spark_options, "diff", lambda spark: diff_job.run(spark, sets))
+    return on_spark(spark_options, "diff", lambda spark: diff_job.run(spark, sets))

@@ -63,7 +63,7 @@ def logdir(
     if report_path:
         check_report(report_path, list(paths), force)
     skipped: list[str] = []  # a fleet root's directories holding no log directory
-    reports = _read(run, list(paths), spark, skipped)
+    reports = _read(list(paths), spark, skipped)
     rows = [dumps(row) for report in reports for row in render.rows(report)]
     if report_path:
         write_report(report_path, rows, force)
@@ -90,25 +90,17 @@ def logdir(
     sys.exit(exit_code(reads, problems=problems, failed=failed))
 
 
-def _read(run: Run, paths: list[str], spark: Spark, notes: list[str]) -> list:
+def _read(paths: list[str], spark: Spark, notes: list[str]) -> list:
     """The reports of every log directory of ``paths``, read here or on Spark's executors (the same
     rows); a path that cannot be read raises its one line, exit 2 (:func:`kseg.cli.main.fatal`)."""
     from kseg.ops.logdir.run import finish_all, inspect_all, open_all
 
     if not spark.on:
         return inspect_all(paths, notes)
-    import importlib.util
-
-    from kseg.spark import INSTALL_HINT
-
-    if importlib.util.find_spec("pyspark") is None:
-        run.fail(INSTALL_HINT)
-    from kseg.spark.driver import SparkSetupError
     from kseg.spark.logdir_job import read_on_spark
+    from kseg.spark.session import require
 
+    require()  # before any file is read
     opened = open_all(paths, notes)  # the log directories' own files, on the driver
-    try:
-        read_on_spark(opened, spark.master, spark.conf, spark.verbose)
-    except (ValueError, SparkSetupError) as exc:
-        run.fail(str(exc))
+    read_on_spark(opened, spark.master, spark.conf, spark.verbose)  # SparkSetupError: its one line, exit 2
     return finish_all(opened)

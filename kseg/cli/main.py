@@ -221,7 +221,7 @@ def _chained(exc: BaseException, kinds: tuple) -> BaseException | None:
 
 
 def _error_exit(problem) -> None:
-    from kseg.cli.options import binary_streams, fail
+    from kseg.runtime.run import binary_streams, fail
 
     fail(binary_streams()[1], problem)
 

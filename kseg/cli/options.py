@@ -1,24 +1,21 @@
-"""Reusable click option bundles (as sqlite-utils does) shared by kseg's commands, and :class:`Run`, what each
-command's run is given (streams, ``--quiet``, the read policy) instead of module globals."""
+"""Reusable click option bundles (as sqlite-utils does) shared by kseg's commands, and :func:`start`, which makes
+each command's :class:`~kseg.runtime.run.Run` (streams, ``--quiet``, the read policy) instead of module globals."""
 
 from __future__ import annotations
 
 import functools
 import os
-import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, BinaryIO, NoReturn, TypeVar
+from dataclasses import dataclass, replace
+from typing import Any, BinaryIO, TypeVar
 
 import click
 
 from kseg.cli.params import Int, RateType
-from kseg.errors import KsegError, error_line
+from kseg.errors import KsegError
 from kseg.limits import DEFAULT_MAX_MESSAGE_SIZE, EXIT_ERROR, INT32_MAX
-
-if TYPE_CHECKING:
-    from kseg.storage.context import ReadContext
+from kseg.runtime.run import Run, binary_streams, read_context
 
 F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
@@ -82,77 +79,11 @@ def io_options(f: F) -> F:
     return click.option("--max-rate", type=RateType(), default=None, metavar="MB/S", help=MAX_RATE_HELP)(f)
 
 
-@dataclass(frozen=True)
-class Run:
-    """What one command's run is given, made once from its shared options (:func:`run_options`) and passed
-    down: stdout and stderr as binary streams, ``--quiet``, and the read policy of ``--max-rate`` (MB/s)
-    and ``--drop-cache``.  The one writer of ``kseg: error:`` and ``kseg: note:`` lines."""
-
-    out: BinaryIO
-    err: BinaryIO
-    quiet: bool = False
-    max_rate: float | None = None
-    drop_cache: bool = False
-    #: the read context every read of this command is given (kseg.storage.context): made once, here
-    context: ReadContext = field(default_factory=lambda: _context())
-
-    def say(self, text: str) -> None:
-        """One line on stderr (a note, or an error the run goes on after)."""
-        say(self.err, text)
-
-    def note(self, text: str) -> None:
-        """``kseg: note: TEXT`` on stderr, unless ``--quiet``."""
-        if not self.quiet:
-            say(self.err, f"kseg: note: {text}")
-
-    def error(self, problem: KsegError | str) -> int:
-        """Print the one error line (``kseg: error: <file>: at byte N: <what>``) and go on; returns 2 (I/O)
-        for the caller that counts it.  Every command's error lines come from here or :meth:`fail`."""
-        say(self.err, error_line(problem))
-        return EXIT_ERROR
-
-    def fail(self, problem: KsegError | str, code: int = EXIT_ERROR) -> NoReturn:
-        """The one error line, and exit (2: never a verdict)."""
-        fail(self.err, problem, code)
-
-    def notes(self, texts: list[str]) -> None:
-        """The notes on stderr, one line per kind (``kseg.render.notes``): forty ``*-delete`` directories
-        skipped are one line with their count and the first few paths; nothing with ``--quiet``."""
-        if self.quiet or not texts:
-            return
-        from kseg.render.notes import NoteGroups
-
-        groups = NoteGroups("path")
-        for text in texts:
-            groups.add(text)
-        for text in groups.texts():
-            self.note(text)
-
-    def removed(self, names: list[str]) -> None:
-        """The note for the temporary files of an interrupted run this one removed (if any)."""
-        if names:
-            self.note(
-                f"removed {len(names)} temporary file{'s' * (len(names) != 1)} an interrupted kseg run "
-                f"left: {', '.join(names)}"
-            )
-
-    def read_in(self, processes: int) -> None:
-        """``--jobs N``: each of the N reading processes gets 1/N of ``--max-rate``."""
-        self.context.split(processes)
-
-
-def _context(max_rate: float | None = None, drop_cache: bool = False) -> ReadContext:
-    """A command's read context (imported when a command runs: ``--help`` reads nothing)."""
-    from kseg.storage.context import ReadContext
-
-    return ReadContext(max_rate, drop_cache)
-
-
 def start(quiet: bool = False, max_rate: float | None = None, drop_cache: bool = False) -> Run:
     """The :class:`Run` of the command starting, with its read context (``--max-rate`` in bytes a second,
     ``--drop-cache``): a value handed down to every read, nothing installed in a module."""
     out, err = binary_streams()
-    context = _context(max_rate * 1e6 if max_rate else None, bool(drop_cache))
+    context = read_context(max_rate * 1e6 if max_rate else None, bool(drop_cache))
     return Run(out, err, bool(quiet), max_rate, bool(drop_cache), context)
 
 
@@ -195,7 +126,7 @@ def rsm_key_option(f: Callable[..., Any]) -> Callable[..., Any]:
     def command(*args: Any, rsm_key: dict[str, str], run: Run, **kwargs: Any) -> Any:
         from kseg.storage.context import RsmKeys, reading
 
-        try:  # read now, once: a key file that cannot be read is exit 2 before anything runs (--spark ships it)
+        try:  # read now, once, through the bounded reader: exit 2 before anything runs (--spark ships it)
             keys = RsmKeys.read(rsm_key)
         except KsegError as exc:
             raise click.BadParameter(str(exc), param_hint="--rsm-key") from None
@@ -257,28 +188,14 @@ class Spark:
             run.fail(f"{' and '.join(given)} take{'s' * (len(given) == 1)} effect only with --spark")
 
 
-def on_spark(run: Run, spark: Spark, app: str, work: Callable[[Any], T]) -> T:
-    """``work(session)`` on a Spark session started for ``--spark`` (named ``kseg <app>``), stopped after; no
-    pyspark or a session that cannot start is the one error line, exit 2 (diff --roots, tiered)."""
-    import importlib.util
+def on_spark(spark: Spark, app: str, work: Callable[[Any], T]) -> T:
+    """``work(session)`` on the Spark session started for ``--spark`` (``kseg.spark.session.started``, named
+    ``kseg <app>``), stopped after; no pyspark or a session that cannot start is its one line, exit 2
+    (``SparkSetupError``, a :class:`~kseg.errors.KsegError`: ``kseg.cli.main.fatal``) (diff --roots, tiered)."""
+    from kseg.spark.session import started
 
-    from kseg.spark import INSTALL_HINT
-
-    if importlib.util.find_spec("pyspark") is None:
-        run.fail(INSTALL_HINT)
-    from kseg.spark.driver import SparkLog, SparkSetupError, start_session
-
-    log = SparkLog(spark.verbose)
-    try:
-        session = start_session(spark.master or "local[*]", (f"spark.app.name=kseg {app}", *spark.conf), log)
-    except (ValueError, SparkSetupError) as exc:
-        log.close()
-        run.fail(str(exc))
-    try:
-        return work(session)
-    finally:
-        session.stop()
-        log.close()
+    with started(app, spark.master, spark.conf, verbose=spark.verbose) as session:
+        return work(session.spark)
 
 
 def spark_options(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -336,18 +253,6 @@ def json_report_options(rows: str) -> Callable[[F], F]:
 
 
 HELP = {"help_option_names": ["-h", "--help"]}  # every command's context settings
-
-
-def fail(err: BinaryIO, problem: KsegError | str, code: int = EXIT_ERROR) -> NoReturn:
-    """Print the one error line every command prints (``kseg: error: ...``) and exit (2: never a verdict)."""
-    say(err, error_line(problem))
-    sys.exit(code)
-
-
-def say(err: BinaryIO, text: str) -> None:
-    """One line on stderr."""
-    err.write((text + "\n").encode("utf-8", "replace"))
-    err.flush()
 
 
 def capped_jobs(run: Run, requested: int) -> int:
@@ -471,14 +376,3 @@ def listing_code(partitions: Iterable[Any]) -> int:
     """2 when a directory among ``partitions`` could not be listed (its error line printed by
     :func:`partitions_or_fail`), else 0: the exit code a run starts from."""
     return EXIT_ERROR if any(p.error is not None for p in partitions) else 0
-
-
-def binary_streams() -> tuple[BinaryIO, BinaryIO]:
-    """stdout and stderr as binary streams (the click-testing runner's too).
-
-    ``sys.stdout.buffer`` rather than ``click.get_binary_stream`` (deprecated in click 8.5)."""
-    return _binary(sys.stdout), _binary(sys.stderr)
-
-
-def _binary(stream: Any) -> BinaryIO:
-    return getattr(stream, "buffer", stream)

@@ -101,7 +101,7 @@ def tiered(
         check_log_dir(log_dir)
     # a path missing or holding no metadata: exit 2 (main.fatal)
     read = read_metadata(list(paths), read_record, decompression_limit(max_message_size))
-    store = _spark_listing(run, remote, spark) if spark.on and remote else list_store(remote) if remote else None
+    store = _spark_listing(remote, spark) if spark.on and remote else list_store(remote) if remote else None
     report = check_all(read, metadata_partitions, store, log_dir, "local" if layout == "local" else "aiven")
     rows = [dumps(row) for row in render.rows(report)]
     if report_path:
@@ -120,9 +120,9 @@ def tiered(
     sys.exit(report.exit_code())
 
 
-def _spark_listing(run: Run, remote: str, spark_options: Spark) -> Any:
+def _spark_listing(remote: str, spark_options: Spark) -> Any:
     """The store listed by the executors (kseg.spark.tiered_job); a local root made absolute for them."""
     from kseg.spark import tiered_job
     from kseg.spark.paths import absolute
 
-    return on_spark(run, spark_options, "tiered", lambda spark: tiered_job.list_store(spark, absolute(remote)))
+    return on_spark(spark_options, "tiered", lambda spark: tiered_job.list_store(spark, absolute(remote)))

@@ -94,65 +94,37 @@ def verify_index(
         paths = tuple(moved)
     if force and not report_path:
         run.fail("--force replaces an existing --report file; give it with --report")
-    keys = _resumable(run, resume_path)
+    from kseg.runtime.verify import VerifyRun
+
+    keys = VerifyRun.verified(run, resume_path)
     report, partitions = _inputs(run, paths, report_path, spark.on, force)
-    partitions, resumption = _skip(partitions, keys, resume_path)
+    verify = VerifyRun(run, report_path, report)
+    partitions = verify.skip(partitions, keys, resume_path)
     if spark.on:
         from kseg.spark.driver import run_spark_cli
 
         sys.exit(
             run_spark_cli(
+                verify,
                 partitions,
                 strict=strict,
-                report_path=report_path,
                 master=spark.master,
                 spark_conf=spark.conf,
                 max_message_size=max_message_size,
                 output_format=output_format,
-                out=run.out,
-                err=run.err,
                 verbose=spark.verbose,
-                resume=resumption,
             )
         )
-    from kseg.ops.verify.resume import carried_rows
-    from kseg.ops.verify.run import Report, verify_all
-    from kseg.render.verify_live import VerifyOutput
-
     jobs = capped_jobs(run, jobs)
-    run.read_in(jobs)
-    output = VerifyOutput(
-        run.out, partitions, output_format=output_format, quiet=run.quiet, verbose=spark.verbose, jobs=jobs
+    code = verify.here(
+        partitions,
+        strict=strict,
+        jobs=jobs,
+        max_message_size=max_message_size,
+        output_format=output_format,
+        verbose=spark.verbose,
     )
-    output.follow(run.context.observers)
-
-    def on_result(res: Any) -> None:
-        output.add(res)
-        if report is not None:
-            report.add(res)
-
-    try:
-        prior = Report()
-        if resumption is not None and report is not None:
-            report.add_rows(carried_rows(resumption.path, resumption.skipped, prior))
-        result = verify_all(
-            partitions,
-            strict=strict,
-            jobs=jobs,
-            max_message_size=max_message_size,
-            on_result=on_result,
-            before=resumption.before if resumption is not None else None,
-        )
-        result.merge(prior.counts())
-        result.resumed = prior.resumed
-        output.finish(result)
-        if report is not None:
-            report.commit()
-    finally:  # a KsegError raised here is its one line, exit 2 (kseg.cli.main.fatal); the report is discarded
-        output.close()
-        if report is not None:
-            report.discard()
-    sys.exit(result.exit_code)
+    sys.exit(code)
 
 
 def _inputs(run: Run, paths: tuple[str, ...], report_path: str | None, spark: bool, force: bool) -> tuple[Any, list]:
@@ -181,30 +153,6 @@ def _inputs(run: Run, paths: tuple[str, ...], report_path: str | None, spark: bo
         run.fail(exc)
     run.notes(notes)
     return report, partitions
-
-
-def _resumable(run: Run, resume_path: str | None) -> dict:
-    """The segments ``--resume``'s report verified (:func:`kseg.ops.verify.resume.verified`), before any
-    work; a report that cannot be read is the one error line, exit 2."""
-    if not resume_path:
-        return {}
-    from kseg.ops.verify.resume import verified
-
-    try:
-        return verified(resume_path)
-    except KsegError as exc:
-        run.fail(exc)
-
-
-def _skip(partitions: list, keys: dict, resume_path: str | None) -> tuple[list, Any]:
-    """The partitions left to verify, and ``--resume``'s :class:`~kseg.ops.verify.resume.Resumption`
-    (None without ``--resume``)."""
-    if not resume_path:
-        return partitions, None
-    from kseg.ops.verify.resume import Resumption, skip_verified
-
-    partitions, skipped, before = skip_verified(partitions, keys)
-    return partitions, Resumption(resume_path, skipped, before)
 
 
 reword(

@@ -8,9 +8,9 @@ never at package import.
 INSTALL_HINT = "pyspark is not installed; install it with: pip install 'kseg[spark]'"
 
 
-def register(spark) -> None:
-    """Register the ``kseg`` data source: ``spark.read.format("kseg").load(path)`` (see
-    :mod:`kseg.spark.datasource`)."""
+def register(spark, one_line_errors: bool = True) -> None:
+    """Register the ``kseg`` data source: ``spark.read.format("kseg").load(path)``; ``one_line_errors``:
+    its errors without a Python traceback (see :func:`kseg.spark.datasource.register`)."""
     from kseg.spark.datasource import register as _register
 
-    _register(spark)
+    _register(spark, one_line_errors)

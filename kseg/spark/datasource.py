@@ -15,52 +15,49 @@ PERMISSIVE mode; ``onCorruption=fail`` fails the task instead.
 Options (all strings, as Spark passes them):
 
 ``path``/``paths``        comma-separated local paths or URIs (``load(path)`` sets ``path``)
-``fromOffset``, ``toOffset``  inclusive offset range
-``fromTime``, ``toTime``      ``[from, to)`` in epoch ms or ISO-8601 with a zone
+``topic``, ``partition``, ``logDir``  comma-separated values of those columns: only these partitions are
+                          read, chosen from the listing's paths before any segment is opened
+``fromOffset``, ``toOffset``  inclusive offset range (segments chosen by their names; exact to the record,
+                          inside a v0/v1 compressed wrapper too)
+``fromTime``, ``toTime``      ``[from, to)`` in epoch ms or ISO-8601 with a zone (a segment's start found
+                          by its time index)
 ``keyDecoder``, ``valueDecoder``  adds ``keyText``/``valueText`` (string, hex, base64, json, module:function)
 ``onCorruption``          ``skip`` (default), ``fail`` or ``keep``
 ``onUnreadable``          ``fail`` (default: a segment a task cannot read fails the query, naming it and
                           the cause) or ``rows`` (one row for it, its reason in a last column
-                          ``unreadable``; never a ``corruption`` row)
+                          ``unreadable``; never a ``corruption`` row; a task whose first reads all fail
+                          the same way stops with that reason)
 ``splitBytes``            segments larger than this are read by several tasks (default 128 MiB)
 ``maxMessageSize``        as ``--max-message-size`` (default 5 MiB)
 
 Planning is split between the driver and the tasks.  The driver lists once
 per ``load()`` (each path log directory by log directory, a few at once, held
-compactly: :mod:`kseg.storage.listing`) and, for each query, prunes segments
-outside an offset range by their names and packs *segment units* -- a
-segment, or one ``splitBytes`` band of a large one -- into tasks of about
-``splitBytes``, small partitions together, each task given its units as its
-share of the listing (:mod:`kseg.spark.deal`; :class:`KsegDataSource` says
-how the listing travels from ``load()`` to each query).  Index reads,
-cuts at offset-index positions and ``fromTime``/``fromOffset`` seeks happen in
-the tasks (:func:`kseg.ops.export.export.unit_splits`).
+compactly: :mod:`kseg.storage.listing`), keeps the partitions the options
+choose, prunes segments outside an offset range by their names and packs
+*segment units* -- a segment, or one ``splitBytes`` band of a large one --
+into tasks of about ``splitBytes``, small partitions together, each task
+given its units as its share of the listing (:mod:`kseg.spark.deal`;
+:class:`KsegDataSource` says how the listing travels from ``load()`` to each
+query).  Index reads, cuts at offset-index positions and
+``fromTime``/``fromOffset`` seeks happen in the tasks
+(:func:`kseg.ops.export.export.unit_splits`).
 
-Filters on ``offset`` and ``timestamp`` (``=``, ``>``, ``>=``, ``<``, ``<=``,
-``IS NOT NULL``) are pushed down (``spark.sql.python.filterPushdown.enabled``,
-which :func:`register` sets) into the same pruning as the options and are
-applied exactly by the reader, so Spark keeps no ``Filter`` for them; a
-corrupt batch's row (null ``offset`` and ``timestamp``) is then not yielded,
-as Spark's filter would drop it.
+No ``where`` filter is pushed into the reader.  Spark (4.0 to 4.3) keeps the
+read plan a pushdown returns on the *DataFrame's* data source
+(``PythonDataSourceV2.setReadInfo``) and reuses it for any later query on
+that DataFrame with no filter it can push, so a pruned read would be the
+answer to ``df.count()`` after ``df.where("offset >= 300").count()``
+(issue 39).  Spark filters the rows; pruning is asked for with the options,
+which belong to the load.  Without ``pushFilters`` the source also works with
+``spark.sql.python.filterPushdown.enabled`` off.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
-from pyspark.sql.datasource import (
-    DataSource,
-    DataSourceReader,
-    EqualTo,
-    Filter,
-    GreaterThan,
-    GreaterThanOrEqual,
-    InputPartition,
-    IsNotNull,
-    LessThan,
-    LessThanOrEqual,
-)
+from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 NAME = "kseg"
 #: At most this many segment units in one task: small segments cost requests, not bytes (an index
@@ -68,8 +65,11 @@ NAME = "kseg"
 UNITS_PER_TASK = 256
 #: ``onUnreadable``: a segment the tasks cannot read fails the query (``fail``), or is one ``unreadable`` row.
 ON_UNREADABLE = ("fail", "rows")
-#: Spark's switch for a Python data source's ``pushFilters`` (off by default; :func:`register` sets it).
-PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
+#: ``onUnreadable=rows``: a task whose first this-many units all fail with the same reason stops with it
+#: (no executor credentials: each read would retry for seconds, and every one would say the same).
+SAME_FAILURES_STOP = 3
+#: Spark's switch that makes a Python worker's error its message alone, no traceback (:func:`register`).
+ONE_LINE_ERRORS_CONF = "spark.sql.execution.pyspark.udf.hideTraceback.enabled"
 
 
 class UnitPartition(InputPartition):
@@ -99,7 +99,7 @@ class KsegDataSource(DataSource):
         # option rsmKey "ID=FILE,...": read here, once per load, and held by the listing's stores (the tasks'
         # shares of it carry them): two loads in one process read each with its own keys
         self.context = ReadContext(keys=RsmKeys.read(rsm_keys(_option(dict(options), "rsmKey"))))
-        self.listing: list | None = list_inputs(self.settings["paths"], self.context)
+        self.listing: list | None = list_inputs(self.settings, self.context)
         self.planned = False  # a reader was made: the pickles from now on go to the tasks
 
     @classmethod
@@ -122,21 +122,39 @@ class KsegDataSource(DataSource):
         return state
 
 
-def list_inputs(paths: list[str], context: Any = None) -> list:
-    """The load's listing, compact (:class:`~kseg.storage.listing.Listed`): made once, on the driver, its
-    partitions holding their store under the load's read context; an input that cannot be listed fails the
-    load, naming it and the cause."""
+def list_inputs(settings: dict, context: Any = None) -> list:
+    """The load's listing, compact (:class:`~kseg.storage.listing.Listed`), made once on the driver (its
+    partitions holding their store under the load's read context) and pruned by the ``topic``,
+    ``partition`` and ``logDir`` options (:func:`chosen`) before any segment is opened; an input that
+    cannot be listed fails the load, naming it and the cause."""
     from kseg.errors import KsegError
     from kseg.storage.listing import listed
 
     try:
-        parts = listed(paths, [], context)
+        parts = listed(settings["paths"], [], context)
     except KsegError as exc:
         raise OSError(f"kseg data source: {exc.describe()}") from None
+    parts = [part for part in parts if chosen(part, settings)]
     for part in parts:
         if part.error is not None:
             raise OSError(f"kseg data source: {part.error}")
     return parts
+
+
+def chosen(part, settings: dict) -> bool:
+    """Whether the listed partition ``part`` is one the ``topic``/``partition``/``logDir`` options ask for
+    (the values of its rows' ``topic``, ``partition`` and ``logDir`` columns, known from its path)."""
+    from kseg.ops.export.export import topic_partition
+
+    topics, numbers, log_dirs = settings["topics"], settings["partitions"], settings["log_dirs"]
+    if topics is None and numbers is None and log_dirs is None:
+        return True
+    topic, number = topic_partition(part.name)
+    if topics is not None and topic not in topics:
+        return False
+    if numbers is not None and number not in numbers:
+        return False
+    return log_dirs is None or part.log_dir.rstrip("/") in log_dirs
 
 
 class KsegReader(DataSourceReader):
@@ -153,18 +171,6 @@ class KsegReader(DataSourceReader):
     def __getstate__(self) -> dict:
         return {**self.__dict__, "listing": None}  # pickled into the read function: the tasks list nothing
 
-    def pushFilters(self, filters: list[Filter]) -> Iterable[Filter]:
-        """Offset and timestamp comparisons narrow ``ranges`` (the pruning of ``fromOffset``/
-        ``fromTime``) and are applied exactly by the reader; the others are left to Spark."""
-        ranges = self.settings["ranges"]
-        for f in filters:
-            narrowed = narrow(ranges, f)
-            if narrowed is None:
-                yield f
-            else:
-                ranges, self.pushed = narrowed, True
-        self.settings["ranges"] = ranges
-
     def partitions(self) -> list[UnitPartition]:
         """The load's listing (no request) pruned by the ranges and packed into tasks
         (:func:`~kseg.spark.deal.packing`), each task its share of the listing
@@ -172,7 +178,7 @@ class KsegReader(DataSourceReader):
         from kseg.spark.deal import deal_in_order, packing
 
         s = self.settings
-        listing = self.listing if self.listing is not None else list_inputs(s["paths"], self.context)
+        listing = self.listing if self.listing is not None else list_inputs(s, self.context)
         dealt = deal_in_order(listing, s["ranges"], s["split_bytes"], packing(s["split_bytes"], UNITS_PER_TASK))
         return [UnitPartition(d) for d in dealt]
 
@@ -185,55 +191,89 @@ class KsegReader(DataSourceReader):
 
     def _rows(self, partition: InputPartition) -> Iterator[Any]:
         from kseg.errors import InputError
-        from kseg.ops.export.export import Corruption, Split, unit_splits
-        from kseg.render.export import RowBuilder, split_facts
+        from kseg.ops.export.export import Split, unit_splits
+        from kseg.render.export import RowBuilder
 
         s = self.settings
         key_fn, value_fn = _decoder_functions(self.options)
         marked = s["on_unreadable"] == "rows"
+        failures = SameFailures(SAME_FAILURES_STOP)
         for unit in partition.value.units(s["ranges"], s["split_bytes"]):
             try:
                 for split in unit_splits(unit, s["ranges"], s["split_bytes"], s["limit"]):
-                    facts: Iterable[Any] = split_facts(split, s["ranges"], s["limit"], s["on_corruption"])
-                    if self.pushed:  # their offset and timestamp are null: a pushed filter drops them
-                        facts = (f for f in facts if not isinstance(f, Corruption))
+                    facts = ranged_facts(split, s["ranges"], s["limit"], s["on_corruption"])
                     yield from RowBuilder(split, key_fn, value_fn, unreadable=marked).batches(facts)
+                failures.read()
             except InputError as exc:  # no credentials, access denied, the network: not a corruption
                 if not marked:
                     raise  # the query fails, naming the object and the cause
+                failures.failed(exc)  # the first reads all failed the same way: stop, saying why
                 where = Split(unit.log_dir, unit.partition, f"{unit.base_offset:020d}", unit.log, 0, None, 0)
                 builder = RowBuilder(where, key_fn, value_fn, unreadable=True)
                 yield builder.to_arrow([builder.unreadable_row(f"not read: {exc.describe()}")])
 
 
-def narrow(ranges: Any, f: Filter) -> Any:
-    """``ranges`` narrowed by ``f`` when it compares ``offset`` or ``timestamp`` with an integer
-    (offsets are inclusive, times half-open, as :class:`~kseg.ops.export.export.Ranges`); else None."""
+class SameFailures:
+    """A task's first reads: when the first ``most`` all fail for the same reason (no credentials on the
+    executors, a bucket that is gone), :meth:`failed` raises that reason instead of letting every
+    read of the task retry and fail the same way; one read that succeeds ends the watch."""
+
+    def __init__(self, most: int) -> None:
+        self.most, self.reasons = most, 0
+        self.reason: str | None = None
+        self.watching = True
+
+    def read(self) -> None:
+        self.watching = False
+
+    def failed(self, exc) -> None:
+        from kseg.errors import InputError
+
+        if not self.watching:
+            return
+        if self.reason is not None and exc.message != self.reason:
+            self.watching = False
+            return
+        self.reason, self.reasons = exc.message, self.reasons + 1
+        if self.reasons >= self.most:
+            raise InputError(
+                f"stopped: the first {self.reasons} reads all failed the same way ({self.reason}); "
+                f"last: {exc.describe()}"
+            ) from None
+
+
+def ranged_facts(split, ranges, limit: int, on_corruption: str) -> Iterator[Any]:
+    """The record facts of ``split`` in ``ranges``, every record up to ``toOffset`` included: a v0/v1
+    compressed wrapper carries its *last* inner offset, so one that straddles ``toOffset`` is opened and
+    its inner records filtered (:func:`beyond_offset`), never skipped whole."""
     from dataclasses import replace
 
-    column = getattr(f, "attribute", None)
-    if column not in (("offset",), ("timestamp",)):
-        return None
-    if isinstance(f, IsNotNull):
-        return ranges
-    value = getattr(f, "value", None)
-    if not isinstance(value, int) or isinstance(value, bool):
-        return None
-    if column == ("offset",):
-        lo, hi = ranges.from_offset, ranges.to_offset  # inclusive
-        bounds = {EqualTo: (value, value), GreaterThan: (value + 1, hi), GreaterThanOrEqual: (value, hi)}
-        bounds |= {LessThan: (lo, value - 1), LessThanOrEqual: (lo, value)}
-        if type(f) not in bounds:
-            return None
-        a, b = bounds[type(f)]
-        return replace(ranges, from_offset=max(lo, a), to_offset=min(hi, b))
-    lo, hi = ranges.from_time, ranges.to_time  # [from, to)
-    times = {EqualTo: (value, value + 1), GreaterThan: (value + 1, hi), GreaterThanOrEqual: (value, hi)}
-    times |= {LessThan: (lo, value), LessThanOrEqual: (lo, value + 1)}
-    if type(f) not in times:
-        return None
-    a, b = times[type(f)]
-    return replace(ranges, from_time=max(lo, a), to_time=min(hi, b))
+    from kseg.limits import INT64_MAX
+    from kseg.ops.export.export import Corruption
+    from kseg.render.export import split_facts
+
+    to_offset = ranges.to_offset
+    if to_offset == INT64_MAX:
+        yield from split_facts(split, ranges, limit, on_corruption)
+        return
+    for fact in split_facts(split, replace(ranges, to_offset=INT64_MAX), limit, on_corruption):
+        if isinstance(fact, Corruption):
+            yield fact
+        elif fact.offset <= to_offset:
+            yield fact
+        elif beyond_offset(fact, to_offset):
+            return  # this batch and every later one start past the range
+
+
+def beyond_offset(fact, to_offset: int) -> bool:
+    """Whether the batch of record ``fact`` (one past ``to_offset``) starts past ``to_offset``, so no later
+    batch of the segment can hold a record in range.  A v2 batch or an uncompressed v0/v1 entry knows its
+    first offset from its header; a compressed v0/v1 wrapper's header offset is its last inner record's,
+    so its first inner record read (this one, when it is the wrapper's first) is what says.
+    The rule export, the lookups and grep share (issue 39); this is the data source's use of it."""
+    if fact.magic >= 2 or fact.codec == 0:
+        return fact.base_offset > to_offset
+    return True  # records come in offset order inside a wrapper: the first one past the range ends it
 
 
 def _option(options: Mapping[str, str], name: str) -> str | None:
@@ -302,6 +342,20 @@ def read_options(options: dict) -> dict:
         time("fromTime", INT64_MIN),
         time("toTime", INT64_MAX),
     )
+
+    def names(name: str) -> frozenset[str] | None:
+        value = _option(options, name)
+        if value is None:
+            return None
+        chosen = frozenset(v.strip().rstrip("/") if name == "logDir" else v.strip() for v in str(value).split(","))
+        return chosen - {""} or None
+
+    numbers = names("partition")
+    try:
+        partitions = None if numbers is None else frozenset(int(n) for n in numbers)
+    except ValueError:
+        raise ValueError(f"kseg data source: option partition: integers, comma-separated, got {numbers!r}") from None
+    log_dirs = names("logDir")
     on_corruption = (_option(options, "onCorruption") or "skip").lower()
     if on_corruption not in ON_CORRUPTION:
         raise ValueError(f"kseg data source: onCorruption must be skip, fail or keep, got {on_corruption!r}")
@@ -311,6 +365,9 @@ def read_options(options: dict) -> dict:
     return {
         "paths": paths,
         "ranges": ranges,
+        "topics": names("topic"),
+        "partitions": partitions,
+        "log_dirs": None if log_dirs is None else frozenset(absolute(d).rstrip("/") for d in log_dirs),
         "on_corruption": on_corruption,
         "on_unreadable": on_unreadable,
         "split_bytes": number("splitBytes", DEFAULT_SPLIT_BYTES),
@@ -318,8 +375,11 @@ def read_options(options: dict) -> dict:
     }
 
 
-def register(spark) -> None:
-    """Make ``spark.read.format("kseg")`` available in this session, with filter pushdown on
-    (Spark refuses a reader that pushes filters while :data:`PUSHDOWN_CONF` is off)."""
-    spark.conf.set(PUSHDOWN_CONF, "true")
+def register(spark, one_line_errors: bool = True) -> None:
+    """Make ``spark.read.format("kseg")`` available in this session.  ``one_line_errors``: set
+    :data:`ONE_LINE_ERRORS_CONF`, so a data-source error (a path that cannot be listed, an object a task
+    cannot read) reaches the user as its message alone, not under a Python traceback (the setting is
+    the session's: a Python UDF's error is then its message alone too)."""
+    if one_line_errors:
+        spark.conf.set(ONE_LINE_ERRORS_CONF, "true")
     spark.dataSource.register(KsegDataSource)

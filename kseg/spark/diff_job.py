@@ -50,7 +50,7 @@ def run(spark: Any, sets: list) -> list[Outcome]:
     """Compare every replica set on the cluster, one task each; results in the sets' order."""
     if not sets:
         return []
-    from kseg.spark.driver import task_failure
+    from kseg.spark.session import task_failure
 
     sc = spark.sparkContext
     groups_wanted = max(1, min(len(sets), 4 * sc.defaultParallelism))

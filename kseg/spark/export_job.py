@@ -153,16 +153,14 @@ def run_export(
 
     Local paths are made absolute here, on the driver (:mod:`kseg.spark.paths`); the files the
     executors say they wrote to a local output are looked for before anything is called written."""
-    import importlib.util
     import os
 
     from kseg.errors import InputError
-    from kseg.spark import INSTALL_HINT
+    from kseg.spark.session import require, started
     from kseg.storage import files, location
     from kseg.storage.context import Carried
 
-    if importlib.util.find_spec("pyspark") is None:
-        raise InputError(INSTALL_HINT)
+    require()
     from kseg.spark.paths import absolute, absolute_all, local_roots, missing_line, not_here
 
     paths, shown_output, output = absolute_all(paths), output, absolute(output)  # executors run elsewhere
@@ -175,21 +173,11 @@ def run_export(
         listing = driver_plan(paths, ranges, split_bytes, notes)
     for note in notes:
         err.write(f"kseg: note: {note}\n".encode("utf-8", "replace"))
-    from kseg.spark.driver import SparkLog, SparkSetupError, _cause, _probe_executors, start_session
-
-    log = SparkLog(verbose)
-    try:
-        spark = start_session(master or "local[*]", spark_conf, log)
-    except (ValueError, SparkSetupError) as exc:
-        log.close()
-        raise InputError(str(exc)) from None
-    try:
+    with started("export", master, spark_conf, verbose=verbose) as session:
+        spark = session.spark
         if not location.is_remote(output):
             os.makedirs(location.local_path(output), exist_ok=True)  # for the executors to find (probe)
-        try:
-            _probe_executors(spark.sparkContext, local_roots(sorted({p.log_dir for p in listing}) + [output]))
-        except SparkSetupError as exc:
-            raise InputError(f"{exc}{log.see()}") from None
+        session.probe(local_roots(sorted({p.log_dir for p in listing}) + [output]))
         sc = spark.sparkContext
         try:
             per_task = bytes_per_task(sc)
@@ -209,7 +197,7 @@ def run_export(
                         b"the output is incomplete and has no _SUCCESS marker\n"
                     )
                     return None
-                raise InputError(f"the Spark job failed: {_cause(exc)}{log.see()}") from None
+                raise session.failed(exc) from None
             for records, corrupt, _, splits in results:
                 summary.records += records
                 summary.corrupt.extend(Corruption(*c) for c in corrupt)
@@ -220,9 +208,6 @@ def run_export(
                 raise InputError(missing_line(missing, len(written), shown_output, "Parquet files"))
         write_success_marker(output)
         return summary
-    finally:
-        spark.stop()
-        log.close()
 
 
 def write_success_marker(output: str) -> None:

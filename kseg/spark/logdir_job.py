@@ -54,7 +54,7 @@ def _failed(report: LogDirReport, target: Target, cause: str) -> PartitionReport
 def run(spark: Any, opened: list) -> None:
     """Read every partition directory of ``opened`` (:class:`kseg.ops.logdir.run.Opened`) on the cluster,
     one bin a job; each report's ``partitions`` and ``notes`` filled in the local run's order."""
-    from kseg.spark.driver import task_failure
+    from kseg.spark.session import task_failure
 
     units = [(i, j) for i, one in enumerate(opened) for j in range(len(one.targets))]
     if not units:
@@ -87,25 +87,13 @@ def run(spark: Any, opened: list) -> None:
 
 
 def read_on_spark(opened: list, master: str | None, conf: tuple[str, ...], verbose: bool) -> None:
-    """:func:`run` in a session of its own, after the executors were seen to import kseg and to see the
-    local log directories; raises :class:`kseg.spark.driver.SparkSetupError` (or ValueError for a
-    malformed ``--spark-conf``) with the one line saying why not."""
-    from kseg.spark.driver import SparkLog, SparkSetupError, _cause, _probe_executors, start_session
+    """:func:`run` in a session of its own (:func:`kseg.spark.session.started`), after the executors were seen
+    to import kseg and to see the local log directories; raises :class:`~kseg.errors.SparkSetupError` with the
+    one line saying why not."""
     from kseg.spark.paths import local_roots
+    from kseg.spark.session import started
 
-    log = SparkLog(verbose)
-    try:
-        spark = start_session(master or "local[*]", ("spark.app.name=kseg logdir", *conf), log)
-        try:
-            _probe_executors(spark.sparkContext, local_roots(one.report.path for one in opened))
-            run(spark, opened)
-        except SparkSetupError as exc:
-            raise SparkSetupError(f"{exc}{log.see()}") from None
-        except (KeyboardInterrupt, BrokenPipeError):
-            raise
-        except Exception as exc:  # noqa: BLE001 - the master lost, ...: one line, exit 2
-            raise SparkSetupError(f"the Spark job failed: {_cause(exc)}{log.see()}") from None
-        finally:
-            spark.stop()
-    finally:
-        log.close()
+    with started("logdir", master, conf, verbose=verbose) as session:
+        session.probe(local_roots(one.report.path for one in opened))
+        with session.job():
+            run(session.spark, opened)

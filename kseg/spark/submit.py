@@ -14,8 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from kseg.errors import error_line
-from kseg.limits import DEFAULT_MAX_MESSAGE_SIZE, EXIT_ERROR
+from kseg.limits import DEFAULT_MAX_MESSAGE_SIZE
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -33,43 +32,33 @@ def main(argv: list[str] | None = None) -> int:
     args.report = args.report and absolute(args.report)
 
     from kseg.errors import KsegError
-    from kseg.ops.verify.report import check_target
-    from kseg.spark.driver import run_spark_cli, session
+    from kseg.ops.verify.report import open_report
+    from kseg.runtime.run import Run
+    from kseg.runtime.verify import VerifyRun
+    from kseg.spark.driver import run_spark_cli
     from kseg.storage.listing import listed
-    from kseg.storage.location import is_remote
-    from kseg.storage.outputs import refuse_on_inputs
     from kseg.storage.partition import nothing_found
 
+    run = Run(sys.stdout.buffer, sys.stderr.buffer)
     notes: list[str] = []
     try:
-        if args.report:  # before any work
-            refuse_on_inputs(args.report, args.paths, "--report")
-        if args.report and not is_remote(args.report):
-            check_target(args.report, directory_ok=True)
+        open_report(args.report, args.paths, spark=True, force=True)  # checked before any work
         partitions = listed(args.paths, notes)  # compact: the driver plans from it (kseg.spark.bins.plan)
         if not partitions:
             raise nothing_found(args.paths)
     except KsegError as exc:
-        sys.stderr.write(error_line(exc) + "\n")
-        return EXIT_ERROR
+        return run.error(exc)
     for note in notes:
-        sys.stderr.write(f"kseg: note: {note}\n")
-    spark = session(None, args.spark_conf)
-    try:
-        return run_spark_cli(
-            partitions,
-            strict=args.strict,
-            report_path=args.report,
-            master=None,
-            spark_conf=(),
-            max_message_size=args.max_message_size,
-            output_format=args.format,
-            out=sys.stdout.buffer,
-            err=sys.stderr.buffer,
-            spark=spark,
-        )
-    finally:
-        spark.stop()
+        run.note(note)
+    return run_spark_cli(
+        VerifyRun(run, args.report),
+        partitions,
+        strict=args.strict,
+        master=None,  # spark-submit's
+        spark_conf=args.spark_conf,
+        max_message_size=args.max_message_size,
+        output_format=args.format,
+    )
 
 
 if __name__ == "__main__":

@@ -37,14 +37,20 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import NamedTuple
+from itertools import islice
+from types import MappingProxyType
+from typing import NamedTuple, Union
 
-from kseg.errors import CheckpointError, KsegError
+from kseg.errors import CheckpointError, InputError, KsegError
+from kseg.format import java_numbers
 from kseg.format.uuid import parse_uuid
-from kseg.limits import INT64_MAX, INT64_MIN
-from kseg.storage import files, location
+from kseg.limits import INT32_MAX, INT64_MAX, INT64_MIN
+from kseg.storage import files, location, tiered
+from kseg.storage.read import AuxFile, Kind, lines_of_text
+from kseg.storage.stores.base import Store
 
 RECOVERY_POINT = "recovery-point-offset-checkpoint"
 LOG_START = "log-start-offset-checkpoint"
@@ -62,12 +68,49 @@ LOG_DIR_MARKERS = (META_PROPERTIES, CLEAN_SHUTDOWN, *OFFSET_CHECKPOINTS)
 PARTITION_METADATA = "partition.metadata"
 QUORUM_STATE = "quorum-state"
 VERSION = 0  # OffsetCheckpointFile.CURRENT_VERSION, PartitionMetadataFile.CURRENT_VERSION
-MAX_FILE = 1 << 26  # a checkpoint of a million partitions is ~50 MB: bounded before it is read
-INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
-# Integer.parseInt / Long.parseLong: an optional sign and decimal digits -- Character.digit's, so any Unicode
-# decimal digit (Nd: "٣٤" is 34 to Java, as to Python's \d and int()), never a blank or an underscore
-_JAVA_INT = re.compile(r"[+-]?\d+\Z")
-_LINES = re.compile(r"\r\n|\r|\n")  # BufferedReader.readLine's line ends
+INT32_MIN = java_numbers.INT32_MIN
+#: The entries kseg holds of an offset checkpoint (a partition of the log directory a line): Kafka reads any
+#: count it is told (``new ArrayList<>(expectedSize)``), kseg a count far above any broker's log directory.
+MAX_OFFSET_ENTRIES = 1 << 16
+#: Kafka writes ``<topic> <partition> <offset>``: a topic name is at most 249 characters, an int 11, a long 20.
+MAX_OFFSET_LINE = 249 + 1 + 11 + 1 + 20
+OFFSETS = Kind(
+    "offset checkpoint",
+    16 + MAX_OFFSET_ENTRIES * (MAX_OFFSET_LINE + 2),
+    f"{MAX_OFFSET_ENTRIES} partitions, a line each, each line at most {MAX_OFFSET_LINE} bytes as Kafka writes it",
+)
+META = Kind("meta.properties", 64 << 10, "Kafka writes a few lines: version, node, cluster and directory IDs")
+#: ``PartitionMetadataReadBuffer.read`` reads two lines and nothing after them: neither does kseg.
+PARTITION_METADATA_KIND = Kind(
+    "partition.metadata",
+    1 << 62,
+    "Kafka writes 'version: 0' and 'topic_id: ' with 22 characters, and reads only those two lines",
+    max_line=4096,
+)
+CLEAN_SHUTDOWN_KIND = Kind(".kafka_cleanshutdown", 64 << 10, 'Kafka writes {"version":0,"brokerEpoch":N} or nothing')
+QUORUM_STATE_KIND = Kind("quorum-state", 1 << 20, "QuorumStateData: the leader, the epoch and the voters, as JSON")
+#: The entries kseg holds of a ``leader-epoch-checkpoint``: Kafka reads any count it is told, and keeps an entry
+#: per leader election of the log it still has (``truncateFromStart`` drops older ones); kseg holds 65536.
+MAX_EPOCH_ENTRIES = 1 << 16
+MAX_EPOCH_LINE = 11 + 1 + 20  # "<epoch> <startOffset>" as Kafka writes it: an int and a long
+LEADER_EPOCHS = Kind(
+    "leader-epoch-checkpoint",
+    16 + MAX_EPOCH_ENTRIES * (MAX_EPOCH_LINE + 2),
+    f"{MAX_EPOCH_ENTRIES} leader epochs, a line each, each line at most {MAX_EPOCH_LINE} bytes as Kafka writes it",
+)
+#: The kind of each file a log directory or partition directory holds (the reader's bounds).
+KINDS = MappingProxyType(
+    {
+        LEADER_EPOCHS.name: LEADER_EPOCHS,
+        **dict.fromkeys((HIGH_WATERMARK, RECOVERY_POINT, LOG_START, CLEANER), OFFSETS),
+        META_PROPERTIES: META,
+        PARTITION_METADATA: PARTITION_METADATA_KIND,
+        CLEAN_SHUTDOWN: CLEAN_SHUTDOWN_KIND,
+        QUORUM_STATE: QUORUM_STATE_KIND,
+    }
+)
+#: A file's text: in memory (a test, a caller that has it) or a file to read a line at a time.
+Text = Union[str, AuxFile]
 # OffsetCheckpointFile's WHITESPACES_PATTERN, Java's "\\s+": ASCII blanks only (Python's \s would also split
 # at a no-break space or U+001C..U+001F, where Kafka sees one token and a malformed line)
 _WS = re.compile(r"[ \t\n\x0b\f\r]+")
@@ -85,12 +128,37 @@ class OffsetEntry(NamedTuple):
     line: int
 
 
-def lines_of(text: str) -> list[str]:
-    """The lines as ``BufferedReader.readLine`` returns them (a last line without an end is a line)."""
-    lines = _LINES.split(text)
-    if lines and lines[-1] == "":
-        lines.pop()
-    return lines
+def lines_of(text: Text) -> Iterator[str]:
+    """The lines as ``BufferedReader.readLine`` returns them (a last line without an end is a line), read
+    from the file a piece at a time (:meth:`kseg.storage.read.AuxFile.lines`)."""
+    return lines_of_text(text) if isinstance(text, str) else text.lines()
+
+
+def first_lines(text: Text, n: int) -> list[str]:
+    """The first ``n`` lines (fewer when the file has fewer); nothing after them is read."""
+    lines = lines_of(text)
+    try:
+        return list(islice(lines, n))
+    finally:
+        close = getattr(lines, "close", None)
+        if close is not None:
+            close()
+
+
+def whole_text(text: Text) -> str:
+    """The whole text of a file parsed whole (JSON), read up to its kind's bound."""
+    if isinstance(text, str):
+        return text
+    data = text.data()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CheckpointError("not UTF-8 text", path=text.name, position=exc.start) from None
+
+
+def too_many(path: str, kind: Kind, declared: int, bound: int) -> InputError:
+    """The refusal of a checkpoint declaring more entries (line 2) than kseg holds of its kind."""
+    return kind.refusal(path, f"{declared} entries declared on line 2", f"{bound} entries")
 
 
 def java_split(line: str, pattern: re.Pattern[str] = _WS) -> list[str]:
@@ -106,57 +174,69 @@ def java_split(line: str, pattern: re.Pattern[str] = _WS) -> list[str]:
 
 
 def java_int(text: str, low: int = INT32_MIN, high: int = INT32_MAX) -> int | None:
-    """``text`` as ``Integer.parseInt`` (or, with the ``long`` range, ``Long.parseLong``) reads it, or None."""
-    if not _JAVA_INT.match(text):
-        return None
-    value = int(text)
-    return value if low <= value <= high else None
+    """``text`` as ``Integer.parseInt`` (or, with the ``long`` range, ``Long.parseLong``) reads it, or None
+    (:func:`kseg.format.java_numbers.parse_int`, the one rule)."""
+    return java_numbers.parse_int(text, low, high)
 
 
 def _malformed(path: str, n: int, line: str) -> CheckpointError:
     return CheckpointError(f"line {n}: Malformed line in checkpoint file: {line!r}", path=path)
 
 
-def parse_offsets(text: str, path: str) -> dict[tuple[str, int], OffsetEntry]:
-    """An offset checkpoint's entries by (topic, partition) (``CheckpointReadBuffer.read``, module docstring)."""
-    lines = lines_of(text)
-    if not lines:
-        return {}
-    version = java_int(lines[0])
+def parse_offsets(text: Text, path: str) -> dict[tuple[str, int], OffsetEntry]:
+    """An offset checkpoint's entries by (topic, partition) (``CheckpointReadBuffer.read``, module docstring):
+    :func:`iter_offsets`, a later entry of a partition replacing an earlier one."""
+    return {(e.topic, e.partition): e for e in iter_offsets(text, path)}
+
+
+def iter_offsets(text: Text, path: str) -> Iterator[OffsetEntry]:
+    """An offset checkpoint's entries in file order, read a line at a time: a count on line 2 above
+    :data:`MAX_OFFSET_ENTRIES` is refused before any entry is read, no more entries than the count are given
+    (the lines past it are read to count them), and a count that differs raises after the last entry."""
+    lines = enumerate(lines_of(text), start=1)
+    first = next(lines, None)
+    if first is None:
+        return
+    version = java_int(first[1])
     if version is None:
-        raise _malformed(path, 1, lines[0])
+        raise _malformed(path, 1, first[1])
     if version != VERSION:
         raise CheckpointError(f"line 1: Unrecognised version: {version}, expecting: {VERSION}", path=path)
-    if len(lines) < 2:
-        return {}
-    expected = java_int(lines[1])
+    second = next(lines, None)
+    if second is None:
+        return
+    expected = java_int(second[1])
     if expected is None:
-        raise _malformed(path, 2, lines[1])
-    entries: dict[tuple[str, int], OffsetEntry] = {}
-    for n, line in enumerate(lines[2:], start=3):
+        raise _malformed(path, 2, second[1])
+    if expected > MAX_OFFSET_ENTRIES:
+        raise too_many(path, OFFSETS, expected, MAX_OFFSET_ENTRIES)
+    topics: dict[str, str] = {}  # one string a topic, however many of its partitions are listed
+    n = 2
+    for n, line in lines:
         parts = java_split(line)
         if len(parts) != 3:
             raise _malformed(path, n, line)
         partition, offset = java_int(parts[1]), java_int(parts[2], INT64_MIN, INT64_MAX)
         if partition is None or offset is None:
             raise _malformed(path, n, line)
-        entries[(parts[0], partition)] = OffsetEntry(parts[0], partition, offset, n)
-    found = len(lines) - 2
+        if n - 2 <= expected:
+            topic = topics.setdefault(parts[0], parts[0])
+            yield OffsetEntry(topic, partition, offset, n)
+    found = n - 2
     if found != expected:
         raise CheckpointError(
-            f"Expected [{expected}] entries in checkpoint file, but found only [{found}] (lines 3 to {len(lines)})",
+            f"Expected [{expected}] entries in checkpoint file, but found only [{found}] (lines 3 to {n})",
             path=path,
         )
-    return entries
 
 
-def parse_partition_metadata(text: str, path: str) -> str:
+def parse_partition_metadata(text: Text, path: str) -> str:
     """The topic ID of a ``partition.metadata`` as ``PartitionMetadataReadBuffer.read`` takes it: each of its
     first two lines split at ``:\\s+`` (ASCII blanks, Java's split) into exactly two parts, whatever the
     first part says; the version ``Integer.parseInt`` and at least 0 (a later one is read, for downgrades);
     the topic ID ``Uuid.fromString`` (at most 24 characters of URL-safe base64 decoding to 16 bytes),
     never the zero UUID.  Lines after the second are not read."""
-    lines = lines_of(text)
+    lines = first_lines(text, 2)
     values = []
     for n, expected in ((1, "version: 0"), (2, "topic_id: <22 characters of URL-safe base64>")):
         if len(lines) < n:
@@ -207,7 +287,7 @@ def _unescape(text: str) -> str:
     return re.sub(r"\\(u[0-9a-fA-F]{4}|.)", one, text)
 
 
-def parse_properties(text: str) -> dict[str, tuple[str, int]]:
+def parse_properties(text: Text) -> dict[str, tuple[str, int]]:
     """A ``java.util.Properties`` file's keys -> (value, line); comments (``#``, ``!``) and blank lines
     skipped; the key ends at the first unescaped ``=``, ``:`` or whitespace (continuation lines are not
     used by Kafka's writer and are not joined)."""
@@ -223,7 +303,7 @@ def parse_properties(text: str) -> dict[str, tuple[str, int]]:
     return found
 
 
-def parse_meta_properties(text: str, path: str) -> MetaProperties:
+def parse_meta_properties(text: Text, path: str) -> MetaProperties:
     """``MetaProperties`` from a ``meta.properties``: version 0 needs ``broker.id``, 1 ``node.id``
     ("Failed to find ..." in Kafka's words)."""
     props = parse_properties(text)
@@ -246,8 +326,9 @@ def parse_meta_properties(text: str, path: str) -> MetaProperties:
     return MetaProperties(version, cluster[0] if cluster else None, node_id, directory[0] if directory else None)
 
 
-def parse_clean_shutdown(text: str, path: str) -> int | None:
+def parse_clean_shutdown(source: Text, path: str) -> int | None:
     """The broker epoch of a ``.kafka_cleanshutdown`` (None for the empty file of Kafka before 3.7)."""
+    text = whole_text(source)
     if not text.strip():
         return None
     try:
@@ -260,9 +341,10 @@ def parse_clean_shutdown(text: str, path: str) -> int | None:
     return epoch
 
 
-def parse_quorum_state(text: str, path: str) -> dict[str, object]:
+def parse_quorum_state(source: Text, path: str) -> dict[str, object]:
     """``QuorumStateData`` of a ``quorum-state`` (``FileQuorumStateStore``): a JSON object with
     ``data_version``, ``leaderEpoch`` and ``leaderId``."""
+    text = whole_text(source)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -278,17 +360,46 @@ def parse_quorum_state(text: str, path: str) -> dict[str, object]:
     return data
 
 
-def read_text(directory: str, name: str) -> str | None:
-    """The text of ``directory/name``, or None when there is no such file.  An unreadable file raises
-    :class:`kseg.errors.InputError` (the OS's reason); text that is not UTF-8 a :class:`CheckpointError`."""
+def open_aux(path: str, kind: Kind, store: Store | None = None) -> AuxFile:
+    """The file at ``path`` (local, on a store, or inside a tiered segment) for the bounded reader
+    (:mod:`kseg.storage.read`), to be read once: a local file that is no regular file is refused here,
+    without being opened; an unreadable one raises :class:`InputError` (the OS's reason)."""
+    if tiered.aiven_key(path) is None and os.path.lexists(path):  # a file on this machine, read as it is
+        return AuxFile.local(path, kind, files.display(path))
+    f = files.open_readonly(path, store=store)
+    try:
+        size = files.size_of(f)
+    except BaseException:
+        f.close()
+        raise
+    return AuxFile(lambda: f, files.display(path), size, kind)
+
+
+#: A file of another name read by :func:`read_text`: the bound the whole-file reads of kseg always had.
+OTHER = Kind("checkpoint", 1 << 26, "a checkpoint of a million partitions is about 50 MB")
+
+
+def open_text(directory: str, name: str) -> AuxFile | None:
+    """``directory/name`` for the bounded reader (its kind from :data:`KINDS`), or None when there is no such
+    file.  Nothing is read yet: the parse functions read it, a line at a time.  A file that cannot be opened
+    raises :class:`kseg.errors.InputError` (the OS's reason); text that is not UTF-8 is a
+    :class:`CheckpointError` when it is read."""
     path = location.join(directory, name)
     if not files.exists(path):
         return None
-    data = files.read_small_file(path, limit=MAX_FILE)
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise CheckpointError("not UTF-8 text", path=files.display(path), position=exc.start) from None
+    return open_aux(path, KINDS.get(name, OTHER))
+
+
+def read_text(directory: str, name: str) -> str | None:
+    """The whole text of ``directory/name`` (:func:`open_text`, read now up to its kind's bound and at most
+    :data:`OTHER`'s), or None when there is no such file; a parse function reads an :func:`open_text` file
+    a line at a time instead."""
+    aux = open_text(directory, name)
+    if aux is None:
+        return None
+    if aux.kind.max_bytes > OTHER.max_bytes:
+        aux = AuxFile(aux.opener, aux.name, aux.size, OTHER)
+    return whole_text(aux)
 
 
 def topic_partition(name: str) -> tuple[str, int] | None:
@@ -314,6 +425,9 @@ class Checkpointed:
     parsed: bool = False  # the file was read and parsed (so no value means: no entry for the partition)
 
 
+MAX_TABLES = 8  # checkpoints held at once (each up to MAX_OFFSET_ENTRIES offsets)
+
+
 def file_version(directory: str, name: str) -> object:
     """What tells one state of a local file from another (its stat), so a file rewritten between two reads
     in one process is read again; None for an object store's (a command reads it once)."""
@@ -326,30 +440,26 @@ def file_version(directory: str, name: str) -> object:
     return (st.st_mtime_ns, st.st_size, st.st_ino)
 
 
-def _table(log_dir: str, name: str) -> tuple[bool, dict[tuple[str, int], OffsetEntry] | None, str | None]:
-    """(present, entries or None, why not) of ``log_dir/name``, read once per run (a fleet's partitions
-    share their log directory's checkpoints)."""
+def _table(log_dir: str, name: str) -> tuple[bool, dict[tuple[str, int], int] | None, str | None]:
+    """(present, offsets by partition or None, why not) of ``log_dir/name``, read once per run (a fleet's
+    partitions share their log directory's checkpoints), a line at a time, only the offsets held."""
     where = os.path.abspath(log_dir) if not location.is_uri(log_dir) else log_dir
     return _read_table(where, log_dir, name, file_version(log_dir, name))
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=MAX_TABLES)
 def _read_table(
     where: str, log_dir: str, name: str, version: object
-) -> tuple[bool, dict[tuple[str, int], OffsetEntry] | None, str | None]:
+) -> tuple[bool, dict[tuple[str, int], int] | None, str | None]:
     """:func:`_table` of one state of the file (``version``, :func:`file_version`), read once per process
-    (``where``: the log directory's absolute path, the cache's key with ``name`` and ``version``)."""
+    (``where``, the log directory's absolute path, with ``name`` and ``version``: the cache's key)."""
     path = files.display(location.join(log_dir, name))
     try:
-        text = read_text(log_dir, name)
-    except KsegError as exc:  # unreadable (the OS's reason) or malformed: not used, and said so
+        text = open_text(log_dir, name)
+        offsets = None if text is None else {(e.topic, e.partition): e.offset for e in iter_offsets(text, path)}
+    except KsegError as exc:  # unreadable (the OS's reason), over its bound or malformed: not used, and said so
         return (True, None, f"{exc.describe()}: not used")
-    if text is None:
-        return (False, None, None)
-    try:
-        return (True, parse_offsets(text, path), None)
-    except KsegError as exc:
-        return (True, None, f"{exc.describe()}: not used")
+    return (False, None, None) if offsets is None else (True, offsets, None)
 
 
 def partition_entry(partition_path: str, name: str) -> Checkpointed:
@@ -368,10 +478,10 @@ def partition_entry(partition_path: str, name: str) -> Checkpointed:
         return Checkpointed(name, path, False, None, f"no {name} in {files.display(log_dir)}")
     if table is None:
         return Checkpointed(name, path, True, None, why)
-    entry = table.get(tp)
-    if entry is None:
+    offset = table.get(tp)
+    if offset is None:
         return Checkpointed(name, path, True, None, f"{path} has no entry for {tp[0]} {tp[1]}", parsed=True)
-    return Checkpointed(name, path, True, entry.offset, parsed=True)
+    return Checkpointed(name, path, True, offset, parsed=True)
 
 
 @dataclass(frozen=True)

@@ -23,15 +23,12 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable
 
-from kseg.errors import InputError
 from kseg.storage import read_policy
 from kseg.storage.read_policy import ReadPolicy
+from kseg.storage.tiered import read_key
 
 if TYPE_CHECKING:
     from kseg.storage.watch import Watcher
-
-#: The largest key file read for ``--rsm-key`` (a PEM RSA key is a few KiB).
-MAX_KEY_FILE = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -46,14 +43,7 @@ class RsmKeys:
         is an :class:`InputError` naming it, before any segment is read or any task starts."""
         pairs = []
         for pair, key_file in keys.items():
-            try:
-                with open(key_file, "rb") as f:
-                    pem = f.read(MAX_KEY_FILE)
-            except OSError as exc:
-                raise InputError(
-                    f"cannot read the private key of --rsm-key {pair}: {exc.strerror or exc}", path=key_file
-                ) from None
-            pairs.append((pair, key_file, pem))
+            pairs.append((pair, key_file, read_key(pair, key_file)))  # bounded, a FIFO refused
         return cls(tuple(pairs))
 
     def get(self, pair: str) -> tuple[str, bytes] | None:

@@ -38,10 +38,19 @@ from __future__ import annotations
 from bisect import bisect_right
 from typing import NamedTuple
 
-from kseg.errors import CorruptIndexError
+from kseg.errors import CheckpointError, CorruptIndexError
 from kseg.limits import INT64_MAX
 from kseg.storage import files, location
-from kseg.storage.checkpoints import java_int, java_split, lines_of
+from kseg.storage.checkpoints import (
+    LEADER_EPOCHS,
+    MAX_EPOCH_ENTRIES,
+    Text,
+    java_int,
+    java_split,
+    lines_of,
+    open_aux,
+    too_many,
+)
 from kseg.storage.stores.base import Store
 
 FILE_NAME = "leader-epoch-checkpoint"
@@ -49,6 +58,7 @@ VERSION = 0
 NO_EPOCH = -1  # RecordBatch.NO_PARTITION_LEADER_EPOCH: a magic v0/v1 batch
 _PAST_ALL = INT64_MAX + 1  # past every offset
 MAX_TRACKED = 4096  # epochs remembered for the report (a damaged log names garbage epochs)
+MAX_ENTRIES, KIND = MAX_EPOCH_ENTRIES, LEADER_EPOCHS  # the bounds of the reader (kseg.storage.checkpoints)
 
 
 class EpochEntry(NamedTuple):
@@ -66,46 +76,56 @@ def _int(text: str, path: str, line_no: int, bits: int) -> int:
     return value
 
 
-def parse(text: str, path: str = FILE_NAME) -> list[EpochEntry]:
-    """The entries of a checkpoint file's text (``CheckpointFile.CheckpointReadBuffer.read``)."""
-    lines = lines_of(text)
-    if not lines:
-        return []
-    version = _int(lines[0], path, 1, 32)
-    if version != VERSION:
+def parse(text: Text, path: str = FILE_NAME) -> list[EpochEntry]:
+    """The entries of a checkpoint file (``CheckpointFile.CheckpointReadBuffer.read``), read a line at a time:
+    a count on line 2 above :data:`MAX_ENTRIES` is refused before any entry is read, and no more entries than
+    the count are held (the lines past it are read to count them)."""
+    lines = enumerate(lines_of(text), start=1)
+    try:
+        first = next(lines, None)
+        if first is None:
+            return []
+        version = _int(first[1], path, 1, 32)
+        if version != VERSION:
+            raise CorruptIndexError(
+                f"unrecognised version {version} in leader-epoch-checkpoint, expected {VERSION}", path=path
+            )
+        second = next(lines, None)
+        if second is None:
+            return []
+        expected = _int(second[1], path, 2, 32)
+        if expected > MAX_ENTRIES:
+            raise too_many(path, KIND, expected, MAX_ENTRIES)
+        entries = []
+        n = 2
+        for n, line in lines:
+            parts = java_split(line)  # LeaderEpochCheckpointFile's WHITE_SPACES_PATTERN
+            if len(parts) != 2:
+                raise CorruptIndexError(f"malformed line {n} in leader-epoch-checkpoint: {line!r}", path=path)
+            entry = EpochEntry(_int(parts[0], path, n, 32), _int(parts[1], path, n, 64))
+            if n - 2 <= expected:
+                entries.append(entry)
+    except CheckpointError as exc:  # not UTF-8: the file's fault, as a malformed line is
         raise CorruptIndexError(
-            f"unrecognised version {version} in leader-epoch-checkpoint, expected {VERSION}", path=path
-        )
-    if len(lines) < 2:
-        return []
-    expected = _int(lines[1], path, 2, 32)
-    entries = []
-    for n, line in enumerate(lines[2:], start=3):
-        parts = java_split(line)  # LeaderEpochCheckpointFile's WHITE_SPACES_PATTERN
-        if len(parts) != 2:
-            raise CorruptIndexError(f"malformed line {n} in leader-epoch-checkpoint: {line!r}", path=path)
-        entries.append(EpochEntry(_int(parts[0], path, n, 32), _int(parts[1], path, n, 64)))
-    if len(entries) != expected:
-        raise CorruptIndexError(
-            f"expected {expected} entries in leader-epoch-checkpoint, found {len(entries)}", path=path
-        )
+            f"leader-epoch-checkpoint is {exc.message}", path=exc.path, position=exc.position
+        ) from None
+    if n - 2 != expected:
+        raise CorruptIndexError(f"expected {expected} entries in leader-epoch-checkpoint, found {n - 2}", path=path)
     return entries
 
 
-def read(directory: str, store: Store | None = None) -> list[EpochEntry] | None:
-    """The checkpoint of a partition directory, or None when it has none.  A malformed file
-    raises :class:`CorruptIndexError`; an unreadable one :class:`kseg.errors.InputError`."""
+def read(directory: str, listed: bool | None = None, store: Store | None = None) -> list[EpochEntry] | None:
+    """The checkpoint of a partition directory, or None when it has none (``listed``: whether the
+    directory's listing held it, so an object store is not asked again; None: ask; ``store``: the
+    partition's).  A malformed file raises :class:`CorruptIndexError`; an unreadable one
+    :class:`kseg.errors.InputError`."""
     path = location.join(directory, FILE_NAME)
-    return _read_file(path, store) if files.exists(path, store) else None
+    present = files.exists(path, store) if listed is None else listed
+    return _read_file(path, store) if present else None
 
 
 def _read_file(path: str, store: Store | None = None) -> list[EpochEntry]:
-    data = files.read_small_file(path, limit=1 << 24, store=store)
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise CorruptIndexError("leader-epoch-checkpoint is not UTF-8 text", path=path, position=exc.start) from None
-    return parse(text, files.display(path))
+    return parse(open_aux(path, KIND, store), files.display(path))
 
 
 #: A tiered segment's own checkpoint, by layout: Aiven's ``.leader-epoch-checkpoint`` (in ``.indexes``, or
@@ -118,7 +138,7 @@ def read_partition(directory: str, logs: list[str], store: Store | None = None) 
     segments' ``.log`` paths, by base offset), the checkpoint the last segment carries: the epochs up to that
     segment's end, which ``RemoteLogManager.copyLogSegment`` uploads with it (``getLeaderEpochEntries(log, -1,
     nextSegmentBaseOffset)``); None when neither exists."""
-    entries = read(directory, store)
+    entries = read(directory, store=store)
     if entries is not None or not logs or files.tiered_segment_id(logs[-1]) is None:
         return entries
     stem = logs[-1][: -len(files.LOG)]

@@ -42,10 +42,11 @@ class Listed:
     segment is not the log's first: :attr:`Partition.head_left_out`).  About 300 bytes a partition
     and 17 a segment."""
 
-    __slots__ = ("path", "error", "numbers", "flags", "odd", "head_left_out", "store")
+    __slots__ = ("path", "error", "numbers", "flags", "odd", "head_left_out", "leader_epochs", "store")
 
     def __init__(self, part: Partition) -> None:
         self.path, self.error, self.head_left_out = part.path, part.error, part.head_left_out
+        self.leader_epochs = part.leader_epochs  # Partition.leader_epochs: the listing's word on the checkpoint
         self.store = part.store  # where its files are, and the read context (carried to a Spark task)
         self.numbers = array("q")
         flags = bytearray()
@@ -97,6 +98,7 @@ class Listed:
                 self.flags[lo:hi],
                 odd or None,
                 head_left_out,
+                self.leader_epochs,
                 self.store,
             )
         )

@@ -273,13 +273,37 @@ def _reason(exc: BaseException) -> str:
     return text[:300]
 
 
+#: The store's own words in a pyarrow error: ``AWS Error ACCESS_DENIED during HeadObject operation: ...``.
+_PROVIDER_ERROR = re.compile(r"AWS Error \w+ during \w+ operation(: [^\n]*)?")
+
+
 def _mapped(exc: BaseException, uri: str) -> InputError:
-    uri = redact(uri)
+    """A store's failure as one line that keeps the store's reason (its error code and message)."""
+    text = str(exc)
+    said = _PROVIDER_ERROR.search(text)
+    provider = said.group(0).split(" (Request ID")[0].strip() if said else _reason(exc)
+    if "NO_SUCH_BUCKET" in text or "NoSuchBucket" in text:
+        return InputError(f"no such bucket ({provider})", path=redact(uri))
     if isinstance(exc, FileNotFoundError):
-        return InputError("no such file or directory", path=uri)
-    if isinstance(exc, PermissionError) or "ACCESS_DENIED" in str(exc) or "AccessDenied" in str(exc):
-        return InputError("permission denied", path=uri)
-    return InputError(f"cannot read: {_reason(exc)}", path=uri)
+        return not_found(uri)
+    if isinstance(exc, PermissionError) or "ACCESS_DENIED" in text or "AccessDenied" in text:
+        return InputError(f"access denied ({provider})", path=redact(uri))
+    return InputError(f"cannot read: {provider}", path=redact(uri))
+
+
+def not_found(uri: str) -> InputError:
+    """Nothing at ``uri``: said as "no such bucket" when it is the bucket that is missing (one more request,
+    made on this error only: a store answers a missing key and a missing bucket alike to a HEAD)."""
+    fs, path = _filesystem(uri)
+    bucket = path.split("/", 1)[0]
+    if scheme(uri) in ("s3", "gs") and bucket and bucket != path:
+        try:
+            missing = fs.get_file_info(bucket).type.name == "NotFound"
+        except _arrow_errors() as exc:
+            return _mapped(exc, uri)
+        if missing:
+            return InputError(f"no such bucket: {bucket}", path=redact(uri))
+    return InputError("no such file or directory", path=redact(uri))
 
 
 class RemoteFile:

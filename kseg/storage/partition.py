@@ -27,6 +27,7 @@ from kseg.errors import InputError
 from kseg.storage import checkpoints, files, location, prefixes, tiered, watch
 from kseg.storage.context import ReadContext, running
 from kseg.storage.files import SEGMENT_SUFFIXES, TRANSITION_DIR
+from kseg.storage.leader_epochs import FILE_NAME as LEADER_EPOCHS
 from kseg.storage.stores.base import Store
 from kseg.storage.stores.discover import is_remote, store_for
 
@@ -93,6 +94,9 @@ class Partition:
     error: str | None = None  # the directory could not be listed: nothing of it was verified
     head_left_out: bool = False  # segments[0] is not the log's first (a command left the first ones out)
     store: Store | None = field(default=None, compare=False, repr=False)
+    #: whether an object store's listing of the directory held a ``leader-epoch-checkpoint`` (None: not
+    #: listed from a store, so a reader asks): the listing's answer, not a request per partition
+    leader_epochs: bool | None = None
 
     @property
     def name(self) -> str:
@@ -137,6 +141,8 @@ def partition_from_listing(
     transition and names without a base offset are skipped with a note; a listed size is kept)."""
     store = files.store_of(path, store)
     part = Partition(path, store=store)
+    if store.remote:
+        part.leader_epochs = any(location.basename(e.path) == LEADER_EPOCHS for e in entries)
     by_key: dict[tuple[int, str | None], Segment] = {}
     for entry in entries:
         full = entry.path
@@ -263,7 +269,7 @@ def discover_uri_as(uri: str, notes: list[str], shape: Callable[[Partition], T],
         listings.append((prefix, records))
 
     if not prefixes.each_listing(uri, take, watcher=store.context.watcher) and kind == "missing":
-        raise InputError("no such file or directory", path=uri)
+        raise location.not_found(uri)
     # by prefix + '/': all of a listing's directories sort together there ('a/' after 'a-b/', as 'a/x' after 'a-b/y')
     listings.sort(key=lambda listing: natural_key(listing[0] + "/"), reverse=True)
     partitions = []
@@ -490,7 +496,7 @@ def check_exists(path: str, store: Store | None = None) -> None:
 
 def natural_key(name: str) -> tuple[tuple[int, int, str], ...]:
     """Sort key putting ``orders-2`` before ``orders-10``: digit runs compare as numbers."""
-    return tuple((0, int(part), part) if part.isdigit() else (1, 0, part) for part in _DIGITS.split(name) if part)
+    return tuple((0, int(part), part) if part.isdecimal() else (1, 0, part) for part in _DIGITS.split(name) if part)
 
 
 def _list(path: str) -> list[tuple[str, bool]]:

@@ -25,6 +25,7 @@ from kseg.errors import CorruptSnapshotError, InputError
 from kseg.format.crc import crc32c_function
 from kseg.format.snapshot import ENTRY_SIZE, HEAD_SIZE, ProducerEntry, check_crc, check_head, entries_in
 from kseg.storage import files
+from kseg.storage.read import Kind
 from kseg.storage.stores.base import Store
 
 
@@ -48,6 +49,9 @@ class Snapshot(NamedTuple):
 
 
 WINDOW_ENTRIES = 8192  # entries read at a time (368 KiB)
+#: ``ProducerStateManager.readSnapshot`` reads a snapshot whole into one array (``Files.readAllBytes``): Java's
+#: arrays end below 2 GiB.  kseg streams it (a window at a time) and refuses a larger one before reading it.
+KIND = Kind("producer snapshot", (1 << 31) - 9, "Kafka reads a snapshot whole into one Java array, under 2 GiB")
 
 
 def iter_snapshot(path: str, store: Store | None = None) -> Iterator[ProducerEntry]:
@@ -60,6 +64,8 @@ def iter_snapshot(path: str, store: Store | None = None) -> Iterator[ProducerEnt
     with files.open_readonly(path, store=store) as f:
         try:
             size = files.size_of(f)
+            if size > KIND.max_bytes:
+                raise KIND.refusal(path, f"{size} bytes", f"{KIND.max_bytes} bytes")
             head = f.read(HEAD_SIZE)
             try:
                 stored, count = check_head(head, size)

@@ -33,10 +33,22 @@ from typing import Any, Callable
 from kseg.errors import ChunkError, InputError, ManifestError
 from kseg.format import oaep
 from kseg.format.rsm_manifest import IV_SIZE, TAG_SIZE, Manifest, parse_manifest
+from kseg.storage.read import AuxFile, Kind
 from kseg.storage.remote_keys import RemoteObjectKey, parse_key
 
-#: The largest manifest read (a variable chunk index of a 1 GiB segment in 4 KiB chunks is far less).
-MAX_MANIFEST = 64 << 20
+#: The largest manifest read: the plugin's largest is a size list of 10 MiB (``MAX_SIZE_LIST``), zstd-compressed
+#: and in base64 (under 14 MiB however little it compresses), and a few dozen other values.
+MAX_MANIFEST = 16 << 20
+MANIFEST = Kind(".rsm-manifest", MAX_MANIFEST, "the plugin's largest, a 10 MiB chunk size list, is under 14 MiB")
+#: JSON values of a manifest: ``json`` builds an object for each, so their count is bounded before it runs (by
+#: the commas between them: containers nest no deeper than ``json``'s recursion, a few thousand).
+MAX_MANIFEST_VALUES = 1 << 16
+MANIFEST_VALUES = Kind(".rsm-manifest", MAX_MANIFEST, "a manifest the plugin writes holds a few dozen values")
+#: An index of a tiered segment is read whole and decrypted (two copies held): the offset and time indexes of a
+#: segment are at most ``segment.index.bytes`` (10 MiB by default), a producer snapshot 46 bytes a producer.
+INDEX = Kind("tiered segment index", 32 << 20, "each is read whole; Kafka's segment.index.bytes is 10 MiB")
+#: A PEM RSA private key of 16384 bits is about 12.5 KiB.
+KEY = Kind("private key", 64 << 10, "a PEM RSA private key of 16384 bits is under 13 KiB")
 #: ``AesEncryptionProvider``: the data key is an AES-256 key.
 DATA_KEY_SIZE = 32
 #: The indexes a reader may ask for, by file suffix -> ``segmentIndexes`` name.
@@ -61,16 +73,6 @@ def size_of(f: Any) -> int:
     return int(f.size) if hasattr(f, "size") else os.fstat(f.fileno()).st_size
 
 
-def read_all(opener: Opener, path: str, limit: int) -> bytes:
-    """The whole object, refused before any read when it is larger than ``limit``."""
-    with opener(path) as f:
-        size = size_of(f)
-        if size > limit:
-            raise InputError(f"{size} bytes, larger than {limit}", path=path)
-        data = f.read(size)
-    return bytes(data)
-
-
 def aiven_key(path: str) -> RemoteObjectKey | None:
     """The key of ``path`` when it names a segment object of Aiven's layout."""
     key = parse_key(path)
@@ -81,9 +83,28 @@ def read_manifest(opener: Opener, key: RemoteObjectKey) -> Manifest:
     """The segment's manifest (``<stem>.rsm-manifest``), parsed; faults name it."""
     path = key.with_suffix("rsm-manifest").key
     try:
-        return parse_manifest(read_all(opener, path, MAX_MANIFEST))
+        return parse_manifest(_manifest_bytes(opener, path))
     except ManifestError as exc:
         raise exc.at(path) from None
+
+
+def _manifest_bytes(opener: Opener, path: str) -> bytes:
+    """A manifest's bytes through the bounded reader, and its JSON values counted before ``json`` runs."""
+    f = opener(path)
+    data = AuxFile(lambda: f, path, size_of(f), MANIFEST).data()
+    values = data.count(b",") + 1  # (base64 and ids hold no comma)
+    if values > MAX_MANIFEST_VALUES:
+        raise MANIFEST_VALUES.refusal(path, f"{values} JSON values or more", f"{MAX_MANIFEST_VALUES} JSON values")
+    return data
+
+
+def read_key(pair: str, key_file: str) -> bytes:
+    """A ``--rsm-key`` file's bytes through the bounded reader: a regular file of at most :data:`KEY`'s bound
+    (a FIFO is refused, never opened blocking)."""
+    try:
+        return AuxFile.local(key_file, KEY).data()
+    except InputError as exc:
+        raise InputError(f"cannot read the private key of --rsm-key {pair}: {exc.message}", path=key_file) from None
 
 
 def private_key(key_file: str, pem: bytes) -> tuple[int, tuple[int, int, int, int, int]]:
@@ -299,7 +320,8 @@ def read_index(key: RemoteObjectKey, manifest: Manifest, opener: Opener, data_ke
     name = INDEX_OF_SUFFIX[key.suffix]
     if manifest.segment_indexes is None:  # before October 2023: an object per index
         where = key.key
-        data = read_all(opener, where, 1 << 30)
+        f = opener(where)
+        data = AuxFile(lambda: f, where, size_of(f), INDEX).data()
         span: tuple[int, int] | None = (0, len(data))
     else:
         where = key.with_suffix("indexes").key
@@ -315,6 +337,10 @@ def read_index(key: RemoteObjectKey, manifest: Manifest, opener: Opener, data_ke
                     f"{name} index: the object ends at byte {size}, the manifest says {span[0] + span[1]}",
                     path=where,
                     position=span[0],
+                )
+            if span[1] > INDEX.max_bytes:  # before a byte is read or allocated
+                raise INDEX.refusal(
+                    where, f"the manifest's {name} index of {span[1]} bytes", f"{INDEX.max_bytes} bytes"
                 )
             f.seek(span[0])
             data = f.read(span[1])

@@ -118,7 +118,7 @@ import pickle
 import sys
 
 import kseg.spark
-from kseg.spark.driver import _cause, session
+from kseg.spark.session import cause, session
 
 spark = session(sys.argv[1], ["spark.executor.memory=512m", "spark.task.maxFailures=1", *sys.argv[3:]])
 kseg.spark.register(spark)
@@ -140,7 +140,7 @@ try:
             else:
                 results.append(f"COUNT {df.count()}")
         except Exception as exc:
-            results.append(f"FAILED {_cause(exc)}")
+            results.append(f"FAILED {cause(exc)}")
     print(json.dumps(results))
 finally:
     spark.stop()

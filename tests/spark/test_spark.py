@@ -95,6 +95,8 @@ def test_spark_gives_the_local_rows(log_root: Path, tmp_path: Path) -> None:
 def test_spark_parquet_report(log_root: Path, tmp_path: Path) -> None:
     from pyspark.sql import SparkSession
 
+    from kseg.runtime.run import Run
+    from kseg.runtime.verify import VerifyRun
     from kseg.spark.driver import run_spark_cli
     from kseg.storage.partition import discover
 
@@ -106,15 +108,13 @@ def test_spark_parquet_report(log_root: Path, tmp_path: Path) -> None:
         buf, err = io.BytesIO(), io.BytesIO()
         parts = discover([str(log_root / "topic0-0"), str(log_root / "topic0-4")], [])
         code = run_spark_cli(
+            VerifyRun(Run(buf, err), str(out)),
             parts,
             strict=True,
-            report_path=str(out),
             master=None,
             spark_conf=(),
             max_message_size=5 << 20,
             output_format="text",
-            out=buf,
-            err=err,
             spark=spark,
         )
         assert code == 1

@@ -49,21 +49,21 @@ def _verify_on_spark(spark, paths: list[str], keys: dict[str, str]) -> tuple[int
     processes."""
     import io
 
+    from kseg.runtime.run import Run
+    from kseg.runtime.verify import VerifyRun
     from kseg.spark.driver import run_spark_cli
     from kseg.storage.context import ReadContext, RsmKeys
     from kseg.storage.partition import discover
 
     out, err = io.BytesIO(), io.BytesIO()
     code = run_spark_cli(
+        VerifyRun(Run(out, err)),
         discover(paths, [], ReadContext(keys=RsmKeys.read(keys))),
         strict=False,
-        report_path=None,
         master=None,
         spark_conf=(),
         max_message_size=1 << 20,
         output_format="text",
-        out=out,
-        err=err,
         spark=spark,
         verbose=True,
     )

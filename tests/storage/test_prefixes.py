@@ -38,7 +38,7 @@ def one_listing(uri: str, notes: list[str]) -> list[Partition]:
         return discover_uri(uri, notes)  # a single segment file: never listed by prefixes
     entries = location.list_tree(uri)
     if kind == "missing" and not entries:
-        raise InputError("no such file or directory", path=uri)
+        raise location.not_found(uri)
     by_dir: dict[str, list[location.Entry]] = {}
     for entry in entries:
         by_dir.setdefault(location.dirname(entry.path), []).append(entry)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import random
 import tracemalloc
 from pathlib import Path
@@ -112,6 +113,24 @@ def test_an_index_past_the_indexes_object_is_refused_before_it_is_read(tmp_path:
     tracemalloc.start()
     try:
         with pytest.raises(InputError, match=r"offset index: the object ends at byte \d+, the manifest says"):
+            files.read_small_file(path[: -len(".log")] + ".index", limit=1 << 31)
+        assert tracemalloc.get_traced_memory()[1] < 16 << 20
+    finally:
+        tracemalloc.stop()
+
+
+def test_an_index_past_its_bound_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    """An index in ``.indexes`` is read whole and decrypted: a span past 32 MiB (in a sparse object that
+    holds it) is refused naming the bound, not allocated."""
+    path = _write(tmp_path, True)
+    indexes = Path(path[: -len(".log")] + ".indexes")
+    end = indexes.stat().st_size
+    size = tiered.INDEX.max_bytes + 1
+    _edit_manifest(path, lambda o: o["segmentIndexes"]["offset"].update(position=end, size=size))
+    os.truncate(indexes, end + size)
+    tracemalloc.start()
+    try:
+        with pytest.raises(InputError, match=rf"offset index of {size} bytes: kseg reads tiered segment index files"):
             files.read_small_file(path[: -len(".log")] + ".index", limit=1 << 31)
         assert tracemalloc.get_traced_memory()[1] < 16 << 20
     finally:

@@ -41,6 +41,7 @@ from kseg.errors import InputError, KsegError
 from kseg.format import indexes as fmt_indexes
 from kseg.format import v2 as fmt_v2
 from kseg.limits import INT64_MAX, INT64_MIN  # noqa: F401 - re-exported to the CLI and Spark
+from kseg.storage import checkpoints as cp
 from kseg.storage import files
 from kseg.storage.listing import Listed
 from kseg.storage.partition import Partition, Segment
@@ -116,10 +117,8 @@ class RecordFacts(NamedTuple):
 
 def topic_partition(name: str) -> tuple[str, int | None]:
     """``orders-3`` -> (``orders``, 3), as ``UnifiedLog.parseTopicPartitionName``; else (name, None)."""
-    topic, sep, number = name.rpartition("-")
-    if sep and topic and number.isdigit():
-        return topic, int(number)
-    return name, None
+    tp = cp.topic_partition(name)
+    return (name, None) if tp is None else tp
 
 
 # -- planning ---------------------------------------------------------------------------------------------

@@ -99,10 +99,10 @@ class LogDirReport:
     notes: list[str] = field(default_factory=list)  # what could not be checked, and why (not problems)
 
 
-def _read(report: LogDirReport | PartitionReport, directory: str, name: str) -> str | None:
-    """A file's text; an unreadable file is an error (exit 2), a malformed one (not UTF-8) a problem."""
+def _read(report: LogDirReport | PartitionReport, directory: str, name: str) -> cp.Text | None:
+    """A file to read; one that cannot be opened is an error (exit 2)."""
     try:
-        return cp.read_text(directory, name)
+        return cp.open_text(directory, name)
     except InputError as exc:
         report.errors.append(exc.describe())
     except KsegError as exc:
@@ -111,14 +111,18 @@ def _read(report: LogDirReport | PartitionReport, directory: str, name: str) -> 
 
 
 def _parse(
-    report: LogDirReport | PartitionReport, directory: str, name: str, parse: Callable[[str, str], _T]
+    report: LogDirReport | PartitionReport, directory: str, name: str, parse: Callable[[cp.Text, str], _T]
 ) -> _T | None:
-    """``parse(text, path)`` of a file, or None when it is absent, unreadable (an error) or malformed (a problem)."""
+    """``parse(text, path)`` of a file (read as it parses), or None when it is absent, unreadable or over its
+    bound (an error) or malformed (a problem)."""
     text = _read(report, directory, name)
     if text is None:
         return None
     try:
         return parse(text, files.display(location.join(directory, name)))
+    except InputError as exc:
+        report.errors.append(exc.describe())
+        return None
     except KsegError as exc:
         report.problems.append(f"malformed: {exc.describe()}")
         return None
@@ -334,14 +338,42 @@ def _offsets_from_checkpoints(report: LogDirReport, part: PartitionReport, tp: t
             )
 
 
+ENTRIES_SHOWN = 100  # entries without a directory named one a line, per checkpoint; the rest counted
+
+
 def _entries_without_directory(report: LogDirReport) -> None:
-    """Checkpoint entries naming a partition with no directory here (``LogManager`` would never write one)."""
+    """Checkpoint entries naming a partition with no directory here (``LogManager`` would never write one):
+    the first :data:`ENTRIES_SHOWN` of each file, then how many more (a file of 65536 such entries is one
+    cause, not 65536 lines held and printed)."""
     present = {tp for p in report.partitions if (tp := cp.topic_partition(p.name)) is not None}
     for name in report.checkpoints:
-        table = report.offsets.get(name)
-        for tp, e in sorted((table or {}).items()):
-            if tp not in present:
-                report.problems.append(
-                    f"entry without a directory: {location.join(report.path, name)}: line {e.line}: "
-                    f"{tp[0]} {tp[1]} {e.offset}, but there is no directory {tp[0]}-{tp[1]}"
-                )
+        table = report.offsets.get(name) or {}
+        path = location.join(report.path, name)
+        missing = [tp for tp in table if tp not in present]
+        for tp in sorted(missing)[:ENTRIES_SHOWN]:
+            e = table[tp]
+            report.problems.append(
+                f"entry without a directory: {path}: line {e.line}: "
+                f"{tp[0]} {tp[1]} {e.offset}, but there is no directory {tp[0]}-{tp[1]}"
+            )
+        if len(missing) > ENTRIES_SHOWN:
+            report.problems.append(
+                f"entry without a directory: {path}: {len(missing) - ENTRIES_SHOWN} more entries name partitions "
+                "with no directory here"
+            )
+
+
+def topic_id_problems(reports: list[LogDirReport]) -> None:
+    """A partition whose replicas (the same name in several log directories) carry different topic IDs: the
+    topic was deleted and recreated under one of them ("Topic Id in memory does not match")."""
+    by_name: dict[str, list[PartitionReport]] = {}
+    for report in reports:
+        for part in report.partitions:
+            if part.topic_id is not None:
+                by_name.setdefault(part.name, []).append(part)
+    for parts in by_name.values():
+        ids = sorted({p.topic_id for p in parts if p.topic_id is not None})
+        if len(ids) > 1:
+            where = ", ".join(f"{p.topic_id} in {p.log_dir}" for p in parts)
+            for p in parts:
+                p.problems.append(f"topic ID differs between replicas: {where}")

@@ -23,7 +23,7 @@ from kseg.storage.partition import scan_partition
 
 def read_log_starts(log_dir: str) -> dict[tuple[str, int], int]:
     """``log-start-offset-checkpoint`` of ``log_dir`` (empty when absent); raises :class:`KsegError`."""
-    text = cp.read_text(log_dir, cp.LOG_START)
+    text = cp.open_text(log_dir, cp.LOG_START)
     if text is None:
         return {}
     entries = cp.parse_offsets(text, files.display(location.join(log_dir, cp.LOG_START)))
@@ -38,7 +38,7 @@ def join_local(check: PartitionCheck, log_dir: str, log_starts: dict[tuple[str, 
         notes.append(f"{tp.name}: no local directory in {log_dir}: not joined")
         return
     try:
-        text = cp.read_text(directory, cp.PARTITION_METADATA)
+        text = cp.open_text(directory, cp.PARTITION_METADATA)
         topic_id = None if text is None else cp.parse_partition_metadata(text, files.display(directory))
         part = scan_partition(directory)
     except InputError:  # unreadable, unlistable (the OS's reason): exit 2, never joined in silence

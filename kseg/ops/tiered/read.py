@@ -20,6 +20,7 @@ from kseg.errors import InputError, KsegError
 from kseg.limits import DEFAULT_DECOMPRESSION_LIMIT
 from kseg.ops.tiered.partitioner import METADATA_TOPIC
 from kseg.ops.tiered.state import Fold
+from kseg.storage import checkpoints as cp
 from kseg.storage import files, location
 from kseg.storage.batch import FileBatch, V2Batch
 from kseg.storage.outcome import ReadOutcome, read_batches
@@ -44,8 +45,8 @@ class MetadataRead:
 
 def metadata_partition_number(name: str) -> int | None:
     """``__remote_log_metadata-7`` -> 7; None for another topic's directory."""
-    topic, _, number = name.rpartition("-")
-    return int(number) if topic == METADATA_TOPIC and number.isdigit() else None
+    tp = cp.topic_partition(name)
+    return tp[1] if tp is not None and tp[0] == METADATA_TOPIC else None
 
 
 def _normal(path: str) -> str:

@@ -59,10 +59,8 @@ DEFAULT_HANGING_AFTER_MS = 15 * 60 * 1000  # transaction.max.timeout.ms (Transac
 
 def topic_partition(name: str) -> tuple[str | None, int | None]:
     """Topic and partition number from a partition directory name (``Log.parseTopicPartitionName``)."""
-    topic, sep, number = name.rpartition("-")
-    if sep and topic and number.isdigit():
-        return topic, int(number)
-    return None, None
+    tp = cp.topic_partition(name)
+    return (None, None) if tp is None else tp
 
 
 def abort_command(report: TxnReport, txn: Transaction) -> str:

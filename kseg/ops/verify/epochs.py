@@ -34,16 +34,18 @@ class Checkpoint(NamedTuple):
     malformed: KsegError | None = None
 
 
-def checkpoint(directory: str) -> Checkpoint:
-    """The checkpoint of the partition directory ``directory`` (read once per process and state of the file)."""
-    return _checkpoint(directory, cp.file_version(directory, leader_epochs.FILE_NAME))
+def checkpoint(directory: str, listed: bool | None = None) -> Checkpoint:
+    """The checkpoint of the partition directory ``directory`` (read once per process and state of the file;
+    ``listed``: whether the directory's listing held it, :attr:`~kseg.storage.partition.Partition.leader_epochs`,
+    so an absent one costs no request)."""
+    return _checkpoint(directory, cp.file_version(directory, leader_epochs.FILE_NAME), listed)
 
 
 @lru_cache(maxsize=16)
-def _checkpoint(directory: str, _version: object) -> Checkpoint:
+def _checkpoint(directory: str, _version: object, listed: bool | None) -> Checkpoint:
     path = files.display(location.join(directory, leader_epochs.FILE_NAME))
     try:
-        entries = leader_epochs.read(directory)
+        entries = leader_epochs.read(directory, listed)
     except InputError as exc:
         return Checkpoint(path, None, f"{path}: could not be read ({exc.describe()}): leader epochs not checked")
     except KsegError as exc:
@@ -53,16 +55,18 @@ def _checkpoint(directory: str, _version: object) -> Checkpoint:
     return Checkpoint(path, entries)
 
 
-def epoch_check(directory: str) -> EpochCheck | None:
+def epoch_check(directory: str, listed: bool | None = None) -> EpochCheck | None:
     """A fresh check for one segment of the partition in ``directory``, or None without entries to check."""
-    cp = checkpoint(directory)
+    cp = checkpoint(directory, listed)
     return None if cp.entries is None else EpochCheck(cp.entries, cp.path)
 
 
-def report(res: SegmentResult, directory: str, check: EpochCheck | None, first: bool) -> None:
+def report(
+    res: SegmentResult, directory: str, check: EpochCheck | None, first: bool, listed: bool | None = None
+) -> None:
     """Into ``res``: the findings of ``check`` on this segment's batches and, on the partition's ``first``
     segment, what concerns the checkpoint file itself."""
-    cp = checkpoint(directory)
+    cp = checkpoint(directory, listed)
     if first:
         if cp.note is not None:
             res.notes.append(cp.note)

@@ -38,6 +38,7 @@ class WorkItem(NamedTuple):
     segment: Segment | None
     error: str | None = None
     first: bool = False  # the partition's first segment: it carries what concerns the leader-epoch-checkpoint
+    leader_epochs: bool | None = None  # whether the listing held a leader-epoch-checkpoint (None: ask)
 
 
 def is_directory_row(res: SegmentResult) -> bool:
@@ -108,7 +109,8 @@ def work_items(partitions: Iterable[Partition | Listed]) -> list[WorkItem]:
             continue
         first = not p.head_left_out  # the log's first segment carries what concerns the leader-epoch-checkpoint
         items.extend(
-            WorkItem(p.log_dir, p.name, p.path, seg, None, first and i == 0) for i, seg in enumerate(p.segments)
+            WorkItem(p.log_dir, p.name, p.path, seg, None, first and i == 0, p.leader_epochs)
+            for i, seg in enumerate(p.segments)
         )
     return items
 
@@ -121,9 +123,9 @@ def verify_item(item: WorkItem, *, strict: bool, max_message_size: int) -> Segme
         res.failed = item.error
         return res
     try:
-        check = epochs.epoch_check(item.path)
+        check = epochs.epoch_check(item.path, item.leader_epochs)
         res = verify_segment(item.partition, seg, strict=strict, max_message_size=max_message_size, epochs=check)
-        epochs.report(res, item.path, check, item.first)
+        epochs.report(res, item.path, check, item.first, item.leader_epochs)
     except Exception as exc:  # an unexpected failure is a failed segment, never a clean one
         res = SegmentResult(item.partition, seg.name, seg.base_offset, seg.log or seg.index or "")
         res.failed = f"{type(exc).__name__}: {exc}"
