@@ -118,13 +118,18 @@ class ByteProgress:
             self._progress.update(self._task, completed=done)
             self._next = done + self._step
 
-    def reads(self, label: str, total: int, observers: Any) -> None:
+    def reads(self, label: str, total: int, observers: Any = None) -> None:
         """A bar of ``total`` bytes that follows every window the segment reader reads in this process
         under the read context whose ``observers`` are given (inside a segment, not once per segment),
-        named after the file being read."""
+        named after the file being read; None: told later (:meth:`follow`)."""
         self.start(label, total)
         self._step = self._next = 1  # a window (8 MiB, 1 MiB paced) at a time
         self._read, self._path, self._reached = 0, None, {}
+        if observers is not None:
+            self.follow(observers)
+
+    def follow(self, observers: Any) -> None:
+        """Count the window reads under the read context whose ``observers`` are given."""
         owner = os.getpid()  # a forked --jobs worker inherits the observers, not the bar
 
         def meter(path: str, position: int, n: int) -> None:

@@ -33,6 +33,7 @@ class VerifyOutput:
             items = work_items(partitions)
             total = sum(item.segment.log_size() for item in items if item.segment is not None)
             if jobs == 1:  # the bytes this process reads, inside each segment (once told whose: follow)
+                self.progress.reads("verify-index", total)
                 self._total = total
             else:  # the workers read: a segment at a time, as results come
                 self.progress.start("verify-index", total)
@@ -51,7 +52,7 @@ class VerifyOutput:
         """Follow, with one process reading, the bytes read under the read context whose ``observers``
         are given (:class:`kseg.storage.context.Observers`)."""
         if self.progress is not None and self._total is not None:
-            self.progress.reads("verify-index", self._total, observers)
+            self.progress.follow(observers)
 
     def _next_label(self) -> None:
         if self.progress is not None and self.labels:  # results come in order: the next one is being read
