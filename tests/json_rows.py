@@ -110,7 +110,7 @@ def _tiered_rows(tmp: Path) -> Iterator[tuple[str, dict]]:
     from tests.ops.tiered import scenario as sc
 
     cluster = sc.healthy()
-    custom = rm.aiven_custom_metadata(remote_size=sc.SIZE + 2 * 64)  # its objects: right
+    custom = rm.aiven_custom_metadata(remote_size=sc.OBJECT_BYTES)  # its objects: right
     cluster.values += [
         rm.segment_update(sc.seg("a"), rm.COPY_SEGMENT_FINISHED, custom=custom),
         rm.segment_metadata(sc.seg("new"), 400, 499, size=sc.SIZE),

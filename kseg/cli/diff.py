@@ -29,26 +29,35 @@ from kseg.cli.options import (
     is_flag=True,
     help="PATHS are log roots (one per broker): compare every partition found under more than one.",
 )
+@click.option(
+    "--any-names",
+    is_flag=True,
+    help="Compare directories that name different topic-partitions (orders-0 against orders-1): by default "
+    "that is a usage error (exit 2).",
+)
 @format_option
 @run_options
 @rsm_key_option
 @spark_options
-def diff(paths: tuple[str, ...], roots: bool, output_format: str, run: Run, spark: Spark) -> None:
+def diff(paths: tuple[str, ...], roots: bool, any_names: bool, output_format: str, run: Run, spark: Spark) -> None:
     """Compare replicas of a partition: directories of the same partition from
     different brokers, or a backup against a live copy.  Batches are aligned by
     offset and compared on base and last offset, partition leader epoch, CRC and
     record count.  Reports each replica's log start and end, the first divergent
     offset with the leader epochs on each side (batches and leader-epoch-checkpoint),
     and the offset ranges each replica has that no other has.  A replica that is a
-    prefix of another is lagging, not divergent.  With --roots, --spark runs
+    prefix of another is lagging, not divergent; a batch whose CRC does not hold
+    is damage in that copy (named with its bytes), not divergence.  With --roots, --spark runs
     one PySpark task per replica set.
 
     \b
     Exit codes:
       0  identical, or only lagging
-      1  divergent, or a replica could not be read past a corrupt or partial
-         batch (it is "unreadable from offset N", never lagging)
-      2  usage error, or a file could not be read (the OS's reason)
+      1  divergent, a batch damaged in a copy (its CRC does not hold), or a
+         replica could not be read past a corrupt or partial batch (it is
+         "unreadable from offset N", never lagging)
+      2  usage error (directories of different topic-partitions without
+         --any-names), or a file could not be read (the OS's reason)
     """
     from kseg.jsonlines import dumps
     from kseg.render.diff import text_lines
@@ -58,7 +67,7 @@ def diff(paths: tuple[str, ...], roots: bool, output_format: str, run: Run, spar
         from kseg.spark.paths import absolute_all
 
         paths = tuple(absolute_all(paths))
-    sets = _replica_sets(run, paths, roots, spark.on)
+    sets = _replica_sets(run, paths, roots, spark.on, any_names)
     bar, out = None, run.out
     if spark.on:
         results = _spark_results(sets, spark)
@@ -86,11 +95,12 @@ def diff(paths: tuple[str, ...], roots: bool, output_format: str, run: Run, spar
     sys.exit(code)
 
 
-def _replica_sets(run: Run, paths: tuple[str, ...], roots: bool, spark: bool) -> list[list[Any]]:
+def _replica_sets(run: Run, paths: tuple[str, ...], roots: bool, spark: bool, any_names: bool) -> list[list[Any]]:
     """The replica sets to compare: every partition under more than one root (``--roots``), or the one set
     of the partition directories given; an unreadable path raises InputError: its one line, exit 2
-    (kseg.cli.main.fatal)."""
-    from kseg.ops.diff.diff import replica_sets
+    (kseg.cli.main.fatal), as directories of different topic-partitions without ``any_names`` (the first
+    line said)."""
+    from kseg.ops.diff.diff import different_partitions, replica_sets
     from kseg.storage.partition import scan_partition
 
     if spark and not roots:
@@ -103,6 +113,9 @@ def _replica_sets(run: Run, paths: tuple[str, ...], roots: bool, spark: bool) ->
         if len(paths) < 2:
             run.fail("diff takes two or more partition directories (or --roots with log roots)")
         sets = [[_partition(p, scan_partition, notes) for p in paths]]
+        why = None if any_names else different_partitions(sets[0])
+        if why is not None:
+            run.fail(why)
     run.notes(notes)
     if not sets:
         run.fail("no partition is found under more than one of the roots given: nothing compared")

@@ -71,6 +71,43 @@ EXIT_CORRUPT = EXIT_PROBLEMS  # corrupt batches met
     help="With --spark: each task's rows go into Parquet files of about this size (at or below it; "
     "default 134217728, 128 MiB): small segments share a file, a large one spans several.",
 )
+@click.option(
+    "--isolation",
+    type=click.Choice(("read_uncommitted", "read_committed")),
+    default="read_uncommitted",
+    show_default=True,
+    help="read_committed: the records a consumer with isolation.level=read_committed reads (no aborted "
+    "transaction's records, no control records); every record is exported otherwise, the aborted column "
+    "saying which a read_committed consumer drops.",
+)
+@click.option(
+    "--topic",
+    "topics",
+    multiple=True,
+    metavar="NAME",
+    help="Export only the partitions of this topic (repeatable), from log roots or a fleet's root.",
+)
+@click.option(
+    "--report",
+    "report",
+    default=None,
+    metavar="FILE",
+    help="Write what was exported (each partition's next offset) as JSON, for a later --since.",
+)
+@click.option(
+    "--since",
+    "since_report",
+    default=None,
+    metavar="REPORT",
+    help="Export only the records past the offsets a previous export's --report recorded.",
+)
+@click.option(
+    "--partition-by",
+    type=click.Choice(("topic,partition",)),
+    default=None,
+    help="With --spark: write the files under OUTPUT/topic=T/partition=P/ (hive layout; those two columns "
+    "are in the directory names).",
+)
 @click.option("--force", is_flag=True, help="Replace an existing output.")
 @max_message_size_option
 @run_options
@@ -88,6 +125,11 @@ def export(
     on_corruption: str,
     split_bytes: int,
     target_file_size: int | None,
+    isolation: str,
+    topics: tuple[str, ...],
+    report: str | None,
+    since_report: str | None,
+    partition_by: str | None,
     force: bool,
     max_message_size: int,
     run: Run,
@@ -117,14 +159,26 @@ def export(
         if value is not None and value < 0:
             raise click.UsageError(f"{name} takes a time (epoch ms or ISO-8601), not earliest/latest/max-timestamp")
     spark.check(run)
+    if partition_by is not None and not spark.on:
+        raise click.UsageError("--partition-by is for --spark (a local export writes the one file -o names)")
     if target_file_size is not None and not spark.on:
         raise click.UsageError("--target-file-size is for --spark (a local export writes the one file -o names)")
     ranges = _ranges(from_offset, to_offset, from_time, to_time)
+    if (report or since_report) and ranges.by_time:
+        raise click.UsageError("--report and --since record offsets: not with --from-time/--to-time")
     key_fn, value_fn = decoders(key_decoder, value_decoder)
     limit = decompression_limit(max_message_size)
     # an input that cannot be read, or an output that would land on one, raises InputError: its one line,
     # exit 2, before anything is written (cli.main.fatal)
     refuse_on_inputs(output, list(paths), "-o")  # before any work, --force or not
+    since = None
+    if since_report is not None:
+        from kseg.render.export_report import read_since
+
+        since = read_since(since_report)
+    if report is not None:
+        refuse_on_inputs(report, list(paths), "--report")
+        check_file_target(report, force=force or report == since_report, option="--report")
     if spark.on:
         from kseg.spark.export_job import run_export
 
@@ -139,6 +193,10 @@ def export(
             limit=limit,
             replace=force,
             target_bytes=DEFAULT_TARGET_FILE_BYTES if target_file_size is None else target_file_size,
+            committed=isolation == "read_committed",
+            topics=topics,
+            since=since,
+            hive=partition_by is not None,
             master=spark.master,
             spark_conf=spark.conf,
             err=run.err,
@@ -149,10 +207,27 @@ def export(
         check_file_target(output, force=force, option="-o")
         clean_stale_output(run, output)
         summary = _run_local(
-            run, list(paths), output, ranges, (key_fn, value_fn), on_corruption, split_bytes, limit, force
+            run,
+            list(paths),
+            output,
+            ranges,
+            (key_fn, value_fn),
+            on_corruption,
+            split_bytes,
+            limit,
+            force,
+            isolation == "read_committed",
+            topics,
+            since,
         )
     if summary is None:  # --on-corruption fail stopped it
         sys.exit(EXIT_CORRUPT)
+    if report is not None:
+        from kseg.render.export_report import report_bytes
+        from kseg.storage import files
+
+        data = report_bytes(summary.next_offsets, since)
+        files.write_stream(report, lambda f: f.write(data), replace=True)
     run.out.write((summary.line(output) + "\n").encode("utf-8", "replace"))
     run.out.flush()
     sys.exit(EXIT_CORRUPT if summary.corrupt else EXIT_OK)
@@ -189,14 +264,21 @@ def _run_local(
     split_bytes: int,
     limit: int,
     force: bool,
+    committed: bool,
+    topics: tuple[str, ...] = (),
+    since: dict[str, int] | None = None,
 ) -> Any:
-    from kseg.ops.export.export import plan
+    from kseg.errors import KsegError
+    from kseg.ops.export.export import plan, select_topics
     from kseg.render.export import CorruptionStop, write_parquet
 
-    partitions = partitions_or_fail(run, paths)
+    try:
+        partitions = select_topics(partitions_or_fail(run, paths), topics)
+    except KsegError as exc:
+        run.fail(exc)
     if listing_code(partitions):  # an input not read is never "N records written": nothing is
         run.fail("nothing was written: a directory above could not be listed")
-    splits = plan(partitions, ranges, split_bytes, limit)
+    splits = plan(partitions, ranges, split_bytes, limit, since)
     progress, _ = reading_bar(run, "export", [], total=sum(split.bytes for split in splits))
     try:
         return write_parquet(
@@ -210,6 +292,7 @@ def _run_local(
             replace=force,
             on_corrupt=lambda c: run.say(corruption_line(c)),
             on_split=lambda _split: None,
+            committed=committed,
         )
     except CorruptionStop as stop:
         run.say(corruption_line(stop.corruption))

@@ -88,6 +88,8 @@ def tiered(
     from kseg.ops.tiered.store import list_store
     from kseg.render import tiered as render
     from kseg.render.sink import write_all
+    from kseg.storage import tiered
+    from kseg.storage.stores.discover import store_for
 
     if force and not report_path:
         run.fail("--force replaces an existing --report file; give it with --report")
@@ -99,10 +101,20 @@ def tiered(
         check_report(report_path, inputs, force)
     if log_dir:
         check_log_dir(log_dir)
-    # a path missing or holding no metadata: exit 2 (main.fatal)
-    read = read_metadata(list(paths), read_record, decompression_limit(max_message_size))
+    # the store listed first: the fold remembers the deletion of the segments it holds objects of, no other
     store = _spark_listing(remote, spark) if spark.on and remote else list_store(remote) if remote else None
-    report = check_all(read, metadata_partitions, store, log_dir, "local" if layout == "local" else "aiven")
+    remember = frozenset(store.by_segment) if store is not None else frozenset()
+    # a path missing or holding no metadata: exit 2 (main.fatal)
+    read = read_metadata(list(paths), read_record, decompression_limit(max_message_size), remember)
+    objects = store_for(remote or "", run.context)  # the manifests read through the store of --remote
+    report = check_all(
+        read,
+        metadata_partitions,
+        store,
+        log_dir,
+        "local" if layout == "local" else "aiven",
+        lambda path: tiered.read_manifest(objects.open, path),
+    )
     rows = [dumps(row) for row in render.rows(report)]
     if report_path:
         write_report(report_path, rows, force)

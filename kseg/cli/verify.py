@@ -100,6 +100,8 @@ def verify_index(
     report, partitions = _inputs(run, paths, report_path, spark.on, force)
     verify = VerifyRun(run, report_path, report)
     partitions = verify.skip(partitions, keys, resume_path)
+    if verify.resumption is not None:
+        run.notes(list(verify.resumption.notes))
     if spark.on:
         from kseg.spark.driver import run_spark_cli
 

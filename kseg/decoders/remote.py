@@ -45,10 +45,14 @@ SEGMENT_STATES = {
 #: ``RemotePartitionDeleteState`` ids
 PARTITION_DELETE_STATES = {0: "DELETE_PARTITION_MARKED", 1: "DELETE_PARTITION_STARTED", 2: "DELETE_PARTITION_FINISHED"}
 
-_NULL_VALUE = (
-    'Cannot invoke "java.nio.ByteBuffer.remaining()" because the return value of '
-    '"org.apache.kafka.common.record.Record.value()" is null'
-)
+
+def _null_value(release: Release) -> NullPointerException:
+    """The JVM's helpful message for ``record.value().remaining()`` on a null value (JDK 14+, JEP 358): the
+    record interface is the release's own (:attr:`Release.record_class`)."""
+    return NullPointerException(
+        'Cannot invoke "java.nio.ByteBuffer.remaining()" because the return value of '
+        f'"{release.record_class}.value()" is null'
+    )
 
 
 def _topic_id_partition(entry: dict) -> str:
@@ -164,7 +168,7 @@ def read_record(value: bytes | None, release: Release = releases.LATEST) -> tupl
     record-reading rule that ``kseg tiered`` folds (``kseg.ops.tiered``, handed this function by the CLI)."""
     try:
         if value is None:
-            raise NullPointerException(_NULL_VALUE)
+            raise _null_value(release)
         name, _, _, message = read_api_message(value, "remoteLogMetadata")
         _FORMATTERS[name](message, release)
     except JavaException as exc:
@@ -181,7 +185,7 @@ class RemoteMetadataLogMessageParser:
     def parse(self, offset: int, key: bytes | None, value: bytes | None) -> tuple[None, str]:
         try:
             if value is None:
-                raise NullPointerException(_NULL_VALUE)
+                raise _null_value(self.release)
             text = remote_log_metadata_text(value, self.release)
         except JavaException as exc:
             text = f"Error at offset {offset}, skipping. {exc.get_message()}"

@@ -44,7 +44,8 @@ The differences, by release:
   ascending, one per first offset, and the previous offset starts at -1, so a
   segment whose first offset is not 0 reports ``-1 is followed by N``: a plain
   bug of 4.3 and 4.4, reproduced only under those versions; the not-found
-  header names the file (``... not found in :<path>``).
+  header names the file (``... not found in :<path>``); the record classes are
+  ``org.apache.kafka.common.record.internal``'s (a JVM message naming ``Record``).
 * KRaft records: 3.8 and 3.9 know types up to 27; 4.0-4.3 add 28 (``ClearElrRecord``); 4.4
   adds 29 (``UnregisterControllerRecord``); a newer type is "Unknown metadata id N".
 * 4.4: ``transactionStatus`` printed as the state's name (KAFKA-20712); the
@@ -102,6 +103,7 @@ class Release:
         "generic_missing_key",
         "group_types",
         "java_tool",
+        "record_class",
         "kraft_table",
         "kraft_control_records",
         "leader_change_json",
@@ -209,6 +211,13 @@ class Release:
         #: ``layout`` of the records kseg's schemas lay out otherwise, e.g. ``UserScramCredentialRecord`` v0)
         self.kraft_table = name if (3, 0) <= _key(name) <= (3, 6) else None
         self.cluster_metadata_decoder = _key(name) >= (3, 7) or self.kraft_table is not None
+        #: the record interface the tool's parsers are handed, as a JVM message names it (the helpful
+        #: ``NullPointerException`` of a null value): 4.3's and 4.4's ``DumpLogSegments.java`` import
+        #: ``org.apache.kafka.common.record.internal.Record`` (the record classes moved there); up to 4.2
+        #: ``clients/.../common/record/Record.java``
+        self.record_class = (
+            "org.apache.kafka.common.record.internal.Record" if java_tool else "org.apache.kafka.common.record.Record"
+        )
 
     def __repr__(self) -> str:
         return f"Release({self.name})"

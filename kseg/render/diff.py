@@ -8,6 +8,7 @@ from __future__ import annotations
 from kseg.jsonlines import SCHEMA_VERSION
 from kseg.ops.diff.diff import BatchKey, DiffResult, Replica
 from kseg.storage.leader_epochs import EpochEntry, epoch_at
+from kseg.words import noun, plural
 
 
 def _batch(key: BatchKey | None) -> dict | None:
@@ -47,6 +48,17 @@ def replica_row(name: str, rep: Replica) -> dict:
             for r in rep.only_here
         ],
         "onlyHereRecords": sum(r.records for r in rep.only_here),
+        "damaged": [
+            {
+                "segment": k.segment,
+                "position": k.position,
+                "size": k.size,
+                "baseOffset": k.base_offset,
+                "lastOffset": k.last_offset,
+            }
+            for k in rep.damaged
+        ],
+        "damagedBatches": rep.damaged_batches,
         "batchBeforeDivergence": _batch(rep.before_divergence),
         "batchAtDivergence": _batch(rep.at_divergence),
         "leaderEpochs": None
@@ -101,7 +113,25 @@ def _status(r: dict) -> str:
         return f"unreadable from offset {r['logEndOffset']}: {r['stopped']}"
     if r["status"] == "agrees-where-read":
         return "agrees with the others where they were read"
+    if r["status"] == "damaged":
+        n = r["damagedBatches"]
+        return f"damaged: {plural(n, 'batch')} whose CRC does not hold"
     return r["status"]
+
+
+def _damaged_lines(r: dict) -> list[str]:
+    """A replica's batches whose CRC does not hold, each with its segment and byte range, then the count of
+    those not listed."""
+    listed = r.get("damaged") or []
+    out = [
+        f"    damaged: batch {b['baseOffset']}..{b['lastOffset']} in {b['segment']} at bytes {b['position']}.."
+        f"{b['position'] + b['size']}: its CRC does not hold"
+        for b in listed
+    ]
+    more = (r.get("damagedBatches") or 0) - len(listed)
+    if more > 0:
+        out.append(f"    damaged: {more} more {noun(more, 'batch')} whose CRC does not hold (not listed)")
+    return out
 
 
 def text_lines(set_rows: list[dict]) -> list[str]:
@@ -113,6 +143,7 @@ def text_lines(set_rows: list[dict]) -> list[str]:
         "identical": "identical",
         "lagging": "identical up to the shortest replica (lagging, not divergent)",
         "divergent": f"DIVERGENT from offset {d}",
+        "damaged": "DAMAGED in a copy (batches whose CRC does not hold), the rest agrees",
         "incomplete": "NOT COMPARED TO THE END: a replica could not be read past a corrupt or partial batch "
         "(what was read agrees)",
     }[summary["status"]]
@@ -122,10 +153,10 @@ def text_lines(set_rows: list[dict]) -> list[str]:
             f"  replica {r['replica']} {r['path']}: log {r['logStartOffset']}..{r['logEndOffset']}, "
             f"{r['records']} records in {r['batches']} batches, " + _status(r)
         )
-        if r["lag"] and r["status"] in ("lagging", "divergent"):
+        if r["lag"] and r["status"] in ("lagging", "divergent", "damaged"):
             line += (
                 f", {r['lag']} offsets behind"
-                if r["status"] == "lagging"
+                if r["status"] in ("lagging", "damaged")
                 else f", its log ends {r['lag']} offsets before the longest"
             )
         out.append(line)
@@ -143,6 +174,7 @@ def text_lines(set_rows: list[dict]) -> list[str]:
                 f"    at {d}:     {_b(r['batchAtDivergence'])}"
                 + (f" (checkpoint: epoch {_epoch_at(r['leaderEpochs'], d)})" if r["leaderEpochs"] else "")
             )
+        out.extend(_damaged_lines(r))
         for o in r["onlyHere"]:
             out.append(
                 f"    only here: offsets {o['firstOffset']}..{o['lastOffset']} ({o['records']} records "

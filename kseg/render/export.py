@@ -19,6 +19,11 @@ column                      meaning
 ``baseOffset``, ``lastOffset``, ``magic``, ``compression``, ``producerId``,
 ``producerEpoch``, ``baseSequence``, ``partitionLeaderEpoch``,
 ``isTransactional``, ``isControl``   the batch header's fields
+``aborted``                 whether a ``read_committed`` consumer drops the
+                            record as part of an aborted transaction
+                            (``.txnindex`` entries, Kafka's consumer rule:
+                            :mod:`kseg.storage.aborted`); false for control
+                            records, which that consumer never delivers either
 ``crcValid``                whether the batch's CRC matched
 ``corruption``              null for a record; for a corrupt batch (Spark's
                             PERMISSIVE rows: every record column null)
@@ -44,10 +49,12 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any, Callable, Iterable
 
+from kseg.errors import KsegError
 from kseg.format.compression import codec_name
 from kseg.format.strings import string_decoder
+from kseg.limits import INT64_MIN
 from kseg.ops.export.export import Corruption, RecordFacts, Split, topic_partition
-from kseg.render.values import header_objects
+from kseg.render.values import control_description, control_type, header_objects
 
 ROWS_PER_BATCH = 4096
 
@@ -78,6 +85,7 @@ COLUMNS = (
     ("partitionLeaderEpoch", "int32", "INT"),
     ("isTransactional", "bool", "BOOLEAN"),
     ("isControl", "bool", "BOOLEAN"),
+    ("aborted", "bool", "BOOLEAN"),
     ("crcValid", "bool", "BOOLEAN"),
     ("corruption", "string", "STRING"),
 )
@@ -159,7 +167,7 @@ class RowBuilder:
                 None,
                 None,
                 r.position,
-                *([None] * 11),
+                *([None] * 12),
                 f"{r.kind}: {r.message}",
             )
             return row + (None, None, None) if self.decoded else row
@@ -184,10 +192,13 @@ class RowBuilder:
             r.leader_epoch,
             r.is_transactional,
             r.is_control,
+            r.aborted,
             r.crc_valid,
             None,
         )
-        if self.decoded:
+        if self.decoded and r.is_control:  # a marker's bytes are no payload (issue 33): its type, as dump says
+            row += (control_type(r.key), _control_text(r.key, r.value), [])
+        elif self.decoded:
             row += (
                 _text(self.key_decoder, r.key),
                 _text(self.value_decoder, r.value),
@@ -218,6 +229,15 @@ class RowBuilder:
         )
 
 
+def _control_text(key: bytes | None, value: bytes | None) -> str | None:
+    """``dump``'s text of a control record (``endTxnMarker: COMMIT coordinatorEpoch: 8``), None if it
+    does not parse."""
+    try:
+        return control_description(key, value)
+    except KsegError:
+        return None
+
+
 def _text(decoder: Callable | None, data: bytes | None) -> str | None:
     if decoder is None or data is None:
         return None
@@ -238,27 +258,39 @@ class CorruptionStop(Exception):
 class ExportSummary:
     """What an export wrote and what it could not: counts, then the corrupt batches met."""
 
-    __slots__ = ("records", "splits", "corrupt")
+    __slots__ = ("records", "splits", "corrupt", "next_offsets")
 
     def __init__(self) -> None:
         self.records = 0
         self.splits = 0
         self.corrupt: list[Corruption] = []
+        #: partition (``partition_key``) -> the offset after the last batch exported (an export report's)
+        self.next_offsets: dict[str, int] = {}
+
+    def reached(self, others: dict[str, int]) -> None:
+        """Take ``others``' next offsets where they are further."""
+        mine = self.next_offsets
+        for key, offset in others.items():
+            if offset > mine.get(key, offset - 1):
+                mine[key] = offset
 
     def line(self, output: str) -> str:
-        text = (
-            f"{self.records} record{'s' * (self.records != 1)} from {self.splits} split"
-            f"{'s' * (self.splits != 1)} written to {output}"
-        )
+        """What was written, every row counted: records, then the corruption rows beside them."""
+        rows = self.records + len(self.corrupt)
+        text = f"{_n(self.records, 'record')} from {_n(self.splits, 'split')} written to {output}"
         if self.corrupt:
-            text += f"; {len(self.corrupt)} corrupt batch{'es' * (len(self.corrupt) != 1)} not exported"
+            text = (
+                f"{_n(rows, 'row')} from {_n(self.splits, 'split')} written to {output}: {_n(self.records, 'record')}, "
+                f"{_n(len(self.corrupt), 'corruption row')} (a corrupt batch each: see the lines above)"
+            )
             stopped = len({c.log for c in self.corrupt if c.kind in ("corrupt-batch", "trailing-bytes")})
             if stopped:  # a broken length ends a split: what follows it was never read
-                text += (
-                    f" ({stopped} segment{'s' * (stopped != 1)} not read past {'them' if stopped != 1 else 'it'}"
-                    "; see the lines above)"
-                )
+                text += f"; {_n(stopped, 'segment')} not read past one"
         return text + "."
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}{'s' * (count != 1)}"
 
 
 def split_facts(
@@ -268,12 +300,15 @@ def split_facts(
     on_corruption: str,
     summary: ExportSummary | None = None,
     on_corrupt: Callable[[Corruption], None] | None = None,
+    committed: bool = False,
 ):
     """The record facts of ``split`` and its corruptions (counted in ``summary``, handed to
-    ``on_corrupt``); with ``fail`` the first corruption raises :class:`CorruptionStop`."""
-    from kseg.ops.export.export import read_split
+    ``on_corrupt``); with ``fail`` the first corruption raises :class:`CorruptionStop`; ``committed``:
+    what a ``read_committed`` consumer reads (no aborted or control record)."""
+    from kseg.ops.export.export import partition_key, read_split
 
-    for item in read_split(split, ranges, limit, keep_invalid=on_corruption == "keep"):
+    key, to, nxt = partition_key(split.log_dir, split.partition), ranges.to_offset, INT64_MIN
+    for item in read_split(split, ranges, limit, keep_invalid=on_corruption == "keep", committed=committed):
         if isinstance(item, Corruption):
             if on_corruption == "fail":
                 raise CorruptionStop(item)
@@ -285,7 +320,10 @@ def split_facts(
             continue
         if summary is not None:
             summary.records += 1
+            nxt = max(nxt, min(item.last_offset, to) + 1)
         yield item
+    if summary is not None and nxt != INT64_MIN:
+        summary.reached({key: nxt})
 
 
 #: A Parquet row group is written when this many rows, or :data:`ROW_GROUP_BYTES` of Arrow data, are pending:
@@ -344,6 +382,7 @@ def write_parquet(
     replace: bool = False,
     on_corrupt: Callable[[Corruption], None] | None = None,
     on_split: Callable[[Split], None] | None = None,
+    committed: bool = False,
 ) -> ExportSummary:
     """Write the records of ``splits`` as one Parquet file (local: atomically; a URI: one object).
 
@@ -354,9 +393,9 @@ def write_parquet(
     summary = ExportSummary()
     decoded = key_decoder is not None or value_decoder is not None
     batches = record_batches(
-        splits, ranges, limit, on_corruption, (key_decoder, value_decoder), summary, on_corrupt, on_split
+        splits, ranges, limit, on_corruption, (key_decoder, value_decoder), summary, on_corrupt, on_split, committed
     )
-    files.write_stream(output, lambda sink: _write_groups(sink, batches, decoded, None), replace=replace)
+    files.write_stream(output, lambda sink: _write_groups(sink, batches, arrow_schema(decoded), None), replace=replace)
     return summary
 
 
@@ -370,6 +409,9 @@ def write_parquet_files(
     on_corruption: str = "skip",
     key_decoder: Callable | None = None,
     value_decoder: Callable | None = None,
+    committed: bool = False,
+    drop: tuple[str, ...] = (),
+    summary: ExportSummary | None = None,
 ) -> tuple[ExportSummary, list[str]]:
     """The records of ``splits`` as Parquet files of about ``target_bytes`` each, ``name(0)``, ``name(1)``,
     ...: small splits share a file, a large one spans several.  A file takes rows while its bytes
@@ -383,14 +425,21 @@ def write_parquet_files(
 
     from kseg.storage import files
 
-    summary = ExportSummary()
+    summary = ExportSummary() if summary is None else summary
     decoded = key_decoder is not None or value_decoder is not None
-    batches = _Pushback(record_batches(splits, ranges, limit, on_corruption, (key_decoder, value_decoder), summary))
+    decoders = (key_decoder, value_decoder)
+    made = record_batches(splits, ranges, limit, on_corruption, decoders, summary, committed=committed)
+    schema = arrow_schema(decoded)
+    if drop:  # a hive layout's columns are in the directory names, not the files
+        keep = [i for i, name in enumerate(schema.names) if name not in drop]
+        schema = _select(schema, keep)
+        made = (_columns(batch, keep, schema) for batch in made)
+    batches = _Pushback(made)
     written: list[str] = []
     while batches.more():
         path = name(len(written))
         files.write_stream(
-            path, partial(_write_groups, batches=batches, decoded=decoded, target_bytes=target_bytes), replace=True
+            path, partial(_write_groups, batches=batches, schema=schema, target_bytes=target_bytes), replace=True
         )
         written.append(path)
     return summary, written
@@ -429,15 +478,19 @@ def record_batches(
     summary: ExportSummary,
     on_corrupt: Callable[[Corruption], None] | None = None,
     on_split: Callable[[Split], None] | None = None,
+    committed: bool = False,
 ):
     """Arrow batches of :data:`ROWS_PER_BATCH` rows of any number of splits (each row carries its
     split's columns), counted in ``summary``."""
+    from kseg.storage.aborted import last_stable_offset
+
+    last_stable_offset.cache_clear()  # found again for this export: the files may have changed since the last
     pending: list[Row] = []
     builder = None
     for split in splits:
         builder = RowBuilder(split, *decoders)
         row = builder.row
-        for r in split_facts(split, ranges, limit, on_corruption, summary, on_corrupt):
+        for r in split_facts(split, ranges, limit, on_corruption, summary, on_corrupt, committed):
             pending.append(row(r))
             if len(pending) >= ROWS_PER_BATCH:
                 yield builder.to_arrow(pending)
@@ -455,12 +508,25 @@ def group_bytes(target_bytes: int) -> int:
     return min(ROW_GROUP_BYTES, max(MIN_ROW_GROUP_BYTES, target_bytes // 8))
 
 
-def _write_groups(sink, batches, decoded: bool, target_bytes: int | None) -> None:
-    """``batches`` into one Parquet file on ``sink``, in row groups; with ``target_bytes`` (``batches`` a
-    :class:`_Pushback`), only the rows that keep the file within it (:func:`_fill`)."""
+def _select(schema, keep: list[int]):
+    import pyarrow as pa
+
+    return pa.schema([schema.field(i) for i in keep])
+
+
+def _columns(batch, keep: list[int], schema):
+    import pyarrow as pa
+
+    return pa.RecordBatch.from_arrays([batch.column(i) for i in keep], schema=schema)
+
+
+def _write_groups(sink, batches, schema, target_bytes: int | None) -> None:
+    """``batches`` into one Parquet file of ``schema`` on ``sink``, in row groups; with ``target_bytes``
+    (``batches`` a :class:`_Pushback`), only the rows that keep the file within it (:func:`_fill`)."""
     import pyarrow.parquet as pq
 
-    with pq.ParquetWriter(sink, arrow_schema(decoded), compression="zstd", use_dictionary=list(DICTIONARY)) as writer:
+    dictionary = [name for name in DICTIONARY if name in schema.names]
+    with pq.ParquetWriter(sink, schema, compression="zstd", use_dictionary=dictionary) as writer:
         if target_bytes is None:
             groups = RowGroups(writer)
             for batch in batches:

@@ -206,6 +206,9 @@ class JsonSink(BufferedWriter):
     def legacy_record(self, b, rec, key_text, payload_text) -> None:
         self.emit(record_object(b, rec, None, key_text, payload_text))
 
+    def partial_record(self, b, rec) -> None:
+        """Kafka's partial text line has no JSON form: the error object that follows names the record."""
+
     def v2_records(self, b, records: list, key_decoder=None, value_decoder=None) -> None:
         """Record objects of a chunk of a v2 data batch: sizes without decoders, slices with them."""
         ts_type = b.timestamp_type

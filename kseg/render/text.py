@@ -58,10 +58,14 @@ class TextSink(BufferedWriter):
         self.r28 = release.record_line_28
         self._position = 0
         self._legacy_base: tuple = (None, 0)
+        #: :meth:`partial_record` left a line without its newline
+        self._open_line = False
 
     # -- file level -------------------------------------------------------------
     def dumping(self, path: str) -> None:
-        self.write(f"Dumping {path}\n")
+        # a partial record line left by a decoder's death in the previous file (Kafka would have stopped)
+        self.write(f"{chr(10) if self._open_line else ''}Dumping {path}\n")
+        self._open_line = False
 
     def unknown_file(self, path: str) -> None:
         self.err_line(f"Ignoring unknown file {path}")
@@ -193,6 +197,22 @@ class TextSink(BufferedWriter):
         if self.skip:
             self.write(skip_metadata_line(key_text, payload_text, self.java))
             return
+        self.write(self._record_text(b, rec, extra, key_text, payload_text))
+
+    def partial_record(self, b, rec) -> None:
+        """What Kafka's tool has written of a data record's line when its decoder dies on the record: the
+        fields before `` key:`` (``print``, not ``println``: the JVM's ``System.out`` flushes each
+        ``print``), no newline; nothing with ``--skip-record-metadata``."""
+        if self.skip:
+            return
+        if b.magic < 2:
+            text = self._legacy_text(b, rec, None, None)
+        else:
+            text = self._record_text(b, rec, None, None, None)
+        self.write(text[:-1])
+        self._open_line = True
+
+    def _record_text(self, b, rec, extra, key_text, payload_text) -> str:
         key, value = rec.key, rec.value
         line = record_line(
             b.timestamp_type,
@@ -206,7 +226,7 @@ class TextSink(BufferedWriter):
             key_text,
             payload_text,
         )
-        self.write(text28.v2_line(line, text28.v2_batch_fields(b, self._position)) if self.r28 else line)
+        return text28.v2_line(line, text28.v2_batch_fields(b, self._position)) if self.r28 else line
 
     def v2_records(self, b, records: list, key_decoder=None, value_decoder=None) -> None:
         """Record lines of a chunk of a v2 data batch's records (the hot path of deep iteration).
@@ -315,13 +335,15 @@ class TextSink(BufferedWriter):
         if self.skip:
             self.write(skip_metadata_line(key_text, payload_text, self.java))
             return
+        self.write(self._legacy_text(b, rec, key_text, payload_text))
+
+    def _legacy_text(self, b, rec, key_text, payload_text) -> str:
         if self.r28:
             if self._legacy_base[0] is not b:  # the entry's first inner record: its baseOffset
                 self._legacy_base = (b, rec.offset)
             fields = text28.legacy_batch_fields(b, self._legacy_base[1], self._position)
-            self.write(text28.legacy_line(rec, b.timestamp_type, fields, key_text, payload_text))
-            return
-        self.write(legacy_line(rec, b.timestamp_type, self.java, key_text, payload_text))
+            return text28.legacy_line(rec, b.timestamp_type, fields, key_text, payload_text)
+        return legacy_line(rec, b.timestamp_type, self.java, key_text, payload_text)
 
     # -- indexes, snapshots -------------------------------------------------------
     def index_empty(self, path: str) -> None:

@@ -4,13 +4,33 @@ finished metadata holds, and one ``summary`` row (camelCase fields, docs/json-ou
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import Any
 
 from kseg.jsonlines import SCHEMA_VERSION
-from kseg.ops.tiered.reconcile import Orphan, PartitionCheck, expected_key, finished
+from kseg.ops.tiered.keys import expected_key
+from kseg.ops.tiered.reconcile import Orphan, PartitionCheck, finished
 from kseg.ops.tiered.run import TieredReport
 from kseg.ops.tiered.state import RemoteSegment
 from kseg.storage import files
+from kseg.words import plural
+
+#: Each problem kind's cause, as the text's by-cause lines name it (docs/tiered-metadata.md, "The checks").
+CAUSES = MappingProxyType(
+    {
+        "transition": "metadata events Kafka refuses or drops",
+        "undecodable": "records no RemoteLogMetadataSerde reads",
+        "overlap": "finished segments holding the same offsets",
+        "gap": "offsets between finished segments in no remote segment",
+        "missing": "finished segments whose objects are not at their keys: data loss",
+        "size": "objects not of the size the metadata or manifest states",
+        "manifest": "manifests the RSM cannot read",
+        "orphan": "objects at no key a finished segment is fetched from",
+        "local-gap": "offsets neither remote nor local",
+        "log-start": "a log start offset below what is held",
+    }
+)
+FIRST_PLACES = 3
 
 
 def _object_key(check: PartitionCheck, seg: RemoteSegment, report: TieredReport) -> str:
@@ -62,7 +82,7 @@ def partition_row(check: PartitionCheck) -> dict[str, Any]:
         "metadataPartition": tp.metadata_partition or None,
         "segments": len(tp.segments),
         "finishedSegments": len(done),
-        "deletedSegments": len(tp.deleted),
+        "deletedSegments": tp.deleted_count,
         "startOffset": min((s.start for s in done), default=None),
         "endOffset": max((s.end for s in done), default=None),
         "bytes": sum(s.size for s in done),
@@ -159,7 +179,35 @@ def text_lines(report: TieredReport) -> list[str]:
             )
         lines.extend(f"  {p.kind}: {p.text}" for p in check.problems)
         if not check.known:
-            lines.extend(f"  segment {o.segment_id}: {len(o.objects)} objects, {o.bytes} bytes" for o in check.orphans)
+            lines.extend(
+                f"  segment {o.segment_id}: {plural(len(o.objects), 'object')}, {plural(o.bytes, 'byte')}"
+                for o in check.orphans
+            )
+    lines.extend(f"undecodable: {text}" for text in report.problems)
+    return lines + cause_lines(report)
+
+
+def cause_lines(report: TieredReport) -> list[str]:
+    """The problems grouped by cause: per kind its count and the first topic-partitions it is in (with
+    their counts), in the order of :data:`CAUSES`; nothing when there is none."""
+    places: dict[str, dict[str, int]] = {}
+    for check in report.checks:
+        if not check.known:
+            continue
+        for p in check.problems:
+            where = places.setdefault(p.kind, {})
+            where[check.tp.name] = where.get(check.tp.name, 0) + 1
+    if report.problems:
+        places.setdefault("undecodable", {})["__remote_log_metadata"] = len(report.problems)
+    if not places:
+        return []
+    lines = ["problems by cause:"]
+    for kind in sorted(places, key=lambda k: list(CAUSES).index(k) if k in CAUSES else len(CAUSES)):
+        where = places[kind]
+        first = ", ".join(f"{name} ({n})" for name, n in list(where.items())[:FIRST_PLACES])
+        more = len(where) - FIRST_PLACES
+        first += f" and {plural(more, 'more topic-partition')}" if more > 0 else ""
+        lines.append(f"  {kind}: {plural(sum(where.values()), 'problem')}, {CAUSES.get(kind, kind)}: {first}")
     return lines
 
 
@@ -167,14 +215,15 @@ def summary_line(report: TieredReport) -> str:
     row = summary_row(report)
     problems = sum(len(c.problems) for c in report.checks if c.known) + len(report.problems)
     parts = [
-        f"{len(row['metadataPartitions'])} metadata partition(s), {row['records']} records",
-        f"{row['topicPartitions']} topic-partition(s), {row['segments']} remote segment(s)",
+        f"{plural(len(row['metadataPartitions']), 'metadata partition')}, {plural(row['records'], 'record')}",
+        f"{plural(row['topicPartitions'], 'topic-partition')}, {plural(row['segments'], 'remote segment')}",
     ]
     if report.store is not None:
         parts.append(
-            f"{row['objects']} object(s) listed, {row['orphanObjects']} orphan(s) ({_size(row['orphanBytes'])})"
+            f"{plural(row['objects'], 'object')} listed, {plural(row['orphanObjects'], 'orphan')} "
+            f"({_size(row['orphanBytes'])})"
         )
     verdict = "problems" if report.has_problems else "clean"
     if report.errors or row["notRead"]:
         verdict = "not all read: no verdict for what was not"
-    return f"kseg tiered: {'; '.join(parts)}; {problems} problem(s): {verdict}"
+    return f"kseg tiered: {'; '.join(parts)}; {plural(problems, 'problem')}: {verdict}"

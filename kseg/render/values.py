@@ -40,17 +40,32 @@ def control_text(batch, key, value, kraft_text: KRaftText | None = None) -> str:
     any other type (`` controlType: NAME(id)``).
     """
     try:
-        type_id = control.parse_type_id(key)
-        if type_id in (control.ABORT, control.COMMIT):
-            epoch = control.parse_end_txn_marker(value)
-            return f" endTxnMarker: {control.type_name(type_id)} coordinatorEpoch: {epoch}"
-        if kraft_text is not None and type_id in KRAFT_TYPES:
-            text = kraft_text(type_id, bytes(key), None if value is None else bytes(value))
-            if text is not None:
-                return text
-        return f" controlType: {control.type_name(type_id)}({type_id})"
+        return " " + control_description(key, value, kraft_text).lstrip()
     except KsegError as exc:
         raise exc.at(batch.file.path) from None  # the key/value are slices: no position in the file
+
+
+def control_description(key, value, kraft_text: KRaftText | None = None) -> str:
+    """:func:`control_text` without the leading space (``endTxnMarker: COMMIT coordinatorEpoch: 8``);
+    :class:`KsegError` for a key or value that does not parse."""
+    type_id = control.parse_type_id(key)
+    if type_id in (control.ABORT, control.COMMIT):
+        epoch = control.parse_end_txn_marker(value)
+        return f"endTxnMarker: {control.type_name(type_id)} coordinatorEpoch: {epoch}"
+    if kraft_text is not None and type_id in KRAFT_TYPES:
+        text = kraft_text(type_id, bytes(key), None if value is None else bytes(value))
+        if text is not None:
+            return text
+    return f"controlType: {control.type_name(type_id)}({type_id})"
+
+
+def control_type(key) -> str | None:
+    """A control record's type name (``ABORT``, ``COMMIT``, ``LEADER_CHANGE`` ...), None if its key does
+    not parse."""
+    try:
+        return control.type_name(control.parse_type_id(key))
+    except KsegError:
+        return None
 
 
 def header_objects(headers, value_decoder=None) -> list[dict]:

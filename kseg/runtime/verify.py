@@ -59,8 +59,9 @@ class VerifyRun:
             return partitions
         from kseg.ops.verify.resume import skip_verified
 
-        partitions, skipped, before = skip_verified(partitions, keys)
-        self.resumption = Resumption(resume_path, skipped, before)
+        notes: list[str] = []  # why segments the report gave a verdict for are verified again
+        partitions, skipped, before = skip_verified(partitions, keys, notes)
+        self.resumption = Resumption(resume_path, skipped, before, tuple(notes))
         return partitions
 
     @property

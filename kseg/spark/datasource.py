@@ -192,7 +192,7 @@ class KsegReader(DataSourceReader):
     def _rows(self, partition: InputPartition) -> Iterator[Any]:
         from kseg.errors import InputError
         from kseg.ops.export.export import Split, unit_splits
-        from kseg.render.export import RowBuilder
+        from kseg.render.export import RowBuilder, split_facts
 
         s = self.settings
         key_fn, value_fn = _decoder_functions(self.options)
@@ -201,7 +201,7 @@ class KsegReader(DataSourceReader):
         for unit in partition.value.units(s["ranges"], s["split_bytes"]):
             try:
                 for split in unit_splits(unit, s["ranges"], s["split_bytes"], s["limit"]):
-                    facts = ranged_facts(split, s["ranges"], s["limit"], s["on_corruption"])
+                    facts = split_facts(split, s["ranges"], s["limit"], s["on_corruption"])  # exact (issue 39)
                     yield from RowBuilder(split, key_fn, value_fn, unreadable=marked).batches(facts)
                 failures.read()
             except InputError as exc:  # no credentials, access denied, the network: not a corruption
@@ -240,40 +240,6 @@ class SameFailures:
                 f"stopped: the first {self.reasons} reads all failed the same way ({self.reason}); "
                 f"last: {exc.describe()}"
             ) from None
-
-
-def ranged_facts(split, ranges, limit: int, on_corruption: str) -> Iterator[Any]:
-    """The record facts of ``split`` in ``ranges``, every record up to ``toOffset`` included: a v0/v1
-    compressed wrapper carries its *last* inner offset, so one that straddles ``toOffset`` is opened and
-    its inner records filtered (:func:`beyond_offset`), never skipped whole."""
-    from dataclasses import replace
-
-    from kseg.limits import INT64_MAX
-    from kseg.ops.export.export import Corruption
-    from kseg.render.export import split_facts
-
-    to_offset = ranges.to_offset
-    if to_offset == INT64_MAX:
-        yield from split_facts(split, ranges, limit, on_corruption)
-        return
-    for fact in split_facts(split, replace(ranges, to_offset=INT64_MAX), limit, on_corruption):
-        if isinstance(fact, Corruption):
-            yield fact
-        elif fact.offset <= to_offset:
-            yield fact
-        elif beyond_offset(fact, to_offset):
-            return  # this batch and every later one start past the range
-
-
-def beyond_offset(fact, to_offset: int) -> bool:
-    """Whether the batch of record ``fact`` (one past ``to_offset``) starts past ``to_offset``, so no later
-    batch of the segment can hold a record in range.  A v2 batch or an uncompressed v0/v1 entry knows its
-    first offset from its header; a compressed v0/v1 wrapper's header offset is its last inner record's,
-    so its first inner record read (this one, when it is the wrapper's first) is what says.
-    The rule export, the lookups and grep share (issue 39); this is the data source's use of it."""
-    if fact.magic >= 2 or fact.codec == 0:
-        return fact.base_offset > to_offset
-    return True  # records come in offset order inside a wrapper: the first one past the range ends it
 
 
 def _option(options: Mapping[str, str], name: str) -> str | None:

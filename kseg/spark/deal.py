@@ -17,11 +17,15 @@ most ``splitBytes`` and 256 units).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from functools import lru_cache
 from itertools import islice
 from typing import NamedTuple
 
 from kseg.ops.export.export import SegmentUnit, unit_bytes, unit_places, units
-from kseg.storage.listing import Listed
+from kseg.storage.listing import COPIES, SLOTS, Listed
+
+_TXN_INDEX = 1 << [slot for slot, _ in SLOTS].index("txnindex")
+_WITH_TXN_INDEX = tuple(bytes([bits]) for bits in range(2 * COPIES) if bits & _TXN_INDEX)  # a segment's flags byte
 
 
 class Deal(NamedTuple):
@@ -36,9 +40,10 @@ class Deal(NamedTuple):
     take: int
     bytes: int
 
-    def units(self, ranges, split_bytes: int) -> Iterator[SegmentUnit]:
-        """The task's units, made from its share (``ranges`` and ``split_bytes`` those it was dealt with)."""
-        return islice(units(self.parts, ranges, split_bytes), self.skip, self.skip + self.take)
+    def units(self, ranges, split_bytes: int, since=None) -> Iterator[SegmentUnit]:
+        """The task's units, made from its share (``ranges`` and ``split_bytes`` those it was dealt with;
+        ``since``: ``export --since``'s starts, which do not change the units' count)."""
+        return islice(units(self.parts, ranges, split_bytes, since), self.skip, self.skip + self.take)
 
 
 def deal(listing: list[Listed], ranges, split_bytes: int, tasks: Callable[[int, int], int]) -> list[Deal]:
@@ -119,9 +124,25 @@ class _Open:
         after the last unit's (the units of a cut are those of the whole: :func:`unit_places`)."""
         (p0, k0, band), (p1, k1) = self.first, self.last
         parts = self.parts
-        hi = k1 + 1 if p0 == p1 else len(listing[p0])
+        hi = _through_txn_indexes(listing[p1], k1 + 1) if p0 == p1 else len(listing[p0])
         if (k0, hi) != (0, len(listing[p0])):
             parts[0] = listing[p0].cut(k0, hi)
-        if p1 != p0 and k1 + 1 != len(listing[p1]):
-            parts[-1] = listing[p1].cut(0, k1 + 1)
+        if p1 != p0:
+            end = _through_txn_indexes(listing[p1], k1 + 1)
+            if end != len(listing[p1]):
+                parts[-1] = listing[p1].cut(0, end)
         return Deal(parts, band, self.take, self.bytes)
+
+
+def _through_txn_indexes(part: Listed, hi: int) -> int:
+    """Where a task's cut of ``part`` ends: after segment ``hi`` - 1, or after the last later segment with a
+    ``.txnindex`` (an ABORT's entry is in the segment of its marker, which may follow the transaction's
+    records: :mod:`kseg.storage.aborted`); the units past ``hi`` are not the task's (:meth:`Deal.units`)."""
+    last = _last_txn_index(part)
+    return last + 1 if last >= hi else hi
+
+
+@lru_cache(maxsize=4)  # tasks are closed in the listing's order: a partition's answer is asked again in a row
+def _last_txn_index(part: Listed) -> int:
+    """The last segment of ``part`` with a ``.txnindex``, else -1 (a search in C, not a loop a segment)."""
+    return max(part.flags.rfind(bits) for bits in _WITH_TXN_INDEX)

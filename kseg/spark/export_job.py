@@ -16,8 +16,10 @@ URI pyarrow reaches (``s3://`` with the standard AWS variables, ``gs://``,
 ``hdfs://``), so no Hadoop connector is needed — and sends back only its
 counts, its files and the corrupt batches it met.  The output is a directory::
 
-    OUTPUT/part-<log dir hash>-<partition>-<segment>-<band>-<n>.parquet   (the task's first unit; n: its files)
-    OUTPUT/_SUCCESS            (written last, by the driver, when every task succeeded)
+    OUTPUT/_temporary/<run>/part-<log dir hash>-<partition>-<segment>-<band>-<n>.parquet   (the tasks write)
+    OUTPUT/part-....parquet, OUTPUT/_SUCCESS   (the driver's commit when every task succeeded: moved, _SUCCESS last)
+
+(:mod:`kseg.spark.staging`: a failed or killed run leaves nothing a reader takes as data).
 
 The files hold the rows of :mod:`kseg.render.export` (the data source's).
 """
@@ -27,13 +29,35 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
-from itertools import chain
+from itertools import chain, groupby
+from typing import Any, NamedTuple
 
-from kseg.ops.export.export import DEFAULT_TARGET_FILE_BYTES, Corruption, SegmentUnit
+from kseg.ops.export.export import DEFAULT_TARGET_FILE_BYTES, Corruption, SegmentUnit, select_topics
 from kseg.render.export import ExportSummary
 from kseg.spark.bins import bin_count, bytes_per_task
 from kseg.spark.deal import Deal, deal
 from kseg.storage.listing import Listed
+
+#: The columns a hive layout (``--partition-by topic,partition``) keeps in its directory names.
+HIVE_COLUMNS = ("topic", "partition")
+
+
+def hive_part_name(output: str, split, n: int) -> str:
+    """The ``n``-th file of a task's rows of one topic-partition from ``split`` on, in the hive layout:
+    ``topic=T/partition=P/part-<log dir hash>-<segment>-<byte>-<n>.parquet`` (a partition number absent
+    from the directory name is Hive's default partition); a local directory is made for it."""
+    from kseg.ops.export.export import topic_partition
+    from kseg.storage import location
+
+    topic, number = topic_partition(split.partition)
+    where = location.join(output, f"topic={topic}")
+    where = location.join(where, f"partition={'__HIVE_DEFAULT_PARTITION__' if number is None else number}")
+    digest = hashlib.sha1(split.log_dir.encode("utf-8", "surrogateescape")).hexdigest()[:8]
+    if not location.is_remote(where):  # a store has no directories to make
+        import os
+
+        os.makedirs(location.local_path(where), exist_ok=True)
+    return location.join(where, f"part-{digest}-{split.segment}-{split.start}-{n:04d}.parquet")
 
 
 def part_name(output: str, unit: SegmentUnit, n: int) -> str:
@@ -43,42 +67,6 @@ def part_name(output: str, unit: SegmentUnit, n: int) -> str:
 
     digest = hashlib.sha1(unit.log_dir.encode("utf-8", "surrogateescape")).hexdigest()[:8]
     return location.join(output, f"part-{digest}-{unit.partition}-{unit.base_offset:020d}-{unit.band}-{n:04d}.parquet")
-
-
-def is_part_file(name: str) -> bool:
-    """A file a ``--spark`` export writes (this layout's or the one-file-per-split layout's before it)."""
-    return name.startswith("part-") and name.endswith(".parquet")
-
-
-def clear_previous(output: str) -> None:
-    """``--force``: the part files and ``_SUCCESS`` of an earlier export to ``output`` removed (at its top,
-    and one directory down, where exports before coalescing wrote them); nothing else is touched."""
-    import os
-
-    from kseg.errors import InputError
-    from kseg.storage import files, location
-
-    if location.is_remote(output):
-        root = output.rstrip("/")
-        for entry in location.list_tree(output):
-            rel = entry.path[len(root) + 1 :].split("/")
-            if (len(rel) <= 2 and is_part_file(rel[-1])) or rel == ["_SUCCESS"]:
-                location.delete(entry.path)
-        return
-    local = location.local_path(output)
-    if files.isfile(local):
-        raise InputError("exists, and is a file: with --spark the output is a directory of part files", path=output)
-    try:
-        for name in os.listdir(local) if os.path.isdir(local) else ():
-            path = os.path.join(local, name)
-            if name == "_SUCCESS" or (is_part_file(name) and os.path.isfile(path)):
-                os.unlink(path)
-            elif os.path.isdir(path):
-                for inner in os.listdir(path):
-                    if is_part_file(inner):
-                        os.unlink(os.path.join(path, inner))
-    except OSError as exc:
-        raise InputError(f"cannot replace the output: {exc.strerror or exc}", path=output) from None
 
 
 def driver_plan(paths: list[str], ranges, split_bytes: int, notes: list[str] | None = None) -> list[Listed]:
@@ -104,30 +92,67 @@ def export_bin(
     key_decoder,
     value_decoder,
     target_bytes: int = DEFAULT_TARGET_FILE_BYTES,
+    committed: bool = False,
+    since: dict[str, int] | None = None,
+    hive: bool = False,
 ):
     """Runs on an executor: make the task's units from its share of the listing, cut each into its splits
-    (index reads here, not on the driver) and write their rows into files of about ``target_bytes``;
-    yield one ``(records, corruptions, files, splits)``."""
+    (index reads here, not on the driver) and write their rows into files of about ``target_bytes``
+    (with ``hive``, a topic-partition's rows under ``topic=T/partition=P/``, without those two columns);
+    yield one ``(records, corruptions, files, splits, next offsets)``."""
+    from functools import partial
+
     from kseg.decoders.simple import resolve
     from kseg.ops.export.export import unit_splits
-    from kseg.render.export import write_parquet_files
+    from kseg.render.export import ExportSummary, write_parquet_files
 
-    planned = task.units(ranges, split_bytes)
+    planned = task.units(ranges, split_bytes, since)
     first = next(planned, None)
     if first is None:
         return
     splits = (s for unit in chain([first], planned) for s in unit_splits(unit, ranges, split_bytes, limit))
-    summary, written = write_parquet_files(
-        splits,
-        lambda n: part_name(output, first, n),
-        target_bytes,
+    write = partial(
+        write_parquet_files,
         ranges=ranges,
         limit=limit,
         on_corruption=on_corruption,
         key_decoder=None if key_decoder is None else resolve(key_decoder),
         value_decoder=None if value_decoder is None else resolve(value_decoder),
+        committed=committed,
     )
-    yield summary.records, [tuple(c) for c in summary.corrupt], written, summary.splits
+    summary, written = ExportSummary(), list[str]()
+    if not hive:
+        _, written = write(splits, lambda n: part_name(output, first, n), target_bytes, summary=summary)
+    for _, group in groupby(splits if hive else (), key=lambda s: (s.log_dir, s.partition)):
+        run = iter(group)
+        head = next(run)
+        _, files = write(
+            chain([head], run), partial(hive_part_name, output, head), target_bytes, drop=HIVE_COLUMNS, summary=summary
+        )
+        written.extend(files)
+    yield summary.records, [tuple(c) for c in summary.corrupt], written, summary.splits, summary.next_offsets
+
+
+class ExportJob(NamedTuple):
+    """What ``export --spark`` was asked (:func:`run_export`'s arguments but the paths and the output)."""
+
+    ranges: object
+    key_decoder: str | None
+    value_decoder: str | None
+    on_corruption: str
+    split_bytes: int
+    limit: int
+    replace: bool
+    master: str | None
+    target_bytes: int
+    committed: bool
+    spark_conf: Any
+    err: Any
+    verbose: bool
+    listing_status: Callable[[list[str]], AbstractContextManager[object]] | None
+    topics: tuple[str, ...] = ()
+    since: dict[str, int] | None = None
+    hive: bool = False
 
 
 def run_export(
@@ -143,79 +168,99 @@ def run_export(
     replace: bool,
     master,
     target_bytes: int = DEFAULT_TARGET_FILE_BYTES,
+    committed: bool = False,
     spark_conf,
     err,
     verbose: bool = False,
     listing_status: Callable[[list[str]], AbstractContextManager[object]] | None = None,
+    topics: tuple[str, ...] = (),
+    since: dict[str, int] | None = None,
+    hive: bool = False,
 ) -> ExportSummary | None:
     """Plan on the driver, export on the executors; the summary, or None when ``fail`` stopped it.
     ``listing_status(paths)``: a context the driver's listing runs in (the CLI's progress line on stderr).
 
-    Local paths are made absolute here, on the driver (:mod:`kseg.spark.paths`); the files the
-    executors say they wrote to a local output are looked for before anything is called written."""
+    Local paths are made absolute here, on the driver (:mod:`kseg.spark.paths`).  The output is checked
+    before any work and committed once (:mod:`kseg.spark.staging`): the tasks write under a staging
+    prefix, the driver moves their files into place and writes ``_SUCCESS`` last; a failure removes what
+    was staged."""
+    from kseg.spark import staging
+    from kseg.spark.session import require
+
+    require()
+    from kseg.spark.paths import absolute, absolute_all
+
+    job = ExportJob(
+        ranges, key_decoder, value_decoder, on_corruption, split_bytes, limit, replace, master, target_bytes,
+        committed, spark_conf, err, verbose, listing_status, tuple(topics), since, hive,
+    )  # fmt: skip
+    paths, shown, output = absolute_all(paths), output, absolute(output)  # executors run elsewhere
+    staged = staging.staging_dir(output)
+    made = staging.prepare(output, staged, replace)  # before any work: refused, unwritable, no bucket
+    try:
+        summary = _export(job, paths, output, staged, shown)
+    except BaseException:
+        staging.discard(output, staged, made)  # nothing a reader takes as data; an earlier export left whole
+        raise
+    if summary is None:
+        staging.discard(output, staged, made)
+    return summary
+
+
+def _export(job: ExportJob, paths: list[str], output: str, staged: str, shown: str) -> ExportSummary | None:
+    """:func:`run_export` once the output is prepared: list, run the tasks (writing under ``staged``),
+    check their files are there, commit."""
     import os
 
     from kseg.errors import InputError
-    from kseg.spark.session import require, started
-    from kseg.storage import files, location
+    from kseg.spark import staging
+    from kseg.spark.paths import local_roots, missing_line, not_here
+    from kseg.spark.session import started
+    from kseg.storage import location
     from kseg.storage.context import Carried
 
-    require()
-    from kseg.spark.paths import absolute, absolute_all, local_roots, missing_line, not_here
-
-    paths, shown_output, output = absolute_all(paths), output, absolute(output)  # executors run elsewhere
-    if files.exists(output) and not replace:
-        raise InputError("exists; not replaced (give --force to replace it)", path=output)
-    if replace:
-        clear_previous(output)  # an earlier run's files, whatever their grouping, never read as this run's
+    err = job.err
     notes: list[str] = []
-    with (listing_status or (lambda _: nullcontext()))(paths):
-        listing = driver_plan(paths, ranges, split_bytes, notes)
+    with (job.listing_status or (lambda _: nullcontext()))(paths):
+        listing = select_topics(driver_plan(paths, job.ranges, job.split_bytes, notes), job.topics)
     for note in notes:
         err.write(f"kseg: note: {note}\n".encode("utf-8", "replace"))
-    with started("export", master, spark_conf, verbose=verbose) as session:
+    with started("export", job.master, job.spark_conf, verbose=job.verbose) as session:
         spark = session.spark
         if not location.is_remote(output):
-            os.makedirs(location.local_path(output), exist_ok=True)  # for the executors to find (probe)
-        session.probe(local_roots(sorted({p.log_dir for p in listing}) + [output]))
+            os.makedirs(location.local_path(staged), exist_ok=True)  # for the executors to find (probe)
+        session.probe(local_roots(sorted({p.log_dir for p in listing}) + [staged]))
         sc = spark.sparkContext
         try:
             per_task = bytes_per_task(sc)
         except ValueError as exc:
             raise InputError(str(exc)) from None
-        bins = deal(listing, ranges, split_bytes, lambda total, n: bin_count(total, n, sc.defaultParallelism, per_task))
+        split_bytes = job.split_bytes
+        bins = deal(listing, job.ranges, split_bytes, lambda t, n: bin_count(t, n, sc.defaultParallelism, per_task))
         summary = ExportSummary()
+        written: list[str] = []
         if bins:
             rdd = spark.sparkContext.parallelize(bins, len(bins))
-            args = (output, ranges, split_bytes, limit, on_corruption, key_decoder, value_decoder, target_bytes)
+            args: tuple[Any, ...] = (staged, job.ranges, split_bytes, job.limit, job.on_corruption)
+            args += (job.key_decoder, job.value_decoder, job.target_bytes, job.committed, job.since, job.hive)
             try:
                 results = rdd.flatMap(Carried(lambda b: export_bin(b, *args))).collect()  # with --rsm-key
             except Exception as exc:  # a task's CorruptionStop comes back inside Spark's error
                 if "CorruptionStop" in str(exc):
                     err.write(
                         b"kseg: export stopped (--on-corruption fail): a task met a corrupt batch; "
-                        b"the output is incomplete and has no _SUCCESS marker\n"
+                        b"nothing was written\n"
                     )
                     return None
                 raise session.failed(exc) from None
-            for records, corrupt, _, splits in results:
+            for records, corrupt, _, splits, reached in results:
+                summary.reached(reached)
                 summary.records += records
                 summary.corrupt.extend(Corruption(*c) for c in corrupt)
                 summary.splits += splits  # the splits the tasks found and wrote
-            written = [target for _, _, targets, _ in results for target in targets]
+            written = [target for _, _, targets, _, _ in results for target in targets]
             missing = not_here(written)
             if missing:  # never "N records written to OUTPUT" for files that are not there
-                raise InputError(missing_line(missing, len(written), shown_output, "Parquet files"))
-        write_success_marker(output)
+                raise InputError(missing_line(missing, len(written), shown, "Parquet files"))
+        staging.commit(output, staged, written, job.replace)
         return summary
-
-
-def write_success_marker(output: str) -> None:
-    """``_SUCCESS``, as Hadoop's committers write it: the directory is complete."""
-    import os
-
-    from kseg.storage import files, location
-
-    if not location.is_remote(output):
-        os.makedirs(location.local_path(output), exist_ok=True)
-    files.write_stream(location.join(output, "_SUCCESS"), lambda f: None, replace=True)

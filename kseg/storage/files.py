@@ -164,6 +164,12 @@ def parent(path: str) -> str:
     return location.dirname(location.local_path(path))
 
 
+def identity(path: str, store: Store | None = None) -> str:
+    """What names this version of a file, for ``--resume``: ``size=<n> mtime_ns=<t> ctime_ns=<t>`` of a local
+    file, a store object's ETag (:meth:`Store.identity`); raises :class:`InputError` with the OS's reason."""
+    return store_of(path, store).identity(path)
+
+
 def mtime_ms(path: str, store: Store | None = None) -> int:
     """The file's modification time in epoch milliseconds (:class:`InputError` when it cannot be read)."""
     return store_of(path, store).mtime_ms(path)

@@ -168,6 +168,11 @@ def _split(uri: str) -> tuple[str, str]:
     return uri[: m.end()] + authority, key
 
 
+def bucket(path: str) -> str:
+    """The bucket (``scheme://authority``) of a URI; a local path is its own bucket."""
+    return _split(path)[0] if is_uri(path) else path
+
+
 def join(base: str, name: str) -> str:
     """``base/name`` for a local path or a URI."""
     if not is_uri(base):
@@ -389,6 +394,25 @@ def _info(uri: str) -> pafs.FileInfo:
         raise _mapped(exc, uri) from None
 
 
+def identity(uri: str) -> str:
+    """What names this version of a remote object (one HEAD): ``etag=<ETag>`` where the store gives one (S3
+    changes it with every write), else ``size=<n> mtime_ns=<t>`` as the store sets them on a write."""
+    fs, path = _filesystem(uri)
+    try:
+        with fs.open_input_file(path) as f:
+            meta = f.metadata() or {}
+            size = f.size()
+    except _arrow_errors() as exc:
+        raise _mapped(exc, uri) from None
+    fields = {(k.decode() if isinstance(k, bytes) else str(k)).lower(): v for k, v in meta.items()}
+    for name in ("etag", "x-goog-generation"):
+        value = fields.get(name)
+        if value:
+            return f"{name}={value.decode('utf-8', 'replace') if isinstance(value, bytes) else value}"
+    info = _info(uri)
+    return f"size={size} mtime_ns={info.mtime_ns}"
+
+
 def kind(uri: str) -> str:
     """``'file'``, ``'dir'`` or ``'missing'`` for a remote URI (one request)."""
     return {"File": "file", "Directory": "dir"}.get(_info(uri).type.name, "missing")
@@ -474,6 +498,16 @@ def write_stream(uri: str, produce: Callable[[OutputStream], object], *, replace
             produce(out)
     except _arrow_errors() as exc:
         raise InputError(f"cannot write: {_reason(exc)}", path=uri) from None
+
+
+def move(source: str, target: str) -> None:
+    """Move one remote object to ``target`` on the same store (on S3 a copy, then a delete)."""
+    fs, path = _filesystem(source)
+    _, to = _filesystem(target)
+    try:
+        fs.move(path, to)
+    except _arrow_errors() as exc:
+        raise InputError(f"cannot move into place: {_reason(exc)}", path=redact(target)) from None
 
 
 def delete(uri: str) -> None:

@@ -56,10 +56,26 @@ def refuse_on_inputs(
             )
 
 
+def probe_store(directory: str, name: str, option: str, shown: str) -> None:
+    """Write and remove an empty object ``directory/name`` on a store before any work, so a bucket that
+    does not exist, or a write that is denied, is said at once with the store's own reason (``NoSuchBucket``,
+    ``AccessDenied``) -- not after the records were read.  ``shown``: the output as the user gave it."""
+    probe = location.join(directory, name)
+    try:
+        location.write_stream(probe, lambda f: f.write(b""), replace=True)
+        location.delete(probe)
+    except InputError as exc:
+        raise InputError(f"cannot write {option}: {exc.message.removeprefix('cannot write: ')}", path=shown) from None
+
+
 def check_file_target(output: str, *, force: bool, option: str) -> None:
     """A local output file (renamed into place when whole): its directory must exist; a directory or
-    a special file there is refused; an existing file is replaced only with ``force``."""
+    a special file there is refused; an existing file is replaced only with ``force``.  A URI: its store
+    is probed (:func:`probe_store`) and an existing object is replaced only with ``force``."""
     if _is_uri(output):
+        if not force and location.kind(output) != "missing":
+            raise InputError("exists; not replaced (give --force to replace it)", path=output)
+        probe_store(location.dirname(output), f".{location.basename(output)}.kseg-probe", option, output)
         return
     path = _local(output)
     parent = os.path.dirname(os.path.abspath(path))

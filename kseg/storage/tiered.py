@@ -79,9 +79,9 @@ def aiven_key(path: str) -> RemoteObjectKey | None:
     return key if key is not None and key.layout == "aiven" else None
 
 
-def read_manifest(opener: Opener, key: RemoteObjectKey) -> Manifest:
-    """The segment's manifest (``<stem>.rsm-manifest``), parsed; faults name it."""
-    path = key.with_suffix("rsm-manifest").key
+def read_manifest(opener: Opener, path: str) -> Manifest:
+    """The manifest object at ``path`` (``<stem>.rsm-manifest``), read and parsed, not kept: an
+    :class:`InputError` when it cannot be read, a ``ManifestError`` naming it when it is no manifest."""
     try:
         return parse_manifest(_manifest_bytes(opener, path))
     except ManifestError as exc:

@@ -12,7 +12,10 @@ Each writer takes a size, so tests build small versions at test time and
 * :func:`write_snapshot_bomb` -- a valid producer snapshot with ``count``
   producers (2 M: 92 MB);
 * :func:`write_many_partitions` -- ``count`` partition directories of one
-  record each (what ``export`` splits into).
+  record each (what ``export`` splits into);
+* :func:`write_metadata_churn` -- a ``__remote_log_metadata`` partition of
+  ``count`` remote segments each copied and deleted (four records each), so
+  that none is live at the end (issue 31: 10^6 records).
 
 Bytes are those of :mod:`kseg.testing.writer` (``MemoryRecordsBuilder``,
 ``ProducerStateManager.writeSnapshot``); the record bodies are laid out
@@ -107,3 +110,26 @@ def write_many_partitions(root: str | os.PathLike, count: int, topic: str = "t")
     for n in range(count):
         write_segment(root / f"{topic}-{n}", [[batch]])
     return root
+
+
+def write_metadata_churn(directory: str | os.PathLike, count: int, records_per_batch: int = 1000) -> Path:
+    """A ``__remote_log_metadata-<n>`` directory of ``count`` segments of one topic-partition, each added,
+    finished, deletion started and finished (``4 * count`` records, ``records_per_batch`` a batch): the
+    four values are built once and each segment's id laid into them."""
+    from kseg.testing import remote_metadata as rm
+
+    template = rm.SegmentId("Wd7Ynb0xRJ2-8HlQ_3aZ1g", "orders", 0, "AAAAAAAAAAAAAAAAAAAAAQ")
+    raw = rm.uuid_bytes(template.id)
+    states = (rm.COPY_SEGMENT_FINISHED, rm.DELETE_SEGMENT_STARTED, rm.DELETE_SEGMENT_FINISHED)
+    values = [rm.segment_metadata(template, 0, 99)] + [rm.segment_update(template, s) for s in states]
+    assert all(v.count(raw) == 1 for v in values)
+    batches, pending, offset = [], [], 0
+    for i in range(count):
+        seg = (i + 1).to_bytes(16, "big")
+        pending += [RecordSpec(None, v.replace(raw, seg), TIMESTAMP) for v in values]
+        if len(pending) >= records_per_batch or i == count - 1:
+            batches.append(build_v2_batch(pending, base_offset=offset))
+            offset, pending = offset + len(pending), []
+    path = Path(directory)
+    write_segment(path, [batches])
+    return path

@@ -176,19 +176,86 @@ def test_corpus_copy_against_itself_is_identical() -> None:
     assert r.exit_code == 0 and "txn-v2-0: 2 replicas, identical" in r.text
 
 
-def test_a_batch_damaged_on_one_disk_diverges_there_and_realigns_after() -> None:
-    """corrupt-crc-0 is plain-v2-0's segment 0 with one byte flipped in batch 31..50."""
-    r = run_cli(["diff", "--format", "json", str(CORPUS_DATA / "plain-v2-0"), str(CORPUS_DATA / "corrupt-crc-0")])
+def test_a_batch_damaged_on_one_disk_is_damage_not_divergence() -> None:
+    """corrupt-crc-0 is plain-v2-0's segment 0 with one byte flipped in batch 31..50: that copy is damaged
+    there (the batch named with its bytes), lagging after its one segment; the whole copy is identical."""
+    args = [
+        "diff",
+        "--any-names",
+        "--format",
+        "json",
+        str(CORPUS_DATA / "plain-v2-0"),
+        str(CORPUS_DATA / "corrupt-crc-0"),
+    ]
+    r = run_cli(args)
     assert r.exit_code == 1
     good, bad, summary = rows(r)
-    assert summary["firstDivergentOffset"] == 31 and summary["differences"] == ["isValid"]
+    assert summary["status"] == "damaged" and summary["firstDivergentOffset"] is None
+    assert (good["status"], bad["status"]) == ("identical", "damaged") and bad["lag"] == 169
+    assert bad["damagedBatches"] == 1 and good["damagedBatches"] == 0
+    (damage,) = bad["damaged"]
+    assert (damage["segment"], damage["baseOffset"], damage["lastOffset"]) == (f"{0:020d}", 31, 50)
+    assert damage["size"] > 0 and damage["position"] > 0
+    assert bad["onlyHere"] == [] and good["onlyHere"] == [
+        {"firstOffset": 251, "lastOffset": 419, "records": 169, "batches": 16}
+    ]
+
+
+def _three_replicas(root: Path) -> list[Path]:
+    """b1 whole (plain-v2-0), b2 lagging at a batch boundary (its segment 0 only), b3 whole but for one
+    damaged batch (corrupt-crc-0's segment 0 with plain-v2-0's segment 251)."""
+    b1, b2, b3 = (root / b / "data" / "orders-0" for b in ("b1", "b2", "b3"))
+    shutil.copytree(CORPUS_DATA / "plain-v2-0", b1)
+    shutil.copytree(CORPUS_DATA / "corrupt-crc-0", b3)
+    b2.mkdir(parents=True)
+    for name in (f"{0:020d}.log", f"{0:020d}.index", f"{0:020d}.timeindex"):
+        shutil.copy(b1 / name, b2 / name)
+    for name in (f"{251:020d}.log", f"{251:020d}.index", f"{251:020d}.timeindex"):
+        shutil.copy(b1 / name, b3 / name)
+    return [b1, b2, b3]
+
+
+def test_three_replicas_whole_lagging_and_damaged(tmp_path: Path) -> None:
+    """Issue 32: b1 and b3 were both ``divergent`` with the same "only here" offsets.  Now b1 is identical,
+    b2 lagging, b3 damaged (its batch 31..50 named with its byte range), nothing only here; the twin
+    without the damage is lagging, exit 0."""
+    b1, b2, b3 = _three_replicas(tmp_path)
+    r = run_cli(["diff", "--format", "json", str(b1), str(b2), str(b3)])
+    assert r.exit_code == 1, r.errtext
+    *reps, summary = rows(r)
+    assert [rep["status"] for rep in reps] == ["identical", "lagging", "damaged"]
+    assert summary["status"] == "damaged" and summary["firstDivergentOffset"] is None
+    assert all(rep["onlyHere"] == [] for rep in reps)  # b3 holds 251..419 too, b1 holds 31..50 whole
+    assert [(d["baseOffset"], d["lastOffset"]) for d in reps[2]["damaged"]] == [(31, 50)]
+    text = run_cli(["diff", str(b1), str(b2), str(b3)])
+    lines = text.text.splitlines()
+    assert lines[0] == "orders-0: 3 replicas, DAMAGED in a copy (batches whose CRC does not hold), the rest agrees"
+    d = reps[2]["damaged"][0]
     assert (
-        bad["batchAtDivergence"]["isValid"] is False
-        and bad["batchAtDivergence"]["crc"] == good["batchAtDivergence"]["crc"]
+        f"    damaged: batch 31..50 in {0:020d} at bytes {d['position']}..{d['position'] + d['size']}: "
+        "its CRC does not hold"
+    ) in lines
+    assert "divergent" not in text.text.lower()
+    shutil.copy(b1 / f"{0:020d}.log", b3 / f"{0:020d}.log")  # the healthy twin: b3 whole again
+    twin = run_cli(["diff", str(b1), str(b2), str(b3)])
+    assert twin.exit_code == 0 and "lagging" in twin.text.splitlines()[0], twin.text
+
+
+def test_different_topic_partitions_are_refused_unless_any_names(tmp_path: Path) -> None:
+    a, b = tmp_path / "orders-0", tmp_path / "x" / "orders-1"
+    shutil.copytree(CORPUS_DATA / "plain-v2-0", a)
+    shutil.copytree(CORPUS_DATA / "plain-v2-0", b)
+    r = run_cli(["diff", str(a), str(b)])
+    assert r.exit_code == 2 and r.text == ""
+    assert r.errtext.splitlines()[0] == (
+        f"kseg: error: the replicas are of different topic-partitions: orders-0 ({a}), orders-1 ({b}); "
+        "give --any-names to compare them anyway"
     )
-    assert bad["onlyHere"] == [{"firstOffset": 31, "lastOffset": 50, "records": 20, "batches": 1}]
-    assert good["onlyHere"][-1] == {"firstOffset": 251, "lastOffset": 419, "records": 169, "batches": 16}
-    assert bad["lag"] == 169
+    again = run_cli(["diff", "--any-names", str(a), str(b)])
+    assert again.exit_code == 0 and "identical" in again.text.splitlines()[0]
+    same = tmp_path / "y" / "orders-0"  # the twin: one topic-partition in two places
+    shutil.copytree(CORPUS_DATA / "plain-v2-0", same)
+    assert run_cli(["diff", str(a), str(same)]).exit_code == 0
 
 
 def test_a_replica_stopped_by_a_partial_batch_is_unreadable_from_the_offset_after_the_last_read(tmp_path: Path) -> None:

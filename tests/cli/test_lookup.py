@@ -104,7 +104,7 @@ def test_below_the_log_start(tmp_path) -> None:
     [
         (["lookup-offset", "1", "no-such-dir"], 2, "no-such-dir: no such file or directory"),
         (["lookup-offset", "1", "."], 2, "not a partition directory"),
-        (["lookup-offset", "x", "plain-v2-0"], 2, "is not a valid integer"),
+        (["lookup-offset", "x", "plain-v2-0"], 2, "is not a valid offset"),
         (["lookup-time", "yesterday", "plain-v2-0"], 2, "give epoch milliseconds"),
         (["lookup-time", "2024-10-27T03:33:20", "plain-v2-0"], 2, "give epoch milliseconds"),
         (["lookup-offset", "1", "plain-v2-0", "--key-decoder", "nope"], 2, "nope"),
@@ -342,3 +342,24 @@ def test_a_log_start_below_the_first_segment_or_absent_is_the_first_base(tmp_pat
     row = json.loads(r.text.splitlines()[0])
     assert (row["offset"], row["logStartOffset"], row["logStartOffsetFile"]) == (251, 251, None)
     assert any(note.format(f=tmp_path / "log-start-offset-checkpoint") in n for n in row["notes"]), row["notes"]
+
+
+def test_an_index_entry_at_a_wrappers_first_offset_is_not_called_damaged(tmp_path: Path) -> None:
+    """Brokers before 0.11 indexed a compressed v0/v1 wrapper by its first inner offset; the wrapper's own
+    offset is its last record's (kseg.storage.ranges), so entry (5, position of the wrapper 5..9) is sound."""
+    import struct
+
+    from kseg.testing.legacy import build_legacy
+    from kseg.testing.v2 import RecordSpec as Spec
+
+    part = tmp_path / "old-0"
+    part.mkdir()
+    first = build_legacy([Spec(b"k", b"v%d" % i, 1000 + i) for i in range(5)], magic=1, codec="gzip")
+    second = build_legacy(
+        [Spec(b"k", b"v%d" % i, 1000 + i) for i in range(5, 10)], magic=1, base_offset=5, codec="gzip"
+    )
+    (part / f"{0:020d}.log").write_bytes(first + second)
+    (part / f"{0:020d}.index").write_bytes(struct.pack(">ii", 5, len(first)))
+    r = run_cli(["lookup-offset", "7", str(part)])
+    assert r.exit_code == 0, r.errtext
+    assert "Found: offset 7" in r.text and "damaged" not in r.text + r.errtext

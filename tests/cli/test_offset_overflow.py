@@ -91,14 +91,23 @@ def test_rebuild_index_refuses_the_segment_without_a_traceback(part: Path, engin
     assert (part / f"{NAME}.index").read_bytes() == before
 
 
-def test_export_writes_kafkas_offsets(part: Path, engine: str, tmp_path: Path) -> None:
+def test_export_calls_the_batch_a_corruption(part: Path, engine: str, tmp_path: Path) -> None:
+    """Issue 32: no rows with offset -2^63; one corruption row, exit 1, as verify-index calls it a problem."""
     import pyarrow.parquet as pq
 
     out = tmp_path / "o.parquet"
     p = kseg(engine, "export", "-o", str(out), str(part))
-    assert p.returncode == 0 and b"Traceback" not in p.stderr, p.stderr
-    rows = pq.read_table(out).select(["offset", "lastOffset"]).to_pylist()
-    assert rows == [{"offset": MAX, "lastOffset": MIN}, {"offset": MIN, "lastOffset": MIN}]
+    assert p.returncode == 1 and b"Traceback" not in p.stderr, p.stderr
+    rows = pq.read_table(out).select(["offset", "batchPosition", "corruption"]).to_pylist()
+    assert len(rows) == 1 and rows[0]["offset"] is None and rows[0]["batchPosition"] == 0
+    assert rows[0]["corruption"].startswith(
+        f"bad-last-offset: batch at offset {MAX}: last offset {MAX + 1} past 2^63-1"
+    )
+    assert (
+        b"bad-last-offset" in p.stderr
+        and b"1 row from 1 split" in p.stdout
+        and b"0 records, 1 corruption row" in p.stdout
+    ), p.stdout
 
 
 def test_lookups_diff_and_compaction_end_with_kafkas_values(part: Path, engine: str) -> None:

@@ -335,7 +335,7 @@ def test_progress_counts_items() -> None:
         ["export", "--force", str(SAMPLE), "-o", "{tmp}/o.parquet"],
         ["txn", str(SAMPLE)],
         ["compaction", str(SAMPLE)],
-        ["diff", str(SAMPLE), "{tmp}/root/orders-1"],
+        ["diff", "--any-names", str(SAMPLE), "{tmp}/root/orders-1"],
         ["rebuild-index", "--output-dir", "{tmp}/out", str(SAMPLE)],
     ],
 )

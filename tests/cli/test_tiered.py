@@ -41,8 +41,8 @@ def test_healthy_text(tmp_path: Path) -> None:
     assert lines[0].startswith(f"orders-0 ({sc.TOPIC_ID}, __remote_log_metadata-")
     assert "clean, 3 of 3 segments finished, offsets 100-399" in lines[0]
     assert lines[1].split()[:4] == [sc.IDS["a"], "COPY_SEGMENT_FINISHED", "100-199", "epochs"]
-    assert lines[-1].endswith("0 problem(s): clean")
-    assert "9 object(s) listed, 0 orphan(s)" in lines[-1]
+    assert lines[-1].endswith("; 0 problems: clean")
+    assert "9 objects listed, 0 orphans" in lines[-1] and "(s)" not in r.text
     assert r.errtext == ""
 
 
@@ -57,13 +57,13 @@ def test_faults_json_and_report(tmp_path: Path) -> None:
     part = rows[0]
     assert part["type"] == "partition" and part["status"] == "problems"
     assert sorted(p["kind"] for p in part["problems"]) == ["local-gap", "missing", "orphan"]
-    assert part["orphanObjects"] == 3 and part["orphanBytes"] == sc.SIZE + 128
+    assert part["orphanObjects"] == 3 and part["orphanBytes"] == sc.OBJECT_BYTES
     segments = [row for row in rows if row["type"] == "segment"]
     assert [s["state"] for s in segments] == ["COPY_SEGMENT_FINISHED"] * 3 + ["COPY_SEGMENT_STARTED"]
     assert segments[1]["objects"] == 2 and segments[1]["objectKey"].endswith(f"{200:020d}-{sc.IDS['b']}.log")
     (orphan,) = [row for row in rows if row["type"] == "orphan"]
     assert orphan["state"] == "COPY_SEGMENT_STARTED" and orphan["judged"] is True
-    assert rows[-1]["type"] == "summary" and rows[-1]["exitCode"] == 1 and rows[-1]["orphanBytes"] == sc.SIZE + 128
+    assert rows[-1]["type"] == "summary" and rows[-1]["exitCode"] == 1 and rows[-1]["orphanBytes"] == sc.OBJECT_BYTES
     again = run_cli([*args, "--report", str(report)])
     assert again.exit_code == 2 and "--force" in again.errtext  # never over a file without --force
 
@@ -153,3 +153,51 @@ def test_stdout_closed_in_the_middle_of_the_output_is_death_by_sigpipe(tmp_path:
     err = p.stderr.read()
     assert p.wait(timeout=120) == -signal.SIGPIPE, err
     assert err == b""
+
+
+def test_text_lists_the_problems_grouped_by_cause(tmp_path: Path) -> None:
+    """Each problem under its topic-partition, then one line per cause with its count and first places;
+    proper plurals throughout (the healthy twin: test_healthy_text)."""
+    meta, store, logdir = faulty(tmp_path)
+    r = run_cli(["tiered", *PARTITIONS, str(meta), "--remote", str(store), "--logdir", str(logdir)])
+    assert r.exit_code == 1, r.errtext
+    lines = r.text.splitlines()
+    assert "(s)" not in r.text
+    at = lines.index("problems by cause:")
+    assert lines[at + 1 : -1] == [
+        "  missing: 1 problem, finished segments whose objects are not at their keys: data loss: orders-0 (1)",
+        "  orphan: 1 problem, objects at no key a finished segment is fetched from: orders-0 (1)",
+        "  local-gap: 1 problem, offsets neither remote nor local: orders-0 (1)",
+    ]
+    assert any(line.startswith("  missing: segment ") for line in lines[:at])
+    assert lines[-1].endswith("; 3 problems: problems") and "1 topic-partition, 4 remote segments" in lines[-1]
+
+
+def test_a_copy_under_another_partition_is_found_by_the_cli(tmp_path: Path) -> None:
+    meta, store, _ = sc.healthy().write(tmp_path)
+    for suffix in sc.AIVEN_SUFFIXES:
+        src = store / object_key("aiven", "", sc.TOPIC, sc.TOPIC_ID, 0, 100, sc.IDS["a"], suffix)
+        dst = store / object_key("aiven", "", sc.TOPIC, sc.TOPIC_ID, 7, 100, sc.IDS["a"], suffix)
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        dst.write_bytes(src.read_bytes())
+    r = run_cli(["tiered", *PARTITIONS, str(meta), "--remote", str(store)])
+    assert r.exit_code == 1, r.errtext
+    assert "orders-0 (" in r.text and ": clean, 3 of 3 segments finished" in r.text
+    assert "  orphan: 1 problem, objects at no key a finished segment is fetched from: orders-7 (1)" in r.text
+    assert "12 objects listed, 3 orphans" in r.text.splitlines()[-1]
+
+
+def test_a_missing_bucket_or_prefix_is_exit_2(s3, tmp_path: Path) -> None:
+    """Never "missing: ... data loss" for every segment: a store that is not there is not read (exit 2), as a
+    missing local directory is; the twin on the same server, uploaded, is clean."""
+    meta, store, _ = sc.healthy().write(tmp_path)
+    s3.upload_tree(store, "tiered/healthy")
+    ok = run_cli(["tiered", *PARTITIONS, str(meta), "--remote", s3.uri("tiered/healthy")])
+    assert ok.exit_code == 0, ok.errtext
+    bucket = s3.uri("x").split("/")[2]
+    nobucket = s3.uri("x").replace(f"//{bucket}/", "//nobucket/")
+    for uri, said in ((nobucket, "no such bucket"), (s3.uri("tiered/nothing"), "no such bucket or prefix")):
+        r = run_cli(["tiered", *PARTITIONS, str(meta), "--remote", uri])
+        assert r.exit_code == 2, (uri, r.text, r.errtext)
+        assert said in r.errtext and "Traceback" not in r.errtext
+        assert "data loss" not in r.text

@@ -124,3 +124,60 @@ def test_resume_from_a_report_on_a_store(s3, tmp_path: Path) -> None:
     r = run_subprocess(["verify-index", "--resume", s3.uri("resume/none.jsonl"), str(part)])
     assert r.exit_code == 2 and len(r.errtext.splitlines()) == 1, r.errtext
     assert "cannot read the report to resume" in r.errtext and "resume/none.jsonl" in r.errtext
+
+
+def test_a_byte_flipped_with_size_and_mtime_restored_is_read_again(tmp_path: Path) -> None:
+    """Size and mtime are no identity (issue 32): the report records size, mtime_ns and ctime_ns, and a
+    segment whose ctime moved is verified again (its CRC problem found), with a note saying why."""
+    import os
+    import time
+
+    part = corpus_copy(tmp_path, "plain-v2-0", "p-0")
+    report = tmp_path / "r.jsonl"
+    assert run_subprocess(["verify-index", "--report", str(report), str(part)]).exit_code == 0
+    rows = _rows(report)
+    assert all(row["identity"].startswith("size=") and " ctime_ns=" in row["identity"] for row in rows)
+    log = sorted(part.glob("*.log"))[-1]
+    st = log.stat()
+    time.sleep(0.01)
+    data = bytearray(log.read_bytes())
+    data[-3] ^= 0xFF  # in the last batch's records: its CRC no longer holds
+    log.write_bytes(bytes(data))
+    os.utime(log, ns=(st.st_atime_ns, st.st_mtime_ns))
+    r = run_subprocess(["verify-index", "--resume", str(report), str(part)])
+    assert r.exit_code == 1, r.errtext
+    assert f"p-0/{log.stem}: 1 problem" in r.text and "1 of the segments resumed" in r.text
+    assert f"{log}: verified again: changed since the report (ctime_ns " in r.errtext
+
+
+@pytest.mark.parametrize("what", ["fifo", "/dev/zero"])
+def test_resume_from_a_fifo_or_a_device_is_one_line(tmp_path: Path, what: str) -> None:
+    import os
+
+    part = corpus_copy(tmp_path, "plain-v2-0", "p-0")
+    path = tmp_path / "fifo" if what == "fifo" else Path(what)
+    if what == "fifo":
+        os.mkfifo(path)
+    r = run_subprocess(["verify-index", "--resume", str(path), "--report", str(tmp_path / "new.jsonl"), str(part)])
+    assert r.exit_code == 2 and len(r.errtext.splitlines()) == 1, r.errtext
+    assert f"{path}: cannot resume from it: a " in r.errtext and "not a report" in r.errtext
+
+
+def test_resume_of_segments_on_a_store_trusts_their_etag(s3, tmp_path: Path) -> None:
+    """On a store the identity is the object's ETag: an unchanged object is resumed, one written again with
+    a byte flipped (same size) is verified again."""
+    part = corpus_copy(tmp_path, "plain-v2-0", "p-0")
+    s3.upload_tree(part, "resume-etag/p-0")
+    uri = s3.uri("resume-etag/p-0")
+    report = tmp_path / "r.jsonl"
+    assert run_subprocess(["verify-index", "--report", str(report), uri]).exit_code == 0
+    assert all(row["identity"].startswith("etag=") for row in _rows(report))
+    again = run_subprocess(["verify-index", "--resume", str(report), uri])
+    assert again.exit_code == 0 and "2 of the segments resumed" in again.text, again.text
+    log = sorted(part.glob("*.log"))[-1]
+    data = bytearray(log.read_bytes())
+    data[-3] ^= 0xFF
+    s3.client.put_object(Bucket=uri.split("/")[2], Key=f"resume-etag/p-0/{log.name}", Body=bytes(data))
+    r = run_subprocess(["verify-index", "--resume", str(report), uri])
+    assert r.exit_code == 1 and f"p-0/{log.stem}: 1 problem" in r.text, r.text
+    assert "verified again: changed since the report (etag " in r.errtext

@@ -95,8 +95,8 @@ def test_with_stdout_on_the_terminal_results_print_above_the_bar(tmp_path: Path)
     assert len(set(_counts(shown))) >= 2
     pieces = re.split(r"[\r\n]", shown)  # the bar redraws its line after a carriage return (and erase)
     # each result is a whole piece, after the bar's line was erased, never torn by it
-    assert "large-v2-0/00000000000000000000: clean (202 batches, 3160362 bytes)" in pieces
-    assert "plain-v2-0/00000000000000000251: clean (16 batches, 22265 bytes)" in pieces
+    assert f"{LARGE}/00000000000000000000: clean (202 batches, 3160362 bytes)" in pieces
+    assert f"{CORPUS_DATA / 'plain-v2-0'}/00000000000000000251: clean (16 batches, 22265 bytes)" in pieces
     assert "3 segments verified (3211264 bytes), 3 clean." in pieces
 
 

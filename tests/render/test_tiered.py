@@ -65,8 +65,7 @@ def test_text_without_the_store() -> None:
     )
     assert lines[1] == f"  {SID} COPY_SEGMENT_FINISHED 0-9 epochs 0@0,2@5 100 bytes orders-{TID}/3/{0:020d}-{SID}.log"
     assert summary_line(report) == (
-        "kseg tiered: 1 metadata partition(s), 0 records; 1 topic-partition(s), 2 remote segment(s); "
-        "0 problem(s): clean"
+        "kseg tiered: 1 metadata partition, 0 records; 1 topic-partition, 2 remote segments; 0 problems: clean"
     )
     assert segment_row(report.checks[0], report.checks[0].tp.segments[SID], report)["objects"] is None
 

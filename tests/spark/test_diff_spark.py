@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli.test_diff import _three_replicas
 from tests.conftest import run_subprocess
 from tests.storage.forensics_data import EPOCHS_SHARED, replica_logs, write_replica
 
@@ -24,6 +25,7 @@ def test_spark_gives_the_local_rows(tmp_path: Path) -> None:
     (roots[1] / "events-0" / "leader-epoch-checkpoint").write_text("0\n3\n0 0\n1 50\n2 100\n")
     (roots[1] / "events-3" / "leader-epoch-checkpoint").write_text("0\n3\n0 0\n1 50\n2 100\n")
     write_replica(roots[2] / "events-1", old.appends, None)
+    _three_replicas(tmp_path)  # orders-0: b1 whole, b2 lagging at a batch boundary, b3 with one damaged batch
     args = ["diff", "--roots", "--format", "json", *map(str, roots)]
     local = run_subprocess(args)
     spark = run_subprocess([*args, "--spark", "--master", "local[2]"], timeout=600)
@@ -35,7 +37,11 @@ def test_spark_gives_the_local_rows(tmp_path: Path) -> None:
         ("events-1", 3, "identical", None),
         ("events-2", 2, "lagging", None),
         ("events-3", 2, "divergent", 100),
+        ("orders-0", 3, "damaged", None),
     ]
+    reps = [json.loads(line) for line in spark.text.splitlines() if '"partition":"orders-0"' in line][:-1]
+    assert [r["status"] for r in reps] == ["identical", "lagging", "damaged"]
+    assert [(d["baseOffset"], d["lastOffset"]) for d in reps[2]["damaged"]] == [(31, 50)]
 
 
 def test_a_set_whose_task_keeps_dying_is_an_error_the_others_stand(tmp_path: Path) -> None:

@@ -333,3 +333,31 @@ def test_export_on_spark_an_unreadable_segment_fails_the_export_exit_2(tmp_path:
     assert f"{part}/00000000000000000000.log: not a regular file" in err, err
     assert not (out / "_SUCCESS").exists()
     assert b"written" not in p.stdout
+    assert not out.exists()  # issue 39: staged files removed, and the directory this run made
+
+
+def test_spark_resume_trusts_only_an_unchanged_identity(tmp_path: Path) -> None:
+    """``verify-index --spark`` records each segment's identity (its executors take it); a segment whose byte
+    was flipped with its size and mtime restored is verified again on resume, the other resumed."""
+    import json
+    import time
+
+    part = tmp_path / "data" / "p-0"
+    shutil.copytree(CORPUS_DATA / "plain-v2-0", part)
+    report = tmp_path / "report"
+    argv = ["verify-index", "--spark", "--master", "local[2]", str(tmp_path / "data")]
+    first = run_subprocess([*argv, "--report", str(report)], timeout=600)
+    assert first.exit_code == 0, first.errtext[-2000:]
+    rows = [json.loads(line) for f in sorted(report.glob("part-*.jsonl")) for line in f.read_text().splitlines()]
+    assert all(" ctime_ns=" in row["identity"] for row in rows if row["type"] == "segment")
+    log = sorted(part.glob("*.log"))[-1]
+    st = log.stat()
+    time.sleep(0.01)
+    data = bytearray(log.read_bytes())
+    data[-3] ^= 0xFF
+    log.write_bytes(bytes(data))
+    os.utime(log, ns=(st.st_atime_ns, st.st_mtime_ns))
+    again = run_subprocess([*argv, "--resume", str(report), "--report", str(tmp_path / "again")], timeout=600)
+    assert again.exit_code == 1, again.errtext[-2000:]
+    assert f"p-0/{log.stem}: 1 problem" in again.text and "1 of the segments resumed" in again.text
+    assert f"{log}: verified again: changed since the report (ctime_ns " in again.errtext

@@ -23,12 +23,20 @@ def test_spark_listing_gives_the_local_rows(tmp_path) -> None:
         (store / f"{topic}-AAAAAAAAAAAAAAAAAAAAAA" / "0").mkdir(parents=True)
         (store / f"{topic}-AAAAAAAAAAAAAAAAAAAAAA" / "0" / "notes.txt").write_text("x")
     (store / "top.txt").write_text("at the root")
+    for suffix in sc.AIVEN_SUFFIXES:  # a's objects copied under orders-7's prefix: orphans, found by full key
+        src = store / object_key("aiven", "", sc.TOPIC, sc.TOPIC_ID, 0, 100, sc.IDS["a"], suffix)
+        dst = store / object_key("aiven", "", sc.TOPIC, sc.TOPIC_ID, 7, 100, sc.IDS["a"], suffix)
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        dst.write_bytes(src.read_bytes())
+    (store / object_key("aiven", "", sc.TOPIC, sc.TOPIC_ID, 0, 300, sc.IDS["c"], "log")).write_bytes(b"")
     args = ["tiered", "--format", "json", "--metadata-partitions", "3", str(meta), "--remote", str(store)]
     local = run_subprocess([*args, "--logdir", str(logdir)])
     spark = run_subprocess([*args, "--logdir", str(logdir), "--spark", "--master", "local[2]"], timeout=600)
     assert local.exit_code == spark.exit_code == 1, spark.errtext[-2000:]
     assert spark.text == local.text
     assert '"otherObjects":4' in spark.text and '"kind":"missing"' in spark.text and '"orphanObjects":3' in spark.text
+    assert '"partition":"orders-7"' in spark.text and "not the key the RSM fetches" in spark.text
+    assert ": 0 bytes, expected 2048" in spark.text
 
 
 def test_spark_needs_the_store(tmp_path) -> None:

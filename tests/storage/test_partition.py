@@ -63,4 +63,4 @@ def test_partitions_sort_naturally(tmp_path) -> None:
     assert names == ["orders-1", "orders-2", "orders-3", "orders-10", "orders-33"]
     out = run_cli(["verify-index", str(root)]).text.splitlines()
     segment_lines = [line for line in out[:-1] if not line.startswith((" ", "note:"))]  # notes: grouped, after the rows
-    assert [line.split("/")[0] for line in segment_lines][::2] == names
+    assert [line.split(": ")[0].split("/")[-2] for line in segment_lines][::2] == names  # <path given>/<segment>

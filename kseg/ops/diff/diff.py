@@ -19,7 +19,12 @@ batch; the replicas whose batch starts there are compared.
   disk incident, that started it).  Replicas that agree again later (a
   damaged batch on one disk, the rest intact) share those batches again;
 * a replica that has run out of batches is a prefix of the others --
-  *lagging* (a follower behind, ``ReplicaFetcherThread``), not divergent.
+  *lagging* (a follower behind, ``ReplicaFetcherThread``), not divergent;
+* a batch whose CRC does not hold (``DefaultRecordBatch.isValid``: the CRC covers the batch from its
+  attributes on) is **damage** in that copy, named with its segment and byte range, never a divergence:
+  the replicas whose batches there hold their CRC are compared among themselves, and the damaged copy is
+  ``damaged`` (the others ``identical`` or ``lagging``).  Divergence is batches that hold their CRCs and
+  differ.
 
 A batch is *only in* a replica when no other replica holds the same batch at
 the same offset; consecutive ones are merged into ranges with their record
@@ -39,12 +44,15 @@ from typing import Generator, NamedTuple
 
 from kseg.errors import CorruptRecordError, InputError, KsegError
 from kseg.format.v2 import last_offset
-from kseg.storage import files, leader_epochs
+from kseg.storage import files, leader_epochs, location
+from kseg.storage.checkpoints import topic_partition
 from kseg.storage.outcome import TRUNCATED, ReadOutcome, exit_code
 from kseg.storage.partition import Partition, discover, natural_key
 from kseg.storage.records import FileRecords
+from kseg.storage.remote_keys import is_tiered_dir
 
-IDENTICAL, LAGGING, DIVERGENT = "identical", "lagging", "divergent"
+IDENTICAL, LAGGING, DIVERGENT, DAMAGED = "identical", "lagging", "divergent", "damaged"
+MAX_DAMAGED = 10  # damaged batches listed per replica; the rest counted
 UNREADABLE = "unreadable"  # a replica whose reading stopped at a corrupt or partial batch: never "lagging"
 INCOMPLETE = "incomplete"  # a set with such a replica and no divergence in what was read
 AGREES_WHERE_READ = "agrees-where-read"  # a readable replica of an incomplete set: never "identical"
@@ -63,6 +71,7 @@ class BatchKey(NamedTuple):
     valid: bool
     segment: str
     position: int
+    size: int = 0  # the batch's bytes in its segment (from ``position``)
 
     @property
     def ident(self) -> tuple:
@@ -107,6 +116,8 @@ class Replica:
     batch_epochs: list = field(default_factory=list)  # EpochEntry from the batches (LeaderEpochFileCache.assign)
     truncate_to: int | None = None  # where this replica would truncate following the presumed leader
     lost_records: int | None = None  # records at or after truncate_to
+    damaged: list[BatchKey] = field(default_factory=list)  # batches whose CRC does not hold (the first ones)
+    damaged_batches: int = 0  # every one
     _last: tuple | None = None  # the last batch walked, a _batches tuple
     _contiguous: bool = False
 
@@ -118,6 +129,12 @@ class Replica:
     def cache(self) -> list:
         """The leader-epoch cache: the checkpoint when it has entries, else the batches' epochs."""
         return self.epochs if self.epochs else self.batch_epochs
+
+    def add_damaged(self, key: tuple) -> None:
+        """A batch of this copy whose CRC does not hold: listed (the first :data:`MAX_DAMAGED`), counted."""
+        self.damaged_batches += 1
+        if len(self.damaged) < MAX_DAMAGED:
+            self.damaged.append(BatchKey._make(key))
 
     def add_only_here(self, key: BatchKey) -> None:
         if self.only_here and self._contiguous and self.only_here[-1].last_offset < key.base_offset:
@@ -144,7 +161,8 @@ class DiffResult:
 
     @property
     def exit_code(self) -> int:
-        return exit_code((r.read for r in self.replicas), problems=self.status == DIVERGENT)
+        damaged = any(r.damaged_batches for r in self.replicas)
+        return exit_code((r.read for r in self.replicas), problems=self.status == DIVERGENT or damaged)
 
 
 def _batches(rep: Replica) -> Generator[tuple, None, None]:
@@ -163,7 +181,7 @@ def _batches(rep: Replica) -> Generator[tuple, None, None]:
                 for items in records.scan():
                     for position, size, h, item in items:
                         if h is not None:
-                            yield (h[0], last_offset(h[0], h[6]), h[2], h[4], h[12], h[3], item, name, position)
+                            yield (h[0], last_offset(h[0], h[6]), h[2], h[4], h[12], h[3], item, name, position, size)
                         elif item.magic >= 2:
                             b = item.h
                             yield (
@@ -176,6 +194,7 @@ def _batches(rep: Replica) -> Generator[tuple, None, None]:
                                 item.is_valid(),
                                 name,
                                 position,
+                                size,
                             )
                         else:
                             yield (
@@ -188,6 +207,7 @@ def _batches(rep: Replica) -> Generator[tuple, None, None]:
                                 item.is_valid(),
                                 name,
                                 position,
+                                size,
                             )
                         read.read = position + size
             except CorruptRecordError as exc:
@@ -257,7 +277,7 @@ def _statuses(result: DiffResult, reps: list[Replica]) -> None:
         if rep.read is not None:  # the end of what was read, not of the log: not a replica behind
             rep.status, rep.lag = UNREADABLE, 0
         elif rep.status != DIVERGENT:
-            rep.status = LAGGING if rep.lag > 0 else IDENTICAL
+            rep.status = DAMAGED if rep.damaged_batches else LAGGING if rep.lag > 0 else IDENTICAL
         if rep.skipped_below:
             result.notes.append(
                 f"replica {rep.index}: {rep.skipped_below} batches below offset {result.common_start}, "
@@ -271,6 +291,8 @@ def _statuses(result: DiffResult, reps: list[Replica]) -> None:
         for rep in reps:
             if rep.status in (IDENTICAL, LAGGING):
                 rep.status = AGREES_WHERE_READ
+    elif any(r.status == DAMAGED for r in reps):
+        result.status = DAMAGED
     elif any(r.status == LAGGING for r in reps):
         result.status = LAGGING
 
@@ -290,7 +312,7 @@ def _walk(result: DiffResult, reps: list[Replica]) -> None:
     while True:
         # fast path: every replica has the same batch next (the common case, shared history)
         first = cur[0]
-        if first is not None:
+        if first is not None and first[6]:  # a batch whose CRC does not hold takes the slow path: damage
             ident = first[:7]
             same = [c for c in cur if c is not None and c[:7] == ident]
             if len(same) == len(cur):
@@ -307,14 +329,20 @@ def _walk(result: DiffResult, reps: list[Replica]) -> None:
         offset = min(key[0] for key in live.values())
         front = [r for r, key in live.items() if key[0] == offset]
         buckets: dict[tuple, list[int]] = {}
+        damaged = [r for r in front if not live[r][6]]  # its CRC does not hold: damage in that copy
         for r in front:
-            buckets.setdefault(live[r][:7], []).append(r)
-        if len(buckets) > 1 or len(front) < len(live):
+            if live[r][6]:
+                buckets.setdefault(live[r][:7], []).append(r)
+        diverged = len(buckets) > 1 or len(front) < len(live)
+        if diverged:
             _diverged(result, reps, list(live), cur, offset)
-        for members in buckets.values():
+        alone = diverged or not damaged or not buckets  # a batch a damaged copy holds too is in both
+        for members in [*buckets.values(), *([r] for r in damaged)]:
             for r in members:
                 rep, key = reps[r], live[r]
-                if len(members) == 1 and len(reps) > 1:
+                if not key[6]:
+                    rep.add_damaged(key)
+                if len(members) == 1 and len(reps) > 1 and alone:
                     rep.add_only_here(BatchKey._make(key))
                 else:
                     rep._contiguous = False
@@ -385,6 +413,33 @@ def _truncation(result: DiffResult, reps: list[Replica]) -> None:
             if key[0] >= rep.truncate_to:
                 lost += 1 if key[4] is None else key[4]
         rep.lost_records = lost
+
+
+def topic_partition_of(part: Partition) -> tuple[str, int] | None:
+    """The topic-partition a replica's directory names: a broker's ``<topic>-<partition>``
+    (``UnifiedLog.parseTopicPartitionName``), ``LocalTieredStorage``'s ``<topic>-<partition>-<topicId>``,
+    Aiven's ``<topic>-<topicId>/<partition>``; None for a name none of them gives (a backup's own name)."""
+    name = part.name
+    if is_tiered_dir(name):  # <topic>-<partition>-<topicId>: the Uuid is 22 characters after a '-'
+        return topic_partition(name[:-23])
+    parent = location.basename(part.log_dir.rstrip("/"))
+    if name.isascii() and name.isdigit() and is_tiered_dir(parent):
+        return parent[:-23], int(name)
+    return topic_partition(name)
+
+
+def different_partitions(partitions: list[Partition]) -> str | None:
+    """Why these replicas are not one partition's (their directories name different topic-partitions), or
+    None: one line, the first of the output."""
+    named: dict[tuple[str, int], str] = {}
+    for part in partitions:
+        tp = topic_partition_of(part)
+        if tp is not None:
+            named.setdefault(tp, files.display(part.path))
+    if len(named) < 2:
+        return None
+    which = ", ".join(f"{topic}-{number} ({path})" for (topic, number), path in named.items())
+    return f"the replicas are of different topic-partitions: {which}; give --any-names to compare them anyway"
 
 
 def replica_sets(roots: list[str], notes: list[str]) -> list[list[Partition]]:

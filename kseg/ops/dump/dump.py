@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from typing import Callable, Protocol
 
-from kseg.errors import CorruptSnapshotError, InputError, KsegError
+from kseg.errors import CorruptSnapshotError, InputError, KsegError, UncaughtJavaError
 from kseg.format.indexes import iter_aborted_txns
 from kseg.format.strings import string_decoder
 from kseg.format.v2 import ATTRIBUTES, CONTROL_FLAG, java_long
@@ -73,6 +73,10 @@ class DumpSink(Protocol):
 
     def legacy_record(self, b, rec, key_text: str | None, payload_text: str | None) -> None:
         """One v0/v1 record (:class:`kseg.format.legacy.LegacyRecord`)."""
+
+    def partial_record(self, b, rec) -> None:
+        """A data record on which the topic decoder died (:class:`kseg.errors.UncaughtJavaError`): what
+        Kafka's tool has printed of its line by then."""
 
     def v2_records(
         self, b, records: list, key_decoder: Callable | None = None, value_decoder: Callable | None = None
@@ -332,7 +336,11 @@ class Dumper:
                 extra = sink.control_text(batch, key, value)
             key_text = payload_text = None
             if print_data and not is_control:
-                key_text, payload_text = self._parse(offset, key, value)
+                try:
+                    key_text, payload_text = self._parse(offset, key, value)
+                except UncaughtJavaError:
+                    sink.partial_record(batch, rec)
+                    raise
             if legacy:
                 sink.legacy_record(batch, rec, key_text, payload_text)
             else:

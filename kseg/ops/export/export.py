@@ -23,28 +23,28 @@ at roll, a broker left its newest batches unindexed).  Records are then
 filtered exactly: offsets are ``from <= offset <= to`` and timestamps
 ``from <= timestamp < to`` (a time range is half-open, like ListOffsets).
 
-Corrupt batches (a CRC mismatch, undecodable records, a broken length) are
-never silently dropped: each one is yielded as a :class:`Corruption`.  An I/O error
-(permission denied, ``EIO``, a segment that vanished or shrank) is not a corruption: it is
-raised (:class:`~kseg.errors.InputError`), and the export fails without writing anything.
+Which batches, segments and records a range selects is :mod:`kseg.storage.ranges`' rule (records, not
+batches: a v0/v1 wrapper carries its last offset); reading a split, corrupt batches included, is
+:mod:`kseg.ops.export.read`.
 """
 
 from __future__ import annotations
 
+import os
 from bisect import bisect_left
-from dataclasses import dataclass
 from itertools import islice
 from operator import lt
-from typing import Iterator, NamedTuple, Sequence
+from typing import Iterator, Mapping, NamedTuple, Sequence
 
 from kseg.errors import InputError, KsegError
 from kseg.format import indexes as fmt_indexes
-from kseg.format import v2 as fmt_v2
 from kseg.limits import INT64_MAX, INT64_MIN  # noqa: F401 - re-exported to the CLI and Spark
+from kseg.ops.export.read import Corruption, RecordFacts, Split, read_split, starting  # noqa: F401 - re-exported
 from kseg.storage import checkpoints as cp
 from kseg.storage import files
 from kseg.storage.listing import Listed
 from kseg.storage.partition import Partition, Segment
+from kseg.storage.ranges import EVERYTHING, Ranges, first_offset_known, past_by_name
 from kseg.storage.records import FileRecords
 
 DEFAULT_SPLIT_BYTES = 128 << 20
@@ -55,70 +55,24 @@ DEFAULT_TARGET_FILE_BYTES = 128 << 20
 ON_CORRUPTION = ("skip", "fail", "keep")
 
 
-@dataclass(frozen=True)
-class Ranges:
-    """What to export: offsets ``from_offset..to_offset`` (inclusive) and times ``[from_time, to_time)``."""
-
-    from_offset: int = INT64_MIN
-    to_offset: int = INT64_MAX
-    from_time: int = INT64_MIN
-    to_time: int = INT64_MAX
-
-    @property
-    def by_time(self) -> bool:
-        return self.from_time != INT64_MIN or self.to_time != INT64_MAX
-
-
-class Split(NamedTuple):
-    """One task's bytes: ``[start, end)`` of ``log`` (``end`` None: to the end of the file,
-    reporting trailing bytes); ``bytes`` is the planned size, for balancing tasks."""
-
-    log_dir: str
-    partition: str
-    segment: str
-    log: str
-    start: int
-    end: int | None
-    bytes: int
-
-
-class Corruption(NamedTuple):
-    """A batch (or the rest of a segment) that could not be exported."""
-
-    log: str
-    position: int
-    kind: str  # crc | corrupt-batch | trailing-bytes
-    message: str
-
-
-class RecordFacts(NamedTuple):
-    """One record with the batch facts it carries; ``key``/``value`` bytes or None; headers raw."""
-
-    offset: int
-    timestamp: int
-    timestamp_type: str
-    key: bytes | None
-    value: bytes | None
-    headers: tuple  # ((key bytes, value bytes | None), ...)
-    sequence: int
-    position: int  # the batch's position in the .log
-    base_offset: int
-    last_offset: int
-    magic: int
-    codec: int
-    producer_id: int
-    producer_epoch: int
-    base_sequence: int
-    leader_epoch: int
-    is_transactional: bool
-    is_control: bool
-    crc_valid: bool
-
-
 def topic_partition(name: str) -> tuple[str, int | None]:
     """``orders-3`` -> (``orders``, 3), as ``UnifiedLog.parseTopicPartitionName``; else (name, None)."""
     tp = cp.topic_partition(name)
     return (name, None) if tp is None else tp
+
+
+def select_topics(partitions: list, topics: Sequence[str]) -> list:
+    """The partitions (or listed partitions) of ``topics`` (all when empty), by the topic their directory
+    name gives (:func:`topic_partition`); one that could not be listed is kept (its error is the run's).
+    Raises :class:`~kseg.errors.InputError` when topics are asked for and none of their partitions is there."""
+    if not topics:
+        return partitions
+    wanted = set(topics)
+    kept = [p for p in partitions if p.error is not None or topic_partition(p.name)[0] in wanted]
+    if not any(p.error is None for p in kept):
+        shown = ", ".join(sorted(wanted))
+        raise InputError(f"no partition of {'topic' if len(wanted) == 1 else 'topics'} {shown} in the inputs")
+    return kept
 
 
 # -- planning ---------------------------------------------------------------------------------------------
@@ -136,6 +90,8 @@ class SegmentUnit(NamedTuple):
     log_bytes: int
     band: int
     bands: int
+    txn_indexes: tuple[str, ...] = ()  # the .txnindex files of this segment and the later ones (aborted)
+    since: int = INT64_MIN  # export --since: the partition's first offset not exported before
 
     @property
     def bytes(self) -> int:
@@ -148,21 +104,33 @@ def unit_bytes(log_bytes: int, bands: int) -> int:
     return max(1, log_bytes // bands)
 
 
-def units(partitions: Sequence[Partition | Listed], ranges: Ranges = Ranges(), split_bytes: int = DEFAULT_SPLIT_BYTES):
+def units(
+    partitions: Sequence[Partition | Listed],
+    ranges: Ranges = EVERYTHING,
+    split_bytes: int = DEFAULT_SPLIT_BYTES,
+    since: Mapping[str, int] | None = None,
+):
     """The segment units covering ``ranges``, partition by partition, in offset order: segments wholly
     outside an offset range are pruned by their names (a segment's offsets end below the next base
-    offset), and a segment is one unit per ``split_bytes`` of its listed size.  No file is opened."""
+    offset), and a segment is one unit per ``split_bytes`` of its listed size.  No file is opened.
+    ``since`` (:func:`partition_key` -> offset): where each partition's reading starts (``--since``:
+    applied by the reading, not the pruning, so every planner counts the same units)."""
     for part in partitions:
         segs = part.segments  # a Listed's made again at each call: once a partition
         log_dir, name = part.log_dir, part.name
+        start = INT64_MIN if not since else since.get(partition_key(log_dir, name), INT64_MIN)
+        txns = [(seg.base_offset, seg.txnindex) for seg in segs if seg.txnindex]
         for k, band, bands, size in unit_places(segs, ranges, split_bytes):
             seg = segs[k]
             assert seg.log is not None
-            yield SegmentUnit(log_dir, name, seg.base_offset, seg.log, seg.index, seg.timeindex, size, band, bands)
+            later = tuple(path for base, path in txns if base >= seg.base_offset)
+            yield SegmentUnit(
+                log_dir, name, seg.base_offset, seg.log, seg.index, seg.timeindex, size, band, bands, later, start
+            )
 
 
 def unit_places(
-    segs: Sequence[Segment], ranges: Ranges = Ranges(), split_bytes: int = DEFAULT_SPLIT_BYTES
+    segs: Sequence[Segment], ranges: Ranges = EVERYTHING, split_bytes: int = DEFAULT_SPLIT_BYTES
 ) -> Iterator[tuple[int, int, int, int]]:
     """Where the units of one partition's segments ``segs`` are, in order: ``(k, band, bands, size)`` --
     ``segs[k]``, the unit's band of the segment's ``bands``, the listed ``.log`` size (the pruning and
@@ -173,20 +141,28 @@ def unit_places(
         seg = segs[k]
         if i + 1 < len(logs) and segs[logs[i + 1]].base_offset <= ranges.from_offset:
             continue  # every offset of this segment is below the range
-        if seg.base_offset > ranges.to_offset:
+        if past_by_name(segs[logs[i - 1]].base_offset if i else None, ranges):
             break
         size = seg.log_size()
-        bands = max(1, -(-size // split_bytes))
+        # the first segment named past the range is one unit: only a v0/v1 wrapper opening it is read
+        bands = 1 if seg.base_offset > ranges.to_offset else max(1, -(-size // split_bytes))
         for band in range(bands):
             yield k, band, bands, size
 
 
 def unit_splits(
-    unit: SegmentUnit, ranges: Ranges = Ranges(), split_bytes: int = DEFAULT_SPLIT_BYTES, limit: int = 1 << 26
+    unit: SegmentUnit, ranges: Ranges = EVERYTHING, split_bytes: int = DEFAULT_SPLIT_BYTES, limit: int = 1 << 26
 ) -> list[Split]:
     """The splits of ``unit`` (run by the task that reads them): the segment's start for ``ranges``
     (index reads), then the split starting in the unit's band, ending at the next band's cut."""
+    ranges = starting(ranges, unit.since)
     seg = Segment(unit.base_offset, unit.log, unit.offset_index, unit.time_index, log_bytes=unit.log_bytes)
+    name = f"{unit.base_offset:020d}"
+    if unit.base_offset > ranges.to_offset:  # named past the range: only a v0/v1 wrapper opening it may hold some
+        first = _opening_wrapper_end(unit.log, limit) if unit.band == 0 else None
+        if first is None:
+            return []
+        return [Split(unit.log_dir, unit.partition, name, unit.log, 0, first, first, unit.txn_indexes, unit.since)]
     offsets = _index(seg.index, fmt_indexes.OffsetIndexView, seg.base_offset)
     start = _start_position(seg, unit.log, offsets, ranges, limit)
     if start is None:
@@ -200,16 +176,31 @@ def unit_splits(
     if hi is not None and hi <= start:
         return []
     lo = max(lo, start)
-    name = f"{unit.base_offset:020d}"
-    return [Split(unit.log_dir, unit.partition, name, unit.log, lo, hi, (size if hi is None else hi) - lo)]
+    hi_bytes = size if hi is None else hi
+    return [Split(unit.log_dir, unit.partition, name, unit.log, lo, hi, hi_bytes - lo, unit.txn_indexes, unit.since)]
 
 
 def plan(
-    partitions: list[Partition], ranges: Ranges = Ranges(), split_bytes: int = DEFAULT_SPLIT_BYTES, limit: int = 1 << 26
+    partitions: list[Partition],
+    ranges: Ranges = EVERYTHING,
+    split_bytes: int = DEFAULT_SPLIT_BYTES,
+    limit: int = 1 << 26,
+    since: Mapping[str, int] | None = None,
 ) -> list[Split]:
     """The splits that cover what ``ranges`` asks for, partition by partition, in offset order
     (every unit of :func:`units` expanded here; ``--spark`` expands them in the tasks)."""
-    return [s for u in units(partitions, ranges, split_bytes) for s in unit_splits(u, ranges, split_bytes, limit)]
+    planned = units(partitions, ranges, split_bytes, since)
+    return [s for u in planned for s in unit_splits(u, ranges, split_bytes, limit)]
+
+
+def partition_key(log_dir: str, name: str) -> str:
+    """A partition directory named once, whatever path led to it (an export report's key): an absolute
+    local path, or the URI."""
+    from kseg.storage import location
+
+    if location.is_remote(log_dir):
+        return location.join(log_dir, name)
+    return os.path.abspath(os.path.join(location.local_path(log_dir), name))
 
 
 class _Cuts:
@@ -247,6 +238,21 @@ class _Cuts:
                 self.records = FileRecords(self.log, window=1 << 16)
             if _batch_starts_at(self.records, pos, self.limit):
                 return pos
+        return None
+
+
+def _opening_wrapper_end(log: str, limit: int) -> int | None:
+    """The end of the segment's first batch when it is a compressed v0/v1 wrapper (its records may lie
+    below the segment's name: :mod:`kseg.storage.ranges`), else None; a batch that cannot be framed is
+    left to nobody (None): the segment is past the range by name."""
+    try:
+        with FileRecords(log, window=1 << 16) as records:
+            batch = records.batch_at(0, max_size=limit)
+            if batch is None or first_offset_known(batch):
+                return None
+            end: int = batch.size
+            return end
+    except KsegError:
         return None
 
 
@@ -313,99 +319,3 @@ def _batch_starts_at(records: FileRecords, position: int, limit: int) -> bool:
         return batch is not None and batch.is_valid()
     except KsegError:
         return False
-
-
-# -- reading ----------------------------------------------------------------------------------------------
-def read_split(
-    split: Split, ranges: Ranges = Ranges(), limit: int = 1 << 26, keep_invalid: bool = False
-) -> Iterator[RecordFacts | Corruption]:
-    """The records of ``split`` in ``ranges``, in file order, and each corrupt batch met.
-
-    A batch with a CRC mismatch is a :class:`Corruption`; its records follow
-    too when ``keep_invalid`` and they decode (``crc_valid`` false).  A
-    broken length ends the split with a ``corrupt-batch``; bytes after the
-    last whole batch of the file are ``trailing-bytes``.
-    """
-    records = FileRecords(split.log)  # InputError: an I/O error is the export's failure, never a corruption row
-    with records:
-        end = records.size if split.end is None else split.end
-        pos = split.start
-        try:
-            for batch in records.batches(split.start, end):
-                pos = batch.position + batch.size
-                if batch.last_offset < ranges.from_offset:
-                    continue
-                if batch.base_offset > ranges.to_offset:
-                    return
-                if batch.magic >= 2 and ranges.by_time and batch.max_timestamp < ranges.from_time:
-                    continue
-                yield from _batch_records(batch, split.log, ranges, limit, keep_invalid)
-        except InputError as exc:
-            raise exc.at(files.display(split.log)) from None
-        except KsegError as exc:
-            yield Corruption(split.log, exc.position if exc.position is not None else pos, "corrupt-batch", exc.message)
-            return
-        if split.end is None and pos < records.size:
-            yield Corruption(
-                split.log,
-                pos,
-                "trailing-bytes",
-                f"{records.size - pos} bytes after the last whole batch (a partial batch, not read)",
-            )
-
-
-def _batch_records(batch, log: str, ranges: Ranges, limit: int, keep_invalid: bool):
-    valid = batch.is_valid()
-    if not valid:
-        yield Corruption(
-            log,
-            batch.position,
-            "crc",
-            f"batch at offset {batch.base_offset}: CRC mismatch (stored {batch.checksum}, "
-            f"computed {batch.computed_crc()})",
-        )
-        if not keep_invalid:
-            return
-    v2 = batch.magic >= 2
-    if v2:
-        h = batch.h
-        producer = (
-            h[fmt_v2.PRODUCER_ID],
-            h[fmt_v2.PRODUCER_EPOCH],
-            h[fmt_v2.BASE_SEQUENCE],
-            h[fmt_v2.LEADER_EPOCH],
-            batch.is_transactional,
-            batch.is_control,
-        )
-    else:  # a v0/v1 entry: no producer, no leader epoch
-        producer = (-1, -1, -1, -1, False, False)
-    facts = (batch.position, batch.base_offset, batch.last_offset, batch.magic, batch.codec, *producer, valid)
-    ttype = batch.timestamp_type
-    try:
-        for rec in batch.records(limit):
-            offset, ts = rec[0], rec[1]
-            if offset < ranges.from_offset or offset > ranges.to_offset:
-                continue
-            if not ranges.from_time <= ts < ranges.to_time:
-                continue
-            if v2:
-                key, value, seq = rec[3], rec[4], rec[2]
-                headers = tuple((bytes(k), None if v is None else bytes(v)) for k, v in rec[5])
-            else:
-                key, value, seq, headers = rec[2], rec[3], -1, ()
-            yield RecordFacts(
-                offset,
-                ts,
-                ttype,
-                None if key is None else bytes(key),
-                None if value is None else bytes(value),
-                headers,
-                seq,
-                *facts,
-            )
-    except InputError:
-        raise
-    except KsegError as exc:
-        yield Corruption(
-            log, exc.position if exc.position is not None else batch.position, "corrupt-batch", exc.message
-        )

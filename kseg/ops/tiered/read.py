@@ -13,7 +13,7 @@ have no verdict.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from dataclasses import dataclass, field
 
 from kseg.errors import InputError, KsegError
@@ -54,17 +54,23 @@ def _normal(path: str) -> str:
     return path.rstrip("/") if location.is_uri(path) else os.path.normpath(os.path.abspath(location.local_path(path)))
 
 
-def read_metadata(paths: list[str], read_record: ReadRecord, limit: int = DEFAULT_DECOMPRESSION_LIMIT) -> MetadataRead:
+def read_metadata(
+    paths: list[str],
+    read_record: ReadRecord,
+    limit: int = DEFAULT_DECOMPRESSION_LIMIT,
+    remember: Container[str] | None = None,
+) -> MetadataRead:
     """Read and fold every ``__remote_log_metadata`` partition under ``paths`` (batches decompressed to at most
-    ``limit`` bytes); raises :class:`InputError`
-    when a path is missing or holds none."""
-    out = MetadataRead()
+    ``limit`` bytes), remembering the deletion of the segment ids in ``remember`` (None: of every one; see
+    :class:`~kseg.ops.tiered.state.Fold`); raises :class:`InputError` when a path is missing or holds none."""
+    out = MetadataRead(Fold(remember=remember))
     found = discover(paths, out.notes)
     given = {_normal(p) for p in paths}
     parts = [p for p in found if metadata_partition_number(p.name) is not None or _normal(p.path) in given]
     others = len(found) - len(parts)
     if others:
-        out.notes.append(f"{others} partition(s) of other topics skipped (kseg tiered reads {METADATA_TOPIC})")
+        what = "a partition" if others == 1 else f"{others} partitions"
+        out.notes.append(f"{what} of other topics skipped (kseg tiered reads {METADATA_TOPIC})")
     for part in parts:
         if metadata_partition_number(part.name) is None:
             out.notes.append(f"{part.path}: not named {METADATA_TOPIC}-<n>, read as one as asked")

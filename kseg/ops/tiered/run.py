@@ -6,20 +6,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from kseg.errors import InputError, KsegError
+from kseg.ops.tiered.keys import match_objects
 from kseg.ops.tiered.local import join_local, read_log_starts
+from kseg.ops.tiered.objects import ReadManifest, object_problems
 from kseg.ops.tiered.read import MetadataRead
-from kseg.ops.tiered.reconcile import (
-    PartitionCheck,
-    Problem,
-    object_problems,
-    offset_problems,
-    orphan_problems,
-    placed_in,
-)
+from kseg.ops.tiered.reconcile import PartitionCheck, Problem, offset_problems, placed_in
 from kseg.ops.tiered.store import StoreListing
 from kseg.storage import files, outputs
 from kseg.storage.outcome import exit_code
 from kseg.storage.remote_keys import Layout
+from kseg.words import plural
 
 
 @dataclass
@@ -57,12 +53,14 @@ def check_all(
     store: StoreListing | None = None,
     log_dir: str | None = None,
     layout: Layout = "aiven",
+    read_manifest: ReadManifest | None = None,
 ) -> TieredReport:
     """Check every topic-partition of ``read`` (and, with ``store``, every segment object listed) among a
-    metadata topic of ``partitions`` partitions; ``layout`` names the keys of objects not listed."""
+    metadata topic of ``partitions`` partitions; ``layout`` names the keys of objects not listed;
+    ``read_manifest`` reads Aiven's manifests (their sizes checked; not read without it)."""
     report = TieredReport(read, store=store, log_dir=log_dir, layout=layout)
     report.notes.extend(read.notes)
-    report.notes.extend(read.fold.notes)
+    report.notes.extend(read.fold.all_notes())
     report.errors.extend(read.errors)
     report.problems.extend(read.fold.problems + read.fold.undecodable_tail())
     complete = set(read.partitions) - read.incomplete
@@ -73,7 +71,7 @@ def check_all(
     checks: dict[tuple[str, int], PartitionCheck] = {}
     for key, tp in read.fold.partitions.items():
         check = checks[key] = PartitionCheck(tp, known=tp.metadata_partition in complete)
-        check.problems.extend(Problem("transition", text) for text in tp.problems)
+        check.problems.extend(Problem("transition", text) for text in tp.all_problems())
         expected = placed_in(tp.topic_id, tp.partition, partitions)
         if expected != tp.metadata_partition:
             report.notes.append(
@@ -82,10 +80,10 @@ def check_all(
                 f"{partitions}? (--metadata-partitions)"
             )
         offset_problems(check)
-        if store is not None:
-            object_problems(check, store, layout)
     if store is not None:
-        orphan_problems(checks, store, known)
+        match_objects(checks, store, known)
+        for check in list(checks.values()):
+            object_problems(check, store, layout, read_manifest, report.errors)
         _note_unjudged(report, checks.values())
     if log_dir is not None:
         _join(report, checks.values(), log_dir)
@@ -97,9 +95,10 @@ def _note_unjudged(report: TieredReport, checks: Iterable[PartitionCheck]) -> No
     unjudged = [c for c in checks if not c.known and c.orphans]
     if unjudged:
         objects = sum(len(o.objects) for c in unjudged for o in c.orphans)
+        n = len(unjudged)
         report.notes.append(
-            f"{objects} object(s) of {len(unjudged)} topic-partition(s) whose metadata partition was not read "
-            "(or not to its end): not judged"
+            f"{plural(objects, 'object')} of {plural(n, 'topic-partition')} whose metadata "
+            "partition was not read (or not to its end): not judged"
         )
 
 

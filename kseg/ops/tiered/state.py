@@ -20,11 +20,17 @@ Kafka's ``TopicBasedRemoteLogMetadataManager`` consumes the topic (``ConsumerTas
   store does not;
 * ``RemoteLogSegmentMetadataSnapshotRecord`` belongs to a file-based snapshot, never to the topic: noted.
 
-Each refused event is a problem naming the metadata record (partition and offset) that carried it.
+Each refused event is a problem naming the metadata record (partition and offset) that carried it (the first
+:data:`MAX_LISTED` of a topic-partition; the rest counted).
+
+Memory is one entry per live remote segment, never one per record: a segment whose deletion finished is
+counted, and its id kept only when ``remember`` says its objects matter (the store listed holds some: an
+orphan's cause names it).
 """
 
 from __future__ import annotations
 
+from collections.abc import Container
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
@@ -49,6 +55,8 @@ _VALID = MappingProxyType(
     }
 )
 MAX_UNDECODABLE = 10
+MAX_LISTED = 20  # refused events (and notes) listed per topic-partition (or run); the rest counted
+PARTITION_DELETED = "DELETE_PARTITION_FINISHED"
 _PARTITION_VALID = MappingProxyType(
     {
         None: frozenset({PARTITION_STATES[0]}),
@@ -63,7 +71,7 @@ def valid_transition(source: str | None, target: str) -> bool:
     return source == target or target in _VALID.get(source, set())
 
 
-@dataclass
+@dataclass(slots=True)
 class RemoteSegment:
     """One ``RemoteLogSegmentMetadata`` as the cache holds it, and where its record was read."""
 
@@ -91,13 +99,28 @@ class TopicPartition:
     partition: int
     metadata_partition: str  # the __remote_log_metadata partition directory it was read from
     segments: dict[str, RemoteSegment] = field(default_factory=dict)
-    deleted: dict[str, RemoteSegment] = field(default_factory=dict)
+    #: segment id -> DELETE_SEGMENT_FINISHED or DELETE_PARTITION_FINISHED, for the ids the fold remembers
+    deleted: dict[str, str] = field(default_factory=dict)
+    deleted_count: int = 0  # segments whose deletion finished (remembered or not)
     delete_state: str | None = None
     problems: list[str] = field(default_factory=list)
+    unlisted: int = 0  # refused events past MAX_LISTED, counted
 
     @property
     def name(self) -> str:
         return f"{self.topic}-{self.partition}"
+
+    def problem(self, text: str) -> None:
+        """A refused event: said while fewer than :data:`MAX_LISTED` were, counted after."""
+        if len(self.problems) < MAX_LISTED:
+            self.problems.append(text)
+        else:
+            self.unlisted += 1
+
+    def all_problems(self) -> list[str]:
+        """The problems said, and one line counting the rest."""
+        more = [f"{self.unlisted} more refused events (not listed)"] if self.unlisted else []
+        return self.problems + more
 
     def live(self) -> list[RemoteSegment]:
         """The segments the cache holds, by start offset then end offset."""
@@ -113,6 +136,25 @@ class Fold:
     problems: list[str] = field(default_factory=list)  # records that could not be decoded
     records: int = 0
     undecodable_counts: dict[str, int] = field(default_factory=dict)  # metadata partition -> records
+    #: the segment ids whose deletion is remembered (None: every one): those with objects in the store
+    remember: Container[str] | None = None
+    unlisted_notes: int = 0
+
+    def note(self, text: str) -> None:
+        if len(self.notes) < MAX_LISTED:
+            self.notes.append(text)
+        else:
+            self.unlisted_notes += 1
+
+    def all_notes(self) -> list[str]:
+        more = [f"{self.unlisted_notes} more records not folded (not listed)"] if self.unlisted_notes else []
+        return self.notes + more
+
+    def _forget(self, tp: TopicPartition, seg_id: str, state: str) -> None:
+        """A segment whose deletion finished: counted, its id kept when :attr:`remember` holds it."""
+        tp.deleted_count += 1
+        if self.remember is None or seg_id in self.remember:
+            tp.deleted[seg_id] = state
 
     def undecodable(self, where: str, message: str) -> None:
         """A record ``RemoteLogMetadataSerde`` cannot read (Kafka's consumer task fails on it): a problem, the
@@ -149,7 +191,7 @@ class Fold:
         elif name == "RemotePartitionDeleteMetadataRecord":
             self._partition_delete(m, where)
         else:
-            self.notes.append(f"{where}: a {name} (a file-based snapshot's record, not the topic's): not folded")
+            self.note(f"{where}: a {name} (a file-based snapshot's record, not the topic's): not folded")
 
     def _segment_event(self, m: dict, where: str) -> tuple[TopicPartition, str, str] | None:
         """The topic-partition, segment id and state a segment record names; None (a problem) when it
@@ -167,14 +209,14 @@ class Fold:
             return
         tp, seg_id, state = event
         if state != STARTED:
-            tp.problems.append(
+            tp.problem(
                 f"{where}: segment {seg_id} added with state {state}: Kafka's addCopyInProgressSegment "
                 f"accepts only {STARTED} (IllegalArgumentException), the record is not applied"
             )
             return
         existing = tp.segments.get(seg_id)
         if existing is not None and not valid_transition(existing.state, state):
-            tp.problems.append(_refused(where, seg_id, existing.state, state))
+            tp.problem(_refused(where, seg_id, existing.state, state))
             return
         epochs = {e["leaderEpoch"]: e["offset"] for e in m["segmentLeaderEpochs"]}
         tp.segments[seg_id] = RemoteSegment(
@@ -201,34 +243,40 @@ class Fold:
         seg = tp.segments.get(seg_id)
         if seg is None:
             gone = "its deletion already finished" if seg_id in tp.deleted else "no metadata record added it"
-            tp.problems.append(
+            if seg_id not in tp.deleted and self.remember is not None and seg_id not in self.remember:
+                gone = "no live metadata holds it (never added, or its deletion finished)"
+            tp.problem(
                 f"{where}: update to {state} for segment {seg_id}: {gone} (Kafka drops it: "
                 "RemoteResourceNotFoundException)"
             )
             return
         if not valid_transition(seg.state, state) or state == STARTED:
-            tp.problems.append(_refused(where, seg_id, seg.state, state))
+            tp.problem(_refused(where, seg_id, seg.state, state))
             return
         seg.state, seg.broker, seg.event_timestamp, seg.updated = state, m["brokerId"], m["eventTimestampMs"], where
         seg.custom = _custom(m["customMetadata"], tp, where)
         if state == DELETE_FINISHED:
-            tp.deleted[seg_id] = tp.segments.pop(seg_id)
+            del tp.segments[seg_id]
+            self._forget(tp, seg_id, DELETE_FINISHED)
 
     def _partition_delete(self, m: dict, where: str) -> None:
         tp = self._partition(m["topicIdPartition"], where)
         state = PARTITION_STATES[m["remotePartitionDeleteState"]]
         if tp.delete_state != state and state not in _PARTITION_VALID.get(tp.delete_state, set()):
-            tp.problems.append(
+            tp.problem(
                 f"{where}: partition delete {tp.delete_state or 'not marked'} -> {state}: not a transition "
                 "RemotePartitionDeleteState.isValidTransition allows (Kafka's store applies it all the same)"
             )
         tp.delete_state = state
         if state == PARTITION_STATES[2] and tp.segments:
-            tp.problems.append(
-                f"{where}: partition deletion finished with {len(tp.segments)} segment(s) not deleted "
-                f"({', '.join(sorted(tp.segments))}): Kafka drops their metadata, their objects may be left"
+            ids = sorted(tp.segments)
+            more = f" and {len(ids) - MAX_LISTED} more" if len(ids) > MAX_LISTED else ""
+            tp.problem(
+                f"{where}: partition deletion finished before the deletion of segments "
+                f"{', '.join(ids[:MAX_LISTED])}{more}: Kafka drops their metadata, their objects may be left"
             )
-            tp.deleted.update(tp.segments)
+            for seg_id in tp.segments:
+                self._forget(tp, seg_id, PARTITION_DELETED)
             tp.segments.clear()
 
 
@@ -237,7 +285,7 @@ def _after_partition_deleted(tp: TopicPartition, where: str, seg_id: str) -> boo
     throws ``IllegalStateException`` ("No partition metadata found"); a problem, the event not applied."""
     if tp.delete_state != PARTITION_STATES[2]:
         return False
-    tp.problems.append(
+    tp.problem(
         f"{where}: segment {seg_id}: an event after the partition's deletion finished (Kafka's store throws "
         "IllegalStateException: no partition metadata), not applied"
     )
@@ -257,5 +305,5 @@ def _custom(data: bytes | None, tp: TopicPartition, where: str) -> CustomMetadat
     try:
         return parse_custom_metadata(data)
     except ValueError as exc:
-        tp.problems.append(f"{where}: custom metadata of {len(data)} bytes not Aiven's tagged fields: {exc}")
+        tp.problem(f"{where}: custom metadata of {len(data)} bytes not Aiven's tagged fields: {exc}")
         return None

@@ -60,10 +60,26 @@ def list_store(root: str) -> StoreListing:
     return index_entries(root, list_objects(root))
 
 
+def _check_root(root: str) -> None:
+    """A store's root that holds nothing is no store: a bucket that does not exist, a prefix with no object
+    (an object store has no empty directories), a file -- :class:`InputError`, exit 2, as a missing local
+    directory is (never every segment "missing")."""
+    location.check_uri(root)
+    what = location.kind(root)
+    if what == "dir":
+        return
+    if what == "file":
+        raise InputError("an object, not a prefix: give the remote store's root (--remote)", path=root)
+    bucket = location.bucket(root)
+    if bucket != root.rstrip("/") and location.kind(bucket) == "missing":
+        raise InputError("no such bucket", path=bucket)
+    raise InputError("no such bucket or prefix (no object under it)", path=root)
+
+
 def list_objects(root: str) -> list[location.Entry]:
     """Every object under ``root`` (a prefix or a directory), recursively, with sizes."""
     if location.is_remote(root):
-        location.check_uri(root)
+        _check_root(root)
         return location.list_tree(root)
     if not os.path.lexists(location.local_path(root)):
         raise InputError("no such file or directory", path=root)
@@ -74,7 +90,7 @@ def top_level(root: str) -> tuple[list[str], list[location.Entry]]:
     """The prefixes (a topic's, or a topic-partition's, in both layouts) and the objects directly under
     ``root``: what ``--spark`` hands out, one listing each."""
     if location.is_remote(root):
-        location.check_uri(root)
+        _check_root(root)
         return location.list_level(root)
     path = location.local_path(root)
     if not os.path.isdir(path):

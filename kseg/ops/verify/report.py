@@ -6,7 +6,8 @@ Rows are flat dicts (JSON Lines, or Parquet from Spark).  Every row has
 roots are two logs), ``partition`` and ``segment``.
 
 segment rows: ``path``, ``bytes``, ``batches``, ``lastOffset`` (the last offset read: what the
-next segment's base offset must pass; null when no batch was read), ``problems`` (count),
+next segment's base offset must pass; null when no batch was read), ``identity`` (the ``.log``'s version
+when it was read: size, mtime_ns and ctime_ns, or a store's ETag; what ``--resume`` trusts), ``problems`` (count),
 ``status`` (``clean``, ``problems`` or ``failed``), ``error`` (why a failed
 segment could not be verified, else null), ``notes`` (list of strings).  A
 partition directory that could not be listed is one ``failed`` segment row
@@ -43,6 +44,7 @@ def segment_row(res: SegmentResult) -> dict:
         "bytes": res.bytes,
         "batches": res.batches,
         "lastOffset": res.last_offset,
+        "identity": res.identity,
         "problems": res.problem_count,
         "status": res.status,
         "error": res.failed,
@@ -169,6 +171,7 @@ COLUMNS = (
     ("bytes", "int64", "segment"),
     ("batches", "int64", "segment"),
     ("lastOffset", "int64", "segment"),
+    ("identity", "string", "segment"),
     ("problems", "int64", "segment"),
     ("status", "string", "segment"),
     ("error", "string", "segment"),

@@ -54,6 +54,7 @@ class SegmentResult:
     notes: list[str] = field(default_factory=list)
     failed: str | None = None  # the segment could not be verified at all (I/O)
     log_dir: str = ""  # the log directory holding the partition (with ``partition``, its identity)
+    identity: str | None = None  # the .log's version when it was read (files.identity): what --resume trusts
     kept: dict[tuple[str, str], int] = field(default_factory=dict)  # (kind, file) -> problems in ``problems``
     omitted: dict[tuple[str, str], int] = field(default_factory=dict)  # (kind, file) -> problems only counted
 

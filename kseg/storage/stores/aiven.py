@@ -45,8 +45,12 @@ class AivenStore:
         if path not in self._manifests:
             # anything at the manifest's name is read (a directory there is an error, not "no manifest")
             there = self.inner.stat(path).kind != "missing"
-            self._manifests[path] = tiered.read_manifest(self.inner.open, key) if there else None
+            self._manifests[path] = tiered.read_manifest(self.inner.open, path) if there else None
         return self._manifests[path]
+
+    def read_manifest(self, path: str) -> Manifest:
+        """The manifest object at ``path``, read and parsed, not kept (``kseg tiered`` checks sizes by it)."""
+        return tiered.read_manifest(self.inner.open, path)
 
     def _data_key(self, manifest: Manifest, where: str) -> bytes:
         enc = manifest.encryption
@@ -121,6 +125,9 @@ class AivenStore:
 
     def mtime_ms(self, path: str) -> int:
         return self.inner.mtime_ms(path)
+
+    def identity(self, path: str) -> str:
+        return self.inner.identity(path)
 
     def original_size(self, path: str) -> int | None:
         key = tiered.aiven_key(path)

@@ -36,6 +36,9 @@ class ArrowStore:
     def mtime_ms(self, path: str) -> int:
         return location.mtime_ms(path)
 
+    def identity(self, path: str) -> str:
+        return location.identity(path)
+
     def original_size(self, path: str) -> int | None:
         return None
 

@@ -54,6 +54,10 @@ class Store(Protocol):
     def mtime_ms(self, path: str) -> int:
         """The modification time of ``path`` in epoch milliseconds."""
 
+    def identity(self, path: str) -> str:
+        """What names this version of the file at ``path``, for ``--resume`` (:class:`InputError` with the
+        store's reason when it cannot be asked)."""
+
     def original_size(self, path: str) -> int | None:
         """The size of the segment file ``path`` as Kafka wrote it when the store keeps it otherwise (a
         tiered ``.log``: its manifest's), else None."""

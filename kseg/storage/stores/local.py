@@ -69,6 +69,15 @@ class LocalStore:
         except OSError as exc:
             raise InputError(f"cannot stat: {exc.strerror or exc}", path=path) from None
 
+    def identity(self, path: str) -> str:
+        """``size=<n> mtime_ns=<t> ctime_ns=<t>``: a user can set the mtime back, never the ctime (any write
+        changes it)."""
+        try:
+            s = os.stat(local_path(path))
+        except OSError as exc:
+            raise InputError(f"cannot stat: {exc.strerror or exc}", path=path) from None
+        return f"size={s.st_size} mtime_ns={s.st_mtime_ns} ctime_ns={s.st_ctime_ns}"
+
     def original_size(self, path: str) -> int | None:
         return None
 

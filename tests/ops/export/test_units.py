@@ -41,8 +41,10 @@ def test_units_are_planned_from_names_and_sizes_alone() -> None:
     part = Partition("/nowhere/orders-0")
     part.segments = [Segment(b, f"/nowhere/orders-0/{b:020d}.log", log_bytes=1000) for b in (0, 100, 200)]
     got = list(units([part], Ranges(from_offset=150, to_offset=180), split_bytes=400))
-    assert {u.base_offset for u in got} == {100}  # 0 ends below 150, 200 starts past 180
-    assert [(u.band, u.bands) for u in got] == [(0, 3), (1, 3), (2, 3)]
+    # 0 ends below 150; 200 is named past 180, but a v0/v1 wrapper opening it may hold offsets below its
+    # name: it is one unit, whose task reads its first batch only (kseg.storage.ranges)
+    assert [(u.base_offset, u.band, u.bands) for u in got] == [(100, 0, 3), (100, 1, 3), (100, 2, 3), (200, 0, 1)]
+    assert list(units([part], Ranges(to_offset=99), split_bytes=400))[-1].base_offset == 100  # 200: past by name
 
 
 @pytest.mark.parametrize("split_bytes", [150, 1000, 4096, 1 << 20])
@@ -85,4 +87,4 @@ def test_a_band_without_a_cut_is_read_by_the_previous_one(tmp_path: Path) -> Non
 def test_a_unit_is_plain_data() -> None:
     """Units travel to executors pickled: a tuple of strings and integers."""
     unit = SegmentUnit("/d", "t-0", 0, "/d/t-0/0.log", None, None, 10, 0, 1)
-    assert tuple(unit) == ("/d", "t-0", 0, "/d/t-0/0.log", None, None, 10, 0, 1) and unit.bytes == 10
+    assert tuple(unit)[:9] == ("/d", "t-0", 0, "/d/t-0/0.log", None, None, 10, 0, 1) and unit.bytes == 10

@@ -5,6 +5,7 @@ one fault each (docs/tiered-metadata.md names them)."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,6 +21,29 @@ __all__ = ["finished", "metadata_partition"]  # re-exported for the tests
 TOPIC, TOPIC_ID, PARTITION = "orders", "Wd7Ynb0xRJ2-8HlQ_3aZ1g", 0
 PARTITIONS = 3  # remote.log.metadata.topic.num.partitions of these clusters
 SIZE = 2048  # each segment's segmentSizeInBytes
+INDEXES = 64  # each segment's .indexes (and, local layout, each index file)
+#: Aiven's manifest of such a segment: neither compressed nor encrypted, one chunk, four 16-byte indexes
+MANIFEST = json.dumps(
+    {
+        "version": "1",
+        "chunkIndex": {
+            "type": "fixed",
+            "originalChunkSize": SIZE,
+            "originalFileSize": SIZE,
+            "transformedChunkSize": SIZE,
+            "finalTransformedChunkSize": SIZE,
+        },
+        "segmentIndexes": {
+            name: {"position": 16 * i, "size": 16}
+            for i, name in enumerate(("offset", "timestamp", "producerSnapshot", "leaderEpoch"))
+        }
+        | {"transaction": None},
+        "compression": False,
+        "encryption": None,
+    },
+    separators=(",", ":"),
+).encode()
+OBJECT_BYTES = SIZE + INDEXES + len(MANIFEST)  # what Aiven's plugin uploads for one segment
 IDS = {  # one Uuid per remote segment
     "old": "AAAAAAAAAAAAAAAAAAAAAQ",
     "a": "-kq3PZs0T8ayL1x9V0fHbA",
@@ -72,7 +96,8 @@ class Cluster:
                     continue
                 path = store / key
                 path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_bytes(b"\0" * (SIZE if suffix == "log" else 64))
+                body = MANIFEST if suffix == "rsm-manifest" else b"\0" * (SIZE if suffix == "log" else INDEXES)
+                path.write_bytes(body)
         part = logdir / f"{TOPIC}-{PARTITION}"
         batch = build_v2_batch([RecordSpec(None, b"v", 1_780_000_000_000)], base_offset=self.local_start)
         write_segment(part, [[batch]], base_offset=self.local_start)

@@ -6,11 +6,12 @@ from __future__ import annotations
 import pytest
 
 from kseg.decoders.remote import read_record
+from kseg.ops.tiered.keys import expected_key
 from kseg.ops.tiered.read import read_metadata
-from kseg.ops.tiered.reconcile import expected_key
 from kseg.ops.tiered.run import TieredReport, check_all
 from kseg.ops.tiered.store import list_store
 from kseg.storage.remote_keys import Layout, object_key
+from kseg.storage.tiered import read_manifest
 from kseg.testing import remote_metadata as rm
 from tests.ops.tiered import scenario as sc
 from tests.ops.tiered.scenario import IDS, PARTITIONS, TOPIC, TOPIC_ID, Cluster, healthy
@@ -20,7 +21,7 @@ def run(tmp_path, cluster: Cluster, store: bool = True, logdir: bool = True) -> 
     meta, store_root, log_dir = cluster.write(tmp_path)
     read = read_metadata([str(meta)], read_record)
     listing = list_store(str(store_root)) if store else None
-    return check_all(read, PARTITIONS, listing, str(log_dir) if logdir else None)
+    return check_all(read, PARTITIONS, listing, str(log_dir) if logdir else None, read_manifest=read_manifest)
 
 
 def kinds(report: TieredReport) -> list[str]:
@@ -73,7 +74,7 @@ def test_copy_that_never_finished_is_an_orphan(tmp_path) -> None:
     assert sorted(kinds(report)) == ["local-gap", "orphan"]
     (orphan,) = report.checks[0].orphans
     assert orphan.state == "COPY_SEGMENT_STARTED"
-    assert orphan.bytes == sc.SIZE + 2 * 64 and report.orphan_bytes == orphan.bytes
+    assert orphan.bytes == sc.OBJECT_BYTES and report.orphan_bytes == orphan.bytes
 
 
 def test_objects_of_a_deleted_segment_are_orphans(tmp_path) -> None:
@@ -194,7 +195,7 @@ def test_aiven_custom_metadata_names_the_key(tmp_path) -> None:
         "k/x",
     )
     assert expected_key(report.checks[0].tp, c) == "p/k/x.log"
-    assert expected_key(report.checks[0].tp, c, root="s3://b/root") == "p/k/x.log"  # object_prefix: the bucket's
+    assert expected_key(report.checks[0].tp, c, root="s3://b/root") == "s3://b/p/k/x.log"  # object_prefix: the bucket's
     assert kinds(report) == []  # c's deletion started: it is no longer served, and no later segment follows it
     assert [s.segment_id for s in sc.finished(report.checks[0].tp)] == [IDS["a"], IDS["b"]]
 
@@ -213,7 +214,7 @@ def test_aiven_custom_metadata_with_one_field_falls_back_as_the_plugin_does(tmp_
     c.custom = None
     main = expected_key(tp, c).removesuffix(".log")  # the layout's main path
     c.custom = rm_custom(only_prefix)
-    assert expected_key(tp, c, root="s3://b/root") == f"old/{main}.log"
+    assert expected_key(tp, c, root="s3://b/root") == f"s3://b/old/{main}.log"
 
 
 def rm_custom(data: bytes):
@@ -225,10 +226,134 @@ def rm_custom(data: bytes):
 def test_aiven_remote_size(tmp_path) -> None:
     """remote_size is the bytes uploaded (SegmentCustomMetadataBuilder.totalSize): right, then wrong."""
     cluster = healthy()
-    whole = sc.SIZE + 2 * 64  # .log, .indexes, .rsm-manifest
+    whole = sc.OBJECT_BYTES  # .log, .indexes, .rsm-manifest
     for n, size in ((0, whole), (1, whole + 1)):
         cluster.values.append(
             rm.segment_update(sc.seg("a"), rm.COPY_SEGMENT_FINISHED, custom=rm.aiven_custom_metadata(remote_size=size))
         )
         report = run(tmp_path / str(n), cluster)
         assert kinds(report) == ([] if n == 0 else ["size"])
+
+
+def _objects_of(store_root, name: str, start: int, partition: int = 0) -> list:
+    """The paths of segment ``name``'s objects (Aiven's layout) at ``start`` in ``partition``."""
+    return [
+        store_root / object_key("aiven", "", TOPIC, TOPIC_ID, partition, start, IDS[name], suffix)
+        for suffix in sc.AIVEN_SUFFIXES
+    ]
+
+
+def _reconcile(tmp_path, change) -> TieredReport:
+    """The healthy cluster written, its store changed by ``change(store_root)``, then checked."""
+    meta, store_root, log_dir = healthy().write(tmp_path)
+    change(store_root)
+    read = read_metadata([str(meta)], read_record)
+    return check_all(read, PARTITIONS, list_store(str(store_root)), str(log_dir), read_manifest=read_manifest)
+
+
+def _problems(report: TieredReport) -> dict[str, list[tuple[str, str]]]:
+    out: dict[str, list[tuple[str, str]]] = {}
+    for c in report.checks:
+        for p in c.problems:
+            out.setdefault(c.tp.name, []).append((p.kind, p.text))
+    return out
+
+
+def test_a_copy_under_another_partition_prefix_is_an_orphan(tmp_path) -> None:
+    """Segment a's objects stay at their keys under .../0/ and are copied under .../7/ too: orders-0 is clean,
+    the copies are orphans of orders-7 (no fetch reads them), named by the key the RSM does fetch."""
+
+    def copy(root) -> None:
+        for src, dst in zip(_objects_of(root, "a", 100), _objects_of(root, "a", 100, 7), strict=True):
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            dst.write_bytes(src.read_bytes())
+
+    problems = _problems(_reconcile(tmp_path, copy))
+    assert list(problems) == ["orders-7"]
+    ((kind, text),) = problems["orders-7"]
+    assert kind == "orphan" and f"segment {IDS['a']}: 3 objects" in text and "/7/" in text
+    assert "not the key the RSM fetches" in text and "of orders-0 (COPY_SEGMENT_FINISHED, offsets 100-199)" in text
+    assert text.endswith(f"/0/{100:020d}-{IDS['a']}.log")
+
+
+def test_objects_renamed_to_another_start_offset_are_missing_and_orphans(tmp_path) -> None:
+    def rename(root) -> None:
+        for src, dst in zip(_objects_of(root, "a", 100), _objects_of(root, "a", 150), strict=True):
+            src.rename(dst)
+
+    problems = _problems(_reconcile(tmp_path, rename))
+    assert sorted(kind for kind, _ in problems["orders-0"]) == ["missing", "orphan"]
+    missing = next(text for kind, text in problems["orders-0"] if kind == "missing")
+    assert f"segment {IDS['a']} (offsets 100-199)" in missing and "holds no object of it at its key" in missing
+    assert f"{100:020d}-{IDS['a']}" in missing
+    orphan = next(text for kind, text in problems["orders-0"] if kind == "orphan")
+    assert f"{150:020d}" not in orphan.split("from:")[1]  # the key fetched, not the renamed one
+
+
+def test_objects_moved_to_another_partition(tmp_path) -> None:
+    """orders-0 misses a's objects (data loss) and its row shows the key fetched, not the foreign one."""
+
+    def move(root) -> None:
+        for src, dst in zip(_objects_of(root, "a", 100), _objects_of(root, "a", 100, 7), strict=True):
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            src.rename(dst)
+
+    report = _reconcile(tmp_path, move)
+    problems = _problems(report)
+    assert [kind for kind, _ in problems["orders-0"]] == ["missing"]
+    assert [kind for kind, _ in problems["orders-7"]] == ["orphan"]
+    check = next(c for c in report.checks if c.tp.name == "orders-0")
+    assert check.objects[IDS["a"]] == []
+    from kseg.render.tiered import segment_row
+
+    row = segment_row(check, check.tp.segments[IDS["a"]], report)
+    assert row["objects"] == 0 and "/0/" in row["objectKey"] and "/7/" not in row["objectKey"]
+
+
+def test_an_empty_log_object_of_a_2048_byte_segment(tmp_path) -> None:
+    report = _reconcile(tmp_path, lambda root: _objects_of(root, "b", 200)[0].write_bytes(b""))
+    problems = _problems(report)["orders-0"]
+    assert [kind for kind, _ in problems] == ["size"]
+    assert problems[0][1].endswith(
+        f"{200:020d}-{IDS['b']}.log: 0 bytes, expected 2048 (segment {IDS['b']}, segmentSizeInBytes=2048): "
+        "the size its manifest's chunk index states"
+    )
+
+
+def test_manifests_state_the_sizes(tmp_path) -> None:
+    """A manifest of a 1024-byte segment (the metadata says 2048, the .log holds 2048), an .indexes object cut
+    short, a manifest that is no JSON."""
+
+    def change(root) -> None:
+        a, b, c = (_objects_of(root, n, s) for n, s in (("a", 100), ("b", 200), ("c", 300)))
+        small = sc.MANIFEST.replace(b'"originalFileSize":2048', b'"originalFileSize":1024')
+        a[2].write_bytes(small.replace(b'"finalTransformedChunkSize":2048', b'"finalTransformedChunkSize":1024'))
+        b[1].write_bytes(b"\0" * 60)
+        c[2].write_bytes(b"{not json")
+
+    texts = _problems(_reconcile(tmp_path, change))["orders-0"]
+    assert [kind for kind, _ in texts] == ["size", "size", "size", "manifest"], texts
+    assert "chunkIndex.originalFileSize 1024, the metadata says segmentSizeInBytes=2048" in texts[0][1]
+    assert ".log: 2048 bytes, expected 1024" in texts[1][1]
+    assert ".indexes: 60 bytes, expected 64" in texts[2][1]
+    assert ".rsm-manifest: not JSON" in texts[3][1] and "the RSM cannot read segment" in texts[3][1]
+
+
+def test_refused_events_are_listed_up_to_a_bound_then_counted(tmp_path) -> None:
+    from kseg.ops.tiered.state import MAX_LISTED
+
+    cluster = healthy()
+    cluster.values += [rm.segment_update(sc.seg("new"), rm.COPY_SEGMENT_FINISHED)] * (MAX_LISTED + 5)
+    report = run(tmp_path, cluster, store=False, logdir=False)
+    texts = [p.text for p in report.checks[0].problems]
+    assert len(texts) == MAX_LISTED + 1 and texts[-1] == "5 more refused events (not listed)"
+
+
+def test_the_fold_remembers_only_the_deletions_asked(tmp_path) -> None:
+    """One entry per live segment: a deletion finished is counted, its id kept only when asked (the store
+    holds objects of it)."""
+    meta, _, _ = healthy().write(tmp_path)
+    (tp,) = read_metadata([str(meta)], read_record, remember=frozenset()).fold.partitions.values()
+    assert tp.deleted == {} and tp.deleted_count == 1
+    (tp,) = read_metadata([str(meta)], read_record, remember=frozenset({IDS["old"]})).fold.partitions.values()
+    assert tp.deleted == {IDS["old"]: "DELETE_SEGMENT_FINISHED"}
