@@ -108,6 +108,27 @@ def pytest_terminal_summary(terminalreporter) -> None:
         terminalreporter.write_line(line)
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """In a pytest-xdist worker: the Spark tests' files first.  The controller hands out whole files
+    (``--dist loadfile``) in this order (``--no-loadscope-reorder``: not by their number of tests, which
+    would leave the few long Spark tests to run last, one process idle); a single process keeps the
+    collection's order."""
+    if hasattr(config, "workerinput"):
+        items.sort(key=lambda item: TESTS / "spark" not in item.path.parents)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """In a pytest-xdist worker: hand this process's SUMMARY lines to the controller, which prints them."""
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput["kseg_summary"] = list(SUMMARY)
+
+
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: called in the controller as each worker ends
+def pytest_testnodedown(node, error) -> None:
+    SUMMARY.extend(getattr(node, "workeroutput", {}).get("kseg_summary", []))
+
+
 @pytest.fixture
 def corpus_data() -> Path:
     return CORPUS_DATA

@@ -6,6 +6,7 @@ import importlib.util
 import pytest
 
 from tests.spark.cluster import spark_cluster  # noqa: F401 - a fixture, registered for tests/spark
+from tests.spark.shared import shared_session
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -17,3 +18,10 @@ def _store_settings_before_any_jvm(request: pytest.FixtureRequest) -> None:
     installed; where they are not, the S3 tests skip with their own reason."""
     if importlib.util.find_spec("moto") and importlib.util.find_spec("pyarrow"):
         request.getfixturevalue("s3")
+
+
+@pytest.fixture
+def spark_session():
+    """The test process's shared local[2] SparkSession (tests/spark/shared.py): started once, kept running."""
+    pytest.importorskip("pyspark", reason="the spark extra (pip install 'kseg[spark]')")
+    return shared_session()

@@ -14,6 +14,7 @@ import pytest
 
 from tests.conftest import CORPUS_DATA, run_cli, run_subprocess
 from tests.s3server import broker_data_dirs
+from tests.spark.shared import run_on_spark, shared_session
 
 pytest.importorskip("pyspark", reason="the spark extra (pip install 'kseg[spark]')")
 pq = pytest.importorskip("pyarrow.parquet", reason="pyarrow (the test extra)")
@@ -23,13 +24,8 @@ ORDER = ["logDir", "segment", "batchPosition", "offset"]
 
 @pytest.fixture(scope="module")
 def spark(s3):  # the S3 variables must be set before the JVM (and its Python workers) start
-    import kseg.spark
-    from kseg.spark.session import session
-
-    s = session("local[2]", ["spark.sql.shuffle.partitions=2"])
-    kseg.spark.register(s)
-    yield s
-    s.stop()
+    """The process's shared local[2] session (tests/spark/shared.py), kseg's data source registered."""
+    return shared_session()
 
 
 def rows_of(df) -> list[dict]:
@@ -85,9 +81,8 @@ def test_data_source_on_s3_equals_the_local_copy(spark, s3, local_brokers) -> No
 
 
 def test_export_on_spark_writes_from_the_executors(s3, tmp_path: Path) -> None:
-    r = run_subprocess(
-        ["export", "--spark", "--master", "local[2]", s3.uri("brokers/b1/data"), "-o", s3.uri("exports/spark-b1")],
-        timeout=600,
+    r = run_on_spark(
+        ["export", "--spark", "--master", "local[2]", s3.uri("brokers/b1/data"), "-o", s3.uri("exports/spark-b1")]
     )
     assert r.exit_code == 1, r.errtext[-3000:]  # corrupt-crc-0 is in the tree
     assert "Traceback" not in r.errtext
@@ -302,7 +297,7 @@ def test_export_on_spark_coalesces_small_segments_into_files_of_the_target_size(
     target = 256 << 10
     for size in (target, 64 << 20):
         args = ["export", "--spark", "--master", "local[2]", str(root), "-o", str(out), "--split-bytes", "1048576"]
-        r = run_subprocess([*args, "--force", "--target-file-size", str(size)], timeout=600)
+        r = run_on_spark([*args, "--force", "--target-file-size", str(size)])
         assert r.exit_code == 0, r.errtext[-3000:]
         assert r.text.strip() == f"{len(want)} records from {splits} splits written to {out}."
         files = sorted(out.rglob("*.parquet"))

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from tests.cli.test_diff import _three_replicas
-from tests.conftest import run_subprocess
+from tests.conftest import run_cli, run_subprocess
+from tests.spark.shared import run_on_spark
 from tests.storage.forensics_data import EPOCHS_SHARED, replica_logs, write_replica
 
 pyspark = pytest.importorskip("pyspark", reason="the spark extra (pip install 'kseg[spark]')")
@@ -27,8 +28,8 @@ def test_spark_gives_the_local_rows(tmp_path: Path) -> None:
     write_replica(roots[2] / "events-1", old.appends, None)
     _three_replicas(tmp_path)  # orders-0: b1 whole, b2 lagging at a batch boundary, b3 with one damaged batch
     args = ["diff", "--roots", "--format", "json", *map(str, roots)]
-    local = run_subprocess(args)
-    spark = run_subprocess([*args, "--spark", "--master", "local[2]"], timeout=600)
+    local = run_cli(args)
+    spark = run_on_spark([*args, "--spark", "--master", "local[2]"])
     assert local.exit_code == spark.exit_code == 1, spark.errtext[-2000:]
     assert spark.text == local.text
     summaries = [json.loads(line) for line in spark.text.splitlines() if '"type":"summary"' in line]

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from kseg.ops.verify.report import sort_key
-from tests.conftest import CORPUS_DATA, Result, as_unprivileged_root, kseg_argv, run_subprocess
+from tests.conftest import CORPUS_DATA, Result, as_unprivileged_root, kseg_argv, run_cli, run_subprocess
+from tests.spark.shared import run_on_spark, shared_session
 
 pyspark = pytest.importorskip("pyspark", reason="the spark extra (pip install 'kseg[spark]')")
 
@@ -66,8 +67,8 @@ def _rows(path: Path) -> list[dict]:
 
 def test_spark_gives_the_local_rows(log_root: Path, tmp_path: Path) -> None:
     local, spark = tmp_path / "local.jsonl", tmp_path / "spark.jsonl"
-    r1 = run_subprocess(["verify-index", "--verbose", "--report", str(local), str(log_root)])  # notes inline
-    r2 = run_subprocess(
+    r1 = run_cli(["verify-index", "--verbose", "--report", str(local), str(log_root)])  # notes inline
+    r2 = run_on_spark(
         [
             "verify-index",
             "--spark",
@@ -79,8 +80,7 @@ def test_spark_gives_the_local_rows(log_root: Path, tmp_path: Path) -> None:
             "--report",
             str(spark),
             str(log_root),
-        ],
-        timeout=600,
+        ]
     )
     assert r1.exit_code == r2.exit_code == 1, r2.errtext[-2000:]
     rows = _rows(local)
@@ -93,7 +93,7 @@ def test_spark_gives_the_local_rows(log_root: Path, tmp_path: Path) -> None:
 
 
 def test_spark_parquet_report(log_root: Path, tmp_path: Path) -> None:
-    from pyspark.sql import SparkSession
+    import io
 
     from kseg.runtime.run import Run
     from kseg.runtime.verify import VerifyRun
@@ -101,29 +101,24 @@ def test_spark_parquet_report(log_root: Path, tmp_path: Path) -> None:
     from kseg.storage.partition import discover
 
     out = tmp_path / "report.parquet"
-    spark = SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false").getOrCreate()
-    try:
-        import io
-
-        buf, err = io.BytesIO(), io.BytesIO()
-        parts = discover([str(log_root / "topic0-0"), str(log_root / "topic0-4")], [])
-        code = run_spark_cli(
-            VerifyRun(Run(buf, err), str(out)),
-            parts,
-            strict=True,
-            master=None,
-            spark_conf=(),
-            max_message_size=5 << 20,
-            output_format="text",
-            spark=spark,
-        )
-        assert code == 1
-        df = spark.read.parquet(str(out))
-        kinds = {r["kind"] for r in df.where("type = 'problem'").collect()}
-        assert "crc" in kinds
-        assert df.where("type = 'segment'").count() == 3
-    finally:
-        spark.stop()
+    spark = shared_session()
+    buf, err = io.BytesIO(), io.BytesIO()
+    parts = discover([str(log_root / "topic0-0"), str(log_root / "topic0-4")], [])
+    code = run_spark_cli(
+        VerifyRun(Run(buf, err), str(out)),
+        parts,
+        strict=True,
+        master=None,
+        spark_conf=(),
+        max_message_size=5 << 20,
+        output_format="text",
+        spark=spark,
+    )
+    assert code == 1
+    df = spark.read.parquet(str(out))
+    kinds = {r["kind"] for r in df.where("type = 'problem'").collect()}
+    assert "crc" in kinds
+    assert df.where("type = 'segment'").count() == 3
 
 
 def test_many_partitions_without_the_checkpoint_hold_only_what_is_printed(tmp_path: Path) -> None:
@@ -132,33 +127,27 @@ def test_many_partitions_without_the_checkpoint_hold_only_what_is_printed(tmp_pa
     note kinds with their first places -- the same for 30 partitions as for 150 (nothing per clean segment)."""
     import io
 
-    from pyspark.sql import SparkSession
-
     from kseg.spark import job
     from kseg.spark.driver import _render
     from kseg.storage.listing import listed
     from kseg.testing.bombs import write_many_partitions
     from tests.cli.test_verify import without_clean
-    from tests.conftest import run_cli
 
     root = write_many_partitions(tmp_path / "root", 150)
     shutil.copytree(CORPUS_DATA / "corrupt-crc-0", root / "bad-0")
     local = run_cli(["verify-index", str(root)])
     assert local.exit_code == 1 and "note: 151 files: absent: the batches' leader epochs not checked" in local.text
-    spark = SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false").getOrCreate()
-    try:
-        held = []
-        for paths in ([str(root)], [str(root / "bad-0"), *(str(root / f"t-{n}") for n in range(30))]):
-            outcome = job.run(spark, listed(paths, []), strict=False, max_message_size=5 << 20, keep_all=False)
-            assert outcome.notes is not None and [r.partition for r in outcome.shown] == ["bad-0"]
-            held.append(len(outcome.shown) + outcome.notes.held())
-            if len(paths) == 1:
-                out = io.BytesIO()
-                _render(out, outcome, "text", full_names=False, verbose=False)
-                assert out.getvalue().decode() == without_clean(local.text)
-        assert held == [1 + 1 + 3] * 2
-    finally:
-        spark.stop()
+    spark = shared_session()
+    held = []
+    for paths in ([str(root)], [str(root / "bad-0"), *(str(root / f"t-{n}") for n in range(30))]):
+        outcome = job.run(spark, listed(paths, []), strict=False, max_message_size=5 << 20, keep_all=False)
+        assert outcome.notes is not None and [r.partition for r in outcome.shown] == ["bad-0"]
+        held.append(len(outcome.shown) + outcome.notes.held())
+        if len(paths) == 1:
+            out = io.BytesIO()
+            _render(out, outcome, "text", full_names=False, verbose=False)
+            assert out.getvalue().decode() == without_clean(local.text)
+    assert held == [1 + 1 + 3] * 2
 
 
 def test_spark_submit_entry_point(log_root: Path, tmp_path: Path) -> None:

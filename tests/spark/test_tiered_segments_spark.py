@@ -27,7 +27,7 @@ def trees(tmp_path_factory: pytest.TempPathFactory) -> Trees:
     return Trees(tmp_path_factory.mktemp("aiven-spark"))
 
 
-spark = test_datasource.spark  # the fixture: a local[2] session, this module's own (module scope)
+spark = test_datasource.spark  # the fixture: the process's shared local[2] session
 
 
 def inputs(trees: Trees) -> list[str]:

@@ -7,8 +7,9 @@ import pytest
 
 from kseg.storage.remote_keys import object_key
 from kseg.testing import remote_metadata as rm
-from tests.conftest import run_subprocess
+from tests.conftest import run_cli, run_subprocess
 from tests.ops.tiered import scenario as sc
+from tests.spark.shared import run_on_spark
 
 pyspark = pytest.importorskip("pyspark", reason="the spark extra (pip install 'kseg[spark]')")
 
@@ -30,8 +31,8 @@ def test_spark_listing_gives_the_local_rows(tmp_path) -> None:
         dst.write_bytes(src.read_bytes())
     (store / object_key("aiven", "", sc.TOPIC, sc.TOPIC_ID, 0, 300, sc.IDS["c"], "log")).write_bytes(b"")
     args = ["tiered", "--format", "json", "--metadata-partitions", "3", str(meta), "--remote", str(store)]
-    local = run_subprocess([*args, "--logdir", str(logdir)])
-    spark = run_subprocess([*args, "--logdir", str(logdir), "--spark", "--master", "local[2]"], timeout=600)
+    local = run_cli([*args, "--logdir", str(logdir)])
+    spark = run_on_spark([*args, "--logdir", str(logdir), "--spark", "--master", "local[2]"])
     assert local.exit_code == spark.exit_code == 1, spark.errtext[-2000:]
     assert spark.text == local.text
     assert '"otherObjects":4' in spark.text and '"kind":"missing"' in spark.text and '"orphanObjects":3' in spark.text
