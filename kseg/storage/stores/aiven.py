@@ -48,10 +48,6 @@ class AivenStore:
             self._manifests[path] = tiered.read_manifest(self.inner.open, path) if there else None
         return self._manifests[path]
 
-    def read_manifest(self, path: str) -> Manifest:
-        """The manifest object at ``path``, read and parsed, not kept (``kseg tiered`` checks sizes by it)."""
-        return tiered.read_manifest(self.inner.open, path)
-
     def _data_key(self, manifest: Manifest, where: str) -> bytes:
         enc = manifest.encryption
         assert enc is not None
