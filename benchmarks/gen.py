@@ -11,6 +11,7 @@ Inputs (shaped like the rows of Kafka's figures in issue 6)::
     b-lz4-256m/    256 MiB v2 lz4, same records
     b-zstd-256m/   256 MiB v2 zstd, same records
     c-one-256m/    256 MiB of one-record batches (the per-batch worst case)
+    e-150-256m/    256 MiB v2 uncompressed, 150 records per batch (issue 34's rows)
     d-part-64m/    a 64 MiB partition: 4 segments of 16 MiB
     d-part-1g/     a 1 GiB partition: 8 segments of 128 MiB
 
@@ -65,6 +66,7 @@ INPUTS = {
     "b-lz4": Input("b-lz4-256m", 256, codec="lz4", note="256 MiB v2 lz4"),
     "b-zstd": Input("b-zstd-256m", 256, codec="zstd", note="256 MiB v2 zstd"),
     "c": Input("c-one-256m", 256, records_per_batch=1, note="256 MiB one-record batches"),
+    "e": Input("e-150-256m", 256, records_per_batch=150, note="256 MiB v2 none, 150 records per batch"),
     "d-64m": Input("d-part-64m", 16, segments=4, note="64 MiB partition, 4 segments"),
     "d-1g": Input("d-part-1g", 128, segments=8, note="1 GiB partition, 8 segments"),
 }

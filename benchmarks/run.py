@@ -83,6 +83,29 @@ def _lookup(kind: str, inp: str, target: str) -> Row:
     )
 
 
+#: The machine's limit for the dump rows (issue 34): ``benchmarks/ref_dump.c``, a single-threaded C loop doing
+#: the same work (8 MiB reads, CRC-32C, record decoding, the same lines), built here by ``cc -O2``.
+REF_SOURCE = HERE / "ref_dump.c"
+REF_BINARY = HERE / "data" / "ref_dump"
+
+
+def build_reference() -> bool:
+    """Build :data:`REF_BINARY` when missing or older than its source; False when no C compiler can."""
+    if REF_BINARY.exists() and REF_BINARY.stat().st_mtime >= REF_SOURCE.stat().st_mtime:
+        return True
+    REF_BINARY.parent.mkdir(parents=True, exist_ok=True)
+    cc = os.environ.get("CC", "cc")
+    try:
+        return subprocess.run([cc, "-O2", "-o", str(REF_BINARY), str(REF_SOURCE)]).returncode == 0
+    except OSError:
+        return False
+
+
+def _reference(inp: str, mode: str) -> Row:
+    """The C reference loop over ``inp`` in ``mode`` (shallow, deep, print): the floor of that dump row."""
+    return Row(f"C reference dump {mode}", inp, ["{log}"], cmd=[str(REF_BINARY), mode], bound="the machine")
+
+
 START_UP = "<= 80 ms"
 LOOKUP_1G = "<= 150 ms, within 10 % of 64 MiB"
 
@@ -137,6 +160,12 @@ ROWS = [
     _dump("b-zstd", "--print-data-log"),
     _dump("c", target=">= 2 M batches/s"),
     _dump("c", "--deep-iteration"),
+    _dump("c", "--print-data-log"),
+    *[_reference("c", mode) for mode in ("shallow", "deep", "print")],
+    _dump("e"),
+    _dump("e", "--deep-iteration"),
+    _dump("e", "--print-data-log"),
+    *[_reference("e", mode) for mode in ("shallow", "deep", "print")],
     _verify("c", "RSS flat in batch count"),
     _rebuild_check("c", "RSS flat in batch count"),
     _lookup("offset", "d-64m", "<= 150 ms"),
@@ -318,6 +347,9 @@ def main(argv: list[str] | None = None) -> None:
         line = gen.generate(gen.INPUTS[key], root, args.quick)
         if not line.endswith("present"):
             print(line, file=sys.stderr, flush=True)
+    if any(r.cmd and r.cmd[0] == str(REF_BINARY) for r in rows) and not build_reference():
+        rows = [r for r in rows if not (r.cmd and r.cmd[0] == str(REF_BINARY))]
+        print("no C compiler: the C reference rows are left out", file=sys.stderr)
     print(f"# {machine()}; median of {args.runs} runs, warm cache, output to /dev/null", flush=True)
     results = []
     for row in rows:

@@ -13,6 +13,9 @@
  *   record_lines(records, ts_type, fallback, form, buf, pieces)
  *                                  TextSink's record lines as UTF-8 bytes: sizes (--deep-iteration), or
  *                                  slices or spans printed by Kafka's string decoders (--print-data-log)
+ *   dump_window(view, ws, wl, pos, end, mode, last_offset, gap, parts_fn, ts_names, out_limit)
+ *                                  Dumper._dump_batches over a window: framing, CRC, batch lines and, in
+ *                                  the deep modes, records decoded, the continuity rule and record lines
  *
  * Contract: the engine only ever accepts input the Python path accepts, and produces the same
  * values.  Anything else -- a bound exceeded, a lying length, a varint too long, an overflow,
@@ -386,6 +389,55 @@ static inline int read_zigzag(const unsigned char *buf, Py_ssize_t *pos, Py_ssiz
     return -1;
 }
 
+/* Where one well-formed record's fields lie (DefaultRecord.readFrom): filled by read_record. */
+typedef struct {
+    int64_t ts_delta, offset_delta, key_size, value_size, header_count;
+    Py_ssize_t key_at, value_at, headers_at, next; /* next: the record's end, where the next one starts */
+} RecordAt;
+
+/* The record at ``pos`` below ``end``: 0 and its fields, or -1 for anything the Python rule must judge
+ * (a varint too long, a length past the record or the buffer, headers that do not add up to its size).
+ * The one reading of a record's layout: decode_records and dump_window both call it. */
+static int read_record(const unsigned char *buf, Py_ssize_t pos, Py_ssize_t end, RecordAt *r) {
+    Py_ssize_t p = pos;
+    int64_t size;
+    if (p < 0 || p >= end) return -1;
+    if (read_zigzag(buf, &p, end, VARINT_MAX_BYTES, 0, &size) < 0) return -1;
+    if (size < 0 || size > end - p) return -1;
+    Py_ssize_t body_end = p + (Py_ssize_t)size;
+    p += 1; /* attributes */
+    if (read_zigzag(buf, &p, body_end, VARLONG_MAX_BYTES, 1, &r->ts_delta) < 0) return -1;
+    if (read_zigzag(buf, &p, body_end, VARINT_MAX_BYTES, 0, &r->offset_delta) < 0) return -1;
+    if (read_zigzag(buf, &p, body_end, VARINT_MAX_BYTES, 0, &r->key_size) < 0) return -1;
+    r->key_at = p;
+    if (r->key_size >= 0) {
+        if (r->key_size > body_end - p) return -1;
+        p += (Py_ssize_t)r->key_size;
+    }
+    if (read_zigzag(buf, &p, body_end, VARINT_MAX_BYTES, 0, &r->value_size) < 0) return -1;
+    r->value_at = p;
+    if (r->value_size >= 0) {
+        if (r->value_size > body_end - p) return -1;
+        p += (Py_ssize_t)r->value_size;
+    }
+    if (read_zigzag(buf, &p, body_end, VARINT_MAX_BYTES, 0, &r->header_count) < 0) return -1;
+    if (r->header_count < 0 || r->header_count > body_end - p) return -1;
+    r->headers_at = p;
+    for (int64_t k = 0; k < r->header_count; k++) {
+        int64_t hk, hv;
+        if (read_zigzag(buf, &p, body_end, VARINT_MAX_BYTES, 0, &hk) < 0 || hk < 0 || hk > body_end - p) return -1;
+        p += (Py_ssize_t)hk;
+        if (read_zigzag(buf, &p, body_end, VARINT_MAX_BYTES, 0, &hv) < 0) return -1;
+        if (hv >= 0) {
+            if (hv > body_end - p) return -1;
+            p += (Py_ssize_t)hv;
+        }
+    }
+    if (p != body_end) return -1;
+    r->next = body_end;
+    return 0;
+}
+
 static PyObject *slice_of(PyObject *mv, Py_ssize_t a, Py_ssize_t n) {
     return PySequence_GetSlice(mv, a, a + n);
 }
@@ -452,42 +504,12 @@ static PyObject *py_decode_records(PyObject *self, PyObject *args) {
         Py_ssize_t last = count < read + max_records ? count : read + max_records;
         while (read < last) {
             Py_ssize_t start = pos, p = pos;
-            int64_t size, ts_delta, offset_delta, key_size, value_size;
-            if (p < 0 || p >= end) goto bail;
-            if (read_zigzag(buf, &p, end, VARINT_MAX_BYTES, 0, &size) < 0) goto bail;
-            if (size < 0 || size > end - p) goto bail;
-            Py_ssize_t body_end = p + (Py_ssize_t)size;
-            p += 1; /* attributes */
-            if (read_zigzag(buf, &p, body_end, VARLONG_MAX_BYTES, 1, &ts_delta) < 0) goto bail;
-            if (read_zigzag(buf, &p, body_end, VARINT_MAX_BYTES, 0, &offset_delta) < 0) goto bail;
-            if (read_zigzag(buf, &p, body_end, VARINT_MAX_BYTES, 0, &key_size) < 0) goto bail;
-            Py_ssize_t key_at = p;
-            if (key_size >= 0) {
-                if (key_size > body_end - p) goto bail;
-                p += (Py_ssize_t)key_size;
-            }
-            if (read_zigzag(buf, &p, body_end, VARINT_MAX_BYTES, 0, &value_size) < 0) goto bail;
-            Py_ssize_t value_at = p;
-            if (value_size >= 0) {
-                if (value_size > body_end - p) goto bail;
-                p += (Py_ssize_t)value_size;
-            }
-            int64_t header_count;
-            if (read_zigzag(buf, &p, body_end, VARINT_MAX_BYTES, 0, &header_count) < 0) goto bail;
-            if (header_count < 0 || header_count > body_end - p) goto bail;
-            /* headers: validated first, built after, so a bail leaves nothing half made */
-            Py_ssize_t headers_at = p;
-            for (int64_t k = 0; k < header_count; k++) {
-                int64_t hk, hv;
-                if (read_zigzag(buf, &p, body_end, VARINT_MAX_BYTES, 0, &hk) < 0 || hk < 0 || hk > body_end - p) goto bail;
-                p += (Py_ssize_t)hk;
-                if (read_zigzag(buf, &p, body_end, VARINT_MAX_BYTES, 0, &hv) < 0) goto bail;
-                if (hv >= 0) {
-                    if (hv > body_end - p) goto bail;
-                    p += (Py_ssize_t)hv;
-                }
-            }
-            if (p != body_end) goto bail;
+            RecordAt ra;
+            if (read_record(buf, p, end, &ra) < 0) goto bail;
+            p = ra.next;
+            int64_t ts_delta = ra.ts_delta, offset_delta = ra.offset_delta, key_size = ra.key_size,
+                    value_size = ra.value_size, header_count = ra.header_count;
+            Py_ssize_t key_at = ra.key_at, value_at = ra.value_at, headers_at = ra.headers_at, body_end = ra.next;
             if (read + 1 == count && (p != end || clamped)) goto bail; /* the rule: "records still remaining" */
             long long offset, timestamp, sequence;
             if (add_overflow(base_offset, (long long)offset_delta, &offset)) goto bail;
@@ -782,9 +804,9 @@ static inline int span_in(PyObject *v, Py_ssize_t len, Py_ssize_t *at, Py_ssize_
     return 0;
 }
 
-/* The part of a record line up to and including "headerKeys: []" (no headers): Kafka's
- * "| offset: O <tsType>: T keySize: K valueSize: V sequence: S headerKeys: []".  Space must be reserved. */
-HOT_INLINE void line_head(Out *o, long long off, const char *ts_type, Py_ssize_t ts_len, long long ts, long long ks,
+/* The part of a record line up to and including "headerKeys: [": Kafka's
+ * "| offset: O <tsType>: T keySize: K valueSize: V sequence: S headerKeys: [".  Space must be reserved. */
+HOT_INLINE void line_fields(Out *o, long long off, const char *ts_type, Py_ssize_t ts_len, long long ts, long long ks,
                       long long vs, long long seq) {
     LIT(o, "| offset: ");
     out_ll(o, off);
@@ -798,7 +820,14 @@ HOT_INLINE void line_head(Out *o, long long off, const char *ts_type, Py_ssize_t
     out_ll(o, vs);
     LIT(o, " sequence: ");
     out_ll(o, seq);
-    LIT(o, " headerKeys: []");
+    LIT(o, " headerKeys: [");
+}
+
+/* line_fields of a record without headers, to "headerKeys: []". */
+HOT_INLINE void line_head(Out *o, long long off, const char *ts_type, Py_ssize_t ts_len, long long ts, long long ks,
+                          long long vs, long long seq) {
+    line_fields(o, off, ts_type, ts_len, ts, ks, vs, seq);
+    LIT(o, "]");
 }
 
 /* The line of a record without headers, key and value printed (valid UTF-8, copied as they are). */
@@ -926,6 +955,93 @@ static inline int str_part(PyObject *parts, Py_ssize_t k, const char **s, Py_ssi
     return *s == NULL ? -1 : 0;
 }
 
+/* One v2 batch line (DumpLogSegments.printBatchLevel): the header's values ``v`` (H_* order), its last
+ * offset, position, size and CRC verdict; ``parts`` the 3 str of TextSink._batch_line_parts. */
+static int batch_line(Out *o, const long long *v, long long last_offset, long long position, long long size,
+                      int valid, PyObject *parts) {
+    const char *p0, *p1, *p2;
+    Py_ssize_t n0, n1, n2;
+    if (str_part(parts, 0, &p0, &n0) < 0 || str_part(parts, 1, &p1, &n1) < 0 || str_part(parts, 2, &p2, &n2) < 0)
+        return -1;
+    if (out_reserve(o, 512 + n0 + n1 + n2) < 0) return -1;
+    LIT(o, "baseOffset: ");
+    out_ll(o, v[H_BASE_OFFSET]);
+    LIT(o, " lastOffset: ");
+    out_ll(o, last_offset);
+    LIT(o, " count: ");
+    out_ll(o, v[H_COUNT]);
+    long long base_seq = v[H_BASE_SEQUENCE];
+    if (base_seq == NO_SEQUENCE) {
+        LIT(o, " baseSequence: -1 lastSequence: -1 ");
+    } else {
+        long long delta = v[H_LAST_OFFSET_DELTA], last_seq;
+        /* DefaultRecordBatch.incrementSequence */
+        if (base_seq > INT32_MAX_VALUE - delta)
+            last_seq = delta - (INT32_MAX_VALUE - base_seq) - 1;
+        else
+            last_seq = base_seq + delta;
+        LIT(o, " baseSequence: ");
+        out_ll(o, base_seq);
+        LIT(o, " lastSequence: ");
+        out_ll(o, last_seq);
+        LIT(o, " ");
+    }
+    out_raw(o, p0, n0);
+    LIT(o, "position: ");
+    out_ll(o, position);
+    LIT(o, " ");
+    out_raw(o, p1, n1);
+    out_ll(o, v[H_MAX_TIMESTAMP]);
+    LIT(o, " size: ");
+    out_ll(o, size);
+    LIT(o, " ");
+    out_raw(o, p2, n2);
+    out_ll(o, v[H_CRC]);
+    if (valid)
+        LIT(o, " isvalid: true\n");
+    else
+        LIT(o, " isvalid: false\n");
+    return 0;
+}
+
+/* The constant parts of the batch line of header values ``v`` (H_* order): ``*parts`` kept while the
+ * producer, epochs and flags (``key``) stay those of the batch before, else ``parts_fn(h)`` (``h`` the header
+ * tuple, or NULL: built from ``v``).  0; 1 when parts_fn raised an Exception (cleared: e.g. an unknown codec,
+ * which the Python formatter raises after the lines before it); -1 on any other error. */
+static int parts_for(PyObject *parts_fn, const long long *v, PyObject *h, long long key[6], int *have_key,
+                     PyObject **parts) {
+    long long attrs = v[H_ATTRIBUTES];
+    long long k6[6] = {v[H_LEADER_EPOCH], v[H_PRODUCER_ID], v[H_PRODUCER_EPOCH], attrs, v[H_MAGIC],
+                       (attrs & DELETE_HORIZON_FLAG) ? v[H_BASE_TIMESTAMP] : 0};
+    if (*have_key && memcmp(k6, key, 6 * sizeof(long long)) == 0) return 0;
+    Py_CLEAR(*parts);
+    *have_key = 0;
+    PyObject *built = NULL;
+    if (h == NULL) {
+        h = built = Py_BuildValue(HEADER_FORMAT, v[H_BASE_OFFSET], (int)v[H_LENGTH], (int)v[H_LEADER_EPOCH],
+                                  (int)v[H_MAGIC], (unsigned long)v[H_CRC], (int)v[H_ATTRIBUTES],
+                                  (int)v[H_LAST_OFFSET_DELTA], v[H_BASE_TIMESTAMP], v[H_MAX_TIMESTAMP],
+                                  v[H_PRODUCER_ID], (int)v[H_PRODUCER_EPOCH], (int)v[H_BASE_SEQUENCE],
+                                  (int)v[H_COUNT]);
+        if (h == NULL) return -1;
+    }
+    *parts = PyObject_CallOneArg(parts_fn, h);
+    Py_XDECREF(built);
+    if (*parts == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_Exception)) return -1;
+        PyErr_Clear();
+        return 1;
+    }
+    if (!PyTuple_Check(*parts) || PyTuple_GET_SIZE(*parts) != 3) {
+        Py_CLEAR(*parts);
+        PyErr_SetString(PyExc_TypeError, "parts_fn must return 3 str");
+        return -1;
+    }
+    memcpy(key, k6, 6 * sizeof(long long));
+    *have_key = 1;
+    return 0;
+}
+
 /* batch_lines(items, start, parts_fn) -> (text, index, slow)
  *
  * TextSink.batch_lines for FileRecords.scan items from ``start``: the v2 batch line, its constant parts
@@ -964,69 +1080,13 @@ static PyObject *py_batch_lines(PyObject *self, PyObject *args) {
         }
         int valid = PyObject_IsTrue(PyTuple_GET_ITEM(item, 3));
         if (valid < 0) goto fail;
-        long long attrs = v[H_ATTRIBUTES];
-        long long k6[6] = {v[H_LEADER_EPOCH], v[H_PRODUCER_ID], v[H_PRODUCER_EPOCH], attrs, v[H_MAGIC],
-                           (attrs & DELETE_HORIZON_FLAG) ? v[H_BASE_TIMESTAMP] : 0};
-        if (!have_key || memcmp(k6, key, sizeof key) != 0) {
-            Py_XDECREF(parts);
-            parts = PyObject_CallOneArg(parts_fn, h);
-            if (parts == NULL) {
-                /* e.g. an unknown codec: the Python formatter raises it after the lines before it */
-                if (!PyErr_ExceptionMatches(PyExc_Exception)) goto fail;
-                PyErr_Clear();
-                have_key = 0;
-                slow = 1;
-                break;
-            }
-            if (!PyTuple_Check(parts) || PyTuple_GET_SIZE(parts) != 3) {
-                PyErr_SetString(PyExc_TypeError, "parts_fn must return 3 str");
-                goto fail;
-            }
-            memcpy(key, k6, sizeof key);
-            have_key = 1;
+        int got = parts_for(parts_fn, v, h, key, &have_key, &parts);
+        if (got < 0) goto fail;
+        if (got > 0) {
+            slow = 1;
+            break;
         }
-        const char *p0, *p1, *p2;
-        Py_ssize_t n0, n1, n2;
-        if (str_part(parts, 0, &p0, &n0) < 0 || str_part(parts, 1, &p1, &n1) < 0 || str_part(parts, 2, &p2, &n2) < 0)
-            goto fail;
-        if (out_reserve(&o, 512 + n0 + n1 + n2) < 0) goto fail;
-        LIT(&o, "baseOffset: ");
-        out_ll(&o, v[H_BASE_OFFSET]);
-        LIT(&o, " lastOffset: ");
-        out_ll(&o, last_offset);
-        LIT(&o, " count: ");
-        out_ll(&o, v[H_COUNT]);
-        long long base_seq = v[H_BASE_SEQUENCE];
-        if (base_seq == NO_SEQUENCE) {
-            LIT(&o, " baseSequence: -1 lastSequence: -1 ");
-        } else {
-            long long delta = v[H_LAST_OFFSET_DELTA], last_seq;
-            /* DefaultRecordBatch.incrementSequence */
-            if (base_seq > INT32_MAX_VALUE - delta)
-                last_seq = delta - (INT32_MAX_VALUE - base_seq) - 1;
-            else
-                last_seq = base_seq + delta;
-            LIT(&o, " baseSequence: ");
-            out_ll(&o, base_seq);
-            LIT(&o, " lastSequence: ");
-            out_ll(&o, last_seq);
-            LIT(&o, " ");
-        }
-        out_raw(&o, p0, n0);
-        LIT(&o, "position: ");
-        out_ll(&o, position);
-        LIT(&o, " ");
-        out_raw(&o, p1, n1);
-        out_ll(&o, v[H_MAX_TIMESTAMP]);
-        LIT(&o, " size: ");
-        out_ll(&o, size);
-        LIT(&o, " ");
-        out_raw(&o, p2, n2);
-        out_ll(&o, v[H_CRC]);
-        if (valid)
-            LIT(&o, " isvalid: true\n");
-        else
-            LIT(&o, " isvalid: false\n");
+        if (batch_line(&o, v, last_offset, position, size, valid, parts) < 0) goto fail;
     }
     Py_XDECREF(parts);
     PyObject *text = PyUnicode_DecodeUTF8(o.p ? o.p : "", o.n, "strict");
@@ -1039,10 +1099,181 @@ fail:
     return NULL;
 }
 
+/* ------------------------------------------------------------------ a window of the dump */
+
+/* What dump_window writes per batch (Dumper's modes): the batch lines alone (shallow), and with them the
+ * record lines of key and value sizes (--deep-iteration) or of key and value printed by Kafka's string
+ * decoders (--print-data-log). */
+#define WINDOW_SHALLOW 0
+#define WINDOW_SIZES 1
+#define WINDOW_STRINGS 2
+/* Attributes the deep modes leave to the Python path (DefaultRecordBatch's masks): a codec, a control batch;
+ * and the one that makes every record's timestamp the batch's max timestamp. */
+#define CODEC_MASK 0x07
+#define TIMESTAMP_TYPE_FLAG 0x08
+#define CONTROL_FLAG 0x20
+
+/* The record lines of an uncompressed data batch (``p``: its bytes, ``total`` long), checked against the
+ * continuity rule from ``*last`` (Dumper._next_offset: -1 is "none yet" unless ``gap``).  0 and the lines in
+ * ``o``; 1 for a batch the Python path must take (a record the rules judge, a gap, invalid UTF-8 printed, a
+ * number past int64); -1 on error. */
+static int window_records(Out *o, const unsigned char *p, long long total, const long long *v, int mode, int gap,
+                          long long *last, const char *ts_name, Py_ssize_t ts_len) {
+    long long count = v[H_COUNT], prev = *last;
+    Py_ssize_t pos = RECORD_BATCH_OVERHEAD, end = (Py_ssize_t)total;
+    if (count < 0) return 1;
+    if (count > (end - pos)) return 1; /* every record takes a byte at least: the rule's error */
+    int log_append = (v[H_ATTRIBUTES] & TIMESTAMP_TYPE_FLAG) != 0;
+    for (long long r = 0; r < count; r++) {
+        RecordAt ra;
+        if (read_record(p, pos, end, &ra) < 0) return 1;
+        if (r + 1 == count && ra.next != end) return 1; /* "records still remaining" */
+        long long offset, timestamp, sequence;
+        if (add_overflow(v[H_BASE_OFFSET], (long long)ra.offset_delta, &offset)) return 1;
+        if (log_append)
+            timestamp = v[H_MAX_TIMESTAMP];
+        else if (add_overflow(v[H_BASE_TIMESTAMP], (long long)ra.ts_delta, &timestamp))
+            return 1;
+        if (v[H_BASE_SEQUENCE] >= 0) {
+            sequence = v[H_BASE_SEQUENCE] + ra.offset_delta;
+            if (sequence > INT32_MAX_VALUE) sequence -= INT32_MAX_VALUE + 1;
+        } else {
+            sequence = NO_SEQUENCE;
+        }
+        /* Dumper._next_offset: a gap is noted by the Python path */
+        if ((prev != -1 || gap) && (prev == LLONG_MAX || offset != prev + 1)) return 1;
+        prev = offset;
+        if (mode == WINDOW_STRINGS) {
+            if (ra.key_size >= 0 && !valid_utf8(p + ra.key_at, (Py_ssize_t)ra.key_size)) return 1;
+            if (ra.value_size >= 0 && !valid_utf8(p + ra.value_at, (Py_ssize_t)ra.value_size)) return 1;
+        }
+        if (out_reserve(o, 256 + ts_len + (ra.next - pos)) < 0) return -1;
+        line_fields(o, offset, ts_name, ts_len, timestamp, ra.key_size >= 0 ? ra.key_size : -1,
+                    ra.value_size >= 0 ? ra.value_size : -1, sequence);
+        /* header keys, comma-joined, as Kafka's new String(key, UTF_8): valid UTF-8 as it is */
+        Py_ssize_t q = ra.headers_at;
+        for (int64_t k = 0; k < ra.header_count; k++) {
+            int64_t hk = 0, hv = -1;
+            read_zigzag(p, &q, ra.next, VARINT_MAX_BYTES, 0, &hk);
+            if (!valid_utf8(p + q, (Py_ssize_t)hk)) return 1;
+            if (k) LIT(o, ",");
+            out_raw(o, (const char *)p + q, (Py_ssize_t)hk);
+            q += (Py_ssize_t)hk;
+            read_zigzag(p, &q, ra.next, VARINT_MAX_BYTES, 0, &hv);
+            if (hv > 0) q += (Py_ssize_t)hv;
+        }
+        LIT(o, "]");
+        if (mode == WINDOW_STRINGS) { /* key_payload: each printed when not null */
+            if (ra.key_size >= 0) {
+                LIT(o, " key: ");
+                out_raw(o, (const char *)p + ra.key_at, (Py_ssize_t)ra.key_size);
+            }
+            if (ra.value_size >= 0) {
+                LIT(o, " payload: ");
+                out_raw(o, (const char *)p + ra.value_at, (Py_ssize_t)ra.value_size);
+            }
+        }
+        LIT(o, "\n");
+        pos = ra.next;
+    }
+    *last = prev;
+    return 0;
+}
+
+/* dump_window(view, ws, wl, pos, end, mode, last_offset, gap, parts_fn, ts_names, out_limit)
+ *     -> (data, pos, last_offset, full)
+ *
+ * Dumper._dump_batches over the window ``view[:wl]`` (the file's bytes from ``ws``), from ``pos``: for each
+ * whole v2 batch framed there (FileRecords.frame_at's rule), its batch line (TextSink.batch_lines, parts from
+ * ``parts_fn``) and in the deep modes its record lines (TextSink.v2_records / v2_spans), the offsets checked
+ * by Dumper._next_offset's rule from ``last_offset`` (``gap``: Kafka 4.3+'s "-1 is followed by N").
+ * ``ts_names``: TimestampType's (CreateTime, LogAppendTime) names.  Returns the lines (UTF-8), where it
+ * stopped, the last record offset, and ``full``: True when it stopped because ``data`` reached
+ * ``out_limit`` bytes (call again); False at a batch the Python path takes, one batch: iteration's end,
+ * a framing error, a batch outside the window, a legacy, compressed, control or invalid batch in the deep
+ * modes, or any batch whose records the rules would judge or whose text the engine does not write. */
+static PyObject *py_dump_window(PyObject *self, PyObject *args) {
+    PyObject *view, *parts_fn;
+    Py_ssize_t ws, wl, out_limit;
+    long long pos, end, last;
+    int mode, gap;
+    const char *ts_create, *ts_append;
+    Py_ssize_t create_len, append_len;
+    if (!PyArg_ParseTuple(args, "OnnLLiLpO(s#s#)n:dump_window", &view, &ws, &wl, &pos, &end, &mode, &last, &gap,
+                          &parts_fn, &ts_create, &create_len, &ts_append, &append_len, &out_limit))
+        return NULL;
+    if (mode < WINDOW_SHALLOW || mode > WINDOW_STRINGS) {
+        PyErr_SetString(PyExc_ValueError, "dump_window: mode must be 0 (shallow), 1 (sizes) or 2 (strings)");
+        return NULL;
+    }
+    Py_buffer b;
+    if (PyObject_GetBuffer(view, &b, PyBUF_SIMPLE) < 0) return NULL;
+    const unsigned char *buf = (const unsigned char *)b.buf;
+    if (wl > b.len) wl = b.len;
+    if (wl < 0) wl = 0;
+    Out o = {NULL, 0, 0};
+    PyObject *parts = NULL;
+    long long key[6] = {0, 0, 0, 0, 0, 0};
+    int have_key = 0, full = 0;
+    long long stop = end - HEADER_SIZE_UP_TO_MAGIC;
+    while (pos < stop) {
+        if (o.n >= out_limit) {
+            full = 1;
+            break;
+        }
+        long long i = pos - ws;
+        if (i < 0 || i + RECORD_BATCH_OVERHEAD > wl) break;
+        const unsigned char *p = buf + i;
+        int32_t length = be32(p + LENGTH_OFFSET);
+        if (length < RECORD_OVERHEAD_V0) break; /* frame_at raises its error */
+        long long total = LOG_OVERHEAD + (long long)length;
+        if (pos > end - total) break; /* frame_at: iteration ends */
+        if (i + total > wl || (int8_t)p[MAGIC_OFFSET] < 2 || total < RECORD_BATCH_OVERHEAD) break;
+        long long v[H_FIELDS] = {be64(p + BASE_OFFSET_OFFSET), length, be32(p + PARTITION_LEADER_EPOCH_OFFSET),
+                                 (int8_t)p[MAGIC_OFFSET], ube32(p + CRC_OFFSET), be16(p + ATTRIBUTES_OFFSET),
+                                 be32(p + LAST_OFFSET_DELTA_OFFSET), be64(p + BASE_TIMESTAMP_OFFSET),
+                                 be64(p + MAX_TIMESTAMP_OFFSET), be64(p + PRODUCER_ID_OFFSET),
+                                 be16(p + PRODUCER_EPOCH_OFFSET), be32(p + BASE_SEQUENCE_OFFSET),
+                                 be32(p + RECORDS_COUNT_OFFSET)};
+        long long attrs = v[H_ATTRIBUTES];
+        if (mode != WINDOW_SHALLOW && (attrs & (CODEC_MASK | CONTROL_FLAG))) break;
+        int valid = crc32c_update(0, p + ATTRIBUTES_OFFSET, (Py_ssize_t)(total - ATTRIBUTES_OFFSET)) == (uint32_t)v[H_CRC];
+        if (mode != WINDOW_SHALLOW && !valid) break;
+        long long last_offset;
+        if (add_overflow(v[H_BASE_OFFSET], v[H_LAST_OFFSET_DELTA], &last_offset)) break;
+        int got = parts_for(parts_fn, v, NULL, key, &have_key, &parts);
+        if (got < 0) goto fail;
+        if (got > 0) break;
+        Py_ssize_t mark = o.n;
+        if (batch_line(&o, v, last_offset, pos, total, valid, parts) < 0) goto fail;
+        if (mode != WINDOW_SHALLOW) {
+            int r = window_records(&o, p, total, v, mode, gap, &last, (attrs & TIMESTAMP_TYPE_FLAG) ? ts_append : ts_create,
+                                   (attrs & TIMESTAMP_TYPE_FLAG) ? append_len : create_len);
+            if (r < 0) goto fail;
+            if (r > 0) { /* the whole batch to the Python path: nothing of it written here */
+                o.n = mark;
+                break;
+            }
+        }
+        pos += total;
+    }
+    Py_XDECREF(parts);
+    PyBuffer_Release(&b);
+    PyObject *data = PyBytes_FromStringAndSize(o.p ? o.p : "", o.n);
+    PyMem_Free(o.p);
+    if (data == NULL) return NULL;
+    return Py_BuildValue("(NLLO)", data, pos, last, full ? Py_True : Py_False);
+fail:
+    Py_XDECREF(parts);
+    PyBuffer_Release(&b);
+    PyMem_Free(o.p);
+    return NULL;
+}
+
 /* ------------------------------------------------------------------ module */
 
 /* Bumped whenever a seam's signature or meaning changes; must equal kseg.engine.ABI. */
-#define KSEG_ENGINE_ABI 2
+#define KSEG_ENGINE_ABI 3
 
 static PyMethodDef methods[] = {
     {"crc32c", py_crc32c, METH_VARARGS, "crc32c(data, crc=0) -> int: CRC-32C (Castagnoli) of a buffer."},
@@ -1052,6 +1283,7 @@ static PyMethodDef methods[] = {
     {"decode_records", py_decode_records, METH_VARARGS, "v2_records.decode_records for well-formed records."},
     {"batch_lines", py_batch_lines, METH_VARARGS, "TextSink.batch_lines' v2 batch lines."},
     {"record_lines", py_record_lines, METH_VARARGS, "TextSink.v2_records' record lines."},
+    {"dump_window", py_dump_window, METH_VARARGS, "Dumper._dump_batches over a window (see the C source)."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1107,6 +1339,12 @@ PyMODINIT_FUNC PyInit__engine(void) {
          PyModule_AddIntConstant(m, "H_BASE_SEQUENCE", H_BASE_SEQUENCE) < 0 ||
          PyModule_AddIntConstant(m, "H_COUNT", H_COUNT) < 0 ||
          PyModule_AddIntConstant(m, "DELETE_HORIZON_FLAG", DELETE_HORIZON_FLAG) < 0 ||
+         PyModule_AddIntConstant(m, "CODEC_MASK", CODEC_MASK) < 0 ||
+         PyModule_AddIntConstant(m, "TIMESTAMP_TYPE_FLAG", TIMESTAMP_TYPE_FLAG) < 0 ||
+         PyModule_AddIntConstant(m, "CONTROL_FLAG", CONTROL_FLAG) < 0 ||
+         PyModule_AddIntConstant(m, "WINDOW_SHALLOW", WINDOW_SHALLOW) < 0 ||
+         PyModule_AddIntConstant(m, "WINDOW_SIZES", WINDOW_SIZES) < 0 ||
+         PyModule_AddIntConstant(m, "WINDOW_STRINGS", WINDOW_STRINGS) < 0 ||
          PyModule_AddIntConstant(m, "NO_SEQUENCE", NO_SEQUENCE) < 0 ||
          PyModule_AddIntConstant(m, "INT32_MAX", (long)INT32_MAX_VALUE) < 0 ||
          PyModule_AddIntConstant(m, "VARINT_MAX_BYTES", VARINT_MAX_BYTES) < 0 ||

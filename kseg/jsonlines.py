@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-SCHEMA_VERSION = 2  # "v" in every row: docs/json-output.md, docs/kseg.schema.json
+SCHEMA_VERSION = 3  # "v" in every row: docs/json-output.md, docs/kseg.schema.json
 SCHEMA_FILE = "kseg.schema.json"  # shipped in kseg/ (package data) and docs/
 
 _encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode

@@ -217,6 +217,32 @@ UNSEEN = {
 }
 
 
+# The registry decoder's fields on dump's record rows (docs/schemas.md); its rows need the [schemas] extra,
+# so they are stated here and checked by tests/registry.
+_SCHEMA_REF = {
+    "type": "object",
+    "required": ["id", "subject", "version", "type"],
+    "properties": {
+        "id": _INTEGER,
+        "subject": _STRING,
+        "version": _INTEGER,
+        "type": {"enum": ["AVRO", "PROTOBUF", "JSON"]},
+        "deleted": {"const": True},
+        "message": _STRING,
+    },
+}
+ADDED = {
+    "dump.record": {
+        "key": {},  # the decoded value (any JSON) with the registry decoder; else a string or a topic decoder's object
+        "payload": {},
+        "keySchema": _SCHEMA_REF,
+        "payloadSchema": _SCHEMA_REF,
+        "keyDecodeError": _STRING,
+        "payloadDecodeError": _STRING,
+    }
+}
+
+
 def generate() -> dict:
     """The schema, from rows seen: per (command, type), the fields always present are required; a field's
     types are those seen (null included where a row had null)."""
@@ -245,6 +271,8 @@ def generate() -> dict:
                 props[k] = {"type": ts[0] if len(ts) == 1 else ts}
         props.update({k: FIXED[k] for k in props if k in FIXED})
         defs[name] = {"type": "object", "required": required, "properties": props}
+    for name, extra in ADDED.items():
+        defs[name]["properties"].update(extra)
     defs.update(UNSEEN)
     defs = dict(sorted(defs.items()))
     return {

@@ -17,8 +17,9 @@ from kseg.cli.options import (
     max_message_size_option,
     rsm_key_option,
     run_options,
+    schemas_options,
 )
-from kseg.cli.params import kraft_text, resolve_decoder
+from kseg.cli.params import kraft_text, registry_decoders, resolve_decoder
 
 TOPIC_DECODERS = {
     "offsets_decoder": "offsets",
@@ -117,6 +118,7 @@ def kafka_release(value: str | None):
 @max_message_size_option
 @int32_option("--max-bytes", 0x7FFFFFFF, "Read at most this many bytes of each .log file.")
 @decoder_options
+@schemas_options
 @click.option("--offsets-decoder", is_flag=True, help="Decode __consumer_offsets records.")
 @click.option("--transaction-log-decoder", is_flag=True, help="Decode __transaction_state records.")
 @click.option("--cluster-metadata-decoder", is_flag=True, help="Decode __cluster_metadata (KRaft) records.")
@@ -145,6 +147,8 @@ def dump(
     max_bytes: int,
     key_decoder: str | None,
     value_decoder: str | None,
+    schemas: str | None,
+    schemas_context: str,
     output_format: str,
     kafka_version: str | None,
     run: Run,
@@ -183,6 +187,9 @@ def dump(
         release, explicit = LATEST, False  # kseg's own schema: the same whatever the version
     given = click.get_current_context().get_parameter_source("max_bytes") is not click.core.ParameterSource.DEFAULT
     _check_release(release, chosen, (key_decoder, value_decoder), max_bytes_given=given)
+    key_registry, value_registry, registry = registry_decoders(
+        (key_decoder, value_decoder), schemas, schemas_context, files, run
+    )
     try:
         parser = topic_parser(chosen[0], release) if chosen else None
         opts = DumpOptions(
@@ -193,8 +200,8 @@ def dump(
             index_sanity_check=index_sanity_check,
             max_message_size=max_message_size,
             max_bytes=max_bytes,
-            key_decoder=resolve_decoder(key_decoder or "string"),
-            value_decoder=resolve_decoder(value_decoder or "string"),
+            key_decoder=key_registry or resolve_decoder(key_decoder or "string"),
+            value_decoder=value_registry or resolve_decoder(value_decoder or "string"),
             parser=parser,
             # Kafka 4.3/4.4's false "-1 is followed by N": only when that version is asked for
             gap_from_minus_one=release.java_tool and explicit,
@@ -213,7 +220,11 @@ def dump(
     sink.quiet = run.quiet
     dumper = Dumper(opts, sink)
     dumper.progress = progress.make(run.quiet)
-    sys.exit(dumper.run(files))  # a closed stdout (`| head`) is handled once for every command (cli.main)
+    code = dumper.run(files)  # a closed stdout (`| head`) is handled once for every command (cli.main)
+    if registry is not None:
+        for note in registry.notes():
+            run.note(note)
+    sys.exit(code)
 
 
 def _check_release(
@@ -250,7 +261,9 @@ def _json_sink(run: Run, opts: Any) -> Any:
 
     sink = JsonSink(run.out, run.err, kraft_text=kraft_text)
     sink.structured = opts.parser is not None
-    sink.header_decoder = None if opts.parser is not None else opts.value_decoder
+    sink.header_decoder = (
+        None if opts.parser is not None else getattr(opts.value_decoder, "header_decoder", opts.value_decoder)
+    )
     return sink
 
 

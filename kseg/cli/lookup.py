@@ -16,8 +16,9 @@ from kseg.cli.options import (
     max_message_size_option,
     rsm_key_option,
     run_options,
+    schemas_options,
 )
-from kseg.cli.params import OffsetType, TimestampType, decoders, kraft_text
+from kseg.cli.params import OffsetType, TimestampType, decoders, kraft_text, registry_decoders
 from kseg.limits import EXIT_ERROR
 from kseg.limits import EXIT_OK as EXIT_FOUND
 from kseg.limits import EXIT_PROBLEMS as EXIT_NOT_FOUND
@@ -43,13 +44,22 @@ def lookup_options(f: Callable[..., Query]) -> Callable[..., None]:
         max_message_size: int,
         key_decoder: str | None,
         value_decoder: str | None,
+        schemas: str | None,
+        schemas_context: str,
         run: Run,
         **kwargs: Any,
     ) -> None:
         query = f(*args, **kwargs)
-        sys.exit(_run(run, directory, output_format, max_message_size, (key_decoder, value_decoder), query))
+        names = (key_decoder, value_decoder)
+        chosen = registry_decoders(names, schemas, schemas_context, [directory], run)
+        code = _run(run, directory, output_format, max_message_size, names, query, chosen[:2])
+        if chosen[2] is not None:
+            for note in chosen[2].notes():
+                run.note(note)
+        sys.exit(code)
 
     g = run_options(rsm_key_option(command))
+    g = schemas_options(g)
     g = decoder_options(g)
     g = max_message_size_option(g)
     g = format_option(g)
@@ -65,9 +75,12 @@ def _where(path: str) -> dict[str, str]:
     return {"logDir": part.log_dir, "partition": part.name, "path": path}
 
 
-def _run(run: Run, directory: str, output_format: str, max_message_size: int, names: tuple, query: Any) -> int:
+def _run(
+    run: Run, directory: str, output_format: str, max_message_size: int, names: tuple, query: Any, given: tuple
+) -> int:
     """Open the partition, run ``query(log)`` -> (result, text writer, json maker, reason), print; ``names``:
-    the key and value decoders given (None: Kafka's string decoder)."""
+    the key and value decoders given (None: Kafka's string decoder); ``given``: the registry's decoder objects
+    for those named ``registry`` (:func:`kseg.cli.params.registry_decoders`), else None."""
     from kseg.errors import InputError, KsegError
     from kseg.limits import decompression_limit
     from kseg.ops.lookup.offset import PartitionLog
@@ -76,7 +89,10 @@ def _run(run: Run, directory: str, output_format: str, max_message_size: int, na
     from kseg.storage import files
 
     out, err = run.out, run.err
-    key, value = decoders(names[0] or "string", names[1] or "string")
+    key, value = decoders(
+        None if given[0] else names[0] or "string", None if given[1] else names[1] or "string"
+    )  # the registry's decoders are given
+    key, value = given[0] or key, given[1] or value
     chosen = (key, value, kraft_text)
     sink = TextSink(out, err)
     partition = files.display(directory)

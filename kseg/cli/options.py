@@ -41,7 +41,8 @@ jobs_option = click.option("--jobs", "-j", type=Int(min=1), default=1, show_defa
 paths_argument = click.argument("paths", nargs=-1, required=True, type=click.Path(readable=False))
 
 DECODER_HELP = (
-    "How {what} print: string (Kafka's default), hex, base64, json, or module:function; "
+    "How {what} print: string (Kafka's default), hex, base64, json, registry (dump, lookups: "
+    "docs/schemas.md), or module:function; "
     "Kafka's {kafka} spelling works too."
 )
 
@@ -59,6 +60,26 @@ def decoder_options(f: F) -> F:
             help=DECODER_HELP.format(what=what, kafka=f"--{name}-decoder-class"),
         )(f)
     return f
+
+
+def schemas_options(f: F) -> F:
+    """``--schemas SOURCE`` and ``--schemas-context NAME``: where ``--key-decoder registry`` /
+    ``--value-decoder registry`` find their schemas (``kseg.decoders.registry``, docs/schemas.md)."""
+    f = click.option(
+        "--schemas-context",
+        "schemas_context",
+        default=".",
+        metavar="NAME",
+        help="The registry context whose schema ids the payloads carry (default: the default context, .).",
+    )(f)
+    return click.option(
+        "--schemas",
+        "schemas",
+        default=None,
+        metavar="SOURCE",
+        help="With the registry decoder: the registry's _schemas partition directory, or a log dir holding "
+        "_schemas-0 (default: _schemas-0 beside the data, if there).",
+    )(f)
 
 
 MAX_RATE_HELP = "Read segments at most this fast, in MB/s (10^6 bytes)."

@@ -144,9 +144,51 @@ def resolve_decoder(name: str) -> Decoder:
         from kseg.format.strings import string_decoder
 
         return string_decoder
+    if name == REGISTRY:
+        from kseg.errors import UsageError
+
+        raise UsageError("the registry decoder is for dump, lookup-offset and lookup-time (docs/schemas.md)")
     from kseg.decoders.simple import resolve
 
     return resolve(name)
+
+
+REGISTRY = "registry"
+
+
+def registry_decoders(
+    names: tuple[str | None, str | None], schemas: str | None, context: str, data_paths: list[str], run: Any
+) -> tuple[Any, Any, Any]:
+    """``(key decoder, value decoder, registry)`` for ``--key-decoder registry`` / ``--value-decoder
+    registry`` (None where the name is another decoder; registry None when neither is): the ``_schemas``
+    log of ``--schemas``, else the one beside the data (said in a note), replayed once for both.  No
+    source, an unreadable one or one that is not a ``_schemas`` log: exit 2 with the reason."""
+    if REGISTRY not in names:
+        if schemas is not None:
+            raise click.UsageError("--schemas is for --key-decoder registry / --value-decoder registry")
+        return None, None, None
+    from kseg.decoders.registry import INSTALL_HINT, RegistryDecoder, open_registry
+    from kseg.decoders.registry.source import beside
+    from kseg.errors import InputError, KsegError
+
+    found = schemas is None
+    source = schemas if schemas is not None else beside(data_paths)
+    if source is None:
+        raise click.UsageError("the registry decoder needs --schemas: no _schemas-0 beside the data")
+    try:
+        registry, directory = open_registry(source, context)
+    except InputError as exc:
+        run.fail(exc)
+    except KsegError as exc:
+        raise click.UsageError(exc.describe()) from None
+    missing = registry.missing_modules()
+    if missing:
+        raise click.UsageError(f"the registry decoder needs {', '.join(missing)}: {INSTALL_HINT}")
+    if found:
+        run.note(f"schemas from {directory} (beside the data; --schemas names another)")
+    key = RegistryDecoder(registry, "key") if names[0] == REGISTRY else None
+    value = RegistryDecoder(registry, "value") if names[1] == REGISTRY else None
+    return key, value, registry
 
 
 def decoders(key: str | None, value: str | None) -> tuple[Any, Any]:

@@ -10,7 +10,7 @@ Python's ``errors="replace"`` agrees except for UTF-8-encoded surrogates
 from __future__ import annotations
 
 import codecs
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
     from typing_extensions import Buffer
@@ -57,3 +57,10 @@ def string_decoder(data: Buffer) -> str:
         return str(data, "utf-8")
     except UnicodeDecodeError:
         return java_utf8(bytes(data))
+
+
+def decode_text(decoder: Callable[..., str], data: Any, headers: Any) -> str:
+    """A key or value decoder's text: ``decoder(data)``; a decoder that reads the record's headers too (one
+    with ``with_headers``: the registry decoder, whose schema id may be in a header) is given them."""
+    with_headers = getattr(decoder, "with_headers", None)
+    return decoder(data) if with_headers is None else str(with_headers(data, headers))

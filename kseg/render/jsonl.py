@@ -14,6 +14,7 @@ from kseg.errors import error_line
 from kseg.format import timestamp_type, v2
 from kseg.format.compression import codec_name
 from kseg.jsonlines import SCHEMA_VERSION, dumps  # noqa: F401 - the form of every kseg JSON line; re-exported
+from kseg.render.record_line import json_fields
 from kseg.render.sink import BufferedWriter
 from kseg.render.values import KRaftText, control_text, header_objects, string_decoder
 from kseg.storage import files
@@ -124,6 +125,7 @@ class JsonSink(BufferedWriter):
     """Writes JSON Lines to binary ``out``; diagnostics to binary ``err`` (a :class:`DumpSink`)."""
 
     spans = False  # records always come as slices (DumpSink.v2_spans is TextSink's)
+    window_lines = None  # no compiled window loop: JSON Lines take the per-batch path (DumpSink.window_lines)
 
     def __init__(self, out, err, *, kraft_text: KRaftText | None = None) -> None:
         super().__init__(out, err)
@@ -221,12 +223,13 @@ class JsonSink(BufferedWriter):
                 obj["valueSize"] = -1 if v is None else len(v)
             obj["sequence"] = seq
             obj["headerKeys"] = [string_decoder(hk) for hk, _ in hs]
-            obj["headers"] = header_objects(hs, None if self.structured else value_decoder) if hs else []
+            headers_decoder = None if self.structured else getattr(value_decoder, "header_decoder", value_decoder)
+            obj["headers"] = header_objects(hs, headers_decoder) if hs else []
             if key_decoder is not None:
                 if k is not None:
-                    obj["key"] = key_decoder(k)
+                    obj.update(json_fields(key_decoder, "key", k, hs))
                 if v is not None:
-                    obj["payload"] = value_decoder(v)
+                    obj.update(json_fields(value_decoder, "payload", v, hs))
             self.emit(obj)
 
     # -- indexes, snapshots -------------------------------------------------------

@@ -12,10 +12,12 @@ from __future__ import annotations
 import datetime as _dt
 import os
 
+from kseg.format.strings import decode_text
 from kseg.jsonlines import SCHEMA_VERSION
 from kseg.ops.lookup.offset import AT_END, BELOW_START, EMPTY, NEXT, PAST_END, UNREAD, OffsetLookup
 from kseg.ops.lookup.time import TimeLookup
 from kseg.render.jsonl import batch_object, dumps, record_object
+from kseg.render.record_line import json_fields
 from kseg.render.text import TextSink
 from kseg.render.values import KRaftText, control_text, string_decoder
 from kseg.storage.batch import FileBatch
@@ -38,8 +40,12 @@ def record_texts(batch, rec, key_decoder, value_decoder, kraft_text: KRaftText |
     """(control text, key text, payload text) as ``--print-data-log`` prints them."""
     if batch.magic >= 2 and batch.is_control:  # control records never print a key or payload
         return control_text(batch, rec.key, rec.value, kraft_text), None, None
-    key, value = rec.key, rec.value
-    return None, None if key is None else key_decoder(key), None if value is None else value_decoder(value)
+    key, value, headers = rec.key, rec.value, getattr(rec, "headers", ())
+    return (
+        None,
+        None if key is None else decode_text(key_decoder, key, headers),
+        None if value is None else decode_text(value_decoder, value, headers),
+    )
 
 
 def batch_and_record_text(
@@ -64,7 +70,14 @@ def batch_and_record_json(
     """The ``batch`` and ``record`` objects of ``kseg dump --format json``, without their ``type``."""
     batch_obj = batch_object(batch, batch.position)
     extra, key_text, payload_text = record_texts(batch, rec, key_decoder, value_decoder, kraft_text)
-    record_obj = record_object(batch, rec, extra, key_text, payload_text, value_decoder)
+    record_obj = record_object(
+        batch, rec, extra, key_text, payload_text, getattr(value_decoder, "header_decoder", value_decoder)
+    )
+    if extra is None and batch.magic >= 2:  # a structured decoder's value and schema (the registry's)
+        headers = rec.headers
+        for decoder, name, data in ((key_decoder, "key", rec.key), (value_decoder, "payload", rec.value)):
+            if data is not None and hasattr(decoder, "json_fields"):
+                record_obj.update(json_fields(decoder, name, data, headers))
     del batch_obj["type"], record_obj["type"]
     return batch_obj, record_obj
 

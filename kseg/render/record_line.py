@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Callable
 
 from kseg.format import v2_records
-from kseg.format.strings import string_decoder
+from kseg.format.strings import decode_text, string_decoder
 
 #: A key or value decoder (``--key-decoder``/``--value-decoder``): the bytes (or a view of them) -> the text.
 Decoder = Callable[[bytes | memoryview], str]
@@ -64,6 +64,13 @@ def record_line(
     return f"{head}{'' if extra is None else extra}{key_payload(key_text, payload_text)}\n"
 
 
+def json_fields(decoder: Decoder, name: str, data: bytes | memoryview, headers: tuple) -> dict:
+    """A JSON row's ``name`` (``key``/``payload``) field, and the fields a structured decoder adds (one with
+    ``json_fields``: the registry decoder's decoded value and schema, or its reason)."""
+    fields = getattr(decoder, "json_fields", None)
+    return {name: decoder(data)} if fields is None else fields(data, headers)
+
+
 def decoded_line(
     ts_type: str,
     o: int,
@@ -76,8 +83,8 @@ def decoded_line(
     value_decoder: Decoder,
 ) -> str:
     """:func:`record_line` of a ``--print-data-log`` record (no control text), key then value decoded."""
-    key_text = None if k is None else key_decoder(k)
-    payload_text = None if v is None else value_decoder(v)
+    key_text = None if k is None else decode_text(key_decoder, k, hs)
+    payload_text = None if v is None else decode_text(value_decoder, v, hs)
     return record_line(
         ts_type, o, ts, seq, -1 if k is None else len(k), -1 if v is None else len(v), hs, None, key_text, payload_text
     )

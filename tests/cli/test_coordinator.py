@@ -8,6 +8,7 @@ import shlex
 import subprocess
 from pathlib import Path
 
+from kseg.jsonlines import SCHEMA_VERSION
 from tests.conftest import kseg_argv, run_cli
 
 
@@ -34,7 +35,7 @@ def test_json_rows() -> None:
     assert rows == [
         {
             "type": "coordinator",
-            "v": 2,
+            "v": SCHEMA_VERSION,
             "kind": "group",
             "id": "a",
             "topic": "__consumer_offsets",
@@ -45,7 +46,7 @@ def test_json_rows() -> None:
         },
         {
             "type": "coordinator",
-            "v": 2,
+            "v": SCHEMA_VERSION,
             "kind": "transactionalId",
             "id": "polygenelubricants",
             "topic": "__transaction_state",

@@ -19,8 +19,8 @@ from typing import Callable, Protocol
 
 from kseg.errors import CorruptSnapshotError, InputError, KsegError, UncaughtJavaError
 from kseg.format.indexes import iter_aborted_txns
-from kseg.format.strings import string_decoder
-from kseg.format.v2 import ATTRIBUTES, CONTROL_FLAG, java_long
+from kseg.format.strings import decode_text, string_decoder
+from kseg.format.v2 import ATTRIBUTES, CONTROL_FLAG, HEADER_SIZE_UP_TO_MAGIC, java_long
 from kseg.format.v2_records import SIZES, SLICES, SPANS
 from kseg.limits import (
     DEFAULT_MAX_MESSAGE_SIZE,
@@ -35,6 +35,11 @@ from kseg.storage import files
 from kseg.storage.batch import V2Batch
 from kseg.storage.records import FileRecords
 from kseg.storage.snapshots import iter_snapshot
+
+#: What a sink's ``window_lines`` writes per batch: the batch line alone (shallow), with the record lines of
+#: key and value sizes (``--deep-iteration``), or of key and value printed by Kafka's string decoders
+#: (``--print-data-log``).  The compiled engine's ``WINDOW_*`` (checked by ``kseg.render.text``).
+WINDOW_SHALLOW, WINDOW_SIZES, WINDOW_STRINGS = 0, 1, 2
 
 
 class DumpProgress(Protocol):
@@ -64,6 +69,12 @@ class DumpSink(Protocol):
 
     def batch_lines(self, items: list) -> None:
         """A list of :meth:`kseg.storage.records.FileRecords.scan` items (shallow iteration)."""
+
+    window_lines: Callable[..., tuple[int, int, bool]] | None
+    """The compiled engine's window loop, or None (no engine, or a text it does not write):
+    ``window_lines(view, ws, wl, pos, end, mode, last_offset, gap) -> (pos, last_offset, full)`` writes
+    the lines of every batch in ``view[:wl]`` (the file from ``ws``) from ``pos`` that it can, in
+    ``mode`` (``WINDOW_*``), and stops at the first it cannot (``full``: at an output bound, call again)."""
 
     def control_text(self, b, key, value) -> str:
         """What Kafka prints after a control record's metadata (the sink knows how to print it)."""
@@ -302,7 +313,10 @@ class Dumper:
         progress = self.progress
         if progress is not None:
             progress.start(name, records.end)
-        if not deep:  # shallow: FileRecords.scan lists, no object per v2 batch
+        mode = self._window_mode()
+        if mode is not None:
+            valid_bytes = self._dump_windows(records, abs_path, mode)
+        elif not deep:  # shallow: FileRecords.scan lists, no object per v2 batch
             for items in records.scan():
                 sink.batch_lines(items)
                 valid_bytes = items[-1][0] + items[-1][1]
@@ -311,17 +325,74 @@ class Dumper:
         else:
             fast = self._fast_records()
             for batch in records.batches():
-                sink.batch(batch, valid_bytes)
-                if fast is not None and batch.__class__ is V2Batch and not batch.h[ATTRIBUTES] & CONTROL_FLAG:
-                    last_offset = self._dump_v2_chunks(batch, last_offset, abs_path, *fast)
-                else:
-                    last_offset = self._dump_records(batch, last_offset, abs_path)
+                last_offset = self._dump_batch(batch, valid_bytes, last_offset, abs_path, fast)
                 valid_bytes += batch.size
                 if progress is not None:
                     progress.advance_to(valid_bytes)
         trailing = records.end - valid_bytes
         if trailing > 0 and self.opts.max_bytes == INT32_MAX:
             sink.trailing_bytes(trailing, name)
+
+    def _dump_batch(self, batch, position: int, last_offset: int, abs_path: str, fast: tuple | None) -> int:
+        """One batch of a deep dump, its line and its records' (the per-batch path); the last offset."""
+        self.sink.batch(batch, position)
+        if fast is not None and batch.__class__ is V2Batch and not batch.h[ATTRIBUTES] & CONTROL_FLAG:
+            return self._dump_v2_chunks(batch, last_offset, abs_path, *fast)
+        return self._dump_records(batch, last_offset, abs_path)
+
+    def _window_mode(self) -> int | None:
+        """What the sink's ``window_lines`` (the compiled engine's loop) writes for these options: a
+        ``WINDOW_*`` mode, or None when there is no such loop or the options need the per-batch path
+        (a topic parser, other decoders, ``--skip-record-metadata``)."""
+        if self.sink.window_lines is None:
+            return None
+        if not self.opts.deep:
+            return WINDOW_SHALLOW
+        fast = self._fast_records()
+        if fast is None:
+            return None
+        return {SIZES: WINDOW_SIZES, SPANS: WINDOW_STRINGS}.get(fast[2])
+
+    def _dump_windows(self, records: FileRecords, abs_path: str, mode: int) -> int:
+        """:meth:`_dump_batches` a window per call: the sink's ``window_lines`` frames, checks and prints
+        every batch of the window it can (the compiled engine); the batch it stops at, if any, takes the
+        per-batch path (:meth:`_dump_batch`, or ``sink.batch`` when shallow), then the window loop goes on.
+        Returns where the batches end (the valid bytes)."""
+        window_lines = self.sink.window_lines
+        assert window_lines is not None
+        progress = self.progress
+        fast = self._fast_records() if mode != WINDOW_SHALLOW else None
+        gap = self.opts.gap_from_minus_one
+        end = records.end
+        stop = end - HEADER_SIZE_UP_TO_MAGIC
+        pos, last_offset, valid_end = 0, -1, 0
+        while True:
+            if window_lines is not None and pos < stop:
+                # window() guarantees view[i:i+n]: the rest of the window read last, else a fresh one from pos
+                n = valid_end - pos if pos < valid_end else min(records.window_size, records.size - pos)
+                try:
+                    view, i = records.window(pos, n)
+                except KsegError:
+                    # a read that fails past pos (a tiered chunk that cannot be fetched, a file that shrank):
+                    # the per-batch path reads as far as it can and raises where the batches reach it
+                    window_lines = None
+                    continue
+                valid_end = pos + n
+                pos, last_offset, full = window_lines(view, pos - i, i + n, pos, end, mode, last_offset, gap)
+                if progress is not None:
+                    progress.advance_to(pos)
+                if full:
+                    continue
+            batch = records.frame_at(pos, end)
+            if batch is None:
+                return pos
+            if mode == WINDOW_SHALLOW:
+                self.sink.batch(batch, pos)
+            else:
+                last_offset = self._dump_batch(batch, pos, last_offset, abs_path, fast)
+            pos += batch.size
+            if progress is not None:
+                progress.advance_to(pos)
 
     def _dump_records(self, batch, last_offset: int, abs_path: str) -> int:
         opts, sink = self.opts, self.sink
@@ -337,7 +408,7 @@ class Dumper:
             key_text = payload_text = None
             if print_data and not is_control:
                 try:
-                    key_text, payload_text = self._parse(offset, key, value)
+                    key_text, payload_text = self._parse(offset, key, value, () if legacy else rec.headers)
                 except UncaughtJavaError:
                     sink.partial_record(batch, rec)
                     raise
@@ -393,12 +464,14 @@ class Dumper:
             self.problems.add("non_consecutive", abs_path, (last_offset, offset))
         return offset
 
-    def _parse(self, offset: int, key: bytes | memoryview | None, value: bytes | memoryview | None) -> tuple:
+    def _parse(
+        self, offset: int, key: bytes | memoryview | None, value: bytes | memoryview | None, headers: tuple = ()
+    ) -> tuple:
         parser = self.opts.parser
         if parser is not None:
             return parser.parse(offset, None if key is None else bytes(key), None if value is None else bytes(value))
-        key_text = None if key is None else self.opts.key_decoder(key)
-        payload_text = None if value is None else self.opts.value_decoder(value)
+        key_text = None if key is None else decode_text(self.opts.key_decoder, key, headers)
+        payload_text = None if value is None else decode_text(self.opts.value_decoder, value, headers)
         return key_text, payload_text
 
     # -- .snapshot and .txnindex ------------------------------------------------

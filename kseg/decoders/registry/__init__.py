@@ -1,0 +1,210 @@
+"""``--key-decoder registry`` / ``--value-decoder registry``: payloads as the producer wrote them,
+decoded with the schemas of the registry's own ``_schemas`` topic, read offline (docs/schemas.md).
+
+:func:`open_registry` replays the topic (:mod:`.source`, :mod:`.store`); :class:`RegistryDecoder`
+is a key or value decoder: called with the bytes it gives the text (a decoder like ``hex``); its
+:meth:`~RegistryDecoder.with_headers` reads the schema id from the record's headers too, and
+:meth:`~RegistryDecoder.json_fields` gives a JSON row's fields (the decoded value, the schema's id,
+subject, version and type, or the reason it could not be decoded).  A payload that cannot be decoded
+(no known framing, an unknown id, a corrupt payload, a schema that does not parse) prints as the
+fallback decoder (hex) and the reason is counted (:meth:`Registry.notes`): the run goes on.
+
+Nothing here imports fastavro or protobuf until a schema of that type is first used.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from collections import Counter
+from typing import Any, NamedTuple
+
+from kseg.decoders.registry.framing import FramingError, message_indexes, schema_ref
+from kseg.decoders.registry.store import DEFAULT_CONTEXT, SchemaEntry, SchemaStore
+
+INSTALL_HINT = "pip install 'kseg[schemas]'"
+#: schema type -> the modules its decoder needs
+NEEDS = {"AVRO": ("fastavro",), "PROTOBUF": ("google.protobuf", "grpc_tools"), "JSON": ()}
+MAX_REASONS = 32  # distinct reasons kept for the summary (memory bounded whatever the record count)
+
+
+class Decoded(NamedTuple):
+    text: str  # what the text output prints: the JSON text, or the bytes as hex
+    schema: dict | None
+    error: str | None
+
+
+class Registry:
+    """The replayed store and the codecs of the ids used so far (each schema parsed once)."""
+
+    def __init__(self, store: SchemaStore, context: str = DEFAULT_CONTEXT) -> None:
+        self.store = store
+        self.context = context
+        self._codecs: dict[tuple[str, int], Any] = {}  # (context, id) -> codec, or the exception
+        self.failures: Counter[tuple[str, str]] = Counter()  # (key or payload, reason) -> count
+
+    def missing_modules(self) -> list[str]:
+        """The Python modules the store's schema types need that are not installed."""
+        types = {e.schema_type for e in self.store.schemas.values()}
+        wanted = sorted({m for t in types for m in NEEDS.get(t, ())})
+        return [m for m in wanted if importlib.util.find_spec(m.partition(".")[0]) is None]
+
+    def codec(self, entry: SchemaEntry) -> Any:
+        key = (entry.context, entry.id)
+        codec = self._codecs.get(key)
+        if codec is None:
+            try:
+                codec = _make_codec(self.store, entry)
+            except Exception as exc:  # noqa: BLE001 - a schema that does not parse: its records fall back
+                codec = ValueError(f"schema id {entry.id} ({entry.schema_type}) does not parse: {_one_line(exc)}")
+            self._codecs[key] = codec
+        if isinstance(codec, Exception):
+            raise codec
+        return codec
+
+    def failed(self, field: str, reason: str) -> None:
+        slot = (field, reason[:200])
+        if slot in self.failures or len(self.failures) < MAX_REASONS:
+            self.failures[slot] += 1
+        else:
+            self.failures[(field, "other reasons")] += 1
+
+    def notes(self) -> list[str]:
+        """One line per reason keys or payloads were printed with the fallback decoder, most frequent first."""
+        return [
+            f"{n} {field if n == 1 else field + 's'} printed as hex: {reason}"
+            for (field, reason), n in self.failures.most_common()
+        ]
+
+    def entry_for(self, framed) -> SchemaEntry:
+        if framed.guid is not None:
+            entry = self.store.by_guid(framed.guid, self.context)
+        else:
+            entry = self.store.by_id(framed.schema_id, self.context)
+        if entry is None:
+            other = [] if framed.schema_id is None else self.store.contexts_holding(framed.schema_id)
+            elsewhere = f" (it is in context {', '.join(other)}: --schemas-context)" if other else ""
+            raise LookupError(f"unknown schema {framed.where()} in context {self.context}{elsewhere}")
+        return entry
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return (text[0] if text else type(exc).__name__)[:300]
+
+
+def _closure(store: SchemaStore, entry: SchemaEntry) -> list[tuple[str, SchemaEntry]]:
+    """The schemas ``entry`` references, transitively, dependencies first: (reference name, schema)."""
+    out: list[tuple[str, SchemaEntry]] = []
+    done: set[tuple[str, int]] = set()
+
+    def visit(e: SchemaEntry, path: tuple) -> None:
+        for ref in e.references:
+            target = store.reference(ref, e.subject)
+            if target is None:
+                raise LookupError(f"reference {ref.name!r} -> {ref.subject} version {ref.version} is not in _schemas")
+            slot = (target.subject, target.version)
+            if slot in path:
+                raise ValueError(f"reference cycle through {ref.subject} version {ref.version}")
+            if slot in done:
+                continue
+            visit(target, path + (slot,))
+            done.add(slot)
+            out.append((ref.name, target))
+
+    visit(entry, ((entry.subject, entry.version),))
+    return out
+
+
+def _make_codec(store: SchemaStore, entry: SchemaEntry) -> Any:
+    refs = _closure(store, entry)
+    if entry.schema_type == "AVRO":
+        from kseg.decoders.registry.avro import AvroCodec
+
+        return AvroCodec(entry.schema, [e.schema for _, e in refs])
+    if entry.schema_type == "PROTOBUF":
+        from kseg.decoders.registry.protobuf import ProtobufCodec
+
+        return ProtobufCodec(entry.schema, {name: e.schema for name, e in refs})
+    if entry.schema_type == "JSON":
+        json.loads(entry.schema)  # the schema itself must be JSON
+        return JsonSchemaCodec()
+    raise ValueError(f"schema type {entry.schema_type} is not one kseg decodes")
+
+
+class JsonSchemaCodec:
+    """JSON Schema payloads: the JSON the serializer wrote, compact on one line, number text kept."""
+
+    def decode(self, data: bytes) -> str:
+        from kseg.decoders.simple import json as compact
+
+        try:
+            json.loads(bytes(data).decode("utf-8"))  # strict: a corrupt payload is a reason, not a guess
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"the JSON payload is not UTF-8: {exc.reason} at byte {exc.start}") from None
+        except ValueError as exc:
+            raise ValueError(f"the JSON payload does not parse: {exc}") from None
+        return compact(data)
+
+
+class RegistryDecoder:
+    """The key (``role="key"``) or value (``role="value"``) decoder of ``--*-decoder registry``."""
+
+    __name__ = "registry"
+
+    def __init__(self, registry: Registry, role: str) -> None:
+        self.registry = registry
+        self.role = role
+        self.field = "key" if role == "key" else "payload"
+        self.header_decoder = None  # header values in JSON rows: Kafka's string decoder, base64 if not text
+
+    def __call__(self, data: bytes) -> str:
+        return self.decode(data, None).text
+
+    def with_headers(self, data: bytes, headers) -> str:
+        return self.decode(data, headers).text
+
+    def json_fields(self, data: bytes, headers) -> dict:
+        d = self.decode(data, headers)
+        if d.error is not None:
+            return {self.field: d.text, f"{self.field}DecodeError": d.error}
+        return {self.field: json.loads(d.text), f"{self.field}Schema": d.schema}
+
+    def decode(self, data: bytes, headers) -> Decoded:
+        data = bytes(data)
+        try:
+            framed, carrier = schema_ref(data, headers, self.role)
+            entry = self.registry.entry_for(framed)
+            codec = self.registry.codec(entry)
+            schema = {
+                "id": entry.id,
+                "subject": entry.subject,
+                "version": entry.version,
+                "type": entry.schema_type,
+            }
+            if entry.deleted:
+                schema["deleted"] = True
+            body = data if framed.in_header else data[framed.rest :]
+            if entry.schema_type == "PROTOBUF":
+                indexes, end = message_indexes(carrier, framed.rest)
+                if not framed.in_header:
+                    body = data[end:]
+                text, name = codec.decode(body, indexes)
+                schema["message"] = name
+            else:
+                text = codec.decode(body)
+            return Decoded(text, schema, None)
+        except (FramingError, LookupError, ValueError, TypeError, KeyError, IndexError, EOFError) as exc:
+            reason = _one_line(exc)
+        except Exception as exc:  # noqa: BLE001 - a decoder library's own error on corrupt data
+            reason = f"{type(exc).__name__}: {_one_line(exc)}"
+        self.registry.failed(self.field, reason)
+        return Decoded(data.hex(), None, reason)
+
+
+def open_registry(source: str, context: str = DEFAULT_CONTEXT) -> tuple[Registry, str]:
+    """Replay ``source`` (:func:`kseg.decoders.registry.source.load`): (the registry, the directory read)."""
+    from kseg.decoders.registry.source import load
+
+    store, directory = load(source)
+    return Registry(store, context), directory

@@ -1,0 +1,140 @@
+"""Protobuf payloads, decoded from the registry's ``.proto`` text compiled at run time.
+
+The schema and every schema it references (by import path: a reference's ``name``) are written to a
+private temporary directory and compiled by ``grpc_tools.protoc`` (grpcio-tools, whose include
+directory brings Google's well-known types) to a ``FileDescriptorSet``, loaded into a fresh
+descriptor pool.  A schema stored as a base64 ``FileDescriptorProto`` (what confluent-kafka's
+Python serializer sends; the registry stores it as ``.proto`` text) is read as such.  The message is
+chosen by the payload's message-index path (``[0]`` the file's first message, ``[1, 0]`` the first
+nested message of the second...).  The output is protobuf's JSON mapping as the registry's console
+consumer prints it (``JsonFormat.printer().includingDefaultValueFields()``) with its
+``preserve.json.field.name=true``: field names as written in the ``.proto``.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import os
+import tempfile
+from typing import Any
+
+
+class ProtobufCodec:
+    """One ``.proto`` schema (with its references), compiled once."""
+
+    def __init__(self, schema_text: str, references: dict[str, str], file_name: str = "schema.proto") -> None:
+        from google.protobuf import descriptor_pb2, descriptor_pool  # kseg[schemas]
+
+        fds = descriptor_pb2.FileDescriptorSet()
+        as_descriptor = _descriptor(schema_text)
+        if as_descriptor is not None:
+            files = [_descriptor(text) or _compile({name: text}, name) for name, text in references.items()]
+            sets = [f for f in files if isinstance(f, descriptor_pb2.FileDescriptorSet)]
+            for s in sets:
+                fds.file.extend(s.file)
+            fds.file.extend(f for f in files if isinstance(f, descriptor_pb2.FileDescriptorProto))
+            fds.file.append(as_descriptor)
+            main = as_descriptor.name
+        else:
+            while file_name in references:
+                file_name = "_" + file_name
+            fds = _compile({**references, file_name: schema_text}, file_name)
+            main = file_name
+        self.pool = descriptor_pool.DescriptorPool()
+        added: set[str] = set()
+        for f in fds.file:
+            if f.name not in added:
+                self.pool.Add(f)
+                added.add(f.name)
+        self.file = self.pool.FindFileByName(main)
+        proto = next(f for f in fds.file if f.name == main)
+        prefix = f"{proto.package}." if proto.package else ""
+        self._top = [self.pool.FindMessageTypeByName(prefix + m.name) for m in proto.message_type]
+        self._classes: dict[tuple[int, ...], Any] = {}
+
+    def message_class(self, indexes: list[int]) -> Any:
+        key = tuple(indexes)
+        cls = self._classes.get(key)
+        if cls is None:
+            from google.protobuf import message_factory
+
+            desc = None
+            scope = self._top
+            for i in indexes:
+                if i >= len(scope):
+                    raise ValueError(f"message index path {list(indexes)} names no message of the schema")
+                desc = scope[i]
+                scope = list(desc.nested_types)
+            cls = message_factory.GetMessageClass(desc)
+            self._classes[key] = cls
+        return cls
+
+    def decode(self, data: bytes, indexes: list[int]) -> tuple[str, str]:
+        """(the JSON text, the message's full name)."""
+        from google.protobuf import json_format
+
+        cls = self.message_class(indexes)
+        msg = cls()
+        msg.ParseFromString(data)
+        obj = json_format.MessageToDict(
+            msg, always_print_fields_with_no_presence=True, preserving_proto_field_name=True
+        )
+        return json.dumps(obj, ensure_ascii=False, separators=(",", ":")), msg.DESCRIPTOR.full_name
+
+
+def _descriptor(text: str) -> Any:
+    """A base64 ``FileDescriptorProto``, or None when ``text`` is ``.proto`` source."""
+    from google.protobuf import descriptor_pb2
+
+    stripped = text.strip()
+    if not stripped or any(c in stripped for c in " \n;{"):
+        return None
+    try:
+        raw = base64.b64decode(stripped, validate=True)
+        fdp = descriptor_pb2.FileDescriptorProto()
+        fdp.ParseFromString(raw)
+    except (binascii.Error, ValueError, Exception):  # noqa: BLE001 - protobuf's DecodeError among them
+        return None
+    return fdp if fdp.name else None
+
+
+def _compile(files: dict[str, str], main: str) -> Any:
+    """``protoc --include_imports --descriptor_set_out`` over ``files`` (import path -> text)."""
+    import importlib.resources
+
+    from google.protobuf import descriptor_pb2
+    from grpc_tools import protoc  # kseg[schemas]
+
+    include = str(importlib.resources.files("grpc_tools") / "_proto")
+    with tempfile.TemporaryDirectory(prefix="kseg-proto-") as tmp:
+        for name, text in files.items():
+            path = os.path.normpath(os.path.join(tmp, name))
+            if not path.startswith(tmp + os.sep):
+                raise ValueError(f"reference name {name!r} leaves the schema directory")
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+        out = os.path.join(tmp, "set.pb")
+        errors = os.path.join(tmp, "errors.txt")
+        fd = os.open(errors, os.O_WRONLY | os.O_CREAT, 0o600)
+        saved = os.dup(2)
+        try:
+            os.dup2(fd, 2)  # protoc reports to stderr: kept for the reason
+            code = protoc.main(
+                ["protoc", f"-I{tmp}", f"-I{include}", "--include_imports", f"--descriptor_set_out={out}", main]
+            )
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            os.close(fd)
+        if code != 0:
+            with open(errors, encoding="utf-8", errors="replace") as f:
+                lines = [ln.strip() for ln in f if ln.strip()]
+            reason = lines[0] if lines else f"protoc exited {code}"
+            raise ValueError(f"the .proto does not compile: {reason.replace(tmp + os.sep, '')}")
+        fds = descriptor_pb2.FileDescriptorSet()
+        with open(out, "rb") as f:
+            fds.ParseFromString(f.read())
+    return fds
