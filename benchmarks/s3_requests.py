@@ -36,7 +36,7 @@ number of listings at once (``kseg.storage.prefixes.AT_ONCE``, set by ``BENCH_AT
 every request (the driver's planning and the tasks' reads) of each step of::
 
     df = spark.read.format("kseg").load(uri); df.count()
-    df.where("offset >= 2").count(); df.where("timestamp >= <third record's>").count()
+    df.where("offset >= 2").count(); df.where("timestampMs >= <third record's>").count()
     df.where("partition = 1 AND topic = 'tb1'").count()
     spark.read.format("kseg").options(topic="tb1", partition="1").load(uri).count()
     ... .options(fromOffset="2") / (toOffset="1") / (fromTime=<third record's>) ... .count()
@@ -279,7 +279,7 @@ def load_main(count: int) -> None:
         ("load()", lambda: None),
         ("df.count()", df.count),
         ("df.where(offset >= 2).count()", lambda: df.where("offset >= 2").count()),
-        ("df.where(timestamp >= t).count()", lambda: df.where(f"timestamp >= {t}").count()),
+        ("df.where(timestampMs >= t).count()", lambda: df.where(f"timestampMs >= {t}").count()),
         (
             "df.where(partition = 1 AND topic = 'tb1').count()",
             lambda: df.where("partition = 1 AND topic = 'tb1'").count(),

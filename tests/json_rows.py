@@ -78,6 +78,11 @@ def every_command_rows() -> Iterator[tuple[str, dict]]:
             yield "txn", row
         for row in _rows(["compaction", "-q", "--at", "1730000000000", "--format", "json", str(CORPUS_DATA)]):
             yield "compaction", row
+        report = tmp / "export-report.json"
+        parquet = str(tmp / "x.parquet")
+        r = run_cli(["export", "-q", str(CORPUS_DATA / "plain-v2-0"), "-o", parquet, "--report", str(report)])
+        assert r.exit_code == 0, r.errtext
+        yield "export", json.loads(report.read_text())
         yield from _broker_rows(tmp)
     del parts
 

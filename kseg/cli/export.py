@@ -108,6 +108,12 @@ EXIT_CORRUPT = EXIT_PROBLEMS  # corrupt batches met
     help="With --spark: write the files under OUTPUT/topic=T/partition=P/ (hive layout; those two columns "
     "are in the directory names).",
 )
+@click.option(
+    "--one-replica",
+    is_flag=True,
+    help="Keep one copy of each topic-partition found under several log directories: the most complete "
+    "undamaged replica, as kseg diff reads them (which, and why, is printed).",
+)
 @click.option("--force", is_flag=True, help="Replace an existing output.")
 @max_message_size_option
 @run_options
@@ -130,6 +136,7 @@ def export(
     report: str | None,
     since_report: str | None,
     partition_by: str | None,
+    one_replica: bool,
     force: bool,
     max_message_size: int,
     run: Run,
@@ -197,6 +204,7 @@ def export(
             topics=topics,
             since=since,
             hive=partition_by is not None,
+            one_replica=one_replica,
             master=spark.master,
             spark_conf=spark.conf,
             err=run.err,
@@ -219,6 +227,7 @@ def export(
             isolation == "read_committed",
             topics,
             since,
+            one_replica,
         )
     if summary is None:  # --on-corruption fail stopped it
         sys.exit(EXIT_CORRUPT)
@@ -228,6 +237,7 @@ def export(
 
         data = report_bytes(summary.next_offsets, since)
         files.write_stream(report, lambda f: f.write(data), replace=True)
+    replica_lines(run, summary.replicas)
     run.out.write((summary.line(output) + "\n").encode("utf-8", "replace"))
     run.out.flush()
     sys.exit(EXIT_CORRUPT if summary.corrupt else EXIT_OK)
@@ -250,6 +260,14 @@ def _ranges(from_offset: int | None, to_offset: int | None, from_time: int | Non
     return ranges
 
 
+def replica_lines(run: Run, kept: list[str]) -> None:
+    """``--one-replica``: which copy of each topic-partition is exported, and why (stdout, before the
+    summary line)."""
+    for line in kept:
+        run.out.write((f"replica: {line}\n").encode("utf-8", "replace"))
+    run.out.flush()
+
+
 def corruption_line(c: Any) -> str:
     return f"kseg: corrupt: {c.log}: at byte {c.position}: {c.kind}: {c.message}"
 
@@ -267,6 +285,7 @@ def _run_local(
     committed: bool,
     topics: tuple[str, ...] = (),
     since: dict[str, int] | None = None,
+    one_replica: bool = False,
 ) -> Any:
     from kseg.errors import KsegError
     from kseg.ops.export.export import plan, select_topics
@@ -278,10 +297,17 @@ def _run_local(
         run.fail(exc)
     if listing_code(partitions):  # an input not read is never "N records written": nothing is
         run.fail("nothing was written: a directory above could not be listed")
+    if one_replica:
+        from kseg.ops.diff.choose import one_replica as keep_one
+
+        try:
+            partitions, kept = keep_one(partitions)
+        except KsegError as exc:
+            run.fail(exc)
     splits = plan(partitions, ranges, split_bytes, limit, since)
     progress, _ = reading_bar(run, "export", [], total=sum(split.bytes for split in splits))
     try:
-        return write_parquet(
+        summary = write_parquet(
             splits,
             output,
             ranges=ranges,
@@ -294,6 +320,8 @@ def _run_local(
             on_split=lambda _split: None,
             committed=committed,
         )
+        summary.replicas = kept if one_replica else []
+        return summary
     except CorruptionStop as stop:
         run.say(corruption_line(stop.corruption))
         run.say("kseg: export stopped (--on-corruption fail); nothing was written")

@@ -10,7 +10,11 @@ column                      meaning
 ``topic``, ``partition``    parsed from the directory name (``orders-3``);
                             partition null when the name has no ``-N``
 ``segment``                 the segment's base offset, 20 digits
-``offset``, ``timestamp``   the record's
+``offset``                  the record's
+``timestamp``               the record's timestamp as a timestamp (milliseconds, UTC; microseconds in
+                            Spark); null when the record has none (-1) or it lies outside years
+                            1-9999 (what Spark's and Parquet readers' timestamps hold)
+``timestampMs``             the record's timestamp as Kafka stores it: epoch milliseconds (-1: none)
 ``timestampType``           ``CreateTime``, ``LogAppendTime``, ``NoTimestampType``
 ``key``, ``value``          binary, null when null (a tombstone's value)
 ``headers``                 list of ``{key: string, value: binary}``
@@ -68,7 +72,8 @@ COLUMNS = (
     ("partition", "int32", "INT"),
     ("segment", "string", "STRING"),
     ("offset", "int64", "BIGINT"),
-    ("timestamp", "int64", "BIGINT"),
+    ("timestamp", "timestamp", "TIMESTAMP"),
+    ("timestampMs", "int64", "BIGINT"),
     ("timestampType", "string", "STRING"),
     ("key", "binary", "BINARY"),
     ("value", "binary", "BINARY"),
@@ -98,6 +103,13 @@ TEXT_COLUMNS = (
 
 UNREADABLE_COLUMN = ("unreadable", "string", "STRING")
 
+#: The version of the rows' schema, in every file's metadata (:data:`VERSION_KEY`): 2 since ``timestamp``
+#: became a timestamp and ``timestampMs`` the milliseconds (files without the key: 1, ``timestamp`` a bigint).
+SCHEMA_VERSION = 2
+VERSION_KEY = b"kseg.export.schemaVersion"
+#: Years 1 to 9999 in epoch milliseconds: what a Spark ``TIMESTAMP`` (and most Parquet readers) hold.
+TIMESTAMP_RANGE = (-62135596800000, 253402300799999)
+
 
 def columns(decoded: bool, unreadable: bool = False) -> tuple:
     return (COLUMNS + TEXT_COLUMNS if decoded else COLUMNS) + ((UNREADABLE_COLUMN,) if unreadable else ())
@@ -108,10 +120,13 @@ def spark_ddl(decoded: bool = False, unreadable: bool = False) -> str:
     return ", ".join(f"`{name}` {sql}" for name, _, sql in columns(decoded, unreadable))
 
 
-def arrow_schema(decoded: bool = False, unreadable: bool = False):
+def arrow_schema(decoded: bool = False, unreadable: bool = False, spark: bool = False):
+    """The rows' Arrow schema; ``spark``: ``timestamp`` in microseconds, the unit Spark takes from a data
+    source (Parquet files keep Kafka's milliseconds)."""
     import pyarrow as pa
 
     types = {
+        "timestamp": pa.timestamp("us" if spark else "ms", tz="UTC"),
         "string": pa.string(),
         "int32": pa.int32(),
         "int64": pa.int64(),
@@ -120,13 +135,22 @@ def arrow_schema(decoded: bool = False, unreadable: bool = False):
         "headers": pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())])),
         "headers_text": pa.list_(pa.struct([("key", pa.string()), ("value", pa.string())])),
     }
-    return pa.schema([(name, types[kind]) for name, kind, _ in columns(decoded, unreadable)])
+    fields = [(name, types[kind]) for name, kind, _ in columns(decoded, unreadable)]
+    return pa.schema(fields, metadata={VERSION_KEY: str(SCHEMA_VERSION).encode()})
 
 
-@lru_cache(maxsize=4)
-def _schema(decoded: bool, unreadable: bool = False):
+@lru_cache(maxsize=8)
+def _schema(decoded: bool, unreadable: bool = False, spark: bool = False):
     """:func:`arrow_schema`, made once per process and shape (a RowBuilder is made per split)."""
-    return arrow_schema(decoded, unreadable)
+    return arrow_schema(decoded, unreadable, spark)
+
+
+def typed_timestamp(ms: int) -> int | None:
+    """The ``timestamp`` column's value (epoch ms) of a record whose ``timestampMs`` is ``ms``: None for
+    Kafka's "no timestamp" (-1) and for what a Spark or Parquet timestamp cannot hold."""
+    if ms == -1 or not TIMESTAMP_RANGE[0] <= ms <= TIMESTAMP_RANGE[1]:
+        return None
+    return ms
 
 
 class RowBuilder:
@@ -138,6 +162,7 @@ class RowBuilder:
         key_decoder: Callable | None = None,
         value_decoder: Callable | None = None,
         unreadable: bool = False,
+        spark: bool = False,
     ) -> None:
         self.decoded = key_decoder is not None or value_decoder is not None
         self.key_decoder = key_decoder
@@ -145,7 +170,8 @@ class RowBuilder:
         self.unreadable = unreadable  # the ``unreadable`` column is last: null on every other row
         topic, partition = topic_partition(split.partition)
         self._const = (split.log_dir, topic, partition, split.segment)
-        self.schema = _schema(self.decoded, unreadable)
+        self.schema = _schema(self.decoded, unreadable, spark)
+        self._timestamp = self.schema.get_field_index("timestamp")
 
     def row(self, r: RecordFacts | Corruption) -> Row:
         row = self._row(r)
@@ -166,6 +192,7 @@ class RowBuilder:
                 None,
                 None,
                 None,
+                None,
                 r.position,
                 *([None] * 12),
                 f"{r.kind}: {r.message}",
@@ -175,6 +202,7 @@ class RowBuilder:
         row = (
             *self._const,
             r.offset,
+            typed_timestamp(r.timestamp),
             r.timestamp,
             r.timestamp_type,
             r.key,
@@ -223,10 +251,12 @@ class RowBuilder:
     def to_arrow(self, rows: list[Row]):
         import pyarrow as pa
 
-        cols = list(zip(*rows, strict=True))
-        return pa.RecordBatch.from_arrays(
-            [pa.array(c, type=f.type) for c, f in zip(cols, self.schema, strict=True)], schema=self.schema
-        )
+        ts, ms = self._timestamp, pa.timestamp("ms", tz="UTC")  # epoch ms in the rows, whatever the column's unit
+        arrays = [
+            pa.array(c, type=ms).cast(f.type) if i == ts else pa.array(c, type=f.type)
+            for i, (c, f) in enumerate(zip(zip(*rows, strict=True), self.schema, strict=True))
+        ]
+        return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
 
 
 def _control_text(key: bytes | None, value: bytes | None) -> str | None:
@@ -258,7 +288,7 @@ class CorruptionStop(Exception):
 class ExportSummary:
     """What an export wrote and what it could not: counts, then the corrupt batches met."""
 
-    __slots__ = ("records", "splits", "corrupt", "next_offsets")
+    __slots__ = ("records", "splits", "corrupt", "next_offsets", "replicas")
 
     def __init__(self) -> None:
         self.records = 0
@@ -266,6 +296,8 @@ class ExportSummary:
         self.corrupt: list[Corruption] = []
         #: partition (``partition_key``) -> the offset after the last batch exported (an export report's)
         self.next_offsets: dict[str, int] = {}
+        #: with one replica per topic-partition: which copy was exported and why, a line each
+        self.replicas: list[str] = []
 
     def reached(self, others: dict[str, int]) -> None:
         """Take ``others``' next offsets where they are further."""
@@ -511,7 +543,7 @@ def group_bytes(target_bytes: int) -> int:
 def _select(schema, keep: list[int]):
     import pyarrow as pa
 
-    return pa.schema([schema.field(i) for i in keep])
+    return pa.schema([schema.field(i) for i in keep], metadata=schema.metadata)
 
 
 def _columns(batch, keep: list[int], schema):

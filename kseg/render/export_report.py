@@ -1,8 +1,9 @@
 """``export --report`` / ``--since``: what an export read, so the next one reads only what is new.
 
-The report is one JSON object::
+The report is one JSON object, a row of the one versioned schema (``type``, then ``v``: docs/json-output.md,
+``kseg/kseg.schema.json``'s ``export.exportReport``)::
 
-    {"type": "exportReport", "version": 1,
+    {"type": "exportReport", "v": 3,
      "nextOffsets": {"/var/lib/kafka/data/orders-3": 1200, "s3://backups/b1/data/orders-4": 77, ...}}
 
 ``nextOffsets`` names each partition directory once (an absolute local path, or the URI) and the offset
@@ -17,8 +18,10 @@ from __future__ import annotations
 import json
 
 from kseg.errors import InputError
+from kseg.jsonlines import SCHEMA_VERSION
 
-VERSION = 1
+#: The first reports (before they joined the versioned schema) said ``"version": 1``: still read.
+FIRST_VERSION = 1
 
 
 def report_bytes(next_offsets: dict[str, int], since: dict[str, int] | None) -> bytes:
@@ -26,7 +29,7 @@ def report_bytes(next_offsets: dict[str, int], since: dict[str, int] | None) -> 
     merged = dict(since or {})
     for key, offset in next_offsets.items():
         merged[key] = max(offset, merged.get(key, offset))
-    doc = {"type": "exportReport", "version": VERSION, "nextOffsets": dict(sorted(merged.items()))}
+    doc = {"type": "exportReport", "v": SCHEMA_VERSION, "nextOffsets": dict(sorted(merged.items()))}
     return (json.dumps(doc, indent=1) + "\n").encode("utf-8")
 
 
@@ -39,10 +42,14 @@ def read_since(path: str) -> dict[str, int]:
         doc = json.loads(data)
     except ValueError as exc:
         raise InputError(f"not an export report (--report of kseg export): {exc}", path=path) from None
-    offsets = doc.get("nextOffsets") if isinstance(doc, dict) and doc.get("type") == "exportReport" else None
-    if not isinstance(offsets, dict) or doc.get("version") != VERSION:
+    doc = doc if isinstance(doc, dict) else {}
+    offsets = doc.get("nextOffsets") if doc.get("type") == "exportReport" else None
+    version = doc.get("v", -1)  # any version of the schema up to this one's
+    known = type(version) is int and 1 <= version <= SCHEMA_VERSION or doc.get("version") == FIRST_VERSION
+    if not isinstance(offsets, dict) or not known:
         raise InputError(
-            f"not an export report of version {VERSION} (--report of kseg export): no nextOffsets", path=path
+            f"not an export report of version {SCHEMA_VERSION} or before (--report of kseg export): no nextOffsets",
+            path=path,
         )
     if not all(isinstance(k, str) and type(v) is int for k, v in offsets.items()):
         raise InputError("not an export report: nextOffsets maps partition paths to offsets", path=path)

@@ -27,6 +27,10 @@ Options (all strings, as Spark passes them):
                           the cause) or ``rows`` (one row for it, its reason in a last column
                           ``unreadable``; never a ``corruption`` row; a task whose first reads all fail
                           the same way stops with that reason)
+``replicas``              ``all`` (default: every replica's rows) or ``one``: one copy per topic-partition,
+                          the most complete undamaged replica as ``kseg diff`` reads them, chosen at
+                          ``load()`` on the driver (:mod:`kseg.ops.diff.choose`; which and why printed on
+                          the driver's stderr)
 ``splitBytes``            segments larger than this are read by several tasks (default 128 MiB)
 ``maxMessageSize``        as ``--max-message-size`` (default 5 MiB)
 
@@ -54,6 +58,7 @@ which belong to the load.  Without ``pushFilters`` the source also works with
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -65,6 +70,8 @@ NAME = "kseg"
 UNITS_PER_TASK = 256
 #: ``onUnreadable``: a segment the tasks cannot read fails the query (``fail``), or is one ``unreadable`` row.
 ON_UNREADABLE = ("fail", "rows")
+#: ``replicas``: every replica's rows (``all``), or one copy per topic-partition (``one``: kseg diff's choice).
+REPLICAS = ("all", "one")
 #: ``onUnreadable=rows``: a task whose first this-many units all fail with the same reason stops with it
 #: (no executor credentials: each read would retry for seconds, and every one would say the same).
 SAME_FAILURES_STOP = 3
@@ -138,6 +145,15 @@ def list_inputs(settings: dict, context: Any = None) -> list:
     for part in parts:
         if part.error is not None:
             raise OSError(f"kseg data source: {part.error}")
+    if settings["replicas"] == "one":
+        from kseg.ops.diff.choose import one_replica
+
+        try:
+            parts, kept = one_replica(parts)
+        except KsegError as exc:
+            raise OSError(f"kseg data source: replicas=one: {exc.describe()}") from None
+        for line in kept:  # the driver's console (the planning worker's stderr)
+            print(f"kseg data source: replica: {line}", file=sys.stderr, flush=True)
     return parts
 
 
@@ -202,14 +218,14 @@ class KsegReader(DataSourceReader):
             try:
                 for split in unit_splits(unit, s["ranges"], s["split_bytes"], s["limit"]):
                     facts = split_facts(split, s["ranges"], s["limit"], s["on_corruption"])  # exact (issue 39)
-                    yield from RowBuilder(split, key_fn, value_fn, unreadable=marked).batches(facts)
+                    yield from RowBuilder(split, key_fn, value_fn, unreadable=marked, spark=True).batches(facts)
                 failures.read()
             except InputError as exc:  # no credentials, access denied, the network: not a corruption
                 if not marked:
                     raise  # the query fails, naming the object and the cause
                 failures.failed(exc)  # the first reads all failed the same way: stop, saying why
                 where = Split(unit.log_dir, unit.partition, f"{unit.base_offset:020d}", unit.log, 0, None, 0)
-                builder = RowBuilder(where, key_fn, value_fn, unreadable=True)
+                builder = RowBuilder(where, key_fn, value_fn, unreadable=True, spark=True)
                 yield builder.to_arrow([builder.unreadable_row(f"not read: {exc.describe()}")])
 
 
@@ -328,8 +344,12 @@ def read_options(options: dict) -> dict:
     on_unreadable = (_option(options, "onUnreadable") or "fail").lower()
     if on_unreadable not in ON_UNREADABLE:
         raise ValueError(f"kseg data source: onUnreadable must be fail or rows, got {on_unreadable!r}")
+    replicas = (_option(options, "replicas") or "all").lower()
+    if replicas not in REPLICAS:
+        raise ValueError(f"kseg data source: replicas must be all or one, got {replicas!r}")
     return {
         "paths": paths,
+        "replicas": replicas,
         "ranges": ranges,
         "topics": names("topic"),
         "partitions": partitions,

@@ -133,6 +133,16 @@ def export_bin(
     yield summary.records, [tuple(c) for c in summary.corrupt], written, summary.splits, summary.next_offsets
 
 
+def choose_on(sc: Any, sets: list) -> list[tuple[int, str]]:
+    """:func:`kseg.ops.diff.choose.choose_set` of each replica set, one task a set (the sets' order)."""
+    from kseg.ops.diff.choose import choose_set
+    from kseg.storage.context import Carried
+
+    if not sets:
+        return []
+    return sc.parallelize(sets, len(sets)).map(Carried(choose_set)).collect()
+
+
 class ExportJob(NamedTuple):
     """What ``export --spark`` was asked (:func:`run_export`'s arguments but the paths and the output)."""
 
@@ -153,6 +163,7 @@ class ExportJob(NamedTuple):
     topics: tuple[str, ...] = ()
     since: dict[str, int] | None = None
     hive: bool = False
+    one_replica: bool = False
 
 
 def run_export(
@@ -176,6 +187,7 @@ def run_export(
     topics: tuple[str, ...] = (),
     since: dict[str, int] | None = None,
     hive: bool = False,
+    one_replica: bool = False,
 ) -> ExportSummary | None:
     """Plan on the driver, export on the executors; the summary, or None when ``fail`` stopped it.
     ``listing_status(paths)``: a context the driver's listing runs in (the CLI's progress line on stderr).
@@ -192,7 +204,7 @@ def run_export(
 
     job = ExportJob(
         ranges, key_decoder, value_decoder, on_corruption, split_bytes, limit, replace, master, target_bytes,
-        committed, spark_conf, err, verbose, listing_status, tuple(topics), since, hive,
+        committed, spark_conf, err, verbose, listing_status, tuple(topics), since, hive, one_replica,
     )  # fmt: skip
     paths, shown, output = absolute_all(paths), output, absolute(output)  # executors run elsewhere
     staged = staging.staging_dir(output)
@@ -231,6 +243,14 @@ def _export(job: ExportJob, paths: list[str], output: str, staged: str, shown: s
             os.makedirs(location.local_path(staged), exist_ok=True)  # for the executors to find (probe)
         session.probe(local_roots(sorted({p.log_dir for p in listing}) + [staged]))
         sc = spark.sparkContext
+        kept: list[str] = []
+        if job.one_replica:  # each replica set compared by a task, as diff --spark does
+            from kseg.ops.diff.choose import one_replica
+
+            try:
+                listing, kept = one_replica(listing, lambda sets: choose_on(sc, sets))
+            except Exception as exc:
+                raise session.failed(exc) from None
         try:
             per_task = bytes_per_task(sc)
         except ValueError as exc:
@@ -263,4 +283,5 @@ def _export(job: ExportJob, paths: list[str], output: str, staged: str, shown: s
             if missing:  # never "N records written to OUTPUT" for files that are not there
                 raise InputError(missing_line(missing, len(written), shown, "Parquet files"))
         staging.commit(output, staged, written, job.replace)
+        summary.replicas = kept
         return summary

@@ -55,7 +55,7 @@ def export_records(table) -> list[tuple]:
         out.append(
             (
                 row["offset"],
-                row["timestamp"],
+                row["timestampMs"],
                 row["timestampType"],
                 -1 if key is None else len(key),
                 -1 if value is None else len(value),
@@ -76,6 +76,34 @@ def test_export_rows_equal_dump_records(name: str, tmp_path: Path) -> None:
     assert export_records(table) == dump_records(CORPUS_DATA / name)
     assert set(table.column("topic").to_pylist()) <= {name.rsplit("-", 1)[0]}
     assert f"{table.num_rows} records" in r.text
+
+
+def test_timestamp_is_typed_and_the_milliseconds_kept(tmp_path: Path) -> None:
+    """Schema version 2: ``timestamp`` a Parquet timestamp (ms, UTC), ``timestampMs`` Kafka's epoch ms
+    beside it; no timestamp (-1, every v0 record) is a null ``timestamp``."""
+    import pyarrow as pa
+
+    out = tmp_path / "x.parquet"
+    inputs = [str(CORPUS_DATA / "plain-v2-0"), str(CORPUS_DATA / "v0-gzip-0")]
+    assert run_cli(["export", *inputs, "-o", str(out)]).exit_code == 0
+    table = pq.read_table(out)
+    assert table.schema.field("timestamp").type == pa.timestamp("ms", tz="UTC")
+    assert table.schema.field("timestampMs").type == pa.int64()
+    assert table.schema.metadata[b"kseg.export.schemaVersion"] == b"2"
+    assert pq.ParquetFile(out).schema_arrow.field("timestamp").type == pa.timestamp("ms", tz="UTC")
+    rows = table.to_pylist()
+    v2 = [r for r in rows if r["topic"] == "plain-v2"]
+    assert v2 and all(round(r["timestamp"].timestamp() * 1000) == r["timestampMs"] > 0 for r in v2)
+    v0 = [r for r in rows if r["topic"] == "v0-gzip"]
+    assert v0 and all(r["timestamp"] is None and r["timestampMs"] == -1 for r in v0)
+
+
+def test_a_timestamp_no_reader_can_hold_is_null_the_milliseconds_kept() -> None:
+    from kseg.render.export import TIMESTAMP_RANGE, typed_timestamp
+
+    assert typed_timestamp(-1) is None and typed_timestamp(0) == 0 and typed_timestamp(-2) == -2
+    assert typed_timestamp(TIMESTAMP_RANGE[1]) == TIMESTAMP_RANGE[1] and typed_timestamp(TIMESTAMP_RANGE[1] + 1) is None
+    assert typed_timestamp(2**63 - 1) is None and typed_timestamp(TIMESTAMP_RANGE[0] - 1) is None
 
 
 def test_batch_columns_and_headers(tmp_path: Path) -> None:

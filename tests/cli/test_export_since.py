@@ -59,6 +59,26 @@ def test_incremental_export_equals_the_full_export_in_two_steps(tmp_path: Path) 
     assert third.exit_code == 0 and third.text.startswith("0 records"), third.text
 
 
+def test_the_report_is_a_versioned_row_and_a_first_version_report_is_still_read(tmp_path: Path) -> None:
+    from kseg.jsonlines import SCHEMA_VERSION
+    from kseg.render.export_report import read_since, report_bytes
+
+    doc = json.loads(report_bytes({"/d/t-0": 5}, {"/d/t-1": 7}))
+    assert list(doc) == ["type", "v", "nextOffsets"] and doc["v"] == SCHEMA_VERSION
+    assert doc["nextOffsets"] == {"/d/t-0": 5, "/d/t-1": 7}
+    old = tmp_path / "old.json"
+    old.write_text('{"type": "exportReport", "version": 1, "nextOffsets": {"/d/t-0": 5}}')
+    assert read_since(str(old)) == {"/d/t-0": 5}
+    old.write_text('{"type": "exportReport", "v": 2, "nextOffsets": {"/d/t-0": 5}}')
+    assert read_since(str(old)) == {"/d/t-0": 5}  # written by an earlier version of the schema
+    old.write_text('{"type": "exportReport", "version": 3, "nextOffsets": {"/d/t-0": 5}}')
+    with pytest.raises(Exception, match="not an export report of version"):
+        read_since(str(old))
+    old.write_text('{"type": "exportReport", "v": %d, "nextOffsets": {"/d/t-0": 5}}' % (SCHEMA_VERSION + 1))
+    with pytest.raises(Exception, match="not an export report of version"):
+        read_since(str(old))  # a later kseg's
+
+
 def test_incremental_export_on_spark(tmp_path: Path) -> None:
     pytest.importorskip("pyspark")
     together, full, _ = _two_steps(tmp_path, ["--spark", "--master", "local[2]"])

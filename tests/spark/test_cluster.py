@@ -271,14 +271,15 @@ def test_data_source_rows_on_the_cluster_are_the_export_rows(spark_cluster, work
     local ``kseg export`` of the same tree."""
     import pickle
 
-    from tests.spark.test_datasource import ORDER, exported
+    from tests.spark.test_datasource import ORDER, epoch_ms, exported
 
     dumped = tmp_path / "rows.pickle"
     [got] = data_source(spark_cluster, "data/b1/data", "spark.sql.shuffle.partitions=2", cwd=workdir, rows_to=dumped)
     want = exported([str(workdir / "data/b1/data")], tmp_path)
     assert got == f"COUNT {len(want)}", got
     rows = pickle.loads(dumped.read_bytes())
-    for row in rows:  # Spark's binary is bytearray
+    for row in rows:  # Spark's binary is bytearray, its timestamp a naive local datetime
+        row["timestamp"] = epoch_ms(row["timestamp"])
         for k in ("key", "value"):
             row[k] = None if row[k] is None else bytes(row[k])
         if row["headers"] is not None:

@@ -28,9 +28,15 @@ def spark(s3):  # the S3 variables must be set before the JVM (and its Python wo
     return shared_session()
 
 
+def epoch_ms(when) -> int | None:
+    """A ``timestamp`` value as epoch ms: Spark's are naive local times, pyarrow's aware (UTC)."""
+    return None if when is None else round(when.timestamp() * 1000)
+
+
 def rows_of(df) -> list[dict]:
     rows = [r.asDict(recursive=True) for r in df.collect()]
     for r in rows:
+        r["timestamp"] = epoch_ms(r["timestamp"])
         for k in ("key", "value"):
             if r[k] is not None:
                 r[k] = bytes(r[k])
@@ -46,6 +52,8 @@ def exported(paths: list[str], tmp_path: Path, *args: str) -> list[dict]:
     r = run_cli(["export", *paths, "-o", str(out), "--force", *args])
     assert r.exit_code in (0, 1), r.errtext
     rows = pq.read_table(out).to_pylist()
+    for r in rows:
+        r["timestamp"] = epoch_ms(r["timestamp"])
     return sorted(rows, key=lambda r: tuple((x is None, x) for x in (r[k] for k in ORDER)))
 
 
@@ -68,6 +76,26 @@ def test_range_reads(spark, tmp_path: Path) -> None:
     some = exported([path], tmp_path, "--from-time", "1730000000500", "--to-time", "1730000001000")
     timed = spark.read.format("kseg").options(fromTime="1730000000500", toTime="2024-10-27T03:33:21Z").load(path)
     assert rows_of(timed) == some
+
+
+def test_timestamp_is_a_spark_timestamp_beside_the_milliseconds(spark, tmp_path: Path) -> None:
+    """``timestamp`` is a TIMESTAMP (SQL's comparisons work), ``timestampMs`` Kafka's bigint; a v0 record has
+    none (-1: null); ``fromTime`` still selects by the milliseconds; the export's rows."""
+    from datetime import datetime, timezone
+
+    path = str(CORPUS_DATA / "plain-v2-0")
+    df = spark.read.format("kseg").load(path)
+    types = dict(df.dtypes)
+    assert types["timestamp"] == "timestamp" and types["timestampMs"] == "bigint"
+    every = exported([path], tmp_path)
+    assert all(r["timestamp"] == r["timestampMs"] for r in every if r["offset"] is not None)
+    t = sorted(r["timestampMs"] for r in every if r["offset"] is not None)[len(every) // 2]
+    iso = datetime.fromtimestamp(t / 1000, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    later = [r for r in every if r["offset"] is not None and r["timestampMs"] >= t]
+    assert rows_of(df.where(f"timestamp >= TIMESTAMP '{iso}'")) == later and 0 < len(later) < len(every)
+    assert rows_of(spark.read.format("kseg").option("fromTime", str(t)).load(path)) == later
+    v0 = spark.read.format("kseg").load(str(CORPUS_DATA / "v0-gzip-0"))
+    assert {(r.timestamp, r.timestampMs) for r in v0.select("timestamp", "timestampMs").collect()} == {(None, -1)}
 
 
 def test_data_source_on_s3_equals_the_local_copy(spark, s3, local_brokers) -> None:
@@ -164,11 +192,12 @@ def test_no_filter_is_pushed_and_spark_filters_the_rows(spark) -> None:
     """Spark keeps its Filter above the scan (a pushed one would stick to the DataFrame: issue 39), and
     the rows are the unfiltered rows filtered."""
     df = spark.read.format("kseg").load(str(CORPUS_DATA / "plain-v2-0"))
-    query = df.where("offset >= 251 AND timestamp > 0")
+    query = df.where("offset >= 251 AND timestampMs > 0")
     plan = query._jdf.queryExecution().optimizedPlan().toString()
     assert "Filter" in plan and "offset" in plan.split("Filter")[1].split("\n")[0], plan
     every = rows_of(df)
-    assert rows_of(query) == [r for r in every if r["offset"] is not None and r["offset"] >= 251 and r["timestamp"] > 0]
+    want = [r for r in every if r["offset"] is not None and r["offset"] >= 251 and r["timestampMs"] > 0]
+    assert rows_of(query) == want
 
 
 def test_a_from_offset_does_not_read_the_segments_below_it(spark, tmp_path: Path) -> None:
@@ -216,7 +245,7 @@ def test_one_load_is_one_listing_for_every_query(spark, tmp_path: Path) -> None:
     total = df.count()
     shutil.copytree(CORPUS_DATA / "txn-v2-0", root / "txn-v2-0")  # not in the load's listing
     assert df.count() == total and df.where("offset >= 251").count() == df.where("offset >= 251").count() > 0
-    assert {r.topic for r in df.where("timestamp >= 0").select("topic").distinct().collect()} == {"plain-v2"}
+    assert {r.topic for r in df.where("timestampMs >= 0").select("topic").distinct().collect()} == {"plain-v2"}
     assert spark.read.format("kseg").load(str(root)).select("topic").distinct().count() == 2
 
 
