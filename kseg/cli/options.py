@@ -7,7 +7,7 @@ import functools
 import os
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, BinaryIO, TypeVar
 
 import click
@@ -15,7 +15,7 @@ import click
 from kseg.cli.params import Int, RateType
 from kseg.errors import KsegError
 from kseg.limits import DEFAULT_MAX_MESSAGE_SIZE, EXIT_ERROR, INT32_MAX
-from kseg.runtime.run import Run, binary_streams
+from kseg.runtime.run import Run, binary_streams, read_context
 
 F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
@@ -101,14 +101,11 @@ def io_options(f: F) -> F:
 
 
 def start(quiet: bool = False, max_rate: float | None = None, drop_cache: bool = False) -> Run:
-    """The :class:`Run` of the command starting, its read policy installed for the segment reader of this
-    process and the workers it forks (``kseg.storage.read_policy.configure``; without either option the
-    policy of a previous run in this process is reset)."""
-    from kseg.storage import read_policy
-
-    read_policy.configure(max_rate and max_rate * 1e6, bool(drop_cache))
+    """The :class:`Run` of the command starting, with its read context (``--max-rate`` in bytes a second,
+    ``--drop-cache``): a value handed down to every read, nothing installed in a module."""
     out, err = binary_streams()
-    return Run(out, err, bool(quiet), max_rate, bool(drop_cache))
+    context = read_context(max_rate * 1e6 if max_rate else None, bool(drop_cache))
+    return Run(out, err, bool(quiet), max_rate, bool(drop_cache), context)
 
 
 def run_options(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -117,7 +114,11 @@ def run_options(f: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(f)
     def command(*args: Any, quiet: bool, max_rate: float | None, drop_cache: bool, **kwargs: Any) -> Any:
-        return f(*args, run=start(quiet, max_rate, drop_cache), **kwargs)
+        from kseg.storage.context import reading
+
+        run = start(quiet, max_rate, drop_cache)
+        with reading(run.context):
+            return f(*args, run=run, **kwargs)
 
     return quiet_option(io_options(command))
 
@@ -139,19 +140,19 @@ def _rsm_keys(ctx: click.Context, param: click.Parameter, values: tuple[str, ...
 
 
 def rsm_key_option(f: Callable[..., Any]) -> Callable[..., Any]:
-    """``--rsm-key KEYPAIRID=FILE`` (repeatable), installed for the tiered-segment reader of this process
-    (``kseg.storage.tiered.configure``): the option of every command that reads segments' records."""
+    """``--rsm-key KEYPAIRID=FILE`` (repeatable), read into the run's read context (under
+    :func:`run_options`): the option of every command that reads segments' records."""
 
     @functools.wraps(f)
-    def command(*args: Any, rsm_key: dict[str, str], **kwargs: Any) -> Any:
-        from kseg.storage import tiered
+    def command(*args: Any, rsm_key: dict[str, str], run: Run, **kwargs: Any) -> Any:
+        from kseg.storage.context import RsmKeys, reading
 
-        tiered.configure(rsm_key)
-        try:  # looked at now (exit 2 before anything runs), read when an encrypted segment needs it
-            tiered.check_keys(rsm_key)
+        try:  # read now, once, through the bounded reader: exit 2 before anything runs (--spark ships it)
+            keys = RsmKeys.read(rsm_key)
         except KsegError as exc:
             raise click.BadParameter(str(exc), param_hint="--rsm-key") from None
-        return f(*args, **kwargs)
+        with reading(run.context.with_keys(keys)) as context:
+            return f(*args, run=replace(run, context=context), **kwargs)
 
     return click.option("--rsm-key", multiple=True, metavar="KEYPAIRID=FILE", callback=_rsm_keys, help=RSM_KEY_HELP)(
         command
@@ -312,7 +313,7 @@ def reading_bar(run: Run, label: str, partitions: Iterable[Any], total: int | No
         return None, run.out
     if total is None:
         total = sum(seg.log_size() for part in partitions for seg in part.segments if seg.log)
-    bar.reads(label, total)
+    bar.reads(label, total, run.context.observers)
     return bar, bar.writer(run.out)
 
 
@@ -322,13 +323,14 @@ def listing_status(run: Run, paths: Iterable[str]) -> Iterator[None]:
     (:class:`kseg.render.progress.ListingStatus`, told by :mod:`kseg.storage.watch`): on a terminal's
     stderr unless ``--quiet``, removed when the listing ends; never on stdout."""
     from kseg.render import progress
-    from kseg.storage import watch
 
     status = progress.listing(run.quiet, list(paths), screen=True)
+    observers = run.context.observers
+    before, observers.watcher = observers.watcher, status
     try:
-        with watch.watching(status):
-            yield
+        yield
     finally:
+        observers.watcher = before
         if status is not None:
             status.close()
 
@@ -343,7 +345,7 @@ def partitions_or_fail(run: Run, paths: Iterable[str]) -> list[Any]:
     notes: list[str] = []
     try:
         with listing_status(run, paths):
-            partitions = discover(list(paths), notes)
+            partitions = discover(list(paths), notes, run.context)
         if nothing_in(partitions):
             raise nothing_found(list(paths))
     except KsegError as exc:

@@ -107,7 +107,7 @@ def rebuild_index(
             run.removed(removed)
     segment_bar = bar  # --jobs: a partition at a time (rebuild_all); else the bytes read, inside each segment
     if bar is not None and (jobs <= 1 or len(todo) <= 1):
-        bar.reads("rebuild-index", log_bytes(todo))
+        bar.reads("rebuild-index", log_bytes(todo), run.context.observers)
         segment_bar = None
     code = 0
     try:

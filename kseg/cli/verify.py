@@ -145,7 +145,7 @@ def _inputs(run: Run, paths: tuple[str, ...], report_path: str | None, spark: bo
         if report is not None and report_path:
             clean_stale_output(run, report_path)
         with listing_status(run, paths):
-            partitions = (listed if spark else discover)(list(paths), notes)
+            partitions = (listed if spark else discover)(list(paths), notes, run.context)
         if nothing_in(partitions):
             raise nothing_found(list(paths))
     except KsegError as exc:

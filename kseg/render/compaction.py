@@ -3,6 +3,8 @@ partition (camelCase fields, docs/json-output.md)."""
 
 from __future__ import annotations
 
+from types import MappingProxyType
+
 from kseg.jsonlines import SCHEMA_VERSION
 from kseg.ops.compaction.compaction import BOTH, CLEANED, DIRTY, CompactionReport, SegmentTombstones
 from kseg.render.txn import human, iso
@@ -144,11 +146,13 @@ def _segment_lines(report: CompactionReport, s: SegmentTombstones) -> list[str]:
     return out
 
 
-_SECTION = {
-    CLEANED: "cleaned section (below the first dirty offset {})",
-    DIRTY: "dirty section (the next cleaning reads it)",
-    BOTH: "cleaned below offset {0}, dirty from offset {0}",
-}
+_SECTION = MappingProxyType(
+    {
+        CLEANED: "cleaned section (below the first dirty offset {})",
+        DIRTY: "dirty section (the next cleaning reads it)",
+        BOTH: "cleaned below offset {0}, dirty from offset {0}",
+    }
+)
 
 
 def _dirty_line(report: CompactionReport) -> list[str]:

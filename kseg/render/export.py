@@ -50,6 +50,7 @@ Header keys are decoded as Kafka does (``new String(bytes, UTF_8)``).
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any, Callable, Iterable
 
 from kseg.errors import KsegError
@@ -138,15 +139,10 @@ def arrow_schema(decoded: bool = False, unreadable: bool = False, spark: bool = 
     return pa.schema(fields, metadata={VERSION_KEY: str(SCHEMA_VERSION).encode()})
 
 
-_schemas: dict[tuple[bool, bool, bool], object] = {}
-
-
+@lru_cache(maxsize=8)
 def _schema(decoded: bool, unreadable: bool = False, spark: bool = False):
-    """:func:`arrow_schema`, made once per run (a RowBuilder is made per split)."""
-    schema = _schemas.get((decoded, unreadable, spark))
-    if schema is None:
-        schema = _schemas[(decoded, unreadable, spark)] = arrow_schema(decoded, unreadable, spark)
-    return schema
+    """:func:`arrow_schema`, made once per process and shape (a RowBuilder is made per split)."""
+    return arrow_schema(decoded, unreadable, spark)
 
 
 def typed_timestamp(ms: int) -> int | None:
@@ -372,7 +368,7 @@ MIN_ROW_GROUP_BYTES = 64 << 10
 #: Columns dictionary-encoded in Parquet: those that repeat within a split.  A dictionary on the others
 #: (offsets, timestamps, keys, values: mostly unique) only grows until the writer falls back to plain
 #: encoding, and costs ~30 MiB a row group while it does.
-DICTIONARY = ["logDir", "topic", "segment", "timestampType", "compression"]
+DICTIONARY = ("logDir", "topic", "segment", "timestampType", "compression")
 
 
 class RowGroups:

@@ -16,21 +16,24 @@ from __future__ import annotations
 
 import re
 from bisect import insort
+from types import MappingProxyType
 
 from kseg.words import plural
 
 FIRST_PLACES = 3  # places named on a grouped line
 _COUNT = re.compile(r"\b(\d+) (entr(?:y|ies)|batch(?:es)?|segments?|bytes?)\b")
-_SINGULAR = {
-    "entries": "entry",
-    "entry": "entry",
-    "batches": "batch",
-    "batch": "batch",
-    "segments": "segment",
-    "segment": "segment",
-    "bytes": "byte",
-    "byte": "byte",
-}
+_SINGULAR = MappingProxyType(
+    {
+        "entries": "entry",
+        "entry": "entry",
+        "batches": "batch",
+        "batch": "batch",
+        "segments": "segment",
+        "segment": "segment",
+        "bytes": "byte",
+        "byte": "byte",
+    }
+)
 __all__ = ["NoteGroups", "Repeats", "plural", "split"]  # plural: kseg.words's, the one rule
 
 LONG_NOTE = 120  # characters: a longer note is explained once a run, then named by its first words

@@ -9,7 +9,7 @@ terminal whether stdout is redirected or not: when stdout is the terminal
 too, the bar is drawn there and the results are printed through it
 (:meth:`ByteProgress.writer`), above the bar, as rich's live console does --
 they never fight.  :meth:`ByteProgress.reads` follows the bytes the segment
-reader reads (``kseg.storage.read_policy.meter``), inside a segment, a window
+reader reads (the read context's meter, ``kseg.storage.context.Observers``), inside a segment, a window
 (8 MiB; with ``--max-rate`` a MiB) at a time.  rich is imported only when a
 bar is shown, and the bar is redrawn at most every 1 % of the bytes.
 """
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kseg.words import noun
 
@@ -77,6 +77,7 @@ class ByteProgress:
                     return Text(self.for_count(task))
                 return self.for_bytes.render(task)
 
+        self._observers: Any = None
         # One line at any width (issue 33): the label shortened with an ellipsis and the bar shrunk first;
         # the figures (bytes, rate, ETA: about 40 columns) keep their room.
         label = Column(no_wrap=True, overflow="ellipsis", ratio=1, min_width=8, max_width=LABEL_WIDTH)
@@ -119,15 +120,26 @@ class ByteProgress:
             self._progress.update(self._task, completed=done)
             self._next = done + self._step
 
-    def reads(self, label: str, total: int) -> None:
+    def reads(self, label: str, total: int, observers: Any = None) -> None:
         """A bar of ``total`` bytes that follows every window the segment reader reads in this process
-        (inside a segment, not once per segment), named after the file being read."""
-        from kseg.storage import read_policy
-
+        under the read context whose ``observers`` are given (inside a segment, not once per segment),
+        named after the file being read; None: told later (:meth:`follow`)."""
         self.start(label, total)
         self._step = self._next = 1  # a window (8 MiB, 1 MiB paced) at a time
         self._read, self._path, self._reached = 0, None, {}
-        read_policy.set_meter(self._on_read)
+        if observers is not None:
+            self.follow(observers)
+
+    def follow(self, observers: Any) -> None:
+        """Count the window reads under the read context whose ``observers`` are given."""
+        owner = os.getpid()  # a forked --jobs worker inherits the observers, not the bar
+
+        def meter(path: str, position: int, n: int) -> None:
+            if os.getpid() == owner:
+                self._on_read(path, position, n)
+
+        self._observers = observers
+        observers.meter = meter
 
     def _on_read(self, path: str, position: int, n: int) -> None:
         """Forward progress: a file read twice (a second pass, replicas compared batch by batch) or
@@ -153,9 +165,8 @@ class ByteProgress:
         return _AboveBar(self._progress.console, out)
 
     def close(self) -> None:
-        from kseg.storage import read_policy
-
-        read_policy.set_meter(None)
+        if self._observers is not None:
+            self._observers.meter = None
         self._progress.stop()
 
 

@@ -4,6 +4,8 @@ one JSON object per segment and a summary object (``docs/rebuild-index.md``)."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Callable
 
 from kseg.jsonlines import SCHEMA_VERSION
@@ -61,20 +63,24 @@ def segment_line(rec: Recovered) -> str:
 
 
 #: A file's outcome in words, by status (``file_line``; SAME and UNCHANGED with a rule name the rule instead).
-_FILE_TEXT: dict[str, Callable[[FileOutcome], str]] = {
-    SAME: lambda o: "same as the existing file",
-    MISSING: lambda o: "the existing file is missing",
-    ABSENT: lambda o: "no file (no aborted transaction)",
-    UNCHANGED: lambda o: "unchanged (the existing file is identical)",
-    WRITTEN: lambda o: "written",
-    SKIPPED: lambda o: "not rebuilt",
-    DIFFERS: lambda o: f"differs from the existing file ({o.existing_entries} entries): {o.difference}",
-    OLDER_RULE: lambda o: f"{_differs_but_valid(o)}; recovery would rewrite it with the current rule; not a problem",
-    REPLACED: lambda o: f"replaced the existing file ({o.existing_entries} entries; {o.difference})",
-    KEPT: lambda o: f"kept: {_differs_but_valid(o)}; --force replaces it with recovery's",
-    REFUSED: lambda o: f"not written: the existing file differs ({o.difference}); give --force to replace it",
-    FAILED: FileOutcome.failure,
-}
+_FILE_TEXT: Mapping[str, Callable[[FileOutcome], str]] = MappingProxyType(
+    {
+        SAME: lambda o: "same as the existing file",
+        MISSING: lambda o: "the existing file is missing",
+        ABSENT: lambda o: "no file (no aborted transaction)",
+        UNCHANGED: lambda o: "unchanged (the existing file is identical)",
+        WRITTEN: lambda o: "written",
+        SKIPPED: lambda o: "not rebuilt",
+        DIFFERS: lambda o: f"differs from the existing file ({o.existing_entries} entries): {o.difference}",
+        OLDER_RULE: lambda o: (
+            f"{_differs_but_valid(o)}; recovery would rewrite it with the current rule; not a problem"
+        ),
+        REPLACED: lambda o: f"replaced the existing file ({o.existing_entries} entries; {o.difference})",
+        KEPT: lambda o: f"kept: {_differs_but_valid(o)}; --force replaces it with recovery's",
+        REFUSED: lambda o: f"not written: the existing file differs ({o.difference}); give --force to replace it",
+        FAILED: FileOutcome.failure,
+    }
+)
 
 
 def file_line(o: FileOutcome) -> str:

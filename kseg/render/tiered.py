@@ -4,6 +4,7 @@ finished metadata holds, and one ``summary`` row (camelCase fields, docs/json-ou
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import Any
 
 from kseg.jsonlines import SCHEMA_VERSION
@@ -15,18 +16,20 @@ from kseg.storage import files
 from kseg.words import plural
 
 #: Each problem kind's cause, as the text's by-cause lines name it (docs/tiered-metadata.md, "The checks").
-CAUSES = {
-    "transition": "metadata events Kafka refuses or drops",
-    "undecodable": "records no RemoteLogMetadataSerde reads",
-    "overlap": "finished segments holding the same offsets",
-    "gap": "offsets between finished segments in no remote segment",
-    "missing": "finished segments whose objects are not at their keys: data loss",
-    "size": "objects not of the size the metadata or manifest states",
-    "manifest": "manifests the RSM cannot read",
-    "orphan": "objects at no key a finished segment is fetched from",
-    "local-gap": "offsets neither remote nor local",
-    "log-start": "a log start offset below what is held",
-}
+CAUSES = MappingProxyType(
+    {
+        "transition": "metadata events Kafka refuses or drops",
+        "undecodable": "records no RemoteLogMetadataSerde reads",
+        "overlap": "finished segments holding the same offsets",
+        "gap": "offsets between finished segments in no remote segment",
+        "missing": "finished segments whose objects are not at their keys: data loss",
+        "size": "objects not of the size the metadata or manifest states",
+        "manifest": "manifests the RSM cannot read",
+        "orphan": "objects at no key a finished segment is fetched from",
+        "local-gap": "offsets neither remote nor local",
+        "log-start": "a log start offset below what is held",
+    }
+)
 FIRST_PLACES = 3
 
 

@@ -7,13 +7,14 @@ every row has ``type`` and ``partition``.
 from __future__ import annotations
 
 import datetime
+from types import MappingProxyType
 
 from kseg.jsonlines import SCHEMA_VERSION, dumps
 from kseg.ops.txn.audit import TxnProblem
 from kseg.ops.txn.report import OPEN, Transaction, TxnReport
 from kseg.storage import outcome
 
-_MARKER = {"committed": "COMMIT", "aborted": "ABORT"}
+_MARKER = MappingProxyType({"committed": "COMMIT", "aborted": "ABORT"})
 
 
 def iso(ms: int | None) -> str:

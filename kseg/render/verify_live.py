@@ -22,6 +22,7 @@ class VerifyOutput:
         self, out: BinaryIO, partitions: list[Any], *, output_format: str, quiet: bool, verbose: bool, jobs: int
     ) -> None:
         self.output_format = output_format
+        self._total: int | None = None
         self.quiet = quiet
         self.jobs = jobs
         self.full_names = several_log_dirs(partitions)
@@ -31,8 +32,9 @@ class VerifyOutput:
         if self.progress is not None:
             items = work_items(partitions)
             total = sum(item.segment.log_size() for item in items if item.segment is not None)
-            if jobs == 1:  # the bytes this process reads, inside each segment
+            if jobs == 1:  # the bytes this process reads, inside each segment (once told whose: follow)
                 self.progress.reads("verify-index", total)
+                self._total = total
             else:  # the workers read: a segment at a time, as results come
                 self.progress.start("verify-index", total)
                 self.labels = [
@@ -45,6 +47,12 @@ class VerifyOutput:
         self.groups = note_groups() if text and not verbose else None
         self.repeats = Repeats() if text and verbose else None
         self._next_label()
+
+    def follow(self, observers: Any) -> None:
+        """Follow, with one process reading, the bytes read under the read context whose ``observers``
+        are given (:class:`kseg.storage.context.Observers`)."""
+        if self.progress is not None and self._total is not None:
+            self.progress.follow(observers)
 
     def _next_label(self) -> None:
         if self.progress is not None and self.labels:  # results come in order: the next one is being read

@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from typing import Any, BinaryIO, NoReturn
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, BinaryIO, NoReturn
 
 from kseg.errors import KsegError, error_line
 from kseg.limits import EXIT_ERROR
+
+if TYPE_CHECKING:
+    from kseg.storage.context import ReadContext
 
 
 @dataclass(frozen=True)
@@ -30,6 +33,8 @@ class Run:
     quiet: bool = False
     max_rate: float | None = None
     drop_cache: bool = False
+    #: the read context every read of this command is given (kseg.storage.context): made once, with the run
+    context: ReadContext = field(default_factory=lambda: read_context())
 
     def say(self, text: str) -> None:
         """One line on stderr (a note, or an error the run goes on after)."""
@@ -81,9 +86,14 @@ class Run:
 
     def read_in(self, processes: int) -> None:
         """``--jobs N``: each of the N reading processes gets 1/N of ``--max-rate``."""
-        from kseg.storage import read_policy
+        self.context.split(processes)
 
-        read_policy.split(processes)
+
+def read_context(max_rate: float | None = None, drop_cache: bool = False) -> ReadContext:
+    """A command's read context (imported when a command runs: ``--help`` reads nothing)."""
+    from kseg.storage.context import ReadContext
+
+    return ReadContext(max_rate, drop_cache)
 
 
 def fail(err: BinaryIO, problem: KsegError | str, code: int = EXIT_ERROR) -> NoReturn:

@@ -90,6 +90,7 @@ class VerifyRun:
         output = VerifyOutput(
             self.run.out, partitions, output_format=output_format, quiet=self.run.quiet, verbose=verbose, jobs=jobs
         )
+        output.follow(self.run.context.observers)
 
         def on_result(res: Any) -> None:
             output.add(res)

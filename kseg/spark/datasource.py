@@ -100,8 +100,13 @@ class KsegDataSource(DataSource):
 
     def __init__(self, options) -> None:
         super().__init__(options)
+        from kseg.storage.context import ReadContext, RsmKeys
+
         self.settings = read_options(dict(options))  # a bad option fails the load, naming it
-        self.listing: list | None = list_inputs(self.settings)
+        # option rsmKey "ID=FILE,...": read here, once per load, and held by the listing's stores (the tasks'
+        # shares of it carry them): two loads in one process read each with its own keys
+        self.context = ReadContext(keys=RsmKeys.read(rsm_keys(_option(dict(options), "rsmKey"))))
+        self.listing: list | None = list_inputs(self.settings, self.context)
         self.planned = False  # a reader was made: the pickles from now on go to the tasks
 
     @classmethod
@@ -124,15 +129,16 @@ class KsegDataSource(DataSource):
         return state
 
 
-def list_inputs(settings: dict) -> list:
-    """The load's listing, compact (:class:`~kseg.storage.listing.Listed`), made once on the driver and
-    pruned by the ``topic``, ``partition`` and ``logDir`` options (:func:`chosen`) before any segment is
-    opened; an input that cannot be listed fails the load, naming it and the cause."""
+def list_inputs(settings: dict, context: Any = None) -> list:
+    """The load's listing, compact (:class:`~kseg.storage.listing.Listed`), made once on the driver (its
+    partitions holding their store under the load's read context) and pruned by the ``topic``,
+    ``partition`` and ``logDir`` options (:func:`chosen`) before any segment is opened; an input that
+    cannot be listed fails the load, naming it and the cause."""
     from kseg.errors import KsegError
     from kseg.storage.listing import listed
 
     try:
-        parts = listed(settings["paths"], [])
+        parts = listed(settings["paths"], [], context)
     except KsegError as exc:
         raise OSError(f"kseg data source: {exc.describe()}") from None
     parts = [part for part in parts if chosen(part, settings)]
@@ -169,13 +175,14 @@ def chosen(part, settings: dict) -> bool:
 
 class KsegReader(DataSourceReader):
     def __init__(self, options: dict, listing: list | None = None) -> None:
-        from kseg.storage import tiered
+        from kseg.storage.context import ReadContext, RsmKeys
 
         self.options = options
         self.settings = read_options(options)
         self.listing = listing  # the load's (None: listed again here)
-        # option rsmKey "ID=FILE,...": read where the reader is made (the driver), shipped inside it
-        self.keys = tiered.key_material(rsm_keys(_option(options, "rsmKey")))
+        # option rsmKey "ID=FILE,...": read where the reader is made (the driver), shipped inside its context
+        self.context = ReadContext(keys=RsmKeys.read(rsm_keys(_option(options, "rsmKey"))))
+        self.pushed = False  # an offset/timestamp filter was pushed: corruption rows are not yielded
 
     def __getstate__(self) -> dict:
         return {**self.__dict__, "listing": None}  # pickled into the read function: the tasks list nothing
@@ -185,24 +192,25 @@ class KsegReader(DataSourceReader):
         (:func:`~kseg.spark.deal.packing`), each task its share of the listing
         (:func:`~kseg.spark.deal.deal_in_order`): no unit object held."""
         from kseg.spark.deal import deal_in_order, packing
-        from kseg.storage import tiered
 
-        tiered.install(self.keys)
         s = self.settings
-        listing = self.listing if self.listing is not None else list_inputs(s)
+        listing = self.listing if self.listing is not None else list_inputs(s, self.context)
         dealt = deal_in_order(listing, s["ranges"], s["split_bytes"], packing(s["split_bytes"], UNITS_PER_TASK))
         return [UnitPartition(d) for d in dealt]
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
+        from kseg.storage.context import under
+
+        if partition is None or partition.value is None:  # no split at all: Spark still reads once
+            return
+        yield from under(self.context, self._rows(partition))  # a read given no store reads with these keys
+
+    def _rows(self, partition: InputPartition) -> Iterator[Any]:
         from kseg.errors import InputError
         from kseg.ops.export.export import Split, unit_splits
         from kseg.render.export import RowBuilder, split_facts
-        from kseg.storage import tiered
 
         s = self.settings
-        if partition is None or partition.value is None:  # no split at all: Spark still reads once
-            return
-        tiered.install(self.keys)
         key_fn, value_fn = _decoder_functions(self.options)
         marked = s["on_unreadable"] == "rows"
         failures = SameFailures(SAME_FAILURES_STOP)

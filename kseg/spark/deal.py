@@ -25,7 +25,7 @@ from kseg.ops.export.export import SegmentUnit, unit_bytes, unit_places, units
 from kseg.storage.listing import COPIES, SLOTS, Listed
 
 _TXN_INDEX = 1 << [slot for slot, _ in SLOTS].index("txnindex")
-_WITH_TXN_INDEX = [bytes([bits]) for bits in range(2 * COPIES) if bits & _TXN_INDEX]  # a segment's flags byte
+_WITH_TXN_INDEX = tuple(bytes([bits]) for bits in range(2 * COPIES) if bits & _TXN_INDEX)  # a segment's flags byte
 
 
 class Deal(NamedTuple):

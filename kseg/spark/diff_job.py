@@ -18,7 +18,7 @@ import socket
 from typing import Any
 
 from kseg.spark.pool import run_jobs
-from kseg.storage.tiered import KeyCarrier
+from kseg.storage.context import Carried
 
 Outcome = tuple[list[dict] | None, str | None]
 
@@ -43,7 +43,7 @@ def diff_set(index: int, partitions: Any) -> tuple[int, list[dict] | None, str |
 def _compare(sc: Any, indexed: list[tuple[int, Any]]) -> dict[int, Outcome]:
     """One Spark job: one task per replica set of ``indexed``."""
     rdd = sc.parallelize(indexed, len(indexed))  # one set per Spark partition
-    return {i: (r, e) for i, r, e in rdd.map(KeyCarrier(lambda item: diff_set(item[0], item[1]))).collect()}
+    return {i: (r, e) for i, r, e in rdd.map(Carried(lambda item: diff_set(item[0], item[1]))).collect()}
 
 
 def run(spark: Any, sets: list) -> list[Outcome]:

@@ -136,11 +136,11 @@ def export_bin(
 def choose_on(sc: Any, sets: list) -> list[tuple[int, str]]:
     """:func:`kseg.ops.diff.choose.choose_set` of each replica set, one task a set (the sets' order)."""
     from kseg.ops.diff.choose import choose_set
-    from kseg.storage.tiered import KeyCarrier
+    from kseg.storage.context import Carried
 
     if not sets:
         return []
-    return sc.parallelize(sets, len(sets)).map(KeyCarrier(choose_set)).collect()
+    return sc.parallelize(sets, len(sets)).map(Carried(choose_set)).collect()
 
 
 class ExportJob(NamedTuple):
@@ -229,7 +229,7 @@ def _export(job: ExportJob, paths: list[str], output: str, staged: str, shown: s
     from kseg.spark.paths import local_roots, missing_line, not_here
     from kseg.spark.session import started
     from kseg.storage import location
-    from kseg.storage.tiered import KeyCarrier
+    from kseg.storage.context import Carried
 
     err = job.err
     notes: list[str] = []
@@ -264,7 +264,7 @@ def _export(job: ExportJob, paths: list[str], output: str, staged: str, shown: s
             args: tuple[Any, ...] = (staged, job.ranges, split_bytes, job.limit, job.on_corruption)
             args += (job.key_decoder, job.value_decoder, job.target_bytes, job.committed, job.since, job.hive)
             try:
-                results = rdd.flatMap(KeyCarrier(lambda b: export_bin(b, *args))).collect()  # with --rsm-key
+                results = rdd.flatMap(Carried(lambda b: export_bin(b, *args))).collect()  # with --rsm-key
             except Exception as exc:  # a task's CorruptionStop comes back inside Spark's error
                 if "CorruptionStop" in str(exc):
                     err.write(

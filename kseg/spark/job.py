@@ -37,9 +37,9 @@ from kseg.render.notes import NoteGroups
 from kseg.render.verify import note_groups
 from kseg.spark.bins import Indexed, Run, Share, bytes_per_task, indexed, plan
 from kseg.spark.pool import context_stopped, run_jobs
+from kseg.storage.context import Carried
 from kseg.storage.listing import Listed
 from kseg.storage.partition import Partition
-from kseg.storage.tiered import KeyCarrier
 
 #: ``--resume``: a segment verified after one it skipped (logDir, partition, segment) -> that one.
 Before = dict[tuple[str, str, str], SegmentResult]
@@ -54,7 +54,7 @@ def verify_bin(share: Share, strict: bool, max_message_size: int) -> Iterator[tu
     no credentials, access denied, the network) is a failed segment naming the executor, never a
     corruption row; a local path's asks about the mount."""
     from kseg.spark.paths import MOUNT_HINT
-    from kseg.storage.location import is_remote
+    from kseg.storage.files import store_of
 
     host = socket.gethostname()
     poison = os.environ.get(KILL_WORKER_ENV)
@@ -63,7 +63,8 @@ def verify_bin(share: Share, strict: bool, max_message_size: int) -> Iterator[tu
             os._exit(17)  # test-only: a Python worker that dies, as an out-of-memory kill would end it
         res = verify_item(item, strict=strict, max_message_size=max_message_size)
         if res.failed:  # the mount question only where a mount is the answer: not for a URI
-            hint = "" if is_remote(item.path) else f" ({MOUNT_HINT})"
+            store = store_of(item.path, item.segment.store if item.segment is not None else None)
+            hint = "" if store.remote else f" ({MOUNT_HINT})"
             res.failed = f"executor {host}: {res.failed}{hint}"
         yield index, res
 
@@ -247,7 +248,7 @@ def _submit_all(
 
     def verify(share: Share, what: str) -> list[tuple[int, SegmentResult]]:
         sc.setJobDescription(f"kseg verify-index: {what}")
-        task = KeyCarrier(lambda b: verify_bin(b, strict, max_message_size))  # --rsm-key reaches the executor
+        task = Carried(lambda b: verify_bin(b, strict, max_message_size))  # --rsm-key reaches the executor
         return sc.parallelize([share], 1).flatMap(task).collect()
 
     def one(number: int) -> list[tuple[int, SegmentResult]]:

@@ -21,7 +21,7 @@ from typing import Any
 
 from kseg.ops.logdir.logdir import LogDirReport, PartitionReport, Target
 from kseg.spark.pool import run_jobs
-from kseg.storage.tiered import KeyCarrier
+from kseg.storage.context import Carried
 
 Unit = tuple[int, int]  # (log directory's index, partition directory's index in it)
 Read = tuple[int, int, PartitionReport, list[str]]
@@ -68,7 +68,7 @@ def run(spark: Any, opened: list) -> None:
         chunk = [(i, j, opened[i].targets[j]) for i, j in bins[number]]
         reports = {i: opened[i].report for i in {i for i, _ in bins[number]}}
         rdd = sc.parallelize([0], 1)
-        return rdd.flatMap(KeyCarrier(lambda _: read_bin(reports, chunk))).collect()  # with --rsm-key
+        return rdd.flatMap(Carried(lambda _: read_bin(reports, chunk))).collect()  # with --rsm-key
 
     def done(number: int, reads: list[Read] | None, exc: BaseException | None) -> None:
         if reads is not None:

@@ -8,6 +8,7 @@ run at a time, so a fleet's ten thousand bins do not all wait in Spark's queue h
 
 from __future__ import annotations
 
+import contextvars
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any, TypeVar
@@ -61,7 +62,8 @@ def run_jobs(
             while waiting or running:
                 while waiting and len(running) < limit:
                     number = waiting.pop()
-                    running[pool.submit(job, number)] = number
+                    # in a copy of this thread's context: the command's read context (--rsm-key) goes along
+                    running[pool.submit(contextvars.copy_context().run, job, number)] = number
                 finished, _ = wait(running, return_when=FIRST_COMPLETED)
                 for future in sorted(finished, key=lambda f: running[f]):
                     number = running.pop(future)

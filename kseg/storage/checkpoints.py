@@ -39,7 +39,9 @@ import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import islice
+from types import MappingProxyType
 from typing import NamedTuple, Union
 
 from kseg.errors import CheckpointError, InputError, KsegError
@@ -48,6 +50,7 @@ from kseg.format.uuid import parse_uuid
 from kseg.limits import INT32_MAX, INT64_MAX, INT64_MIN
 from kseg.storage import files, location, tiered
 from kseg.storage.read import AuxFile, Kind, lines_of_text
+from kseg.storage.stores.base import Store
 
 RECOVERY_POINT = "recovery-point-offset-checkpoint"
 LOG_START = "log-start-offset-checkpoint"
@@ -96,14 +99,16 @@ LEADER_EPOCHS = Kind(
     f"{MAX_EPOCH_ENTRIES} leader epochs, a line each, each line at most {MAX_EPOCH_LINE} bytes as Kafka writes it",
 )
 #: The kind of each file a log directory or partition directory holds (the reader's bounds).
-KINDS = {
-    LEADER_EPOCHS.name: LEADER_EPOCHS,
-    **dict.fromkeys((HIGH_WATERMARK, RECOVERY_POINT, LOG_START, CLEANER), OFFSETS),
-    META_PROPERTIES: META,
-    PARTITION_METADATA: PARTITION_METADATA_KIND,
-    CLEAN_SHUTDOWN: CLEAN_SHUTDOWN_KIND,
-    QUORUM_STATE: QUORUM_STATE_KIND,
-}
+KINDS = MappingProxyType(
+    {
+        LEADER_EPOCHS.name: LEADER_EPOCHS,
+        **dict.fromkeys((HIGH_WATERMARK, RECOVERY_POINT, LOG_START, CLEANER), OFFSETS),
+        META_PROPERTIES: META,
+        PARTITION_METADATA: PARTITION_METADATA_KIND,
+        CLEAN_SHUTDOWN: CLEAN_SHUTDOWN_KIND,
+        QUORUM_STATE: QUORUM_STATE_KIND,
+    }
+)
 #: A file's text: in memory (a test, a caller that has it) or a file to read a line at a time.
 Text = Union[str, AuxFile]
 # OffsetCheckpointFile's WHITESPACES_PATTERN, Java's "\\s+": ASCII blanks only (Python's \s would also split
@@ -355,13 +360,13 @@ def parse_quorum_state(source: Text, path: str) -> dict[str, object]:
     return data
 
 
-def open_aux(path: str, kind: Kind) -> AuxFile:
+def open_aux(path: str, kind: Kind, store: Store | None = None) -> AuxFile:
     """The file at ``path`` (local, on a store, or inside a tiered segment) for the bounded reader
     (:mod:`kseg.storage.read`), to be read once: a local file that is no regular file is refused here,
     without being opened; an unreadable one raises :class:`InputError` (the OS's reason)."""
     if tiered.aiven_key(path) is None and os.path.lexists(path):  # a file on this machine, read as it is
         return AuxFile.local(path, kind, files.display(path))
-    f = files.open_readonly(path)
+    f = files.open_readonly(path, store=store)
     try:
         size = files.size_of(f)
     except BaseException:
@@ -420,8 +425,6 @@ class Checkpointed:
     parsed: bool = False  # the file was read and parsed (so no value means: no entry for the partition)
 
 
-#: (present, offsets by partition or None, why not) of a checkpoint, by (log directory, name, file version)
-_TABLES: dict[tuple[str, str, object], tuple[bool, dict[tuple[str, int], int] | None, str | None]] = {}
 MAX_TABLES = 8  # checkpoints held at once (each up to MAX_OFFSET_ENTRIES offsets)
 
 
@@ -440,20 +443,23 @@ def file_version(directory: str, name: str) -> object:
 def _table(log_dir: str, name: str) -> tuple[bool, dict[tuple[str, int], int] | None, str | None]:
     """(present, offsets by partition or None, why not) of ``log_dir/name``, read once per run (a fleet's
     partitions share their log directory's checkpoints), a line at a time, only the offsets held."""
-    key = (os.path.abspath(log_dir) if not location.is_uri(log_dir) else log_dir, name, file_version(log_dir, name))
-    if key not in _TABLES:
-        path = files.display(location.join(log_dir, name))
-        found: tuple[bool, dict[tuple[str, int], int] | None, str | None]
-        try:
-            text = open_text(log_dir, name)
-            offsets = None if text is None else {(e.topic, e.partition): e.offset for e in iter_offsets(text, path)}
-            found = (False, None, None) if offsets is None else (True, offsets, None)
-        except KsegError as exc:  # unreadable (the OS's reason), over its bound or malformed: not used, and said so
-            found = (True, None, f"{exc.describe()}: not used")
-        if len(_TABLES) >= MAX_TABLES:
-            _TABLES.clear()
-        _TABLES[key] = found
-    return _TABLES[key]
+    where = os.path.abspath(log_dir) if not location.is_uri(log_dir) else log_dir
+    return _read_table(where, log_dir, name, file_version(log_dir, name))
+
+
+@lru_cache(maxsize=MAX_TABLES)
+def _read_table(
+    where: str, log_dir: str, name: str, version: object
+) -> tuple[bool, dict[tuple[str, int], int] | None, str | None]:
+    """:func:`_table` of one state of the file (``version``, :func:`file_version`), read once per process
+    (``where``, the log directory's absolute path, with ``name`` and ``version``: the cache's key)."""
+    path = files.display(location.join(log_dir, name))
+    try:
+        text = open_text(log_dir, name)
+        offsets = None if text is None else {(e.topic, e.partition): e.offset for e in iter_offsets(text, path)}
+    except KsegError as exc:  # unreadable (the OS's reason), over its bound or malformed: not used, and said so
+        return (True, None, f"{exc.describe()}: not used")
+    return (False, None, None) if offsets is None else (True, offsets, None)
 
 
 def partition_entry(partition_path: str, name: str) -> Checkpointed:

@@ -19,13 +19,17 @@ from __future__ import annotations
 import io
 import os
 import re
-import stat
 from collections.abc import Iterable
-from typing import Callable, Union, cast
+from typing import TYPE_CHECKING, Callable
 
 from kseg.errors import InputError
 from kseg.limits import INT64_MAX, INT64_MIN
-from kseg.storage import location, tiered
+from kseg.storage import location
+from kseg.storage.stores.base import ReadFile
+
+if TYPE_CHECKING:
+    from kseg.format.rsm_manifest import Manifest
+    from kseg.storage.stores.base import Store
 
 LOG, INDEX, TIME_INDEX, TXN_INDEX, SNAPSHOT, CHECKPOINT = (
     ".log",
@@ -44,9 +48,7 @@ _LONG = re.compile(r"[+-]?[0-9]+\Z")
 _CHECKPOINT = re.compile(r"([0-9]{20})-([0-9]{10})\.checkpoint\Z")
 _TIERED = re.compile(r"([0-9]+)-([A-Za-z0-9_-]{22})\Z")  # RemoteLogSegmentFileset: <offset>-<Uuid>
 LEADER_EPOCH_CHECKPOINT = ".leader_epoch_checkpoint"  # a LocalTieredStorage segment's leader-epoch file
-#: A file :func:`open_readonly` opened: a local one, or a :class:`~kseg.storage.location.RemoteFile`.
-#: A segment file of Aiven's tiered layout reads through its manifest (:mod:`kseg.storage.tiered`).
-ReadFile = Union[io.FileIO, io.BufferedReader, location.RemoteFile, tiered.TieredLogFile, tiered.IndexBytes]
+__all__ = ["ReadFile"]  # a file :func:`open_readonly` opened (kseg.storage.stores.base)
 
 
 MAX_INDEX_FILE = 1 << 30  # Kafka's segment.index.bytes is an int; 1 GiB is far beyond any real index
@@ -124,65 +126,37 @@ def absolute(path: str) -> str:
     return display(os.path.join(os.getcwd(), p))
 
 
-def open_readonly(path: str, buffering: int = -1) -> ReadFile:
-    """Open ``path`` for reading; the usual faults become one :class:`InputError`.
+def store_of(path: str, store: Store | None = None) -> Store:
+    """``store``, or the store of ``path`` under the read context of the command running
+    (:func:`kseg.storage.context.running`; a plain one outside any)."""
+    if store is not None:
+        return store
+    from kseg.storage.context import running
+    from kseg.storage.stores.discover import store_for
 
-    Only regular files are opened: a FIFO would block the open (and the whole
-    run) until some writer appeared, and a device is no segment.  A URI
-    (``s3://``, ``gs://``, ``hdfs://``...) opens a
-    :class:`kseg.storage.location.RemoteFile`: reads become ranged requests.  A segment file of Aiven's
-    tiered layout (with an ``.rsm-manifest`` beside it) opens through :func:`kseg.storage.tiered.open_tiered`.
-    """
-    segment = tiered.open_tiered(path)
-    if segment is not None:
-        return segment
-    if location.is_uri(path):
-        if not location.is_remote(path):
-            return open_readonly(location.local_path(path), buffering)
-        return location.open_input(path)
-    try:
-        mode = os.stat(path).st_mode
-        if stat.S_ISDIR(mode):
-            raise InputError("is a directory, not a file", path=path)
-        if not stat.S_ISREG(mode):
-            raise InputError("not a regular file (a FIFO, socket or device); kseg reads segment files", path=path)
-        # open() is typed BinaryIO for a buffering only known at run time: "rb" gives one of these two
-        return cast("io.FileIO | io.BufferedReader", open(path, "rb", buffering=buffering))
-    except InputError:
-        raise
-    except FileNotFoundError:
-        raise InputError("no such file", path=path) from None
-    except PermissionError:
-        raise InputError("permission denied", path=path) from None
-    except OSError as exc:
-        raise InputError(f"cannot open: {exc.strerror or exc}", path=path) from None
+    return store_for(path, running())
 
 
-def exists(path: str) -> bool:
-    """``os.path.exists`` for a local path or a URI."""
-    virtual = tiered.index_exists(path)  # an index inside a tiered segment's .indexes object
-    if virtual is not None:
-        return virtual
-    if location.is_remote(path):
-        return location.kind(path) != "missing"
-    return os.path.exists(location.local_path(path))
+def open_readonly(path: str, buffering: int = -1, store: Store | None = None) -> ReadFile:
+    """Open ``path`` for reading through its store (:mod:`kseg.storage.stores`); the usual faults become
+    one :class:`InputError`.  Only regular files are opened; a URI's file reads by ranged requests; a
+    segment file of Aiven's tiered layout reads through its manifest."""
+    return store_of(path, store).open(path, buffering)
 
 
-def isdir(path: str) -> bool:
-    """``os.path.isdir`` for a local path or a URI (a prefix holding objects is a directory)."""
-    if location.is_remote(path):
-        return location.kind(path) == "dir"
-    return os.path.isdir(location.local_path(path))
+def exists(path: str, store: Store | None = None) -> bool:
+    """Whether anything is at ``path`` (an index inside a tiered segment's ``.indexes`` object too)."""
+    return store_of(path, store).exists(path)
 
 
-def isfile(path: str) -> bool:
-    """``os.path.isfile`` for a local path or a URI."""
-    virtual = tiered.index_exists(path)
-    if virtual is not None:
-        return virtual
-    if location.is_remote(path):
-        return location.kind(path) == "file"
-    return os.path.isfile(location.local_path(path))
+def isdir(path: str, store: Store | None = None) -> bool:
+    """``os.path.isdir`` through the store (a prefix holding objects is a directory)."""
+    return store_of(path, store).stat(path).kind == "dir"
+
+
+def isfile(path: str, store: Store | None = None) -> bool:
+    """``os.path.isfile`` through the store."""
+    return store_of(path, store).stat(path).kind == "file"
 
 
 def parent(path: str) -> str:
@@ -191,27 +165,24 @@ def parent(path: str) -> str:
     return location.dirname(location.local_path(path))
 
 
-def identity(path: str) -> str:
+def identity(path: str, store: Store | None = None) -> str:
     """What names this version of a file, for ``--resume``: ``size=<n> mtime_ns=<t> ctime_ns=<t>`` of a local
-    file (a user can set the mtime back, never the ctime: any write changes it), a store's
-    :func:`location.identity` (its ETag); raises :class:`InputError` with the OS's reason."""
-    if location.is_remote(path):
-        return location.identity(path)
-    try:
-        st = os.stat(location.local_path(path))
-    except OSError as exc:
-        raise InputError(f"cannot stat: {exc.strerror or exc}", path=path) from None
-    return f"size={st.st_size} mtime_ns={st.st_mtime_ns} ctime_ns={st.st_ctime_ns}"
+    file, a store object's ETag (:meth:`Store.identity`); raises :class:`InputError` with the OS's reason."""
+    return store_of(path, store).identity(path)
 
 
-def mtime_ms(path: str) -> int:
+def read_manifest(path: str, store: Store | None = None) -> Manifest:
+    """The Aiven manifest object at ``path``, read through its store and parsed, not kept (``kseg tiered``
+    checks sizes by it): an :class:`InputError` when it cannot be read, a ``ManifestError`` naming it when it
+    is no manifest."""
+    from kseg.storage import tiered
+
+    return tiered.read_manifest(store_of(path, store).open, path)
+
+
+def mtime_ms(path: str, store: Store | None = None) -> int:
     """The file's modification time in epoch milliseconds (:class:`InputError` when it cannot be read)."""
-    if location.is_remote(path):
-        return location.mtime_ms(path)
-    try:
-        return int(os.stat(location.local_path(path)).st_mtime * 1000)
-    except OSError as exc:
-        raise InputError(f"cannot stat: {exc.strerror or exc}", path=path) from None
+    return store_of(path, store).mtime_ms(path)
 
 
 def write_stream(path: str, produce: Callable[[location.OutputStream], object], *, replace: bool) -> None:
@@ -242,9 +213,9 @@ def size_of(f: ReadFile) -> int:
     return os.fstat(f.fileno()).st_size
 
 
-def read_small_file(path: str, limit: int = MAX_INDEX_FILE) -> bytes:
+def read_small_file(path: str, limit: int = MAX_INDEX_FILE, store: Store | None = None) -> bytes:
     """Read an index or snapshot file whole, refusing anything over ``limit`` bytes."""
-    with open_readonly(path) as f:
+    with open_readonly(path, store=store) as f:
         try:
             size = size_of(f)
             if size > limit:
@@ -287,11 +258,11 @@ class IndexFile:
         self._f.close()
 
 
-def open_index(path: str, limit: int = MAX_INDEX_FILE) -> bytes | IndexFile:
+def open_index(path: str, limit: int = MAX_INDEX_FILE, store: Store | None = None) -> bytes | IndexFile:
     """An index file for :class:`kseg.format.indexes.IndexView`: its bytes when it is at most
     :data:`WHOLE_INDEX` (one read, no file left open), else an :class:`IndexFile` read in windows;
     anything over ``limit`` bytes is refused, as by :func:`read_small_file`."""
-    f: ReadFile | None = open_readonly(path)
+    f: ReadFile | None = open_readonly(path, store=store)
     assert f is not None  # (None once an IndexFile owns it)
     try:
         size = size_of(f)

@@ -51,6 +51,7 @@ from kseg.storage.checkpoints import (
     open_aux,
     too_many,
 )
+from kseg.storage.stores.base import Store
 
 FILE_NAME = "leader-epoch-checkpoint"
 VERSION = 0
@@ -113,17 +114,18 @@ def parse(text: Text, path: str = FILE_NAME) -> list[EpochEntry]:
     return entries
 
 
-def read(directory: str, listed: bool | None = None) -> list[EpochEntry] | None:
+def read(directory: str, listed: bool | None = None, store: Store | None = None) -> list[EpochEntry] | None:
     """The checkpoint of a partition directory, or None when it has none (``listed``: whether the
-    directory's listing held it, so an object store is not asked again; None: ask).  A malformed file
-    raises :class:`CorruptIndexError`; an unreadable one :class:`kseg.errors.InputError`."""
+    directory's listing held it, so an object store is not asked again; None: ask; ``store``: the
+    partition's).  A malformed file raises :class:`CorruptIndexError`; an unreadable one
+    :class:`kseg.errors.InputError`."""
     path = location.join(directory, FILE_NAME)
-    present = files.exists(path) if listed is None else listed
-    return _read_file(path) if present else None
+    present = files.exists(path, store) if listed is None else listed
+    return _read_file(path, store) if present else None
 
 
-def _read_file(path: str) -> list[EpochEntry]:
-    return parse(open_aux(path, KIND), files.display(path))
+def _read_file(path: str, store: Store | None = None) -> list[EpochEntry]:
+    return parse(open_aux(path, KIND, store), files.display(path))
 
 
 #: A tiered segment's own checkpoint, by layout: Aiven's ``.leader-epoch-checkpoint`` (in ``.indexes``, or
@@ -131,18 +133,18 @@ def _read_file(path: str) -> list[EpochEntry]:
 TIERED_SUFFIXES = (".leader-epoch-checkpoint", files.LEADER_EPOCH_CHECKPOINT)
 
 
-def read_partition(directory: str, logs: list[str]) -> list[EpochEntry] | None:
+def read_partition(directory: str, logs: list[str], store: Store | None = None) -> list[EpochEntry] | None:
     """The partition's checkpoint (:func:`read`); without one, in a tiered partition (``logs`` its
     segments' ``.log`` paths, by base offset), the checkpoint the last segment carries: the epochs up to that
     segment's end, which ``RemoteLogManager.copyLogSegment`` uploads with it (``getLeaderEpochEntries(log, -1,
     nextSegmentBaseOffset)``); None when neither exists."""
-    entries = read(directory)
+    entries = read(directory, store=store)
     if entries is not None or not logs or files.tiered_segment_id(logs[-1]) is None:
         return entries
     stem = logs[-1][: -len(files.LOG)]
     for suffix in TIERED_SUFFIXES:
-        if files.exists(stem + suffix):
-            return _read_file(stem + suffix)
+        if files.exists(stem + suffix, store):
+            return _read_file(stem + suffix, store)
     return None
 
 

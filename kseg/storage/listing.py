@@ -22,6 +22,7 @@ from array import array
 from collections.abc import Iterator
 
 from kseg.storage import files, location
+from kseg.storage.context import ReadContext
 from kseg.storage.partition import Partition, Segment
 
 #: The files of a segment a listing records, in flag-bit order (``Segment``'s attribute names).
@@ -41,11 +42,12 @@ class Listed:
     segment is not the log's first: :attr:`Partition.head_left_out`).  About 300 bytes a partition
     and 17 a segment."""
 
-    __slots__ = ("path", "error", "numbers", "flags", "odd", "head_left_out", "leader_epochs")
+    __slots__ = ("path", "error", "numbers", "flags", "odd", "head_left_out", "leader_epochs", "store")
 
     def __init__(self, part: Partition) -> None:
         self.path, self.error, self.head_left_out = part.path, part.error, part.head_left_out
         self.leader_epochs = part.leader_epochs  # Partition.leader_epochs: the listing's word on the checkpoint
+        self.store = part.store  # where its files are, and the read context (carried to a Spark task)
         self.numbers = array("q")
         flags = bytearray()
         self.odd: dict[tuple[int, int], str] | None = None
@@ -97,6 +99,7 @@ class Listed:
                 odd or None,
                 head_left_out,
                 self.leader_epochs,
+                self.store,
             )
         )
         return part
@@ -115,7 +118,7 @@ class Listed:
     def _segments(self) -> Iterator[Segment]:
         numbers = iter(self.numbers)
         for n, (base, size, bits) in enumerate(zip(numbers, numbers, self.flags, strict=True)):
-            seg = Segment(base, log_bytes=size, copies=bool(bits & COPIES))
+            seg = Segment(base, log_bytes=size, copies=bool(bits & COPIES), store=self.store)
             for k, (slot, sfx) in enumerate(SLOTS):
                 if bits >> k & 1:
                     path = self.odd.get((n, k)) if self.odd else None
@@ -123,9 +126,9 @@ class Listed:
             yield seg
 
 
-def listed(paths: list[str], notes: list[str]) -> list[Listed]:
+def listed(paths: list[str], notes: list[str], context: ReadContext | None = None) -> list[Listed]:
     """:func:`~kseg.storage.partition.discover`'s partitions, each packed as it is found (a remote
     listing's partitions one directory at a time: never every ``Segment`` of the listing at once)."""
     from kseg.storage.partition import discover_as
 
-    return discover_as(paths, notes, Listed)
+    return discover_as(paths, notes, Listed, context)

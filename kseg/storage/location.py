@@ -37,7 +37,8 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-from types import ModuleType
+from functools import lru_cache
+from types import MappingProxyType, ModuleType
 from typing import TYPE_CHECKING, Callable, Iterator, NamedTuple, Protocol
 
 from kseg.errors import InputError
@@ -48,7 +49,7 @@ if TYPE_CHECKING:  # pyarrow has no type information: its names read as Any
 
 _URI = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")
 # Spellings pyarrow does not know, mapped to the ones it does.
-_ALIASES = {"s3a": "s3", "s3n": "s3", "gcs": "gs", "abfss": "abfs"}
+_ALIASES = MappingProxyType({"s3a": "s3", "s3n": "s3", "gcs": "gs", "abfss": "abfs"})
 _S3_VARIABLES = ("AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE")
 REMOTE_HINT = "install pyarrow to read URIs: pip install 'kseg[remote]'"
 TIMEOUT_VARIABLE = "KSEG_NETWORK_TIMEOUT"
@@ -201,13 +202,11 @@ def basename(path: str) -> str:
 
 
 # -- remote filesystems ---------------------------------------------------------------------------
-_FILESYSTEMS: dict[str, object] = {}
-
-
 def _filesystem(uri: str) -> tuple[pafs.FileSystem, str]:
-    """``(pyarrow filesystem, path inside it)`` for a remote URI; filesystems are cached per authority."""
+    """``(pyarrow filesystem, path inside it)`` for a remote URI; filesystems are made once per authority
+    and settings (:func:`_made`)."""
     try:
-        from pyarrow import fs as pafs
+        from pyarrow import fs as pafs  # noqa: F401 - installed? (the error names the extra)
     except ImportError:
         raise InputError(
             f"cannot read {scheme(uri)}:// paths: pyarrow is not installed", path=uri, hint=REMOTE_HINT
@@ -216,20 +215,10 @@ def _filesystem(uri: str) -> tuple[pafs.FileSystem, str]:
     timeout = network_timeout()
     prefix, key = _split(uri)
     canonical = scheme(uri) + prefix[prefix.index("://") :]
-    # the endpoint is part of the key: a filesystem is built for the variables in force when first used
-    cache_key = "|".join([canonical, str(timeout), *(os.environ.get(v, "") for v in _S3_VARIABLES)])
-    fs = _FILESYSTEMS.get(cache_key)
+    # the endpoint is part of the key: a filesystem is made for the variables in force when first used
+    settings = tuple(os.environ.get(v, "") for v in _S3_VARIABLES)
     try:
-        if fs is None:
-            if scheme(uri) == "s3":
-                fs = _s3(pafs, prefix, timeout)
-            elif scheme(uri) == "gs":
-                from datetime import timedelta
-
-                fs = pafs.GcsFileSystem(retry_time_limit=timedelta(seconds=timeout))
-            else:
-                fs = pafs.FileSystem.from_uri(canonical)[0]
-            _FILESYSTEMS[cache_key] = fs
+        fs = _made(canonical, prefix, timeout, settings)
     except _arrow_errors() as exc:
         raise InputError(
             f"cannot reach the filesystem: {_reason(exc)}",
@@ -240,6 +229,21 @@ def _filesystem(uri: str) -> tuple[pafs.FileSystem, str]:
     if scheme(uri) in ("hdfs", "viewfs"):
         return fs, "/" + key
     return fs, (authority + "/" + key).rstrip("/") if key else authority
+
+
+@lru_cache(maxsize=64)
+def _made(canonical: str, prefix: str, timeout: float, settings: tuple[str, ...]) -> pafs.FileSystem:
+    """The filesystem of ``canonical`` (``settings``: the AWS variables it was made under, a part of the key
+    only); made once per process for each, pyarrow's filesystems being thread-safe."""
+    from pyarrow import fs as pafs
+
+    if canonical.startswith("s3://"):
+        return _s3(pafs, prefix, timeout)
+    if canonical.startswith("gs://"):
+        from datetime import timedelta
+
+        return pafs.GcsFileSystem(retry_time_limit=timedelta(seconds=timeout))
+    return pafs.FileSystem.from_uri(canonical)[0]
 
 
 def _s3(pafs: ModuleType, prefix: str, timeout: float = DEFAULT_TIMEOUT) -> pafs.S3FileSystem:

@@ -20,16 +20,22 @@ import os
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, TypeVar, cast
 
 from kseg.errors import InputError
 from kseg.storage import files, location, prefixes, roots, tiered, watch
+from kseg.storage.context import ReadContext, running
 from kseg.storage.files import SEGMENT_SUFFIXES, TRANSITION_DIR
 from kseg.storage.leader_epochs import FILE_NAME as LEADER_EPOCHS
+from kseg.storage.stores.base import Store
+from kseg.storage.stores.discover import is_remote, store_for
 
 _DIGITS = re.compile(r"(\d+)")
 TRANSITION_FILE_SUFFIXES = (".deleted", ".cleaned", ".swap")
-_SLOT = {files.LOG: "log", files.INDEX: "index", files.TIME_INDEX: "timeindex", files.TXN_INDEX: "txnindex"}
+_SLOT = MappingProxyType(
+    {files.LOG: "log", files.INDEX: "index", files.TIME_INDEX: "timeindex", files.TXN_INDEX: "txnindex"}
+)
 T = TypeVar("T")
 LAYOUT_HINT = (
     "give a log root holding partition directories (data/orders-0/), a partition directory "
@@ -39,7 +45,8 @@ LAYOUT_HINT = (
 
 @dataclass
 class Segment:
-    """The files of one segment, by base offset; a missing file is ``None``."""
+    """The files of one segment, by base offset (a missing file is ``None``), and the store holding them
+    (:mod:`kseg.storage.stores`; None: read plainly, found from the path)."""
 
     base_offset: int
     log: str | None = None
@@ -48,6 +55,7 @@ class Segment:
     txnindex: str | None = None
     log_bytes: int | None = None  # the .log's size when a listing gave it (remote segments)
     copies: bool = False  # one of several LocalTieredStorage copies at this base offset (named by its stem)
+    store: Store | None = field(default=None, compare=False, repr=False)
 
     @property
     def name(self) -> str:
@@ -65,7 +73,7 @@ class Segment:
         return self.name
 
     def log_size(self) -> int:
-        original = tiered.original_size(self.log) if self.log else None
+        original = files.store_of(self.log, self.store).original_size(self.log) if self.log else None
         if original is not None:  # a tiered segment: the manifest's size, not the object's
             return original
         if self.log_bytes is not None:
@@ -78,13 +86,14 @@ class Segment:
 
 @dataclass
 class Partition:
-    """One partition directory (or a set of loose segment files)."""
+    """One partition directory (or a set of loose segment files) and the store holding it."""
 
     path: str
     segments: list[Segment] = field(default_factory=list)
     snapshots: list[str] = field(default_factory=list)
     error: str | None = None  # the directory could not be listed: nothing of it was verified
     head_left_out: bool = False  # segments[0] is not the log's first (a command left the first ones out)
+    store: Store | None = field(default=None, compare=False, repr=False)
     #: whether an object store's listing of the directory held a ``leader-epoch-checkpoint`` (None: not
     #: listed from a store, so a reader asks): the listing's answer, not a request per partition
     leader_epochs: bool | None = None
@@ -106,44 +115,34 @@ class Partition:
         return os.path.dirname(os.path.normpath(os.path.abspath(self.path)))
 
 
-def is_partition_dir(path: str) -> bool:
+def is_partition_dir(path: str, store: Store | None = None) -> bool:
     """True when ``path`` holds at least one segment file."""
-    if location.is_remote(path):
-        return any(e.path.endswith(SEGMENT_SUFFIXES) for e in location.children(path))
+    store = files.store_of(path, store)
     try:
-        with os.scandir(path) as it:
-            return any(e.is_file() and e.name.endswith(SEGMENT_SUFFIXES) for e in it)
-    except OSError:
+        return files.holds_segment(e.path for e in store.list(path) if store.stat(e.path).kind == "file")
+    except InputError:
         return False
 
 
-def scan_partition(path: str, notes: list[str] | None = None) -> Partition:
-    """List the segments of one partition directory (or URI prefix), in base-offset order; the watcher
-    (:mod:`kseg.storage.watch`) is told of the listing."""
-    with watch.listing(path) as told:
-        entries = _entries(path, told)
+def scan_partition(path: str, notes: list[str] | None = None, store: Store | None = None) -> Partition:
+    """List the segments of one partition directory (or URI prefix) of ``store`` (None: found from the path,
+    read plainly), in base-offset order; the read context's watcher (:mod:`kseg.storage.watch`) is told."""
+    store = files.store_of(path, store)
+    with watch.listing(path, store.context.watcher) as told:
+        told.noun = "key" if store.remote else "file"  # what the store lists: an object store's keys, or files
+        entries = store.list(path)  # a directory that cannot be listed: the OS's (or the store's) reason
         told.keys, told.partitions = len(entries), int(files.holds_segment(e.path for e in entries))
-    return partition_from_listing(path.rstrip("/") if location.is_remote(path) else path, entries, notes)
+    return partition_from_listing(store.directory(path), entries, notes, store)
 
 
-def _entries(path: str, told: watch.Told) -> list[location.Entry]:
-    """The files of one directory (or URI prefix), sorted (``told``: files, not keys, when local); a local
-    directory that cannot be listed is :class:`InputError` with the OS's reason."""
-    if location.is_remote(path):
-        return location.children(path)
-    told.noun = "file"
-    try:
-        names = sorted(os.listdir(path))
-    except OSError as exc:  # the same words as discover's failed rows: the OS's reason
-        raise InputError(f"cannot list the directory: {exc.strerror or exc}", path=path) from None
-    return [location.Entry(os.path.join(path, n), None) for n in names]
-
-
-def partition_from_listing(path: str, entries: list[location.Entry], notes: list[str] | None) -> Partition:
+def partition_from_listing(
+    path: str, entries: list[location.Entry], notes: list[str] | None, store: Store | None = None
+) -> Partition:
     """The partition whose directory ``path`` holds ``entries`` (``LocalLog``'s naming rules: files in
     transition and names without a base offset are skipped with a note; a listed size is kept)."""
-    part = Partition(path)
-    if location.is_remote(path):
+    store = files.store_of(path, store)
+    part = Partition(path, store=store)
+    if store.remote:
         part.leader_epochs = any(location.basename(e.path) == LEADER_EPOCHS for e in entries)
     by_key: dict[tuple[int, str | None], Segment] = {}
     for entry in entries:
@@ -156,10 +155,10 @@ def partition_from_listing(path: str, entries: list[location.Entry], notes: list
         sfx = files.suffix(name)
         tiered_base = files.base_offset_from_name(name) if tiered.is_indexes_object(full) else None
         if tiered_base is not None:  # Aiven's layout: a segment's indexes in one object, read as files
-            seg = by_key.setdefault((tiered_base, files.tiered_segment_id(name)), Segment(tiered_base))
+            seg = by_key.setdefault((tiered_base, files.tiered_segment_id(name)), Segment(tiered_base, store=store))
             for index in (files.INDEX, files.TIME_INDEX, files.TXN_INDEX, files.SNAPSHOT):
                 inside = full[: -len(".indexes")] + index
-                if not files.exists(inside):  # the manifest says (read once; a transaction index may be absent)
+                if not store.exists(inside):  # the manifest says (read once; a transaction index may be absent)
                     continue
                 if index == files.SNAPSHOT:  # the producer state at the segment's end (kseg.storage.snapshots)
                     part.snapshots.append(inside)
@@ -176,7 +175,7 @@ def partition_from_listing(path: str, entries: list[location.Entry], notes: list
             if notes is not None:
                 notes.append(f"{full}: skipped, the name carries no base offset")
             continue
-        seg = by_key.setdefault((base, files.tiered_segment_id(name)), Segment(base))
+        seg = by_key.setdefault((base, files.tiered_segment_id(name)), Segment(base, store=store))
         setattr(seg, _SLOT[sfx], full)
         if sfx == files.LOG and entry.size is not None:
             seg.log_bytes = entry.size
@@ -211,9 +210,9 @@ def tiered_copies(part: Partition) -> list[str]:
     return found
 
 
-def discover_uri(uri: str, notes: list[str]) -> list[Partition]:
+def discover_uri(uri: str, notes: list[str], context: ReadContext | None = None) -> list[Partition]:
     """:func:`discover_uri_as` keeping the :class:`Partition` objects."""
-    return [part for _, part in discover_uri_as(uri, notes, _same)]
+    return [part for _, part in discover_uri_as(uri, notes, _same, store_for(uri, context or running()))]
 
 
 def _same(part: Partition) -> Partition:
@@ -223,7 +222,7 @@ def _same(part: Partition) -> Partition:
 _PLACE = Partition("")  # a remote partition's place among the local ones (discover_as): one object for all
 
 
-def discover_uri_as(uri: str, notes: list[str], shape: Callable[[Partition], T]) -> list[tuple[str, T]]:
+def discover_uri_as(uri: str, notes: list[str], shape: Callable[[Partition], T], store: Store) -> list[tuple[str, T]]:
     """The partitions under ``uri`` (a prefix or one segment file), listed log directory by log directory.
 
     On an object store there are no directories, only keys, and a round trip
@@ -242,13 +241,13 @@ def discover_uri_as(uri: str, notes: list[str], shape: Callable[[Partition], T])
     """
     location.check_uri(uri)
     uri = uri.rstrip("/")
-    kind = location.kind(uri)
+    kind = store.stat(uri).kind
     if kind == "file":
         base = files.base_offset_from_name(uri)
         if base is None:
             raise InputError("not a segment file: the name carries no base offset", path=uri, hint=LAYOUT_HINT)
         directory = location.dirname(uri)
-        whole = partition_from_listing(directory, location.children(directory), notes)
+        whole = partition_from_listing(directory, store.list(directory), notes, store)
         whole.segments = [s for s in whole.segments if s.base_offset == base]
         return [(whole.path, shape(whole))]
     # each listing's (directory, the partition directory in transition holding it or its own notes, shaped),
@@ -265,12 +264,12 @@ def discover_uri_as(uri: str, notes: list[str], shape: Callable[[Partition], T])
                 records.append((directory, skipped, None))
                 continue
             own: list[str] = []
-            shaped = shape(partition_from_listing(directory, group, own))
+            shaped = shape(partition_from_listing(directory, group, own, store))
             records.append((directory, own or None, shaped))
         records.sort(key=lambda record: natural_key(record[0]))
         listings.append((prefix, records))
 
-    if not prefixes.each_listing(uri, take) and kind == "missing":
+    if not prefixes.each_listing(uri, take, watcher=store.context.watcher) and kind == "missing":
         raise location.not_found(uri)
     # by prefix + '/': all of a listing's directories sort together there ('a/' after 'a-b/', as 'a/x' after 'a-b/y')
     listings.sort(key=lambda listing: natural_key(listing[0] + "/"), reverse=True)
@@ -306,7 +305,7 @@ def _beyond(directory: str, root: str) -> str | None:
     return None
 
 
-def discover(paths: list[str], notes: list[str]) -> list[Partition]:
+def discover(paths: list[str], notes: list[str], context: ReadContext | None = None) -> list[Partition]:
     """Resolve command-line paths to partitions, each once, in the order given.
 
     * a directory holding segment files is a partition directory;
@@ -327,18 +326,26 @@ def discover(paths: list[str], notes: list[str]) -> list[Partition]:
     Kafka log directory (``meta.properties``, checkpoints) is only noted,
     and the caller refuses a run that found nothing at all
     (:func:`nothing_found`).
+
+    Each path given is an input root: its store is chosen once
+    (:func:`kseg.storage.stores.discover.store_for`, with ``context``, by
+    default a plain one) and held by the partitions and segments found.
     """
-    return discover_as(paths, notes, _same)
+    return discover_as(paths, notes, _same, context)
 
 
-def discover_as(paths: list[str], notes: list[str], shape: Callable[[Partition], T]) -> list[T]:
+def discover_as(
+    paths: list[str], notes: list[str], shape: Callable[[Partition], T], context: ReadContext | None = None
+) -> list[T]:
     """:func:`discover`, each partition turned into ``shape(partition)`` (e.g. a compact
     :class:`~kseg.storage.listing.Listed`): a remote listing's as each is found, local ones at the end."""
-    found = _Found(notes)
+    context = context or running()
+    found = _Found(notes, context)
     listed: dict[str, T] = {}  # the remote partitions, already shaped
-    remote = _list_remote([p for p in paths if location.is_remote(p)], shape)
+    roots = {path: is_remote(path) for path in paths}  # where each root's bytes live: asked once, here
+    remote = _list_remote([p for p in paths if roots[p]], shape, context)
     for path in paths:
-        if location.is_remote(path):
+        if roots[path]:
             parts, remote_notes = remote[path]
             notes.extend(remote_notes)
             for key, part in parts:
@@ -347,7 +354,7 @@ def discover_as(paths: list[str], notes: list[str], shape: Callable[[Partition],
                     listed[key] = part
             continue
         path = location.local_path(path)
-        check_exists(path)
+        check_exists(path, found.store)
         if os.path.isdir(path):
             found.add_directory(path)
         else:
@@ -359,10 +366,11 @@ class _Found:
     """What :func:`discover` found so far: the partitions by the real path of their directory, in
     order, and which of them were listed whole (not only for single files)."""
 
-    def __init__(self, notes: list[str]) -> None:
+    def __init__(self, notes: list[str], context: ReadContext) -> None:
         self.partitions: dict[str, Partition] = {}
         self.whole: set[str] = set()
         self.notes = notes
+        self.store = store_for("", context)  # the local store: every local root's
 
     def add_whole(self, path: str) -> None:
         """The partition directory ``path``, listed whole."""
@@ -371,9 +379,9 @@ class _Found:
             return
         self.whole.add(key)
         try:
-            part = scan_partition(path, self.notes)
+            part = scan_partition(path, self.notes, self.store)
         except InputError as exc:
-            part = Partition(path, error=exc.describe())
+            part = Partition(path, error=exc.describe(), store=self.store)
         self.partitions[key] = part  # single files of it given first: the whole directory replaces them, in place
 
     def add_failed(self, path: str, exc: OSError) -> None:
@@ -381,11 +389,11 @@ class _Found:
         key = os.path.realpath(path)
         if key not in self.whole:
             self.whole.add(key)
-            self.partitions[key] = Partition(path, error=_why(path, exc))
+            self.partitions[key] = Partition(path, error=_why(path, exc), store=self.store)
 
     def add_directory(self, path: str) -> None:
         """A directory given: a partition directory, or a log root of them (its listing told to the watcher)."""
-        with watch.listing(path) as told:
+        with watch.listing(path, self.store.context.watcher) as told:
             told.noun = "file"
             try:
                 entries = _list(path)
@@ -458,9 +466,9 @@ class _Found:
             return
         part = self.partitions.get(key)
         if part is None:
-            part = self.partitions[key] = Partition(directory)
+            part = self.partitions[key] = Partition(directory, store=self.store)
         try:
-            listing = scan_partition(directory)
+            listing = scan_partition(directory, None, self.store)
         except InputError as exc:
             part.error = exc.describe()
             return
@@ -480,7 +488,9 @@ def _skipped(sub: str) -> str | None:
     return None
 
 
-def _list_remote(uris: list[str], shape: Callable[[Partition], T]) -> dict[str, tuple[list[tuple[str, T]], list[str]]]:
+def _list_remote(
+    uris: list[str], shape: Callable[[Partition], T], context: ReadContext
+) -> dict[str, tuple[list[tuple[str, T]], list[str]]]:
     """Each URI's partitions and notes, the URIs listed concurrently (16 at a time; each log directory
     by log directory, :func:`discover_uri_as`, the listings of all of them sharing
     ``prefixes.AT_ONCE`` slots).  The first error is raised."""
@@ -490,7 +500,7 @@ def _list_remote(uris: list[str], shape: Callable[[Partition], T]) -> dict[str, 
 
     def one(uri: str) -> tuple[list[tuple[str, T]], list[str]]:
         notes: list[str] = []
-        return discover_uri_as(uri, notes, shape), notes
+        return discover_uri_as(uri, notes, shape, store_for(uri, context)), notes
 
     unique = list(dict.fromkeys(uris))
     with ThreadPoolExecutor(max_workers=min(16, len(unique))) as pool:
@@ -510,14 +520,11 @@ def nothing_found(paths: list[str]) -> InputError:
     return InputError("nothing to read: no segment files under " + ", ".join(paths), hint=LAYOUT_HINT)
 
 
-def check_exists(path: str) -> None:
+def check_exists(path: str, store: Store | None = None) -> None:
     """Raise :class:`InputError` for a command-line path that does not exist (a typo'd glob says so)."""
-    if location.is_remote(path):
-        location.check_uri(path)
-        if not files.exists(path):
-            raise InputError("no such file or directory", path=path)
-        return
-    if not os.path.lexists(location.local_path(path)):
+    store = files.store_of(path, store)
+    location.check_uri(path)
+    if store.stat(path).kind == "missing":
         hint = None
         if any(c in path for c in "*?["):
             hint = "the shell passed the pattern as it is: nothing matched it"

@@ -39,6 +39,7 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from functools import lru_cache
 from typing import TypeVar
 
 from kseg.errors import InputError
@@ -88,7 +89,9 @@ def is_log_dir(prefix: str, dirs: list[str], found: list[location.Entry]) -> boo
     return False
 
 
-def each_listing(uri: str, take: Take, at_once: int | None = None, depth: int = DEPTH) -> bool:
+def each_listing(
+    uri: str, take: Take, at_once: int | None = None, depth: int = DEPTH, watcher: watch.Watcher | None = None
+) -> bool:
     """List everything under ``uri``, calling ``take`` once per listing, in no particular order and from up
     to ``at_once`` threads (default :data:`AT_ONCE`; ``take`` must be thread-safe): each "directory" under
     ``uri`` (``uri`` itself included) that directly holds files is in exactly one listing, and the
@@ -99,7 +102,7 @@ def each_listing(uri: str, take: Take, at_once: int | None = None, depth: int = 
     the process's: URIs listed side by side (one per broker, ``partition._list_remote``) share the
     ``at_once`` slots."""
     at_once = at_once or AT_ONCE
-    plan = _Plan(uri, take, depth, _slots(at_once))
+    plan = _Plan(uri, take, depth, _slots(at_once), watcher)
     with ThreadPoolExecutor(max_workers=at_once) as pool:
         for future in [pool.submit(plan.work) for _ in range(at_once)]:
             future.result()
@@ -111,8 +114,10 @@ def each_listing(uri: str, take: Take, at_once: int | None = None, depth: int = 
 class _Plan:
     """The prefixes still to list, shared by the listing threads."""
 
-    def __init__(self, uri: str, take: Take, depth: int, slots: threading.BoundedSemaphore) -> None:
-        self.uri, self.take, self.depth, self.slots = uri, take, depth, slots
+    def __init__(
+        self, uri: str, take: Take, depth: int, slots: threading.BoundedSemaphore, watcher: watch.Watcher | None
+    ) -> None:
+        self.uri, self.take, self.depth, self.slots, self.watcher = uri, take, depth, slots, watcher
         self.todo: deque[_Task] = deque([(uri, 0, depth <= 0)])
         self.busy = 0
         self.found = False
@@ -144,7 +149,7 @@ class _Plan:
 
     def list(self, prefix: str, level: int, whole: bool) -> list[_Task]:
         """List one prefix, telling the watcher (:mod:`kseg.storage.watch`); the prefixes below it still to list."""
-        with watch.listing(prefix) as told:
+        with watch.listing(prefix, self.watcher) as told:
             return self._list(prefix, level, whole, told)
 
     def _list(self, prefix: str, level: int, whole: bool, told: watch.Told) -> _Tasks:
@@ -175,14 +180,18 @@ class _Plan:
             raise InputError(exc.message, path=location.redact(self.uri), hint=exc.hint) from None
 
 
-_SLOTS: dict[int, threading.BoundedSemaphore] = {}
 _SLOTS_LOCK = threading.Lock()
 
 
 def _slots(at_once: int) -> threading.BoundedSemaphore:
-    """The process's ``at_once`` listing slots (one semaphore per bound)."""
+    """The process's ``at_once`` listing slots (one semaphore per bound, made once under the lock)."""
     with _SLOTS_LOCK:
-        return _SLOTS.setdefault(at_once, threading.BoundedSemaphore(at_once))
+        return _semaphore(at_once)
+
+
+@lru_cache(maxsize=None)
+def _semaphore(at_once: int) -> threading.BoundedSemaphore:
+    return threading.BoundedSemaphore(at_once)
 
 
 def _grouped(entries: list[location.Entry], told: watch.Told) -> Iterator[tuple[str, list[location.Entry]]]:

@@ -1,12 +1,13 @@
 """Reading politely on a live broker: ``--max-rate`` and ``--drop-cache``.
 
 Both apply to the one segment reader's window reads
-(:meth:`kseg.storage.records.FileRecords.window`), so every command gets them;
-so does :data:`meter`, the byte count a progress bar follows inside a segment.
+(:meth:`kseg.storage.records.FileRecords.window`), so every command gets them: the
+:class:`ReadPolicy` is what a read context (:class:`kseg.storage.context.ReadContext`) holds.
 
 ``--max-rate``: after each window read the reader sleeps until the bytes read
-so far in this process average at most the rate (a token bucket without
-burst; with ``--jobs N`` the rate is split between the N processes).
+so far under one read context (:class:`kseg.storage.context.ReadContext`) in this process average at
+most the rate (a token bucket without burst; with ``--jobs N`` the rate is split between the N
+processes).
 
 ``--drop-cache``: kseg's reads should not push the broker's hot pages out of
 the page cache (the reason Kafka added ``--max-bytes`` to its dump tool,
@@ -25,11 +26,11 @@ mincore is unavailable (not Linux, a remote file) nothing is evicted.
 
 from __future__ import annotations
 
-import ctypes
 import mmap
 import os
 import time
-from typing import Callable, Iterator, Union
+from functools import lru_cache
+from typing import Iterator, Union
 
 PAGE = mmap.PAGESIZE
 
@@ -56,6 +57,8 @@ class _Libc:
     """``mmap``/``mincore``/``munmap`` from the C library, or None where they are missing."""
 
     def __init__(self) -> None:
+        import ctypes  # only with --drop-cache: a plain run does not load it
+
         libc = ctypes.CDLL(None, use_errno=True)
         self.mmap = libc.mmap
         self.mmap.restype = ctypes.c_void_p
@@ -66,31 +69,33 @@ class _Libc:
         self.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
 
 
-_libc: _Libc | None = None
-MAP_FAILED = ctypes.c_void_p(-1).value
+@lru_cache(maxsize=1)
+def _libc() -> _Libc:
+    """The C library's functions, loaded once (OSError, AttributeError where they are missing)."""
+    return _Libc()
 
 
 def resident(fd: int, start: int, length: int) -> bytes | None:
     """One byte per page of ``[start, start+length)`` (``start`` page-aligned), bit 0 set when the page is
     in the page cache; None when it cannot be told."""
-    global _libc
     if length <= 0:
         return b""
     try:
-        if _libc is None:
-            _libc = _Libc()
-        addr = _libc.mmap(None, length, mmap.PROT_READ, mmap.MAP_SHARED, fd, start)
+        libc = _libc()
+        addr = libc.mmap(None, length, mmap.PROT_READ, mmap.MAP_SHARED, fd, start)
     except (OSError, AttributeError):
         return None
-    if addr is None or addr == MAP_FAILED:
+    import ctypes
+
+    if addr is None or addr == ctypes.c_void_p(-1).value:  # MAP_FAILED
         return None
     try:
         vec = ctypes.create_string_buffer((length + PAGE - 1) // PAGE)
-        if _libc.mincore(addr, length, vec) != 0:
+        if libc.mincore(addr, length, vec) != 0:
             return None
         return vec.raw
     finally:
-        _libc.munmap(addr, length)
+        libc.munmap(addr, length)
 
 
 def _runs(vec: bytes) -> Iterator[tuple[int, int]]:
@@ -137,7 +142,8 @@ class CacheGuard:
 
 
 class ReadPolicy:
-    """What the reader does around each window read (``current``: None when neither option is given)."""
+    """What the reader does around each window read: ``--max-rate`` (bytes a second, this process's
+    share) and ``--drop-cache``."""
 
     def __init__(self, max_rate: float | None, drop_cache: bool) -> None:
         self.throttle = Throttle(max_rate) if max_rate else None
@@ -166,38 +172,4 @@ class ReadPolicy:
             self.throttle.after(n)
 
 
-current: ReadPolicy | None = None
-
-#: ``(path, position, n)`` after each window read of ``n`` bytes of ``path`` at ``position`` (a progress
-#: bar's byte count), or None.  Called in the process that set it only (a forked ``--jobs`` worker
-#: inherits the global, not the bar).
-meter: Callable[[str, int, int], None] | None = None
-
 PIECE = 1 << 20  # with --max-rate a window is read (and paced, and metered) a MiB at a time
-
-
-def set_meter(callback: Callable[[str, int, int], object] | None) -> None:
-    """Count the bytes the reader reads in this process: ``callback(path, position, n)`` (None: stop)."""
-    global meter
-    if callback is None:
-        meter = None
-        return
-    owner = os.getpid()
-
-    def counted(path: str, position: int, n: int) -> None:
-        if os.getpid() == owner:
-            callback(path, position, n)
-
-    meter = counted
-
-
-def configure(max_rate: float | None = None, drop_cache: bool = False) -> None:
-    """Set the policy of this process (and of the worker processes it forks)."""
-    global current
-    current = ReadPolicy(max_rate, drop_cache) if (max_rate or drop_cache) else None
-
-
-def split(jobs: int) -> None:
-    """``--jobs N``: each of the N processes gets 1/N of ``--max-rate``."""
-    if current is not None and current.throttle is not None and jobs > 1:
-        current.throttle = Throttle(current.throttle.rate / jobs)

@@ -24,7 +24,7 @@ import struct
 from functools import lru_cache
 from itertools import repeat
 from operator import add
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from kseg import engine
 from kseg.errors import CorruptRecordError, InputError
@@ -33,6 +33,10 @@ from kseg.format.crc import crc32c_function
 from kseg.limits import INT64_MAX, INT64_MIN
 from kseg.storage import files, read_policy, tiered
 from kseg.storage.batch import FileBatch, LegacyBatch, V2Batch, short_v2_header
+from kseg.storage.context import ReadContext
+
+if TYPE_CHECKING:
+    from kseg.storage.stores.base import Store
 
 _FRAME = struct.Struct(">qiib")  # offset, length, (epoch or crc), magic
 HEADER_SIZE_UP_TO_MAGIC = v2.HEADER_SIZE_UP_TO_MAGIC
@@ -68,23 +72,28 @@ def _window_buffer(n: int) -> mmap.mmap | bytearray:
     return bytearray(n)  # pragma: no cover - Windows
 
 
-def open_for_read(path: str) -> files.ReadFile:
+def open_for_read(path: str, store: Store | None = None) -> files.ReadFile:
     """Open ``path`` read-only and unbuffered (the reader keeps its own window)."""
-    return files.open_readonly(path, buffering=0)
+    return files.open_readonly(path, buffering=0, store=store)
 
 
 class FileRecords:
     """A log segment file opened read-only, read through a reused window.
 
     ``end`` (``--max-bytes``) limits how far batches are read, like
-    ``FileRecords.slice(0, maxBytes)``.
+    ``FileRecords.slice(0, maxBytes)``.  ``store``: where the file is (its segment's store,
+    :mod:`kseg.storage.stores`); its read context paces the reads and meters them.
     """
 
-    __slots__ = ("path", "size", "end", "_f", "_fd", "_buf", "_view", "_win_start", "_win_len")
+    __slots__ = ("path", "size", "end", "context", "_f", "_fd", "_buf", "_view", "_win_start", "_win_len")
 
-    def __init__(self, path: str, end: int | None = None, window: int = DEFAULT_WINDOW) -> None:
+    def __init__(
+        self, path: str, end: int | None = None, window: int = DEFAULT_WINDOW, store: Store | None = None
+    ) -> None:
         self.path = path
-        self._f = open_for_read(path)
+        store = files.store_of(path, store)
+        self.context: ReadContext = store.context
+        self._f = open_for_read(path, store)
         try:
             self.size = files.size_of(self._f)
         except OSError as exc:  # pragma: no cover - fstat on an open fd
@@ -157,8 +166,8 @@ class FileRecords:
             raise InputError(f"file shrank while being read: expected {n} bytes", path=self.path, position=position)
         self._win_start = position
         self._win_len = 0
-        policy = read_policy.current  # --max-rate, --drop-cache (kseg.storage.read_policy)
-        meter = read_policy.meter  # a progress bar's byte count
+        policy = self.context.policy  # --max-rate, --drop-cache (kseg.storage.read_policy)
+        meter = self.context.meter  # a progress bar's byte count
         if policy is None and meter is None:
             length = self._read_into(position, self._view[:length], partial_from=n)
         else:  # paced a piece at a time (a bar moves, a rate holds), else the whole window at once
@@ -373,7 +382,7 @@ class FileRecords:
         n = len(positions)
         if n == 0:
             return []
-        if self._fd is None or _PREAD is None or read_policy.current is not None or min(positions) < 0:
+        if self._fd is None or _PREAD is None or self.context.policy is not None or min(positions) < 0:
             return None
         try:
             data = b"".join(map(_PREAD, repeat(self._fd, n), repeat(_HEAD.size, n), positions))
@@ -404,10 +413,10 @@ class SecondReader:
     batch object (control batches, invalid ones) while :meth:`FileRecords.scan` holds the
     first reader's window (its items are valid only until it moves on)."""
 
-    __slots__ = ("path", "records")
+    __slots__ = ("path", "store", "records")
 
-    def __init__(self, path: str) -> None:
-        self.path = path
+    def __init__(self, path: str, store: Store | None = None) -> None:
+        self.path, self.store = path, store
         self.records: FileRecords | None = None
 
     def batch(self, position: int) -> FileBatch:
@@ -415,7 +424,7 @@ class SecondReader:
         first pass framed there, so none framing there now means the file changed under the reader (an
         :class:`~kseg.errors.InputError`, as a file that shrinks)."""
         if self.records is None:
-            self.records = FileRecords(self.path, window=1 << 16)
+            self.records = FileRecords(self.path, window=1 << 16, store=self.store)
         batch = self.records.batch_at(position)
         if batch is None:
             raise InputError("file changed while being read: no batch where one was", path=self.path, position=position)

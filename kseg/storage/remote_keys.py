@@ -32,7 +32,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from typing import Literal
+from types import MappingProxyType
+from typing import Literal, Mapping
 
 from kseg.format.rsm_custom import CustomMetadata
 from kseg.format.uuid import parse_uuid
@@ -55,15 +56,13 @@ AIVEN_LEGACY_SUFFIXES: tuple[str, ...] = (
 #: What Kafka's ``LocalTieredStorage`` writes for a segment (``RemoteLogSegmentFileType``).
 LOCAL_SUFFIXES: tuple[str, ...] = ("log", "index", "timeindex", "txnindex", "leader_epoch_checkpoint", "snapshot")
 #: The suffixes a layout may leave out of a complete segment (a segment without a transaction index).
-OPTIONAL_SUFFIXES: dict[Layout, frozenset[str]] = {
-    "aiven": frozenset({"txnindex"}),
-    "local": frozenset({"txnindex"}),
-}
+OPTIONAL_SUFFIXES: Mapping[Layout, frozenset[str]] = MappingProxyType(
+    {"aiven": frozenset({"txnindex"}), "local": frozenset({"txnindex"})}
+)
 #: Every suffix each layout has ever written (Aiven's current and older objects together).
-SUFFIXES: dict[Layout, frozenset[str]] = {
-    "aiven": frozenset(AIVEN_SUFFIXES + AIVEN_LEGACY_SUFFIXES),
-    "local": frozenset(LOCAL_SUFFIXES),
-}
+SUFFIXES: Mapping[Layout, frozenset[str]] = MappingProxyType(
+    {"aiven": frozenset(AIVEN_SUFFIXES + AIVEN_LEGACY_SUFFIXES), "local": frozenset(LOCAL_SUFFIXES)}
+)
 
 _TOPIC = r"[a-zA-Z0-9._-]+"  # Kafka's Topic.LEGAL_CHARS
 _UUID = r"[a-zA-Z0-9_-]{22}"  # Uuid.toString(): 16 bytes, URL-safe base64 without padding

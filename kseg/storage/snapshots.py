@@ -26,6 +26,7 @@ from kseg.format.crc import crc32c_function
 from kseg.format.snapshot import ENTRY_SIZE, HEAD_SIZE, ProducerEntry, check_crc, check_head, entries_in
 from kseg.storage import files
 from kseg.storage.read import Kind
+from kseg.storage.stores.base import Store
 
 
 class Snapshot(NamedTuple):
@@ -53,14 +54,14 @@ WINDOW_ENTRIES = 8192  # entries read at a time (368 KiB)
 KIND = Kind("producer snapshot", (1 << 31) - 9, "Kafka reads a snapshot whole into one Java array, under 2 GiB")
 
 
-def iter_snapshot(path: str) -> Iterator[ProducerEntry]:
+def iter_snapshot(path: str, store: Store | None = None) -> Iterator[ProducerEntry]:
     """The entries of the snapshot at ``path``, read in windows of :data:`WINDOW_ENTRIES`: the header and
     the CRC over the whole file are checked first (a first pass), so a corrupt snapshot raises
     :class:`CorruptSnapshotError` (anchored at the file) before any entry, as Kafka reads it whole
     (``ProducerStateManager.readSnapshot``).  Memory is one window, whatever the producer count."""
     crc32c = crc32c_function()
 
-    with files.open_readonly(path) as f:
+    with files.open_readonly(path, store=store) as f:
         try:
             size = files.size_of(f)
             if size > KIND.max_bytes:

@@ -12,26 +12,28 @@ index, time index, producer snapshot, leader-epoch checkpoint and transaction in
 alone (one chunk) when the segment is, never compressed (``KafkaRemoteStorageManager.uploadIndexes``);
 before October 2023 each was an object of its own (``<stem>.index`` ...).
 
-:func:`open_tiered` is what :func:`kseg.storage.files.open_readonly` asks first: for a segment file of
-Aiven's layout that has a manifest it returns a :class:`TieredLogFile` (the ``.log``: the original bytes,
-a chunk fetched by one ranged read when a read reaches it, one chunk held at a time) or an
-:class:`IndexBytes` (an index, cut from ``.indexes`` or its own object and decrypted); everything
-downstream is the reader of local segments.  Faults are :class:`ChunkError` naming the object key and the
-chunk number.  The private keys come from ``--rsm-key KEYPAIRID=FILE`` (:func:`configure`);
-``cryptography`` is imported only when an encrypted segment is read.
+This module decodes; the store of Aiven's layout (:class:`kseg.storage.stores.aiven.AivenStore`, a
+store over the store holding the objects) decides what to open: for a segment file that has a manifest
+it opens a :class:`TieredLogFile` (the ``.log``: the original bytes, a chunk fetched by one ranged read
+when a read reaches it, one chunk held at a time) or an :class:`IndexBytes` (an index, cut from
+``.indexes`` or its own object and decrypted, :func:`read_index`); everything downstream is the reader
+of local segments.  Faults are :class:`ChunkError` naming the object key and the chunk number.  The
+private keys come from ``--rsm-key KEYPAIRID=FILE``, in the read context the store was made with
+(:func:`private_key`, :func:`unwrap`); ``cryptography`` is imported only when an encrypted segment is
+read.
 """
 
 from __future__ import annotations
 
 import io
 import os
-from typing import Any
+from types import MappingProxyType
+from typing import Any, Callable
 
-from kseg.errors import ChunkError, CorruptRecordError, InputError, KsegError, ManifestError
+from kseg.errors import ChunkError, InputError, ManifestError
 from kseg.format import oaep
 from kseg.format.rsm_manifest import IV_SIZE, TAG_SIZE, Manifest, parse_manifest
-from kseg.storage import location
-from kseg.storage.read import AuxFile, Kind, open_local
+from kseg.storage.read import AuxFile, Kind
 from kseg.storage.remote_keys import RemoteObjectKey, parse_key
 
 #: The largest manifest read: the plugin's largest is a size list of 10 MiB (``MAX_SIZE_LIST``), zstd-compressed
@@ -50,113 +52,25 @@ KEY = Kind("private key", 64 << 10, "a PEM RSA private key of 16384 bits is unde
 #: ``AesEncryptionProvider``: the data key is an AES-256 key.
 DATA_KEY_SIZE = 32
 #: The indexes a reader may ask for, by file suffix -> ``segmentIndexes`` name.
-INDEX_OF_SUFFIX = {
-    "index": "offset",
-    "timeindex": "timestamp",
-    "snapshot": "producerSnapshot",
-    "txnindex": "transaction",
-    "leader-epoch-checkpoint": "leaderEpoch",
-}
+INDEX_OF_SUFFIX = MappingProxyType(
+    {
+        "index": "offset",
+        "timeindex": "timestamp",
+        "snapshot": "producerSnapshot",
+        "txnindex": "transaction",
+        "leader-epoch-checkpoint": "leaderEpoch",
+    }
+)
 
-_keys: dict[str, str] = {}  # key pair id -> private key file (--rsm-key)
-_pem: dict[str, bytes] = {}  # private key file -> its PEM bytes, when shipped from the driver (KeyCarrier)
-_unwrapped: dict[tuple[str, bytes], bytes] = {}
-_manifests: dict[str, Manifest | None] = {}
-_private: dict[str, tuple[int, tuple[int, int, int, int, int]]] = {}
-
-
-def configure(keys: dict[str, str]) -> None:
-    """Install the ``--rsm-key`` private keys (key pair id -> PEM file) for this process."""
-    _keys.clear()
-    _keys.update(keys)
-    _pem.clear()
-    _private.clear()
-    _unwrapped.clear()
-    _manifests.clear()
+#: Opens an object of the store below for reading (the file API's ``seek``/``read``/``size``).
+Opener = Callable[[str], Any]
+#: The data key of a manifest (unwrapped by the store, which holds the keys): ``(manifest, where)``.
+DataKey = Callable[[Manifest, str], bytes]
 
 
-def key_material(keys: dict[str, str] | None = None) -> dict[str, tuple[str, bytes]]:
-    """The PEM bytes of each private key (``keys``, by default the ``--rsm-key`` ones of this process),
-    read here: key pair id -> (file, bytes).  A key file that cannot be read is an :class:`InputError`
-    naming it, before any task starts."""
-    material = {}
-    for pair, key_file in (dict(_keys) if keys is None else keys).items():
-        if key_file in _pem:
-            material[pair] = (key_file, _pem[key_file])
-            continue
-        material[pair] = (key_file, _read_key(pair, key_file))
-    return material
-
-
-def _read_key(pair: str, key_file: str) -> bytes:
-    """A key file's bytes through the bounded reader: a regular file of at most :data:`KEY`'s bound."""
-    try:
-        return AuxFile.local(key_file, KEY).data()
-    except InputError as exc:
-        raise InputError(f"cannot read the private key of --rsm-key {pair}: {exc.message}", path=key_file) from None
-
-
-def check_keys(keys: dict[str, str]) -> None:
-    """Each ``--rsm-key`` file is a readable regular file within the bound, found without reading it (a key
-    is read when an encrypted segment needs it, and a FIFO given as one never blocks a run)."""
-    for pair, key_file in keys.items():
-        try:
-            AuxFile.local(key_file, KEY).check()
-        except InputError as exc:
-            raise InputError(f"cannot read the private key of --rsm-key {pair}: {exc.message}", path=key_file) from None
-
-
-def install(material: dict[str, tuple[str, bytes]]) -> None:
-    """Install key material read elsewhere (:func:`key_material`, on a Spark driver) in this process, as
-    :func:`configure` installs files; done again with the same material, it keeps what was unwrapped."""
-    keys = {pair: key_file for pair, (key_file, _) in material.items()}
-    if keys == _keys and all(_pem.get(f) == pem for f, pem in material.values()):
-        return
-    configure(keys)
-    _pem.update(material.values())
-
-
-class KeyCarrier:
-    """A task function that carries the private keys of the process that made it (read there, once) and
-    installs them in the process that runs it: how ``--rsm-key`` reaches Spark's executors.  The PEM bytes
-    travel inside the pickled task, as the task's other arguments do (docs/tiered.md, "Under --spark")."""
-
-    def __init__(self, fn: Any, material: dict[str, tuple[str, bytes]] | None = None) -> None:
-        self.fn = fn
-        self.material = key_material() if material is None else material
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        install(self.material)
-        return self.fn(*args, **kwargs)
-
-
-def _open(path: str) -> Any:
-    if location.is_remote(path):
-        return location.open_input(path)
-    return open_local(location.local_path(path))[0]  # a regular file, or one line (a FIFO never blocks)
-
-
-def _exists(path: str) -> bool:
-    """Whether anything is at ``path``: a directory where a manifest should be is then an error
-    (``cannot open: Is a directory``), not a segment without a manifest."""
-    if location.is_remote(path):
-        return location.kind(path) == "file"
-    return os.path.lexists(location.local_path(path))
-
-
-def _size(f: Any) -> int:
+def size_of(f: Any) -> int:
     """The size of an open object or file (the store's listing, or ``fstat``)."""
     return int(f.size) if hasattr(f, "size") else os.fstat(f.fileno()).st_size
-
-
-def _read_manifest(path: str) -> bytes:
-    """A manifest's bytes through the bounded reader, and its JSON values counted before ``json`` runs."""
-    f = _open(path)
-    data = AuxFile(lambda: f, path, _size(f), MANIFEST).data()
-    values = data.count(b",") + 1  # (base64 and ids hold no comma)
-    if values > MAX_MANIFEST_VALUES:
-        raise MANIFEST_VALUES.refusal(path, f"{values} JSON values or more", f"{MAX_MANIFEST_VALUES} JSON values")
-    return data
 
 
 def aiven_key(path: str) -> RemoteObjectKey | None:
@@ -165,38 +79,66 @@ def aiven_key(path: str) -> RemoteObjectKey | None:
     return key if key is not None and key.layout == "aiven" else None
 
 
-def read_manifest(path: str) -> Manifest:
-    """The manifest object at ``path``, read and parsed, not kept (raises :class:`InputError` when it cannot
-    be read, ``ManifestError`` naming it when it is no manifest)."""
+def read_manifest(opener: Opener, path: str) -> Manifest:
+    """The manifest object at ``path`` (``<stem>.rsm-manifest``), read and parsed, not kept: an
+    :class:`InputError` when it cannot be read, a ``ManifestError`` naming it when it is no manifest."""
     try:
-        return parse_manifest(_read_manifest(path))
+        return parse_manifest(_manifest_bytes(opener, path))
     except ManifestError as exc:
         raise exc.at(path) from None
 
 
-def manifest_of(key: RemoteObjectKey) -> Manifest | None:
-    """The segment's manifest (read once per process), ``None`` when it has none."""
-    path = key.with_suffix("rsm-manifest").key
-    if path not in _manifests:
-        _manifests[path] = read_manifest(path) if _exists(path) else None
-    return _manifests[path]
+def _manifest_bytes(opener: Opener, path: str) -> bytes:
+    """A manifest's bytes through the bounded reader, and its JSON values counted before ``json`` runs."""
+    f = opener(path)
+    data = AuxFile(lambda: f, path, size_of(f), MANIFEST).data()
+    values = data.count(b",") + 1  # (base64 and ids hold no comma)
+    if values > MAX_MANIFEST_VALUES:
+        raise MANIFEST_VALUES.refusal(path, f"{values} JSON values or more", f"{MAX_MANIFEST_VALUES} JSON values")
+    return data
 
 
-def _data_key(manifest: Manifest, where: str) -> bytes:
+def read_key(pair: str, key_file: str) -> bytes:
+    """A ``--rsm-key`` file's bytes through the bounded reader: a regular file of at most :data:`KEY`'s bound
+    (a FIFO is refused, never opened blocking)."""
+    try:
+        return AuxFile.local(key_file, KEY).data()
+    except InputError as exc:
+        raise InputError(f"cannot read the private key of --rsm-key {pair}: {exc.message}", path=key_file) from None
+
+
+def private_key(key_file: str, pem: bytes) -> tuple[int, tuple[int, int, int, int, int]]:
+    """The modulus and CRT numbers of a PEM RSA private key (``RsaKeyReader``: PKCS#8; PKCS#1 read too)."""
+    try:
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.hazmat.primitives.asymmetric import rsa
+    except ImportError:
+        raise InputError("reading an encrypted segment needs cryptography: pip install 'kseg[tiered]'") from None
+    try:
+        # the key is checked by what it unwraps (OAEP's hash): the slow consistency check is skipped
+        key = serialization.load_pem_private_key(pem, password=None, unsafe_skip_rsa_key_validation=True)
+    except (ValueError, TypeError) as exc:
+        raise InputError(f"not a PEM private key: {exc}", path=key_file) from None
+    if not isinstance(key, rsa.RSAPrivateKey):
+        raise InputError("not an RSA private key", path=key_file)
+    numbers = key.private_numbers()
+    crt = (numbers.p, numbers.q, numbers.dmp1, numbers.dmq1, numbers.iqmp)
+    return numbers.public_numbers.n, crt
+
+
+def unwrap(manifest: Manifest, private: tuple[int, tuple[int, int, int, int, int]] | None, where: str) -> bytes:
+    """The manifest's AES data key, unwrapped with the private key of its key pair (None: no ``--rsm-key``
+    names it, an :class:`InputError` saying which to give)."""
     enc = manifest.encryption
     assert enc is not None
-    cached = _unwrapped.get((enc.key_pair_id, enc.wrapped_key))
-    if cached is not None:
-        return cached
-    key_file = _keys.get(enc.key_pair_id)
-    if key_file is None:
+    if private is None:
         raise InputError(
             f"encrypted with key pair '{enc.key_pair_id}': give its private key with --rsm-key {enc.key_pair_id}=FILE",
             path=where,
         )
-    n, private = _private_key(enc.key_pair_id, key_file)
+    n, crt = private
     try:
-        data_key = oaep.decrypt(enc.wrapped_key, n, private)
+        data_key = oaep.decrypt(enc.wrapped_key, n, crt)
     except oaep.OaepError as exc:
         raise InputError(
             f"the private key of --rsm-key {enc.key_pair_id} does not unwrap the data key: {exc}", path=where
@@ -207,36 +149,7 @@ def _data_key(manifest: Manifest, where: str) -> bytes:
             f"{DATA_KEY_SIZE} (AES-256): the manifest's dataKey is not one the plugin wrote",
             path=where,
         )
-    _unwrapped[(enc.key_pair_id, enc.wrapped_key)] = data_key
     return data_key
-
-
-def _private_key(pair: str, key_file: str) -> tuple[int, tuple[int, int, int, int, int]]:
-    """The modulus and CRT numbers of a PEM RSA private key (``RsaKeyReader``: PKCS#8; PKCS#1 read too),
-    loaded once per process and file."""
-    if key_file in _private:
-        return _private[key_file]
-    try:
-        from cryptography.hazmat.primitives import serialization
-        from cryptography.hazmat.primitives.asymmetric import rsa
-    except ImportError:
-        raise InputError("reading an encrypted segment needs cryptography: pip install 'kseg[tiered]'") from None
-    try:
-        pem = _pem.get(key_file)
-        if pem is None:
-            pem = _read_key(pair, key_file)
-        # the key is checked by what it unwraps (OAEP's hash): the slow consistency check is skipped
-        key = serialization.load_pem_private_key(pem, password=None, unsafe_skip_rsa_key_validation=True)
-    except OSError as exc:
-        raise InputError(f"cannot read the private key: {exc.strerror or exc}", path=key_file) from None
-    except (ValueError, TypeError) as exc:
-        raise InputError(f"not a PEM private key: {exc}", path=key_file) from None
-    if not isinstance(key, rsa.RSAPrivateKey):
-        raise InputError("not an RSA private key", path=key_file)
-    numbers = key.private_numbers()
-    crt = (numbers.p, numbers.q, numbers.dmp1, numbers.dmq1, numbers.iqmp)
-    _private[key_file] = (numbers.public_numbers.n, crt)
-    return _private[key_file]
 
 
 def _decrypt(data: bytes, key: bytes, aad: bytes, where: str, chunk: int, at: int | None = None) -> bytes:
@@ -258,15 +171,15 @@ class TieredLogFile:
     (``seek``/``tell``/``readinto``/``read``, ``size``).  A read fetches the chunks it reaches, each by
     one ranged read, and keeps only the last one decoded."""
 
-    def __init__(self, key: RemoteObjectKey, manifest: Manifest) -> None:
+    def __init__(self, key: RemoteObjectKey, manifest: Manifest, opener: Opener, data_key: DataKey) -> None:
         self.key, self.manifest, self.path = key, manifest, key.key
         index = manifest.chunk_index
         self.size = index.original_file_size
         self.chunk_size = index.original_chunk_size
         self._plain = not manifest.compression and manifest.encryption is None
-        self._data_key = _data_key(manifest, self.path) if manifest.encryption is not None else None
-        self._f = _open(self.path)
-        self._object_size = _size(self._f)
+        self._data_key = data_key(manifest, self.path) if manifest.encryption is not None else None
+        self._f = opener(self.path)
+        self._object_size = size_of(self._f)
         #: where the last chunk starts (an object longer than the chunks is a fault of the last chunk)
         self._last = index.chunk(index.count - 1) if index.count else None
         self._longer = self._object_size > index.transformed_file_size
@@ -401,12 +314,14 @@ class IndexBytes(io.BytesIO):
         self.size, self.path = len(data), path
 
 
-def _index(key: RemoteObjectKey, manifest: Manifest) -> IndexBytes:
+def read_index(key: RemoteObjectKey, manifest: Manifest, opener: Opener, data_key: DataKey) -> IndexBytes:
+    """An index of the segment (``key``: its index file's name), cut from its ``.indexes`` object (or its own
+    object, before October 2023) and decrypted."""
     name = INDEX_OF_SUFFIX[key.suffix]
     if manifest.segment_indexes is None:  # before October 2023: an object per index
         where = key.key
-        f = _open(where)
-        data = AuxFile(lambda: f, where, _size(f), INDEX).data()
+        f = opener(where)
+        data = AuxFile(lambda: f, where, size_of(f), INDEX).data()
         span: tuple[int, int] | None = (0, len(data))
     else:
         where = key.with_suffix("indexes").key
@@ -415,8 +330,8 @@ def _index(key: RemoteObjectKey, manifest: Manifest) -> IndexBytes:
             raise InputError("no such file (the segment has no transaction index)", path=key.key)
         if span[1] == 0:
             return IndexBytes(b"", key.key)
-        with _open(where) as f:
-            size = _size(f)
+        with opener(where) as f:
+            size = size_of(f)
             if span[0] + span[1] > size:  # before a byte is read or allocated
                 raise ChunkError(
                     f"{name} index: the object ends at byte {size}, the manifest says {span[0] + span[1]}",
@@ -436,59 +351,8 @@ def _index(key: RemoteObjectKey, manifest: Manifest) -> IndexBytes:
                 position=span[0],
             )
     if manifest.encryption is not None and data:
-        data = _decrypt(bytes(data), _data_key(manifest, where), manifest.encryption.aad, where, 0)
+        data = _decrypt(bytes(data), data_key(manifest, where), manifest.encryption.aad, where, 0)
     return IndexBytes(bytes(data), key.key)
-
-
-def open_tiered(path: str) -> TieredLogFile | IndexBytes | None:
-    """The file at ``path`` read through its tiered segment's manifest, or ``None`` when ``path`` is no
-    segment file of Aiven's layout with a manifest (then it is read as any file)."""
-    key = aiven_key(path)
-    if key is None or (key.suffix != "log" and key.suffix not in INDEX_OF_SUFFIX):
-        return None
-    try:
-        manifest = manifest_of(key)
-    except KsegError:
-        if key.suffix != "log":
-            return None  # the .log's reader reports the manifest once
-        raise
-    if manifest is None:
-        return None
-    if key.suffix == "log":
-        return TieredLogFile(key, manifest)
-    if manifest.segment_indexes is None and not manifest.encryption:
-        return None  # an old per-index object, stored as it was
-    try:
-        return _index(key, manifest)
-    except CorruptRecordError as exc:  # an index its object cannot give: unreadable, as a local index that fails
-        raise InputError(exc.message, path=exc.path, position=exc.position) from None  # (lookups read the log)
-
-
-def original_size(path: str) -> int | None:
-    """The original size of a tiered ``.log`` (its manifest's ``originalFileSize``), else ``None``."""
-    key = aiven_key(path)
-    if key is None or key.suffix != "log":
-        return None
-    try:
-        manifest = manifest_of(key)
-    except KsegError:
-        return None
-    return None if manifest is None else manifest.chunk_index.original_file_size
-
-
-def index_exists(path: str) -> bool | None:
-    """Whether an index of a tiered segment of the ``.indexes`` layout exists (a transaction index only
-    when the manifest has one); ``None`` for any other path (then the file system answers)."""
-    key = aiven_key(path)
-    if key is None or key.suffix not in INDEX_OF_SUFFIX:
-        return None
-    try:
-        manifest = manifest_of(key)
-    except KsegError:
-        return None
-    if manifest is None or manifest.segment_indexes is None:
-        return None
-    return manifest.segment_indexes[INDEX_OF_SUFFIX[key.suffix]] is not None
 
 
 def is_indexes_object(path: str) -> bool:

@@ -4,7 +4,7 @@ Listing a fleet's URI prefix (:mod:`kseg.storage.prefixes`: delimiter
 listings, then one recursive listing per log directory, a few at once) or a
 local log root of 10^5 partition directories takes minutes before any
 segment is read.  The storage layer knows nothing of terminals: it tells the
-:class:`Watcher` set by :func:`watching` (none by default) that a listing of
+:class:`Watcher` of the read context (``ReadContext.watcher``, none by default) that a listing of
 a prefix started, that it finished with so many keys and partition
 directories, and, on local disk, that a partition directory was listed.
 The calls come from the listing threads: a watcher counts under its own lock
@@ -30,9 +30,6 @@ class Watcher(Protocol):
         directories (holding segment files) among them."""
 
 
-_watcher: Watcher | None = None
-
-
 class Told:
     """What one listing tells the watcher when it ends: the keys it listed and the partition directories
     (holding segment files) among them; 0 and 0 until the lister sets them (a listing that failed); and
@@ -46,10 +43,10 @@ class Told:
 
 
 @contextmanager
-def listing(prefix: str) -> Iterator[Told]:
-    """Around one listing of ``prefix``: the watcher set by :func:`watching` (if any) is told that it
+def listing(prefix: str, watcher: Watcher | None) -> Iterator[Told]:
+    """Around one listing of ``prefix``: ``watcher`` (the read context's, if any) is told that it
     started, and when it ends -- by an error too -- what the lister set on the :class:`Told` given."""
-    watcher, told = _watcher, Told()
+    told = Told()
     if watcher is not None:
         watcher.started(prefix)
     try:
@@ -57,20 +54,3 @@ def listing(prefix: str) -> Iterator[Told]:
     finally:
         if watcher is not None:
             watcher.finished(prefix, told.keys, told.partitions, told.noun)
-
-
-def current() -> Watcher | None:
-    """The watcher set by :func:`watching`, or None."""
-    return _watcher
-
-
-@contextmanager
-def watching(watcher: Watcher | None) -> Iterator[None]:
-    """Tell ``watcher`` (None: nobody) of every listing made inside the ``with``, from any thread.  One
-    discovery at a time sets one: the previous watcher is put back at the end."""
-    global _watcher
-    before, _watcher = _watcher, watcher
-    try:
-        yield
-    finally:
-        _watcher = before

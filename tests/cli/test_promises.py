@@ -241,10 +241,10 @@ def test_vanished_between_listing_and_reading(tmp_path: Path, monkeypatch, comma
     real = records.open_for_read
     gone = str(t.log0)
 
-    def open_after_retention(path: str):
+    def open_after_retention(path: str, *store):
         if os.path.abspath(str(path)) == gone and os.path.exists(gone):
             os.unlink(gone)  # deleted after the listing, before the read: the real open answers ENOENT
-        return real(path)
+        return real(path, *store)
 
     monkeypatch.setattr(records, "open_for_read", open_after_retention)
     r = run_cli([command, *ARGS[command](t)])
@@ -258,8 +258,8 @@ def test_shrinks_while_read(tmp_path: Path, monkeypatch, command: str) -> None:
     """The first segment is cut to half its size after it was opened, just before its first window is
     read (a broker truncating it under kseg): the reader, whose size was fixed at open, meets the end
     early -- an I/O failure (exit 2), never a corrupt batch.  The test hook is the reader's read policy
-    (``kseg.storage.read_policy.current``, consulted before every window read; ``--max-rate`` uses it)."""
-    from kseg.storage import read_policy
+    (``ReadContext.policy``, consulted before every window read; ``--max-rate`` uses it)."""
+    from kseg.storage.context import ReadContext
 
     t = Tree(tmp_path)
     target, half = str(t.log0), t.log0.stat().st_size // 2
@@ -275,8 +275,8 @@ def test_shrinks_while_read(tmp_path: Path, monkeypatch, command: str) -> None:
         def after(self, token, n: int) -> None:
             pass
 
-    monkeypatch.setattr(read_policy, "current", None)  # restored at teardown, whatever the run set
-    monkeypatch.setattr(read_policy, "configure", lambda *a, **k: setattr(read_policy, "current", ShrinkBeforeRead()))
+    # every read context of the run reads through the hook (restored at teardown)
+    monkeypatch.setattr(ReadContext, "policy", property(lambda self: ShrinkBeforeRead()))
     r = run_cli([command, *ARGS[command](t)])
     out, err = r.text, r.errtext
     assert t.log0.stat().st_size == half, "the hook never ran"

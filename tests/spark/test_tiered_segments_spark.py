@@ -44,22 +44,21 @@ def sorted_rows(rows: list[dict]) -> list[dict]:
 
 
 def _verify_on_spark(spark, paths: list[str], keys: dict[str, str]) -> tuple[int, str]:
-    """The job of ``verify-index --spark`` (``run_spark_cli``) on the module's session, ``keys`` installed on
-    this driver only (as ``--rsm-key`` installs them): the executors' Python workers are other processes."""
+    """The job of ``verify-index --spark`` (``run_spark_cli``) on the module's session, ``keys`` in the read
+    context of this driver only (as ``--rsm-key`` gives them): the executors' Python workers are other
+    processes."""
     import io
 
     from kseg.runtime.run import Run
     from kseg.runtime.verify import VerifyRun
     from kseg.spark.driver import run_spark_cli
-    from kseg.storage import tiered
+    from kseg.storage.context import ReadContext, RsmKeys
     from kseg.storage.partition import discover
 
-    tiered.configure(keys)
-    tiered.install(tiered.key_material())
     out, err = io.BytesIO(), io.BytesIO()
     code = run_spark_cli(
         VerifyRun(Run(out, err)),
-        discover(paths, []),
+        discover(paths, [], ReadContext(keys=RsmKeys.read(keys))),
         strict=False,
         master=None,
         spark_conf=(),
@@ -68,7 +67,6 @@ def _verify_on_spark(spark, paths: list[str], keys: dict[str, str]) -> tuple[int
         spark=spark,
         verbose=True,
     )
-    tiered.configure({})
     return code, out.getvalue().decode()
 
 
@@ -124,19 +122,17 @@ def test_diff_on_spark_of_a_local_and_an_encrypted_tiered_replica(trees: Trees, 
     on the driver reaches the task; without it the set is an error naming the key pair, never identical."""
     from kseg.ops.diff.diff import replica_sets
     from kseg.spark import diff_job
-    from kseg.storage import tiered
+    from kseg.storage.context import ReadContext, RsmKeys, reading
 
     topic = partition_dir(Path(""), "txn-v2-0").parent
     roots = [str(trees.base / "local" / topic), str(trees.base / "zstd+encrypted" / topic)]
     local = run_cli(["diff", "--roots", "--format", "json", *key(trees), *roots])
     assert local.exit_code == 0 and '"status":"identical"' in local.text, local.text
     for keys in ({"kp-2024": str(trees.key_file)}, {}):
-        tiered.configure(keys)
-        tiered.install(tiered.key_material())
-        ((rows, error),) = diff_job.run(spark, replica_sets(roots, []))
+        with reading(ReadContext(keys=RsmKeys.read(keys))):
+            ((rows, error),) = diff_job.run(spark, replica_sets(roots, []))
         if keys:
             assert error is None and rows is not None
             assert [r["status"] for r in rows if r["type"] == "summary"] == ["identical"]
         else:
             assert rows is None and error is not None and "--rsm-key kp-2024=FILE" in error
-    tiered.configure({})

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from kseg.storage import read_policy
+from kseg.storage.context import ReadContext
 from kseg.storage.read_policy import PAGE, Throttle, resident
 from kseg.testing.writer import write_bulk_segment
 from tests.conftest import run_cli, run_subprocess
@@ -90,12 +91,9 @@ def test_throttle_sleeps_to_the_rate(monkeypatch) -> None:
 
 
 def test_split_between_jobs() -> None:
-    read_policy.configure(8e6, False)
-    try:
-        read_policy.split(4)
-        assert read_policy.current.throttle.rate == 2e6
-    finally:
-        read_policy.configure()
+    context = ReadContext(8e6, False)
+    context.split(4)
+    assert context.policy.throttle.rate == 2e6
 
 
 def test_runs_of_pages_not_resident() -> None:
@@ -104,8 +102,17 @@ def test_runs_of_pages_not_resident() -> None:
 
 def test_options_configure_and_reset(tmp_path: Path) -> None:
     sample = Path(__file__).resolve().parents[2] / "examples" / "orders-0"
-    r = run_cli(["verify-index", "-q", "--max-rate", "1000", str(sample)])
-    assert r.exit_code == 0 and read_policy.current is not None
-    r = run_cli(["verify-index", "-q", str(sample)])
-    assert r.exit_code == 0 and read_policy.current is None
+    made = []
+
+    class Counted(read_policy.ReadPolicy):
+        def __init__(self, *args) -> None:
+            super().__init__(*args)
+            made.append(self)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(read_policy, "ReadPolicy", Counted)
+        r = run_cli(["verify-index", "-q", "--max-rate", "1000", str(sample)])
+        assert r.exit_code == 0 and len(made) == 1  # the run's context paces
+        r = run_cli(["verify-index", "-q", str(sample)])
+        assert r.exit_code == 0 and len(made) == 1  # a run without the option: none, nothing left over
     assert run_cli(["verify-index", "--max-rate", "0", str(sample)]).exit_code == 2

@@ -19,22 +19,15 @@ import pytest
 from kseg.errors import CorruptRecordError, KsegError
 from kseg.format.indexes import OffsetIndexView
 from kseg.limits import DEFAULT_MAX_MESSAGE_SIZE
-from kseg.storage import read_policy
+from kseg.storage.context import ReadContext
 from kseg.storage.records import FileRecords
+from kseg.storage.stores.discover import store_for
 from kseg.testing.legacy import build_legacy
 from kseg.testing.v2 import RecordSpec, build_v2_batch
 from tests.conftest import CORPUS_DATA
 
 CORPUS_LOGS = sorted(CORPUS_DATA.glob("*/*.log"))
 MAX_SIZES = (None, DEFAULT_MAX_MESSAGE_SIZE, 4096, 100, 61, 30, 26)
-
-
-@pytest.fixture(autouse=True)
-def no_read_policy():
-    """A CLI test run in this process may have left ``--max-rate`` configured: start without one."""
-    read_policy.configure()
-    yield
-    read_policy.configure()
 
 
 def via_frame(records: FileRecords, position: int, max_size: int | None):
@@ -232,9 +225,7 @@ def test_bulk_steps_aside_for_a_read_policy(tmp_path: Path) -> None:
     log = _write(tmp_path, _v2(0) + _v2(3))
     with FileRecords(str(log)) as records:
         assert records.last_offsets([0]) == [2]
-        read_policy.configure(max_rate=1e12)
-        try:
-            assert records.last_offsets([0]) is None
-            assert records.last_offset_at(0) == 2
-        finally:
-            read_policy.configure()
+    paced = store_for(str(log), ReadContext(max_rate=1e12))
+    with FileRecords(str(log), store=paced) as records:
+        assert records.last_offsets([0]) is None
+        assert records.last_offset_at(0) == 2

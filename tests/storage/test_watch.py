@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from kseg.storage import location, prefixes, watch
+from kseg.storage import location, prefixes
+from kseg.storage.context import ReadContext
 from kseg.storage.files import SEGMENT_SUFFIXES, suffix
 from kseg.storage.listing import listed
 from kseg.storage.partition import discover
@@ -45,6 +46,13 @@ class Recorder:
         return Counter(self.begun) == Counter(p for p, _, _ in self.ended)
 
 
+def watched(watcher: Recorder) -> ReadContext:
+    """A read context whose listings ``watcher`` is told of."""
+    context = ReadContext()
+    context.observers.watcher = watcher
+    return context
+
+
 def in_one_listing(uri: str) -> tuple[int, int]:
     """The keys under ``uri`` and the directories holding a segment file, by one recursive listing."""
     entries = location.list_tree(uri)
@@ -55,9 +63,7 @@ def in_one_listing(uri: str) -> tuple[int, int]:
 def test_a_prefix_listing_is_told_whole(tree: str, case: str) -> None:  # noqa: F811 - the fixture
     uri = tree + case
     seen = Recorder()
-    with watch.watching(seen):
-        parts = listed([uri], [])
-    assert watch.current() is None  # set for the discovery only
+    parts = listed([uri], [], watched(seen))
     assert parts and seen.each_started_once_ended()
     assert seen.totals() == in_one_listing(uri)
     assert len(seen.ended) > 1 or case == "/fleet/b1/data"  # each listing told, not one at the end
@@ -78,8 +84,8 @@ def test_a_listing_that_fails_is_told_ended(tree: str, monkeypatch) -> None:  # 
 
     monkeypatch.setattr(location, "list_tree", failing)
     seen = Recorder()
-    with watch.watching(seen), pytest.raises(Exception, match="access denied"):
-        prefixes.each_listing(tree + "/fleet", lambda prefix, groups: None)
+    with pytest.raises(Exception, match="access denied"):
+        prefixes.each_listing(tree + "/fleet", lambda prefix, groups: None, watcher=seen)
     assert seen.each_started_once_ended()
 
 
@@ -88,8 +94,7 @@ def test_a_local_log_root_is_told_directory_by_directory(tmp_path: Path) -> None
         shutil.copytree(EXAMPLE, tmp_path / "root" / name)
     (tmp_path / "root" / "meta.properties").write_text("version=0\n")
     seen = Recorder()
-    with watch.watching(seen):
-        parts = discover([str(tmp_path / "root")], [])
+    parts = discover([str(tmp_path / "root")], [], watched(seen))
     files = sum(1 for p in (tmp_path / "root").rglob("*") if p.is_file())
     assert len(parts) == 3 and seen.each_started_once_ended()
     root = str(tmp_path / "root")
@@ -102,8 +107,7 @@ def test_a_partition_directory_given_is_counted_once(tmp_path: Path) -> None:
     files are counted once: by the listing of its segments."""
     shutil.copytree(EXAMPLE, tmp_path / "orders-0")
     seen = Recorder()
-    with watch.watching(seen):
-        parts = discover([str(tmp_path / "orders-0")], [])
+    parts = discover([str(tmp_path / "orders-0")], [], watched(seen))
     files = sum(1 for p in (tmp_path / "orders-0").iterdir() if p.is_file())
     assert len(parts) == 1 and seen.each_started_once_ended()
     assert seen.totals() == (files, 1)
@@ -111,5 +115,5 @@ def test_a_partition_directory_given_is_counted_once(tmp_path: Path) -> None:
 
 def test_nobody_is_told_by_default(tmp_path: Path) -> None:
     shutil.copytree(EXAMPLE, tmp_path / "orders-0")
-    assert watch.current() is None
+    assert ReadContext().watcher is None
     assert len(discover([str(tmp_path / "orders-0")], [])) == 1

@@ -20,13 +20,14 @@ would leave it negative.
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import NamedTuple
 
 from kseg.limits import INT32_MAX
 
 DEFAULT_PARTITIONS = 50  # offsets.topic.num.partitions and transaction.state.log.num.partitions
 GROUP, TRANSACTIONAL_ID = "group", "transactionalId"
-TOPICS = {GROUP: "__consumer_offsets", TRANSACTIONAL_ID: "__transaction_state"}
+TOPICS = MappingProxyType({GROUP: "__consumer_offsets", TRANSACTIONAL_ID: "__transaction_state"})
 _INT32_MIN = -INT32_MAX - 1
 
 

@@ -175,7 +175,7 @@ def _batches(rep: Replica) -> Generator[tuple, None, None]:
             continue
         name = seg.name
         read = ReadOutcome(files.display(seg.log))
-        with FileRecords(seg.log) as records:
+        with FileRecords(seg.log, store=seg.store) as records:
             read.present = records.end
             try:
                 for items in records.scan():

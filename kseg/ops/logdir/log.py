@@ -61,7 +61,7 @@ def _read_segment(seg: Segment, facts: LogFacts, epochs: EpochCheck | None) -> R
     path = files.display(seg.log)
     read = ReadOutcome(path, present=seg.log_size())
     try:
-        with FileRecords(seg.log) as records:
+        with FileRecords(seg.log, store=seg.store) as records:
             for batch in read_batches(records, read):
                 _note(facts, batch)
                 if epochs is not None:

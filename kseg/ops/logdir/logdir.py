@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import TypeVar
 
 from kseg.errors import InputError, KsegError
@@ -31,20 +32,24 @@ from kseg.storage.partition import (
 
 _T = TypeVar("_T")
 METADATA_TOPIC = "__cluster_metadata"  # KRaft's metadata log: the raft layer's, in no LogManager checkpoint
-LEFTOVER_DIRS = {  # UnifiedLog's suffixes, and what LogManager does with such a directory on start
-    "delete": "a deleted partition's directory: Kafka deletes it on start",
-    "future": "a replica being moved between log directories: Kafka resumes the move on start",
-    "stray": "a replica the controller no longer assigns to this broker: Kafka deletes it",
-}
-LEFTOVER_FILES = {  # LogFileUtils' suffixes, and what LogLoader does with such a file on start
-    ".swap": "an interrupted cleaning or split: Kafka completes the swap on start (renames it into place)",
-    ".index.swap": "an index of an interrupted swap: Kafka deletes it on start (and rebuilds the index)",
-    ".timeindex.swap": "an index of an interrupted swap: Kafka deletes it on start (and rebuilds the index)",
-    ".txnindex.swap": "an index of an interrupted swap: Kafka deletes it on start (and rebuilds the index)",
-    ".cleaned": "an interrupted cleaning: Kafka deletes it on start",
-    ".deleted": "a segment whose deletion was interrupted: Kafka deletes it on start",
-    ".tmp": "an interrupted atomic write: Kafka ignores it (the file it was replacing is read)",
-}
+LEFTOVER_DIRS = MappingProxyType(
+    {  # UnifiedLog's suffixes, and what LogManager does with such a directory on start
+        "delete": "a deleted partition's directory: Kafka deletes it on start",
+        "future": "a replica being moved between log directories: Kafka resumes the move on start",
+        "stray": "a replica the controller no longer assigns to this broker: Kafka deletes it",
+    }
+)
+LEFTOVER_FILES = MappingProxyType(
+    {  # LogFileUtils' suffixes, and what LogLoader does with such a file on start
+        ".swap": "an interrupted cleaning or split: Kafka completes the swap on start (renames it into place)",
+        ".index.swap": "an index of an interrupted swap: Kafka deletes it on start (and rebuilds the index)",
+        ".timeindex.swap": "an index of an interrupted swap: Kafka deletes it on start (and rebuilds the index)",
+        ".txnindex.swap": "an index of an interrupted swap: Kafka deletes it on start (and rebuilds the index)",
+        ".cleaned": "an interrupted cleaning: Kafka deletes it on start",
+        ".deleted": "a segment whose deletion was interrupted: Kafka deletes it on start",
+        ".tmp": "an interrupted atomic write: Kafka ignores it (the file it was replacing is read)",
+    }
+)
 LOG_DIR_FILES = (*cp.OFFSET_CHECKPOINTS, cp.META_PROPERTIES, cp.CLEAN_SHUTDOWN, ".lock", "bootstrap.checkpoint")
 PARTITION_FILES = (leader_epochs.FILE_NAME, cp.PARTITION_METADATA, cp.QUORUM_STATE)
 PARTITION_SUFFIXES = (*SEGMENT_SUFFIXES, files.SNAPSHOT, ".checkpoint")  # .checkpoint: a KRaft snapshot

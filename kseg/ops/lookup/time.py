@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from kseg.errors import CorruptRecordError
 from kseg.format.indexes import TimestampOffset
@@ -59,7 +60,9 @@ from kseg.ops.lookup.offset import (
 from kseg.storage.partition import Segment
 
 EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, MAX_TIMESTAMP = -2, -1, -3
-SPECIAL_NAMES = {EARLIEST_TIMESTAMP: "earliest", LATEST_TIMESTAMP: "latest", MAX_TIMESTAMP: "max-timestamp"}
+SPECIAL_NAMES = MappingProxyType(
+    {EARLIEST_TIMESTAMP: "earliest", LATEST_TIMESTAMP: "latest", MAX_TIMESTAMP: "max-timestamp"}
+)
 NOT_FOUND = "not-found"
 FROM_TIME_INDEX, FROM_BATCHES = "time index", "batches"
 

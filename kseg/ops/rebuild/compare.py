@@ -10,12 +10,16 @@ active segment's index, ``OffsetIndex``/``TimeIndex`` preallocate ``segment.inde
 
 from __future__ import annotations
 
+from types import MappingProxyType
+
 from kseg.errors import InputError
 from kseg.format.indexes import OFFSET_ENTRY, TIME_ENTRY, TXN_ENTRY
 from kseg.ops.rebuild.recovered import Recovered
 from kseg.storage import files
 
-ENTRY = {files.INDEX: OFFSET_ENTRY, files.TIME_INDEX: TIME_ENTRY, files.TXN_INDEX: TXN_ENTRY}  # layout per kind
+ENTRY = MappingProxyType(
+    {files.INDEX: OFFSET_ENTRY, files.TIME_INDEX: TIME_ENTRY, files.TXN_INDEX: TXN_ENTRY}
+)  # per kind
 
 
 class LargeIndex:

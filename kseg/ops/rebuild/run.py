@@ -71,6 +71,7 @@ class Done(NamedTuple):
 
 def rebuild_target(target, directory: str | None, settings: Settings, progress=None) -> Iterator[Done]:
     """Recover and check or write each selected segment of one partition."""
+    made: set[str] = set()  # the --output-dir directory, once this partition's first file made or found it
     try:
         for rec in recover_partition(
             target,
@@ -80,7 +81,11 @@ def rebuild_target(target, directory: str | None, settings: Settings, progress=N
             progress=progress,
         ):
             how = (settings.index_interval_bytes, settings.max_index_bytes, settings.limit)
-            outcomes = check_files(rec, *how) if settings.check else write_files(rec, directory, settings.force, *how)
+            outcomes = (
+                check_files(rec, *how)
+                if settings.check
+                else write_files(rec, directory, settings.force, *how, made=made)
+            )
             yield Done(rec, outcomes)
     except KsegError as exc:  # a log that cannot be opened or read
         yield Done(None, None, exc)

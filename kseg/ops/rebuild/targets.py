@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 from kseg.errors import InputError, UsageError
 from kseg.ops.rebuild.rebuild import Target, resolve
-from kseg.storage import location
+from kseg.storage import files, location
 from kseg.storage.atomic import clean_stale
 from kseg.storage.files import INDEX, TIME_INDEX, TXN_INDEX
 from kseg.storage.partition import Partition, check_exists, nothing_found, nothing_in
@@ -105,7 +105,7 @@ def refuse_remote_writes(targets: list[Target]) -> None:
     """Indexes are written beside a log only on local disk (atomic rename); a remote log needs
     ``--check`` or ``--output-dir``."""
     for target in targets:
-        if location.is_remote(target.partition.path):
+        if files.store_of(target.partition.path, target.partition.store).remote:
             raise UsageError(
                 "kseg writes indexes beside a log only on local disk",
                 path=target.partition.path,

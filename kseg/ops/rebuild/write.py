@@ -29,7 +29,7 @@ from kseg.errors import InputError
 from kseg.limits import DEFAULT_DECOMPRESSION_LIMIT
 from kseg.ops.rebuild.compare import ENTRY, LargeIndex, at_inferred_interval, difference, tail_rule, zero_tail
 from kseg.ops.rebuild.recovered import Recovered
-from kseg.storage import files, location, tiered
+from kseg.storage import files, location
 from kseg.storage.atomic import write_atomic
 
 SAME, DIFFERS, MISSING, ABSENT = "same", "differs", "missing", "absent"
@@ -204,26 +204,23 @@ def _older_rules(rec: Recovered, outcomes: list[FileOutcome], status: str = DIFF
             o.rule = "; ".join(note.split(": ", 1)[1] for note in found)
 
 
-_ensured: set[str] = set()  # --output-dir directories this process made or found, once
-
-
-def _ensure_directory(directory: str, *, created: bool) -> None:
+def _ensure_directory(directory: str, *, created: bool, made: set[str]) -> None:
     """The directory a file is written to must be there: a log's directory is never made (it held the
     log: gone, it was renamed or deleted -- a broker renames a deleted partition to ``*-delete`` -- and
     recreating it would leave orphan indexes); an ``--output-dir`` directory is made once, and not
-    again should it vanish during the run."""
+    again should it vanish during the run (``made``: the directories the run made or found so far)."""
     if os.path.isdir(directory):
         if created:
-            _ensured.add(directory)
+            made.add(directory)
         return
-    if not created or directory in _ensured:
+    if not created or directory in made:
         raise InputError(
             "the directory vanished during the run (renamed or deleted: a broker "
             "renames a deleted partition to *-delete); it is not recreated",
             path=directory,
         )
     os.makedirs(directory, exist_ok=True)
-    _ensured.add(directory)
+    made.add(directory)
 
 
 def write(
@@ -233,11 +230,14 @@ def write(
     interval: int = 4096,
     max_index_size: int = 10 << 20,
     limit: int = DEFAULT_DECOMPRESSION_LIMIT,
+    made: set[str] | None = None,
 ) -> list[FileOutcome]:
-    """Write the rebuilt files next to the log or in ``output_dir`` (created if needed).  Without
+    """Write the rebuilt files next to the log or in ``output_dir`` (created if needed; ``made``: the
+    directories this run made or found, kept by the caller across a partition's segments).  Without
     ``force`` an existing file that differs but is healthy (written at another interval, or by an older
     broker's rule) is kept and said (``unchanged``/``kept``); any other difference is refused."""
     out: list[FileOutcome] = []
+    made = set() if made is None else made
     directory = output_dir or files.parent(rec.log)
     rebuilt = rebuilt_files(rec)
     index = _Existing(None, None)
@@ -247,7 +247,7 @@ def write(
     def shown(kind: str) -> str:
         return files.display(_in(directory, rec, kind)) if output_dir else _shown_beside(rec, kind)
 
-    in_place_tiered = not output_dir and tiered.original_size(rec.log) is not None
+    in_place_tiered = not output_dir and files.store_of(rec.log).original_size(rec.log) is not None
     for kind, data, path_shown in _files_due(rec, rebuilt, out, shown):
         o = FileOutcome(kind, path_shown, len(data) // ENTRY[kind].size, WRITTEN)
         out.append(o)
@@ -259,7 +259,7 @@ def write(
         try:
             existing = _read(path)
             if existing is None or _replaces(rec, o, data, existing, index, force):
-                _ensure_directory(directory, created=output_dir is not None)
+                _ensure_directory(directory, created=output_dir is not None, made=made)
                 write_atomic(path, data, replace=existing is not None)
         except InputError as exc:
             o.status, o.error = FAILED, exc

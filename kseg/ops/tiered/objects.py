@@ -25,7 +25,7 @@ from kseg.storage.remote_keys import AIVEN_LEGACY_SUFFIXES, LOCAL_SUFFIXES, OPTI
 from kseg.words import plural
 
 _AIVEN_INDEXES = frozenset(AIVEN_LEGACY_SUFFIXES) - {"log", "rsm-manifest", "txnindex"}
-#: reads a manifest object (``kseg.storage.tiered.read_manifest``): raises InputError or KsegError
+#: reads a manifest object (``kseg.storage.files.read_manifest``): raises InputError or KsegError
 ReadManifest = Callable[[str], Manifest]
 
 

@@ -96,7 +96,7 @@ def _read_partition(part: Partition, read_record: ReadRecord, out: MetadataRead,
         path = files.display(seg.log)
         read = ReadOutcome(path, present=seg.log_size())
         try:
-            with FileRecords(seg.log) as records:
+            with FileRecords(seg.log, store=seg.store) as records:
                 for batch in read_batches(records, read):
                     if not (isinstance(batch, V2Batch) and batch.is_control):
                         _fold_batch(batch, part.name, read_record, out.fold, limit)

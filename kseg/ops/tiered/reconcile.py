@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from kseg.format.uuid import parse_uuid
 from kseg.ops.tiered.partitioner import METADATA_TOPIC, metadata_partition
@@ -32,13 +33,15 @@ from kseg.ops.tiered.state import (
 )
 from kseg.ops.tiered.store import StoredObject
 
-ORPHAN_WHY = {
-    STARTED: "a copy that never finished (COPY_SEGMENT_STARTED)",
-    DELETE_STARTED: "a deletion that never finished (DELETE_SEGMENT_STARTED)",
-    DELETE_FINISHED: "a segment whose deletion finished (DELETE_SEGMENT_FINISHED)",
-    None: "no metadata record names the segment",
-    PARTITION_DELETED: "a segment of a partition whose deletion finished (DELETE_PARTITION_FINISHED)",
-}
+ORPHAN_WHY = MappingProxyType(
+    {
+        STARTED: "a copy that never finished (COPY_SEGMENT_STARTED)",
+        DELETE_STARTED: "a deletion that never finished (DELETE_SEGMENT_STARTED)",
+        DELETE_FINISHED: "a segment whose deletion finished (DELETE_SEGMENT_FINISHED)",
+        None: "no metadata record names the segment",
+        PARTITION_DELETED: "a segment of a partition whose deletion finished (DELETE_PARTITION_FINISHED)",
+    }
+)
 
 
 @dataclass

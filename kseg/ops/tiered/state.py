@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Container
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from kseg.format.rsm_custom import CustomMetadata, parse_custom_metadata
 from kseg.format.strings import uuid_to_string
@@ -44,18 +45,25 @@ STARTED, FINISHED, DELETE_STARTED, DELETE_FINISHED = (
 )
 SEGMENT_STATES = (STARTED, FINISHED, DELETE_STARTED, DELETE_FINISHED)  # RemoteLogSegmentState ids 0..3
 PARTITION_STATES = ("DELETE_PARTITION_MARKED", "DELETE_PARTITION_STARTED", "DELETE_PARTITION_FINISHED")
-_VALID = {  # RemoteLogSegmentState.isValidTransition: source -> targets (besides the same state)
-    None: {STARTED},
-    STARTED: {FINISHED, DELETE_STARTED},
-    FINISHED: {DELETE_STARTED},
-    DELETE_STARTED: {DELETE_FINISHED},
-    DELETE_FINISHED: set(),
-}
+_VALID = MappingProxyType(
+    {  # RemoteLogSegmentState.isValidTransition: source -> targets (besides the same state)
+        None: {STARTED},
+        STARTED: {FINISHED, DELETE_STARTED},
+        FINISHED: {DELETE_STARTED},
+        DELETE_STARTED: {DELETE_FINISHED},
+        DELETE_FINISHED: set(),
+    }
+)
 MAX_UNDECODABLE = 10
 MAX_LISTED = 20  # refused events (and notes) listed per topic-partition (or run); the rest counted
 PARTITION_DELETED = "DELETE_PARTITION_FINISHED"
-_PARTITION_VALID = {None: {PARTITION_STATES[0]}, PARTITION_STATES[0]: {PARTITION_STATES[1]}}
-_PARTITION_VALID[PARTITION_STATES[1]] = {PARTITION_STATES[2]}
+_PARTITION_VALID = MappingProxyType(
+    {
+        None: frozenset({PARTITION_STATES[0]}),
+        PARTITION_STATES[0]: frozenset({PARTITION_STATES[1]}),
+        PARTITION_STATES[1]: frozenset({PARTITION_STATES[2]}),
+    }
+)
 
 
 def valid_transition(source: str | None, target: str) -> bool:

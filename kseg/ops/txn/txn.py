@@ -80,7 +80,7 @@ def log_end_offset(segments: list[Segment]) -> int:
         if seg.log is None:
             continue
         last = None
-        with FileRecords(seg.log) as records:
+        with FileRecords(seg.log, store=seg.store) as records:
             try:
                 for items in records.scan():
                     position, _, h, batch = items[-1]

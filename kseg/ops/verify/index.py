@@ -58,6 +58,7 @@ from kseg.storage.records import FileRecords
 
 if TYPE_CHECKING:  # pragma: no cover
     from kseg.storage.partition import Segment
+    from kseg.storage.stores.base import Store
 
 RECORD_LIMIT = decompression_limit(DEFAULT_MAX_MESSAGE_SIZE)  # the largest batch whose records --strict reads
 BULK = 4096  # index entries checked together by the bulk checks (their memory: a few of these)
@@ -73,7 +74,7 @@ def _open(path: str | None, view_cls: type[View], seg: "Segment") -> View | Inpu
     if not path:
         return None
     try:
-        return view_cls(files.open_index(path), seg.base_offset, path)
+        return view_cls(files.open_index(path, store=seg.store), seg.base_offset, path)
     except InputError as exc:
         return exc
 
@@ -155,15 +156,15 @@ class Records:
     """The log's records, opened when an entry's check first needs them (``--strict``, an entry inside a
     batch) and closed once by :meth:`close`."""
 
-    def __init__(self, path: str) -> None:
-        self.path = path
+    def __init__(self, path: str, store: Store | None = None) -> None:
+        self.path, self.store = path, store
         self.reader: FileRecords | None = None
 
     def batch_records(self, position: int) -> Iterator[Record | LegacyRecord]:
         """The records of the batch at ``position`` (read up to ``RECORD_LIMIT``); a batch whose records cannot
         be read ends them (its own problems are reported by the log scan)."""
         if self.reader is None:
-            self.reader = FileRecords(self.path)
+            self.reader = FileRecords(self.path, store=self.store)
         batch = self.reader.batch_at(position)
         if not isinstance(batch, (V2Batch, LegacyBatch)):  # None: the log pass found a whole batch here
             raise InputError(
@@ -244,7 +245,7 @@ def check_entries(
     n = used_entries(res, view, path, strict)
     if kind.all_right(view, n, scan, strict):
         return []
-    entries = kind(res, path, scan, strict, Records(seg.log or ""))
+    entries = kind(res, path, scan, strict, Records(seg.log or "", seg.store))
     try:
         for i in range(n):
             entries.entry(i, *view.entry(i))

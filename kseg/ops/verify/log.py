@@ -26,6 +26,7 @@ from kseg.limits import INT64_MAX
 from kseg.ops.verify.result import IndexFiles, IndexKeys, LogScan, SegmentResult
 from kseg.storage.leader_epochs import NO_EPOCH, EpochCheck
 from kseg.storage.records import FileRecords
+from kseg.storage.stores.base import Store
 
 _PAST_ALL = INT64_MAX + 1  # a key beyond every position and offset: ends the walks below without a length check
 
@@ -63,17 +64,18 @@ def scan_log(
     keys: IndexKeys | None = None,
     max_message_size: int | None = None,
     epochs: EpochCheck | None = None,
+    store: Store | None = None,
 ) -> LogScan:
-    """One pass over the log at ``path``: its checks into ``res``, and the batches ``keys`` ask about
-    (every batch when ``keys`` is None).  The recorded batches answer the index checks only when the
-    log's last offsets strictly increase; when they do not, a second pass records every batch.
+    """One pass over the log at ``path`` (in ``store``, its segment's): its checks into ``res``, and the
+    batches ``keys`` ask about (every batch when ``keys`` is None).  The recorded batches answer the index
+    checks only when the log's last offsets strictly increase; when they do not, a second pass records every batch.
     A batch larger than ``max_message_size`` (``--max-message-size``) is a problem.  Each batch with a valid CRC
     goes to ``epochs`` (the leader-epoch check) in the first pass.  An I/O error
     is raised (:class:`InputError`): the segment failed, it is not corrupt."""
-    scan = _LogPass(res, path, keys, max_message_size, epochs).run()
+    scan = _LogPass(res, path, keys, max_message_size, epochs, store).run()
     if keys is not None and not scan.ordered:
         again = SegmentResult(res.partition, res.segment, res.base_offset, path)
-        scan = _LogPass(again, path, None, max_message_size).run()
+        scan = _LogPass(again, path, None, max_message_size, None, store).run()
     return scan
 
 
@@ -94,6 +96,7 @@ class _LogPass:
         "running",
         "limit",
         "epochs",
+        "store",
     )
 
     def __init__(
@@ -103,8 +106,9 @@ class _LogPass:
         keys: IndexKeys | None,
         max_message_size: int | None = None,
         epochs: EpochCheck | None = None,
+        store: Store | None = None,
     ) -> None:
-        self.res, self.path, self.epochs = res, path, epochs
+        self.res, self.path, self.epochs, self.store = res, path, epochs, store
         self.limit = max_message_size
         self.scan = LogScan()
         self.every = keys is None  # record every batch
@@ -120,7 +124,7 @@ class _LogPass:
     def run(self) -> LogScan:
         res, scan, batch = self.res, self.scan, self.batch
         try:
-            opened = FileRecords(self.path)
+            opened = FileRecords(self.path, store=self.store)
         except InputError:
             raise
         except KsegError as exc:  # a tiered segment whose manifest cannot be read: none of its log was read

@@ -237,7 +237,7 @@ def _unchanged(seg: Segment, verdict: Verdict | None, notes: list[str]) -> bool:
         notes.append(f"{seg.log}: verified again: the report records no identity of it (an older report)")
         return False
     try:
-        now = files.identity(seg.log)
+        now = files.identity(seg.log, seg.store)
     except InputError:
         return False  # the read says why
     if now != verdict.identity:

@@ -56,11 +56,11 @@ def verify_segment(
         return res
     indexes = read_indexes(seg)
     try:  # before the read: a write while it is read changes it; a .log that cannot be read says why below
-        res.identity = files.identity(seg.log)
+        res.identity = files.identity(seg.log, seg.store)
     except InputError:
         res.identity = None
     try:
-        scan = scan_log(res, seg.log, index_keys(indexes), max_message_size, epochs)
+        scan = scan_log(res, seg.log, index_keys(indexes), max_message_size, epochs, seg.store)
     except InputError as exc:  # an I/O error: a failed segment (exit 2), no index problem derived from it
         res.failed = exc.describe()
         return res
@@ -83,7 +83,7 @@ def older_writer_rules(partition: str, seg: Segment) -> dict[str, list[str] | No
         return out
     res = SegmentResult(partition, seg.name, seg.base_offset, seg.log)
     indexes = read_indexes(seg)
-    scan = scan_log(res, seg.log, index_keys(indexes))
+    scan = scan_log(res, seg.log, index_keys(indexes), store=seg.store)
     if seg.index:
         out[seg.index] = _unless_problems(res, seg.index, check_offset_index(res, seg, scan, False, indexes.offsets))
     if seg.timeindex:
@@ -128,7 +128,7 @@ def _check_missing_indexes(res: SegmentResult, seg: Segment, strict: bool) -> No
 
 def _check_txn_index(res: SegmentResult, seg: Segment, path: str) -> None:
     try:
-        data = files.read_small_file(path)
+        data = files.read_small_file(path, store=seg.store)
     except InputError as exc:
         res.fail(exc.describe())
         return

@@ -10,8 +10,8 @@ from kseg.ops.tiered.keys import expected_key
 from kseg.ops.tiered.read import read_metadata
 from kseg.ops.tiered.run import TieredReport, check_all
 from kseg.ops.tiered.store import list_store
+from kseg.storage.files import read_manifest
 from kseg.storage.remote_keys import Layout, object_key
-from kseg.storage.tiered import read_manifest
 from kseg.testing import remote_metadata as rm
 from tests.ops.tiered import scenario as sc
 from tests.ops.tiered.scenario import IDS, PARTITIONS, TOPIC, TOPIC_ID, Cluster, healthy

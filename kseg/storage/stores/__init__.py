@@ -1,0 +1,3 @@
+"""Where bytes come from: one :class:`~kseg.storage.stores.base.Store` per input root, chosen once by
+:func:`kseg.storage.stores.discover.store_for` (local files, object stores through pyarrow, Aiven's
+tiered layout as a store over either)."""

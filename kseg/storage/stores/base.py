@@ -1,0 +1,67 @@
+"""What a store is: list, stat, open (read-only), exists -- for the paths under one input root.
+
+A store is chosen once per input root (:func:`kseg.storage.stores.discover.store_for`) and held by the
+partitions and segments found under it (:mod:`kseg.storage.partition`), as Kafka's ``LogSegment``
+holds its ``FileRecords``: nothing downstream asks a path string where its bytes live.  Every store is
+made with the command's :class:`~kseg.storage.context.ReadContext` and hands it on (``context``).
+"""
+
+from __future__ import annotations
+
+import io
+from typing import TYPE_CHECKING, NamedTuple, Protocol, Union
+
+if TYPE_CHECKING:
+    from kseg.storage.context import ReadContext
+    from kseg.storage.location import Entry, RemoteFile
+    from kseg.storage.tiered import IndexBytes, TieredLogFile
+
+#: A file a store opened: a local one, an object read by ranged reads, or (Aiven's layout) a segment
+#: file read through its manifest.
+ReadFile = Union[io.FileIO, io.BufferedReader, "RemoteFile", "TieredLogFile", "IndexBytes"]
+
+
+class Stat(NamedTuple):
+    """What a store knows of a path: ``kind`` ``'file'`` (a regular file), ``'dir'``, ``'other'`` (a FIFO,
+    device, socket, dangling link) or ``'missing'``."""
+
+    kind: str
+
+
+class Store(Protocol):
+    """The paths under one input root, read-only."""
+
+    context: ReadContext
+
+    @property
+    def remote(self) -> bool:
+        """Whether its bytes come over the network (an object store): what a caller holding a partition or
+        segment asks instead of its path (a local write, a mount hint)."""
+
+    def open(self, path: str, buffering: int = -1) -> ReadFile:
+        """``path`` opened for reading (a regular file only; faults are one :class:`InputError`)."""
+
+    def stat(self, path: str) -> Stat:
+        """What is at ``path``."""
+
+    def exists(self, path: str) -> bool:
+        """Whether anything is at ``path``."""
+
+    def list(self, path: str) -> list[Entry]:
+        """The files directly under the directory ``path``, sorted (:class:`InputError` when it cannot be
+        listed)."""
+
+    def mtime_ms(self, path: str) -> int:
+        """The modification time of ``path`` in epoch milliseconds."""
+
+    def identity(self, path: str) -> str:
+        """What names this version of the file at ``path``, for ``--resume`` (:class:`InputError` with the
+        store's reason when it cannot be asked)."""
+
+    def original_size(self, path: str) -> int | None:
+        """The size of the segment file ``path`` as Kafka wrote it when the store keeps it otherwise (a
+        tiered ``.log``: its manifest's), else None."""
+
+    def directory(self, path: str) -> str:
+        """``path`` as a directory's name in this store's listings (an object store's without a trailing
+        slash; a local path as given)."""
