@@ -65,7 +65,8 @@ def compaction(
         for read in reads:
             if not read.complete:
                 run.error(read.describe())
-        write("\n".join(lines))
+        for line in lines:
+            write(line)
         return exit_code(reads)
 
     code = each_partition(

@@ -66,7 +66,7 @@ def diff(paths: tuple[str, ...], roots: bool, any_names: bool, output_format: st
     if spark.on:  # executors do not run in this directory: every local path absolute (docs/spark.md)
         from kseg.spark.paths import absolute_all
 
-        paths = tuple(absolute_all(paths))
+        run, paths = run.shown_as(paths, absolute_all(paths)), tuple(absolute_all(paths))
     sets = _replica_sets(run, paths, roots, spark.on, any_names)
     bar, out = None, run.out
     if spark.on:

@@ -188,6 +188,9 @@ def export(
         check_file_target(report, force=force or report == since_report, option="--report")
     if spark.on:
         from kseg.spark.export_job import run_export
+        from kseg.spark.paths import absolute_all
+
+        run = run.shown_as(paths, absolute_all(paths))  # what the driver prints names the paths as given
 
         summary = run_export(
             list(paths),

@@ -51,12 +51,13 @@ def logdir(
     from kseg.ops.logdir.run import check_report, write_report
     from kseg.render import logdir as render
     from kseg.render.sink import write_all
+    from kseg.spark.paths import absolute_all
     from kseg.storage.outcome import exit_code
 
     spark.check(run)
+    # a log directory's report names it absolute (its identity): shown as given, here and on Spark alike
+    run = run.shown_as(paths, absolute_all(paths))
     if spark.on:  # executors do not run in this directory: every local path absolute (docs/spark.md)
-        from kseg.spark.paths import absolute_all
-
         paths = tuple(absolute_all(paths))
     if force and not report_path:
         run.fail("--force replaces an existing --report file; give it with --report")

@@ -359,6 +359,9 @@ def partitions_or_fail(run: Run, paths: Iterable[str]) -> list[Any]:
     return partitions
 
 
+NOTE_IN_BLOCK = "  note: "  # a partition's note in its block of text
+
+
 def each_partition(
     run: Run,
     paths: Iterable[str],
@@ -368,11 +371,23 @@ def each_partition(
 ) -> int:
     """Analyse each partition under ``paths`` (:func:`partitions_or_fail`) under a progress bar: ``analyse(part,
     write)`` -> a report (a :class:`KsegError` is that partition's error line, exit 2), ``show(report, write)``
-    prints it and returns its exit code; ``write`` prints one line on stdout.  The run's exit code: the worst."""
+    prints it and returns its exit code; ``write`` prints one line on stdout.  The run's exit code: the worst.
+
+    A partition's notes (its text lines ``  note: ...``) print in its block when it is the only one; with
+    more, each kind prints once after the last partition, with its count (:class:`kseg.render.notes.NoteGroups`:
+    forty partitions of one log directory without a checkpoint are one line, not forty)."""
+    from kseg.render.notes import NoteGroups
+    from kseg.storage import files
+
     partitions = partitions_or_fail(run, paths)
     bar, out = reading_bar(run, label, partitions)
+    notes = NoteGroups("partition") if len(partitions) > 1 else None
+    current = [""]  # the partition being shown: the place of its notes
 
     def write(line: str) -> None:
+        if notes is not None and line.startswith(NOTE_IN_BLOCK):
+            notes.add(f"{current[0]}: {line[len(NOTE_IN_BLOCK) :]}")
+            return
         out.write((line + "\n").encode("utf-8", "replace"))
 
     code = listing_code(partitions)
@@ -380,12 +395,15 @@ def each_partition(
         for part in partitions:
             if part.error is not None:
                 continue
+            current[0] = files.display(part.path)
             try:
                 report = analyse(part, write)
             except KsegError as exc:
                 code = run.error(exc)
                 continue
             code = max(code, show(report, write))
+        if notes is not None:
+            notes.write(out)
         out.flush()
     finally:
         if bar is not None:

@@ -91,7 +91,7 @@ def verify_index(
         from kseg.spark.paths import travel
 
         moved, report_path = travel(paths, report_path)
-        paths = tuple(moved)
+        run, paths = run.shown_as(paths, moved), tuple(moved)
     if force and not report_path:
         run.fail("--force replaces an existing --report file; give it with --report")
     from kseg.runtime.verify import VerifyRun

@@ -20,6 +20,8 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
+from kseg.words import noun
+
 if TYPE_CHECKING:
     from rich.progress import TaskID
 
@@ -214,6 +216,7 @@ class ListingStatus:
         self._what = what
         self._lock = threading.Lock()
         self._listed = self._busy = self._keys = self._partitions = 0
+        self._nouns: set[str] = set()  # what the listings listed: files (a file system), keys (an object store)
         self._spinner = Spinner("dots", self.text())
         forced = os.environ.get("KSEG_PROGRESS") == "1" or None
         self._live = Live(
@@ -230,8 +233,9 @@ class ListingStatus:
         with self._lock:
             self._busy += 1
 
-    def finished(self, prefix: str, keys: int, partitions: int) -> None:
+    def finished(self, prefix: str, keys: int, partitions: int, noun: str = "key") -> None:
         with self._lock:
+            self._nouns.add(noun)
             self._busy -= 1
             self._listed += 1
             self._keys += keys
@@ -241,10 +245,11 @@ class ListingStatus:
         """The line: what is listed, the listings done and under way, the keys and partition directories."""
         with self._lock:
             listed, busy, keys, partitions = self._listed, self._busy, self._keys, self._partitions
+            nouns = sorted(self._nouns) or ["key"]
+        counted = " and ".join(noun(2, n) for n in nouns) if len(nouns) > 1 else noun(keys, nouns[0])
         return (
-            f"listing {self._what}: {listed:,} {'directory' if listed == 1 else 'directories'} listed "
-            f"({busy:,} in progress), {keys:,} {'key' if keys == 1 else 'keys'}, "
-            f"{partitions:,} {'partition' if partitions == 1 else 'partitions'}"
+            f"listing {self._what}: {listed:,} {noun(listed, 'directory')} listed "
+            f"({busy:,} in progress), {keys:,} {counted}, {partitions:,} {noun(partitions, 'partition')}"
         )
 
     def _render(self):

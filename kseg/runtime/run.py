@@ -10,7 +10,8 @@ global.
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, BinaryIO, NoReturn
 
 from kseg.errors import KsegError, error_line
@@ -74,6 +75,14 @@ class Run:
                 f"removed {len(names)} temporary file{'s' * (len(names) != 1)} an interrupted kseg run "
                 f"left: {', '.join(names)}"
             )
+
+    def shown_as(self, given: Sequence[str], absolute: Sequence[str]) -> Run:
+        """This run, its output showing each of ``absolute`` (the paths ``given``, made absolute for Spark's
+        executors: :mod:`kseg.spark.paths`) as given, as the local run shows them (:mod:`kseg.render.given`)."""
+        from kseg.render.given import GivenPaths
+
+        shown = GivenPaths(given, absolute)
+        return replace(self, out=shown.stream(self.out), err=shown.stream(self.err)) if shown else self
 
     def read_in(self, processes: int) -> None:
         """``--jobs N``: each of the N reading processes gets 1/N of ``--max-rate``."""

@@ -466,9 +466,12 @@ def partition_entry(partition_path: str, name: str) -> Checkpointed:
     """The entry for the partition directory ``partition_path`` in its log directory's checkpoint ``name``."""
     if location.is_uri(partition_path):
         log_dir, dir_name = location.dirname(partition_path), location.basename(partition_path)
-    else:  # the log directory in the form the partition's path was given (outputs show it so)
+    else:  # the log directory in the form the partition's path was given (outputs show it so), absolute where
+        # that form has none to show (``orders-0``'s is the working directory, ``.``'s its parent)
         full = os.path.normpath(partition_path)
         log_dir, dir_name = location.parent(full), os.path.basename(os.path.abspath(full))
+        if log_dir == os.curdir or os.path.basename(full) in (os.curdir, os.pardir):
+            log_dir = os.path.dirname(os.path.abspath(full))
     path = files.display(location.join(log_dir, name))
     tp = topic_partition(dir_name)
     if tp is None:

@@ -24,7 +24,7 @@ from types import MappingProxyType
 from typing import Any, TypeVar, cast
 
 from kseg.errors import InputError
-from kseg.storage import checkpoints, files, location, prefixes, tiered, watch
+from kseg.storage import files, location, prefixes, roots, tiered, watch
 from kseg.storage.context import ReadContext, running
 from kseg.storage.files import SEGMENT_SUFFIXES, TRANSITION_DIR
 from kseg.storage.leader_epochs import FILE_NAME as LEADER_EPOCHS
@@ -129,6 +129,7 @@ def scan_partition(path: str, notes: list[str] | None = None, store: Store | Non
     read plainly), in base-offset order; the read context's watcher (:mod:`kseg.storage.watch`) is told."""
     store = files.store_of(path, store)
     with watch.listing(path, store.context.watcher) as told:
+        told.noun = "key" if store.remote else "file"  # what the store lists: an object store's keys, or files
         entries = store.list(path)  # a directory that cannot be listed: the OS's (or the store's) reason
         told.keys, told.partitions = len(entries), int(files.holds_segment(e.path for e in entries))
     return partition_from_listing(store.directory(path), entries, notes, store)
@@ -258,9 +259,9 @@ def discover_uri_as(uri: str, notes: list[str], shape: Callable[[Partition], T],
         for directory, group in groups:
             if not files.holds_segment(e.path for e in group):
                 continue
-            transit = _in_transition(directory, uri)
-            if transit:
-                records.append((directory, transit, None))
+            skipped = _beyond(directory, uri)
+            if skipped:
+                records.append((directory, skipped, None))
                 continue
             own: list[str] = []
             shaped = shape(partition_from_listing(directory, group, own, store))
@@ -279,7 +280,7 @@ def discover_uri_as(uri: str, notes: list[str], shape: Callable[[Partition], T],
             if isinstance(said, str):
                 if said not in skipped:
                     skipped.add(said)
-                    notes.append(f"{said}: skipped, a partition directory in transition")
+                    notes.append(said)
                 continue
             notes.extend(said or ())
             partitions.append((directory, cast(T, shaped)))
@@ -288,14 +289,19 @@ def discover_uri_as(uri: str, notes: list[str], shape: Callable[[Partition], T],
     return partitions
 
 
-def _in_transition(directory: str, root: str) -> str | None:
-    """The first directory at or below ``root`` on the way to ``directory`` named ``*-delete`` & co."""
+def _beyond(directory: str, root: str) -> str | None:
+    """The note skipping the partition directory ``directory`` under ``root``: on the way to it a directory
+    in transition (``*-delete`` & co.), or its log directory deeper than :data:`roots.DEPTH` levels below
+    ``root`` (:mod:`kseg.storage.roots`); else None."""
     rel = directory[len(root) :].strip("/")
     path = root
-    for part in rel.split("/") if rel else []:
+    for level, part in enumerate(rel.split("/") if rel else [], start=1):
         path = path + "/" + part
         if TRANSITION_DIR.match(part):
-            return path
+            return f"{path}: skipped, a partition directory in transition"
+        if level > roots.DEPTH + 1:
+            deep = location.dirname(path)
+            return f"{deep}: not read, more than {roots.DEPTH} levels below {root} (where log directories are found)"
     return None
 
 
@@ -388,6 +394,7 @@ class _Found:
     def add_directory(self, path: str) -> None:
         """A directory given: a partition directory, or a log root of them (its listing told to the watcher)."""
         with watch.listing(path, self.store.context.watcher) as told:
+            told.noun = "file"
             try:
                 entries = _list(path)
             except OSError as exc:
@@ -399,23 +406,43 @@ class _Found:
         if whole:
             self.add_whole(path)
             return
-        got = sum(self._add_subdirectory(os.path.join(path, name)) for name, is_dir in entries if is_dir)
-        if not got:
-            if any(name in checkpoints.LOG_DIR_FILES for name, is_dir in entries if not is_dir):
-                self.notes.append(f"{path}: a Kafka log directory holding no partitions")
-                return
+        if not self._add_root(path, entries, roots.DEPTH):
             raise InputError(
-                "nothing to read here: no segment files and no partition directories", path=path, hint=LAYOUT_HINT
+                "nothing to read here: no segment files and no partition directories, nor a log directory "
+                f"at most {roots.DEPTH} levels below",
+                path=path,
+                hint=LAYOUT_HINT,
             )
+
+    def _add_root(self, path: str, entries: list[tuple[str, bool]], depth: int) -> bool:
+        """``path`` (listed as ``entries``) as a log directory, else the log directories at most ``depth``
+        levels below it (:mod:`kseg.storage.roots`, its directories holding none noted): whether any was found."""
+        subdirectories = [os.path.join(path, name) for name, is_dir in entries if is_dir]
+        if sum(self._add_subdirectory(sub) for sub in subdirectories):
+            return True
+        if roots.marks_log_dir(name for name, is_dir in entries if not is_dir):
+            self.notes.append(f"{path}: a Kafka log directory holding no partitions")
+            return True
+        if depth == 0:
+            return False
+        found, empty = False, []
+        for sub in (sub for sub in subdirectories if not _skipped(sub)):
+            try:
+                holds = self._add_root(sub, _list(sub), depth - 1)
+            except OSError as exc:  # cannot tell what it holds: a failed row, never a silent skip
+                self.add_failed(sub, exc)
+                holds = True
+            found = found or holds
+            if not holds:
+                empty.append(sub)
+        if found:
+            self.notes.extend(f"{sub}: {roots.NO_LOG_DIR}" for sub in empty)
+        return found
 
     def _add_subdirectory(self, sub: str) -> bool:
         """A directory of a log root: whether it is a partition (or one that cannot be listed)."""
-        name = os.path.basename(sub)
-        if TRANSITION_DIR.match(name):
-            self.notes.append(f"{sub}: skipped, a partition directory in transition")
-            return False
-        if name == "lost+found":
-            self.notes.append(f"{sub}: skipped, the file system's lost+found")
+        if _skipped(sub):
+            self.notes.append(f"{sub}: {_skipped(sub)}")
             return False
         try:
             holds = any(not d and n.endswith(SEGMENT_SUFFIXES) for n, d in _list(sub))
@@ -449,6 +476,16 @@ class _Found:
             if seg.base_offset == base and seg not in part.segments:
                 part.segments.append(seg)
         part.segments.sort(key=lambda s: s.base_offset)
+
+
+def _skipped(sub: str) -> str | None:
+    """Why the directory ``sub`` of a root is never read (in transition, lost+found), else None."""
+    name = os.path.basename(sub)
+    if TRANSITION_DIR.match(name):
+        return "skipped, a partition directory in transition"
+    if name == "lost+found":
+        return "skipped, the file system's lost+found"
+    return None
 
 
 def _list_remote(

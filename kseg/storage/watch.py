@@ -24,19 +24,22 @@ class Watcher(Protocol):
     def started(self, prefix: str) -> None:
         """A listing of ``prefix`` (one level, or everything under it) started."""
 
-    def finished(self, prefix: str, keys: int, partitions: int) -> None:
-        """The listing of ``prefix`` ended: ``keys`` keys (files) listed, ``partitions`` partition
+    def finished(self, prefix: str, keys: int, partitions: int, noun: str = "key") -> None:
+        """The listing of ``prefix`` ended: ``keys`` entries listed, each a ``noun`` (``key`` on an object
+        store, ``file`` on a file system: what the listing says it listed), ``partitions`` partition
         directories (holding segment files) among them."""
 
 
 class Told:
     """What one listing tells the watcher when it ends: the keys it listed and the partition directories
-    (holding segment files) among them; 0 and 0 until the lister sets them (a listing that failed)."""
+    (holding segment files) among them; 0 and 0 until the lister sets them (a listing that failed); and
+    what it listed: ``key`` (an object store's, the default) or ``file`` (set by a file system's lister)."""
 
-    __slots__ = ("keys", "partitions")
+    __slots__ = ("keys", "partitions", "noun")
 
     def __init__(self) -> None:
         self.keys = self.partitions = 0
+        self.noun = "key"
 
 
 @contextmanager
@@ -50,4 +53,4 @@ def listing(prefix: str, watcher: Watcher | None) -> Iterator[Told]:
         yield told
     finally:
         if watcher is not None:
-            watcher.finished(prefix, told.keys, told.partitions)
+            watcher.finished(prefix, told.keys, told.partitions, told.noun)

@@ -251,10 +251,11 @@ def test_a_path_with_nothing_to_verify_is_exit_2_with_a_hint(tmp_path: Path, com
     brokers = tmp_path / "brokers"
     (brokers / "b1" / "data").mkdir(parents=True)
     shutil.copytree(CORPUS_DATA / "plain-v2-0", brokers / "b1" / "data" / "orders-0")
+    (tmp_path / "deep" / "1" / "2" / "3").mkdir(parents=True)
+    shutil.copytree(CORPUS_DATA / "plain-v2-0", tmp_path / "deep" / "1" / "2" / "3" / "4" / "orders-0")
     for path, why in (
         (tmp_path / "empty", "nothing to read here"),
-        (brokers, "nothing to read here"),  # the parent of a log root
-        (brokers / "b1", "nothing to read here"),
+        (tmp_path / "deep", "nor a log directory at most 3 levels below"),  # its log directory 4 levels down
         (brokers / "*" / "dat", "the shell passed the pattern as it is"),
     ):
         r = run_cli([command, "--check", str(path)] if command == "rebuild-index" else [command, str(path)])

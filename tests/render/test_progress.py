@@ -149,6 +149,24 @@ def test_the_listing_status_counts_from_many_threads() -> None:
     assert line in buf.getvalue()  # drawn a last time when the listing ends, then erased (transient)
 
 
+def test_the_listing_status_counts_files_on_disk_and_keys_on_a_store() -> None:
+    """What was listed is named as the listings say: a file system's files, an object store's keys."""
+    import io
+
+    from rich.console import Console
+
+    from kseg.render.progress import ListingStatus
+
+    status = ListingStatus("data", Console(file=io.StringIO(), force_terminal=True, width=200))
+    status.started("data")
+    status.finished("data", 1, 0, "file")
+    assert status.text() == "listing data: 1 directory listed (0 in progress), 1 file, 0 partitions"
+    status.started("s3://b/data")
+    status.finished("s3://b/data", 3, 1)  # an object store's listing: keys (the default)
+    assert status.text() == "listing data: 2 directories listed (0 in progress), 4 files and keys, 1 partition"
+    status.close()
+
+
 def test_a_log_root_shows_its_listing_on_the_terminal(tmp_path: Path) -> None:
     import shutil
 
@@ -157,7 +175,8 @@ def test_a_log_root_shows_its_listing_on_the_terminal(tmp_path: Path) -> None:
     # a relative path: the line fits the terminal wherever the temporary directory is (pytest-xdist's are longer)
     code, shown = _run_on_pty(["verify-index", "root"], tmp_path / "stdout.txt", cwd=tmp_path)
     assert code == 0, shown
-    listing = r"listing (\S+/)?root: 3 directories listed \(0 in progress\), \d+ keys, 2 partitions"
+    # local files are files, not keys (an object store's)
+    listing = r"listing (\S+/)?root: 3 directories listed \(0 in progress\), \d+ files, 2 partitions"
     assert re.search(listing, shown), shown
     assert "listing" not in (tmp_path / "stdout.txt").read_text()
     code, shown = _run_on_pty(["verify-index", "-q", str(tmp_path / "root")], tmp_path / "stdout.txt")

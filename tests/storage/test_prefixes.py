@@ -16,7 +16,7 @@ from kseg.storage.partition import (
     LAYOUT_HINT,
     SEGMENT_SUFFIXES,
     Partition,
-    _in_transition,
+    _beyond,
     discover,
     discover_uri,
     natural_key,
@@ -47,11 +47,11 @@ def one_listing(uri: str, notes: list[str]) -> list[Partition]:
         group = by_dir[directory]
         if not any(e.path.endswith(SEGMENT_SUFFIXES) for e in group):
             continue
-        transit = _in_transition(directory, uri)
-        if transit:
-            if transit not in skipped:
-                skipped.add(transit)
-                notes.append(f"{transit}: skipped, a partition directory in transition")
+        said = _beyond(directory, uri)
+        if said:
+            if said not in skipped:
+                skipped.add(said)
+                notes.append(said)
             continue
         partitions.append(partition_from_listing(directory, group, notes))
     if not partitions:
@@ -174,12 +174,13 @@ def test_the_layouts_give_what_they_hold(tree: str) -> None:
     """The oracle is not vacuous: partitions, transition and tiered-copy notes, and errors are there."""
     parts, notes = outcome(discover_uri, tree)
     names = [path[len(tree) + 1 :] for path, *_ in parts]
-    assert names[:4] == [
-        "dated/2024/01/02/03/04/05/orders-0",
-        "dated/2024/02/t-0",
-        "fleet/b1/data/orders-0",
-        "fleet/b1/data/orders-2",
-    ]
+    assert names[:3] == ["dated/2024/02/t-0", "fleet/b1/data/orders-0", "fleet/b1/data/orders-2"]
+    # log directories are found at most 3 levels below the path given (kseg.storage.roots): deeper ones are named
+    deep = f"{tree}/dated/2024/01/02: not read, more than 3 levels below {tree} (where log directories are found)"
+    assert deep in notes
+    assert any(n.startswith(f"{tree}/fleet/b3/2024-05-01/data: not read, more than 3 levels") for n in notes)
+    under_fleet = [p[0][len(tree) + 1 :] for p in outcome(discover_uri, tree + "/fleet")[0]]
+    assert "fleet/b3/2024-05-01/data/orders-0" in under_fleet
     assert "fleet/b1/data/orders-10" in names and "named/broker-2/data/orders-0" in names
     assert any(n.endswith("orders-3.0123abcd-delete: skipped, a partition directory in transition") for n in notes)
     assert any("dated/2024/01/02-delete: skipped" in n for n in notes)

@@ -35,7 +35,7 @@ class Recorder:
             self.begun.append(prefix)
             self.threads.add(threading.get_ident())
 
-    def finished(self, prefix: str, keys: int, partitions: int) -> None:
+    def finished(self, prefix: str, keys: int, partitions: int, noun: str = "key") -> None:
         with self.lock:
             self.ended.append((prefix, keys, partitions))
 

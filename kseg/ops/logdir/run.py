@@ -16,12 +16,9 @@ from kseg.ops.logdir.logdir import (
     open_log_dir,
     read_partition,
 )
-from kseg.storage import checkpoints as cp
-from kseg.storage import files, location, outputs
+from kseg.storage import files, location, outputs, roots
 from kseg.storage.files import SEGMENT_SUFFIXES
 from kseg.storage.partition import check_exists, is_partition_dir, natural_key
-
-FLEET_DEPTH = 3  # a fleet root's log directories: <root>/<broker>/<log dir>/, at most this deep
 
 
 @dataclass
@@ -48,7 +45,7 @@ def inspect_all(paths: list[str], notes: list[str] | None = None) -> list[LogDir
     return finish_all(opened)
 
 
-SKIPPED = "no log directory in it (no meta.properties, checkpoint or partition directory): not read"
+SKIPPED = roots.NO_LOG_DIR
 
 
 def open_all(paths: list[str], notes: list[str] | None = None) -> list[Opened]:
@@ -100,11 +97,12 @@ def _key(path: str) -> str:
     return path.rstrip("/") if location.is_remote(path) else os.path.realpath(path)
 
 
-def log_dirs(path: str, skipped: list[str], depth: int = FLEET_DEPTH) -> list[str]:
+def log_dirs(path: str, skipped: list[str], depth: int = roots.DEPTH) -> list[str]:
     """``path`` itself when it is a log directory, else the log directories under it (a fleet root:
-    ``<root>/<broker>/<log dir>``, at most :data:`FLEET_DEPTH` levels down; the subdirectories holding none
-    are added to ``skipped``), else ``path`` when a directory in it holds a partition's files (read as a log
-    directory), else :class:`InputError` (:data:`NOT_A_LOG_DIR`: an empty or foreign directory).
+    ``<root>/<broker>/<log dir>``, at most :data:`kseg.storage.roots.DEPTH` levels down, every command's rule;
+    the subdirectories holding none are added to ``skipped``), else ``path`` when a directory in it holds a
+    partition's files (read as a log directory), else :class:`InputError` (:data:`NOT_A_LOG_DIR`: an empty
+    or foreign directory).
     A log directory holds one of :data:`~kseg.storage.checkpoints.LOG_DIR_MARKERS` or a partition
     directory (one holding a segment file); a store is listed once."""
     if location.is_remote(path):
@@ -133,7 +131,7 @@ def _holds_partitions(path: str) -> bool:
 
 def _under(path: str, depth: int, skipped: list[str]) -> list[str]:
     entries = listing(path)
-    if any(not is_dir and name in cp.LOG_DIR_MARKERS for name, is_dir in entries):
+    if roots.marks_log_dir(name for name, is_dir in entries if not is_dir):
         return [path]
     subdirectories = [location.join(path, name) for name, is_dir in entries if is_dir]
     if any(is_partition_dir(d) for d in subdirectories):
@@ -158,11 +156,11 @@ def _remote_log_dirs(root: str, depth: int, skipped: list[str]) -> list[str]:
         first, sep, _ = entry.path[len(root) + 1 :].partition("/")
         if sep:
             firsts.add(location.join(root, first))
-        if name in cp.LOG_DIR_MARKERS:
+        if roots.marks_log_dir([name]):
             found.add(parent)
         elif name.endswith(SEGMENT_SUFFIXES):
             found.add(location.dirname(parent))
-    within = [d for d in found if d == root or (d.startswith(root + "/") and d[len(root) :].count("/") <= depth)]
+    within = [d for d in found if d == root or (d.startswith(root + "/") and roots.levels_below(root, d) <= depth)]
     if root in within:
         return [root]
     skipped.extend(
