@@ -362,7 +362,7 @@ def split_facts(
 #: row groups span splits (10,000 one-record partitions make one row group, not 10,000, whose footer
 #: metadata the writer would hold until the end), and a group's memory is bounded whatever its records.
 ROW_GROUP_ROWS = 1 << 14
-ROW_GROUP_BYTES = 8 << 20
+ROW_GROUP_BYTES = 4 << 20
 #: The least row group (Arrow bytes) :func:`write_parquet_files` makes for a small ``--target-file-size``.
 MIN_ROW_GROUP_BYTES = 64 << 10
 #: Columns dictionary-encoded in Parquet: those that repeat within a split.  A dictionary on the others

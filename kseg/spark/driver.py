@@ -61,11 +61,13 @@ def _render(out, outcome, output_format: str, full_names: bool, verbose: bool) -
     """The results the job gave (problems and failures; every one with --verbose), the notes grouped by
     kind as the local run groups them (every result's, clean ones' too: folded by the job as they came),
     and the summary."""
+    from kseg.render.notes import Repeats
     from kseg.render.verify import render_result, render_summary
 
     grouped = output_format == "text" and not verbose
+    repeats = Repeats() if output_format == "text" and verbose else None  # a long note explained once, as locally
     for res in outcome.shown:
-        render_result(out, res, output_format, full_names, folded=grouped)
+        render_result(out, res, output_format, full_names, folded=grouped, repeats=repeats)
     if grouped and outcome.notes is not None:
         outcome.notes.write(out)
     render_summary(out, outcome.report, output_format)

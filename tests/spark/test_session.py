@@ -19,6 +19,11 @@ def _boom(_):
 
 
 def test_a_session_is_started_named_probed_and_stopped(tmp_path: Path) -> None:
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()  # this process's shared session (tests/spark/shared.py), if any:
+    if active is not None:  # stopped, so that kseg starts its own (the next shared use starts it again)
+        active.stop()
     with started("verify-index", "local[2]", ("spark.task.maxFailures=1",)) as session:
         sc = session.spark.sparkContext
         assert sc.appName == "kseg verify-index" and sc.master == "local[2]"
