@@ -111,14 +111,9 @@ def discard(output: str, staging: str, made: bool) -> None:
     directory when this run made it and it is empty: a failure leaves what was there before.  Best
     effort: what cannot be removed stays under ``_temporary``, which no reader takes as data."""
     top = location.join(output, STAGING)
+    _remove_tree(output, staging)
     if location.is_remote(output):
-        try:
-            for entry in location.list_tree(staging):
-                location.delete(entry.path)
-        except InputError:
-            pass
         return
-    shutil.rmtree(location.local_path(staging), ignore_errors=True)
     for path in [top] + ([output] if made else []):
         try:
             os.rmdir(location.local_path(path))
@@ -128,15 +123,20 @@ def discard(output: str, staging: str, made: bool) -> None:
 
 def clear_stale(output: str) -> None:
     """What killed runs left under ``OUTPUT/_temporary`` (never data: module docstring), removed."""
-    top = location.join(output, STAGING)
+    _remove_tree(output, location.join(output, STAGING))
+
+
+def _remove_tree(output: str, prefix: str) -> None:
+    """Every file under ``prefix`` (inside ``output``) removed, best effort: objects one by one on a store,
+    the directory tree on local disk."""
     if location.is_remote(output):
         try:
-            for entry in location.list_tree(top):
+            for entry in location.list_tree(prefix):
                 location.delete(entry.path)
         except InputError:
             pass
         return
-    shutil.rmtree(location.local_path(top), ignore_errors=True)
+    shutil.rmtree(location.local_path(prefix), ignore_errors=True)
 
 
 def is_part_file(name: str) -> bool:
