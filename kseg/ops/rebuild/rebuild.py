@@ -296,7 +296,7 @@ def resolve(paths: list[str], notes: list[str]) -> list[Target]:
         directory = files.parent(path)
         selected = by_dir.get(directory)
         if selected is None:
-            part = scan_partition(directory if location.is_uri(path) else os.path.dirname(path) or ".", notes)
+            part = scan_partition(directory if files.store_of(path).remote else os.path.dirname(path) or ".", notes)
             selected = by_dir[directory] = set()
             targets.append(Target(part, selected, ""))
         selected.add(base)
@@ -312,7 +312,7 @@ def resolve(paths: list[str], notes: list[str]) -> list[Target]:
 
 
 def _same_dir(path: str) -> str:
-    return path.rstrip("/") if location.is_uri(path) else os.path.abspath(path)
+    return files.store_of(path).canonical(path)
 
 
 def recover_partition(

@@ -138,3 +138,12 @@ class AivenStore:
     def directory(self, path: str) -> str:
         """``path`` as a directory's name in this store's listings."""
         return self.inner.directory(path)
+
+    def join(self, base: str, name: str) -> str:
+        return self.inner.join(base, name)
+
+    def dirname(self, path: str) -> str:
+        return self.inner.dirname(path)
+
+    def canonical(self, path: str) -> str:
+        return self.inner.canonical(path)

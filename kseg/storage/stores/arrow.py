@@ -45,3 +45,12 @@ class ArrowStore:
     def directory(self, path: str) -> str:
         """``path`` as a directory's name in this store's listings."""
         return path.rstrip("/")
+
+    def join(self, base: str, name: str) -> str:
+        return base.rstrip("/") + "/" + name
+
+    def dirname(self, path: str) -> str:
+        return location.dirname(path)
+
+    def canonical(self, path: str) -> str:
+        return path.rstrip("/")

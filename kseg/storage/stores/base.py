@@ -65,3 +65,14 @@ class Store(Protocol):
     def directory(self, path: str) -> str:
         """``path`` as a directory's name in this store's listings (an object store's without a trailing
         slash; a local path as given)."""
+
+    def join(self, base: str, name: str) -> str:
+        """``base/name`` in this store's grammar."""
+
+    def dirname(self, path: str) -> str:
+        """The directory holding ``path`` in the form ``path`` was given (a bare local name's: ``''``; an
+        object's never above its bucket)."""
+
+    def canonical(self, path: str) -> str:
+        """``path`` in the one form two spellings of it share, to compare (a local path absolute and
+        normalised; an object store's name without a trailing slash)."""

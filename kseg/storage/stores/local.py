@@ -84,3 +84,12 @@ class LocalStore:
     def directory(self, path: str) -> str:
         """``path`` as a directory's name in this store's listings."""
         return path
+
+    def join(self, base: str, name: str) -> str:
+        return os.path.join(base, name)
+
+    def dirname(self, path: str) -> str:
+        return os.path.dirname(path)
+
+    def canonical(self, path: str) -> str:
+        return os.path.abspath(local_path(path))
