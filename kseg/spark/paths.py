@@ -26,7 +26,7 @@ def absolute(path: str) -> str:
     """A local path (or ``file://`` URI) made absolute against the driver's working directory;
     any other URI unchanged."""
     store = store_of(path)
-    return path if store.remote else store.canonical(path)
+    return path if store.remote else store.names.canonical(path)
 
 
 def absolute_all(paths: Iterable[str]) -> list[str]:

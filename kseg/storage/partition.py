@@ -29,7 +29,7 @@ from kseg.storage.context import ReadContext, running
 from kseg.storage.files import SEGMENT_SUFFIXES, TRANSITION_DIR
 from kseg.storage.leader_epochs import FILE_NAME as LEADER_EPOCHS
 from kseg.storage.stores.base import Store
-from kseg.storage.stores.discover import is_remote, store_for
+from kseg.storage.stores.discover import store_for
 
 _DIGITS = re.compile(r"(\d+)")
 TRANSITION_FILE_SUFFIXES = (".deleted", ".cleaned", ".swap")
@@ -100,7 +100,7 @@ class Partition:
 
     @property
     def name(self) -> str:
-        if location.is_uri(self.path):
+        if files.store_of(self.path, self.store).remote:
             return location.basename(self.path)
         return os.path.basename(os.path.normpath(os.path.abspath(self.path)))
 
@@ -110,7 +110,7 @@ class Partition:
 
         A broker keeps a partition in one of its log directories (``LogManager`` refuses a second copy),
         so ``b1/data/orders-0`` and ``b2/data/orders-0`` are two brokers' replicas: two logs."""
-        if location.is_uri(self.path):
+        if files.store_of(self.path, self.store).remote:
             return location.dirname(self.path)
         return os.path.dirname(os.path.normpath(os.path.abspath(self.path)))
 
@@ -342,7 +342,7 @@ def discover_as(
     context = context or running()
     found = _Found(notes, context)
     listed: dict[str, T] = {}  # the remote partitions, already shaped
-    roots = {path: is_remote(path) for path in paths}  # where each root's bytes live: asked once, here
+    roots = {path: store_for(path, context).remote for path in paths}  # each root's store: chosen once, here
     remote = _list_remote([p for p in paths if roots[p]], shape, context)
     for path in paths:
         if roots[path]:
@@ -460,7 +460,7 @@ class _Found:
             raise InputError(
                 "not a segment file (<base offset>.log, .index, .timeindex or .txnindex)", path=path, hint=LAYOUT_HINT
             )
-        directory = location.parent(path)  # as given (an absolute path only when given one)
+        directory = files.directory_of(path, self.store)  # as given (an absolute path only when given one)
         key = os.path.realpath(directory)
         if key in self.whole:
             return

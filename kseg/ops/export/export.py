@@ -196,7 +196,7 @@ def partition_key(log_dir: str, name: str) -> str:
     """A partition directory named once, whatever path led to it (an export report's key): an absolute
     local path, or the URI."""
     store = files.store_of(log_dir)
-    return store.canonical(store.join(log_dir, name))
+    return store.names.canonical(store.names.join(log_dir, name))
 
 
 class _Cuts:

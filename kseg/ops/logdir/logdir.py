@@ -154,7 +154,7 @@ def open_log_dir(path: str, only: str | None = None) -> tuple[LogDirReport, list
     checkpoints, leftovers) and its partition directories to read (all, or the one named ``only``):
     :func:`read_partition` each, then :func:`finish`.  Raises :class:`InputError` when it cannot be listed."""
     entries = listing(path)
-    report = LogDirReport(files.store_of(path).canonical(path))
+    report = LogDirReport(files.store_of(path).names.canonical(path))
     report.meta = _parse(report, path, cp.META_PROPERTIES, cp.parse_meta_properties)
     names = {name for name, is_dir in entries if not is_dir}
     if cp.META_PROPERTIES not in names:

@@ -312,7 +312,7 @@ def resolve(paths: list[str], notes: list[str]) -> list[Target]:
 
 
 def _same_dir(path: str) -> str:
-    return files.store_of(path).canonical(path)
+    return files.store_of(path).names.canonical(path)
 
 
 def recover_partition(

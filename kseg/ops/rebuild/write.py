@@ -96,13 +96,13 @@ def _files_due(
 def _in(directory: str, rec: Recovered, kind: str) -> str:
     """The segment's ``kind`` file in ``directory`` (a log's own, absolute, or ``--output-dir`` as given):
     the one path rule for the files compared and written."""
-    return files.store_of(directory).join(directory, rec.segment.stem + kind)
+    return files.store_of(directory).names.join(directory, rec.segment.stem + kind)
 
 
 def _shown_beside(rec: Recovered, kind: str) -> str:
     """The segment's ``kind`` file beside its log, as the log was named on the command line."""
-    store = files.store_of(rec.log, rec.segment.store)
-    return files.display(store.join(store.dirname(rec.log), rec.segment.stem + kind))
+    names = files.store_of(rec.log, rec.segment.store).names
+    return names.display(names.join(names.dirname(rec.log), rec.segment.stem + kind))
 
 
 class _Existing(NamedTuple):

@@ -38,7 +38,7 @@ def expected_key(
     if custom is not None and default is not None:
         key = custom_key(custom, default)
         if custom.object_prefix is not None:
-            return key if root is None else location.join(location.bucket(root), key)
+            return key if root is None else location.join(location.bucket(root) if store_of(root).remote else root, key)
     return key if root is None else location.join(root, key)
 
 
@@ -47,7 +47,7 @@ def _same(listed: str, expected: str) -> bool:
     if listed == expected:
         return True
     store = store_of(listed)  # (one root's: both named in its store's grammar)
-    return store.canonical(listed) == store.canonical(expected)
+    return store.names.canonical(listed) == store.names.canonical(expected)
 
 
 @dataclass

@@ -50,7 +50,7 @@ def metadata_partition_number(name: str) -> int | None:
 
 def _normal(path: str) -> str:
     """A path as given or as listed, comparable: URIs without a trailing ``/``, local paths absolute."""
-    return files.store_of(path).canonical(path)
+    return files.store_of(path).names.canonical(path)
 
 
 def read_metadata(

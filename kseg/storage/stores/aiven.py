@@ -20,23 +20,21 @@ from kseg.storage.remote_keys import RemoteObjectKey
 from kseg.storage.stores.base import ReadFile, Stat, Store
 
 if TYPE_CHECKING:
-    from kseg.storage.location import Entry
+    from kseg.storage.location import Entry, Names
 
 
 class AivenStore:
     """The segments of Aiven's layout in ``inner`` (see the module's text)."""
 
-    __slots__ = ("inner", "context", "_manifests", "_private", "_unwrapped")
+    __slots__ = ("inner", "context", "remote", "names", "_manifests", "_private", "_unwrapped")
 
     def __init__(self, inner: Store) -> None:
         self.inner, self.context = inner, inner.context
+        self.remote: bool = inner.remote
+        self.names: Names = inner.names
         self._manifests: dict[str, Manifest | None] = {}
         self._private: dict[str, tuple[int, tuple[int, int, int, int, int]] | None] = {}
         self._unwrapped: dict[tuple[str, bytes], bytes] = {}
-
-    @property
-    def remote(self) -> bool:
-        return self.inner.remote
 
     # -- what the layout adds ----------------------------------------------------------------------
     def manifest(self, key: RemoteObjectKey) -> Manifest | None:
@@ -138,12 +136,3 @@ class AivenStore:
     def directory(self, path: str) -> str:
         """``path`` as a directory's name in this store's listings."""
         return self.inner.directory(path)
-
-    def join(self, base: str, name: str) -> str:
-        return self.inner.join(base, name)
-
-    def dirname(self, path: str) -> str:
-        return self.inner.dirname(path)
-
-    def canonical(self, path: str) -> str:
-        return self.inner.canonical(path)

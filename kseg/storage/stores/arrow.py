@@ -17,6 +17,7 @@ class ArrowStore:
 
     __slots__ = ("context",)
     remote = True
+    names = location.OBJECT_NAMES
 
     def __init__(self, context: ReadContext) -> None:
         self.context = context
@@ -44,13 +45,4 @@ class ArrowStore:
 
     def directory(self, path: str) -> str:
         """``path`` as a directory's name in this store's listings."""
-        return path.rstrip("/")
-
-    def join(self, base: str, name: str) -> str:
-        return base.rstrip("/") + "/" + name
-
-    def dirname(self, path: str) -> str:
-        return location.dirname(path)
-
-    def canonical(self, path: str) -> str:
         return path.rstrip("/")

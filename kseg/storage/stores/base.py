@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, NamedTuple, Protocol, Union
 
 if TYPE_CHECKING:
     from kseg.storage.context import ReadContext
-    from kseg.storage.location import Entry, RemoteFile
+    from kseg.storage.location import Entry, Names, RemoteFile
     from kseg.storage.tiered import IndexBytes, TieredLogFile
 
 #: A file a store opened: a local one, an object read by ranged reads, or (Aiven's layout) a segment
@@ -36,7 +36,12 @@ class Store(Protocol):
     @property
     def remote(self) -> bool:
         """Whether its bytes come over the network (an object store): what a caller holding a partition or
-        segment asks instead of its path (a local write, a mount hint)."""
+        segment asks instead of its path (a local write, a mount hint, a directory to make)."""
+
+    @property
+    def names(self) -> Names:
+        """The grammar of its paths (join, dirname, how Java shows one, the one form to compare): a value of
+        :mod:`kseg.storage.location`, asked without coming back to the store."""
 
     def open(self, path: str, buffering: int = -1) -> ReadFile:
         """``path`` opened for reading (a regular file only; faults are one :class:`InputError`)."""
@@ -65,14 +70,3 @@ class Store(Protocol):
     def directory(self, path: str) -> str:
         """``path`` as a directory's name in this store's listings (an object store's without a trailing
         slash; a local path as given)."""
-
-    def join(self, base: str, name: str) -> str:
-        """``base/name`` in this store's grammar."""
-
-    def dirname(self, path: str) -> str:
-        """The directory holding ``path`` in the form ``path`` was given (a bare local name's: ``''``; an
-        object's never above its bucket)."""
-
-    def canonical(self, path: str) -> str:
-        """``path`` in the one form two spellings of it share, to compare (a local path absolute and
-        normalised; an object store's name without a trailing slash)."""

@@ -8,7 +8,7 @@ import stat as st
 from typing import TYPE_CHECKING, cast
 
 from kseg.errors import InputError
-from kseg.storage.location import Entry, local_path
+from kseg.storage.location import LOCAL_NAMES, Entry, local_path
 from kseg.storage.stores.base import Stat
 
 if TYPE_CHECKING:
@@ -20,6 +20,7 @@ class LocalStore:
 
     __slots__ = ("context",)
     remote = False
+    names = LOCAL_NAMES
 
     def __init__(self, context: ReadContext) -> None:
         self.context = context
@@ -84,12 +85,3 @@ class LocalStore:
     def directory(self, path: str) -> str:
         """``path`` as a directory's name in this store's listings."""
         return path
-
-    def join(self, base: str, name: str) -> str:
-        return os.path.join(base, name)
-
-    def dirname(self, path: str) -> str:
-        return os.path.dirname(path)
-
-    def canonical(self, path: str) -> str:
-        return os.path.abspath(local_path(path))
