@@ -259,14 +259,19 @@ def open_index(path: str, limit: int = MAX_INDEX_FILE, store: Store | None = Non
     """An index file for :class:`kseg.format.indexes.IndexView`: its bytes when it is at most
     :data:`WHOLE_INDEX` (one read, no file left open), else an :class:`IndexFile` read in windows;
     anything over ``limit`` bytes is refused, as by :func:`read_small_file`."""
-    f: ReadFile | None = open_readonly(path, store=store)
-    assert f is not None  # (None once an IndexFile owns it)
+    return index_from(path, open_readonly(path, store=store), limit)
+
+
+def index_from(path: str, f: ReadFile, limit: int = MAX_INDEX_FILE) -> bytes | IndexFile:
+    """:func:`open_index` of the index file ``path`` already opened as ``f`` (owned from here: closed once read,
+    or by the :class:`IndexFile` read in windows)."""
+    opened: ReadFile | None = f  # (None once an IndexFile owns it)
     try:
         size = size_of(f)
         if size > limit:
             raise InputError(f"file of {size} bytes is larger than any index Kafka writes ({limit})", path=path)
         if size > WHOLE_INDEX:
-            index, f = IndexFile(path, f, size), None
+            index, opened = IndexFile(path, f, size), None
             return index
         data = f.read(size)
         if len(data) < size:
@@ -277,5 +282,5 @@ def open_index(path: str, limit: int = MAX_INDEX_FILE, store: Store | None = Non
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror or exc}", path=path) from None
     finally:
-        if f is not None:
-            f.close()
+        if opened is not None:
+            opened.close()

@@ -34,12 +34,14 @@ the reader's window size, so memory stays that of one window.
 
 from __future__ import annotations
 
+import io
 import os
 import posixpath
 import re
+import stat
 from functools import lru_cache
 from types import MappingProxyType, ModuleType
-from typing import TYPE_CHECKING, Callable, Iterator, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Callable, Iterator, NamedTuple, Protocol, cast
 
 from kseg.errors import InputError
 
@@ -212,6 +214,10 @@ class Names(Protocol):
         """``path`` in the one form two spellings of it share, to compare (a local path absolute and
         normalised; an object store's name without a trailing slash)."""
 
+    def directory(self, path: str) -> str:
+        """``path`` as a directory's name in the store's listings (an object store's without a trailing
+        slash; a local path as given)."""
+
 
 class LocalNames:
     """Local paths, and their other spelling, ``file://`` URIs."""
@@ -237,6 +243,9 @@ class LocalNames:
     def canonical(self, path: str) -> str:
         return os.path.abspath(local_path(path))
 
+    def directory(self, path: str) -> str:
+        return path
+
 
 class ObjectNames:
     """An object store's URIs (``s3://bucket/key``)."""
@@ -256,6 +265,9 @@ class ObjectNames:
         return path
 
     def canonical(self, path: str) -> str:
+        return path.rstrip("/")
+
+    def directory(self, path: str) -> str:
         return path.rstrip("/")
 
 
@@ -449,6 +461,38 @@ class RemoteFile:
 def open_input(uri: str) -> RemoteFile:
     """Open a remote file for ranged reads (errors as :class:`InputError`)."""
     return RemoteFile(uri)
+
+
+def open_local(path: str, buffering: int = -1) -> io.FileIO | io.BufferedReader:
+    """Open the local file ``path`` (or ``file://`` URI) for reading.  Only regular files are opened: a FIFO
+    would block the open (and the whole run) until some writer appeared, and a device is no segment."""
+    local = local_path(path)
+    try:
+        mode = os.stat(local).st_mode
+        if stat.S_ISDIR(mode):
+            raise InputError("is a directory, not a file", path=path)
+        if not stat.S_ISREG(mode):
+            raise InputError("not a regular file (a FIFO, socket or device); kseg reads segment files", path=path)
+        # open() is typed BinaryIO for a buffering only known at run time: "rb" gives one of these two
+        return cast("io.FileIO | io.BufferedReader", open(local, "rb", buffering=buffering))
+    except InputError:
+        raise
+    except FileNotFoundError:
+        raise InputError("no such file", path=path) from None
+    except PermissionError:
+        raise InputError("permission denied", path=path) from None
+    except OSError as exc:
+        raise InputError(f"cannot open: {exc.strerror or exc}", path=path) from None
+
+
+def local_identity(path: str) -> str:
+    """What names this version of a local file, for ``--resume``: ``size=<n> mtime_ns=<t> ctime_ns=<t>`` (a user
+    can set the mtime back, never the ctime: any write changes it)."""
+    try:
+        s = os.stat(local_path(path))
+    except OSError as exc:
+        raise InputError(f"cannot stat: {exc.strerror or exc}", path=path) from None
+    return f"size={s.st_size} mtime_ns={s.st_mtime_ns} ctime_ns={s.st_ctime_ns}"
 
 
 def _info(uri: str) -> pafs.FileInfo:
