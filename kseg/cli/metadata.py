@@ -1,0 +1,103 @@
+"""``kseg metadata``: the cluster metadata image a broker builds from ``__cluster_metadata-0``."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+
+import click
+
+from kseg.cli.options import HELP, Run, paths_argument, reading_options
+from kseg.cli.params import Int
+from kseg.limits import INT32_MAX, INT64_MAX, decompression_limit
+
+
+@click.command(context_settings=HELP)
+@paths_argument
+@click.option("--from-start", is_flag=True, help="Replay the whole log from offset 0, no snapshot.")
+@click.option("--snapshot-only", is_flag=True, help="The newest snapshot alone (at or before the point asked).")
+@click.option(
+    "--at-offset",
+    type=Int(0, INT64_MAX),
+    default=None,
+    metavar="N",
+    help="The image as of offset N (inclusive), from the newest snapshot at or before it.",
+)
+@click.option(
+    "--at-time",
+    default=None,
+    metavar="TIME",
+    help="The image as of the last batch appended at or before TIME (epoch ms or ISO-8601).",
+)
+@click.option("--topic", "topics", multiple=True, metavar="NAME", help="Only this topic and its configs (repeatable).")
+@click.option(
+    "--broker",
+    "brokers",
+    multiple=True,
+    type=Int(0, INT32_MAX),
+    metavar="ID",
+    help="Only this broker, and the partitions it is a replica of (repeatable).",
+)
+@reading_options
+def metadata(
+    paths: tuple[str, ...],
+    from_start: bool,
+    snapshot_only: bool,
+    at_offset: int | None,
+    at_time: str | None,
+    topics: tuple[str, ...],
+    brokers: tuple[int, ...],
+    max_message_size: int,
+    output_format: str,
+    run: Run,
+) -> None:
+    """The cluster metadata image a broker would build from a __cluster_metadata-0
+    directory (PATH: the directory, or the log directory holding it), read-only
+    and without the lock: the newest snapshot, then the log after it replayed one
+    batch at a time as Kafka's MetadataLoader does -- features, controllers,
+    brokers, topics and partitions, configs, quotas, ACLs, SCRAM users (never
+    their keys), delegation tokens (never their HMACs), producer ids
+    (docs/metadata.md).
+
+    \b
+    Exit codes:
+      0  the image, every batch up to the point asked read and applied
+      1  a record Kafka's loader refuses, or the replay stopped at a corrupt
+         batch (the image shown as partial, never as the current one)
+      2  usage error, or an input could not be read (the OS's reason)
+    """
+    from kseg.cli.params import reference_time
+    from kseg.decoders.metadata import read_record
+    from kseg.jsonlines import dumps
+    from kseg.ops.metadata.read import Target, replay
+    from kseg.render import metadata as render
+    from kseg.render.sink import write_all
+    from kseg.storage.outcome import exit_code
+
+    if from_start and snapshot_only:
+        run.fail("--from-start replays the log without a snapshot: it cannot go with --snapshot-only")
+    if at_offset is not None and at_time is not None:
+        run.fail("give --at-offset or --at-time, not both")
+    at_ms = _at_time(at_time, reference_time)
+    target = Target(from_start, snapshot_only, at_offset, at_ms)
+    result = replay(list(paths), read_record, target, decompression_limit(max_message_size))
+    only = render.Filter(frozenset(topics), frozenset(brokers))
+    if output_format == "json":
+        lines = [dumps(render.image_row(result, only))]
+    else:
+        lines = render.text_lines(result, only)
+    write_all(run.out, ("\n".join(lines) + "\n").encode("utf-8", "replace"))
+    run.notes(result.notes)
+    for read in result.reads:
+        if not read.complete:
+            run.error(read.describe())
+    sys.exit(exit_code(result.reads, problems=bool(result.loader.faults)))
+
+
+def _at_time(text: str | None, parse: Callable[[str], int | None]) -> int | None:
+    if text is None:
+        return None
+    try:
+        return parse(text)
+    except click.BadParameter as exc:
+        raise click.BadParameter(exc.message, param_hint="--at-time") from None
