@@ -88,10 +88,13 @@ def metadata(
         lines = render.text_lines(result, only)
     write_all(run.out, ("\n".join(lines) + "\n").encode("utf-8", "replace"))
     run.notes(result.notes)
+    if result.halt is not None:
+        run.error(result.halt.error())
     for read in result.reads:
         if not read.complete:
             run.error(read.describe())
-    sys.exit(exit_code(result.reads, problems=bool(result.loader.faults)))
+    problems = bool(result.loader.faults) or result.halt is not None
+    sys.exit(exit_code(result.reads, problems=problems))
 
 
 def _at_time(text: str | None, parse: Callable[[str], int | None]) -> int | None:

@@ -182,8 +182,16 @@ def image_row(replay: Replay, only: Filter = Filter()) -> dict:
         "offset": im.provenance.offset,
         "epoch": im.provenance.epoch,
         "time": im.provenance.time,
-        "complete": damaged is None,
+        "complete": not replay.partial,
         "stoppedAt": None if damaged is None else damaged.as_json(),
+        "halted": None
+        if replay.halt is None
+        else {
+            "offset": replay.halt.offset,
+            "path": replay.halt.path,
+            "position": replay.halt.position,
+            "reason": replay.halt.reason,
+        },
         "snapshot": None if replay.snapshot is None else replay.snapshot.path,
         "kraftVersion": replay.loader.kraft_version,
         "openTransaction": replay.loader.begun_at,
@@ -266,25 +274,34 @@ def _ids(values: Iterable[int]) -> str:
     return ",".join(map(str, values)) or "-"
 
 
-def headline(replay: Replay) -> list[str]:
-    im = replay.image
-    p = im.provenance
+def stop_text(replay: Replay) -> str | None:
+    """Why the image stops short of the point asked: where reading or applying stopped."""
+    if replay.halt is not None:
+        h = replay.halt
+        return f"nothing applied from offset {h.offset}, at byte {h.position} of {h.path}"
     damaged = replay.damaged
-    if damaged is not None:
-        where = f"not read past byte {damaged.position} of {damaged.path}" if damaged.position is not None else ""
-        head = f"Partial image, as of offset {p.offset} ({where}): not the cluster's current metadata"
+    if damaged is None:
+        return None
+    where = f"byte {damaged.position} of " if damaged.position is not None else ""
+    return f"not read past {where}{damaged.path}"
+
+
+def headline(replay: Replay) -> list[str]:
+    p = replay.image.provenance
+    stop = stop_text(replay)
+    if stop is not None:
+        head = f"Partial image, as of offset {p.offset} ({stop}): not the cluster's current metadata"
     else:
         head = f"Cluster metadata as of offset {p.offset}"
     out = _wrap(head, 0)
     when = f"epoch {p.epoch}, {iso(p.time)}" if p.offset >= 0 else "nothing applied"
-    source = (
-        f"snapshot {replay.snapshot.path.rsplit('/', 1)[-1]}"
-        + ("" if replay.log_records or replay.last_read != replay.snapshot.last_offset else "")
-        if replay.snapshot is not None
-        else "the log from offset 0"
-    )
-    if replay.snapshot is not None and replay.last_read is not None and replay.last_read > replay.snapshot.last_offset:
-        source += f" and the log to offset {replay.last_read}"
+    snap = replay.snapshot
+    if snap is None:
+        source = "the log from offset 0"
+    else:
+        source = f"snapshot {snap.path.rsplit('/', 1)[-1]}"
+        if replay.last_read is not None and replay.last_read > snap.last_offset:
+            source += f" and the log to offset {replay.last_read}"
     _line(out, f"{when}; from {source}")
     return out
 

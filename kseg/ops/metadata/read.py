@@ -59,6 +59,20 @@ class Target:
     at_time: int | None = None
 
 
+@dataclass(frozen=True)
+class Halt:
+    """A record that is not a metadata record: the replay applies nothing from it on (a broker's loader
+    cannot go past it either); the files are still read to the point asked, for their damage."""
+
+    offset: int
+    path: str
+    position: int
+    reason: str
+
+    def error(self) -> CorruptRecordError:
+        return CorruptRecordError(self.reason, path=self.path, position=self.position)
+
+
 @dataclass
 class Replay:
     """The image, and what was read to build it."""
@@ -71,10 +85,16 @@ class Replay:
     notes: list[str] = field(default_factory=list)
     last_read: int | None = None  # the last offset of the last batch read (applied or not)
     log_records: int = 0  # metadata records replayed from the log
+    halt: Halt | None = None
 
     @property
     def image(self) -> Image:
         return self.loader.image
+
+    @property
+    def partial(self) -> bool:
+        """The image stops short of the point asked (damage, or a record that is not a metadata record)."""
+        return self.halt is not None or self.damaged is not None
 
     @property
     def damaged(self) -> ReadOutcome | None:
@@ -185,35 +205,47 @@ def _load_snapshot(part: Partition, snap: Snapshot, read_record: ReadRecord, lim
     out.reads.append(read)
     header_time: int | None = None
     footer = False
-    with FileRecords(snap.path, store=part.store) as records:
-        for batch in _valid(read_batches(records, read), read):
-            if footer:
-                return _stop(read, batch, "a batch after the snapshot footer")
-            if batch.is_control:
-                for rec in batch.records(limit):
-                    kind = control.parse_type_id(rec.key)
-                    if kind == control.SNAPSHOT_HEADER and header_time is None:
-                        header_time = control.snapshot_header_time(rec.value)
-                    elif kind == control.SNAPSHOT_FOOTER:
-                        footer = True
-                    elif kind == control.KRAFT_VERSION:
-                        out.loader.control(control.kraft_version(rec.value))
-                continue
-            if header_time is None:
-                return _stop(read, batch, "no snapshot header before the first metadata record")
-            taken = _records(batch, read_record, limit, read, 0, None)
-            if taken is None:
-                return False
-            for offset, name, values in taken:
-                out.loader.snapshot_record(offset, name, values)
+    try:
+        with FileRecords(snap.path, store=part.store) as records:
+            header_time, footer = _snapshot_batches(records, read, read_record, limit, out)
+    except KsegError as exc:
+        read.stopped_at(exc.at(read.path))
     if read.complete and not footer:
         read.stop, read.position = CORRUPT, read.read
         read.reason = "no snapshot footer: the snapshot ends before Kafka's writer finished it"
-    if not read.complete:
+    if not read.complete or out.halt is not None:
         return False
     out.loader.finish_snapshot(Provenance(snap.last_offset, snap.epoch, -1 if header_time is None else header_time))
     out.last_read = snap.last_offset
     return True
+
+
+def _snapshot_batches(
+    records: FileRecords, read: ReadOutcome, read_record: ReadRecord, limit: int, out: Replay
+) -> tuple[int | None, bool]:
+    """The snapshot's batches into the loader: its header's time, and whether its footer was read."""
+    header_time: int | None = None
+    footer = False
+    for batch in _valid(read_batches(records, read), read):
+        if footer:
+            _stop(read, batch, "a batch after the snapshot footer")
+            break
+        if batch.is_control:
+            for rec in batch.records(limit):
+                kind = control.parse_type_id(rec.key)
+                if kind == control.SNAPSHOT_HEADER and header_time is None:
+                    header_time = control.snapshot_header_time(rec.value)
+                elif kind == control.SNAPSHOT_FOOTER:
+                    footer = True
+                elif kind == control.KRAFT_VERSION:
+                    out.loader.control(control.kraft_version(rec.value))
+            continue
+        if header_time is None:
+            _stop(read, batch, "no snapshot header before the first metadata record")
+            break
+        for offset, name, values in _records(batch, read_record, limit, read, 0, None, out):
+            out.loader.snapshot_record(offset, name, values)
+    return header_time, footer
 
 
 def _replay_log(part: Partition, start: int, read_record: ReadRecord, target: Target, limit: int, out: Replay) -> None:
@@ -260,11 +292,10 @@ def _replay_segment(
             for rec in batch.records(limit):
                 if control.parse_type_id(rec.key) == control.KRAFT_VERSION:
                     loader.control(control.kraft_version(rec.value))
-        else:
-            taken = _records(batch, read_record, limit, read, start, stop)
-            if taken is None:
-                return True
-            applied = taken
+        elif out.halt is None:
+            applied = _records(batch, read_record, limit, read, start, stop, out)
+        if out.halt is not None:  # nothing applied from the record that is not one on: the rest read only
+            continue
         epoch = batch.header.partition_leader_epoch if isinstance(batch, V2Batch) else -1
         loader.load_batch(batch.base_offset, last, epoch, batch.max_timestamp, applied)
         loader.flush()
@@ -293,21 +324,22 @@ def _valid(batches: Iterator[FileBatch], read: ReadOutcome) -> Iterator[V2Batch]
 
 
 def _records(
-    batch: V2Batch, read_record: ReadRecord, limit: int, read: ReadOutcome, start: int, stop: int | None
-) -> list[tuple[int, str, dict]] | None:
-    """The records of ``batch`` from ``start`` to ``stop``, read: ``(offset, name, values)``; None (the read
-    stopped) at one that is not a metadata record."""
-    out = []
+    batch: V2Batch, read_record: ReadRecord, limit: int, read: ReadOutcome, start: int, stop: int | None, out: Replay
+) -> list[tuple[int, str, dict]]:
+    """The records of ``batch`` from ``start`` to ``stop``, read: ``(offset, name, values)``; at one that is
+    not a metadata record, none (the replay halts there: ``out.halt``)."""
+    taken = []
     for rec in batch.records(limit):
         if rec.offset < start or (stop is not None and rec.offset > stop):
             continue
         try:
             name, values = read_record(None if rec.value is None else bytes(rec.value))
         except KsegError as exc:
-            _stop(read, batch, f"the record at offset {rec.offset} is not a metadata record: {exc.message}")
-            return None
-        out.append((rec.offset, name, values))
-    return out
+            reason = f"the record at offset {rec.offset} is not a metadata record: {exc.message}"
+            out.halt = Halt(rec.offset, read.path, batch.position, reason)
+            return []
+        taken.append((rec.offset, name, values))
+    return taken
 
 
 def _stop(read: ReadOutcome, batch: FileBatch, reason: str) -> bool:
@@ -323,6 +355,6 @@ def _note_target(target: Target, out: Replay) -> None:
             f"a metadata transaction begun at offset {loader.begun_at} has not ended by offset "
             f"{out.last_read}: its records are not in the image (Kafka publishes none of them until it ends)"
         )
-    if out.damaged is None and target.at_offset is not None and out.last_read is not None:
+    if not out.partial and target.at_offset is not None and out.last_read is not None:
         if out.last_read < target.at_offset:
             out.notes.append(f"offset {target.at_offset} is past the last offset read, {out.last_read}")
