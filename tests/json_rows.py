@@ -114,7 +114,12 @@ def _metadata_rows(tmp: Path) -> Iterator[tuple[str, dict]]:
     from tests.ops.metadata.build import Log
 
     part = sc.write(tmp, snapshot=True)
-    for args in ([], ["--from-start", "--at-offset", "22"], ["--from-start", "--at-offset", "0"]):
+    for args in (
+        [],
+        ["--from-start", "--at-offset", "22"],
+        ["--from-start", "--at-offset", "0"],
+        ["--from-start", "--history", "orders-1"],  # created, changed, removed: change rows, then history
+    ):
         for row in _rows(["metadata", "--format", "json", *args, str(part)]):
             yield "metadata", row
     log = part / "00000000000000000021.log"
@@ -394,8 +399,17 @@ METADATA_IMAGE = {
     ),
     "problems": _array(_obj("offset record message", offset=_INTEGER, record=_STRING, message=_STRING)),
 }
+_PARTITION = METADATA_IMAGE["topics"]["items"]["properties"]["partitions"]["items"]
+METADATA_CHANGE = {
+    "records": _array(_obj("offset record", offset={"type": ["integer", "null"]}, record=_STRING)),
+    "before": {"anyOf": [{"type": "null"}, _PARTITION]},
+    "after": {"anyOf": [{"type": "null"}, _PARTITION]},
+}
+METADATA_HISTORY = {k: METADATA_IMAGE[k] for k in ("snapshot", "stoppedAt", "halted")}
 ADDED = {
     "metadata.image": METADATA_IMAGE,
+    "metadata.change": METADATA_CHANGE,
+    "metadata.history": METADATA_HISTORY,
     "dump.record": {
         "key": {},  # the decoded value (any JSON) with the registry decoder; else a string or a topic decoder's object
         "payload": {},

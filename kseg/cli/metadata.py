@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from typing import Any
 
 import click
 
@@ -38,6 +39,13 @@ from kseg.limits import INT32_MAX, INT64_MAX, decompression_limit
     metavar="ID",
     help="Only this broker, and the partitions it is a replica of (repeatable).",
 )
+@click.option(
+    "--history",
+    metavar="TOPIC[-PARTITION]",
+    default=None,
+    help="Instead of the image: every change of the partition's registration (leader, epochs, replicas, ISR, "
+    "ELR, directories) with its offset, time and records; a topic name alone: all its partitions.",
+)
 @reading_options
 def metadata(
     paths: tuple[str, ...],
@@ -47,6 +55,7 @@ def metadata(
     at_time: str | None,
     topics: tuple[str, ...],
     brokers: tuple[int, ...],
+    history: str | None,
     max_message_size: int,
     output_format: str,
     run: Run,
@@ -69,6 +78,7 @@ def metadata(
     from kseg.cli.params import reference_time
     from kseg.decoders.metadata import read_record
     from kseg.jsonlines import dumps
+    from kseg.ops.metadata.history import History, chosen, selected, watched
     from kseg.ops.metadata.read import Target, replay
     from kseg.render import metadata as render
     from kseg.render.sink import write_all
@@ -80,12 +90,21 @@ def metadata(
         run.fail("give --at-offset or --at-time, not both")
     at_ms = _at_time(at_time, reference_time)
     target = Target(from_start, snapshot_only, at_offset, at_ms)
-    result = replay(list(paths), read_record, target, decompression_limit(max_message_size))
-    only = render.Filter(frozenset(topics), frozenset(brokers))
-    if output_format == "json":
-        lines = [dumps(render.image_row(result, only))]
+    watch = History(watched(history)) if history is not None else None
+    result = replay(list(paths), read_record, target, decompression_limit(max_message_size), watch)
+    found = True
+    if watch is not None and history is not None:
+        changes = selected(watch, history)
+        found = chosen(watch, history) is not None
+        if not found:
+            result.notes.append(f"no topic {history} (nor its partition) in the offsets replayed")
+        lines = _history_lines(result, history, changes, output_format)
     else:
-        lines = render.text_lines(result, only)
+        only = render.Filter(frozenset(topics), frozenset(brokers))
+        if output_format == "json":
+            lines = [dumps(render.image_row(result, only))]
+        else:
+            lines = render.text_lines(result, only)
     write_all(run.out, ("\n".join(lines) + "\n").encode("utf-8", "replace"))
     run.notes(result.notes)
     if result.halt is not None:
@@ -93,8 +112,17 @@ def metadata(
     for read in result.reads:
         if not read.complete:
             run.error(read.describe())
-    problems = bool(result.loader.faults) or result.halt is not None
+    problems = bool(result.loader.faults) or result.halt is not None or not found
     sys.exit(exit_code(result.reads, problems=problems))
+
+
+def _history_lines(result: Any, asked: str, changes: list, output_format: str) -> list[str]:
+    from kseg.jsonlines import dumps
+    from kseg.render import metadata_history as render
+
+    if output_format == "json":
+        return [dumps(render.change_row(c)) for c in changes] + [dumps(render.summary_row(result, asked, changes))]
+    return render.text_lines(result, asked, changes)
 
 
 def _at_time(text: str | None, parse: Callable[[str], int | None]) -> int | None:

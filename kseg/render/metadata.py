@@ -146,7 +146,7 @@ def _controller_json(c: Controller) -> dict:
     }
 
 
-def _partition_json(pid: int, p: PartitionState) -> dict:
+def partition_json(pid: int, p: PartitionState) -> dict:
     return {
         "partition": pid,
         "replicas": list(p.replicas),
@@ -184,14 +184,7 @@ def image_row(replay: Replay, only: Filter = Filter()) -> dict:
         "time": im.provenance.time,
         "complete": not replay.partial,
         "stoppedAt": None if damaged is None else damaged.as_json(),
-        "halted": None
-        if replay.halt is None
-        else {
-            "offset": replay.halt.offset,
-            "path": replay.halt.path,
-            "position": replay.halt.position,
-            "reason": replay.halt.reason,
-        },
+        "halted": halt_json(replay),
         "snapshot": None if replay.snapshot is None else replay.snapshot.path,
         "kraftVersion": replay.loader.kraft_version,
         "openTransaction": replay.loader.begun_at,
@@ -202,7 +195,7 @@ def image_row(replay: Replay, only: Filter = Filter()) -> dict:
             {
                 "name": t.name,
                 "id": uuid(t.id),
-                "partitions": [_partition_json(n, p) for n, p in sorted(t.partitions.items()) if only.partition(p)],
+                "partitions": [partition_json(n, p) for n, p in sorted(t.partitions.items()) if only.partition(p)],
             }
             for t in topics
         ],
@@ -255,6 +248,12 @@ def image_row(replay: Replay, only: Filter = Filter()) -> dict:
         ],
         "problems": [{"offset": f.offset, "record": f.record, "message": f.message} for f in replay.loader.faults],
     }
+
+
+def halt_json(replay: Replay) -> dict | None:
+    """Where a record that is not a metadata record halted the replay (``halted``), or None."""
+    h = replay.halt
+    return None if h is None else {"offset": h.offset, "path": h.path, "position": h.position, "reason": h.reason}
 
 
 def _entity_key(item: tuple) -> list:

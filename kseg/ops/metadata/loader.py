@@ -15,17 +15,14 @@ kraft.version it carries.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from kseg.ops.metadata.history import History
 from kseg.ops.metadata.image import Delta, Image, Provenance
 from kseg.ops.metadata.replay import Refused, apply
 
 NO_TRANSACTION, STARTED, CONTINUED, ENDED, ABORTED = "none", "started", "continued", "ended", "aborted"
 BEGIN, END, ABORT = "BeginTransactionRecord", "EndTransactionRecord", "AbortTransactionRecord"
-
-#: (offset, record name, its values) -> None: told of each record applied (--history)
-Watcher = Callable[[int, int, str, dict], None]
 
 
 @dataclass
@@ -44,7 +41,7 @@ class Loader:
     kraft_version: int | None = None
     state: str = NO_TRANSACTION
     begun_at: int | None = None  # the offset of the open transaction's BeginTransactionRecord
-    watcher: Watcher | None = None
+    history: History | None = None  # --history: told of each record applied and each image published
 
     def __post_init__(self) -> None:
         self.delta = Delta(self.image)
@@ -53,11 +50,15 @@ class Loader:
 
     # -- MetadataLoader.loadSnapshot: every record into one delta, no transactions ---------------------------
     def snapshot_record(self, offset: int, name: str, record: dict) -> None:
+        if self.history is not None:
+            self.history.snapshot = True
         self._replay_into_delta(offset, name, record)
 
     def finish_snapshot(self, provenance: Provenance) -> None:
         """The snapshot's delta applied over the empty image (``finishSnapshot`` removes nothing there)."""
         self._publish(provenance)
+        if self.history is not None:
+            self.history.snapshot = False
 
     # -- MetadataBatchLoader -------------------------------------------------------------------------------
     def load_batch(self, base: int, last: int, epoch: int, time: int, records: list[tuple[int, str, dict]]) -> None:
@@ -79,14 +80,19 @@ class Loader:
         if self.state in (STARTED, CONTINUED):
             return
         if self.state == ABORTED:
-            self.delta.rollback()
+            self._drop()
         self._publish(Provenance(self.pending.offset, self.pending.epoch, self.pending.time))
 
     def finish(self) -> None:
         """The replay ends: the image is the last one published, so a delta still open (a transaction not
         ended by the point asked) is dropped; ``begun_at`` keeps where that transaction began."""
         if not self.delta.empty:
-            self.delta.rollback()
+            self._drop()
+
+    def _drop(self) -> None:
+        self.delta.rollback()
+        if self.history is not None:
+            self.history.dropped()
 
     def control(self, kraft_version: int | None) -> None:
         if kraft_version is not None:
@@ -96,6 +102,8 @@ class Loader:
         """``applyDeltaAndUpdate`` then ``resetToImage``."""
         self.delta.clear()
         self.image.provenance = provenance
+        if self.history is not None:
+            self.history.published(self.image, provenance)
         self.pending = Provenance(provenance.offset, provenance.epoch, provenance.time)
         self.state = NO_TRANSACTION
         self.begun_at = None
@@ -121,13 +129,14 @@ class Loader:
         return None
 
     def _replay_into_delta(self, offset: int, name: str, record: dict) -> None:
+        touched = [] if self.history is None else self.history.touches(name, record, self.image)
         try:
             apply(self.delta, name, record)
         except Refused as exc:
             self._fault(offset, name, str(exc))
             return
-        if self.watcher is not None:
-            self.watcher(offset, self.pending.time, name, record)
+        if touched and self.history is not None:
+            self.history.applied(offset, name, record, touched)
 
     def _fault(self, offset: int, name: str, message: str) -> None:
         self.faults.append(Fault(offset, name, message))

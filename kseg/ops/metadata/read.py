@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from kseg.errors import CorruptRecordError, InputError, KsegError
 from kseg.format import control
 from kseg.format.java_numbers import parse_int, parse_long
+from kseg.ops.metadata.history import History
 from kseg.ops.metadata.image import Image, Provenance
 from kseg.ops.metadata.loader import Loader
 from kseg.storage import files
@@ -140,14 +141,16 @@ def snapshots(part: Partition, notes: list[str]) -> list[Snapshot]:
     return sorted(found, key=lambda s: (s.offset, s.epoch))
 
 
-def replay(paths: list[str], read_record: ReadRecord, target: Target, limit: int) -> Replay:
+def replay(
+    paths: list[str], read_record: ReadRecord, target: Target, limit: int, history: History | None = None
+) -> Replay:
     """The image asked for, from the directory under ``paths``; raises :class:`InputError` when there is
     none or the image cannot start (the log's first records deleted and no snapshot before the point)."""
     notes: list[str] = []
     part = find(paths, notes)
     if part.error is not None:
         raise InputError(part.error)
-    out = Replay(part.path, Loader(), notes=notes)
+    out = Replay(part.path, Loader(history=history), notes=notes)
     out.snapshots = snapshots(part, notes)
     out.snapshot = None if target.from_start else _starting_snapshot(part, out.snapshots, target, out)
     if out.snapshot is not None:
