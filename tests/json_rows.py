@@ -122,6 +122,8 @@ def _metadata_rows(tmp: Path) -> Iterator[tuple[str, dict]]:
     ):
         for row in _rows(["metadata", "--format", "json", *args, str(part)]):
             yield "metadata", row
+    for row in _rows(["metadata", "--format", "json", "--diff", "--at-offset", "20", "--at-offset", "39", str(part)]):
+        yield "metadata", row  # difference rows (created, deleted, changed), then diff
     log = part / "00000000000000000021.log"
     data = bytearray(log.read_bytes())
     data[-3] ^= 0xFF  # the last batch's last record: its CRC fails
@@ -406,10 +408,15 @@ METADATA_CHANGE = {
     "after": {"anyOf": [{"type": "null"}, _PARTITION]},
 }
 METADATA_HISTORY = {k: METADATA_IMAGE[k] for k in ("snapshot", "stoppedAt", "halted")}
+_SIDE = _obj("directory offset time complete", directory=_STRING, offset=_INTEGER, time=_INTEGER, complete=_BOOL)
+METADATA_DIFF = {"left": _SIDE, "right": _SIDE}
+METADATA_DIFFERENCE = {"kind": {"enum": ["created", "deleted", "changed"]}, "before": {}, "after": {}}
 ADDED = {
     "metadata.image": METADATA_IMAGE,
     "metadata.change": METADATA_CHANGE,
     "metadata.history": METADATA_HISTORY,
+    "metadata.diff": METADATA_DIFF,
+    "metadata.difference": METADATA_DIFFERENCE,
     "dump.record": {
         "key": {},  # the decoded value (any JSON) with the registry decoder; else a string or a topic decoder's object
         "payload": {},

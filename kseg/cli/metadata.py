@@ -20,15 +20,15 @@ from kseg.limits import INT32_MAX, INT64_MAX, decompression_limit
 @click.option(
     "--at-offset",
     type=Int(0, INT64_MAX),
-    default=None,
+    multiple=True,
     metavar="N",
-    help="The image as of offset N (inclusive), from the newest snapshot at or before it.",
+    help="The image as of offset N (inclusive), from the newest snapshot at or before it (twice with --diff).",
 )
 @click.option(
     "--at-time",
-    default=None,
+    multiple=True,
     metavar="TIME",
-    help="The image as of the last batch appended at or before TIME (epoch ms or ISO-8601).",
+    help="The image as of the last batch appended at or before TIME, epoch ms or ISO-8601 (twice with --diff).",
 )
 @click.option("--topic", "topics", multiple=True, metavar="NAME", help="Only this topic and its configs (repeatable).")
 @click.option(
@@ -46,16 +46,23 @@ from kseg.limits import INT32_MAX, INT64_MAX, decompression_limit
     help="Instead of the image: every change of the partition's registration (leader, epochs, replicas, ISR, "
     "ELR, directories) with its offset, time and records; a topic name alone: all its partitions.",
 )
+@click.option(
+    "--diff",
+    is_flag=True,
+    help="Compare two images: of two PATHs (two nodes' copies), or of one PATH at two --at-offset or "
+    "--at-time points; what was created, deleted and changed.",
+)
 @reading_options
 def metadata(
     paths: tuple[str, ...],
     from_start: bool,
     snapshot_only: bool,
-    at_offset: int | None,
-    at_time: str | None,
+    at_offset: tuple[int, ...],
+    at_time: tuple[str, ...],
     topics: tuple[str, ...],
     brokers: tuple[int, ...],
     history: str | None,
+    diff: bool,
     max_message_size: int,
     output_format: str,
     run: Run,
@@ -72,7 +79,8 @@ def metadata(
     Exit codes:
       0  the image, every batch up to the point asked read and applied
       1  a record Kafka's loader refuses, or the replay stopped at a corrupt
-         batch (the image shown as partial, never as the current one)
+         batch (the image shown as partial, never as the current one);
+         --diff: the images differ; --history: no such topic
       2  usage error, or an input could not be read (the OS's reason)
     """
     from kseg.cli.params import reference_time
@@ -86,10 +94,17 @@ def metadata(
 
     if from_start and snapshot_only:
         run.fail("--from-start replays the log without a snapshot: it cannot go with --snapshot-only")
-    if at_offset is not None and at_time is not None:
+    if at_offset and at_time:
         run.fail("give --at-offset or --at-time, not both")
-    at_ms = _at_time(at_time, reference_time)
-    target = Target(from_start, snapshot_only, at_offset, at_ms)
+    times = [_at_time(t, reference_time) for t in at_time]
+    points = [Target(from_start, snapshot_only, n, None) for n in at_offset] or [
+        Target(from_start, snapshot_only, None, t) for t in times
+    ]
+    if diff:
+        sys.exit(_diff(run, list(paths), points, decompression_limit(max_message_size), output_format, history))
+    if len(points) > 1:
+        run.fail("two --at-offset or --at-time points go with --diff")
+    target = points[0] if points else Target(from_start, snapshot_only)
     watch = History(watched(history)) if history is not None else None
     result = replay(list(paths), read_record, target, decompression_limit(max_message_size), watch)
     found = True
@@ -114,6 +129,43 @@ def metadata(
             run.error(read.describe())
     problems = bool(result.loader.faults) or result.halt is not None or not found
     sys.exit(exit_code(result.reads, problems=problems))
+
+
+def _diff(run: Run, paths: list[str], points: list[Any], limit: int, output_format: str, history: str | None) -> int:
+    """``--diff``: two PATHs at one point, or one PATH at two points; exit 1 when they differ."""
+    from kseg.decoders.metadata import read_record
+    from kseg.jsonlines import dumps
+    from kseg.ops.metadata.diff import differences
+    from kseg.ops.metadata.read import Target, replay
+    from kseg.render import metadata as image
+    from kseg.render import metadata_diff as render
+    from kseg.render.sink import write_all
+    from kseg.storage.outcome import exit_code
+
+    if history is not None:
+        run.fail("--history and --diff: give one")
+    if len(paths) == 2 and len(points) <= 1:
+        sides = [([p], points[0] if points else Target()) for p in paths]
+    elif len(paths) == 1 and len(points) == 2:
+        sides = [(paths, point) for point in points]
+    else:
+        run.fail("--diff compares two PATHs at one point, or one PATH at two --at-offset or --at-time points")
+    left, right = (replay(p, read_record, point, limit) for p, point in sides)
+    found = differences(image.image_row(left), image.image_row(right))
+    if output_format == "json":
+        lines = [dumps(render.difference_row(d)) for d in found] + [dumps(render.summary_row(left, right, found))]
+    else:
+        lines = render.text_lines(left, right, found)
+    write_all(run.out, ("\n".join(lines) + "\n").encode("utf-8", "replace"))
+    for side in (left, right):
+        run.notes(side.notes)
+        if side.halt is not None:
+            run.error(side.halt.error())
+        for read in side.reads:
+            if not read.complete:
+                run.error(read.describe())
+    reads = left.reads + right.reads
+    return exit_code(reads, problems=bool(found) or left.halt is not None or right.halt is not None)
 
 
 def _history_lines(result: Any, asked: str, changes: list, output_format: str) -> list[str]:
