@@ -217,3 +217,19 @@ def test_usage_errors(tmp_path: Path) -> None:
         assert said in r.errtext and "Traceback" not in r.errtext, r.errtext
     r = run_cli(["metadata", str(CORPUS_DATA)])  # every partition of the corpus, one metadata directory
     assert r.exit_code == 0
+
+
+def test_on_an_object_store(s3, tmp_path: Path) -> None:
+    """The same image from S3 (moto's server on loopback) as from the disk, the snapshot found by listing."""
+    part = sc.write(tmp_path / "meta", snapshot=True)
+    s3.upload_tree(tmp_path / "meta", "metadata-test/meta")
+    here = json.loads(run_cli(["metadata", "--format", "json", str(part)]).text)
+    r = run_cli(["metadata", "--format", "json", s3.uri("metadata-test/meta")])
+    assert r.exit_code == 1, r.errtext  # the scenario's refused FenceBrokerRecord
+    remote = json.loads(r.text)
+    assert remote["snapshot"] == s3.uri(
+        "metadata-test/meta/__cluster_metadata-0/00000000000000000021-0000000001.checkpoint"
+    )
+    for row in (here, remote):
+        del row["directory"], row["snapshot"]
+    assert remote == here
