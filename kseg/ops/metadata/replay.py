@@ -8,6 +8,7 @@ broker, removing an unknown topic or ACL, ...) raises :class:`Refused` with Kafk
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from types import MappingProxyType
@@ -426,8 +427,8 @@ EFFECTS: Mapping[str, Callable[[Delta, dict], None]] = MappingProxyType(
 def apply(d: Delta, name: str, record: dict) -> None:
     """``MetadataDelta.replay(record)``: raises :class:`Refused` where Kafka throws."""
     effect = EFFECTS.get(name)
-    if effect is None:
-        raise Refused(f"Unknown metadata record type {name}")
+    if effect is None:  # MetadataRecordType's name: BeginTransactionRecord -> BEGIN_TRANSACTION_RECORD
+        raise Refused("Unknown metadata record type " + re.sub(r"(?<=[a-z])(?=[A-Z])", "_", name).upper())
     effect(d, record)
     d.records += 1
 
