@@ -119,7 +119,9 @@ def metadata(
         if output_format == "json":
             lines = [dumps(render.image_row(result, only))]
         else:
-            lines = render.text_lines(result, only)
+            from kseg.render.metadata_text import text_lines
+
+            lines = text_lines(result, only)
     write_all(run.out, ("\n".join(lines) + "\n").encode("utf-8", "replace"))
     run.notes(result.notes)
     if result.halt is not None:

@@ -12,7 +12,7 @@ from typing import Any
 from kseg.jsonlines import SCHEMA_VERSION
 from kseg.ops.metadata.diff import CHANGED, CREATED, Difference
 from kseg.ops.metadata.read import Replay
-from kseg.render.metadata import WIDTH, stop_text
+from kseg.render.metadata_text import WIDTH, stop_text
 from kseg.render.txn import iso
 from kseg.words import plural
 

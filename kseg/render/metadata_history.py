@@ -7,8 +7,10 @@ from __future__ import annotations
 from kseg.jsonlines import SCHEMA_VERSION
 from kseg.ops.metadata.history import Change
 from kseg.ops.metadata.image import PartitionState
+from kseg.ops.metadata.image import b64 as uuid
 from kseg.ops.metadata.read import Replay
-from kseg.render.metadata import RECOVERY_STATES, WIDTH, halt_json, headline, partition_json, uuid
+from kseg.render.metadata import RECOVERY_STATES, halt_json, partition_json
+from kseg.render.metadata_text import WIDTH, headline
 from kseg.render.txn import iso
 from kseg.words import plural
 

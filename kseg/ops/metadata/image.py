@@ -13,10 +13,21 @@ Values are Kafka's as read (UUIDs as 16 bytes, enums as their ids); :mod:`kseg.r
 
 from __future__ import annotations
 
+import base64
 from dataclasses import dataclass, field
 from typing import Any
 
 MISSING: Any = object()  # a key the mapping did not hold, in the undo log
+
+
+class Refused(Exception):
+    """A record Kafka's delta throws on (``IllegalStateException``, ``RuntimeException``): the message is
+    Kafka's; the loader reports it and goes on."""
+
+
+def b64(raw: bytes) -> str:
+    """Kafka's ``Uuid.toString``: URL-safe base64 without padding, in Kafka's messages."""
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
 @dataclass(frozen=True)

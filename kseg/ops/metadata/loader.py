@@ -18,8 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kseg.ops.metadata.history import History
-from kseg.ops.metadata.image import Delta, Image, Provenance
-from kseg.ops.metadata.replay import Refused, apply
+from kseg.ops.metadata.image import Delta, Image, Provenance, Refused
+from kseg.ops.metadata.replay import apply
 
 NO_TRANSACTION, STARTED, CONTINUED, ENDED, ABORTED = "none", "started", "continued", "ended", "aborted"
 BEGIN, END, ABORT = "BeginTransactionRecord", "EndTransactionRecord", "AbortTransactionRecord"
