@@ -5,7 +5,7 @@ Usage: ``python3 benchmarks/metadata.py [--topics T] [--partitions P] [--changes
 Writes (once) a log of ``T`` topics of ``P`` partitions each (replicas 1,2,3), then ``C``
 ``PartitionChangeRecord``s moving ISRs and leaders round the partitions, 1,000 records a batch, records
 encoded with kseg's schema-driven writer; then runs ``kseg metadata -q --format json`` on it as a child
-process and reports its wall time, peak resident set size (``ru_maxrss``) and exit code.  The default,
+process and reports its wall and CPU time, peak resident set size (``ru_maxrss``) and exit code.  The default,
 1,000 x 100 partitions and 900,000 changes, is a million records over a hundred thousand partitions: the
 memory is the image's (one registration per partition), never the log's.
 """
@@ -100,7 +100,8 @@ def main(argv: list[str] | None = None) -> None:
     records = args.topics * (args.partitions + 1) + args.changes + 1
     print(
         f"{records:,} records, {args.topics * args.partitions:,} partitions, {size / 1e6:.0f} MB: "
-        f"{wall:.1f} s, peak {usage.ru_maxrss / 1024:.0f} MiB, exit {os.waitstatus_to_exitcode(status)}"
+        f"{wall:.1f} s ({usage.ru_utime + usage.ru_stime:.1f} s of CPU), peak {usage.ru_maxrss / 1024:.0f} MiB, "
+        f"exit {os.waitstatus_to_exitcode(status)}"
     )
 
 
