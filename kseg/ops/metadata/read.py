@@ -290,6 +290,10 @@ def _replay_segment(
         if stop is not None and batch.base_offset > stop:
             return True
         last = batch.last_offset if stop is None else min(stop, batch.last_offset)
+        expected = start if out.last_read is None else out.last_read + 1
+        if out.halt is None and batch.base_offset > expected:  # the metadata log is never compacted
+            gap = f"offsets {expected} to {batch.base_offset - 1} are in no batch: the log before offset "
+            out.halt = Halt(expected, read.path, batch.position, gap + f"{batch.base_offset} is incomplete")
         applied: list[tuple[int, str, dict]] = []
         if batch.is_control:
             for rec in batch.records(limit):

@@ -233,3 +233,13 @@ def test_on_an_object_store(s3, tmp_path: Path) -> None:
     for row in (here, remote):
         del row["directory"], row["snapshot"]
     assert remote == here
+
+
+def test_a_gap_after_the_snapshot_halts(tmp_path: Path) -> None:
+    """The snapshot ends at offset 20 but the log starts at 25: offsets 21-24 are in no batch."""
+    part = sc.write(tmp_path, snapshot=True, log_from=25)
+    r = run_cli(["metadata", "--format", "json", str(part)])
+    assert r.exit_code == 1
+    row = json.loads(r.text)
+    assert row["offset"] == 20 and row["complete"] is False
+    assert row["halted"]["offset"] == 21 and "offsets 21 to 24 are in no batch" in row["halted"]["reason"]
