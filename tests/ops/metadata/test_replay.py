@@ -284,3 +284,12 @@ def test_secrets_never_shown(log_only: Path) -> None:
             assert secret.decode() not in out
             assert sc.b64(secret) not in out and secret.hex() not in out
     assert "credentials present" in run_cli(["metadata", "--at-offset", "20", str(log_only)]).text
+
+
+def test_at_time_chooses_the_snapshot_by_its_header(with_snapshot: Path) -> None:
+    """The snapshot's header says T0+600 (offset 20's batch): at T0+650 the replay starts from it, at T0+550
+    (before it) from the log's offset 0."""
+    row = image("--at-time", str(T0 + 650), str(with_snapshot))
+    assert row["snapshot"] is not None and row["offset"] == 20 and row["time"] == T0 + 600
+    row = image("--at-time", str(T0 + 550), str(with_snapshot))
+    assert row["snapshot"] is None and row["offset"] == 15
