@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import click
@@ -85,11 +85,9 @@ def metadata(
     """
     from kseg.cli.params import reference_time
     from kseg.decoders.metadata import read_record
-    from kseg.jsonlines import dumps
     from kseg.ops.metadata.history import History, chosen, selected, watched
     from kseg.ops.metadata.read import Target, replay
     from kseg.render import metadata as render
-    from kseg.render.sink import write_all
     from kseg.storage.outcome import exit_code
 
     if from_start and snapshot_only:
@@ -113,16 +111,16 @@ def metadata(
         found = chosen(watch, history) is not None
         if not found:
             result.notes.append(f"no topic {history} (nor its partition) in the offsets replayed")
-        lines = _history_lines(result, history, changes, output_format)
+        pieces, line = iter(_history_lines(result, history, changes, output_format)), True
     else:
         only = render.Filter(frozenset(topics), frozenset(brokers))
         if output_format == "json":
-            lines = [dumps(render.image_row(result, only))]
+            pieces, line = render.image_json(result, only), False  # one line, a topic at a time
         else:
             from kseg.render.metadata_text import text_lines
 
-            lines = text_lines(result, only)
-    write_all(run.out, ("\n".join(lines) + "\n").encode("utf-8", "replace"))
+            pieces, line = text_lines(result, only), True
+    _write_pieces(run, pieces, line)
     run.notes(result.notes)
     if result.halt is not None:
         run.error(result.halt.error())
@@ -168,6 +166,22 @@ def _diff(run: Run, paths: list[str], points: list[Any], limit: int, output_form
                 run.error(read.describe())
     reads = left.reads + right.reads
     return exit_code(reads, problems=bool(found) or left.halt is not None or right.halt is not None)
+
+
+def _write_pieces(run: Run, pieces: Iterator[str], lines: bool) -> None:
+    """The output in writes of about 64 KiB: each piece a line (``lines``) or a part of one line."""
+    from kseg.render.sink import write_all
+
+    end = "\n" if lines else ""
+    buf: list[str] = []
+    size = 0
+    for piece in pieces:
+        buf.append(piece + end)
+        size += len(piece)
+        if size >= 1 << 16:
+            write_all(run.out, "".join(buf).encode("utf-8", "replace"))
+            buf, size = [], 0
+    write_all(run.out, ("".join(buf) + ("" if lines else "\n")).encode("utf-8", "replace"))
 
 
 def _history_lines(result: Any, asked: str, changes: list, output_format: str) -> list[str]:

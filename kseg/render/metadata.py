@@ -5,11 +5,11 @@ whose names mark them sensitive are not shown."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from kseg.jsonlines import SCHEMA_VERSION
+from kseg.jsonlines import SCHEMA_VERSION, dumps
 from kseg.ops.metadata.image import Broker, Controller, Endpoint, PartitionState, Topic
 from kseg.ops.metadata.image import b64 as uuid
 from kseg.ops.metadata.read import Replay
@@ -161,14 +161,32 @@ def _config_value(name: str, value: str) -> str | None:
 EVERYTHING = Filter()  # no --topic, no --broker
 
 
-def image_row(replay: Replay, only: Filter = EVERYTHING) -> dict:
-    """The one ``image`` row (docs/metadata.md)."""
+def topics_of(replay: Replay, only: Filter) -> list[Topic]:
+    return [t for t in sorted(replay.image.topics.values(), key=lambda t: t.name) if only.topic(t)]
+
+
+def topic_json(t: Topic, only: Filter = EVERYTHING) -> dict:
+    partitions = [partition_json(n, p) for n, p in sorted(t.partitions.items()) if only.partition(p)]
+    return {"name": t.name, "id": uuid(t.id), "partitions": partitions}
+
+
+def image_json(replay: Replay, only: Filter = EVERYTHING) -> Iterator[str]:
+    """The ``image`` row's text in pieces, a topic at a time: the image's size in memory once, not thrice."""
+    head, tail = dumps(image_row(replay, only, whole=False)).split('"topics":[]', 1)  # the key's first place
+    yield head + '"topics":['
+    for i, t in enumerate(topics_of(replay, only)):
+        yield ("," if i else "") + dumps(topic_json(t, only))
+    yield "]" + tail
+
+
+def image_row(replay: Replay, only: Filter = EVERYTHING, whole: bool = True) -> dict:
+    """The one ``image`` row (docs/metadata.md); ``whole=False``: its topics left out (:func:`image_json`)."""
     im = replay.image
     damaged = replay.damaged
     features = dict(sorted(im.features.items()))
     if im.metadata_version is not None:
         features = {"metadata.version": im.metadata_version, **features}
-    topics = [t for t in sorted(im.topics.values(), key=lambda t: t.name) if only.topic(t)]
+    topics = topics_of(replay, only) if whole else []
     return {
         "type": "image",
         "v": SCHEMA_VERSION,
@@ -185,14 +203,7 @@ def image_row(replay: Replay, only: Filter = EVERYTHING) -> dict:
         "features": features,
         "brokers": [_broker_json(b) for n, b in sorted(im.brokers.items()) if only.broker(n)],
         "controllers": [_controller_json(c) for _, c in sorted(im.controllers.items())],
-        "topics": [
-            {
-                "name": t.name,
-                "id": uuid(t.id),
-                "partitions": [partition_json(n, p) for n, p in sorted(t.partitions.items()) if only.partition(p)],
-            }
-            for t in topics
-        ],
+        "topics": [topic_json(t, only) for t in topics] if whole else [],
         "configs": [
             {
                 "resourceType": CONFIG_RESOURCES.get(kind, str(kind)),

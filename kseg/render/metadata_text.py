@@ -5,7 +5,7 @@ shown (:mod:`kseg.render.metadata`)."""
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from kseg.ops.metadata.image import Endpoint, PartitionState
 from kseg.ops.metadata.image import b64 as uuid
@@ -18,6 +18,7 @@ from kseg.render.metadata import (
     SECURITY_PROTOCOLS,
     Filter,
     image_row,
+    topics_of,
 )
 from kseg.render.txn import iso
 from kseg.words import plural
@@ -117,15 +118,17 @@ def _endpoint_text(eps: Iterable[Endpoint]) -> str:
     return "endpoints " + (" ".join(listed) if listed else "none")
 
 
-def topic_lines(replay: Replay, only: Filter) -> list[str]:
-    topics = [t for t in sorted(replay.image.topics.values(), key=lambda t: t.name) if only.topic(t)]
-    out = ["", f"Topics ({len(topics)})"]
+def topic_lines(replay: Replay, only: Filter) -> Iterator[str]:
+    """A topic at a time: a hundred thousand partitions are never all lines at once."""
+    topics = topics_of(replay, only)
+    yield from ("", f"Topics ({len(topics)})")
     for t in topics:
+        out: list[str] = []
         _line(out, f"{t.name}  ID {uuid(t.id)}  {plural(len(t.partitions), 'partition')}")
         for pid, p in sorted(t.partitions.items()):
             if only.partition(p):
                 _line(out, _partition_text(pid, p), 4)
-    return out
+        yield from out
 
 
 def _partition_text(pid: int, p: PartitionState) -> str:
@@ -152,7 +155,7 @@ def _partition_text(pid: int, p: PartitionState) -> str:
 
 def security_lines(replay: Replay, only: Filter) -> list[str]:
     im = replay.image
-    row = image_row(replay, only)
+    row = image_row(replay, only, whole=False)
     out = ["", f"Configs ({len(row['configs'])})"]
     for c in row["configs"]:
         _line(out, f"{c['resourceType'].lower()} {c['resourceName'] or '(default)'}")
@@ -196,17 +199,20 @@ def problem_lines(replay: Replay) -> list[str]:
     return out
 
 
-def text_lines(replay: Replay, only: Filter = EVERYTHING) -> list[str]:
+def text_lines(replay: Replay, only: Filter = EVERYTHING) -> Iterator[str]:
     """The image in sections; with --topic only the topics and their configs."""
-    out = headline(replay)
+    yield from headline(replay)
     if only.topics:
-        out += topic_lines(replay, only)
-        row = image_row(replay, only)
-        out += ["", f"Configs ({len(row['configs'])})"]
+        yield from topic_lines(replay, only)
+        row = image_row(replay, only, whole=False)
+        out = ["", f"Configs ({len(row['configs'])})"]
         for c in row["configs"]:
             _line(out, f"{c['resourceType'].lower()} {c['resourceName']}")
             for k, v in c["configs"].items():
                 _line(out, f"{k}={HIDDEN if v is None else v}", 6)
+        yield from out
     else:
-        out += cluster_lines(replay, only) + topic_lines(replay, only) + security_lines(replay, only)
-    return out + problem_lines(replay)
+        yield from cluster_lines(replay, only)
+        yield from topic_lines(replay, only)
+        yield from security_lines(replay, only)
+    yield from problem_lines(replay)

@@ -30,7 +30,7 @@ def b64(raw: bytes) -> str:
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Endpoint:
     name: str
     host: str
@@ -38,7 +38,7 @@ class Endpoint:
     security_protocol: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Broker:
     """``BrokerRegistration`` (``fromRecord``, ``cloneWith``)."""
 
@@ -55,7 +55,7 @@ class Broker:
     cordoned_directories: tuple[bytes, ...] | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Controller:
     """``ControllerRegistration`` (``Builder(RegisterControllerRecord)``)."""
 
@@ -66,7 +66,7 @@ class Controller:
     features: tuple[tuple[str, int, int], ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PartitionState:
     """``PartitionRegistration``: directories are one per replica (``DirectoryId.MIGRATING`` when none)."""
 
@@ -83,14 +83,14 @@ class PartitionState:
     last_known_elr: tuple[int, ...]
 
 
-@dataclass
+@dataclass(slots=True)
 class Topic:
     name: str
     id: bytes
     partitions: dict[int, PartitionState] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Acl:
     """``StandardAclWithId``: enums as Kafka's byte ids."""
 
@@ -104,7 +104,7 @@ class Acl:
     permission_type: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Scram:
     """``ScramCredentialData`` without its salt, stored key and server key (never shown)."""
 
@@ -113,7 +113,7 @@ class Scram:
     iterations: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Token:
     """``DelegationTokenData`` (``TokenInformation``) without its HMAC."""
 
