@@ -43,8 +43,8 @@ def partition_dir(source: str) -> str:
 
 
 def beside(data_paths: list[str]) -> str | None:
-    """A ``_schemas-0`` directory in the log dir of the first data path (a partition directory or a
-    segment file in one), or None."""
+    """A ``_schemas-0`` directory in the first data path (a log dir) or in its log dir (a partition
+    directory or a segment file in one), or None."""
     from kseg.storage import location
 
     for path in data_paths:
@@ -55,6 +55,9 @@ def beside(data_paths: list[str]) -> str | None:
                 return candidate
             continue
         full = os.path.abspath(path)
+        inside = os.path.join(full, f"{TOPIC}-0")
+        if os.path.isdir(inside):  # a log dir holding it
+            return inside
         part = full if os.path.isdir(full) else os.path.dirname(full)
         candidate = os.path.join(os.path.dirname(part), f"{TOPIC}-0")
         if os.path.isdir(candidate) and os.path.normpath(candidate) != os.path.normpath(part):
