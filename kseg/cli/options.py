@@ -77,8 +77,9 @@ def schemas_options(f: F) -> F:
         "schemas",
         default=None,
         metavar="SOURCE",
-        help="With the registry decoder: the registry's _schemas partition directory, or a log dir holding "
-        "_schemas-0 (default: _schemas-0 beside the data, if there).",
+        help="With the registry decoder: the registry's _schemas partition directory, a log dir holding "
+        "_schemas-0, a directory of schema files, or a registry URL (http://...: read-only GETs) "
+        "(default: _schemas-0 in or beside the data, if there).",
     )(f)
 
 

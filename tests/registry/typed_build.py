@@ -162,8 +162,9 @@ def compile_parcels(tmp: str, text: str, name: str):
     return message_factory.GetMessageClass(pool.FindMessageTypeByName("typed.Parcel"))
 
 
-def build(root: str) -> list[Typed]:
-    """Write ``root/{shop,parcels,people}-0`` and ``root/_schemas-0``; return what was serialized."""
+def build(root: str, answers: list | None = None) -> list[Typed]:
+    """Write ``root/{shop,parcels,people}-0`` and ``root/_schemas-0``; return what was serialized.
+    ``answers``: filled with the registry's ``GET /subjects/{s}/versions/{v}`` answers, one a schema."""
     import tempfile
 
     from confluent_kafka.schema_registry.avro import AvroSerializer
@@ -210,15 +211,17 @@ def build(root: str) -> list[Typed]:
     people.append((people[0][0][:5] + b'{"name": 5}', None))  # does not fit its schema (a hand-framed payload)
     topic("people", people)
 
-    _schemas(root, client, {"v1": PARCEL_V1, "v2": PARCEL_V2})
+    made = _schemas(root, client, {"v1": PARCEL_V1, "v2": PARCEL_V2})
+    if answers is not None:
+        answers.extend(made)
     return out
 
 
-def _schemas(root: str, client, protos: dict[str, str]) -> None:
+def _schemas(root: str, client, protos: dict[str, str]) -> list[dict]:
     from google.protobuf import descriptor_pb2
 
     texts = iter(protos.values())
-    records = []
+    records, answers = [], []
     for rs in sorted(client._store.schema_id_index.values(), key=lambda r: r.schema_id):
         text = rs.schema.schema_str
         if rs.schema.schema_type == "PROTOBUF":  # the registry keeps .proto text: the versions in order
@@ -226,5 +229,10 @@ def _schemas(root: str, client, protos: dict[str, str]) -> None:
             fdp.ParseFromString(base64.b64decode(text))
             text = next(texts)
         records.append((_schema_key(rs.subject, rs.version), _schema_value(rs, text)))
+        answer = {"subject": rs.subject, "version": rs.version, "id": rs.schema_id, "schema": text}
+        if rs.schema.schema_type != "AVRO":
+            answer["schemaType"] = rs.schema.schema_type
+        answers.append(answer)
     specs = [RecordSpec(k, v, T0 + i) for i, (k, v) in enumerate(records)]
     write_segment(os.path.join(root, "_schemas-0"), [[build_v2_batch(specs, base_offset=0)]])
+    return answers

@@ -25,24 +25,19 @@ from typing import Any
 
 from kseg.decoders.registry import Registry, _closure, _one_line
 from kseg.decoders.registry.framing import FramingError, message_indexes, schema_ref
-from kseg.decoders.registry.store import DEFAULT_CONTEXT, SchemaEntry, SchemaStore, qualify
-
-
-def latest(store: SchemaStore, subject: str) -> SchemaEntry | None:
-    """The subject's latest version not soft-deleted (the registry's ``latest``), else its latest."""
-    versions = sorted((v, e) for (s, v), e in store.schemas.items() if s == subject)
-    live = [e for _, e in versions if not e.deleted]
-    return live[-1] if live else versions[-1][1] if versions else None
+from kseg.decoders.registry.store import DEFAULT_CONTEXT, SchemaEntry, qualify
 
 
 class TypedColumn:
-    """The typed columns of one role, for the subject ``subject`` (qualified with its context)."""
+    """The typed columns of one role, for the subject ``subject`` (qualified with its context); ``store``: a
+    :class:`~kseg.decoders.registry.store.SchemaStore` or a registry URL's
+    :class:`~kseg.decoders.registry.remote.RemoteStore`."""
 
-    def __init__(self, store: SchemaStore, role: str, subject: str, context: str = DEFAULT_CONTEXT) -> None:
+    def __init__(self, store: Any, role: str, subject: str, context: str = DEFAULT_CONTEXT) -> None:
         self.registry = Registry(store, context)
         self.role = role
         self.subject = qualify(context, subject)
-        entry = latest(store, self.subject)
+        entry = store.latest(self.subject)
         if entry is None:
             raise LookupError(f"no subject {subject} in the schemas (context {context})")
         self.entry = entry
@@ -242,7 +237,7 @@ def _quote(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
-def typed_columns(store: SchemaStore, roles: tuple[str, ...], topics: list[str], context: str) -> tuple:
+def typed_columns(store: Any, roles: tuple[str, ...], topics: list[str], context: str) -> tuple:
     """The :class:`TypedColumn` s of ``roles`` for the one topic the inputs hold (its ``<topic>-<role>``
     subjects); ValueError saying why not (several topics, none, a subject the schemas lack, a schema
     that does not parse)."""
