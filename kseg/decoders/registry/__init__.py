@@ -157,6 +157,7 @@ class RegistryDecoder:
         self.role = role
         self.field = "key" if role == "key" else "payload"
         self.header_decoder = None  # header values in JSON rows: Kafka's string decoder, base64 if not text
+        self._known: dict[bytes, tuple] = {}  # magic 0's 4 id bytes -> (codec, schema fields): Avro and JSON
 
     def __call__(self, data: bytes) -> str:
         return self.decode(data, None).text
@@ -172,6 +173,13 @@ class RegistryDecoder:
 
     def decode(self, data: bytes, headers) -> Decoded:
         data = bytes(data)
+        if not headers and data[:1] == b"\0":  # the common framing: its id's codec and schema, looked up once
+            hit = self._known.get(data[1:5])
+            if hit is not None:
+                try:
+                    return Decoded(hit[0].decode(data[5:]), hit[1], None)
+                except Exception:  # noqa: BLE001, S110 - the full path below says why, and counts it
+                    pass
         try:
             framed, carrier = schema_ref(data, headers, self.role)
             entry = self.registry.entry_for(framed)
@@ -193,6 +201,8 @@ class RegistryDecoder:
                 schema["message"] = name
             else:
                 text = codec.decode(body)
+                if framed.schema_id is not None and not framed.in_header:
+                    self._known[data[1:5]] = (codec, schema)
             return Decoded(text, schema, None)
         except (FramingError, LookupError, ValueError, TypeError, KeyError, IndexError, EOFError) as exc:
             reason = _one_line(exc)
