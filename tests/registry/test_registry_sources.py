@@ -153,3 +153,22 @@ def test_a_registry_url_that_fails(tree, registry, tmp_path) -> None:
     failed = [row for row in rows if "payloadDecodeError" in row]
     assert [row["offset"] for row in failed] == [2, 3] or [row["offset"] for row in failed] == [2, 3, 4]
     assert all("HTTP 500" in row["payloadDecodeError"] for row in failed if row["offset"] in (2, 3))
+
+
+def test_validate_makes_a_payload_not_matching_its_schema_a_problem(tree) -> None:
+    root, _ = tree
+    log = str(root / "people-0" / "00000000000000000000.log")
+    plain = run_cli(["dump", "--value-decoder", "registry", "--format", "json", log])
+    assert plain.exit_code == 0  # as Kafka's decoders: a payload is printed, whatever it holds
+    r = run_cli(["dump", "--value-decoder", "registry", "--format", "json", "--validate", log])
+    assert_no_traceback(r)
+    assert r.exit_code == 1, r.errtext
+    rows = [row for row in map(json.loads, r.text.splitlines()) if row["type"] == "record"]
+    assert [row.get("payloadInvalid") for row in rows] == [None, None, "$.name: 5 is not of type 'string'"]
+    assert "1 payload not matching its schema: $.name: 5 is not of type 'string'" in r.errtext
+    assert rows[2]["payload"] == {"name": 5}  # still printed, decoded
+    shop = str(root / "shop-0" / "00000000000000000000.log")
+    r = run_cli(["dump", "--value-decoder", "registry", "--validate", shop])
+    assert r.exit_code == 1 and "runs past the end" in r.errtext  # a datum that does not decode: a problem too
+    r = run_cli(["dump", "--validate", shop])
+    assert r.exit_code == 2 and "--validate is for" in r.errtext
