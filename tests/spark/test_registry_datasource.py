@@ -92,3 +92,15 @@ def _plain(v):
     if isinstance(v, bytearray):
         return bytes(v)
     return v
+
+
+def test_data_source_other_decoders_still_give_text_columns_only(tree, tmp_path) -> None:
+    root, _ = tree
+    spark = shared_session()
+    df = spark.read.format("kseg").options(valueDecoder="hex", topic="people").load(str(root))
+    assert "valueDecoded" not in df.columns
+    out = tmp_path / "hex.parquet"
+    r = run_cli(["export", "--value-decoder", "hex", str(root), "--topic", "people", "-o", str(out)])
+    assert r.exit_code == 0, r.errtext
+    want = [row["valueText"] for row in pq.read_table(out).to_pylist()]
+    assert [row["valueText"] for row in df.orderBy("offset").collect()] == want
