@@ -179,8 +179,8 @@ def export(
     if (report or since_report) and ranges.by_time:
         raise click.UsageError("--report and --since record offsets: not with --from-time/--to-time")
     names = (key_decoder, value_decoder)
-    if spark.on and "registry" in names:
-        raise click.UsageError("the registry decoder is not on export --spark yet (the data source takes it)")
+    if spark.on and "registry" in names and len(set(topics)) != 1:
+        raise click.UsageError("with --spark, the registry decoder's typed columns need one --topic")
     key_reg, value_reg, registry = registry_decoders(names, schemas, schemas_context, list(paths), run)
     key_fn, value_fn = decoders(None if key_reg else key_decoder, None if value_reg else value_decoder)
     key_fn, value_fn = key_reg or key_fn, value_reg or value_fn
@@ -219,6 +219,7 @@ def export(
             since=since,
             hive=partition_by is not None,
             one_replica=one_replica,
+            registry=_shipped(registry, roles, schemas_context, topics),
             master=spark.master,
             spark_conf=spark.conf,
             err=run.err,
@@ -298,6 +299,20 @@ def _typed(partitions: list, registry: Any, roles: tuple, context: str) -> tuple
         return typed_columns(registry.store, roles, topics, context)
     except ValueError as exc:
         raise click.UsageError(f"{exc} (--topic)") from None
+
+
+def _shipped(registry: Any, roles: tuple, context: str, topics: tuple[str, ...]) -> dict | None:
+    """``--spark``: what the executors need for the registry decoder (the replayed store, pickled with the
+    task), its typed columns checked here first (a subject the schemas lack: exit 2 before any work)."""
+    if registry is None:
+        return None
+    from kseg.decoders.registry.typed import typed_columns
+
+    try:
+        typed_columns(registry.store, roles, list(set(topics)), context)
+    except ValueError as exc:
+        raise click.UsageError(f"{exc} (--topic)") from None
+    return {"store": registry.store, "context": context, "roles": roles, "topics": list(set(topics))}
 
 
 def corruption_line(c: Any) -> str:

@@ -485,6 +485,7 @@ def write_parquet_files(
     committed: bool = False,
     drop: tuple[str, ...] = (),
     summary: ExportSummary | None = None,
+    typed: tuple = (),
 ) -> tuple[ExportSummary, list[str]]:
     """The records of ``splits`` as Parquet files of about ``target_bytes`` each, ``name(0)``, ``name(1)``,
     ...: small splits share a file, a large one spans several.  A file takes rows while its bytes
@@ -501,8 +502,8 @@ def write_parquet_files(
     summary = ExportSummary() if summary is None else summary
     decoded = key_decoder is not None or value_decoder is not None
     decoders = (key_decoder, value_decoder)
-    made = record_batches(splits, ranges, limit, on_corruption, decoders, summary, committed=committed)
-    schema = arrow_schema(decoded)
+    made = record_batches(splits, ranges, limit, on_corruption, decoders, summary, committed=committed, typed=typed)
+    schema = with_typed(arrow_schema(decoded), typed)
     if drop:  # a hive layout's columns are in the directory names, not the files
         keep = [i for i, name in enumerate(schema.names) if name not in drop]
         schema = _select(schema, keep)

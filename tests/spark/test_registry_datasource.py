@@ -104,3 +104,21 @@ def test_data_source_other_decoders_still_give_text_columns_only(tree, tmp_path)
     assert r.exit_code == 0, r.errtext
     want = [row["valueText"] for row in pq.read_table(out).to_pylist()]
     assert [row["valueText"] for row in df.orderBy("offset").collect()] == want
+
+
+def test_export_on_spark_writes_the_local_export_typed_columns(tree, tmp_path) -> None:
+    from tests.spark.shared import run_on_spark
+
+    root, _ = tree
+    out = tmp_path / "spark-out"
+    r = run_on_spark(["export", "--spark", "--value-decoder", "registry", str(root), "--topic", "shop",
+                      "-o", str(out)])  # fmt: skip
+    assert r.exit_code == 0, r.errtext
+    got = sorted(pq.read_table(str(out)).to_pylist(), key=lambda row: row["offset"])
+    local = tmp_path / "local.parquet"
+    r = run_cli(["export", "--value-decoder", "registry", str(root), "--topic", "shop", "-o", str(local)])
+    assert r.exit_code == 0, r.errtext
+    want = pq.read_table(local).to_pylist()
+    cols = ("offset", "value", "valueText", "valueDecoded", "valueSchemaId", "valueDecodeError")
+    assert [{c: row[c] for c in cols} for row in got] == [{c: row[c] for c in cols} for row in want]
+    assert any(row["valueDecoded"] is not None for row in got)
