@@ -424,6 +424,8 @@ ADDED = {
         "payloadSchema": _SCHEMA_REF,
         "keyDecodeError": _STRING,
         "payloadDecodeError": _STRING,
+        "keyInvalid": _STRING,
+        "payloadInvalid": _STRING,
     },
 }
 

@@ -41,7 +41,7 @@ jobs_option = click.option("--jobs", "-j", type=Int(min=1), default=1, show_defa
 paths_argument = click.argument("paths", nargs=-1, required=True, type=click.Path(readable=False))
 
 DECODER_HELP = (
-    "How {what} print: string (Kafka's default), hex, base64, json, registry (dump, lookups: "
+    "How {what} print: string (Kafka's default), hex, base64, json, registry (dump, lookups, export: "
     "docs/schemas.md), or module:function; "
     "Kafka's {kafka} spelling works too."
 )
@@ -77,8 +77,9 @@ def schemas_options(f: F) -> F:
         "schemas",
         default=None,
         metavar="SOURCE",
-        help="With the registry decoder: the registry's _schemas partition directory, or a log dir holding "
-        "_schemas-0 (default: _schemas-0 beside the data, if there).",
+        help="With the registry decoder: the registry's _schemas partition directory, a log dir holding "
+        "_schemas-0, a directory of schema files, or a registry URL (http://...: read-only GETs) "
+        "(default: _schemas-0 in or beside the data, if there).",
     )(f)
 
 

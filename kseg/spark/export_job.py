@@ -96,6 +96,7 @@ def export_bin(
     committed: bool = False,
     since: dict[str, int] | None = None,
     hive: bool = False,
+    registry: dict | None = None,
 ):
     """Runs on an executor: make the task's units from its share of the listing, cut each into its splits
     (index reads here, not on the driver) and write their rows into files of about ``target_bytes``
@@ -112,14 +113,26 @@ def export_bin(
     if first is None:
         return
     splits = (s for unit in chain([first], planned) for s in unit_splits(unit, ranges, split_bytes, limit))
+    key_fn = None if key_decoder is None or key_decoder == "registry" else resolve(key_decoder)
+    value_fn = None if value_decoder is None or value_decoder == "registry" else resolve(value_decoder)
+    typed: tuple = ()
+    if registry is not None:  # the driver's replayed store: decoders and typed columns made here, once a task
+        from kseg.decoders.registry import Registry, RegistryDecoder
+        from kseg.decoders.registry.typed import typed_columns
+
+        shared = Registry(registry["store"], registry["context"])
+        made = {role: RegistryDecoder(shared, role) for role in registry["roles"]}
+        key_fn, value_fn = made.get("key", key_fn), made.get("value", value_fn)
+        typed = typed_columns(registry["store"], registry["roles"], registry["topics"], registry["context"])
     write = partial(
         write_parquet_files,
         ranges=ranges,
         limit=limit,
         on_corruption=on_corruption,
-        key_decoder=None if key_decoder is None else resolve(key_decoder),
-        value_decoder=None if value_decoder is None else resolve(value_decoder),
+        key_decoder=key_fn,
+        value_decoder=value_fn,
         committed=committed,
+        typed=typed,
     )
     summary, written = ExportSummary(), list[str]()
     if not hive:
@@ -165,6 +178,7 @@ class ExportJob(NamedTuple):
     since: dict[str, int] | None = None
     hive: bool = False
     one_replica: bool = False
+    registry: dict | None = None  # the registry decoder: the replayed store, context, roles, topic
 
 
 def run_export(
@@ -189,6 +203,7 @@ def run_export(
     since: dict[str, int] | None = None,
     hive: bool = False,
     one_replica: bool = False,
+    registry: dict | None = None,
 ) -> ExportSummary | None:
     """Plan on the driver, export on the executors; the summary, or None when ``fail`` stopped it.
     ``listing_status(paths)``: a context the driver's listing runs in (the CLI's progress line on stderr).
@@ -205,7 +220,7 @@ def run_export(
 
     job = ExportJob(
         ranges, key_decoder, value_decoder, on_corruption, split_bytes, limit, replace, master, target_bytes,
-        committed, spark_conf, err, verbose, listing_status, tuple(topics), since, hive, one_replica,
+        committed, spark_conf, err, verbose, listing_status, tuple(topics), since, hive, one_replica, registry,
     )  # fmt: skip
     paths, shown, output = absolute_all(paths), output, absolute(output)  # executors run elsewhere
     staged = staging.staging_dir(output)
@@ -265,6 +280,7 @@ def _export(job: ExportJob, paths: list[str], output: str, staged: str, shown: s
             rdd = spark.sparkContext.parallelize(bins, len(bins))
             args: tuple[Any, ...] = (staged, job.ranges, split_bytes, job.limit, job.on_corruption)
             args += (job.key_decoder, job.value_decoder, job.target_bytes, job.committed, job.since, job.hive)
+            args += (job.registry,)
             try:
                 results = rdd.flatMap(Carried(lambda b: export_bin(b, *args))).collect()  # with --rsm-key
             except Exception as exc:  # a task's CorruptionStop comes back inside Spark's error
