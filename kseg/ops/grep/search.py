@@ -1,0 +1,272 @@
+"""Searching partitions for the records a :class:`~kseg.ops.grep.query.Query` matches, reading only what
+it must, and handing each match to a sink as it is read.
+
+Per partition, in offset order: a segment wholly outside an offset range is not opened (its name and
+the next one's, :mod:`kseg.storage.ranges`); in the others reading starts where the offset and time
+indexes say (:mod:`kseg.storage.starts`).  Batches come from the reader's scan (``FileRecords.scan``,
+the compiled engine's frame reader: header tuples and CRC verdicts, no object a batch); a batch whose
+header rules it out (offsets, largest timestamp, producer id, transactional and control attributes) is
+skipped without decompressing, and an uncompressed one not holding the query's literal bytes (the key,
+header names) without decoding.  The others' records are decoded by the record decoder (the engine's
+``decode_records``) and tested one by one.  Reading a partition stops at the first batch past an
+offset range, and the whole search at ``limit`` matches.
+
+What cannot be read is never "no match": a broken length stops the segment (a :class:`Unread`, the
+rest of it not read), a partial batch at its end is one, a batch failing its CRC is one too (its
+records are searched as read), a batch whose records do not decode is one and the next batch is read.
+An I/O error (permission, EIO, a file that vanished or shrank) raises
+:class:`~kseg.errors.InputError`: the partition is not searched.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple, Protocol
+
+from kseg.errors import InputError, KsegError
+from kseg.format import v2
+from kseg.ops.grep.query import Query
+from kseg.storage import files, starts
+from kseg.storage.checkpoints import topic_partition
+from kseg.storage.partition import Partition, Segment
+from kseg.storage.ranges import BEFORE, LAST, PAST, past_by_name, place, segment_may_hold
+from kseg.storage.records import FileRecords
+
+
+class Where(NamedTuple):
+    """The place of a match: its partition (topic and number from the directory's name, None when it is
+    not ``<topic>-<n>``) and segment, and the position of its batch in the ``.log``."""
+
+    partition: Partition
+    topic: str | None
+    number: int | None
+    segment: Segment
+    position: int
+
+
+class Unread(NamedTuple):
+    """Bytes not searched, or searched as read though damaged: ``kind`` ``corrupt-batch`` (the rest of the
+    segment from ``position`` not read), ``partial-batch`` (the bytes after the last whole batch),
+    ``records`` (a batch whose records do not decode: the rest of it not read), ``crc`` (a batch failing
+    its CRC, its records searched as they are)."""
+
+    log: str
+    position: int
+    kind: str
+    message: str
+
+    @property
+    def read_past(self) -> bool:
+        """Whether the records were searched anyway (a CRC mismatch): not data left unread."""
+        return self.kind == "crc"
+
+
+class MatchSink(Protocol):
+    """Where matches go as they are read (``kseg.render.grep``).  ``rec``: a v2 record as the record
+    decoder hands it out (offset, timestamp, sequence, key, value, headers; key and value slices of the
+    batch's bytes, valid only during the call), or a v0/v1 :class:`~kseg.format.legacy.LegacyRecord`."""
+
+    def match(self, where: Where, batch: Any, rec: Any) -> None: ...
+
+    def unread(self, where: Where, problem: Unread) -> None: ...
+
+
+@dataclass
+class Searched:
+    """What the search of one partition read and found."""
+
+    partition: Partition
+    matches: int = 0
+    segments: int = 0  # segments opened
+    skipped: int = 0  # segments not opened (outside the offset range) or left at their indexes (time range)
+    batches: int = 0  # batches whose records were decoded
+    unread: list[Unread] = field(default_factory=list)
+
+
+class Budget:
+    """``--limit N``: the matches left to print, across partitions (None: no limit)."""
+
+    def __init__(self, limit: int | None) -> None:
+        self.left = limit
+
+    def take(self) -> None:
+        if self.left is not None:
+            self.left -= 1
+
+    @property
+    def spent(self) -> bool:
+        return self.left is not None and self.left <= 0
+
+
+class Searcher:
+    """Search partitions for ``query``'s matches, each handed to ``sink`` as read; ``limit``: the most
+    bytes one batch may decompress to; ``budget``: the matches left to find."""
+
+    def __init__(self, query: Query, sink: MatchSink, limit: int, budget: Budget) -> None:
+        self.query = query
+        self.sink = sink
+        self.limit = limit
+        self.budget = budget
+        self.literals = query.literals
+
+    def partition(self, part: Partition) -> Searched:
+        """Search one partition; :class:`InputError` (placed at its file) when a file cannot be read."""
+        result = Searched(part)
+        tp = topic_partition(part.name)
+        topic, number = (None, None) if tp is None else tp
+        ranges = self.query.ranges
+        logs = [seg for seg in part.segments if seg.log]
+        for i, seg in enumerate(logs):
+            if self.budget.spent:
+                break
+            later = logs[i + 1].base_offset if i + 1 < len(logs) else None
+            if not segment_may_hold(seg.base_offset, later, ranges):
+                result.skipped += 1
+                continue
+            if past_by_name(logs[i - 1].base_offset if i else None, ranges):
+                result.skipped += len(logs) - i
+                break
+            where = Where(part, topic, number, seg, 0)
+            if not self._segment(where, result):
+                break
+        return result
+
+    def _segment(self, where: Where, result: Searched) -> bool:
+        """Search one segment from where its indexes say; False when no later segment can hold a match."""
+        seg, query = where.segment, self.query
+        log = seg.log
+        assert log is not None
+        ranges = query.ranges
+        offsets = starts.offset_index(seg) if ranges.from_offset > seg.base_offset or ranges.by_time else None
+        start = starts.start_position(seg, log, offsets, ranges, self.limit)
+        if start is None:
+            result.skipped += 1
+            return True
+        result.segments += 1
+        with FileRecords(log, store=seg.store) as records:  # InputError: the partition is not searched
+            pos = start
+            try:
+                for items in records.scan(start):
+                    for position, size, h, valid in items:
+                        pos = position + size
+                        go_on = self._item(records, where._replace(position=position), result, h, valid)
+                        if go_on is not None:
+                            return go_on
+            except InputError as exc:
+                raise exc.at(files.display(log)) from None
+            except KsegError as exc:
+                at = exc.position if exc.position is not None else pos
+                self._unread(where, result, Unread(log, at, "corrupt-batch", f"{exc.message}; the rest not read"))
+                return True
+            if pos < records.size:
+                self._unread(
+                    where,
+                    result,
+                    Unread(log, pos, "partial-batch", f"{records.size - pos} bytes after the last whole batch"),
+                )
+        return True
+
+    def _item(self, records: FileRecords, where: Where, result: Searched, h: Any, valid: Any) -> bool | None:
+        """One item of the scan; None: read on; else stop this segment (True: the next one may match).
+        A batch failing its CRC is said whether or not its header rules it out (the header may be what
+        is damaged)."""
+        query = self.query
+        if h is None:  # a batch object: legacy, or larger than the window
+            batch = valid
+            if not batch.is_valid():
+                self._unread(where, result, _crc(where.segment.log, batch))
+            verdict = place(batch, query.ranges)
+            if verdict == PAST:
+                return False
+            if verdict == BEFORE or not (
+                query.legacy_may_match() if batch.magic < 2 else query.batch_may_match(batch.h)
+            ):
+                return None
+        else:
+            if not valid:
+                self._unread(where, result, _crc(where.segment.log, records.frame_at(where.position, records.end)))
+            last = v2.last_offset(h[v2.BASE_OFFSET], h[v2.LAST_OFFSET_DELTA])
+            if last < query.ranges.from_offset:
+                return None
+            if h[v2.BASE_OFFSET] > query.ranges.to_offset:
+                return False
+            if not query.batch_may_match(h):
+                return None
+            batch = records.frame_at(where.position, records.end)
+            verdict = LAST if last >= query.ranges.to_offset else 0
+        if self._holds_literals(batch):
+            self._records(where, batch, result)
+        if self.budget.spent:
+            return False
+        return False if verdict == LAST else None
+
+    def _holds_literals(self, batch: Any) -> bool:
+        """False when ``batch`` is uncompressed, in the reader's window, and lacks one of the query's literal
+        bytes (then no record of it matches); True otherwise (its records are read)."""
+        buf = batch.buf
+        if not self.literals or buf is None or batch.codec != 0:
+            return True
+        find = getattr(buf.obj, "find", None)  # the window's mmap or bytearray: searched in place
+        if find is None:
+            return True
+        start, end = batch.i, batch.i + batch.size
+        return all(find(literal, start, end) >= 0 for literal in self.literals)
+
+    def _records(self, where: Where, batch: Any, result: Searched) -> None:
+        matches, budget = self.query.record_matches, self.budget
+        result.batches += 1
+        try:
+            if batch.magic >= 2 and not batch.is_control:
+                for chunk in batch.record_chunks(self.limit):
+                    for rec in chunk:
+                        if matches(rec[0], rec[1], rec[3], rec[4], rec[5]):
+                            self._found(where, batch, rec, result)
+                            if budget.spent:
+                                return
+                return
+            legacy = batch.magic < 2
+            for rec in batch.records(self.limit):
+                key, value = rec.key, rec.value
+                if matches(rec.offset, rec.timestamp, key, value, () if legacy else rec.headers):
+                    self._found(where, batch, rec, result)
+                    if budget.spent:
+                        return
+        except InputError:
+            raise
+        except KsegError as exc:
+            at = exc.position if exc.position is not None else batch.position
+            message = f"batch at offset {batch.base_offset}: {exc.message}; its other records not read"
+            self._unread(where, result, Unread(where.segment.log or "", at, "records", message))
+
+    def _found(self, where: Where, batch: Any, rec: Any, result: Searched) -> None:
+        result.matches += 1
+        self.budget.take()
+        self.sink.match(where, batch, rec)
+
+    def _unread(self, where: Where, result: Searched, problem: Unread) -> None:
+        result.unread.append(problem)
+        self.sink.unread(where, problem)
+
+
+def of_topics(partitions: list[Partition], topics: tuple[str, ...]) -> list[Partition]:
+    """The partitions of ``topics`` by their directory's name (all when none is given); one that could
+    not be listed is kept (its error is the run's)."""
+    if not topics:
+        return partitions
+    wanted = set(topics)
+    kept = []
+    for part in partitions:
+        tp = topic_partition(part.name)
+        if part.error is not None or (tp is not None and tp[0] in wanted):
+            kept.append(part)
+    return kept
+
+
+def _crc(log: str | None, batch: Any) -> Unread:
+    return Unread(
+        log or "",
+        batch.position,
+        "crc",
+        f"batch at offset {batch.base_offset}: CRC mismatch (stored {batch.checksum}, computed "
+        f"{batch.computed_crc()}); its records searched as read",
+    )
