@@ -236,7 +236,14 @@ def _partitions(run: Run, paths: list[str], query: Any, topics: tuple[str, ...],
         named = {files.absolute(p).rstrip("/") for p in paths}  # partitions named on the command line
         given = [p for p in partitions if files.absolute(p.path).rstrip("/") in named]
         partitions, notes = key_partitions(partitions, query.key, prune[0], given)
-        run.notes(notes)
+        if not run.quiet:
+            from kseg.render.notes import NoteGroups
+
+            topics_noted = NoteGroups("topic")  # forty topics pruned alike: one line
+            for note in notes:
+                topics_noted.add(note)
+            for text in topics_noted.texts():
+                run.note(text)
     return partitions, len(found) - len(partitions)
 
 
@@ -298,7 +305,8 @@ def _search(
             bar.close()
     if code != EXIT_ERROR:
         code = EXIT_OK if totals["matches"] else EXIT_NONE
-    sink.summary({**totals, "leftOut": left_out, "limitReached": budget.spent, "exit": code})
+    totals["leftOut"] = left_out
+    sink.summary({**totals, "limitReached": budget.spent, "exitCode": code})
     _last_word(run, totals, budget.spent, limit, code)
     return code
 
@@ -314,6 +322,8 @@ def _last_word(run: Run, totals: dict, limit_reached: bool, limit: int | None, c
         f"{plural(totals['partitions'], 'partition')}, {plural(totals['segments'], 'segment')} read, "
         f"{totals['skipped']} skipped by their names or indexes"
     )
+    if totals["leftOut"]:
+        read += f"; {plural(totals['leftOut'], 'partition')} left out: not the key's partition, or not of --topic"
     if totals["unread"]:
         run.say(
             f"kseg: no match in what was read ({read}); {plural(totals['unread'], 'place')} not read past "

@@ -6,8 +6,9 @@ record's line as ``kafka-dump-log.sh --print-data-log`` prints it (:mod:`kseg.re
 
     data/orders-3/00000000000000000000.log position: 4120 | offset: 7 CreateTime: ... key: k payload: v
 
-A JSON match is dump's ``record`` row (docs/json-output.md) with ``topic``, ``partition``, ``path`` (the
-partition directory), ``segment`` and ``position`` added.
+A JSON match is dump's ``record`` row (docs/json-output.md) with its place added: ``topic``,
+``partitionId``, ``logDir``, ``partition`` (the directory's name), ``path`` (as given), ``segment`` and
+``position`` (its batch's).
 """
 
 from __future__ import annotations
@@ -139,12 +140,15 @@ def unread_line(problem: Any) -> str:
 
 
 def _where_of(part: Any) -> dict:
-    """The fields naming a partition in every row: its topic and number (null when the directory's name is
-    not ``<topic>-<n>``) and its directory, as given."""
+    """The fields naming a partition in every row, as the lookups and coordinator name it: its topic and
+    number (``partitionId``; null when the directory's name is not ``<topic>-<n>``), its log directory
+    (absolute), its directory's name and its path as given."""
     tp = topic_partition(part.name)
     return {
         "topic": None if tp is None else tp[0],
-        "partition": None if tp is None else tp[1],
+        "partitionId": None if tp is None else tp[1],
+        "logDir": part.log_dir,
+        "partition": part.name,
         "path": files.display(part.path),
     }
 

@@ -32,7 +32,7 @@ def _rows(text: str, kind: str = "record") -> list[dict]:
 def _found(args: list[str], root: Path) -> tuple[int, set[tuple[int, int]], str]:
     r = run_cli(["grep", "--format", "json", *args, str(root)])
     assert "Traceback" not in r.errtext, r.errtext
-    return r.exit_code, {(row["partition"], row["offset"]) for row in _rows(r.text)}, r.errtext
+    return r.exit_code, {(row["partitionId"], row["offset"]) for row in _rows(r.text)}, r.errtext
 
 
 def _text(b: bytes | None) -> str | None:
@@ -123,10 +123,10 @@ def test_the_key_is_searched_in_its_partition_only(topic, monkeypatch) -> None:
     monkeypatch.setattr(records, "open_for_read", only_the_keys_partition)
     r = run_cli(["grep", "--format", "json", "--key", "order-123", str(root)])
     assert r.exit_code == 0, r.errtext
-    assert [(row["partition"], row["offset"]) for row in _rows(r.text)] == [
+    assert [(row["partitionId"], row["offset"]) for row in _rows(r.text)] == [
         (w.partition, w.offset) for w in written if w.key == key
     ]
-    assert f"topic {TOPIC}: only partition {target} read" in r.errtext and "6 partitions" in r.errtext
+    assert f"{TOPIC}: only partition {target} of the topic read" in r.errtext and "6 partitions" in r.errtext
     assert opened and all(f"{TOPIC}-{target}" in str(p) for p in opened)
     monkeypatch.setattr(records, "open_for_read", real)
     r = run_cli(["grep", "--no-prune", "--count", "--key", "order-123", str(root)])  # every partition read
@@ -138,12 +138,12 @@ def test_partitions_given_and_the_keys_partition_absent(topic) -> None:
     key = b"order-10"
     other = partition_for_key(key, 5)
     code, found, err = _found(["--key", "order-10", "--partitions", "5"], root)
-    assert f"only partition {other} read" in err and "--partitions" in err
+    assert f"only partition {other} of the topic read" in err and "--partitions" in err
     assert all(p == other for p, _ in found)
     far = next(n for n in range(7, 60) if partition_for_key(key, n) >= PARTITIONS)
     r = run_cli(["grep", "--key", "order-10", "--partitions", str(far), str(root)])
     assert r.exit_code == 1
-    assert f"partition {partition_for_key(key, far)}, the key's, is not in the inputs" in r.errtext
+    assert f"partition {partition_for_key(key, far)} of the topic, the key's, is not in the inputs" in r.errtext
 
 
 def test_a_broker_holding_some_partitions_is_read_whole(topic, tmp_path) -> None:
@@ -269,7 +269,7 @@ def test_every_codec_and_magic_of_the_corpus_agrees_with_dump(name: str) -> None
     dumped = []
     for log in sorted(part.glob("*.log")):
         dumped += _rows(run_cli(["dump", "--print-data-log", "--format", "json", str(log)]).text)
-    drop = ("topic", "partition", "path", "segment", "position")
+    drop = ("topic", "partitionId", "logDir", "partition", "path", "segment", "position")
     assert [{k: v for k, v in row.items() if k not in drop} for row in _rows(r.text)] == dumped
 
 

@@ -92,7 +92,7 @@ def prune(
             chosen[topic] = None
             if many:
                 notes.append(
-                    f"topic {topic}: its partitions here are not 0..N-1, so its partition count is not known: "
+                    f"{topic}: the topic's partitions here are not 0..N-1, so its partition count is not known: "
                     "every partition read (give --partitions N to read only the key's)"
                 )
             continue
@@ -101,7 +101,7 @@ def prune(
         if count is not None or many:
             how = "--partitions" if count is not None else "the partitions found; --partitions N if it has more"
             notes.append(
-                f"topic {topic}: only partition {target} read, where Kafka's default partitioner sends this "
+                f"{topic}: only partition {target} of the topic read, where Kafka's default partitioner sends this "
                 f"key (murmur2 of the key mod {n} partitions, {how}; --no-prune for a custom partitioner)"
             )
     kept = []
@@ -113,5 +113,5 @@ def prune(
             kept.append(part)
     for topic, wanted in chosen.items():
         if wanted is not None and not any(topic_partition(p.name) == (topic, wanted) for p in kept):
-            notes.append(f"topic {topic}: partition {wanted}, the key's, is not in the inputs: nothing of it read")
+            notes.append(f"{topic}: partition {wanted} of the topic, the key's, is not in the inputs: none of it read")
     return kept, notes

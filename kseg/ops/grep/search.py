@@ -34,12 +34,9 @@ from kseg.storage.records import FileRecords
 
 
 class Where(NamedTuple):
-    """The place of a match: its partition (topic and number from the directory's name, None when it is
-    not ``<topic>-<n>``) and segment, and the position of its batch in the ``.log``."""
+    """The place of a match: its partition and segment, and the position of its batch in the ``.log``."""
 
     partition: Partition
-    topic: str | None
-    number: int | None
     segment: Segment
     position: int
 
@@ -112,8 +109,6 @@ class Searcher:
     def partition(self, part: Partition) -> Searched:
         """Search one partition; :class:`InputError` (placed at its file) when a file cannot be read."""
         result = Searched(part)
-        tp = topic_partition(part.name)
-        topic, number = (None, None) if tp is None else tp
         ranges = self.query.ranges
         logs = [seg for seg in part.segments if seg.log]
         for i, seg in enumerate(logs):
@@ -126,7 +121,7 @@ class Searcher:
             if past_by_name(logs[i - 1].base_offset if i else None, ranges):
                 result.skipped += len(logs) - i
                 break
-            where = Where(part, topic, number, seg, 0)
+            where = Where(part, seg, 0)
             if not self._segment(where, result):
                 break
         return result

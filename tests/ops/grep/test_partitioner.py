@@ -64,7 +64,7 @@ def test_prune_keeps_the_keys_partition_of_each_topic_and_says_so() -> None:
     parts = _parts("a-0", "a-1", "a-2", "b-1", "b-2", "c-5", "odd")
     kept, notes = prune(parts, key, None)
     assert [p.name for p in kept] == ["a-0", "b-1", "b-2", "c-5", "odd"]  # b and c: count unknown
-    assert any("topic a: only partition 0 read" in n and "3 partitions" in n for n in notes), notes
+    assert any("a: only partition 0 of the topic read" in n and "3 partitions" in n for n in notes), notes
     kept, notes = prune(parts, key, 12)
     assert [p.name for p in kept] == ["a-0", "odd"]
-    assert any("topic b: partition 0, the key's, is not in the inputs" in n for n in notes), notes
+    assert any("b: partition 0 of the topic, the key's, is not in the inputs" in n for n in notes), notes
