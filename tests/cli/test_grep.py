@@ -51,6 +51,10 @@ CASES = {
         ["--key-regex", r"^order-1\d$"],
         lambda w: w.key is not None and re.search(r"^order-1\d$", _text(w.key)),
     ),
+    "key-regex-not-utf8": (
+        ["--key-regex", "bin-3"],  # \xff\xfe-bin-32: the regex searches Kafka's string decoding of the key
+        lambda w: w.key is not None and "bin-3" in _text(w.key),
+    ),
     "value-regex": (
         ["--value-regex", "color (red|blue) qty 3"],
         lambda w: w.value is not None and re.search("color (red|blue) qty 3", w.value.decode()),

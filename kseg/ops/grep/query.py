@@ -18,6 +18,35 @@ from kseg.format.strings import decode_text, string_decoder
 from kseg.storage.ranges import EVERYTHING, Ranges
 
 _FLAGS = v2.TRANSACTIONAL_FLAG | v2.CONTROL_FLAG
+SHORTEST_REQUIRED = 3  # a shorter required text would rule out few batches
+
+
+def required_text(pattern: re.Pattern[str]) -> str:
+    """The longest run of ASCII characters every match of ``pattern`` holds, taken from the top level of
+    its parse (a branch, a class, a repeat, a group ends a run), or "" when there is none or the pattern
+    ignores case.  Kafka's string decoder turns an ASCII byte into that character and no other byte into
+    it (a malformed sequence is replaced without taking an ASCII byte), so text holding it came from bytes
+    holding its ASCII bytes."""
+    if pattern.flags & re.IGNORECASE:
+        return ""
+    try:
+        from re import _parser as parser  # type: ignore[attr-defined]  # Python 3.11+
+    except ImportError:  # pragma: no cover - Python 3.10
+        import sre_parse as parser
+    try:
+        parsed = parser.parse(pattern.pattern, pattern.flags)
+    except Exception:  # noqa: BLE001 - compiled already: a parse that fails here only forgoes the shortcut
+        return ""
+    literal = parser.LITERAL if hasattr(parser, "LITERAL") else parser.SRE_PARSE_LITERAL
+    best, run = "", []
+    for op, av in list(parsed) + [(None, None)]:
+        if op is literal and av < 0x80:
+            run.append(chr(av))
+            continue
+        if len(run) > len(best):
+            best = "".join(run)
+        run = []
+    return best if len(best) >= SHORTEST_REQUIRED else ""
 
 
 @dataclass(frozen=True)
@@ -59,13 +88,17 @@ class Query:
 
     @property
     def literals(self) -> tuple[bytes, ...]:
-        """Bytes every matching record holds verbatim (its key, header names and exact header values): an
-        uncompressed batch holding none of one of them holds no match (:mod:`kseg.ops.grep.search`)."""
+        """Bytes every matching record holds verbatim (its key, header names and exact header values, the
+        text a regular expression of the string decoder cannot match without): an uncompressed batch
+        holding none of one of them holds no match (:mod:`kseg.ops.grep.search`)."""
         found = [] if self.key is None or not self.key else [self.key]
         for test in self.headers:
             found.append(test.name)
             if test.value:
                 found.append(test.value)
+        for pattern, decoder in ((self.key_regex, self.key_decoder), (self.value_regex, self.value_decoder)):
+            if pattern is not None and decoder is string_decoder:
+                found.append(required_text(pattern).encode("ascii"))
         return tuple(b for b in found if b)
 
     def batch_may_match(self, h: tuple) -> bool:
@@ -87,7 +120,7 @@ class Query:
 
     def record_matches(self, offset: int, timestamp: int, key: Any, value: Any, headers: tuple) -> bool:
         """Whether a record matches every record filter (offsets and times: ``ranges.holds``)."""
-        if not self.ranges.holds(offset, timestamp):
+        if self.ranges is not EVERYTHING and not self.ranges.holds(offset, timestamp):
             return False
         if self.tombstones and value is not None:
             return False

@@ -21,10 +21,11 @@ An I/O error (permission, EIO, a file that vanished or shrank) raises
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, Protocol
+from typing import Any, Iterator, NamedTuple, Protocol
 
 from kseg.errors import InputError, KsegError
 from kseg.format import v2
+from kseg.format.v2_records import SPANS, span_slice
 from kseg.ops.grep.query import Query
 from kseg.storage import files, starts
 from kseg.storage.checkpoints import topic_partition
@@ -105,6 +106,8 @@ class Searcher:
         self.limit = limit
         self.budget = budget
         self.literals = query.literals
+        self._hits: list[int] = []  # each literal's next occurrence in the scan's list of batches (_lacks)
+        self._list_end = 0
 
     def partition(self, part: Partition) -> Searched:
         """Search one partition; :class:`InputError` (placed at its file) when a file cannot be read."""
@@ -142,9 +145,11 @@ class Searcher:
             pos = start
             try:
                 for items in records.scan(start):
+                    self._hits = [-1] * len(self.literals)  # a list's batches lie in one window
+                    self._list_end = items[-1][0] + items[-1][1]
                     for position, size, h, valid in items:
                         pos = position + size
-                        go_on = self._item(records, where._replace(position=position), result, h, valid)
+                        go_on = self._item(records, where, result, position, size, h, valid)
                         if go_on is not None:
                             return go_on
             except InputError as exc:
@@ -161,25 +166,28 @@ class Searcher:
                 )
         return True
 
-    def _item(self, records: FileRecords, where: Where, result: Searched, h: Any, valid: Any) -> bool | None:
+    def _item(
+        self, records: FileRecords, where: Where, result: Searched, position: int, size: int, h: Any, valid: Any
+    ) -> bool | None:
         """One item of the scan; None: read on; else stop this segment (True: the next one may match).
         A batch failing its CRC is said whether or not its header rules it out (the header may be what
         is damaged)."""
         query = self.query
         if h is None:  # a batch object: legacy, or larger than the window
             batch = valid
+            where = where._replace(position=position)
             if not batch.is_valid():
                 self._unread(where, result, _crc(where.segment.log, batch))
             verdict = place(batch, query.ranges)
             if verdict == PAST:
                 return False
-            if verdict == BEFORE or not (
-                query.legacy_may_match() if batch.magic < 2 else query.batch_may_match(batch.h)
-            ):
+            may = query.legacy_may_match() if batch.magic < 2 else query.batch_may_match(batch.h)
+            if verdict == BEFORE or not may or not self._holds_literals(batch):
                 return None
         else:
             if not valid:
-                self._unread(where, result, _crc(where.segment.log, records.frame_at(where.position, records.end)))
+                where = where._replace(position=position)
+                self._unread(where, result, _crc(where.segment.log, records.frame_at(position, records.end)))
             last = v2.last_offset(h[v2.BASE_OFFSET], h[v2.LAST_OFFSET_DELTA])
             if last < query.ranges.from_offset:
                 return None
@@ -187,37 +195,52 @@ class Searcher:
                 return False
             if not query.batch_may_match(h):
                 return None
-            batch = records.frame_at(where.position, records.end)
+            if self.literals and not h[v2.ATTRIBUTES] & v2.CODEC_MASK and self._lacks(records, position, size):
+                return None if last < query.ranges.to_offset else False
+            batch = records.frame_at(position, records.end)
+            where = where._replace(position=position)
             verdict = LAST if last >= query.ranges.to_offset else 0
-        if self._holds_literals(batch):
-            self._records(where, batch, result)
+        self._records(where, batch, result)
         if self.budget.spent:
             return False
         return False if verdict == LAST else None
 
-    def _holds_literals(self, batch: Any) -> bool:
-        """False when ``batch`` is uncompressed, in the reader's window, and lacks one of the query's literal
-        bytes (then no record of it matches); True otherwise (its records are read)."""
-        buf = batch.buf
-        if not self.literals or buf is None or batch.codec != 0:
-            return True
-        find = getattr(buf.obj, "find", None)  # the window's mmap or bytearray: searched in place
+    def _lacks(self, records: FileRecords, position: int, size: int) -> bool:
+        """Whether the uncompressed batch at ``position`` lacks one of the query's literal bytes, searched in
+        place in the reader's window: each literal's next occurrence is found once for the scan's list of
+        batches (``_hits``, file positions; the list's end when there is none), not once a batch."""
+        view, i = records.window(position, size)  # in the window already: the scan's list lies in it
+        find = getattr(view.obj, "find", None)
         if find is None:
+            return False
+        base = position - i  # the file position of the buffer's first byte
+        end = position + size
+        for n, literal in enumerate(self.literals):
+            hit = self._hits[n]
+            if hit < position:  # not searched yet, or last seen before this batch: search on from here
+                j = find(literal, i, self._list_end - base)
+                hit = self._hits[n] = self._list_end if j < 0 else base + j
+            if hit + len(literal) > end:
+                return True
+        return False
+
+    def _holds_literals(self, batch: Any) -> bool:
+        """False when ``batch`` (a batch object) is uncompressed, in the reader's window, and lacks one of the
+        query's literal bytes (then no record of it matches); True otherwise (its records are read)."""
+        if not self.literals or batch.buf is None or batch.codec != 0:
             return True
-        start, end = batch.i, batch.i + batch.size
-        return all(find(literal, start, end) >= 0 for literal in self.literals)
+        return _holds(batch.buf, batch.i, batch.i + batch.size, self.literals)
 
     def _records(self, where: Where, batch: Any, result: Searched) -> None:
         matches, budget = self.query.record_matches, self.budget
         result.batches += 1
         try:
             if batch.magic >= 2 and not batch.is_control:
-                for chunk in batch.record_chunks(self.limit):
-                    for rec in chunk:
-                        if matches(rec[0], rec[1], rec[3], rec[4], rec[5]):
-                            self._found(where, batch, rec, result)
-                            if budget.spent:
-                                return
+                for rec in self._candidates(batch):
+                    if matches(rec[0], rec[1], rec[3], rec[4], rec[5]):
+                        self._found(where, batch, rec, result)
+                        if budget.spent:
+                            return
                 return
             legacy = batch.magic < 2
             for rec in batch.records(self.limit):
@@ -233,6 +256,25 @@ class Searcher:
             message = f"batch at offset {batch.base_offset}: {exc.message}; its other records not read"
             self._unread(where, result, Unread(where.segment.log or "", at, "records", message))
 
+    def _candidates(self, batch: Any) -> Iterator[tuple]:
+        """The records of a v2 data batch that may match (offset, timestamp, sequence, key, value, headers;
+        key and value slices).  A compressed batch's records come a decompressed piece at a time with their
+        key and value as spans in it (the record decoder's ``SPANS``): a piece lacking one of the query's
+        literal bytes is left without a slice made or a record tested (an uncompressed batch was searched
+        whole before, :meth:`_lacks`)."""
+        literals = self.literals
+        if not literals or not batch.codec:
+            for chunk in batch.record_chunks(self.limit):
+                yield from chunk
+            return
+        for buf, chunk, _ in batch.form_chunks(self.limit, SPANS):
+            data = buf if isinstance(buf, (bytes, bytearray)) else bytes(buf)
+            if any(data.find(literal) < 0 for literal in literals):
+                continue
+            mv = memoryview(data)
+            for o, ts, seq, k, v, hs in chunk:
+                yield o, ts, seq, span_slice(mv, k), span_slice(mv, v), hs
+
     def _found(self, where: Where, batch: Any, rec: Any, result: Searched) -> None:
         result.matches += 1
         self.budget.take()
@@ -241,6 +283,15 @@ class Searcher:
     def _unread(self, where: Where, result: Searched, problem: Unread) -> None:
         result.unread.append(problem)
         self.sink.unread(where, problem)
+
+
+def _holds(view: Any, start: int, end: int, literals: tuple[bytes, ...]) -> bool:
+    """Whether ``view[start:end]`` holds every one of ``literals``: searched in place in the window's
+    buffer (an mmap or a bytearray) when the view exposes one, else True (the records are read)."""
+    find = getattr(view.obj, "find", None)
+    if find is None:
+        return True
+    return all(find(literal, start, end) >= 0 for literal in literals)
 
 
 def of_topics(partitions: list[Partition], topics: tuple[str, ...]) -> list[Partition]:
