@@ -14,20 +14,21 @@ import click
 from kseg.cli.options import (
     HELP,
     Run,
+    capped_jobs,
     decoder_options,
     format_option,
+    jobs_option,
     listing_code,
     max_message_size_option,
     partitions_or_fail,
     reading_bar,
+    reword,
     rsm_key_option,
     run_options,
     schemas_options,
 )
 from kseg.cli.params import Int, TimestampType, decoders, kraft_text, registry_decoders
-from kseg.limits import EXIT_ERROR, EXIT_OK, EXIT_PROBLEMS, INT32_MAX, INT64_MAX, INT64_MIN
-
-EXIT_NONE = EXIT_PROBLEMS  # no record matched
+from kseg.limits import INT32_MAX, INT64_MAX, INT64_MIN
 
 BYTES_HELP = "text (UTF-8), or hex:6b6579 or base64:a2V5 for any bytes (text:hex:... for text beginning so)"
 
@@ -133,6 +134,7 @@ def _ranges(bounds: tuple[int | None, int | None, int | None, int | None]) -> An
 )
 @click.option("--limit", type=Int(1, INT64_MAX), default=None, metavar="N", help="Stop after N matches.")
 @click.option("--count", is_flag=True, help="Print the number of matches of each partition, not the records.")
+@jobs_option
 @decoder_options
 @schemas_options
 @max_message_size_option
@@ -160,6 +162,7 @@ def grep(
     no_prune: bool,
     limit: int | None,
     count: bool,
+    jobs: int,
     key_decoder: str | None,
     value_decoder: str | None,
     schemas: str | None,
@@ -212,10 +215,13 @@ def grep(
             "say what to look for: --key, --key-regex, --value-regex, --header, --header-regex, an offset or "
             "time range, --producer-id, --transactional, --control or --tombstones"
         )
+    if registry is not None and jobs > 1:  # its schemas, replayed once here, are not shipped to workers
+        run.note("--jobs: the registry decoder decodes in this process only; searching in one process")
+        jobs = 1
     if (partition_count is not None or no_prune) and query.key is None:
         raise click.UsageError("--partitions and --no-prune are for --key (the partition a key is sent to)")
     prune = None if no_prune else (partition_count,)
-    code = _search(run, list(paths), query, topics, prune, limit, count, output_format, max_message_size)
+    code = _search(run, list(paths), query, topics, prune, limit, count, output_format, max_message_size, jobs)
     if registry is not None:
         for note in registry.notes():
             run.note(note)
@@ -257,77 +263,28 @@ def _search(
     count: bool,
     output_format: str,
     max_message_size: int,
+    jobs: int,
 ) -> int:
-    from kseg.errors import KsegError
     from kseg.limits import decompression_limit
-    from kseg.ops.grep.search import Budget, Searcher
-    from kseg.render.grep import GrepSink
+    from kseg.runtime.grep import Output, finish, search
 
     partitions, left_out = _partitions(run, paths, query, topics, prune)
     code = listing_code(partitions)
-    bar, out = reading_bar(run, "grep", partitions)
-    sink = GrepSink(
-        out,
-        run.err,
-        json=output_format == "json",
-        count=count,
-        key_decoder=query.key_decoder,
-        value_decoder=query.value_decoder,
-        kraft_text=kraft_text,
-    )
-    sink.quiet = run.quiet
-    budget = Budget(limit)
-    searcher = Searcher(query, sink, decompression_limit(max_message_size), budget)
-    totals = {"matches": 0, "partitions": 0, "segments": 0, "skipped": 0, "unread": 0, "crc": 0, "failed": 0}
+    jobs = capped_jobs(run, jobs)
+    output = Output(output_format == "json", count, query.key_decoder, query.value_decoder, kraft_text)
+    bar, out = reading_bar(run, "grep", partitions) if jobs == 1 else (None, run.out)
     try:
-        for part in partitions:
-            if part.error is not None:
-                totals["failed"] += 1
-                continue
-            if budget.spent:
-                break
-            try:
-                result = searcher.partition(part)
-            except KsegError as exc:
-                sink.flush()
-                code = run.error(exc)
-                totals["failed"] += 1
-                continue
-            sink.searched(result)
-            for name in ("matches", "segments", "skipped"):
-                totals[name] += getattr(result, name)
-            totals["partitions"] += 1
-            totals["unread"] += sum(not u.read_past for u in result.unread)
-            totals["crc"] += sum(u.read_past for u in result.unread)
-        sink.flush()
+        totals, spent, searched = search(
+            run, partitions, query, output, out, limit, decompression_limit(max_message_size), jobs
+        )
     finally:
         if bar is not None:
             bar.close()
-    if code != EXIT_ERROR:
-        code = EXIT_OK if totals["matches"] else EXIT_NONE
-    totals["leftOut"] = left_out
-    sink.summary({**totals, "limitReached": budget.spent, "exitCode": code})
-    _last_word(run, totals, budget.spent, limit, code)
-    return code
+    return finish(run, output, run.out, totals, left_out, limit, spent, max(code, searched))
 
 
-def _last_word(run: Run, totals: dict, limit_reached: bool, limit: int | None, code: int) -> None:
-    from kseg.words import plural
-
-    if limit_reached:
-        run.note(f"stopped at --limit {limit}")
-    if code != EXIT_NONE:
-        return
-    read = (
-        f"{plural(totals['partitions'], 'partition')}, {plural(totals['segments'], 'segment')} read, "
-        f"{totals['skipped']} skipped by their names or indexes"
-    )
-    if totals["leftOut"]:
-        read += f"; {plural(totals['leftOut'], 'partition')} left out: not the key's partition, or not of --topic"
-    if totals["unread"]:
-        run.say(
-            f"kseg: no match in what was read ({read}); {plural(totals['unread'], 'place')} not read past "
-            "corruption (the corrupt lines above)"
-        )
-    else:
-        run.say(f"kseg: no match ({read})")
+reword(
+    grep,
+    jobs="Search partitions in N processes (a partition's segments in order, in one); --max-rate is split "
+    "between them.",
+)

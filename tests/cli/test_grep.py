@@ -16,7 +16,7 @@ import pytest
 
 from kseg.ops.grep.partitioner import partition_for_key
 from tests.cli.grep_data import PARTITIONS, T0, TOPIC, Written, write_topic
-from tests.conftest import CORPUS_DATA, run_cli
+from tests.conftest import CORPUS_DATA, run_cli, run_subprocess
 
 
 @pytest.fixture(scope="module")
@@ -293,3 +293,39 @@ def test_usage_errors(topic, args: list[str], said: str) -> None:
     r = run_cli(["grep", *args, str(root)])
     assert r.exit_code == 2 and said in r.errtext, r.errtext
     assert "Traceback" not in r.errtext
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--value-regex", "red qty"],
+        ["--format", "json", "--header", "tenant"],
+        ["--count", "--tombstones"],
+        ["--format", "json", "--limit", "7", "--value-regex", "qty [12]"],
+        ["--limit", "2", "--transactional"],
+        ["--format", "json", "--control"],
+    ],
+)
+def test_jobs_print_what_one_process_prints(topic, args: list[str]) -> None:
+    """``--jobs 2``: partitions searched by two worker processes, printed in the same order, the same
+    bytes, the same exit code, ``--limit`` cut at the same match."""
+    root, _ = topic
+    one = run_subprocess(["grep", "-j", "1", *args, str(root)])
+    two = run_subprocess(["grep", "-j", "2", *args, str(root)])
+    assert (two.exit_code, two.text, two.errtext) == (one.exit_code, one.text, one.errtext)
+    assert one.exit_code == 0 and one.text
+
+
+def test_jobs_a_partition_that_cannot_be_read(topic, tmp_path) -> None:
+    """A worker meeting a FIFO named like a segment: that partition's error line, the others searched,
+    exit 2."""
+    root, written = topic
+    copy = tmp_path / "data"
+    shutil.copytree(root, copy)
+    log = sorted((copy / f"{TOPIC}-2").glob("*.log"))[0]
+    log.unlink()
+    os.mkfifo(log)
+    r = run_subprocess(["grep", "-j", "2", "--count", "--tombstones", str(copy)])
+    assert r.exit_code == 2, r.errtext
+    assert f"kseg: error: {log}: " in r.errtext and "not a regular file" in r.errtext
+    assert len(r.text.splitlines()) == PARTITIONS - 1

@@ -27,7 +27,7 @@ READING = sorted(set(COMMANDS) - NO_FILES)
 # Where each shared option applies (commands outside a set do not take it).
 WHERE = {
     "quiet": set(COMMANDS),
-    "jobs": {"verify-index", "rebuild-index"},
+    "jobs": {"verify-index", "rebuild-index", "grep"},
     "key_decoder": {"dump", "lookup-offset", "lookup-time", "export", "grep"},
     "value_decoder": {"dump", "lookup-offset", "lookup-time", "export", "grep"},
     "output_format": set(COMMANDS) - {"export"},

@@ -87,9 +87,9 @@ class Budget:
     def __init__(self, limit: int | None) -> None:
         self.left = limit
 
-    def take(self) -> None:
+    def take(self, n: int = 1) -> None:
         if self.left is not None:
-            self.left -= 1
+            self.left -= n
 
     @property
     def spent(self) -> bool:
