@@ -14,18 +14,21 @@ import click
 from kseg.cli.options import (
     HELP,
     Run,
+    Spark,
     capped_jobs,
     decoder_options,
     format_option,
     jobs_option,
     listing_code,
     max_message_size_option,
+    on_spark,
     partitions_or_fail,
     reading_bar,
     reword,
     rsm_key_option,
     run_options,
     schemas_options,
+    spark_options,
 )
 from kseg.cli.params import Int, TimestampType, decoders, kraft_text, registry_decoders
 from kseg.limits import INT32_MAX, INT64_MAX, INT64_MIN
@@ -141,6 +144,7 @@ def _ranges(bounds: tuple[int | None, int | None, int | None, int | None]) -> An
 @format_option
 @run_options
 @rsm_key_option
+@spark_options
 def grep(
     paths: tuple[str, ...],
     key: str | None,
@@ -170,6 +174,7 @@ def grep(
     max_message_size: int,
     output_format: str,
     run: Run,
+    spark: Spark,
 ) -> None:
     """Find the records matching every filter given in log roots, partition
     directories or segment files (local paths or URIs), and print them as
@@ -190,6 +195,13 @@ def grep(
     """
     from kseg.ops.grep.query import Query
 
+    spark.check(run)
+    if spark.on:  # executors do not run in this directory: every local path absolute (docs/spark.md)
+        from kseg.spark.paths import absolute_all
+
+        if jobs > 1:
+            raise click.UsageError("--jobs is for a local run (with --spark the executors search)")
+        run, paths = run.shown_as(paths, absolute_all(paths)), tuple(absolute_all(paths))
     flags = re.IGNORECASE if ignore_case else 0
     ranges = _ranges((from_offset, to_offset, from_time, to_time))
     names = (key_decoder, value_decoder)
@@ -215,13 +227,15 @@ def grep(
             "say what to look for: --key, --key-regex, --value-regex, --header, --header-regex, an offset or "
             "time range, --producer-id, --transactional, --control or --tombstones"
         )
+    if registry is not None and spark.on:
+        raise click.UsageError("--spark does not take the registry decoder yet (its schemas are read here)")
     if registry is not None and jobs > 1:  # its schemas, replayed once here, are not shipped to workers
         run.note("--jobs: the registry decoder decodes in this process only; searching in one process")
         jobs = 1
     if (partition_count is not None or no_prune) and query.key is None:
         raise click.UsageError("--partitions and --no-prune are for --key (the partition a key is sent to)")
     prune = None if no_prune else (partition_count,)
-    code = _search(run, list(paths), query, topics, prune, limit, count, output_format, max_message_size, jobs)
+    code = _search(run, list(paths), query, topics, prune, limit, count, output_format, max_message_size, jobs, spark)
     if registry is not None:
         for note in registry.notes():
             run.note(note)
@@ -264,6 +278,7 @@ def _search(
     output_format: str,
     max_message_size: int,
     jobs: int,
+    spark: Spark,
 ) -> int:
     from kseg.limits import decompression_limit
     from kseg.runtime.grep import Output, finish, search
@@ -272,10 +287,17 @@ def _search(
     code = listing_code(partitions)
     jobs = capped_jobs(run, jobs)
     output = Output(output_format == "json", count, query.key_decoder, query.value_decoder, kraft_text)
-    bar, out = reading_bar(run, "grep", partitions) if jobs == 1 else (None, run.out)
+    bar, out = reading_bar(run, "grep", partitions) if jobs == 1 and not spark.on else (None, run.out)
+    cluster = None
+    if spark.on:
+        from kseg.spark import grep_job
+
+        def cluster(tasks: list) -> list:
+            return on_spark(spark, "grep", lambda session: list(grep_job.run(session, tasks)))
+
     try:
         totals, spent, searched = search(
-            run, partitions, query, output, out, limit, decompression_limit(max_message_size), jobs
+            run, partitions, query, output, out, limit, decompression_limit(max_message_size), jobs, cluster
         )
     finally:
         if bar is not None:

@@ -84,7 +84,15 @@ class Totals:
 
 
 def search(
-    run: Run, partitions: list, query: Any, output: Output, out: Any, limit: int | None, bytes_limit: int, jobs: int
+    run: Run,
+    partitions: list,
+    query: Any,
+    output: Output,
+    out: Any,
+    limit: int | None,
+    bytes_limit: int,
+    jobs: int,
+    on_spark: Any = None,
 ) -> tuple[Totals, bool, int]:
     """Search ``partitions`` (those that could not be listed are counted as failed); ``(totals, limit
     reached, code)``, the code 2 when a partition could not be read, else 0."""
@@ -99,7 +107,13 @@ def search(
     sink = output.sink(out, run.err)
     sink.quiet = run.quiet
     budget = Budget(limit)
-    if jobs > 1 and len(readable) > 1:
+    if on_spark is not None:  # --spark: each partition a task; the answers printed here, in order
+        tasks = [Task(p, query, output, bytes_limit, budget.left, "") for p in readable]
+        for done in on_spark(tasks):
+            code = max(code, copy(run, done, out, budget, totals))
+            if budget.spent:
+                break
+    elif jobs > 1 and len(readable) > 1:
         code = _in_workers(run, readable, query, output, out, budget, bytes_limit, jobs, totals)
     else:
         searcher = Searcher(query, sink, bytes_limit, budget)
@@ -151,7 +165,7 @@ def finish(
 
 # -- --jobs ---------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class _Task:
+class Task:
     partition: Any
     query: Any
     output: Output
@@ -161,15 +175,17 @@ class _Task:
 
 
 @dataclass
-class _Done:
-    """A worker's answer: the partition's result (None when it could not be read: ``error``), the spool of
-    what it prints on stdout, its stderr lines, and where each match ends in the spool (``--limit``)."""
+class Done:
+    """A worker's or a Spark task's answer: the partition's result (None when it could not be read:
+    ``error``), what it prints on stdout (a spool file, or the bytes), its stderr lines, and where each
+    match ends in that output (``--limit``)."""
 
     result: Searched | None
-    spool: str
+    spool: str | None
     err: bytes
     ends: list[int] | None
     error: str | None = None
+    data: bytes = b""
 
 
 class _Marked:
@@ -187,22 +203,29 @@ class _Marked:
         self.sink.unread(where, problem)
 
 
-def _search_one(task: _Task) -> _Done:
+def search_into(task: Task, out: Any) -> Done:
+    """One partition searched, what it prints written to ``out`` (a spool file, or memory on Spark)."""
+    err = io.BytesIO()
+    sink = task.output.sink(out, err)
+    ends: list[int] | None = [] if task.limit is not None and not task.output.count else None
+    target: Any = sink if ends is None else _Marked(sink, out, ends)
+    try:
+        result = Searcher(task.query, target, task.bytes_limit, Budget(task.limit)).partition(task.partition)
+    except KsegError as exc:
+        sink.flush()
+        return Done(None, None, err.getvalue(), ends, exc.describe())
+    sink.searched(result)
+    sink.flush()
+    return Done(result, None, err.getvalue(), ends)
+
+
+def _search_one(task: Task) -> Done:
     """A worker: one partition searched into a spool file."""
     fd, spool_path = tempfile.mkstemp(dir=task.spool_dir, suffix=".spool")
-    err = io.BytesIO()
     with os.fdopen(fd, "wb") as spool:
-        sink = task.output.sink(spool, err)
-        ends: list[int] | None = [] if task.limit is not None and not task.output.count else None
-        target: Any = sink if ends is None else _Marked(sink, spool, ends)
-        try:
-            result = Searcher(task.query, target, task.bytes_limit, Budget(task.limit)).partition(task.partition)
-        except KsegError as exc:
-            sink.flush()
-            return _Done(None, spool_path, err.getvalue(), ends, exc.describe())
-        sink.searched(result)
-        sink.flush()
-    return _Done(result, spool_path, err.getvalue(), ends)
+        done = search_into(task, spool)
+    done.spool = spool_path
+    return done
 
 
 def _in_workers(
@@ -220,12 +243,12 @@ def _in_workers(
 
     code = EXIT_OK
     spool_dir = tempfile.mkdtemp(prefix="kseg-grep-")
-    tasks = [_Task(p, query, output, bytes_limit, budget.left, spool_dir) for p in partitions]
+    tasks = [Task(p, query, output, bytes_limit, budget.left, spool_dir) for p in partitions]
     run.read_in(jobs)
     pool = new_pool(jobs)
     try:
         for done in pool.map(_search_one, tasks):
-            code = max(code, _copy(run, done, out, budget, totals))
+            code = max(code, copy(run, done, out, budget, totals))
             if budget.spent:
                 break
     except BrokenProcessPool:
@@ -245,10 +268,10 @@ def _in_workers(
     return code
 
 
-def _copy(run: Run, done: _Done, out: Any, budget: Budget, totals: Totals) -> int:
+def copy(run: Run, done: Done, out: Any, budget: Budget, totals: Totals) -> int:
     """One partition's answer to the output, in order; the code it adds (2: it could not be read)."""
     try:
-        with open(done.spool, "rb") as spool:
+        with open(done.spool, "rb") if done.spool is not None else io.BytesIO(done.data) as spool:
             if done.ends is not None and budget.left is not None and len(done.ends) > budget.left:
                 cut = done.ends[budget.left - 1]
                 out.write(spool.read(cut))
@@ -258,7 +281,8 @@ def _copy(run: Run, done: _Done, out: Any, budget: Budget, totals: Totals) -> in
                 kept = None
         out.flush()
     finally:
-        os.unlink(done.spool)
+        if done.spool is not None:
+            os.unlink(done.spool)
     if done.err:
         run.err.write(done.err)
         run.err.flush()

@@ -32,10 +32,10 @@ WHERE = {
     "value_decoder": {"dump", "lookup-offset", "lookup-time", "export", "grep"},
     "output_format": set(COMMANDS) - {"export"},
     "max_message_size": set(COMMANDS) - {"diff", "logdir"} - NO_FILES,  # diff and logdir read batch headers only
-    "spark": {"verify-index", "export", "diff", "logdir", "tiered"},
-    "master": {"verify-index", "export", "diff", "logdir", "tiered"},
-    "spark_conf": {"verify-index", "export", "diff", "logdir", "tiered"},
-    "verbose": {"verify-index", "export", "diff", "logdir", "tiered"},
+    "spark": {"verify-index", "export", "diff", "logdir", "tiered", "grep"},
+    "master": {"verify-index", "export", "diff", "logdir", "tiered", "grep"},
+    "spark_conf": {"verify-index", "export", "diff", "logdir", "tiered", "grep"},
+    "verbose": {"verify-index", "export", "diff", "logdir", "tiered", "grep"},
     "max_rate": set(READING),
     "drop_cache": set(READING),
 }
