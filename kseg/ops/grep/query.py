@@ -17,7 +17,6 @@ from kseg.format import v2
 from kseg.format.strings import decode_text, string_decoder
 from kseg.storage.ranges import EVERYTHING, Ranges
 
-_FLAGS = v2.TRANSACTIONAL_FLAG | v2.CONTROL_FLAG
 SHORTEST_REQUIRED = 3  # a shorter required text would rule out few batches
 
 
