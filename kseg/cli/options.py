@@ -41,7 +41,7 @@ jobs_option = click.option("--jobs", "-j", type=Int(min=1), default=1, show_defa
 paths_argument = click.argument("paths", nargs=-1, required=True, type=click.Path(readable=False))
 
 DECODER_HELP = (
-    "How {what} print: string (Kafka's default), hex, base64, json, registry (dump, lookups, export: "
+    "How {what} print: string (Kafka's default), hex, base64, json, registry (dump, lookups, export, grep: "
     "docs/schemas.md), or module:function; "
     "Kafka's {kafka} spelling works too."
 )

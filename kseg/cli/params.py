@@ -147,7 +147,9 @@ def resolve_decoder(name: str) -> Decoder:
     if name == REGISTRY:
         from kseg.errors import UsageError
 
-        raise UsageError("the registry decoder is for dump, lookup-offset, lookup-time and export (docs/schemas.md)")
+        raise UsageError(
+            "the registry decoder is for dump, lookup-offset, lookup-time, export and grep (docs/schemas.md)"
+        )
     from kseg.decoders.simple import resolve
 
     return resolve(name)
