@@ -25,6 +25,11 @@ COMMANDS = {
     "lookup-time": ("kseg.cli.lookup", "lookup_time", "Find the first record at or after a timestamp."),
     "export": ("kseg.cli.export", "export", "Export the records of segments as Parquet (locally or on Spark)."),
     "rebuild-index": ("kseg.cli.rebuild", "rebuild_index", "Rebuild .index/.timeindex/.txnindex as Kafka's recovery."),
+    "salvage": (
+        "kseg.cli.salvage",
+        "salvage",
+        "Every intact batch past a partition's damage, into a new partition directory.",
+    ),
     "txn": ("kseg.cli.txn", "txn", "Transactions, last stable offset, hanging transactions, .txnindex audit."),
     "compaction": (
         "kseg.cli.compaction",

@@ -93,6 +93,7 @@ ARGS = {
     "lookup-time": lambda t: ["1730000000005", str(t.bad)],  # before the first batch's timestamp
     "export": lambda t: [str(t.bad), "-o", str(t.out / "x.parquet")],
     "rebuild-index": lambda t: ["--check", str(t.bad)],
+    "salvage": lambda t: [str(t.bad), "-o", str(t.out / "p-0")],
     "txn": lambda t: ["--from-start", str(t.bad)],  # every segment read (not only those after the snapshot)
     "compaction": lambda t: [str(t.bad)],
     "diff": lambda t: [str(t.good), str(t.bad)],

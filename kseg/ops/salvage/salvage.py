@@ -1,0 +1,253 @@
+"""A partition's segments read past their damage (:mod:`kseg.ops.salvage.found`), each valid batch kept or
+dropped by the rules below, the kept ones copied in offset order to the new partition directory
+(:mod:`kseg.ops.salvage.output`), and every loss named.
+
+A valid batch (framed, its CRC holding) is kept unless, in this order:
+
+1. its last offset is below ``--from-offset`` (left out, not lost);
+2. its offsets do not fit its segment (below the segment's base offset, past what a relative offset of
+   the index holds -- ``LogSegmentOffsetOverflowException`` -- or at or past the next segment's base
+   offset): ``out-of-place``;
+3. its base offset is not above the last offset kept: the batch kept just before it found again (the same
+   offsets, CRC and size) is a ``duplicate`` (nothing lost); any other is an ``overlap``: the batch found
+   first in the log is kept, as Kafka's reads (the index leads to the earlier position) would serve it;
+4. it is compressed and its records do not decode (a codec error, a record that does not parse):
+   ``undecodable`` -- Kafka's recovery keeps it (``ensureValid`` checks only the CRC) and every consumer
+   fetching it fails.
+"""
+
+from __future__ import annotations
+
+from kseg.errors import InputError, KsegError
+from kseg.limits import INT32_MAX
+from kseg.ops.salvage.found import Damage, Found, read_segment
+from kseg.ops.salvage.model import (
+    DAMAGED,
+    DUPLICATE,
+    MAX_ROWS,
+    OUT_OF_PLACE,
+    OVERLAP,
+    UNDECODABLE,
+    Loss,
+    Salvage,
+    SegmentOutcome,
+    TxnCut,
+)
+from kseg.ops.salvage.output import Output
+from kseg.storage import files
+from kseg.storage.batch import LegacyBatch, V2Batch
+from kseg.storage.partition import Partition, Segment
+from kseg.storage.records import FileRecords
+
+
+class _Partition:
+    """The state carried across a partition's segments: the last offset kept, the losses whose offsets
+    wait for the next batch kept, open transactions, and how far Kafka's recovery would get."""
+
+    def __init__(self, result: Salvage, from_offset: int | None, limit: int) -> None:
+        self.result = result
+        self.from_offset = from_offset
+        self.limit = limit
+        self.last: int | None = None  # the last offset kept
+        self.last_found: Found | None = None  # the batch kept last
+        self.pending: list[Loss] = []  # damaged ranges since the last batch kept: the next one bounds them
+        self.open: dict[int, list] = {}  # producer id -> [first offset, damage met since, reported]
+        self.kafka_cut = False  # Kafka's recovery stopped (at the first damage)
+
+    # -- losses ------------------------------------------------------------------------------------------
+    def damage(self, seg: SegmentOutcome, d: Damage) -> None:
+        loss = Loss(DAMAGED, seg.log, d.start, d.end, d.why)
+        loss.first = seg.base if self.last is None else self.last + 1
+        if self.from_offset is not None:
+            loss.first = max(loss.first, self.from_offset)
+        if len(self.pending) < MAX_ROWS:
+            self.pending.append(loss)
+        self.result.add(loss)
+        if seg.first_damage is None:
+            seg.first_damage = d.start
+        if not self.kafka_cut:
+            self.kafka_cut = True
+            self.result.kafka_stop = f"{seg.log} at byte {d.start}"
+
+    def drop(self, seg: SegmentOutcome, f: Found, cause: str, why: str) -> None:
+        self.result.add(Loss(cause, seg.log, f.position, f.position + f.size, why, f.base, f.last))
+        if cause != DUPLICATE:
+            self._touch_transactions()
+
+    def _touch_transactions(self) -> None:
+        for state in self.open.values():
+            state[1] = True
+
+    # -- batches -----------------------------------------------------------------------------------------
+    def _bound(self, first: int) -> None:
+        """The damaged ranges since the last batch kept, bounded by the next one kept at ``first``: the
+        offsets missing between the two (none: the damage held no batch) go to the first range."""
+        missing = False
+        for k, loss in enumerate(self.pending):
+            if k == 0 and loss.first is not None and first > loss.first:
+                loss.last = first - 1
+                missing = True
+            else:
+                loss.first = None
+            self.result.settled(loss)
+        self.pending = []
+        if missing:
+            self._touch_transactions()
+
+    def keep(self, seg: SegmentOutcome, f: Found, records: int, first: int) -> None:
+        self._bound(first)
+        self.last, self.last_found = f.last, f
+        seg.batches += 1
+        seg.records += records
+        seg.bytes += f.size
+        seg.first_offset = first if seg.first_offset is None else seg.first_offset
+        seg.last_offset = f.last
+        if self.kafka_cut:
+            self.result.beyond_kafka += 1
+        else:
+            self.result.kafka_batches += 1
+            self.result.kafka_last_offset = f.last
+        if f.producer_id >= 0 and (f.transactional or f.control):
+            self._transaction(f)
+
+    def _transaction(self, f: Found) -> None:
+        state = self.open.get(f.producer_id)
+        if f.control:
+            if state is not None and state[1]:
+                self.result.txn_cuts.append(
+                    TxnCut(
+                        f.producer_id,
+                        state[0],
+                        "damage lies inside it: some of its data batches may be lost; its marker was kept",
+                        False,
+                    )
+                )
+            self.open.pop(f.producer_id, None)
+        elif state is None:
+            self.open[f.producer_id] = [f.base, False, False]
+        elif state[1] and not state[2]:
+            state[2] = True
+            self.result.txn_cuts.append(
+                TxnCut(
+                    f.producer_id,
+                    state[0],
+                    f"its batches go on at offset {f.base} after damage: a marker lost there makes two "
+                    "transactions one, ended by the later marker's outcome",
+                    True,
+                )
+            )
+
+    def finish(self) -> None:
+        for k, loss in enumerate(self.pending):  # damage after the last batch kept: its offsets are unbounded
+            if k:
+                loss.first = None
+            self.result.settled(loss)
+        if self.pending:
+            self._touch_transactions()
+        self.pending = []
+        for pid, (first, touched, reported) in self.open.items():
+            if touched and not reported:
+                self.result.txn_cuts.append(
+                    TxnCut(pid, first, "open at the end of what was kept, with damage after its start", True)
+                )
+        if self.open:
+            self.result.lso = min(state[0] for state in self.open.values())
+
+
+def salvage_partition(
+    part: Partition,
+    selected: set[int] | None,
+    output: Output | None,
+    *,
+    from_offset: int | None = None,
+    limit: int,
+) -> Salvage:
+    """Read every selected segment of ``part`` past its damage; write what is kept through ``output``
+    (None: ``--dry-run``).  Raises :class:`InputError` for a segment that cannot be read (I/O)."""
+    result = Salvage(files.display(part.path), None if output is None else output.shown)
+    state = _Partition(result, from_offset, limit)
+    segments = [s for s in part.segments if s.log is not None]
+    for k, seg in enumerate(segments):
+        if selected is not None and seg.base_offset not in selected:
+            continue
+        upper = segments[k + 1].base_offset if k + 1 < len(segments) else None
+        cut_before = state.kafka_cut
+        result.segments.append(_segment(state, seg, upper, output))
+        if cut_before:  # LogLoader.recoverLog deletes the segments after the one it truncated
+            result.kafka_deleted_segments += 1
+    state.finish()
+    return result
+
+
+def _segment(state: _Partition, seg: Segment, upper: int | None, output: Output | None) -> SegmentOutcome:
+    assert seg.log is not None
+    shown = files.display(seg.log)
+    outcome = SegmentOutcome(shown, seg.name, seg.base_offset)
+    copier = FileRecords(seg.log, window=1 << 20, store=seg.store)
+    writer = None
+    try:
+        with FileRecords(seg.log, store=seg.store) as records:
+            outcome.size = records.size
+            for event in read_segment(records):
+                if isinstance(event, Damage):
+                    state.damage(outcome, event)
+                    continue
+                kept = _decide(state, outcome, seg, upper, event, copier)
+                if kept is None:
+                    continue
+                if output is not None:
+                    if writer is None:
+                        writer = output.segment(seg.base_offset)
+                        outcome.written = writer.shown
+                    writer.copy(copier, event.position, event.size)
+                state.keep(outcome, event, *kept)
+    finally:
+        copier.close()
+        if writer is not None:
+            writer.close()
+    return outcome
+
+
+def _decide(
+    state: _Partition, seg: SegmentOutcome, segment: Segment, upper: int | None, f: Found, copier: FileRecords
+) -> tuple[int, int] | None:
+    """``(records, first offset)`` of a batch to keep, or None (dropped, said; or below ``--from-offset``)."""
+    if state.from_offset is not None and f.last < state.from_offset:
+        state.result.skipped_before += 1
+        return None
+    base = segment.base_offset
+    if f.base < base or f.last - base > INT32_MAX or (upper is not None and f.last >= upper):
+        bound = f"the segment holds offsets {base} to {min(base + INT32_MAX, (upper or base + INT32_MAX + 1) - 1)}"
+        state.drop(seg, f, OUT_OF_PLACE, f"offsets {f.base} to {f.last} outside it ({bound})")
+        return None
+    last = state.last_found
+    if state.last is not None and f.base <= state.last:
+        if last is not None and (last.base, last.last, last.crc, last.size) == (f.base, f.last, f.crc, f.size):
+            state.drop(seg, f, DUPLICATE, f"the batch at byte {last.position} again (same offsets and CRC)")
+        else:
+            state.drop(seg, f, OVERLAP, f"offsets {f.base} to {f.last}, not above {state.last} kept before it")
+        return None
+    if f.codec == 0:
+        return f.records, f.base
+    try:
+        return _decoded(copier, f, state.limit)
+    except KsegError as exc:
+        state.drop(seg, f, UNDECODABLE, f"its CRC holds but its records do not decode: {exc.message}")
+        return None
+
+
+def _decoded(copier: FileRecords, f: Found, limit: int) -> tuple[int, int]:
+    """Every record of a compressed batch decoded (as a consumer would): ``(records, first offset)``."""
+    batch = copier.batch_at(f.position)
+    if batch is None:
+        raise InputError("file changed while being read: no batch where one was", path=copier.path, position=f.position)
+    if isinstance(batch, V2Batch):
+        n = sum(map(len, batch.record_chunks(limit, sizes=True)))
+        return n, f.base
+    assert isinstance(batch, LegacyBatch)
+    n, first = 0, f.base
+    for rec in batch.records(limit):
+        if n == 0:
+            first = rec.offset
+        n += 1
+    return n, first
