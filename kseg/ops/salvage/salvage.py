@@ -113,7 +113,7 @@ class _Partition:
     def _transaction(self, f: Found) -> None:
         state = self.open.get(f.producer_id)
         if f.control:
-            if state is not None and state[1]:
+            if state is not None and state[1] and not state[2]:  # (a lost marker is said once)
                 self.result.txn_cuts.append(
                     TxnCut(
                         f.producer_id,
