@@ -80,6 +80,8 @@ def salvage(
     notes: list[str] = []
     try:
         part, selected = resolve(source, notes, run.context)
+        if part.snapshots:
+            notes.append(_snapshots_note(part))
         run.notes(notes)
         _check_outputs(source, part.path, None if dry_run else output, report_path, force)
         result = run_salvage(
@@ -96,6 +98,16 @@ def salvage(
     code = EXIT_PROBLEMS if result.lost else EXIT_OK
     _show(run, result, dry_run, code, output_format, report_path)
     sys.exit(code)
+
+
+def _snapshots_note(part) -> str:
+    from kseg.storage import files
+    from kseg.words import plural
+
+    return (
+        f"{files.display(part.path)}: {plural(len(part.snapshots), 'producer snapshot')} not copied: Kafka rebuilds "
+        "producer state from the log when it loads the partition"
+    )
 
 
 def _check_outputs(source: str, partition: str, output: str | None, report: str | None, force: bool) -> None:

@@ -3,6 +3,7 @@ Kafka's recovery of the same log (text); the same as JSON Lines rows (docs/salva
 
 from __future__ import annotations
 
+import textwrap
 from types import MappingProxyType
 from typing import Any, Iterator
 
@@ -29,6 +30,8 @@ HEADINGS = MappingProxyType(
         DUPLICATE: "batches found twice (nothing lost)",
     }
 )
+WIDTH = 80  # columns of a text line
+LOSS_INDENT = "    "
 SNAPSHOTS = "producer snapshots are not written: Kafka rebuilds producer state from the log when it loads the partition"
 
 
@@ -59,6 +62,17 @@ def _segment_line(s: SegmentOutcome) -> str:
 
 
 def text_lines(r: Salvage, dry_run: bool) -> Iterator[str]:
+    """The report, each line wrapped at 80 columns (a path is never split; a continuation is indented) but a
+    loss's row: its file, byte range and cause stay on one line, for grep."""
+    for line in _lines(r, dry_run):
+        if len(line) <= WIDTH or line.startswith(LOSS_INDENT):
+            yield line
+            continue
+        indent = " " * (len(line) - len(line.lstrip(" ")) + 2)
+        yield from textwrap.wrap(line, WIDTH, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False)
+
+
+def _lines(r: Salvage, dry_run: bool) -> Iterator[str]:
     for s in r.segments:
         yield _segment_line(s)
     if r.losses:
@@ -70,7 +84,7 @@ def text_lines(r: Salvage, dry_run: bool) -> Iterator[str]:
                 continue
             yield f"  {HEADINGS[cause]}: {r.counts[cause]}"
             for loss in rows:
-                yield f"    {loss_line(loss)}"
+                yield f"{LOSS_INDENT}{loss_line(loss)}"
         more = sum(r.counts.values()) - len(r.losses)
         if more:
             yield f"  ({more} more not listed)"
@@ -86,6 +100,8 @@ def text_lines(r: Salvage, dry_run: bool) -> Iterator[str]:
     if r.skipped_before:
         yield f"{plural(r.skipped_before, 'batch')} below --from-offset left out"
     yield _summary(r, dry_run)
+    if not dry_run and r.output is not None:
+        yield f"  ({SNAPSHOTS})"
 
 
 def _kafka_lines(r: Salvage) -> Iterator[str]:
@@ -113,7 +129,7 @@ def _summary(r: Salvage, dry_run: bool) -> str:
     if dry_run or r.output is None:
         return f"summary: {kept}, {what}; --dry-run: nothing written"
     copied = f"; {', '.join(r.copied)} copied" if r.copied else ""
-    return f"summary: {kept}, {what}; written to {r.output} with their indexes{copied}; {SNAPSHOTS}"
+    return f"summary: {kept}, {what}; written to {r.output} with their indexes{copied}"
 
 
 def json_rows(r: Salvage, dry_run: bool, code: int) -> Iterator[dict[str, Any]]:

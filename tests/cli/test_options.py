@@ -104,6 +104,7 @@ def test_every_command_walked() -> None:
         "coordinator",
         "logdir",
         "tiered",
+        "salvage",
     }
 
 
@@ -209,6 +210,7 @@ COMMAND_RUNS = {
     "export": ["export", "--force", str(SAMPLE), "-o", "{tmp}/out.parquet"],
     "coordinator": ["coordinator", "--group", "g"],
     "logdir": ["logdir", str(SAMPLE)],
+    "salvage": ["salvage", str(SAMPLE), "-o", "{tmp}/out/orders-0"],
     "tiered": ["tiered", str(ROOT / "tests" / "data" / "kafka4x" / "data" / "__remote_log_metadata-0")],
 }
 # Kafka's own __remote_log_metadata records add a segment as COPY_SEGMENT_FINISHED, which Kafka's
@@ -392,6 +394,7 @@ NOTED_RUNS = {
     "export": ["export", "--force", "{tmp}/root", "-o", "{tmp}/out.parquet"],
     "logdir": ["logdir", "{tmp}/root"],  # notes: no meta.properties, no leader-epoch-checkpoint
     "tiered": ["tiered", "{tmp}/root/orders-0"],  # note: not named __remote_log_metadata-<n>
+    "salvage": ["salvage", "--force", "{tmp}/root/orders-0", "-o", "{tmp}/out/orders-0"],  # note: snapshots
 }
 
 
