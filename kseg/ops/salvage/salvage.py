@@ -14,6 +14,11 @@ A valid batch (framed, its CRC holding) is kept unless, in this order:
 4. it is compressed and its records do not decode (a codec error, a record that does not parse):
    ``undecodable`` -- Kafka's recovery keeps it (``ensureValid`` checks only the CRC) and every consumer
    fetching it fails.
+
+A batch is held until the next valid one is seen: when that one overlaps it, and the held batch does not
+follow the batch kept before it while its offsets, put right after that batch, end just before the new
+one, the held batch's base offset (outside the CRC) is the damaged field: it is dropped (``out-of-place``)
+and the new one goes on.  Damage commits the batch held.
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ from kseg.ops.salvage.model import (
     SegmentOutcome,
     TxnCut,
 )
-from kseg.ops.salvage.output import Output
+from kseg.ops.salvage.output import Output, SegmentWriter
 from kseg.storage import files
 from kseg.storage.batch import LegacyBatch, V2Batch
 from kseg.storage.partition import Partition, Segment
@@ -181,59 +186,112 @@ def salvage_partition(
 
 def _segment(state: _Partition, seg: Segment, upper: int | None, output: Output | None) -> SegmentOutcome:
     assert seg.log is not None
-    shown = files.display(seg.log)
-    outcome = SegmentOutcome(shown, seg.name, seg.base_offset)
-    copier = FileRecords(seg.log, window=1 << 20, store=seg.store)
-    writer = None
+    run = _SegmentRun(state, seg, output)
     try:
         with FileRecords(seg.log, store=seg.store) as records:
-            outcome.size = records.size
+            run.outcome.size = records.size
             for event in read_segment(records):
                 if isinstance(event, Damage):
-                    state.damage(outcome, event)
-                    continue
-                kept = _decide(state, outcome, seg, upper, event, copier)
-                if kept is None:
-                    continue
-                if output is not None:
-                    if writer is None:
-                        writer = output.segment(seg.base_offset)
-                        outcome.written = writer.shown
-                    writer.copy(copier, event.position, event.size)
-                state.keep(outcome, event, *kept)
+                    run.commit()
+                    state.damage(run.outcome, event)
+                else:
+                    run.found(event, upper)
+            run.commit()
     finally:
-        copier.close()
-        if writer is not None:
-            writer.close()
-    return outcome
+        run.close()
+    return run.outcome
 
 
-def _decide(
-    state: _Partition, seg: SegmentOutcome, segment: Segment, upper: int | None, f: Found, copier: FileRecords
-) -> tuple[int, int] | None:
-    """``(records, first offset)`` of a batch to keep, or None (dropped, said; or below ``--from-offset``)."""
+class _SegmentRun:
+    """One segment's valid batches decided: each is held until the next one is seen (its base offset, outside
+    the CRC, is judged against both neighbours), then kept -- copied to the output -- or dropped."""
+
+    def __init__(self, state: _Partition, seg: Segment, output: Output | None) -> None:
+        assert seg.log is not None
+        self.state, self.seg, self.output = state, seg, output
+        self.outcome = SegmentOutcome(files.display(seg.log), seg.name, seg.base_offset)
+        self.copier = FileRecords(seg.log, window=1 << 20, store=seg.store)
+        self.writer: SegmentWriter | None = None
+        self.held: tuple[Found, int, int] | None = None  # (batch, records, first offset)
+
+    def found(self, f: Found, upper: int | None) -> None:
+        state, outcome = self.state, self.outcome
+        if not _placed(state, outcome, self.seg, upper, f):
+            return
+        held = self.held
+        if held is not None and f.base <= held[0].last and _offset_damaged(state, outcome, held[0], f):
+            self.held = None
+        self.commit()
+        if not _ordered(state, outcome, f):
+            return
+        if f.codec == 0:
+            self.held = (f, f.records, f.base)
+            return
+        try:
+            self.held = (f, *_decoded(self.copier, f, state.limit))
+        except KsegError as exc:
+            state.drop(outcome, f, UNDECODABLE, f"its CRC holds but its records do not decode: {exc.message}")
+
+    def commit(self) -> None:
+        """Keep the batch held: copied to the output, counted."""
+        if self.held is None:
+            return
+        f, records, first = self.held
+        self.held = None
+        if self.output is not None:
+            if self.writer is None:
+                self.writer = self.output.segment(self.seg.base_offset)
+                self.outcome.written = self.writer.shown
+            self.writer.copy(self.copier, f.position, f.size)
+        self.state.keep(self.outcome, f, records, first)
+
+    def close(self) -> None:
+        self.copier.close()
+        if self.writer is not None:
+            self.writer.close()
+
+
+def _placed(state: _Partition, seg: SegmentOutcome, segment: Segment, upper: int | None, f: Found) -> bool:
+    """Rules 1 and 2: at or past ``--from-offset``, and its offsets within its segment (else dropped, said)."""
     if state.from_offset is not None and f.last < state.from_offset:
         state.result.skipped_before += 1
-        return None
+        return False
     base = segment.base_offset
     if f.base < base or f.last - base > INT32_MAX or (upper is not None and f.last >= upper):
         bound = f"the segment holds offsets {base} to {min(base + INT32_MAX, (upper or base + INT32_MAX + 1) - 1)}"
         state.drop(seg, f, OUT_OF_PLACE, f"offsets {f.base} to {f.last} outside it ({bound})")
-        return None
+        return False
+    return True
+
+
+def _offset_damaged(state: _Partition, seg: SegmentOutcome, held: Found, f: Found) -> bool:
+    """Whether ``held``'s base offset is the damaged one, ``f`` overlapping it: ``held`` does not follow the
+    batch kept before it, but its offsets, put right after that batch, end just before ``f`` -- a base offset
+    changed on disk (v2's is outside the CRC).  Then ``held`` is dropped (said) and ``f`` goes on."""
+    expected = seg.base if state.last is None else state.last + 1
+    span = held.last - held.base
+    if held.base == expected or expected + span + 1 != f.base:
+        return False
+    state.drop(
+        seg,
+        held,
+        OUT_OF_PLACE,
+        f"its base offset does not follow its neighbours: its offsets fit {expected} to {expected + span}, "
+        "between the batches on either side (a base offset is outside the CRC)",
+    )
+    return True
+
+
+def _ordered(state: _Partition, seg: SegmentOutcome, f: Found) -> bool:
+    """Rule 3: its base offset above the last offset kept (else a duplicate or an overlap, dropped, said)."""
     last = state.last_found
-    if state.last is not None and f.base <= state.last:
-        if last is not None and (last.base, last.last, last.crc, last.size) == (f.base, f.last, f.crc, f.size):
-            state.drop(seg, f, DUPLICATE, f"the batch at byte {last.position} again (same offsets and CRC)")
-        else:
-            state.drop(seg, f, OVERLAP, f"offsets {f.base} to {f.last}, not above {state.last} kept before it")
-        return None
-    if f.codec == 0:
-        return f.records, f.base
-    try:
-        return _decoded(copier, f, state.limit)
-    except KsegError as exc:
-        state.drop(seg, f, UNDECODABLE, f"its CRC holds but its records do not decode: {exc.message}")
-        return None
+    if state.last is None or f.base > state.last:
+        return True
+    if last is not None and (last.base, last.last, last.crc, last.size) == (f.base, f.last, f.crc, f.size):
+        state.drop(seg, f, DUPLICATE, f"the batch at byte {last.position} again (same offsets and CRC)")
+    else:
+        state.drop(seg, f, OVERLAP, f"offsets {f.base} to {f.last}, not above {state.last} kept before it")
+    return False
 
 
 def _decoded(copier: FileRecords, f: Found, limit: int) -> tuple[int, int]:

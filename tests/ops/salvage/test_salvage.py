@@ -168,6 +168,24 @@ def test_overlapping_batch_is_dropped_the_first_kept(tmp_path: Path) -> None:
     assert "batches overlapping offsets kept before them: 1" in text
 
 
+@pytest.mark.parametrize("shift", [3, -2])
+def test_damaged_base_offset_judged_by_its_neighbours(tmp_path: Path, shift: int) -> None:
+    """A v2 base offset (outside the CRC) changed on disk: the batch is dropped, every other one kept --
+    above its predecessor, its offsets fit exactly between its neighbours (out-of-place); below, it
+    overlaps the batch before it."""
+    part, original = _copy(tmp_path, "plain-v2-0")
+    p = _batches(original)[6][0]
+    (base,) = struct.unpack_from(">q", original, p)
+    damaged = original[:p] + struct.pack(">q", base + shift) + original[p + 8 :]
+    (part / f"{SEG0}.log").write_bytes(damaged)
+    out = tmp_path / "o" / "p-0"
+    code, text, _ = _salvage(part, out)
+    assert code == 1, text
+    assert (out / f"{SEG0}.log").read_bytes() == _intact(original, {6})
+    heading = "batches whose offsets do not fit their segment" if shift > 0 else "batches overlapping offsets"
+    assert heading in text, text
+
+
 def test_json_rows_and_report(tmp_path: Path) -> None:
     part, original = _copy(tmp_path, "plain-v2-0")
     damaged, lost = zeroed_page(original)
@@ -273,17 +291,25 @@ def test_one_segment(tmp_path: Path) -> None:
 
 
 def test_fuzz_never_keeps_a_bad_batch_nor_loses_an_intact_one(tmp_path: Path) -> None:
-    """Random damage (zeroed, random or inserted bytes anywhere, of any length): every batch whose bytes
-    are unchanged is kept, and the output holds nothing else (verify-index checks every CRC)."""
+    """Random damage (zeroed, random or inserted bytes anywhere, of any length; a base offset changed): every
+    batch whose bytes are unchanged is kept, and the output holds nothing else (verify-index checks every
+    CRC)."""
     part0, original = _copy(tmp_path, "plain-v2-0")
     batches = _batches(original)
     rng = random.Random(20261127)
-    for case in range(40):
+    for case in range(60):
         data = bytearray(original)
         start = rng.randrange(len(data))
         length = rng.choice([1, 3, 17, 200, 4096, rng.randrange(1, 9000)])
-        kind = rng.choice(["zero", "random", "insert"])
-        if kind == "insert":
+        kind = rng.choice(["zero", "random", "insert", "base_offset"])
+        if kind == "base_offset":  # outside the CRC: judged by its neighbours
+            k = rng.randrange(len(batches))
+            (base,) = struct.unpack_from(">q", data, batches[k][0])
+            data[batches[k][0] : batches[k][0] + 8] = struct.pack(">q", max(0, base + rng.choice([-7, -1, 1, 5, 40])))
+            changed = (
+                {k} if data[batches[k][0] : batches[k][0] + 8] != original[batches[k][0] : batches[k][0] + 8] else set()
+            )
+        elif kind == "insert":
             data[start:start] = rng.randbytes(length)
             changed = {k for k, (p, n) in enumerate(batches) if p < start < p + n}
         else:
