@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from kseg.cli.options import HELP, Run, format_option, max_message_size_option, run_options
+from kseg.cli.options import HELP, Run, format_option, max_message_size_option, rsm_key_option, run_options
 from kseg.cli.params import Int
 from kseg.errors import KsegError, UsageError
 from kseg.limits import EXIT_OK, EXIT_PROBLEMS, INT64_MAX, decompression_limit
@@ -41,6 +41,7 @@ from kseg.limits import EXIT_OK, EXIT_PROBLEMS, INT64_MAX, decompression_limit
 @format_option
 @max_message_size_option
 @run_options
+@rsm_key_option
 def salvage(
     source: str,
     output: str | None,

@@ -32,9 +32,10 @@ def resolve(source: str, notes: list[str], context: ReadContext) -> tuple[Partit
     base = files.base_offset_from_name(source)
     if base is None:
         raise InputError("not a segment file: the name carries no base offset", path=source)
-    parts = discover([files.parent(source)], notes, context)
+    directory = source.rsplit("/", 1)[0] if "/" in source.rstrip("/") else "."  # as given (a URI's too)
+    parts = discover([directory], notes, context)
     if len(parts) != 1 or parts[0].error is not None:
-        raise InputError("cannot list the segment's directory", path=files.parent(source))
+        raise InputError("cannot list the segment's directory", path=directory)
     return parts[0], {base}
 
 

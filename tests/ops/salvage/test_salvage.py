@@ -290,6 +290,25 @@ def test_one_segment(tmp_path: Path) -> None:
     ]
 
 
+@pytest.mark.parametrize("one_segment", [False, True])
+def test_tiered_segments_salvaged_as_kafka_segments(tmp_path: Path, one_segment: bool) -> None:
+    """Segments in Aiven's tiered layout (chunked, zstd-compressed objects): read through their store, written
+    as the plain segments Kafka wrote, named by base offset."""
+    from tests.cli.test_tiered_aiven import copy_aiven
+
+    copy_aiven(tmp_path / "tiered", "plain-v2-0", None, compression=True)
+    (part,) = (tmp_path / "tiered").glob("plain-v2-*/0")
+    src = sorted(part.glob("*.log"))[0] if one_segment else part
+    out = tmp_path / "o" / "plain-v2-0"
+    r = run_cli(["salvage", str(src), "-o", str(out)])
+    assert r.exit_code == 0, (r.text, r.errtext)
+    logs = sorted(CORPUS_DATA.joinpath("plain-v2-0").glob("*.log"))[: 1 if one_segment else None]
+    assert sorted(p.name for p in out.glob("*.log")) == [p.name for p in logs]
+    for log in logs:
+        assert (out / log.name).read_bytes() == log.read_bytes()
+    _verify_clean(out)
+
+
 def test_fuzz_never_keeps_a_bad_batch_nor_loses_an_intact_one(tmp_path: Path) -> None:
     """Random damage (zeroed, random or inserted bytes anywhere, of any length; a base offset changed): every
     batch whose bytes are unchanged is kept, and the output holds nothing else (verify-index checks every
