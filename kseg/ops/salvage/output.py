@@ -22,16 +22,24 @@ PIECE = 1 << 20  # bytes copied at a time
 
 
 class SegmentWriter:
-    """One salvaged ``.log``, written as batches are kept."""
+    """One salvaged ``.log``, written as batches are kept: consecutive batches are copied as one range."""
 
-    def __init__(self, path: str, shown: str) -> None:
-        self.path, self.shown = path, shown
+    def __init__(self, path: str, shown: str, source: FileRecords) -> None:
+        self.path, self.shown, self.source = path, shown, source
+        self.start = self.end = 0  # the range of ``source`` waiting to be copied
         try:
             self.f: BinaryIO = open(path, "xb", buffering=PIECE)  # noqa: SIM115 - closed by close()
         except OSError as exc:
             raise InputError(f"cannot write: {exc.strerror or exc}", path=path) from None
 
-    def copy(self, source: FileRecords, position: int, size: int) -> None:
+    def add(self, position: int, size: int) -> None:
+        """Bytes ``[position, position + size)`` of the source, after those added before."""
+        if position != self.end or self.end - self.start >= PIECE << 3:
+            self._copy(self.source, self.start, self.end - self.start)
+            self.start = position
+        self.end = position + size
+
+    def _copy(self, source: FileRecords, position: int, size: int) -> None:
         """Bytes ``[position, position + size)`` of ``source``, a window piece at a time."""
         end = position + size
         try:
@@ -43,8 +51,13 @@ class SegmentWriter:
         except OSError as exc:
             raise InputError(f"cannot write: {exc.strerror or exc}", path=self.path) from None
 
+    def abandon(self) -> None:
+        """Close without writing what waits (the run failed: the directory is discarded)."""
+        self.f.close()
+
     def close(self) -> None:
         try:
+            self._copy(self.source, self.start, self.end - self.start)
             self.f.flush()
             os.fsync(self.f.fileno())
         except OSError as exc:
@@ -60,9 +73,9 @@ class Output:
         self.shown = target
         self.directory = AtomicDirectory(target, force=force)
 
-    def segment(self, base_offset: int) -> SegmentWriter:
+    def segment(self, base_offset: int, source: FileRecords) -> SegmentWriter:
         name = f"{base_offset:020d}{files.LOG}"
-        return SegmentWriter(self.directory.file(name), os.path.join(self.shown, name))
+        return SegmentWriter(self.directory.file(name), os.path.join(self.shown, name), source)
 
     def finish(self, source: Partition, limit: int) -> list[str]:
         """Write the indexes of the salvaged logs and copy the partition's metadata; returns the files copied.

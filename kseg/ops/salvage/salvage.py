@@ -197,6 +197,7 @@ def _segment(state: _Partition, seg: Segment, upper: int | None, output: Output 
                 else:
                     run.found(event, upper)
             run.commit()
+            run.finish()
     finally:
         run.close()
     return run.outcome
@@ -240,15 +241,21 @@ class _SegmentRun:
         self.held = None
         if self.output is not None:
             if self.writer is None:
-                self.writer = self.output.segment(self.seg.base_offset)
+                self.writer = self.output.segment(self.seg.base_offset, self.copier)
                 self.outcome.written = self.writer.shown
-            self.writer.copy(self.copier, f.position, f.size)
+            self.writer.add(f.position, f.size)
         self.state.keep(self.outcome, f, records, first)
 
-    def close(self) -> None:
-        self.copier.close()
+    def finish(self) -> None:
+        """The segment's salvaged log written whole and synced."""
         if self.writer is not None:
-            self.writer.close()
+            writer, self.writer = self.writer, None
+            writer.close()
+
+    def close(self) -> None:
+        if self.writer is not None:  # not finished: a failure, the directory is discarded
+            self.writer.abandon()
+        self.copier.close()
 
 
 def _placed(state: _Partition, seg: SegmentOutcome, segment: Segment, upper: int | None, f: Found) -> bool:
