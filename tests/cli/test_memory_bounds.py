@@ -78,6 +78,7 @@ BOMB_COMMANDS = {
     "compaction": ["compaction", "{d}"],
     "txn": ["txn", "{d}"],
     "rebuild-check": ["rebuild-index", "--check", "{d}"],
+    "salvage": ["salvage", "--dry-run", "{d}"],  # every compressed batch's records decoded
 }
 
 
@@ -123,6 +124,7 @@ BIG_COMMANDS = {
     "dump-deep": ["dump", "--deep-iteration", LOG],
     "lookup-offset": ["lookup-offset", str(VALUES - 1), "{d}"],
     "compaction": ["compaction", "{d}"],
+    "salvage": ["salvage", "--dry-run", "{d}"],
 }
 
 
