@@ -85,6 +85,8 @@ def salvage(
             notes.append(_snapshots_note(part))
         run.notes(notes)
         _check_outputs(source, part.path, None if dry_run else output, report_path, force)
+        if output is not None and not dry_run:
+            _clean_stale(run, output)
         result = run_salvage(
             part,
             selected,
@@ -99,6 +101,17 @@ def salvage(
     code = EXIT_PROBLEMS if result.lost else EXIT_OK
     _show(run, result, dry_run, code, output_format, report_path)
     sys.exit(code)
+
+
+def _clean_stale(run: Run, output: str) -> None:
+    """Remove, with a note, the directories a killed salvage into ``output`` left beside it."""
+    from kseg.storage.atomic import clean_stale_directories
+    from kseg.words import noun
+
+    removed = clean_stale_directories(output)
+    if removed:
+        n = len(removed)
+        run.note(f"removed {n} temporary {noun(n, 'directory')} an interrupted kseg run left: {', '.join(removed)}")
 
 
 def _snapshots_note(part) -> str:

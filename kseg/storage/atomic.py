@@ -326,6 +326,25 @@ class AtomicDirectory:
             _remove_tree(self.path)
 
 
+def clean_stale_directories(target: str) -> list[str]:
+    """Remove the directories a killed :class:`AtomicDirectory` left beside ``target`` (kseg's own naming,
+    ``.<name>.<12 hex digits>.kseg-tmp``, for this target's name only); return their paths, beside ``target``
+    as given."""
+    parent = os.path.dirname(target.rstrip("/")) or os.curdir
+    name = os.path.basename(os.path.abspath(target))
+    removed = []
+    try:
+        entries = os.listdir(parent)
+    except OSError:
+        return removed
+    for entry in entries:
+        path = os.path.join(parent, entry)
+        if stale_temp_target(entry) == name and os.path.isdir(path) and not os.path.islink(path):
+            _remove_tree(path)
+            removed.append(path)
+    return removed
+
+
 def _fsync_dir(path: str) -> None:
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     try:

@@ -278,6 +278,36 @@ def test_outputs_refused(tmp_path: Path) -> None:
     assert r.exit_code == 0 and not (full / "x").exists() and (full / f"{SEG0}.log").exists()
 
 
+def test_interrupted_runs_leave_nothing(tmp_path: Path) -> None:
+    """Ctrl-C while reading: exit 130 and no directory; a killed run's temporary directory is removed by the
+    next run into the same target, with a note."""
+    import signal
+    import time
+
+    part, _ = _copy(tmp_path, "plain-v2-0")
+    out = tmp_path / "o" / "p-0"
+    out.parent.mkdir()
+    cmd = [sys.executable, "-m", "kseg", "salvage", "-q", "--max-rate", "0.01", str(part), "-o", str(out)]
+    p = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(os.environ, PYTHONPATH=str(ROOT))
+    )
+    deadline = time.monotonic() + 60
+    while not any(q.name.endswith(".kseg-tmp") for q in out.parent.iterdir()):
+        assert p.poll() is None and time.monotonic() < deadline, p.stderr.read() if p.stderr else ""
+        time.sleep(0.02)
+    time.sleep(0.3)
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 130 and err == b"kseg: interrupted\n", err
+    assert list(out.parent.iterdir()) == []
+    stale = out.parent / ".p-0.0123456789ab.kseg-tmp"
+    stale.mkdir()
+    (stale / f"{SEG0}.log").write_bytes(b"half")
+    r = run_cli(["salvage", str(part), "-o", str(out)])
+    assert r.exit_code == 0 and "removed 1 temporary directory an interrupted kseg run left" in r.errtext
+    assert sorted(q.name for q in out.parent.iterdir()) == ["p-0"]
+
+
 def test_one_segment(tmp_path: Path) -> None:
     part, _ = _copy(tmp_path, "plain-v2-0")
     out = tmp_path / "o" / "p-0"
