@@ -332,7 +332,7 @@ def clean_stale_directories(target: str) -> list[str]:
     as given."""
     parent = os.path.dirname(target.rstrip("/")) or os.curdir
     name = os.path.basename(os.path.abspath(target))
-    removed = []
+    removed: list[str] = []
     try:
         entries = os.listdir(parent)
     except OSError:
