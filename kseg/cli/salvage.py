@@ -81,8 +81,6 @@ def salvage(
     notes: list[str] = []
     try:
         part, selected = resolve(source, notes, run.context)
-        if part.snapshots:
-            notes.append(_snapshots_note(part))
         run.notes(notes)
         _check_outputs(source, part.path, None if dry_run else output, report_path, force)
         if output is not None and not dry_run:
@@ -112,16 +110,6 @@ def _clean_stale(run: Run, output: str) -> None:
     if removed:
         n = len(removed)
         run.note(f"removed {n} temporary {noun(n, 'directory')} an interrupted kseg run left: {', '.join(removed)}")
-
-
-def _snapshots_note(part) -> str:
-    from kseg.storage import files
-    from kseg.words import plural
-
-    return (
-        f"{files.display(part.path)}: {plural(len(part.snapshots), 'producer snapshot')} not copied: Kafka rebuilds "
-        "producer state from the log when it loads the partition"
-    )
 
 
 def _check_outputs(source: str, partition: str, output: str | None, report: str | None, force: bool) -> None:

@@ -32,7 +32,7 @@ HEADINGS = MappingProxyType(
 )
 WIDTH = 80  # columns of a text line
 LOSS_INDENT = "    "
-SNAPSHOTS = "producer snapshots are not written: Kafka rebuilds producer state from the log when it loads the partition"
+SNAPSHOTS = "Kafka rebuilds producer state from the log when it loads the partition"
 
 
 def _offsets(first: int | None, last: int | None, open_end: bool = False) -> str:
@@ -101,7 +101,10 @@ def _lines(r: Salvage, dry_run: bool) -> Iterator[str]:
         yield f"{plural(r.skipped_before, 'batch')} below --from-offset left out"
     yield _summary(r, dry_run)
     if not dry_run and r.output is not None:
-        yield f"  ({SNAPSHOTS})"
+        left = (
+            f"{plural(r.snapshots, 'producer snapshot')} not copied" if r.snapshots else "no producer snapshot written"
+        )
+        yield f"  ({left}: {SNAPSHOTS})"
 
 
 def _kafka_lines(r: Salvage) -> Iterator[str]:
@@ -183,6 +186,7 @@ def json_rows(r: Salvage, dry_run: bool, code: int) -> Iterator[dict[str, Any]]:
         "kafkaDeletedSegments": r.kafka_deleted_segments,
         "keptBeyondKafkaRecovery": r.beyond_kafka,
         "copied": r.copied,
+        "producerSnapshotsNotCopied": r.snapshots,
         "exitCode": code,
     }
 

@@ -394,7 +394,7 @@ NOTED_RUNS = {
     "export": ["export", "--force", "{tmp}/root", "-o", "{tmp}/out.parquet"],
     "logdir": ["logdir", "{tmp}/root"],  # notes: no meta.properties, no leader-epoch-checkpoint
     "tiered": ["tiered", "{tmp}/root/orders-0"],  # note: not named __remote_log_metadata-<n>
-    "salvage": ["salvage", "--force", "{tmp}/root/orders-0", "-o", "{tmp}/out/orders-0"],  # note: snapshots
+    "salvage": ["salvage", "--force", "{tmp}/root", "-o", "{tmp}/out/orders-0"],  # note: the -delete directory
 }
 
 

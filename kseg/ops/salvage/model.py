@@ -86,6 +86,7 @@ class Salvage:
     beyond_kafka: int = 0  # batches kept that Kafka's recovery would truncate or delete
     notes: list[str] = field(default_factory=list)
     copied: list[str] = field(default_factory=list)  # partition files copied as they were
+    snapshots: int = 0  # producer snapshots of the source, not copied
 
     @property
     def lost(self) -> bool:

@@ -169,7 +169,7 @@ def salvage_partition(
 ) -> Salvage:
     """Read every selected segment of ``part`` past its damage; write what is kept through ``output``
     (None: ``--dry-run``).  Raises :class:`InputError` for a segment that cannot be read (I/O)."""
-    result = Salvage(files.display(part.path), None if output is None else output.shown)
+    result = Salvage(files.display(part.path), None if output is None else output.shown, snapshots=len(part.snapshots))
     state = _Partition(result, from_offset, limit)
     segments = [s for s in part.segments if s.log is not None]
     for k, seg in enumerate(segments):
