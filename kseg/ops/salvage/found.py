@@ -28,6 +28,7 @@ from kseg.format.v2 import (
     CONTROL_FLAG,
     COUNT,
     LAST_OFFSET_DELTA,
+    LEADER_EPOCH,
     MAGIC,
     PRODUCER_ID,
     TRANSACTIONAL_FLAG,
@@ -58,6 +59,7 @@ class Found(NamedTuple):
     producer_id: int  # -1: none (v0/v1, or a v2 batch without a producer)
     transactional: bool
     crc: int
+    epoch: int  # partitionLeaderEpoch (v0/v1: -1)
 
 
 class Damage(NamedTuple):
@@ -83,6 +85,7 @@ def found_v2(position: int, size: int, h: tuple) -> Found:
         h[PRODUCER_ID],
         bool(attrs & TRANSACTIONAL_FLAG),
         h[CRC_FIELD],
+        h[LEADER_EPOCH],
     )
 
 
@@ -92,7 +95,18 @@ def found_of(batch: FileBatch) -> Found:
         return found_v2(batch.position, batch.size, batch.h)
     assert isinstance(batch, LegacyBatch)
     return Found(
-        batch.position, batch.size, batch.magic, batch.offset, batch.offset, 1, batch.codec, False, -1, False, batch.crc
+        batch.position,
+        batch.size,
+        batch.magic,
+        batch.offset,
+        batch.offset,
+        1,
+        batch.codec,
+        False,
+        -1,
+        False,
+        batch.crc,
+        -1,
     )
 
 

@@ -17,8 +17,9 @@ A valid batch (framed, its CRC holding) is kept unless, in this order:
 
 A batch is held until the next valid one is seen: when that one overlaps it, and the held batch does not
 follow the batch kept before it while its offsets, put right after that batch, end just before the new
-one, the held batch's base offset (outside the CRC) is the damaged field: it is dropped (``out-of-place``)
-and the new one goes on.  Damage commits the batch held.
+one, the held batch's base offset (outside the CRC) is the damaged field; when its partition leader epoch
+(outside the CRC too) is above the new one's, which is not below the batch kept before it, its epoch is:
+either way it is dropped (``out-of-place``) and the new one goes on.  Damage commits the batch held.
 """
 
 from __future__ import annotations
@@ -220,7 +221,10 @@ class _SegmentRun:
         if not _placed(state, outcome, self.seg, upper, f):
             return
         held = self.held
-        if held is not None and f.base <= held[0].last and _offset_damaged(state, outcome, held[0], f):
+        if held is not None and (
+            (f.base <= held[0].last and _offset_damaged(state, outcome, held[0], f))
+            or _epoch_damaged(state, outcome, held[0], f)
+        ):
             self.held = None
         self.commit()
         if not _ordered(state, outcome, f):
@@ -285,6 +289,24 @@ def _offset_damaged(state: _Partition, seg: SegmentOutcome, held: Found, f: Foun
         OUT_OF_PLACE,
         f"its base offset does not follow its neighbours: its offsets fit {expected} to {expected + span}, "
         "between the batches on either side (a base offset is outside the CRC)",
+    )
+    return True
+
+
+def _epoch_damaged(state: _Partition, seg: SegmentOutcome, held: Found, f: Found) -> bool:
+    """Whether ``held``'s partition leader epoch (outside the CRC) is the damaged field: above the epoch of the
+    batch after it, which is not below the batch kept before it.  Epochs never fall along a log, and
+    recovery would put this one in the leader epoch cache (``LeaderEpochFileCache.assign``).  Then ``held``
+    is dropped (said)."""
+    before = -1 if state.last_found is None else state.last_found.epoch
+    if held.magic < 2 or f.magic < 2 or not held.epoch > f.epoch >= before:
+        return False
+    state.drop(
+        seg,
+        held,
+        OUT_OF_PLACE,
+        f"its partition leader epoch {held.epoch} is above the next batch's ({f.epoch}): epochs never fall "
+        "along a log (a leader epoch is outside the CRC)",
     )
     return True
 

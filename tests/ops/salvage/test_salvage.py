@@ -186,6 +186,17 @@ def test_damaged_base_offset_judged_by_its_neighbours(tmp_path: Path, shift: int
     assert heading in text, text
 
 
+def test_damaged_leader_epoch_judged_by_its_neighbours(tmp_path: Path) -> None:
+    part, original = _copy(tmp_path, "plain-v2-0")
+    p = _batches(original)[4][0]
+    (part / f"{SEG0}.log").write_bytes(original[: p + 12] + struct.pack(">i", 99) + original[p + 16 :])
+    out = tmp_path / "o" / "p-0"
+    code, text, _ = _salvage(part, out)
+    assert code == 1, text
+    assert (out / f"{SEG0}.log").read_bytes() == _intact(original, {4})
+    assert "its partition leader epoch 99 is above the next batch's (0)" in text
+
+
 def test_json_rows_and_report(tmp_path: Path) -> None:
     part, original = _copy(tmp_path, "plain-v2-0")
     damaged, lost = zeroed_page(original)
@@ -350,8 +361,12 @@ def test_fuzz_never_keeps_a_bad_batch_nor_loses_an_intact_one(tmp_path: Path) ->
         data = bytearray(original)
         start = rng.randrange(len(data))
         length = rng.choice([1, 3, 17, 200, 4096, rng.randrange(1, 9000)])
-        kind = rng.choice(["zero", "random", "insert", "base_offset"])
-        if kind == "base_offset":  # outside the CRC: judged by its neighbours
+        kind = rng.choice(["zero", "random", "insert", "base_offset", "epoch"])
+        if kind == "epoch":  # outside the CRC too; not the last batch of the segment (no neighbour after it)
+            k = rng.randrange(len(batches) - 1)
+            data[batches[k][0] + 12 : batches[k][0] + 16] = struct.pack(">i", rng.choice([1, 7, 1 << 30]))
+            changed = {k}
+        elif kind == "base_offset":  # outside the CRC: judged by its neighbours
             k = rng.randrange(len(batches))
             (base,) = struct.unpack_from(">q", data, batches[k][0])
             data[batches[k][0] : batches[k][0] + 8] = struct.pack(">q", max(0, base + rng.choice([-7, -1, 1, 5, 40])))
