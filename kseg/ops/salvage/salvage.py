@@ -251,7 +251,11 @@ class _SegmentRun:
         self.state.keep(self.outcome, f, records, first)
 
     def finish(self) -> None:
-        """The segment's salvaged log written whole and synced."""
+        """The segment's salvaged log written whole and synced (an empty one as it was: the segment a broker
+        rolled last, whose base offset is the log end offset)."""
+        if self.writer is None and self.output is not None and self.outcome.size == 0:
+            self.writer = self.output.segment(self.seg.base_offset, self.copier)
+            self.outcome.written = self.writer.shown
         if self.writer is not None:
             writer, self.writer = self.writer, None
             writer.close()

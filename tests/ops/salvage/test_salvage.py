@@ -319,6 +319,17 @@ def test_interrupted_runs_leave_nothing(tmp_path: Path) -> None:
     assert sorted(q.name for q in out.parent.iterdir()) == ["p-0"]
 
 
+def test_empty_segment_stays(tmp_path: Path) -> None:
+    """The segment a broker rolled last, still empty: copied empty (its base offset is the log end offset)."""
+    part, _ = _copy(tmp_path, "plain-v2-0")
+    (part / "00000000000000000420.log").write_bytes(b"")
+    out = tmp_path / "o" / "p-0"
+    code, text, _ = _salvage(part, out)
+    assert code == 0, text
+    assert (out / "00000000000000000420.log").read_bytes() == b""
+    _verify_clean(out)
+
+
 def test_one_segment(tmp_path: Path) -> None:
     part, _ = _copy(tmp_path, "plain-v2-0")
     out = tmp_path / "o" / "p-0"
