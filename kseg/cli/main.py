@@ -42,6 +42,11 @@ COMMANDS = {
         "coordinator",
         "The __consumer_offsets / __transaction_state partition of a group or transactional id.",
     ),
+    "metadata": (
+        "kseg.cli.metadata",
+        "metadata",
+        "The cluster metadata image from __cluster_metadata-0, at any offset.",
+    ),
     "logdir": ("kseg.cli.logdir", "logdir", "A broker's log directories: checkpoints, topic IDs, leader epochs."),
     "tiered": (
         "kseg.cli.tiered",

@@ -105,6 +105,7 @@ def test_every_command_walked() -> None:
         "logdir",
         "tiered",
         "salvage",
+        "metadata",
     }
 
 
