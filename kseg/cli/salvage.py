@@ -122,6 +122,8 @@ def _check_outputs(source: str, partition: str, output: str | None, report: str 
     for path, option in ((output, "-o"), (report, "--report")):
         if path is None:
             continue
+        if "://" in path:  # the option's grammar: a local path (stores are for inputs)
+            raise UsageError(f"{option} {path}: salvage writes to a local directory and file, not to a URI")
         refuse_on_inputs(path, inputs, option, hint="salvage into a new directory outside the input")
         target = os.path.realpath(path)
         for given in inputs:

@@ -279,6 +279,7 @@ def test_outputs_refused(tmp_path: Path) -> None:
         ([str(part), "-o", str(tmp_path / "in")], "holds the input"),
         ([str(part), "-o", str(full)], "not empty"),
         ([str(part)], "give -o DIR"),
+        ([str(part), "-o", "s3://bucket/p-0"], "not to a URI"),
         ([str(part / f"{SEG0}.log"), "-o", str(part / "s")], "lies within the input"),
     ):
         r = run_cli(["salvage", *args])
