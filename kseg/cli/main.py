@@ -247,9 +247,10 @@ def _check_uris(args: list[str]) -> None:
     from kseg.errors import KsegError, error_line
     from kseg.limits import EXIT_ERROR
     from kseg.storage import location
+    from kseg.storage.files import store_of
 
     for value in uris:
-        if location.is_remote(value):
+        if store_of(value).remote:
             try:
                 location.check_uri(value)
             except KsegError as exc:
