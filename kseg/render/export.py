@@ -171,6 +171,7 @@ class RowBuilder:
         self._const = (split.log_dir, topic, partition, split.segment)
         self.schema = _schema(self.decoded, unreadable, spark)
         self._timestamp = self.schema.get_field_index("timestamp")
+        self._repeated: dict = {}  # the engine's batches' columns of one value (render.export_columns)
 
     def row(self, r: RecordFacts | Corruption) -> Row:
         row = self._row(r)
@@ -242,7 +243,7 @@ class RowBuilder:
         from kseg.render.export_columns import record_batch
 
         assert not self.decoded
-        return record_batch(cols, self._const, self.schema, self.unreadable)
+        return record_batch(cols, self._const, self.schema, self.unreadable, self._repeated)
 
     def batches(self, facts: Iterable[RecordFacts | Corruption | Columns], rows_per_batch: int = ROWS_PER_BATCH):
         """Arrow record batches of at most ``rows_per_batch`` rows (the engine's columns as they come)."""
@@ -266,10 +267,15 @@ class RowBuilder:
 
         ts, ms = self._timestamp, pa.timestamp("ms", tz="UTC")  # epoch ms in the rows, whatever the column's unit
         arrays = [
-            pa.array(c, type=ms).cast(f.type) if i == ts else pa.array(c, type=f.type)
+            _cast(pa.array(c, type=ms), f.type) if i == ts else pa.array(c, type=f.type)
             for i, (c, f) in enumerate(zip(zip(*rows, strict=True), self.schema, strict=True))
         ]
         return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
+
+
+def _cast(array, kind):
+    """``array`` as ``kind`` (pyarrow's compute functions, and their import, only when it is not)."""
+    return array if array.type == kind else array.cast(kind)
 
 
 def _control_text(key: bytes | None, value: bytes | None) -> str | None:

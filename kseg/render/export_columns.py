@@ -11,9 +11,10 @@ from kseg.ops.export import columns as c
 from kseg.ops.export.columns import Columns
 
 
-def record_batch(cols: Columns, const: tuple, schema, unreadable: bool):
+def record_batch(cols: Columns, const: tuple, schema, unreadable: bool, repeated: dict):
     """``cols`` as a record batch of ``schema`` (the undecoded columns, ``unreadable`` last when asked):
-    ``const`` the split's logDir, topic, partition and segment, repeated on every row."""
+    ``const`` the split's logDir, topic, partition and segment, repeated on every row; ``repeated`` keeps
+    the columns of one value a builder made, by name (sliced for the next batches)."""
     import pyarrow as pa
 
     n, b = cols.rows, [pa.py_buffer(data) for data in cols.buffers]
@@ -34,9 +35,11 @@ def record_batch(cols: Columns, const: tuple, schema, unreadable: bool):
         fields=list(entry),
     )
     timestamp = fixed(pa.timestamp("ms", tz="UTC"), c.TIMESTAMP, c.TIMESTAMP_VALID)
+    if timestamp.type != schema.field("timestamp").type:  # Spark's microseconds
+        timestamp = timestamp.cast(schema.field("timestamp").type)
     by_name: dict[str, Any] = {
         "offset": fixed(pa.int64(), c.OFFSET),
-        "timestamp": timestamp.cast(schema.field("timestamp").type),
+        "timestamp": timestamp,
         "timestampMs": fixed(pa.int64(), c.TIMESTAMP),
         "timestampType": binary(pa.string(), c.TIMESTAMP_TYPE_OFFSETS, c.TIMESTAMP_TYPE, None),
         "key": binary(pa.binary(), c.KEY_OFFSETS, c.KEY, c.KEY_VALID),
@@ -63,7 +66,12 @@ def record_batch(cols: Columns, const: tuple, schema, unreadable: bool):
     arrays = []
     for field in schema:
         value = by_name[field.name]
-        arrays.append(value if isinstance(value, pa.Array) else _repeat(pa, value, field.type, n))
+        if not isinstance(value, pa.Array):
+            value = repeated.get(field.name)
+            if value is None or len(value) < n:
+                value = repeated[field.name] = _repeat(pa, by_name[field.name], field.type, max(n, 1 << 12))
+            value = value.slice(0, n)
+        arrays.append(value)
     assert len(arrays) == len(schema) and unreadable == ("unreadable" in schema.names)
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
