@@ -24,7 +24,7 @@ from kseg.testing.segment import SegmentWriter
 from kseg.testing.v2 import RecordSpec, build_v2_batch
 from tests.conftest import run_subprocess
 
-pytestmark = pytest.mark.skipif(not cols.available(), reason="the compiled engine is not built")
+pytestmark = pytest.mark.skipif(not cols.available(), reason="the compiled engine is not running")
 
 T = 1_700_000_000_000
 CORPUS = Path(__file__).resolve().parents[2] / "data" / "corpus" / "data"
