@@ -319,11 +319,7 @@ def test_export_on_spark_an_unreadable_segment_fails_the_export_exit_2(tmp_path:
     shutil.copy(CORPUS_DATA / "plain-v2-0" / "00000000000000000251.log", part)
     os.mkfifo(part / "00000000000000000000.log")
     out = tmp_path / "out"
-    p = run_subprocess(
-        ["export", "--spark", "--master", "local[1]", str(part), "-o", str(out)],
-        timeout=600,
-        env={"TMPDIR": str(tmp_path)},
-    )
+    p = run_on_spark(["export", "--spark", "--master", "local[1]", str(part), "-o", str(out)])
     err = p.stderr.decode()
     assert p.exit_code == 2, err
     assert "Traceback" not in err and "corrupt" not in err
@@ -343,7 +339,7 @@ def test_spark_resume_trusts_only_an_unchanged_identity(tmp_path: Path) -> None:
     shutil.copytree(CORPUS_DATA / "plain-v2-0", part)
     report = tmp_path / "report"
     argv = ["verify-index", "--spark", "--master", "local[2]", str(tmp_path / "data")]
-    first = run_subprocess([*argv, "--report", str(report)], timeout=600)
+    first = run_on_spark([*argv, "--report", str(report)])
     assert first.exit_code == 0, first.errtext[-2000:]
     rows = [json.loads(line) for f in sorted(report.glob("part-*.jsonl")) for line in f.read_text().splitlines()]
     assert all(" ctime_ns=" in row["identity"] for row in rows if row["type"] == "segment")
@@ -354,7 +350,7 @@ def test_spark_resume_trusts_only_an_unchanged_identity(tmp_path: Path) -> None:
     data[-3] ^= 0xFF
     log.write_bytes(bytes(data))
     os.utime(log, ns=(st.st_atime_ns, st.st_mtime_ns))
-    again = run_subprocess([*argv, "--resume", str(report), "--report", str(tmp_path / "again")], timeout=600)
+    again = run_on_spark([*argv, "--resume", str(report), "--report", str(tmp_path / "again")])
     assert again.exit_code == 1, again.errtext[-2000:]
     assert f"p-0/{log.stem}: 1 problem" in again.text and "1 of the segments resumed" in again.text
     assert f"{log}: verified again: changed since the report (ctime_ns " in again.errtext
