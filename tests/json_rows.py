@@ -104,6 +104,36 @@ def _broker_rows(tmp: Path) -> Iterator[tuple[str, dict]]:
     for row in _rows(["logdir", "--format", "json", str(kafka), str(tmp / "b1")]):
         yield "logdir", row
     yield from _tiered_rows(tmp / "tiered")
+    yield from _metadata_rows(tmp / "metadata")
+
+
+def _metadata_rows(tmp: Path) -> Iterator[tuple[str, dict]]:
+    """``kseg metadata`` on the constructed cluster (tests/ops/metadata/scenario.py): from a snapshot, inside
+    an open transaction, at the start (nothing applied), and stopped at a batch that fails its CRC."""
+    from tests.ops.metadata import scenario as sc
+    from tests.ops.metadata.build import Log
+
+    part = sc.write(tmp, snapshot=True)
+    for args in (
+        [],
+        ["--from-start", "--at-offset", "22"],
+        ["--from-start", "--at-offset", "0"],
+        ["--from-start", "--history", "orders-1"],  # created, changed, removed: change rows, then history
+    ):
+        for row in _rows(["metadata", "--format", "json", *args, str(part)]):
+            yield "metadata", row
+    for row in _rows(["metadata", "--format", "json", "--diff", "--at-offset", "20", "--at-offset", "39", str(part)]):
+        yield "metadata", row  # difference rows (created, deleted, changed), then diff
+    log = part / "00000000000000000021.log"
+    data = bytearray(log.read_bytes())
+    data[-3] ^= 0xFF  # the last batch's last record: its CRC fails
+    log.write_bytes(bytes(data))
+    for row in _rows(["metadata", "--format", "json", str(part)]):
+        yield "metadata", row
+    bad = Log()
+    bad.batch(b"not a metadata record")  # halts the replay: nothing applied from it on
+    for row in _rows(["metadata", "--format", "json", str(bad.write(tmp / "junk" / "__cluster_metadata-0"))]):
+        yield "metadata", row
 
 
 def _tiered_rows(tmp: Path) -> Iterator[tuple[str, dict]]:
@@ -236,7 +266,157 @@ _SCHEMA_REF = {
         "message": _STRING,
     },
 }
+
+
+def _obj(required: str, **more: dict) -> dict:
+    """An object whose fields named in ``required`` (space-separated) are required, typed by ``more``."""
+    return {"type": "object", "required": required.split(), "properties": more}
+
+
+def _array(items: dict) -> dict:
+    return {"type": "array", "items": items}
+
+
+_BOOL, _OPT_STRING, _INTS = {"type": "boolean"}, {"type": ["string", "null"]}, _array(_INTEGER)
+_ENDPOINT = _obj("name host port securityProtocol", name=_STRING, host=_STRING, port=_INTEGER, securityProtocol=_STRING)
+_SUPPORTED = {"type": "object", "additionalProperties": _obj("min max", min=_INTEGER, max=_INTEGER)}
+_READ = _obj(
+    "path bytesPresent bytesRead stop position reason",
+    path=_STRING,
+    bytesPresent=_INTEGER,
+    bytesRead=_INTEGER,
+    stop=_STRING,
+    position={"type": ["integer", "null"]},
+    reason=_OPT_STRING,
+)
+# kseg metadata's one row, whole (docs/metadata.md): nested objects the generated schema would leave open
+METADATA_IMAGE = {
+    "offset": _INTEGER,
+    "epoch": _INTEGER,
+    "time": _INTEGER,
+    "complete": _BOOL,
+    "stoppedAt": {"anyOf": [{"type": "null"}, _READ]},
+    "halted": {
+        "anyOf": [
+            {"type": "null"},
+            _obj("offset path position reason", offset=_INTEGER, path=_STRING, position=_INTEGER, reason=_STRING),
+        ]
+    },
+    "snapshot": _OPT_STRING,
+    "kraftVersion": {"type": ["integer", "null"]},
+    "openTransaction": {"type": ["integer", "null"]},
+    "features": {"type": "object", "additionalProperties": _INTEGER},
+    "brokers": _array(
+        _obj(
+            "id epoch incarnationId rack fenced inControlledShutdown endpoints directories cordonedDirectories "
+            "supportedFeatures",
+            id=_INTEGER,
+            epoch=_INTEGER,
+            incarnationId=_STRING,
+            rack=_OPT_STRING,
+            fenced=_BOOL,
+            inControlledShutdown=_BOOL,
+            endpoints=_array(_ENDPOINT),
+            directories=_array(_STRING),
+            cordonedDirectories={"anyOf": [{"type": "null"}, _array(_STRING)]},
+            supportedFeatures=_SUPPORTED,
+        )
+    ),
+    "controllers": _array(
+        _obj(
+            "id incarnationId endpoints zkMigrationReady supportedFeatures",
+            id=_INTEGER,
+            incarnationId=_STRING,
+            endpoints=_array(_ENDPOINT),
+            zkMigrationReady=_BOOL,
+            supportedFeatures=_SUPPORTED,
+        )
+    ),
+    "topics": _array(
+        _obj(
+            "name id partitions",
+            name=_STRING,
+            id=_STRING,
+            partitions=_array(
+                _obj(
+                    "partition replicas isr leader leaderEpoch partitionEpoch removingReplicas addingReplicas elr "
+                    "lastKnownElr directories leaderRecoveryState",
+                    partition=_INTEGER,
+                    replicas=_INTS,
+                    isr=_INTS,
+                    leader=_INTEGER,
+                    leaderEpoch=_INTEGER,
+                    partitionEpoch=_INTEGER,
+                    removingReplicas=_INTS,
+                    addingReplicas=_INTS,
+                    elr=_INTS,
+                    lastKnownElr=_INTS,
+                    directories=_array(_STRING),
+                    leaderRecoveryState=_STRING,
+                )
+            ),
+        )
+    ),
+    "configs": _array(
+        _obj(
+            "resourceType resourceName configs",
+            resourceType=_STRING,
+            resourceName=_STRING,
+            configs={"type": "object", "additionalProperties": _OPT_STRING},  # null: a sensitive value, not shown
+        )
+    ),
+    "producerIds": _obj("nextProducerId", nextProducerId=_INTEGER),
+    "acls": _array(
+        _obj(
+            "id resourceType resourceName patternType principal host operation permissionType",
+            id=_STRING,
+            resourceType=_STRING,
+            resourceName=_STRING,
+            patternType=_STRING,
+            principal=_STRING,
+            host=_STRING,
+            operation=_STRING,
+            permissionType=_STRING,
+        )
+    ),
+    "clientQuotas": _array(
+        _obj(
+            "entity quotas",
+            entity={"type": "object", "additionalProperties": _OPT_STRING},
+            quotas={"type": "object", "additionalProperties": {"type": "number"}},
+        )
+    ),
+    "scramUsers": _array(_obj("name mechanism iterations", name=_STRING, mechanism=_STRING, iterations=_INTEGER)),
+    "delegationTokens": _array(
+        _obj(
+            "tokenId owner requester renewers issueTimestamp maxTimestamp expiryTimestamp",
+            tokenId=_STRING,
+            owner=_STRING,
+            requester=_STRING,
+            renewers=_array(_STRING),
+            issueTimestamp=_INTEGER,
+            maxTimestamp=_INTEGER,
+            expiryTimestamp=_INTEGER,
+        )
+    ),
+    "problems": _array(_obj("offset record message", offset=_INTEGER, record=_STRING, message=_STRING)),
+}
+_PARTITION = METADATA_IMAGE["topics"]["items"]["properties"]["partitions"]["items"]
+METADATA_CHANGE = {
+    "records": _array(_obj("offset record", offset={"type": ["integer", "null"]}, record=_STRING)),
+    "before": {"anyOf": [{"type": "null"}, _PARTITION]},
+    "after": {"anyOf": [{"type": "null"}, _PARTITION]},
+}
+METADATA_HISTORY = {k: METADATA_IMAGE[k] for k in ("snapshot", "stoppedAt", "halted")}
+_SIDE = _obj("directory offset time complete", directory=_STRING, offset=_INTEGER, time=_INTEGER, complete=_BOOL)
+METADATA_DIFF = {"left": _SIDE, "right": _SIDE}
+METADATA_DIFFERENCE = {"kind": {"enum": ["created", "deleted", "changed"]}, "before": {}, "after": {}}
 ADDED = {
+    "metadata.image": METADATA_IMAGE,
+    "metadata.change": METADATA_CHANGE,
+    "metadata.history": METADATA_HISTORY,
+    "metadata.diff": METADATA_DIFF,
+    "metadata.difference": METADATA_DIFFERENCE,
     "dump.record": {
         "key": {},  # the decoded value (any JSON) with the registry decoder; else a string or a topic decoder's object
         "payload": {},
@@ -244,7 +424,7 @@ ADDED = {
         "payloadSchema": _SCHEMA_REF,
         "keyDecodeError": _STRING,
         "payloadDecodeError": _STRING,
-    }
+    },
 }
 
 

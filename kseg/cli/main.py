@@ -37,6 +37,11 @@ COMMANDS = {
         "coordinator",
         "The __consumer_offsets / __transaction_state partition of a group or transactional id.",
     ),
+    "metadata": (
+        "kseg.cli.metadata",
+        "metadata",
+        "The cluster metadata image from __cluster_metadata-0, at any offset.",
+    ),
     "logdir": ("kseg.cli.logdir", "logdir", "A broker's log directories: checkpoints, topic IDs, leader epochs."),
     "tiered": (
         "kseg.cli.tiered",
@@ -237,9 +242,10 @@ def _check_uris(args: list[str]) -> None:
     from kseg.errors import KsegError, error_line
     from kseg.limits import EXIT_ERROR
     from kseg.storage import location
+    from kseg.storage.files import store_of
 
     for value in uris:
-        if location.is_remote(value):
+        if store_of(value).remote:
             try:
                 location.check_uri(value)
             except KsegError as exc:

@@ -294,8 +294,9 @@ def clean_stale_output(run: Run, path: str) -> None:
     run left between the link and the rename of its atomic write (local paths only)."""
     from kseg.storage import location
     from kseg.storage.atomic import clean_stale
+    from kseg.storage.files import store_of
 
-    if location.is_remote(path):
+    if store_of(path).remote:
         return
     local = os.path.abspath(location.local_path(path))
     name = os.path.basename(local)

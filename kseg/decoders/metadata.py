@@ -179,3 +179,16 @@ class ClusterMetadataLogMessageParser:
         except JavaException as exc:
             text = f"Error at {offset}, skipping. {exc.get_message()}"
         return None, text
+
+
+def read_record(value: bytes | None) -> tuple[str, dict]:
+    """``MetadataRecordSerde.read``: the record's name and values (every field, a version's absent ones at
+    their defaults, UUIDs as 16 bytes); raises :class:`DecoderError` with Java's message for a value that is
+    not a metadata record -- the record-reading rule ``kseg metadata`` replays (handed it by the CLI)."""
+    from kseg.errors import DecoderError
+
+    try:
+        name, _, _, message = read_api_message(value)
+    except JavaException as exc:
+        raise DecoderError(exc.to_string()) from None
+    return name, message

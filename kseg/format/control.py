@@ -47,6 +47,20 @@ def parse_end_txn_marker(value: bytes | bytearray | memoryview | None) -> int:
     return _versioned(value, _MARKER, "end transaction marker", "end transaction marker")
 
 
+_SNAPSHOT_HEADER = struct.Struct(">hq")  # SnapshotHeaderRecord v0: Version, LastContainedLogTimestamp
+_KRAFT_VERSION = struct.Struct(">hh")  # KRaftVersionRecord v0: Version, KRaftVersion
+
+
+def snapshot_header_time(value: bytes | bytearray | memoryview | None) -> int:
+    """``SnapshotHeaderRecord.lastContainedLogTimestamp`` (the message's own int16 version first)."""
+    return _versioned(value, _SNAPSHOT_HEADER, "snapshot header", "snapshot header")
+
+
+def kraft_version(value: bytes | bytearray | memoryview | None) -> int:
+    """``KRaftVersionRecord.kRaftVersion`` (the message's own int16 version first)."""
+    return _versioned(value, _KRAFT_VERSION, "KRaft version record", "KRaft version record")
+
+
 def _versioned(data: bytes | bytearray | memoryview | None, layout: struct.Struct, sized: str, versioned: str) -> int:
     """The field after the int16 version at the start of ``data`` (``layout``: version and field), with the
     checks ``ControlRecordType.parseTypeId`` and ``EndTransactionMarker.deserializeValue`` make and their

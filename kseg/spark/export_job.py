@@ -48,12 +48,13 @@ def hive_part_name(output: str, split, n: int) -> str:
     from the directory name is Hive's default partition); a local directory is made for it."""
     from kseg.ops.export.export import topic_partition
     from kseg.storage import location
+    from kseg.storage.files import store_of
 
     topic, number = topic_partition(split.partition)
     where = location.join(output, f"topic={topic}")
     where = location.join(where, f"partition={'__HIVE_DEFAULT_PARTITION__' if number is None else number}")
     digest = hashlib.sha1(split.log_dir.encode("utf-8", "surrogateescape")).hexdigest()[:8]
-    if not location.is_remote(where):  # a store has no directories to make
+    if not store_of(where).remote:  # a store has no directories to make
         import os
 
         os.makedirs(location.local_path(where), exist_ok=True)
@@ -230,6 +231,7 @@ def _export(job: ExportJob, paths: list[str], output: str, staged: str, shown: s
     from kseg.spark.session import started
     from kseg.storage import location
     from kseg.storage.context import Carried
+    from kseg.storage.files import store_of
 
     err = job.err
     notes: list[str] = []
@@ -239,7 +241,7 @@ def _export(job: ExportJob, paths: list[str], output: str, staged: str, shown: s
         err.write(f"kseg: note: {note}\n".encode("utf-8", "replace"))
     with started("export", job.master, job.spark_conf, verbose=job.verbose) as session:
         spark = session.spark
-        if not location.is_remote(output):
+        if not store_of(output).remote:
             os.makedirs(location.local_path(staged), exist_ok=True)  # for the executors to find (probe)
         session.probe(local_roots(sorted({p.log_dir for p in listing}) + [staged]))
         sc = spark.sparkContext

@@ -98,6 +98,7 @@ ARGS = {
     "diff": lambda t: [str(t.good), str(t.bad)],
     "logdir": lambda t: [str(t.bad)],  # a partition directory: its log directory, for that partition
     "tiered": lambda t: [str(t.bad)],  # a partition directory given by name is read as __remote_log_metadata
+    "metadata": lambda t: ["--from-start", str(t.bad)],  # the one partition found is read as __cluster_metadata-0
 }
 
 

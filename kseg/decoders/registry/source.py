@@ -23,8 +23,9 @@ def partition_dir(source: str) -> str:
     """The ``_schemas`` partition directory ``source`` names (itself, or ``<source>/_schemas-0``); a URI
     (``s3://…``) is asked of its store."""
     from kseg.storage import location
+    from kseg.storage.files import store_of
 
-    if location.is_uri(source):
+    if store_of(source).remote:
         what = location.kind(source)
         if what == "missing":
             raise InputError("--schemas: no such prefix in the store", path=source)
@@ -32,6 +33,7 @@ def partition_dir(source: str) -> str:
             raise InputError("--schemas: an object, not a prefix (give _schemas-0 or its log dir)", path=source)
         inner = location.join(source.rstrip("/"), f"{TOPIC}-0")
         return inner if location.kind(inner) == "dir" else source.rstrip("/")
+    source = location.local_path(source)
     if not os.path.isdir(source):
         if not os.path.exists(source):
             raise InputError("--schemas: no such file or directory", path=source)
@@ -46,15 +48,16 @@ def beside(data_paths: list[str]) -> str | None:
     """A ``_schemas-0`` directory in the log dir of the first data path (a partition directory or a
     segment file in one), or None."""
     from kseg.storage import location
+    from kseg.storage.files import store_of
 
     for path in data_paths:
-        if location.is_uri(path):
+        if store_of(path).remote:
             part = path.rstrip("/") if location.kind(path) == "dir" else location.dirname(path)
             candidate = location.join(location.dirname(part), f"{TOPIC}-0")
             if candidate != part and location.kind(candidate) == "dir":
                 return candidate
             continue
-        full = os.path.abspath(path)
+        full = os.path.abspath(location.local_path(path))
         part = full if os.path.isdir(full) else os.path.dirname(full)
         candidate = os.path.join(os.path.dirname(part), f"{TOPIC}-0")
         if os.path.isdir(candidate) and os.path.normpath(candidate) != os.path.normpath(part):

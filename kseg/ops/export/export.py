@@ -30,7 +30,6 @@ batches: a v0/v1 wrapper carries its last offset); reading a split, corrupt batc
 
 from __future__ import annotations
 
-import os
 from bisect import bisect_left
 from itertools import islice
 from operator import lt
@@ -196,11 +195,8 @@ def plan(
 def partition_key(log_dir: str, name: str) -> str:
     """A partition directory named once, whatever path led to it (an export report's key): an absolute
     local path, or the URI."""
-    from kseg.storage import location
-
-    if location.is_remote(log_dir):
-        return location.join(log_dir, name)
-    return os.path.abspath(os.path.join(location.local_path(log_dir), name))
+    store = files.store_of(log_dir)
+    return store.names.canonical(store.names.join(log_dir, name))
 
 
 class _Cuts:
