@@ -75,6 +75,20 @@ def _rebuild_check(inp: str, target: str) -> Row:
     )
 
 
+def _grep(inp: str, what: str, args: list[str]) -> Row:
+    """``kseg grep ARGS DIR`` matching nothing (exit 1): every batch read, the scan's speed against
+    ``verify-index`` reading the same bytes (issue 36)."""
+    return Row(
+        f"grep {what} (no match)",
+        inp,
+        ["grep", *args, "{dir}"],
+        needs="kseg.cli.grep",
+        target=">= verify-index's MB/s",
+        bound="reading (+ decompressing); a --key skips batches lacking its bytes",
+        expect=(1,),
+    )
+
+
 def _lookup(kind: str, inp: str, target: str) -> Row:
     """``kseg lookup-offset {offset} DIR`` or ``kseg lookup-time {ts} DIR``: one answer, timed whole."""
     where = "{offset}" if kind == "offset" else "{ts}"
@@ -151,8 +165,13 @@ ROWS = [
         target="<= 0.15 s",
     ),
     _verify("a", ">= 2.5 GB/s"),
+    _grep("a", "--key", ["--key", "no-such-key"]),
+    _grep("a", "--value-regex", ["--value-regex", "no such value"]),
+    _grep("a", "--from-time", ["--from-time", "2100-01-01T00:00:00Z"]),
     _rebuild_check("a", ">= 2.5 GB/s"),
     _dump("b-lz4", kafka="0.55 s, 488 MB/s, 227 MiB"),
+    _verify("b-lz4", ""),
+    _grep("b-lz4", "--key", ["--key", "no-such-key"]),
     _dump("b-lz4", "--deep-iteration", kafka="6.3 s, 0.61 M rec/s, 266 MiB"),
     _dump("b-lz4", "--print-data-log", kafka="10.4 s, 0.37 M rec/s, 262 MiB", target=">= 2 M rec/s"),
     _dump("b-zstd"),

@@ -10,6 +10,7 @@ from __future__ import annotations
 _IRREGULAR = {
     "entry": "entries",
     "batch": "batches",
+    "match": "matches",
     "directory": "directories",
     "index": "indexes",
     ".txnindex": ".txnindex files",

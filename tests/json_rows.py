@@ -83,8 +83,28 @@ def every_command_rows() -> Iterator[tuple[str, dict]]:
         r = run_cli(["export", "-q", str(CORPUS_DATA / "plain-v2-0"), "-o", parquet, "--report", str(report)])
         assert r.exit_code == 0, r.errtext
         yield "export", json.loads(report.read_text())
+        yield from _grep_rows(tmp)
         yield from _broker_rows(tmp)
     del parts
+
+
+def _grep_rows(tmp: Path) -> Iterator[tuple[str, dict]]:
+    """``kseg grep``'s rows: records of every magic (data and control), what was not read (a CRC mismatch,
+    a partial batch, records that do not decode), counts, the summary; a directory not named <topic>-<n>."""
+    loose = tmp / "loose"  # no topic, no partition number: null
+    shutil.copytree(CORPUS_DATA / "plain-v2-0", loose)
+    shutil.copytree(CORPUS_DATA / "corrupt-crc-0", tmp / "damaged")
+    damaged = [str(CORPUS_DATA / name) for name in ("corrupt-crc-0", "corrupt-truncated-0", "corrupt-compressed-0")]
+    runs = [
+        ["--from-offset", "0", str(CORPUS_DATA / "plain-v2-0"), str(CORPUS_DATA / "v1-gzip-0"), *damaged],
+        ["--control", str(CORPUS_DATA / "txn-v2-0")],
+        ["--count", "--from-offset", "0", str(CORPUS_DATA / "plain-v2-0"), str(loose)],
+        ["--limit", "2", "--from-offset", "0", str(loose)],
+        ["--from-offset", "0", str(tmp / "damaged")],
+    ]
+    for args in runs:
+        for row in _rows(["grep", "-q", "--format", "json", *args]):
+            yield "grep", row
 
 
 def _broker_rows(tmp: Path) -> Iterator[tuple[str, dict]]:
@@ -266,6 +286,16 @@ _SCHEMA_REF = {
         "message": _STRING,
     },
 }
+_DECODED = {
+    "key": {},  # the decoded value (any JSON) with the registry decoder; else a string or a topic decoder's object
+    "payload": {},
+    "keySchema": _SCHEMA_REF,
+    "payloadSchema": _SCHEMA_REF,
+    "keyDecodeError": _STRING,
+    "payloadDecodeError": _STRING,
+    "keyInvalid": _STRING,
+    "payloadInvalid": _STRING,
+}
 
 
 def _obj(required: str, **more: dict) -> dict:
@@ -417,14 +447,8 @@ ADDED = {
     "metadata.history": METADATA_HISTORY,
     "metadata.diff": METADATA_DIFF,
     "metadata.difference": METADATA_DIFFERENCE,
-    "dump.record": {
-        "key": {},  # the decoded value (any JSON) with the registry decoder; else a string or a topic decoder's object
-        "payload": {},
-        "keySchema": _SCHEMA_REF,
-        "payloadSchema": _SCHEMA_REF,
-        "keyDecodeError": _STRING,
-        "payloadDecodeError": _STRING,
-    },
+    "dump.record": _DECODED,
+    "grep.record": _DECODED,
 }
 
 

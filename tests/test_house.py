@@ -156,9 +156,14 @@ def verify_walk() -> list[str]:
 # questions (spark/staging.py's output destinations x5, ops/tiered/keys.py's key comparison x2,
 # ops/export/export.partition_key, decoders/registry/source.py x2), 19 -> 21
 # comebacks to a store (each segment's identity asked of its store before it is read).
-PATH_BRANCHES_NOW = 55
+# Lowered: 55 -> 18 once ops, spark, cli and the registry decoder asked their store (``remote``, and its path
+# grammar ``names``: join, dirname, display, canonical) instead of a path string; 18 -> 1 (discovery's own
+# question) once storage did too; 21 -> 11 comebacks once the leader-epoch checkpoint was read through the
+# partition's store, paths were shown by the store's grammar (not a store call), discovery chose each root's
+# store in one pass and a segment's indexes and identity were opened in one call (``Segment.open``).
+PATH_BRANCHES_NOW = 1
 STORAGE_DEPTH_NOW = 11
-STORE_COMEBACKS_NOW = 21
+STORE_COMEBACKS_NOW = 11
 #: Module-level containers still allowed, by module (none: constant tables are read-only mappings, caches
 #: memoized functions); kept for a table that cannot be made read-only, with the reason beside it.
 TABLES_NOW: dict[str, set[str]] = {}

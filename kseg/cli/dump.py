@@ -20,6 +20,7 @@ from kseg.cli.options import (
     schemas_options,
 )
 from kseg.cli.params import kraft_text, registry_decoders, resolve_decoder
+from kseg.limits import EXIT_OK, EXIT_PROBLEMS
 
 TOPIC_DECODERS = {
     "offsets_decoder": "offsets",
@@ -119,6 +120,12 @@ def kafka_release(value: str | None):
 @int32_option("--max-bytes", 0x7FFFFFFF, "Read at most this many bytes of each .log file.")
 @decoder_options
 @schemas_options
+@click.option(
+    "--validate",
+    is_flag=True,
+    help="With the registry decoder: a key or payload not decoded, or a JSON one not matching its JSON "
+    "Schema, is a problem (exit 1).",
+)
 @click.option("--offsets-decoder", is_flag=True, help="Decode __consumer_offsets records.")
 @click.option("--transaction-log-decoder", is_flag=True, help="Decode __transaction_state records.")
 @click.option("--cluster-metadata-decoder", is_flag=True, help="Decode __cluster_metadata (KRaft) records.")
@@ -149,6 +156,7 @@ def dump(
     value_decoder: str | None,
     schemas: str | None,
     schemas_context: str,
+    validate: bool,
     output_format: str,
     kafka_version: str | None,
     run: Run,
@@ -188,7 +196,7 @@ def dump(
     given = click.get_current_context().get_parameter_source("max_bytes") is not click.core.ParameterSource.DEFAULT
     _check_release(release, chosen, (key_decoder, value_decoder), max_bytes_given=given)
     key_registry, value_registry, registry = registry_decoders(
-        (key_decoder, value_decoder), schemas, schemas_context, files, run
+        (key_decoder, value_decoder), schemas, schemas_context, files, run, validate
     )
     try:
         parser = topic_parser(chosen[0], release) if chosen else None
@@ -224,6 +232,8 @@ def dump(
     if registry is not None:
         for note in registry.notes():
             run.note(note)
+        if registry.problems() and code == EXIT_OK:
+            code = EXIT_PROBLEMS  # --validate: a key or payload that does not match its schema
     sys.exit(code)
 
 

@@ -20,9 +20,10 @@ from kseg.cli.options import (
     reading_bar,
     rsm_key_option,
     run_options,
+    schemas_options,
     spark_options,
 )
-from kseg.cli.params import Int, TimestampType, decoders
+from kseg.cli.params import Int, TimestampType, decoders, registry_decoders
 from kseg.limits import EXIT_OK, EXIT_PROBLEMS, INT64_MAX, INT64_MIN, decompression_limit
 from kseg.ops.export.export import DEFAULT_TARGET_FILE_BYTES, ON_CORRUPTION
 
@@ -48,6 +49,7 @@ EXIT_CORRUPT = EXIT_PROBLEMS  # corrupt batches met
 )
 @click.option("--to-time", type=TimestampType(names=False), default=None, help="Timestamp to stop before (exclusive).")
 @decoder_options
+@schemas_options
 @click.option(
     "--on-corruption",
     type=click.Choice(ON_CORRUPTION),
@@ -128,6 +130,8 @@ def export(
     to_time: int | None,
     key_decoder: str | None,
     value_decoder: str | None,
+    schemas: str | None,
+    schemas_context: str,
     on_corruption: str,
     split_bytes: int,
     target_file_size: int | None,
@@ -145,7 +149,8 @@ def export(
     """Export the records of log roots, partition directories or segment files
     (local paths or URIs) as Parquet: one row per record with its key, value,
     headers and batch fields, ready for SQL, DuckDB or pandas.  A key or
-    value decoder adds the keyText or valueText column.
+    value decoder adds the keyText or valueText column; the registry decoder
+    adds typed keyDecoded or valueDecoded columns (docs/schemas.md).
 
     \b
     Exit codes:
@@ -173,7 +178,13 @@ def export(
     ranges = _ranges(from_offset, to_offset, from_time, to_time)
     if (report or since_report) and ranges.by_time:
         raise click.UsageError("--report and --since record offsets: not with --from-time/--to-time")
-    key_fn, value_fn = decoders(key_decoder, value_decoder)
+    names = (key_decoder, value_decoder)
+    if spark.on and "registry" in names and len(set(topics)) != 1:
+        raise click.UsageError("with --spark, the registry decoder's typed columns need one --topic")
+    key_reg, value_reg, registry = registry_decoders(names, schemas, schemas_context, list(paths), run)
+    key_fn, value_fn = decoders(None if key_reg else key_decoder, None if value_reg else value_decoder)
+    key_fn, value_fn = key_reg or key_fn, value_reg or value_fn
+    roles = tuple(role for role, d in (("key", key_reg), ("value", value_reg)) if d is not None)
     limit = decompression_limit(max_message_size)
     # an input that cannot be read, or an output that would land on one, raises InputError: its one line,
     # exit 2, before anything is written (cli.main.fatal)
@@ -208,6 +219,7 @@ def export(
             since=since,
             hive=partition_by is not None,
             one_replica=one_replica,
+            registry=_shipped(registry, roles, schemas_context, topics),
             master=spark.master,
             spark_conf=spark.conf,
             err=run.err,
@@ -231,7 +243,11 @@ def export(
             topics,
             since,
             one_replica,
+            (registry, roles, schemas_context),
         )
+    if registry is not None:
+        for note in registry.notes():
+            run.note(note)
     if summary is None:  # --on-corruption fail stopped it
         sys.exit(EXIT_CORRUPT)
     if report is not None:
@@ -271,6 +287,34 @@ def replica_lines(run: Run, kept: list[str]) -> None:
     run.out.flush()
 
 
+def _typed(partitions: list, registry: Any, roles: tuple, context: str) -> tuple:
+    """The registry decoder's typed columns for the one topic of ``partitions`` (a usage error if not one)."""
+    if registry is None or not roles:
+        return ()
+    from kseg.decoders.registry.typed import typed_columns
+    from kseg.ops.export.export import topic_partition
+
+    topics = sorted({topic_partition(p.name)[0] for p in partitions if p.error is None})
+    try:
+        return typed_columns(registry.store, roles, topics, context)
+    except ValueError as exc:
+        raise click.UsageError(f"{exc} (--topic)") from None
+
+
+def _shipped(registry: Any, roles: tuple, context: str, topics: tuple[str, ...]) -> dict | None:
+    """``--spark``: what the executors need for the registry decoder (the replayed store, pickled with the
+    task), its typed columns checked here first (a subject the schemas lack: exit 2 before any work)."""
+    if registry is None:
+        return None
+    from kseg.decoders.registry.typed import typed_columns
+
+    try:
+        typed_columns(registry.store, roles, list(set(topics)), context)
+    except ValueError as exc:
+        raise click.UsageError(f"{exc} (--topic)") from None
+    return {"store": registry.store, "context": context, "roles": roles, "topics": list(set(topics))}
+
+
 def corruption_line(c: Any) -> str:
     return f"kseg: corrupt: {c.log}: at byte {c.position}: {c.kind}: {c.message}"
 
@@ -289,6 +333,7 @@ def _run_local(
     topics: tuple[str, ...] = (),
     since: dict[str, int] | None = None,
     one_replica: bool = False,
+    registry: tuple = (None, (), "."),
 ) -> Any:
     from kseg.errors import KsegError
     from kseg.ops.export.export import plan, select_topics
@@ -307,6 +352,7 @@ def _run_local(
             partitions, kept = keep_one(partitions)
         except KsegError as exc:
             run.fail(exc)
+    typed = _typed(partitions, *registry)
     splits = plan(partitions, ranges, split_bytes, limit, since)
     progress, _ = reading_bar(run, "export", [], total=sum(split.bytes for split in splits))
     try:
@@ -322,6 +368,7 @@ def _run_local(
             on_corrupt=lambda c: run.say(corruption_line(c)),
             on_split=lambda _split: None,
             committed=committed,
+            typed=typed,
         )
         summary.replicas = kept if one_replica else []
         return summary

@@ -23,6 +23,7 @@ COMMANDS = {
     "verify-index": ("kseg.cli.verify", "verify_index", "Verify indexes and batches of partition directories."),
     "lookup-offset": ("kseg.cli.lookup", "lookup_offset", "Find the record at an offset, showing Kafka's read path."),
     "lookup-time": ("kseg.cli.lookup", "lookup_time", "Find the first record at or after a timestamp."),
+    "grep": ("kseg.cli.grep", "grep", "Find records by key, value, header, time or producer (key-pruned)."),
     "export": ("kseg.cli.export", "export", "Export the records of segments as Parquet (locally or on Spark)."),
     "rebuild-index": ("kseg.cli.rebuild", "rebuild_index", "Rebuild .index/.timeindex/.txnindex as Kafka's recovery."),
     "txn": ("kseg.cli.txn", "txn", "Transactions, last stable offset, hanging transactions, .txnindex audit."),
@@ -242,9 +243,10 @@ def _check_uris(args: list[str]) -> None:
     from kseg.errors import KsegError, error_line
     from kseg.limits import EXIT_ERROR
     from kseg.storage import location
+    from kseg.storage.files import store_of
 
     for value in uris:
-        if location.is_remote(value):
+        if store_of(value).remote:
             try:
                 location.check_uri(value)
             except KsegError as exc:

@@ -41,7 +41,7 @@ jobs_option = click.option("--jobs", "-j", type=Int(min=1), default=1, show_defa
 paths_argument = click.argument("paths", nargs=-1, required=True, type=click.Path(readable=False))
 
 DECODER_HELP = (
-    "How {what} print: string (Kafka's default), hex, base64, json, registry (dump, lookups: "
+    "How {what} print: string (Kafka's default), hex, base64, json, registry (dump, lookups, export, grep: "
     "docs/schemas.md), or module:function; "
     "Kafka's {kafka} spelling works too."
 )
@@ -77,8 +77,9 @@ def schemas_options(f: F) -> F:
         "schemas",
         default=None,
         metavar="SOURCE",
-        help="With the registry decoder: the registry's _schemas partition directory, or a log dir holding "
-        "_schemas-0 (default: _schemas-0 beside the data, if there).",
+        help="With the registry decoder: the registry's _schemas partition directory, a log dir holding "
+        "_schemas-0, a directory of schema files, or a registry URL (http://...: read-only GETs) "
+        "(default: _schemas-0 in or beside the data, if there).",
     )(f)
 
 
@@ -294,8 +295,9 @@ def clean_stale_output(run: Run, path: str) -> None:
     run left between the link and the rename of its atomic write (local paths only)."""
     from kseg.storage import location
     from kseg.storage.atomic import clean_stale
+    from kseg.storage.files import store_of
 
-    if location.is_remote(path):
+    if store_of(path).remote:
         return
     local = os.path.abspath(location.local_path(path))
     name = os.path.basename(local)

@@ -147,7 +147,9 @@ def resolve_decoder(name: str) -> Decoder:
     if name == REGISTRY:
         from kseg.errors import UsageError
 
-        raise UsageError("the registry decoder is for dump, lookup-offset and lookup-time (docs/schemas.md)")
+        raise UsageError(
+            "the registry decoder is for dump, lookup-offset, lookup-time, export and grep (docs/schemas.md)"
+        )
     from kseg.decoders.simple import resolve
 
     return resolve(name)
@@ -157,15 +159,21 @@ REGISTRY = "registry"
 
 
 def registry_decoders(
-    names: tuple[str | None, str | None], schemas: str | None, context: str, data_paths: list[str], run: Any
+    names: tuple[str | None, str | None],
+    schemas: str | None,
+    context: str,
+    data_paths: list[str],
+    run: Any,
+    validate: bool = False,
 ) -> tuple[Any, Any, Any]:
     """``(key decoder, value decoder, registry)`` for ``--key-decoder registry`` / ``--value-decoder
     registry`` (None where the name is another decoder; registry None when neither is): the ``_schemas``
     log of ``--schemas``, else the one beside the data (said in a note), replayed once for both.  No
     source, an unreadable one or one that is not a ``_schemas`` log: exit 2 with the reason."""
     if REGISTRY not in names:
-        if schemas is not None:
-            raise click.UsageError("--schemas is for --key-decoder registry / --value-decoder registry")
+        if schemas is not None or validate:
+            what = "--schemas" if schemas is not None else "--validate"
+            raise click.UsageError(f"{what} is for --key-decoder registry / --value-decoder registry")
         return None, None, None
     from kseg.decoders.registry import INSTALL_HINT, RegistryDecoder, open_registry
     from kseg.decoders.registry.source import beside
@@ -176,7 +184,7 @@ def registry_decoders(
     if source is None:
         raise click.UsageError("the registry decoder needs --schemas: no _schemas-0 beside the data")
     try:
-        registry, directory = open_registry(source, context)
+        registry, directory = open_registry(source, context, validate)
     except InputError as exc:
         run.fail(exc)
     except KsegError as exc:

@@ -139,6 +139,38 @@ def arrow_schema(decoded: bool = False, unreadable: bool = False, spark: bool = 
     return pa.schema(fields, metadata={VERSION_KEY: str(SCHEMA_VERSION).encode()})
 
 
+def with_typed(schema, typed: tuple = (), spark: bool = False):
+    """``schema`` with the typed columns of ``typed`` (the registry decoder's
+    :class:`~kseg.decoders.registry.typed.TypedColumn` s: ``<role>Decoded``, ``<role>SchemaId``,
+    ``<role>DecodeError``) after the text columns, before ``unreadable``."""
+    if not typed:
+        return schema
+    import pyarrow as pa
+
+    fields = list(schema)
+    at = len(fields) - (fields[-1].name == UNREADABLE_COLUMN[0])
+    extra = [f for t in typed for f in t.fields(spark)]
+    return pa.schema(fields[:at] + extra + fields[at:], metadata=schema.metadata)
+
+
+def add_typed(batch, typed: tuple, spark: bool = False):
+    """``batch`` with the typed columns of ``typed`` (:func:`with_typed`), decoded from its ``key`` or
+    ``value`` and ``headers`` columns (a control record's and a corruption row's are null)."""
+    import pyarrow as pa
+
+    control = batch.column("isControl").to_pylist()
+    headers = batch.column("headers").to_pylist()
+    names = batch.schema.names
+    at = len(names) - (names[-1] == UNREADABLE_COLUMN[0])
+    arrays = [batch.column(i) for i in range(batch.num_columns)]
+    extra = []
+    for t in typed:
+        payloads = [None if c else v for c, v in zip(control, batch.column(t.role).to_pylist(), strict=True)]
+        extra += t.arrays(payloads, headers, spark)
+    schema = with_typed(batch.schema, typed, spark)
+    return pa.RecordBatch.from_arrays(arrays[:at] + extra + arrays[at:], schema=schema)
+
+
 @lru_cache(maxsize=8)
 def _schema(decoded: bool, unreadable: bool = False, spark: bool = False):
     """:func:`arrow_schema`, made once per process and shape (a RowBuilder is made per split)."""
@@ -163,8 +195,12 @@ class RowBuilder:
         value_decoder: Callable | None = None,
         unreadable: bool = False,
         spark: bool = False,
+        typed: tuple = (),
     ) -> None:
         self.decoded = key_decoder is not None or value_decoder is not None
+        self.typed, self.spark = typed, spark  # the registry decoder's typed columns (:func:`add_typed`)
+        # header values: the value decoder's, or what it names for them (the registry's: Kafka's string decoder)
+        self.header_decoder = getattr(value_decoder, "header_decoder", value_decoder)
         self.key_decoder = key_decoder
         self.value_decoder = value_decoder
         self.unreadable = unreadable  # the ``unreadable`` column is last: null on every other row
@@ -228,11 +264,11 @@ class RowBuilder:
             row += (control_type(r.key), _control_text(r.key, r.value), [])
         elif self.decoded:
             row += (
-                _text(self.key_decoder, r.key),
-                _text(self.value_decoder, r.value),
+                _text(self.key_decoder, r.key, r.headers),
+                _text(self.value_decoder, r.value, r.headers),
                 [
                     {"key": h["key"], "value": None if h.get("base64") else h["value"]}
-                    for h in header_objects(r.headers, self.value_decoder)
+                    for h in header_objects(r.headers, self.header_decoder)
                 ],
             )
         return row
@@ -256,7 +292,8 @@ class RowBuilder:
             pa.array(c, type=ms).cast(f.type) if i == ts else pa.array(c, type=f.type)
             for i, (c, f) in enumerate(zip(zip(*rows, strict=True), self.schema, strict=True))
         ]
-        return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
+        batch = pa.RecordBatch.from_arrays(arrays, schema=self.schema)
+        return add_typed(batch, self.typed, self.spark) if self.typed else batch
 
 
 def _control_text(key: bytes | None, value: bytes | None) -> str | None:
@@ -268,10 +305,11 @@ def _control_text(key: bytes | None, value: bytes | None) -> str | None:
         return None
 
 
-def _text(decoder: Callable | None, data: bytes | None) -> str | None:
+def _text(decoder: Callable | None, data: bytes | None, headers=()) -> str | None:
     if decoder is None or data is None:
         return None
-    return decoder(data)
+    with_headers = getattr(decoder, "with_headers", None)  # the registry's: the schema id may be in a header
+    return decoder(data) if with_headers is None else with_headers(data, headers)
 
 
 # -- writing Parquet ----------------------------------------------------------------------------------
@@ -415,6 +453,7 @@ def write_parquet(
     on_corrupt: Callable[[Corruption], None] | None = None,
     on_split: Callable[[Split], None] | None = None,
     committed: bool = False,
+    typed: tuple = (),
 ) -> ExportSummary:
     """Write the records of ``splits`` as one Parquet file (local: atomically; a URI: one object).
 
@@ -425,9 +464,11 @@ def write_parquet(
     summary = ExportSummary()
     decoded = key_decoder is not None or value_decoder is not None
     batches = record_batches(
-        splits, ranges, limit, on_corruption, (key_decoder, value_decoder), summary, on_corrupt, on_split, committed
-    )
-    files.write_stream(output, lambda sink: _write_groups(sink, batches, arrow_schema(decoded), None), replace=replace)
+        splits, ranges, limit, on_corruption, (key_decoder, value_decoder), summary, on_corrupt, on_split, committed,
+        typed,
+    )  # fmt: skip
+    schema = with_typed(arrow_schema(decoded), typed)
+    files.write_stream(output, lambda sink: _write_groups(sink, batches, schema, None), replace=replace)
     return summary
 
 
@@ -444,6 +485,7 @@ def write_parquet_files(
     committed: bool = False,
     drop: tuple[str, ...] = (),
     summary: ExportSummary | None = None,
+    typed: tuple = (),
 ) -> tuple[ExportSummary, list[str]]:
     """The records of ``splits`` as Parquet files of about ``target_bytes`` each, ``name(0)``, ``name(1)``,
     ...: small splits share a file, a large one spans several.  A file takes rows while its bytes
@@ -460,8 +502,8 @@ def write_parquet_files(
     summary = ExportSummary() if summary is None else summary
     decoded = key_decoder is not None or value_decoder is not None
     decoders = (key_decoder, value_decoder)
-    made = record_batches(splits, ranges, limit, on_corruption, decoders, summary, committed=committed)
-    schema = arrow_schema(decoded)
+    made = record_batches(splits, ranges, limit, on_corruption, decoders, summary, committed=committed, typed=typed)
+    schema = with_typed(arrow_schema(decoded), typed)
     if drop:  # a hive layout's columns are in the directory names, not the files
         keep = [i for i, name in enumerate(schema.names) if name not in drop]
         schema = _select(schema, keep)
@@ -511,16 +553,17 @@ def record_batches(
     on_corrupt: Callable[[Corruption], None] | None = None,
     on_split: Callable[[Split], None] | None = None,
     committed: bool = False,
+    typed: tuple = (),
 ):
     """Arrow batches of :data:`ROWS_PER_BATCH` rows of any number of splits (each row carries its
-    split's columns), counted in ``summary``."""
+    split's columns, and the typed columns of ``typed``: :func:`add_typed`), counted in ``summary``."""
     from kseg.storage.aborted import last_stable_offset
 
     last_stable_offset.cache_clear()  # found again for this export: the files may have changed since the last
     pending: list[Row] = []
     builder = None
     for split in splits:
-        builder = RowBuilder(split, *decoders)
+        builder = RowBuilder(split, *decoders, typed=typed)
         row = builder.row
         for r in split_facts(split, ranges, limit, on_corruption, summary, on_corrupt, committed):
             pending.append(row(r))

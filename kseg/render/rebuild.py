@@ -129,7 +129,7 @@ class RebuildReport:
         self.counts.update(o.status for o in outcomes)
         code = self.verdict.segment(rec, outcomes)
         if self.per_partition is not None:
-            row = self.per_partition.setdefault(files.display(location.parent(rec.log)), Counter())
+            row = self.per_partition.setdefault(files.display(files.directory_of(rec.log)), Counter())
             row["segments"] += 1
             row["damaged"] += rec.damaged
             row.update(o.status for o in outcomes)

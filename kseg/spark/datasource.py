@@ -21,7 +21,10 @@ Options (all strings, as Spark passes them):
                           inside a v0/v1 compressed wrapper too)
 ``fromTime``, ``toTime``      ``[from, to)`` in epoch ms or ISO-8601 with a zone (a segment's start found
                           by its time index)
-``keyDecoder``, ``valueDecoder``  adds ``keyText``/``valueText`` (string, hex, base64, json, module:function)
+``keyDecoder``, ``valueDecoder``  adds ``keyText``/``valueText`` (string, hex, base64, json, module:function);
+                          ``registry`` adds the typed ``keyDecoded``/``valueDecoded`` columns too
+``schemas``, ``schemasContext``  with ``registry``: the ``_schemas`` log (else the one beside the first
+                          path) and the context (docs/schemas.md)
 ``onCorruption``          ``skip`` (default), ``fail`` or ``keep``
 ``onUnreadable``          ``fail`` (default: a segment a task cannot read fails the query, naming it and
                           the cause) or ``rows`` (one row for it, its reason in a last column
@@ -107,6 +110,8 @@ class KsegDataSource(DataSource):
         # shares of it carry them): two loads in one process read each with its own keys
         self.context = ReadContext(keys=RsmKeys.read(rsm_keys(_option(dict(options), "rsmKey"))))
         self.listing: list | None = list_inputs(self.settings, self.context)
+        # the registry decoder: _schemas replayed here, once per load, and shipped to the tasks (its store)
+        self.registry = registry_state(dict(options), self.settings, self.listing)
         self.planned = False  # a reader was made: the pickles from now on go to the tasks
 
     @classmethod
@@ -114,13 +119,20 @@ class KsegDataSource(DataSource):
         return NAME
 
     def schema(self) -> str:
-        from kseg.render.export import spark_ddl
+        from kseg.render.export import UNREADABLE_COLUMN, spark_ddl
 
-        return spark_ddl(_decoded(self.options), unreadable=self.settings["on_unreadable"] == "rows")
+        marked = self.settings["on_unreadable"] == "rows"
+        if self.registry is None:
+            return spark_ddl(_decoded(self.options), unreadable=marked)
+        from kseg.decoders.registry.typed import spark_sql
+
+        typed = ", ".join(f"`{f.name}` {spark_sql(f.type)}" for t in typed_of(self.registry) for f in t.fields(True))
+        unreadable = f", `{UNREADABLE_COLUMN[0]}` {UNREADABLE_COLUMN[2]}" if marked else ""
+        return spark_ddl(True) + ", " + typed + unreadable
 
     def reader(self, schema) -> "KsegReader":
         self.planned = True
-        return KsegReader(dict(self.options), self.listing)
+        return KsegReader(dict(self.options), self.listing, self.registry)
 
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
@@ -174,10 +186,11 @@ def chosen(part, settings: dict) -> bool:
 
 
 class KsegReader(DataSourceReader):
-    def __init__(self, options: dict, listing: list | None = None) -> None:
+    def __init__(self, options: dict, listing: list | None = None, registry: dict | None = None) -> None:
         from kseg.storage.context import ReadContext, RsmKeys
 
         self.options = options
+        self.registry = registry  # :func:`registry_state`: the replayed store, the topic, the roles
         self.settings = read_options(options)
         self.listing = listing  # the load's (None: listed again here)
         # option rsmKey "ID=FILE,...": read where the reader is made (the driver), shipped inside its context
@@ -211,21 +224,23 @@ class KsegReader(DataSourceReader):
         from kseg.render.export import RowBuilder, split_facts
 
         s = self.settings
-        key_fn, value_fn = _decoder_functions(self.options)
+        key_fn, value_fn = _decoder_functions(self.options, self.registry)
+        typed = () if self.registry is None else typed_of(self.registry)  # made once a task (not pickled)
         marked = s["on_unreadable"] == "rows"
         failures = SameFailures(SAME_FAILURES_STOP)
         for unit in partition.value.units(s["ranges"], s["split_bytes"]):
             try:
                 for split in unit_splits(unit, s["ranges"], s["split_bytes"], s["limit"]):
                     facts = split_facts(split, s["ranges"], s["limit"], s["on_corruption"])  # exact (issue 39)
-                    yield from RowBuilder(split, key_fn, value_fn, unreadable=marked, spark=True).batches(facts)
+                    builder = RowBuilder(split, key_fn, value_fn, unreadable=marked, spark=True, typed=typed)
+                    yield from builder.batches(facts)
                 failures.read()
             except InputError as exc:  # no credentials, access denied, the network: not a corruption
                 if not marked:
                     raise  # the query fails, naming the object and the cause
                 failures.failed(exc)  # the first reads all failed the same way: stop, saying why
                 where = Split(unit.log_dir, unit.partition, f"{unit.base_offset:020d}", unit.log, 0, None, 0)
-                builder = RowBuilder(where, key_fn, value_fn, unreadable=True, spark=True)
+                builder = RowBuilder(where, key_fn, value_fn, unreadable=True, spark=True, typed=typed)
                 yield builder.to_arrow([builder.unreadable_row(f"not read: {exc.describe()}")])
 
 
@@ -270,11 +285,66 @@ def _decoded(options: Mapping[str, str]) -> bool:
     return _option(options, "keyDecoder") is not None or _option(options, "valueDecoder") is not None
 
 
-def _decoder_functions(options: dict) -> tuple[Any, Any]:
+def _decoder_functions(options: dict, registry: dict | None = None) -> tuple[Any, Any]:
     from kseg.decoders.simple import resolve
 
     key, value = (_option(options, name) for name in ("keyDecoder", "valueDecoder"))
+    if registry is not None:
+        from kseg.decoders.registry import Registry, RegistryDecoder
+
+        shared = Registry(registry["store"], registry["context"])
+        made = {role: RegistryDecoder(shared, role) for role in registry["roles"]}
+        return (
+            made.get("key") or (None if key is None else resolve(key)),
+            made.get("value") or (None if value is None else resolve(value)),
+        )
     return (None if key is None else resolve(key)), (None if value is None else resolve(value))
+
+
+REGISTRY = "registry"
+
+
+def registry_state(options: dict, settings: dict, listing: list | None) -> dict | None:
+    """Options ``keyDecoder``/``valueDecoder`` = ``registry``: the ``schemas`` option's ``_schemas`` log
+    (else the one beside the first path), replayed on the driver once per load, the one topic of the
+    load and the roles -- what the tasks need to make the typed columns (docs/schemas.md).  An option
+    or a source that does not do fails the load, naming why."""
+    asked = (("key", "keyDecoder"), ("value", "valueDecoder"))
+    roles = tuple(role for role, name in asked if _option(options, name) == REGISTRY)
+    if not roles:
+        if _option(options, "schemas") is not None:
+            raise ValueError("kseg data source: option schemas is for keyDecoder/valueDecoder registry")
+        return None
+    from kseg.decoders.registry import INSTALL_HINT, open_registry
+    from kseg.decoders.registry.source import beside
+    from kseg.decoders.registry.typed import typed_columns
+    from kseg.errors import KsegError
+    from kseg.ops.export.export import topic_partition
+
+    context = _option(options, "schemasContext") or "."
+    source = _option(options, "schemas") or beside(settings["paths"])
+    if source is None:
+        raise ValueError("kseg data source: the registry decoder needs option schemas: no _schemas-0 beside the data")
+    try:
+        registry, _ = open_registry(source, context)
+    except KsegError as exc:
+        raise OSError(f"kseg data source: {exc.describe()}") from None
+    missing = registry.missing_modules()
+    if missing:
+        raise ValueError(f"kseg data source: the registry decoder needs {', '.join(missing)}: {INSTALL_HINT}")
+    topics = sorted({topic_partition(p.name)[0] for p in listing or () if p.error is None})
+    state = {"store": registry.store, "context": context, "roles": roles, "topics": topics}
+    try:
+        typed_columns(registry.store, roles, topics, context)  # checked here: the load fails, not the tasks
+    except ValueError as exc:
+        raise ValueError(f"kseg data source: {exc} (option topic)") from None
+    return state
+
+
+def typed_of(state: dict) -> tuple:
+    from kseg.decoders.registry.typed import typed_columns
+
+    return typed_columns(state["store"], state["roles"], state["topics"], state["context"])
 
 
 def rsm_keys(value: str | None) -> dict[str, str]:

@@ -48,12 +48,13 @@ def hive_part_name(output: str, split, n: int) -> str:
     from the directory name is Hive's default partition); a local directory is made for it."""
     from kseg.ops.export.export import topic_partition
     from kseg.storage import location
+    from kseg.storage.files import store_of
 
     topic, number = topic_partition(split.partition)
     where = location.join(output, f"topic={topic}")
     where = location.join(where, f"partition={'__HIVE_DEFAULT_PARTITION__' if number is None else number}")
     digest = hashlib.sha1(split.log_dir.encode("utf-8", "surrogateescape")).hexdigest()[:8]
-    if not location.is_remote(where):  # a store has no directories to make
+    if not store_of(where).remote:  # a store has no directories to make
         import os
 
         os.makedirs(location.local_path(where), exist_ok=True)
@@ -95,6 +96,7 @@ def export_bin(
     committed: bool = False,
     since: dict[str, int] | None = None,
     hive: bool = False,
+    registry: dict | None = None,
 ):
     """Runs on an executor: make the task's units from its share of the listing, cut each into its splits
     (index reads here, not on the driver) and write their rows into files of about ``target_bytes``
@@ -111,14 +113,26 @@ def export_bin(
     if first is None:
         return
     splits = (s for unit in chain([first], planned) for s in unit_splits(unit, ranges, split_bytes, limit))
+    key_fn = None if key_decoder is None or key_decoder == "registry" else resolve(key_decoder)
+    value_fn = None if value_decoder is None or value_decoder == "registry" else resolve(value_decoder)
+    typed: tuple = ()
+    if registry is not None:  # the driver's replayed store: decoders and typed columns made here, once a task
+        from kseg.decoders.registry import Registry, RegistryDecoder
+        from kseg.decoders.registry.typed import typed_columns
+
+        shared = Registry(registry["store"], registry["context"])
+        made = {role: RegistryDecoder(shared, role) for role in registry["roles"]}
+        key_fn, value_fn = made.get("key", key_fn), made.get("value", value_fn)
+        typed = typed_columns(registry["store"], registry["roles"], registry["topics"], registry["context"])
     write = partial(
         write_parquet_files,
         ranges=ranges,
         limit=limit,
         on_corruption=on_corruption,
-        key_decoder=None if key_decoder is None else resolve(key_decoder),
-        value_decoder=None if value_decoder is None else resolve(value_decoder),
+        key_decoder=key_fn,
+        value_decoder=value_fn,
         committed=committed,
+        typed=typed,
     )
     summary, written = ExportSummary(), list[str]()
     if not hive:
@@ -164,6 +178,7 @@ class ExportJob(NamedTuple):
     since: dict[str, int] | None = None
     hive: bool = False
     one_replica: bool = False
+    registry: dict | None = None  # the registry decoder: the replayed store, context, roles, topic
 
 
 def run_export(
@@ -188,6 +203,7 @@ def run_export(
     since: dict[str, int] | None = None,
     hive: bool = False,
     one_replica: bool = False,
+    registry: dict | None = None,
 ) -> ExportSummary | None:
     """Plan on the driver, export on the executors; the summary, or None when ``fail`` stopped it.
     ``listing_status(paths)``: a context the driver's listing runs in (the CLI's progress line on stderr).
@@ -204,7 +220,7 @@ def run_export(
 
     job = ExportJob(
         ranges, key_decoder, value_decoder, on_corruption, split_bytes, limit, replace, master, target_bytes,
-        committed, spark_conf, err, verbose, listing_status, tuple(topics), since, hive, one_replica,
+        committed, spark_conf, err, verbose, listing_status, tuple(topics), since, hive, one_replica, registry,
     )  # fmt: skip
     paths, shown, output = absolute_all(paths), output, absolute(output)  # executors run elsewhere
     staged = staging.staging_dir(output)
@@ -230,6 +246,7 @@ def _export(job: ExportJob, paths: list[str], output: str, staged: str, shown: s
     from kseg.spark.session import started
     from kseg.storage import location
     from kseg.storage.context import Carried
+    from kseg.storage.files import store_of
 
     err = job.err
     notes: list[str] = []
@@ -239,7 +256,7 @@ def _export(job: ExportJob, paths: list[str], output: str, staged: str, shown: s
         err.write(f"kseg: note: {note}\n".encode("utf-8", "replace"))
     with started("export", job.master, job.spark_conf, verbose=job.verbose) as session:
         spark = session.spark
-        if not location.is_remote(output):
+        if not store_of(output).remote:
             os.makedirs(location.local_path(staged), exist_ok=True)  # for the executors to find (probe)
         session.probe(local_roots(sorted({p.log_dir for p in listing}) + [staged]))
         sc = spark.sparkContext
@@ -263,6 +280,7 @@ def _export(job: ExportJob, paths: list[str], output: str, staged: str, shown: s
             rdd = spark.sparkContext.parallelize(bins, len(bins))
             args: tuple[Any, ...] = (staged, job.ranges, split_bytes, job.limit, job.on_corruption)
             args += (job.key_decoder, job.value_decoder, job.target_bytes, job.committed, job.since, job.hive)
+            args += (job.registry,)
             try:
                 results = rdd.flatMap(Carried(lambda b: export_bin(b, *args))).collect()  # with --rsm-key
             except Exception as exc:  # a task's CorruptionStop comes back inside Spark's error

@@ -17,6 +17,7 @@ import os
 from collections.abc import Iterable
 
 from kseg.storage import location
+from kseg.storage.files import store_of
 
 MOUNT_HINT = "is the path on a mount every executor sees?"
 
@@ -24,9 +25,8 @@ MOUNT_HINT = "is the path on a mount every executor sees?"
 def absolute(path: str) -> str:
     """A local path (or ``file://`` URI) made absolute against the driver's working directory;
     any other URI unchanged."""
-    if location.is_remote(path):
-        return path
-    return os.path.abspath(location.local_path(path))
+    store = store_of(path)
+    return path if store.remote else store.names.canonical(path)
 
 
 def absolute_all(paths: Iterable[str]) -> list[str]:
@@ -41,14 +41,14 @@ def travel(paths: Iterable[str], output: str | None) -> tuple[list[str], str | N
 
 def local_roots(paths: Iterable[str]) -> list[str]:
     """The local paths among ``paths`` (absolute): what an executor must see for the job to read them."""
-    return [absolute(p) for p in paths if not location.is_remote(p)]
+    return [absolute(p) for p in paths if not store_of(p).remote]
 
 
 def not_here(written: Iterable[str]) -> list[str]:
     """The local files among ``written`` (paths the executors say they wrote) that this machine does
     not see: an output on a disk of the executors' own, not on a shared mount.  URIs are not checked
     (the store is the same for everyone and answered each write)."""
-    return [p for p in written if not location.is_remote(p) and not os.path.exists(location.local_path(p))]
+    return [p for p in written if not store_of(p).remote and not os.path.exists(location.local_path(p))]
 
 
 def missing_line(missing: list[str], total: int, output: str, what: str) -> str:

@@ -37,7 +37,7 @@ def staging_dir(output: str) -> str:
 def prepare(output: str, staging: str, replace: bool) -> bool:
     """Check ``output`` before any work (module docstring); returns whether this run made the directory
     (a local one), so a failure can remove it again."""
-    if location.is_remote(output):
+    if files.store_of(output).remote:
         _check_store(output, staging, replace)
         return False
     local = location.local_path(output)
@@ -96,7 +96,7 @@ def commit(output: str, staging: str, written: list[str], replace: bool) -> list
 
 
 def _move(source: str, target: str) -> None:
-    if location.is_remote(source):
+    if files.store_of(source).remote:
         location.move(source, target)
         return
     try:
@@ -112,7 +112,7 @@ def discard(output: str, staging: str, made: bool) -> None:
     effort: what cannot be removed stays under ``_temporary``, which no reader takes as data."""
     top = location.join(output, STAGING)
     _remove_tree(output, staging)
-    if location.is_remote(output):
+    if files.store_of(output).remote:
         return
     for path in [top] + ([output] if made else []):
         try:
@@ -129,7 +129,7 @@ def clear_stale(output: str) -> None:
 def _remove_tree(output: str, prefix: str) -> None:
     """Every file under ``prefix`` (inside ``output``) removed, best effort: objects one by one on a store,
     the directory tree on local disk."""
-    if location.is_remote(output):
+    if files.store_of(output).remote:
         try:
             for entry in location.list_tree(prefix):
                 location.delete(entry.path)
@@ -153,7 +153,7 @@ def clear_previous(output: str) -> None:
     from kseg.errors import InputError
     from kseg.storage import files, location
 
-    if location.is_remote(output):
+    if files.store_of(output).remote:
         root = output.rstrip("/")
         for entry in location.list_tree(output):
             rel = entry.path[len(root) + 1 :].split("/")

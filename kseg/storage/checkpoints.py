@@ -428,13 +428,14 @@ class Checkpointed:
 MAX_TABLES = 8  # checkpoints held at once (each up to MAX_OFFSET_ENTRIES offsets)
 
 
-def file_version(directory: str, name: str) -> object:
+def file_version(directory: str, name: str, store: Store | None = None) -> object:
     """What tells one state of a local file from another (its stat), so a file rewritten between two reads
     in one process is read again; None for an object store's (a command reads it once)."""
-    if location.is_uri(directory):
+    store = files.store_of(directory, store)
+    if store.remote:
         return None
     try:
-        st = os.stat(os.path.join(directory, name))
+        st = os.stat(os.path.join(store.names.canonical(directory), name))
     except OSError:
         return "absent"
     return (st.st_mtime_ns, st.st_size, st.st_ino)
@@ -443,8 +444,7 @@ def file_version(directory: str, name: str) -> object:
 def _table(log_dir: str, name: str) -> tuple[bool, dict[tuple[str, int], int] | None, str | None]:
     """(present, offsets by partition or None, why not) of ``log_dir/name``, read once per run (a fleet's
     partitions share their log directory's checkpoints), a line at a time, only the offsets held."""
-    where = os.path.abspath(log_dir) if not location.is_uri(log_dir) else log_dir
-    return _read_table(where, log_dir, name, file_version(log_dir, name))
+    return _read_table(files.store_of(log_dir).names.canonical(log_dir), log_dir, name, file_version(log_dir, name))
 
 
 @lru_cache(maxsize=MAX_TABLES)
@@ -464,12 +464,12 @@ def _read_table(
 
 def partition_entry(partition_path: str, name: str) -> Checkpointed:
     """The entry for the partition directory ``partition_path`` in its log directory's checkpoint ``name``."""
-    if location.is_uri(partition_path):
+    if files.store_of(partition_path).remote:
         log_dir, dir_name = location.dirname(partition_path), location.basename(partition_path)
     else:  # the log directory in the form the partition's path was given (outputs show it so), absolute where
         # that form has none to show (``orders-0``'s is the working directory, ``.``'s its parent)
         full = os.path.normpath(partition_path)
-        log_dir, dir_name = location.parent(full), os.path.basename(os.path.abspath(full))
+        log_dir, dir_name = os.path.dirname(full) or os.curdir, os.path.basename(os.path.abspath(full))
         if log_dir == os.curdir or os.path.basename(full) in (os.curdir, os.pardir):
             log_dir = os.path.dirname(os.path.abspath(full))
     path = files.display(location.join(log_dir, name))

@@ -94,10 +94,8 @@ def base_offset_from_name(path: str) -> int | None:
 
 def sibling(path: str, new_suffix: str) -> str:
     """The file of the same stem with another suffix, in the same directory."""
-    if location.is_uri(path):
-        return location.join(location.dirname(path), stem(path) + new_suffix)
-    directory = os.path.dirname(absolute(path))
-    return os.path.join(directory, stem(path) + new_suffix)
+    names = store_of(path).names
+    return names.join(names.dirname(names.absolute(path)), stem(path) + new_suffix)
 
 
 def parse_checkpoint_name(path: str) -> tuple[int, int] | None:
@@ -108,22 +106,15 @@ def parse_checkpoint_name(path: str) -> tuple[int, int] | None:
     return int(m.group(1)), int(m.group(2))
 
 
-def display(path: str) -> str:
-    """The path as Java's ``File.toString`` shows it (duplicate and trailing slashes folded)."""
-    if not path or location.is_uri(path):
-        return path
-    folded = re.sub(r"/+", "/", path)
-    if len(folded) > 1 and folded.endswith("/"):
-        folded = folded[:-1]
-    return folded
+def display(path: str, store: Store | None = None) -> str:
+    """The path as Java's ``File.toString`` shows it (duplicate and trailing slashes folded), a URI as given
+    (:meth:`Store.display <kseg.storage.stores.base.Store.display>`)."""
+    return store_of(path, store).names.display(path) if path else path
 
 
-def absolute(path: str) -> str:
-    """Java's ``getAbsolutePath``: cwd prefixed, ``..`` left as is."""
-    p = display(path)
-    if os.path.isabs(p) or location.is_uri(p):
-        return p
-    return display(os.path.join(os.getcwd(), p))
+def absolute(path: str, store: Store | None = None) -> str:
+    """Java's ``getAbsolutePath``: cwd prefixed, ``..`` left as is (a URI as given)."""
+    return store_of(path, store).names.absolute(path)
 
 
 def store_of(path: str, store: Store | None = None) -> Store:
@@ -159,10 +150,16 @@ def isfile(path: str, store: Store | None = None) -> bool:
     return store_of(path, store).stat(path).kind == "file"
 
 
-def parent(path: str) -> str:
+def parent(path: str, store: Store | None = None) -> str:
     """The directory holding ``path``: absolute for a local path (``file://`` read as one); for a URI,
     its parent prefix."""
-    return location.dirname(location.local_path(path))
+    names = store_of(path, store).names
+    return names.dirname(names.canonical(path))
+
+
+def directory_of(path: str, store: Store | None = None) -> str:
+    """The directory holding ``path`` in the form ``path`` was given (``.`` for a bare file name)."""
+    return store_of(path, store).names.dirname(path.rstrip("/")) or os.curdir
 
 
 def identity(path: str, store: Store | None = None) -> str:
@@ -189,7 +186,7 @@ def write_stream(path: str, produce: Callable[[location.OutputStream], object], 
     """Write a new file made piece by piece by ``produce(file)``: on local disk atomically (the name
     appears only when it is whole), as one object on a store; an existing file is an error unless
     ``replace``."""
-    if location.is_remote(path):
+    if store_of(path).remote:
         location.write_stream(path, produce, replace=replace)
         return
     from kseg.storage.atomic import AtomicStream
@@ -262,14 +259,19 @@ def open_index(path: str, limit: int = MAX_INDEX_FILE, store: Store | None = Non
     """An index file for :class:`kseg.format.indexes.IndexView`: its bytes when it is at most
     :data:`WHOLE_INDEX` (one read, no file left open), else an :class:`IndexFile` read in windows;
     anything over ``limit`` bytes is refused, as by :func:`read_small_file`."""
-    f: ReadFile | None = open_readonly(path, store=store)
-    assert f is not None  # (None once an IndexFile owns it)
+    return index_from(path, open_readonly(path, store=store), limit)
+
+
+def index_from(path: str, f: ReadFile, limit: int = MAX_INDEX_FILE) -> bytes | IndexFile:
+    """:func:`open_index` of the index file ``path`` already opened as ``f`` (owned from here: closed once read,
+    or by the :class:`IndexFile` read in windows)."""
+    opened: ReadFile | None = f  # (None once an IndexFile owns it)
     try:
         size = size_of(f)
         if size > limit:
             raise InputError(f"file of {size} bytes is larger than any index Kafka writes ({limit})", path=path)
         if size > WHOLE_INDEX:
-            index, f = IndexFile(path, f, size), None
+            index, opened = IndexFile(path, f, size), None
             return index
         data = f.read(size)
         if len(data) < size:
@@ -280,5 +282,5 @@ def open_index(path: str, limit: int = MAX_INDEX_FILE, store: Store | None = Non
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror or exc}", path=path) from None
     finally:
-        if f is not None:
-            f.close()
+        if opened is not None:
+            opened.close()

@@ -125,7 +125,7 @@ def read(directory: str, listed: bool | None = None, store: Store | None = None)
 
 
 def _read_file(path: str, store: Store | None = None) -> list[EpochEntry]:
-    return parse(open_aux(path, KIND, store), files.display(path))
+    return parse(open_aux(path, KIND, store), files.display(path, store))
 
 
 #: A tiered segment's own checkpoint, by layout: Aiven's ``.leader-epoch-checkpoint`` (in ``.indexes``, or

@@ -34,12 +34,14 @@ the reader's window size, so memory stays that of one window.
 
 from __future__ import annotations
 
+import io
 import os
 import posixpath
 import re
+import stat
 from functools import lru_cache
 from types import MappingProxyType, ModuleType
-from typing import TYPE_CHECKING, Callable, Iterator, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Callable, Iterator, NamedTuple, Protocol, cast
 
 from kseg.errors import InputError
 
@@ -82,16 +84,19 @@ def scheme(path: str) -> str:
     return _ALIASES.get(s, s)
 
 
+FILE_URI = "file://"
+
+
 def local_path(path: str) -> str:
     """A ``file://`` URI as a local path; any other path unchanged."""
-    if path.startswith("file://"):
-        return path[len("file://") :] or "/"
+    if path.startswith(FILE_URI):
+        return path[len(FILE_URI) :] or "/"
     return path
 
 
 def is_remote(path: str) -> bool:
     """True when ``path`` must be read through a remote filesystem (a URI other than ``file://``)."""
-    return is_uri(path) and scheme(path) != "file"
+    return scheme(path) not in ("", "file")
 
 
 def redact(uri: str) -> str:
@@ -168,37 +173,110 @@ def _split(uri: str) -> tuple[str, str]:
     return uri[: m.end()] + authority, key
 
 
-def bucket(path: str) -> str:
-    """The bucket (``scheme://authority``) of a URI; a local path is its own bucket."""
-    return _split(path)[0] if is_uri(path) else path
+def bucket(uri: str) -> str:
+    """The bucket (``scheme://authority``) of a URI."""
+    return _split(uri)[0]
 
 
 def join(base: str, name: str) -> str:
-    """``base/name`` for a local path or a URI."""
-    if not is_uri(base):
-        return name if base == os.curdir else os.path.join(base, name)
-    return base.rstrip("/") + "/" + name
+    """``base/name``: one rule for a local path and a URI (one slash between them; ``.`` or nothing joined to
+    ``name`` is ``name``)."""
+    return name if base in ("", os.curdir) else base.rstrip("/") + "/" + name
 
 
-def parent(path: str) -> str:
-    """The directory holding ``path`` in the form it was given (``.`` for a bare file name)."""
-    if is_uri(path):
-        return dirname(path)
-    return os.path.dirname(path.rstrip("/")) or os.curdir
-
-
-def dirname(path: str) -> str:
-    """The directory holding ``path``; for a URI, never above its bucket/authority."""
-    if not is_uri(path):
-        return os.path.dirname(os.path.abspath(path))
-    prefix, key = _split(path.rstrip("/"))
+def dirname(uri: str) -> str:
+    """The prefix holding the object ``uri``, never above its bucket/authority (a local path's directory is
+    its store's: :meth:`kseg.storage.stores.base.Store.dirname`)."""
+    prefix, key = _split(uri.rstrip("/"))
     parent = posixpath.dirname(key)
     return prefix + ("/" + parent if parent else "")
 
 
+class Names(Protocol):
+    """The grammar of one store's paths (:attr:`kseg.storage.stores.base.Store.names`)."""
+
+    def join(self, base: str, name: str) -> str:
+        """``base/name``."""
+
+    def dirname(self, path: str) -> str:
+        """The directory holding ``path`` in the form ``path`` was given (a bare local name's: ``''``; an
+        object's never above its bucket)."""
+
+    def display(self, path: str) -> str:
+        """``path`` as Java's ``File.toString`` shows a local one (duplicate and trailing slashes folded); a
+        URI as given."""
+
+    def absolute(self, path: str) -> str:
+        """Java's ``getAbsolutePath`` of a local path (:meth:`display`, the working directory before it,
+        ``..`` left as is); a URI as given."""
+
+    def canonical(self, path: str) -> str:
+        """``path`` in the one form two spellings of it share, to compare (a local path absolute and
+        normalised; an object store's name without a trailing slash)."""
+
+    def directory(self, path: str) -> str:
+        """``path`` as a directory's name in the store's listings (an object store's without a trailing
+        slash; a local path as given)."""
+
+
+class LocalNames:
+    """Local paths, and their other spelling, ``file://`` URIs."""
+
+    __slots__ = ()
+
+    def join(self, base: str, name: str) -> str:
+        return os.path.join(base, name)
+
+    def dirname(self, path: str) -> str:
+        return os.path.dirname(path)
+
+    def display(self, path: str) -> str:
+        if path.startswith(FILE_URI):  # a URI, shown as given
+            return path
+        folded = re.sub(r"/+", "/", path)
+        return folded[:-1] if len(folded) > 1 and folded.endswith("/") else folded
+
+    def absolute(self, path: str) -> str:
+        p = self.display(path)
+        return p if os.path.isabs(p) or p.startswith(FILE_URI) else self.display(os.path.join(os.getcwd(), p))
+
+    def canonical(self, path: str) -> str:
+        return os.path.abspath(local_path(path))
+
+    def directory(self, path: str) -> str:
+        return path
+
+
+class ObjectNames:
+    """An object store's URIs (``s3://bucket/key``)."""
+
+    __slots__ = ()
+
+    def join(self, base: str, name: str) -> str:
+        return base.rstrip("/") + "/" + name
+
+    def dirname(self, path: str) -> str:
+        return dirname(path)
+
+    def display(self, path: str) -> str:
+        return path
+
+    def absolute(self, path: str) -> str:
+        return path
+
+    def canonical(self, path: str) -> str:
+        return path.rstrip("/")
+
+    def directory(self, path: str) -> str:
+        return path.rstrip("/")
+
+
+LOCAL_NAMES, OBJECT_NAMES = LocalNames(), ObjectNames()
+
+
 def basename(path: str) -> str:
-    """The last component of ``path`` (trailing slashes ignored)."""
-    return posixpath.basename(path.rstrip("/")) if is_uri(path) else os.path.basename(os.path.normpath(path))
+    """The last component of ``path``, a local path or a URI alike (trailing slashes and ``.`` ignored)."""
+    return posixpath.basename(posixpath.normpath(path))
 
 
 # -- remote filesystems ---------------------------------------------------------------------------
@@ -383,6 +461,38 @@ class RemoteFile:
 def open_input(uri: str) -> RemoteFile:
     """Open a remote file for ranged reads (errors as :class:`InputError`)."""
     return RemoteFile(uri)
+
+
+def open_local(path: str, buffering: int = -1) -> io.FileIO | io.BufferedReader:
+    """Open the local file ``path`` (or ``file://`` URI) for reading.  Only regular files are opened: a FIFO
+    would block the open (and the whole run) until some writer appeared, and a device is no segment."""
+    local = local_path(path)
+    try:
+        mode = os.stat(local).st_mode
+        if stat.S_ISDIR(mode):
+            raise InputError("is a directory, not a file", path=path)
+        if not stat.S_ISREG(mode):
+            raise InputError("not a regular file (a FIFO, socket or device); kseg reads segment files", path=path)
+        # open() is typed BinaryIO for a buffering only known at run time: "rb" gives one of these two
+        return cast("io.FileIO | io.BufferedReader", open(local, "rb", buffering=buffering))
+    except InputError:
+        raise
+    except FileNotFoundError:
+        raise InputError("no such file", path=path) from None
+    except PermissionError:
+        raise InputError("permission denied", path=path) from None
+    except OSError as exc:
+        raise InputError(f"cannot open: {exc.strerror or exc}", path=path) from None
+
+
+def local_identity(path: str) -> str:
+    """What names this version of a local file, for ``--resume``: ``size=<n> mtime_ns=<t> ctime_ns=<t>`` (a user
+    can set the mtime back, never the ctime: any write changes it)."""
+    try:
+        s = os.stat(local_path(path))
+    except OSError as exc:
+        raise InputError(f"cannot stat: {exc.strerror or exc}", path=path) from None
+    return f"size={s.st_size} mtime_ns={s.st_mtime_ns} ctime_ns={s.st_ctime_ns}"
 
 
 def _info(uri: str) -> pafs.FileInfo:

@@ -15,9 +15,14 @@ import stat
 
 from kseg.errors import InputError, UsageError
 from kseg.storage import location
+from kseg.storage.files import store_of
 
-_is_uri = location.is_remote  # a URI read remotely (not file://)
 _local = location.local_path
+
+
+def _is_uri(path: str) -> bool:
+    """Whether ``path`` is on an object store (its store, as discovery chooses it, says)."""
+    return store_of(path).remote
 
 
 def _norm_uri(uri: str) -> str:

@@ -21,15 +21,15 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, TypeVar, cast
+from typing import Any, NamedTuple, TypeVar, cast
 
-from kseg.errors import InputError
+from kseg.errors import InputError, KsegError
 from kseg.storage import files, location, prefixes, roots, tiered, watch
 from kseg.storage.context import ReadContext, running
 from kseg.storage.files import SEGMENT_SUFFIXES, TRANSITION_DIR
 from kseg.storage.leader_epochs import FILE_NAME as LEADER_EPOCHS
-from kseg.storage.stores.base import Store
-from kseg.storage.stores.discover import is_remote, store_for
+from kseg.storage.stores.base import ReadFile, Store
+from kseg.storage.stores.discover import store_for
 
 _DIGITS = re.compile(r"(\d+)")
 TRANSITION_FILE_SUFFIXES = (".deleted", ".cleaned", ".swap")
@@ -72,6 +72,16 @@ class Segment:
                 return files.stem(path)
         return self.name
 
+    def open(self) -> OpenSegment:
+        """Its ``.index`` and ``.timeindex`` opened and the ``.log``'s identity asked, in one call to its store
+        (as Kafka's ``LogSegment.open`` opens a segment's files together): the index checks read the files
+        from here.  A file that could not be opened is its error.  The ``.log`` is opened by its reader
+        (:class:`kseg.storage.records.FileRecords`), the one place a log is opened."""
+        store = files.store_of(self.log or self.index or self.timeindex or "", self.store)
+        wanted = [(path, -1) if path else None for path in (self.index, self.timeindex)]
+        (index, timeindex), identity = store.open_files(wanted, self.log)
+        return OpenSegment(index, timeindex, identity)
+
     def log_size(self) -> int:
         original = files.store_of(self.log, self.store).original_size(self.log) if self.log else None
         if original is not None:  # a tiered segment: the manifest's size, not the object's
@@ -82,6 +92,20 @@ class Segment:
             return os.path.getsize(self.log) if self.log else 0
         except OSError:
             return 0
+
+
+class OpenSegment(NamedTuple):
+    """A segment's index files, opened once (:meth:`Segment.open`): each an open file, the error opening it
+    raised (:class:`KsegError`), or None (no such file in the segment); :meth:`close` closes what was opened."""
+
+    offset_index: ReadFile | KsegError | None
+    time_index: ReadFile | KsegError | None
+    identity: str | KsegError | None  # the .log's (``--resume``)
+
+    def close(self) -> None:
+        for f in (self.offset_index, self.time_index):
+            if f is not None and not isinstance(f, KsegError):
+                f.close()
 
 
 @dataclass
@@ -100,7 +124,7 @@ class Partition:
 
     @property
     def name(self) -> str:
-        if location.is_uri(self.path):
+        if files.store_of(self.path, self.store).remote:
             return location.basename(self.path)
         return os.path.basename(os.path.normpath(os.path.abspath(self.path)))
 
@@ -110,7 +134,7 @@ class Partition:
 
         A broker keeps a partition in one of its log directories (``LogManager`` refuses a second copy),
         so ``b1/data/orders-0`` and ``b2/data/orders-0`` are two brokers' replicas: two logs."""
-        if location.is_uri(self.path):
+        if files.store_of(self.path, self.store).remote:
             return location.dirname(self.path)
         return os.path.dirname(os.path.normpath(os.path.abspath(self.path)))
 
@@ -132,7 +156,7 @@ def scan_partition(path: str, notes: list[str] | None = None, store: Store | Non
         told.noun = "key" if store.remote else "file"  # what the store lists: an object store's keys, or files
         entries = store.list(path)  # a directory that cannot be listed: the OS's (or the store's) reason
         told.keys, told.partitions = len(entries), int(files.holds_segment(e.path for e in entries))
-    return partition_from_listing(store.directory(path), entries, notes, store)
+    return partition_from_listing(store.names.directory(path), entries, notes, store)
 
 
 def partition_from_listing(
@@ -340,9 +364,10 @@ def discover_as(
     """:func:`discover`, each partition turned into ``shape(partition)`` (e.g. a compact
     :class:`~kseg.storage.listing.Listed`): a remote listing's as each is found, local ones at the end."""
     context = context or running()
-    found = _Found(notes, context)
+    stores = {path: store_for(path, context) for path in paths}  # each root's store: chosen once, here
+    roots = {path: store.remote for path, store in stores.items()}
+    found = _Found(notes, context, next((store for store in stores.values() if not store.remote), None))
     listed: dict[str, T] = {}  # the remote partitions, already shaped
-    roots = {path: is_remote(path) for path in paths}  # where each root's bytes live: asked once, here
     remote = _list_remote([p for p in paths if roots[p]], shape, context)
     for path in paths:
         if roots[path]:
@@ -366,11 +391,11 @@ class _Found:
     """What :func:`discover` found so far: the partitions by the real path of their directory, in
     order, and which of them were listed whole (not only for single files)."""
 
-    def __init__(self, notes: list[str], context: ReadContext) -> None:
+    def __init__(self, notes: list[str], context: ReadContext, local: Store | None = None) -> None:
         self.partitions: dict[str, Partition] = {}
         self.whole: set[str] = set()
         self.notes = notes
-        self.store = store_for("", context)  # the local store: every local root's
+        self.store = local or store_for("", context)  # the local store: every local root's
 
     def add_whole(self, path: str) -> None:
         """The partition directory ``path``, listed whole."""
@@ -460,7 +485,7 @@ class _Found:
             raise InputError(
                 "not a segment file (<base offset>.log, .index, .timeindex or .txnindex)", path=path, hint=LAYOUT_HINT
             )
-        directory = location.parent(path)  # as given (an absolute path only when given one)
+        directory = files.directory_of(path, self.store)  # as given (an absolute path only when given one)
         key = os.path.realpath(directory)
         if key in self.whole:
             return

@@ -78,6 +78,8 @@ BOMB_COMMANDS = {
     "compaction": ["compaction", "{d}"],
     "txn": ["txn", "{d}"],
     "rebuild-check": ["rebuild-index", "--check", "{d}"],
+    "grep-key": ["grep", "--key", "no-such-key", "{d}"],
+    "grep-regex": ["grep", "--count", "--value-regex", "x", "{d}"],
 }
 
 
@@ -123,6 +125,8 @@ BIG_COMMANDS = {
     "dump-deep": ["dump", "--deep-iteration", LOG],
     "lookup-offset": ["lookup-offset", str(VALUES - 1), "{d}"],
     "compaction": ["compaction", "{d}"],
+    "grep-literal": ["grep", "--count", "--value-regex", r"\x00\x00\x00", "{d}"],  # pieces searched, then records
+    "grep-all": ["grep", "--count", "--from-offset", "0", "{d}"],
 }
 
 

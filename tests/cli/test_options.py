@@ -27,15 +27,15 @@ READING = sorted(set(COMMANDS) - NO_FILES)
 # Where each shared option applies (commands outside a set do not take it).
 WHERE = {
     "quiet": set(COMMANDS),
-    "jobs": {"verify-index", "rebuild-index"},
-    "key_decoder": {"dump", "lookup-offset", "lookup-time", "export"},
-    "value_decoder": {"dump", "lookup-offset", "lookup-time", "export"},
+    "jobs": {"verify-index", "rebuild-index", "grep"},
+    "key_decoder": {"dump", "lookup-offset", "lookup-time", "export", "grep"},
+    "value_decoder": {"dump", "lookup-offset", "lookup-time", "export", "grep"},
     "output_format": set(COMMANDS) - {"export"},
     "max_message_size": set(COMMANDS) - {"diff", "logdir"} - NO_FILES,  # diff and logdir read batch headers only
-    "spark": {"verify-index", "export", "diff", "logdir", "tiered"},
-    "master": {"verify-index", "export", "diff", "logdir", "tiered"},
-    "spark_conf": {"verify-index", "export", "diff", "logdir", "tiered"},
-    "verbose": {"verify-index", "export", "diff", "logdir", "tiered"},
+    "spark": {"verify-index", "export", "diff", "logdir", "tiered", "grep"},
+    "master": {"verify-index", "export", "diff", "logdir", "tiered", "grep"},
+    "spark_conf": {"verify-index", "export", "diff", "logdir", "tiered", "grep"},
+    "verbose": {"verify-index", "export", "diff", "logdir", "tiered", "grep"},
     "max_rate": set(READING),
     "drop_cache": set(READING),
 }
@@ -104,6 +104,7 @@ def test_every_command_walked() -> None:
         "coordinator",
         "logdir",
         "tiered",
+        "grep",
     }
 
 
@@ -207,6 +208,7 @@ COMMAND_RUNS = {
     "diff": ["diff", str(SAMPLE), str(SAMPLE)],
     "compaction": ["compaction", "--at", "0", str(SAMPLE)],
     "export": ["export", "--force", str(SAMPLE), "-o", "{tmp}/out.parquet"],
+    "grep": ["grep", "--from-time", "0", str(SAMPLE)],
     "coordinator": ["coordinator", "--group", "g"],
     "logdir": ["logdir", str(SAMPLE)],
     "tiered": ["tiered", str(ROOT / "tests" / "data" / "kafka4x" / "data" / "__remote_log_metadata-0")],
@@ -390,6 +392,7 @@ NOTED_RUNS = {
     "compaction": ["compaction", "--at", "0", "{tmp}/root"],
     "diff": ["diff", "--roots", "{tmp}/root", "{tmp}/root2"],
     "export": ["export", "--force", "{tmp}/root", "-o", "{tmp}/out.parquet"],
+    "grep": ["grep", "--from-offset", "0", "{tmp}/root"],  # note: the -delete directory skipped
     "logdir": ["logdir", "{tmp}/root"],  # notes: no meta.properties, no leader-epoch-checkpoint
     "tiered": ["tiered", "{tmp}/root/orders-0"],  # note: not named __remote_log_metadata-<n>
 }

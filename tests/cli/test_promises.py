@@ -92,6 +92,7 @@ ARGS = {
     "lookup-offset": lambda t: ["5", str(t.bad)],  # in the first segment
     "lookup-time": lambda t: ["1730000000005", str(t.bad)],  # before the first batch's timestamp
     "export": lambda t: [str(t.bad), "-o", str(t.out / "x.parquet")],
+    "grep": lambda t: ["--key", "key-204-0", str(t.bad)],  # a record at byte 21385 of the first segment
     "rebuild-index": lambda t: ["--check", str(t.bad)],
     "txn": lambda t: ["--from-start", str(t.bad)],  # every segment read (not only those after the snapshot)
     "compaction": lambda t: [str(t.bad)],

@@ -31,6 +31,8 @@ def both(s3, local_brokers: Path, args: list[str], rel: list[str]):
         (["rebuild-index", "--check"], ["b1/data"]),
         (["txn", "--from-start"], ["b1/data/txn-v2-0"]),
         (["diff"], ["b1/data/txn-v2-0", "b2/data/txn-v2-0"]),
+        (["grep", "--key", "key-204-0"], ["b1/data", "b2/data"]),  # every partition of two brokers, corrupt ones too
+        (["grep", "--format", "json", "--from-offset", "200", "--to-offset", "300"], ["b1/data/plain-v2-0"]),
     ],
 )
 def test_the_same_output_on_s3_as_on_disk(s3, local_brokers: Path, args: list[str], rel: list[str]) -> None:

@@ -140,6 +140,18 @@ def command_lines(part: Path, target: Path, rng: random.Random, commands: dict[s
         lines.append(["compaction", str(part)])
     if commands.get("logdir"):
         lines.append(["logdir", "--format", "json", str(part.parent)])  # the log directory, its own files too
+    if commands.get("grep"):
+        lines.append(
+            [
+                "grep",
+                "--value-regex",
+                "[a-z]{4}",
+                "--from-time",
+                str(1_730_000_000_000 + rng.randint(-10, 99)),
+                str(part),
+            ]
+        )
+        lines.append(["grep", "--format", "json", "--key", f"k{rng.randint(0, 20)}", str(part)])
     return lines
 
 

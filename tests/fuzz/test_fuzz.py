@@ -30,6 +30,7 @@ FUZZED = {
     "logdir",
     "export",  # on a log directory with name trouble (tests/fuzz/trees.py)
     "tiered",  # on a damaged remote tier and its __remote_log_metadata
+    "grep",
 }
 
 

@@ -276,3 +276,22 @@ def test_schemas_and_data_on_an_object_store(data, s3) -> None:
         assert ("beside the data" in r.errtext) == (not extra)
     r = run_cli(["dump", "--value-decoder", "registry", "--schemas", s3.uri("registry/nothing"), log])
     assert r.exit_code == 2 and "no such prefix" in r.errtext
+
+
+def test_grep_matches_the_decoded_payload(data) -> None:
+    """``kseg grep --value-decoder registry --value-regex``: the regular expression searches the payload as the
+    registry decoder prints it (Avro records as JSON), and the rows carry what dump's carry."""
+    root, written = data
+    expected = [
+        w.offset for w in written if w.kind == "AVRO" and isinstance(w.value, dict) and w.value.get("status") == "PAID"
+    ]
+    assert expected
+    r = run_cli(["grep", "--value-decoder", "registry", "--value-regex", '"status":"PAID"', "--format", "json",
+                 str(root / "orders-0")])  # fmt: skip
+    assert_no_traceback(r)
+    assert r.exit_code == 0, r.errtext
+    rows = _rows(r.text)
+    assert [row["offset"] for row in rows] == expected
+    assert all(row["payload"]["status"] == "PAID" and row["payloadSchema"]["type"] == "AVRO" for row in rows)
+    r = run_cli(["grep", "--value-decoder", "registry", "--value-regex", '"status":"PAID"', str(root / "orders-0")])
+    assert r.exit_code == 0 and len(r.text.splitlines()) == len(expected)

@@ -368,3 +368,16 @@ def test_logdir_on_the_cluster_equals_the_local_run(spark_cluster, tmp_path: Pat
         ["logdir", "--spark", *spark_cluster.conf(), "--format", "json", "fleet"], cwd=tmp_path, timeout=600
     )
     assert (r.exit_code, r.text) == (local.exit_code, local.text) == (1, local.text), r.errtext[-3000:]
+
+
+def test_grep_on_the_cluster_equals_the_local_run(spark_cluster, workdir: Path) -> None:
+    """``grep --spark`` with a relative root: one task per partition on the cluster's executors, the local
+    command's lines (paths as given), corrupt lines and exit code."""
+    args = ["grep", "--value-regex", "sierra (romeo|tango) india", "data/b1/data"]
+    local = run_subprocess(args, cwd=workdir)
+    spark = run_subprocess([*args, "--spark", *spark_cluster.conf()], cwd=workdir, timeout=600)
+    assert local.exit_code == spark.exit_code == 0, spark.errtext[-3000:]
+    assert spark.text == local.text and "data/b1/data/" in spark.text
+    said = [line for line in spark.errtext.splitlines() if line.startswith("kseg: ")]
+    assert sorted(said) == sorted(line for line in local.errtext.splitlines() if line.startswith("kseg: "))
+    assert any(line.startswith("kseg: corrupt: data/b1/data/") for line in said)

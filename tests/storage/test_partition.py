@@ -64,3 +64,30 @@ def test_partitions_sort_naturally(tmp_path) -> None:
     out = run_cli(["verify-index", str(root)]).text.splitlines()
     segment_lines = [line for line in out[:-1] if not line.startswith((" ", "note:"))]  # notes: grouped, after the rows
     assert [line.split(": ")[0].split("/")[-2] for line in segment_lines][::2] == names  # <path given>/<segment>
+
+
+def test_a_segment_is_opened_once_with_its_files(tmp_path: Path) -> None:
+    """``Segment.open``: its indexes and the log's identity in one call to the store; a file that cannot be
+    opened is its error in its place (the others still open)."""
+    import os
+
+    root = _root(tmp_path, "orders-0")
+    seg = discover([str(root / "orders-0")], [])[0].segments[0]
+    assert seg.log and seg.index and seg.timeindex
+    opened = seg.open()
+    try:
+        assert opened.offset_index is not None and not isinstance(opened.offset_index, InputError)
+        assert opened.offset_index.read() == Path(seg.index).read_bytes()
+        assert opened.time_index is not None and not isinstance(opened.time_index, InputError)
+        st = os.stat(seg.log)
+        assert opened.identity == f"size={st.st_size} mtime_ns={st.st_mtime_ns} ctime_ns={st.st_ctime_ns}"
+    finally:
+        opened.close()
+    os.unlink(seg.timeindex)
+    os.mkfifo(seg.timeindex)  # never opened (it would block): refused, in its place
+    os.unlink(seg.log)
+    again = seg.open()
+    again.close()
+    assert isinstance(again.time_index, InputError) and "not a regular file" in again.time_index.message
+    assert again.offset_index is not None and not isinstance(again.offset_index, InputError)
+    assert isinstance(again.identity, InputError)

@@ -25,6 +25,7 @@ from kseg.decoders.registry.store import DEFAULT_CONTEXT, SchemaEntry, SchemaSto
 INSTALL_HINT = "pip install 'kseg[schemas]'"
 #: schema type -> the modules its decoder needs
 NEEDS = {"AVRO": ("fastavro",), "PROTOBUF": ("google.protobuf", "grpc_tools"), "JSON": ()}
+VALIDATE_NEEDS = ("jsonschema",)  # --validate of JSON Schema payloads
 MAX_REASONS = 32  # distinct reasons kept for the summary (memory bounded whatever the record count)
 
 
@@ -32,21 +33,25 @@ class Decoded(NamedTuple):
     text: str  # what the text output prints: the JSON text, or the bytes as hex
     schema: dict | None
     error: str | None
+    invalid: str | None = None  # --validate: why the payload does not match its schema
 
 
 class Registry:
     """The replayed store and the codecs of the ids used so far (each schema parsed once)."""
 
-    def __init__(self, store: SchemaStore, context: str = DEFAULT_CONTEXT) -> None:
+    def __init__(self, store: SchemaStore, context: str = DEFAULT_CONTEXT, validate: bool = False) -> None:
         self.store = store
         self.context = context
+        self.validate = validate  # --validate: a payload not matching its schema is a problem
         self._codecs: dict[tuple[str, int], Any] = {}  # (context, id) -> codec, or the exception
+        self._validators: dict[tuple[str, int], Any] = {}  # JSON Schema: (context, id) -> its validator
         self.failures: Counter[tuple[str, str]] = Counter()  # (key or payload, reason) -> count
+        self.invalid: Counter[tuple[str, str]] = Counter()  # --validate: (key or payload, reason) -> count
 
     def missing_modules(self) -> list[str]:
         """The Python modules the store's schema types need that are not installed."""
         types = {e.schema_type for e in self.store.schemas.values()}
-        wanted = sorted({m for t in types for m in NEEDS.get(t, ())})
+        wanted = sorted({m for t in types for m in NEEDS.get(t, ())} | set(VALIDATE_NEEDS if self.validate else ()))
         return [m for m in wanted if importlib.util.find_spec(m.partition(".")[0]) is None]
 
     def codec(self, entry: SchemaEntry) -> Any:
@@ -70,11 +75,43 @@ class Registry:
             self.failures[(field, "other reasons")] += 1
 
     def notes(self) -> list[str]:
-        """One line per reason keys or payloads were printed with the fallback decoder, most frequent first."""
+        """One line per reason keys or payloads were printed with the fallback decoder (and, with
+        ``--validate``, did not match their schema), most frequent first."""
         return [
             f"{n} {field if n == 1 else field + 's'} printed as hex: {reason}"
             for (field, reason), n in self.failures.most_common()
+        ] + [
+            f"{n} {field if n == 1 else field + 's'} not matching {'its' if n == 1 else 'their'} schema: {reason}"
+            for (field, reason), n in self.invalid.most_common()
         ]
+
+    def problems(self) -> int:
+        """With ``--validate``: the keys and payloads not decoded or not matching their schema."""
+        return sum(self.failures.values()) + sum(self.invalid.values()) if self.validate else 0
+
+    def check(self, field: str, entry: SchemaEntry, text: str) -> str | None:
+        """``--validate`` of a JSON Schema payload: the first error's one line (counted), or None."""
+        key = (entry.context, entry.id)
+        validator = self._validators.get(key)
+        if validator is None:
+            from jsonschema.validators import validator_for  # kseg[schemas]
+
+            schema = json.loads(entry.schema)
+            validator = validator_for(schema)(schema)
+            self._validators[key] = validator
+        from jsonschema.exceptions import best_match
+
+        error = best_match(validator.iter_errors(json.loads(text)))
+        if error is None:
+            return None
+        where = "$" + "".join(f"[{p!r}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
+        reason = f"{where}: {_one_line(error)}"[:200]
+        slot = (field, reason)
+        if slot in self.invalid or len(self.invalid) < MAX_REASONS:
+            self.invalid[slot] += 1
+        else:
+            self.invalid[(field, "other reasons")] += 1
+        return reason
 
     def entry_for(self, framed) -> SchemaEntry:
         if framed.guid is not None:
@@ -157,6 +194,7 @@ class RegistryDecoder:
         self.role = role
         self.field = "key" if role == "key" else "payload"
         self.header_decoder = None  # header values in JSON rows: Kafka's string decoder, base64 if not text
+        self._known: dict[bytes, tuple] = {}  # magic 0's 4 id bytes -> (codec, schema fields): Avro and JSON
 
     def __call__(self, data: bytes) -> str:
         return self.decode(data, None).text
@@ -168,10 +206,20 @@ class RegistryDecoder:
         d = self.decode(data, headers)
         if d.error is not None:
             return {self.field: d.text, f"{self.field}DecodeError": d.error}
-        return {self.field: json.loads(d.text), f"{self.field}Schema": d.schema}
+        fields = {self.field: json.loads(d.text), f"{self.field}Schema": d.schema}
+        if d.invalid is not None:
+            fields[f"{self.field}Invalid"] = d.invalid
+        return fields
 
     def decode(self, data: bytes, headers) -> Decoded:
         data = bytes(data)
+        if not headers and data[:1] == b"\0":  # the common framing: its id's codec and schema, looked up once
+            hit = self._known.get(data[1:5])
+            if hit is not None:
+                try:
+                    return Decoded(hit[0].decode(data[5:]), hit[1], None)
+                except Exception:  # noqa: BLE001, S110 - the full path below says why, and counts it
+                    pass
         try:
             framed, carrier = schema_ref(data, headers, self.role)
             entry = self.registry.entry_for(framed)
@@ -193,6 +241,10 @@ class RegistryDecoder:
                 schema["message"] = name
             else:
                 text = codec.decode(body)
+                if entry.schema_type == "JSON" and self.registry.validate:
+                    return Decoded(text, schema, None, self.registry.check(self.field, entry, text))
+                if framed.schema_id is not None and not framed.in_header:
+                    self._known[data[1:5]] = (codec, schema)
             return Decoded(text, schema, None)
         except (FramingError, LookupError, ValueError, TypeError, KeyError, IndexError, EOFError) as exc:
             reason = _one_line(exc)
@@ -202,9 +254,9 @@ class RegistryDecoder:
         return Decoded(data.hex(), None, reason)
 
 
-def open_registry(source: str, context: str = DEFAULT_CONTEXT) -> tuple[Registry, str]:
+def open_registry(source: str, context: str = DEFAULT_CONTEXT, validate: bool = False) -> tuple[Registry, str]:
     """Replay ``source`` (:func:`kseg.decoders.registry.source.load`): (the registry, the directory read)."""
     from kseg.decoders.registry.source import load
 
     store, directory = load(source)
-    return Registry(store, context), directory
+    return Registry(store, context, validate), directory

@@ -17,12 +17,13 @@ import io
 import json
 import math
 import struct
+from functools import lru_cache
 from json.encoder import encode_basestring  # C: the same escapes as Jackson's but lowercase \u00xx
 from typing import Any, Callable
 
 from kseg.decoders.jsonconv import quote as jackson_quote
 
-Render = Callable[[Any, list], None]
+Render = Callable[[Any], str]
 
 
 def quote(s: str) -> str:
@@ -30,9 +31,6 @@ def quote(s: str) -> str:
     character is escaped as ``\\u00XX`` (Jackson writes its hex digits upper case)."""
     text = encode_basestring(s)
     return text if "\\u00" not in text else jackson_quote(s)
-
-
-_LATIN1 = {i: chr(i) for i in range(256)}
 
 
 def strip_logical(node: Any) -> Any:
@@ -58,7 +56,7 @@ class AvroCodec:
         self.schema = parse_schema(strip_logical(raw), named_schemas=named)
         self._read = reader
         self._names = named
-        self.render = _compile(self.schema, self._names, {})
+        self.render = _compile(self.schema, self._names)
 
     def decode(self, data: bytes) -> str:
         fo = io.BytesIO(data)
@@ -68,9 +66,7 @@ class AvroCodec:
             raise ValueError(f"the Avro datum runs past the end of the {len(data)} bytes after the id") from None
         if fo.tell() != len(data):
             raise ValueError(f"{len(data) - fo.tell()} bytes left after the Avro datum")
-        out: list[str] = []
-        self.render(value, out)
-        return "".join(out)
+        return self.render(value)
 
 
 _FLOAT32 = struct.Struct(">f")
@@ -115,103 +111,139 @@ def java_float_text(x: float, single: bool) -> str:
     return ("-" if value < 0 else "") + f"{mant}E{int(e)}"
 
 
-def _compile(schema: Any, names: dict, seen: dict) -> Render:
-    """A renderer for ``schema`` (fastavro's parsed form): value -> JSON text pieces."""
-    if isinstance(schema, str):
-        if schema in names:
-            key = schema
-            if key not in seen:
-                seen[key] = None  # a placeholder: recursive types render through a late lookup
-                seen[key] = _compile(names[schema], names, seen)
-            return lambda v, out: seen[key](v, out)
-        return _primitive(schema)
-    if isinstance(schema, list):
-        return _union(schema, names, seen)
-    kind = schema["type"]
-    if kind == "record" or kind == "error":
+def _compile(schema: Any, names: dict) -> Render:
+    """A renderer for ``schema`` (fastavro's parsed form): value -> its JSON text, made as Python source
+    (records, arrays and maps inlined into one expression: no call per field) and compiled once."""
+    return _Gen(names).function(schema, ())
+
+
+def _pending(v: Any) -> str:
+    raise AssertionError("a recursive type's renderer is called before it is made")
+
+
+def _single(x: float) -> str:
+    return java_float_text(x, True)
+
+
+def _double(x: float) -> str:
+    return java_float_text(x, False)
+
+
+def _bytes_text(v: bytes) -> str:
+    return quote(bytes(v).decode("latin-1"))
+
+
+_PRIMITIVE_EXPR = {
+    "null": "'null'",
+    "boolean": "('true' if {v} else 'false')",
+    "int": "str({v})",
+    "long": "str({v})",
+    "float": "ff({v})",
+    "double": "fd({v})",
+    "string": "q({v})",
+    "bytes": "qb({v})",
+    "fixed": "qb({v})",
+    "enum": "q({v})",
+}
+
+
+class _Gen:
+    """Python source for Avro's JSON encoding of a schema's values."""
+
+    def __init__(self, names: dict) -> None:
+        self.names = names
+        self.recursive: dict[str, Render] = {}
+        self.ns: dict[str, Any] = {
+            "q": quote,
+            "qb": _bytes_text,
+            "ff": lru_cache(maxsize=4096)(_single),  # floats repeat: Java's text of each, once
+            "fd": _double,
+            "R": self.recursive,
+        }
+        self.count = 0
+
+    def function(self, schema: Any, stack: tuple) -> Render:
+        render: Render = eval("lambda v: " + self.expr(schema, "v", stack), self.ns)  # noqa: S307 - our own source
+        return render
+
+    def fresh(self, prefix: str) -> str:
+        self.count += 1
+        return f"{prefix}{self.count}"
+
+    def expr(self, schema: Any, var: str, stack: tuple) -> str:
+        if isinstance(schema, str):
+            if schema in self.names:
+                if schema in stack:  # a recursive type: through its function, made once
+                    self.recursive.setdefault(schema, None)  # type: ignore[arg-type]
+                    return f"R[{schema!r}]({var})"
+                return self.expr(self.names[schema], var, stack)
+            return self.primitive(schema, var)
+        if isinstance(schema, list):
+            name = self.fresh("u")
+            self.ns[name] = self.union(schema, stack)
+            return f"{name}({var})"
+        kind = schema["type"]
+        if kind in ("record", "error"):
+            return self.record(schema, var, stack)
+        if kind == "array":
+            e = self.fresh("e")
+            inner = self.expr(schema["items"], e, stack)
+            return "('[' + ','.join([" + inner + " for " + e + " in " + var + "]) + ']')"
+        if kind == "map":
+            k, e = self.fresh("k"), self.fresh("e")
+            inner = self.expr(schema["values"], e, stack)
+            pairs = "q(" + k + ") + ':' + " + inner + " for " + k + ", " + e + " in " + var + ".items()"
+            return "('{' + ','.join([" + pairs + "]) + '}')"
+        return self.primitive(kind, var)
+
+    def record(self, schema: dict, var: str, stack: tuple) -> str:
         name = schema.get("name")
-        if name and name in seen and seen[name] is not None:
-            return seen[name]
-        # (name, its JSON text with "{" or "," and ":", how: a string, a number, else the renderer)
-        fields: list[tuple[str, str, int, Render]] = []
-        if name:
-            seen[name] = lambda v, out: _record(fields, v, out)
+        inner_stack = stack + ((name,) if name else ())
+        parts = []
         for i, f in enumerate(schema["fields"]):
-            head = ("," if i else "{") + quote(f["name"]) + ":"
-            how = _STRING if f["type"] == "string" else _NUMBER if f["type"] in ("int", "long") else _OTHER
-            fields.append((f["name"], head, how, _compile(f["type"], names, seen)))
-        return lambda v, out: _record(fields, v, out)
-    if kind == "enum" or kind == "string":
-        return lambda v, out: out.append(quote(v))
-    if kind in ("fixed", "bytes"):
-        return _bytes
-    if kind == "array":
-        item = _compile(schema["items"], names, seen)
-        return lambda v, out: _array(item, v, out)
-    if kind == "map":
-        val = _compile(schema["values"], names, seen)
-        return lambda v, out: _map(val, v, out)
-    return _primitive(kind)
+            parts.append(repr(("," if i else "{") + quote(f["name"]) + ":"))
+            parts.append(self.expr(f["type"], f"{var}[{f['name']!r}]", inner_stack))
+        parts.append("'}'")
+        text = "''.join((" + ", ".join(parts) + "))" if len(parts) > 1 else "'{}'"
+        if name and name in self.recursive and self.recursive[name] is None:
+            self.recursive[name] = _pending  # made below, once: its own recursive uses call it
+            self.recursive[name] = self.function(schema, stack)
+        return text
 
+    def primitive(self, kind: str, var: str) -> str:
+        if kind not in _PRIMITIVE_EXPR:
+            raise ValueError(f"unknown Avro type {kind!r}")
+        return _PRIMITIVE_EXPR[kind].format(v=var)
 
-_STRING, _NUMBER, _OTHER = 0, 1, 2
+    def union(self, branches: list, stack: tuple) -> Render:
+        named: dict[str, Render] = {}
+        plain: list[tuple[str, Any, Render]] = []
+        for b in branches:
+            if b == "null":
+                continue
+            name = _branch_name(b)
+            render = self.function(b, stack)
+            kind = (
+                self.names[b]["type"]
+                if isinstance(b, str) and b in self.names
+                else (b if isinstance(b, str) else b["type"])
+            )
+            if kind in ("record", "error", "enum", "fixed"):
+                named[name] = render
+            else:
+                plain.append((name, _PY_TYPES.get(kind), render))
 
+        def render_union(v: Any) -> str:
+            if v is None:
+                return "null"
+            if isinstance(v, tuple):  # fastavro's (name, value) for a named branch (return_named_type)
+                return "{" + quote(v[0]) + ":" + named[v[0]](v[1]) + "}"
+            for name, pytype, render in plain:
+                if pytype is not None and isinstance(v, pytype) and not (pytype is int and isinstance(v, bool)):
+                    return "{" + quote(name) + ":" + render(v) + "}"
+            raise ValueError(f"a value of Python type {type(v).__name__} matches no branch of the union")
 
-def _record(fields: list, v: dict, out: list) -> None:
-    if not fields:
-        out.append("{}")
-        return
-    append = out.append
-    for name, head, how, render in fields:  # strings and ints inline: most fields, no call each
-        if how == _STRING:
-            append(head + quote(v[name]))
-        elif how == _NUMBER:
-            append(head + str(v[name]))
-        else:
-            append(head)
-            render(v[name], out)
-    append("}")
-
-
-def _array(item: Render, v: list, out: list) -> None:
-    out.append("[")
-    for i, x in enumerate(v):
-        if i:
-            out.append(",")
-        item(x, out)
-    out.append("]")
-
-
-def _map(val: Render, v: dict, out: list) -> None:
-    out.append("{")
-    for i, (k, x) in enumerate(v.items()):
-        if i:
-            out.append(",")
-        out.append(quote(k))
-        out.append(":")
-        val(x, out)
-    out.append("}")
-
-
-def _bytes(v: bytes, out: list) -> None:
-    out.append(quote(bytes(v).decode("latin-1")))
-
-
-def _primitive(kind: str) -> Render:
-    if kind == "null":
-        return lambda v, out: out.append("null")
-    if kind == "boolean":
-        return lambda v, out: out.append("true" if v else "false")
-    if kind in ("int", "long"):
-        return lambda v, out: out.append(str(v))
-    if kind in ("float", "double"):
-        single = kind == "float"
-        return lambda v, out: out.append(java_float_text(v, single))
-    if kind == "string":
-        return lambda v, out: out.append(quote(v))
-    if kind in ("bytes", "fixed"):
-        return _bytes
-    raise ValueError(f"unknown Avro type {kind!r}")
+        return render_union
 
 
 _PY_TYPES = {
@@ -233,38 +265,3 @@ def _branch_name(branch: Any) -> str:
     if isinstance(branch, dict):
         return branch.get("name") or branch["type"]
     return "union"
-
-
-def _union(branches: list, names: dict, seen: dict) -> Render:
-    named: dict[str, Render] = {}
-    plain: list[tuple[str, Any, Render]] = []
-    for b in branches:
-        name = _branch_name(b)
-        if b == "null":
-            continue
-        render = _compile(b, names, seen)
-        kind = names[b]["type"] if isinstance(b, str) and b in names else (b if isinstance(b, str) else b["type"])
-        if kind in ("record", "error", "enum", "fixed"):
-            named[name] = render
-        else:
-            plain.append((name, _PY_TYPES.get(kind), render))
-
-    def render_union(v: Any, out: list) -> None:
-        if v is None:
-            out.append("null")
-            return
-        if isinstance(v, tuple):  # fastavro's (name, value) for a named branch (return_named_type)
-            name, inner = v
-            out.append("{" + quote(name) + ":")
-            named[name](inner, out)
-            out.append("}")
-            return
-        for name, pytype, render in plain:
-            if pytype is not None and isinstance(v, pytype) and not (pytype is int and isinstance(v, bool)):
-                out.append("{" + quote(name) + ":")
-                render(v, out)
-                out.append("}")
-                return
-        raise ValueError(f"a value of Python type {type(v).__name__} matches no branch of the union")
-
-    return render_union

@@ -1,5 +1,6 @@
 """Where the schemas come from: a ``_schemas`` partition directory read through kseg's own
-segment reader (:class:`kseg.storage.records.FileRecords`), streamed, or a log dir holding one.
+segment reader (:class:`kseg.storage.records.FileRecords`), streamed, or a log dir holding one; a
+directory of schema files (:mod:`.files`); a registry URL (:mod:`.remote`).
 
 ``--schemas SOURCE`` is a partition directory (``_schemas-0``, or another name the registry's
 ``kafkastore.topic`` gave it) or a log dir holding ``_schemas-0``, local or a URI read through the
@@ -11,6 +12,7 @@ registry's, is an :class:`~kseg.errors.InputError` (exit 2 with the reason).
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from kseg.decoders.registry.store import SchemaStore
 from kseg.errors import InputError, KsegError
@@ -23,8 +25,9 @@ def partition_dir(source: str) -> str:
     """The ``_schemas`` partition directory ``source`` names (itself, or ``<source>/_schemas-0``); a URI
     (``s3://…``) is asked of its store."""
     from kseg.storage import location
+    from kseg.storage.files import store_of
 
-    if location.is_uri(source):
+    if store_of(source).remote:
         what = location.kind(source)
         if what == "missing":
             raise InputError("--schemas: no such prefix in the store", path=source)
@@ -32,6 +35,7 @@ def partition_dir(source: str) -> str:
             raise InputError("--schemas: an object, not a prefix (give _schemas-0 or its log dir)", path=source)
         inner = location.join(source.rstrip("/"), f"{TOPIC}-0")
         return inner if location.kind(inner) == "dir" else source.rstrip("/")
+    source = location.local_path(source)
     if not os.path.isdir(source):
         if not os.path.exists(source):
             raise InputError("--schemas: no such file or directory", path=source)
@@ -43,18 +47,22 @@ def partition_dir(source: str) -> str:
 
 
 def beside(data_paths: list[str]) -> str | None:
-    """A ``_schemas-0`` directory in the log dir of the first data path (a partition directory or a
-    segment file in one), or None."""
+    """A ``_schemas-0`` directory in the first data path (a log dir) or in its log dir (a partition
+    directory or a segment file in one), or None."""
     from kseg.storage import location
+    from kseg.storage.files import store_of
 
     for path in data_paths:
-        if location.is_uri(path):
+        if store_of(path).remote:
             part = path.rstrip("/") if location.kind(path) == "dir" else location.dirname(path)
             candidate = location.join(location.dirname(part), f"{TOPIC}-0")
             if candidate != part and location.kind(candidate) == "dir":
                 return candidate
             continue
-        full = os.path.abspath(path)
+        full = os.path.abspath(location.local_path(path))
+        inside = os.path.join(full, f"{TOPIC}-0")
+        if os.path.isdir(inside):  # a log dir holding it
+            return inside
         part = full if os.path.isdir(full) else os.path.dirname(full)
         candidate = os.path.join(os.path.dirname(part), f"{TOPIC}-0")
         if os.path.isdir(candidate) and os.path.normpath(candidate) != os.path.normpath(part):
@@ -62,7 +70,26 @@ def beside(data_paths: list[str]) -> str | None:
     return None
 
 
-def load(source: str, limit: int = DEFAULT_DECOMPRESSION_LIMIT) -> tuple[SchemaStore, str]:
+def load(source: str, limit: int = DEFAULT_DECOMPRESSION_LIMIT) -> tuple[Any, str]:
+    """The schemas ``source`` names: a registry URL (:mod:`.remote`), a directory of schema files
+    (:mod:`.files`) or the ``_schemas`` partition replayed: (the store, what was read)."""
+    from kseg.decoders.registry.remote import RegistryUnreachable, RemoteStore, is_registry_url
+
+    if is_registry_url(source):
+        remote = RemoteStore(source)
+        try:
+            remote.probe()
+        except RegistryUnreachable as exc:
+            raise InputError(f"--schemas: {exc}", path=source) from None
+        return remote, source
+    from kseg.decoders.registry.files import holds_schema_files, load_files
+
+    if os.path.isdir(source) and holds_schema_files(source):
+        return load_files(source), source
+    return replay(source, limit)
+
+
+def replay(source: str, limit: int = DEFAULT_DECOMPRESSION_LIMIT) -> tuple[SchemaStore, str]:
     """Replay the ``_schemas`` partition ``source`` names: (the store, the directory read)."""
     from kseg.storage.partition import scan_partition
     from kseg.storage.records import FileRecords

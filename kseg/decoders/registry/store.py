@@ -225,6 +225,12 @@ class SchemaStore:
             subject = qualify(parent_context, ref.subject)
         return self.schemas.get((subject, ref.version))
 
+    def latest(self, subject: str) -> SchemaEntry | None:
+        """The subject's latest version not soft-deleted (the registry's ``latest``), else its latest."""
+        versions = sorted((v, e) for (s, v), e in self.schemas.items() if s == subject)
+        live = [e for _, e in versions if not e.deleted]
+        return live[-1] if live else versions[-1][1] if versions else None
+
     def __len__(self) -> int:
         return len(self.schemas)
 

@@ -30,10 +30,7 @@ batches: a v0/v1 wrapper carries its last offset); reading a split, corrupt batc
 
 from __future__ import annotations
 
-import os
 from bisect import bisect_left
-from itertools import islice
-from operator import lt
 from typing import Iterator, Mapping, NamedTuple, Sequence
 
 from kseg.errors import InputError, KsegError
@@ -46,6 +43,8 @@ from kseg.storage.listing import Listed
 from kseg.storage.partition import Partition, Segment
 from kseg.storage.ranges import EVERYTHING, Ranges, first_offset_known, past_by_name
 from kseg.storage.records import FileRecords
+from kseg.storage.starts import index as _index
+from kseg.storage.starts import start_position as _start_position
 
 DEFAULT_SPLIT_BYTES = 128 << 20
 #: ``export --spark --target-file-size``: about this many bytes of Parquet a file (Spark's own default
@@ -196,11 +195,8 @@ def plan(
 def partition_key(log_dir: str, name: str) -> str:
     """A partition directory named once, whatever path led to it (an export report's key): an absolute
     local path, or the URI."""
-    from kseg.storage import location
-
-    if location.is_remote(log_dir):
-        return location.join(log_dir, name)
-    return os.path.abspath(os.path.join(location.local_path(log_dir), name))
+    store = files.store_of(log_dir)
+    return store.names.canonical(store.names.join(log_dir, name))
 
 
 class _Cuts:
@@ -254,63 +250,6 @@ def _opening_wrapper_end(log: str, limit: int) -> int | None:
             return end
     except KsegError:
         return None
-
-
-def _start_position(seg: Segment, log: str, offsets, ranges: Ranges, limit: int) -> int | None:
-    """Where reading may start for ``ranges`` (0 without an index); None: nothing in this segment."""
-    position = 0
-    if ranges.from_offset > seg.base_offset:
-        position = _floor(offsets, ranges.from_offset)
-    if ranges.from_time != INT64_MIN:
-        times = _index(seg.timeindex, fmt_indexes.TimeIndexView, seg.base_offset)
-        if times is not None and times.entries:
-            last = times.last_entry()
-            if last.timestamp < ranges.from_time:
-                # every record up to the last entry is older; the batches after it are read to be sure
-                tail = _max_timestamp_from(log, _floor(offsets, last.offset), limit)
-                if tail is not None and tail < ranges.from_time:
-                    return None
-            # TimeIndex.lookup of the last entry older than the start: every record up to its offset is older
-            position = max(position, _floor(offsets, times.lookup(ranges.from_time - 1).offset))
-    return position
-
-
-def _max_timestamp_from(log: str, position: int, limit: int) -> int | None:
-    """The largest batch max timestamp from ``position`` to the end (headers only); None if unreadable."""
-    best = INT64_MIN
-    try:
-        with FileRecords(log, window=1 << 16) as records:
-            for batch in records.batches(position):
-                best = max(best, batch.max_timestamp)
-    except KsegError:
-        return None
-    return best
-
-
-def _index(path: str | None, view_cls, base_offset: int):
-    """The used entries of an index (a preallocated zero tail cut off), or None when it is absent,
-    cannot be read, or its keys do not strictly increase (then it is not used to skip anything)."""
-    if not path:
-        return None
-    try:
-        whole = view_cls(files.open_index(path), base_offset)
-        view = whole.limited(whole.used_entries())
-        increasing = all(map(lt, _keys(view), islice(_keys(view), 1, None)))
-    except KsegError:
-        return None
-    return view if increasing else None
-
-
-def _keys(view) -> Iterator[int]:
-    """An index's search keys in file order, a window at a time: offsets (``.index``) or timestamps."""
-    if isinstance(view, fmt_indexes.OffsetIndexView):
-        return view.iter_offsets(view.entries)
-    return map(view.key, range(view.entries))
-
-
-def _floor(offsets, offset: int) -> int:
-    """``OffsetIndex.lookup``'s position for ``offset`` (0 without a usable index)."""
-    return 0 if offsets is None else offsets.lookup(offset).position
 
 
 def _batch_starts_at(records: FileRecords, position: int, limit: int) -> bool:

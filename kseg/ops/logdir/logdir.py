@@ -135,7 +135,7 @@ def listing(path: str) -> list[tuple[str, bool]]:
     """(name, is a directory) of each entry of a local directory or a URI prefix, in natural order
     (an object store's "directories" are the first parts of the keys under it: one recursive listing);
     raises :class:`InputError` when it cannot be listed."""
-    if location.is_remote(path):
+    if files.store_of(path).remote:
         base = path.rstrip("/") + "/"
         seen: dict[str, bool] = {}
         for entry in location.list_tree(path):
@@ -154,7 +154,7 @@ def open_log_dir(path: str, only: str | None = None) -> tuple[LogDirReport, list
     checkpoints, leftovers) and its partition directories to read (all, or the one named ``only``):
     :func:`read_partition` each, then :func:`finish`.  Raises :class:`InputError` when it cannot be listed."""
     entries = listing(path)
-    report = LogDirReport(path.rstrip("/") if location.is_remote(path) else os.path.abspath(path))
+    report = LogDirReport(files.store_of(path).names.canonical(path))
     report.meta = _parse(report, path, cp.META_PROPERTIES, cp.parse_meta_properties)
     names = {name for name, is_dir in entries if not is_dir}
     if cp.META_PROPERTIES not in names:

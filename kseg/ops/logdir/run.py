@@ -56,7 +56,7 @@ def open_all(paths: list[str], notes: list[str] | None = None) -> list[Opened]:
     brokers: dict[tuple[str, str | None], str] = {}
     for path in paths:
         check_exists(path)
-        remote = location.is_remote(path)
+        remote = files.store_of(path).remote
         if not remote:
             path = location.local_path(path)
             if not os.path.isdir(path):
@@ -94,7 +94,7 @@ def finish_all(opened: list[Opened]) -> list[LogDirReport]:
 
 
 def _key(path: str) -> str:
-    return path.rstrip("/") if location.is_remote(path) else os.path.realpath(path)
+    return path.rstrip("/") if files.store_of(path).remote else os.path.realpath(path)
 
 
 def log_dirs(path: str, skipped: list[str], depth: int = roots.DEPTH) -> list[str]:
@@ -105,7 +105,7 @@ def log_dirs(path: str, skipped: list[str], depth: int = roots.DEPTH) -> list[st
     or foreign directory).
     A log directory holds one of :data:`~kseg.storage.checkpoints.LOG_DIR_MARKERS` or a partition
     directory (one holding a segment file); a store is listed once."""
-    if location.is_remote(path):
+    if files.store_of(path).remote:
         found = _remote_log_dirs(path.rstrip("/"), depth, skipped)
     else:
         found = _under(path, depth, skipped)
@@ -173,7 +173,7 @@ def check_report(path: str, inputs: list[str], force: bool) -> None:
     """``--report`` checked before any work: a local file, never inside an input, replaced only with
     ``force`` (:class:`kseg.errors.KsegError` says why not)."""
     outputs.refuse_on_inputs(path, inputs, "--report")
-    if location.is_remote(path):
+    if files.store_of(path).remote:
         raise InputError("the report is a local file", path=path)
     outputs.check_file_target(path, force=force, option="--report")
 

@@ -13,7 +13,7 @@ from kseg.errors import ChunkError, CorruptIndexError, CorruptRecordError, Input
 from kseg.format.indexes import OffsetIndexView, TimeIndexView
 from kseg.format.v2 import java_long
 from kseg.storage import checkpoints as cp
-from kseg.storage import files, location
+from kseg.storage import files
 from kseg.storage.partition import Segment, is_partition_dir, scan_partition
 from kseg.storage.records import FileRecords
 
@@ -50,7 +50,7 @@ class PartitionLog:
             raise InputError("no such file or directory", path=path)
         if files.isfile(path):
             path = files.parent(path)
-        if not location.is_remote(path) and os.path.isdir(path):
+        if not files.store_of(path).remote and os.path.isdir(path):
             try:  # a directory that cannot be listed says so (the OS's reason), as in every command
                 os.listdir(path)
             except OSError as exc:

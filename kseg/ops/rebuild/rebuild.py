@@ -296,7 +296,8 @@ def resolve(paths: list[str], notes: list[str]) -> list[Target]:
         directory = files.parent(path)
         selected = by_dir.get(directory)
         if selected is None:
-            part = scan_partition(directory if location.is_uri(path) else os.path.dirname(path) or ".", notes)
+            local = not files.store_of(path).remote
+            part = scan_partition(os.path.dirname(location.local_path(path)) or "." if local else directory, notes)
             selected = by_dir[directory] = set()
             targets.append(Target(part, selected, ""))
         selected.add(base)
@@ -312,7 +313,7 @@ def resolve(paths: list[str], notes: list[str]) -> list[Target]:
 
 
 def _same_dir(path: str) -> str:
-    return path.rstrip("/") if location.is_uri(path) else os.path.abspath(path)
+    return files.store_of(path).names.canonical(path)
 
 
 def recover_partition(

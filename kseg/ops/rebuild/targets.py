@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 from kseg.errors import InputError, UsageError
 from kseg.ops.rebuild.rebuild import Target, resolve
-from kseg.storage import files, location
+from kseg.storage import files
 from kseg.storage.atomic import clean_stale
 from kseg.storage.files import INDEX, TIME_INDEX, TXN_INDEX
 from kseg.storage.partition import Partition, check_exists, nothing_found, nothing_in
@@ -77,7 +77,7 @@ def clean_stale_indexes(todo: Work) -> Iterator[list[str]]:
     seen = set()
     for target, directory in todo:
         where = directory or target.partition.path
-        if location.is_remote(where) or where in seen:
+        if files.store_of(where).remote or where in seen:
             continue
         seen.add(where)
         yield clean_stale(where, ours)

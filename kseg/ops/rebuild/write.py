@@ -96,15 +96,13 @@ def _files_due(
 def _in(directory: str, rec: Recovered, kind: str) -> str:
     """The segment's ``kind`` file in ``directory`` (a log's own, absolute, or ``--output-dir`` as given):
     the one path rule for the files compared and written."""
-    name = rec.segment.stem + kind
-    return location.join(directory, name) if location.is_uri(directory) else os.path.join(directory, name)
+    return files.store_of(directory).names.join(directory, rec.segment.stem + kind)
 
 
 def _shown_beside(rec: Recovered, kind: str) -> str:
     """The segment's ``kind`` file beside its log, as the log was named on the command line."""
-    if location.is_uri(rec.log):
-        return files.display(files.sibling(rec.log, kind))
-    return files.display(os.path.join(os.path.dirname(rec.log), rec.segment.stem + kind))
+    names = files.store_of(rec.log, rec.segment.store).names
+    return names.display(names.join(names.dirname(rec.log), rec.segment.stem + kind))
 
 
 class _Existing(NamedTuple):

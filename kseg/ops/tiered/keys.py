@@ -13,7 +13,6 @@ fetch reads (orphans), and the segment's own key is missing.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -21,6 +20,7 @@ from kseg.ops.tiered.reconcile import FINISHED, ORPHAN_WHY, Orphan, PartitionChe
 from kseg.ops.tiered.state import RemoteSegment, TopicPartition
 from kseg.ops.tiered.store import StoredObject, StoreListing
 from kseg.storage import location
+from kseg.storage.files import store_of
 from kseg.storage.remote_keys import Layout, custom_key, object_key, parse_key
 from kseg.words import plural
 
@@ -38,7 +38,7 @@ def expected_key(
     if custom is not None and default is not None:
         key = custom_key(custom, default)
         if custom.object_prefix is not None:
-            return key if root is None else location.join(location.bucket(root), key)
+            return key if root is None else location.join(location.bucket(root) if store_of(root).remote else root, key)
     return key if root is None else location.join(root, key)
 
 
@@ -46,9 +46,8 @@ def _same(listed: str, expected: str) -> bool:
     """One object named two ways: a listed path (or URI) and an expected key under the same root."""
     if listed == expected:
         return True
-    if location.is_uri(listed) or location.is_uri(expected):
-        return listed.rstrip("/") == expected.rstrip("/")
-    return os.path.normpath(listed) == os.path.normpath(expected)
+    store = store_of(listed)  # (one root's: both named in its store's grammar)
+    return store.names.canonical(listed) == store.names.canonical(expected)
 
 
 @dataclass

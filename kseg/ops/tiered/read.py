@@ -12,7 +12,6 @@ have no verdict.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Container
 from dataclasses import dataclass, field
 
@@ -21,7 +20,7 @@ from kseg.limits import DEFAULT_DECOMPRESSION_LIMIT
 from kseg.ops.tiered.partitioner import METADATA_TOPIC
 from kseg.ops.tiered.state import Fold
 from kseg.storage import checkpoints as cp
-from kseg.storage import files, location
+from kseg.storage import files
 from kseg.storage.batch import FileBatch, V2Batch
 from kseg.storage.outcome import ReadOutcome, read_batches
 from kseg.storage.partition import Partition, discover, nothing_in
@@ -51,7 +50,7 @@ def metadata_partition_number(name: str) -> int | None:
 
 def _normal(path: str) -> str:
     """A path as given or as listed, comparable: URIs without a trailing ``/``, local paths absolute."""
-    return path.rstrip("/") if location.is_uri(path) else os.path.normpath(os.path.abspath(location.local_path(path)))
+    return files.store_of(path).names.canonical(path)
 
 
 def read_metadata(

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from kseg.errors import InputError
 from kseg.storage import location
+from kseg.storage.files import store_of
 from kseg.storage.remote_keys import RemoteObjectKey, parse_key
 
 
@@ -78,7 +79,7 @@ def _check_root(root: str) -> None:
 
 def list_objects(root: str) -> list[location.Entry]:
     """Every object under ``root`` (a prefix or a directory), recursively, with sizes."""
-    if location.is_remote(root):
+    if store_of(root).remote:
         _check_root(root)
         return location.list_tree(root)
     if not os.path.lexists(location.local_path(root)):
@@ -89,7 +90,7 @@ def list_objects(root: str) -> list[location.Entry]:
 def top_level(root: str) -> tuple[list[str], list[location.Entry]]:
     """The prefixes (a topic's, or a topic-partition's, in both layouts) and the objects directly under
     ``root``: what ``--spark`` hands out, one listing each."""
-    if location.is_remote(root):
+    if store_of(root).remote:
         _check_root(root)
         return location.list_level(root)
     path = location.local_path(root)

@@ -11,14 +11,18 @@ segment.
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from functools import lru_cache
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, cast
 
 from kseg.errors import InputError, KsegError
 from kseg.ops.verify.result import SegmentResult
 from kseg.storage import checkpoints as cp
 from kseg.storage import files, leader_epochs, location
 from kseg.storage.leader_epochs import EpochCheck, EpochEntry
+
+if TYPE_CHECKING:
+    from kseg.storage.stores.base import Store
 
 KIND = "leader-epoch"  # a batch's epoch against the checkpoint's entries
 ORDER_KIND = "leader-epoch-order"  # entries not increasing
@@ -34,18 +38,20 @@ class Checkpoint(NamedTuple):
     malformed: KsegError | None = None
 
 
-def checkpoint(directory: str, listed: bool | None = None) -> Checkpoint:
+def checkpoint(directory: str, listed: bool | None = None, store: Store | None = None) -> Checkpoint:
     """The checkpoint of the partition directory ``directory`` (read once per process and state of the file;
     ``listed``: whether the directory's listing held it, :attr:`~kseg.storage.partition.Partition.leader_epochs`,
-    so an absent one costs no request)."""
-    return _checkpoint(directory, cp.file_version(directory, leader_epochs.FILE_NAME), listed)
+    so an absent one costs no request; ``store``: the partition's)."""
+    version = cp.file_version(directory, leader_epochs.FILE_NAME, store)
+    return _checkpoint(directory, version, listed, cast("Hashable", store))  # (a store hashes as itself)
 
 
 @lru_cache(maxsize=16)
-def _checkpoint(directory: str, _version: object, listed: bool | None) -> Checkpoint:
-    path = files.display(location.join(directory, leader_epochs.FILE_NAME))
+def _checkpoint(directory: str, _version: object, listed: bool | None, key: Hashable) -> Checkpoint:
+    store = cast("Store | None", key)
+    path = files.display(location.join(directory, leader_epochs.FILE_NAME), store)
     try:
-        entries = leader_epochs.read(directory, listed)
+        entries = leader_epochs.read(directory, listed, store)
     except InputError as exc:
         return Checkpoint(path, None, f"{path}: could not be read ({exc.describe()}): leader epochs not checked")
     except KsegError as exc:
@@ -55,18 +61,23 @@ def _checkpoint(directory: str, _version: object, listed: bool | None) -> Checkp
     return Checkpoint(path, entries)
 
 
-def epoch_check(directory: str, listed: bool | None = None) -> EpochCheck | None:
+def epoch_check(directory: str, listed: bool | None = None, store: Store | None = None) -> EpochCheck | None:
     """A fresh check for one segment of the partition in ``directory``, or None without entries to check."""
-    cp = checkpoint(directory, listed)
+    cp = checkpoint(directory, listed, store)
     return None if cp.entries is None else EpochCheck(cp.entries, cp.path)
 
 
 def report(
-    res: SegmentResult, directory: str, check: EpochCheck | None, first: bool, listed: bool | None = None
+    res: SegmentResult,
+    directory: str,
+    check: EpochCheck | None,
+    first: bool,
+    listed: bool | None = None,
+    store: Store | None = None,
 ) -> None:
     """Into ``res``: the findings of ``check`` on this segment's batches and, on the partition's ``first``
     segment, what concerns the checkpoint file itself."""
-    cp = checkpoint(directory, listed)
+    cp = checkpoint(directory, listed, store)
     if first:
         if cp.note is not None:
             res.notes.append(cp.note)

@@ -57,7 +57,8 @@ from kseg.storage.batch import LegacyBatch, V2Batch
 from kseg.storage.records import FileRecords
 
 if TYPE_CHECKING:  # pragma: no cover
-    from kseg.storage.partition import Segment
+    from kseg.storage.files import ReadFile
+    from kseg.storage.partition import OpenSegment, Segment
     from kseg.storage.stores.base import Store
 
 RECORD_LIMIT = decompression_limit(DEFAULT_MAX_MESSAGE_SIZE)  # the largest batch whose records --strict reads
@@ -65,16 +66,25 @@ BULK = 4096  # index entries checked together by the bulk checks (their memory: 
 View = TypeVar("View", OffsetIndexView, TimeIndexView)
 
 
-def read_indexes(seg: "Segment") -> IndexFiles:
-    """Read ``seg``'s ``.index`` and ``.timeindex`` once (errors are kept for :func:`load_index` to report)."""
-    return IndexFiles(_open(seg.index, OffsetIndexView, seg), _open(seg.timeindex, TimeIndexView, seg))
+def read_indexes(seg: "Segment", opened: "OpenSegment | None" = None) -> IndexFiles:
+    """Read ``seg``'s ``.index`` and ``.timeindex`` once (errors are kept for :func:`load_index` to report),
+    from the files ``opened`` holds when given (:meth:`Segment.open <kseg.storage.partition.Segment.open>`)."""
+    return IndexFiles(
+        _open(seg.index, OffsetIndexView, seg, None if opened is None else opened.offset_index),
+        _open(seg.timeindex, TimeIndexView, seg, None if opened is None else opened.time_index),
+    )
 
 
-def _open(path: str | None, view_cls: type[View], seg: "Segment") -> View | InputError | None:
+def _open(
+    path: str | None, view_cls: type[View], seg: "Segment", f: "ReadFile | KsegError | None"
+) -> View | InputError | None:
     if not path:
         return None
     try:
-        return view_cls(files.open_index(path, store=seg.store), seg.base_offset, path)
+        if isinstance(f, KsegError):
+            raise f
+        data = files.open_index(path, store=seg.store) if f is None else files.index_from(path, f)
+        return view_cls(data, seg.base_offset, path)
     except InputError as exc:
         return exc
 

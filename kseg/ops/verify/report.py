@@ -263,7 +263,7 @@ def prepare_directory(directory: str) -> None:
     place is an error."""
     from kseg.storage import files, location
 
-    if location.is_remote(directory):
+    if files.store_of(directory).remote:
         for entry in location.list_tree(directory):
             name = location.basename(entry.path)
             if location.dirname(entry.path) == directory.rstrip("/") and (
@@ -293,7 +293,7 @@ def open_report(path: str | None, inputs: list[str], *, spark: bool, force: bool
     here, None returned).  :class:`InputError` says why not."""
     if not path:
         return None
-    from kseg.storage.location import is_remote
+    from kseg.storage.files import store_of
     from kseg.storage.outputs import refuse_on_inputs
 
     refuse_on_inputs(path, inputs, "--report")
@@ -301,11 +301,12 @@ def open_report(path: str | None, inputs: list[str], *, spark: bool, force: bool
         raise InputError(
             "a .parquet report needs --spark; the local command writes JSON Lines (give a .jsonl path)", path=path
         )
+    remote = store_of(path).remote
     if spark:
-        if not is_remote(path):
+        if not remote:
             check_target(path, directory_ok=True)
         return None
-    if is_remote(path):
+    if remote:
         raise InputError(
             "a report on a store needs --spark (its executors write it); the local command writes a local file",
             path=path,

@@ -54,11 +54,13 @@ def verify_segment(
                     found="nothing",
                 )
         return res
-    indexes = read_indexes(seg)
-    try:  # before the read: a write while it is read changes it; a .log that cannot be read says why below
-        res.identity = files.identity(seg.log, seg.store)
-    except InputError:
-        res.identity = None
+    opened = seg.open()  # its indexes and the .log's identity, in one call to its store
+    try:
+        indexes = read_indexes(seg, opened)
+    finally:
+        opened.close()
+    # taken before the read: a write while it is read changes it; a .log that cannot be read says why below
+    res.identity = opened.identity if isinstance(opened.identity, str) else None
     try:
         scan = scan_log(res, seg.log, index_keys(indexes), max_message_size, epochs, seg.store)
     except InputError as exc:  # an I/O error: a failed segment (exit 2), no index problem derived from it

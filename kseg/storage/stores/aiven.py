@@ -17,26 +17,26 @@ from kseg.errors import CorruptRecordError, InputError, KsegError
 from kseg.format.rsm_manifest import Manifest
 from kseg.storage import tiered
 from kseg.storage.remote_keys import RemoteObjectKey
-from kseg.storage.stores.base import ReadFile, Stat, Store
+from kseg.storage.stores.base import Opened, ReadFile, Stat, Store
 
 if TYPE_CHECKING:
-    from kseg.storage.location import Entry
+    from collections.abc import Sequence
+
+    from kseg.storage.location import Entry, Names
 
 
 class AivenStore:
     """The segments of Aiven's layout in ``inner`` (see the module's text)."""
 
-    __slots__ = ("inner", "context", "_manifests", "_private", "_unwrapped")
+    __slots__ = ("inner", "context", "remote", "names", "_manifests", "_private", "_unwrapped")
 
     def __init__(self, inner: Store) -> None:
         self.inner, self.context = inner, inner.context
+        self.remote: bool = inner.remote
+        self.names: Names = inner.names
         self._manifests: dict[str, Manifest | None] = {}
         self._private: dict[str, tuple[int, tuple[int, int, int, int, int]] | None] = {}
         self._unwrapped: dict[tuple[str, bytes], bytes] = {}
-
-    @property
-    def remote(self) -> bool:
-        return self.inner.remote
 
     # -- what the layout adds ----------------------------------------------------------------------
     def manifest(self, key: RemoteObjectKey) -> Manifest | None:
@@ -106,6 +106,24 @@ class AivenStore:
         except CorruptRecordError as exc:  # an index its object cannot give: unreadable, as a local index that fails
             raise InputError(exc.message, path=exc.path, position=exc.position) from None  # (lookups read the log)
 
+    def open_files(self, wanted: Sequence[tuple[str, int] | None], identity_of: str | None) -> Opened:
+        layout = False
+        for one in wanted:  # (a loop, not a helper: the files of a segment of no layout are one call below)
+            layout = layout or (one is not None and tiered.aiven_key(one[0]) is not None)
+        if not layout:
+            return self.inner.open_files(wanted, identity_of)
+        opened: list[ReadFile | KsegError | None] = []
+        for one in wanted:
+            try:
+                opened.append(None if one is None else self.open(*one))
+            except KsegError as exc:
+                opened.append(exc)
+        try:
+            identity: str | KsegError | None = None if identity_of is None else self.identity(identity_of)
+        except KsegError as exc:
+            identity = exc
+        return opened, identity
+
     def stat(self, path: str) -> Stat:
         inside = self._index_inside(path)
         if inside is not None:
@@ -134,7 +152,3 @@ class AivenStore:
         except KsegError:
             return None
         return None if manifest is None else manifest.chunk_index.original_file_size
-
-    def directory(self, path: str) -> str:
-        """``path`` as a directory's name in this store's listings."""
-        return self.inner.directory(path)

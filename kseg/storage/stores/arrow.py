@@ -5,10 +5,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from kseg.errors import KsegError
 from kseg.storage import location
-from kseg.storage.stores.base import Stat
+from kseg.storage.stores.base import Opened, ReadFile, Stat
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from kseg.storage.context import ReadContext
 
 
@@ -17,12 +20,26 @@ class ArrowStore:
 
     __slots__ = ("context",)
     remote = True
+    names = location.OBJECT_NAMES
 
     def __init__(self, context: ReadContext) -> None:
         self.context = context
 
     def open(self, path: str, buffering: int = -1) -> location.RemoteFile:
         return location.open_input(path)
+
+    def open_files(self, wanted: Sequence[tuple[str, int] | None], identity_of: str | None) -> Opened:
+        opened: list[ReadFile | KsegError | None] = []
+        for one in wanted:
+            try:
+                opened.append(None if one is None else location.open_input(one[0]))
+            except KsegError as exc:
+                opened.append(exc)
+        try:
+            identity: str | KsegError | None = None if identity_of is None else location.identity(identity_of)
+        except KsegError as exc:
+            identity = exc
+        return opened, identity
 
     def stat(self, path: str) -> Stat:
         return Stat(location.kind(path))
@@ -41,7 +58,3 @@ class ArrowStore:
 
     def original_size(self, path: str) -> int | None:
         return None
-
-    def directory(self, path: str) -> str:
-        """``path`` as a directory's name in this store's listings."""
-        return path.rstrip("/")

@@ -12,13 +12,21 @@ import io
 from typing import TYPE_CHECKING, NamedTuple, Protocol, Union
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from kseg.errors import KsegError
     from kseg.storage.context import ReadContext
-    from kseg.storage.location import Entry, RemoteFile
+    from kseg.storage.location import Entry, Names, RemoteFile
     from kseg.storage.tiered import IndexBytes, TieredLogFile
 
 #: A file a store opened: a local one, an object read by ranged reads, or (Aiven's layout) a segment
 #: file read through its manifest.
 ReadFile = Union[io.FileIO, io.BufferedReader, "RemoteFile", "TieredLogFile", "IndexBytes"]
+
+
+#: What :meth:`Store.open_files` gives: each file asked for (opened, or the error opening it raised; None where
+#: none was asked for), and the identity asked for (or its error; None).
+Opened = tuple[list[Union[ReadFile, "KsegError", None]], Union[str, "KsegError", None]]
 
 
 class Stat(NamedTuple):
@@ -36,10 +44,20 @@ class Store(Protocol):
     @property
     def remote(self) -> bool:
         """Whether its bytes come over the network (an object store): what a caller holding a partition or
-        segment asks instead of its path (a local write, a mount hint)."""
+        segment asks instead of its path (a local write, a mount hint, a directory to make)."""
+
+    @property
+    def names(self) -> Names:
+        """The grammar of its paths (join, dirname, how Java shows one, the one form to compare): a value of
+        :mod:`kseg.storage.location`, asked without coming back to the store."""
 
     def open(self, path: str, buffering: int = -1) -> ReadFile:
         """``path`` opened for reading (a regular file only; faults are one :class:`InputError`)."""
+
+    def open_files(self, wanted: Sequence[tuple[str, int] | None], identity_of: str | None) -> Opened:
+        """Each ``(path, buffering)`` of ``wanted`` opened as :meth:`open` opens it, and the :meth:`identity` of
+        ``identity_of``, in one call (a segment's files, as Kafka's ``LogSegment.open`` opens them together):
+        a file that cannot be opened is its error, returned in its place, not raised."""
 
     def stat(self, path: str) -> Stat:
         """What is at ``path``."""
@@ -61,7 +79,3 @@ class Store(Protocol):
     def original_size(self, path: str) -> int | None:
         """The size of the segment file ``path`` as Kafka wrote it when the store keeps it otherwise (a
         tiered ``.log``: its manifest's), else None."""
-
-    def directory(self, path: str) -> str:
-        """``path`` as a directory's name in this store's listings (an object store's without a trailing
-        slash; a local path as given)."""

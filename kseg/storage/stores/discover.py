@@ -10,11 +10,6 @@ from kseg.storage.stores.base import Store
 from kseg.storage.stores.local import LocalStore
 
 
-def is_remote(path: str) -> bool:
-    """Whether ``path`` names bytes read through a remote filesystem (a URI other than ``file://``)."""
-    return location.is_remote(path)
-
-
 def store_for(root: str, context: ReadContext) -> Store:
     """The store of the paths under ``root``: local files, or objects under a URI (pyarrow), each seen
     through Aiven's tiered layout (a segment with a manifest reads as Kafka wrote it; any other file as

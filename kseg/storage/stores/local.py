@@ -5,11 +5,12 @@ from __future__ import annotations
 import io
 import os
 import stat as st
-from typing import TYPE_CHECKING, cast
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from kseg.errors import InputError
-from kseg.storage.location import Entry, local_path
-from kseg.storage.stores.base import Stat
+from kseg.errors import InputError, KsegError
+from kseg.storage.location import LOCAL_NAMES, Entry, local_identity, local_path, open_local
+from kseg.storage.stores.base import Opened, ReadFile, Stat
 
 if TYPE_CHECKING:
     from kseg.storage.context import ReadContext
@@ -20,30 +21,27 @@ class LocalStore:
 
     __slots__ = ("context",)
     remote = False
+    names = LOCAL_NAMES
 
     def __init__(self, context: ReadContext) -> None:
         self.context = context
 
     def open(self, path: str, buffering: int = -1) -> io.FileIO | io.BufferedReader:
-        """Only regular files are opened: a FIFO would block the open (and the whole run) until some writer
-        appeared, and a device is no segment."""
-        local = local_path(path)
+        """Only regular files are opened (:func:`kseg.storage.location.open_local`)."""
+        return open_local(path, buffering)
+
+    def open_files(self, wanted: Sequence[tuple[str, int] | None], identity_of: str | None) -> Opened:
+        opened: list[ReadFile | KsegError | None] = []
+        for one in wanted:
+            try:
+                opened.append(None if one is None else open_local(*one))
+            except KsegError as exc:
+                opened.append(exc)
         try:
-            mode = os.stat(local).st_mode
-            if st.S_ISDIR(mode):
-                raise InputError("is a directory, not a file", path=path)
-            if not st.S_ISREG(mode):
-                raise InputError("not a regular file (a FIFO, socket or device); kseg reads segment files", path=path)
-            # open() is typed BinaryIO for a buffering only known at run time: "rb" gives one of these two
-            return cast("io.FileIO | io.BufferedReader", open(local, "rb", buffering=buffering))
-        except InputError:
-            raise
-        except FileNotFoundError:
-            raise InputError("no such file", path=path) from None
-        except PermissionError:
-            raise InputError("permission denied", path=path) from None
-        except OSError as exc:
-            raise InputError(f"cannot open: {exc.strerror or exc}", path=path) from None
+            identity: str | KsegError | None = None if identity_of is None else local_identity(identity_of)
+        except KsegError as exc:
+            identity = exc
+        return opened, identity
 
     def stat(self, path: str) -> Stat:
         try:
@@ -70,17 +68,7 @@ class LocalStore:
             raise InputError(f"cannot stat: {exc.strerror or exc}", path=path) from None
 
     def identity(self, path: str) -> str:
-        """``size=<n> mtime_ns=<t> ctime_ns=<t>``: a user can set the mtime back, never the ctime (any write
-        changes it)."""
-        try:
-            s = os.stat(local_path(path))
-        except OSError as exc:
-            raise InputError(f"cannot stat: {exc.strerror or exc}", path=path) from None
-        return f"size={s.st_size} mtime_ns={s.st_mtime_ns} ctime_ns={s.st_ctime_ns}"
+        return local_identity(path)
 
     def original_size(self, path: str) -> int | None:
         return None
-
-    def directory(self, path: str) -> str:
-        """``path`` as a directory's name in this store's listings."""
-        return path

@@ -1,0 +1,117 @@
+"""Kafka's default partitioner for a keyed record: which partition a producer sent a key to.
+
+``BuiltInPartitioner.partitionForKey(serializedKey, numPartitions)`` is
+``Utils.toPositive(Utils.murmur2(serializedKey)) % numPartitions`` (the producer's rule for every record
+with a key when no custom partitioner is set, ``KafkaProducer.partition``); ``Utils.murmur2`` is the
+32-bit MurmurHash2 with seed ``0x9747b28c`` over the serialized key bytes, in Java's ``int`` arithmetic
+(wrapping multiplications, ``>>>`` shifts), and ``toPositive`` clears the sign bit.  Checked against
+Kafka's ``UtilsTest.testMurmur2`` vectors and values Kafka's own ``Utils.murmur2`` computed
+(``tests/ops/grep/test_partitioner.py``).
+
+:func:`prune` keeps, of each topic's partitions, the one the key was sent to.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from kseg.storage.checkpoints import topic_partition
+
+_M = 0x5BD1E995
+_SEED = 0x9747B28C
+_MASK = 0xFFFFFFFF
+
+
+def murmur2(data: bytes) -> int:
+    """``Utils.murmur2(data)``: a Java ``int`` (signed 32 bits)."""
+    length = len(data)
+    h = (_SEED ^ length) & _MASK
+    whole = length & ~3
+    for i in range(0, whole, 4):
+        k = int.from_bytes(data[i : i + 4], "little")
+        k = (k * _M) & _MASK
+        k ^= k >> 24
+        k = (k * _M) & _MASK
+        h = (h * _M) & _MASK
+        h ^= k
+    rest = length & 3
+    if rest:  # Java's switch falls through: 3 takes byte 2, then 1, then 0
+        if rest == 3:
+            h ^= data[whole + 2] << 16
+        if rest >= 2:
+            h ^= data[whole + 1] << 8
+        h ^= data[whole]
+        h = (h * _M) & _MASK
+    h ^= h >> 13
+    h = (h * _M) & _MASK
+    h ^= h >> 15
+    return h - (1 << 32) if h & 0x80000000 else h
+
+
+def to_positive(number: int) -> int:
+    """``Utils.toPositive``: ``number & 0x7fffffff``."""
+    return number & 0x7FFFFFFF
+
+
+def partition_for_key(key: bytes, partitions: int) -> int:
+    """``BuiltInPartitioner.partitionForKey(key, partitions)``."""
+    return to_positive(murmur2(key)) % partitions
+
+
+def counts_seen(partitions: Sequence[Any]) -> dict[str, int | None]:
+    """Each topic's partition count as the inputs show it: N when its partitions 0..N-1 are all there (a
+    log root of every partition, a fleet's root), else None (a broker holding some of them: the count is
+    not known).  Partitions whose directory name is not ``<topic>-<n>`` are left out."""
+    numbers: dict[str, set[int]] = {}
+    for part in partitions:
+        tp = topic_partition(part.name)
+        if tp is not None:
+            numbers.setdefault(tp[0], set()).add(tp[1])
+    return {topic: len(seen) if seen == set(range(len(seen))) else None for topic, seen in numbers.items()}
+
+
+def prune(
+    partitions: Sequence[Any], key: bytes, count: int | None, given: Sequence[Any] = ()
+) -> tuple[list[Any], list[str]]:
+    """The partitions a producer with Kafka's default partitioner sent ``key`` to, one per topic (every
+    replica of it among ``partitions``), and notes saying what was kept and why.  ``count``: the topics'
+    partition count (``--partitions``), else each topic's as the inputs show it (:func:`counts_seen`,
+    leaving out the partitions in ``given``: those named on the command line are read whole, as asked).
+    A topic whose count is not known is read whole, and a directory not named ``<topic>-<n>`` is kept."""
+    chosen: dict[str, int | None] = {}
+    notes: list[str] = []
+    named = {id(p) for p in given}
+    found = [p for p in partitions if id(p) not in named] if count is None else list(partitions)
+    seen = counts_seen(found)
+    present = counts_seen(partitions)
+    for topic in present:
+        n = count if count is not None else seen.get(topic)
+        many = sum(1 for p in found if (topic_partition(p.name) or ("",))[0] == topic) > 1
+        if n is None:
+            chosen[topic] = None
+            if many:
+                notes.append(
+                    f"{topic}: the topic's partitions here are not 0..N-1, so its partition count is not known: "
+                    "every partition read (give --partitions N to read only the key's)"
+                )
+            continue
+        target = partition_for_key(key, n)
+        chosen[topic] = target
+        if count is not None or many:
+            how = "--partitions" if count is not None else "the partitions found; --partitions N if it has more"
+            notes.append(
+                f"{topic}: only partition {target} of the topic read, where Kafka's default partitioner sends this "
+                f"key (murmur2 of the key mod {n} partitions, {how}; --no-prune for a custom partitioner)"
+            )
+    kept = []
+    for part in partitions:
+        tp = topic_partition(part.name)
+        if tp is None or chosen.get(tp[0]) is None or chosen[tp[0]] == tp[1] or part.error is not None:
+            kept.append(part)
+        elif count is None and id(part) in named:
+            kept.append(part)
+    for topic, wanted in chosen.items():
+        if wanted is not None and not any(topic_partition(p.name) == (topic, wanted) for p in kept):
+            notes.append(f"{topic}: partition {wanted} of the topic, the key's, is not in the inputs: none of it read")
+    return kept, notes
