@@ -11,6 +11,7 @@ _IRREGULAR = {
     "entry": "entries",
     "batch": "batches",
     "match": "matches",
+    "loss": "losses",
     "directory": "directories",
     "index": "indexes",
     ".txnindex": ".txnindex files",

@@ -84,6 +84,7 @@ def every_command_rows() -> Iterator[tuple[str, dict]]:
         assert r.exit_code == 0, r.errtext
         yield "export", json.loads(report.read_text())
         yield from _grep_rows(tmp)
+        yield from _salvage_rows(tmp)
         yield from _broker_rows(tmp)
     del parts
 
@@ -105,6 +106,25 @@ def _grep_rows(tmp: Path) -> Iterator[tuple[str, dict]]:
     for args in runs:
         for row in _rows(["grep", "-q", "--format", "json", *args]):
             yield "grep", row
+
+
+def _salvage_rows(tmp: Path) -> Iterator[tuple[str, dict]]:
+    """``kseg salvage`` of txn-v2-0 with its first commit marker zeroed and a batch found twice: segment,
+    loss (damaged, duplicate), transaction and summary rows."""
+    part = tmp / "damaged" / "txn-v2-0"
+    shutil.copytree(CORPUS_DATA / "txn-v2-0", part)
+    log = part / "00000000000000000000.log"
+    data, pos, marker = log.read_bytes(), 0, None
+    while marker is None:
+        size = 12 + int.from_bytes(data[pos + 8 : pos + 12], "big")
+        if data[pos + 22] & 0x20:  # attributes' control bit: the first marker
+            marker = (pos, size)
+        pos += size
+    p, n = marker
+    first = 12 + int.from_bytes(data[8:12], "big")
+    log.write_bytes(data[:first] + data[:first] + data[first:p] + bytes(n) + data[p + n :])
+    for row in _rows(["salvage", "--format", "json", str(part), "-o", str(tmp / "salvaged" / "txn-v2-0")]):
+        yield "salvage", row
 
 
 def _broker_rows(tmp: Path) -> Iterator[tuple[str, dict]]:

@@ -50,7 +50,11 @@ LAYERS = [
 
 # The one command that uses another: rebuild-index asks verify-index's rules whether a differing
 # index is one an older Kafka wrote (kseg.ops.rebuild.write -> kseg.ops.verify.verify.older_writer_rules).
-COMMAND_EXCEPTIONS = {("kseg.ops.rebuild", "kseg.ops.verify")}
+COMMAND_EXCEPTIONS = {
+    ("kseg.ops.rebuild", "kseg.ops.verify"),
+    # a salvaged log's indexes are those Kafka's recovery writes: rebuild-index's recovery, written once
+    ("kseg.ops.salvage", "kseg.ops.rebuild"),
+}
 
 
 def module_name(path: Path) -> str:

@@ -26,6 +26,11 @@ COMMANDS = {
     "grep": ("kseg.cli.grep", "grep", "Find records by key, value, header, time or producer (key-pruned)."),
     "export": ("kseg.cli.export", "export", "Export the records of segments as Parquet (locally or on Spark)."),
     "rebuild-index": ("kseg.cli.rebuild", "rebuild_index", "Rebuild .index/.timeindex/.txnindex as Kafka's recovery."),
+    "salvage": (
+        "kseg.cli.salvage",
+        "salvage",
+        "Every intact batch past a partition's damage, into a new partition directory.",
+    ),
     "txn": ("kseg.cli.txn", "txn", "Transactions, last stable offset, hanging transactions, .txnindex audit."),
     "compaction": (
         "kseg.cli.compaction",

@@ -255,3 +255,105 @@ class AtomicStream:
             except OSError:
                 pass
             self.temp = None
+
+
+class AtomicDirectory:
+    """A new directory built beside its target (``.<name>.<hex>.kseg-tmp``) and renamed into place by
+    :meth:`commit`: until then the target is as it was; :meth:`discard` (or a failure) removes what was built.
+    A target that exists is refused unless empty, or with ``force`` (it is then renamed aside, the new one
+    renamed in, and the old one removed).  Used for ``salvage -o``."""
+
+    def __init__(self, target: str, *, force: bool) -> None:
+        self.target = os.path.abspath(target)
+        parent, name = os.path.split(self.target)
+        self.force = force
+        self._check_target()
+        self.path = os.path.join(parent, _temp_name(name))
+        try:
+            os.mkdir(self.path, 0o755)
+        except OSError as exc:
+            raise InputError(f"cannot create a directory in {parent}: {exc.strerror or exc}", path=target) from None
+        self.committed = False
+
+    def _check_target(self) -> None:
+        try:
+            entries = os.listdir(self.target)
+        except FileNotFoundError:
+            parent = os.path.dirname(self.target)
+            try:
+                os.makedirs(parent, exist_ok=True)  # the directories above it, as mkdir -p
+            except OSError as exc:
+                raise InputError(f"cannot write: {exc.strerror or exc}", path=parent) from None
+            return
+        except NotADirectoryError:
+            raise InputError("exists and is not a directory", path=self.target) from None
+        except OSError as exc:
+            raise InputError(f"cannot write: {exc.strerror or exc}", path=self.target) from None
+        if entries and not self.force:
+            raise InputError("exists and is not empty; not replaced (give --force to replace it)", path=self.target)
+
+    def file(self, name: str) -> str:
+        """The path of ``name`` inside the directory being built."""
+        return os.path.join(self.path, name)
+
+    def commit(self) -> None:
+        """Sync the directory's entries and rename it into place (over an empty target, or with ``force``
+        over a full one, renamed aside first and then removed)."""
+        parent = os.path.dirname(self.target)
+        old = None
+        try:
+            _fsync_dir(self.path)
+            self._check_target()
+            if os.path.isdir(self.target) and os.listdir(self.target):
+                old = os.path.join(parent, _temp_name(os.path.basename(self.target)))
+                os.rename(self.target, old)
+            os.rename(self.path, self.target)
+            self.committed = True
+            _fsync_dir(parent)
+        except OSError as exc:
+            if old is not None and not os.path.exists(self.target):
+                os.rename(old, self.target)
+                old = None
+            raise InputError(f"cannot write: {exc.strerror or exc}", path=self.target) from None
+        finally:
+            if old is not None:
+                _remove_tree(old)
+            self.discard()
+
+    def discard(self) -> None:
+        """Remove the directory being built (nothing, once committed)."""
+        if not self.committed:
+            _remove_tree(self.path)
+
+
+def clean_stale_directories(target: str) -> list[str]:
+    """Remove the directories a killed :class:`AtomicDirectory` left beside ``target`` (kseg's own naming,
+    ``.<name>.<12 hex digits>.kseg-tmp``, for this target's name only); return their paths, beside ``target``
+    as given."""
+    parent = os.path.dirname(target.rstrip("/")) or os.curdir
+    name = os.path.basename(os.path.abspath(target))
+    removed: list[str] = []
+    try:
+        entries = os.listdir(parent)
+    except OSError:
+        return removed
+    for entry in entries:
+        path = os.path.join(parent, entry)
+        if stale_temp_target(entry) == name and os.path.isdir(path) and not os.path.islink(path):
+            _remove_tree(path)
+            removed.append(path)
+    return removed
+
+
+def _fsync_dir(path: str) -> None:
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _remove_tree(path: str) -> None:
+    import shutil
+
+    shutil.rmtree(path, ignore_errors=True)

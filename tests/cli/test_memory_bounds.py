@@ -80,6 +80,7 @@ BOMB_COMMANDS = {
     "rebuild-check": ["rebuild-index", "--check", "{d}"],
     "grep-key": ["grep", "--key", "no-such-key", "{d}"],
     "grep-regex": ["grep", "--count", "--value-regex", "x", "{d}"],
+    "salvage": ["salvage", "--dry-run", "{d}"],  # every compressed batch's records decoded
 }
 
 
@@ -127,6 +128,7 @@ BIG_COMMANDS = {
     "compaction": ["compaction", "{d}"],
     "grep-literal": ["grep", "--count", "--value-regex", r"\x00\x00\x00", "{d}"],  # pieces searched, then records
     "grep-all": ["grep", "--count", "--from-offset", "0", "{d}"],
+    "salvage": ["salvage", "--dry-run", "{d}"],
 }
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from kseg.cli import options
 from kseg.cli.main import COMMANDS
-from tests.conftest import run_cli, run_subprocess
+from tests.conftest import CORPUS_DATA, run_cli, run_subprocess
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "examples" / "orders-0"
@@ -105,6 +105,8 @@ def test_every_command_walked() -> None:
         "logdir",
         "tiered",
         "grep",
+        "salvage",
+        "metadata",
     }
 
 
@@ -211,6 +213,8 @@ COMMAND_RUNS = {
     "grep": ["grep", "--from-time", "0", str(SAMPLE)],
     "coordinator": ["coordinator", "--group", "g"],
     "logdir": ["logdir", str(SAMPLE)],
+    "salvage": ["salvage", str(SAMPLE), "-o", "{tmp}/out/orders-0"],
+    "metadata": ["metadata", str(CORPUS_DATA / "__cluster_metadata-0")],
     "tiered": ["tiered", str(ROOT / "tests" / "data" / "kafka4x" / "data" / "__remote_log_metadata-0")],
 }
 # Kafka's own __remote_log_metadata records add a segment as COPY_SEGMENT_FINISHED, which Kafka's
@@ -370,11 +374,13 @@ def test_every_progress_bar_runs(args: list[str], tmp_path: Path) -> None:
 def _noted_tree(tmp_path: Path) -> Path:
     """``root/orders-0`` without its first .index (the lookups note it; dump of its .timeindex too),
     ``root/orders-1.<hex>-delete`` (skipped with a note by every command that walks a root), ``root2``
-    a replica root for ``diff --roots``."""
+    a replica root for ``diff --roots``, ``meta`` a metadata log dir with a ``-delete`` directory."""
     shutil.copytree(SAMPLE, tmp_path / "root" / "orders-0")
     shutil.copytree(SAMPLE, tmp_path / "root" / "orders-1.0123abcd-delete")
     shutil.copytree(SAMPLE, tmp_path / "root2" / "orders-0")
     (tmp_path / "root" / "orders-0" / "00000000000000000000.index").unlink()
+    shutil.copytree(CORPUS_DATA / "__cluster_metadata-0", tmp_path / "meta" / "__cluster_metadata-0")
+    shutil.copytree(SAMPLE, tmp_path / "meta" / "orders-1.0123abcd-delete")
     return tmp_path
 
 
@@ -395,6 +401,8 @@ NOTED_RUNS = {
     "grep": ["grep", "--from-offset", "0", "{tmp}/root"],  # note: the -delete directory skipped
     "logdir": ["logdir", "{tmp}/root"],  # notes: no meta.properties, no leader-epoch-checkpoint
     "tiered": ["tiered", "{tmp}/root/orders-0"],  # note: not named __remote_log_metadata-<n>
+    "salvage": ["salvage", "--force", "{tmp}/root", "-o", "{tmp}/out/orders-0"],  # note: the -delete directory
+    "metadata": ["metadata", "{tmp}/meta"],  # note: the -delete directory skipped
 }
 
 

@@ -94,6 +94,7 @@ ARGS = {
     "export": lambda t: [str(t.bad), "-o", str(t.out / "x.parquet")],
     "grep": lambda t: ["--key", "key-204-0", str(t.bad)],  # a record at byte 21385 of the first segment
     "rebuild-index": lambda t: ["--check", str(t.bad)],
+    "salvage": lambda t: [str(t.bad), "-o", str(t.out / "p-0")],
     "txn": lambda t: ["--from-start", str(t.bad)],  # every segment read (not only those after the snapshot)
     "compaction": lambda t: [str(t.bad)],
     "diff": lambda t: [str(t.good), str(t.bad)],
