@@ -185,6 +185,16 @@ ROWS = [
     _dump("e", "--deep-iteration"),
     _dump("e", "--print-data-log"),
     *[_reference("e", mode) for mode in ("shallow", "deep", "print")],
+    *[
+        Row(
+            "export",
+            inp,
+            ["export", "-q", "--force", "{dir}", "-o", "{out}"],
+            target=">= 50 % of pyarrow's write (benchmarks/ref_export.py), <= 128 MiB",
+            bound="the Parquet writer",
+        )
+        for inp in ("e", "c")
+    ],
     _verify("c", "RSS flat in batch count"),
     _rebuild_check("c", "RSS flat in batch count"),
     _lookup("offset", "d-64m", "<= 150 ms"),
@@ -238,6 +248,7 @@ def fill(args: list[str], inp: gen.Input | None, root: Path) -> list[str]:
         "{index}": str(log.with_suffix(".index")),
         "{offset}": str(m["end_offset"] - m["records_per_batch"] * 3 // 2),
         "{ts}": str(m["end_timestamp"] - m["records_per_batch"] * 3 // 2),
+        "{out}": str(HERE / "results" / "export.parquet"),
     }
     return [values.get(a, a) for a in args]
 

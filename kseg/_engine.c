@@ -1112,6 +1112,7 @@ fail:
 #define CODEC_MASK 0x07
 #define TIMESTAMP_TYPE_FLAG 0x08
 #define CONTROL_FLAG 0x20
+#define TRANSACTIONAL_FLAG 0x10
 
 /* The record lines of an uncompressed data batch (``p``: its bytes, ``total`` long), checked against the
  * continuity rule from ``*last`` (Dumper._next_offset: -1 is "none yet" unless ``gap``).  0 and the lines in
@@ -1270,10 +1271,287 @@ fail:
     return NULL;
 }
 
+/* ------------------------------------------------------------------ a window of export's columns */
+
+/* The buffers export_window fills, in the order it returns them: Arrow's layouts (little-endian values,
+ * int32 offsets with a leading 0, validity bitmaps LSB first), one entry a row (``C_*`` values per record
+ * ``R`` rows; header keys and values one entry per header).  kseg.ops.export.columns names them by the
+ * same numbers (COLUMN_BUFFERS, compared at import). */
+#define C_OFFSET 0       /* int64: the record's offset */
+#define C_TIMESTAMP 1    /* int64: its timestamp (epoch ms, -1 none) */
+#define C_TS_VALID 2     /* bits: the timestamp column holds it (not -1, years 1-9999) */
+#define C_TS_TYPE_OFF 3  /* int32 offsets and UTF-8 data: the batch's TimestampType name */
+#define C_TS_TYPE 4
+#define C_KEY_OFF 5      /* int32 offsets, data, validity: the key (null when null) */
+#define C_KEY 6
+#define C_KEY_VALID 7
+#define C_VALUE_OFF 8    /* the same for the value */
+#define C_VALUE 9
+#define C_VALUE_VALID 10
+#define C_HEADERS_OFF 11 /* int32: each row's first header, into the header buffers below */
+#define C_HKEY_OFF 12    /* int32 offsets and UTF-8 data: header keys (Kafka's new String(key, UTF_8)) */
+#define C_HKEY 13
+#define C_HVALUE_OFF 14  /* int32 offsets, data, validity: header values */
+#define C_HVALUE 15
+#define C_HVALUE_VALID 16
+#define C_SEQUENCE 17    /* int32: the record's producer sequence */
+#define C_POSITION 18    /* int64: the batch's position in the .log */
+#define C_BASE_OFFSET 19 /* int64 */
+#define C_LAST_OFFSET 20 /* int64 */
+#define C_PRODUCER_ID 21 /* int64 */
+#define C_PRODUCER_EPOCH 22 /* int32 */
+#define C_BASE_SEQUENCE 23  /* int32 */
+#define C_LEADER_EPOCH 24   /* int32 */
+#define C_TRANSACTIONAL 25  /* bits */
+#define C_BUFFERS 26
+
+typedef struct {
+    Out b[C_BUFFERS];
+    Py_ssize_t rows, headers;
+} Cols;
+
+typedef struct {
+    Py_ssize_t n[C_BUFFERS];
+    Py_ssize_t rows, headers;
+} ColsMark;
+
+static void cols_mark(const Cols *c, ColsMark *m) {
+    for (int k = 0; k < C_BUFFERS; k++) m->n[k] = c->b[k].n;
+    m->rows = c->rows;
+    m->headers = c->headers;
+}
+
+static void cols_reset(Cols *c, const ColsMark *m) {
+    for (int k = 0; k < C_BUFFERS; k++) c->b[k].n = m->n[k];
+    c->rows = m->rows;
+    c->headers = m->headers;
+}
+
+static void cols_free(Cols *c) {
+    for (int k = 0; k < C_BUFFERS; k++) PyMem_Free(c->b[k].p);
+}
+
+/* Arrow's buffers are little-endian, as the machines kseg builds for are (x86-64, arm64). */
+HOT_INLINE int put(Out *o, const void *v, Py_ssize_t n) {
+    if (out_reserve(o, n) < 0) return -1;
+    out_raw(o, (const char *)v, n);
+    return 0;
+}
+
+HOT_INLINE int put64(Out *o, int64_t v) { return put(o, &v, 8); }
+
+HOT_INLINE int put32(Out *o, int32_t v) { return put(o, &v, 4); }
+
+/* Bit ``i`` of a validity bitmap set to ``on`` (bytes written as the bitmap grows; a rolled-back bitmap is
+ * shorter and its bits are written again). */
+HOT_INLINE int put_bit(Out *o, Py_ssize_t i, int on) {
+    Py_ssize_t byte = i >> 3;
+    if (byte >= o->n) {
+        if (out_reserve(o, byte + 1 - o->n) < 0) return -1;
+        memset(o->p + o->n, 0, (size_t)(byte + 1 - o->n));
+        o->n = byte + 1;
+    }
+    unsigned char bit = (unsigned char)(1u << (i & 7));
+    if (on)
+        o->p[byte] |= (char)bit;
+    else
+        o->p[byte] &= (char)~bit;
+    return 0;
+}
+
+/* A binary (or string) value: its bytes (``n`` < 0: null) appended to ``data``, its end to ``off``, its
+ * validity bit ``i``. */
+HOT_INLINE int put_binary(Out *off, Out *data, Out *valid, Py_ssize_t i, const unsigned char *s, int64_t n) {
+    if (n > 0 && put(data, s, (Py_ssize_t)n) < 0) return -1;
+    if (valid != NULL && put_bit(valid, i, n >= 0) < 0) return -1;
+    return put32(off, (int32_t)data->n);
+}
+
+/* The rows of one uncompressed data batch (``p``: its bytes, ``total`` long, ``v`` its header) whose
+ * records ``[from_offset, to_offset] x [from_time, to_time)`` hold (Ranges.holds), appended to ``c``.
+ * 0, with the largest offset... of rows added in *added; 1 for a batch the Python path must take (a record
+ * the rules judge, a header key that is not UTF-8, a number past its type); -1 on error. */
+static int export_records(Cols *c, const unsigned char *p, long long total, const long long *v, long long position,
+                          long long last_offset, const long long range[4], const long long ts_range[2],
+                          const char *ts_name, Py_ssize_t ts_len, Py_ssize_t *added) {
+    long long count = v[H_COUNT];
+    Py_ssize_t pos = RECORD_BATCH_OVERHEAD, end = (Py_ssize_t)total;
+    *added = 0;
+    if (count == 0) return 0; /* V2Batch.records: nothing to decode */
+    if (count < 0 || count > (end - pos)) return 1;
+    int log_append = (v[H_ATTRIBUTES] & TIMESTAMP_TYPE_FLAG) != 0;
+    int transactional = (v[H_ATTRIBUTES] & TRANSACTIONAL_FLAG) != 0;
+    for (long long r = 0; r < count; r++) {
+        RecordAt ra;
+        if (read_record(p, pos, end, &ra) < 0) return 1;
+        if (r + 1 == count && ra.next != end) return 1; /* "records still remaining" */
+        long long offset, timestamp, sequence;
+        if (add_overflow(v[H_BASE_OFFSET], (long long)ra.offset_delta, &offset)) return 1;
+        if (log_append)
+            timestamp = v[H_MAX_TIMESTAMP];
+        else if (add_overflow(v[H_BASE_TIMESTAMP], (long long)ra.ts_delta, &timestamp))
+            return 1;
+        if (v[H_BASE_SEQUENCE] >= 0) {
+            sequence = v[H_BASE_SEQUENCE] + ra.offset_delta;
+            if (sequence > INT32_MAX_VALUE) sequence -= INT32_MAX_VALUE + 1;
+        } else {
+            sequence = NO_SEQUENCE;
+        }
+        if (sequence < INT32_MIN || sequence > INT32_MAX) return 1;
+        pos = ra.next;
+        if (!(range[0] <= offset && offset <= range[1] && range[2] <= timestamp && timestamp < range[3])) continue;
+        /* header keys first: one that is not UTF-8 takes the batch to the Python rule (Java's replacement) */
+        Py_ssize_t q = ra.headers_at;
+        for (int64_t k = 0; k < ra.header_count; k++) {
+            int64_t hk = 0, hv = -1;
+            read_zigzag(p, &q, ra.next, VARINT_MAX_BYTES, 0, &hk);
+            if (!valid_utf8(p + q, (Py_ssize_t)hk)) return 1;
+            if (put_binary(&c->b[C_HKEY_OFF], &c->b[C_HKEY], NULL, c->headers, p + q, hk) < 0) return -1;
+            q += (Py_ssize_t)hk;
+            read_zigzag(p, &q, ra.next, VARINT_MAX_BYTES, 0, &hv);
+            if (put_binary(&c->b[C_HVALUE_OFF], &c->b[C_HVALUE], &c->b[C_HVALUE_VALID], c->headers, p + q, hv) < 0)
+                return -1;
+            if (hv > 0) q += (Py_ssize_t)hv;
+            c->headers++;
+        }
+        Py_ssize_t i = c->rows;
+        int in_range = timestamp != -1 && ts_range[0] <= timestamp && timestamp <= ts_range[1];
+        if (put64(&c->b[C_OFFSET], offset) < 0 || put64(&c->b[C_TIMESTAMP], timestamp) < 0 ||
+            put_bit(&c->b[C_TS_VALID], i, in_range) < 0 ||
+            put_binary(&c->b[C_TS_TYPE_OFF], &c->b[C_TS_TYPE], NULL, i, (const unsigned char *)ts_name, ts_len) < 0 ||
+            put_binary(&c->b[C_KEY_OFF], &c->b[C_KEY], &c->b[C_KEY_VALID], i, p + ra.key_at,
+                       ra.key_size >= 0 ? ra.key_size : -1) < 0 ||
+            put_binary(&c->b[C_VALUE_OFF], &c->b[C_VALUE], &c->b[C_VALUE_VALID], i, p + ra.value_at,
+                       ra.value_size >= 0 ? ra.value_size : -1) < 0 ||
+            put32(&c->b[C_HEADERS_OFF], (int32_t)c->headers) < 0 || put32(&c->b[C_SEQUENCE], (int32_t)sequence) < 0 ||
+            put64(&c->b[C_POSITION], position) < 0 || put64(&c->b[C_BASE_OFFSET], v[H_BASE_OFFSET]) < 0 ||
+            put64(&c->b[C_LAST_OFFSET], last_offset) < 0 || put64(&c->b[C_PRODUCER_ID], v[H_PRODUCER_ID]) < 0 ||
+            put32(&c->b[C_PRODUCER_EPOCH], (int32_t)v[H_PRODUCER_EPOCH]) < 0 ||
+            put32(&c->b[C_BASE_SEQUENCE], (int32_t)v[H_BASE_SEQUENCE]) < 0 ||
+            put32(&c->b[C_LEADER_EPOCH], (int32_t)v[H_LEADER_EPOCH]) < 0 ||
+            put_bit(&c->b[C_TRANSACTIONAL], i, transactional) < 0)
+            return -1;
+        c->rows++;
+        (*added)++;
+    }
+    return 0;
+}
+
+/* export_window(view, ws, wl, pos, end, ranges, ts_range, ts_names, max_rows, max_bytes)
+ *     -> (pos, full, rows, headers, last_offset, buffers)
+ *
+ * kseg.ops.export.read.read_split's batch loop over the window ``view[:wl]`` (the file's bytes from ``ws``),
+ * from ``pos`` to ``end``, for every whole v2 batch framed there (FileRecords.frame_at's rule) that is an
+ * uncompressed data batch with a valid CRC and a last offset within int64: Ranges.place's BEFORE skips it
+ * (``ranges``: from_offset, to_offset, from_time, to_time), and the records Ranges.holds selects become rows
+ * of the C_* buffers (``ts_range``: the epoch milliseconds the timestamp column holds; ``ts_names``:
+ * TimestampType's CreateTime and LogAppendTime names).  Returns where it stopped; ``full``: it stopped because
+ * the rows reached ``max_rows`` or their key and value bytes ``max_bytes`` (call again); else at a batch
+ * the Python path takes, one batch (the end, a framing error, a batch outside the window or past the range,
+ * legacy, compressed, control or CRC-invalid, one whose records the rules judge); the rows and headers
+ * made, the largest last offset of a batch that gave a row (LLONG_MIN: none), and the C_BUFFERS buffers as
+ * bytes (None without a row). */
+static PyObject *py_export_window(PyObject *self, PyObject *args) {
+    PyObject *view;
+    Py_ssize_t ws, wl, max_rows, max_bytes;
+    long long pos, end, range[4], ts_range[2];
+    const char *ts_create, *ts_append;
+    Py_ssize_t create_len, append_len;
+    if (!PyArg_ParseTuple(args, "OnnLL(LLLL)(LL)(s#s#)nn:export_window", &view, &ws, &wl, &pos, &end, &range[0],
+                          &range[1], &range[2], &range[3], &ts_range[0], &ts_range[1], &ts_create, &create_len,
+                          &ts_append, &append_len, &max_rows, &max_bytes))
+        return NULL;
+    Py_buffer b;
+    if (PyObject_GetBuffer(view, &b, PyBUF_SIMPLE) < 0) return NULL;
+    const unsigned char *buf = (const unsigned char *)b.buf;
+    if (wl > b.len) wl = b.len;
+    if (wl < 0) wl = 0;
+    Cols c;
+    memset(&c, 0, sizeof c);
+    int full = 0;
+    long long top = LLONG_MIN;
+    PyObject *buffers = NULL;
+    /* the leading 0 of every offsets buffer */
+    if (put32(&c.b[C_TS_TYPE_OFF], 0) < 0 || put32(&c.b[C_KEY_OFF], 0) < 0 || put32(&c.b[C_VALUE_OFF], 0) < 0 ||
+        put32(&c.b[C_HEADERS_OFF], 0) < 0 || put32(&c.b[C_HKEY_OFF], 0) < 0 || put32(&c.b[C_HVALUE_OFF], 0) < 0)
+        goto fail;
+    long long by_time = range[2] != LLONG_MIN || range[3] != LLONG_MAX;
+    long long stop = end - HEADER_SIZE_UP_TO_MAGIC;
+    while (pos < stop) {
+        if (c.rows >= max_rows || c.b[C_KEY].n + c.b[C_VALUE].n + c.b[C_HVALUE].n >= max_bytes) {
+            full = 1;
+            break;
+        }
+        long long i = pos - ws;
+        if (i < 0 || i + RECORD_BATCH_OVERHEAD > wl) break;
+        const unsigned char *p = buf + i;
+        int32_t length = be32(p + LENGTH_OFFSET);
+        if (length < RECORD_OVERHEAD_V0) break; /* frame_at raises its error */
+        long long total = LOG_OVERHEAD + (long long)length;
+        if (pos > end - total) break; /* frame_at: iteration ends */
+        if (i + total > wl || (int8_t)p[MAGIC_OFFSET] < 2 || total < RECORD_BATCH_OVERHEAD) break;
+        long long v[H_FIELDS] = {be64(p + BASE_OFFSET_OFFSET), length, be32(p + PARTITION_LEADER_EPOCH_OFFSET),
+                                 (int8_t)p[MAGIC_OFFSET], ube32(p + CRC_OFFSET), be16(p + ATTRIBUTES_OFFSET),
+                                 be32(p + LAST_OFFSET_DELTA_OFFSET), be64(p + BASE_TIMESTAMP_OFFSET),
+                                 be64(p + MAX_TIMESTAMP_OFFSET), be64(p + PRODUCER_ID_OFFSET),
+                                 be16(p + PRODUCER_EPOCH_OFFSET), be32(p + BASE_SEQUENCE_OFFSET),
+                                 be32(p + RECORDS_COUNT_OFFSET)};
+        long long last_offset;
+        /* a last offset past 2^63-1 is read_split's bad-last-offset; a codec or a control batch its Python */
+        if (add_overflow(v[H_BASE_OFFSET], v[H_LAST_OFFSET_DELTA], &last_offset)) break;
+        if (v[H_LAST_OFFSET_DELTA] < 0) break;
+        if (v[H_ATTRIBUTES] & (CODEC_MASK | CONTROL_FLAG)) break;
+        if (v[H_BASE_OFFSET] > range[1]) break; /* Ranges.place: PAST, the Python path ends the split */
+        if (last_offset < range[0] || (by_time && v[H_MAX_TIMESTAMP] < range[2])) { /* BEFORE */
+            pos += total;
+            continue;
+        }
+        if (crc32c_update(0, p + ATTRIBUTES_OFFSET, (Py_ssize_t)(total - ATTRIBUTES_OFFSET)) != (uint32_t)v[H_CRC])
+            break;
+        ColsMark mark;
+        cols_mark(&c, &mark);
+        Py_ssize_t added;
+        int log_append = (v[H_ATTRIBUTES] & TIMESTAMP_TYPE_FLAG) != 0;
+        int r = export_records(&c, p, total, v, pos, last_offset, range, ts_range, log_append ? ts_append : ts_create,
+                               log_append ? append_len : create_len, &added);
+        if (r < 0) goto fail;
+        if (r > 0) { /* the whole batch to the Python path: nothing of it kept here */
+            cols_reset(&c, &mark);
+            break;
+        }
+        if (added && last_offset > top) top = last_offset;
+        pos += total;
+    }
+    PyBuffer_Release(&b);
+    if (c.rows) {
+        buffers = PyTuple_New(C_BUFFERS);
+        if (buffers == NULL) goto done;
+        for (int k = 0; k < C_BUFFERS; k++) {
+            PyObject *data = PyBytes_FromStringAndSize(c.b[k].p ? c.b[k].p : "", c.b[k].n);
+            if (data == NULL) {
+                Py_CLEAR(buffers);
+                goto done;
+            }
+            PyTuple_SET_ITEM(buffers, k, data);
+        }
+    } else {
+        buffers = Py_None;
+        Py_INCREF(buffers);
+    }
+done:
+    cols_free(&c);
+    if (buffers == NULL) return NULL;
+    return Py_BuildValue("(LOnnLN)", pos, full ? Py_True : Py_False, c.rows, c.headers, top, buffers);
+fail:
+    PyBuffer_Release(&b);
+    cols_free(&c);
+    return NULL;
+}
+
 /* ------------------------------------------------------------------ module */
 
 /* Bumped whenever a seam's signature or meaning changes; must equal kseg.engine.ABI. */
-#define KSEG_ENGINE_ABI 3
+#define KSEG_ENGINE_ABI 4
 
 static PyMethodDef methods[] = {
     {"crc32c", py_crc32c, METH_VARARGS, "crc32c(data, crc=0) -> int: CRC-32C (Castagnoli) of a buffer."},
@@ -1284,6 +1562,7 @@ static PyMethodDef methods[] = {
     {"batch_lines", py_batch_lines, METH_VARARGS, "TextSink.batch_lines' v2 batch lines."},
     {"record_lines", py_record_lines, METH_VARARGS, "TextSink.v2_records' record lines."},
     {"dump_window", py_dump_window, METH_VARARGS, "Dumper._dump_batches over a window (see the C source)."},
+    {"export_window", py_export_window, METH_VARARGS, "read_split's rows of a window as Arrow buffers (see the C source)."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1342,6 +1621,34 @@ PyMODINIT_FUNC PyInit__engine(void) {
          PyModule_AddIntConstant(m, "CODEC_MASK", CODEC_MASK) < 0 ||
          PyModule_AddIntConstant(m, "TIMESTAMP_TYPE_FLAG", TIMESTAMP_TYPE_FLAG) < 0 ||
          PyModule_AddIntConstant(m, "CONTROL_FLAG", CONTROL_FLAG) < 0 ||
+         PyModule_AddIntConstant(m, "C_OFFSET", C_OFFSET) < 0 ||
+         PyModule_AddIntConstant(m, "C_TIMESTAMP", C_TIMESTAMP) < 0 ||
+         PyModule_AddIntConstant(m, "C_TS_VALID", C_TS_VALID) < 0 ||
+         PyModule_AddIntConstant(m, "C_TS_TYPE_OFF", C_TS_TYPE_OFF) < 0 ||
+         PyModule_AddIntConstant(m, "C_TS_TYPE", C_TS_TYPE) < 0 ||
+         PyModule_AddIntConstant(m, "C_KEY_OFF", C_KEY_OFF) < 0 ||
+         PyModule_AddIntConstant(m, "C_KEY", C_KEY) < 0 ||
+         PyModule_AddIntConstant(m, "C_KEY_VALID", C_KEY_VALID) < 0 ||
+         PyModule_AddIntConstant(m, "C_VALUE_OFF", C_VALUE_OFF) < 0 ||
+         PyModule_AddIntConstant(m, "C_VALUE", C_VALUE) < 0 ||
+         PyModule_AddIntConstant(m, "C_VALUE_VALID", C_VALUE_VALID) < 0 ||
+         PyModule_AddIntConstant(m, "C_HEADERS_OFF", C_HEADERS_OFF) < 0 ||
+         PyModule_AddIntConstant(m, "C_HKEY_OFF", C_HKEY_OFF) < 0 ||
+         PyModule_AddIntConstant(m, "C_HKEY", C_HKEY) < 0 ||
+         PyModule_AddIntConstant(m, "C_HVALUE_OFF", C_HVALUE_OFF) < 0 ||
+         PyModule_AddIntConstant(m, "C_HVALUE", C_HVALUE) < 0 ||
+         PyModule_AddIntConstant(m, "C_HVALUE_VALID", C_HVALUE_VALID) < 0 ||
+         PyModule_AddIntConstant(m, "C_SEQUENCE", C_SEQUENCE) < 0 ||
+         PyModule_AddIntConstant(m, "C_POSITION", C_POSITION) < 0 ||
+         PyModule_AddIntConstant(m, "C_BASE_OFFSET", C_BASE_OFFSET) < 0 ||
+         PyModule_AddIntConstant(m, "C_LAST_OFFSET", C_LAST_OFFSET) < 0 ||
+         PyModule_AddIntConstant(m, "C_PRODUCER_ID", C_PRODUCER_ID) < 0 ||
+         PyModule_AddIntConstant(m, "C_PRODUCER_EPOCH", C_PRODUCER_EPOCH) < 0 ||
+         PyModule_AddIntConstant(m, "C_BASE_SEQUENCE", C_BASE_SEQUENCE) < 0 ||
+         PyModule_AddIntConstant(m, "C_LEADER_EPOCH", C_LEADER_EPOCH) < 0 ||
+         PyModule_AddIntConstant(m, "C_TRANSACTIONAL", C_TRANSACTIONAL) < 0 ||
+         PyModule_AddIntConstant(m, "C_BUFFERS", C_BUFFERS) < 0 ||
+         PyModule_AddIntConstant(m, "TRANSACTIONAL_FLAG", TRANSACTIONAL_FLAG) < 0 ||
          PyModule_AddIntConstant(m, "WINDOW_SHALLOW", WINDOW_SHALLOW) < 0 ||
          PyModule_AddIntConstant(m, "WINDOW_SIZES", WINDOW_SIZES) < 0 ||
          PyModule_AddIntConstant(m, "WINDOW_STRINGS", WINDOW_STRINGS) < 0 ||

@@ -36,6 +36,9 @@ INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 #: ``RecordBatch.NO_TIMESTAMP``: a magic 0 message, an empty time index, no timestamp at all.
 NO_TIMESTAMP = -1
 
+#: Years 1 to 9999 in epoch milliseconds: what a Spark ``TIMESTAMP`` (and most Parquet readers) hold.
+TIMESTAMP_RANGE = (-62135596800000, 253402300799999)
+
 
 def decompression_limit(max_message_size: int) -> int:
     """Most bytes one batch may decompress to (and read, if larger than the window)."""

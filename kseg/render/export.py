@@ -56,7 +56,8 @@ from typing import Any, Callable, Iterable
 from kseg.errors import KsegError
 from kseg.format.compression import codec_name
 from kseg.format.strings import string_decoder
-from kseg.limits import INT64_MIN
+from kseg.limits import INT64_MIN, TIMESTAMP_RANGE
+from kseg.ops.export.columns import Columns
 from kseg.ops.export.export import Corruption, RecordFacts, Split, topic_partition
 from kseg.render.values import control_description, control_type, header_objects
 
@@ -107,8 +108,6 @@ UNREADABLE_COLUMN = ("unreadable", "string", "STRING")
 #: became a timestamp and ``timestampMs`` the milliseconds (files without the key: 1, ``timestamp`` a bigint).
 SCHEMA_VERSION = 2
 VERSION_KEY = b"kseg.export.schemaVersion"
-#: Years 1 to 9999 in epoch milliseconds: what a Spark ``TIMESTAMP`` (and most Parquet readers) hold.
-TIMESTAMP_RANGE = (-62135596800000, 253402300799999)
 
 
 def columns(decoded: bool, unreadable: bool = False) -> tuple:
@@ -208,6 +207,7 @@ class RowBuilder:
         self._const = (split.log_dir, topic, partition, split.segment)
         self.schema = _schema(self.decoded, unreadable, spark)
         self._timestamp = self.schema.get_field_index("timestamp")
+        self._repeated: dict = {}  # the engine's batches' columns of one value (render.export_columns)
 
     def row(self, r: RecordFacts | Corruption) -> Row:
         row = self._row(r)
@@ -273,10 +273,24 @@ class RowBuilder:
             )
         return row
 
-    def batches(self, facts: Iterable[RecordFacts | Corruption], rows_per_batch: int = ROWS_PER_BATCH):
-        """Arrow record batches of at most ``rows_per_batch`` rows."""
+    def columns(self, cols: Columns):
+        """The engine's rows (:class:`~kseg.ops.export.columns.Columns`, read without decoders) as one
+        Arrow record batch: what :meth:`to_arrow` makes of the rows :meth:`row` makes of them."""
+        from kseg.render.export_columns import record_batch
+
+        assert not self.decoded and not self.typed
+        return record_batch(cols, self._const, self.schema, self.unreadable, self._repeated)
+
+    def batches(self, facts: Iterable[RecordFacts | Corruption | Columns], rows_per_batch: int = ROWS_PER_BATCH):
+        """Arrow record batches of at most ``rows_per_batch`` rows (the engine's columns as they come)."""
         pending: list[Row] = []
         for r in facts:
+            if isinstance(r, Columns):
+                if pending:
+                    yield self.to_arrow(pending)
+                    pending = []
+                yield self.columns(r)
+                continue
             pending.append(self.row(r))
             if len(pending) >= rows_per_batch:
                 yield self.to_arrow(pending)
@@ -289,11 +303,16 @@ class RowBuilder:
 
         ts, ms = self._timestamp, pa.timestamp("ms", tz="UTC")  # epoch ms in the rows, whatever the column's unit
         arrays = [
-            pa.array(c, type=ms).cast(f.type) if i == ts else pa.array(c, type=f.type)
+            _cast(pa.array(c, type=ms), f.type) if i == ts else pa.array(c, type=f.type)
             for i, (c, f) in enumerate(zip(zip(*rows, strict=True), self.schema, strict=True))
         ]
         batch = pa.RecordBatch.from_arrays(arrays, schema=self.schema)
         return add_typed(batch, self.typed, self.spark) if self.typed else batch
+
+
+def _cast(array, kind):
+    """``array`` as ``kind`` (pyarrow's compute functions, and their import, only when it is not)."""
+    return array if array.type == kind else array.cast(kind)
 
 
 def _control_text(key: bytes | None, value: bytes | None) -> str | None:
@@ -371,14 +390,24 @@ def split_facts(
     summary: ExportSummary | None = None,
     on_corrupt: Callable[[Corruption], None] | None = None,
     committed: bool = False,
+    columns: bool = False,
 ):
     """The record facts of ``split`` and its corruptions (counted in ``summary``, handed to
     ``on_corrupt``); with ``fail`` the first corruption raises :class:`CorruptionStop`; ``committed``:
-    what a ``read_committed`` consumer reads (no aborted or control record)."""
+    what a ``read_committed`` consumer reads (no aborted or control record); ``columns``: the plain
+    batches' records as the engine's :class:`~kseg.ops.export.columns.Columns` where it runs (for rows
+    without decoders)."""
     from kseg.ops.export.export import partition_key, read_split
 
     key, to, nxt = partition_key(split.log_dir, split.partition), ranges.to_offset, INT64_MIN
-    for item in read_split(split, ranges, limit, keep_invalid=on_corruption == "keep", committed=committed):
+    read = read_split(split, ranges, limit, keep_invalid=on_corruption == "keep", committed=committed, columns=columns)
+    for item in read:
+        if isinstance(item, Columns):
+            if summary is not None:
+                summary.records += item.rows
+                nxt = max(nxt, min(item.last_offset, to) + 1)
+            yield item
+            continue
         if isinstance(item, Corruption):
             if on_corruption == "fail":
                 raise CorruptionStop(item)
@@ -562,10 +591,17 @@ def record_batches(
     last_stable_offset.cache_clear()  # found again for this export: the files may have changed since the last
     pending: list[Row] = []
     builder = None
+    columns = decoders == (None, None) and not typed  # the engine's columns: rows without decoded text
     for split in splits:
         builder = RowBuilder(split, *decoders, typed=typed)
         row = builder.row
-        for r in split_facts(split, ranges, limit, on_corruption, summary, on_corrupt, committed):
+        for r in split_facts(split, ranges, limit, on_corruption, summary, on_corrupt, committed, columns):
+            if isinstance(r, Columns):
+                if pending:
+                    yield builder.to_arrow(pending)
+                    pending = []
+                yield builder.columns(r)
+                continue
             pending.append(row(r))
             if len(pending) >= ROWS_PER_BATCH:
                 yield builder.to_arrow(pending)

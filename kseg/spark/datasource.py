@@ -231,7 +231,10 @@ class KsegReader(DataSourceReader):
         for unit in partition.value.units(s["ranges"], s["split_bytes"]):
             try:
                 for split in unit_splits(unit, s["ranges"], s["split_bytes"], s["limit"]):
-                    facts = split_facts(split, s["ranges"], s["limit"], s["on_corruption"])  # exact (issue 39)
+                    plain = key_fn is None and value_fn is None and not typed  # the engine's columns
+                    facts = split_facts(
+                        split, s["ranges"], s["limit"], s["on_corruption"], columns=plain
+                    )  # exact (issue 39)
                     builder = RowBuilder(split, key_fn, value_fn, unreadable=marked, spark=True, typed=typed)
                     yield from builder.batches(facts)
                 failures.read()

@@ -56,6 +56,12 @@ class ReadCommitted:
         self._pending = deque(entries)
         self._aborted: set[int] = set()
 
+    @property
+    def quiet(self) -> bool:
+        """No aborted transaction pending or open: :meth:`aborted` is False for every data batch and moves
+        nothing (the batches may be read without it)."""
+        return not self._pending and not self._aborted
+
     def aborted(self, batch: FileBatch, limit: int) -> bool:
         """Whether the records of ``batch`` (the next batch read) are aborted; moves the walk on."""
         if not isinstance(batch, V2Batch):

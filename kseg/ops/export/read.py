@@ -10,11 +10,12 @@ never silently dropped: each one is yielded as a :class:`Corruption`.  An I/O er
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Iterator, NamedTuple
+from typing import Generator, Iterator, NamedTuple
 
 from kseg.errors import InputError, KsegError
 from kseg.format import v2 as fmt_v2
 from kseg.limits import INT64_MIN
+from kseg.ops.export.columns import Columns, WindowReader, available
 from kseg.storage import files
 from kseg.storage.aborted import ReadCommitted, last_stable_offset
 from kseg.storage.batch import V2Batch
@@ -77,7 +78,8 @@ def read_split(
     limit: int = 1 << 26,
     keep_invalid: bool = False,
     committed: bool = False,
-) -> Iterator[RecordFacts | Corruption]:
+    columns: bool = False,
+) -> Iterator[RecordFacts | Corruption | Columns]:
     """The records of ``split`` in ``ranges``, in file order, and each corrupt batch met.
 
     A batch with a CRC mismatch is a :class:`Corruption`; its records follow
@@ -88,6 +90,10 @@ def read_split(
     Each record says whether a ``read_committed`` consumer drops it as aborted
     (:class:`~kseg.storage.aborted.ReadCommitted`); with ``committed``, aborted
     and control records are left out, as that consumer leaves them.
+
+    ``columns``: where the compiled engine runs, the plain batches' records come as
+    :class:`~kseg.ops.export.columns.Columns`, a window's at a time (while no aborted transaction
+    is pending), the other batches' by these rules, in the same order.
     """
     ranges = starting(ranges, split.since)
     txns = ReadCommitted(split.txn_indexes)  # InputError: a .txnindex that cannot be read
@@ -100,23 +106,22 @@ def read_split(
     records = FileRecords(split.log)  # InputError: an I/O error is the export's failure, never a corruption row
     with records:
         end = records.size if split.end is None else split.end
+        stop = min(end, records.end)  # FileRecords.batches' end
         pos = split.start
+        window = WindowReader(records, stop, ranges) if columns and available() else None
         try:
-            for batch in records.batches(split.start, end):
+            while True:
+                if window is not None and txns.quiet:
+                    pos, full, got = window.read(pos)
+                    if got is not None:
+                        yield got
+                    if full:
+                        continue
+                batch = records.frame_at(pos, stop)  # the batch the engine left, or every batch
+                if batch is None:
+                    break
                 pos = batch.position + batch.size
-                if _wrapped(batch):
-                    if batch.base_offset <= ranges.to_offset:
-                        yield _wrapped_corruption(batch, split.log)
-                    continue
-                where = place(batch, ranges)
-                if where == PAST:
-                    return
-                aborted = txns.aborted(batch, limit)
-                if where == BEFORE:
-                    continue
-                drop = committed and (aborted or (isinstance(batch, V2Batch) and batch.is_control))
-                yield from _batch_records(batch, split.log, ranges, limit, keep_invalid, aborted, drop)
-                if where == LAST:
+                if (yield from _batch_items(batch, split.log, ranges, limit, keep_invalid, committed, txns)):
                     return
         except InputError as exc:
             raise exc.at(files.display(split.log)) from None
@@ -130,6 +135,26 @@ def read_split(
                 "trailing-bytes",
                 f"{records.size - pos} bytes after the last whole batch (a partial batch, not read)",
             )
+
+
+def _batch_items(
+    batch, log: str, ranges: Ranges, limit: int, keep_invalid: bool, committed: bool, txns: ReadCommitted
+) -> Generator[RecordFacts | Corruption, None, bool]:
+    """The per-batch rules of :func:`read_split` for one batch: its items; returns whether the split ends
+    with it."""
+    if _wrapped(batch):
+        if batch.base_offset <= ranges.to_offset:
+            yield _wrapped_corruption(batch, log)
+        return False
+    where = place(batch, ranges)
+    if where == PAST:
+        return True
+    aborted = txns.aborted(batch, limit)
+    if where == BEFORE:
+        return False
+    drop = committed and (aborted or (isinstance(batch, V2Batch) and batch.is_control))
+    yield from _batch_records(batch, log, ranges, limit, keep_invalid, aborted, drop)
+    return where == LAST
 
 
 def _wrapped(batch) -> bool:
