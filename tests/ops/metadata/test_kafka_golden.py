@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_cli
+from tests.ops.metadata import scenario as sc
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "metadata"
 MODES = {"default": [], "snapshot-only": ["--snapshot-only"], "from-start": ["--from-start"]}
@@ -57,3 +58,14 @@ def test_image_is_kafkas(name: str, directory: str, mode: str, at: str | None) -
     offsets = [int(p["fault"].rsplit(" ", 1)[1]) for p in golden["problems"] if "from offset" in p["fault"]]
     assert [p["offset"] for p in row["problems"]] == offsets
     assert [p["message"] for p in row["problems"]] == [p["message"] for p in golden["problems"]]
+
+
+@pytest.mark.parametrize(("name", "snapshot"), [("log", False), ("snap", True)])
+def test_the_goldens_inputs_are_the_scenarios(tmp_path: Path, name: str, snapshot: bool) -> None:
+    """``logs/log`` and ``logs/snap`` are the scenario's log as ``scenario.write`` writes it today: a change
+    to the scenario needs its goldens made again (MANIFEST.md)."""
+    written = sc.write(tmp_path, snapshot=snapshot)
+    kept = DATA / "logs" / name / "__cluster_metadata-0"
+    assert sorted(p.name for p in written.iterdir()) == sorted(p.name for p in kept.iterdir())
+    for p in written.iterdir():
+        assert p.read_bytes() == (kept / p.name).read_bytes(), p.name
