@@ -49,7 +49,7 @@ def run_spark_cli(
                     before=verify.before,
                 )
             verify.tally(outcome.report)
-            _render(run.out, outcome, output_format, several_log_dirs(partitions), verbose)
+            _render(run.out, outcome, output_format, several_log_dirs(partitions), verbose, run.quiet)
             run.out.flush()
             problem = _complete_report(verify, outcome.parts)
     except KsegError as exc:
@@ -57,19 +57,30 @@ def run_spark_cli(
     return run.error(problem) if problem else outcome.report.exit_code
 
 
-def _render(out, outcome, output_format: str, full_names: bool, verbose: bool) -> None:
-    """The results the job gave (problems and failures; every one with --verbose), the notes grouped by
-    kind as the local run groups them (every result's, clean ones' too: folded by the job as they came),
-    and the summary."""
+def _render(out, outcome, output_format: str, full_names: bool, verbose: bool, quiet: bool = False) -> None:
+    """What the local run prints (:class:`kseg.render.verify_live.VerifyOutput`), from what the job gave:
+    every segment's lines in discovery order (the clean ones read back from the driver's disk), the notes
+    grouped by kind as the local run groups them (folded by the job as results came; inline with
+    --verbose), the per-partition table on a terminal, and the summary."""
+    from kseg.render import table
     from kseg.render.notes import Repeats
-    from kseg.render.verify import render_result, render_summary
+    from kseg.render.verify import PartitionSummary, render_result, render_summary
 
-    grouped = output_format == "text" and not verbose
-    repeats = Repeats() if output_format == "text" and verbose else None  # a long note explained once, as locally
-    for res in outcome.shown:
-        render_result(out, res, output_format, full_names, folded=grouped, repeats=repeats)
-    if grouped and outcome.notes is not None:
+    text = output_format == "text"
+    grouped = text and not verbose
+    repeats = Repeats() if text and verbose else None  # a long note explained once, as locally
+    per_partition = PartitionSummary(full_names) if text and table.wanted(out) else None
+    try:
+        for res in outcome.in_order():
+            render_result(out, res, output_format, full_names, quiet=quiet, folded=grouped, repeats=repeats)
+            if per_partition is not None:
+                per_partition.add(res)
+    finally:
+        outcome.close()
+    if grouped and outcome.notes is not None and not quiet:
         outcome.notes.write(out)
+    if per_partition is not None:
+        per_partition.write(out)
     render_summary(out, outcome.report, output_format)
 
 

@@ -25,6 +25,7 @@ killed mid-run leaves the finished bins' rows (no ``_SUCCESS``) for ``--resume``
 
 from __future__ import annotations
 
+import heapq
 import os
 import socket
 from collections.abc import Callable, Iterator, Sequence
@@ -37,6 +38,7 @@ from kseg.render.notes import NoteGroups
 from kseg.render.verify import note_groups
 from kseg.spark.bins import Indexed, Run, Share, bytes_per_task, indexed, plan
 from kseg.spark.pool import context_stopped, run_jobs
+from kseg.spark.spool import Spool
 from kseg.storage.context import Carried
 from kseg.storage.listing import Listed
 from kseg.storage.partition import Partition
@@ -75,14 +77,24 @@ def _poisoned(item: WorkItem, poison: str) -> bool:
 
 
 class Outcome(NamedTuple):
-    """What reaches the driver: the counts, the results to show (problems and failures; every result with
-    ``keep_all``) in discovery order, and -- without ``keep_all`` -- every result's notes grouped by kind
-    as the local run groups them, folded in as results came (a clean segment is not held for its notes)."""
+    """What reaches the driver: the counts, the results held (problems and failures; every result with
+    ``keep_all``) in discovery order, the clean ones spooled to disk (without ``keep_all``), and -- without
+    ``keep_all`` -- every result's notes grouped by kind as the local run groups them, folded in as results
+    came (a clean segment is not held for its notes)."""
 
     report: Report
-    shown: list[SegmentResult]
+    shown: list[tuple[int, SegmentResult]]  # (index in discovery order, result)
     parts: list[str]  # the report's part files, where the driver wrote them
     notes: NoteGroups | None  # None with ``keep_all``: each result's notes are printed with it
+    clean: Spool  # the clean results not held (without ``keep_all``): closed by :meth:`close`
+
+    def in_order(self) -> Iterator[SegmentResult]:
+        """Every result, in discovery order: the ones held merged with the spooled clean ones."""
+        for _, res in heapq.merge(self.shown, self.clean.merged(), key=lambda pair: pair[0]):
+            yield res
+
+    def close(self) -> None:
+        self.clean.close()
 
 
 def unverified(item: WorkItem, why: str) -> SegmentResult:
@@ -110,6 +122,7 @@ class _Bins:
         self.total = Report()
         self.shown: list[tuple[int, SegmentResult]] = []
         self.notes = None if keep_all else note_groups()  # every result's notes, in discovery order
+        self.clean = Spool()  # without keep_all, the clean results (on disk: kseg.spark.spool)
         self.parts: list[str] = []
         self.bin_of: dict[int, int] = {}  # a run's last segment's index -> its bin (only those a later run needs)
         self.needs: list[list[tuple[int, int]]] = []  # per bin: (first index of a run, index of the one before)
@@ -155,6 +168,8 @@ class _Bins:
             self.parts.append(write_part(self.report, f"{number:05d}", [res for _, res in results], self.fmt))
         for index, res in results:
             self.keep(index, res)
+        if not self.keep_all:  # printed at the end as the local run prints them, read back from disk
+            self.clean.add((index, res) for index, res in results if res.status == "clean")
 
     def keep(self, index: int, res: SegmentResult) -> None:
         """Count a final result; hold it if it is printed whole, and fold its notes into :attr:`notes`."""
@@ -219,7 +234,7 @@ def run(
     if report and directory_rows:
         state.parts.append(write_part(report, "driver", [res for _, res in directory_rows], state.fmt))
     state.shown.sort(key=lambda ir: ir[0])
-    return Outcome(state.total, [res for _, res in state.shown], state.parts, state.notes)
+    return Outcome(state.total, state.shown, state.parts, state.notes, state.clean)
 
 
 def _directory_items(listing: Sequence[Listed]) -> Iterator[Indexed]:

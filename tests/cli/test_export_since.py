@@ -13,7 +13,7 @@ import pytest
 
 from kseg.testing.segment import write_segment
 from kseg.testing.v2 import RecordSpec, build_v2_batch
-from tests.conftest import CORPUS_DATA, run_cli, run_subprocess
+from tests.conftest import CORPUS_DATA, run_cli
 
 pq = pytest.importorskip("pyarrow.parquet", reason="export writes Parquet with pyarrow (the test extra)")
 T = 1_700_000_000_000
@@ -41,7 +41,12 @@ def _two_steps(tmp_path: Path, spark: list[str]) -> tuple[list[tuple], list[tupl
     _segment(root / "orders-1", 0, 10)
     second_out = tmp_path / ("b" if spark else "b.parquet")
     args = ["export", *spark, str(root), "-o", str(second_out), "--since", str(report), "--report", str(report)]
-    second = run_subprocess(args, timeout=600) if spark else run_cli(args)
+    if spark:  # the job on this process's shared local[2] session (tests/spark/shared.py): no JVM of its own
+        from tests.spark.shared import run_on_spark
+
+        second = run_on_spark(args)
+    else:
+        second = run_cli(args)
     assert second.exit_code == 0, second.errtext[-3000:]
     assert run_cli(["export", str(root), "-o", str(tmp_path / "full.parquet")]).exit_code == 0
     parts = [second_out] if not spark else sorted(second_out.glob("*.parquet"))

@@ -329,8 +329,9 @@ def test_truncated(tmp_path: Path, kind: str, command: str) -> None:
 # -- names Kafka's number rules refuse: a superscript two is no digit to Java (Character.isDigit) -------------
 STRAY = "\u00b2"  # '²': str.isdigit() says yes, int() and Java say no
 # logdir: an unknown file is a problem (Kafka never wrote it); tiered: a partition directory not of
-# __remote_log_metadata, read as one as asked, holds no metadata records (problems, stray names or not)
-STRAY_EXIT = {**dict.fromkeys(READING, 0), "logdir": 1, "tiered": 1}
+# __remote_log_metadata, read as one as asked, holds no metadata records (problems, stray names or not);
+# metadata: likewise, the tree's partition read as __cluster_metadata-0 holds no metadata records
+STRAY_EXIT = {**dict.fromkeys(READING, 0), "logdir": 1, "tiered": 1, "metadata": 1}
 
 
 @pytest.mark.parametrize("command", READING)

@@ -100,19 +100,7 @@ def _report_rows(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
-def without_clean(text: str) -> str:
-    """The local command's text without clean segments (and their notes): what --spark prints
-    unless --verbose."""
-    out, keep = [], True
-    for line in text.splitlines(keepends=True):
-        if not line.startswith("  "):
-            keep = ": clean (" not in line
-        if keep:
-            out.append(line)
-    return "".join(out)
-
-
-def _check_two_broker_run(r, report: Path, b1: Path, b2: Path, clean_lines: bool = True) -> None:
+def _check_two_broker_run(r, report: Path, b1: Path, b2: Path) -> None:
     """Exactly the one damaged copy is reported, named by its log directory; no overlap between replicas."""
     from tests.trees import DAMAGED, REPLICATED
 
@@ -123,8 +111,7 @@ def _check_two_broker_run(r, report: Path, b1: Path, b2: Path, clean_lines: bool
     assert [line for line in lines if ": clean (" not in line and not line.startswith(("  ", "note: "))][:-1] == [
         bad + " (16 batches, 22265 bytes)"
     ]
-    if clean_lines:
-        assert f"{b1}/{DAMAGED[0]}/{DAMAGED[1]}: clean (16 batches, 22265 bytes)" in lines
+    assert f"{b1}/{DAMAGED[0]}/{DAMAGED[1]}: clean (16 batches, 22265 bytes)" in lines
     assert sum(line.startswith("  problem: ") for line in lines) == 1
     assert lines[-1] == "10 segments verified (160294 bytes), 9 clean, 1 with problems (1 problem)."
     rows = _report_rows(report)

@@ -125,14 +125,15 @@ kseg.spark.register(spark)
 results = []  # one a query, printed together as JSON after the last
 try:
     for query in json.loads(os.environ["QUERIES"]):
+        path, _, query = query.rpartition("?")  # "PATH?k=v k=v": another path than the application's
         try:
             options = dict(o.split("=", 1) for o in query.split())
-            df = spark.read.format("kseg").options(**options).load(sys.argv[2])
+            df = spark.read.format("kseg").options(**options).load(path or sys.argv[2])
             if options:  # onUnreadable=rows: the rows marked unreadable, then the others
                 marks = [r.unreadable for r in df.select("unreadable").collect()]
                 n = sum(m is not None for m in marks)
                 results.append(f"UNREADABLE {n} OTHER {len(marks) - n}")
-            elif os.environ.get("ROWS_TO"):  # every row, pickled (binary columns as bytes)
+            elif path and os.environ.get("ROWS_TO"):  # every row, pickled (binary columns as bytes)
                 rows = [r.asDict(recursive=True) for r in df.collect()]
                 with open(os.environ["ROWS_TO"], "wb") as f:
                     pickle.dump(rows, f)
@@ -166,9 +167,9 @@ def data_source(
     queries: tuple[str, ...] = ("",),
 ) -> list[str]:
     """``spark.read.format("kseg").load(uri)`` on the cluster, from a driver of its own, once for each of
-    ``queries`` (its options, "k=v k=v"; "" none) in that one application: a result each, "COUNT n" or
-    "FAILED <cause>"; with ``rows_to``, the rows pickled there; with options, the counts of rows marked
-    ``unreadable`` and of the others."""
+    ``queries`` (its options, "k=v k=v"; "" none; "PATH?" loads PATH instead of ``uri``) in that one
+    application: a result each, "COUNT n" or "FAILED <cause>"; with ``rows_to``, a "PATH?" query's rows
+    pickled there; with options, the counts of rows marked ``unreadable`` and of the others."""
     import json
     import os
     import subprocess
@@ -191,15 +192,25 @@ def data_source(
 UNREADABLE_QUERIES = ("", "onUnreadable=rows")
 
 
+#: the rows of ``data/b1/data`` (relative: from the operator's directory), loaded in the first application
+ROWS_QUERY = "data/b1/data?"
+
+
 @pytest.fixture(scope="module")
-def store_loads(spark_cluster, s3) -> tuple[str, dict[str, str], dict[str, str]]:
+def store_loads(spark_cluster, s3, workdir: Path, tmp_path_factory) -> tuple[str, dict[str, str], dict[str, str]]:
     """One segment's URI loaded by executors without the store's settings and by executors given them
     (``spark.executorEnv.AWS_*``), each with the default options and with ``onUnreadable=rows``: the
-    query's line for each, two applications (two drivers and their executors) for the four loads."""
+    query's line for each, two applications (two drivers and their executors) for the four loads.  The
+    first application, run in ``workdir``, also loads the relative ``data/b1/data`` whole (a local tree:
+    the store's settings do not matter), its rows pickled to ``ROWS_TO`` (the result's "rows" entry)."""
     uri = s3.uri("brokers/b1/data/v2-logappendtime-0")  # one segment
-    without = data_source(spark_cluster, uri, queries=UNREADABLE_QUERIES)
+    dumped = tmp_path_factory.mktemp("cluster-rows") / "rows.pickle"
+    queries = (*UNREADABLE_QUERIES, ROWS_QUERY)
+    without = data_source(spark_cluster, uri, cwd=workdir, rows_to=dumped, queries=queries)
     given = data_source(spark_cluster, uri, *executor_env(s3), queries=UNREADABLE_QUERIES)
-    return uri, dict(zip(UNREADABLE_QUERIES, without, strict=True)), dict(zip(UNREADABLE_QUERIES, given, strict=True))
+    loads = dict(zip(queries, without, strict=True))
+    loads["rows"] = str(dumped)
+    return uri, loads, dict(zip(UNREADABLE_QUERIES, given, strict=True))
 
 
 def test_data_source_fails_the_query_when_executors_cannot_read_the_store(spark_cluster, store_loads) -> None:
@@ -266,15 +277,15 @@ def test_spark_pyspark_python_is_honoured(spark_cluster, workdir: Path, tmp_path
     assert marker.exists() and marker.read_text().split()
 
 
-def test_data_source_rows_on_the_cluster_are_the_export_rows(spark_cluster, workdir: Path, tmp_path: Path) -> None:
+def test_data_source_rows_on_the_cluster_are_the_export_rows(store_loads, workdir: Path, tmp_path: Path) -> None:
     """``load("data/b1/data")`` (relative, from the operator's directory) on the cluster: the rows of the
-    local ``kseg export`` of the same tree."""
+    local ``kseg export`` of the same tree (loaded in the application of :func:`store_loads`)."""
     import pickle
 
     from tests.spark.test_datasource import ORDER, epoch_ms, exported
 
-    dumped = tmp_path / "rows.pickle"
-    [got] = data_source(spark_cluster, "data/b1/data", "spark.sql.shuffle.partitions=2", cwd=workdir, rows_to=dumped)
+    _, loads, _ = store_loads
+    got, dumped = loads[ROWS_QUERY], Path(loads["rows"])
     want = exported([str(workdir / "data/b1/data")], tmp_path)
     assert got == f"COUNT {len(want)}", got
     rows = pickle.loads(dumped.read_bytes())

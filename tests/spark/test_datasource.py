@@ -166,8 +166,10 @@ def test_verify_index_on_spark_reads_s3_and_writes_the_report_there(s3, local_br
 
     want = [json.loads(line.replace(str(local_brokers), prefix)) for line in local.read_text().splitlines()]
     assert sorted(map(norm, rows)) == sorted(map(norm, want))
-    # the terminal shows problems and the summary only
-    assert ": clean (" not in r2.text and "problem: " in r2.text
+    # the terminal shows the local run's lines: each segment's (clean ones too), its problems, the summary
+    shown = r2.text.replace(prefix, str(local_brokers))
+    assert shown == run_cli(["verify-index", *broker_data_dirs(local_brokers)]).text
+    assert ": clean (" in r2.text and "problem: " in r2.text
     assert r2.text.splitlines()[-1] == r1.text.splitlines()[-1]
 
 

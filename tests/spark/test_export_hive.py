@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CORPUS_DATA, run_cli, run_subprocess
+from tests.conftest import CORPUS_DATA, run_cli
+from tests.spark.shared import run_on_spark
 
 pq = pytest.importorskip("pyarrow.parquet", reason="export writes Parquet with pyarrow (the test extra)")
 
@@ -25,7 +26,7 @@ def test_hive_layout_holds_the_local_rows(tmp_path: Path) -> None:
     assert run_cli(["export", str(root), "-o", str(local)]).exit_code == 0
     out = tmp_path / "out"
     args = ["export", "--spark", "--master", "local[2]", str(root), "-o", str(out), "--partition-by", "topic,partition"]
-    r = run_subprocess(args, timeout=600)
+    r = run_on_spark(args)  # the job on the test process's shared session (tests/spark/shared.py)
     assert r.exit_code == 0, r.errtext[-3000:]
     dirs = sorted(str(p.relative_to(out)) for p in out.glob("topic=*/partition=*"))
     assert dirs == ["topic=plain-v2/partition=0", "topic=v1-gzip/partition=0", "topic=v2-zstd/partition=0"]

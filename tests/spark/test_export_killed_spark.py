@@ -5,14 +5,12 @@ what the killed run left."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.cli.test_export_killed import _kill, _readable_data, _start, _wait_for
+from tests.spark.shared import run_on_spark
 
 pq = pytest.importorskip("pyarrow.parquet", reason="export writes Parquet with pyarrow (the test extra)")
 
@@ -29,9 +27,10 @@ def test_a_killed_spark_export_leaves_nothing_a_reader_takes(tmp_path: Path) -> 
     _wait_for(proc, lambda: any((out / "_temporary").rglob("part-*.parquet")), "a staged part file", limit=600)
     _kill(proc)
     assert _readable_data(out) == [] and not (out / "_SUCCESS").exists()
-    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2]), TMPDIR=str(tmp_path))
-    r = subprocess.run([*[sys.executable, "-m", "kseg"], *args], capture_output=True, env=env, timeout=600)
-    assert r.returncode == 0, r.stderr.decode()[-3000:]  # the re-run takes over: what the kill left is removed
+    # the re-run (no fresh process needed: on this process's shared session, tests/spark/shared.py) takes over:
+    # what the kill left is removed
+    r = run_on_spark(args)
+    assert r.exit_code == 0, r.errtext[-3000:]
     assert not (out / "_temporary").exists() and (out / "_SUCCESS").exists()
     rows = [row for f in _readable_data(out) for row in pq.read_table(f).to_pylist()]
     assert len(rows) == 200

@@ -42,3 +42,17 @@ def test_the_driver_holds_the_problems_and_grouped_notes_not_each_clean_segment(
         assert not state.done and not state.last  # every bin settled, nothing kept for a later run
     assert large.held() - len(large.shown) == small.held() - len(small.shown) == 2 * (1 + 3)
     assert "700 files: absent" in large_lines[0] and "and 697 more" in large_lines[0]
+
+
+def test_the_clean_results_come_back_from_the_driver_disk_in_discovery_order() -> None:
+    """Bins finishing in reverse order spool their clean results a chunk each; read back, they merge with the
+    results held (problems) into discovery order: every segment once, what the local run prints."""
+    state, _ = _fleet_bins(70)
+    from kseg.spark.job import Outcome
+
+    outcome = Outcome(state.total, sorted(state.shown, key=lambda ir: ir[0]), [], state.notes, state.clean)
+    results = list(outcome.in_order())
+    outcome.close()
+    assert [res.partition for res in results] == [f"t-{n}" for n in range(70)]
+    assert state.clean.count == state.total.clean == 70 - len(state.shown)
+    assert [res.status for res in results if res.status != "clean"] == ["problems"] * len(state.shown)

@@ -18,6 +18,7 @@ from kseg.storage.listing import Listed
 from kseg.storage.partition import Partition, Segment
 from tests.cli.test_verify_resume import overlapping_partition
 from tests.conftest import CORPUS_DATA, run_subprocess
+from tests.spark.shared import run_on_spark
 
 
 def _item(partition: str, base: int, size: int) -> WorkItem:
@@ -155,7 +156,8 @@ def test_resume_after_a_partial_verdict_reads_only_the_failed_segments(log_root:
     failed = [json.loads(line) for line in first.text.splitlines()[:-1]]
     failed = [row for row in failed if row["type"] == "segment" and row["status"] == "failed"]
     assert [(row["partition"], row["segment"]) for row in failed] == [("t-6", f"{200:020d}")]
-    again_run = run_subprocess([*argv, "--verbose", "--resume", spark, "--report", str(again)], timeout=600, env=env)
+    # the resumed run needs no worker's environment: on the process's shared session (tests/spark/shared.py)
+    again_run = run_on_spark([*argv, "--verbose", "--resume", spark, "--report", str(again)])
     assert again_run.exit_code == 1, again_run.errtext[-3000:]
     *shown, summary = [json.loads(line) for line in again_run.text.splitlines()]
     read = {(row["partition"], row["segment"]) for row in shown if row["type"] == "segment"}

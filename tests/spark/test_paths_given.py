@@ -49,12 +49,19 @@ def test_spark_names_paths_as_the_local_run_does(brokers: Path) -> None:
         spark = _run([*args, *LOCAL2], cwd)
         assert spark == local, args
         _no_absolute(spark[1] + "\n".join(spark[2]), cwd)
-    # verify-index --spark prints the problems and failures (none here), the notes and the summary
-    local = _run(["verify-index", "fleet/b1/data"], cwd)
-    spark = _run(["verify-index", *LOCAL2, "fleet/b1/data"], cwd)
-    assert spark[0] == local[0] == 0 and spark[2] == local[2]
-    assert set(spark[1].splitlines()) <= set(local[1].splitlines()), (spark[1], local[1])
-    assert "note: fleet/b1/data/orders-0/leader-epoch-checkpoint: absent" in spark[1]
+    # verify-index --spark prints the local run's lines: each segment's (clean ones too), the notes, the summary
+    texts = []
+    for args in (["verify-index", "fleet/b1/data"], ["verify-index", "--format", "json", "fleet"]):
+        local = _run(args, cwd)
+        spark = _run([*args[:1], *LOCAL2, *args[1:]], cwd)
+        assert spark == local and local[0] == 0, (spark, local)
+        _no_absolute(spark[1] + "\n".join(spark[2]), cwd)
+        texts.append(spark[1])
+    assert "orders-0/00000000000000000000: clean (" in texts[0]
+    assert "note: fleet/b1/data/orders-0/leader-epoch-checkpoint: absent" in texts[0]
+    segments = [json.loads(line) for line in texts[1].splitlines() if '"type":"segment"' in line]
+    assert {row["logDir"][-7:] for row in segments} == {"b1/data", "b2/data"}  # every segment, both brokers'
+    assert len(segments) == 2 * len(list((CORPUS_DATA / "txn-v2-0").glob("*.log")))
     exported = _run(["export", *LOCAL2, "-o", "out", "fleet/b1"], cwd)
     assert exported[0] == 0 and "written to out" in exported[1], exported
     _no_absolute(exported[1] + "\n".join(exported[2]), cwd)

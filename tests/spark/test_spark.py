@@ -123,15 +123,15 @@ def test_spark_parquet_report(log_root: Path, tmp_path: Path) -> None:
 
 def test_many_partitions_without_the_checkpoint_hold_only_what_is_printed(tmp_path: Path) -> None:
     """Each partition's first segment notes its absent ``leader-epoch-checkpoint``: on Spark the notes are the
-    local run's grouped lines and the problems its lines, and the driver holds the problem results and the
-    note kinds with their first places -- the same for 30 partitions as for 150 (nothing per clean segment)."""
+    local run's grouped lines and every segment its line, and the driver holds the problem results and the
+    note kinds with their first places -- the same for 30 partitions as for 150 (the clean segments' results
+    on its disk, read back in order as they are printed)."""
     import io
 
     from kseg.spark import job
     from kseg.spark.driver import _render
     from kseg.storage.listing import listed
     from kseg.testing.bombs import write_many_partitions
-    from tests.cli.test_verify import without_clean
 
     root = write_many_partitions(tmp_path / "root", 150)
     shutil.copytree(CORPUS_DATA / "corrupt-crc-0", root / "bad-0")
@@ -141,12 +141,20 @@ def test_many_partitions_without_the_checkpoint_hold_only_what_is_printed(tmp_pa
     held = []
     for paths in ([str(root)], [str(root / "bad-0"), *(str(root / f"t-{n}") for n in range(30))]):
         outcome = job.run(spark, listed(paths, []), strict=False, max_message_size=5 << 20, keep_all=False)
-        assert outcome.notes is not None and [r.partition for r in outcome.shown] == ["bad-0"]
+        assert outcome.notes is not None and [r.partition for _, r in outcome.shown] == ["bad-0"]
+        assert outcome.clean.count == outcome.report.clean > 0  # on the driver's disk, not held
         held.append(len(outcome.shown) + outcome.notes.held())
         if len(paths) == 1:
             out = io.BytesIO()
             _render(out, outcome, "text", full_names=False, verbose=False)
-            assert out.getvalue().decode() == without_clean(local.text)
+            assert out.getvalue().decode() == local.text  # every segment's line, the clean ones too
+            quiet = run_cli(["verify-index", "--quiet", str(root)])
+            out = io.BytesIO()
+            again = job.run(spark, listed(paths, []), strict=False, max_message_size=5 << 20, keep_all=False)
+            _render(out, again, "text", full_names=False, verbose=False, quiet=True)
+            assert quiet.exit_code == 1 and out.getvalue().decode() == quiet.text
+        else:
+            outcome.close()
     assert held == [1 + 1 + 3] * 2
 
 
@@ -211,15 +219,15 @@ def test_two_brokers_on_spark(tmp_path: Path) -> None:
     """The same partitions under two log roots, one copy damaged: --spark local[2] reports exactly that
     problem with its log directory, in the lines and the report rows, as the local command and --jobs 2 do.
     Also: no Spark log line reaches stderr without --verbose."""
-    from tests.cli.test_verify import _check_two_broker_run, without_clean
+    from tests.cli.test_verify import _check_two_broker_run
     from tests.trees import two_brokers
 
     b1, b2 = two_brokers(tmp_path / "t")
     local, spark = tmp_path / "local.jsonl", tmp_path / "spark.jsonl"
     r1 = run_subprocess(["verify-index", "--jobs", "2", "--report", str(local), str(b1), str(b2)])
     r2 = _spark_verify("--report", str(spark), str(b1), str(b2), tmp=tmp_path)
-    _check_two_broker_run(r2, spark, b1, b2, clean_lines=False)
-    assert r2.text == without_clean(r1.text)  # problems and the summary; clean segments only with --verbose
+    _check_two_broker_run(r2, spark, b1, b2)
+    assert r2.text == r1.text  # every segment's line (clean ones too), the problems, the notes, the summary
     assert _rows(spark) == _rows(local)
     assert r2.stderr == b"", r2.errtext[-2000:]  # no log4j WARN lines, no progress
     assert not list(tmp_path.glob("kseg-spark-*.log"))  # the Spark log of a good run is removed
@@ -311,11 +319,7 @@ def test_export_on_spark_an_unreadable_segment_fails_the_export_exit_2(tmp_path:
     shutil.copy(CORPUS_DATA / "plain-v2-0" / "00000000000000000251.log", part)
     os.mkfifo(part / "00000000000000000000.log")
     out = tmp_path / "out"
-    p = run_subprocess(
-        ["export", "--spark", "--master", "local[1]", str(part), "-o", str(out)],
-        timeout=600,
-        env={"TMPDIR": str(tmp_path)},
-    )
+    p = run_on_spark(["export", "--spark", "--master", "local[1]", str(part), "-o", str(out)])
     err = p.stderr.decode()
     assert p.exit_code == 2, err
     assert "Traceback" not in err and "corrupt" not in err
@@ -335,7 +339,7 @@ def test_spark_resume_trusts_only_an_unchanged_identity(tmp_path: Path) -> None:
     shutil.copytree(CORPUS_DATA / "plain-v2-0", part)
     report = tmp_path / "report"
     argv = ["verify-index", "--spark", "--master", "local[2]", str(tmp_path / "data")]
-    first = run_subprocess([*argv, "--report", str(report)], timeout=600)
+    first = run_on_spark([*argv, "--report", str(report)])
     assert first.exit_code == 0, first.errtext[-2000:]
     rows = [json.loads(line) for f in sorted(report.glob("part-*.jsonl")) for line in f.read_text().splitlines()]
     assert all(" ctime_ns=" in row["identity"] for row in rows if row["type"] == "segment")
@@ -346,7 +350,7 @@ def test_spark_resume_trusts_only_an_unchanged_identity(tmp_path: Path) -> None:
     data[-3] ^= 0xFF
     log.write_bytes(bytes(data))
     os.utime(log, ns=(st.st_atime_ns, st.st_mtime_ns))
-    again = run_subprocess([*argv, "--resume", str(report), "--report", str(tmp_path / "again")], timeout=600)
+    again = run_on_spark([*argv, "--resume", str(report), "--report", str(tmp_path / "again")])
     assert again.exit_code == 1, again.errtext[-2000:]
     assert f"p-0/{log.stem}: 1 problem" in again.text and "1 of the segments resumed" in again.text
     assert f"{log}: verified again: changed since the report (ctime_ns " in again.errtext

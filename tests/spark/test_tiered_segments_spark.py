@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from tests.cli.test_tiered_aiven import Trees, partition_dir
-from tests.conftest import run_cli, run_subprocess
+from tests.conftest import run_cli
 from tests.spark import test_datasource
+from tests.spark.shared import run_on_spark
 from tests.spark.test_datasource import rows_of
 
 pytest.importorskip("pyspark", reason="the spark extra (pip install 'kseg[spark]')")
@@ -87,11 +88,7 @@ def test_export_on_spark_and_the_data_source_give_the_local_rows(trees: Trees, s
     want = sorted_rows(pq.read_table(want_file).to_pylist())
     assert len(want) > 100
     out = tmp_path / "spark-out"
-    r = run_subprocess(
-        ["export", "--spark", "--master", "local[2]", "-q", *key(trees), "-o", str(out), *inputs(trees)],
-        timeout=600,
-        env={"TMPDIR": str(tmp_path)},
-    )
+    r = run_on_spark(["export", "--spark", "--master", "local[2]", "-q", *key(trees), "-o", str(out), *inputs(trees)])
     assert r.exit_code == 0, r.errtext[-3000:]
     assert sorted_rows(pq.read_table(out).to_pylist()) == want
     df = spark.read.format("kseg").option("rsmKey", f"kp-2024={trees.key_file}").load(",".join(inputs(trees)))

@@ -175,6 +175,7 @@ class Delta:
         self.undo: list[tuple[dict, Any, Any]] = []
         self.started: dict[tuple[str, Any], Any] = {}  # (section, key) -> its value in the starting image
         self.owned: set[int] = set()  # inner dicts already copied by this delta (copy on first write)
+        self.deleted_topics: set[bytes] = set()  # TopicsDelta.deletedTopicIds: starting-image topics removed
         self.records = 0
 
     @property
@@ -224,6 +225,7 @@ class Delta:
         self.undo.clear()
         self.started.clear()
         self.owned.clear()
+        self.deleted_topics.clear()
         self.records = 0
 
 

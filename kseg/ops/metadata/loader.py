@@ -135,8 +135,11 @@ class Loader:
         except Refused as exc:
             self._fault(offset, name, str(exc))
             return
-        if touched and self.history is not None:
-            self.history.applied(offset, name, record, touched)
+        if self.history is not None:
+            # a partition record can bring back a topic removed earlier in the delta (topics.py)
+            touched = touched or self.history.touches(name, record, self.image)
+            if touched:
+                self.history.applied(offset, name, record, touched)
 
     def _fault(self, offset: int, name: str, message: str) -> None:
         self.faults.append(Fault(offset, name, message))

@@ -19,8 +19,19 @@ def topic(d: Delta, r: dict) -> None:
 
 
 def _owned_topic(d: Delta, topic_id: bytes) -> Topic | None:
+    """``TopicsDelta.getOrCreateTopicDelta``: the topic's delta, or one made from the delta's *starting*
+    image -- so a topic removed earlier in this delta is taken again as the starting image held it (the
+    delta's changes to it before the removal lost) and ``TopicsDelta.apply`` brings it back."""
     if topic_id not in d.image.topics:
-        return None
+        start = d.at_start("topics", d.image.topics, topic_id)
+        if start is MISSING:
+            return None
+        back = Topic(start.name, start.id, dict(start.partitions))
+        d.put("topics", d.image.topics, topic_id, back)
+        d.owned.add(id(back))
+        if start.name not in d.image.topic_ids:
+            d.put("topic_ids", d.image.topic_ids, start.name, topic_id)
+        return back
     t: Topic = d.own("topics", d.image.topics, topic_id, lambda: None)
     return t
 
@@ -109,7 +120,10 @@ NO_CHANGE = MappingProxyType(
 
 
 def _clear_elr(d: Delta, topic_id: bytes) -> None:
-    """``TopicDelta.replay()``: each partition with an ELR or last-known ELR merged with both emptied."""
+    """``TopicDelta.replay()``: each partition with an ELR or last-known ELR merged with both emptied --
+    not on a topic this delta removed (``maybeReplayClearElrRecord``), even one a later record brought back."""
+    if topic_id in d.deleted_topics:
+        return
     t = d.image.topics[topic_id]
     if not any(p.elr or p.last_known_elr for p in t.partitions.values()):
         return
@@ -149,6 +163,8 @@ def remove_topic(d: Delta, r: dict) -> None:
     if t is None and start is MISSING:
         raise Refused(f"Unable to delete topic with id {b64(tid)}: no such topic found.")
     name = t.name if t is not None else start.name
+    if start is not MISSING:
+        d.deleted_topics.add(tid)
     if t is not None:
         d.drop("topics", d.image.topics, tid)
         if d.image.topic_ids.get(name) == tid:

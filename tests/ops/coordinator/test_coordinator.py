@@ -38,12 +38,14 @@ import java.util.HexFormat;
 
 public class Place {
     public static void main(String[] args) {
-        int n = Integer.parseInt(args[0]);
-        for (int i = 1; i < args.length; i++) {
-            String id = new String(HexFormat.of().parseHex(args[i]), StandardCharsets.UTF_8);
-            int h = id.hashCode();
-            int a = h == Integer.MIN_VALUE ? 0 : Math.abs(h);  // Kafka's Utils.abs
-            System.out.println(h + " " + (a % n));
+        for (String count : args[0].split(",")) {  // each partition count in turn: one JVM for all
+            int n = Integer.parseInt(count);
+            for (int i = 1; i < args.length; i++) {
+                String id = new String(HexFormat.of().parseHex(args[i]), StandardCharsets.UTF_8);
+                int h = id.hashCode();
+                int a = h == Integer.MIN_VALUE ? 0 : Math.abs(h);  // Kafka's Utils.abs
+                System.out.println(h + " " + (a % n));
+            }
         }
     }
 }
@@ -96,11 +98,17 @@ def test_against_java(tmp_path) -> None:
     source = tmp_path / "Place.java"
     source.write_text(JAVA_SOURCE)
     hexes = [ident.encode("utf-8").hex() for ident, *_ in EXPECTED]
-    for n, column in ((50, 2), (7, 3)):
-        out = subprocess.run(
-            ["java", str(source), str(n), *hexes], capture_output=True, text=True, timeout=120, check=True
-        ).stdout.splitlines()
-        assert len(out) == len(EXPECTED)
+    counts = ((50, 2), (7, 3))
+    lines = subprocess.run(
+        ["java", str(source), ",".join(str(n) for n, _ in counts), *hexes],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout.splitlines()
+    assert len(lines) == len(counts) * len(EXPECTED)
+    for k, (n, column) in enumerate(counts):
+        out = lines[k * len(EXPECTED) : (k + 1) * len(EXPECTED)]
         for line, expected in zip(out, EXPECTED, strict=True):
             hash_code, partition = map(int, line.split())
             assert (hash_code, partition) == (expected[1], expected[column]), expected[0]

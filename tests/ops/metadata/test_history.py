@@ -116,3 +116,20 @@ def test_clear_elr_and_a_topic_named_like_a_partition(tmp_path: Path) -> None:
     text = run_cli(["metadata", "--history", "t-1", str(directory)]).text
     assert "elr 2 -> -  last known elr 3 -> -  partition epoch 6 -> 7" in text
     assert all(len(line) <= 80 for line in text.splitlines())
+
+
+def test_a_topic_brought_back_in_the_delta_that_removed_it() -> None:
+    """A ``PartitionChangeRecord`` after the topic's ``RemoveTopicRecord`` in one batch brings the topic back
+    from the delta's starting image (Kafka's ``TopicsDelta.getOrCreateTopicDelta``; the change before the
+    removal is lost): the history names the record that made the change."""
+    edge = Path(__file__).resolve().parents[2] / "data" / "metadata" / "logs" / "edge" / "__cluster_metadata-0"
+    _, found = rows("--history", "t1-0", str(edge))
+    change = found[1]
+    assert change["offset"] == 14
+    assert change["records"] == [
+        {"offset": 12, "record": "PartitionChangeRecord"},
+        {"offset": 13, "record": "RemoveTopicRecord"},
+        {"offset": 14, "record": "PartitionChangeRecord"},
+    ]
+    assert (change["before"]["isr"], change["after"]["isr"]) == ([1, 2], [1, 2])  # offset 12's ISR lost
+    assert (change["before"]["leader"], change["after"]["leader"]) == (1, 2)

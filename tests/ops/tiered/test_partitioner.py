@@ -71,13 +71,15 @@ public class Place {
     }
 
     public static void main(String[] args) {
-        int n = Integer.parseInt(args[0]);
-        for (int i = 1; i < args.length; i += 2) {
-            ByteBuffer id = ByteBuffer.wrap(Base64.getUrlDecoder().decode(args[i]));
-            long most = id.getLong(), least = id.getLong();
-            int hash = Objects.hash(least, most, Integer.parseInt(args[i + 1]));
-            byte[] key = ByteBuffer.allocate(4).putInt(hash).array();
-            System.out.println(hash + " " + ((murmur(key) & 0x7fffffff) % n));
+        for (String count : args[0].split(",")) {  // each partition count in turn: one JVM for all
+            int n = Integer.parseInt(count);
+            for (int i = 1; i < args.length; i += 2) {
+                ByteBuffer id = ByteBuffer.wrap(Base64.getUrlDecoder().decode(args[i]));
+                long most = id.getLong(), least = id.getLong();
+                int hash = Objects.hash(least, most, Integer.parseInt(args[i + 1]));
+                byte[] key = ByteBuffer.allocate(4).putInt(hash).array();
+                System.out.println(hash + " " + ((murmur(key) & 0x7fffffff) % n));
+            }
         }
     }
 }
@@ -90,11 +92,17 @@ def test_against_java(tmp_path) -> None:
     source.write_text(JAVA_SOURCE)
     cases = [(tid, p) for tid in TOPIC_IDS for p in (0, 1, 7, 2147483647)]
     args = [a for tid, p in cases for a in (tid, str(p))]
-    for n in (50, 7):
-        out = subprocess.run(
-            ["java", str(source), str(n), *args], capture_output=True, text=True, timeout=120, check=True
-        ).stdout.splitlines()
-        assert len(out) == len(cases)
+    counts = (50, 7)
+    lines = subprocess.run(
+        ["java", str(source), ",".join(map(str, counts)), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout.splitlines()
+    assert len(lines) == len(counts) * len(cases)
+    for k, n in enumerate(counts):
+        out = lines[k * len(cases) : (k + 1) * len(cases)]
         for line, (tid, p) in zip(out, cases, strict=True):
             hash_code, partition = map(int, line.split())
             assert topic_id_partition_hash(_raw(tid), p) == hash_code, (tid, p)
