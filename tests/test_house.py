@@ -161,8 +161,9 @@ def verify_walk() -> list[str]:
 # question) once storage did too; 21 -> 11 comebacks once the leader-epoch checkpoint was read through the
 # partition's store, paths were shown by the store's grammar (not a store call), discovery chose each root's
 # store in one pass and a segment's indexes and identity were opened in one call (``Segment.open``).
+# 11 -> 10 deep once the read context read ``--rsm-key`` files itself (no longer through the tiered reader).
 PATH_BRANCHES_NOW = 1
-STORAGE_DEPTH_NOW = 11
+STORAGE_DEPTH_NOW = 10
 STORE_COMEBACKS_NOW = 11
 #: Module-level containers still allowed, by module (none: constant tables are read-only mappings, caches
 #: memoized functions); kept for a table that cannot be made read-only, with the reason beside it.

@@ -48,9 +48,10 @@ from kseg.errors import CheckpointError, InputError, KsegError
 from kseg.format import java_numbers
 from kseg.format.uuid import parse_uuid
 from kseg.limits import INT32_MAX, INT64_MAX, INT64_MIN
-from kseg.storage import files, location, tiered
+from kseg.storage import files, location
 from kseg.storage.read import AuxFile, Kind, lines_of_text
 from kseg.storage.stores.base import Store
+from kseg.storage.tiered_names import aiven_key
 
 RECOVERY_POINT = "recovery-point-offset-checkpoint"
 LOG_START = "log-start-offset-checkpoint"
@@ -364,7 +365,7 @@ def open_aux(path: str, kind: Kind, store: Store | None = None) -> AuxFile:
     """The file at ``path`` (local, on a store, or inside a tiered segment) for the bounded reader
     (:mod:`kseg.storage.read`), to be read once: a local file that is no regular file is refused here,
     without being opened; an unreadable one raises :class:`InputError` (the OS's reason)."""
-    if tiered.aiven_key(path) is None and os.path.lexists(path):  # a file on this machine, read as it is
+    if aiven_key(path) is None and os.path.lexists(path):  # a file on this machine, read as it is
         return AuxFile.local(path, kind, files.display(path))
     f = files.open_readonly(path, store=store)
     try:

@@ -23,12 +23,26 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable
 
+from kseg.errors import InputError
 from kseg.storage import read_policy
+from kseg.storage.read import AuxFile, Kind
 from kseg.storage.read_policy import ReadPolicy
-from kseg.storage.tiered import read_key
 
 if TYPE_CHECKING:
     from kseg.storage.watch import Watcher
+
+
+#: A PEM RSA private key of 16384 bits is about 12.5 KiB.
+KEY = Kind("private key", 64 << 10, "a PEM RSA private key of 16384 bits is under 13 KiB")
+
+
+def read_key(pair: str, key_file: str) -> bytes:
+    """A ``--rsm-key`` file's bytes through the bounded reader: a regular file of at most :data:`KEY`'s bound
+    (a FIFO is refused, never opened blocking)."""
+    try:
+        return AuxFile.local(key_file, KEY).data()
+    except InputError as exc:
+        raise InputError(f"cannot read the private key of --rsm-key {pair}: {exc.message}", path=key_file) from None
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from kseg.errors import InputError
 from kseg.limits import INT64_MAX, INT64_MIN
 from kseg.storage import location
 from kseg.storage.stores.base import ReadFile
+from kseg.storage.tiered_names import SEGMENT_STEM
 
 if TYPE_CHECKING:
     from kseg.format.rsm_manifest import Manifest
@@ -46,7 +47,7 @@ SEGMENT_SUFFIXES = (LOG, INDEX, TIME_INDEX, TXN_INDEX)
 TRANSITION_DIR = re.compile(r".*-(delete|future|stray)\Z")
 _LONG = re.compile(r"[+-]?[0-9]+\Z")
 _CHECKPOINT = re.compile(r"([0-9]{20})-([0-9]{10})\.checkpoint\Z")
-_TIERED = re.compile(r"([0-9]+)-([A-Za-z0-9_-]{22})\Z")  # RemoteLogSegmentFileset: <offset>-<Uuid>
+_TIERED = SEGMENT_STEM  # RemoteLogSegmentFileset: <offset>-<Uuid>
 LEADER_EPOCH_CHECKPOINT = ".leader_epoch_checkpoint"  # a LocalTieredStorage segment's leader-epoch file
 __all__ = ["ReadFile"]  # a file :func:`open_readonly` opened (kseg.storage.stores.base)
 

@@ -24,12 +24,13 @@ from types import MappingProxyType
 from typing import Any, NamedTuple, TypeVar, cast
 
 from kseg.errors import InputError, KsegError
-from kseg.storage import files, location, prefixes, roots, tiered, watch
+from kseg.storage import files, location, prefixes, roots, watch
 from kseg.storage.context import ReadContext, running
 from kseg.storage.files import SEGMENT_SUFFIXES, TRANSITION_DIR
 from kseg.storage.leader_epochs import FILE_NAME as LEADER_EPOCHS
 from kseg.storage.stores.base import ReadFile, Store
 from kseg.storage.stores.discover import store_for
+from kseg.storage.tiered_names import is_indexes_object
 
 _DIGITS = re.compile(r"(\d+)")
 TRANSITION_FILE_SUFFIXES = (".deleted", ".cleaned", ".swap")
@@ -177,7 +178,7 @@ def partition_from_listing(
                 notes.append(f"{full}: skipped, a file in transition ({name.rsplit('.', 1)[1]})")
             continue
         sfx = files.suffix(name)
-        tiered_base = files.base_offset_from_name(name) if tiered.is_indexes_object(full) else None
+        tiered_base = files.base_offset_from_name(name) if is_indexes_object(full) else None
         if tiered_base is not None:  # Aiven's layout: a segment's indexes in one object, read as files
             seg = by_key.setdefault((tiered_base, files.tiered_segment_id(name)), Segment(tiered_base, store=store))
             for index in (files.INDEX, files.TIME_INDEX, files.TXN_INDEX, files.SNAPSHOT):

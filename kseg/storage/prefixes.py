@@ -14,7 +14,7 @@ or, in transition, ``<topic>-<partition>.<id>-delete`` (``-future``,
 ``-stray``: :data:`kseg.storage.files.TRANSITION_DIR`); a partition directory
 holds the segment files.  Tiered copies keep the same shape under a
 ``<topic>-<topicId>`` (Aiven) or ``<topic>-<partition>-<topicId>``
-(``LocalTieredStorage``) directory (:func:`kseg.storage.remote_keys.is_tiered_dir`).
+(``LocalTieredStorage``) directory (:func:`kseg.storage.tiered_names.is_tiered_dir`).
 
 So a prefix is first listed one level at a time (``FileSelector(recursive=False)``:
 on S3 ``ListObjectsV2`` with a delimiter, one page per 1,000 names).  A level
@@ -43,7 +43,8 @@ from functools import lru_cache
 from typing import TypeVar
 
 from kseg.errors import InputError
-from kseg.storage import checkpoints, files, location, remote_keys, watch
+from kseg.storage import checkpoints, files, location, watch
+from kseg.storage.tiered_names import is_tiered_dir
 
 #: Listings (level or recursive) run at once: the peak is about this many log directories' keys in flight.
 AT_ONCE = 4
@@ -77,14 +78,14 @@ def is_log_dir(prefix: str, dirs: list[str], found: list[location.Entry]) -> boo
     """True when the level ``prefix``, listed as ``dirs`` (prefixes) and ``found`` (files), is best listed
     whole: it holds segment files or a broker's files, or a subdirectory named like a partition or tiered
     directory, or it is a tiered topic's directory (Aiven's ``<topic>-<topicId>``, holding ``<partition>/``)."""
-    if remote_keys.is_tiered_dir(location.basename(prefix)):
+    if is_tiered_dir(location.basename(prefix)):
         return True
     for e in found:
         if e.path.endswith(files.SEGMENT_SUFFIXES) or location.basename(e.path) in checkpoints.LOG_DIR_MARKERS:
             return True
     for d in dirs:
         name = location.basename(d)
-        if looks_like_partition(name) or remote_keys.is_tiered_dir(name):
+        if looks_like_partition(name) or is_tiered_dir(name):
             return True
     return False
 

@@ -31,7 +31,7 @@ from kseg.errors import CorruptRecordError, InputError
 from kseg.format import legacy, v2
 from kseg.format.crc import crc32c_function
 from kseg.limits import INT64_MAX, INT64_MIN
-from kseg.storage import files, read_policy, tiered
+from kseg.storage import files, read_policy
 from kseg.storage.batch import FileBatch, LegacyBatch, V2Batch, short_v2_header
 from kseg.storage.context import ReadContext
 
@@ -101,8 +101,9 @@ class FileRecords:
             raise InputError(f"cannot stat: {exc}", path=path) from None
         self.end = self.size if end is None else max(0, min(end, self.size))
         self._fd = self._f.fileno() if isinstance(self._f, io.FileIO) else None  # None: a remote file
-        if isinstance(self._f, tiered.TieredLogFile):  # a window of about a chunk: a lookup fetches few
-            window = min(window, max(self._f.chunk_size, 1 << 16))
+        chunk = getattr(self._f, "chunk_size", None)  # only a tiered segment's file has one (TieredLogFile)
+        if chunk is not None:  # a window of about a chunk: a lookup fetches few
+            window = min(window, max(chunk, 1 << 16))
         self._buf = _window_buffer(max(window, 1 << 16))
         self._view = memoryview(self._buf)
         self._win_start = 0

@@ -35,6 +35,8 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Literal, Mapping
 
+from kseg.format.kafka_names import TOPIC as _TOPIC
+from kseg.format.kafka_names import UUID as _UUID
 from kseg.format.rsm_custom import CustomMetadata
 from kseg.format.uuid import parse_uuid
 from kseg.limits import INT32_MAX, INT64_MAX
@@ -64,9 +66,6 @@ SUFFIXES: Mapping[Layout, frozenset[str]] = MappingProxyType(
     {"aiven": frozenset(AIVEN_SUFFIXES + AIVEN_LEGACY_SUFFIXES), "local": frozenset(LOCAL_SUFFIXES)}
 )
 
-_TOPIC = r"[a-zA-Z0-9._-]+"  # Kafka's Topic.LEGAL_CHARS
-_UUID = r"[a-zA-Z0-9_-]{22}"  # Uuid.toString(): 16 bytes, URL-safe base64 without padding
-
 
 def _alternatives(suffixes: frozenset[str]) -> str:
     return "|".join(re.escape(s) for s in sorted(suffixes, key=len, reverse=True))
@@ -82,15 +81,6 @@ _LOCAL = re.compile(
     rf"(?P<offset>[0-9]+)-(?P<segment_id>{_UUID})\.(?P<suffix>{_alternatives(SUFFIXES['local'])})\Z",
     re.DOTALL,
 )
-
-
-_TIERED_DIR = re.compile(rf"{_TOPIC}-{_UUID}\Z", re.DOTALL)
-
-
-def is_tiered_dir(name: str) -> bool:
-    """True for a directory name ending ``-<Uuid>``: Aiven's topic directory ``<topic>-<topicId>`` or
-    ``LocalTieredStorage``'s partition directory ``<topic>-<partition>-<topicId>``."""
-    return _TIERED_DIR.match(name) is not None
 
 
 @dataclass(frozen=True)

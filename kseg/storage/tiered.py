@@ -47,8 +47,6 @@ MANIFEST_VALUES = Kind(".rsm-manifest", MAX_MANIFEST, "a manifest the plugin wri
 #: An index of a tiered segment is read whole and decrypted (two copies held): the offset and time indexes of a
 #: segment are at most ``segment.index.bytes`` (10 MiB by default), a producer snapshot 46 bytes a producer.
 INDEX = Kind("tiered segment index", 32 << 20, "each is read whole; Kafka's segment.index.bytes is 10 MiB")
-#: A PEM RSA private key of 16384 bits is about 12.5 KiB.
-KEY = Kind("private key", 64 << 10, "a PEM RSA private key of 16384 bits is under 13 KiB")
 #: ``AesEncryptionProvider``: the data key is an AES-256 key.
 DATA_KEY_SIZE = 32
 #: The indexes a reader may ask for, by file suffix -> ``segmentIndexes`` name.
@@ -96,15 +94,6 @@ def _manifest_bytes(opener: Opener, path: str) -> bytes:
     if values > MAX_MANIFEST_VALUES:
         raise MANIFEST_VALUES.refusal(path, f"{values} JSON values or more", f"{MAX_MANIFEST_VALUES} JSON values")
     return data
-
-
-def read_key(pair: str, key_file: str) -> bytes:
-    """A ``--rsm-key`` file's bytes through the bounded reader: a regular file of at most :data:`KEY`'s bound
-    (a FIFO is refused, never opened blocking)."""
-    try:
-        return AuxFile.local(key_file, KEY).data()
-    except InputError as exc:
-        raise InputError(f"cannot read the private key of --rsm-key {pair}: {exc.message}", path=key_file) from None
 
 
 def private_key(key_file: str, pem: bytes) -> tuple[int, tuple[int, int, int, int, int]]:
@@ -353,9 +342,3 @@ def read_index(key: RemoteObjectKey, manifest: Manifest, opener: Opener, data_ke
     if manifest.encryption is not None and data:
         data = _decrypt(bytes(data), data_key(manifest, where), manifest.encryption.aad, where, 0)
     return IndexBytes(bytes(data), key.key)
-
-
-def is_indexes_object(path: str) -> bool:
-    """True for the ``.indexes`` object of a segment of Aiven's layout."""
-    key = aiven_key(path)
-    return key is not None and key.suffix == "indexes"

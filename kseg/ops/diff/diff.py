@@ -49,7 +49,7 @@ from kseg.storage.checkpoints import topic_partition
 from kseg.storage.outcome import TRUNCATED, ReadOutcome, exit_code
 from kseg.storage.partition import Partition, discover, natural_key
 from kseg.storage.records import FileRecords
-from kseg.storage.remote_keys import is_tiered_dir
+from kseg.storage.tiered_names import is_tiered_dir
 
 IDENTICAL, LAGGING, DIVERGENT, DAMAGED = "identical", "lagging", "divergent", "damaged"
 MAX_DAMAGED = 10  # damaged batches listed per replica; the rest counted

@@ -7,6 +7,8 @@ opening ``<stem>.log`` gives its original bytes, opening ``<stem>.index`` (or ``
 ``.txnindex``, ``.snapshot``) the index cut from ``.indexes``; every other path is the store below's.
 Its manifests, private keys and unwrapped data keys are read once per store (one store per input root,
 one per command: two commands in one process share none of them); the keys are the read context's.
+Every local root is seen through it, so it asks a path's name first (:mod:`kseg.storage.tiered_names`):
+the key parser and :mod:`kseg.storage.tiered` are imported only when a name has the layout's shape.
 """
 
 from __future__ import annotations
@@ -14,15 +16,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kseg.errors import CorruptRecordError, InputError, KsegError
-from kseg.format.rsm_manifest import Manifest
-from kseg.storage import tiered
-from kseg.storage.remote_keys import RemoteObjectKey
 from kseg.storage.stores.base import Opened, ReadFile, Stat, Store
+from kseg.storage.tiered_names import aiven_key
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from kseg.format.rsm_manifest import Manifest
     from kseg.storage.location import Entry, Names
+    from kseg.storage.remote_keys import RemoteObjectKey
 
 
 class AivenStore:
@@ -43,6 +45,8 @@ class AivenStore:
         """The segment's manifest (read once by this store), ``None`` when it has none."""
         path = key.with_suffix("rsm-manifest").key
         if path not in self._manifests:
+            from kseg.storage import tiered
+
             # anything at the manifest's name is read (a directory there is an error, not "no manifest")
             there = self.inner.stat(path).kind != "missing"
             self._manifests[path] = tiered.read_manifest(self.inner.open, path) if there else None
@@ -53,12 +57,16 @@ class AivenStore:
         assert enc is not None
         cached = self._unwrapped.get((enc.key_pair_id, enc.wrapped_key))
         if cached is None:
+            from kseg.storage import tiered
+
             cached = tiered.unwrap(manifest, self._private_key(enc.key_pair_id), where)
             self._unwrapped[(enc.key_pair_id, enc.wrapped_key)] = cached
         return cached
 
     def _private_key(self, pair: str) -> tuple[int, tuple[int, int, int, int, int]] | None:
         if pair not in self._private:
+            from kseg.storage import tiered
+
             given = self.context.keys.get(pair)
             self._private[pair] = None if given is None else tiered.private_key(*given)
         return self._private[pair]
@@ -66,8 +74,12 @@ class AivenStore:
     def _segment_file(self, path: str) -> tuple[RemoteObjectKey, Manifest] | None:
         """The key and manifest of a segment file of the layout (a ``.log`` or an index), else None; a
         manifest that cannot be read is the ``.log``'s error (its reader reports it once)."""
-        key = tiered.aiven_key(path)
-        if key is None or (key.suffix != "log" and key.suffix not in tiered.INDEX_OF_SUFFIX):
+        key = aiven_key(path)
+        if key is None:
+            return None
+        from kseg.storage import tiered  # (loaded by aiven_key: a name of the layout's shape)
+
+        if key.suffix != "log" and key.suffix not in tiered.INDEX_OF_SUFFIX:
             return None
         try:
             manifest = self.manifest(key)
@@ -80,8 +92,12 @@ class AivenStore:
     def _index_inside(self, path: str) -> bool | None:
         """Whether an index of a segment of the ``.indexes`` layout exists (a transaction index only when the
         manifest has one); None for any other path (the store below answers)."""
-        key = tiered.aiven_key(path)
-        if key is None or key.suffix not in tiered.INDEX_OF_SUFFIX:
+        key = aiven_key(path)
+        if key is None:
+            return None
+        from kseg.storage import tiered  # (loaded by aiven_key: a name of the layout's shape)
+
+        if key.suffix not in tiered.INDEX_OF_SUFFIX:
             return None
         try:
             manifest = self.manifest(key)
@@ -97,6 +113,8 @@ class AivenStore:
         if found is None:
             return self.inner.open(path, buffering)
         key, manifest = found
+        from kseg.storage import tiered
+
         if key.suffix == "log":
             return tiered.TieredLogFile(key, manifest, self.inner.open, self._data_key)
         if manifest.segment_indexes is None and not manifest.encryption:
@@ -109,7 +127,7 @@ class AivenStore:
     def open_files(self, wanted: Sequence[tuple[str, int] | None], identity_of: str | None) -> Opened:
         layout = False
         for one in wanted:  # (a loop, not a helper: the files of a segment of no layout are one call below)
-            layout = layout or (one is not None and tiered.aiven_key(one[0]) is not None)
+            layout = layout or (one is not None and aiven_key(one[0]) is not None)
         if not layout:
             return self.inner.open_files(wanted, identity_of)
         opened: list[ReadFile | KsegError | None] = []
@@ -144,7 +162,7 @@ class AivenStore:
         return self.inner.identity(path)
 
     def original_size(self, path: str) -> int | None:
-        key = tiered.aiven_key(path)
+        key = aiven_key(path)
         if key is None or key.suffix != "log":
             return None
         try:

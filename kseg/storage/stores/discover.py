@@ -5,7 +5,6 @@ from __future__ import annotations
 from kseg.storage import location
 from kseg.storage.context import ReadContext
 from kseg.storage.stores.aiven import AivenStore
-from kseg.storage.stores.arrow import ArrowStore
 from kseg.storage.stores.base import Store
 from kseg.storage.stores.local import LocalStore
 
@@ -18,5 +17,12 @@ def store_for(root: str, context: ReadContext) -> Store:
     remote = location.is_remote(root)
     made: Store | None = context.stores.get(remote)  # one per kind and context: its reads cached once
     if made is None:
-        made = context.stores[remote] = AivenStore(ArrowStore(context) if remote else LocalStore(context))
+        inner: Store
+        if remote:
+            from kseg.storage.stores.arrow import ArrowStore  # (pyarrow's filesystems: only for a URI)
+
+            inner = ArrowStore(context)
+        else:
+            inner = LocalStore(context)
+        made = context.stores[remote] = AivenStore(inner)
     return made

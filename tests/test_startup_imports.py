@@ -1,0 +1,122 @@
+"""A command imports only what its input needs: ``python -X importtime -m kseg ...`` run as a real process on
+a local partition and ``kseg --help``, the names of the modules it imported read from stderr (names only,
+never timings), and none of :data:`FORBIDDEN` among them.  The positive control runs the same check on
+a local copy of Aiven's tiered layout, where the tiered modules are imported: the check sees them."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kseg.storage.remote_keys import object_key
+from kseg.testing.aiven import write_aiven_segment
+from tests.conftest import CORPUS_DATA
+
+ROOT = Path(__file__).resolve().parent.parent
+ORDERS = ROOT / "examples" / "orders-0"
+LOG = ORDERS / "00000000000000000000.log"
+
+#: Module name prefixes a local, uncompressed partition (and ``--help``) never needs, with the reason.
+FORBIDDEN: dict[str, str] = {
+    "kseg.storage.tiered": "Aiven's tiered segments: manifests, chunks, decryption",
+    "kseg.storage.remote_keys": "the object keys of remote segments (a local segment's name is no key)",
+    "kseg.format.rsm_manifest": "Aiven's segment manifests",
+    "kseg.format.rsm_custom": "the custom metadata of remote segments",
+    "kseg.format.oaep": "the RSA-OAEP unwrapping of a tiered segment's data key",
+    "cryptography": "decrypting tiered segments",
+    "kseg.storage.stores.arrow": "object stores and remote file systems (s3://, gs://, hdfs://, abfs://)",
+    "pyarrow": "object stores and Parquet",
+    "fsspec": "object stores",
+    "boto3": "S3",
+    "botocore": "S3",
+    "s3fs": "S3",
+    "kseg.decoders": "payload decoders (none asked for)",
+    "kseg.ops.export": "export to Parquet",
+    "kseg.ops.tiered": "the tiered command",
+    "kseg.render.tiered": "the tiered command",
+    "kseg.spark": "--spark",
+    "pyspark": "--spark",
+    "py4j": "--spark",
+    "zstandard": "a codec (the partition holds no compressed batch)",
+    "lz4": "a codec (the partition holds no compressed batch)",
+    "snappy": "a codec (the partition holds no compressed batch)",
+    "rich": "no terminal library is needed to print lines",
+}
+
+#: The local commands checked (``{log}`` and ``{partition}`` are examples/orders-0's).
+LOCAL_COMMANDS: dict[str, list[str]] = {
+    "dump": ["dump", "{log}"],
+    "dump deep": ["dump", "--deep-iteration", "--print-data-log", "{log}"],
+    "dump index": ["dump", "{partition}/00000000000000000000.index"],
+    "lookup-offset": ["lookup-offset", "3", "{partition}"],
+    "lookup-time": ["lookup-time", "1730000000003", "{partition}"],
+    "verify-index": ["verify-index", "{partition}"],
+    "--help": ["--help"],
+}
+
+
+def imported(args: list[str]) -> tuple[int, list[str]]:
+    """Exit code and the modules ``python -X importtime -m kseg ARGS`` imported, in order (stderr's third column)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}  # this tree's kseg, as the other subprocess tests run it
+    p = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "kseg", *args], capture_output=True, text=True, timeout=120, env=env
+    )
+    names = []
+    for line in p.stderr.splitlines():
+        if line.startswith("import time:") and line.count("|") == 2:
+            name = line.rsplit("|", 1)[1].strip()
+            if name != "imported package":  # the header line
+                names.append(name)
+    return p.returncode, names
+
+
+def forbidden_in(names: list[str]) -> list[str]:
+    """``module: reason`` for each imported module under a forbidden prefix."""
+    found = []
+    for name in names:
+        for prefix, reason in FORBIDDEN.items():
+            if name == prefix or name.startswith(prefix + "."):
+                found.append(f"{name}: {reason}")
+    return found
+
+
+@pytest.mark.parametrize("command", LOCAL_COMMANDS)
+def test_a_local_partition_imports_nothing_its_input_does_not_need(command: str) -> None:
+    args = [a.format(log=LOG, partition=ORDERS) for a in LOCAL_COMMANDS[command]]
+    code, names = imported(args)
+    assert code == 0, (args, code)
+    assert "click" in names  # the modules were read
+    assert forbidden_in(names) == []
+
+
+def test_the_check_sees_the_tiered_modules_on_aiven_s_layout(tmp_path: Path) -> None:
+    """One corpus segment copied as Aiven's plugin copies it (plain, no encryption), in a local directory:
+    a lookup on it imports the key parser, the manifests and the tiered reader, and the check names them."""
+    topic, topic_id, segment_id = "plain-v2", "MWJ6FHTfRYy67jzwZdeqSQ", "AAAAAAAAAAAAAAAAAAAAAA"
+    write_aiven_segment(
+        tmp_path,
+        CORPUS_DATA / "plain-v2-0" / "00000000000000000000.log",
+        lambda suffix: object_key("aiven", "", topic, topic_id, 0, 0, segment_id, suffix),
+        topic=topic,
+        topic_id=topic_id,
+        partition=0,
+        segment_id=segment_id,
+        end_offset=250,
+    )
+    partition = tmp_path / f"{topic}-{topic_id}" / "0"
+    code, names = imported(["lookup-offset", "3", str(partition)])
+    assert code == 0
+    found = forbidden_in(names)
+    for module in ("kseg.storage.tiered", "kseg.storage.remote_keys", "kseg.format.rsm_manifest"):
+        assert any(line.startswith(f"{module}: ") for line in found), found
+
+
+def test_the_check_names_a_forbidden_module() -> None:
+    assert forbidden_in(["click", "pyarrow.fs", "kseg.storage.tiered_names", "kseg.spark.session"]) == [
+        "pyarrow.fs: object stores and Parquet",
+        "kseg.spark.session: --spark",
+    ]
