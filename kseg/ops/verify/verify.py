@@ -28,7 +28,7 @@ from kseg.ops.verify.result import SegmentResult
 from kseg.ops.verify.time_index import check_time_index
 from kseg.storage import files
 from kseg.storage.leader_epochs import EpochCheck
-from kseg.storage.partition import Segment
+from kseg.storage.partition import OpenSegment, Segment
 
 
 def verify_segment(
@@ -55,10 +55,21 @@ def verify_segment(
                 )
         return res
     opened = seg.open()  # its indexes and the .log's identity, in one call to its store
-    try:
-        indexes = read_indexes(seg, opened)
+    try:  # a large index is read in windows while it is checked: its file stays open until then
+        return _verify_opened(res, seg, opened, strict, max_message_size, epochs)
     finally:
         opened.close()
+
+
+def _verify_opened(
+    res: SegmentResult,
+    seg: Segment,
+    opened: OpenSegment,
+    strict: bool,
+    max_message_size: int,
+    epochs: EpochCheck | None,
+) -> SegmentResult:
+    indexes = read_indexes(seg, opened)
     # taken before the read: a write while it is read changes it; a .log that cannot be read says why below
     res.identity = opened.identity if isinstance(opened.identity, str) else None
     try:
