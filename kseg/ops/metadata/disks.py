@@ -109,6 +109,8 @@ def _log_dir(one: Opened, out: Disks, nodes: dict[int, _Node]) -> None:
     out.errors.extend(e for e in report.errors if cp.META_PROPERTIES in e)  # (its checkpoints are not needed)
     node_id = meta.node_id if meta is not None else None
     parts = [p for t in one.targets if t[2][0] != METADATA_TOPIC for p in [identify(report, t)]]
+    for part in parts:
+        out.errors.extend(part.errors)  # (whether or not the node is known: never dropped unsaid)
     out.log_dirs.append(LogDir(report.path, node_id, meta.directory_id if meta else None, len(parts)))
     if node_id is None:
         why = next((p for p in [*report.errors, *report.problems] if cp.META_PROPERTIES in p), None) or (
@@ -125,9 +127,7 @@ def _log_dir(one: Opened, out: Disks, nodes: dict[int, _Node]) -> None:
         tp = cp.topic_partition(part.name)
         if tp is None:  # pragma: no cover - open_log_dir gives only <topic>-<partition> directories
             continue
-        if part.errors:
-            out.errors.extend(part.errors)
-        elif part.problems:
+        if part.problems and not part.errors:
             out.findings.append(
                 Finding(UNCOMPARED, node_id, *tp, report.path, part.path, f"not compared: {'; '.join(part.problems)}")
             )
