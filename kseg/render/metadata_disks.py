@@ -90,7 +90,7 @@ def finding_row(f: Finding) -> dict:
         "cause": f.cause,
         "node": f.node,
         "topic": f.topic,
-        "partition": f.partition,
+        "partition": None if f.topic is None else f"{f.topic}-{f.partition}",
         "logDir": f.log_dir,
         "path": f.path,
         "topicId": f.topic_id,

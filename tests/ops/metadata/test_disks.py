@@ -141,29 +141,29 @@ def test_each_cause(tmp_path):
     ]
     code, rows = _rows(meta, dirs)
     assert code == 1
-    found = {(r["cause"], r["node"], r["topic"], r["partition"]): r for r in rows if r["type"] == "disagreement"}
+    found = {(r["cause"], r["node"], r["partition"]): r for r in rows if r["type"] == "disagreement"}
     assert set(found) == {
-        ("stray", 1, "old", 0),
-        ("stray", 1, "payments", 0),
-        ("stray", 1, "nometa", 0),
-        ("stray", 1, "orders", 7),
-        ("directory", 1, "orders", 1),
-        ("missing", 1, "orders", 2),
-        ("topicId", 2, "orders", 0),
-        ("missing", 2, "orders", 2),
+        ("stray", 1, "old-0"),
+        ("stray", 1, "payments-0"),
+        ("stray", 1, "nometa-0"),
+        ("stray", 1, "orders-7"),
+        ("directory", 1, "orders-1"),
+        ("missing", 1, "orders-2"),
+        ("topicId", 2, "orders-0"),
+        ("missing", 2, "orders-2"),
     }
-    assert "is in no topic of the image" in found["stray", 1, "old", 0]["reason"]
-    assert found["stray", 1, "payments", 0]["replicas"] == [2]
-    assert "leave node 1 out" in found["stray", 1, "payments", 0]["reason"]
-    assert "no partition.metadata" in found["stray", 1, "nometa", 0]["reason"]
-    assert "has no partition 7" in found["stray", 1, "orders", 7]["reason"]
-    d = found["directory", 1, "orders", 1]
+    assert "is in no topic of the image" in found["stray", 1, "old-0"]["reason"]
+    assert found["stray", 1, "payments-0"]["replicas"] == [2]
+    assert "leave node 1 out" in found["stray", 1, "payments-0"]["reason"]
+    assert "no partition.metadata" in found["stray", 1, "nometa-0"]["reason"]
+    assert "has no partition 7" in found["stray", 1, "orders-7"]["reason"]
+    d = found["directory", 1, "orders-1"]
     assert (d["directory"], d["imageDirectory"]) == (b64(D1B), b64(D1A))
     assert d["path"] == str(tmp_path / "b1" / "d1b" / "orders-1")
-    t = found["topicId", 2, "orders", 0]
+    t = found["topicId", 2, "orders-0"]
     assert (t["topicId"], t["imageTopicId"]) == (b64(RECREATED), b64(ORDERS))
     assert "-stray" in t["reason"]
-    m = found["missing", 1, "orders", 2]
+    m = found["missing", 1, "orders-2"]
     assert m["path"] is None and m["replicas"] == [1, 2] and b64(D1B) in m["reason"]
     summary = rows[-1]
     assert summary["disagreements"] == {"stray": 4, "topicId": 1, "missing": 2, "directory": 1}
@@ -193,9 +193,7 @@ def test_filters_keep_their_rows(tmp_path):
     ]
     code, rows = _rows(meta, dirs, "--broker", "2")
     assert code == 1
-    assert [(r["cause"], r["topic"], r["partition"]) for r in rows if r["type"] == "disagreement"] == [
-        ("missing", "orders", 0)
-    ]
+    assert [(r["cause"], r["partition"]) for r in rows if r["type"] == "disagreement"] == [("missing", "orders-0")]
     code, rows = _rows(meta, dirs, "--topic", "payments")
     assert code == 0 and rows[-1]["disagreements"] == {}
 
@@ -229,8 +227,8 @@ def test_as_of_the_point_asked(tmp_path):
     assert code == 0  # (the record Kafka's loader refuses, at offset 39, is after the point)
     assert [r for r in rows if r["type"] == "disagreement"] == []
     code, rows = _rows(meta, [disk])
-    strays = [(r["topic"], r["partition"]) for r in rows if r["type"] == "disagreement"]
-    assert strays == [("orders", 0), ("orders", 1)]
+    strays = [(r["cause"], r["topic"], r["partition"]) for r in rows if r["type"] == "disagreement"]
+    assert strays == [("stray", "orders", "orders-0"), ("stray", "orders", "orders-1")]
     assert all("is in no topic of the image" in r["reason"] for r in rows if r["type"] == "disagreement")
 
 
