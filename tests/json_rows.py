@@ -484,6 +484,7 @@ METADATA_DISAGREEMENT = {
     "node": _OPT_INT,
     "topic": _OPT_STRING,
     "partition": _OPT_STRING,
+    "partitionId": _OPT_INT,
     "logDir": _OPT_STRING,
     "path": _OPT_STRING,
     "topicId": _OPT_STRING,

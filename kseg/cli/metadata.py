@@ -91,7 +91,8 @@ def metadata(
       0  the image, every batch up to the point asked read and applied
       1  a record Kafka's loader refuses, or the replay stopped at a corrupt
          batch (the image shown as partial, never as the current one);
-         --diff: the images differ; --history: no such topic
+         --diff: the images differ; --history: no such topic; --logdir: the
+         disks disagree with the image
       2  usage error, or an input could not be read (the OS's reason)
     """
     from kseg.cli.params import reference_time

@@ -91,6 +91,7 @@ def finding_row(f: Finding) -> dict:
         "node": f.node,
         "topic": f.topic,
         "partition": None if f.topic is None else f"{f.topic}-{f.partition}",
+        "partitionId": f.partition,
         "logDir": f.log_dir,
         "path": f.path,
         "topicId": f.topic_id,

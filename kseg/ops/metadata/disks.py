@@ -201,15 +201,15 @@ def _missing(image: Image, node_id: int, node: _Node, out: Disks) -> None:
             if (placed and assigned not in given) or (not placed and absent):
                 unjudged += 1
                 continue
-            where = f" (its directory {b64(assigned)})" if placed and assigned is not None else ""
+            image_dir = b64(assigned) if placed and assigned is not None else None
+            where = f" (its directory {image_dir})" if image_dir else ""
             reason = (
                 f"node {node_id} is a replica ({_ids(state.replicas)}) but no log directory given holds "
                 f"{topic.name}-{number}{where}: Kafka creates it empty and fetches it from the leader "
                 "(Partition.createLogIfNotExists)"
             )
-            out.findings.append(
-                Finding(MISSING, node_id, topic.name, number, None, None, reason, None, b64(topic.id), state.replicas)
-            )
+            found = Finding(MISSING, node_id, topic.name, number, None, None, reason, None, b64(topic.id))
+            out.findings.append(replace(found, replicas=state.replicas, image_directory=image_dir))
     if unjudged:
         out.notes.append(
             f"node {node_id}: {plural(unjudged, 'assigned replica')} may be in log directories not given (the "

@@ -164,7 +164,7 @@ def test_each_cause(tmp_path):
     assert (t["topicId"], t["imageTopicId"]) == (b64(RECREATED), b64(ORDERS))
     assert "-stray" in t["reason"]
     m = found["missing", 1, "orders-2"]
-    assert m["path"] is None and m["replicas"] == [1, 2] and b64(D1B) in m["reason"]
+    assert m["path"] is None and m["logDir"] is None and m["replicas"] == [1, 2] and m["imageDirectory"] == b64(D1B)
     summary = rows[-1]
     assert summary["disagreements"] == {"stray": 4, "topicId": 1, "missing": 2, "directory": 1}
 
@@ -275,3 +275,19 @@ def test_missing_logdir_is_usage_error(tmp_path):
     assert r.exit_code == 2 and r.text == ""
     r = run_cli(["metadata", "--diff", "--logdir", str(tmp_path), str(meta), str(meta)])
     assert r.exit_code == 2 and "--logdir" in r.errtext
+
+
+def test_log_directories_on_an_object_store(s3, tmp_path):
+    """The brokers' log directories on S3 (moto's server on loopback), found under one root as kseg logdir
+    finds them: the same rows as from the disk, the paths the store's."""
+    meta = cluster(tmp_path)
+    healthy(tmp_path / "fleet")
+    (tmp_path / "fleet" / "b1" / "d1a" / "orders-1").rename(tmp_path / "fleet" / "b1" / "d1b" / "orders-1")
+    s3.upload_tree(tmp_path / "fleet", "metadata-disks/fleet")
+    here = _rows(meta, [tmp_path / "fleet"])
+    r = run_cli(["metadata", "--format", "json", str(meta), "--logdir", s3.uri("metadata-disks/fleet")])
+    assert r.exit_code == here[0] == 1, r.errtext
+    text = r.text.replace(s3.uri("metadata-disks/fleet"), str(tmp_path / "fleet"))
+    remote = [json.loads(line) for line in text.splitlines()]
+    assert remote == here[1]
+    assert [(x["cause"], x["partition"]) for x in remote if x["type"] == "disagreement"] == [("directory", "orders-1")]
