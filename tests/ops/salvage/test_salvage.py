@@ -64,6 +64,21 @@ def _verify_clean(out: Path) -> None:
     assert "clean" in r.text.splitlines()[-1]
 
 
+def _lookups_work(out: Path) -> None:
+    """``lookup-offset`` finds the first, a middle and the last kept batch's offset field (a v2 batch's base
+    offset, a v0/v1 wrapper's offset) through the salvaged directory's rebuilt indexes."""
+    log = out / f"{SEG0}.log"
+    if not log.exists():
+        return
+    data = log.read_bytes()
+    batches = _batches(data)
+    for p, _ in {batches[0], batches[len(batches) // 2], batches[-1]}:
+        (offset,) = struct.unpack_from(">q", data, p)
+        r = run_cli(["lookup-offset", "-q", str(offset), str(out)])
+        assert r.exit_code == 0, (offset, r.text, r.errtext)
+        assert f"Found: offset {offset} " in r.text, r.text
+
+
 # -- the damage, in the first segment: each returns the damaged bytes and the indexes of the batches lost ----
 def zeroed_page(data: bytes) -> tuple[bytes, set[int]]:
     start = 4096 if len(data) > 3 * 4096 else 0
@@ -113,6 +128,7 @@ def test_damaged_corpus_partition(tmp_path: Path, name: str, damage: str) -> Non
     for log in sorted(part.glob("*.log"))[1:]:
         assert (out / log.name).read_bytes() == log.read_bytes()
     _verify_clean(out)
+    _lookups_work(out)
     if lost:
         assert "Lost, by cause:" in text and "damaged bytes" in text, text
         assert f"{part / SEG0}.log: from byte" in text
