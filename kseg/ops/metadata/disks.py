@@ -82,7 +82,7 @@ class Disks:
 @dataclass
 class _Node:
     log_dirs: list[LogDirReport] = field(default_factory=list)
-    held: dict[tuple[str, int], PartitionReport] = field(default_factory=dict)
+    held: list[tuple[tuple[str, int], PartitionReport]] = field(default_factory=list)  # (two of a name: both)
     partial: bool = False  # a partition directory given alone: the node's other directories unseen
 
 
@@ -94,7 +94,7 @@ def compare(image: Image, paths: list[str]) -> Disks:
     for one in open_all(paths, out.notes):
         _log_dir(one, out, nodes)
     for node_id, node in sorted(nodes.items()):
-        for (topic, number), part in sorted(node.held.items()):
+        for (topic, number), part in sorted(node.held, key=lambda h: (h[0], h[1].path)):
             _judge(image, node_id, node, topic, number, part, out)
         if node.partial:
             out.notes.append(f"node {node_id}: a partition directory given alone: missing replicas not judged")
@@ -131,7 +131,7 @@ def _log_dir(one: Opened, out: Disks, nodes: dict[int, _Node]) -> None:
             out.findings.append(
                 Finding(UNCOMPARED, node_id, *tp, report.path, part.path, f"not compared: {'; '.join(part.problems)}")
             )
-        node.held.setdefault(tp, part)
+        node.held.append((tp, part))
         out.compared += not part.errors and not part.problems
 
 
@@ -192,9 +192,10 @@ def _missing(image: Image, node_id: int, node: _Node, out: Disks) -> None:
     broker = image.brokers.get(node_id)
     absent = set(broker.directories) - given if broker is not None else set()
     unjudged = 0
+    held = {tp for tp, _ in node.held}
     for topic in sorted(image.topics.values(), key=lambda t: t.name):
         for number, state in sorted(topic.partitions.items()):
-            if node_id not in state.replicas or (topic.name, number) in node.held:
+            if node_id not in state.replicas or (topic.name, number) in held:
                 continue
             assigned = _assigned(state, node_id)
             placed = assigned is not None and int.from_bytes(assigned, "big") > LOST

@@ -291,3 +291,17 @@ def test_log_directories_on_an_object_store(s3, tmp_path):
     remote = [json.loads(line) for line in text.splitlines()]
     assert remote == here[1]
     assert [(x["cause"], x["partition"]) for x in remote if x["type"] == "disagreement"] == [("directory", "orders-1")]
+
+
+def test_a_partition_in_two_log_directories_of_a_node_is_judged_twice(tmp_path):
+    """orders-2 in both of node 1's log directories (Kafka refuses to start; kseg logdir says so): each copy
+    is judged, the old incarnation's is the one that differs."""
+    meta = cluster(tmp_path)
+    dirs = healthy(tmp_path)
+    (dirs[0] / "orders-2").mkdir()
+    (dirs[0] / "orders-2" / "partition.metadata").write_text(partition_metadata(b64(RECREATED)))
+    code, rows = _rows(meta, dirs)
+    assert code == 1
+    found = [(r["cause"], r["path"]) for r in rows if r["type"] == "disagreement"]
+    assert found == [("topicId", str(dirs[0] / "orders-2"))]
+    assert rows[-1]["compared"] == 8
