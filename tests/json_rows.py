@@ -174,6 +174,23 @@ def _metadata_rows(tmp: Path) -> Iterator[tuple[str, dict]]:
     bad.batch(b"not a metadata record")  # halts the replay: nothing applied from it on
     for row in _rows(["metadata", "--format", "json", str(bad.write(tmp / "junk" / "__cluster_metadata-0"))]):
         yield "metadata", row
+    yield from _metadata_disk_rows(tmp / "disks")
+
+
+def _metadata_disk_rows(tmp: Path) -> Iterator[tuple[str, dict]]:
+    """``kseg metadata --logdir``: a disagreement row of every cause, then the disks row."""
+    from tests.ops.metadata import test_disks as td
+
+    meta = td.cluster(tmp)
+    dirs = [
+        td.log_dir(tmp / "b1" / "d1a", 1, td.D1A, {"orders-0": td.ORDERS, "old-0": td.OLD, "nometa-0": None}),
+        td.log_dir(tmp / "b1" / "d1b", 1, td.D1B, {"orders-1": td.ORDERS}),
+        td.log_dir(tmp / "b2" / "d2", 2, td.D2, {"orders-0": td.RECREATED, "payments-0": td.PAYMENTS}),
+    ]
+    (dirs[2] / "payments-0" / "partition.metadata").write_text("version: 0\n")  # not compared
+    args = [a for d in dirs for a in ("--logdir", str(d))]
+    for row in _rows(["metadata", "--format", "json", str(meta), *args]):
+        yield "metadata", row
 
 
 def _tiered_rows(tmp: Path) -> Iterator[tuple[str, dict]]:
@@ -461,12 +478,43 @@ METADATA_HISTORY = {k: METADATA_IMAGE[k] for k in ("snapshot", "stoppedAt", "hal
 _SIDE = _obj("directory offset time complete", directory=_STRING, offset=_INTEGER, time=_INTEGER, complete=_BOOL)
 METADATA_DIFF = {"left": _SIDE, "right": _SIDE}
 METADATA_DIFFERENCE = {"kind": {"enum": ["created", "deleted", "changed"]}, "before": {}, "after": {}}
+_OPT_INT = {"type": ["integer", "null"]}
+METADATA_DISAGREEMENT = {
+    "cause": {"enum": ["stray", "topicId", "missing", "directory", "uncompared"]},
+    "node": _OPT_INT,
+    "topic": _OPT_STRING,
+    "partition": _OPT_STRING,
+    "partitionId": _OPT_INT,
+    "logDir": _OPT_STRING,
+    "path": _OPT_STRING,
+    "topicId": _OPT_STRING,
+    "imageTopicId": _OPT_STRING,
+    "replicas": {"anyOf": [{"type": "null"}, _INTS]},
+    "directory": _OPT_STRING,
+    "imageDirectory": _OPT_STRING,
+    "reason": _STRING,
+}
+METADATA_DISKS = {
+    "logDirs": _array(
+        _obj(
+            "path node directoryId partitions",
+            path=_STRING,
+            node=_OPT_INT,
+            directoryId=_OPT_STRING,
+            partitions=_INTEGER,
+        )
+    ),
+    "compared": _INTEGER,
+    "disagreements": {"type": "object", "additionalProperties": _INTEGER},
+}
 ADDED = {
     "metadata.image": METADATA_IMAGE,
     "metadata.change": METADATA_CHANGE,
     "metadata.history": METADATA_HISTORY,
     "metadata.diff": METADATA_DIFF,
     "metadata.difference": METADATA_DIFFERENCE,
+    "metadata.disagreement": METADATA_DISAGREEMENT,
+    "metadata.disks": METADATA_DISKS,
     "dump.record": _DECODED,
     "grep.record": _DECODED,
 }

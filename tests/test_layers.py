@@ -54,6 +54,8 @@ COMMAND_EXCEPTIONS = {
     ("kseg.ops.rebuild", "kseg.ops.verify"),
     # a salvaged log's indexes are those Kafka's recovery writes: rebuild-index's recovery, written once
     ("kseg.ops.salvage", "kseg.ops.rebuild"),
+    # the image against the disks: the log directories read as kseg logdir reads them, one reader
+    ("kseg.ops.metadata", "kseg.ops.logdir"),
 }
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import sys
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -52,6 +53,15 @@ from kseg.limits import INT32_MAX, INT64_MAX, decompression_limit
     help="Compare two images: of two PATHs (two nodes' copies), or of one PATH at two --at-offset or "
     "--at-time points; what was created, deleted and changed.",
 )
+@click.option(
+    "--logdir",
+    "logdirs",
+    multiple=True,
+    metavar="LOGDIR",
+    help="Compare the image with a broker's log directory (a log directory, a partition directory or a root "
+    "of them, as kseg logdir takes them; repeatable): strays, replicas with no directory, topic IDs and "
+    "directory assignments that differ (exit 1).",
+)
 @reading_options
 def metadata(
     paths: tuple[str, ...],
@@ -63,6 +73,7 @@ def metadata(
     brokers: tuple[int, ...],
     history: str | None,
     diff: bool,
+    logdirs: tuple[str, ...],
     max_message_size: int,
     output_format: str,
     run: Run,
@@ -80,7 +91,8 @@ def metadata(
       0  the image, every batch up to the point asked read and applied
       1  a record Kafka's loader refuses, or the replay stopped at a corrupt
          batch (the image shown as partial, never as the current one);
-         --diff: the images differ; --history: no such topic
+         --diff: the images differ; --history: no such topic; --logdir: the
+         disks disagree with the image
       2  usage error, or an input could not be read (the OS's reason)
     """
     from kseg.cli.params import reference_time
@@ -98,12 +110,15 @@ def metadata(
     points = [Target(from_start, snapshot_only, n, None) for n in at_offset] or [
         Target(from_start, snapshot_only, None, t) for t in times
     ]
+    if logdirs and (diff or history is not None):
+        run.fail("--logdir compares one image with the disks: it cannot go with --diff or --history")
     if diff:
         sys.exit(_diff(run, list(paths), points, decompression_limit(max_message_size), output_format, history))
     if len(points) > 1:
         run.fail("two --at-offset or --at-time points go with --diff")
     target = points[0] if points else Target(from_start, snapshot_only)
     watch = History(watched(history)) if history is not None else None
+    only = render.Filter(frozenset(topics), frozenset(brokers))
     result = replay(list(paths), read_record, target, decompression_limit(max_message_size), watch)
     found = True
     if watch is not None and history is not None:
@@ -113,13 +128,15 @@ def metadata(
             result.notes.append(f"no topic {history} (nor its partition) in the offsets replayed")
         pieces, line = iter(_history_lines(result, history, changes, output_format)), True
     else:
-        only = render.Filter(frozenset(topics), frozenset(brokers))
         if output_format == "json":
             pieces, line = render.image_json(result, only), False  # one line, a topic at a time
         else:
             from kseg.render.metadata_text import text_lines
 
             pieces, line = text_lines(result, only), True
+    disks = _disks(result, list(logdirs)) if logdirs else None
+    if disks is not None:
+        pieces = itertools.chain(pieces, _disk_lines(disks, only, output_format))
     _write_pieces(run, pieces, line)
     run.notes(result.notes)
     if result.halt is not None:
@@ -128,7 +145,36 @@ def metadata(
         if not read.complete:
             run.error(read.describe())
     problems = bool(result.loader.faults) or result.halt is not None or not found
-    sys.exit(exit_code(result.reads, problems=problems))
+    if disks is not None:
+        run.notes(disks.notes)
+        for error in disks.errors:
+            run.error(error)
+        problems = problems or bool(_shown(disks, only))
+    sys.exit(exit_code(result.reads, problems=problems, failed=disks is not None and bool(disks.errors)))
+
+
+def _disks(result: Any, logdirs: list[str]) -> Any:
+    """``--logdir``: the image compared with the log directories (read before any output)."""
+    from kseg.ops.metadata.disks import compare
+
+    return compare(result.image, logdirs)
+
+
+def _shown(disks: Any, only: Any) -> list:
+    from kseg.render.metadata_disks import shown
+
+    return shown(disks, only)
+
+
+def _disk_lines(disks: Any, only: Any, output_format: str) -> Iterator[str]:
+    """The disks' section after the image: text lines, or JSON rows after the image's one row."""
+    from kseg.jsonlines import dumps
+    from kseg.render import metadata_disks as render
+
+    if output_format == "json":  # the image's row is written in pieces of one line: each row starts a line
+        yield from ("\n" + dumps(row) for row in render.json_rows(disks, only))
+    else:
+        yield from render.text_lines(disks, only)
 
 
 def _diff(run: Run, paths: list[str], points: list[Any], limit: int, output_format: str, history: str | None) -> int:

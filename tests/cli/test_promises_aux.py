@@ -74,6 +74,30 @@ _OFFSETS_BROKEN = r"Expected \[2\] entries in checkpoint file"
 _LOGDIR = Reader(refused=2, broken=1)  # its input: exit 2 when unreadable, a problem when malformed
 _NOTED = Reader(refused=0, broken=0)  # an extra: a note says it was not used, the verdict stands
 
+
+def _metadata_log(t: Tree) -> Path:
+    """A ``__cluster_metadata-0`` beside the tree, and the tree's log directory a broker's (``--logdir``)."""
+    from tests.ops.metadata.build import Log, record
+
+    meta = t.base / "meta" / "__cluster_metadata-0"
+    if not meta.exists():
+        lg = Log()
+        lg.batch(record("FeatureLevelRecord", name="metadata.version", featureLevel=21))
+        lg.write(meta)
+    properties = t.bad.parent / cp.META_PROPERTIES
+    if not properties.exists():
+        properties.write_bytes(b"version=1\nnode.id=1\ncluster.id=MkU3OEVBNTcwNTJENDM2Qg\n")
+    return meta
+
+
+# metadata --logdir: the log directory's files are its input (exit 2 unreadable, a problem malformed)
+_METADATA = Reader(
+    refused=2,
+    broken=1,
+    args=lambda t: ["--format", "json", str(_metadata_log(t)), "--logdir", str(t.bad.parent)],
+    setup=_metadata_log,
+)
+
 KINDS: dict[str, Kind] = {
     cp.RECOVERY_POINT: Kind(
         _in_log_dir(cp.RECOVERY_POINT),
@@ -127,7 +151,7 @@ KINDS: dict[str, Kind] = {
         b"broker.id=1\n",
         r"Failed to find the 'version'",
         cp.META.max_bytes,
-        {"logdir": _LOGDIR},
+        {"logdir": _LOGDIR, "metadata": _METADATA},
     ),
     cp.PARTITION_METADATA: Kind(
         _in_partition(cp.PARTITION_METADATA),
@@ -135,7 +159,7 @@ KINDS: dict[str, Kind] = {
         b"version: 0\n",
         r"line 2: no line",
         cp.PARTITION_METADATA_KIND.max_line,
-        {"logdir": _LOGDIR},
+        {"logdir": _LOGDIR, "metadata": _METADATA},
     ),
     cp.CLEAN_SHUTDOWN: Kind(
         _in_log_dir(cp.CLEAN_SHUTDOWN),

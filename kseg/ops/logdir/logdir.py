@@ -258,7 +258,7 @@ def partition(report: LogDirReport, full: str, name: str, tp: tuple[str, int]) -
     cleaned_from = _cleaned_from(names)
     for entry in names:
         _partition_file(part, location.join(full, entry), entry, cleaned_from)
-    part.topic_id = _parse(part, full, cp.PARTITION_METADATA, cp.parse_partition_metadata)
+    part.topic_id = _topic_id(part, full)
     if cp.PARTITION_METADATA not in names and tp[0] != METADATA_TOPIC and report.meta and report.meta.version == 1:
         part.problems.append(
             f"no {cp.PARTITION_METADATA} on a KRaft broker (meta.properties version 1): Kafka takes the replica "
@@ -291,6 +291,19 @@ def partition(report: LogDirReport, full: str, name: str, tp: tuple[str, int]) -
     if check is not None:
         part.problems.extend(check.problems())
     return part
+
+
+def identify(report: LogDirReport, target: Target) -> PartitionReport:
+    """A partition directory's name and topic ID (``partition.metadata``) alone, its segments not read: what a
+    KRaft broker's stray test on start looks at (``kseg metadata --logdir`` compares it with the image)."""
+    full, name, _ = target
+    part = PartitionReport(report.path, name, full)
+    part.topic_id = _topic_id(part, full)
+    return part
+
+
+def _topic_id(part: PartitionReport, full: str) -> str | None:
+    return _parse(part, full, cp.PARTITION_METADATA, cp.parse_partition_metadata)
 
 
 def _epochs(part: PartitionReport, full: str) -> list[leader_epochs.EpochEntry] | None:
