@@ -21,10 +21,12 @@ An I/O error (permission, EIO, a file that vanished or shrank) raises
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 from itertools import repeat
 from operator import add, and_, itemgetter
-from typing import Any, Iterator, NamedTuple, Protocol
+from typing import Any, Callable, Iterator, NamedTuple, Protocol
 
+from kseg import engine
 from kseg.errors import InputError, KsegError
 from kseg.format import v2
 from kseg.format.v2_records import SPANS, span_slice
@@ -232,7 +234,7 @@ class Searcher:
             return False
         first = items[0][0]
         view, i = records.window(first, self._list_end - first)
-        find = getattr(view.obj, "find", None)
+        find = _finder(view)
         if find is None:
             return False
         base = first - i  # the file position of the buffer's first byte
@@ -250,7 +252,7 @@ class Searcher:
         place in the reader's window: each literal's next occurrence is found once for the scan's list of
         batches (``_hits``, file positions; the list's end when there is none), not once a batch."""
         view, i = records.window(position, size)  # in the window already: the scan's list lies in it
-        find = getattr(view.obj, "find", None)
+        find = _finder(view)
         if find is None:
             return False
         base = position - i  # the file position of the buffer's first byte
@@ -325,10 +327,20 @@ class Searcher:
         self.sink.unread(where, problem)
 
 
+def _finder(view: Any) -> Callable[[bytes, int, int], int] | None:
+    """``bytes.find`` over the buffer of the reader's window ``view`` (indexes into the buffer): the
+    compiled engine's (the C library's ``memmem``, some times faster than Python's search for the short
+    literals of a query), else the window's buffer's own (an mmap or a bytearray); None when the view
+    exposes neither."""
+    if engine.C is not None:
+        return partial(engine.C.find, view)
+    return getattr(view.obj, "find", None)
+
+
 def _holds(view: Any, start: int, end: int, literals: tuple[bytes, ...]) -> bool:
     """Whether ``view[start:end]`` holds every one of ``literals``: searched in place in the window's
     buffer (an mmap or a bytearray) when the view exposes one, else True (the records are read)."""
-    find = getattr(view.obj, "find", None)
+    find = _finder(view)
     if find is None:
         return True
     return all(find(literal, start, end) >= 0 for literal in literals)
