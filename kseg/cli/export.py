@@ -24,7 +24,7 @@ from kseg.cli.options import (
     schemas_options,
     spark_options,
 )
-from kseg.cli.params import Int, TimestampType, decoders, registry_decoders
+from kseg.cli.params import Int, TimestampType, decoders, record_ranges, registry_decoders
 from kseg.limits import EXIT_OK, EXIT_PROBLEMS, INT64_MAX, INT64_MIN, decompression_limit
 from kseg.ops.export.export import DEFAULT_TARGET_FILE_BYTES, ON_CORRUPTION
 
@@ -182,7 +182,7 @@ def export(
         raise click.UsageError("--partition-by is for --spark (a local export writes the one file -o names)")
     if target_file_size is not None and not spark.on:
         raise click.UsageError("--target-file-size is for --spark (a local export writes the one file -o names)")
-    ranges = _ranges(from_offset, to_offset, from_time, to_time)
+    ranges = record_ranges(from_offset, to_offset, from_time, to_time)
     if (report or since_report) and ranges.by_time:
         raise click.UsageError("--report and --since record offsets: not with --from-time/--to-time")
     names = (key_decoder, value_decoder)
@@ -267,23 +267,6 @@ def export(
     run.out.write((summary.line(output) + "\n").encode("utf-8", "replace"))
     run.out.flush()
     sys.exit(EXIT_CORRUPT if summary.corrupt else EXIT_OK)
-
-
-def _ranges(from_offset: int | None, to_offset: int | None, from_time: int | None, to_time: int | None) -> Any:
-    """The offset and time bounds (:class:`kseg.ops.export.export.Ranges`; a bound not given is open); a
-    bound after its other end is a usage error."""
-    from kseg.ops.export.export import Ranges
-
-    ranges = Ranges(
-        INT64_MIN if from_offset is None else from_offset,
-        INT64_MAX if to_offset is None else to_offset,
-        INT64_MIN if from_time is None else from_time,
-        INT64_MAX if to_time is None else to_time,
-    )
-    for lo, hi, what in ((ranges.from_offset, ranges.to_offset, "offset"), (ranges.from_time, ranges.to_time, "time")):
-        if lo > hi:
-            raise click.UsageError(f"--from-{what} is after --to-{what}")
-    return ranges
 
 
 def replica_lines(run: Run, kept: list[str]) -> None:

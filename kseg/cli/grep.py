@@ -30,7 +30,7 @@ from kseg.cli.options import (
     schemas_options,
     spark_options,
 )
-from kseg.cli.params import Int, TimestampType, decoders, kraft_text, registry_decoders
+from kseg.cli.params import Int, TimestampType, decoders, kraft_text, record_ranges, registry_decoders
 from kseg.limits import INT32_MAX, INT64_MAX, INT64_MIN
 
 BYTES_HELP = "text (UTF-8), or hex:6b6579 or base64:a2V5 for any bytes (text:hex:... for text beginning so)"
@@ -72,22 +72,6 @@ def _header_tests(exact: tuple[str, ...], regex: tuple[str, ...], flags: int) ->
             raise click.BadParameter(f"expected NAME=REGEX, found {given!r}", param_hint="--header-regex")
         tests.append(HeaderTest(name.encode("utf-8"), pattern=_pattern(value, "--header-regex", flags)))
     return tuple(tests)
-
-
-def _ranges(bounds: tuple[int | None, int | None, int | None, int | None]) -> Any:
-    from kseg.storage.ranges import EVERYTHING, Ranges
-
-    from_offset, to_offset, from_time, to_time = bounds
-    ranges = Ranges(
-        INT64_MIN if from_offset is None else from_offset,
-        INT64_MAX if to_offset is None else to_offset,
-        INT64_MIN if from_time is None else from_time,
-        INT64_MAX if to_time is None else to_time,
-    )
-    for lo, hi, what in ((ranges.from_offset, ranges.to_offset, "offset"), (ranges.from_time, ranges.to_time, "time")):
-        if lo > hi:
-            raise click.UsageError(f"--from-{what} is after --to-{what}")
-    return EVERYTHING if ranges == EVERYTHING else ranges  # (the record test skips EVERYTHING's bounds)
 
 
 @click.command(context_settings=HELP)
@@ -203,7 +187,7 @@ def grep(
             raise click.UsageError("--jobs is for a local run (with --spark the executors search)")
         run, paths = run.shown_as(paths, absolute_all(paths)), tuple(absolute_all(paths))
     flags = re.IGNORECASE if ignore_case else 0
-    ranges = _ranges((from_offset, to_offset, from_time, to_time))
+    ranges = record_ranges(from_offset, to_offset, from_time, to_time)
     names = (key_decoder, value_decoder)
     key_registry, value_registry, registry = registry_decoders(names, schemas, schemas_context, list(paths), run)
     key_fn, value_fn = decoders(

@@ -77,6 +77,23 @@ _DURATION = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*(ms|s|m|min|h|d)?\s*\Z")
 _UNIT_MS = {None: 1, "ms": 1, "s": 1000, "m": 60_000, "min": 60_000, "h": 3_600_000, "d": 86_400_000}
 
 
+def record_ranges(from_offset: int | None, to_offset: int | None, from_time: int | None, to_time: int | None) -> Any:
+    """``--from-offset/--to-offset/--from-time/--to-time`` as one :class:`kseg.storage.ranges.Ranges` (a bound
+    not given is open; none given: ``EVERYTHING`` itself); a bound after its other end is a usage error."""
+    from kseg.storage.ranges import EVERYTHING, Ranges
+
+    ranges = Ranges(
+        INT64_MIN if from_offset is None else from_offset,
+        INT64_MAX if to_offset is None else to_offset,
+        INT64_MIN if from_time is None else from_time,
+        INT64_MAX if to_time is None else to_time,
+    )
+    for lo, hi, what in ((ranges.from_offset, ranges.to_offset, "offset"), (ranges.from_time, ranges.to_time, "time")):
+        if lo > hi:
+            raise click.UsageError(f"--from-{what} is after --to-{what}")
+    return EVERYTHING if ranges == EVERYTHING else ranges
+
+
 def parse_duration(text: str) -> int:
     """``900000``, ``900s``, ``15m``, ``1h``, ``2d`` to milliseconds (a bare number is milliseconds)."""
     m = _DURATION.match(text)

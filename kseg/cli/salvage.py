@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import click
 
@@ -79,12 +80,14 @@ def salvage(
     if output is None and not dry_run:
         raise click.UsageError("give -o DIR, the new partition directory (or --dry-run to write nothing)")
     notes: list[str] = []
+    bar = None
     try:
         part, selected = resolve(source, notes, run.context)
         run.notes(notes)
         _check_outputs(source, part.path, None if dry_run else output, report_path, force)
         if output is not None and not dry_run:
             _clean_stale(run, output)
+        bar = _bar(run, part, selected)
         result = run_salvage(
             part,
             selected,
@@ -92,13 +95,36 @@ def salvage(
             force=force,
             from_offset=from_offset,
             limit=decompression_limit(max_message_size),
+            indexing=None if bar is None else lambda n: bar.reads("salvage: indexes", n, run.context.observers),
         )
     except KsegError as exc:
+        _close(bar)
         run.notes(notes)
         run.fail(exc)
+    finally:
+        _close(bar)
     code = EXIT_PROBLEMS if result.lost else EXIT_OK
     _show(run, result, dry_run, code, output_format, report_path)
     sys.exit(code)
+
+
+def _bar(run: Run, part: Any, selected: set[int] | None) -> Any:
+    """A progress bar on a terminal's stderr (never with ``-q``, never on stdout: the report is printed when
+    the bar is gone) following the bytes read inside each segment, then the indexes built; or None."""
+    from kseg.render import progress
+
+    if not progress.wanted(run.quiet, screen=True):  # the report waits for the end: stdout may be the terminal
+        return None
+    bar = progress.ByteProgress()
+    logs = [s for s in part.segments if s.log and (selected is None or s.base_offset in selected)]
+    bar.reads("salvage", sum(s.log_size() for s in logs), run.context.observers)
+    return bar
+
+
+def _close(bar: Any) -> None:
+    """The bar gone (closing twice is harmless): before an error line, and before the report."""
+    if bar is not None:
+        bar.close()
 
 
 def _clean_stale(run: Run, output: str) -> None:

@@ -343,6 +343,7 @@ def test_progress_counts_items() -> None:
         ["compaction", str(SAMPLE)],
         ["diff", "--any-names", str(SAMPLE), "{tmp}/root/orders-1"],
         ["rebuild-index", "--output-dir", "{tmp}/out", str(SAMPLE)],
+        ["salvage", "--force", str(SAMPLE), "-o", "{tmp}/salvaged/orders-0"],
     ],
 )
 def test_every_progress_bar_runs(args: list[str], tmp_path: Path) -> None:

@@ -73,6 +73,8 @@ def _counts(shown: str) -> list[float]:
         ["compaction"],
         ["export", "-o", "{tmp}/o.parquet"],
         ["diff", "{large}", "{tmp}/copy"],
+        ["salvage", "-o", "{tmp}/salvaged/large-0"],
+        ["salvage", "--dry-run"],
     ],
 )
 def test_a_slowed_segment_shows_intermediate_byte_counts(tmp_path: Path, command: list[str]) -> None:

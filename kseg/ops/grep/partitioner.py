@@ -2,11 +2,8 @@
 
 ``BuiltInPartitioner.partitionForKey(serializedKey, numPartitions)`` is
 ``Utils.toPositive(Utils.murmur2(serializedKey)) % numPartitions`` (the producer's rule for every record
-with a key when no custom partitioner is set, ``KafkaProducer.partition``); ``Utils.murmur2`` is the
-32-bit MurmurHash2 with seed ``0x9747b28c`` over the serialized key bytes, in Java's ``int`` arithmetic
-(wrapping multiplications, ``>>>`` shifts), and ``toPositive`` clears the sign bit.  Checked against
-Kafka's ``UtilsTest.testMurmur2`` vectors and values Kafka's own ``Utils.murmur2`` computed
-(``tests/ops/grep/test_partitioner.py``).
+with a key when no custom partitioner is set, ``KafkaProducer.partition``); the hash is
+:mod:`kseg.format.murmur2`.
 
 :func:`prune` keeps, of each topic's partitions, the one the key was sent to.
 """
@@ -16,42 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from kseg.format.murmur2 import murmur2, to_positive
 from kseg.storage.checkpoints import topic_partition
-
-_M = 0x5BD1E995
-_SEED = 0x9747B28C
-_MASK = 0xFFFFFFFF
-
-
-def murmur2(data: bytes) -> int:
-    """``Utils.murmur2(data)``: a Java ``int`` (signed 32 bits)."""
-    length = len(data)
-    h = (_SEED ^ length) & _MASK
-    whole = length & ~3
-    for i in range(0, whole, 4):
-        k = int.from_bytes(data[i : i + 4], "little")
-        k = (k * _M) & _MASK
-        k ^= k >> 24
-        k = (k * _M) & _MASK
-        h = (h * _M) & _MASK
-        h ^= k
-    rest = length & 3
-    if rest:  # Java's switch falls through: 3 takes byte 2, then 1, then 0
-        if rest == 3:
-            h ^= data[whole + 2] << 16
-        if rest >= 2:
-            h ^= data[whole + 1] << 8
-        h ^= data[whole]
-        h = (h * _M) & _MASK
-    h ^= h >> 13
-    h = (h * _M) & _MASK
-    h ^= h >> 15
-    return h - (1 << 32) if h & 0x80000000 else h
-
-
-def to_positive(number: int) -> int:
-    """``Utils.toPositive``: ``number & 0x7fffffff``."""
-    return number & 0x7FFFFFFF
 
 
 def partition_for_key(key: bytes, partitions: int) -> int:

@@ -110,8 +110,9 @@ def found_of(batch: FileBatch) -> Found:
     )
 
 
-def read_segment(records: FileRecords) -> Iterator[Found | Damage]:
-    """Every valid batch of ``records`` and every damaged range between them, in file order.  An I/O error
+def read_segment(records: FileRecords) -> Iterator[list[Found] | Damage]:
+    """Every valid batch of ``records`` and every damaged range between them, in file order: the batches in
+    runs, each a list of batches that follow each other in the file (one window's, at most).  An I/O error
     (:class:`~kseg.errors.InputError`) passes through: a verdict only for what was read."""
     pos, end = 0, records.end
     legacy_seen: bool | None = None  # None: no batch yet
@@ -121,20 +122,22 @@ def read_segment(records: FileRecords) -> Iterator[Found | Damage]:
         scan = records.scan(pos)
         try:
             for items in scan:
+                run: list[Found] = []
                 for position, size, h, item in items:
                     if h is not None:
                         if not item:
                             stop, after = Damage(position, end, _crc_why(h[CRC_FIELD])), position + size
                             break
-                        found = found_v2(position, size, h)
+                        run.append(found_v2(position, size, h))
                     else:
                         if not _valid(item):
                             stop, after = Damage(position, end, _invalid_why(item)), position + size
                             break
-                        found = found_of(item)
-                    legacy_seen = found.magic < 2
+                        run.append(found_of(item))
                     pos = position + size
-                    yield found
+                if run:
+                    legacy_seen = run[-1].magic < 2
+                    yield run
                 if stop is not None:
                     break
         except CorruptRecordError as exc:
@@ -151,7 +154,7 @@ def read_segment(records: FileRecords) -> Iterator[Found | Damage]:
             return
         yield stop._replace(end=nxt.position)
         legacy_seen = nxt.magic < 2
-        yield nxt
+        yield [nxt]
         pos = nxt.position + nxt.size
 
 

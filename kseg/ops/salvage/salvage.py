@@ -116,6 +116,26 @@ class _Partition:
         if f.producer_id >= 0 and (f.transactional or f.control):
             self._transaction(f)
 
+    def keep_run(self, seg: SegmentOutcome, fs: list[Found], i: int, j: int) -> None:
+        """:meth:`keep` of ``fs[i:j]``, uncompressed batches that follow each other in the file, at once."""
+        first, last = fs[i], fs[j - 1]
+        self._bound(first.base)
+        self.last, self.last_found = last.last, last
+        n = j - i
+        seg.batches += n
+        seg.records += sum(f.records for f in fs[i:j])
+        seg.bytes += last.position + last.size - first.position
+        seg.first_offset = first.base if seg.first_offset is None else seg.first_offset
+        seg.last_offset = last.last
+        if self.kafka_cut:
+            self.result.beyond_kafka += n
+        else:
+            self.result.kafka_batches += n
+            self.result.kafka_last_offset = last.last
+        for f in fs[i:j]:
+            if f.producer_id >= 0 and (f.transactional or f.control):
+                self._transaction(f)
+
     def _transaction(self, f: Found) -> None:
         state = self.open.get(f.producer_id)
         if f.control:
@@ -196,7 +216,7 @@ def _segment(state: _Partition, seg: Segment, upper: int | None, output: Output 
                     run.commit()
                     state.damage(run.outcome, event)
                 else:
-                    run.found(event, upper)
+                    run.run(event, upper)
             run.commit()
             run.finish()
     finally:
@@ -215,6 +235,43 @@ class _SegmentRun:
         self.copier = FileRecords(seg.log, window=1 << 20, store=seg.store)
         self.writer: SegmentWriter | None = None
         self.held: tuple[Found, int, int] | None = None  # (batch, records, first offset)
+
+    def run(self, fs: list[Found], upper: int | None) -> None:
+        """Batches that follow each other in the file, decided: each by :meth:`found`, except the stretches
+        that need no decision -- uncompressed, each above the batch before it, in its segment, its epoch not
+        below the one before -- kept at once (as :meth:`found` would keep them)."""
+        i, n = 0, len(fs)
+        while i < n:
+            self.found(fs[i], upper)
+            i += 1
+            j = self._plain(fs, i, upper)
+            if j > i + 1:
+                self.commit()
+                if self.output is not None:
+                    self._writer().add(fs[i].position, fs[j - 2].position + fs[j - 2].size - fs[i].position)
+                self.state.keep_run(self.outcome, fs, i, j - 1)
+                last = fs[j - 1]
+                self.held = (last, last.records, last.base)
+                i = j
+
+    def _plain(self, fs: list[Found], i: int, upper: int | None) -> int:
+        """The end of the stretch of ``fs`` from ``i`` that :meth:`found` would keep as it comes, the batch
+        before ``i`` held: each batch uncompressed, past ``--from-offset``, within its segment, above the
+        batch before it and its leader epoch not below that one's (the rules of :meth:`found`)."""
+        held = self.held
+        if held is None or held[0] is not fs[i - 1] or self.state.from_offset is not None:
+            return i
+        base = self.seg.base_offset
+        top = (base + INT32_MAX) if upper is None else min(base + INT32_MAX, upper - 1)
+        prev = fs[i - 1]
+        n = len(fs)
+        while i < n:
+            f = fs[i]
+            if f.codec or f.base <= prev.last or f.last > top or f.base < base or f.epoch < prev.epoch:
+                break
+            prev = f
+            i += 1
+        return i
 
     def found(self, f: Found, upper: int | None) -> None:
         state, outcome = self.state, self.outcome
@@ -244,11 +301,15 @@ class _SegmentRun:
         f, records, first = self.held
         self.held = None
         if self.output is not None:
-            if self.writer is None:
-                self.writer = self.output.segment(self.seg.base_offset, self.copier)
-                self.outcome.written = self.writer.shown
-            self.writer.add(f.position, f.size)
+            self._writer().add(f.position, f.size)
         self.state.keep(self.outcome, f, records, first)
+
+    def _writer(self) -> SegmentWriter:
+        if self.writer is None:
+            assert self.output is not None
+            self.writer = self.output.segment(self.seg.base_offset, self.copier)
+            self.outcome.written = self.writer.shown
+        return self.writer
 
     def finish(self) -> None:
         """The segment's salvaged log written whole and synced (an empty one as it was: the segment a broker

@@ -12,38 +12,12 @@ Kafka's 32-bit MurmurHash2 with seed ``0x9747b28c`` (the hash of the default pro
 
 from __future__ import annotations
 
+from kseg.format.murmur2 import murmur2, to_positive
 from kseg.format.v2 import java_int
 
 METADATA_TOPIC = "__remote_log_metadata"  # TopicBasedRemoteLogMetadataManagerConfig.REMOTE_LOG_METADATA_TOPIC_NAME
 DEFAULT_PARTITIONS = 50
 _M32 = 0xFFFFFFFF
-_MURMUR_SEED = 0x9747B28C
-_MURMUR_M = 0x5BD1E995
-
-
-def murmur2(data: bytes) -> int:
-    """``Utils.murmur2``: a signed 32-bit int."""
-    length = len(data)
-    h = (_MURMUR_SEED ^ length) & _M32
-    whole = length - length % 4
-    for i in range(0, whole, 4):
-        k = int.from_bytes(data[i : i + 4], "little")
-        k = (k * _MURMUR_M) & _M32
-        k ^= k >> 24
-        k = (k * _MURMUR_M) & _M32
-        h = ((h * _MURMUR_M) & _M32) ^ k
-    rest = length % 4
-    if rest == 3:
-        h ^= data[whole + 2] << 16
-    if rest >= 2:
-        h ^= data[whole + 1] << 8
-    if rest >= 1:
-        h ^= data[whole]
-        h = (h * _MURMUR_M) & _M32
-    h ^= h >> 13
-    h = (h * _MURMUR_M) & _M32
-    h ^= h >> 15
-    return java_int(h)
 
 
 def _long_hash(v: int) -> int:
@@ -65,4 +39,4 @@ def topic_id_partition_hash(topic_id: bytes, partition: int) -> int:
 def metadata_partition(topic_id: bytes, partition: int, partitions: int = DEFAULT_PARTITIONS) -> int:
     """The ``__remote_log_metadata`` partition of ``topic_id``-``partition`` among ``partitions``."""
     key = (topic_id_partition_hash(topic_id, partition) & _M32).to_bytes(4, "big")
-    return (murmur2(key) & 0x7FFFFFFF) % partitions
+    return to_positive(murmur2(key)) % partitions

@@ -69,6 +69,7 @@ def _verify_opened(
     max_message_size: int,
     epochs: EpochCheck | None,
 ) -> SegmentResult:
+    assert seg.log is not None  # verify_segment returned early for a segment without its .log
     indexes = read_indexes(seg, opened)
     # taken before the read: a write while it is read changes it; a .log that cannot be read says why below
     res.identity = opened.identity if isinstance(opened.identity, str) else None

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from kseg.ops.grep.partitioner import counts_seen, murmur2, partition_for_key, prune, to_positive
+from kseg.format.murmur2 import murmur2, to_positive
+from kseg.ops.grep.partitioner import counts_seen, partition_for_key, prune
 from kseg.storage.partition import Partition
 
 # apache/kafka clients/src/test/java/org/apache/kafka/common/utils/UtilsTest.java, testMurmur2

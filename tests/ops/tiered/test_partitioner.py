@@ -10,7 +10,8 @@ import subprocess
 
 import pytest
 
-from kseg.ops.tiered.partitioner import metadata_partition, murmur2, topic_id_partition_hash
+from kseg.format.murmur2 import murmur2
+from kseg.ops.tiered.partitioner import metadata_partition, topic_id_partition_hash
 
 # UtilsTest.testMurmur2 (clients/src/test/java/org/apache/kafka/common/utils/UtilsTest.java)
 MURMUR2 = [
