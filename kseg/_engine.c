@@ -16,6 +16,9 @@
  *   dump_window(view, ws, wl, pos, end, mode, last_offset, gap, parts_fn, ts_names, out_limit)
  *                                  Dumper._dump_batches over a window: framing, CRC, batch lines and, in
  *                                  the deep modes, records decoded, the continuity rule and record lines
+ *   find(buffer, needle, start, end)
+ *                                  bytes.find(needle, start, end) over a window (grep's literal bytes), by
+ *                                  the C library's memmem
  *
  * Contract: the engine only ever accepts input the Python path accepts, and produces the same
  * values.  Anything else -- a bound exceeded, a lying length, a varint too long, an overflow,
@@ -1548,10 +1551,55 @@ fail:
     return NULL;
 }
 
+/* ------------------------------------------------------------------ find */
+
+/* memmem where the C library has it (glibc, the BSDs, macOS); else memchr on the first byte. */
+static const char *find_bytes(const char *hay, Py_ssize_t n, const char *needle, Py_ssize_t m) {
+#if defined(_WIN32)
+    const char *end = hay + n - m + 1;
+    for (const char *p = hay; p < end; p++) {
+        p = memchr(p, needle[0], (size_t)(end - p));
+        if (p == NULL) return NULL;
+        if (memcmp(p, needle, (size_t)m) == 0) return p;
+    }
+    return NULL;
+#else
+    return memmem(hay, (size_t)n, needle, (size_t)m);
+#endif
+}
+
+/* find(buffer, needle, start, end) -> int: bytes.find(needle, start, end) for 0 <= start, end (the
+ * index in buffer of needle's first place in buffer[start:end], -1 when there is none); the buffer is
+ * any contiguous one (the reader's window: an mmap, a bytearray, a memoryview of them). */
+static PyObject *py_find(PyObject *self, PyObject *args) {
+    Py_buffer hay, needle;
+    Py_ssize_t start, end, at = -1;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*y*nn", &hay, &needle, &start, &end)) return NULL;
+    if (start < 0 || end < 0) {
+        PyBuffer_Release(&hay);
+        PyBuffer_Release(&needle);
+        PyErr_SetString(PyExc_ValueError, "find: start and end must not be negative");
+        return NULL;
+    }
+    if (end > hay.len) end = hay.len;
+    if (start <= end && end - start >= needle.len) {
+        if (needle.len == 0) {
+            at = start;
+        } else {
+            const char *p = find_bytes((const char *)hay.buf + start, end - start, needle.buf, needle.len);
+            if (p != NULL) at = p - (const char *)hay.buf;
+        }
+    }
+    PyBuffer_Release(&hay);
+    PyBuffer_Release(&needle);
+    return PyLong_FromSsize_t(at);
+}
+
 /* ------------------------------------------------------------------ module */
 
 /* Bumped whenever a seam's signature or meaning changes; must equal kseg.engine.ABI. */
-#define KSEG_ENGINE_ABI 4
+#define KSEG_ENGINE_ABI 5
 
 static PyMethodDef methods[] = {
     {"crc32c", py_crc32c, METH_VARARGS, "crc32c(data, crc=0) -> int: CRC-32C (Castagnoli) of a buffer."},
@@ -1563,6 +1611,7 @@ static PyMethodDef methods[] = {
     {"record_lines", py_record_lines, METH_VARARGS, "TextSink.v2_records' record lines."},
     {"dump_window", py_dump_window, METH_VARARGS, "Dumper._dump_batches over a window (see the C source)."},
     {"export_window", py_export_window, METH_VARARGS, "read_split's rows of a window as Arrow buffers (see the C source)."},
+    {"find", py_find, METH_VARARGS, "bytes.find(needle, start, end) over a buffer, by memmem (see the C source)."},
     {NULL, NULL, 0, NULL},
 };
 

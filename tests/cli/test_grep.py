@@ -259,6 +259,12 @@ def test_corruption_is_said_and_never_no_match(topic, tmp_path) -> None:
     assert len(_rows(r.text)) == 1
     assert [row["kind"] for row in _rows(r.text, "unread")] == ["crc"]
     assert "CRC mismatch" in r.errtext
+    # bytes found in no batch (each list of batches skipped at once): the damaged batch is still said
+    r = run_cli(["grep", "--format", "json", "--key", "no-such-key", str(part)])
+    assert r.exit_code == 1, r.errtext
+    assert not _rows(r.text)
+    assert [row["kind"] for row in _rows(r.text, "unread")] == ["crc"]
+    assert "CRC mismatch" in r.errtext and "kseg: no match (1 partition" in r.errtext
 
 
 @pytest.mark.parametrize(
@@ -329,3 +335,38 @@ def test_jobs_a_partition_that_cannot_be_read(topic, tmp_path) -> None:
     assert r.exit_code == 2, r.errtext
     assert f"kseg: error: {log}: " in r.errtext and "not a regular file" in r.errtext
     assert len(r.text.splitlines()) == PARTITIONS - 1
+
+
+def test_uncompressed_lists_of_batches_lacking_the_bytes_are_skipped_whole(tmp_path) -> None:
+    """Uncompressed batches only (a list of the scan skipped at once when the bytes are in none of them):
+    every batch holds the keys k0000000..k0000009 once, so a key matches once a batch; a damaged batch
+    is still said; an offset range still ends the search."""
+    from kseg.testing.bulk import write_bulk_segment
+
+    part = tmp_path / "bulk-0"
+    written = write_bulk_segment(part, 2 << 20, records_per_batch=10, value_size=100)
+    assert written.batches > 1024  # more than two of the scan's lists
+    r = run_cli(["grep", "--count", "--key", "k0000003", str(part)])
+    assert (r.exit_code, r.text) == (0, f"{part}: {written.batches} matches\n"), r.errtext
+    r = run_cli(["grep", "--count", "--key", "k0000003", "--to-offset", "5004", str(part)])
+    assert (r.exit_code, r.text) == (0, f"{part}: 501 matches\n"), r.errtext  # batches 0..500 (5000..5009)
+    r = run_cli(["grep", "--key", "k00000031", str(part)])
+    assert r.exit_code == 1 and not r.text
+    assert "kseg: no match (1 partition, 1 segment read, 0 skipped" in r.errtext
+    data = written.log_path.read_bytes()
+    size = len(data) // written.batches
+    damaged = 700 * size
+    at = data.index(b"alpha", damaged) if b"alpha" in data[damaged : damaged + size] else damaged + size - 4
+    with open(written.log_path, "r+b") as f:  # a value byte of batch 700: its CRC fails
+        f.seek(at)
+        f.write(b"A")
+    r = run_cli(["grep", "--format", "json", "--key", "k00000031", str(part)])
+    assert r.exit_code == 1
+    assert [(row["kind"], row["position"]) for row in _rows(r.text, "unread")] == [("crc", damaged)]
+    with open(written.log_path, "ab") as f:  # bytes after the last whole batch: said unless reading stopped before
+        f.write(b"\0" * 10)
+    r = run_cli(["grep", "--format", "json", "--key", "k00000031", "--to-offset", str(written.records - 5), str(part)])
+    assert r.exit_code == 1
+    assert [row["kind"] for row in _rows(r.text, "unread")] == ["crc"]  # reading stopped in the last batch
+    r = run_cli(["grep", "--format", "json", "--key", "k00000031", str(part)])
+    assert [row["kind"] for row in _rows(r.text, "unread")] == ["crc", "partial-batch"]

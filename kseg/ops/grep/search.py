@@ -21,17 +21,25 @@ An I/O error (permission, EIO, a file that vanished or shrank) raises
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterator, NamedTuple, Protocol
+from functools import partial
+from itertools import repeat
+from operator import add, and_, itemgetter
+from typing import Any, Callable, Iterator, NamedTuple, Protocol
 
+from kseg import engine
 from kseg.errors import InputError, KsegError
 from kseg.format import v2
 from kseg.format.v2_records import SPANS, span_slice
+from kseg.limits import INT64_MIN
 from kseg.ops.grep.query import Query
 from kseg.storage import files, starts
 from kseg.storage.checkpoints import topic_partition
 from kseg.storage.partition import Partition, Segment
 from kseg.storage.ranges import BEFORE, LAST, PAST, past_by_name, place, segment_may_hold
 from kseg.storage.records import FileRecords
+
+_VALID, _HEAD = itemgetter(3), itemgetter(2)  # a scan item's CRC verdict and header tuple
+_ATTRIBUTES, _BASE, _DELTA = (itemgetter(v2.ATTRIBUTES), itemgetter(v2.BASE_OFFSET), itemgetter(v2.LAST_OFFSET_DELTA))
 
 
 class Where(NamedTuple):
@@ -147,6 +155,9 @@ class Searcher:
                 for items in records.scan(start):
                     self._hits = [-1] * len(self.literals)  # a list's batches lie in one window
                     self._list_end = items[-1][0] + items[-1][1]
+                    if self.literals and self._list_lacks(records, items):
+                        pos = self._list_end
+                        continue
                     for position, size, h, valid in items:
                         pos = position + size
                         go_on = self._item(records, where, result, position, size, h, valid)
@@ -205,12 +216,43 @@ class Searcher:
             return False
         return False if verdict == LAST else None
 
+    def _list_lacks(self, records: FileRecords, items: list) -> bool:
+        """Whether every batch of the scan's list ``items`` is one :meth:`_item` would skip for lacking a
+        literal, decided for the list at once (no Python work a batch): all whole v2 batches in the window,
+        uncompressed, passing their CRC, none at or past ``--to-offset``'s end (where reading stops), and
+        one of the query's literals in none of their bytes.  Otherwise each literal's first occurrence in
+        the list is kept for :meth:`_lacks` (the list's end when there is none) and False returned."""
+        if items[-1][2] is None or not all(map(_VALID, items)):
+            return False
+        heads = list(map(_HEAD, items))
+        if any(map(and_, map(_ATTRIBUTES, heads), repeat(v2.CODEC_MASK))):
+            return False
+        to_offset = self.query.ranges.to_offset
+        bases = list(map(_BASE, heads))
+        lasts = list(map(add, bases, map(_DELTA, heads)))  # lastOffset, when it does not overflow
+        if max(bases) > to_offset or max(lasts) >= to_offset or min(lasts) < INT64_MIN:
+            return False
+        first = items[0][0]
+        view, i = records.window(first, self._list_end - first)
+        find = _finder(view)
+        if find is None:
+            return False
+        base = first - i  # the file position of the buffer's first byte
+        end = self._list_end - base
+        hits = self._hits
+        for n, literal in enumerate(self.literals):
+            j = find(literal, i, end)
+            if j < 0:
+                return True
+            hits[n] = base + j
+        return False
+
     def _lacks(self, records: FileRecords, position: int, size: int) -> bool:
         """Whether the uncompressed batch at ``position`` lacks one of the query's literal bytes, searched in
         place in the reader's window: each literal's next occurrence is found once for the scan's list of
         batches (``_hits``, file positions; the list's end when there is none), not once a batch."""
         view, i = records.window(position, size)  # in the window already: the scan's list lies in it
-        find = getattr(view.obj, "find", None)
+        find = _finder(view)
         if find is None:
             return False
         base = position - i  # the file position of the buffer's first byte
@@ -285,10 +327,20 @@ class Searcher:
         self.sink.unread(where, problem)
 
 
+def _finder(view: Any) -> Callable[[bytes, int, int], int] | None:
+    """``bytes.find`` over the buffer of the reader's window ``view`` (indexes into the buffer): the
+    compiled engine's (the C library's ``memmem``, some times faster than Python's search for the short
+    literals of a query), else the window's buffer's own (an mmap or a bytearray); None when the view
+    exposes neither."""
+    if engine.C is not None:
+        return partial(engine.C.find, view)
+    return getattr(view.obj, "find", None)
+
+
 def _holds(view: Any, start: int, end: int, literals: tuple[bytes, ...]) -> bool:
     """Whether ``view[start:end]`` holds every one of ``literals``: searched in place in the window's
     buffer (an mmap or a bytearray) when the view exposes one, else True (the records are read)."""
-    find = getattr(view.obj, "find", None)
+    find = _finder(view)
     if find is None:
         return True
     return all(find(literal, start, end) >= 0 for literal in literals)
