@@ -153,6 +153,11 @@ def _partition_text(pid: int, p: PartitionState) -> str:
     return "  ".join(parts)
 
 
+def _quota(value: float) -> str:
+    """A quota's value in full: a whole number without its ``.0``, any other as its shortest exact form."""
+    return str(int(value)) if value.is_integer() and abs(value) < 2**53 else repr(value)
+
+
 def security_lines(replay: Replay, only: Filter) -> list[str]:
     im = replay.image
     row = image_row(replay, only, whole=False)
@@ -164,7 +169,7 @@ def security_lines(replay: Replay, only: Filter) -> list[str]:
     out += ["", f"Client quotas ({len(row['clientQuotas'])})"]
     for q in row["clientQuotas"]:
         who = ", ".join(f"{k}={'(default)' if v is None else v}" for k, v in q["entity"].items())
-        _line(out, f"{who}: " + ", ".join(f"{k}={v:g}" for k, v in q["quotas"].items()))
+        _line(out, f"{who}: " + ", ".join(f"{k}={_quota(v)}" for k, v in q["quotas"].items()))
     out += ["", f"ACLs ({len(row['acls'])})"]
     for a in row["acls"]:
         _line(

@@ -69,3 +69,11 @@ def test_the_goldens_inputs_are_the_scenarios(tmp_path: Path, name: str, snapsho
     assert sorted(p.name for p in written.iterdir()) == sorted(p.name for p in kept.iterdir())
     for p in written.iterdir():
         assert p.read_bytes() == (kept / p.name).read_bytes(), p.name
+
+
+def test_the_text_shows_kafkas_quota_in_full() -> None:
+    """The quota Kafka's own classes wrote (``ClientQuotaRecord`` value 1048576.0, logs/kafka) is shown as
+    written, not rounded to six digits (it is removed at offset 41)."""
+    r = run_cli(["metadata", "--at-offset", "36", str(DATA / "logs" / "kafka" / "__cluster_metadata-0")])
+    assert r.exit_code == 0, r.errtext
+    assert "  user=alice: producer_byte_rate=1048576\n" in r.text
