@@ -430,11 +430,14 @@ def test_memory_stays_flat_on_a_large_segment(tmp_path: Path) -> None:
         f.seek(48 << 20)
         f.write(bytes(4096))
     out = tmp_path / "o" / "big-0"
+    # the peak of this process's own image (VmHWM): getrusage's ru_maxrss would carry the forking test
+    # worker's peak across exec
     code = (
-        "import resource, sys, runpy; sys.argv = ['kseg', 'salvage', '-q', sys.argv[1], '-o', sys.argv[2]]\n"
+        "import re, sys, runpy; sys.argv = ['kseg', 'salvage', '-q', sys.argv[1], '-o', sys.argv[2]]\n"
         "try:\n    runpy.run_module('kseg', run_name='__main__')\n"
         "except SystemExit as e:\n"
-        "    print('exit', e.code, 'rss', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n"
+        "    hwm = re.search(r'VmHWM:\\s+(\\d+) kB', open('/proc/self/status').read()).group(1)\n"
+        "    print('exit', e.code, 'rss', hwm, file=sys.stderr)\n"
     )
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     p = subprocess.run([sys.executable, "-c", code, str(part), str(out)], capture_output=True, text=True, env=env)
