@@ -309,6 +309,38 @@ static inline int16_t be16(const unsigned char *p) { return (int16_t)(((uint16_t
 
 /* ------------------------------------------------------------------ shallow scan */
 
+/* What frame_v2 found at a position of the window. */
+enum { FRAME_OK, FRAME_END, FRAME_PYTHON };
+
+/* The v2 batch at file position ``pos`` of the window ``buf`` (file position ``ws``, ``wl`` bytes), framed by
+ * FileRecords.frame_at's rules: FRAME_OK with the batch at *p and its size in *total; FRAME_END when it runs
+ * past ``end`` (iteration ends there); FRAME_PYTHON for any other batch (outside the window, a length below
+ * 14, magic 0/1, smaller than a v2 header), left to the Python path, which raises frame_at's error. */
+static int frame_v2(const unsigned char *buf, long long ws, long long wl, long long pos, long long end,
+                    const unsigned char **p, long long *total) {
+    long long i = pos - ws;
+    if (i < 0 || i + RECORD_BATCH_OVERHEAD > wl) return FRAME_PYTHON;
+    *p = buf + i;
+    int32_t length = be32(*p + LENGTH_OFFSET);
+    if (length < RECORD_OVERHEAD_V0) return FRAME_PYTHON;
+    *total = LOG_OVERHEAD + (long long)length;
+    if (pos > end - *total) return FRAME_END;
+    if (i + *total > wl || (int8_t)(*p)[MAGIC_OFFSET] < 2 || *total < RECORD_BATCH_OVERHEAD) return FRAME_PYTHON;
+    return FRAME_OK;
+}
+
+/* A v2 batch header's fields, in H_* order. */
+static void read_header(const unsigned char *p, long long v[H_FIELDS]) {
+    const long long h[H_FIELDS] = {be64(p + BASE_OFFSET_OFFSET), be32(p + LENGTH_OFFSET),
+                                   be32(p + PARTITION_LEADER_EPOCH_OFFSET), (int8_t)p[MAGIC_OFFSET],
+                                   ube32(p + CRC_OFFSET), be16(p + ATTRIBUTES_OFFSET),
+                                   be32(p + LAST_OFFSET_DELTA_OFFSET), be64(p + BASE_TIMESTAMP_OFFSET),
+                                   be64(p + MAX_TIMESTAMP_OFFSET), be64(p + PRODUCER_ID_OFFSET),
+                                   be16(p + PRODUCER_EPOCH_OFFSET), be32(p + BASE_SEQUENCE_OFFSET),
+                                   be32(p + RECORDS_COUNT_OFFSET)};
+    memcpy(v, h, sizeof h);
+}
+
 /* scan(view, ws, wl, pos, end, items, limit) -> (pos, done)
  *
  * FileRecords.scan's fast path: append (position, size, header, valid) to ``items`` for every whole v2
@@ -329,17 +361,14 @@ static PyObject *py_scan(PyObject *self, PyObject *args) {
     int done = 0;
     long long stop = end - HEADER_SIZE_UP_TO_MAGIC;
     while (pos < stop && PyList_GET_SIZE(items) < limit) {
-        long long i = pos - ws;
-        if (i < 0 || i + RECORD_BATCH_OVERHEAD > wl) break;
-        const unsigned char *p = buf + i;
-        int32_t length = be32(p + LENGTH_OFFSET);
-        if (length < RECORD_OVERHEAD_V0) break; /* the Python path raises frame_at's error */
-        long long total = LOG_OVERHEAD + (long long)length;
-        if (pos > end - total) {
-            done = 1;
+        const unsigned char *p;
+        long long total;
+        int framed = frame_v2(buf, ws, wl, pos, end, &p, &total);
+        if (framed != FRAME_OK) {
+            done = framed == FRAME_END;
             break;
         }
-        if (i + total > wl || (int8_t)p[MAGIC_OFFSET] < 2 || total < RECORD_BATCH_OVERHEAD) break;
+        int32_t length = be32(p + LENGTH_OFFSET);
         uint32_t crc = ube32(p + CRC_OFFSET);
         int valid = crc32c_update(0, p + ATTRIBUTES_OFFSET, (Py_ssize_t)(total - ATTRIBUTES_OFFSET)) == crc;
         PyObject *h = Py_BuildValue(HEADER_FORMAT, (long long)be64(p + BASE_OFFSET_OFFSET), (int)length,
@@ -1225,20 +1254,10 @@ static PyObject *py_dump_window(PyObject *self, PyObject *args) {
             full = 1;
             break;
         }
-        long long i = pos - ws;
-        if (i < 0 || i + RECORD_BATCH_OVERHEAD > wl) break;
-        const unsigned char *p = buf + i;
-        int32_t length = be32(p + LENGTH_OFFSET);
-        if (length < RECORD_OVERHEAD_V0) break; /* frame_at raises its error */
-        long long total = LOG_OVERHEAD + (long long)length;
-        if (pos > end - total) break; /* frame_at: iteration ends */
-        if (i + total > wl || (int8_t)p[MAGIC_OFFSET] < 2 || total < RECORD_BATCH_OVERHEAD) break;
-        long long v[H_FIELDS] = {be64(p + BASE_OFFSET_OFFSET), length, be32(p + PARTITION_LEADER_EPOCH_OFFSET),
-                                 (int8_t)p[MAGIC_OFFSET], ube32(p + CRC_OFFSET), be16(p + ATTRIBUTES_OFFSET),
-                                 be32(p + LAST_OFFSET_DELTA_OFFSET), be64(p + BASE_TIMESTAMP_OFFSET),
-                                 be64(p + MAX_TIMESTAMP_OFFSET), be64(p + PRODUCER_ID_OFFSET),
-                                 be16(p + PRODUCER_EPOCH_OFFSET), be32(p + BASE_SEQUENCE_OFFSET),
-                                 be32(p + RECORDS_COUNT_OFFSET)};
+        const unsigned char *p;
+        long long total, v[H_FIELDS];
+        if (frame_v2(buf, ws, wl, pos, end, &p, &total) != FRAME_OK) break; /* the Python path's */
+        read_header(p, v);
         long long attrs = v[H_ATTRIBUTES];
         if (mode != WINDOW_SHALLOW && (attrs & (CODEC_MASK | CONTROL_FLAG))) break;
         int valid = crc32c_update(0, p + ATTRIBUTES_OFFSET, (Py_ssize_t)(total - ATTRIBUTES_OFFSET)) == (uint32_t)v[H_CRC];
@@ -1485,20 +1504,10 @@ static PyObject *py_export_window(PyObject *self, PyObject *args) {
             full = 1;
             break;
         }
-        long long i = pos - ws;
-        if (i < 0 || i + RECORD_BATCH_OVERHEAD > wl) break;
-        const unsigned char *p = buf + i;
-        int32_t length = be32(p + LENGTH_OFFSET);
-        if (length < RECORD_OVERHEAD_V0) break; /* frame_at raises its error */
-        long long total = LOG_OVERHEAD + (long long)length;
-        if (pos > end - total) break; /* frame_at: iteration ends */
-        if (i + total > wl || (int8_t)p[MAGIC_OFFSET] < 2 || total < RECORD_BATCH_OVERHEAD) break;
-        long long v[H_FIELDS] = {be64(p + BASE_OFFSET_OFFSET), length, be32(p + PARTITION_LEADER_EPOCH_OFFSET),
-                                 (int8_t)p[MAGIC_OFFSET], ube32(p + CRC_OFFSET), be16(p + ATTRIBUTES_OFFSET),
-                                 be32(p + LAST_OFFSET_DELTA_OFFSET), be64(p + BASE_TIMESTAMP_OFFSET),
-                                 be64(p + MAX_TIMESTAMP_OFFSET), be64(p + PRODUCER_ID_OFFSET),
-                                 be16(p + PRODUCER_EPOCH_OFFSET), be32(p + BASE_SEQUENCE_OFFSET),
-                                 be32(p + RECORDS_COUNT_OFFSET)};
+        const unsigned char *p;
+        long long total, v[H_FIELDS];
+        if (frame_v2(buf, ws, wl, pos, end, &p, &total) != FRAME_OK) break; /* the Python path's */
+        read_header(p, v);
         long long last_offset;
         /* a last offset past 2^63-1 is read_split's bad-last-offset; a codec or a control batch its Python */
         if (add_overflow(v[H_BASE_OFFSET], v[H_LAST_OFFSET_DELTA], &last_offset)) break;
