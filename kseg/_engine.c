@@ -1146,6 +1146,26 @@ fail:
 #define CONTROL_FLAG 0x20
 #define TRANSACTIONAL_FLAG 0x10
 
+/* A v2 record's offset, timestamp and sequence from its batch header ``v`` (DefaultRecord's rules:
+ * LogAppendTime takes the batch's max timestamp; the sequence wraps past Integer.MAX_VALUE as
+ * DefaultRecordBatch.incrementSequence does).  1 when the offset or time overflows int64 (the Python
+ * path's number), else 0. */
+static int record_fields(const long long *v, const RecordAt *ra, int log_append, long long *offset,
+                         long long *timestamp, long long *sequence) {
+    if (add_overflow(v[H_BASE_OFFSET], (long long)ra->offset_delta, offset)) return 1;
+    if (log_append)
+        *timestamp = v[H_MAX_TIMESTAMP];
+    else if (add_overflow(v[H_BASE_TIMESTAMP], (long long)ra->ts_delta, timestamp))
+        return 1;
+    if (v[H_BASE_SEQUENCE] >= 0) {
+        *sequence = v[H_BASE_SEQUENCE] + ra->offset_delta;
+        if (*sequence > INT32_MAX_VALUE) *sequence -= INT32_MAX_VALUE + 1;
+    } else {
+        *sequence = NO_SEQUENCE;
+    }
+    return 0;
+}
+
 /* The record lines of an uncompressed data batch (``p``: its bytes, ``total`` long), checked against the
  * continuity rule from ``*last`` (Dumper._next_offset: -1 is "none yet" unless ``gap``).  0 and the lines in
  * ``o``; 1 for a batch the Python path must take (a record the rules judge, a gap, invalid UTF-8 printed, a
@@ -1162,17 +1182,7 @@ static int window_records(Out *o, const unsigned char *p, long long total, const
         if (read_record(p, pos, end, &ra) < 0) return 1;
         if (r + 1 == count && ra.next != end) return 1; /* "records still remaining" */
         long long offset, timestamp, sequence;
-        if (add_overflow(v[H_BASE_OFFSET], (long long)ra.offset_delta, &offset)) return 1;
-        if (log_append)
-            timestamp = v[H_MAX_TIMESTAMP];
-        else if (add_overflow(v[H_BASE_TIMESTAMP], (long long)ra.ts_delta, &timestamp))
-            return 1;
-        if (v[H_BASE_SEQUENCE] >= 0) {
-            sequence = v[H_BASE_SEQUENCE] + ra.offset_delta;
-            if (sequence > INT32_MAX_VALUE) sequence -= INT32_MAX_VALUE + 1;
-        } else {
-            sequence = NO_SEQUENCE;
-        }
+        if (record_fields(v, &ra, log_append, &offset, &timestamp, &sequence)) return 1;
         /* Dumper._next_offset: a gap is noted by the Python path */
         if ((prev != -1 || gap) && (prev == LLONG_MAX || offset != prev + 1)) return 1;
         prev = offset;
@@ -1408,17 +1418,7 @@ static int export_records(Cols *c, const unsigned char *p, long long total, cons
         if (read_record(p, pos, end, &ra) < 0) return 1;
         if (r + 1 == count && ra.next != end) return 1; /* "records still remaining" */
         long long offset, timestamp, sequence;
-        if (add_overflow(v[H_BASE_OFFSET], (long long)ra.offset_delta, &offset)) return 1;
-        if (log_append)
-            timestamp = v[H_MAX_TIMESTAMP];
-        else if (add_overflow(v[H_BASE_TIMESTAMP], (long long)ra.ts_delta, &timestamp))
-            return 1;
-        if (v[H_BASE_SEQUENCE] >= 0) {
-            sequence = v[H_BASE_SEQUENCE] + ra.offset_delta;
-            if (sequence > INT32_MAX_VALUE) sequence -= INT32_MAX_VALUE + 1;
-        } else {
-            sequence = NO_SEQUENCE;
-        }
+        if (record_fields(v, &ra, log_append, &offset, &timestamp, &sequence)) return 1;
         if (sequence < INT32_MIN || sequence > INT32_MAX) return 1;
         pos = ra.next;
         if (!(range[0] <= offset && offset <= range[1] && range[2] <= timestamp && timestamp < range[3])) continue;
