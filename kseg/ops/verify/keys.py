@@ -1,6 +1,6 @@
 """The keys a segment's indexes ask its log about, read a chunk at a time into int64 arrays.
 
-:func:`kseg.ops.verify.log.index_keys` gives, lazily and each ascending, the ``.log`` positions the
+:func:`kseg.ops.verify.log.index_keys` gives, lazily and each ascending in a healthy index, the ``.log`` positions the
 ``.index`` names and the offsets the ``.index`` and the ``.timeindex`` name.  The log pass walks them
 beside the batches (:meth:`KeyStream.skip`), a stream at a time; the compiled engine's window loop
 (``verify_window``) walks the same arrays from the same cursors, so the two paths share one place in
@@ -12,6 +12,7 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_left
 from itertools import islice
+from operator import le
 from typing import Iterable
 
 from kseg.limits import INT64_MAX, INT64_MIN
@@ -23,24 +24,37 @@ PAST_ALL = INT64_MAX + 1  # a key beyond every position and offset
 
 
 class KeyStream:
-    """One ascending stream of keys: :attr:`keys` from :attr:`at` on are those not yet passed, and
-    :attr:`more` says whether the source has keys past them (:meth:`refill` reads them)."""
+    """One stream of keys, ascending as brokers write indexes: :attr:`keys` from :attr:`at` on are those
+    not yet passed, and :attr:`more` says whether the source has keys past them (:meth:`refill` reads
+    them).  :attr:`ascending` turns False at the first key below one before it (a damaged or garbage
+    index); the stream then ends: what the pass recorded with it answers nothing (:meth:`ascends`)."""
 
-    __slots__ = ("keys", "at", "more", "_source")
+    __slots__ = ("keys", "at", "more", "ascending", "_source", "_unread", "_last")
 
     def __init__(self, source: Iterable[int]) -> None:
         self._source = iter(source)
         self.keys = array("q")
         self.at = 0
-        self.more = True
+        self.more = self._unread = self.ascending = True
+        self._last = INT64_MIN
         self.refill()
 
-    def refill(self) -> None:
-        """Drop the keys passed and read up to :data:`CHUNK` more.  A key past int64 ends the stream (no
-        batch's position or last offset reaches it, nor any after it: the keys ascend); one below int64
-        counts as its lowest value (it is passed by the first batch either way)."""
+    def _read(self) -> list[int]:
+        """Up to :data:`CHUNK` keys more from the source, checked to ascend from the last one read."""
         chunk = list(islice(self._source, CHUNK))
-        self.more = len(chunk) == CHUNK
+        self._unread = len(chunk) == CHUNK
+        if chunk:
+            if chunk[0] < self._last or not all(map(le, chunk, islice(chunk, 1, None))):
+                self.ascending = self._unread = False
+            self._last = chunk[-1]
+        return chunk
+
+    def refill(self) -> None:
+        """Drop the keys passed and read up to :data:`CHUNK` more.  A key past int64 ends the keys read
+        (no batch's position or last offset reaches it, nor any after it when they ascend); one below
+        int64 counts as its lowest value (it is passed by the first batch either way)."""
+        chunk = self._read()
+        self.more = self._unread
         try:
             fresh = array("q", chunk)
         except OverflowError:
@@ -49,6 +63,13 @@ class KeyStream:
             fresh = array("q", kept)
         self.keys = self.keys[self.at :] + fresh
         self.at = 0
+
+    def ascends(self) -> bool:
+        """Whether every key of the source ascends, reading those not read yet (once the pass is over)."""
+        while self._unread:
+            self._read()
+        self.more = False
+        return self.ascending
 
     def skip(self, limit: int) -> bool:
         """Pass the keys below ``limit``; whether any was passed.  Afterwards :meth:`head` is the first

@@ -20,10 +20,7 @@ streams' cursors (:class:`~kseg.ops.verify.keys.KeyStream`).
 from __future__ import annotations
 
 from array import array
-from functools import partial
-from itertools import islice
-from operator import le
-from typing import Callable, Iterable, Iterator
+from typing import Iterable, Iterator
 
 from kseg import engine
 from kseg.errors import InputError, KsegError
@@ -64,31 +61,23 @@ engine.check(
 )
 
 
-def index_keys(indexes: IndexFiles) -> IndexKeys | None:
+def index_keys(indexes: IndexFiles) -> IndexKeys:
     """The ``.log`` positions a segment's ``.index`` names and the offsets its ``.index`` and
-    ``.timeindex`` name, each ascending, read lazily from the views (a file that could not be read
-    names none: its check reports it).  None when an index's keys do not ascend (a damaged or garbage
-    index): the log pass then records every batch, so memory follows the log, never the index (sorting
-    a random 1 GiB index's 134 M keys would cost gigabytes)."""
+    ``.timeindex`` name, read lazily from the views (a file that could not be read names none: its
+    check reports it).  The log pass checks that each ascends as it reads it
+    (:class:`~kseg.ops.verify.keys.KeyStream`): where one does not (a damaged or garbage index), the
+    batches are recorded every one, so memory follows the log, never the index (sorting a random 1 GiB
+    index's 134 M keys would cost gigabytes)."""
     positions: Iterable[int] = ()
     offsets: list[Iterator[int]] = []
     for view in indexes:
         if view is None or isinstance(view, InputError):
             continue
         stop = view.entries - view.zero_tail()  # a preallocated tail asks nothing the checks look at
-        if not _ascends(partial(view.iter_offsets, stop)):
-            return None
         offsets.append(view.iter_offsets(stop))
         if isinstance(view, OffsetIndexView):
-            if not _ascends(partial(view.iter_positions, stop)):
-                return None
             positions = view.iter_positions(stop)
     return IndexKeys(iter(positions), tuple(offsets))
-
-
-def _ascends(values: Callable[[], Iterator[int]]) -> bool:
-    """Whether ``values()`` ascends (an index as brokers write it), read twice lazily: nothing is held."""
-    return all(map(le, values(), islice(values(), 1, None)))
 
 
 def scan_log(
@@ -101,12 +90,14 @@ def scan_log(
 ) -> LogScan:
     """One pass over the log at ``path`` (in ``store``, its segment's): its checks into ``res``, and the
     batches ``keys`` ask about (every batch when ``keys`` is None).  The recorded batches answer the index
-    checks only when the log's last offsets strictly increase; when they do not, a second pass records every batch.
+    checks only when the log's last offsets strictly increase and the keys ascend; when they do not, a second
+    pass records every batch (none when the first keys read already do not ascend: the first records every one).
     A batch larger than ``max_message_size`` (``--max-message-size``) is a problem.  Each batch with a valid CRC
     goes to ``epochs`` (the leader-epoch check) in the first pass.  An I/O error
     is raised (:class:`InputError`): the segment failed, it is not corrupt."""
-    scan = _LogPass(res, path, keys, max_message_size, epochs, store).run()
-    if keys is not None and not scan.ordered:
+    first = _LogPass(res, path, keys, max_message_size, epochs, store)
+    scan = first.run()
+    if not first.every and not (scan.ordered and all([s.ascends() for s in first.streams])):
         again = SegmentResult(res.partition, res.segment, res.base_offset, path)
         scan = _LogPass(again, path, None, max_message_size, None, store).run()
     return scan
@@ -150,6 +141,10 @@ class _LogPass:
         self.offsets = tuple(KeyStream(o) for o in (() if keys is None else keys.offsets))
         # the three streams verify_window walks: positions, then two of offsets (an empty one for an index missing)
         self.streams = (self.positions, *self.offsets, *[KeyStream(()) for _ in range(2 - len(self.offsets))])
+        if not all(stream.ascending for stream in self.streams):  # garbage, seen in the first keys: every batch
+            self.every = True
+            self.positions, self.offsets = KeyStream(()), ()
+            self.streams = (self.positions, KeyStream(()), KeyStream(()))
         # the first position and the first offset the log has not passed yet (each stream's head)
         self.p = self.o = 0
         self._heads()
