@@ -28,7 +28,7 @@ from kseg.storage import files, location, prefixes, roots, watch
 from kseg.storage.context import ReadContext, running
 from kseg.storage.files import SEGMENT_SUFFIXES, TRANSITION_DIR
 from kseg.storage.leader_epochs import FILE_NAME as LEADER_EPOCHS
-from kseg.storage.stores.base import ReadFile, Store
+from kseg.storage.stores.base import ReadFile, Store, open_together
 from kseg.storage.stores.discover import store_for
 from kseg.storage.tiered_names import is_indexes_object
 
@@ -80,7 +80,7 @@ class Segment:
         (:class:`kseg.storage.records.FileRecords`), the one place a log is opened."""
         store = files.store_of(self.log or self.index or self.timeindex or "", self.store)
         wanted = [(path, -1) if path else None for path in (self.index, self.timeindex)]
-        (index, timeindex), identity = store.open_files(wanted, self.log)
+        (index, timeindex), identity = open_together(store, wanted, self.log)
         return OpenSegment(index, timeindex, identity)
 
     def log_size(self) -> int:

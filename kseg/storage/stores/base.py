@@ -11,10 +11,11 @@ from __future__ import annotations
 import io
 from typing import TYPE_CHECKING, NamedTuple, Protocol, Union
 
+from kseg.errors import KsegError
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from kseg.errors import KsegError
     from kseg.storage.context import ReadContext
     from kseg.storage.location import Entry, Names, RemoteFile
     from kseg.storage.tiered import IndexBytes, TieredLogFile
@@ -24,9 +25,9 @@ if TYPE_CHECKING:
 ReadFile = Union[io.FileIO, io.BufferedReader, "RemoteFile", "TieredLogFile", "IndexBytes"]
 
 
-#: What :meth:`Store.open_files` gives: each file asked for (opened, or the error opening it raised; None where
+#: What :func:`open_together` gives: each file asked for (opened, or the error opening it raised; None where
 #: none was asked for), and the identity asked for (or its error; None).
-Opened = tuple[list[Union[ReadFile, "KsegError", None]], Union[str, "KsegError", None]]
+Opened = tuple[list[Union[ReadFile, KsegError, None]], Union[str, KsegError, None]]
 
 
 class Stat(NamedTuple):
@@ -54,11 +55,6 @@ class Store(Protocol):
     def open(self, path: str, buffering: int = -1) -> ReadFile:
         """``path`` opened for reading (a regular file only; faults are one :class:`InputError`)."""
 
-    def open_files(self, wanted: Sequence[tuple[str, int] | None], identity_of: str | None) -> Opened:
-        """Each ``(path, buffering)`` of ``wanted`` opened as :meth:`open` opens it, and the :meth:`identity` of
-        ``identity_of``, in one call (a segment's files, as Kafka's ``LogSegment.open`` opens them together):
-        a file that cannot be opened is its error, returned in its place, not raised."""
-
     def stat(self, path: str) -> Stat:
         """What is at ``path``."""
 
@@ -79,3 +75,20 @@ class Store(Protocol):
     def original_size(self, path: str) -> int | None:
         """The size of the segment file ``path`` as Kafka wrote it when the store keeps it otherwise (a
         tiered ``.log``: its manifest's), else None."""
+
+
+def open_together(store: Store, wanted: Sequence[tuple[str, int] | None], identity_of: str | None) -> Opened:
+    """Each ``(path, buffering)`` of ``wanted`` opened by ``store`` (:meth:`Store.open`), and the
+    :meth:`Store.identity` of ``identity_of``, in one call (a segment's files, as Kafka's ``LogSegment.open``
+    opens them together): a file that cannot be opened is its error, returned in its place, not raised."""
+    opened: list[ReadFile | KsegError | None] = []
+    for one in wanted:
+        try:
+            opened.append(None if one is None else store.open(*one))
+        except KsegError as exc:
+            opened.append(exc)
+    try:
+        identity: str | KsegError | None = None if identity_of is None else store.identity(identity_of)
+    except KsegError as exc:
+        identity = exc
+    return opened, identity
