@@ -338,11 +338,12 @@ def listing_status(run: Run, paths: Iterable[str]) -> Iterator[None]:
 
 
 def partitions_or_fail(run: Run, paths: Iterable[str]) -> list[Any]:
-    """The partitions under ``paths`` (:func:`kseg.storage.partition.discover`), its notes printed;
+    """The partitions under ``paths`` (:func:`kseg.storage.stores.find.discover`), its notes printed;
     nothing to read, or a path that cannot be read, is the one error line and exit 2.  A directory
     that cannot be listed is returned with ``error`` set, its error line printed: the caller skips it
     and exits 2 (:func:`listing_code`)."""
-    from kseg.storage.partition import discover, nothing_found, nothing_in
+    from kseg.storage.partition import nothing_found, nothing_in
+    from kseg.storage.stores.find import discover
 
     notes: list[str] = []
     try:

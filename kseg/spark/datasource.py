@@ -147,10 +147,11 @@ def list_inputs(settings: dict, context: Any = None) -> list:
     ``partition`` and ``logDir`` options (:func:`chosen`) before any segment is opened; an input that
     cannot be listed fails the load, naming it and the cause."""
     from kseg.errors import KsegError
-    from kseg.storage.listing import listed
+    from kseg.storage.listing import Listed
+    from kseg.storage.stores.find import discover_as
 
     try:
-        parts = listed(settings["paths"], [], context)
+        parts = discover_as(settings["paths"], [], Listed, context)  # each packed as it is found
     except KsegError as exc:
         raise OSError(f"kseg data source: {exc.describe()}") from None
     parts = [part for part in parts if chosen(part, settings)]

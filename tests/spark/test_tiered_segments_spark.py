@@ -54,7 +54,7 @@ def _verify_on_spark(spark, paths: list[str], keys: dict[str, str]) -> tuple[int
     from kseg.runtime.verify import VerifyRun
     from kseg.spark.driver import run_spark_cli
     from kseg.storage.context import ReadContext, RsmKeys
-    from kseg.storage.partition import discover
+    from kseg.storage.stores.find import discover
 
     out, err = io.BytesIO(), io.BytesIO()
     code = run_spark_cli(

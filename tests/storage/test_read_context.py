@@ -12,10 +12,10 @@ import pytest
 from kseg.limits import DEFAULT_MAX_MESSAGE_SIZE
 from kseg.ops.verify.run import verify_all
 from kseg.storage.context import ReadContext, RsmKeys, reading, running
-from kseg.storage.partition import discover
 from kseg.storage.records import FileRecords
 from kseg.storage.remote_keys import object_key
 from kseg.storage.stores.discover import store_for
+from kseg.storage.stores.find import discover
 from kseg.testing.aiven import new_key_pair, write_aiven_segment
 from tests.conftest import CORPUS_DATA
 

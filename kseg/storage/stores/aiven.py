@@ -75,7 +75,7 @@ class AivenStore:
         key = aiven_key(path)
         if key is None:
             return None
-        from kseg.storage import tiered  # (loaded by aiven_key: a name of the layout's shape)
+        from kseg.storage import tiered  # (only for a name of the layout's shape)
 
         if key.suffix != "log" and key.suffix not in tiered.INDEX_OF_SUFFIX:
             return None
@@ -93,7 +93,7 @@ class AivenStore:
         key = aiven_key(path)
         if key is None:
             return None
-        from kseg.storage import tiered  # (loaded by aiven_key: a name of the layout's shape)
+        from kseg.storage import tiered  # (only for a name of the layout's shape)
 
         if key.suffix not in tiered.INDEX_OF_SUFFIX:
             return None
