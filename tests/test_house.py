@@ -194,8 +194,11 @@ def verify_walk(within: str | None = None) -> list[str]:
 # holding their store; ``partition`` no longer imports the store choice, ``prefixes`` or ``roots``) and the names'
 # rules became a leaf (``names``: segment, checkpoint and log-directory names, asked of no store); discovery's stat
 # and listings are now inside its one visit to the stores package.
+# 8 -> 7 deep once the read context became a leaf (its watcher's protocol its own; ``--rsm-key`` files read by
+# ``private_keys``, the pacing made by ``read_policy.policy_of``) and a store's opened file a protocol
+# (``stores.base.ReadFile``: the stores' shared types no longer reach the tiered reader's classes).
 PATH_BRANCHES_NOW = 1
-STORAGE_DEPTH_NOW = 8
+STORAGE_DEPTH_NOW = 7
 STORE_COMEBACKS_NOW = 3
 #: Module-level containers still allowed, by module (none: constant tables are read-only mappings, caches
 #: memoized functions); kept for a table that cannot be made read-only, with the reason beside it.

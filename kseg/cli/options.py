@@ -146,10 +146,11 @@ def rsm_key_option(f: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(f)
     def command(*args: Any, rsm_key: dict[str, str], run: Run, **kwargs: Any) -> Any:
-        from kseg.storage.context import RsmKeys, reading
+        from kseg.storage.context import reading
+        from kseg.storage.private_keys import read_keys
 
         try:  # read now, once, through the bounded reader: exit 2 before anything runs (--spark ships it)
-            keys = RsmKeys.read(rsm_key)
+            keys = read_keys(rsm_key)
         except KsegError as exc:
             raise click.BadParameter(str(exc), param_hint="--rsm-key") from None
         with reading(run.context.with_keys(keys)) as context:

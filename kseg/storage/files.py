@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import io
 import os
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, cast
 
 from kseg.errors import InputError
 from kseg.storage import location
@@ -35,7 +35,7 @@ from kseg.storage.stores.base import ReadFile
 
 if TYPE_CHECKING:
     from kseg.format.rsm_manifest import Manifest
-    from kseg.storage.stores.base import Store
+    from kseg.storage.stores.base import SizedFile, Store
 
 __all__ = [  # a file :func:`open_readonly` opened (kseg.storage.stores.base), and the names' rules
     "ReadFile",
@@ -166,9 +166,9 @@ def write_stream(path: str, produce: Callable[[location.OutputStream], object], 
 
 def size_of(f: ReadFile) -> int:
     """The size of a file opened by :func:`open_readonly` (fixed when it was opened, for a remote file)."""
-    if not isinstance(f, (io.FileIO, io.BufferedReader)):
-        return f.size
-    return os.fstat(f.fileno()).st_size
+    if isinstance(f, (io.FileIO, io.BufferedReader)):
+        return os.fstat(f.fileno()).st_size
+    return cast("SizedFile", f).size  # a ranged or a tiered file: its size taken when it was opened
 
 
 def read_small_file(path: str, limit: int = MAX_INDEX_FILE, store: Store | None = None) -> bytes:

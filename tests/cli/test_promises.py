@@ -261,7 +261,7 @@ def test_shrinks_while_read(tmp_path: Path, monkeypatch, command: str) -> None:
     """The first segment is cut to half its size after it was opened, just before its first window is
     read (a broker truncating it under kseg): the reader, whose size was fixed at open, meets the end
     early -- an I/O failure (exit 2), never a corrupt batch.  The test hook is the reader's read policy
-    (``ReadContext.policy``, consulted before every window read; ``--max-rate`` uses it)."""
+    (``read_policy.policy_of(context)``, consulted before every window read; ``--max-rate`` uses it)."""
     from kseg.storage.context import ReadContext
 
     t = Tree(tmp_path)

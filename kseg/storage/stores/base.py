@@ -8,21 +8,42 @@ made with the command's :class:`~kseg.storage.context.ReadContext` and hands it 
 
 from __future__ import annotations
 
-import io
-from typing import TYPE_CHECKING, NamedTuple, Protocol, Union
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, Union
 
 from kseg.errors import KsegError
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from kseg.storage.context import ReadContext
-    from kseg.storage.location import Entry, Names, RemoteFile
-    from kseg.storage.tiered import IndexBytes, TieredLogFile
+    from typing_extensions import Self
 
-#: A file a store opened: a local one, an object read by ranged reads, or (Aiven's layout) a segment
-#: file read through its manifest.
-ReadFile = Union[io.FileIO, io.BufferedReader, "RemoteFile", "TieredLogFile", "IndexBytes"]
+    from kseg.storage.context import ReadContext
+    from kseg.storage.location import Entry, Names
+
+
+class ReadFile(Protocol):
+    """A file a store opened, read-only: a local one (``io.FileIO``, ``io.BufferedReader``), an object read by
+    ranged reads (``location.RemoteFile``) or a segment file of Aiven's layout read through its manifest
+    (``tiered.TieredLogFile``, ``tiered.IndexBytes``).  Its readers hold it, not the store: reading it is
+    the segment's own work, never a call back to the store that opened it."""
+
+    def read(self, size: int = -1, /) -> bytes: ...
+
+    def readinto(self, buffer: Any, /) -> int | None: ...
+
+    def seek(self, offset: int, whence: int = 0, /) -> int: ...
+
+    def close(self) -> None: ...
+
+    def __enter__(self) -> Self: ...
+
+    def __exit__(self, *exc: Any) -> Any: ...
+
+
+class SizedFile(ReadFile, Protocol):
+    """A file a store opened whose size was fixed when it was opened (every one but a local file's)."""
+
+    size: int
 
 
 #: What :func:`open_together` gives: each file asked for (opened, or the error opening it raised; None where
