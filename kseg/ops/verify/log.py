@@ -383,9 +383,28 @@ class _LogPass:
                     continue
                 backoff = 0 if pos != start else min(2 * backoff or 1, MAX_BACKOFF)
                 wait = backoff
+            if wait >= MAX_BACKOFF:  # a run of batches: FileRecords.scan's lists (it frames a list ahead)
+                at = self._per_batch(records, pos, wait)
+                if at is None:
+                    return
+                pos, wait = at, 0
+                continue
             item = records.scan_item(pos, end)
             if item is None:
                 return
             self.item(item)
             pos += item[1]
             wait = max(wait - 1, 0)
+
+    def _per_batch(self, records: FileRecords, pos: int, want: int) -> int | None:
+        """``want`` batches from ``pos`` by the per-batch path; where they end, or None where the log's
+        batches end first."""
+        item = self.item
+        for items in records.scan(pos):
+            for one in items:
+                item(one)
+                pos += one[1]
+                want -= 1
+                if not want:
+                    return pos
+        return None
