@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define KSEG_AVRO_ABI 1
+#define KSEG_AVRO_ABI 2
 
 enum {
     OP_NULL = 0,
@@ -929,23 +929,15 @@ static void Program_dealloc(Program *self) {
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-static PyObject *Program_decode(Program *self, PyObject *arg) {
-    Py_buffer data;
-    if (self->ops == NULL) {
-        PyErr_SetString(PyExc_TypeError, "Program is not initialised");
-        return NULL;
-    }
-    if (PyObject_GetBuffer(arg, &data, PyBUF_SIMPLE) < 0)
-        return NULL;
-    const uint8_t *q = data.buf;
-    self->end = q + data.len;
+/* The text of one datum; Py_None where the Python path must read it; NULL with ValueError when refused. */
+static PyObject *decode_datum(Program *self, const uint8_t *q, Py_ssize_t n) {
+    self->end = q + n;
     self->len = 0;
     self->zero_items = 0;
     self->refused = 0;
     int rc = run(self, 0, &q, 0);
     if (rc == 0 && q != self->end)
         rc = -1; /* bytes after the datum: the Python path names how many */
-    PyBuffer_Release(&data);
     if (PyErr_Occurred())
         PyErr_Clear();
     PyObject *text;
@@ -964,6 +956,19 @@ static PyObject *Program_decode(Program *self, PyObject *arg) {
         self->out = NULL;
         self->cap = 0;
     }
+    return text;
+}
+
+static PyObject *Program_decode(Program *self, PyObject *arg) {
+    Py_buffer data;
+    if (self->ops == NULL) {
+        PyErr_SetString(PyExc_TypeError, "Program is not initialised");
+        return NULL;
+    }
+    if (PyObject_GetBuffer(arg, &data, PyBUF_SIMPLE) < 0)
+        return NULL;
+    PyObject *text = decode_datum(self, data.buf, data.len);
+    PyBuffer_Release(&data);
     return text;
 }
 
@@ -1001,6 +1006,87 @@ static PyTypeObject ProgramType = {
     .tp_methods = Program_methods,
 };
 
+/* -- Framed: magic 0, a 4-byte id, the datum: the programs of the ids seen, the framing read in C ------ */
+
+#define FRAMED_IDS 16
+
+typedef struct {
+    PyObject_HEAD int n;
+    uint32_t ids[FRAMED_IDS];
+    Program *programs[FRAMED_IDS];
+} Framed;
+
+static PyTypeObject ProgramType;
+
+static void Framed_dealloc(Framed *self) {
+    for (int i = 0; i < self->n; i++)
+        Py_DECREF(self->programs[i]);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *Framed_add(Framed *self, PyObject *args) {
+    unsigned int id;
+    PyObject *program;
+    if (!PyArg_ParseTuple(args, "IO!", &id, &ProgramType, &program))
+        return NULL;
+    if (((Program *)program)->ops == NULL) {
+        PyErr_SetString(PyExc_TypeError, "Program is not initialised");
+        return NULL;
+    }
+    for (int i = 0; i < self->n; i++)
+        if (self->ids[i] == id)
+            Py_RETURN_FALSE;
+    if (self->n == FRAMED_IDS)
+        Py_RETURN_FALSE; /* more ids: the Python path finds their programs */
+    Py_INCREF(program);
+    self->ids[self->n] = id;
+    self->programs[self->n++] = (Program *)program;
+    Py_RETURN_TRUE;
+}
+
+/* decode(payload): the text when the payload is magic 0 and an id added here and its program reads the
+ * datum; else None (and the Python path reads it: another framing, an id not seen, a damaged datum). */
+static PyObject *Framed_decode(Framed *self, PyObject *arg) {
+    Py_buffer data;
+    if (PyObject_GetBuffer(arg, &data, PyBUF_SIMPLE) < 0)
+        return NULL;
+    const uint8_t *b = data.buf;
+    PyObject *text = NULL;
+    if (data.len >= 5 && b[0] == 0) {
+        uint32_t id = (uint32_t)b[1] << 24 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 8 | b[4];
+        for (int i = 0; i < self->n; i++)
+            if (self->ids[i] == id) {
+                text = decode_datum(self->programs[i], b + 5, data.len - 5);
+                if (text == NULL && PyErr_ExceptionMatches(PyExc_ValueError))
+                    PyErr_Clear(); /* refused: the Python path gives the reason */
+                break;
+            }
+    }
+    PyBuffer_Release(&data);
+    if (text == NULL && !PyErr_Occurred()) {
+        Py_INCREF(Py_None);
+        text = Py_None;
+    }
+    return text;
+}
+
+static PyMethodDef Framed_methods[] = {
+    {"add", (PyCFunction)Framed_add, METH_VARARGS, "add(id, program) -> whether it was added"},
+    {"decode", (PyCFunction)Framed_decode, METH_O,
+     "decode(payload) -> the text of a magic-0 payload of an added id, or None"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject FramedType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "kseg._avro.Framed",
+    .tp_basicsize = sizeof(Framed),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Framed(): Confluent-framed payloads (magic 0, id) of the ids added, read by their programs",
+    .tp_new = PyType_GenericNew,
+    .tp_dealloc = (destructor)Framed_dealloc,
+    .tp_methods = Framed_methods,
+};
+
 static PyMethodDef module_methods[] = {
     {"float_text", float_text, METH_VARARGS,
      "float_text(x, single) -> Java's text of x as the renderer writes it, or None where Python raises"},
@@ -1013,13 +1099,16 @@ static struct PyModuleDef module = {
 };
 
 PyMODINIT_FUNC PyInit__avro(void) {
-    if (PyType_Ready(&ProgramType) < 0)
+    if (PyType_Ready(&ProgramType) < 0 || PyType_Ready(&FramedType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL)
         return NULL;
     Py_INCREF(&ProgramType);
-    if (PyModule_AddObject(m, "Program", (PyObject *)&ProgramType) < 0 || PyModule_AddIntConstant(m, "ABI", KSEG_AVRO_ABI) < 0) {
+    Py_INCREF(&FramedType);
+    if (PyModule_AddObject(m, "Program", (PyObject *)&ProgramType) < 0 ||
+        PyModule_AddObject(m, "Framed", (PyObject *)&FramedType) < 0 ||
+        PyModule_AddIntConstant(m, "ABI", KSEG_AVRO_ABI) < 0) {
         Py_DECREF(&ProgramType);
         Py_DECREF(m);
         return NULL;

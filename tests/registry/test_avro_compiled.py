@@ -363,6 +363,38 @@ def test_the_cli_prints_the_same_with_either_reader(tmp_path) -> None:
         assert b"payload: {" in c.stdout or b'"payload":{' in c.stdout
 
 
+def test_the_cli_damaged_payloads_of_a_known_id(tmp_path) -> None:
+    """Payloads of an id the compiled reader already reads, damaged every way: each record's text and the
+    summary of reasons on stderr are the Python reader's."""
+    from kseg.testing.writer import RecordSpec, build_v2_batch, write_segment
+
+    written = build(str(tmp_path))
+    good = next(w for w in written if w.kind == "AVRO" and w.subject == "orders-value" and w.version == 2)
+    payload = _record_value(tmp_path / "orders-0", good.offset)
+    rng = random.Random(3)
+    values = [payload] + [payload[:5] + _damaged(rng, payload[5:]) for _ in range(400)] + [payload]
+    specs = [RecordSpec(None, v, 1_730_000_000_000 + i) for i, v in enumerate(values)]
+    write_segment(
+        tmp_path / "damaged-0", [[build_v2_batch(specs[i : i + 50], base_offset=i)] for i in range(0, 402, 50)]
+    )
+    args = ["dump", "--print-data-log", "--value-decoder", "registry", "--schemas", str(tmp_path / "_schemas-0")]
+    args.append(str(tmp_path / "damaged-0" / "00000000000000000000.log"))
+    for extra in ([], ["--format", "json"]):
+        c = run_subprocess([*args, *extra])
+        p = run_subprocess([*args, *extra], env={"KSEG_ENGINE": "python"})
+        assert c.exit_code == p.exit_code == 0
+        assert c.stdout == p.stdout and c.stderr == p.stderr
+        assert b"printed as hex" in c.stderr
+
+
+def _record_value(partition, offset: int) -> bytes:
+    """The value of the record at ``offset`` in the partition's first segment, as written."""
+    r = run_subprocess(["dump", "--print-data-log", "--value-decoder", "hex", "--format", "json"]
+                       + [str(partition / "00000000000000000000.log")])  # fmt: skip
+    rows = [json.loads(line) for line in r.stdout.splitlines()]
+    return bytes.fromhex(next(row["payload"] for row in rows if row.get("offset") == offset))
+
+
 def test_version_says_which_avro_reader_runs() -> None:
     assert "avro reader: c" in run_subprocess(["--version"]).text
     assert (
