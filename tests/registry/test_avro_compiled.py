@@ -11,6 +11,7 @@ import json
 import math
 import random
 import struct
+import sys
 import uuid
 
 import pytest
@@ -400,3 +401,29 @@ def test_version_says_which_avro_reader_runs() -> None:
     assert (
         "avro reader: python (KSEG_ENGINE=python)" in run_subprocess(["--version"], env={"KSEG_ENGINE": "python"}).text
     )
+
+
+def test_not_built_or_foreign_runs_the_python_reader(monkeypatch) -> None:
+    """Where ``kseg._avro`` is not built, belongs to another install or implements another program layout,
+    the Python reader runs and ``--version``'s line says why; the text is the same."""
+    import types
+
+    from kseg import avro_engine
+
+    codec_c = AvroCodec(json.dumps(NODE), [])
+    payload = _serialize(NODE, [_node(2)])[1][0]
+    monkeypatch.setitem(sys.modules, "kseg._avro", None)
+    assert avro_engine.description().startswith("python (kseg._avro is not built")
+    codec = AvroCodec(json.dumps(NODE), [])
+    assert codec.compiled is None and codec.decode(payload) == codec_c.decode(payload)
+    elsewhere = types.ModuleType("kseg._avro")
+    elsewhere.__file__ = "/elsewhere/kseg/_avro.so"
+    elsewhere.ABI = avro_engine.ABI  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "kseg._avro", elsewhere)
+    assert "belongs to another install of kseg" in avro_engine.description()
+    older = types.ModuleType("kseg._avro")
+    older.__file__ = _avro.__file__
+    older.ABI = avro_engine.ABI - 1  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "kseg._avro", older)
+    assert f"implements ABI {avro_engine.ABI - 1}, this kseg needs {avro_engine.ABI}" in avro_engine.description()
+    assert AvroCodec(json.dumps(NODE), []).compiled is None

@@ -9,6 +9,10 @@ fixed are strings of one character per byte (ISO-8859-1), enums their symbol, an
 print as their underlying type: ``decimal`` as its bytes, ``date`` and ``time-millis`` as ints,
 ``time-micros`` and ``timestamp-*`` as longs, ``uuid`` as its string.  Floats print as Java's
 ``Float.toString``/``Double.toString``.
+
+Where ``kseg._avro`` runs (:mod:`kseg.avro_engine`), a payload is first read by the compiled reader
+(:mod:`.avro_program`), which writes this module's text byte for byte or hands the payload back; this
+module's reader (:meth:`AvroCodec.decode_python`) is the reference and reads what it hands back.
 """
 
 from __future__ import annotations
