@@ -427,3 +427,15 @@ def test_not_built_or_foreign_runs_the_python_reader(monkeypatch) -> None:
     monkeypatch.setitem(sys.modules, "kseg._avro", older)
     assert f"implements ABI {avro_engine.ABI - 1}, this kseg needs {avro_engine.ABI}" in avro_engine.description()
     assert AvroCodec(json.dumps(NODE), []).compiled is None
+
+
+def test_large_payloads_past_the_buffer() -> None:
+    """A string and bytes of megabytes (every escape, every byte value), read three times: the output
+    buffer grows past 1 MiB and is given back between payloads."""
+    fields = [{"name": "s", "type": "string"}, {"name": "b", "type": "bytes"}]
+    codec = AvroCodec(json.dumps({"type": "record", "name": "Big", "fields": fields}), [])
+    s = ('é"\\\n\x01𝄞' * 300_000).encode()
+    b = bytes(range(256)) * 4000
+    payload = _varint(len(s)) + s + _varint(len(b)) + b
+    for _ in range(3):
+        assert _same(codec, payload).startswith('{"s":"é\\"\\\\\\n\\u0001𝄞')
