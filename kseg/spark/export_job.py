@@ -120,10 +120,11 @@ def export_bin(
         from kseg.decoders.registry import Registry, RegistryDecoder
         from kseg.decoders.registry.typed import typed_columns
 
-        shared = Registry(registry["store"], registry["context"])
+        framing = registry["framing"]
+        shared = Registry(registry["store"], registry["context"], framing=framing)
         made = {role: RegistryDecoder(shared, role) for role in registry["roles"]}
         key_fn, value_fn = made.get("key", key_fn), made.get("value", value_fn)
-        typed = typed_columns(registry["store"], registry["roles"], registry["topics"], registry["context"])
+        typed = typed_columns(registry["store"], registry["roles"], registry["topics"], registry["context"], framing)
     write = partial(
         write_parquet_files,
         ranges=ranges,
