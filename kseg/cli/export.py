@@ -57,6 +57,21 @@ EXIT_CORRUPT = EXIT_PROBLEMS  # corrupt batches met
 @schemas_options
 @validate_option
 @click.option(
+    "--value-message",
+    "value_message",
+    default=None,
+    metavar="NAME",
+    help="With the registry decoder and a Protobuf value subject: the message of the valueDecoded column, "
+    "by name (default: the file's first message).",
+)
+@click.option(
+    "--key-message",
+    "key_message",
+    default=None,
+    metavar="NAME",
+    help="As --value-message, for keyDecoded.",
+)
+@click.option(
     "--on-corruption",
     type=click.Choice(ON_CORRUPTION),
     default="skip",
@@ -140,6 +155,8 @@ def export(
     schemas_context: str,
     framing: str,
     validate: bool,
+    value_message: str | None,
+    key_message: str | None,
     on_corruption: str,
     split_bytes: int,
     target_file_size: int | None,
@@ -192,13 +209,14 @@ def export(
     if (report or since_report) and ranges.by_time:
         raise click.UsageError("--report and --since record offsets: not with --from-time/--to-time")
     names = (key_decoder, value_decoder)
-    _spark_registry(spark.on, names, topics, validate)
+    _registry_checks(spark.on, names, topics, validate, (key_message, value_message))
     key_reg, value_reg, registry = registry_decoders(
         names, schemas, schemas_context, list(paths), run, validate, framing
     )
     key_fn, value_fn = decoders(None if key_reg else key_decoder, None if value_reg else value_decoder)
     key_fn, value_fn = key_reg or key_fn, value_reg or value_fn
     roles = tuple(role for role, d in (("key", key_reg), ("value", value_reg)) if d is not None)
+    messages = {role: m for role, m in (("key", key_message), ("value", value_message)) if m is not None}
     limit = decompression_limit(max_message_size)
     # an input that cannot be read, or an output that would land on one, raises InputError: its one line,
     # exit 2, before anything is written (cli.main.fatal)
@@ -233,7 +251,7 @@ def export(
             since=since,
             hive=partition_by is not None,
             one_replica=one_replica,
-            registry=_shipped(registry, roles, schemas_context, topics, framing),
+            registry=_shipped(registry, roles, schemas_context, topics, framing, messages),
             master=spark.master,
             spark_conf=spark.conf,
             err=run.err,
@@ -257,7 +275,7 @@ def export(
             topics,
             since,
             one_replica,
-            (registry, roles, schemas_context, framing, validate),
+            (registry, roles, schemas_context, framing, validate, messages),
         )
     if registry is not None:
         for note in registry.notes():
@@ -277,8 +295,12 @@ def export(
     sys.exit(EXIT_CORRUPT if summary.corrupt or invalid else EXIT_OK)
 
 
-def _spark_registry(on: bool, names: tuple, topics: tuple[str, ...], validate: bool) -> None:
-    """With ``--spark``: the registry decoder's typed columns need one ``--topic``; ``--validate`` is local."""
+def _registry_checks(on: bool, names: tuple, topics: tuple[str, ...], validate: bool, messages: tuple) -> None:
+    """``--key-message``/``--value-message`` need that role's registry decoder; with ``--spark``: the
+    registry decoder's typed columns need one ``--topic``, and ``--validate`` is local."""
+    for role, name, message in zip(("key", "value"), names, messages, strict=True):
+        if message is not None and name != "registry":
+            raise click.UsageError(f"--{role}-message is for --{role}-decoder registry")
     if on and "registry" in names and len(set(topics)) != 1:
         raise click.UsageError("with --spark, the registry decoder's typed columns need one --topic")
     if on and validate:
@@ -294,7 +316,13 @@ def replica_lines(run: Run, kept: list[str]) -> None:
 
 
 def _typed(
-    partitions: list, registry: Any, roles: tuple, context: str, framing: str = "confluent", validate: bool = False
+    partitions: list,
+    registry: Any,
+    roles: tuple,
+    context: str,
+    framing: str = "confluent",
+    validate: bool = False,
+    messages: dict | None = None,
 ) -> tuple:
     """The registry decoder's typed columns for the one topic of ``partitions`` (a usage error if not one)."""
     if registry is None or not roles:
@@ -304,12 +332,14 @@ def _typed(
 
     topics = sorted({topic_partition(p.name)[0] for p in partitions if p.error is None})
     try:
-        return typed_columns(registry.store, roles, topics, context, framing, validate)
+        return typed_columns(registry.store, roles, topics, context, framing, validate, messages)
     except ValueError as exc:
         raise click.UsageError(f"{exc} (--topic)") from None
 
 
-def _shipped(registry: Any, roles: tuple, context: str, topics: tuple[str, ...], framing: str) -> dict | None:
+def _shipped(
+    registry: Any, roles: tuple, context: str, topics: tuple[str, ...], framing: str, messages: dict
+) -> dict | None:
     """``--spark``: what the executors need for the registry decoder (the replayed store, pickled with the
     task), its typed columns checked here first (a subject the schemas lack: exit 2 before any work)."""
     if registry is None:
@@ -317,7 +347,7 @@ def _shipped(registry: Any, roles: tuple, context: str, topics: tuple[str, ...],
     from kseg.decoders.registry.typed import typed_columns
 
     try:
-        typed_columns(registry.store, roles, list(set(topics)), context, framing)
+        typed_columns(registry.store, roles, list(set(topics)), context, framing, messages=messages)
     except ValueError as exc:
         raise click.UsageError(f"{exc} (--topic)") from None
     return {
@@ -326,6 +356,7 @@ def _shipped(registry: Any, roles: tuple, context: str, topics: tuple[str, ...],
         "roles": roles,
         "topics": list(set(topics)),
         "framing": framing,
+        "messages": messages,
     }
 
 
@@ -347,7 +378,7 @@ def _run_local(
     topics: tuple[str, ...] = (),
     since: dict[str, int] | None = None,
     one_replica: bool = False,
-    registry: tuple = (None, (), ".", "confluent", False),
+    registry: tuple = (None, (), ".", "confluent", False, None),
 ) -> Any:
     from kseg.errors import KsegError
     from kseg.ops.export.export import plan, select_topics

@@ -26,6 +26,8 @@ Options (all strings, as Spark passes them):
 ``schemas``, ``schemasContext``, ``framing``  with ``registry``: the ``_schemas`` log (else the one beside
                           the first path), the context and how payloads carry their schema id
                           (``confluent``, ``apicurio``...: ``--framing``, docs/schemas.md)
+``keyMessage``, ``valueMessage``  with ``registry`` and a Protobuf subject: the message of the typed
+                          column (``--key-message``/``--value-message``; default the file's first)
 ``onCorruption``          ``skip`` (default), ``fail`` or ``keep``
 ``onUnreadable``          ``fail`` (default: a segment a task cannot read fails the query, naming it and
                           the cause) or ``rows`` (one row for it, its reason in a last column
@@ -343,9 +345,20 @@ def registry_state(options: dict, settings: dict, listing: list | None) -> dict 
     if missing:
         raise ValueError(f"kseg data source: the registry decoder needs {', '.join(missing)}: {INSTALL_HINT}")
     topics = sorted({topic_partition(p.name)[0] for p in listing or () if p.error is None})
-    state = {"store": registry.store, "context": context, "roles": roles, "topics": topics, "framing": framing}
+    asked_messages = {role: _option(options, f"{role}Message") for role in roles}
+    messages = {role: name for role, name in asked_messages.items() if name}
+    state = {
+        "store": registry.store,
+        "context": context,
+        "roles": roles,
+        "topics": topics,
+        "framing": framing,
+        "messages": messages,
+    }
     try:
-        typed_columns(registry.store, roles, topics, context, framing)  # checked here: the load fails, not the tasks
+        typed_columns(
+            registry.store, roles, topics, context, framing, messages=messages
+        )  # checked here: the load fails, not the tasks
     except ValueError as exc:
         raise ValueError(f"kseg data source: {exc} (option topic)") from None
     return state
@@ -354,7 +367,9 @@ def registry_state(options: dict, settings: dict, listing: list | None) -> dict 
 def typed_of(state: dict) -> tuple:
     from kseg.decoders.registry.typed import typed_columns
 
-    return typed_columns(state["store"], state["roles"], state["topics"], state["context"], state["framing"])
+    return typed_columns(
+        state["store"], state["roles"], state["topics"], state["context"], state["framing"], messages=state["messages"]
+    )
 
 
 def rsm_keys(value: str | None) -> dict[str, str]:

@@ -124,7 +124,14 @@ def export_bin(
         shared = Registry(registry["store"], registry["context"], framing=framing)
         made = {role: RegistryDecoder(shared, role) for role in registry["roles"]}
         key_fn, value_fn = made.get("key", key_fn), made.get("value", value_fn)
-        typed = typed_columns(registry["store"], registry["roles"], registry["topics"], registry["context"], framing)
+        typed = typed_columns(
+            registry["store"],
+            registry["roles"],
+            registry["topics"],
+            registry["context"],
+            framing,
+            messages=registry["messages"],
+        )
     write = partial(
         write_parquet_files,
         ranges=ranges,

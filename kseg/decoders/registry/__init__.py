@@ -101,10 +101,7 @@ class Registry:
         key = (entry.context, entry.id)
         validator = self._validators.get(key)
         if validator is None:
-            from jsonschema.validators import validator_for  # kseg[schemas]
-
-            schema = json.loads(entry.schema)
-            validator = validator_for(schema)(schema)
+            validator = _json_validator(self.store, entry)
             self._validators[key] = validator
         from jsonschema.exceptions import best_match
 
@@ -132,6 +129,29 @@ class Registry:
                 elsewhere += " (an Apicurio 8-byte id? --framing apicurio)"  # its first 4 bytes are 0 below 2^32
             raise LookupError(f"unknown schema {framed.where()} in context {self.context}{elsewhere}")
         return entry
+
+
+def _json_validator(store: SchemaStore, entry: SchemaEntry) -> Any:
+    """The validator of a JSON Schema, its references (other subjects' schemas, transitively) resolvable by
+    their names as ``$ref`` s -- as confluent-kafka's ``_resolve_named_schema`` registers each under its
+    reference's ``name``, draft 7 when a schema names none; offline: a ``$ref`` to anything else does not
+    resolve (the payload's reason)."""
+    from jsonschema.validators import validator_for  # kseg[schemas]
+    from referencing import Registry as References
+    from referencing import Resource
+    from referencing.jsonschema import DRAFT7
+
+    schema = json.loads(entry.schema)
+    resources = [
+        (name, Resource.from_contents(json.loads(ref.schema), default_specification=DRAFT7))
+        for name, ref in _closure(store, entry)
+    ]
+    return validator_for(schema)(schema, registry=References().with_resources(resources))
+
+
+def json_references(store: SchemaStore, entry: SchemaEntry) -> dict[str, Any]:
+    """A JSON Schema's references, transitively: reference name -> the referenced schema (parsed)."""
+    return {name: json.loads(ref.schema) for name, ref in _closure(store, entry)}
 
 
 def _one_line(exc: BaseException) -> str:

@@ -43,6 +43,7 @@ class TypedColumn:
         context: str = DEFAULT_CONTEXT,
         framing: str = CONFLUENT,
         validate: bool = False,
+        message: str | None = None,
     ) -> None:
         self.registry = Registry(store, context, validate, framing)
         self.role = role
@@ -52,6 +53,8 @@ class TypedColumn:
             raise LookupError(f"no subject {subject} in the schemas (context {context})")
         self.entry = entry
         self.kind = entry.schema_type
+        if message is not None and self.kind != "PROTOBUF":
+            raise ValueError(f"a message ({message}) is chosen for Protobuf subjects; {subject} is {self.kind}")
         self._writers: dict[int, Any] = {}  # Avro: id -> the parsed writer schema (or the exception)
         self.convert: Any = None  # Protobuf: message -> value; JSON: (value, path) -> value
         if self.kind == "AVRO":
@@ -62,12 +65,14 @@ class TypedColumn:
         elif self.kind == "PROTOBUF":
             from kseg.decoders.registry.typed_proto import arrow_type as proto_type
 
-            self.message = self.registry.codec(entry).message_class([0])
+            codec = self.registry.codec(entry)
+            self.message = codec.message_class([0]) if message is None else codec.message_named(message)
             self.type, self.convert = proto_type(self.message.DESCRIPTOR)
         elif self.kind == "JSON":
+            from kseg.decoders.registry import json_references
             from kseg.decoders.registry.typed_json import arrow_type as json_type
 
-            self.type, self.convert = json_type(json.loads(entry.schema))
+            self.type, self.convert = json_type(json.loads(entry.schema), json_references(store, entry))
         else:
             raise ValueError(f"schema type {self.kind} is not one kseg decodes")
 
@@ -286,10 +291,12 @@ def typed_columns(
     context: str,
     framing: str = CONFLUENT,
     validate: bool = False,
+    messages: dict[str, str] | None = None,
 ) -> tuple:
     """The :class:`TypedColumn` s of ``roles`` for the one topic the inputs hold (its ``<topic>-<role>``
-    subjects); ValueError saying why not (several topics, none, a subject the schemas lack, a schema
-    that does not parse)."""
+    subjects; ``messages``: role -> the Protobuf message of its column, else the file's first);
+    ValueError saying why not (several topics, none, a subject the schemas lack, a schema that does not
+    parse, a message it does not have)."""
     if not roles:
         return ()
     if len(topics) != 1:
@@ -301,7 +308,8 @@ def typed_columns(
     out = []
     for role in roles:
         try:
-            out.append(TypedColumn(store, role, f"{topics[0]}-{role}", context, framing, validate))
+            message = (messages or {}).get(role)
+            out.append(TypedColumn(store, role, f"{topics[0]}-{role}", context, framing, validate, message))
         except (LookupError, ValueError) as exc:
             raise ValueError(f"the registry decoder's {role} column: {_one_line(exc)}") from None
     return tuple(out)
