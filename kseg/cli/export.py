@@ -297,12 +297,12 @@ def export(
 
 def _registry_checks(on: bool, names: tuple, topics: tuple[str, ...], validate: bool, messages: tuple) -> None:
     """``--key-message``/``--value-message`` need that role's registry decoder; with ``--spark``: the
-    registry decoder's typed columns need one ``--topic``, and ``--validate`` is local."""
+    registry decoder's typed columns need ``--topic`` (the topics typed), and ``--validate`` is local."""
     for role, name, message in zip(("key", "value"), names, messages, strict=True):
         if message is not None and name != "registry":
             raise click.UsageError(f"--{role}-message is for --{role}-decoder registry")
-    if on and "registry" in names and len(set(topics)) != 1:
-        raise click.UsageError("with --spark, the registry decoder's typed columns need one --topic")
+    if on and "registry" in names and not topics:
+        raise click.UsageError("with --spark, the registry decoder's typed columns need --topic (their topics)")
     if on and validate:
         raise click.UsageError("--validate is for a local export (with --spark the executors decode)")
 
@@ -324,10 +324,11 @@ def _typed(
     validate: bool = False,
     messages: dict | None = None,
 ) -> tuple:
-    """The registry decoder's typed columns for the one topic of ``partitions`` (a usage error if not one)."""
+    """The registry decoder's typed columns for the topics of ``partitions`` (a usage error naming a topic
+    whose subject the schemas lack)."""
     if registry is None or not roles:
         return ()
-    from kseg.decoders.registry.typed import typed_columns
+    from kseg.decoders.registry.typed_topics import typed_columns
     from kseg.ops.export.export import topic_partition
 
     topics = sorted({topic_partition(p.name)[0] for p in partitions if p.error is None})
@@ -344,7 +345,7 @@ def _shipped(
     task), its typed columns checked here first (a subject the schemas lack: exit 2 before any work)."""
     if registry is None:
         return None
-    from kseg.decoders.registry.typed import typed_columns
+    from kseg.decoders.registry.typed_topics import typed_columns
 
     try:
         typed_columns(registry.store, roles, list(set(topics)), context, framing, messages=messages)

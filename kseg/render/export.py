@@ -162,10 +162,11 @@ def add_typed(batch, typed: tuple, spark: bool = False):
     names = batch.schema.names
     at = len(names) - (names[-1] == UNREADABLE_COLUMN[0])
     arrays = [batch.column(i) for i in range(batch.num_columns)]
+    topics = batch.column("topic").to_pylist()
     extra = []
     for t in typed:
         payloads = [None if c else v for c, v in zip(control, batch.column(t.role).to_pylist(), strict=True)]
-        extra += t.arrays(payloads, headers, spark)
+        extra += t.arrays(payloads, headers, spark, topics)
     schema = with_typed(batch.schema, typed, spark)
     return pa.RecordBatch.from_arrays(arrays[:at] + extra + arrays[at:], schema=schema)
 

@@ -312,7 +312,7 @@ REGISTRY = "registry"
 
 def registry_state(options: dict, settings: dict, listing: list | None) -> dict | None:
     """Options ``keyDecoder``/``valueDecoder`` = ``registry``: the ``schemas`` option's ``_schemas`` log
-    (else the one beside the first path), replayed on the driver once per load, the one topic of the
+    (else the one beside the first path), replayed on the driver once per load, the topics of the
     load and the roles -- what the tasks need to make the typed columns (docs/schemas.md).  An option
     or a source that does not do fails the load, naming why."""
     asked = (("key", "keyDecoder"), ("value", "valueDecoder"))
@@ -324,7 +324,7 @@ def registry_state(options: dict, settings: dict, listing: list | None) -> dict 
         return None
     from kseg.decoders.registry import INSTALL_HINT, open_registry
     from kseg.decoders.registry.source import beside
-    from kseg.decoders.registry.typed import typed_columns
+    from kseg.decoders.registry.typed_topics import typed_columns
     from kseg.errors import KsegError
     from kseg.ops.export.export import topic_partition
 
@@ -365,7 +365,7 @@ def registry_state(options: dict, settings: dict, listing: list | None) -> dict 
 
 
 def typed_of(state: dict) -> tuple:
-    from kseg.decoders.registry.typed import typed_columns
+    from kseg.decoders.registry.typed_topics import typed_columns
 
     return typed_columns(
         state["store"], state["roles"], state["topics"], state["context"], state["framing"], messages=state["messages"]

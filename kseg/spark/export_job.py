@@ -118,7 +118,7 @@ def export_bin(
     typed: tuple = ()
     if registry is not None:  # the driver's replayed store: decoders and typed columns made here, once a task
         from kseg.decoders.registry import Registry, RegistryDecoder
-        from kseg.decoders.registry.typed import typed_columns
+        from kseg.decoders.registry.typed_topics import typed_columns
 
         framing = registry["framing"]
         shared = Registry(registry["store"], registry["context"], framing=framing)

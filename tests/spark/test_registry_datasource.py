@@ -58,7 +58,7 @@ def test_data_source_typed_column_types(tree) -> None:
 def test_data_source_registry_option_errors(tree) -> None:
     root, _ = tree
     spark = shared_session()
-    with pytest.raises(Exception, match="one topic's"):
+    with pytest.raises(Exception, match="no subject _schemas-value"):  # every topic typed: _schemas has none
         spark.read.format("kseg").options(valueDecoder="registry").load(str(root))
     with pytest.raises(Exception, match="no subject shop-key"):
         spark.read.format("kseg").options(keyDecoder="registry", topic="shop").load(str(root))
@@ -122,3 +122,17 @@ def test_export_on_spark_writes_the_local_export_typed_columns(tree, tmp_path) -
     cols = ("offset", "value", "valueText", "valueDecoded", "valueSchemaId", "valueDecodeError")
     assert [{c: row[c] for c in cols} for row in got] == [{c: row[c] for c in cols} for row in want]
     assert any(row["valueDecoded"] is not None for row in got)
+
+
+def test_data_source_several_topics_type_a_struct_per_topic(tree) -> None:
+    root, _ = tree
+    spark = shared_session()
+    df = spark.read.format("kseg").options(valueDecoder="registry", topic="shop,people").load(str(root))
+    assert [f.name for f in df.schema["valueDecoded"].dataType.fields] == ["people", "shop"]
+    one = spark.read.format("kseg").options(valueDecoder="registry", topic="people").load(str(root))
+    assert df.schema["valueDecoded"].dataType["people"].dataType == one.schema["valueDecoded"].dataType
+    people = [r.valueDecoded for r in df.where("topic = 'people'").orderBy("offset").collect()]
+    want = [r.valueDecoded for r in one.orderBy("offset").collect()]
+    assert [None if p is None else p["people"] for p in people] == want
+    assert all(p is None or p["shop"] is None for p in people)
+    assert df.where("valueDecoded.shop.channel = 'web'").count() == 2

@@ -204,26 +204,33 @@ class TypedColumn:
             fields.append(pa.field(f"{self.role}Invalid", pa.string()))
         return fields
 
-    def arrays(self, payloads: list, headers: list, spark: bool = False) -> list:
+    def arrays(self, payloads: list, headers: list, spark: bool = False, topics: list | None = None) -> list:
         """The three columns for ``payloads`` (bytes or None) with their records' ``headers`` (lists of
-        ``{"key", "value"}`` or None)."""
-        import pyarrow as pa
+        ``{"key", "value"}`` or None); ``topics``: unused (one topic's column)."""
+        return typed_arrays(self, payloads, headers, spark, lambda n, data, pairs: self.decode_checked(data, pairs))
 
-        values, ids, errors, invalid = [], [], [], []
-        for data, hs in zip(payloads, headers, strict=True):
-            pairs = [(h["key"].encode(), h["value"]) for h in hs] if hs else None
-            v, i, e, bad = self.decode_checked(data, pairs)
-            values.append(v)
-            ids.append(i if i is None or self._id_bytes == 8 or -(1 << 31) <= i < 1 << 31 else None)
-            errors.append(e)
-            invalid.append(bad)
-        column = pa.array(values, type=self.type)
-        if spark:
-            column = column.cast(spark_arrow(self.type))
-        out = [column, pa.array(ids, type=self._id_type()), pa.array(errors, type=pa.string())]
-        if self.registry.validate:
-            out.append(pa.array(invalid, type=pa.string()))
-        return out
+
+def typed_arrays(column: Any, payloads: list, headers: list, spark: bool, decode: Any) -> list:
+    """The typed columns of ``column`` (a :class:`TypedColumn`, or :class:`~.typed_topics.TopicColumns`)
+    for ``payloads``: ``decode(row number, payload, header pairs)`` -> (value, id, error, invalid)."""
+    import pyarrow as pa
+
+    values, ids, errors, invalid = [], [], [], []
+    wide = column._id_bytes == 8
+    for n, (data, hs) in enumerate(zip(payloads, headers, strict=True)):
+        pairs = [(h["key"].encode(), h["value"]) for h in hs] if hs else None
+        v, i, e, bad = decode(n, data, pairs)
+        values.append(v)
+        ids.append(i if i is None or wide or -(1 << 31) <= i < 1 << 31 else None)
+        errors.append(e)
+        invalid.append(bad)
+    array = pa.array(values, type=column.type)
+    if spark:
+        array = array.cast(spark_arrow(column.type))
+    out = [array, pa.array(ids, type=column._id_type()), pa.array(errors, type=pa.string())]
+    if column.registry.validate:
+        out.append(pa.array(invalid, type=pa.string()))
+    return out
 
 
 def spark_arrow(t: Any) -> Any:
@@ -282,34 +289,3 @@ def spark_sql(t: Any) -> str:
 
 def _quote(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
-
-
-def typed_columns(
-    store: Any,
-    roles: tuple[str, ...],
-    topics: list[str],
-    context: str,
-    framing: str = CONFLUENT,
-    validate: bool = False,
-    messages: dict[str, str] | None = None,
-) -> tuple:
-    """The :class:`TypedColumn` s of ``roles`` for the one topic the inputs hold (its ``<topic>-<role>``
-    subjects; ``messages``: role -> the Protobuf message of its column, else the file's first);
-    ValueError saying why not (several topics, none, a subject the schemas lack, a schema that does not
-    parse, a message it does not have)."""
-    if not roles:
-        return ()
-    if len(topics) != 1:
-        found = ", ".join(topics) if topics else "none"
-        raise ValueError(
-            f"the registry decoder's typed columns are one topic's (its <topic>-value subject); "
-            f"the inputs hold {len(topics)} topics ({found}): choose one"
-        )
-    out = []
-    for role in roles:
-        try:
-            message = (messages or {}).get(role)
-            out.append(TypedColumn(store, role, f"{topics[0]}-{role}", context, framing, validate, message))
-        except (LookupError, ValueError) as exc:
-            raise ValueError(f"the registry decoder's {role} column: {_one_line(exc)}") from None
-    return tuple(out)
