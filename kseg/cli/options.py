@@ -75,6 +75,7 @@ def schemas_options(f: F) -> F:
         "framing",
         type=click.Choice(FRAMING_NAMES),
         default="confluent",
+        metavar="NAME",
         help="With the registry decoder: how payloads carry their schema id: confluent (magic 0 + 4-byte "
         "id, magic 1 + GUID, __value_schema_id headers), or Apicurio's apicurio (apicurio.*.globalId "
         "headers, else magic 0 + 8-byte globalId), apicurio-content (contentId), apicurio4, "

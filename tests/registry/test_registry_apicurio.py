@@ -217,3 +217,15 @@ def test_export_typed_columns_with_an_apicurio_framing(tree, tmp_path) -> None:
     decoded = [row["valueDecoded"] for row in rows[:3]]
     assert decoded == [{**values[0], "tags": []}, {**values[1], "tags": []}, values[2]]
     assert "is JSON" in rows[3]["valueDecodeError"] and "globalIds" in rows[4]["valueDecodeError"]
+
+
+def test_grep_searches_apicurio_framed_payloads_decoded(tree) -> None:
+    root, _ = tree
+    args = ["grep", str(root / "items-0"), "--value-decoder", "registry", "--schemas", str(root / "by-global")]
+    r = run_cli([*args, "--framing", "apicurio", "--value-regex", '"name":"ink"', "--format", "json"])
+    assert_no_traceback(r)
+    assert r.exit_code == 0, r.errtext
+    rows = [row for row in map(json.loads, r.text.splitlines()) if row["type"] == "record"]
+    assert [row["offset"] for row in rows] == [2] and rows[0]["payloadSchema"]["id"] == GLOBAL_V2
+    r = run_cli([*args, "--value-regex", '"name":"ink"'])  # Confluent's framing: no payload decodes
+    assert r.exit_code == 1, r.errtext
