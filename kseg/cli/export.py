@@ -209,7 +209,7 @@ def export(
     if (report or since_report) and ranges.by_time:
         raise click.UsageError("--report and --since record offsets: not with --from-time/--to-time")
     names = (key_decoder, value_decoder)
-    _registry_checks(spark.on, names, topics, validate, (key_message, value_message))
+    _registry_checks(spark.on, names, topics, (key_message, value_message))
     key_reg, value_reg, registry = registry_decoders(
         names, schemas, schemas_context, list(paths), run, validate, framing
     )
@@ -251,7 +251,7 @@ def export(
             since=since,
             hive=partition_by is not None,
             one_replica=one_replica,
-            registry=_shipped(registry, roles, schemas_context, topics, framing, messages),
+            registry=_shipped(registry, roles, schemas_context, topics, framing, messages, validate),
             master=spark.master,
             spark_conf=spark.conf,
             err=run.err,
@@ -278,6 +278,8 @@ def export(
             (registry, roles, schemas_context, framing, validate, messages),
         )
     if registry is not None:
+        if summary is not None:
+            registry.merge(summary.reasons)  # --spark: the tasks' counts (a local run's are its own)
         for note in registry.notes():
             run.note(note)
     if summary is None:  # --on-corruption fail stopped it
@@ -295,16 +297,14 @@ def export(
     sys.exit(EXIT_CORRUPT if summary.corrupt or invalid else EXIT_OK)
 
 
-def _registry_checks(on: bool, names: tuple, topics: tuple[str, ...], validate: bool, messages: tuple) -> None:
+def _registry_checks(on: bool, names: tuple, topics: tuple[str, ...], messages: tuple) -> None:
     """``--key-message``/``--value-message`` need that role's registry decoder; with ``--spark``: the
-    registry decoder's typed columns need ``--topic`` (the topics typed), and ``--validate`` is local."""
+    registry decoder's typed columns need ``--topic`` (the topics typed)."""
     for role, name, message in zip(("key", "value"), names, messages, strict=True):
         if message is not None and name != "registry":
             raise click.UsageError(f"--{role}-message is for --{role}-decoder registry")
     if on and "registry" in names and not topics:
         raise click.UsageError("with --spark, the registry decoder's typed columns need --topic (their topics)")
-    if on and validate:
-        raise click.UsageError("--validate is for a local export (with --spark the executors decode)")
 
 
 def replica_lines(run: Run, kept: list[str]) -> None:
@@ -339,7 +339,7 @@ def _typed(
 
 
 def _shipped(
-    registry: Any, roles: tuple, context: str, topics: tuple[str, ...], framing: str, messages: dict
+    registry: Any, roles: tuple, context: str, topics: tuple[str, ...], framing: str, messages: dict, validate: bool
 ) -> dict | None:
     """``--spark``: what the executors need for the registry decoder (the replayed store, pickled with the
     task), its typed columns checked here first (a subject the schemas lack: exit 2 before any work)."""
@@ -358,6 +358,7 @@ def _shipped(
         "topics": list(set(topics)),
         "framing": framing,
         "messages": messages,
+        "validate": validate,
     }
 
 

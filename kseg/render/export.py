@@ -346,10 +346,13 @@ class CorruptionStop(Exception):
 class ExportSummary:
     """What an export wrote and what it could not: counts, then the corrupt batches met."""
 
-    __slots__ = ("records", "splits", "corrupt", "next_offsets", "replicas")
+    __slots__ = ("records", "splits", "corrupt", "next_offsets", "replicas", "reasons")
 
     def __init__(self) -> None:
         self.records = 0
+        #: the registry decoder's counts from Spark tasks: ((key or payload, reason), n) not decoded, then
+        #: (with --validate) not matching their schema (``kseg.decoders.registry.Registry.merge``)
+        self.reasons: tuple[list, list] = ([], [])
         self.splits = 0
         self.corrupt: list[Corruption] = []
         #: partition (``partition_key``) -> the offset after the last batch exported (an export report's)

@@ -210,5 +210,3 @@ def test_validate_on_export_marks_the_rows_and_exits_1(tree, tmp_path) -> None:
     r = run_cli([*args, "--force"])
     assert r.exit_code == 0, r.errtext
     assert "valueInvalid" not in pq.read_table(out).schema.names  # the column only with --validate
-    r = run_cli([*args, "--force", "--validate", "--spark"])
-    assert r.exit_code == 2 and "--validate is for a local export" in r.errtext

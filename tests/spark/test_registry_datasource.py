@@ -136,3 +136,23 @@ def test_data_source_several_topics_type_a_struct_per_topic(tree) -> None:
     assert [None if p is None else p["people"] for p in people] == want
     assert all(p is None or p["shop"] is None for p in people)
     assert df.where("valueDecoded.shop.channel = 'web'").count() == 2
+
+
+def test_export_on_spark_validate_as_the_local_export(tree, tmp_path) -> None:
+    from tests.spark.shared import run_on_spark
+
+    root, _ = tree
+    out = tmp_path / "spark-out"
+    r = run_on_spark(["export", "--spark", "--validate", "--value-decoder", "registry", str(root),
+                      "--topic", "people", "--topic", "shop", "-o", str(out)])  # fmt: skip
+    assert r.exit_code == 1, r.errtext  # the tasks' counts reach the driver: its notes and exit code
+    assert "1 payload not matching its schema: $.name: 5 is not of type 'string'" in r.errtext
+    got = sorted(pq.read_table(str(out)).to_pylist(), key=lambda row: (row["topic"], row["offset"]))
+    local = tmp_path / "local.parquet"
+    r = run_cli(["export", "--validate", "--value-decoder", "registry", str(root), "--topic", "people",
+                 "--topic", "shop", "-o", str(local)])  # fmt: skip
+    assert r.exit_code == 1, r.errtext
+    want = sorted(pq.read_table(local).to_pylist(), key=lambda row: (row["topic"], row["offset"]))
+    cols = ("topic", "offset", "valueDecoded", "valueSchemaId", "valueDecodeError", "valueInvalid")
+    assert [{c: row[c] for c in cols} for row in got] == [{c: row[c] for c in cols} for row in want]
+    assert [row["valueInvalid"] for row in got if row["valueInvalid"]] == ["$.name: 5 is not of type 'string'"]

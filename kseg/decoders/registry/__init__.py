@@ -92,6 +92,18 @@ class Registry:
             for (field, reason), n in self.invalid.most_common()
         ]
 
+    def merge(self, reasons: tuple[list, list]) -> None:
+        """Add another process's counts (a Spark task's ``(failures, invalid)`` items) to this run's."""
+        failures, invalid = reasons
+        for slot, n in failures:
+            self.failures[tuple(slot)] += n
+        for slot, n in invalid:
+            self.invalid[tuple(slot)] += n
+
+    def reasons(self) -> tuple[list, list]:
+        """This run's counts, to be merged by another process (:meth:`merge`)."""
+        return list(self.failures.items()), list(self.invalid.items())
+
     def problems(self) -> int:
         """With ``--validate``: the keys and payloads not decoded or not matching their schema."""
         return sum(self.failures.values()) + sum(self.invalid.values()) if self.validate else 0
