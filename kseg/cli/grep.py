@@ -291,6 +291,6 @@ def _search(
 
 reword(
     grep,
-    jobs="Search partitions in N processes (a partition's segments in order, in one); --max-rate is split "
-    "between them.",
+    jobs="Search in N processes, a large partition's segments shared among them (printed as one process "
+    "prints); --max-rate is split between them.",
 )

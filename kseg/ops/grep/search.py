@@ -35,7 +35,7 @@ from kseg.ops.grep.query import Query
 from kseg.storage import files, starts
 from kseg.storage.checkpoints import topic_partition
 from kseg.storage.partition import Partition, Segment
-from kseg.storage.ranges import BEFORE, LAST, PAST, past_by_name, place, segment_may_hold
+from kseg.storage.ranges import BEFORE, LAST, PAST, Ranges, past_by_name, place, segment_may_hold
 from kseg.storage.records import FileRecords
 
 _VALID, _HEAD = itemgetter(3), itemgetter(2)  # a scan item's CRC verdict and header tuple
@@ -65,6 +65,31 @@ class Unread(NamedTuple):
     def read_past(self) -> bool:
         """Whether the records were searched anyway (a CRC mismatch): not data left unread."""
         return self.kind == "crc"
+
+
+class Step(NamedTuple):
+    """A step of a partition's search: a segment to read, or (``segment`` None) ``skipped`` segments not
+    opened, ruled out by their names."""
+
+    skipped: int
+    segment: Segment | None
+
+
+def plan(part: Partition, ranges: Ranges) -> list[Step]:
+    """The steps of searching ``part`` in offset order: a segment wholly outside the offset range is not
+    opened (its name and the next one's), and none after one whose name is past the range's end."""
+    logs = [seg for seg in part.segments if seg.log]
+    steps = []
+    for i, seg in enumerate(logs):
+        later = logs[i + 1].base_offset if i + 1 < len(logs) else None
+        if not segment_may_hold(seg.base_offset, later, ranges):
+            steps.append(Step(1, None))
+        elif past_by_name(logs[i - 1].base_offset if i else None, ranges):
+            steps.append(Step(len(logs) - i, None))
+            break
+        else:
+            steps.append(Step(0, seg))
+    return steps
 
 
 class MatchSink(Protocol):
@@ -120,22 +145,23 @@ class Searcher:
     def partition(self, part: Partition) -> Searched:
         """Search one partition; :class:`InputError` (placed at its file) when a file cannot be read."""
         result = Searched(part)
-        ranges = self.query.ranges
-        logs = [seg for seg in part.segments if seg.log]
-        for i, seg in enumerate(logs):
+        for step in plan(part, self.query.ranges):
             if self.budget.spent:
                 break
-            later = logs[i + 1].base_offset if i + 1 < len(logs) else None
-            if not segment_may_hold(seg.base_offset, later, ranges):
-                result.skipped += 1
-                continue
-            if past_by_name(logs[i - 1].base_offset if i else None, ranges):
-                result.skipped += len(logs) - i
-                break
-            where = Where(part, seg, 0)
-            if not self._segment(where, result):
+            if step.segment is None:
+                result.skipped += step.skipped
+            elif not self.segments(part, [step.segment], result):
                 break
         return result
+
+    def segments(self, part: Partition, segments: list[Segment], result: Searched) -> bool:
+        """Search ``segments`` of ``part`` in order (steps of its :func:`plan` to read), adding to ``result``;
+        False when no later segment of the partition can hold a match (an offset range's end was read, or
+        the budget is spent)."""
+        for seg in segments:
+            if self.budget.spent or not self._segment(Where(part, seg, 0), result):
+                return False
+        return True
 
     def _segment(self, where: Where, result: Searched) -> bool:
         """Search one segment from where its indexes say; False when no later segment can hold a match."""
