@@ -59,6 +59,23 @@ def _pattern(text: str, option: str, flags: int) -> re.Pattern[str]:
         raise click.BadParameter(f"{text!r} is not a regular expression: {exc}", param_hint=option) from None
 
 
+def _where(texts: tuple[str, ...], flags: int) -> Any:
+    """``--where`` conditions read (all must hold), or None; a usage error saying where one goes wrong."""
+    if not texts:
+        return None
+    from kseg.ops.grep.where import All, Condition, WhereError, parse
+
+    read = []
+    for text in texts:
+        try:
+            read.append(parse(text, flags))
+        except WhereError as exc:
+            raise click.BadParameter(
+                f"{text!r}: at character {exc.position + 1}: {exc.message}", param_hint="--where"
+            ) from None
+    return read[0] if len(read) == 1 else Condition(" and ".join(texts), All(tuple(c.tree for c in read)))
+
+
 def _header_tests(exact: tuple[str, ...], regex: tuple[str, ...], flags: int) -> tuple:
     from kseg.ops.grep.query import HeaderTest
 
@@ -92,6 +109,14 @@ def _header_tests(exact: tuple[str, ...], regex: tuple[str, ...], flags: int) ->
     multiple=True,
     metavar="NAME=REGEX",
     help="Records with a header NAME whose value (as UTF-8 text) matches REGEX; repeatable.",
+)
+@click.option(
+    "--where",
+    "wheres",
+    multiple=True,
+    metavar="EXPR",
+    help="Records whose decoded fields hold EXPR, e.g. 'value.order_id == 1234 and headers.trace =~ \"^t-\"' "
+    "(paths, == != < <= > >= =~ !~, and or not; docs/grep.md); repeatable, all must hold.",
 )
 @click.option("--ignore-case", "-i", is_flag=True, help="The regular expressions ignore case.")
 @click.option("--from-offset", type=Int(INT64_MIN, INT64_MAX), default=None, help="First offset (inclusive).")
@@ -144,6 +169,7 @@ def grep(
     value_regex: str | None,
     headers: tuple[str, ...],
     header_regexes: tuple[str, ...],
+    wheres: tuple[str, ...],
     ignore_case: bool,
     from_offset: int | None,
     to_offset: int | None,
@@ -214,11 +240,12 @@ def grep(
         tombstones=tombstones,
         key_decoder=key_registry or key_fn,
         value_decoder=value_registry or value_fn,
+        where=_where(wheres, flags),
     )
     if query == Query(key_decoder=query.key_decoder, value_decoder=query.value_decoder):
         raise click.UsageError(
-            "say what to look for: --key, --key-regex, --value-regex, --header, --header-regex, an offset or "
-            "time range, --producer-id, --transactional, --control or --tombstones"
+            "say what to look for: --key, --key-regex, --value-regex, --header, --header-regex, --where, an "
+            "offset or time range, --producer-id, --transactional, --control or --tombstones"
         )
     if registry is not None and spark.on:
         raise click.UsageError("--spark does not take the registry decoder yet (its schemas are read here)")
