@@ -326,15 +326,20 @@ class Searcher:
 
     def _candidates(self, batch: Any) -> Iterator[tuple]:
         """The records of a v2 data batch that may match (offset, timestamp, sequence, key, value, headers;
-        key and value slices).  A compressed batch's records come a decompressed piece at a time with their
-        key and value as spans in it (the record decoder's ``SPANS``): a piece lacking one of the query's
-        literal bytes is left without a slice made or a record tested (an uncompressed batch was searched
-        whole before, :meth:`_lacks`)."""
+        key and value slices).  A compressed batch is first decompressed whole and searched for the query's
+        literal bytes: lacking one, none of its records is decoded (as an uncompressed batch lacking one is
+        passed over, :meth:`_lacks`).  Else its records come a decompressed piece at a time with their key
+        and value as spans in it (the record decoder's ``SPANS``): a piece lacking a literal is left without
+        a slice made or a record tested."""
         literals = self.literals
         if not literals or not batch.codec:
             for chunk in batch.record_chunks(self.limit):
                 yield from chunk
             return
+        whole = batch.decompressed(self.limit)
+        if any(whole.find(literal) < 0 for literal in literals):
+            return
+        del whole
         for buf, chunk, _ in batch.form_chunks(self.limit, SPANS):
             data = buf if isinstance(buf, (bytes, bytearray)) else bytes(buf)
             if any(data.find(literal) < 0 for literal in literals):
