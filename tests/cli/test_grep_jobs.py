@@ -35,7 +35,7 @@ def test_one_partitions_segments_are_dealt_to_several_tasks(topic: Path) -> None
     """The premise of the tests below: with two processes, one partition's segments are several tasks."""
     from kseg.ops.grep.query import Query
     from kseg.runtime.grep_deal import deal, tasks_wanted
-    from kseg.storage.partition import discover
+    from kseg.storage.stores.find import discover
 
     parts = discover([str(topic / f"{TOPIC}-1")], [])
     query = Query(tombstones=True)
