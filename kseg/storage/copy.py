@@ -55,7 +55,7 @@ def _kernel_copy(records: FileRecords, fd: int, position: int, end: int) -> int:
         src = records.fileno()
     except (OSError, ValueError):
         return position
-    policy = records.context.policy
+    policy = read_policy.policy_of(records.context)
     piece = KERNEL_PIECE if policy is None else read_policy.PIECE
     for call in KERNEL_COPIES:
         while position < end:

@@ -21,9 +21,10 @@ from kseg.limits import DEFAULT_DECOMPRESSION_LIMIT, INT64_MAX, INT64_MIN
 from kseg.ops.rebuild.recovered import Recovered
 from kseg.ops.rebuild.recovery import DEFAULT_INDEX_INTERVAL, DEFAULT_MAX_INDEX_SIZE, Recovery
 from kseg.storage import files, location
-from kseg.storage.partition import Partition, Segment, discover, scan_partition
+from kseg.storage.partition import Partition, Segment, scan_partition
 from kseg.storage.producer_state import ProducerState
 from kseg.storage.records import FileRecords, SecondReader
+from kseg.storage.stores.find import discover
 
 
 def recover_segment(
