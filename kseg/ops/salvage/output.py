@@ -50,9 +50,7 @@ class SegmentWriter:
         try:
             self.recovery.feed(items if len(items) == len(fs) else self._items(fs))
         except (CorruptRecordError, RecoveryFailure) as exc:  # a kept end marker whose records do not parse...
-            raise InputError(
-                f"the salvaged log would not pass Kafka's recovery: {exc.message}", path=exc.path, position=exc.position
-            ) from None
+            raise _unrecoverable(exc) from None
 
     def _items(self, fs: Sequence[Found]) -> Iterator[ScanItem]:
         """Recovery's items for ``fs``: a v0/v1 message's as a batch object, read when its turn comes (an
@@ -76,17 +74,24 @@ class SegmentWriter:
         """The rest copied, the log synced, its indexes written (each synced)."""
         try:
             self._copy()
-            try:
-                _sync(self.fd, self.path)
-            finally:
-                os.close(self.fd)
+            _sync(self.fd, self.path)
+        finally:
+            os.close(self.fd)
+        try:
             self.recovery.end()
         except RecoveryFailure as exc:
-            raise InputError(f"the salvaged log would not pass Kafka's recovery: {exc.message}") from None
+            raise _unrecoverable(exc.at(self.path)) from None
         stem = self.path[: -len(files.LOG)]
         for kind, data in rebuilt_files(self.recovery.rec).items():
             if data is not None:
                 _write_new(stem + kind, data)
+
+
+def _unrecoverable(exc: KsegError) -> InputError:
+    """A salvaged log Kafka's recovery would stop in or fail on: an error (nothing is committed)."""
+    return InputError(
+        f"the salvaged log would not pass Kafka's recovery: {exc.message}", path=exc.path, position=exc.position
+    )
 
 
 def _create(path: str) -> int:
