@@ -146,10 +146,11 @@ def rsm_key_option(f: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(f)
     def command(*args: Any, rsm_key: dict[str, str], run: Run, **kwargs: Any) -> Any:
-        from kseg.storage.context import RsmKeys, reading
+        from kseg.storage.context import reading
+        from kseg.storage.private_keys import read_keys
 
         try:  # read now, once, through the bounded reader: exit 2 before anything runs (--spark ships it)
-            keys = RsmKeys.read(rsm_key)
+            keys = read_keys(rsm_key)
         except KsegError as exc:
             raise click.BadParameter(str(exc), param_hint="--rsm-key") from None
         with reading(run.context.with_keys(keys)) as context:
@@ -338,11 +339,12 @@ def listing_status(run: Run, paths: Iterable[str]) -> Iterator[None]:
 
 
 def partitions_or_fail(run: Run, paths: Iterable[str]) -> list[Any]:
-    """The partitions under ``paths`` (:func:`kseg.storage.partition.discover`), its notes printed;
+    """The partitions under ``paths`` (:func:`kseg.storage.stores.find.discover`), its notes printed;
     nothing to read, or a path that cannot be read, is the one error line and exit 2.  A directory
     that cannot be listed is returned with ``error`` set, its error line printed: the caller skips it
     and exits 2 (:func:`listing_code`)."""
-    from kseg.storage.partition import discover, nothing_found, nothing_in
+    from kseg.storage.partition import nothing_found, nothing_in
+    from kseg.storage.stores.find import discover
 
     notes: list[str] = []
     try:

@@ -131,12 +131,13 @@ def verify_index(
 
 def _inputs(run: Run, paths: tuple[str, ...], report_path: str | None, spark: bool, force: bool) -> tuple[Any, list]:
     """The report (:func:`kseg.ops.verify.report.open_report`) and the partitions to verify, before any work
-    (with ``spark``, the compact listing the driver plans from: :func:`kseg.storage.listing.listed`);
+    (with ``spark``, the compact listing the driver plans from: :class:`kseg.storage.listing.Listed`);
     a path that cannot be written or read, or nothing to verify ("0 segments verified, clean" would be a
     pass for nothing read), is the one error line and exit 2."""
     from kseg.ops.verify.report import open_report
-    from kseg.storage.listing import listed
-    from kseg.storage.partition import discover, nothing_found, nothing_in
+    from kseg.storage.listing import Listed
+    from kseg.storage.partition import nothing_found, nothing_in
+    from kseg.storage.stores.find import discover, discover_as
 
     report = None
     notes: list[str] = []
@@ -145,7 +146,11 @@ def _inputs(run: Run, paths: tuple[str, ...], report_path: str | None, spark: bo
         if report is not None and report_path:
             clean_stale_output(run, report_path)
         with listing_status(run, paths):
-            partitions = (listed if spark else discover)(list(paths), notes, run.context)
+            partitions: list[Any] = (
+                discover_as(list(paths), notes, Listed, run.context)  # each partition packed as it is found
+                if spark
+                else discover(list(paths), notes, run.context)
+            )
         if nothing_in(partitions):
             raise nothing_found(list(paths))
     except KsegError as exc:

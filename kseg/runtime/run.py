@@ -86,7 +86,9 @@ class Run:
 
     def read_in(self, processes: int) -> None:
         """``--jobs N``: each of the N reading processes gets 1/N of ``--max-rate``."""
-        self.context.split(processes)
+        from kseg.storage import read_policy
+
+        read_policy.split(self.context, processes)
 
 
 def read_context(max_rate: float | None = None, drop_cache: bool = False) -> ReadContext:

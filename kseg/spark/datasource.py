@@ -103,12 +103,13 @@ class KsegDataSource(DataSource):
 
     def __init__(self, options) -> None:
         super().__init__(options)
-        from kseg.storage.context import ReadContext, RsmKeys
+        from kseg.storage.context import ReadContext
+        from kseg.storage.private_keys import read_keys
 
         self.settings = read_options(dict(options))  # a bad option fails the load, naming it
         # option rsmKey "ID=FILE,...": read here, once per load, and held by the listing's stores (the tasks'
         # shares of it carry them): two loads in one process read each with its own keys
-        self.context = ReadContext(keys=RsmKeys.read(rsm_keys(_option(dict(options), "rsmKey"))))
+        self.context = ReadContext(keys=read_keys(rsm_keys(_option(dict(options), "rsmKey"))))
         self.listing: list | None = list_inputs(self.settings, self.context)
         # the registry decoder: _schemas replayed here, once per load, and shipped to the tasks (its store)
         self.registry = registry_state(dict(options), self.settings, self.listing)
@@ -147,10 +148,11 @@ def list_inputs(settings: dict, context: Any = None) -> list:
     ``partition`` and ``logDir`` options (:func:`chosen`) before any segment is opened; an input that
     cannot be listed fails the load, naming it and the cause."""
     from kseg.errors import KsegError
-    from kseg.storage.listing import listed
+    from kseg.storage.listing import Listed
+    from kseg.storage.stores.find import discover_as
 
     try:
-        parts = listed(settings["paths"], [], context)
+        parts = discover_as(settings["paths"], [], Listed, context)  # each packed as it is found
     except KsegError as exc:
         raise OSError(f"kseg data source: {exc.describe()}") from None
     parts = [part for part in parts if chosen(part, settings)]
@@ -187,14 +189,15 @@ def chosen(part, settings: dict) -> bool:
 
 class KsegReader(DataSourceReader):
     def __init__(self, options: dict, listing: list | None = None, registry: dict | None = None) -> None:
-        from kseg.storage.context import ReadContext, RsmKeys
+        from kseg.storage.context import ReadContext
+        from kseg.storage.private_keys import read_keys
 
         self.options = options
         self.registry = registry  # :func:`registry_state`: the replayed store, the topic, the roles
         self.settings = read_options(options)
         self.listing = listing  # the load's (None: listed again here)
         # option rsmKey "ID=FILE,...": read where the reader is made (the driver), shipped inside its context
-        self.context = ReadContext(keys=RsmKeys.read(rsm_keys(_option(options, "rsmKey"))))
+        self.context = ReadContext(keys=read_keys(rsm_keys(_option(options, "rsmKey"))))
         self.pushed = False  # an offset/timestamp filter was pushed: corruption rows are not yielded
 
     def __getstate__(self) -> dict:

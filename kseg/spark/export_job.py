@@ -74,9 +74,9 @@ def driver_plan(paths: list[str], ranges, split_bytes: int, notes: list[str] | N
     """The driver's listing of ``paths`` (side by side), held compactly, for :func:`deal`; an input that
     could not be listed raises (nothing is exported from a partial list)."""
     from kseg.errors import InputError
-    from kseg.storage.listing import listed
+    from kseg.storage.stores.find import discover_as
 
-    partitions = listed(paths, [] if notes is None else notes)  # compact: a partition's segments packed
+    partitions = discover_as(paths, [] if notes is None else notes, Listed)  # compact: a partition's segments packed
     for part in partitions:  # an input not read is never "N records written": nothing is
         if part.error is not None:
             raise InputError(f"{part.error}; nothing was written")

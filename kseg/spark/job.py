@@ -210,7 +210,8 @@ def run(
 ) -> Outcome:
     """Verify every segment on the cluster, one Spark job per bin, a bounded number at once.
 
-    ``partitions`` is the listing, compact (:func:`kseg.storage.listing.listed`; a
+    ``partitions`` is the listing, compact (:func:`kseg.storage.stores.find.discover_as` packing each as a
+    :class:`kseg.storage.listing.Listed`; a
     :class:`~kseg.storage.partition.Partition` is packed here): the bins are planned from it
     (:func:`plan`) and each bin's task is given its share of it (:meth:`Run.share`), so what the driver
     holds does not grow with the segments.  A bin's job that fails (its task's retries exhausted) makes

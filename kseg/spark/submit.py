@@ -36,14 +36,15 @@ def main(argv: list[str] | None = None) -> int:
     from kseg.runtime.run import Run
     from kseg.runtime.verify import VerifyRun
     from kseg.spark.driver import run_spark_cli
-    from kseg.storage.listing import listed
+    from kseg.storage.listing import Listed
     from kseg.storage.partition import nothing_found
+    from kseg.storage.stores.find import discover_as
 
     run = Run(sys.stdout.buffer, sys.stderr.buffer)
     notes: list[str] = []
     try:
         open_report(args.report, args.paths, spark=True, force=True)  # checked before any work
-        partitions = listed(args.paths, notes)  # compact: the driver plans from it (kseg.spark.bins.plan)
+        partitions = discover_as(args.paths, notes, Listed)  # compact: the driver plans from it (kseg.spark.bins.plan)
         if not partitions:
             raise nothing_found(args.paths)
     except KsegError as exc:

@@ -49,23 +49,34 @@ from kseg.format import java_numbers
 from kseg.format.uuid import parse_uuid
 from kseg.limits import INT32_MAX, INT64_MAX, INT64_MIN
 from kseg.storage import files, location
+from kseg.storage.names import (
+    CLEAN_SHUTDOWN,
+    CLEANER,
+    HIGH_WATERMARK,
+    LOG_DIR_FILES,
+    LOG_DIR_MARKERS,
+    LOG_START,
+    META_PROPERTIES,
+    OFFSET_CHECKPOINTS,
+    RECOVERY_POINT,
+    topic_partition,
+)
 from kseg.storage.read import AuxFile, Kind, lines_of_text
 from kseg.storage.stores.base import Store
 from kseg.storage.tiered_names import aiven_key
 
-RECOVERY_POINT = "recovery-point-offset-checkpoint"
-LOG_START = "log-start-offset-checkpoint"
-HIGH_WATERMARK = "replication-offset-checkpoint"
-CLEANER = "cleaner-offset-checkpoint"
-OFFSET_CHECKPOINTS = (HIGH_WATERMARK, RECOVERY_POINT, LOG_START, CLEANER)
-META_PROPERTIES = "meta.properties"
-CLEAN_SHUTDOWN = ".kafka_cleanshutdown"
-#: What a broker keeps in each of its log directories (``LogManager``: ``meta.properties`` and the offset
-#: checkpoints): an empty log directory still holds them.
-LOG_DIR_FILES = (META_PROPERTIES, *OFFSET_CHECKPOINTS)
-#: A directory holding one of these is a log directory (``LogManager``'s own files: ``meta.properties``
-#: from the first start, the offset checkpoints from the first flush, ``.kafka_cleanshutdown``).
-LOG_DIR_MARKERS = (META_PROPERTIES, CLEAN_SHUTDOWN, *OFFSET_CHECKPOINTS)
+__all__ = [  # the files' names (kseg.storage.names), for the readers of their contents
+    "RECOVERY_POINT",
+    "LOG_START",
+    "HIGH_WATERMARK",
+    "CLEANER",
+    "OFFSET_CHECKPOINTS",
+    "META_PROPERTIES",
+    "CLEAN_SHUTDOWN",
+    "LOG_DIR_FILES",
+    "LOG_DIR_MARKERS",
+    "topic_partition",
+]
 PARTITION_METADATA = "partition.metadata"
 QUORUM_STATE = "quorum-state"
 VERSION = 0  # OffsetCheckpointFile.CURRENT_VERSION, PartitionMetadataFile.CURRENT_VERSION
@@ -401,14 +412,6 @@ def read_text(directory: str, name: str) -> str | None:
     if aux.kind.max_bytes > OTHER.max_bytes:
         aux = AuxFile(aux.opener, aux.name, aux.size, OTHER)
     return whole_text(aux)
-
-
-def topic_partition(name: str) -> tuple[str, int] | None:
-    """``<topic>-<partition>`` of a partition directory's name, or None: ``UnifiedLog.parseTopicPartitionName``
-    (the topic before the last ``-``, not empty; the partition after it, ``Integer.parseInt``'s)."""
-    topic, sep, number = name.rpartition("-")
-    partition = java_int(number) if sep and topic else None
-    return None if partition is None else (topic, partition)
 
 
 @dataclass(frozen=True)

@@ -2,17 +2,19 @@
 
 A :class:`ReadContext` holds the read settings of a command: ``--max-rate`` (bytes a second, this
 process's share) and ``--drop-cache`` (:mod:`kseg.storage.read_policy`), the private keys of
-``--rsm-key`` (:class:`RsmKeys`: the PEM bytes, read once where the command starts) and the
-observers a terminal follows (:class:`Observers`: the progress bar's byte meter, the listing
-watcher of :mod:`kseg.storage.watch`).  It is a frozen value: stores are made with it
+``--rsm-key`` (:class:`RsmKeys`: the PEM bytes, read once where the command starts,
+:func:`kseg.storage.private_keys.read_keys`) and the observers a terminal follows (:class:`Observers`:
+the progress bar's byte meter, the listing :class:`Watcher` of :mod:`kseg.storage.watch`).  It imports
+no other storage module: every store, noun and reader below may hold it.  It is a frozen value: stores are made with it
 (:mod:`kseg.storage.stores`), partitions and segments hold their store, and a Spark task is handed
 the same value in its pickle (the observers stay behind: an executor has no terminal).  Two
 contexts in one process -- two DataFrame loads, two ``verify_all`` calls, a test beside a command
 -- share nothing: no setting is installed in a module.
 
-The pacing of ``--max-rate`` is a token bucket per context and process (:class:`ReadPolicy`): reads
+The pacing of ``--max-rate`` is a token bucket per context and process
+(:func:`kseg.storage.read_policy.policy_of`): reads
 under one context average at most its rate; a forked ``--jobs`` worker keeps its own copy of the
-bucket (:meth:`ReadContext.split` gives each of N processes 1/N of the rate).
+bucket (:func:`kseg.storage.read_policy.split` gives each of N processes 1/N of the rate).
 """
 
 from __future__ import annotations
@@ -21,28 +23,19 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Callable
-
-from kseg.errors import InputError
-from kseg.storage import read_policy
-from kseg.storage.read import AuxFile, Kind
-from kseg.storage.read_policy import ReadPolicy
-
-if TYPE_CHECKING:
-    from kseg.storage.watch import Watcher
+from typing import Any, Callable, Protocol
 
 
-#: A PEM RSA private key of 16384 bits is about 12.5 KiB.
-KEY = Kind("private key", 64 << 10, "a PEM RSA private key of 16384 bits is under 13 KiB")
+class Watcher(Protocol):
+    """Told of each listing as it goes (:mod:`kseg.storage.watch`); every method must be thread-safe and quick."""
 
+    def started(self, prefix: str) -> None:
+        """A listing of ``prefix`` (one level, or everything under it) started."""
 
-def read_key(pair: str, key_file: str) -> bytes:
-    """A ``--rsm-key`` file's bytes through the bounded reader: a regular file of at most :data:`KEY`'s bound
-    (a FIFO is refused, never opened blocking)."""
-    try:
-        return AuxFile.local(key_file, KEY).data()
-    except InputError as exc:
-        raise InputError(f"cannot read the private key of --rsm-key {pair}: {exc.message}", path=key_file) from None
+    def finished(self, prefix: str, keys: int, partitions: int, noun: str = "key") -> None:
+        """The listing of ``prefix`` ended: ``keys`` entries listed, each a ``noun`` (``key`` on an object
+        store, ``file`` on a file system: what the listing says it listed), ``partitions`` partition
+        directories (holding segment files) among them."""
 
 
 @dataclass(frozen=True)
@@ -50,15 +43,6 @@ class RsmKeys:
     """The private keys of ``--rsm-key``: key pair id -> (key file, its PEM bytes), read once."""
 
     pairs: tuple[tuple[str, str, bytes], ...] = ()
-
-    @classmethod
-    def read(cls, keys: dict[str, str]) -> "RsmKeys":
-        """The PEM bytes of each key file (key pair id -> file), read here: a key file that cannot be read
-        is an :class:`InputError` naming it, before any segment is read or any task starts."""
-        pairs = []
-        for pair, key_file in keys.items():
-            pairs.append((pair, key_file, read_key(pair, key_file)))  # bounded, a FIFO refused
-        return cls(tuple(pairs))
 
     def get(self, pair: str) -> tuple[str, bytes] | None:
         """``(key file, PEM bytes)`` of key pair ``pair``, or None when no ``--rsm-key`` names it."""
@@ -93,7 +77,7 @@ class ReadContext:
     drop_cache: bool = False
     keys: RsmKeys = RsmKeys()
     observers: Observers = field(default_factory=Observers, compare=False, repr=False)
-    pacing: list[ReadPolicy] = field(init=False, compare=False, repr=False)  # (the policy, once made)
+    pacing: list[Any] = field(init=False, compare=False, repr=False)  # (kseg.storage.read_policy.policy_of)
     stores: dict[bool, Any] = field(init=False, compare=False, repr=False)  # (kseg.storage.stores)
 
     def __post_init__(self) -> None:
@@ -109,27 +93,11 @@ class ReadContext:
         pacing starts afresh there."""
         return (ReadContext, (self.max_rate, self.drop_cache, self.keys))
 
-    def split(self, processes: int) -> None:
-        """``--jobs N``: this process and each of the N it forks paces its reads under this context at 1/N
-        of ``--max-rate`` (the pacing bucket is the process's, not a setting: the value is unchanged)."""
-        if self.policy is not None and self.policy.throttle is not None and processes > 1:
-            self.policy.throttle = read_policy.Throttle(self.policy.throttle.rate / processes)
-
     def with_keys(self, keys: RsmKeys) -> "ReadContext":
         """This context with the private keys of ``--rsm-key`` (the same observers and pacing)."""
         keyed = replace(self, keys=keys, observers=self.observers)
         object.__setattr__(keyed, "pacing", self.pacing)  # one pacing bucket for the command's reads
         return keyed
-
-    @property
-    def policy(self) -> ReadPolicy | None:
-        """What the reader does around each window read (None: neither ``--max-rate`` nor ``--drop-cache``),
-        made on first use."""
-        if self.max_rate is None and not self.drop_cache:
-            return None
-        if not self.pacing:
-            self.pacing.append(read_policy.ReadPolicy(self.max_rate, self.drop_cache))
-        return self.pacing[0]
 
     @property
     def meter(self) -> Callable[[str, int, int], object] | None:

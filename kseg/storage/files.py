@@ -1,110 +1,70 @@
-"""Segment file names and whole-file reads (``LogFileUtils``, ``Snapshots``).
+"""Files through their store, and the readers of index and snapshot files (``LogFileUtils``).
 
-Kafka names segment files by the base offset, 20 zero-padded digits, and a
-suffix: ``.log``, ``.index``, ``.timeindex``, ``.txnindex``, ``.snapshot``;
-KRaft snapshots are ``<endOffset 20 digits>-<epoch 10 digits>.checkpoint``.
-kseg accepts any integer stem (``00000.log``), as Kafka's tool parses the
-part before the first dot with ``Long.parseLong``.
-
-Kafka's ``LocalTieredStorage`` (the file-system ``RemoteStorageManager`` of its tiered-storage tests,
-``RemoteLogSegmentFileset``) names a copied segment's files ``<start offset, 20 digits>-<segment id>``
-and a suffix: ``.log``, ``.index``, ``.timeindex``, ``.txnindex`` (optional), ``.snapshot`` and
-``.leader_epoch_checkpoint``; the segment id is a ``Uuid`` in its 22-character URL-safe base64 form
-(Kafka matches the names as digits, ``-``, 22 characters of ``[a-zA-Z0-9_-]``, then the suffix).
-The start offset is the segment's base offset: :func:`base_offset_from_name` reads it from both forms.
+The names of a log directory's files and what a name says are :mod:`kseg.storage.names` (shown here too,
+for the commands that read both).  Each function here takes the store holding the path, or finds the store
+of a path given alone (:func:`store_of`: discovery at the call).
 """
 
 from __future__ import annotations
 
 import io
 import os
-import re
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, cast
 
 from kseg.errors import InputError
-from kseg.limits import INT64_MAX, INT64_MIN
 from kseg.storage import location
+from kseg.storage.names import (
+    BOOTSTRAP_CHECKPOINT,
+    CHECKPOINT,
+    INDEX,
+    LEADER_EPOCH_CHECKPOINT,
+    LOG,
+    SEGMENT_SUFFIXES,
+    SNAPSHOT,
+    TIME_INDEX,
+    TRANSITION_DIR,
+    TXN_INDEX,
+    base_offset_from_name,
+    holds_segment,
+    parse_checkpoint_name,
+    stem,
+    suffix,
+    tiered_segment_id,
+)
 from kseg.storage.stores.base import ReadFile
-from kseg.storage.tiered_names import SEGMENT_STEM
 
 if TYPE_CHECKING:
     from kseg.format.rsm_manifest import Manifest
-    from kseg.storage.stores.base import Store
+    from kseg.storage.stores.base import SizedFile, Store
 
-LOG, INDEX, TIME_INDEX, TXN_INDEX, SNAPSHOT, CHECKPOINT = (
-    ".log",
-    ".index",
-    ".timeindex",
-    ".txnindex",
-    ".snapshot",
-    ".checkpoint",
-)
-BOOTSTRAP_CHECKPOINT = "bootstrap.checkpoint"
-#: A segment's files (``LogFileUtils``): a directory holding one is a partition directory.
-SEGMENT_SUFFIXES = (LOG, INDEX, TIME_INDEX, TXN_INDEX)
-#: A partition directory in transition (``UnifiedLog``'s ``-delete``, ``-future`` and ``-stray`` suffixes).
-TRANSITION_DIR = re.compile(r".*-(delete|future|stray)\Z")
-_LONG = re.compile(r"[+-]?[0-9]+\Z")
-_CHECKPOINT = re.compile(r"([0-9]{20})-([0-9]{10})\.checkpoint\Z")
-_TIERED = SEGMENT_STEM  # RemoteLogSegmentFileset: <offset>-<Uuid>
-LEADER_EPOCH_CHECKPOINT = ".leader_epoch_checkpoint"  # a LocalTieredStorage segment's leader-epoch file
-__all__ = ["ReadFile"]  # a file :func:`open_readonly` opened (kseg.storage.stores.base)
+__all__ = [  # a file :func:`open_readonly` opened (kseg.storage.stores.base), and the names' rules
+    "ReadFile",
+    "LOG",
+    "INDEX",
+    "TIME_INDEX",
+    "TXN_INDEX",
+    "SNAPSHOT",
+    "CHECKPOINT",
+    "BOOTSTRAP_CHECKPOINT",
+    "SEGMENT_SUFFIXES",
+    "TRANSITION_DIR",
+    "LEADER_EPOCH_CHECKPOINT",
+    "suffix",
+    "holds_segment",
+    "stem",
+    "tiered_segment_id",
+    "base_offset_from_name",
+    "parse_checkpoint_name",
+]
 
 
 MAX_INDEX_FILE = 1 << 30  # Kafka's segment.index.bytes is an int; 1 GiB is far beyond any real index
-
-
-def suffix(path: str) -> str:
-    """The part of the file name from its last dot (Kafka's dispatch key); '' if none."""
-    name = os.path.basename(path)
-    dot = name.rfind(".")
-    return name[dot:] if dot >= 0 else ""
-
-
-def holds_segment(paths: Iterable[str]) -> bool:
-    """True when one of ``paths`` is a segment's file (:data:`SEGMENT_SUFFIXES`, ``LogFileUtils``): the
-    directory holding it is a partition directory."""
-    return any(suffix(p) in SEGMENT_SUFFIXES for p in paths)
-
-
-def stem(path: str) -> str:
-    """The part of the file name before its first dot."""
-    return os.path.basename(path).split(".")[0]
-
-
-def tiered_segment_id(path: str) -> str | None:
-    """The segment id (a ``Uuid``, base64) of a ``LocalTieredStorage`` name ``<offset>-<id>.<suffix>``;
-    ``None`` for any other name."""
-    m = _TIERED.match(stem(path))
-    return m.group(2) if m else None
-
-
-def base_offset_from_name(path: str) -> int | None:
-    """``Long.parseLong`` of the stem, or of its offset part in a ``LocalTieredStorage`` name
-    (``<offset>-<segment id>``); ``None`` when the name carries no base offset."""
-    s = stem(path)
-    local_tiered = _TIERED.match(s)
-    if local_tiered:
-        s = local_tiered.group(1)
-    elif not _LONG.match(s):
-        return None
-    value = int(s)
-    return value if INT64_MIN <= value <= INT64_MAX else None
 
 
 def sibling(path: str, new_suffix: str) -> str:
     """The file of the same stem with another suffix, in the same directory."""
     names = store_of(path).names
     return names.join(names.dirname(names.absolute(path)), stem(path) + new_suffix)
-
-
-def parse_checkpoint_name(path: str) -> tuple[int, int] | None:
-    """``Snapshots.parse``: (end offset, epoch) of a KRaft snapshot name."""
-    m = _CHECKPOINT.match(os.path.basename(path))
-    if not m:
-        return None
-    return int(m.group(1)), int(m.group(2))
 
 
 def display(path: str, store: Store | None = None) -> str:
@@ -206,9 +166,9 @@ def write_stream(path: str, produce: Callable[[location.OutputStream], object], 
 
 def size_of(f: ReadFile) -> int:
     """The size of a file opened by :func:`open_readonly` (fixed when it was opened, for a remote file)."""
-    if not isinstance(f, (io.FileIO, io.BufferedReader)):
-        return f.size
-    return os.fstat(f.fileno()).st_size
+    if isinstance(f, (io.FileIO, io.BufferedReader)):
+        return os.fstat(f.fileno()).st_size
+    return cast("SizedFile", f).size  # a ranged or a tiered file: its size taken when it was opened
 
 
 def read_small_file(path: str, limit: int = MAX_INDEX_FILE, store: Store | None = None) -> bytes:

@@ -51,9 +51,10 @@ from kseg.storage.checkpoints import (
     open_aux,
     too_many,
 )
+from kseg.storage.names import LEADER_EPOCHS_FILE
 from kseg.storage.stores.base import Store
 
-FILE_NAME = "leader-epoch-checkpoint"
+FILE_NAME = LEADER_EPOCHS_FILE
 VERSION = 0
 NO_EPOCH = -1  # RecordBatch.NO_PARTITION_LEADER_EPOCH: a magic v0/v1 batch
 _PAST_ALL = INT64_MAX + 1  # past every offset

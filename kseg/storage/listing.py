@@ -22,7 +22,6 @@ from array import array
 from collections.abc import Iterator
 
 from kseg.storage import files, location
-from kseg.storage.context import ReadContext
 from kseg.storage.partition import Partition, Segment
 
 #: The files of a segment a listing records, in flag-bit order (``Segment``'s attribute names).
@@ -124,11 +123,3 @@ class Listed:
                     path = self.odd.get((n, k)) if self.odd else None
                     setattr(seg, slot, path or location.join(self.path, f"{base:020d}{sfx}"))
             yield seg
-
-
-def listed(paths: list[str], notes: list[str], context: ReadContext | None = None) -> list[Listed]:
-    """:func:`~kseg.storage.partition.discover`'s partitions, each packed as it is found (a remote
-    listing's partitions one directory at a time: never every ``Segment`` of the listing at once)."""
-    from kseg.storage.partition import discover_as
-
-    return discover_as(paths, notes, Listed, context)

@@ -7,11 +7,11 @@ broker's disk is laid out by Kafka's ``LogManager``: each *log directory*
 (``log.dirs``) holds ``meta.properties``, the offset checkpoints
 (``recovery-point-offset-checkpoint``, ``log-start-offset-checkpoint``,
 ``replication-offset-checkpoint``, ``cleaner-offset-checkpoint``) and
-``.kafka_cleanshutdown`` (:data:`kseg.storage.checkpoints.LOG_DIR_MARKERS`),
+``.kafka_cleanshutdown`` (:data:`kseg.storage.names.LOG_DIR_MARKERS`),
 and one directory per partition named ``<topic>-<partition>``
-(``UnifiedLog.parseTopicPartitionName``, :func:`kseg.storage.checkpoints.topic_partition`)
+(``UnifiedLog.parseTopicPartitionName``, :func:`kseg.storage.names.topic_partition`)
 or, in transition, ``<topic>-<partition>.<id>-delete`` (``-future``,
-``-stray``: :data:`kseg.storage.files.TRANSITION_DIR`); a partition directory
+``-stray``: :data:`kseg.storage.names.TRANSITION_DIR`); a partition directory
 holds the segment files.  Tiered copies keep the same shape under a
 ``<topic>-<topicId>`` (Aiven) or ``<topic>-<partition>-<topicId>``
 (``LocalTieredStorage``) directory (:func:`kseg.storage.tiered_names.is_tiered_dir`).
@@ -43,7 +43,7 @@ from functools import lru_cache
 from typing import TypeVar
 
 from kseg.errors import InputError
-from kseg.storage import checkpoints, files, location, watch
+from kseg.storage import location, names, watch
 from kseg.storage.tiered_names import is_tiered_dir
 
 #: Listings (level or recursive) run at once: the peak is about this many log directories' keys in flight.
@@ -68,9 +68,9 @@ _TOPIC = re.compile(r"[a-zA-Z0-9._-]*[a-zA-Z_][a-zA-Z0-9._-]*\Z")
 def looks_like_partition(name: str) -> bool:
     """True for a directory name ``<topic>-<partition>`` (``UnifiedLog.parseTopicPartitionName``), or one in
     transition (``-delete``, ``-future``, ``-stray``)."""
-    if files.TRANSITION_DIR.match(name):
+    if names.TRANSITION_DIR.match(name):
         return True
-    tp = checkpoints.topic_partition(name)
+    tp = names.topic_partition(name)
     return tp is not None and _TOPIC.match(tp[0]) is not None
 
 
@@ -81,7 +81,7 @@ def is_log_dir(prefix: str, dirs: list[str], found: list[location.Entry]) -> boo
     if is_tiered_dir(location.basename(prefix)):
         return True
     for e in found:
-        if e.path.endswith(files.SEGMENT_SUFFIXES) or location.basename(e.path) in checkpoints.LOG_DIR_MARKERS:
+        if e.path.endswith(names.SEGMENT_SUFFIXES) or location.basename(e.path) in names.LOG_DIR_MARKERS:
             return True
     for d in dirs:
         name = location.basename(d)
@@ -169,7 +169,7 @@ class _Plan:
         if dirs and is_log_dir(prefix, dirs, found):
             return [(prefix, level, True)]
         if found:  # a level with no subdirectory (all its keys), or files beside descended ones
-            told.keys, told.partitions = len(found), int(files.holds_segment(e.path for e in found))
+            told.keys, told.partitions = len(found), int(names.holds_segment(e.path for e in found))
             self.take(prefix, iter([(prefix, found)]))
         return [(d, level + 1, level + 1 >= self.depth) for d in dirs]
 
@@ -205,5 +205,5 @@ def _grouped(entries: list[location.Entry], told: watch.Told) -> Iterator[tuple[
         by_dir.setdefault(location.dirname(entry.path), []).append(entry)
     for directory in list(by_dir):
         group = by_dir.pop(directory)
-        told.partitions += files.holds_segment(e.path for e in group)
+        told.partitions += names.holds_segment(e.path for e in group)
         yield directory, group

@@ -30,7 +30,10 @@ import mmap
 import os
 import time
 from functools import lru_cache
-from typing import Iterator, Union
+from typing import TYPE_CHECKING, Iterator, Union
+
+if TYPE_CHECKING:
+    from kseg.storage.context import ReadContext
 
 PAGE = mmap.PAGESIZE
 
@@ -173,3 +176,22 @@ class ReadPolicy:
 
 
 PIECE = 1 << 20  # with --max-rate a window is read (and paced, and metered) a MiB at a time
+
+
+def policy_of(context: ReadContext) -> ReadPolicy | None:
+    """What the reader does around each window read under ``context`` (None: neither ``--max-rate`` nor
+    ``--drop-cache``), made on first use and kept with the context (one pacing bucket per context and process)."""
+    if context.max_rate is None and not context.drop_cache:
+        return None
+    if not context.pacing:
+        context.pacing.append(ReadPolicy(context.max_rate, context.drop_cache))
+    policy: ReadPolicy = context.pacing[0]
+    return policy
+
+
+def split(context: ReadContext, processes: int) -> None:
+    """``--jobs N``: this process and each of the N it forks paces its reads under ``context`` at 1/N of
+    ``--max-rate`` (the pacing bucket is the process's, not a setting: the context's value is unchanged)."""
+    policy = policy_of(context)
+    if policy is not None and policy.throttle is not None and processes > 1:
+        policy.throttle = Throttle(policy.throttle.rate / processes)

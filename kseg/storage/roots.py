@@ -4,7 +4,7 @@ A path given is one of (Kafka's ``LogManager`` layout):
 
 * a **partition directory**: it holds a segment file (``orders-0/00000000000000000000.log``);
 * a **log directory** (``log.dirs``): it holds ``meta.properties``, ``.kafka_cleanshutdown`` or an offset
-  checkpoint (:data:`~kseg.storage.checkpoints.LOG_DIR_MARKERS`), or a partition directory;
+  checkpoint (:data:`~kseg.storage.names.LOG_DIR_MARKERS`), or a partition directory;
 * a directory with log directories below it, at most :data:`DEPTH` levels down: a broker's directory
   holding its log directories (``b1/`` holding ``data/``), a fleet root (``<root>/<broker>/<log dir>/``),
   one more level to spare (``<root>/<broker>/<disk>/<log dir>/``).
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from kseg.storage import checkpoints
+from kseg.storage.names import LOG_DIR_MARKERS
 
 #: Levels below a path given at which a log directory is still found (the path itself is level 0).
 DEPTH = 3
@@ -31,7 +31,7 @@ NO_LOG_DIR = "no log directory in it (no meta.properties, checkpoint or partitio
 
 def marks_log_dir(names: Iterable[str]) -> bool:
     """True when a directory's file names include one only a log directory holds."""
-    return any(name in checkpoints.LOG_DIR_MARKERS for name in names)
+    return any(name in LOG_DIR_MARKERS for name in names)
 
 
 def levels_below(root: str, directory: str) -> int:

@@ -34,7 +34,7 @@ from kseg.errors import ChunkError, InputError, ManifestError
 from kseg.format import oaep
 from kseg.format.rsm_manifest import IV_SIZE, TAG_SIZE, Manifest, parse_manifest
 from kseg.storage.read import AuxFile, Kind
-from kseg.storage.remote_keys import RemoteObjectKey, parse_key
+from kseg.storage.remote_keys import RemoteObjectKey
 
 #: The largest manifest read: the plugin's largest is a size list of 10 MiB (``MAX_SIZE_LIST``), zstd-compressed
 #: and in base64 (under 14 MiB however little it compresses), and a few dozen other values.
@@ -69,12 +69,6 @@ DataKey = Callable[[Manifest, str], bytes]
 def size_of(f: Any) -> int:
     """The size of an open object or file (the store's listing, or ``fstat``)."""
     return int(f.size) if hasattr(f, "size") else os.fstat(f.fileno()).st_size
-
-
-def aiven_key(path: str) -> RemoteObjectKey | None:
-    """The key of ``path`` when it names a segment object of Aiven's layout."""
-    key = parse_key(path)
-    return key if key is not None and key.layout == "aiven" else None
 
 
 def read_manifest(opener: Opener, path: str) -> Manifest:

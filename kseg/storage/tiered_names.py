@@ -14,13 +14,11 @@ import re
 from typing import TYPE_CHECKING
 
 from kseg.format.kafka_names import TOPIC, UUID
+from kseg.storage.names import SEGMENT_STEM
 
 if TYPE_CHECKING:
     from kseg.storage.remote_keys import RemoteObjectKey
 
-#: The stem of a remote segment's object: ``<start offset>-<segment id>`` (``RemoteLogSegmentFileset``,
-#: ``ObjectKeyFactory.mainPath``'s last part).
-SEGMENT_STEM = re.compile(rf"([0-9]+)-({UUID})\Z")
 _TIERED_DIR = re.compile(rf"{TOPIC}-{UUID}\Z", re.DOTALL)
 
 
@@ -38,12 +36,13 @@ def may_be_segment_object(path: str) -> bool:
 
 def aiven_key(path: str) -> RemoteObjectKey | None:
     """The key of ``path`` when it names a segment object of Aiven's layout (parsed only for a name of the
-    shape of one: :func:`kseg.storage.tiered.aiven_key`)."""
+    shape of one: the key parser loads for such a name only)."""
     if not may_be_segment_object(path):
         return None
-    from kseg.storage import tiered
+    from kseg.storage.remote_keys import parse_key
 
-    return tiered.aiven_key(path)
+    key = parse_key(path)
+    return key if key is not None and key.layout == "aiven" else None
 
 
 def is_indexes_object(path: str) -> bool:

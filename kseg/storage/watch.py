@@ -6,28 +6,20 @@ local log root of 10^5 partition directories takes minutes before any
 segment is read.  The storage layer knows nothing of terminals: it tells the
 :class:`Watcher` of the read context (``ReadContext.watcher``, none by default) that a listing of
 a prefix started, that it finished with so many keys and partition
-directories, and, on local disk, that a partition directory was listed.
-The calls come from the listing threads: a watcher counts under its own lock
-and draws from one place of its own (``kseg.render.progress.ListingStatus``).
+directories, and, on local disk, that a partition directory was listed
+(the watcher: a :class:`~kseg.storage.context.Watcher`).  The calls come from
+the listing threads: a watcher counts under its own lock and draws from one
+place of its own (``kseg.render.progress.ListingStatus``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Protocol
 
+from kseg.storage.context import Watcher
 
-class Watcher(Protocol):
-    """Told of each listing as it goes; every method must be thread-safe and quick."""
-
-    def started(self, prefix: str) -> None:
-        """A listing of ``prefix`` (one level, or everything under it) started."""
-
-    def finished(self, prefix: str, keys: int, partitions: int, noun: str = "key") -> None:
-        """The listing of ``prefix`` ended: ``keys`` entries listed, each a ``noun`` (``key`` on an object
-        store, ``file`` on a file system: what the listing says it listed), ``partitions`` partition
-        directories (holding segment files) among them."""
+__all__ = ["Watcher", "Told", "listing"]  # Watcher: what a read context's observers hold
 
 
 class Told:

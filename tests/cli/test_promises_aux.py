@@ -29,7 +29,7 @@ import pytest
 
 from kseg.storage import checkpoints as cp
 from kseg.storage import leader_epochs, snapshots
-from kseg.storage.context import KEY
+from kseg.storage.private_keys import KEY
 from kseg.storage.tiered import MAX_MANIFEST
 from tests.cli.test_promises import ARGS, READING, Tree, _clean_stderr, _kseg, _no_verdict
 from tests.conftest import run_cli

@@ -59,7 +59,7 @@ def test_files_of_a_target_size_hold_every_row_once(tmp_path: Path, target: int)
     """``write_parquet_files``: the corpus' splits (small partitions and a 3 MiB one) into files of about the
     target (within it but for the footer; near it but for the last), every row once, in order."""
     from kseg.ops.export.export import Ranges, plan
-    from kseg.storage.partition import discover
+    from kseg.storage.stores.find import discover
     from tests.conftest import CORPUS_DATA
 
     splits = plan(discover([str(CORPUS_DATA)], []), Ranges(), 1 << 20)

@@ -14,7 +14,7 @@ from kseg.ops.verify.report import JsonlReport, sort_key
 from kseg.ops.verify.run import Report
 from kseg.runtime.run import Run
 from kseg.runtime.verify import VerifyRun
-from kseg.storage.partition import discover
+from kseg.storage.stores.find import discover
 from tests.conftest import corpus_copy
 
 

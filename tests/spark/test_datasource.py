@@ -177,11 +177,11 @@ def test_small_partitions_share_a_task_and_large_segments_are_split() -> None:
     from kseg.ops.export.export import Ranges
     from kseg.spark.datasource import UNITS_PER_TASK
     from kseg.spark.deal import deal_in_order, packing
-    from kseg.storage.listing import listed
+    from kseg.storage.listing import Listed
+    from kseg.storage.stores.find import discover_as
 
-    parts = listed(
-        [str(CORPUS_DATA / "plain-v2-0"), str(CORPUS_DATA / "txn-v2-0"), str(CORPUS_DATA / "large-v2-0")], []
-    )
+    paths = [str(CORPUS_DATA / "plain-v2-0"), str(CORPUS_DATA / "txn-v2-0"), str(CORPUS_DATA / "large-v2-0")]
+    parts = discover_as(paths, [], Listed)
     dealt = deal_in_order(parts, Ranges(), 1 << 20, packing(1 << 20, UNITS_PER_TASK))  # the data source's tasks
     groups = [list(d.units(Ranges(), 1 << 20)) for d in dealt]
     assert [u.partition for u in groups[0][:4]] == ["plain-v2-0"] * 2 + ["txn-v2-0"] * 2  # small: one task

@@ -98,7 +98,7 @@ def test_spark_parquet_report(log_root: Path, tmp_path: Path) -> None:
     from kseg.runtime.run import Run
     from kseg.runtime.verify import VerifyRun
     from kseg.spark.driver import run_spark_cli
-    from kseg.storage.partition import discover
+    from kseg.storage.stores.find import discover
 
     out = tmp_path / "report.parquet"
     spark = shared_session()
@@ -130,7 +130,8 @@ def test_many_partitions_without_the_checkpoint_hold_only_what_is_printed(tmp_pa
 
     from kseg.spark import job
     from kseg.spark.driver import _render
-    from kseg.storage.listing import listed
+    from kseg.storage.listing import Listed
+    from kseg.storage.stores.find import discover_as
     from kseg.testing.bombs import write_many_partitions
 
     root = write_many_partitions(tmp_path / "root", 150)
@@ -140,7 +141,7 @@ def test_many_partitions_without_the_checkpoint_hold_only_what_is_printed(tmp_pa
     spark = shared_session()
     held = []
     for paths in ([str(root)], [str(root / "bad-0"), *(str(root / f"t-{n}") for n in range(30))]):
-        outcome = job.run(spark, listed(paths, []), strict=False, max_message_size=5 << 20, keep_all=False)
+        outcome = job.run(spark, discover_as(paths, [], Listed), strict=False, max_message_size=5 << 20, keep_all=False)
         assert outcome.notes is not None and [r.partition for _, r in outcome.shown] == ["bad-0"]
         assert outcome.clean.count == outcome.report.clean > 0  # on the driver's disk, not held
         held.append(len(outcome.shown) + outcome.notes.held())
@@ -150,7 +151,9 @@ def test_many_partitions_without_the_checkpoint_hold_only_what_is_printed(tmp_pa
             assert out.getvalue().decode() == local.text  # every segment's line, the clean ones too
             quiet = run_cli(["verify-index", "--quiet", str(root)])
             out = io.BytesIO()
-            again = job.run(spark, listed(paths, []), strict=False, max_message_size=5 << 20, keep_all=False)
+            again = job.run(
+                spark, discover_as(paths, [], Listed), strict=False, max_message_size=5 << 20, keep_all=False
+            )
             _render(out, again, "text", full_names=False, verbose=False, quiet=True)
             assert quiet.exit_code == 1 and out.getvalue().decode() == quiet.text
         else:

@@ -53,13 +53,14 @@ def _verify_on_spark(spark, paths: list[str], keys: dict[str, str]) -> tuple[int
     from kseg.runtime.run import Run
     from kseg.runtime.verify import VerifyRun
     from kseg.spark.driver import run_spark_cli
-    from kseg.storage.context import ReadContext, RsmKeys
-    from kseg.storage.partition import discover
+    from kseg.storage.context import ReadContext
+    from kseg.storage.private_keys import read_keys
+    from kseg.storage.stores.find import discover
 
     out, err = io.BytesIO(), io.BytesIO()
     code = run_spark_cli(
         VerifyRun(Run(out, err)),
-        discover(paths, [], ReadContext(keys=RsmKeys.read(keys))),
+        discover(paths, [], ReadContext(keys=read_keys(keys))),
         strict=False,
         master=None,
         spark_conf=(),
@@ -119,14 +120,15 @@ def test_diff_on_spark_of_a_local_and_an_encrypted_tiered_replica(trees: Trees, 
     on the driver reaches the task; without it the set is an error naming the key pair, never identical."""
     from kseg.ops.diff.diff import replica_sets
     from kseg.spark import diff_job
-    from kseg.storage.context import ReadContext, RsmKeys, reading
+    from kseg.storage.context import ReadContext, reading
+    from kseg.storage.private_keys import read_keys
 
     topic = partition_dir(Path(""), "txn-v2-0").parent
     roots = [str(trees.base / "local" / topic), str(trees.base / "zstd+encrypted" / topic)]
     local = run_cli(["diff", "--roots", "--format", "json", *key(trees), *roots])
     assert local.exit_code == 0 and '"status":"identical"' in local.text, local.text
     for keys in ({"kp-2024": str(trees.key_file)}, {}):
-        with reading(ReadContext(keys=RsmKeys.read(keys))):
+        with reading(ReadContext(keys=read_keys(keys))):
             ((rows, error),) = diff_job.run(spark, replica_sets(roots, []))
         if keys:
             assert error is None and rows is not None

@@ -6,8 +6,8 @@ import pickle
 import shutil
 from pathlib import Path
 
-from kseg.storage.listing import Listed, listed
-from kseg.storage.partition import discover
+from kseg.storage.listing import Listed
+from kseg.storage.stores.find import discover, discover_as
 from tests.conftest import CORPUS_DATA
 
 
@@ -17,7 +17,7 @@ def as_tuples(segments) -> list[tuple]:
 
 def test_every_corpus_partition_comes_back_the_same() -> None:
     parts = discover([str(CORPUS_DATA)], [])
-    compact = listed([str(CORPUS_DATA)], [])
+    compact = discover_as([str(CORPUS_DATA)], [], Listed)
     assert [(p.path, p.log_dir, p.name) for p in parts] == [(c.path, c.log_dir, c.name) for c in compact]
     assert [as_tuples(p.segments) for p in parts] == [as_tuples(c.segments) for c in compact]
     again = pickle.loads(pickle.dumps(compact))

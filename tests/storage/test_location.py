@@ -9,8 +9,8 @@ import pytest
 
 from kseg.errors import InputError
 from kseg.storage import files, location
-from kseg.storage.partition import discover
 from kseg.storage.records import FileRecords
+from kseg.storage.stores.find import discover
 from tests.conftest import CORPUS_DATA
 from tests.s3server import PARTITIONS
 

@@ -1,4 +1,4 @@
-"""Discovery (``kseg.storage.partition.discover``): a partition is its directory, each listed once."""
+"""Discovery (``kseg.storage.stores.find.discover``): a partition is its directory, each listed once."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from kseg.errors import InputError
-from kseg.storage.partition import discover
+from kseg.storage.stores.find import discover
 from tests.conftest import CORPUS_DATA
 
 

@@ -12,16 +12,8 @@ import pytest
 
 from kseg.errors import InputError
 from kseg.storage import location, prefixes
-from kseg.storage.partition import (
-    LAYOUT_HINT,
-    SEGMENT_SUFFIXES,
-    Partition,
-    _beyond,
-    discover,
-    discover_uri,
-    natural_key,
-    partition_from_listing,
-)
+from kseg.storage.partition import LAYOUT_HINT, SEGMENT_SUFFIXES, Partition, natural_key, partition_from_listing
+from kseg.storage.stores.find import _beyond, discover, discover_uri
 from tests.s3server import BUCKET
 
 ROOT = "prefixes"

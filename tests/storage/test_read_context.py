@@ -12,10 +12,12 @@ import pytest
 from kseg.limits import DEFAULT_MAX_MESSAGE_SIZE
 from kseg.ops.verify.run import verify_all
 from kseg.storage.context import ReadContext, RsmKeys, reading, running
-from kseg.storage.partition import discover
+from kseg.storage.private_keys import read_keys
+from kseg.storage.read_policy import policy_of, split
 from kseg.storage.records import FileRecords
 from kseg.storage.remote_keys import object_key
 from kseg.storage.stores.discover import store_for
+from kseg.storage.stores.find import discover
 from kseg.testing.aiven import new_key_pair, write_aiven_segment
 from tests.conftest import CORPUS_DATA
 
@@ -48,7 +50,7 @@ def _verified(context: ReadContext, path: str):
 
 def test_two_verify_all_calls_with_different_keys_do_not_share_them(encrypted) -> None:
     log, key_file = encrypted
-    keyed = ReadContext(keys=RsmKeys.read({"kp": key_file}))
+    keyed = ReadContext(keys=read_keys({"kp": key_file}))
     plain = ReadContext()
     first = _verified(keyed, log)
     second = _verified(plain, log)  # after a keyed read in this process: still no key here
@@ -60,7 +62,7 @@ def test_two_verify_all_calls_with_different_keys_do_not_share_them(encrypted) -
 
 def test_two_readers_open_at_once_each_read_with_their_own_keys(encrypted) -> None:
     log, key_file = encrypted
-    keyed = store_for(log, ReadContext(keys=RsmKeys.read({"kp": key_file})))
+    keyed = store_for(log, ReadContext(keys=read_keys({"kp": key_file})))
     with FileRecords(log, store=keyed) as records:
         first = [b.base_offset for b in records.batches()]
         with pytest.raises(Exception, match="--rsm-key kp=FILE"):
@@ -72,12 +74,12 @@ def test_read_policies_do_not_reach_another_context(tmp_path: Path) -> None:
     log = str(CORPUS_DATA / "plain-v2-0" / "00000000000000000000.log")
     paced = ReadContext(max_rate=1e12, drop_cache=False)
     with FileRecords(log, store=store_for(log, paced)) as a, FileRecords(log, store=store_for(log, ReadContext())) as b:
-        assert a.context.policy is not None and a.context.policy.throttle is not None
-        assert b.context.policy is None
+        assert policy_of(a.context) is not None and policy_of(a.context).throttle is not None
+        assert policy_of(b.context) is None
         assert a.last_offsets([0]) is None  # paced: the bulk read steps aside
         assert b.last_offsets([0]) is not None  # not paced: nothing of the other's policy
-    paced.split(4)  # --jobs 4 of one command: its own bucket only
-    assert paced.policy.throttle.rate == 1e12 / 4 and ReadContext(max_rate=1e12).policy.throttle.rate == 1e12
+    split(paced, 4)  # --jobs 4 of one command: its own bucket only
+    assert policy_of(paced).throttle.rate == 1e12 / 4 and policy_of(ReadContext(max_rate=1e12)).throttle.rate == 1e12
 
 
 def test_the_running_context_is_set_only_inside_its_with() -> None:

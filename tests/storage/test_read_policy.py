@@ -92,8 +92,8 @@ def test_throttle_sleeps_to_the_rate(monkeypatch) -> None:
 
 def test_split_between_jobs() -> None:
     context = ReadContext(8e6, False)
-    context.split(4)
-    assert context.policy.throttle.rate == 2e6
+    read_policy.split(context, 4)
+    assert read_policy.policy_of(context).throttle.rate == 2e6
 
 
 def test_runs_of_pages_not_resident() -> None:

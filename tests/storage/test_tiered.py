@@ -17,7 +17,8 @@ from kseg.errors import InputError
 from kseg.format import rsm_manifest as tiered_manifest
 from kseg.format.rsm_manifest import encode_sizes
 from kseg.storage import files, tiered
-from kseg.storage.context import ReadContext, RsmKeys
+from kseg.storage.context import ReadContext
+from kseg.storage.private_keys import read_keys
 from kseg.storage.remote_keys import object_key
 from kseg.storage.stores.discover import store_for
 from kseg.testing.aiven import KeyPair, new_key_pair, write_aiven_segment
@@ -203,7 +204,7 @@ def test_a_data_key_that_is_no_aes_256_key_is_refused_as_a_wrong_key_is(tmp_path
     public = serialization.load_pem_public_key(pair.public_pem).public_numbers()  # type: ignore[union-attr]
     wrapped = base64.b64encode(oaep.encrypt(b"12345", public.n, public.e)).decode()
     _edit_manifest(key_of("log"), lambda o: o["encryption"].update(dataKey=f"kp:{wrapped}"))
-    keyed = store_for(log, ReadContext(keys=RsmKeys.read({"kp": str(key_file)})))
+    keyed = store_for(log, ReadContext(keys=read_keys({"kp": str(key_file)})))
     for suffix in ("log", "index"):  # one line naming the object, exit 2, as a key that does not unwrap
         with pytest.raises(InputError, match="kp unwraps a data key of 5 bytes, expected 32") as caught:
             files.open_readonly(key_of(suffix), buffering=0, store=keyed)

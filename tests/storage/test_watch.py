@@ -14,8 +14,8 @@ import pytest
 from kseg.storage import location, prefixes
 from kseg.storage.context import ReadContext
 from kseg.storage.files import SEGMENT_SUFFIXES, suffix
-from kseg.storage.listing import listed
-from kseg.storage.partition import discover
+from kseg.storage.listing import Listed
+from kseg.storage.stores.find import discover, discover_as
 from tests.storage.test_prefixes import tree  # noqa: F401 - the layouts on moto's S3 server, a fixture
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "orders-0"
@@ -63,7 +63,7 @@ def in_one_listing(uri: str) -> tuple[int, int]:
 def test_a_prefix_listing_is_told_whole(tree: str, case: str) -> None:  # noqa: F811 - the fixture
     uri = tree + case
     seen = Recorder()
-    parts = listed([uri], [], watched(seen))
+    parts = discover_as([uri], [], Listed, watched(seen))
     assert parts and seen.each_started_once_ended()
     assert seen.totals() == in_one_listing(uri)
     assert len(seen.ended) > 1 or case == "/fleet/b1/data"  # each listing told, not one at the end

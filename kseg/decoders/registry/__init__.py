@@ -19,6 +19,7 @@ import json
 from collections import Counter
 from typing import Any, NamedTuple
 
+from kseg.avro_engine import compiled_module
 from kseg.decoders.registry.framing import FramingError, message_indexes, schema_ref
 from kseg.decoders.registry.store import DEFAULT_CONTEXT, SchemaEntry, SchemaStore
 
@@ -195,11 +196,18 @@ class RegistryDecoder:
         self.field = "key" if role == "key" else "payload"
         self.header_decoder = None  # header values in JSON rows: Kafka's string decoder, base64 if not text
         self._known: dict[bytes, tuple] = {}  # magic 0's 4 id bytes -> (codec, schema fields): Avro and JSON
+        compiled, _ = compiled_module()
+        # magic 0 and an Avro id seen before: the framing and the datum read in C (None: the path below)
+        self._framed = None if compiled is None else compiled.Framed()
 
     def __call__(self, data: bytes) -> str:
-        return self.decode(data, None).text
+        return self.with_headers(data, None)
 
     def with_headers(self, data: bytes, headers) -> str:
+        if not headers and self._framed is not None:
+            text = self._framed.decode(data)
+            if text is not None:
+                return text
         return self.decode(data, headers).text
 
     def json_fields(self, data: bytes, headers) -> dict:
@@ -245,6 +253,8 @@ class RegistryDecoder:
                     return Decoded(text, schema, None, self.registry.check(self.field, entry, text))
                 if framed.schema_id is not None and not framed.in_header:
                     self._known[data[1:5]] = (codec, schema)
+                    if self._framed is not None and getattr(codec, "compiled", None) is not None:
+                        self._framed.add(int.from_bytes(data[1:5], "big"), codec.compiled)
             return Decoded(text, schema, None)
         except (FramingError, LookupError, ValueError, TypeError, KeyError, IndexError, EOFError) as exc:
             reason = _one_line(exc)

@@ -47,8 +47,9 @@ from kseg.format.v2 import last_offset
 from kseg.storage import files, leader_epochs, location
 from kseg.storage.checkpoints import topic_partition
 from kseg.storage.outcome import TRUNCATED, ReadOutcome, exit_code
-from kseg.storage.partition import Partition, discover, natural_key
+from kseg.storage.partition import Partition, natural_key
 from kseg.storage.records import FileRecords
+from kseg.storage.stores.find import discover
 from kseg.storage.tiered_names import is_tiered_dir
 
 IDENTICAL, LAGGING, DIVERGENT, DAMAGED = "identical", "lagging", "divergent", "damaged"

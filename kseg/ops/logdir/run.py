@@ -18,7 +18,8 @@ from kseg.ops.logdir.logdir import (
 )
 from kseg.storage import files, location, outputs, roots
 from kseg.storage.files import SEGMENT_SUFFIXES
-from kseg.storage.partition import check_exists, is_partition_dir, natural_key
+from kseg.storage.partition import is_partition_dir, natural_key
+from kseg.storage.stores.find import check_exists
 
 
 @dataclass

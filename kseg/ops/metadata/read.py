@@ -28,8 +28,9 @@ from kseg.ops.metadata.loader import Loader
 from kseg.storage import files
 from kseg.storage.batch import FileBatch, V2Batch
 from kseg.storage.outcome import CORRUPT, ReadOutcome, read_batches
-from kseg.storage.partition import Partition, discover
+from kseg.storage.partition import Partition
 from kseg.storage.records import FileRecords
+from kseg.storage.stores.find import discover
 
 METADATA_PARTITION = "__cluster_metadata-0"
 SNAPSHOT = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")  # Snapshots.filenameFromSnapshotId + SUFFIX

@@ -52,9 +52,10 @@ from kseg.limits import DEFAULT_DECOMPRESSION_LIMIT, INT32_MAX, INT64_MAX, INT64
 from kseg.ops.rebuild.recovered import Recovered
 from kseg.storage import files, location
 from kseg.storage.batch import LegacyBatch, V2Batch
-from kseg.storage.partition import Partition, Segment, discover, scan_partition
+from kseg.storage.partition import Partition, Segment, scan_partition
 from kseg.storage.producer_state import ProducerState
 from kseg.storage.records import FileRecords, SecondReader
+from kseg.storage.stores.find import discover
 
 DEFAULT_INDEX_INTERVAL = 4096  # index.interval.bytes
 DEFAULT_MAX_INDEX_SIZE = 10 * 1024 * 1024  # segment.index.bytes: bounds the entry count (isFull)

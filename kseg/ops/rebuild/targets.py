@@ -14,7 +14,8 @@ from kseg.ops.rebuild.rebuild import Target, resolve
 from kseg.storage import files
 from kseg.storage.atomic import clean_stale
 from kseg.storage.files import INDEX, TIME_INDEX, TXN_INDEX
-from kseg.storage.partition import Partition, check_exists, nothing_found, nothing_in
+from kseg.storage.partition import Partition, nothing_found, nothing_in
+from kseg.storage.stores.find import check_exists
 
 Work = list[tuple[Target, str | None]]  # (target, the directory its files go to: None beside its log)
 

@@ -11,7 +11,8 @@ from kseg.ops.salvage.output import Output, discard_quietly
 from kseg.ops.salvage.salvage import salvage_partition
 from kseg.storage import files
 from kseg.storage.context import ReadContext
-from kseg.storage.partition import Partition, discover
+from kseg.storage.partition import Partition
+from kseg.storage.stores.find import discover
 
 
 def resolve(source: str, notes: list[str], context: ReadContext) -> tuple[Partition, set[int] | None]:

@@ -1,7 +1,7 @@
 """The ``__remote_log_metadata`` partitions read and folded (:mod:`kseg.ops.tiered.state`).
 
 The paths are a log root or ``__remote_log_metadata-<n>`` partition directories, local or URIs
-(``kseg.storage.partition.discover``); partitions of other topics are skipped with a note.  Every batch of
+(``kseg.storage.stores.find.discover``); partitions of other topics are skipped with a note.  Every batch of
 every segment is read (``FileRecords``; control batches hold no metadata) and each record's value handed to
 the record-reading rule the caller gives (``kseg.decoders.remote.read_record``: decoders are a layer above
 this one), records in offset order within a metadata partition -- which holds every record of the
@@ -23,8 +23,9 @@ from kseg.storage import checkpoints as cp
 from kseg.storage import files
 from kseg.storage.batch import FileBatch, V2Batch
 from kseg.storage.outcome import ReadOutcome, read_batches
-from kseg.storage.partition import Partition, discover, nothing_in
+from kseg.storage.partition import Partition, nothing_in
 from kseg.storage.records import FileRecords
+from kseg.storage.stores.find import discover
 
 #: the record-reading rule: a value -> (record name, its values); raises KsegError for one it cannot read
 ReadRecord = Callable[[bytes | None], tuple[str, dict]]

@@ -16,12 +16,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kseg.errors import CorruptRecordError, InputError, KsegError
-from kseg.storage.stores.base import Opened, ReadFile, Stat, Store
+from kseg.storage.stores.base import ReadFile, Stat, Store
 from kseg.storage.tiered_names import aiven_key
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
     from kseg.format.rsm_manifest import Manifest
     from kseg.storage.location import Entry, Names
     from kseg.storage.remote_keys import RemoteObjectKey
@@ -77,7 +75,7 @@ class AivenStore:
         key = aiven_key(path)
         if key is None:
             return None
-        from kseg.storage import tiered  # (loaded by aiven_key: a name of the layout's shape)
+        from kseg.storage import tiered  # (only for a name of the layout's shape)
 
         if key.suffix != "log" and key.suffix not in tiered.INDEX_OF_SUFFIX:
             return None
@@ -95,7 +93,7 @@ class AivenStore:
         key = aiven_key(path)
         if key is None:
             return None
-        from kseg.storage import tiered  # (loaded by aiven_key: a name of the layout's shape)
+        from kseg.storage import tiered  # (only for a name of the layout's shape)
 
         if key.suffix not in tiered.INDEX_OF_SUFFIX:
             return None
@@ -123,24 +121,6 @@ class AivenStore:
             return tiered.read_index(key, manifest, self.inner.open, self._data_key)
         except CorruptRecordError as exc:  # an index its object cannot give: unreadable, as a local index that fails
             raise InputError(exc.message, path=exc.path, position=exc.position) from None  # (lookups read the log)
-
-    def open_files(self, wanted: Sequence[tuple[str, int] | None], identity_of: str | None) -> Opened:
-        layout = False
-        for one in wanted:  # (a loop, not a helper: the files of a segment of no layout are one call below)
-            layout = layout or (one is not None and aiven_key(one[0]) is not None)
-        if not layout:
-            return self.inner.open_files(wanted, identity_of)
-        opened: list[ReadFile | KsegError | None] = []
-        for one in wanted:
-            try:
-                opened.append(None if one is None else self.open(*one))
-            except KsegError as exc:
-                opened.append(exc)
-        try:
-            identity: str | KsegError | None = None if identity_of is None else self.identity(identity_of)
-        except KsegError as exc:
-            identity = exc
-        return opened, identity
 
     def stat(self, path: str) -> Stat:
         inside = self._index_inside(path)

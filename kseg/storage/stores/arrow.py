@@ -5,13 +5,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kseg.errors import KsegError
 from kseg.storage import location
-from kseg.storage.stores.base import Opened, ReadFile, Stat
+from kseg.storage.stores.base import Stat
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
     from kseg.storage.context import ReadContext
 
 
@@ -27,19 +24,6 @@ class ArrowStore:
 
     def open(self, path: str, buffering: int = -1) -> location.RemoteFile:
         return location.open_input(path)
-
-    def open_files(self, wanted: Sequence[tuple[str, int] | None], identity_of: str | None) -> Opened:
-        opened: list[ReadFile | KsegError | None] = []
-        for one in wanted:
-            try:
-                opened.append(None if one is None else location.open_input(one[0]))
-            except KsegError as exc:
-                opened.append(exc)
-        try:
-            identity: str | KsegError | None = None if identity_of is None else location.identity(identity_of)
-        except KsegError as exc:
-            identity = exc
-        return opened, identity
 
     def stat(self, path: str) -> Stat:
         return Stat(location.kind(path))

@@ -8,25 +8,47 @@ made with the command's :class:`~kseg.storage.context.ReadContext` and hands it 
 
 from __future__ import annotations
 
-import io
-from typing import TYPE_CHECKING, NamedTuple, Protocol, Union
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, Union
+
+from kseg.errors import KsegError
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from kseg.errors import KsegError
+    from typing_extensions import Self
+
     from kseg.storage.context import ReadContext
-    from kseg.storage.location import Entry, Names, RemoteFile
-    from kseg.storage.tiered import IndexBytes, TieredLogFile
-
-#: A file a store opened: a local one, an object read by ranged reads, or (Aiven's layout) a segment
-#: file read through its manifest.
-ReadFile = Union[io.FileIO, io.BufferedReader, "RemoteFile", "TieredLogFile", "IndexBytes"]
+    from kseg.storage.location import Entry, Names
 
 
-#: What :meth:`Store.open_files` gives: each file asked for (opened, or the error opening it raised; None where
+class ReadFile(Protocol):
+    """A file a store opened, read-only: a local one (``io.FileIO``, ``io.BufferedReader``), an object read by
+    ranged reads (``location.RemoteFile``) or a segment file of Aiven's layout read through its manifest
+    (``tiered.TieredLogFile``, ``tiered.IndexBytes``).  Its readers hold it, not the store: reading it is
+    the segment's own work, never a call back to the store that opened it."""
+
+    def read(self, size: int = -1, /) -> bytes: ...
+
+    def readinto(self, buffer: Any, /) -> int | None: ...
+
+    def seek(self, offset: int, whence: int = 0, /) -> int: ...
+
+    def close(self) -> None: ...
+
+    def __enter__(self) -> Self: ...
+
+    def __exit__(self, *exc: Any) -> Any: ...
+
+
+class SizedFile(ReadFile, Protocol):
+    """A file a store opened whose size was fixed when it was opened (every one but a local file's)."""
+
+    size: int
+
+
+#: What :func:`open_together` gives: each file asked for (opened, or the error opening it raised; None where
 #: none was asked for), and the identity asked for (or its error; None).
-Opened = tuple[list[Union[ReadFile, "KsegError", None]], Union[str, "KsegError", None]]
+Opened = tuple[list[Union[ReadFile, KsegError, None]], Union[str, KsegError, None]]
 
 
 class Stat(NamedTuple):
@@ -54,11 +76,6 @@ class Store(Protocol):
     def open(self, path: str, buffering: int = -1) -> ReadFile:
         """``path`` opened for reading (a regular file only; faults are one :class:`InputError`)."""
 
-    def open_files(self, wanted: Sequence[tuple[str, int] | None], identity_of: str | None) -> Opened:
-        """Each ``(path, buffering)`` of ``wanted`` opened as :meth:`open` opens it, and the :meth:`identity` of
-        ``identity_of``, in one call (a segment's files, as Kafka's ``LogSegment.open`` opens them together):
-        a file that cannot be opened is its error, returned in its place, not raised."""
-
     def stat(self, path: str) -> Stat:
         """What is at ``path``."""
 
@@ -79,3 +96,20 @@ class Store(Protocol):
     def original_size(self, path: str) -> int | None:
         """The size of the segment file ``path`` as Kafka wrote it when the store keeps it otherwise (a
         tiered ``.log``: its manifest's), else None."""
+
+
+def open_together(store: Store, wanted: Sequence[tuple[str, int] | None], identity_of: str | None) -> Opened:
+    """Each ``(path, buffering)`` of ``wanted`` opened by ``store`` (:meth:`Store.open`), and the
+    :meth:`Store.identity` of ``identity_of``, in one call (a segment's files, as Kafka's ``LogSegment.open``
+    opens them together): a file that cannot be opened is its error, returned in its place, not raised."""
+    opened: list[ReadFile | KsegError | None] = []
+    for one in wanted:
+        try:
+            opened.append(None if one is None else store.open(*one))
+        except KsegError as exc:
+            opened.append(exc)
+    try:
+        identity: str | KsegError | None = None if identity_of is None else store.identity(identity_of)
+    except KsegError as exc:
+        identity = exc
+    return opened, identity

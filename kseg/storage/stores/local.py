@@ -5,12 +5,11 @@ from __future__ import annotations
 import io
 import os
 import stat as st
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from kseg.errors import InputError, KsegError
+from kseg.errors import InputError
 from kseg.storage.location import LOCAL_NAMES, Entry, local_identity, local_path, open_local
-from kseg.storage.stores.base import Opened, ReadFile, Stat
+from kseg.storage.stores.base import Stat
 
 if TYPE_CHECKING:
     from kseg.storage.context import ReadContext
@@ -29,19 +28,6 @@ class LocalStore:
     def open(self, path: str, buffering: int = -1) -> io.FileIO | io.BufferedReader:
         """Only regular files are opened (:func:`kseg.storage.location.open_local`)."""
         return open_local(path, buffering)
-
-    def open_files(self, wanted: Sequence[tuple[str, int] | None], identity_of: str | None) -> Opened:
-        opened: list[ReadFile | KsegError | None] = []
-        for one in wanted:
-            try:
-                opened.append(None if one is None else open_local(*one))
-            except KsegError as exc:
-                opened.append(exc)
-        try:
-            identity: str | KsegError | None = None if identity_of is None else local_identity(identity_of)
-        except KsegError as exc:
-            identity = exc
-        return opened, identity
 
     def stat(self, path: str) -> Stat:
         try:

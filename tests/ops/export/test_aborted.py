@@ -14,8 +14,9 @@ import pytest
 
 from kseg.ops.export.export import Corruption, Ranges, plan, read_split, units
 from kseg.spark.deal import deal_in_order, packing
-from kseg.storage.listing import listed
+from kseg.storage.listing import Listed
 from kseg.storage.partition import scan_partition
+from kseg.storage.stores.find import discover_as
 from kseg.testing.control import build_control_batch
 from kseg.testing.segment import SegmentWriter
 from kseg.testing.v2 import RecordSpec, build_v2_batch
@@ -90,7 +91,7 @@ def test_aborted_as_a_read_committed_consumer_decides(partition: Path) -> None:
 def test_every_task_share_decides_the_same(partition: Path, split_bytes: int) -> None:
     """Tasks of one unit each (a share cut to its segment): the segment 0 task still sees segment 3's
     ``.txnindex``; a range starting past a transaction's marker does not inherit it."""
-    deals = deal_in_order(listed([str(partition)], []), Ranges(), split_bytes, packing(1, 1))
+    deals = deal_in_order(discover_as([str(partition)], [], Listed), Ranges(), split_bytes, packing(1, 1))
     assert len(deals) >= 3
     from kseg.ops.export.export import unit_splits
 

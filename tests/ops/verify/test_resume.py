@@ -15,7 +15,7 @@ from kseg.ops.verify.resume import Verdict, carried_rows, skip_verified, verifie
 from kseg.ops.verify.run import Report
 from kseg.storage import files
 from kseg.storage.listing import Listed
-from kseg.storage.partition import discover
+from kseg.storage.stores.find import discover
 from tests.conftest import corpus_copy
 
 

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from kseg.ops.verify.run import verify_all
 from kseg.ops.verify.verify import verify_segment
-from kseg.storage.partition import discover, scan_partition
+from kseg.storage.partition import scan_partition
+from kseg.storage.stores.find import discover
 from kseg.testing.writer import RecordSpec, build_v2_batch, write_segment
 from tests.conftest import CORPUS_DATA
 
