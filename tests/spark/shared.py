@@ -6,8 +6,11 @@ in this process (:func:`run_on_spark`) on the shared session instead of ``python
 child: kseg's ``SparkSession.builder...getOrCreate()`` finds the session running, and its ``stop()`` at the
 end leaves it running for the next test.  What only a fresh process shows stays on a fresh process: Spark's
 output kept off stderr, settings read when the JVM starts (``--spark-conf spark.default.parallelism``,
-``spark.executorEnv.*``, a worker's environment such as ``KSEG_TEST_KILL_WORKER``), the spark-submit entry
-point, a standalone cluster, start-up errors.
+``spark.executorEnv.*`` as kseg's option handling passes it), the spark-submit entry point, a standalone
+cluster, start-up errors.  The environment of the Python workers (``KSEG_TEST_KILL_WORKER``, a worker that
+dies) is not one of them: PySpark gives each job's functions the context's ``environment`` (what
+``spark.executorEnv.*`` fills at start-up) and starts Python workers for each distinct one, so
+:func:`run_on_spark`'s ``worker_env`` puts it there for one run.
 
 A test that stops the session (``spark.stop()``) only costs the next one a new SparkContext in the same JVM.
 """
@@ -43,12 +46,16 @@ def shared_session():
     return _session
 
 
-def run_on_spark(args: list[str], cwd: Path | str | None = None) -> Result:
+def run_on_spark(args: list[str], cwd: Path | str | None = None, worker_env: dict[str, str] | None = None) -> Result:
     """``kseg ARGS`` (with ``--spark``) run in this process through click, its job on :func:`shared_session`,
-    which it leaves running.  Paths in ARGS must be absolute (the JVM keeps its own working directory)."""
+    which it leaves running.  Paths in ARGS must be absolute (the JVM keeps its own working directory).
+    ``worker_env`` is added to the environment of the Python workers of this run's jobs (as
+    ``spark.executorEnv.*`` would be), not to the driver's."""
     from pyspark.sql import SparkSession
 
-    shared_session()
+    env = shared_session().sparkContext.environment
+    kept = dict(env)
+    env.update(worker_env or {})
     before = dict(os.environ)
     stop = SparkSession.stop
     SparkSession.stop = lambda self: None  # type: ignore[method-assign] - kseg's stop at the end of its run
@@ -58,3 +65,5 @@ def run_on_spark(args: list[str], cwd: Path | str | None = None) -> Result:
         SparkSession.stop = stop  # type: ignore[method-assign]
         os.environ.clear()
         os.environ.update(before)
+        env.clear()
+        env.update(kept)

@@ -17,7 +17,7 @@ from kseg.spark.job import KILL_WORKER_ENV, _Bins
 from kseg.storage.listing import Listed
 from kseg.storage.partition import Partition, Segment
 from tests.cli.test_verify_resume import overlapping_partition
-from tests.conftest import CORPUS_DATA, run_subprocess
+from tests.conftest import CORPUS_DATA, run_cli
 from tests.spark.shared import run_on_spark
 
 
@@ -116,11 +116,10 @@ def test_a_task_that_keeps_dying_fails_only_its_segment(log_root: Path, tmp_path
     (t-3's three segments, one run) fails, is run again one segment a job, and only that segment is a failed
     row naming the cause, exit 2; every other segment's row, its bin-mates' too, is the local run's."""
     local, spark = tmp_path / "local.jsonl", tmp_path / "spark"
-    assert run_subprocess(["verify-index", "--report", str(local), str(log_root)]).exit_code == 1
-    r = run_subprocess(
+    assert run_cli(["verify-index", "--report", str(local), str(log_root)]).exit_code == 1
+    r = run_on_spark(  # the dying worker's variable in its environment only (tests/spark/shared.py)
         ["verify-index", "--spark", "--master", "local[2]", "--report", str(spark), str(log_root)],
-        timeout=600,
-        env={"TMPDIR": str(tmp_path), KILL_WORKER_ENV: f"t-3/{67:020d}"},
+        worker_env={KILL_WORKER_ENV: f"t-3/{67:020d}"},
     )
     assert r.exit_code == 2, r.errtext[-3000:]
     from tests.cli.test_verify import _report_rows
@@ -148,15 +147,14 @@ def test_resume_after_a_partial_verdict_reads_only_the_failed_segments(log_root:
 
     local, again = tmp_path / "local.jsonl", tmp_path / "again.parquet"
     spark = s3.uri("partial/spark.parquet")
-    assert run_subprocess(["verify-index", "--report", str(local), str(log_root)]).exit_code == 1
+    assert run_cli(["verify-index", "--report", str(local), str(log_root)]).exit_code == 1
     argv = ["verify-index", "--spark", "--master", "local[2]", "--format", "json", str(log_root)]
-    env = {"TMPDIR": str(tmp_path)}
-    first = run_subprocess([*argv, "--report", spark], timeout=600, env={**env, KILL_WORKER_ENV: f"t-6/{200:020d}"})
+    first = run_on_spark([*argv, "--report", spark], worker_env={KILL_WORKER_ENV: f"t-6/{200:020d}"})
     assert first.exit_code == 2, first.errtext[-3000:]
     failed = [json.loads(line) for line in first.text.splitlines()[:-1]]
     failed = [row for row in failed if row["type"] == "segment" and row["status"] == "failed"]
     assert [(row["partition"], row["segment"]) for row in failed] == [("t-6", f"{200:020d}")]
-    # the resumed run needs no worker's environment: on the process's shared session (tests/spark/shared.py)
+    # the resumed run without the dying worker: the process's shared session as it was
     again_run = run_on_spark([*argv, "--verbose", "--resume", spark, "--report", str(again)])
     assert again_run.exit_code == 1, again_run.errtext[-3000:]
     *shown, summary = [json.loads(line) for line in again_run.text.splitlines()]
