@@ -8,6 +8,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -45,9 +46,9 @@ class Result:
         return self.stderr.decode("utf-8", "replace")
 
 
-def run_cli(args: list[str], cwd: Path | str | None = None, env: dict[str, str] | None = None) -> Result:
+def run_cli(args: list[str], cwd: Path | str | None = None, env: Mapping[str, str | None] | None = None) -> Result:
     """Run ``kseg ARGS`` in-process through click (the real command, real files), with ``env`` (if given)
-    set in the environment for the run."""
+    set in the environment for the run (a variable given as None removed for it)."""
     old = os.getcwd()
     if cwd is not None:
         os.chdir(cwd)

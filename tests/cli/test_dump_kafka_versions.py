@@ -11,10 +11,7 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import shlex
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -26,14 +23,10 @@ DATA = KAFKA4X / "data"
 GOLDEN = KAFKA4X / "golden"
 
 
-def run_subprocess(args: list[str], cwd: Path | None = None, env: dict | None = None) -> Result:
-    """``python -m kseg ARGS`` as a real process, with ``env`` added to (and KSEG_KAFKA_VERSION
-    removed from) the environment."""
-    full = {k: v for k, v in os.environ.items() if k != "KSEG_KAFKA_VERSION"} | (env or {})
-    p = subprocess.run(
-        [sys.executable, "-m", "kseg", *args], cwd=cwd, capture_output=True, timeout=120, env=full, check=False
-    )
-    return Result(p.returncode, p.stdout, p.stderr)
+def run_clean(args: list[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> Result:
+    """``kseg ARGS`` in this process (:func:`run_cli`), ``KSEG_KAFKA_VERSION`` removed from the environment
+    unless ``env`` gives it."""
+    return run_cli(args, cwd=cwd, env={"KSEG_KAFKA_VERSION": None, **(env or {})})
 
 
 OFFSETS_LOG = "__consumer_offsets-0/00000000000000000000.log"
@@ -128,7 +121,7 @@ def test_the_43_false_non_consecutive_line_only_when_asked_for() -> None:
     args = ["dump", "--transaction-log-decoder", "--files", "__transaction_state-0/00000000000000000100.log"]
     line = b"  -1 is followed by 100\n"
     assert line in run_cli(["dump", "--kafka-version", "4.3", *args[1:]], cwd=DATA).stderr
-    assert line in run_subprocess(args, cwd=DATA, env={"KSEG_KAFKA_VERSION": "4.4"}).stderr
+    assert line in run_clean(args, cwd=DATA, env={"KSEG_KAFKA_VERSION": "4.4"}).stderr
     default = run_cli(args, cwd=DATA)
     assert default.exit_code == 0 and default.stderr == b""
     assert b'"transactionStatus":"Ongoing"' in default.stdout  # otherwise 4.4's text
@@ -144,9 +137,9 @@ def test_the_43_false_non_consecutive_line_only_when_asked_for() -> None:
     ],
 )
 def test_unsupported_versions_are_usage_errors(value: str, message: str) -> None:
-    r = run_subprocess(["dump", "--kafka-version", value, "--files", "x.log"])
+    r = run_clean(["dump", "--kafka-version", value, "--files", "x.log"])
     assert r.exit_code == 2 and message.encode() in r.stderr and b"Traceback" not in r.stderr
-    r = run_subprocess(["dump", "--files", "x.log"], env={"KSEG_KAFKA_VERSION": value})
+    r = run_clean(["dump", "--files", "x.log"], env={"KSEG_KAFKA_VERSION": value})
     assert r.exit_code == 2 and message.encode() in r.stderr
 
 
@@ -158,9 +151,7 @@ def test_patch_releases_name_their_line() -> None:
 
 def test_share_group_state_decoder_is_not_in_39() -> None:
     share_log = "__share_group_state-0/00000000000000000000.log"
-    r = run_subprocess(
-        ["dump", "--kafka-version", "3.9", "--share-group-state-decoder", "--files", share_log], cwd=DATA
-    )
+    r = run_clean(["dump", "--kafka-version", "3.9", "--share-group-state-decoder", "--files", share_log], cwd=DATA)
     assert r.exit_code == 2 and b"Kafka 3.9's tool has no --share-group-state-decoder" in r.stderr
 
 
@@ -172,7 +163,7 @@ def test_json_does_not_change_with_the_version() -> None:
 
 
 def test_version_lists_the_range() -> None:
-    r = run_subprocess(["--version"])
+    r = run_clean(["--version"])
     assert b"kafka dump output: 2.8-4.4 (default 4.4)\n" in r.stdout
 
 
@@ -203,7 +194,7 @@ def test_integer_decoder_on_short_bytes_is_one_error_line(tmp_path: Path) -> Non
     from kseg.testing.v2 import RecordSpec, build_v2_batch
 
     write_segment(tmp_path, [[build_v2_batch([RecordSpec(b"k", b"ab", 1)])]])
-    r = run_subprocess(
+    r = run_clean(
         [
             "dump",
             "--value-decoder-class",

@@ -269,7 +269,7 @@ def test_a_path_with_nothing_to_verify_is_exit_2_with_a_hint(tmp_path: Path, com
     ],
 )
 def test_the_report_path_is_checked_before_any_work(tmp_path: Path, target: str, why: str) -> None:
-    r = run_subprocess(["verify-index", "--report", target.format(tmp=tmp_path), str(CORPUS_DATA / "plain-v2-0")])
+    r = run_cli(["verify-index", "--report", target.format(tmp=tmp_path), str(CORPUS_DATA / "plain-v2-0")])
     assert r.exit_code == 2
     assert r.stdout == b""  # nothing was verified
     assert len(r.errtext.strip().splitlines()) == 1 and why in r.errtext, r.errtext

@@ -167,7 +167,7 @@ def test_spark_submit_entry_point(log_root: Path, tmp_path: Path) -> None:
 
     report = tmp_path / "submit.jsonl"
     local = tmp_path / "local.jsonl"
-    run_subprocess(["verify-index", "--quiet", "--report", str(local), str(log_root)])
+    assert run_cli(["verify-index", "--quiet", "--report", str(local), str(log_root)]).exit_code == 1
     env = dict(
         os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable, SPARK_LOCAL_IP="127.0.0.1"
     )
