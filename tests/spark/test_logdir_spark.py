@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from kseg.spark.job import KILL_WORKER_ENV
-from tests.conftest import run_cli, run_subprocess
+from tests.conftest import run_cli
 from tests.ops.logdir.kafka_dir import directory_id, log_dir, partition_metadata
 from tests.ops.logdir.test_logdir_places import OLD_ORDERS_ID, fleet
 from tests.spark.shared import run_on_spark
@@ -22,12 +22,9 @@ LOCAL2 = ["--spark", "--master", "local[2]"]
 
 
 def _run(args: list[str], tmp_path: Path, env: dict[str, str] | None = None) -> tuple[int, list[str], str]:
-    """``kseg logdir ARGS``: in a child process with ``env`` (a worker's environment is read when its JVM
-    starts), else in this process, its --spark job on the shared session (tests/spark/shared.py)."""
-    if env is None:
-        r = run_on_spark(["logdir", *args]) if "--spark" in args else run_cli(["logdir", *args])
-    else:
-        r = run_subprocess(["logdir", *args], timeout=600, env={"TMPDIR": str(tmp_path), **env})
+    """``kseg logdir ARGS`` in this process, its --spark job on the shared session (tests/spark/shared.py),
+    ``env`` in the environment of that job's Python workers."""
+    r = run_on_spark(["logdir", *args], worker_env=env) if "--spark" in args else run_cli(["logdir", *args])
     assert "Traceback" not in r.errtext, r.errtext[-3000:]
     return r.exit_code, r.text.splitlines(), r.errtext
 
