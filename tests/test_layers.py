@@ -1,8 +1,8 @@
 """The layers of kseg, enforced: ``docs/architecture.md``.
 
-    engine    kseg._engine                                      the optional C extension (imports nothing of kseg)
+    engine    kseg._engine, kseg._avro                          the optional C extensions (import nothing of kseg)
     limits    kseg.limits                                       each constant once; imports nothing
-    base      kseg, kseg.errors, kseg.jsonlines, kseg.timestamps, kseg.engine, kseg.words
+    base      kseg, kseg.errors, kseg.jsonlines, kseg.timestamps, kseg.engine, kseg.avro_engine, kseg.words
     format    kseg.format                                       bytes -> values
     storage   kseg.storage  |  testing  kseg.testing            Kafka's on-disk nouns (files, records, partitions)
                                                                 | the writer
@@ -35,9 +35,9 @@ ROOT = Path(__file__).resolve().parent.parent
 KSEG = ROOT / "kseg"
 
 LAYERS = [
-    {"kseg._engine"},  # kseg/_engine.c, the optional compiled engine: C, imports no kseg module
+    {"kseg._engine", "kseg._avro"},  # kseg/_engine.c and kseg/_avro.c, optional compiled C: import no kseg module
     {"kseg.limits"},  # exit codes, bounds and Java's ranges: imports nothing, every module may use it
-    {"kseg", "kseg.errors", "kseg.jsonlines", "kseg.timestamps", "kseg.engine", "kseg.words"},
+    {"kseg", "kseg.errors", "kseg.jsonlines", "kseg.timestamps", "kseg.engine", "kseg.avro_engine", "kseg.words"},
     {"kseg.format"},
     {"kseg.storage", "kseg.testing"},
     {"kseg.ops"},

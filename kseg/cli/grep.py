@@ -155,6 +155,7 @@ def grep(
     value_decoder: str | None,
     schemas: str | None,
     schemas_context: str,
+    framing: str,
     max_message_size: int,
     output_format: str,
     run: Run,
@@ -189,7 +190,9 @@ def grep(
     flags = re.IGNORECASE if ignore_case else 0
     ranges = record_ranges(from_offset, to_offset, from_time, to_time)
     names = (key_decoder, value_decoder)
-    key_registry, value_registry, registry = registry_decoders(names, schemas, schemas_context, list(paths), run)
+    key_registry, value_registry, registry = registry_decoders(
+        names, schemas, schemas_context, list(paths), run, framing=framing
+    )
     key_fn, value_fn = decoders(
         None if key_registry else key_decoder or "string", None if value_registry else value_decoder or "string"
     )

@@ -296,16 +296,18 @@ def _quiet_stdout() -> None:
 
 def _version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
     """``--version``: kseg's version, the Kafka releases whose dump output it reproduces
-    (``dump --kafka-version``) and the engine that runs (``engine: c`` or ``engine: python (why)``)."""
+    (``dump --kafka-version``), the registry decoder's Avro reader (``avro reader: c`` or ``avro reader:
+    python (why)``) and the engine that runs (``engine: c`` or ``engine: python (why)``), last."""
     if not value or ctx.resilient_parsing:
         return
-    from kseg import engine
+    from kseg import avro_engine, engine
     from kseg.format import v2_records  # noqa: F401 - compares the engine's constants (engine.check)
     from kseg.format.releases import LATEST, supported_range
 
     click.echo(
         f"kseg, version {__version__}\n"
         f"kafka dump output: {supported_range()} (default {LATEST.lines[-1]})\n"
+        f"avro reader: {avro_engine.description()}\n"
         f"engine: {engine.description()}"
     )
     ctx.exit()

@@ -9,6 +9,10 @@ fixed are strings of one character per byte (ISO-8859-1), enums their symbol, an
 print as their underlying type: ``decimal`` as its bytes, ``date`` and ``time-millis`` as ints,
 ``time-micros`` and ``timestamp-*`` as longs, ``uuid`` as its string.  Floats print as Java's
 ``Float.toString``/``Double.toString``.
+
+Where ``kseg._avro`` runs (:mod:`kseg.avro_engine`), a payload is first read by the compiled reader
+(:mod:`.avro_program`), which writes this module's text byte for byte or hands the payload back; this
+module's reader (:meth:`AvroCodec.decode_python`) is the reference and reads what it hands back.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from json.encoder import encode_basestring  # C: the same escapes as Jackson's b
 from typing import Any, Callable
 
 from kseg.decoders.jsonconv import quote as jackson_quote
+from kseg.decoders.registry.avro_program import branch_name, build
 
 Render = Callable[[Any], str]
 
@@ -56,9 +61,26 @@ class AvroCodec:
         self.schema = parse_schema(strip_logical(raw), named_schemas=named)
         self._read = reader
         self._names = named
-        self.render = _compile(self.schema, self._names)
+        self._render: Render | None = None  # made when the Python path first reads
+        self.compiled = _compiled(self.schema, named)
+
+    @property
+    def render(self) -> Render:
+        """The generated renderer of this schema's values (made once, when first needed)."""
+        if self._render is None:
+            self._render = _compile(self.schema, self._names)
+        return self._render
 
     def decode(self, data: bytes) -> str:
+        if self.compiled is not None:
+            text = self.compiled.decode(data)
+            if text is not None:
+                return text
+        return self.decode_python(data)
+
+    def decode_python(self, data: bytes) -> str:
+        """The reference path: fastavro's reader and the generated renderer (also every payload the compiled
+        reader does not take, so its text or its reason is this path's)."""
         fo = io.BytesIO(data)
         try:
             value = self._read(fo, self.schema, None, False, False, "replace", True)
@@ -67,6 +89,14 @@ class AvroCodec:
         if fo.tell() != len(data):
             raise ValueError(f"{len(data) - fo.tell()} bytes left after the Avro datum")
         return self.render(value)
+
+
+def _compiled(schema: Any, names: dict) -> Any:
+    """``kseg._avro``'s reader of ``schema`` (:mod:`.avro_program`), or None: the Python path reads."""
+    try:
+        return build(schema, names)
+    except (ValueError, KeyError, TypeError, RecursionError, struct.error, StopIteration):
+        return None  # a schema the compiler does not take: fastavro reads it
 
 
 _FLOAT32 = struct.Struct(">f")
@@ -103,12 +133,23 @@ def java_float_text(x: float, single: bool) -> str:
             r = f"{value:f}".rstrip("0")
         text = r if "." in r else r + ".0"
         return text[:-1] + "0" if text.endswith(".") else text
-    digits_text = f"{abs(value):e}"  # d.dddddde+XX -> Java's d.dddE<exp>
-    m, _, e = digits_text.partition("e")
-    shortest = repr(abs(value)).partition("e")[0].replace(".", "").lstrip("0") or "0"
-    shortest = shortest.rstrip("0") or "0"
-    mant = shortest[0] + "." + (shortest[1:] or "0")
-    return ("-" if value < 0 else "") + f"{mant}E{int(e)}"
+    digits, exponent = _shortest(abs(value))  # Java's computerized notation: d.dddE<exp>
+    mant = digits[0] + "." + (digits[1:] or "0")
+    return ("-" if value < 0 else "") + f"{mant}E{exponent}"
+
+
+def _shortest(a: float) -> tuple[str, int]:
+    """The significant digits of ``repr(a)`` (``a > 0``) and the decimal exponent of the first: ``1.5e-05``
+    -> ("15", -5), ``12345678.0`` -> ("12345678", 7), ``0.000512`` -> ("512", -4).  The exponent is
+    repr's own (``f"{a:e}"`` rounds to 7 digits: 9.9999999e-4 would read as E-3)."""
+    mantissa, _, exp = repr(a).partition("e")
+    digits = mantissa.replace(".", "").strip("0") or "0"
+    if exp:  # repr's scientific form is d.ddd
+        return digits, int(exp)
+    whole, _, fraction = mantissa.partition(".")
+    if whole != "0":
+        return digits, len(whole) - 1
+    return digits, -(len(fraction) - len(fraction.lstrip("0")) + 1)
 
 
 def _compile(schema: Any, names: dict) -> Render:
@@ -123,6 +164,12 @@ def _pending(v: Any) -> str:
 
 def _single(x: float) -> str:
     return java_float_text(x, True)
+
+
+def _cached_single() -> Callable[[float], str]:
+    """:func:`_single` with a cache; 0.0 and -0.0 (equal keys, different texts) are not cached."""
+    cached = lru_cache(maxsize=4096)(_single)
+    return lambda x: cached(x) if x else _single(x)
 
 
 def _double(x: float) -> str:
@@ -156,7 +203,7 @@ class _Gen:
         self.ns: dict[str, Any] = {
             "q": quote,
             "qb": _bytes_text,
-            "ff": lru_cache(maxsize=4096)(_single),  # floats repeat: Java's text of each, once
+            "ff": _cached_single(),  # floats repeat: Java's text of each, once
             "fd": _double,
             "R": self.recursive,
         }
@@ -221,7 +268,7 @@ class _Gen:
         for b in branches:
             if b == "null":
                 continue
-            name = _branch_name(b)
+            name = branch_name(b)
             render = self.function(b, stack)
             kind = (
                 self.names[b]["type"]
@@ -257,11 +304,3 @@ _PY_TYPES = {
     "array": list,
     "map": dict,
 }
-
-
-def _branch_name(branch: Any) -> str:
-    if isinstance(branch, str):
-        return branch
-    if isinstance(branch, dict):
-        return branch.get("name") or branch["type"]
-    return "union"
