@@ -49,7 +49,7 @@ class Row:
 
     name: str
     input: str | None  # key in gen.INPUTS, or None
-    args: list[str]  # after `kseg`; "{log}", "{index}", "{dir}", "{offset}", "{ts}" are filled in
+    args: list[str]  # after `kseg`; "{log}", "{logs}", "{index}", "{dir}", "{offset}", "{ts}" are filled in
     kafka: str = ""  # Kafka's figure on this kind of machine (issue 6)
     target: str = ""
     bound: str = ""  # what bounds this row
@@ -120,6 +120,12 @@ def _reference(inp: str, mode: str) -> Row:
     return Row(f"C reference dump {mode}", inp, ["{log}"], cmd=[str(REF_BINARY), mode], bound="the machine")
 
 
+def _reference_crc(inp: str) -> Row:
+    """The C reference reading every log of ``inp`` and computing each batch's CRC-32C, nothing more: the
+    floor of verify-index's log pass (issue 34's target: verify-index at >= 60 % of its rate)."""
+    return Row("C reference read + CRC", inp, ["{logs}"], cmd=[str(REF_BINARY), "crc"], bound="the machine")
+
+
 START_UP = "<= 80 ms"
 LOOKUP_1G = "<= 150 ms, within 10 % of 64 MiB"
 
@@ -164,7 +170,10 @@ ROWS = [
         kafka="0.27 s, 244 k entries/s, 60 MiB",
         target="<= 0.15 s",
     ),
-    _verify("a", ">= 2.5 GB/s"),
+    _verify("a", ">= 2.5 GB/s; >= 60 % of the C reference's read + CRC"),
+    _reference_crc("a"),
+    _verify("d-1g", ">= 60 % of the C reference's read + CRC"),
+    _reference_crc("d-1g"),
     _grep("a", "--key", ["--key", "no-such-key"]),
     _grep("a", "--value-regex", ["--value-regex", "no such value"]),
     _grep("a", "--from-time", ["--from-time", "2100-01-01T00:00:00Z"]),
@@ -196,6 +205,7 @@ ROWS = [
         for inp in ("e", "c")
     ],
     _verify("c", "RSS flat in batch count"),
+    _reference_crc("c"),
     _rebuild_check("c", "RSS flat in batch count"),
     _lookup("offset", "d-64m", "<= 150 ms"),
     _lookup("offset", "d-1g", LOOKUP_1G),
@@ -250,7 +260,8 @@ def fill(args: list[str], inp: gen.Input | None, root: Path) -> list[str]:
         "{ts}": str(m["end_timestamp"] - m["records_per_batch"] * 3 // 2),
         "{out}": str(HERE / "results" / "export.parquet"),
     }
-    return [values.get(a, a) for a in args]
+    logs = [str(p) for p in sorted(d.glob("*.log"))]  # "{logs}": every log of the input, one argument each
+    return [v for a in args for v in (logs if a == "{logs}" else [values.get(a, a)])]
 
 
 def human_rate(x: float, unit: str) -> str:
