@@ -205,6 +205,13 @@ class FileRecords:
     def window_size(self) -> int:
         return len(self._buf)
 
+    def fileno(self) -> int:
+        """The local file's descriptor (a kernel copy reads it); ``io.UnsupportedOperation`` for a file on
+        an object store or a tiered segment's, as a file object without one."""
+        if self._fd is None:
+            raise io.UnsupportedOperation("not a local file")
+        return self._fd
+
     # -- batches ------------------------------------------------------------
     def frame_at(self, position: int, end: int) -> FileBatch | None:
         """The batch framed at ``position``, or ``None`` where iteration stops.
