@@ -84,12 +84,6 @@ def test_the_report_is_a_versioned_row_and_a_first_version_report_is_still_read(
         read_since(str(old))  # a later kseg's
 
 
-def test_incremental_export_on_spark(tmp_path: Path) -> None:
-    pytest.importorskip("pyspark")
-    together, full, _ = _two_steps(tmp_path, ["--spark", "--master", "local[2]"])
-    assert together == full and len(full) == 75
-
-
 def test_since_refuses_what_is_not_a_report_and_time_ranges(tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text('{"type": "something"}')
