@@ -110,13 +110,36 @@ def pytest_terminal_summary(terminalreporter) -> None:
         terminalreporter.write_line(line)
 
 
+#: each test file's seconds in a whole run, longest first (``tests/durations.py`` writes it from the run's JUnit XML)
+DURATIONS = TESTS / "durations.tsv"
+#: what a file not in DURATIONS counts as: a Spark file starts JVM work, most others take a second or two
+UNRECORDED = {"spark": 15.0, "other": 2.0}
+
+
+def recorded_durations() -> dict[str, float]:
+    """DURATIONS as ``{"tests/cli/test_x.py": seconds}``."""
+    took = {}
+    for line in DURATIONS.read_text().splitlines():
+        if line and not line.startswith("#"):
+            seconds, path = line.split("\t")
+            took[path] = float(seconds)
+    return took
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """In a pytest-xdist worker: the Spark tests' files first.  The controller hands out whole files
-    (``--dist loadfile``) in this order (``--no-loadscope-reorder``: not by their number of tests, which
-    would leave the few long Spark tests to run last, one process idle); a single process keeps the
-    collection's order."""
+    """In a pytest-xdist worker: the test files longest first, by the times of a whole run (DURATIONS).  The
+    controller hands out whole files (``--dist loadfile``) in this order (``--no-loadscope-reorder``: not by
+    their number of tests, which would leave long files of few tests, the Spark ones, to run last with one
+    process idle), so the short ones fill in at the end and the two processes finish together; a single
+    process keeps the collection's order."""
     if hasattr(config, "workerinput"):
-        items.sort(key=lambda item: TESTS / "spark" not in item.path.parents)
+        took = recorded_durations()
+        files: dict[Path, float] = {}
+        for item in items:
+            if item.path not in files:
+                guess = UNRECORDED["spark" if TESTS / "spark" in item.path.parents else "other"]
+                files[item.path] = took.get(item.path.relative_to(TESTS.parent).as_posix(), guess)
+        items.sort(key=lambda item: -files[item.path])  # stable: a file's tests keep their order
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
