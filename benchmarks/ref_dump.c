@@ -2,7 +2,9 @@
  * The machine's limit for `kseg dump` (issue 34): a single-threaded C loop doing the same work as
  * `kseg dump [--deep-iteration | --print-data-log] FILE` on uncompressed v2 batches, and nothing more.
  *
- *   ref_dump MODE FILE     MODE: shallow, deep or print; the lines go to stdout
+ *   ref_dump MODE FILE...  MODE: shallow, deep or print; the lines go to stdout
+ *                          MODE crc: read and CRC-32C only (the floor of verify-index's log pass); prints
+ *                          the count of batches whose CRC does not match
  *
  * The file is read in 8 MiB pieces (read(2) into one reused buffer, a batch cut by a piece's end moved to
  * its front); each batch's CRC-32C is computed (SSE4.2's crc32 instruction where the CPU has it, a
@@ -124,11 +126,17 @@ static inline int64_t varint(const unsigned char **pp) {
     return (int64_t)((raw >> 1) ^ (~(raw & 1) + 1));
 }
 
+static long long invalid; /* mode crc: batches whose CRC does not match (printed at the end) */
+
 static void batch(const unsigned char *p, long long pos, long long total, int mode) {
     long long base = be64(p), ts_base = be64(p + 27), ts_max = be64(p + 35), pid = be64(p + 43);
     int attrs = be16(p + 21), delta = be32(p + 23), count = be32(p + 57), seq = be32(p + 53);
     uint32_t crc = (uint32_t)be32(p + 17);
     int valid = crc32c(p + 21, (size_t)(total - 21)) == crc;
+    if (mode == 3) { /* read + CRC only: the floor of verify-index's log pass */
+        invalid += !valid;
+        return;
+    }
     const char *ts_name = (attrs & 8) ? "LogAppendTime" : "CreateTime";
     LIT("baseOffset: ");
     num(base);
@@ -208,23 +216,13 @@ static void batch(const unsigned char *p, long long pos, long long total, int mo
     }
 }
 
-int main(int argc, char **argv) {
-    if (argc != 3) {
-        fprintf(stderr, "usage: ref_dump shallow|deep|print FILE\n");
-        return 2;
-    }
-    int mode = strcmp(argv[1], "print") == 0 ? 2 : strcmp(argv[1], "deep") == 0 ? 1 : 0;
-    crc_init();
-#if defined(__x86_64__)
-    __builtin_cpu_init();
-    hw = __builtin_cpu_supports("sse4.2");
-#endif
-    int fd = open(argv[2], O_RDONLY);
+/* One file, read in PIECE-sized pieces, each batch to batch(). */
+static int file(const char *path, unsigned char *buf, int mode) {
+    int fd = open(path, O_RDONLY);
     if (fd < 0) {
-        perror(argv[2]);
+        perror(path);
         return 2;
     }
-    unsigned char *buf = malloc(PIECE);
     size_t have = 0;
     long long pos = 0;
     int eof = 0;
@@ -247,6 +245,28 @@ int main(int argc, char **argv) {
         have -= i;
         if (eof) break;
     }
+    close(fd);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 3) {
+        fprintf(stderr, "usage: ref_dump shallow|deep|print|crc FILE...\n");
+        return 2;
+    }
+    int mode = strcmp(argv[1], "crc") == 0     ? 3
+               : strcmp(argv[1], "print") == 0 ? 2
+               : strcmp(argv[1], "deep") == 0  ? 1
+                                               : 0;
+    crc_init();
+#if defined(__x86_64__)
+    __builtin_cpu_init();
+    hw = __builtin_cpu_supports("sse4.2");
+#endif
+    unsigned char *buf = malloc(PIECE);
+    for (int k = 2; k < argc; k++)
+        if (file(argv[k], buf, mode)) return 2;
     flush_out();
+    if (mode == 3) printf("%lld invalid\n", invalid);
     return 0;
 }

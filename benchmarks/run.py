@@ -49,7 +49,7 @@ class Row:
 
     name: str
     input: str | None  # key in gen.INPUTS, or None
-    args: list[str]  # after `kseg`; "{log}", "{index}", "{dir}", "{offset}", "{ts}" are filled in
+    args: list[str]  # after `kseg`; "{log}", "{logs}", "{index}", "{dir}", "{offset}", "{ts}" are filled in
     kafka: str = ""  # Kafka's figure on this kind of machine (issue 6)
     target: str = ""
     bound: str = ""  # what bounds this row
@@ -120,7 +120,30 @@ def _reference(inp: str, mode: str) -> Row:
     return Row(f"C reference dump {mode}", inp, ["{log}"], cmd=[str(REF_BINARY), mode], bound="the machine")
 
 
+def _reference_crc(inp: str) -> Row:
+    """The C reference reading every log of ``inp`` and computing each batch's CRC-32C, nothing more: the
+    floor of verify-index's log pass (issue 34's target: verify-index at >= 60 % of its rate)."""
+    return Row("C reference read + CRC", inp, ["{logs}"], cmd=[str(REF_BINARY), "crc"], bound="the machine")
+
+
 START_UP = "<= 80 ms"
+SALVAGE = "<= 2x verify-index (a), wall"
+
+
+def _salvage(inp: str, expect: tuple[int, ...]) -> Row:
+    """``kseg salvage`` of ``inp`` to a directory on the disk the inputs are on (``--force``: the previous
+    run's output is removed in the run)."""
+    return Row(
+        "salvage",
+        inp,
+        ["salvage", "-q", "--force", "{dir}", "-o", "{salvaged}"],
+        needs="kseg.cli.salvage",
+        target=SALVAGE,
+        bound="the kernel's copy and sync of the log (the dd row)",
+        expect=expect,
+    )
+
+
 LOOKUP_1G = "<= 150 ms, within 10 % of 64 MiB"
 
 ROWS = [
@@ -164,7 +187,10 @@ ROWS = [
         kafka="0.27 s, 244 k entries/s, 60 MiB",
         target="<= 0.15 s",
     ),
-    _verify("a", ">= 2.5 GB/s"),
+    _verify("a", ">= 2.5 GB/s; >= 60 % of the C reference's read + CRC"),
+    _reference_crc("a"),
+    _verify("d-1g", ">= 60 % of the C reference's read + CRC"),
+    _reference_crc("d-1g"),
     _grep("a", "--key", ["--key", "no-such-key"]),
     _grep("a", "--value-regex", ["--value-regex", "no such value"]),
     _grep("a", "--from-time", ["--from-time", "2100-01-01T00:00:00Z"]),
@@ -196,7 +222,19 @@ ROWS = [
         for inp in ("e", "c")
     ],
     _verify("c", "RSS flat in batch count"),
+    _reference_crc("c"),
     _rebuild_check("c", "RSS flat in batch count"),
+    Row("verify-index", "a-damaged", ["verify-index", "{dir}"], needs="kseg.cli.verify", expect=(1,)),
+    _salvage("a", (0,)),
+    _salvage("a-damaged", (1,)),
+    Row("salvage --dry-run", "a", ["salvage", "-q", "--dry-run", "{dir}"], needs="kseg.cli.salvage", bound="reading"),
+    Row(
+        "dd conv=fsync (the copy's floor)",
+        "a",
+        ["{log}", "{copy}"],
+        cmd=["sh", "-c", 'exec dd if="$0" of="$1" bs=8M conv=fsync status=none'],
+        bound="the disk: the log's bytes copied and synced, salvage's floor",
+    ),
     _lookup("offset", "d-64m", "<= 150 ms"),
     _lookup("offset", "d-1g", LOOKUP_1G),
     _lookup("time", "d-64m", "<= 150 ms"),
@@ -249,8 +287,11 @@ def fill(args: list[str], inp: gen.Input | None, root: Path) -> list[str]:
         "{offset}": str(m["end_offset"] - m["records_per_batch"] * 3 // 2),
         "{ts}": str(m["end_timestamp"] - m["records_per_batch"] * 3 // 2),
         "{out}": str(HERE / "results" / "export.parquet"),
+        "{salvaged}": str(HERE / "results" / "salvaged" / inp.name),
+        "{copy}": str(HERE / "results" / "copy.log"),
     }
-    return [values.get(a, a) for a in args]
+    logs = [str(p) for p in sorted(d.glob("*.log"))]  # "{logs}": every log of the input, one argument each
+    return [v for a in args for v in (logs if a == "{logs}" else [values.get(a, a)])]
 
 
 def human_rate(x: float, unit: str) -> str:
@@ -382,6 +423,7 @@ def main(argv: list[str] | None = None) -> None:
         print("no C compiler: the C reference rows are left out", file=sys.stderr)
     print(f"# {machine()}; median of {args.runs} runs, warm cache, output to /dev/null", flush=True)
     results = []
+    (HERE / "results").mkdir(exist_ok=True)
     for row in rows:
         for r in measure(row, root, args.runs, [None] if row.cmd and row.cmd[1:2] != ["-S"] else engines):
             results.append(r)

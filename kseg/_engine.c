@@ -16,6 +16,9 @@
  *   dump_window(view, ws, wl, pos, end, mode, last_offset, gap, parts_fn, ts_names, out_limit)
  *                                  Dumper._dump_batches over a window: framing, CRC, batch lines and, in
  *                                  the deep modes, records decoded, the continuity rule and record lines
+ *   verify_window(view, ws, wl, pos, end, state, positions, offsets_a, offsets_b, out)
+ *                                  verify-index's log pass over a window: framing, CRC and the batch checks
+ *                                  of every batch that raises nothing, and the batches the indexes ask about
  *   find(buffer, needle, start, end)
  *                                  bytes.find(needle, start, end) over a window (grep's literal bytes), by
  *                                  the C library's memmem
@@ -1605,10 +1608,165 @@ static PyObject *py_find(PyObject *self, PyObject *args) {
     return PyLong_FromSsize_t(at);
 }
 
+/* ------------------------------------------------------------------ verify-index's log pass over a window */
+
+/* verify_window's state: one writable int64 buffer, read on entry and written back, so the Python pass
+ * (kseg.ops.verify.log) and the engine share one set of running values.  kseg.ops.verify.log names the
+ * slots by the same numbers (compared at import). */
+#define V_BASE_OFFSET 0 /* in: the segment's base offset (a batch below it is a problem) */
+#define V_LIMIT 1       /* in: --max-message-size, or -1 */
+#define V_EPOCHS 2      /* in: 1 when a leader-epoch check judges batches from V_EPOCH_FROM on */
+#define V_EPOCH_LO 3    /* in: the range and epoch the last judged batch agreed with (EpochCheck.lo/hi/expected) */
+#define V_EPOCH_HI 4
+#define V_EPOCH_EXPECTED 5
+#define V_EPOCH_FROM 6
+#define V_EVERY 7     /* in: record every batch, not only those the index keys ask about */
+#define V_HAS_MAX 8   /* in/out: 1 once a batch has been read */
+#define V_MAX_LAST 9  /* in/out: the largest last offset so far (after a batch here: that batch's) */
+#define V_RUNNING 10  /* in/out: the largest batch max timestamp so far */
+#define V_BATCHES 11  /* in/out: batches read */
+#define V_VALID_END 12 /* in/out: where the last batch read ends */
+#define V_RECORDED 13 /* in/out: rows written to ``out`` (the caller takes them and sets 0) */
+#define V_AT 14       /* in/out, 3 slots: each key stream's cursor (the first key not passed) */
+#define V_MORE 17     /* in, 3 slots: 1 when the stream has keys past its buffer (the caller refills) */
+#define V_FIELDS 20
+/* Why verify_window returned. */
+#define VERIFY_PYTHON 0 /* the batch at pos (if any) takes the per-batch path: a problem, a judged epoch, framing */
+#define VERIFY_FULL 1   /* ``out`` is full */
+#define VERIFY_KEYS 2   /* a key stream's buffer is used up and it has more: refill it */
+
+/* Pass the keys of ``k[*at..n)`` at or below ``limit`` (``inclusive``) or below it; 1 with the new cursor in
+ * *at, or 0 when the buffer ran out and the stream has more (nothing passed: the caller refills first). */
+static inline int pass_keys(const long long *k, Py_ssize_t n, long long *at, int more, long long limit,
+                            int inclusive) {
+    Py_ssize_t i = (Py_ssize_t)*at;
+    if (i < 0) i = 0;
+    while (i < n && (inclusive ? k[i] <= limit : k[i] < limit)) i++;
+    if (i == n && more) return 0;
+    *at = i;
+    return 1;
+}
+
+/* verify_window(view, ws, wl, pos, end, state, positions, offsets_a, offsets_b, out) -> (pos, why, stream)
+ *
+ * The log pass of verify-index (kseg.ops.verify.log._LogPass.batch) for every whole v2 batch of the window
+ * that raises nothing: framing (frame_v2), CRC-32C, --max-message-size, offsets at or above the segment's
+ * base offset and above every earlier last offset, lastOffsetDelta neither overflowing nor negative, and no
+ * leader epoch for the epoch check to judge.  For each such batch the running values of ``state`` advance
+ * and, when it is one an index entry asks about (an .index entry names its position, or it is the first
+ * batch reaching an offset an .index or .timeindex entry names) or V_EVERY, (position, base offset, last
+ * offset, running max timestamp) go to ``out`` (four columns of len(out)/4 int64).  The three key
+ * streams are int64 buffers, ascending, read from the cursors V_AT.  It stops at the first batch any rule
+ * has more to say about: that batch takes the per-batch path, whose problems it reports.  ``stream``: with
+ * VERIFY_KEYS, the key stream to refill (its cursor stays where it was), else -1. */
+static PyObject *py_verify_window(PyObject *self, PyObject *args) {
+    PyObject *view, *state_obj, *key_obj[3], *out_obj;
+    Py_ssize_t ws, wl;
+    long long pos, end;
+    if (!PyArg_ParseTuple(args, "OnnLLOOOOO:verify_window", &view, &ws, &wl, &pos, &end, &state_obj, &key_obj[0],
+                          &key_obj[1], &key_obj[2], &out_obj))
+        return NULL;
+    Py_buffer b, sb, ob, kb[3];
+    int got_keys = 0, why = VERIFY_PYTHON, refill = -1;
+    if (PyObject_GetBuffer(view, &b, PyBUF_SIMPLE) < 0) return NULL;
+    if (PyObject_GetBuffer(state_obj, &sb, PyBUF_WRITABLE) < 0) {
+        PyBuffer_Release(&b);
+        return NULL;
+    }
+    if (PyObject_GetBuffer(out_obj, &ob, PyBUF_WRITABLE) < 0) {
+        PyBuffer_Release(&sb);
+        PyBuffer_Release(&b);
+        return NULL;
+    }
+    for (; got_keys < 3; got_keys++)
+        if (PyObject_GetBuffer(key_obj[got_keys], &kb[got_keys], PyBUF_SIMPLE) < 0) goto fail;
+    if (sb.len < (Py_ssize_t)(V_FIELDS * sizeof(long long)) || sb.len % sizeof(long long) ||
+        ob.len % (4 * sizeof(long long)) || kb[0].len % sizeof(long long) || kb[1].len % sizeof(long long) ||
+        kb[2].len % sizeof(long long)) {
+        PyErr_SetString(PyExc_ValueError, "verify_window: state, keys and out must be int64 arrays");
+        goto fail;
+    }
+    const unsigned char *buf = (const unsigned char *)b.buf;
+    if (wl > b.len) wl = b.len;
+    if (wl < 0) wl = 0;
+    long long *s = (long long *)sb.buf, *out = (long long *)ob.buf;
+    const long long *k[3];
+    Py_ssize_t kn[3];
+    for (int j = 0; j < 3; j++) {
+        k[j] = (const long long *)kb[j].buf;
+        kn[j] = kb[j].len / (Py_ssize_t)sizeof(long long);
+    }
+    Py_ssize_t cap = ob.len / (Py_ssize_t)(4 * sizeof(long long));
+    long long base_offset = s[V_BASE_OFFSET], limit = s[V_LIMIT];
+    int epochs = s[V_EPOCHS] != 0, every = s[V_EVERY] != 0, has_max = s[V_HAS_MAX] != 0;
+    long long max_last = s[V_MAX_LAST], running = s[V_RUNNING], batches = s[V_BATCHES], valid_end = s[V_VALID_END];
+    long long recorded = s[V_RECORDED];
+    if (recorded < 0) recorded = 0;
+    long long stop = end - HEADER_SIZE_UP_TO_MAGIC;
+    while (pos < stop) {
+        if (recorded >= cap) {
+            why = VERIFY_FULL;
+            break;
+        }
+        const unsigned char *p;
+        long long total, last;
+        if (frame_v2(buf, ws, wl, pos, end, &p, &total) != FRAME_OK) break;
+        if (limit >= 0 && total > limit) break;
+        if (crc32c_update(0, p + ATTRIBUTES_OFFSET, (Py_ssize_t)(total - ATTRIBUTES_OFFSET)) != ube32(p + CRC_OFFSET))
+            break;
+        long long base = be64(p + BASE_OFFSET_OFFSET);
+        if (base < base_offset || (has_max && base <= max_last)) break;
+        if (add_overflow(base, (long long)be32(p + LAST_OFFSET_DELTA_OFFSET), &last) || last < base) break;
+        long long epoch = be32(p + PARTITION_LEADER_EPOCH_OFFSET);
+        if (epochs && !(s[V_EPOCH_LO] <= base && base < s[V_EPOCH_HI] && epoch == s[V_EPOCH_EXPECTED]) && epoch >= 0 &&
+            last >= s[V_EPOCH_FROM])
+            break; /* EpochCheck.batch has something to judge */
+        int record = every;
+        if (!every) {
+            long long at[3] = {s[V_AT], s[V_AT + 1], s[V_AT + 2]};
+            for (int j = 0; j < 3 && refill < 0; j++)
+                if (!pass_keys(k[j], kn[j], &at[j], s[V_MORE + j] != 0, j ? last : pos, j != 0)) refill = j;
+            if (refill >= 0) {
+                why = VERIFY_KEYS;
+                break;
+            }
+            record = (at[0] < kn[0] && k[0][at[0]] == pos) || at[1] > s[V_AT + 1] || at[2] > s[V_AT + 2];
+            s[V_AT] = at[0], s[V_AT + 1] = at[1], s[V_AT + 2] = at[2];
+        }
+        long long max_ts = be64(p + MAX_TIMESTAMP_OFFSET);
+        has_max = 1;
+        max_last = last;
+        if (max_ts > running) running = max_ts;
+        batches++;
+        valid_end = pos + total;
+        if (record) {
+            out[recorded] = pos;
+            out[cap + recorded] = base;
+            out[2 * cap + recorded] = last;
+            out[3 * cap + recorded] = running;
+            recorded++;
+        }
+        pos = valid_end;
+    }
+    s[V_HAS_MAX] = has_max, s[V_MAX_LAST] = max_last, s[V_RUNNING] = running, s[V_BATCHES] = batches;
+    s[V_VALID_END] = valid_end, s[V_RECORDED] = recorded;
+    for (int j = 0; j < 3; j++) PyBuffer_Release(&kb[j]);
+    PyBuffer_Release(&ob);
+    PyBuffer_Release(&sb);
+    PyBuffer_Release(&b);
+    return Py_BuildValue("(Lii)", pos, why, refill);
+fail:
+    for (int j = 0; j < got_keys; j++) PyBuffer_Release(&kb[j]);
+    PyBuffer_Release(&ob);
+    PyBuffer_Release(&sb);
+    PyBuffer_Release(&b);
+    return NULL;
+}
+
 /* ------------------------------------------------------------------ module */
 
 /* Bumped whenever a seam's signature or meaning changes; must equal kseg.engine.ABI. */
-#define KSEG_ENGINE_ABI 5
+#define KSEG_ENGINE_ABI 6
 
 static PyMethodDef methods[] = {
     {"crc32c", py_crc32c, METH_VARARGS, "crc32c(data, crc=0) -> int: CRC-32C (Castagnoli) of a buffer."},
@@ -1620,6 +1778,7 @@ static PyMethodDef methods[] = {
     {"record_lines", py_record_lines, METH_VARARGS, "TextSink.v2_records' record lines."},
     {"dump_window", py_dump_window, METH_VARARGS, "Dumper._dump_batches over a window (see the C source)."},
     {"export_window", py_export_window, METH_VARARGS, "read_split's rows of a window as Arrow buffers (see the C source)."},
+    {"verify_window", py_verify_window, METH_VARARGS, "verify-index's log pass over a window (see the C source)."},
     {"find", py_find, METH_VARARGS, "bytes.find(needle, start, end) over a buffer, by memmem (see the C source)."},
     {NULL, NULL, 0, NULL},
 };
@@ -1710,6 +1869,26 @@ PyMODINIT_FUNC PyInit__engine(void) {
          PyModule_AddIntConstant(m, "WINDOW_SHALLOW", WINDOW_SHALLOW) < 0 ||
          PyModule_AddIntConstant(m, "WINDOW_SIZES", WINDOW_SIZES) < 0 ||
          PyModule_AddIntConstant(m, "WINDOW_STRINGS", WINDOW_STRINGS) < 0 ||
+         PyModule_AddIntConstant(m, "V_BASE_OFFSET", V_BASE_OFFSET) < 0 ||
+         PyModule_AddIntConstant(m, "V_LIMIT", V_LIMIT) < 0 ||
+         PyModule_AddIntConstant(m, "V_EPOCHS", V_EPOCHS) < 0 ||
+         PyModule_AddIntConstant(m, "V_EPOCH_LO", V_EPOCH_LO) < 0 ||
+         PyModule_AddIntConstant(m, "V_EPOCH_HI", V_EPOCH_HI) < 0 ||
+         PyModule_AddIntConstant(m, "V_EPOCH_EXPECTED", V_EPOCH_EXPECTED) < 0 ||
+         PyModule_AddIntConstant(m, "V_EPOCH_FROM", V_EPOCH_FROM) < 0 ||
+         PyModule_AddIntConstant(m, "V_EVERY", V_EVERY) < 0 ||
+         PyModule_AddIntConstant(m, "V_HAS_MAX", V_HAS_MAX) < 0 ||
+         PyModule_AddIntConstant(m, "V_MAX_LAST", V_MAX_LAST) < 0 ||
+         PyModule_AddIntConstant(m, "V_RUNNING", V_RUNNING) < 0 ||
+         PyModule_AddIntConstant(m, "V_BATCHES", V_BATCHES) < 0 ||
+         PyModule_AddIntConstant(m, "V_VALID_END", V_VALID_END) < 0 ||
+         PyModule_AddIntConstant(m, "V_RECORDED", V_RECORDED) < 0 ||
+         PyModule_AddIntConstant(m, "V_AT", V_AT) < 0 ||
+         PyModule_AddIntConstant(m, "V_MORE", V_MORE) < 0 ||
+         PyModule_AddIntConstant(m, "V_FIELDS", V_FIELDS) < 0 ||
+         PyModule_AddIntConstant(m, "VERIFY_PYTHON", VERIFY_PYTHON) < 0 ||
+         PyModule_AddIntConstant(m, "VERIFY_FULL", VERIFY_FULL) < 0 ||
+         PyModule_AddIntConstant(m, "VERIFY_KEYS", VERIFY_KEYS) < 0 ||
          PyModule_AddIntConstant(m, "NO_SEQUENCE", NO_SEQUENCE) < 0 ||
          PyModule_AddIntConstant(m, "INT32_MAX", (long)INT32_MAX_VALUE) < 0 ||
          PyModule_AddIntConstant(m, "VARINT_MAX_BYTES", VARINT_MAX_BYTES) < 0 ||

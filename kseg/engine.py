@@ -6,7 +6,8 @@ exits 2 with one line when it is not built, :func:`require`); unset, the
 engine runs when it imports.  The engine implements exactly the seams of
 :mod:`kseg.format.v2_records` (``decode_records``), :mod:`kseg.storage.records`
 (``FileRecords.scan``), :mod:`kseg.render.text` (the batch and record lines) and the dump's
-window loop (``Dumper._dump_windows`` through ``TextSink.window_lines``) and
+window loop (``Dumper._dump_windows`` through ``TextSink.window_lines``), verify-index's log
+pass over a window (``kseg.ops.verify.log._LogPass._windows``) and
 grep's search of a window for literal bytes (``find``, ``bytes.find`` by memmem), and
 hands every record or batch it does not accept back to the Python rule, so
 output and errors are the same with either engine.
@@ -23,7 +24,7 @@ from types import ModuleType
 
 ENV = "KSEG_ENGINE"
 
-ABI = 5  # the seams' version; the compiled module's ``ABI`` must be equal (KSEG_ENGINE_ABI in _engine.c)
+ABI = 6  # the seams' version; the compiled module's ``ABI`` must be equal (KSEG_ENGINE_ABI in _engine.c)
 
 C: ModuleType | None = None  # the kseg._engine module, or None
 NAME = "python"

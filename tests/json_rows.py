@@ -321,6 +321,7 @@ _SCHEMA_REF = {
         "type": {"enum": ["AVRO", "PROTOBUF", "JSON"]},
         "deleted": {"const": True},
         "message": _STRING,
+        "framing": {"enum": ["apicurio", "apicurio-content", "apicurio4", "apicurio4-content"]},
     },
 }
 _DECODED = {

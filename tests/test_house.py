@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 import pytest
 
-from tests.test_layers import KSEG, ROOT, graph, module_name
+from tests.test_layers import KSEG, ROOT, graph, module_name, parsed
 
 #: Where a path string may still be asked whether it names a remote store: choosing a store for a root.
 DISCOVERY = {"kseg.storage.stores.discover"}
@@ -46,7 +46,7 @@ def path_branches(modules: dict[str, str]) -> list[str]:
     """``module:line`` of every call of a function named ``is_remote`` or ``is_uri``."""
     found = []
     for module, text in modules.items():
-        for node in ast.walk(ast.parse(text)):
+        for node in ast.walk(parsed(text)):
             if isinstance(node, ast.Call):
                 f = node.func
                 name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
@@ -70,7 +70,7 @@ def module_state(modules: dict[str, str]) -> list[str]:
     container (``__all__`` and ``__slots__`` aside)."""
     found = []
     for module, text in modules.items():
-        tree = ast.parse(text)
+        tree = parsed(text)
         for node in ast.walk(tree):
             if isinstance(node, ast.Global):
                 found.append(f"{module}:{node.lineno} global {', '.join(node.names)}")

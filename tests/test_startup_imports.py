@@ -45,6 +45,8 @@ FORBIDDEN: dict[str, str] = {
     "lz4": "a codec (the partition holds no compressed batch)",
     "snappy": "a codec (the partition holds no compressed batch)",
     "rich": "no terminal library is needed to print lines",
+    "multiprocessing": "--jobs worker processes (one job runs in the command's own process)",
+    "concurrent.futures": "worker pools (--jobs; the threads listing an object store's prefixes)",
 }
 
 #: The local commands checked (``{log}`` and ``{partition}`` are examples/orders-0's).

@@ -18,6 +18,7 @@ from kseg.cli.options import (
     rsm_key_option,
     run_options,
     schemas_options,
+    validate_option,
 )
 from kseg.cli.params import kraft_text, registry_decoders, resolve_decoder
 from kseg.limits import EXIT_OK, EXIT_PROBLEMS
@@ -120,12 +121,7 @@ def kafka_release(value: str | None):
 @int32_option("--max-bytes", 0x7FFFFFFF, "Read at most this many bytes of each .log file.")
 @decoder_options
 @schemas_options
-@click.option(
-    "--validate",
-    is_flag=True,
-    help="With the registry decoder: a key or payload not decoded, or a JSON one not matching its JSON "
-    "Schema, is a problem (exit 1).",
-)
+@validate_option
 @click.option("--offsets-decoder", is_flag=True, help="Decode __consumer_offsets records.")
 @click.option("--transaction-log-decoder", is_flag=True, help="Decode __transaction_state records.")
 @click.option("--cluster-metadata-decoder", is_flag=True, help="Decode __cluster_metadata (KRaft) records.")
@@ -156,6 +152,7 @@ def dump(
     value_decoder: str | None,
     schemas: str | None,
     schemas_context: str,
+    framing: str,
     validate: bool,
     output_format: str,
     kafka_version: str | None,
@@ -196,7 +193,7 @@ def dump(
     given = click.get_current_context().get_parameter_source("max_bytes") is not click.core.ParameterSource.DEFAULT
     _check_release(release, chosen, (key_decoder, value_decoder), max_bytes_given=given)
     key_registry, value_registry, registry = registry_decoders(
-        (key_decoder, value_decoder), schemas, schemas_context, files, run, validate
+        (key_decoder, value_decoder), schemas, schemas_context, files, run, validate, framing
     )
     try:
         parser = topic_parser(chosen[0], release) if chosen else None

@@ -23,6 +23,7 @@ from kseg.cli.options import (
     run_options,
     schemas_options,
     spark_options,
+    validate_option,
 )
 from kseg.cli.params import Int, TimestampType, decoders, record_ranges, registry_decoders
 from kseg.limits import EXIT_OK, EXIT_PROBLEMS, INT64_MAX, INT64_MIN, decompression_limit
@@ -54,6 +55,22 @@ EXIT_CORRUPT = EXIT_PROBLEMS  # corrupt batches met
 @click.option("--to-time", type=TimestampType(names=False), default=None, help="Timestamp to stop before (exclusive).")
 @decoder_options
 @schemas_options
+@validate_option
+@click.option(
+    "--value-message",
+    "value_message",
+    default=None,
+    metavar="NAME",
+    help="With the registry decoder and a Protobuf value subject: the message of the valueDecoded column, "
+    "by name (default: the file's first message).",
+)
+@click.option(
+    "--key-message",
+    "key_message",
+    default=None,
+    metavar="NAME",
+    help="As --value-message, for keyDecoded.",
+)
 @click.option(
     "--on-corruption",
     type=click.Choice(ON_CORRUPTION),
@@ -136,6 +153,10 @@ def export(
     value_decoder: str | None,
     schemas: str | None,
     schemas_context: str,
+    framing: str,
+    validate: bool,
+    value_message: str | None,
+    key_message: str | None,
     on_corruption: str,
     split_bytes: int,
     target_file_size: int | None,
@@ -159,7 +180,9 @@ def export(
     \b
     Exit codes:
       0  every record in range was exported
-      1  corrupt batches were met (skipped and marked, or --on-corruption fail)
+      1  corrupt batches were met (skipped and marked, or --on-corruption fail);
+         with --validate, keys or values not decoded or not matching their
+         schema (exported, marked in keyInvalid/valueInvalid)
       2  usage error, or an input or the output could not be read or written
     """
     from kseg.storage.outputs import check_file_target, refuse_on_inputs
@@ -186,12 +209,14 @@ def export(
     if (report or since_report) and ranges.by_time:
         raise click.UsageError("--report and --since record offsets: not with --from-time/--to-time")
     names = (key_decoder, value_decoder)
-    if spark.on and "registry" in names and len(set(topics)) != 1:
-        raise click.UsageError("with --spark, the registry decoder's typed columns need one --topic")
-    key_reg, value_reg, registry = registry_decoders(names, schemas, schemas_context, list(paths), run)
+    _registry_checks(spark.on, names, topics, (key_message, value_message))
+    key_reg, value_reg, registry = registry_decoders(
+        names, schemas, schemas_context, list(paths), run, validate, framing
+    )
     key_fn, value_fn = decoders(None if key_reg else key_decoder, None if value_reg else value_decoder)
     key_fn, value_fn = key_reg or key_fn, value_reg or value_fn
     roles = tuple(role for role, d in (("key", key_reg), ("value", value_reg)) if d is not None)
+    messages = {role: m for role, m in (("key", key_message), ("value", value_message)) if m is not None}
     limit = decompression_limit(max_message_size)
     # an input that cannot be read, or an output that would land on one, raises InputError: its one line,
     # exit 2, before anything is written (cli.main.fatal)
@@ -226,7 +251,7 @@ def export(
             since=since,
             hive=partition_by is not None,
             one_replica=one_replica,
-            registry=_shipped(registry, roles, schemas_context, topics),
+            registry=_shipped(registry, roles, schemas_context, topics, framing, messages, validate),
             master=spark.master,
             spark_conf=spark.conf,
             err=run.err,
@@ -250,13 +275,16 @@ def export(
             topics,
             since,
             one_replica,
-            (registry, roles, schemas_context),
+            (registry, roles, schemas_context, framing, validate, messages),
         )
     if registry is not None:
+        if summary is not None:
+            registry.merge(summary.reasons)  # --spark: the tasks' counts (a local run's are its own)
         for note in registry.notes():
             run.note(note)
     if summary is None:  # --on-corruption fail stopped it
         sys.exit(EXIT_CORRUPT)
+    invalid = registry is not None and registry.problems() > 0  # --validate: not decoded, or not matching
     if report is not None:
         from kseg.render.export_report import report_bytes
         from kseg.storage import files
@@ -266,7 +294,17 @@ def export(
     replica_lines(run, summary.replicas)
     run.out.write((summary.line(output) + "\n").encode("utf-8", "replace"))
     run.out.flush()
-    sys.exit(EXIT_CORRUPT if summary.corrupt else EXIT_OK)
+    sys.exit(EXIT_CORRUPT if summary.corrupt or invalid else EXIT_OK)
+
+
+def _registry_checks(on: bool, names: tuple, topics: tuple[str, ...], messages: tuple) -> None:
+    """``--key-message``/``--value-message`` need that role's registry decoder; with ``--spark``: the
+    registry decoder's typed columns need ``--topic`` (the topics typed)."""
+    for role, name, message in zip(("key", "value"), names, messages, strict=True):
+        if message is not None and name != "registry":
+            raise click.UsageError(f"--{role}-message is for --{role}-decoder registry")
+    if on and "registry" in names and not topics:
+        raise click.UsageError("with --spark, the registry decoder's typed columns need --topic (their topics)")
 
 
 def replica_lines(run: Run, kept: list[str]) -> None:
@@ -277,32 +315,51 @@ def replica_lines(run: Run, kept: list[str]) -> None:
     run.out.flush()
 
 
-def _typed(partitions: list, registry: Any, roles: tuple, context: str) -> tuple:
-    """The registry decoder's typed columns for the one topic of ``partitions`` (a usage error if not one)."""
+def _typed(
+    partitions: list,
+    registry: Any,
+    roles: tuple,
+    context: str,
+    framing: str = "confluent",
+    validate: bool = False,
+    messages: dict | None = None,
+) -> tuple:
+    """The registry decoder's typed columns for the topics of ``partitions`` (a usage error naming a topic
+    whose subject the schemas lack)."""
     if registry is None or not roles:
         return ()
-    from kseg.decoders.registry.typed import typed_columns
+    from kseg.decoders.registry.typed_topics import typed_columns
     from kseg.ops.export.export import topic_partition
 
     topics = sorted({topic_partition(p.name)[0] for p in partitions if p.error is None})
     try:
-        return typed_columns(registry.store, roles, topics, context)
+        return typed_columns(registry.store, roles, topics, context, framing, validate, messages)
     except ValueError as exc:
         raise click.UsageError(f"{exc} (--topic)") from None
 
 
-def _shipped(registry: Any, roles: tuple, context: str, topics: tuple[str, ...]) -> dict | None:
+def _shipped(
+    registry: Any, roles: tuple, context: str, topics: tuple[str, ...], framing: str, messages: dict, validate: bool
+) -> dict | None:
     """``--spark``: what the executors need for the registry decoder (the replayed store, pickled with the
     task), its typed columns checked here first (a subject the schemas lack: exit 2 before any work)."""
     if registry is None:
         return None
-    from kseg.decoders.registry.typed import typed_columns
+    from kseg.decoders.registry.typed_topics import typed_columns
 
     try:
-        typed_columns(registry.store, roles, list(set(topics)), context)
+        typed_columns(registry.store, roles, list(set(topics)), context, framing, messages=messages)
     except ValueError as exc:
         raise click.UsageError(f"{exc} (--topic)") from None
-    return {"store": registry.store, "context": context, "roles": roles, "topics": list(set(topics))}
+    return {
+        "store": registry.store,
+        "context": context,
+        "roles": roles,
+        "topics": list(set(topics)),
+        "framing": framing,
+        "messages": messages,
+        "validate": validate,
+    }
 
 
 def corruption_line(c: Any) -> str:
@@ -323,7 +380,7 @@ def _run_local(
     topics: tuple[str, ...] = (),
     since: dict[str, int] | None = None,
     one_replica: bool = False,
-    registry: tuple = (None, (), "."),
+    registry: tuple = (None, (), ".", "confluent", False, None),
 ) -> Any:
     from kseg.errors import KsegError
     from kseg.ops.export.export import plan, select_topics

@@ -17,10 +17,12 @@ from kseg.cli.options import (
     rsm_key_option,
     run_options,
     schemas_options,
+    validate_option,
 )
 from kseg.cli.params import OffsetType, TimestampType, decoders, kraft_text, registry_decoders
 from kseg.limits import EXIT_ERROR
 from kseg.limits import EXIT_OK as EXIT_FOUND
+from kseg.limits import EXIT_PROBLEMS as EXIT_INVALID
 from kseg.limits import EXIT_PROBLEMS as EXIT_NOT_FOUND
 from kseg.timestamps import INT64_MAX, INT64_MIN, parse_timestamp  # noqa: F401 - re-exported
 
@@ -46,19 +48,24 @@ def lookup_options(f: Callable[..., Query]) -> Callable[..., None]:
         value_decoder: str | None,
         schemas: str | None,
         schemas_context: str,
+        framing: str,
+        validate: bool,
         run: Run,
         **kwargs: Any,
     ) -> None:
         query = f(*args, **kwargs)
         names = (key_decoder, value_decoder)
-        chosen = registry_decoders(names, schemas, schemas_context, [directory], run)
+        chosen = registry_decoders(names, schemas, schemas_context, [directory], run, validate, framing)
         code = _run(run, directory, output_format, max_message_size, names, query, chosen[:2])
         if chosen[2] is not None:
             for note in chosen[2].notes():
                 run.note(note)
+            if chosen[2].problems() and code == EXIT_FOUND:
+                code = EXIT_INVALID  # --validate: the record found was not decoded or does not match its schema
         sys.exit(code)
 
     g = run_options(rsm_key_option(command))
+    g = validate_option(g)
     g = schemas_options(g)
     g = decoder_options(g)
     g = max_message_size_option(g)
@@ -143,7 +150,8 @@ def lookup_offset(offset: int) -> Query:
     Exit codes:
       0  a record was found (OFFSET, or the next one in a compacted log)
       1  no record: below the log start, at or past the log end, or
-         unreadable data
+         unreadable data; with --validate, a record not decoded or not
+         matching its schema
       2  usage error, or a file could not be opened or read
     """
 
@@ -181,7 +189,8 @@ def lookup_time(timestamp: int) -> Query:
     \b
     Exit codes:
       0  Kafka answers an offset (earliest and latest always do)
-      1  Kafka answers -1 (no such record), or unreadable data
+      1  Kafka answers -1 (no such record), or unreadable data; with
+         --validate, a record not decoded or not matching its schema
       2  usage error, or a file could not be opened or read
     """
 

@@ -62,9 +62,25 @@ def decoder_options(f: F) -> F:
     return f
 
 
+#: ``--framing``: kseg.decoders.registry.framing.FRAMINGS' names (kept here: the CLI starts without it)
+FRAMING_NAMES = ("confluent", "apicurio", "apicurio-content", "apicurio4", "apicurio4-content")
+
+
 def schemas_options(f: F) -> F:
-    """``--schemas SOURCE`` and ``--schemas-context NAME``: where ``--key-decoder registry`` /
-    ``--value-decoder registry`` find their schemas (``kseg.decoders.registry``, docs/schemas.md)."""
+    """``--schemas SOURCE``, ``--schemas-context NAME`` and ``--framing NAME``: where ``--key-decoder
+    registry`` / ``--value-decoder registry`` find their schemas and how the payloads name them
+    (``kseg.decoders.registry``, docs/schemas.md)."""
+    f = click.option(
+        "--framing",
+        "framing",
+        type=click.Choice(FRAMING_NAMES),
+        default="confluent",
+        metavar="NAME",
+        help="With the registry decoder: how payloads carry their schema id: confluent (magic 0 + 4-byte "
+        "id, magic 1 + GUID, __value_schema_id headers), or Apicurio's apicurio (apicurio.*.globalId "
+        "headers, else magic 0 + 8-byte globalId), apicurio-content (contentId), apicurio4, "
+        "apicurio4-content (4-byte ids) (docs/schemas.md).",
+    )(f)
     f = click.option(
         "--schemas-context",
         "schemas_context",
@@ -80,6 +96,17 @@ def schemas_options(f: F) -> F:
         help="With the registry decoder: the registry's _schemas partition directory, a log dir holding "
         "_schemas-0, a directory of schema files, or a registry URL (http://...: read-only GETs) "
         "(default: _schemas-0 in or beside the data, if there).",
+    )(f)
+
+
+def validate_option(f: F) -> F:
+    """``--validate`` (dump, the lookups, export): with the registry decoder, a key or payload not decoded,
+    or a JSON Schema one not matching its schema, is a problem (docs/schemas.md)."""
+    return click.option(
+        "--validate",
+        is_flag=True,
+        help="With the registry decoder: a key or payload not decoded, or a JSON one not matching its JSON "
+        "Schema, is a problem (exit 1).",
     )(f)
 
 

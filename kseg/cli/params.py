@@ -182,14 +182,15 @@ def registry_decoders(
     data_paths: list[str],
     run: Any,
     validate: bool = False,
+    framing: str = "confluent",
 ) -> tuple[Any, Any, Any]:
     """``(key decoder, value decoder, registry)`` for ``--key-decoder registry`` / ``--value-decoder
     registry`` (None where the name is another decoder; registry None when neither is): the ``_schemas``
     log of ``--schemas``, else the one beside the data (said in a note), replayed once for both.  No
     source, an unreadable one or one that is not a ``_schemas`` log: exit 2 with the reason."""
     if REGISTRY not in names:
-        if schemas is not None or validate:
-            what = "--schemas" if schemas is not None else "--validate"
+        if schemas is not None or validate or framing != "confluent":
+            what = "--schemas" if schemas is not None else "--validate" if validate else "--framing"
             raise click.UsageError(f"{what} is for --key-decoder registry / --value-decoder registry")
         return None, None, None
     from kseg.decoders.registry import INSTALL_HINT, RegistryDecoder, open_registry
@@ -201,7 +202,7 @@ def registry_decoders(
     if source is None:
         raise click.UsageError("the registry decoder needs --schemas: no _schemas-0 beside the data")
     try:
-        registry, directory = open_registry(source, context, validate)
+        registry, directory = open_registry(source, context, validate, framing)
     except InputError as exc:
         run.fail(exc)
     except KsegError as exc:

@@ -162,10 +162,11 @@ def add_typed(batch, typed: tuple, spark: bool = False):
     names = batch.schema.names
     at = len(names) - (names[-1] == UNREADABLE_COLUMN[0])
     arrays = [batch.column(i) for i in range(batch.num_columns)]
+    topics = batch.column("topic").to_pylist()
     extra = []
     for t in typed:
         payloads = [None if c else v for c, v in zip(control, batch.column(t.role).to_pylist(), strict=True)]
-        extra += t.arrays(payloads, headers, spark)
+        extra += t.arrays(payloads, headers, spark, topics)
     schema = with_typed(batch.schema, typed, spark)
     return pa.RecordBatch.from_arrays(arrays[:at] + extra + arrays[at:], schema=schema)
 
@@ -345,10 +346,13 @@ class CorruptionStop(Exception):
 class ExportSummary:
     """What an export wrote and what it could not: counts, then the corrupt batches met."""
 
-    __slots__ = ("records", "splits", "corrupt", "next_offsets", "replicas")
+    __slots__ = ("records", "splits", "corrupt", "next_offsets", "replicas", "reasons")
 
     def __init__(self) -> None:
         self.records = 0
+        #: the registry decoder's counts from Spark tasks: ((key or payload, reason), n) not decoded, then
+        #: (with --validate) not matching their schema (``kseg.decoders.registry.Registry.merge``)
+        self.reasons: tuple[list, list] = ([], [])
         self.splits = 0
         self.corrupt: list[Corruption] = []
         #: partition (``partition_key``) -> the offset after the last batch exported (an export report's)

@@ -69,7 +69,10 @@ def batch_and_record_json(
 ) -> tuple[dict, dict]:
     """The ``batch`` and ``record`` objects of ``kseg dump --format json``, without their ``type``."""
     batch_obj = batch_object(batch, batch.position)
-    extra, key_text, payload_text = record_texts(batch, rec, key_decoder, value_decoder, kraft_text)
+    # a structured decoder's fields replace the text: decoded once (its notes count each record once)
+    key_text_of = _unused if hasattr(key_decoder, "json_fields") else key_decoder
+    value_text_of = _unused if hasattr(value_decoder, "json_fields") else value_decoder
+    extra, key_text, payload_text = record_texts(batch, rec, key_text_of, value_text_of, kraft_text)
     record_obj = record_object(
         batch, rec, extra, key_text, payload_text, getattr(value_decoder, "header_decoder", value_decoder)
     )
@@ -80,6 +83,10 @@ def batch_and_record_json(
                 record_obj.update(json_fields(decoder, name, data, headers))
     del batch_obj["type"], record_obj["type"]
     return batch_obj, record_obj
+
+
+def _unused(data) -> str:
+    return ""
 
 
 # -- offset lookups -------------------------------------------------------------------------------

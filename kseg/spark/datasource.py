@@ -23,8 +23,11 @@ Options (all strings, as Spark passes them):
                           by its time index)
 ``keyDecoder``, ``valueDecoder``  adds ``keyText``/``valueText`` (string, hex, base64, json, module:function);
                           ``registry`` adds the typed ``keyDecoded``/``valueDecoded`` columns too
-``schemas``, ``schemasContext``  with ``registry``: the ``_schemas`` log (else the one beside the first
-                          path) and the context (docs/schemas.md)
+``schemas``, ``schemasContext``, ``framing``  with ``registry``: the ``_schemas`` log (else the one beside
+                          the first path), the context and how payloads carry their schema id
+                          (``confluent``, ``apicurio``...: ``--framing``, docs/schemas.md)
+``keyMessage``, ``valueMessage``  with ``registry`` and a Protobuf subject: the message of the typed
+                          column (``--key-message``/``--value-message``; default the file's first)
 ``onCorruption``          ``skip`` (default), ``fail`` or ``keep``
 ``onUnreadable``          ``fail`` (default: a segment a task cannot read fails the query, naming it and
                           the cause) or ``rows`` (one row for it, its reason in a last column
@@ -298,7 +301,7 @@ def _decoder_functions(options: dict, registry: dict | None = None) -> tuple[Any
     if registry is not None:
         from kseg.decoders.registry import Registry, RegistryDecoder
 
-        shared = Registry(registry["store"], registry["context"])
+        shared = Registry(registry["store"], registry["context"], framing=registry["framing"])
         made = {role: RegistryDecoder(shared, role) for role in registry["roles"]}
         return (
             made.get("key") or (None if key is None else resolve(key)),
@@ -312,45 +315,64 @@ REGISTRY = "registry"
 
 def registry_state(options: dict, settings: dict, listing: list | None) -> dict | None:
     """Options ``keyDecoder``/``valueDecoder`` = ``registry``: the ``schemas`` option's ``_schemas`` log
-    (else the one beside the first path), replayed on the driver once per load, the one topic of the
+    (else the one beside the first path), replayed on the driver once per load, the topics of the
     load and the roles -- what the tasks need to make the typed columns (docs/schemas.md).  An option
     or a source that does not do fails the load, naming why."""
     asked = (("key", "keyDecoder"), ("value", "valueDecoder"))
     roles = tuple(role for role, name in asked if _option(options, name) == REGISTRY)
     if not roles:
-        if _option(options, "schemas") is not None:
-            raise ValueError("kseg data source: option schemas is for keyDecoder/valueDecoder registry")
+        for name in ("schemas", "framing"):
+            if _option(options, name) is not None:
+                raise ValueError(f"kseg data source: option {name} is for keyDecoder/valueDecoder registry")
         return None
     from kseg.decoders.registry import INSTALL_HINT, open_registry
     from kseg.decoders.registry.source import beside
-    from kseg.decoders.registry.typed import typed_columns
+    from kseg.decoders.registry.typed_topics import typed_columns
     from kseg.errors import KsegError
     from kseg.ops.export.export import topic_partition
 
     context = _option(options, "schemasContext") or "."
+    framing = _option(options, "framing") or "confluent"
+    from kseg.decoders.registry.framing import FRAMINGS
+
+    if framing not in FRAMINGS:
+        raise ValueError(f"kseg data source: option framing {framing!r} is none of {', '.join(FRAMINGS)}")
     source = _option(options, "schemas") or beside(settings["paths"])
     if source is None:
         raise ValueError("kseg data source: the registry decoder needs option schemas: no _schemas-0 beside the data")
     try:
-        registry, _ = open_registry(source, context)
+        registry, _ = open_registry(source, context, framing=framing)
     except KsegError as exc:
         raise OSError(f"kseg data source: {exc.describe()}") from None
     missing = registry.missing_modules()
     if missing:
         raise ValueError(f"kseg data source: the registry decoder needs {', '.join(missing)}: {INSTALL_HINT}")
     topics = sorted({topic_partition(p.name)[0] for p in listing or () if p.error is None})
-    state = {"store": registry.store, "context": context, "roles": roles, "topics": topics}
+    asked_messages = {role: _option(options, f"{role}Message") for role in roles}
+    messages = {role: name for role, name in asked_messages.items() if name}
+    state = {
+        "store": registry.store,
+        "context": context,
+        "roles": roles,
+        "topics": topics,
+        "framing": framing,
+        "messages": messages,
+    }
     try:
-        typed_columns(registry.store, roles, topics, context)  # checked here: the load fails, not the tasks
+        typed_columns(
+            registry.store, roles, topics, context, framing, messages=messages
+        )  # checked here: the load fails, not the tasks
     except ValueError as exc:
         raise ValueError(f"kseg data source: {exc} (option topic)") from None
     return state
 
 
 def typed_of(state: dict) -> tuple:
-    from kseg.decoders.registry.typed import typed_columns
+    from kseg.decoders.registry.typed_topics import typed_columns
 
-    return typed_columns(state["store"], state["roles"], state["topics"], state["context"])
+    return typed_columns(
+        state["store"], state["roles"], state["topics"], state["context"], state["framing"], messages=state["messages"]
+    )
 
 
 def rsm_keys(value: str | None) -> dict[str, str]:

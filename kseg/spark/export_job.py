@@ -101,7 +101,7 @@ def export_bin(
     """Runs on an executor: make the task's units from its share of the listing, cut each into its splits
     (index reads here, not on the driver) and write their rows into files of about ``target_bytes``
     (with ``hive``, a topic-partition's rows under ``topic=T/partition=P/``, without those two columns);
-    yield one ``(records, corruptions, files, splits, next offsets)``."""
+    yield one ``(records, corruptions, files, splits, next offsets, registry decoder's reasons)``."""
     from functools import partial
 
     from kseg.decoders.simple import resolve
@@ -118,12 +118,21 @@ def export_bin(
     typed: tuple = ()
     if registry is not None:  # the driver's replayed store: decoders and typed columns made here, once a task
         from kseg.decoders.registry import Registry, RegistryDecoder
-        from kseg.decoders.registry.typed import typed_columns
+        from kseg.decoders.registry.typed_topics import typed_columns
 
-        shared = Registry(registry["store"], registry["context"])
+        framing, validate = registry["framing"], registry["validate"]
+        shared = Registry(registry["store"], registry["context"], validate, framing)
         made = {role: RegistryDecoder(shared, role) for role in registry["roles"]}
         key_fn, value_fn = made.get("key", key_fn), made.get("value", value_fn)
-        typed = typed_columns(registry["store"], registry["roles"], registry["topics"], registry["context"])
+        typed = typed_columns(
+            registry["store"],
+            registry["roles"],
+            registry["topics"],
+            registry["context"],
+            framing,
+            validate,
+            registry["messages"],
+        )
     write = partial(
         write_parquet_files,
         ranges=ranges,
@@ -144,7 +153,8 @@ def export_bin(
             chain([head], run), partial(hive_part_name, output, head), target_bytes, drop=HIVE_COLUMNS, summary=summary
         )
         written.extend(files)
-    yield summary.records, [tuple(c) for c in summary.corrupt], written, summary.splits, summary.next_offsets
+    reasons = shared.reasons() if registry is not None else ([], [])
+    yield summary.records, [tuple(c) for c in summary.corrupt], written, summary.splits, summary.next_offsets, reasons
 
 
 def choose_on(sc: Any, sets: list) -> list[tuple[int, str]]:
@@ -291,12 +301,14 @@ def _export(job: ExportJob, paths: list[str], output: str, staged: str, shown: s
                     )
                     return None
                 raise session.failed(exc) from None
-            for records, corrupt, _, splits, reached in results:
+            for records, corrupt, _, splits, reached, reasons in results:
+                summary.reasons[0].extend(reasons[0])
+                summary.reasons[1].extend(reasons[1])
                 summary.reached(reached)
                 summary.records += records
                 summary.corrupt.extend(Corruption(*c) for c in corrupt)
                 summary.splits += splits  # the splits the tasks found and wrote
-            written = [target for _, _, targets, _, _ in results for target in targets]
+            written = [target for _, _, targets, _, _, _ in results for target in targets]
             missing = not_here(written)
             if missing:  # never "N records written to OUTPUT" for files that are not there
                 raise InputError(missing_line(missing, len(written), shown, "Parquet files"))

@@ -198,6 +198,12 @@ class EpochCheck:
         # batch with ``lo <= base < hi`` and that epoch (it agrees too), as the verify pass does per batch
         self.lo, self.hi, self.expected = 0, 0, NO_EPOCH
 
+    @property
+    def judged_from(self) -> int | None:
+        """The offset from which batches are judged (:meth:`batch` ignores a batch ending below it, and one
+        of a negative epoch), or None when none is (no entries, or entries out of order)."""
+        return self._from
+
     def batch(self, base: int, last: int, epoch: int) -> None:
         """One batch: its base and last offset and its partition leader epoch (-1 for magic v0/v1)."""
         start = self._from

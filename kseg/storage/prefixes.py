@@ -38,7 +38,6 @@ import re
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from typing import TypeVar
 
@@ -102,6 +101,8 @@ def each_listing(
     way have finished, its error is raised naming ``uri`` (as one listing of ``uri`` would).  The bound is
     the process's: URIs listed side by side (one per broker, ``partition._list_remote``) share the
     ``at_once`` slots."""
+    from concurrent.futures import ThreadPoolExecutor  # (a local root never loads it)
+
     at_once = at_once or AT_ONCE
     plan = _Plan(uri, take, depth, _slots(at_once), watcher)
     with ThreadPoolExecutor(max_workers=at_once) as pool:

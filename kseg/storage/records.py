@@ -184,9 +184,27 @@ class FileRecords:
         self._win_len = length
         return self._view, 0
 
+    def window_from(self, position: int) -> tuple[memoryview, int, int]:
+        """``(buffer, index, n)``: the window's ``n`` bytes from ``position`` on, at ``buffer[index:]`` --
+        the rest of the window read last when it holds ``position``, else a fresh window from there
+        (a window loop reads each byte once: a batch crossing a window's end starts the next one)."""
+        i = position - self._win_start
+        if 0 <= i < self._win_len:
+            return self._view, i, self._win_len - i
+        n = min(len(self._buf), self.size - position)
+        view, i = self.window(position, n)
+        return view, i, n
+
     @property
     def window_size(self) -> int:
         return len(self._buf)
+
+    def fileno(self) -> int:
+        """The local file's descriptor (a kernel copy reads it); ``io.UnsupportedOperation`` for a file on
+        an object store or a tiered segment's, as a file object without one."""
+        if self._fd is None:
+            raise io.UnsupportedOperation("not a local file")
+        return self._fd
 
     # -- batches ------------------------------------------------------------
     def frame_at(self, position: int, end: int) -> FileBatch | None:
@@ -308,7 +326,7 @@ class FileRecords:
                 yield items
                 items = []
                 append = items.append
-            item = self._scan_item(pos, end)
+            item = self.scan_item(pos, end)
             if item is None:
                 break
             append(item)
@@ -321,7 +339,7 @@ class FileRecords:
         if items:
             yield items
 
-    def _scan_item(self, pos: int, end: int) -> ScanItem | None:
+    def scan_item(self, pos: int, end: int) -> ScanItem | None:
         """:meth:`scan`'s item for the batch :meth:`frame_at` frames at ``pos`` (None: iteration ends)."""
         batch = self.frame_at(pos, end)
         if batch is None:

@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import os
 import signal
-from concurrent.futures import ProcessPoolExecutor
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # imported by new_pool: a run of one job never loads multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
 
 #: Descriptors kept for the parent's own work (stdio, the files of a segment, a report, imports).
 FD_RESERVE = 16
@@ -76,6 +79,8 @@ def worker_init(parent: int | None = None) -> None:
 
 def new_pool(jobs: int) -> ProcessPoolExecutor:
     """A pool of ``jobs`` workers that ignore SIGINT and end when the parent does."""
+    from concurrent.futures import ProcessPoolExecutor
+
     return ProcessPoolExecutor(max_workers=jobs, initializer=worker_init, initargs=(os.getpid(),))
 
 

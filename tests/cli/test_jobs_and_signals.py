@@ -110,16 +110,16 @@ def test_ctrl_c_at_any_moment_after_start_up_is_130(root: Path) -> None:
     milliseconds before any kseg code), so the sweep covers kseg's own start: every outcome is exit 130
     with one line, or death by SIGINT before Python started, or a finished run."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), *(p for p in sys.path if p)]))
+    command = [sys.executable, "-S", "-m", "kseg", "verify-index", "--jobs", "2", str(root)]
+    # The sweep spans one whole run as this machine runs it now (a loaded machine starts slower): its 30
+    # moments fall from before Python starts to the run's end, whatever the machine's speed.
+    began = time.monotonic()
+    subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT, env=env, check=True)
+    whole = time.monotonic() - began
     outcomes = []
     for i in range(30):
-        p = subprocess.Popen(
-            [sys.executable, "-S", "-m", "kseg", "verify-index", "--jobs", "2", str(root)],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            cwd=ROOT,
-            env=env,
-        )
-        time.sleep(0.005 * i)
+        p = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT, env=env)
+        time.sleep(whole * i / 30)
         p.send_signal(signal.SIGINT)
         err = p.communicate(timeout=60)[1].decode()  # a worker left behind would hold stderr open: a hang
         rc = p.returncode

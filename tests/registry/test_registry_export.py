@@ -144,14 +144,46 @@ def test_keys_values_header_framing_and_soft_deleted_versions(tmp_path) -> None:
         assert row["keyDecoded"] == w.key
 
 
-def test_typed_columns_need_one_topic_and_its_subject(tree, tmp_path) -> None:
+def test_typed_columns_need_each_topics_subject(tree, tmp_path) -> None:
     root, _ = tree
     r = run_cli(["export", "--value-decoder", "registry", str(root), "-o", str(tmp_path / "x.parquet")])
-    assert_no_traceback(r)
-    assert r.exit_code == 2 and "one topic's" in r.errtext and "--topic" in r.errtext
+    assert_no_traceback(r)  # _schemas-0 is a topic of the root too: it has no subject
+    assert r.exit_code == 2 and "no subject _schemas-value" in r.errtext and "--topic" in r.errtext
     args = ["export", "--key-decoder", "registry", str(root), "--topic", "shop", "-o", str(tmp_path / "x.parquet")]
     r = run_cli(args)
     assert r.exit_code == 2 and "no subject shop-key" in r.errtext
     assert not (tmp_path / "x.parquet").exists()
     r = run_cli(["export", "--value-decoder", "registry", str(root), "--spark", "-o", str(tmp_path / "d")])
-    assert r.exit_code == 2 and "need one --topic" in r.errtext
+    assert r.exit_code == 2 and "need --topic" in r.errtext
+
+
+def test_several_topics_type_a_struct_of_their_columns(tree, tmp_path) -> None:
+    root, _ = tree
+    both = tmp_path / "both.parquet"
+    r = run_cli(["export", "--value-decoder", "registry", str(root), "--topic", "shop", "--topic", "people",
+                 "-o", str(both)])  # fmt: skip
+    assert_no_traceback(r)
+    assert r.exit_code == 0, r.errtext
+    table = pq.read_table(both)
+    decoded = table.schema.field("valueDecoded").type
+    assert [f.name for f in decoded] == ["people", "shop"]  # one field per topic, by name
+    alone = {}
+    for topic in ("shop", "people"):
+        out = tmp_path / f"{topic}.parquet"
+        assert (
+            run_cli(["export", "--value-decoder", "registry", str(root), "--topic", topic, "-o", str(out)]).exit_code
+            == 0
+        )
+        one = pq.read_table(out)
+        assert decoded.field(topic).type == one.schema.field("valueDecoded").type  # each topic's own type
+        alone[topic] = one.select(["offset", "valueDecoded", "valueSchemaId", "valueDecodeError"]).to_pylist()
+    rows = table.select(["topic", "offset", "valueDecoded", "valueSchemaId", "valueDecodeError"]).to_pylist()
+    assert {row["topic"] for row in rows} == {"shop", "people"}
+    for row in rows:
+        want = alone[row["topic"]][row["offset"]]
+        other = "people" if row["topic"] == "shop" else "shop"
+        if want["valueDecoded"] is None:
+            assert row["valueDecoded"] is None
+        else:  # its own topic's field set, the other's null
+            assert row["valueDecoded"] == {row["topic"]: want["valueDecoded"], other: None}
+        assert (row["valueSchemaId"], row["valueDecodeError"]) == (want["valueSchemaId"], want["valueDecodeError"])

@@ -172,3 +172,41 @@ def test_validate_makes_a_payload_not_matching_its_schema_a_problem(tree) -> Non
     assert r.exit_code == 1 and "runs past the end" in r.errtext  # a datum that does not decode: a problem too
     r = run_cli(["dump", "--validate", shop])
     assert r.exit_code == 2 and "--validate is for" in r.errtext
+
+
+def test_validate_on_the_lookups_as_on_dump(tree) -> None:
+    root, _ = tree
+    part = str(root / "people-0")
+    for offset, invalid in ((0, None), (2, "$.name: 5 is not of type 'string'")):
+        args = ["lookup-offset", str(offset), part, "--value-decoder", "registry", "--format", "json"]
+        plain = run_cli(args)
+        assert plain.exit_code == 0, plain.errtext  # found: the payload printed, whatever it holds
+        r = run_cli([*args, "--validate"])
+        assert_no_traceback(r)
+        assert r.exit_code == (0 if invalid is None else 1), r.errtext
+        (row,) = [row["record"] for row in map(json.loads, r.text.splitlines()) if row["type"] == "offset_lookup"]
+        assert row.get("payloadInvalid") == invalid and "payloadDecodeError" not in row
+        if invalid is not None:
+            assert row["payload"] == {"name": 5}  # still printed, decoded
+            assert f"1 payload not matching its schema: {invalid}" in r.errtext
+    r = run_cli(["lookup-time", "earliest", str(root / "shop-0"), "--value-decoder", "registry", "--validate"])
+    assert r.exit_code == 0, r.errtext  # the first record decodes: nothing to say
+    r = run_cli(["lookup-offset", "0", part, "--validate"])
+    assert r.exit_code == 2 and "--validate is for" in r.errtext
+
+
+def test_validate_on_export_marks_the_rows_and_exits_1(tree, tmp_path) -> None:
+    root, _ = tree
+    out = tmp_path / "people.parquet"
+    args = ["export", "--value-decoder", "registry", str(root), "--topic", "people", "-o", str(out)]
+    r = run_cli([*args, "--validate"])
+    assert_no_traceback(r)
+    assert r.exit_code == 1, r.errtext
+    assert "1 payload not matching its schema: $.name: 5 is not of type 'string'" in r.errtext
+    table = pq.read_table(out)  # written all the same: every record, the bad one marked
+    assert table.schema.field("valueInvalid").type == "string"
+    rows = table.select(["offset", "valueDecoded", "valueInvalid"]).to_pylist()
+    assert [row["valueInvalid"] for row in rows[:3]] == [None, None, "$.name: 5 is not of type 'string'"]
+    r = run_cli([*args, "--force"])
+    assert r.exit_code == 0, r.errtext
+    assert "valueInvalid" not in pq.read_table(out).schema.names  # the column only with --validate

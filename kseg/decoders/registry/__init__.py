@@ -20,13 +20,17 @@ from collections import Counter
 from typing import Any, NamedTuple
 
 from kseg.avro_engine import compiled_module
-from kseg.decoders.registry.framing import FramingError, message_indexes, schema_ref
+from kseg.decoders.registry.framing import CONFLUENT, FRAMINGS, FramingError, message_indexes, schema_ref
 from kseg.decoders.registry.store import DEFAULT_CONTEXT, SchemaEntry, SchemaStore
 
 INSTALL_HINT = "pip install 'kseg[schemas]'"
 #: schema type -> the modules its decoder needs
 NEEDS = {"AVRO": ("fastavro",), "PROTOBUF": ("google.protobuf", "grpc_tools"), "JSON": ()}
 VALIDATE_NEEDS = ("jsonschema",)  # --validate of JSON Schema payloads
+APICURIO_PROTOBUF = (
+    "an Apicurio-framed Protobuf payload is not read (its serializer writes its own Ref message or type "
+    "headers, not Confluent's message-index path)"
+)
 MAX_REASONS = 32  # distinct reasons kept for the summary (memory bounded whatever the record count)
 
 
@@ -40,10 +44,13 @@ class Decoded(NamedTuple):
 class Registry:
     """The replayed store and the codecs of the ids used so far (each schema parsed once)."""
 
-    def __init__(self, store: SchemaStore, context: str = DEFAULT_CONTEXT, validate: bool = False) -> None:
+    def __init__(
+        self, store: SchemaStore, context: str = DEFAULT_CONTEXT, validate: bool = False, framing: str = CONFLUENT
+    ) -> None:
         self.store = store
         self.context = context
         self.validate = validate  # --validate: a payload not matching its schema is a problem
+        self.framing = framing  # --framing: how the payloads carry their schema's id (framing.FRAMINGS)
         self._codecs: dict[tuple[str, int], Any] = {}  # (context, id) -> codec, or the exception
         self._validators: dict[tuple[str, int], Any] = {}  # JSON Schema: (context, id) -> its validator
         self.failures: Counter[tuple[str, str]] = Counter()  # (key or payload, reason) -> count
@@ -86,6 +93,18 @@ class Registry:
             for (field, reason), n in self.invalid.most_common()
         ]
 
+    def merge(self, reasons: tuple[list, list]) -> None:
+        """Add another process's counts (a Spark task's ``(failures, invalid)`` items) to this run's."""
+        failures, invalid = reasons
+        for slot, n in failures:
+            self.failures[tuple(slot)] += n
+        for slot, n in invalid:
+            self.invalid[tuple(slot)] += n
+
+    def reasons(self) -> tuple[list, list]:
+        """This run's counts, to be merged by another process (:meth:`merge`)."""
+        return list(self.failures.items()), list(self.invalid.items())
+
     def problems(self) -> int:
         """With ``--validate``: the keys and payloads not decoded or not matching their schema."""
         return sum(self.failures.values()) + sum(self.invalid.values()) if self.validate else 0
@@ -95,10 +114,7 @@ class Registry:
         key = (entry.context, entry.id)
         validator = self._validators.get(key)
         if validator is None:
-            from jsonschema.validators import validator_for  # kseg[schemas]
-
-            schema = json.loads(entry.schema)
-            validator = validator_for(schema)(schema)
+            validator = _json_validator(self.store, entry)
             self._validators[key] = validator
         from jsonschema.exceptions import best_match
 
@@ -122,8 +138,33 @@ class Registry:
         if entry is None:
             other = [] if framed.schema_id is None else self.store.contexts_holding(framed.schema_id)
             elsewhere = f" (it is in context {', '.join(other)}: --schemas-context)" if other else ""
+            if framed.schema_id == 0 and self.framing == CONFLUENT and not framed.in_header and not other:
+                elsewhere += " (an Apicurio 8-byte id? --framing apicurio)"  # its first 4 bytes are 0 below 2^32
             raise LookupError(f"unknown schema {framed.where()} in context {self.context}{elsewhere}")
         return entry
+
+
+def _json_validator(store: SchemaStore, entry: SchemaEntry) -> Any:
+    """The validator of a JSON Schema, its references (other subjects' schemas, transitively) resolvable by
+    their names as ``$ref`` s -- as confluent-kafka's ``_resolve_named_schema`` registers each under its
+    reference's ``name``, draft 7 when a schema names none; offline: a ``$ref`` to anything else does not
+    resolve (the payload's reason)."""
+    from jsonschema.validators import validator_for  # kseg[schemas]
+    from referencing import Registry as References
+    from referencing import Resource
+    from referencing.jsonschema import DRAFT7
+
+    schema = json.loads(entry.schema)
+    resources = [
+        (name, Resource.from_contents(json.loads(ref.schema), default_specification=DRAFT7))
+        for name, ref in _closure(store, entry)
+    ]
+    return validator_for(schema)(schema, registry=References().with_resources(resources))
+
+
+def json_references(store: SchemaStore, entry: SchemaEntry) -> dict[str, Any]:
+    """A JSON Schema's references, transitively: reference name -> the referenced schema (parsed)."""
+    return {name: json.loads(ref.schema) for name, ref in _closure(store, entry)}
 
 
 def _one_line(exc: BaseException) -> str:
@@ -195,10 +236,12 @@ class RegistryDecoder:
         self.role = role
         self.field = "key" if role == "key" else "payload"
         self.header_decoder = None  # header values in JSON rows: Kafka's string decoder, base64 if not text
-        self._known: dict[bytes, tuple] = {}  # magic 0's 4 id bytes -> (codec, schema fields): Avro and JSON
+        self._known: dict[bytes, tuple] = {}  # magic 0's id bytes -> (codec, schema fields): Avro and JSON
+        self._id_end = 1 + FRAMINGS[registry.framing][0]  # where the data starts after magic 0 and the id
         compiled, _ = compiled_module()
-        # magic 0 and an Avro id seen before: the framing and the datum read in C (None: the path below)
-        self._framed = None if compiled is None else compiled.Framed()
+        # Confluent's magic 0 and an Avro id seen before: the framing and the datum read in C (None: the path below)
+        confluent = registry.framing == CONFLUENT
+        self._framed = compiled.Framed() if compiled is not None and confluent else None
 
     def __call__(self, data: bytes) -> str:
         return self.with_headers(data, None)
@@ -221,18 +264,19 @@ class RegistryDecoder:
 
     def decode(self, data: bytes, headers) -> Decoded:
         data = bytes(data)
+        end = self._id_end
         if not headers and data[:1] == b"\0":  # the common framing: its id's codec and schema, looked up once
-            hit = self._known.get(data[1:5])
+            hit = self._known.get(data[1:end])
             if hit is not None:
                 try:
-                    return Decoded(hit[0].decode(data[5:]), hit[1], None)
+                    return Decoded(hit[0].decode(data[end:]), hit[1], None)
                 except Exception:  # noqa: BLE001, S110 - the full path below says why, and counts it
                     pass
         try:
-            framed, carrier = schema_ref(data, headers, self.role)
+            framed, carrier = schema_ref(data, headers, self.role, self.registry.framing)
             entry = self.registry.entry_for(framed)
             codec = self.registry.codec(entry)
-            schema = {
+            schema: dict = {
                 "id": entry.id,
                 "subject": entry.subject,
                 "version": entry.version,
@@ -240,8 +284,12 @@ class RegistryDecoder:
             }
             if entry.deleted:
                 schema["deleted"] = True
+            if framed.framing != CONFLUENT:
+                schema["framing"] = framed.framing
             body = data if framed.in_header else data[framed.rest :]
             if entry.schema_type == "PROTOBUF":
+                if framed.framing != CONFLUENT:
+                    raise ValueError(APICURIO_PROTOBUF)
                 indexes, end = message_indexes(carrier, framed.rest)
                 if not framed.in_header:
                     body = data[end:]
@@ -252,9 +300,9 @@ class RegistryDecoder:
                 if entry.schema_type == "JSON" and self.registry.validate:
                     return Decoded(text, schema, None, self.registry.check(self.field, entry, text))
                 if framed.schema_id is not None and not framed.in_header:
-                    self._known[data[1:5]] = (codec, schema)
+                    self._known[data[1:end]] = (codec, schema)
                     if self._framed is not None and getattr(codec, "compiled", None) is not None:
-                        self._framed.add(int.from_bytes(data[1:5], "big"), codec.compiled)
+                        self._framed.add(int.from_bytes(data[1:end], "big"), codec.compiled)
             return Decoded(text, schema, None)
         except (FramingError, LookupError, ValueError, TypeError, KeyError, IndexError, EOFError) as exc:
             reason = _one_line(exc)
@@ -264,9 +312,19 @@ class RegistryDecoder:
         return Decoded(data.hex(), None, reason)
 
 
-def open_registry(source: str, context: str = DEFAULT_CONTEXT, validate: bool = False) -> tuple[Registry, str]:
-    """Replay ``source`` (:func:`kseg.decoders.registry.source.load`): (the registry, the directory read)."""
+def open_registry(
+    source: str, context: str = DEFAULT_CONTEXT, validate: bool = False, framing: str = CONFLUENT
+) -> tuple[Registry, str]:
+    """Replay ``source`` (:func:`kseg.decoders.registry.source.load`): (the registry, the directory read).
+    An Apicurio ``framing`` with a ``_schemas`` log is a :class:`~kseg.errors.KsegError` (a usage error):
+    Apicurio's ids are its own, not the ones Confluent's registry wrote in ``_schemas``."""
     from kseg.decoders.registry.source import load
+    from kseg.errors import KsegError
 
     store, directory = load(source)
-    return Registry(store, context, validate), directory
+    if framing != CONFLUENT and getattr(store, "origin", "") == "_schemas":
+        raise KsegError(
+            f"--framing {framing}: Apicurio's ids are not the ids of a _schemas log ({directory}); give "
+            "--schemas a directory of schema files named by those ids, or Apicurio's ccompat API URL"
+        )
+    return Registry(store, context, validate, framing), directory

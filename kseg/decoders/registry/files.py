@@ -41,6 +41,7 @@ def load_files(directory: str) -> SchemaStore:
 
     kind = Kind("schema", MAX_FILE, "a registry's schemas, one file or a GET /schemas answer")
     store = SchemaStore()
+    store.origin = "files"
     for name in sorted(os.listdir(directory)):
         suffix = os.path.splitext(name)[1]
         if suffix not in SUFFIXES:
@@ -85,11 +86,11 @@ def _is_answer(x: object) -> bool:
 
 
 def _named(name: str, schema_type: str, text: str, path: str) -> dict:
-    from kseg.format.java_numbers import parse_int
+    from kseg.format.java_numbers import parse_int, parse_long
 
     stem = os.path.splitext(name)[0]
     subject, version, sid = (stem.rsplit("-", 2) + ["", ""])[:3]
-    number, schema_id = parse_int(version), parse_int(sid)
+    number, schema_id = parse_int(version), parse_long(sid)  # an Apicurio globalId is a long
     if not subject or number is None or schema_id is None or number < 1 or schema_id < 0:
         raise InputError(
             "--schemas: a schema file is named <subject>-<version>-<id>.avsc|.proto|.json "

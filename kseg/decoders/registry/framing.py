@@ -8,6 +8,16 @@
 * Protobuf adds the message-index path after the id (in the payload or the header): a zigzag
   varint count, then that many zigzag varint indexes; a count of 0 means ``[0]`` (the first
   message of the file).
+* Apicurio (``--framing apicurio...``; Apicurio/apicurio-registry, ``serdes/serde-common``):
+  ``AbstractKafkaSerializer.serialize`` writes the ids in headers when they are enabled (2.x's
+  default, ``SerdeConfig.ENABLE_HEADERS_DEFAULT``) -- ``DefaultHeadersHandler.writeHeaders``: the
+  8-byte big-endian long of ``apicurio.{key,value}.globalId`` (``SerdeHeaders``), or of
+  ``apicurio.{key,value}.contentId`` with ``apicurio.registry.use-id=contentId`` -- and the payload
+  is the data alone; else magic byte 0, the id (``DefaultIdHandler``: 8 bytes, ``putLong``;
+  ``Legacy4ByteIdHandler`` / 3.x's ``Default4ByteIdHandler``: 4 bytes, ``putInt``), then the data.
+  ``AbstractKafkaDeserializer`` reads the headers first (``lastHeader``), the payload's magic byte
+  when they name no id.  Nothing in the bytes tells 8 id bytes from 4, nor a globalId from a
+  contentId: the framing is chosen by the option (:data:`FRAMINGS`), never guessed.
 """
 
 from __future__ import annotations
@@ -15,6 +25,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 HEADERS = {"key": b"__key_schema_id", "value": b"__value_schema_id"}
+#: --framing NAME -> (id bytes after magic 0, the Apicurio id the bytes and headers carry; None: Confluent's)
+FRAMINGS: dict[str, tuple[int, str | None]] = {
+    "confluent": (4, None),
+    "apicurio": (8, "globalId"),
+    "apicurio-content": (8, "contentId"),
+    "apicurio4": (4, "globalId"),
+    "apicurio4-content": (4, "contentId"),
+}
+CONFLUENT = "confluent"
+APICURIO_KINDS = ("globalId", "contentId")
 MAX_INDEXES = 100000  # the serializers' own bound on the index array
 
 
@@ -28,9 +48,16 @@ class Framed:
     guid: bytes | None  # magic 1
     rest: int  # where the message-index path (Protobuf) or the data starts, in the framed bytes
     in_header: bool
+    framing: str = CONFLUENT  # the --framing the id was read by
 
     def where(self) -> str:
-        return f"id {self.schema_id}" if self.guid is None else f"GUID {_uuid(self.guid)}"
+        if self.guid is not None:
+            return f"GUID {_uuid(self.guid)}"
+        size, kind = FRAMINGS[self.framing]
+        if kind is None:
+            return f"id {self.schema_id}"
+        carrier = "header" if self.in_header else f"magic 0 + {size}-byte id"
+        return f"Apicurio {kind} {self.schema_id} ({carrier}, --framing {self.framing})"
 
 
 def _uuid(b: bytes) -> str:
@@ -38,15 +65,25 @@ def _uuid(b: bytes) -> str:
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
-def schema_ref(data: bytes, headers, role: str) -> tuple[Framed, bytes]:
-    """(the framing, the bytes it is in): the role's header when the record has one, else the payload."""
+def schema_ref(data: bytes, headers, role: str, framing: str = CONFLUENT) -> tuple[Framed, bytes]:
+    """(the framing, the bytes it is in): the role's header when the record has one, else the payload;
+    ``framing``: a name of :data:`FRAMINGS`."""
+    if framing != CONFLUENT:
+        return _apicurio(data, headers, role, framing), data
     name = HEADERS[role]
     for key, value in headers or ():
         if bytes(key) == name:
             if value is None:
                 raise FramingError(f"header {name.decode()} is null")
             return _parse(bytes(value), True), bytes(value)
-    return _parse(data, False), data
+    try:
+        return _parse(data, False), data
+    except FramingError as exc:
+        prefix = f"apicurio.{role}.".encode()
+        theirs = [bytes(k).decode("latin-1") for k, _ in headers or () if bytes(k).startswith(prefix)]
+        if theirs:
+            raise FramingError(f"{exc}; the record carries Apicurio's header {theirs[0]}: --framing apicurio") from None
+        raise
 
 
 def _parse(b: bytes, in_header: bool) -> Framed:
@@ -63,6 +100,43 @@ def _parse(b: bytes, in_header: bool) -> Framed:
             raise FramingError(f"{where} of {len(b)} bytes: magic 1 needs a 16-byte GUID")
         return Framed(None, bytes(b[1:17]), 17, in_header)
     raise FramingError(f"unknown magic byte {magic} in the {where} (expected 0 or 1: no registry framing)")
+
+
+def _apicurio(data: bytes, headers, role: str, framing: str) -> Framed:
+    """Apicurio's framing, as ``AbstractKafkaDeserializer.deserialize`` reads it: the id header of the
+    framing's kind (the last one, ``Headers.lastHeader``; an 8-byte big-endian long), else magic byte 0
+    and the id in the payload (``IdHandler.readId``: 8 or 4 bytes, signed).  A record whose headers name
+    its schema otherwise (the other id kind, an artifact) is one the deserializer reads by them: a reason."""
+    size, kind = FRAMINGS[framing]
+    assert kind is not None
+    wanted = f"apicurio.{role}.{kind}".encode()
+    other = f"apicurio.{role}.{APICURIO_KINDS[kind == 'globalId']}".encode()
+    found = None
+    seen_other = seen_artifact = False
+    for key, value in headers or ():
+        name = bytes(key)
+        if name == wanted:
+            found = value
+        seen_other |= name == other
+        seen_artifact |= name == f"apicurio.{role}.artifactId".encode()
+    if found is not None:
+        value = bytes(found)
+        if len(value) < 8:
+            raise FramingError(f"header {wanted.decode()} of {len(value)} bytes: an 8-byte {kind} expected")
+        return Framed(int.from_bytes(value[:8], "big", signed=True), None, 0, True, framing)
+    if seen_other:
+        theirs = other.decode().rpartition(".")[2]
+        raise FramingError(f"the record carries header {other.decode()}, a {theirs}; --framing {framing} reads {kind}s")
+    if seen_artifact:
+        raise FramingError(f"the record names its schema by artifact (apicurio.{role}.artifactId), not by id")
+    if data[:1] == b"\0":
+        if len(data) < 1 + size:
+            raise FramingError(
+                f"payload of {len(data)} bytes: magic 0 needs a {size}-byte {kind} (--framing {framing})"
+            )
+        return Framed(int.from_bytes(data[1 : 1 + size], "big", signed=True), None, 1 + size, False, framing)
+    first = f"magic byte {data[0]}" if data else "an empty payload"
+    raise FramingError(f"no header {wanted.decode()} and {first} (expected 0: --framing {framing})")
 
 
 def zigzag_varint(b: bytes, pos: int) -> tuple[int, int]:

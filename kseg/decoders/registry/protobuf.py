@@ -84,6 +84,24 @@ class ProtobufCodec:
             bound.check(data)
         return cls
 
+    def message_named(self, name: str) -> Any:
+        """The class of the schema's message ``name``: a full name (``shop.Parcel.Item``), or a name
+        relative to the file's package (``Parcel.Item``, ``Receipt``); nested messages too."""
+        from google.protobuf import message_factory
+
+        found = {}
+        scope = list(self._top)
+        while scope:
+            desc = scope.pop()
+            found[desc.full_name] = desc
+            scope.extend(desc.nested_types)
+        package = self.file.package
+        desc = found.get(name) or found.get(f"{package}.{name}" if package else name)
+        if desc is None:
+            known = ", ".join(sorted(found)) or "none"
+            raise LookupError(f"no message {name} in the schema (its messages: {known})")
+        return message_factory.GetMessageClass(desc)
+
     def decode(self, data: bytes, indexes: list[int]) -> tuple[str, str]:
         """(the JSON text, the message's full name)."""
         from google.protobuf import json_format

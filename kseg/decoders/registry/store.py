@@ -99,6 +99,7 @@ class SchemaStore:
         self.contexts: list[str] = []  # CONTEXT keys, in order of first appearance
         self.skipped: Counter[str] = Counter()  # why a record was not applied -> count
         self.records = 0
+        self.origin = "_schemas"  # what the store was read from: _schemas (replayed) or files (.files)
         self._guids: dict[tuple[str, bytes], int] | None = None  # (context, MD5) -> id, built on first use
 
     # -- replay --------------------------------------------------------------------------------

@@ -7,6 +7,8 @@ registry``: value) adds three columns beside the raw bytes (docs/schemas.md, "Ty
                        schema, fixed before any record is read)
 ``<role>SchemaId``     the id the record's framing names (null when there is none)
 ``<role>DecodeError``  why ``<role>Decoded`` is null for a non-null payload (else null)
+``<role>Invalid``      with ``--validate`` only: the first error of a JSON Schema payload that does not
+                       match its writer schema (else null)
 
 The subject is ``<topic>-key`` / ``<topic>-value`` (``TopicNameStrategy``, the serializers'
 default), in the ``--schemas-context``.  Versions: an Avro record is read with its own writer schema
@@ -23,8 +25,8 @@ import io
 import json
 from typing import Any
 
-from kseg.decoders.registry import Registry, _closure, _one_line
-from kseg.decoders.registry.framing import FramingError, message_indexes, schema_ref
+from kseg.decoders.registry import APICURIO_PROTOBUF, Registry, _closure, _one_line
+from kseg.decoders.registry.framing import CONFLUENT, FRAMINGS, FramingError, message_indexes, schema_ref
 from kseg.decoders.registry.store import DEFAULT_CONTEXT, SchemaEntry, qualify
 
 
@@ -33,8 +35,17 @@ class TypedColumn:
     :class:`~kseg.decoders.registry.store.SchemaStore` or a registry URL's
     :class:`~kseg.decoders.registry.remote.RemoteStore`."""
 
-    def __init__(self, store: Any, role: str, subject: str, context: str = DEFAULT_CONTEXT) -> None:
-        self.registry = Registry(store, context)
+    def __init__(
+        self,
+        store: Any,
+        role: str,
+        subject: str,
+        context: str = DEFAULT_CONTEXT,
+        framing: str = CONFLUENT,
+        validate: bool = False,
+        message: str | None = None,
+    ) -> None:
+        self.registry = Registry(store, context, validate, framing)
         self.role = role
         self.subject = qualify(context, subject)
         entry = store.latest(self.subject)
@@ -42,6 +53,8 @@ class TypedColumn:
             raise LookupError(f"no subject {subject} in the schemas (context {context})")
         self.entry = entry
         self.kind = entry.schema_type
+        if message is not None and self.kind != "PROTOBUF":
+            raise ValueError(f"a message ({message}) is chosen for Protobuf subjects; {subject} is {self.kind}")
         self._writers: dict[int, Any] = {}  # Avro: id -> the parsed writer schema (or the exception)
         self.convert: Any = None  # Protobuf: message -> value; JSON: (value, path) -> value
         if self.kind == "AVRO":
@@ -52,14 +65,26 @@ class TypedColumn:
         elif self.kind == "PROTOBUF":
             from kseg.decoders.registry.typed_proto import arrow_type as proto_type
 
-            self.message = self.registry.codec(entry).message_class([0])
+            codec = self.registry.codec(entry)
+            self.message = codec.message_class([0]) if message is None else codec.message_named(message)
             self.type, self.convert = proto_type(self.message.DESCRIPTOR)
         elif self.kind == "JSON":
+            from kseg.decoders.registry import json_references
             from kseg.decoders.registry.typed_json import arrow_type as json_type
 
-            self.type, self.convert = json_type(json.loads(entry.schema))
+            self.type, self.convert = json_type(json.loads(entry.schema), json_references(store, entry))
         else:
             raise ValueError(f"schema type {self.kind} is not one kseg decodes")
+
+    @property
+    def _id_bytes(self) -> int:
+        return FRAMINGS[self.registry.framing][0]
+
+    def _id_type(self) -> Any:
+        """The schema id column's type: int (Confluent's 4-byte ids), bigint for Apicurio's 8-byte ones."""
+        import pyarrow as pa
+
+        return pa.int64() if self._id_bytes == 8 else pa.int32()
 
     def describe(self) -> str:
         return f"{self.subject} version {self.entry.version} (id {self.entry.id}, {self.kind})"
@@ -76,11 +101,17 @@ class TypedColumn:
     # -- one payload --------------------------------------------------------------------------------
     def decode(self, data: bytes | None, headers) -> tuple[Any, int | None, str | None]:
         """(the column's value, the schema id, the decode error)."""
+        value, schema_id, error, _ = self.decode_checked(data, headers)
+        return value, schema_id, error
+
+    def decode_checked(self, data: bytes | None, headers) -> tuple[Any, int | None, str | None, str | None]:
+        """(the column's value, the schema id, the decode error, with ``--validate`` why a JSON Schema
+        payload does not match its writer schema)."""
         if data is None:
-            return None, None, None
+            return None, None, None, None
         schema_id = None
         try:
-            framed, carrier = schema_ref(data, headers, self.role)
+            framed, carrier = schema_ref(data, headers, self.role, self.registry.framing)
             schema_id = framed.schema_id
             entry = self.registry.entry_for(framed)
             schema_id = entry.id
@@ -88,18 +119,27 @@ class TypedColumn:
                 raise ValueError(f"schema id {entry.id} is {entry.schema_type}, the column's {self.describe()}")
             body = data if framed.in_header else data[framed.rest :]
             if self.kind == "AVRO":
-                return self._avro(entry, body), schema_id, None
+                return self._avro(entry, body), schema_id, None, None
             if self.kind == "PROTOBUF":
+                if framed.framing != CONFLUENT:
+                    raise ValueError(APICURIO_PROTOBUF)
                 indexes, end = message_indexes(carrier, framed.rest)
                 if not framed.in_header:
                     body = data[end:]
-                return self._protobuf(entry, indexes, body), schema_id, None
-            return self._json(body), schema_id, None
+                return self._protobuf(entry, indexes, body), schema_id, None, None
+            doc = self._json(body)
+            invalid = None
+            if self.registry.validate:  # before fitting: a payload that does not fit is checked too
+                invalid = self.registry.check(self.role, entry, bytes(body).decode("utf-8"))
+            try:
+                return self.convert(doc, "$"), schema_id, None, invalid
+            except ValueError as exc:
+                return None, schema_id, _one_line(exc), invalid
         except (FramingError, LookupError, ValueError, TypeError, KeyError, IndexError, EOFError) as exc:
             reason = _one_line(exc)
         except Exception as exc:  # noqa: BLE001 - a decoder library's own error on corrupt data
             reason = f"{type(exc).__name__}: {_one_line(exc)}"
-        return None, schema_id, reason
+        return None, schema_id, reason, None
 
     def _avro(self, entry: SchemaEntry, body: bytes) -> Any:
         from fastavro import schemaless_reader
@@ -149,35 +189,49 @@ class TypedColumn:
             raise ValueError(f"the JSON payload is not UTF-8: {exc.reason} at byte {exc.start}") from None
         except ValueError as exc:
             raise ValueError(f"the JSON payload does not parse: {exc}") from None
-        return self.convert(value, "$")
+        return value
 
     # -- Arrow ----------------------------------------------------------------------------------------
     def fields(self, spark: bool = False) -> list:
         import pyarrow as pa
 
         t = spark_arrow(self.type) if spark else self.type
-        return [
+        fields = [
             pa.field(f"{self.role}Decoded", t),
-            pa.field(f"{self.role}SchemaId", pa.int32()),
+            pa.field(f"{self.role}SchemaId", self._id_type()),
             pa.field(f"{self.role}DecodeError", pa.string()),
         ]
+        if self.registry.validate:
+            fields.append(pa.field(f"{self.role}Invalid", pa.string()))
+        return fields
 
-    def arrays(self, payloads: list, headers: list, spark: bool = False) -> list:
+    def arrays(self, payloads: list, headers: list, spark: bool = False, topics: list | None = None) -> list:
         """The three columns for ``payloads`` (bytes or None) with their records' ``headers`` (lists of
-        ``{"key", "value"}`` or None)."""
-        import pyarrow as pa
+        ``{"key", "value"}`` or None); ``topics``: unused (one topic's column)."""
+        return typed_arrays(self, payloads, headers, spark, lambda n, data, pairs: self.decode_checked(data, pairs))
 
-        values, ids, errors = [], [], []
-        for data, hs in zip(payloads, headers, strict=True):
-            pairs = [(h["key"].encode(), h["value"]) for h in hs] if hs else None
-            v, i, e = self.decode(data, pairs)
-            values.append(v)
-            ids.append(i if i is None or i < 1 << 31 else None)
-            errors.append(e)
-        column = pa.array(values, type=self.type)
-        if spark:
-            column = column.cast(spark_arrow(self.type))
-        return [column, pa.array(ids, type=pa.int32()), pa.array(errors, type=pa.string())]
+
+def typed_arrays(column: Any, payloads: list, headers: list, spark: bool, decode: Any) -> list:
+    """The typed columns of ``column`` (a :class:`TypedColumn`, or :class:`~.typed_topics.TopicColumns`)
+    for ``payloads``: ``decode(row number, payload, header pairs)`` -> (value, id, error, invalid)."""
+    import pyarrow as pa
+
+    values, ids, errors, invalid = [], [], [], []
+    wide = column._id_bytes == 8
+    for n, (data, hs) in enumerate(zip(payloads, headers, strict=True)):
+        pairs = [(h["key"].encode(), h["value"]) for h in hs] if hs else None
+        v, i, e, bad = decode(n, data, pairs)
+        values.append(v)
+        ids.append(i if i is None or wide or -(1 << 31) <= i < 1 << 31 else None)
+        errors.append(e)
+        invalid.append(bad)
+    array = pa.array(values, type=column.type)
+    if spark:
+        array = array.cast(spark_arrow(column.type))
+    out = [array, pa.array(ids, type=column._id_type()), pa.array(errors, type=pa.string())]
+    if column.registry.validate:
+        out.append(pa.array(invalid, type=pa.string()))
+    return out
 
 
 def spark_arrow(t: Any) -> Any:
@@ -236,24 +290,3 @@ def spark_sql(t: Any) -> str:
 
 def _quote(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
-
-
-def typed_columns(store: Any, roles: tuple[str, ...], topics: list[str], context: str) -> tuple:
-    """The :class:`TypedColumn` s of ``roles`` for the one topic the inputs hold (its ``<topic>-<role>``
-    subjects); ValueError saying why not (several topics, none, a subject the schemas lack, a schema
-    that does not parse)."""
-    if not roles:
-        return ()
-    if len(topics) != 1:
-        found = ", ".join(topics) if topics else "none"
-        raise ValueError(
-            f"the registry decoder's typed columns are one topic's (its <topic>-value subject); "
-            f"the inputs hold {len(topics)} topics ({found}): choose one"
-        )
-    out = []
-    for role in roles:
-        try:
-            out.append(TypedColumn(store, role, f"{topics[0]}-{role}", context))
-        except (LookupError, ValueError) as exc:
-            raise ValueError(f"the registry decoder's {role} column: {_one_line(exc)}") from None
-    return tuple(out)

@@ -4,7 +4,8 @@ The rule (docs/schemas.md, "Typed columns"): ``"type": "object"`` with ``propert
 them, in the schema's order (a member the payload lacks is null; members the schema does not name
 are left out); ``"array"`` with one ``items`` schema a list; ``"string"`` string, ``"integer"``
 int64, ``"number"`` float64, ``"boolean"`` bool; a type list or ``oneOf``/``anyOf`` of one type and
-``"null"`` that type, nullable; ``$ref`` to ``#/definitions/...`` or ``#/$defs/...`` followed.  Any
+``"null"`` that type, nullable; ``$ref`` to ``#/definitions/...`` or ``#/$defs/...`` followed, and to another
+subject's schema by its reference's name (``address.json``, ``address.json#/definitions/Zip``).  Any
 other schema -- an object without ``properties``, several types, a recursive ``$ref``, ``{}`` -- is
 the member's JSON text (a string).  A payload whose value does not fit its type (a string where the
 schema says integer) is a decode error for that record.
@@ -20,33 +21,43 @@ from kseg.limits import INT64_MAX, INT64_MIN
 Convert = Callable[[Any, str], Any]  # (the value, its JSON path for the error) -> the Python value
 
 
-def arrow_type(schema: Any) -> tuple[Any, Convert]:
-    return _Mapper(schema).map(schema, ())
+def arrow_type(schema: Any, references: dict[str, Any] | None = None) -> tuple[Any, Convert]:
+    """(the Arrow type of ``schema``, its converter); ``references``: the schemas its ``$ref`` s may name
+    (reference name -> schema, :func:`kseg.decoders.registry.json_references`)."""
+    mapper = _Mapper(references or {})
+    return mapper.map(schema, (), schema)
 
 
 class _Mapper:
-    def __init__(self, root: Any) -> None:
+    def __init__(self, references: dict[str, Any]) -> None:
         import pyarrow as pa
 
         self.pa = pa
-        self.root = root
+        self.references = references
 
-    def deref(self, node: Any, path: tuple) -> tuple[Any, tuple]:
+    def deref(self, node: Any, path: tuple, root: Any) -> tuple[Any, tuple, Any]:
+        """``node`` with its ``$ref`` s followed: (the target, the refs followed, the document it is in)."""
         while isinstance(node, dict) and isinstance(node.get("$ref"), str):
             ref = node["$ref"]
-            if ref in path or not ref.startswith("#/"):
-                return None, path
-            target: Any = self.root
-            for part in ref[2:].split("/"):
+            name, _, pointer = ref.partition("#")
+            if name:
+                if name not in self.references:
+                    return None, path, root
+                root = self.references[name]
+            key = (id(root), pointer)
+            if key in path or (pointer and not pointer.startswith("/")):
+                return None, path, root
+            target: Any = root
+            for part in pointer[1:].split("/") if pointer else ():
                 target = target.get(part.replace("~1", "/").replace("~0", "~")) if isinstance(target, dict) else None
             if target is None:
-                return None, path
-            node, path = target, path + (ref,)
-        return node, path
+                return None, path, root
+            node, path = target, path + (key,)
+        return node, path, root
 
-    def map(self, node: Any, path: tuple) -> tuple[Any, Convert]:
+    def map(self, node: Any, path: tuple, root: Any) -> tuple[Any, Convert]:
         pa = self.pa
-        node, path = self.deref(node, path)
+        node, path, root = self.deref(node, path, root)
         if not isinstance(node, dict):
             return pa.string(), _text
         kind = node.get("type")
@@ -56,7 +67,7 @@ class _Mapper:
                 if isinstance(branches, list):
                     real = [b for b in branches if not (isinstance(b, dict) and b.get("type") == "null")]
                     if len(real) == 1:
-                        return self.map(real[0], path)
+                        return self.map(real[0], path, root)
                     return pa.string(), _text
             if isinstance(node.get("properties"), dict):
                 kind = "object"
@@ -68,12 +79,12 @@ class _Mapper:
         if kind == "object" and isinstance(node.get("properties"), dict) and node["properties"]:
             fields, convs = [], []
             for name, sub in node["properties"].items():
-                t, conv = self.map(sub, path)
+                t, conv = self.map(sub, path, root)
                 fields.append(pa.field(name, t))
                 convs.append((name, conv))
             return pa.struct(fields), _object(convs)
         if kind == "array" and isinstance(node.get("items"), dict):
-            t, conv = self.map(node["items"], path)
+            t, conv = self.map(node["items"], path, root)
             return pa.list_(t), _array(conv)
         if kind in _SCALARS:
             t, check = _SCALARS[kind]

@@ -365,19 +365,16 @@ class Dumper:
         gap = self.opts.gap_from_minus_one
         end = records.end
         stop = end - HEADER_SIZE_UP_TO_MAGIC
-        pos, last_offset, valid_end = 0, -1, 0
+        pos, last_offset = 0, -1
         while True:
             if window_lines is not None and pos < stop:
-                # window() guarantees view[i:i+n]: the rest of the window read last, else a fresh one from pos
-                n = valid_end - pos if pos < valid_end else min(records.window_size, records.size - pos)
                 try:
-                    view, i = records.window(pos, n)
+                    view, i, n = records.window_from(pos)
                 except KsegError:
                     # a read that fails past pos (a tiered chunk that cannot be fetched, a file that shrank):
                     # the per-batch path reads as far as it can and raises where the batches reach it
                     window_lines = None
                     continue
-                valid_end = pos + n
                 pos, last_offset, full = window_lines(view, pos - i, i + n, pos, end, mode, last_offset, gap)
                 if progress is not None:
                     progress.advance_to(pos)

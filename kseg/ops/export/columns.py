@@ -116,7 +116,6 @@ class WindowReader:
     def __init__(self, records: FileRecords, end: int, ranges: Ranges) -> None:
         self.records, self.end = records, end
         self.ranges = (ranges.from_offset, ranges.to_offset, ranges.from_time, ranges.to_time)
-        self.valid_end = 0  # where the bytes of the window read last end
         self.broken = _c_window is None
 
     def read(self, pos: int) -> tuple[int, bool, Columns | None]:
@@ -126,16 +125,13 @@ class WindowReader:
         records = self.records
         if self.broken or pos >= self.end:
             return pos, False, None
-        # window() guarantees view[i:i+n]: the rest of the window read last, else a fresh one from pos
-        n = self.valid_end - pos if pos < self.valid_end else min(records.window_size, records.size - pos)
         try:
-            view, i = records.window(pos, n)
+            view, i, n = records.window_from(pos)
         except KsegError:
             # a read that fails past pos (a file that shrank): the per-batch rules read as far as they
             # can and raise where the batches reach it
             self.broken = True
             return pos, False, None
-        self.valid_end = pos + n
         assert _c_window is not None
         pos, full, rows, headers, last, buffers = _c_window(
             view, pos - i, i + n, pos, self.end, self.ranges, TIMESTAMP_RANGE, _TS_NAMES, MAX_ROWS, MAX_BYTES

@@ -8,54 +8,76 @@ offset is not below the base offset; after the last batch, trailing bytes that d
 only the batches an index entry can ask about (:class:`~kseg.ops.verify.result.IndexKeys`):
 memory follows the index entries, not the batches, so a segment of one-record batches costs what a
 segment of large ones does.
+
+With the compiled engine the pass runs a window per call (``verify_window``): every batch of the
+window that raises nothing is framed, checked and, when asked about, recorded in C; the batch it stops
+at (a problem, an epoch to judge, a batch that is not a whole v2 batch in the window) takes the
+per-batch path here (:meth:`_LogPass.batch`, the reference, which the Python engine runs for every
+batch), then the window loop goes on.  Both share the running values (:data:`STATE`) and the key
+streams' cursors (:class:`~kseg.ops.verify.keys.KeyStream`).
 """
 
 from __future__ import annotations
 
-import heapq
-from functools import partial
-from itertools import islice
-from operator import le
-from typing import Callable, Iterable, Iterator
+from array import array
+from typing import Iterable, Iterator
 
+from kseg import engine
 from kseg.errors import InputError, KsegError
 from kseg.format.indexes import OffsetIndexView
+from kseg.format.v2 import HEADER_SIZE_UP_TO_MAGIC, java_long
 from kseg.format.v2 import LEADER_EPOCH as _EPOCH
-from kseg.format.v2 import java_long
 from kseg.limits import INT64_MAX
+from kseg.ops.verify.keys import PAST_ALL, KeyStream
 from kseg.ops.verify.result import IndexFiles, IndexKeys, LogScan, SegmentResult
 from kseg.storage.leader_epochs import NO_EPOCH, EpochCheck
-from kseg.storage.records import FileRecords
+from kseg.storage.records import FileRecords, ScanItem
 from kseg.storage.stores.base import Store
 
-_PAST_ALL = INT64_MAX + 1  # a key beyond every position and offset: ends the walks below without a length check
+#: The slots of ``verify_window``'s int64 state (the C source says what each holds), by name.
+STATE = (
+    *("V_BASE_OFFSET", "V_LIMIT", "V_EPOCHS", "V_EPOCH_LO", "V_EPOCH_HI", "V_EPOCH_EXPECTED", "V_EPOCH_FROM"),
+    *("V_EVERY", "V_HAS_MAX", "V_MAX_LAST", "V_RUNNING", "V_BATCHES", "V_VALID_END", "V_RECORDED"),
+)
+V_BASE_OFFSET, V_LIMIT, V_EPOCHS, V_EPOCH_LO, V_EPOCH_HI, V_EPOCH_EXPECTED, V_EPOCH_FROM = range(7)
+V_EVERY, V_HAS_MAX, V_MAX_LAST, V_RUNNING, V_BATCHES, V_VALID_END, V_RECORDED = range(7, 14)
+V_AT = 14  # three slots: each key stream's cursor
+V_MORE = 17  # three slots: whether it has keys past its array
+V_FIELDS = 20
+#: Why ``verify_window`` returned: the batch at its position takes the per-batch path; its rows are full;
+#: a key stream's array is used up.
+VERIFY_PYTHON, VERIFY_FULL, VERIFY_KEYS = range(3)
+#: The rows (batches recorded) ``verify_window`` writes per call at most.
+OUT_ROWS = 4096
+#: The most batches taken by the per-batch path between two window calls that stop where they start.
+MAX_BACKOFF = 256
+
+engine.check(
+    {
+        **{name: i for i, name in enumerate(STATE)},
+        **{"V_AT": V_AT, "V_MORE": V_MORE, "V_FIELDS": V_FIELDS},
+        **{"VERIFY_PYTHON": VERIFY_PYTHON, "VERIFY_FULL": VERIFY_FULL, "VERIFY_KEYS": VERIFY_KEYS},
+    }
+)
 
 
-def index_keys(indexes: IndexFiles) -> IndexKeys | None:
+def index_keys(indexes: IndexFiles) -> IndexKeys:
     """The ``.log`` positions a segment's ``.index`` names and the offsets its ``.index`` and
-    ``.timeindex`` name, each ascending, read lazily from the views (a file that could not be read
-    names none: its check reports it).  None when an index's keys do not ascend (a damaged or garbage
-    index): the log pass then records every batch, so memory follows the log, never the index (sorting
-    a random 1 GiB index's 134 M keys would cost gigabytes)."""
+    ``.timeindex`` name, read lazily from the views (a file that could not be read names none: its
+    check reports it).  The log pass checks that each ascends as it reads it
+    (:class:`~kseg.ops.verify.keys.KeyStream`): where one does not (a damaged or garbage index), the
+    batches are recorded every one, so memory follows the log, never the index (sorting a random 1 GiB
+    index's 134 M keys would cost gigabytes)."""
     positions: Iterable[int] = ()
-    offsets: list[Iterable[int]] = []
+    offsets: list[Iterator[int]] = []
     for view in indexes:
         if view is None or isinstance(view, InputError):
             continue
         stop = view.entries - view.zero_tail()  # a preallocated tail asks nothing the checks look at
-        if not _ascends(partial(view.iter_offsets, stop)):
-            return None
         offsets.append(view.iter_offsets(stop))
         if isinstance(view, OffsetIndexView):
-            if not _ascends(partial(view.iter_positions, stop)):
-                return None
             positions = view.iter_positions(stop)
-    return IndexKeys(iter(positions), heapq.merge(*offsets))
-
-
-def _ascends(values: Callable[[], Iterator[int]]) -> bool:
-    """Whether ``values()`` ascends (an index as brokers write it), read twice lazily: nothing is held."""
-    return all(map(le, values(), islice(values(), 1, None)))
+    return IndexKeys(iter(positions), tuple(offsets))
 
 
 def scan_log(
@@ -68,12 +90,14 @@ def scan_log(
 ) -> LogScan:
     """One pass over the log at ``path`` (in ``store``, its segment's): its checks into ``res``, and the
     batches ``keys`` ask about (every batch when ``keys`` is None).  The recorded batches answer the index
-    checks only when the log's last offsets strictly increase; when they do not, a second pass records every batch.
+    checks only when the log's last offsets strictly increase and the keys ascend; when they do not, a second
+    pass records every batch (none when the first keys read already do not ascend: the first records every one).
     A batch larger than ``max_message_size`` (``--max-message-size``) is a problem.  Each batch with a valid CRC
     goes to ``epochs`` (the leader-epoch check) in the first pass.  An I/O error
     is raised (:class:`InputError`): the segment failed, it is not corrupt."""
-    scan = _LogPass(res, path, keys, max_message_size, epochs, store).run()
-    if keys is not None and not scan.ordered:
+    first = _LogPass(res, path, keys, max_message_size, epochs, store)
+    scan = first.run()
+    if not first.every and not (scan.ordered and all([s.ascends() for s in first.streams])):
         again = SegmentResult(res.partition, res.segment, res.base_offset, path)
         scan = _LogPass(again, path, None, max_message_size, None, store).run()
     return scan
@@ -89,6 +113,7 @@ class _LogPass:
         "every",
         "positions",
         "offsets",
+        "streams",
         "p",
         "o",
         "prev_last",
@@ -112,17 +137,23 @@ class _LogPass:
         self.limit = max_message_size
         self.scan = LogScan()
         self.every = keys is None  # record every batch
-        self.positions: Iterator[int] = iter(()) if keys is None else keys.positions
-        self.offsets: Iterator[int] = iter(()) if keys is None else keys.offsets
-        # the first position and offset the log has not passed yet
-        self.p = next(self.positions, _PAST_ALL)
-        self.o = next(self.offsets, _PAST_ALL)
+        self.positions = KeyStream(() if keys is None else keys.positions)
+        self.offsets = tuple(KeyStream(o) for o in (() if keys is None else keys.offsets))
+        # the three streams verify_window walks: positions, then two of offsets (an empty one for an index missing)
+        self.streams = (self.positions, *self.offsets, *[KeyStream(()) for _ in range(2 - len(self.offsets))])
+        if not all(stream.ascending for stream in self.streams):  # garbage, seen in the first keys: every batch
+            self.every = True
+            self.positions, self.offsets = KeyStream(()), ()
+            self.streams = (self.positions, KeyStream(()), KeyStream(()))
+        # the first position and the first offset the log has not passed yet (each stream's head)
+        self.p = self.o = 0
+        self._heads()
         self.prev_last: int | None = None  # the last batch's last offset
         self.max_last: int | None = None  # the largest last offset so far
         self.running = -1  # the largest batch max timestamp so far
 
     def run(self) -> LogScan:
-        res, scan, batch = self.res, self.scan, self.batch
+        res, scan = self.res, self.scan
         try:
             opened = FileRecords(self.path, store=self.store)
         except InputError:
@@ -133,22 +164,14 @@ class _LogPass:
         with opened as records:
             scan.size = res.bytes = records.size
             try:
-                for items in records.scan():
-                    for pos, size, h, verdict in items:
-                        if h is not None:  # a v2 header tuple (kseg.format.v2.BatchHeader's order)
-                            batch(pos, size, h[0], h[0] + h[6], h[8], verdict, h[4], h[_EPOCH])
-                        else:  # a legacy entry, or a v2 batch too odd or too large for the fast path
-                            last = verdict.h[0] + verdict.h[6] if verdict.magic >= 2 else verdict.last_offset
-                            batch(
-                                pos,
-                                size,
-                                verdict.base_offset,
-                                last,
-                                verdict.max_timestamp,
-                                verdict.is_valid(),
-                                verdict.checksum,
-                                verdict.h[_EPOCH] if verdict.magic >= 2 else NO_EPOCH,
-                            )
+                state = self._state() if engine.C is not None else None
+                if state is not None:
+                    self._windows(records, state)
+                else:
+                    item = self.item
+                    for items in records.scan():
+                        for one in items:
+                            item(one)
             except InputError:  # no corruption: the segment failed (verify_segment), no index check follows
                 res.bytes = scan.valid_end  # what was read: the summary counts no bytes that were not
                 raise
@@ -165,6 +188,24 @@ class _LogPass:
                     )
         res.batches, res.last_offset = scan.batches, self.max_last
         return scan
+
+    def item(self, item: ScanItem) -> None:
+        """:meth:`batch` for one of ``FileRecords.scan``'s items."""
+        pos, size, h, verdict = item
+        if h is not None:  # a v2 header tuple (kseg.format.v2.BatchHeader's order)
+            self.batch(pos, size, h[0], h[0] + h[6], h[8], verdict, h[4], h[_EPOCH])
+        else:  # a legacy entry, or a v2 batch too odd or too large for the fast path
+            last = verdict.h[0] + verdict.h[6] if verdict.magic >= 2 else verdict.last_offset
+            self.batch(
+                pos,
+                size,
+                verdict.base_offset,
+                last,
+                verdict.max_timestamp,
+                verdict.is_valid(),
+                verdict.checksum,
+                verdict.h[_EPOCH] if verdict.magic >= 2 else NO_EPOCH,
+            )
 
     def batch(
         self, pos: int, size: int, base: int, last: int, max_ts: int, valid: bool, stored_crc: int, epoch: int
@@ -238,11 +279,132 @@ class _LogPass:
         """Whether an ``.index`` entry names ``pos``, or this is the first batch reaching an offset an
         entry names (last offsets increasing: the first whose last offset is >= it)."""
         p = self.p
-        while p < pos:
-            p = next(self.positions, _PAST_ALL)
-        self.p = p
-        o = reached = self.o
-        while o <= last:
-            o = next(self.offsets, _PAST_ALL)
-        self.o = o
-        return o != reached or p == pos
+        if p < pos:
+            self.positions.skip(pos)
+            p = self.p = self.positions.head()
+        if self.o <= last:  # some stream names an offset up to here: pass them all
+            for stream in self.offsets:
+                stream.skip(last + 1)
+            self.o = min([stream.head() for stream in self.offsets])
+            return True
+        return p == pos
+
+    def _heads(self) -> None:
+        """:attr:`p` and :attr:`o` from the key streams (after the window loop moved them)."""
+        self.p = self.positions.head()
+        self.o = min([stream.head() for stream in self.offsets], default=PAST_ALL)
+
+    # -- the compiled engine's window loop --------------------------------------------------------------
+    def _state(self) -> array | None:
+        """``verify_window``'s state for this pass, or None when a value it holds is past int64 (the
+        per-batch path takes such a segment)."""
+        state = array("q", bytes(8 * V_FIELDS))
+        epochs = self.epochs
+        start = None if epochs is None else epochs.judged_from
+        try:
+            state[V_BASE_OFFSET] = self.res.base_offset
+            state[V_LIMIT] = -1 if self.limit is None else min(self.limit, INT64_MAX)
+            state[V_EVERY] = self.every
+            if epochs is not None and start is not None:
+                state[V_EPOCHS] = 1
+                state[V_EPOCH_FROM] = start
+        except OverflowError:
+            return None
+        self._put(state)
+        return state
+
+    def _put(self, state: array) -> None:
+        """The running values of the per-batch path into ``state``, before a window call."""
+        if self.max_last is not None:
+            state[V_HAS_MAX], state[V_MAX_LAST] = 1, self.max_last
+        state[V_RUNNING], state[V_BATCHES], state[V_VALID_END] = self.running, self.scan.batches, self.scan.valid_end
+        epochs = self.epochs
+        if state[V_EPOCHS] and epochs is not None:
+            lo, hi = epochs.lo, min(epochs.hi, INT64_MAX)  # (a range ending past int64 ends at it: the
+            if lo < hi:  # batch at INT64_MAX takes the per-batch path, which judges it as ever)
+                state[V_EPOCH_LO], state[V_EPOCH_HI], state[V_EPOCH_EXPECTED] = lo, hi, epochs.expected
+            else:
+                state[V_EPOCH_LO], state[V_EPOCH_HI] = 0, 0
+        for k, stream in enumerate(self.streams):
+            state[V_AT + k], state[V_MORE + k] = stream.at, stream.more
+
+    def _take(self, state: array, out: array) -> None:
+        """What a window call read, from ``state`` and ``out`` into this pass."""
+        scan = self.scan
+        if state[V_BATCHES] != scan.batches:
+            scan.batches, scan.valid_end = state[V_BATCHES], state[V_VALID_END]
+            # every batch it read raised nothing: its last offset is above every earlier one
+            self.max_last = self.prev_last = state[V_MAX_LAST]
+            self.running = state[V_RUNNING]
+        n = state[V_RECORDED]
+        if n:
+            rows = len(out) // 4
+            scan.positions.extend(out[0:n])
+            scan.base_offsets.extend(out[rows : rows + n])
+            scan.last_offsets.extend(out[2 * rows : 2 * rows + n])
+            scan.running_max.extend(out[3 * rows : 3 * rows + n])
+            state[V_RECORDED] = 0
+        for k, stream in enumerate(self.streams):
+            stream.at = state[V_AT + k]
+        self._heads()
+
+    def _windows(self, records: FileRecords, state: array) -> None:
+        """The batches of ``records`` a window per call (``verify_window``); the batch it stops at, if any,
+        takes :meth:`item`, then the window loop goes on."""
+        assert engine.C is not None
+        verify_window = engine.C.verify_window
+        out = array("q", bytes(32 * OUT_ROWS))
+        end = records.end
+        stop = end - HEADER_SIZE_UP_TO_MAGIC
+        pos = 0
+        fast = True
+        # batches the per-batch path takes before the next window call: none while the calls make progress;
+        # doubling while each stops where it started (a log whose every batch is a problem costs per batch
+        # what the Python engine's pass does, not a call more)
+        wait = backoff = 0
+        while True:
+            if fast and pos < stop and not wait:
+                try:
+                    view, i, n = records.window_from(pos)
+                except KsegError:  # a read failing past pos: the per-batch path reads up to it and raises there
+                    fast = False
+                    continue
+                start = pos
+                self._put(state)
+                streams = self.streams
+                pos, why, used_up = verify_window(
+                    view, pos - i, i + n, pos, end, state, streams[0].keys, streams[1].keys, streams[2].keys, out
+                )
+                self._take(state, out)
+                if why == VERIFY_KEYS:
+                    streams[used_up].refill()
+                    self._heads()
+                if why != VERIFY_PYTHON:
+                    continue
+                backoff = 0 if pos != start else min(2 * backoff or 1, MAX_BACKOFF)
+                wait = backoff
+            if wait >= MAX_BACKOFF:  # a run of batches: FileRecords.scan's lists (it frames a list ahead)
+                at = self._per_batch(records, pos, wait)
+                if at is None:
+                    return
+                pos, wait = at, 0
+                continue
+            item = records.scan_item(pos, end)
+            if item is None:
+                return
+            self.item(item)
+            pos += item[1]
+            wait = max(wait - 1, 0)
+
+    def _per_batch(self, records: FileRecords, pos: int, want: int) -> int | None:
+        """``want`` batches from ``pos`` by the per-batch path; where they end, or None where the log's
+        batches end first."""
+        item = self.item
+        for items in records.scan(pos):
+            for one in items:
+                item(one)
+                pos += one[1]
+                want -= 1
+                if not want:
+                    return pos
+        return None

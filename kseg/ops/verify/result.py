@@ -125,11 +125,11 @@ class LogScan:
 
 
 class IndexKeys(NamedTuple):
-    """What a segment's indexes ask of its log (:class:`LogScan`), each in ascending order (repeats
+    """What a segment's indexes ask of its log (:class:`LogScan`), each stream in ascending order (repeats
     allowed), read lazily from the index files' bytes."""
 
     positions: Iterator[int]  # the ``.log`` positions ``.index`` entries name
-    offsets: Iterator[int]  # the offsets ``.index`` and ``.timeindex`` entries name
+    offsets: tuple[Iterator[int], ...]  # the offsets ``.index`` entries name, and those ``.timeindex`` entries name
 
 
 class IndexFiles(NamedTuple):

@@ -11,7 +11,6 @@ directory that could not be listed is one ``failed`` row (see
 
 from __future__ import annotations
 
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, NamedTuple
 
@@ -152,6 +151,8 @@ def verify_all(
     items = [(item, strict, max_message_size) for item in work_items(partitions)]
     report = Report()
     if jobs > 1 and len(items) > 1:
+        from concurrent.futures.process import BrokenProcessPool  # (one job never loads multiprocessing)
+
         pool = new_pool(jobs)
         try:
             results = pool.map(_verify, items, chunksize=max(1, len(items) // (jobs * 8)))

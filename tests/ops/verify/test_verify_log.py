@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from kseg.format.indexes import OffsetIndexView, TimeIndexView
-from kseg.ops.verify import offset_index, time_index, verify
+from kseg.ops.verify import keys, offset_index, time_index, verify
 from kseg.ops.verify.verify import verify_segment
 from kseg.storage.partition import scan_partition
 from tests.conftest import CORPUS_DATA
@@ -80,7 +80,11 @@ def _damage(index: Path, entry_size: int, rng: random.Random) -> None:
 
 @pytest.mark.parametrize("seed", range(40))
 def test_damaged_indexes_outcome_is_the_reference(monkeypatch, tmp_path: Path, seed: int) -> None:
+    """Every other seed reads the keys two at a time: a descent is then found after the log pass began
+    (the pass is run again recording every batch), not in the first keys read."""
     rng = random.Random(seed)
+    if seed % 2:
+        monkeypatch.setattr(keys, "CHUNK", 2)
 
     def indexes(directory: Path) -> list[Path]:
         return [
