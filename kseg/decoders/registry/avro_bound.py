@@ -12,12 +12,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from kseg.limits import INT64_MAX
+
 MAX_ZERO_WIDTH = 1 << 20  # kseg/_avro.c's MAX_ZERO_WIDTH
 REFUSED = (
     f"more than {MAX_ZERO_WIDTH} items that take no byte (null or an empty record) in the payload's arrays: not read"
 )
 _MASK64 = (1 << 64) - 1
-_INT64_MAX = (1 << 63) - 1
 _FIXED = {"boolean": 1, "float": 4, "double": 8}
 
 
@@ -151,7 +152,7 @@ class Bound:
             if count < 0:
                 self.long()  # the block's size in bytes, which fastavro does not use
                 count = -count
-                if count > _INT64_MAX:
+                if count > INT64_MAX:
                     continue  # -(-2^63) is itself in 64 bits: a range of no item
             if width == 0:  # the items take no byte: counted, not walked
                 self.zero += min(count, MAX_ZERO_WIDTH + 1)
