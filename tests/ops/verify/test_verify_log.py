@@ -16,6 +16,8 @@ import pytest
 
 from kseg.format.indexes import OffsetIndexView, TimeIndexView
 from kseg.ops.verify import keys, offset_index, time_index, verify
+from kseg.ops.verify.index import Records
+from kseg.ops.verify.result import LogScan, SegmentResult
 from kseg.ops.verify.verify import verify_segment
 from kseg.storage.partition import scan_partition
 from tests.conftest import CORPUS_DATA
@@ -39,7 +41,17 @@ def _reference(monkeypatch: pytest.MonkeyPatch, directory: Path, strict: bool) -
         m.setattr(verify, "index_keys", lambda indexes: None)
         m.setattr(offset_index, "_all_batch_ends", lambda *a: False)
         m.setattr(time_index, "_all_exact_times", lambda *a: False)
+        m.setattr(time_index._Entries, "first_ending", _linear_first_ending)
         return _outcome(directory, strict)
+
+
+def _linear_first_ending(entries, offset: int) -> int:
+    """The time-index check's former lookup of the first batch ending at ``offset`` on a log out of order
+    (entries times batches): the oracle of the binary search that replaced it."""
+    for k, last in enumerate(entries.scan.last_offsets):
+        if last == offset:
+            return k
+    return -1
 
 
 @pytest.mark.parametrize("strict", [False, True])
@@ -184,3 +196,57 @@ def test_damaged_logs_outcome_is_the_reference(monkeypatch, tmp_path: Path, seed
     log.write_bytes(bytes(raw))
     for strict in (False, True):
         assert _outcome(d, strict) == _reference(monkeypatch, d, strict)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_first_batch_ending_at_an_offset_is_the_linear_search(seed: int) -> None:
+    """Last offsets that repeat, go back and leap: every offset asked (those present, between, outside)."""
+    from array import array
+
+    rng = random.Random(seed)
+    last = array("q", (rng.choice([rng.randrange(60), 2**63 - 1, -5]) for _ in range(rng.randrange(1, 80))))
+    scan = LogScan(last_offsets=last)
+    fast = time_index._Entries(SegmentResult("p-0", "s", 0, "s.log"), "s.timeindex", scan, False, Records("s.log"))
+    for offset in [*range(-6, 62), 2**63 - 1, -(2**63)]:
+        assert fast.first_ending(offset) == _linear_first_ending(fast, offset)
+
+
+def _going_back(directory: Path, batches: int, back_at: tuple[int, ...]) -> Path:
+    """``batches`` one-record batches, an index entry for each (one-record batches of a quiet topic), then
+    each batch of ``back_at`` made to claim offset 0 (baseOffset is outside the v2 CRC)."""
+    from kseg.testing.writer import RecordSpec, build_v2_batch, write_segment
+
+    directory.mkdir()
+    appends = [[build_v2_batch([RecordSpec(b"k", b"v", 1_730_000_000_000 + o)], base_offset=o)] for o in range(batches)]
+    write_segment(directory, appends, index_interval_bytes=1)
+    log = directory / "00000000000000000000.log"
+    raw = bytearray(log.read_bytes())
+    size = len(raw) // batches  # batches of one size
+    for k in back_at:
+        struct.pack_into(">q", raw, k * size, 0)
+    log.write_bytes(bytes(raw))
+    return directory
+
+
+def test_a_log_whose_offsets_go_back_is_checked_as_the_former_lookup_did(monkeypatch, tmp_path: Path) -> None:
+    d = _going_back(tmp_path / "back-0", 3000, (700, 2999))
+    for strict in (False, True):
+        assert _outcome(d, strict) == _reference(monkeypatch, d, strict)
+
+
+@pytest.mark.parametrize("engine_c", [True, False], ids=["c-engine", "python-engine"])
+def test_a_long_log_whose_offsets_go_back_is_checked_in_one_pass(monkeypatch, tmp_path: Path, engine_c: bool) -> None:
+    """40,000 batches, a time-index entry for each: the former lookup scanned the batches for every entry
+    (minutes here); the report names the entries of the two batches that go back (entry k - 1 is batch k's)."""
+    from kseg import engine
+
+    if not engine_c:
+        monkeypatch.setattr(engine, "C", None)
+    elif engine.C is None:
+        pytest.skip("the C engine is not built")
+    d = _going_back(tmp_path / "back-0", 40_000, (12_000, 39_000))
+    ((status, failed, problems, _notes),) = _outcome(d, False)
+    assert status != "ok" and not failed
+    kinds = sorted((p.kind, p.entry) for p in problems if p.kind.startswith(("timeindex", "index")))
+    assert kinds == [(kind, k - 1) for kind in ("index-offset", "timeindex-offset") for k in (12_000, 39_000)]
+    assert sum(p.kind == "offsets-not-increasing" for p in problems) >= 1
