@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from kseg.errors import InputError
 from kseg.format.indexes import TIME_ENTRY, TimeIndexView
 from kseg.limits import INT64_MIN
-from kseg.ops.verify.index import BULK, EntryCheck, Records, batch_holding, check_entries, increasing
+from kseg.ops.verify.index import BULK, EntryCheck, Records, check_entries, increasing
 from kseg.ops.verify.result import LogScan, Problem, SegmentResult, end_cause, entries
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -100,6 +100,9 @@ class _Entries(EntryCheck):
                     ts,
                 )
 
+    def query(self, ts: int, offset: int) -> tuple[int, int] | None:
+        return offset, 0  # (holding, an entry not naming a batch's last offset)
+
     def first_ending(self, offset: int) -> int:
         """The first batch whose last offset is ``offset`` (a log whose last offsets do not increase), or -1:
         a binary search of the batch numbers sorted (stably) by last offset, sorted once per file."""
@@ -117,7 +120,7 @@ class _Entries(EntryCheck):
         if res.last_offset is None or offset > res.last_offset:  # past the log's readable batches
             self.past.add(i, offset)
             return -1
-        k = batch_holding(scan, offset, 0, self.ordered)
+        k = self.held_by(i, offset, 0)
         if k < 0:
             self.problem(
                 "timeindex-offset",
