@@ -6,16 +6,18 @@ A query (``offset``, ``start``) asks for the first batch ``k >= start`` with ``b
 last[k]``.  The queries are taken in ascending ``offset`` while the batches are added in ascending base
 offset, so when a query is answered exactly the batches with ``base <= offset`` are in a max tree over
 batch numbers (each leaf its batch's last offset); the answer is the first leaf from ``start`` holding a
-last offset ``>= offset``.  Memory: a few words a batch and a query.
+last offset ``>= offset``.  Memory: three 8-byte words a batch (the tree's leaves, stored as
+``array("q")``, start at the smallest int64, which no other offset query can reach) and a few a query.
 """
 
 from __future__ import annotations
 
+from array import array
+from bisect import bisect_left
 from typing import Sequence
 
+from kseg.limits import INT64_MIN
 from kseg.ops.verify.result import LogScan
-
-ABSENT = -(2**64)  # below every last offset: a batch not yet added
 
 
 def holding_all(scan: LogScan, queries: Sequence[tuple[int, int]]) -> list[int]:
@@ -26,8 +28,9 @@ def holding_all(scan: LogScan, queries: Sequence[tuple[int, int]]) -> list[int]:
     size = 1
     while size < n:
         size *= 2
-    tree = [ABSENT] * (2 * size)  # tree[1] the root, tree[size + k] batch k
-    by_base = sorted(range(n), key=base.__getitem__)
+    tree = array("q", [INT64_MIN]) * (2 * size)  # tree[1] the root, tree[size + k] batch k (INT64_MIN: not added)
+    by_base = array("q", sorted(range(n), key=base.__getitem__))
+    lowest = array("q", (k for k in by_base if base[k] == INT64_MIN))  # the batches holding INT64_MIN, in order
     answers = [-1] * len(queries)
     added = 0
     for q in sorted(range(len(queries)), key=lambda q: queries[q][0]):
@@ -39,12 +42,15 @@ def holding_all(scan: LogScan, queries: Sequence[tuple[int, int]]) -> list[int]:
             while i and tree[i] < value:  # a max only grows: stop where it already holds
                 tree[i] = value
                 i >>= 1
-        if 0 <= start < n:
+        if offset == INT64_MIN:  # every leaf reaches it: the batches whose base offset is INT64_MIN hold it
+            p = bisect_left(lowest, max(start, 0))
+            answers[q] = lowest[p] if p < len(lowest) else -1
+        elif 0 <= start < n:
             answers[q] = _first_reaching(tree, size, start, offset)
     return answers
 
 
-def _first_reaching(tree: list[int], size: int, start: int, offset: int) -> int:
+def _first_reaching(tree: array, size: int, start: int, offset: int) -> int:
     """The first leaf from ``start`` whose value is ``>= offset`` (its batch number), or -1."""
     i = size + start
     while tree[i] < offset:
