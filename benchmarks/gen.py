@@ -14,6 +14,9 @@ Inputs (shaped like the rows of Kafka's figures in issue 6)::
     e-150-256m/    256 MiB v2 uncompressed, 150 records per batch (issue 34's rows)
     d-part-64m/    a 64 MiB partition: 4 segments of 16 MiB
     d-part-1g/     a 1 GiB partition: 8 segments of 128 MiB
+    a-damaged-1g/  a-none-1g damaged three ways (salvage's input): a zeroed 4 KiB page at a quarter, a
+                   batch's length overwritten at the half, 1000 bytes of garbage inserted between two
+                   batches at three quarters; no indexes (the insertion moved the positions)
 
 ``--quick`` writes every input at 1/16 of its size (for a smoke run).
 An input already present with the same parameters is kept (``.params``).
@@ -23,7 +26,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import random
 import shutil
+import struct
 import sys
 import time
 from dataclasses import dataclass, field
@@ -51,6 +57,7 @@ class Input:
     segments: int = 1
     note: str = ""
     extra: dict = field(default_factory=dict)
+    damaged: bool = False  # damaged three ways after writing (damage())
 
     def directory(self, root: Path) -> Path:
         return root / self.name
@@ -69,6 +76,7 @@ INPUTS = {
     "e": Input("e-150-256m", 256, records_per_batch=150, note="256 MiB v2 none, 150 records per batch"),
     "d-64m": Input("d-part-64m", 16, segments=4, note="64 MiB partition, 4 segments"),
     "d-1g": Input("d-part-1g", 128, segments=8, note="1 GiB partition, 8 segments"),
+    "a-damaged": Input("a-damaged-1g", 1024, damaged=True, note="a-none-1g damaged three ways"),
 }
 
 
@@ -79,6 +87,7 @@ def data_root(quick: bool) -> Path:
 def params(inp: Input, mib: int) -> dict:
     return {
         "mib": mib,
+        **({"damaged": "zeroed page, overwritten length, garbage inserted"} if inp.damaged else {}),
         "codec": inp.codec,
         "records_per_batch": inp.records_per_batch,
         "value_size": VALUE_SIZE,
@@ -117,6 +126,8 @@ def generate(inp: Input, root: Path, quick: bool, force: bool = False) -> str:
         total += r.log_bytes
         batches += r.batches
         records += r.records
+    if inp.damaged:
+        total = damage(directory)
     seconds = time.perf_counter() - started
     meta = dict(want, log_bytes=total, batches=batches, records=records, end_offset=base, end_timestamp=ts)
     (directory / "meta.json").write_text(json.dumps(meta, indent=1))
@@ -125,6 +136,38 @@ def generate(inp: Input, root: Path, quick: bool, force: bool = False) -> str:
         f"{inp.name}: {total / MIB:.0f} MiB, {batches} batches, {records} records in {seconds:.1f} s "
         f"({total / 1e6 / seconds:.0f} MB/s)"
     )
+
+
+def damage(directory: Path) -> int:
+    """Damage the one segment of ``directory`` three ways (a quarter, a half and three quarters into its
+    log), as tests/ops/salvage does a corpus partition; the batches are found through its ``.index``
+    (each entry's position starts a batch).  Returns the log's new size."""
+    log = next(directory.glob("*.log"))
+    index = log.with_suffix(".index")
+    entries = index.read_bytes()
+    starts = [struct.unpack_from(">ii", entries, k)[1] for k in range(0, len(entries), 8)]
+    size = log.stat().st_size
+
+    def batch_near(fraction: float) -> int:
+        return min(starts, key=lambda p: abs(p - size * fraction))
+
+    with open(log, "r+b") as f:
+        f.seek(size // 4 // 4096 * 4096)
+        f.write(bytes(4096))  # a zeroed page
+        f.seek(batch_near(0.5) + 8)
+        f.write(struct.pack(">i", 0x12345678))  # a batch's length overwritten
+    at = batch_near(0.75)
+    damaged = log.with_name(log.name + ".tmp")
+    with open(log, "rb") as src, open(damaged, "wb") as out:
+        left = at
+        while left:
+            left -= out.write(src.read(min(8 * MIB, left)))
+        out.write(random.Random(7).randbytes(1000))  # garbage between two batches
+        shutil.copyfileobj(src, out, 8 * MIB)
+    os.replace(damaged, log)
+    for stale in (index, log.with_suffix(".timeindex")):
+        stale.unlink()
+    return size + 1000
 
 
 def meta(inp: Input, root: Path) -> dict:

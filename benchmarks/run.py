@@ -127,6 +127,23 @@ def _reference_crc(inp: str) -> Row:
 
 
 START_UP = "<= 80 ms"
+SALVAGE = "<= 2x verify-index (a), wall"
+
+
+def _salvage(inp: str, expect: tuple[int, ...]) -> Row:
+    """``kseg salvage`` of ``inp`` to a directory on the disk the inputs are on (``--force``: the previous
+    run's output is removed in the run)."""
+    return Row(
+        "salvage",
+        inp,
+        ["salvage", "-q", "--force", "{dir}", "-o", "{salvaged}"],
+        needs="kseg.cli.salvage",
+        target=SALVAGE,
+        bound="the kernel's copy and sync of the log (the dd row)",
+        expect=expect,
+    )
+
+
 LOOKUP_1G = "<= 150 ms, within 10 % of 64 MiB"
 
 ROWS = [
@@ -207,6 +224,17 @@ ROWS = [
     _verify("c", "RSS flat in batch count"),
     _reference_crc("c"),
     _rebuild_check("c", "RSS flat in batch count"),
+    Row("verify-index", "a-damaged", ["verify-index", "{dir}"], needs="kseg.cli.verify", expect=(1,)),
+    _salvage("a", (0,)),
+    _salvage("a-damaged", (1,)),
+    Row("salvage --dry-run", "a", ["salvage", "-q", "--dry-run", "{dir}"], needs="kseg.cli.salvage", bound="reading"),
+    Row(
+        "dd conv=fsync (the copy's floor)",
+        "a",
+        ["{log}", "{copy}"],
+        cmd=["sh", "-c", 'exec dd if="$0" of="$1" bs=8M conv=fsync status=none'],
+        bound="the disk: the log's bytes copied and synced, salvage's floor",
+    ),
     _lookup("offset", "d-64m", "<= 150 ms"),
     _lookup("offset", "d-1g", LOOKUP_1G),
     _lookup("time", "d-64m", "<= 150 ms"),
@@ -259,6 +287,8 @@ def fill(args: list[str], inp: gen.Input | None, root: Path) -> list[str]:
         "{offset}": str(m["end_offset"] - m["records_per_batch"] * 3 // 2),
         "{ts}": str(m["end_timestamp"] - m["records_per_batch"] * 3 // 2),
         "{out}": str(HERE / "results" / "export.parquet"),
+        "{salvaged}": str(HERE / "results" / "salvaged" / inp.name),
+        "{copy}": str(HERE / "results" / "copy.log"),
     }
     logs = [str(p) for p in sorted(d.glob("*.log"))]  # "{logs}": every log of the input, one argument each
     return [v for a in args for v in (logs if a == "{logs}" else [values.get(a, a)])]
@@ -393,6 +423,7 @@ def main(argv: list[str] | None = None) -> None:
         print("no C compiler: the C reference rows are left out", file=sys.stderr)
     print(f"# {machine()}; median of {args.runs} runs, warm cache, output to /dev/null", flush=True)
     results = []
+    (HERE / "results").mkdir(exist_ok=True)
     for row in rows:
         for r in measure(row, root, args.runs, [None] if row.cmd and row.cmd[1:2] != ["-S"] else engines):
             results.append(r)

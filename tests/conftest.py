@@ -45,15 +45,16 @@ class Result:
         return self.stderr.decode("utf-8", "replace")
 
 
-def run_cli(args: list[str], cwd: Path | str | None = None) -> Result:
-    """Run ``kseg ARGS`` in-process through click (the real command, real files)."""
+def run_cli(args: list[str], cwd: Path | str | None = None, env: dict[str, str] | None = None) -> Result:
+    """Run ``kseg ARGS`` in-process through click (the real command, real files), with ``env`` (if given)
+    set in the environment for the run."""
     old = os.getcwd()
     if cwd is not None:
         os.chdir(cwd)
     try:
         from kseg.cli.main import cli
 
-        r = CliRunner().invoke(cli, args, catch_exceptions=True)
+        r = CliRunner().invoke(cli, args, catch_exceptions=True, env=env)
     finally:
         os.chdir(old)
     if r.exception is not None and not isinstance(r.exception, SystemExit):

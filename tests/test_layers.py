@@ -27,6 +27,7 @@ upward import even if that line never runs.
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -79,12 +80,19 @@ def layer_of(unit: str) -> int:
     raise AssertionError(f"{unit} is in no layer: add it to LAYERS and docs/architecture.md")
 
 
+@functools.cache
+def parsed(source: str) -> ast.Module:
+    """``ast.parse(source)``, once a process for each text: the house's tests (here, tests/test_house.py,
+    tests/test_rules_once.py) walk the same ~300 modules again and again; the trees are only read."""
+    return ast.parse(source)
+
+
 def imports_in(source: str, module: str, is_package: bool, modules: set[str]) -> list[tuple[str, int]]:
     """Every kseg module ``module`` (whose text is ``source``) imports, with the line;
     ``from X import name`` resolves to ``X.name`` when that is a module."""
     package = module if is_package else module.rpartition(".")[0]
     found = []
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(parsed(source)):
         if isinstance(node, ast.Import):
             found.extend((alias.name, node.lineno) for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -99,6 +107,12 @@ def imports_in(source: str, module: str, is_package: bool, modules: set[str]) ->
 
 
 def graph() -> dict[str, list[tuple[str, int]]]:
+    """Each kseg module's imports (a copy: the checks' companion tests add edges to theirs)."""
+    return {module: list(edges) for module, edges in _graph().items()}
+
+
+@functools.cache
+def _graph() -> dict[str, list[tuple[str, int]]]:
     paths = sorted(KSEG.rglob("*.py"))
     modules = {module_name(p) for p in paths} | {module_name(p) for p in KSEG.glob("*.c")}  # C extensions
     return {module_name(p): imports_in(p.read_text(), module_name(p), p.name == "__init__.py", modules) for p in paths}
@@ -218,8 +232,9 @@ def test_the_check_catches_a_cli_command_importing_another(module, source):
 
 def test_shared_cli_modules_import_no_command_module():
     """main names the commands by string (imported when run); options, params and start import none."""
+    edges = graph()
     for module in CLI_SHARED:
-        assert [t for t, _ in graph().get(module, []) if t.startswith("kseg.cli.") and t not in CLI_SHARED] == []
+        assert [t for t, _ in edges.get(module, []) if t.startswith("kseg.cli.") and t not in CLI_SHARED] == []
 
 
 def test_every_exception_is_used():

@@ -6,16 +6,19 @@ arguments, as Kafka's own test builders do)."""
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
+
+from tests.test_layers import parsed
 
 KSEG = Path(__file__).resolve().parent.parent / "kseg"
 
 
 def sources() -> dict[str, ast.AST]:
     return {
-        str(p.relative_to(KSEG.parent)): ast.parse(p.read_text())
+        str(p.relative_to(KSEG.parent)): parsed(p.read_text())
         for p in sorted(KSEG.rglob("*.py"))
         if "testing" not in p.relative_to(KSEG).parts
     }
@@ -31,13 +34,19 @@ def docstrings(tree: ast.AST) -> set[int]:
     return found
 
 
-def places(match) -> list[str]:
-    """``file:line`` of every node ``match`` accepts, docstrings aside."""
+@functools.cache
+def nodes() -> tuple[tuple[str, ast.AST], ...]:
+    """Every node of every source with its file, docstrings aside: walked once a process (each test filters)."""
     found = []
     for name, tree in sources().items():
         skip = docstrings(tree)
-        found.extend(f"{name}:{node.lineno}" for node in ast.walk(tree) if id(node) not in skip and match(node))
-    return sorted(found)
+        found.extend((name, node) for node in ast.walk(tree) if id(node) not in skip)
+    return tuple(found)
+
+
+def places(match) -> list[str]:
+    """``file:line`` of every node ``match`` accepts, docstrings aside."""
+    return sorted(f"{name}:{node.lineno}" for name, node in nodes() if match(node))
 
 
 def shift(node, left: int, right: int) -> bool:

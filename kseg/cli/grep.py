@@ -7,7 +7,7 @@ import base64
 import binascii
 import re
 import sys
-from typing import Any
+from typing import Any, NamedTuple
 
 import click
 
@@ -31,7 +31,7 @@ from kseg.cli.options import (
     spark_options,
 )
 from kseg.cli.params import Int, TimestampType, decoders, kraft_text, record_ranges, registry_decoders
-from kseg.limits import INT32_MAX, INT64_MAX, INT64_MIN
+from kseg.limits import INT32_MAX, INT64_MAX, INT64_MIN, decompression_limit
 
 BYTES_HELP = "text (UTF-8), or hex:6b6579 or base64:a2V5 for any bytes (text:hex:... for text beginning so)"
 
@@ -57,6 +57,23 @@ def _pattern(text: str, option: str, flags: int) -> re.Pattern[str]:
         return re.compile(text, flags)
     except re.error as exc:
         raise click.BadParameter(f"{text!r} is not a regular expression: {exc}", param_hint=option) from None
+
+
+def _where(texts: tuple[str, ...], flags: int) -> Any:
+    """``--where`` conditions read (all must hold), or None; a usage error saying where one goes wrong."""
+    if not texts:
+        return None
+    from kseg.ops.grep.where import All, Condition, WhereError, parse
+
+    read = []
+    for text in texts:
+        try:
+            read.append(parse(text, flags))
+        except WhereError as exc:
+            raise click.BadParameter(
+                f"{text!r}: at character {exc.position + 1}: {exc.message}", param_hint="--where"
+            ) from None
+    return read[0] if len(read) == 1 else Condition(" and ".join(texts), All(tuple(c.tree for c in read)))
 
 
 def _header_tests(exact: tuple[str, ...], regex: tuple[str, ...], flags: int) -> tuple:
@@ -93,6 +110,14 @@ def _header_tests(exact: tuple[str, ...], regex: tuple[str, ...], flags: int) ->
     metavar="NAME=REGEX",
     help="Records with a header NAME whose value (as UTF-8 text) matches REGEX; repeatable.",
 )
+@click.option(
+    "--where",
+    "wheres",
+    multiple=True,
+    metavar="EXPR",
+    help="Records whose decoded fields hold EXPR, e.g. 'value.order_id == 1234 and headers.trace =~ \"^t-\"' "
+    "(paths, == != < <= > >= =~ !~, and or not; docs/grep.md); repeatable, all must hold.",
+)
 @click.option("--ignore-case", "-i", is_flag=True, help="The regular expressions ignore case.")
 @click.option("--from-offset", type=Int(INT64_MIN, INT64_MAX), default=None, help="First offset (inclusive).")
 @click.option("--to-offset", type=Int(INT64_MIN, INT64_MAX), default=None, help="Last offset (inclusive).")
@@ -113,8 +138,16 @@ def _header_tests(exact: tuple[str, ...], regex: tuple[str, ...], flags: int) ->
     type=Int(1, INT32_MAX),
     default=None,
     metavar="N",
-    help="With --key: the topics' partition count, to read only the key's partition (default: the count "
-    "the inputs show, when they hold partitions 0..N-1).",
+    help="With --key: the topics' partition count, to read only the key's partition (default: the cluster "
+    "metadata's count, else the count the inputs show, when they hold partitions 0..N-1).",
+)
+@click.option(
+    "--metadata",
+    "metadata",
+    metavar="PATH",
+    default=None,
+    help="With --key: the __cluster_metadata-0 directory (or the log directory holding it) whose topics' "
+    "partition counts are used (default: one found in PATHS).",
 )
 @click.option(
     "--no-prune", is_flag=True, help="With --key: read every partition (keys placed by a custom partitioner)."
@@ -136,6 +169,7 @@ def grep(
     value_regex: str | None,
     headers: tuple[str, ...],
     header_regexes: tuple[str, ...],
+    wheres: tuple[str, ...],
     ignore_case: bool,
     from_offset: int | None,
     to_offset: int | None,
@@ -147,6 +181,7 @@ def grep(
     tombstones: bool,
     topics: tuple[str, ...],
     partition_count: int | None,
+    metadata: str | None,
     no_prune: bool,
     limit: int | None,
     count: bool,
@@ -208,20 +243,25 @@ def grep(
         tombstones=tombstones,
         key_decoder=key_registry or key_fn,
         value_decoder=value_registry or value_fn,
+        where=_where(wheres, flags),
     )
     if query == Query(key_decoder=query.key_decoder, value_decoder=query.value_decoder):
         raise click.UsageError(
-            "say what to look for: --key, --key-regex, --value-regex, --header, --header-regex, an offset or "
-            "time range, --producer-id, --transactional, --control or --tombstones"
+            "say what to look for: --key, --key-regex, --value-regex, --header, --header-regex, --where, an "
+            "offset or time range, --producer-id, --transactional, --control or --tombstones"
         )
     if registry is not None and spark.on:
         raise click.UsageError("--spark does not take the registry decoder yet (its schemas are read here)")
     if registry is not None and jobs > 1:  # its schemas, replayed once here, are not shipped to workers
         run.note("--jobs: the registry decoder decodes in this process only; searching in one process")
         jobs = 1
-    if (partition_count is not None or no_prune) and query.key is None:
-        raise click.UsageError("--partitions and --no-prune are for --key (the partition a key is sent to)")
-    prune = None if no_prune else (partition_count,)
+    if (partition_count is not None or no_prune or metadata is not None) and query.key is None:
+        raise click.UsageError("--partitions, --metadata and --no-prune are for --key (the partition a key is sent to)")
+    if no_prune and (partition_count is not None or metadata is not None):
+        raise click.UsageError("--no-prune reads every partition: it cannot go with --partitions or --metadata")
+    if partition_count is not None and metadata is not None:
+        raise click.UsageError("give --partitions or --metadata, not both")
+    prune = None if no_prune else Prune(partition_count, metadata, decompression_limit(max_message_size))
     code = _search(run, list(paths), query, topics, prune, limit, count, output_format, max_message_size, jobs, spark)
     if registry is not None:
         for note in registry.notes():
@@ -229,7 +269,15 @@ def grep(
     sys.exit(code)
 
 
-def _partitions(run: Run, paths: list[str], query: Any, topics: tuple[str, ...], prune: tuple | None) -> tuple:
+class Prune(NamedTuple):
+    """With ``--key``: where the topics' partition counts come from (``--partitions``, ``--metadata``)."""
+
+    partitions: int | None
+    metadata: str | None
+    bytes_limit: int
+
+
+def _partitions(run: Run, paths: list[str], query: Any, topics: tuple[str, ...], prune: Prune | None) -> tuple:
     """The partitions to search and how many were left out by ``--topic`` and the key's partition."""
     from kseg.ops.grep.partitioner import prune as key_partitions
     from kseg.ops.grep.search import of_topics
@@ -242,7 +290,12 @@ def _partitions(run: Run, paths: list[str], query: Any, topics: tuple[str, ...],
     if query.key is not None and prune is not None:
         named = {files.absolute(p).rstrip("/") for p in paths}  # partitions named on the command line
         given = [p for p in partitions if files.absolute(p.path).rstrip("/") in named]
-        partitions, notes = key_partitions(partitions, query.key, prune[0], given)
+        known = None
+        if prune.partitions is None:
+            from kseg.runtime.grep_counts import metadata_counts
+
+            known = metadata_counts(run, found, prune.metadata, prune.bytes_limit)
+        partitions, notes = key_partitions(partitions, query.key, prune.partitions, given, known)
         if not run.quiet:
             from kseg.render.notes import NoteGroups
 
@@ -259,7 +312,7 @@ def _search(
     paths: list[str],
     query: Any,
     topics: tuple[str, ...],
-    prune: tuple | None,
+    prune: Prune | None,
     limit: int | None,
     count: bool,
     output_format: str,
@@ -267,7 +320,6 @@ def _search(
     jobs: int,
     spark: Spark,
 ) -> int:
-    from kseg.limits import decompression_limit
     from kseg.runtime.grep import Output, finish, search
 
     partitions, left_out = _partitions(run, paths, query, topics, prune)
@@ -294,6 +346,6 @@ def _search(
 
 reword(
     grep,
-    jobs="Search partitions in N processes (a partition's segments in order, in one); --max-rate is split "
-    "between them.",
+    jobs="Search in N processes, a large partition's segments shared among them (printed as one process "
+    "prints); --max-rate is split between them.",
 )

@@ -95,7 +95,6 @@ def salvage(
             force=force,
             from_offset=from_offset,
             limit=decompression_limit(max_message_size),
-            indexing=None if bar is None else lambda n: bar.reads("salvage: indexes", n, run.context.observers),
         )
     except KsegError as exc:
         _close(bar)
@@ -110,7 +109,7 @@ def salvage(
 
 def _bar(run: Run, part: Any, selected: set[int] | None) -> Any:
     """A progress bar on a terminal's stderr (never with ``-q``, never on stdout: the report is printed when
-    the bar is gone) following the bytes read inside each segment, then the indexes built; or None."""
+    the bar is gone) following the bytes read inside each segment; or None."""
     from kseg.render import progress
 
     if not progress.wanted(run.quiet, screen=True):  # the report waits for the end: stdout may be the terminal

@@ -1,25 +1,17 @@
-"""The run of ``kseg grep``: its partitions searched in order, here or (``--jobs N``) by N worker processes.
+"""The run of ``kseg grep``: its partitions searched in order, here, by ``--jobs N`` worker processes or on
+Spark's executors.
 
-Here, each match goes to the output as it is read.  With ``--jobs``, each worker searches whole partitions
-(a partition's segments are read in offset order, so ``--limit`` and the stop at an offset range's end
-hold), writing what it prints to a spool file of a private temporary directory; the parent copies each
-partition's spool to the output in the partitions' order as it completes, then its stderr lines, and
-removes it -- memory stays a partition's bookkeeping whatever the matches.  With ``--limit N`` every
-worker stops at N matches and the parent copies matches up to the N-th of the run (a worker notes where
-each of its matches ends), then stops the workers.
+Here, each match goes to the output as it is read.  With ``--jobs`` or ``--spark`` the search is dealt out
+as tasks, runs of a partition's segments, whose answers are printed in order as this process would have
+printed them (:mod:`kseg.runtime.grep_deal`).
 """
 
 from __future__ import annotations
 
-import io
-import os
-import shutil
-import tempfile
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Any
 
-from kseg.errors import InputError, KsegError
+from kseg.errors import KsegError
 from kseg.limits import EXIT_ERROR, EXIT_OK, EXIT_PROBLEMS
 from kseg.ops.grep.search import Budget, Searched, Searcher
 from kseg.render.grep import GrepSink
@@ -107,14 +99,16 @@ def search(
     sink = output.sink(out, run.err)
     sink.quiet = run.quiet
     budget = Budget(limit)
-    if on_spark is not None:  # --spark: each partition a task; the answers printed here, in order
-        tasks = [Task(p, query, output, bytes_limit, budget.left, "") for p in readable]
-        for done in on_spark(tasks):
-            code = max(code, copy(run, done, out, budget, totals))
-            if budget.spent:
-                break
-    elif jobs > 1 and len(readable) > 1:
-        code = _in_workers(run, readable, query, output, out, budget, bytes_limit, jobs, totals)
+    if on_spark is not None or (jobs > 1 and readable):
+        from kseg.runtime import grep_deal
+
+        merge = grep_deal.Merge(run, sink, out, budget, totals)
+        if on_spark is not None:  # --spark: a partition's segments a task; the answers printed here, in order
+            plans, tasks = grep_deal.deal(readable, query, output, bytes_limit, limit, "", 0)
+            dones = on_spark(tasks)
+            code = merge.partitions(plans, dones.__getitem__)
+        else:
+            code = grep_deal.in_workers(run, readable, query, output, merge, bytes_limit, jobs)
     else:
         searcher = Searcher(query, sink, bytes_limit, budget)
         for part in readable:
@@ -161,137 +155,3 @@ def finish(
     else:
         run.say(f"kseg: no match ({read})")
     return code
-
-
-# -- --jobs ---------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Task:
-    partition: Any
-    query: Any
-    output: Output
-    bytes_limit: int
-    limit: int | None
-    spool_dir: str
-
-
-@dataclass
-class Done:
-    """A worker's or a Spark task's answer: the partition's result (None when it could not be read:
-    ``error``), what it prints on stdout (a spool file, or the bytes), its stderr lines, and where each
-    match ends in that output (``--limit``)."""
-
-    result: Searched | None
-    spool: str | None
-    err: bytes
-    ends: list[int] | None
-    error: str | None = None
-    data: bytes = b""
-
-
-class _Marked:
-    """A match sink noting where each match ends in the spool (``--limit``: the parent cuts there)."""
-
-    def __init__(self, sink: GrepSink, spool: Any, ends: list[int]) -> None:
-        self.sink, self.spool, self.ends = sink, spool, ends
-
-    def match(self, where: Any, batch: Any, rec: Any) -> None:
-        self.sink.match(where, batch, rec)
-        self.sink.flush()
-        self.ends.append(self.spool.tell())
-
-    def unread(self, where: Any, problem: Any) -> None:
-        self.sink.unread(where, problem)
-
-
-def search_into(task: Task, out: Any) -> Done:
-    """One partition searched, what it prints written to ``out`` (a spool file, or memory on Spark)."""
-    err = io.BytesIO()
-    sink = task.output.sink(out, err)
-    ends: list[int] | None = [] if task.limit is not None and not task.output.count else None
-    target: Any = sink if ends is None else _Marked(sink, out, ends)
-    try:
-        result = Searcher(task.query, target, task.bytes_limit, Budget(task.limit)).partition(task.partition)
-    except KsegError as exc:
-        sink.flush()
-        return Done(None, None, err.getvalue(), ends, exc.describe())
-    sink.searched(result)
-    sink.flush()
-    return Done(result, None, err.getvalue(), ends)
-
-
-def _search_one(task: Task) -> Done:
-    """A worker: one partition searched into a spool file."""
-    fd, spool_path = tempfile.mkstemp(dir=task.spool_dir, suffix=".spool")
-    with os.fdopen(fd, "wb") as spool:
-        done = search_into(task, spool)
-    done.spool = spool_path
-    return done
-
-
-def _in_workers(
-    run: Run,
-    partitions: list,
-    query: Any,
-    output: Output,
-    out: Any,
-    budget: Budget,
-    bytes_limit: int,
-    jobs: int,
-    totals: Totals,
-) -> int:
-    from kseg.storage.workers import new_pool, stop
-
-    code = EXIT_OK
-    spool_dir = tempfile.mkdtemp(prefix="kseg-grep-")
-    tasks = [Task(p, query, output, bytes_limit, budget.left, spool_dir) for p in partitions]
-    run.read_in(jobs)
-    pool = new_pool(jobs)
-    try:
-        for done in pool.map(_search_one, tasks):
-            code = max(code, copy(run, done, out, budget, totals))
-            if budget.spent:
-                break
-    except BrokenProcessPool:
-        stop(pool)
-        raise InputError(
-            "a searching process died (killed, or out of memory?); run again with --jobs 1 to see which partition"
-        ) from None
-    except BaseException:  # Ctrl-C, a closed stdout: stop the workers now, not after the queued work
-        stop(pool)
-        raise
-    finally:
-        shutil.rmtree(spool_dir, ignore_errors=True)
-    if budget.spent:  # the rest is not wanted
-        stop(pool)
-    else:
-        pool.shutdown()
-    return code
-
-
-def copy(run: Run, done: Done, out: Any, budget: Budget, totals: Totals) -> int:
-    """One partition's answer to the output, in order; the code it adds (2: it could not be read)."""
-    try:
-        with open(done.spool, "rb") if done.spool is not None else io.BytesIO(done.data) as spool:
-            if done.ends is not None and budget.left is not None and len(done.ends) > budget.left:
-                cut = done.ends[budget.left - 1]
-                out.write(spool.read(cut))
-                kept = budget.left
-            else:
-                shutil.copyfileobj(spool, out)
-                kept = None
-        out.flush()
-    finally:
-        if done.spool is not None:
-            os.unlink(done.spool)
-    if done.err:
-        run.err.write(done.err)
-        run.err.flush()
-    if done.error is not None:
-        totals.failed += 1
-        return run.error(done.error)
-    assert done.result is not None
-    if kept is not None:
-        done.result.matches = kept
-    totals.add(done.result)
-    budget.take(done.result.matches)
-    return EXIT_OK

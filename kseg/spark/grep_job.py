@@ -3,7 +3,7 @@
 The driver lists and prunes the partitions (the key's partition, ``--topic``) as the local command does and
 deals them, in order, into groups (four per core present, at most one partition each); each group is its
 own Spark job (:func:`kseg.spark.pool.run_jobs`) whose tasks, one per partition, run the local search
-(:func:`kseg.runtime.grep.search_into`) and send back what it prints -- so the driver prints exactly what
+(:func:`kseg.runtime.grep_deal.search_into`) and send back what it prints -- so the driver prints exactly what
 the local command prints, in the partitions' order.  What a task finds comes back to the driver: a search
 matching much wants ``--limit`` or ``--count`` (each task stops at ``--limit`` matches too).  The paths
 must be visible to the executors (a shared mount, or an object store).  A partition whose task cannot read
@@ -19,7 +19,7 @@ import socket
 from collections.abc import Iterator
 from typing import Any
 
-from kseg.runtime.grep import Done, Task, search_into
+from kseg.runtime.grep_deal import Done, Task, search_into
 from kseg.spark.pool import run_jobs
 from kseg.storage.context import Carried
 
@@ -35,9 +35,9 @@ def search_task(index: int, task: Task) -> tuple[int, Done]:
     try:
         done = search_into(task, out)
     except KsegError as exc:  # (search_into answers a partition's KsegError itself; this is the sink's)
-        done = Done(None, None, b"", None, exc.describe())
+        done = Done.failed(exc.describe())
     except Exception as exc:  # never let a lost task look like a partition without a match
-        done = Done(None, None, b"", None, f"executor {socket.gethostname()}: {type(exc).__name__}: {exc}")
+        done = Done.failed(f"executor {socket.gethostname()}: {type(exc).__name__}: {exc}")
     done.data = out.getvalue()
     return index, done
 
@@ -78,16 +78,10 @@ def run(spark: Any, tasks: list[Task]) -> Iterator[Done]:
 
     run_jobs(sc, len(retry), lambda n: _search(sc, [retry[n]]), alone)
     for i, task in enumerate(tasks):
-        yield got.get(i) or Done(None, None, b"", None, f"{task.partition.path}: no result came back from the cluster")
+        yield got.get(i) or Done.failed(f"{task.partition.path}: no result came back from the cluster")
 
 
 def _given_up(task: Task, cause: str) -> Done:
     """The answer of a partition whose task Spark gave up: its error line (the partition, why)."""
     where = task.partition.path
-    return Done(
-        None,
-        None,
-        b"",
-        None,
-        f"{where}: not searched: Spark gave up its task (spark.task.maxFailures reached): {cause}",
-    )
+    return Done.failed(f"{where}: not searched: Spark gave up its task (spark.task.maxFailures reached): {cause}")

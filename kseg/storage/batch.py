@@ -284,6 +284,19 @@ class V2Batch(FileBatch):
         """
         return map(_second, self._chunks(limit, v2_records.SIZES if sizes else v2_records.SLICES, chunk, False))
 
+    def decompressed_pieces(self, limit: int) -> Iterator[bytes | bytearray]:
+        """The records' bytes of a compressed batch, decompressed (at most ``limit`` bytes in all) and handed
+        out in pieces of about a MiB (:func:`kseg.format.compression.stream`), none of its records decoded:
+        what a search for bytes needs (``kseg grep``).  Its errors are :meth:`records`'s decompression
+        errors, anchored in the file."""
+        data, _ = self._prepare(limit)
+        h = self.h
+        try:
+            payload = bytes(data[v2.HEADER_SIZE :])  # the window under ``data`` is read into again
+            yield from compression.stream(h[v2.ATTRIBUTES] & v2.CODEC_MASK, payload, h[v2.MAGIC], limit)
+        except KsegError as exc:
+            raise exc.at(self.file.path, self.position, default=v2.HEADER_SIZE) from None
+
     def form_chunks(self, limit: int, form: int, chunk: int = 1024) -> Iterator[Chunk]:
         """:meth:`record_chunks` as ``(buffer, records, consecutive)``: key and value in ``form``
         (:data:`kseg.format.v2_records.SLICES`, ``SIZES`` or ``SPANS``: spans are positions in ``buffer``), and

@@ -27,7 +27,7 @@ from kseg.errors import InputError, KsegError
 from kseg.storage import files, location, names, watch
 from kseg.storage.names import LEADER_EPOCHS_FILE as LEADER_EPOCHS
 from kseg.storage.names import SEGMENT_SUFFIXES
-from kseg.storage.stores.base import ReadFile, Store, open_together
+from kseg.storage.stores.base import How, ReadFile, Store, open_together
 from kseg.storage.tiered_names import is_indexes_object
 
 _DIGITS = re.compile(r"(\d+)")
@@ -71,15 +71,16 @@ class Segment:
                 return names.stem(path)
         return self.name
 
-    def open(self) -> OpenSegment:
-        """Its ``.index`` and ``.timeindex`` opened and the ``.log``'s identity asked, in one call to its store
-        (as Kafka's ``LogSegment.open`` opens a segment's files together): the index checks read the files
-        from here.  A file that could not be opened is its error.  The ``.log`` is opened by its reader
-        (:class:`kseg.storage.records.FileRecords`), the one place a log is opened."""
+    def open(self, log_gate: How | None = None) -> OpenSegment:
+        """Its ``.index`` and ``.timeindex`` opened, with ``log_gate`` its ``.log`` too (through that gate:
+        :func:`kseg.storage.records.open_for_read`, the one place a log is opened), and then the ``.log``'s
+        identity asked, in one call to its store (as Kafka's ``LogSegment.open`` opens a segment's files
+        together): the checks read the files from here.  A file that could not be opened is its error."""
         store = files.store_of(self.log or self.index or self.timeindex or "", self.store)
-        wanted = [(path, -1) if path else None for path in (self.index, self.timeindex)]
-        (index, timeindex), identity = open_together(store, wanted, self.log)
-        return OpenSegment(index, timeindex, identity)
+        wanted: list[tuple[str, How] | None] = [(path, -1) if path else None for path in (self.index, self.timeindex)]
+        wanted.append((self.log, log_gate) if self.log and log_gate is not None else None)
+        (index, timeindex, log), identity = open_together(store, wanted, self.log)
+        return OpenSegment(index, timeindex, identity, log)
 
     def log_size(self) -> int:
         original = files.store_of(self.log, self.store).original_size(self.log) if self.log else None
@@ -94,15 +95,17 @@ class Segment:
 
 
 class OpenSegment(NamedTuple):
-    """A segment's index files, opened once (:meth:`Segment.open`): each an open file, the error opening it
-    raised (:class:`KsegError`), or None (no such file in the segment); :meth:`close` closes what was opened."""
+    """A segment's files, opened once (:meth:`Segment.open`): each an open file, the error opening it raised
+    (:class:`KsegError`), or None (no such file in the segment, or not asked for); :meth:`close` closes what
+    was opened."""
 
     offset_index: ReadFile | KsegError | None
     time_index: ReadFile | KsegError | None
     identity: str | KsegError | None  # the .log's (``--resume``)
+    log: ReadFile | KsegError | None = None  # the .log, when a gate was given (its reader takes it over)
 
     def close(self) -> None:
-        for f in (self.offset_index, self.time_index):
+        for f in (self.offset_index, self.time_index, self.log):  # (a file closed twice stays closed)
             if f is not None and not isinstance(f, KsegError):
                 f.close()
 
@@ -117,8 +120,8 @@ class Partition:
     error: str | None = None  # the directory could not be listed: nothing of it was verified
     head_left_out: bool = False  # segments[0] is not the log's first (a command left the first ones out)
     store: Store | None = field(default=None, compare=False, repr=False)
-    #: whether an object store's listing of the directory held a ``leader-epoch-checkpoint`` (None: not
-    #: listed from a store, so a reader asks): the listing's answer, not a request per partition
+    #: whether the directory's listing held a ``leader-epoch-checkpoint`` (:func:`leader_epochs_listed`; None:
+    #: not listed, so a reader asks): known when the partition is found, not asked of its store again
     leader_epochs: bool | None = None
 
     @property
@@ -165,8 +168,7 @@ def partition_from_listing(
     transition and names without a base offset are skipped with a note; a listed size is kept)."""
     store = files.store_of(path, store)
     part = Partition(path, store=store)
-    if store.remote:
-        part.leader_epochs = any(location.basename(e.path) == LEADER_EPOCHS for e in entries)
+    part.leader_epochs = leader_epochs_listed(path, entries, store)
     by_key: dict[tuple[int, str | None], Segment] = {}
     for entry in entries:
         full = entry.path
@@ -207,6 +209,16 @@ def partition_from_listing(
     if notes is not None:
         notes.extend(copies)
     return part
+
+
+def leader_epochs_listed(path: str, entries: list[location.Entry], store: Store) -> bool:
+    """Whether the partition directory ``path``, listed as ``entries``, holds a ``leader-epoch-checkpoint``
+    (:attr:`Partition.leader_epochs`): an object store's listing answers; a file system's names a dangling
+    link too, so a name listed is asked whether anything is there (what a reader asked before reading it:
+    a dangling link is absent, an unreadable file or a FIFO is there and refused by its reader)."""
+    if not any(location.basename(e.path) == LEADER_EPOCHS for e in entries):
+        return False
+    return store.remote or store.exists(store.names.join(path, LEADER_EPOCHS))
 
 
 def tiered_copies(part: Partition) -> list[str]:

@@ -82,18 +82,24 @@ class FileRecords:
 
     ``end`` (``--max-bytes``) limits how far batches are read, like
     ``FileRecords.slice(0, maxBytes)``.  ``store``: where the file is (its segment's store,
-    :mod:`kseg.storage.stores`); its read context paces the reads and meters them.
+    :mod:`kseg.storage.stores`); its read context paces the reads and meters them.  ``opened``: the file
+    already opened by :func:`open_for_read` (with its segment's indexes, ``Segment.open``), owned from here.
     """
 
     __slots__ = ("path", "size", "end", "context", "_f", "_fd", "_buf", "_view", "_win_start", "_win_len")
 
     def __init__(
-        self, path: str, end: int | None = None, window: int = DEFAULT_WINDOW, store: Store | None = None
+        self,
+        path: str,
+        end: int | None = None,
+        window: int = DEFAULT_WINDOW,
+        store: Store | None = None,
+        opened: files.ReadFile | None = None,
     ) -> None:
         self.path = path
         store = files.store_of(path, store)
         self.context: ReadContext = store.context
-        self._f = open_for_read(path, store)
+        self._f = open_for_read(path, store) if opened is None else opened
         try:
             self.size = files.size_of(self._f)
         except OSError as exc:  # pragma: no cover - fstat on an open fd
@@ -198,6 +204,13 @@ class FileRecords:
     @property
     def window_size(self) -> int:
         return len(self._buf)
+
+    def fileno(self) -> int:
+        """The local file's descriptor (a kernel copy reads it); ``io.UnsupportedOperation`` for a file on
+        an object store or a tiered segment's, as a file object without one."""
+        if self._fd is None:
+            raise io.UnsupportedOperation("not a local file")
+        return self._fd
 
     # -- batches ------------------------------------------------------------
     def frame_at(self, position: int, end: int) -> FileBatch | None:

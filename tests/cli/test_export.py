@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from kseg.format.strings import string_decoder
-from tests.conftest import CORPUS_DATA, assert_no_traceback, run_cli, run_subprocess
+from tests.conftest import CORPUS_DATA, assert_no_traceback, run_cli
 
 pq = pytest.importorskip("pyarrow.parquet", reason="export writes Parquet with pyarrow (the test extra)")
 
@@ -202,7 +202,7 @@ def test_split_segments_read_as_one(tmp_path: Path) -> None:
 )
 def test_corruption_is_marked_counted_and_exit_1(name: str, kind: str | None, tmp_path: Path) -> None:
     out = tmp_path / "x.parquet"
-    r = run_subprocess(["export", str(CORPUS_DATA / name), "-o", str(out)])
+    r = run_cli(["export", str(CORPUS_DATA / name), "-o", str(out)])
     assert_no_traceback(r)
     assert r.exit_code == 1, r.errtext
     marked = [row for row in pq.read_table(out).to_pylist() if row["corruption"] is not None]
@@ -218,7 +218,7 @@ def test_corruption_is_marked_counted_and_exit_1(name: str, kind: str | None, tm
 
 def test_on_corruption_fail_writes_nothing(tmp_path: Path) -> None:
     out = tmp_path / "x.parquet"
-    r = run_subprocess(["export", str(CORPUS_DATA / "corrupt-crc-0"), "-o", str(out), "--on-corruption", "fail"])
+    r = run_cli(["export", str(CORPUS_DATA / "corrupt-crc-0"), "-o", str(out), "--on-corruption", "fail"])
     assert r.exit_code == 1 and not out.exists()
     assert "export stopped" in r.errtext and "kseg: corrupt: " in r.errtext
     assert list(tmp_path.iterdir()) == []
@@ -253,7 +253,7 @@ def test_usage_errors(tmp_path: Path) -> None:
         assert r.exit_code == 2, (args, r.errtext)
     empty = tmp_path / "empty"
     empty.mkdir()
-    r = run_subprocess(["export", str(empty), "-o", out])
+    r = run_cli(["export", str(empty), "-o", out])
     assert r.exit_code == 2 and "no partition directories" in r.errtext
     assert_no_traceback(r)
 
@@ -280,7 +280,7 @@ def test_decoders_add_text_columns(tmp_path: Path) -> None:
 def test_export_from_s3_to_s3_equals_local(s3, local_brokers, tmp_path: Path) -> None:
     local_out = tmp_path / "l.parquet"
     assert run_cli(["export", str(local_brokers / "b1" / "data"), "-o", str(local_out)]).exit_code == 1
-    r = run_subprocess(["export", s3.uri("brokers/b1/data"), "-o", s3.uri("exports/b1.parquet")])
+    r = run_cli(["export", s3.uri("brokers/b1/data"), "-o", s3.uri("exports/b1.parquet")])
     assert r.exit_code == 1, r.errtext  # corrupt-crc-0 is in the tree
     got = tmp_path / "s3.parquet"
     s3.client.download_file("kseg-test", "exports/b1.parquet", str(got))
@@ -340,12 +340,12 @@ def test_topic_selection_from_a_fleet_root(local_brokers, tmp_path: Path) -> Non
 
 def test_an_output_bucket_that_does_not_exist_is_said_before_any_work(s3, tmp_path: Path) -> None:
     """Issue 39: a store is probed before anything is read: no such bucket is exit 2 with the store's reason."""
-    r = run_subprocess(["export", str(CORPUS_DATA / "plain-v2-0"), "-o", "s3://no-such-bucket-kseg/x.parquet"])
+    r = run_cli(["export", str(CORPUS_DATA / "plain-v2-0"), "-o", "s3://no-such-bucket-kseg/x.parquet"])
     assert r.exit_code == 2, r.errtext
     line = r.errtext.strip().splitlines()[-1]
     assert line.startswith("kseg: error: s3://no-such-bucket-kseg/x.parquet: cannot write -o: ") and "bucket" in line
     s3.client.put_object(Bucket="kseg-test", Key="exports/one.parquet", Body=b"x")
-    r = run_subprocess(["export", str(CORPUS_DATA / "plain-v2-0"), "-o", s3.uri("exports/one.parquet")])
+    r = run_cli(["export", str(CORPUS_DATA / "plain-v2-0"), "-o", s3.uri("exports/one.parquet")])
     assert r.exit_code == 2 and "exists; not replaced" in r.errtext
     keys = [o["Key"] for o in s3.client.list_objects_v2(Bucket="kseg-test", Prefix="exports/")["Contents"]]
     assert not [k for k in keys if "kseg-probe" in k]

@@ -289,7 +289,7 @@ def test_every_codec_and_magic_of_the_corpus_agrees_with_dump(name: str) -> None
         ([], "say what to look for"),
         (["--key-regex", "("], "--key-regex"),
         (["--key", "hex:zz"], "--key"),
-        (["--partitions", "3", "--value-regex", "x"], "--partitions and --no-prune are for --key"),
+        (["--partitions", "3", "--value-regex", "x"], "--partitions, --metadata and --no-prune are for --key"),
         (["--header-regex", "name-only"], "expected NAME=REGEX"),
         (["--from-offset", "9", "--to-offset", "1"], "--from-offset is after --to-offset"),
     ],

@@ -348,27 +348,14 @@ def test_progress_counts_items() -> None:
 )
 def test_every_progress_bar_runs(args: list[str], tmp_path: Path) -> None:
     """KSEG_PROGRESS=1 draws the bar without a terminal: each command's progress path runs to the end."""
-    import os
-
     for name in ("orders-1", "orders-2"):
         shutil.copytree(SAMPLE, tmp_path / "root" / name)
-    env = dict(os.environ, KSEG_PROGRESS="1")
-    p = subprocess.run(
-        [sys.executable, "-m", "kseg", *[a.replace("{tmp}", str(tmp_path)) for a in args]],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert p.returncode == 0 and "Traceback" not in p.stderr and "Error" not in p.stderr, p.stderr
-    quiet = subprocess.run(
-        [sys.executable, "-m", "kseg", args[0], "-q", *[a.replace("{tmp}", str(tmp_path)) for a in args[1:]]],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert quiet.returncode == 0 and quiet.stderr == "", quiet.stderr
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    run = run_subprocess if "-j" in argv else run_cli  # -j 2's worker processes: started from a child of its own
+    p = run(argv, env={"KSEG_PROGRESS": "1"})
+    assert p.exit_code == 0 and "Traceback" not in p.errtext and "Error" not in p.errtext, p.errtext
+    quiet = run([argv[0], "-q", *argv[1:]], env={"KSEG_PROGRESS": "1"})
+    assert quiet.exit_code == 0 and quiet.stderr == b"", quiet.errtext
 
 
 # -- each documented shared option works on every command (docs/options.md), through the one Run ---------
@@ -529,8 +516,8 @@ def test_the_listing_shows_on_stderr_only(small_fleet: tuple[Path, str], args: l
     is byte for byte what it is without it, and ``-q`` shows nothing."""
     local, uri = small_fleet
     argv = [a.replace("{s3}", uri).replace("{local}", str(local)) for a in args]
-    shown = run_subprocess(argv, env={"KSEG_PROGRESS": "1", "COLUMNS": "300"})
-    plain = run_subprocess(argv, env={"KSEG_NO_PROGRESS": "1"})
+    shown = run_cli(argv, env={"KSEG_PROGRESS": "1", "COLUMNS": "300"})
+    plain = run_cli(argv, env={"KSEG_NO_PROGRESS": "1"})
     assert shown.exit_code == plain.exit_code == 0 and shown.stdout == plain.stdout
     err = shown.stderr.decode()
     # every key listed once (2 meta.properties, 4 partitions of 8 files), every listing ended; files on disk
@@ -539,5 +526,5 @@ def test_the_listing_shows_on_stderr_only(small_fleet: tuple[Path, str], args: l
         rf"listing \S+(, \S+)?: \d+ directories listed \(0 in progress\), 34 {counted}, 4 partitions", err
     ), err
     assert plain.stdout and b"listing" not in plain.stderr
-    quiet = run_subprocess([argv[0], "-q", *argv[1:]], env={"KSEG_PROGRESS": "1"})
+    quiet = run_cli([argv[0], "-q", *argv[1:]], env={"KSEG_PROGRESS": "1"})
     assert quiet.exit_code == 0 and quiet.stdout and quiet.stderr == b""

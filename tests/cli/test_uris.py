@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import assert_no_traceback, run_cli, run_subprocess, without_identity
+from tests.conftest import assert_no_traceback, run_cli, without_identity
 from tests.s3server import broker_data_dirs
 
 
 def both(s3, local_brokers: Path, args: list[str], rel: list[str]):
     """Run ``args + paths`` on S3 and on the local copy; outputs with each prefix replaced by ``@``."""
-    remote = run_subprocess([*args, *(s3.uri(f"brokers/{r}") for r in rel)])
-    here = run_subprocess([*args, *(str(local_brokers / r) for r in rel)])
+    remote = run_cli([*args, *(s3.uri(f"brokers/{r}") for r in rel)])
+    here = run_cli([*args, *(str(local_brokers / r) for r in rel)])
     norm = lambda r, prefix: (r.exit_code, without_identity(r.text.replace(prefix, "@")))  # noqa: E731
     return norm(remote, s3.uri("brokers")), norm(here, str(local_brokers)), remote
 
@@ -48,8 +48,8 @@ def test_the_same_output_on_s3_as_on_disk(s3, local_brokers: Path, args: list[st
 def test_index_check_on_s3_equals_the_local_check(s3, local_brokers: Path, rel: str) -> None:
     """``dump`` of an ``.index`` reads a remote log's batch heads through the window, a local one's with
     one ``pread`` each: the same entries, mismatches and exit code."""
-    remote = run_subprocess(["dump", "--files", s3.uri(f"brokers/{rel}")])
-    here = run_subprocess(["dump", "--files", str(local_brokers / rel)])
+    remote = run_cli(["dump", "--files", s3.uri(f"brokers/{rel}")])
+    here = run_cli(["dump", "--files", str(local_brokers / rel)])
     assert_no_traceback(remote)
     norm = lambda r, prefix: (r.exit_code, r.text.replace(prefix, "@"), r.errtext.replace(prefix, "@"))  # noqa: E731
     assert norm(remote, s3.uri("brokers")) == norm(here, str(local_brokers))
@@ -89,6 +89,6 @@ def test_missing_uri_is_exit_2(s3) -> None:
         ["lookup-offset", "1", s3.uri("nope/p-0")],
         ["dump", "--files", s3.uri("nope/p-0/00000000000000000000.log")],
     ):
-        r = run_subprocess(args)
+        r = run_cli(args)
         assert r.exit_code == 2, (args, r.errtext)
         assert_no_traceback(r)

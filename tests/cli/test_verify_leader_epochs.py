@@ -6,6 +6,7 @@ offsets 0..268, epochs 0 from 0, 1 from 132, 3 from 193)."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -83,6 +84,32 @@ def test_an_absent_checkpoint_is_a_note_never_a_problem(tmp_path: Path) -> None:
     assert (code, problems) == (0, [])
     absent = f"{d / 'orders-0' / 'leader-epoch-checkpoint'}: absent: the batches' leader epochs not checked"
     assert [n for n in notes if "leader-epoch" in n] == [absent]
+
+
+@pytest.mark.parametrize("make", ["dangling link", "fifo"])
+def test_the_partitions_listing_answers_for_its_checkpoint_as_a_read_would(tmp_path: Path, make: str) -> None:
+    """Whether the checkpoint is there is known when the partition is listed (no store call per segment):
+    a name listed that leads nowhere (a dangling link) is absent, as it was when each read asked; a FIFO is
+    there, and refused by its reader (a note: not checked, and why)."""
+    from kseg.storage.context import ReadContext
+    from kseg.storage.partition import scan_partition
+    from kseg.storage.stores.local import LocalStore
+
+    d = log_dir(tmp_path / "data")
+    target = d / "orders-0" / "leader-epoch-checkpoint"
+    target.unlink()
+    if make == "fifo":
+        os.mkfifo(target)
+    else:
+        target.symlink_to(tmp_path / "nowhere")
+    assert scan_partition(str(d / "orders-0"), store=LocalStore(ReadContext())).leader_epochs is (make == "fifo")
+    code, problems, notes = _problems(d)
+    assert (code, problems) == (0, [])
+    [note] = [n for n in notes if "leader-epoch" in n]
+    if make == "fifo":
+        assert note.startswith(f"{target}: could not be read (") and "not a regular file" in note, note
+    else:
+        assert note == f"{target}: absent: the batches' leader epochs not checked"
 
 
 def test_magic_v0_v1_batches_have_no_epoch_to_judge(tmp_path: Path) -> None:

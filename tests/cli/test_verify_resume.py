@@ -1,5 +1,6 @@
-"""``kseg verify-index --resume REPORT`` as a real process: resumed segments are not read again, their
-rows carried into the report, counted in the summary; a changed segment is verified again."""
+"""``kseg verify-index --resume REPORT`` (the real command, run in the test process): resumed segments are
+not read again, their rows carried into the report, counted in the summary; a changed segment is verified
+again."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from kseg.ops.verify.report import sort_key
-from tests.conftest import corpus_copy, run_subprocess
+from tests.conftest import corpus_copy, run_cli
 
 
 def _rows(path: Path) -> list[dict]:
@@ -21,11 +22,11 @@ def test_resume_skips_what_was_verified_and_gives_the_full_verdict(tmp_path: Pat
     for name in ("plain-v2-0", "txn-v2-0", "corrupt-crc-0"):
         corpus_copy(root, name, name)
     full = tmp_path / "full.jsonl"
-    first = run_subprocess(["verify-index", "--report", str(full), str(root)])
+    first = run_cli(["verify-index", "--report", str(full), str(root)])
     assert first.exit_code == 1
     report = tmp_path / "r.jsonl"
     report.write_text("".join(json.dumps(r) + "\n" for r in _rows(full) if r["partition"] != "txn-v2-0"))
-    r = run_subprocess(["verify-index", "--resume", str(report), "--format", "json", str(root)])
+    r = run_cli(["verify-index", "--resume", str(report), "--format", "json", str(root)])
     assert r.exit_code == 1, r.errtext
     *shown, summary = [json.loads(line) for line in r.text.splitlines()]
     assert {row["partition"] for row in shown if row["type"] == "segment"} == {"txn-v2-0"}  # only those read
@@ -35,7 +36,7 @@ def test_resume_skips_what_was_verified_and_gives_the_full_verdict(tmp_path: Pat
     # a segment that changed since is verified again
     log = sorted((root / "plain-v2-0").glob("*.log"))[0]
     log.write_bytes(log.read_bytes() + b"\0\0\0")
-    r = run_subprocess(["verify-index", "--resume", str(report), str(root)])
+    r = run_cli(["verify-index", "--resume", str(report), str(root)])
     assert r.exit_code == 1
     assert f"plain-v2-0/{log.stem}: 1 problem" in r.text
     # and the segment after it too: its overlap with the changed one would belong on its row
@@ -45,13 +46,13 @@ def test_resume_skips_what_was_verified_and_gives_the_full_verdict(tmp_path: Pat
 def test_resume_into_another_report_and_unreadable_resume(tmp_path: Path) -> None:
     part = corpus_copy(tmp_path, "plain-v2-0", "p-0")
     old, new = tmp_path / "old.jsonl", tmp_path / "new.jsonl"
-    assert run_subprocess(["verify-index", "--report", str(old), str(part)]).exit_code == 0
-    r = run_subprocess(["verify-index", "--resume", str(old), "--report", str(new), str(part)])
+    assert run_cli(["verify-index", "--report", str(old), str(part)]).exit_code == 0
+    r = run_cli(["verify-index", "--resume", str(old), "--report", str(new), str(part)])
     assert r.exit_code == 0 and "2 of the segments resumed" in r.text
     assert _rows(new) == _rows(old)
     bad = tmp_path / "bad.jsonl"
     bad.write_text("garbage\n")
-    r = run_subprocess(["verify-index", "--resume", str(bad), str(part)])
+    r = run_cli(["verify-index", "--resume", str(bad), str(part)])
     assert r.exit_code == 2 and r.errtext.startswith("kseg: error: ") and len(r.errtext.splitlines()) == 1
     assert "expected a verify-index report row" in r.errtext and bad.read_text() == "garbage\n"
 
@@ -84,13 +85,13 @@ def test_resume_checks_continuity_across_resumed_segments(tmp_path: Path) -> Non
     ``…251`` (whose verdict could be resumed) overlaps ``…200``: verified again, the overlap on its row."""
     part = overlapping_partition(tmp_path / "data")
     full = tmp_path / "full.jsonl"
-    first = run_subprocess(["verify-index", "--report", str(full), str(part)])
+    first = run_cli(["verify-index", "--report", str(full), str(part)])
     assert first.exit_code == 1, first.errtext
     kinds = {(r["segment"], r["kind"]) for r in _rows(full) if r["type"] == "problem"}
     assert {(f"{200:020d}", "segment-overlap"), (f"{251:020d}", "segment-overlap")} <= kinds
     report = tmp_path / "r.jsonl"
     report.write_text("".join(json.dumps(r) + "\n" for r in failed_in(_rows(full), f"{200:020d}")))
-    r = run_subprocess(["verify-index", "--resume", str(report), "--format", "json", str(part)])
+    r = run_cli(["verify-index", "--resume", str(report), "--format", "json", str(part)])
     assert r.exit_code == 1, r.errtext
     *shown, summary = [json.loads(line) for line in r.text.splitlines()]
     assert [row["segment"] for row in shown if row["type"] == "segment"] == [f"{200:020d}", f"{251:020d}"]
@@ -106,7 +107,7 @@ def test_resume_from_a_report_on_a_store(s3, tmp_path: Path) -> None:
 
     part = overlapping_partition(tmp_path / "data")
     full = tmp_path / "full.jsonl"
-    assert run_subprocess(["verify-index", "--report", str(full), str(part)]).exit_code == 1
+    assert run_cli(["verify-index", "--report", str(full), str(part)]).exit_code == 1
     rows = failed_in(_rows(full), f"{200:020d}")
     parquet = tmp_path / "r.parquet"
     parquet.mkdir()
@@ -118,10 +119,10 @@ def test_resume_from_a_report_on_a_store(s3, tmp_path: Path) -> None:
     )
     for name in ("r.jsonl", "r.parquet"):
         new = tmp_path / f"new-{name}.jsonl"
-        r = run_subprocess(["verify-index", "--resume", s3.uri(f"resume/{name}"), "--report", str(new), str(part)])
+        r = run_cli(["verify-index", "--resume", s3.uri(f"resume/{name}"), "--report", str(new), str(part)])
         assert r.exit_code == 1 and "1 of the segments resumed" in r.text, (name, r.errtext)
         assert _rows(new) == _rows(full), name
-    r = run_subprocess(["verify-index", "--resume", s3.uri("resume/none.jsonl"), str(part)])
+    r = run_cli(["verify-index", "--resume", s3.uri("resume/none.jsonl"), str(part)])
     assert r.exit_code == 2 and len(r.errtext.splitlines()) == 1, r.errtext
     assert "cannot read the report to resume" in r.errtext and "resume/none.jsonl" in r.errtext
 
@@ -134,7 +135,7 @@ def test_a_byte_flipped_with_size_and_mtime_restored_is_read_again(tmp_path: Pat
 
     part = corpus_copy(tmp_path, "plain-v2-0", "p-0")
     report = tmp_path / "r.jsonl"
-    assert run_subprocess(["verify-index", "--report", str(report), str(part)]).exit_code == 0
+    assert run_cli(["verify-index", "--report", str(report), str(part)]).exit_code == 0
     rows = _rows(report)
     assert all(row["identity"].startswith("size=") and " ctime_ns=" in row["identity"] for row in rows)
     log = sorted(part.glob("*.log"))[-1]
@@ -144,7 +145,7 @@ def test_a_byte_flipped_with_size_and_mtime_restored_is_read_again(tmp_path: Pat
     data[-3] ^= 0xFF  # in the last batch's records: its CRC no longer holds
     log.write_bytes(bytes(data))
     os.utime(log, ns=(st.st_atime_ns, st.st_mtime_ns))
-    r = run_subprocess(["verify-index", "--resume", str(report), str(part)])
+    r = run_cli(["verify-index", "--resume", str(report), str(part)])
     assert r.exit_code == 1, r.errtext
     assert f"p-0/{log.stem}: 1 problem" in r.text and "1 of the segments resumed" in r.text
     assert f"{log}: verified again: changed since the report (ctime_ns " in r.errtext
@@ -158,7 +159,7 @@ def test_resume_from_a_fifo_or_a_device_is_one_line(tmp_path: Path, what: str) -
     path = tmp_path / "fifo" if what == "fifo" else Path(what)
     if what == "fifo":
         os.mkfifo(path)
-    r = run_subprocess(["verify-index", "--resume", str(path), "--report", str(tmp_path / "new.jsonl"), str(part)])
+    r = run_cli(["verify-index", "--resume", str(path), "--report", str(tmp_path / "new.jsonl"), str(part)])
     assert r.exit_code == 2 and len(r.errtext.splitlines()) == 1, r.errtext
     assert f"{path}: cannot resume from it: a " in r.errtext and "not a report" in r.errtext
 
@@ -170,14 +171,14 @@ def test_resume_of_segments_on_a_store_trusts_their_etag(s3, tmp_path: Path) -> 
     s3.upload_tree(part, "resume-etag/p-0")
     uri = s3.uri("resume-etag/p-0")
     report = tmp_path / "r.jsonl"
-    assert run_subprocess(["verify-index", "--report", str(report), uri]).exit_code == 0
+    assert run_cli(["verify-index", "--report", str(report), uri]).exit_code == 0
     assert all(row["identity"].startswith("etag=") for row in _rows(report))
-    again = run_subprocess(["verify-index", "--resume", str(report), uri])
+    again = run_cli(["verify-index", "--resume", str(report), uri])
     assert again.exit_code == 0 and "2 of the segments resumed" in again.text, again.text
     log = sorted(part.glob("*.log"))[-1]
     data = bytearray(log.read_bytes())
     data[-3] ^= 0xFF
     s3.client.put_object(Bucket=uri.split("/")[2], Key=f"resume-etag/p-0/{log.name}", Body=bytes(data))
-    r = run_subprocess(["verify-index", "--resume", str(report), uri])
+    r = run_cli(["verify-index", "--resume", str(report), uri])
     assert r.exit_code == 1 and f"p-0/{log.stem}: 1 problem" in r.text, r.text
     assert "verified again: changed since the report (etag " in r.errtext

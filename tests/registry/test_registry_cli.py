@@ -295,3 +295,18 @@ def test_grep_matches_the_decoded_payload(data) -> None:
     assert all(row["payload"]["status"] == "PAID" and row["payloadSchema"]["type"] == "AVRO" for row in rows)
     r = run_cli(["grep", "--value-decoder", "registry", "--value-regex", '"status":"PAID"', str(root / "orders-0")])
     assert r.exit_code == 0 and len(r.text.splitlines()) == len(expected)
+
+
+def test_grep_where_on_the_decoded_fields(data) -> None:
+    """``kseg grep --value-decoder registry --where``: the condition reads the Avro record decoded (its fields by
+    name, typed: the long ``id`` a number)."""
+    root, written = data
+    avro = [w for w in written if w.kind == "AVRO" and isinstance(w.value, dict) and "status" in w.value]
+    pick = avro[len(avro) // 2].value["id"]
+    expected = [w.offset for w in avro if w.value["status"] == "PAID" or w.value["id"] == pick]
+    assert expected
+    where = f'value.status == "PAID" or value.id == {pick}'
+    r = run_cli(["grep", "--value-decoder", "registry", "--where", where, "--format", "json", str(root / "orders-0")])
+    assert_no_traceback(r)
+    assert r.exit_code == 0, r.errtext
+    assert [row["offset"] for row in _rows(r.text)] == expected

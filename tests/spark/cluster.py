@@ -186,10 +186,14 @@ class Cluster:
                 proc.wait()
         self.procs.clear()
 
+    def settings(self, *extra: str) -> list[str]:
+        """The Spark settings of a job on this cluster, small enough for the shared machine, and ``extra``."""
+        return ["spark.executor.memory=512m", *extra]
+
     def conf(self, *extra: str) -> list[str]:
-        """kseg's options for a job on this cluster, small enough for the shared machine."""
-        args = ["--master", self.master, "--spark-conf", "spark.executor.memory=512m"]
-        for item in extra:
+        """kseg's options for a job on this cluster (:meth:`settings` as ``--spark-conf``)."""
+        args = ["--master", self.master]
+        for item in self.settings(*extra):
             args += ["--spark-conf", item]
         return args
 

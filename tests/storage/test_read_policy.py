@@ -53,10 +53,12 @@ def _warm_tail(log: Path, pages: int) -> None:
         f.read()
 
 
-@pytest.mark.parametrize("command", [["verify-index"], ["dump"], ["rebuild-index", "--check"]])
+@pytest.mark.parametrize("command", [["verify-index"], ["dump"], ["rebuild-index", "--check"], ["salvage"]])
 def test_drop_cache_evicts_only_what_kseg_brought_in(big: Path, command: list[str]) -> None:
     log = big / "00000000000000000000.log"
     path = str(log) if command == ["dump"] else str(big)
+    if command == ["salvage"]:  # its copy (by the kernel) evicts what it brought in too
+        command = ["salvage", "--force", "-o", str(big.parent / "out" / big.name)]
     for attempt in range(2):
         # The kernel may drop a page of its own accord between this mincore and kseg's first one
         # (seen once in ~30 loaded runs); kseg's reads of this file are the same every time, so a

@@ -30,6 +30,22 @@ from kseg.decoders.registry.framing import CONFLUENT, FRAMINGS, FramingError, me
 from kseg.decoders.registry.store import DEFAULT_CONTEXT, SchemaEntry, qualify
 
 
+def role_fields(column: Any, spark: bool = False) -> list:
+    """The Arrow fields of ``column``'s role (a :class:`TypedColumn` or one over several topics):
+    ``<role>Decoded`` of its type, ``<role>SchemaId``, ``<role>DecodeError`` (and ``<role>Invalid`` with
+    ``--validate``)."""
+    import pyarrow as pa
+
+    fields = [
+        pa.field(f"{column.role}Decoded", spark_arrow(column.type) if spark else column.type),
+        pa.field(f"{column.role}SchemaId", column._id_type()),
+        pa.field(f"{column.role}DecodeError", pa.string()),
+    ]
+    if column.registry.validate:
+        fields.append(pa.field(f"{column.role}Invalid", pa.string()))
+    return fields
+
+
 class TypedColumn:
     """The typed columns of one role, for the subject ``subject`` (qualified with its context); ``store``: a
     :class:`~kseg.decoders.registry.store.SchemaStore` or a registry URL's
@@ -192,17 +208,7 @@ class TypedColumn:
 
     # -- Arrow ----------------------------------------------------------------------------------------
     def fields(self, spark: bool = False) -> list:
-        import pyarrow as pa
-
-        t = spark_arrow(self.type) if spark else self.type
-        fields = [
-            pa.field(f"{self.role}Decoded", t),
-            pa.field(f"{self.role}SchemaId", self._id_type()),
-            pa.field(f"{self.role}DecodeError", pa.string()),
-        ]
-        if self.registry.validate:
-            fields.append(pa.field(f"{self.role}Invalid", pa.string()))
-        return fields
+        return role_fields(self, spark)
 
     def arrays(self, payloads: list, headers: list, spark: bool = False, topics: list | None = None) -> list:
         """The three columns for ``payloads`` (bytes or None) with their records' ``headers`` (lists of

@@ -15,7 +15,7 @@ from typing import Any
 
 from kseg.decoders.registry import _one_line
 from kseg.decoders.registry.framing import CONFLUENT
-from kseg.decoders.registry.typed import TypedColumn, spark_arrow, typed_arrays
+from kseg.decoders.registry.typed import TypedColumn, role_fields, typed_arrays
 
 
 class TopicColumns:
@@ -37,16 +37,7 @@ class TopicColumns:
         return ", ".join(c.describe() for c in self.columns.values())
 
     def fields(self, spark: bool = False) -> list:
-        import pyarrow as pa
-
-        fields = [
-            pa.field(f"{self.role}Decoded", spark_arrow(self.type) if spark else self.type),
-            pa.field(f"{self.role}SchemaId", self._id_type()),
-            pa.field(f"{self.role}DecodeError", pa.string()),
-        ]
-        if self.registry.validate:
-            fields.append(pa.field(f"{self.role}Invalid", pa.string()))
-        return fields
+        return role_fields(self, spark)
 
     def arrays(self, payloads: list, headers: list, spark: bool = False, topics: list | None = None) -> list:
         """The columns for ``payloads`` with their records' ``headers`` and ``topics`` (each row's)."""

@@ -10,7 +10,7 @@ with a key when no custom partitioner is set, ``KafkaProducer.partition``); the 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kseg.format.murmur2 import murmur2, to_positive
@@ -35,21 +35,28 @@ def counts_seen(partitions: Sequence[Any]) -> dict[str, int | None]:
 
 
 def prune(
-    partitions: Sequence[Any], key: bytes, count: int | None, given: Sequence[Any] = ()
+    partitions: Sequence[Any],
+    key: bytes,
+    count: int | None,
+    given: Sequence[Any] = (),
+    known: Mapping[str, int] | None = None,
 ) -> tuple[list[Any], list[str]]:
     """The partitions a producer with Kafka's default partitioner sent ``key`` to, one per topic (every
-    replica of it among ``partitions``), and notes saying what was kept and why.  ``count``: the topics'
-    partition count (``--partitions``), else each topic's as the inputs show it (:func:`counts_seen`,
-    leaving out the partitions in ``given``: those named on the command line are read whole, as asked).
-    A topic whose count is not known is read whole, and a directory not named ``<topic>-<n>`` is kept."""
+    replica of it among ``partitions``), and notes saying what was kept and why.  The count of a topic's
+    partitions: ``count`` (``--partitions``) for every topic; else the topic's in ``known`` (the cluster
+    metadata's: what a producer's metadata says, so it wins over the directories, a disagreement noted);
+    else the topic's as the inputs show it (:func:`counts_seen`, leaving out the partitions in ``given``:
+    those named on the command line are read whole, as asked).  A topic whose count is not known is read
+    whole, and a directory not named ``<topic>-<n>`` is kept."""
     chosen: dict[str, int | None] = {}
     notes: list[str] = []
+    known = known or {}
     named = {id(p) for p in given}
     found = [p for p in partitions if id(p) not in named] if count is None else list(partitions)
     seen = counts_seen(found)
     present = counts_seen(partitions)
     for topic in present:
-        n = count if count is not None else seen.get(topic)
+        n, how = _count(topic, count, known, seen, notes)
         many = sum(1 for p in found if (topic_partition(p.name) or ("",))[0] == topic) > 1
         if n is None:
             chosen[topic] = None
@@ -61,8 +68,7 @@ def prune(
             continue
         target = partition_for_key(key, n)
         chosen[topic] = target
-        if count is not None or many:
-            how = "--partitions" if count is not None else "the partitions found; --partitions N if it has more"
+        if count is not None or topic in known or many:
             notes.append(
                 f"{topic}: only partition {target} of the topic read, where Kafka's default partitioner sends this "
                 f"key (murmur2 of the key mod {n} partitions, {how}; --no-prune for a custom partitioner)"
@@ -78,3 +84,20 @@ def prune(
         if wanted is not None and not any(topic_partition(p.name) == (topic, wanted) for p in kept):
             notes.append(f"{topic}: partition {wanted} of the topic, the key's, is not in the inputs: none of it read")
     return kept, notes
+
+
+def _count(
+    topic: str, count: int | None, known: Mapping[str, int], seen: Mapping[str, int | None], notes: list[str]
+) -> tuple[int | None, str]:
+    """A topic's partition count and where it comes from (the rule of :func:`prune`)."""
+    if count is not None:
+        return count, "--partitions"
+    if topic in known:
+        here = seen.get(topic)
+        if here is not None and here != known[topic]:
+            notes.append(
+                f"{topic}: the cluster metadata says {known[topic]} partitions, the directories here "
+                f"0..{here - 1}: the metadata's count used (what a producer's metadata says)"
+            )
+        return known[topic], "the cluster metadata's count"
+    return seen.get(topic), "the partitions found; --partitions N if it has more"

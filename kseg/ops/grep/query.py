@@ -84,6 +84,7 @@ class Query:
     tombstones: bool = False
     key_decoder: Callable[..., str] = string_decoder
     value_decoder: Callable[..., str] = string_decoder
+    where: Any = None  # --where: a kseg.ops.grep.where.Condition on the decoded fields
 
     @property
     def literals(self) -> tuple[bytes, ...]:
@@ -134,4 +135,7 @@ class Query:
         if self.value_regex is not None:
             if value is None or not self.value_regex.search(decode_text(self.value_decoder, value, headers)):
                 return False
+        if self.where is not None:
+            decoders = (self.key_decoder, self.value_decoder)
+            return bool(self.where.holds(offset, timestamp, key, value, headers, decoders))
         return True

@@ -21,21 +21,20 @@ An I/O error (permission, EIO, a file that vanished or shrank) raises
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import partial
 from itertools import repeat
 from operator import add, and_, itemgetter
-from typing import Any, Callable, Iterator, NamedTuple, Protocol
+from typing import Any, Iterator, NamedTuple, Protocol
 
-from kseg import engine
 from kseg.errors import InputError, KsegError
 from kseg.format import v2
 from kseg.format.v2_records import SPANS, span_slice
 from kseg.limits import INT64_MIN
+from kseg.ops.grep.bytesearch import finder, holds, stream_holds
 from kseg.ops.grep.query import Query
 from kseg.storage import files, starts
 from kseg.storage.checkpoints import topic_partition
 from kseg.storage.partition import Partition, Segment
-from kseg.storage.ranges import BEFORE, LAST, PAST, past_by_name, place, segment_may_hold
+from kseg.storage.ranges import BEFORE, LAST, PAST, Ranges, past_by_name, place, segment_may_hold
 from kseg.storage.records import FileRecords
 
 _VALID, _HEAD = itemgetter(3), itemgetter(2)  # a scan item's CRC verdict and header tuple
@@ -65,6 +64,31 @@ class Unread(NamedTuple):
     def read_past(self) -> bool:
         """Whether the records were searched anyway (a CRC mismatch): not data left unread."""
         return self.kind == "crc"
+
+
+class Step(NamedTuple):
+    """A step of a partition's search: a segment to read, or (``segment`` None) ``skipped`` segments not
+    opened, ruled out by their names."""
+
+    skipped: int
+    segment: Segment | None
+
+
+def plan(part: Partition, ranges: Ranges) -> list[Step]:
+    """The steps of searching ``part`` in offset order: a segment wholly outside the offset range is not
+    opened (its name and the next one's), and none after one whose name is past the range's end."""
+    logs = [seg for seg in part.segments if seg.log]
+    steps = []
+    for i, seg in enumerate(logs):
+        later = logs[i + 1].base_offset if i + 1 < len(logs) else None
+        if not segment_may_hold(seg.base_offset, later, ranges):
+            steps.append(Step(1, None))
+        elif past_by_name(logs[i - 1].base_offset if i else None, ranges):
+            steps.append(Step(len(logs) - i, None))
+            break
+        else:
+            steps.append(Step(0, seg))
+    return steps
 
 
 class MatchSink(Protocol):
@@ -120,22 +144,23 @@ class Searcher:
     def partition(self, part: Partition) -> Searched:
         """Search one partition; :class:`InputError` (placed at its file) when a file cannot be read."""
         result = Searched(part)
-        ranges = self.query.ranges
-        logs = [seg for seg in part.segments if seg.log]
-        for i, seg in enumerate(logs):
+        for step in plan(part, self.query.ranges):
             if self.budget.spent:
                 break
-            later = logs[i + 1].base_offset if i + 1 < len(logs) else None
-            if not segment_may_hold(seg.base_offset, later, ranges):
-                result.skipped += 1
-                continue
-            if past_by_name(logs[i - 1].base_offset if i else None, ranges):
-                result.skipped += len(logs) - i
-                break
-            where = Where(part, seg, 0)
-            if not self._segment(where, result):
+            if step.segment is None:
+                result.skipped += step.skipped
+            elif not self.segments(part, [step.segment], result):
                 break
         return result
+
+    def segments(self, part: Partition, segments: list[Segment], result: Searched) -> bool:
+        """Search ``segments`` of ``part`` in order (steps of its :func:`plan` to read), adding to ``result``;
+        False when no later segment of the partition can hold a match (an offset range's end was read, or
+        the budget is spent)."""
+        for seg in segments:
+            if self.budget.spent or not self._segment(Where(part, seg, 0), result):
+                return False
+        return True
 
     def _segment(self, where: Where, result: Searched) -> bool:
         """Search one segment from where its indexes say; False when no later segment can hold a match."""
@@ -234,7 +259,7 @@ class Searcher:
             return False
         first = items[0][0]
         view, i = records.window(first, self._list_end - first)
-        find = _finder(view)
+        find = finder(view)
         if find is None:
             return False
         base = first - i  # the file position of the buffer's first byte
@@ -252,7 +277,7 @@ class Searcher:
         place in the reader's window: each literal's next occurrence is found once for the scan's list of
         batches (``_hits``, file positions; the list's end when there is none), not once a batch."""
         view, i = records.window(position, size)  # in the window already: the scan's list lies in it
-        find = _finder(view)
+        find = finder(view)
         if find is None:
             return False
         base = position - i  # the file position of the buffer's first byte
@@ -271,7 +296,7 @@ class Searcher:
         query's literal bytes (then no record of it matches); True otherwise (its records are read)."""
         if not self.literals or batch.buf is None or batch.codec != 0:
             return True
-        return _holds(batch.buf, batch.i, batch.i + batch.size, self.literals)
+        return holds(batch.buf, batch.i, batch.i + batch.size, self.literals)
 
     def _records(self, where: Where, batch: Any, result: Searched) -> None:
         matches, budget = self.query.record_matches, self.budget
@@ -300,14 +325,17 @@ class Searcher:
 
     def _candidates(self, batch: Any) -> Iterator[tuple]:
         """The records of a v2 data batch that may match (offset, timestamp, sequence, key, value, headers;
-        key and value slices).  A compressed batch's records come a decompressed piece at a time with their
-        key and value as spans in it (the record decoder's ``SPANS``): a piece lacking one of the query's
-        literal bytes is left without a slice made or a record tested (an uncompressed batch was searched
-        whole before, :meth:`_lacks`)."""
+        key and value slices).  A compressed batch is first decompressed, a piece at a time, and searched for
+        the query's literal bytes (:func:`~kseg.ops.grep.bytesearch.stream_holds`): lacking one, none of its
+        records is decoded (as an uncompressed batch lacking one is passed over, :meth:`_lacks`).  Else its
+        records come a decompressed piece at a time with their key and value as spans in it (the record
+        decoder's ``SPANS``): a piece lacking a literal is left without a slice made or a record tested."""
         literals = self.literals
         if not literals or not batch.codec:
             for chunk in batch.record_chunks(self.limit):
                 yield from chunk
+            return
+        if not stream_holds(batch.decompressed_pieces(self.limit), literals):
             return
         for buf, chunk, _ in batch.form_chunks(self.limit, SPANS):
             data = buf if isinstance(buf, (bytes, bytearray)) else bytes(buf)
@@ -325,25 +353,6 @@ class Searcher:
     def _unread(self, where: Where, result: Searched, problem: Unread) -> None:
         result.unread.append(problem)
         self.sink.unread(where, problem)
-
-
-def _finder(view: Any) -> Callable[[bytes, int, int], int] | None:
-    """``bytes.find`` over the buffer of the reader's window ``view`` (indexes into the buffer): the
-    compiled engine's (the C library's ``memmem``, some times faster than Python's search for the short
-    literals of a query), else the window's buffer's own (an mmap or a bytearray); None when the view
-    exposes neither."""
-    if engine.C is not None:
-        return partial(engine.C.find, view)
-    return getattr(view.obj, "find", None)
-
-
-def _holds(view: Any, start: int, end: int, literals: tuple[bytes, ...]) -> bool:
-    """Whether ``view[start:end]`` holds every one of ``literals``: searched in place in the window's
-    buffer (an mmap or a bytearray) when the view exposes one, else True (the records are read)."""
-    find = _finder(view)
-    if find is None:
-        return True
-    return all(find(literal, start, end) >= 0 for literal in literals)
 
 
 def of_topics(partitions: list[Partition], topics: tuple[str, ...]) -> list[Partition]:

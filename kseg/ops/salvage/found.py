@@ -60,6 +60,7 @@ class Found(NamedTuple):
     transactional: bool
     crc: int
     epoch: int  # partitionLeaderEpoch (v0/v1: -1)
+    h: tuple | None = None  # a v2 batch's header (``v2.HEADER``'s fields), which recovery's rule reads
 
 
 class Damage(NamedTuple):
@@ -86,6 +87,7 @@ def found_v2(position: int, size: int, h: tuple) -> Found:
         bool(attrs & TRANSACTIONAL_FLAG),
         h[CRC_FIELD],
         h[LEADER_EPOCH],
+        h,
     )
 
 

@@ -3,8 +3,6 @@ partition directory: the input resolved, the output checked before any read, bui
 
 from __future__ import annotations
 
-from typing import Callable
-
 from kseg.errors import InputError, UsageError
 from kseg.ops.salvage.model import Salvage
 from kseg.ops.salvage.output import Output, discard_quietly
@@ -50,18 +48,14 @@ def salvage(
     force: bool,
     from_offset: int | None,
     limit: int,
-    indexing: Callable[[int], None] | None = None,
 ) -> Salvage:
     """Salvage ``part`` into ``output`` (None: ``--dry-run``): built beside it, renamed into place when
-    whole; on any failure nothing is left.  ``indexing``: told the bytes written when the input is read
-    and the indexes of what was written are to be built (a progress bar's second stretch)."""
-    out = None if output is None else Output(output, force=force)
+    whole; on any failure nothing is left."""
+    out = None if output is None else Output(output, force=force, limit=limit)
     try:
         result = salvage_partition(part, selected, out, from_offset=from_offset, limit=limit)
         if out is not None:
-            if indexing is not None:
-                indexing(sum(seg.bytes for seg in result.segments if seg.written is not None))
-            result.copied = out.finish(part, limit)
+            result.copied = out.finish(part)
             out.commit()
     except BaseException:
         discard_quietly(out)

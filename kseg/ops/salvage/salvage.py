@@ -43,7 +43,7 @@ from kseg.ops.salvage.output import Output, SegmentWriter
 from kseg.storage import files
 from kseg.storage.batch import LegacyBatch, V2Batch
 from kseg.storage.partition import Partition, Segment
-from kseg.storage.records import FileRecords
+from kseg.storage.records import FileRecords, SecondReader
 
 
 class _Partition:
@@ -233,6 +233,7 @@ class _SegmentRun:
         self.state, self.seg, self.output = state, seg, output
         self.outcome = SegmentOutcome(files.display(seg.log), seg.name, seg.base_offset)
         self.copier = FileRecords(seg.log, window=1 << 20, store=seg.store)
+        self.reader = SecondReader(seg.log, store=seg.store)  # opened for a kept end marker or v0/v1 message
         self.writer: SegmentWriter | None = None
         self.held: tuple[Found, int, int] | None = None  # (batch, records, first offset)
 
@@ -248,7 +249,7 @@ class _SegmentRun:
             if j > i + 1:
                 self.commit()
                 if self.output is not None:
-                    self._writer().add(fs[i].position, fs[j - 2].position + fs[j - 2].size - fs[i].position)
+                    self._writer().keep(fs[i : j - 1])
                 self.state.keep_run(self.outcome, fs, i, j - 1)
                 last = fs[j - 1]
                 self.held = (last, last.records, last.base)
@@ -301,13 +302,13 @@ class _SegmentRun:
         f, records, first = self.held
         self.held = None
         if self.output is not None:
-            self._writer().add(f.position, f.size)
+            self._writer().keep((f,))
         self.state.keep(self.outcome, f, records, first)
 
     def _writer(self) -> SegmentWriter:
         if self.writer is None:
             assert self.output is not None
-            self.writer = self.output.segment(self.seg.base_offset, self.copier)
+            self.writer = self.output.segment(self.seg.base_offset, self.copier, self.reader)
             self.outcome.written = self.writer.shown
         return self.writer
 
@@ -315,8 +316,7 @@ class _SegmentRun:
         """The segment's salvaged log written whole and synced (an empty one as it was: the segment a broker
         rolled last, whose base offset is the log end offset)."""
         if self.writer is None and self.output is not None and self.outcome.size == 0:
-            self.writer = self.output.segment(self.seg.base_offset, self.copier)
-            self.outcome.written = self.writer.shown
+            self._writer()
         if self.writer is not None:
             writer, self.writer = self.writer, None
             writer.close()
@@ -325,6 +325,7 @@ class _SegmentRun:
         if self.writer is not None:  # not finished: a failure, the directory is discarded
             self.writer.abandon()
         self.copier.close()
+        self.reader.close()
 
 
 def _placed(state: _Partition, seg: SegmentOutcome, segment: Segment, upper: int | None, f: Found) -> bool:

@@ -32,7 +32,7 @@ from kseg.ops.verify.keys import PAST_ALL, KeyStream
 from kseg.ops.verify.result import IndexFiles, IndexKeys, LogScan, SegmentResult
 from kseg.storage.leader_epochs import NO_EPOCH, EpochCheck
 from kseg.storage.records import FileRecords, ScanItem
-from kseg.storage.stores.base import Store
+from kseg.storage.stores.base import ReadFile, Store
 
 #: The slots of ``verify_window``'s int64 state (the C source says what each holds), by name.
 STATE = (
@@ -87,16 +87,18 @@ def scan_log(
     max_message_size: int | None = None,
     epochs: EpochCheck | None = None,
     store: Store | None = None,
+    opened: ReadFile | KsegError | None = None,
 ) -> LogScan:
-    """One pass over the log at ``path`` (in ``store``, its segment's): its checks into ``res``, and the
-    batches ``keys`` ask about (every batch when ``keys`` is None).  The recorded batches answer the index
+    """One pass over the log at ``path`` (in ``store``, its segment's; ``opened``: the log opened with its
+    segment, or the error opening it, ``Segment.open``): its checks into ``res``, and the batches ``keys`` ask
+    about (every batch when ``keys`` is None).  The recorded batches answer the index
     checks only when the log's last offsets strictly increase and the keys ascend; when they do not, a second
     pass records every batch (none when the first keys read already do not ascend: the first records every one).
     A batch larger than ``max_message_size`` (``--max-message-size``) is a problem.  Each batch with a valid CRC
     goes to ``epochs`` (the leader-epoch check) in the first pass.  An I/O error
     is raised (:class:`InputError`): the segment failed, it is not corrupt."""
     first = _LogPass(res, path, keys, max_message_size, epochs, store)
-    scan = first.run()
+    scan = first.run(opened)
     if not first.every and not (scan.ordered and all([s.ascends() for s in first.streams])):
         again = SegmentResult(res.partition, res.segment, res.base_offset, path)
         scan = _LogPass(again, path, None, max_message_size, None, store).run()
@@ -152,10 +154,12 @@ class _LogPass:
         self.max_last: int | None = None  # the largest last offset so far
         self.running = -1  # the largest batch max timestamp so far
 
-    def run(self) -> LogScan:
+    def run(self, log: ReadFile | KsegError | None = None) -> LogScan:
         res, scan = self.res, self.scan
         try:
-            opened = FileRecords(self.path, store=self.store)
+            if isinstance(log, KsegError):
+                raise log
+            opened = FileRecords(self.path, store=self.store, opened=log)
         except InputError:
             raise
         except KsegError as exc:  # a tiered segment whose manifest cannot be read: none of its log was read

@@ -26,7 +26,7 @@ from kseg.ops.verify.log import index_keys, scan_log
 from kseg.ops.verify.offset_index import check_offset_index
 from kseg.ops.verify.result import SegmentResult
 from kseg.ops.verify.time_index import check_time_index
-from kseg.storage import files
+from kseg.storage import files, records
 from kseg.storage.leader_epochs import EpochCheck
 from kseg.storage.partition import OpenSegment, Segment
 
@@ -54,7 +54,7 @@ def verify_segment(
                     found="nothing",
                 )
         return res
-    opened = seg.open()  # its indexes and the .log's identity, in one call to its store
+    opened = seg.open(records.open_for_read)  # its indexes, its .log and the .log's identity: one call to its store
     try:  # a large index is read in windows while it is checked: its file stays open until then
         return _verify_opened(res, seg, opened, strict, max_message_size, epochs)
     finally:
@@ -74,7 +74,7 @@ def _verify_opened(
     # taken before the read: a write while it is read changes it; a .log that cannot be read says why below
     res.identity = opened.identity if isinstance(opened.identity, str) else None
     try:
-        scan = scan_log(res, seg.log, index_keys(indexes), max_message_size, epochs, seg.store)
+        scan = scan_log(res, seg.log, index_keys(indexes), max_message_size, epochs, seg.store, opened.log)
     except InputError as exc:  # an I/O error: a failed segment (exit 2), no index problem derived from it
         res.failed = exc.describe()
         return res

@@ -8,7 +8,7 @@ made with the command's :class:`~kseg.storage.context.ReadContext` and hands it 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, Union
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Protocol, Union
 
 from kseg.errors import KsegError
 
@@ -49,6 +49,9 @@ class SizedFile(ReadFile, Protocol):
 #: What :func:`open_together` gives: each file asked for (opened, or the error opening it raised; None where
 #: none was asked for), and the identity asked for (or its error; None).
 Opened = tuple[list[Union[ReadFile, KsegError, None]], Union[str, KsegError, None]]
+#: How :func:`open_together` opens one file: the buffering for :meth:`Store.open`, or a gate that opens it
+#: through the store (``gate(path, store)``: ``kseg.storage.records.open_for_read`` for a ``.log``).
+How = Union[int, Callable[[str, "Store"], ReadFile]]
 
 
 class Stat(NamedTuple):
@@ -98,14 +101,19 @@ class Store(Protocol):
         tiered ``.log``: its manifest's), else None."""
 
 
-def open_together(store: Store, wanted: Sequence[tuple[str, int] | None], identity_of: str | None) -> Opened:
-    """Each ``(path, buffering)`` of ``wanted`` opened by ``store`` (:meth:`Store.open`), and the
-    :meth:`Store.identity` of ``identity_of``, in one call (a segment's files, as Kafka's ``LogSegment.open``
-    opens them together): a file that cannot be opened is its error, returned in its place, not raised."""
+def open_together(store: Store, wanted: Sequence[tuple[str, How] | None], identity_of: str | None) -> Opened:
+    """Each ``(path, how)`` of ``wanted`` opened by ``store`` (:meth:`Store.open` with ``how`` its buffering, or
+    through the gate ``how``), and then the :meth:`Store.identity` of ``identity_of``, in one call (a
+    segment's files, as Kafka's ``LogSegment.open`` opens them together): a file that cannot be opened is
+    its error, returned in its place, not raised."""
     opened: list[ReadFile | KsegError | None] = []
     for one in wanted:
         try:
-            opened.append(None if one is None else store.open(*one))
+            if one is None:
+                opened.append(None)
+            else:
+                path, how = one
+                opened.append(store.open(path, how) if isinstance(how, int) else how(path, store))
         except KsegError as exc:
             opened.append(exc)
     try:

@@ -288,6 +288,7 @@ class _Found:
         except InputError as exc:
             part.error = exc.describe()
             return
+        part.leader_epochs = listing.leader_epochs  # the listing's word on the checkpoint
         for seg in listing.segments:
             if seg.base_offset == base and seg not in part.segments:
                 part.segments.append(seg)

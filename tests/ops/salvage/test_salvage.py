@@ -447,3 +447,26 @@ def test_memory_stays_flat_on_a_large_segment(tmp_path: Path) -> None:
     assert rss_mib < 80, rss_mib  # the segment is 96 MiB
     assert (out / f"{SEG0}.log").stat().st_size > (96 << 20) - (64 << 10)
     _verify_clean(out)
+
+
+def test_a_kept_log_recovery_would_fail_on_is_an_error(tmp_path: Path) -> None:
+    """Recovery's producer-state rule runs on the batches as they are kept: a transaction whose marker was
+    lost in damage, then a non-transactional batch of the same producer (``InvalidTxnStateException``: the
+    log would not load) -- exit 2, nothing written."""
+    from kseg.testing.writer import RecordSpec, build_control_batch, build_v2_batch
+
+    def data(base: int, **kw) -> bytes:
+        return build_v2_batch([RecordSpec(b"k", b"v" * 100, 1000 + i) for i in range(3)], base_offset=base, **kw)
+
+    marker = build_control_batch(
+        "COMMIT", base_offset=3, producer_id=7, producer_epoch=0, coordinator_epoch=1, timestamp=2000
+    )
+    part = tmp_path / "in" / "t-0"
+    part.mkdir(parents=True)
+    batches = [data(0, producer_id=7, producer_epoch=0, transactional=True), bytes(len(marker))]
+    (part / f"{SEG0}.log").write_bytes(b"".join([*batches, data(4, producer_id=7, producer_epoch=0)]))
+    out = tmp_path / "out" / "t-0"
+    code, _, err = _salvage(part, out)
+    assert code == 2
+    assert "the salvaged log would not pass Kafka's recovery: InvalidTxnStateException" in err
+    assert not out.exists() and os.listdir(out.parent) == []

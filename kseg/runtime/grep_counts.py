@@ -1,0 +1,59 @@
+"""``kseg grep --key``: the topics' partition counts from the cluster metadata, for Kafka's partitioner.
+
+A producer picks a key's partition among the partitions its metadata lists, and a KRaft cluster's
+metadata is the ``__cluster_metadata`` log: the image a broker replays from it (``kseg metadata``,
+:func:`kseg.ops.metadata.read.replay`) holds every topic with its partitions.  The log is the one
+``--metadata`` names, else a ``__cluster_metadata-0`` directory among the inputs (a KRaft node's
+``metadata.log.dir``); of several copies (a fleet's nodes), the one whose log reaches furthest (the
+highest base offset of its segments).
+
+A replay that stops short (a corrupt batch, a record the loader refuses) may miss partitions added later:
+its counts are not used, said in a note.  So is a log found among the inputs that cannot be read; one
+given with ``--metadata`` that cannot be read is the run's error (exit 2).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kseg.errors import KsegError
+from kseg.runtime.run import Run
+
+
+def metadata_counts(run: Run, found: list[Any], given: str | None, bytes_limit: int) -> dict[str, int]:
+    """Each topic's partition count in the cluster metadata (empty: no metadata, or none usable)."""
+    from kseg.decoders.metadata import read_record
+    from kseg.ops.metadata.read import METADATA_PARTITION, Target, replay
+    from kseg.storage import files
+
+    if given is not None:
+        source = given
+    else:
+        copies = [p for p in found if p.name == METADATA_PARTITION and p.error is None and p.segments]
+        if not copies:
+            return {}
+        source = max(copies, key=lambda p: max(s.base_offset for s in p.segments)).path
+        if len(copies) > 1:
+            run.note(
+                f"{files.display(source)}: of {len(copies)} {METADATA_PARTITION} copies, the one whose log "
+                "reaches furthest read for the topics' partition counts"
+            )
+    shown = files.display(source)
+    try:
+        result = replay([source], read_record, Target(), bytes_limit)
+    except KsegError as exc:
+        if given is not None:
+            run.fail(exc)
+        run.note(f"{shown}: the cluster metadata could not be read ({exc.describe()}): its counts not used")
+        return {}
+    if result.partial:
+        why = result.halt.reason if result.halt is not None else result.damaged.describe()  # type: ignore[union-attr]
+        run.note(
+            f"{shown}: the cluster metadata's replay stopped short ({why}): its partition counts not used "
+            "(a partition added after it would be missed)"
+        )
+        return {}
+    image = result.image
+    at = image.provenance.offset
+    run.note(f"{shown}: the topics' partition counts from the cluster metadata (as of offset {at})")
+    return {topic.name: len(topic.partitions) for topic in image.topics.values()}
