@@ -26,6 +26,7 @@ from json.encoder import encode_basestring  # C: the same escapes as Jackson's b
 from typing import Any, Callable
 
 from kseg.decoders.jsonconv import quote as jackson_quote
+from kseg.decoders.registry.avro_bound import Bound, needs_bound
 from kseg.decoders.registry.avro_program import branch_name, build
 
 Render = Callable[[Any], str]
@@ -63,6 +64,8 @@ class AvroCodec:
         self._names = named
         self._render: Render | None = None  # made when the Python path first reads
         self.compiled = _compiled(self.schema, named)
+        # arrays of items of no byte: their count bounded before fastavro builds the list (else None)
+        self._bound = Bound(self.schema, named) if needs_bound(self.schema, named) else None
 
     @property
     def render(self) -> Render:
@@ -78,9 +81,17 @@ class AvroCodec:
                 return text
         return self.decode_python(data)
 
+    def bound(self, data: bytes) -> None:
+        """ValueError when ``data`` claims more items of no byte than the compiled reader reads: checked
+        before fastavro reads it, here or in typed export (:mod:`.avro_bound`)."""
+        if self._bound is not None:
+            self._bound.check(data)
+
     def decode_python(self, data: bytes) -> str:
         """The reference path: fastavro's reader and the generated renderer (also every payload the compiled
         reader does not take, so its text or its reason is this path's)."""
+        if self._bound is not None:  # inline: the common schema pays one test
+            self._bound.check(data)
         fo = io.BytesIO(data)
         try:
             value = self._read(fo, self.schema, None, False, False, "replace", True)

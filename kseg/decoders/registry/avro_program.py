@@ -17,6 +17,7 @@ from typing import Any
 
 from kseg.avro_engine import compiled_module
 from kseg.decoders.jsonconv import quote
+from kseg.decoders.registry.avro_bound import min_width
 
 (NULL, BOOL, LONG, FLOAT, DOUBLE, STRING, BYTES, FIXED, ENUM, RECORD, ARRAY, MAP, UNION, CALL) = range(14)
 
@@ -107,7 +108,7 @@ class _Compiler:
         elif kind in ("array", "map"):
             at = self.begin(ARRAY if kind == "array" else MAP, 0)
             item = schema["items"] if kind == "array" else schema["values"]
-            self.ops[at + 2] = self.width(item, ()) + (kind == "map")  # a map's key takes at least its length
+            self.ops[at + 2] = min_width(item, self.names) + (kind == "map")  # a map's key takes at least its length
             self.node(item, stack)
             self.end(at)
         else:
@@ -146,21 +147,6 @@ class _Compiler:
             self.ops[at + 4 + 2 * i] = self.const("{" + quote(label) + ":")
             self.node(b, stack, single)
         self.end(at)
-
-    def width(self, schema: Any, seen: tuple) -> int:
-        """The fewest bytes a value of ``schema`` takes (an array's or map's count bound)."""
-        if isinstance(schema, str) and schema in self.names:
-            if schema in seen:
-                return 0
-            return self.width(self.names[schema], seen + (schema,))
-        if isinstance(schema, list):
-            return 1
-        kind = schema if isinstance(schema, str) else schema["type"]
-        if kind in ("record", "error"):
-            return sum(self.width(f["type"], seen) for f in schema["fields"])
-        if kind == "fixed":
-            return int(schema["size"])
-        return {"null": 0, "float": 4, "double": 8}.get(kind, 1)
 
 
 def branch_name(branch: Any) -> str:

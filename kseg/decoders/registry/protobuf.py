@@ -20,6 +20,8 @@ import os
 import tempfile
 from typing import Any
 
+from kseg.decoders.registry.protobuf_bound import Bound, needs_bound
+
 
 class ProtobufCodec:
     """One ``.proto`` schema (with its references), compiled once."""
@@ -53,6 +55,7 @@ class ProtobufCodec:
         prefix = f"{proto.package}." if proto.package else ""
         self._top = [self.pool.FindMessageTypeByName(prefix + m.name) for m in proto.message_type]
         self._classes: dict[tuple[int, ...], Any] = {}
+        self._bounds: dict[tuple[int, ...], Any] = {}  # index path -> its Bound, or None: nothing to bound
 
     def message_class(self, indexes: list[int]) -> Any:
         key = tuple(indexes)
@@ -69,6 +72,16 @@ class ProtobufCodec:
                 scope = list(desc.nested_types)
             cls = message_factory.GetMessageClass(desc)
             self._classes[key] = cls
+            self._bounds[key] = Bound(desc) if needs_bound(desc) else None
+        return cls
+
+    def bound(self, data: bytes, indexes: list[int]) -> Any:
+        """The message class of ``indexes``, after ``data``'s defaults are bounded (ValueError past the
+        bound): checked before protobuf parses it, here or in typed export (:mod:`.protobuf_bound`)."""
+        cls = self.message_class(indexes)
+        bound = self._bounds[tuple(indexes)]
+        if bound is not None:  # repeated messages: the defaults they would print, bounded first
+            bound.check(data)
         return cls
 
     def message_named(self, name: str) -> Any:
@@ -93,7 +106,7 @@ class ProtobufCodec:
         """(the JSON text, the message's full name)."""
         from google.protobuf import json_format
 
-        cls = self.message_class(indexes)
+        cls = self.bound(data, indexes)
         msg = cls()
         msg.ParseFromString(data)
         obj = json_format.MessageToDict(

@@ -163,6 +163,7 @@ class TypedColumn:
 
         same = entry.id == self.entry.id and entry.context == self.entry.context
         writer = self.reader if same else self._writer(entry)
+        self.registry.codec(entry).bound(body)  # items of no byte: refused before fastavro builds them
         fo = io.BytesIO(body)
         try:
             value = schemaless_reader(fo, writer, None if same else self.reader, return_named_type=self.named)
@@ -190,7 +191,7 @@ class TypedColumn:
         return writer
 
     def _protobuf(self, entry: SchemaEntry, indexes: list[int], body: bytes) -> Any:
-        name = self.registry.codec(entry).message_class(indexes).DESCRIPTOR.full_name
+        name = self.registry.codec(entry).bound(body, indexes).DESCRIPTOR.full_name  # defaults bounded
         if name != self.message.DESCRIPTOR.full_name:
             raise ValueError(f"message {name} is not the column's {self.message.DESCRIPTOR.full_name}")
         msg = self.message()

@@ -51,6 +51,7 @@ from kseg.format.indexes import IndexView, OffsetIndexView, TimeIndexView
 from kseg.format.legacy import LegacyRecord
 from kseg.format.v2_records import Record
 from kseg.limits import DEFAULT_MAX_MESSAGE_SIZE, decompression_limit
+from kseg.ops.verify.holding import holding_all
 from kseg.ops.verify.result import IndexFiles, LogScan, PastEnd, SegmentResult
 from kseg.storage import files
 from kseg.storage.batch import LegacyBatch, V2Batch
@@ -150,7 +151,9 @@ def increasing(values: Sequence[int]) -> bool:
 
 
 def batch_holding(scan: LogScan, offset: int, start: int, ordered: bool) -> int:
-    """The first batch from ``start`` whose offsets (base..last) hold ``offset``, or -1."""
+    """The first batch from ``start`` whose offsets (base..last) hold ``offset``, or -1.  On a log out of
+    order the entry checks ask :func:`kseg.ops.verify.holding.holding_all` for every entry at once instead
+    (:meth:`EntryCheck.held_by`); the scan here is its definition (and the tests' oracle)."""
     if ordered:
         k = bisect_left(scan.last_offsets, offset, start)
         if k < len(scan.last_offsets) and scan.base_offsets[k] <= offset:
@@ -221,6 +224,24 @@ class EntryCheck:
         self.res, self.path, self.scan, self.strict, self.records = res, path, scan, strict, records
         self.ordered = scan.ordered  # of the whole log: the scan may hold only the batches the indexes ask about
         self.past = PastEnd()
+        self.held: dict[int, int] | None = None  # entry -> its batch_holding answer, on a log out of order
+
+    def query(self, key: int, value: int) -> tuple[int, int] | None:  # pragma: no cover - each kind defines it
+        """The (offset, start) :meth:`held_by` may ask for the entry (``key``, ``value``), or None."""
+        raise NotImplementedError
+
+    def answer_all(self, view: Any, n: int) -> None:
+        """On a log out of order, answer every entry's :meth:`held_by` question in one sweep
+        (:mod:`kseg.ops.verify.holding`) before the entry loop."""
+        if self.ordered:
+            return
+        asked = [(i, q) for i in range(n) for q in [self.query(*view.entry(i))] if q is not None]
+        self.held = dict(zip((i for i, _ in asked), holding_all(self.scan, [q for _, q in asked]), strict=True))
+
+    def held_by(self, i: int, offset: int, start: int) -> int:
+        """The first batch from ``start`` whose offsets hold ``offset`` (entry ``i``'s :meth:`query`), or -1."""
+        k = None if self.held is None else self.held.get(i)
+        return batch_holding(self.scan, offset, start, self.ordered) if k is None else k
 
     def problem(self, kind: str, message: str, i: int, expected: str, found: object) -> None:
         self.res.entry_problem(kind, self.path, message, i, self.entry_size, expected, found)
@@ -256,6 +277,7 @@ def check_entries(
     if kind.all_right(view, n, scan, strict):
         return []
     entries = kind(res, path, scan, strict, Records(seg.log or "", seg.store))
+    entries.answer_all(view, n)
     try:
         for i in range(n):
             entries.entry(i, *view.entry(i))

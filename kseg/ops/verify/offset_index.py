@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from kseg.errors import InputError
 from kseg.format.indexes import OFFSET_ENTRY, OffsetIndexView
 from kseg.limits import INT64_MIN
-from kseg.ops.verify.index import BULK, EntryCheck, Records, batch_holding, check_entries, increasing
+from kseg.ops.verify.index import BULK, EntryCheck, Records, check_entries, increasing
 from kseg.ops.verify.result import LogScan, Problem, SegmentResult, end_cause, entries
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -85,8 +85,8 @@ class _Entries(EntryCheck):
                 "index-position", "position outside the log's batches", i, f"0 <= position < {scan.valid_end}", position
             )
             return
-        k = bisect_left(scan.positions, position)
-        if k == len(scan.positions) or scan.positions[k] != position:
+        k = self.batch_at(position)
+        if k < 0:
             self.problem("index-boundary", "position is not a batch boundary", i, "the start of a batch", position)
             return
         first, last = scan.base_offsets[k], scan.last_offsets[k]
@@ -101,10 +101,19 @@ class _Entries(EntryCheck):
         elif last != offset:
             self.inside(i, offset, k, last)
 
+    def batch_at(self, position: int) -> int:
+        """The batch starting at ``position``, or -1."""
+        k = bisect_left(self.scan.positions, position)
+        return k if k < len(self.scan.positions) and self.scan.positions[k] == position else -1
+
+    def query(self, offset: int, position: int) -> tuple[int, int] | None:
+        k = self.batch_at(position)  # (inside, an entry not naming the last offset of the batch at its position)
+        return None if k < 0 else (offset, k)
+
     def inside(self, i: int, offset: int, k: int, last: int) -> None:
         """Entry ``i`` names ``offset``, not the last offset ``last`` of batch ``k`` at its position: an
         offset of a later batch (a multi-batch append), the last record the log cleaner kept, or wrong."""
-        k2 = batch_holding(self.scan, offset, k, self.ordered)
+        k2 = self.held_by(i, offset, k)
         if k2 < 0:
             self.problem("index-offset", INDEX_OFFSET_MESSAGE, i, f"{last} (or a later batch's last offset)", offset)
         elif self.strict:

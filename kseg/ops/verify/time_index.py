@@ -9,13 +9,14 @@ wants ``O`` to be the last offset of a batch whose largest *record* timestamp is
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_left, bisect_right
 from typing import TYPE_CHECKING
 
 from kseg.errors import InputError
 from kseg.format.indexes import TIME_ENTRY, TimeIndexView
 from kseg.limits import INT64_MIN
-from kseg.ops.verify.index import BULK, EntryCheck, Records, batch_holding, check_entries, increasing
+from kseg.ops.verify.index import BULK, EntryCheck, Records, check_entries, increasing
 from kseg.ops.verify.result import LogScan, Problem, SegmentResult, end_cause, entries
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -54,6 +55,7 @@ class _Entries(EntryCheck):
         super().__init__(res, path, scan, strict, records)
         self.record_offsets = 0  # entries naming the record holding the largest timestamp (before Kafka 3.7)
         self.prev_ts: int | None = None
+        self.by_last: array | None = None  # batch numbers in last-offset order (a log out of order), when asked
 
     def entry(self, i: int, ts: int, offset: int) -> None:
         """Entry ``i``: timestamps increase; ``offset`` is inside a batch (its last offset, or the rule before
@@ -70,7 +72,7 @@ class _Entries(EntryCheck):
             k = bisect_right(scan.last_offsets, offset) - 1
             exact = 0 <= k < len(scan.last_offsets) and scan.last_offsets[k] == offset
         else:
-            k = _find_last(scan, offset)
+            k = self.first_ending(offset)
             exact = k >= 0
         if not exact:
             k = self.holding(i, offset)
@@ -98,6 +100,19 @@ class _Entries(EntryCheck):
                     ts,
                 )
 
+    def query(self, ts: int, offset: int) -> tuple[int, int] | None:
+        return offset, 0  # (holding, an entry not naming a batch's last offset)
+
+    def first_ending(self, offset: int) -> int:
+        """The first batch whose last offset is ``offset`` (a log whose last offsets do not increase), or -1:
+        a binary search of the batch numbers sorted (stably) by last offset, sorted once per file."""
+        last = self.scan.last_offsets
+        if self.by_last is None:
+            self.by_last = array("q", sorted(range(len(last)), key=last.__getitem__))
+        order = self.by_last
+        p = bisect_left(order, offset, key=last.__getitem__)
+        return order[p] if p < len(order) and last[order[p]] == offset else -1
+
     def holding(self, i: int, offset: int) -> int:
         """The batch holding ``offset``, which is not a batch's last offset; -1 when the entry is past the
         log's readable end, in no batch, or (``--strict``) not a last offset: each said here."""
@@ -105,7 +120,7 @@ class _Entries(EntryCheck):
         if res.last_offset is None or offset > res.last_offset:  # past the log's readable batches
             self.past.add(i, offset)
             return -1
-        k = batch_holding(scan, offset, 0, self.ordered)
+        k = self.held_by(i, offset, 0)
         if k < 0:
             self.problem(
                 "timeindex-offset",
@@ -190,11 +205,3 @@ def _all_exact_times(view: TimeIndexView, n: int, scan: LogScan) -> bool:
             return False
         prev_ts, prev_offset = timestamps[-1], offsets[-1]
     return True
-
-
-def _find_last(scan: LogScan, offset: int) -> int:
-    """The first batch whose last offset is ``offset`` (a log whose last offsets do not increase), or -1."""
-    for k, last in enumerate(scan.last_offsets):
-        if last == offset:
-            return k
-    return -1

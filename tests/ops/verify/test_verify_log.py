@@ -16,6 +16,9 @@ import pytest
 
 from kseg.format.indexes import OffsetIndexView, TimeIndexView
 from kseg.ops.verify import keys, offset_index, time_index, verify
+from kseg.ops.verify.holding import holding_all
+from kseg.ops.verify.index import EntryCheck, Records, batch_holding
+from kseg.ops.verify.result import KEPT_PER_KIND, LogScan, SegmentResult
 from kseg.ops.verify.verify import verify_segment
 from kseg.storage.partition import scan_partition
 from tests.conftest import CORPUS_DATA
@@ -39,7 +42,18 @@ def _reference(monkeypatch: pytest.MonkeyPatch, directory: Path, strict: bool) -
         m.setattr(verify, "index_keys", lambda indexes: None)
         m.setattr(offset_index, "_all_batch_ends", lambda *a: False)
         m.setattr(time_index, "_all_exact_times", lambda *a: False)
+        m.setattr(time_index._Entries, "first_ending", _linear_first_ending)
+        m.setattr(EntryCheck, "answer_all", lambda *a: None)  # batch_holding's scan, entry by entry
         return _outcome(directory, strict)
+
+
+def _linear_first_ending(entries, offset: int) -> int:
+    """The time-index check's former lookup of the first batch ending at ``offset`` on a log out of order
+    (entries times batches): the oracle of the binary search that replaced it."""
+    for k, last in enumerate(entries.scan.last_offsets):
+        if last == offset:
+            return k
+    return -1
 
 
 @pytest.mark.parametrize("strict", [False, True])
@@ -184,3 +198,96 @@ def test_damaged_logs_outcome_is_the_reference(monkeypatch, tmp_path: Path, seed
     log.write_bytes(bytes(raw))
     for strict in (False, True):
         assert _outcome(d, strict) == _reference(monkeypatch, d, strict)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_first_batch_ending_at_an_offset_is_the_linear_search(seed: int) -> None:
+    """Last offsets that repeat, go back and leap: every offset asked (those present, between, outside)."""
+    from array import array
+
+    rng = random.Random(seed)
+    last = array("q", (rng.choice([rng.randrange(60), 2**63 - 1, -5]) for _ in range(rng.randrange(1, 80))))
+    scan = LogScan(last_offsets=last)
+    fast = time_index._Entries(SegmentResult("p-0", "s", 0, "s.log"), "s.timeindex", scan, False, Records("s.log"))
+    for offset in [*range(-6, 62), 2**63 - 1, -(2**63)]:
+        assert fast.first_ending(offset) == _linear_first_ending(fast, offset)
+
+
+def _going_back(directory: Path, batches: int, back_at: tuple[int, ...]) -> Path:
+    """``batches`` one-record batches, an index entry for each (one-record batches of a quiet topic), then
+    each batch of ``back_at`` made to claim offset 0 (baseOffset is outside the v2 CRC)."""
+    from kseg.testing.writer import RecordSpec, build_v2_batch, write_segment
+
+    directory.mkdir()
+    appends = [[build_v2_batch([RecordSpec(b"k", b"v", 1_730_000_000_000 + o)], base_offset=o)] for o in range(batches)]
+    write_segment(directory, appends, index_interval_bytes=1)
+    log = directory / "00000000000000000000.log"
+    raw = bytearray(log.read_bytes())
+    size = len(raw) // batches  # batches of one size
+    for k in back_at:
+        struct.pack_into(">q", raw, k * size, 0)
+    log.write_bytes(bytes(raw))
+    return directory
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_the_batches_holding_offsets_are_the_linear_search(seed: int) -> None:
+    """Batches that overlap, repeat, go back and leap (a base above its last offset too): every offset and
+    start asked at once, as each entry's scan answers them."""
+    from array import array
+
+    rng = random.Random(seed)
+    n = rng.randrange(0, 70)
+    base = array("q", (rng.choice([rng.randrange(50), rng.randrange(50), -(2**63), 2**63 - 9]) for _ in range(n)))
+    last = array("q", (b + rng.choice([0, 0, 1, 3, 20, -2]) if abs(b) < 2**62 else b for b in base))
+    scan = LogScan(base_offsets=base, last_offsets=last)
+    queries = [(x, s) for x in [*range(-3, 75), -(2**63), 2**63 - 9] for s in (0, 1, n // 2, n - 1, n, n + 4)]
+    assert holding_all(scan, queries) == [batch_holding(scan, x, s, False) for x, s in queries]
+
+
+def test_a_log_whose_offsets_go_back_is_checked_as_the_former_lookup_did(monkeypatch, tmp_path: Path) -> None:
+    d = _going_back(tmp_path / "back-0", 3000, (700, 2999))
+    for strict in (False, True):
+        assert _outcome(d, strict) == _reference(monkeypatch, d, strict)
+    d = _going_back(tmp_path / "odd-0", 600, tuple(range(1, 600, 2)))
+    for strict in (False, True):
+        assert _outcome(d, strict) == _reference(monkeypatch, d, strict)
+
+
+@pytest.mark.parametrize("engine_c", [True, False], ids=["c-engine", "python-engine"])
+def test_a_long_log_whose_offsets_go_back_is_checked_in_one_pass(monkeypatch, tmp_path: Path, engine_c: bool) -> None:
+    """40,000 batches, a time-index entry for each: the former lookup scanned the batches for every entry
+    (minutes here); the report names the entries of the two batches that go back (entry k - 1 is batch k's)."""
+    from kseg import engine
+
+    if not engine_c:
+        monkeypatch.setattr(engine, "C", None)
+    elif engine.C is None:
+        pytest.skip("the C engine is not built")
+    d = _going_back(tmp_path / "back-0", 40_000, (12_000, 39_000))
+    ((status, failed, problems, _notes),) = _outcome(d, False)
+    assert status != "ok" and not failed
+    kinds = sorted((p.kind, p.entry) for p in problems if p.kind.startswith(("timeindex", "index")))
+    assert kinds == [(kind, k - 1) for kind in ("index-offset", "timeindex-offset") for k in (12_000, 39_000)]
+    assert sum(p.kind == "offsets-not-increasing" for p in problems) >= 1
+
+
+@pytest.mark.parametrize("engine_c", [True, False], ids=["c-engine", "python-engine"])
+def test_a_log_whose_every_other_batch_goes_back_is_checked_in_one_pass(
+    monkeypatch, tmp_path: Path, engine_c: bool
+) -> None:
+    """30,000 batches, every other one claiming offset 0: both indexes' entries for those batches name an
+    offset no batch ends at, and each was a scan of the batches (minutes here)."""
+    from kseg import engine
+
+    if not engine_c:
+        monkeypatch.setattr(engine, "C", None)
+    elif engine.C is None:
+        pytest.skip("the C engine is not built")
+    d = _going_back(tmp_path / "odd-0", 30_000, tuple(range(1, 29_999, 2)))  # the last batch stays the end
+    (seg,) = scan_partition(str(d)).segments
+    res = verify_segment(d.name, seg, strict=False)
+    assert res.status != "ok" and not res.failed
+    for kind, file in (("index-offset", seg.index), ("timeindex-offset", seg.timeindex)):  # entry k - 1: batch k
+        kept = [p.entry for p in res.problems if p.kind == kind]
+        assert kept == list(range(0, 2 * KEPT_PER_KIND, 2)) and len(kept) + res.omitted[kind, file] == 14_999
