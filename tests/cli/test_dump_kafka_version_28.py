@@ -14,9 +14,9 @@ from __future__ import annotations
 import re
 import shlex
 
-from tests.cli.test_dump_kafka_versions import DATA, run_subprocess
+from tests.cli.test_dump_kafka_versions import DATA
 from tests.cli.test_dump_kafka_versions_30_32 import _golden_37, as_released
-from tests.conftest import CORPUS_DATA, golden_rows, run_cli
+from tests.conftest import CORPUS_DATA, golden_rows, run_cli, run_subprocess
 
 _FIELD = re.compile(rb"(\w+): (\S+)")
 _RECORD = re.compile(rb"\| offset: (-?\d+) (\w+): (-?\d+) keySize: (-?\d+) valueSize: (-?\d+)")

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.test_dump_kafka_versions import DIFFS, GOLDEN, _read, run_subprocess
-from tests.conftest import CORPUS_DATA, CORPUS_GOLDEN, golden_rows, run_cli
+from tests.cli.test_dump_kafka_versions import DIFFS, GOLDEN, _read
+from tests.conftest import CORPUS_DATA, CORPUS_GOLDEN, golden_rows, run_cli, run_subprocess
 
 LINES = ("3.0", "3.1", "3.2", "3.3", "3.4", "3.5", "3.6")
 OLD = LINES[:3]

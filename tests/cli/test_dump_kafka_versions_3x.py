@@ -28,9 +28,8 @@ from tests.cli.test_dump_kafka_versions import (
     _read,
     decoder_classes,
     dump_as,
-    run_subprocess,
 )
-from tests.conftest import run_cli
+from tests.conftest import run_cli, run_subprocess
 
 ROWS_39 = [r for r in ROWS if r["line"] == "3.9"]
 REMOTE = "--remote-log-metadata-decoder"
