@@ -34,7 +34,7 @@ def main(xml: str) -> None:
         took[file_of(case.get("classname", ""))] += float(case.get("time", "0"))
     print("# seconds\tfile  (tests/durations.py: a whole run's time per file, longest first)")
     for path, seconds in sorted(took.items(), key=lambda kv: (-kv[1], kv[0])):
-        print(f"{seconds:.1f}\t{path}")
+        print(f"{max(seconds, 0.1):.1f}\t{path}")  # a file under 0.05 s still took time (0.0 would read as none)
 
 
 if __name__ == "__main__":
