@@ -21,12 +21,10 @@ import io
 import os
 import shutil
 import tempfile
-from concurrent.futures import Future
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
 from typing import Any, Callable, NamedTuple
 
-from kseg.errors import InputError, KsegError
+from kseg.errors import KsegError
 from kseg.limits import EXIT_OK
 from kseg.ops.grep.search import Budget, Searched, Searcher, plan
 from kseg.render.grep import GrepSink
@@ -236,7 +234,7 @@ def tasks_wanted(partitions: list, query: Any, jobs: int) -> int:
 
 def in_workers(run: Run, partitions: list, query: Any, output: Any, merge: Merge, bytes_limit: int, jobs: int) -> int:
     """The search dealt to ``jobs`` worker processes, segments of a partition to several; the code."""
-    from kseg.storage.workers import new_pool, stop
+    from kseg.storage.workers import stop, working
 
     spool_dir = tempfile.mkdtemp(prefix="kseg-grep-")
     per_task = tasks_wanted(partitions, query, jobs)
@@ -244,23 +242,13 @@ def in_workers(run: Run, partitions: list, query: Any, output: Any, merge: Merge
     if len(tasks) < 2:  # nothing to share out
         return merge.partitions(plans, lambda i: _search_one(tasks[i]))
     run.read_in(jobs)
-    pool = new_pool(jobs)
-    futures: list[Future] = []
+    died = "a searching process died (killed, or out of memory?); run again with --jobs 1 to see which partition"
     try:
-        futures = [pool.submit(_search_one, task) for task in tasks]
-        code = merge.partitions(plans, lambda i: futures[i].result())
-        if merge.budget.spent or not all(f.done() for f in futures):  # the rest is not wanted
-            stop(pool)
-        else:
-            pool.shutdown()
-    except BrokenProcessPool:
-        stop(pool)
-        raise InputError(
-            "a searching process died (killed, or out of memory?); run again with --jobs 1 to see which partition"
-        ) from None
-    except BaseException:  # Ctrl-C, a closed stdout: stop the workers now, not after the queued work
-        stop(pool)
-        raise
+        with working(jobs, died) as pool:
+            futures = [pool.submit(_search_one, task) for task in tasks]
+            code = merge.partitions(plans, lambda i: futures[i].result())
+            if merge.budget.spent or not all(f.done() for f in futures):  # the rest is not wanted
+                stop(pool)
     finally:
         shutil.rmtree(spool_dir, ignore_errors=True)
     return code

@@ -14,9 +14,13 @@ from __future__ import annotations
 
 import os
 import signal
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
+from kseg.errors import InputError
+
 if TYPE_CHECKING:  # imported by new_pool: a run of one job never loads multiprocessing
+    from collections.abc import Iterator
     from concurrent.futures import ProcessPoolExecutor
 
 #: Descriptors kept for the parent's own work (stdio, the files of a segment, a report, imports).
@@ -99,3 +103,22 @@ def stop(pool: ProcessPoolExecutor) -> None:
         proc.join()
     if manager is not None:  # let it close its wake-up pipe now: at exit, concurrent.futures would write to
         manager.join(timeout=10)  # the closed pipe ("Exception ignored ... Bad file descriptor" after Ctrl-C)
+
+
+@contextmanager
+def working(jobs: int, died: str) -> Iterator[ProcessPoolExecutor]:
+    """A :func:`new_pool` for a ``with`` block: shut down when the block ends, stopped at once when it is left
+    by an exception (a Ctrl-C, a closed stdout, a generator closed by its caller: not after the queued work);
+    a worker that died (killed, out of memory) is the one-line :class:`~kseg.errors.InputError` ``died``."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    pool = new_pool(jobs)
+    try:
+        yield pool
+    except BrokenProcessPool:
+        stop(pool)
+        raise InputError(died) from None
+    except BaseException:
+        stop(pool)
+        raise
+    pool.shutdown()

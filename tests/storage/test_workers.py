@@ -38,3 +38,29 @@ def test_jobs_are_capped_by_the_cpus() -> None:
     caps = _caps(2, 4096)
     assert caps == [(1, None), (2, None), (2, "2 CPUs"), (2, "2 CPUs")]
     assert _caps(1, 4096)[2] == (1, "1 CPU")
+
+
+def _die() -> None:
+    os._exit(9)
+
+
+def test_a_worker_that_dies_is_one_input_error_and_the_pool_is_stopped() -> None:
+    """``working``: a worker killed mid-task (here it exits) ends the block as the one-line error it was given."""
+    from kseg.errors import InputError
+    from kseg.storage.workers import working
+
+    with pytest.raises(InputError, match="^a worker died; run again$"):
+        with working(2, "a worker died; run again") as pool:
+            pool.submit(_die).result(timeout=60)
+    assert pool._processes is None or not any(p.is_alive() for p in pool._processes.values())
+
+
+def test_a_block_left_by_an_exception_stops_the_workers_and_keeps_the_exception() -> None:
+    from kseg.storage.workers import working
+
+    with pytest.raises(KeyboardInterrupt):
+        with working(2, "unused") as pool:
+            pool.submit(os.getpid).result(timeout=60)
+            procs = list(pool._processes.values())
+            raise KeyboardInterrupt
+    assert procs and not any(p.is_alive() for p in procs)

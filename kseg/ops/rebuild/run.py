@@ -4,11 +4,10 @@ across them, as ``LogLoader`` does).  Results come back in the order of the targ
 
 from __future__ import annotations
 
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Iterator, NamedTuple
 
-from kseg.errors import InputError, KsegError
+from kseg.errors import KsegError
 from kseg.limits import EXIT_OK
 from kseg.ops.rebuild.rebuild import recover_partition
 from kseg.ops.rebuild.recovered import Recovered
@@ -16,7 +15,7 @@ from kseg.ops.rebuild.write import DIFFERS, FAILED, MISSING, REFUSED, FileOutcom
 from kseg.ops.rebuild.write import check as check_files
 from kseg.ops.rebuild.write import write as write_files
 from kseg.storage import outcome
-from kseg.storage.workers import new_pool, stop
+from kseg.storage.workers import working
 
 
 class Settings(NamedTuple):
@@ -111,21 +110,14 @@ def rebuild_all(work: list, settings: Settings, jobs: int, progress=None) -> Ite
     if progress is not None:  # a partition at a time: the bar counts partitions
         progress.describe(f"rebuild-index {names[0]}")
         progress.start("rebuild-index", len(work), count=True)
-    pool = new_pool(jobs)  # workers ignore Ctrl-C: the parent stops them and says so once
-    try:
+    died = (
+        "a rebuilding process died (killed, out of memory or out of file descriptors?); "
+        "run again with --jobs 1 to see which partition"
+    )
+    with working(jobs, died) as pool:  # workers ignore Ctrl-C: the parent stops them and says so once
         for i, done in enumerate(pool.map(_task, [(t, d, settings) for t, d in work])):
             if progress is not None:
                 if i + 1 < len(names):
                     progress.describe(f"rebuild-index {names[i + 1]}")
                 progress.advance_to(i + 1)
             yield from done
-    except BrokenProcessPool:
-        stop(pool)
-        raise InputError(
-            "a rebuilding process died (killed, out of memory or out of file descriptors?); "
-            "run again with --jobs 1 to see which partition"
-        ) from None
-    except BaseException:  # Ctrl-C, a closed stdout, the caller closing this generator: stop the workers now
-        stop(pool)
-        raise
-    pool.shutdown()

@@ -14,14 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, NamedTuple
 
-from kseg.errors import InputError
 from kseg.ops.verify import epochs
 from kseg.ops.verify.verify import SegmentResult, check_overlap, verify_segment
 from kseg.storage import outcome
 from kseg.storage.listing import Listed
 from kseg.storage.partition import Partition, Segment
-from kseg.storage.workers import new_pool
-from kseg.storage.workers import stop as _stop
+from kseg.storage.workers import working
 
 DIRECTORY = ""  # the ``segment`` of a row standing for a whole partition directory that could not be listed
 
@@ -151,21 +149,10 @@ def verify_all(
     items = [(item, strict, max_message_size) for item in work_items(partitions)]
     report = Report()
     if jobs > 1 and len(items) > 1:
-        from concurrent.futures.process import BrokenProcessPool  # (one job never loads multiprocessing)
-
-        pool = new_pool(jobs)
-        try:
+        died = "a verifying process died (killed, or out of memory?); run again with --jobs 1 to see which segment"
+        with working(jobs, died) as pool:
             results = pool.map(_verify, items, chunksize=max(1, len(items) // (jobs * 8)))
             collect(results, report, on_result, before)
-        except BrokenProcessPool:
-            _stop(pool)
-            raise InputError(
-                "a verifying process died (killed, or out of memory?); run again with --jobs 1 to see which segment"
-            ) from None
-        except BaseException:  # Ctrl-C, a closed stdout: stop the workers now, not after the queued work
-            _stop(pool)
-            raise
-        pool.shutdown()
     else:
         collect(map(_verify, items), report, on_result, before)
     return report
