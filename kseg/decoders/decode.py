@@ -21,9 +21,19 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from kseg.decoders.compiled import compiled_plan
 from kseg.decoders.jvm import JavaException, int32, unsupported_version
+from kseg.decoders.layout import (
+    field_flexible,
+    field_layout,
+    length_possible,
+    length_shape,
+    readable,
+    struct_nullable,
+    tag_layout,
+)
 from kseg.decoders.schema import Field, FieldType, Struct, require_struct
-from kseg.decoders.versions import NONE, Versions, branch
+from kseg.decoders.versions import NONE, Versions
 from kseg.decoders.wire import Reader
 
 Op = Callable[[Reader], Any]
@@ -53,11 +63,6 @@ def read(struct: Struct, data: bytes | Reader, version: int, unknown_tags: froze
     if plan is None:
         plan = struct.read_plans[key] = _compile(struct, version, unknown_tags)
     return plan(r)
-
-
-def field_flexible(field: Field, struct: Struct) -> Versions:
-    """``fieldFlexibleVersions``: the field's override, else the message's."""
-    return field.flexible if field.flexible is not None else struct.message.flexible
 
 
 def _struct_op(struct: Struct, version: int) -> Op:
@@ -132,8 +137,7 @@ def _variable_length_op(
     elem_struct: Struct | None,
 ) -> Op:
     """``generateVariableLengthReader`` for one field (or array element) at ``version``."""
-    compact, _ = branch(flex, possible, version)
-    null_ok, _ = branch(nullable, possible, version)
+    compact, null_ok = length_shape(flex, possible, nullable, version)
     null_error = f"non-nullable field {name} was serialized as null"
     length = _length_op(compact, ftype.kind)
     body = _body_op(flex, name, ftype, possible, zero_copy, version, elem_struct)
@@ -152,8 +156,7 @@ def _variable_length_op(
 def _nullable_struct_op(field: Field, possible: Versions, version: int, tagged: bool) -> Op:
     """``generateStructReader``: an optional null marker, then the struct."""
     inner = _struct_op(field.struct_def, version)
-    null_ok, _ = branch(field.nullable, possible, version)
-    if not null_ok:
+    if not struct_nullable(field, possible, version):
         return inner
     if tagged:
 
@@ -173,48 +176,53 @@ def _value_op(field: Field, struct: Struct, possible: Versions, version: int, ta
         return _nullable_struct_op(field, possible, version, tagged)
     if not ftype.is_variable_length:
         return _PRIMITIVE_READERS[ftype.kind]
-    flex = field_flexible(field, struct)
-    if not tagged and ftype.kind == "array" and ftype.element.differs_when_flexible:
-        _, possible = branch(flex, possible, version)
+    possible = length_possible(field, struct, possible, version, tagged)
     return _variable_length_op(
-        flex, field.name, ftype, possible, field.nullable, field.zero_copy, version, field.struct
+        field_flexible(field, struct),
+        field.name,
+        ftype,
+        possible,
+        field.nullable,
+        field.zero_copy,
+        version,
+        field.struct,
     )
 
 
-def _tag_ops(
-    struct: Struct, cur_flex: Versions, version: int, unknown_tags: frozenset[str]
-) -> dict[int, tuple[str, Op | None, str]]:
-    """The tagged fields a flexible ``version`` reads: tag -> (name, op, or None and the error to raise)."""
-    tag_ops: dict[int, tuple[str, Op | None, str]] = {}
-    for f in struct.fields:
-        valid_tagged = f.versions.intersect(f.tagged)
-        if valid_tagged.empty or f.name in unknown_tags:
-            continue
-        ok, present_tagged = branch(valid_tagged, cur_flex, version)
-        if ok:
-            tag_ops[f.wire_tag] = (f.name, _value_op(f, struct, present_tagged, version, True), "")
-        else:
-            tag_ops[f.wire_tag] = (f.name, None, f"Tag {f.tag} is not valid for version {version}")
-    return tag_ops
+def _tag_ops(tags: dict[int, tuple[Field, Versions | None]], struct: Struct, version: int) -> dict:
+    """tag -> (name, op, or None and the error to raise)."""
+    return {
+        tag: (f.name, _value_op(f, struct, present, version, True), "")
+        if present is not None
+        else (f.name, None, f"Tag {f.tag} is not valid for version {version}")
+        for tag, (f, present) in tags.items()
+    }
 
 
 def _compile(struct: Struct, version: int, unknown_tags: frozenset = frozenset()) -> Callable[[Reader], dict]:
-    taken, _ = branch(struct.parent, struct.versions, version)
-    if not taken:
+    """The plan :func:`read` keeps: :func:`interpreted_plan`, behind its compiled fast road where it has one."""
+    plan = interpreted_plan(struct, version, unknown_tags)
+    if unknown_tags:  # an older release's class: read as interpreted
+        return plan
+    compiled = compiled_plan(struct, version, plan)
+    struct.whole_plans[version] = compiled[1] if compiled else None
+    return compiled[0] if compiled else plan
+
+
+def interpreted_plan(struct: Struct, version: int, unknown_tags: frozenset = frozenset()) -> Callable[[Reader], dict]:
+    """``struct`` at ``version`` read field by field, as Kafka's generated ``read`` does, value or exception."""
+    if not readable(struct, version):
         return unsupported_version(f"Can't read version {version} of {struct.name}")
 
-    cur = struct.current
-    ops: list[tuple[str, Op | None, Any]] = []
-    for f in struct.fields:
-        mandatory = f.versions.subtract(f.tagged)
-        present, narrowed = branch(mandatory if mandatory is not None else f.versions, cur, version)
-        if present and f.name not in unknown_tags:
-            ops.append((f.name, _value_op(f, struct, narrowed, version, False), None))
-        else:
-            ops.append((f.name, None, f.default()))
-
-    has_tags, cur_flex = branch(struct.message.flexible, cur, version)
-    tag_ops = _tag_ops(struct, cur_flex, version, unknown_tags) if has_tags else {}
+    ops: list[tuple[str, Op | None, Any]] = [
+        (f.name, None, f.default())
+        if narrowed is None
+        else (f.name, _value_op(f, struct, narrowed, version, False), None)
+        for f, narrowed in field_layout(struct, version, unknown_tags)
+    ]
+    tags = tag_layout(struct, version, unknown_tags)
+    has_tags = tags is not None
+    tag_ops = _tag_ops(tags, struct, version) if tags is not None else {}
 
     def plan(r: Reader) -> dict:
         out: dict = {}
@@ -240,3 +248,15 @@ def _compile(struct: Struct, version: int, unknown_tags: frozenset = frozenset()
         return out
 
     return plan
+
+
+def read_whole(struct: Struct, data: bytes, pos: int, version: int) -> dict | None:
+    """The fast road only: ``struct`` at ``version`` read from ``data[pos:]`` to its last byte, or None (a
+    value off the road, bytes left after it, or a struct not compiled): then :func:`read` says what Kafka
+    reads or throws."""
+    try:
+        whole = struct.whole_plans[version]
+    except KeyError:
+        struct.read_plans[version] = _compile(struct, version)
+        whole = struct.whole_plans[version]
+    return None if whole is None else whole(data, pos)

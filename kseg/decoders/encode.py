@@ -22,9 +22,10 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from kseg.decoders.decode import UNKNOWN_TAGS, field_flexible
+from kseg.decoders.decode import UNKNOWN_TAGS
 from kseg.decoders.jsonconv import is_default
 from kseg.decoders.jvm import JavaException, NullPointerException, UnsupportedVersionException
+from kseg.decoders.layout import field_flexible
 from kseg.decoders.schema import Field, FieldType, Struct, require_struct
 from kseg.decoders.versions import Versions, branch
 from kseg.decoders.wire import Writer

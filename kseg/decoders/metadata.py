@@ -27,7 +27,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from kseg.decoders import schema
-from kseg.decoders.decode import read
+from kseg.decoders.decode import read, read_whole
 from kseg.decoders.jsonconv import dumps, to_tree
 from kseg.decoders.jvm import JavaException, MetadataParseException, UnsupportedVersionException
 from kseg.decoders.wire import Reader
@@ -35,6 +35,7 @@ from kseg.format import releases
 from kseg.format.releases import Release
 
 DEFAULT_FRAME_VERSION = 1
+_NO_TAGS: frozenset[str] = frozenset()
 
 
 @lru_cache(maxsize=None)
@@ -67,16 +68,9 @@ def _short_varint(r: Reader | None, entity: str) -> int:
     return val - 0x10000 if val & 0x8000 else val
 
 
-def read_api_message(
-    data: bytes | None, table: str = "metadata", max_api_key: int = 32767, known: dict | None = None
-) -> tuple[str, int, int, dict]:
-    """``AbstractApiMessageSerde.read``: ``(message name, api key, version, message)``.
-
-    ``table`` picks the api-key registry: ``"metadata"`` (KRaft records) or
-    ``"remoteLogMetadata"`` (the storage module's own ``MetadataRecordType``);
-    ``max_api_key`` the newest KRaft record type a Kafka release knows (3.9: 27,
-    4.0-4.3: 28 ``ClearElrRecord``, 4.4: 29 ``UnregisterControllerRecord``).
-    """
+def _frame(data: bytes | None) -> tuple[Reader, int, int]:
+    """The frame version (which must be 1), api key and version, each a varint fitting a Java short: a
+    reader past them, the key and the version; raises :class:`MetadataParseException` as the serde does."""
     r = None if data is None else Reader(data)
     frame_version = _short_varint(r, "frame version")
     if frame_version == 0:
@@ -92,7 +86,28 @@ def read_api_message(
     assert r is not None  # a null buffer raised in _short_varint
     api_key = _short_varint(r, "type")
     version = _short_varint(r, "version")
-    read_version, unknown_tags, entry = version, frozenset[str](), None
+    return r, api_key, version
+
+
+def read_api_message(
+    data: bytes | None, table: str = "metadata", max_api_key: int = 32767, known: dict | None = None
+) -> tuple[str, int, int, dict]:
+    """``AbstractApiMessageSerde.read``: ``(message name, api key, version, message)``.
+
+    ``table`` picks the api-key registry: ``"metadata"`` (KRaft records) or
+    ``"remoteLogMetadata"`` (the storage module's own ``MetadataRecordType``);
+    ``max_api_key`` the newest KRaft record type a Kafka release knows (3.9: 27,
+    4.0-4.3: 28 ``ClearElrRecord``, 4.4: 29 ``UnregisterControllerRecord``).
+    """
+    if known is None and data is not None and len(data) > 2 and data[0] == DEFAULT_FRAME_VERSION:
+        api_key, version = data[1], data[2]
+        if api_key < 0x80 > version and api_key <= max_api_key:  # one-byte varints: the usual frame
+            fast_name = schema.metadata_names(table).get(api_key)
+            found = None if fast_name is None else read_whole(schema.message(fast_name).struct, data, 3, version)
+            if fast_name is not None and found is not None:
+                return fast_name, api_key, version, found
+    r, api_key, version = _frame(data)
+    read_version, unknown_tags, entry = version, _NO_TAGS, None
     name: str | None
     if known is not None:  # an older release's own table (kraft-<line>.json): its types and versions
         entry = known.get(str(api_key))

@@ -158,7 +158,7 @@ class Field:
 class Struct:
     """A struct with its fields; ``versions`` / ``parent`` as in Kafka's generator."""
 
-    __slots__ = ("name", "versions", "parent", "fields", "message", "read_plans", "json_plans")
+    __slots__ = ("name", "versions", "parent", "fields", "message", "read_plans", "whole_plans", "json_plans")
 
     def __init__(self, name: str, versions: Versions, parent: Versions, message: "Message") -> None:
         self.name = name
@@ -167,6 +167,7 @@ class Struct:
         self.fields: list[Field] = []
         self.message = message
         self.read_plans: dict = {}
+        self.whole_plans: dict = {}  # version -> kseg.decoders.compiled's fast road, or None
         self.json_plans: dict = {}
 
     @property
