@@ -71,13 +71,16 @@ def _custom(data: bytes | None) -> str:
     return "Optional.empty" if data is None else f"Optional[CustomMetadata{{{len(data)} bytes}}]"
 
 
+def _require_epochs(entries: list[dict]) -> None:
+    if not entries:
+        raise IllegalArgumentException("segmentLeaderEpochs can not be null or empty")
+
+
 def _epochs(entries: list[dict]) -> str:
-    """``new TreeMap<>(hashMap)``'s ``toString()``."""
+    """``new TreeMap<>(hashMap)``'s ``toString()`` (of epochs :func:`_require_epochs` let through)."""
     epochs: dict[int, int] = {}
     for e in entries:
         epochs[e["leaderEpoch"]] = e["offset"]
-    if not epochs:
-        raise IllegalArgumentException("segmentLeaderEpochs can not be null or empty")
     return "{" + ", ".join(f"{k}={epochs[k]}" for k in sorted(epochs)) + "}"
 
 
@@ -93,10 +96,8 @@ def _txn_idx_empty(m: dict, release: Release) -> str:
     return f", txnIdxEmpty={'true' if m.get('txnIndexEmpty') else 'false'}" if release.remote_txn_idx_empty else ""
 
 
-def _segment_metadata(m: dict, release: Release) -> str:
-    """``RemoteLogSegmentMetadata.toString()`` after its constructor's checks.
-
-    Alike :func:`_snapshot` by design: two Kafka classes, each printing its own fields in its own order."""
+def _check_segment_metadata(m: dict) -> None:
+    """``RemoteLogSegmentMetadata``'s constructor checks, in its order."""
     start, end = m["startOffset"], m["endOffset"]
     if start < 0:
         raise IllegalArgumentException(
@@ -106,8 +107,17 @@ def _segment_metadata(m: dict, release: Release) -> str:
         raise IllegalArgumentException(
             f"Unexpected end offset = {end}. EndOffset for a remote segment cannot be less than startOffset = {start}"
         )
+    _require_epochs(m["segmentLeaderEpochs"])
+    _segment_state(m["remoteLogSegmentState"])
+
+
+def _segment_metadata(m: dict, release: Release) -> str:
+    """``RemoteLogSegmentMetadata.toString()`` (of a record :func:`_check_segment_metadata` let through).
+
+    Alike :func:`_snapshot` by design: two Kafka classes, each printing its own fields in its own order."""
+    start, end = m["startOffset"], m["endOffset"]
     epochs = _epochs(m["segmentLeaderEpochs"])
-    state = _segment_state(m["remoteLogSegmentState"])
+    state = SEGMENT_STATES[m["remoteLogSegmentState"]]
     return (
         f"RemoteLogSegmentMetadata{{remoteLogSegmentId={_segment_id(m['remoteLogSegmentId'])}, "
         f"startOffset={start}, endOffset={end}, brokerId={m['brokerId']}, "
@@ -117,8 +127,13 @@ def _segment_metadata(m: dict, release: Release) -> str:
     )
 
 
+def _check_state(m: dict) -> None:
+    """``RemoteLogSegmentMetadataUpdate``'s constructor check."""
+    _segment_state(m["remoteLogSegmentState"])
+
+
 def _segment_update(m: dict, release: Release) -> str:
-    state = _segment_state(m["remoteLogSegmentState"])
+    state = SEGMENT_STATES[m["remoteLogSegmentState"]]
     return (
         f"RemoteLogSegmentMetadataUpdate{{remoteLogSegmentId={_segment_id(m['remoteLogSegmentId'])}, "
         f"customMetadata={_custom(m['customMetadata'])}, state={state}, "
@@ -126,19 +141,28 @@ def _segment_update(m: dict, release: Release) -> str:
     )
 
 
-def _partition_delete(m: dict, release: Release) -> str:
-    state = PARTITION_DELETE_STATES.get(m["remotePartitionDeleteState"])
-    if state is None:
+def _check_partition_delete(m: dict) -> None:
+    if m["remotePartitionDeleteState"] not in PARTITION_DELETE_STATES:
         raise NullPointerException()  # Objects.requireNonNull(state): no message
+
+
+def _partition_delete(m: dict, release: Release) -> str:
+    state = PARTITION_DELETE_STATES[m["remotePartitionDeleteState"]]
     return (
         f"RemotePartitionDeleteMetadata{{topicPartition={_topic_id_partition(m['topicIdPartition'])}, "
         f"state={state}, eventTimestampMs={m['eventTimestampMs']}, brokerId={m['brokerId']}}}"
     )
 
 
+def _check_snapshot(m: dict) -> None:
+    """``RemoteLogSegmentMetadataSnapshot``'s constructor checks, in its order."""
+    _segment_state(m["remoteLogSegmentState"])
+    _require_epochs(m["segmentLeaderEpochs"])
+
+
 def _snapshot(m: dict, release: Release) -> str:
     """``RemoteLogSegmentMetadataSnapshot.toString()``; alike :func:`_segment_metadata` by design."""
-    state = _segment_state(m["remoteLogSegmentState"])
+    state = SEGMENT_STATES[m["remoteLogSegmentState"]]
     epochs = _epochs(m["segmentLeaderEpochs"])
     return (
         f"RemoteLogSegmentMetadataSnapshot{{segmentId={uuid_to_string(m['segmentId'])}, "
@@ -148,6 +172,13 @@ def _snapshot(m: dict, release: Release) -> str:
     )
 
 
+#: each record's constructor checks (raising Java's exception), then its ``toString()``
+_CHECKS = {
+    "RemoteLogSegmentMetadataRecord": _check_segment_metadata,
+    "RemoteLogSegmentMetadataUpdateRecord": _check_state,
+    "RemotePartitionDeleteMetadataRecord": _check_partition_delete,
+    "RemoteLogSegmentMetadataSnapshotRecord": _check_snapshot,
+}
 _FORMATTERS = {
     "RemoteLogSegmentMetadataRecord": _segment_metadata,
     "RemoteLogSegmentMetadataUpdateRecord": _segment_update,
@@ -159,18 +190,20 @@ _FORMATTERS = {
 def remote_log_metadata_text(value: bytes, release: Release = releases.LATEST) -> str:
     """``new RemoteLogMetadataSerde().deserialize(value).toString()``; raises :class:`JavaException`."""
     name, _, _, message = read_api_message(value, "remoteLogMetadata")
+    _CHECKS[name](message)
     return _FORMATTERS[name](message, release)
 
 
 def read_record(value: bytes | None, release: Release = releases.LATEST) -> tuple[str, dict]:
     """``RemoteLogMetadataSerde.deserialize``: the record's name and values, after the checks of the object it
-    becomes (those of :func:`remote_log_metadata_text`); raises :class:`DecoderError` with Java's message, the
-    record-reading rule that ``kseg tiered`` folds (``kseg.ops.tiered``, handed this function by the CLI)."""
+    becomes (those of :func:`remote_log_metadata_text`, without making its text); raises :class:`DecoderError`
+    with Java's message, the record-reading rule that ``kseg tiered`` folds (``kseg.ops.tiered``, handed this
+    function by the CLI)."""
     try:
         if value is None:
             raise _null_value(release)
         name, _, _, message = read_api_message(value, "remoteLogMetadata")
-        _FORMATTERS[name](message, release)
+        _CHECKS[name](message)
     except JavaException as exc:
         raise DecoderError(exc.to_string()) from None
     return name, message

@@ -9,6 +9,7 @@ Python's ``errors="replace"`` agrees except for UTF-8-encoded surrogates
 
 from __future__ import annotations
 
+import binascii
 import codecs
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -16,11 +17,12 @@ if TYPE_CHECKING:
     from typing_extensions import Buffer
 
 
+_URL_SAFE = bytes.maketrans(b"+/", b"-_")
+
+
 def uuid_to_string(raw: bytes) -> str:
     """Kafka's ``Uuid.toString()``: URL-safe base64 of the 16 bytes, no padding (22 characters)."""
-    import base64
-
-    return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
+    return binascii.b2a_base64(raw, newline=False).rstrip(b"=").translate(_URL_SAFE).decode("ascii")
 
 
 def _java_utf8_errors(exc: UnicodeError) -> tuple[str, int]:

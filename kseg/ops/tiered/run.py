@@ -69,8 +69,8 @@ def check_all(
         return placed_in(topic_id, partition, partitions) in complete
 
     checks: dict[tuple[str, int], PartitionCheck] = {}
-    for key, tp in read.fold.partitions.items():
-        check = checks[key] = PartitionCheck(tp, known=tp.metadata_partition in complete)
+    for tp in read.fold.partitions.values():
+        check = checks[tp.topic_id, tp.partition] = PartitionCheck(tp, known=tp.metadata_partition in complete)
         check.problems.extend(Problem("transition", text) for text in tp.all_problems())
         expected = placed_in(tp.topic_id, tp.partition, partitions)
         if expected != tp.metadata_partition:

@@ -68,7 +68,7 @@ _PARTITION_VALID = MappingProxyType(
 
 def valid_transition(source: str | None, target: str) -> bool:
     """``RemoteLogSegmentState.isValidTransition``."""
-    return source == target or target in _VALID.get(source, set())
+    return source == target or target in _VALID.get(source, ())
 
 
 @dataclass(slots=True)
@@ -105,6 +105,8 @@ class TopicPartition:
     delete_state: str | None = None
     problems: list[str] = field(default_factory=list)
     unlisted: int = 0  # refused events past MAX_LISTED, counted
+    #: the live segments' ids as read (16 bytes) -> as text: each made text once, when added
+    texts: dict[bytes, str] = field(default_factory=dict, repr=False)
 
     @property
     def name(self) -> str:
@@ -129,9 +131,10 @@ class TopicPartition:
 
 @dataclass
 class Fold:
-    """Every topic-partition met, by ``(topic id, partition)``, and what was not folded."""
+    """Every topic-partition met, by ``(topic id, partition)`` (the id's 16 bytes: made text once, when met),
+    and what was not folded."""
 
-    partitions: dict[tuple[str, int], TopicPartition] = field(default_factory=dict)
+    partitions: dict[tuple[bytes, int], TopicPartition] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # records that could not be decoded
     records: int = 0
@@ -174,10 +177,10 @@ class Fold:
         ]
 
     def _partition(self, entry: dict, where: str) -> TopicPartition:
-        key = (uuid_to_string(entry["id"]), entry["partition"])
+        key = (entry["id"], entry["partition"])
         tp = self.partitions.get(key)
         if tp is None:
-            tp = TopicPartition(entry["name"], key[0], key[1], where.rpartition("@")[0])
+            tp = TopicPartition(entry["name"], uuid_to_string(key[0]), key[1], where.rpartition("@")[0])
             self.partitions[key] = tp
         return tp
 
@@ -198,8 +201,9 @@ class Fold:
         comes after the partition's deletion finished."""
         sid = m["remoteLogSegmentId"]
         tp = self._partition(sid["topicIdPartition"], where)
-        seg_id = uuid_to_string(sid["id"])
-        if _after_partition_deleted(tp, where, seg_id):
+        raw = sid["id"]
+        seg_id = tp.texts.get(raw) or uuid_to_string(raw)
+        if tp.delete_state == PARTITION_DELETED and _after_partition_deleted(tp, where, seg_id):
             return None
         return tp, seg_id, SEGMENT_STATES[m["remoteLogSegmentState"]]
 
@@ -219,6 +223,7 @@ class Fold:
             tp.problem(_refused(where, seg_id, existing.state, state))
             return
         epochs = {e["leaderEpoch"]: e["offset"] for e in m["segmentLeaderEpochs"]}
+        tp.texts[m["remoteLogSegmentId"]["id"]] = seg_id
         tp.segments[seg_id] = RemoteSegment(
             seg_id,
             m["startOffset"],
@@ -229,7 +234,7 @@ class Fold:
             m["brokerId"],
             m["maxTimestampMs"],
             m["eventTimestampMs"],
-            _custom(m["customMetadata"], tp, where),
+            _custom(m["customMetadata"], tp, where) if m["customMetadata"] is not None else None,
             bool(m.get("txnIndexEmpty")),
             where,
             where,
@@ -254,9 +259,10 @@ class Fold:
             tp.problem(_refused(where, seg_id, seg.state, state))
             return
         seg.state, seg.broker, seg.event_timestamp, seg.updated = state, m["brokerId"], m["eventTimestampMs"], where
-        seg.custom = _custom(m["customMetadata"], tp, where)
+        seg.custom = _custom(m["customMetadata"], tp, where) if m["customMetadata"] is not None else None
         if state == DELETE_FINISHED:
             del tp.segments[seg_id]
+            del tp.texts[m["remoteLogSegmentId"]["id"]]
             self._forget(tp, seg_id, DELETE_FINISHED)
 
     def _partition_delete(self, m: dict, where: str) -> None:
@@ -278,6 +284,7 @@ class Fold:
             for seg_id in tp.segments:
                 self._forget(tp, seg_id, PARTITION_DELETED)
             tp.segments.clear()
+            tp.texts.clear()
 
 
 def _after_partition_deleted(tp: TopicPartition, where: str, seg_id: str) -> bool:
@@ -299,9 +306,7 @@ def _refused(where: str, seg_id: str, source: str, target: str) -> str:
     )
 
 
-def _custom(data: bytes | None, tp: TopicPartition, where: str) -> CustomMetadata | None:
-    if data is None:
-        return None
+def _custom(data: bytes, tp: TopicPartition, where: str) -> CustomMetadata | None:
     try:
         return parse_custom_metadata(data)
     except ValueError as exc:
