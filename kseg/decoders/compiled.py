@@ -119,29 +119,18 @@ def compiled_plan(struct: Struct, version: int, interpreted: Plan) -> tuple[Plan
     except _Unsupported:
         return None
     w.names["_interpreted"] = interpreted
-    w.lines += ["def _read(data, p):"] + ["    " + line for line in body] + ["    return out, p"]
+    read = ["        " + line for line in body]
+    w.lines += ["def plan(r):", "    data, p, end = r.data, r.pos, r.end", "    try:"]
+    w.lines += ["        if end != len(data) or type(data) is not bytes:", "            data = bytes(data[:end])"]
+    w.lines += read + ["    except Exception:", "        out = None", "    if out is None:"]
+    w.lines += ["        return _interpreted(r)", "    r.pos = p", "    return out"]
     w.lines += [
-        "def plan(r):",
-        "    data, p, end = r.data, r.pos, r.end",
-        "    try:",
-        "        if end != len(data) or type(data) is not bytes:",
-        "            data = bytes(data[:end])",
-        "        out, p = _read(data, p)",
-        "    except Exception:",
-        "        pass",
-        "    else:",
-        "        r.pos = p",
-        "        return out",
-        "    return _interpreted(r)",
         "def whole(data, p):",
         "    try:",
         "        if type(data) is not bytes:",
         "            data = bytes(data)",
-        "        out, p = _read(data, p)",
-        "    except Exception:",
-        "        return None",
-        "    return out if p == len(data) else None",
     ]
+    w.lines += read + ["    except Exception:", "        return None", "    return out if p == len(data) else None"]
     code = compile("\n".join(w.lines), f"<kseg read plan {struct.name} v{version}>", "exec")
     exec(code, w.names)  # noqa: S102 - source written above from kseg's own schemas
     return w.names["plan"], w.names["whole"]

@@ -250,13 +250,11 @@ def interpreted_plan(struct: Struct, version: int, unknown_tags: frozenset = fro
     return plan
 
 
-def read_whole(struct: Struct, data: bytes, pos: int, version: int) -> dict | None:
-    """The fast road only: ``struct`` at ``version`` read from ``data[pos:]`` to its last byte, or None (a
-    value off the road, bytes left after it, or a struct not compiled): then :func:`read` says what Kafka
-    reads or throws."""
-    try:
-        whole = struct.whole_plans[version]
-    except KeyError:
+def whole_reader(struct: Struct, version: int) -> Callable[[bytes, int], dict | None] | None:
+    """The compiled fast road alone (None: ``struct`` not compiled): ``(data, pos)`` -> ``struct`` at ``version``
+    read from ``data[pos:]`` to its last byte, or None (a value off the road, or bytes left after it): then
+    :func:`read` says what Kafka reads or throws."""
+    if version not in struct.whole_plans:
         struct.read_plans[version] = _compile(struct, version)
-        whole = struct.whole_plans[version]
-    return None if whole is None else whole(data, pos)
+    whole: Callable[[bytes, int], dict | None] | None = struct.whole_plans[version]
+    return whole

@@ -9,7 +9,7 @@ import pytest
 
 from kseg.decoders import schema
 from kseg.decoders.compiled import compiled_plan
-from kseg.decoders.decode import interpreted_plan, read, read_whole
+from kseg.decoders.decode import interpreted_plan, read, whole_reader
 from kseg.decoders.encode import write
 from kseg.decoders.jvm import JavaException
 from kseg.decoders.wire import Reader
@@ -63,14 +63,16 @@ def test_compiled_plan_agrees_with_the_interpreted_one(name: str, version: int) 
                 assert (repr(off), len(variant)) == _outcome(interpreted, variant)
 
 
-def test_read_and_read_whole_go_through_the_compiled_plan() -> None:
+def test_read_and_the_whole_reader_go_through_the_compiled_plan() -> None:
     struct = schema.message("RemoteLogSegmentMetadataUpdateRecord").struct
     value = sample(struct, 0, random.Random(1), null_rate=0.0)
     data = write(struct, value, 0)
     assert read(struct, data, 0) == value
-    assert read_whole(struct, data, 0, 0) == value
-    assert read_whole(struct, data + b"\x00", 0, 0) is None  # a byte left: the interpreted plan says what
-    assert read_whole(struct, data[:-1], 0, 0) is None
+    whole = whole_reader(struct, 0)
+    assert whole is not None
+    assert whole(data, 0) == value
+    assert whole(data + b"\x00", 0) is None  # a byte left: the interpreted plan says what
+    assert whole(data[:-1], 0) is None
 
 
 def test_an_unknown_tag_leaves_the_fast_road_and_is_kept_aside() -> None:
@@ -79,5 +81,6 @@ def test_an_unknown_tag_leaves_the_fast_road_and_is_kept_aside() -> None:
     data = write(struct, value, 0)
     assert data[-1] == 0  # no tagged fields
     tagged = data[:-1] + bytes([1, 9, 2, 0xAB, 0xCD])  # one unknown tag (9) of two bytes
-    assert read_whole(struct, tagged, 0, 0) is None
+    whole = whole_reader(struct, 0)
+    assert whole is not None and whole(tagged, 0) is None
     assert read(struct, tagged, 0)["_unknownTaggedFields"] == [(9, b"\xab\xcd")]

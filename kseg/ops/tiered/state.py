@@ -105,8 +105,8 @@ class TopicPartition:
     delete_state: str | None = None
     problems: list[str] = field(default_factory=list)
     unlisted: int = 0  # refused events past MAX_LISTED, counted
-    #: the live segments' ids as read (16 bytes) -> as text: each made text once, when added
-    texts: dict[bytes, str] = field(default_factory=dict, repr=False)
+    #: the live segments again, by their id's 16 bytes as read (an update finds its segment without the text)
+    by_raw: dict[bytes, RemoteSegment] = field(default_factory=dict, repr=False)
 
     @property
     def name(self) -> str:
@@ -187,10 +187,10 @@ class Fold:
     def apply(self, name: str, m: dict, where: str) -> None:
         """One decoded record (``kseg.decoders.remote.read_record``'s name and values) read at ``where``."""
         self.records += 1
-        if name == "RemoteLogSegmentMetadataRecord":
-            self._add(m, where)
-        elif name == "RemoteLogSegmentMetadataUpdateRecord":
+        if name == "RemoteLogSegmentMetadataUpdateRecord":
             self._update(m, where)
+        elif name == "RemoteLogSegmentMetadataRecord":
+            self._add(m, where)
         elif name == "RemotePartitionDeleteMetadataRecord":
             self._partition_delete(m, where)
         else:
@@ -200,9 +200,9 @@ class Fold:
         """The topic-partition, segment id and state a segment record names; None (a problem) when it
         comes after the partition's deletion finished."""
         sid = m["remoteLogSegmentId"]
-        tp = self._partition(sid["topicIdPartition"], where)
-        raw = sid["id"]
-        seg_id = tp.texts.get(raw) or uuid_to_string(raw)
+        entry = sid["topicIdPartition"]
+        tp = self.partitions.get((entry["id"], entry["partition"])) or self._partition(entry, where)
+        seg_id = uuid_to_string(sid["id"])
         if tp.delete_state == PARTITION_DELETED and _after_partition_deleted(tp, where, seg_id):
             return None
         return tp, seg_id, SEGMENT_STATES[m["remoteLogSegmentState"]]
@@ -223,8 +223,7 @@ class Fold:
             tp.problem(_refused(where, seg_id, existing.state, state))
             return
         epochs = {e["leaderEpoch"]: e["offset"] for e in m["segmentLeaderEpochs"]}
-        tp.texts[m["remoteLogSegmentId"]["id"]] = seg_id
-        tp.segments[seg_id] = RemoteSegment(
+        tp.segments[seg_id] = tp.by_raw[m["remoteLogSegmentId"]["id"]] = RemoteSegment(
             seg_id,
             m["startOffset"],
             m["endOffset"],
@@ -241,6 +240,22 @@ class Fold:
         )
 
     def _update(self, m: dict, where: str) -> None:
+        sid = m["remoteLogSegmentId"]
+        entry = sid["topicIdPartition"]
+        tp = self.partitions.get((entry["id"], entry["partition"])) or self._partition(entry, where)
+        seg = tp.by_raw.get(sid["id"])
+        state = SEGMENT_STATES[m["remoteLogSegmentState"]]
+        if seg is None or not valid_transition(seg.state, state) or state == STARTED:
+            self._refuse_update(m, where)
+            return
+        seg.state, seg.broker, seg.event_timestamp, seg.updated = state, m["brokerId"], m["eventTimestampMs"], where
+        seg.custom = _custom(m["customMetadata"], tp, where) if m["customMetadata"] is not None else None
+        if state == DELETE_FINISHED:
+            del tp.segments[seg.segment_id], tp.by_raw[sid["id"]]
+            self._forget(tp, seg.segment_id, DELETE_FINISHED)
+
+    def _refuse_update(self, m: dict, where: str) -> None:
+        """An update :meth:`_update` does not apply: the problem, the first of these that holds."""
         event = self._segment_event(m, where)
         if event is None:
             return
@@ -255,15 +270,7 @@ class Fold:
                 "RemoteResourceNotFoundException)"
             )
             return
-        if not valid_transition(seg.state, state) or state == STARTED:
-            tp.problem(_refused(where, seg_id, seg.state, state))
-            return
-        seg.state, seg.broker, seg.event_timestamp, seg.updated = state, m["brokerId"], m["eventTimestampMs"], where
-        seg.custom = _custom(m["customMetadata"], tp, where) if m["customMetadata"] is not None else None
-        if state == DELETE_FINISHED:
-            del tp.segments[seg_id]
-            del tp.texts[m["remoteLogSegmentId"]["id"]]
-            self._forget(tp, seg_id, DELETE_FINISHED)
+        tp.problem(_refused(where, seg_id, seg.state, state))
 
     def _partition_delete(self, m: dict, where: str) -> None:
         tp = self._partition(m["topicIdPartition"], where)
@@ -284,7 +291,7 @@ class Fold:
             for seg_id in tp.segments:
                 self._forget(tp, seg_id, PARTITION_DELETED)
             tp.segments.clear()
-            tp.texts.clear()
+            tp.by_raw.clear()
 
 
 def _after_partition_deleted(tp: TopicPartition, where: str, seg_id: str) -> bool:
