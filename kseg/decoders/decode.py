@@ -14,7 +14,10 @@ The read logic follows Kafka's ``MessageDataGenerator.generateClassReader``
 branch for branch, including how each version test was simplified at
 generation time (:func:`kseg.decoders.versions.branch`), so that a record
 with a version Kafka does not know decodes -- or fails -- as Kafka's tool
-would.  Plans are compiled once per (struct, version) and cached.
+would.  Plans are made once per (struct, version) and cached: the interpreted plan here (a closure per
+field, the reference), and in front of it the same plan compiled to Python source
+(:mod:`kseg.decoders.compiled`), which hands any record off its fast road back to the interpreted one.
+Both take their decisions from :mod:`kseg.decoders.layout`.
 """
 
 from __future__ import annotations
