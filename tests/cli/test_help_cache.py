@@ -50,3 +50,34 @@ def test_the_kept_help_is_rendered_from_the_command_group() -> None:
     finally:
         if env_columns is not None:
             os.environ["COLUMNS"] = env_columns
+
+
+@pytest.mark.parametrize("columns", [100, 80, 79, 50])
+def test_a_real_terminal_s_width_is_read_as_click_reads_it(columns: int) -> None:
+    """stdout a terminal (a pseudo-terminal of that width), no COLUMNS: the same text as click's."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    outs = []
+    for argv in (["-c", CLICK], ["-m", "kseg", "--help"]):
+        leader, follower = pty.openpty()
+        fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
+        env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+        p = subprocess.Popen([sys.executable, *argv], stdout=follower, env=env, cwd=TESTS.parent)
+        os.close(follower)
+        data = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the terminal's other end closed
+                break
+            if not chunk:
+                break
+            data += chunk
+        os.close(leader)
+        assert p.wait(timeout=120) == 0
+        outs.append(data)
+    assert outs[0] == outs[1]
+    assert (outs[0].replace(b"\r\n", b"\n").decode() == help_text.TEXT) == (columns >= help_text.COLUMNS)
