@@ -1763,6 +1763,136 @@ fail:
     return NULL;
 }
 
+/* ------------------------------------------------------------------ Kafka's recovery fed a list of batches */
+
+/* recover_items' state: one writable int64 buffer, read on entry and written back, so the Python rule
+ * (kseg.ops.rebuild.recovery.Recovery) and the engine share one set of running values.  kseg.ops.rebuild.recovery
+ * names the slots by the same numbers (compared at import). */
+#define R_BASE_OFFSET 0       /* in: the segment's base offset */
+#define R_INTERVAL 1          /* in: index.interval.bytes */
+#define R_NO_TXN 2            /* in: 1 when no producer has a transaction open (a plain producer batch changes nothing) */
+#define R_INDEX_MAX 3         /* in: the most .index entries (OffsetIndex.maxEntries) */
+#define R_TIME_MAX 4          /* in: the most .timeindex entries */
+#define R_MAX_TS 5            /* in/out: maxTimestampSoFar */
+#define R_MAX_OFFSET 6        /* in/out: the offset paired with it */
+#define R_LAST_INDEX_ENTRY 7  /* in/out: validBytes at the last index entry */
+#define R_VALID_BYTES 8       /* in/out: validBytes */
+#define R_BATCHES 9           /* in/out: batches fed */
+#define R_LAST_POSITION 10    /* in/out: the last batch's position */
+#define R_INDEX_N 11          /* in/out: .index entries */
+#define R_INDEX_LAST 12       /* in/out: the last .index entry's offset (when R_INDEX_N > 0) */
+#define R_TIME_N 13           /* in/out: .timeindex entries */
+#define R_TIME_LAST_TS 14     /* in/out: TimeIndex.lastEntry: its timestamp */
+#define R_TIME_LAST_OFFSET 15 /* in/out: and its offset */
+#define R_INDEX_ROWS 16       /* in/out: .index rows written to ``out`` (the caller takes them and sets 0) */
+#define R_TIME_ROWS 17        /* in/out: .timeindex rows written to ``out`` */
+#define R_FIELDS 18
+
+/* An int64 field of a tuple, or -1 with no exception set when it is not one (the caller hands back). */
+static inline int tuple_ll(PyObject *t, Py_ssize_t i, long long *v) {
+    PyObject *o = PyTuple_GET_ITEM(t, i);
+    if (!PyLong_CheckExact(o)) return -1;
+    int overflow = 0;
+    *v = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (overflow || (*v == -1 && PyErr_Occurred())) {
+        PyErr_Clear();
+        return -1;
+    }
+    return 0;
+}
+
+/* recover_items(items, start, state, out) -> (index, full)
+ *
+ * Kafka's recovery (Recovery.feed, steps 2-5) for items[start:], FileRecords.scan's (position, size, header,
+ * valid) of v2 batches, up to the first the Python rule has more to say about: no header (a batch object),
+ * not valid, an offset not fitting the index, an index entry the rule refuses (a full index, an offset not
+ * above the last), or a batch of a producer that changes producer state (a control or transactional batch,
+ * or any while a transaction is open).  For each batch fed the running values of ``state`` advance and the
+ * index entries it makes go to ``out``: four columns of len(out)/4 int64 -- .index offsets and positions,
+ * .timeindex timestamps and offsets -- counted by R_INDEX_ROWS and R_TIME_ROWS.  Returns the index of the
+ * item it stopped at (len(items) at the end) and whether it stopped because ``out`` was full. */
+static PyObject *py_recover_items(PyObject *self, PyObject *args) {
+    PyObject *items, *state_obj, *out_obj;
+    Py_ssize_t start;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "O!nOO:recover_items", &PyList_Type, &items, &start, &state_obj, &out_obj))
+        return NULL;
+    Py_buffer sb, ob;
+    if (PyObject_GetBuffer(state_obj, &sb, PyBUF_WRITABLE) < 0) return NULL;
+    if (PyObject_GetBuffer(out_obj, &ob, PyBUF_WRITABLE) < 0) {
+        PyBuffer_Release(&sb);
+        return NULL;
+    }
+    if (sb.len < (Py_ssize_t)(R_FIELDS * sizeof(long long)) || sb.len % sizeof(long long) ||
+        ob.len % (4 * sizeof(long long))) {
+        PyBuffer_Release(&ob);
+        PyBuffer_Release(&sb);
+        PyErr_SetString(PyExc_ValueError, "recover_items: state and out must be int64 arrays");
+        return NULL;
+    }
+    long long *s = (long long *)sb.buf, *out = (long long *)ob.buf;
+    Py_ssize_t cap = ob.len / (Py_ssize_t)(4 * sizeof(long long));
+    long long base_offset = s[R_BASE_OFFSET], interval = s[R_INTERVAL];
+    int no_txn = s[R_NO_TXN] != 0;
+    long long max_ts = s[R_MAX_TS], max_offset = s[R_MAX_OFFSET], last_index_entry = s[R_LAST_INDEX_ENTRY];
+    long long valid_bytes = s[R_VALID_BYTES], batches = s[R_BATCHES], last_position = s[R_LAST_POSITION];
+    long long index_n = s[R_INDEX_N], index_last = s[R_INDEX_LAST], time_n = s[R_TIME_N];
+    long long time_last_ts = s[R_TIME_LAST_TS], time_last_offset = s[R_TIME_LAST_OFFSET];
+    long long index_rows = s[R_INDEX_ROWS], time_rows = s[R_TIME_ROWS];
+    if (index_rows < 0) index_rows = 0;
+    if (time_rows < 0) time_rows = 0;
+    Py_ssize_t n = PyList_GET_SIZE(items), i = start < 0 ? 0 : start;
+    int full = 0;
+    for (; i < n; i++) {
+        if (index_rows >= cap || time_rows >= cap) {
+            full = 1;
+            break;
+        }
+        PyObject *item = PyList_GET_ITEM(items, i);
+        if (!PyTuple_CheckExact(item) || PyTuple_GET_SIZE(item) != 4) break;
+        PyObject *h = PyTuple_GET_ITEM(item, 2);
+        if (!PyTuple_CheckExact(h) || PyTuple_GET_SIZE(h) != H_FIELDS || PyTuple_GET_ITEM(item, 3) != Py_True) break;
+        long long position, size, base, delta, batch_max_ts, pid, attrs, last;
+        if (tuple_ll(item, 0, &position) || tuple_ll(item, 1, &size) || tuple_ll(h, H_BASE_OFFSET, &base) ||
+            tuple_ll(h, H_LAST_OFFSET_DELTA, &delta) || tuple_ll(h, H_MAX_TIMESTAMP, &batch_max_ts) ||
+            tuple_ll(h, H_PRODUCER_ID, &pid) || tuple_ll(h, H_ATTRIBUTES, &attrs))
+            break;
+        if (add_overflow(base, delta, &last) || last < base_offset || last - base_offset > INT32_MAX_VALUE) break;
+        if (pid >= 0 && (!no_txn || (attrs & (CONTROL_FLAG | TRANSACTIONAL_FLAG)))) break;
+        long long ts = max_ts, ts_offset = max_offset;
+        if (batch_max_ts > ts) ts = batch_max_ts, ts_offset = last;
+        int index = valid_bytes - last_index_entry > interval, timed = 0;
+        if (index) {
+            if (index_n >= s[R_INDEX_MAX] || (index_n > 0 && last <= index_last)) break;
+            if (time_n >= s[R_TIME_MAX] - 1 || (time_n > 0 && ts_offset < time_last_offset)) break;
+            timed = ts > time_last_ts;
+        }
+        max_ts = ts, max_offset = ts_offset;
+        if (index) {
+            out[index_rows] = last;
+            out[cap + index_rows] = valid_bytes;
+            index_rows++, index_n++, index_last = last;
+            if (timed) {
+                out[2 * cap + time_rows] = ts;
+                out[3 * cap + time_rows] = ts_offset;
+                time_rows++, time_n++, time_last_ts = ts, time_last_offset = ts_offset;
+            }
+            last_index_entry = valid_bytes;
+        }
+        valid_bytes += size;
+        batches++;
+        last_position = position;
+    }
+    s[R_MAX_TS] = max_ts, s[R_MAX_OFFSET] = max_offset, s[R_LAST_INDEX_ENTRY] = last_index_entry;
+    s[R_VALID_BYTES] = valid_bytes, s[R_BATCHES] = batches, s[R_LAST_POSITION] = last_position;
+    s[R_INDEX_N] = index_n, s[R_INDEX_LAST] = index_last, s[R_TIME_N] = time_n;
+    s[R_TIME_LAST_TS] = time_last_ts, s[R_TIME_LAST_OFFSET] = time_last_offset;
+    s[R_INDEX_ROWS] = index_rows, s[R_TIME_ROWS] = time_rows;
+    PyBuffer_Release(&ob);
+    PyBuffer_Release(&sb);
+    return Py_BuildValue("(nO)", i, full ? Py_True : Py_False);
+}
+
 /* ------------------------------------------------------------------ module */
 
 /* Bumped whenever a seam's signature or meaning changes; must equal kseg.engine.ABI. */
@@ -1779,6 +1909,7 @@ static PyMethodDef methods[] = {
     {"dump_window", py_dump_window, METH_VARARGS, "Dumper._dump_batches over a window (see the C source)."},
     {"export_window", py_export_window, METH_VARARGS, "read_split's rows of a window as Arrow buffers (see the C source)."},
     {"verify_window", py_verify_window, METH_VARARGS, "verify-index's log pass over a window (see the C source)."},
+    {"recover_items", py_recover_items, METH_VARARGS, "Recovery.feed over a list of scan items (see the C source)."},
     {"find", py_find, METH_VARARGS, "bytes.find(needle, start, end) over a buffer, by memmem (see the C source)."},
     {NULL, NULL, 0, NULL},
 };
@@ -1889,6 +2020,25 @@ PyMODINIT_FUNC PyInit__engine(void) {
          PyModule_AddIntConstant(m, "VERIFY_PYTHON", VERIFY_PYTHON) < 0 ||
          PyModule_AddIntConstant(m, "VERIFY_FULL", VERIFY_FULL) < 0 ||
          PyModule_AddIntConstant(m, "VERIFY_KEYS", VERIFY_KEYS) < 0 ||
+         PyModule_AddIntConstant(m, "R_BASE_OFFSET", R_BASE_OFFSET) < 0 ||
+         PyModule_AddIntConstant(m, "R_INTERVAL", R_INTERVAL) < 0 ||
+         PyModule_AddIntConstant(m, "R_NO_TXN", R_NO_TXN) < 0 ||
+         PyModule_AddIntConstant(m, "R_INDEX_MAX", R_INDEX_MAX) < 0 ||
+         PyModule_AddIntConstant(m, "R_TIME_MAX", R_TIME_MAX) < 0 ||
+         PyModule_AddIntConstant(m, "R_MAX_TS", R_MAX_TS) < 0 ||
+         PyModule_AddIntConstant(m, "R_MAX_OFFSET", R_MAX_OFFSET) < 0 ||
+         PyModule_AddIntConstant(m, "R_LAST_INDEX_ENTRY", R_LAST_INDEX_ENTRY) < 0 ||
+         PyModule_AddIntConstant(m, "R_VALID_BYTES", R_VALID_BYTES) < 0 ||
+         PyModule_AddIntConstant(m, "R_BATCHES", R_BATCHES) < 0 ||
+         PyModule_AddIntConstant(m, "R_LAST_POSITION", R_LAST_POSITION) < 0 ||
+         PyModule_AddIntConstant(m, "R_INDEX_N", R_INDEX_N) < 0 ||
+         PyModule_AddIntConstant(m, "R_INDEX_LAST", R_INDEX_LAST) < 0 ||
+         PyModule_AddIntConstant(m, "R_TIME_N", R_TIME_N) < 0 ||
+         PyModule_AddIntConstant(m, "R_TIME_LAST_TS", R_TIME_LAST_TS) < 0 ||
+         PyModule_AddIntConstant(m, "R_TIME_LAST_OFFSET", R_TIME_LAST_OFFSET) < 0 ||
+         PyModule_AddIntConstant(m, "R_INDEX_ROWS", R_INDEX_ROWS) < 0 ||
+         PyModule_AddIntConstant(m, "R_TIME_ROWS", R_TIME_ROWS) < 0 ||
+         PyModule_AddIntConstant(m, "R_FIELDS", R_FIELDS) < 0 ||
          PyModule_AddIntConstant(m, "NO_SEQUENCE", NO_SEQUENCE) < 0 ||
          PyModule_AddIntConstant(m, "INT32_MAX", (long)INT32_MAX_VALUE) < 0 ||
          PyModule_AddIntConstant(m, "VARINT_MAX_BYTES", VARINT_MAX_BYTES) < 0 ||

@@ -34,6 +34,7 @@ from kseg.format.v2 import (
     TRANSACTIONAL_FLAG,
 )
 from kseg.format.v2 import CRC as CRC_FIELD
+from kseg.limits import INT64_MAX, INT64_MIN
 from kseg.storage.batch import FileBatch, LegacyBatch, V2Batch
 from kseg.storage.records import LOG_OVERHEAD, MIN_RECORD_SIZE, FileRecords
 
@@ -72,23 +73,33 @@ class Damage(NamedTuple):
 
 
 def found_v2(position: int, size: int, h: tuple) -> Found:
-    """A :class:`Found` from a v2 header tuple (``FileRecords.scan``'s)."""
-    attrs = h[ATTRIBUTES]
-    return Found(
-        position,
-        size,
-        h[MAGIC],
-        h[BASE_OFFSET],
-        v2.last_offset(h[BASE_OFFSET], h[LAST_OFFSET_DELTA]),
-        h[COUNT],
-        attrs & CODEC_MASK,
-        bool(attrs & CONTROL_FLAG),
-        h[PRODUCER_ID],
-        bool(attrs & TRANSACTIONAL_FLAG),
-        h[CRC_FIELD],
-        h[LEADER_EPOCH],
-        h,
+    """A :class:`Found` from a v2 header tuple (``FileRecords.scan``'s): one a batch of an intact log, so
+    built without ``Found``'s Python-level constructor."""
+    attrs, base = h[ATTRIBUTES], h[BASE_OFFSET]
+    last = base + h[LAST_OFFSET_DELTA]
+    if not INT64_MIN <= last <= INT64_MAX:
+        last = v2.last_offset(base, h[LAST_OFFSET_DELTA])
+    return _new_tuple(
+        Found,
+        (
+            position,
+            size,
+            h[MAGIC],
+            base,
+            last,
+            h[COUNT],
+            attrs & CODEC_MASK,
+            bool(attrs & CONTROL_FLAG),
+            h[PRODUCER_ID],
+            bool(attrs & TRANSACTIONAL_FLAG),
+            h[CRC_FIELD],
+            h[LEADER_EPOCH],
+            h,
+        ),
     )
+
+
+_new_tuple = tuple.__new__
 
 
 def found_of(batch: FileBatch) -> Found:
