@@ -1763,6 +1763,86 @@ fail:
     return NULL;
 }
 
+/* An int64 of a list of ints, or -1 (no exception set) for an item that is not one. */
+static inline int list_ll(PyObject *list, Py_ssize_t i, long long *v) {
+    PyObject *o = PyList_GET_ITEM(list, i);
+    if (!PyLong_Check(o)) return -1;
+    int overflow = 0;
+    *v = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (overflow || (*v == -1 && PyErr_Occurred())) {
+        PyErr_Clear();
+        return -1;
+    }
+    return 0;
+}
+
+/* entries_match(keys, values, prev_key, prev_value, lo, hi, batch_keys, batch_values, batch_bases) -> bool or None
+ *
+ * verify-index's bulk check of a run of index entries (kseg.ops.verify.offset_index._all_batch_ends,
+ * kseg.ops.verify.time_index._all_exact_times): whether ``keys`` and ``values`` (lists of ints, one an entry)
+ * strictly increase from ``prev_key`` and ``prev_value``, every key lies in [lo, hi], and each names a recorded
+ * batch -- ``batch_keys[k] == key`` (an int64 array, strictly ascending) -- whose ``batch_values[k]`` is the
+ * entry's value and, with ``batch_bases`` (else None), whose ``batch_bases[k]`` is not above it.  None when an
+ * entry's number does not fit int64 (the Python rule decides). */
+static PyObject *py_entries_match(PyObject *self, PyObject *args) {
+    PyObject *keys, *values, *bk_obj, *bv_obj, *bb_obj;
+    long long prev_key, prev_value, lo, hi;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "O!O!LLLLOOO:entries_match", &PyList_Type, &keys, &PyList_Type, &values, &prev_key,
+                          &prev_value, &lo, &hi, &bk_obj, &bv_obj, &bb_obj))
+        return NULL;
+    Py_buffer bk, bv, bb;
+    int have_bases = bb_obj != Py_None, match = 1, undecided = 0;
+    if (PyObject_GetBuffer(bk_obj, &bk, PyBUF_SIMPLE) < 0) return NULL;
+    if (PyObject_GetBuffer(bv_obj, &bv, PyBUF_SIMPLE) < 0) {
+        PyBuffer_Release(&bk);
+        return NULL;
+    }
+    if (have_bases && PyObject_GetBuffer(bb_obj, &bb, PyBUF_SIMPLE) < 0) {
+        PyBuffer_Release(&bv);
+        PyBuffer_Release(&bk);
+        return NULL;
+    }
+    Py_ssize_t m = bk.len / (Py_ssize_t)sizeof(long long);
+    if (bk.len % sizeof(long long) || bv.len != bk.len || (have_bases && bb.len != bk.len) ||
+        PyList_GET_SIZE(keys) != PyList_GET_SIZE(values)) {
+        PyErr_SetString(PyExc_ValueError, "entries_match: keys and values of one length, batches int64 arrays of one length");
+        match = -1;
+    }
+    const long long *k = (const long long *)bk.buf, *v = (const long long *)bv.buf;
+    const long long *b = have_bases ? (const long long *)bb.buf : NULL;
+    Py_ssize_t n = match < 0 ? 0 : PyList_GET_SIZE(keys), j = 0;
+    for (Py_ssize_t i = 0; i < n && match > 0; i++) {
+        long long key, value;
+        if (list_ll(keys, i, &key) || list_ll(values, i, &value)) {
+            undecided = 1;
+            break;
+        }
+        if (key <= prev_key || value <= prev_value || key < lo || key > hi) {
+            match = 0;
+            break;
+        }
+        if (i == 0) { /* the first batch at or past the first key; the keys ascend, so the rest follow it */
+            Py_ssize_t a = 0, z = m;
+            while (a < z) {
+                Py_ssize_t mid = a + (z - a) / 2;
+                if (k[mid] < key) a = mid + 1;
+                else z = mid;
+            }
+            j = a;
+        }
+        while (j < m && k[j] < key) j++;
+        if (j == m || k[j] != key || v[j] != value || (b != NULL && b[j] > value)) match = 0;
+        prev_key = key, prev_value = value;
+    }
+    if (have_bases) PyBuffer_Release(&bb);
+    PyBuffer_Release(&bv);
+    PyBuffer_Release(&bk);
+    if (match < 0) return NULL;
+    if (undecided) Py_RETURN_NONE;
+    return PyBool_FromLong(match);
+}
+
 /* ------------------------------------------------------------------ Kafka's recovery fed a list of batches */
 
 /* recover_items' state: one writable int64 buffer, read on entry and written back, so the Python rule
@@ -1909,6 +1989,7 @@ static PyMethodDef methods[] = {
     {"dump_window", py_dump_window, METH_VARARGS, "Dumper._dump_batches over a window (see the C source)."},
     {"export_window", py_export_window, METH_VARARGS, "read_split's rows of a window as Arrow buffers (see the C source)."},
     {"verify_window", py_verify_window, METH_VARARGS, "verify-index's log pass over a window (see the C source)."},
+    {"entries_match", py_entries_match, METH_VARARGS, "verify-index's bulk check of index entries (see the C source)."},
     {"recover_items", py_recover_items, METH_VARARGS, "Recovery.feed over a list of scan items (see the C source)."},
     {"find", py_find, METH_VARARGS, "bytes.find(needle, start, end) over a buffer, by memmem (see the C source)."},
     {NULL, NULL, 0, NULL},
