@@ -1763,60 +1763,64 @@ fail:
     return NULL;
 }
 
-/* An int64 of a list of ints, or -1 (no exception set) for an item that is not one. */
-static inline int list_ll(PyObject *list, Py_ssize_t i, long long *v) {
-    PyObject *o = PyList_GET_ITEM(list, i);
-    if (!PyLong_Check(o)) return -1;
-    int overflow = 0;
-    *v = PyLong_AsLongLongAndOverflow(o, &overflow);
-    if (overflow || (*v == -1 && PyErr_Occurred())) {
-        PyErr_Clear();
-        return -1;
-    }
-    return 0;
-}
-
-/* entries_match(keys, values, prev_key, prev_value, lo, hi, batch_keys, batch_values, batch_bases) -> bool or None
+/* entries_match(data, kind, base_offset, prev_key, prev_value, lo, hi, batch_keys, batch_values, batch_bases)
+ *   -> bool or None
  *
  * verify-index's bulk check of a run of index entries (kseg.ops.verify.offset_index._all_batch_ends,
- * kseg.ops.verify.time_index._all_exact_times): whether ``keys`` and ``values`` (lists of ints, one an entry)
- * strictly increase from ``prev_key`` and ``prev_value``, every key lies in [lo, hi], and each names a recorded
- * batch -- ``batch_keys[k] == key`` (an int64 array, strictly ascending) -- whose ``batch_values[k]`` is the
- * entry's value and, with ``batch_bases`` (else None), whose ``batch_bases[k]`` is not above it.  None when an
- * entry's number does not fit int64 (the Python rule decides). */
+ * kseg.ops.verify.time_index._all_exact_times) read from the index file's bytes ``data``: kind 0, .index
+ * entries (big-endian int32 relative offset, int32 position: key the position, value the offset); kind 1,
+ * .timeindex entries (int64 timestamp, int32 relative offset: key the offset, value the timestamp).  Whether
+ * the keys and values strictly increase from ``prev_key`` and ``prev_value``, every key lies in [lo, hi], and
+ * each names a recorded batch -- ``batch_keys[k] == key`` (an int64 array, strictly ascending) -- whose
+ * ``batch_values[k]`` is the entry's value and, with ``batch_bases`` (else None), whose ``batch_bases[k]`` is
+ * not above it.  None when an absolute offset passes int64 or ``data`` is not whole entries (the Python rule
+ * decides). */
 static PyObject *py_entries_match(PyObject *self, PyObject *args) {
-    PyObject *keys, *values, *bk_obj, *bv_obj, *bb_obj;
-    long long prev_key, prev_value, lo, hi;
+    PyObject *bk_obj, *bv_obj, *bb_obj;
+    Py_buffer data;
+    int kind;
+    long long base_offset, prev_key, prev_value, lo, hi;
     (void)self;
-    if (!PyArg_ParseTuple(args, "O!O!LLLLOOO:entries_match", &PyList_Type, &keys, &PyList_Type, &values, &prev_key,
-                          &prev_value, &lo, &hi, &bk_obj, &bv_obj, &bb_obj))
+    if (!PyArg_ParseTuple(args, "y*iLLLLLOOO:entries_match", &data, &kind, &base_offset, &prev_key, &prev_value, &lo,
+                          &hi, &bk_obj, &bv_obj, &bb_obj))
         return NULL;
     Py_buffer bk, bv, bb;
-    int have_bases = bb_obj != Py_None, match = 1, undecided = 0;
-    if (PyObject_GetBuffer(bk_obj, &bk, PyBUF_SIMPLE) < 0) return NULL;
-    if (PyObject_GetBuffer(bv_obj, &bv, PyBUF_SIMPLE) < 0) {
-        PyBuffer_Release(&bk);
-        return NULL;
-    }
-    if (have_bases && PyObject_GetBuffer(bb_obj, &bb, PyBUF_SIMPLE) < 0) {
-        PyBuffer_Release(&bv);
-        PyBuffer_Release(&bk);
-        return NULL;
-    }
-    Py_ssize_t m = bk.len / (Py_ssize_t)sizeof(long long);
-    if (bk.len % sizeof(long long) || bv.len != bk.len || (have_bases && bb.len != bk.len) ||
-        PyList_GET_SIZE(keys) != PyList_GET_SIZE(values)) {
-        PyErr_SetString(PyExc_ValueError, "entries_match: keys and values of one length, batches int64 arrays of one length");
+    int have_bases = bb_obj != Py_None, match = 1, undecided = 0, got = 0;
+    if (PyObject_GetBuffer(bk_obj, &bk, PyBUF_SIMPLE) < 0) goto done;
+    got = 1;
+    if (PyObject_GetBuffer(bv_obj, &bv, PyBUF_SIMPLE) < 0) goto done;
+    got = 2;
+    if (have_bases && PyObject_GetBuffer(bb_obj, &bb, PyBUF_SIMPLE) < 0) goto done;
+    got = 3;
+    Py_ssize_t size = kind == 0 ? 8 : 12;
+    if ((kind != 0 && kind != 1) || bk.len % sizeof(long long) || bv.len != bk.len || (have_bases && bb.len != bk.len)) {
+        PyErr_SetString(PyExc_ValueError, "entries_match: kind 0 or 1, batches int64 arrays of one length");
         match = -1;
+        goto done;
     }
+    if (data.len % size) {
+        undecided = 1;
+        goto done;
+    }
+    const unsigned char *d = (const unsigned char *)data.buf;
     const long long *k = (const long long *)bk.buf, *v = (const long long *)bv.buf;
     const long long *b = have_bases ? (const long long *)bb.buf : NULL;
-    Py_ssize_t n = match < 0 ? 0 : PyList_GET_SIZE(keys), j = 0;
-    for (Py_ssize_t i = 0; i < n && match > 0; i++) {
+    Py_ssize_t m = bk.len / (Py_ssize_t)sizeof(long long), n = data.len / size, j = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const unsigned char *e = d + i * size;
         long long key, value;
-        if (list_ll(keys, i, &key) || list_ll(values, i, &value)) {
-            undecided = 1;
-            break;
+        if (kind == 0) {
+            key = be32(e + 4);
+            if (add_overflow(base_offset, (long long)be32(e), &value)) {
+                undecided = 1;
+                break;
+            }
+        } else {
+            value = be64(e);
+            if (add_overflow(base_offset, (long long)be32(e + 8), &key)) {
+                undecided = 1;
+                break;
+            }
         }
         if (key <= prev_key || value <= prev_value || key < lo || key > hi) {
             match = 0;
@@ -1832,13 +1836,18 @@ static PyObject *py_entries_match(PyObject *self, PyObject *args) {
             j = a;
         }
         while (j < m && k[j] < key) j++;
-        if (j == m || k[j] != key || v[j] != value || (b != NULL && b[j] > value)) match = 0;
+        if (j == m || k[j] != key || v[j] != value || (b != NULL && b[j] > value)) {
+            match = 0;
+            break;
+        }
         prev_key = key, prev_value = value;
     }
-    if (have_bases) PyBuffer_Release(&bb);
-    PyBuffer_Release(&bv);
-    PyBuffer_Release(&bk);
-    if (match < 0) return NULL;
+done:
+    if (got >= 3 && have_bases) PyBuffer_Release(&bb);
+    if (got >= 2) PyBuffer_Release(&bv);
+    if (got >= 1) PyBuffer_Release(&bk);
+    PyBuffer_Release(&data);
+    if (match < 0 || (got < 3)) return NULL;
     if (undecided) Py_RETURN_NONE;
     return PyBool_FromLong(match);
 }

@@ -162,19 +162,27 @@ def _all_batch_ends(view: OffsetIndexView, n: int, scan: LogScan) -> bool:
     """Whether every entry names the last offset of the batch starting at its position, offsets and
     positions strictly increasing: what a current broker writes, so the entry loop of
     :func:`check_offset_index` would find nothing.  Checked ``BULK`` entries at a time, by the engine's
-    ``entries_match`` or in C loops here (:func:`_batch_ends`); any other index goes entry by entry."""
+    ``entries_match`` from the file's bytes or in C loops here (:func:`_batch_ends`); any other index goes
+    entry by entry."""
     end = max(scan.valid_end, 1)
     match = None if engine.C is None else engine.C.entries_match
     prev_offset = prev_position = INT64_MIN
     for first in range(0, n, BULK):
-        offsets, positions = view.columns(first, min(n, first + BULK))
-        matched = None
-        if match is not None and positions:
+        stop = min(n, first + BULK)
+        if match is not None:
+            data = view.read(first * OFFSET_ENTRY.size, stop * OFFSET_ENTRY.size)
             last, base = scan.last_offsets, scan.base_offsets
-            matched = match(positions, offsets, prev_position, prev_offset, 0, end - 1, scan.positions, last, base)
-        if matched is None:
-            matched = _batch_ends(offsets, positions, prev_offset, prev_position, end, scan)
-        if not matched:
+            matched = match(
+                data, 0, view.base_offset, prev_position, prev_offset, 0, end - 1, scan.positions, last, base
+            )
+            if matched is not None and len(data):
+                if not matched:
+                    return False
+                rel, prev_position = OFFSET_ENTRY.unpack_from(data, len(data) - OFFSET_ENTRY.size)
+                prev_offset = view.base_offset + rel
+                continue
+        offsets, positions = view.columns(first, stop)
+        if not _batch_ends(offsets, positions, prev_offset, prev_position, end, scan):
             return False
         prev_offset, prev_position = offsets[-1], positions[-1]
     return True

@@ -191,16 +191,19 @@ def _all_exact_times(view: TimeIndexView, n: int, scan: LogScan) -> bool:
     match = None if engine.C is None else engine.C.entries_match
     prev_ts = prev_offset = INT64_MIN
     for first in range(0, n, BULK):
-        timestamps, offsets = view.columns(first, min(n, first + BULK))
-        matched = None
-        if match is not None and offsets:
-            last = scan.last_offsets
-            matched = match(
-                offsets, timestamps, prev_offset, prev_ts, INT64_MIN, INT64_MAX, last, scan.running_max, None
-            )
-        if matched is None:
-            matched = _exact_times(timestamps, offsets, prev_ts, prev_offset, scan)
-        if not matched:
+        stop = min(n, first + BULK)
+        if match is not None:
+            data = view.read(first * TIME_ENTRY.size, stop * TIME_ENTRY.size)
+            last, running = scan.last_offsets, scan.running_max
+            matched = match(data, 1, view.base_offset, prev_offset, prev_ts, INT64_MIN, INT64_MAX, last, running, None)
+            if matched is not None and len(data):
+                if not matched:
+                    return False
+                prev_ts, rel = TIME_ENTRY.unpack_from(data, len(data) - TIME_ENTRY.size)
+                prev_offset = view.base_offset + rel
+                continue
+        timestamps, offsets = view.columns(first, stop)
+        if not _exact_times(timestamps, offsets, prev_ts, prev_offset, scan):
             return False
         prev_ts, prev_offset = timestamps[-1], offsets[-1]
     return True
