@@ -1852,6 +1852,52 @@ done:
     return PyBool_FromLong(match);
 }
 
+/* index_keys(data, kind, column, base_offset) -> bytes or None
+ *
+ * The keys verify-index's log pass walks (kseg.ops.verify.log.index_keys), from an index file's whole entries
+ * ``data``, as native int64s: kind 0 (.index: big-endian int32 relative offset, int32 position), column 0 the
+ * absolute offsets, column 1 the positions; kind 1 (.timeindex: int64 timestamp, int32 relative offset) the
+ * absolute offsets.  None when an absolute offset passes int64 or ``data`` is not whole entries (the Python
+ * reading decides). */
+static PyObject *py_index_keys(PyObject *self, PyObject *args) {
+    Py_buffer data;
+    int kind, column;
+    long long base_offset;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*iiL:index_keys", &data, &kind, &column, &base_offset)) return NULL;
+    Py_ssize_t size = kind == 0 ? 8 : 12;
+    if ((kind != 0 && kind != 1) || (column != 0 && column != 1) || (kind == 1 && column != 0)) {
+        PyBuffer_Release(&data);
+        PyErr_SetString(PyExc_ValueError, "index_keys: kind 0 with column 0 or 1, or kind 1 with column 0");
+        return NULL;
+    }
+    if (data.len % size) {
+        PyBuffer_Release(&data);
+        Py_RETURN_NONE;
+    }
+    Py_ssize_t n = data.len / size;
+    PyObject *out = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(long long));
+    if (out == NULL) {
+        PyBuffer_Release(&data);
+        return NULL;
+    }
+    long long *k = (long long *)PyBytes_AS_STRING(out);
+    const unsigned char *d = (const unsigned char *)data.buf;
+    Py_ssize_t at = kind == 0 ? (column == 0 ? 0 : 4) : 8;
+    int relative = !(kind == 0 && column == 1);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        long long v = be32(d + i * size + at);
+        if (relative && add_overflow(base_offset, v, &k[i])) {
+            Py_DECREF(out);
+            PyBuffer_Release(&data);
+            Py_RETURN_NONE;
+        }
+        if (!relative) k[i] = v;
+    }
+    PyBuffer_Release(&data);
+    return out;
+}
+
 /* ------------------------------------------------------------------ Kafka's recovery fed a list of batches */
 
 /* recover_items' state: one writable int64 buffer, read on entry and written back, so the Python rule
@@ -1998,6 +2044,7 @@ static PyMethodDef methods[] = {
     {"dump_window", py_dump_window, METH_VARARGS, "Dumper._dump_batches over a window (see the C source)."},
     {"export_window", py_export_window, METH_VARARGS, "read_split's rows of a window as Arrow buffers (see the C source)."},
     {"verify_window", py_verify_window, METH_VARARGS, "verify-index's log pass over a window (see the C source)."},
+    {"index_keys", py_index_keys, METH_VARARGS, "verify-index's index keys from an index file's entries (see the C source)."},
     {"entries_match", py_entries_match, METH_VARARGS, "verify-index's bulk check of index entries (see the C source)."},
     {"recover_items", py_recover_items, METH_VARARGS, "Recovery.feed over a list of scan items (see the C source)."},
     {"find", py_find, METH_VARARGS, "bytes.find(needle, start, end) over a buffer, by memmem (see the C source)."},

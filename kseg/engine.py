@@ -8,7 +8,7 @@ engine runs when it imports.  The engine implements exactly the seams of
 (``FileRecords.scan``), :mod:`kseg.render.text` (the batch and record lines) and the dump's
 window loop (``Dumper._dump_windows`` through ``TextSink.window_lines``), verify-index's log
 pass over a window (``kseg.ops.verify.log._LogPass._windows``) and its bulk checks of index
-entries (``entries_match``), Kafka's recovery
+entries and its index keys (``entries_match``, ``index_keys``), Kafka's recovery
 rule over a list of batches (``kseg.ops.rebuild.recovery.Recovery.feed``: ``recover_items``) and
 grep's search of a window for literal bytes (``find``, ``bytes.find`` by memmem), and
 hands every record or batch it does not accept back to the Python rule, so
