@@ -2028,6 +2028,59 @@ static PyObject *py_recover_items(PyObject *self, PyObject *args) {
     return Py_BuildValue("(nO)", i, full ? Py_True : Py_False);
 }
 
+/* found_items(items, start, found_type, out) -> index
+ *
+ * salvage's Found of each batch (kseg.ops.salvage.found.found_v2) for items[start:], FileRecords.scan's
+ * (position, size, header, valid): an instance of ``found_type`` (Found, a tuple of 13 fields) appended to
+ * ``out`` for every whole v2 batch whose CRC holds, up to the first item that is not one (a batch object, a
+ * CRC that fails) or whose last offset passes int64, which the Python rule takes.  Returns that item's index
+ * (len(items) at the end). */
+static PyObject *py_found_items(PyObject *self, PyObject *args) {
+    PyObject *items, *type_obj, *out;
+    Py_ssize_t start;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "O!nO!O!:found_items", &PyList_Type, &items, &start, &PyType_Type, &type_obj,
+                          &PyList_Type, &out))
+        return NULL;
+    PyTypeObject *type = (PyTypeObject *)type_obj;
+    if (!PyType_IsSubtype(type, &PyTuple_Type) || type->tp_alloc == NULL) {
+        PyErr_SetString(PyExc_TypeError, "found_items: found_type must be a tuple type");
+        return NULL;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(items), i = start < 0 ? 0 : start;
+    for (; i < n; i++) {
+        PyObject *item = PyList_GET_ITEM(items, i);
+        if (!PyTuple_CheckExact(item) || PyTuple_GET_SIZE(item) != 4) break;
+        PyObject *h = PyTuple_GET_ITEM(item, 2);
+        if (!PyTuple_CheckExact(h) || PyTuple_GET_SIZE(h) != H_FIELDS || PyTuple_GET_ITEM(item, 3) != Py_True) break;
+        long long base, delta, attrs, last;
+        if (tuple_ll(h, H_BASE_OFFSET, &base) || tuple_ll(h, H_LAST_OFFSET_DELTA, &delta) ||
+            tuple_ll(h, H_ATTRIBUTES, &attrs) || add_overflow(base, delta, &last))
+            break;
+        PyObject *last_obj = PyLong_FromLongLong(last), *codec = PyLong_FromLong((long)(attrs & CODEC_MASK));
+        PyObject *f = type->tp_alloc(type, 13);
+        if (last_obj == NULL || codec == NULL || f == NULL) {
+            Py_XDECREF(last_obj);
+            Py_XDECREF(codec);
+            Py_XDECREF(f);
+            return NULL;
+        }
+        PyObject *fields[13] = {PyTuple_GET_ITEM(item, 0), PyTuple_GET_ITEM(item, 1), PyTuple_GET_ITEM(h, H_MAGIC),
+                                PyTuple_GET_ITEM(h, H_BASE_OFFSET), last_obj, PyTuple_GET_ITEM(h, H_COUNT), codec,
+                                (attrs & CONTROL_FLAG) ? Py_True : Py_False, PyTuple_GET_ITEM(h, H_PRODUCER_ID),
+                                (attrs & TRANSACTIONAL_FLAG) ? Py_True : Py_False, PyTuple_GET_ITEM(h, H_CRC),
+                                PyTuple_GET_ITEM(h, H_LEADER_EPOCH), h};
+        for (int j = 0; j < 13; j++) {
+            if (j != 4 && j != 6) Py_INCREF(fields[j]); /* last_obj and codec are new references, given away */
+            PyTuple_SET_ITEM(f, j, fields[j]);
+        }
+        int r = PyList_Append(out, f);
+        Py_DECREF(f);
+        if (r < 0) return NULL;
+    }
+    return PyLong_FromSsize_t(i);
+}
+
 /* ------------------------------------------------------------------ module */
 
 /* Bumped whenever a seam's signature or meaning changes; must equal kseg.engine.ABI. */
@@ -2046,6 +2099,7 @@ static PyMethodDef methods[] = {
     {"verify_window", py_verify_window, METH_VARARGS, "verify-index's log pass over a window (see the C source)."},
     {"index_keys", py_index_keys, METH_VARARGS, "verify-index's index keys from an index file's entries (see the C source)."},
     {"entries_match", py_entries_match, METH_VARARGS, "verify-index's bulk check of index entries (see the C source)."},
+    {"found_items", py_found_items, METH_VARARGS, "salvage's Found of each valid v2 batch of scan items (see the C source)."},
     {"recover_items", py_recover_items, METH_VARARGS, "Recovery.feed over a list of scan items (see the C source)."},
     {"find", py_find, METH_VARARGS, "bytes.find(needle, start, end) over a buffer, by memmem (see the C source)."},
     {NULL, NULL, 0, NULL},

@@ -9,7 +9,8 @@ engine runs when it imports.  The engine implements exactly the seams of
 window loop (``Dumper._dump_windows`` through ``TextSink.window_lines``), verify-index's log
 pass over a window (``kseg.ops.verify.log._LogPass._windows``) and its bulk checks of index
 entries and its index keys (``entries_match``, ``index_keys``), Kafka's recovery
-rule over a list of batches (``kseg.ops.rebuild.recovery.Recovery.feed``: ``recover_items``) and
+rule over a list of batches (``kseg.ops.rebuild.recovery.Recovery.feed``: ``recover_items``), salvage's
+``Found`` of each valid batch (``kseg.ops.salvage.found.read_segment``: ``found_items``) and
 grep's search of a window for literal bytes (``find``, ``bytes.find`` by memmem), and
 hands every record or batch it does not accept back to the Python rule, so
 output and errors are the same with either engine.

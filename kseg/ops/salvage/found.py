@@ -19,6 +19,7 @@ import re
 import struct
 from typing import Iterator, NamedTuple
 
+from kseg import engine
 from kseg.errors import CorruptRecordError, KsegError
 from kseg.format import legacy, v2
 from kseg.format.v2 import (
@@ -128,6 +129,7 @@ def read_segment(records: FileRecords) -> Iterator[list[Found] | Damage]:
     runs, each a list of batches that follow each other in the file (one window's, at most).  An I/O error
     (:class:`~kseg.errors.InputError`) passes through: a verdict only for what was read."""
     pos, end = 0, records.end
+    found_items = None if engine.C is None else engine.C.found_items
     legacy_seen: bool | None = None  # None: no batch yet
     while pos < end:
         stop: Damage | None = None
@@ -136,7 +138,10 @@ def read_segment(records: FileRecords) -> Iterator[list[Found] | Damage]:
         try:
             for items in scan:
                 run: list[Found] = []
-                for position, size, h, item in items:
+                k = 0 if found_items is None else found_items(items, 0, Found, run)  # the engine's found_v2
+                if k:
+                    pos = items[k - 1][0] + items[k - 1][1]
+                for position, size, h, item in items[k:] if k else items:
                     if h is not None:
                         if not item:
                             stop, after = Damage(position, end, _crc_why(h[CRC_FIELD])), position + size
