@@ -2027,10 +2027,328 @@ fail:
     return NULL;
 }
 
+/* entries_match(data, kind, base_offset, prev_key, prev_value, lo, hi, batch_keys, batch_values, batch_bases)
+ *   -> bool or None
+ *
+ * verify-index's bulk check of a run of index entries (kseg.ops.verify.offset_index._all_batch_ends,
+ * kseg.ops.verify.time_index._all_exact_times) read from the index file's bytes ``data``: kind 0, .index
+ * entries (big-endian int32 relative offset, int32 position: key the position, value the offset); kind 1,
+ * .timeindex entries (int64 timestamp, int32 relative offset: key the offset, value the timestamp).  Whether
+ * the keys and values strictly increase from ``prev_key`` and ``prev_value``, every key lies in [lo, hi], and
+ * each names a recorded batch -- ``batch_keys[k] == key`` (an int64 array, strictly ascending) -- whose
+ * ``batch_values[k]`` is the entry's value and, with ``batch_bases`` (else None), whose ``batch_bases[k]`` is
+ * not above it.  None when an absolute offset passes int64 or ``data`` is not whole entries (the Python rule
+ * decides). */
+static PyObject *py_entries_match(PyObject *self, PyObject *args) {
+    PyObject *bk_obj, *bv_obj, *bb_obj;
+    Py_buffer data;
+    int kind;
+    long long base_offset, prev_key, prev_value, lo, hi;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*iLLLLLOOO:entries_match", &data, &kind, &base_offset, &prev_key, &prev_value, &lo,
+                          &hi, &bk_obj, &bv_obj, &bb_obj))
+        return NULL;
+    Py_buffer bk, bv, bb;
+    int have_bases = bb_obj != Py_None, match = 1, undecided = 0, got = 0;
+    if (PyObject_GetBuffer(bk_obj, &bk, PyBUF_SIMPLE) < 0) goto done;
+    got = 1;
+    if (PyObject_GetBuffer(bv_obj, &bv, PyBUF_SIMPLE) < 0) goto done;
+    got = 2;
+    if (have_bases && PyObject_GetBuffer(bb_obj, &bb, PyBUF_SIMPLE) < 0) goto done;
+    got = 3;
+    Py_ssize_t size = kind == 0 ? 8 : 12;
+    if ((kind != 0 && kind != 1) || bk.len % sizeof(long long) || bv.len != bk.len || (have_bases && bb.len != bk.len)) {
+        PyErr_SetString(PyExc_ValueError, "entries_match: kind 0 or 1, batches int64 arrays of one length");
+        match = -1;
+        goto done;
+    }
+    if (data.len % size) {
+        undecided = 1;
+        goto done;
+    }
+    const unsigned char *d = (const unsigned char *)data.buf;
+    const long long *k = (const long long *)bk.buf, *v = (const long long *)bv.buf;
+    const long long *b = have_bases ? (const long long *)bb.buf : NULL;
+    Py_ssize_t m = bk.len / (Py_ssize_t)sizeof(long long), n = data.len / size, j = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const unsigned char *e = d + i * size;
+        long long key, value;
+        if (kind == 0) {
+            key = be32(e + 4);
+            if (add_overflow(base_offset, (long long)be32(e), &value)) {
+                undecided = 1;
+                break;
+            }
+        } else {
+            value = be64(e);
+            if (add_overflow(base_offset, (long long)be32(e + 8), &key)) {
+                undecided = 1;
+                break;
+            }
+        }
+        if (key <= prev_key || value <= prev_value || key < lo || key > hi) {
+            match = 0;
+            break;
+        }
+        if (i == 0) { /* the first batch at or past the first key; the keys ascend, so the rest follow it */
+            Py_ssize_t a = 0, z = m;
+            while (a < z) {
+                Py_ssize_t mid = a + (z - a) / 2;
+                if (k[mid] < key) a = mid + 1;
+                else z = mid;
+            }
+            j = a;
+        }
+        while (j < m && k[j] < key) j++;
+        if (j == m || k[j] != key || v[j] != value || (b != NULL && b[j] > value)) {
+            match = 0;
+            break;
+        }
+        prev_key = key, prev_value = value;
+    }
+done:
+    if (got >= 3 && have_bases) PyBuffer_Release(&bb);
+    if (got >= 2) PyBuffer_Release(&bv);
+    if (got >= 1) PyBuffer_Release(&bk);
+    PyBuffer_Release(&data);
+    if (match < 0 || (got < 3)) return NULL;
+    if (undecided) Py_RETURN_NONE;
+    return PyBool_FromLong(match);
+}
+
+/* index_keys(data, kind, column, base_offset) -> bytes or None
+ *
+ * The keys verify-index's log pass walks (kseg.ops.verify.log.index_keys), from an index file's whole entries
+ * ``data``, as native int64s: kind 0 (.index: big-endian int32 relative offset, int32 position), column 0 the
+ * absolute offsets, column 1 the positions; kind 1 (.timeindex: int64 timestamp, int32 relative offset) the
+ * absolute offsets.  None when an absolute offset passes int64 or ``data`` is not whole entries (the Python
+ * reading decides). */
+static PyObject *py_index_keys(PyObject *self, PyObject *args) {
+    Py_buffer data;
+    int kind, column;
+    long long base_offset;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*iiL:index_keys", &data, &kind, &column, &base_offset)) return NULL;
+    Py_ssize_t size = kind == 0 ? 8 : 12;
+    if ((kind != 0 && kind != 1) || (column != 0 && column != 1) || (kind == 1 && column != 0)) {
+        PyBuffer_Release(&data);
+        PyErr_SetString(PyExc_ValueError, "index_keys: kind 0 with column 0 or 1, or kind 1 with column 0");
+        return NULL;
+    }
+    if (data.len % size) {
+        PyBuffer_Release(&data);
+        Py_RETURN_NONE;
+    }
+    Py_ssize_t n = data.len / size;
+    PyObject *out = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(long long));
+    if (out == NULL) {
+        PyBuffer_Release(&data);
+        return NULL;
+    }
+    long long *k = (long long *)PyBytes_AS_STRING(out);
+    const unsigned char *d = (const unsigned char *)data.buf;
+    Py_ssize_t at = kind == 0 ? (column == 0 ? 0 : 4) : 8;
+    int relative = !(kind == 0 && column == 1);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        long long v = be32(d + i * size + at);
+        if (relative && add_overflow(base_offset, v, &k[i])) {
+            Py_DECREF(out);
+            PyBuffer_Release(&data);
+            Py_RETURN_NONE;
+        }
+        if (!relative) k[i] = v;
+    }
+    PyBuffer_Release(&data);
+    return out;
+}
+
+/* ------------------------------------------------------------------ Kafka's recovery fed a list of batches */
+
+/* recover_items' state: one writable int64 buffer, read on entry and written back, so the Python rule
+ * (kseg.ops.rebuild.recovery.Recovery) and the engine share one set of running values.  kseg.ops.rebuild.recovery
+ * names the slots by the same numbers (compared at import). */
+#define R_BASE_OFFSET 0       /* in: the segment's base offset */
+#define R_INTERVAL 1          /* in: index.interval.bytes */
+#define R_NO_TXN 2            /* in: 1 when no producer has a transaction open (a plain producer batch changes nothing) */
+#define R_INDEX_MAX 3         /* in: the most .index entries (OffsetIndex.maxEntries) */
+#define R_TIME_MAX 4          /* in: the most .timeindex entries */
+#define R_MAX_TS 5            /* in/out: maxTimestampSoFar */
+#define R_MAX_OFFSET 6        /* in/out: the offset paired with it */
+#define R_LAST_INDEX_ENTRY 7  /* in/out: validBytes at the last index entry */
+#define R_VALID_BYTES 8       /* in/out: validBytes */
+#define R_BATCHES 9           /* in/out: batches fed */
+#define R_LAST_POSITION 10    /* in/out: the last batch's position */
+#define R_INDEX_N 11          /* in/out: .index entries */
+#define R_INDEX_LAST 12       /* in/out: the last .index entry's offset (when R_INDEX_N > 0) */
+#define R_TIME_N 13           /* in/out: .timeindex entries */
+#define R_TIME_LAST_TS 14     /* in/out: TimeIndex.lastEntry: its timestamp */
+#define R_TIME_LAST_OFFSET 15 /* in/out: and its offset */
+#define R_INDEX_ROWS 16       /* in/out: .index rows written to ``out`` (the caller takes them and sets 0) */
+#define R_TIME_ROWS 17        /* in/out: .timeindex rows written to ``out`` */
+#define R_FIELDS 18
+
+/* An int64 field of a tuple, or -1 with no exception set when it is not one (the caller hands back). */
+static inline int tuple_ll(PyObject *t, Py_ssize_t i, long long *v) {
+    PyObject *o = PyTuple_GET_ITEM(t, i);
+    if (!PyLong_CheckExact(o)) return -1;
+    int overflow = 0;
+    *v = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (overflow || (*v == -1 && PyErr_Occurred())) {
+        PyErr_Clear();
+        return -1;
+    }
+    return 0;
+}
+
+/* recover_items(items, start, state, out) -> (index, full)
+ *
+ * Kafka's recovery (Recovery.feed, steps 2-5) for items[start:], FileRecords.scan's (position, size, header,
+ * valid) of v2 batches, up to the first the Python rule has more to say about: no header (a batch object),
+ * not valid, an offset not fitting the index, an index entry the rule refuses (a full index, an offset not
+ * above the last), or a batch of a producer that changes producer state (a control or transactional batch,
+ * or any while a transaction is open).  For each batch fed the running values of ``state`` advance and the
+ * index entries it makes go to ``out``: four columns of len(out)/4 int64 -- .index offsets and positions,
+ * .timeindex timestamps and offsets -- counted by R_INDEX_ROWS and R_TIME_ROWS.  Returns the index of the
+ * item it stopped at (len(items) at the end) and whether it stopped because ``out`` was full. */
+static PyObject *py_recover_items(PyObject *self, PyObject *args) {
+    PyObject *items, *state_obj, *out_obj;
+    Py_ssize_t start;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "O!nOO:recover_items", &PyList_Type, &items, &start, &state_obj, &out_obj))
+        return NULL;
+    Py_buffer sb, ob;
+    if (PyObject_GetBuffer(state_obj, &sb, PyBUF_WRITABLE) < 0) return NULL;
+    if (PyObject_GetBuffer(out_obj, &ob, PyBUF_WRITABLE) < 0) {
+        PyBuffer_Release(&sb);
+        return NULL;
+    }
+    if (sb.len < (Py_ssize_t)(R_FIELDS * sizeof(long long)) || sb.len % sizeof(long long) ||
+        ob.len % (4 * sizeof(long long))) {
+        PyBuffer_Release(&ob);
+        PyBuffer_Release(&sb);
+        PyErr_SetString(PyExc_ValueError, "recover_items: state and out must be int64 arrays");
+        return NULL;
+    }
+    long long *s = (long long *)sb.buf, *out = (long long *)ob.buf;
+    Py_ssize_t cap = ob.len / (Py_ssize_t)(4 * sizeof(long long));
+    long long base_offset = s[R_BASE_OFFSET], interval = s[R_INTERVAL];
+    int no_txn = s[R_NO_TXN] != 0;
+    long long max_ts = s[R_MAX_TS], max_offset = s[R_MAX_OFFSET], last_index_entry = s[R_LAST_INDEX_ENTRY];
+    long long valid_bytes = s[R_VALID_BYTES], batches = s[R_BATCHES], last_position = s[R_LAST_POSITION];
+    long long index_n = s[R_INDEX_N], index_last = s[R_INDEX_LAST], time_n = s[R_TIME_N];
+    long long time_last_ts = s[R_TIME_LAST_TS], time_last_offset = s[R_TIME_LAST_OFFSET];
+    long long index_rows = s[R_INDEX_ROWS], time_rows = s[R_TIME_ROWS];
+    if (index_rows < 0) index_rows = 0;
+    if (time_rows < 0) time_rows = 0;
+    Py_ssize_t n = PyList_GET_SIZE(items), i = start < 0 ? 0 : start;
+    int full = 0;
+    for (; i < n; i++) {
+        if (index_rows >= cap || time_rows >= cap) {
+            full = 1;
+            break;
+        }
+        PyObject *item = PyList_GET_ITEM(items, i);
+        if (!PyTuple_CheckExact(item) || PyTuple_GET_SIZE(item) != 4) break;
+        PyObject *h = PyTuple_GET_ITEM(item, 2);
+        if (!PyTuple_CheckExact(h) || PyTuple_GET_SIZE(h) != H_FIELDS || PyTuple_GET_ITEM(item, 3) != Py_True) break;
+        long long position, size, base, delta, batch_max_ts, pid, attrs, last;
+        if (tuple_ll(item, 0, &position) || tuple_ll(item, 1, &size) || tuple_ll(h, H_BASE_OFFSET, &base) ||
+            tuple_ll(h, H_LAST_OFFSET_DELTA, &delta) || tuple_ll(h, H_MAX_TIMESTAMP, &batch_max_ts) ||
+            tuple_ll(h, H_PRODUCER_ID, &pid) || tuple_ll(h, H_ATTRIBUTES, &attrs))
+            break;
+        if (add_overflow(base, delta, &last) || last < base_offset || last - base_offset > INT32_MAX_VALUE) break;
+        if (pid >= 0 && (!no_txn || (attrs & (CONTROL_FLAG | TRANSACTIONAL_FLAG)))) break;
+        long long ts = max_ts, ts_offset = max_offset;
+        if (batch_max_ts > ts) ts = batch_max_ts, ts_offset = last;
+        int index = valid_bytes - last_index_entry > interval, timed = 0;
+        if (index) {
+            if (index_n >= s[R_INDEX_MAX] || (index_n > 0 && last <= index_last)) break;
+            if (time_n >= s[R_TIME_MAX] - 1 || (time_n > 0 && ts_offset < time_last_offset)) break;
+            timed = ts > time_last_ts;
+        }
+        max_ts = ts, max_offset = ts_offset;
+        if (index) {
+            out[index_rows] = last;
+            out[cap + index_rows] = valid_bytes;
+            index_rows++, index_n++, index_last = last;
+            if (timed) {
+                out[2 * cap + time_rows] = ts;
+                out[3 * cap + time_rows] = ts_offset;
+                time_rows++, time_n++, time_last_ts = ts, time_last_offset = ts_offset;
+            }
+            last_index_entry = valid_bytes;
+        }
+        valid_bytes += size;
+        batches++;
+        last_position = position;
+    }
+    s[R_MAX_TS] = max_ts, s[R_MAX_OFFSET] = max_offset, s[R_LAST_INDEX_ENTRY] = last_index_entry;
+    s[R_VALID_BYTES] = valid_bytes, s[R_BATCHES] = batches, s[R_LAST_POSITION] = last_position;
+    s[R_INDEX_N] = index_n, s[R_INDEX_LAST] = index_last, s[R_TIME_N] = time_n;
+    s[R_TIME_LAST_TS] = time_last_ts, s[R_TIME_LAST_OFFSET] = time_last_offset;
+    s[R_INDEX_ROWS] = index_rows, s[R_TIME_ROWS] = time_rows;
+    PyBuffer_Release(&ob);
+    PyBuffer_Release(&sb);
+    return Py_BuildValue("(nO)", i, full ? Py_True : Py_False);
+}
+
+/* found_items(items, start, found_type, out) -> index
+ *
+ * salvage's Found of each batch (kseg.ops.salvage.found.found_v2) for items[start:], FileRecords.scan's
+ * (position, size, header, valid): an instance of ``found_type`` (Found, a tuple of 13 fields) appended to
+ * ``out`` for every whole v2 batch whose CRC holds, up to the first item that is not one (a batch object, a
+ * CRC that fails) or whose last offset passes int64, which the Python rule takes.  Returns that item's index
+ * (len(items) at the end). */
+static PyObject *py_found_items(PyObject *self, PyObject *args) {
+    PyObject *items, *type_obj, *out;
+    Py_ssize_t start;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "O!nO!O!:found_items", &PyList_Type, &items, &start, &PyType_Type, &type_obj,
+                          &PyList_Type, &out))
+        return NULL;
+    PyTypeObject *type = (PyTypeObject *)type_obj;
+    if (!PyType_IsSubtype(type, &PyTuple_Type) || type->tp_alloc == NULL) {
+        PyErr_SetString(PyExc_TypeError, "found_items: found_type must be a tuple type");
+        return NULL;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(items), i = start < 0 ? 0 : start;
+    for (; i < n; i++) {
+        PyObject *item = PyList_GET_ITEM(items, i);
+        if (!PyTuple_CheckExact(item) || PyTuple_GET_SIZE(item) != 4) break;
+        PyObject *h = PyTuple_GET_ITEM(item, 2);
+        if (!PyTuple_CheckExact(h) || PyTuple_GET_SIZE(h) != H_FIELDS || PyTuple_GET_ITEM(item, 3) != Py_True) break;
+        long long base, delta, attrs, last;
+        if (tuple_ll(h, H_BASE_OFFSET, &base) || tuple_ll(h, H_LAST_OFFSET_DELTA, &delta) ||
+            tuple_ll(h, H_ATTRIBUTES, &attrs) || add_overflow(base, delta, &last))
+            break;
+        PyObject *last_obj = PyLong_FromLongLong(last), *codec = PyLong_FromLong((long)(attrs & CODEC_MASK));
+        PyObject *f = type->tp_alloc(type, 13);
+        if (last_obj == NULL || codec == NULL || f == NULL) {
+            Py_XDECREF(last_obj);
+            Py_XDECREF(codec);
+            Py_XDECREF(f);
+            return NULL;
+        }
+        PyObject *fields[13] = {PyTuple_GET_ITEM(item, 0), PyTuple_GET_ITEM(item, 1), PyTuple_GET_ITEM(h, H_MAGIC),
+                                PyTuple_GET_ITEM(h, H_BASE_OFFSET), last_obj, PyTuple_GET_ITEM(h, H_COUNT), codec,
+                                (attrs & CONTROL_FLAG) ? Py_True : Py_False, PyTuple_GET_ITEM(h, H_PRODUCER_ID),
+                                (attrs & TRANSACTIONAL_FLAG) ? Py_True : Py_False, PyTuple_GET_ITEM(h, H_CRC),
+                                PyTuple_GET_ITEM(h, H_LEADER_EPOCH), h};
+        for (int j = 0; j < 13; j++) {
+            if (j != 4 && j != 6) Py_INCREF(fields[j]); /* last_obj and codec are new references, given away */
+            PyTuple_SET_ITEM(f, j, fields[j]);
+        }
+        int r = PyList_Append(out, f);
+        Py_DECREF(f);
+        if (r < 0) return NULL;
+    }
+    return PyLong_FromSsize_t(i);
+}
+
 /* ------------------------------------------------------------------ module */
 
 /* Bumped whenever a seam's signature or meaning changes; must equal kseg.engine.ABI. */
-#define KSEG_ENGINE_ABI 7
+#define KSEG_ENGINE_ABI 8
 
 static PyMethodDef methods[] = {
     {"crc32c", py_crc32c, METH_VARARGS, "crc32c(data, crc=0) -> int: CRC-32C (Castagnoli) of a buffer."},
@@ -2043,6 +2361,10 @@ static PyMethodDef methods[] = {
     {"dump_window", py_dump_window, METH_VARARGS, "Dumper._dump_batches over a window (see the C source)."},
     {"export_window", py_export_window, METH_VARARGS, "read_split's rows of a window as Arrow buffers (see the C source)."},
     {"verify_window", py_verify_window, METH_VARARGS, "verify-index's log pass over a window (see the C source)."},
+    {"index_keys", py_index_keys, METH_VARARGS, "verify-index's index keys from an index file's entries (see the C source)."},
+    {"entries_match", py_entries_match, METH_VARARGS, "verify-index's bulk check of index entries (see the C source)."},
+    {"found_items", py_found_items, METH_VARARGS, "salvage's Found of each valid v2 batch of scan items (see the C source)."},
+    {"recover_items", py_recover_items, METH_VARARGS, "Recovery.feed over a list of scan items (see the C source)."},
     {"find", py_find, METH_VARARGS, "bytes.find(needle, start, end) over a buffer, by memmem (see the C source)."},
     {NULL, NULL, 0, NULL},
 };
@@ -2153,6 +2475,25 @@ PyMODINIT_FUNC PyInit__engine(void) {
          PyModule_AddIntConstant(m, "VERIFY_PYTHON", VERIFY_PYTHON) < 0 ||
          PyModule_AddIntConstant(m, "VERIFY_FULL", VERIFY_FULL) < 0 ||
          PyModule_AddIntConstant(m, "VERIFY_KEYS", VERIFY_KEYS) < 0 ||
+         PyModule_AddIntConstant(m, "R_BASE_OFFSET", R_BASE_OFFSET) < 0 ||
+         PyModule_AddIntConstant(m, "R_INTERVAL", R_INTERVAL) < 0 ||
+         PyModule_AddIntConstant(m, "R_NO_TXN", R_NO_TXN) < 0 ||
+         PyModule_AddIntConstant(m, "R_INDEX_MAX", R_INDEX_MAX) < 0 ||
+         PyModule_AddIntConstant(m, "R_TIME_MAX", R_TIME_MAX) < 0 ||
+         PyModule_AddIntConstant(m, "R_MAX_TS", R_MAX_TS) < 0 ||
+         PyModule_AddIntConstant(m, "R_MAX_OFFSET", R_MAX_OFFSET) < 0 ||
+         PyModule_AddIntConstant(m, "R_LAST_INDEX_ENTRY", R_LAST_INDEX_ENTRY) < 0 ||
+         PyModule_AddIntConstant(m, "R_VALID_BYTES", R_VALID_BYTES) < 0 ||
+         PyModule_AddIntConstant(m, "R_BATCHES", R_BATCHES) < 0 ||
+         PyModule_AddIntConstant(m, "R_LAST_POSITION", R_LAST_POSITION) < 0 ||
+         PyModule_AddIntConstant(m, "R_INDEX_N", R_INDEX_N) < 0 ||
+         PyModule_AddIntConstant(m, "R_INDEX_LAST", R_INDEX_LAST) < 0 ||
+         PyModule_AddIntConstant(m, "R_TIME_N", R_TIME_N) < 0 ||
+         PyModule_AddIntConstant(m, "R_TIME_LAST_TS", R_TIME_LAST_TS) < 0 ||
+         PyModule_AddIntConstant(m, "R_TIME_LAST_OFFSET", R_TIME_LAST_OFFSET) < 0 ||
+         PyModule_AddIntConstant(m, "R_INDEX_ROWS", R_INDEX_ROWS) < 0 ||
+         PyModule_AddIntConstant(m, "R_TIME_ROWS", R_TIME_ROWS) < 0 ||
+         PyModule_AddIntConstant(m, "R_FIELDS", R_FIELDS) < 0 ||
          PyModule_AddIntConstant(m, "NO_SEQUENCE", NO_SEQUENCE) < 0 ||
          PyModule_AddIntConstant(m, "INT32_MAX", (long)INT32_MAX_VALUE) < 0 ||
          PyModule_AddIntConstant(m, "VARINT_MAX_BYTES", VARINT_MAX_BYTES) < 0 ||
