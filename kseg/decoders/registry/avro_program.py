@@ -17,7 +17,7 @@ from typing import Any
 
 from kseg.avro_engine import compiled_module
 from kseg.decoders.jsonconv import quote
-from kseg.decoders.registry.avro_bound import min_width
+from kseg.decoders.registry.avro_bound import leaves, min_width
 
 (NULL, BOOL, LONG, FLOAT, DOUBLE, STRING, BYTES, FIXED, ENUM, RECORD, ARRAY, MAP, UNION, CALL) = range(14)
 
@@ -106,9 +106,11 @@ class _Compiler:
         elif kind == "fixed":
             self.end(self.begin(FIXED, int(schema["size"])))
         elif kind in ("array", "map"):
-            at = self.begin(ARRAY if kind == "array" else MAP, 0)
+            at = self.begin(ARRAY if kind == "array" else MAP, 0, 0)
             item = schema["items"] if kind == "array" else schema["values"]
-            self.ops[at + 2] = min_width(item, self.names) + (kind == "map")  # a map's key takes at least its length
+            width = min_width(item, self.names) + (kind == "map")  # a map's key takes at least its length
+            self.ops[at + 2] = width
+            self.ops[at + 3] = leaves(item, self.names) if width == 0 else 0  # an item's values of no byte
             self.node(item, stack)
             self.end(at)
         else:
