@@ -22,6 +22,7 @@ from typing import Any, NamedTuple
 from kseg.avro_engine import compiled_module
 from kseg.decoders.registry.framing import CONFLUENT, FRAMINGS, FramingError, message_indexes, schema_ref
 from kseg.decoders.registry.store import DEFAULT_CONTEXT, SchemaEntry, SchemaStore
+from kseg.jsonlines import Raw
 
 INSTALL_HINT = "pip install 'kseg[schemas]'"
 #: schema type -> the modules its decoder needs
@@ -236,7 +237,8 @@ class RegistryDecoder:
         self.role = role
         self.field = "key" if role == "key" else "payload"
         self.header_decoder = None  # header values in JSON rows: Kafka's string decoder, base64 if not text
-        self._known: dict[bytes, tuple] = {}  # magic 0's id bytes -> (codec, schema fields): Avro and JSON
+        # magic 0's id bytes -> (codec, schema fields, the codec's JSON rows' reader or None): Avro and JSON
+        self._known: dict[bytes, tuple] = {}
         self._id_end = 1 + FRAMINGS[registry.framing][0]  # where the data starts after magic 0 and the id
         compiled, _ = compiled_module()
         # Confluent's magic 0 and an Avro id seen before: the framing and the datum read in C (None: the path below)
@@ -254,6 +256,13 @@ class RegistryDecoder:
         return self.decode(data, headers).text
 
     def json_fields(self, data: bytes, headers) -> dict:
+        if not headers and data[:1] == b"\0":  # an id seen: the compiled reader writes the row's value
+            data = bytes(data)
+            hit = self._known.get(data[1 : self._id_end])
+            if hit is not None and hit[2] is not None:
+                text = hit[2](data[self._id_end :])
+                if text is not None:
+                    return {self.field: Raw(text), f"{self.field}Schema": hit[1]}
         d = self.decode(data, headers)
         if d.error is not None:
             return {self.field: d.text, f"{self.field}DecodeError": d.error}
@@ -300,7 +309,7 @@ class RegistryDecoder:
                 if entry.schema_type == "JSON" and self.registry.validate:
                     return Decoded(text, schema, None, self.registry.check(self.field, entry, text))
                 if framed.schema_id is not None and not framed.in_header:
-                    self._known[data[1:end]] = (codec, schema)
+                    self._known[data[1:end]] = (codec, schema, getattr(codec, "decode_json", None))
                     if self._framed is not None and getattr(codec, "compiled", None) is not None:
                         self._framed.add(int.from_bytes(data[1:end], "big"), codec.compiled)
             return Decoded(text, schema, None)
