@@ -28,10 +28,6 @@ INSTALL_HINT = "pip install 'kseg[schemas]'"
 #: schema type -> the modules its decoder needs
 NEEDS = {"AVRO": ("fastavro",), "PROTOBUF": ("google.protobuf", "grpc_tools"), "JSON": ()}
 VALIDATE_NEEDS = ("jsonschema",)  # --validate of JSON Schema payloads
-APICURIO_PROTOBUF = (
-    "an Apicurio-framed Protobuf payload is not read (its serializer writes its own Ref message or type "
-    "headers, not Confluent's message-index path)"
-)
 MAX_REASONS = 32  # distinct reasons kept for the summary (memory bounded whatever the record count)
 
 
@@ -297,11 +293,7 @@ class RegistryDecoder:
                 schema["framing"] = framed.framing
             body = data if framed.in_header else data[framed.rest :]
             if entry.schema_type == "PROTOBUF":
-                if framed.framing != CONFLUENT:
-                    raise ValueError(APICURIO_PROTOBUF)
-                indexes, end = message_indexes(carrier, framed.rest)
-                if not framed.in_header:
-                    body = data[end:]
+                indexes, body = protobuf_path(codec, framed, carrier, body, headers, self.role)
                 text, name = codec.decode(body, indexes)
                 schema["message"] = name
             else:
@@ -319,6 +311,18 @@ class RegistryDecoder:
             reason = f"{type(exc).__name__}: {_one_line(exc)}"
         self.registry.failed(self.field, reason)
         return Decoded(data.hex(), None, reason)
+
+
+def protobuf_path(codec, framed, carrier: bytes, body: bytes, headers, role: str) -> tuple[list[int], bytes]:
+    """(the message's index path, its bytes) of a Protobuf payload: Confluent's message-index path after
+    the id (in the payload, or first in a payload whose id is in a header), or Apicurio's ``Ref`` or type
+    header (:mod:`.apicurio_proto`)."""
+    if framed.framing != CONFLUENT:
+        from kseg.decoders.registry.apicurio_proto import apicurio_path
+
+        return apicurio_path(codec, body, headers, role)
+    indexes, end = message_indexes(carrier, framed.rest)
+    return indexes, body if framed.in_header else carrier[end:]
 
 
 def open_registry(
