@@ -1169,71 +1169,338 @@ static int record_fields(const long long *v, const RecordAt *ra, int log_append,
     return 0;
 }
 
-/* The record lines of an uncompressed data batch (``p``: its bytes, ``total`` long), checked against the
- * continuity rule from ``*last`` (Dumper._next_offset: -1 is "none yet" unless ``gap``).  0 and the lines in
- * ``o``; 1 for a batch the Python path must take (a record the rules judge, a gap, invalid UTF-8 printed, a
- * number past int64); -1 on error. */
-static int window_records(Out *o, const unsigned char *p, long long total, const long long *v, int mode, int gap,
-                          long long *last, const char *ts_name, Py_ssize_t ts_len) {
-    long long count = v[H_COUNT], prev = *last;
-    Py_ssize_t pos = RECORD_BATCH_OVERHEAD, end = (Py_ssize_t)total;
-    if (count < 0) return 1;
-    if (count > (end - pos)) return 1; /* every record takes a byte at least: the rule's error */
-    int log_append = (v[H_ATTRIBUTES] & TIMESTAMP_TYPE_FLAG) != 0;
-    for (long long r = 0; r < count; r++) {
-        RecordAt ra;
-        if (read_record(p, pos, end, &ra) < 0) return 1;
-        if (r + 1 == count && ra.next != end) return 1; /* "records still remaining" */
-        long long offset, timestamp, sequence;
-        if (record_fields(v, &ra, log_append, &offset, &timestamp, &sequence)) return 1;
+/* A v2 batch's records in order (DefaultRecordBatch's iterator over uncompressed records), the one walk
+ * dump_window and export_window share: the count bounded by the bytes, each record's layout (read_record),
+ * "records still remaining" after the last, and its offset, timestamp and sequence (record_fields). */
+typedef struct {
+    const unsigned char *p; /* the batch's bytes */
+    const long long *v;     /* its header's values (H_* order) */
+    Py_ssize_t pos, end;
+    long long left; /* records not yet read */
+    int log_append;
+} Records;
+
+/* 0 and ``it`` at the first record of the batch ``p`` (``total`` bytes, header ``v``); 1 for a count the
+ * Python rule judges (negative, or more records than bytes: every record takes a byte at least). */
+static int records_open(Records *it, const unsigned char *p, long long total, const long long *v) {
+    it->p = p;
+    it->v = v;
+    it->pos = RECORD_BATCH_OVERHEAD;
+    it->end = (Py_ssize_t)total;
+    it->left = v[H_COUNT];
+    it->log_append = (v[H_ATTRIBUTES] & TIMESTAMP_TYPE_FLAG) != 0;
+    return it->left < 0 || it->left > it->end - it->pos;
+}
+
+/* The next record: 1 with its layout and its offset, timestamp and sequence; 0 after the last; -1 for a
+ * record the Python rule must judge (read_record's cases, bytes after the last record, a number past int64). */
+static int records_next(Records *it, RecordAt *ra, long long *offset, long long *timestamp, long long *sequence) {
+    if (it->left == 0) return 0;
+    if (read_record(it->p, it->pos, it->end, ra) < 0) return -1;
+    if (--it->left == 0 && ra->next != it->end) return -1; /* "records still remaining" */
+    if (record_fields(it->v, ra, it->log_append, offset, timestamp, sequence)) return -1;
+    it->pos = ra->next;
+    return 1;
+}
+
+/* A record's header at ``*q`` (below ``end``, already checked by read_record): its key's and value's place
+ * and size (``*vn`` < 0: a null value); ``*q`` moves past it. */
+HOT_INLINE void header_at(const unsigned char *p, Py_ssize_t *q, Py_ssize_t end, Py_ssize_t *ka, int64_t *kn,
+                          Py_ssize_t *va, int64_t *vn) {
+    *kn = 0;
+    *vn = -1;
+    read_zigzag(p, q, end, VARINT_MAX_BYTES, 0, kn);
+    *ka = *q;
+    *q += (Py_ssize_t)*kn;
+    read_zigzag(p, q, end, VARINT_MAX_BYTES, 0, vn);
+    *va = *q;
+    if (*vn > 0) *q += (Py_ssize_t)*vn;
+}
+
+/* ------------------------------------------------------------------ JSON rows (kseg.jsonlines.dumps) */
+
+/* How many bytes JSON's escaping of the valid UTF-8 ``s`` takes (json's ensure_ascii=False: the quote, the
+ * backslash and the C0 controls escaped; kseg.jsonlines: U+0085, U+2028 and U+2029 too), quotes excluded. */
+static Py_ssize_t json_len(const unsigned char *s, Py_ssize_t n) {
+    Py_ssize_t k = n;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        unsigned char c = s[i];
+        if (c < 0x20) {
+            k += (c == '\b' || c == '\t' || c == '\n' || c == '\f' || c == '\r') ? 1 : 5;
+        } else if (c == '"' || c == '\\') {
+            k += 1;
+        } else if (c == 0xC2 && i + 1 < n && s[i + 1] == 0x85) {
+            k += 4; /* 2 bytes -> \u0085 */
+        } else if (c == 0xE2 && i + 2 < n && s[i + 1] == 0x80 && (s[i + 2] == 0xA8 || s[i + 2] == 0xA9)) {
+            k += 3; /* 3 bytes -> \u2028 */
+        }
+    }
+    return k;
+}
+
+static const char hex_digits[] = "0123456789abcdef";
+
+/* The JSON string of the valid UTF-8 ``s``, quoted (space reserved here). */
+static int out_json_str(Out *o, const unsigned char *s, Py_ssize_t n) {
+    if (out_reserve(o, json_len(s, n) + 2) < 0) return -1;
+    char *w = o->p + o->n;
+    *w++ = '"';
+    for (Py_ssize_t i = 0; i < n; i++) {
+        unsigned char c = s[i];
+        const char *esc = NULL;
+        if (c >= 0x20 && c != '"' && c != '\\' && c != 0xC2 && c != 0xE2) {
+            *w++ = (char)c;
+            continue;
+        }
+        switch (c) {
+        case '"': esc = "\\\""; break;
+        case '\\': esc = "\\\\"; break;
+        case '\b': esc = "\\b"; break;
+        case '\t': esc = "\\t"; break;
+        case '\n': esc = "\\n"; break;
+        case '\f': esc = "\\f"; break;
+        case '\r': esc = "\\r"; break;
+        default: break;
+        }
+        if (esc != NULL) {
+            *w++ = esc[0];
+            *w++ = esc[1];
+        } else if (c < 0x20) {
+            memcpy(w, "\\u00", 4);
+            w[4] = hex_digits[c >> 4];
+            w[5] = hex_digits[c & 15];
+            w += 6;
+        } else if (c == 0xC2 && i + 1 < n && s[i + 1] == 0x85) {
+            memcpy(w, "\\u0085", 6);
+            w += 6;
+            i += 1;
+        } else if (c == 0xE2 && i + 2 < n && s[i + 1] == 0x80 && (s[i + 2] == 0xA8 || s[i + 2] == 0xA9)) {
+            memcpy(w, s[i + 2] == 0xA8 ? "\\u2028" : "\\u2029", 6);
+            w += 6;
+            i += 2;
+        } else {
+            *w++ = (char)c;
+        }
+    }
+    *w++ = '"';
+    o->n = w - o->p;
+    return 0;
+}
+
+/* The quoted base64 (RFC 4648, padded) of ``s``: a header value that is not UTF-8 (values.header_objects). */
+static int out_base64(Out *o, const unsigned char *s, Py_ssize_t n) {
+    static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    if (out_reserve(o, (n + 2) / 3 * 4 + 2) < 0) return -1;
+    char *w = o->p + o->n;
+    *w++ = '"';
+    Py_ssize_t i = 0;
+    for (; i + 3 <= n; i += 3) {
+        uint32_t t = (uint32_t)s[i] << 16 | (uint32_t)s[i + 1] << 8 | s[i + 2];
+        w[0] = abc[t >> 18];
+        w[1] = abc[(t >> 12) & 63];
+        w[2] = abc[(t >> 6) & 63];
+        w[3] = abc[t & 63];
+        w += 4;
+    }
+    if (i < n) {
+        uint32_t t = (uint32_t)s[i] << 16 | (i + 1 < n ? (uint32_t)s[i + 1] << 8 : 0);
+        w[0] = abc[t >> 18];
+        w[1] = abc[(t >> 12) & 63];
+        w[2] = i + 1 < n ? abc[(t >> 6) & 63] : '=';
+        w[3] = '=';
+        w += 4;
+    }
+    *w++ = '"';
+    o->n = w - o->p;
+    return 0;
+}
+
+/* A JSON row's ``"name":number`` member after the first (space reserved). */
+#define JSON_NUM(o, name, x)                                                                                       \
+    do {                                                                                                           \
+        LIT(o, ",\"" name "\":");                                                                                  \
+        out_ll(o, x);                                                                                              \
+    } while (0)
+#define JSON_BOOL(o, name, x) ((x) ? LIT(o, ",\"" name "\":true") : LIT(o, ",\"" name "\":false"))
+
+/* CompressionType's lower-case names (kseg.format.compression.CODEC_NAMES): an id past them is the Python
+ * path's (codec_name raises). */
+static const char *const codec_names[] = {"none", "gzip", "snappy", "lz4", "zstd"};
+#define CODECS 5
+
+/* The ``"batch"`` row of a v2 batch (kseg.render.jsonl.v2_batch_object): 0, or 1 for a codec id the
+ * engine has no name for. */
+static int batch_json(Out *o, const long long *v, long long last_offset, long long position, long long size,
+                      int valid, int version, const char *ts_name, Py_ssize_t ts_len) {
+    long long attrs = v[H_ATTRIBUTES];
+    if ((attrs & CODEC_MASK) >= CODECS) return 1;
+    const char *codec = codec_names[attrs & CODEC_MASK];
+    long long base_seq = v[H_BASE_SEQUENCE], delta = v[H_LAST_OFFSET_DELTA], last_seq = NO_SEQUENCE;
+    if (base_seq != NO_SEQUENCE) /* DefaultRecordBatch.incrementSequence */
+        last_seq = base_seq > INT32_MAX_VALUE - delta ? delta - (INT32_MAX_VALUE - base_seq) - 1 : base_seq + delta;
+    if (out_reserve(o, 1024 + ts_len) < 0) return -1;
+    LIT(o, "{\"type\":\"batch\"");
+    JSON_NUM(o, "v", version);
+    JSON_NUM(o, "position", position);
+    JSON_NUM(o, "baseOffset", v[H_BASE_OFFSET]);
+    JSON_NUM(o, "lastOffset", last_offset);
+    JSON_NUM(o, "count", v[H_COUNT]);
+    JSON_NUM(o, "baseSequence", base_seq);
+    JSON_NUM(o, "lastSequence", last_seq);
+    JSON_NUM(o, "producerId", v[H_PRODUCER_ID]);
+    JSON_NUM(o, "producerEpoch", v[H_PRODUCER_EPOCH]);
+    JSON_NUM(o, "partitionLeaderEpoch", v[H_LEADER_EPOCH]);
+    JSON_BOOL(o, "isTransactional", attrs & TRANSACTIONAL_FLAG);
+    JSON_BOOL(o, "isControl", attrs & CONTROL_FLAG);
+    if (attrs & DELETE_HORIZON_FLAG)
+        JSON_NUM(o, "deleteHorizonMs", v[H_BASE_TIMESTAMP]);
+    else
+        LIT(o, ",\"deleteHorizonMs\":null");
+    LIT(o, ",\"timestampType\":\"");
+    out_raw(o, ts_name, ts_len);
+    LIT(o, "\"");
+    JSON_NUM(o, "maxTimestamp", v[H_MAX_TIMESTAMP]);
+    JSON_NUM(o, "size", size);
+    JSON_NUM(o, "magic", v[H_MAGIC]);
+    LIT(o, ",\"compression\":\"");
+    out_raw(o, codec, (Py_ssize_t)strlen(codec));
+    LIT(o, "\"");
+    JSON_NUM(o, "crc", v[H_CRC]);
+    JSON_BOOL(o, "isValid", valid);
+    LIT(o, "}\n");
+    return 0;
+}
+
+/* The ``"record"`` row of a v2 data record (JsonSink.v2_records; ``strings``: key and payload printed by
+ * Kafka's string decoders, already checked to be UTF-8).  0, 1 for a header key that is not UTF-8 (Java's
+ * replacement: the Python path's), -1 on error. */
+static int record_json(Out *o, const unsigned char *p, const RecordAt *ra, long long offset, long long timestamp,
+                       long long sequence, int strings, int version, const char *ts_name, Py_ssize_t ts_len) {
+    if (out_reserve(o, 256 + ts_len) < 0) return -1;
+    LIT(o, "{\"type\":\"record\"");
+    JSON_NUM(o, "v", version);
+    JSON_NUM(o, "offset", offset);
+    LIT(o, ",\"timestampType\":\"");
+    out_raw(o, ts_name, ts_len);
+    LIT(o, "\"");
+    JSON_NUM(o, "timestamp", timestamp);
+    JSON_NUM(o, "keySize", ra->key_size >= 0 ? ra->key_size : -1);
+    JSON_NUM(o, "valueSize", ra->value_size >= 0 ? ra->value_size : -1);
+    JSON_NUM(o, "sequence", sequence);
+    LIT(o, ",\"headerKeys\":[");
+    Py_ssize_t q = ra->headers_at, ka, va;
+    int64_t kn, vn;
+    for (int64_t k = 0; k < ra->header_count; k++) {
+        header_at(p, &q, ra->next, &ka, &kn, &va, &vn);
+        if (!valid_utf8(p + ka, (Py_ssize_t)kn)) return 1;
+        if (out_reserve(o, 1) < 0) return -1;
+        if (k) LIT(o, ",");
+        if (out_json_str(o, p + ka, (Py_ssize_t)kn) < 0) return -1;
+    }
+    if (out_reserve(o, 16) < 0) return -1;
+    LIT(o, "],\"headers\":[");
+    q = ra->headers_at;
+    for (int64_t k = 0; k < ra->header_count; k++) {
+        header_at(p, &q, ra->next, &ka, &kn, &va, &vn);
+        if (out_reserve(o, 32) < 0) return -1;
+        if (k) LIT(o, ",");
+        LIT(o, "{\"key\":");
+        if (out_json_str(o, p + ka, (Py_ssize_t)kn) < 0 || out_reserve(o, 32) < 0) return -1;
+        LIT(o, ",\"value\":");
+        if (vn < 0) {
+            LIT(o, "null}");
+        } else if (valid_utf8(p + va, (Py_ssize_t)vn)) {
+            if (out_json_str(o, p + va, (Py_ssize_t)vn) < 0 || out_reserve(o, 1) < 0) return -1;
+            LIT(o, "}");
+        } else {
+            if (out_base64(o, p + va, (Py_ssize_t)vn) < 0 || out_reserve(o, 32) < 0) return -1;
+            LIT(o, ",\"base64\":true}");
+        }
+    }
+    if (out_reserve(o, 32) < 0) return -1;
+    LIT(o, "]");
+    if (strings) { /* json_fields: each when not null */
+        if (ra->key_size >= 0) {
+            LIT(o, ",\"key\":");
+            if (out_json_str(o, p + ra->key_at, (Py_ssize_t)ra->key_size) < 0 || out_reserve(o, 32) < 0) return -1;
+        }
+        if (ra->value_size >= 0) {
+            LIT(o, ",\"payload\":");
+            if (out_json_str(o, p + ra->value_at, (Py_ssize_t)ra->value_size) < 0 || out_reserve(o, 32) < 0)
+                return -1;
+        }
+    }
+    LIT(o, "}\n");
+    return 0;
+}
+
+/* A record's line in Kafka's text (TextSink.v2_records / v2_spans): 0, 1 for a header key that is not UTF-8. */
+static int record_text(Out *o, const unsigned char *p, const RecordAt *ra, long long offset, long long timestamp,
+                       long long sequence, int strings, const char *ts_name, Py_ssize_t ts_len) {
+    if (out_reserve(o, 256 + ts_len + (ra->next - ra->key_at)) < 0) return -1;
+    line_fields(o, offset, ts_name, ts_len, timestamp, ra->key_size >= 0 ? ra->key_size : -1,
+                ra->value_size >= 0 ? ra->value_size : -1, sequence);
+    /* header keys, comma-joined, as Kafka's new String(key, UTF_8): valid UTF-8 as it is */
+    Py_ssize_t q = ra->headers_at, ka, va;
+    int64_t kn, vn;
+    for (int64_t k = 0; k < ra->header_count; k++) {
+        header_at(p, &q, ra->next, &ka, &kn, &va, &vn);
+        if (!valid_utf8(p + ka, (Py_ssize_t)kn)) return 1;
+        if (k) LIT(o, ",");
+        out_raw(o, (const char *)p + ka, (Py_ssize_t)kn);
+    }
+    LIT(o, "]");
+    if (strings) { /* key_payload: each printed when not null */
+        if (ra->key_size >= 0) {
+            LIT(o, " key: ");
+            out_raw(o, (const char *)p + ra->key_at, (Py_ssize_t)ra->key_size);
+        }
+        if (ra->value_size >= 0) {
+            LIT(o, " payload: ");
+            out_raw(o, (const char *)p + ra->value_at, (Py_ssize_t)ra->value_size);
+        }
+    }
+    LIT(o, "\n");
+    return 0;
+}
+
+/* The record lines (``json`` > 0: JSON rows of that schema version) of an uncompressed data batch (``p``: its
+ * bytes, ``total`` long), checked against the continuity rule from ``*last`` (Dumper._next_offset: -1 is
+ * "none yet" unless ``gap``).  0 and the lines in ``o``; 1 for a batch the Python path must take (a record the
+ * rules judge, a gap, invalid UTF-8 printed or in a header key, a number past int64); -1 on error. */
+static int window_records(Out *o, const unsigned char *p, long long total, const long long *v, int mode, int json,
+                          int gap, long long *last, const char *ts_name, Py_ssize_t ts_len) {
+    Records it;
+    RecordAt ra;
+    long long prev = *last, offset, timestamp, sequence;
+    int strings = mode == WINDOW_STRINGS, got;
+    if (records_open(&it, p, total, v)) return 1;
+    while ((got = records_next(&it, &ra, &offset, &timestamp, &sequence)) > 0) {
         /* Dumper._next_offset: a gap is noted by the Python path */
         if ((prev != -1 || gap) && (prev == LLONG_MAX || offset != prev + 1)) return 1;
         prev = offset;
-        if (mode == WINDOW_STRINGS) {
+        if (strings) {
             if (ra.key_size >= 0 && !valid_utf8(p + ra.key_at, (Py_ssize_t)ra.key_size)) return 1;
             if (ra.value_size >= 0 && !valid_utf8(p + ra.value_at, (Py_ssize_t)ra.value_size)) return 1;
         }
-        if (out_reserve(o, 256 + ts_len + (ra.next - pos)) < 0) return -1;
-        line_fields(o, offset, ts_name, ts_len, timestamp, ra.key_size >= 0 ? ra.key_size : -1,
-                    ra.value_size >= 0 ? ra.value_size : -1, sequence);
-        /* header keys, comma-joined, as Kafka's new String(key, UTF_8): valid UTF-8 as it is */
-        Py_ssize_t q = ra.headers_at;
-        for (int64_t k = 0; k < ra.header_count; k++) {
-            int64_t hk = 0, hv = -1;
-            read_zigzag(p, &q, ra.next, VARINT_MAX_BYTES, 0, &hk);
-            if (!valid_utf8(p + q, (Py_ssize_t)hk)) return 1;
-            if (k) LIT(o, ",");
-            out_raw(o, (const char *)p + q, (Py_ssize_t)hk);
-            q += (Py_ssize_t)hk;
-            read_zigzag(p, &q, ra.next, VARINT_MAX_BYTES, 0, &hv);
-            if (hv > 0) q += (Py_ssize_t)hv;
-        }
-        LIT(o, "]");
-        if (mode == WINDOW_STRINGS) { /* key_payload: each printed when not null */
-            if (ra.key_size >= 0) {
-                LIT(o, " key: ");
-                out_raw(o, (const char *)p + ra.key_at, (Py_ssize_t)ra.key_size);
-            }
-            if (ra.value_size >= 0) {
-                LIT(o, " payload: ");
-                out_raw(o, (const char *)p + ra.value_at, (Py_ssize_t)ra.value_size);
-            }
-        }
-        LIT(o, "\n");
-        pos = ra.next;
+        int r = json ? record_json(o, p, &ra, offset, timestamp, sequence, strings, json, ts_name, ts_len)
+                     : record_text(o, p, &ra, offset, timestamp, sequence, strings, ts_name, ts_len);
+        if (r) return r;
     }
+    if (got < 0) return 1;
     *last = prev;
     return 0;
 }
 
-/* dump_window(view, ws, wl, pos, end, mode, last_offset, gap, parts_fn, ts_names, out_limit)
+/* dump_window(view, ws, wl, pos, end, mode, last_offset, gap, parts_fn, ts_names, out_limit, json)
  *     -> (data, pos, last_offset, full)
  *
  * Dumper._dump_batches over the window ``view[:wl]`` (the file's bytes from ``ws``), from ``pos``: for each
  * whole v2 batch framed there (FileRecords.frame_at's rule), its batch line (TextSink.batch_lines, parts from
  * ``parts_fn``) and in the deep modes its record lines (TextSink.v2_records / v2_spans), the offsets checked
  * by Dumper._next_offset's rule from ``last_offset`` (``gap``: Kafka 4.3+'s "-1 is followed by N").
- * ``ts_names``: TimestampType's (CreateTime, LogAppendTime) names.  Returns the lines (UTF-8), where it
+ * ``ts_names``: TimestampType's (CreateTime, LogAppendTime) names.  ``json`` > 0: JsonSink's rows of that schema
+ * version instead (kseg.render.jsonl: v2_batch_object, v2_records; ``parts_fn`` unused).  Returns the lines (UTF-8), where it
  * stopped, the last record offset, and ``full``: True when it stopped because ``data`` reached
  * ``out_limit`` bytes (call again); False at a batch the Python path takes, one batch: iteration's end,
  * a framing error, a batch outside the window, a legacy, compressed, control or invalid batch in the deep
@@ -1242,11 +1509,11 @@ static PyObject *py_dump_window(PyObject *self, PyObject *args) {
     PyObject *view, *parts_fn;
     Py_ssize_t ws, wl, out_limit;
     long long pos, end, last;
-    int mode, gap;
+    int mode, gap, json;
     const char *ts_create, *ts_append;
     Py_ssize_t create_len, append_len;
-    if (!PyArg_ParseTuple(args, "OnnLLiLpO(s#s#)n:dump_window", &view, &ws, &wl, &pos, &end, &mode, &last, &gap,
-                          &parts_fn, &ts_create, &create_len, &ts_append, &append_len, &out_limit))
+    if (!PyArg_ParseTuple(args, "OnnLLiLpO(s#s#)ni:dump_window", &view, &ws, &wl, &pos, &end, &mode, &last, &gap,
+                          &parts_fn, &ts_create, &create_len, &ts_append, &append_len, &out_limit, &json))
         return NULL;
     if (mode < WINDOW_SHALLOW || mode > WINDOW_STRINGS) {
         PyErr_SetString(PyExc_ValueError, "dump_window: mode must be 0 (shallow), 1 (sizes) or 2 (strings)");
@@ -1277,14 +1544,21 @@ static PyObject *py_dump_window(PyObject *self, PyObject *args) {
         if (mode != WINDOW_SHALLOW && !valid) break;
         long long last_offset;
         if (add_overflow(v[H_BASE_OFFSET], v[H_LAST_OFFSET_DELTA], &last_offset)) break;
-        int got = parts_for(parts_fn, v, NULL, key, &have_key, &parts);
-        if (got < 0) goto fail;
-        if (got > 0) break;
+        const char *ts_name = (attrs & TIMESTAMP_TYPE_FLAG) ? ts_append : ts_create;
+        Py_ssize_t ts_len = (attrs & TIMESTAMP_TYPE_FLAG) ? append_len : create_len;
         Py_ssize_t mark = o.n;
-        if (batch_line(&o, v, last_offset, pos, total, valid, parts) < 0) goto fail;
+        if (json) {
+            int got = batch_json(&o, v, last_offset, pos, total, valid, json, ts_name, ts_len);
+            if (got < 0) goto fail;
+            if (got > 0) break;
+        } else {
+            int got = parts_for(parts_fn, v, NULL, key, &have_key, &parts);
+            if (got < 0) goto fail;
+            if (got > 0) break;
+            if (batch_line(&o, v, last_offset, pos, total, valid, parts) < 0) goto fail;
+        }
         if (mode != WINDOW_SHALLOW) {
-            int r = window_records(&o, p, total, v, mode, gap, &last, (attrs & TIMESTAMP_TYPE_FLAG) ? ts_append : ts_create,
-                                   (attrs & TIMESTAMP_TYPE_FLAG) ? append_len : create_len);
+            int r = window_records(&o, p, total, v, mode, json, gap, &last, ts_name, ts_len);
             if (r < 0) goto fail;
             if (r > 0) { /* the whole batch to the Python path: nothing of it written here */
                 o.n = mark;
@@ -1409,34 +1683,24 @@ HOT_INLINE int put_binary(Out *off, Out *data, Out *valid, Py_ssize_t i, const u
 static int export_records(Cols *c, const unsigned char *p, long long total, const long long *v, long long position,
                           long long last_offset, const long long range[4], const long long ts_range[2],
                           const char *ts_name, Py_ssize_t ts_len, Py_ssize_t *added) {
-    long long count = v[H_COUNT];
-    Py_ssize_t pos = RECORD_BATCH_OVERHEAD, end = (Py_ssize_t)total;
+    Records it;
+    RecordAt ra;
+    long long offset, timestamp, sequence;
+    int transactional = (v[H_ATTRIBUTES] & TRANSACTIONAL_FLAG) != 0, got;
     *added = 0;
-    if (count == 0) return 0; /* V2Batch.records: nothing to decode */
-    if (count < 0 || count > (end - pos)) return 1;
-    int log_append = (v[H_ATTRIBUTES] & TIMESTAMP_TYPE_FLAG) != 0;
-    int transactional = (v[H_ATTRIBUTES] & TRANSACTIONAL_FLAG) != 0;
-    for (long long r = 0; r < count; r++) {
-        RecordAt ra;
-        if (read_record(p, pos, end, &ra) < 0) return 1;
-        if (r + 1 == count && ra.next != end) return 1; /* "records still remaining" */
-        long long offset, timestamp, sequence;
-        if (record_fields(v, &ra, log_append, &offset, &timestamp, &sequence)) return 1;
+    if (records_open(&it, p, total, v)) return 1;
+    while ((got = records_next(&it, &ra, &offset, &timestamp, &sequence)) > 0) {
         if (sequence < INT32_MIN || sequence > INT32_MAX) return 1;
-        pos = ra.next;
         if (!(range[0] <= offset && offset <= range[1] && range[2] <= timestamp && timestamp < range[3])) continue;
         /* header keys first: one that is not UTF-8 takes the batch to the Python rule (Java's replacement) */
-        Py_ssize_t q = ra.headers_at;
+        Py_ssize_t q = ra.headers_at, ka, va;
+        int64_t kn, vn;
         for (int64_t k = 0; k < ra.header_count; k++) {
-            int64_t hk = 0, hv = -1;
-            read_zigzag(p, &q, ra.next, VARINT_MAX_BYTES, 0, &hk);
-            if (!valid_utf8(p + q, (Py_ssize_t)hk)) return 1;
-            if (put_binary(&c->b[C_HKEY_OFF], &c->b[C_HKEY], NULL, c->headers, p + q, hk) < 0) return -1;
-            q += (Py_ssize_t)hk;
-            read_zigzag(p, &q, ra.next, VARINT_MAX_BYTES, 0, &hv);
-            if (put_binary(&c->b[C_HVALUE_OFF], &c->b[C_HVALUE], &c->b[C_HVALUE_VALID], c->headers, p + q, hv) < 0)
+            header_at(p, &q, ra.next, &ka, &kn, &va, &vn);
+            if (!valid_utf8(p + ka, (Py_ssize_t)kn)) return 1;
+            if (put_binary(&c->b[C_HKEY_OFF], &c->b[C_HKEY], NULL, c->headers, p + ka, kn) < 0) return -1;
+            if (put_binary(&c->b[C_HVALUE_OFF], &c->b[C_HVALUE], &c->b[C_HVALUE_VALID], c->headers, p + va, vn) < 0)
                 return -1;
-            if (hv > 0) q += (Py_ssize_t)hv;
             c->headers++;
         }
         Py_ssize_t i = c->rows;
@@ -1459,7 +1723,7 @@ static int export_records(Cols *c, const unsigned char *p, long long total, cons
         c->rows++;
         (*added)++;
     }
-    return 0;
+    return got < 0;
 }
 
 /* export_window(view, ws, wl, pos, end, ranges, ts_range, ts_names, max_rows, max_bytes)
@@ -1766,7 +2030,7 @@ fail:
 /* ------------------------------------------------------------------ module */
 
 /* Bumped whenever a seam's signature or meaning changes; must equal kseg.engine.ABI. */
-#define KSEG_ENGINE_ABI 6
+#define KSEG_ENGINE_ABI 7
 
 static PyMethodDef methods[] = {
     {"crc32c", py_crc32c, METH_VARARGS, "crc32c(data, crc=0) -> int: CRC-32C (Castagnoli) of a buffer."},

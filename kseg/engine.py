@@ -24,7 +24,7 @@ from types import ModuleType
 
 ENV = "KSEG_ENGINE"
 
-ABI = 6  # the seams' version; the compiled module's ``ABI`` must be equal (KSEG_ENGINE_ABI in _engine.c)
+ABI = 7  # the seams' version; the compiled module's ``ABI`` must be equal (KSEG_ENGINE_ABI in _engine.c)
 
 C: ModuleType | None = None  # the kseg._engine module, or None
 NAME = "python"
