@@ -84,7 +84,7 @@ def load(source: str, limit: int = DEFAULT_DECOMPRESSION_LIMIT) -> tuple[Any, st
         return remote, source
     from kseg.decoders.registry.files import holds_schema_files, load_files
 
-    if os.path.isdir(source) and holds_schema_files(source):
+    if holds_schema_files(source, TOPIC):
         return load_files(source), source
     return replay(source, limit)
 
