@@ -53,6 +53,14 @@ class Registry:
         self.failures: Counter[tuple[str, str]] = Counter()  # (key or payload, reason) -> count
         self.invalid: Counter[tuple[str, str]] = Counter()  # --validate: (key or payload, reason) -> count
 
+    def __getstate__(self) -> tuple:
+        """Shipped to another process (a Spark task) as the store and the settings: its codecs are made
+        there, once each, and its counts start at zero (sent back by :meth:`reasons`)."""
+        return self.store, self.context, self.validate, self.framing
+
+    def __setstate__(self, state: tuple) -> None:
+        self.__init__(*state)  # type: ignore[misc]
+
     def missing_modules(self) -> list[str]:
         """The Python modules the store's schema types need that are not installed."""
         types = {e.schema_type for e in self.store.schemas.values()}
@@ -240,6 +248,16 @@ class RegistryDecoder:
         # Confluent's magic 0 and an Avro id seen before: the framing and the datum read in C (None: the path below)
         confluent = registry.framing == CONFLUENT
         self._framed = compiled.Framed() if compiled is not None and confluent else None
+
+    def __getstate__(self) -> tuple:
+        """Shipped as its registry (pickled once for the key and the value decoder) and role; the compiled
+        reader's state is made again where it lands."""
+        return self.registry, self.role, self.header_decoder
+
+    def __setstate__(self, state: tuple) -> None:
+        registry, role, header_decoder = state
+        self.__init__(registry, role)  # type: ignore[misc]
+        self.header_decoder = header_decoder
 
     def __call__(self, data: bytes) -> str:
         return self.with_headers(data, None)
