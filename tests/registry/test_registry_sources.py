@@ -88,6 +88,11 @@ def test_a_directory_of_schema_files_on_an_object_store(tree, tmp_path, s3) -> N
         assert dumped(root, topic, "--schemas", s3.uri("schemadir/named/")) == want, topic
         assert dumped(root, topic, "--schemas", s3.uri("schemadir/rest")) == want, topic
     assert typed(root, out, "people", "--schemas", s3.uri("schemadir/rest")) == typed(root, out, "people")
+    from tests.s3server import requests_logged
+
+    with requests_logged() as asked:
+        dumped(root, "people", "--schemas", s3.uri("schemadir/named"))
+    assert asked.counts()["GET"] == len(answers)  # each schema file read once, in one request
     log = str(root / "shop-0" / "00000000000000000000.log")
     (tmp_path / "bad").mkdir()
     (tmp_path / "bad" / "shop-1-1.avsc").write_bytes(b"\xff\xfe")

@@ -35,33 +35,30 @@ SUFFIXES = {".avsc": "AVRO", ".proto": "PROTOBUF", ".json": "JSON"}
 MAX_FILE = 16 << 20  # one file of schemas (a GET /schemas answer of thousands of schemas fits)
 
 
-def _listing(directory: str, topic: str | None = None) -> list[Entry] | None:
-    """The files directly under ``directory`` through its store, or None when it is no directory (or holds
-    the ``topic`` partition ``<topic>-0``: a log dir, never listed whole)."""
+def schema_files(directory: str, topic: str) -> list[Entry] | None:
+    """The files directly under ``directory`` (local or a prefix of a store, listed once through its store)
+    when it holds schema files, no ``.log`` segment and no ``<topic>-0`` partition directory (a log dir,
+    never listed whole); else None."""
     from kseg.storage.files import store_of
-
-    store = store_of(directory)
-    if store.stat(directory).kind != "dir":
-        return None
-    if topic is not None and store.stat(store.names.join(directory, f"{topic}-0")).kind == "dir":
-        return None
-    return store.list(store.names.directory(directory))
-
-
-def holds_schema_files(directory: str, topic: str) -> bool:
-    """Whether ``directory`` (local or a prefix of a store) holds schema files, no ``.log`` segment and no
-    ``<topic>-0`` partition directory."""
     from kseg.storage.location import basename
 
+    store = store_of(directory)
     try:
-        entries = _listing(directory, topic)
+        if store.stat(directory).kind != "dir":
+            return None
+        if store.stat(store.names.join(directory, f"{topic}-0")).kind == "dir":
+            return None
+        entries = store.list(store.names.directory(directory))
     except InputError:
-        return False
-    names = [basename(e.path) for e in entries or ()]
-    return any(os.path.splitext(n)[1] in SUFFIXES for n in names) and not any(n.endswith(".log") for n in names)
+        return None  # the replay says why it cannot be read
+    names = [basename(e.path) for e in entries]
+    if any(os.path.splitext(n)[1] in SUFFIXES for n in names) and not any(n.endswith(".log") for n in names):
+        return entries
+    return None
 
 
-def load_files(directory: str) -> SchemaStore:
+def load_files(directory: str, entries: list[Entry]) -> SchemaStore:
+    """The schemas of the files ``entries`` of ``directory`` (:func:`schema_files`), read in name order."""
     from kseg.storage.checkpoints import open_aux
     from kseg.storage.location import basename
     from kseg.storage.read import Kind
@@ -69,7 +66,6 @@ def load_files(directory: str) -> SchemaStore:
     kind = Kind("schema", MAX_FILE, "a registry's schemas, one file or a GET /schemas answer")
     store = SchemaStore()
     store.origin = "files"
-    entries = _listing(directory) or []
     for name, path in sorted((basename(e.path), e.path) for e in entries):
         suffix = os.path.splitext(name)[1]
         if suffix not in SUFFIXES:
