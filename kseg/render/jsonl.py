@@ -213,6 +213,20 @@ class JsonSink(BufferedWriter):
     def legacy_record(self, b, rec, key_text, payload_text) -> None:
         self.emit(record_object(b, rec, None, key_text, payload_text))
 
+    takes_fields = True
+
+    def decoded_record(self, b, rec, key_decoder, value_decoder) -> None:
+        """A record whose key and value a structured decoder (the registry's) gives as fields (the decoded
+        value and its schema), v0/v1 records and ``--skip-record-metadata`` included."""
+        header_decoder = getattr(value_decoder, "header_decoder", value_decoder)
+        obj = record_object(b, rec, None, None, None, header_decoder)
+        headers = rec.headers if b.magic >= 2 else ()
+        if rec.key is not None:
+            obj.update(json_fields(key_decoder, "key", rec.key, headers))
+        if rec.value is not None:
+            obj.update(json_fields(value_decoder, "payload", rec.value, headers))
+        self.emit(obj)
+
     def partial_record(self, b, rec) -> None:
         """Kafka's partial text line has no JSON form: the error object that follows names the record."""
 

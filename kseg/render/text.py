@@ -19,6 +19,7 @@ from typing import Callable
 from kseg import engine
 from kseg.format import releases, timestamp_type, v2, v2_records
 from kseg.format.compression import codec_name
+from kseg.format.strings import decode_text
 from kseg.render import text28, window
 from kseg.render.record_line import (  # noqa: F401 - record_line and skip_metadata_line: render.text's, re-exported
     decoded_line,
@@ -338,6 +339,19 @@ class TextSink(BufferedWriter):
             )
         finally:
             self.write_encoded(pieces)
+
+    takes_fields = False  # Kafka's text: a structured decoder's text, through decoded_record
+
+    def decoded_record(self, b, rec, key_decoder, value_decoder) -> None:
+        """A data record's line with its key and value decoded to text (the dumper gives records here only
+        to a sink that :attr:`takes_fields`; a caller may)."""
+        headers = rec.headers if b.magic >= 2 else ()
+        key_text = None if rec.key is None else decode_text(key_decoder, rec.key, headers)
+        payload_text = None if rec.value is None else decode_text(value_decoder, rec.value, headers)
+        if b.magic >= 2:
+            self.record(b, rec, None, key_text, payload_text)
+        else:
+            self.legacy_record(b, rec, key_text, payload_text)
 
     def legacy_record(self, b, rec, key_text, payload_text) -> None:
         """The line of one v0/v1 record (a :class:`kseg.format.legacy.LegacyRecord`)."""
