@@ -346,8 +346,10 @@ def test_v1_records_and_skip_record_metadata_carry_the_decoded_value_in_json(dat
     assert r.exit_code == 0, r.errtext
     rows = _rows(r.text)
     assert len(rows) == len(plain) and any("payloadSchema" in row for row in rows)
+    validator = _record_validator()
     for row, (offset, _, _) in zip(rows, plain, strict=True):
         assert {f: row.get(f) for f in decoded} == {f: v2[offset].get(f) for f in decoded}, row
+        assert not [e.message for e in validator.iter_errors(row)], row
 
     skipped = _rows(run_cli(["dump", *args, "--skip-record-metadata", str(log)]).text)
     assert len(skipped) == len(v2)
