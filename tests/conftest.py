@@ -102,6 +102,21 @@ def as_unprivileged_root(cmd: list[str]) -> list[str]:
     return ["setpriv", f"--inh-caps={caps}", f"--bounding-set={caps}", *cmd]
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Before any test (in the controller, before pytest-xdist starts its workers): kseg's modules compiled
+    to ``__pycache__``.  Where PYTHONDONTWRITEBYTECODE is set (many CI machines and containers), Python reads
+    a ``.pyc`` but never writes one, so every ``python -m kseg`` child a test starts -- some thousands in a
+    run -- would compile kseg's modules again (~0.1 s of CPU each); ``compileall`` writes them regardless,
+    and only those older than their source."""
+    if not hasattr(config, "workerinput"):
+        import compileall
+        import importlib.util
+
+        spec = importlib.util.find_spec("kseg")
+        if spec is not None and spec.origin is not None:
+            compileall.compile_dir(Path(spec.origin).parent, quiet=1)
+
+
 SUMMARY: list[str] = []  # lines a test wants shown at the end of the run (e.g. the fuzz counts)
 
 
