@@ -103,11 +103,16 @@ def as_unprivileged_root(cmd: list[str]) -> list[str]:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Before any test (in the controller, before pytest-xdist starts its workers): kseg's modules compiled
-    to ``__pycache__``.  Where PYTHONDONTWRITEBYTECODE is set (many CI machines and containers), Python reads
-    a ``.pyc`` but never writes one, so every ``python -m kseg`` child a test starts -- some thousands in a
-    run -- would compile kseg's modules again (~0.1 s of CPU each); ``compileall`` writes them regardless,
-    and only those older than their source."""
+    """Compiled modules kept in ``__pycache__`` (git ignores it) even where PYTHONDONTWRITEBYTECODE is set
+    (many CI machines and containers): Python then reads a ``.pyc`` but never writes one.
+
+    - Before any test (in the controller, before pytest-xdist starts its workers), kseg's modules are
+      compiled: every ``python -m kseg`` child a test starts would otherwise compile them again (~0.1 s of
+      CPU each).  ``compileall`` writes them regardless of the setting, only those older than their source.
+    - In each pytest process, the test modules pytest rewrites for its assertions are cached as it does
+      by default (it writes them only while ``sys.dont_write_bytecode`` is false): each worker collects the
+      whole suite, and compiling it costs each ~5 s of CPU.  Children keep the environment's setting."""
+    sys.dont_write_bytecode = False
     if not hasattr(config, "workerinput"):
         import compileall
         import importlib.util
