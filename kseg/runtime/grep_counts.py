@@ -43,7 +43,7 @@ def metadata_counts(run: Run, found: list[Any], given: str | None, bytes_limit: 
         result = replay([source], read_record, Target(), bytes_limit)
     except KsegError as exc:
         if given is not None:
-            run.fail(exc)
+            run.fail(_for_option(exc))
         run.note(f"{shown}: the cluster metadata could not be read ({exc.describe()}): its counts not used")
         return {}
     if result.partial:
@@ -57,3 +57,12 @@ def metadata_counts(run: Run, found: list[Any], given: str | None, bytes_limit: 
     at = image.provenance.offset
     run.note(f"{shown}: the topics' partition counts from the cluster metadata (as of offset {at})")
     return {topic.name: len(topic.partitions) for topic in image.topics.values()}
+
+
+def _for_option(exc: KsegError) -> KsegError:
+    """``--metadata``'s own error: the option named, its hint (not the data inputs' layout hint)."""
+    new = exc.at()
+    new.message = f"--metadata: {exc.message}"
+    new.args = (new.message,)
+    new.hint = "give the __cluster_metadata-0 directory, or the log directory holding it"
+    return new

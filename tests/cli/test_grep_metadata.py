@@ -153,8 +153,18 @@ def test_metadata_that_cannot_be_read(topic, broker, tmp_path) -> None:
     key = _key(written).decode()
     (tmp_path / "empty").mkdir()
     r = run_cli(["grep", "--key", key, "--metadata", str(tmp_path / "empty"), str(broker)])
-    assert r.exit_code == 2 and f"kseg: error: {tmp_path / 'empty'}: nothing to read" in r.errtext, r.errtext
-    assert "Traceback" not in r.errtext
+    said = f"kseg: error: {tmp_path / 'empty'}: --metadata: nothing to read"
+    assert r.exit_code == 2 and said in r.errtext, r.errtext
+    assert "hint: give the __cluster_metadata-0 directory" in r.errtext and "Traceback" not in r.errtext
+
+
+def test_metadata_that_is_a_fifo_names_the_option(topic, broker, tmp_path) -> None:
+    _, written = topic
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    r = run_cli(["grep", "--key", _key(written).decode(), "--metadata", str(fifo), str(broker)])
+    assert r.exit_code == 2 and f"kseg: error: {fifo}: --metadata: " in r.errtext, r.errtext
+    assert "partition directories" not in r.errtext and "Traceback" not in r.errtext
 
 
 @pytest.mark.parametrize(

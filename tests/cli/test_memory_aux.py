@@ -20,7 +20,7 @@ import pytest
 
 from kseg.storage import checkpoints as cp
 from tests.cli.test_memory_bounds import CAP_MIB, TARGET_MIB, peak
-from tests.conftest import CORPUS_DATA
+from tests.conftest import CORPUS_DATA, ENGINES
 
 
 def _partition(base: Path) -> Path:
@@ -47,20 +47,22 @@ HOSTILE = {  # name -> (file relative to the partition, its head, its size, the 
 }
 
 
+@pytest.mark.parametrize("eng", ENGINES)
 @pytest.mark.parametrize("name", sorted(HOSTILE))
-def test_a_hostile_auxiliary_file_is_refused_before_it_is_read(tmp_path: Path, name: str) -> None:
+def test_a_hostile_auxiliary_file_is_refused_before_it_is_read(tmp_path: Path, name: str, eng: str) -> None:
     relative, head, size, command = HOSTILE[name]
     p = _partition(tmp_path)
     path = (p / relative).resolve()
     _sparse(path, head, size)
-    mib, code, err = peak([command, str(p)])
+    mib, code, err = peak([command, str(p)], eng)
     assert code == 2, err
     assert "Traceback" not in err and "internal error" not in err, err
     assert f"{path}: {size} bytes: kseg reads" in err, err
     assert mib < CAP_MIB, f"{name}: {mib:.1f} MiB"
 
 
-def test_a_24_mb_manifest_is_refused_before_it_is_read(tmp_path: Path) -> None:
+@pytest.mark.parametrize("eng", ENGINES)
+def test_a_24_mb_manifest_is_refused_before_it_is_read(tmp_path: Path, eng: str) -> None:
     from tests.cli.test_tiered_aiven import copy_aiven, partition_dir, segment_id
 
     copy_aiven(tmp_path, "plain-v2-0", None, compression=True)
@@ -68,13 +70,14 @@ def test_a_24_mb_manifest_is_refused_before_it_is_read(tmp_path: Path) -> None:
     manifest = (where / f"00000000000000000000-{segment_id('plain-v2-0', 0)}").with_suffix(".rsm-manifest")
     head = manifest.read_bytes()
     _sparse(manifest, head[:-1] + b',"junk":[', 24_000_000)
-    mib, code, err = peak(["verify-index", str(where)])
+    mib, code, err = peak(["verify-index", str(where)], eng)
     assert code == 2, err  # the segment failed (its line, on stdout, names the bound: test_promises_aux)
     assert "Traceback" not in err
     assert mib < CAP_MIB, f"verify-index: {mib:.1f} MiB"
 
 
-def test_a_manifest_of_millions_of_json_values_is_refused(tmp_path: Path) -> None:
+@pytest.mark.parametrize("eng", ENGINES)
+def test_a_manifest_of_millions_of_json_values_is_refused(tmp_path: Path, eng: str) -> None:
     """Under the size bound but made of values (``[{},{},...]``): ``json`` would build an object for each."""
     from tests.cli.test_tiered_aiven import copy_aiven, partition_dir, segment_id
 
@@ -84,7 +87,7 @@ def test_a_manifest_of_millions_of_json_values_is_refused(tmp_path: Path) -> Non
     obj = json.loads(manifest.read_bytes())
     obj["remoteLogSegmentMetadata"] = {"junk": [{}] * 4_000_000}
     manifest.write_text(json.dumps(obj, separators=(",", ":")))
-    mib, code, err = peak(["lookup-offset", "5", str(where)])
+    mib, code, err = peak(["lookup-offset", "5", str(where)], eng)
     assert code == 2 and f"{manifest}: 4000015 JSON values or more: kseg reads" in err, err
     assert mib < CAP_MIB, f"lookup-offset: {mib:.1f} MiB"
 
@@ -105,20 +108,24 @@ def at_the_bounds(tmp_path_factory) -> Path:
     return p
 
 
+@pytest.mark.parametrize("eng", ENGINES)
 @pytest.mark.parametrize("command", ["logdir", "compaction", "verify-index"])
-def test_auxiliary_files_at_their_bounds_are_read_within_the_target(at_the_bounds: Path, command: str) -> None:
+def test_auxiliary_files_at_their_bounds_are_read_within_the_target(
+    at_the_bounds: Path, command: str, eng: str
+) -> None:
     """Measured: logdir ~114 MiB (four tables of 65536 entries), compaction ~49, verify-index ~42."""
-    mib, code, err = peak([command, str(at_the_bounds)])
+    mib, code, err = peak([command, str(at_the_bounds)], eng)
     assert code in (0, 1), err
     assert "Traceback" not in err and "kseg reads" not in err, err
     assert mib <= TARGET_MIB, f"{command}: {mib:.1f} MiB"
 
 
-def test_a_fifo_given_as_a_key_file_blocks_nothing(tmp_path: Path) -> None:
+@pytest.mark.parametrize("eng", ENGINES)
+def test_a_fifo_given_as_a_key_file_blocks_nothing(tmp_path: Path, eng: str) -> None:
     """``--rsm-key kp1=<FIFO>`` hung every command, even ``dump`` of a plain index: refused, exit 2."""
     fifo = tmp_path / "key.pem"
     os.mkfifo(fifo)
     index = CORPUS_DATA / "plain-v2-0" / "00000000000000000000.index"
-    mib, code, err = peak(["dump", "--rsm-key", f"kp1={fifo}", str(index)])
+    mib, code, err = peak(["dump", "--rsm-key", f"kp1={fifo}", str(index)], eng)
     assert code == 2 and "not a regular file" in err, err
     assert mib < CAP_MIB

@@ -223,17 +223,19 @@ def test_a_snapshot_of_many_producers_streams(name: str, tmp_path: Path) -> None
     assert mib < CAP_MIB, f"{name}: {mib:.1f} MiB"
 
 
-def test_remote_log_metadata_is_folded_in_memory_of_its_live_segments(tmp_path: Path) -> None:
+@pytest.mark.parametrize("eng", ENGINES)
+def test_remote_log_metadata_is_folded_in_memory_of_its_live_segments(tmp_path: Path, eng: str) -> None:
     """Issue 31: ``__remote_log_metadata`` of 10^6 records took 1.2 GiB in ``kseg tiered``, one entry kept per
     segment ever named.  Here 40 k segments copied and deleted (160 k records, none live at the end; the code
     before the fix: ~70 MiB): what is held is one entry per live segment, so the peak is the interpreter's."""
     bombs.write_metadata_churn(tmp_path / "__remote_log_metadata-0", 40_000)
-    mib, code, err = peak(["tiered", "-q", "--metadata-partitions", "1", str(tmp_path)])
+    mib, code, err = peak(["tiered", "-q", "--metadata-partitions", "1", str(tmp_path)], eng)
     assert code == 0, err
     assert mib < STREAMED_CAP_MIB, f"tiered: {mib:.1f} MiB"
 
 
-def test_a_one_line_resume_file_of_300_mb_is_refused_in_bounded_memory(tmp_path: Path) -> None:
+@pytest.mark.parametrize("eng", ENGINES)
+def test_a_one_line_resume_file_of_300_mb_is_refused_in_bounded_memory(tmp_path: Path, eng: str) -> None:
     """Issue 31: a 300 MB one-line ``--resume`` file took 925 MiB; now read line by line, a line past the
     bound refused where it starts (exit 2).  The file is sparse: NUL bytes, cheap to make."""
     from kseg.ops.verify.resume import MAX_ROW
@@ -243,6 +245,8 @@ def test_a_one_line_resume_file_of_300_mb_is_refused_in_bounded_memory(tmp_path:
         f.truncate(300_000_000)
     part = tmp_path / "t-0"
     bombs.write_null_bomb(part, 10, "none")
-    mib, code, err = peak(["verify-index", "--resume", str(report), "--report", str(tmp_path / "n.jsonl"), str(part)])
+    mib, code, err = peak(
+        ["verify-index", "--resume", str(report), "--report", str(tmp_path / "n.jsonl"), str(part)], eng
+    )
     assert code == 2 and f"a line longer than {MAX_ROW} bytes" in err, err
     assert mib < CAP_MIB, f"verify-index --resume: {mib:.1f} MiB"

@@ -47,6 +47,7 @@ class Reader:
     broken: int | None  # None: no truncated cell (the file is read only when it is needed, and it is not)
     args: Args | None = None
     setup: Callable[[Tree], object] | None = None  # what else the command needs to read the file at all
+    options: Args | None = None  # options given before the command's own arguments (``ARGS``), as ``--rsm-key``
 
 
 @dataclass(frozen=True)
@@ -195,8 +196,8 @@ def _aiven_reader(refused: int, broken: int | None, args: Callable[[Path], list[
     return Reader(refused, broken, args=lambda t: args(_aiven(t).parent), setup=_aiven)
 
 
-def _with_key(command: str) -> Args:
-    return lambda t: ["--rsm-key", f"kp1={t.base / 'kp1.pem'}", *ARGS[command](t)]
+def _key(t: Tree) -> list[str]:
+    return ["--rsm-key", f"kp1={t.base / 'kp1.pem'}"]
 
 
 def _takes_rsm_key(command: str) -> bool:
@@ -239,7 +240,7 @@ KINDS.update(
             b"",
             "",
             KEY.max_bytes,
-            {c: Reader(2, None, args=_with_key(c)) for c in READING if _takes_rsm_key(c)},
+            {c: Reader(2, None, options=_key) for c in READING if _takes_rsm_key(c)},
         ),
     }
 )
@@ -261,9 +262,12 @@ def _prepare(tmp_path: Path, kind: str, command: str) -> tuple[Tree, Path]:
     return t, path
 
 
-def _args(t: Tree, kind: str, command: str) -> list[str]:
+def _args(t: Tree, kind: str, command: str, spark: list[str] | None = None, own: dict[str, Args] = ARGS) -> list[str]:
+    """The cell's command line: the command, ``spark`` (``--spark`` and its master, for a Spark row), the reader's
+    options and its arguments (else the command's, from ``own``)."""
     reader = KINDS[kind].readers[command]
-    return [command, *(reader.args or ARGS[command])(t)]
+    options = reader.options(t) if reader.options else []
+    return [command, *(spark or []), *options, *(reader.args or own[command])(t)]
 
 
 def _names(out: str, err: str, path: Path, cause: str) -> None:

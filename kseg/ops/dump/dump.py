@@ -343,7 +343,8 @@ class Dumper:
     def _window_mode(self) -> int | None:
         """What the sink's ``window_lines`` (the compiled engine's loop) writes for these options: a
         ``WINDOW_*`` mode, or None when there is no such loop or the options need the per-batch path
-        (a topic parser, other decoders, ``--skip-record-metadata``)."""
+        (a topic parser, other decoders, ``--skip-record-metadata``).  Kafka's string decoders come as
+        spans (the text sink) or as slices (the JSON sink)."""
         if self.sink.window_lines is None:
             return None
         if not self.opts.deep:
@@ -351,7 +352,11 @@ class Dumper:
         fast = self._fast_records()
         if fast is None:
             return None
-        return {SIZES: WINDOW_SIZES, SPANS: WINDOW_STRINGS}.get(fast[2])
+        if fast[2] == SIZES:
+            return WINDOW_SIZES
+        if fast[2] == SPANS or fast[3] == (string_decoder, string_decoder):
+            return WINDOW_STRINGS
+        return None
 
     def _dump_windows(self, records: FileRecords, abs_path: str, mode: int) -> int:
         """:meth:`_dump_batches` a window per call: the sink's ``window_lines`` frames, checks and prints
