@@ -212,6 +212,11 @@ ROWS = [
     _dump("e", "--print-data-log"),
     *[_reference("e", mode) for mode in ("shallow", "deep", "print")],
     *[
+        Row(f"dump --format json {flag}".rstrip(), inp, ["dump", "--format", "json", *flag.split(), "{log}"])
+        for inp in ("c", "e")
+        for flag in ("", "--deep-iteration", "--print-data-log")
+    ],
+    *[
         Row(
             "export",
             inp,

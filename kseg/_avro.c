@@ -10,8 +10,14 @@
  * outside a union or an enum, invalid UTF-8, a map with a repeated key, trailing bytes, a float the
  * Python renderer would refuse, recursion past MAX_DEPTH: the caller then runs the Python path on that
  * payload, which gives the text or the reason.  Every length is bounded by the bytes left before use.
- * One payload it refuses itself (ValueError): arrays of more than MAX_ZERO_WIDTH items of no byte each
- * (null, an empty record), which fastavro would build in memory, a list as long as the count says.
+ * One payload it refuses itself (ValueError): one holding more than MAX_ZERO_WIDTH values that take no
+ * byte -- the leaves: a null, an empty record, a zero-size fixed, except one a union's index chose --,
+ * which fastavro would build in memory (an array of them as long as its count says) and the text would
+ * print (an array of records of many null fields: 20 KB printed 46 MB).  Every other value takes a byte.
+ *
+ * Program(ops, consts, json=True) writes a JSON row's text of the value instead: what json.dumps writes
+ * of the console consumer's text read by json.loads (\u00xx in lower case, floats as Python's repr of
+ * the value Java's text reads as), so a row need not parse and encode it again.
  * Imports nothing of kseg. */
 
 #define PY_SSIZE_T_CLEAN
@@ -21,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define KSEG_AVRO_ABI 2
+#define KSEG_AVRO_ABI 3
 
 enum {
     OP_NULL = 0,
@@ -34,15 +40,15 @@ enum {
     OP_FIXED = 7,  /* [op, len, size] */
     OP_ENUM = 8,   /* [op, len, nsymbols, first const] */
     OP_RECORD = 9, /* [op, len, nfields, close const, (prefix const, node)...] */
-    OP_ARRAY = 10, /* [op, len, item min width, item node] */
-    OP_MAP = 11,   /* [op, len, value min width, value node] */
+    OP_ARRAY = 10, /* [op, len, item min width, leaves of an item of no byte, item node] */
+    OP_MAP = 11,   /* [op, len, value min width, 0, value node] */
     OP_UNION = 12, /* [op, len, nbranches, (branch pc, opening const or -1 for null)..., nodes...] */
     OP_CALL = 13,  /* [op, len, target pc]: a recursive record */
     OP_COUNT = 14
 };
 
 #define MAX_DEPTH 200            /* nesting of the data (recursive records, arrays of arrays) */
-#define MAX_ZERO_WIDTH (1 << 20) /* items that take no byte (null, empty record): at most this many */
+#define MAX_ZERO_WIDTH (1 << 19) /* values that take no byte (null, empty record): at most this many */
 #define MAX_OUT ((Py_ssize_t)1 << 30)
 #define FLOAT_CACHE 1024 /* Java's text of a float, by its bits: floats repeat */
 
@@ -61,9 +67,10 @@ typedef struct {
     Py_ssize_t nconsts;
     char *out;
     Py_ssize_t cap, len;
-    long zero_items;
-    int refused; /* more zero-width items than MAX_ZERO_WIDTH: a reason, not the Python path (which would
-                    build them all) */
+    int64_t zero_items; /* the leaves read: a null, an empty record, a zero-size fixed not chosen by a union */
+    int refused; /* more of them than MAX_ZERO_WIDTH: a reason, not the Python path (which would build them) */
+    int json;    /* the JSON row's text (json.dumps of the value) rather than the console consumer's */
+    const char *hex; /* \u00XX's digits: Jackson's upper case, or json.dumps's lower case */
     const uint8_t *end;
     FloatSlot *fcache;
     uint8_t *is_node; /* while checking: 1 at every node's pc, 2 at every call's target */
@@ -111,9 +118,11 @@ static int put_long(Program *p, int64_t v) {
 }
 
 static const char HEX[] = "0123456789ABCDEF";
+static const char HEX_LOWER[] = "0123456789abcdef";
 
-/* One ASCII character as Jackson quotes it (json.encoder's escapes, \u00XX upper case). */
-static inline Py_ssize_t escape_ascii(char *o, uint8_t c) {
+/* One ASCII character as Jackson quotes it (json.encoder's escapes, \u00XX upper case), or as json.dumps
+ * does (hex: lower case). */
+static inline Py_ssize_t escape_ascii(char *o, uint8_t c, const char *hex) {
     if (c >= 0x20 && c != '"' && c != '\\') {
         o[0] = (char)c;
         return 1;
@@ -131,8 +140,8 @@ static inline Py_ssize_t escape_ascii(char *o, uint8_t c) {
         o[1] = 'u';
         o[2] = '0';
         o[3] = '0';
-        o[4] = HEX[c >> 4];
-        o[5] = HEX[c & 15];
+        o[4] = hex[c >> 4];
+        o[5] = hex[c & 15];
         return 6;
     }
 }
@@ -147,7 +156,7 @@ static int put_string(Program *p, const uint8_t *s, Py_ssize_t n) {
     while (i < n) {
         uint8_t c = s[i];
         if (c < 0x80) {
-            o += escape_ascii(o, c);
+            o += escape_ascii(o, c, p->hex);
             i++;
             continue;
         }
@@ -195,7 +204,7 @@ static int put_bytes(Program *p, const uint8_t *s, Py_ssize_t n) {
     for (Py_ssize_t i = 0; i < n; i++) {
         uint8_t c = s[i];
         if (c < 0x80)
-            o += escape_ascii(o, c);
+            o += escape_ascii(o, c, p->hex);
         else {
             *o++ = (char)(0xC0 | (c >> 6));
             *o++ = (char)(0x80 | (c & 0x3F));
@@ -529,17 +538,33 @@ static int plain_text(int negative, uint64_t N, int n, int k, char *buf, size_t 
     return 0;
 }
 
+/* The text of x in a JSON row: json.dumps of the value Java's text reads as (Java's text outside the plain
+ * range, 1.0E10, is Python's repr of its value there, 10000000000.0; NaN and Infinity are json.dumps's). */
+static int json_text(double x, int single, char *buf, size_t size) {
+    if (java_text(x, single, buf, size) < 0)
+        return -1;
+    if (!strchr(buf, 'E'))
+        return 0;
+    double v = PyOS_string_to_double(buf, NULL, NULL);
+    if (v == -1.0 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return -1;
+    }
+    return pyrepr(v, buf, size);
+}
+
 static int put_float(Program *p, double x, int single, uint32_t bits, int cacheable) {
     char buf[64];
     uint64_t N;
     int n, k;
     if (fast_digits(x, single, &N, &n, &k) == 0 && plain_text(signbit(x) != 0, N, n, k, buf, sizeof buf) == 0)
         return put(p, buf, (Py_ssize_t)strlen(buf));
+    int (*text)(double, int, char *, size_t) = p->json ? json_text : java_text;
     if (cacheable) {
         FloatSlot *s = &p->fcache[(bits ^ (bits >> 13) ^ (single << 7)) & (FLOAT_CACHE - 1)];
         if (s->used == (single ? 2 : 1) && s->bits == bits)
             return put(p, s->text, s->len);
-        if (java_text(x, single, buf, sizeof buf) < 0)
+        if (text(x, single, buf, sizeof buf) < 0)
             return -1;
         size_t n = strlen(buf);
         if (n < sizeof s->text) {
@@ -550,7 +575,7 @@ static int put_float(Program *p, double x, int single, uint32_t bits, int cachea
         }
         return put(p, buf, (Py_ssize_t)n);
     }
-    if (java_text(x, single, buf, sizeof buf) < 0)
+    if (text(x, single, buf, sizeof buf) < 0)
         return -1;
     return put(p, buf, (Py_ssize_t)strlen(buf));
 }
@@ -579,8 +604,9 @@ static inline int read_long(const uint8_t **pp, const uint8_t *end, int64_t *out
 
 static int run(Program *p, int32_t pc, const uint8_t **pp, int depth);
 
-/* The count of the next block of an array or map; items of min_width bytes each must fit the bytes left. */
-static int block_count(Program *p, const uint8_t **pp, int32_t min_width, int64_t *count) {
+/* The count of the next block of an array or map; items of min_width bytes each must fit the bytes left,
+ * items of no byte (leaves each) the bound on leaves (the items count them as they are read). */
+static int block_count(Program *p, const uint8_t **pp, int32_t min_width, int32_t leaves, int64_t *count) {
     int64_t c, size;
     if (read_long(pp, p->end, &c) < 0)
         return -1;
@@ -592,12 +618,9 @@ static int block_count(Program *p, const uint8_t **pp, int32_t min_width, int64_
     if (min_width > 0) {
         if (c > (int64_t)(p->end - *pp) / min_width)
             return -1;
-    } else {
-        p->zero_items += (long)(c > MAX_ZERO_WIDTH ? MAX_ZERO_WIDTH + 1 : c);
-        if (p->zero_items > MAX_ZERO_WIDTH) {
-            p->refused = 1;
-            return -1;
-        }
+    } else if (p->zero_items + (c > MAX_ZERO_WIDTH ? MAX_ZERO_WIDTH + 1 : c) * (int64_t)leaves > MAX_ZERO_WIDTH) {
+        p->refused = 1;
+        return -1;
     }
     *count = c;
     return 0;
@@ -634,7 +657,7 @@ static int has_repeat(Span *keys, Py_ssize_t n) {
 }
 
 static int run_map(Program *p, int32_t pc, const uint8_t **pp, int depth) {
-    int32_t width = p->ops[pc + 2], value = pc + 3;
+    int32_t width = p->ops[pc + 2], leaves = p->ops[pc + 3], value = pc + 4;
     Span *keys = NULL;
     Py_ssize_t nkeys = 0, kcap = 0;
     int first = 1, rc = -1;
@@ -642,7 +665,7 @@ static int run_map(Program *p, int32_t pc, const uint8_t **pp, int depth) {
         return -1;
     for (;;) {
         int64_t count;
-        if (block_count(p, pp, width, &count) < 0)
+        if (block_count(p, pp, width, leaves, &count) < 0)
             goto done;
         if (count == 0)
             break;
@@ -676,14 +699,35 @@ done:
     return rc;
 }
 
+/* Whether the node at pc is a leaf of no byte: a null, a record of no field, a zero-size fixed. */
+static inline int is_leaf(const int32_t *op) {
+    return op[0] == OP_NULL || (op[0] == OP_RECORD && op[2] == 0) || (op[0] == OP_FIXED && op[2] == 0);
+}
+
+/* A leaf's text: null, {}, "". */
+static int put_leaf(Program *p, const int32_t *op) {
+    if (op[0] == OP_NULL)
+        return put(p, "null", 4);
+    return op[0] == OP_RECORD ? put_const(p, op[3]) : put(p, "\"\"", 2);
+}
+
+/* One leaf more; -1 (refused) past the bound. */
+static inline int count_leaf(Program *p) {
+    if (++p->zero_items > MAX_ZERO_WIDTH) {
+        p->refused = 1;
+        return -1;
+    }
+    return 0;
+}
+
 static int run(Program *p, int32_t pc, const uint8_t **pp, int depth) {
     const int32_t *op = p->ops + pc;
     const uint8_t *end = p->end;
     if (depth > MAX_DEPTH)
         return -1;
+    if (is_leaf(op))
+        return count_leaf(p) < 0 ? -1 : put_leaf(p, op);
     switch (op[0]) {
-    case OP_NULL:
-        return put(p, "null", 4);
     case OP_BOOL:
         if (*pp >= end)
             return -1;
@@ -753,12 +797,12 @@ static int run(Program *p, int32_t pc, const uint8_t **pp, int depth) {
             return -1;
         for (;;) {
             int64_t count;
-            if (block_count(p, pp, op[2], &count) < 0)
+            if (block_count(p, pp, op[2], op[3], &count) < 0)
                 return -1;
             if (count == 0)
                 break;
             for (int64_t i = 0; i < count; i++) {
-                if ((!first && put(p, ",", 1) < 0) || run(p, pc + 3, pp, depth + 1) < 0)
+                if ((!first && put(p, ",", 1) < 0) || run(p, pc + 4, pp, depth + 1) < 0)
                     return -1;
                 first = 0;
             }
@@ -772,9 +816,10 @@ static int run(Program *p, int32_t pc, const uint8_t **pp, int depth) {
         if (read_long(pp, end, &i) < 0 || i < 0 || i >= op[2])
             return -1;
         int32_t branch = op[3 + 2 * i], open = op[4 + 2 * i];
-        if (open < 0)
-            return run(p, branch, pp, depth + 1);
-        if (put_const(p, open) < 0 || run(p, branch, pp, depth + 1) < 0)
+        const int32_t *b = p->ops + branch;
+        if (open < 0) /* null: a leaf the index chose, its byte the index's (not counted) */
+            return put_leaf(p, b);
+        if (put_const(p, open) < 0 || (is_leaf(b) ? put_leaf(p, b) : run(p, branch, pp, depth + 1)) < 0)
             return -1;
         return put(p, "}", 1);
     }
@@ -831,8 +876,8 @@ static int check(Program *p, int32_t pc, int32_t limit, int depth) {
     }
     case OP_ARRAY:
     case OP_MAP:
-        NEED(4);
-        if (op[2] < 0 || check(p, pc + 3, end, depth + 1) < 0 || pc + 3 + p->ops[pc + 4] != end)
+        NEED(5);
+        if (op[2] < 0 || op[3] < 0 || check(p, pc + 4, end, depth + 1) < 0 || pc + 4 + p->ops[pc + 5] != end)
             return -1;
         return 0;
     case OP_UNION: {
@@ -862,10 +907,11 @@ static int check(Program *p, int32_t pc, int32_t limit, int depth) {
 }
 
 static int Program_init(Program *self, PyObject *args, PyObject *kwds) {
-    static char *kwlist[] = {"ops", "consts", NULL};
+    static char *kwlist[] = {"ops", "consts", "json", NULL};
     Py_buffer ops;
     PyObject *consts;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*O!", kwlist, &ops, &PyTuple_Type, &consts))
+    int json = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*O!|p", kwlist, &ops, &PyTuple_Type, &consts, &json))
         return -1;
     if (self->ops != NULL) {
         PyBuffer_Release(&ops);
@@ -878,6 +924,8 @@ static int Program_init(Program *self, PyObject *args, PyObject *kwds) {
         return -1;
     }
     self->nops = ops.len / 4;
+    self->json = json;
+    self->hex = json ? HEX_LOWER : HEX;
     self->ops = PyMem_Malloc((size_t)ops.len);
     self->nconsts = PyTuple_GET_SIZE(consts);
     self->cptr = PyMem_Calloc((size_t)self->nconsts + 1, sizeof(char *));
@@ -943,8 +991,8 @@ static PyObject *decode_datum(Program *self, const uint8_t *q, Py_ssize_t n) {
     PyObject *text;
     if (self->refused)
         text = PyErr_Format(PyExc_ValueError,
-                            "more than %d items that take no byte (null or an empty record) in the payload's "
-                            "arrays: not read",
+                            "more than %d values that take no byte (null, an empty record) in the payload: "
+                            "not read",
                             MAX_ZERO_WIDTH);
     else if (rc < 0) {
         Py_INCREF(Py_None);
@@ -999,7 +1047,7 @@ static PyTypeObject ProgramType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "kseg._avro.Program",
     .tp_basicsize = sizeof(Program),
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Program(ops, consts): one Avro writer schema, compiled",
+    .tp_doc = "Program(ops, consts, json=False): one Avro writer schema, compiled",
     .tp_new = PyType_GenericNew,
     .tp_init = (initproc)Program_init,
     .tp_dealloc = (destructor)Program_dealloc,

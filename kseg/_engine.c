@@ -1169,71 +1169,338 @@ static int record_fields(const long long *v, const RecordAt *ra, int log_append,
     return 0;
 }
 
-/* The record lines of an uncompressed data batch (``p``: its bytes, ``total`` long), checked against the
- * continuity rule from ``*last`` (Dumper._next_offset: -1 is "none yet" unless ``gap``).  0 and the lines in
- * ``o``; 1 for a batch the Python path must take (a record the rules judge, a gap, invalid UTF-8 printed, a
- * number past int64); -1 on error. */
-static int window_records(Out *o, const unsigned char *p, long long total, const long long *v, int mode, int gap,
-                          long long *last, const char *ts_name, Py_ssize_t ts_len) {
-    long long count = v[H_COUNT], prev = *last;
-    Py_ssize_t pos = RECORD_BATCH_OVERHEAD, end = (Py_ssize_t)total;
-    if (count < 0) return 1;
-    if (count > (end - pos)) return 1; /* every record takes a byte at least: the rule's error */
-    int log_append = (v[H_ATTRIBUTES] & TIMESTAMP_TYPE_FLAG) != 0;
-    for (long long r = 0; r < count; r++) {
-        RecordAt ra;
-        if (read_record(p, pos, end, &ra) < 0) return 1;
-        if (r + 1 == count && ra.next != end) return 1; /* "records still remaining" */
-        long long offset, timestamp, sequence;
-        if (record_fields(v, &ra, log_append, &offset, &timestamp, &sequence)) return 1;
+/* A v2 batch's records in order (DefaultRecordBatch's iterator over uncompressed records), the one walk
+ * dump_window and export_window share: the count bounded by the bytes, each record's layout (read_record),
+ * "records still remaining" after the last, and its offset, timestamp and sequence (record_fields). */
+typedef struct {
+    const unsigned char *p; /* the batch's bytes */
+    const long long *v;     /* its header's values (H_* order) */
+    Py_ssize_t pos, end;
+    long long left; /* records not yet read */
+    int log_append;
+} Records;
+
+/* 0 and ``it`` at the first record of the batch ``p`` (``total`` bytes, header ``v``); 1 for a count the
+ * Python rule judges (negative, or more records than bytes: every record takes a byte at least). */
+static int records_open(Records *it, const unsigned char *p, long long total, const long long *v) {
+    it->p = p;
+    it->v = v;
+    it->pos = RECORD_BATCH_OVERHEAD;
+    it->end = (Py_ssize_t)total;
+    it->left = v[H_COUNT];
+    it->log_append = (v[H_ATTRIBUTES] & TIMESTAMP_TYPE_FLAG) != 0;
+    return it->left < 0 || it->left > it->end - it->pos;
+}
+
+/* The next record: 1 with its layout and its offset, timestamp and sequence; 0 after the last; -1 for a
+ * record the Python rule must judge (read_record's cases, bytes after the last record, a number past int64). */
+static int records_next(Records *it, RecordAt *ra, long long *offset, long long *timestamp, long long *sequence) {
+    if (it->left == 0) return 0;
+    if (read_record(it->p, it->pos, it->end, ra) < 0) return -1;
+    if (--it->left == 0 && ra->next != it->end) return -1; /* "records still remaining" */
+    if (record_fields(it->v, ra, it->log_append, offset, timestamp, sequence)) return -1;
+    it->pos = ra->next;
+    return 1;
+}
+
+/* A record's header at ``*q`` (below ``end``, already checked by read_record): its key's and value's place
+ * and size (``*vn`` < 0: a null value); ``*q`` moves past it. */
+HOT_INLINE void header_at(const unsigned char *p, Py_ssize_t *q, Py_ssize_t end, Py_ssize_t *ka, int64_t *kn,
+                          Py_ssize_t *va, int64_t *vn) {
+    *kn = 0;
+    *vn = -1;
+    read_zigzag(p, q, end, VARINT_MAX_BYTES, 0, kn);
+    *ka = *q;
+    *q += (Py_ssize_t)*kn;
+    read_zigzag(p, q, end, VARINT_MAX_BYTES, 0, vn);
+    *va = *q;
+    if (*vn > 0) *q += (Py_ssize_t)*vn;
+}
+
+/* ------------------------------------------------------------------ JSON rows (kseg.jsonlines.dumps) */
+
+/* How many bytes JSON's escaping of the valid UTF-8 ``s`` takes (json's ensure_ascii=False: the quote, the
+ * backslash and the C0 controls escaped; kseg.jsonlines: U+0085, U+2028 and U+2029 too), quotes excluded. */
+static Py_ssize_t json_len(const unsigned char *s, Py_ssize_t n) {
+    Py_ssize_t k = n;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        unsigned char c = s[i];
+        if (c < 0x20) {
+            k += (c == '\b' || c == '\t' || c == '\n' || c == '\f' || c == '\r') ? 1 : 5;
+        } else if (c == '"' || c == '\\') {
+            k += 1;
+        } else if (c == 0xC2 && i + 1 < n && s[i + 1] == 0x85) {
+            k += 4; /* 2 bytes -> \u0085 */
+        } else if (c == 0xE2 && i + 2 < n && s[i + 1] == 0x80 && (s[i + 2] == 0xA8 || s[i + 2] == 0xA9)) {
+            k += 3; /* 3 bytes -> \u2028 */
+        }
+    }
+    return k;
+}
+
+static const char hex_digits[] = "0123456789abcdef";
+
+/* The JSON string of the valid UTF-8 ``s``, quoted (space reserved here). */
+static int out_json_str(Out *o, const unsigned char *s, Py_ssize_t n) {
+    if (out_reserve(o, json_len(s, n) + 2) < 0) return -1;
+    char *w = o->p + o->n;
+    *w++ = '"';
+    for (Py_ssize_t i = 0; i < n; i++) {
+        unsigned char c = s[i];
+        const char *esc = NULL;
+        if (c >= 0x20 && c != '"' && c != '\\' && c != 0xC2 && c != 0xE2) {
+            *w++ = (char)c;
+            continue;
+        }
+        switch (c) {
+        case '"': esc = "\\\""; break;
+        case '\\': esc = "\\\\"; break;
+        case '\b': esc = "\\b"; break;
+        case '\t': esc = "\\t"; break;
+        case '\n': esc = "\\n"; break;
+        case '\f': esc = "\\f"; break;
+        case '\r': esc = "\\r"; break;
+        default: break;
+        }
+        if (esc != NULL) {
+            *w++ = esc[0];
+            *w++ = esc[1];
+        } else if (c < 0x20) {
+            memcpy(w, "\\u00", 4);
+            w[4] = hex_digits[c >> 4];
+            w[5] = hex_digits[c & 15];
+            w += 6;
+        } else if (c == 0xC2 && i + 1 < n && s[i + 1] == 0x85) {
+            memcpy(w, "\\u0085", 6);
+            w += 6;
+            i += 1;
+        } else if (c == 0xE2 && i + 2 < n && s[i + 1] == 0x80 && (s[i + 2] == 0xA8 || s[i + 2] == 0xA9)) {
+            memcpy(w, s[i + 2] == 0xA8 ? "\\u2028" : "\\u2029", 6);
+            w += 6;
+            i += 2;
+        } else {
+            *w++ = (char)c;
+        }
+    }
+    *w++ = '"';
+    o->n = w - o->p;
+    return 0;
+}
+
+/* The quoted base64 (RFC 4648, padded) of ``s``: a header value that is not UTF-8 (values.header_objects). */
+static int out_base64(Out *o, const unsigned char *s, Py_ssize_t n) {
+    static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    if (out_reserve(o, (n + 2) / 3 * 4 + 2) < 0) return -1;
+    char *w = o->p + o->n;
+    *w++ = '"';
+    Py_ssize_t i = 0;
+    for (; i + 3 <= n; i += 3) {
+        uint32_t t = (uint32_t)s[i] << 16 | (uint32_t)s[i + 1] << 8 | s[i + 2];
+        w[0] = abc[t >> 18];
+        w[1] = abc[(t >> 12) & 63];
+        w[2] = abc[(t >> 6) & 63];
+        w[3] = abc[t & 63];
+        w += 4;
+    }
+    if (i < n) {
+        uint32_t t = (uint32_t)s[i] << 16 | (i + 1 < n ? (uint32_t)s[i + 1] << 8 : 0);
+        w[0] = abc[t >> 18];
+        w[1] = abc[(t >> 12) & 63];
+        w[2] = i + 1 < n ? abc[(t >> 6) & 63] : '=';
+        w[3] = '=';
+        w += 4;
+    }
+    *w++ = '"';
+    o->n = w - o->p;
+    return 0;
+}
+
+/* A JSON row's ``"name":number`` member after the first (space reserved). */
+#define JSON_NUM(o, name, x)                                                                                       \
+    do {                                                                                                           \
+        LIT(o, ",\"" name "\":");                                                                                  \
+        out_ll(o, x);                                                                                              \
+    } while (0)
+#define JSON_BOOL(o, name, x) ((x) ? LIT(o, ",\"" name "\":true") : LIT(o, ",\"" name "\":false"))
+
+/* CompressionType's lower-case names (kseg.format.compression.CODEC_NAMES): an id past them is the Python
+ * path's (codec_name raises). */
+static const char *const codec_names[] = {"none", "gzip", "snappy", "lz4", "zstd"};
+#define CODECS 5
+
+/* The ``"batch"`` row of a v2 batch (kseg.render.jsonl.v2_batch_object): 0, or 1 for a codec id the
+ * engine has no name for. */
+static int batch_json(Out *o, const long long *v, long long last_offset, long long position, long long size,
+                      int valid, int version, const char *ts_name, Py_ssize_t ts_len) {
+    long long attrs = v[H_ATTRIBUTES];
+    if ((attrs & CODEC_MASK) >= CODECS) return 1;
+    const char *codec = codec_names[attrs & CODEC_MASK];
+    long long base_seq = v[H_BASE_SEQUENCE], delta = v[H_LAST_OFFSET_DELTA], last_seq = NO_SEQUENCE;
+    if (base_seq != NO_SEQUENCE) /* DefaultRecordBatch.incrementSequence */
+        last_seq = base_seq > INT32_MAX_VALUE - delta ? delta - (INT32_MAX_VALUE - base_seq) - 1 : base_seq + delta;
+    if (out_reserve(o, 1024 + ts_len) < 0) return -1;
+    LIT(o, "{\"type\":\"batch\"");
+    JSON_NUM(o, "v", version);
+    JSON_NUM(o, "position", position);
+    JSON_NUM(o, "baseOffset", v[H_BASE_OFFSET]);
+    JSON_NUM(o, "lastOffset", last_offset);
+    JSON_NUM(o, "count", v[H_COUNT]);
+    JSON_NUM(o, "baseSequence", base_seq);
+    JSON_NUM(o, "lastSequence", last_seq);
+    JSON_NUM(o, "producerId", v[H_PRODUCER_ID]);
+    JSON_NUM(o, "producerEpoch", v[H_PRODUCER_EPOCH]);
+    JSON_NUM(o, "partitionLeaderEpoch", v[H_LEADER_EPOCH]);
+    JSON_BOOL(o, "isTransactional", attrs & TRANSACTIONAL_FLAG);
+    JSON_BOOL(o, "isControl", attrs & CONTROL_FLAG);
+    if (attrs & DELETE_HORIZON_FLAG)
+        JSON_NUM(o, "deleteHorizonMs", v[H_BASE_TIMESTAMP]);
+    else
+        LIT(o, ",\"deleteHorizonMs\":null");
+    LIT(o, ",\"timestampType\":\"");
+    out_raw(o, ts_name, ts_len);
+    LIT(o, "\"");
+    JSON_NUM(o, "maxTimestamp", v[H_MAX_TIMESTAMP]);
+    JSON_NUM(o, "size", size);
+    JSON_NUM(o, "magic", v[H_MAGIC]);
+    LIT(o, ",\"compression\":\"");
+    out_raw(o, codec, (Py_ssize_t)strlen(codec));
+    LIT(o, "\"");
+    JSON_NUM(o, "crc", v[H_CRC]);
+    JSON_BOOL(o, "isValid", valid);
+    LIT(o, "}\n");
+    return 0;
+}
+
+/* The ``"record"`` row of a v2 data record (JsonSink.v2_records; ``strings``: key and payload printed by
+ * Kafka's string decoders, already checked to be UTF-8).  0, 1 for a header key that is not UTF-8 (Java's
+ * replacement: the Python path's), -1 on error. */
+static int record_json(Out *o, const unsigned char *p, const RecordAt *ra, long long offset, long long timestamp,
+                       long long sequence, int strings, int version, const char *ts_name, Py_ssize_t ts_len) {
+    if (out_reserve(o, 256 + ts_len) < 0) return -1;
+    LIT(o, "{\"type\":\"record\"");
+    JSON_NUM(o, "v", version);
+    JSON_NUM(o, "offset", offset);
+    LIT(o, ",\"timestampType\":\"");
+    out_raw(o, ts_name, ts_len);
+    LIT(o, "\"");
+    JSON_NUM(o, "timestamp", timestamp);
+    JSON_NUM(o, "keySize", ra->key_size >= 0 ? ra->key_size : -1);
+    JSON_NUM(o, "valueSize", ra->value_size >= 0 ? ra->value_size : -1);
+    JSON_NUM(o, "sequence", sequence);
+    LIT(o, ",\"headerKeys\":[");
+    Py_ssize_t q = ra->headers_at, ka, va;
+    int64_t kn, vn;
+    for (int64_t k = 0; k < ra->header_count; k++) {
+        header_at(p, &q, ra->next, &ka, &kn, &va, &vn);
+        if (!valid_utf8(p + ka, (Py_ssize_t)kn)) return 1;
+        if (out_reserve(o, 1) < 0) return -1;
+        if (k) LIT(o, ",");
+        if (out_json_str(o, p + ka, (Py_ssize_t)kn) < 0) return -1;
+    }
+    if (out_reserve(o, 16) < 0) return -1;
+    LIT(o, "],\"headers\":[");
+    q = ra->headers_at;
+    for (int64_t k = 0; k < ra->header_count; k++) {
+        header_at(p, &q, ra->next, &ka, &kn, &va, &vn);
+        if (out_reserve(o, 32) < 0) return -1;
+        if (k) LIT(o, ",");
+        LIT(o, "{\"key\":");
+        if (out_json_str(o, p + ka, (Py_ssize_t)kn) < 0 || out_reserve(o, 32) < 0) return -1;
+        LIT(o, ",\"value\":");
+        if (vn < 0) {
+            LIT(o, "null}");
+        } else if (valid_utf8(p + va, (Py_ssize_t)vn)) {
+            if (out_json_str(o, p + va, (Py_ssize_t)vn) < 0 || out_reserve(o, 1) < 0) return -1;
+            LIT(o, "}");
+        } else {
+            if (out_base64(o, p + va, (Py_ssize_t)vn) < 0 || out_reserve(o, 32) < 0) return -1;
+            LIT(o, ",\"base64\":true}");
+        }
+    }
+    if (out_reserve(o, 32) < 0) return -1;
+    LIT(o, "]");
+    if (strings) { /* json_fields: each when not null */
+        if (ra->key_size >= 0) {
+            LIT(o, ",\"key\":");
+            if (out_json_str(o, p + ra->key_at, (Py_ssize_t)ra->key_size) < 0 || out_reserve(o, 32) < 0) return -1;
+        }
+        if (ra->value_size >= 0) {
+            LIT(o, ",\"payload\":");
+            if (out_json_str(o, p + ra->value_at, (Py_ssize_t)ra->value_size) < 0 || out_reserve(o, 32) < 0)
+                return -1;
+        }
+    }
+    LIT(o, "}\n");
+    return 0;
+}
+
+/* A record's line in Kafka's text (TextSink.v2_records / v2_spans): 0, 1 for a header key that is not UTF-8. */
+static int record_text(Out *o, const unsigned char *p, const RecordAt *ra, long long offset, long long timestamp,
+                       long long sequence, int strings, const char *ts_name, Py_ssize_t ts_len) {
+    if (out_reserve(o, 256 + ts_len + (ra->next - ra->key_at)) < 0) return -1;
+    line_fields(o, offset, ts_name, ts_len, timestamp, ra->key_size >= 0 ? ra->key_size : -1,
+                ra->value_size >= 0 ? ra->value_size : -1, sequence);
+    /* header keys, comma-joined, as Kafka's new String(key, UTF_8): valid UTF-8 as it is */
+    Py_ssize_t q = ra->headers_at, ka, va;
+    int64_t kn, vn;
+    for (int64_t k = 0; k < ra->header_count; k++) {
+        header_at(p, &q, ra->next, &ka, &kn, &va, &vn);
+        if (!valid_utf8(p + ka, (Py_ssize_t)kn)) return 1;
+        if (k) LIT(o, ",");
+        out_raw(o, (const char *)p + ka, (Py_ssize_t)kn);
+    }
+    LIT(o, "]");
+    if (strings) { /* key_payload: each printed when not null */
+        if (ra->key_size >= 0) {
+            LIT(o, " key: ");
+            out_raw(o, (const char *)p + ra->key_at, (Py_ssize_t)ra->key_size);
+        }
+        if (ra->value_size >= 0) {
+            LIT(o, " payload: ");
+            out_raw(o, (const char *)p + ra->value_at, (Py_ssize_t)ra->value_size);
+        }
+    }
+    LIT(o, "\n");
+    return 0;
+}
+
+/* The record lines (``json`` > 0: JSON rows of that schema version) of an uncompressed data batch (``p``: its
+ * bytes, ``total`` long), checked against the continuity rule from ``*last`` (Dumper._next_offset: -1 is
+ * "none yet" unless ``gap``).  0 and the lines in ``o``; 1 for a batch the Python path must take (a record the
+ * rules judge, a gap, invalid UTF-8 printed or in a header key, a number past int64); -1 on error. */
+static int window_records(Out *o, const unsigned char *p, long long total, const long long *v, int mode, int json,
+                          int gap, long long *last, const char *ts_name, Py_ssize_t ts_len) {
+    Records it;
+    RecordAt ra;
+    long long prev = *last, offset, timestamp, sequence;
+    int strings = mode == WINDOW_STRINGS, got;
+    if (records_open(&it, p, total, v)) return 1;
+    while ((got = records_next(&it, &ra, &offset, &timestamp, &sequence)) > 0) {
         /* Dumper._next_offset: a gap is noted by the Python path */
         if ((prev != -1 || gap) && (prev == LLONG_MAX || offset != prev + 1)) return 1;
         prev = offset;
-        if (mode == WINDOW_STRINGS) {
+        if (strings) {
             if (ra.key_size >= 0 && !valid_utf8(p + ra.key_at, (Py_ssize_t)ra.key_size)) return 1;
             if (ra.value_size >= 0 && !valid_utf8(p + ra.value_at, (Py_ssize_t)ra.value_size)) return 1;
         }
-        if (out_reserve(o, 256 + ts_len + (ra.next - pos)) < 0) return -1;
-        line_fields(o, offset, ts_name, ts_len, timestamp, ra.key_size >= 0 ? ra.key_size : -1,
-                    ra.value_size >= 0 ? ra.value_size : -1, sequence);
-        /* header keys, comma-joined, as Kafka's new String(key, UTF_8): valid UTF-8 as it is */
-        Py_ssize_t q = ra.headers_at;
-        for (int64_t k = 0; k < ra.header_count; k++) {
-            int64_t hk = 0, hv = -1;
-            read_zigzag(p, &q, ra.next, VARINT_MAX_BYTES, 0, &hk);
-            if (!valid_utf8(p + q, (Py_ssize_t)hk)) return 1;
-            if (k) LIT(o, ",");
-            out_raw(o, (const char *)p + q, (Py_ssize_t)hk);
-            q += (Py_ssize_t)hk;
-            read_zigzag(p, &q, ra.next, VARINT_MAX_BYTES, 0, &hv);
-            if (hv > 0) q += (Py_ssize_t)hv;
-        }
-        LIT(o, "]");
-        if (mode == WINDOW_STRINGS) { /* key_payload: each printed when not null */
-            if (ra.key_size >= 0) {
-                LIT(o, " key: ");
-                out_raw(o, (const char *)p + ra.key_at, (Py_ssize_t)ra.key_size);
-            }
-            if (ra.value_size >= 0) {
-                LIT(o, " payload: ");
-                out_raw(o, (const char *)p + ra.value_at, (Py_ssize_t)ra.value_size);
-            }
-        }
-        LIT(o, "\n");
-        pos = ra.next;
+        int r = json ? record_json(o, p, &ra, offset, timestamp, sequence, strings, json, ts_name, ts_len)
+                     : record_text(o, p, &ra, offset, timestamp, sequence, strings, ts_name, ts_len);
+        if (r) return r;
     }
+    if (got < 0) return 1;
     *last = prev;
     return 0;
 }
 
-/* dump_window(view, ws, wl, pos, end, mode, last_offset, gap, parts_fn, ts_names, out_limit)
+/* dump_window(view, ws, wl, pos, end, mode, last_offset, gap, parts_fn, ts_names, out_limit, json)
  *     -> (data, pos, last_offset, full)
  *
  * Dumper._dump_batches over the window ``view[:wl]`` (the file's bytes from ``ws``), from ``pos``: for each
  * whole v2 batch framed there (FileRecords.frame_at's rule), its batch line (TextSink.batch_lines, parts from
  * ``parts_fn``) and in the deep modes its record lines (TextSink.v2_records / v2_spans), the offsets checked
  * by Dumper._next_offset's rule from ``last_offset`` (``gap``: Kafka 4.3+'s "-1 is followed by N").
- * ``ts_names``: TimestampType's (CreateTime, LogAppendTime) names.  Returns the lines (UTF-8), where it
+ * ``ts_names``: TimestampType's (CreateTime, LogAppendTime) names.  ``json`` > 0: JsonSink's rows of that schema
+ * version instead (kseg.render.jsonl: v2_batch_object, v2_records; ``parts_fn`` unused).  Returns the lines (UTF-8), where it
  * stopped, the last record offset, and ``full``: True when it stopped because ``data`` reached
  * ``out_limit`` bytes (call again); False at a batch the Python path takes, one batch: iteration's end,
  * a framing error, a batch outside the window, a legacy, compressed, control or invalid batch in the deep
@@ -1242,11 +1509,11 @@ static PyObject *py_dump_window(PyObject *self, PyObject *args) {
     PyObject *view, *parts_fn;
     Py_ssize_t ws, wl, out_limit;
     long long pos, end, last;
-    int mode, gap;
+    int mode, gap, json;
     const char *ts_create, *ts_append;
     Py_ssize_t create_len, append_len;
-    if (!PyArg_ParseTuple(args, "OnnLLiLpO(s#s#)n:dump_window", &view, &ws, &wl, &pos, &end, &mode, &last, &gap,
-                          &parts_fn, &ts_create, &create_len, &ts_append, &append_len, &out_limit))
+    if (!PyArg_ParseTuple(args, "OnnLLiLpO(s#s#)ni:dump_window", &view, &ws, &wl, &pos, &end, &mode, &last, &gap,
+                          &parts_fn, &ts_create, &create_len, &ts_append, &append_len, &out_limit, &json))
         return NULL;
     if (mode < WINDOW_SHALLOW || mode > WINDOW_STRINGS) {
         PyErr_SetString(PyExc_ValueError, "dump_window: mode must be 0 (shallow), 1 (sizes) or 2 (strings)");
@@ -1277,14 +1544,21 @@ static PyObject *py_dump_window(PyObject *self, PyObject *args) {
         if (mode != WINDOW_SHALLOW && !valid) break;
         long long last_offset;
         if (add_overflow(v[H_BASE_OFFSET], v[H_LAST_OFFSET_DELTA], &last_offset)) break;
-        int got = parts_for(parts_fn, v, NULL, key, &have_key, &parts);
-        if (got < 0) goto fail;
-        if (got > 0) break;
+        const char *ts_name = (attrs & TIMESTAMP_TYPE_FLAG) ? ts_append : ts_create;
+        Py_ssize_t ts_len = (attrs & TIMESTAMP_TYPE_FLAG) ? append_len : create_len;
         Py_ssize_t mark = o.n;
-        if (batch_line(&o, v, last_offset, pos, total, valid, parts) < 0) goto fail;
+        if (json) {
+            int got = batch_json(&o, v, last_offset, pos, total, valid, json, ts_name, ts_len);
+            if (got < 0) goto fail;
+            if (got > 0) break;
+        } else {
+            int got = parts_for(parts_fn, v, NULL, key, &have_key, &parts);
+            if (got < 0) goto fail;
+            if (got > 0) break;
+            if (batch_line(&o, v, last_offset, pos, total, valid, parts) < 0) goto fail;
+        }
         if (mode != WINDOW_SHALLOW) {
-            int r = window_records(&o, p, total, v, mode, gap, &last, (attrs & TIMESTAMP_TYPE_FLAG) ? ts_append : ts_create,
-                                   (attrs & TIMESTAMP_TYPE_FLAG) ? append_len : create_len);
+            int r = window_records(&o, p, total, v, mode, json, gap, &last, ts_name, ts_len);
             if (r < 0) goto fail;
             if (r > 0) { /* the whole batch to the Python path: nothing of it written here */
                 o.n = mark;
@@ -1409,34 +1683,24 @@ HOT_INLINE int put_binary(Out *off, Out *data, Out *valid, Py_ssize_t i, const u
 static int export_records(Cols *c, const unsigned char *p, long long total, const long long *v, long long position,
                           long long last_offset, const long long range[4], const long long ts_range[2],
                           const char *ts_name, Py_ssize_t ts_len, Py_ssize_t *added) {
-    long long count = v[H_COUNT];
-    Py_ssize_t pos = RECORD_BATCH_OVERHEAD, end = (Py_ssize_t)total;
+    Records it;
+    RecordAt ra;
+    long long offset, timestamp, sequence;
+    int transactional = (v[H_ATTRIBUTES] & TRANSACTIONAL_FLAG) != 0, got;
     *added = 0;
-    if (count == 0) return 0; /* V2Batch.records: nothing to decode */
-    if (count < 0 || count > (end - pos)) return 1;
-    int log_append = (v[H_ATTRIBUTES] & TIMESTAMP_TYPE_FLAG) != 0;
-    int transactional = (v[H_ATTRIBUTES] & TRANSACTIONAL_FLAG) != 0;
-    for (long long r = 0; r < count; r++) {
-        RecordAt ra;
-        if (read_record(p, pos, end, &ra) < 0) return 1;
-        if (r + 1 == count && ra.next != end) return 1; /* "records still remaining" */
-        long long offset, timestamp, sequence;
-        if (record_fields(v, &ra, log_append, &offset, &timestamp, &sequence)) return 1;
+    if (records_open(&it, p, total, v)) return 1;
+    while ((got = records_next(&it, &ra, &offset, &timestamp, &sequence)) > 0) {
         if (sequence < INT32_MIN || sequence > INT32_MAX) return 1;
-        pos = ra.next;
         if (!(range[0] <= offset && offset <= range[1] && range[2] <= timestamp && timestamp < range[3])) continue;
         /* header keys first: one that is not UTF-8 takes the batch to the Python rule (Java's replacement) */
-        Py_ssize_t q = ra.headers_at;
+        Py_ssize_t q = ra.headers_at, ka, va;
+        int64_t kn, vn;
         for (int64_t k = 0; k < ra.header_count; k++) {
-            int64_t hk = 0, hv = -1;
-            read_zigzag(p, &q, ra.next, VARINT_MAX_BYTES, 0, &hk);
-            if (!valid_utf8(p + q, (Py_ssize_t)hk)) return 1;
-            if (put_binary(&c->b[C_HKEY_OFF], &c->b[C_HKEY], NULL, c->headers, p + q, hk) < 0) return -1;
-            q += (Py_ssize_t)hk;
-            read_zigzag(p, &q, ra.next, VARINT_MAX_BYTES, 0, &hv);
-            if (put_binary(&c->b[C_HVALUE_OFF], &c->b[C_HVALUE], &c->b[C_HVALUE_VALID], c->headers, p + q, hv) < 0)
+            header_at(p, &q, ra.next, &ka, &kn, &va, &vn);
+            if (!valid_utf8(p + ka, (Py_ssize_t)kn)) return 1;
+            if (put_binary(&c->b[C_HKEY_OFF], &c->b[C_HKEY], NULL, c->headers, p + ka, kn) < 0) return -1;
+            if (put_binary(&c->b[C_HVALUE_OFF], &c->b[C_HVALUE], &c->b[C_HVALUE_VALID], c->headers, p + va, vn) < 0)
                 return -1;
-            if (hv > 0) q += (Py_ssize_t)hv;
             c->headers++;
         }
         Py_ssize_t i = c->rows;
@@ -1459,7 +1723,7 @@ static int export_records(Cols *c, const unsigned char *p, long long total, cons
         c->rows++;
         (*added)++;
     }
-    return 0;
+    return got < 0;
 }
 
 /* export_window(view, ws, wl, pos, end, ranges, ts_range, ts_names, max_rows, max_bytes)
@@ -1763,10 +2027,328 @@ fail:
     return NULL;
 }
 
+/* entries_match(data, kind, base_offset, prev_key, prev_value, lo, hi, batch_keys, batch_values, batch_bases)
+ *   -> bool or None
+ *
+ * verify-index's bulk check of a run of index entries (kseg.ops.verify.offset_index._all_batch_ends,
+ * kseg.ops.verify.time_index._all_exact_times) read from the index file's bytes ``data``: kind 0, .index
+ * entries (big-endian int32 relative offset, int32 position: key the position, value the offset); kind 1,
+ * .timeindex entries (int64 timestamp, int32 relative offset: key the offset, value the timestamp).  Whether
+ * the keys and values strictly increase from ``prev_key`` and ``prev_value``, every key lies in [lo, hi], and
+ * each names a recorded batch -- ``batch_keys[k] == key`` (an int64 array, strictly ascending) -- whose
+ * ``batch_values[k]`` is the entry's value and, with ``batch_bases`` (else None), whose ``batch_bases[k]`` is
+ * not above it.  None when an absolute offset passes int64 or ``data`` is not whole entries (the Python rule
+ * decides). */
+static PyObject *py_entries_match(PyObject *self, PyObject *args) {
+    PyObject *bk_obj, *bv_obj, *bb_obj;
+    Py_buffer data;
+    int kind;
+    long long base_offset, prev_key, prev_value, lo, hi;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*iLLLLLOOO:entries_match", &data, &kind, &base_offset, &prev_key, &prev_value, &lo,
+                          &hi, &bk_obj, &bv_obj, &bb_obj))
+        return NULL;
+    Py_buffer bk, bv, bb;
+    int have_bases = bb_obj != Py_None, match = 1, undecided = 0, got = 0;
+    if (PyObject_GetBuffer(bk_obj, &bk, PyBUF_SIMPLE) < 0) goto done;
+    got = 1;
+    if (PyObject_GetBuffer(bv_obj, &bv, PyBUF_SIMPLE) < 0) goto done;
+    got = 2;
+    if (have_bases && PyObject_GetBuffer(bb_obj, &bb, PyBUF_SIMPLE) < 0) goto done;
+    got = 3;
+    Py_ssize_t size = kind == 0 ? 8 : 12;
+    if ((kind != 0 && kind != 1) || bk.len % sizeof(long long) || bv.len != bk.len || (have_bases && bb.len != bk.len)) {
+        PyErr_SetString(PyExc_ValueError, "entries_match: kind 0 or 1, batches int64 arrays of one length");
+        match = -1;
+        goto done;
+    }
+    if (data.len % size) {
+        undecided = 1;
+        goto done;
+    }
+    const unsigned char *d = (const unsigned char *)data.buf;
+    const long long *k = (const long long *)bk.buf, *v = (const long long *)bv.buf;
+    const long long *b = have_bases ? (const long long *)bb.buf : NULL;
+    Py_ssize_t m = bk.len / (Py_ssize_t)sizeof(long long), n = data.len / size, j = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const unsigned char *e = d + i * size;
+        long long key, value;
+        if (kind == 0) {
+            key = be32(e + 4);
+            if (add_overflow(base_offset, (long long)be32(e), &value)) {
+                undecided = 1;
+                break;
+            }
+        } else {
+            value = be64(e);
+            if (add_overflow(base_offset, (long long)be32(e + 8), &key)) {
+                undecided = 1;
+                break;
+            }
+        }
+        if (key <= prev_key || value <= prev_value || key < lo || key > hi) {
+            match = 0;
+            break;
+        }
+        if (i == 0) { /* the first batch at or past the first key; the keys ascend, so the rest follow it */
+            Py_ssize_t a = 0, z = m;
+            while (a < z) {
+                Py_ssize_t mid = a + (z - a) / 2;
+                if (k[mid] < key) a = mid + 1;
+                else z = mid;
+            }
+            j = a;
+        }
+        while (j < m && k[j] < key) j++;
+        if (j == m || k[j] != key || v[j] != value || (b != NULL && b[j] > value)) {
+            match = 0;
+            break;
+        }
+        prev_key = key, prev_value = value;
+    }
+done:
+    if (got >= 3 && have_bases) PyBuffer_Release(&bb);
+    if (got >= 2) PyBuffer_Release(&bv);
+    if (got >= 1) PyBuffer_Release(&bk);
+    PyBuffer_Release(&data);
+    if (match < 0 || (got < 3)) return NULL;
+    if (undecided) Py_RETURN_NONE;
+    return PyBool_FromLong(match);
+}
+
+/* index_keys(data, kind, column, base_offset) -> bytes or None
+ *
+ * The keys verify-index's log pass walks (kseg.ops.verify.log.index_keys), from an index file's whole entries
+ * ``data``, as native int64s: kind 0 (.index: big-endian int32 relative offset, int32 position), column 0 the
+ * absolute offsets, column 1 the positions; kind 1 (.timeindex: int64 timestamp, int32 relative offset) the
+ * absolute offsets.  None when an absolute offset passes int64 or ``data`` is not whole entries (the Python
+ * reading decides). */
+static PyObject *py_index_keys(PyObject *self, PyObject *args) {
+    Py_buffer data;
+    int kind, column;
+    long long base_offset;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*iiL:index_keys", &data, &kind, &column, &base_offset)) return NULL;
+    Py_ssize_t size = kind == 0 ? 8 : 12;
+    if ((kind != 0 && kind != 1) || (column != 0 && column != 1) || (kind == 1 && column != 0)) {
+        PyBuffer_Release(&data);
+        PyErr_SetString(PyExc_ValueError, "index_keys: kind 0 with column 0 or 1, or kind 1 with column 0");
+        return NULL;
+    }
+    if (data.len % size) {
+        PyBuffer_Release(&data);
+        Py_RETURN_NONE;
+    }
+    Py_ssize_t n = data.len / size;
+    PyObject *out = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(long long));
+    if (out == NULL) {
+        PyBuffer_Release(&data);
+        return NULL;
+    }
+    long long *k = (long long *)PyBytes_AS_STRING(out);
+    const unsigned char *d = (const unsigned char *)data.buf;
+    Py_ssize_t at = kind == 0 ? (column == 0 ? 0 : 4) : 8;
+    int relative = !(kind == 0 && column == 1);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        long long v = be32(d + i * size + at);
+        if (relative && add_overflow(base_offset, v, &k[i])) {
+            Py_DECREF(out);
+            PyBuffer_Release(&data);
+            Py_RETURN_NONE;
+        }
+        if (!relative) k[i] = v;
+    }
+    PyBuffer_Release(&data);
+    return out;
+}
+
+/* ------------------------------------------------------------------ Kafka's recovery fed a list of batches */
+
+/* recover_items' state: one writable int64 buffer, read on entry and written back, so the Python rule
+ * (kseg.ops.rebuild.recovery.Recovery) and the engine share one set of running values.  kseg.ops.rebuild.recovery
+ * names the slots by the same numbers (compared at import). */
+#define R_BASE_OFFSET 0       /* in: the segment's base offset */
+#define R_INTERVAL 1          /* in: index.interval.bytes */
+#define R_NO_TXN 2            /* in: 1 when no producer has a transaction open (a plain producer batch changes nothing) */
+#define R_INDEX_MAX 3         /* in: the most .index entries (OffsetIndex.maxEntries) */
+#define R_TIME_MAX 4          /* in: the most .timeindex entries */
+#define R_MAX_TS 5            /* in/out: maxTimestampSoFar */
+#define R_MAX_OFFSET 6        /* in/out: the offset paired with it */
+#define R_LAST_INDEX_ENTRY 7  /* in/out: validBytes at the last index entry */
+#define R_VALID_BYTES 8       /* in/out: validBytes */
+#define R_BATCHES 9           /* in/out: batches fed */
+#define R_LAST_POSITION 10    /* in/out: the last batch's position */
+#define R_INDEX_N 11          /* in/out: .index entries */
+#define R_INDEX_LAST 12       /* in/out: the last .index entry's offset (when R_INDEX_N > 0) */
+#define R_TIME_N 13           /* in/out: .timeindex entries */
+#define R_TIME_LAST_TS 14     /* in/out: TimeIndex.lastEntry: its timestamp */
+#define R_TIME_LAST_OFFSET 15 /* in/out: and its offset */
+#define R_INDEX_ROWS 16       /* in/out: .index rows written to ``out`` (the caller takes them and sets 0) */
+#define R_TIME_ROWS 17        /* in/out: .timeindex rows written to ``out`` */
+#define R_FIELDS 18
+
+/* An int64 field of a tuple, or -1 with no exception set when it is not one (the caller hands back). */
+static inline int tuple_ll(PyObject *t, Py_ssize_t i, long long *v) {
+    PyObject *o = PyTuple_GET_ITEM(t, i);
+    if (!PyLong_CheckExact(o)) return -1;
+    int overflow = 0;
+    *v = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (overflow || (*v == -1 && PyErr_Occurred())) {
+        PyErr_Clear();
+        return -1;
+    }
+    return 0;
+}
+
+/* recover_items(items, start, state, out) -> (index, full)
+ *
+ * Kafka's recovery (Recovery.feed, steps 2-5) for items[start:], FileRecords.scan's (position, size, header,
+ * valid) of v2 batches, up to the first the Python rule has more to say about: no header (a batch object),
+ * not valid, an offset not fitting the index, an index entry the rule refuses (a full index, an offset not
+ * above the last), or a batch of a producer that changes producer state (a control or transactional batch,
+ * or any while a transaction is open).  For each batch fed the running values of ``state`` advance and the
+ * index entries it makes go to ``out``: four columns of len(out)/4 int64 -- .index offsets and positions,
+ * .timeindex timestamps and offsets -- counted by R_INDEX_ROWS and R_TIME_ROWS.  Returns the index of the
+ * item it stopped at (len(items) at the end) and whether it stopped because ``out`` was full. */
+static PyObject *py_recover_items(PyObject *self, PyObject *args) {
+    PyObject *items, *state_obj, *out_obj;
+    Py_ssize_t start;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "O!nOO:recover_items", &PyList_Type, &items, &start, &state_obj, &out_obj))
+        return NULL;
+    Py_buffer sb, ob;
+    if (PyObject_GetBuffer(state_obj, &sb, PyBUF_WRITABLE) < 0) return NULL;
+    if (PyObject_GetBuffer(out_obj, &ob, PyBUF_WRITABLE) < 0) {
+        PyBuffer_Release(&sb);
+        return NULL;
+    }
+    if (sb.len < (Py_ssize_t)(R_FIELDS * sizeof(long long)) || sb.len % sizeof(long long) ||
+        ob.len % (4 * sizeof(long long))) {
+        PyBuffer_Release(&ob);
+        PyBuffer_Release(&sb);
+        PyErr_SetString(PyExc_ValueError, "recover_items: state and out must be int64 arrays");
+        return NULL;
+    }
+    long long *s = (long long *)sb.buf, *out = (long long *)ob.buf;
+    Py_ssize_t cap = ob.len / (Py_ssize_t)(4 * sizeof(long long));
+    long long base_offset = s[R_BASE_OFFSET], interval = s[R_INTERVAL];
+    int no_txn = s[R_NO_TXN] != 0;
+    long long max_ts = s[R_MAX_TS], max_offset = s[R_MAX_OFFSET], last_index_entry = s[R_LAST_INDEX_ENTRY];
+    long long valid_bytes = s[R_VALID_BYTES], batches = s[R_BATCHES], last_position = s[R_LAST_POSITION];
+    long long index_n = s[R_INDEX_N], index_last = s[R_INDEX_LAST], time_n = s[R_TIME_N];
+    long long time_last_ts = s[R_TIME_LAST_TS], time_last_offset = s[R_TIME_LAST_OFFSET];
+    long long index_rows = s[R_INDEX_ROWS], time_rows = s[R_TIME_ROWS];
+    if (index_rows < 0) index_rows = 0;
+    if (time_rows < 0) time_rows = 0;
+    Py_ssize_t n = PyList_GET_SIZE(items), i = start < 0 ? 0 : start;
+    int full = 0;
+    for (; i < n; i++) {
+        if (index_rows >= cap || time_rows >= cap) {
+            full = 1;
+            break;
+        }
+        PyObject *item = PyList_GET_ITEM(items, i);
+        if (!PyTuple_CheckExact(item) || PyTuple_GET_SIZE(item) != 4) break;
+        PyObject *h = PyTuple_GET_ITEM(item, 2);
+        if (!PyTuple_CheckExact(h) || PyTuple_GET_SIZE(h) != H_FIELDS || PyTuple_GET_ITEM(item, 3) != Py_True) break;
+        long long position, size, base, delta, batch_max_ts, pid, attrs, last;
+        if (tuple_ll(item, 0, &position) || tuple_ll(item, 1, &size) || tuple_ll(h, H_BASE_OFFSET, &base) ||
+            tuple_ll(h, H_LAST_OFFSET_DELTA, &delta) || tuple_ll(h, H_MAX_TIMESTAMP, &batch_max_ts) ||
+            tuple_ll(h, H_PRODUCER_ID, &pid) || tuple_ll(h, H_ATTRIBUTES, &attrs))
+            break;
+        if (add_overflow(base, delta, &last) || last < base_offset || last - base_offset > INT32_MAX_VALUE) break;
+        if (pid >= 0 && (!no_txn || (attrs & (CONTROL_FLAG | TRANSACTIONAL_FLAG)))) break;
+        long long ts = max_ts, ts_offset = max_offset;
+        if (batch_max_ts > ts) ts = batch_max_ts, ts_offset = last;
+        int index = valid_bytes - last_index_entry > interval, timed = 0;
+        if (index) {
+            if (index_n >= s[R_INDEX_MAX] || (index_n > 0 && last <= index_last)) break;
+            if (time_n >= s[R_TIME_MAX] - 1 || (time_n > 0 && ts_offset < time_last_offset)) break;
+            timed = ts > time_last_ts;
+        }
+        max_ts = ts, max_offset = ts_offset;
+        if (index) {
+            out[index_rows] = last;
+            out[cap + index_rows] = valid_bytes;
+            index_rows++, index_n++, index_last = last;
+            if (timed) {
+                out[2 * cap + time_rows] = ts;
+                out[3 * cap + time_rows] = ts_offset;
+                time_rows++, time_n++, time_last_ts = ts, time_last_offset = ts_offset;
+            }
+            last_index_entry = valid_bytes;
+        }
+        valid_bytes += size;
+        batches++;
+        last_position = position;
+    }
+    s[R_MAX_TS] = max_ts, s[R_MAX_OFFSET] = max_offset, s[R_LAST_INDEX_ENTRY] = last_index_entry;
+    s[R_VALID_BYTES] = valid_bytes, s[R_BATCHES] = batches, s[R_LAST_POSITION] = last_position;
+    s[R_INDEX_N] = index_n, s[R_INDEX_LAST] = index_last, s[R_TIME_N] = time_n;
+    s[R_TIME_LAST_TS] = time_last_ts, s[R_TIME_LAST_OFFSET] = time_last_offset;
+    s[R_INDEX_ROWS] = index_rows, s[R_TIME_ROWS] = time_rows;
+    PyBuffer_Release(&ob);
+    PyBuffer_Release(&sb);
+    return Py_BuildValue("(nO)", i, full ? Py_True : Py_False);
+}
+
+/* found_items(items, start, found_type, out) -> index
+ *
+ * salvage's Found of each batch (kseg.ops.salvage.found.found_v2) for items[start:], FileRecords.scan's
+ * (position, size, header, valid): an instance of ``found_type`` (Found, a tuple of 13 fields) appended to
+ * ``out`` for every whole v2 batch whose CRC holds, up to the first item that is not one (a batch object, a
+ * CRC that fails) or whose last offset passes int64, which the Python rule takes.  Returns that item's index
+ * (len(items) at the end). */
+static PyObject *py_found_items(PyObject *self, PyObject *args) {
+    PyObject *items, *type_obj, *out;
+    Py_ssize_t start;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "O!nO!O!:found_items", &PyList_Type, &items, &start, &PyType_Type, &type_obj,
+                          &PyList_Type, &out))
+        return NULL;
+    PyTypeObject *type = (PyTypeObject *)type_obj;
+    if (!PyType_IsSubtype(type, &PyTuple_Type) || type->tp_alloc == NULL) {
+        PyErr_SetString(PyExc_TypeError, "found_items: found_type must be a tuple type");
+        return NULL;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(items), i = start < 0 ? 0 : start;
+    for (; i < n; i++) {
+        PyObject *item = PyList_GET_ITEM(items, i);
+        if (!PyTuple_CheckExact(item) || PyTuple_GET_SIZE(item) != 4) break;
+        PyObject *h = PyTuple_GET_ITEM(item, 2);
+        if (!PyTuple_CheckExact(h) || PyTuple_GET_SIZE(h) != H_FIELDS || PyTuple_GET_ITEM(item, 3) != Py_True) break;
+        long long base, delta, attrs, last;
+        if (tuple_ll(h, H_BASE_OFFSET, &base) || tuple_ll(h, H_LAST_OFFSET_DELTA, &delta) ||
+            tuple_ll(h, H_ATTRIBUTES, &attrs) || add_overflow(base, delta, &last))
+            break;
+        PyObject *last_obj = PyLong_FromLongLong(last), *codec = PyLong_FromLong((long)(attrs & CODEC_MASK));
+        PyObject *f = type->tp_alloc(type, 13);
+        if (last_obj == NULL || codec == NULL || f == NULL) {
+            Py_XDECREF(last_obj);
+            Py_XDECREF(codec);
+            Py_XDECREF(f);
+            return NULL;
+        }
+        PyObject *fields[13] = {PyTuple_GET_ITEM(item, 0), PyTuple_GET_ITEM(item, 1), PyTuple_GET_ITEM(h, H_MAGIC),
+                                PyTuple_GET_ITEM(h, H_BASE_OFFSET), last_obj, PyTuple_GET_ITEM(h, H_COUNT), codec,
+                                (attrs & CONTROL_FLAG) ? Py_True : Py_False, PyTuple_GET_ITEM(h, H_PRODUCER_ID),
+                                (attrs & TRANSACTIONAL_FLAG) ? Py_True : Py_False, PyTuple_GET_ITEM(h, H_CRC),
+                                PyTuple_GET_ITEM(h, H_LEADER_EPOCH), h};
+        for (int j = 0; j < 13; j++) {
+            if (j != 4 && j != 6) Py_INCREF(fields[j]); /* last_obj and codec are new references, given away */
+            PyTuple_SET_ITEM(f, j, fields[j]);
+        }
+        int r = PyList_Append(out, f);
+        Py_DECREF(f);
+        if (r < 0) return NULL;
+    }
+    return PyLong_FromSsize_t(i);
+}
+
 /* ------------------------------------------------------------------ module */
 
 /* Bumped whenever a seam's signature or meaning changes; must equal kseg.engine.ABI. */
-#define KSEG_ENGINE_ABI 6
+#define KSEG_ENGINE_ABI 8
 
 static PyMethodDef methods[] = {
     {"crc32c", py_crc32c, METH_VARARGS, "crc32c(data, crc=0) -> int: CRC-32C (Castagnoli) of a buffer."},
@@ -1779,6 +2361,10 @@ static PyMethodDef methods[] = {
     {"dump_window", py_dump_window, METH_VARARGS, "Dumper._dump_batches over a window (see the C source)."},
     {"export_window", py_export_window, METH_VARARGS, "read_split's rows of a window as Arrow buffers (see the C source)."},
     {"verify_window", py_verify_window, METH_VARARGS, "verify-index's log pass over a window (see the C source)."},
+    {"index_keys", py_index_keys, METH_VARARGS, "verify-index's index keys from an index file's entries (see the C source)."},
+    {"entries_match", py_entries_match, METH_VARARGS, "verify-index's bulk check of index entries (see the C source)."},
+    {"found_items", py_found_items, METH_VARARGS, "salvage's Found of each valid v2 batch of scan items (see the C source)."},
+    {"recover_items", py_recover_items, METH_VARARGS, "Recovery.feed over a list of scan items (see the C source)."},
     {"find", py_find, METH_VARARGS, "bytes.find(needle, start, end) over a buffer, by memmem (see the C source)."},
     {NULL, NULL, 0, NULL},
 };
@@ -1889,6 +2475,25 @@ PyMODINIT_FUNC PyInit__engine(void) {
          PyModule_AddIntConstant(m, "VERIFY_PYTHON", VERIFY_PYTHON) < 0 ||
          PyModule_AddIntConstant(m, "VERIFY_FULL", VERIFY_FULL) < 0 ||
          PyModule_AddIntConstant(m, "VERIFY_KEYS", VERIFY_KEYS) < 0 ||
+         PyModule_AddIntConstant(m, "R_BASE_OFFSET", R_BASE_OFFSET) < 0 ||
+         PyModule_AddIntConstant(m, "R_INTERVAL", R_INTERVAL) < 0 ||
+         PyModule_AddIntConstant(m, "R_NO_TXN", R_NO_TXN) < 0 ||
+         PyModule_AddIntConstant(m, "R_INDEX_MAX", R_INDEX_MAX) < 0 ||
+         PyModule_AddIntConstant(m, "R_TIME_MAX", R_TIME_MAX) < 0 ||
+         PyModule_AddIntConstant(m, "R_MAX_TS", R_MAX_TS) < 0 ||
+         PyModule_AddIntConstant(m, "R_MAX_OFFSET", R_MAX_OFFSET) < 0 ||
+         PyModule_AddIntConstant(m, "R_LAST_INDEX_ENTRY", R_LAST_INDEX_ENTRY) < 0 ||
+         PyModule_AddIntConstant(m, "R_VALID_BYTES", R_VALID_BYTES) < 0 ||
+         PyModule_AddIntConstant(m, "R_BATCHES", R_BATCHES) < 0 ||
+         PyModule_AddIntConstant(m, "R_LAST_POSITION", R_LAST_POSITION) < 0 ||
+         PyModule_AddIntConstant(m, "R_INDEX_N", R_INDEX_N) < 0 ||
+         PyModule_AddIntConstant(m, "R_INDEX_LAST", R_INDEX_LAST) < 0 ||
+         PyModule_AddIntConstant(m, "R_TIME_N", R_TIME_N) < 0 ||
+         PyModule_AddIntConstant(m, "R_TIME_LAST_TS", R_TIME_LAST_TS) < 0 ||
+         PyModule_AddIntConstant(m, "R_TIME_LAST_OFFSET", R_TIME_LAST_OFFSET) < 0 ||
+         PyModule_AddIntConstant(m, "R_INDEX_ROWS", R_INDEX_ROWS) < 0 ||
+         PyModule_AddIntConstant(m, "R_TIME_ROWS", R_TIME_ROWS) < 0 ||
+         PyModule_AddIntConstant(m, "R_FIELDS", R_FIELDS) < 0 ||
          PyModule_AddIntConstant(m, "NO_SEQUENCE", NO_SEQUENCE) < 0 ||
          PyModule_AddIntConstant(m, "INT32_MAX", (long)INT32_MAX_VALUE) < 0 ||
          PyModule_AddIntConstant(m, "VARINT_MAX_BYTES", VARINT_MAX_BYTES) < 0 ||

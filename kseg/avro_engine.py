@@ -11,7 +11,7 @@ import importlib
 import os
 from types import ModuleType
 
-ABI = 2  # kseg/_avro.c's KSEG_AVRO_ABI: the program layout of kseg/decoders/registry/avro_program.py
+ABI = 3  # kseg/_avro.c's KSEG_AVRO_ABI: the program layout of kseg/decoders/registry/avro_program.py
 
 
 def compiled_module() -> tuple[ModuleType | None, str]:

@@ -7,7 +7,10 @@ engine runs when it imports.  The engine implements exactly the seams of
 :mod:`kseg.format.v2_records` (``decode_records``), :mod:`kseg.storage.records`
 (``FileRecords.scan``), :mod:`kseg.render.text` (the batch and record lines) and the dump's
 window loop (``Dumper._dump_windows`` through ``TextSink.window_lines``), verify-index's log
-pass over a window (``kseg.ops.verify.log._LogPass._windows``) and
+pass over a window (``kseg.ops.verify.log._LogPass._windows``) and its bulk checks of index
+entries and its index keys (``entries_match``, ``index_keys``), Kafka's recovery
+rule over a list of batches (``kseg.ops.rebuild.recovery.Recovery.feed``: ``recover_items``), salvage's
+``Found`` of each valid batch (``kseg.ops.salvage.found.read_segment``: ``found_items``) and
 grep's search of a window for literal bytes (``find``, ``bytes.find`` by memmem), and
 hands every record or batch it does not accept back to the Python rule, so
 output and errors are the same with either engine.
@@ -24,7 +27,7 @@ from types import ModuleType
 
 ENV = "KSEG_ENGINE"
 
-ABI = 6  # the seams' version; the compiled module's ``ABI`` must be equal (KSEG_ENGINE_ABI in _engine.c)
+ABI = 8  # the seams' version; the compiled module's ``ABI`` must be equal (KSEG_ENGINE_ABI in _engine.c)
 
 C: ModuleType | None = None  # the kseg._engine module, or None
 NAME = "python"

@@ -102,6 +102,26 @@ def as_unprivileged_root(cmd: list[str]) -> list[str]:
     return ["setpriv", f"--inh-caps={caps}", f"--bounding-set={caps}", *cmd]
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Compiled modules kept in ``__pycache__`` (git ignores it) even where PYTHONDONTWRITEBYTECODE is set
+    (many CI machines and containers): Python then reads a ``.pyc`` but never writes one.
+
+    - Before any test (in the controller, before pytest-xdist starts its workers), kseg's modules are
+      compiled: every ``python -m kseg`` child a test starts would otherwise compile them again (~0.1 s of
+      CPU each).  ``compileall`` writes them regardless of the setting, only those older than their source.
+    - In each pytest process, the test modules pytest rewrites for its assertions are cached as it does
+      by default (it writes them only while ``sys.dont_write_bytecode`` is false): each worker collects the
+      whole suite, and compiling it costs each ~5 s of CPU.  Children keep the environment's setting."""
+    sys.dont_write_bytecode = False
+    if not hasattr(config, "workerinput"):
+        import compileall
+        import importlib.util
+
+        spec = importlib.util.find_spec("kseg")
+        if spec is not None and spec.origin is not None:
+            compileall.compile_dir(Path(spec.origin).parent, quiet=1)
+
+
 SUMMARY: list[str] = []  # lines a test wants shown at the end of the run (e.g. the fuzz counts)
 
 

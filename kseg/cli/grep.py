@@ -250,8 +250,6 @@ def grep(
             "say what to look for: --key, --key-regex, --value-regex, --header, --header-regex, --where, an "
             "offset or time range, --producer-id, --transactional, --control or --tombstones"
         )
-    if registry is not None and spark.on:
-        raise click.UsageError("--spark does not take the registry decoder yet (its schemas are read here)")
     if registry is not None and jobs > 1:  # its schemas, replayed once here, are not shipped to workers
         run.note("--jobs: the registry decoder decodes in this process only; searching in one process")
         jobs = 1
@@ -262,7 +260,9 @@ def grep(
     if partition_count is not None and metadata is not None:
         raise click.UsageError("give --partitions or --metadata, not both")
     prune = None if no_prune else Prune(partition_count, metadata, decompression_limit(max_message_size))
-    code = _search(run, list(paths), query, topics, prune, limit, count, output_format, max_message_size, jobs, spark)
+    code = _search(
+        run, list(paths), query, topics, prune, limit, count, output_format, max_message_size, jobs, spark, registry
+    )
     if registry is not None:
         for note in registry.notes():
             run.note(note)
@@ -319,6 +319,7 @@ def _search(
     max_message_size: int,
     jobs: int,
     spark: Spark,
+    registry: Any = None,
 ) -> int:
     from kseg.runtime.grep import Output, finish, search
 
@@ -332,7 +333,11 @@ def _search(
         from kseg.spark import grep_job
 
         def cluster(tasks: list) -> list:
-            return on_spark(spark, "grep", lambda session: list(grep_job.run(session, tasks)))
+            dones = on_spark(spark, "grep", lambda session: list(grep_job.run(session, tasks)))
+            for done in dones if registry is not None else ():
+                if done.reasons:  # the registry decoder's store shipped in each task: their counts added here
+                    registry.merge(done.reasons)
+            return dones
 
     try:
         totals, spent, searched = search(

@@ -26,6 +26,8 @@ def _interrupted_early(signum, frame) -> None:  # pragma: no cover - a child pro
 def main() -> None:
     """Console-script entry point."""
     previous = signal.signal(signal.SIGINT, _interrupted_early)
+    if _cached_help():
+        return
     from kseg.cli.main import main as run
 
     if previous is signal.SIG_IGN:  # started in the background with Ctrl-C ignored: keep ignoring it
@@ -33,3 +35,42 @@ def main() -> None:
     else:
         signal.signal(signal.SIGINT, signal.default_int_handler)
     run()
+
+
+def _cached_help() -> bool:
+    """``kseg --help`` (or ``-h``) alone, on a terminal at least :data:`kseg.cli.help_text.COLUMNS` wide (or
+    none): click's text, kept in :mod:`kseg.cli.help_text`, written without importing click.  False for any
+    other command line, which click answers."""
+    import sys
+
+    if sys.argv[1:] not in (["--help"], ["-h"]) or sys.stdout is None:  # no stdout: click's own rule
+        return False
+    from kseg.cli import help_text
+
+    if _terminal_columns(sys.__stdout__) < help_text.COLUMNS:
+        return False
+    try:
+        sys.stdout.write(help_text.TEXT)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        from kseg.cli.main import closed_stdout
+
+        closed_stdout()
+    return True
+
+
+def _terminal_columns(stdout) -> int:
+    """The width click wraps its help to, as click reads it (``shutil.get_terminal_size().columns``:
+    ``COLUMNS`` when a positive number, else the terminal's on stdout, else 80), without importing
+    shutil (a third of what ``--help`` would import)."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns > 0:
+        return columns
+    try:
+        columns = os.get_terminal_size(stdout.fileno()).columns
+    except (AttributeError, ValueError, OSError):
+        columns = 0
+    return columns or 80

@@ -16,6 +16,9 @@ BY_ID = {-1: NO_TIMESTAMP_TYPE, 0: CREATE_TIME, 1: LOG_APPEND_TIME}
 #: The attributes bit of a v1 message or a v2 batch that means LogAppendTime.
 MASK = 0x08
 
+#: The names in the order of that bit (unset, set): what the compiled engine's window loops are handed.
+BY_FLAG = (CREATE_TIME, LOG_APPEND_TIME)
+
 
 def of_attributes(attributes: int, magic: int = 2) -> str:
     """The printed name of the type a message (magic 0/1) or a batch (magic 2) declares

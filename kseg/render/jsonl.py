@@ -14,6 +14,7 @@ from kseg.errors import error_line
 from kseg.format import timestamp_type, v2
 from kseg.format.compression import codec_name
 from kseg.jsonlines import SCHEMA_VERSION, dumps  # noqa: F401 - the form of every kseg JSON line; re-exported
+from kseg.render import window
 from kseg.render.record_line import json_fields
 from kseg.render.sink import BufferedWriter
 from kseg.render.values import KRaftText, control_text, header_objects, string_decoder
@@ -125,7 +126,6 @@ class JsonSink(BufferedWriter):
     """Writes JSON Lines to binary ``out``; diagnostics to binary ``err`` (a :class:`DumpSink`)."""
 
     spans = False  # records always come as slices (DumpSink.v2_spans is TextSink's)
-    window_lines = None  # no compiled window loop: JSON Lines take the per-batch path (DumpSink.window_lines)
 
     def __init__(self, out, err, *, kraft_text: KRaftText | None = None) -> None:
         super().__init__(out, err)
@@ -134,6 +134,11 @@ class JsonSink(BufferedWriter):
         self.structured = False  # a topic decoder: keys and values are JSON text, written as JSON values
         self.header_decoder = None  # header values' decoder (None: Kafka's string decoder; base64 if not text)
         self._given: dict[str, str] = {}  # absolute path -> the path as given (a problem's "file")
+        #: the compiled engine's window loop (DumpSink.window_lines): the rows of batch_lines and v2_records
+        self.window_lines = self._window_lines if window.C_WINDOW is not None else None
+
+    def _window_lines(self, *args) -> tuple[int, int, bool]:
+        return window.window_lines(self, None, SCHEMA_VERSION, *args)
 
     def emit(self, obj: dict) -> None:
         self.write(dumps(obj) + "\n")
@@ -207,6 +212,20 @@ class JsonSink(BufferedWriter):
 
     def legacy_record(self, b, rec, key_text, payload_text) -> None:
         self.emit(record_object(b, rec, None, key_text, payload_text))
+
+    takes_fields = True
+
+    def decoded_record(self, b, rec, key_decoder, value_decoder) -> None:
+        """A record whose key and value a structured decoder (the registry's) gives as fields (the decoded
+        value and its schema), v0/v1 records and ``--skip-record-metadata`` included."""
+        header_decoder = getattr(value_decoder, "header_decoder", value_decoder)
+        obj = record_object(b, rec, None, None, None, header_decoder)
+        headers = rec.headers if b.magic >= 2 else ()
+        if rec.key is not None:
+            obj.update(json_fields(key_decoder, "key", rec.key, headers))
+        if rec.value is not None:
+            obj.update(json_fields(value_decoder, "payload", rec.value, headers))
+        self.emit(obj)
 
     def partial_record(self, b, rec) -> None:
         """Kafka's partial text line has no JSON form: the error object that follows names the record."""

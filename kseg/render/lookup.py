@@ -76,8 +76,8 @@ def batch_and_record_json(
     record_obj = record_object(
         batch, rec, extra, key_text, payload_text, getattr(value_decoder, "header_decoder", value_decoder)
     )
-    if extra is None and batch.magic >= 2:  # a structured decoder's value and schema (the registry's)
-        headers = rec.headers
+    if extra is None:  # a structured decoder's value and schema (the registry's)
+        headers = rec.headers if batch.magic >= 2 else ()
         for decoder, name, data in ((key_decoder, "key", rec.key), (value_decoder, "payload", rec.value)):
             if data is not None and hasattr(decoder, "json_fields"):
                 record_obj.update(json_fields(decoder, name, data, headers))

@@ -19,8 +19,8 @@ from typing import Callable
 from kseg import engine
 from kseg.format import releases, timestamp_type, v2, v2_records
 from kseg.format.compression import codec_name
-from kseg.ops.dump.dump import WINDOW_SHALLOW, WINDOW_SIZES, WINDOW_STRINGS
-from kseg.render import text28
+from kseg.format.strings import decode_text
+from kseg.render import text28, window
 from kseg.render.record_line import (  # noqa: F401 - record_line and skip_metadata_line: render.text's, re-exported
     decoded_line,
     legacy_line,
@@ -29,7 +29,7 @@ from kseg.render.record_line import (  # noqa: F401 - record_line and skip_metad
     skip_metadata_line,
     sliced,
 )
-from kseg.render.sink import FLUSH_AT, BufferedWriter
+from kseg.render.sink import BufferedWriter
 from kseg.render.values import KRaftText, control_text, optional_long, string_decoder
 from kseg.render.values import bool_text as _bool
 
@@ -60,7 +60,9 @@ class TextSink(BufferedWriter):
         self._position = 0
         self._legacy_base: tuple = (None, 0)
         #: the compiled engine's window loop (DumpSink.window_lines) where it writes this text
-        self.window_lines = self._window_lines if _c_window is not None and not self.skip and not self.r28 else None
+        self.window_lines = (
+            self._window_lines if window.C_WINDOW is not None and not self.skip and not self.r28 else None
+        )
         #: :meth:`partial_record` left a line without its newline
         self._open_line = False
 
@@ -115,18 +117,10 @@ class TextSink(BufferedWriter):
         else:
             self._py_batch_lines(items)
 
-    def _window_lines(
-        self, view, ws: int, wl: int, pos: int, end: int, mode: int, last_offset: int, gap: bool
-    ) -> tuple[int, int, bool]:
+    def _window_lines(self, *args) -> tuple[int, int, bool]:
         """:attr:`DumpSink.window_lines` through the compiled engine: the batch lines of :meth:`batch_lines`
         and the record lines of :meth:`v2_records` / :meth:`v2_spans` for a window, in one call."""
-        assert _c_window is not None
-        data, pos, last_offset, full = _c_window(
-            view, ws, wl, pos, end, mode, last_offset, gap, self._parts_of, _TS_NAMES, WINDOW_OUT
-        )
-        if data:
-            self.write_encoded([data])
-        return pos, last_offset, full
+        return window.window_lines(self, self._parts_of, 0, *args)
 
     def _py_batch_lines(self, items: list) -> None:
         """:meth:`batch_lines` in pure Python: the rule itself."""
@@ -346,6 +340,19 @@ class TextSink(BufferedWriter):
         finally:
             self.write_encoded(pieces)
 
+    takes_fields = False  # Kafka's text: a structured decoder's text, through decoded_record
+
+    def decoded_record(self, b, rec, key_decoder, value_decoder) -> None:
+        """A data record's line with its key and value decoded to text (the dumper gives records here only
+        to a sink that :attr:`takes_fields`; a caller may)."""
+        headers = rec.headers if b.magic >= 2 else ()
+        key_text = None if rec.key is None else decode_text(key_decoder, rec.key, headers)
+        payload_text = None if rec.value is None else decode_text(value_decoder, rec.value, headers)
+        if b.magic >= 2:
+            self.record(b, rec, None, key_text, payload_text)
+        else:
+            self.legacy_record(b, rec, key_text, payload_text)
+
     def legacy_record(self, b, rec, key_text, payload_text) -> None:
         """The line of one v0/v1 record (a :class:`kseg.format.legacy.LegacyRecord`)."""
         if self.skip:
@@ -434,14 +441,7 @@ class TextSink(BufferedWriter):
             self.err_line("\n".join(lines))
 
 
-# the values the engine's window loop shares with the dump (checked before its functions are taken)
-engine.check({"WINDOW_SHALLOW": WINDOW_SHALLOW, "WINDOW_SIZES": WINDOW_SIZES, "WINDOW_STRINGS": WINDOW_STRINGS})
 _c_lines = None if engine.C is None else engine.C.record_lines
-_c_window = None if engine.C is None else engine.C.dump_window
-#: TimestampType's names, in the order of the attributes bit (CreateTime unset, LogAppendTime set)
-_TS_NAMES = (timestamp_type.CREATE_TIME, timestamp_type.LOG_APPEND_TIME)
-#: the most bytes of lines the window loop buffers before it returns (memory, and the progress bar's steps)
-WINDOW_OUT = FLUSH_AT
 _c_batch_lines = None if engine.C is None else engine.C.batch_lines
 
 

@@ -69,6 +69,7 @@ class Done:
     error: str | None = None
     spool: str | None = None
     data: bytes = b""
+    reasons: tuple[list, list] | None = None  # the registry decoder's counts in this task (Registry.reasons)
 
     @classmethod
     def failed(cls, error: str) -> Done:
@@ -99,13 +100,36 @@ def search_into(task: Task, out: Any) -> Done:
     marks: list[Mark] | None = None if task.limit is None else []
     target: Any = sink if marks is None else _Marked(sink, out, err, result, marks)
     searcher = Searcher(task.query, target, task.bytes_limit, Budget(task.limit))
+    registry = _registry(task.query)
+    before = None if registry is None else registry.reasons()
     try:
         stopped = not searcher.segments(task.partition, task.partition.segments, result)
         error = None
     except KsegError as exc:
         stopped, error = True, exc.describe()
     sink.flush()
-    return Done(result, stopped, err.getvalue(), marks, error)
+    done = Done(result, stopped, err.getvalue(), marks, error)
+    if registry is not None:
+        done.reasons = _since(before, registry.reasons())
+    return done
+
+
+def _registry(query: Any) -> Any:
+    """The registry decoder's shared registry (its reasons counted), or None."""
+    for decoder in (query.key_decoder, query.value_decoder):
+        registry = getattr(decoder, "registry", None)
+        if registry is not None:
+            return registry
+    return None
+
+
+def _since(before: Any, after: tuple[list, list]) -> tuple[list, list]:
+    """The counts of ``after`` less those of ``before``: what one task added."""
+    out = []
+    for old, new in zip(before, after, strict=True):
+        was = dict(old)
+        out.append([(slot, n - was.get(slot, 0)) for slot, n in new if n > was.get(slot, 0)])
+    return out[0], out[1]
 
 
 class Piece(NamedTuple):

@@ -1,5 +1,7 @@
-"""Avro arrays of items that take no byte (null, an empty record, a zero-size fixed): a payload claiming
-more than 2^20 of them is refused with one reason by either reader, before anything is built (issue 35).
+"""Avro values that take no byte (null, an empty record, a zero-size fixed, not chosen by a union): a payload
+holding more than 2^20 of them is refused with one reason by either reader, before anything is built (issue
+35) -- an array claiming a trillion nulls, or an array of records of many null fields (one byte an item,
+each printing every field: 20 KB printed 46 MB).
 
 fastavro would build the whole list (six bytes grew a process past 15 GB), so every test that lets the
 Python reader near such a payload runs in a child process with its address space capped: a regression
@@ -28,6 +30,12 @@ CAP = 1 << 30  # the child's address space: a list of 2^40 Nones does not fit
 EMPTY = {"type": "record", "name": "Empty", "fields": []}
 NULLS = {"type": "record", "name": "N", "fields": [{"name": "n", "type": "null"}]}
 ZERO = {"type": "fixed", "name": "Zero", "size": 0}
+#: one byte an item (the boolean) and 100 nulls: an array of them is the 20 KB bomb
+WIDE = {
+    "type": "record",
+    "name": "Wide",
+    "fields": [{"name": "b", "type": "boolean"}] + [{"name": f"field_{i:03}", "type": "null"} for i in range(100)],
+}
 SCHEMAS = [
     {"type": "array", "items": "null"},
     {
@@ -43,6 +51,15 @@ SCHEMAS = [
     {"type": "array", "items": {"type": "array", "items": "null"}},
     {"type": "map", "values": {"type": "array", "items": ZERO}},
     ["null", "string", {"type": "array", "items": NULLS}],
+    {"type": "array", "items": WIDE},
+    {
+        "type": "map",
+        "values": {
+            "type": "record",
+            "name": "M",
+            "fields": [{"name": "x", "type": ["null", "int"]}, {"name": "n", "type": "null"}],
+        },
+    },  # fmt: skip
 ]
 
 
@@ -68,9 +85,17 @@ def test_which_schemas_are_walked_first() -> None:
     for schema in (
         "null",
         {"type": "array", "items": "int"},
-        {"type": "map", "values": "null"},  # a key takes a byte at least
-        {"type": "array", "items": ["null", "int"]},  # a union's index takes a byte
-        {"type": "array", "items": {"type": "record", "name": "One", "fields": [{"name": "x", "type": "boolean"}]}},
+        {"type": "array", "items": ["null", "int"]},  # the null a union's index chose took the index's byte
+        {"type": "array", "items": ["null", EMPTY]},
+        {
+            "type": "array",
+            "items": {
+                "type": "record",
+                "name": "One",
+                "fields": [{"name": "x", "type": "boolean"}, {"name": "o", "type": ["null", "string"]}],
+            },
+        },  # fmt: skip
+        {"type": "record", "name": "Few", "fields": [{"name": "n", "type": "null"}, {"name": "e", "type": EMPTY}]},
     ):
         names = {}
         assert not needs_bound(parse_schema(schema, named_schemas=names), names), schema
@@ -78,8 +103,9 @@ def test_which_schemas_are_walked_first() -> None:
 
 def _payloads(rng: random.Random) -> list[bytes]:
     """Counts around the bound, blocks of negative counts, varints past 64 bits, noise."""
-    counts = [0, 1, 3, MAX_ZERO_WIDTH // 3 + 1, MAX_ZERO_WIDTH + 1, 2**40, 2**62, -(2**40), -(2**63)]
+    counts = [0, 1, 3, 10_000, MAX_ZERO_WIDTH // 3 + 1, MAX_ZERO_WIDTH + 1, 2**40, 2**62, -(2**40), -(2**63)]
     pieces = [_varint(c) for c in counts] + [b"\x00", b"\x02", b"\x06abc", b"\xff" * 11 + b"\x01", b"\x01"]
+    pieces.append(b"\x01" * 12_000)  # 12,000 items of a byte: Wide's 1.2 million nulls
     out = []
     for _ in range(250):
         out.append(b"".join(rng.choice(pieces) for _ in range(rng.randint(1, 7))))
@@ -152,35 +178,49 @@ _CHILD = (
 )
 
 
-def _segment(tmp_path: Path) -> tuple[Path, Path]:
-    """``nulls-0``: a good payload, then bombs, then a good one; a schema directory naming id 7."""
+def _segment(tmp_path: Path, wide: bool = False) -> tuple[Path, Path]:
+    """``nulls-0``: a good payload, then bombs, then one at the bound; a schema directory naming id 7.
+    ``wide``: arrays of :data:`WIDE` records (a byte and 100 nulls an item): 20 KB of them, and the most
+    items the bound lets through."""
     from kseg.testing.segment import write_segment
     from kseg.testing.v2 import RecordSpec, build_v2_batch
 
     schemas = tmp_path / "schemas"
     schemas.mkdir()
+    items = WIDE if wide else "null"
     schema = {"type": "record", "name": "Nulls", "fields": [{"name": "s", "type": "string"},
-              {"name": "a", "type": {"type": "array", "items": "null"}}]}  # fmt: skip
+              {"name": "a", "type": {"type": "array", "items": items}}]}  # fmt: skip
     (schemas / "nulls-value-1-7.avsc").write_text(json.dumps(schema))
     head = b"\0" + (7).to_bytes(4, "big")
-    values = [
-        head + _varint(1) + b"x" + _varint(3) + _varint(0),
-        head + _varint(1) + b"x" + _varint(2**40) + _varint(0),  # a trillion nulls in eight bytes
-        head + _varint(0) + _varint(-(2**62)) + _varint(1) + _varint(0),
-        head + _varint(0) + (_varint(MAX_ZERO_WIDTH // 2) * 3) + _varint(0),  # three blocks: past the bound
-        head + _varint(0) + _varint(MAX_ZERO_WIDTH) + _varint(0),  # at the bound: read
-    ]
+    if wide:
+        most = MAX_ZERO_WIDTH // 100  # 5,242 items, 524,200 nulls: read
+        values = [
+            head + _varint(1) + b"x" + _varint(3) + b"\1\0\1" + _varint(0),
+            head + _varint(1) + b"x" + _varint(20_000) + b"\1" * 20_000 + _varint(0),  # the 20 KB bomb
+            head + _varint(0) + (_varint(most) + b"\0" * most) * 2 + _varint(0),  # two blocks: past the bound
+            head + _varint(0) + _varint(12_000) + b"\0" * 5 + _varint(0),  # claimed, not there: fastavro's reason
+            head + _varint(0) + _varint(most) + b"\1" * most + _varint(0),  # at the bound: read
+        ]
+    else:
+        values = [
+            head + _varint(1) + b"x" + _varint(3) + _varint(0),
+            head + _varint(1) + b"x" + _varint(2**40) + _varint(0),  # a trillion nulls in eight bytes
+            head + _varint(0) + _varint(-(2**62)) + _varint(1) + _varint(0),
+            head + _varint(0) + (_varint(MAX_ZERO_WIDTH // 2) * 3) + _varint(0),  # three blocks: past the bound
+            head + _varint(0) + _varint(MAX_ZERO_WIDTH) + _varint(0),  # at the bound: read
+        ]
     specs = [RecordSpec(None, v, 1_730_000_000_000 + i) for i, v in enumerate(values)]
     write_segment(tmp_path / "nulls-0", [[build_v2_batch(specs, base_offset=0)]])
     return tmp_path / "nulls-0" / "00000000000000000000.log", schemas
 
 
+@pytest.mark.parametrize("wide", [False, True], ids=["nulls", "wide"])
 @pytest.mark.parametrize("fmt", ["text", "json"])
-def test_the_cli_refuses_with_either_reader_in_bounded_memory(tmp_path: Path, fmt: str) -> None:
+def test_the_cli_refuses_with_either_reader_in_bounded_memory(tmp_path: Path, fmt: str, wide: bool) -> None:
     """``dump --value-decoder registry`` with the compiled reader, with ``KSEG_ENGINE=python`` and with
     ``kseg._avro`` absent: the same output, the refused records printed as hex with the C reader's
-    reason, exit 0, and each child's own peak (VmHWM) under 128 MiB."""
-    log, schemas = _segment(tmp_path)
+    reason, exit 0, and each child's own peak (VmHWM) under 128 MiB -- the payload at the bound read."""
+    log, schemas = _segment(tmp_path, wide)
     args = ["dump", "--print-data-log", "--value-decoder", "registry", "--schemas", str(schemas), str(log)]
     args += ["--format", fmt]
     outputs = []
@@ -198,12 +238,20 @@ def test_the_cli_refuses_with_either_reader_in_bounded_memory(tmp_path: Path, fm
         outputs.append((p.stdout, re.sub(rb"exit 0 hwm \d+\n?", b"", p.stderr)))
     assert outputs[0] == outputs[1] == outputs[2]
     out, err = outputs[0]
-    assert f"3 payloads printed as hex: {REFUSED}".encode() in err
+    refused = [None, REFUSED, REFUSED, REFUSED, None]
+    if wide:
+        refused[3] = "the Avro datum runs past the end of the 10 bytes after the id"
+    assert f"{refused.count(REFUSED)} payloads printed as hex: {REFUSED}".encode() in err
     if fmt == "json":
         rows = [json.loads(line) for line in out.splitlines() if b'"offset"' in line]
-        reasons = [row.get("payloadDecodeError") for row in rows]
-        assert reasons == [None, REFUSED, REFUSED, REFUSED, None]
-        assert rows[4]["payload"]["a"] == [None] * MAX_ZERO_WIDTH
+        assert [row.get("payloadDecodeError") for row in rows] == refused
+        a = rows[4]["payload"]["a"]
+        if wide:
+            assert len(a) == MAX_ZERO_WIDTH // 100
+            assert a[0] == {"b": True, **{f"field_{i:03}": None for i in range(100)}}
+            assert [item["b"] for item in rows[0]["payload"]["a"]] == [True, False, True]
+        else:
+            assert a == [None] * MAX_ZERO_WIDTH
     else:
         assert out.count(b"payload: {") == 2
 

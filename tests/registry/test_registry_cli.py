@@ -310,3 +310,53 @@ def test_grep_where_on_the_decoded_fields(data) -> None:
     assert_no_traceback(r)
     assert r.exit_code == 0, r.errtext
     assert [row["offset"] for row in _rows(r.text)] == expected
+
+
+def _records_of(log) -> list[tuple]:
+    from kseg.storage.records import FileRecords
+
+    with FileRecords(str(log)) as f:
+        return [
+            (rec.offset, rec.key, None if rec.value is None else bytes(rec.value), rec.headers)
+            for batch in f.batches()
+            for rec in batch.records(1 << 20)
+        ]
+
+
+def test_v1_records_and_skip_record_metadata_carry_the_decoded_value_in_json(data, tmp_path) -> None:
+    """A 0.10-era producer's records (magic 1, no headers: the id in the payload's framing) and
+    ``--skip-record-metadata`` rows carry the decoded value and its schema, as v2 rows do."""
+    from kseg.testing.legacy import build_legacy
+    from kseg.testing.v2 import RecordSpec as Spec
+
+    root, _ = data
+    log = root / "orders-0" / "00000000000000000000.log"
+    args = ["--key-decoder", "registry", "--value-decoder", "registry", "--format", "json"]
+    schemas = ["--schemas", str(root / "_schemas-0")]
+    v2 = {row["offset"]: row for row in _rows(run_cli(["dump", *args, str(log)]).text)}
+    plain = [(o, k, v) for o, k, v, hs in _records_of(log) if not hs]
+    assert len(plain) >= 8
+    old = tmp_path / "orders-0"
+    old.mkdir()
+    specs = [Spec(None if k is None else bytes(k), v, T0 + i) for i, (_, k, v) in enumerate(plain)]
+    (old / "00000000000000000000.log").write_bytes(build_legacy(specs, magic=1))
+    decoded = ("key", "keySchema", "keyDecodeError", "payload", "payloadSchema", "payloadDecodeError")
+
+    r = run_cli(["dump", *args, *schemas, str(old / "00000000000000000000.log")])
+    assert r.exit_code == 0, r.errtext
+    rows = _rows(r.text)
+    assert len(rows) == len(plain) and any("payloadSchema" in row for row in rows)
+    validator = _record_validator()
+    for row, (offset, _, _) in zip(rows, plain, strict=True):
+        assert {f: row.get(f) for f in decoded} == {f: v2[offset].get(f) for f in decoded}, row
+        assert not [e.message for e in validator.iter_errors(row)], row
+
+    skipped = _rows(run_cli(["dump", *args, "--skip-record-metadata", str(log)]).text)
+    assert len(skipped) == len(v2)
+    for row in skipped:
+        assert {f: row.get(f) for f in decoded} == {f: v2[row["offset"]].get(f) for f in decoded}, row
+
+    found = run_cli(["lookup-offset", "3", str(old), *args, *schemas])
+    assert found.exit_code == 0, found.errtext
+    record = json.loads(found.text.splitlines()[0])["record"]
+    assert {f: record.get(f) for f in decoded} == {f: v2[plain[3][0]].get(f) for f in decoded}, record

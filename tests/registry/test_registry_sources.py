@@ -66,6 +66,44 @@ def test_a_directory_of_schema_files_decodes_as_the_topic(tree, tmp_path) -> Non
         assert dumped(root, topic, "--schemas", str(files)) == dumped(root, topic), topic
 
 
+def test_a_directory_of_schema_files_on_an_object_store(tree, tmp_path, s3) -> None:
+    """``--schemas s3://bucket/schemas/``: listed and read through the store chosen for that prefix, the same
+    rows as the local directory (both kinds of file, and a .txt beside them left alone)."""
+    root, answers = tree
+    files = tmp_path / "files"
+    files.mkdir()
+    for a in answers:
+        name = f"{a['subject']}-{a['version']}-{a['id']}.{SUFFIX[a.get('schemaType', 'AVRO')]}"
+        (files / name).write_text(a["schema"], encoding="utf-8")
+    (files / "README.txt").write_text("saved from the registry", encoding="utf-8")
+    s3.upload_tree(files, "schemadir/named")
+    rest = tmp_path / "rest"
+    rest.mkdir()
+    (rest / "all.json").write_text(json.dumps(answers), encoding="utf-8")
+    s3.upload_tree(rest, "schemadir/rest")
+    out = tmp_path / "out"
+    out.mkdir()
+    for topic in ("shop", "parcels"):
+        want = dumped(root, topic)
+        assert dumped(root, topic, "--schemas", s3.uri("schemadir/named/")) == want, topic
+        assert dumped(root, topic, "--schemas", s3.uri("schemadir/rest")) == want, topic
+    assert typed(root, out, "people", "--schemas", s3.uri("schemadir/rest")) == typed(root, out, "people")
+    from tests.s3server import requests_logged
+
+    with requests_logged() as asked:
+        dumped(root, "people", "--schemas", s3.uri("schemadir/named"))
+    assert asked.counts()["GET"] == len(answers)  # each schema file read once, in one request
+    log = str(root / "shop-0" / "00000000000000000000.log")
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "shop-1-1.avsc").write_bytes(b"\xff\xfe")
+    s3.upload_tree(tmp_path / "bad", "schemadir/bad")
+    r = run_cli(["dump", "--value-decoder", "registry", log, "--schemas", s3.uri("schemadir/bad")])
+    assert_no_traceback(r)
+    assert r.exit_code == 2 and "not UTF-8" in r.errtext and "schemadir/bad/shop-1-1.avsc" in r.errtext, r.errtext
+    r = run_cli(["dump", "--value-decoder", "registry", log, "--schemas", s3.uri("schemadir/none")])
+    assert r.exit_code == 2 and "no such prefix" in r.errtext, r.errtext
+
+
 def test_a_schema_file_named_otherwise_is_refused_in_one_line(tree, tmp_path) -> None:
     root, _ = tree
     (tmp_path / "shop.avsc").write_text('"string"', encoding="utf-8")

@@ -21,11 +21,12 @@ from tests.spark.shared import shared_session  # noqa: E402
 @pytest.fixture(scope="module")
 def tree(tmp_path_factory) -> tuple:
     root = tmp_path_factory.mktemp("typed-spark")
-    return root, build(str(root))
+    answers: list[dict] = []
+    return root, build(str(root), answers), answers
 
 
 def test_data_source_typed_columns_are_the_export_columns(tree, tmp_path) -> None:
-    root, _ = tree
+    root = tree[0]
     spark = shared_session()
     for topic in ("shop", "parcels", "people"):
         df = spark.read.format("kseg").options(valueDecoder="registry", topic=topic).load(str(root))
@@ -42,7 +43,7 @@ def test_data_source_typed_columns_are_the_export_columns(tree, tmp_path) -> Non
 
 
 def test_data_source_typed_column_types(tree) -> None:
-    root, _ = tree
+    root = tree[0]
     spark = shared_session()
     df = spark.read.format("kseg").options(valueDecoder="registry", topic="shop").load(str(root))
     types = {f.name: f.dataType.simpleString() for f in df.schema["valueDecoded"].dataType.fields}
@@ -56,7 +57,7 @@ def test_data_source_typed_column_types(tree) -> None:
 
 
 def test_data_source_registry_option_errors(tree) -> None:
-    root, _ = tree
+    root = tree[0]
     spark = shared_session()
     with pytest.raises(Exception, match="no subject _schemas-value"):  # every topic typed: _schemas has none
         spark.read.format("kseg").options(valueDecoder="registry").load(str(root))
@@ -95,7 +96,7 @@ def _plain(v):
 
 
 def test_data_source_other_decoders_still_give_text_columns_only(tree, tmp_path) -> None:
-    root, _ = tree
+    root = tree[0]
     spark = shared_session()
     df = spark.read.format("kseg").options(valueDecoder="hex", topic="people").load(str(root))
     assert "valueDecoded" not in df.columns
@@ -109,7 +110,7 @@ def test_data_source_other_decoders_still_give_text_columns_only(tree, tmp_path)
 def test_export_on_spark_writes_the_local_export_typed_columns(tree, tmp_path) -> None:
     from tests.spark.shared import run_on_spark
 
-    root, _ = tree
+    root = tree[0]
     out = tmp_path / "spark-out"
     r = run_on_spark(["export", "--spark", "--value-decoder", "registry", str(root), "--topic", "shop",
                       "-o", str(out)])  # fmt: skip
@@ -125,7 +126,7 @@ def test_export_on_spark_writes_the_local_export_typed_columns(tree, tmp_path) -
 
 
 def test_data_source_several_topics_type_a_struct_per_topic(tree) -> None:
-    root, _ = tree
+    root = tree[0]
     spark = shared_session()
     df = spark.read.format("kseg").options(valueDecoder="registry", topic="shop,people").load(str(root))
     assert [f.name for f in df.schema["valueDecoded"].dataType.fields] == ["people", "shop"]
@@ -141,7 +142,7 @@ def test_data_source_several_topics_type_a_struct_per_topic(tree) -> None:
 def test_export_on_spark_validate_as_the_local_export(tree, tmp_path) -> None:
     from tests.spark.shared import run_on_spark
 
-    root, _ = tree
+    root = tree[0]
     out = tmp_path / "spark-out"
     r = run_on_spark(["export", "--spark", "--validate", "--value-decoder", "registry", str(root),
                       "--topic", "people", "--topic", "shop", "-o", str(out)])  # fmt: skip
@@ -156,3 +157,22 @@ def test_export_on_spark_validate_as_the_local_export(tree, tmp_path) -> None:
     cols = ("topic", "offset", "valueDecoded", "valueSchemaId", "valueDecodeError", "valueInvalid")
     assert [{c: row[c] for c in cols} for row in got] == [{c: row[c] for c in cols} for row in want]
     assert [row["valueInvalid"] for row in got if row["valueInvalid"]] == ["$.name: 5 is not of type 'string'"]
+
+
+def test_data_source_schemas_option_a_directory_of_schema_files_on_an_object_store(tree, tmp_path, s3) -> None:
+    """``.option("schemas", "s3://bucket/schemas/")``: the driver lists and reads the schema files through the
+    store of that prefix; the typed rows are those of the ``_schemas-0`` beside the data."""
+    import json
+
+    root, _, answers = tree
+    (tmp_path / "rest").mkdir()
+    (tmp_path / "rest" / "all.json").write_text(json.dumps(answers), encoding="utf-8")  # a saved GET /schemas
+    s3.upload_tree(tmp_path / "rest", "datasource-schemas")
+    spark = shared_session()
+
+    def rows(**options: str) -> list:
+        df = spark.read.format("kseg").options(valueDecoder="registry", topic="shop", **options).load(str(root))
+        return [r.asDict(recursive=True) for r in df.orderBy("offset").collect()]
+
+    got = rows(schemas=s3.uri("datasource-schemas/"))
+    assert got == rows() and any(r["valueDecoded"] is not None for r in got)

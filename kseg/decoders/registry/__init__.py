@@ -22,15 +22,12 @@ from typing import Any, NamedTuple
 from kseg.avro_engine import compiled_module
 from kseg.decoders.registry.framing import CONFLUENT, FRAMINGS, FramingError, message_indexes, schema_ref
 from kseg.decoders.registry.store import DEFAULT_CONTEXT, SchemaEntry, SchemaStore
+from kseg.jsonlines import Raw
 
 INSTALL_HINT = "pip install 'kseg[schemas]'"
 #: schema type -> the modules its decoder needs
 NEEDS = {"AVRO": ("fastavro",), "PROTOBUF": ("google.protobuf", "grpc_tools"), "JSON": ()}
 VALIDATE_NEEDS = ("jsonschema",)  # --validate of JSON Schema payloads
-APICURIO_PROTOBUF = (
-    "an Apicurio-framed Protobuf payload is not read (its serializer writes its own Ref message or type "
-    "headers, not Confluent's message-index path)"
-)
 MAX_REASONS = 32  # distinct reasons kept for the summary (memory bounded whatever the record count)
 
 
@@ -55,6 +52,14 @@ class Registry:
         self._validators: dict[tuple[str, int], Any] = {}  # JSON Schema: (context, id) -> its validator
         self.failures: Counter[tuple[str, str]] = Counter()  # (key or payload, reason) -> count
         self.invalid: Counter[tuple[str, str]] = Counter()  # --validate: (key or payload, reason) -> count
+
+    def __getstate__(self) -> tuple:
+        """Shipped to another process (a Spark task) as the store and the settings: its codecs are made
+        there, once each, and its counts start at zero (sent back by :meth:`reasons`)."""
+        return self.store, self.context, self.validate, self.framing
+
+    def __setstate__(self, state: tuple) -> None:
+        self.__init__(*state)  # type: ignore[misc]
 
     def missing_modules(self) -> list[str]:
         """The Python modules the store's schema types need that are not installed."""
@@ -236,12 +241,23 @@ class RegistryDecoder:
         self.role = role
         self.field = "key" if role == "key" else "payload"
         self.header_decoder = None  # header values in JSON rows: Kafka's string decoder, base64 if not text
-        self._known: dict[bytes, tuple] = {}  # magic 0's id bytes -> (codec, schema fields): Avro and JSON
+        # magic 0's id bytes -> (codec, schema fields, the codec's JSON rows' reader or None): Avro and JSON
+        self._known: dict[bytes, tuple] = {}
         self._id_end = 1 + FRAMINGS[registry.framing][0]  # where the data starts after magic 0 and the id
         compiled, _ = compiled_module()
         # Confluent's magic 0 and an Avro id seen before: the framing and the datum read in C (None: the path below)
         confluent = registry.framing == CONFLUENT
         self._framed = compiled.Framed() if compiled is not None and confluent else None
+
+    def __getstate__(self) -> tuple:
+        """Shipped as its registry (pickled once for the key and the value decoder) and role; the compiled
+        reader's state is made again where it lands."""
+        return self.registry, self.role, self.header_decoder
+
+    def __setstate__(self, state: tuple) -> None:
+        registry, role, header_decoder = state
+        self.__init__(registry, role)  # type: ignore[misc]
+        self.header_decoder = header_decoder
 
     def __call__(self, data: bytes) -> str:
         return self.with_headers(data, None)
@@ -254,6 +270,13 @@ class RegistryDecoder:
         return self.decode(data, headers).text
 
     def json_fields(self, data: bytes, headers) -> dict:
+        if not headers and data[:1] == b"\0":  # an id seen: the compiled reader writes the row's value
+            data = bytes(data)
+            hit = self._known.get(data[1 : self._id_end])
+            if hit is not None and hit[2] is not None:
+                text = hit[2](data[self._id_end :])
+                if text is not None:
+                    return {self.field: Raw(text), f"{self.field}Schema": hit[1]}
         d = self.decode(data, headers)
         if d.error is not None:
             return {self.field: d.text, f"{self.field}DecodeError": d.error}
@@ -288,11 +311,7 @@ class RegistryDecoder:
                 schema["framing"] = framed.framing
             body = data if framed.in_header else data[framed.rest :]
             if entry.schema_type == "PROTOBUF":
-                if framed.framing != CONFLUENT:
-                    raise ValueError(APICURIO_PROTOBUF)
-                indexes, end = message_indexes(carrier, framed.rest)
-                if not framed.in_header:
-                    body = data[end:]
+                indexes, body = protobuf_path(codec, framed, carrier, body, headers, self.role)
                 text, name = codec.decode(body, indexes)
                 schema["message"] = name
             else:
@@ -300,7 +319,7 @@ class RegistryDecoder:
                 if entry.schema_type == "JSON" and self.registry.validate:
                     return Decoded(text, schema, None, self.registry.check(self.field, entry, text))
                 if framed.schema_id is not None and not framed.in_header:
-                    self._known[data[1:end]] = (codec, schema)
+                    self._known[data[1:end]] = (codec, schema, getattr(codec, "decode_json", None))
                     if self._framed is not None and getattr(codec, "compiled", None) is not None:
                         self._framed.add(int.from_bytes(data[1:end], "big"), codec.compiled)
             return Decoded(text, schema, None)
@@ -310,6 +329,18 @@ class RegistryDecoder:
             reason = f"{type(exc).__name__}: {_one_line(exc)}"
         self.registry.failed(self.field, reason)
         return Decoded(data.hex(), None, reason)
+
+
+def protobuf_path(codec, framed, carrier: bytes, body: bytes, headers, role: str) -> tuple[list[int], bytes]:
+    """(the message's index path, its bytes) of a Protobuf payload: Confluent's message-index path after
+    the id (in the payload, or first in a payload whose id is in a header), or Apicurio's ``Ref`` or type
+    header (:mod:`.apicurio_proto`)."""
+    if framed.framing != CONFLUENT:
+        from kseg.decoders.registry.apicurio_proto import apicurio_path
+
+        return apicurio_path(codec, body, headers, role)
+    indexes, end = message_indexes(carrier, framed.rest)
+    return indexes, body if framed.in_header else carrier[end:]
 
 
 def open_registry(

@@ -64,6 +64,7 @@ class AvroCodec:
         self._names = named
         self._render: Render | None = None  # made when the Python path first reads
         self.compiled = _compiled(self.schema, named)
+        self._json: Any = None  # the compiled reader writing JSON rows' text, made when first asked for
         # arrays of items of no byte: their count bounded before fastavro builds the list (else None)
         self._bound = Bound(self.schema, named) if needs_bound(self.schema, named) else None
 
@@ -80,6 +81,19 @@ class AvroCodec:
             if text is not None:
                 return text
         return self.decode_python(data)
+
+    def decode_json(self, data: bytes) -> str | None:
+        """The value's text in a JSON row (:class:`kseg.jsonlines.Raw`), by the compiled reader: what
+        ``json.loads`` of :meth:`decode`'s text encoded again would be; None where it does not read the
+        payload (then the caller parses :meth:`decode`'s text, or gives its reason)."""
+        if self.compiled is None:
+            return None
+        if self._json is None:
+            self._json = _compiled(self.schema, self._names, json=True)
+        try:
+            return self._json.decode(data)
+        except ValueError:  # refused: decode gives the reason
+            return None
 
     def bound(self, data: bytes) -> None:
         """ValueError when ``data`` claims more items of no byte than the compiled reader reads: checked
@@ -102,10 +116,10 @@ class AvroCodec:
         return self.render(value)
 
 
-def _compiled(schema: Any, names: dict) -> Any:
+def _compiled(schema: Any, names: dict, json: bool = False) -> Any:
     """``kseg._avro``'s reader of ``schema`` (:mod:`.avro_program`), or None: the Python path reads."""
     try:
-        return build(schema, names)
+        return build(schema, names, json)
     except (ValueError, KeyError, TypeError, RecursionError, struct.error, StopIteration):
         return None  # a schema the compiler does not take: fastavro reads it
 

@@ -1,11 +1,15 @@
-"""The bound on Avro items that take no byte, for the Python reader (fastavro), checked before it reads.
+"""The bound on Avro values that take no byte, for the Python reader (fastavro), checked before it reads.
 
-An array of ``null`` (or of an empty record, a zero-size fixed...) costs no byte per item: a payload
-of six bytes may claim 2^40 of them, and fastavro builds the whole list.  ``kseg._avro`` counts such
-items and refuses a payload of more than :data:`MAX_ZERO_WIDTH` (``kseg/_avro.c``); the Python reader
-must refuse the same payloads with the same reason, before fastavro allocates.  Whether a schema has
-such an array is known when it is parsed (:func:`needs_bound`): only then is a payload walked first
-(:class:`Bound`), skipping values as fastavro reads them, without building any.
+A ``null`` takes no byte, nor does an empty record, a zero-size fixed, or a record of only such fields: an
+array of them costs nothing per item (six bytes may claim 2^40 items, and fastavro builds the whole list),
+and an array of records with many ``null`` fields costs one byte per item yet prints every field (20 KB
+printed 46 MB).  ``kseg._avro`` counts every such value it reads -- the leaves: a ``null``, an empty record,
+a zero-size fixed, except the one a union's index chose, whose byte is the index -- and refuses a payload of
+more than :data:`MAX_ZERO_WIDTH` (``kseg/_avro.c``); the Python reader must refuse the same payloads with
+the same reason, before fastavro allocates.  Every other value takes a byte at least, so a payload of n bytes
+holds at most n + :data:`MAX_ZERO_WIDTH` values.  Whether a schema can hold more leaves than the bound is
+known when it is parsed (:func:`needs_bound`): only then is a payload walked first (:class:`Bound`), skipping
+values as fastavro reads them, without building any.
 """
 
 from __future__ import annotations
@@ -14,12 +18,11 @@ from typing import Any
 
 from kseg.limits import INT64_MAX
 
-MAX_ZERO_WIDTH = 1 << 20  # kseg/_avro.c's MAX_ZERO_WIDTH
-REFUSED = (
-    f"more than {MAX_ZERO_WIDTH} items that take no byte (null or an empty record) in the payload's arrays: not read"
-)
+MAX_ZERO_WIDTH = 1 << 19  # kseg/_avro.c's MAX_ZERO_WIDTH
+REFUSED = f"more than {MAX_ZERO_WIDTH} values that take no byte (null, an empty record) in the payload: not read"
 _MASK64 = (1 << 64) - 1
 _FIXED = {"boolean": 1, "float": 4, "double": 8}
+_MANY = MAX_ZERO_WIDTH + 1  # more leaves than the bound: a recursive type of no byte, an array of leaves
 
 
 def min_width(schema: Any, names: dict, seen: tuple = ()) -> int:
@@ -38,28 +41,56 @@ def min_width(schema: Any, names: dict, seen: tuple = ()) -> int:
     return {"null": 0, "float": 4, "double": 8}.get(kind, 1)
 
 
+def resolve(schema: Any, names: dict) -> Any:
+    """A named type's definition; any other schema itself."""
+    return names[schema] if isinstance(schema, str) and schema in names else schema
+
+
+def is_leaf(schema: Any, names: dict) -> bool:
+    """Whether a value of ``schema`` is one leaf of no byte: ``null``, a record of no field, a zero-size fixed."""
+    s = resolve(schema, names)
+    if isinstance(s, list):
+        return False
+    kind = s if isinstance(s, str) else s["type"]
+    if kind in ("record", "error"):
+        return not s["fields"]
+    return kind == "null" or (kind == "fixed" and int(s["size"]) == 0)
+
+
+def leaves(schema: Any, names: dict, seen: tuple = ()) -> int:
+    """The leaves in a value of ``schema``, a type of no byte (:func:`min_width` 0); a type inside itself
+    (which no payload ends) counts past the bound."""
+    if isinstance(schema, str) and schema in names:
+        if schema in seen:
+            return _MANY
+        return min(_MANY, leaves(names[schema], names, seen + (schema,)))
+    if is_leaf(schema, names):
+        return 1
+    return min(_MANY, sum(leaves(f["type"], names, seen) for f in schema["fields"]))  # a record of no byte
+
+
+def most_leaves(schema: Any, names: dict, seen: tuple = ()) -> int:
+    """The most leaves a value of ``schema`` may hold (:data:`_MANY` past the bound): an array or a map of
+    values that may hold one, or a type inside itself, has no bound of its own."""
+    if isinstance(schema, str) and schema in names:
+        if schema in seen:
+            return _MANY  # recursion: each level may hold leaves; walked, not guessed
+        return most_leaves(names[schema], names, seen + (schema,))
+    if is_leaf(schema, names):
+        return 1
+    if isinstance(schema, list):  # the chosen branch: a leaf chosen by the index is not counted
+        return max([most_leaves(b, names, seen) for b in schema if not is_leaf(b, names)] or [0])
+    kind = schema if isinstance(schema, str) else schema["type"]
+    if kind in ("record", "error"):
+        return min(_MANY, sum(most_leaves(f["type"], names, seen) for f in schema["fields"]))
+    if kind in ("array", "map"):
+        return _MANY if most_leaves(schema["items" if kind == "array" else "values"], names, seen) else 0
+    return 0
+
+
 def needs_bound(schema: Any, names: dict) -> bool:
-    """Whether ``schema`` has an array whose items may take no byte (a map's key takes at least one)."""
-    stack, seen = [schema], set()
-    while stack:
-        s = stack.pop()
-        if isinstance(s, str):
-            if s in names and s not in seen:
-                seen.add(s)
-                stack.append(names[s])
-        elif isinstance(s, list):
-            stack.extend(s)
-        elif s["type"] in ("record", "error"):
-            stack.extend(f["type"] for f in s["fields"])
-        elif s["type"] == "array":
-            if min_width(s["items"], names) == 0:
-                return True
-            stack.append(s["items"])
-        elif s["type"] == "map":
-            stack.append(s["values"])
-        else:
-            stack.append(s["type"])  # a primitive's, an enum's or a fixed's: nothing; a name's: its type
-    return False
+    """Whether a value of ``schema`` may hold more leaves than the bound: only then is a payload walked."""
+    return most_leaves(schema, names) > MAX_ZERO_WIDTH
 
 
 class _End(Exception):
@@ -67,15 +98,15 @@ class _End(Exception):
 
 
 class Bound:
-    """Walks a payload as fastavro reads it, counting the items that take no byte; nothing is built."""
+    """Walks a payload as fastavro reads it, counting the values that take no byte; nothing is built."""
 
     def __init__(self, schema: Any, names: dict) -> None:
         self.schema = schema
         self.names = names
-        self.widths: dict[int, int] = {}  # id of an array's item schema -> its min width
+        self.widths: dict[int, tuple[int, int]] = {}  # id of an array's item schema -> (min width, leaves)
 
     def check(self, data: bytes) -> None:
-        """Raises ValueError(:data:`REFUSED`) when ``data`` claims too many items of no byte before the point
+        """Raises ValueError(:data:`REFUSED`) when ``data`` holds too many values of no byte before the point
         where fastavro would stop; else returns and fastavro reads (and gives any other reason)."""
         self.data, self.pos, self.zero = data, 0, 0
         try:
@@ -108,25 +139,36 @@ class Bound:
             raise _End
         self.pos += n
 
+    def count(self, n: int) -> None:
+        self.zero += n
+        if self.zero > MAX_ZERO_WIDTH:
+            raise ValueError(REFUSED)
+
+    def primitive(self, s: str) -> None:
+        if s in ("int", "long"):
+            self.long()
+        elif s in ("string", "bytes"):
+            self.skip(self.long())
+        elif s == "null":
+            self.count(1)
+        else:
+            self.skip(_FIXED[s])
+
     def walk(self, s: Any) -> None:
         if isinstance(s, str):
-            if s in self.names:
-                self.walk(self.names[s])
-            elif s in ("int", "long"):
-                self.long()
-            elif s in ("string", "bytes"):
-                self.skip(self.long())
-            elif s != "null":
-                self.skip(_FIXED[s])
+            self.walk(self.names[s]) if s in self.names else self.primitive(s)
             return
         if isinstance(s, list):
             i = self.long()
             if not -len(s) <= i < len(s):
                 raise _End
-            self.walk(s[i])
+            if not is_leaf(s[i], self.names):  # a leaf the index chose took the index's byte
+                self.walk(s[i])
             return
         kind = s["type"]
         if kind in ("record", "error"):
+            if not s["fields"]:
+                self.count(1)
             for f in s["fields"]:
                 self.walk(f["type"])
         elif kind == "enum":
@@ -134,6 +176,8 @@ class Bound:
             if not -len(s["symbols"]) <= i < len(s["symbols"]):
                 raise _End
         elif kind == "fixed":
+            if int(s["size"]) == 0:
+                self.count(1)
             self.skip(int(s["size"]))
         elif kind in ("array", "map"):
             self.items(s)
@@ -142,9 +186,11 @@ class Bound:
 
     def items(self, s: dict) -> None:
         item = s["items"] if s["type"] == "array" else s["values"]
-        width = self.widths.get(id(item))
-        if width is None:
-            width = self.widths[id(item)] = min_width(item, self.names) + (s["type"] == "map")
+        known = self.widths.get(id(item))
+        if known is None:
+            width = min_width(item, self.names) + (s["type"] == "map")
+            known = self.widths[id(item)] = (width, leaves(item, self.names) if width == 0 else 0)
+        width, per_item = known
         while True:
             count = self.long()
             if count == 0:
@@ -154,10 +200,8 @@ class Bound:
                 count = -count
                 if count > INT64_MAX:
                     continue  # -(-2^63) is itself in 64 bits: a range of no item
-            if width == 0:  # the items take no byte: counted, not walked
-                self.zero += min(count, MAX_ZERO_WIDTH + 1)
-                if self.zero > MAX_ZERO_WIDTH:
-                    raise ValueError(REFUSED)
+            if width == 0:  # the items take no byte: their leaves counted, not walked
+                self.count(min(count, _MANY) * per_item)
                 continue
             for _ in range(count):  # each takes a byte at least: the data ends within len(data) turns
                 if s["type"] == "map":

@@ -13,11 +13,12 @@ Python path, which gives its text or its reason: :meth:`AvroCodec.decode`.
 from __future__ import annotations
 
 import struct
-from typing import Any
+from json.encoder import encode_basestring
+from typing import Any, Callable
 
 from kseg.avro_engine import compiled_module
 from kseg.decoders.jsonconv import quote
-from kseg.decoders.registry.avro_bound import min_width
+from kseg.decoders.registry.avro_bound import leaves, min_width
 
 (NULL, BOOL, LONG, FLOAT, DOUBLE, STRING, BYTES, FIXED, ENUM, RECORD, ARRAY, MAP, UNION, CALL) = range(14)
 
@@ -36,25 +37,27 @@ _CLASS = {
 _NAMED = ("record", "error", "enum", "fixed")
 
 
-def build(schema: Any, names: dict) -> Any:
+def build(schema: Any, names: dict, json: bool = False) -> Any:
     """The compiled reader of ``schema`` (fastavro's parsed form, logical types stripped), or None when
-    ``kseg._avro`` does not run here."""
+    ``kseg._avro`` does not run here.  ``json``: it writes a JSON row's text of the value (what
+    :func:`kseg.jsonlines.dumps` writes of the text parsed), not the console consumer's text."""
     module, _ = compiled_module()
     if module is None:
         return None
-    ops, consts = compile_program(schema, names)
-    return module.Program(struct.pack(f"={len(ops)}i", *ops), tuple(consts))
+    ops, consts = compile_program(schema, names, encode_basestring if json else quote)
+    return module.Program(struct.pack(f"={len(ops)}i", *ops), tuple(consts), json)
 
 
-def compile_program(schema: Any, names: dict) -> tuple[list[int], list[bytes]]:
-    """(the int32 nodes, the constant texts) of ``schema``."""
-    c = _Compiler(names)
+def compile_program(schema: Any, names: dict, quoted: Callable[[str], str] = quote) -> tuple[list[int], list[bytes]]:
+    """(the int32 nodes, the constant texts) of ``schema``; ``quoted``: how the texts quote a name."""
+    c = _Compiler(names, quoted)
     c.node(schema, {})
     return c.ops, c.consts
 
 
 class _Compiler:
-    def __init__(self, names: dict) -> None:
+    def __init__(self, names: dict, quote: Callable[[str], str]) -> None:
+        self.quote = quote
         self.names = names
         self.ops: list[int] = []
         self.consts: list[bytes] = []
@@ -96,19 +99,21 @@ class _Compiler:
             name = schema.get("name")
             inner = {**stack, name: at} if name else stack
             for i, f in enumerate(schema["fields"]):
-                self.ops.append(self.const(("," if i else "{") + quote(f["name"]) + ":"))
+                self.ops.append(self.const(("," if i else "{") + self.quote(f["name"]) + ":"))
                 self.node(f["type"], inner)
             self.end(at)
         elif kind == "enum":
             first = len(self.consts)  # the symbols in order, quoted: the index picks one
-            self.consts.extend(quote(symbol).encode("utf-8") for symbol in schema["symbols"])
+            self.consts.extend(self.quote(symbol).encode("utf-8") for symbol in schema["symbols"])
             self.end(self.begin(ENUM, len(schema["symbols"]), first))
         elif kind == "fixed":
             self.end(self.begin(FIXED, int(schema["size"])))
         elif kind in ("array", "map"):
-            at = self.begin(ARRAY if kind == "array" else MAP, 0)
+            at = self.begin(ARRAY if kind == "array" else MAP, 0, 0)
             item = schema["items"] if kind == "array" else schema["values"]
-            self.ops[at + 2] = min_width(item, self.names) + (kind == "map")  # a map's key takes at least its length
+            width = min_width(item, self.names) + (kind == "map")  # a map's key takes at least its length
+            self.ops[at + 2] = width
+            self.ops[at + 3] = leaves(item, self.names) if width == 0 else 0  # an item's values of no byte
             self.node(item, stack)
             self.end(at)
         else:
@@ -144,7 +149,7 @@ class _Compiler:
                 label = branch_name(first)
                 if _CLASS[kind] == "float":
                     single = self.kind(first) == "float"
-            self.ops[at + 4 + 2 * i] = self.const("{" + quote(label) + ":")
+            self.ops[at + 4 + 2 * i] = self.const("{" + self.quote(label) + ":")
             self.node(b, stack, single)
         self.end(at)
 

@@ -13,41 +13,64 @@ Two kinds of file, read in name order (docs/schemas.md, "A directory of schema f
 Each schema is put into a :class:`~kseg.decoders.registry.store.SchemaStore` as the registry's own
 records would put it (a ``SchemaKey`` and its ``SchemaValue``), so every lookup is the replay's.
 A file that cannot be read, or a name or text that is none of these, stops the command (exit 2).
+
+The directory is local or a prefix of an object store (``s3://bucket/schemas/``): it is listed and
+its files read through the store chosen for it (:mod:`kseg.storage.stores`), each through the bounded
+reader (:mod:`kseg.storage.read`), as the ``_schemas`` partition of the data is.
 """
 
 from __future__ import annotations
 
 import json
 import os
+from typing import TYPE_CHECKING
 
 from kseg.decoders.registry.store import SchemaStore
 from kseg.errors import InputError
+
+if TYPE_CHECKING:
+    from kseg.storage.location import Entry
 
 SUFFIXES = {".avsc": "AVRO", ".proto": "PROTOBUF", ".json": "JSON"}
 MAX_FILE = 16 << 20  # one file of schemas (a GET /schemas answer of thousands of schemas fits)
 
 
-def holds_schema_files(directory: str) -> bool:
-    """Whether ``directory`` holds schema files and no ``.log`` segment."""
+def schema_files(directory: str, topic: str) -> list[Entry] | None:
+    """The files directly under ``directory`` (local or a prefix of a store, listed once through its store)
+    when it holds schema files, no ``.log`` segment and no ``<topic>-0`` partition directory (a log dir,
+    never listed whole); else None."""
+    from kseg.storage.files import store_of
+    from kseg.storage.location import basename
+
+    store = store_of(directory)
     try:
-        names = os.listdir(directory)
-    except OSError:
-        return False
-    return any(os.path.splitext(n)[1] in SUFFIXES for n in names) and not any(n.endswith(".log") for n in names)
+        if store.stat(directory).kind != "dir":
+            return None
+        if store.stat(store.names.join(directory, f"{topic}-0")).kind == "dir":
+            return None
+        entries = store.list(store.names.directory(directory))
+    except InputError:
+        return None  # the replay says why it cannot be read
+    names = [basename(e.path) for e in entries]
+    if any(os.path.splitext(n)[1] in SUFFIXES for n in names) and not any(n.endswith(".log") for n in names):
+        return entries
+    return None
 
 
-def load_files(directory: str) -> SchemaStore:
-    from kseg.storage.read import AuxFile, Kind
+def load_files(directory: str, entries: list[Entry]) -> SchemaStore:
+    """The schemas of the files ``entries`` of ``directory`` (:func:`schema_files`), read in name order."""
+    from kseg.storage.checkpoints import open_aux
+    from kseg.storage.location import basename
+    from kseg.storage.read import Kind
 
     kind = Kind("schema", MAX_FILE, "a registry's schemas, one file or a GET /schemas answer")
     store = SchemaStore()
     store.origin = "files"
-    for name in sorted(os.listdir(directory)):
+    for name, path in sorted((basename(e.path), e.path) for e in entries):
         suffix = os.path.splitext(name)[1]
         if suffix not in SUFFIXES:
             continue
-        path = os.path.join(directory, name)
-        data = AuxFile.local(path, kind).data()
+        data = open_aux(path, kind).data()
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:

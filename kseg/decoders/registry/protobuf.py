@@ -84,6 +84,15 @@ class ProtobufCodec:
             bound.check(data)
         return cls
 
+    def top_index(self, name: str) -> int:
+        """The index of the file's top-level message of simple name ``name`` (protobuf's
+        ``FileDescriptor.findMessageTypeByName``, which Apicurio's deserializers ask)."""
+        for i, desc in enumerate(self._top):
+            if desc.name == name:
+                return i
+        known = ", ".join(d.name for d in self._top) or "none"
+        raise ValueError(f"the payload names message {name!r}, not a top-level message of the schema ({known})")
+
     def message_named(self, name: str) -> Any:
         """The class of the schema's message ``name``: a full name (``shop.Parcel.Item``), or a name
         relative to the file's package (``Parcel.Item``, ``Receipt``); nested messages too."""

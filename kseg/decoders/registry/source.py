@@ -82,10 +82,11 @@ def load(source: str, limit: int = DEFAULT_DECOMPRESSION_LIMIT) -> tuple[Any, st
         except RegistryUnreachable as exc:
             raise InputError(f"--schemas: {exc}", path=source) from None
         return remote, source
-    from kseg.decoders.registry.files import holds_schema_files, load_files
+    from kseg.decoders.registry.files import load_files, schema_files
 
-    if os.path.isdir(source) and holds_schema_files(source):
-        return load_files(source), source
+    entries = schema_files(source, TOPIC)
+    if entries is not None:
+        return load_files(source, entries), source
     return replay(source, limit)
 
 

@@ -25,8 +25,8 @@ import io
 import json
 from typing import Any
 
-from kseg.decoders.registry import APICURIO_PROTOBUF, Registry, _closure, _one_line
-from kseg.decoders.registry.framing import CONFLUENT, FRAMINGS, FramingError, message_indexes, schema_ref
+from kseg.decoders.registry import Registry, _closure, _one_line, protobuf_path
+from kseg.decoders.registry.framing import CONFLUENT, FRAMINGS, FramingError, schema_ref
 from kseg.decoders.registry.store import DEFAULT_CONTEXT, SchemaEntry, qualify
 
 
@@ -137,11 +137,8 @@ class TypedColumn:
             if self.kind == "AVRO":
                 return self._avro(entry, body), schema_id, None, None
             if self.kind == "PROTOBUF":
-                if framed.framing != CONFLUENT:
-                    raise ValueError(APICURIO_PROTOBUF)
-                indexes, end = message_indexes(carrier, framed.rest)
-                if not framed.in_header:
-                    body = data[end:]
+                codec = self.registry.codec(entry)
+                indexes, body = protobuf_path(codec, framed, carrier, body, headers, self.role)
                 return self._protobuf(entry, indexes, body), schema_id, None, None
             doc = self._json(body)
             invalid = None

@@ -85,6 +85,13 @@ class DumpSink(Protocol):
     def legacy_record(self, b, rec, key_text: str | None, payload_text: str | None) -> None:
         """One v0/v1 record (:class:`kseg.format.legacy.LegacyRecord`)."""
 
+    takes_fields: bool
+    """Whether the sink writes a structured decoder's fields (the registry decoder's decoded value and
+    schema) rather than its text: then a data record goes to :meth:`decoded_record`."""
+
+    def decoded_record(self, b, rec, key_decoder: Callable, value_decoder: Callable) -> None:
+        """One data record (v0/v1 or v2) with its key and value given to a structured decoder."""
+
     def partial_record(self, b, rec) -> None:
         """A data record on which the topic decoder died (:class:`kseg.errors.UncaughtJavaError`): what
         Kafka's tool has printed of its line by then."""
@@ -219,6 +226,12 @@ class Dumper:
         self.exit_code = EXIT_OK
         self.progress: DumpProgress | None = None  # a kseg.render.progress.ByteProgress for humans, or None
         self.indexes = IndexDumper(options, sink, self.problems, self._fail, self._base_offset)
+        #: a structured decoder's fields (not its text) for the records the per-record path prints
+        self._structured = (
+            getattr(sink, "takes_fields", False)
+            and options.parser is None
+            and any(hasattr(d, "json_fields") for d in (options.key_decoder, options.value_decoder))
+        )
 
     def run(self, paths: list[str]) -> int:
         try:
@@ -343,7 +356,8 @@ class Dumper:
     def _window_mode(self) -> int | None:
         """What the sink's ``window_lines`` (the compiled engine's loop) writes for these options: a
         ``WINDOW_*`` mode, or None when there is no such loop or the options need the per-batch path
-        (a topic parser, other decoders, ``--skip-record-metadata``)."""
+        (a topic parser, other decoders, ``--skip-record-metadata``).  Kafka's string decoders come as
+        spans (the text sink) or as slices (the JSON sink)."""
         if self.sink.window_lines is None:
             return None
         if not self.opts.deep:
@@ -351,7 +365,11 @@ class Dumper:
         fast = self._fast_records()
         if fast is None:
             return None
-        return {SIZES: WINDOW_SIZES, SPANS: WINDOW_STRINGS}.get(fast[2])
+        if fast[2] == SIZES:
+            return WINDOW_SIZES
+        if fast[2] == SPANS or fast[3] == (string_decoder, string_decoder):
+            return WINDOW_STRINGS
+        return None
 
     def _dump_windows(self, records: FileRecords, abs_path: str, mode: int) -> int:
         """:meth:`_dump_batches` a window per call: the sink's ``window_lines`` frames, checks and prints
@@ -403,6 +421,9 @@ class Dumper:
             if is_control and not opts.skip_record_metadata:
                 extra = sink.control_text(batch, key, value)
             key_text = payload_text = None
+            if print_data and not is_control and self._structured:
+                sink.decoded_record(batch, rec, opts.key_decoder, opts.value_decoder)
+                continue
             if print_data and not is_control:
                 try:
                     key_text, payload_text = self._parse(offset, key, value, () if legacy else rec.headers)

@@ -91,8 +91,6 @@ engine.check(
     }
 )
 _c_window = None if engine.C is None else engine.C.export_window
-#: TimestampType's names, in the order of the attributes bit (CreateTime unset, LogAppendTime set)
-_TS_NAMES = (timestamp_type.CREATE_TIME, timestamp_type.LOG_APPEND_TIME)
 
 
 class Columns(NamedTuple):
@@ -134,6 +132,15 @@ class WindowReader:
             return pos, False, None
         assert _c_window is not None
         pos, full, rows, headers, last, buffers = _c_window(
-            view, pos - i, i + n, pos, self.end, self.ranges, TIMESTAMP_RANGE, _TS_NAMES, MAX_ROWS, MAX_BYTES
+            view,
+            pos - i,
+            i + n,
+            pos,
+            self.end,
+            self.ranges,
+            TIMESTAMP_RANGE,
+            timestamp_type.BY_FLAG,
+            MAX_ROWS,
+            MAX_BYTES,
         )
         return pos, full, None if buffers is None else Columns(rows, headers, buffers, last)

@@ -33,8 +33,10 @@ reading it back.
 
 from __future__ import annotations
 
+from array import array
 from typing import Callable, Iterable
 
+from kseg import engine
 from kseg.errors import CorruptRecordError, RecoveryFailure
 from kseg.format import v2
 from kseg.format.indexes import OFFSET_ENTRY, TIME_ENTRY
@@ -57,6 +59,22 @@ from kseg.storage.records import ScanItem
 
 DEFAULT_INDEX_INTERVAL = 4096  # index.interval.bytes
 DEFAULT_MAX_INDEX_SIZE = 10 * 1024 * 1024  # segment.index.bytes: bounds the entry count (isFull)
+
+#: The slots of the engine's ``recover_items`` int64 state (the C source says what each holds), by name.
+STATE = (
+    *("R_BASE_OFFSET", "R_INTERVAL", "R_NO_TXN", "R_INDEX_MAX", "R_TIME_MAX", "R_MAX_TS", "R_MAX_OFFSET"),
+    *("R_LAST_INDEX_ENTRY", "R_VALID_BYTES", "R_BATCHES", "R_LAST_POSITION", "R_INDEX_N", "R_INDEX_LAST"),
+    *("R_TIME_N", "R_TIME_LAST_TS", "R_TIME_LAST_OFFSET", "R_INDEX_ROWS", "R_TIME_ROWS", "R_FIELDS"),
+)
+R_BASE_OFFSET, R_INTERVAL, R_NO_TXN, R_INDEX_MAX, R_TIME_MAX, R_MAX_TS, R_MAX_OFFSET = range(7)
+R_LAST_INDEX_ENTRY, R_VALID_BYTES, R_BATCHES, R_LAST_POSITION, R_INDEX_N, R_INDEX_LAST = range(7, 13)
+R_TIME_N, R_TIME_LAST_TS, R_TIME_LAST_OFFSET, R_INDEX_ROWS, R_TIME_ROWS, R_FIELDS = range(13, 19)
+#: Index rows of each kind ``recover_items`` writes per call at most.
+OUT_ROWS = 4096
+#: The most items the Python rule takes between two engine calls that stop where they start.
+MAX_RUN = 256
+
+engine.check({name: i for i, name in enumerate(STATE)})
 
 
 def ensure_valid(batch: V2Batch | LegacyBatch) -> None:
@@ -151,13 +169,61 @@ class Recovery:
         self.indexes = _Indexes(self.rec, max_index_size)
         self.max_ts, self.max_offset = NO_TIMESTAMP, segment.base_offset  # maxTimestampAndOffsetSoFar
         self.last_index_entry = 0
+        if engine.C is not None:
+            self._engine_state = array("q", bytes(8 * R_FIELDS))
+            self._engine_out = array("q", bytes(8 * 4 * OUT_ROWS))
+            s = self._engine_state
+            s[R_BASE_OFFSET], s[R_INTERVAL] = segment.base_offset, index_interval_bytes
+            s[R_INDEX_MAX], s[R_TIME_MAX] = self.indexes.max_offset_entries, self.indexes.max_time_entries
 
     def feed(self, items: Iterable[ScanItem]) -> None:
         """Steps 1-5 for each batch of ``items``, ``FileRecords.scan``'s tuples: ``(position, size, header,
         valid)`` of a v2 batch whose header was read, ``(position, size, None, batch)`` of any other.  A
         batch's index position is the valid bytes before it, whatever its ``position``.  Raises
         :class:`CorruptRecordError` at an invalid batch (recovery stops there) and :class:`RecoveryFailure`
-        where recovery fails; the batches before it are counted."""
+        where recovery fails; the batches before it are counted.
+
+        With the compiled engine a list of items is fed by ``recover_items`` up to the first batch it hands
+        back (an item without a header, an invalid batch, an index entry refused, a producer's batch that
+        changes producer state), which :meth:`feed_python` takes, the reference; when calls stop where they
+        start, the Python rule takes more items between them, doubling up to :data:`MAX_RUN`."""
+        if engine.C is None or not isinstance(items, list):
+            self.feed_python(items)
+            return
+        i, n, run = 0, len(items), 1
+        while i < n:
+            j = self._feed_engine(items, i)
+            if j >= n:
+                return
+            run = 1 if j > i else min(2 * run, MAX_RUN)
+            self.feed_python(items[j : j + run])
+            i = j + run
+
+    def _feed_engine(self, items: list[ScanItem], i: int) -> int:
+        """``recover_items`` from ``items[i]``, its index rows taken; returns where it stopped."""
+        assert engine.C is not None
+        s, out, rec, indexes = self._engine_state, self._engine_out, self.rec, self.indexes
+        s[R_NO_TXN] = not self.state.current_txn
+        s[R_MAX_TS], s[R_MAX_OFFSET], s[R_LAST_INDEX_ENTRY] = self.max_ts, self.max_offset, self.last_index_entry
+        s[R_VALID_BYTES], s[R_BATCHES], s[R_LAST_POSITION] = rec.valid_bytes, rec.batches, rec.last_position
+        s[R_INDEX_N], s[R_INDEX_LAST] = len(rec.index_offsets), rec.index_offsets[-1] if rec.index_offsets else 0
+        s[R_TIME_N], (s[R_TIME_LAST_TS], s[R_TIME_LAST_OFFSET]) = len(rec.time_offsets), indexes.last_time
+        full = True
+        while full:
+            s[R_INDEX_ROWS] = s[R_TIME_ROWS] = 0
+            i, full = engine.C.recover_items(items, i, s, out)
+            k, t = s[R_INDEX_ROWS], s[R_TIME_ROWS]
+            rec.index_offsets.extend(out[:k])
+            rec.index_positions.extend(out[OUT_ROWS : OUT_ROWS + k])
+            rec.time_timestamps.extend(out[2 * OUT_ROWS : 2 * OUT_ROWS + t])
+            rec.time_offsets.extend(out[3 * OUT_ROWS : 3 * OUT_ROWS + t])
+        self.max_ts, self.max_offset, self.last_index_entry = s[R_MAX_TS], s[R_MAX_OFFSET], s[R_LAST_INDEX_ENTRY]
+        rec.valid_bytes, rec.batches, rec.last_position = s[R_VALID_BYTES], s[R_BATCHES], s[R_LAST_POSITION]
+        indexes.last_time = (s[R_TIME_LAST_TS], s[R_TIME_LAST_OFFSET])
+        return i
+
+    def feed_python(self, items: Iterable[ScanItem]) -> None:
+        """:meth:`feed` by the Python rule, every batch: the reference."""
         rec, path, state, indexes, interval = self.rec, self.path, self.state, self.indexes, self.interval
         base = rec.segment.base_offset
         max_ts, max_offset, last_index_entry = self.max_ts, self.max_offset, self.last_index_entry

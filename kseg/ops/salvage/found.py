@@ -19,6 +19,7 @@ import re
 import struct
 from typing import Iterator, NamedTuple
 
+from kseg import engine
 from kseg.errors import CorruptRecordError, KsegError
 from kseg.format import legacy, v2
 from kseg.format.v2 import (
@@ -34,6 +35,7 @@ from kseg.format.v2 import (
     TRANSACTIONAL_FLAG,
 )
 from kseg.format.v2 import CRC as CRC_FIELD
+from kseg.limits import INT64_MAX, INT64_MIN
 from kseg.storage.batch import FileBatch, LegacyBatch, V2Batch
 from kseg.storage.records import LOG_OVERHEAD, MIN_RECORD_SIZE, FileRecords
 
@@ -72,23 +74,33 @@ class Damage(NamedTuple):
 
 
 def found_v2(position: int, size: int, h: tuple) -> Found:
-    """A :class:`Found` from a v2 header tuple (``FileRecords.scan``'s)."""
-    attrs = h[ATTRIBUTES]
-    return Found(
-        position,
-        size,
-        h[MAGIC],
-        h[BASE_OFFSET],
-        v2.last_offset(h[BASE_OFFSET], h[LAST_OFFSET_DELTA]),
-        h[COUNT],
-        attrs & CODEC_MASK,
-        bool(attrs & CONTROL_FLAG),
-        h[PRODUCER_ID],
-        bool(attrs & TRANSACTIONAL_FLAG),
-        h[CRC_FIELD],
-        h[LEADER_EPOCH],
-        h,
+    """A :class:`Found` from a v2 header tuple (``FileRecords.scan``'s): one a batch of an intact log, so
+    built without ``Found``'s Python-level constructor."""
+    attrs, base = h[ATTRIBUTES], h[BASE_OFFSET]
+    last = base + h[LAST_OFFSET_DELTA]
+    if not INT64_MIN <= last <= INT64_MAX:
+        last = v2.last_offset(base, h[LAST_OFFSET_DELTA])
+    return _new_tuple(
+        Found,
+        (
+            position,
+            size,
+            h[MAGIC],
+            base,
+            last,
+            h[COUNT],
+            attrs & CODEC_MASK,
+            bool(attrs & CONTROL_FLAG),
+            h[PRODUCER_ID],
+            bool(attrs & TRANSACTIONAL_FLAG),
+            h[CRC_FIELD],
+            h[LEADER_EPOCH],
+            h,
+        ),
     )
+
+
+_new_tuple = tuple.__new__
 
 
 def found_of(batch: FileBatch) -> Found:
@@ -117,6 +129,7 @@ def read_segment(records: FileRecords) -> Iterator[list[Found] | Damage]:
     runs, each a list of batches that follow each other in the file (one window's, at most).  An I/O error
     (:class:`~kseg.errors.InputError`) passes through: a verdict only for what was read."""
     pos, end = 0, records.end
+    found_items = None if engine.C is None else engine.C.found_items
     legacy_seen: bool | None = None  # None: no batch yet
     while pos < end:
         stop: Damage | None = None
@@ -125,7 +138,10 @@ def read_segment(records: FileRecords) -> Iterator[list[Found] | Damage]:
         try:
             for items in scan:
                 run: list[Found] = []
-                for position, size, h, item in items:
+                k = 0 if found_items is None else found_items(items, 0, Found, run)  # the engine's found_v2
+                if k:
+                    pos = items[k - 1][0] + items[k - 1][1]
+                for position, size, h, item in items[k:] if k else items:
                     if h is not None:
                         if not item:
                             stop, after = Damage(position, end, _crc_why(h[CRC_FIELD])), position + size

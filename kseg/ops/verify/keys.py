@@ -13,7 +13,7 @@ from array import array
 from bisect import bisect_left
 from itertools import islice
 from operator import le
-from typing import Iterable
+from typing import Iterable, Iterator, Union
 
 from kseg.limits import INT64_MAX, INT64_MIN
 
@@ -22,6 +22,23 @@ CHUNK = 8192
 
 PAST_ALL = INT64_MAX + 1  # a key beyond every position and offset
 
+#: Keys read a window of an index at a time: an int64 array, or a list of ints (numbers past int64).
+Keys = Union["array[int]", list[int]]
+
+
+class KeyChunks:
+    """A stream's keys a window at a time (:class:`KeyStream` takes them by the chunk, no Python object a key);
+    iterated, the keys one by one."""
+
+    __slots__ = ("chunks",)
+
+    def __init__(self, chunks: Iterator[Keys]) -> None:
+        self.chunks = chunks
+
+    def __iter__(self) -> Iterator[int]:
+        for chunk in self.chunks:
+            yield from chunk
+
 
 class KeyStream:
     """One stream of keys, ascending as brokers write indexes: :attr:`keys` from :attr:`at` on are those
@@ -29,25 +46,47 @@ class KeyStream:
     them).  :attr:`ascending` turns False at the first key below one before it (a damaged or garbage
     index); the stream then ends: what the pass recorded with it answers nothing (:meth:`ascends`)."""
 
-    __slots__ = ("keys", "at", "more", "ascending", "_source", "_unread", "_last")
+    __slots__ = ("keys", "at", "more", "ascending", "_source", "_chunks", "_pending", "_pending_at", "_unread", "_last")
 
     def __init__(self, source: Iterable[int]) -> None:
-        self._source = iter(source)
+        self._chunks = source.chunks if isinstance(source, KeyChunks) else None
+        self._source = iter(()) if isinstance(source, KeyChunks) else iter(source)
+        self._pending: Keys = array("q")  # the window of keys being taken (with chunks)
+        self._pending_at = 0
         self.keys = array("q")
         self.at = 0
         self.more = self._unread = self.ascending = True
         self._last = INT64_MIN
         self.refill()
 
-    def _read(self) -> list[int]:
+    def _read(self) -> Keys:
         """Up to :data:`CHUNK` keys more from the source, checked to ascend from the last one read."""
-        chunk = list(islice(self._source, CHUNK))
+        chunk = list(islice(self._source, CHUNK)) if self._chunks is None else self._take()
         self._unread = len(chunk) == CHUNK
         if chunk:
             if chunk[0] < self._last or not all(map(le, chunk, islice(chunk, 1, None))):
                 self.ascending = self._unread = False
             self._last = chunk[-1]
         return chunk
+
+    def _take(self) -> Keys:
+        """Up to :data:`CHUNK` keys more from the windows of keys."""
+        assert self._chunks is not None
+        out: Keys = array("q")
+        while len(out) < CHUNK:
+            pending, at = self._pending, self._pending_at
+            if at >= len(pending):
+                nxt = next(self._chunks, None)
+                if nxt is None:
+                    break
+                self._pending, self._pending_at = nxt, 0
+                continue
+            piece = pending[at : at + CHUNK - len(out)]
+            self._pending_at = at + len(piece)
+            if isinstance(out, array) and isinstance(piece, list):
+                out = out.tolist()
+            out += piece  # type: ignore[operator]  # (an array with an array, a list with either)
+        return out
 
     def refill(self) -> None:
         """Drop the keys passed and read up to :data:`CHUNK` more.  A key past int64 ends the keys read

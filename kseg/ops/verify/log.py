@@ -24,11 +24,11 @@ from typing import Iterable, Iterator
 
 from kseg import engine
 from kseg.errors import InputError, KsegError
-from kseg.format.indexes import OffsetIndexView
+from kseg.format.indexes import OFFSET_ENTRY, TIME_ENTRY, OffsetIndexView, TimeIndexView
 from kseg.format.v2 import HEADER_SIZE_UP_TO_MAGIC, java_long
 from kseg.format.v2 import LEADER_EPOCH as _EPOCH
 from kseg.limits import INT64_MAX
-from kseg.ops.verify.keys import PAST_ALL, KeyStream
+from kseg.ops.verify.keys import PAST_ALL, KeyChunks, Keys, KeyStream
 from kseg.ops.verify.result import IndexFiles, IndexKeys, LogScan, SegmentResult
 from kseg.storage.leader_epochs import NO_EPOCH, EpochCheck
 from kseg.storage.records import FileRecords, ScanItem
@@ -67,17 +67,42 @@ def index_keys(indexes: IndexFiles) -> IndexKeys:
     check reports it).  The log pass checks that each ascends as it reads it
     (:class:`~kseg.ops.verify.keys.KeyStream`): where one does not (a damaged or garbage index), the
     batches are recorded every one, so memory follows the log, never the index (sorting a random 1 GiB
-    index's 134 M keys would cost gigabytes)."""
+    index's 134 M keys would cost gigabytes).  With the compiled engine the keys are read a window of the
+    file at a time into int64 arrays (``index_keys``)."""
     positions: Iterable[int] = ()
-    offsets: list[Iterator[int]] = []
+    offsets: list[Iterable[int]] = []
     for view in indexes:
         if view is None or isinstance(view, InputError):
             continue
         stop = view.entries - view.zero_tail()  # a preallocated tail asks nothing the checks look at
+        if engine.C is not None:
+            kind = 0 if isinstance(view, OffsetIndexView) else 1
+            offsets.append(KeyChunks(_key_windows(view, stop, kind, 0)))
+            if kind == 0:
+                positions = KeyChunks(_key_windows(view, stop, 0, 1))
+            continue
         offsets.append(view.iter_offsets(stop))
         if isinstance(view, OffsetIndexView):
             positions = view.iter_positions(stop)
-    return IndexKeys(iter(positions), tuple(offsets))
+    return IndexKeys(positions, tuple(offsets))
+
+
+def _key_windows(view: OffsetIndexView | TimeIndexView, stop: int, kind: int, column: int) -> Iterator[Keys]:
+    """The keys of entries ``0 .. stop - 1`` a window at a time (``index_keys``: kind 0 ``.index``, 1
+    ``.timeindex``; column 0 the absolute offsets, 1 the positions), a window whose offsets pass int64 as
+    Python ints."""
+    assert engine.C is not None
+    decode, base = engine.C.index_keys, view.base_offset
+    for _, chunk in view.windows(0, stop):
+        raw = decode(chunk, kind, column, base)
+        if raw is not None:
+            keys = array("q")
+            keys.frombytes(raw)
+            yield keys
+        elif kind == 1:
+            yield [base + rel for _, rel in TIME_ENTRY.iter_unpack(chunk)]
+        else:
+            yield [pos if column else base + rel for rel, pos in OFFSET_ENTRY.iter_unpack(chunk)]
 
 
 def scan_log(

@@ -13,6 +13,7 @@ from bisect import bisect_left, bisect_right
 from operator import le
 from typing import TYPE_CHECKING
 
+from kseg import engine
 from kseg.errors import InputError
 from kseg.format.indexes import OFFSET_ENTRY, OffsetIndexView
 from kseg.limits import INT64_MIN
@@ -160,33 +161,55 @@ class _Entries(EntryCheck):
 def _all_batch_ends(view: OffsetIndexView, n: int, scan: LogScan) -> bool:
     """Whether every entry names the last offset of the batch starting at its position, offsets and
     positions strictly increasing: what a current broker writes, so the entry loop of
-    :func:`check_offset_index` would find nothing.  Checked ``BULK`` entries at a time in C loops;
-    any other index goes entry by entry."""
-    starts, end = scan.positions, max(scan.valid_end, 1)
+    :func:`check_offset_index` would find nothing.  Checked ``BULK`` entries at a time, by the engine's
+    ``entries_match`` from the file's bytes or in C loops here (:func:`_batch_ends`); any other index goes
+    entry by entry."""
+    end = max(scan.valid_end, 1)
+    match = None if engine.C is None else engine.C.entries_match
     prev_offset = prev_position = INT64_MIN
     for first in range(0, n, BULK):
-        offsets, positions = view.columns(first, min(n, first + BULK))
-        if (
-            not (
-                prev_offset < offsets[0]
-                and prev_position < positions[0]
-                and positions[-1] < end
-                and increasing(offsets)
-                and increasing(positions)
+        stop = min(n, first + BULK)
+        if match is not None:
+            data = view.read(first * OFFSET_ENTRY.size, stop * OFFSET_ENTRY.size)
+            last, base = scan.last_offsets, scan.base_offsets
+            matched = match(
+                data, 0, view.base_offset, prev_position, prev_offset, 0, end - 1, scan.positions, last, base
             )
-            or positions[0] < 0
-        ):
-            return False
-        k0, k1 = bisect_left(starts, positions[0]), bisect_right(starts, positions[-1])
-        batch_at = dict(zip(starts[k0:k1], range(k0, k1), strict=True))  # batch start -> batch number
-        try:
-            ks = list(map(batch_at.__getitem__, positions))
-        except KeyError:  # a position that is not a batch start
-            return False
-        if not (
-            list(map(scan.last_offsets.__getitem__, ks)) == offsets
-            and all(map(le, map(scan.base_offsets.__getitem__, ks), offsets))
-        ):
+            if matched is not None and len(data):
+                if not matched:
+                    return False
+                rel, prev_position = OFFSET_ENTRY.unpack_from(data, len(data) - OFFSET_ENTRY.size)
+                prev_offset = view.base_offset + rel
+                continue
+        offsets, positions = view.columns(first, stop)
+        if not _batch_ends(offsets, positions, prev_offset, prev_position, end, scan):
             return False
         prev_offset, prev_position = offsets[-1], positions[-1]
     return True
+
+
+def _batch_ends(
+    offsets: list[int], positions: list[int], prev_offset: int, prev_position: int, end: int, scan: LogScan
+) -> bool:
+    """:func:`_all_batch_ends` of one run of entries, by the Python rule (the engine's reference)."""
+    if (
+        not (
+            prev_offset < offsets[0]
+            and prev_position < positions[0]
+            and positions[-1] < end
+            and increasing(offsets)
+            and increasing(positions)
+        )
+        or positions[0] < 0
+    ):
+        return False
+    starts = scan.positions
+    k0, k1 = bisect_left(starts, positions[0]), bisect_right(starts, positions[-1])
+    batch_at = dict(zip(starts[k0:k1], range(k0, k1), strict=True))  # batch start -> batch number
+    try:
+        ks = list(map(batch_at.__getitem__, positions))
+    except KeyError:  # a position that is not a batch start
+        return False
+    return list(map(scan.last_offsets.__getitem__, ks)) == offsets and all(
+        map(le, map(scan.base_offsets.__getitem__, ks), offsets)
+    )

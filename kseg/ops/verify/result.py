@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from array import array
 from dataclasses import dataclass, field
-from typing import Any, Iterator, NamedTuple
+from typing import Any, Iterable, NamedTuple
 
 from kseg.errors import InputError
 from kseg.format.indexes import OffsetIndexView, TimeIndexView
@@ -128,8 +128,8 @@ class IndexKeys(NamedTuple):
     """What a segment's indexes ask of its log (:class:`LogScan`), each stream in ascending order (repeats
     allowed), read lazily from the index files' bytes."""
 
-    positions: Iterator[int]  # the ``.log`` positions ``.index`` entries name
-    offsets: tuple[Iterator[int], ...]  # the offsets ``.index`` entries name, and those ``.timeindex`` entries name
+    positions: Iterable[int]  # the ``.log`` positions ``.index`` entries name
+    offsets: tuple[Iterable[int], ...]  # the offsets ``.index`` entries name, and those ``.timeindex`` entries name
 
 
 class IndexFiles(NamedTuple):

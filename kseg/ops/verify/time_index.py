@@ -13,9 +13,10 @@ from array import array
 from bisect import bisect_left, bisect_right
 from typing import TYPE_CHECKING
 
+from kseg import engine
 from kseg.errors import InputError
 from kseg.format.indexes import TIME_ENTRY, TimeIndexView
-from kseg.limits import INT64_MIN
+from kseg.limits import INT64_MAX, INT64_MIN
 from kseg.ops.verify.index import BULK, EntryCheck, Records, check_entries, increasing
 from kseg.ops.verify.result import LogScan, Problem, SegmentResult, end_cause, entries
 
@@ -187,21 +188,36 @@ def _all_exact_times(view: TimeIndexView, n: int, scan: LogScan) -> bool:
     that batch, timestamps and offsets strictly increasing (batches in offset order): the entry loop
     of :func:`check_time_index` would find nothing without ``--strict``.  Checked like
     :func:`kseg.ops.verify.offset_index._all_batch_ends`."""
-    last = scan.last_offsets
+    match = None if engine.C is None else engine.C.entries_match
     prev_ts = prev_offset = INT64_MIN
     for first in range(0, n, BULK):
-        timestamps, offsets = view.columns(first, min(n, first + BULK))
-        if not (
-            prev_ts < timestamps[0] and prev_offset < offsets[0] and increasing(timestamps) and increasing(offsets)
-        ):
-            return False
-        k0, k1 = bisect_left(last, offsets[0]), bisect_right(last, offsets[-1])
-        batch_ending = dict(zip(last[k0:k1], range(k0, k1), strict=True))  # last offset -> batch number
-        try:
-            ks = list(map(batch_ending.__getitem__, offsets))
-        except KeyError:  # an offset that is not a batch's last
-            return False
-        if list(map(scan.running_max.__getitem__, ks)) != timestamps:
+        stop = min(n, first + BULK)
+        if match is not None:
+            data = view.read(first * TIME_ENTRY.size, stop * TIME_ENTRY.size)
+            last, running = scan.last_offsets, scan.running_max
+            matched = match(data, 1, view.base_offset, prev_offset, prev_ts, INT64_MIN, INT64_MAX, last, running, None)
+            if matched is not None and len(data):
+                if not matched:
+                    return False
+                prev_ts, rel = TIME_ENTRY.unpack_from(data, len(data) - TIME_ENTRY.size)
+                prev_offset = view.base_offset + rel
+                continue
+        timestamps, offsets = view.columns(first, stop)
+        if not _exact_times(timestamps, offsets, prev_ts, prev_offset, scan):
             return False
         prev_ts, prev_offset = timestamps[-1], offsets[-1]
     return True
+
+
+def _exact_times(timestamps: list[int], offsets: list[int], prev_ts: int, prev_offset: int, scan: LogScan) -> bool:
+    """:func:`_all_exact_times` of one run of entries, by the Python rule (the engine's reference)."""
+    if not (prev_ts < timestamps[0] and prev_offset < offsets[0] and increasing(timestamps) and increasing(offsets)):
+        return False
+    last = scan.last_offsets
+    k0, k1 = bisect_left(last, offsets[0]), bisect_right(last, offsets[-1])
+    batch_ending = dict(zip(last[k0:k1], range(k0, k1), strict=True))  # last offset -> batch number
+    try:
+        ks = list(map(batch_ending.__getitem__, offsets))
+    except KeyError:  # an offset that is not a batch's last
+        return False
+    return list(map(scan.running_max.__getitem__, ks)) == timestamps
