@@ -87,7 +87,7 @@ class CopyThread:
     Only for a local file without ``--max-rate`` or ``--drop-cache`` (:func:`threaded`): the polite reads'
     pacing is the reader's, in one thread."""
 
-    DEPTH = 3
+    DEPTH = 2  # one range copied, two waiting: the copy is at most 128 MiB behind the reading (4 x 32 MiB)
 
     def __init__(self, records: FileRecords, fd: int) -> None:
         self.records, self.fd = records, fd
