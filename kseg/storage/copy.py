@@ -12,6 +12,8 @@ as the window's reads are (:mod:`kseg.storage.read_policy`).
 from __future__ import annotations
 
 import os
+import queue
+import threading
 from typing import Callable
 
 from kseg.storage import read_policy
@@ -73,3 +75,72 @@ def _kernel_copy(records: FileRecords, fd: int, position: int, end: int) -> int:
         if position >= end:
             break
     return position
+
+
+class CopyThread:
+    """Ranges of ``records`` appended to the file open as ``fd`` in the order queued, by a second thread
+    (the kernel's copy releases the GIL: the caller reads on while it copies).  At most :data:`DEPTH` ranges
+    wait, so memory and the pages read but not yet copied stay bounded.  An error of the copy (a write's
+    ``OSError``, a read's :class:`~kseg.errors.InputError`) is raised in the caller's thread, by the next
+    :meth:`put` or by :meth:`finish`; the ranges queued after it are not copied.
+
+    Only for a local file without ``--max-rate`` or ``--drop-cache`` (:func:`threaded`): the polite reads'
+    pacing is the reader's, in one thread."""
+
+    DEPTH = 2  # one range copied, two waiting: the copy is at most 128 MiB behind the reading (4 x 32 MiB)
+
+    def __init__(self, records: FileRecords, fd: int) -> None:
+        self.records, self.fd = records, fd
+        self.error: BaseException | None = None
+        self._stopped = False
+        self._queue: queue.Queue[tuple[int, int] | None] = queue.Queue(self.DEPTH)
+        self._thread = threading.Thread(target=self._run, name="kseg-copy", daemon=True)
+        self._thread.start()
+
+    def put(self, position: int, n: int) -> None:
+        """Queue bytes ``[position, position + n)`` (waits while :data:`DEPTH` ranges wait)."""
+        self._raise()
+        self._queue.put((position, n))
+
+    def finish(self) -> None:
+        """Every range queued copied; raises the copy's error, if any."""
+        self._end()
+        self._raise()
+
+    def abandon(self) -> None:
+        """Stop after the range being copied (the output is discarded)."""
+        self._stopped = True
+        self._end()
+
+    def _end(self) -> None:
+        if self._thread.is_alive():
+            self._queue.put(None)
+            self._thread.join()
+
+    def _raise(self) -> None:
+        if self.error is not None:
+            error, self.error = self.error, None
+            self._stopped = True
+            raise error
+
+    def _run(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            if self._stopped or self.error is not None:
+                continue  # drained, so a caller waiting to queue is not held
+            try:
+                copy_range(self.records, self.fd, *item)
+            except BaseException as exc:  # raised in the caller's thread
+                self.error = exc
+
+
+def threaded(records: FileRecords) -> bool:
+    """Whether ``records`` can be copied by a :class:`CopyThread`: a local file (the kernel copies it),
+    read without ``--max-rate`` or ``--drop-cache``."""
+    try:
+        records.fileno()
+    except (OSError, ValueError):
+        return False
+    return bool(KERNEL_COPIES) and read_policy.policy_of(records.context) is None

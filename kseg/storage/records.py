@@ -438,10 +438,10 @@ class SecondReader:
     batch object (control batches, invalid ones) while :meth:`FileRecords.scan` holds the
     first reader's window (its items are valid only until it moves on)."""
 
-    __slots__ = ("path", "store", "records")
+    __slots__ = ("path", "store", "window", "records")
 
-    def __init__(self, path: str, store: Store | None = None) -> None:
-        self.path, self.store = path, store
+    def __init__(self, path: str, store: Store | None = None, window: int = 1 << 16) -> None:
+        self.path, self.store, self.window = path, store, window
         self.records: FileRecords | None = None
 
     def batch(self, position: int) -> FileBatch:
@@ -449,7 +449,7 @@ class SecondReader:
         first pass framed there, so none framing there now means the file changed under the reader (an
         :class:`~kseg.errors.InputError`, as a file that shrinks)."""
         if self.records is None:
-            self.records = FileRecords(self.path, window=1 << 16, store=self.store)
+            self.records = FileRecords(self.path, window=self.window, store=self.store)
         batch = self.records.batch_at(position)
         if batch is None:
             raise InputError("file changed while being read: no batch where one was", path=self.path, position=position)

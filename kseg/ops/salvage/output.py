@@ -19,7 +19,7 @@ from kseg.ops.rebuild.write import rebuilt_files
 from kseg.ops.salvage.found import Found
 from kseg.storage import checkpoints, files
 from kseg.storage.atomic import AtomicDirectory
-from kseg.storage.copy import copy_range
+from kseg.storage.copy import CopyThread, copy_range, threaded
 from kseg.storage.partition import Partition, Segment
 from kseg.storage.producer_state import ProducerState
 from kseg.storage.read import AuxFile
@@ -31,13 +31,17 @@ _NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
 
 class SegmentWriter:
     """One salvaged segment: the kept batches' bytes appended to its ``.log`` (batches that follow each
-    other in the input copied as one range, :func:`~kseg.storage.copy.copy_range`) and fed to recovery's
-    rule as they are kept; :meth:`close` writes the indexes it made and syncs each file once."""
+    other in the input copied as one range, :func:`~kseg.storage.copy.copy_range`, by a second thread
+    where the kernel copies, :class:`~kseg.storage.copy.CopyThread`, while the next batches are read) and
+    fed to recovery's rule as they are kept (a batch's index position: the bytes queued before it);
+    :meth:`close` waits for the copies, syncs the log, writes the indexes it made and syncs each.
+    ``source`` is the copy's alone (its reads may be the copying thread's)."""
 
     def __init__(self, path: str, shown: str, source: FileRecords, reader: SecondReader, recovery: Recovery) -> None:
         self.path, self.shown, self.source, self.reader, self.recovery = path, shown, source, reader, recovery
         self.start = self.end = 0  # the range of ``source`` waiting to be copied
         self.fd = _create(path)
+        self.pipe = CopyThread(source, self.fd) if threaded(source) else None
 
     def keep(self, fs: Sequence[Found]) -> None:
         """Batches of the source that follow each other in it, kept after those kept before."""
@@ -61,22 +65,35 @@ class SegmentWriter:
     def _copy(self) -> None:
         if self.end > self.start:
             try:
-                copy_range(self.source, self.fd, self.start, self.end - self.start)
+                if self.pipe is None:
+                    copy_range(self.source, self.fd, self.start, self.end - self.start)
+                else:
+                    self.pipe.put(self.start, self.end - self.start)
             except OSError as exc:
-                raise InputError(f"cannot write: {exc.strerror or exc}", path=self.path) from None
+                raise _unwritable(exc, self.path) from None
         self.start = self.end
 
     def abandon(self) -> None:
-        """Close without writing what waits (the run failed: the directory is discarded)."""
+        """Close without writing what waits (the run failed: the directory is discarded).  The copying
+        thread is stopped first: were that interrupted, the file stays open rather than closed under it."""
+        if self.pipe is not None:
+            self.pipe.abandon()
         os.close(self.fd)
 
     def close(self) -> None:
         """The rest copied, the log synced, its indexes written (each synced)."""
         try:
             self._copy()
+            if self.pipe is not None:
+                try:
+                    self.pipe.finish()
+                except OSError as exc:
+                    raise _unwritable(exc, self.path) from None
             _sync(self.fd, self.path)
-        finally:
-            os.close(self.fd)
+        except BaseException:
+            self.abandon()
+            raise
+        os.close(self.fd)
         try:
             self.recovery.end()
         except RecoveryFailure as exc:
@@ -94,18 +111,22 @@ def _unrecoverable(exc: KsegError) -> InputError:
     )
 
 
+def _unwritable(exc: OSError, path: str) -> InputError:
+    return InputError(f"cannot write: {exc.strerror or exc}", path=path)
+
+
 def _create(path: str) -> int:
     try:
         return os.open(path, _NEW, 0o666)
     except OSError as exc:
-        raise InputError(f"cannot write: {exc.strerror or exc}", path=path) from None
+        raise _unwritable(exc, path) from None
 
 
 def _sync(fd: int, path: str) -> None:
     try:
         os.fsync(fd)
     except OSError as exc:
-        raise InputError(f"cannot write: {exc.strerror or exc}", path=path) from None
+        raise _unwritable(exc, path) from None
 
 
 def _write_new(path: str, data: bytes) -> None:
@@ -118,7 +139,7 @@ def _write_new(path: str, data: bytes) -> None:
             view = view[os.write(fd, view) :]
         os.fsync(fd)
     except OSError as exc:
-        raise InputError(f"cannot write: {exc.strerror or exc}", path=path) from None
+        raise _unwritable(exc, path) from None
     finally:
         os.close(fd)
 

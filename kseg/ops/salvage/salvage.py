@@ -24,7 +24,7 @@ either way it is dropped (``out-of-place``) and the new one goes on.  Damage com
 
 from __future__ import annotations
 
-from kseg.errors import InputError, KsegError
+from kseg.errors import KsegError
 from kseg.limits import INT32_MAX
 from kseg.ops.salvage.found import Damage, Found, read_segment
 from kseg.ops.salvage.model import (
@@ -234,6 +234,7 @@ class _SegmentRun:
         self.outcome = SegmentOutcome(files.display(seg.log), seg.name, seg.base_offset)
         self.copier = FileRecords(seg.log, window=1 << 20, store=seg.store)
         self.reader = SecondReader(seg.log, store=seg.store)  # opened for a kept end marker or v0/v1 message
+        self.decoder = SecondReader(seg.log, window=1 << 20, store=seg.store)  # a compressed batch's records
         self.writer: SegmentWriter | None = None
         self.held: tuple[Found, int, int] | None = None  # (batch, records, first offset)
 
@@ -291,7 +292,7 @@ class _SegmentRun:
             self.held = (f, f.records, f.base)
             return
         try:
-            self.held = (f, *_decoded(self.copier, f, state.limit))
+            self.held = (f, *_decoded(self.decoder, f, state.limit))
         except KsegError as exc:
             state.drop(outcome, f, UNDECODABLE, f"its CRC holds but its records do not decode: {exc.message}")
 
@@ -326,6 +327,7 @@ class _SegmentRun:
             self.writer.abandon()
         self.copier.close()
         self.reader.close()
+        self.decoder.close()
 
 
 def _placed(state: _Partition, seg: SegmentOutcome, segment: Segment, upper: int | None, f: Found) -> bool:
@@ -389,11 +391,9 @@ def _ordered(state: _Partition, seg: SegmentOutcome, f: Found) -> bool:
     return False
 
 
-def _decoded(copier: FileRecords, f: Found, limit: int) -> tuple[int, int]:
+def _decoded(decoder: SecondReader, f: Found, limit: int) -> tuple[int, int]:
     """Every record of a compressed batch decoded (as a consumer would): ``(records, first offset)``."""
-    batch = copier.batch_at(f.position)
-    if batch is None:
-        raise InputError("file changed while being read: no batch where one was", path=copier.path, position=f.position)
+    batch = decoder.batch(f.position)
     if isinstance(batch, V2Batch):
         n = sum(map(len, batch.record_chunks(limit, sizes=True)))
         return n, f.base
