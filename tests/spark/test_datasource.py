@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CORPUS_DATA, run_cli, run_subprocess
+from tests.conftest import CORPUS_DATA, run_cli
 from tests.s3server import broker_data_dirs
 from tests.spark.shared import run_on_spark, shared_session
 
@@ -136,7 +136,7 @@ def test_verify_index_on_spark_reads_s3_and_writes_the_report_there(s3, local_br
 
     local = tmp_path / "local.jsonl"
     r1 = run_cli(["verify-index", "-q", "--report", str(local), *broker_data_dirs(local_brokers)])
-    r2 = run_subprocess(
+    r2 = run_on_spark(  # on the shared session: a fresh process's stderr is test_spark.py's two-broker test's
         [
             "verify-index",
             "--spark",
@@ -146,8 +146,7 @@ def test_verify_index_on_spark_reads_s3_and_writes_the_report_there(s3, local_br
             s3.uri("reports/fleet.parquet"),
             s3.uri("brokers/b1/data"),
             s3.uri("brokers/b2/data"),
-        ],
-        timeout=600,
+        ]
     )
     assert r1.exit_code == r2.exit_code == 1, r2.errtext[-3000:]
     assert r2.errtext == ""
