@@ -13,6 +13,7 @@ import pytest
 
 from tests.conftest import CORPUS_DATA
 from tests.s3server import BUCKET, requests_logged
+from tests.spark.shared import shared_session
 
 pytest.importorskip("pyspark", reason="the spark extra (pip install 'kseg[spark]')")
 
@@ -23,13 +24,9 @@ WRAPPED = ["v0-gzip-0", "v0-snappy-0", "v0-lz4-0", "v1-gzip-0", "v1-logappendtim
 
 @pytest.fixture(scope="module")
 def spark(s3):  # the S3 variables must be set before the JVM (and its Python workers) start
-    import kseg.spark
-    from kseg.spark.session import session
-
-    s = session("local[2]", ["spark.sql.shuffle.partitions=2"])
-    kseg.spark.register(s)
-    yield s
-    s.stop()
+    """The process's shared local[2] session (tests/spark/shared.py), kseg's data source registered: no test
+    here is about Spark's start-up."""
+    return shared_session()
 
 
 def offsets_and_times(df) -> list[tuple[int, int]]:
@@ -50,7 +47,8 @@ def test_a_filter_never_sticks_to_the_dataframe(spark, s3, tmp_path: Path) -> No
             spark.conf.set(PUSHDOWN, pushdown)
             for source in sources:
                 df = spark.read.format("kseg").load(source)
-                rows = offsets_and_times(df)
+                seen = df.select("offset", "timestampMs", "topic").collect()  # the reference: one query
+                rows = sorted((r.offset, r.timestampMs) for r in seen if r.offset is not None)
                 every = df.count()
                 t = sorted(ts for _, ts in rows)[len(rows) // 2]
                 assert every == len(rows) + df.where("corruption IS NOT NULL").count() > 100
@@ -60,7 +58,7 @@ def test_a_filter_never_sticks_to_the_dataframe(spark, s3, tmp_path: Path) -> No
                 assert df.where(f"timestampMs >= {t}").count() == later and (later < every or "v0" in source)
                 assert df.count() == every, (source, pushdown)
                 assert df.where("offset >= 300").count() == sum(o >= 300 for o, _ in rows)
-                assert df.where("topic = 'v0-gzip'").count() == len([1 for r in df.collect() if r.topic == "v0-gzip"])
+                assert df.where("topic = 'v0-gzip'").count() == len([1 for r in seen if r.topic == "v0-gzip"])
                 assert df.count() == every, (source, pushdown)
     finally:
         spark.conf.set(PUSHDOWN, "false")
