@@ -214,22 +214,34 @@ def test_verify_index_keeps_a_bounded_report_of_a_garbage_index(random_index: Pa
     assert any("more" in note and "not listed" in note for note in segment["notes"])
 
 
+@pytest.fixture(scope="module")
+def snapshot_bomb(tmp_path_factory) -> Path:
+    return bombs.write_snapshot_bomb(tmp_path_factory.mktemp("snapshot") / "t-0", 400_000)
+
+
 @pytest.mark.parametrize("name", ["dump", "txn"])
-def test_a_snapshot_of_many_producers_streams(name: str, tmp_path: Path) -> None:
-    snap = bombs.write_snapshot_bomb(tmp_path / "t-0", 400_000)
+def test_a_snapshot_of_many_producers_streams(name: str, snapshot_bomb: Path) -> None:
+    snap = snapshot_bomb
     args = ["dump", str(snap)] if name == "dump" else ["txn", str(snap.parent)]
     mib, code, err = peak(args)
     assert code == 0, err
     assert mib < CAP_MIB, f"{name}: {mib:.1f} MiB"
 
 
+@pytest.fixture(scope="module")
+def metadata_churn(tmp_path_factory) -> Path:
+    """A tiered root whose ``__remote_log_metadata`` saw 40 k segments copied and deleted."""
+    root = tmp_path_factory.mktemp("churn")
+    bombs.write_metadata_churn(root / "__remote_log_metadata-0", 40_000)
+    return root
+
+
 @pytest.mark.parametrize("eng", ENGINES)
-def test_remote_log_metadata_is_folded_in_memory_of_its_live_segments(tmp_path: Path, eng: str) -> None:
+def test_remote_log_metadata_is_folded_in_memory_of_its_live_segments(metadata_churn: Path, eng: str) -> None:
     """Issue 31: ``__remote_log_metadata`` of 10^6 records took 1.2 GiB in ``kseg tiered``, one entry kept per
     segment ever named.  Here 40 k segments copied and deleted (160 k records, none live at the end; the code
     before the fix: ~70 MiB): what is held is one entry per live segment, so the peak is the interpreter's."""
-    bombs.write_metadata_churn(tmp_path / "__remote_log_metadata-0", 40_000)
-    mib, code, err = peak(["tiered", "-q", "--metadata-partitions", "1", str(tmp_path)], eng)
+    mib, code, err = peak(["tiered", "-q", "--metadata-partitions", "1", str(metadata_churn)], eng)
     assert code == 0, err
     assert mib < STREAMED_CAP_MIB, f"tiered: {mib:.1f} MiB"
 

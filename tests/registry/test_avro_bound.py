@@ -279,3 +279,32 @@ def test_typed_export_refuses_in_bounded_memory(tmp_path: Path) -> None:
     rows = pq.read_table(out).to_pylist()
     assert [row["valueDecodeError"] for row in rows] == [None, REFUSED, REFUSED, REFUSED, None]
     assert rows[1]["valueDecoded"] is None and rows[4]["valueDecoded"]["a"] == [None] * MAX_ZERO_WIDTH
+
+
+def test_runs_of_leaf_fields_counted_as_the_c_reader_counts() -> None:
+    """A record's run of leaf fields of every kind (null, an empty record, a zero-size fixed, a named
+    reference to one) is counted at once by the Python walk: the same payloads read or refused as by the
+    compiled reader, at the bound and one item past it."""
+    pytest.importorskip("kseg._avro")
+    from kseg.decoders.registry.avro import AvroCodec
+
+    mixed = {"type": "record", "name": "Mixed", "fields": [
+        {"name": "a", "type": "null"}, {"name": "e", "type": EMPTY}, {"name": "z", "type": ZERO},
+        {"name": "b", "type": "boolean"}, {"name": "n", "type": "null"}, {"name": "r", "type": "Empty"}]}  # fmt: skip
+    codec = AvroCodec(json.dumps({"type": "array", "items": mixed}), [])
+    most = MAX_ZERO_WIDTH // 5  # five leaves an item
+    outcomes = []
+    for items, data in ((most, most), (most + 1, most + 1), (most + 1, 3), (2, 2)):
+        payload = _varint(items) + b"\x01" * data + _varint(0)
+        got = []
+        for f in (codec.decode_python, codec.decode):
+            try:
+                got.append(f(payload))
+            except ValueError as exc:
+                got.append(f"!{exc}")
+        assert got[0] == got[1], (items, data)
+        outcomes.append(got[0])
+    assert outcomes[0].count('"b":true') == most
+    assert outcomes[1] == f"!{REFUSED}"
+    assert outcomes[2].startswith("!the Avro datum runs past the end")
+    assert outcomes[3].count('"b":true') == 2

@@ -104,6 +104,7 @@ class Bound:
         self.schema = schema
         self.names = names
         self.widths: dict[int, tuple[int, int]] = {}  # id of an array's item schema -> (min width, leaves)
+        self.plans: dict[int, tuple] = {}  # id of a record schema -> its fields' steps (:meth:`plan`)
 
     def check(self, data: bytes) -> None:
         """Raises ValueError(:data:`REFUSED`) when ``data`` holds too many values of no byte before the point
@@ -169,8 +170,11 @@ class Bound:
         if kind in ("record", "error"):
             if not s["fields"]:
                 self.count(1)
-            for f in s["fields"]:
-                self.walk(f["type"])
+            for step in self.plan(s):
+                if isinstance(step, int):
+                    self.count(step)
+                else:
+                    self.walk(step)
         elif kind == "enum":
             i = self.long()
             if not -len(s["symbols"]) <= i < len(s["symbols"]):
@@ -183,6 +187,22 @@ class Bound:
             self.items(s)
         else:
             self.walk(kind)
+
+    def plan(self, record: dict) -> tuple:
+        """A record's fields as walked: each field's type, but a run of leaf fields (which take no byte and
+        cannot end the data) as its length, counted at once -- the same count, refused at the same field run."""
+        plan = self.plans.get(id(record))
+        if plan is None:
+            steps: list = []
+            for f in record["fields"]:
+                if not is_leaf(f["type"], self.names):
+                    steps.append(f["type"])
+                elif steps and isinstance(steps[-1], int):
+                    steps[-1] += 1
+                else:
+                    steps.append(1)
+            plan = self.plans[id(record)] = tuple(steps)
+        return plan
 
     def items(self, s: dict) -> None:
         item = s["items"] if s["type"] == "array" else s["values"]
