@@ -23,7 +23,7 @@ import re
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import pytest
 
@@ -298,11 +298,17 @@ def _check(command: str, expected: int, code: int, out: str, err: str, path: Pat
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
 @pytest.mark.parametrize("kind,command", CELLS)
 def test_fifo(tmp_path: Path, kind: str, command: str) -> None:
+    fifo_cell(tmp_path, kind, command, lambda t: run_cli(_args(t, kind, command)))
+
+
+def fifo_cell(tmp_path: Path, kind: str, command: str, run: Callable[[Tree], Any]) -> None:
+    """A FIFO in the file's place: refused as not a regular file, inputs unchanged (``run`` runs the command
+    on the tree: here, or on Spark in tests/spark/test_promises_aux_spark.py)."""
     t, path = _prepare(tmp_path, kind, command)
     path.unlink(missing_ok=True)
     os.mkfifo(path)
     before = _hashes(t)
-    r = run_cli(_args(t, kind, command))
+    r = run(t)
     _check(command, KINDS[kind].readers[command].refused, r.exit_code, r.text, r.errtext, path, "not a regular file")
     assert _hashes(t) == before
 
@@ -325,13 +331,17 @@ def test_unreadable(tmp_path: Path, kind: str, command: str) -> None:
 def test_huge(tmp_path: Path, kind: str, command: str) -> None:
     """One byte past the kind's bound, sparse (nothing is written, nothing should be read): refused, the
     refusal naming the bound."""
+    huge_cell(tmp_path, kind, command, lambda t: run_cli(_args(t, kind, command)))
+
+
+def huge_cell(tmp_path: Path, kind: str, command: str, run: Callable[[Tree], Any]) -> None:
     t, path = _prepare(tmp_path, kind, command)
     bound = KINDS[kind].bound
     assert bound is not None
     with open(path, "wb") as f:
         f.truncate(bound + 1)
     before = _hashes(t, skip=path)
-    r = run_cli(_args(t, kind, command))
+    r = run(t)
     cause = rf"at most {bound}\b"
     _check(command, KINDS[kind].readers[command].refused, r.exit_code, r.text, r.errtext, path, cause)
     assert _hashes(t, skip=path) == before
@@ -340,6 +350,10 @@ def test_huge(tmp_path: Path, kind: str, command: str) -> None:
 
 @pytest.mark.parametrize("kind,command", TRUNCATED)
 def test_truncated(tmp_path: Path, kind: str, command: str) -> None:
+    truncated_cell(tmp_path, kind, command, lambda t: run_cli(_args(t, kind, command)))
+
+
+def truncated_cell(tmp_path: Path, kind: str, command: str, run: Callable[[Tree], Any]) -> None:
     t, path = _prepare(tmp_path, kind, command)
     k = KINDS[kind]
     if k.truncated:
@@ -347,7 +361,7 @@ def test_truncated(tmp_path: Path, kind: str, command: str) -> None:
     else:  # a binary file: cut in the middle
         os.truncate(path, path.stat().st_size // 2)
     before = _hashes(t)
-    r = run_cli(_args(t, kind, command))
+    r = run(t)
     broken = k.readers[command].broken
     assert broken is not None
     _check(command, broken, r.exit_code, r.text, r.errtext, path, k.broken_cause)

@@ -22,16 +22,16 @@ from tests.cli.test_promises import ARGS, READING, Tree, _clean_stderr, _no_verd
 from tests.cli.test_promises_aux import (
     BOUNDED,
     CELLS,
-    KINDS,
     ODD_PARTITION,
     STRAY,
     STRAY_EXIT,
     TRUNCATED,
     Args,
     _args,
-    _check,
     _hashes,
-    _prepare,
+    fifo_cell,
+    huge_cell,
+    truncated_cell,
 )
 from tests.conftest import CORPUS_DATA
 from tests.spark.shared import run_on_spark
@@ -70,44 +70,17 @@ def test_the_spark_commands_are_those_the_table_knows() -> None:
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
 @pytest.mark.parametrize("kind,command", [cell for cell in CELLS if cell[1] in SPARK])
 def test_fifo_on_spark(tmp_path: Path, kind: str, command: str) -> None:
-    t, path = _prepare(tmp_path, kind, command)
-    path.unlink(missing_ok=True)
-    os.mkfifo(path)
-    before = _hashes(t)
-    r = run_on_spark(_spark_args(t, kind, command))
-    _check(command, KINDS[kind].readers[command].refused, r.exit_code, r.text, r.errtext, path, "not a regular file")
-    assert _hashes(t) == before
+    fifo_cell(tmp_path, kind, command, lambda t: run_on_spark(_spark_args(t, kind, command)))
 
 
 @pytest.mark.parametrize("kind,command", [cell for cell in BOUNDED if cell[1] in SPARK])
 def test_huge_on_spark(tmp_path: Path, kind: str, command: str) -> None:
-    t, path = _prepare(tmp_path, kind, command)
-    bound = KINDS[kind].bound
-    assert bound is not None
-    with open(path, "wb") as f:
-        f.truncate(bound + 1)
-    before = _hashes(t, skip=path)
-    r = run_on_spark(_spark_args(t, kind, command))
-    cause = rf"at most {bound}\b"
-    _check(command, KINDS[kind].readers[command].refused, r.exit_code, r.text, r.errtext, path, cause)
-    assert _hashes(t, skip=path) == before
-    assert path.stat().st_size == bound + 1
+    huge_cell(tmp_path, kind, command, lambda t: run_on_spark(_spark_args(t, kind, command)))
 
 
 @pytest.mark.parametrize("kind,command", [cell for cell in TRUNCATED if cell[1] in SPARK])
 def test_truncated_on_spark(tmp_path: Path, kind: str, command: str) -> None:
-    t, path = _prepare(tmp_path, kind, command)
-    k = KINDS[kind]
-    if k.truncated:
-        path.write_bytes(k.truncated)
-    else:
-        os.truncate(path, path.stat().st_size // 2)
-    before = _hashes(t)
-    r = run_on_spark(_spark_args(t, kind, command))
-    broken = k.readers[command].broken
-    assert broken is not None
-    _check(command, broken, r.exit_code, r.text, r.errtext, path, k.broken_cause)
-    assert _hashes(t) == before
+    truncated_cell(tmp_path, kind, command, lambda t: run_on_spark(_spark_args(t, kind, command)))
 
 
 @pytest.mark.parametrize("command", sorted(SPARK))
