@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Iterable
 
 from kseg.testing.segment import write_segment
-from kseg.testing.v2 import RecordSpec, _encode_uvarint, build_v2_batch, varint
+from kseg.testing.v2 import RecordSpec, build_v2_batch, uvarint, varint
 
 FRAME_VERSION = 1  # AbstractApiMessageSerde.DEFAULT_FRAME_VERSION
 SEGMENT, UPDATE, PARTITION_DELETE, SNAPSHOT = 0, 1, 2, 3  # MetadataRecordType api keys
@@ -47,7 +47,7 @@ def uuid_bytes(uuid: str) -> bytes:
 
 
 def _compact_bytes(data: bytes | None) -> bytes:
-    return b"\x00" if data is None else _encode_uvarint(len(data) + 1) + data
+    return b"\x00" if data is None else uvarint(len(data) + 1) + data
 
 
 def _compact_string(s: str) -> bytes:
@@ -56,9 +56,9 @@ def _compact_string(s: str) -> bytes:
 
 def _tags(fields: dict[int, bytes]) -> bytes:
     """A tagged-fields section: count, then each tag in order with its size and value."""
-    out = _encode_uvarint(len(fields))
+    out = uvarint(len(fields))
     for tag in sorted(fields):
-        out += _encode_uvarint(tag) + _encode_uvarint(len(fields[tag])) + fields[tag]
+        out += uvarint(tag) + uvarint(len(fields[tag])) + fields[tag]
     return out
 
 
@@ -81,7 +81,7 @@ class SegmentId:
 
 
 def _frame(api_key: int, body: bytes, version: int = 0) -> bytes:
-    return _encode_uvarint(FRAME_VERSION) + _encode_uvarint(api_key) + _encode_uvarint(version) + body
+    return uvarint(FRAME_VERSION) + uvarint(api_key) + uvarint(version) + body
 
 
 def segment_metadata(
@@ -102,7 +102,7 @@ def segment_metadata(
     publishes, COPY_SEGMENT_STARTED); ``epochs`` leader epoch -> its first offset (default ``{0: start}``)."""
     epochs = {0: start} if epochs is None else epochs
     body = seg.encode() + struct.pack(">qqiqq", start, end, broker, max_timestamp, event_timestamp)
-    body += _encode_uvarint(len(epochs) + 1)
+    body += uvarint(len(epochs) + 1)
     body += b"".join(struct.pack(">iq", e, o) + b"\x00" for e, o in epochs.items())
     body += struct.pack(">i", size) + _compact_bytes(custom) + struct.pack(">b", state)
     body += _tags({0: b"\x01"} if txn_index_empty else {})

@@ -76,7 +76,8 @@ class RecordSpec:
     offset_delta: int | None = None
 
 
-def _encode_uvarint(z: int) -> bytes:
+def uvarint(z: int) -> bytes:
+    """Unsigned varint of ``z`` (``ByteUtils.writeUnsignedVarint``; protobuf's varint)."""
     out = bytearray()
     while z >= 0x80:
         out.append((z & 0x7F) | 0x80)
@@ -87,7 +88,7 @@ def _encode_uvarint(z: int) -> bytes:
 
 _SMALL = 1 << 14
 # Encodings of zig-zag values below 2**14 (two bytes at most), precomputed.
-_ZIGZAG_CACHE: list[bytes] = [_encode_uvarint(z) for z in range(_SMALL)]
+_ZIGZAG_CACHE: list[bytes] = [uvarint(z) for z in range(_SMALL)]
 
 
 def varint(n: int) -> bytes:
@@ -95,7 +96,7 @@ def varint(n: int) -> bytes:
     z = (n << 1) if n >= 0 else ((-n) << 1) - 1
     if z < _SMALL:
         return _ZIGZAG_CACHE[z]
-    return _encode_uvarint(z)
+    return uvarint(z)
 
 
 def append_record(
@@ -111,19 +112,19 @@ def append_record(
     zt = (timestamp_delta << 1) if timestamp_delta >= 0 else ((-timestamp_delta) << 1) - 1
     zo = (offset_delta << 1) if offset_delta >= 0 else ((-offset_delta) << 1) - 1
     body = bytearray(b"\x00")  # record attributes: always 0
-    body += _cache[zt] if zt < _SMALL else _encode_uvarint(zt)
-    body += _cache[zo] if zo < _SMALL else _encode_uvarint(zo)
+    body += _cache[zt] if zt < _SMALL else uvarint(zt)
+    body += _cache[zo] if zo < _SMALL else uvarint(zo)
     if key is None:
         body += b"\x01"  # varint(-1)
     else:
         n = len(key)
-        body += _cache[n << 1] if n < _SMALL >> 1 else _encode_uvarint(n << 1)
+        body += _cache[n << 1] if n < _SMALL >> 1 else uvarint(n << 1)
         body += key
     if value is None:
         body += b"\x01"
     else:
         n = len(value)
-        body += _cache[n << 1] if n < _SMALL >> 1 else _encode_uvarint(n << 1)
+        body += _cache[n << 1] if n < _SMALL >> 1 else uvarint(n << 1)
         body += value
     if headers:
         body += varint(len(headers))
@@ -141,7 +142,7 @@ def append_record(
     else:
         body += b"\x00"  # header count 0
     n = len(body)
-    out += _cache[n << 1] if n < _SMALL >> 1 else _encode_uvarint(n << 1)
+    out += _cache[n << 1] if n < _SMALL >> 1 else uvarint(n << 1)
     out += body
 
 

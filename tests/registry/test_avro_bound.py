@@ -24,6 +24,7 @@ import pytest
 pytest.importorskip("fastavro")
 
 from kseg.decoders.registry.avro_bound import MAX_ZERO_WIDTH, REFUSED, needs_bound  # noqa: E402
+from kseg.testing.v2 import varint as _varint  # noqa: E402 - Avro longs: zig-zag varints
 
 ROOT = Path(__file__).resolve().parents[2]
 CAP = 1 << 30  # the child's address space: a list of 2^40 Nones does not fit
@@ -61,15 +62,6 @@ SCHEMAS = [
         },
     },  # fmt: skip
 ]
-
-
-def _varint(n: int) -> bytes:
-    z = ((n << 1) ^ (n >> 63)) & ((1 << 64) - 1)
-    out = bytearray()
-    while z >= 0x80:
-        out.append((z & 0x7F) | 0x80)
-        z >>= 7
-    return bytes(out + bytes([z]))
 
 
 def _capped() -> None:

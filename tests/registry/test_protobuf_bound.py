@@ -19,6 +19,7 @@ pytest.importorskip("grpc_tools")
 
 from kseg.decoders.registry.protobuf import ProtobufCodec  # noqa: E402
 from kseg.decoders.registry.protobuf_bound import MAX_DEFAULTS, REFUSED  # noqa: E402
+from kseg.testing.v2 import uvarint as _varint  # noqa: E402 - protobuf: unsigned varints
 from tests.registry.test_avro_bound import _CHILD, ROOT, _capped  # noqa: E402
 
 WIDE = "\n".join(f"  int32 f{i} = {i + 1};" for i in range(50))
@@ -40,14 +41,6 @@ def _item(i: int) -> bytes:
     """An Inner with its 50 int32 fields present: one default printed (``children``)."""
     body = b"".join(_varint((n + 1) << 3) + bytes([(i + n) % 100]) for n in range(50))
     return b"\x0a" + _varint(len(body)) + body
-
-
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    return bytes(out + bytes([n]))
 
 
 def test_many_empty_messages_are_refused_and_the_rest_read() -> None:
