@@ -213,8 +213,6 @@ class JsonSink(BufferedWriter):
     def legacy_record(self, b, rec, key_text, payload_text) -> None:
         self.emit(record_object(b, rec, None, key_text, payload_text))
 
-    takes_fields = True
-
     def decoded_record(self, b, rec, key_decoder, value_decoder) -> None:
         """A record whose key and value a structured decoder (the registry's) gives as fields (the decoded
         value and its schema), v0/v1 records and ``--skip-record-metadata`` included."""

@@ -340,11 +340,8 @@ class TextSink(BufferedWriter):
         finally:
             self.write_encoded(pieces)
 
-    takes_fields = False  # Kafka's text: a structured decoder's text, through decoded_record
-
     def decoded_record(self, b, rec, key_decoder, value_decoder) -> None:
-        """A data record's line with its key and value decoded to text (the dumper gives records here only
-        to a sink that :attr:`takes_fields`; a caller may)."""
+        """A data record's line with its key and value decoded to text by a structured decoder."""
         headers = rec.headers if b.magic >= 2 else ()
         key_text = None if rec.key is None else decode_text(key_decoder, rec.key, headers)
         payload_text = None if rec.value is None else decode_text(value_decoder, rec.value, headers)

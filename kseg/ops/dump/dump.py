@@ -85,12 +85,9 @@ class DumpSink(Protocol):
     def legacy_record(self, b, rec, key_text: str | None, payload_text: str | None) -> None:
         """One v0/v1 record (:class:`kseg.format.legacy.LegacyRecord`)."""
 
-    takes_fields: bool
-    """Whether the sink writes a structured decoder's fields (the registry decoder's decoded value and
-    schema) rather than its text: then a data record goes to :meth:`decoded_record`."""
-
     def decoded_record(self, b, rec, key_decoder: Callable, value_decoder: Callable) -> None:
-        """One data record (v0/v1 or v2) with its key and value given to a structured decoder."""
+        """One data record (v0/v1 or v2) whose key and value go to a structured decoder (the registry's):
+        its text, or in JSON its fields (the decoded value and its schema)."""
 
     def partial_record(self, b, rec) -> None:
         """A data record on which the topic decoder died (:class:`kseg.errors.UncaughtJavaError`): what
@@ -226,11 +223,9 @@ class Dumper:
         self.exit_code = EXIT_OK
         self.progress: DumpProgress | None = None  # a kseg.render.progress.ByteProgress for humans, or None
         self.indexes = IndexDumper(options, sink, self.problems, self._fail, self._base_offset)
-        #: a structured decoder's fields (not its text) for the records the per-record path prints
-        self._structured = (
-            getattr(sink, "takes_fields", False)
-            and options.parser is None
-            and any(hasattr(d, "json_fields") for d in (options.key_decoder, options.value_decoder))
+        #: a structured decoder (the registry's): the per-record path hands its records to sink.decoded_record
+        self._structured = options.parser is None and any(
+            hasattr(d, "json_fields") for d in (options.key_decoder, options.value_decoder)
         )
 
     def run(self, paths: list[str]) -> int:
