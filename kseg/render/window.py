@@ -10,7 +10,7 @@ from typing import Callable
 
 from kseg import engine
 from kseg.format import timestamp_type
-from kseg.ops.dump.dump import WINDOW_SHALLOW, WINDOW_SIZES, WINDOW_STRINGS
+from kseg.format.v2_records import WINDOW_SHALLOW, WINDOW_SIZES, WINDOW_STRINGS
 from kseg.render.sink import FLUSH_AT, BufferedWriter
 
 # the values the engine's window loop shares with the dump (checked before its function is taken)

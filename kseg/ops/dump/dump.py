@@ -21,7 +21,7 @@ from kseg.errors import CorruptSnapshotError, InputError, KsegError, UncaughtJav
 from kseg.format.indexes import iter_aborted_txns
 from kseg.format.strings import decode_text, string_decoder
 from kseg.format.v2 import ATTRIBUTES, CONTROL_FLAG, HEADER_SIZE_UP_TO_MAGIC, java_long
-from kseg.format.v2_records import SIZES, SLICES, SPANS
+from kseg.format.v2_records import SIZES, SLICES, SPANS, WINDOW_SHALLOW, WINDOW_SIZES, WINDOW_STRINGS
 from kseg.limits import (
     DEFAULT_MAX_MESSAGE_SIZE,
     EXIT_ERROR,
@@ -35,11 +35,6 @@ from kseg.storage import files
 from kseg.storage.batch import V2Batch
 from kseg.storage.records import FileRecords
 from kseg.storage.snapshots import iter_snapshot
-
-#: What a sink's ``window_lines`` writes per batch: the batch line alone (shallow), with the record lines of
-#: key and value sizes (``--deep-iteration``), or of key and value printed by Kafka's string decoders
-#: (``--print-data-log``).  The compiled engine's ``WINDOW_*`` (checked by ``kseg.render.text``).
-WINDOW_SHALLOW, WINDOW_SIZES, WINDOW_STRINGS = 0, 1, 2
 
 
 class DumpProgress(Protocol):
