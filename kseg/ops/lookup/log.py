@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from kseg.errors import ChunkError, CorruptIndexError, CorruptRecordError, InputError, KsegError
 from kseg.format.indexes import OffsetIndexView, TimeIndexView
 from kseg.format.v2 import java_long
-from kseg.storage import checkpoints as cp
 from kseg.storage import files
+from kseg.storage import offset_checkpoints as cp
 from kseg.storage.partition import Segment, is_partition_dir, scan_partition
 from kseg.storage.records import FileRecords
 
