@@ -173,6 +173,8 @@ def rsm_key_option(f: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(f)
     def command(*args: Any, rsm_key: dict[str, str], run: Run, **kwargs: Any) -> Any:
+        if not rsm_key:  # the run's context holds no keys already (and the key reader stays unloaded)
+            return f(*args, run=run, **kwargs)
         from kseg.storage.context import reading
         from kseg.storage.private_keys import read_keys
 
