@@ -7,8 +7,8 @@ import functools
 import os
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
-from typing import Any, BinaryIO, TypeVar
+from dataclasses import replace
+from typing import Any, BinaryIO, NamedTuple, TypeVar
 
 import click
 
@@ -208,8 +208,7 @@ def reword(command: click.Command, **helps: str) -> click.Command:
     return command
 
 
-@dataclass(frozen=True)
-class Spark:
+class Spark(NamedTuple):
     """``--spark``, ``--master``, ``--spark-conf``, ``--verbose`` as one value (:func:`spark_options`)."""
 
     on: bool = False

@@ -46,6 +46,9 @@ from kseg.storage.names import (
 )
 from kseg.storage.offset_checkpoints import (
     INT32_MIN,
+    LEADER_EPOCHS,
+    MAX_EPOCH_ENTRIES,
+    MAX_EPOCH_LINE,
     MAX_OFFSET_ENTRIES,
     MAX_OFFSET_LINE,
     MAX_TABLES,
@@ -80,6 +83,9 @@ __all__ = [  # the files' names (kseg.storage.names), for the readers of their c
     "LOG_DIR_MARKERS",
     "topic_partition",
     # the offset checkpoints (kseg.storage.offset_checkpoints), for this module's users
+    "LEADER_EPOCHS",
+    "MAX_EPOCH_ENTRIES",
+    "MAX_EPOCH_LINE",
     "INT32_MIN",
     "MAX_OFFSET_ENTRIES",
     "MAX_OFFSET_LINE",
@@ -113,15 +119,6 @@ PARTITION_METADATA_KIND = Kind(
 )
 CLEAN_SHUTDOWN_KIND = Kind(".kafka_cleanshutdown", 64 << 10, 'Kafka writes {"version":0,"brokerEpoch":N} or nothing')
 QUORUM_STATE_KIND = Kind("quorum-state", 1 << 20, "QuorumStateData: the leader, the epoch and the voters, as JSON")
-#: The entries kseg holds of a ``leader-epoch-checkpoint``: Kafka reads any count it is told, and keeps an entry
-#: per leader election of the log it still has (``truncateFromStart`` drops older ones); kseg holds 65536.
-MAX_EPOCH_ENTRIES = 1 << 16
-MAX_EPOCH_LINE = 11 + 1 + 20  # "<epoch> <startOffset>" as Kafka writes it: an int and a long
-LEADER_EPOCHS = Kind(
-    "leader-epoch-checkpoint",
-    16 + MAX_EPOCH_ENTRIES * (MAX_EPOCH_LINE + 2),
-    f"{MAX_EPOCH_ENTRIES} leader epochs, a line each, each line at most {MAX_EPOCH_LINE} bytes as Kafka writes it",
-)
 #: The kind of each file a log directory or partition directory holds (the reader's bounds).
 KINDS = MappingProxyType(
     {

@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, NamedTuple, Protocol
 
 
 class Watcher(Protocol):
@@ -38,8 +38,7 @@ class Watcher(Protocol):
         directories (holding segment files) among them."""
 
 
-@dataclass(frozen=True)
-class RsmKeys:
+class RsmKeys(NamedTuple):
     """The private keys of ``--rsm-key``: key pair id -> (key file, its PEM bytes), read once."""
 
     pairs: tuple[tuple[str, str, bytes], ...] = ()

@@ -1,6 +1,8 @@
 """The offset checkpoints of a log directory, read offline, and a partition's entry in them (its log start
-offset as Kafka's load takes it): apart from :mod:`kseg.storage.checkpoints` (the other files of a log
-directory, which re-exports these names) so that a lookup loads no reader of JSON, properties or UUIDs.
+offset as Kafka's load takes it), with the lines of Kafka's ``CheckpointFile`` they share with
+``leader-epoch-checkpoint`` (:mod:`kseg.storage.leader_epochs`): apart from :mod:`kseg.storage.checkpoints`
+(the other files of a log directory, which re-exports these names) so that a lookup loads no reader of
+JSON, properties or UUIDs.
 
 Offset checkpoints (``CheckpointFile`` with ``OffsetCheckpointFile.Formatter``; ``LogManager`` writes
 ``recovery-point-offset-checkpoint`` and ``log-start-offset-checkpoint``, ``ReplicaManager``
@@ -23,7 +25,6 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import NamedTuple, Union
 
@@ -47,6 +48,15 @@ OFFSETS = Kind(
     "offset checkpoint",
     16 + MAX_OFFSET_ENTRIES * (MAX_OFFSET_LINE + 2),
     f"{MAX_OFFSET_ENTRIES} partitions, a line each, each line at most {MAX_OFFSET_LINE} bytes as Kafka writes it",
+)
+#: The entries kseg holds of a ``leader-epoch-checkpoint``: Kafka reads any count it is told, and keeps an entry
+#: per leader election of the log it still has (``truncateFromStart`` drops older ones); kseg holds 65536.
+MAX_EPOCH_ENTRIES = 1 << 16
+MAX_EPOCH_LINE = 11 + 1 + 20  # "<epoch> <startOffset>" as Kafka writes it: an int and a long
+LEADER_EPOCHS = Kind(
+    "leader-epoch-checkpoint",
+    16 + MAX_EPOCH_ENTRIES * (MAX_EPOCH_LINE + 2),
+    f"{MAX_EPOCH_ENTRIES} leader epochs, a line each, each line at most {MAX_EPOCH_LINE} bytes as Kafka writes it",
 )
 #: A file's text: in memory (a test, a caller that has it) or a file to read a line at a time.
 Text = Union[str, AuxFile]
@@ -168,8 +178,7 @@ def _open_offsets(log_dir: str, name: str) -> AuxFile | None:
     return open_aux(path, OFFSETS)
 
 
-@dataclass(frozen=True)
-class Checkpointed:
+class Checkpointed(NamedTuple):
     """A partition's entry in one offset checkpoint of its log directory (the partition directory's parent):
     ``value`` the offset the file holds for it, None when the file is absent, has no entry for it, or
     could not be read or parsed -- ``note`` then says which (never a guess, never a problem: a healthy
@@ -245,8 +254,7 @@ def partition_entry(partition_path: str, name: str) -> Checkpointed:
     return Checkpointed(name, path, True, offset, parsed=True)
 
 
-@dataclass(frozen=True)
-class LogStart:
+class LogStart(NamedTuple):
     """A partition's log start offset as Kafka's load takes it, and where it came from."""
 
     offset: int

@@ -7,7 +7,7 @@ the entry it gives does not start a batch."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from kseg.errors import ChunkError, CorruptIndexError, CorruptRecordError, InputError, KsegError
 from kseg.format.indexes import OffsetIndexView, TimeIndexView
@@ -20,8 +20,7 @@ from kseg.storage.records import FileRecords
 LOOKUP_WINDOW = 1 << 20  # a lookup reads one index interval and one batch; no need for the 8 MiB dump window
 
 
-@dataclass
-class IndexStep:
+class IndexStep(NamedTuple):
     """Step 2: the ``.index`` entry Kafka's ``OffsetIndex.lookup`` returns."""
 
     path: str | None  # None: no usable .index, the scan starts at position 0
