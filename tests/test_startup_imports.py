@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from kseg import engine
 from kseg.storage.remote_keys import object_key
 from kseg.testing.aiven import write_aiven_segment
 from tests.conftest import CORPUS_DATA
@@ -65,6 +66,11 @@ LOOKUP_FORBIDDEN: dict[str, str] = {
 }
 #: The lookup-offset only: the time lookup is lookup-time's.
 OFFSET_FORBIDDEN: dict[str, str] = {"kseg.ops.lookup.time": "the time lookup (lookup-time's)"}
+
+#: With the compiled engine running: its CRC-32C checks the batch (no second extension module).
+ENGINE_FORBIDDEN: dict[str, str] = {
+    "crc32c": "the crc32c package (the engine's CRC-32C runs)",
+}
 
 #: What ``kseg --help`` alone no longer imports: it writes a kept copy of click's text.
 HELP_FORBIDDEN = ("click", "kseg.cli.main", "kseg.cli.params", "inspect", "uuid")
@@ -129,6 +135,8 @@ def test_a_lookup_printing_text_imports_neither_json_nor_the_dump_nor_the_other_
     assert code == 0, (args, code)
     assert "kseg.render.lookup" in names and "kseg.storage.offset_checkpoints" in names  # the modules were read
     table = {**LOOKUP_FORBIDDEN, **(OFFSET_FORBIDDEN if command == "lookup-offset" else {})}
+    if engine.C is not None:  # (the subprocess runs the same engine: KSEG_ENGINE is inherited)
+        table.update(ENGINE_FORBIDDEN)
     assert forbidden_in(names, table) == []
 
 
