@@ -67,6 +67,22 @@ def decompress(codec_id: int, data: Buffer, magic: int, limit: int) -> bytes | b
 PIECE = 1 << 20
 
 
+def window_codec(codec_id: int) -> Any:
+    """What the compiled engine's window loop (``dump_window``) decompresses ``codec_id`` with: the libraries
+    :func:`stream` reads with, so the bytes are the same -- lz4's block decompressor (the engine reads Kafka's
+    frame around it by :func:`_unlz4`'s rules), or a zstd decompressor (its stream reader read across frames,
+    as :func:`_unzstd`).  Imported when the engine meets the first such batch; None for any other codec."""
+    if codec_id == LZ4:
+        import lz4.block
+
+        return lz4.block.decompress
+    if codec_id == ZSTD:
+        import zstandard
+
+        return zstandard.ZstdDecompressor()
+    return None
+
+
 def stream(
     codec_id: int, data: Buffer, magic: int, limit: int, piece: int | None = None
 ) -> Iterator[bytes | bytearray]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Callable
 
 from kseg import engine
-from kseg.format import timestamp_type
+from kseg.format import compression, timestamp_type
 from kseg.ops.dump.dump import WINDOW_SHALLOW, WINDOW_SIZES, WINDOW_STRINGS
 from kseg.render.sink import FLUSH_AT, BufferedWriter
 
@@ -33,12 +33,27 @@ def window_lines(
     mode: int,
     last_offset: int,
     gap: bool,
+    limit: int,
 ) -> tuple[int, int, bool]:
     """``DumpSink.window_lines`` through the engine, written to ``sink``: Kafka's text (``json`` 0, the
-    batch line's constant parts from ``parts_fn``) or JSON rows of schema version ``json``."""
+    batch line's constant parts from ``parts_fn``) or JSON rows of schema version ``json``; lz4 and zstd
+    batches decompressed to at most ``limit`` bytes (the dump's decompression bound)."""
     assert C_WINDOW is not None
     data, pos, last_offset, full = C_WINDOW(
-        view, ws, wl, pos, end, mode, last_offset, gap, parts_fn, timestamp_type.BY_FLAG, WINDOW_OUT, json
+        view,
+        ws,
+        wl,
+        pos,
+        end,
+        mode,
+        last_offset,
+        gap,
+        parts_fn,
+        timestamp_type.BY_FLAG,
+        WINDOW_OUT,
+        json,
+        limit,
+        compression.window_codec,
     )
     if data:
         sink.write_encoded([data])

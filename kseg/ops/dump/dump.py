@@ -72,9 +72,10 @@ class DumpSink(Protocol):
 
     window_lines: Callable[..., tuple[int, int, bool]] | None
     """The compiled engine's window loop, or None (no engine, or a text it does not write):
-    ``window_lines(view, ws, wl, pos, end, mode, last_offset, gap) -> (pos, last_offset, full)`` writes
+    ``window_lines(view, ws, wl, pos, end, mode, last_offset, gap, limit) -> (pos, last_offset, full)`` writes
     the lines of every batch in ``view[:wl]`` (the file from ``ws``) from ``pos`` that it can, in
-    ``mode`` (``WINDOW_*``), and stops at the first it cannot (``full``: at an output bound, call again)."""
+    ``mode`` (``WINDOW_*``; lz4 and zstd batches decompressed to at most ``limit`` bytes), and stops at the
+    first it cannot (``full``: at an output bound, call again)."""
 
     def control_text(self, b, key, value) -> str:
         """What Kafka prints after a control record's metadata (the sink knows how to print it)."""
@@ -376,6 +377,7 @@ class Dumper:
         progress = self.progress
         fast = self._fast_records() if mode != WINDOW_SHALLOW else None
         gap = self.opts.gap_from_minus_one
+        limit = self.opts.decompress_limit
         end = records.end
         stop = end - HEADER_SIZE_UP_TO_MAGIC
         pos, last_offset = 0, -1
@@ -388,7 +390,7 @@ class Dumper:
                     # the per-batch path reads as far as it can and raises where the batches reach it
                     window_lines = None
                     continue
-                pos, last_offset, full = window_lines(view, pos - i, i + n, pos, end, mode, last_offset, gap)
+                pos, last_offset, full = window_lines(view, pos - i, i + n, pos, end, mode, last_offset, gap, limit)
                 if progress is not None:
                     progress.advance_to(pos)
                 if full:
