@@ -83,6 +83,23 @@ def window_codec(codec_id: int) -> Any:
     return None
 
 
+class WindowCodecs:
+    """:func:`window_codec`, each codec's object made once for a run of window calls (making a zstd
+    decompressor costs more than decompressing a small batch, and the window loop is called every 64 KiB
+    of lines)."""
+
+    __slots__ = ("_made",)
+
+    def __init__(self) -> None:
+        self._made: dict[int, Any] = {}
+
+    def __call__(self, codec_id: int) -> Any:
+        made = self._made.get(codec_id)
+        if made is None:
+            made = self._made[codec_id] = window_codec(codec_id)
+        return made
+
+
 def stream(
     codec_id: int, data: Buffer, magic: int, limit: int, piece: int | None = None
 ) -> Iterator[bytes | bytearray]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Callable
 
 from kseg import engine
-from kseg.format import compression, timestamp_type
+from kseg.format import timestamp_type
 from kseg.ops.dump.dump import WINDOW_SHALLOW, WINDOW_SIZES, WINDOW_STRINGS
 from kseg.render.sink import FLUSH_AT, BufferedWriter
 
@@ -34,10 +34,12 @@ def window_lines(
     last_offset: int,
     gap: bool,
     limit: int,
+    codecs: Callable,
 ) -> tuple[int, int, bool]:
     """``DumpSink.window_lines`` through the engine, written to ``sink``: Kafka's text (``json`` 0, the
     batch line's constant parts from ``parts_fn``) or JSON rows of schema version ``json``; lz4 and zstd
-    batches decompressed to at most ``limit`` bytes (the dump's decompression bound)."""
+    batches decompressed to at most ``limit`` bytes (the dump's decompression bound) by the libraries
+    ``codecs`` gives (:class:`kseg.format.compression.WindowCodecs`)."""
     assert C_WINDOW is not None
     data, pos, last_offset, full = C_WINDOW(
         view,
@@ -53,7 +55,7 @@ def window_lines(
         WINDOW_OUT,
         json,
         limit,
-        compression.window_codec,
+        codecs,
     )
     if data:
         sink.write_encoded([data])
