@@ -1558,16 +1558,21 @@ static void inflated_free(Inflated *d) {
     Py_XDECREF(d->across);
 }
 
+/* After a codec call failed: 1 for a codec error (cleared: the Python path raises its own message), -1 to
+ * propagate what is not one (no memory, KeyboardInterrupt, SystemExit). */
+static int codec_failed(void) {
+    if (PyErr_ExceptionMatches(PyExc_MemoryError) || !PyErr_ExceptionMatches(PyExc_Exception)) return -1;
+    PyErr_Clear();
+    return 1;
+}
+
 /* The codec's object from ``codec_fn``: 0, 1 when there is none (the batch goes to the Python path, whose
  * import raises), -1 on error. */
 static int codec_object(Inflated *d, int codec) {
     if (codec == CODEC_LZ4 ? d->lz4_block != NULL : d->zstd_open != NULL) return 0;
     if (d->codec_fn == Py_None) return 1;
     PyObject *obj = PyObject_CallFunction(d->codec_fn, "i", codec);
-    if (obj == NULL) { /* a library that does not import: the Python path's message */
-        PyErr_Clear();
-        return 1;
-    }
+    if (obj == NULL) return codec_failed(); /* a library that does not import: the Python path's message */
     if (codec == CODEC_LZ4) {
         d->lz4_block = obj;
         return 0;
@@ -1611,10 +1616,10 @@ static int inflate_lz4(Inflated *d, const unsigned char *src, Py_ssize_t len, Py
             if (args != NULL && kw != NULL) block = PyObject_Call(d->lz4_block, args, kw);
             Py_XDECREF(args);
             Py_XDECREF(kw);
-            if (block == NULL || !PyBytes_Check(block)) {
-                Py_XDECREF(block);
-                if (!PyErr_ExceptionMatches(PyExc_MemoryError)) PyErr_Clear(); /* a codec error: Python's */
-                return PyErr_Occurred() ? -1 : 1;
+            if (block == NULL) return codec_failed();
+            if (!PyBytes_Check(block)) {
+                Py_DECREF(block);
+                return 1;
             }
             raw = (const unsigned char *)PyBytes_AS_STRING(block);
             got = PyBytes_GET_SIZE(block);
@@ -1664,11 +1669,7 @@ static int inflate_zstd(Inflated *d, const unsigned char *src, Py_ssize_t len, P
         total += k;
     }
     Py_XDECREF(reader);
-    if (PyErr_Occurred()) {
-        if (PyErr_ExceptionMatches(PyExc_MemoryError)) return -1;
-        PyErr_Clear(); /* a codec error: the Python path's message */
-        return 1;
-    }
+    if (PyErr_Occurred()) return codec_failed();
     *n = total;
     return r;
 }
