@@ -37,6 +37,8 @@ _END = "BB"  # remoteLogSegmentState, and an empty tagged section: a record with
 _TOPIC = 16 + 4  # the TopicIdPartitionEntry after its name
 #: RemoteLogSegmentMetadataRecord's tagged section: empty, or txnIndexEmpty (tag 0, one byte) false / true
 _TXN_TAGS = {b"\x00": False, b"\x01\x00\x01\x00": False, b"\x01\x00\x01\x01": True}
+#: its end (remoteLogSegmentState, the tagged section) -> (state id, txnIndexEmpty)
+_ENDS = {bytes([state]) + tags: (state, txn) for state in range(4) for tags, txn in _TXN_TAGS.items()}
 
 
 class _Structs(dict):
@@ -103,14 +105,31 @@ def _update(value: bytes, read: struct.Struct) -> View | None:
 
 def _add(value: bytes) -> View | None:
     read = _adds[value[3]]
-    fields = read.unpack_from(value)
-    frame, _, version, topic, tags, sid, sid_tags, start, end, broker, max_time, event_time, n = fields[:13]
+    (
+        frame,
+        _,
+        version,
+        topic,
+        tags,
+        sid,
+        sid_tags,
+        start,
+        end,
+        broker,
+        max_time,
+        event_time,
+        n,
+        epoch,
+        offset,
+        e_tags,
+        size,
+        length,
+    ) = read.unpack_from(value)
     if frame != FRAME or version or tags or sid_tags or start < 0 or end < start:
         return None
     q = read.size
     if n == 2:  # one leader epoch, read with the fields around it
-        epoch, offset, entry_tags, size, length = fields[13:]
-        if entry_tags:
+        if e_tags:
             return None
         epochs = {epoch: offset}
     elif 2 < n < 0x80:
@@ -124,9 +143,10 @@ def _add(value: bytes) -> View | None:
         epochs = dict(sorted(epochs.items()))
     else:
         return None
-    custom, q = _custom(value, q, length)
-    state = value[q]
-    txn = _TXN_TAGS.get(value[q + 1 :])
-    if txn is None or state > 3:
+    custom = None
+    if length:
+        custom, q = _custom(value, q, length)
+    end_state = _ENDS.get(value[q:])
+    if end_state is None:
         return None
-    return (ADD, topic, sid, state, broker, event_time, custom, start, end, epochs, size, max_time, txn)
+    return (ADD, topic, sid, end_state[0], broker, event_time, custom, start, end, epochs, size, max_time, end_state[1])
