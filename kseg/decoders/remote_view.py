@@ -61,24 +61,24 @@ _adds = _Structs(lambda n: _ADD.format(n + _TOPIC) + _EPOCH + _AFTER_EPOCHS)
 _epochs = _Structs(lambda k: ">" + _EPOCH * k + _AFTER_EPOCHS)  # by the epoch count
 
 
-def view(value: bytes) -> View | None:
-    """The fold's values of a record's value, or None when it is off the fixed road."""
+def view(data: bytes, at: int, end: int) -> View | None:
+    """The fold's values of the record value ``data[at:end]``, or None when it is off the fixed road."""
     try:
-        kind, n = value[1], value[3]
+        kind, n = data[at + 1], data[at + 3]  # past end in a value shorter than the frame: refused below
         if not 0 < n < 0x80:
             return None
         if kind == UPDATE:
-            read = _whole_updates[n]  # the most frequent record, read by one unpack here
-            if len(value) != read.size:
-                return _update(value, _updates[n])
+            read = _whole_updates[n]  # the most frequent record, read by one unpack from the batch's bytes
+            if end - at != read.size:
+                return _update(data[at:end], _updates[n])
             frame, _, version, topic, tags, sid, sid_tags, broker, event_time, length, state, last = read.unpack_from(
-                value
+                data, at
             )
             if frame != FRAME or version or tags or sid_tags or last or length > 1 or state > 3:
                 return None
             return (UPDATE, topic, sid, state, broker, event_time, b"" if length else None)
         if kind == ADD:
-            return _add(value)
+            return _add(data[at:end])
     except (struct.error, IndexError):  # bytes short: the reference reads the record and says so
         return None
     return None

@@ -23,8 +23,9 @@ from kseg.ops.tiered.state import PARTITION_DELETED, STARTED, UPDATE, Fold, View
 
 #: the record-reading rule: a value -> (record name, its values); raises KsegError for one it cannot read
 ReadRecord = Callable[[bytes | None], tuple[str, dict]]
-#: a record's value -> its :data:`~kseg.ops.tiered.state.View`, or None: the record-reading rule reads it
-ReadView = Callable[[bytes], View | None]
+#: ``(data, at, end)``: the :data:`~kseg.ops.tiered.state.View` of the record value ``data[at:end]``, or None:
+#: the record-reading rule reads it
+ReadView = Callable[[bytes, int, int], View | None]
 
 _MASK = 0xFFFFFFFF
 _NEXT = next_states()
@@ -38,11 +39,11 @@ def fold_records(
     by_topic = fold.by_topic
     applied = 0
     for offset, _, _, _, span, _ in records:
-        value = found = None
+        found = None
         if span is not None:
             at = span >> 32
-            value = data[at : at + (span & _MASK)]
-            found = view(value)
+            end = at + (span & _MASK)
+            found = view(data, at, end)
             if found is not None:
                 tp = by_topic.get(found[1])
                 if tp is not None:
@@ -59,7 +60,7 @@ def fold_records(
                             fold.add_segment(tp, seg_id, found, f"{name}@{offset}")
                             applied += 1
                             continue
-        _general(fold, f"{name}@{offset}", value, found, read_record)
+        _general(fold, f"{name}@{offset}", None if span is None else data[at:end], found, read_record)
     fold.records += applied
 
 
