@@ -30,7 +30,7 @@ orphan's cause names it).
 
 from __future__ import annotations
 
-from collections.abc import Container
+from collections.abc import Container, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -78,15 +78,17 @@ def valid_transition(source: str | None, target: str) -> bool:
     return source == target or target in _VALID.get(source, ())
 
 
-def next_states() -> dict[str, frozenset[int]]:
+def next_states() -> Mapping[str, frozenset[int]]:
     """For each state a live segment can be in, the state ids of the updates :meth:`Fold.update_segment`
     applies (:func:`valid_transition`, COPY_SEGMENT_STARTED never an update's)."""
-    return {
-        source: frozenset(
-            i for i, target in enumerate(SEGMENT_STATES) if target != STARTED and valid_transition(source, target)
-        )
-        for source in SEGMENT_STATES
-    }
+    return MappingProxyType(
+        {
+            source: frozenset(
+                i for i, target in enumerate(SEGMENT_STATES) if target != STARTED and valid_transition(source, target)
+            )
+            for source in SEGMENT_STATES
+        }
+    )
 
 
 @dataclass(slots=True)
