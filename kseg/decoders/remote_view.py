@@ -61,7 +61,7 @@ _adds = _Structs(lambda n: _ADD.format(n + _TOPIC) + _EPOCH + _AFTER_EPOCHS)
 _epochs = _Structs(lambda k: ">" + _EPOCH * k + _AFTER_EPOCHS)  # by the epoch count
 
 
-def view(data: bytes, at: int, end: int) -> View | None:
+def view(data: bytes | memoryview, at: int, end: int) -> View | None:
     """The fold's values of the record value ``data[at:end]``, or None when it is off the fixed road."""
     try:
         kind, n = data[at + 1], data[at + 3]  # past end in a value shorter than the frame: refused below
@@ -70,7 +70,7 @@ def view(data: bytes, at: int, end: int) -> View | None:
         if kind == UPDATE:
             read = _whole_updates[n]  # the most frequent record, read by one unpack from the batch's bytes
             if end - at != read.size:
-                return _update(data[at:end], _updates[n])
+                return _update(bytes(data[at:end]), _updates[n])
             frame, _, version, topic, tags, sid, sid_tags, broker, event_time, length, state, last = read.unpack_from(
                 data, at
             )
@@ -78,7 +78,7 @@ def view(data: bytes, at: int, end: int) -> View | None:
                 return None
             return (UPDATE, topic, sid, state, broker, event_time, b"" if length else None)
         if kind == ADD:
-            return _add(data[at:end])
+            return _add(bytes(data[at:end]))
     except (struct.error, IndexError):  # bytes short: the reference reads the record and says so
         return None
     return None

@@ -25,14 +25,19 @@ from kseg.ops.tiered.state import PARTITION_DELETED, STARTED, UPDATE, Fold, View
 ReadRecord = Callable[[bytes | None], tuple[str, dict]]
 #: ``(data, at, end)``: the :data:`~kseg.ops.tiered.state.View` of the record value ``data[at:end]``, or None:
 #: the record-reading rule reads it
-ReadView = Callable[[bytes, int, int], View | None]
+ReadView = Callable[[bytes | memoryview, int, int], View | None]
 
 _MASK = 0xFFFFFFFF
 _NEXT = next_states()
 
 
 def fold_records(
-    fold: Fold, name: str, data: bytes, records: Sequence[RawRecord], view: ReadView, read_record: ReadRecord
+    fold: Fold,
+    name: str,
+    data: bytes | memoryview,
+    records: Sequence[RawRecord],
+    view: ReadView,
+    read_record: ReadRecord,
 ) -> None:
     """Fold ``records`` (``decode_records``' tuples, values as spans in ``data``) of metadata partition
     ``name``, each on the fast road when it can take it, else on the general one."""
@@ -60,7 +65,7 @@ def fold_records(
                             fold.add_segment(tp, seg_id, found, f"{name}@{offset}")
                             applied += 1
                             continue
-        _general(fold, f"{name}@{offset}", None if span is None else data[at:end], found, read_record)
+        _general(fold, f"{name}@{offset}", None if span is None else bytes(data[at:end]), found, read_record)
     fold.records += applied
 
 

@@ -13,10 +13,12 @@ from kseg.decoders.remote import read_record
 from kseg.decoders.remote_view import view
 from kseg.ops.tiered.read import MetadataRead, read_metadata
 from kseg.ops.tiered.state import Fold
+from kseg.storage.records import DEFAULT_WINDOW
+from kseg.testing import remote_metadata as rm
 from kseg.testing.bombs import write_metadata_churn
 from kseg.testing.segment import write_segment
 from kseg.testing.v2 import RecordSpec, build_v2_batch
-from tests.ops.tiered.varied import varied_values
+from tests.ops.tiered.varied import TOPICS, varied_values
 
 
 def _write(directory: Path, values: list[bytes | None], per_batch: int, codec: str) -> None:
@@ -118,3 +120,15 @@ def test_a_churned_partition_takes_the_fast_road_but_for_its_first_record(tmp_pa
     assert _held(fast.fold) == _held(general.fold)
     (tp,) = fast.fold.partitions.values()
     assert tp.deleted_count == 500 and not tp.segments
+
+
+def test_a_batch_larger_than_the_window_is_read_in_place(tmp_path) -> None:
+    """A batch over the reader's window (8 MiB) is not copied: its records are read from the reader's own bytes."""
+    values = varied_values(8, segments=60)
+    pad = [rm.segment_metadata(rm.SegmentId(*TOPICS[1], f"{i:022d}"), i, i, custom=bytes(120)) for i in range(40000)]
+    specs = [RecordSpec(None, v, 1_780_000_000_000) for v in values[:200] + pad + values[200:]]
+    directory = tmp_path / "__remote_log_metadata-0"
+    write_segment(directory, [[build_v2_batch(specs)]])
+    assert next(directory.glob("*.log")).stat().st_size > DEFAULT_WINDOW
+    general, fast = _both(directory, frozenset())
+    assert _held(fast.fold) == _held(general.fold)
