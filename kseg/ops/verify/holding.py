@@ -7,22 +7,25 @@ last[k]``.  The queries are taken in ascending ``offset`` while the batches are 
 offset, so when a query is answered exactly the batches with ``base <= offset`` are in a max tree over
 batch numbers (each leaf its batch's last offset); the answer is the first leaf from ``start`` holding a
 last offset ``>= offset``.  Memory: three 8-byte words a batch (the tree's leaves, stored as
-``array("q")``, start at the smallest int64, which no other offset query can reach) and a few a query.
+``array("q")``, start at the smallest int64, which no other offset query can reach), one a query, and a
+list of the queries' numbers while sorting them when their offsets do not ascend.
 """
 
 from __future__ import annotations
 
 from array import array
 from bisect import bisect_left
+from itertools import islice
+from operator import le
 from typing import Sequence
 
 from kseg.limits import INT64_MIN
 from kseg.ops.verify.result import LogScan
 
 
-def holding_all(scan: LogScan, queries: Sequence[tuple[int, int]]) -> list[int]:
-    """For each (``offset``, ``start``) of ``queries``, the first batch from ``start`` whose offsets hold
-    ``offset``, or -1: ``batch_holding(scan, offset, start, False)`` for all of them."""
+def holding_all(scan: LogScan, offsets: Sequence[int], starts: Sequence[int]) -> array:
+    """For each query (``offsets[q]``, ``starts[q]``), the first batch from ``starts[q]`` whose offsets hold
+    ``offsets[q]``, or -1: ``batch_holding(scan, offset, start, False)`` for all of them."""
     base, last = scan.base_offsets, scan.last_offsets
     n = len(last)
     size = 1
@@ -31,10 +34,11 @@ def holding_all(scan: LogScan, queries: Sequence[tuple[int, int]]) -> list[int]:
     tree = array("q", [INT64_MIN]) * (2 * size)  # tree[1] the root, tree[size + k] batch k (INT64_MIN: not added)
     by_base = array("q", sorted(range(n), key=base.__getitem__))
     lowest = array("q", (k for k in by_base if base[k] == INT64_MIN))  # the batches holding INT64_MIN, in order
-    answers = [-1] * len(queries)
+    answers = array("q", [-1]) * len(offsets)
     added = 0
-    for q in sorted(range(len(queries)), key=lambda q: queries[q][0]):
-        offset, start = queries[q]
+    order = range(len(offsets)) if _ascending(offsets) else sorted(range(len(offsets)), key=offsets.__getitem__)
+    for q in order:
+        offset, start = offsets[q], starts[q]
         while added < n and base[by_base[added]] <= offset:
             k = by_base[added]
             added += 1
@@ -48,6 +52,10 @@ def holding_all(scan: LogScan, queries: Sequence[tuple[int, int]]) -> list[int]:
         elif 0 <= start < n:
             answers[q] = _first_reaching(tree, size, start, offset)
     return answers
+
+
+def _ascending(values: Sequence[int]) -> bool:
+    return all(map(le, values, islice(values, 1, None)))
 
 
 def _first_reaching(tree: array, size: int, start: int, offset: int) -> int:
