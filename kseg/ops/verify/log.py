@@ -27,7 +27,7 @@ from kseg.format.v2 import HEADER_SIZE_UP_TO_MAGIC, java_long
 from kseg.format.v2 import LEADER_EPOCH as _EPOCH
 from kseg.limits import INT64_MAX
 from kseg.ops.verify.keys import PAST_ALL, KeyStream
-from kseg.ops.verify.result import IndexKeys, LogScan, SegmentResult
+from kseg.ops.verify.result import IndexFiles, IndexKeys, LogScan, SegmentResult
 from kseg.ops.verify.sieve import Sieve
 from kseg.storage.leader_epochs import NO_EPOCH, EpochCheck
 from kseg.storage.records import FileRecords, ScanItem
@@ -82,8 +82,8 @@ def scan_log(
     scan = first.run(opened)
     if not first.every and not (scan.ordered and all([s.ascends() for s in first.streams])):
         again = SegmentResult(res.partition, res.segment, res.base_offset, path)
-        sieve = None if keys is None or keys.files is None else Sieve.read(keys.files)
-        scan = _LogPass(again, path, None, max_message_size, None, store, sieve).run()
+        files = None if keys is None else keys.files
+        scan = _LogPass(again, path, None, max_message_size, None, store, files).run()
     return scan
 
 
@@ -107,6 +107,7 @@ class _LogPass:
         "epochs",
         "store",
         "sieve",
+        "sift",
     )
 
     def __init__(
@@ -117,21 +118,23 @@ class _LogPass:
         max_message_size: int | None = None,
         epochs: EpochCheck | None = None,
         store: Store | None = None,
-        sieve: Sieve | None = None,
+        sift: IndexFiles | None = None,
     ) -> None:
         self.res, self.path, self.epochs, self.store = res, path, epochs, store
         self.limit = max_message_size
         self.scan = LogScan()
-        self.sieve = sieve  # when set, every batch is recorded and the sieve keeps those answering an entry
-        self.every = keys is None or sieve is not None  # record every batch
+        # the indexes whose entries' questions choose the batches kept (the sieve, made once the log's size is
+        # known: when set, every batch is recorded and the sieve drops those answering nothing)
+        self.sift = sift
+        self.sieve: Sieve | None = None
+        self.every = keys is None or sift is not None  # record every batch
         self.positions = KeyStream(() if keys is None else keys.positions)
         self.offsets = tuple(KeyStream(o) for o in (() if keys is None else keys.offsets))
         # the three streams verify_window walks: positions, then two of offsets (an empty one for an index missing)
         self.streams = (self.positions, *self.offsets, *[KeyStream(()) for _ in range(2 - len(self.offsets))])
         if not all(stream.ascending for stream in self.streams):  # garbage, seen in the first keys: sifted
             self.every = True
-            if keys is not None and keys.files is not None:
-                self.sieve = Sieve.read(keys.files)
+            self.sift = None if keys is None else keys.files
             self.positions, self.offsets = KeyStream(()), ()
             self.streams = (self.positions, KeyStream(()), KeyStream(()))
         # the first position and the first offset the log has not passed yet (each stream's head)
@@ -154,6 +157,8 @@ class _LogPass:
             return scan
         with opened as records:
             scan.size = res.bytes = records.size
+            if self.sift is not None:
+                self.sieve = Sieve.read(self.sift, records.size)
             try:
                 state = self._state() if engine.C is not None else None
                 if state is not None:

@@ -33,15 +33,21 @@ from bisect import bisect_left, bisect_right
 from heapq import merge
 from itertools import accumulate, chain, compress, groupby, islice, repeat
 from operator import eq, le, ne, or_
-from typing import Iterable, Iterator
+from typing import Iterator
 
 from kseg.errors import InputError
 from kseg.format.indexes import TimeIndexView
+from kseg.format.legacy import LOG_OVERHEAD, RECORD_OVERHEAD_V0
 from kseg.limits import INT64_MAX, INT64_MIN
 from kseg.ops.verify.result import IndexFiles, LogScan
 
 #: Entries read from an index at a time.
 BLOCK = 8192
+#: Keys sorted at a time (then merged) where an index's keys do not ascend.
+RUN = 65536
+#: What the sieve holds an entry and what recording every batch holds a batch, at most (bytes), and the
+#: fewest bytes a batch can take (a legacy entry of no key and no value): which costs less for a log.
+ENTRY_BYTES, BATCH_BYTES, SMALLEST_BATCH = 48, 32, LOG_OVERHEAD + RECORD_OVERHEAD_V0
 
 
 class Marks:
@@ -119,21 +125,52 @@ def _ascending(keys: array) -> bool:
     return all(map(le, keys, islice(keys, 1, None)))
 
 
+def _runs(keys: array) -> list[array]:
+    """``keys`` in sorted runs of :data:`RUN` (a list of Python ints only that long), taken from its end
+    (``keys`` is emptied as they are made)."""
+    runs = []
+    while keys:
+        runs.append(array("q", sorted(keys[-RUN:])))
+        del keys[-RUN:]
+    runs.reverse()
+    return runs
+
+
+def _sorted(keys: array) -> array:
+    """``keys`` in ascending order, through :func:`_runs` merged (``keys`` is emptied where they do not)."""
+    return keys if _ascending(keys) else array("q", merge(*_runs(keys)))
+
+
 def _distinct(keys: array) -> array:
-    """``keys`` sorted, without repeats (sorted through a list only when they do not ascend already)."""
-    if not _ascending(keys):
-        keys = array("q", sorted(keys))
-    return array("q", (k for k, _ in groupby(keys)))
+    """``keys`` sorted, without repeats (``keys`` is emptied)."""
+    ordered = keys if _ascending(keys) else merge(*_runs(keys))
+    out = array("q", (k for k, _ in groupby(ordered)))
+    del keys[:]
+    return out
 
 
-def _int64s(values: Iterable[int]) -> array:
-    """``values`` as an int64 array, dropping those past int64 (no batch holds such an offset) and raising
-    those below it to its lowest value (each is passed by the first batch either way)."""
+def _by_position(query_at: array, query_x: array) -> tuple[array, array]:
+    """The ``.index`` questions in ascending position (positions are int32: each packed above its question's
+    number into one int64 key, sorted by :func:`_sorted`; ``query_at`` is emptied)."""
+    if _ascending(query_at):
+        return query_at, query_x
+    keys = array("q", (p << 32 | q for q, p in enumerate(query_at)))  # p * 2**32 + q
+    del query_at[:]
+    keys = _sorted(keys)
+    query_x = array("q", (query_x[key & 0xFFFFFFFF] for key in keys))
+    for i, key in enumerate(keys):
+        keys[i] = key >> 32
+    return keys, query_x
+
+
+def _int64s(values: list[int]) -> array:
+    """``values`` as an int64 array, each past int64 brought to its nearest end (no batch holds an offset past
+    it: a question about the end only keeps a batch more)."""
     out = array("q")
     try:
         out.extend(values)
     except OverflowError:
-        out = array("q", (max(v, INT64_MIN) for v in values if v <= INT64_MAX))
+        out = array("q", (min(max(v, INT64_MIN), INT64_MAX) for v in values))
     return out
 
 
@@ -142,10 +179,8 @@ class Sieve:
     answer them so far: :meth:`sift` after the log pass recorded more batches."""
 
     __slots__ = (
-        "positions",
         "xs",
         "times",
-        "offsets",
         "query_at",
         "query_x",
         "queried",
@@ -156,53 +191,44 @@ class Sieve:
         "kept",
     )
 
-    def __init__(self, positions: array, query_at: array, query_x: array, times: array) -> None:
-        """The ``.index`` entries' positions (file order); their questions (``X``, ``P``) as two columns
-        (``P`` in ``query_at``, ``X`` in ``query_x``; none whose offset is past int64: no batch holds it); the
-        ``.timeindex`` entries' offsets."""
-        if not _ascending(query_at):  # an .index whose positions do not ascend: its questions in position order
-            order = sorted(range(len(query_at)), key=query_at.__getitem__)
-            query_at, query_x = (
-                array("q", map(query_at.__getitem__, order)),
-                array("q", map(query_x.__getitem__, order)),
-            )
-            del order
-        self.query_at, self.query_x = query_at, query_x
-        self.xs = _distinct(query_x)  # the .index offsets (the first batch from a position holding one)
+    def __init__(self, query_at: array, query_x: array, times: array) -> None:
+        """The ``.index`` entries' questions (``X``, ``P``) as two columns in file order (``P`` in ``query_at``,
+        ``X`` in ``query_x``), and the ``.timeindex`` entries' offsets."""
+        query_at, query_x = _by_position(query_at, query_x)
+        self.xs = _distinct(array("q", query_x))  # the .index offsets (the first batch from a position holding one)
         self.times = _distinct(times)  # the .timeindex offsets
-        # every offset named, and the .index positions (a batch starting at one), each ending with a key no
-        # batch's last offset passes and no position reaches
-        self.offsets = array("q", (k for k, _ in groupby(merge(self.xs, self.times))))
-        self.offsets.append(INT64_MAX)
-        self.positions = _distinct(positions)
-        self.positions.append(INT64_MAX)
+        # each ending with a key no position reaches, no batch's last offset passes
+        query_at.append(INT64_MAX)
+        query_x.append(INT64_MAX)
+        self.query_at, self.query_x = query_at, query_x  # (query_at: the positions a batch may start at)
+        self.xs.append(INT64_MAX)
+        self.times.append(INT64_MAX)
         self.queried = 0  # the .index questions taken so far (those at positions the log has reached)
-        self.active = Marks(len(self.xs), on=False)  # offsets of .index questions taken and not answered
-        self.unheld = Marks(len(self.times), on=True)  # .timeindex offsets no batch has held yet
-        self.ended = bytearray(len(self.times))  # .timeindex offsets a batch has ended at
+        self.active = Marks(len(self.xs) - 1, on=False)  # offsets of .index questions taken and not answered
+        self.unheld = Marks(len(self.times) - 1, on=True)  # .timeindex offsets no batch has held yet
+        self.ended = bytearray(len(self.times) - 1)  # .timeindex offsets a batch has ended at
         self.max_last = INT64_MIN - 1  # the largest last offset of the batches sifted
         self.kept = 0  # rows of the scan already sifted
 
     @classmethod
-    def read(cls, indexes: IndexFiles) -> Sieve:
+    def read(cls, indexes: IndexFiles, log_size: int) -> Sieve | None:
         """The questions of the entries of ``indexes`` (before a zero tail; an index that could not be read
-        asks none: its check reports it), read ``BLOCK`` entries at a time into int64 arrays."""
-        positions, query_at, query_x, times = array("q"), array("q"), array("q"), array("q")
-        for view in indexes:
-            if view is None or isinstance(view, InputError):
-                continue
+        asks none: its check reports it), read ``BLOCK`` entries at a time into int64 arrays; or None when
+        recording every batch of a log of ``log_size`` bytes costs less (a small log, large indexes)."""
+        views = [view for view in indexes if view is not None and not isinstance(view, InputError)]
+        if sum(view.entries for view in views) * ENTRY_BYTES >= log_size // SMALLEST_BATCH * BATCH_BYTES:
+            return None
+        query_at, query_x, times = array("q"), array("q"), array("q")
+        for view in views:
             stop = view.entries - view.zero_tail()
             for first in range(0, stop, BLOCK):
                 keys, values = view.columns(first, min(stop, first + BLOCK))
                 if isinstance(view, TimeIndexView):
                     times.extend(_int64s(values))
-                    continue
-                positions.extend(values)
-                if keys and max(keys) > INT64_MAX:
-                    values = [p for p, x in zip(values, keys, strict=True) if x <= INT64_MAX]
-                query_at.extend(values)
-                query_x.extend(_int64s(keys))
-        return cls(positions, query_at, query_x, times)
+                else:
+                    query_at.extend(values)
+                    query_x.extend(_int64s(keys))
+        return cls(query_at, query_x, times)
 
     def sift(self, scan: LogScan) -> None:
         """Drop the batches recorded in ``scan`` since the last call that answer no question."""
@@ -231,13 +257,18 @@ class Sieve:
         row's offsets are searched for in the whole sorted keys."""
         rows = len(positions)
         low = list(map(min, bases, map((1).__add__, before), lasts))  # the offsets a row may answer: low .. last
-        offsets, at = self.offsets, self.positions
-        lo, hi = bisect_left(offsets, min(low)), bisect_right(offsets, max(lasts))
-        if hi - lo <= 2 * rows:  # a row of one offset: whether an entry names it; one of more: judged
-            named = set(offsets[lo:hi])
+        spans = [(keys, bisect_left(keys, min(low)), bisect_right(keys, max(lasts))) for keys in (self.xs, self.times)]
+        if sum(hi - lo for _, lo, hi in spans) <= 2 * rows:  # a row of one offset: whether an entry names it;
+            named = set(chain.from_iterable(keys[lo:hi] for keys, lo, hi in spans))  # one of more: judged
             offered = map(or_, map(named.__contains__, lasts), map(ne, low, lasts))
         else:
-            offered = map(le, map(offsets.__getitem__, map(bisect_left, repeat(offsets), low)), lasts)
+            xs, times = self.xs, self.times
+            offered = map(
+                or_,
+                map(le, map(xs.__getitem__, map(bisect_left, repeat(xs), low)), lasts),
+                map(le, map(times.__getitem__, map(bisect_left, repeat(times), low)), lasts),
+            )
+        at = self.query_at
         lo, hi = bisect_left(at, positions[0]), bisect_right(at, positions[-1])
         if hi - lo <= 2 * rows:
             starts = set(at[lo:hi])
@@ -250,14 +281,15 @@ class Sieve:
         """Whether the batch at ``pos`` (offsets ``base .. last``, the largest last offset before it
         ``before``) answers a question not answered yet (module docstring)."""
         self._take_questions(pos)
-        at, offsets = self.positions, self.offsets
+        at, times, xs = self.query_at, self.times, self.xs
         answers = at[bisect_left(at, pos)] == pos
-        k = bisect_right(offsets, before)
-        if last > before and k < len(offsets) - 1 and offsets[k] <= last:  # (the last key: no entry's)
-            answers = True  # the first batch reaching the offsets above every earlier last offset
-        times, xs = self.times, self.xs
+        if last > before:  # the first batch reaching the offsets above every earlier last offset
+            for keys in (xs, times):
+                k = bisect_right(keys, before)
+                if k < len(keys) - 1 and keys[k] <= last:  # (not the key ending them)
+                    answers = True
         k = bisect_left(times, last)
-        if k < len(times) and times[k] == last:  # (a batch's last offset may be below its base: it still ends there)
+        if k < len(times) - 1 and times[k] == last:  # (a batch's last offset may be below its base: it ends there)
             if not self.ended[k]:
                 self.ended[k] = 1
                 answers = True
@@ -266,16 +298,17 @@ class Sieve:
             lo, hi = (k, k) if base == last else (bisect_left(times, base), k)
         if lo < hi and self.unheld.take(lo, hi):
             answers = True
-        hi = bisect_right(xs, last)
+        hi = min(bisect_right(xs, last), len(xs) - 1)
         lo = hi - 1 if base == last else bisect_left(xs, base)
         if 0 <= lo < hi and xs[lo] >= base and self.active.take(lo, hi):
             answers = True
         return answers
 
     def _take_questions(self, pos: int) -> None:
-        """Mark the offsets of the ``.index`` questions from positions up to ``pos`` as asked."""
-        q, at, xs, n = self.queried, self.query_at, self.query_x, len(self.query_at)
-        while q < n and at[q] <= pos:
+        """Mark the offsets of the ``.index`` questions from positions up to ``pos`` as asked (the last
+        position, past every batch's, ends them)."""
+        q, at, xs = self.queried, self.query_at, self.query_x
+        while at[q] <= pos:
             self.active.set(bisect_left(self.xs, xs[q]))
             q += 1
         self.queried = q

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from kseg.format.indexes import OffsetIndexView, TimeIndexView
-from kseg.ops.verify import keys, offset_index, time_index, verify
+from kseg.ops.verify import keys, offset_index, sieve, time_index, verify
 from kseg.ops.verify.holding import holding_all
 from kseg.ops.verify.index import EntryCheck, Records, batch_holding
 from kseg.ops.verify.result import KEPT_PER_KIND, LogScan, SegmentResult
@@ -25,6 +25,15 @@ from tests.conftest import CORPUS_DATA
 from tests.ops.verify.kafka_versions import BUILDERS
 
 CORPUS = sorted(p.name for p in CORPUS_DATA.iterdir() if p.is_dir())
+
+
+@pytest.fixture(autouse=True)
+def _sifted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sieve taken wherever it applies, however small the log (a log much smaller than its indexes
+    records every batch instead: :func:`test_a_small_log_with_large_indexes_records_every_batch`)."""
+    monkeypatch.setattr(sieve, "ENTRY_BYTES", 0)
+
+
 VERSIONS = [(b, k) for b in sorted(BUILDERS) for k in ("2.8", "3.6", "3.9")]
 
 
@@ -292,3 +301,20 @@ def test_a_log_whose_every_other_batch_goes_back_is_checked_in_one_pass(
     for kind, file in (("index-offset", seg.index), ("timeindex-offset", seg.timeindex)):  # entry k - 1: batch k
         kept = [p.entry for p in res.problems if p.kind == kind]
         assert kept == list(range(0, 2 * KEPT_PER_KIND, 2)) and len(kept) + res.omitted[kind, file] == 14_999
+
+
+def test_a_small_log_with_large_indexes_records_every_batch(monkeypatch, tmp_path: Path) -> None:
+    """Where the log could not hold as many batches as its indexes have entries, recording every batch costs
+    less than reading the entries' questions: the second pass does that, with the same outcome."""
+    d = _going_back(tmp_path / "back-0", 300, (100,))
+    (seg,) = scan_partition(str(d)).segments
+    for entry_bytes, every in ((0, False), (sieve.ENTRY_BYTES, True)):
+        monkeypatch.setattr(sieve, "ENTRY_BYTES", entry_bytes)
+        if every:
+            monkeypatch.setattr(sieve, "SMALLEST_BATCH", 10**6)  # (as if the log were small)
+        scan = verify.scan_log(
+            verify.SegmentResult("back-0", seg.name, 0, seg.log), seg.log, verify.index_keys(verify.read_indexes(seg))
+        )
+        assert not scan.ordered and (len(scan.positions) == 300) == every
+        for strict in (False, True):
+            assert _outcome(d, strict) == _reference(monkeypatch, d, strict)
