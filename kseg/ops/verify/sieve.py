@@ -33,7 +33,6 @@ from bisect import bisect_left, bisect_right
 from heapq import merge
 from itertools import accumulate, chain, compress, groupby, islice, repeat
 from operator import eq, le, ne, or_
-from typing import Iterator
 
 from kseg.errors import InputError
 from kseg.format.indexes import TimeIndexView
@@ -239,10 +238,11 @@ class Sieve:
         before = list(accumulate(chain((self.max_last,), lasts), max))  # the largest last offset before each
         self.max_last = before.pop()
         answers = self._answers
+        offered, starting = self._asked(positions, bases, lasts, before)
         keep = [
             i
-            for i in self._asked(positions, bases, lasts, before)
-            if answers(positions[i], bases[i], lasts[i], before[i])
+            for i in compress(range(len(positions)), map(or_, offered, starting))
+            if (offered[i] and answers(positions[i], bases[i], lasts[i], before[i])) or starting[i]
         ]
         for column in (scan.positions, scan.base_offsets, scan.last_offsets, scan.running_max):
             tail = column[start:]
@@ -250,11 +250,11 @@ class Sieve:
             column.extend(map(tail.__getitem__, keep))
         self.kept = len(scan.positions)
 
-    def _asked(self, positions: array, bases: array, lasts: array, before: list[int]) -> Iterator[int]:
-        """The rows that may answer a question (a superset, found in C loops): a batch none of whose offsets
-        an entry names, nor its position, answers none.  The entries' keys inside the rows' span are taken
-        as a set when they are few (the rows of a log in order, or going back now and then), else every
-        row's offsets are searched for in the whole sorted keys."""
+    def _asked(self, positions: array, bases: array, lasts: array, before: list[int]) -> tuple[list[bool], list[bool]]:
+        """For each row, whether an entry may name one of its offsets (a superset: :meth:`_answers` judges
+        those), and whether one names its position (kept), found in C loops.  The entries' keys inside the
+        rows' span are taken as a set when they are few (the rows of a log in order, or going back now and
+        then), else every row's offsets are searched for in the whole sorted keys."""
         rows = len(positions)
         low = list(map(min, bases, map((1).__add__, before), lasts))  # the offsets a row may answer: low .. last
         spans = [(keys, bisect_left(keys, min(low)), bisect_right(keys, max(lasts))) for keys in (self.xs, self.times)]
@@ -275,14 +275,15 @@ class Sieve:
             starting = map(starts.__contains__, positions)
         else:
             starting = map(eq, map(at.__getitem__, map(bisect_left, repeat(at), positions)), positions)
-        return compress(range(rows), map(or_, offered, starting))
+        return list(offered), list(starting)
 
     def _answers(self, pos: int, base: int, last: int, before: int) -> bool:
         """Whether the batch at ``pos`` (offsets ``base .. last``, the largest last offset before it
-        ``before``) answers a question not answered yet (module docstring)."""
+        ``before``) answers an offset's question not answered yet (module docstring; the position's,
+        :meth:`sift`)."""
         self._take_questions(pos)
-        at, times, xs = self.query_at, self.times, self.xs
-        answers = at[bisect_left(at, pos)] == pos
+        times, xs = self.times, self.xs
+        answers = False
         if last > before:  # the first batch reaching the offsets above every earlier last offset
             for keys in (xs, times):
                 k = bisect_right(keys, before)
