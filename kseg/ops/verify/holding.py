@@ -64,6 +64,8 @@ def ascending_order(values: Sequence[int]) -> Iterable[int]:
     if all(map(le, values, islice(values, 1, None))):
         return range(n)
     key = values.__getitem__
+    if n <= RUN:
+        return sorted(range(n), key=key)
     runs = [array("q", sorted(range(at, min(n, at + RUN)), key=key)) for at in range(0, n, RUN)]
     return merge(*runs, key=key)
 

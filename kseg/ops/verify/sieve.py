@@ -33,6 +33,7 @@ from bisect import bisect_left, bisect_right
 from heapq import merge
 from itertools import accumulate, chain, compress, groupby, islice, repeat
 from operator import eq, le, ne, or_
+from typing import Iterable
 
 from kseg.errors import InputError
 from kseg.format.indexes import TimeIndexView
@@ -137,12 +138,15 @@ def _runs(keys: array) -> list[array]:
 
 def _sorted(keys: array) -> array:
     """``keys`` in ascending order, through :func:`_runs` merged (``keys`` is emptied where they do not)."""
-    return keys if _ascending(keys) else array("q", merge(*_runs(keys)))
+    if _ascending(keys):
+        return keys
+    runs = _runs(keys)
+    return runs[0] if len(runs) == 1 else array("q", merge(*runs))
 
 
 def _distinct(keys: array) -> array:
     """``keys`` sorted, without repeats (``keys`` is emptied)."""
-    ordered = keys if _ascending(keys) else merge(*_runs(keys))
+    ordered: Iterable[int] = keys if _ascending(keys) else merge(*_runs(keys))
     out = array("q", (k for k, _ in groupby(ordered)))
     del keys[:]
     return out
