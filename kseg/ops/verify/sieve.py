@@ -21,9 +21,11 @@ those that answer nothing): one C-level filter drops the batches whose offsets a
 and the few left are judged by the rules above, each question answered once (a tree of flags over the
 entries' distinct offsets: :class:`Marks`).
 
-Memory: the entries as int64 arrays, sorted and without repeats (about 40 bytes an ``.index`` entry and
-20 a ``.timeindex`` entry, a list of them while sorting an index whose keys do not ascend), and at most a
-few kept batches an entry (32 bytes each).
+Memory: the entries as int64 arrays (the ``.index`` questions in position order and each index's distinct
+offsets: about 24 bytes an ``.index`` entry and 13 a ``.timeindex`` entry, twice that for a moment while
+keys that do not ascend are sorted, in runs of :data:`RUN` merged), and at most a few kept batches a
+question (32 bytes each).  Where the log is too small to hold as many batches as the indexes have entries,
+recording every batch costs less: :meth:`Sieve.read` says so (None).
 """
 
 from __future__ import annotations
