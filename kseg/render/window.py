@@ -33,12 +33,29 @@ def window_lines(
     mode: int,
     last_offset: int,
     gap: bool,
+    limit: int,
+    codecs: Callable,
 ) -> tuple[int, int, bool]:
     """``DumpSink.window_lines`` through the engine, written to ``sink``: Kafka's text (``json`` 0, the
-    batch line's constant parts from ``parts_fn``) or JSON rows of schema version ``json``."""
+    batch line's constant parts from ``parts_fn``) or JSON rows of schema version ``json``; lz4 and zstd
+    batches decompressed to at most ``limit`` bytes (the dump's decompression bound) by the libraries
+    ``codecs`` gives (:class:`kseg.format.compression.WindowCodecs`)."""
     assert C_WINDOW is not None
     data, pos, last_offset, full = C_WINDOW(
-        view, ws, wl, pos, end, mode, last_offset, gap, parts_fn, timestamp_type.BY_FLAG, WINDOW_OUT, json
+        view,
+        ws,
+        wl,
+        pos,
+        end,
+        mode,
+        last_offset,
+        gap,
+        parts_fn,
+        timestamp_type.BY_FLAG,
+        WINDOW_OUT,
+        json,
+        limit,
+        codecs,
     )
     if data:
         sink.write_encoded([data])
