@@ -25,7 +25,8 @@ Memory: the entries as int64 arrays (the ``.index`` questions in position order 
 offsets: about 24 bytes an ``.index`` entry and 13 a ``.timeindex`` entry, twice that for a moment while
 keys that do not ascend are sorted, in runs of :data:`RUN` merged), and at most a few kept batches a
 question (32 bytes each).  Where the log is too small to hold as many batches as the indexes have entries,
-recording every batch costs less: :meth:`Sieve.read` says so (None).
+or small enough that its every batch costs at most :data:`EVERY_BYTES`, recording every batch costs less:
+:meth:`Sieve.read` says so (None).
 """
 
 from __future__ import annotations
@@ -50,6 +51,9 @@ RUN = 65536
 #: What the sieve holds an entry and what recording every batch holds a batch, at most (bytes), and the
 #: fewest bytes a batch can take (a legacy entry of no key and no value): which costs less for a log.
 ENTRY_BYTES, BATCH_BYTES, SMALLEST_BATCH = 48, 32, LOG_OVERHEAD + RECORD_OVERHEAD_V0
+#: Every batch is recorded where that costs at most this much (bytes) however many entries there are: a small
+#: log, checked faster so (the sieve judges a row in Python where an entry names it).
+EVERY_BYTES = 8 << 20
 
 
 class Marks:
@@ -219,9 +223,11 @@ class Sieve:
     def read(cls, indexes: IndexFiles, log_size: int) -> Sieve | None:
         """The questions of the entries of ``indexes`` (before a zero tail; an index that could not be read
         asks none: its check reports it), read ``BLOCK`` entries at a time into int64 arrays; or None when
-        recording every batch of a log of ``log_size`` bytes costs less (a small log, large indexes)."""
+        recording every batch of a log of ``log_size`` bytes costs less (large indexes) or little (a log of at
+        most a few MiB)."""
         views = [view for view in indexes if view is not None and not isinstance(view, InputError)]
-        if sum(view.entries for view in views) * ENTRY_BYTES >= log_size // SMALLEST_BATCH * BATCH_BYTES:
+        every = log_size // SMALLEST_BATCH * BATCH_BYTES  # what recording every batch may cost
+        if every <= EVERY_BYTES or sum(view.entries for view in views) * ENTRY_BYTES >= every:
             return None
         query_at, query_x, times = array("q"), array("q"), array("q")
         for view in views:

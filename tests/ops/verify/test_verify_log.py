@@ -29,9 +29,10 @@ CORPUS = sorted(p.name for p in CORPUS_DATA.iterdir() if p.is_dir())
 
 @pytest.fixture(autouse=True)
 def _sifted(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The sieve taken wherever it applies, however small the log (a log much smaller than its indexes
-    records every batch instead: :func:`test_a_small_log_with_large_indexes_records_every_batch`)."""
+    """The sieve taken wherever it applies, however small the log (a log much smaller than its indexes, or
+    of a few MiB, records every batch instead: :func:`test_a_small_log_with_large_indexes_records_every_batch`)."""
     monkeypatch.setattr(sieve, "ENTRY_BYTES", 0)
+    monkeypatch.setattr(sieve, "EVERY_BYTES", -1)
 
 
 VERSIONS = [(b, k) for b in sorted(BUILDERS) for k in ("2.8", "3.6", "3.9")]
@@ -310,13 +311,16 @@ def test_a_log_whose_every_other_batch_goes_back_is_checked_in_one_pass(
 
 def test_a_small_log_with_large_indexes_records_every_batch(monkeypatch, tmp_path: Path) -> None:
     """Where the log could not hold as many batches as its indexes have entries, recording every batch costs
-    less than reading the entries' questions: the second pass does that, with the same outcome."""
+    less than reading the entries' questions, and where its rows would take a few MiB at most it costs little:
+    the second pass does that, with the same outcome."""
     d = _going_back(tmp_path / "back-0", 300, (100,))
     (seg,) = scan_partition(str(d)).segments
-    for entry_bytes, every in ((0, False), (sieve.ENTRY_BYTES, True)):
+    # the sieve; a log as if too small for as many batches as entries; a log whose rows take less than 8 MiB
+    cases = ((0, 26, -1, False), (48, 10**6, -1, True), (0, 26, 8 << 20, True))
+    for entry_bytes, smallest, every_bytes, every in cases:
         monkeypatch.setattr(sieve, "ENTRY_BYTES", entry_bytes)
-        if every:
-            monkeypatch.setattr(sieve, "SMALLEST_BATCH", 10**6)  # (as if the log were small)
+        monkeypatch.setattr(sieve, "SMALLEST_BATCH", smallest)
+        monkeypatch.setattr(sieve, "EVERY_BYTES", every_bytes)
         scan = verify.scan_log(
             verify.SegmentResult("back-0", seg.name, 0, seg.log), seg.log, verify.index_keys(verify.read_indexes(seg))
         )
