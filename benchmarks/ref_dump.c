@@ -17,10 +17,11 @@
  * are decompressed into one reused buffer (grown, never shrunk): zstd by ZSTD_decompressStream over the
  * frame, lz4 by walking the frame Kafka writes (KafkaLZ4BlockOutputStream: the LZ4 frame header, then
  * blocks of a 4-byte little-endian size, its top bit marking a stored block, up to a zero end mark) and
- * LZ4_decompress_safe on each block.  No checks past what
- * keeps the loop in bounds: it is a floor to measure against, not a reader of untrusted input.
+ * LZ4_decompress_safe on each block.  No checks past what keeps the loop in bounds: it is a floor to
+ * measure against, not a reader of untrusted input.
  *
- * Built by benchmarks/run.py (cc -O2) into benchmarks/data/; never part of kseg.
+ * Built by benchmarks/run.py (cc -O2, with -DREF_CODECS -llz4 -lzstd where they link) into
+ * benchmarks/data/; never part of kseg.
  */
 #include <fcntl.h>
 #include <stdint.h>
