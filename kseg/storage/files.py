@@ -34,7 +34,6 @@ from kseg.storage.names import (
 from kseg.storage.stores.base import ReadFile
 
 if TYPE_CHECKING:
-    from kseg.format.rsm_manifest import Manifest
     from kseg.storage.stores.base import SizedFile, Store
 
 __all__ = [  # a file :func:`open_readonly` opened (kseg.storage.stores.base), and the names' rules
@@ -127,15 +126,6 @@ def identity(path: str, store: Store | None = None) -> str:
     """What names this version of a file, for ``--resume``: ``size=<n> mtime_ns=<t> ctime_ns=<t>`` of a local
     file, a store object's ETag (:meth:`Store.identity`); raises :class:`InputError` with the OS's reason."""
     return store_of(path, store).identity(path)
-
-
-def read_manifest(path: str, store: Store | None = None) -> Manifest:
-    """The Aiven manifest object at ``path``, read through its store and parsed, not kept (``kseg tiered``
-    checks sizes by it): an :class:`InputError` when it cannot be read, a ``ManifestError`` naming it when it
-    is no manifest."""
-    from kseg.storage import tiered
-
-    return tiered.read_manifest(store_of(path, store).open, path)
 
 
 def mtime_ms(path: str, store: Store | None = None) -> int:

@@ -7,10 +7,10 @@ import pytest
 
 from kseg.decoders.remote import read_record
 from kseg.ops.tiered.keys import expected_key
+from kseg.ops.tiered.objects import read_manifest
 from kseg.ops.tiered.read import read_metadata
 from kseg.ops.tiered.run import TieredReport, check_all
 from kseg.ops.tiered.store import list_store
-from kseg.storage.files import read_manifest
 from kseg.storage.remote_keys import Layout, object_key
 from kseg.testing import remote_metadata as rm
 from tests.ops.tiered import scenario as sc
