@@ -49,6 +49,7 @@ from kseg.format import java_numbers
 from kseg.format.uuid import parse_uuid
 from kseg.limits import INT32_MAX, INT64_MAX, INT64_MIN
 from kseg.storage import files, location
+from kseg.storage.context import Store
 from kseg.storage.names import (
     CLEAN_SHUTDOWN,
     CLEANER,
@@ -62,7 +63,6 @@ from kseg.storage.names import (
     topic_partition,
 )
 from kseg.storage.read import AuxFile, Kind, lines_of_text
-from kseg.storage.stores.base import Store
 from kseg.storage.tiered_names import aiven_key
 
 __all__ = [  # the files' names (kseg.storage.names), for the readers of their contents

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Callable, cast
 
 from kseg.errors import InputError
 from kseg.storage import location
+from kseg.storage.context import ReadFile
 from kseg.storage.names import (
     BOOTSTRAP_CHECKPOINT,
     CHECKPOINT,
@@ -31,12 +32,11 @@ from kseg.storage.names import (
     suffix,
     tiered_segment_id,
 )
-from kseg.storage.stores.base import ReadFile
 
 if TYPE_CHECKING:
-    from kseg.storage.stores.base import SizedFile, Store
+    from kseg.storage.context import SizedFile, Store
 
-__all__ = [  # a file :func:`open_readonly` opened (kseg.storage.stores.base), and the names' rules
+__all__ = [  # a file :func:`open_readonly` opened (kseg.storage.context), and the names' rules
     "ReadFile",
     "LOG",
     "INDEX",
@@ -68,7 +68,7 @@ def sibling(path: str, new_suffix: str) -> str:
 
 def display(path: str, store: Store | None = None) -> str:
     """The path as Java's ``File.toString`` shows it (duplicate and trailing slashes folded), a URI as given
-    (:meth:`Store.display <kseg.storage.stores.base.Store.display>`)."""
+    (:meth:`Names.display <kseg.storage.context.Names.display>`)."""
     return store_of(path, store).names.display(path) if path else path
 
 

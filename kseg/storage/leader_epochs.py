@@ -51,8 +51,8 @@ from kseg.storage.checkpoints import (
     open_aux,
     too_many,
 )
+from kseg.storage.context import Store
 from kseg.storage.names import LEADER_EPOCHS_FILE
-from kseg.storage.stores.base import Store
 
 FILE_NAME = LEADER_EPOCHS_FILE
 VERSION = 0

@@ -25,9 +25,10 @@ from typing import Any, NamedTuple, TypeVar
 
 from kseg.errors import InputError, KsegError
 from kseg.storage import files, location, names, watch
+from kseg.storage.context import Listed, ReadFile, Store
 from kseg.storage.names import LEADER_EPOCHS_FILE as LEADER_EPOCHS
 from kseg.storage.names import SEGMENT_SUFFIXES
-from kseg.storage.stores.base import How, ReadFile, Store, open_together
+from kseg.storage.stores.base import How, open_together
 from kseg.storage.tiered_names import is_indexes_object
 
 _DIGITS = re.compile(r"(\d+)")
@@ -162,7 +163,7 @@ def scan_partition(path: str, notes: list[str] | None = None, store: Store | Non
 
 
 def partition_from_listing(
-    path: str, entries: list[location.Entry], notes: list[str] | None, store: Store | None = None
+    path: str, entries: Sequence[Listed], notes: list[str] | None, store: Store | None = None
 ) -> Partition:
     """The partition whose directory ``path`` holds ``entries`` (``LocalLog``'s naming rules: files in
     transition and names without a base offset are skipped with a note; a listed size is kept)."""
@@ -211,7 +212,7 @@ def partition_from_listing(
     return part
 
 
-def leader_epochs_listed(path: str, entries: list[location.Entry], store: Store) -> bool:
+def leader_epochs_listed(path: str, entries: Sequence[Listed], store: Store) -> bool:
     """Whether the partition directory ``path``, listed as ``entries``, holds a ``leader-epoch-checkpoint``
     (:attr:`Partition.leader_epochs`): an object store's listing answers; a file system's names a dangling
     link too, so a name listed is asked whether anything is there (what a reader asked before reading it:

@@ -36,7 +36,7 @@ from kseg.storage.batch import FileBatch, LegacyBatch, V2Batch, short_v2_header
 from kseg.storage.context import ReadContext
 
 if TYPE_CHECKING:
-    from kseg.storage.stores.base import Store
+    from kseg.storage.context import Store
 
 _FRAME = struct.Struct(">qiib")  # offset, length, (epoch or crc), magic
 HEADER_SIZE_UP_TO_MAGIC = v2.HEADER_SIZE_UP_TO_MAGIC

@@ -25,8 +25,8 @@ from kseg.errors import CorruptSnapshotError, InputError
 from kseg.format.crc import crc32c_function
 from kseg.format.snapshot import ENTRY_SIZE, HEAD_SIZE, ProducerEntry, check_crc, check_head, entries_in
 from kseg.storage import files
+from kseg.storage.context import Store
 from kseg.storage.read import Kind
-from kseg.storage.stores.base import Store
 
 
 class Snapshot(NamedTuple):

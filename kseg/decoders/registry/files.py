@@ -29,13 +29,15 @@ from kseg.decoders.registry.store import SchemaStore
 from kseg.errors import InputError
 
 if TYPE_CHECKING:
-    from kseg.storage.location import Entry
+    from collections.abc import Sequence
+
+    from kseg.storage.context import Listed
 
 SUFFIXES = {".avsc": "AVRO", ".proto": "PROTOBUF", ".json": "JSON"}
 MAX_FILE = 16 << 20  # one file of schemas (a GET /schemas answer of thousands of schemas fits)
 
 
-def schema_files(directory: str, topic: str) -> list[Entry] | None:
+def schema_files(directory: str, topic: str) -> Sequence[Listed] | None:
     """The files directly under ``directory`` (local or a prefix of a store, listed once through its store)
     when it holds schema files, no ``.log`` segment and no ``<topic>-0`` partition directory (a log dir,
     never listed whole); else None."""
@@ -57,7 +59,7 @@ def schema_files(directory: str, topic: str) -> list[Entry] | None:
     return None
 
 
-def load_files(directory: str, entries: list[Entry]) -> SchemaStore:
+def load_files(directory: str, entries: Sequence[Listed]) -> SchemaStore:
     """The schemas of the files ``entries`` of ``directory`` (:func:`schema_files`), read in name order."""
     from kseg.storage.checkpoints import open_aux
     from kseg.storage.location import basename

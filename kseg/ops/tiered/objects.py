@@ -27,7 +27,7 @@ from kseg.storage.remote_keys import AIVEN_LEGACY_SUFFIXES, LOCAL_SUFFIXES, OPTI
 from kseg.words import plural
 
 if TYPE_CHECKING:
-    from kseg.storage.stores.base import Store
+    from kseg.storage.context import Store
 
 _AIVEN_INDEXES = frozenset(AIVEN_LEGACY_SUFFIXES) - {"log", "rsm-manifest", "txnindex"}
 #: reads a manifest object (:func:`read_manifest`): raises InputError or KsegError

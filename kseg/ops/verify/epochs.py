@@ -22,7 +22,7 @@ from kseg.storage import files, leader_epochs, location
 from kseg.storage.leader_epochs import EpochCheck, EpochEntry
 
 if TYPE_CHECKING:
-    from kseg.storage.stores.base import Store
+    from kseg.storage.context import Store
 
 KIND = "leader-epoch"  # a batch's epoch against the checkpoint's entries
 ORDER_KIND = "leader-epoch-order"  # entries not increasing

@@ -30,9 +30,9 @@ from kseg.format.v2 import LEADER_EPOCH as _EPOCH
 from kseg.limits import INT64_MAX
 from kseg.ops.verify.keys import PAST_ALL, KeyChunks, Keys, KeyStream
 from kseg.ops.verify.result import IndexFiles, IndexKeys, LogScan, SegmentResult
+from kseg.storage.context import ReadFile, Store
 from kseg.storage.leader_epochs import NO_EPOCH, EpochCheck
 from kseg.storage.records import FileRecords, ScanItem
-from kseg.storage.stores.base import ReadFile, Store
 
 #: The slots of ``verify_window``'s int64 state (the C source says what each holds), by name.
 STATE = (

@@ -16,10 +16,9 @@ from typing import TypeVar, cast
 
 from kseg.errors import InputError
 from kseg.storage import files, location, prefixes, roots, watch
-from kseg.storage.context import ReadContext, running
+from kseg.storage.context import ReadContext, Store, running
 from kseg.storage.names import SEGMENT_SUFFIXES, TRANSITION_DIR
 from kseg.storage.partition import LAYOUT_HINT, Partition, natural_key, partition_from_listing, scan_partition
-from kseg.storage.stores.base import Store
 from kseg.storage.stores.discover import store_for
 
 T = TypeVar("T")
