@@ -77,8 +77,9 @@ def _where(path: str) -> dict[str, str]:
     """The fields naming a partition in every lookup row: its log directory (absolute), its directory
     name, and the path as given."""
     from kseg.storage.partition import Partition
+    from kseg.storage.stores.discover import store_of
 
-    part = Partition(path)
+    part = Partition(path, store=store_of(path))
     return {"logDir": part.log_dir, "partition": part.name, "path": path}
 
 

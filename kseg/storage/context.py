@@ -143,7 +143,7 @@ class SizedFile(ReadFile, Protocol):
     size: int
 
 
-class Listed(Protocol):
+class ListedFile(Protocol):
     """One file a store's listing found (``location.Entry``): its path or URI, and its size in bytes (None: not
     listed)."""
 
@@ -212,7 +212,7 @@ class Store(Protocol):
     def exists(self, path: str) -> bool:
         """Whether anything is at ``path``."""
 
-    def list(self, path: str) -> Sequence[Listed]:
+    def list(self, path: str) -> Sequence[ListedFile]:
         """The files directly under the directory ``path``, sorted (:class:`InputError` when it cannot be
         listed)."""
 
@@ -226,6 +226,10 @@ class Store(Protocol):
     def original_size(self, path: str) -> int | None:
         """The size of the segment file ``path`` as Kafka wrote it when the store keeps it otherwise (a
         tiered ``.log``: its manifest's), else None."""
+
+    def __hash__(self) -> int:
+        """A store is hashed by identity (one per kind and read context): a cache of what was read through it
+        may be keyed by it."""
 
 
 # -- the bridge for reads not yet handed their store -----------------------------------------------------

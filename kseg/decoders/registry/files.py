@@ -31,13 +31,13 @@ from kseg.errors import InputError
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from kseg.storage.context import Listed
+    from kseg.storage.context import ListedFile
 
 SUFFIXES = {".avsc": "AVRO", ".proto": "PROTOBUF", ".json": "JSON"}
 MAX_FILE = 16 << 20  # one file of schemas (a GET /schemas answer of thousands of schemas fits)
 
 
-def schema_files(directory: str, topic: str) -> Sequence[Listed] | None:
+def schema_files(directory: str, topic: str) -> Sequence[ListedFile] | None:
     """The files directly under ``directory`` (local or a prefix of a store, listed once through its store)
     when it holds schema files, no ``.log`` segment and no ``<topic>-0`` partition directory (a log dir,
     never listed whole); else None."""
@@ -59,7 +59,7 @@ def schema_files(directory: str, topic: str) -> Sequence[Listed] | None:
     return None
 
 
-def load_files(directory: str, entries: Sequence[Listed]) -> SchemaStore:
+def load_files(directory: str, entries: Sequence[ListedFile]) -> SchemaStore:
     """The schemas of the files ``entries`` of ``directory`` (:func:`schema_files`), read in name order."""
     from kseg.storage.checkpoints import open_aux
     from kseg.storage.location import basename

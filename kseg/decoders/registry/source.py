@@ -94,10 +94,11 @@ def replay(source: str, limit: int = DEFAULT_DECOMPRESSION_LIMIT) -> tuple[Schem
     """Replay the ``_schemas`` partition ``source`` names: (the store, the directory read)."""
     from kseg.storage.partition import scan_partition
     from kseg.storage.records import FileRecords
+    from kseg.storage.stores.discover import store_of
 
     directory = partition_dir(source)
     notes: list[str] = []
-    part = scan_partition(directory, notes)
+    part = scan_partition(directory, notes, store=store_of(directory))
     if part.error:
         raise InputError(f"--schemas: {part.error}", path=directory)
     logs = [s.log for s in part.segments if s.log]

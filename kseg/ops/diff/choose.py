@@ -102,4 +102,4 @@ def replica_line(name: str, path: str, count: int, why: str) -> str:
 
 def _partition(part) -> Partition:
     """A listed partition (:class:`~kseg.storage.listing.Listed`) as the :class:`Partition` diff compares."""
-    return part if isinstance(part, Partition) else Partition(part.path, part.segments)
+    return part if isinstance(part, Partition) else Partition(part.path, part.segments, store=part.store)

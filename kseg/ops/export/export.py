@@ -45,6 +45,7 @@ from kseg.storage.ranges import EVERYTHING, Ranges, first_offset_known, past_by_
 from kseg.storage.records import FileRecords
 from kseg.storage.starts import index as _index
 from kseg.storage.starts import start_position as _start_position
+from kseg.storage.stores.discover import store_of
 
 DEFAULT_SPLIT_BYTES = 128 << 20
 #: ``export --spark --target-file-size``: about this many bytes of Parquet a file (Spark's own default
@@ -155,7 +156,14 @@ def unit_splits(
     """The splits of ``unit`` (run by the task that reads them): the segment's start for ``ranges``
     (index reads), then the split starting in the unit's band, ending at the next band's cut."""
     ranges = starting(ranges, unit.since)
-    seg = Segment(unit.base_offset, unit.log, unit.offset_index, unit.time_index, log_bytes=unit.log_bytes)
+    seg = Segment(  # (a unit holds no store: its log's, as discovery chooses it)
+        unit.base_offset,
+        unit.log,
+        unit.offset_index,
+        unit.time_index,
+        log_bytes=unit.log_bytes,
+        store=store_of(unit.log),
+    )
     name = f"{unit.base_offset:020d}"
     if unit.base_offset > ranges.to_offset:  # named past the range: only a v0/v1 wrapper opening it may hold some
         first = _opening_wrapper_end(unit.log, limit) if unit.band == 0 else None

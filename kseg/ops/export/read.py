@@ -21,6 +21,7 @@ from kseg.storage.aborted import ReadCommitted, last_stable_offset
 from kseg.storage.batch import V2Batch
 from kseg.storage.ranges import BEFORE, EVERYTHING, LAST, PAST, Ranges, place
 from kseg.storage.records import FileRecords
+from kseg.storage.stores.discover import store_of
 
 
 class Split(NamedTuple):
@@ -98,7 +99,7 @@ def read_split(
     ranges = starting(ranges, split.since)
     txns = ReadCommitted(split.txn_indexes)  # InputError: a .txnindex that cannot be read
     if committed:  # a read_committed fetch stops at the last stable offset
-        lso = last_stable_offset(files.parent(split.log))
+        lso = last_stable_offset(files.parent(split.log), store_of(split.log))  # (a split holds no store)
         if lso is not None:
             ranges = replace(ranges, to_offset=min(ranges.to_offset, lso - 1))
     for path, position, message in txns.problems:

@@ -29,6 +29,7 @@ from kseg.storage.partition import (
     partition_from_listing,
     tiered_copies,
 )
+from kseg.storage.stores.discover import store_of
 
 _T = TypeVar("_T")
 METADATA_TOPIC = "__cluster_metadata"  # KRaft's metadata log: the raft layer's, in no LogManager checkpoint
@@ -250,7 +251,8 @@ def partition(report: LogDirReport, full: str, name: str, tp: tuple[str, int]) -
     part = PartitionReport(report.path, name, full)
     try:
         names = [entry for entry, _ in listing(full)]
-        listed = partition_from_listing(full, [location.Entry(location.join(full, n), None) for n in names], None)
+        entries = [location.Entry(location.join(full, n), None) for n in names]
+        listed = partition_from_listing(full, entries, None, store_of(full))
     except KsegError as exc:
         part.errors.append(exc.describe())
         return part

@@ -16,6 +16,7 @@ from kseg.storage import checkpoints as cp
 from kseg.storage import files
 from kseg.storage.partition import Segment, is_partition_dir, scan_partition
 from kseg.storage.records import FileRecords
+from kseg.storage.stores.discover import store_of
 
 LOOKUP_WINDOW = 1 << 20  # a lookup reads one index interval and one batch; no need for the 8 MiB dump window
 
@@ -46,16 +47,17 @@ class PartitionLog:
     """
 
     def __init__(self, path: str, limit: int, window: int = LOOKUP_WINDOW) -> None:
-        if not files.exists(path):
+        store = store_of(path)  # the partition directory given: its store, chosen once
+        if not files.exists(path, store):
             raise InputError("no such file or directory", path=path)
-        if files.isfile(path):
-            path = files.parent(path)
-        if not files.store_of(path).remote and os.path.isdir(path):
+        if files.isfile(path, store):
+            path = files.parent(path, store)
+        if not store.remote and os.path.isdir(path):
             try:  # a directory that cannot be listed says so (the OS's reason), as in every command
                 os.listdir(path)
             except OSError as exc:
                 raise InputError(f"cannot list the directory: {exc.strerror or exc}", path=path) from None
-        if not is_partition_dir(path):
+        if not is_partition_dir(path, store):
             raise InputError(
                 "not a partition directory: no segment files in it",
                 path=path,
@@ -65,7 +67,7 @@ class PartitionLog:
         self.limit = limit
         self.window = window
         self.notes: list[str] = []
-        part = scan_partition(path, self.notes)
+        part = scan_partition(path, self.notes, store=store)
         for seg in part.segments:
             if seg.log is None:
                 names = ", ".join(os.path.basename(p) for p in (seg.index, seg.timeindex, seg.txnindex) if p)

@@ -24,6 +24,7 @@ from kseg.storage import files, location
 from kseg.storage.partition import Partition, Segment, scan_partition
 from kseg.storage.producer_state import ProducerState
 from kseg.storage.records import FileRecords, SecondReader
+from kseg.storage.stores.discover import store_of
 from kseg.storage.stores.find import discover
 
 
@@ -140,8 +141,11 @@ def resolve(paths: list[str], notes: list[str]) -> list[Target]:
         directory = files.parent(path)
         selected = by_dir.get(directory)
         if selected is None:
-            local = not files.store_of(path).remote
-            part = scan_partition(os.path.dirname(location.local_path(path)) or "." if local else directory, notes)
+            store = store_of(path)
+            local = not store.remote
+            part = scan_partition(
+                os.path.dirname(location.local_path(path)) or "." if local else directory, notes, store=store
+            )
             selected = by_dir[directory] = set()
             targets.append(Target(part, selected, ""))
         selected.add(base)

@@ -19,6 +19,7 @@ from kseg.ops.tiered.reconcile import PartitionCheck, Problem, finished, highest
 from kseg.storage import checkpoints as cp
 from kseg.storage import files, location
 from kseg.storage.partition import scan_partition
+from kseg.storage.stores.discover import store_of
 
 
 def read_log_starts(log_dir: str) -> dict[tuple[str, int], int]:
@@ -40,7 +41,7 @@ def join_local(check: PartitionCheck, log_dir: str, log_starts: dict[tuple[str, 
     try:
         text = cp.open_text(directory, cp.PARTITION_METADATA)
         topic_id = None if text is None else cp.parse_partition_metadata(text, files.display(directory))
-        part = scan_partition(directory)
+        part = scan_partition(directory, store=store_of(directory))
     except InputError:  # unreadable, unlistable (the OS's reason): exit 2, never joined in silence
         raise
     except KsegError as exc:

@@ -302,7 +302,7 @@ def _kept(p: P, keep: list[Segment], head_left_out: bool) -> P:
     :class:`~kseg.storage.listing.Listed`)."""
     if isinstance(p, Partition):
         return replace(p, segments=keep, head_left_out=head_left_out)
-    return Listed(Partition(p.path, keep, head_left_out=head_left_out))
+    return Listed(Partition(p.path, keep, head_left_out=head_left_out, store=p.store))
 
 
 def carried_rows(path: str, skipped: set[Name], prior: Report) -> Iterator[dict]:

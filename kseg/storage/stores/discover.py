@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from kseg.errors import CorruptRecordError, InputError, KsegError
 from kseg.storage import location
-from kseg.storage.context import ReadContext, ReadFile, Stat, Store
+from kseg.storage.context import ReadContext, ReadFile, Stat, Store, running
 from kseg.storage.stores.local import LocalStore
 from kseg.storage.tiered_names import aiven_key
 
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from kseg.format.rsm_manifest import Manifest
-    from kseg.storage.context import Listed, Names
+    from kseg.storage.context import ListedFile, Names
     from kseg.storage.remote_keys import RemoteObjectKey
 
 
@@ -49,6 +49,14 @@ def store_for(root: str, context: ReadContext) -> Store:
             inner = LocalStore(context)
         made = context.stores[remote] = AivenStore(inner)
     return made
+
+
+def store_of(path: str, context: ReadContext | None = None) -> Store:
+    """The store of a path given alone -- an output, a report, a ``--schemas`` source, a file a caller names
+    without a partition or segment to ask -- chosen by :func:`store_for` under ``context`` (the running
+    command's, :func:`kseg.storage.context.running`, when None): the one call that chooses a store for a
+    caller holding none.  Storage's nouns and readers never call it: they are handed their store."""
+    return store_for(path, running() if context is None else context)
 
 
 class AivenStore:
@@ -158,7 +166,7 @@ class AivenStore:
         inside = self._index_inside(path)
         return self.inner.exists(path) if inside is None else inside
 
-    def list(self, path: str) -> Sequence[Listed]:
+    def list(self, path: str) -> Sequence[ListedFile]:
         return self.inner.list(path)
 
     def mtime_ms(self, path: str) -> int:

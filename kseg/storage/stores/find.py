@@ -33,9 +33,6 @@ def _same(part: Partition) -> Partition:
     return part
 
 
-_PLACE = Partition("")  # a remote partition's place among the local ones (discover_as): one object for all
-
-
 def discover_uri_as(uri: str, notes: list[str], shape: Callable[[Partition], T], store: Store) -> list[tuple[str, T]]:
     """The partitions under ``uri`` (a prefix or one segment file), listed log directory by log directory.
 
@@ -158,6 +155,7 @@ def discover_as(
     roots = {path: store.remote for path, store in stores.items()}
     found = _Found(notes, context, next((store for store in stores.values() if not store.remote), None))
     listed: dict[str, T] = {}  # the remote partitions, already shaped
+    place = Partition("", store=found.store)  # a remote partition's place among the local ones: one for all
     remote = _list_remote([p for p in paths if roots[p]], shape, context)
     for path in paths:
         if roots[path]:
@@ -165,7 +163,7 @@ def discover_as(
             notes.extend(remote_notes)
             for key, part in parts:
                 if key not in found.partitions:
-                    found.partitions[key] = _PLACE  # its place in the order given
+                    found.partitions[key] = place  # its place in the order given
                     listed[key] = part
             continue
         path = location.local_path(path)
@@ -194,7 +192,7 @@ class _Found:
             return
         self.whole.add(key)
         try:
-            part = scan_partition(path, self.notes, self.store)
+            part = scan_partition(path, self.notes, store=self.store)
         except InputError as exc:
             part = Partition(path, error=exc.describe(), store=self.store)
         self.partitions[key] = part  # single files of it given first: the whole directory replaces them, in place
@@ -283,7 +281,7 @@ class _Found:
         if part is None:
             part = self.partitions[key] = Partition(directory, store=self.store)
         try:
-            listing = scan_partition(directory, None, self.store)
+            listing = scan_partition(directory, None, store=self.store)
         except InputError as exc:
             part.error = exc.describe()
             return

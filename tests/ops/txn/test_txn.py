@@ -17,11 +17,12 @@ from kseg.storage.producer_state import CompletedTxn, ProducerState
 from kseg.storage.snapshots import read_snapshot, snapshot_paths
 from tests.conftest import CORPUS_DATA
 from tests.storage.forensics_data import HOUR, T, txn_partition
+from tests.stores import local
 
 
 def _run(path, **kw):
     done = []
-    report = analyse(scan_partition(str(path)), on_transaction=done.append, **kw)
+    report = analyse(scan_partition(str(path), store=local()), on_transaction=done.append, **kw)
     return report, done
 
 

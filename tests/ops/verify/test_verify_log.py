@@ -23,6 +23,7 @@ from kseg.ops.verify.verify import verify_segment
 from kseg.storage.partition import scan_partition
 from tests.conftest import CORPUS_DATA
 from tests.ops.verify.kafka_versions import BUILDERS
+from tests.stores import local
 
 CORPUS = sorted(p.name for p in CORPUS_DATA.iterdir() if p.is_dir())
 VERSIONS = [(b, k) for b in sorted(BUILDERS) for k in ("2.8", "3.6", "3.9")]
@@ -31,7 +32,7 @@ VERSIONS = [(b, k) for b in sorted(BUILDERS) for k in ("2.8", "3.6", "3.9")]
 def _outcome(directory: Path, strict: bool) -> list[tuple]:
     return [
         (res.status, res.failed, list(res.problems), list(res.notes))
-        for seg in scan_partition(str(directory)).segments
+        for seg in scan_partition(str(directory), store=local()).segments
         for res in [verify_segment(directory.name, seg, strict=strict)]
     ]
 
@@ -130,7 +131,7 @@ def test_a_log_whose_offsets_go_back_is_scanned_again_whole(monkeypatch, tmp_pat
     size = len(raw) // 6  # six batches of one size; baseOffset is outside the v2 CRC
     struct.pack_into(">q", raw, 3 * size, 2)  # the fourth batch now claims offsets 2..5
     log.write_bytes(bytes(raw))
-    (seg,) = scan_partition(str(d)).segments
+    (seg,) = scan_partition(str(d), store=local()).segments
     scan = verify.scan_log(
         verify.SegmentResult("back-0", seg.name, 0, seg.log), seg.log, verify.index_keys(verify.read_indexes(seg))
     )
@@ -141,7 +142,7 @@ def test_a_log_whose_offsets_go_back_is_scanned_again_whole(monkeypatch, tmp_pat
 
 
 def test_a_healthy_log_records_only_what_its_indexes_ask() -> None:
-    (seg, *_) = scan_partition(str(CORPUS_DATA / "plain-v2-0")).segments
+    (seg, *_) = scan_partition(str(CORPUS_DATA / "plain-v2-0"), store=local()).segments
     scan = verify.scan_log(
         verify.SegmentResult("plain-v2-0", seg.name, seg.base_offset, seg.log),
         seg.log,
@@ -152,7 +153,7 @@ def test_a_healthy_log_records_only_what_its_indexes_ask() -> None:
 
 
 def test_a_current_brokers_indexes_take_the_bulk_path() -> None:
-    (seg, *_) = scan_partition(str(CORPUS_DATA / "plain-v2-0")).segments
+    (seg, *_) = scan_partition(str(CORPUS_DATA / "plain-v2-0"), store=local()).segments
     res = verify.SegmentResult("plain-v2-0", seg.name, seg.base_offset, seg.log)
     scan = verify.scan_log(res, seg.log, verify.index_keys(verify.read_indexes(seg)))
     oview = OffsetIndexView(Path(seg.index).read_bytes(), seg.base_offset, seg.index)
@@ -285,7 +286,7 @@ def test_a_log_whose_every_other_batch_goes_back_is_checked_in_one_pass(
     elif engine.C is None:
         pytest.skip("the C engine is not built")
     d = _going_back(tmp_path / "odd-0", 30_000, tuple(range(1, 29_999, 2)))  # the last batch stays the end
-    (seg,) = scan_partition(str(d)).segments
+    (seg,) = scan_partition(str(d), store=local()).segments
     res = verify_segment(d.name, seg, strict=False)
     assert res.status != "ok" and not res.failed
     for kind, file in (("index-offset", seg.index), ("timeindex-offset", seg.timeindex)):  # entry k - 1: batch k

@@ -27,6 +27,7 @@ from kseg.testing.segment import write_segment
 from kseg.testing.v2 import RecordSpec, build_v2_batch
 from tests.conftest import CORPUS_DATA, run_cli
 from tests.ops.logdir.kafka_dir import checkpoint
+from tests.stores import local
 
 pytestmark = pytest.mark.skipif(
     engine.C is None, reason="the C engine is not built (KSEG_ENGINE=python or no compiler)"
@@ -185,7 +186,7 @@ def test_the_log_scan_is_the_reference(
         (d / f.name).write_bytes(f.read_bytes())
     _damage(d, how)
     monkeypatch.setattr(keys, "CHUNK", chunk)
-    (seg,) = scan_partition(str(d)).segments
+    (seg,) = scan_partition(str(d), store=local()).segments
     for every in (False, True):
 
         def epochs() -> EpochCheck:
