@@ -107,7 +107,7 @@ def replay(source: str, limit: int = DEFAULT_DECOMPRESSION_LIMIT) -> tuple[Schem
     store = SchemaStore()
     for log in logs:
         try:
-            with FileRecords(log) as f:
+            with FileRecords(log, store=part.store) as f:
                 for batch in f.batches():
                     if getattr(batch, "is_control", False):  # transaction markers: not the registry's
                         continue

@@ -112,7 +112,7 @@ def scan_segment(seg: Segment, at: int, limit: int) -> SegmentTombstones:
     res = SegmentTombstones(seg, read=read)
     try:
         res.modified_ms = files.mtime_ms(log)
-        with FileRecords(log) as records:
+        with FileRecords(log, store=seg.store) as records:
             _count(res, read_batches(records, read), at, limit)
     except KsegError as exc:
         read.stopped_at(exc.at(path))

@@ -35,6 +35,7 @@ from kseg.storage import files
 from kseg.storage.batch import V2Batch
 from kseg.storage.records import FileRecords
 from kseg.storage.snapshots import iter_snapshot
+from kseg.storage.stores.discover import store_of
 
 #: What a sink's ``window_lines`` writes per batch: the batch line alone (shallow), with the record lines of
 #: key and value sizes (``--deep-iteration``), or of key and value printed by Kafka's string decoders
@@ -279,7 +280,7 @@ class Dumper:
             return base
         inferred = 0
         try:
-            with FileRecords(log_path) as records:
+            with FileRecords(log_path, store=store_of(log_path)) as records:
                 batch = records.batch_at(0)
                 if batch is not None:
                     inferred = batch.base_offset
@@ -294,7 +295,8 @@ class Dumper:
     # -- .log / .checkpoint -------------------------------------------------
     def dump_log(self, path: str) -> None:
         name = os.path.basename(path)
-        records = FileRecords(path, end=self.opts.max_bytes)  # open first: a missing file prints no header
+        # open first: a missing file prints no header
+        records = FileRecords(path, end=self.opts.max_bytes, store=store_of(path))
         with records:
             self._log_header(path, name)
             self._dump_batches(records, path, name)

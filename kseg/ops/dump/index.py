@@ -15,6 +15,7 @@ from kseg.format.indexes import OffsetIndexView, TimeIndexView
 from kseg.limits import NO_TIMESTAMP
 from kseg.storage import files
 from kseg.storage.records import FileRecords
+from kseg.storage.stores.discover import store_of
 
 CHUNK = 1024  # index entries checked at once (FileRecords.last_offsets): bounded memory whatever the index
 
@@ -74,7 +75,7 @@ class IndexDumper:
 
     def _open_log_for_index(self, log_path: str):
         try:
-            return FileRecords(log_path)
+            return FileRecords(log_path, store=store_of(log_path))
         except InputError as exc:
             self._fail(exc.extended("; index entries are not checked against the log"))
             return _NoLog()
@@ -119,7 +120,7 @@ class IndexDumper:
         abs_path = files.absolute(path)
         problems = self.problems
         limit = opts.decompress_limit
-        with FileRecords(log_path) as records:
+        with FileRecords(log_path, store=store_of(log_path)) as records:
             prev = NO_TIMESTAMP
             for i in range(tindex.used_entries()):  # Kafka's tool stops at a preallocated zero tail
                 ts, offset = tindex.entry(i)

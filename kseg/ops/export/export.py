@@ -31,7 +31,7 @@ batches: a v0/v1 wrapper carries its last offset); reading a split, corrupt batc
 from __future__ import annotations
 
 from bisect import bisect_left
-from typing import Iterator, Mapping, NamedTuple, Sequence
+from typing import TYPE_CHECKING, Iterator, Mapping, NamedTuple, Sequence
 
 from kseg.errors import InputError, KsegError
 from kseg.format import indexes as fmt_indexes
@@ -46,6 +46,9 @@ from kseg.storage.records import FileRecords
 from kseg.storage.starts import index as _index
 from kseg.storage.starts import start_position as _start_position
 from kseg.storage.stores.discover import store_of
+
+if TYPE_CHECKING:
+    from kseg.storage.context import Store
 
 DEFAULT_SPLIT_BYTES = 128 << 20
 #: ``export --spark --target-file-size``: about this many bytes of Parquet a file (Spark's own default
@@ -166,16 +169,16 @@ def unit_splits(
     )
     name = f"{unit.base_offset:020d}"
     if unit.base_offset > ranges.to_offset:  # named past the range: only a v0/v1 wrapper opening it may hold some
-        first = _opening_wrapper_end(unit.log, limit) if unit.band == 0 else None
+        first = _opening_wrapper_end(unit.log, limit, seg.store) if unit.band == 0 else None
         if first is None:
             return []
         return [Split(unit.log_dir, unit.partition, name, unit.log, 0, first, first, unit.txn_indexes, unit.since)]
-    offsets = _index(seg.index, fmt_indexes.OffsetIndexView, seg.base_offset)
+    offsets = _index(seg.index, fmt_indexes.OffsetIndexView, seg.base_offset, seg)
     start = _start_position(seg, unit.log, offsets, ranges, limit)
     if start is None:
         return []
     size = unit.log_bytes
-    with _Cuts(unit.log, offsets, size, split_bytes, limit) as cut:
+    with _Cuts(unit.log, seg.store, offsets, size, split_bytes, limit) as cut:
         lo = cut.at(unit.band)
         if lo is None:
             return []  # no batch starts in this band: the previous band's split reads through it
@@ -214,8 +217,9 @@ class _Cuts:
 
     TRIES = 8  # index entries tried in a band before it is read as part of the previous split
 
-    def __init__(self, log: str, offsets, size: int, split_bytes: int, limit: int) -> None:
-        self.log, self.offsets, self.size, self.split_bytes, self.limit = log, offsets, size, split_bytes, limit
+    def __init__(self, log: str, store: Store, offsets, size: int, split_bytes: int, limit: int) -> None:
+        self.log, self.store, self.offsets, self.size, self.split_bytes = log, store, offsets, size, split_bytes
+        self.limit = limit
         self.records: FileRecords | None = None
 
     def __enter__(self) -> _Cuts:
@@ -239,18 +243,18 @@ class _Cuts:
             if not low <= pos < high:
                 return None
             if self.records is None:
-                self.records = FileRecords(self.log, window=1 << 16)
+                self.records = FileRecords(self.log, window=1 << 16, store=self.store)
             if _batch_starts_at(self.records, pos, self.limit):
                 return pos
         return None
 
 
-def _opening_wrapper_end(log: str, limit: int) -> int | None:
+def _opening_wrapper_end(log: str, limit: int, store: Store) -> int | None:
     """The end of the segment's first batch when it is a compressed v0/v1 wrapper (its records may lie
     below the segment's name: :mod:`kseg.storage.ranges`), else None; a batch that cannot be framed is
     left to nobody (None): the segment is past the range by name."""
     try:
-        with FileRecords(log, window=1 << 16) as records:
+        with FileRecords(log, window=1 << 16, store=store) as records:
             batch = records.batch_at(0, max_size=limit)
             if batch is None or first_offset_known(batch):
                 return None

@@ -97,14 +97,17 @@ def read_split(
     is pending), the other batches' by these rules, in the same order.
     """
     ranges = starting(ranges, split.since)
+    store = store_of(split.log)  # a split holds no store: its log's, as discovery chooses it
     txns = ReadCommitted(split.txn_indexes)  # InputError: a .txnindex that cannot be read
     if committed:  # a read_committed fetch stops at the last stable offset
-        lso = last_stable_offset(files.parent(split.log), store_of(split.log))  # (a split holds no store)
+        lso = last_stable_offset(files.parent(split.log), store)
         if lso is not None:
             ranges = replace(ranges, to_offset=min(ranges.to_offset, lso - 1))
     for path, position, message in txns.problems:
         yield Corruption(path, position, "txnindex", f"{message}; its later entries are not used")
-    records = FileRecords(split.log)  # InputError: an I/O error is the export's failure, never a corruption row
+    records = FileRecords(
+        split.log, store=store
+    )  # InputError: an I/O error is the export's failure, never a corruption row
     with records:
         end = records.size if split.end is None else split.end
         stop = min(end, records.end)  # FileRecords.batches' end

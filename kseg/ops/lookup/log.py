@@ -98,7 +98,7 @@ class PartitionLog:
     def records(self, seg: Segment) -> FileRecords:
         r = self._records.get(seg.base_offset)
         if r is None:
-            r = self._records[seg.base_offset] = FileRecords(log_path(seg), window=self.window)
+            r = self._records[seg.base_offset] = FileRecords(log_path(seg), window=self.window, store=seg.store)
         return r
 
     def offset_index(self, seg: Segment) -> OffsetIndexView | None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from kseg.errors import CorruptRecordError, InputError, KsegError, RecoveryFailure
 from kseg.format import v2
@@ -26,6 +26,9 @@ from kseg.storage.producer_state import ProducerState
 from kseg.storage.records import FileRecords, SecondReader
 from kseg.storage.stores.discover import store_of
 from kseg.storage.stores.find import discover
+
+if TYPE_CHECKING:
+    from kseg.storage.context import Store
 
 
 def recover_segment(
@@ -45,7 +48,7 @@ def recover_segment(
     """
     log = _log_of(seg)
     path = files.display(log)
-    aux = SecondReader(log)
+    aux = SecondReader(log, seg.store)
     recovery = Recovery(
         seg,
         state,
@@ -57,7 +60,7 @@ def recover_segment(
     )
     rec = recovery.rec
     try:
-        with FileRecords(log) as records:
+        with FileRecords(log, store=seg.store) as records:
             rec.log_size = records.size
             try:
                 for items in records.scan():
@@ -85,11 +88,11 @@ def _log_of(seg: Segment) -> str:
     return seg.log
 
 
-def replay(log: str, state: ProducerState, limit: int) -> None:
+def replay(log: str, state: ProducerState, limit: int, store: Store) -> None:
     """Producer state of an earlier segment's ``log`` (``loadProducersFromRecords``): no checks, no indexes."""
-    aux = SecondReader(log)
+    aux = SecondReader(log, store)
     try:
-        with FileRecords(log) as records:
+        with FileRecords(log, store=store) as records:
             for items in records.scan():
                 for position, _, h, batch in items:
                     if h is None:
@@ -182,7 +185,7 @@ def recover_partition(
             continue
         if selected is not None and seg.base_offset not in selected:
             if seg.base_offset < last_selected:
-                replay(seg.log, state, limit)
+                replay(seg.log, state, limit, seg.store)
             continue
         if progress is not None:
             progress.start(f"{target.partition.name}/{seg.stem}.log", seg.log_size())

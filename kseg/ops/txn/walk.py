@@ -125,9 +125,9 @@ class Walker:
         path = files.display(log)
         read = ReadOutcome(path, present=seg.log_size())
         self.report.reads.append(read)
-        aux = SecondReader(log)  # opened on first use, inside the try below
+        aux = SecondReader(log, seg.store)  # opened on first use, inside the try below
         try:
-            with FileRecords(log) as records:
+            with FileRecords(log, store=seg.store) as records:
                 read.present = records.end
                 self._scan(seg, records, aux, read, path)
             if read.read < read.present:

@@ -169,7 +169,7 @@ class Records:
     """The log's records, opened when an entry's check first needs them (``--strict``, an entry inside a
     batch) and closed once by :meth:`close`."""
 
-    def __init__(self, path: str, store: Store | None = None) -> None:
+    def __init__(self, path: str, store: Store) -> None:
         self.path, self.store = path, store
         self.reader: FileRecords | None = None
 

@@ -111,7 +111,8 @@ def scan_log(
     keys: IndexKeys | None = None,
     max_message_size: int | None = None,
     epochs: EpochCheck | None = None,
-    store: Store | None = None,
+    *,
+    store: Store,
     opened: ReadFile | KsegError | None = None,
 ) -> LogScan:
     """One pass over the log at ``path`` (in ``store``, its segment's; ``opened``: the log opened with its
@@ -122,11 +123,11 @@ def scan_log(
     A batch larger than ``max_message_size`` (``--max-message-size``) is a problem.  Each batch with a valid CRC
     goes to ``epochs`` (the leader-epoch check) in the first pass.  An I/O error
     is raised (:class:`InputError`): the segment failed, it is not corrupt."""
-    first = _LogPass(res, path, keys, max_message_size, epochs, store)
+    first = _LogPass(res, path, keys, max_message_size, epochs, store=store)
     scan = first.run(opened)
     if not first.every and not (scan.ordered and all([s.ascends() for s in first.streams])):
         again = SegmentResult(res.partition, res.segment, res.base_offset, path)
-        scan = _LogPass(again, path, None, max_message_size, None, store).run()
+        scan = _LogPass(again, path, None, max_message_size, None, store=store).run()
     return scan
 
 
@@ -158,7 +159,8 @@ class _LogPass:
         keys: IndexKeys | None,
         max_message_size: int | None = None,
         epochs: EpochCheck | None = None,
-        store: Store | None = None,
+        *,
+        store: Store,
     ) -> None:
         self.res, self.path, self.epochs, self.store = res, path, epochs, store
         self.limit = max_message_size

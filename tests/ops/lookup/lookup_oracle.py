@@ -99,7 +99,7 @@ def read_partition(path) -> Partition:
         if seg.log is None:
             continue
         part.segments.append(seg.base_offset)
-        with FileRecords(seg.log) as records:
+        with FileRecords(seg.log, store=local()) as records:
             try:
                 for batch in records.batches():
                     try:

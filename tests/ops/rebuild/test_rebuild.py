@@ -79,7 +79,7 @@ def test_multi_batch_appends_get_one_entry_per_batch(name: str) -> None:
     # Every entry points at a batch holding its offset as last offset.
     from kseg.storage.records import FileRecords
 
-    with FileRecords(rec.segment.log) as records:
+    with FileRecords(rec.segment.log, store=local()) as records:
         for offset, position in rec.offset_entries:
             assert records.batch_at(position).last_offset == offset
 
@@ -141,7 +141,7 @@ def test_the_interval_rule(interval: int) -> None:
     (rec,) = recover_partition(target, index_interval_bytes=interval)
     from kseg.storage.records import FileRecords
 
-    with FileRecords(rec.segment.log) as records:
+    with FileRecords(rec.segment.log, store=local()) as records:
         batches = [(b.position, b.last_offset) for b in records.batches()]
     expected, last = [], 0
     for position, last_offset in batches:

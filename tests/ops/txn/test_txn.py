@@ -137,7 +137,7 @@ def test_producer_state_reports_the_completed_transaction() -> None:
 
     state = ProducerState()
     completed = []
-    with FileRecords(str(CORPUS_DATA / "txn-v2-0" / "00000000000000000000.log")) as records:
+    with FileRecords(str(CORPUS_DATA / "txn-v2-0" / "00000000000000000000.log"), store=local()) as records:
         for batch in records.batches():
             state.completed = None
             state.apply(batch, 1 << 20)

@@ -133,7 +133,10 @@ def test_a_log_whose_offsets_go_back_is_scanned_again_whole(monkeypatch, tmp_pat
     log.write_bytes(bytes(raw))
     (seg,) = scan_partition(str(d), store=local()).segments
     scan = verify.scan_log(
-        verify.SegmentResult("back-0", seg.name, 0, seg.log), seg.log, verify.index_keys(verify.read_indexes(seg))
+        verify.SegmentResult("back-0", seg.name, 0, seg.log),
+        seg.log,
+        verify.index_keys(verify.read_indexes(seg)),
+        store=seg.store,
     )
     assert not scan.ordered and len(scan.positions) == scan.batches == 6
     for strict in (False, True):
@@ -147,6 +150,7 @@ def test_a_healthy_log_records_only_what_its_indexes_ask() -> None:
         verify.SegmentResult("plain-v2-0", seg.name, seg.base_offset, seg.log),
         seg.log,
         verify.index_keys(verify.read_indexes(seg)),
+        store=seg.store,
     )
     entries = Path(seg.index).stat().st_size // 8 + Path(seg.timeindex).stat().st_size // 12
     assert scan.ordered and scan.batches > len(scan.positions) and len(scan.positions) <= 2 * entries
@@ -155,7 +159,7 @@ def test_a_healthy_log_records_only_what_its_indexes_ask() -> None:
 def test_a_current_brokers_indexes_take_the_bulk_path() -> None:
     (seg, *_) = scan_partition(str(CORPUS_DATA / "plain-v2-0"), store=local()).segments
     res = verify.SegmentResult("plain-v2-0", seg.name, seg.base_offset, seg.log)
-    scan = verify.scan_log(res, seg.log, verify.index_keys(verify.read_indexes(seg)))
+    scan = verify.scan_log(res, seg.log, verify.index_keys(verify.read_indexes(seg)), store=seg.store)
     oview = OffsetIndexView(Path(seg.index).read_bytes(), seg.base_offset, seg.index)
     tview = TimeIndexView(Path(seg.timeindex).read_bytes(), seg.base_offset, seg.timeindex)
     assert oview.entries > 1 and tview.entries > 1
@@ -172,7 +176,7 @@ def _batch_starts(log: Path) -> list[int]:
     from kseg.storage.records import FileRecords
 
     starts: list[int] = []
-    with FileRecords(str(log)) as records:
+    with FileRecords(str(log), store=local()) as records:
         try:
             for items in records.scan():
                 starts.extend(pos for pos, *_ in items)
@@ -209,7 +213,9 @@ def test_the_first_batch_ending_at_an_offset_is_the_linear_search(seed: int) -> 
     rng = random.Random(seed)
     last = array("q", (rng.choice([rng.randrange(60), 2**63 - 1, -5]) for _ in range(rng.randrange(1, 80))))
     scan = LogScan(last_offsets=last)
-    fast = time_index._Entries(SegmentResult("p-0", "s", 0, "s.log"), "s.timeindex", scan, False, Records("s.log"))
+    fast = time_index._Entries(
+        SegmentResult("p-0", "s", 0, "s.log"), "s.timeindex", scan, False, Records("s.log", local())
+    )
     for offset in [*range(-6, 62), 2**63 - 1, -(2**63)]:
         assert fast.first_ending(offset) == _linear_first_ending(fast, offset)
 

@@ -72,7 +72,7 @@ def dense(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _starts(log: Path) -> list[int]:
-    with FileRecords(str(log)) as records:
+    with FileRecords(str(log), store=local()) as records:
         return [b.position for b in records.batches()]
 
 
@@ -160,7 +160,7 @@ def test_corpus_reports_are_the_reference(monkeypatch: pytest.MonkeyPatch, name:
 def _scan(seg, epochs: EpochCheck | None, every: bool) -> tuple:
     res = verify.SegmentResult("orders-0", seg.name, seg.base_offset, seg.log)
     keys_ = None if every else verify.index_keys(verify.read_indexes(seg))
-    scan = verify.scan_log(res, seg.log, keys_, MAX_MESSAGE, epochs)
+    scan = verify.scan_log(res, seg.log, keys_, MAX_MESSAGE, epochs, store=seg.store)
     found = None if epochs is None else (epochs.findings(), epochs.lo, epochs.hi, epochs.expected)
     return (
         list(scan.positions),
