@@ -206,10 +206,13 @@ def verify_walk(within: str | None = None) -> list[str]:
 # ``Store``, ``ReadFile``, ``Stat``, the paths' grammar ``Names`` and a listing's ``Listed``; ``stores.base`` keeps
 # ``open_together``), ``AivenStore`` moved beside the choice that wraps every root in it (``stores.discover``: no
 # store module below discovery reaches the tiered reader) and ``files`` stopped reaching it (the manifest reader
-# of ``kseg tiered`` lives with its checks).  What keeps 6: the fallback of a store not given
-# (``files.store_of(path, None)`` asks discovery).
+# of ``kseg tiered`` lives with its checks).
+# 6 -> 4 deep (the goal) once no storage module chose a store for a path given alone: partitions, segments, the
+# log's readers, ``files``, the checkpoint, leader-epoch and snapshot readers are handed theirs (the fallback
+# ``files.store_of(path, None)`` is gone); a caller holding a path alone asks discovery's public call,
+# ``stores.discover.store_of``, which only modules above the nouns import (``outputs``, ``stores.find``).
 PATH_BRANCHES_NOW = 1
-STORAGE_DEPTH_NOW = 6
+STORAGE_DEPTH_NOW = 4
 STORE_COMEBACKS_NOW = 1
 #: Module-level containers still allowed, by module (none: constant tables are read-only mappings, caches
 #: memoized functions); kept for a table that cannot be made read-only, with the reason beside it.

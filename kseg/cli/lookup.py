@@ -95,6 +95,7 @@ def _run(
     from kseg.render.lookup import write_json
     from kseg.render.text import TextSink
     from kseg.storage import files
+    from kseg.storage.stores.discover import store_of
 
     out, err = run.out, run.err
     key, value = decoders(
@@ -103,7 +104,7 @@ def _run(
     key, value = given[0] or key, given[1] or value
     chosen = (key, value, kraft_text)
     sink = TextSink(out, err)
-    partition = files.display(directory)
+    partition = files.display(directory, store=store_of(directory))
     try:
         with PartitionLog(directory, limit=decompression_limit(max_message_size)) as log:
             result, write_text, make_json, reason = query(log)

@@ -89,6 +89,7 @@ def tiered(
     from kseg.ops.tiered.store import list_store
     from kseg.render import tiered as render
     from kseg.render.sink import write_all
+    from kseg.storage.stores.discover import store_of
 
     if force and not report_path:
         run.fail("--force replaces an existing --report file; give it with --report")
@@ -106,7 +107,12 @@ def tiered(
     # a path missing or holding no metadata: exit 2 (main.fatal)
     read = read_metadata(list(paths), read_record, decompression_limit(max_message_size), remember)
     report = check_all(  # manifests read through their store, under this command's read context
-        read, metadata_partitions, store, log_dir, "local" if layout == "local" else "aiven", read_manifest
+        read,
+        metadata_partitions,
+        store,
+        log_dir,
+        "local" if layout == "local" else "aiven",
+        lambda path: read_manifest(path, store_of(path)),
     )
     rows = [dumps(row) for row in render.rows(report)]
     if report_path:

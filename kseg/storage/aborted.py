@@ -43,11 +43,11 @@ class ReadCommitted:
     docstring); ``problems`` holds one line per ``.txnindex`` that could not be used (a corrupt entry:
     its entries up to it are used)."""
 
-    def __init__(self, txn_indexes: Sequence[str]) -> None:
+    def __init__(self, txn_indexes: Sequence[str], store: Store) -> None:
         entries: list[tuple[int, int, int]] = []
         self.problems: list[tuple[str, int, str]] = []
         for path in txn_indexes:
-            data = files.read_small_file(path)  # InputError: the OS's reason, exit 2
+            data = files.read_small_file(path, store=store)  # InputError: the OS's reason, exit 2
             try:
                 for _, pid, first, last, _ in iter_aborted_txns(data):
                     entries.append((first, last, pid))
@@ -110,7 +110,7 @@ def last_stable_offset(partition: str, store: Store) -> int | None:
     segments = [seg for seg in part.segments if seg.log is not None]
     if not segments:
         return None
-    snaps = readable_snapshots(part.snapshots, segments[0].base_offset, INT64_MAX, [])
+    snaps = readable_snapshots(part.snapshots, segments[0].base_offset, INT64_MAX, [], store)
     state = ProducerState()
     start = segments[0].base_offset
     if snaps:

@@ -108,7 +108,10 @@ def test_missing_and_empty_prefixes_are_errors(s3) -> None:
     assert "no partition directories or segment files found" in info.value.message
     assert "log root" in info.value.hint
     with pytest.raises(InputError, match="no such file"):
-        files.open_readonly(s3.uri("brokers/b1/data/plain-v2-0/99999999999999999999.log"))
+        files.open_readonly(
+            s3.uri("brokers/b1/data/plain-v2-0/99999999999999999999.log"),
+            store=store_of(s3.uri("brokers/b1/data/plain-v2-0/99999999999999999999.log")),
+        )
 
 
 def test_unreachable_store_is_one_error(monkeypatch) -> None:

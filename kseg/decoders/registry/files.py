@@ -41,8 +41,8 @@ def schema_files(directory: str, topic: str) -> Sequence[ListedFile] | None:
     """The files directly under ``directory`` (local or a prefix of a store, listed once through its store)
     when it holds schema files, no ``.log`` segment and no ``<topic>-0`` partition directory (a log dir,
     never listed whole); else None."""
-    from kseg.storage.files import store_of
     from kseg.storage.location import basename
+    from kseg.storage.stores.discover import store_of
 
     store = store_of(directory)
     try:
@@ -64,6 +64,7 @@ def load_files(directory: str, entries: Sequence[ListedFile]) -> SchemaStore:
     from kseg.storage.checkpoints import open_aux
     from kseg.storage.location import basename
     from kseg.storage.read import Kind
+    from kseg.storage.stores.discover import store_of
 
     kind = Kind("schema", MAX_FILE, "a registry's schemas, one file or a GET /schemas answer")
     store = SchemaStore()
@@ -72,7 +73,7 @@ def load_files(directory: str, entries: Sequence[ListedFile]) -> SchemaStore:
         suffix = os.path.splitext(name)[1]
         if suffix not in SUFFIXES:
             continue
-        data = open_aux(path, kind).data()
+        data = open_aux(path, kind, store=store_of(path)).data()
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:

@@ -25,7 +25,7 @@ def partition_dir(source: str) -> str:
     """The ``_schemas`` partition directory ``source`` names (itself, or ``<source>/_schemas-0``); a URI
     (``s3://…``) is asked of its store."""
     from kseg.storage import location
-    from kseg.storage.files import store_of
+    from kseg.storage.stores.discover import store_of
 
     if store_of(source).remote:
         what = location.kind(source)
@@ -50,7 +50,7 @@ def beside(data_paths: list[str]) -> str | None:
     """A ``_schemas-0`` directory in the first data path (a log dir) or in its log dir (a partition
     directory or a segment file in one), or None."""
     from kseg.storage import location
-    from kseg.storage.files import store_of
+    from kseg.storage.stores.discover import store_of
 
     for path in data_paths:
         if store_of(path).remote:

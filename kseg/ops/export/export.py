@@ -38,7 +38,6 @@ from kseg.format import indexes as fmt_indexes
 from kseg.limits import INT64_MAX, INT64_MIN  # noqa: F401 - re-exported to the CLI and Spark
 from kseg.ops.export.read import Corruption, RecordFacts, Split, read_split, starting  # noqa: F401 - re-exported
 from kseg.storage import checkpoints as cp
-from kseg.storage import files
 from kseg.storage.listing import Listed
 from kseg.storage.partition import Partition, Segment
 from kseg.storage.ranges import EVERYTHING, Ranges, first_offset_known, past_by_name
@@ -206,7 +205,7 @@ def plan(
 def partition_key(log_dir: str, name: str) -> str:
     """A partition directory named once, whatever path led to it (an export report's key): an absolute
     local path, or the URI."""
-    store = files.store_of(log_dir)
+    store = store_of(log_dir)
     return store.names.canonical(store.names.join(log_dir, name))
 
 

@@ -98,9 +98,9 @@ def read_split(
     """
     ranges = starting(ranges, split.since)
     store = store_of(split.log)  # a split holds no store: its log's, as discovery chooses it
-    txns = ReadCommitted(split.txn_indexes)  # InputError: a .txnindex that cannot be read
+    txns = ReadCommitted(split.txn_indexes, store)  # InputError: a .txnindex that cannot be read
     if committed:  # a read_committed fetch stops at the last stable offset
-        lso = last_stable_offset(files.parent(split.log), store)
+        lso = last_stable_offset(files.parent(split.log, store=store_of(split.log)), store)
         if lso is not None:
             ranges = replace(ranges, to_offset=min(ranges.to_offset, lso - 1))
     for path, position, message in txns.problems:
@@ -128,7 +128,7 @@ def read_split(
                 if (yield from _batch_items(batch, split.log, ranges, limit, keep_invalid, committed, txns)):
                     return
         except InputError as exc:
-            raise exc.at(files.display(split.log)) from None
+            raise exc.at(files.display(split.log, store=store_of(split.log))) from None
         except KsegError as exc:
             yield Corruption(split.log, exc.position if exc.position is not None else pos, "corrupt-batch", exc.message)
             return

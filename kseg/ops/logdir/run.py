@@ -101,7 +101,7 @@ def finish_all(opened: list[Opened]) -> list[LogDirReport]:
 
 
 def _key(path: str) -> str:
-    return path.rstrip("/") if files.store_of(path).remote else os.path.realpath(path)
+    return path.rstrip("/") if store_of(path).remote else os.path.realpath(path)
 
 
 def log_dirs(path: str, skipped: list[str], depth: int = roots.DEPTH) -> list[str]:
@@ -181,11 +181,16 @@ def check_report(path: str, inputs: list[str], force: bool) -> None:
     """``--report`` checked before any work: a local file, never inside an input, replaced only with
     ``force`` (:class:`kseg.errors.KsegError` says why not)."""
     outputs.refuse_on_inputs(path, inputs, "--report")
-    if files.store_of(path).remote:
+    if store_of(path).remote:
         raise InputError("the report is a local file", path=path)
     outputs.check_file_target(path, force=force, option="--report")
 
 
 def write_report(path: str, lines: list[str], force: bool) -> None:
     """The JSON Lines rows into ``path``: the name appears only when the file is whole."""
-    files.write_stream(path, lambda f: f.write("".join(line + "\n" for line in lines).encode("utf-8")), replace=force)
+    files.write_stream(
+        path,
+        lambda f: f.write("".join(line + "\n" for line in lines).encode("utf-8")),
+        replace=force,
+        store=store_of(path),
+    )

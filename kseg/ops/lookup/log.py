@@ -73,7 +73,7 @@ class PartitionLog:
                 names = ", ".join(os.path.basename(p) for p in (seg.index, seg.timeindex, seg.txnindex) if p)
                 self.notes.append(f"{names}: no {seg.stem}.log beside it; ignored")
         self.segments = [s for s in part.segments if s.log is not None]
-        self.start = cp.log_start_offset(path, self.segments[0].base_offset) if self.segments else None
+        self.start = cp.log_start_offset(path, self.segments[0].base_offset, store) if self.segments else None
         if self.start is not None and self.start.note is not None:
             self.notes.append(self.start.note)
         self._records: dict[int, FileRecords] = {}
@@ -119,8 +119,8 @@ class PartitionLog:
             self.notes.append(f"{name}: missing; reading the log from position 0 instead")
             return None
         try:
-            data = files.open_index(path)
-            whole = view(data, seg.base_offset, files.display(path))
+            data = files.open_index(path, store=store_of(path))
+            whole = view(data, seg.base_offset, files.display(path, store=store_of(path)))
             used = whole.used_entries()
         except InputError as exc:
             self.notes.append(f"{exc.describe()}; reading the log from position 0 instead")

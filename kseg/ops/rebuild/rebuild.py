@@ -47,7 +47,7 @@ def recover_segment(
     read through a second reader for their marker.
     """
     log = _log_of(seg)
-    path = files.display(log)
+    path = files.display(log, store=store_of(log))
     aux = SecondReader(log, seg.store)
     recovery = Recovery(
         seg,
@@ -129,9 +129,9 @@ def resolve(paths: list[str], notes: list[str]) -> list[Target]:
     targets: list[Target] = []
     by_dir: dict[str, set[int]] = {}  # a partition directory -> the base offsets of its .log files given
     for path in paths:
-        if not files.exists(path):
+        if not files.exists(path, store=store_of(path)):
             raise InputError("no such file or directory", path=path)
-        if files.isdir(path):
+        if files.isdir(path, store=store_of(path)):
             parts = discover([path], notes)
             root = len(parts) > 1 or (parts and _same_dir(parts[0].path) != _same_dir(path))
             targets.extend(Target(p, None, p.name if root else "") for p in parts)
@@ -141,7 +141,7 @@ def resolve(paths: list[str], notes: list[str]) -> list[Target]:
         base = files.base_offset_from_name(path)
         if base is None:
             raise InputError("not a segment file: the name carries no base offset", path=path)
-        directory = files.parent(path)
+        directory = files.parent(path, store=store_of(path))
         selected = by_dir.get(directory)
         if selected is None:
             store = store_of(path)
@@ -164,7 +164,7 @@ def resolve(paths: list[str], notes: list[str]) -> list[Target]:
 
 
 def _same_dir(path: str) -> str:
-    return files.store_of(path).names.canonical(path)
+    return store_of(path).names.canonical(path)
 
 
 def recover_partition(

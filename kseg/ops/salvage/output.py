@@ -164,7 +164,7 @@ class Output:
             Segment(base_offset, log=path, store=store_of(path)),
             self.state,
             reader.batch,
-            path=files.display(source.path),
+            path=files.display(source.path, store=store_of(source.path)),
             limit=self.limit,
         )
         return SegmentWriter(path, os.path.join(self.shown, name), source, reader, recovery)

@@ -22,7 +22,6 @@ from kseg.ops.tiered.keys import expected_key
 from kseg.ops.tiered.reconcile import FINISHED, PartitionCheck, Problem
 from kseg.ops.tiered.state import RemoteSegment
 from kseg.ops.tiered.store import StoredObject, StoreListing
-from kseg.storage import files
 from kseg.storage.remote_keys import AIVEN_LEGACY_SUFFIXES, LOCAL_SUFFIXES, OPTIONAL_SUFFIXES, Layout
 from kseg.words import plural
 
@@ -34,12 +33,12 @@ _AIVEN_INDEXES = frozenset(AIVEN_LEGACY_SUFFIXES) - {"log", "rsm-manifest", "txn
 ReadManifest = Callable[[str], Manifest]
 
 
-def read_manifest(path: str, store: Store | None = None) -> Manifest:
+def read_manifest(path: str, store: Store) -> Manifest:
     """The Aiven manifest object at ``path``, read through its store and parsed, not kept (sizes are checked by
     it): an :class:`InputError` when it cannot be read, a ``ManifestError`` naming it when it is no manifest."""
     from kseg.storage import tiered
 
-    return tiered.read_manifest(files.store_of(path, store).open, path)
+    return tiered.read_manifest(store.open, path)
 
 
 def _missing_suffixes(have: set[str], layout: Layout) -> list[str]:

@@ -19,7 +19,7 @@ from kseg.storage import files, location, prefixes, roots, watch
 from kseg.storage.context import ReadContext, Store, running
 from kseg.storage.names import SEGMENT_SUFFIXES, TRANSITION_DIR
 from kseg.storage.partition import LAYOUT_HINT, Partition, natural_key, partition_from_listing, scan_partition
-from kseg.storage.stores.discover import store_for
+from kseg.storage.stores.discover import store_for, store_of
 
 T = TypeVar("T")
 
@@ -322,8 +322,9 @@ def _list_remote(
 
 
 def check_exists(path: str, store: Store | None = None) -> None:
-    """Raise :class:`InputError` for a command-line path that does not exist (a typo'd glob says so)."""
-    store = files.store_of(path, store)
+    """Raise :class:`InputError` for a command-line path that does not exist (a typo'd glob says so); its store
+    discovery's choice when not given."""
+    store = store_of(path) if store is None else store
     location.check_uri(path)
     if store.stat(path).kind == "missing":
         hint = None

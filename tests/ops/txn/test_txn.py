@@ -15,6 +15,7 @@ from kseg.ops.txn.txn import analyse
 from kseg.storage.partition import scan_partition
 from kseg.storage.producer_state import CompletedTxn, ProducerState
 from kseg.storage.snapshots import read_snapshot, snapshot_paths
+from kseg.storage.stores.discover import store_of
 from tests.conftest import CORPUS_DATA
 from tests.storage.forensics_data import HOUR, T, txn_partition
 from tests.stores import local
@@ -51,7 +52,7 @@ def test_txn_v2_agrees_with_kafkas_snapshots() -> None:
     report, _ = _run(CORPUS_DATA / "txn-v2-0", from_start=True)
     assert report.snapshots_checked == 2  # 36 and 52, both agreeing (no snapshot_mismatch problem)
     snaps = {
-        o: read_snapshot(p, o)
+        o: read_snapshot(p, o, store=store_of(p))
         for o, p in snapshot_paths([str(p) for p in (CORPUS_DATA / "txn-v2-0").glob("*.snapshot")])
     }
     assert snaps[36].open_txns() == {2000: 34, 2002: 29}
