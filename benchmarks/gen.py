@@ -10,6 +10,8 @@ Inputs (shaped like the rows of Kafka's figures in issue 6)::
     a-none-1g/     1 GiB v2 uncompressed, 137 records of ~100-byte values per ~16 KB batch, indexes
     b-lz4-256m/    256 MiB v2 lz4, same records
     b-zstd-256m/   256 MiB v2 zstd, same records
+    b-lz4-64m/     64 MiB v2 lz4, same records (issue 34's rows)
+    b-zstd-64m/    64 MiB v2 zstd, same records
     c-one-256m/    256 MiB of one-record batches (the per-batch worst case)
     e-150-256m/    256 MiB v2 uncompressed, 150 records per batch (issue 34's rows)
     d-part-64m/    a 64 MiB partition: 4 segments of 16 MiB
@@ -72,6 +74,8 @@ INPUTS = {
     "a": Input("a-none-1g", 1024, note="1 GiB v2 none, ~16 KB batches, ~100-byte values, indexes"),
     "b-lz4": Input("b-lz4-256m", 256, codec="lz4", note="256 MiB v2 lz4"),
     "b-zstd": Input("b-zstd-256m", 256, codec="zstd", note="256 MiB v2 zstd"),
+    "b-lz4-64m": Input("b-lz4-64m", 64, codec="lz4", note="64 MiB v2 lz4 (issue 34's rows)"),
+    "b-zstd-64m": Input("b-zstd-64m", 64, codec="zstd", note="64 MiB v2 zstd (issue 34's rows)"),
     "c": Input("c-one-256m", 256, records_per_batch=1, note="256 MiB one-record batches"),
     "e": Input("e-150-256m", 256, records_per_batch=150, note="256 MiB v2 none, 150 records per batch"),
     "d-64m": Input("d-part-64m", 16, segments=4, note="64 MiB partition, 4 segments"),

@@ -111,8 +111,13 @@ def pytest_configure(config: pytest.Config) -> None:
       CPU each).  ``compileall`` writes them regardless of the setting, only those older than their source.
     - In each pytest process, the test modules pytest rewrites for its assertions are cached as it does
       by default (it writes them only while ``sys.dont_write_bytecode`` is false): each worker collects the
-      whole suite, and compiling it costs each ~5 s of CPU.  Children keep the environment's setting."""
+      whole suite, and compiling it costs each ~5 s of CPU.
+    - Children (the workers, ``python -m kseg``, Spark's Python workers, moto's server) write what they
+      import too: the README installs the ``test`` extra with ``pip --no-compile`` (compiling every module
+      of ~1.2 GB of packages took the install ~25 s of CPU), so click, rich, pyarrow or pyspark are compiled
+      by the first child that imports them instead of by every one (~0.15 s of CPU a ``python -m kseg``)."""
     sys.dont_write_bytecode = False
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     if not hasattr(config, "workerinput"):
         import compileall
         import importlib.util
