@@ -1,6 +1,8 @@
 /*
  * The machine's limit for `kseg dump` (issue 34): a single-threaded C loop doing the same work as
- * `kseg dump [--deep-iteration | --print-data-log] FILE` on uncompressed v2 batches, and nothing more.
+ * `kseg dump [--deep-iteration | --print-data-log] --files FILE` on v2 batches, and nothing more: uncompressed
+ * batches always; lz4 and zstd ones when built with -DREF_CODECS (and -llz4 -lzstd; run.py does so when
+ * `cc` can link them).
  *
  *   ref_dump MODE FILE...  MODE: shallow, deep or print; the lines go to stdout
  *                          MODE crc: read and CRC-32C only (the floor of verify-index's log pass); prints
@@ -10,10 +12,16 @@
  * its front); each batch's CRC-32C is computed (SSE4.2's crc32 instruction where the CPU has it, a
  * table otherwise); in the deep modes each record is decoded (varints, headers walked) and its line
  * written; the text is that of Kafka's tool for batches without producer, headers or invalid UTF-8
- * (the benchmark inputs), built by hand into a 64 KiB buffer written with write(2).  No checks past what
- * keeps the loop in bounds: it is a floor to measure against, not a reader of untrusted input.
+ * (the benchmark inputs), built by hand into a 64 KiB buffer written with write(2), after the same two
+ * lines kseg starts a file with ("Dumping FILE", "Log starting offset: N").  A compressed batch's records
+ * are decompressed into one reused buffer (grown, never shrunk): zstd by ZSTD_decompressStream over the
+ * frame, lz4 by walking the frame Kafka writes (KafkaLZ4BlockOutputStream: the LZ4 frame header, then
+ * blocks of a 4-byte little-endian size, its top bit marking a stored block, up to a zero end mark) and
+ * LZ4_decompress_safe on each block.  No checks past what keeps the loop in bounds: it is a floor to
+ * measure against, not a reader of untrusted input.
  *
- * Built by benchmarks/run.py (cc -O2) into benchmarks/data/; never part of kseg.
+ * Built by benchmarks/run.py (cc -O2, with -DREF_CODECS -llz4 -lzstd where they link) into
+ * benchmarks/data/; never part of kseg.
  */
 #include <fcntl.h>
 #include <stdint.h>
@@ -21,6 +29,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#ifdef REF_CODECS
+#include <lz4.h>
+#include <zstd.h>
+#endif
 
 #define PIECE (8 << 20)
 
@@ -126,6 +138,82 @@ static inline int64_t varint(const unsigned char **pp) {
     return (int64_t)((raw >> 1) ^ (~(raw & 1) + 1));
 }
 
+#ifdef REF_CODECS
+static unsigned char *plain; /* the decompressed records of the current batch, reused */
+static size_t plain_cap;
+
+static void grow(size_t need) {
+    if (need <= plain_cap) return;
+    size_t cap = plain_cap ? plain_cap : 1 << 20;
+    while (cap < need) cap *= 2;
+    plain = realloc(plain, cap);
+    if (!plain) exit(3);
+    plain_cap = cap;
+}
+
+static inline uint32_t le32(const unsigned char *p) {
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+}
+
+/* Kafka's lz4 frame: magic, FLG, BD, [content size], header checksum; blocks; end mark; [checksum]. */
+static size_t lz4_frame(const unsigned char *p, size_t n) {
+    const unsigned char *end = p + n;
+    static const size_t max_block[8] = {0, 0, 0, 0, 64 << 10, 256 << 10, 1 << 20, 4 << 20};
+    int flg = p[4];
+    size_t most = max_block[(p[5] >> 4) & 7], got = 0;
+    p += 7 + ((flg & 0x08) ? 8 : 0);
+    if (!most) exit(3);
+    while (p + 4 <= end) {
+        uint32_t word = le32(p);
+        p += 4;
+        if (word == 0) break;
+        size_t len = word & 0x7FFFFFFFu;
+        grow(got + most);
+        if (word & 0x80000000u) {
+            memcpy(plain + got, p, len);
+            got += len;
+        } else {
+            int r = LZ4_decompress_safe((const char *)p, (char *)plain + got, (int)len, (int)most);
+            if (r < 0) exit(3);
+            got += (size_t)r;
+        }
+        p += len + ((flg & 0x10) ? 4 : 0);
+    }
+    return got;
+}
+
+static size_t zstd_frame(const unsigned char *p, size_t n) {
+    static ZSTD_DCtx *dctx;
+    if (!dctx) dctx = ZSTD_createDCtx();
+    ZSTD_DCtx_reset(dctx, ZSTD_reset_session_only);
+    grow(n * 4);
+    ZSTD_inBuffer in = {p, n, 0};
+    ZSTD_outBuffer out = {plain, plain_cap, 0};
+    for (;;) {
+        size_t r = ZSTD_decompressStream(dctx, &out, &in);
+        if (ZSTD_isError(r)) exit(3);
+        if (r == 0 || (in.pos == in.size && out.pos < out.size)) break;
+        if (out.pos == out.size) {
+            grow(plain_cap * 2);
+            out.dst = plain;
+            out.size = plain_cap;
+        }
+    }
+    return out.pos;
+}
+
+/* The records of a compressed batch (codec 3 lz4 or 4 zstd), decompressed into `plain`. */
+static const unsigned char *inflate(int codec, const unsigned char *p, size_t n) {
+    if (codec == 3) lz4_frame(p, n);
+    else if (codec == 4) zstd_frame(p, n);
+    else { /* gzip, snappy: not in the benchmark inputs */
+        fprintf(stderr, "ref_dump: codec %d is not decompressed here\n", codec);
+        exit(3);
+    }
+    return plain;
+}
+#endif
+
 static long long invalid; /* mode crc: batches whose CRC does not match (printed at the end) */
 
 static void batch(const unsigned char *p, long long pos, long long total, int mode) {
@@ -166,11 +254,22 @@ static void batch(const unsigned char *p, long long pos, long long total, int mo
     num(ts_max);
     LIT(" size: ");
     num(total);
-    LIT(" magic: 2 compresscodec: none crc: ");
+    static const char *const codecs[] = {"none", "gzip", "snappy", "lz4", "zstd", "none", "none", "none"};
+    LIT(" magic: 2 compresscodec: ");
+    put(codecs[attrs & 7], strlen(codecs[attrs & 7]));
+    LIT(" crc: ");
     num(crc);
     if (valid) LIT(" isvalid: true\n"); else LIT(" isvalid: false\n");
     if (mode == 0) return;
     const unsigned char *q = p + 61;
+    if (attrs & 7) {
+#ifdef REF_CODECS
+        q = inflate(attrs & 7, q, (size_t)(total - 61));
+#else
+        fprintf(stderr, "ref_dump: a compressed batch at %lld: built without -DREF_CODECS\n", pos);
+        exit(3);
+#endif
+    }
     for (int r = 0; r < count; r++) {
         int64_t size = varint(&q);
         const unsigned char *next = q + size;
@@ -222,6 +321,15 @@ static int file(const char *path, unsigned char *buf, int mode) {
     if (fd < 0) {
         perror(path);
         return 2;
+    }
+    if (mode != 3) {
+        const char *name = strrchr(path, '/');
+        name = name ? name + 1 : path;
+        LIT("Dumping ");
+        put(path, strlen(path));
+        LIT("\nLog starting offset: ");
+        num(strtoll(name, NULL, 10));
+        LIT("\n");
     }
     size_t have = 0;
     long long pos = 0;

@@ -13,9 +13,10 @@
  *   record_lines(records, ts_type, fallback, form, buf, pieces)
  *                                  TextSink's record lines as UTF-8 bytes: sizes (--deep-iteration), or
  *                                  slices or spans printed by Kafka's string decoders (--print-data-log)
- *   dump_window(view, ws, wl, pos, end, mode, last_offset, gap, parts_fn, ts_names, out_limit)
- *                                  Dumper._dump_batches over a window: framing, CRC, batch lines and, in
- *                                  the deep modes, records decoded, the continuity rule and record lines
+ *   dump_window(view, ws, wl, pos, end, mode, last_offset, gap, parts_fn, ts_names, out_limit, json, limit,
+ *               codec_fn)          Dumper._dump_batches over a window: framing, CRC, batch lines and, in
+ *                                  the deep modes, lz4 and zstd batches decompressed, records decoded, the
+ *                                  continuity rule and record lines (Kafka's text or JSON rows)
  *   verify_window(view, ws, wl, pos, end, state, positions, offsets_a, offsets_b, out)
  *                                  verify-index's log pass over a window: framing, CRC and the batch checks
  *                                  of every batch that raises nothing, and the batches the indexes ask about
@@ -1180,16 +1181,22 @@ typedef struct {
     int log_append;
 } Records;
 
-/* 0 and ``it`` at the first record of the batch ``p`` (``total`` bytes, header ``v``); 1 for a count the
- * Python rule judges (negative, or more records than bytes: every record takes a byte at least). */
-static int records_open(Records *it, const unsigned char *p, long long total, const long long *v) {
+/* 0 and ``it`` at the first record of the batch ``p`` (``total`` bytes, header ``v``; records_open_at: of the
+ * records from ``start`` of ``p``, a compressed batch's decompressed bytes); 1 for a count the Python rule
+ * judges (negative, or more records than bytes: every record takes a byte at least). */
+static int records_open_at(Records *it, const unsigned char *p, Py_ssize_t start, long long total,
+                           const long long *v) {
     it->p = p;
     it->v = v;
-    it->pos = RECORD_BATCH_OVERHEAD;
+    it->pos = start;
     it->end = (Py_ssize_t)total;
     it->left = v[H_COUNT];
     it->log_append = (v[H_ATTRIBUTES] & TIMESTAMP_TYPE_FLAG) != 0;
     return it->left < 0 || it->left > it->end - it->pos;
+}
+
+static int records_open(Records *it, const unsigned char *p, long long total, const long long *v) {
+    return records_open_at(it, p, RECORD_BATCH_OVERHEAD, total, v);
 }
 
 /* The next record: 1 with its layout and its offset, timestamp and sequence; 0 after the last; -1 for a
@@ -1464,18 +1471,238 @@ static int record_text(Out *o, const unsigned char *p, const RecordAt *ra, long 
     return 0;
 }
 
-/* The record lines (``json`` > 0: JSON rows of that schema version) of an uncompressed data batch (``p``: its
- * bytes, ``total`` long), checked against the continuity rule from ``*last`` (Dumper._next_offset: -1 is
- * "none yet" unless ``gap``).  0 and the lines in ``o``; 1 for a batch the Python path must take (a record the
- * rules judge, a gap, invalid UTF-8 printed or in a header key, a number past int64); -1 on error. */
-static int window_records(Out *o, const unsigned char *p, long long total, const long long *v, int mode, int json,
-                          int gap, long long *last, const char *ts_name, Py_ssize_t ts_len) {
+/* ------------------------------------------------------------------ codecs of the window loop */
+
+/* lz4 and zstd batches are decompressed by dump_window itself, by the very codec libraries the Python path
+ * uses (kseg.format.compression.window_codec hands them over: lz4's block decompressor, a zstd decompressor
+ * whose stream reader reads across frames), called from here: no Python frame and no object per record, and
+ * the bytes are exactly the Python path's.  Kafka's LZ4 frame is read here by the Python path's rules.  Only
+ * a whole, well-formed stream is taken: any codec error, a stream that ends early or runs on, and output past
+ * the bounds hand the batch back to the Python path, whose rule raises the one message. */
+
+#define CODEC_LZ4 3
+#define CODEC_ZSTD 4
+
+/* XXH32 (the LZ4 frame's descriptor and block checksums; kseg.format.compression.xxh32). */
+#define XXH_P1 2654435761U
+#define XXH_P2 2246822519U
+#define XXH_P3 3266489917U
+#define XXH_P4 668265263U
+#define XXH_P5 374761393U
+static inline uint32_t rotl32(uint32_t x, int r) { return (x << r) | (x >> (32 - r)); }
+static inline uint32_t le32(const unsigned char *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static uint32_t xxh32(const unsigned char *p, Py_ssize_t n) {
+    Py_ssize_t i = 0;
+    uint32_t h;
+    if (n >= 16) {
+        uint32_t v1 = XXH_P1 + XXH_P2, v2 = XXH_P2, v3 = 0, v4 = 0U - XXH_P1;
+        for (; i + 16 <= n; i += 16) {
+            v1 = rotl32(v1 + le32(p + i) * XXH_P2, 13) * XXH_P1;
+            v2 = rotl32(v2 + le32(p + i + 4) * XXH_P2, 13) * XXH_P1;
+            v3 = rotl32(v3 + le32(p + i + 8) * XXH_P2, 13) * XXH_P1;
+            v4 = rotl32(v4 + le32(p + i + 12) * XXH_P2, 13) * XXH_P1;
+        }
+        h = rotl32(v1, 1) + rotl32(v2, 7) + rotl32(v3, 12) + rotl32(v4, 18);
+    } else {
+        h = XXH_P5;
+    }
+    h += (uint32_t)n;
+    for (; i + 4 <= n; i += 4) h = rotl32(h + le32(p + i) * XXH_P3, 17) * XXH_P4;
+    for (; i < n; i++) h = rotl32(h + p[i] * XXH_P5, 11) * XXH_P1;
+    h ^= h >> 15;
+    h *= XXH_P2;
+    h ^= h >> 13;
+    h *= XXH_P3;
+    h ^= h >> 16;
+    return h;
+}
+
+/* The most decompressed bytes of a batch the window loop takes (kseg.format.compression.PIECE, the piece
+ * the Python path reads a stream in): a larger batch takes the per-batch path, which streams it. */
+#define WINDOW_PIECE (1 << 20)
+/* The most bytes of lines one compressed batch may add to the output buffer (its lines are held whole, in
+ * case a later record hands the batch back): a batch of more (many tiny records) takes the per-batch path,
+ * which writes its lines a chunk at a time. */
+#define WINDOW_BATCH_OUT (4 << 20)
+
+/* The decompressed bytes of one batch, in a buffer reused batch after batch within one dump_window call
+ * (a batch's record lines are all written before the next batch is decompressed into it), and the codecs,
+ * asked of ``codec_fn`` at the first batch that needs them. */
+typedef struct {
+    unsigned char *p;
+    Py_ssize_t cap;
+    PyObject *codec_fn;  /* window_codec(codec id) -> the codec's object (borrowed) */
+    PyObject *lz4_block; /* lz4.block.decompress */
+    PyObject *zstd_open; /* ZstdDecompressor().stream_reader */
+    PyObject *across;    /* {"read_across_frames": True} */
+} Inflated;
+
+static int inflated_room(Inflated *d, Py_ssize_t n) {
+    if (n <= d->cap) return 0;
+    unsigned char *q = PyMem_Realloc(d->p, n);
+    if (q == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    d->p = q;
+    d->cap = n;
+    return 0;
+}
+
+static void inflated_free(Inflated *d) {
+    PyMem_Free(d->p);
+    Py_XDECREF(d->lz4_block);
+    Py_XDECREF(d->zstd_open);
+    Py_XDECREF(d->across);
+}
+
+/* After a codec call failed: 1 for a codec error (cleared: the Python path raises its own message), -1 to
+ * propagate what is not one (no memory, KeyboardInterrupt, SystemExit). */
+static int codec_failed(void) {
+    if (PyErr_ExceptionMatches(PyExc_MemoryError) || !PyErr_ExceptionMatches(PyExc_Exception)) return -1;
+    PyErr_Clear();
+    return 1;
+}
+
+/* The codec's object from ``codec_fn``: 0, 1 when there is none (the batch goes to the Python path, whose
+ * import raises), -1 on error. */
+static int codec_object(Inflated *d, int codec) {
+    if (codec == CODEC_LZ4 ? d->lz4_block != NULL : d->zstd_open != NULL) return 0;
+    if (d->codec_fn == Py_None) return 1;
+    PyObject *obj = PyObject_CallFunction(d->codec_fn, "i", codec);
+    if (obj == NULL) return codec_failed(); /* a library that does not import: the Python path's message */
+    if (codec == CODEC_LZ4) {
+        d->lz4_block = obj;
+        return 0;
+    }
+    d->zstd_open = PyObject_GetAttrString(obj, "stream_reader");
+    Py_DECREF(obj);
+    d->across = Py_BuildValue("{sO}", "read_across_frames", Py_True);
+    return d->zstd_open == NULL || d->across == NULL ? -1 : 0;
+}
+
+/* Kafka's LZ4 frame (compression._lz4_frame_start and _unlz4, KafkaLZ4BlockInputStream) of ``src``:
+ * 0 with the bytes in ``d`` (``*n``), 1 for a frame the Python path must read (an error, or more than
+ * ``bound`` bytes), -1 on error. */
+static int inflate_lz4(Inflated *d, const unsigned char *src, Py_ssize_t len, Py_ssize_t bound, Py_ssize_t *n) {
+    static const Py_ssize_t block_sizes[8] = {0, 0, 0, 0, 1 << 16, 1 << 18, 1 << 20, 1 << 22};
+    if (len < 6 || le32(src) != 0x184D2204U) return 1;
+    unsigned flg = src[4], bd = src[5];
+    if (flg >> 6 != 1 || (flg & 0x02) || (bd & 0x8F)) return 1;
+    Py_ssize_t block_max = block_sizes[(bd >> 4) & 0x07];
+    if (block_max == 0) return 1;
+    Py_ssize_t pos = 6 + ((flg & 0x08) ? 8 : 0); /* a content size is skipped, as Kafka does */
+    if (pos >= len) return 1;
+    /* magic 2: the descriptor checksum is checked (only magic 0's old writer hashed the magic too) */
+    if (src[pos] != ((xxh32(src + 4, pos - 4) >> 8) & 0xFF)) return 1;
+    pos++;
+    Py_ssize_t total = 0;
+    for (;;) {
+        if (pos + 4 > len) return 1;
+        uint32_t word = le32(src + pos);
+        pos += 4;
+        Py_ssize_t size = (Py_ssize_t)(word & 0x7FFFFFFFU);
+        if (size == 0) break; /* the end mark; a content checksum after it is not read, as Kafka does not */
+        if (size > block_max || pos + size > len) return 1;
+        const unsigned char *raw = src + pos;
+        Py_ssize_t got = size;
+        PyObject *block = NULL;
+        if ((word & 0x80000000U) == 0) { /* compressed: lz4.block.decompress(block, uncompressed_size=block_max) */
+            PyObject *in = PyBytes_FromStringAndSize((const char *)src + pos, size);
+            if (in == NULL) return -1;
+            PyObject *args = Py_BuildValue("(N)", in), *kw = Py_BuildValue("{sn}", "uncompressed_size", block_max);
+            if (args != NULL && kw != NULL) block = PyObject_Call(d->lz4_block, args, kw);
+            Py_XDECREF(args);
+            Py_XDECREF(kw);
+            if (block == NULL) return codec_failed();
+            if (!PyBytes_Check(block)) {
+                Py_DECREF(block);
+                return 1;
+            }
+            raw = (const unsigned char *)PyBytes_AS_STRING(block);
+            got = PyBytes_GET_SIZE(block);
+        }
+        if (total + got > bound || inflated_room(d, total + got) < 0) {
+            Py_XDECREF(block);
+            return PyErr_Occurred() ? -1 : 1;
+        }
+        memcpy(d->p + total, raw, (size_t)got);
+        Py_XDECREF(block);
+        total += got;
+        if (flg & 0x10) { /* block checksums, of the block as stored */
+            if (pos + size + 4 > len || le32(src + pos + size) != xxh32(src + pos, size)) return 1;
+            pos += 4;
+        }
+        pos += size;
+    }
+    *n = total;
+    return 0;
+}
+
+/* One or more zstd frames read as the Python path reads them (compression._unzstd: the decompressor's
+ * stream reader across frames, until it returns nothing), into ``d``: 0 and ``*n`` bytes, 1 for the Python
+ * path (a codec error, more than ``bound`` bytes), -1 on error. */
+static int inflate_zstd(Inflated *d, const unsigned char *src, Py_ssize_t len, Py_ssize_t bound, Py_ssize_t *n) {
+    if (inflated_room(d, bound + 1) < 0) return -1;
+    PyObject *in = PyBytes_FromStringAndSize((const char *)src, len);
+    if (in == NULL) return -1;
+    PyObject *args = Py_BuildValue("(N)", in);
+    PyObject *reader = args == NULL ? NULL : PyObject_Call(d->zstd_open, args, d->across);
+    Py_XDECREF(args);
+    Py_ssize_t total = 0;
+    int r = 1;
+    while (reader != NULL) {
+        if (total > bound) break; /* past the bound: the Python path raises it */
+        PyObject *room = PyMemoryView_FromMemory((char *)d->p + total, bound + 1 - total, PyBUF_WRITE);
+        PyObject *got = room == NULL ? NULL : PyObject_CallMethod(reader, "readinto", "O", room);
+        Py_XDECREF(room);
+        if (got == NULL) break;
+        Py_ssize_t k = PyLong_AsSsize_t(got);
+        Py_DECREF(got);
+        if (k < 0 || k > bound + 1 - total) break;
+        if (k == 0) {
+            r = 0;
+            break;
+        }
+        total += k;
+    }
+    Py_XDECREF(reader);
+    if (PyErr_Occurred()) return codec_failed();
+    *n = total;
+    return r;
+}
+
+/* The records of the compressed batch ``p`` (``total`` bytes, codec ``codec``) decompressed into ``d``: 0
+ * and ``*n`` bytes, or 1 for a batch the per-batch path takes (gzip, snappy, a codec library that does not
+ * import, a codec error, more than ``min(limit, WINDOW_PIECE)`` bytes), -1 on error. */
+static int inflate_batch(Inflated *d, int codec, const unsigned char *p, long long total, long long limit,
+                         Py_ssize_t *n) {
+    if (codec != CODEC_LZ4 && codec != CODEC_ZSTD) return 1;
+    int r = codec_object(d, codec);
+    if (r) return r;
+    Py_ssize_t bound = limit < WINDOW_PIECE ? (Py_ssize_t)limit : WINDOW_PIECE;
+    const unsigned char *src = p + RECORD_BATCH_OVERHEAD;
+    Py_ssize_t len = (Py_ssize_t)(total - RECORD_BATCH_OVERHEAD);
+    return codec == CODEC_LZ4 ? inflate_lz4(d, src, len, bound, n) : inflate_zstd(d, src, len, bound, n);
+}
+
+/* The record lines (``json`` > 0: JSON rows of that schema version) of a data batch's records (``p``: the
+ * batch's bytes, or a compressed batch's decompressed bytes, records from ``start`` to ``total``), checked
+ * against the continuity rule from ``*last`` (Dumper._next_offset: -1 is "none yet" unless ``gap``).  0 and
+ * the lines in ``o``; 1 for a batch the Python path must take (a record the rules judge, a gap, invalid UTF-8
+ * printed or in a header key, a number past int64, lines past ``o->n`` = ``most``); -1 on error. */
+static int window_records(Out *o, const unsigned char *p, Py_ssize_t start, long long total, const long long *v,
+                          int mode, int json, int gap, long long *last, const char *ts_name, Py_ssize_t ts_len,
+                          Py_ssize_t most) {
     Records it;
     RecordAt ra;
     long long prev = *last, offset, timestamp, sequence;
     int strings = mode == WINDOW_STRINGS, got;
-    if (records_open(&it, p, total, v)) return 1;
+    if (records_open_at(&it, p, start, total, v)) return 1;
     while ((got = records_next(&it, &ra, &offset, &timestamp, &sequence)) > 0) {
+        if (o->n > most) return 1;
         /* Dumper._next_offset: a gap is noted by the Python path */
         if ((prev != -1 || gap) && (prev == LLONG_MAX || offset != prev + 1)) return 1;
         prev = offset;
@@ -1492,7 +1719,7 @@ static int window_records(Out *o, const unsigned char *p, long long total, const
     return 0;
 }
 
-/* dump_window(view, ws, wl, pos, end, mode, last_offset, gap, parts_fn, ts_names, out_limit, json)
+/* dump_window(view, ws, wl, pos, end, mode, last_offset, gap, parts_fn, ts_names, out_limit, json, limit, codec_fn)
  *     -> (data, pos, last_offset, full)
  *
  * Dumper._dump_batches over the window ``view[:wl]`` (the file's bytes from ``ws``), from ``pos``: for each
@@ -1503,8 +1730,11 @@ static int window_records(Out *o, const unsigned char *p, long long total, const
  * version instead (kseg.render.jsonl: v2_batch_object, v2_records; ``parts_fn`` unused).  Returns the lines (UTF-8), where it
  * stopped, the last record offset, and ``full``: True when it stopped because ``data`` reached
  * ``out_limit`` bytes (call again); False at a batch the Python path takes, one batch: iteration's end,
- * a framing error, a batch outside the window, a legacy, compressed, control or invalid batch in the deep
- * modes, or any batch whose records the rules would judge or whose text the engine does not write. */
+ * a framing error, a batch outside the window, a legacy, control or invalid batch in the deep modes, or any
+ * batch whose records the rules would judge or whose text the engine does not write.  In the deep modes an lz4
+ * or zstd batch is decompressed here (inflate_batch, by the libraries ``codec_fn`` gives: at most ``limit``
+ * bytes, the dump's decompression bound, and WINDOW_PIECE) into a buffer its lines are written from before the
+ * next batch reuses it; gzip and snappy, a codec error and a larger batch take the per-batch path. */
 static PyObject *py_dump_window(PyObject *self, PyObject *args) {
     PyObject *view, *parts_fn;
     Py_ssize_t ws, wl, out_limit;
@@ -1512,8 +1742,11 @@ static PyObject *py_dump_window(PyObject *self, PyObject *args) {
     int mode, gap, json;
     const char *ts_create, *ts_append;
     Py_ssize_t create_len, append_len;
-    if (!PyArg_ParseTuple(args, "OnnLLiLpO(s#s#)ni:dump_window", &view, &ws, &wl, &pos, &end, &mode, &last, &gap,
-                          &parts_fn, &ts_create, &create_len, &ts_append, &append_len, &out_limit, &json))
+    long long limit;
+    PyObject *codec_fn;
+    if (!PyArg_ParseTuple(args, "OnnLLiLpO(s#s#)niLO:dump_window", &view, &ws, &wl, &pos, &end, &mode, &last, &gap,
+                          &parts_fn, &ts_create, &create_len, &ts_append, &append_len, &out_limit, &json, &limit,
+                          &codec_fn))
         return NULL;
     if (mode < WINDOW_SHALLOW || mode > WINDOW_STRINGS) {
         PyErr_SetString(PyExc_ValueError, "dump_window: mode must be 0 (shallow), 1 (sizes) or 2 (strings)");
@@ -1525,6 +1758,7 @@ static PyObject *py_dump_window(PyObject *self, PyObject *args) {
     if (wl > b.len) wl = b.len;
     if (wl < 0) wl = 0;
     Out o = {NULL, 0, 0};
+    Inflated d = {NULL, 0, codec_fn, NULL, NULL, NULL};
     PyObject *parts = NULL;
     long long key[6] = {0, 0, 0, 0, 0, 0};
     int have_key = 0, full = 0;
@@ -1539,7 +1773,9 @@ static PyObject *py_dump_window(PyObject *self, PyObject *args) {
         if (frame_v2(buf, ws, wl, pos, end, &p, &total) != FRAME_OK) break; /* the Python path's */
         read_header(p, v);
         long long attrs = v[H_ATTRIBUTES];
-        if (mode != WINDOW_SHALLOW && (attrs & (CODEC_MASK | CONTROL_FLAG))) break;
+        int codec = (int)(attrs & CODEC_MASK);
+        if (mode != WINDOW_SHALLOW && ((attrs & CONTROL_FLAG) || (codec && codec != CODEC_LZ4 && codec != CODEC_ZSTD)))
+            break;
         int valid = crc32c_update(0, p + ATTRIBUTES_OFFSET, (Py_ssize_t)(total - ATTRIBUTES_OFFSET)) == (uint32_t)v[H_CRC];
         if (mode != WINDOW_SHALLOW && !valid) break;
         long long last_offset;
@@ -1557,8 +1793,19 @@ static PyObject *py_dump_window(PyObject *self, PyObject *args) {
             if (got > 0) break;
             if (batch_line(&o, v, last_offset, pos, total, valid, parts) < 0) goto fail;
         }
-        if (mode != WINDOW_SHALLOW) {
-            int r = window_records(&o, p, total, v, mode, json, gap, &last, ts_name, ts_len);
+        if (mode != WINDOW_SHALLOW && (codec == 0 || v[H_COUNT] != 0)) { /* a compressed batch of no records is
+                                                                        not decompressed (RecordBatch._chunks) */
+            int r;
+            if (codec == 0) {
+                r = window_records(&o, p, RECORD_BATCH_OVERHEAD, total, v, mode, json, gap, &last, ts_name, ts_len,
+                                   PY_SSIZE_T_MAX);
+            } else {
+                Py_ssize_t n = 0;
+                r = inflate_batch(&d, codec, p, total, limit, &n);
+                if (r == 0)
+                    r = window_records(&o, d.p, 0, n, v, mode, json, gap, &last, ts_name, ts_len,
+                                       mark + WINDOW_BATCH_OUT);
+            }
             if (r < 0) goto fail;
             if (r > 0) { /* the whole batch to the Python path: nothing of it written here */
                 o.n = mark;
@@ -1569,6 +1816,7 @@ static PyObject *py_dump_window(PyObject *self, PyObject *args) {
     }
     Py_XDECREF(parts);
     PyBuffer_Release(&b);
+    inflated_free(&d);
     PyObject *data = PyBytes_FromStringAndSize(o.p ? o.p : "", o.n);
     PyMem_Free(o.p);
     if (data == NULL) return NULL;
@@ -1576,6 +1824,7 @@ static PyObject *py_dump_window(PyObject *self, PyObject *args) {
 fail:
     Py_XDECREF(parts);
     PyBuffer_Release(&b);
+    inflated_free(&d);
     PyMem_Free(o.p);
     return NULL;
 }
@@ -2348,7 +2597,7 @@ static PyObject *py_found_items(PyObject *self, PyObject *args) {
 /* ------------------------------------------------------------------ module */
 
 /* Bumped whenever a seam's signature or meaning changes; must equal kseg.engine.ABI. */
-#define KSEG_ENGINE_ABI 8
+#define KSEG_ENGINE_ABI 9
 
 static PyMethodDef methods[] = {
     {"crc32c", py_crc32c, METH_VARARGS, "crc32c(data, crc=0) -> int: CRC-32C (Castagnoli) of a buffer."},

@@ -6,7 +6,8 @@ exits 2 with one line when it is not built, :func:`require`); unset, the
 engine runs when it imports.  The engine implements exactly the seams of
 :mod:`kseg.format.v2_records` (``decode_records``), :mod:`kseg.storage.records`
 (``FileRecords.scan``), :mod:`kseg.render.text` (the batch and record lines) and the dump's
-window loop (``Dumper._dump_windows`` through ``TextSink.window_lines``), verify-index's log
+window loop (``Dumper._dump_windows`` through ``TextSink.window_lines``; its lz4 and zstd batches
+decompressed by the libraries :func:`kseg.format.compression.window_codec` hands it), verify-index's log
 pass over a window (``kseg.ops.verify.log._LogPass._windows``) and its bulk checks of index
 entries and its index keys (``entries_match``, ``index_keys``), Kafka's recovery
 rule over a list of batches (``kseg.ops.rebuild.recovery.Recovery.feed``: ``recover_items``), salvage's
@@ -27,7 +28,7 @@ from types import ModuleType
 
 ENV = "KSEG_ENGINE"
 
-ABI = 8  # the seams' version; the compiled module's ``ABI`` must be equal (KSEG_ENGINE_ABI in _engine.c)
+ABI = 9  # the seams' version; the compiled module's ``ABI`` must be equal (KSEG_ENGINE_ABI in _engine.c)
 
 C: ModuleType | None = None  # the kseg._engine module, or None
 NAME = "python"

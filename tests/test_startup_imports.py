@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from kseg import engine
 from kseg.storage.remote_keys import object_key
 from kseg.testing.aiven import write_aiven_segment
 from tests.conftest import CORPUS_DATA
@@ -49,6 +50,28 @@ FORBIDDEN: dict[str, str] = {
     "concurrent.futures": "worker pools (--jobs; the threads listing an object store's prefixes)",
 }
 
+#: What a lookup printing text on a local partition with intact indexes never needs (beyond :data:`FORBIDDEN`).
+LOOKUP_FORBIDDEN: dict[str, str] = {
+    "json": "the JSON sink (--format json only)",
+    "kseg.jsonlines": "the JSON sink (--format json only)",
+    "kseg.render.jsonl": "the JSON sink (--format json only)",
+    "kseg.render.lookup_json": "the JSON rows (--format json only)",
+    "kseg.ops.dump": "the dump (a lookup prints one batch and one record through the text sink)",
+    "kseg.storage.snapshots": "producer snapshots (the dump's)",
+    "kseg.format.snapshot": "producer snapshots (the dump's)",
+    "kseg.storage.checkpoints": "a log directory's other files (a lookup reads one offset checkpoint)",
+    "kseg.format.uuid": "topic IDs (partition.metadata, not read by a lookup)",
+    "kseg.storage.private_keys": "the keys of --rsm-key (not given)",
+    "kseg.storage.ranges": "the ranges' rule (asked only of a damaged index entry)",
+}
+#: The lookup-offset only: the time lookup is lookup-time's.
+OFFSET_FORBIDDEN: dict[str, str] = {"kseg.ops.lookup.time": "the time lookup (lookup-time's)"}
+
+#: With the compiled engine running: its CRC-32C checks the batch (no second extension module).
+ENGINE_FORBIDDEN: dict[str, str] = {
+    "crc32c": "the crc32c package (the engine's CRC-32C runs)",
+}
+
 #: What ``kseg --help`` alone no longer imports: it writes a kept copy of click's text.
 HELP_FORBIDDEN = ("click", "kseg.cli.main", "kseg.cli.params", "inspect", "uuid")
 
@@ -79,11 +102,11 @@ def imported(args: list[str]) -> tuple[int, list[str]]:
     return p.returncode, names
 
 
-def forbidden_in(names: list[str]) -> list[str]:
-    """``module: reason`` for each imported module under a forbidden prefix."""
+def forbidden_in(names: list[str], forbidden: dict[str, str] = FORBIDDEN) -> list[str]:
+    """``module: reason`` for each imported module under a prefix of ``forbidden``."""
     found = []
     for name in names:
-        for prefix, reason in FORBIDDEN.items():
+        for prefix, reason in forbidden.items():
             if name == prefix or name.startswith(prefix + "."):
                 found.append(f"{name}: {reason}")
     return found
@@ -100,6 +123,31 @@ def test_a_local_partition_imports_nothing_its_input_does_not_need(command: str)
     else:
         assert "click" in names  # the modules were read
     assert forbidden_in(names) == []
+
+
+@pytest.mark.parametrize("command", ["lookup-offset", "lookup-time"])
+def test_a_lookup_printing_text_imports_neither_json_nor_the_dump_nor_the_other_checkpoints(command: str) -> None:
+    """What issue 34 took off a lookup's start-up stays off: the JSON sink and the dump (its text sink's
+    window loop once imported the dump for three constants), the readers of a log directory's other files,
+    the key reader without --rsm-key, the ranges' rule; the time lookup for lookup-offset."""
+    args = [a.format(log=LOG, partition=ORDERS) for a in LOCAL_COMMANDS[command]]
+    code, names = imported(args)
+    assert code == 0, (args, code)
+    assert "kseg.render.lookup" in names and "kseg.storage.offset_checkpoints" in names  # the modules were read
+    table = {**LOOKUP_FORBIDDEN, **(OFFSET_FORBIDDEN if command == "lookup-offset" else {})}
+    if engine.C is not None:  # (the subprocess runs the same engine: KSEG_ENGINE is inherited)
+        table.update(ENGINE_FORBIDDEN)
+    assert forbidden_in(names, table) == []
+
+
+def test_a_json_lookup_imports_the_json_rows() -> None:
+    """The control: ``--format json`` imports what the text lookup must not, and the check names it."""
+    code, names = imported(["lookup-offset", "--format", "json", "3", str(ORDERS)])
+    assert code == 0
+    found = forbidden_in(names, LOOKUP_FORBIDDEN)
+    for module in ("json", "kseg.render.jsonl", "kseg.render.lookup_json"):
+        assert any(line.startswith(f"{module}: ") for line in found), found
+    assert not [line for line in found if line.startswith(("kseg.ops.dump", "kseg.storage.checkpoints"))], found
 
 
 def test_the_check_sees_the_tiered_modules_on_aiven_s_layout(tmp_path: Path) -> None:

@@ -31,7 +31,7 @@ from kseg.timestamps import INT64_MAX, INT64_MIN, parse_timestamp  # noqa: F401 
 NUMBER_ARGS = {"help_option_names": ["-h", "--help"], "ignore_unknown_options": True}
 
 
-Query = Callable[[Any], tuple]  # log -> (result, text writer, json maker, reason)
+Query = Callable[[Any], tuple]  # log -> (result, text writer, reason)
 
 
 def lookup_options(f: Callable[..., Query]) -> Callable[..., None]:
@@ -86,13 +86,12 @@ def _where(path: str) -> dict[str, str]:
 def _run(
     run: Run, directory: str, output_format: str, max_message_size: int, names: tuple, query: Any, given: tuple
 ) -> int:
-    """Open the partition, run ``query(log)`` -> (result, text writer, json maker, reason), print; ``names``:
+    """Open the partition, run ``query(log)`` -> (result, text writer, reason), print; ``names``:
     the key and value decoders given (None: Kafka's string decoder); ``given``: the registry's decoder objects
     for those named ``registry`` (:func:`kseg.cli.params.registry_decoders`), else None."""
     from kseg.errors import InputError, KsegError
     from kseg.limits import decompression_limit
-    from kseg.ops.lookup.offset import PartitionLog
-    from kseg.render.lookup import write_json
+    from kseg.ops.lookup.log import PartitionLog
     from kseg.render.text import TextSink
     from kseg.storage import files
     from kseg.storage.stores.discover import store_of
@@ -107,11 +106,13 @@ def _run(
     partition = files.display(directory, store=store_of(directory))
     try:
         with PartitionLog(directory, limit=decompression_limit(max_message_size)) as log:
-            result, write_text, make_json, reason = query(log)
+            result, write_text, reason = query(log)
             notes = log.notes + [n for n in result.notes if n not in log.notes]
             result.notes = notes
-            if output_format == "json":
-                write_json(out, make_json(result, _where(partition), chosen))
+            if output_format == "json":  # (the JSON renderer loaded only for JSON)
+                from kseg.render.lookup_json import lookup_row, write_json
+
+                write_json(out, lookup_row(result, _where(partition), chosen))
             else:
                 write_text(sink, result, partition, chosen)
                 sink.flush()
@@ -159,9 +160,9 @@ def lookup_offset(offset: int) -> Query:
 
     def query(log: Any) -> tuple:
         from kseg.ops.lookup.offset import lookup_offset as find
-        from kseg.render.lookup import offset_json, offset_reason, write_offset_text
+        from kseg.render.lookup import offset_reason, write_offset_text
 
-        return find(log, offset), write_offset_text, offset_json, offset_reason
+        return find(log, offset), write_offset_text, offset_reason
 
     return query
 
@@ -198,8 +199,8 @@ def lookup_time(timestamp: int) -> Query:
 
     def query(log: Any) -> tuple:
         from kseg.ops.lookup.time import lookup_time as find
-        from kseg.render.lookup import time_json, time_reason, write_time_text
+        from kseg.render.lookup import time_reason, write_time_text
 
-        return find(log, timestamp), write_time_text, time_json, time_reason
+        return find(log, timestamp), write_time_text, time_reason
 
     return query

@@ -6,6 +6,7 @@ Subcommands are imported only when run, so ``kseg --help`` and
 
 from __future__ import annotations
 
+import gc
 import importlib
 import os
 import re
@@ -138,6 +139,9 @@ class LazyGroup(click.Group):
             problem = engine.require()
             if problem is not None:
                 _error_exit(problem)
+        if not gc.isenabled():  # kseg.cli.start: off while the command line was imported and parsed
+            gc.freeze()  # what start-up made lives as long as the process: no collection traverses it again
+            gc.enable()
         try:
             return super().invoke(ctx)
         except KeyboardInterrupt:

@@ -7,8 +7,8 @@ import functools
 import os
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
-from typing import Any, BinaryIO, TypeVar
+from dataclasses import replace
+from typing import Any, BinaryIO, NamedTuple, TypeVar
 
 import click
 
@@ -173,6 +173,8 @@ def rsm_key_option(f: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(f)
     def command(*args: Any, rsm_key: dict[str, str], run: Run, **kwargs: Any) -> Any:
+        if not rsm_key:  # the run's context holds no keys already (and the key reader stays unloaded)
+            return f(*args, run=run, **kwargs)
         from kseg.storage.context import reading
         from kseg.storage.private_keys import read_keys
 
@@ -206,8 +208,7 @@ def reword(command: click.Command, **helps: str) -> click.Command:
     return command
 
 
-@dataclass(frozen=True)
-class Spark:
+class Spark(NamedTuple):
     """``--spark``, ``--master``, ``--spark-conf``, ``--verbose`` as one value (:func:`spark_options`)."""
 
     on: bool = False

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 # the C module: ``signal`` first imports enum, itself a few milliseconds before site has loaded it
 import _signal as signal  # type: ignore[import-not-found]
+import gc
 import os
 
 _EXIT_INTERRUPTED = 130
@@ -28,6 +29,10 @@ def main() -> None:
     previous = signal.signal(signal.SIGINT, _interrupted_early)
     if _cached_help():
         return
+    # Importing click and the command makes tens of thousands of objects that live as long as the process:
+    # no collection while they are made; when the command runs, they are frozen out of every later
+    # collection and the collector starts (kseg.cli.main.LazyGroup.invoke).
+    gc.disable()
     from kseg.cli.main import main as run
 
     if previous is signal.SIG_IGN:  # started in the background with Ctrl-C ignored: keep ignoring it

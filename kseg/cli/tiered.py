@@ -82,6 +82,7 @@ def tiered(
       2  usage error, or an input could not be read or listed (the OS's reason)
     """
     from kseg.decoders.remote import read_record
+    from kseg.decoders.remote_view import view
     from kseg.jsonlines import dumps
     from kseg.ops.tiered.objects import read_manifest
     from kseg.ops.tiered.read import read_metadata
@@ -105,7 +106,7 @@ def tiered(
     store = _spark_listing(remote, spark) if spark.on and remote else list_store(remote) if remote else None
     remember = frozenset(store.by_segment) if store is not None else frozenset()
     # a path missing or holding no metadata: exit 2 (main.fatal)
-    read = read_metadata(list(paths), read_record, decompression_limit(max_message_size), remember)
+    read = read_metadata(list(paths), read_record, decompression_limit(max_message_size), remember, view)
     report = check_all(  # manifests read through their store, under this command's read context
         read,
         metadata_partitions,

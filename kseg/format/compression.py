@@ -67,6 +67,39 @@ def decompress(codec_id: int, data: Buffer, magic: int, limit: int) -> bytes | b
 PIECE = 1 << 20
 
 
+def window_codec(codec_id: int) -> Any:
+    """What the compiled engine's window loop (``dump_window``) decompresses ``codec_id`` with: the libraries
+    :func:`stream` reads with, so the bytes are the same -- lz4's block decompressor (the engine reads Kafka's
+    frame around it by :func:`_unlz4`'s rules), or a zstd decompressor (its stream reader read across frames,
+    as :func:`_unzstd`).  Imported when the engine meets the first such batch; None for any other codec."""
+    if codec_id == LZ4:
+        import lz4.block
+
+        return lz4.block.decompress
+    if codec_id == ZSTD:
+        import zstandard
+
+        return zstandard.ZstdDecompressor()
+    return None
+
+
+class WindowCodecs:
+    """:func:`window_codec`, each codec's object made once for a run of window calls (making a zstd
+    decompressor costs more than decompressing a small batch, and the window loop is called every 64 KiB
+    of lines)."""
+
+    __slots__ = ("_made",)
+
+    def __init__(self) -> None:
+        self._made: dict[int, Any] = {}
+
+    def __call__(self, codec_id: int) -> Any:
+        made = self._made.get(codec_id)
+        if made is None:
+            made = self._made[codec_id] = window_codec(codec_id)
+        return made
+
+
 def stream(
     codec_id: int, data: Buffer, magic: int, limit: int, piece: int | None = None
 ) -> Iterator[bytes | bytearray]:

@@ -62,6 +62,12 @@ class Record(NamedTuple):
 # itself (--print-data-log with Kafka's string decoders: no slice object a key or value).
 SLICES, SIZES, SPANS = 0, 1, 2
 
+#: What a sink's ``window_lines`` writes per batch: the batch line alone (shallow), with the record lines of
+#: key and value sizes (``--deep-iteration``), or of key and value printed by Kafka's string decoders
+#: (``--print-data-log``).  The compiled engine's ``WINDOW_*`` (checked by ``kseg.render.window``;
+#: here, not in the dump, so that a text sink loads no dump).
+WINDOW_SHALLOW, WINDOW_SIZES, WINDOW_STRINGS = 0, 1, 2
+
 
 def span_slice(mv: memoryview, span: int | None) -> memoryview | None:
     """The slice of ``mv`` a span (``position << 32 | size``) covers, None for null."""

@@ -10,7 +10,7 @@ from typing import Callable
 
 from kseg import engine
 from kseg.format import timestamp_type
-from kseg.ops.dump.dump import WINDOW_SHALLOW, WINDOW_SIZES, WINDOW_STRINGS
+from kseg.format.v2_records import WINDOW_SHALLOW, WINDOW_SIZES, WINDOW_STRINGS
 from kseg.render.sink import FLUSH_AT, BufferedWriter
 
 # the values the engine's window loop shares with the dump (checked before its function is taken)
@@ -33,12 +33,29 @@ def window_lines(
     mode: int,
     last_offset: int,
     gap: bool,
+    limit: int,
+    codecs: Callable,
 ) -> tuple[int, int, bool]:
     """``DumpSink.window_lines`` through the engine, written to ``sink``: Kafka's text (``json`` 0, the
-    batch line's constant parts from ``parts_fn``) or JSON rows of schema version ``json``."""
+    batch line's constant parts from ``parts_fn``) or JSON rows of schema version ``json``; lz4 and zstd
+    batches decompressed to at most ``limit`` bytes (the dump's decompression bound) by the libraries
+    ``codecs`` gives (:class:`kseg.format.compression.WindowCodecs`)."""
     assert C_WINDOW is not None
     data, pos, last_offset, full = C_WINDOW(
-        view, ws, wl, pos, end, mode, last_offset, gap, parts_fn, timestamp_type.BY_FLAG, WINDOW_OUT, json
+        view,
+        ws,
+        wl,
+        pos,
+        end,
+        mode,
+        last_offset,
+        gap,
+        parts_fn,
+        timestamp_type.BY_FLAG,
+        WINDOW_OUT,
+        json,
+        limit,
+        codecs,
     )
     if data:
         sink.write_encoded([data])

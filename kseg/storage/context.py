@@ -43,8 +43,7 @@ class Watcher(Protocol):
         directories (holding segment files) among them."""
 
 
-@dataclass(frozen=True)
-class RsmKeys:
+class RsmKeys(NamedTuple):
     """The private keys of ``--rsm-key``: key pair id -> (key file, its PEM bytes), read once."""
 
     pairs: tuple[tuple[str, str, bytes], ...] = ()

@@ -41,7 +41,9 @@ from typing import NamedTuple
 from kseg.errors import CheckpointError, CorruptIndexError
 from kseg.limits import INT64_MAX
 from kseg.storage import files, location
-from kseg.storage.checkpoints import (
+from kseg.storage.context import Store
+from kseg.storage.names import LEADER_EPOCHS_FILE
+from kseg.storage.offset_checkpoints import (
     LEADER_EPOCHS,
     MAX_EPOCH_ENTRIES,
     Text,
@@ -51,8 +53,6 @@ from kseg.storage.checkpoints import (
     open_aux,
     too_many,
 )
-from kseg.storage.context import Store
-from kseg.storage.names import LEADER_EPOCHS_FILE
 
 FILE_NAME = LEADER_EPOCHS_FILE
 VERSION = 0

@@ -23,8 +23,7 @@ import io
 import os
 import stat
 from contextlib import closing
-from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Protocol
+from typing import Any, Callable, Iterator, NamedTuple, Protocol
 
 from kseg.errors import CheckpointError, InputError
 
@@ -40,8 +39,7 @@ class Readable(Protocol):
     def close(self) -> None: ...
 
 
-@dataclass(frozen=True)
-class Kind:
+class Kind(NamedTuple):
     """A kind of auxiliary file and its bounds: ``max_bytes`` (refused before reading when larger),
     ``max_line`` (a longer line is refused), ``why``: what the bound rests on, said in the refusal."""
 

@@ -21,11 +21,14 @@ from pathlib import Path
 import pytest
 
 from kseg import engine
+from kseg.format.compression import window_codec, xxh32
 from kseg.jsonlines import SCHEMA_VERSION
 from kseg.ops.dump.dump import WINDOW_SHALLOW, WINDOW_SIZES, WINDOW_STRINGS
+from kseg.testing.bombs import null_bomb_batch
+from kseg.testing.codecs import compress
 from kseg.testing.control import build_control_batch
 from kseg.testing.legacy import build_legacy
-from kseg.testing.v2 import RecordSpec, build_v2_batch
+from kseg.testing.v2 import MAGIC_V2, RecordSpec, attributes_v2, build_v2_batch, encode_record, finish_batch
 from tests.conftest import TESTS
 
 pytestmark = pytest.mark.skipif(
@@ -63,6 +66,100 @@ ESCAPES = [
     RecordSpec(None, None, 8, headers=(("k", b"v"),)),
     RecordSpec(b"", b"", 9),
 ]
+
+
+#: the records of the compressed batches: headers, null key and value, a value past one LZ4 block
+RECS = [
+    RecordSpec(b"c0", b"zipped", 11, headers=(("h", b"x"), ("n", None))),
+    RecordSpec(None, b"null key", 12),
+    RecordSpec(b"null value", None, 13),
+    RecordSpec(b"c3", bytes(range(32, 127)) * 800, 14),
+]
+
+
+def _body(recs: list[RecordSpec]) -> bytes:
+    return b"".join(
+        encode_record(i, r.timestamp - recs[0].timestamp, r.key, r.value, r.headers) for i, r in enumerate(recs)
+    )
+
+
+def _batch(codec: str, payload: bytes, offset: int, recs: list[RecordSpec] = RECS, count: int | None = None) -> bytes:
+    """A v2 batch of ``recs`` at ``offset`` whose records are ``payload`` as written (its CRC computed)."""
+    n = len(recs) if count is None else count
+    attrs = attributes_v2(codec, "CreateTime", False, False, False)
+    ts = recs[0].timestamp
+    return finish_batch(offset, 0, attrs, len(recs) - 1, ts, recs[-1].timestamp, -1, -1, -1, n, payload)
+
+
+def _lz4_frame(data: bytes, flags: int = 0x60, content_size: bool = False, checksums: bool = False) -> bytes:
+    """An LZ4 frame of ``data`` with the options Kafka's writer leaves out: the content size, block checksums,
+    and every other block stored uncompressed."""
+    import lz4.block
+
+    flg = flags | (0x08 if content_size else 0) | (0x10 if checksums else 0)
+    desc = bytes([flg, 0x40]) + (len(data).to_bytes(8, "little") if content_size else b"")
+    out = [b"\x04\x22\x4d\x18", desc, bytes([(xxh32(desc) >> 8) & 0xFF])]
+    for k, start in enumerate(range(0, len(data), 1 << 16)):
+        chunk = data[start : start + (1 << 16)]
+        block = lz4.block.compress(chunk, store_size=False) if k % 2 == 0 else chunk
+        out.append((len(block) | (0 if k % 2 == 0 else 0x80000000)).to_bytes(4, "little"))
+        out.append(block)
+        if checksums:
+            out.append(xxh32(block).to_bytes(4, "little"))
+    out.append(bytes(4))
+    return b"".join(out)
+
+
+def compressed(offset: int) -> dict[str, tuple[bytes, bool]]:
+    """Compressed batches at ``offset``, by name: (batch, whether the window loop decompresses and prints it
+    itself).  The rest it hands to the per-batch path: gzip and snappy, a damaged stream, more than a MiB
+    decompressed, more lines than its bound."""
+    body = _body(RECS)
+    zstd, lz4 = compress("zstd", body, MAGIC_V2), compress("lz4", body, MAGIC_V2)
+    bad_desc = bytearray(lz4)
+    bad_desc[6] ^= 0xFF
+    framed = _lz4_frame(body, content_size=True, checksums=True)
+    bad_sum = bytearray(framed)
+    bad_sum[-5] ^= 1  # the last block's checksum
+    big = [RecordSpec(b"big", bytes(600_000), 1), RecordSpec(b"big", bytes(600_000), 2)]
+    return {
+        "lz4": (build_v2_batch(RECS, base_offset=offset, codec="lz4"), True),
+        "zstd": (build_v2_batch(RECS, base_offset=offset, codec="zstd"), True),
+        "zstd escapes": (build_v2_batch(ESCAPES, base_offset=offset, codec="zstd", producer_id=5), True),
+        "zstd two frames": (
+            _batch("zstd", compress("zstd", body[:300], MAGIC_V2) + compress("zstd", body[300:], MAGIC_V2), offset),
+            True,
+        ),
+        "lz4 checksums": (_batch("lz4", framed, offset), True),
+        "lz4 no records": (_batch("lz4", b"not lz4", offset, count=0), True),
+        "gzip": (build_v2_batch(RECS, base_offset=offset, codec="gzip"), False),
+        "snappy": (build_v2_batch(RECS, base_offset=offset, codec="snappy"), False),
+        "zstd cut": (_batch("zstd", zstd[:-4], offset), False),
+        "zstd garbage after": (_batch("zstd", zstd + b"\x00\x01", offset), False),
+        "zstd records remaining": (_batch("zstd", compress("zstd", body + b"\x00", MAGIC_V2), offset), False),
+        "lz4 no end mark": (_batch("lz4", lz4[:-4], offset), False),
+        "lz4 descriptor": (_batch("lz4", bytes(bad_desc), offset), False),
+        "lz4 block checksum": (_batch("lz4", bytes(bad_sum), offset), False),
+        "zstd past a MiB": (build_v2_batch(big, base_offset=offset, codec="zstd"), False),
+        "zstd bomb": (null_bomb_batch(60_000, "zstd", base_offset=offset), False),
+    }
+
+
+#: the compressed batches whose records Kafka's rules refuse (the dump stops there: exit 1)
+DAMAGED = {
+    "zstd cut",
+    "zstd garbage after",
+    "zstd records remaining",
+    "lz4 no end mark",
+    "lz4 descriptor",
+    "lz4 block checksum",
+}
+#: the compressed batches that raise nothing, in the mixed log
+MIXED = ("lz4", "zstd", "zstd escapes", "zstd two frames", "lz4 checksums", "snappy", "zstd past a MiB", "zstd bomb")
+
+
+def _records(batch: bytes) -> int:
+    return int.from_bytes(batch[57:61], "big")
 
 
 def mixed_log(path: Path) -> int:
@@ -109,6 +206,10 @@ def mixed_log(path: Path) -> int:
             elif i == 800:
                 f.write(build_v2_batch(ESCAPES, base_offset=offset, producer_id=5, base_sequence=4))
                 offset += len(ESCAPES)
+            elif 900 <= i < 900 + len(MIXED):
+                batch = compressed(offset)[MIXED[i - 900]][0]
+                f.write(batch)
+                offset += _records(batch)
             elif i == 20000:  # larger than the 8 MiB window
                 f.write(build_v2_batch([RecordSpec(b"big", b"x" * (9 << 20), 1)], base_offset=offset))
                 offset += 1
@@ -159,7 +260,20 @@ def test_the_engine_itself_writes_the_json_rows_of_escapes(tmp_path: Path, mode:
     assert engine.C is not None
     names = ("CreateTime", "LogAppendTime")
     out, pos, last, full = engine.C.dump_window(
-        memoryview(data), 0, len(data), 0, len(data), mode, -1, False, None, names, 1 << 16, SCHEMA_VERSION
+        memoryview(data),
+        0,
+        len(data),
+        0,
+        len(data),
+        mode,
+        -1,
+        False,
+        None,
+        names,
+        1 << 16,
+        SCHEMA_VERSION,
+        1 << 20,
+        None,
     )
     assert (pos, full) == (len(data), False)
     assert last == (-1 if mode == WINDOW_SHALLOW else 5)
@@ -171,3 +285,43 @@ def test_the_engine_itself_writes_the_json_rows_of_escapes(tmp_path: Path, mode:
     )
     assert out == expected
     assert (b"\\u2028" in out and b"\\u0085" in out and b'"base64":true' in out) == (mode != WINDOW_SHALLOW)
+
+
+@pytest.mark.parametrize("json_version", [0, SCHEMA_VERSION])
+@pytest.mark.parametrize("mode", [WINDOW_SIZES, WINDOW_STRINGS])
+def test_the_engine_itself_decompresses_lz4_and_zstd_and_hands_back_the_rest(mode: int, json_version: int) -> None:
+    """In the deep modes the window loop decompresses an lz4 or zstd batch and prints it itself (it does not
+    hand it back); a gzip or snappy batch, a damaged stream, a batch of more than a MiB decompressed, or of more
+    lines than its bound, it hands back untouched, after the batch before it."""
+    assert engine.C is not None
+    names = ("CreateTime", "LogAppendTime")
+    parts = ("a", "b", "c")
+    head = build_v2_batch([RecordSpec(b"k", b"v", 1)])
+    for name, (batch, taken) in compressed(1).items():
+        data = head + batch
+        out, pos, last, full = engine.C.dump_window(
+            memoryview(data), 0, len(data), 0, len(data), mode, -1, False, lambda h: parts, names, 1 << 16,
+            json_version, 40 << 20, window_codec,
+        )  # fmt: skip
+        assert not full
+        assert pos == (len(data) if taken else len(head)), name
+        assert last == (_records(batch) if taken and _records(batch) else 0), name
+        if taken and _records(batch) and json_version:
+            assert out.count(b'"type":"record"') == 1 + _records(batch), name
+
+
+def test_a_compressed_batch_the_engine_hands_back_reads_as_in_the_python_engine(tmp_path: Path) -> None:
+    """Each compressed batch, damaged or not, between two it prints: the same output, errors and exit code."""
+    for name, (batch, _) in compressed(1).items():
+        log = tmp_path / "00000000000000000000.log"
+        n = 1 + _records(batch)
+        log.write_bytes(
+            build_v2_batch([RecordSpec(b"k", b"v", 1)], codec="zstd")
+            + batch
+            + build_v2_batch([RecordSpec(b"k", b"v", 1)], base_offset=n, codec="lz4")
+        )
+        for mode in (["--deep-iteration"], ["--format", "json", "--print-data-log"]):  # the mixed log has the rest
+            args = [*mode, "--files", str(log)]
+            c = dump(args, "c")
+            assert c == dump(args, "python"), (name, args)
+            assert c[0] == (1 if name in DAMAGED else 0), (name, args, c[2])

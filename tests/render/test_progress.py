@@ -16,7 +16,7 @@ import pytest
 
 from tests.conftest import CORPUS_DATA
 
-LARGE = CORPUS_DATA / "large-v2-0"  # one 3.2 MB segment: ~1.6 s at --max-rate 2 (2 MB/s)
+LARGE = CORPUS_DATA / "large-v2-0"  # one 3.2 MB segment: ~0.8 s at --max-rate 4 (4 MB/s)
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 COUNT = re.compile(r"(\d+\.\d) ?/ ?(\d+\.\d) MB")
 
@@ -83,7 +83,7 @@ def test_a_slowed_segment_shows_intermediate_byte_counts(tmp_path: Path, command
     shutil.copytree(LARGE, tmp_path / "copy")
     args = [a.replace("{tmp}", str(tmp_path)).replace("{large}", str(LARGE)) for a in command]
     paths = [] if command[0] == "diff" else [str(LARGE)]
-    code, shown = _run_on_pty([*args, "--max-rate", "2", *paths], tmp_path / "stdout.txt")
+    code, shown = _run_on_pty([*args, "--max-rate", "4", *paths], tmp_path / "stdout.txt")
     assert code in (0, 1), shown
     counts = _counts(shown)
     assert len(set(counts)) >= 2, shown[-2000:]  # the bar moved inside the one segment, a MiB at a time
@@ -93,7 +93,7 @@ def test_a_slowed_segment_shows_intermediate_byte_counts(tmp_path: Path, command
 
 
 def test_with_stdout_on_the_terminal_results_print_above_the_bar(tmp_path: Path) -> None:
-    code, shown = _run_on_pty(["verify-index", "--max-rate", "2", str(LARGE), str(CORPUS_DATA / "plain-v2-0")], None)
+    code, shown = _run_on_pty(["verify-index", "--max-rate", "4", str(LARGE), str(CORPUS_DATA / "plain-v2-0")], None)
     assert code == 0
     assert len(set(_counts(shown))) >= 2
     pieces = re.split(r"[\r\n]", shown)  # the bar redraws its line after a carriage return (and erase)

@@ -6,8 +6,9 @@ bound to 127.0.0.1 on free ports, with one core and 512 MiB for executors each
 (the test machine's cores are shared).  Every worker runs its executors in its own
 work directory, so a path that is only right in the driver's working directory is
 wrong there, as on a real cluster.  The workers' environment has no AWS variables:
-executors reach the S3 server only with what the job gives them
-(``spark.executorEnv.AWS_*``), as on a real cluster.
+executors reach the S3 server only with what the application gives them
+(``spark.executorEnv.AWS_*``) or a job its Python workers (the environment
+``spark.executorEnv.*`` fills for them), as on a real cluster.
 
 Skipped, with the reason, only where Java is missing (or pyspark, the spark extra).
 """
@@ -79,9 +80,10 @@ class Cluster:
             SPARK_LOG_DIR=str(root / "logs"),
             PYSPARK_PYTHON=sys.executable,  # the executors' Python: this one, which has kseg
         )
-        # Executors without the store's settings unless a test hands them (spark.executorEnv.AWS_*), as on a
-        # cluster whose workers were never configured for it -- reaching nothing off this machine: the S3
-        # endpoint a loopback port nobody listens on, and no instance-metadata look-up (169.254.169.254)
+        # Executors without the store's settings unless a test hands them (spark.executorEnv.AWS_*, or to a
+        # job's Python workers), as on a cluster whose workers were never configured for it -- reaching
+        # nothing off this machine: the S3 endpoint a loopback port nobody listens on, and no
+        # instance-metadata look-up (169.254.169.254)
         self.env.update(AWS_EC2_METADATA_DISABLED="true", AWS_ENDPOINT_URL=f"http://127.0.0.1:{free_port()}")
 
     def _start(self, name: str, *args: str) -> None:

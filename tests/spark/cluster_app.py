@@ -1,17 +1,22 @@
 """One Spark application on the test cluster (tests/spark/cluster.py) for several kseg commands and data source
 queries: a driver process of its own, as a ``kseg --spark`` run is, in which each command runs through click.
 
-Starting a driver and its executors costs a cluster run most of its time; the tests of
-``tests/spark/test_cluster.py`` that check what a job computes share one application (:func:`run`).  The first
-command starts the session exactly as a fresh ``kseg --spark`` process does (kseg's own session code, its
-``--master`` and ``--spark-conf``, its log file); the later ones find it running, as in
+Starting a driver and its executors costs a cluster run most of its time (and its first query Spark's planner
+warming up); the tests of ``tests/spark/test_cluster.py`` that check what a job computes share one application
+(:func:`run`).  The first command starts the session exactly as a fresh ``kseg --spark`` process does (kseg's
+own session code, its ``--master`` and ``--spark-conf``, its log file); the later ones find it running, as in
 ``tests/spark/shared.py``, and kseg's ``stop()`` at the end of each leaves it running.  Every command of one
 application is therefore given the same ``--spark-conf`` (the application's settings).
 
+A later command or a query may give its jobs' Python workers an environment of their own (``worker_env``, as
+``tests/spark/shared.py``'s ``run_on_spark`` does): PySpark hands each job's functions the context's
+``environment`` (what ``spark.executorEnv.*`` filled at start-up) and starts Python workers for each distinct
+one; a data source takes it when registered, so a query with its own is run on kseg's source registered again.
+
 Run as ``python -m tests.spark.cluster_app SPEC OUT`` (:func:`run` does): SPEC is JSON --
-``{"commands": [[name, [arg, ...]], ...], "master": ..., "conf": [...], "queries": [...], "uri": ...,
-"rows_to": ...}`` -- and OUT receives ``{"commands": {name: {"exit_code", "stdout", "stderr"}}, "queries":
-[...]}``: a result for every command and query, whatever the others did.
+``{"commands": [[name, [arg, ...], worker_env], ...], "master": ..., "conf": [...], "queries": [[query,
+worker_env], ...], "uri": ..., "rows_to": ...}`` -- and OUT receives ``{"commands": {name: {"exit_code",
+"stdout", "stderr"}}, "queries": [...]}``: a result for every command and query, whatever the others did.
 """
 
 from __future__ import annotations
@@ -22,26 +27,35 @@ import pickle
 import subprocess
 import sys
 import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
+#: a command, ``(name, kseg args, worker_env)``, and a query, ``(query, worker_env)``
+Command = tuple[str, list[str], dict[str, str]]
+Query = tuple[str, dict[str, str]]
+
+
 def run(
-    commands: list[tuple[str, list[str]]],
+    commands: list[Command],
     master: str,
     conf: list[str],
     cwd: Path,
     out: Path,
     env: dict[str, str] | None = None,
-    queries: tuple[str, ...] = (),
+    queries: tuple[Query, ...] = (),
     uri: str = "",
     rows_to: Path | None = None,
 ) -> tuple[dict, list[str]]:
-    """Run ``commands`` (each ``(name, kseg args)``; the application's ``--master`` and ``--spark-conf``
-    are added to each) and then ``queries`` (see :func:`query`) in one application, its driver a process
-    started in ``cwd`` with ``env`` (default: this process's): each command's result (a
-    :class:`tests.conftest.Result`) by name, and each query's line."""
+    """Run ``commands`` (each ``(name, kseg args, worker_env)``; the application's ``--master`` and
+    ``--spark-conf`` are added to each; ``worker_env`` added to its jobs' Python workers' environment, none
+    for the first, which starts the session) and then ``queries`` (each ``(query, worker_env)``, see
+    :func:`query`) in one application, its driver a process started in ``cwd`` with ``env`` (default: this
+    process's): each command's result (a :class:`tests.conftest.Result`) by name, and each query's line."""
+    assert commands and not commands[0][2], "the first command starts the session: no worker_env of its own"
     from tests.conftest import Result
 
     spec = out.with_suffix(".spec.json")
@@ -71,7 +85,7 @@ def run(
     results = {
         name: Result(r["exit_code"], r["stdout"].encode(), r["stderr"].encode()) for name, r in got["commands"].items()
     }
-    assert list(results) == [name for name, _ in commands]
+    assert list(results) == [name for name, _, _ in commands]
     assert len(got["queries"]) == len(queries), got["queries"]
     return results, got["queries"]
 
@@ -100,6 +114,27 @@ def query(spark, text: str, uri: str, rows_to: str) -> str:
         return f"FAILED {cause(exc)}"
 
 
+@contextmanager
+def worker_env(spark, env: dict[str, str]) -> Iterator[None]:
+    """``env`` added to the environment of the Python workers of the jobs run inside, kseg's data source
+    registered again under it (and after it, without it)."""
+    import kseg.spark
+
+    if not env:
+        yield
+        return
+    environment = spark.sparkContext.environment
+    kept = dict(environment)
+    environment.update(env)
+    kseg.spark.register(spark)
+    try:
+        yield
+    finally:
+        environment.clear()
+        environment.update(kept)
+        kseg.spark.register(spark)
+
+
 def main(spec_path: str, out_path: str) -> None:
     from click.testing import CliRunner
     from pyspark.sql import SparkSession
@@ -114,8 +149,9 @@ def main(spec_path: str, out_path: str) -> None:
     SparkSession.stop = lambda self: None  # type: ignore[method-assign] - kseg's stop at the end of each command
     commands = {}
     try:
-        for name, args in spec["commands"]:
-            r = CliRunner().invoke(cli, [*args, *options], catch_exceptions=True)
+        for name, args, env in spec["commands"]:
+            with worker_env(SparkSession.getActiveSession(), env):
+                r = CliRunner().invoke(cli, [*args, *options], catch_exceptions=True)
             err = r.stderr_bytes.decode("utf-8", "replace")
             if r.exception is not None and not isinstance(r.exception, SystemExit):
                 err += "".join(traceback.format_exception(r.exception))
@@ -126,7 +162,10 @@ def main(spec_path: str, out_path: str) -> None:
             }
         spark = session(spec["master"], spec["conf"])  # the running one (or started here, with no command)
         kseg.spark.register(spark)
-        queries = [query(spark, q, spec["uri"], spec["rows_to"]) for q in spec["queries"]]
+        queries = []
+        for text, env in spec["queries"]:
+            with worker_env(spark, env):
+                queries.append(query(spark, text, spec["uri"], spec["rows_to"]))
         Path(out_path).write_text(json.dumps({"commands": commands, "queries": queries}))
     finally:
         SparkSession.stop = stop  # type: ignore[method-assign]

@@ -2,9 +2,10 @@
 workers, each its own JVM, executors in their own work directories -- what ``local[2]`` cannot show.
 
 Every run here is compared with the local command on the same files.  Starting a driver and its executors
-costs a cluster run most of its time, so the runs share applications (tests/spark/cluster_app.py): one for
-what executors without the store's settings compute (:func:`operator_app`), one for executors given them
-(:func:`store_app`); only the run a worker is killed under has one of its own.
+costs a cluster run most of its time, so the runs share one application (tests/spark/cluster_app.py,
+:func:`app`), its executors without the store's settings (the workers have no AWS variable); the runs that
+read the store with them hand them to their jobs' Python workers (:func:`store_settings`, what
+``spark.executorEnv.*`` fills for them); only the run a worker is killed under has an application of its own.
 """
 
 from __future__ import annotations
@@ -50,14 +51,12 @@ def local_verify(workdir: Path, tmp_path_factory) -> tuple:
     return r, rows(report)
 
 
-def executor_env(s3) -> list[str]:
-    """The S3 settings handed to the executors, as an operator must on a cluster."""
+def store_settings(s3) -> dict[str, str]:
+    """The S3 settings handed to the executors' Python workers, as an operator must on a cluster (the S3
+    server's, set in this process's environment)."""
     import os
 
-    return [
-        f"spark.executorEnv.{k}={os.environ[k]}"
-        for k in ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION")
-    ]
+    return {k: os.environ[k] for k in ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION")}
 
 
 #: one segment of the two-broker tree on the S3 server (its 3 files' failed reads take ~8 s)
@@ -66,47 +65,80 @@ SEGMENT = "brokers/b1/data/v2-logappendtime-0"
 UNREADABLE_QUERIES = ("", "onUnreadable=rows")
 #: the rows of ``data/b1/data`` (relative: from the operator's directory), pickled
 ROWS_QUERY = "data/b1/data?"
-#: the segment the Python worker dies on in the second application (the test-only hook, given to executors)
+#: the segment the Python worker dies on in the "poison" run (the test-only hook, given to its Python workers)
 POISON = f"large-v2-0/{0:020d}"
+#: a variable the application hands its executors with ``--spark-conf spark.executorEnv.*``: the wrapper that
+#: is their Python records it
+GIVEN = ("KSEG_TEST_GIVEN", "by-spark-conf")
 
 
-# -- the operator's application: executors without the store's settings (the workers have no AWS variable) -
+# -- one application: the operator's commands and the store's -------------------------------------------
 
 
 @pytest.fixture(scope="module")
-def operator_app(spark_cluster, s3, workdir: Path) -> tuple[dict, dict[str, str]]:
+def app(spark_cluster, s3, workdir: Path, tmp_path_factory) -> tuple[dict, dict[tuple[str, str], str], Path]:
     """One application, its driver run in the operator's directory ``workdir`` with relative paths: the
     commands whose results the tests below compare with the local runs (by name), then the data source's
-    loads (by query).  Its settings: both executors registered before work (the refusal names "2 of the 2
-    executors"), a failed task not retried (a load that cannot read fails at once)."""
+    loads (by query, and whether the executors had the store's settings).  Its settings: both executors
+    registered before work (the refusal names "2 of the 2 executors"); ``spark.pyspark.python`` naming a
+    wrapper that records each start (the executors' Python) and :data:`GIVEN`; its driver run with no
+    SPARK_LOCAL_IP and no PYSPARK_PYTHON.  Runs that give their jobs' Python workers an environment of their
+    own: the store's settings (:func:`store_settings`) for the "store" run and the loads "with"; the
+    test-only hook that kills the Python worker on :data:`POISON` (no other segment is affected) for the
+    "poison" run.  The commands' results by name, the loads' lines by (query, "without" or "with"), and the
+    directory holding the wrapper's record."""
+    import os
+    import sys
+
     from tests.ops.logdir.test_logdir_places import fleet
     from tests.trees import two_brokers
 
     two_brokers(workdir / "t")
     fleet(workdir / "fleet")
     (workdir / "out").mkdir(exist_ok=True)  # a report's parent must exist (docs/spark.md, "The report")
+    base = tmp_path_factory.mktemp("store-app")
+    marker = base / "used"
+    wrapper = base / "python"
+    wrapper.write_text(f'#!/bin/sh\necho "$$ ${{{GIVEN[0]}-}}" >> {marker}\nexec {sys.executable} "$@"\n')
+    wrapper.chmod(0o755)
+    store = store_settings(s3)
     commands = [  # the first starts the session, as a fresh ``kseg --spark`` process does
-        ("refused", ["verify-index", "--spark", "--report", "out/refused", DRIVER_ONLY]),
-        ("verify", ["verify-index", "--spark", "--verbose", "--report", "out/r", "data/b1/data"]),
-        ("export", ["export", "--spark", "data/b1/data", "-o", "out/exp"]),
-        ("diff", ["diff", "--roots", "t/b1/data", "t/b2/data", "--spark"]),
-        ("logdir", ["logdir", "--spark", "--format", "json", "fleet"]),
-        ("grep", [*GREP, "--spark"]),
-        ("store", ["verify-index", "--spark", s3.uri(SEGMENT)]),
+        ("refused", ["verify-index", "--spark", "--report", "out/refused", DRIVER_ONLY], {}),
+        ("verify", ["verify-index", "--spark", "--verbose", "--report", "out/r", "data/b1/data"], {}),
+        ("export", ["export", "--spark", "data/b1/data", "-o", "out/exp"], {}),
+        ("diff", ["diff", "--roots", "t/b1/data", "t/b2/data", "--spark"], {}),
+        ("logdir", ["logdir", "--spark", "--format", "json", "fleet"], {}),
+        ("grep", [*GREP, "--spark"], {}),
+        ("store-without", ["verify-index", "--spark", s3.uri(SEGMENT)], {}),
+        ("python", ["verify-index", "--spark", str(workdir / "data/b1/data/v2-logappendtime-0")], {}),
+        ("store", ["verify-index", "--spark", s3.uri(SEGMENT)], store),
+        (
+            "poison",
+            ["verify-index", "--spark", "--report", str(base / "poison"), str(workdir / "data/b1/data")],
+            {"KSEG_TEST_KILL_WORKER": POISON},
+        ),
     ]
+    loads = [(q, "without") for q in UNREADABLE_QUERIES] + [(ROWS_QUERY, "without")]
+    loads += [(q, "with") for q in UNREADABLE_QUERIES]
     conf = spark_cluster.settings(
-        "spark.cores.max=2", "spark.scheduler.minRegisteredResourcesRatio=1.0", "spark.task.maxFailures=1"
+        "spark.cores.max=2",
+        "spark.scheduler.minRegisteredResourcesRatio=1.0",
+        f"spark.pyspark.python={wrapper}",
+        f"spark.executorEnv.{GIVEN[0]}={GIVEN[1]}",
     )
-    return cluster_app.run(
+    env = {k: v for k, v in os.environ.items() if k not in ("SPARK_LOCAL_IP", "PYSPARK_PYTHON")}
+    results, lines = cluster_app.run(
         commands,
         spark_cluster.master,
         conf,
         cwd=workdir,
-        out=workdir / "operator-app.json",
-        queries=(*UNREADABLE_QUERIES, ROWS_QUERY),
+        out=workdir / "app.json",
+        env=env,
+        queries=tuple((q, store if how == "with" else {}) for q, how in loads),
         uri=s3.uri(SEGMENT),
         rows_to=workdir / "rows.pickle",
     )
+    return results, dict(zip(loads, lines, strict=True)), base
 
 
 #: a path that is the data for the driver (run in ``workdir``) and nothing for an executor
@@ -114,12 +146,12 @@ DRIVER_ONLY = "/proc/self/cwd/data/b1/data"
 GREP = ["grep", "--value-regex", "sierra (romeo|tango) india", "data/b1/data"]
 
 
-def test_verify_on_the_cluster_equals_the_local_run(operator_app, local_verify, workdir: Path) -> None:
+def test_verify_on_the_cluster_equals_the_local_run(app, local_verify, workdir: Path) -> None:
     """The local command's rows and lines, from a relative input and --report run in the operator's
     directory: executors work in their own work directories, so kseg makes the paths absolute on the
     driver (docs/spark.md, "Paths travel")."""
     local, expected = local_verify
-    r = operator_app[0]["verify"]
+    r = app[0]["verify"]
     report = workdir / "out" / "r"
     assert r.exit_code == 1, r.errtext[-3000:]
     assert "FAILED" not in r.text
@@ -129,12 +161,12 @@ def test_verify_on_the_cluster_equals_the_local_run(operator_app, local_verify, 
     assert r.text == local.text.replace(f"{workdir}/", "")  # the local run was given absolute paths, --spark relative
 
 
-def test_a_path_only_the_driver_sees_is_refused_up_front(operator_app, workdir: Path) -> None:
+def test_a_path_only_the_driver_sees_is_refused_up_front(app, workdir: Path) -> None:
     """``/proc/self/cwd/data/b1/data`` is the data for the driver (run in ``workdir``) and nothing for an
     executor (its own working directory): a disk only the driver has.  Before any work, every executor is
     asked (both of the two: the session waits for both to register) and the run is refused in one line
     naming the path and an executor, exit 2."""
-    r = operator_app[0]["refused"]
+    r = app[0]["refused"]
     assert r.exit_code == 2, r.errtext[-3000:]
     assert len(r.errtext.splitlines()) == 1 and r.text == "", r.errtext
     line = r.errtext
@@ -143,12 +175,12 @@ def test_a_path_only_the_driver_sees_is_refused_up_front(operator_app, workdir: 
     assert not list((workdir / "out" / "refused").glob("part-*"))  # refused before the main job
 
 
-def test_export_to_a_relative_directory_writes_the_files_there(operator_app, workdir: Path, tmp_path: Path) -> None:
+def test_export_to_a_relative_directory_writes_the_files_there(app, workdir: Path, tmp_path: Path) -> None:
     """``export --spark -o out/exp`` with a relative input: the Parquet files are in ``out/exp`` (where
     the summary line says), and they hold the local export's rows."""
     from tests.spark.test_datasource import ORDER, pq
 
-    r = operator_app[0]["export"]
+    r = app[0]["export"]
     assert r.exit_code == 1, r.errtext[-3000:]  # the damaged batch, and corrupt-* partitions of the corpus
     out = workdir / "out" / "exp"
     files = sorted(out.glob("part-*.parquet"))
@@ -166,26 +198,26 @@ def test_export_to_a_relative_directory_writes_the_files_there(operator_app, wor
     assert f"{sum(row['corruption'] is None for row in want)} records" in r.text and "written to out/exp" in r.text
 
 
-def test_diff_roots_on_the_cluster_equals_the_local_run(operator_app, workdir: Path) -> None:
+def test_diff_roots_on_the_cluster_equals_the_local_run(app, workdir: Path) -> None:
     """``diff --roots --spark`` with relative roots: the local command's lines and exit code."""
     local = run_cli(["diff", "--roots", "t/b1/data", "t/b2/data"], cwd=workdir)  # the same relative roots
-    spark = operator_app[0]["diff"]
+    spark = app[0]["diff"]
     assert local.exit_code == spark.exit_code == 1, spark.errtext[-3000:]
     assert spark.text == local.text and "damaged" in spark.text  # paths as given, in both (issue 33)
 
 
-def test_logdir_on_the_cluster_equals_the_local_run(operator_app, workdir: Path) -> None:
+def test_logdir_on_the_cluster_equals_the_local_run(app, workdir: Path) -> None:
     """kseg logdir --spark on the standalone cluster, from a relative fleet root: the local rows."""
     local = run_cli(["logdir", "--format", "json", "fleet"], cwd=workdir)
-    r = operator_app[0]["logdir"]
+    r = app[0]["logdir"]
     assert (r.exit_code, r.text) == (local.exit_code, local.text) == (1, local.text), r.errtext[-3000:]
 
 
-def test_grep_on_the_cluster_equals_the_local_run(operator_app, workdir: Path) -> None:
+def test_grep_on_the_cluster_equals_the_local_run(app, workdir: Path) -> None:
     """``grep --spark`` with a relative root: one task per partition on the cluster's executors, the local
     command's lines (paths as given), corrupt lines and exit code."""
     local = run_cli(GREP, cwd=workdir)
-    spark = operator_app[0]["grep"]
+    spark = app[0]["grep"]
     assert local.exit_code == spark.exit_code == 0, spark.errtext[-3000:]
     assert spark.text == local.text and "data/b1/data/" in spark.text
     said = [line for line in spark.errtext.splitlines() if line.startswith("kseg: ")]
@@ -193,14 +225,14 @@ def test_grep_on_the_cluster_equals_the_local_run(operator_app, workdir: Path) -
     assert any(line.startswith("kseg: corrupt: data/b1/data/") for line in said)
 
 
-def test_data_source_rows_on_the_cluster_are_the_export_rows(operator_app, workdir: Path, tmp_path: Path) -> None:
+def test_data_source_rows_on_the_cluster_are_the_export_rows(app, workdir: Path, tmp_path: Path) -> None:
     """``load("data/b1/data")`` (relative, from the operator's directory) on the cluster: the rows of the
     local ``kseg export`` of the same tree."""
     import pickle
 
     from tests.spark.test_datasource import ORDER, epoch_ms, exported
 
-    got = dict(zip((*UNREADABLE_QUERIES, ROWS_QUERY), operator_app[1], strict=True))[ROWS_QUERY]
+    got = app[1][ROWS_QUERY, "without"]
     want = exported([str(workdir / "data/b1/data")], tmp_path)
     assert got == f"COUNT {len(want)}", got
     rows = pickle.loads((workdir / "rows.pickle").read_bytes())
@@ -215,101 +247,64 @@ def test_data_source_rows_on_the_cluster_are_the_export_rows(operator_app, workd
     assert sorted(rows, key=lambda r: tuple((r[k] is None, r[k]) for k in ORDER)) == want
 
 
-# -- the store's application: executors given the store's settings (spark.executorEnv.AWS_*), and more ----
+# -- the store: executors without its settings, and given them ---------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def store_app(spark_cluster, s3, workdir: Path, tmp_path_factory) -> tuple[dict, dict[str, str], Path]:
-    """A second application, its executors given the store's settings, and two more of its own to check:
-    its driver runs with no SPARK_LOCAL_IP and no PYSPARK_PYTHON, ``--spark-conf spark.pyspark.python`` naming
-    a wrapper that records each start (the executors' Python); and the test-only hook that kills the Python
-    worker on :data:`POISON` (``spark.executorEnv.KSEG_TEST_KILL_WORKER``; no other segment is affected).
-    The commands' results by name, the loads' lines by query, and the wrapper's record."""
-    import os
-    import sys
-
-    base = tmp_path_factory.mktemp("store-app")
-    marker = base / "used"
-    wrapper = base / "python"
-    wrapper.write_text(f'#!/bin/sh\necho "$$" >> {marker}\nexec {sys.executable} "$@"\n')
-    wrapper.chmod(0o755)
-    env = {k: v for k, v in os.environ.items() if k not in ("SPARK_LOCAL_IP", "PYSPARK_PYTHON")}
-    commands = [
-        ("python", ["verify-index", "--spark", str(workdir / "data/b1/data/v2-logappendtime-0")]),
-        ("store", ["verify-index", "--spark", s3.uri(SEGMENT)]),
-        ("poison", ["verify-index", "--spark", "--report", str(base / "poison"), str(workdir / "data/b1/data")]),
-    ]
-    conf = spark_cluster.settings(
-        f"spark.pyspark.python={wrapper}", *executor_env(s3), f"spark.executorEnv.KSEG_TEST_KILL_WORKER={POISON}"
-    )
-    results, loads = cluster_app.run(
-        commands,
-        spark_cluster.master,
-        conf,
-        cwd=base,
-        out=base / "app.json",
-        env=env,
-        queries=UNREADABLE_QUERIES,
-        uri=s3.uri(SEGMENT),
-    )
-    return results, dict(zip(UNREADABLE_QUERIES, loads, strict=True)), base
-
-
-def test_data_source_fails_the_query_when_executors_cannot_read_the_store(
-    spark_cluster, s3, operator_app, store_app
-) -> None:
+def test_data_source_fails_the_query_when_executors_cannot_read_the_store(spark_cluster, s3, app) -> None:
     """No count made of unreadable segments: the query fails, naming the object and the cause; with the
     settings given to the executors the same load counts every record."""
     from tests.spark.test_datasource import exported
 
     uri = s3.uri(SEGMENT)
-    got = operator_app[1][0]
+    got = app[1]["", "without"]
     assert got.startswith("FAILED ") and "cannot read" in got and uri in got, got
     want = len(exported([uri], Path(spark_cluster.root)))
-    assert store_app[1][""] == f"COUNT {want}"
+    assert app[1]["", "with"] == f"COUNT {want}"
 
 
-def test_data_source_marks_what_executors_cannot_read_when_asked(spark_cluster, s3, operator_app, store_app) -> None:
+def test_data_source_marks_what_executors_cannot_read_when_asked(spark_cluster, s3, app) -> None:
     """``onUnreadable=rows``: the segment the executors cannot read is one row marked ``unreadable``
     (not a corruption row, not a record); with the settings, no such row and every record."""
-    assert operator_app[1][1] == "UNREADABLE 1 OTHER 0"
+    assert app[1]["onUnreadable=rows", "without"] == "UNREADABLE 1 OTHER 0"
     from tests.spark.test_datasource import exported
 
     want = len(exported([s3.uri(SEGMENT)], Path(spark_cluster.root)))
-    got = store_app[1]["onUnreadable=rows"]
+    got = app[1]["onUnreadable=rows", "with"]
     assert got == f"UNREADABLE 0 OTHER {want}", got
 
 
-def test_verify_with_executors_that_cannot_read_the_store_is_failed(operator_app, store_app, local_brokers) -> None:
+def test_verify_with_executors_that_cannot_read_the_store_is_failed(app, local_brokers) -> None:
     """Every segment the executors could not read is ``failed`` (exit 2), naming the executor and the
     cause, without the local-mount hint (a URI is not on a mount); with the settings, the local rows."""
-    r = operator_app[0]["store"]
+    r = app[0]["store-without"]
     assert r.exit_code == 2, r.errtext[-3000:]
     assert "FAILED: executor" in r.text and "cannot read" in r.text and "mount" not in r.text, r.text
     assert r.text.splitlines()[-1] == "1 segment verified (0 bytes), 0 clean, 1 failed."
-    ok = store_app[0]["store"]
+    ok = app[0]["store"]
     local = run_cli(["verify-index", str(local_brokers / "b1/data/v2-logappendtime-0")])
     assert ok.exit_code == local.exit_code == 0, ok.errtext[-3000:]
     assert ok.text.splitlines()[-1] == local.text.splitlines()[-1]
 
 
-def test_spark_pyspark_python_is_honoured(store_app) -> None:
+def test_spark_pyspark_python_is_honoured(app) -> None:
     """``--spark-conf spark.pyspark.python=…`` is the executors' Python when kseg starts Spark itself (it
     was ignored: pyspark reads only PYSPARK_PYTHON); the driver's address is found from the route to the
-    master (no SPARK_LOCAL_IP, no spark.driver.host given)."""
-    results, _, base = store_app
+    master (no SPARK_LOCAL_IP, no spark.driver.host given); ``--spark-conf spark.executorEnv.*`` reaches
+    the executors' Python (the wrapper records :data:`GIVEN`)."""
+    results, _, base = app
     r = results["python"]
     assert r.exit_code == 0, r.errtext[-3000:]
     marker = base / "used"
     assert marker.exists() and marker.read_text().split()
+    assert any(line.split()[1:] == [GIVEN[1]] for line in marker.read_text().splitlines())
 
 
-def test_a_poison_segment_fails_only_its_bin(store_app, local_verify) -> None:
-    """The Python worker dies on one segment (the test-only hook, given to the executors) on every one of
-    Spark's four attempts: that bin's segments are failed rows naming the cause, exit 2; every other
+def test_a_poison_segment_fails_only_its_bin(app, local_verify) -> None:
+    """The Python worker dies on one segment (the test-only hook, given to this run's Python workers) on
+    every one of Spark's four attempts: that bin's segments are failed rows naming the cause, exit 2; every other
     segment's rows are the local run's, and the report is complete."""
     _, expected = local_verify
-    results, _, base = store_app
+    results, _, base = app
     r = results["poison"]
     report = base / "poison"
     assert r.exit_code == 2, r.errtext[-3000:]

@@ -18,10 +18,11 @@ import os
 from typing import Callable, Protocol
 
 from kseg.errors import CorruptSnapshotError, InputError, KsegError, UncaughtJavaError
+from kseg.format import compression
 from kseg.format.indexes import iter_aborted_txns
 from kseg.format.strings import decode_text, string_decoder
 from kseg.format.v2 import ATTRIBUTES, CONTROL_FLAG, HEADER_SIZE_UP_TO_MAGIC, java_long
-from kseg.format.v2_records import SIZES, SLICES, SPANS
+from kseg.format.v2_records import SIZES, SLICES, SPANS, WINDOW_SHALLOW, WINDOW_SIZES, WINDOW_STRINGS
 from kseg.limits import (
     DEFAULT_MAX_MESSAGE_SIZE,
     EXIT_ERROR,
@@ -36,11 +37,6 @@ from kseg.storage.batch import V2Batch
 from kseg.storage.records import FileRecords
 from kseg.storage.snapshots import iter_snapshot
 from kseg.storage.stores.discover import store_of
-
-#: What a sink's ``window_lines`` writes per batch: the batch line alone (shallow), with the record lines of
-#: key and value sizes (``--deep-iteration``), or of key and value printed by Kafka's string decoders
-#: (``--print-data-log``).  The compiled engine's ``WINDOW_*`` (checked by ``kseg.render.text``).
-WINDOW_SHALLOW, WINDOW_SIZES, WINDOW_STRINGS = 0, 1, 2
 
 
 class DumpProgress(Protocol):
@@ -73,9 +69,11 @@ class DumpSink(Protocol):
 
     window_lines: Callable[..., tuple[int, int, bool]] | None
     """The compiled engine's window loop, or None (no engine, or a text it does not write):
-    ``window_lines(view, ws, wl, pos, end, mode, last_offset, gap) -> (pos, last_offset, full)`` writes
-    the lines of every batch in ``view[:wl]`` (the file from ``ws``) from ``pos`` that it can, in
-    ``mode`` (``WINDOW_*``), and stops at the first it cannot (``full``: at an output bound, call again)."""
+    ``window_lines(view, ws, wl, pos, end, mode, last_offset, gap, limit, codecs) -> (pos, last_offset, full)``
+    writes the lines of every batch in ``view[:wl]`` (the file from ``ws``) from ``pos`` that it can, in
+    ``mode`` (``WINDOW_*``; lz4 and zstd batches decompressed to at most ``limit`` bytes by what ``codecs``, a
+    :class:`kseg.format.compression.WindowCodecs`, gives), and stops at the first it cannot (``full``: at an
+    output bound, call again)."""
 
     def control_text(self, b, key, value) -> str:
         """What Kafka prints after a control record's metadata (the sink knows how to print it)."""
@@ -379,6 +377,7 @@ class Dumper:
         progress = self.progress
         fast = self._fast_records() if mode != WINDOW_SHALLOW else None
         gap = self.opts.gap_from_minus_one
+        codecs = (self.opts.decompress_limit, compression.WindowCodecs())  # lz4 and zstd in the window loop
         end = records.end
         stop = end - HEADER_SIZE_UP_TO_MAGIC
         pos, last_offset = 0, -1
@@ -391,7 +390,7 @@ class Dumper:
                     # the per-batch path reads as far as it can and raises where the batches reach it
                     window_lines = None
                     continue
-                pos, last_offset, full = window_lines(view, pos - i, i + n, pos, end, mode, last_offset, gap)
+                pos, last_offset, full = window_lines(view, pos - i, i + n, pos, end, mode, last_offset, gap, *codecs)
                 if progress is not None:
                     progress.advance_to(pos)
                 if full:

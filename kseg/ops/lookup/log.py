@@ -7,13 +7,13 @@ the entry it gives does not start a batch."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from kseg.errors import ChunkError, CorruptIndexError, CorruptRecordError, InputError, KsegError
 from kseg.format.indexes import OffsetIndexView, TimeIndexView
 from kseg.format.v2 import java_long
-from kseg.storage import checkpoints as cp
 from kseg.storage import files
+from kseg.storage import offset_checkpoints as cp
 from kseg.storage.partition import Segment, is_partition_dir, scan_partition
 from kseg.storage.records import FileRecords
 from kseg.storage.stores.discover import store_of
@@ -21,8 +21,7 @@ from kseg.storage.stores.discover import store_of
 LOOKUP_WINDOW = 1 << 20  # a lookup reads one index interval and one batch; no need for the 8 MiB dump window
 
 
-@dataclass
-class IndexStep:
+class IndexStep(NamedTuple):
     """Step 2: the ``.index`` entry Kafka's ``OffsetIndex.lookup`` returns."""
 
     path: str | None  # None: no usable .index, the scan starts at position 0

@@ -34,7 +34,6 @@ from kseg.format.v2_records import Record
 from kseg.ops.lookup.log import IndexStep, PartitionLog, log_path, starts_batch
 from kseg.storage import files
 from kseg.storage.partition import Segment
-from kseg.storage.ranges import first_offset_known
 from kseg.storage.records import FileRecords
 
 FOUND, NEXT, BELOW_START, AT_END, PAST_END, EMPTY = "found", "next", "below-start", "at-end", "past-end", "empty"
@@ -125,7 +124,11 @@ def check_index_position(log: PartitionLog, seg: Segment, step: IndexStep) -> st
     if batch is None:  # no batch starts there: the scan recovers from an earlier entry and says so
         return None
     first = batch.base_offset
-    if first > step.offset and first_offset_known(batch):  # a v0/v1 wrapper's offset is its last record's
+    if first <= step.offset:
+        return None
+    from kseg.storage.ranges import first_offset_known  # (a damaged index only: the ranges' rule)
+
+    if first_offset_known(batch):  # a v0/v1 wrapper's offset is its last record's
         return (
             f"{step.path}: entry #{step.slot} (offset {step.offset}) points at a batch starting at offset "
             f"{first}; Kafka's read may skip records, the index is damaged (see kseg verify-index)"

@@ -12,11 +12,13 @@ have no verdict.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container
+from collections.abc import Container
 from dataclasses import dataclass, field
 
 from kseg.errors import InputError, KsegError
+from kseg.format import v2_records
 from kseg.limits import DEFAULT_DECOMPRESSION_LIMIT
+from kseg.ops.tiered.fast import ReadRecord, ReadView, fold_records
 from kseg.ops.tiered.partitioner import METADATA_TOPIC
 from kseg.ops.tiered.state import Fold
 from kseg.storage import checkpoints as cp
@@ -24,12 +26,9 @@ from kseg.storage import files
 from kseg.storage.batch import FileBatch, V2Batch
 from kseg.storage.outcome import ReadOutcome, read_batches
 from kseg.storage.partition import Partition, nothing_in
-from kseg.storage.records import FileRecords
+from kseg.storage.records import DEFAULT_WINDOW, FileRecords
 from kseg.storage.stores.discover import store_of
 from kseg.storage.stores.find import discover
-
-#: the record-reading rule: a value -> (record name, its values); raises KsegError for one it cannot read
-ReadRecord = Callable[[bytes | None], tuple[str, dict]]
 
 
 @dataclass
@@ -60,10 +59,12 @@ def read_metadata(
     read_record: ReadRecord,
     limit: int = DEFAULT_DECOMPRESSION_LIMIT,
     remember: Container[str] | None = None,
+    view: ReadView | None = None,
 ) -> MetadataRead:
     """Read and fold every ``__remote_log_metadata`` partition under ``paths`` (batches decompressed to at most
     ``limit`` bytes), remembering the deletion of the segment ids in ``remember`` (None: of every one; see
-    :class:`~kseg.ops.tiered.state.Fold`); raises :class:`InputError` when a path is missing or holds none."""
+    :class:`~kseg.ops.tiered.state.Fold`), the records ``view`` reads folded on the fast road
+    (:mod:`kseg.ops.tiered.fast`); raises :class:`InputError` when a path is missing or holds none."""
     out = MetadataRead(Fold(remember=remember))
     found = discover(paths, out.notes)
     given = {_normal(p) for p in paths}
@@ -81,11 +82,13 @@ def read_metadata(
             hint=f"give a log root holding {METADATA_TOPIC}-<n> directories, or those directories",
         )
     for part in parts:
-        _read_partition(part, read_record, out, limit)
+        _read_partition(part, read_record, out, limit, view)
     return out
 
 
-def _read_partition(part: Partition, read_record: ReadRecord, out: MetadataRead, limit: int) -> None:
+def _read_partition(
+    part: Partition, read_record: ReadRecord, out: MetadataRead, limit: int, view: ReadView | None
+) -> None:
     out.partitions.append(part.name)
     if part.error is not None:
         out.errors.append(part.error)
@@ -99,7 +102,11 @@ def _read_partition(part: Partition, read_record: ReadRecord, out: MetadataRead,
         try:
             with FileRecords(seg.log, store=seg.store) as records:
                 for batch in read_batches(records, read):
-                    if not (isinstance(batch, V2Batch) and batch.is_control):
+                    if isinstance(batch, V2Batch) and batch.is_control:
+                        continue
+                    if isinstance(batch, V2Batch) and view is not None:
+                        _fold_fast(batch, part.name, read_record, view, out.fold, limit)
+                    else:
                         _fold_batch(batch, part.name, read_record, out.fold, limit)
         except KsegError as exc:
             read.stopped_at(exc.at(path))
@@ -118,3 +125,15 @@ def _fold_batch(batch: FileBatch, name: str, read_record: ReadRecord, fold: Fold
             fold.undecodable(where, exc.message)
             continue
         fold.apply(kind, message, where)
+
+
+def _fold_fast(batch: V2Batch, name: str, read_record: ReadRecord, view: ReadView, fold: Fold, limit: int) -> None:
+    """:func:`_fold_batch` by :func:`~kseg.ops.tiered.fast.fold_records`: the records decoded in chunks, their
+    values spans in the batch's bytes -- copied once when at most a window (bytes read faster than a view),
+    read in place when larger (memory stays one batch)."""
+    buffer: object = None
+    data: bytes | memoryview = b""
+    for chunk, records, _ in batch.form_chunks(limit, v2_records.SPANS):
+        if chunk is not buffer:
+            buffer, data = chunk, bytes(chunk) if len(chunk) <= DEFAULT_WINDOW else memoryview(chunk)
+        fold_records(fold, name, data, records, view, read_record)

@@ -30,9 +30,10 @@ orphan's cause names it).
 
 from __future__ import annotations
 
-from collections.abc import Container
+from collections.abc import Container, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Any
 
 from kseg.format.rsm_custom import CustomMetadata, parse_custom_metadata
 from kseg.format.strings import uuid_to_string
@@ -54,6 +55,12 @@ _VALID = MappingProxyType(
         DELETE_FINISHED: set(),
     }
 )
+ADD, UPDATE = 0, 1  # MetadataRecordType's api keys of RemoteLogSegmentMetadataRecord, ...UpdateRecord
+#: A segment record's values as the fold applies them: ``(kind, topic, segment id, state id, broker, event
+#: time, custom metadata)`` and, for :data:`ADD`, ``start offset, end offset, leader epochs (epoch -> first
+#: offset, sorted), segment size, max timestamp, txnIndexEmpty``.  ``segment id`` is the Uuid's 16 bytes;
+#: ``topic`` the ``TopicIdPartitionEntry``'s bytes as read on the fast road (:mod:`kseg.ops.tiered.fast`).
+View = tuple[Any, ...]
 MAX_UNDECODABLE = 10
 MAX_LISTED = 20  # refused events (and notes) listed per topic-partition (or run); the rest counted
 PARTITION_DELETED = "DELETE_PARTITION_FINISHED"
@@ -69,6 +76,19 @@ _PARTITION_VALID = MappingProxyType(
 def valid_transition(source: str | None, target: str) -> bool:
     """``RemoteLogSegmentState.isValidTransition``."""
     return source == target or target in _VALID.get(source, ())
+
+
+def next_states() -> Mapping[str, frozenset[int]]:
+    """For each state a live segment can be in, the state ids of the updates :meth:`Fold.update_segment`
+    applies (:func:`valid_transition`, COPY_SEGMENT_STARTED never an update's)."""
+    return MappingProxyType(
+        {
+            source: frozenset(
+                i for i, target in enumerate(SEGMENT_STATES) if target != STARTED and valid_transition(source, target)
+            )
+            for source in SEGMENT_STATES
+        }
+    )
 
 
 @dataclass(slots=True)
@@ -142,6 +162,8 @@ class Fold:
     #: the segment ids whose deletion is remembered (None: every one): those with objects in the store
     remember: Container[str] | None = None
     unlisted_notes: int = 0
+    #: the topic-partitions again, by the bytes of a ``TopicIdPartitionEntry`` that named them (the fast road)
+    by_topic: dict[bytes, TopicPartition] = field(default_factory=dict, repr=False)
 
     def note(self, text: str) -> None:
         if len(self.notes) < MAX_LISTED:
@@ -184,34 +206,37 @@ class Fold:
             self.partitions[key] = tp
         return tp
 
-    def apply(self, name: str, m: dict, where: str) -> None:
-        """One decoded record (``kseg.decoders.remote.read_record``'s name and values) read at ``where``."""
+    def apply(self, name: str, m: dict, where: str) -> TopicPartition | None:
+        """One decoded record (``kseg.decoders.remote.read_record``'s name and values) read at ``where``; the
+        topic-partition it names (None for a snapshot's record)."""
         self.records += 1
         if name == "RemoteLogSegmentMetadataUpdateRecord":
-            self._update(m, where)
+            tp = self._partition(m["remoteLogSegmentId"]["topicIdPartition"], where)
+            self._update(tp, m, where)
         elif name == "RemoteLogSegmentMetadataRecord":
-            self._add(m, where)
+            tp = self._partition(m["remoteLogSegmentId"]["topicIdPartition"], where)
+            self._add(tp, m, where)
         elif name == "RemotePartitionDeleteMetadataRecord":
-            self._partition_delete(m, where)
+            tp = self._partition(m["topicIdPartition"], where)
+            self._partition_delete(tp, m, where)
         else:
             self.note(f"{where}: a {name} (a file-based snapshot's record, not the topic's): not folded")
+            return None
+        return tp
 
-    def _segment_event(self, m: dict, where: str) -> tuple[TopicPartition, str, str] | None:
-        """The topic-partition, segment id and state a segment record names; None (a problem) when it
-        comes after the partition's deletion finished."""
-        sid = m["remoteLogSegmentId"]
-        entry = sid["topicIdPartition"]
-        tp = self.partitions.get((entry["id"], entry["partition"])) or self._partition(entry, where)
-        seg_id = uuid_to_string(sid["id"])
+    def _segment_event(self, tp: TopicPartition, m: dict, where: str) -> tuple[str, str] | None:
+        """The segment id and state a segment record names; None (a problem) when it comes after the
+        partition's deletion finished."""
+        seg_id = uuid_to_string(m["remoteLogSegmentId"]["id"])
         if tp.delete_state == PARTITION_DELETED and _after_partition_deleted(tp, where, seg_id):
             return None
-        return tp, seg_id, SEGMENT_STATES[m["remoteLogSegmentState"]]
+        return seg_id, SEGMENT_STATES[m["remoteLogSegmentState"]]
 
-    def _add(self, m: dict, where: str) -> None:
-        event = self._segment_event(m, where)
+    def _add(self, tp: TopicPartition, m: dict, where: str) -> None:
+        event = self._segment_event(tp, m, where)
         if event is None:
             return
-        tp, seg_id, state = event
+        seg_id, state = event
         if state != STARTED:
             tp.problem(
                 f"{where}: segment {seg_id} added with state {state}: Kafka's addCopyInProgressSegment "
@@ -223,43 +248,71 @@ class Fold:
             tp.problem(_refused(where, seg_id, existing.state, state))
             return
         epochs = {e["leaderEpoch"]: e["offset"] for e in m["segmentLeaderEpochs"]}
-        tp.segments[seg_id] = tp.by_raw[m["remoteLogSegmentId"]["id"]] = RemoteSegment(
-            seg_id,
+        view = (
+            ADD,
+            b"",
+            m["remoteLogSegmentId"]["id"],
+            0,
+            m["brokerId"],
+            m["eventTimestampMs"],
+            m["customMetadata"],
             m["startOffset"],
             m["endOffset"],
             dict(sorted(epochs.items())),
             m["segmentSizeInBytes"],
-            state,
-            m["brokerId"],
             m["maxTimestampMs"],
-            m["eventTimestampMs"],
-            _custom(m["customMetadata"], tp, where) if m["customMetadata"] is not None else None,
             bool(m.get("txnIndexEmpty")),
+        )
+        self.add_segment(tp, seg_id, view, where)
+
+    def add_segment(self, tp: TopicPartition, seg_id: str, v: View, where: str) -> None:
+        """A segment added, COPY_SEGMENT_STARTED, by the record read at ``where`` whose values are ``v``."""
+        custom = v[6]
+        tp.segments[seg_id] = tp.by_raw[v[2]] = RemoteSegment(
+            seg_id,
+            v[7],
+            v[8],
+            v[9],
+            v[10],
+            STARTED,
+            v[4],
+            v[11],
+            v[5],
+            None if custom is None else _custom(custom, tp, where),
+            v[12],
             where,
             where,
         )
 
-    def _update(self, m: dict, where: str) -> None:
-        sid = m["remoteLogSegmentId"]
-        entry = sid["topicIdPartition"]
-        tp = self.partitions.get((entry["id"], entry["partition"])) or self._partition(entry, where)
-        seg = tp.by_raw.get(sid["id"])
+    def _update(self, tp: TopicPartition, m: dict, where: str) -> None:
+        raw = m["remoteLogSegmentId"]["id"]
+        seg = tp.by_raw.get(raw)
         state = SEGMENT_STATES[m["remoteLogSegmentState"]]
         if seg is None or not valid_transition(seg.state, state) or state == STARTED:
-            self._refuse_update(m, where)
+            self._refuse_update(tp, m, where)
             return
-        seg.state, seg.broker, seg.event_timestamp, seg.updated = state, m["brokerId"], m["eventTimestampMs"], where
-        seg.custom = _custom(m["customMetadata"], tp, where) if m["customMetadata"] is not None else None
+        view = (UPDATE, b"", raw, m["remoteLogSegmentState"], m["brokerId"], m["eventTimestampMs"])
+        self.update_segment(tp, seg, view + (m["customMetadata"],), where)
+
+    def update_segment(self, tp: TopicPartition, seg: RemoteSegment, v: View, where: str) -> None:
+        """A live segment updated to a state it may take (:func:`next_states`) by the record read at ``where``
+        whose values are ``v``."""
+        state = SEGMENT_STATES[v[3]]
+        seg.state = state
+        seg.broker = v[4]
+        seg.event_timestamp = v[5]
+        seg.updated = where
+        seg.custom = None if v[6] is None else _custom(v[6], tp, where)
         if state == DELETE_FINISHED:
-            del tp.segments[seg.segment_id], tp.by_raw[sid["id"]]
+            del tp.segments[seg.segment_id], tp.by_raw[v[2]]
             self._forget(tp, seg.segment_id, DELETE_FINISHED)
 
-    def _refuse_update(self, m: dict, where: str) -> None:
+    def _refuse_update(self, tp: TopicPartition, m: dict, where: str) -> None:
         """An update :meth:`_update` does not apply: the problem, the first of these that holds."""
-        event = self._segment_event(m, where)
+        event = self._segment_event(tp, m, where)
         if event is None:
             return
-        tp, seg_id, state = event
+        seg_id, state = event
         seg = tp.segments.get(seg_id)
         if seg is None:
             gone = "its deletion already finished" if seg_id in tp.deleted else "no metadata record added it"
@@ -272,8 +325,7 @@ class Fold:
             return
         tp.problem(_refused(where, seg_id, seg.state, state))
 
-    def _partition_delete(self, m: dict, where: str) -> None:
-        tp = self._partition(m["topicIdPartition"], where)
+    def _partition_delete(self, tp: TopicPartition, m: dict, where: str) -> None:
         state = PARTITION_STATES[m["remotePartitionDeleteState"]]
         if tp.delete_state != state and state not in _PARTITION_VALID.get(tp.delete_state, set()):
             tp.problem(

@@ -42,6 +42,7 @@ from a live broker; also a file that is all zeros) is noted, not checked.
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_left
 from operator import lt
 from typing import TYPE_CHECKING, Any, Iterator, NamedTuple, Sequence, TypeVar
@@ -50,7 +51,7 @@ from kseg.errors import CorruptIndexError, InputError, KsegError
 from kseg.format.indexes import IndexView, OffsetIndexView, TimeIndexView
 from kseg.format.legacy import LegacyRecord
 from kseg.format.v2_records import Record
-from kseg.limits import DEFAULT_MAX_MESSAGE_SIZE, decompression_limit
+from kseg.limits import DEFAULT_MAX_MESSAGE_SIZE, INT64_MAX, decompression_limit
 from kseg.ops.verify.holding import holding_all
 from kseg.ops.verify.result import IndexFiles, LogScan, PastEnd, SegmentResult
 from kseg.storage import files
@@ -224,7 +225,7 @@ class EntryCheck:
         self.res, self.path, self.scan, self.strict, self.records = res, path, scan, strict, records
         self.ordered = scan.ordered  # of the whole log: the scan may hold only the batches the indexes ask about
         self.past = PastEnd()
-        self.held: dict[int, int] | None = None  # entry -> its batch_holding answer, on a log out of order
+        self.held: array | None = None  # entry -> its batch_holding answer (-1: none), on a log out of order
 
     def query(self, key: int, value: int) -> tuple[int, int] | None:  # pragma: no cover - each kind defines it
         """The (offset, start) :meth:`held_by` may ask for the entry (``key``, ``value``), or None."""
@@ -232,16 +233,26 @@ class EntryCheck:
 
     def answer_all(self, view: Any, n: int) -> None:
         """On a log out of order, answer every entry's :meth:`held_by` question in one sweep
-        (:mod:`kseg.ops.verify.holding`) before the entry loop."""
+        (:mod:`kseg.ops.verify.holding`) before the entry loop: the questions and answers in int64 arrays
+        (no Python object an entry)."""
         if self.ordered:
             return
-        asked = [(i, q) for i in range(n) for q in [self.query(*view.entry(i))] if q is not None]
-        self.held = dict(zip((i for i, _ in asked), holding_all(self.scan, [q for _, q in asked]), strict=True))
+        asked, offsets, starts = array("q"), array("q"), array("q")
+        for i in range(n):
+            q = self.query(*view.entry(i))
+            if q is not None and q[0] <= INT64_MAX:  # (no batch holds an offset past int64: -1, as not asked)
+                asked.append(i)
+                offsets.append(q[0])
+                starts.append(q[1])
+        self.held = array("q", [-1]) * n
+        for i, k in zip(asked, holding_all(self.scan, offsets, starts), strict=True):
+            self.held[i] = k
 
     def held_by(self, i: int, offset: int, start: int) -> int:
         """The first batch from ``start`` whose offsets hold ``offset`` (entry ``i``'s :meth:`query`), or -1."""
-        k = None if self.held is None else self.held.get(i)
-        return batch_holding(self.scan, offset, start, self.ordered) if k is None else k
+        if self.held is None:
+            return batch_holding(self.scan, offset, start, self.ordered)
+        return self.held[i]
 
     def problem(self, kind: str, message: str, i: int, expected: str, found: object) -> None:
         self.res.entry_problem(kind, self.path, message, i, self.entry_size, expected, found)

@@ -1,6 +1,6 @@
 """The keys a segment's indexes ask its log about, read a chunk at a time into int64 arrays.
 
-:func:`kseg.ops.verify.log.index_keys` gives, lazily and each ascending in a healthy index, the ``.log`` positions the
+:func:`index_keys` gives, lazily and each ascending in a healthy index, the ``.log`` positions the
 ``.index`` names and the offsets the ``.index`` and the ``.timeindex`` name.  The log pass walks them
 beside the batches (:meth:`KeyStream.skip`), a stream at a time; the compiled engine's window loop
 (``verify_window``) walks the same arrays from the same cursors, so the two paths share one place in
@@ -15,7 +15,11 @@ from itertools import islice
 from operator import le
 from typing import Iterable, Iterator, Union
 
+from kseg import engine
+from kseg.errors import InputError
+from kseg.format.indexes import OFFSET_ENTRY, TIME_ENTRY, OffsetIndexView, TimeIndexView
 from kseg.limits import INT64_MAX, INT64_MIN
+from kseg.ops.verify.result import IndexFiles, IndexKeys
 
 #: Keys read from a stream at a time: the window loop returns to Python once per chunk of keys.
 CHUNK = 8192
@@ -127,3 +131,47 @@ class KeyStream:
     def head(self) -> int:
         """The first key not passed, or :data:`PAST_ALL`."""
         return self.keys[self.at] if self.at < len(self.keys) else PAST_ALL
+
+
+def index_keys(indexes: IndexFiles) -> IndexKeys:
+    """The ``.log`` positions a segment's ``.index`` names and the offsets its ``.index`` and
+    ``.timeindex`` name, read lazily from the views (a file that could not be read names none: its
+    check reports it).  The log pass checks that each ascends as it reads it
+    (:class:`~kseg.ops.verify.keys.KeyStream`): where one does not (a damaged or garbage index), the
+    batches are recorded every one, so memory follows the log, never the index (sorting a random 1 GiB
+    index's 134 M keys would cost gigabytes).  With the compiled engine the keys are read a window of the
+    file at a time into int64 arrays (``index_keys``)."""
+    positions: Iterable[int] = ()
+    offsets: list[Iterable[int]] = []
+    for view in indexes:
+        if view is None or isinstance(view, InputError):
+            continue
+        stop = view.entries - view.zero_tail()  # a preallocated tail asks nothing the checks look at
+        if engine.C is not None:
+            kind = 0 if isinstance(view, OffsetIndexView) else 1
+            offsets.append(KeyChunks(_key_windows(view, stop, kind, 0)))
+            if kind == 0:
+                positions = KeyChunks(_key_windows(view, stop, 0, 1))
+            continue
+        offsets.append(view.iter_offsets(stop))
+        if isinstance(view, OffsetIndexView):
+            positions = view.iter_positions(stop)
+    return IndexKeys(positions, tuple(offsets), indexes)
+
+
+def _key_windows(view: OffsetIndexView | TimeIndexView, stop: int, kind: int, column: int) -> Iterator[Keys]:
+    """The keys of entries ``0 .. stop - 1`` a window at a time (``index_keys``: kind 0 ``.index``, 1
+    ``.timeindex``; column 0 the absolute offsets, 1 the positions), a window whose offsets pass int64 as
+    Python ints."""
+    assert engine.C is not None
+    decode, base = engine.C.index_keys, view.base_offset
+    for _, chunk in view.windows(0, stop):
+        raw = decode(chunk, kind, column, base)
+        if raw is not None:
+            keys = array("q")
+            keys.frombytes(raw)
+            yield keys
+        elif kind == 1:
+            yield [base + rel for _, rel in TIME_ENTRY.iter_unpack(chunk)]
+        else:
+            yield [pos if column else base + rel for rel, pos in OFFSET_ENTRY.iter_unpack(chunk)]

@@ -20,16 +20,15 @@ streams' cursors (:class:`~kseg.ops.verify.keys.KeyStream`).
 from __future__ import annotations
 
 from array import array
-from typing import Iterable, Iterator
 
 from kseg import engine
 from kseg.errors import InputError, KsegError
-from kseg.format.indexes import OFFSET_ENTRY, TIME_ENTRY, OffsetIndexView, TimeIndexView
 from kseg.format.v2 import HEADER_SIZE_UP_TO_MAGIC, java_long
 from kseg.format.v2 import LEADER_EPOCH as _EPOCH
 from kseg.limits import INT64_MAX
-from kseg.ops.verify.keys import PAST_ALL, KeyChunks, Keys, KeyStream
+from kseg.ops.verify.keys import PAST_ALL, KeyStream
 from kseg.ops.verify.result import IndexFiles, IndexKeys, LogScan, SegmentResult
+from kseg.ops.verify.sieve import Sieve
 from kseg.storage.context import ReadFile, Store
 from kseg.storage.leader_epochs import NO_EPOCH, EpochCheck
 from kseg.storage.records import FileRecords, ScanItem
@@ -61,50 +60,6 @@ engine.check(
 )
 
 
-def index_keys(indexes: IndexFiles) -> IndexKeys:
-    """The ``.log`` positions a segment's ``.index`` names and the offsets its ``.index`` and
-    ``.timeindex`` name, read lazily from the views (a file that could not be read names none: its
-    check reports it).  The log pass checks that each ascends as it reads it
-    (:class:`~kseg.ops.verify.keys.KeyStream`): where one does not (a damaged or garbage index), the
-    batches are recorded every one, so memory follows the log, never the index (sorting a random 1 GiB
-    index's 134 M keys would cost gigabytes).  With the compiled engine the keys are read a window of the
-    file at a time into int64 arrays (``index_keys``)."""
-    positions: Iterable[int] = ()
-    offsets: list[Iterable[int]] = []
-    for view in indexes:
-        if view is None or isinstance(view, InputError):
-            continue
-        stop = view.entries - view.zero_tail()  # a preallocated tail asks nothing the checks look at
-        if engine.C is not None:
-            kind = 0 if isinstance(view, OffsetIndexView) else 1
-            offsets.append(KeyChunks(_key_windows(view, stop, kind, 0)))
-            if kind == 0:
-                positions = KeyChunks(_key_windows(view, stop, 0, 1))
-            continue
-        offsets.append(view.iter_offsets(stop))
-        if isinstance(view, OffsetIndexView):
-            positions = view.iter_positions(stop)
-    return IndexKeys(positions, tuple(offsets))
-
-
-def _key_windows(view: OffsetIndexView | TimeIndexView, stop: int, kind: int, column: int) -> Iterator[Keys]:
-    """The keys of entries ``0 .. stop - 1`` a window at a time (``index_keys``: kind 0 ``.index``, 1
-    ``.timeindex``; column 0 the absolute offsets, 1 the positions), a window whose offsets pass int64 as
-    Python ints."""
-    assert engine.C is not None
-    decode, base = engine.C.index_keys, view.base_offset
-    for _, chunk in view.windows(0, stop):
-        raw = decode(chunk, kind, column, base)
-        if raw is not None:
-            keys = array("q")
-            keys.frombytes(raw)
-            yield keys
-        elif kind == 1:
-            yield [base + rel for _, rel in TIME_ENTRY.iter_unpack(chunk)]
-        else:
-            yield [pos if column else base + rel for rel, pos in OFFSET_ENTRY.iter_unpack(chunk)]
-
-
 def scan_log(
     res: SegmentResult,
     path: str,
@@ -119,7 +74,8 @@ def scan_log(
     segment, or the error opening it, ``Segment.open``): its checks into ``res``, and the batches ``keys`` ask
     about (every batch when ``keys`` is None).  The recorded batches answer the index
     checks only when the log's last offsets strictly increase and the keys ascend; when they do not, a second
-    pass records every batch (none when the first keys read already do not ascend: the first records every one).
+    pass records the batches answering every entry's questions (:mod:`kseg.ops.verify.sieve`: memory follows
+    the entries, not the batches; none when the first keys read already do not ascend: the first pass sifts).
     A batch larger than ``max_message_size`` (``--max-message-size``) is a problem.  Each batch with a valid CRC
     goes to ``epochs`` (the leader-epoch check) in the first pass.  An I/O error
     is raised (:class:`InputError`): the segment failed, it is not corrupt."""
@@ -127,7 +83,8 @@ def scan_log(
     scan = first.run(opened)
     if not first.every and not (scan.ordered and all([s.ascends() for s in first.streams])):
         again = SegmentResult(res.partition, res.segment, res.base_offset, path)
-        scan = _LogPass(again, path, None, max_message_size, None, store=store).run()
+        files = None if keys is None else keys.files
+        scan = _LogPass(again, path, None, max_message_size, None, store=store, sift=files).run()
     return scan
 
 
@@ -150,6 +107,8 @@ class _LogPass:
         "limit",
         "epochs",
         "store",
+        "sieve",
+        "sift",
     )
 
     def __init__(
@@ -161,17 +120,23 @@ class _LogPass:
         epochs: EpochCheck | None = None,
         *,
         store: Store,
+        sift: IndexFiles | None = None,
     ) -> None:
         self.res, self.path, self.epochs, self.store = res, path, epochs, store
         self.limit = max_message_size
         self.scan = LogScan()
-        self.every = keys is None  # record every batch
+        # the indexes whose entries' questions choose the batches kept (the sieve, made once the log's size is
+        # known: when set, every batch is recorded and the sieve drops those answering nothing)
+        self.sift = sift
+        self.sieve: Sieve | None = None
+        self.every = keys is None or sift is not None  # record every batch
         self.positions = KeyStream(() if keys is None else keys.positions)
         self.offsets = tuple(KeyStream(o) for o in (() if keys is None else keys.offsets))
         # the three streams verify_window walks: positions, then two of offsets (an empty one for an index missing)
         self.streams = (self.positions, *self.offsets, *[KeyStream(()) for _ in range(2 - len(self.offsets))])
-        if not all(stream.ascending for stream in self.streams):  # garbage, seen in the first keys: every batch
+        if not all(stream.ascending for stream in self.streams):  # garbage, seen in the first keys: sifted
             self.every = True
+            self.sift = None if keys is None else keys.files
             self.positions, self.offsets = KeyStream(()), ()
             self.streams = (self.positions, KeyStream(()), KeyStream(()))
         # the first position and the first offset the log has not passed yet (each stream's head)
@@ -194,6 +159,8 @@ class _LogPass:
             return scan
         with opened as records:
             scan.size = res.bytes = records.size
+            if self.sift is not None:
+                self.sieve = Sieve.read(self.sift, records.size)
             try:
                 state = self._state() if engine.C is not None else None
                 if state is not None:
@@ -208,7 +175,9 @@ class _LogPass:
                 raise
             except KsegError as exc:
                 res.problem("corrupt-batch", self.path, exc.message, position=exc.position)
+                self._sift()
             else:
+                self._sift()
                 trailing = records.size - scan.valid_end
                 if trailing > 0:
                     res.problem(
@@ -305,6 +274,15 @@ class _LogPass:
         scan.base_offsets.append(base)
         scan.last_offsets.append(last)
         scan.running_max.append(self.running)
+        if self.sieve is not None:
+            self._sift(OUT_ROWS)
+
+    def _sift(self, least: int = 0) -> None:
+        """The batches recorded since the last sift that answer no entry's question dropped, once there are
+        ``least`` of them (the sieve's memory: a few thousand rows)."""
+        sieve = self.sieve
+        if sieve is not None and len(self.scan.positions) - sieve.kept >= least:
+            sieve.sift(self.scan)
 
     def _asked_about(self, pos: int, last: int) -> bool:
         """Whether an ``.index`` entry names ``pos``, or this is the first batch reaching an offset an
@@ -375,6 +353,7 @@ class _LogPass:
             scan.last_offsets.extend(out[2 * rows : 2 * rows + n])
             scan.running_max.extend(out[3 * rows : 3 * rows + n])
             state[V_RECORDED] = 0
+            self._sift(OUT_ROWS)
         for k, stream in enumerate(self.streams):
             stream.at = state[V_AT + k]
         self._heads()

@@ -110,8 +110,9 @@ class LogScan:
     entry names its position or when it is the first batch whose last offset reaches an offset
     an index entry names (with ``.timeindex`` entries: the batch ending at it).  Where the
     log's last offsets strictly increase (``ordered``), the index checks' answers on these
-    batches are their answers on all batches (:mod:`kseg.ops.verify.index`); otherwise
-    every batch is recorded (a second pass, :func:`kseg.ops.verify.log.scan_log`).
+    batches are their answers on all batches (:mod:`kseg.ops.verify.index`); otherwise a second
+    pass records the first batches answering each entry's questions (:mod:`kseg.ops.verify.sieve`;
+    :func:`kseg.ops.verify.log.scan_log`), and every batch only when no index keys were given.
     """
 
     positions: array = field(default_factory=lambda: array("q"))
@@ -124,20 +125,22 @@ class LogScan:
     ordered: bool = True  # every batch's last offset above the one before
 
 
-class IndexKeys(NamedTuple):
-    """What a segment's indexes ask of its log (:class:`LogScan`), each stream in ascending order (repeats
-    allowed), read lazily from the index files' bytes."""
-
-    positions: Iterable[int]  # the ``.log`` positions ``.index`` entries name
-    offsets: tuple[Iterable[int], ...]  # the offsets ``.index`` entries name, and those ``.timeindex`` entries name
-
-
 class IndexFiles(NamedTuple):
     """A segment's ``.index`` and ``.timeindex``, each read once for both the log pass and the checks:
     the file's view, the :class:`~kseg.errors.InputError` reading it raised, or None (no such file)."""
 
     offsets: OffsetIndexView | InputError | None
     times: TimeIndexView | InputError | None
+
+
+class IndexKeys(NamedTuple):
+    """What a segment's indexes ask of its log (:class:`LogScan`), each stream in ascending order (repeats
+    allowed), read lazily from the index files' bytes; and the files, for a log whose offsets go back or keys
+    that do not ascend (every entry's questions read at once: :class:`kseg.ops.verify.sieve.Sieve`)."""
+
+    positions: Iterable[int]  # the ``.log`` positions ``.index`` entries name
+    offsets: tuple[Iterable[int], ...]  # the offsets ``.index`` entries name, and those ``.timeindex`` entries name
+    files: IndexFiles | None = None
 
 
 def entries(n: int) -> str:

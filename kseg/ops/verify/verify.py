@@ -22,7 +22,8 @@ from kseg.errors import CorruptIndexError, InputError
 from kseg.format.indexes import TXN_ENTRY, iter_aborted_txns
 from kseg.limits import DEFAULT_MAX_MESSAGE_SIZE
 from kseg.ops.verify.index import read_indexes
-from kseg.ops.verify.log import index_keys, scan_log
+from kseg.ops.verify.keys import index_keys
+from kseg.ops.verify.log import scan_log
 from kseg.ops.verify.offset_index import check_offset_index
 from kseg.ops.verify.result import SegmentResult
 from kseg.ops.verify.time_index import check_time_index

@@ -14,8 +14,7 @@ import pytest
 from kseg import engine
 from kseg.format.indexes import OFFSET_ENTRY, TIME_ENTRY, OffsetIndexView, TimeIndexView
 from kseg.limits import INT64_MAX
-from kseg.ops.verify.keys import CHUNK, KeyChunks, KeyStream
-from kseg.ops.verify.log import index_keys
+from kseg.ops.verify.keys import CHUNK, KeyChunks, KeyStream, index_keys
 from kseg.ops.verify.result import IndexFiles
 
 

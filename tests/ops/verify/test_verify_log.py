@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from kseg.format.indexes import OffsetIndexView, TimeIndexView
-from kseg.ops.verify import keys, offset_index, time_index, verify
+from kseg.ops.verify import keys, offset_index, sieve, time_index, verify
 from kseg.ops.verify.holding import holding_all
 from kseg.ops.verify.index import EntryCheck, Records, batch_holding
 from kseg.ops.verify.result import KEPT_PER_KIND, LogScan, SegmentResult
@@ -26,6 +26,16 @@ from tests.ops.verify.kafka_versions import BUILDERS
 from tests.stores import local
 
 CORPUS = sorted(p.name for p in CORPUS_DATA.iterdir() if p.is_dir())
+
+
+@pytest.fixture(autouse=True)
+def _sifted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sieve taken wherever it applies, however small the log (a log much smaller than its indexes, or
+    of a few MiB, records every batch instead: :func:`test_a_small_log_with_large_indexes_records_every_batch`)."""
+    monkeypatch.setattr(sieve, "ENTRY_BYTES", 0)
+    monkeypatch.setattr(sieve, "EVERY_BYTES", -1)
+
+
 VERSIONS = [(b, k) for b in sorted(BUILDERS) for k in ("2.8", "3.6", "3.9")]
 
 
@@ -238,18 +248,24 @@ def _going_back(directory: Path, batches: int, back_at: tuple[int, ...]) -> Path
 
 
 @pytest.mark.parametrize("seed", range(30))
-def test_the_batches_holding_offsets_are_the_linear_search(seed: int) -> None:
+def test_the_batches_holding_offsets_are_the_linear_search(monkeypatch, seed: int) -> None:
     """Batches that overlap, repeat, go back and leap (a base above its last offset too): every offset and
-    start asked at once, as each entry's scan answers them."""
+    start asked at once, as each entry's scan answers them (every other seed ordering the queries and the
+    batches by sorted runs of 3, merged)."""
     from array import array
 
+    from kseg.ops.verify import holding
+
     rng = random.Random(seed)
+    if seed % 2:
+        monkeypatch.setattr(holding, "RUN", 3)
     n = rng.randrange(0, 70)
     base = array("q", (rng.choice([rng.randrange(50), rng.randrange(50), -(2**63), 2**63 - 9]) for _ in range(n)))
     last = array("q", (b + rng.choice([0, 0, 1, 3, 20, -2]) if abs(b) < 2**62 else b for b in base))
     scan = LogScan(base_offsets=base, last_offsets=last)
     queries = [(x, s) for x in [*range(-3, 75), -(2**63), 2**63 - 9] for s in (0, 1, n // 2, n - 1, n, n + 4)]
-    assert holding_all(scan, queries) == [batch_holding(scan, x, s, False) for x, s in queries]
+    answers = holding_all(scan, [x for x, _ in queries], [s for _, s in queries])
+    assert list(answers) == [batch_holding(scan, x, s, False) for x, s in queries]
 
 
 def test_a_log_whose_offsets_go_back_is_checked_as_the_former_lookup_did(monkeypatch, tmp_path: Path) -> None:
@@ -298,3 +314,26 @@ def test_a_log_whose_every_other_batch_goes_back_is_checked_in_one_pass(
     for kind, file in (("index-offset", seg.index), ("timeindex-offset", seg.timeindex)):  # entry k - 1: batch k
         kept = [p.entry for p in res.problems if p.kind == kind]
         assert kept == list(range(0, 2 * KEPT_PER_KIND, 2)) and len(kept) + res.omitted[kind, file] == 14_999
+
+
+def test_a_small_log_with_large_indexes_records_every_batch(monkeypatch, tmp_path: Path) -> None:
+    """Where the log could not hold as many batches as its indexes have entries, recording every batch costs
+    less than reading the entries' questions, and where its rows would take a few MiB at most it costs little:
+    the second pass does that, with the same outcome."""
+    d = _going_back(tmp_path / "back-0", 300, (100,))
+    (seg,) = scan_partition(str(d), store=local()).segments
+    # the sieve; a log as if too small for as many batches as entries; a log whose rows take less than 8 MiB
+    cases = ((0, 26, -1, False), (48, 10**6, -1, True), (0, 26, 8 << 20, True))
+    for entry_bytes, smallest, every_bytes, every in cases:
+        monkeypatch.setattr(sieve, "ENTRY_BYTES", entry_bytes)
+        monkeypatch.setattr(sieve, "SMALLEST_BATCH", smallest)
+        monkeypatch.setattr(sieve, "EVERY_BYTES", every_bytes)
+        scan = verify.scan_log(
+            verify.SegmentResult("back-0", seg.name, 0, seg.log),
+            seg.log,
+            verify.index_keys(verify.read_indexes(seg)),
+            store=seg.store,
+        )
+        assert not scan.ordered and (len(scan.positions) == 300) == every
+        for strict in (False, True):
+            assert _outcome(d, strict) == _reference(monkeypatch, d, strict)
