@@ -202,8 +202,17 @@ def verify_walk(within: str | None = None) -> list[str]:
 # opened with its indexes and identity (``Segment.open`` through the log's one gate, ``records.open_for_read``,
 # the file handed to ``FileRecords``).  The 1 left: the segment opened after discovery found it; 0 would want
 # every segment's files opened while its root is listed (a descriptor per segment of the root held open).
+# 7 -> 6 deep once the store's protocol moved into the leaf that holds the read context it names (``context``:
+# ``Store``, ``ReadFile``, ``Stat``, the paths' grammar ``Names`` and a listing's ``Listed``; ``stores.base`` keeps
+# ``open_together``), ``AivenStore`` moved beside the choice that wraps every root in it (``stores.discover``: no
+# store module below discovery reaches the tiered reader) and ``files`` stopped reaching it (the manifest reader
+# of ``kseg tiered`` lives with its checks).
+# 6 -> 4 deep (the goal) once no storage module chose a store for a path given alone: partitions, segments, the
+# log's readers, ``files``, the checkpoint, leader-epoch and snapshot readers are handed theirs (the fallback
+# ``files.store_of(path, None)`` is gone); a caller holding a path alone asks discovery's public call,
+# ``stores.discover.store_of``, which only modules above the nouns import (``outputs``, ``stores.find``).
 PATH_BRANCHES_NOW = 1
-STORAGE_DEPTH_NOW = 7
+STORAGE_DEPTH_NOW = 4
 STORE_COMEBACKS_NOW = 1
 #: Module-level containers still allowed, by module (none: constant tables are read-only mappings, caches
 #: memoized functions); kept for a table that cannot be made read-only, with the reason beside it.

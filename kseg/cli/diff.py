@@ -126,13 +126,15 @@ def _partition(path: str, scan: Any, notes: list[str]) -> Any:
     from kseg.errors import InputError
     from kseg.storage import files
     from kseg.storage.partition import is_partition_dir
+    from kseg.storage.stores.discover import store_of
 
-    if not files.exists(path):
+    store = store_of(path)
+    if not files.exists(path, store):
         raise InputError("no such file or directory", path=path)
-    if not files.isdir(path):
+    if not files.isdir(path, store):
         raise InputError("not a directory: diff takes partition directories", path=path)
-    part = scan(path, notes)  # a directory that cannot be listed: InputError with the OS's reason
-    if not is_partition_dir(path):
+    part = scan(path, notes, store=store)  # a directory that cannot be listed: InputError with the OS's reason
+    if not is_partition_dir(path, store):
         raise InputError("no segment files here: not a partition directory (log roots need --roots)", path=path)
     return part
 

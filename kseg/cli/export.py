@@ -28,6 +28,7 @@ from kseg.cli.options import (
 from kseg.cli.params import Int, TimestampType, decoders, record_ranges, registry_decoders
 from kseg.limits import EXIT_OK, EXIT_PROBLEMS, INT64_MAX, INT64_MIN, decompression_limit
 from kseg.ops.export.export import DEFAULT_TARGET_FILE_BYTES, ON_CORRUPTION
+from kseg.storage.stores.discover import store_of
 
 #: The environment variable that chooses pyarrow's memory pool (read when pyarrow first allocates).
 ARROW_POOL = "ARROW_DEFAULT_MEMORY_POOL"
@@ -290,7 +291,7 @@ def export(
         from kseg.storage import files
 
         data = report_bytes(summary.next_offsets, since)
-        files.write_stream(report, lambda f: f.write(data), replace=True)
+        files.write_stream(report, lambda f: f.write(data), replace=True, store=store_of(report))
     replica_lines(run, summary.replicas)
     run.out.write((summary.line(output) + "\n").encode("utf-8", "replace"))
     run.out.flush()

@@ -32,6 +32,7 @@ from kseg.cli.options import (
 )
 from kseg.cli.params import Int, TimestampType, decoders, kraft_text, record_ranges, registry_decoders
 from kseg.limits import INT32_MAX, INT64_MAX, INT64_MIN, decompression_limit
+from kseg.storage.stores.discover import store_of
 
 BYTES_HELP = "text (UTF-8), or hex:6b6579 or base64:a2V5 for any bytes (text:hex:... for text beginning so)"
 
@@ -288,8 +289,10 @@ def _partitions(run: Run, paths: list[str], query: Any, topics: tuple[str, ...],
     if topics and not any(p.error is None for p in partitions):
         run.fail(f"no partition of {', '.join(sorted(set(topics)))} in the inputs")
     if query.key is not None and prune is not None:
-        named = {files.absolute(p).rstrip("/") for p in paths}  # partitions named on the command line
-        given = [p for p in partitions if files.absolute(p.path).rstrip("/") in named]
+        named = {
+            files.absolute(p, store=store_of(p)).rstrip("/") for p in paths
+        }  # partitions named on the command line
+        given = [p for p in partitions if files.absolute(p.path, store=store_of(p.path)).rstrip("/") in named]
         known = None
         if prune.partitions is None:
             from kseg.runtime.grep_counts import metadata_counts

@@ -77,8 +77,9 @@ def _where(path: str) -> dict[str, str]:
     """The fields naming a partition in every lookup row: its log directory (absolute), its directory
     name, and the path as given."""
     from kseg.storage.partition import Partition
+    from kseg.storage.stores.discover import store_of
 
-    part = Partition(path)
+    part = Partition(path, store=store_of(path))
     return {"logDir": part.log_dir, "partition": part.name, "path": path}
 
 
@@ -93,6 +94,7 @@ def _run(
     from kseg.ops.lookup.log import PartitionLog
     from kseg.render.text import TextSink
     from kseg.storage import files
+    from kseg.storage.stores.discover import store_of
 
     out, err = run.out, run.err
     key, value = decoders(
@@ -101,7 +103,7 @@ def _run(
     key, value = given[0] or key, given[1] or value
     chosen = (key, value, kraft_text)
     sink = TextSink(out, err)
-    partition = files.display(directory)
+    partition = files.display(directory, store=store_of(directory))
     try:
         with PartitionLog(directory, limit=decompression_limit(max_message_size)) as log:
             result, write_text, reason = query(log)

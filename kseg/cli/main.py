@@ -252,7 +252,7 @@ def _check_uris(args: list[str]) -> None:
     from kseg.errors import KsegError, error_line
     from kseg.limits import EXIT_ERROR
     from kseg.storage import location
-    from kseg.storage.files import store_of
+    from kseg.storage.stores.discover import store_of
 
     for value in uris:
         if store_of(value).remote:

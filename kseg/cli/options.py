@@ -324,7 +324,7 @@ def clean_stale_output(run: Run, path: str) -> None:
     run left between the link and the rename of its atomic write (local paths only)."""
     from kseg.storage import location
     from kseg.storage.atomic import clean_stale
-    from kseg.storage.files import store_of
+    from kseg.storage.stores.discover import store_of
 
     if store_of(path).remote:
         return
@@ -427,7 +427,7 @@ def each_partition(
         for part in partitions:
             if part.error is not None:
                 continue
-            current[0] = files.display(part.path)
+            current[0] = files.display(part.path, store=part.store)
             try:
                 report = analyse(part, write)
             except KsegError as exc:

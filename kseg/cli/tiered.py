@@ -84,12 +84,13 @@ def tiered(
     from kseg.decoders.remote import read_record
     from kseg.decoders.remote_view import view
     from kseg.jsonlines import dumps
+    from kseg.ops.tiered.objects import read_manifest
     from kseg.ops.tiered.read import read_metadata
     from kseg.ops.tiered.run import check_all, check_log_dir, check_report, write_report
     from kseg.ops.tiered.store import list_store
     from kseg.render import tiered as render
     from kseg.render.sink import write_all
-    from kseg.storage import files
+    from kseg.storage.stores.discover import store_of
 
     if force and not report_path:
         run.fail("--force replaces an existing --report file; give it with --report")
@@ -107,7 +108,12 @@ def tiered(
     # a path missing or holding no metadata: exit 2 (main.fatal)
     read = read_metadata(list(paths), read_record, decompression_limit(max_message_size), remember, view)
     report = check_all(  # manifests read through their store, under this command's read context
-        read, metadata_partitions, store, log_dir, "local" if layout == "local" else "aiven", files.read_manifest
+        read,
+        metadata_partitions,
+        store,
+        log_dir,
+        "local" if layout == "local" else "aiven",
+        lambda path: read_manifest(path, store_of(path)),
     )
     rows = [dumps(row) for row in render.rows(report)]
     if report_path:

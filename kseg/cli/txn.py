@@ -11,6 +11,7 @@ from kseg.cli.options import HELP, Run, each_partition, paths_argument, reading_
 from kseg.cli.params import Duration, reference_time
 from kseg.errors import KsegError
 from kseg.limits import decompression_limit
+from kseg.storage.stores.discover import store_of
 
 
 @click.command(context_settings=HELP)
@@ -67,7 +68,7 @@ def txn(
     at_ms = reference_time(at)
     for path in paths:
         try:
-            is_file = files.isfile(path)
+            is_file = files.isfile(path, store=store_of(path))
         except KsegError as exc:
             run.fail(exc)
         if is_file:

@@ -60,6 +60,7 @@ from kseg.limits import INT64_MIN, TIMESTAMP_RANGE
 from kseg.ops.export.columns import Columns
 from kseg.ops.export.export import Corruption, RecordFacts, Split, topic_partition
 from kseg.render.values import control_description, control_type, header_objects
+from kseg.storage.stores.discover import store_of
 
 ROWS_PER_BATCH = 4096
 
@@ -501,7 +502,9 @@ def write_parquet(
         typed,
     )  # fmt: skip
     schema = with_typed(arrow_schema(decoded), typed)
-    files.write_stream(output, lambda sink: _write_groups(sink, batches, schema, None), replace=replace)
+    files.write_stream(
+        output, lambda sink: _write_groups(sink, batches, schema, None), replace=replace, store=store_of(output)
+    )
     return summary
 
 
@@ -546,7 +549,10 @@ def write_parquet_files(
     while batches.more():
         path = name(len(written))
         files.write_stream(
-            path, partial(_write_groups, batches=batches, schema=schema, target_bytes=target_bytes), replace=True
+            path,
+            partial(_write_groups, batches=batches, schema=schema, target_bytes=target_bytes),
+            replace=True,
+            store=store_of(path),
         )
         written.append(path)
     return summary, written

@@ -19,6 +19,7 @@ import json
 
 from kseg.errors import InputError
 from kseg.jsonlines import SCHEMA_VERSION
+from kseg.storage.stores.discover import store_of
 
 #: The first reports (before they joined the versioned schema) said ``"version": 1``: still read.
 FIRST_VERSION = 1
@@ -37,7 +38,7 @@ def read_since(path: str) -> dict[str, int]:
     """The next offsets of the report at ``path``; :class:`InputError` naming it when it is not one."""
     from kseg.storage import files
 
-    data = files.read_small_file(path, 1 << 30)
+    data = files.read_small_file(path, 1 << 30, store=store_of(path))
     try:
         doc = json.loads(data)
     except ValueError as exc:

@@ -25,6 +25,7 @@ from kseg.render.sink import BufferedWriter
 from kseg.render.values import control_text
 from kseg.storage import files
 from kseg.storage.checkpoints import topic_partition
+from kseg.storage.stores.discover import store_of
 from kseg.words import plural
 
 
@@ -57,7 +58,8 @@ class GrepSink(BufferedWriter):
         if self.json:
             self.write(dumps(self._row(where, batch, rec)) + "\n")
         else:
-            self.write(f"{files.display(where.segment.log)} position: {where.position} {self._line(batch, rec)}")
+            shown = files.display(where.segment.log, store=where.segment.store)
+            self.write(f"{shown} position: {where.position} {self._line(batch, rec)}")
 
     def _line(self, batch: Any, rec: Any) -> str:
         if batch.magic < 2:
@@ -110,7 +112,7 @@ class GrepSink(BufferedWriter):
             row["unread"] = sum(not u.read_past for u in result.unread)
             self.write(dumps(row) + "\n")
         else:
-            self.write(f"{files.display(part.path)}: {plural(result.matches, 'match')}\n")
+            self.write(f"{files.display(part.path, store=part.store)}: {plural(result.matches, 'match')}\n")
 
     def unread(self, where: Any, problem: Any) -> None:
         """Bytes not searched (or searched though damaged): one line on stderr, a row in JSON."""
@@ -118,7 +120,7 @@ class GrepSink(BufferedWriter):
             row = {"type": "unread", "v": SCHEMA_VERSION, **_where_of(where.partition)}
             row.update(
                 segment=where.segment.name,
-                file=files.display(problem.log),
+                file=files.display(problem.log, store=store_of(problem.log)),
                 position=problem.position,
                 kind=problem.kind,
                 message=problem.message,
@@ -136,7 +138,8 @@ class GrepSink(BufferedWriter):
 def unread_line(problem: Any) -> str:
     """What was not read (or read though damaged), on stderr: ``kseg: corrupt: <file>: at byte N: ...``."""
     kind = problem.kind.replace("-", " ")
-    return f"kseg: corrupt: {files.display(problem.log)}: at byte {problem.position}: {kind}: {problem.message}"
+    shown = files.display(problem.log, store=store_of(problem.log))
+    return f"kseg: corrupt: {shown}: at byte {problem.position}: {kind}: {problem.message}"
 
 
 def _where_of(part: Any) -> dict:
@@ -149,7 +152,7 @@ def _where_of(part: Any) -> dict:
         "partitionId": None if tp is None else tp[1],
         "logDir": part.log_dir,
         "partition": part.name,
-        "path": files.display(part.path),
+        "path": files.display(part.path, store=part.store),
     }
 
 

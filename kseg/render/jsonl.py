@@ -19,6 +19,7 @@ from kseg.render.record_line import json_fields
 from kseg.render.sink import BufferedWriter
 from kseg.render.values import KRaftText, control_text, header_objects, string_decoder
 from kseg.storage import files
+from kseg.storage.stores.discover import store_of
 
 
 # -- batch and record objects: the one batch -> dict, used by dump and the lookups ------------------
@@ -146,7 +147,7 @@ class JsonSink(BufferedWriter):
     # -- file level ---------------------------------------------------------------
     def dumping(self, path: str) -> None:
         self._file = path
-        self._given.setdefault(files.absolute(path), path)
+        self._given.setdefault(files.absolute(path, store=store_of(path)), path)
         self.emit({"type": "file", "v": SCHEMA_VERSION, "path": path})
 
     def unknown_file(self, path: str) -> None:

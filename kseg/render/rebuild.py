@@ -44,7 +44,7 @@ def _differs_but_valid(o: FileOutcome) -> str:
 
 
 def segment_line(rec: Recovered) -> str:
-    log = files.display(rec.log)
+    log = files.display(rec.log, store=rec.segment.store)
     if rec.failure is not None:
         text = f"{log}: Kafka's recovery would fail: {rec.failure.describe()}"
         if rec.failure.truncates_segment:
@@ -129,7 +129,10 @@ class RebuildReport:
         self.counts.update(o.status for o in outcomes)
         code = self.verdict.segment(rec, outcomes)
         if self.per_partition is not None:
-            row = self.per_partition.setdefault(files.display(files.directory_of(rec.log)), Counter())
+            row = self.per_partition.setdefault(
+                files.display(files.directory_of(rec.log, store=rec.segment.store), store=rec.segment.store),
+                Counter(),
+            )
             row["segments"] += 1
             row["damaged"] += rec.damaged
             row.update(o.status for o in outcomes)
@@ -139,7 +142,7 @@ class RebuildReport:
         if self.quiet and code == EXIT_OK:
             return
         for n in rec.notes:  # printed once per kind, before the summary (a truncation's note recurs per segment)
-            self.notes.add(f"{files.display(rec.log)}: {n}")
+            self.notes.add(f"{files.display(rec.log, store=rec.segment.store)}: {n}")
         for o in outcomes:  # an older writer's rule: explained once per kind, with its count, after the segments
             if o.rule and o.status in (OLDER_RULE, KEPT):
                 self.notes.add(f"{o.path}: {o.rule}")
@@ -157,7 +160,7 @@ class RebuildReport:
                 "v": SCHEMA_VERSION,
                 "logDir": part.log_dir,
                 "partition": part.name,
-                "path": files.display(part.path),
+                "path": files.display(part.path, store=part.store),
                 "error": part.error,
             }
             self._write(dumps(row) + "\n")
@@ -241,7 +244,7 @@ def segment_json(rec: Recovered, outcomes: list[FileOutcome]) -> dict:
         "logDir": rec.log_dir,
         "partition": rec.partition,
         "segment": rec.segment.name,
-        "path": files.display(rec.log),
+        "path": files.display(rec.log, store=rec.segment.store),
         "baseOffset": rec.segment.base_offset,
         "logSize": rec.log_size,
         "validBytes": rec.valid_bytes,

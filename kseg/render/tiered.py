@@ -13,6 +13,7 @@ from kseg.ops.tiered.reconcile import Orphan, PartitionCheck, finished
 from kseg.ops.tiered.run import TieredReport
 from kseg.ops.tiered.state import RemoteSegment
 from kseg.storage import files
+from kseg.storage.stores.discover import store_of
 from kseg.words import plural
 
 #: Each problem kind's cause, as the text's by-cause lines name it (docs/tiered-metadata.md, "The checks").
@@ -127,7 +128,9 @@ def summary_row(report: TieredReport) -> dict[str, Any]:
         "otherObjects": None if store is None else store.other_objects,
         "orphanObjects": report.orphan_objects,
         "orphanBytes": report.orphan_bytes,
-        "localLogDir": None if report.log_dir is None else files.absolute(report.log_dir),
+        "localLogDir": None
+        if report.log_dir is None
+        else files.absolute(report.log_dir, store=store_of(report.log_dir)),
         "problems": report.problems,
         "notRead": [r.as_json() for r in read.reads if not r.complete],
         "errors": report.errors,

@@ -16,6 +16,7 @@ from kseg.ops.verify.result import Problem, SegmentResult
 from kseg.ops.verify.run import Report, is_directory_row
 from kseg.render.notes import NoteGroups, Repeats, plural
 from kseg.storage import files
+from kseg.storage.stores.discover import store_of
 
 
 def problem_line(p: Problem) -> str:
@@ -39,9 +40,10 @@ def _write(out, text: str) -> None:
 def label(res: SegmentResult, full: bool) -> str:
     """``partition/segment``, or with ``full`` the partition directory's path (as found) and the segment."""
     if is_directory_row(res):
-        return files.display(res.path) if full else res.partition
+        return files.display(res.path, store=store_of(res.path)) if full else res.partition
     if full:
-        return f"{files.display(os.path.dirname(res.path) or '.')}/{res.segment}"
+        directory = os.path.dirname(res.path) or "."
+        return f"{files.display(directory, store=store_of(directory))}/{res.segment}"
     return f"{res.partition}/{res.segment}"
 
 
@@ -100,7 +102,11 @@ class PartitionSummary:
         if is_directory_row(res):
             name = label(res, self.full)
         else:
-            name = files.display(os.path.dirname(res.path) or ".") if self.full else res.partition
+            name = (
+                files.display(os.path.dirname(res.path) or ".", store=store_of(os.path.dirname(res.path) or "."))
+                if self.full
+                else res.partition
+            )
         row = self.rows.setdefault(name, [0, 0, 0, 0, 0, 0])
         row[0] += 1
         row[1] += res.status == "clean"

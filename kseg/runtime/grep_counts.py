@@ -18,6 +18,7 @@ from typing import Any
 
 from kseg.errors import KsegError
 from kseg.runtime.run import Run
+from kseg.storage.stores.discover import store_of
 
 
 def metadata_counts(run: Run, found: list[Any], given: str | None, bytes_limit: int) -> dict[str, int]:
@@ -33,12 +34,12 @@ def metadata_counts(run: Run, found: list[Any], given: str | None, bytes_limit: 
         if not copies:
             return {}
         source = max(copies, key=lambda p: max(s.base_offset for s in p.segments)).path
-        if len(copies) > 1:
-            run.note(
-                f"{files.display(source)}: of {len(copies)} {METADATA_PARTITION} copies, the one whose log "
-                "reaches furthest read for the topics' partition counts"
-            )
-    shown = files.display(source)
+    shown = files.display(source, store=store_of(source))
+    if given is None and len(copies) > 1:
+        run.note(
+            f"{shown}: of {len(copies)} {METADATA_PARTITION} copies, the one whose log "
+            "reaches furthest read for the topics' partition counts"
+        )
     try:
         result = replay([source], read_record, Target(), bytes_limit)
     except KsegError as exc:

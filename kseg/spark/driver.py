@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from kseg.errors import KsegError
 from kseg.runtime.verify import VerifyRun
+from kseg.storage.stores.discover import store_of
 
 
 def run_spark_cli(
@@ -100,7 +101,12 @@ def _complete_report(verify: VerifyRun, parts: list[str]) -> str | None:
     if missing:  # never a report called complete that is not where it says
         return missing_line(missing, len(parts), report_path, "report part files")
     try:
-        files.write_stream(location.join(report_path, SUCCESS), lambda f: None, replace=True)
+        files.write_stream(
+            location.join(report_path, SUCCESS),
+            lambda f: None,
+            replace=True,
+            store=store_of(location.join(report_path, SUCCESS)),
+        )
     except KsegError as exc:
         return exc.describe()
     return None

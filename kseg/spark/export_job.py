@@ -48,7 +48,7 @@ def hive_part_name(output: str, split, n: int) -> str:
     from the directory name is Hive's default partition); a local directory is made for it."""
     from kseg.ops.export.export import topic_partition
     from kseg.storage import location
-    from kseg.storage.files import store_of
+    from kseg.storage.stores.discover import store_of
 
     topic, number = topic_partition(split.partition)
     where = location.join(output, f"topic={topic}")
@@ -256,7 +256,7 @@ def _export(job: ExportJob, paths: list[str], output: str, staged: str, shown: s
     from kseg.spark.session import started
     from kseg.storage import location
     from kseg.storage.context import Carried
-    from kseg.storage.files import store_of
+    from kseg.storage.stores.discover import store_of
 
     err = job.err
     notes: list[str] = []

@@ -56,7 +56,7 @@ def verify_bin(share: Share, strict: bool, max_message_size: int) -> Iterator[tu
     no credentials, access denied, the network) is a failed segment naming the executor, never a
     corruption row; a local path's asks about the mount."""
     from kseg.spark.paths import MOUNT_HINT
-    from kseg.storage.files import store_of
+    from kseg.storage.stores.discover import store_of
 
     host = socket.gethostname()
     poison = os.environ.get(KILL_WORKER_ENV)
@@ -65,7 +65,7 @@ def verify_bin(share: Share, strict: bool, max_message_size: int) -> Iterator[tu
             os._exit(17)  # test-only: a Python worker that dies, as an out-of-memory kill would end it
         res = verify_item(item, strict=strict, max_message_size=max_message_size)
         if res.failed:  # the mount question only where a mount is the answer: not for a URI
-            store = store_of(item.path, item.segment.store if item.segment is not None else None)
+            store = item.segment.store if item.segment is not None else store_of(item.path)
             hint = "" if store.remote else f" ({MOUNT_HINT})"
             res.failed = f"executor {host}: {res.failed}{hint}"
         yield index, res

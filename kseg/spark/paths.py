@@ -17,7 +17,7 @@ import os
 from collections.abc import Iterable
 
 from kseg.storage import location
-from kseg.storage.files import store_of
+from kseg.storage.stores.discover import store_of
 
 MOUNT_HINT = "is the path on a mount every executor sees?"
 

@@ -25,6 +25,7 @@ import shutil
 from kseg.errors import InputError
 from kseg.storage import files, location
 from kseg.storage.outputs import probe_store
+from kseg.storage.stores.discover import store_of
 
 STAGING = "_temporary"
 
@@ -37,11 +38,11 @@ def staging_dir(output: str) -> str:
 def prepare(output: str, staging: str, replace: bool) -> bool:
     """Check ``output`` before any work (module docstring); returns whether this run made the directory
     (a local one), so a failure can remove it again."""
-    if files.store_of(output).remote:
+    if store_of(output).remote:
         _check_store(output, staging, replace)
         return False
     local = location.local_path(output)
-    if files.isfile(local):
+    if files.isfile(local, store=store_of(local)):
         raise InputError("exists, and is a file: with --spark the output is a directory of part files", path=output)
     made = not os.path.lexists(local)
     if not made:
@@ -91,12 +92,17 @@ def commit(output: str, staging: str, written: list[str], replace: bool) -> list
         _move(path, target)
         final.append(target)
     discard(output, staging, made=False)
-    files.write_stream(location.join(output, "_SUCCESS"), lambda f: None, replace=True)
+    files.write_stream(
+        location.join(output, "_SUCCESS"),
+        lambda f: None,
+        replace=True,
+        store=store_of(location.join(output, "_SUCCESS")),
+    )
     return final
 
 
 def _move(source: str, target: str) -> None:
-    if files.store_of(source).remote:
+    if store_of(source).remote:
         location.move(source, target)
         return
     try:
@@ -112,7 +118,7 @@ def discard(output: str, staging: str, made: bool) -> None:
     effort: what cannot be removed stays under ``_temporary``, which no reader takes as data."""
     top = location.join(output, STAGING)
     _remove_tree(output, staging)
-    if files.store_of(output).remote:
+    if store_of(output).remote:
         return
     for path in [top] + ([output] if made else []):
         try:
@@ -129,7 +135,7 @@ def clear_stale(output: str) -> None:
 def _remove_tree(output: str, prefix: str) -> None:
     """Every file under ``prefix`` (inside ``output``) removed, best effort: objects one by one on a store,
     the directory tree on local disk."""
-    if files.store_of(output).remote:
+    if store_of(output).remote:
         try:
             for entry in location.list_tree(prefix):
                 location.delete(entry.path)
@@ -153,7 +159,7 @@ def clear_previous(output: str) -> None:
     from kseg.errors import InputError
     from kseg.storage import files, location
 
-    if files.store_of(output).remote:
+    if store_of(output).remote:
         root = output.rstrip("/")
         for entry in location.list_tree(output):
             rel = entry.path[len(root) + 1 :].split("/")
@@ -162,7 +168,7 @@ def clear_previous(output: str) -> None:
                 location.delete(entry.path)
         return
     local = location.local_path(output)
-    if files.isfile(local):
+    if files.isfile(local, store=store_of(local)):
         raise InputError("exists, and is a file: with --spark the output is a directory of part files", path=output)
     try:
         for name in os.listdir(local) if os.path.isdir(local) else ():

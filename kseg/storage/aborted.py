@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections import deque
 from functools import lru_cache
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from kseg.errors import InputError, KsegError
 from kseg.format import control, v2
@@ -34,17 +34,20 @@ from kseg.limits import DEFAULT_DECOMPRESSION_LIMIT, INT64_MAX
 from kseg.storage import files
 from kseg.storage.batch import FileBatch, V2Batch
 
+if TYPE_CHECKING:
+    from kseg.storage.context import Store
+
 
 class ReadCommitted:
     """The aborted transactions of ``txn_indexes`` (paths) walked as a consumer walks them (module
     docstring); ``problems`` holds one line per ``.txnindex`` that could not be used (a corrupt entry:
     its entries up to it are used)."""
 
-    def __init__(self, txn_indexes: Sequence[str]) -> None:
+    def __init__(self, txn_indexes: Sequence[str], store: Store) -> None:
         entries: list[tuple[int, int, int]] = []
         self.problems: list[tuple[str, int, str]] = []
         for path in txn_indexes:
-            data = files.read_small_file(path)  # InputError: the OS's reason, exit 2
+            data = files.read_small_file(path, store=store)  # InputError: the OS's reason, exit 2
             try:
                 for _, pid, first, last, _ in iter_aborted_txns(data):
                     entries.append((first, last, pid))
@@ -94,20 +97,20 @@ def _is_abort_marker(batch: V2Batch, limit: int) -> bool:
 
 
 @lru_cache(maxsize=64)  # a partition's splits are read one after another (locally, and in a task)
-def last_stable_offset(partition: str) -> int | None:
-    """The LSO of the partition directory ``partition`` (module docstring): the first offset of its earliest
-    transaction still open at the log end, None when none is open.  Raises :class:`InputError` for what
+def last_stable_offset(partition: str, store: Store) -> int | None:
+    """The LSO of the partition directory ``partition`` of ``store`` (module docstring): the first offset of its
+    earliest transaction still open at the log end, None when none is open.  Raises :class:`InputError` for what
     cannot be read; a log that Kafka's recovery would stop in ends the replay there (what was read decides)."""
     from kseg.storage.partition import scan_partition
     from kseg.storage.producer_state import ProducerState
     from kseg.storage.records import FileRecords
     from kseg.storage.snapshots import readable_snapshots
 
-    part = scan_partition(partition, [])
+    part = scan_partition(partition, [], store=store)
     segments = [seg for seg in part.segments if seg.log is not None]
     if not segments:
         return None
-    snaps = readable_snapshots(part.snapshots, segments[0].base_offset, INT64_MAX, [])
+    snaps = readable_snapshots(part.snapshots, segments[0].base_offset, INT64_MAX, [], store)
     state = ProducerState()
     start = segments[0].base_offset
     if snaps:
@@ -117,7 +120,7 @@ def last_stable_offset(partition: str) -> int | None:
     try:
         for seg in segments[first:]:
             assert seg.log is not None
-            with FileRecords(seg.log) as records:
+            with FileRecords(seg.log, store=seg.store) as records:
                 for batch in records.batches():
                     if batch.base_offset >= start:
                         state.apply(batch, DEFAULT_DECOMPRESSION_LIMIT)

@@ -32,6 +32,7 @@ from types import MappingProxyType
 from kseg.errors import CheckpointError
 from kseg.format.uuid import parse_uuid
 from kseg.storage import files, location
+from kseg.storage.context import Store
 from kseg.storage.names import (
     CLEAN_SHUTDOWN,
     CLEANER,
@@ -291,22 +292,22 @@ def parse_quorum_state(source: Text, path: str) -> dict[str, object]:
 OTHER = Kind("checkpoint", 1 << 26, "a checkpoint of a million partitions is about 50 MB")
 
 
-def open_text(directory: str, name: str) -> AuxFile | None:
+def open_text(directory: str, name: str, store: Store) -> AuxFile | None:
     """``directory/name`` for the bounded reader (its kind from :data:`KINDS`), or None when there is no such
     file.  Nothing is read yet: the parse functions read it, a line at a time.  A file that cannot be opened
     raises :class:`kseg.errors.InputError` (the OS's reason); text that is not UTF-8 is a
     :class:`CheckpointError` when it is read."""
     path = location.join(directory, name)
-    if not files.exists(path):
+    if not files.exists(path, store):
         return None
-    return open_aux(path, KINDS.get(name, OTHER))
+    return open_aux(path, KINDS.get(name, OTHER), store)
 
 
-def read_text(directory: str, name: str) -> str | None:
+def read_text(directory: str, name: str, store: Store) -> str | None:
     """The whole text of ``directory/name`` (:func:`open_text`, read now up to its kind's bound and at most
     :data:`OTHER`'s), or None when there is no such file; a parse function reads an :func:`open_text` file
     a line at a time instead."""
-    aux = open_text(directory, name)
+    aux = open_text(directory, name, store)
     if aux is None:
         return None
     if aux.kind.max_bytes > OTHER.max_bytes:

@@ -23,7 +23,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Protocol
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from typing_extensions import Self
 
 
 class Watcher(Protocol):
@@ -105,6 +110,125 @@ class ReadContext:
     @property
     def watcher(self) -> Watcher | None:
         return self.observers.watcher
+
+
+# -- what a store is: the protocol every store, noun and reader names -------------------------------------
+# (here, beside the context every store is made with: one leaf names them all; the stores are
+# :mod:`kseg.storage.stores`, which choose one per input root)
+
+
+class ReadFile(Protocol):
+    """A file a store opened, read-only: a local one (``io.FileIO``, ``io.BufferedReader``), an object read by
+    ranged reads (``location.RemoteFile``) or a segment file of Aiven's layout read through its manifest
+    (``tiered.TieredLogFile``, ``tiered.IndexBytes``).  Its readers hold it, not the store: reading it is
+    the segment's own work, never a call back to the store that opened it."""
+
+    def read(self, size: int = -1, /) -> bytes: ...
+
+    def readinto(self, buffer: Any, /) -> int | None: ...
+
+    def seek(self, offset: int, whence: int = 0, /) -> int: ...
+
+    def close(self) -> None: ...
+
+    def __enter__(self) -> Self: ...
+
+    def __exit__(self, *exc: Any) -> Any: ...
+
+
+class SizedFile(ReadFile, Protocol):
+    """A file a store opened whose size was fixed when it was opened (every one but a local file's)."""
+
+    size: int
+
+
+class ListedFile(Protocol):
+    """One file a store's listing found (``location.Entry``): its path or URI, and its size in bytes (None: not
+    listed)."""
+
+    @property
+    def path(self) -> str: ...
+
+    @property
+    def size(self) -> int | None: ...
+
+
+class Names(Protocol):
+    """The grammar of one store's paths (:attr:`Store.names`; ``location.LocalNames``, ``location.ObjectNames``)."""
+
+    def join(self, base: str, name: str) -> str:
+        """``base/name``."""
+
+    def dirname(self, path: str) -> str:
+        """The directory holding ``path`` in the form ``path`` was given (a bare local name's: ``''``; an
+        object's never above its bucket)."""
+
+    def display(self, path: str) -> str:
+        """``path`` as Java's ``File.toString`` shows a local one (duplicate and trailing slashes folded); a
+        URI as given."""
+
+    def absolute(self, path: str) -> str:
+        """Java's ``getAbsolutePath`` of a local path (:meth:`display`, the working directory before it,
+        ``..`` left as is); a URI as given."""
+
+    def canonical(self, path: str) -> str:
+        """``path`` in the one form two spellings of it share, to compare (a local path absolute and
+        normalised; an object store's name without a trailing slash)."""
+
+    def directory(self, path: str) -> str:
+        """``path`` as a directory's name in the store's listings (an object store's without a trailing
+        slash; a local path as given)."""
+
+
+class Stat(NamedTuple):
+    """What a store knows of a path: ``kind`` ``'file'`` (a regular file), ``'dir'``, ``'other'`` (a FIFO,
+    device, socket, dangling link) or ``'missing'``."""
+
+    kind: str
+
+
+class Store(Protocol):
+    """The paths under one input root, read-only."""
+
+    context: ReadContext
+
+    @property
+    def remote(self) -> bool:
+        """Whether its bytes come over the network (an object store): what a caller holding a partition or
+        segment asks instead of its path (a local write, a mount hint, a directory to make)."""
+
+    @property
+    def names(self) -> Names:
+        """The grammar of its paths (join, dirname, how Java shows one, the one form to compare): a value of
+        :mod:`kseg.storage.location`, asked without coming back to the store."""
+
+    def open(self, path: str, buffering: int = -1) -> ReadFile:
+        """``path`` opened for reading (a regular file only; faults are one :class:`InputError`)."""
+
+    def stat(self, path: str) -> Stat:
+        """What is at ``path``."""
+
+    def exists(self, path: str) -> bool:
+        """Whether anything is at ``path``."""
+
+    def list(self, path: str) -> Sequence[ListedFile]:
+        """The files directly under the directory ``path``, sorted (:class:`InputError` when it cannot be
+        listed)."""
+
+    def mtime_ms(self, path: str) -> int:
+        """The modification time of ``path`` in epoch milliseconds."""
+
+    def identity(self, path: str) -> str:
+        """What names this version of the file at ``path``, for ``--resume`` (:class:`InputError` with the
+        store's reason when it cannot be asked)."""
+
+    def original_size(self, path: str) -> int | None:
+        """The size of the segment file ``path`` as Kafka wrote it when the store keeps it otherwise (a
+        tiered ``.log``: its manifest's), else None."""
+
+    def __hash__(self) -> int:
+        """A store is hashed by identity (one per kind and read context): a cache of what was read through it
+        may be keyed by it."""
 
 
 # -- the bridge for reads not yet handed their store -----------------------------------------------------

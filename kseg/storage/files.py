@@ -1,8 +1,9 @@
 """Files through their store, and the readers of index and snapshot files (``LogFileUtils``).
 
 The names of a log directory's files and what a name says are :mod:`kseg.storage.names` (shown here too,
-for the commands that read both).  Each function here takes the store holding the path, or finds the store
-of a path given alone (:func:`store_of`: discovery at the call).
+for the commands that read both).  Each function here is handed the store holding the path: a noun's (a
+partition's, a segment's), or the one discovery chose for a path given alone
+(:func:`kseg.storage.stores.discover.store_of`); none chooses one.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, Callable, cast
 
 from kseg.errors import InputError
 from kseg.storage import location
+from kseg.storage.context import ReadFile
 from kseg.storage.names import (
     BOOTSTRAP_CHECKPOINT,
     CHECKPOINT,
@@ -31,13 +33,11 @@ from kseg.storage.names import (
     suffix,
     tiered_segment_id,
 )
-from kseg.storage.stores.base import ReadFile
 
 if TYPE_CHECKING:
-    from kseg.format.rsm_manifest import Manifest
-    from kseg.storage.stores.base import SizedFile, Store
+    from kseg.storage.context import SizedFile, Store
 
-__all__ = [  # a file :func:`open_readonly` opened (kseg.storage.stores.base), and the names' rules
+__all__ = [  # a file :func:`open_readonly` opened (kseg.storage.context), and the names' rules
     "ReadFile",
     "LOG",
     "INDEX",
@@ -61,93 +61,73 @@ __all__ = [  # a file :func:`open_readonly` opened (kseg.storage.stores.base), a
 MAX_INDEX_FILE = 1 << 30  # Kafka's segment.index.bytes is an int; 1 GiB is far beyond any real index
 
 
-def sibling(path: str, new_suffix: str) -> str:
+def sibling(path: str, new_suffix: str, store: Store) -> str:
     """The file of the same stem with another suffix, in the same directory."""
-    names = store_of(path).names
+    names = store.names
     return names.join(names.dirname(names.absolute(path)), stem(path) + new_suffix)
 
 
-def display(path: str, store: Store | None = None) -> str:
+def display(path: str, store: Store) -> str:
     """The path as Java's ``File.toString`` shows it (duplicate and trailing slashes folded), a URI as given
-    (:meth:`Store.display <kseg.storage.stores.base.Store.display>`)."""
-    return store_of(path, store).names.display(path) if path else path
+    (:meth:`Names.display <kseg.storage.context.Names.display>`)."""
+    return store.names.display(path) if path else path
 
 
-def absolute(path: str, store: Store | None = None) -> str:
+def absolute(path: str, store: Store) -> str:
     """Java's ``getAbsolutePath``: cwd prefixed, ``..`` left as is (a URI as given)."""
-    return store_of(path, store).names.absolute(path)
+    return store.names.absolute(path)
 
 
-def store_of(path: str, store: Store | None = None) -> Store:
-    """``store``, or the store of ``path`` under the read context of the command running
-    (:func:`kseg.storage.context.running`; a plain one outside any)."""
-    if store is not None:
-        return store
-    from kseg.storage.context import running
-    from kseg.storage.stores.discover import store_for
-
-    return store_for(path, running())
-
-
-def open_readonly(path: str, buffering: int = -1, store: Store | None = None) -> ReadFile:
+def open_readonly(path: str, buffering: int = -1, *, store: Store) -> ReadFile:
     """Open ``path`` for reading through its store (:mod:`kseg.storage.stores`); the usual faults become
     one :class:`InputError`.  Only regular files are opened; a URI's file reads by ranged requests; a
     segment file of Aiven's tiered layout reads through its manifest."""
-    return store_of(path, store).open(path, buffering)
+    return store.open(path, buffering)
 
 
-def exists(path: str, store: Store | None = None) -> bool:
+def exists(path: str, store: Store) -> bool:
     """Whether anything is at ``path`` (an index inside a tiered segment's ``.indexes`` object too)."""
-    return store_of(path, store).exists(path)
+    return store.exists(path)
 
 
-def isdir(path: str, store: Store | None = None) -> bool:
+def isdir(path: str, store: Store) -> bool:
     """``os.path.isdir`` through the store (a prefix holding objects is a directory)."""
-    return store_of(path, store).stat(path).kind == "dir"
+    return store.stat(path).kind == "dir"
 
 
-def isfile(path: str, store: Store | None = None) -> bool:
+def isfile(path: str, store: Store) -> bool:
     """``os.path.isfile`` through the store."""
-    return store_of(path, store).stat(path).kind == "file"
+    return store.stat(path).kind == "file"
 
 
-def parent(path: str, store: Store | None = None) -> str:
+def parent(path: str, store: Store) -> str:
     """The directory holding ``path``: absolute for a local path (``file://`` read as one); for a URI,
     its parent prefix."""
-    names = store_of(path, store).names
+    names = store.names
     return names.dirname(names.canonical(path))
 
 
-def directory_of(path: str, store: Store | None = None) -> str:
+def directory_of(path: str, store: Store) -> str:
     """The directory holding ``path`` in the form ``path`` was given (``.`` for a bare file name)."""
-    return store_of(path, store).names.dirname(path.rstrip("/")) or os.curdir
+    return store.names.dirname(path.rstrip("/")) or os.curdir
 
 
-def identity(path: str, store: Store | None = None) -> str:
+def identity(path: str, store: Store) -> str:
     """What names this version of a file, for ``--resume``: ``size=<n> mtime_ns=<t> ctime_ns=<t>`` of a local
     file, a store object's ETag (:meth:`Store.identity`); raises :class:`InputError` with the OS's reason."""
-    return store_of(path, store).identity(path)
+    return store.identity(path)
 
 
-def read_manifest(path: str, store: Store | None = None) -> Manifest:
-    """The Aiven manifest object at ``path``, read through its store and parsed, not kept (``kseg tiered``
-    checks sizes by it): an :class:`InputError` when it cannot be read, a ``ManifestError`` naming it when it
-    is no manifest."""
-    from kseg.storage import tiered
-
-    return tiered.read_manifest(store_of(path, store).open, path)
-
-
-def mtime_ms(path: str, store: Store | None = None) -> int:
+def mtime_ms(path: str, store: Store) -> int:
     """The file's modification time in epoch milliseconds (:class:`InputError` when it cannot be read)."""
-    return store_of(path, store).mtime_ms(path)
+    return store.mtime_ms(path)
 
 
-def write_stream(path: str, produce: Callable[[location.OutputStream], object], *, replace: bool) -> None:
+def write_stream(path: str, produce: Callable[[location.OutputStream], object], *, replace: bool, store: Store) -> None:
     """Write a new file made piece by piece by ``produce(file)``: on local disk atomically (the name
     appears only when it is whole), as one object on a store; an existing file is an error unless
     ``replace``."""
-    if store_of(path).remote:
+    if store.remote:
         location.write_stream(path, produce, replace=replace)
         return
     from kseg.storage.atomic import AtomicStream
@@ -171,7 +151,7 @@ def size_of(f: ReadFile) -> int:
     return cast("SizedFile", f).size  # a ranged or a tiered file: its size taken when it was opened
 
 
-def read_small_file(path: str, limit: int = MAX_INDEX_FILE, store: Store | None = None) -> bytes:
+def read_small_file(path: str, limit: int = MAX_INDEX_FILE, *, store: Store) -> bytes:
     """Read an index or snapshot file whole, refusing anything over ``limit`` bytes."""
     with open_readonly(path, store=store) as f:
         try:
@@ -216,7 +196,7 @@ class IndexFile:
         self._f.close()
 
 
-def open_index(path: str, limit: int = MAX_INDEX_FILE, store: Store | None = None) -> bytes | IndexFile:
+def open_index(path: str, limit: int = MAX_INDEX_FILE, *, store: Store) -> bytes | IndexFile:
     """An index file for :class:`kseg.format.indexes.IndexView`: its bytes when it is at most
     :data:`WHOLE_INDEX` (one read, no file left open), else an :class:`IndexFile` read in windows;
     anything over ``limit`` bytes is refused, as by :func:`read_small_file`."""

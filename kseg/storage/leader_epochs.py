@@ -41,6 +41,7 @@ from typing import NamedTuple
 from kseg.errors import CheckpointError, CorruptIndexError
 from kseg.limits import INT64_MAX
 from kseg.storage import files, location
+from kseg.storage.context import Store
 from kseg.storage.names import LEADER_EPOCHS_FILE
 from kseg.storage.offset_checkpoints import (
     LEADER_EPOCHS,
@@ -52,7 +53,6 @@ from kseg.storage.offset_checkpoints import (
     open_aux,
     too_many,
 )
-from kseg.storage.stores.base import Store
 
 FILE_NAME = LEADER_EPOCHS_FILE
 VERSION = 0
@@ -115,7 +115,7 @@ def parse(text: Text, path: str = FILE_NAME) -> list[EpochEntry]:
     return entries
 
 
-def read(directory: str, listed: bool | None = None, store: Store | None = None) -> list[EpochEntry] | None:
+def read(directory: str, listed: bool | None = None, *, store: Store) -> list[EpochEntry] | None:
     """The checkpoint of a partition directory, or None when it has none (``listed``: whether the
     directory's listing held it, so an object store is not asked again; None: ask; ``store``: the
     partition's).  A malformed file raises :class:`CorruptIndexError`; an unreadable one
@@ -125,7 +125,7 @@ def read(directory: str, listed: bool | None = None, store: Store | None = None)
     return _read_file(path, store) if present else None
 
 
-def _read_file(path: str, store: Store | None = None) -> list[EpochEntry]:
+def _read_file(path: str, store: Store) -> list[EpochEntry]:
     return parse(open_aux(path, KIND, store), files.display(path, store))
 
 
@@ -134,7 +134,7 @@ def _read_file(path: str, store: Store | None = None) -> list[EpochEntry]:
 TIERED_SUFFIXES = (".leader-epoch-checkpoint", files.LEADER_EPOCH_CHECKPOINT)
 
 
-def read_partition(directory: str, logs: list[str], store: Store | None = None) -> list[EpochEntry] | None:
+def read_partition(directory: str, logs: list[str], store: Store) -> list[EpochEntry] | None:
     """The partition's checkpoint (:func:`read`); without one, in a tiered partition (``logs`` its
     segments' ``.log`` paths, by base offset), the checkpoint the last segment carries: the epochs up to that
     segment's end, which ``RemoteLogManager.copyLogSegment`` uploads with it (``getLeaderEpochEntries(log, -1,

@@ -67,11 +67,11 @@ class Listed:
 
     @property
     def log_dir(self) -> str:
-        return Partition(self.path).log_dir
+        return Partition(self.path, store=self.store).log_dir
 
     @property
     def name(self) -> str:
-        return Partition(self.path).name
+        return Partition(self.path, store=self.store).name
 
     def __len__(self) -> int:
         return len(self.flags)

@@ -186,37 +186,10 @@ def join(base: str, name: str) -> str:
 
 def dirname(uri: str) -> str:
     """The prefix holding the object ``uri``, never above its bucket/authority (a local path's directory is
-    its store's: :meth:`kseg.storage.stores.base.Store.dirname`)."""
+    its store's: :meth:`kseg.storage.context.Names.dirname`)."""
     prefix, key = _split(uri.rstrip("/"))
     parent = posixpath.dirname(key)
     return prefix + ("/" + parent if parent else "")
-
-
-class Names(Protocol):
-    """The grammar of one store's paths (:attr:`kseg.storage.stores.base.Store.names`)."""
-
-    def join(self, base: str, name: str) -> str:
-        """``base/name``."""
-
-    def dirname(self, path: str) -> str:
-        """The directory holding ``path`` in the form ``path`` was given (a bare local name's: ``''``; an
-        object's never above its bucket)."""
-
-    def display(self, path: str) -> str:
-        """``path`` as Java's ``File.toString`` shows a local one (duplicate and trailing slashes folded); a
-        URI as given."""
-
-    def absolute(self, path: str) -> str:
-        """Java's ``getAbsolutePath`` of a local path (:meth:`display`, the working directory before it,
-        ``..`` left as is); a URI as given."""
-
-    def canonical(self, path: str) -> str:
-        """``path`` in the one form two spellings of it share, to compare (a local path absolute and
-        normalised; an object store's name without a trailing slash)."""
-
-    def directory(self, path: str) -> str:
-        """``path`` as a directory's name in the store's listings (an object store's without a trailing
-        slash; a local path as given)."""
 
 
 class LocalNames:

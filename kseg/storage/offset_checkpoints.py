@@ -32,9 +32,9 @@ from kseg.errors import CheckpointError, InputError, KsegError
 from kseg.format import java_numbers
 from kseg.limits import INT32_MAX, INT64_MAX, INT64_MIN
 from kseg.storage import files, location
+from kseg.storage.context import Store
 from kseg.storage.names import LOG_START, topic_partition
 from kseg.storage.read import AuxFile, Kind, lines_of_text
-from kseg.storage.stores.base import Store
 from kseg.storage.tiered_names import aiven_key
 
 VERSION = 0  # OffsetCheckpointFile.CURRENT_VERSION, PartitionMetadataFile.CURRENT_VERSION
@@ -154,28 +154,28 @@ def iter_offsets(text: Text, path: str) -> Iterator[OffsetEntry]:
         )
 
 
-def open_aux(path: str, kind: Kind, store: Store | None = None) -> AuxFile:
+def open_aux(path: str, kind: Kind, store: Store) -> AuxFile:
     """The file at ``path`` (local, on a store, or inside a tiered segment) for the bounded reader
     (:mod:`kseg.storage.read`), to be read once: a local file that is no regular file is refused here,
     without being opened; an unreadable one raises :class:`InputError` (the OS's reason)."""
     if aiven_key(path) is None and os.path.lexists(path):  # a file on this machine, read as it is
-        return AuxFile.local(path, kind, files.display(path))
+        return AuxFile.local(path, kind, files.display(path, store))
     f = files.open_readonly(path, store=store)
     try:
         size = files.size_of(f)
     except BaseException:
         f.close()
         raise
-    return AuxFile(lambda: f, files.display(path), size, kind)
+    return AuxFile(lambda: f, files.display(path, store), size, kind)
 
 
-def _open_offsets(log_dir: str, name: str) -> AuxFile | None:
+def _open_offsets(log_dir: str, name: str, store: Store) -> AuxFile | None:
     """The offset checkpoint ``log_dir/name`` for the bounded reader, or None when there is no such file (an
     unreadable one raises :class:`kseg.errors.InputError`, the OS's reason)."""
     path = location.join(log_dir, name)
-    if not files.exists(path):
+    if not files.exists(path, store):
         return None
-    return open_aux(path, OFFSETS)
+    return open_aux(path, OFFSETS, store)
 
 
 class Checkpointed(NamedTuple):
@@ -195,10 +195,9 @@ class Checkpointed(NamedTuple):
 MAX_TABLES = 8  # checkpoints held at once (each up to MAX_OFFSET_ENTRIES offsets)
 
 
-def file_version(directory: str, name: str, store: Store | None = None) -> object:
+def file_version(directory: str, name: str, store: Store) -> object:
     """What tells one state of a local file from another (its stat), so a file rewritten between two reads
     in one process is read again; None for an object store's (a command reads it once)."""
-    store = files.store_of(directory, store)
     if store.remote:
         return None
     try:
@@ -208,30 +207,32 @@ def file_version(directory: str, name: str, store: Store | None = None) -> objec
     return (st.st_mtime_ns, st.st_size, st.st_ino)
 
 
-def _table(log_dir: str, name: str) -> tuple[bool, dict[tuple[str, int], int] | None, str | None]:
+def _table(log_dir: str, name: str, store: Store) -> tuple[bool, dict[tuple[str, int], int] | None, str | None]:
     """(present, offsets by partition or None, why not) of ``log_dir/name``, read once per run (a fleet's
     partitions share their log directory's checkpoints), a line at a time, only the offsets held."""
-    return _read_table(files.store_of(log_dir).names.canonical(log_dir), log_dir, name, file_version(log_dir, name))
+    return _read_table(store.names.canonical(log_dir), log_dir, name, file_version(log_dir, name, store), store)
 
 
 @lru_cache(maxsize=MAX_TABLES)
 def _read_table(
-    where: str, log_dir: str, name: str, version: object
+    where: str, log_dir: str, name: str, version: object, store: Store
 ) -> tuple[bool, dict[tuple[str, int], int] | None, str | None]:
     """:func:`_table` of one state of the file (``version``, :func:`file_version`), read once per process
-    (``where``, the log directory's absolute path, with ``name`` and ``version``: the cache's key)."""
-    path = files.display(location.join(log_dir, name))
+    (``where``, the log directory's absolute path, with ``name``, ``version`` and the ``store`` read: the
+    cache's key)."""
+    path = files.display(location.join(log_dir, name), store)
     try:
-        text = _open_offsets(log_dir, name)
+        text = _open_offsets(log_dir, name, store)
         offsets = None if text is None else {(e.topic, e.partition): e.offset for e in iter_offsets(text, path)}
     except KsegError as exc:  # unreadable (the OS's reason), over its bound or malformed: not used, and said so
         return (True, None, f"{exc.describe()}: not used")
     return (False, None, None) if offsets is None else (True, offsets, None)
 
 
-def partition_entry(partition_path: str, name: str) -> Checkpointed:
-    """The entry for the partition directory ``partition_path`` in its log directory's checkpoint ``name``."""
-    if files.store_of(partition_path).remote:
+def partition_entry(partition_path: str, name: str, store: Store) -> Checkpointed:
+    """The entry for the partition directory ``partition_path`` (of ``store``) in its log directory's checkpoint
+    ``name``."""
+    if store.remote:
         log_dir, dir_name = location.dirname(partition_path), location.basename(partition_path)
     else:  # the log directory in the form the partition's path was given (outputs show it so), absolute where
         # that form has none to show (``orders-0``'s is the working directory, ``.``'s its parent)
@@ -239,13 +240,13 @@ def partition_entry(partition_path: str, name: str) -> Checkpointed:
         log_dir, dir_name = os.path.dirname(full) or os.curdir, os.path.basename(os.path.abspath(full))
         if log_dir == os.curdir or os.path.basename(full) in (os.curdir, os.pardir):
             log_dir = os.path.dirname(os.path.abspath(full))
-    path = files.display(location.join(log_dir, name))
+    path = files.display(location.join(log_dir, name), store)
     tp = topic_partition(dir_name)
     if tp is None:
         return Checkpointed(name, path, False, None, f"{dir_name} is not <topic>-<partition>: {name} not read")
-    present, table, why = _table(log_dir, name)
+    present, table, why = _table(log_dir, name, store)
     if not present:
-        return Checkpointed(name, path, False, None, f"no {name} in {files.display(log_dir)}")
+        return Checkpointed(name, path, False, None, f"no {name} in {files.display(log_dir, store)}")
     if table is None:
         return Checkpointed(name, path, True, None, why)
     offset = table.get(tp)
@@ -262,13 +263,13 @@ class LogStart(NamedTuple):
     note: str | None  # why the first segment's base offset was taken (None when the file gave it)
 
 
-def log_start_offset(partition_path: str, first_base: int) -> LogStart:
+def log_start_offset(partition_path: str, first_base: int, store: Store) -> LogStart:
     """``LogLoader``: the larger of the partition's ``log-start-offset-checkpoint`` entry and the first
     segment's base offset (a checkpoint written before retention deleted segments lags).  A file without
     an entry means the first segment's base offset: ``LogManager.checkpointLogStartOffsetsInDir`` writes
     only log starts past it.  Without the file (a copied partition, an old broker) the first segment's
     base offset stands in, and the note says so."""
-    entry = partition_entry(partition_path, LOG_START)
+    entry = partition_entry(partition_path, LOG_START, store)
     if entry.value is None:
         return LogStart(first_base, None, f"{entry.note}: the first segment's base offset {first_base} taken")
     if entry.value < first_base:

@@ -15,7 +15,7 @@ import stat
 
 from kseg.errors import InputError, UsageError
 from kseg.storage import location
-from kseg.storage.files import store_of
+from kseg.storage.stores.discover import store_of
 
 _local = location.local_path
 

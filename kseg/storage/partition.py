@@ -24,10 +24,11 @@ from types import MappingProxyType
 from typing import Any, NamedTuple, TypeVar
 
 from kseg.errors import InputError, KsegError
-from kseg.storage import files, location, names, watch
+from kseg.storage import location, names, watch
+from kseg.storage.context import ListedFile, ReadFile, Store
 from kseg.storage.names import LEADER_EPOCHS_FILE as LEADER_EPOCHS
 from kseg.storage.names import SEGMENT_SUFFIXES
-from kseg.storage.stores.base import How, ReadFile, Store, open_together
+from kseg.storage.stores.base import How, open_together
 from kseg.storage.tiered_names import is_indexes_object
 
 _DIGITS = re.compile(r"(\d+)")
@@ -45,7 +46,7 @@ LAYOUT_HINT = (
 @dataclass
 class Segment:
     """The files of one segment, by base offset (a missing file is ``None``), and the store holding them
-    (:mod:`kseg.storage.stores`; None: read plainly, found from the path)."""
+    (:mod:`kseg.storage.stores`)."""
 
     base_offset: int
     log: str | None = None
@@ -54,7 +55,7 @@ class Segment:
     txnindex: str | None = None
     log_bytes: int | None = None  # the .log's size when a listing gave it (remote segments)
     copies: bool = False  # one of several LocalTieredStorage copies at this base offset (named by its stem)
-    store: Store | None = field(default=None, compare=False, repr=False)
+    store: Store = field(compare=False, repr=False, kw_only=True)
 
     @property
     def name(self) -> str:
@@ -76,14 +77,14 @@ class Segment:
         :func:`kseg.storage.records.open_for_read`, the one place a log is opened), and then the ``.log``'s
         identity asked, in one call to its store (as Kafka's ``LogSegment.open`` opens a segment's files
         together): the checks read the files from here.  A file that could not be opened is its error."""
-        store = files.store_of(self.log or self.index or self.timeindex or "", self.store)
+        store = self.store
         wanted: list[tuple[str, How] | None] = [(path, -1) if path else None for path in (self.index, self.timeindex)]
         wanted.append((self.log, log_gate) if self.log and log_gate is not None else None)
         (index, timeindex, log), identity = open_together(store, wanted, self.log)
         return OpenSegment(index, timeindex, identity, log)
 
     def log_size(self) -> int:
-        original = files.store_of(self.log, self.store).original_size(self.log) if self.log else None
+        original = self.store.original_size(self.log) if self.log else None
         if original is not None:  # a tiered segment: the manifest's size, not the object's
             return original
         if self.log_bytes is not None:
@@ -119,14 +120,14 @@ class Partition:
     snapshots: list[str] = field(default_factory=list)
     error: str | None = None  # the directory could not be listed: nothing of it was verified
     head_left_out: bool = False  # segments[0] is not the log's first (a command left the first ones out)
-    store: Store | None = field(default=None, compare=False, repr=False)
+    store: Store = field(compare=False, repr=False, kw_only=True)
     #: whether the directory's listing held a ``leader-epoch-checkpoint`` (:func:`leader_epochs_listed`; None:
     #: not listed, so a reader asks): known when the partition is found, not asked of its store again
     leader_epochs: bool | None = None
 
     @property
     def name(self) -> str:
-        if files.store_of(self.path, self.store).remote:
+        if self.store.remote:
             return location.basename(self.path)
         return os.path.basename(os.path.normpath(os.path.abspath(self.path)))
 
@@ -136,24 +137,22 @@ class Partition:
 
         A broker keeps a partition in one of its log directories (``LogManager`` refuses a second copy),
         so ``b1/data/orders-0`` and ``b2/data/orders-0`` are two brokers' replicas: two logs."""
-        if files.store_of(self.path, self.store).remote:
+        if self.store.remote:
             return location.dirname(self.path)
         return os.path.dirname(os.path.normpath(os.path.abspath(self.path)))
 
 
-def is_partition_dir(path: str, store: Store | None = None) -> bool:
+def is_partition_dir(path: str, store: Store) -> bool:
     """True when ``path`` holds at least one segment file."""
-    store = files.store_of(path, store)
     try:
         return names.holds_segment(e.path for e in store.list(path) if store.stat(e.path).kind == "file")
     except InputError:
         return False
 
 
-def scan_partition(path: str, notes: list[str] | None = None, store: Store | None = None) -> Partition:
-    """List the segments of one partition directory (or URI prefix) of ``store`` (None: found from the path,
-    read plainly), in base-offset order; the read context's watcher (:mod:`kseg.storage.watch`) is told."""
-    store = files.store_of(path, store)
+def scan_partition(path: str, notes: list[str] | None = None, *, store: Store) -> Partition:
+    """List the segments of one partition directory (or URI prefix) of ``store``, in base-offset order; the
+    read context's watcher (:mod:`kseg.storage.watch`) is told."""
     with watch.listing(path, store.context.watcher) as told:
         told.noun = "key" if store.remote else "file"  # what the store lists: an object store's keys, or files
         entries = store.list(path)  # a directory that cannot be listed: the OS's (or the store's) reason
@@ -162,11 +161,10 @@ def scan_partition(path: str, notes: list[str] | None = None, store: Store | Non
 
 
 def partition_from_listing(
-    path: str, entries: list[location.Entry], notes: list[str] | None, store: Store | None = None
+    path: str, entries: Sequence[ListedFile], notes: list[str] | None, store: Store
 ) -> Partition:
     """The partition whose directory ``path`` holds ``entries`` (``LocalLog``'s naming rules: files in
     transition and names without a base offset are skipped with a note; a listed size is kept)."""
-    store = files.store_of(path, store)
     part = Partition(path, store=store)
     part.leader_epochs = leader_epochs_listed(path, entries, store)
     by_key: dict[tuple[int, str | None], Segment] = {}
@@ -211,7 +209,7 @@ def partition_from_listing(
     return part
 
 
-def leader_epochs_listed(path: str, entries: list[location.Entry], store: Store) -> bool:
+def leader_epochs_listed(path: str, entries: Sequence[ListedFile], store: Store) -> bool:
     """Whether the partition directory ``path``, listed as ``entries``, holds a ``leader-epoch-checkpoint``
     (:attr:`Partition.leader_epochs`): an object store's listing answers; a file system's names a dangling
     link too, so a name listed is asked whether anything is there (what a reader asked before reading it:

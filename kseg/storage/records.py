@@ -36,7 +36,7 @@ from kseg.storage.batch import FileBatch, LegacyBatch, V2Batch, short_v2_header
 from kseg.storage.context import ReadContext
 
 if TYPE_CHECKING:
-    from kseg.storage.stores.base import Store
+    from kseg.storage.context import Store
 
 _FRAME = struct.Struct(">qiib")  # offset, length, (epoch or crc), magic
 HEADER_SIZE_UP_TO_MAGIC = v2.HEADER_SIZE_UP_TO_MAGIC
@@ -72,7 +72,7 @@ def _window_buffer(n: int) -> mmap.mmap | bytearray:
     return bytearray(n)  # pragma: no cover - Windows
 
 
-def open_for_read(path: str, store: Store | None = None) -> files.ReadFile:
+def open_for_read(path: str, store: Store) -> files.ReadFile:
     """Open ``path`` read-only and unbuffered (the reader keeps its own window)."""
     return files.open_readonly(path, buffering=0, store=store)
 
@@ -93,11 +93,11 @@ class FileRecords:
         path: str,
         end: int | None = None,
         window: int = DEFAULT_WINDOW,
-        store: Store | None = None,
+        *,
+        store: Store,
         opened: files.ReadFile | None = None,
     ) -> None:
         self.path = path
-        store = files.store_of(path, store)
         self.context: ReadContext = store.context
         self._f = open_for_read(path, store) if opened is None else opened
         try:
@@ -440,7 +440,7 @@ class SecondReader:
 
     __slots__ = ("path", "store", "window", "records")
 
-    def __init__(self, path: str, store: Store | None = None, window: int = 1 << 16) -> None:
+    def __init__(self, path: str, store: Store, window: int = 1 << 16) -> None:
         self.path, self.store, self.window = path, store, window
         self.records: FileRecords | None = None
 

@@ -25,8 +25,8 @@ from kseg.errors import CorruptSnapshotError, InputError
 from kseg.format.crc import crc32c_function
 from kseg.format.snapshot import ENTRY_SIZE, HEAD_SIZE, ProducerEntry, check_crc, check_head, entries_in
 from kseg.storage import files
+from kseg.storage.context import Store
 from kseg.storage.read import Kind
-from kseg.storage.stores.base import Store
 
 
 class Snapshot(NamedTuple):
@@ -54,7 +54,7 @@ WINDOW_ENTRIES = 8192  # entries read at a time (368 KiB)
 KIND = Kind("producer snapshot", (1 << 31) - 9, "Kafka reads a snapshot whole into one Java array, under 2 GiB")
 
 
-def iter_snapshot(path: str, store: Store | None = None) -> Iterator[ProducerEntry]:
+def iter_snapshot(path: str, store: Store) -> Iterator[ProducerEntry]:
     """The entries of the snapshot at ``path``, read in windows of :data:`WINDOW_ENTRIES`: the header and
     the CRC over the whole file are checked first (a first pass), so a corrupt snapshot raises
     :class:`CorruptSnapshotError` (anchored at the file) before any entry, as Kafka reads it whole
@@ -117,18 +117,20 @@ def snapshot_paths(paths: list[str], log_end: int | None = None) -> list[tuple[i
     return sorted(out)
 
 
-def read_snapshot(path: str, offset: int) -> Snapshot:
+def read_snapshot(path: str, offset: int, store: Store) -> Snapshot:
     """Read and check one snapshot, keeping the entries with an open transaction (:class:`Snapshot`);
     :class:`CorruptSnapshotError` anchored at the file."""
     producers = 0
     open_entries = {}
-    for producers, entry in enumerate(iter_snapshot(path), 1):  # noqa: B007 - the count is the last index
+    for producers, entry in enumerate(iter_snapshot(path, store), 1):  # noqa: B007 - the count is the last index
         if entry.current_txn_first_offset >= 0:
             open_entries[entry.producer_id] = entry
     return Snapshot(offset, path, producers, open_entries)
 
 
-def readable_snapshots(paths: list[str], log_start: int, log_end: int, notes: list[str]) -> list[Snapshot]:
+def readable_snapshots(
+    paths: list[str], log_start: int, log_end: int, notes: list[str], store: Store
+) -> list[Snapshot]:
     """Every snapshot recovery could use, in offset order; the others skipped with a note.
 
     Raises :class:`InputError` for a snapshot that cannot be read at all (permission
@@ -136,7 +138,7 @@ def readable_snapshots(paths: list[str], log_start: int, log_end: int, notes: li
     """
     out = []
     for offset, path in snapshot_paths(paths, log_end):
-        shown = files.display(path)
+        shown = files.display(path, store)
         if offset > log_end:
             notes.append(f"{shown}: skipped, above the log end offset {log_end} (Kafka deletes it on load)")
             continue
@@ -144,7 +146,7 @@ def readable_snapshots(paths: list[str], log_start: int, log_end: int, notes: li
             notes.append(f"{shown}: skipped, below the log start offset {log_start} (Kafka deletes it)")
             continue
         try:
-            out.append(read_snapshot(path, offset))
+            out.append(read_snapshot(path, offset, store))
         except InputError:
             raise
         except CorruptSnapshotError as exc:

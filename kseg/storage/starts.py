@@ -46,11 +46,11 @@ def start_position(seg: Segment, log: str, offsets: Any, ranges: Ranges, limit: 
     return position
 
 
-def max_timestamp_from(log: str, position: int, limit: int, seg: Segment | None = None) -> int | None:
+def max_timestamp_from(log: str, position: int, limit: int, seg: Segment) -> int | None:
     """The largest batch max timestamp from ``position`` to the end (headers only); None if unreadable."""
     best = INT64_MIN
     try:
-        with FileRecords(log, window=1 << 16, store=None if seg is None else seg.store) as records:
+        with FileRecords(log, window=1 << 16, store=seg.store) as records:
             for batch in records.batches(position):
                 best = max(best, batch.max_timestamp)
     except KsegError:
@@ -58,13 +58,13 @@ def max_timestamp_from(log: str, position: int, limit: int, seg: Segment | None 
     return best
 
 
-def index(path: str | None, view_cls: Any, base_offset: int, seg: Segment | None = None) -> Any:
+def index(path: str | None, view_cls: Any, base_offset: int, seg: Segment) -> Any:
     """The used entries of an index (a preallocated zero tail cut off), or None when it is absent,
     cannot be read, or its keys do not strictly increase (then it is not used to skip anything)."""
     if not path:
         return None
     try:
-        whole = view_cls(files.open_index(path, store=None if seg is None else seg.store), base_offset)
+        whole = view_cls(files.open_index(path, store=seg.store), base_offset)
         view = whole.limited(whole.used_entries())
         increasing = all(map(lt, _keys(view), islice(_keys(view), 1, None)))
     except KsegError:

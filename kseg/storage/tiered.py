@@ -12,7 +12,7 @@ index, time index, producer snapshot, leader-epoch checkpoint and transaction in
 alone (one chunk) when the segment is, never compressed (``KafkaRemoteStorageManager.uploadIndexes``);
 before October 2023 each was an object of its own (``<stem>.index`` ...).
 
-This module decodes; the store of Aiven's layout (:class:`kseg.storage.stores.aiven.AivenStore`, a
+This module decodes; the store of Aiven's layout (:class:`kseg.storage.stores.discover.AivenStore`, a
 store over the store holding the objects) decides what to open: for a segment file that has a manifest
 it opens a :class:`TieredLogFile` (the ``.log``: the original bytes, a chunk fetched by one ranged read
 when a read reaches it, one chunk held at a time) or an :class:`IndexBytes` (an index, cut from

@@ -14,6 +14,7 @@ import pytest
 
 from kseg.storage import files
 from tests.conftest import CORPUS_DATA, run_cli, without_identity
+from tests.stores import local
 
 # one Uuid (22 URL-safe base64 characters) per segment, as LocalTieredStorage gives each copied segment
 IDS = ["Wd7Ynb0xRJ2-8HlQ_3aZ1g", "-kq3PZs0T8ayL1x9V0fHbA", "AAAAAAAAAAAAAAAAAAAAAQ", "Zm9vYmFyYmF6cXV4MTIzNA"]
@@ -216,7 +217,7 @@ def test_two_copies_at_one_base_offset_are_two_segments(trees: Trees) -> None:
 
     d, first, again = _recopy(trees)
     notes: list[str] = []
-    part = scan_partition(str(d), notes)
+    part = scan_partition(str(d), notes, store=local())
     assert [s.name for s in part.segments] == [again, first, f"{251:020d}"]  # base offset, then segment id
     for seg in part.segments[:2]:
         assert {files.stem(p) for p in (seg.log, seg.index, seg.timeindex) if p} == {seg.name}

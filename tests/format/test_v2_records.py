@@ -14,6 +14,7 @@ from kseg.format import v2, v2_records
 from kseg.storage.records import FileRecords
 from kseg.testing.v2 import RecordSpec, build_v2_batch
 from tests.conftest import CORPUS_DATA
+from tests.stores import local
 
 CORPUS_LOGS = sorted(CORPUS_DATA.glob("*/*.log"))
 LIMIT = 1 << 24
@@ -47,7 +48,7 @@ def as_sizes(records):
 
 
 def every_batch(path):
-    with FileRecords(str(path)) as records:
+    with FileRecords(str(path), store=local()) as records:
         try:
             for batch in records.batches():
                 if batch.magic >= 2:

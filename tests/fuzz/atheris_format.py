@@ -11,6 +11,8 @@ import tempfile
 
 import atheris
 
+from tests.stores import local
+
 with atheris.instrument_imports():
     from kseg.errors import KsegError
     from kseg.format.indexes import OffsetIndexView, TimeIndexView, iter_aborted_txns
@@ -24,7 +26,7 @@ def one_input(data: bytes) -> None:
     with open(_TMP.name, "wb") as f:
         f.write(data)
     try:
-        with FileRecords(_TMP.name, window=1 << 16) as records:
+        with FileRecords(_TMP.name, window=1 << 16, store=local()) as records:
             for batch in records.batches():
                 batch.is_valid()
                 for _ in batch.records(1 << 20):

@@ -16,6 +16,7 @@ pytest.importorskip("grpc_tools")
 from kseg.testing.writer import RecordSpec, build_v2_batch, write_segment  # noqa: E402
 from tests.conftest import assert_no_traceback, run_cli  # noqa: E402
 from tests.registry.build import GONE, ORDER_V1, ORDER_V2, T0, Written, build  # noqa: E402
+from tests.stores import local
 
 
 @pytest.fixture(scope="module")
@@ -100,7 +101,7 @@ def _record_validator():
 def _raw_value(root, offset: int) -> bytes:
     from kseg.storage.records import FileRecords
 
-    with FileRecords(str(root / "orders-0" / "00000000000000000000.log")) as f:
+    with FileRecords(str(root / "orders-0" / "00000000000000000000.log"), store=local()) as f:
         for batch in f.batches():
             for rec in batch.records(1 << 20):
                 if rec.offset == offset:
@@ -315,7 +316,7 @@ def test_grep_where_on_the_decoded_fields(data) -> None:
 def _records_of(log) -> list[tuple]:
     from kseg.storage.records import FileRecords
 
-    with FileRecords(str(log)) as f:
+    with FileRecords(str(log), store=local()) as f:
         return [
             (rec.offset, rec.key, None if rec.value is None else bytes(rec.value), rec.headers)
             for batch in f.batches()

@@ -6,13 +6,14 @@ from kseg.jsonlines import SCHEMA_VERSION
 from kseg.ops.compaction.compaction import CompactionReport, SegmentTombstones
 from kseg.render.compaction import overdue, segment_row, summary_row, text_lines
 from kseg.storage.partition import Partition, Segment
+from tests.stores import local
 
 DAY = 24 * 60 * 60 * 1000
 AT = 1730000000000 + 3 * DAY
 
 
 def _report() -> CompactionReport:
-    old = SegmentTombstones(Segment(0, "/d/t-0/00000000000000000000.log"))
+    old = SegmentTombstones(Segment(0, "/d/t-0/00000000000000000000.log", store=local()))
     old.tombstones, old.tombstone_batches, old.oldest_tombstone, old.newest_tombstone = (
         3,
         2,
@@ -23,11 +24,11 @@ def _report() -> CompactionReport:
     old.note_batch(None, AT)
     old.note_batch(None, AT)
     old.note_batch(None, AT)
-    cleaned = SegmentTombstones(Segment(50, "/d/t-0/00000000000000000050.log"))
+    cleaned = SegmentTombstones(Segment(50, "/d/t-0/00000000000000000050.log", store=local()))
     cleaned.tombstones, cleaned.tombstone_batches, cleaned.oldest_tombstone = 1, 1, AT - 1000
     cleaned.note_batch(AT - 10, AT)
-    empty = SegmentTombstones(Segment(90, "/d/t-0/00000000000000000090.log"))
-    return CompactionReport(Partition("/d/t-0"), AT, DAY, [old, cleaned, empty])
+    empty = SegmentTombstones(Segment(90, "/d/t-0/00000000000000000090.log", store=local()))
+    return CompactionReport(Partition("/d/t-0", store=local()), AT, DAY, [old, cleaned, empty])
 
 
 def test_overdue_is_old_without_a_horizon() -> None:

@@ -9,18 +9,19 @@ from kseg.ops.diff.diff import DIVERGENT, BatchKey, DiffResult, Range, Replica
 from kseg.render.diff import rows, text_lines
 from kseg.storage.leader_epochs import EpochEntry
 from kseg.storage.partition import Partition
+from tests.stores import local
 
 
 def _divergent() -> DiffResult:
     before = BatchKey(0, 4, 1, 111, 5, 2, True, "00000000000000000000", 0)
     a_at = BatchKey(5, 9, 1, 222, 5, 2, True, "00000000000000000000", 400)
     b_at = BatchKey(5, 7, 2, 333, 3, 2, False, "00000000000000000000", 400)
-    a = Replica(0, Partition("/b1/data/t-0"), log_end=10, batches=2, records=10, status=DIVERGENT)
+    a = Replica(0, Partition("/b1/data/t-0", store=local()), log_end=10, batches=2, records=10, status=DIVERGENT)
     a.epochs = [EpochEntry(0, 0), EpochEntry(1, 3)]
     a.before_divergence, a.at_divergence = before, a_at
     a.only_here = [Range(a_at)]
     a.truncate_to, a.lost_records = 5, 5
-    b = Replica(1, Partition("/b2/data/t-0"), log_end=8, batches=2, records=8, status=DIVERGENT, lag=2)
+    b = Replica(1, Partition("/b2/data/t-0", store=local()), log_end=8, batches=2, records=8, status=DIVERGENT, lag=2)
     b.epochs_error = "line 2: not a number"
     b.before_divergence, b.at_divergence = before, b_at
     res = DiffResult("t-0", [a, b], status=DIVERGENT, first_divergent_offset=5, leader=1)
@@ -75,7 +76,7 @@ def test_text_from_rows_even_after_a_json_round_trip() -> None:
 
 
 def test_identical_and_damaged_copy_texts() -> None:
-    a = Replica(0, Partition("/b1/data/t-0"), log_end=3, batches=1, records=3)
+    a = Replica(0, Partition("/b1/data/t-0", store=local()), log_end=3, batches=1, records=3)
     res = DiffResult("t-0", [a])
     assert text_lines(rows(res)) == [
         "t-0: 1 replicas, identical",

@@ -7,12 +7,13 @@ from kseg.ops.rebuild.recovered import Recovered
 from kseg.ops.rebuild.write import DIFFERS, KEPT, OLDER_RULE, REFUSED, SAME, WRITTEN, FileOutcome
 from kseg.render.rebuild import file_line, segment_line
 from kseg.storage.partition import Segment
+from tests.stores import local
 
 LOG = "d/t-0/00000000000000000000.log"
 
 
 def test_segment_lines_valid_and_truncated() -> None:
-    rec = Recovered(Segment(0, LOG), log=LOG, log_size=4096, valid_bytes=4096, batches=1)
+    rec = Recovered(Segment(0, LOG, store=local()), log=LOG, log_size=4096, valid_bytes=4096, batches=1)
     assert segment_line(rec) == f"{LOG}: 1 batch, 4096 bytes, all valid"
     rec.valid_bytes, rec.batches = 3000, 2
     assert segment_line(rec) == (

@@ -16,6 +16,7 @@ from kseg.render import text
 from kseg.render.text import TextSink
 from kseg.storage.records import FileRecords
 from tests.conftest import CORPUS_DATA, CORPUS_GOLDEN
+from tests.stores import local
 
 K39 = releases.release("3.9")
 K28 = releases.release("2.8")
@@ -57,7 +58,7 @@ def test_batch_lines_equal_kafkas_golden(partition: str, engine_lines: bool, mon
     if not engine_lines:
         monkeypatch.setattr(text, "_c_batch_lines", None)
     sink, out, _ = _sink(K39)
-    with FileRecords(str(CORPUS_DATA / partition / "00000000000000000000.log")) as fr:
+    with FileRecords(str(CORPUS_DATA / partition / "00000000000000000000.log"), store=local()) as fr:
         for items in fr.scan():
             sink.batch_lines(items)
     golden = (CORPUS_GOLDEN / partition / "00000000000000000000.log.default.stdout").read_text()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from kseg.spark.bins import DEFAULT_BYTES_PER_TASK, bin_count, bytes_per_task
+from tests.stores import local
 
 
 def test_bins_are_sized_from_the_data() -> None:
@@ -47,11 +48,14 @@ def _fleet_listing(partitions: int, segments: int) -> list:
     listing = []
     for n in range(partitions):
         path = f"/d/t-{n}"
-        segs = [Segment(k * 100, f"{path}/{k * 100:020d}.log", f"{path}/{k * 100:020d}.index") for k in range(segments)]
+        segs = [
+            Segment(k * 100, f"{path}/{k * 100:020d}.log", f"{path}/{k * 100:020d}.index", store=local())
+            for k in range(segments)
+        ]
         for seg in segs:
             seg.log_bytes = 1000 + n
         error = "cannot list the directory: Permission denied" if n == 2 else None
-        part = Partition(path, [] if error else segs, error=error, head_left_out=n == 1)
+        part = Partition(path, [] if error else segs, error=error, head_left_out=n == 1, store=local())
         listing.append(Listed(part))
     return listing
 

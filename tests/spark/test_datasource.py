@@ -15,6 +15,7 @@ import pytest
 from tests.conftest import CORPUS_DATA, run_cli
 from tests.s3server import broker_data_dirs
 from tests.spark.shared import run_on_spark, shared_session
+from tests.stores import local
 
 pytest.importorskip("pyspark", reason="the spark extra (pip install 'kseg[spark]')")
 pq = pytest.importorskip("pyarrow.parquet", reason="pyarrow (the test extra)")
@@ -227,7 +228,10 @@ def test_many_small_partitions_are_a_few_tasks_not_one_each() -> None:
     from kseg.storage.listing import Listed
     from kseg.storage.partition import Partition, Segment
 
-    listing = [Listed(Partition(f"/d/t-{n}", [Segment(0, f"/d/t-{n}/0.log", log_bytes=100)])) for n in range(1000)]
+    listing = [
+        Listed(Partition(f"/d/t-{n}", [Segment(0, f"/d/t-{n}/0.log", log_bytes=100, store=local())], store=local()))
+        for n in range(1000)
+    ]
     planned = list(units(listing))
     dealt = deal_in_order(listing, Ranges(), 128 << 20, packing(128 << 20, UNITS_PER_TASK))  # the data source's
     groups = [list(d.units(Ranges(), 128 << 20)) for d in dealt]

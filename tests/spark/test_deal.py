@@ -9,6 +9,7 @@ from kseg.ops.export.export import Ranges, units
 from kseg.spark.deal import deal, deal_in_order, packing
 from kseg.storage.listing import Listed
 from kseg.storage.partition import Partition, Segment
+from tests.stores import local
 
 
 def _listing(seed: int) -> list[Listed]:
@@ -21,8 +22,10 @@ def _listing(seed: int) -> list[Listed]:
         for k in range(rng.randrange(0, 13)):
             base = 100 * k
             log = None if rng.random() < 0.1 else f"{path}/{base:020d}.log"
-            segs.append(Segment(base, log, f"{path}/{base:020d}.index", log_bytes=rng.choice((70, 900, 5000))))
-        out.append(Listed(Partition(path, segs)))
+            segs.append(
+                Segment(base, log, f"{path}/{base:020d}.index", log_bytes=rng.choice((70, 900, 5000)), store=local())
+            )
+        out.append(Listed(Partition(path, segs, store=local())))
     return out
 
 
@@ -63,9 +66,14 @@ def test_tasks_are_about_equal_bytes_and_hold_no_unit_object() -> None:
     """1,000 one-segment partitions and one of 40 big segments in 8 tasks: each about an eighth of the bytes
     (never more than an eighth and one unit), its share of the listing references to the same partition
     objects (cut only where a partition is shared with the task before or after)."""
-    small = [Listed(Partition(f"/d/s-{n}", [Segment(0, f"/d/s-{n}/{0:020d}.log", log_bytes=70)])) for n in range(1000)]
-    big_segs = [Segment(k << 20, f"/d/big-0/{k << 20:020d}.log", log_bytes=3 << 20) for k in range(40)]
-    listing = [*small[:500], Listed(Partition("/d/big-0", big_segs)), *small[500:]]
+    small = [
+        Listed(
+            Partition(f"/d/s-{n}", [Segment(0, f"/d/s-{n}/{0:020d}.log", log_bytes=70, store=local())], store=local())
+        )
+        for n in range(1000)
+    ]
+    big_segs = [Segment(k << 20, f"/d/big-0/{k << 20:020d}.log", log_bytes=3 << 20, store=local()) for k in range(40)]
+    listing = [*small[:500], Listed(Partition("/d/big-0", big_segs, store=local())), *small[500:]]
     dealt = deal(listing, Ranges(), 1 << 20, lambda total, count: 8)
     total = sum(d.bytes for d in dealt)
     assert len(dealt) == 8 and all(d.bytes <= total // 8 + (1 << 20) for d in dealt)

@@ -19,17 +19,23 @@ from kseg.storage.partition import Partition, Segment
 from tests.cli.test_verify_resume import overlapping_partition
 from tests.conftest import CORPUS_DATA, run_cli
 from tests.spark.shared import run_on_spark
+from tests.stores import local
 
 
 def _item(partition: str, base: int, size: int) -> WorkItem:
     return WorkItem(
-        "/d", partition, f"/d/{partition}", Segment(base, log=f"/d/{partition}/{base:020d}.log", log_bytes=size)
+        "/d",
+        partition,
+        f"/d/{partition}",
+        Segment(base, log=f"/d/{partition}/{base:020d}.log", log_bytes=size, store=local()),
     )
 
 
 def _listed(partition: str, *segments: tuple[int, int]) -> Listed:
     """The listed partition ``/d/<partition>`` of ``(base offset, .log bytes)`` segments."""
-    return Listed(Partition(f"/d/{partition}", [_item(partition, base, size).segment for base, size in segments]))
+    return Listed(
+        Partition(f"/d/{partition}", [_item(partition, base, size).segment for base, size in segments], store=local())
+    )
 
 
 def _run(part: Listed, lo: int, hi: int, first: int | None = None) -> Run:
@@ -47,7 +53,7 @@ def test_runs_are_consecutive_segments_of_one_partition() -> None:
     """Runs cut from the listing, each a reference to its partition (no segment made); a partition that
     could not be listed takes one index and no run."""
     a, b = _listed("a-0", (0, 60), (10, 60), (20, 10)), _listed("b-0", (0, 500))
-    failed = Listed(Partition("/d/c-0", error="cannot list the directory"))
+    failed = Listed(Partition("/d/c-0", error="cannot list the directory", store=local()))
     runs = plan_runs([a, failed, b], 100)
     assert [list(range(r.first, r.last + 1)) for r in runs] == [[0], [1, 2], [4]]  # never across partitions
     assert [(r.part, r.lo, r.hi, r.bytes) for r in runs] == [(a, 0, 1, 60), (a, 1, 3, 70), (b, 0, 1, 500)]

@@ -18,6 +18,7 @@ import pytest
 from kseg.ops.verify.report import sort_key
 from tests.conftest import CORPUS_DATA, Result, as_unprivileged_root, kseg_argv, run_cli, run_subprocess
 from tests.spark.shared import run_on_spark, shared_session
+from tests.stores import local
 
 pyspark = pytest.importorskip("pyspark", reason="the spark extra (pip install 'kseg[spark]')")
 
@@ -210,8 +211,10 @@ def test_executor_that_cannot_see_a_path_reports_a_failed_segment(tmp_path: Path
     from kseg.storage.listing import Listed
     from kseg.storage.partition import Partition, Segment
 
-    seg = Segment(0, log=str(tmp_path / "p-0" / "00000000000000000000.log"), log_bytes=10)
-    ((index, res),) = list(verify_bin([(7, Listed(Partition(str(tmp_path / "p-0"), [seg])))], False, 5 << 20))
+    seg = Segment(0, log=str(tmp_path / "p-0" / "00000000000000000000.log"), log_bytes=10, store=local())
+    ((index, res),) = list(
+        verify_bin([(7, Listed(Partition(str(tmp_path / "p-0"), [seg], store=local())))], False, 5 << 20)
+    )
     assert index == 7 and res.status == "failed" and "executor" in res.failed and "mount" in res.failed
     assert res.log_dir == str(tmp_path)
     bins = plan_bins(list(range(10)), 3, size=lambda i: i)

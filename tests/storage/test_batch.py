@@ -19,6 +19,7 @@ from kseg.testing.codecs import compress
 from kseg.testing.segment import write_segment
 from kseg.testing.v2 import MAGIC_V2, attributes_v2, encode_record, finish_batch
 from tests.conftest import ENGINES
+from tests.stores import local
 
 LIMIT = 40 << 20
 HOLD = batch_mod.HOLD_RECORDS
@@ -43,7 +44,7 @@ def corrupt_at(count: int, index: int) -> bytes:
 
 def one_batch(tmp_path, raw: bytes):
     write_segment(tmp_path, [[raw]])
-    records = FileRecords(str(tmp_path / "00000000000000000000.log"))
+    records = FileRecords(str(tmp_path / "00000000000000000000.log"), store=local())
     return records, next(records.batches())
 
 

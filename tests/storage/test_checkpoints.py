@@ -9,6 +9,7 @@ import pytest
 
 from kseg.errors import InputError
 from kseg.storage import checkpoints as cp
+from kseg.storage.stores.discover import store_of
 
 F = "replication-offset-checkpoint"
 
@@ -164,14 +165,14 @@ def test_clean_shutdown_and_quorum_state() -> None:
 
 
 def test_read_text(tmp_path: Path) -> None:
-    assert cp.read_text(str(tmp_path), F) is None
+    assert cp.read_text(str(tmp_path), F, store=store_of(str(tmp_path))) is None
     (tmp_path / F).write_bytes(b"0\n1\n\xff 0 1\n")
     with pytest.raises(cp.CheckpointError) as err:
-        cp.read_text(str(tmp_path), F)
+        cp.read_text(str(tmp_path), F, store=store_of(str(tmp_path)))
     assert err.value.position == 4 and "not UTF-8" in err.value.message
     (tmp_path / "dir").mkdir()
     with pytest.raises(InputError):
-        cp.read_text(str(tmp_path), "dir")
+        cp.read_text(str(tmp_path), "dir", store=store_of(str(tmp_path)))
 
 
 @pytest.mark.parametrize(

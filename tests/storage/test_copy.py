@@ -14,6 +14,7 @@ import pytest
 from kseg.errors import InputError
 from kseg.storage.copy import CopyThread, copy_range, threaded
 from kseg.storage.records import FileRecords
+from tests.stores import local
 
 
 @pytest.fixture
@@ -30,7 +31,7 @@ def test_ranges_copied_in_order(tmp_path: Path, source: tuple[Path, bytes], flag
     out = tmp_path / "out.log"
     fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_EXCL | flags, 0o644)
     try:
-        with FileRecords(str(path), window=1 << 16) as records:
+        with FileRecords(str(path), window=1 << 16, store=local()) as records:
             copy_range(records, fd, 5, 100)
             copy_range(records, fd, 1 << 20, (2 << 20) + 12345)  # larger than the window
             copy_range(records, fd, len(data) - 7, 7)
@@ -43,7 +44,7 @@ def test_an_input_that_shrank_is_the_input_s_error(tmp_path: Path, source: tuple
     path, data = source
     fd = os.open(tmp_path / "out.log", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     try:
-        with FileRecords(str(path)) as records:
+        with FileRecords(str(path), store=local()) as records:
             os.truncate(path, 1000)
             with pytest.raises(InputError, match="shrank") as info:
                 copy_range(records, fd, 0, 5000)
@@ -57,7 +58,7 @@ def test_a_write_that_fails_is_an_os_error(tmp_path: Path, source: tuple[Path, b
     (tmp_path / "out.log").write_bytes(b"")
     fd = os.open(tmp_path / "out.log", os.O_RDONLY)  # not open for writing: every way fails to write
     try:
-        with FileRecords(str(path)) as records, pytest.raises(OSError):
+        with FileRecords(str(path), store=local()) as records, pytest.raises(OSError):
             copy_range(records, fd, 0, 5000)
     finally:
         os.close(fd)
@@ -69,7 +70,7 @@ def test_a_copy_thread_copies_the_ranges_in_order(tmp_path: Path, source: tuple[
     out = tmp_path / "out.log"
     fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_EXCL | flags, 0o644)
     try:
-        with FileRecords(str(path), window=1 << 16) as records:
+        with FileRecords(str(path), window=1 << 16, store=local()) as records:
             assert threaded(records)
             pipe = CopyThread(records, fd)
             ranges = [(k * 7919 % (len(data) - 5000), 1 + k * 613 % 5000) for k in range(CopyThread.DEPTH * 10)]
@@ -88,7 +89,7 @@ def test_a_copy_thread_s_write_error_is_raised_in_the_caller(tmp_path: Path, sou
     (tmp_path / "out.log").write_bytes(b"")
     fd = os.open(tmp_path / "out.log", os.O_RDONLY)  # not open for writing: every way fails to write
     try:
-        with FileRecords(str(path)) as records:
+        with FileRecords(str(path), store=local()) as records:
             pipe = CopyThread(records, fd)
             with pytest.raises(OSError) as info:
                 for _ in range(CopyThread.DEPTH * 100):
@@ -106,7 +107,7 @@ def test_a_copy_thread_s_read_error_names_the_input(tmp_path: Path, source: tupl
     path, _ = source
     fd = os.open(tmp_path / "out.log", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     try:
-        with FileRecords(str(path)) as records:
+        with FileRecords(str(path), store=local()) as records:
             os.truncate(path, 1000)
             pipe = CopyThread(records, fd)
             pipe.put(0, 5000)

@@ -10,6 +10,7 @@ import pytest
 
 from kseg.storage.records import FileRecords
 from tests.conftest import CORPUS_DATA
+from tests.stores import local
 
 kafka_record = pytest.importorskip("kafka.record", reason="kafka-python is a test extra")
 
@@ -20,7 +21,7 @@ SEGMENTS = sorted(p for p in CORPUS_DATA.glob("*/*.log") if p.parent.name not in
 
 def _kseg_records(path):
     out = []
-    with FileRecords(str(path)) as records:
+    with FileRecords(str(path), store=local()) as records:
         for batch in records.batches():
             for rec in batch.records(64 << 20):
                 if batch.magic >= 2:

@@ -12,6 +12,7 @@ import pytest
 from kseg.errors import InputError
 from kseg.storage.records import FileRecords
 from tests.conftest import CORPUS_DATA, assert_no_traceback, run_cli
+from tests.stores import local
 
 LOG0 = CORPUS_DATA / "plain-v2-0" / "00000000000000000000.log"
 
@@ -20,7 +21,7 @@ def test_a_segment_appended_to_is_read_up_to_its_size_at_open(tmp_path: Path) ->
     log = tmp_path / "00000000000000000000.log"
     shutil.copyfile(LOG0, log)
     size = log.stat().st_size
-    with FileRecords(str(log)) as records:
+    with FileRecords(str(log), store=local()) as records:
         with open(log, "ab") as f:
             f.write(log.read_bytes()[:474])  # a whole extra batch appended under the reader
         batches = list(records.batches())
@@ -31,7 +32,7 @@ def test_a_segment_appended_to_is_read_up_to_its_size_at_open(tmp_path: Path) ->
 def test_a_segment_truncated_under_the_reader_ends_with_a_clear_error(tmp_path: Path) -> None:
     log = tmp_path / "00000000000000000000.log"
     shutil.copyfile(CORPUS_DATA / "large-v2-0" / "00000000000000000000.log", log)  # 3 MB, > the window
-    with FileRecords(str(log), window=1 << 16) as records:
+    with FileRecords(str(log), window=1 << 16, store=local()) as records:
         it = records.batches()
         next(it)
         os.truncate(log, 100_000)
@@ -93,7 +94,7 @@ def test_a_batch_larger_than_the_window_and_the_bound_is_positioned_once(tmp_pat
     huge = build_v2_batch([RecordSpec(b"k", bytes(1000), 1) for _ in range(100)], base_offset=1)
     log = tmp_path / "00000000000000000000.log"
     log.write_bytes(small + huge)
-    with FileRecords(str(log), window=1 << 16) as records:
+    with FileRecords(str(log), window=1 << 16, store=local()) as records:
         batch = list(records.batches())[1]
         assert batch.size > (1 << 16) and batch.position == len(small)
         assert batch.is_valid()  # streamed CRC

@@ -9,6 +9,7 @@ import pytest
 from kseg.errors import InputError
 from kseg.format.indexes import OffsetIndexView
 from kseg.storage import files
+from kseg.storage.stores.discover import store_of
 
 
 def test_large_index_is_read_in_windows_and_a_shrinking_file_is_an_input_error(tmp_path, monkeypatch):
@@ -18,8 +19,8 @@ def test_large_index_is_read_in_windows_and_a_shrinking_file_is_an_input_error(t
     with open(large, "wb") as f:
         f.write((1).to_bytes(4, "big") + (0).to_bytes(4, "big"))
         f.truncate(1 << 30)  # sparse: 1 GiB of zeros after one entry
-    assert isinstance(files.open_index(str(small)), bytes)
-    source = files.open_index(str(large))
+    assert isinstance(files.open_index(str(small), store=store_of(str(small))), bytes)
+    source = files.open_index(str(large), store=store_of(str(large)))
     assert isinstance(source, files.IndexFile) and source.length == 1 << 30
     view = OffsetIndexView(source, 0, str(large))
     assert (view.entries, view.used_entries(), view.zero_tail()) == (1 << 27, 1, (1 << 27) - 1)
@@ -35,7 +36,7 @@ def test_index_over_the_limit_is_refused(tmp_path):
     with open(path, "wb") as f:
         f.truncate(1 << 20)
     with pytest.raises(InputError, match="larger than any index"):
-        files.open_index(str(path), limit=1 << 16)
+        files.open_index(str(path), limit=1 << 16, store=store_of(str(path)))
 
 
 # LocalTieredStorage's names (RemoteLogSegmentFileset): <start offset, 20 digits>-<Uuid, 22 base64url chars>.<suffix>
@@ -49,7 +50,10 @@ def test_a_tiered_name_carries_its_base_offset(suffix: str) -> None:
     name = f"00000000000000000251-{TIERED_ID}{suffix}"
     assert files.base_offset_from_name(name) == 251
     assert files.tiered_segment_id(name) == TIERED_ID
-    assert files.sibling(f"/d/{name}", files.INDEX) == f"/d/00000000000000000251-{TIERED_ID}.index"
+    assert (
+        files.sibling(f"/d/{name}", files.INDEX, store=store_of(f"/d/{name}"))
+        == f"/d/00000000000000000251-{TIERED_ID}.index"
+    )
 
 
 def test_a_segment_id_may_start_with_a_dash() -> None:

@@ -7,6 +7,7 @@ import pytest
 from kseg.errors import CorruptIndexError
 from kseg.ops.diff.diff import end_offset_for
 from kseg.storage.leader_epochs import EpochEntry, epoch_at, parse, read
+from kseg.storage.stores.discover import store_of
 
 
 def test_parse_entries() -> None:
@@ -33,7 +34,7 @@ def test_malformed_files(text: str, message: str) -> None:
 
 
 def test_read_absent_file_is_none(tmp_path) -> None:
-    assert read(str(tmp_path)) is None
+    assert read(str(tmp_path), store=store_of(str(tmp_path))) is None
 
 
 def test_epoch_at_and_end_offset_for() -> None:

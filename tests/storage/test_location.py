@@ -10,9 +10,11 @@ import pytest
 from kseg.errors import InputError
 from kseg.storage import files, location
 from kseg.storage.records import FileRecords
+from kseg.storage.stores.discover import store_of
 from kseg.storage.stores.find import discover
 from tests.conftest import CORPUS_DATA
 from tests.s3server import PARTITIONS
+from tests.stores import local
 
 LOG = "plain-v2-0/00000000000000000000.log"
 
@@ -38,7 +40,7 @@ def test_scheme_aliases_and_parts() -> None:
 
 def test_file_uri_reads_like_the_path() -> None:
     path = CORPUS_DATA / LOG
-    with FileRecords("file://" + str(path)) as a, FileRecords(str(path)) as b:
+    with FileRecords("file://" + str(path), store=local()) as a, FileRecords(str(path), store=local()) as b:
         assert [x.base_offset for x in a.batches()] == [x.base_offset for x in b.batches()]
 
 
@@ -57,8 +59,10 @@ def test_remote_file_ranged_reads_match_the_local_bytes(s3) -> None:
 
 def test_reader_on_s3_gives_the_local_batches(s3) -> None:
     with (
-        FileRecords(s3.uri(f"brokers/b1/data/{LOG}"), window=1 << 16) as remote,
-        FileRecords(str(CORPUS_DATA / LOG)) as local,
+        FileRecords(
+            s3.uri(f"brokers/b1/data/{LOG}"), window=1 << 16, store=store_of(s3.uri(f"brokers/b1/data/{LOG}"))
+        ) as remote,
+        FileRecords(str(CORPUS_DATA / LOG), store=store_of(str(CORPUS_DATA))) as local,
     ):
         got = [(b.position, b.base_offset, b.is_valid()) for b in remote.batches()]
         assert got == [(b.position, b.base_offset, b.is_valid()) for b in local.batches()]
@@ -104,7 +108,10 @@ def test_missing_and_empty_prefixes_are_errors(s3) -> None:
     assert "no partition directories or segment files found" in info.value.message
     assert "log root" in info.value.hint
     with pytest.raises(InputError, match="no such file"):
-        files.open_readonly(s3.uri("brokers/b1/data/plain-v2-0/99999999999999999999.log"))
+        files.open_readonly(
+            s3.uri("brokers/b1/data/plain-v2-0/99999999999999999999.log"),
+            store=store_of(s3.uri("brokers/b1/data/plain-v2-0/99999999999999999999.log")),
+        )
 
 
 def test_unreachable_store_is_one_error(monkeypatch) -> None:

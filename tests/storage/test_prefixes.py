@@ -13,6 +13,7 @@ import pytest
 from kseg.errors import InputError
 from kseg.storage import location, prefixes
 from kseg.storage.partition import LAYOUT_HINT, SEGMENT_SUFFIXES, Partition, natural_key, partition_from_listing
+from kseg.storage.stores.discover import store_of
 from kseg.storage.stores.find import _beyond, discover, discover_uri
 from tests.s3server import BUCKET
 
@@ -45,7 +46,7 @@ def one_listing(uri: str, notes: list[str]) -> list[Partition]:
                 skipped.add(said)
                 notes.append(said)
             continue
-        partitions.append(partition_from_listing(directory, group, notes))
+        partitions.append(partition_from_listing(directory, group, notes, store=store_of(directory)))
     if not partitions:
         raise InputError("no partition directories or segment files found", path=uri, hint=LAYOUT_HINT)
     return partitions

@@ -15,6 +15,7 @@ from kseg.storage.records import SCAN_LIST, FileRecords
 from kseg.testing.v2 import RecordSpec, build_v2_batch
 from kseg.testing.writer import write_bulk_segment
 from tests.conftest import CORPUS_DATA
+from tests.stores import local
 
 CORPUS_LOGS = sorted(CORPUS_DATA.glob("*/*.log"))
 WINDOW = 1 << 16  # the smallest window FileRecords allows
@@ -24,7 +25,7 @@ def _shallow(path, window, end, rows: Callable[[FileRecords], Iterator[tuple]]) 
     """``rows(records)`` of the file, then ``("error", description)`` where it met corruption."""
     kw = {} if window is None else {"window": window}
     out = []
-    with FileRecords(str(path), end=end, **kw) as records:
+    with FileRecords(str(path), end=end, **kw, store=local()) as records:
         try:
             for row in rows(records):
                 out.append(row)
@@ -80,7 +81,7 @@ def test_scan_across_window_borders(tmp_path):
 
 def test_scan_lists_are_bounded(tmp_path):
     r = write_bulk_segment(tmp_path, 1 << 20, records_per_batch=1, value_size=10)
-    with FileRecords(str(r.log_path)) as records:
+    with FileRecords(str(r.log_path), store=local()) as records:
         lengths = [len(items) for items in records.scan()]
     assert sum(lengths) == r.batches
     assert max(lengths) == SCAN_LIST
@@ -106,7 +107,7 @@ def test_scan_yields_batches_before_a_corrupt_length(tmp_path):
     path = tmp_path / "00000000000000000000.log"
     path.write_bytes(good * 3 + bytes(bad) + good)
     seen = []
-    with FileRecords(str(path)) as records:
+    with FileRecords(str(path), store=local()) as records:
         with pytest.raises(CorruptRecordError) as info:
             for items in records.scan():
                 seen.extend(items)
@@ -118,7 +119,7 @@ def test_scan_yields_batches_before_a_corrupt_length(tmp_path):
 @pytest.mark.parametrize("path", CORPUS_LOGS[:8], ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_named_values_agree_with_the_batch_accessors(path):
     """``V2Batch.header`` and the named records read what the accessors and the hot paths read."""
-    with FileRecords(str(path)) as records:
+    with FileRecords(str(path), store=local()) as records:
         try:
             for b in records.batches():
                 recs = list(b.records(1 << 26))

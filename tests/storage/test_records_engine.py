@@ -20,6 +20,7 @@ from kseg.storage import records as records_mod
 from kseg.storage.records import FileRecords
 from kseg.testing.v2 import RecordSpec, build_v2_batch
 from tests.conftest import CORPUS_DATA
+from tests.stores import local
 
 pytestmark = pytest.mark.skipif(
     engine.C is None, reason="the C engine is not built (KSEG_ENGINE=python or no compiler)"
@@ -30,7 +31,7 @@ def scanned(path: Path, use_c: bool, monkeypatch) -> tuple:
     monkeypatch.setattr(engine, "C", engine.C if use_c else None)
     lists, error = [], None
     try:
-        with FileRecords(str(path), window=1 << 16) as f:
+        with FileRecords(str(path), window=1 << 16, store=local()) as f:
             for items in f.scan():
                 lists.append(
                     [(p, s, h, v if h is not None else (type(v).__name__, v.position)) for p, s, h, v in items]

@@ -25,6 +25,7 @@ from kseg.storage.stores.discover import store_for
 from kseg.testing.legacy import build_legacy
 from kseg.testing.v2 import RecordSpec, build_v2_batch
 from tests.conftest import CORPUS_DATA
+from tests.stores import local
 
 CORPUS_LOGS = sorted(CORPUS_DATA.glob("*/*.log"))
 MAX_SIZES = (None, DEFAULT_MAX_MESSAGE_SIZE, 4096, 100, 61, 30, 26)
@@ -74,7 +75,10 @@ def assert_same_rule(log: Path, window: int | None = None) -> int:
     """Head and frame agree everywhere; the bulk read agrees where it answers.  Returns the probes made."""
     kw = {} if window is None else {"window": window}
     made = 0
-    with FileRecords(str(log), **kw) as records, FileRecords(str(log), **kw) as head_records:
+    with (
+        FileRecords(str(log), **kw, store=local()) as records,
+        FileRecords(str(log), **kw, store=local()) as head_records,
+    ):
         positions = [p for p in probes(records, log) if 0 <= p <= records.size]
         starts = batch_starts(records)
         for max_size in MAX_SIZES:
@@ -102,7 +106,7 @@ def test_bulk_answers_for_a_healthy_index(name: str) -> None:
     index = OffsetIndexView(log.with_suffix(".index").read_bytes(), 0)
     offsets, positions = index.columns(0, index.used_entries())
     assert positions
-    with FileRecords(str(log)) as records:
+    with FileRecords(str(log), store=local()) as records:
         lasts = records.last_offsets(positions, DEFAULT_MAX_MESSAGE_SIZE)
         assert lasts == [records.last_offset_at(p) for p in positions]
         assert lasts == offsets or name.endswith("-none-0")
@@ -127,7 +131,7 @@ def test_truncated_last_batch(tmp_path: Path) -> None:
     a, b, c = _v2(0), _v2(3), _v2(6)
     log = _write(tmp_path, a + b + c[:-10])
     assert assert_same_rule(log) > 0
-    with FileRecords(str(log)) as records:
+    with FileRecords(str(log), store=local()) as records:
         assert records.last_offset_at(len(a + b)) is None
         assert records.last_offsets([0, len(a), len(a + b)]) is None  # one entry must be asked alone
         assert records.last_offsets([len(a + b), len(a), 0]) is None  # also out of order
@@ -138,7 +142,7 @@ def test_length_below_the_minimum(tmp_path: Path) -> None:
     a = _v2(0)
     log = _write(tmp_path, a + _with_length(_v2(3), 13) + a)
     assert assert_same_rule(log) > 0
-    with FileRecords(str(log)) as records:
+    with FileRecords(str(log), store=local()) as records:
         with pytest.raises(CorruptRecordError, match=r"found record size 13 smaller than minimum record overhead"):
             records.last_offset_at(len(a))
         assert records.last_offsets([0, len(a)]) is None
@@ -148,7 +152,7 @@ def test_batch_larger_than_max_size(tmp_path: Path) -> None:
     big = _v2(0, n=50, value=bytes(300))
     log = _write(tmp_path, big + _v2(50))
     assert assert_same_rule(log) > 0
-    with FileRecords(str(log)) as records:
+    with FileRecords(str(log), store=local()) as records:
         assert records.last_offset_at(0, len(big)) == 49
         assert records.last_offset_at(0, len(big) - 1) is None
         assert records.last_offsets([0, len(big)], len(big) - 1) is None
@@ -169,7 +173,7 @@ def test_short_v2_batches(tmp_path: Path) -> None:
     short = _with_length(_v2(3), 20)[:32]
     log = _write(tmp_path, a + short + a + short)
     assert assert_same_rule(log) > 0
-    with FileRecords(str(log)) as records:
+    with FileRecords(str(log), store=local()) as records:
         assert records.last_offset_at(len(a)) == 5  # baseOffset + lastOffsetDelta, bytes of the next batch aside
         with pytest.raises(CorruptRecordError, match="too small for a magic v2 header"):
             records.last_offset_at(2 * len(a) + len(short))
@@ -182,7 +186,7 @@ def test_legacy_segments(tmp_path: Path) -> None:
     v1 = build_legacy([RecordSpec(b"k", b"v", 5), RecordSpec(b"k", b"w", 6)], magic=1, base_offset=1, codec="gzip")
     log = _write(tmp_path, v0 + v1 + v0[:8] + b"\0\0\0\x0e" + v0[12:])
     assert assert_same_rule(log) > 0
-    with FileRecords(str(log)) as records:
+    with FileRecords(str(log), store=local()) as records:
         assert records.last_offset_at(len(v0)) == 2
         assert records.last_offsets([0, len(v0)]) == [0, 2]
         assert records.last_offsets([0, len(v0), len(v0 + v1)]) is None  # the last head is cut by the file's end
@@ -195,7 +199,7 @@ def test_mixed_and_odd_magic(tmp_path: Path) -> None:
     odd[16] = 0xFF  # magic -1: framed as a legacy entry, as Kafka does for any magic below 2
     log = _write(tmp_path, legacy + _v2(1) + bytes(odd) + _v2(4))
     assert assert_same_rule(log) > 0
-    with FileRecords(str(log)) as records:
+    with FileRecords(str(log), store=local()) as records:
         assert records.last_offsets([0, len(legacy)]) is None  # v0/v1 and v2 together: asked one by one
         assert records.last_offset_at(len(legacy) + len(_v2(1))) == 1
 
@@ -203,7 +207,7 @@ def test_mixed_and_odd_magic(tmp_path: Path) -> None:
 def test_positions_outside_the_log(tmp_path: Path) -> None:
     log = _write(tmp_path, _v2(0) + _v2(3))
     size = log.stat().st_size
-    with FileRecords(str(log)) as records:
+    with FileRecords(str(log), store=local()) as records:
         for position in (size - 17, size, size + 1):
             assert records.last_offset_at(position) is None
         assert records.last_offsets([0, size + 100]) is None
@@ -213,7 +217,7 @@ def test_positions_outside_the_log(tmp_path: Path) -> None:
 def test_end_bounds_the_check_like_max_bytes(tmp_path: Path) -> None:
     a = _v2(0)
     log = _write(tmp_path, a + a)
-    with FileRecords(str(log), end=len(a) + 30) as records:
+    with FileRecords(str(log), end=len(a) + 30, store=local()) as records:
         assert records.last_offset_at(0) == 2
         assert records.last_offset_at(len(a)) is None
         assert records.last_offsets([0]) == [2]
@@ -223,7 +227,7 @@ def test_end_bounds_the_check_like_max_bytes(tmp_path: Path) -> None:
 def test_bulk_steps_aside_for_a_read_policy(tmp_path: Path) -> None:
     """``--max-rate``/``--drop-cache`` pace and evict window reads: the bulk read leaves those to them."""
     log = _write(tmp_path, _v2(0) + _v2(3))
-    with FileRecords(str(log)) as records:
+    with FileRecords(str(log), store=local()) as records:
         assert records.last_offsets([0]) == [2]
     paced = store_for(str(log), ReadContext(max_rate=1e12))
     with FileRecords(str(log), store=paced) as records:

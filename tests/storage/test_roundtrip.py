@@ -14,6 +14,7 @@ from kseg.decoders.jvm import java_utf8
 from kseg.storage.records import FileRecords
 from kseg.testing.writer import RecordSpec, build_control_batch, build_legacy, build_v2_batch
 from tests.conftest import run_cli
+from tests.stores import local
 
 BASE_TS = 1_730_000_000_000
 blobs = st.one_of(st.none(), st.binary(max_size=40), st.text(string.printable, max_size=30).map(str.encode))
@@ -143,7 +144,7 @@ def test_reader_reads_back_what_was_written(tmp_path: Path, specs) -> None:
     log = tmp_path / "00000000000000000000.log"
     expected = _write(specs, log)
     got = []
-    with FileRecords(str(log)) as records_file:
+    with FileRecords(str(log), store=local()) as records_file:
         for batch in records_file.batches():
             assert batch.is_valid()
             for rec in batch.records(1 << 24):

@@ -7,6 +7,7 @@ import pytest
 from kseg.errors import CorruptSnapshotError
 from kseg.format.snapshot import parse_snapshot
 from kseg.storage.snapshots import WINDOW_ENTRIES, iter_snapshot, read_snapshot
+from kseg.storage.stores.discover import store_of
 from kseg.testing.partition import ProducerEntry, snapshot_bytes
 
 
@@ -22,8 +23,8 @@ def test_windows_give_what_the_whole_file_gives(tmp_path, n):
     data = snapshot_bytes(entries(n))
     path = tmp_path / "00000000000000000005.snapshot"
     path.write_bytes(data)
-    assert list(iter_snapshot(str(path))) == parse_snapshot(data)
-    snap = read_snapshot(str(path), 5)
+    assert list(iter_snapshot(str(path), store=store_of(str(path)))) == parse_snapshot(data)
+    snap = read_snapshot(str(path), 5, store=store_of(str(path)))
     assert snap.producers == n
     assert snap.open_txns() == {1000 + i: 50 for i in range(0, n, 1000)}
 
@@ -45,7 +46,7 @@ def test_damage_raises_before_any_entry_with_the_whole_file_message(tmp_path, da
         parse_snapshot(bytes(data))
     seen = []
     with pytest.raises(CorruptSnapshotError) as streamed:
-        seen.extend(iter_snapshot(str(path)))
+        seen.extend(iter_snapshot(str(path), store=store_of(str(path))))
     assert seen == []
     assert streamed.value.message == whole.value.message
     assert streamed.value.path == str(path)

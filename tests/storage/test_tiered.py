@@ -20,7 +20,7 @@ from kseg.storage import files, tiered
 from kseg.storage.context import ReadContext
 from kseg.storage.private_keys import read_keys
 from kseg.storage.remote_keys import object_key
-from kseg.storage.stores.discover import store_for
+from kseg.storage.stores.discover import store_for, store_of
 from kseg.testing.aiven import KeyPair, new_key_pair, write_aiven_segment
 from tests.conftest import CORPUS_DATA
 
@@ -43,7 +43,7 @@ def _write(root: Path, compression: bool, key_pair: KeyPair | None = None) -> st
 def test_ranges_read_the_original_bytes_and_only_their_chunks(tmp_path: Path, compression: bool) -> None:
     path = _write(tmp_path, compression)
     original = LOG.read_bytes()
-    f = files.open_readonly(path, buffering=0)
+    f = files.open_readonly(path, buffering=0, store=store_of(path))
     assert isinstance(f, tiered.TieredLogFile) and files.size_of(f) == len(original) == f.size
     rng = random.Random(7)
     for _ in range(200):
@@ -65,17 +65,22 @@ def test_ranges_read_the_original_bytes_and_only_their_chunks(tmp_path: Path, co
 def test_indexes_are_cut_from_the_indexes_object(tmp_path: Path) -> None:
     path = _write(tmp_path, True)
     index = path[: -len(".log")] + ".index"
-    assert files.exists(index) and files.isfile(index)
-    assert not files.exists(path[: -len(".log")] + ".txnindex")  # the segment has none: the manifest says null
-    assert files.read_small_file(index) == LOG.with_suffix(".index").read_bytes()
-    assert files.read_small_file(path[: -len(".log")] + ".timeindex") == LOG.with_suffix(".timeindex").read_bytes()
+    assert files.exists(index, store=store_of(index)) and files.isfile(index, store=store_of(index))
+    assert not files.exists(
+        path[: -len(".log")] + ".txnindex", store=store_of(path[: -len(".log")] + ".txnindex")
+    )  # the segment has none: the manifest says null
+    assert files.read_small_file(index, store=store_of(index)) == LOG.with_suffix(".index").read_bytes()
+    assert (
+        files.read_small_file(path[: -len(".log")] + ".timeindex", store=store_of(path[: -len(".log")] + ".timeindex"))
+        == LOG.with_suffix(".timeindex").read_bytes()
+    )
 
 
 def test_a_segment_without_a_manifest_is_a_plain_file(tmp_path: Path) -> None:
     path = tmp_path / object_key("aiven", "", "t", TOPIC_ID, 0, 0, SEGMENT_ID, "log")
     path.parent.mkdir(parents=True)
     path.write_bytes(LOG.read_bytes())
-    with files.open_readonly(str(path)) as f:
+    with files.open_readonly(str(path), store=store_of(str(path))) as f:
         assert not isinstance(f, tiered.TieredLogFile)
 
 
@@ -100,7 +105,7 @@ def test_an_object_longer_than_its_chunks_fails_at_the_last_chunk(tmp_path: Path
     Path(path).write_bytes(Path(path).read_bytes() + b"x" * 100)
     original = LOG.read_bytes()
     last = (len(original) - 1) // 1000 * 1000
-    with files.open_readonly(path, buffering=0) as f:
+    with files.open_readonly(path, buffering=0, store=store_of(path)) as f:
         assert f.read(last) == original[:last]  # every chunk before the last reads as ever
         with pytest.raises(tiered.ChunkError, match=r"chunk 28: the object is \d+ bytes, the manifest's 29 chunks end"):
             _read_to_end(f)
@@ -114,7 +119,9 @@ def test_an_index_past_the_indexes_object_is_refused_before_it_is_read(tmp_path:
     tracemalloc.start()
     try:
         with pytest.raises(InputError, match=r"offset index: the object ends at byte \d+, the manifest says"):
-            files.read_small_file(path[: -len(".log")] + ".index", limit=1 << 31)
+            files.read_small_file(
+                path[: -len(".log")] + ".index", limit=1 << 31, store=store_of(path[: -len(".log")] + ".index")
+            )
         assert tracemalloc.get_traced_memory()[1] < 16 << 20
     finally:
         tracemalloc.stop()
@@ -132,7 +139,9 @@ def test_an_index_past_its_bound_is_refused_before_it_is_read(tmp_path: Path) ->
     tracemalloc.start()
     try:
         with pytest.raises(InputError, match=rf"offset index of {size} bytes: kseg reads tiered segment index files"):
-            files.read_small_file(path[: -len(".log")] + ".index", limit=1 << 31)
+            files.read_small_file(
+                path[: -len(".log")] + ".index", limit=1 << 31, store=store_of(path[: -len(".log")] + ".index")
+            )
         assert tracemalloc.get_traced_memory()[1] < 16 << 20
     finally:
         tracemalloc.stop()
@@ -145,7 +154,7 @@ def test_a_manifest_that_is_a_directory_is_an_error_not_no_manifest(tmp_path: Pa
     manifest.unlink()
     manifest.mkdir()
     with pytest.raises(InputError, match="(?i)is a directory"):
-        files.open_readonly(path, buffering=0)
+        files.open_readonly(path, buffering=0, store=store_of(path))
 
 
 def _one_chunk_segment(tmp_path: Path, frame: bytes, chunk_size: int) -> str:
@@ -171,7 +180,7 @@ def test_a_chunk_is_decompressed_to_what_its_frame_gives_never_its_declared_size
     path = _one_chunk_segment(tmp_path, frame, tiered_manifest.MAX_CHUNK_SIZE)
     tracemalloc.start()
     try:
-        with files.open_readonly(path, buffering=0) as f:
+        with files.open_readonly(path, buffering=0, store=store_of(path)) as f:
             with pytest.raises(tiered.ChunkError, match="chunk 0: 1000 bytes decoded, the manifest says 1073741823"):
                 f.read(100)
         assert tracemalloc.get_traced_memory()[1] < 16 << 20
@@ -182,7 +191,7 @@ def test_a_chunk_is_decompressed_to_what_its_frame_gives_never_its_declared_size
 def test_a_frame_larger_than_its_chunk_is_refused_when_it_passes_the_size(tmp_path: Path) -> None:
     frame = zstandard.ZstdCompressor(write_content_size=False).compress(bytes(50 << 20))  # 50 MiB of zeros
     path = _one_chunk_segment(tmp_path, frame, 4096)
-    with files.open_readonly(path, buffering=0) as f:
+    with files.open_readonly(path, buffering=0, store=store_of(path)) as f:
         with pytest.raises(tiered.ChunkError, match="chunk 0: the zstd frame decompresses past the manifest's 4096"):
             f.read(100)
 

@@ -10,13 +10,14 @@ from kseg.decoders.remote import read_record, remote_log_metadata_text
 from kseg.format.rsm_custom import parse_custom_metadata
 from kseg.storage.records import FileRecords
 from kseg.testing import remote_metadata as rm
+from tests.stores import local
 
 KAFKA = Path(__file__).resolve().parents[1] / "data" / "kafka4x" / "data" / "__remote_log_metadata-0"
 SEG = rm.SegmentId("AQIDBAUGBwgJCgsMDQ4PEA", "t", 0, "ERITFBUWFxgZGhscHR4fIA")
 
 
 def _values(directory: Path) -> list[bytes]:
-    with FileRecords(str(directory / "00000000000000000000.log")) as records:
+    with FileRecords(str(directory / "00000000000000000000.log"), store=local()) as records:
         return [bytes(r.value) for b in records.batches() for r in b.records(1 << 20)]
 
 

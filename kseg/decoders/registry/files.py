@@ -29,18 +29,20 @@ from kseg.decoders.registry.store import SchemaStore
 from kseg.errors import InputError
 
 if TYPE_CHECKING:
-    from kseg.storage.location import Entry
+    from collections.abc import Sequence
+
+    from kseg.storage.context import ListedFile
 
 SUFFIXES = {".avsc": "AVRO", ".proto": "PROTOBUF", ".json": "JSON"}
 MAX_FILE = 16 << 20  # one file of schemas (a GET /schemas answer of thousands of schemas fits)
 
 
-def schema_files(directory: str, topic: str) -> list[Entry] | None:
+def schema_files(directory: str, topic: str) -> Sequence[ListedFile] | None:
     """The files directly under ``directory`` (local or a prefix of a store, listed once through its store)
     when it holds schema files, no ``.log`` segment and no ``<topic>-0`` partition directory (a log dir,
     never listed whole); else None."""
-    from kseg.storage.files import store_of
     from kseg.storage.location import basename
+    from kseg.storage.stores.discover import store_of
 
     store = store_of(directory)
     try:
@@ -57,11 +59,12 @@ def schema_files(directory: str, topic: str) -> list[Entry] | None:
     return None
 
 
-def load_files(directory: str, entries: list[Entry]) -> SchemaStore:
+def load_files(directory: str, entries: Sequence[ListedFile]) -> SchemaStore:
     """The schemas of the files ``entries`` of ``directory`` (:func:`schema_files`), read in name order."""
     from kseg.storage.checkpoints import open_aux
     from kseg.storage.location import basename
     from kseg.storage.read import Kind
+    from kseg.storage.stores.discover import store_of
 
     kind = Kind("schema", MAX_FILE, "a registry's schemas, one file or a GET /schemas answer")
     store = SchemaStore()
@@ -70,7 +73,7 @@ def load_files(directory: str, entries: list[Entry]) -> SchemaStore:
         suffix = os.path.splitext(name)[1]
         if suffix not in SUFFIXES:
             continue
-        data = open_aux(path, kind).data()
+        data = open_aux(path, kind, store=store_of(path)).data()
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:

@@ -25,7 +25,7 @@ def partition_dir(source: str) -> str:
     """The ``_schemas`` partition directory ``source`` names (itself, or ``<source>/_schemas-0``); a URI
     (``s3://…``) is asked of its store."""
     from kseg.storage import location
-    from kseg.storage.files import store_of
+    from kseg.storage.stores.discover import store_of
 
     if store_of(source).remote:
         what = location.kind(source)
@@ -50,7 +50,7 @@ def beside(data_paths: list[str]) -> str | None:
     """A ``_schemas-0`` directory in the first data path (a log dir) or in its log dir (a partition
     directory or a segment file in one), or None."""
     from kseg.storage import location
-    from kseg.storage.files import store_of
+    from kseg.storage.stores.discover import store_of
 
     for path in data_paths:
         if store_of(path).remote:
@@ -94,10 +94,11 @@ def replay(source: str, limit: int = DEFAULT_DECOMPRESSION_LIMIT) -> tuple[Schem
     """Replay the ``_schemas`` partition ``source`` names: (the store, the directory read)."""
     from kseg.storage.partition import scan_partition
     from kseg.storage.records import FileRecords
+    from kseg.storage.stores.discover import store_of
 
     directory = partition_dir(source)
     notes: list[str] = []
-    part = scan_partition(directory, notes)
+    part = scan_partition(directory, notes, store=store_of(directory))
     if part.error:
         raise InputError(f"--schemas: {part.error}", path=directory)
     logs = [s.log for s in part.segments if s.log]
@@ -106,7 +107,7 @@ def replay(source: str, limit: int = DEFAULT_DECOMPRESSION_LIMIT) -> tuple[Schem
     store = SchemaStore()
     for log in logs:
         try:
-            with FileRecords(log) as f:
+            with FileRecords(log, store=part.store) as f:
                 for batch in f.batches():
                     if getattr(batch, "is_control", False):  # transaction markers: not the registry's
                         continue

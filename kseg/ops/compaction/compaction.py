@@ -42,6 +42,7 @@ from kseg.storage import files
 from kseg.storage.outcome import ReadOutcome, read_batches
 from kseg.storage.partition import Partition, Segment
 from kseg.storage.records import FileRecords
+from kseg.storage.stores.discover import store_of
 
 DEFAULT_DELETE_RETENTION_MS = 24 * 60 * 60 * 1000  # delete.retention.ms (LogConfig.DEFAULT_DELETE_RETENTION_MS)
 
@@ -107,12 +108,12 @@ def scan_segment(seg: Segment, at: int, limit: int) -> SegmentTombstones:
     log = seg.log
     if log is None:  # analyse counts the segments with a .log
         raise InputError("no .log file: nothing to count", path=seg.name)
-    path = files.display(log)
+    path = files.display(log, store=store_of(log))
     read = ReadOutcome(path, present=seg.log_size())
     res = SegmentTombstones(seg, read=read)
     try:
-        res.modified_ms = files.mtime_ms(log)
-        with FileRecords(log) as records:
+        res.modified_ms = files.mtime_ms(log, store=store_of(log))
+        with FileRecords(log, store=seg.store) as records:
             _count(res, read_batches(records, read), at, limit)
     except KsegError as exc:
         read.stopped_at(exc.at(path))
@@ -179,8 +180,10 @@ def _log_end(report: CompactionReport) -> int | None:
 def _dirty_section(report: CompactionReport) -> None:
     """The first dirty offset and each segment's section (module docstring)."""
     segs = report.segments
-    start = report.log_start = cp.log_start_offset(report.partition.path, segs[0].segment.base_offset)
-    cleaner = report.cleaner = cp.partition_entry(report.partition.path, cp.CLEANER)
+    start = report.log_start = cp.log_start_offset(
+        report.partition.path, segs[0].segment.base_offset, report.partition.store
+    )
+    cleaner = report.cleaner = cp.partition_entry(report.partition.path, cp.CLEANER, store=report.partition.store)
     end = _log_end(report)
     if cleaner.value is None:
         if not cleaner.parsed:

@@ -24,6 +24,7 @@ from typing import Sequence, TypeVar
 from kseg.ops.diff.diff import DAMAGED, DIVERGENT, UNREADABLE, DiffResult, Replica, compare
 from kseg.storage import files
 from kseg.storage.partition import Partition, natural_key
+from kseg.storage.stores.discover import store_of
 
 P = TypeVar("P")
 
@@ -65,7 +66,7 @@ def _others(best: Replica, reps: list[Replica]) -> str:
             state = f"{DAMAGED} ({r.damaged_batches} batch{'es' * (r.damaged_batches != 1)} failing the CRC)"
         elif r.log_end < best.log_end:
             state = f"behind by {best.log_end - r.log_end} offsets"
-        states.append(f"{files.display(r.path)}: {state}")
+        states.append(f"{files.display(r.path, store=store_of(r.path))}: {state}")
     return f" (log end {best.log_end}; {'; '.join(states)})" if states else f" (log end {best.log_end})"
 
 
@@ -97,9 +98,9 @@ def choose_set(replicas: list[Partition]) -> tuple[int, str]:
 
 
 def replica_line(name: str, path: str, count: int, why: str) -> str:
-    return f"{name}: kept {files.display(path)} of {count} replicas: {why}"
+    return f"{name}: kept {files.display(path, store=store_of(path))} of {count} replicas: {why}"
 
 
 def _partition(part) -> Partition:
     """A listed partition (:class:`~kseg.storage.listing.Listed`) as the :class:`Partition` diff compares."""
-    return part if isinstance(part, Partition) else Partition(part.path, part.segments)
+    return part if isinstance(part, Partition) else Partition(part.path, part.segments, store=part.store)

@@ -49,6 +49,7 @@ from kseg.storage.checkpoints import topic_partition
 from kseg.storage.outcome import TRUNCATED, ReadOutcome, exit_code
 from kseg.storage.partition import Partition, natural_key
 from kseg.storage.records import FileRecords
+from kseg.storage.stores.discover import store_of
 from kseg.storage.stores.find import discover
 from kseg.storage.tiered_names import is_tiered_dir
 
@@ -175,7 +176,7 @@ def _batches(rep: Replica) -> Generator[tuple, None, None]:
         if seg.log is None:
             continue
         name = seg.name
-        read = ReadOutcome(files.display(seg.log))
+        read = ReadOutcome(files.display(seg.log, store=seg.store))
         with FileRecords(seg.log, store=seg.store) as records:
             read.present = records.end
             try:
@@ -262,7 +263,9 @@ def _start(rep: Replica) -> int:
     rep.log_start = rep.log_end = logs[0].base_offset
     first = _first_offset(rep)
     try:
-        rep.epochs = leader_epochs.read_partition(rep.path, [s.log for s in logs if s.log is not None])
+        rep.epochs = leader_epochs.read_partition(
+            rep.path, [s.log for s in logs if s.log is not None], store=store_of(rep.path)
+        )
     except KsegError as exc:
         if isinstance(exc, InputError):
             raise
@@ -436,7 +439,7 @@ def different_partitions(partitions: list[Partition]) -> str | None:
     for part in partitions:
         tp = topic_partition_of(part)
         if tp is not None:
-            named.setdefault(tp, files.display(part.path))
+            named.setdefault(tp, files.display(part.path, store=part.store))
     if len(named) < 2:
         return None
     which = ", ".join(f"{topic}-{number} ({path})" for (topic, number), path in named.items())
@@ -447,7 +450,7 @@ def replica_sets(roots: list[str], notes: list[str]) -> list[list[Partition]]:
     """Partitions found under more than one log root, grouped by directory name, in name order."""
     by_name: dict[str, list[Partition]] = {}
     for root in roots:
-        if not files.isdir(root):
+        if not files.isdir(root, store=store_of(root)):
             raise InputError("not a directory (--roots takes log directories)", path=root)
         for part in discover([root], notes):
             by_name.setdefault(part.name, []).append(part)
@@ -457,5 +460,7 @@ def replica_sets(roots: list[str], notes: list[str]) -> list[list[Partition]]:
         if len(parts) > 1:
             sets.append(parts)
         else:
-            notes.append(f"{files.display(parts[0].path)}: under one root only: nothing to compare")
+            notes.append(
+                f"{files.display(parts[0].path, store=parts[0].store)}: under one root only: nothing to compare"
+            )
     return sets

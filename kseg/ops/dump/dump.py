@@ -36,6 +36,7 @@ from kseg.storage import files
 from kseg.storage.batch import V2Batch
 from kseg.storage.records import FileRecords
 from kseg.storage.snapshots import iter_snapshot
+from kseg.storage.stores.discover import store_of
 
 
 class DumpProgress(Protocol):
@@ -243,12 +244,12 @@ class Dumper:
         self.sink.error(exc)
 
     def dump_file(self, path: str) -> None:
-        self.sink.dumping(files.display(path))
+        self.sink.dumping(files.display(path, store=store_of(path)))
         if os.path.isdir(path):
             self._fail(
                 InputError(
                     "is a directory; dump takes files (kseg verify-index takes partition directories)",
-                    path=files.display(path),
+                    path=files.display(path, store=store_of(path)),
                 )
             )
             return
@@ -262,12 +263,12 @@ class Dumper:
             files.TXN_INDEX: self.dump_txn_index,
         }.get(kind)
         if handler is None or (kind == files.CHECKPOINT and not self.opts.checkpoint_files):
-            self.sink.unknown_file(files.display(path))
+            self.sink.unknown_file(files.display(path, store=store_of(path)))
             return
         try:
             handler(path)
         except KsegError as exc:
-            self._fail(exc.at(files.display(path)))
+            self._fail(exc.at(files.display(path, store=store_of(path))))
 
     # -- base offsets -----------------------------------------------------
     def _base_offset(self, path: str, log_path: str) -> int:
@@ -277,14 +278,14 @@ class Dumper:
             return base
         inferred = 0
         try:
-            with FileRecords(log_path) as records:
+            with FileRecords(log_path, store=store_of(log_path)) as records:
                 batch = records.batch_at(0)
                 if batch is not None:
                     inferred = batch.base_offset
         except KsegError:
             pass
         self.sink.note(
-            f"{files.display(path)}: the file name carries no base offset; using {inferred}"
+            f"{files.display(path, store=store_of(path))}: the file name carries no base offset; using {inferred}"
             + (" (the first batch's base offset)" if inferred else "")
         )
         return inferred
@@ -292,7 +293,8 @@ class Dumper:
     # -- .log / .checkpoint -------------------------------------------------
     def dump_log(self, path: str) -> None:
         name = os.path.basename(path)
-        records = FileRecords(path, end=self.opts.max_bytes)  # open first: a missing file prints no header
+        # open first: a missing file prints no header
+        records = FileRecords(path, end=self.opts.max_bytes, store=store_of(path))
         with records:
             self._log_header(path, name)
             self._dump_batches(records, path, name)
@@ -306,7 +308,8 @@ class Dumper:
         else:
             parsed = files.parse_checkpoint_name(path)
             if parsed is None:
-                sink.note(f"{files.display(path)}: not a <offset>-<epoch>.checkpoint name; no end offset shown")
+                shown = files.display(path, store=store_of(path))
+                sink.note(f"{shown}: not a <offset>-<epoch>.checkpoint name; no end offset shown")
             else:
                 sink.snapshot_start(*parsed)
 
@@ -315,7 +318,7 @@ class Dumper:
         valid_bytes = 0
         last_offset = -1
         deep = self.opts.deep
-        abs_path = files.absolute(path)
+        abs_path = files.absolute(path, store=store_of(path))
         progress = self.progress
         if progress is not None:
             progress.start(name, records.end)
@@ -488,7 +491,9 @@ class Dumper:
 
     # -- .snapshot and .txnindex ------------------------------------------------
     def dump_snapshot(self, path: str) -> None:
-        entries = iter_snapshot(path)  # streamed: the CRC is checked over the whole file before the first entry
+        entries = iter_snapshot(
+            path, store=store_of(path)
+        )  # streamed: the CRC is checked over the whole file before the first entry
         try:
             first = next(entries, None)
         except CorruptSnapshotError as exc:
@@ -500,5 +505,5 @@ class Dumper:
             self.sink.producer_entry(entry)
 
     def dump_txn_index(self, path: str) -> None:
-        for entry in iter_aborted_txns(files.read_small_file(path)):
+        for entry in iter_aborted_txns(files.read_small_file(path, store=store_of(path))):
             self.sink.txn_entry(entry)

@@ -15,6 +15,7 @@ from kseg.format.indexes import OffsetIndexView, TimeIndexView
 from kseg.limits import NO_TIMESTAMP
 from kseg.storage import files
 from kseg.storage.records import FileRecords
+from kseg.storage.stores.discover import store_of
 
 CHUNK = 1024  # index entries checked at once (FileRecords.last_offsets): bounded memory whatever the index
 
@@ -38,17 +39,19 @@ class IndexDumper:
     # -- .index ---------------------------------------------------------------
     def dump_index(self, path: str) -> None:
         opts, sink = self.opts, self.sink
-        log_path = files.sibling(path, files.LOG)
+        log_path = files.sibling(path, files.LOG, store=store_of(path))
         base = self._base_offset(path, log_path)
-        index = OffsetIndexView(files.open_index(path), base, files.display(path))
+        index = OffsetIndexView(
+            files.open_index(path, store=store_of(path)), base, files.display(path, store=store_of(path))
+        )
         if index.entries == 0:
-            sink.index_empty(files.display(path))
+            sink.index_empty(files.display(path, store=store_of(path)))
             return
         if opts.index_sanity_check:
             index.sanity_check()
-            sink.sanity_passed(files.display(path))
+            sink.sanity_passed(files.display(path, store=store_of(path)))
             return
-        abs_path = files.absolute(path)
+        abs_path = files.absolute(path, store=store_of(path))
         printing = not opts.verify_index_only
         with self._open_log_for_index(log_path) as records:
             used = index.used_entries()  # Kafka's tool stops at a preallocated zero tail
@@ -74,7 +77,7 @@ class IndexDumper:
 
     def _open_log_for_index(self, log_path: str):
         try:
-            return FileRecords(log_path)
+            return FileRecords(log_path, store=store_of(log_path))
         except InputError as exc:
             self._fail(exc.extended("; index entries are not checked against the log"))
             return _NoLog()
@@ -101,25 +104,27 @@ class IndexDumper:
     # -- .timeindex -------------------------------------------------------------
     def dump_time_index(self, path: str) -> None:
         opts, sink = self.opts, self.sink
-        log_path = files.sibling(path, files.LOG)
+        log_path = files.sibling(path, files.LOG, store=store_of(path))
         base = self._base_offset(path, log_path)
-        tindex = TimeIndexView(files.open_index(path), base, files.display(path))
+        tindex = TimeIndexView(
+            files.open_index(path, store=store_of(path)), base, files.display(path, store=store_of(path))
+        )
         if opts.index_sanity_check:
             tindex.sanity_check()
-            sink.sanity_passed(files.display(path))
+            sink.sanity_passed(files.display(path, store=store_of(path)))
             return
         if tindex.entries == 0:
             return
-        index_path = files.sibling(path, files.INDEX)
+        index_path = files.sibling(path, files.INDEX, store=store_of(path))
         try:
-            oindex = OffsetIndexView(files.open_index(index_path), base)
+            oindex = OffsetIndexView(files.open_index(index_path, store=store_of(index_path)), base)
         except InputError as exc:
             sink.note(f"{exc.describe()}; looking up time-index offsets from log position 0")
             oindex = OffsetIndexView(b"", base)
-        abs_path = files.absolute(path)
+        abs_path = files.absolute(path, store=store_of(path))
         problems = self.problems
         limit = opts.decompress_limit
-        with FileRecords(log_path) as records:
+        with FileRecords(log_path, store=store_of(log_path)) as records:
             prev = NO_TIMESTAMP
             for i in range(tindex.used_entries()):  # Kafka's tool stops at a preallocated zero tail
                 ts, offset = tindex.entry(i)

@@ -31,20 +31,23 @@ batches: a v0/v1 wrapper carries its last offset); reading a split, corrupt batc
 from __future__ import annotations
 
 from bisect import bisect_left
-from typing import Iterator, Mapping, NamedTuple, Sequence
+from typing import TYPE_CHECKING, Iterator, Mapping, NamedTuple, Sequence
 
 from kseg.errors import InputError, KsegError
 from kseg.format import indexes as fmt_indexes
 from kseg.limits import INT64_MAX, INT64_MIN  # noqa: F401 - re-exported to the CLI and Spark
 from kseg.ops.export.read import Corruption, RecordFacts, Split, read_split, starting  # noqa: F401 - re-exported
 from kseg.storage import checkpoints as cp
-from kseg.storage import files
 from kseg.storage.listing import Listed
 from kseg.storage.partition import Partition, Segment
 from kseg.storage.ranges import EVERYTHING, Ranges, first_offset_known, past_by_name
 from kseg.storage.records import FileRecords
 from kseg.storage.starts import index as _index
 from kseg.storage.starts import start_position as _start_position
+from kseg.storage.stores.discover import store_of
+
+if TYPE_CHECKING:
+    from kseg.storage.context import Store
 
 DEFAULT_SPLIT_BYTES = 128 << 20
 #: ``export --spark --target-file-size``: about this many bytes of Parquet a file (Spark's own default
@@ -155,19 +158,26 @@ def unit_splits(
     """The splits of ``unit`` (run by the task that reads them): the segment's start for ``ranges``
     (index reads), then the split starting in the unit's band, ending at the next band's cut."""
     ranges = starting(ranges, unit.since)
-    seg = Segment(unit.base_offset, unit.log, unit.offset_index, unit.time_index, log_bytes=unit.log_bytes)
+    seg = Segment(  # (a unit holds no store: its log's, as discovery chooses it)
+        unit.base_offset,
+        unit.log,
+        unit.offset_index,
+        unit.time_index,
+        log_bytes=unit.log_bytes,
+        store=store_of(unit.log),
+    )
     name = f"{unit.base_offset:020d}"
     if unit.base_offset > ranges.to_offset:  # named past the range: only a v0/v1 wrapper opening it may hold some
-        first = _opening_wrapper_end(unit.log, limit) if unit.band == 0 else None
+        first = _opening_wrapper_end(unit.log, limit, seg.store) if unit.band == 0 else None
         if first is None:
             return []
         return [Split(unit.log_dir, unit.partition, name, unit.log, 0, first, first, unit.txn_indexes, unit.since)]
-    offsets = _index(seg.index, fmt_indexes.OffsetIndexView, seg.base_offset)
+    offsets = _index(seg.index, fmt_indexes.OffsetIndexView, seg.base_offset, seg)
     start = _start_position(seg, unit.log, offsets, ranges, limit)
     if start is None:
         return []
     size = unit.log_bytes
-    with _Cuts(unit.log, offsets, size, split_bytes, limit) as cut:
+    with _Cuts(unit.log, seg.store, offsets, size, split_bytes, limit) as cut:
         lo = cut.at(unit.band)
         if lo is None:
             return []  # no batch starts in this band: the previous band's split reads through it
@@ -195,7 +205,7 @@ def plan(
 def partition_key(log_dir: str, name: str) -> str:
     """A partition directory named once, whatever path led to it (an export report's key): an absolute
     local path, or the URI."""
-    store = files.store_of(log_dir)
+    store = store_of(log_dir)
     return store.names.canonical(store.names.join(log_dir, name))
 
 
@@ -206,8 +216,9 @@ class _Cuts:
 
     TRIES = 8  # index entries tried in a band before it is read as part of the previous split
 
-    def __init__(self, log: str, offsets, size: int, split_bytes: int, limit: int) -> None:
-        self.log, self.offsets, self.size, self.split_bytes, self.limit = log, offsets, size, split_bytes, limit
+    def __init__(self, log: str, store: Store, offsets, size: int, split_bytes: int, limit: int) -> None:
+        self.log, self.store, self.offsets, self.size, self.split_bytes = log, store, offsets, size, split_bytes
+        self.limit = limit
         self.records: FileRecords | None = None
 
     def __enter__(self) -> _Cuts:
@@ -231,18 +242,18 @@ class _Cuts:
             if not low <= pos < high:
                 return None
             if self.records is None:
-                self.records = FileRecords(self.log, window=1 << 16)
+                self.records = FileRecords(self.log, window=1 << 16, store=self.store)
             if _batch_starts_at(self.records, pos, self.limit):
                 return pos
         return None
 
 
-def _opening_wrapper_end(log: str, limit: int) -> int | None:
+def _opening_wrapper_end(log: str, limit: int, store: Store) -> int | None:
     """The end of the segment's first batch when it is a compressed v0/v1 wrapper (its records may lie
     below the segment's name: :mod:`kseg.storage.ranges`), else None; a batch that cannot be framed is
     left to nobody (None): the segment is past the range by name."""
     try:
-        with FileRecords(log, window=1 << 16) as records:
+        with FileRecords(log, window=1 << 16, store=store) as records:
             batch = records.batch_at(0, max_size=limit)
             if batch is None or first_offset_known(batch):
                 return None

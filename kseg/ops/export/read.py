@@ -21,6 +21,7 @@ from kseg.storage.aborted import ReadCommitted, last_stable_offset
 from kseg.storage.batch import V2Batch
 from kseg.storage.ranges import BEFORE, EVERYTHING, LAST, PAST, Ranges, place
 from kseg.storage.records import FileRecords
+from kseg.storage.stores.discover import store_of
 
 
 class Split(NamedTuple):
@@ -96,14 +97,17 @@ def read_split(
     is pending), the other batches' by these rules, in the same order.
     """
     ranges = starting(ranges, split.since)
-    txns = ReadCommitted(split.txn_indexes)  # InputError: a .txnindex that cannot be read
+    store = store_of(split.log)  # a split holds no store: its log's, as discovery chooses it
+    txns = ReadCommitted(split.txn_indexes, store)  # InputError: a .txnindex that cannot be read
     if committed:  # a read_committed fetch stops at the last stable offset
-        lso = last_stable_offset(files.parent(split.log))
+        lso = last_stable_offset(files.parent(split.log, store=store_of(split.log)), store)
         if lso is not None:
             ranges = replace(ranges, to_offset=min(ranges.to_offset, lso - 1))
     for path, position, message in txns.problems:
         yield Corruption(path, position, "txnindex", f"{message}; its later entries are not used")
-    records = FileRecords(split.log)  # InputError: an I/O error is the export's failure, never a corruption row
+    records = FileRecords(
+        split.log, store=store
+    )  # InputError: an I/O error is the export's failure, never a corruption row
     with records:
         end = records.size if split.end is None else split.end
         stop = min(end, records.end)  # FileRecords.batches' end
@@ -124,7 +128,7 @@ def read_split(
                 if (yield from _batch_items(batch, split.log, ranges, limit, keep_invalid, committed, txns)):
                     return
         except InputError as exc:
-            raise exc.at(files.display(split.log)) from None
+            raise exc.at(files.display(split.log, store=store_of(split.log))) from None
         except KsegError as exc:
             yield Corruption(split.log, exc.position if exc.position is not None else pos, "corrupt-batch", exc.message)
             return

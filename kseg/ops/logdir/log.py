@@ -58,7 +58,7 @@ def read_log(part: Partition, epochs: EpochCheck | None = None) -> LogFacts:
 
 def _read_segment(seg: Segment, facts: LogFacts, epochs: EpochCheck | None) -> ReadOutcome:
     assert seg.log is not None
-    path = files.display(seg.log)
+    path = files.display(seg.log, store=seg.store)
     read = ReadOutcome(path, present=seg.log_size())
     try:
         with FileRecords(seg.log, store=seg.store) as records:

@@ -29,6 +29,7 @@ from kseg.storage.partition import (
     partition_from_listing,
     tiered_copies,
 )
+from kseg.storage.stores.discover import store_of
 
 _T = TypeVar("_T")
 METADATA_TOPIC = "__cluster_metadata"  # KRaft's metadata log: the raft layer's, in no LogManager checkpoint
@@ -102,7 +103,7 @@ class LogDirReport:
 def _read(report: LogDirReport | PartitionReport, directory: str, name: str) -> cp.Text | None:
     """A file to read; one that cannot be opened is an error (exit 2)."""
     try:
-        return cp.open_text(directory, name)
+        return cp.open_text(directory, name, store=store_of(directory))
     except InputError as exc:
         report.errors.append(exc.describe())
     except KsegError as exc:
@@ -119,7 +120,9 @@ def _parse(
     if text is None:
         return None
     try:
-        return parse(text, files.display(location.join(directory, name)))
+        return parse(
+            text, files.display(location.join(directory, name), store=store_of(location.join(directory, name)))
+        )
     except InputError as exc:
         report.errors.append(exc.describe())
         return None
@@ -135,7 +138,7 @@ def listing(path: str) -> list[tuple[str, bool]]:
     """(name, is a directory) of each entry of a local directory or a URI prefix, in natural order
     (an object store's "directories" are the first parts of the keys under it: one recursive listing);
     raises :class:`InputError` when it cannot be listed."""
-    if files.store_of(path).remote:
+    if store_of(path).remote:
         base = path.rstrip("/") + "/"
         seen: dict[str, bool] = {}
         for entry in location.list_tree(path):
@@ -154,7 +157,7 @@ def open_log_dir(path: str, only: str | None = None) -> tuple[LogDirReport, list
     checkpoints, leftovers) and its partition directories to read (all, or the one named ``only``):
     :func:`read_partition` each, then :func:`finish`.  Raises :class:`InputError` when it cannot be listed."""
     entries = listing(path)
-    report = LogDirReport(files.store_of(path).names.canonical(path))
+    report = LogDirReport(store_of(path).names.canonical(path))
     report.meta = _parse(report, path, cp.META_PROPERTIES, cp.parse_meta_properties)
     names = {name for name, is_dir in entries if not is_dir}
     if cp.META_PROPERTIES not in names:
@@ -250,7 +253,8 @@ def partition(report: LogDirReport, full: str, name: str, tp: tuple[str, int]) -
     part = PartitionReport(report.path, name, full)
     try:
         names = [entry for entry, _ in listing(full)]
-        listed = partition_from_listing(full, [location.Entry(location.join(full, n), None) for n in names], None)
+        entries = [location.Entry(location.join(full, n), None) for n in names]
+        listed = partition_from_listing(full, entries, None, store_of(full))
     except KsegError as exc:
         part.errors.append(exc.describe())
         return part
@@ -272,7 +276,13 @@ def partition(report: LogDirReport, full: str, name: str, tp: tuple[str, int]) -
     check = None
     if epochs is not None:
         part.leader_epoch = epochs[-1].epoch if epochs else None
-        check = leader_epochs.EpochCheck(epochs, files.display(location.join(full, leader_epochs.FILE_NAME)))
+        check = leader_epochs.EpochCheck(
+            epochs,
+            files.display(
+                location.join(full, leader_epochs.FILE_NAME),
+                store=store_of(location.join(full, leader_epochs.FILE_NAME)),
+            ),
+        )
     part.log = read_log(listed, check)
     _offsets_from_checkpoints(report, part, tp, listed)
     part.problems.extend(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from kseg.errors import InputError
 from kseg.ops.logdir import across
@@ -19,7 +20,11 @@ from kseg.ops.logdir.logdir import (
 from kseg.storage import files, location, outputs, roots
 from kseg.storage.files import SEGMENT_SUFFIXES
 from kseg.storage.partition import is_partition_dir, natural_key
+from kseg.storage.stores.discover import store_of
 from kseg.storage.stores.find import check_exists
+
+if TYPE_CHECKING:
+    from kseg.storage.context import Store
 
 
 @dataclass
@@ -56,13 +61,14 @@ def open_all(paths: list[str], notes: list[str] | None = None) -> list[Opened]:
     targets: dict[tuple[str, str | None], str] = {}
     brokers: dict[tuple[str, str | None], str] = {}
     for path in paths:
-        check_exists(path)
-        remote = files.store_of(path).remote
+        store = store_of(path)  # the root given: its store, chosen once
+        check_exists(path, store)
+        remote = store.remote
         if not remote:
             path = location.local_path(path)
             if not os.path.isdir(path):
                 raise InputError("not a directory: give a broker's log directory (log.dirs)", path=path)
-        if is_partition_dir(path):
+        if is_partition_dir(path, store):
             parent = location.dirname(path.rstrip("/")) if remote else os.path.dirname(os.path.abspath(path))
             name = location.basename(path.rstrip("/")) if remote else os.path.basename(os.path.abspath(path))
             targets.setdefault((_key(parent), name), parent)
@@ -95,7 +101,7 @@ def finish_all(opened: list[Opened]) -> list[LogDirReport]:
 
 
 def _key(path: str) -> str:
-    return path.rstrip("/") if files.store_of(path).remote else os.path.realpath(path)
+    return path.rstrip("/") if store_of(path).remote else os.path.realpath(path)
 
 
 def log_dirs(path: str, skipped: list[str], depth: int = roots.DEPTH) -> list[str]:
@@ -106,10 +112,11 @@ def log_dirs(path: str, skipped: list[str], depth: int = roots.DEPTH) -> list[st
     or foreign directory).
     A log directory holds one of :data:`~kseg.storage.checkpoints.LOG_DIR_MARKERS` or a partition
     directory (one holding a segment file); a store is listed once."""
-    if files.store_of(path).remote:
+    store = store_of(path)
+    if store.remote:
         found = _remote_log_dirs(path.rstrip("/"), depth, skipped)
     else:
-        found = _under(path, depth, skipped)
+        found = _under(path, depth, skipped, store)
     if not found:
         if not _holds_partitions(path):  # an unmounted disk, a wrong path: never "0 partitions, clean"
             raise InputError(NOT_A_LOG_DIR, path=path)
@@ -130,18 +137,18 @@ def _holds_partitions(path: str) -> bool:
     )
 
 
-def _under(path: str, depth: int, skipped: list[str]) -> list[str]:
+def _under(path: str, depth: int, skipped: list[str], store: Store) -> list[str]:
     entries = listing(path)
     if roots.marks_log_dir(name for name, is_dir in entries if not is_dir):
         return [path]
     subdirectories = [location.join(path, name) for name, is_dir in entries if is_dir]
-    if any(is_partition_dir(d) for d in subdirectories):
+    if any(is_partition_dir(d, store) for d in subdirectories):
         return [path]
     if depth == 0:
         return []
     out = []
     for d in subdirectories:
-        found = _under(d, depth - 1, [])
+        found = _under(d, depth - 1, [], store)
         if not found:
             skipped.append(d)
         out.extend(found)
@@ -174,11 +181,16 @@ def check_report(path: str, inputs: list[str], force: bool) -> None:
     """``--report`` checked before any work: a local file, never inside an input, replaced only with
     ``force`` (:class:`kseg.errors.KsegError` says why not)."""
     outputs.refuse_on_inputs(path, inputs, "--report")
-    if files.store_of(path).remote:
+    if store_of(path).remote:
         raise InputError("the report is a local file", path=path)
     outputs.check_file_target(path, force=force, option="--report")
 
 
 def write_report(path: str, lines: list[str], force: bool) -> None:
     """The JSON Lines rows into ``path``: the name appears only when the file is whole."""
-    files.write_stream(path, lambda f: f.write("".join(line + "\n" for line in lines).encode("utf-8")), replace=force)
+    files.write_stream(
+        path,
+        lambda f: f.write("".join(line + "\n" for line in lines).encode("utf-8")),
+        replace=force,
+        store=store_of(path),
+    )

@@ -16,6 +16,7 @@ from kseg.storage import files
 from kseg.storage import offset_checkpoints as cp
 from kseg.storage.partition import Segment, is_partition_dir, scan_partition
 from kseg.storage.records import FileRecords
+from kseg.storage.stores.discover import store_of
 
 LOOKUP_WINDOW = 1 << 20  # a lookup reads one index interval and one batch; no need for the 8 MiB dump window
 
@@ -45,16 +46,17 @@ class PartitionLog:
     """
 
     def __init__(self, path: str, limit: int, window: int = LOOKUP_WINDOW) -> None:
-        if not files.exists(path):
+        store = store_of(path)  # the partition directory given: its store, chosen once
+        if not files.exists(path, store):
             raise InputError("no such file or directory", path=path)
-        if files.isfile(path):
-            path = files.parent(path)
-        if not files.store_of(path).remote and os.path.isdir(path):
+        if files.isfile(path, store):
+            path = files.parent(path, store)
+        if not store.remote and os.path.isdir(path):
             try:  # a directory that cannot be listed says so (the OS's reason), as in every command
                 os.listdir(path)
             except OSError as exc:
                 raise InputError(f"cannot list the directory: {exc.strerror or exc}", path=path) from None
-        if not is_partition_dir(path):
+        if not is_partition_dir(path, store):
             raise InputError(
                 "not a partition directory: no segment files in it",
                 path=path,
@@ -64,13 +66,13 @@ class PartitionLog:
         self.limit = limit
         self.window = window
         self.notes: list[str] = []
-        part = scan_partition(path, self.notes)
+        part = scan_partition(path, self.notes, store=store)
         for seg in part.segments:
             if seg.log is None:
                 names = ", ".join(os.path.basename(p) for p in (seg.index, seg.timeindex, seg.txnindex) if p)
                 self.notes.append(f"{names}: no {seg.stem}.log beside it; ignored")
         self.segments = [s for s in part.segments if s.log is not None]
-        self.start = cp.log_start_offset(path, self.segments[0].base_offset) if self.segments else None
+        self.start = cp.log_start_offset(path, self.segments[0].base_offset, store) if self.segments else None
         if self.start is not None and self.start.note is not None:
             self.notes.append(self.start.note)
         self._records: dict[int, FileRecords] = {}
@@ -95,7 +97,7 @@ class PartitionLog:
     def records(self, seg: Segment) -> FileRecords:
         r = self._records.get(seg.base_offset)
         if r is None:
-            r = self._records[seg.base_offset] = FileRecords(log_path(seg), window=self.window)
+            r = self._records[seg.base_offset] = FileRecords(log_path(seg), window=self.window, store=seg.store)
         return r
 
     def offset_index(self, seg: Segment) -> OffsetIndexView | None:
@@ -116,8 +118,8 @@ class PartitionLog:
             self.notes.append(f"{name}: missing; reading the log from position 0 instead")
             return None
         try:
-            data = files.open_index(path)
-            whole = view(data, seg.base_offset, files.display(path))
+            data = files.open_index(path, store=store_of(path))
+            whole = view(data, seg.base_offset, files.display(path, store=store_of(path)))
             used = whole.used_entries()
         except InputError as exc:
             self.notes.append(f"{exc.describe()}; reading the log from position 0 instead")

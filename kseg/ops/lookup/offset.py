@@ -200,8 +200,9 @@ def scan_from(records, position: int, scan: ScanStep, notes: list[str]):
 def unread_note(seg: Segment, scan: ScanStep) -> str:
     """Where a scan stopped short of the segment's end, and why: the bytes after the last whole batch
     frame none (``FileLogInputStream.nextBatch`` returns null there), so what they hold is not known."""
+    shown = files.display(log_path(seg), store=seg.store)
     return (
-        f"{files.display(log_path(seg))}: at byte {scan.unread_at}: {scan.unread} bytes that do not frame a batch "
+        f"{shown}: at byte {scan.unread_at}: {scan.unread} bytes that do not frame a batch "
         "(a partial batch, not read; Kafka's read moves on to the next segment past them)"
     )
 

@@ -30,6 +30,7 @@ from kseg.storage.batch import FileBatch, V2Batch
 from kseg.storage.outcome import CORRUPT, ReadOutcome, read_batches
 from kseg.storage.partition import Partition
 from kseg.storage.records import FileRecords
+from kseg.storage.stores.discover import store_of
 from kseg.storage.stores.find import discover
 
 METADATA_PARTITION = "__cluster_metadata-0"
@@ -127,7 +128,7 @@ def find(paths: list[str], notes: list[str]) -> Partition:
 
 def snapshots(part: Partition, notes: list[str]) -> list[Snapshot]:
     """The snapshots of the directory, oldest first (``Snapshots.parse``)."""
-    store = files.store_of(part.path, part.store)
+    store = part.store
     found = []
     for entry in store.list(part.path):
         name = entry.path.rstrip("/").rsplit("/", 1)[-1]
@@ -205,7 +206,7 @@ def _header_time(part: Partition, snap: Snapshot) -> int | None:
 
 def _load_snapshot(part: Partition, snap: Snapshot, read_record: ReadRecord, limit: int, out: Replay) -> bool:
     """``MetadataLoader.loadSnapshot``: whether the snapshot was read whole (header to footer)."""
-    read = ReadOutcome(files.display(snap.path))
+    read = ReadOutcome(files.display(snap.path, store=store_of(snap.path)))
     out.reads.append(read)
     header_time: int | None = None
     footer = False
@@ -259,7 +260,7 @@ def _replay_log(part: Partition, start: int, read_record: ReadRecord, target: Ta
         if i + 1 < len(segments) and segments[i + 1].base_offset <= start:
             continue  # wholly before the start
         assert seg.log is not None
-        read = ReadOutcome(files.display(seg.log), present=seg.log_size())
+        read = ReadOutcome(files.display(seg.log, store=seg.store), present=seg.log_size())
         out.reads.append(read)
         try:
             with FileRecords(seg.log, store=seg.store) as records:

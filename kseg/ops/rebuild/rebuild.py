@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from kseg.errors import CorruptRecordError, InputError, KsegError, RecoveryFailure
 from kseg.format import v2
@@ -24,7 +24,11 @@ from kseg.storage import files, location
 from kseg.storage.partition import Partition, Segment, scan_partition
 from kseg.storage.producer_state import ProducerState
 from kseg.storage.records import FileRecords, SecondReader
+from kseg.storage.stores.discover import store_of
 from kseg.storage.stores.find import discover
+
+if TYPE_CHECKING:
+    from kseg.storage.context import Store
 
 
 def recover_segment(
@@ -43,8 +47,8 @@ def recover_segment(
     read through a second reader for their marker.
     """
     log = _log_of(seg)
-    path = files.display(log)
-    aux = SecondReader(log)
+    path = files.display(log, store=store_of(log))
+    aux = SecondReader(log, seg.store)
     recovery = Recovery(
         seg,
         state,
@@ -56,7 +60,7 @@ def recover_segment(
     )
     rec = recovery.rec
     try:
-        with FileRecords(log) as records:
+        with FileRecords(log, store=seg.store) as records:
             rec.log_size = records.size
             try:
                 for items in records.scan():
@@ -84,11 +88,11 @@ def _log_of(seg: Segment) -> str:
     return seg.log
 
 
-def replay(log: str, state: ProducerState, limit: int) -> None:
+def replay(log: str, state: ProducerState, limit: int, store: Store) -> None:
     """Producer state of an earlier segment's ``log`` (``loadProducersFromRecords``): no checks, no indexes."""
-    aux = SecondReader(log)
+    aux = SecondReader(log, store)
     try:
-        with FileRecords(log) as records:
+        with FileRecords(log, store=store) as records:
             for items in records.scan():
                 for position, _, h, batch in items:
                     if h is None:
@@ -125,9 +129,9 @@ def resolve(paths: list[str], notes: list[str]) -> list[Target]:
     targets: list[Target] = []
     by_dir: dict[str, set[int]] = {}  # a partition directory -> the base offsets of its .log files given
     for path in paths:
-        if not files.exists(path):
+        if not files.exists(path, store=store_of(path)):
             raise InputError("no such file or directory", path=path)
-        if files.isdir(path):
+        if files.isdir(path, store=store_of(path)):
             parts = discover([path], notes)
             root = len(parts) > 1 or (parts and _same_dir(parts[0].path) != _same_dir(path))
             targets.extend(Target(p, None, p.name if root else "") for p in parts)
@@ -137,11 +141,14 @@ def resolve(paths: list[str], notes: list[str]) -> list[Target]:
         base = files.base_offset_from_name(path)
         if base is None:
             raise InputError("not a segment file: the name carries no base offset", path=path)
-        directory = files.parent(path)
+        directory = files.parent(path, store=store_of(path))
         selected = by_dir.get(directory)
         if selected is None:
-            local = not files.store_of(path).remote
-            part = scan_partition(os.path.dirname(location.local_path(path)) or "." if local else directory, notes)
+            store = store_of(path)
+            local = not store.remote
+            part = scan_partition(
+                os.path.dirname(location.local_path(path)) or "." if local else directory, notes, store=store
+            )
             selected = by_dir[directory] = set()
             targets.append(Target(part, selected, ""))
         selected.add(base)
@@ -157,7 +164,7 @@ def resolve(paths: list[str], notes: list[str]) -> list[Target]:
 
 
 def _same_dir(path: str) -> str:
-    return files.store_of(path).names.canonical(path)
+    return store_of(path).names.canonical(path)
 
 
 def recover_partition(
@@ -178,7 +185,7 @@ def recover_partition(
             continue
         if selected is not None and seg.base_offset not in selected:
             if seg.base_offset < last_selected:
-                replay(seg.log, state, limit)
+                replay(seg.log, state, limit, seg.store)
             continue
         if progress is not None:
             progress.start(f"{target.partition.name}/{seg.stem}.log", seg.log_size())

@@ -11,10 +11,10 @@ from collections.abc import Iterator
 
 from kseg.errors import InputError, UsageError
 from kseg.ops.rebuild.rebuild import Target, resolve
-from kseg.storage import files
 from kseg.storage.atomic import clean_stale
 from kseg.storage.files import INDEX, TIME_INDEX, TXN_INDEX
 from kseg.storage.partition import Partition, nothing_found, nothing_in
+from kseg.storage.stores.discover import store_of
 from kseg.storage.stores.find import check_exists
 
 Work = list[tuple[Target, str | None]]  # (target, the directory its files go to: None beside its log)
@@ -78,7 +78,7 @@ def clean_stale_indexes(todo: Work) -> Iterator[list[str]]:
     seen = set()
     for target, directory in todo:
         where = directory or target.partition.path
-        if files.store_of(where).remote or where in seen:
+        if store_of(where).remote or where in seen:
             continue
         seen.add(where)
         yield clean_stale(where, ours)
@@ -106,7 +106,7 @@ def refuse_remote_writes(targets: list[Target]) -> None:
     """Indexes are written beside a log only on local disk (atomic rename); a remote log needs
     ``--check`` or ``--output-dir``."""
     for target in targets:
-        if files.store_of(target.partition.path, target.partition.store).remote:
+        if target.partition.store.remote:
             raise UsageError(
                 "kseg writes indexes beside a log only on local disk",
                 path=target.partition.path,

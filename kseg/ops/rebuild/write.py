@@ -31,6 +31,7 @@ from kseg.ops.rebuild.compare import ENTRY, LargeIndex, at_inferred_interval, di
 from kseg.ops.rebuild.recovered import Recovered
 from kseg.storage import files, location
 from kseg.storage.atomic import write_atomic
+from kseg.storage.stores.discover import store_of
 
 SAME, DIFFERS, MISSING, ABSENT = "same", "differs", "missing", "absent"
 OLDER_RULE = "older-rule"  # differs from what recovery writes, but valid: an older Kafka writer's rule
@@ -72,9 +73,9 @@ def rebuilt_files(rec: Recovered) -> dict[str, bytes | None]:
 
 
 def _read(path: str) -> bytes | LargeIndex | None:
-    if not files.exists(path):
+    if not files.exists(path, store=store_of(path)):
         return None
-    data = files.open_index(path)
+    data = files.open_index(path, store=store_of(path))
     return data if isinstance(data, bytes) else LargeIndex(data)
 
 
@@ -96,12 +97,12 @@ def _files_due(
 def _in(directory: str, rec: Recovered, kind: str) -> str:
     """The segment's ``kind`` file in ``directory`` (a log's own, absolute, or ``--output-dir`` as given):
     the one path rule for the files compared and written."""
-    return files.store_of(directory).names.join(directory, rec.segment.stem + kind)
+    return store_of(directory).names.join(directory, rec.segment.stem + kind)
 
 
 def _shown_beside(rec: Recovered, kind: str) -> str:
     """The segment's ``kind`` file beside its log, as the log was named on the command line."""
-    names = files.store_of(rec.log, rec.segment.store).names
+    names = rec.segment.store.names
     return names.display(names.join(names.dirname(rec.log), rec.segment.stem + kind))
 
 
@@ -139,7 +140,7 @@ def check(
     """Compare the rebuilt files with those beside the log; nothing is written.  ``interval``,
     ``max_index_size``, ``limit``: what ``rec`` was recovered with (:func:`at_inferred_interval`)."""
     out: list[FileOutcome] = []
-    directory = files.parent(rec.log)
+    directory = files.parent(rec.log, store=rec.segment.store)
     rebuilt = rebuilt_files(rec)
     index = _existing_index(rec, rec.segment.index, rebuilt, interval, max_index_size, limit)
     for kind, data, shown in _files_due(rec, rebuilt, out, lambda kind: _shown_beside(rec, kind)):
@@ -191,7 +192,7 @@ def _older_rules(rec: Recovered, outcomes: list[FileOutcome], status: str = DIFF
 
     seg = rec.segment
     try:
-        rules = older_writer_rules(location.basename(files.parent(rec.log)), seg)
+        rules = older_writer_rules(location.basename(files.parent(rec.log, store=rec.segment.store)), seg)
     except InputError:
         return
     for o in pending:
@@ -236,16 +237,20 @@ def write(
     broker's rule) is kept and said (``unchanged``/``kept``); any other difference is refused."""
     out: list[FileOutcome] = []
     made = set() if made is None else made
-    directory = output_dir or files.parent(rec.log)
+    directory = output_dir or files.parent(rec.log, store=rec.segment.store)
     rebuilt = rebuilt_files(rec)
     index = _Existing(None, None)
     if not force:
         index = _existing_index(rec, _in(directory, rec, files.INDEX), rebuilt, interval, max_index_size, limit)
 
     def shown(kind: str) -> str:
-        return files.display(_in(directory, rec, kind)) if output_dir else _shown_beside(rec, kind)
+        return (
+            files.display(_in(directory, rec, kind), store=store_of(_in(directory, rec, kind)))
+            if output_dir
+            else _shown_beside(rec, kind)
+        )
 
-    in_place_tiered = not output_dir and files.store_of(rec.log).original_size(rec.log) is not None
+    in_place_tiered = not output_dir and rec.segment.store.original_size(rec.log) is not None
     for kind, data, path_shown in _files_due(rec, rebuilt, out, shown):
         o = FileOutcome(kind, path_shown, len(data) // ENTRY[kind].size, WRITTEN)
         out.append(o)

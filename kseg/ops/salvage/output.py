@@ -24,6 +24,7 @@ from kseg.storage.partition import Partition, Segment
 from kseg.storage.producer_state import ProducerState
 from kseg.storage.read import AuxFile
 from kseg.storage.records import FileRecords, ScanItem, SecondReader
+from kseg.storage.stores.discover import store_of
 
 PENDING = 32 << 20  # kept bytes that follow each other, copied at once (while the reader's pages are cached)
 _NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
@@ -160,7 +161,11 @@ class Output:
         name = f"{base_offset:020d}{files.LOG}"
         path = self.directory.file(name)
         recovery = Recovery(
-            Segment(base_offset, log=path), self.state, reader.batch, path=files.display(source.path), limit=self.limit
+            Segment(base_offset, log=path, store=store_of(path)),
+            self.state,
+            reader.batch,
+            path=files.display(source.path, store=store_of(source.path)),
+            limit=self.limit,
         )
         return SegmentWriter(path, os.path.join(self.shown, name), source, reader, recovery)
 

@@ -10,15 +10,16 @@ from kseg.ops.salvage.salvage import salvage_partition
 from kseg.storage import files
 from kseg.storage.context import ReadContext
 from kseg.storage.partition import Partition
+from kseg.storage.stores.discover import store_of
 from kseg.storage.stores.find import discover
 
 
 def resolve(source: str, notes: list[str], context: ReadContext) -> tuple[Partition, set[int] | None]:
     """The partition ``source`` names and the base offsets to salvage (None: every segment).  A segment is
     read with its directory's listing, so the next segment's base offset bounds its offsets."""
-    if not files.exists(source):
+    if not files.exists(source, store=store_of(source)):
         raise InputError("no such file or directory", path=source)
-    if files.isdir(source):
+    if files.isdir(source, store=store_of(source)):
         parts = discover([source], notes, context)
         if len(parts) != 1:
             raise UsageError(

@@ -190,7 +190,11 @@ def salvage_partition(
 ) -> Salvage:
     """Read every selected segment of ``part`` past its damage; write what is kept through ``output``
     (None: ``--dry-run``).  Raises :class:`InputError` for a segment that cannot be read (I/O)."""
-    result = Salvage(files.display(part.path), None if output is None else output.shown, snapshots=len(part.snapshots))
+    result = Salvage(
+        files.display(part.path, store=part.store),
+        None if output is None else output.shown,
+        snapshots=len(part.snapshots),
+    )
     state = _Partition(result, from_offset, limit)
     segments = [s for s in part.segments if s.log is not None]
     for k, seg in enumerate(segments):
@@ -231,7 +235,7 @@ class _SegmentRun:
     def __init__(self, state: _Partition, seg: Segment, output: Output | None) -> None:
         assert seg.log is not None
         self.state, self.seg, self.output = state, seg, output
-        self.outcome = SegmentOutcome(files.display(seg.log), seg.name, seg.base_offset)
+        self.outcome = SegmentOutcome(files.display(seg.log, store=seg.store), seg.name, seg.base_offset)
         self.copier = FileRecords(seg.log, window=1 << 20, store=seg.store)
         self.reader = SecondReader(seg.log, store=seg.store)  # opened for a kept end marker or v0/v1 message
         self.decoder = SecondReader(seg.log, window=1 << 20, store=seg.store)  # a compressed batch's records

@@ -20,8 +20,8 @@ from kseg.ops.tiered.reconcile import FINISHED, ORPHAN_WHY, Orphan, PartitionChe
 from kseg.ops.tiered.state import RemoteSegment, TopicPartition
 from kseg.ops.tiered.store import StoredObject, StoreListing
 from kseg.storage import location
-from kseg.storage.files import store_of
 from kseg.storage.remote_keys import Layout, custom_key, object_key, parse_key
+from kseg.storage.stores.discover import store_of
 from kseg.words import plural
 
 

@@ -19,14 +19,17 @@ from kseg.ops.tiered.reconcile import PartitionCheck, Problem, finished, highest
 from kseg.storage import checkpoints as cp
 from kseg.storage import files, location
 from kseg.storage.partition import scan_partition
+from kseg.storage.stores.discover import store_of
 
 
 def read_log_starts(log_dir: str) -> dict[tuple[str, int], int]:
     """``log-start-offset-checkpoint`` of ``log_dir`` (empty when absent); raises :class:`KsegError`."""
-    text = cp.open_text(log_dir, cp.LOG_START)
+    text = cp.open_text(log_dir, cp.LOG_START, store=store_of(log_dir))
     if text is None:
         return {}
-    entries = cp.parse_offsets(text, files.display(location.join(log_dir, cp.LOG_START)))
+    entries = cp.parse_offsets(
+        text, files.display(location.join(log_dir, cp.LOG_START), store=store_of(location.join(log_dir, cp.LOG_START)))
+    )
     return {k: e.offset for k, e in entries.items()}
 
 
@@ -34,13 +37,17 @@ def join_local(check: PartitionCheck, log_dir: str, log_starts: dict[tuple[str, 
     """Compare ``check``'s remote segments with ``<log_dir>/<topic>-<partition>``; problems into ``check``."""
     tp = check.tp
     directory = location.join(log_dir, tp.name)
-    if not files.isdir(directory):
+    if not files.isdir(directory, store=store_of(directory)):
         notes.append(f"{tp.name}: no local directory in {log_dir}: not joined")
         return
     try:
-        text = cp.open_text(directory, cp.PARTITION_METADATA)
-        topic_id = None if text is None else cp.parse_partition_metadata(text, files.display(directory))
-        part = scan_partition(directory)
+        text = cp.open_text(directory, cp.PARTITION_METADATA, store=store_of(directory))
+        topic_id = (
+            None
+            if text is None
+            else cp.parse_partition_metadata(text, files.display(directory, store=store_of(directory)))
+        )
+        part = scan_partition(directory, store=store_of(directory))
     except InputError:  # unreadable, unlistable (the OS's reason): exit 2, never joined in silence
         raise
     except KsegError as exc:

@@ -14,6 +14,7 @@ must hold the custom metadata's ``remote_size`` (``SegmentCustomMetadataBuilder.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from kseg.errors import InputError, KsegError
 from kseg.format.rsm_manifest import Manifest
@@ -24,9 +25,20 @@ from kseg.ops.tiered.store import StoredObject, StoreListing
 from kseg.storage.remote_keys import AIVEN_LEGACY_SUFFIXES, LOCAL_SUFFIXES, OPTIONAL_SUFFIXES, Layout
 from kseg.words import plural
 
+if TYPE_CHECKING:
+    from kseg.storage.context import Store
+
 _AIVEN_INDEXES = frozenset(AIVEN_LEGACY_SUFFIXES) - {"log", "rsm-manifest", "txnindex"}
-#: reads a manifest object (``kseg.storage.files.read_manifest``): raises InputError or KsegError
+#: reads a manifest object (:func:`read_manifest`): raises InputError or KsegError
 ReadManifest = Callable[[str], Manifest]
+
+
+def read_manifest(path: str, store: Store) -> Manifest:
+    """The Aiven manifest object at ``path``, read through its store and parsed, not kept (sizes are checked by
+    it): an :class:`InputError` when it cannot be read, a ``ManifestError`` naming it when it is no manifest."""
+    from kseg.storage import tiered
+
+    return tiered.read_manifest(store.open, path)
 
 
 def _missing_suffixes(have: set[str], layout: Layout) -> list[str]:

@@ -27,6 +27,7 @@ from kseg.storage.batch import FileBatch, V2Batch
 from kseg.storage.outcome import ReadOutcome, read_batches
 from kseg.storage.partition import Partition, nothing_in
 from kseg.storage.records import DEFAULT_WINDOW, FileRecords
+from kseg.storage.stores.discover import store_of
 from kseg.storage.stores.find import discover
 
 
@@ -50,7 +51,7 @@ def metadata_partition_number(name: str) -> int | None:
 
 def _normal(path: str) -> str:
     """A path as given or as listed, comparable: URIs without a trailing ``/``, local paths absolute."""
-    return files.store_of(path).names.canonical(path)
+    return store_of(path).names.canonical(path)
 
 
 def read_metadata(
@@ -96,7 +97,7 @@ def _read_partition(
     for seg in part.segments:
         if seg.log is None:
             continue
-        path = files.display(seg.log)
+        path = files.display(seg.log, store=seg.store)
         read = ReadOutcome(path, present=seg.log_size())
         try:
             with FileRecords(seg.log, store=seg.store) as records:

@@ -15,6 +15,7 @@ from kseg.ops.tiered.store import StoreListing
 from kseg.storage import files, outputs
 from kseg.storage.outcome import exit_code
 from kseg.storage.remote_keys import Layout
+from kseg.storage.stores.discover import store_of
 from kseg.words import plural
 
 
@@ -117,9 +118,9 @@ def _join(report: TieredReport, checks: Iterable[PartitionCheck], log_dir: str) 
 
 def check_log_dir(path: str) -> None:
     """``--logdir`` checked before any work: an existing directory (:class:`InputError`: exit 2)."""
-    if not files.exists(path):
+    if not files.exists(path, store=store_of(path)):
         raise InputError("no such file or directory", path=path)
-    if not files.isdir(path):
+    if not files.isdir(path, store=store_of(path)):
         raise InputError("not a directory: give a broker's log directory (log.dirs)", path=path)
 
 
@@ -131,4 +132,9 @@ def check_report(path: str, inputs: list[str], force: bool) -> None:
 
 def write_report(path: str, lines: list[str], force: bool) -> None:
     """The JSON Lines rows into ``path``, atomically (a store's object or a local file)."""
-    files.write_stream(path, lambda f: f.write("".join(line + "\n" for line in lines).encode("utf-8")), replace=force)
+    files.write_stream(
+        path,
+        lambda f: f.write("".join(line + "\n" for line in lines).encode("utf-8")),
+        replace=force,
+        store=store_of(path),
+    )

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 
 from kseg.errors import InputError
 from kseg.storage import location
-from kseg.storage.files import store_of
 from kseg.storage.remote_keys import RemoteObjectKey, parse_key
+from kseg.storage.stores.discover import store_of
 
 
 @dataclass

@@ -24,6 +24,7 @@ from kseg.errors import CorruptIndexError
 from kseg.format.indexes import TXN_ENTRY, iter_aborted_txns
 from kseg.storage import files
 from kseg.storage.partition import Segment
+from kseg.storage.stores.discover import store_of
 
 
 class TxnProblem(NamedTuple):
@@ -51,12 +52,12 @@ def audit_txnindex(seg: Segment, expected: list[tuple[int, int, int, int]]) -> l
     """Compare ``seg``'s ``.txnindex`` with ``expected`` (producerId, firstOffset, lastOffset,
     lastStableOffset) entries from its ABORT markers.  Raises :class:`kseg.errors.InputError`
     when the file exists but cannot be read."""
-    path = seg.txnindex or files.sibling(seg.log or seg.name, files.TXN_INDEX)
-    shown = files.display(path)
+    path = seg.txnindex or files.sibling(seg.log or seg.name, files.TXN_INDEX, store=seg.store)
+    shown = files.display(path, store=store_of(path))
     problems: list[TxnProblem] = []
     found: list[tuple[int, int, int, int]] = []
     if seg.txnindex is not None:
-        data = files.read_small_file(seg.txnindex)
+        data = files.read_small_file(seg.txnindex, store=seg.store)
         if len(data) % TXN_ENTRY.size:
             problems.append(
                 TxnProblem(

@@ -53,6 +53,7 @@ from kseg.storage.partition import Partition, Segment
 from kseg.storage.producer_state import ProducerState
 from kseg.storage.records import FileRecords
 from kseg.storage.snapshots import Snapshot, readable_snapshots
+from kseg.storage.stores.discover import store_of
 
 DEFAULT_HANGING_AFTER_MS = 15 * 60 * 1000  # transaction.max.timeout.ms (TransactionStateManagerConfigs)
 
@@ -122,7 +123,7 @@ def analyse(
     report.log_start = segments[0].base_offset
     report.log_end = log_end_offset(segments)
     _high_watermark(report)
-    snaps = readable_snapshots(partition.snapshots, report.log_start, report.log_end, report.notes)
+    snaps = readable_snapshots(partition.snapshots, report.log_start, report.log_end, report.notes, partition.store)
     state = ProducerState()
     seed = _seed(report, snaps, from_start)
     report.start_offset = seed.offset if seed is not None else report.log_start
@@ -132,7 +133,7 @@ def analyse(
             "transaction completed before the start with its marker above the high watermark is not seen"
         )
     if seed is not None:
-        report.snapshot = files.display(seed.path)
+        report.snapshot = files.display(seed.path, store=store_of(seed.path))
         state.load(seed.open_txns().items())
         for pid, entry in sorted(seed.open_entries.items(), key=lambda kv: kv[1].current_txn_first_offset):
             report.open.append(Transaction(pid, entry.epoch, entry.current_txn_first_offset, seeded=True))
@@ -153,7 +154,7 @@ def analyse(
 
 def _high_watermark(report: TxnReport) -> None:
     """The partition's high watermark from ``replication-offset-checkpoint`` (module docstring), or a note."""
-    hw = cp.partition_entry(report.partition.path, cp.HIGH_WATERMARK)
+    hw = cp.partition_entry(report.partition.path, cp.HIGH_WATERMARK, store=report.partition.store)
     if hw.value is None:
         report.notes.append(f"{hw.note}: the log end offset stands in for the high watermark")
         return
@@ -220,7 +221,7 @@ def _age(report: TxnReport, txn: Transaction, seed: Snapshot | None, latest: int
         report.problems.append(
             TxnProblem(
                 "hanging_transaction",
-                files.display(report.partition.path),
+                files.display(report.partition.path, store=report.partition.store),
                 None,
                 f"producer {txn.producer_id} (epoch {txn.producer_epoch}) has a transaction open from offset "
                 f"{txn.first_offset} and has not written for {txn.idle_ms} ms (over --hanging-after "

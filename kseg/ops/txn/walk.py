@@ -19,6 +19,7 @@ from kseg.storage.partition import Segment
 from kseg.storage.producer_state import ProducerState
 from kseg.storage.records import FileRecords, SecondReader
 from kseg.storage.snapshots import Snapshot
+from kseg.storage.stores.discover import store_of
 
 
 class Walker:
@@ -57,7 +58,7 @@ class Walker:
                     self.report.problems.append(
                         TxnProblem(
                             "snapshot_mismatch",
-                            files.display(snap.path),
+                            files.display(snap.path, store=store_of(snap.path)),
                             None,
                             f"producer {pid} at offset {snap.offset}: the snapshot has a transaction "
                             f"{show(want.get(pid))}, the log gives {show(have.get(pid))}",
@@ -122,12 +123,12 @@ class Walker:
         log = seg.log
         if log is None:  # nothing to read (analyse walks the segments with a .log)
             return True
-        path = files.display(log)
+        path = files.display(log, store=store_of(log))
         read = ReadOutcome(path, present=seg.log_size())
         self.report.reads.append(read)
-        aux = SecondReader(log)  # opened on first use, inside the try below
+        aux = SecondReader(log, seg.store)  # opened on first use, inside the try below
         try:
-            with FileRecords(log) as records:
+            with FileRecords(log, store=seg.store) as records:
                 read.present = records.end
                 self._scan(seg, records, aux, read, path)
             if read.read < read.present:

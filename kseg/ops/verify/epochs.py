@@ -22,7 +22,7 @@ from kseg.storage import files, leader_epochs, location
 from kseg.storage.leader_epochs import EpochCheck, EpochEntry
 
 if TYPE_CHECKING:
-    from kseg.storage.stores.base import Store
+    from kseg.storage.context import Store
 
 KIND = "leader-epoch"  # a batch's epoch against the checkpoint's entries
 ORDER_KIND = "leader-epoch-order"  # entries not increasing
@@ -38,7 +38,7 @@ class Checkpoint(NamedTuple):
     malformed: KsegError | None = None
 
 
-def checkpoint(directory: str, listed: bool | None = None, store: Store | None = None) -> Checkpoint:
+def checkpoint(directory: str, listed: bool | None = None, *, store: Store) -> Checkpoint:
     """The checkpoint of the partition directory ``directory`` (read once per process and state of the file;
     ``listed``: whether the directory's listing held it, :attr:`~kseg.storage.partition.Partition.leader_epochs`,
     so an absent one costs no request; ``store``: the partition's)."""
@@ -48,10 +48,10 @@ def checkpoint(directory: str, listed: bool | None = None, store: Store | None =
 
 @lru_cache(maxsize=16)
 def _checkpoint(directory: str, _version: object, listed: bool | None, key: Hashable) -> Checkpoint:
-    store = cast("Store | None", key)
+    store = cast("Store", key)
     path = files.display(location.join(directory, leader_epochs.FILE_NAME), store)
     try:
-        entries = leader_epochs.read(directory, listed, store)
+        entries = leader_epochs.read(directory, listed, store=store)
     except InputError as exc:
         return Checkpoint(path, None, f"{path}: could not be read ({exc.describe()}): leader epochs not checked")
     except KsegError as exc:
@@ -61,9 +61,9 @@ def _checkpoint(directory: str, _version: object, listed: bool | None, key: Hash
     return Checkpoint(path, entries)
 
 
-def epoch_check(directory: str, listed: bool | None = None, store: Store | None = None) -> EpochCheck | None:
+def epoch_check(directory: str, listed: bool | None = None, *, store: Store) -> EpochCheck | None:
     """A fresh check for one segment of the partition in ``directory``, or None without entries to check."""
-    cp = checkpoint(directory, listed, store)
+    cp = checkpoint(directory, listed, store=store)
     return None if cp.entries is None else EpochCheck(cp.entries, cp.path)
 
 
@@ -73,11 +73,12 @@ def report(
     check: EpochCheck | None,
     first: bool,
     listed: bool | None = None,
-    store: Store | None = None,
+    *,
+    store: Store,
 ) -> None:
     """Into ``res``: the findings of ``check`` on this segment's batches and, on the partition's ``first``
     segment, what concerns the checkpoint file itself."""
-    cp = checkpoint(directory, listed, store)
+    cp = checkpoint(directory, listed, store=store)
     if first:
         if cp.note is not None:
             res.notes.append(cp.note)

@@ -59,9 +59,9 @@ from kseg.storage.batch import LegacyBatch, V2Batch
 from kseg.storage.records import FileRecords
 
 if TYPE_CHECKING:  # pragma: no cover
+    from kseg.storage.context import Store
     from kseg.storage.files import ReadFile
     from kseg.storage.partition import OpenSegment, Segment
-    from kseg.storage.stores.base import Store
 
 RECORD_LIMIT = decompression_limit(DEFAULT_MAX_MESSAGE_SIZE)  # the largest batch whose records --strict reads
 BULK = 4096  # index entries checked together by the bulk checks (their memory: a few of these)
@@ -170,7 +170,7 @@ class Records:
     """The log's records, opened when an entry's check first needs them (``--strict``, an entry inside a
     batch) and closed once by :meth:`close`."""
 
-    def __init__(self, path: str, store: Store | None = None) -> None:
+    def __init__(self, path: str, store: Store) -> None:
         self.path, self.store = path, store
         self.reader: FileRecords | None = None
 

@@ -29,9 +29,9 @@ from kseg.limits import INT64_MAX
 from kseg.ops.verify.keys import PAST_ALL, KeyStream
 from kseg.ops.verify.result import IndexFiles, IndexKeys, LogScan, SegmentResult
 from kseg.ops.verify.sieve import Sieve
+from kseg.storage.context import ReadFile, Store
 from kseg.storage.leader_epochs import NO_EPOCH, EpochCheck
 from kseg.storage.records import FileRecords, ScanItem
-from kseg.storage.stores.base import ReadFile, Store
 
 #: The slots of ``verify_window``'s int64 state (the C source says what each holds), by name.
 STATE = (
@@ -66,7 +66,8 @@ def scan_log(
     keys: IndexKeys | None = None,
     max_message_size: int | None = None,
     epochs: EpochCheck | None = None,
-    store: Store | None = None,
+    *,
+    store: Store,
     opened: ReadFile | KsegError | None = None,
 ) -> LogScan:
     """One pass over the log at ``path`` (in ``store``, its segment's; ``opened``: the log opened with its
@@ -78,12 +79,12 @@ def scan_log(
     A batch larger than ``max_message_size`` (``--max-message-size``) is a problem.  Each batch with a valid CRC
     goes to ``epochs`` (the leader-epoch check) in the first pass.  An I/O error
     is raised (:class:`InputError`): the segment failed, it is not corrupt."""
-    first = _LogPass(res, path, keys, max_message_size, epochs, store)
+    first = _LogPass(res, path, keys, max_message_size, epochs, store=store)
     scan = first.run(opened)
     if not first.every and not (scan.ordered and all([s.ascends() for s in first.streams])):
         again = SegmentResult(res.partition, res.segment, res.base_offset, path)
         files = None if keys is None else keys.files
-        scan = _LogPass(again, path, None, max_message_size, None, store, files).run()
+        scan = _LogPass(again, path, None, max_message_size, None, store=store, sift=files).run()
     return scan
 
 
@@ -117,7 +118,8 @@ class _LogPass:
         keys: IndexKeys | None,
         max_message_size: int | None = None,
         epochs: EpochCheck | None = None,
-        store: Store | None = None,
+        *,
+        store: Store,
         sift: IndexFiles | None = None,
     ) -> None:
         self.res, self.path, self.epochs, self.store = res, path, epochs, store

@@ -31,6 +31,7 @@ from kseg.jsonlines import SCHEMA_VERSION, dumps
 from kseg.ops.verify.result import SegmentResult
 from kseg.storage.atomic import AtomicStream
 from kseg.storage.location import local_path
+from kseg.storage.stores.discover import store_of
 
 
 def segment_row(res: SegmentResult) -> dict:
@@ -246,14 +247,14 @@ def write_rows_part(directory: str, name: str, all_rows: Iterable[dict], fmt: st
                     rows_ = [{n: row.get(n) for n, _, _ in COLUMNS} for row in batch]
                     writer.write_table(pa.Table.from_pylist(rows_, schema=schema))
 
-        files.write_stream(path, parquet, replace=True)
+        files.write_stream(path, parquet, replace=True, store=store_of(path))
     else:
 
         def jsonl(f) -> None:
             for batch in batched(all_rows, ROWS_PER_BATCH):
                 f.write("".join(dumps(row) + "\n" for row in batch).encode("utf-8"))
 
-        files.write_stream(path, jsonl, replace=True)
+        files.write_stream(path, jsonl, replace=True, store=store_of(path))
     return path
 
 
@@ -263,7 +264,7 @@ def prepare_directory(directory: str) -> None:
     place is an error."""
     from kseg.storage import files, location
 
-    if files.store_of(directory).remote:
+    if store_of(directory).remote:
         for entry in location.list_tree(directory):
             name = location.basename(entry.path)
             if location.dirname(entry.path) == directory.rstrip("/") and (
@@ -272,7 +273,7 @@ def prepare_directory(directory: str) -> None:
                 location.delete(entry.path)
         return
     local = location.local_path(directory)
-    if files.isfile(local):
+    if files.isfile(local, store=store_of(local)):
         raise InputError(
             "cannot write the report: a file exists there (with --spark a report is a directory of part files)",
             path=directory,
@@ -293,7 +294,6 @@ def open_report(path: str | None, inputs: list[str], *, spark: bool, force: bool
     here, None returned).  :class:`InputError` says why not."""
     if not path:
         return None
-    from kseg.storage.files import store_of
     from kseg.storage.outputs import refuse_on_inputs
 
     refuse_on_inputs(path, inputs, "--report")

@@ -45,6 +45,7 @@ from kseg.ops.verify.run import Report
 from kseg.storage import files, location
 from kseg.storage.listing import Listed
 from kseg.storage.partition import Partition, Segment
+from kseg.storage.stores.discover import store_of
 
 #: A verified segment as a report names it: (logDir, partition, segment, bytes).
 Key = tuple[str, str, str, int]
@@ -81,7 +82,7 @@ class Verdict(NamedTuple):
 def report_files(path: str) -> list[str]:
     """The files of a report: the file itself, or a directory's ``part-*.jsonl``/``.parquet`` (local or
     a URI)."""
-    if files.store_of(path).remote:
+    if store_of(path).remote:
         return _remote_files(path)
     path = location.local_path(path)
     try:
@@ -148,7 +149,7 @@ def _open(name: str):
     """A report file opened for reading: a local regular file (checked on the open file, without blocking on
     a FIFO), or a store's object read by ranged requests."""
     try:
-        if files.store_of(name).remote:
+        if store_of(name).remote:
             return location.open_input(name)
         fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
         try:
@@ -302,7 +303,7 @@ def _kept(p: P, keep: list[Segment], head_left_out: bool) -> P:
     :class:`~kseg.storage.listing.Listed`)."""
     if isinstance(p, Partition):
         return replace(p, segments=keep, head_left_out=head_left_out)
-    return Listed(Partition(p.path, keep, head_left_out=head_left_out))
+    return Listed(Partition(p.path, keep, head_left_out=head_left_out, store=p.store))
 
 
 def carried_rows(path: str, skipped: set[Name], prior: Report) -> Iterator[dict]:

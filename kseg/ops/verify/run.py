@@ -120,9 +120,9 @@ def verify_item(item: WorkItem, *, strict: bool, max_message_size: int) -> Segme
         res.failed = item.error
         return res
     try:
-        check = epochs.epoch_check(item.path, item.leader_epochs, seg.store)
+        check = epochs.epoch_check(item.path, item.leader_epochs, store=seg.store)
         res = verify_segment(item.partition, seg, strict=strict, max_message_size=max_message_size, epochs=check)
-        epochs.report(res, item.path, check, item.first, item.leader_epochs, seg.store)
+        epochs.report(res, item.path, check, item.first, item.leader_epochs, store=seg.store)
     except Exception as exc:  # an unexpected failure is a failed segment, never a clean one
         res = SegmentResult(item.partition, seg.name, seg.base_offset, seg.log or seg.index or "")
         res.failed = f"{type(exc).__name__}: {exc}"

@@ -75,7 +75,7 @@ def _verify_opened(
     # taken before the read: a write while it is read changes it; a .log that cannot be read says why below
     res.identity = opened.identity if isinstance(opened.identity, str) else None
     try:
-        scan = scan_log(res, seg.log, index_keys(indexes), max_message_size, epochs, seg.store, opened.log)
+        scan = scan_log(res, seg.log, index_keys(indexes), max_message_size, epochs, store=seg.store, opened=opened.log)
     except InputError as exc:  # an I/O error: a failed segment (exit 2), no index problem derived from it
         res.failed = exc.describe()
         return res

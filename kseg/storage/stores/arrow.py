@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kseg.storage import location
-from kseg.storage.stores.base import Stat
+from kseg.storage.context import Stat
 
 if TYPE_CHECKING:
     from kseg.storage.context import ReadContext

@@ -16,11 +16,10 @@ from typing import TypeVar, cast
 
 from kseg.errors import InputError
 from kseg.storage import files, location, prefixes, roots, watch
-from kseg.storage.context import ReadContext, running
+from kseg.storage.context import ReadContext, Store, running
 from kseg.storage.names import SEGMENT_SUFFIXES, TRANSITION_DIR
 from kseg.storage.partition import LAYOUT_HINT, Partition, natural_key, partition_from_listing, scan_partition
-from kseg.storage.stores.base import Store
-from kseg.storage.stores.discover import store_for
+from kseg.storage.stores.discover import store_for, store_of
 
 T = TypeVar("T")
 
@@ -32,9 +31,6 @@ def discover_uri(uri: str, notes: list[str], context: ReadContext | None = None)
 
 def _same(part: Partition) -> Partition:
     return part
-
-
-_PLACE = Partition("")  # a remote partition's place among the local ones (discover_as): one object for all
 
 
 def discover_uri_as(uri: str, notes: list[str], shape: Callable[[Partition], T], store: Store) -> list[tuple[str, T]]:
@@ -159,6 +155,7 @@ def discover_as(
     roots = {path: store.remote for path, store in stores.items()}
     found = _Found(notes, context, next((store for store in stores.values() if not store.remote), None))
     listed: dict[str, T] = {}  # the remote partitions, already shaped
+    place = Partition("", store=found.store)  # a remote partition's place among the local ones: one for all
     remote = _list_remote([p for p in paths if roots[p]], shape, context)
     for path in paths:
         if roots[path]:
@@ -166,7 +163,7 @@ def discover_as(
             notes.extend(remote_notes)
             for key, part in parts:
                 if key not in found.partitions:
-                    found.partitions[key] = _PLACE  # its place in the order given
+                    found.partitions[key] = place  # its place in the order given
                     listed[key] = part
             continue
         path = location.local_path(path)
@@ -195,7 +192,7 @@ class _Found:
             return
         self.whole.add(key)
         try:
-            part = scan_partition(path, self.notes, self.store)
+            part = scan_partition(path, self.notes, store=self.store)
         except InputError as exc:
             part = Partition(path, error=exc.describe(), store=self.store)
         self.partitions[key] = part  # single files of it given first: the whole directory replaces them, in place
@@ -284,7 +281,7 @@ class _Found:
         if part is None:
             part = self.partitions[key] = Partition(directory, store=self.store)
         try:
-            listing = scan_partition(directory, None, self.store)
+            listing = scan_partition(directory, None, store=self.store)
         except InputError as exc:
             part.error = exc.describe()
             return
@@ -325,8 +322,9 @@ def _list_remote(
 
 
 def check_exists(path: str, store: Store | None = None) -> None:
-    """Raise :class:`InputError` for a command-line path that does not exist (a typo'd glob says so)."""
-    store = files.store_of(path, store)
+    """Raise :class:`InputError` for a command-line path that does not exist (a typo'd glob says so); its store
+    discovery's choice when not given."""
+    store = store_of(path) if store is None else store
     location.check_uri(path)
     if store.stat(path).kind == "missing":
         hint = None

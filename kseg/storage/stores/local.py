@@ -8,8 +8,8 @@ import stat as st
 from typing import TYPE_CHECKING
 
 from kseg.errors import InputError
+from kseg.storage.context import Stat
 from kseg.storage.location import LOCAL_NAMES, Entry, local_identity, local_path, open_local
-from kseg.storage.stores.base import Stat
 
 if TYPE_CHECKING:
     from kseg.storage.context import ReadContext

@@ -7,6 +7,7 @@ from pathlib import Path
 from kseg.ops.diff.diff import DIVERGENT, compare
 from kseg.storage.partition import scan_partition
 from kseg.testing.writer import RecordSpec, build_v2_batch, write_partition
+from tests.stores import local
 
 T = 1_700_000_000_000
 
@@ -17,7 +18,7 @@ def _batch(first: int, n: int, value: bytes = b"v") -> list[bytes]:
 
 def _replica(tmp_path: Path, name: str, appends) -> object:
     write_partition(tmp_path / name / "t-0", appends)
-    return scan_partition(str(tmp_path / name / "t-0"))
+    return scan_partition(str(tmp_path / name / "t-0"), store=local())
 
 
 def _ranges(rep) -> list[tuple]:

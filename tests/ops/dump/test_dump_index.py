@@ -22,6 +22,7 @@ from kseg.limits import DEFAULT_MAX_MESSAGE_SIZE
 from kseg.storage.records import FileRecords
 from kseg.testing.writer import write_bulk_segment
 from tests.conftest import CORPUS_DATA, assert_no_traceback, run_cli
+from tests.stores import local
 
 NAME = "00000000000000000000"
 
@@ -30,7 +31,7 @@ def kafka_rule(part: Path, max_size: int = DEFAULT_MAX_MESSAGE_SIZE) -> tuple[li
     """``DumpLogSegments.dumpIndex`` over the full frame: the mismatch lines, and the entry that stops it."""
     index = OffsetIndexView((part / f"{NAME}.index").read_bytes(), 0)
     lines = []
-    with FileRecords(str(part / f"{NAME}.log")) as records:
+    with FileRecords(str(part / f"{NAME}.log"), store=local()) as records:
         for i, (offset, position) in enumerate(index.iter_entries(index.used_entries())):
             if not 0 <= position <= records.size:
                 return lines, f"entry {i} points at log position {position}"

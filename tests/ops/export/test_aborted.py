@@ -21,6 +21,7 @@ from kseg.testing.control import build_control_batch
 from kseg.testing.segment import SegmentWriter
 from kseg.testing.v2 import RecordSpec, build_v2_batch
 from tests.conftest import run_cli
+from tests.stores import local
 
 T = 1_700_000_000_000
 ABORTED = {0, 1, 10, 11}  # producer 7's first transaction, producer 9's
@@ -79,11 +80,11 @@ def _facts(splits, committed: bool = False) -> list:
 
 
 def test_aborted_as_a_read_committed_consumer_decides(partition: Path) -> None:
-    facts = _facts(plan([scan_partition(str(partition))]))
+    facts = _facts(plan([scan_partition(str(partition), store=local())]))
     assert [f.offset for f in facts] == list(range(14))
     assert {f.offset for f in facts if f.aborted} == ABORTED
     assert {f.offset for f in facts if f.is_control} == CONTROL
-    committed = _facts(plan([scan_partition(str(partition))]), committed=True)
+    committed = _facts(plan([scan_partition(str(partition), store=local())]), committed=True)
     assert [f.offset for f in committed] == sorted(set(range(14)) - ABORTED - CONTROL)
 
 
@@ -101,7 +102,7 @@ def test_every_task_share_decides_the_same(partition: Path, split_bytes: int) ->
     assert {f.offset for f in facts if f.aborted} == ABORTED
     ranged = _facts(
         s
-        for u in units([scan_partition(str(partition))], Ranges(from_offset=5))
+        for u in units([scan_partition(str(partition), store=local())], Ranges(from_offset=5))
         for s in plan_one(u, Ranges(from_offset=5))
     )
     assert {f.offset for f in ranged if f.aborted} == ABORTED - {0, 1}

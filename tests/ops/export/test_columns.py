@@ -23,6 +23,7 @@ from kseg.testing.control import build_control_batch
 from kseg.testing.segment import SegmentWriter
 from kseg.testing.v2 import RecordSpec, build_v2_batch
 from tests.conftest import run_subprocess
+from tests.stores import local
 
 pytestmark = pytest.mark.skipif(not cols.available(), reason="the compiled engine is not running")
 
@@ -116,7 +117,7 @@ def _table(
 ) -> tuple[pa.Table, tuple]:
     summary = ExportSummary()
     batches = []
-    for split in plan([scan_partition(str(d))], ranges, split_bytes=split_bytes):
+    for split in plan([scan_partition(str(d), store=local())], ranges, split_bytes=split_bytes):
         facts = split_facts(split, ranges, 1 << 26, on_corruption, summary, committed=committed, columns=columns)
         batches.extend(RowBuilder(split, spark=spark).batches(facts))
     summary_fields = (summary.records, len(summary.corrupt), summary.next_offsets)
@@ -141,7 +142,7 @@ def mixed(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_every_kind_of_batch(mixed: Path) -> None:
     table = _same(mixed)
     assert table.num_rows > 400
-    splits = plan([scan_partition(str(mixed))])
+    splits = plan([scan_partition(str(mixed), store=local())])
     items = [item for split in splits for item in split_facts(split, Ranges(), 1 << 26, "keep", columns=True)]
     engine_rows = sum(item.rows for item in items if isinstance(item, cols.Columns))
     assert 200 < engine_rows < len(items) + engine_rows  # the engine read most rows, the rules the others
@@ -192,7 +193,7 @@ def test_spark_rows(mixed: Path) -> None:
 
 
 def test_unreadable_column(mixed: Path) -> None:
-    split = plan([scan_partition(str(mixed))])[0]
+    split = plan([scan_partition(str(mixed), store=local())])[0]
     builder = RowBuilder(split, unreadable=True, spark=True)
     fast = pa.Table.from_batches(list(builder.batches(split_facts(split, Ranges(), 1 << 26, "keep", columns=True))))
     rule = pa.Table.from_batches(list(builder.batches(split_facts(split, Ranges(), 1 << 26, "keep"))))

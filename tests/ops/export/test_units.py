@@ -11,6 +11,7 @@ from kseg.storage.partition import Partition, Segment, scan_partition
 from kseg.testing.bombs import TIMESTAMP
 from kseg.testing.segment import write_segment
 from kseg.testing.v2 import RecordSpec, build_v2_batch
+from tests.stores import local
 
 BATCHES = 200
 
@@ -24,7 +25,7 @@ def _partition(tmp_path: Path) -> Partition:
             for o in range(base, base + BATCHES)
         ]
         write_segment(directory, batches, base_offset=base, index_interval_bytes=1)
-    return scan_partition(str(directory))
+    return scan_partition(str(directory), store=local())
 
 
 def _offsets(splits) -> list[int]:
@@ -38,8 +39,10 @@ def _offsets(splits) -> list[int]:
 
 def test_units_are_planned_from_names_and_sizes_alone() -> None:
     """The driver's part opens nothing: files that do not exist still plan (their listed sizes)."""
-    part = Partition("/nowhere/orders-0")
-    part.segments = [Segment(b, f"/nowhere/orders-0/{b:020d}.log", log_bytes=1000) for b in (0, 100, 200)]
+    part = Partition("/nowhere/orders-0", store=local())
+    part.segments = [
+        Segment(b, f"/nowhere/orders-0/{b:020d}.log", log_bytes=1000, store=local()) for b in (0, 100, 200)
+    ]
     got = list(units([part], Ranges(from_offset=150, to_offset=180), split_bytes=400))
     # 0 ends below 150; 200 is named past 180, but a v0/v1 wrapper opening it may hold offsets below its
     # name: it is one unit, whose task reads its first batch only (kseg.storage.ranges)

@@ -11,6 +11,7 @@ import pytest
 from kseg.format.murmur2 import murmur2, to_positive
 from kseg.ops.grep.partitioner import counts_seen, partition_for_key, prune
 from kseg.storage.partition import Partition
+from tests.stores import local
 
 # apache/kafka clients/src/test/java/org/apache/kafka/common/utils/UtilsTest.java, testMurmur2
 KAFKA_UTILS_TEST = [
@@ -53,7 +54,7 @@ def test_to_positive_clears_the_sign_bit_only() -> None:
 
 
 def _parts(*names: str) -> list[Partition]:
-    return [Partition(f"/data/{name}") for name in names]
+    return [Partition(f"/data/{name}", store=local()) for name in names]
 
 
 def test_the_count_is_known_only_from_partitions_0_to_n_minus_1() -> None:

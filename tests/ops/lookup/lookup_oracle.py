@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from kseg.errors import KsegError
 from kseg.storage.partition import scan_partition
 from kseg.storage.records import FileRecords
+from tests.stores import local
 
 LIMIT = 40 << 20
 
@@ -94,11 +95,11 @@ class Partition:
 
 def read_partition(path) -> Partition:
     part = Partition()
-    for seg in scan_partition(str(path)).segments:
+    for seg in scan_partition(str(path), store=local()).segments:
         if seg.log is None:
             continue
         part.segments.append(seg.base_offset)
-        with FileRecords(seg.log) as records:
+        with FileRecords(seg.log, store=local()) as records:
             try:
                 for batch in records.batches():
                     try:

@@ -18,6 +18,7 @@ from kseg.ops.lookup.offset import (
     lookup_offset,
 )
 from kseg.storage import files
+from kseg.storage.stores.discover import store_of
 from tests.conftest import CORPUS_DATA
 from tests.ops.lookup.lookup_oracle import LIMIT, read_partition
 
@@ -53,7 +54,7 @@ def test_the_index_entry_is_the_largest_at_or_below_the_target(name: str) -> Non
         for seg in log.segments:
             if seg.index is None:
                 continue
-            data = files.read_small_file(seg.index)
+            data = files.read_small_file(seg.index, store=store_of(seg.index))
             view = OffsetIndexView(data[: OffsetIndexView(data, 0).used_entries() * 8], seg.base_offset)
             entries = [view.entry(n) for n in range(view.entries)]
             last = max([o for o, _ in entries], default=seg.base_offset)

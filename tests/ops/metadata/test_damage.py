@@ -13,6 +13,7 @@ from kseg.storage.records import FileRecords
 from tests.conftest import CORPUS_DATA, run_cli
 from tests.ops.metadata import scenario as sc
 from tests.ops.metadata.build import Log, record
+from tests.stores import local
 
 KAFKA4X = Path(__file__).resolve().parents[2] / "data" / "kafka4x" / "data" / "__cluster_metadata-0"
 
@@ -61,7 +62,7 @@ def test_a_snapshot_without_its_footer(tmp_path: Path) -> None:
     part = sc.write(tmp_path, snapshot=True)
     snap = next(part.glob("*.checkpoint"))
     data = snap.read_bytes()
-    with FileRecords(str(snap)) as records:
+    with FileRecords(str(snap), store=local()) as records:
         ends = [b.position + b.size for b in records.batches()]
     snap.write_bytes(data[: ends[-2]])  # header and records, no footer: the writer never finished
     r = run_cli(["metadata", "--format", "json", str(part)])

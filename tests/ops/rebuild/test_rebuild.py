@@ -20,6 +20,7 @@ from kseg.testing.writer import (
     write_partition,
 )
 from tests.conftest import CORPUS_DATA
+from tests.stores import local
 
 CASES = sorted(p.name for p in CORPUS_DATA.iterdir() if p.is_dir())
 # Appends of several batches (follower fetches, uncompressed v0/v1 produce requests: one
@@ -63,7 +64,7 @@ def test_the_txn_index_carries_producer_state_across_segments() -> None:
     (rec,) = recover_partition(target)
     assert rec.txn_index_bytes() == existing(d, "00000000000000000036", ".txnindex")
     # Without that state, the transaction that began in segment 0 is lost.
-    seg = scan_partition(str(d)).segments[1]
+    seg = scan_partition(str(d), store=local()).segments[1]
     assert recover_segment(seg, ProducerState()).txn_entries != later
 
 
@@ -78,7 +79,7 @@ def test_multi_batch_appends_get_one_entry_per_batch(name: str) -> None:
     # Every entry points at a batch holding its offset as last offset.
     from kseg.storage.records import FileRecords
 
-    with FileRecords(rec.segment.log) as records:
+    with FileRecords(rec.segment.log, store=local()) as records:
         for offset, position in rec.offset_entries:
             assert records.batch_at(position).last_offset == offset
 
@@ -140,7 +141,7 @@ def test_the_interval_rule(interval: int) -> None:
     (rec,) = recover_partition(target, index_interval_bytes=interval)
     from kseg.storage.records import FileRecords
 
-    with FileRecords(rec.segment.log) as records:
+    with FileRecords(rec.segment.log, store=local()) as records:
         batches = [(b.position, b.last_offset) for b in records.batches()]
     expected, last = [], 0
     for position, last_offset in batches:
@@ -254,7 +255,7 @@ def test_rebuilt_index_bytes_are_the_entries_packed_in_the_file_layout() -> None
 
     rng = random.Random(7)
     base = 1_000_000
-    rec = Recovered(Segment(base_offset=base))
+    rec = Recovered(Segment(base_offset=base, store=local()))
     for i in range(10_001):  # three pack calls
         rec.index_offsets.append(base + 3 * i)
         rec.index_positions.append(4096 * i + rng.randrange(4096))
@@ -280,10 +281,14 @@ def test_a_large_existing_index_is_compared_in_windows_as_the_bytes_are(tmp_path
     good = index.read_bytes()
     extra = bytes(8 * 5000) if tail == "zeros" else (b"\x00\x00\x7f\x00\x00\x00\x00\x10" * 5000)
     index.write_bytes(good + extra)
-    small = rebuild_write.check(recover_segment(scan_partition(str(tmp_path)).segments[0], ProducerState()))
+    small = rebuild_write.check(
+        recover_segment(scan_partition(str(tmp_path), store=local()).segments[0], ProducerState())
+    )
     monkeypatch.setattr(files, "WHOLE_INDEX", 1024)
     assert isinstance(rebuild_write._read(str(index)), LargeIndex)
-    large = rebuild_write.check(recover_segment(scan_partition(str(tmp_path)).segments[0], ProducerState()))
+    large = rebuild_write.check(
+        recover_segment(scan_partition(str(tmp_path), store=local()).segments[0], ProducerState())
+    )
     assert [(o.kind, o.status, o.difference, o.existing_entries) for o in large] == [
         (o.kind, o.status, o.difference, o.existing_entries) for o in small
     ]

@@ -27,6 +27,7 @@ from kseg.ops.rebuild.write import (
 )
 from kseg.storage.partition import Partition
 from tests.conftest import CORPUS_DATA, run_cli
+from tests.stores import local
 
 CHECK = Settings(check=True, force=False, index_interval_bytes=4096, max_index_bytes=10 << 20, limit=40 << 20)
 
@@ -62,7 +63,7 @@ def test_invalid_data_in_the_log_is_a_problem(tmp_path, name) -> None:
 
 def test_the_identity_of_the_partition_travels_with_the_segment(tmp_path) -> None:
     done = _done("plain-v2-0", tmp_path)[0]
-    part = Partition(str(tmp_path / "plain-v2-0"))
+    part = Partition(str(tmp_path / "plain-v2-0"), store=local())
     assert (done.rec.log_dir, done.rec.partition) == (part.log_dir, "plain-v2-0") == (str(tmp_path), part.name)
 
 

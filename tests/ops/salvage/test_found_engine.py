@@ -15,6 +15,7 @@ from kseg.storage.records import FileRecords
 from kseg.testing.writer import RecordSpec, build_v2_batch
 from tests.conftest import CORPUS_DATA
 from tests.ops.rebuild.test_recovery_engine import _mixed
+from tests.stores import local
 
 pytestmark = pytest.mark.skipif(
     engine.C is None, reason="the C engine is not built (KSEG_ENGINE=python or no compiler)"
@@ -24,7 +25,7 @@ LOGS = sorted(str(p) for p in CORPUS_DATA.glob("*/*.log"))
 
 
 def _events(path: str) -> list:
-    with FileRecords(path) as records:
+    with FileRecords(path, store=local()) as records:
         return [list(e) if isinstance(e, list) else e for e in read_segment(records)]
 
 

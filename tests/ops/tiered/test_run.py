@@ -7,11 +7,12 @@ import pytest
 
 from kseg.decoders.remote import read_record
 from kseg.ops.tiered.keys import expected_key
+from kseg.ops.tiered.objects import read_manifest
 from kseg.ops.tiered.read import read_metadata
 from kseg.ops.tiered.run import TieredReport, check_all
 from kseg.ops.tiered.store import list_store
-from kseg.storage.files import read_manifest
 from kseg.storage.remote_keys import Layout, object_key
+from kseg.storage.stores.discover import store_of
 from kseg.testing import remote_metadata as rm
 from tests.ops.tiered import scenario as sc
 from tests.ops.tiered.scenario import IDS, PARTITIONS, TOPIC, TOPIC_ID, Cluster, healthy
@@ -21,7 +22,13 @@ def run(tmp_path, cluster: Cluster, store: bool = True, logdir: bool = True) -> 
     meta, store_root, log_dir = cluster.write(tmp_path)
     read = read_metadata([str(meta)], read_record)
     listing = list_store(str(store_root)) if store else None
-    return check_all(read, PARTITIONS, listing, str(log_dir) if logdir else None, read_manifest=read_manifest)
+    return check_all(
+        read,
+        PARTITIONS,
+        listing,
+        str(log_dir) if logdir else None,
+        read_manifest=lambda path: read_manifest(path, store_of(path)),
+    )
 
 
 def kinds(report: TieredReport) -> list[str]:
@@ -248,7 +255,13 @@ def _reconcile(tmp_path, change) -> TieredReport:
     meta, store_root, log_dir = healthy().write(tmp_path)
     change(store_root)
     read = read_metadata([str(meta)], read_record)
-    return check_all(read, PARTITIONS, list_store(str(store_root)), str(log_dir), read_manifest=read_manifest)
+    return check_all(
+        read,
+        PARTITIONS,
+        list_store(str(store_root)),
+        str(log_dir),
+        read_manifest=lambda path: read_manifest(path, store_of(path)),
+    )
 
 
 def _problems(report: TieredReport) -> dict[str, list[tuple[str, str]]]:

@@ -15,13 +15,15 @@ from kseg.ops.txn.txn import analyse
 from kseg.storage.partition import scan_partition
 from kseg.storage.producer_state import CompletedTxn, ProducerState
 from kseg.storage.snapshots import read_snapshot, snapshot_paths
+from kseg.storage.stores.discover import store_of
 from tests.conftest import CORPUS_DATA
 from tests.storage.forensics_data import HOUR, T, txn_partition
+from tests.stores import local
 
 
 def _run(path, **kw):
     done = []
-    report = analyse(scan_partition(str(path)), on_transaction=done.append, **kw)
+    report = analyse(scan_partition(str(path), store=local()), on_transaction=done.append, **kw)
     return report, done
 
 
@@ -50,7 +52,7 @@ def test_txn_v2_agrees_with_kafkas_snapshots() -> None:
     report, _ = _run(CORPUS_DATA / "txn-v2-0", from_start=True)
     assert report.snapshots_checked == 2  # 36 and 52, both agreeing (no snapshot_mismatch problem)
     snaps = {
-        o: read_snapshot(p, o)
+        o: read_snapshot(p, o, store=store_of(p))
         for o, p in snapshot_paths([str(p) for p in (CORPUS_DATA / "txn-v2-0").glob("*.snapshot")])
     }
     assert snaps[36].open_txns() == {2000: 34, 2002: 29}
@@ -136,7 +138,7 @@ def test_producer_state_reports_the_completed_transaction() -> None:
 
     state = ProducerState()
     completed = []
-    with FileRecords(str(CORPUS_DATA / "txn-v2-0" / "00000000000000000000.log")) as records:
+    with FileRecords(str(CORPUS_DATA / "txn-v2-0" / "00000000000000000000.log"), store=local()) as records:
         for batch in records.batches():
             state.completed = None
             state.apply(batch, 1 << 20)

@@ -20,6 +20,7 @@ from kseg.ops.txn.txn import analyse
 from kseg.storage.partition import scan_partition
 from tests.conftest import CORPUS_DATA
 from tests.ops.logdir.kafka_dir import checkpoint
+from tests.stores import local
 
 
 def _partition(tmp_path: Path, hw_file: str | None) -> Path:
@@ -41,7 +42,7 @@ def _partition(tmp_path: Path, hw_file: str | None) -> Path:
 )
 def test_last_stable_offset_against_the_checkpointed_high_watermark(tmp_path, hw, lso, holder) -> None:
     part = _partition(tmp_path, checkpoint([("other", 0, 7), ("txn", 0, hw)]))
-    report = analyse(scan_partition(str(part)), from_start=True)
+    report = analyse(scan_partition(str(part), store=local()), from_start=True)
     assert report.high_watermark == hw
     assert report.high_watermark_file == str(tmp_path / "data" / "replication-offset-checkpoint")
     assert report.last_stable_offset == lso <= report.high_watermark
@@ -51,7 +52,7 @@ def test_last_stable_offset_against_the_checkpointed_high_watermark(tmp_path, hw
 
 
 def test_without_the_checkpoint_the_log_end_stands_in_and_a_note_says_so(tmp_path) -> None:
-    report = analyse(scan_partition(str(_partition(tmp_path, None))), from_start=True)
+    report = analyse(scan_partition(str(_partition(tmp_path, None)), store=local()), from_start=True)
     assert (report.high_watermark, report.high_watermark_file, report.last_stable_offset) == (None, None, 50)
     assert any(
         n.startswith("no replication-offset-checkpoint in ") and "log end offset stands in" in n for n in report.notes
@@ -68,13 +69,15 @@ def test_without_the_checkpoint_the_log_end_stands_in_and_a_note_says_so(tmp_pat
     ],
 )
 def test_an_absent_entry_or_malformed_checkpoint_is_a_note_never_a_guess(tmp_path, text, says) -> None:
-    report = analyse(scan_partition(str(_partition(tmp_path, text))), from_start=True)
+    report = analyse(scan_partition(str(_partition(tmp_path, text)), store=local()), from_start=True)
     assert report.high_watermark is None and report.last_stable_offset == 50
     assert any(says in n for n in report.notes) and report.exit_code == 0
 
 
 def test_a_high_watermark_past_the_log_end_is_bounded_as_kafkas_load_bounds_it(tmp_path) -> None:
-    report = analyse(scan_partition(str(_partition(tmp_path, checkpoint([("txn", 0, 99)])))), from_start=True)
+    report = analyse(
+        scan_partition(str(_partition(tmp_path, checkpoint([("txn", 0, 99)]))), store=local()), from_start=True
+    )
     assert (report.high_watermark, report.last_stable_offset) == (52, 50)
     assert any("high watermark 99 in " in n and "52 taken" in n for n in report.notes)
 

@@ -15,6 +15,7 @@ from kseg.ops.verify.resume import Verdict, carried_rows, skip_verified, verifie
 from kseg.ops.verify.run import Report
 from kseg.storage import files
 from kseg.storage.listing import Listed
+from kseg.storage.stores.discover import store_of
 from kseg.storage.stores.find import discover
 from tests.conftest import corpus_copy
 
@@ -33,7 +34,7 @@ def _segment_row(
     wrote the report recorded it), else ``size=<size>``."""
     log = Path(log_dir) / partition / f"{segment}.log"
     if identity is None:
-        identity = files.identity(str(log)) if log.exists() else f"size={size}"
+        identity = files.identity(str(log), store=store_of(str(log))) if log.exists() else f"size={size}"
     return {
         "type": "segment",
         "logDir": log_dir,

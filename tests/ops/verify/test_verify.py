@@ -16,6 +16,7 @@ from kseg.storage.partition import scan_partition
 from kseg.storage.stores.find import discover
 from kseg.testing.writer import RecordSpec, build_v2_batch, write_segment
 from tests.conftest import CORPUS_DATA
+from tests.stores import local
 
 DAMAGED = {
     "corrupt-crc-0": "crc",
@@ -29,7 +30,7 @@ PRE_KAFKA_806 = {"follower-v2-0", "v0-none-0", "v1-none-0", "v1-logappendtime-no
 
 
 def _results(name: str, strict: bool = False):
-    part = scan_partition(str(CORPUS_DATA / name))
+    part = scan_partition(str(CORPUS_DATA / name), store=local())
     return [verify_segment(name, seg, strict=strict) for seg in part.segments]
 
 
@@ -69,7 +70,7 @@ def test_preallocated_zero_tail_is_a_note() -> None:
 
 def test_index_without_its_log(tmp_path: Path) -> None:
     shutil.copyfile(CORPUS_DATA / "plain-v2-0" / "00000000000000000000.index", tmp_path / "00000000000000000000.index")
-    (res,) = [verify_segment("x", s) for s in scan_partition(str(tmp_path)).segments]
+    (res,) = [verify_segment("x", s) for s in scan_partition(str(tmp_path), store=local()).segments]
     assert [p.kind for p in res.problems] == ["missing-log"]
 
 
@@ -79,7 +80,7 @@ def test_a_log_without_its_index_is_a_note_and_a_problem_when_strict(tmp_path: P
     copy without it is incomplete -- a note in every mode, never silence; ``missing-index`` with strict."""
     shutil.copytree(CORPUS_DATA / "plain-v2-0", tmp_path / "p-0")
     (tmp_path / "p-0" / f"00000000000000000251{gone}").unlink()
-    first, second = (verify_segment("p-0", s) for s in scan_partition(str(tmp_path / "p-0")).segments)
+    first, second = (verify_segment("p-0", s) for s in scan_partition(str(tmp_path / "p-0"), store=local()).segments)
     assert first.status == second.status == "clean"
     assert not any("beside the .log" in n for n in first.notes)
     assert [n for n in second.notes if "beside the .log" in n] == [
@@ -91,7 +92,9 @@ def test_a_log_without_its_index_is_a_note_and_a_problem_when_strict(tmp_path: P
         )
         + "); a copy without it is incomplete"
     ]
-    strict = [verify_segment("p-0", s, strict=True) for s in scan_partition(str(tmp_path / "p-0")).segments]
+    strict = [
+        verify_segment("p-0", s, strict=True) for s in scan_partition(str(tmp_path / "p-0"), store=local()).segments
+    ]
     assert [(p.kind, p.file, p.found) for r in strict for p in r.problems] == [
         ("missing-index", f"00000000000000000251{gone}", "nothing")
     ]
@@ -130,7 +133,7 @@ def test_generated_segments_verify_clean_and_damage_is_named(tmp_path_factory, s
         appends.append([build_v2_batch(recs, base_offset=offset, codec=codec)])
         offset += len(recs)
     write_segment(d, appends, index_interval_bytes=interval)
-    (seg,) = scan_partition(str(d)).segments
+    (seg,) = scan_partition(str(d), store=local()).segments
     res = verify_segment("gen", seg, strict=True)
     assert res.status == "clean", [p.line() for p in res.problems]
     idx = Path(seg.index)
@@ -155,7 +158,7 @@ def test_strict_agrees_with_kafkas_verify_index_only_on_every_corpus_index() -> 
         if row["set"] != "verify":
             continue
         kafka_bad = bool((CORPUS_GOLDEN / row["partition"] / f"{row['file']}.verify.stderr").read_bytes().strip())
-        part = scan_partition(str(CORPUS_DATA / row["partition"]))
+        part = scan_partition(str(CORPUS_DATA / row["partition"]), store=local())
         (seg,) = [s for s in part.segments if s.name == row["file"].split(".")[0]]
         res = verify_segment(row["partition"], seg, strict=True)
         mine = [p for p in res.problems if p.file.endswith(row["file"])]

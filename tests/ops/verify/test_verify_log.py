@@ -23,6 +23,7 @@ from kseg.ops.verify.verify import verify_segment
 from kseg.storage.partition import scan_partition
 from tests.conftest import CORPUS_DATA
 from tests.ops.verify.kafka_versions import BUILDERS
+from tests.stores import local
 
 CORPUS = sorted(p.name for p in CORPUS_DATA.iterdir() if p.is_dir())
 
@@ -41,7 +42,7 @@ VERSIONS = [(b, k) for b in sorted(BUILDERS) for k in ("2.8", "3.6", "3.9")]
 def _outcome(directory: Path, strict: bool) -> list[tuple]:
     return [
         (res.status, res.failed, list(res.problems), list(res.notes))
-        for seg in scan_partition(str(directory)).segments
+        for seg in scan_partition(str(directory), store=local()).segments
         for res in [verify_segment(directory.name, seg, strict=strict)]
     ]
 
@@ -140,9 +141,12 @@ def test_a_log_whose_offsets_go_back_is_scanned_again_whole(monkeypatch, tmp_pat
     size = len(raw) // 6  # six batches of one size; baseOffset is outside the v2 CRC
     struct.pack_into(">q", raw, 3 * size, 2)  # the fourth batch now claims offsets 2..5
     log.write_bytes(bytes(raw))
-    (seg,) = scan_partition(str(d)).segments
+    (seg,) = scan_partition(str(d), store=local()).segments
     scan = verify.scan_log(
-        verify.SegmentResult("back-0", seg.name, 0, seg.log), seg.log, verify.index_keys(verify.read_indexes(seg))
+        verify.SegmentResult("back-0", seg.name, 0, seg.log),
+        seg.log,
+        verify.index_keys(verify.read_indexes(seg)),
+        store=seg.store,
     )
     assert not scan.ordered and len(scan.positions) == scan.batches == 6
     for strict in (False, True):
@@ -151,20 +155,21 @@ def test_a_log_whose_offsets_go_back_is_scanned_again_whole(monkeypatch, tmp_pat
 
 
 def test_a_healthy_log_records_only_what_its_indexes_ask() -> None:
-    (seg, *_) = scan_partition(str(CORPUS_DATA / "plain-v2-0")).segments
+    (seg, *_) = scan_partition(str(CORPUS_DATA / "plain-v2-0"), store=local()).segments
     scan = verify.scan_log(
         verify.SegmentResult("plain-v2-0", seg.name, seg.base_offset, seg.log),
         seg.log,
         verify.index_keys(verify.read_indexes(seg)),
+        store=seg.store,
     )
     entries = Path(seg.index).stat().st_size // 8 + Path(seg.timeindex).stat().st_size // 12
     assert scan.ordered and scan.batches > len(scan.positions) and len(scan.positions) <= 2 * entries
 
 
 def test_a_current_brokers_indexes_take_the_bulk_path() -> None:
-    (seg, *_) = scan_partition(str(CORPUS_DATA / "plain-v2-0")).segments
+    (seg, *_) = scan_partition(str(CORPUS_DATA / "plain-v2-0"), store=local()).segments
     res = verify.SegmentResult("plain-v2-0", seg.name, seg.base_offset, seg.log)
-    scan = verify.scan_log(res, seg.log, verify.index_keys(verify.read_indexes(seg)))
+    scan = verify.scan_log(res, seg.log, verify.index_keys(verify.read_indexes(seg)), store=seg.store)
     oview = OffsetIndexView(Path(seg.index).read_bytes(), seg.base_offset, seg.index)
     tview = TimeIndexView(Path(seg.timeindex).read_bytes(), seg.base_offset, seg.timeindex)
     assert oview.entries > 1 and tview.entries > 1
@@ -181,7 +186,7 @@ def _batch_starts(log: Path) -> list[int]:
     from kseg.storage.records import FileRecords
 
     starts: list[int] = []
-    with FileRecords(str(log)) as records:
+    with FileRecords(str(log), store=local()) as records:
         try:
             for items in records.scan():
                 starts.extend(pos for pos, *_ in items)
@@ -218,7 +223,9 @@ def test_the_first_batch_ending_at_an_offset_is_the_linear_search(seed: int) -> 
     rng = random.Random(seed)
     last = array("q", (rng.choice([rng.randrange(60), 2**63 - 1, -5]) for _ in range(rng.randrange(1, 80))))
     scan = LogScan(last_offsets=last)
-    fast = time_index._Entries(SegmentResult("p-0", "s", 0, "s.log"), "s.timeindex", scan, False, Records("s.log"))
+    fast = time_index._Entries(
+        SegmentResult("p-0", "s", 0, "s.log"), "s.timeindex", scan, False, Records("s.log", local())
+    )
     for offset in [*range(-6, 62), 2**63 - 1, -(2**63)]:
         assert fast.first_ending(offset) == _linear_first_ending(fast, offset)
 
@@ -301,7 +308,7 @@ def test_a_log_whose_every_other_batch_goes_back_is_checked_in_one_pass(
     elif engine.C is None:
         pytest.skip("the C engine is not built")
     d = _going_back(tmp_path / "odd-0", 30_000, tuple(range(1, 29_999, 2)))  # the last batch stays the end
-    (seg,) = scan_partition(str(d)).segments
+    (seg,) = scan_partition(str(d), store=local()).segments
     res = verify_segment(d.name, seg, strict=False)
     assert res.status != "ok" and not res.failed
     for kind, file in (("index-offset", seg.index), ("timeindex-offset", seg.timeindex)):  # entry k - 1: batch k
@@ -314,7 +321,7 @@ def test_a_small_log_with_large_indexes_records_every_batch(monkeypatch, tmp_pat
     less than reading the entries' questions, and where its rows would take a few MiB at most it costs little:
     the second pass does that, with the same outcome."""
     d = _going_back(tmp_path / "back-0", 300, (100,))
-    (seg,) = scan_partition(str(d)).segments
+    (seg,) = scan_partition(str(d), store=local()).segments
     # the sieve; a log as if too small for as many batches as entries; a log whose rows take less than 8 MiB
     cases = ((0, 26, -1, False), (48, 10**6, -1, True), (0, 26, 8 << 20, True))
     for entry_bytes, smallest, every_bytes, every in cases:
@@ -322,7 +329,10 @@ def test_a_small_log_with_large_indexes_records_every_batch(monkeypatch, tmp_pat
         monkeypatch.setattr(sieve, "SMALLEST_BATCH", smallest)
         monkeypatch.setattr(sieve, "EVERY_BYTES", every_bytes)
         scan = verify.scan_log(
-            verify.SegmentResult("back-0", seg.name, 0, seg.log), seg.log, verify.index_keys(verify.read_indexes(seg))
+            verify.SegmentResult("back-0", seg.name, 0, seg.log),
+            seg.log,
+            verify.index_keys(verify.read_indexes(seg)),
+            store=seg.store,
         )
         assert not scan.ordered and (len(scan.positions) == 300) == every
         for strict in (False, True):

@@ -15,6 +15,7 @@ from kseg.testing.appendinfo import leader_append_info
 from kseg.testing.segment import SegmentWriter
 from kseg.testing.v2 import RecordSpec, build_v2_batch
 from tests.ops.verify.kafka_versions import kafka_verify_index_only
+from tests.stores import local
 
 TS = 1_730_000_000_000
 
@@ -42,7 +43,7 @@ def test_any_versions_leader_segment_is_clean_and_strict_is_kafkas(tmp_path_fact
         offset += len(recs)
         clock += 20
     w.close()
-    (seg,) = scan_partition(str(d)).segments
+    (seg,) = scan_partition(str(d), store=local()).segments
     res = verify_segment("p", seg)
     assert res.status == "clean", [p.line() for p in res.problems]
     strict = verify_segment("p", seg, strict=True)

@@ -27,6 +27,7 @@ from kseg.testing.segment import write_segment
 from kseg.testing.v2 import RecordSpec, build_v2_batch
 from tests.conftest import CORPUS_DATA, run_cli
 from tests.ops.logdir.kafka_dir import checkpoint
+from tests.stores import local
 
 pytestmark = pytest.mark.skipif(
     engine.C is None, reason="the C engine is not built (KSEG_ENGINE=python or no compiler)"
@@ -71,7 +72,7 @@ def dense(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _starts(log: Path) -> list[int]:
-    with FileRecords(str(log)) as records:
+    with FileRecords(str(log), store=local()) as records:
         return [b.position for b in records.batches()]
 
 
@@ -159,7 +160,7 @@ def test_corpus_reports_are_the_reference(monkeypatch: pytest.MonkeyPatch, name:
 def _scan(seg, epochs: EpochCheck | None, every: bool) -> tuple:
     res = verify.SegmentResult("orders-0", seg.name, seg.base_offset, seg.log)
     keys_ = None if every else verify.index_keys(verify.read_indexes(seg))
-    scan = verify.scan_log(res, seg.log, keys_, MAX_MESSAGE, epochs)
+    scan = verify.scan_log(res, seg.log, keys_, MAX_MESSAGE, epochs, store=seg.store)
     found = None if epochs is None else (epochs.findings(), epochs.lo, epochs.hi, epochs.expected)
     return (
         list(scan.positions),
@@ -185,7 +186,7 @@ def test_the_log_scan_is_the_reference(
         (d / f.name).write_bytes(f.read_bytes())
     _damage(d, how)
     monkeypatch.setattr(keys, "CHUNK", chunk)
-    (seg,) = scan_partition(str(d)).segments
+    (seg,) = scan_partition(str(d), store=local()).segments
     for every in (False, True):
 
         def epochs() -> EpochCheck:
