@@ -34,6 +34,7 @@ from kseg.limits import (
 from kseg.ops.dump.index import IndexDumper
 from kseg.storage import files
 from kseg.storage.batch import V2Batch
+from kseg.storage.context import Store
 from kseg.storage.records import FileRecords
 from kseg.storage.snapshots import iter_snapshot
 from kseg.storage.stores.discover import store_of
@@ -244,12 +245,13 @@ class Dumper:
         self.sink.error(exc)
 
     def dump_file(self, path: str) -> None:
-        self.sink.dumping(files.display(path, store=store_of(path)))
+        store = store_of(path)  # the file's, and its siblings' (the log an index is checked against)
+        shown = files.display(path, store=store)
+        self.sink.dumping(shown)
         if os.path.isdir(path):
             self._fail(
                 InputError(
-                    "is a directory; dump takes files (kseg verify-index takes partition directories)",
-                    path=files.display(path, store=store_of(path)),
+                    "is a directory; dump takes files (kseg verify-index takes partition directories)", path=shown
                 )
             )
             return
@@ -263,62 +265,61 @@ class Dumper:
             files.TXN_INDEX: self.dump_txn_index,
         }.get(kind)
         if handler is None or (kind == files.CHECKPOINT and not self.opts.checkpoint_files):
-            self.sink.unknown_file(files.display(path, store=store_of(path)))
+            self.sink.unknown_file(shown)
             return
         try:
-            handler(path)
+            handler(path, store)
         except KsegError as exc:
-            self._fail(exc.at(files.display(path, store=store_of(path))))
+            self._fail(exc.at(shown))
 
     # -- base offsets -----------------------------------------------------
-    def _base_offset(self, path: str, log_path: str) -> int:
+    def _base_offset(self, path: str, log_path: str, store: Store) -> int:
         """The base offset from the name, else the first batch's, with a note."""
         base = files.base_offset_from_name(path)
         if base is not None:
             return base
         inferred = 0
         try:
-            with FileRecords(log_path, store=store_of(log_path)) as records:
+            with FileRecords(log_path, store=store) as records:
                 batch = records.batch_at(0)
                 if batch is not None:
                     inferred = batch.base_offset
         except KsegError:
             pass
         self.sink.note(
-            f"{files.display(path, store=store_of(path))}: the file name carries no base offset; using {inferred}"
+            f"{files.display(path, store=store)}: the file name carries no base offset; using {inferred}"
             + (" (the first batch's base offset)" if inferred else "")
         )
         return inferred
 
     # -- .log / .checkpoint -------------------------------------------------
-    def dump_log(self, path: str) -> None:
+    def dump_log(self, path: str, store: Store) -> None:
         name = os.path.basename(path)
-        # open first: a missing file prints no header
-        records = FileRecords(path, end=self.opts.max_bytes, store=store_of(path))
+        records = FileRecords(path, end=self.opts.max_bytes, store=store)  # open first: a missing file prints no header
         with records:
-            self._log_header(path, name)
-            self._dump_batches(records, path, name)
+            self._log_header(path, name, store)
+            self._dump_batches(records, path, name, store)
 
-    def _log_header(self, path: str, name: str) -> None:
+    def _log_header(self, path: str, name: str, store: Store) -> None:
         sink = self.sink
         if name.endswith(files.LOG):
-            sink.log_start(self._base_offset(path, path))
+            sink.log_start(self._base_offset(path, path, store))
         elif name == files.BOOTSTRAP_CHECKPOINT:
             sink.bootstrap_snapshot()
         else:
             parsed = files.parse_checkpoint_name(path)
             if parsed is None:
-                shown = files.display(path, store=store_of(path))
+                shown = files.display(path, store=store)
                 sink.note(f"{shown}: not a <offset>-<epoch>.checkpoint name; no end offset shown")
             else:
                 sink.snapshot_start(*parsed)
 
-    def _dump_batches(self, records: FileRecords, path: str, name: str) -> None:
+    def _dump_batches(self, records: FileRecords, path: str, name: str, store: Store) -> None:
         sink = self.sink
         valid_bytes = 0
         last_offset = -1
         deep = self.opts.deep
-        abs_path = files.absolute(path, store=store_of(path))
+        abs_path = files.absolute(path, store=store)
         progress = self.progress
         if progress is not None:
             progress.start(name, records.end)
@@ -490,9 +491,9 @@ class Dumper:
         return key_text, payload_text
 
     # -- .snapshot and .txnindex ------------------------------------------------
-    def dump_snapshot(self, path: str) -> None:
+    def dump_snapshot(self, path: str, store: Store) -> None:
         entries = iter_snapshot(
-            path, store=store_of(path)
+            path, store=store
         )  # streamed: the CRC is checked over the whole file before the first entry
         try:
             first = next(entries, None)
@@ -504,6 +505,6 @@ class Dumper:
         for entry in entries:
             self.sink.producer_entry(entry)
 
-    def dump_txn_index(self, path: str) -> None:
-        for entry in iter_aborted_txns(files.read_small_file(path, store=store_of(path))):
+    def dump_txn_index(self, path: str, store: Store) -> None:
+        for entry in iter_aborted_txns(files.read_small_file(path, store=store)):
             self.sink.txn_entry(entry)

@@ -14,8 +14,8 @@ from kseg.errors import CorruptIndexError, InputError, KsegError
 from kseg.format.indexes import OffsetIndexView, TimeIndexView
 from kseg.limits import NO_TIMESTAMP
 from kseg.storage import files
+from kseg.storage.context import Store
 from kseg.storage.records import FileRecords
-from kseg.storage.stores.discover import store_of
 
 CHUNK = 1024  # index entries checked at once (FileRecords.last_offsets): bounded memory whatever the index
 
@@ -24,11 +24,11 @@ class IndexDumper:
     """Index dumping for :class:`~kseg.ops.dump.dump.Dumper`.
 
     ``fail(exc)`` reports an error and marks the run failed; ``base_offset(path,
-    log_path)`` is the file's base offset (from its name, else the log's first batch).
+    log_path, store)`` is the file's base offset (from its name, else the log's first batch).
     """
 
     def __init__(
-        self, opts, sink, problems, fail: Callable[[KsegError], None], base_offset: Callable[[str, str], int]
+        self, opts, sink, problems, fail: Callable[[KsegError], None], base_offset: Callable[[str, str, Store], int]
     ) -> None:
         self.opts = opts
         self.sink = sink
@@ -37,23 +37,21 @@ class IndexDumper:
         self._base_offset = base_offset
 
     # -- .index ---------------------------------------------------------------
-    def dump_index(self, path: str) -> None:
+    def dump_index(self, path: str, store: Store) -> None:
         opts, sink = self.opts, self.sink
-        log_path = files.sibling(path, files.LOG, store=store_of(path))
-        base = self._base_offset(path, log_path)
-        index = OffsetIndexView(
-            files.open_index(path, store=store_of(path)), base, files.display(path, store=store_of(path))
-        )
+        log_path = files.sibling(path, files.LOG, store=store)
+        base = self._base_offset(path, log_path, store)
+        index = OffsetIndexView(files.open_index(path, store=store), base, files.display(path, store=store))
         if index.entries == 0:
-            sink.index_empty(files.display(path, store=store_of(path)))
+            sink.index_empty(files.display(path, store=store))
             return
         if opts.index_sanity_check:
             index.sanity_check()
-            sink.sanity_passed(files.display(path, store=store_of(path)))
+            sink.sanity_passed(files.display(path, store=store))
             return
-        abs_path = files.absolute(path, store=store_of(path))
+        abs_path = files.absolute(path, store=store)
         printing = not opts.verify_index_only
-        with self._open_log_for_index(log_path) as records:
+        with self._open_log_for_index(log_path, store) as records:
             used = index.used_entries()  # Kafka's tool stops at a preallocated zero tail
             for start in range(0, used, CHUNK):
                 offsets, positions = index.columns(start, min(start + CHUNK, used))
@@ -75,9 +73,9 @@ class IndexDumper:
                     if printing:
                         sink.offset_entry(offset, position)
 
-    def _open_log_for_index(self, log_path: str):
+    def _open_log_for_index(self, log_path: str, store: Store):
         try:
-            return FileRecords(log_path, store=store_of(log_path))
+            return FileRecords(log_path, store=store)
         except InputError as exc:
             self._fail(exc.extended("; index entries are not checked against the log"))
             return _NoLog()
@@ -102,29 +100,27 @@ class IndexDumper:
         return last
 
     # -- .timeindex -------------------------------------------------------------
-    def dump_time_index(self, path: str) -> None:
+    def dump_time_index(self, path: str, store: Store) -> None:
         opts, sink = self.opts, self.sink
-        log_path = files.sibling(path, files.LOG, store=store_of(path))
-        base = self._base_offset(path, log_path)
-        tindex = TimeIndexView(
-            files.open_index(path, store=store_of(path)), base, files.display(path, store=store_of(path))
-        )
+        log_path = files.sibling(path, files.LOG, store=store)
+        base = self._base_offset(path, log_path, store)
+        tindex = TimeIndexView(files.open_index(path, store=store), base, files.display(path, store=store))
         if opts.index_sanity_check:
             tindex.sanity_check()
-            sink.sanity_passed(files.display(path, store=store_of(path)))
+            sink.sanity_passed(files.display(path, store=store))
             return
         if tindex.entries == 0:
             return
-        index_path = files.sibling(path, files.INDEX, store=store_of(path))
+        index_path = files.sibling(path, files.INDEX, store=store)
         try:
-            oindex = OffsetIndexView(files.open_index(index_path, store=store_of(index_path)), base)
+            oindex = OffsetIndexView(files.open_index(index_path, store=store), base)
         except InputError as exc:
             sink.note(f"{exc.describe()}; looking up time-index offsets from log position 0")
             oindex = OffsetIndexView(b"", base)
-        abs_path = files.absolute(path, store=store_of(path))
+        abs_path = files.absolute(path, store=store)
         problems = self.problems
         limit = opts.decompress_limit
-        with FileRecords(log_path, store=store_of(log_path)) as records:
+        with FileRecords(log_path, store=store) as records:
             prev = NO_TIMESTAMP
             for i in range(tindex.used_entries()):  # Kafka's tool stops at a preallocated zero tail
                 ts, offset = tindex.entry(i)
