@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import shutil
 import signal
 import socket
@@ -49,6 +50,29 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def free_fixed_port(avoid: int = 0) -> int:
+    """A free port below the kernel's ephemeral range, for the master's ports: chosen before the JVMs start and
+    bound by the master a moment later, a port of that range could meanwhile go to a worker's web UI (started
+    on port 0), whose HTML the master's ``/json/`` would then read."""
+    low = 32768
+    try:
+        low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        pass
+    rng = random.Random()
+    for _ in range(200):
+        port = rng.randrange(max(1024, low // 2), low)
+        if port == avoid:
+            continue
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    return free_port()
+
+
 def java_missing() -> str | None:
     """Why Spark cannot start here (no Java), or None."""
     home = os.environ.get("JAVA_HOME")
@@ -67,8 +91,8 @@ class Cluster:
 
         self.home = Path(pyspark.__file__).parent
         self.root = root
-        self.port = free_port()
-        self.ui_port = free_port()
+        self.port = free_fixed_port()
+        self.ui_port = free_fixed_port(avoid=self.port)
         self.master = f"spark://127.0.0.1:{self.port}"
         self.procs: dict[str, subprocess.Popen] = {}
         self.env = {k: v for k, v in os.environ.items() if k not in AWS and not k.startswith("PYSPARK_GATEWAY")}
