@@ -101,6 +101,8 @@ class Cluster:
             SPARK_LOCAL_IP="127.0.0.1",
             SPARK_DAEMON_MEMORY="256m",
             SPARK_DAEMON_JAVA_OPTS=jvm_options(),  # the master's and workers' JVMs start as the tests' others
+            # no REST submission server (nothing here submits through it: one server and port fewer)
+            SPARK_MASTER_OPTS="-Dspark.master.rest.enabled=false",
             SPARK_LOG_DIR=str(root / "logs"),
             PYSPARK_PYTHON=sys.executable,  # the executors' Python: this one, which has kseg
         )
@@ -132,7 +134,16 @@ class Cluster:
         except OSError:
             return 0
 
+    def master_alive(self) -> bool:
+        try:
+            return self.state()["status"] == "ALIVE"
+        except OSError:
+            return False
+
     def start(self) -> None:
+        """The master, then -- once it is the leader -- the workers.  A worker that registers earlier, while the
+        master is still in standby, is ignored and tries again only 5 to 15 s later (Spark's Worker: its first
+        retry interval, fuzzed); the master is the leader a moment after its web UI answers."""
         self._start(
             "master",
             "org.apache.spark.deploy.master.Master",
@@ -143,8 +154,15 @@ class Cluster:
             "--webui-port",
             str(self.ui_port),
         )
+        self._wait("the master to be the leader", self.master_alive)
+        self.ready()
+
+    def ready(self) -> None:
+        """Every worker running and registered: one killed by a test (:meth:`kill_worker`) is started again
+        here, by the next user of the cluster, not by the test that killed it."""
         for n in range(1, WORKERS + 1):
-            self.start_worker(n)
+            if f"worker{n}" not in self.procs:
+                self.start_worker(n)
         self.wait_for_workers(WORKERS)
 
     def start_worker(self, n: int) -> None:
@@ -167,16 +185,17 @@ class Cluster:
         )
 
     def wait_for_workers(self, count: int) -> None:
+        self._wait(f"{count} workers to register", lambda: self.alive_workers() >= count)
+
+    def _wait(self, what: str, done) -> None:
         deadline = time.monotonic() + START_TIMEOUT
-        while self.alive_workers() < count:
+        while not done():
             for name, proc in self.procs.items():
                 if proc.poll() is not None:
                     raise RuntimeError(f"{name} exited {proc.returncode}: {self.log_tail(name)}")
             if time.monotonic() > deadline:
-                raise RuntimeError(
-                    f"{count} workers did not register in {START_TIMEOUT:.0f} s: {self.log_tail('master')}"
-                )
-            time.sleep(0.5)
+                raise RuntimeError(f"waited {START_TIMEOUT:.0f} s for {what}: {self.log_tail('master')}")
+            time.sleep(0.2)
 
     def apps(self, n: int) -> set[str]:
         """The applications worker ``n`` has run executors for (their work directories)."""

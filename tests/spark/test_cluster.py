@@ -93,6 +93,7 @@ def app(spark_cluster, s3, workdir: Path, tmp_path_factory) -> tuple[dict, dict[
     from tests.ops.logdir.test_logdir_places import fleet
     from tests.trees import two_brokers
 
+    spark_cluster.ready()  # both workers (the refusal names "2 of the 2 executors")
     two_brokers(workdir / "t")
     fleet(workdir / "fleet")
     (workdir / "out").mkdir(exist_ok=True)  # a report's parent must exist (docs/spark.md, "The report")
@@ -323,12 +324,14 @@ def test_a_poison_segment_fails_only_its_bin(app, local_verify) -> None:
 
 def test_a_worker_killed_mid_run_changes_nothing(spark_cluster, workdir: Path, local_verify, tmp_path: Path) -> None:
     """Worker 2 (and its executor) SIGKILLed while it runs a task: Spark re-runs its tasks (and the lost
-    shuffle output) on worker 1, and the verdict is the local command's.  Worker 2 is started again after."""
+    shuffle output) on worker 1, and the verdict is the local command's.  Worker 2 is started again by the
+    next user of the cluster (``spark_cluster.ready()``)."""
     import subprocess
     import sys
     import time
 
     _, expected = local_verify
+    spark_cluster.ready()  # both workers (the cluster is the session's)
     report = tmp_path / "cluster-report"
     before = spark_cluster.apps(2)
     job = subprocess.Popen(
@@ -348,7 +351,5 @@ def test_a_worker_killed_mid_run_changes_nothing(spark_cluster, workdir: Path, l
     finally:
         if job.poll() is None:
             job.kill()
-        spark_cluster.start_worker(2)
     assert job.returncode == 1, err.decode()[-3000:]
     assert rows(report) == expected
-    spark_cluster.wait_for_workers(2)
