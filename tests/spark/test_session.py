@@ -53,16 +53,16 @@ def test_a_path_the_executors_do_not_see_is_refused_by_the_probe(tmp_path: Path)
 
 
 def test_a_session_the_caller_owns_is_used_and_left_running() -> None:
-    from pyspark.sql import SparkSession
+    """The caller's own session -- this process's shared one (tests/spark/shared.py), which the next tests
+    use: left running is what is asserted -- is used, whatever master and settings are asked for."""
+    from tests.spark.shared import shared_session
 
-    own = SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false").getOrCreate()
-    try:
-        with started("export", "local[7]", ("spark.app.name=ignored",), given=own) as session:
-            assert session.spark is own and session.log.file is None
-        assert own.sparkContext._jsc is not None
-        assert own.sparkContext.parallelize([1, 2], 2).count() == 2
-    finally:
-        own.stop()
+    own = shared_session()
+    with started("export", "local[7]", ("spark.app.name=ignored",), given=own) as session:
+        assert session.spark is own and session.log.file is None
+    assert own.sparkContext._jsc is not None
+    assert own.sparkContext.parallelize([1, 2], 2).count() == 2
+    assert own.sparkContext.appName == "kseg tests" and own.sparkContext.master == "local[2]"
 
 
 def test_a_malformed_setting_is_one_line_before_any_jvm_starts() -> None:
