@@ -49,6 +49,16 @@ def log_root(tmp_path_factory) -> Path:
     return root
 
 
+@pytest.fixture(scope="module")
+def local_run(log_root: Path, tmp_path_factory) -> tuple[Result, list[dict]]:
+    """The local ``verify-index --verbose --report`` of :func:`log_root` (notes inline): its result and its
+    report's rows (the same with or without --verbose), for the runs on Spark to equal."""
+    report = tmp_path_factory.mktemp("local-run") / "local.jsonl"
+    r = run_cli(["verify-index", "--verbose", "--report", str(report), str(log_root)])
+    assert r.exit_code == 1, r.errtext[-2000:]
+    return r, _rows(report)
+
+
 def _spark_verify(*args: str, tmp: Path, cwd: Path | None = None, **env: str) -> Result:
     """``kseg verify-index --spark --master local[2] ARGS`` as a real process, Spark's temporary files
     (and its log) under ``tmp``, ``env`` added to the environment."""
@@ -66,9 +76,9 @@ def _rows(path: Path) -> list[dict]:
     return sorted(_report_rows(path), key=sort_key)
 
 
-def test_spark_gives_the_local_rows(log_root: Path, tmp_path: Path) -> None:
-    local, spark = tmp_path / "local.jsonl", tmp_path / "spark.jsonl"
-    r1 = run_cli(["verify-index", "--verbose", "--report", str(local), str(log_root)])  # notes inline
+def test_spark_gives_the_local_rows(log_root: Path, local_run, tmp_path: Path) -> None:
+    spark = tmp_path / "spark.jsonl"
+    r1, rows = local_run
     r2 = run_on_spark(
         [
             "verify-index",
@@ -84,7 +94,6 @@ def test_spark_gives_the_local_rows(log_root: Path, tmp_path: Path) -> None:
         ]
     )
     assert r1.exit_code == r2.exit_code == 1, r2.errtext[-2000:]
-    rows = _rows(local)
     assert len([r for r in rows if r["type"] == "segment"]) >= 100
     assert {r["kind"] for r in rows if r["type"] == "problem"} >= {"crc", "index-boundary"}
     assert _rows(spark) == rows
@@ -162,13 +171,11 @@ def test_many_partitions_without_the_checkpoint_hold_only_what_is_printed(tmp_pa
     assert held == [1 + 1 + 3] * 2
 
 
-def test_spark_submit_entry_point(log_root: Path, tmp_path: Path) -> None:
+def test_spark_submit_entry_point(log_root: Path, local_run, tmp_path: Path) -> None:
     submit = Path(pyspark.__file__).parent / "bin" / "spark-submit"
     import kseg.spark.submit as entry
 
     report = tmp_path / "submit.jsonl"
-    local = tmp_path / "local.jsonl"
-    assert run_cli(["verify-index", "--quiet", "--report", str(local), str(log_root)]).exit_code == 1
     env = dict(
         os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable, SPARK_LOCAL_IP="127.0.0.1"
     )
@@ -189,7 +196,7 @@ def test_spark_submit_entry_point(log_root: Path, tmp_path: Path) -> None:
         timeout=600,
     )
     assert p.returncode == 1, p.stderr.decode()[-3000:]
-    assert _rows(report) == _rows(local)
+    assert _rows(report) == local_run[1]
 
 
 def test_missing_pyspark_says_how_to_install(tmp_path: Path) -> None:
