@@ -67,6 +67,10 @@ UNREADABLE_QUERIES = ("", "onUnreadable=rows")
 ROWS_QUERY = "data/b1/data?"
 #: the segment the Python worker dies on in the "poison" run (the test-only hook, given to its Python workers)
 POISON = f"large-v2-0/{0:020d}"
+#: the shared application's ``spark.task.maxFailures`` (Spark's default on a cluster is 4): a task that keeps
+#: failing -- the poison segment's, the load whose executors cannot read the store -- is given up after two
+#: attempts, a retry still made and counted in the cause
+ATTEMPTS = 2
 #: a variable the application hands its executors with ``--spark-conf spark.executorEnv.*``: the wrapper that
 #: is their Python records it
 GIVEN = ("KSEG_TEST_GIVEN", "by-spark-conf")
@@ -81,12 +85,12 @@ def app(spark_cluster, s3, workdir: Path, tmp_path_factory) -> tuple[dict, dict[
     commands whose results the tests below compare with the local runs (by name), then the data source's
     loads (by query, and whether the executors had the store's settings).  Its settings: both executors
     registered before work (the refusal names "2 of the 2 executors"); ``spark.pyspark.python`` naming a
-    wrapper that records each start (the executors' Python) and :data:`GIVEN`; its driver run with no
-    SPARK_LOCAL_IP and no PYSPARK_PYTHON.  Runs that give their jobs' Python workers an environment of their
-    own: the store's settings (:func:`store_settings`) for the "store" run and the loads "with"; the
-    test-only hook that kills the Python worker on :data:`POISON` (no other segment is affected) for the
-    "poison" run.  The commands' results by name, the loads' lines by (query, "without" or "with"), and the
-    directory holding the wrapper's record."""
+    wrapper that records each start (the executors' Python) and :data:`GIVEN`; :data:`ATTEMPTS` attempts a
+    task; its driver run with no SPARK_LOCAL_IP and no PYSPARK_PYTHON.  Runs that give their jobs' Python
+    workers an environment of their own: the store's settings (:func:`store_settings`) for the "store" run
+    and the loads "with"; the test-only hook that kills the Python worker on :data:`POISON` (no other segment
+    is affected) for the "poison" run.  The commands' results by name, the loads' lines by (query, "without"
+    or "with"), and the directory holding the wrapper's record."""
     import os
     import sys
 
@@ -126,6 +130,7 @@ def app(spark_cluster, s3, workdir: Path, tmp_path_factory) -> tuple[dict, dict[
         "spark.scheduler.minRegisteredResourcesRatio=1.0",
         f"spark.pyspark.python={wrapper}",
         f"spark.executorEnv.{GIVEN[0]}={GIVEN[1]}",
+        f"spark.task.maxFailures={ATTEMPTS}",
     )
     env = {k: v for k, v in os.environ.items() if k not in ("SPARK_LOCAL_IP", "PYSPARK_PYTHON")}
     results, lines = cluster_app.run(
@@ -302,8 +307,8 @@ def test_spark_pyspark_python_is_honoured(app) -> None:
 
 def test_a_poison_segment_fails_only_its_bin(app, local_verify) -> None:
     """The Python worker dies on one segment (the test-only hook, given to this run's Python workers) on
-    every one of Spark's four attempts: that bin's segments are failed rows naming the cause, exit 2; every other
-    segment's rows are the local run's, and the report is complete."""
+    every one of Spark's attempts (:data:`ATTEMPTS`): that bin's segments are failed rows naming the cause,
+    exit 2; every other segment's rows are the local run's, and the report is complete."""
     _, expected = local_verify
     results, _, base = app
     r = results["poison"]
@@ -312,7 +317,7 @@ def test_a_poison_segment_fails_only_its_bin(app, local_verify) -> None:
     got = rows(report)
     failed = {(row["partition"], row["segment"]) for row in got if row.get("status") == "failed"}
     assert ("large-v2-0", f"{0:020d}") in failed
-    assert all("its task failed 4 times" in row["error"] for row in got if row.get("status") == "failed")
+    assert all(f"its task failed {ATTEMPTS} times" in row["error"] for row in got if row.get("status") == "failed")
     assert [row for row in got if (row["partition"], row["segment"]) not in failed] == [
         row for row in expected if (row["partition"], row["segment"]) not in failed
     ]
