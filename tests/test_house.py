@@ -237,7 +237,9 @@ PATH_BRANCHES_NOW = 1
 # ``store_of`` calls outside discovery (issue #31's "a store chosen once per input root", carried by the nouns
 # made where a path enters): 109 when counted first (ops 68, spark 15, cli 10, render 10, decoders 5,
 # runtime 1; ``dump`` already handing its file's store to its readers).
-STORE_OF_CALLS_NOW = 109
+# 109 -> 98 once the readers holding a segment or partition (txn's walk and audit, the metadata snapshot, compaction,
+# grep, diff's replicas) showed and stat'ed its files through the store it holds.
+STORE_OF_CALLS_NOW = 98
 STORAGE_DEPTH_NOW = 4
 STORE_COMEBACKS_NOW = 1
 #: Module-level containers still allowed, by module (none: constant tables are read-only mappings, caches
