@@ -239,7 +239,10 @@ PATH_BRANCHES_NOW = 1
 # runtime 1; ``dump`` already handing its file's store to its readers).
 # 109 -> 98 once the readers holding a segment or partition (txn's walk and audit, the metadata snapshot, compaction,
 # grep, diff's replicas) showed and stat'ed its files through the store it holds.
-STORE_OF_CALLS_NOW = 98
+# 98 -> 78 once a report's destination was a noun made once from ``--report`` (``outputs.Destination``: path and
+# store) and an input root read without discovery one too (``stores.find.Root``: ``tiered --logdir``), and logdir's
+# log directories carried their root's store (``LogDirReport.store``) to every file and partition read under them.
+STORE_OF_CALLS_NOW = 78
 STORAGE_DEPTH_NOW = 4
 STORE_COMEBACKS_NOW = 1
 #: Module-level containers still allowed, by module (none: constant tables are read-only mappings, caches
