@@ -242,7 +242,9 @@ PATH_BRANCHES_NOW = 1
 # 98 -> 78 once a report's destination was a noun made once from ``--report`` (``outputs.Destination``: path and
 # store) and an input root read without discovery one too (``stores.find.Root``: ``tiered --logdir``), and logdir's
 # log directories carried their root's store (``LogDirReport.store``) to every file and partition read under them.
-STORE_OF_CALLS_NOW = 78
+# 78 -> 68 once rebuild-index's ``--output-dir`` was a destination made once and handed down with each target's work,
+# each path given chose its store once for its checks and partition, and a segment's files were read through its store.
+STORE_OF_CALLS_NOW = 68
 STORAGE_DEPTH_NOW = 4
 STORE_COMEBACKS_NOW = 1
 #: Module-level containers still allowed, by module (none: constant tables are read-only mappings, caches
