@@ -244,7 +244,9 @@ PATH_BRANCHES_NOW = 1
 # log directories carried their root's store (``LogDirReport.store``) to every file and partition read under them.
 # 78 -> 68 once rebuild-index's ``--output-dir`` was a destination made once and handed down with each target's work,
 # each path given chose its store once for its checks and partition, and a segment's files were read through its store.
-STORE_OF_CALLS_NOW = 68
+# 68 -> 61 once salvage's output chose its store once (``Output``, from its destination) and its source once, lookups
+# read a segment's indexes through the store it holds, and grep's unread lines showed a file through its segment's.
+STORE_OF_CALLS_NOW = 61
 STORAGE_DEPTH_NOW = 4
 STORE_COMEBACKS_NOW = 1
 #: Module-level containers still allowed, by module (none: constant tables are read-only mappings, caches
