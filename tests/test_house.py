@@ -246,7 +246,9 @@ PATH_BRANCHES_NOW = 1
 # each path given chose its store once for its checks and partition, and a segment's files were read through its store.
 # 68 -> 61 once salvage's output chose its store once (``Output``, from its destination) and its source once, lookups
 # read a segment's indexes through the store it holds, and grep's unread lines showed a file through its segment's.
-STORE_OF_CALLS_NOW = 61
+# 61 -> 56 once export's units and splits held their segment's store (made in the task from its share, which carries
+# it): a split's log, directory and .txnindex files, and its partition's report key, read and named through it.
+STORE_OF_CALLS_NOW = 56
 STORAGE_DEPTH_NOW = 4
 STORE_COMEBACKS_NOW = 1
 #: Module-level containers still allowed, by module (none: constant tables are read-only mappings, caches

@@ -404,7 +404,7 @@ def split_facts(
     without decoders)."""
     from kseg.ops.export.export import partition_key, read_split
 
-    key, to, nxt = partition_key(split.log_dir, split.partition), ranges.to_offset, INT64_MIN
+    key, to, nxt = partition_key(split.log_dir, split.partition, split.store), ranges.to_offset, INT64_MIN
     read = read_split(split, ranges, limit, keep_invalid=on_corruption == "keep", committed=committed, columns=columns)
     for item in read:
         if isinstance(item, Columns):
