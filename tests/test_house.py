@@ -248,7 +248,10 @@ PATH_BRANCHES_NOW = 1
 # read a segment's indexes through the store it holds, and grep's unread lines showed a file through its segment's.
 # 61 -> 56 once export's units and splits held their segment's store (made in the task from its share, which carries
 # it): a split's log, directory and .txnindex files, and its partition's report key, read and named through it.
-STORE_OF_CALLS_NOW = 56
+# 56 -> 35 once export's ``-o`` and ``--report`` and verify-index's ``--report`` were destinations made once from the
+# option and carried: to the local writes, the Spark staging and commit (its staging prefix on the output's store, its
+# tasks handed that destination), the report's part files and ``_SUCCESS``, and the checks of what the executors wrote.
+STORE_OF_CALLS_NOW = 35
 STORAGE_DEPTH_NOW = 4
 STORE_COMEBACKS_NOW = 1
 #: Module-level containers still allowed, by module (none: constant tables are read-only mappings, caches
