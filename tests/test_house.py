@@ -251,7 +251,9 @@ PATH_BRANCHES_NOW = 1
 # 56 -> 35 once export's ``-o`` and ``--report`` and verify-index's ``--report`` were destinations made once from the
 # option and carried: to the local writes, the Spark staging and commit (its staging prefix on the output's store, its
 # tasks handed that destination), the report's part files and ``_SUCCESS``, and the checks of what the executors wrote.
-STORE_OF_CALLS_NOW = 35
+# 35 -> 32 once the registry decoder's ``--schemas`` source chose its store once (``source.load``) and handed it to
+# its listing, its schema files and the ``_schemas`` replay.
+STORE_OF_CALLS_NOW = 32
 STORAGE_DEPTH_NOW = 4
 STORE_COMEBACKS_NOW = 1
 #: Module-level containers still allowed, by module (none: constant tables are read-only mappings, caches
