@@ -105,6 +105,7 @@ def tiered(
     local = check_log_dir(log_dir) if log_dir else None  # its store chosen once, here
     # the store listed first: the fold remembers the deletion of the segments it holds objects of, no other
     store = _spark_listing(remote, spark) if spark.on and remote else list_store(remote) if remote else None
+    objects = store_of(remote) if remote else None  # the store listed: every manifest read through it
     remember = frozenset(store.by_segment) if store is not None else frozenset()
     # a path missing or holding no metadata: exit 2 (main.fatal)
     read = read_metadata(list(paths), read_record, decompression_limit(max_message_size), remember, view)
@@ -114,7 +115,7 @@ def tiered(
         store,
         local,
         "local" if layout == "local" else "aiven",
-        lambda path: read_manifest(path, store_of(path)),
+        None if objects is None else (lambda path: read_manifest(path, objects)),
     )
     rows = [dumps(row) for row in render.rows(report)]
     if report_to is not None:
