@@ -256,7 +256,8 @@ PATH_BRANCHES_NOW = 1
 # 32 -> 30 once ``kseg tiered`` read every manifest through the store it listed (chosen again per manifest before),
 # grep named its partitions through their stores, and a lookup's row named its directory through the store chosen once.
 # 30 -> 29 once dump handed its sink the store of the file it names (the JSON sink chose it again per file).
-STORE_OF_CALLS_NOW = 29
+# 29 -> 28 once ``--resume``'s report chose its store once for it and each of its part files.
+STORE_OF_CALLS_NOW = 28
 STORAGE_DEPTH_NOW = 4
 STORE_COMEBACKS_NOW = 1
 #: Module-level containers still allowed, by module (none: constant tables are read-only mappings, caches
