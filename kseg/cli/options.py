@@ -7,7 +7,6 @@ import functools
 import os
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import replace
 from typing import Any, BinaryIO, NamedTuple, TypeVar
 
 import click
@@ -183,7 +182,7 @@ def rsm_key_option(f: Callable[..., Any]) -> Callable[..., Any]:
         except KsegError as exc:
             raise click.BadParameter(str(exc), param_hint="--rsm-key") from None
         with reading(run.context.with_keys(keys)) as context:
-            return f(*args, run=replace(run, context=context), **kwargs)
+            return f(*args, run=run.replace(context=context), **kwargs)
 
     return click.option("--rsm-key", multiple=True, metavar="KEYPAIRID=FILE", callback=_rsm_keys, help=RSM_KEY_HELP)(
         command
