@@ -36,9 +36,9 @@ class Value:
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not self.__class__:
             return NotImplemented
-        return self._key() == other._key()  # type: ignore[attr-defined]
+        return self._key() == other._key()
 
-    __hash__ = None  # (mutable and compared, as a dataclass with eq)
+    __hash__ = None  # type: ignore[assignment]  # (mutable and compared, as a dataclass with eq)
 
     def __repr__(self) -> str:
         shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._fields)
