@@ -6,6 +6,7 @@ Subcommands are imported only when run, so ``kseg --help`` and
 
 from __future__ import annotations
 
+import functools
 import gc
 import importlib
 import os
@@ -58,12 +59,16 @@ COMMANDS = {
 }
 
 
-_OPTION_WORD = re.compile(r"--?[A-Za-z0-9][A-Za-z0-9-]*")
+@functools.cache  # (compiled for a help text only)
+def _option_word() -> re.Pattern[str]:
+    return re.compile(r"--?[A-Za-z0-9][A-Za-z0-9-]*")
+
+
 _GLUE = "\u2011"  # a non-breaking hyphen, while a paragraph is wrapped
 
 
 def _glued(text: str) -> str:
-    return _OPTION_WORD.sub(lambda m: m.group().replace("-", _GLUE), text)
+    return _option_word().sub(lambda m: m.group().replace("-", _GLUE), text)
 
 
 class Formatter(click.HelpFormatter):

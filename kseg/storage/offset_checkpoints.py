@@ -60,9 +60,13 @@ LEADER_EPOCHS = Kind(
 )
 #: A file's text: in memory (a test, a caller that has it) or a file to read a line at a time.
 Text = Union[str, AuxFile]
+
+
 # OffsetCheckpointFile's WHITESPACES_PATTERN, Java's "\\s+": ASCII blanks only (Python's \s would also split
 # at a no-break space or U+001C..U+001F, where Kafka sees one token and a malformed line)
-_WS = re.compile(r"[ \t\n\x0b\f\r]+")
+@lru_cache(maxsize=None)  # (compiled for a checkpoint's lines only)
+def _blanks() -> re.Pattern[str]:
+    return re.compile(r"[ \t\n\x0b\f\r]+")
 
 
 class OffsetEntry(NamedTuple):
@@ -85,10 +89,11 @@ def too_many(path: str, kind: Kind, declared: int, bound: int) -> InputError:
     return kind.refusal(path, f"{declared} entries declared on line 2", f"{bound} entries")
 
 
-def java_split(line: str, pattern: re.Pattern[str] = _WS) -> list[str]:
+def java_split(line: str, pattern: re.Pattern[str] | None = None) -> list[str]:
     """``Pattern.compile("\\s+").split(line)`` (or another ``pattern``'s) as Java does it: at runs of Java's
     (ASCII) blanks, the trailing empty strings removed (``"a 0 5 "`` is three tokens), a leading one kept
     (``" a 0 5"`` is four), and a line with no blank is one token."""
+    pattern = _blanks() if pattern is None else pattern
     if not pattern.search(line):
         return [line]
     parts = pattern.split(line)

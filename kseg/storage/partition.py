@@ -31,7 +31,6 @@ from kseg.storage.stores.base import How, open_together
 from kseg.storage.tiered_names import is_indexes_object
 from kseg.valueclass import Value
 
-_DIGITS = re.compile(r"(\d+)")
 TRANSITION_FILE_SUFFIXES = (".deleted", ".cleaned", ".swap")
 _SLOT = MappingProxyType(
     {names.LOG: "log", names.INDEX: "index", names.TIME_INDEX: "timeindex", names.TXN_INDEX: "txnindex"}
@@ -280,4 +279,5 @@ def nothing_found(paths: list[str]) -> InputError:
 
 def natural_key(name: str) -> tuple[tuple[int, int, str], ...]:
     """Sort key putting ``orders-2`` before ``orders-10``: digit runs compare as numbers."""
-    return tuple((0, int(part), part) if part.isdecimal() else (1, 0, part) for part in _DIGITS.split(name) if part)
+    parts = re.split(r"(\d+)", name)  # (the pattern compiled when first asked, then re's own cache)
+    return tuple((0, int(part), part) if part.isdecimal() else (1, 0, part) for part in parts if part)
