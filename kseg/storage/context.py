@@ -44,10 +44,14 @@ class Watcher(Protocol):
         directories (holding segment files) among them."""
 
 
-class RsmKeys(NamedTuple):
+class RsmKeys(FrozenValue):
     """The private keys of ``--rsm-key``: key pair id -> (key file, its PEM bytes), read once."""
 
-    pairs: tuple[tuple[str, str, bytes], ...] = ()
+    _fields = ("pairs",)
+    pairs: tuple[tuple[str, str, bytes], ...]
+
+    def __init__(self, pairs: tuple[tuple[str, str, bytes], ...] = ()) -> None:
+        self._set(pairs=pairs)
 
     def get(self, pair: str) -> tuple[str, bytes] | None:
         """``(key file, PEM bytes)`` of key pair ``pair``, or None when no ``--rsm-key`` names it."""

@@ -36,6 +36,7 @@ from kseg.storage.context import Store
 from kseg.storage.names import LOG_START, topic_partition
 from kseg.storage.read import AuxFile, Kind, lines_of_text
 from kseg.storage.tiered_names import aiven_key
+from kseg.valueclass import FrozenValue
 
 VERSION = 0  # OffsetCheckpointFile.CURRENT_VERSION, PartitionMetadataFile.CURRENT_VERSION
 INT32_MIN = java_numbers.INT32_MIN
@@ -183,18 +184,24 @@ def _open_offsets(log_dir: str, name: str, store: Store) -> AuxFile | None:
     return open_aux(path, OFFSETS, store)
 
 
-class Checkpointed(NamedTuple):
+class Checkpointed(FrozenValue):
     """A partition's entry in one offset checkpoint of its log directory (the partition directory's parent):
     ``value`` the offset the file holds for it, None when the file is absent, has no entry for it, or
     could not be read or parsed -- ``note`` then says which (never a guess, never a problem: a healthy
     directory from an old Kafka, or a partition directory copied on its own, has no such file)."""
 
+    _fields = ("name", "file", "present", "value", "note", "parsed")
     name: str  # the checkpoint's file name
     file: str  # where it was looked for (display path)
     present: bool  # the file exists
     value: int | None
-    note: str | None = None
-    parsed: bool = False  # the file was read and parsed (so no value means: no entry for the partition)
+    note: str | None
+    parsed: bool  # the file was read and parsed (so no value means: no entry for the partition)
+
+    def __init__(
+        self, name: str, file: str, present: bool, value: int | None, note: str | None = None, parsed: bool = False
+    ) -> None:
+        self._set(name=name, file=file, present=present, value=value, note=note, parsed=parsed)
 
 
 MAX_TABLES = 8  # checkpoints held at once (each up to MAX_OFFSET_ENTRIES offsets)
@@ -260,12 +267,16 @@ def partition_entry(partition_path: str, name: str, store: Store) -> Checkpointe
     return Checkpointed(name, path, True, offset, parsed=True)
 
 
-class LogStart(NamedTuple):
+class LogStart(FrozenValue):
     """A partition's log start offset as Kafka's load takes it, and where it came from."""
 
+    _fields = ("offset", "file", "note")
     offset: int
     file: str | None  # the checkpoint it was taken from; None: the first segment's base offset
     note: str | None  # why the first segment's base offset was taken (None when the file gave it)
+
+    def __init__(self, offset: int, file: str | None, note: str | None) -> None:
+        self._set(offset=offset, file=file, note=note)
 
 
 def log_start_offset(partition_path: str, first_base: int, store: Store) -> LogStart:
