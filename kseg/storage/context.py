@@ -113,6 +113,12 @@ class ReadContext(FrozenValue):
         return self.replace(keys=keys, stores={})  # one pacing bucket for the command's reads, stores anew
 
     @property
+    def paced(self) -> bool:
+        """Whether reads go through a read policy (``--max-rate`` or ``--drop-cache``: :mod:`kseg.storage.read_policy`,
+        loaded only then)."""
+        return self.max_rate is not None or self.drop_cache
+
+    @property
     def meter(self) -> Callable[[str, int, int], object] | None:
         return self.observers.meter
 
