@@ -7,7 +7,7 @@ import functools
 import os
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any, BinaryIO, NamedTuple, TypeVar
+from typing import Any, BinaryIO, TypeVar
 
 import click
 
@@ -15,6 +15,7 @@ from kseg.cli.params import Int, RateType
 from kseg.errors import KsegError
 from kseg.limits import DEFAULT_MAX_MESSAGE_SIZE, EXIT_ERROR, INT32_MAX
 from kseg.runtime.run import Run, binary_streams, read_context
+from kseg.valueclass import FrozenValue
 
 F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
@@ -207,13 +208,19 @@ def reword(command: click.Command, **helps: str) -> click.Command:
     return command
 
 
-class Spark(NamedTuple):
+class Spark(FrozenValue):
     """``--spark``, ``--master``, ``--spark-conf``, ``--verbose`` as one value (:func:`spark_options`)."""
 
-    on: bool = False
-    master: str | None = None
-    conf: tuple[str, ...] = ()
-    verbose: bool = False
+    _fields = ("on", "master", "conf", "verbose")
+    on: bool
+    master: str | None
+    conf: tuple[str, ...]
+    verbose: bool
+
+    def __init__(
+        self, on: bool = False, master: str | None = None, conf: tuple[str, ...] = (), verbose: bool = False
+    ) -> None:
+        self._set(on=on, master=master, conf=conf, verbose=verbose)
 
     def check(self, run: Run, *, local_verbose: bool = False) -> None:
         """An option that would do nothing is a usage error: the one error line, exit 2 -- not silence.
