@@ -63,6 +63,7 @@ LOOKUP_FORBIDDEN: dict[str, str] = {
     "kseg.format.uuid": "topic IDs (partition.metadata, not read by a lookup)",
     "kseg.storage.private_keys": "the keys of --rsm-key (not given)",
     "kseg.storage.ranges": "the ranges' rule (asked only of a damaged index entry)",
+    "signal": "its enums of every signal (the CLI's Ctrl-C and SIGPIPE handling uses the C module, _signal)",
     "kseg.storage.read_policy": "--max-rate and --drop-cache (not given)",
     "kseg.format.v2_stream": "the stream decoder of compressed batches (the partition holds none)",
     "dataclasses": "the nouns and a lookup's answers are kseg.valueclass values (a dataclass compiles its methods)",

@@ -6,12 +6,13 @@ Subcommands are imported only when run, so ``kseg --help`` and
 
 from __future__ import annotations
 
+# the C module (as kseg.cli.start): ``signal`` makes its enums of every signal, ~3 M instructions at start-up
+import _signal as signal  # type: ignore[import-not-found]
 import functools
 import gc
 import importlib
 import os
 import re
-import signal
 import sys
 from typing import Any
 
