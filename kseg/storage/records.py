@@ -64,7 +64,7 @@ def _heads(n: int) -> struct.Struct:
 ScanItem = tuple[int, int, Any, Any]
 
 
-def _policy(context: ReadContext) -> ReadPolicy | None:
+def read_policy_of(context: ReadContext) -> ReadPolicy | None:
     """The read policy of ``--max-rate`` and ``--drop-cache`` (:func:`kseg.storage.read_policy.policy_of`;
     the module is loaded only when one of them is given)."""
     if not context.paced:
@@ -184,7 +184,7 @@ class FileRecords:
             raise InputError(f"file shrank while being read: expected {n} bytes", path=self.path, position=position)
         self._win_start = position
         self._win_len = 0
-        policy = _policy(self.context)  # --max-rate, --drop-cache (kseg.storage.read_policy)
+        policy = read_policy_of(self.context)  # --max-rate, --drop-cache (kseg.storage.read_policy)
         meter = self.context.meter  # a progress bar's byte count
         if policy is None and meter is None:
             length = self._read_into(position, self._view[:length], partial_from=n)
@@ -418,7 +418,7 @@ class FileRecords:
         n = len(positions)
         if n == 0:
             return []
-        if self._fd is None or _PREAD is None or self.context.paced or min(positions) < 0:
+        if self._fd is None or _PREAD is None or read_policy_of(self.context) is not None or min(positions) < 0:
             return None
         try:
             data = b"".join(map(_PREAD, repeat(self._fd, n), repeat(_HEAD.size, n), positions))
