@@ -219,9 +219,15 @@ def mixed_log(path: Path) -> int:
     return path.stat().st_size
 
 
-def test_window_loop_prints_what_the_python_engine_prints(tmp_path: Path) -> None:
-    log = tmp_path / "00000000000000000000.log"
-    size = mixed_log(log)
+@pytest.fixture(scope="module")
+def mixed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
+    """The mixed log (read only), written once for the text and the JSON runs, and its size."""
+    log = tmp_path_factory.mktemp("mixed") / "00000000000000000000.log"
+    return log, mixed_log(log)
+
+
+def test_window_loop_prints_what_the_python_engine_prints(mixed: tuple[Path, int]) -> None:
+    log, size = mixed
     for mode in ([], ["--deep-iteration"], ["--print-data-log"]):
         for extra in ([], ["--max-bytes", str(size // 3)], ["--kafka-version", "4.3"]):
             args = [*mode, *extra, "--files", str(log)]
@@ -235,9 +241,8 @@ def test_window_loop_prints_what_the_python_engine_prints(tmp_path: Path) -> Non
                     assert b"headerKeys: [h1,\xc3\xa9]" in c[1]
 
 
-def test_json_window_loop_writes_what_the_python_sink_writes(tmp_path: Path) -> None:
-    log = tmp_path / "00000000000000000000.log"
-    size = mixed_log(log)
+def test_json_window_loop_writes_what_the_python_sink_writes(mixed: tuple[Path, int]) -> None:
+    log, size = mixed
     for mode in ([], ["--deep-iteration"], ["--print-data-log"]):
         for extra in ([], ["--max-bytes", str(size // 3)]):
             args = ["--format", "json", *mode, *extra, "--files", str(log)]
@@ -311,17 +316,28 @@ def test_the_engine_itself_decompresses_lz4_and_zstd_and_hands_back_the_rest(mod
 
 
 def test_a_compressed_batch_the_engine_hands_back_reads_as_in_the_python_engine(tmp_path: Path) -> None:
-    """Each compressed batch, damaged or not, between two it prints: the same output, errors and exit code."""
-    for name, (batch, _) in compressed(1).items():
-        log = tmp_path / "00000000000000000000.log"
+    """Each compressed batch, damaged or not, between two it prints, in a log of its own: the same output,
+    errors and exit code.  One run a mode and engine takes the intact ones' logs (exit 0: each of them would
+    exit 0 alone), one the damaged ones' (each named by its one error line: each would exit 1 alone; the
+    dump goes on with the next file)."""
+    logs: dict[bool, list[str]] = {False: [], True: []}
+    for i, (name, (batch, _)) in enumerate(compressed(1).items()):
+        log = tmp_path / f"b{i}-0" / "00000000000000000000.log"
+        log.parent.mkdir()
         n = 1 + _records(batch)
         log.write_bytes(
             build_v2_batch([RecordSpec(b"k", b"v", 1)], codec="zstd")
             + batch
             + build_v2_batch([RecordSpec(b"k", b"v", 1)], base_offset=n, codec="lz4")
         )
+        logs[name in DAMAGED].append(str(log))
+    assert len(logs[True]) == len(DAMAGED)
+    for damaged, paths in logs.items():
         for mode in (["--deep-iteration"], ["--format", "json", "--print-data-log"]):  # the mixed log has the rest
-            args = [*mode, "--files", str(log)]
+            args = [*mode, "--files", ",".join(paths)]
             c = dump(args, "c")
-            assert c == dump(args, "python"), (name, args)
-            assert c[0] == (1 if name in DAMAGED else 0), (name, args, c[2])
+            assert c == dump(args, "python"), (paths, args)
+            assert c[0] == (1 if damaged else 0), (args, c[2])
+            errors = [line for line in c[2].decode().splitlines() if line.startswith("kseg: error: ")]
+            assert [line.split(": ")[2] for line in errors] == (paths if damaged else []), c[2]
+            assert c[1].count(b"Dumping " if mode[0] != "--format" else b'"type":"file"') == len(paths)
