@@ -164,7 +164,7 @@ def _records(batch: bytes) -> int:
 
 def mixed_log(path: Path) -> int:
     """Write the log; returns its size."""
-    value = b"v" * 400
+    value = b"v" * 4000  # few batches (the Python engine's cost is per batch), many bytes
     offset = 0
     with open(path, "wb") as f:
 
@@ -173,7 +173,7 @@ def mixed_log(path: Path) -> int:
             f.write(build_v2_batch([RecordSpec(b"k%d" % offset, value, 1000 + offset)], base_offset=offset, **kw))
             offset += 1
 
-        for i in range(24000):  # ~11 MiB: past one window
+        for i in range(3000):  # ~12 MiB: past one window
             if i == 100:
                 f.write(build_v2_batch([RecordSpec(b"a", b"b", 5)] * 3, base_offset=offset, codec="gzip"))
                 offset += 3
@@ -210,7 +210,7 @@ def mixed_log(path: Path) -> int:
                 batch = compressed(offset)[MIXED[i - 900]][0]
                 f.write(batch)
                 offset += _records(batch)
-            elif i == 20000:  # larger than the 8 MiB window
+            elif i == 2500:  # larger than the 8 MiB window
                 f.write(build_v2_batch([RecordSpec(b"big", b"x" * (9 << 20), 1)], base_offset=offset))
                 offset += 1
             else:
@@ -233,7 +233,7 @@ def test_window_loop_prints_what_the_python_engine_prints(mixed: tuple[Path, int
             args = [*mode, *extra, "--files", str(log)]
             c = dump(args, "c")
             assert c == dump(args, "python"), args
-            assert c[1].count(b"baseOffset: ") > 7000, args
+            assert c[1].count(b"baseOffset: ") > 1500, args  # the batches up to --max-bytes at least
             if not extra:
                 assert b"Found 12 invalid bytes" in c[1] and b"isvalid: false" in c[1]
                 if mode:
@@ -249,7 +249,7 @@ def test_json_window_loop_writes_what_the_python_sink_writes(mixed: tuple[Path, 
             c = dump(args, "c")
             assert c == dump(args, "python"), args
             rows = [json.loads(line) for line in c[1].splitlines()]
-            assert sum(r["type"] == "batch" for r in rows) > 7000, args
+            assert sum(r["type"] == "batch" for r in rows) > 1500, args
             if mode and not extra:
                 assert any(h.get("base64") for r in rows if r["type"] == "record" for h in r.get("headers", []))
                 assert any(r["type"] == "problem" and r["kind"] == "non_consecutive_offsets" for r in rows)
