@@ -9,6 +9,8 @@ Issue #31's measures, checked by reading the sources (AST, no import):
   :class:`kseg.storage.context.ReadContext`, caches live on the objects that own them;
 - storage's import chain (the longest path of imports between ``kseg.storage`` modules) is at most
   :data:`MAX_STORAGE_DEPTH` modules deep;
+- the calls of ``stores.discover.store_of`` (a store chosen again for a path held alone) outside discovery
+  and :mod:`kseg.storage.outputs`: at most :data:`STORE_OF_CALLS_NOW`, falling as nouns carry their store;
 - one segment followed through ``verify-index``'s calls comes back to a store (the ``kseg.storage.stores``
   package, one place: its own hops and helpers inside a visit are that visit) as few times as it can.
 
@@ -51,6 +53,26 @@ def path_branches(modules: dict[str, str]) -> list[str]:
                 f = node.func
                 name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
                 if name in ("is_remote", "is_uri"):
+                    found.append(f"{module}:{node.lineno}")
+    return found
+
+
+#: Where ``store_of`` may be called: discovery (the choice itself) and the output checks made once per run.
+STORE_OF_HOME = {"kseg.storage.stores.discover", "kseg.storage.stores.find", "kseg.storage.outputs"}
+
+
+def store_choices(modules: dict[str, str]) -> list[str]:
+    """``module:line`` of every call of a function named ``store_of`` outside :data:`STORE_OF_HOME`: a caller
+    holding a path alone asking discovery again for the store a noun made once could have carried."""
+    found = []
+    for module, text in modules.items():
+        if module in STORE_OF_HOME:
+            continue
+        for node in ast.walk(parsed(text)):
+            if isinstance(node, ast.Call):
+                f = node.func
+                name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+                if name == "store_of":
                     found.append(f"{module}:{node.lineno}")
     return found
 
@@ -212,6 +234,30 @@ def verify_walk(within: str | None = None) -> list[str]:
 # ``files.store_of(path, None)`` is gone); a caller holding a path alone asks discovery's public call,
 # ``stores.discover.store_of``, which only modules above the nouns import (``outputs``, ``stores.find``).
 PATH_BRANCHES_NOW = 1
+# ``store_of`` calls outside discovery (issue #31's "a store chosen once per input root", carried by the nouns
+# made where a path enters): 109 when counted first (ops 68, spark 15, cli 10, render 10, decoders 5,
+# runtime 1; ``dump`` already handing its file's store to its readers).
+# 109 -> 98 once the readers holding a segment or partition (txn's walk and audit, the metadata snapshot, compaction,
+# grep, diff's replicas) showed and stat'ed its files through the store it holds.
+# 98 -> 78 once a report's destination was a noun made once from ``--report`` (``outputs.Destination``: path and
+# store) and an input root read without discovery one too (``stores.find.Root``: ``tiered --logdir``), and logdir's
+# log directories carried their root's store (``LogDirReport.store``) to every file and partition read under them.
+# 78 -> 68 once rebuild-index's ``--output-dir`` was a destination made once and handed down with each target's work,
+# each path given chose its store once for its checks and partition, and a segment's files were read through its store.
+# 68 -> 61 once salvage's output chose its store once (``Output``, from its destination) and its source once, lookups
+# read a segment's indexes through the store it holds, and grep's unread lines showed a file through its segment's.
+# 61 -> 56 once export's units and splits held their segment's store (made in the task from its share, which carries
+# it): a split's log, directory and .txnindex files, and its partition's report key, read and named through it.
+# 56 -> 35 once export's ``-o`` and ``--report`` and verify-index's ``--report`` were destinations made once from the
+# option and carried: to the local writes, the Spark staging and commit (its staging prefix on the output's store, its
+# tasks handed that destination), the report's part files and ``_SUCCESS``, and the checks of what the executors wrote.
+# 35 -> 32 once the registry decoder's ``--schemas`` source chose its store once (``source.load``) and handed it to
+# its listing, its schema files and the ``_schemas`` replay.
+# 32 -> 30 once ``kseg tiered`` read every manifest through the store it listed (chosen again per manifest before),
+# grep named its partitions through their stores, and a lookup's row named its directory through the store chosen once.
+# 30 -> 29 once dump handed its sink the store of the file it names (the JSON sink chose it again per file).
+# 29 -> 28 once ``--resume``'s report chose its store once for it and each of its part files.
+STORE_OF_CALLS_NOW = 28
 STORAGE_DEPTH_NOW = 4
 STORE_COMEBACKS_NOW = 1
 #: Module-level containers still allowed, by module (none: constant tables are read-only mappings, caches
@@ -224,6 +270,11 @@ def test_path_strings_are_asked_where_they_live_less_and_less():
     assert len(found) <= PATH_BRANCHES_NOW, found
     in_discovery = [f for f in found if f.split(":")[0] in DISCOVERY]
     assert 1 <= len(in_discovery) <= MAX_PATH_BRANCHES  # the one question, asked once per root
+
+
+def test_stores_are_carried_not_chosen_again_less_and_less():
+    found = store_choices(sources())
+    assert len(found) <= STORE_OF_CALLS_NOW, found
 
 
 def test_no_global_statement_below_the_cli():
@@ -309,6 +360,12 @@ def test_the_check_counts_comebacks_to_the_store_not_hops_inside_it():
     assert comebacks(walk(caller["once"]), STORES) == 1
 
 
+def test_the_check_counts_store_choices_outside_discovery():
+    source = "from kseg.storage.stores.discover import store_of\nstore_of(p).remote\nx.store_of(q)\n"
+    assert sorted(store_choices({"kseg.ops.fake": source})) == ["kseg.ops.fake:2", "kseg.ops.fake:3"]
+    assert store_choices({"kseg.storage.outputs": source, "kseg.storage.stores.find": source}) == []
+
+
 def test_the_check_measures_a_chain():
     edges = {"kseg.storage.a": [("kseg.storage.b", 1)], "kseg.storage.b": [("kseg.storage.c", 1)], "kseg.storage.c": []}
     assert storage_depth(edges) == (3, ["kseg.storage.a", "kseg.storage.b", "kseg.storage.c"])
@@ -316,6 +373,7 @@ def test_the_check_measures_a_chain():
 
 if __name__ == "__main__":  # the numbers, for a report
     print("path branches", len(path_branches(sources())))
+    print("store_of calls outside discovery", len(store_choices(sources())))
     for line in module_state(sources(STATELESS)):
         print(line)
     print("storage depth", *storage_depth(graph()))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -28,7 +28,9 @@ from kseg.cli.options import (
 from kseg.cli.params import Int, TimestampType, decoders, record_ranges, registry_decoders
 from kseg.limits import EXIT_OK, EXIT_PROBLEMS, INT64_MAX, INT64_MIN, decompression_limit
 from kseg.ops.export.export import DEFAULT_TARGET_FILE_BYTES, ON_CORRUPTION
-from kseg.storage.stores.discover import store_of
+
+if TYPE_CHECKING:
+    from kseg.storage.outputs import Destination
 
 #: The environment variable that chooses pyarrow's memory pool (read when pyarrow first allocates).
 ARROW_POOL = "ARROW_DEFAULT_MEMORY_POOL"
@@ -186,7 +188,7 @@ def export(
          schema (exported, marked in keyInvalid/valueInvalid)
       2  usage error, or an input or the output could not be read or written
     """
-    from kseg.storage.outputs import check_file_target, refuse_on_inputs
+    from kseg.storage.outputs import check_file_target, destination, refuse_on_inputs
 
     # pyarrow's default allocator (mimalloc) keeps some 30 MiB more of the writer's freed memory than the
     # system's: export's memory bound (128 MiB on any input) is kept with the system's; a user's choice stands
@@ -222,11 +224,13 @@ def export(
     # an input that cannot be read, or an output that would land on one, raises InputError: its one line,
     # exit 2, before anything is written (cli.main.fatal)
     refuse_on_inputs(output, list(paths), "-o")  # before any work, --force or not
+    to = destination(output)  # -o: its store chosen once, here
     since = None
     if since_report is not None:
         from kseg.render.export_report import read_since
 
         since = read_since(since_report)
+    report_to = None if report is None else destination(report)  # its store chosen once, here
     if report is not None:
         refuse_on_inputs(report, list(paths), "--report")
         check_file_target(report, force=force or report == since_report, option="--report")
@@ -238,7 +242,7 @@ def export(
 
         summary = run_export(
             list(paths),
-            output,
+            to,
             ranges=ranges,
             key_decoder=key_decoder,
             value_decoder=value_decoder,
@@ -261,11 +265,11 @@ def export(
         )
     else:
         check_file_target(output, force=force, option="-o")
-        clean_stale_output(run, output)
+        clean_stale_output(run, to)
         summary = _run_local(
             run,
             list(paths),
-            output,
+            to,
             ranges,
             (key_fn, value_fn),
             on_corruption,
@@ -286,12 +290,12 @@ def export(
     if summary is None:  # --on-corruption fail stopped it
         sys.exit(EXIT_CORRUPT)
     invalid = registry is not None and registry.problems() > 0  # --validate: not decoded, or not matching
-    if report is not None:
+    if report_to is not None:
         from kseg.render.export_report import report_bytes
         from kseg.storage import files
 
         data = report_bytes(summary.next_offsets, since)
-        files.write_stream(report, lambda f: f.write(data), replace=True, store=store_of(report))
+        files.write_stream(report_to.path, lambda f: f.write(data), replace=True, store=report_to.store)
     replica_lines(run, summary.replicas)
     run.out.write((summary.line(output) + "\n").encode("utf-8", "replace"))
     run.out.flush()
@@ -370,7 +374,7 @@ def corruption_line(c: Any) -> str:
 def _run_local(
     run: Run,
     paths: list[str],
-    output: str,
+    output: Destination,
     ranges: Any,
     decoded: tuple[Any, Any],
     on_corruption: str,

@@ -292,7 +292,7 @@ def _partitions(run: Run, paths: list[str], query: Any, topics: tuple[str, ...],
         named = {
             files.absolute(p, store=store_of(p)).rstrip("/") for p in paths
         }  # partitions named on the command line
-        given = [p for p in partitions if files.absolute(p.path, store=store_of(p.path)).rstrip("/") in named]
+        given = [p for p in partitions if files.absolute(p.path, store=p.store).rstrip("/") in named]
         known = None
         if prune.partitions is None:
             from kseg.runtime.grep_counts import metadata_counts

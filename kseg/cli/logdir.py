@@ -53,6 +53,7 @@ def logdir(
     from kseg.render.sink import write_all
     from kseg.spark.paths import absolute_all
     from kseg.storage.outcome import exit_code
+    from kseg.storage.outputs import destination
 
     spark.check(run)
     # a log directory's report names it absolute (its identity): shown as given, here and on Spark alike
@@ -61,13 +62,14 @@ def logdir(
         paths = tuple(absolute_all(paths))
     if force and not report_path:
         run.fail("--force replaces an existing --report file; give it with --report")
-    if report_path:
-        check_report(report_path, list(paths), force)
+    report = destination(report_path) if report_path else None  # its store chosen once, here
+    if report is not None:
+        check_report(report, list(paths), force)
     skipped: list[str] = []  # a fleet root's directories holding no log directory
     reports = _read(list(paths), spark, skipped)
     rows = [dumps(row) for report in reports for row in render.rows(report)]
-    if report_path:
-        write_report(report_path, rows, force)
+    if report is not None:
+        write_report(report, rows, force)
     if output_format == "json":
         lines = rows
     else:

@@ -73,13 +73,12 @@ def lookup_options(f: Callable[..., Query]) -> Callable[..., None]:
     return click.argument("directory", metavar="DIR", type=click.Path(readable=False))(g)
 
 
-def _where(path: str) -> dict[str, str]:
+def _where(path: str, store: Any) -> dict[str, str]:
     """The fields naming a partition in every lookup row: its log directory (absolute), its directory
-    name, and the path as given."""
+    name, and the path as given (a path of ``store``)."""
     from kseg.storage.partition import Partition
-    from kseg.storage.stores.discover import store_of
 
-    part = Partition(path, store=store_of(path))
+    part = Partition(path, store=store)
     return {"logDir": part.log_dir, "partition": part.name, "path": path}
 
 
@@ -103,7 +102,8 @@ def _run(
     key, value = given[0] or key, given[1] or value
     chosen = (key, value, kraft_text)
     sink = TextSink(out, err)
-    partition = files.display(directory, store=store_of(directory))
+    store = store_of(directory)  # the directory given: its store, chosen once for what names it
+    partition = files.display(directory, store=store)
     try:
         with PartitionLog(directory, limit=decompression_limit(max_message_size)) as log:
             result, write_text, reason = query(log)
@@ -112,7 +112,7 @@ def _run(
             if output_format == "json":  # (the JSON renderer loaded only for JSON)
                 from kseg.render.lookup_json import lookup_row, write_json
 
-                write_json(out, lookup_row(result, _where(partition), chosen))
+                write_json(out, lookup_row(result, _where(partition, store), chosen))
             else:
                 write_text(sink, result, partition, chosen)
                 sink.flush()

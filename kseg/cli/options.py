@@ -8,7 +8,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
-from typing import Any, BinaryIO, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple, TypeVar
 
 import click
 
@@ -16,6 +16,9 @@ from kseg.cli.params import Int, RateType
 from kseg.errors import KsegError
 from kseg.limits import DEFAULT_MAX_MESSAGE_SIZE, EXIT_ERROR, INT32_MAX
 from kseg.runtime.run import Run, binary_streams, read_context
+
+if TYPE_CHECKING:
+    from kseg.storage.outputs import Destination
 
 F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
@@ -319,16 +322,15 @@ def capped_jobs(run: Run, requested: int) -> int:
     return jobs
 
 
-def clean_stale_output(run: Run, path: str) -> None:
-    """Remove, with a note, the temporary files of ``path`` (``.<name>.<hex>.kseg-tmp`` beside it) a killed
+def clean_stale_output(run: Run, output: Destination) -> None:
+    """Remove, with a note, the temporary files of ``output`` (``.<name>.<hex>.kseg-tmp`` beside it) a killed
     run left between the link and the rename of its atomic write (local paths only)."""
     from kseg.storage import location
     from kseg.storage.atomic import clean_stale
-    from kseg.storage.stores.discover import store_of
 
-    if store_of(path).remote:
+    if output.store.remote:
         return
-    local = os.path.abspath(location.local_path(path))
+    local = os.path.abspath(location.local_path(output.path))
     name = os.path.basename(local)
     run.removed(clean_stale(os.path.dirname(local), lambda target: target == name))
 

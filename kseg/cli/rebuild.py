@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -20,6 +20,9 @@ from kseg.cli.options import (
 )
 from kseg.errors import KsegError
 from kseg.limits import decompression_limit
+
+if TYPE_CHECKING:
+    from kseg.storage.outputs import Destination
 
 
 @click.command(context_settings=HELP)
@@ -93,13 +96,16 @@ def rebuild_index(
             "--check compares with the files beside each log and writes nothing; "
             "it takes neither --output-dir nor --force"
         )
-    targets, notes = _targets(run, paths, output_dir, check)
+    from kseg.storage.outputs import destination
+
+    output = destination(output_dir) if output_dir else None  # its store chosen once, here
+    targets, notes = _targets(run, paths, output, check)
     jobs = min(capped_jobs(run, jobs), len(targets))
     run.read_in(jobs)
     bar = progress.make(run.quiet, screen=True)  # per segment, inside it (recover_segment advances it)
     report = RebuildReport(run.out if bar is None else bar.writer(run.out), output_format, run.quiet)
     settings = Settings(check, force, index_interval_bytes, max_index_bytes, decompression_limit(max_message_size))
-    todo, unreadable = work(targets, output_dir)
+    todo, unreadable = work(targets, output)
     for part in unreadable:  # a directory that cannot be listed: a failed row, exit 2
         report.unreadable(part)
     if not check:
@@ -119,14 +125,14 @@ def rebuild_index(
     sys.exit(max(code, report.summary(notes)))
 
 
-def _targets(run: Run, paths: tuple[str, ...], output_dir: str | None, check: bool) -> tuple[list[Any], list[str]]:
+def _targets(run: Run, paths: tuple[str, ...], output: Destination | None, check: bool) -> tuple[list[Any], list[str]]:
     """The targets (:func:`kseg.ops.rebuild.targets.plan`) and the notes of finding them, printed; what
     cannot be done is the one error line and exit 2, before any work."""
     from kseg.ops.rebuild.targets import plan
 
     notes: list[str] = []
     try:
-        targets = plan(list(paths), notes, output_dir=output_dir, check=check)
+        targets = plan(list(paths), notes, output=output, check=check)
     except KsegError as exc:
         run.notes(notes)
         run.fail(exc)

@@ -90,6 +90,7 @@ def tiered(
     from kseg.ops.tiered.store import list_store
     from kseg.render import tiered as render
     from kseg.render.sink import write_all
+    from kseg.storage.outputs import destination
     from kseg.storage.stores.discover import store_of
 
     if force and not report_path:
@@ -98,12 +99,13 @@ def tiered(
     if spark.on and not remote:
         run.fail("--spark lists the store on the cluster: give it with --remote URI")
     inputs = list(paths) + [p for p in (remote, log_dir) if p]
-    if report_path:
-        check_report(report_path, inputs, force)
-    if log_dir:
-        check_log_dir(log_dir)
+    report_to = destination(report_path) if report_path else None  # its store chosen once, here
+    if report_to is not None:
+        check_report(report_to, inputs, force)
+    local = check_log_dir(log_dir) if log_dir else None  # its store chosen once, here
     # the store listed first: the fold remembers the deletion of the segments it holds objects of, no other
     store = _spark_listing(remote, spark) if spark.on and remote else list_store(remote) if remote else None
+    objects = store_of(remote) if remote else None  # the store listed: every manifest read through it
     remember = frozenset(store.by_segment) if store is not None else frozenset()
     # a path missing or holding no metadata: exit 2 (main.fatal)
     read = read_metadata(list(paths), read_record, decompression_limit(max_message_size), remember, view)
@@ -111,13 +113,13 @@ def tiered(
         read,
         metadata_partitions,
         store,
-        log_dir,
+        local,
         "local" if layout == "local" else "aiven",
-        lambda path: read_manifest(path, store_of(path)),
+        None if objects is None else (lambda path: read_manifest(path, objects)),
     )
     rows = [dumps(row) for row in render.rows(report)]
-    if report_path:
-        write_report(report_path, rows, force)
+    if report_to is not None:
+        write_report(report_to, rows, force)
     if output_format == "json":
         lines = rows
     else:

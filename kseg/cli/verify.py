@@ -143,8 +143,8 @@ def _inputs(run: Run, paths: tuple[str, ...], report_path: str | None, spark: bo
     notes: list[str] = []
     try:
         report = open_report(report_path, list(paths), spark=spark, force=force)
-        if report is not None and report_path:
-            clean_stale_output(run, report_path)
+        if report is not None:
+            clean_stale_output(run, report.output)
         with listing_status(run, paths):
             partitions: list[Any] = (
                 discover_as(list(paths), notes, Listed, run.context)  # each partition packed as it is found

@@ -51,7 +51,7 @@ Header keys are decoded as Kafka does (``new String(bytes, UTF_8)``).
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from kseg.errors import KsegError
 from kseg.format.compression import codec_name
@@ -60,7 +60,10 @@ from kseg.limits import INT64_MIN, TIMESTAMP_RANGE
 from kseg.ops.export.columns import Columns
 from kseg.ops.export.export import Corruption, RecordFacts, Split, topic_partition
 from kseg.render.values import control_description, control_type, header_objects
-from kseg.storage.stores.discover import store_of
+
+if TYPE_CHECKING:
+    from kseg.storage.context import Store
+    from kseg.storage.outputs import Destination
 
 ROWS_PER_BATCH = 4096
 
@@ -404,7 +407,7 @@ def split_facts(
     without decoders)."""
     from kseg.ops.export.export import partition_key, read_split
 
-    key, to, nxt = partition_key(split.log_dir, split.partition), ranges.to_offset, INT64_MIN
+    key, to, nxt = partition_key(split.log_dir, split.partition, split.store), ranges.to_offset, INT64_MIN
     read = read_split(split, ranges, limit, keep_invalid=on_corruption == "keep", committed=committed, columns=columns)
     for item in read:
         if isinstance(item, Columns):
@@ -476,7 +479,7 @@ class RowGroups:
 
 def write_parquet(
     splits: Iterable[Split],
-    output: str,
+    output: Destination,
     *,
     ranges,
     limit: int,
@@ -503,7 +506,7 @@ def write_parquet(
     )  # fmt: skip
     schema = with_typed(arrow_schema(decoded), typed)
     files.write_stream(
-        output, lambda sink: _write_groups(sink, batches, schema, None), replace=replace, store=store_of(output)
+        output.path, lambda sink: _write_groups(sink, batches, schema, None), replace=replace, store=output.store
     )
     return summary
 
@@ -522,6 +525,7 @@ def write_parquet_files(
     drop: tuple[str, ...] = (),
     summary: ExportSummary | None = None,
     typed: tuple = (),
+    store: Store,
 ) -> tuple[ExportSummary, list[str]]:
     """The records of ``splits`` as Parquet files of about ``target_bytes`` each, ``name(0)``, ``name(1)``,
     ...: small splits share a file, a large one spans several.  A file takes rows while its bytes
@@ -530,7 +534,8 @@ def write_parquet_files(
     bytes, so the file's row groups end within the target, and -- the pending rows being at most an
     eighth of it (:func:`group_bytes`) -- at least about seven eighths of it but for a task's last file.
     Its footer (row-group metadata, a few KiB a row group) comes on top; a row larger than the target
-    is a file of its own.  Returns the summary and the files written."""
+    is a file of its own; the files are written to ``store`` (the output's).  Returns the summary and the
+    files written."""
     from functools import partial
 
     from kseg.storage import files
@@ -552,7 +557,7 @@ def write_parquet_files(
             path,
             partial(_write_groups, batches=batches, schema=schema, target_bytes=target_bytes),
             replace=True,
-            store=store_of(path),
+            store=store,
         )
         written.append(path)
     return summary, written

@@ -13,7 +13,7 @@ A JSON match is dump's ``record`` row (docs/json-output.md) with its place added
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from kseg.format.releases import LATEST
 from kseg.format.strings import decode_text
@@ -25,8 +25,10 @@ from kseg.render.sink import BufferedWriter
 from kseg.render.values import control_text
 from kseg.storage import files
 from kseg.storage.checkpoints import topic_partition
-from kseg.storage.stores.discover import store_of
 from kseg.words import plural
+
+if TYPE_CHECKING:
+    from kseg.storage.context import Store
 
 
 class GrepSink(BufferedWriter):
@@ -120,13 +122,13 @@ class GrepSink(BufferedWriter):
             row = {"type": "unread", "v": SCHEMA_VERSION, **_where_of(where.partition)}
             row.update(
                 segment=where.segment.name,
-                file=files.display(problem.log, store=store_of(problem.log)),
+                file=files.display(problem.log, store=where.segment.store),
                 position=problem.position,
                 kind=problem.kind,
                 message=problem.message,
             )
             self.write(dumps(row) + "\n")
-        self.err_line(unread_line(problem))
+        self.err_line(unread_line(problem, where.segment.store))
 
     def summary(self, row: dict) -> None:
         """The run's ``summary`` row (JSON only)."""
@@ -135,10 +137,11 @@ class GrepSink(BufferedWriter):
         self.flush()
 
 
-def unread_line(problem: Any) -> str:
-    """What was not read (or read though damaged), on stderr: ``kseg: corrupt: <file>: at byte N: ...``."""
+def unread_line(problem: Any, store: Store) -> str:
+    """What was not read (or read though damaged) in a segment of ``store``, on stderr: ``kseg: corrupt:
+    <file>: at byte N: ...``."""
     kind = problem.kind.replace("-", " ")
-    shown = files.display(problem.log, store=store_of(problem.log))
+    shown = files.display(problem.log, store=store)
     return f"kseg: corrupt: {shown}: at byte {problem.position}: {kind}: {problem.message}"
 
 

@@ -9,6 +9,7 @@ as the one-line text diagnostic.
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from kseg.errors import error_line
 from kseg.format import timestamp_type, v2
@@ -19,7 +20,9 @@ from kseg.render.record_line import json_fields
 from kseg.render.sink import BufferedWriter
 from kseg.render.values import KRaftText, control_text, header_objects, string_decoder
 from kseg.storage import files
-from kseg.storage.stores.discover import store_of
+
+if TYPE_CHECKING:
+    from kseg.storage.context import Store
 
 
 # -- batch and record objects: the one batch -> dict, used by dump and the lookups ------------------
@@ -145,9 +148,9 @@ class JsonSink(BufferedWriter):
         self.write(dumps(obj) + "\n")
 
     # -- file level ---------------------------------------------------------------
-    def dumping(self, path: str) -> None:
+    def dumping(self, path: str, store: Store) -> None:
         self._file = path
-        self._given.setdefault(files.absolute(path, store=store_of(path)), path)
+        self._given.setdefault(files.absolute(path, store=store), path)
         self.emit({"type": "file", "v": SCHEMA_VERSION, "path": path})
 
     def unknown_file(self, path: str) -> None:

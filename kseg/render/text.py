@@ -14,7 +14,7 @@ not-found header naming the file.
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from kseg import engine
 from kseg.format import releases, timestamp_type, v2, v2_records
@@ -32,6 +32,9 @@ from kseg.render.record_line import (  # noqa: F401 - record_line and skip_metad
 from kseg.render.sink import BufferedWriter
 from kseg.render.values import KRaftText, control_text, optional_long, string_decoder
 from kseg.render.values import bool_text as _bool
+
+if TYPE_CHECKING:
+    from kseg.storage.context import Store
 
 
 class TextSink(BufferedWriter):
@@ -67,7 +70,7 @@ class TextSink(BufferedWriter):
         self._open_line = False
 
     # -- file level -------------------------------------------------------------
-    def dumping(self, path: str) -> None:
+    def dumping(self, path: str, store: Store) -> None:
         # a partial record line left by a decoder's death in the previous file (Kafka would have stopped)
         self.write(f"{chr(10) if self._open_line else ''}Dumping {path}\n")
         self._open_line = False

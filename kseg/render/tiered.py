@@ -13,7 +13,6 @@ from kseg.ops.tiered.reconcile import Orphan, PartitionCheck, finished
 from kseg.ops.tiered.run import TieredReport
 from kseg.ops.tiered.state import RemoteSegment
 from kseg.storage import files
-from kseg.storage.stores.discover import store_of
 from kseg.words import plural
 
 #: Each problem kind's cause, as the text's by-cause lines name it (docs/tiered-metadata.md, "The checks").
@@ -114,7 +113,7 @@ def orphan_row(check: PartitionCheck, orphan: Orphan) -> dict[str, Any]:
 
 def summary_row(report: TieredReport) -> dict[str, Any]:
     # a JSON row: one field a line in docs/json-output.md's order; alike other commands' rows in shape only
-    store = report.store
+    store, local = report.store, report.log_dir
     read = report.read
     return {
         "type": "summary",
@@ -128,9 +127,7 @@ def summary_row(report: TieredReport) -> dict[str, Any]:
         "otherObjects": None if store is None else store.other_objects,
         "orphanObjects": report.orphan_objects,
         "orphanBytes": report.orphan_bytes,
-        "localLogDir": None
-        if report.log_dir is None
-        else files.absolute(report.log_dir, store=store_of(report.log_dir)),
+        "localLogDir": None if local is None else files.absolute(local.path, store=local.store),
         "problems": report.problems,
         "notRead": [r.as_json() for r in read.reads if not r.complete],
         "errors": report.errors,

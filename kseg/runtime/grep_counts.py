@@ -28,13 +28,14 @@ def metadata_counts(run: Run, found: list[Any], given: str | None, bytes_limit: 
     from kseg.storage import files
 
     if given is not None:
-        source = given
+        source, store = given, store_of(given)  # --metadata: its store chosen once, here
     else:
         copies = [p for p in found if p.name == METADATA_PARTITION and p.error is None and p.segments]
         if not copies:
             return {}
-        source = max(copies, key=lambda p: max(s.base_offset for s in p.segments)).path
-    shown = files.display(source, store=store_of(source))
+        best = max(copies, key=lambda p: max(s.base_offset for s in p.segments))
+        source, store = best.path, best.store
+    shown = files.display(source, store=store)
     if given is None and len(copies) > 1:
         run.note(
             f"{shown}: of {len(copies)} {METADATA_PARTITION} copies, the one whose log "

@@ -15,12 +15,15 @@ import json
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kseg.errors import KsegError
 from kseg.ops.verify.resume import Resumption, carried_rows
 from kseg.ops.verify.run import Report
 from kseg.runtime.run import Run
+
+if TYPE_CHECKING:
+    from kseg.storage.outputs import Destination
 
 
 class VerifyRun:
@@ -35,6 +38,14 @@ class VerifyRun:
         self.run = run
         self.report_path = report_path
         self.report = report
+        #: the report as a destination: its store chosen once, from the option (the local report's own)
+        self.report_to: Destination | None = None
+        if report is not None:
+            self.report_to = report.output
+        elif report_path:
+            from kseg.storage.outputs import destination
+
+            self.report_to = destination(report_path)
         self.resumption = resumption
         self.prior = Report()
         self.resumed_part: str | None = None
@@ -124,10 +135,10 @@ class VerifyRun:
         from kseg.ops.verify.report import prepare_directory
 
         with self._carried() as carried:
-            if self.report_path:
-                prepare_directory(self.report_path)
+            if self.report_to is not None:
+                prepare_directory(self.report_to)
                 if carried is not None:
-                    self.resumed_part = _write_carried(self.report_path, carried)
+                    self.resumed_part = _write_carried(self.report_to, carried)
 
     @contextmanager
     def _carried(self) -> Iterator[str | None]:
@@ -146,9 +157,9 @@ class VerifyRun:
             yield tmp.name
 
 
-def _write_carried(report_path: str, carried: str) -> str:
+def _write_carried(report: Destination, carried: str) -> str:
     """The carried rows as the report's ``part-resumed`` file (its format); the part file's path."""
     from kseg.ops.verify.report import report_format, write_rows_part
 
     with open(carried, encoding="utf-8") as f:
-        return write_rows_part(report_path, "resumed", (json.loads(line) for line in f), report_format(report_path))
+        return write_rows_part(report, "resumed", (json.loads(line) for line in f), report_format(report.path))

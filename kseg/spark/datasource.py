@@ -226,7 +226,7 @@ class KsegReader(DataSourceReader):
 
     def _rows(self, partition: InputPartition) -> Iterator[Any]:
         from kseg.errors import InputError
-        from kseg.ops.export.export import Split, unit_splits
+        from kseg.ops.export.export import unit_splits
         from kseg.render.export import RowBuilder, split_facts
 
         s = self.settings
@@ -248,7 +248,7 @@ class KsegReader(DataSourceReader):
                 if not marked:
                     raise  # the query fails, naming the object and the cause
                 failures.failed(exc)  # the first reads all failed the same way: stop, saying why
-                where = Split(unit.log_dir, unit.partition, f"{unit.base_offset:020d}", unit.log, 0, None, 0)
+                where = unit.split(0, None, 0)
                 builder = RowBuilder(where, key_fn, value_fn, unreadable=True, spark=True, typed=typed)
                 yield builder.to_arrow([builder.unreadable_row(f"not read: {exc.describe()}")])
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from kseg.errors import KsegError
 from kseg.runtime.verify import VerifyRun
-from kseg.storage.stores.discover import store_of
 
 
 def run_spark_cli(
@@ -44,7 +43,7 @@ def run_spark_cli(
                     partitions,
                     strict=strict,
                     max_message_size=max_message_size,
-                    report=verify.report_path,
+                    report=verify.report_to,
                     keep_all=verbose,
                     describe=task_failure,
                     before=verify.before,
@@ -92,21 +91,16 @@ def _complete_report(verify: VerifyRun, parts: list[str]) -> str | None:
     from kseg.spark.paths import missing_line, not_here
     from kseg.storage import files, location
 
-    report_path = verify.report_path
-    if not report_path:
+    report = verify.report_to
+    if report is None:
         return None
     if verify.resumed_part is not None:
         parts = parts + [verify.resumed_part]
-    missing = not_here(parts)
+    missing = not_here(parts, report.store)
     if missing:  # never a report called complete that is not where it says
-        return missing_line(missing, len(parts), report_path, "report part files")
+        return missing_line(missing, len(parts), report.path, "report part files")
     try:
-        files.write_stream(
-            location.join(report_path, SUCCESS),
-            lambda f: None,
-            replace=True,
-            store=store_of(location.join(report_path, SUCCESS)),
-        )
+        files.write_stream(location.join(report.path, SUCCESS), lambda f: None, replace=True, store=report.store)
     except KsegError as exc:
         return exc.describe()
     return None

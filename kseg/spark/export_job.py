@@ -30,7 +30,7 @@ import hashlib
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from itertools import chain, groupby
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kseg.ops.export.export import DEFAULT_TARGET_FILE_BYTES, Corruption, SegmentUnit, select_topics
 from kseg.render.export import ExportSummary
@@ -38,23 +38,25 @@ from kseg.spark.bins import bin_count, bytes_per_task
 from kseg.spark.deal import Deal, deal
 from kseg.storage.listing import Listed
 
+if TYPE_CHECKING:
+    from kseg.storage.outputs import Destination
+
 #: The columns a hive layout (``--partition-by topic,partition``) keeps in its directory names.
 HIVE_COLUMNS = ("topic", "partition")
 
 
-def hive_part_name(output: str, split, n: int) -> str:
+def hive_part_name(output: Destination, split, n: int) -> str:
     """The ``n``-th file of a task's rows of one topic-partition from ``split`` on, in the hive layout:
     ``topic=T/partition=P/part-<log dir hash>-<segment>-<byte>-<n>.parquet`` (a partition number absent
     from the directory name is Hive's default partition); a local directory is made for it."""
     from kseg.ops.export.export import topic_partition
     from kseg.storage import location
-    from kseg.storage.stores.discover import store_of
 
     topic, number = topic_partition(split.partition)
-    where = location.join(output, f"topic={topic}")
+    where = location.join(output.path, f"topic={topic}")
     where = location.join(where, f"partition={'__HIVE_DEFAULT_PARTITION__' if number is None else number}")
     digest = hashlib.sha1(split.log_dir.encode("utf-8", "surrogateescape")).hexdigest()[:8]
-    if not store_of(where).remote:  # a store has no directories to make
+    if not output.store.remote:  # a store has no directories to make
         import os
 
         os.makedirs(location.local_path(where), exist_ok=True)
@@ -85,7 +87,7 @@ def driver_plan(paths: list[str], ranges, split_bytes: int, notes: list[str] | N
 
 def export_bin(
     task: Deal,
-    output: str,
+    output: Destination,
     ranges,
     split_bytes: int,
     limit: int,
@@ -142,10 +144,11 @@ def export_bin(
         value_decoder=value_fn,
         committed=committed,
         typed=typed,
+        store=output.store,
     )
     summary, written = ExportSummary(), list[str]()
     if not hive:
-        _, written = write(splits, lambda n: part_name(output, first, n), target_bytes, summary=summary)
+        _, written = write(splits, lambda n: part_name(output.path, first, n), target_bytes, summary=summary)
     for _, group in groupby(splits if hive else (), key=lambda s: (s.log_dir, s.partition)):
         run = iter(group)
         head = next(run)
@@ -193,7 +196,7 @@ class ExportJob(NamedTuple):
 
 def run_export(
     paths: list[str],
-    output: str,
+    output: Destination,
     *,
     ranges,
     key_decoder,
@@ -226,26 +229,28 @@ def run_export(
     from kseg.spark.session import require
 
     require()
-    from kseg.spark.paths import absolute, absolute_all
+    from kseg.spark.paths import absolute_all, absolute_destination
 
     job = ExportJob(
         ranges, key_decoder, value_decoder, on_corruption, split_bytes, limit, replace, master, target_bytes,
         committed, spark_conf, err, verbose, listing_status, tuple(topics), since, hive, one_replica, registry,
     )  # fmt: skip
-    paths, shown, output = absolute_all(paths), output, absolute(output)  # executors run elsewhere
-    staged = staging.staging_dir(output)
-    made = staging.prepare(output, staged, replace)  # before any work: refused, unwritable, no bucket
+    paths, shown, to = absolute_all(paths), output.path, absolute_destination(output)  # executors run elsewhere
+    staged = staging.staging_dir(to)  # (on the output's store)
+    made = staging.prepare(to, staged.path, replace)  # before any work: refused, unwritable, no bucket
     try:
-        summary = _export(job, paths, output, staged, shown)
+        summary = _export(job, paths, to, staged, shown)
     except BaseException:
-        staging.discard(output, staged, made)  # nothing a reader takes as data; an earlier export left whole
+        staging.discard(to, staged.path, made)  # nothing a reader takes as data; an earlier export left whole
         raise
     if summary is None:
-        staging.discard(output, staged, made)
+        staging.discard(to, staged.path, made)
     return summary
 
 
-def _export(job: ExportJob, paths: list[str], output: str, staged: str, shown: str) -> ExportSummary | None:
+def _export(
+    job: ExportJob, paths: list[str], output: Destination, staged: Destination, shown: str
+) -> ExportSummary | None:
     """:func:`run_export` once the output is prepared: list, run the tasks (writing under ``staged``),
     check their files are there, commit."""
     import os
@@ -256,7 +261,6 @@ def _export(job: ExportJob, paths: list[str], output: str, staged: str, shown: s
     from kseg.spark.session import started
     from kseg.storage import location
     from kseg.storage.context import Carried
-    from kseg.storage.stores.discover import store_of
 
     err = job.err
     notes: list[str] = []
@@ -266,9 +270,9 @@ def _export(job: ExportJob, paths: list[str], output: str, staged: str, shown: s
         err.write(f"kseg: note: {note}\n".encode("utf-8", "replace"))
     with started("export", job.master, job.spark_conf, verbose=job.verbose) as session:
         spark = session.spark
-        if not store_of(output).remote:
-            os.makedirs(location.local_path(staged), exist_ok=True)  # for the executors to find (probe)
-        session.probe(local_roots(sorted({p.log_dir for p in listing}) + [staged]))
+        if not output.store.remote:
+            os.makedirs(location.local_path(staged.path), exist_ok=True)  # for the executors to find (probe)
+        session.probe(local_roots(sorted({p.log_dir for p in listing}) + [staged.path]))
         sc = spark.sparkContext
         kept: list[str] = []
         if job.one_replica:  # each replica set compared by a task, as diff --spark does
@@ -309,9 +313,9 @@ def _export(job: ExportJob, paths: list[str], output: str, staged: str, shown: s
                 summary.corrupt.extend(Corruption(*c) for c in corrupt)
                 summary.splits += splits  # the splits the tasks found and wrote
             written = [target for _, _, targets, _, _, _ in results for target in targets]
-            missing = not_here(written)
+            missing = not_here(written, output.store)
             if missing:  # never "N records written to OUTPUT" for files that are not there
                 raise InputError(missing_line(missing, len(written), shown, "Parquet files"))
-        staging.commit(output, staged, written, job.replace)
+        staging.commit(output, staged.path, written, job.replace)
         summary.replicas = kept
         return summary

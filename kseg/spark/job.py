@@ -29,7 +29,7 @@ import heapq
 import os
 import socket
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kseg.ops.verify.report import report_format, write_part
 from kseg.ops.verify.run import Report, WorkItem, previous_of, verify_item
@@ -42,6 +42,9 @@ from kseg.spark.spool import Spool
 from kseg.storage.context import Carried
 from kseg.storage.listing import Listed
 from kseg.storage.partition import Partition
+
+if TYPE_CHECKING:
+    from kseg.storage.outputs import Destination
 
 #: ``--resume``: a segment verified after one it skipped (logDir, partition, segment) -> that one.
 Before = dict[tuple[str, str, str], SegmentResult]
@@ -116,8 +119,11 @@ class _Bins:
     first places) -- never a clean segment, nor a run's last segment once the run after it is settled
     (:meth:`held`)."""
 
-    def __init__(self, bins: list[list[Run]], report: str | None, keep_all: bool, before: Before | None = None) -> None:
-        self.report, self.fmt, self.keep_all = report, report_format(report) if report else "jsonl", keep_all
+    def __init__(
+        self, bins: list[list[Run]], report: Destination | None, keep_all: bool, before: Before | None = None
+    ) -> None:
+        self.report, self.keep_all = report, keep_all
+        self.fmt = "jsonl" if report is None else report_format(report.path)
         self.before = before  # a segment after one --resume skipped -> that one (kseg.ops.verify.resume)
         self.total = Report()
         self.shown: list[tuple[int, SegmentResult]] = []
@@ -164,7 +170,7 @@ class _Bins:
             prev = self.last.pop(before)  # used once: by the run after it
             if prev is not None:
                 check_overlap(prev, by_index[first])
-        if self.report:
+        if self.report is not None:
             self.parts.append(write_part(self.report, f"{number:05d}", [res for _, res in results], self.fmt))
         for index, res in results:
             self.keep(index, res)
@@ -203,7 +209,7 @@ def run(
     *,
     strict: bool,
     max_message_size: int,
-    report: str | None = None,
+    report: Destination | None = None,
     keep_all: bool = True,
     describe: Callable[[BaseException], str] = str,
     before: Before | None = None,
@@ -232,7 +238,7 @@ def run(
     ]
     for index, res in directory_rows:
         state.keep(index, res)
-    if report and directory_rows:
+    if report is not None and directory_rows:
         state.parts.append(write_part(report, "driver", [res for _, res in directory_rows], state.fmt))
     state.shown.sort(key=lambda ir: ir[0])
     return Outcome(state.total, state.shown, state.parts, state.notes, state.clean)

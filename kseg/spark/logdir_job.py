@@ -46,7 +46,7 @@ def read_bin(reports: dict[int, LogDirReport], units: list[tuple[int, int, Targe
 
 
 def _failed(report: LogDirReport, target: Target, cause: str) -> PartitionReport:
-    part = PartitionReport(report.path, target[1], target[0])
+    part = PartitionReport(report.path, target[1], target[0], store=report.store)
     part.errors.append(f"{target[0]}: not read: {cause}")
     return part
 

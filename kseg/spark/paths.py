@@ -15,9 +15,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from kseg.storage import location
 from kseg.storage.stores.discover import store_of
+
+if TYPE_CHECKING:
+    from kseg.storage.context import Store
+    from kseg.storage.outputs import Destination
 
 MOUNT_HINT = "is the path on a mount every executor sees?"
 
@@ -25,8 +30,16 @@ MOUNT_HINT = "is the path on a mount every executor sees?"
 def absolute(path: str) -> str:
     """A local path (or ``file://`` URI) made absolute against the driver's working directory;
     any other URI unchanged."""
-    store = store_of(path)
+    return _absolute(path, store_of(path))
+
+
+def _absolute(path: str, store: Store) -> str:
     return path if store.remote else store.names.canonical(path)
+
+
+def absolute_destination(output: Destination) -> Destination:
+    """An output (its store chosen once when it was given) made :func:`absolute` on that store."""
+    return output._replace(path=_absolute(*output))
 
 
 def absolute_all(paths: Iterable[str]) -> list[str]:
@@ -41,14 +54,15 @@ def travel(paths: Iterable[str], output: str | None) -> tuple[list[str], str | N
 
 def local_roots(paths: Iterable[str]) -> list[str]:
     """The local paths among ``paths`` (absolute): what an executor must see for the job to read them."""
-    return [absolute(p) for p in paths if not store_of(p).remote]
+    stores = ((p, store_of(p)) for p in paths)  # each path's store chosen once
+    return [_absolute(p, store) for p, store in stores if not store.remote]
 
 
-def not_here(written: Iterable[str]) -> list[str]:
-    """The local files among ``written`` (paths the executors say they wrote) that this machine does
-    not see: an output on a disk of the executors' own, not on a shared mount.  URIs are not checked
-    (the store is the same for everyone and answered each write)."""
-    return [p for p in written if not store_of(p).remote and not os.path.exists(location.local_path(p))]
+def not_here(written: Iterable[str], store: Store) -> list[str]:
+    """The local files among ``written`` (paths the executors say they wrote on the output's ``store``) that
+    this machine does not see: an output on a disk of the executors' own, not on a shared mount.  A store's
+    objects are not checked (the store is the same for everyone and answered each write)."""
+    return [] if store.remote else [p for p in written if not os.path.exists(location.local_path(p))]
 
 
 def missing_line(missing: list[str], total: int, output: str, what: str) -> str:

@@ -10,10 +10,11 @@ Readers skip names starting with ``_`` (Spark's file index, pyarrow datasets, pa
 what a killed one left.  With ``--force`` the previous export's files are removed at the commit, not
 before the job: a failed re-run leaves the previous export whole.
 
-Before any work (:func:`prepare`) the output is checked: a file, or a directory holding anything but
-``_temporary`` without ``--force``, is refused; on a store, a probe object is written and removed
-under the staging prefix, so a missing bucket or a denied write is said at once with the store's own
-reason (``NoSuchBucket``, ``AccessDenied``), not after the job.
+The output is a :class:`~kseg.storage.outputs.Destination` made once by the driver (its store chosen then);
+the staging prefix under it is on the same store.  Before any work (:func:`prepare`) the output is checked:
+a file, or a directory holding anything but ``_temporary`` without ``--force``, is refused; on a store, a
+probe object is written and removed under the staging prefix, so a missing bucket or a denied write is said
+at once with the store's own reason (``NoSuchBucket``, ``AccessDenied``), not after the job.
 """
 
 from __future__ import annotations
@@ -21,28 +22,32 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
+from typing import TYPE_CHECKING
 
 from kseg.errors import InputError
 from kseg.storage import files, location
-from kseg.storage.outputs import probe_store
-from kseg.storage.stores.discover import store_of
+from kseg.storage.outputs import Destination, probe_store
+
+if TYPE_CHECKING:
+    from kseg.storage.context import Store
 
 STAGING = "_temporary"
 
 
-def staging_dir(output: str) -> str:
-    """A fresh staging prefix of this run under ``output``."""
-    return location.join(location.join(output, STAGING), secrets.token_hex(8))
+def staging_dir(output: Destination) -> Destination:
+    """A fresh staging prefix of this run under ``output`` (on its store)."""
+    return output._replace(path=location.join(location.join(output.path, STAGING), secrets.token_hex(8)))
 
 
-def prepare(output: str, staging: str, replace: bool) -> bool:
-    """Check ``output`` before any work (module docstring); returns whether this run made the directory
+def prepare(destination: Destination, staging: str, replace: bool) -> bool:
+    """Check the output before any work (module docstring); returns whether this run made the directory
     (a local one), so a failure can remove it again."""
-    if store_of(output).remote:
+    output, store = destination
+    if store.remote:
         _check_store(output, staging, replace)
         return False
     local = location.local_path(output)
-    if files.isfile(local, store=store_of(local)):
+    if files.isfile(local, store=store):
         raise InputError("exists, and is a file: with --spark the output is a directory of part files", path=output)
     made = not os.path.lexists(local)
     if not made:
@@ -52,7 +57,7 @@ def prepare(output: str, staging: str, replace: bool) -> bool:
             raise InputError(f"cannot list the output: {exc.strerror or exc}", path=output) from None
         if left and not replace:
             raise InputError("exists; not replaced (give --force to replace it)", path=output)
-        clear_stale(output)
+        clear_stale(destination)
     try:
         os.makedirs(location.local_path(staging))
         if not os.access(location.local_path(staging), os.W_OK):
@@ -77,11 +82,12 @@ def _check_store(output: str, staging: str, replace: bool) -> None:
     probe_store(staging, "_probe", "the output", output)
 
 
-def commit(output: str, staging: str, written: list[str], replace: bool) -> list[str]:
-    """Move the staged files into ``output`` (the previous export's removed first with ``replace``),
+def commit(destination: Destination, staging: str, written: list[str], replace: bool) -> list[str]:
+    """Move the staged files into the output (the previous export's removed first with ``replace``),
     then ``_SUCCESS`` last; returns the files' final names."""
+    output, store = destination
     if replace:
-        clear_previous(output)
+        clear_previous(destination)
     final = []
     root = staging.rstrip("/") + "/"
     for path in written:
@@ -89,20 +95,15 @@ def commit(output: str, staging: str, written: list[str], replace: bool) -> list
         target = output
         for part in rel.split("/"):  # a hive layout's topic=/partition= directories kept
             target = location.join(target, part)
-        _move(path, target)
+        _move(path, target, store)
         final.append(target)
-    discard(output, staging, made=False)
-    files.write_stream(
-        location.join(output, "_SUCCESS"),
-        lambda f: None,
-        replace=True,
-        store=store_of(location.join(output, "_SUCCESS")),
-    )
+    discard(destination, staging, made=False)
+    files.write_stream(location.join(output, "_SUCCESS"), lambda f: None, replace=True, store=store)
     return final
 
 
-def _move(source: str, target: str) -> None:
-    if store_of(source).remote:
+def _move(source: str, target: str, store: Store) -> None:
+    if store.remote:
         location.move(source, target)
         return
     try:
@@ -112,13 +113,14 @@ def _move(source: str, target: str) -> None:
         raise InputError(f"cannot move into place: {exc.strerror or exc}", path=target) from None
 
 
-def discard(output: str, staging: str, made: bool) -> None:
+def discard(destination: Destination, staging: str, made: bool) -> None:
     """Remove this run's staging prefix, ``_temporary`` when nothing else is in it, and the output
     directory when this run made it and it is empty: a failure leaves what was there before.  Best
     effort: what cannot be removed stays under ``_temporary``, which no reader takes as data."""
+    output = destination.path
     top = location.join(output, STAGING)
-    _remove_tree(output, staging)
-    if store_of(output).remote:
+    _remove_tree(destination, staging)
+    if destination.store.remote:
         return
     for path in [top] + ([output] if made else []):
         try:
@@ -127,15 +129,15 @@ def discard(output: str, staging: str, made: bool) -> None:
             pass
 
 
-def clear_stale(output: str) -> None:
+def clear_stale(output: Destination) -> None:
     """What killed runs left under ``OUTPUT/_temporary`` (never data: module docstring), removed."""
-    _remove_tree(output, location.join(output, STAGING))
+    _remove_tree(output, location.join(output.path, STAGING))
 
 
-def _remove_tree(output: str, prefix: str) -> None:
+def _remove_tree(output: Destination, prefix: str) -> None:
     """Every file under ``prefix`` (inside ``output``) removed, best effort: objects one by one on a store,
     the directory tree on local disk."""
-    if store_of(output).remote:
+    if output.store.remote:
         try:
             for entry in location.list_tree(prefix):
                 location.delete(entry.path)
@@ -150,7 +152,7 @@ def is_part_file(name: str) -> bool:
     return name.startswith("part-") and name.endswith(".parquet")
 
 
-def clear_previous(output: str) -> None:
+def clear_previous(destination: Destination) -> None:
     """``--force``: the part files and ``_SUCCESS`` of an earlier export to ``output`` removed (at its top,
     one directory down, where exports before coalescing wrote them, and in ``topic=T/partition=P/``);
     nothing else is touched."""
@@ -159,7 +161,8 @@ def clear_previous(output: str) -> None:
     from kseg.errors import InputError
     from kseg.storage import files, location
 
-    if store_of(output).remote:
+    output, store = destination
+    if store.remote:
         root = output.rstrip("/")
         for entry in location.list_tree(output):
             rel = entry.path[len(root) + 1 :].split("/")
@@ -168,7 +171,7 @@ def clear_previous(output: str) -> None:
                 location.delete(entry.path)
         return
     local = location.local_path(output)
-    if files.isfile(local, store=store_of(local)):
+    if files.isfile(local, store=store):
         raise InputError("exists, and is a file: with --spark the output is a directory of part files", path=output)
     try:
         for name in os.listdir(local) if os.path.isdir(local) else ():

@@ -6,18 +6,38 @@ symlinks and ``..`` (:func:`os.path.realpath`): an output that is an input file,
 input directory, is refused whatever ``--force`` says -- replacing it would destroy the data being
 read (Kafka's segments are never written by a reading tool, as ``kafka-dump-log.sh`` never writes).
 URIs are compared as normalised strings (a store has no symlinks).
+
+A path a run writes enters once, as a :class:`Destination` made from the option (:func:`destination`): the
+path as given and its store, chosen then by discovery's public call and carried to the checks and the write.
 """
 
 from __future__ import annotations
 
 import os
 import stat
+from typing import TYPE_CHECKING, NamedTuple
 
 from kseg.errors import InputError, UsageError
 from kseg.storage import location
 from kseg.storage.stores.discover import store_of
 
+if TYPE_CHECKING:
+    from kseg.storage.context import Store
+
 _local = location.local_path
+
+
+class Destination(NamedTuple):
+    """Where a run writes (``--report``, ``-o/--output``, export's target, ``--output-dir``): the path as
+    given and the store holding it, chosen once when the option is read (:func:`destination`)."""
+
+    path: str
+    store: Store
+
+
+def destination(path: str) -> Destination:
+    """The destination ``path`` names, its store chosen now (under the running command's read context)."""
+    return Destination(path, store_of(path))
 
 
 def _is_uri(path: str) -> bool:

@@ -60,10 +60,10 @@ RENAME_DURING_RUN = textwrap.dedent("""
     from kseg.ops.rebuild import write as rebuild_write
     real = rebuild_write._read
     part = sys.argv[1]
-    def read(path):  # the broker deletes the partition while kseg rebuilds it
+    def read(path, store):  # the broker deletes the partition while kseg rebuilds it
         if os.path.isdir(part):
             os.rename(part, part + ".0123456789abcdef0123456789abcdef-delete")
-        return real(path)
+        return real(path, store)
     rebuild_write._read = read
     from kseg.cli.main import main
     sys.argv = ["kseg", "rebuild-index", sys.argv[1]]

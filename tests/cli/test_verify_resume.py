@@ -104,6 +104,7 @@ def test_resume_from_a_report_on_a_store(s3, tmp_path: Path) -> None:
     with ranged requests; the same rows as the full run, continuity checked across the resumed segment."""
     pytest.importorskip("pyarrow")
     from kseg.ops.verify.report import write_rows_part
+    from kseg.storage.outputs import destination
 
     part = overlapping_partition(tmp_path / "data")
     full = tmp_path / "full.jsonl"
@@ -111,8 +112,8 @@ def test_resume_from_a_report_on_a_store(s3, tmp_path: Path) -> None:
     rows = failed_in(_rows(full), f"{200:020d}")
     parquet = tmp_path / "r.parquet"
     parquet.mkdir()
-    write_rows_part(str(parquet), "00000", rows[:3], "parquet")
-    write_rows_part(str(parquet), "00001", rows[3:], "parquet")
+    write_rows_part(destination(str(parquet)), "00000", rows[:3], "parquet")
+    write_rows_part(destination(str(parquet)), "00001", rows[3:], "parquet")
     s3.upload_tree(parquet, "resume/r.parquet")
     s3.client.put_object(
         Bucket="kseg-test", Key="resume/r.jsonl", Body="".join(json.dumps(r) + "\n" for r in rows).encode()

@@ -59,14 +59,16 @@ def test_files_of_a_target_size_hold_every_row_once(tmp_path: Path, target: int)
     """``write_parquet_files``: the corpus' splits (small partitions and a 3 MiB one) into files of about the
     target (within it but for the footer; near it but for the last), every row once, in order."""
     from kseg.ops.export.export import Ranges, plan
+    from kseg.storage.outputs import destination
     from kseg.storage.stores.find import discover
     from tests.conftest import CORPUS_DATA
+    from tests.stores import local
 
     splits = plan(discover([str(CORPUS_DATA)], []), Ranges(), 1 << 20)
     whole = tmp_path / "whole.parquet"
-    one = export.write_parquet(splits, str(whole), ranges=Ranges(), limit=1 << 26)
+    one = export.write_parquet(splits, destination(str(whole)), ranges=Ranges(), limit=1 << 26)
     summary, written = export.write_parquet_files(
-        splits, lambda n: str(tmp_path / f"part-{n:04d}.parquet"), target, ranges=Ranges(), limit=1 << 26
+        splits, lambda n: str(tmp_path / f"part-{n:04d}.parquet"), target, ranges=Ranges(), limit=1 << 26, store=local()
     )
     assert (summary.records, summary.splits, len(summary.corrupt)) == (one.records, one.splits, len(one.corrupt))
     rows = [row for f in written for row in pq.read_table(f).to_pylist()]

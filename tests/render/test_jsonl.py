@@ -12,6 +12,7 @@ from kseg.format.v2_records import Record
 from kseg.jsonlines import SCHEMA_VERSION
 from kseg.render.jsonl import JsonSink, batch_object, dumps, record_object, v2_batch_object
 from kseg.render.values import header_objects, string_decoder
+from tests.stores import local
 
 HEADER = BatchHeader(
     base_offset=100,
@@ -131,7 +132,7 @@ def test_record_objects_with_headers_control_text_and_legacy_fields() -> None:
 def test_sink_rows_file_batches_records_and_structured_values() -> None:
     out = io.BytesIO()
     sink = JsonSink(out, io.BytesIO())
-    sink.dumping("d/00.log")
+    sink.dumping("d/00.log", local())
     sink.batch_lines([(0, 261, tuple(HEADER), True), (261, 53, None, Legacy())])
     sink.v2_records(V2(), [(100, 1, -1, 3, 4, ())])
     sink.v2_records(V2(), [(101, 2, -1, b"k", b"v", ((b"h", b"x"),))], string_decoder, string_decoder)

@@ -14,6 +14,7 @@ from kseg.ops.verify.report import JsonlReport, sort_key
 from kseg.ops.verify.run import Report
 from kseg.runtime.run import Run
 from kseg.runtime.verify import VerifyRun
+from kseg.storage.outputs import destination
 from kseg.storage.stores.find import discover
 from tests.conftest import corpus_copy
 
@@ -25,7 +26,7 @@ def _rows(path: Path) -> list[dict]:
 def _verify(paths: list[str], report: Path | None, resume: Path | None = None) -> tuple[int, VerifyRun, str]:
     run = Run(io.BytesIO(), io.BytesIO(), quiet=True)
     keys = VerifyRun.verified(run, str(resume) if resume else None)
-    verify = VerifyRun(run, str(report) if report else None, JsonlReport(str(report)) if report else None)
+    verify = VerifyRun(run, str(report) if report else None, JsonlReport(destination(str(report))) if report else None)
     partitions = verify.skip(discover(paths, []), keys, str(resume) if resume else None)
     code = verify.here(partitions, strict=False, jobs=1, max_message_size=1 << 20, output_format="text", verbose=False)
     return code, verify, run.out.getvalue().decode()  # type: ignore[attr-defined]

@@ -15,6 +15,7 @@ from kseg.ops.verify.verify import SegmentResult
 from kseg.spark.bins import Run, plan_runs
 from kseg.spark.job import KILL_WORKER_ENV, _Bins
 from kseg.storage.listing import Listed
+from kseg.storage.outputs import destination
 from kseg.storage.partition import Partition, Segment
 from tests.cli.test_verify_resume import overlapping_partition
 from tests.conftest import CORPUS_DATA, run_cli
@@ -65,7 +66,7 @@ def test_overlap_is_checked_across_bins_whichever_finishes_first(tmp_path: Path)
     items = [_item("a-0", 0, 10), _item("a-0", 5, 10), _item("a-0", 50, 10)]
     part = _listed("a-0", (0, 10), (5, 10), (50, 10))
     bins = [[_run(part, 1, 3)], [_run(part, 0, 1)]]
-    state = _Bins(bins, str(tmp_path), keep_all=True)
+    state = _Bins(bins, destination(str(tmp_path)), keep_all=True)
     state.finished(0, [(1, _result(items[1], 40)), (2, _result(items[2], 60))])
     assert state.parts == []  # waits for bin 1: a row must not be written before its overlap check
     state.finished(1, [(0, _result(items[0], 9))])

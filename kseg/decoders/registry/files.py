@@ -31,20 +31,18 @@ from kseg.errors import InputError
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from kseg.storage.context import ListedFile
+    from kseg.storage.context import ListedFile, Store
 
 SUFFIXES = {".avsc": "AVRO", ".proto": "PROTOBUF", ".json": "JSON"}
 MAX_FILE = 16 << 20  # one file of schemas (a GET /schemas answer of thousands of schemas fits)
 
 
-def schema_files(directory: str, topic: str) -> Sequence[ListedFile] | None:
-    """The files directly under ``directory`` (local or a prefix of a store, listed once through its store)
-    when it holds schema files, no ``.log`` segment and no ``<topic>-0`` partition directory (a log dir,
-    never listed whole); else None."""
+def schema_files(directory: str, topic: str, store: Store) -> Sequence[ListedFile] | None:
+    """The files directly under ``directory`` (local or a prefix of ``store``, listed once through it) when it
+    holds schema files, no ``.log`` segment and no ``<topic>-0`` partition directory (a log dir, never listed
+    whole); else None."""
     from kseg.storage.location import basename
-    from kseg.storage.stores.discover import store_of
 
-    store = store_of(directory)
     try:
         if store.stat(directory).kind != "dir":
             return None
@@ -59,12 +57,12 @@ def schema_files(directory: str, topic: str) -> Sequence[ListedFile] | None:
     return None
 
 
-def load_files(directory: str, entries: Sequence[ListedFile]) -> SchemaStore:
-    """The schemas of the files ``entries`` of ``directory`` (:func:`schema_files`), read in name order."""
+def load_files(directory: str, entries: Sequence[ListedFile], where: Store) -> SchemaStore:
+    """The schemas of the files ``entries`` of ``directory`` listed of ``where`` (:func:`schema_files`), read in
+    name order."""
     from kseg.storage.checkpoints import open_aux
     from kseg.storage.location import basename
     from kseg.storage.read import Kind
-    from kseg.storage.stores.discover import store_of
 
     kind = Kind("schema", MAX_FILE, "a registry's schemas, one file or a GET /schemas answer")
     store = SchemaStore()
@@ -73,7 +71,7 @@ def load_files(directory: str, entries: Sequence[ListedFile]) -> SchemaStore:
         suffix = os.path.splitext(name)[1]
         if suffix not in SUFFIXES:
             continue
-        data = open_aux(path, kind, store=store_of(path)).data()
+        data = open_aux(path, kind, store=where).data()
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:

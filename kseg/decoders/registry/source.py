@@ -12,22 +12,24 @@ registry's, is an :class:`~kseg.errors.InputError` (exit 2 with the reason).
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kseg.decoders.registry.store import SchemaStore
 from kseg.errors import InputError, KsegError
 from kseg.limits import DEFAULT_DECOMPRESSION_LIMIT
 
+if TYPE_CHECKING:
+    from kseg.storage.context import Store
+
 TOPIC = "_schemas"
 
 
-def partition_dir(source: str) -> str:
+def partition_dir(source: str, store: Store) -> str:
     """The ``_schemas`` partition directory ``source`` names (itself, or ``<source>/_schemas-0``); a URI
-    (``s3://…``) is asked of its store."""
+    (``s3://…``) is asked of its ``store``."""
     from kseg.storage import location
-    from kseg.storage.stores.discover import store_of
 
-    if store_of(source).remote:
+    if store.remote:
         what = location.kind(source)
         if what == "missing":
             raise InputError("--schemas: no such prefix in the store", path=source)
@@ -83,22 +85,24 @@ def load(source: str, limit: int = DEFAULT_DECOMPRESSION_LIMIT) -> tuple[Any, st
             raise InputError(f"--schemas: {exc}", path=source) from None
         return remote, source
     from kseg.decoders.registry.files import load_files, schema_files
-
-    entries = schema_files(source, TOPIC)
-    if entries is not None:
-        return load_files(source, entries), source
-    return replay(source, limit)
-
-
-def replay(source: str, limit: int = DEFAULT_DECOMPRESSION_LIMIT) -> tuple[SchemaStore, str]:
-    """Replay the ``_schemas`` partition ``source`` names: (the store, the directory read)."""
-    from kseg.storage.partition import scan_partition
-    from kseg.storage.records import FileRecords
     from kseg.storage.stores.discover import store_of
 
-    directory = partition_dir(source)
+    where = store_of(source)  # the source given: its store, chosen once for its listing and every file read
+    entries = schema_files(source, TOPIC, where)
+    if entries is not None:
+        return load_files(source, entries, where), source
+    return replay(source, where, limit)
+
+
+def replay(source: str, where: Store, limit: int = DEFAULT_DECOMPRESSION_LIMIT) -> tuple[SchemaStore, str]:
+    """Replay the ``_schemas`` partition ``source`` (of the store ``where``) names: (the schemas, the directory
+    read)."""
+    from kseg.storage.partition import scan_partition
+    from kseg.storage.records import FileRecords
+
+    directory = partition_dir(source, where)
     notes: list[str] = []
-    part = scan_partition(directory, notes, store=store_of(directory))
+    part = scan_partition(directory, notes, store=where)
     if part.error:
         raise InputError(f"--schemas: {part.error}", path=directory)
     logs = [s.log for s in part.segments if s.log]

@@ -42,7 +42,6 @@ from kseg.storage import files
 from kseg.storage.outcome import ReadOutcome, read_batches
 from kseg.storage.partition import Partition, Segment
 from kseg.storage.records import FileRecords
-from kseg.storage.stores.discover import store_of
 
 DEFAULT_DELETE_RETENTION_MS = 24 * 60 * 60 * 1000  # delete.retention.ms (LogConfig.DEFAULT_DELETE_RETENTION_MS)
 
@@ -108,11 +107,11 @@ def scan_segment(seg: Segment, at: int, limit: int) -> SegmentTombstones:
     log = seg.log
     if log is None:  # analyse counts the segments with a .log
         raise InputError("no .log file: nothing to count", path=seg.name)
-    path = files.display(log, store=store_of(log))
+    path = files.display(log, store=seg.store)
     read = ReadOutcome(path, present=seg.log_size())
     res = SegmentTombstones(seg, read=read)
     try:
-        res.modified_ms = files.mtime_ms(log, store=store_of(log))
+        res.modified_ms = files.mtime_ms(log, store=seg.store)
         with FileRecords(log, store=seg.store) as records:
             _count(res, read_batches(records, read), at, limit)
     except KsegError as exc:

@@ -19,12 +19,14 @@ The choice comes with its reason, one line, for the command's output.
 
 from __future__ import annotations
 
-from typing import Sequence, TypeVar
+from typing import TYPE_CHECKING, Sequence, TypeVar
 
 from kseg.ops.diff.diff import DAMAGED, DIVERGENT, UNREADABLE, DiffResult, Replica, compare
 from kseg.storage import files
 from kseg.storage.partition import Partition, natural_key
-from kseg.storage.stores.discover import store_of
+
+if TYPE_CHECKING:
+    from kseg.storage.context import Store
 
 P = TypeVar("P")
 
@@ -66,7 +68,7 @@ def _others(best: Replica, reps: list[Replica]) -> str:
             state = f"{DAMAGED} ({r.damaged_batches} batch{'es' * (r.damaged_batches != 1)} failing the CRC)"
         elif r.log_end < best.log_end:
             state = f"behind by {best.log_end - r.log_end} offsets"
-        states.append(f"{files.display(r.path, store=store_of(r.path))}: {state}")
+        states.append(f"{files.display(r.path, store=r.partition.store)}: {state}")
     return f" (log end {best.log_end}; {'; '.join(states)})" if states else f" (log end {best.log_end})"
 
 
@@ -88,7 +90,8 @@ def one_replica(partitions: Sequence[P], chooser=None) -> tuple[list[P], list[st
     for name, (kept, why) in zip(names, answers, strict=True):
         members = by_name[name]
         dropped.update(i for n, i in enumerate(members) if n != kept)
-        lines.append(replica_line(name, partitions[members[kept]].path, len(members), why))
+        chosen = partitions[members[kept]]
+        lines.append(replica_line(name, chosen.path, chosen.store, len(members), why))
     return [p for i, p in enumerate(partitions) if i not in dropped], lines
 
 
@@ -97,8 +100,8 @@ def choose_set(replicas: list[Partition]) -> tuple[int, str]:
     return choose(compare(replicas))
 
 
-def replica_line(name: str, path: str, count: int, why: str) -> str:
-    return f"{name}: kept {files.display(path, store=store_of(path))} of {count} replicas: {why}"
+def replica_line(name: str, path: str, store: Store, count: int, why: str) -> str:
+    return f"{name}: kept {files.display(path, store=store)} of {count} replicas: {why}"
 
 
 def _partition(part) -> Partition:

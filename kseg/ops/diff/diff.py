@@ -264,7 +264,7 @@ def _start(rep: Replica) -> int:
     first = _first_offset(rep)
     try:
         rep.epochs = leader_epochs.read_partition(
-            rep.path, [s.log for s in logs if s.log is not None], store=store_of(rep.path)
+            rep.path, [s.log for s in logs if s.log is not None], store=rep.partition.store
         )
     except KsegError as exc:
         if isinstance(exc, InputError):

@@ -52,7 +52,7 @@ class DumpSink(Protocol):
     """The output of ``kseg dump`` (``DumpLogSegments``' prints, in order)."""
 
     # -- file level
-    def dumping(self, path: str) -> None: ...
+    def dumping(self, path: str, store: Store) -> None: ...  # path as shown, of ``store``
     def unknown_file(self, path: str) -> None: ...
     def log_start(self, base_offset: int) -> None: ...
     def bootstrap_snapshot(self) -> None: ...
@@ -247,7 +247,7 @@ class Dumper:
     def dump_file(self, path: str) -> None:
         store = store_of(path)  # the file's, and its siblings' (the log an index is checked against)
         shown = files.display(path, store=store)
-        self.sink.dumping(shown)
+        self.sink.dumping(shown, store)
         if os.path.isdir(path):
             self._fail(
                 InputError(

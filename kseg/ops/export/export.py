@@ -44,7 +44,6 @@ from kseg.storage.ranges import EVERYTHING, Ranges, first_offset_known, past_by_
 from kseg.storage.records import FileRecords
 from kseg.storage.starts import index as _index
 from kseg.storage.starts import start_position as _start_position
-from kseg.storage.stores.discover import store_of
 
 if TYPE_CHECKING:
     from kseg.storage.context import Store
@@ -92,6 +91,7 @@ class SegmentUnit(NamedTuple):
     log_bytes: int
     band: int
     bands: int
+    store: Store  # the segment's, as discovery chose it for its root (made in the task from its share)
     txn_indexes: tuple[str, ...] = ()  # the .txnindex files of this segment and the later ones (aborted)
     since: int = INT64_MIN  # export --since: the partition's first offset not exported before
 
@@ -99,6 +99,13 @@ class SegmentUnit(NamedTuple):
     def bytes(self) -> int:
         """The planned size, for packing tasks (:func:`unit_bytes`)."""
         return unit_bytes(self.log_bytes, self.bands)
+
+    def split(self, start: int, end: int | None, size: int) -> Split:
+        """The split of this unit's segment reading ``[start, end)`` (``size``: its planned bytes)."""
+        name = f"{self.base_offset:020d}"
+        return Split(
+            self.log_dir, self.partition, name, self.log, start, end, size, self.store, self.txn_indexes, self.since
+        )
 
 
 def unit_bytes(log_bytes: int, bands: int) -> int:
@@ -120,15 +127,16 @@ def units(
     for part in partitions:
         segs = part.segments  # a Listed's made again at each call: once a partition
         log_dir, name = part.log_dir, part.name
-        start = INT64_MIN if not since else since.get(partition_key(log_dir, name), INT64_MIN)
+        start = INT64_MIN if not since else since.get(partition_key(log_dir, name, part.store), INT64_MIN)
         txns = [(seg.base_offset, seg.txnindex) for seg in segs if seg.txnindex]
         for k, band, bands, size in unit_places(segs, ranges, split_bytes):
             seg = segs[k]
             assert seg.log is not None
             later = tuple(path for base, path in txns if base >= seg.base_offset)
             yield SegmentUnit(
-                log_dir, name, seg.base_offset, seg.log, seg.index, seg.timeindex, size, band, bands, later, start
-            )
+                log_dir, name, seg.base_offset, seg.log, seg.index, seg.timeindex, size, band, bands, seg.store, later,
+                start,
+            )  # fmt: skip
 
 
 def unit_places(
@@ -158,20 +166,14 @@ def unit_splits(
     """The splits of ``unit`` (run by the task that reads them): the segment's start for ``ranges``
     (index reads), then the split starting in the unit's band, ending at the next band's cut."""
     ranges = starting(ranges, unit.since)
-    seg = Segment(  # (a unit holds no store: its log's, as discovery chooses it)
-        unit.base_offset,
-        unit.log,
-        unit.offset_index,
-        unit.time_index,
-        log_bytes=unit.log_bytes,
-        store=store_of(unit.log),
+    seg = Segment(
+        unit.base_offset, unit.log, unit.offset_index, unit.time_index, log_bytes=unit.log_bytes, store=unit.store
     )
-    name = f"{unit.base_offset:020d}"
     if unit.base_offset > ranges.to_offset:  # named past the range: only a v0/v1 wrapper opening it may hold some
         first = _opening_wrapper_end(unit.log, limit, seg.store) if unit.band == 0 else None
         if first is None:
             return []
-        return [Split(unit.log_dir, unit.partition, name, unit.log, 0, first, first, unit.txn_indexes, unit.since)]
+        return [unit.split(0, first, first)]
     offsets = _index(seg.index, fmt_indexes.OffsetIndexView, seg.base_offset, seg)
     start = _start_position(seg, unit.log, offsets, ranges, limit)
     if start is None:
@@ -186,7 +188,7 @@ def unit_splits(
         return []
     lo = max(lo, start)
     hi_bytes = size if hi is None else hi
-    return [Split(unit.log_dir, unit.partition, name, unit.log, lo, hi, hi_bytes - lo, unit.txn_indexes, unit.since)]
+    return [unit.split(lo, hi, hi_bytes - lo)]
 
 
 def plan(
@@ -202,10 +204,9 @@ def plan(
     return [s for u in planned for s in unit_splits(u, ranges, split_bytes, limit)]
 
 
-def partition_key(log_dir: str, name: str) -> str:
+def partition_key(log_dir: str, name: str, store: Store) -> str:
     """A partition directory named once, whatever path led to it (an export report's key): an absolute
-    local path, or the URI."""
-    store = store_of(log_dir)
+    local path, or the URI (in the grammar of ``store``, the one holding it)."""
     return store.names.canonical(store.names.join(log_dir, name))
 
 

@@ -10,7 +10,7 @@ never silently dropped: each one is yielded as a :class:`Corruption`.  An I/O er
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Generator, Iterator, NamedTuple
+from typing import TYPE_CHECKING, Generator, Iterator, NamedTuple
 
 from kseg.errors import InputError, KsegError
 from kseg.format import v2 as fmt_v2
@@ -21,7 +21,9 @@ from kseg.storage.aborted import ReadCommitted, last_stable_offset
 from kseg.storage.batch import V2Batch
 from kseg.storage.ranges import BEFORE, EVERYTHING, LAST, PAST, Ranges, place
 from kseg.storage.records import FileRecords
-from kseg.storage.stores.discover import store_of
+
+if TYPE_CHECKING:
+    from kseg.storage.context import Store
 
 
 class Split(NamedTuple):
@@ -35,6 +37,7 @@ class Split(NamedTuple):
     start: int
     end: int | None
     bytes: int
+    store: Store  # the segment's (its unit's): the log, its directory and the .txnindex files read through it
     txn_indexes: tuple[str, ...] = ()  # the .txnindex files of this segment and the later ones (aborted)
     since: int = INT64_MIN  # export --since: the partition's first offset not exported before
 
@@ -97,10 +100,10 @@ def read_split(
     is pending), the other batches' by these rules, in the same order.
     """
     ranges = starting(ranges, split.since)
-    store = store_of(split.log)  # a split holds no store: its log's, as discovery chooses it
+    store = split.store
     txns = ReadCommitted(split.txn_indexes, store)  # InputError: a .txnindex that cannot be read
     if committed:  # a read_committed fetch stops at the last stable offset
-        lso = last_stable_offset(files.parent(split.log, store=store_of(split.log)), store)
+        lso = last_stable_offset(files.parent(split.log, store=store), store)
         if lso is not None:
             ranges = replace(ranges, to_offset=min(ranges.to_offset, lso - 1))
     for path, position, message in txns.problems:
@@ -128,7 +131,7 @@ def read_split(
                 if (yield from _batch_items(batch, split.log, ranges, limit, keep_invalid, committed, txns)):
                     return
         except InputError as exc:
-            raise exc.at(files.display(split.log, store=store_of(split.log))) from None
+            raise exc.at(files.display(split.log, store=store)) from None
         except KsegError as exc:
             yield Corruption(split.log, exc.position if exc.position is not None else pos, "corrupt-batch", exc.message)
             return

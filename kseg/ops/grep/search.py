@@ -36,7 +36,6 @@ from kseg.storage.checkpoints import topic_partition
 from kseg.storage.partition import Partition, Segment
 from kseg.storage.ranges import BEFORE, LAST, PAST, Ranges, past_by_name, place, segment_may_hold
 from kseg.storage.records import FileRecords
-from kseg.storage.stores.discover import store_of
 
 _VALID, _HEAD = itemgetter(3), itemgetter(2)  # a scan item's CRC verdict and header tuple
 _ATTRIBUTES, _BASE, _DELTA = (itemgetter(v2.ATTRIBUTES), itemgetter(v2.BASE_OFFSET), itemgetter(v2.LAST_OFFSET_DELTA))
@@ -190,7 +189,7 @@ class Searcher:
                         if go_on is not None:
                             return go_on
             except InputError as exc:
-                raise exc.at(files.display(log, store=store_of(log))) from None
+                raise exc.at(files.display(log, store=seg.store)) from None
             except KsegError as exc:
                 at = exc.position if exc.position is not None else pos
                 self._unread(where, result, Unread(log, at, "corrupt-batch", f"{exc.message}; the rest not read"))

@@ -15,7 +15,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from kseg.errors import InputError, KsegError
 from kseg.ops.logdir.log import LogFacts, read_log
@@ -29,7 +29,9 @@ from kseg.storage.partition import (
     partition_from_listing,
     tiered_copies,
 )
-from kseg.storage.stores.discover import store_of
+
+if TYPE_CHECKING:
+    from kseg.storage.context import Store
 
 _T = TypeVar("_T")
 METADATA_TOPIC = "__cluster_metadata"  # KRaft's metadata log: the raft layer's, in no LogManager checkpoint
@@ -73,6 +75,7 @@ class PartitionReport:
     problems: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)  # files that could not be read (the OS's reason): exit 2
     unread: list[str] = field(default_factory=list)  # its log directory's checkpoints that could not be read
+    store: Store = field(compare=False, repr=False, kw_only=True)  # its log directory's
 
     @property
     def status(self) -> str:
@@ -98,12 +101,13 @@ class LogDirReport:
     errors: list[str] = field(default_factory=list)
     unread: list[str] = field(default_factory=list)  # the offset checkpoints that could not be read (errors)
     notes: list[str] = field(default_factory=list)  # what could not be checked, and why (not problems)
+    store: Store = field(compare=False, repr=False, kw_only=True)  # chosen once for the root it lies in
 
 
 def _read(report: LogDirReport | PartitionReport, directory: str, name: str) -> cp.Text | None:
     """A file to read; one that cannot be opened is an error (exit 2)."""
     try:
-        return cp.open_text(directory, name, store=store_of(directory))
+        return cp.open_text(directory, name, store=report.store)
     except InputError as exc:
         report.errors.append(exc.describe())
     except KsegError as exc:
@@ -120,9 +124,7 @@ def _parse(
     if text is None:
         return None
     try:
-        return parse(
-            text, files.display(location.join(directory, name), store=store_of(location.join(directory, name)))
-        )
+        return parse(text, files.display(location.join(directory, name), store=report.store))
     except InputError as exc:
         report.errors.append(exc.describe())
         return None
@@ -134,11 +136,11 @@ def _parse(
 Target = tuple[str, str, tuple[str, int]]  # a partition directory to read: (path, name, (topic, partition))
 
 
-def listing(path: str) -> list[tuple[str, bool]]:
+def listing(path: str, store: Store) -> list[tuple[str, bool]]:
     """(name, is a directory) of each entry of a local directory or a URI prefix, in natural order
     (an object store's "directories" are the first parts of the keys under it: one recursive listing);
     raises :class:`InputError` when it cannot be listed."""
-    if store_of(path).remote:
+    if store.remote:
         base = path.rstrip("/") + "/"
         seen: dict[str, bool] = {}
         for entry in location.list_tree(path):
@@ -152,12 +154,12 @@ def listing(path: str) -> list[tuple[str, bool]]:
         raise InputError(f"cannot list the directory: {exc.strerror or exc}", path=path) from None
 
 
-def open_log_dir(path: str, only: str | None = None) -> tuple[LogDirReport, list[Target]]:
+def open_log_dir(path: str, store: Store, only: str | None = None) -> tuple[LogDirReport, list[Target]]:
     """The log directory's own files read (``meta.properties``, ``.kafka_cleanshutdown``, the offset
     checkpoints, leftovers) and its partition directories to read (all, or the one named ``only``):
     :func:`read_partition` each, then :func:`finish`.  Raises :class:`InputError` when it cannot be listed."""
-    entries = listing(path)
-    report = LogDirReport(store_of(path).names.canonical(path))
+    entries = listing(path, store)
+    report = LogDirReport(store.names.canonical(path), store=store)
     report.meta = _parse(report, path, cp.META_PROPERTIES, cp.parse_meta_properties)
     names = {name for name, is_dir in entries if not is_dir}
     if cp.META_PROPERTIES not in names:
@@ -250,11 +252,11 @@ def read_partition(report: LogDirReport, target: Target) -> tuple[PartitionRepor
 
 def partition(report: LogDirReport, full: str, name: str, tp: tuple[str, int]) -> PartitionReport:
     """One partition directory of ``report``'s log directory, read and checked."""
-    part = PartitionReport(report.path, name, full)
+    part = PartitionReport(report.path, name, full, store=report.store)
     try:
-        names = [entry for entry, _ in listing(full)]
+        names = [entry for entry, _ in listing(full, report.store)]
         entries = [location.Entry(location.join(full, n), None) for n in names]
-        listed = partition_from_listing(full, entries, None, store_of(full))
+        listed = partition_from_listing(full, entries, None, report.store)
     except KsegError as exc:
         part.errors.append(exc.describe())
         return part
@@ -278,10 +280,7 @@ def partition(report: LogDirReport, full: str, name: str, tp: tuple[str, int]) -
         part.leader_epoch = epochs[-1].epoch if epochs else None
         check = leader_epochs.EpochCheck(
             epochs,
-            files.display(
-                location.join(full, leader_epochs.FILE_NAME),
-                store=store_of(location.join(full, leader_epochs.FILE_NAME)),
-            ),
+            files.display(location.join(full, leader_epochs.FILE_NAME), store=report.store),
         )
     part.log = read_log(listed, check)
     _offsets_from_checkpoints(report, part, tp, listed)
@@ -307,7 +306,7 @@ def identify(report: LogDirReport, target: Target) -> PartitionReport:
     """A partition directory's name and topic ID (``partition.metadata``) alone, its segments not read: what a
     KRaft broker's stray test on start looks at (``kseg metadata --logdir`` compares it with the image)."""
     full, name, _ = target
-    part = PartitionReport(report.path, name, full)
+    part = PartitionReport(report.path, name, full, store=report.store)
     part.topic_id = _topic_id(part, full)
     return part
 

@@ -19,6 +19,7 @@ from kseg.ops.logdir.logdir import (
 )
 from kseg.storage import files, location, outputs, roots
 from kseg.storage.files import SEGMENT_SUFFIXES
+from kseg.storage.outputs import Destination
 from kseg.storage.partition import is_partition_dir, natural_key
 from kseg.storage.stores.discover import store_of
 from kseg.storage.stores.find import check_exists
@@ -58,10 +59,10 @@ def open_all(paths: list[str], notes: list[str] | None = None) -> list[Opened]:
     """The log directories of ``paths`` (:func:`inspect_all`), each one's own files read
     (:func:`open_log_dir`); its partitions are read next, here or on Spark's executors.  ``notes`` gets
     a line for each directory of a fleet root that holds no log directory (never dropped unsaid)."""
-    targets: dict[tuple[str, str | None], str] = {}
+    targets: dict[tuple[str, str | None], tuple[str, Store]] = {}  # each log directory, and its root's store
     brokers: dict[tuple[str, str | None], str] = {}
     for path in paths:
-        store = store_of(path)  # the root given: its store, chosen once
+        store = store_of(path)  # the root given: its store, chosen once and handed to all under it
         check_exists(path, store)
         remote = store.remote
         if not remote:
@@ -71,17 +72,19 @@ def open_all(paths: list[str], notes: list[str] | None = None) -> list[Opened]:
         if is_partition_dir(path, store):
             parent = location.dirname(path.rstrip("/")) if remote else os.path.dirname(os.path.abspath(path))
             name = location.basename(path.rstrip("/")) if remote else os.path.basename(os.path.abspath(path))
-            targets.setdefault((_key(parent), name), parent)
+            targets.setdefault((_key(parent, store), name), (parent, store))
             continue
         skipped: list[str] = []
-        for log_dir in log_dirs(path, skipped):
-            targets.setdefault((_key(log_dir), None), log_dir)
+        for log_dir in log_dirs(path, store, skipped):
+            targets.setdefault((_key(log_dir, store), None), (log_dir, store))
             broker = _broker(path, log_dir)
             if broker is not None:
-                brokers.setdefault((_key(log_dir), None), broker)
+                brokers.setdefault((_key(log_dir, store), None), broker)
         if notes is not None:
             notes.extend(f"{d}: {SKIPPED}" for d in skipped)
-    return [Opened(*open_log_dir(path, key[1]), key[1], brokers.get(key)) for key, path in targets.items()]
+    return [
+        Opened(*open_log_dir(path, store, key[1]), key[1], brokers.get(key)) for key, (path, store) in targets.items()
+    ]
 
 
 def _broker(root: str, log_dir: str) -> str | None:
@@ -100,11 +103,11 @@ def finish_all(opened: list[Opened]) -> list[LogDirReport]:
     return reports
 
 
-def _key(path: str) -> str:
-    return path.rstrip("/") if store_of(path).remote else os.path.realpath(path)
+def _key(path: str, store: Store) -> str:
+    return path.rstrip("/") if store.remote else os.path.realpath(path)
 
 
-def log_dirs(path: str, skipped: list[str], depth: int = roots.DEPTH) -> list[str]:
+def log_dirs(path: str, store: Store, skipped: list[str], depth: int = roots.DEPTH) -> list[str]:
     """``path`` itself when it is a log directory, else the log directories under it (a fleet root:
     ``<root>/<broker>/<log dir>``, at most :data:`kseg.storage.roots.DEPTH` levels down, every command's rule;
     the subdirectories holding none are added to ``skipped``), else ``path`` when a directory in it holds a
@@ -112,13 +115,12 @@ def log_dirs(path: str, skipped: list[str], depth: int = roots.DEPTH) -> list[st
     or foreign directory).
     A log directory holds one of :data:`~kseg.storage.checkpoints.LOG_DIR_MARKERS` or a partition
     directory (one holding a segment file); a store is listed once."""
-    store = store_of(path)
     if store.remote:
         found = _remote_log_dirs(path.rstrip("/"), depth, skipped)
     else:
         found = _under(path, depth, skipped, store)
     if not found:
-        if not _holds_partitions(path):  # an unmounted disk, a wrong path: never "0 partitions, clean"
+        if not _holds_partitions(path, store):  # an unmounted disk, a wrong path: never "0 partitions, clean"
             raise InputError(NOT_A_LOG_DIR, path=path)
         del skipped[:]  # a log directory of partition directories without segments: read, its entries judged
     return found or [path]
@@ -127,18 +129,18 @@ def log_dirs(path: str, skipped: list[str], depth: int = roots.DEPTH) -> list[st
 NOT_A_LOG_DIR = "not a log directory: no meta.properties, no partition directories"
 
 
-def _holds_partitions(path: str) -> bool:
+def _holds_partitions(path: str, store: Store) -> bool:
     """A directory of ``path`` holds a file Kafka keeps in a partition directory (its segments are gone)."""
     return any(
         is_dir
         and name != "lost+found"  # (a fresh file system's: no partition, not read)
-        and any(not sub_dir and n in PARTITION_FILES for n, sub_dir in listing(location.join(path, name)))
-        for name, is_dir in listing(path)
+        and any(not sub_dir and n in PARTITION_FILES for n, sub_dir in listing(location.join(path, name), store))
+        for name, is_dir in listing(path, store)
     )
 
 
 def _under(path: str, depth: int, skipped: list[str], store: Store) -> list[str]:
-    entries = listing(path)
+    entries = listing(path, store)
     if roots.marks_log_dir(name for name, is_dir in entries if not is_dir):
         return [path]
     subdirectories = [location.join(path, name) for name, is_dir in entries if is_dir]
@@ -177,20 +179,20 @@ def _remote_log_dirs(root: str, depth: int, skipped: list[str]) -> list[str]:
     return sorted(within, key=natural_key)
 
 
-def check_report(path: str, inputs: list[str], force: bool) -> None:
+def check_report(report: Destination, inputs: list[str], force: bool) -> None:
     """``--report`` checked before any work: a local file, never inside an input, replaced only with
     ``force`` (:class:`kseg.errors.KsegError` says why not)."""
-    outputs.refuse_on_inputs(path, inputs, "--report")
-    if store_of(path).remote:
-        raise InputError("the report is a local file", path=path)
-    outputs.check_file_target(path, force=force, option="--report")
+    outputs.refuse_on_inputs(report.path, inputs, "--report")
+    if report.store.remote:
+        raise InputError("the report is a local file", path=report.path)
+    outputs.check_file_target(report.path, force=force, option="--report")
 
 
-def write_report(path: str, lines: list[str], force: bool) -> None:
-    """The JSON Lines rows into ``path``: the name appears only when the file is whole."""
+def write_report(report: Destination, lines: list[str], force: bool) -> None:
+    """The JSON Lines rows into the report: the name appears only when the file is whole."""
     files.write_stream(
-        path,
+        report.path,
         lambda f: f.write("".join(line + "\n" for line in lines).encode("utf-8")),
         replace=force,
-        store=store_of(path),
+        store=report.store,
     )

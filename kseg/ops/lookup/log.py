@@ -118,8 +118,8 @@ class PartitionLog:
             self.notes.append(f"{name}: missing; reading the log from position 0 instead")
             return None
         try:
-            data = files.open_index(path, store=store_of(path))
-            whole = view(data, seg.base_offset, files.display(path, store=store_of(path)))
+            data = files.open_index(path, store=seg.store)
+            whole = view(data, seg.base_offset, files.display(path, store=seg.store))
             used = whole.used_entries()
         except InputError as exc:
             self.notes.append(f"{exc.describe()}; reading the log from position 0 instead")

@@ -30,7 +30,6 @@ from kseg.storage.batch import FileBatch, V2Batch
 from kseg.storage.outcome import CORRUPT, ReadOutcome, read_batches
 from kseg.storage.partition import Partition
 from kseg.storage.records import FileRecords
-from kseg.storage.stores.discover import store_of
 from kseg.storage.stores.find import discover
 
 METADATA_PARTITION = "__cluster_metadata-0"
@@ -206,7 +205,7 @@ def _header_time(part: Partition, snap: Snapshot) -> int | None:
 
 def _load_snapshot(part: Partition, snap: Snapshot, read_record: ReadRecord, limit: int, out: Replay) -> bool:
     """``MetadataLoader.loadSnapshot``: whether the snapshot was read whole (header to footer)."""
-    read = ReadOutcome(files.display(snap.path, store=store_of(snap.path)))
+    read = ReadOutcome(files.display(snap.path, store=part.store))
     out.reads.append(read)
     header_time: int | None = None
     footer = False

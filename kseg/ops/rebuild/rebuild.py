@@ -47,7 +47,7 @@ def recover_segment(
     read through a second reader for their marker.
     """
     log = _log_of(seg)
-    path = files.display(log, store=store_of(log))
+    path = files.display(log, store=seg.store)
     aux = SecondReader(log, seg.store)
     recovery = Recovery(
         seg,
@@ -129,11 +129,12 @@ def resolve(paths: list[str], notes: list[str]) -> list[Target]:
     targets: list[Target] = []
     by_dir: dict[str, set[int]] = {}  # a partition directory -> the base offsets of its .log files given
     for path in paths:
-        if not files.exists(path, store=store_of(path)):
+        store = store_of(path)  # the path given: its store, chosen once
+        if not files.exists(path, store=store):
             raise InputError("no such file or directory", path=path)
-        if files.isdir(path, store=store_of(path)):
+        if files.isdir(path, store=store):
             parts = discover([path], notes)
-            root = len(parts) > 1 or (parts and _same_dir(parts[0].path) != _same_dir(path))
+            root = len(parts) > 1 or (parts and _same_dir(parts[0].path, parts[0].store) != _same_dir(path, store))
             targets.extend(Target(p, None, p.name if root else "") for p in parts)
             continue
         if files.suffix(path) != files.LOG:
@@ -141,10 +142,9 @@ def resolve(paths: list[str], notes: list[str]) -> list[Target]:
         base = files.base_offset_from_name(path)
         if base is None:
             raise InputError("not a segment file: the name carries no base offset", path=path)
-        directory = files.parent(path, store=store_of(path))
+        directory = files.parent(path, store=store)
         selected = by_dir.get(directory)
         if selected is None:
-            store = store_of(path)
             local = not store.remote
             part = scan_partition(
                 os.path.dirname(location.local_path(path)) or "." if local else directory, notes, store=store
@@ -163,8 +163,8 @@ def resolve(paths: list[str], notes: list[str]) -> list[Target]:
     return targets
 
 
-def _same_dir(path: str) -> str:
-    return store_of(path).names.canonical(path)
+def _same_dir(path: str, store: Store) -> str:
+    return store.names.canonical(path)
 
 
 def recover_partition(

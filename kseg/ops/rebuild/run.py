@@ -5,7 +5,7 @@ across them, as ``LogLoader`` does).  Results come back in the order of the targ
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator, NamedTuple
+from typing import TYPE_CHECKING, Iterator, NamedTuple
 
 from kseg.errors import KsegError
 from kseg.limits import EXIT_OK
@@ -16,6 +16,9 @@ from kseg.ops.rebuild.write import check as check_files
 from kseg.ops.rebuild.write import write as write_files
 from kseg.storage import outcome
 from kseg.storage.workers import working
+
+if TYPE_CHECKING:
+    from kseg.storage.outputs import Destination
 
 
 class Settings(NamedTuple):
@@ -68,7 +71,7 @@ class Done(NamedTuple):
     error: KsegError | None = None
 
 
-def rebuild_target(target, directory: str | None, settings: Settings, progress=None) -> Iterator[Done]:
+def rebuild_target(target, directory: Destination | None, settings: Settings, progress=None) -> Iterator[Done]:
     """Recover and check or write each selected segment of one partition."""
     made: set[str] = set()  # the --output-dir directory, once this partition's first file made or found it
     try:

@@ -8,40 +8,43 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from kseg.errors import InputError, UsageError
 from kseg.ops.rebuild.rebuild import Target, resolve
 from kseg.storage.atomic import clean_stale
 from kseg.storage.files import INDEX, TIME_INDEX, TXN_INDEX
 from kseg.storage.partition import Partition, nothing_found, nothing_in
-from kseg.storage.stores.discover import store_of
 from kseg.storage.stores.find import check_exists
 
-Work = list[tuple[Target, str | None]]  # (target, the directory its files go to: None beside its log)
+if TYPE_CHECKING:
+    from kseg.storage.outputs import Destination
+
+Work = list[tuple[Target, "Destination | None"]]  # (target, the directory its files go to: None beside its log)
 
 
-def plan(paths: list[str], notes: list[str], *, output_dir: str | None, check: bool) -> list[Target]:
+def plan(paths: list[str], notes: list[str], *, output: Destination | None, check: bool) -> list[Target]:
     """The targets of ``paths`` (:func:`kseg.ops.rebuild.rebuild.resolve`, each partition directory once),
     its notes appended to ``notes``; :class:`KsegError` for an output on an input, a path that does not
     exist, nothing to rebuild, two partitions of one ``--output-dir`` subdirectory, or a write beside a
     remote log."""
-    if output_dir:  # before any work, --force or not
+    if output is not None:  # before any work, --force or not
         from kseg.storage.outputs import refuse_on_inputs
 
-        refuse_on_inputs(output_dir, paths, "--output-dir", hint="to write beside each log, leave out --output-dir")
+        refuse_on_inputs(output.path, paths, "--output-dir", hint="to write beside each log, leave out --output-dir")
     for path in paths:
         check_exists(path)
     targets = unique(resolve(paths, notes))
     if nothing_in([t.partition for t in targets]):
         raise nothing_found(paths)
-    if output_dir:
+    if output is not None:
         check_output_names(targets)
     elif not check:
         refuse_remote_writes(targets)
     return targets
 
 
-def work(targets: list[Target], output_dir: str | None) -> tuple[Work, list[Partition]]:
+def work(targets: list[Target], output: Destination | None) -> tuple[Work, list[Partition]]:
     """``(work, unreadable)``: each target with the directory its files go to, and each partition
     directory that could not be listed (``error`` says why; nothing of it is read: a failed row, exit 2)."""
     todo: Work = []
@@ -51,8 +54,12 @@ def work(targets: list[Target], output_dir: str | None) -> tuple[Work, list[Part
             unreadable.append(target.partition)
             continue
         directory = None
-        if output_dir:
-            directory = os.path.join(output_dir, target.output_subdir) if target.output_subdir else output_dir
+        if output is not None:  # (a log root's partitions each in a subdirectory, on the output's store)
+            directory = (
+                output._replace(path=os.path.join(output.path, target.output_subdir))
+                if target.output_subdir
+                else output
+            )
         todo.append((target, directory))
     return todo, unreadable
 
@@ -77,8 +84,8 @@ def clean_stale_indexes(todo: Work) -> Iterator[list[str]]:
 
     seen = set()
     for target, directory in todo:
-        where = directory or target.partition.path
-        if store_of(where).remote or where in seen:
+        where, store = (target.partition.path, target.partition.store) if directory is None else directory
+        if store.remote or where in seen:
             continue
         seen.add(where)
         yield clean_stale(where, ours)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Callable, Iterator, NamedTuple
+from typing import TYPE_CHECKING, Callable, Iterator, NamedTuple
 
 from kseg.errors import InputError
 from kseg.limits import DEFAULT_DECOMPRESSION_LIMIT
@@ -31,7 +31,10 @@ from kseg.ops.rebuild.compare import ENTRY, LargeIndex, at_inferred_interval, di
 from kseg.ops.rebuild.recovered import Recovered
 from kseg.storage import files, location
 from kseg.storage.atomic import write_atomic
-from kseg.storage.stores.discover import store_of
+
+if TYPE_CHECKING:
+    from kseg.storage.context import Store
+    from kseg.storage.outputs import Destination
 
 SAME, DIFFERS, MISSING, ABSENT = "same", "differs", "missing", "absent"
 OLDER_RULE = "older-rule"  # differs from what recovery writes, but valid: an older Kafka writer's rule
@@ -72,10 +75,10 @@ def rebuilt_files(rec: Recovered) -> dict[str, bytes | None]:
     return {files.INDEX: rec.index_bytes(), files.TIME_INDEX: rec.time_index_bytes(), files.TXN_INDEX: txn}
 
 
-def _read(path: str) -> bytes | LargeIndex | None:
-    if not files.exists(path, store=store_of(path)):
+def _read(path: str, store: Store) -> bytes | LargeIndex | None:
+    if not files.exists(path, store=store):
         return None
-    data = files.open_index(path, store=store_of(path))
+    data = files.open_index(path, store=store)
     return data if isinstance(data, bytes) else LargeIndex(data)
 
 
@@ -94,10 +97,10 @@ def _files_due(
             yield kind, data, shown(kind)
 
 
-def _in(directory: str, rec: Recovered, kind: str) -> str:
-    """The segment's ``kind`` file in ``directory`` (a log's own, absolute, or ``--output-dir`` as given):
-    the one path rule for the files compared and written."""
-    return store_of(directory).names.join(directory, rec.segment.stem + kind)
+def _in(directory: str, store: Store, rec: Recovered, kind: str) -> str:
+    """The segment's ``kind`` file in ``directory`` of ``store`` (a log's own, absolute, or ``--output-dir`` as
+    given): the one path rule for the files compared and written."""
+    return store.names.join(directory, rec.segment.stem + kind)
 
 
 def _shown_beside(rec: Recovered, kind: str) -> str:
@@ -121,12 +124,18 @@ class _Existing(NamedTuple):
 
 
 def _existing_index(
-    rec: Recovered, path: str | None, rebuilt: dict[str, bytes | None], interval: int, max_index_size: int, limit: int
+    rec: Recovered,
+    path: str | None,
+    rebuilt: dict[str, bytes | None],
+    interval: int,
+    max_index_size: int,
+    limit: int,
+    store: Store,
 ) -> _Existing:
     if path is None:
         return _Existing(None, None)
     try:
-        existing = _read(path)
+        existing = _read(path, store)
     except InputError:
         return _Existing(None, None)
     if existing is None or existing == rebuilt[files.INDEX]:
@@ -142,11 +151,11 @@ def check(
     out: list[FileOutcome] = []
     directory = files.parent(rec.log, store=rec.segment.store)
     rebuilt = rebuilt_files(rec)
-    index = _existing_index(rec, rec.segment.index, rebuilt, interval, max_index_size, limit)
+    index = _existing_index(rec, rec.segment.index, rebuilt, interval, max_index_size, limit, rec.segment.store)
     for kind, data, shown in _files_due(rec, rebuilt, out, lambda kind: _shown_beside(rec, kind)):
         o = FileOutcome(kind, shown, len(data) // ENTRY[kind].size, SAME, checking=True)
         try:
-            existing = _read(_in(directory, rec, kind))
+            existing = _read(_in(directory, rec.segment.store, rec, kind), rec.segment.store)
         except InputError as exc:
             o.status, o.error = FAILED, exc
         else:
@@ -224,51 +233,50 @@ def _ensure_directory(directory: str, *, created: bool, made: set[str]) -> None:
 
 def write(
     rec: Recovered,
-    output_dir: str | None,
+    output: Destination | None,
     force: bool,
     interval: int = 4096,
     max_index_size: int = 10 << 20,
     limit: int = DEFAULT_DECOMPRESSION_LIMIT,
     made: set[str] | None = None,
 ) -> list[FileOutcome]:
-    """Write the rebuilt files next to the log or in ``output_dir`` (created if needed; ``made``: the
+    """Write the rebuilt files next to the log or in ``output`` (created if needed; ``made``: the
     directories this run made or found, kept by the caller across a partition's segments).  Without
     ``force`` an existing file that differs but is healthy (written at another interval, or by an older
     broker's rule) is kept and said (``unchanged``/``kept``); any other difference is refused."""
     out: list[FileOutcome] = []
     made = set() if made is None else made
-    directory = output_dir or files.parent(rec.log, store=rec.segment.store)
+    store = rec.segment.store if output is None else output.store
+    directory = files.parent(rec.log, store=store) if output is None else output.path
     rebuilt = rebuilt_files(rec)
     index = _Existing(None, None)
     if not force:
-        index = _existing_index(rec, _in(directory, rec, files.INDEX), rebuilt, interval, max_index_size, limit)
-
-    def shown(kind: str) -> str:
-        return (
-            files.display(_in(directory, rec, kind), store=store_of(_in(directory, rec, kind)))
-            if output_dir
-            else _shown_beside(rec, kind)
+        index = _existing_index(
+            rec, _in(directory, store, rec, files.INDEX), rebuilt, interval, max_index_size, limit, store
         )
 
-    in_place_tiered = not output_dir and rec.segment.store.original_size(rec.log) is not None
+    def shown(kind: str) -> str:
+        return _shown_beside(rec, kind) if output is None else files.display(_in(directory, store, rec, kind), store)
+
+    in_place_tiered = output is None and rec.segment.store.original_size(rec.log) is not None
     for kind, data, path_shown in _files_due(rec, rebuilt, out, shown):
         o = FileOutcome(kind, path_shown, len(data) // ENTRY[kind].size, WRITTEN)
         out.append(o)
-        path = _in(directory, rec, kind)
+        path = _in(directory, store, rec, kind)
         if in_place_tiered:  # its indexes are in the segment's objects: a file beside them would be ignored
             o.status = FAILED
             o.error = InputError("kseg writes nothing beside a tiered segment's objects; give --output-dir")
             continue
         try:
-            existing = _read(path)
+            existing = _read(path, store)
             if existing is None or _replaces(rec, o, data, existing, index, force):
-                _ensure_directory(directory, created=output_dir is not None, made=made)
+                _ensure_directory(directory, created=output is not None, made=made)
                 write_atomic(path, data, replace=existing is not None)
         except InputError as exc:
             o.status, o.error = FAILED, exc
         except OSError as exc:
             o.status, o.error = FAILED, InputError(f"cannot write: {exc.strerror or exc}", path=directory)
-    if not output_dir:
+    if output is None:
         refused = [o for o in out if o.status == REFUSED]
         _older_rules(rec, refused, REFUSED, keep_status=True)
         for o in refused:

@@ -20,11 +20,11 @@ from kseg.ops.salvage.found import Found
 from kseg.storage import checkpoints, files
 from kseg.storage.atomic import AtomicDirectory
 from kseg.storage.copy import CopyThread, copy_range, threaded
+from kseg.storage.outputs import destination
 from kseg.storage.partition import Partition, Segment
 from kseg.storage.producer_state import ProducerState
 from kseg.storage.read import AuxFile
 from kseg.storage.records import FileRecords, ScanItem, SecondReader
-from kseg.storage.stores.discover import store_of
 
 PENDING = 32 << 20  # kept bytes that follow each other, copied at once (while the reader's pages are cached)
 _NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
@@ -151,6 +151,7 @@ class Output:
 
     def __init__(self, target: str, *, force: bool, limit: int) -> None:
         self.shown = target
+        self.store = destination(target).store  # the output's store, chosen once: its segments are written there
         self.directory = AtomicDirectory(target, force=force)
         self.state = ProducerState()
         self.limit = limit
@@ -161,10 +162,10 @@ class Output:
         name = f"{base_offset:020d}{files.LOG}"
         path = self.directory.file(name)
         recovery = Recovery(
-            Segment(base_offset, log=path, store=store_of(path)),
+            Segment(base_offset, log=path, store=self.store),
             self.state,
             reader.batch,
-            path=files.display(source.path, store=store_of(source.path)),
+            path=files.display(source.path, store=reader.store),  # (the second reader of the same log)
             limit=self.limit,
         )
         return SegmentWriter(path, os.path.join(self.shown, name), source, reader, recovery)

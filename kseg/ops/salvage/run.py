@@ -17,9 +17,10 @@ from kseg.storage.stores.find import discover
 def resolve(source: str, notes: list[str], context: ReadContext) -> tuple[Partition, set[int] | None]:
     """The partition ``source`` names and the base offsets to salvage (None: every segment).  A segment is
     read with its directory's listing, so the next segment's base offset bounds its offsets."""
-    if not files.exists(source, store=store_of(source)):
+    store = store_of(source)  # the path given: its store, chosen once
+    if not files.exists(source, store=store):
         raise InputError("no such file or directory", path=source)
-    if files.isdir(source, store=store_of(source)):
+    if files.isdir(source, store=store):
         parts = discover([source], notes, context)
         if len(parts) != 1:
             raise UsageError(

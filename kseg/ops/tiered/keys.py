@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from kseg.ops.tiered.reconcile import FINISHED, ORPHAN_WHY, Orphan, PartitionCheck, Problem, orphan_state
 from kseg.ops.tiered.state import RemoteSegment, TopicPartition
@@ -23,6 +24,9 @@ from kseg.storage import location
 from kseg.storage.remote_keys import Layout, custom_key, object_key, parse_key
 from kseg.storage.stores.discover import store_of
 from kseg.words import plural
+
+if TYPE_CHECKING:
+    from kseg.storage.context import Names
 
 
 def expected_key(
@@ -42,12 +46,10 @@ def expected_key(
     return key if root is None else location.join(root, key)
 
 
-def _same(listed: str, expected: str) -> bool:
-    """One object named two ways: a listed path (or URI) and an expected key under the same root."""
-    if listed == expected:
-        return True
-    store = store_of(listed)  # (one root's: both named in its store's grammar)
-    return store.names.canonical(listed) == store.names.canonical(expected)
+def _same(listed: str, expected: str, names: Names) -> bool:
+    """One object named two ways: a listed path (or URI) and an expected key under the same root (both in its
+    store's grammar, ``names``)."""
+    return listed == expected or names.canonical(listed) == names.canonical(expected)
 
 
 @dataclass
@@ -66,6 +68,7 @@ def match_objects(
     finished), else to an :class:`Orphan` in the check of the topic-partition it lies under (one made for a
     topic-partition the metadata never names)."""
     owners = {seg.segment_id: _Owner(check, seg) for check in checks.values() for seg in check.tp.live()}
+    names = store_of(store.root).names  # the listed root's grammar, chosen once (not again per object)
     for check in checks.values():
         for seg in check.tp.live():
             check.objects[seg.segment_id] = []
@@ -74,7 +77,7 @@ def match_objects(
         strays: dict[tuple[str, int, bool], list[StoredObject]] = {}
         for obj in objects:
             at_key = owner is not None and _same(
-                obj.path, expected_key(owner.check.tp, owner.seg, obj.key.layout, store.root, obj.key.suffix)
+                obj.path, expected_key(owner.check.tp, owner.seg, obj.key.layout, store.root, obj.key.suffix), names
             )
             if at_key and owner is not None:
                 owner.check.objects[seg_id].append(obj)

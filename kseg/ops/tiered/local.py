@@ -19,35 +19,29 @@ from kseg.ops.tiered.reconcile import PartitionCheck, Problem, finished, highest
 from kseg.storage import checkpoints as cp
 from kseg.storage import files, location
 from kseg.storage.partition import scan_partition
-from kseg.storage.stores.discover import store_of
+from kseg.storage.stores.find import Root
 
 
-def read_log_starts(log_dir: str) -> dict[tuple[str, int], int]:
+def read_log_starts(log_dir: Root) -> dict[tuple[str, int], int]:
     """``log-start-offset-checkpoint`` of ``log_dir`` (empty when absent); raises :class:`KsegError`."""
-    text = cp.open_text(log_dir, cp.LOG_START, store=store_of(log_dir))
+    text = cp.open_text(log_dir.path, cp.LOG_START, store=log_dir.store)
     if text is None:
         return {}
-    entries = cp.parse_offsets(
-        text, files.display(location.join(log_dir, cp.LOG_START), store=store_of(location.join(log_dir, cp.LOG_START)))
-    )
+    entries = cp.parse_offsets(text, files.display(location.join(log_dir.path, cp.LOG_START), store=log_dir.store))
     return {k: e.offset for k, e in entries.items()}
 
 
-def join_local(check: PartitionCheck, log_dir: str, log_starts: dict[tuple[str, int], int], notes: list[str]) -> None:
+def join_local(check: PartitionCheck, log_dir: Root, log_starts: dict[tuple[str, int], int], notes: list[str]) -> None:
     """Compare ``check``'s remote segments with ``<log_dir>/<topic>-<partition>``; problems into ``check``."""
-    tp = check.tp
-    directory = location.join(log_dir, tp.name)
-    if not files.isdir(directory, store=store_of(directory)):
-        notes.append(f"{tp.name}: no local directory in {log_dir}: not joined")
+    tp, store = check.tp, log_dir.store
+    directory = location.join(log_dir.path, tp.name)
+    if not files.isdir(directory, store=store):
+        notes.append(f"{tp.name}: no local directory in {log_dir.path}: not joined")
         return
     try:
-        text = cp.open_text(directory, cp.PARTITION_METADATA, store=store_of(directory))
-        topic_id = (
-            None
-            if text is None
-            else cp.parse_partition_metadata(text, files.display(directory, store=store_of(directory)))
-        )
-        part = scan_partition(directory, store=store_of(directory))
+        text = cp.open_text(directory, cp.PARTITION_METADATA, store=store)
+        topic_id = None if text is None else cp.parse_partition_metadata(text, files.display(directory, store=store))
+        part = scan_partition(directory, store=store)
     except InputError:  # unreadable, unlistable (the OS's reason): exit 2, never joined in silence
         raise
     except KsegError as exc:

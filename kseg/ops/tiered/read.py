@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Container
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from kseg.errors import InputError, KsegError
 from kseg.format import v2_records
@@ -29,6 +30,9 @@ from kseg.storage.partition import Partition, nothing_in
 from kseg.storage.records import DEFAULT_WINDOW, FileRecords
 from kseg.storage.stores.discover import store_of
 from kseg.storage.stores.find import discover
+
+if TYPE_CHECKING:
+    from kseg.storage.context import Store
 
 
 @dataclass
@@ -49,9 +53,10 @@ def metadata_partition_number(name: str) -> int | None:
     return tp[1] if tp is not None and tp[0] == METADATA_TOPIC else None
 
 
-def _normal(path: str) -> str:
-    """A path as given or as listed, comparable: URIs without a trailing ``/``, local paths absolute."""
-    return store_of(path).names.canonical(path)
+def _normal(path: str, store: Store) -> str:
+    """A path as given or as listed (of ``store``), comparable: URIs without a trailing ``/``, local paths
+    absolute."""
+    return store.names.canonical(path)
 
 
 def read_metadata(
@@ -67,8 +72,8 @@ def read_metadata(
     (:mod:`kseg.ops.tiered.fast`); raises :class:`InputError` when a path is missing or holds none."""
     out = MetadataRead(Fold(remember=remember))
     found = discover(paths, out.notes)
-    given = {_normal(p) for p in paths}
-    parts = [p for p in found if metadata_partition_number(p.name) is not None or _normal(p.path) in given]
+    given = {_normal(p, store_of(p)) for p in paths}  # (each path given: its store chosen once)
+    parts = [p for p in found if metadata_partition_number(p.name) is not None or _normal(p.path, p.store) in given]
     others = len(found) - len(parts)
     if others:
         what = "a partition" if others == 1 else f"{others} partitions"

@@ -14,8 +14,9 @@ from kseg.ops.tiered.reconcile import PartitionCheck, Problem, offset_problems, 
 from kseg.ops.tiered.store import StoreListing
 from kseg.storage import files, outputs
 from kseg.storage.outcome import exit_code
+from kseg.storage.outputs import Destination
 from kseg.storage.remote_keys import Layout
-from kseg.storage.stores.discover import store_of
+from kseg.storage.stores.find import Root, root
 from kseg.words import plural
 
 
@@ -26,7 +27,7 @@ class TieredReport:
     read: MetadataRead
     checks: list[PartitionCheck] = field(default_factory=list)
     store: StoreListing | None = None
-    log_dir: str | None = None
+    log_dir: Root | None = None  # --logdir, its store chosen once
     layout: Layout = "aiven"  # the key rule for segments the store was not listed for (or holds nothing of)
     problems: list[str] = field(default_factory=list)  # not of one topic-partition (undecodable records)
     notes: list[str] = field(default_factory=list)
@@ -52,7 +53,7 @@ def check_all(
     read: MetadataRead,
     partitions: int,
     store: StoreListing | None = None,
-    log_dir: str | None = None,
+    log_dir: Root | None = None,
     layout: Layout = "aiven",
     read_manifest: ReadManifest | None = None,
 ) -> TieredReport:
@@ -103,7 +104,7 @@ def _note_unjudged(report: TieredReport, checks: Iterable[PartitionCheck]) -> No
         )
 
 
-def _join(report: TieredReport, checks: Iterable[PartitionCheck], log_dir: str) -> None:
+def _join(report: TieredReport, checks: Iterable[PartitionCheck], log_dir: Root) -> None:
     try:
         starts = read_log_starts(log_dir)
     except InputError:  # unreadable (the OS's reason): exit 2, never a verdict without it
@@ -116,25 +117,28 @@ def _join(report: TieredReport, checks: Iterable[PartitionCheck], log_dir: str) 
             join_local(check, log_dir, starts, report.notes)
 
 
-def check_log_dir(path: str) -> None:
-    """``--logdir`` checked before any work: an existing directory (:class:`InputError`: exit 2)."""
-    if not files.exists(path, store=store_of(path)):
+def check_log_dir(path: str) -> Root:
+    """``--logdir`` checked before any work: an existing directory (:class:`InputError`: exit 2), its store
+    chosen once for the join."""
+    given = root(path)
+    if not files.exists(path, store=given.store):
         raise InputError("no such file or directory", path=path)
-    if not files.isdir(path, store=store_of(path)):
+    if not files.isdir(path, store=given.store):
         raise InputError("not a directory: give a broker's log directory (log.dirs)", path=path)
+    return given
 
 
-def check_report(path: str, inputs: list[str], force: bool) -> None:
+def check_report(report: Destination, inputs: list[str], force: bool) -> None:
     """``--report`` checked before any work: never inside an input, replaced only with ``force``."""
-    outputs.refuse_on_inputs(path, inputs, "--report")
-    outputs.check_file_target(path, force=force, option="--report")
+    outputs.refuse_on_inputs(report.path, inputs, "--report")
+    outputs.check_file_target(report.path, force=force, option="--report")
 
 
-def write_report(path: str, lines: list[str], force: bool) -> None:
-    """The JSON Lines rows into ``path``, atomically (a store's object or a local file)."""
+def write_report(report: Destination, lines: list[str], force: bool) -> None:
+    """The JSON Lines rows into the report, atomically (a store's object or a local file)."""
     files.write_stream(
-        path,
+        report.path,
         lambda f: f.write("".join(line + "\n" for line in lines).encode("utf-8")),
         replace=force,
-        store=store_of(path),
+        store=report.store,
     )

@@ -24,7 +24,6 @@ from kseg.errors import CorruptIndexError
 from kseg.format.indexes import TXN_ENTRY, iter_aborted_txns
 from kseg.storage import files
 from kseg.storage.partition import Segment
-from kseg.storage.stores.discover import store_of
 
 
 class TxnProblem(NamedTuple):
@@ -53,7 +52,7 @@ def audit_txnindex(seg: Segment, expected: list[tuple[int, int, int, int]]) -> l
     lastStableOffset) entries from its ABORT markers.  Raises :class:`kseg.errors.InputError`
     when the file exists but cannot be read."""
     path = seg.txnindex or files.sibling(seg.log or seg.name, files.TXN_INDEX, store=seg.store)
-    shown = files.display(path, store=store_of(path))
+    shown = files.display(path, store=seg.store)
     problems: list[TxnProblem] = []
     found: list[tuple[int, int, int, int]] = []
     if seg.txnindex is not None:

@@ -53,7 +53,6 @@ from kseg.storage.partition import Partition, Segment
 from kseg.storage.producer_state import ProducerState
 from kseg.storage.records import FileRecords
 from kseg.storage.snapshots import Snapshot, readable_snapshots
-from kseg.storage.stores.discover import store_of
 
 DEFAULT_HANGING_AFTER_MS = 15 * 60 * 1000  # transaction.max.timeout.ms (TransactionStateManagerConfigs)
 
@@ -133,7 +132,7 @@ def analyse(
             "transaction completed before the start with its marker above the high watermark is not seen"
         )
     if seed is not None:
-        report.snapshot = files.display(seed.path, store=store_of(seed.path))
+        report.snapshot = files.display(seed.path, store=partition.store)
         state.load(seed.open_txns().items())
         for pid, entry in sorted(seed.open_entries.items(), key=lambda kv: kv[1].current_txn_first_offset):
             report.open.append(Transaction(pid, entry.epoch, entry.current_txn_first_offset, seeded=True))
@@ -142,7 +141,7 @@ def analyse(
         checks = []  # the state before the log start is unknown: no fair comparison
     if on_start is not None:
         on_start(report)
-    walker = Walker(report, state, report.start_offset, limit, on_transaction, checks)
+    walker = Walker(report, state, report.start_offset, limit, on_transaction, checks, partition.store)
     _walk(report, walker, segments)
     walker.check_snapshots(None)
     report.open = sorted(walker.open.values(), key=lambda t: t.first_offset)

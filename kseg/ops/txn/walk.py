@@ -5,7 +5,7 @@ ends its segment (recovery truncates there), an I/O error ends the walk."""
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from kseg.errors import CorruptRecordError, InputError, RecoveryFailure
 from kseg.format import control, v2
@@ -19,7 +19,9 @@ from kseg.storage.partition import Segment
 from kseg.storage.producer_state import ProducerState
 from kseg.storage.records import FileRecords, SecondReader
 from kseg.storage.snapshots import Snapshot
-from kseg.storage.stores.discover import store_of
+
+if TYPE_CHECKING:
+    from kseg.storage.context import Store
 
 
 class Walker:
@@ -33,6 +35,7 @@ class Walker:
         limit: int,
         on_transaction: Callable[[Transaction], None] | None,
         checks: list[Snapshot],
+        store: Store,
     ) -> None:
         self.report = report
         self.state = state
@@ -40,6 +43,7 @@ class Walker:
         self.limit = limit
         self.on_transaction = on_transaction
         self.checks = checks  # snapshots above the start, compared with the state when reached
+        self.store = store  # the partition's: its snapshots are shown in its grammar
         self.open: dict[int, Transaction] = {t.producer_id: t for t in report.open}
         self.expected: list[tuple[int, int, int, int]] = []
 
@@ -58,7 +62,7 @@ class Walker:
                     self.report.problems.append(
                         TxnProblem(
                             "snapshot_mismatch",
-                            files.display(snap.path, store=store_of(snap.path)),
+                            files.display(snap.path, store=self.store),
                             None,
                             f"producer {pid} at offset {snap.offset}: the snapshot has a transaction "
                             f"{show(want.get(pid))}, the log gives {show(have.get(pid))}",
@@ -123,7 +127,7 @@ class Walker:
         log = seg.log
         if log is None:  # nothing to read (analyse walks the segments with a .log)
             return True
-        path = files.display(log, store=store_of(log))
+        path = files.display(log, store=seg.store)
         read = ReadOutcome(path, present=seg.log_size())
         self.report.reads.append(read)
         aux = SecondReader(log, seg.store)  # opened on first use, inside the try below

@@ -25,13 +25,16 @@ import json
 import os
 import stat
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from kseg.errors import InputError
 from kseg.jsonlines import SCHEMA_VERSION, dumps
 from kseg.ops.verify.result import SegmentResult
 from kseg.storage.atomic import AtomicStream
 from kseg.storage.location import local_path
-from kseg.storage.stores.discover import store_of
+
+if TYPE_CHECKING:
+    from kseg.storage.outputs import Destination
 
 
 def segment_row(res: SegmentResult) -> dict:
@@ -126,8 +129,10 @@ class JsonlReport:
     """The rows as JSON Lines, written as results come (constant memory) to a temporary file that
     :meth:`commit` renames into place; opening it checks the path, before any work."""
 
-    def __init__(self, path: str, force: bool = True) -> None:
+    def __init__(self, output: Destination, force: bool = True) -> None:
+        path = output.path
         check_target(path, force=force)
+        self.output = output  # the report as given, and its store (chosen once, from the option)
         self.path = local_path(path)
         try:
             self.stream = AtomicStream(self.path)
@@ -208,7 +213,7 @@ def part_path(directory: str, name: str, fmt: str) -> str:
     return location.join(directory, f"{PART_PREFIX}{name}.{'parquet' if fmt == 'parquet' else 'jsonl'}")
 
 
-def write_part(directory: str, name: str, results: list[SegmentResult], fmt: str) -> str:
+def write_part(directory: Destination, name: str, results: list[SegmentResult], fmt: str) -> str:
     """One part file of a report directory holding the rows of ``results`` (in their order)."""
     return write_rows_part(directory, name, rows(results), fmt)
 
@@ -229,11 +234,12 @@ def batched(items: Iterable[dict], n: int) -> Iterable[list[dict]]:
         yield batch
 
 
-def write_rows_part(directory: str, name: str, all_rows: Iterable[dict], fmt: str) -> str:
-    """One part file of a report directory holding ``all_rows`` (in their order), written in batches."""
+def write_rows_part(directory: Destination, name: str, all_rows: Iterable[dict], fmt: str) -> str:
+    """One part file of a report directory holding ``all_rows`` (in their order), written in batches on the
+    directory's store."""
     from kseg.storage import files
 
-    path = part_path(directory, name, fmt)
+    path, store = part_path(directory.path, name, fmt), directory.store
     if fmt == "parquet":
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -247,24 +253,25 @@ def write_rows_part(directory: str, name: str, all_rows: Iterable[dict], fmt: st
                     rows_ = [{n: row.get(n) for n, _, _ in COLUMNS} for row in batch]
                     writer.write_table(pa.Table.from_pylist(rows_, schema=schema))
 
-        files.write_stream(path, parquet, replace=True, store=store_of(path))
+        files.write_stream(path, parquet, replace=True, store=store)
     else:
 
         def jsonl(f) -> None:
             for batch in batched(all_rows, ROWS_PER_BATCH):
                 f.write("".join(dumps(row) + "\n" for row in batch).encode("utf-8"))
 
-        files.write_stream(path, jsonl, replace=True, store=store_of(path))
+        files.write_stream(path, jsonl, replace=True, store=store)
     return path
 
 
-def prepare_directory(directory: str) -> None:
+def prepare_directory(report: Destination) -> None:
     """Make a report directory ready for a new run: created if missing; the part files and
     ``_SUCCESS`` of an earlier run removed (nothing else is touched).  A regular file in its
     place is an error."""
     from kseg.storage import files, location
 
-    if store_of(directory).remote:
+    directory, store = report
+    if store.remote:
         for entry in location.list_tree(directory):
             name = location.basename(entry.path)
             if location.dirname(entry.path) == directory.rstrip("/") and (
@@ -273,7 +280,7 @@ def prepare_directory(directory: str) -> None:
                 location.delete(entry.path)
         return
     local = location.local_path(directory)
-    if files.isfile(local, store=store_of(local)):
+    if files.isfile(local, store=store):
         raise InputError(
             "cannot write the report: a file exists there (with --spark a report is a directory of part files)",
             path=directory,
@@ -294,14 +301,15 @@ def open_report(path: str | None, inputs: list[str], *, spark: bool, force: bool
     here, None returned).  :class:`InputError` says why not."""
     if not path:
         return None
-    from kseg.storage.outputs import refuse_on_inputs
+    from kseg.storage.outputs import destination, refuse_on_inputs
 
     refuse_on_inputs(path, inputs, "--report")
     if path.endswith(".parquet") and not spark:
         raise InputError(
             "a .parquet report needs --spark; the local command writes JSON Lines (give a .jsonl path)", path=path
         )
-    remote = store_of(path).remote
+    output = destination(path)  # its store chosen once, here
+    remote = output.store.remote
     if spark:
         if not remote:
             check_target(path, directory_ok=True)
@@ -311,4 +319,4 @@ def open_report(path: str | None, inputs: list[str], *, spark: bool, force: bool
             "a report on a store needs --spark (its executors write it); the local command writes a local file",
             path=path,
         )
-    return JsonlReport(path, force=force)
+    return JsonlReport(output, force=force)

@@ -36,7 +36,7 @@ import os
 import stat
 from collections.abc import Iterator
 from dataclasses import replace
-from typing import NamedTuple, TypeVar
+from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 from kseg.errors import InputError
 from kseg.ops.verify.report import PART_PREFIX, own_fields
@@ -46,6 +46,9 @@ from kseg.storage import files, location
 from kseg.storage.listing import Listed
 from kseg.storage.partition import Partition, Segment
 from kseg.storage.stores.discover import store_of
+
+if TYPE_CHECKING:
+    from kseg.storage.context import Store
 
 #: A verified segment as a report names it: (logDir, partition, segment, bytes).
 Key = tuple[str, str, str, int]
@@ -79,10 +82,10 @@ class Verdict(NamedTuple):
     identity: str | None
 
 
-def report_files(path: str) -> list[str]:
-    """The files of a report: the file itself, or a directory's ``part-*.jsonl``/``.parquet`` (local or
-    a URI)."""
-    if store_of(path).remote:
+def report_files(path: str, store: Store) -> list[str]:
+    """The files of a report (of ``store``): the file itself, or a directory's ``part-*.jsonl``/``.parquet``
+    (local or a URI)."""
+    if store.remote:
         return _remote_files(path)
     path = location.local_path(path)
     try:
@@ -127,29 +130,30 @@ def _remote_files(uri: str) -> list[str]:
 def read_rows(path: str) -> Iterator[dict]:
     """Every row of a report, file by file (a Parquet part by record batches, JSON Lines by lines in
     pieces of :data:`CHUNK`: bounded memory)."""
-    for name in report_files(path):
+    store = store_of(path)  # the report given: its store chosen once, for it and each of its part files
+    for name in report_files(path, store):
         if name.endswith(".parquet"):
-            yield from _parquet_rows(name)
+            yield from _parquet_rows(name, store)
         else:
-            yield from _jsonl_rows(name)
+            yield from _jsonl_rows(name, store)
 
 
-def _parquet_rows(name: str) -> Iterator[dict]:
+def _parquet_rows(name: str, store: Store) -> Iterator[dict]:
     import pyarrow.parquet as pq
 
     try:
-        with _open(name) as f:
+        with _open(name, store) as f:
             for batch in pq.ParquetFile(f).iter_batches(batch_size=10_000):
                 yield from (own_fields(row) for row in batch.to_pylist())
     except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
         raise InputError(f"cannot read the report to resume: {exc}", path=name) from None
 
 
-def _open(name: str):
+def _open(name: str, store: Store):
     """A report file opened for reading: a local regular file (checked on the open file, without blocking on
     a FIFO), or a store's object read by ranged requests."""
     try:
-        if store_of(name).remote:
+        if store.remote:
             return location.open_input(name)
         fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
         try:
@@ -195,10 +199,10 @@ def _lines(f, name: str) -> Iterator[bytes]:
         yield bytes(rest)
 
 
-def _jsonl_rows(name: str) -> Iterator[dict]:
+def _jsonl_rows(name: str, store: Store) -> Iterator[dict]:
     position = 0
     try:
-        with _open(name) as f:
+        with _open(name, store) as f:
             for line in _lines(f, name):
                 try:
                     row = json.loads(line)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
-from typing import TypeVar, cast
+from typing import NamedTuple, TypeVar, cast
 
 from kseg.errors import InputError
 from kseg.storage import files, location, prefixes, roots, watch
@@ -22,6 +22,20 @@ from kseg.storage.partition import LAYOUT_HINT, Partition, natural_key, partitio
 from kseg.storage.stores.discover import store_for, store_of
 
 T = TypeVar("T")
+
+
+class Root(NamedTuple):
+    """An input root a command reads without discovering partitions in it (``tiered --logdir``, a file
+    ``dump`` or ``salvage`` is given, ``diff --roots``' directories): the path as given and its store,
+    chosen once here and carried to every read under it."""
+
+    path: str
+    store: Store
+
+
+def root(path: str, context: ReadContext | None = None) -> Root:
+    """The root ``path`` names, its store chosen now (under ``context``; the running command's when None)."""
+    return Root(path, store_for(path, context or running()))
 
 
 def discover_uri(uri: str, notes: list[str], context: ReadContext | None = None) -> list[Partition]:

@@ -88,6 +88,9 @@ def test_a_band_without_a_cut_is_read_by_the_previous_one(tmp_path: Path) -> Non
 
 
 def test_a_unit_is_plain_data() -> None:
-    """Units travel to executors pickled: a tuple of strings and integers."""
-    unit = SegmentUnit("/d", "t-0", 0, "/d/t-0/0.log", None, None, 10, 0, 1)
+    """A unit is strings and integers and the store its segment was listed from (made in a task from its
+    share, which carries that store: no unit asks discovery again)."""
+    store = local()
+    unit = SegmentUnit("/d", "t-0", 0, "/d/t-0/0.log", None, None, 10, 0, 1, store)
     assert tuple(unit)[:9] == ("/d", "t-0", 0, "/d/t-0/0.log", None, None, 10, 0, 1) and unit.bytes == 10
+    assert unit.store is store

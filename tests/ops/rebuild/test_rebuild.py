@@ -285,7 +285,7 @@ def test_a_large_existing_index_is_compared_in_windows_as_the_bytes_are(tmp_path
         recover_segment(scan_partition(str(tmp_path), store=local()).segments[0], ProducerState())
     )
     monkeypatch.setattr(files, "WHOLE_INDEX", 1024)
-    assert isinstance(rebuild_write._read(str(index)), LargeIndex)
+    assert isinstance(rebuild_write._read(str(index), local()), LargeIndex)
     large = rebuild_write.check(
         recover_segment(scan_partition(str(tmp_path), store=local()).segments[0], ProducerState())
     )

@@ -13,6 +13,7 @@ from kseg.ops.tiered.run import TieredReport, check_all
 from kseg.ops.tiered.store import list_store
 from kseg.storage.remote_keys import Layout, object_key
 from kseg.storage.stores.discover import store_of
+from kseg.storage.stores.find import root
 from kseg.testing import remote_metadata as rm
 from tests.ops.tiered import scenario as sc
 from tests.ops.tiered.scenario import IDS, PARTITIONS, TOPIC, TOPIC_ID, Cluster, healthy
@@ -26,7 +27,7 @@ def run(tmp_path, cluster: Cluster, store: bool = True, logdir: bool = True) -> 
         read,
         PARTITIONS,
         listing,
-        str(log_dir) if logdir else None,
+        root(str(log_dir)) if logdir else None,
         read_manifest=lambda path: read_manifest(path, store_of(path)),
     )
 
@@ -259,7 +260,7 @@ def _reconcile(tmp_path, change) -> TieredReport:
         read,
         PARTITIONS,
         list_store(str(store_root)),
-        str(log_dir),
+        root(str(log_dir)),
         read_manifest=lambda path: read_manifest(path, store_of(path)),
     )
 

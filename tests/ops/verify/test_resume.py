@@ -15,6 +15,7 @@ from kseg.ops.verify.resume import Verdict, carried_rows, skip_verified, verifie
 from kseg.ops.verify.run import Report
 from kseg.storage import files
 from kseg.storage.listing import Listed
+from kseg.storage.outputs import destination
 from kseg.storage.stores.discover import store_of
 from kseg.storage.stores.find import discover
 from tests.conftest import corpus_copy
@@ -79,8 +80,8 @@ def test_a_part_file_directory_jsonl_and_parquet(tmp_path: Path) -> None:
     for fmt, name in (("jsonl", "j"), ("parquet", "p.parquet")):
         directory = tmp_path / name
         directory.mkdir()
-        write_rows_part(str(directory), "00000", rows[:2], fmt)
-        write_rows_part(str(directory), "00001", rows[2:], fmt)
+        write_rows_part(destination(str(directory)), "00000", rows[:2], fmt)
+        write_rows_part(destination(str(directory)), "00001", rows[2:], fmt)
         assert verified(str(directory)) == {
             ("/d", "p-0", f"{i:020d}", 10 + i): Verdict(9, f"size={10 + i}") for i in range(3)
         }
