@@ -7,15 +7,22 @@ source, so every entry point reads a time the same way.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import re
 
 from kseg.limits import INT64_MAX, INT64_MIN  # noqa: F401 - INT64_MIN re-exported
 
 SPECIAL = {"earliest": -2, "latest": -1, "max-timestamp": -3}
-_ISO = re.compile(
-    r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?"
-    r"\s*(Z|z|[+-]\d{2}(?::?\d{2})?)\Z"
-)
+
+
+@functools.cache  # (compiled for an ISO-8601 timestamp only)
+def _iso() -> re.Pattern[str]:
+    return re.compile(
+        r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?"
+        r"\s*(Z|z|[+-]\d{2}(?::?\d{2})?)\Z"
+    )
+
+
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 
 
@@ -42,7 +49,7 @@ def parse_timestamp(text: str, *, names: bool = True) -> int:
         if value > INT64_MAX:
             raise ValueError(f"{text!r}: beyond a 64-bit timestamp")
         return value
-    m = _ISO.match(t)
+    m = _iso().match(t)
     if not m:
         if not names:
             raise ValueError(f"{text!r}: give epoch milliseconds or ISO-8601 with a zone (2024-10-27T03:33:20.100Z)")

@@ -2,7 +2,8 @@
 
     engine    kseg._engine, kseg._avro                          the optional C extensions (import nothing of kseg)
     limits    kseg.limits                                       each constant once; imports nothing
-    base      kseg, kseg.errors, kseg.jsonlines, kseg.timestamps, kseg.engine, kseg.avro_engine, kseg.words
+    base      kseg, kseg.errors, kseg.jsonlines, kseg.timestamps, kseg.engine, kseg.avro_engine, kseg.words,
+              kseg.valueclass
     format    kseg.format                                       bytes -> values
     storage   kseg.storage  |  testing  kseg.testing            Kafka's on-disk nouns (files, records, partitions)
                                                                 | the writer
@@ -38,7 +39,16 @@ KSEG = ROOT / "kseg"
 LAYERS = [
     {"kseg._engine", "kseg._avro"},  # kseg/_engine.c and kseg/_avro.c, optional compiled C: import no kseg module
     {"kseg.limits"},  # exit codes, bounds and Java's ranges: imports nothing, every module may use it
-    {"kseg", "kseg.errors", "kseg.jsonlines", "kseg.timestamps", "kseg.engine", "kseg.avro_engine", "kseg.words"},
+    {
+        "kseg",
+        "kseg.errors",
+        "kseg.jsonlines",
+        "kseg.timestamps",
+        "kseg.engine",
+        "kseg.avro_engine",
+        "kseg.words",
+        "kseg.valueclass",
+    },
     {"kseg.format"},
     {"kseg.storage", "kseg.testing"},
     {"kseg.ops"},

@@ -63,6 +63,10 @@ LOOKUP_FORBIDDEN: dict[str, str] = {
     "kseg.format.uuid": "topic IDs (partition.metadata, not read by a lookup)",
     "kseg.storage.private_keys": "the keys of --rsm-key (not given)",
     "kseg.storage.ranges": "the ranges' rule (asked only of a damaged index entry)",
+    "signal": "its enums of every signal (the CLI's Ctrl-C and SIGPIPE handling uses the C module, _signal)",
+    "kseg.storage.read_policy": "--max-rate and --drop-cache (not given)",
+    "kseg.format.v2_stream": "the stream decoder of compressed batches (the partition holds none)",
+    "dataclasses": "the nouns and a lookup's answers are kseg.valueclass values (a dataclass compiles its methods)",
 }
 #: The lookup-offset only: the time lookup is lookup-time's.
 OFFSET_FORBIDDEN: dict[str, str] = {"kseg.ops.lookup.time": "the time lookup (lookup-time's)"}
@@ -177,3 +181,38 @@ def test_the_check_names_a_forbidden_module() -> None:
         "pyarrow.fs: object stores and Parquet",
         "kseg.spark.session: --spark",
     ]
+
+
+#: The only kseg modules whose regular expressions a local lookup compiles: the URI test of every path and a
+#: segment file's name (``<offset>-<segment id>``, a number); any other is compiled when first asked.
+LOOKUP_PATTERNS = {"kseg.storage.location", "kseg.storage.names"}
+
+_COMPILED_BY = """
+import atexit, re, sys
+made = set()
+compile = re.compile
+def counted(pattern, flags=0):
+    caller = sys._getframe(1).f_globals.get("__name__", "")
+    if caller.startswith("kseg"):
+        made.add(caller)
+    return compile(pattern, flags)
+re.compile = counted
+atexit.register(lambda: print("compiled by:", *sorted(made), file=sys.stderr))
+sys.argv = ["kseg", *sys.argv[1:]]
+from kseg.cli.start import main
+main()
+"""
+
+
+@pytest.mark.parametrize("command", ["lookup-offset", "lookup-time"])
+def test_a_lookup_compiles_only_the_patterns_it_uses(command: str) -> None:
+    """Issue 34: help text, ISO-8601 times, durations, Kafka 2.8's text, checkpoint lines and object-store
+    errors are not a local lookup's; their patterns stay uncompiled (each ~0.5 M instructions at start-up)."""
+    args = [a.format(log=LOG, partition=ORDERS) for a in LOCAL_COMMANDS[command]]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    p = subprocess.run(
+        [sys.executable, "-c", _COMPILED_BY, *args], capture_output=True, text=True, timeout=120, env=env
+    )
+    assert p.returncode == 0, p.stderr
+    line = next(x for x in p.stderr.splitlines() if x.startswith("compiled by:"))
+    assert set(line.split()[2:]) <= LOOKUP_PATTERNS, line

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -20,6 +19,7 @@ from kseg.cli.options import (
     validate_option,
 )
 from kseg.cli.params import OffsetType, TimestampType, decoders, kraft_text, registry_decoders
+from kseg.cli.start import Finished
 from kseg.limits import EXIT_ERROR
 from kseg.limits import EXIT_OK as EXIT_FOUND
 from kseg.limits import EXIT_PROBLEMS as EXIT_INVALID
@@ -62,7 +62,7 @@ def lookup_options(f: Callable[..., Query]) -> Callable[..., None]:
                 run.note(note)
             if chosen[2].problems() and code == EXIT_FOUND:
                 code = EXIT_INVALID  # --validate: the record found was not decoded or does not match its schema
-        sys.exit(code)
+        raise Finished(code)  # (sys.exit: all the lookup writes is on stdout and stderr, flushed)
 
     g = run_options(rsm_key_option(command))
     g = validate_option(g)

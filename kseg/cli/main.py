@@ -6,11 +6,13 @@ Subcommands are imported only when run, so ``kseg --help`` and
 
 from __future__ import annotations
 
+# the C module (as kseg.cli.start): ``signal`` makes its enums of every signal, ~3 M instructions at start-up
+import _signal as signal  # type: ignore[import-not-found]
+import functools
 import gc
 import importlib
 import os
 import re
-import signal
 import sys
 from typing import Any
 
@@ -58,12 +60,16 @@ COMMANDS = {
 }
 
 
-_OPTION_WORD = re.compile(r"--?[A-Za-z0-9][A-Za-z0-9-]*")
+@functools.cache  # (compiled for a help text only)
+def _option_word() -> re.Pattern[str]:
+    return re.compile(r"--?[A-Za-z0-9][A-Za-z0-9-]*")
+
+
 _GLUE = "\u2011"  # a non-breaking hyphen, while a paragraph is wrapped
 
 
 def _glued(text: str) -> str:
-    return _OPTION_WORD.sub(lambda m: m.group().replace("-", _GLUE), text)
+    return _option_word().sub(lambda m: m.group().replace("-", _GLUE), text)
 
 
 class Formatter(click.HelpFormatter):

@@ -7,8 +7,7 @@ import functools
 import os
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import replace
-from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
 import click
 
@@ -16,6 +15,7 @@ from kseg.cli.params import Int, RateType
 from kseg.errors import KsegError
 from kseg.limits import DEFAULT_MAX_MESSAGE_SIZE, EXIT_ERROR, INT32_MAX
 from kseg.runtime.run import Run, binary_streams, read_context
+from kseg.valueclass import FrozenValue
 
 if TYPE_CHECKING:
     from kseg.storage.outputs import Destination
@@ -186,7 +186,7 @@ def rsm_key_option(f: Callable[..., Any]) -> Callable[..., Any]:
         except KsegError as exc:
             raise click.BadParameter(str(exc), param_hint="--rsm-key") from None
         with reading(run.context.with_keys(keys)) as context:
-            return f(*args, run=replace(run, context=context), **kwargs)
+            return f(*args, run=run.replace(context=context), **kwargs)
 
     return click.option("--rsm-key", multiple=True, metavar="KEYPAIRID=FILE", callback=_rsm_keys, help=RSM_KEY_HELP)(
         command
@@ -211,13 +211,19 @@ def reword(command: click.Command, **helps: str) -> click.Command:
     return command
 
 
-class Spark(NamedTuple):
+class Spark(FrozenValue):
     """``--spark``, ``--master``, ``--spark-conf``, ``--verbose`` as one value (:func:`spark_options`)."""
 
-    on: bool = False
-    master: str | None = None
-    conf: tuple[str, ...] = ()
-    verbose: bool = False
+    _fields = ("on", "master", "conf", "verbose")
+    on: bool
+    master: str | None
+    conf: tuple[str, ...]
+    verbose: bool
+
+    def __init__(
+        self, on: bool = False, master: str | None = None, conf: tuple[str, ...] = (), verbose: bool = False
+    ) -> None:
+        self._set(on=on, master=master, conf=conf, verbose=verbose)
 
     def check(self, run: Run, *, local_verbose: bool = False) -> None:
         """An option that would do nothing is a usage error: the one error line, exit 2 -- not silence.

@@ -8,6 +8,7 @@ key/value decoders of Kafka's ``DumpLogSegments`` (``--key-decoder-class``/``--v
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from typing import Any
@@ -28,13 +29,17 @@ def not_an_option(value: Any, param: click.Parameter | None, ctx: click.Context 
 #: Bounds shown by name in help (a 19-digit number wraps at 80 columns and says less than ``2^63-1``).
 _BOUND_NAMES = {INT64_MAX: "2^63-1", INT64_MIN: "-2^63", INT32_MAX: "2^31-1", 1 << 62: "2^62", 1 << 20: "2^20"}
 _BOUNDS = "|".join(str(v) for v in sorted(_BOUND_NAMES, key=abs, reverse=True))
-_BOUND = re.compile(rf"(?<![\w.])(?:{_BOUNDS})(?![\w.])")
+
+
+@functools.cache  # (compiled for a help text only)
+def _bound() -> re.Pattern[str]:
+    return re.compile(rf"(?<![\w.])(?:{_BOUNDS})(?![\w.])")
 
 
 def named_bounds(text: str) -> str:
     """``text`` (a line of help) with Java's integer bounds written by name: ``[1<=x<=2^31-1]``, not a
     19-digit number that wraps at 80 columns and says less."""
-    return _BOUND.sub(lambda m: _BOUND_NAMES[int(m.group())], text)
+    return _bound().sub(lambda m: _BOUND_NAMES[int(m.group())], text)
 
 
 class Int(click.IntRange):
@@ -73,7 +78,11 @@ class TimestampType(click.ParamType):
             self.fail(str(exc), param, ctx)
 
 
-_DURATION = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*(ms|s|m|min|h|d)?\s*\Z")
+@functools.cache  # (compiled for a duration given only)
+def _duration() -> re.Pattern[str]:
+    return re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*(ms|s|m|min|h|d)?\s*\Z")
+
+
 _UNIT_MS = {None: 1, "ms": 1, "s": 1000, "m": 60_000, "min": 60_000, "h": 3_600_000, "d": 86_400_000}
 
 
@@ -96,7 +105,7 @@ def record_ranges(from_offset: int | None, to_offset: int | None, from_time: int
 
 def parse_duration(text: str) -> int:
     """``900000``, ``900s``, ``15m``, ``1h``, ``2d`` to milliseconds (a bare number is milliseconds)."""
-    m = _DURATION.match(text)
+    m = _duration().match(text)
     if not m:
         raise click.BadParameter(f"{text!r} is not a duration (examples: 900000, 900s, 15m, 1h, 2d)")
     ms = float(m.group(1)) * _UNIT_MS[m.group(2)]

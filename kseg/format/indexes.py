@@ -134,6 +134,11 @@ Entry = TypeVar("Entry", OffsetPosition, TimestampOffset)
 
 WINDOW = 1 << 20  # bytes of an index file read at a time (a multiple of 8 and 12 entries' bytes: 3 * 2^18)
 WINDOW -= WINDOW % 24
+#: bytes read around an entry a read jumps to (a multiple of twice 24, so a window starting half of it before
+#: an entry starts at an entry of either kind); reads that go on from there read twice as many each time, up
+#: to a :data:`WINDOW`.  A binary search over a 256 MiB index that read a whole window at each of its probes
+#: read ~8 MiB a lookup
+PROBE = 4096 - 4096 % 48
 
 
 class IndexView(Generic[Entry]):
@@ -146,8 +151,9 @@ class IndexView(Generic[Entry]):
 
     ``data`` is the file's bytes, or an :class:`IndexSource` read a window of :data:`WINDOW` bytes at a
     time: scans (the zero tail, the entries of a dump, a check's columns) hold one window and make no
-    object an entry, so a 1 GiB index costs a window, not its size.  ``stop`` limits the view to its
-    first ``stop`` entries (the used ones).
+    object an entry, so a 1 GiB index costs a window, not its size; a read that jumps (a search's probe)
+    reads the :data:`PROBE` bytes around it instead, and the reads going on from it twice as many each.
+    ``stop`` limits the view to its first ``stop`` entries (the used ones).
     """
 
     __slots__ = ("data", "base_offset", "length", "entries", "path", "_win", "_win_at")
@@ -183,9 +189,13 @@ class IndexView(Generic[Entry]):
             return memoryview(data)[start:stop]
         if stop - start >= WINDOW:
             return data.read(start, stop)
-        self._win_at = start
-        self._win = data.read(start, min(self.length, start + WINDOW))
-        return self._win[: stop - start]
+        if self._win and start == at + len(self._win):  # the next bytes: twice as many, up to a window (a scan)
+            at, end = start, min(self.length, max(stop, start + min(WINDOW, 2 * len(self._win))))
+        else:  # a jump (a search's probe, a scan's start): the bytes around it, a search's next probes nearby
+            at = max(0, start - PROBE // 2)
+            end = min(self.length, max(stop, at + PROBE))
+        self._win_at, self._win = at, data.read(at, end)
+        return self._win[start - at : stop - at]
 
     def windows(self, start: int = 0, stop: int | None = None) -> Iterator[tuple[int, bytes | memoryview]]:
         """``(entry number, bytes)`` of whole entries ``start .. stop - 1``, a window at a time."""

@@ -235,23 +235,42 @@ class JsonSink(BufferedWriter):
     def v2_records(self, b, records: list, key_decoder=None, value_decoder=None) -> None:
         """Record objects of a chunk of a v2 data batch: sizes without decoders, slices with them."""
         ts_type = b.timestamp_type
+        if key_decoder is None:
+            self._sized_records(ts_type, records, value_decoder)
+            return
         for o, ts, seq, k, v, hs in records:
-            obj = {"type": "record", "v": SCHEMA_VERSION, "offset": o, "timestampType": ts_type, "timestamp": ts}
-            if key_decoder is None:
-                obj["keySize"], obj["valueSize"] = k, v
-            else:
-                obj["keySize"] = -1 if k is None else len(k)
-                obj["valueSize"] = -1 if v is None else len(v)
-            obj["sequence"] = seq
-            obj["headerKeys"] = [string_decoder(hk) for hk, _ in hs]
-            headers_decoder = None if self.structured else getattr(value_decoder, "header_decoder", value_decoder)
-            obj["headers"] = header_objects(hs, headers_decoder) if hs else []
-            if key_decoder is not None:
-                if k is not None:
-                    obj.update(json_fields(key_decoder, "key", k, hs))
-                if v is not None:
-                    obj.update(json_fields(value_decoder, "payload", v, hs))
+            sizes = (-1 if k is None else len(k), -1 if v is None else len(v))
+            obj = self._record_object(ts_type, o, ts, seq, sizes, hs, value_decoder)
+            if k is not None:
+                obj.update(json_fields(key_decoder, "key", k, hs))
+            if v is not None:
+                obj.update(json_fields(value_decoder, "payload", v, hs))
             self.emit(obj)
+
+    def _sized_records(self, ts_type: str, records: list, value_decoder) -> None:
+        """:meth:`v2_records` without decoders (sizes: ``--deep-iteration``).  A record without headers, every
+        field a number but the timestamp type's name, is written from one template, the text :func:`dumps`
+        writes of its object (a batch of 600 k records: ~0.6 s instead of ~6 s of encoding objects)."""
+        head = f'{{"type":"record","v":{SCHEMA_VERSION},"offset":'
+        mid = f',"timestampType":{dumps(ts_type)},"timestamp":'
+        tail = ',"headerKeys":[],"headers":[]}\n'
+        lines = []
+        for o, ts, seq, k, v, hs in records:
+            if hs:
+                lines.append(dumps(self._record_object(ts_type, o, ts, seq, (k, v), hs, value_decoder)) + "\n")
+            else:
+                lines.append(f'{head}{o}{mid}{ts},"keySize":{k},"valueSize":{v},"sequence":{seq}{tail}')
+        self.write_lines(lines)
+
+    def _record_object(self, ts_type: str, o: int, ts: int, seq: int, sizes: tuple, hs, value_decoder) -> dict:
+        """A record's object up to its headers (a decoder's fields go after them); ``sizes``: key's, value's."""
+        obj = {"type": "record", "v": SCHEMA_VERSION, "offset": o, "timestampType": ts_type, "timestamp": ts}
+        obj["keySize"], obj["valueSize"] = sizes
+        obj["sequence"] = seq
+        obj["headerKeys"] = [string_decoder(hk) for hk, _ in hs]
+        headers_decoder = None if self.structured else getattr(value_decoder, "header_decoder", value_decoder)
+        obj["headers"] = header_objects(hs, headers_decoder) if hs else []
+        return obj
 
     # -- indexes, snapshots -------------------------------------------------------
     def index_empty(self, path: str) -> None:

@@ -19,14 +19,18 @@ are ``CompressionType``'s enum name (``NONE``, ``GZIP``, ...: 3.0 printed ``.nam
 
 from __future__ import annotations
 
+import functools
 import re
 
 from kseg.format import v2
 from kseg.format.compression import codec_name
 from kseg.render.record_line import Decoder, decoded_line, key_payload, record_line
 
+
 #: The head of kseg's (3.0+) record line: ``| offset: O <TimestampType>: T keySize: K valueSize: S``.
-_HEAD = re.compile(r"\| offset: (-?\d+) (\w+): (-?\d+) keySize: (-?\d+) valueSize: (-?\d+)")
+@functools.cache  # (compiled for Kafka 2.8's text only)
+def _head() -> re.Pattern[str]:
+    return re.compile(r"\| offset: (-?\d+) (\w+): (-?\d+) keySize: (-?\d+) valueSize: (-?\d+)")
 
 
 def enum_codec(codec_id: int) -> str:
@@ -57,7 +61,7 @@ def legacy_batch_fields(b, base_offset: int, position: int) -> str:
 
 def v2_line(line: str, batch_fields: str) -> str:
     """kseg's 3.0+ line of a v2 record rewritten as 2.8 prints it."""
-    m = _HEAD.match(line)
+    m = _head().match(line)
     if m is None:  # --skip-record-metadata: no head to rewrite
         return line
     o, ts_type, ts, ks, vs = m.groups()

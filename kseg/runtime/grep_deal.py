@@ -21,7 +21,7 @@ import io
 import os
 import shutil
 import tempfile
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple
 
 from kseg.errors import KsegError
@@ -152,7 +152,7 @@ def deal(
         for step in [*plan(part, query.ranges), None]:
             if run and (step is None or step.segment is None or len(run) == per_task):
                 pieces.append(Piece(0, len(tasks)))
-                tasks.append(Task(replace(part, segments=run), query, output, bytes_limit, limit, spool_dir))
+                tasks.append(Task(part.replace(segments=run), query, output, bytes_limit, limit, spool_dir))
                 run = []
             if step is not None and step.segment is None:
                 pieces.append(Piece(step.skipped, None))

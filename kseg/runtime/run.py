@@ -11,30 +11,42 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, BinaryIO, NoReturn
 
 from kseg.errors import KsegError, error_line
 from kseg.limits import EXIT_ERROR
+from kseg.valueclass import FrozenValue
 
 if TYPE_CHECKING:
     from kseg.storage.context import ReadContext
 
 
-@dataclass(frozen=True)
-class Run:
+class Run(FrozenValue):
     """What one command's run is given, made once from its shared options (``kseg.cli.options.run_options``)
     and passed down: stdout and stderr as binary streams, and the command's settings -- ``--quiet``, the read
     policy of ``--max-rate`` (MB/s) and ``--drop-cache`` (a read context made from them belongs here too).
     The one writer of ``kseg: error:`` and ``kseg: note:`` lines, locally and on Spark's driver."""
 
+    _fields = ("out", "err", "quiet", "max_rate", "drop_cache", "context")
     out: BinaryIO
     err: BinaryIO
-    quiet: bool = False
-    max_rate: float | None = None
-    drop_cache: bool = False
+    quiet: bool
+    max_rate: float | None
+    drop_cache: bool
     #: the read context every read of this command is given (kseg.storage.context): made once, with the run
-    context: ReadContext = field(default_factory=lambda: read_context())
+    context: ReadContext
+
+    def __init__(
+        self,
+        out: BinaryIO,
+        err: BinaryIO,
+        quiet: bool = False,
+        max_rate: float | None = None,
+        drop_cache: bool = False,
+        context: ReadContext | None = None,
+    ) -> None:
+        context = read_context() if context is None else context
+        self._set(out=out, err=err, quiet=quiet, max_rate=max_rate, drop_cache=drop_cache, context=context)
 
     def say(self, text: str) -> None:
         """One line on stderr (a note, or an error the run goes on after)."""
@@ -82,7 +94,7 @@ class Run:
         from kseg.render.given import GivenPaths
 
         shown = GivenPaths(given, absolute)
-        return replace(self, out=shown.stream(self.out), err=shown.stream(self.err)) if shown else self
+        return self.replace(out=shown.stream(self.out), err=shown.stream(self.err)) if shown else self
 
     def read_in(self, processes: int) -> None:
         """``--jobs N``: each of the N reading processes gets 1/N of ``--max-rate``."""

@@ -14,12 +14,15 @@ import zlib
 from functools import partial
 from itertools import chain
 from operator import itemgetter
-from typing import Callable, Iterator, Protocol, TypeVar, Union
+from typing import TYPE_CHECKING, Callable, Iterator, Protocol, TypeVar, Union
 
 from kseg.errors import CorruptRecordError, KsegError, LimitExceededError
-from kseg.format import compression, legacy, timestamp_type, v2, v2_records, v2_stream
+from kseg.format import compression, legacy, timestamp_type, v2, v2_records
 from kseg.format.crc import crc32c_function
 from kseg.limits import DECOMPRESSION_FACTOR, NO_TIMESTAMP
+
+if TYPE_CHECKING:  # (the stream decoder is loaded for a compressed batch only)
+    from kseg.format.v2_stream import Chunk
 
 _named = tuple.__new__  # NamedTuple(...) from a tuple in one C call
 _v2_record = partial(tuple.__new__, v2_records.Record)  # names a decoded tuple in C: no Python frame a record
@@ -34,10 +37,6 @@ _T = TypeVar("_T")
 #: What decoding a v2 batch's records needs of its header: base offset, base timestamp, base sequence,
 #: and the LogAppendTime every record reports (None: each record's own timestamp).
 BatchArgs = tuple[int, int, int, Union[int, None]]
-#: A list of records as :meth:`V2Batch.form_chunks` yields it: the buffer they are in, the records, and
-#: whether their offsets run in steps of one (None: not worked out).
-Chunk = v2_stream.Chunk
-
 #: The most records of a compressed batch decoded and held before the first is handed out; a larger batch
 #: is walked to its end once (to raise a corrupt record before any output, as Kafka does) and decoded again.
 HOLD_RECORDS = 8192
@@ -367,7 +366,9 @@ class V2Batch(FileBatch):
             # while records of this batch may still be decoded, and the stream is opened again for the walk.
             payload = bytes(data[v2.HEADER_SIZE :])
             opener = partial(compression.stream, codec, payload, magic, limit)
-            records, again = v2_stream.open_records(opener, count, args, form, steps)
+            from kseg.format.v2_stream import open_records  # (a compressed batch's: loaded for one)
+
+            records, again = open_records(opener, count, args, form, steps)
             held: list[Chunk] = []
             total = 0
             while not records.done:

@@ -22,8 +22,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Protocol
+
+from kseg.valueclass import FrozenValue
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -43,10 +44,14 @@ class Watcher(Protocol):
         directories (holding segment files) among them."""
 
 
-class RsmKeys(NamedTuple):
+class RsmKeys(FrozenValue):
     """The private keys of ``--rsm-key``: key pair id -> (key file, its PEM bytes), read once."""
 
-    pairs: tuple[tuple[str, str, bytes], ...] = ()
+    _fields = ("pairs",)
+    pairs: tuple[tuple[str, str, bytes], ...]
+
+    def __init__(self, pairs: tuple[tuple[str, str, bytes], ...] = ()) -> None:
+        self._set(pairs=pairs)
 
     def get(self, pair: str) -> tuple[str, bytes] | None:
         """``(key file, PEM bytes)`` of key pair ``pair``, or None when no ``--rsm-key`` names it."""
@@ -73,24 +78,30 @@ class Observers:
         self.watcher: Watcher | None = None
 
 
-@dataclass(frozen=True)
-class ReadContext:
+class ReadContext(FrozenValue):
     """The read settings of one command (see the module's text); ``ReadContext()`` reads plainly."""
 
-    max_rate: float | None = None  # bytes a second, this process's share
-    drop_cache: bool = False
-    keys: RsmKeys = RsmKeys()
-    observers: Observers = field(default_factory=Observers, compare=False, repr=False)
-    pacing: list[Any] = field(init=False, compare=False, repr=False)  # (kseg.storage.read_policy.policy_of)
-    stores: dict[bool, Any] = field(init=False, compare=False, repr=False)  # (kseg.storage.stores)
+    _fields = ("max_rate", "drop_cache", "keys")
+    max_rate: float | None  # bytes a second, this process's share
+    drop_cache: bool
+    keys: RsmKeys
+    observers: Observers
+    pacing: list[Any]  # (kseg.storage.read_policy.policy_of)
+    #: the stores made under this context, by kind (kseg.storage.stores.discover): their manifests and
+    #: unwrapped keys are read once per command, and never seen by another context
+    stores: dict[bool, Any]
 
-    def __post_init__(self) -> None:
-        if self.max_rate is not None and not self.max_rate > 0:
-            raise ValueError(f"max_rate {self.max_rate}: give bytes a second, more than 0")
-        object.__setattr__(self, "pacing", [])
-        #: the stores made under this context, by kind (kseg.storage.stores.discover): their manifests and
-        #: unwrapped keys are read once per command, and never seen by another context
-        object.__setattr__(self, "stores", {})
+    def __init__(
+        self,
+        max_rate: float | None = None,
+        drop_cache: bool = False,
+        keys: RsmKeys | None = None,
+        observers: Observers | None = None,
+    ) -> None:
+        if max_rate is not None and not max_rate > 0:
+            raise ValueError(f"max_rate {max_rate}: give bytes a second, more than 0")
+        keys, observers = RsmKeys() if keys is None else keys, Observers() if observers is None else observers
+        self._set(max_rate=max_rate, drop_cache=drop_cache, keys=keys, observers=observers, pacing=[], stores={})
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickled (to a Spark task, a worker process) as its settings: the observers stay here, the
@@ -99,9 +110,13 @@ class ReadContext:
 
     def with_keys(self, keys: RsmKeys) -> "ReadContext":
         """This context with the private keys of ``--rsm-key`` (the same observers and pacing)."""
-        keyed = replace(self, keys=keys, observers=self.observers)
-        object.__setattr__(keyed, "pacing", self.pacing)  # one pacing bucket for the command's reads
-        return keyed
+        return self.replace(keys=keys, stores={})  # one pacing bucket for the command's reads, stores anew
+
+    @property
+    def paced(self) -> bool:
+        """Whether reads go through a read policy (``--max-rate`` or ``--drop-cache``: :mod:`kseg.storage.read_policy`,
+        loaded only then)."""
+        return self.max_rate is not None or self.drop_cache
 
     @property
     def meter(self) -> Callable[[str, int, int], object] | None:

@@ -58,7 +58,7 @@ def _kernel_copy(records: FileRecords, fd: int, position: int, end: int) -> int:
     except (OSError, ValueError):
         return position
     policy = read_policy.policy_of(records.context)
-    piece = KERNEL_PIECE if policy is None else read_policy.PIECE
+    piece = KERNEL_PIECE if policy is None else policy.piece
     for call in KERNEL_COPIES:
         while position < end:
             k = min(piece, end - position)

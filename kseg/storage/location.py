@@ -330,13 +330,15 @@ def _reason(exc: BaseException) -> str:
 
 
 #: The store's own words in a pyarrow error: ``AWS Error ACCESS_DENIED during HeadObject operation: ...``.
-_PROVIDER_ERROR = re.compile(r"AWS Error \w+ during \w+ operation(: [^\n]*)?")
+@lru_cache(maxsize=None)  # (compiled for an object store's error only)
+def _provider_error() -> re.Pattern[str]:
+    return re.compile(r"AWS Error \w+ during \w+ operation(: [^\n]*)?")
 
 
 def _mapped(exc: BaseException, uri: str) -> InputError:
     """A store's failure as one line that keeps the store's reason (its error code and message)."""
     text = str(exc)
-    said = _PROVIDER_ERROR.search(text)
+    said = _provider_error().search(text)
     provider = said.group(0).split(" (Request ID")[0].strip() if said else _reason(exc)
     if "NO_SUCH_BUCKET" in text or "NoSuchBucket" in text:
         return InputError(f"no such bucket ({provider})", path=redact(uri))

@@ -48,7 +48,6 @@ LEADER_EPOCHS_FILE = "leader-epoch-checkpoint"
 #: ``ObjectKeyFactory.mainPath``'s last part).
 SEGMENT_STEM = re.compile(rf"([0-9]+)-({UUID})\Z")
 _LONG = re.compile(r"[+-]?[0-9]+\Z")
-_CHECKPOINT = re.compile(r"([0-9]{20})-([0-9]{10})\.checkpoint\Z")
 
 RECOVERY_POINT = "recovery-point-offset-checkpoint"
 LOG_START = "log-start-offset-checkpoint"
@@ -105,7 +104,7 @@ def base_offset_from_name(path: str) -> int | None:
 
 def parse_checkpoint_name(path: str) -> tuple[int, int] | None:
     """``Snapshots.parse``: (end offset, epoch) of a KRaft snapshot name."""
-    m = _CHECKPOINT.match(os.path.basename(path))
+    m = re.match(r"([0-9]{20})-([0-9]{10})\.checkpoint\Z", os.path.basename(path))  # (compiled when asked)
     if not m:
         return None
     return int(m.group(1)), int(m.group(2))

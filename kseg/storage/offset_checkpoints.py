@@ -36,6 +36,7 @@ from kseg.storage.context import Store
 from kseg.storage.names import LOG_START, topic_partition
 from kseg.storage.read import AuxFile, Kind, lines_of_text
 from kseg.storage.tiered_names import aiven_key
+from kseg.valueclass import FrozenValue
 
 VERSION = 0  # OffsetCheckpointFile.CURRENT_VERSION, PartitionMetadataFile.CURRENT_VERSION
 INT32_MIN = java_numbers.INT32_MIN
@@ -60,9 +61,13 @@ LEADER_EPOCHS = Kind(
 )
 #: A file's text: in memory (a test, a caller that has it) or a file to read a line at a time.
 Text = Union[str, AuxFile]
+
+
 # OffsetCheckpointFile's WHITESPACES_PATTERN, Java's "\\s+": ASCII blanks only (Python's \s would also split
 # at a no-break space or U+001C..U+001F, where Kafka sees one token and a malformed line)
-_WS = re.compile(r"[ \t\n\x0b\f\r]+")
+@lru_cache(maxsize=None)  # (compiled for a checkpoint's lines only)
+def _blanks() -> re.Pattern[str]:
+    return re.compile(r"[ \t\n\x0b\f\r]+")
 
 
 class OffsetEntry(NamedTuple):
@@ -85,10 +90,11 @@ def too_many(path: str, kind: Kind, declared: int, bound: int) -> InputError:
     return kind.refusal(path, f"{declared} entries declared on line 2", f"{bound} entries")
 
 
-def java_split(line: str, pattern: re.Pattern[str] = _WS) -> list[str]:
+def java_split(line: str, pattern: re.Pattern[str] | None = None) -> list[str]:
     """``Pattern.compile("\\s+").split(line)`` (or another ``pattern``'s) as Java does it: at runs of Java's
     (ASCII) blanks, the trailing empty strings removed (``"a 0 5 "`` is three tokens), a leading one kept
     (``" a 0 5"`` is four), and a line with no blank is one token."""
+    pattern = _blanks() if pattern is None else pattern
     if not pattern.search(line):
         return [line]
     parts = pattern.split(line)
@@ -178,18 +184,24 @@ def _open_offsets(log_dir: str, name: str, store: Store) -> AuxFile | None:
     return open_aux(path, OFFSETS, store)
 
 
-class Checkpointed(NamedTuple):
+class Checkpointed(FrozenValue):
     """A partition's entry in one offset checkpoint of its log directory (the partition directory's parent):
     ``value`` the offset the file holds for it, None when the file is absent, has no entry for it, or
     could not be read or parsed -- ``note`` then says which (never a guess, never a problem: a healthy
     directory from an old Kafka, or a partition directory copied on its own, has no such file)."""
 
+    _fields = ("name", "file", "present", "value", "note", "parsed")
     name: str  # the checkpoint's file name
     file: str  # where it was looked for (display path)
     present: bool  # the file exists
     value: int | None
-    note: str | None = None
-    parsed: bool = False  # the file was read and parsed (so no value means: no entry for the partition)
+    note: str | None
+    parsed: bool  # the file was read and parsed (so no value means: no entry for the partition)
+
+    def __init__(
+        self, name: str, file: str, present: bool, value: int | None, note: str | None = None, parsed: bool = False
+    ) -> None:
+        self._set(name=name, file=file, present=present, value=value, note=note, parsed=parsed)
 
 
 MAX_TABLES = 8  # checkpoints held at once (each up to MAX_OFFSET_ENTRIES offsets)
@@ -255,12 +267,16 @@ def partition_entry(partition_path: str, name: str, store: Store) -> Checkpointe
     return Checkpointed(name, path, True, offset, parsed=True)
 
 
-class LogStart(NamedTuple):
+class LogStart(FrozenValue):
     """A partition's log start offset as Kafka's load takes it, and where it came from."""
 
+    _fields = ("offset", "file", "note")
     offset: int
     file: str | None  # the checkpoint it was taken from; None: the first segment's base offset
     note: str | None  # why the first segment's base offset was taken (None when the file gave it)
+
+    def __init__(self, offset: int, file: str | None, note: str | None) -> None:
+        self._set(offset=offset, file=file, note=note)
 
 
 def log_start_offset(partition_path: str, first_base: int, store: Store) -> LogStart:

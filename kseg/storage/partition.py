@@ -19,7 +19,6 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, NamedTuple, TypeVar
 
@@ -30,8 +29,8 @@ from kseg.storage.names import LEADER_EPOCHS_FILE as LEADER_EPOCHS
 from kseg.storage.names import SEGMENT_SUFFIXES
 from kseg.storage.stores.base import How, open_together
 from kseg.storage.tiered_names import is_indexes_object
+from kseg.valueclass import Value
 
-_DIGITS = re.compile(r"(\d+)")
 TRANSITION_FILE_SUFFIXES = (".deleted", ".cleaned", ".swap")
 _SLOT = MappingProxyType(
     {names.LOG: "log", names.INDEX: "index", names.TIME_INDEX: "timeindex", names.TXN_INDEX: "txnindex"}
@@ -43,19 +42,29 @@ LAYOUT_HINT = (
 )
 
 
-@dataclass
-class Segment:
+class Segment(Value):
     """The files of one segment, by base offset (a missing file is ``None``), and the store holding them
     (:mod:`kseg.storage.stores`)."""
 
-    base_offset: int
-    log: str | None = None
-    index: str | None = None
-    timeindex: str | None = None
-    txnindex: str | None = None
-    log_bytes: int | None = None  # the .log's size when a listing gave it (remote segments)
-    copies: bool = False  # one of several LocalTieredStorage copies at this base offset (named by its stem)
-    store: Store = field(compare=False, repr=False, kw_only=True)
+    _fields = ("base_offset", "log", "index", "timeindex", "txnindex", "log_bytes", "copies")  # (not the store)
+
+    def __init__(
+        self,
+        base_offset: int,
+        log: str | None = None,
+        index: str | None = None,
+        timeindex: str | None = None,
+        txnindex: str | None = None,
+        log_bytes: int | None = None,
+        copies: bool = False,
+        *,
+        store: Store,
+    ) -> None:
+        self.base_offset = base_offset
+        self.log, self.index, self.timeindex, self.txnindex = log, index, timeindex, txnindex
+        self.log_bytes = log_bytes  # the .log's size when a listing gave it (remote segments)
+        self.copies = copies  # one of several LocalTieredStorage copies at this base offset (named by its stem)
+        self.store = store
 
     @property
     def name(self) -> str:
@@ -111,19 +120,31 @@ class OpenSegment(NamedTuple):
                 f.close()
 
 
-@dataclass
-class Partition:
+class Partition(Value):
     """One partition directory (or a set of loose segment files) and the store holding it."""
 
-    path: str
-    segments: list[Segment] = field(default_factory=list)
-    snapshots: list[str] = field(default_factory=list)
-    error: str | None = None  # the directory could not be listed: nothing of it was verified
-    head_left_out: bool = False  # segments[0] is not the log's first (a command left the first ones out)
-    store: Store = field(compare=False, repr=False, kw_only=True)
-    #: whether the directory's listing held a ``leader-epoch-checkpoint`` (:func:`leader_epochs_listed`; None:
-    #: not listed, so a reader asks): known when the partition is found, not asked of its store again
-    leader_epochs: bool | None = None
+    _fields = ("path", "segments", "snapshots", "error", "head_left_out", "leader_epochs")  # (not the store)
+
+    def __init__(
+        self,
+        path: str,
+        segments: list[Segment] | None = None,
+        snapshots: list[str] | None = None,
+        error: str | None = None,
+        head_left_out: bool = False,
+        *,
+        store: Store,
+        leader_epochs: bool | None = None,
+    ) -> None:
+        self.path = path
+        self.segments: list[Segment] = [] if segments is None else segments
+        self.snapshots: list[str] = [] if snapshots is None else snapshots
+        self.error = error  # the directory could not be listed: nothing of it was verified
+        self.head_left_out = head_left_out  # segments[0] is not the log's first (a command left the first ones out)
+        self.store = store
+        #: whether the directory's listing held a ``leader-epoch-checkpoint`` (:func:`leader_epochs_listed`;
+        #: None: not listed, so a reader asks): known when the partition is found, not asked of its store again
+        self.leader_epochs = leader_epochs
 
     @property
     def name(self) -> str:
@@ -258,4 +279,5 @@ def nothing_found(paths: list[str]) -> InputError:
 
 def natural_key(name: str) -> tuple[tuple[int, int, str], ...]:
     """Sort key putting ``orders-2`` before ``orders-10``: digit runs compare as numbers."""
-    return tuple((0, int(part), part) if part.isdecimal() else (1, 0, part) for part in _DIGITS.split(name) if part)
+    parts = re.split(r"(\d+)", name)  # (the pattern compiled when first asked, then re's own cache)
+    return tuple((0, int(part), part) if part.isdecimal() else (1, 0, part) for part in parts if part)

@@ -23,9 +23,10 @@ import io
 import os
 import stat
 from contextlib import closing
-from typing import Any, Callable, Iterator, NamedTuple, Protocol
+from typing import Any, Callable, Iterator, Protocol
 
 from kseg.errors import CheckpointError, InputError
+from kseg.valueclass import FrozenValue
 
 PIECE = 64 << 10  # bytes read at a time
 NOT_REGULAR = "not a regular file (a FIFO, socket or device)"
@@ -39,14 +40,18 @@ class Readable(Protocol):
     def close(self) -> None: ...
 
 
-class Kind(NamedTuple):
+class Kind(FrozenValue):
     """A kind of auxiliary file and its bounds: ``max_bytes`` (refused before reading when larger),
     ``max_line`` (a longer line is refused), ``why``: what the bound rests on, said in the refusal."""
 
+    _fields = ("name", "max_bytes", "why", "max_line")
     name: str
     max_bytes: int
     why: str
-    max_line: int = 1 << 16
+    max_line: int
+
+    def __init__(self, name: str, max_bytes: int, why: str, max_line: int = 1 << 16) -> None:
+        self._set(name=name, max_bytes=max_bytes, why=why, max_line=max_line)
 
     def refusal(self, path: str, what: str, bound: str) -> InputError:
         """The one line refusing a file of this kind: ``what`` passes the ``bound``, and what it rests on."""

@@ -148,6 +148,8 @@ class ReadPolicy:
     """What the reader does around each window read: ``--max-rate`` (bytes a second, this process's
     share) and ``--drop-cache``."""
 
+    piece = 1 << 20  # with --max-rate a window is read (and paced, and metered) a MiB at a time
+
     def __init__(self, max_rate: float | None, drop_cache: bool) -> None:
         self.throttle = Throttle(max_rate) if max_rate else None
         self.guard = CacheGuard() if drop_cache else None
@@ -175,13 +177,10 @@ class ReadPolicy:
             self.throttle.after(n)
 
 
-PIECE = 1 << 20  # with --max-rate a window is read (and paced, and metered) a MiB at a time
-
-
 def policy_of(context: ReadContext) -> ReadPolicy | None:
     """What the reader does around each window read under ``context`` (None: neither ``--max-rate`` nor
     ``--drop-cache``), made on first use and kept with the context (one pacing bucket per context and process)."""
-    if context.max_rate is None and not context.drop_cache:
+    if not context.paced:
         return None
     if not context.pacing:
         context.pacing.append(ReadPolicy(context.max_rate, context.drop_cache))

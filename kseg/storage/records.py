@@ -31,12 +31,13 @@ from kseg.errors import CorruptRecordError, InputError
 from kseg.format import legacy, v2
 from kseg.format.crc import crc32c_function
 from kseg.limits import INT64_MAX, INT64_MIN
-from kseg.storage import files, read_policy
+from kseg.storage import files
 from kseg.storage.batch import FileBatch, LegacyBatch, V2Batch, short_v2_header
 from kseg.storage.context import ReadContext
 
 if TYPE_CHECKING:
     from kseg.storage.context import Store
+    from kseg.storage.read_policy import ReadPolicy
 
 _FRAME = struct.Struct(">qiib")  # offset, length, (epoch or crc), magic
 HEADER_SIZE_UP_TO_MAGIC = v2.HEADER_SIZE_UP_TO_MAGIC
@@ -61,6 +62,16 @@ def _heads(n: int) -> struct.Struct:
 #: per-batch loop builds nothing else; its last two fields are ``Any`` because callers tell the shapes apart
 #: by the header being None after unpacking, which a type checker cannot follow.
 ScanItem = tuple[int, int, Any, Any]
+
+
+def read_policy_of(context: ReadContext) -> ReadPolicy | None:
+    """The read policy of ``--max-rate`` and ``--drop-cache`` (:func:`kseg.storage.read_policy.policy_of`;
+    the module is loaded only when one of them is given)."""
+    if not context.paced:
+        return None
+    from kseg.storage.read_policy import policy_of
+
+    return policy_of(context)
 
 
 def _window_buffer(n: int) -> mmap.mmap | bytearray:
@@ -173,12 +184,12 @@ class FileRecords:
             raise InputError(f"file shrank while being read: expected {n} bytes", path=self.path, position=position)
         self._win_start = position
         self._win_len = 0
-        policy = read_policy.policy_of(self.context)  # --max-rate, --drop-cache (kseg.storage.read_policy)
+        policy = read_policy_of(self.context)  # --max-rate, --drop-cache (kseg.storage.read_policy)
         meter = self.context.meter  # a progress bar's byte count
         if policy is None and meter is None:
             length = self._read_into(position, self._view[:length], partial_from=n)
         else:  # paced a piece at a time (a bar moves, a rate holds), else the whole window at once
-            piece = read_policy.PIECE if policy is not None and policy.throttle is not None else length
+            piece = policy.piece if policy is not None and policy.throttle is not None else length
             for off in range(0, length, piece):
                 k = min(piece, length - off)
                 token = None if policy is None else policy.before(self._f, position + off, k)
@@ -407,7 +418,7 @@ class FileRecords:
         n = len(positions)
         if n == 0:
             return []
-        if self._fd is None or _PREAD is None or read_policy.policy_of(self.context) is not None or min(positions) < 0:
+        if self._fd is None or _PREAD is None or read_policy_of(self.context) is not None or min(positions) < 0:
             return None
         try:
             data = b"".join(map(_PREAD, repeat(self._fd, n), repeat(_HEAD.size, n), positions))

@@ -9,6 +9,7 @@ never loads the key parser, the manifests or the decryption of :mod:`kseg.storag
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from typing import TYPE_CHECKING
@@ -19,13 +20,16 @@ from kseg.storage.names import SEGMENT_STEM
 if TYPE_CHECKING:
     from kseg.storage.remote_keys import RemoteObjectKey
 
-_TIERED_DIR = re.compile(rf"{TOPIC}-{UUID}\Z", re.DOTALL)
+
+@functools.cache  # (compiled for a directory name only)
+def _tiered_dir() -> re.Pattern[str]:
+    return re.compile(rf"{TOPIC}-{UUID}\Z", re.DOTALL)
 
 
 def is_tiered_dir(name: str) -> bool:
     """True for a directory name ending ``-<Uuid>``: Aiven's topic directory ``<topic>-<topicId>`` or
     ``LocalTieredStorage``'s partition directory ``<topic>-<partition>-<topicId>``."""
-    return _TIERED_DIR.match(name) is not None
+    return _tiered_dir().match(name) is not None
 
 
 def may_be_segment_object(path: str) -> bool:

@@ -261,8 +261,9 @@ def test_shrinks_while_read(tmp_path: Path, monkeypatch, command: str) -> None:
     """The first segment is cut to half its size after it was opened, just before its first window is
     read (a broker truncating it under kseg): the reader, whose size was fixed at open, meets the end
     early -- an I/O failure (exit 2), never a corrupt batch.  The test hook is the reader's read policy
-    (``read_policy.policy_of(context)``, consulted before every window read; ``--max-rate`` uses it)."""
-    from kseg.storage import read_policy
+    (``records.read_policy_of(context)``, consulted before every window read, and ``read_policy.policy_of``,
+    the copy's; ``--max-rate`` uses them)."""
+    from kseg.storage import read_policy, records
 
     t = Tree(tmp_path)
     target, half = str(t.log0), t.log0.stat().st_size // 2
@@ -280,6 +281,7 @@ def test_shrinks_while_read(tmp_path: Path, monkeypatch, command: str) -> None:
 
     # every read context of the run reads through the hook (restored at teardown)
     monkeypatch.setattr(read_policy, "policy_of", lambda context: ShrinkBeforeRead())
+    monkeypatch.setattr(records, "read_policy_of", lambda context: ShrinkBeforeRead())
     r = run_cli([command, *ARGS[command](t)])
     out, err = r.text, r.errtext
     assert t.log0.stat().st_size == half, "the hook never ran"

@@ -139,3 +139,32 @@ def test_a_source_read_in_windows_answers_as_the_bytes(kind, tail, monkeypatch) 
     assert limited.entries == entries // 2 and limited.data is source
     assert max(source.reads) <= max(indexes.WINDOW, 2000 * size)
     assert kind(_Source(bytes(size * 10)), 100).all_zero() is True
+
+
+@pytest.mark.parametrize("kind", [OffsetIndexView, TimeIndexView])
+def test_a_lookup_in_a_windowed_index_reads_around_its_probes_not_windows(kind) -> None:
+    """A binary search over an index read in windows reads the bytes around each probe (``PROBE``), not a
+    window each: 200 lookups in a 1-2 MB index read ~40 KiB each (a window each: ~1 MiB each, as the
+    dump of a time index over a 256 MiB sparse offset index did, a lookup per entry); a scan entry by entry
+    reads twice as many bytes each time, up to a window; every answer is the one over the whole
+    bytes."""
+    import random
+
+    from kseg.format import indexes
+
+    entries = 150_000  # either index past one window
+    if kind is OffsetIndexView:
+        body = struct.pack(f">{2 * entries}i", *(x for i in range(entries) for x in (1 + 3 * i, 10 * i)))
+    else:
+        body = b"".join(struct.pack(">qi", 10**12 + 7 * i, 1 + 3 * i) for i in range(entries))
+    whole, source = kind(body, 100), _Source(body)
+    windowed = kind(source, 100)
+    rng = random.Random(5)
+    top = 3 * entries + 200 if kind is OffsetIndexView else 10**12 + 7 * entries + 10
+    for target in (rng.randrange(0, top) for _ in range(200)):
+        assert windowed.lookup(target) == whole.lookup(target)
+    assert sum(source.reads) < 200 * 16 * indexes.PROBE
+    source.reads.clear()
+    scan = kind(source, 100)  # a new view: from its first read
+    assert [scan.entry(n) for n in range(entries)] == list(whole.iter_entries())
+    assert source.reads[:7] == [indexes.PROBE << k for k in range(7)] and len(source.reads) < 10  # 4 KiB, 8 KiB...

@@ -10,8 +10,8 @@ from kseg.format.legacy import LegacyRecord
 from kseg.format.v2 import BatchHeader
 from kseg.format.v2_records import Record
 from kseg.jsonlines import SCHEMA_VERSION
-from kseg.render.jsonl import JsonSink, batch_object, record_object, v2_batch_object
-from kseg.render.values import string_decoder
+from kseg.render.jsonl import JsonSink, batch_object, dumps, record_object, v2_batch_object
+from kseg.render.values import header_objects, string_decoder
 from tests.stores import local
 
 HEADER = BatchHeader(
@@ -150,6 +150,32 @@ def test_sink_rows_file_batches_records_and_structured_values() -> None:
     assert (rows[3]["keySize"], rows[3]["valueSize"], rows[3]["headers"]) == (3, 4, [])
     assert (rows[4]["key"], rows[4]["payload"], rows[4]["headers"]) == ("k", "v", [{"key": "h", "value": "x"}])
     assert (rows[5]["key"], rows[5]["payload"]) == ({"a": 1}, "[1")  # JSON text as JSON; the rest a string
+
+
+def test_sized_record_rows_are_the_text_of_their_objects() -> None:
+    """Without decoders (``--deep-iteration``) a record without headers is written from a template: the same
+    bytes as its object through ``dumps``, for either timestamp type, null key or value, extreme numbers; a
+    record with headers (not UTF-8, null) between them as an object."""
+    records = [
+        (0, -1, -1, -1, -1, ()),
+        (2**63 - 1, -(2**63), 2**31 - 1, 0, 2**31 - 1, ()),
+        (7, 1730000000000, 5, 3, 4, ((b"h", b"\xff"), (b"\xe2\x80\xa8", None))),
+        (8, 1730000000001, 6, 0, 0, ()),
+    ]
+    for ts_type in ("CreateTime", "LogAppendTime"):
+        batch = type("B", (), {"timestamp_type": ts_type})()
+        out = io.BytesIO()
+        sink = JsonSink(out, io.BytesIO())
+        sink.v2_records(batch, records)
+        sink.flush()
+        expected = []
+        for o, ts, seq, k, v, hs in records:
+            obj = {"type": "record", "v": SCHEMA_VERSION, "offset": o, "timestampType": ts_type, "timestamp": ts}
+            obj.update(keySize=k, valueSize=v, sequence=seq, headerKeys=[string_decoder(hk) for hk, _ in hs])
+            obj["headers"] = header_objects(hs, None) if hs else []
+            expected.append(dumps(obj) + "\n")
+        assert out.getvalue().decode() == "".join(expected)
+        assert "\\u2028" in expected[2]  # the header key's line break escaped, as in every row
 
 
 def test_problem_rows_one_per_pair_in_kafkas_order() -> None:

@@ -7,7 +7,6 @@ the entry it gives does not start a batch."""
 from __future__ import annotations
 
 import os
-from typing import NamedTuple
 
 from kseg.errors import ChunkError, CorruptIndexError, CorruptRecordError, InputError, KsegError
 from kseg.format.indexes import OffsetIndexView, TimeIndexView
@@ -17,20 +16,35 @@ from kseg.storage import offset_checkpoints as cp
 from kseg.storage.partition import Segment, is_partition_dir, scan_partition
 from kseg.storage.records import FileRecords
 from kseg.storage.stores.discover import store_of
+from kseg.valueclass import FrozenValue
 
 LOOKUP_WINDOW = 1 << 20  # a lookup reads one index interval and one batch; no need for the 8 MiB dump window
 
 
-class IndexStep(NamedTuple):
+class IndexStep(FrozenValue):
     """Step 2: the ``.index`` entry Kafka's ``OffsetIndex.lookup`` returns."""
 
+    _fields = ("path", "entries", "slot", "offset", "position", "base_offset", "target")
     path: str | None  # None: no usable .index, the scan starts at position 0
     entries: int  # entries searched
     slot: int  # -1: no entry <= target, Kafka returns (base offset, 0)
     offset: int
     position: int
     base_offset: int
-    target: int = 0  # the offset looked up
+    target: int  # the offset looked up
+
+    def __init__(
+        self, path: str | None, entries: int, slot: int, offset: int, position: int, base_offset: int, target: int = 0
+    ) -> None:
+        self._set(
+            path=path,
+            entries=entries,
+            slot=slot,
+            offset=offset,
+            position=position,
+            base_offset=base_offset,
+            target=target,
+        )
 
     @property
     def relative_offset(self) -> int:

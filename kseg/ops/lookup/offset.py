@@ -26,8 +26,6 @@ last segment's last batch (``LogSegment.readNextOffset``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from kseg.errors import KsegError
 from kseg.format.legacy import LegacyRecord
 from kseg.format.v2_records import Record
@@ -35,6 +33,7 @@ from kseg.ops.lookup.log import IndexStep, PartitionLog, log_path, starts_batch
 from kseg.storage import files
 from kseg.storage.partition import Segment
 from kseg.storage.records import FileRecords
+from kseg.valueclass import Value
 
 FOUND, NEXT, BELOW_START, AT_END, PAST_END, EMPTY = "found", "next", "below-start", "at-end", "past-end", "empty"
 UNREAD = "unread"  # the answer lies in bytes that do not frame a batch: no verdict on them
@@ -49,15 +48,18 @@ def detach(record: Record | LegacyRecord) -> Record | LegacyRecord:
     return record._replace(key=key, value=value)
 
 
-@dataclass
-class ScanStep:
+class ScanStep(Value):
     """Step 3: batches read from the index position to the batch wanted."""
 
-    start: int
-    batches: int = 0
-    bytes: int = 0  # from ``start`` to the end of the last batch read
-    found_position: int | None = None
-    unread: int = 0  # bytes from the end of the last whole batch to the file's end that frame no batch
+    _fields = ("start", "batches", "bytes", "found_position", "unread")
+
+    def __init__(
+        self, start: int, batches: int = 0, bytes: int = 0, found_position: int | None = None, unread: int = 0
+    ) -> None:
+        self.start, self.batches = start, batches
+        self.bytes = bytes  # from ``start`` to the end of the last batch read
+        self.found_position = found_position
+        self.unread = unread  # bytes from the end of the last whole batch to the file's end that frame no batch
 
     @property
     def unread_at(self) -> int:
@@ -68,33 +70,58 @@ class ScanStep:
         return (self.found_position if self.found_position is not None else self.start + self.bytes) - self.start
 
 
-@dataclass
-class SegmentStep:
+class SegmentStep(Value):
     """What one segment contributed to a lookup."""
 
-    segment: Segment
-    index: IndexStep | None = None
-    scan: ScanStep | None = None
-    outcome: str = ""
+    _fields = ("segment", "index", "scan", "outcome")
+
+    def __init__(
+        self, segment: Segment, index: IndexStep | None = None, scan: ScanStep | None = None, outcome: str = ""
+    ) -> None:
+        self.segment, self.index, self.scan, self.outcome = segment, index, scan, outcome
 
 
-@dataclass
-class OffsetLookup:
+class OffsetLookup(Value):
     """The answer and the path taken.  ``batch`` is a live view into the
     segment's reader: render it before the :class:`PartitionLog` reads again."""
 
-    target: int
-    status: str
-    log_start: int
-    log_end: int
-    segments: int
-    steps: list[SegmentStep] = field(default_factory=list)
-    batch: object | None = None
-    batch_valid: bool | None = None
-    record: Record | LegacyRecord | None = None
-    notes: list[str] = field(default_factory=list)
-    log_start_file: str | None = None  # the log-start-offset-checkpoint ``log_start`` came from
-    unread: str | None = None  # UNREAD: the bytes not read, where, and why
+    _fields = (
+        "target",
+        "status",
+        "log_start",
+        "log_end",
+        "segments",
+        "steps",
+        "batch",
+        "batch_valid",
+        "record",
+        "notes",
+        "log_start_file",
+        "unread",
+    )
+
+    def __init__(
+        self,
+        target: int,
+        status: str,
+        log_start: int,
+        log_end: int,
+        segments: int,
+        steps: list[SegmentStep] | None = None,
+        batch: object | None = None,
+        batch_valid: bool | None = None,
+        record: Record | LegacyRecord | None = None,
+        notes: list[str] | None = None,
+        log_start_file: str | None = None,
+        unread: str | None = None,
+    ) -> None:
+        self.target, self.status, self.segments = target, status, segments
+        self.log_start, self.log_end = log_start, log_end
+        self.steps: list[SegmentStep] = [] if steps is None else steps
+        self.batch, self.batch_valid, self.record = batch, batch_valid, record
+        self.notes: list[str] = [] if notes is None else notes
+        self.log_start_file = log_start_file  # the log-start-offset-checkpoint ``log_start`` came from
+        self.unread = unread  # UNREAD: the bytes not read, where, and why
 
     @property
     def found(self) -> bool:

@@ -35,7 +35,6 @@ record holding the largest timestamp of the segment with the largest
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from kseg.errors import CorruptRecordError
@@ -58,6 +57,7 @@ from kseg.ops.lookup.offset import (
     unread_note,
 )
 from kseg.storage.partition import Segment
+from kseg.valueclass import Value
 
 EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, MAX_TIMESTAMP = -2, -1, -3
 SPECIAL_NAMES = MappingProxyType(
@@ -67,41 +67,80 @@ NOT_FOUND = "not-found"
 FROM_TIME_INDEX, FROM_BATCHES = "time index", "batches"
 
 
-@dataclass
-class Largest:
+class Largest(Value):
     """A segment's largest timestamp, the offset Kafka pairs with it, and where it came from."""
 
-    segment: Segment
-    timestamp: int
-    offset: int
-    source: str  # FROM_TIME_INDEX or FROM_BATCHES
+    _fields = ("segment", "timestamp", "offset", "source")
+
+    def __init__(self, segment: Segment, timestamp: int, offset: int, source: str) -> None:
+        self.segment, self.timestamp, self.offset = segment, timestamp, offset
+        self.source = source  # FROM_TIME_INDEX or FROM_BATCHES
 
 
-@dataclass
-class TimeLookup:
+class TimeLookup(Value):
     """The answer to a ListOffsets query and the path taken.  As with
     :class:`OffsetLookup`, ``batch`` is live until the log is read again."""
 
-    target: int
-    status: str = FOUND
-    log_start: int = 0
-    log_end: int = 0
-    segments: int = 0
-    skipped: list[Largest] = field(default_factory=list)  # segments before the chosen one
-    chosen: Largest | None = None
-    time_slot: int = -1  # time-index entry used; -1: none <= target
-    time_entry: TimestampOffset | None = None  # what Kafka's TimeIndex.lookup returned
-    index: IndexStep | None = None
-    scan: ScanStep | None = None
-    batch: object | None = None
-    batch_valid: bool | None = None
-    record: Record | LegacyRecord | None = None
-    offset: int | None = None  # the ListOffsets answer
-    timestamp: int = NO_TIMESTAMP
-    by_offset: OffsetLookup | None = None  # for earliest: the read of the log start offset
-    notes: list[str] = field(default_factory=list)
-    log_start_file: str | None = None  # the log-start-offset-checkpoint ``log_start`` came from
-    unread: str | None = None  # UNREAD: the bytes not read, where, and why
+    _fields = (
+        "target",
+        "status",
+        "log_start",
+        "log_end",
+        "segments",
+        "skipped",
+        "chosen",
+        "time_slot",
+        "time_entry",
+        "index",
+        "scan",
+        "batch",
+        "batch_valid",
+        "record",
+        "offset",
+        "timestamp",
+        "by_offset",
+        "notes",
+        "log_start_file",
+        "unread",
+    )
+
+    def __init__(
+        self,
+        target: int,
+        status: str = FOUND,
+        log_start: int = 0,
+        log_end: int = 0,
+        segments: int = 0,
+        skipped: list[Largest] | None = None,
+        chosen: Largest | None = None,
+        time_slot: int = -1,
+        time_entry: TimestampOffset | None = None,
+        index: IndexStep | None = None,
+        scan: ScanStep | None = None,
+        batch: object | None = None,
+        batch_valid: bool | None = None,
+        record: Record | LegacyRecord | None = None,
+        offset: int | None = None,
+        timestamp: int = NO_TIMESTAMP,
+        by_offset: OffsetLookup | None = None,
+        notes: list[str] | None = None,
+        log_start_file: str | None = None,
+        unread: str | None = None,
+    ) -> None:
+        self.target, self.status, self.segments = target, status, segments
+        self.log_start, self.log_end = log_start, log_end
+        self.skipped: list[Largest] = [] if skipped is None else skipped  # segments before the chosen one
+        self.chosen = chosen
+        self.time_slot = time_slot  # time-index entry used; -1: none <= target
+        self.time_entry = time_entry  # what Kafka's TimeIndex.lookup returned
+        self.index, self.scan = index, scan
+        self.batch, self.batch_valid, self.record = batch, batch_valid, record
+        self.offset = offset  # the ListOffsets answer
+        self.timestamp = timestamp
+        self.by_offset = by_offset  # for earliest: the read of the log start offset
+        self.notes: list[str] = [] if notes is None else notes
+        self.log_start_file = log_start_file  # the log-start-offset-checkpoint ``log_start`` came from
+        self.unread = unread  # UNREAD: the bytes not read, where, and why
 
     @property
     def special(self) -> str | None:

@@ -35,7 +35,6 @@ import json
 import os
 import stat
 from collections.abc import Iterator
-from dataclasses import replace
 from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 from kseg.errors import InputError
@@ -306,7 +305,7 @@ def _kept(p: P, keep: list[Segment], head_left_out: bool) -> P:
     """``p`` with only the segments ``keep``, in the same shape (a :class:`Partition` or a compact
     :class:`~kseg.storage.listing.Listed`)."""
     if isinstance(p, Partition):
-        return replace(p, segments=keep, head_left_out=head_left_out)
+        return p.replace(segments=keep, head_left_out=head_left_out)
     return Listed(Partition(p.path, keep, head_left_out=head_left_out, store=p.store))
 
 
