@@ -48,7 +48,7 @@ def logdir(
          or (--spark) a partition whose task Spark gave up: a failed row
     """
     from kseg.jsonlines import dumps
-    from kseg.ops.logdir.run import check_report, write_report
+    from kseg.ops.logdir.run import check_report
     from kseg.render import logdir as render
     from kseg.render.sink import write_all
     from kseg.spark.paths import absolute_all
@@ -69,7 +69,7 @@ def logdir(
     reports = _read(list(paths), spark, skipped)
     rows = [dumps(row) for report in reports for row in render.rows(report)]
     if report is not None:
-        write_report(report, rows, force)
+        report.write_lines(rows, replace=force)
     if output_format == "json":
         lines = rows
     else:

@@ -86,7 +86,7 @@ def tiered(
     from kseg.jsonlines import dumps
     from kseg.ops.tiered.objects import read_manifest
     from kseg.ops.tiered.read import read_metadata
-    from kseg.ops.tiered.run import check_all, check_log_dir, check_report, write_report
+    from kseg.ops.tiered.run import check_all, check_log_dir, check_report
     from kseg.ops.tiered.store import list_store
     from kseg.render import tiered as render
     from kseg.render.sink import write_all
@@ -119,7 +119,7 @@ def tiered(
     )
     rows = [dumps(row) for row in render.rows(report)]
     if report_to is not None:
-        write_report(report_to, rows, force)
+        report_to.write_lines(rows, replace=force)
     if output_format == "json":
         lines = rows
     else:

@@ -18,7 +18,7 @@ import stat
 from typing import TYPE_CHECKING, NamedTuple
 
 from kseg.errors import InputError, UsageError
-from kseg.storage import location
+from kseg.storage import files, location
 from kseg.storage.stores.discover import store_of
 
 if TYPE_CHECKING:
@@ -33,6 +33,12 @@ class Destination(NamedTuple):
 
     path: str
     store: Store
+
+    def write_lines(self, lines: list[str], *, replace: bool) -> None:
+        """``lines`` (JSON Lines rows, say), each ended by a newline, into the file atomically: its name appears
+        only when it is whole (a store's object or a local file)."""
+        data = "".join(line + "\n" for line in lines).encode("utf-8")
+        files.write_stream(self.path, lambda f: f.write(data), replace=replace, store=self.store)
 
 
 def destination(path: str) -> Destination:

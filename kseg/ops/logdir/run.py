@@ -17,7 +17,7 @@ from kseg.ops.logdir.logdir import (
     open_log_dir,
     read_partition,
 )
-from kseg.storage import files, location, outputs, roots
+from kseg.storage import location, outputs, roots
 from kseg.storage.files import SEGMENT_SUFFIXES
 from kseg.storage.outputs import Destination
 from kseg.storage.partition import is_partition_dir, natural_key
@@ -186,13 +186,3 @@ def check_report(report: Destination, inputs: list[str], force: bool) -> None:
     if report.store.remote:
         raise InputError("the report is a local file", path=report.path)
     outputs.check_file_target(report.path, force=force, option="--report")
-
-
-def write_report(report: Destination, lines: list[str], force: bool) -> None:
-    """The JSON Lines rows into the report: the name appears only when the file is whole."""
-    files.write_stream(
-        report.path,
-        lambda f: f.write("".join(line + "\n" for line in lines).encode("utf-8")),
-        replace=force,
-        store=report.store,
-    )

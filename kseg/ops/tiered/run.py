@@ -132,13 +132,3 @@ def check_report(report: Destination, inputs: list[str], force: bool) -> None:
     """``--report`` checked before any work: never inside an input, replaced only with ``force``."""
     outputs.refuse_on_inputs(report.path, inputs, "--report")
     outputs.check_file_target(report.path, force=force, option="--report")
-
-
-def write_report(report: Destination, lines: list[str], force: bool) -> None:
-    """The JSON Lines rows into the report, atomically (a store's object or a local file)."""
-    files.write_stream(
-        report.path,
-        lambda f: f.write("".join(line + "\n" for line in lines).encode("utf-8")),
-        replace=force,
-        store=report.store,
-    )
