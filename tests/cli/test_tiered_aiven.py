@@ -89,9 +89,9 @@ def copy_aiven(root: Path, partition: str, key_pair: KeyPair | None, **kwargs: b
 class Trees:
     """``local/<topic>-<id>/<n>`` (the corpus partition) and ``<variant>/<topic>-<id>/<n>`` (Aiven's objects)."""
 
-    def __init__(self, base: Path, partitions: tuple[str, ...] = PARTITIONS) -> None:
+    def __init__(self, base: Path, partitions: tuple[str, ...] = PARTITIONS, bits: int = 2048) -> None:
         self.base = base
-        self.key_pair = new_key_pair("kp-2024")
+        self.key_pair = new_key_pair("kp-2024", bits)  # an RSA key of ``bits``: each run unwraps its segments' keys
         self.key_file = base / "kp-2024.pem"
         self.key_file.write_bytes(self.key_pair.private_pem)
         self.renames: dict[str, str] = {}
