@@ -261,7 +261,10 @@ PATH_BRANCHES_NOW = 1
 # or its partition's for a directory that could not be listed: ``WorkItem.store``), so the renderer shows a result back
 # from a Spark task or a ``--jobs`` worker by it, and an executor's failed directory row asks its item's store whether a
 # mount is the answer.
-STORE_OF_CALLS_NOW = 24
+# 24 -> 20 once ``kseg tiered``'s listing held the store chosen once for ``--remote`` (``StoreListing.store``): its keys
+# compared in its grammar, a custom ``object_prefix`` started in its bucket, and the store listed (here, and by the
+# executors under ``--spark``, the store carried in their task) without choosing it again.
+STORE_OF_CALLS_NOW = 20
 STORAGE_DEPTH_NOW = 4
 STORE_COMEBACKS_NOW = 1
 #: Module-level containers still allowed, by module (none: constant tables are read-only mappings, caches
