@@ -264,7 +264,8 @@ PATH_BRANCHES_NOW = 1
 # 24 -> 20 once ``kseg tiered``'s listing held the store chosen once for ``--remote`` (``StoreListing.store``): its keys
 # compared in its grammar, a custom ``object_prefix`` started in its bucket, and the store listed (here, and by the
 # executors under ``--spark``, the store carried in their task) without choosing it again.
-STORE_OF_CALLS_NOW = 20
+# 20 -> 19 once a lookup's ``PartitionLog`` was handed the store the CLI chose for the directory given (chosen twice).
+STORE_OF_CALLS_NOW = 19
 STORAGE_DEPTH_NOW = 4
 STORE_COMEBACKS_NOW = 1
 #: Module-level containers still allowed, by module (none: constant tables are read-only mappings, caches
