@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from collections.abc import Callable, Iterator
 from functools import lru_cache
 from typing import NamedTuple, TypeVar, Union
@@ -189,7 +190,6 @@ def iter_offsets(text: Text, path: str) -> Iterator[OffsetEntry]:
     :data:`MAX_OFFSET_ENTRIES` is refused before any entry is read, no more entries than the count are given
     (the lines past it are read to count them), and a count that differs raises after the last entry
     (:func:`read_frame`, :data:`OFFSET_FRAME`)."""
-    topics: dict[str, str] = {}  # one string a topic, however many of its partitions are listed
 
     def entry(n: int, line: str) -> OffsetEntry:  # OffsetCheckpointFile.Formatter.fromString
         parts = java_split(line)
@@ -198,11 +198,11 @@ def iter_offsets(text: Text, path: str) -> Iterator[OffsetEntry]:
         partition, offset = java_int(parts[1]), java_int(parts[2], INT64_MIN, INT64_MAX)
         if partition is None or offset is None:
             raise _malformed(path, n, line)
-        return OffsetEntry(parts[0], partition, offset, n)
+        # one string a topic, however many of its partitions are listed (an interned string lives as long as
+        # an entry holds it: a line past the count keeps nothing)
+        return OffsetEntry(sys.intern(parts[0]), partition, offset, n)
 
-    for e in read_frame(text, path, OFFSET_FRAME, entry):  # (the entries given: none past the count)
-        topic = topics.setdefault(e.topic, e.topic)
-        yield e if topic is e.topic else e._replace(topic=topic)
+    return read_frame(text, path, OFFSET_FRAME, entry)
 
 
 def open_aux(path: str, kind: Kind, store: Store) -> AuxFile:
