@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from kseg.cli import parts
 from kseg.cli.options import (
     Run,
     decoder_options,
@@ -132,7 +133,7 @@ def _run(
     return EXIT_FOUND
 
 
-@click.command(context_settings=NUMBER_ARGS)
+@parts.command(context_settings=NUMBER_ARGS)
 @click.argument("offset", type=OffsetType(INT64_MIN, INT64_MAX))
 @lookup_options
 def lookup_offset(offset: int) -> Query:
@@ -167,7 +168,7 @@ def lookup_offset(offset: int) -> Query:
     return query
 
 
-@click.command(context_settings=NUMBER_ARGS)
+@parts.command(context_settings=NUMBER_ARGS)
 @click.argument("timestamp", metavar="TIMESTAMP", type=TimestampType())
 @lookup_options
 def lookup_time(timestamp: int) -> Query:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from kseg.cli import parts
 from kseg.cli.options import (
     HELP,
     Run,
@@ -24,28 +25,28 @@ if TYPE_CHECKING:
     from kseg.storage.context import Store
 
 
-@click.command(context_settings=HELP)
+@parts.command(context_settings=HELP)
 @paths_argument
-@click.option(
+@parts.option(
     "--remote",
     metavar="URI",
     help="The remote store's root (the RSM's key prefix or LocalTieredStorage's directory; a local directory "
     "or s3://, gs://... URI), listed once recursively: missing objects, orphans, their size.",
 )
-@click.option(
+@parts.option(
     "--logdir",
     "log_dir",
     metavar="PATH",
     help="A broker's log directory: each topic-partition's local log start against its highest remote offset.",
 )
-@click.option(
+@parts.option(
     "--metadata-partitions",
     type=Int(1, INT32_MAX),
     default=50,
     show_default=True,
     help="remote.log.metadata.topic.num.partitions: where Kafka's partitioner puts each topic-partition.",
 )
-@click.option(
+@parts.option(
     "--layout",
     type=click.Choice(["aiven", "local"]),
     default="aiven",
