@@ -106,7 +106,7 @@ def _run(
     store = store_of(directory)  # the directory given: its store, chosen once for what names it
     partition = files.display(directory, store=store)
     try:
-        with PartitionLog(directory, limit=decompression_limit(max_message_size)) as log:
+        with PartitionLog(directory, limit=decompression_limit(max_message_size), store=store) as log:
             result, write_text, reason = query(log)
             notes = log.notes + [n for n in result.notes if n not in log.notes]
             result.notes = notes
