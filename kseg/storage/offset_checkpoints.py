@@ -113,19 +113,38 @@ def java_int(text: str, low: int = INT32_MIN, high: int = INT32_MAX) -> int | No
 E = TypeVar("E")
 
 
-class Frame(NamedTuple):
+class Frame(FrozenValue):
     """One kind of ``CheckpointFile`` (its ``Formatter``'s version, the file :class:`Kind` and the entries kseg
     holds of it) and how it says a frame is wrong, each text made for the file's path: a version or count line
     that is no ``int`` (``malformed``: the line's number and the line), a version other than ``version``
     (``unknown_version``), a count the entries do not match (``miscount``: expected, found, the last line's
     number)."""
 
+    _fields = ("version", "kind", "max_entries", "malformed", "unknown_version", "miscount")
     version: int
     kind: Kind
     max_entries: int
     malformed: Callable[[str, int, str], KsegError]
     unknown_version: Callable[[str, int], KsegError]
     miscount: Callable[[str, int, int, int], KsegError]
+
+    def __init__(
+        self,
+        version: int,
+        kind: Kind,
+        max_entries: int,
+        malformed: Callable[[str, int, str], KsegError],
+        unknown_version: Callable[[str, int], KsegError],
+        miscount: Callable[[str, int, int, int], KsegError],
+    ) -> None:
+        self._set(
+            version=version,
+            kind=kind,
+            max_entries=max_entries,
+            malformed=malformed,
+            unknown_version=unknown_version,
+            miscount=miscount,
+        )
 
 
 def read_frame(text: Text, path: str, frame: Frame, entry: Callable[[int, str], E]) -> Iterator[E]:
