@@ -20,7 +20,14 @@ Instances keep a ``__dict__`` (pickled as a dataclass is: a frozen one's state s
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+
+if TYPE_CHECKING:
+    from typing import Protocol as Protocol
+else:
+    # A structural type, for the type checker only: at run time a plain base class (a typing.Protocol
+    # class costs ~0.1 ms to make, a plain one a tenth of that; kseg never asks isinstance of one).
+    Protocol = object
 
 V = TypeVar("V", bound="Value")
 

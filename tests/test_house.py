@@ -257,7 +257,15 @@ PATH_BRANCHES_NOW = 1
 # grep named its partitions through their stores, and a lookup's row named its directory through the store chosen once.
 # 30 -> 29 once dump handed its sink the store of the file it names (the JSON sink chose it again per file).
 # 29 -> 28 once ``--resume``'s report chose its store once for it and each of its part files.
-STORE_OF_CALLS_NOW = 28
+# 28 -> 24 once a verify-index result carried its store's grammar (``SegmentResult.names``, from its segment's store,
+# or its partition's for a directory that could not be listed: ``WorkItem.store``), so the renderer shows a result back
+# from a Spark task or a ``--jobs`` worker by it, and an executor's failed directory row asks its item's store whether a
+# mount is the answer.
+# 24 -> 20 once ``kseg tiered``'s listing held the store chosen once for ``--remote`` (``StoreListing.store``): its keys
+# compared in its grammar, a custom ``object_prefix`` started in its bucket, and the store listed (here, and by the
+# executors under ``--spark``, the store carried in their task) without choosing it again.
+# 20 -> 19 once a lookup's ``PartitionLog`` was handed the store the CLI chose for the directory given (chosen twice).
+STORE_OF_CALLS_NOW = 19
 STORAGE_DEPTH_NOW = 4
 STORE_COMEBACKS_NOW = 1
 #: Module-level containers still allowed, by module (none: constant tables are read-only mappings, caches

@@ -167,6 +167,7 @@ CLI_SHARED = {
     "kseg.cli.main",
     "kseg.cli.options",
     "kseg.cli.params",
+    "kseg.cli.parts",
     "kseg.cli.start",
     "kseg.cli.help_text",
 }

@@ -48,6 +48,9 @@ FORBIDDEN: dict[str, str] = {
     "rich": "no terminal library is needed to print lines",
     "multiprocessing": "--jobs worker processes (one job runs in the command's own process)",
     "concurrent.futures": "worker pools (--jobs; the threads listing an object store's prefixes)",
+    "ast": "inspect's (click uses inspect only to show a help page; the console script defers it)",
+    "dis": "inspect's (click uses inspect only to show a help page; the console script defers it)",
+    "tokenize": "inspect's (click uses inspect only to show a help page; the console script defers it)",
 }
 
 #: What a lookup printing text on a local partition with intact indexes never needs (beyond :data:`FORBIDDEN`).
@@ -152,6 +155,16 @@ def test_a_json_lookup_imports_the_json_rows() -> None:
     for module in ("json", "kseg.render.jsonl", "kseg.render.lookup_json"):
         assert any(line.startswith(f"{module}: ") for line in found), found
     assert not [line for line in found if line.startswith(("kseg.ops.dump", "kseg.storage.checkpoints"))], found
+
+
+def test_a_command_s_help_page_runs_inspect() -> None:
+    """The control of inspect's deferral: a help page cleans its texts with ``inspect`` (click's), which then
+    runs with its imports, and the check names them."""
+    code, names = imported(["lookup-offset", "--help"])
+    assert code == 0
+    found = forbidden_in(names)
+    for module in ("ast", "dis", "tokenize"):
+        assert any(line.startswith(f"{module}: ") for line in found), found
 
 
 def test_the_check_sees_the_tiered_modules_on_aiven_s_layout(tmp_path: Path) -> None:

@@ -6,16 +6,15 @@ import sys
 import time
 from typing import Any
 
-import click
-
+from kseg.cli import parts
 from kseg.cli.options import HELP, Run, each_partition, paths_argument, reading_options
 from kseg.cli.params import Duration, reference_time
 from kseg.limits import decompression_limit
 
 
-@click.command(context_settings=HELP)
+@parts.command(context_settings=HELP)
 @paths_argument
-@click.option(
+@parts.option(
     "--delete-retention",
     "delete_retention",
     type=Duration(),
@@ -23,7 +22,7 @@ from kseg.limits import decompression_limit
     show_default=True,
     help="The topic's delete.retention.ms (Kafka's default: 1 day).",
 )
-@click.option(
+@parts.option(
     "--at",
     "at",
     default=None,

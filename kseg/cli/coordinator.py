@@ -5,18 +5,17 @@ from __future__ import annotations
 
 import sys
 
-import click
-
+from kseg.cli import parts
 from kseg.cli.options import HELP, format_option, quiet_option, start
 from kseg.limits import INT32_MAX
 
 
-@click.command(context_settings=HELP)
-@click.option("--group", "groups", multiple=True, metavar="ID", help="A consumer group id (repeatable).")
-@click.option(
+@parts.command(context_settings=HELP)
+@parts.option("--group", "groups", multiple=True, metavar="ID", help="A consumer group id (repeatable).")
+@parts.option(
     "--transactional-id", "transactional_ids", multiple=True, metavar="ID", help="A transactional id (repeatable)."
 )
-@click.option(
+@parts.option(
     "--partitions",
     default="50",
     show_default=True,

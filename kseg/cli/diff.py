@@ -5,8 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-import click
-
+from kseg.cli import parts
 from kseg.cli.options import (
     HELP,
     Run,
@@ -22,14 +21,14 @@ from kseg.cli.options import (
 )
 
 
-@click.command(context_settings=HELP)
+@parts.command(context_settings=HELP)
 @paths_argument
-@click.option(
+@parts.option(
     "--roots",
     is_flag=True,
     help="PATHS are log roots (one per broker): compare every partition found under more than one.",
 )
-@click.option(
+@parts.option(
     "--any-names",
     is_flag=True,
     help="Compare directories that name different topic-partitions (orders-0 against orders-1): by default "

@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from kseg.cli import parts
 from kseg.cli.options import (
     HELP,
     Run,
@@ -104,30 +105,30 @@ def kafka_release(value: str | None):
         raise click.BadParameter(str(exc), param_hint="--kafka-version") from None
 
 
-@click.command(context_settings=HELP)
+@parts.command(context_settings=HELP)
 @click.argument("paths", nargs=-1, type=click.Path(dir_okay=True, readable=False))
-@click.option(
+@parts.option(
     "--files",
     "files_opt",
     metavar="FILE1,FILE2,...",
     help="Comma-separated data, index and snapshot files to dump (as Kafka's --files).",
 )
-@click.option("--print-data-log", is_flag=True, help="Print record keys and payloads (implies --deep-iteration).")
-@click.option("--deep-iteration", is_flag=True, help="Iterate the records inside every batch.")
-@click.option("--skip-record-metadata", is_flag=True, help="With --print-data-log, print only keys and payloads.")
-@click.option("--verify-index-only", is_flag=True, help="Check index entries against the log; print only mismatches.")
-@click.option("--index-sanity-check", is_flag=True, help="Run the broker's start-up sanity check on index files.")
+@parts.option("--print-data-log", is_flag=True, help="Print record keys and payloads (implies --deep-iteration).")
+@parts.option("--deep-iteration", is_flag=True, help="Iterate the records inside every batch.")
+@parts.option("--skip-record-metadata", is_flag=True, help="With --print-data-log, print only keys and payloads.")
+@parts.option("--verify-index-only", is_flag=True, help="Check index entries against the log; print only mismatches.")
+@parts.option("--index-sanity-check", is_flag=True, help="Run the broker's start-up sanity check on index files.")
 @max_message_size_option
 @int32_option("--max-bytes", 0x7FFFFFFF, "Read at most this many bytes of each .log file.")
 @decoder_options
 @schemas_options
 @validate_option
-@click.option("--offsets-decoder", is_flag=True, help="Decode __consumer_offsets records.")
-@click.option("--transaction-log-decoder", is_flag=True, help="Decode __transaction_state records.")
-@click.option("--cluster-metadata-decoder", is_flag=True, help="Decode __cluster_metadata (KRaft) records.")
-@click.option("--remote-log-metadata-decoder", is_flag=True, help="Decode __remote_log_metadata records.")
-@click.option("--share-group-state-decoder", is_flag=True, help="Decode __share_group_state records.")
-@click.option(
+@parts.option("--offsets-decoder", is_flag=True, help="Decode __consumer_offsets records.")
+@parts.option("--transaction-log-decoder", is_flag=True, help="Decode __transaction_state records.")
+@parts.option("--cluster-metadata-decoder", is_flag=True, help="Decode __cluster_metadata (KRaft) records.")
+@parts.option("--remote-log-metadata-decoder", is_flag=True, help="Decode __remote_log_metadata records.")
+@parts.option("--share-group-state-decoder", is_flag=True, help="Decode __share_group_state records.")
+@parts.option(
     "--kafka-version",
     "kafka_version",
     metavar="X.Y",

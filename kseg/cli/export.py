@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from kseg.cli import parts
 from kseg.cli.options import (
     HELP,
     Run,
@@ -38,28 +39,28 @@ ARROW_POOL = "ARROW_DEFAULT_MEMORY_POOL"
 EXIT_CORRUPT = EXIT_PROBLEMS  # corrupt batches met
 
 
-@click.command(context_settings=HELP)
+@parts.command(context_settings=HELP)
 @click.argument("paths", nargs=-1, required=True)
-@click.option(
+@parts.option(
     "--output",
     "-o",
     required=True,
     metavar="PATH|URI",
     help="Where the Parquet goes: a file (local run) or a directory (--spark); s3://, gs://... too.",
 )
-@click.option("--from-offset", type=Int(INT64_MIN, INT64_MAX), default=None, help="First offset to export (inclusive).")
-@click.option("--to-offset", type=Int(INT64_MIN, INT64_MAX), default=None, help="Last offset to export (inclusive).")
-@click.option(
+@parts.option("--from-offset", type=Int(INT64_MIN, INT64_MAX), default=None, help="First offset to export (inclusive).")
+@parts.option("--to-offset", type=Int(INT64_MIN, INT64_MAX), default=None, help="Last offset to export (inclusive).")
+@parts.option(
     "--from-time",
     type=TimestampType(names=False),
     default=None,
     help="Earliest timestamp to export (inclusive): epoch ms or ISO-8601 with a zone.",
 )
-@click.option("--to-time", type=TimestampType(names=False), default=None, help="Timestamp to stop before (exclusive).")
+@parts.option("--to-time", type=TimestampType(names=False), default=None, help="Timestamp to stop before (exclusive).")
 @decoder_options
 @schemas_options
 @validate_option
-@click.option(
+@parts.option(
     "--value-message",
     "value_message",
     default=None,
@@ -67,14 +68,14 @@ EXIT_CORRUPT = EXIT_PROBLEMS  # corrupt batches met
     help="With the registry decoder and a Protobuf value subject: the message of the valueDecoded column, "
     "by name (default: the file's first message).",
 )
-@click.option(
+@parts.option(
     "--key-message",
     "key_message",
     default=None,
     metavar="NAME",
     help="As --value-message, for keyDecoded.",
 )
-@click.option(
+@parts.option(
     "--on-corruption",
     type=click.Choice(ON_CORRUPTION),
     default="skip",
@@ -82,14 +83,14 @@ EXIT_CORRUPT = EXIT_PROBLEMS  # corrupt batches met
     help="skip: a corrupt batch becomes one marked row; fail: stop, write nothing; keep: as skip, and "
     "records of a batch failing its CRC are written too (crcValid false).",
 )
-@click.option(
+@parts.option(
     "--split-bytes",
     type=Int(min=1 << 20, max=1 << 62),
     default=128 << 20,
     show_default=True,
     help="Segments larger than this are read by several tasks, cut at batch boundaries.",
 )
-@click.option(
+@parts.option(
     "--target-file-size",
     type=Int(min=1, max=1 << 62),
     default=None,
@@ -97,7 +98,7 @@ EXIT_CORRUPT = EXIT_PROBLEMS  # corrupt batches met
     help="With --spark: each task's rows go into Parquet files of about this size (at or below it; "
     "default 134217728, 128 MiB): small segments share a file, a large one spans several.",
 )
-@click.option(
+@parts.option(
     "--isolation",
     type=click.Choice(("read_uncommitted", "read_committed")),
     default="read_uncommitted",
@@ -106,41 +107,41 @@ EXIT_CORRUPT = EXIT_PROBLEMS  # corrupt batches met
     "transaction's records, no control records); every record is exported otherwise, the aborted column "
     "saying which a read_committed consumer drops.",
 )
-@click.option(
+@parts.option(
     "--topic",
     "topics",
     multiple=True,
     metavar="NAME",
     help="Export only the partitions of this topic (repeatable), from log roots or a fleet's root.",
 )
-@click.option(
+@parts.option(
     "--report",
     "report",
     default=None,
     metavar="FILE",
     help="Write what was exported (each partition's next offset) as JSON, for a later --since.",
 )
-@click.option(
+@parts.option(
     "--since",
     "since_report",
     default=None,
     metavar="REPORT",
     help="Export only the records past the offsets a previous export's --report recorded.",
 )
-@click.option(
+@parts.option(
     "--partition-by",
     type=click.Choice(("topic,partition",)),
     default=None,
     help="With --spark: write the files under OUTPUT/topic=T/partition=P/ (hive layout; those two columns "
     "are in the directory names).",
 )
-@click.option(
+@parts.option(
     "--one-replica",
     is_flag=True,
     help="Keep one copy of each topic-partition found under several log directories: the most complete "
     "undamaged replica, as kseg diff reads them (which, and why, is printed).",
 )
-@click.option("--force", is_flag=True, help="Replace an existing output.")
+@parts.option("--force", is_flag=True, help="Replace an existing output.")
 @max_message_size_option
 @run_options
 @rsm_key_option

@@ -11,6 +11,7 @@ from typing import Any, NamedTuple
 
 import click
 
+from kseg.cli import parts
 from kseg.cli.options import (
     HELP,
     Run,
@@ -92,26 +93,26 @@ def _header_tests(exact: tuple[str, ...], regex: tuple[str, ...], flags: int) ->
     return tuple(tests)
 
 
-@click.command(context_settings=HELP)
+@parts.command(context_settings=HELP)
 @click.argument("paths", nargs=-1, required=True, type=click.Path(readable=False))
-@click.option("--key", "key", metavar="KEY", help=f"Records whose key is exactly these bytes: {BYTES_HELP}.")
-@click.option("--key-regex", metavar="REGEX", help="Records whose key, as the key decoder prints it, matches.")
-@click.option("--value-regex", metavar="REGEX", help="Records whose value, as the value decoder prints it, matches.")
-@click.option(
+@parts.option("--key", "key", metavar="KEY", help=f"Records whose key is exactly these bytes: {BYTES_HELP}.")
+@parts.option("--key-regex", metavar="REGEX", help="Records whose key, as the key decoder prints it, matches.")
+@parts.option("--value-regex", metavar="REGEX", help="Records whose value, as the value decoder prints it, matches.")
+@parts.option(
     "--header",
     "headers",
     multiple=True,
     metavar="NAME[=VALUE]",
     help="Records with this header (and exactly this value; VALUE as --key's); repeatable, all must hold.",
 )
-@click.option(
+@parts.option(
     "--header-regex",
     "header_regexes",
     multiple=True,
     metavar="NAME=REGEX",
     help="Records with a header NAME whose value (as UTF-8 text) matches REGEX; repeatable.",
 )
-@click.option(
+@parts.option(
     "--where",
     "wheres",
     multiple=True,
@@ -119,21 +120,21 @@ def _header_tests(exact: tuple[str, ...], regex: tuple[str, ...], flags: int) ->
     help="Records whose decoded fields hold EXPR, e.g. 'value.order_id == 1234 and headers.trace =~ \"^t-\"' "
     "(paths, == != < <= > >= =~ !~, and or not; docs/grep.md); repeatable, all must hold.",
 )
-@click.option("--ignore-case", "-i", is_flag=True, help="The regular expressions ignore case.")
-@click.option("--from-offset", type=Int(INT64_MIN, INT64_MAX), default=None, help="First offset (inclusive).")
-@click.option("--to-offset", type=Int(INT64_MIN, INT64_MAX), default=None, help="Last offset (inclusive).")
-@click.option(
+@parts.option("--ignore-case", "-i", is_flag=True, help="The regular expressions ignore case.")
+@parts.option("--from-offset", type=Int(INT64_MIN, INT64_MAX), default=None, help="First offset (inclusive).")
+@parts.option("--to-offset", type=Int(INT64_MIN, INT64_MAX), default=None, help="Last offset (inclusive).")
+@parts.option(
     "--from-time", type=TimestampType(names=False), default=None, help="Earliest timestamp: epoch ms or ISO-8601."
 )
-@click.option("--to-time", type=TimestampType(names=False), default=None, help="Timestamp to stop before (exclusive).")
-@click.option("--producer-id", type=Int(-1, INT64_MAX), default=None, help="Records of batches of this producer id.")
-@click.option("--transactional", is_flag=True, help="Records of transactional batches only.")
-@click.option("--control", is_flag=True, help="Control records (transaction markers) instead of data records.")
-@click.option("--tombstones", is_flag=True, help="Records with a null value (tombstones) only.")
-@click.option(
+@parts.option("--to-time", type=TimestampType(names=False), default=None, help="Timestamp to stop before (exclusive).")
+@parts.option("--producer-id", type=Int(-1, INT64_MAX), default=None, help="Records of batches of this producer id.")
+@parts.option("--transactional", is_flag=True, help="Records of transactional batches only.")
+@parts.option("--control", is_flag=True, help="Control records (transaction markers) instead of data records.")
+@parts.option("--tombstones", is_flag=True, help="Records with a null value (tombstones) only.")
+@parts.option(
     "--topic", "topics", multiple=True, metavar="NAME", help="Only the partitions of this topic (repeatable)."
 )
-@click.option(
+@parts.option(
     "--partitions",
     "partition_count",
     type=Int(1, INT32_MAX),
@@ -142,7 +143,7 @@ def _header_tests(exact: tuple[str, ...], regex: tuple[str, ...], flags: int) ->
     help="With --key: the topics' partition count, to read only the key's partition (default: the cluster "
     "metadata's count, else the count the inputs show, when they hold partitions 0..N-1).",
 )
-@click.option(
+@parts.option(
     "--metadata",
     "metadata",
     metavar="PATH",
@@ -150,11 +151,11 @@ def _header_tests(exact: tuple[str, ...], regex: tuple[str, ...], flags: int) ->
     help="With --key: the __cluster_metadata-0 directory (or the log directory holding it) whose topics' "
     "partition counts are used (default: one found in PATHS).",
 )
-@click.option(
+@parts.option(
     "--no-prune", is_flag=True, help="With --key: read every partition (keys placed by a custom partitioner)."
 )
-@click.option("--limit", type=Int(1, INT64_MAX), default=None, metavar="N", help="Stop after N matches.")
-@click.option("--count", is_flag=True, help="Print the number of matches of each partition, not the records.")
+@parts.option("--limit", type=Int(1, INT64_MAX), default=None, metavar="N", help="Stop after N matches.")
+@parts.option("--count", is_flag=True, help="Print the number of matches of each partition, not the records.")
 @jobs_option
 @decoder_options
 @schemas_options

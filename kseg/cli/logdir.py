@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import sys
 
-import click
-
+from kseg.cli import parts
 from kseg.cli.options import (
     HELP,
     Run,
@@ -19,7 +18,7 @@ from kseg.cli.options import (
 )
 
 
-@click.command(context_settings=HELP)
+@parts.command(context_settings=HELP)
 @paths_argument
 @json_report_options("logdir and partition")
 @format_option

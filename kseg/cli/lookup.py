@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from kseg.cli import parts
 from kseg.cli.options import (
     Run,
     decoder_options,
@@ -105,7 +106,7 @@ def _run(
     store = store_of(directory)  # the directory given: its store, chosen once for what names it
     partition = files.display(directory, store=store)
     try:
-        with PartitionLog(directory, limit=decompression_limit(max_message_size)) as log:
+        with PartitionLog(directory, limit=decompression_limit(max_message_size), store=store) as log:
             result, write_text, reason = query(log)
             notes = log.notes + [n for n in result.notes if n not in log.notes]
             result.notes = notes
@@ -132,7 +133,7 @@ def _run(
     return EXIT_FOUND
 
 
-@click.command(context_settings=NUMBER_ARGS)
+@parts.command(context_settings=NUMBER_ARGS)
 @click.argument("offset", type=OffsetType(INT64_MIN, INT64_MAX))
 @lookup_options
 def lookup_offset(offset: int) -> Query:
@@ -167,7 +168,7 @@ def lookup_offset(offset: int) -> Query:
     return query
 
 
-@click.command(context_settings=NUMBER_ARGS)
+@parts.command(context_settings=NUMBER_ARGS)
 @click.argument("timestamp", metavar="TIMESTAMP", type=TimestampType())
 @lookup_options
 def lookup_time(timestamp: int) -> Query:

@@ -19,6 +19,7 @@ from typing import Any
 import click
 
 from kseg import __version__
+from kseg.cli import parts
 
 # name -> (module, attribute, one-line help shown by `kseg --help`)
 COMMANDS = {
@@ -98,7 +99,7 @@ class Context(click.Context):
     formatter_class = Formatter
 
 
-class LazyGroup(click.Group):
+class LazyGroup(parts.HelpOption, click.Group):
     """A group whose commands are imported on first use; help lists them from ``COMMANDS``."""
 
     context_class = Context
@@ -324,7 +325,7 @@ def _version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option(
+@parts.option(
     "--version",
     is_flag=True,
     expose_value=False,

@@ -9,30 +9,31 @@ from typing import Any
 
 import click
 
+from kseg.cli import parts
 from kseg.cli.options import HELP, Run, paths_argument, reading_options
 from kseg.cli.params import Int
 from kseg.limits import INT32_MAX, INT64_MAX, decompression_limit
 
 
-@click.command(context_settings=HELP)
+@parts.command(context_settings=HELP)
 @paths_argument
-@click.option("--from-start", is_flag=True, help="Replay the whole log from offset 0, no snapshot.")
-@click.option("--snapshot-only", is_flag=True, help="The newest snapshot alone (at or before the point asked).")
-@click.option(
+@parts.option("--from-start", is_flag=True, help="Replay the whole log from offset 0, no snapshot.")
+@parts.option("--snapshot-only", is_flag=True, help="The newest snapshot alone (at or before the point asked).")
+@parts.option(
     "--at-offset",
     type=Int(0, INT64_MAX),
     multiple=True,
     metavar="N",
     help="The image as of offset N (inclusive), from the newest snapshot at or before it (twice with --diff).",
 )
-@click.option(
+@parts.option(
     "--at-time",
     multiple=True,
     metavar="TIME",
     help="The image as of the last batch appended at or before TIME, epoch ms or ISO-8601 (twice with --diff).",
 )
-@click.option("--topic", "topics", multiple=True, metavar="NAME", help="Only this topic and its configs (repeatable).")
-@click.option(
+@parts.option("--topic", "topics", multiple=True, metavar="NAME", help="Only this topic and its configs (repeatable).")
+@parts.option(
     "--broker",
     "brokers",
     multiple=True,
@@ -40,20 +41,20 @@ from kseg.limits import INT32_MAX, INT64_MAX, decompression_limit
     metavar="ID",
     help="Only this broker, and the partitions it is a replica of (repeatable).",
 )
-@click.option(
+@parts.option(
     "--history",
     metavar="TOPIC[-PARTITION]",
     default=None,
     help="Instead of the image: every change of the partition's registration (leader, epochs, replicas, ISR, "
     "ELR, directories) with its offset, time and records; a topic name alone: all its partitions.",
 )
-@click.option(
+@parts.option(
     "--diff",
     is_flag=True,
     help="Compare two images: of two PATHs (two nodes' copies), or of one PATH at two --at-offset or "
     "--at-time points; what was created, deleted and changed.",
 )
-@click.option(
+@parts.option(
     "--logdir",
     "logdirs",
     multiple=True,

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
 import click
 
+from kseg.cli import parts
 from kseg.cli.params import Int, RateType
 from kseg.errors import KsegError
 from kseg.limits import DEFAULT_MAX_MESSAGE_SIZE, EXIT_ERROR, INT32_MAX
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
 F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
 
-format_option = click.option(
+format_option = parts.option(
     "--format",
     "output_format",
     type=click.Choice(["text", "json"]),
@@ -33,13 +34,13 @@ format_option = click.option(
 )
 
 QUIET_HELP = "No progress display and no notes on stderr (errors still print)."
-quiet_option = click.option("--quiet", "-q", is_flag=True, help=QUIET_HELP)
+quiet_option = parts.option("--quiet", "-q", is_flag=True, help=QUIET_HELP)
 
 JOBS_HELP = (
     "Work on segments (partitions, where their state is carried across segments) in N processes; "
     "--max-rate is split between them."
 )
-jobs_option = click.option("--jobs", "-j", type=Int(min=1), default=1, show_default=True, help=JOBS_HELP)
+jobs_option = parts.option("--jobs", "-j", type=Int(min=1), default=1, show_default=True, help=JOBS_HELP)
 
 paths_argument = click.argument("paths", nargs=-1, required=True, type=click.Path(readable=False))
 
@@ -54,7 +55,7 @@ def decoder_options(f: F) -> F:
     """``--key-decoder``/``--key-decoder-class`` and ``--value-decoder``/``--value-decoder-class``
     (Kafka's DumpLogSegments spellings), default None: each command says what "not given" means."""
     for name, what in (("value", "values (payloads)"), ("key", "keys")):
-        f = click.option(
+        f = parts.option(
             f"--{name}-decoder",
             f"--{name}-decoder-class",
             f"{name}_decoder",
@@ -73,7 +74,7 @@ def schemas_options(f: F) -> F:
     """``--schemas SOURCE``, ``--schemas-context NAME`` and ``--framing NAME``: where ``--key-decoder
     registry`` / ``--value-decoder registry`` find their schemas and how the payloads name them
     (``kseg.decoders.registry``, docs/schemas.md)."""
-    f = click.option(
+    f = parts.option(
         "--framing",
         "framing",
         type=click.Choice(FRAMING_NAMES),
@@ -84,14 +85,14 @@ def schemas_options(f: F) -> F:
         "headers, else magic 0 + 8-byte globalId), apicurio-content (contentId), apicurio4, "
         "apicurio4-content (4-byte ids) (docs/schemas.md).",
     )(f)
-    f = click.option(
+    f = parts.option(
         "--schemas-context",
         "schemas_context",
         default=".",
         metavar="NAME",
         help="The registry context whose schema ids the payloads carry (default: the default context, .).",
     )(f)
-    return click.option(
+    return parts.option(
         "--schemas",
         "schemas",
         default=None,
@@ -105,7 +106,7 @@ def schemas_options(f: F) -> F:
 def validate_option(f: F) -> F:
     """``--validate`` (dump, the lookups, export): with the registry decoder, a key or payload not decoded,
     or a JSON Schema one not matching its schema, is a problem (docs/schemas.md)."""
-    return click.option(
+    return parts.option(
         "--validate",
         is_flag=True,
         help="With the registry decoder: a key or payload not decoded, or a JSON one not matching its JSON "
@@ -127,8 +128,8 @@ def _needs_fadvise(ctx: click.Context, param: click.Parameter, value: bool) -> b
 
 def io_options(f: F) -> F:
     """``--max-rate MB/s`` and ``--drop-cache`` (kseg.storage.read_policy), applied to every segment read."""
-    f = click.option("--drop-cache", is_flag=True, help=DROP_CACHE_HELP, callback=_needs_fadvise)(f)
-    return click.option("--max-rate", type=RateType(), default=None, metavar="MB/S", help=MAX_RATE_HELP)(f)
+    f = parts.option("--drop-cache", is_flag=True, help=DROP_CACHE_HELP, callback=_needs_fadvise)(f)
+    return parts.option("--max-rate", type=RateType(), default=None, metavar="MB/S", help=MAX_RATE_HELP)(f)
 
 
 def start(quiet: bool = False, max_rate: float | None = None, drop_cache: bool = False) -> Run:
@@ -188,7 +189,7 @@ def rsm_key_option(f: Callable[..., Any]) -> Callable[..., Any]:
         with reading(run.context.with_keys(keys)) as context:
             return f(*args, run=run.replace(context=context), **kwargs)
 
-    return click.option("--rsm-key", multiple=True, metavar="KEYPAIRID=FILE", callback=_rsm_keys, help=RSM_KEY_HELP)(
+    return parts.option("--rsm-key", multiple=True, metavar="KEYPAIRID=FILE", callback=_rsm_keys, help=RSM_KEY_HELP)(
         command
     )
 
@@ -268,18 +269,18 @@ def spark_options(f: Callable[..., Any]) -> Callable[..., Any]:
         return f(*args, spark=Spark(bool(spark), master, tuple(spark_conf), bool(verbose)), **kwargs)
 
     g: Callable[..., Any] = command
-    g = click.option("--verbose", is_flag=True, help=SPARK_HELP["--verbose"])(g)
-    g = click.option("--spark-conf", multiple=True, metavar="KEY=VALUE", help=SPARK_HELP["--spark-conf"])(g)
-    g = click.option("--master", default=None, help=SPARK_HELP["--master"])(g)
-    return click.option("--spark", is_flag=True, help=SPARK_HELP["--spark"])(g)
+    g = parts.option("--verbose", is_flag=True, help=SPARK_HELP["--verbose"])(g)
+    g = parts.option("--spark-conf", multiple=True, metavar="KEY=VALUE", help=SPARK_HELP["--spark-conf"])(g)
+    g = parts.option("--master", default=None, help=SPARK_HELP["--master"])(g)
+    return parts.option("--spark", is_flag=True, help=SPARK_HELP["--spark"])(g)
 
 
 def int32_option(name: str, default: int, help: str, minimum: int = 0) -> Callable[[F], F]:
     """An option holding one of Kafka's ``int`` settings (``--max-bytes``, ``--index-interval-bytes``, ...)."""
-    return click.option(name, type=Int(min=minimum, max=INT32_MAX), default=default, show_default=True, help=help)
+    return parts.option(name, type=Int(min=minimum, max=INT32_MAX), default=default, show_default=True, help=help)
 
 
-max_message_size_option = click.option(
+max_message_size_option = parts.option(
     "--max-message-size",
     type=Int(min=1, max=INT32_MAX),  # Kafka's message.max.bytes is an int
     default=DEFAULT_MAX_MESSAGE_SIZE,
@@ -299,14 +300,14 @@ def json_report_options(rows: str) -> Callable[[F], F]:
     the commands that print text and keep their rows (logdir, tiered)."""
 
     def decorate(f: F) -> F:
-        report = click.option(
+        report = parts.option(
             "--report",
             "report_path",
             type=click.Path(),
             help=f"Also write the JSON Lines rows ({rows}) to this local file, atomically.  Checked before any "
             "work; never inside an input.",
         )
-        force = click.option("--force", is_flag=True, help="Replace an existing --report file (atomically).")
+        force = parts.option("--force", is_flag=True, help="Replace an existing --report file (atomically).")
         return report(force(f))
 
     return decorate

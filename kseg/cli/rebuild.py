@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from kseg.cli import parts
 from kseg.cli.options import (
     HELP,
     Run,
@@ -25,16 +26,16 @@ if TYPE_CHECKING:
     from kseg.storage.outputs import Destination
 
 
-@click.command(context_settings=HELP)
+@parts.command(context_settings=HELP)
 @click.argument("paths", nargs=-1, required=True, metavar="SEGMENT.log|DIR...", type=click.Path(readable=False))
-@click.option("--check", is_flag=True, help="Compare with the existing files and report differences; write nothing.")
-@click.option(
+@parts.option("--check", is_flag=True, help="Compare with the existing files and report differences; write nothing.")
+@parts.option(
     "--output-dir",
     type=click.Path(file_okay=False),
     default=None,
     help="Write the rebuilt files here instead of beside each log.",
 )
-@click.option("--force", is_flag=True, help="Replace existing files that differ.")
+@parts.option("--force", is_flag=True, help="Replace existing files that differ.")
 @int32_option("--index-interval-bytes", 4096, "The topic's index.interval.bytes.")
 @int32_option(
     "--max-index-bytes",

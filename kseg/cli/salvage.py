@@ -7,15 +7,16 @@ from typing import Any
 
 import click
 
+from kseg.cli import parts
 from kseg.cli.options import HELP, Run, format_option, max_message_size_option, rsm_key_option, run_options
 from kseg.cli.params import Int
 from kseg.errors import KsegError, UsageError
 from kseg.limits import EXIT_OK, EXIT_PROBLEMS, INT64_MAX, decompression_limit
 
 
-@click.command(context_settings=HELP)
+@parts.command(context_settings=HELP)
 @click.argument("source", metavar="SRC", type=click.Path(readable=False))
-@click.option(
+@parts.option(
     "-o",
     "--output",
     type=click.Path(),
@@ -23,22 +24,22 @@ from kseg.limits import EXIT_OK, EXIT_PROBLEMS, INT64_MAX, decompression_limit
     help="The new partition directory (name it as the partition, orders-3); refused when it exists and is "
     "not empty, unless --force.",
 )
-@click.option("--dry-run", is_flag=True, help="Report what would be kept and lost; write nothing.")
-@click.option(
+@parts.option("--dry-run", is_flag=True, help="Report what would be kept and lost; write nothing.")
+@parts.option(
     "--from-offset",
     type=Int(min=0, max=INT64_MAX),
     default=None,
     metavar="OFFSET",
     help="Leave out the batches whose offsets are all below OFFSET.",
 )
-@click.option(
+@parts.option(
     "--report",
     "report_path",
     type=click.Path(),
     default=None,
     help="Also write the JSON Lines rows to this local file, atomically; never inside the input.",
 )
-@click.option("--force", is_flag=True, help="Replace a non-empty -o directory and an existing --report file.")
+@parts.option("--force", is_flag=True, help="Replace a non-empty -o directory and an existing --report file.")
 @format_option
 @max_message_size_option
 @run_options

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 # the C module: ``signal`` first imports enum, itself a few milliseconds before site has loaded it
 import _signal as signal  # type: ignore[import-not-found]
+import _thread
 import gc
 import os
+import sys
 
 _EXIT_INTERRUPTED = 130
 
@@ -33,6 +35,7 @@ def main() -> None:
     # no collection while they are made; when the command runs, they are frozen out of every later
     # collection and the collector starts (kseg.cli.main.LazyGroup.invoke).
     gc.disable()
+    _defer("inspect")
     from kseg.cli.main import main as run
 
     if previous is signal.SIG_IGN:  # started in the background with Ctrl-C ignored: keep ignoring it
@@ -60,7 +63,6 @@ def _end_now(code: object) -> None:
     logging, multiprocessing, ``weakref.finalize``; ``threading``'s own), a thread other than this one, a
     code that is not a number, or a stream that does not flush."""
     import atexit
-    import sys
 
     if code is not None and not isinstance(code, int):
         return
@@ -78,11 +80,60 @@ def _end_now(code: object) -> None:
     os._exit(code or 0)
 
 
+_Module = type(sys)  # types.ModuleType, without importing types
+
+
+class _Deferred(_Module):  # type: ignore[misc,valid-type]
+    """A module in ``sys.modules`` whose code has not run yet (:func:`_defer`); it runs, once, when an
+    attribute the module does not hold yet is first asked of it (any thread: the others wait for it)."""
+
+    def __getattr__(self, attr: str) -> object:
+        with _LOADING:
+            if type(self) is _Deferred and not self.__dict__.get(_RUNNING):
+                self.__dict__[_RUNNING] = True
+                try:
+                    self.__spec__.loader.exec_module(self)  # type: ignore[attr-defined]
+                finally:
+                    del self.__dict__[_RUNNING]
+                self.__class__ = _Module  # type: ignore[assignment]
+            elif type(self) is _Deferred:  # asked by its own code while it runs: not there yet
+                raise AttributeError(attr)
+        return getattr(self, attr)
+
+
+_LOADING = _thread.RLock()
+_RUNNING = "__kseg_running__"
+
+
+def _defer(name: str) -> None:
+    """Put module ``name`` in ``sys.modules`` as a :class:`_Deferred`: ``import name`` binds it at once,
+    and its code runs when it is first used.  For ``inspect``, which click imports for ``cleandoc`` when
+    a help text is shown -- a tenth of a lookup's start-up (``ast``, ``dis``, ``tokenize`` with it) -- and
+    kseg's options leave unused otherwise (:class:`kseg.cli.parts.Option`).  The module is found as the
+    import statement would find it (``sys.meta_path``); nothing happens when it is already imported, or
+    is a package or a module no finder can defer (it is then imported as usual)."""
+    if name in sys.modules:
+        return
+    for finder in sys.meta_path:
+        find_spec = getattr(finder, "find_spec", None)
+        spec = find_spec(name, None) if find_spec is not None else None
+        if spec is not None:
+            break
+    else:
+        return
+    if spec.submodule_search_locations is not None or not hasattr(spec.loader, "exec_module"):
+        return
+    module = _Deferred(name)
+    module.__spec__, module.__loader__, module.__package__ = spec, spec.loader, spec.parent
+    if spec.has_location:
+        module.__file__, module.__cached__ = spec.origin, spec.cached
+    sys.modules[name] = module
+
+
 def _cached_help() -> bool:
     """``kseg --help`` (or ``-h``) alone, on a terminal at least :data:`kseg.cli.help_text.COLUMNS` wide (or
     none): click's text, kept in :mod:`kseg.cli.help_text`, written without importing click.  False for any
     other command line, which click answers."""
-    import sys
 
     if sys.argv[1:] not in (["--help"], ["-h"]) or sys.stdout is None:  # no stdout: click's own rule
         return False

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
+from kseg.cli import parts
 from kseg.cli.options import (
     HELP,
     Run,
@@ -20,29 +21,32 @@ from kseg.cli.options import (
 from kseg.cli.params import Int
 from kseg.limits import INT32_MAX, decompression_limit
 
+if TYPE_CHECKING:
+    from kseg.storage.context import Store
 
-@click.command(context_settings=HELP)
+
+@parts.command(context_settings=HELP)
 @paths_argument
-@click.option(
+@parts.option(
     "--remote",
     metavar="URI",
     help="The remote store's root (the RSM's key prefix or LocalTieredStorage's directory; a local directory "
     "or s3://, gs://... URI), listed once recursively: missing objects, orphans, their size.",
 )
-@click.option(
+@parts.option(
     "--logdir",
     "log_dir",
     metavar="PATH",
     help="A broker's log directory: each topic-partition's local log start against its highest remote offset.",
 )
-@click.option(
+@parts.option(
     "--metadata-partitions",
     type=Int(1, INT32_MAX),
     default=50,
     show_default=True,
     help="remote.log.metadata.topic.num.partitions: where Kafka's partitioner puts each topic-partition.",
 )
-@click.option(
+@parts.option(
     "--layout",
     type=click.Choice(["aiven", "local"]),
     default="aiven",
@@ -103,9 +107,11 @@ def tiered(
     if report_to is not None:
         check_report(report_to, inputs, force)
     local = check_log_dir(log_dir) if log_dir else None  # its store chosen once, here
-    # the store listed first: the fold remembers the deletion of the segments it holds objects of, no other
-    store = _spark_listing(remote, spark) if spark.on and remote else list_store(remote) if remote else None
-    objects = store_of(remote) if remote else None  # the store listed: every manifest read through it
+    objects: Store | None = None  # --remote's store, chosen once: listed, its keys compared, its manifests read
+    store = None  # the store listed first: the fold remembers the deletion of the segments it holds objects of
+    if remote:
+        objects = store_of(remote)
+        store = _spark_listing(remote, objects, spark) if spark.on else list_store(remote, objects)
     remember = frozenset(store.by_segment) if store is not None else frozenset()
     # a path missing or holding no metadata: exit 2 (main.fatal)
     read = read_metadata(list(paths), read_record, decompression_limit(max_message_size), remember, view)
@@ -134,9 +140,9 @@ def tiered(
     sys.exit(report.exit_code())
 
 
-def _spark_listing(remote: str, spark_options: Spark) -> Any:
+def _spark_listing(remote: str, objects: Store, spark_options: Spark) -> Any:
     """The store listed by the executors (kseg.spark.tiered_job); a local root made absolute for them."""
     from kseg.spark import tiered_job
     from kseg.spark.paths import absolute
 
-    return on_spark(spark_options, "tiered", lambda spark: tiered_job.list_store(spark, absolute(remote)))
+    return on_spark(spark_options, "tiered", lambda spark: tiered_job.list_store(spark, absolute(remote), objects))

@@ -5,8 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-import click
-
+from kseg.cli import parts
 from kseg.cli.options import HELP, Run, each_partition, paths_argument, reading_options
 from kseg.cli.params import Duration, reference_time
 from kseg.errors import KsegError
@@ -14,15 +13,15 @@ from kseg.limits import decompression_limit
 from kseg.storage.stores.discover import store_of
 
 
-@click.command(context_settings=HELP)
+@parts.command(context_settings=HELP)
 @paths_argument
-@click.option(
+@parts.option(
     "--from-start",
     is_flag=True,
     help="Rebuild producer state from the first segment (default: from the latest valid .snapshot, "
     "as Kafka's recovery does); audits every .txnindex.",
 )
-@click.option(
+@parts.option(
     "--hanging-after",
     type=Duration(),
     default="15m",
@@ -30,7 +29,7 @@ from kseg.storage.stores.discover import store_of
     help="An open transaction older than this against the partition's latest timestamp is hanging "
     "(default: Kafka's transaction.max.timeout.ms).",
 )
-@click.option(
+@parts.option(
     "--at",
     "at",
     default=None,

@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from kseg.cli import parts
 from kseg.cli.options import (
     HELP,
     Run,
@@ -26,14 +27,14 @@ from kseg.cli.options import (
 from kseg.errors import KsegError
 
 
-@click.command(context_settings=HELP)
+@parts.command(context_settings=HELP)
 @paths_argument
-@click.option(
+@parts.option(
     "--strict",
     is_flag=True,
     help="Apply Kafka's --verify-index-only rule: report pre-KAFKA-806 multi-batch-append entries.",
 )
-@click.option(
+@parts.option(
     "--report",
     "report_path",
     type=click.Path(),
@@ -41,8 +42,8 @@ from kseg.errors import KsegError
     "part files, one per bin as it finishes (JSON Lines, or Parquet for a .parquet path, "
     "local or a URI).  Checked before any work; never inside an input.",
 )
-@click.option("--force", is_flag=True, help="Replace an existing --report file (atomically).")
-@click.option(
+@parts.option("--force", is_flag=True, help="Replace an existing --report file (atomically).")
+@parts.option(
     "--resume",
     "resume_path",
     type=click.Path(),

@@ -16,9 +16,8 @@ message and the ``Exception in thread "main" ...`` line the JVM prints.
 
 from __future__ import annotations
 
-from typing import Protocol
-
 from kseg.errors import UncaughtJavaError
+from kseg.valueclass import Protocol
 
 
 class MessageParser(Protocol):

@@ -8,9 +8,10 @@ use and without the package's ``__init__``.  The two are compared on random buff
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol, cast
+from typing import TYPE_CHECKING, cast
 
 from kseg import engine
+from kseg.valueclass import Protocol
 
 if TYPE_CHECKING:
     from typing_extensions import Buffer

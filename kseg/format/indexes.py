@@ -21,10 +21,11 @@ from array import array
 from functools import partial
 from itertools import chain
 from operator import itemgetter
-from typing import TYPE_CHECKING, Callable, Generic, Iterator, NamedTuple, Protocol, TypeVar, Union
+from typing import TYPE_CHECKING, Callable, Generic, Iterator, NamedTuple, TypeVar, Union
 
 from kseg.errors import CorruptIndexError
 from kseg.limits import NO_TIMESTAMP
+from kseg.valueclass import Protocol
 
 if TYPE_CHECKING:
     from typing_extensions import Buffer, Self

@@ -38,7 +38,7 @@ def _object_key(check: PartitionCheck, seg: RemoteSegment, report: TieredReport)
     for obj in check.objects.get(seg.segment_id, []):
         if obj.key.suffix == "log":
             return obj.path
-    return expected_key(check.tp, seg, report.layout, None if report.store is None else report.store.root)
+    return expected_key(check.tp, seg, report.layout, report.store)
 
 
 def segment_row(check: PartitionCheck, seg: RemoteSegment, report: TieredReport) -> dict[str, Any]:

@@ -15,8 +15,6 @@ from kseg.ops.verify.report import result_rows
 from kseg.ops.verify.result import Problem, SegmentResult
 from kseg.ops.verify.run import Report, is_directory_row
 from kseg.render.notes import NoteGroups, Repeats, plural
-from kseg.storage import files
-from kseg.storage.stores.discover import store_of
 
 
 def problem_line(p: Problem) -> str:
@@ -37,13 +35,17 @@ def _write(out, text: str) -> None:
     out.write(text.encode("utf-8", "replace"))
 
 
+def directory(res: SegmentResult) -> str:
+    """The partition directory's path as found, shown in its store's grammar (the result's ``names``)."""
+    return res.names.display(res.path if is_directory_row(res) else os.path.dirname(res.path) or ".")
+
+
 def label(res: SegmentResult, full: bool) -> str:
     """``partition/segment``, or with ``full`` the partition directory's path (as found) and the segment."""
     if is_directory_row(res):
-        return files.display(res.path, store=store_of(res.path)) if full else res.partition
+        return directory(res) if full else res.partition
     if full:
-        directory = os.path.dirname(res.path) or "."
-        return f"{files.display(directory, store=store_of(directory))}/{res.segment}"
+        return f"{directory(res)}/{res.segment}"
     return f"{res.partition}/{res.segment}"
 
 
@@ -99,14 +101,7 @@ class PartitionSummary:
         self.rows: dict[str, list[int]] = {}  # name -> [segments, clean, with problems, failed, problems, bytes]
 
     def add(self, res: SegmentResult) -> None:
-        if is_directory_row(res):
-            name = label(res, self.full)
-        else:
-            name = (
-                files.display(os.path.dirname(res.path) or ".", store=store_of(os.path.dirname(res.path) or "."))
-                if self.full
-                else res.partition
-            )
+        name = directory(res) if self.full else res.partition
         row = self.rows.setdefault(name, [0, 0, 0, 0, 0, 0])
         row[0] += 1
         row[1] += res.status == "clean"

@@ -59,7 +59,6 @@ def verify_bin(share: Share, strict: bool, max_message_size: int) -> Iterator[tu
     no credentials, access denied, the network) is a failed segment naming the executor, never a
     corruption row; a local path's asks about the mount."""
     from kseg.spark.paths import MOUNT_HINT
-    from kseg.storage.stores.discover import store_of
 
     host = socket.gethostname()
     poison = os.environ.get(KILL_WORKER_ENV)
@@ -68,8 +67,7 @@ def verify_bin(share: Share, strict: bool, max_message_size: int) -> Iterator[tu
             os._exit(17)  # test-only: a Python worker that dies, as an out-of-memory kill would end it
         res = verify_item(item, strict=strict, max_message_size=max_message_size)
         if res.failed:  # the mount question only where a mount is the answer: not for a URI
-            store = item.segment.store if item.segment is not None else store_of(item.path)
-            hint = "" if store.remote else f" ({MOUNT_HINT})"
+            hint = "" if item.store.remote else f" ({MOUNT_HINT})"
             res.failed = f"executor {host}: {res.failed}{hint}"
         yield index, res
 
@@ -104,7 +102,9 @@ def unverified(item: WorkItem, why: str) -> SegmentResult:
     """A ``failed`` row for a segment whose bin gave no results (its task kept failing)."""
     seg = item.segment
     assert seg is not None
-    res = SegmentResult(item.partition, seg.name, seg.base_offset, seg.log or "", log_dir=item.log_dir)
+    res = SegmentResult(
+        item.partition, seg.name, seg.base_offset, seg.log or "", log_dir=item.log_dir, names=seg.store.names
+    )
     res.failed = why
     return res
 
@@ -249,7 +249,7 @@ def _directory_items(listing: Sequence[Listed]) -> Iterator[Indexed]:
     index = 0
     for part in listing:
         if part.error is not None:
-            yield index, WorkItem(part.log_dir, part.name, part.path, None, part.error)
+            yield index, WorkItem(part.log_dir, part.name, part.path, part.store, None, part.error)
             index += 1
         else:
             index += len(part)

@@ -14,13 +14,18 @@ the listing fail (exit 2): no verdict on a store not wholly listed.
 from __future__ import annotations
 
 import socket
-from typing import Any
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kseg.storage.context import Store
 
 Listed = tuple[list[tuple[str, int]], int, int, str | None]  # segment objects, other count, other bytes, error
 
 
-def list_prefixes(prefixes: list[str]) -> Listed:
-    """Runs on an executor: every segment object under ``prefixes`` or the first error line."""
+def list_prefixes(prefixes: list[str], store: Store) -> Listed:
+    """Runs on an executor: every segment object under ``prefixes`` of ``store`` (the driver's, carried in the
+    task) or the first error line."""
     from kseg.errors import KsegError
     from kseg.ops.tiered.store import list_objects
     from kseg.storage.remote_keys import parse_key
@@ -29,7 +34,7 @@ def list_prefixes(prefixes: list[str]) -> Listed:
     others = other_bytes = 0
     try:
         for prefix in prefixes:
-            for entry in list_objects(prefix):
+            for entry in list_objects(prefix, store):
                 if parse_key(entry.path) is None:
                     others, other_bytes = others + 1, other_bytes + (entry.size or 0)
                 else:
@@ -41,27 +46,27 @@ def list_prefixes(prefixes: list[str]) -> Listed:
     return found, others, other_bytes, None
 
 
-def list_store(spark: Any, root: str) -> Any:
-    """The store's :class:`~kseg.ops.tiered.store.StoreListing`, its prefixes listed by the executors;
-    raises :class:`~kseg.errors.InputError` when a prefix could not be listed."""
+def list_store(spark: Any, root: str, store: Store) -> Any:
+    """The :class:`~kseg.ops.tiered.store.StoreListing` of ``root`` of ``store``, its prefixes listed by the
+    executors; raises :class:`~kseg.errors.InputError` when a prefix could not be listed."""
     from kseg.errors import InputError
     from kseg.ops.tiered.store import index_entries, top_level
     from kseg.storage.location import Entry
 
-    prefixes, files = top_level(root)
-    listing = index_entries(root, files)
+    prefixes, files = top_level(root, store)
+    listing = index_entries(root, files, store)
     if not prefixes:
         return listing
     sc = spark.sparkContext
     tasks = max(1, min(len(prefixes), 4 * sc.defaultParallelism))
     groups = [prefixes[g::tasks] for g in range(tasks)]
-    results = sc.parallelize(groups, tasks).map(list_prefixes).collect()
+    results = sc.parallelize(groups, tasks).map(partial(list_prefixes, store=store)).collect()
     errors = [error for _, _, _, error in results if error is not None]
     if errors:
         more = f" (and {len(errors) - 1} more tasks)" if len(errors) > 1 else ""
         raise InputError(f"the store was not wholly listed: {errors[0]}{more}", path=root)
     found = sorted(Entry(path, size) for objects, _, _, _ in results for path, size in objects)
-    segments = index_entries(root, found)
+    segments = index_entries(root, found, store)
     listing.by_segment.update(segments.by_segment)
     listing.objects += segments.objects + sum(r[1] for r in results)
     listing.other_objects += sum(r[1] for r in results)

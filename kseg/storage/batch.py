@@ -14,12 +14,13 @@ import zlib
 from functools import partial
 from itertools import chain
 from operator import itemgetter
-from typing import TYPE_CHECKING, Callable, Iterator, Protocol, TypeVar, Union
+from typing import TYPE_CHECKING, Callable, Iterator, TypeVar, Union
 
 from kseg.errors import CorruptRecordError, KsegError, LimitExceededError
 from kseg.format import compression, legacy, timestamp_type, v2, v2_records
 from kseg.format.crc import crc32c_function
 from kseg.limits import DECOMPRESSION_FACTOR, NO_TIMESTAMP
+from kseg.valueclass import Protocol
 
 if TYPE_CHECKING:  # (the stream decoder is loaded for a compressed batch only)
     from kseg.format.v2_stream import Chunk

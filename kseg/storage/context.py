@@ -22,9 +22,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
-from kseg.valueclass import FrozenValue
+from kseg.valueclass import FrozenValue, Protocol
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -46,12 +46,12 @@ from kseg.storage.names import LEADER_EPOCHS_FILE
 from kseg.storage.offset_checkpoints import (
     LEADER_EPOCHS,
     MAX_EPOCH_ENTRIES,
+    Frame,
     Text,
     java_int,
     java_split,
-    lines_of,
     open_aux,
-    too_many,
+    read_frame,
 )
 
 FILE_NAME = LEADER_EPOCHS_FILE
@@ -73,46 +73,46 @@ def _int(text: str, path: str, line_no: int, bits: int) -> int:
     """``Integer.parseInt`` / ``Long.parseLong`` of ``text`` (no blanks around it), or a malformed line."""
     value = java_int(text, -(1 << (bits - 1)), (1 << (bits - 1)) - 1)
     if value is None:
-        raise CorruptIndexError(f"malformed line {line_no} in leader-epoch-checkpoint: {text!r}", path=path)
+        raise _malformed(path, line_no, text)
     return value
 
 
+def _malformed(path: str, line_no: int, text: str) -> CorruptIndexError:
+    return CorruptIndexError(f"malformed line {line_no} in leader-epoch-checkpoint: {text!r}", path=path)
+
+
+def _unknown_version(path: str, version: int) -> CorruptIndexError:
+    why = f"unrecognised version {version} in leader-epoch-checkpoint, expected {VERSION}"
+    return CorruptIndexError(why, path=path)
+
+
+def _miscount(path: str, expected: int, found: int, last: int) -> CorruptIndexError:
+    return CorruptIndexError(f"expected {expected} entries in leader-epoch-checkpoint, found {found}", path=path)
+
+
+#: ``LeaderEpochCheckpointFile``'s frame, in kseg's words for an index's problems (the file is one of the
+#: partition's indexes to ``verify-index``; an offset checkpoint keeps Kafka's texts).
+FRAME = Frame(VERSION, KIND, MAX_ENTRIES, _malformed, _unknown_version, _miscount)
+
+
 def parse(text: Text, path: str = FILE_NAME) -> list[EpochEntry]:
-    """The entries of a checkpoint file (``CheckpointFile.CheckpointReadBuffer.read``), read a line at a time:
-    a count on line 2 above :data:`MAX_ENTRIES` is refused before any entry is read, and no more entries than
-    the count are held (the lines past it are read to count them)."""
-    lines = enumerate(lines_of(text), start=1)
+    """The entries of a checkpoint file (``CheckpointFile.CheckpointReadBuffer.read``), read a line at a time
+    (:func:`kseg.storage.offset_checkpoints.read_frame`): a count on line 2 above :data:`MAX_ENTRIES` is
+    refused before any entry is read, and no more entries than the count are held (the lines past it are read
+    to count them)."""
+
+    def entry(n: int, line: str) -> EpochEntry:  # LeaderEpochCheckpointFile.Formatter.fromString
+        parts = java_split(line)  # its WHITE_SPACES_PATTERN
+        if len(parts) != 2:
+            raise _malformed(path, n, line)
+        return EpochEntry(_int(parts[0], path, n, 32), _int(parts[1], path, n, 64))
+
     try:
-        first = next(lines, None)
-        if first is None:
-            return []
-        version = _int(first[1], path, 1, 32)
-        if version != VERSION:
-            raise CorruptIndexError(
-                f"unrecognised version {version} in leader-epoch-checkpoint, expected {VERSION}", path=path
-            )
-        second = next(lines, None)
-        if second is None:
-            return []
-        expected = _int(second[1], path, 2, 32)
-        if expected > MAX_ENTRIES:
-            raise too_many(path, KIND, expected, MAX_ENTRIES)
-        entries = []
-        n = 2
-        for n, line in lines:
-            parts = java_split(line)  # LeaderEpochCheckpointFile's WHITE_SPACES_PATTERN
-            if len(parts) != 2:
-                raise CorruptIndexError(f"malformed line {n} in leader-epoch-checkpoint: {line!r}", path=path)
-            entry = EpochEntry(_int(parts[0], path, n, 32), _int(parts[1], path, n, 64))
-            if n - 2 <= expected:
-                entries.append(entry)
+        return list(read_frame(text, path, FRAME, entry))
     except CheckpointError as exc:  # not UTF-8: the file's fault, as a malformed line is
         raise CorruptIndexError(
             f"leader-epoch-checkpoint is {exc.message}", path=exc.path, position=exc.position
         ) from None
-    if n - 2 != expected:
-        raise CorruptIndexError(f"expected {expected} entries in leader-epoch-checkpoint, found {n - 2}", path=path)
-    return entries
 
 
 def read(directory: str, listed: bool | None = None, *, store: Store) -> list[EpochEntry] | None:

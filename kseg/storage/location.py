@@ -41,9 +41,10 @@ import re
 import stat
 from functools import lru_cache
 from types import MappingProxyType, ModuleType
-from typing import TYPE_CHECKING, Callable, Iterator, NamedTuple, Protocol, cast
+from typing import TYPE_CHECKING, Callable, Iterator, NamedTuple, cast
 
 from kseg.errors import InputError
+from kseg.valueclass import Protocol
 
 if TYPE_CHECKING:  # pyarrow has no type information: its names read as Any
     from pyarrow import NativeFile

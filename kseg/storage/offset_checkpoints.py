@@ -1,8 +1,8 @@
 """The offset checkpoints of a log directory, read offline, and a partition's entry in them (its log start
-offset as Kafka's load takes it), with the lines of Kafka's ``CheckpointFile`` they share with
-``leader-epoch-checkpoint`` (:mod:`kseg.storage.leader_epochs`): apart from :mod:`kseg.storage.checkpoints`
-(the other files of a log directory, which re-exports these names) so that a lookup loads no reader of
-JSON, properties or UUIDs.
+offset as Kafka's load takes it), with the frame of Kafka's ``CheckpointFile`` they share with
+``leader-epoch-checkpoint`` (:func:`read_frame`, read once for both: :mod:`kseg.storage.leader_epochs` hands
+it its entry parser and its texts): apart from :mod:`kseg.storage.checkpoints` (the other files of a log
+directory, which re-exports these names) so that a lookup loads no reader of JSON, properties or UUIDs.
 
 Offset checkpoints (``CheckpointFile`` with ``OffsetCheckpointFile.Formatter``; ``LogManager`` writes
 ``recovery-point-offset-checkpoint`` and ``log-start-offset-checkpoint``, ``ReplicaManager``
@@ -24,9 +24,10 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+import sys
+from collections.abc import Callable, Iterator
 from functools import lru_cache
-from typing import NamedTuple, Union
+from typing import NamedTuple, TypeVar, Union
 
 from kseg.errors import CheckpointError, InputError, KsegError
 from kseg.format import java_numbers
@@ -109,8 +110,92 @@ def java_int(text: str, low: int = INT32_MIN, high: int = INT32_MAX) -> int | No
     return java_numbers.parse_int(text, low, high)
 
 
+E = TypeVar("E")
+
+
+class Frame(FrozenValue):
+    """One kind of ``CheckpointFile`` (its ``Formatter``'s version, the file :class:`Kind` and the entries kseg
+    holds of it) and how it says a frame is wrong, each text made for the file's path: a version or count line
+    that is no ``int`` (``malformed``: the line's number and the line), a version other than ``version``
+    (``unknown_version``), a count the entries do not match (``miscount``: expected, found, the last line's
+    number)."""
+
+    _fields = ("version", "kind", "max_entries", "malformed", "unknown_version", "miscount")
+    version: int
+    kind: Kind
+    max_entries: int
+    malformed: Callable[[str, int, str], KsegError]
+    unknown_version: Callable[[str, int], KsegError]
+    miscount: Callable[[str, int, int, int], KsegError]
+
+    def __init__(
+        self,
+        version: int,
+        kind: Kind,
+        max_entries: int,
+        malformed: Callable[[str, int, str], KsegError],
+        unknown_version: Callable[[str, int], KsegError],
+        miscount: Callable[[str, int, int, int], KsegError],
+    ) -> None:
+        self._set(
+            version=version,
+            kind=kind,
+            max_entries=max_entries,
+            malformed=malformed,
+            unknown_version=unknown_version,
+            miscount=miscount,
+        )
+
+
+def read_frame(text: Text, path: str, frame: Frame, entry: Callable[[int, str], E]) -> Iterator[E]:
+    """The entries of a ``CheckpointFile`` (``CheckpointReadBuffer.read``) in file order, a line at a time,
+    each line past the first two made an entry by ``entry`` (the line's number and the line; it raises at a
+    malformed one): no first line, or no second, is no entry; a version or count line that is no ``int`` or a
+    version other than the frame's raises; a count above ``frame.max_entries`` is refused before any entry is
+    read; no more entries than the count are given (the lines past it are read, and parsed, to count them),
+    and a count that differs raises after the last entry."""
+    lines = enumerate(lines_of(text), start=1)
+    first = next(lines, None)
+    if first is None:
+        return
+    version = java_int(first[1])
+    if version is None:
+        raise frame.malformed(path, 1, first[1])
+    if version != frame.version:
+        raise frame.unknown_version(path, version)
+    second = next(lines, None)
+    if second is None:
+        return
+    expected = java_int(second[1])
+    if expected is None:
+        raise frame.malformed(path, 2, second[1])
+    if expected > frame.max_entries:
+        raise too_many(path, frame.kind, expected, frame.max_entries)
+    n = 2
+    for n, line in lines:
+        item = entry(n, line)
+        if n - 2 <= expected:
+            yield item
+    if n - 2 != expected:
+        raise frame.miscount(path, expected, n - 2, n)
+
+
 def _malformed(path: str, n: int, line: str) -> CheckpointError:
     return CheckpointError(f"line {n}: Malformed line in checkpoint file: {line!r}", path=path)
+
+
+def _unknown_version(path: str, version: int) -> CheckpointError:
+    return CheckpointError(f"line 1: Unrecognised version: {version}, expecting: {VERSION}", path=path)
+
+
+def _miscount(path: str, expected: int, found: int, last: int) -> CheckpointError:
+    return CheckpointError(
+        f"Expected [{expected}] entries in checkpoint file, but found only [{found}] (lines 3 to {last})", path=path
+    )
+
+
+#: Offset checkpoints' frame, in Kafka's texts (``CheckpointReadBuffer``'s, with the line kseg adds).
+OFFSET_FRAME = Frame(VERSION, OFFSETS, MAX_OFFSET_ENTRIES, _malformed, _unknown_version, _miscount)
 
 
 def parse_offsets(text: Text, path: str) -> dict[tuple[str, int], OffsetEntry]:
@@ -122,42 +207,21 @@ def parse_offsets(text: Text, path: str) -> dict[tuple[str, int], OffsetEntry]:
 def iter_offsets(text: Text, path: str) -> Iterator[OffsetEntry]:
     """An offset checkpoint's entries in file order, read a line at a time: a count on line 2 above
     :data:`MAX_OFFSET_ENTRIES` is refused before any entry is read, no more entries than the count are given
-    (the lines past it are read to count them), and a count that differs raises after the last entry."""
-    lines = enumerate(lines_of(text), start=1)
-    first = next(lines, None)
-    if first is None:
-        return
-    version = java_int(first[1])
-    if version is None:
-        raise _malformed(path, 1, first[1])
-    if version != VERSION:
-        raise CheckpointError(f"line 1: Unrecognised version: {version}, expecting: {VERSION}", path=path)
-    second = next(lines, None)
-    if second is None:
-        return
-    expected = java_int(second[1])
-    if expected is None:
-        raise _malformed(path, 2, second[1])
-    if expected > MAX_OFFSET_ENTRIES:
-        raise too_many(path, OFFSETS, expected, MAX_OFFSET_ENTRIES)
-    topics: dict[str, str] = {}  # one string a topic, however many of its partitions are listed
-    n = 2
-    for n, line in lines:
+    (the lines past it are read to count them), and a count that differs raises after the last entry
+    (:func:`read_frame`, :data:`OFFSET_FRAME`)."""
+
+    def entry(n: int, line: str) -> OffsetEntry:  # OffsetCheckpointFile.Formatter.fromString
         parts = java_split(line)
         if len(parts) != 3:
             raise _malformed(path, n, line)
         partition, offset = java_int(parts[1]), java_int(parts[2], INT64_MIN, INT64_MAX)
         if partition is None or offset is None:
             raise _malformed(path, n, line)
-        if n - 2 <= expected:
-            topic = topics.setdefault(parts[0], parts[0])
-            yield OffsetEntry(topic, partition, offset, n)
-    found = n - 2
-    if found != expected:
-        raise CheckpointError(
-            f"Expected [{expected}] entries in checkpoint file, but found only [{found}] (lines 3 to {n})",
-            path=path,
-        )
+        # one string a topic, however many of its partitions are listed (an interned string lives as long as
+        # an entry holds it: a line past the count keeps nothing)
+        return OffsetEntry(sys.intern(parts[0]), partition, offset, n)
+
+    return read_frame(text, path, OFFSET_FRAME, entry)
 
 
 def open_aux(path: str, kind: Kind, store: Store) -> AuxFile:

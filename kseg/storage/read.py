@@ -23,10 +23,10 @@ import io
 import os
 import stat
 from contextlib import closing
-from typing import Any, Callable, Iterator, Protocol
+from typing import Any, Callable, Iterator
 
 from kseg.errors import CheckpointError, InputError
-from kseg.valueclass import FrozenValue
+from kseg.valueclass import FrozenValue, Protocol
 
 PIECE = 64 << 10  # bytes read at a time
 NOT_REGULAR = "not a regular file (a FIFO, socket or device)"

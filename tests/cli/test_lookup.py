@@ -27,6 +27,7 @@ from tests.conftest import (
     run_subprocess,
 )
 from tests.ops.lookup.lookup_oracle import LIMIT, read_partition
+from tests.stores import local
 
 CASES = sorted(p.name for p in CORPUS_DATA.iterdir() if p.is_dir())
 
@@ -219,7 +220,7 @@ def test_batch_and_record_print_as_kafkas_print_data_log(name: str) -> None:
         offsets = sorted(ends | set(offsets[::97]))
     goldens: dict = {}
     checked = 0
-    with PartitionLog(str(CORPUS_DATA / name), LIMIT) as log:
+    with PartitionLog(str(CORPUS_DATA / name), LIMIT, store=local()) as log:
         for offset in offsets:
             try:
                 r = lookup_offset(log, offset)

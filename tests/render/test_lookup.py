@@ -32,6 +32,7 @@ from kseg.render.lookup import (
 from kseg.render.text import TextSink
 from kseg.render.values import string_decoder
 from tests.conftest import CORPUS_DATA, CORPUS_GOLDEN
+from tests.stores import local
 
 K40 = releases.release("4.0")  # the corpus goldens' text
 PLAIN = CORPUS_DATA / "plain-v2-0"
@@ -48,7 +49,7 @@ def _text(write, r) -> list[str]:
 
 
 def test_offset_lookup_text() -> None:
-    with PartitionLog(str(PLAIN), 40 << 20) as log:
+    with PartitionLog(str(PLAIN), 40 << 20, store=local()) as log:
         lines = _text(write_offset_text, lookup_offset(log, 101))
     assert lines[:5] == [
         "Lookup of offset 101 in plain-v2-0: 2 segments, log start offset 0, log end offset 420",
@@ -64,7 +65,7 @@ def test_offset_lookup_text() -> None:
 
 
 def test_time_lookup_text() -> None:
-    with PartitionLog(str(PLAIN), 40 << 20) as log:
+    with PartitionLog(str(PLAIN), 40 << 20, store=local()) as log:
         lines = _text(write_time_text, lookup_time(log, 1730000000101))
     assert lines[0] == (
         "Lookup of timestamp 1730000000101 (2024-10-27T03:33:20.101Z) in plain-v2-0: 2 segments, "

@@ -10,6 +10,7 @@ from kseg.ops.tiered.state import FINISHED, STARTED, RemoteSegment, TopicPartiti
 from kseg.ops.tiered.store import StoredObject, StoreListing
 from kseg.render.tiered import _size, partition_row, rows, segment_row, summary_line, text_lines
 from kseg.storage.remote_keys import parse_key
+from kseg.storage.stores.discover import store_of
 
 TID, SID, OID = "Wd7Ynb0xRJ2-8HlQ_3aZ1g", "-kq3PZs0T8ayL1x9V0fHbA", "EBAQEBAQEBAQEBAQEBAQEA"
 
@@ -32,7 +33,7 @@ def _report(store: bool) -> TieredReport:
         check.objects = {SID: [StoredObject(key, 100, parsed)], OID: [StoredObject(orphan_key, 50, orphan_parsed)]}
         check.orphans = [Orphan(OID, STARTED, check.objects[OID])]
         check.problems = [Problem("orphan", "segment ...: a copy that never finished")]
-        listing = StoreListing("s3://b", objects=3, other_objects=1, other_bytes=9)
+        listing = StoreListing("s3://b", store_of("s3://b"), objects=3, other_objects=1, other_bytes=9)
     report = TieredReport(MetadataRead(partitions=["__remote_log_metadata-4"]), [check], store=listing)
     return report
 

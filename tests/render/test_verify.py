@@ -10,10 +10,13 @@ from kseg.ops.verify.result import Problem, SegmentResult
 from kseg.ops.verify.run import Report
 from kseg.render.notes import NoteGroups
 from kseg.render.verify import label, problem_line, render_result, render_summary, summary_line
+from kseg.storage.location import LocalNames
 
 
 def _result(**kw) -> SegmentResult:
-    res = SegmentResult("orders-0", "00000000000000000000", 0, "/b1/data/orders-0/00000000000000000000.log")
+    res = SegmentResult(
+        "orders-0", "00000000000000000000", 0, "/b1/data/orders-0/00000000000000000000.log", names=LocalNames()
+    )
     res.bytes, res.batches = 2048, 1
     for k, v in kw.items():
         setattr(res, k, v)

@@ -28,6 +28,7 @@ def _item(partition: str, base: int, size: int) -> WorkItem:
         "/d",
         partition,
         f"/d/{partition}",
+        local(),
         Segment(base, log=f"/d/{partition}/{base:020d}.log", log_bytes=size, store=local()),
     )
 
@@ -47,7 +48,9 @@ def _run(part: Listed, lo: int, hi: int, first: int | None = None) -> Run:
 def _result(item: WorkItem, last: int) -> SegmentResult:
     seg = item.segment
     assert seg is not None
-    return SegmentResult(item.partition, seg.name, seg.base_offset, seg.log or "", last_offset=last, log_dir="/d")
+    return SegmentResult(
+        item.partition, seg.name, seg.base_offset, seg.log or "", last_offset=last, log_dir="/d", names=seg.store.names
+    )
 
 
 def test_runs_are_consecutive_segments_of_one_partition() -> None:

@@ -15,7 +15,7 @@ error line, marks the run as failed (exit 1) and goes on with the next file.
 from __future__ import annotations
 
 import os
-from typing import Callable, Protocol
+from typing import Callable
 
 from kseg.errors import CorruptSnapshotError, InputError, KsegError, UncaughtJavaError
 from kseg.format import compression
@@ -38,6 +38,7 @@ from kseg.storage.context import Store
 from kseg.storage.records import FileRecords
 from kseg.storage.snapshots import iter_snapshot
 from kseg.storage.stores.discover import store_of
+from kseg.valueclass import Protocol
 
 
 class DumpProgress(Protocol):

@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from itertools import repeat
 from operator import add, and_, itemgetter
-from typing import Any, Iterator, NamedTuple, Protocol
+from typing import Any, Iterator, NamedTuple
 
 from kseg.errors import InputError, KsegError
 from kseg.format import v2
@@ -36,6 +36,7 @@ from kseg.storage.checkpoints import topic_partition
 from kseg.storage.partition import Partition, Segment
 from kseg.storage.ranges import BEFORE, LAST, PAST, Ranges, past_by_name, place, segment_may_hold
 from kseg.storage.records import FileRecords
+from kseg.valueclass import Protocol
 
 _VALID, _HEAD = itemgetter(3), itemgetter(2)  # a scan item's CRC verdict and header tuple
 _ATTRIBUTES, _BASE, _DELTA = (itemgetter(v2.ATTRIBUTES), itemgetter(v2.BASE_OFFSET), itemgetter(v2.LAST_OFFSET_DELTA))

@@ -7,6 +7,7 @@ the entry it gives does not start a batch."""
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from kseg.errors import ChunkError, CorruptIndexError, CorruptRecordError, InputError, KsegError
 from kseg.format.indexes import OffsetIndexView, TimeIndexView
@@ -15,8 +16,10 @@ from kseg.storage import files
 from kseg.storage import offset_checkpoints as cp
 from kseg.storage.partition import Segment, is_partition_dir, scan_partition
 from kseg.storage.records import FileRecords
-from kseg.storage.stores.discover import store_of
 from kseg.valueclass import FrozenValue
+
+if TYPE_CHECKING:
+    from kseg.storage.context import Store
 
 LOOKUP_WINDOW = 1 << 20  # a lookup reads one index interval and one batch; no need for the 8 MiB dump window
 
@@ -59,8 +62,8 @@ class PartitionLog:
     are small) and checked as Kafka would before use.
     """
 
-    def __init__(self, path: str, limit: int, window: int = LOOKUP_WINDOW) -> None:
-        store = store_of(path)  # the partition directory given: its store, chosen once
+    def __init__(self, path: str, limit: int, window: int = LOOKUP_WINDOW, *, store: Store) -> None:
+        """``path``: the partition directory given (or a file in it), of ``store`` (chosen once, where it was given)."""
         if not files.exists(path, store):
             raise InputError("no such file or directory", path=path)
         if files.isfile(path, store):

@@ -22,7 +22,6 @@ from kseg.ops.tiered.state import RemoteSegment, TopicPartition
 from kseg.ops.tiered.store import StoredObject, StoreListing
 from kseg.storage import location
 from kseg.storage.remote_keys import Layout, custom_key, object_key, parse_key
-from kseg.storage.stores.discover import store_of
 from kseg.words import plural
 
 if TYPE_CHECKING:
@@ -30,10 +29,14 @@ if TYPE_CHECKING:
 
 
 def expected_key(
-    tp: TopicPartition, seg: RemoteSegment, layout: Layout = "aiven", root: str | None = None, suffix: str = "log"
+    tp: TopicPartition,
+    seg: RemoteSegment,
+    layout: Layout = "aiven",
+    listed: StoreListing | None = None,
+    suffix: str = "log",
 ) -> str:
-    """The key the RSM fetches ``seg``'s ``suffix`` object from: the layout's rule under the store's ``root``
-    (when given), with Aiven's custom metadata applied as the plugin's fetch path does
+    """The key the RSM fetches ``seg``'s ``suffix`` object from: the layout's rule under the root of the store
+    ``listed`` (when given), with Aiven's custom metadata applied as the plugin's fetch path does
     (:func:`kseg.storage.remote_keys.custom_key`): an ``object_prefix`` starts the key in the bucket (the
     root's bucket; a local root is its own), an ``object_key`` is its main path."""
     key = object_key(layout, "", tp.topic, tp.topic_id, tp.partition, seg.start, seg.segment_id, suffix)
@@ -41,9 +44,10 @@ def expected_key(
     default = parse_key(key) if layout == "aiven" and custom is not None else None
     if custom is not None and default is not None:
         key = custom_key(custom, default)
-        if custom.object_prefix is not None:
-            return key if root is None else location.join(location.bucket(root) if store_of(root).remote else root, key)
-    return key if root is None else location.join(root, key)
+        if custom.object_prefix is not None and listed is not None:
+            root = listed.root
+            return location.join(location.bucket(root) if listed.store.remote else root, key)
+    return key if listed is None else location.join(listed.root, key)
 
 
 def _same(listed: str, expected: str, names: Names) -> bool:
@@ -68,7 +72,7 @@ def match_objects(
     finished), else to an :class:`Orphan` in the check of the topic-partition it lies under (one made for a
     topic-partition the metadata never names)."""
     owners = {seg.segment_id: _Owner(check, seg) for check in checks.values() for seg in check.tp.live()}
-    names = store_of(store.root).names  # the listed root's grammar, chosen once (not again per object)
+    names = store.store.names  # the listed root's grammar, chosen once where --remote is given
     for check in checks.values():
         for seg in check.tp.live():
             check.objects[seg.segment_id] = []
@@ -77,14 +81,14 @@ def match_objects(
         strays: dict[tuple[str, int, bool], list[StoredObject]] = {}
         for obj in objects:
             at_key = owner is not None and _same(
-                obj.path, expected_key(owner.check.tp, owner.seg, obj.key.layout, store.root, obj.key.suffix), names
+                obj.path, expected_key(owner.check.tp, owner.seg, obj.key.layout, store, obj.key.suffix), names
             )
             if at_key and owner is not None:
                 owner.check.objects[seg_id].append(obj)
             if not at_key or owner is None or owner.seg.state != FINISHED:
                 strays.setdefault((obj.key.topic_id, obj.key.partition, not at_key), []).append(obj)
         for (topic_id, partition, misplaced), found in strays.items():
-            _orphan(checks, (topic_id, partition), seg_id, found, owner if misplaced else None, store.root, known)
+            _orphan(checks, (topic_id, partition), seg_id, found, owner if misplaced else None, store, known)
 
 
 def _orphan(
@@ -93,7 +97,7 @@ def _orphan(
     seg_id: str,
     objects: list[StoredObject],
     owner: _Owner | None,
-    root: str,
+    listed: StoreListing,
     known: Callable[[str, int], bool],
 ) -> None:
     first = objects[0].key
@@ -102,7 +106,7 @@ def _orphan(
         tp = TopicPartition(first.topic, first.topic_id, first.partition, "")
         check = checks[place] = PartitionCheck(tp, known=known(*place))
     if owner is not None:
-        orphan = Orphan(seg_id, owner.seg.state, objects, expected_key(owner.check.tp, owner.seg, first.layout, root))
+        orphan = Orphan(seg_id, owner.seg.state, objects, expected_key(owner.check.tp, owner.seg, first.layout, listed))
         judged = owner.check.known
         why = (
             f"not the key the RSM fetches segment {seg_id} of {owner.check.tp.name} ({owner.seg.state}, offsets "

@@ -69,7 +69,7 @@ def object_problems(
         have = {o.key.suffix: o for o in objects}
         missing = _missing_suffixes(set(have), layout)
         if missing:
-            key = expected_key(check.tp, seg, layout, store.root, missing[0])
+            key = expected_key(check.tp, seg, layout, store, missing[0])
             what = "no object" if not objects else "no " + ", ".join("." + s for s in missing) + " object"
             check.problems.append(
                 Problem(

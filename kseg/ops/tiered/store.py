@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from kseg.errors import InputError
 from kseg.storage import location
 from kseg.storage.remote_keys import RemoteObjectKey, parse_key
-from kseg.storage.stores.discover import store_of
+
+if TYPE_CHECKING:
+    from kseg.storage.context import Store
 
 
 @dataclass
@@ -29,9 +32,12 @@ class StoredObject:
 
 @dataclass
 class StoreListing:
-    """The store's segment objects by segment id, and the count and size of the keys that are no segment's."""
+    """The store's segment objects by segment id, and the count and size of the keys that are no segment's;
+    ``store`` is the root's, chosen once where ``--remote`` is given: the grammar its keys are compared in and
+    whether a custom ``object_prefix`` starts in its bucket (:func:`kseg.ops.tiered.keys.expected_key`)."""
 
     root: str
+    store: Store
     by_segment: dict[str, list[StoredObject]] = field(default_factory=dict)
     other_objects: int = 0
     other_bytes: int = 0
@@ -56,9 +62,9 @@ def _walk(root: str) -> list[location.Entry]:
     return out
 
 
-def list_store(root: str) -> StoreListing:
-    """Every object under ``root`` (raises :class:`InputError` when it cannot be listed: exit 2)."""
-    return index_entries(root, list_objects(root))
+def list_store(root: str, store: Store) -> StoreListing:
+    """Every object under ``root`` of ``store`` (raises :class:`InputError` when it cannot be listed: exit 2)."""
+    return index_entries(root, list_objects(root, store), store)
 
 
 def _check_root(root: str) -> None:
@@ -77,9 +83,9 @@ def _check_root(root: str) -> None:
     raise InputError("no such bucket or prefix (no object under it)", path=root)
 
 
-def list_objects(root: str) -> list[location.Entry]:
-    """Every object under ``root`` (a prefix or a directory), recursively, with sizes."""
-    if store_of(root).remote:
+def list_objects(root: str, store: Store) -> list[location.Entry]:
+    """Every object under ``root`` (a prefix or a directory of ``store``), recursively, with sizes."""
+    if store.remote:
         _check_root(root)
         return location.list_tree(root)
     if not os.path.lexists(location.local_path(root)):
@@ -87,10 +93,10 @@ def list_objects(root: str) -> list[location.Entry]:
     return _walk(location.local_path(root))
 
 
-def top_level(root: str) -> tuple[list[str], list[location.Entry]]:
+def top_level(root: str, store: Store) -> tuple[list[str], list[location.Entry]]:
     """The prefixes (a topic's, or a topic-partition's, in both layouts) and the objects directly under
-    ``root``: what ``--spark`` hands out, one listing each."""
-    if store_of(root).remote:
+    ``root`` of ``store``: what ``--spark`` hands out, one listing each."""
+    if store.remote:
         _check_root(root)
         return location.list_level(root)
     path = location.local_path(root)
@@ -109,9 +115,9 @@ def top_level(root: str) -> tuple[list[str], list[location.Entry]]:
     return sorted(dirs), sorted(found)
 
 
-def index_entries(root: str, entries: list[location.Entry]) -> StoreListing:
-    """The listing of ``entries`` (paths or URIs with sizes) found under ``root``."""
-    listing = StoreListing(root)
+def index_entries(root: str, entries: list[location.Entry], store: Store) -> StoreListing:
+    """The listing of ``entries`` (paths or URIs with sizes) found under ``root`` of ``store``."""
+    listing = StoreListing(root, store)
     for entry in entries:
         listing.objects += 1
         size = entry.size or 0

@@ -82,7 +82,7 @@ def scan_log(
     first = _LogPass(res, path, keys, max_message_size, epochs, store=store)
     scan = first.run(opened)
     if not first.every and not (scan.ordered and all([s.ascends() for s in first.streams])):
-        again = SegmentResult(res.partition, res.segment, res.base_offset, path)
+        again = SegmentResult(res.partition, res.segment, res.base_offset, path, names=res.names)
         files = None if keys is None else keys.files
         scan = _LogPass(again, path, None, max_message_size, None, store=store, sift=files).run()
     return scan

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from array import array
 from dataclasses import dataclass, field
-from typing import Any, Iterable, NamedTuple
+from typing import TYPE_CHECKING, Any, Iterable, NamedTuple
 
 from kseg.errors import InputError
 from kseg.format.indexes import OffsetIndexView, TimeIndexView
+
+if TYPE_CHECKING:
+    from kseg.storage.context import Names
 
 
 @dataclass
@@ -40,7 +43,10 @@ class SegmentResult:
     """The outcome for one segment (a report row), with its problems and notes.
 
     ``problems`` holds at most :data:`KEPT_PER_KIND` problems of each (kind, file); ``omitted``
-    counts the others by (kind, file); :attr:`problem_count` is the total.
+    counts the others by (kind, file); :attr:`problem_count` is the total.  ``names`` is the grammar of the
+    segment's store (how its paths show, :meth:`Names.display <kseg.storage.context.Names.display>`): a
+    result comes back from a Spark task or a ``--jobs`` worker without its store, and the renderer shows its
+    paths by it, never choosing a store again.
     """
 
     partition: str
@@ -57,6 +63,7 @@ class SegmentResult:
     identity: str | None = None  # the .log's version when it was read (files.identity): what --resume trusts
     kept: dict[tuple[str, str], int] = field(default_factory=dict)  # (kind, file) -> problems in ``problems``
     omitted: dict[tuple[str, str], int] = field(default_factory=dict)  # (kind, file) -> problems only counted
+    names: Names = field(kw_only=True)  # its store's paths' grammar (stateless: a few bytes in a pickle)
 
     @property
     def status(self) -> str:

@@ -293,6 +293,7 @@ def skip_verified(
                     prev.log or "",
                     last_offset=keys[known[i - 1]].last_offset,
                     log_dir=log_dir,
+                    names=prev.store.names,
                 )
             keep.append(seg)
         if len(keep) != len(segments):

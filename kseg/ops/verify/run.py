@@ -12,7 +12,7 @@ directory that could not be listed is one ``failed`` row (see
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, NamedTuple
+from typing import TYPE_CHECKING, Callable, Iterable, NamedTuple
 
 from kseg.ops.verify import epochs
 from kseg.ops.verify.verify import SegmentResult, check_overlap, verify_segment
@@ -21,17 +21,22 @@ from kseg.storage.listing import Listed
 from kseg.storage.partition import Partition, Segment
 from kseg.storage.workers import working
 
+if TYPE_CHECKING:
+    from kseg.storage.context import Store
+
 DIRECTORY = ""  # the ``segment`` of a row standing for a whole partition directory that could not be listed
 
 
 class WorkItem(NamedTuple):
     """One segment to verify, with the identity of its partition (log directory, name).
 
-    ``segment`` is None for a partition directory that could not be listed; ``error`` says why."""
+    ``segment`` is None for a partition directory that could not be listed; ``error`` says why.  ``store`` is
+    the partition's (its segment's): what a row for the directory shows its path by and asks of its place."""
 
     log_dir: str
     partition: str
     path: str  # the partition directory
+    store: Store
     segment: Segment | None
     error: str | None = None
     first: bool = False  # the partition's first segment: it carries what concerns the leader-epoch-checkpoint
@@ -102,11 +107,11 @@ def work_items(partitions: Iterable[Partition | Listed]) -> list[WorkItem]:
     items = []
     for p in partitions:
         if p.error is not None:
-            items.append(WorkItem(p.log_dir, p.name, p.path, None, p.error))
+            items.append(WorkItem(p.log_dir, p.name, p.path, p.store, None, p.error))
             continue
         first = not p.head_left_out  # the log's first segment carries what concerns the leader-epoch-checkpoint
         items.extend(
-            WorkItem(p.log_dir, p.name, p.path, seg, None, first and i == 0, p.leader_epochs)
+            WorkItem(p.log_dir, p.name, p.path, p.store, seg, None, first and i == 0, p.leader_epochs)
             for i, seg in enumerate(p.segments)
         )
     return items
@@ -116,7 +121,7 @@ def verify_item(item: WorkItem, *, strict: bool, max_message_size: int) -> Segme
     """Verify one work item; any failure is a ``failed`` result, never a missing or clean one."""
     seg = item.segment
     if seg is None:
-        res = SegmentResult(item.partition, DIRECTORY, -1, item.path, log_dir=item.log_dir)
+        res = SegmentResult(item.partition, DIRECTORY, -1, item.path, log_dir=item.log_dir, names=item.store.names)
         res.failed = item.error
         return res
     try:
@@ -124,7 +129,8 @@ def verify_item(item: WorkItem, *, strict: bool, max_message_size: int) -> Segme
         res = verify_segment(item.partition, seg, strict=strict, max_message_size=max_message_size, epochs=check)
         epochs.report(res, item.path, check, item.first, item.leader_epochs, store=seg.store)
     except Exception as exc:  # an unexpected failure is a failed segment, never a clean one
-        res = SegmentResult(item.partition, seg.name, seg.base_offset, seg.log or seg.index or "")
+        path = seg.log or seg.index or ""
+        res = SegmentResult(item.partition, seg.name, seg.base_offset, path, names=seg.store.names)
         res.failed = f"{type(exc).__name__}: {exc}"
     res.log_dir = item.log_dir
     return res

@@ -43,7 +43,7 @@ def verify_segment(
     """Verify one segment; never raises for bad data (problems are collected).  ``epochs``: the
     partition's leader-epoch check, fed this segment's batches (:mod:`kseg.ops.verify.epochs`)."""
     path = seg.log or seg.index or seg.timeindex or seg.txnindex or ""
-    res = SegmentResult(partition, seg.name, seg.base_offset, path)
+    res = SegmentResult(partition, seg.name, seg.base_offset, path, names=seg.store.names)
     if seg.log is None:
         for idx in (seg.index, seg.timeindex, seg.txnindex):
             if idx:
@@ -96,7 +96,7 @@ def older_writer_rules(partition: str, seg: Segment) -> dict[str, list[str] | No
     out: dict[str, list[str] | None] = {}
     if not seg.log:
         return out
-    res = SegmentResult(partition, seg.name, seg.base_offset, seg.log)
+    res = SegmentResult(partition, seg.name, seg.base_offset, seg.log, names=seg.store.names)
     indexes = read_indexes(seg)
     scan = scan_log(res, seg.log, index_keys(indexes), store=seg.store)
     if seg.index:

@@ -21,6 +21,7 @@ from kseg.storage import files
 from kseg.storage.stores.discover import store_of
 from tests.conftest import CORPUS_DATA
 from tests.ops.lookup.lookup_oracle import LIMIT, read_partition
+from tests.stores import local
 
 CASES = sorted(p.name for p in CORPUS_DATA.iterdir() if p.is_dir())
 
@@ -28,7 +29,7 @@ CASES = sorted(p.name for p in CORPUS_DATA.iterdir() if p.is_dir())
 @pytest.mark.parametrize("name", CASES)
 def test_every_offset_agrees_with_a_scan_of_every_record(name: str) -> None:
     part = read_partition(CORPUS_DATA / name)
-    with PartitionLog(str(CORPUS_DATA / name), LIMIT) as log:
+    with PartitionLog(str(CORPUS_DATA / name), LIMIT, store=local()) as log:
         assert (log.log_start, log.log_end()) == (part.log_start, part.log_end)
         for target in range(part.log_start - 2, part.log_end + 3):
             if part.log_start <= target < part.log_end and part.by_offset(target) == "error":
@@ -50,7 +51,7 @@ def test_every_offset_agrees_with_a_scan_of_every_record(name: str) -> None:
 @pytest.mark.parametrize("name", CASES)
 def test_the_index_entry_is_the_largest_at_or_below_the_target(name: str) -> None:
     """Step 2 by brute force over the index entries (those before a preallocated tail)."""
-    with PartitionLog(str(CORPUS_DATA / name), LIMIT) as log:
+    with PartitionLog(str(CORPUS_DATA / name), LIMIT, store=local()) as log:
         for seg in log.segments:
             if seg.index is None:
                 continue
@@ -71,7 +72,7 @@ def test_kafka_documentation_example() -> None:
     """Segments 0 and 251; offset 268 is read from segment 251 (relative offset 17).  Its
     .index has no entry <= 268 (the first is 299), so the scan starts at position 0 and
     passes batch 251-259 to reach batch 260-279."""
-    with PartitionLog(str(CORPUS_DATA / "plain-v2-0"), LIMIT) as log:
+    with PartitionLog(str(CORPUS_DATA / "plain-v2-0"), LIMIT, store=local()) as log:
         r = lookup_offset(log, 268)
         (step,) = r.steps
         assert step.segment.base_offset == 251 and r.target - step.segment.base_offset == 17
@@ -95,7 +96,7 @@ def test_compacted_offsets_give_the_next_record(tmp_path) -> None:
 
     appends = [[_batch(0, [0, 2, 4])], [_batch(5, range(5))], [_batch(20, range(5))], [_batch(30, [1, 3])]]
     write_partition(tmp_path / "p-0", appends, roll_before=[3])
-    with PartitionLog(str(tmp_path / "p-0"), LIMIT) as log:
+    with PartitionLog(str(tmp_path / "p-0"), LIMIT, store=local()) as log:
         assert [s.base_offset for s in log.segments] == [0, 30]
         r = lookup_offset(log, 1)
         assert (r.status, r.record[0], r.batch.base_offset) == (NEXT, 2, 0)
@@ -112,7 +113,7 @@ def test_a_missing_or_insane_index_is_noted_and_the_scan_starts_at_zero(tmp_path
     shutil.copytree(CORPUS_DATA / "plain-v2-0", d)
     (d / "00000000000000000000.index").unlink()
     (d / "00000000000000000251.index").write_bytes(b"\0\0\0\0\0\0\0\0\0")  # not a multiple of 8
-    with PartitionLog(str(d), LIMIT) as log:
+    with PartitionLog(str(d), LIMIT, store=local()) as log:
         for target in (110, 300):  # in the segments at 0 and 251
             r = lookup_offset(log, target)
             assert r.record[0] == target and r.steps[0].index.path is None and r.steps[0].scan.start == 0
@@ -129,7 +130,7 @@ def test_an_index_pointing_past_its_offset_is_warned_about(tmp_path) -> None:
     data = bytearray(index.read_bytes())
     data[12:16] = (11705).to_bytes(4, "big")
     index.write_bytes(bytes(data))
-    with PartitionLog(str(d), LIMIT) as log:
+    with PartitionLog(str(d), LIMIT, store=local()) as log:
         r = lookup_offset(log, 105)
         assert r.record[0] == 112 and r.status == NEXT  # Kafka's answer from the damaged index
         assert any("points at a batch starting at offset 112" in n for n in r.notes)

@@ -21,6 +21,7 @@ from kseg.ops.lookup.time import (
 )
 from tests.conftest import CORPUS_DATA
 from tests.ops.lookup.lookup_oracle import LIMIT, read_partition
+from tests.stores import local
 
 CASES = sorted(p.name for p in CORPUS_DATA.iterdir() if p.is_dir())
 DAMAGED_TIME_INDEX = "corrupt-timeindex-0"  # Kafka's answer follows the damaged index: tested on its own
@@ -30,7 +31,7 @@ DAMAGED_TIME_INDEX = "corrupt-timeindex-0"  # Kafka's answer follows the damaged
 def test_a_spread_of_timestamps_agrees_with_kafkas_rule_by_brute_force(name: str) -> None:
     part = read_partition(CORPUS_DATA / name)
     targets = part.timestamps()
-    with PartitionLog(str(CORPUS_DATA / name), LIMIT) as log:
+    with PartitionLog(str(CORPUS_DATA / name), LIMIT, store=local()) as log:
         for target in targets:
             expected = part.by_time(target)
             if expected == "error":
@@ -50,7 +51,7 @@ def test_a_spread_of_timestamps_agrees_with_kafkas_rule_by_brute_force(name: str
 @pytest.mark.parametrize("name", CASES)
 def test_earliest_latest_and_max_timestamp(name: str) -> None:
     part = read_partition(CORPUS_DATA / name)
-    with PartitionLog(str(CORPUS_DATA / name), LIMIT) as log:
+    with PartitionLog(str(CORPUS_DATA / name), LIMIT, store=local()) as log:
         r = lookup_time(log, EARLIEST_TIMESTAMP)
         assert r.offset == part.log_start and r.timestamp == -1
         first = part.by_offset(part.log_start) if part.log_start < part.log_end else None
@@ -76,7 +77,7 @@ def test_nonmonotonic_gives_kafkas_answer_not_a_binary_search() -> None:
     timestamps = [ts for _, ts in records]
     assert timestamps != sorted(timestamps)
     differ = 0
-    with PartitionLog(str(CORPUS_DATA / "nonmonotonic-v2-0"), LIMIT) as log:
+    with PartitionLog(str(CORPUS_DATA / "nonmonotonic-v2-0"), LIMIT, store=local()) as log:
         for target in part.timestamps():
             r = lookup_time(log, target)
             first = next(((o, ts) for o, ts in records if ts >= target), None)
@@ -97,7 +98,7 @@ def test_a_damaged_time_index_gives_kafkas_answer_with_a_note() -> None:
     the records of 340-369 that are >= 110 ms; kseg gives that answer and says why."""
     part = read_partition(CORPUS_DATA / DAMAGED_TIME_INDEX)
     target = 1730000000110
-    with PartitionLog(str(CORPUS_DATA / DAMAGED_TIME_INDEX), LIMIT) as log:
+    with PartitionLog(str(CORPUS_DATA / DAMAGED_TIME_INDEX), LIMIT, store=local()) as log:
         r = lookup_time(log, target)
         assert r.time_slot == 2 and r.time_entry == (1730000000107, 379)
         assert r.batch.base_offset == 370 and (r.offset, r.timestamp) == (375, 1730000000111)
@@ -109,7 +110,7 @@ def test_largest_timestamp_from_batches_without_a_time_index(tmp_path) -> None:
     d = tmp_path / "p-0"
     shutil.copytree(CORPUS_DATA / "plain-v2-0", d)
     (d / "00000000000000000000.timeindex").unlink()
-    with PartitionLog(str(d), LIMIT) as log:
+    with PartitionLog(str(d), LIMIT, store=local()) as log:
         r = lookup_time(log, 1730000000050)
         assert r.chosen.source == FROM_BATCHES and r.chosen.segment.base_offset == 0
         assert r.chosen.timestamp == 1730000000093 and r.offset is not None
@@ -121,7 +122,7 @@ def test_a_preallocated_time_index_is_not_trusted(tmp_path) -> None:
     """prealloc-index-0's .timeindex: 19 entries used, the rest zero and no final entry:
     the segment's largest timestamp comes from its batches."""
     part = read_partition(CORPUS_DATA / "prealloc-index-0")
-    with PartitionLog(str(CORPUS_DATA / "prealloc-index-0"), LIMIT) as log:
+    with PartitionLog(str(CORPUS_DATA / "prealloc-index-0"), LIMIT, store=local()) as log:
         r = lookup_time(log, 0)
         assert r.chosen.source == FROM_BATCHES and r.chosen.timestamp == part.largest(0)
         assert any("preallocated" in n for n in log.notes)

@@ -22,6 +22,7 @@ from kseg.testing.writer import (
     write_partition,
 )
 from tests.ops.lookup.lookup_oracle import LIMIT, read_partition
+from tests.stores import local
 
 BASE_TS = 1_730_000_000_000
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
@@ -96,7 +97,7 @@ def test_lookups_agree_with_brute_force_on_random_partitions(specs, interval, se
     with tempfile.TemporaryDirectory() as d:
         write_partition(d, [[b] for b in batches], index_interval_bytes=interval, segment_bytes=segment_bytes)
         part = read_partition(d)
-        with PartitionLog(d, LIMIT) as log:
+        with PartitionLog(d, LIMIT, store=local()) as log:
             for target in range(part.log_start, part.log_end):
                 batch, offset = part.by_offset(target)
                 r = lookup_offset(log, target)

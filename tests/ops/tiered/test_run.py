@@ -10,7 +10,7 @@ from kseg.ops.tiered.keys import expected_key
 from kseg.ops.tiered.objects import read_manifest
 from kseg.ops.tiered.read import read_metadata
 from kseg.ops.tiered.run import TieredReport, check_all
-from kseg.ops.tiered.store import list_store
+from kseg.ops.tiered.store import StoreListing, list_store
 from kseg.storage.remote_keys import Layout, object_key
 from kseg.storage.stores.discover import store_of
 from kseg.storage.stores.find import root
@@ -22,7 +22,7 @@ from tests.ops.tiered.scenario import IDS, PARTITIONS, TOPIC, TOPIC_ID, Cluster,
 def run(tmp_path, cluster: Cluster, store: bool = True, logdir: bool = True) -> TieredReport:
     meta, store_root, log_dir = cluster.write(tmp_path)
     read = read_metadata([str(meta)], read_record)
-    listing = list_store(str(store_root)) if store else None
+    listing = _listing(str(store_root)) if store else None
     return check_all(
         read,
         PARTITIONS,
@@ -112,7 +112,7 @@ def test_objects_of_a_partition_whose_metadata_was_not_read_are_not_judged(tmp_p
     (store_root / key).parent.mkdir(parents=True)
     (store_root / key).write_bytes(b"x")
     read = read_metadata([str(meta / f"__remote_log_metadata-{home}")], read_record)
-    report = check_all(read, PARTITIONS, list_store(str(store_root)))
+    report = check_all(read, PARTITIONS, _listing(str(store_root)))
     assert kinds(report) == [] and report.exit_code() == 0  # found, but not judged: no verdict on it
     (unjudged,) = [c for c in report.checks if not c.known]
     assert [o.segment_id for o in unjudged.orphans] == [IDS["stray"]] and unjudged.status == "incomplete"
@@ -178,7 +178,7 @@ def test_local_size_mismatch(tmp_path) -> None:
     meta, store_root, log_dir = cluster.write(tmp_path)
     log = store_root / object_key("local", "", TOPIC, TOPIC_ID, 0, 100, IDS["a"], "log")
     log.write_bytes(b"\0" * 10)
-    report = check_all(read_metadata([str(meta)], read_record), PARTITIONS, list_store(str(store_root)))
+    report = check_all(read_metadata([str(meta)], read_record), PARTITIONS, _listing(str(store_root)))
     assert kinds(report) == ["size"]
 
 
@@ -203,7 +203,8 @@ def test_aiven_custom_metadata_names_the_key(tmp_path) -> None:
         "k/x",
     )
     assert expected_key(report.checks[0].tp, c) == "p/k/x.log"
-    assert expected_key(report.checks[0].tp, c, root="s3://b/root") == "s3://b/p/k/x.log"  # object_prefix: the bucket's
+    # object_prefix: the bucket's
+    assert expected_key(report.checks[0].tp, c, listed=_listed("s3://b/root")) == "s3://b/p/k/x.log"
     assert kinds(report) == []  # c's deletion started: it is no longer served, and no later segment follows it
     assert [s.segment_id for s in sc.finished(report.checks[0].tp)] == [IDS["a"], IDS["b"]]
 
@@ -218,11 +219,21 @@ def test_aiven_custom_metadata_with_one_field_falls_back_as_the_plugin_does(tmp_
     report = run(tmp_path, cluster, store=False, logdir=False)
     tp = report.checks[0].tp
     c = tp.segments[IDS["c"]]
-    assert expected_key(tp, c, root="s3://b/root") == "s3://b/root/k/x.log"
+    assert expected_key(tp, c, listed=_listed("s3://b/root")) == "s3://b/root/k/x.log"
     c.custom = None
     main = expected_key(tp, c).removesuffix(".log")  # the layout's main path
     c.custom = rm_custom(only_prefix)
-    assert expected_key(tp, c, root="s3://b/root") == f"s3://b/old/{main}.log"
+    assert expected_key(tp, c, listed=_listed("s3://b/root")) == f"s3://b/old/{main}.log"
+
+
+def _listed(root: str) -> StoreListing:
+    """An empty listing of the store at ``root`` (the root and store the keys are made under)."""
+    return StoreListing(root, store_of(root))
+
+
+def _listing(root: str) -> StoreListing:
+    """The store at ``root`` listed, its store chosen once as ``--remote``'s is."""
+    return list_store(root, store_of(root))
 
 
 def rm_custom(data: bytes):
@@ -259,7 +270,7 @@ def _reconcile(tmp_path, change) -> TieredReport:
     return check_all(
         read,
         PARTITIONS,
-        list_store(str(store_root)),
+        _listing(str(store_root)),
         root(str(log_dir)),
         read_manifest=lambda path: read_manifest(path, store_of(path)),
     )

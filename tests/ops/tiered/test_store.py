@@ -8,8 +8,18 @@ from pathlib import Path
 import pytest
 
 from kseg.errors import InputError
-from kseg.ops.tiered.store import list_store, top_level
+from kseg.ops.tiered.store import StoreListing, list_store, top_level
+from kseg.storage.location import Entry
+from kseg.storage.stores.discover import store_of
 from tests.ops.tiered import scenario as sc
+
+
+def _list(root: str) -> StoreListing:
+    return list_store(root, store_of(root))  # its store chosen once, as --remote's is
+
+
+def _top(root: str) -> tuple[list[str], list[Entry]]:
+    return top_level(root, store_of(root))
 
 
 def _tree(tmp_path: Path) -> Path:
@@ -22,11 +32,11 @@ def _tree(tmp_path: Path) -> Path:
 
 def test_local_listing(tmp_path: Path) -> None:
     store = _tree(tmp_path)
-    listing = list_store(str(store))
+    listing = _list(str(store))
     assert listing.objects == 11 and listing.other_objects == 2 and listing.other_bytes == 15 + 7
     assert sorted(listing.by_segment) == sorted(sc.IDS[n] for n in ("a", "b", "c"))
     assert {o.key.suffix for o in listing.by_segment[sc.IDS["a"]]} == {"log", "indexes", "rsm-manifest"}
-    dirs, files = top_level(str(store))
+    dirs, files = _top(str(store))
     assert [Path(d).name for d in dirs] == [f"{sc.TOPIC}-{sc.TOPIC_ID}", "other"]
     assert [Path(f.path).name for f in files] == ["notes.txt"]
 
@@ -35,7 +45,7 @@ def test_s3_listing_equals_local(s3, tmp_path: Path) -> None:
     store = _tree(tmp_path)
     s3.upload_tree(store, "tiered-store")
     root = s3.uri("tiered-store")
-    local, remote = list_store(str(store)), list_store(root)
+    local, remote = _list(str(store)), _list(root)
     assert (remote.objects, remote.other_objects, remote.other_bytes) == (
         local.objects,
         local.other_objects,
@@ -44,13 +54,13 @@ def test_s3_listing_equals_local(s3, tmp_path: Path) -> None:
     for seg_id, objects in local.by_segment.items():
         want = [(o.path.replace(str(store), root), o.size, o.key.suffix) for o in objects]
         assert [(o.path, o.size, o.key.suffix) for o in remote.by_segment[seg_id]] == want
-    dirs, files = top_level(root)
+    dirs, files = _top(root)
     assert dirs == [f"{root}/{sc.TOPIC}-{sc.TOPIC_ID}", f"{root}/other"]
     assert [(f.path, f.size) for f in files] == [(f"{root}/notes.txt", 15)]
 
 
 def test_missing_root(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="no such file or directory"):
-        list_store(str(tmp_path / "nowhere"))
+        _list(str(tmp_path / "nowhere"))
     with pytest.raises(InputError, match="not a directory"):
-        top_level(str(tmp_path / "nowhere"))
+        _top(str(tmp_path / "nowhere"))

@@ -20,6 +20,7 @@ from kseg.ops.verify.holding import holding_all
 from kseg.ops.verify.index import EntryCheck, Records, batch_holding
 from kseg.ops.verify.result import KEPT_PER_KIND, LogScan, SegmentResult
 from kseg.ops.verify.verify import verify_segment
+from kseg.storage.location import LocalNames
 from kseg.storage.partition import scan_partition
 from tests.conftest import CORPUS_DATA
 from tests.ops.verify.kafka_versions import BUILDERS
@@ -143,7 +144,7 @@ def test_a_log_whose_offsets_go_back_is_scanned_again_whole(monkeypatch, tmp_pat
     log.write_bytes(bytes(raw))
     (seg,) = scan_partition(str(d), store=local()).segments
     scan = verify.scan_log(
-        verify.SegmentResult("back-0", seg.name, 0, seg.log),
+        verify.SegmentResult("back-0", seg.name, 0, seg.log, names=seg.store.names),
         seg.log,
         verify.index_keys(verify.read_indexes(seg)),
         store=seg.store,
@@ -157,7 +158,7 @@ def test_a_log_whose_offsets_go_back_is_scanned_again_whole(monkeypatch, tmp_pat
 def test_a_healthy_log_records_only_what_its_indexes_ask() -> None:
     (seg, *_) = scan_partition(str(CORPUS_DATA / "plain-v2-0"), store=local()).segments
     scan = verify.scan_log(
-        verify.SegmentResult("plain-v2-0", seg.name, seg.base_offset, seg.log),
+        verify.SegmentResult("plain-v2-0", seg.name, seg.base_offset, seg.log, names=seg.store.names),
         seg.log,
         verify.index_keys(verify.read_indexes(seg)),
         store=seg.store,
@@ -168,7 +169,7 @@ def test_a_healthy_log_records_only_what_its_indexes_ask() -> None:
 
 def test_a_current_brokers_indexes_take_the_bulk_path() -> None:
     (seg, *_) = scan_partition(str(CORPUS_DATA / "plain-v2-0"), store=local()).segments
-    res = verify.SegmentResult("plain-v2-0", seg.name, seg.base_offset, seg.log)
+    res = verify.SegmentResult("plain-v2-0", seg.name, seg.base_offset, seg.log, names=seg.store.names)
     scan = verify.scan_log(res, seg.log, verify.index_keys(verify.read_indexes(seg)), store=seg.store)
     oview = OffsetIndexView(Path(seg.index).read_bytes(), seg.base_offset, seg.index)
     tview = TimeIndexView(Path(seg.timeindex).read_bytes(), seg.base_offset, seg.timeindex)
@@ -224,7 +225,7 @@ def test_the_first_batch_ending_at_an_offset_is_the_linear_search(seed: int) -> 
     last = array("q", (rng.choice([rng.randrange(60), 2**63 - 1, -5]) for _ in range(rng.randrange(1, 80))))
     scan = LogScan(last_offsets=last)
     fast = time_index._Entries(
-        SegmentResult("p-0", "s", 0, "s.log"), "s.timeindex", scan, False, Records("s.log", local())
+        SegmentResult("p-0", "s", 0, "s.log", names=LocalNames()), "s.timeindex", scan, False, Records("s.log", local())
     )
     for offset in [*range(-6, 62), 2**63 - 1, -(2**63)]:
         assert fast.first_ending(offset) == _linear_first_ending(fast, offset)
@@ -329,7 +330,7 @@ def test_a_small_log_with_large_indexes_records_every_batch(monkeypatch, tmp_pat
         monkeypatch.setattr(sieve, "SMALLEST_BATCH", smallest)
         monkeypatch.setattr(sieve, "EVERY_BYTES", every_bytes)
         scan = verify.scan_log(
-            verify.SegmentResult("back-0", seg.name, 0, seg.log),
+            verify.SegmentResult("back-0", seg.name, 0, seg.log, names=seg.store.names),
             seg.log,
             verify.index_keys(verify.read_indexes(seg)),
             store=seg.store,

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from kseg.ops.verify.report import result_rows
 from kseg.ops.verify.result import KEPT_PER_KIND, SegmentResult
+from kseg.storage.location import LocalNames
 
 
 def test_problems_past_the_bound_are_counted_per_kind_and_file():
-    res = SegmentResult("t-0", "00000000000000000000", 0, "/x/t-0/00000000000000000000.log")
+    res = SegmentResult("t-0", "00000000000000000000", 0, "/x/t-0/00000000000000000000.log", names=LocalNames())
     for i in range(KEPT_PER_KIND + 7):
         res.problem("index-order", "a.index", "offsets do not strictly increase", entry=i)
     for i in range(3):

@@ -158,7 +158,7 @@ def test_corpus_reports_are_the_reference(monkeypatch: pytest.MonkeyPatch, name:
 
 
 def _scan(seg, epochs: EpochCheck | None, every: bool) -> tuple:
-    res = verify.SegmentResult("orders-0", seg.name, seg.base_offset, seg.log)
+    res = verify.SegmentResult("orders-0", seg.name, seg.base_offset, seg.log, names=seg.store.names)
     keys_ = None if every else verify.index_keys(verify.read_indexes(seg))
     scan = verify.scan_log(res, seg.log, keys_, MAX_MESSAGE, epochs, store=seg.store)
     found = None if epochs is None else (epochs.findings(), epochs.lo, epochs.hi, epochs.expected)
