@@ -5,10 +5,11 @@ Each is its own JVM, started from the installed pyspark with ``bin/spark-class``
 bound to 127.0.0.1 on free ports, with one core and 512 MiB for executors each
 (the test machine's cores are shared).  Every worker runs its executors in its own
 work directory, so a path that is only right in the driver's working directory is
-wrong there, as on a real cluster.  The workers' environment has no AWS variables:
-executors reach the S3 server only with what the application gives them
+wrong there, as on a real cluster.  The workers' environment has none of the S3
+server's settings: executors reach it only with what the application gives them
 (``spark.executorEnv.AWS_*``) or a job its Python workers (the environment
-``spark.executorEnv.*`` fills for them), as on a real cluster.
+``spark.executorEnv.*`` fills for them), as on a real cluster; without them they
+talk to an endpoint that refuses every request (:class:`RefusingStore`).
 
 Skipped, with the reason, only where Java is missing (or pyspark, the spark extra).
 """
@@ -23,8 +24,10 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -83,6 +86,43 @@ def java_missing() -> str | None:
     return "no Java (JAVA_HOME unset and no java on PATH): a Spark standalone cluster needs Java 17 or later"
 
 
+class _Refuse(BaseHTTPRequestHandler):
+    """Every request answered ``400 Bad Request`` (an S3 error document, none for a HEAD)."""
+
+    BODY = b"<?xml version='1.0' encoding='UTF-8'?><Error><Code>InvalidRequest</Code><Message>none</Message></Error>"
+
+    def _refuse(self) -> None:
+        body = b"" if self.command == "HEAD" else self.BODY
+        self.send_response(400)
+        self.send_header("Content-Type", "application/xml")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_GET = do_HEAD = do_PUT = do_POST = do_DELETE = _refuse
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+class RefusingStore:
+    """The S3 endpoint of executors not given the store's settings: a loopback server (a thread of the test
+    process) that refuses every request at once, so a read fails as "cannot read" naming the object and
+    the store's answer.  Not a port nobody listens on: the S3 client retries a failed connection with
+    back-off (three attempts, ~1.8 s an object, in the verify run and each of a query's two task attempts)
+    and no test asserts those retries; it does not retry a 400."""
+
+    def __init__(self) -> None:
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), _Refuse)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_port}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
 class Cluster:
     """The running cluster: its master URL, the workers' processes and directories."""
 
@@ -108,9 +148,10 @@ class Cluster:
         )
         # Executors without the store's settings unless a test hands them (spark.executorEnv.AWS_*, or to a
         # job's Python workers), as on a cluster whose workers were never configured for it -- reaching
-        # nothing off this machine: the S3 endpoint a loopback port nobody listens on, and no
+        # nothing off this machine: the S3 endpoint one on loopback that refuses every request, and no
         # instance-metadata look-up (169.254.169.254)
-        self.env.update(AWS_EC2_METADATA_DISABLED="true", AWS_ENDPOINT_URL=f"http://127.0.0.1:{free_port()}")
+        self.refusing = RefusingStore()
+        self.env.update(AWS_EC2_METADATA_DISABLED="true", AWS_ENDPOINT_URL=self.refusing.url)
 
     def _start(self, name: str, *args: str) -> None:
         log = open(self.root / f"{name}.log", "wb")
@@ -197,17 +238,10 @@ class Cluster:
                 raise RuntimeError(f"waited {START_TIMEOUT:.0f} s for {what}: {self.log_tail('master')}")
             time.sleep(0.2)
 
-    def apps(self, n: int) -> set[str]:
-        """The applications worker ``n`` has run executors for (their work directories)."""
-        return {p.name for p in (self.root / f"worker{n}").glob("app-*")}
-
-    def running_task(self, n: int, before: set[str]) -> bool:
-        """Whether an executor of worker ``n`` for an application not in ``before`` has logged starting
-        a task (its stderr in the worker's work directory)."""
-        for log in (self.root / f"worker{n}").glob("app-*/*/stderr"):
-            if log.parent.parent.name not in before and b"Running task" in log.read_bytes():
-                return True
-        return False
+    def started_tasks(self, n: int) -> int:
+        """How many tasks the executors of worker ``n`` have logged starting (their stderr in the worker's work
+        directory)."""
+        return sum(log.read_bytes().count(b"Running task") for log in (self.root / f"worker{n}").glob("app-*/*/stderr"))
 
     def kill_worker(self, n: int) -> None:
         """SIGKILL worker ``n`` and its executors (its process group), as a lost machine."""
@@ -230,6 +264,7 @@ class Cluster:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
         self.procs.clear()
+        self.refusing.close()
 
     def settings(self, *extra: str) -> list[str]:
         """The Spark settings of a job on this cluster, small enough for the shared machine, and ``extra``."""

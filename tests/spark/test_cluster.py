@@ -5,7 +5,7 @@ Every run here is compared with the local command on the same files.  Starting a
 costs a cluster run most of its time, so the runs share one application (tests/spark/cluster_app.py,
 :func:`app`), its executors without the store's settings (the workers have no AWS variable); the runs that
 read the store with them hand them to their jobs' Python workers (:func:`store_settings`, what
-``spark.executorEnv.*`` fills for them); only the run a worker is killed under has an application of its own.
+``spark.executorEnv.*`` fills for them); the run a worker is killed under comes last in it.
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ GIVEN = ("KSEG_TEST_GIVEN", "by-spark-conf")
 
 
 @pytest.fixture(scope="module")
-def app(spark_cluster, s3, workdir: Path, tmp_path_factory) -> tuple[dict, dict[tuple[str, str], str], Path]:
+def app(spark_cluster, s3, workdir: Path, tmp_path_factory) -> tuple[dict, dict[tuple[str, str], str], Path, list]:
     """One application, its driver run in the operator's directory ``workdir`` with relative paths: the
     commands whose results the tests below compare with the local runs (by name), then the data source's
     loads (by query, and whether the executors had the store's settings).  Its settings: both executors
@@ -89,8 +89,10 @@ def app(spark_cluster, s3, workdir: Path, tmp_path_factory) -> tuple[dict, dict[
     task; its driver run with no SPARK_LOCAL_IP and no PYSPARK_PYTHON.  Runs that give their jobs' Python
     workers an environment of their own: the store's settings (:func:`store_settings`) for the "store" run
     and the loads "with"; the test-only hook that kills the Python worker on :data:`POISON` (no other segment
-    is affected) for the "poison" run.  The commands' results by name, the loads' lines by (query, "without"
-    or "with"), and the directory holding the wrapper's record."""
+    is affected) for the "poison" run.  Last, after the loads, the "lost" run, worker 2 killed under it
+    (:func:`kill_worker_2_under`).  The commands' results by name, the loads' lines by (query, "without" or
+    "with"), the directory holding the wrapper's record and the reports of the poison and lost runs, and what
+    the kill saw."""
     import os
     import sys
 
@@ -133,6 +135,8 @@ def app(spark_cluster, s3, workdir: Path, tmp_path_factory) -> tuple[dict, dict[
         f"spark.task.maxFailures={ATTEMPTS}",
     )
     env = {k: v for k, v in os.environ.items() if k not in ("SPARK_LOCAL_IP", "PYSPARK_PYTHON")}
+    lost = ("lost", ["verify-index", "--spark", "--report", str(base / "lost"), str(workdir / "data/b1/data")], {})
+    killed: list[str] = []
     results, lines = cluster_app.run(
         commands,
         spark_cluster.master,
@@ -143,8 +147,28 @@ def app(spark_cluster, s3, workdir: Path, tmp_path_factory) -> tuple[dict, dict[
         queries=tuple((q, store if how == "with" else {}) for q, how in loads),
         uri=s3.uri(SEGMENT),
         rows_to=workdir / "rows.pickle",
+        after=(lost,),
+        during=lambda name, running: kill_worker_2_under(spark_cluster, name, running, killed),
     )
-    return results, dict(zip(loads, lines, strict=True)), base
+    return results, dict(zip(loads, lines, strict=True)), base, killed
+
+
+def kill_worker_2_under(cluster, name: str, running, killed: list[str]) -> None:
+    """When the driver starts the "lost" run: once an executor on worker 2 has started a task of it, SIGKILL
+    worker 2 and its executor (``killed`` says so; nothing if the run ended first).  Worker 2 is started again
+    by the next user of the cluster (``spark_cluster.ready()``)."""
+    import time
+
+    if name != "lost":
+        return
+    before = cluster.started_tasks(2)
+    deadline = time.monotonic() + 300
+    while cluster.started_tasks(2) == before:
+        if not running() or time.monotonic() > deadline:
+            return
+        time.sleep(0.05)  # a task of this run is short: kill while it runs
+    cluster.kill_worker(2)
+    killed.append("worker 2, under a task")
 
 
 #: a path that is the data for the driver (run in ``workdir``) and nothing for an executor
@@ -297,7 +321,7 @@ def test_spark_pyspark_python_is_honoured(app) -> None:
     was ignored: pyspark reads only PYSPARK_PYTHON); the driver's address is found from the route to the
     master (no SPARK_LOCAL_IP, no spark.driver.host given); ``--spark-conf spark.executorEnv.*`` reaches
     the executors' Python (the wrapper records :data:`GIVEN`)."""
-    results, _, base = app
+    results, _, base, _ = app
     r = results["python"]
     assert r.exit_code == 0, r.errtext[-3000:]
     marker = base / "used"
@@ -310,7 +334,7 @@ def test_a_poison_segment_fails_only_its_bin(app, local_verify) -> None:
     every one of Spark's attempts (:data:`ATTEMPTS`): that bin's segments are failed rows naming the cause,
     exit 2; every other segment's rows are the local run's, and the report is complete."""
     _, expected = local_verify
-    results, _, base = app
+    results, _, base, _ = app
     r = results["poison"]
     report = base / "poison"
     assert r.exit_code == 2, r.errtext[-3000:]
@@ -327,34 +351,13 @@ def test_a_poison_segment_fails_only_its_bin(app, local_verify) -> None:
 # -- the cluster itself: a lost worker ---------------------------------------------------------------------
 
 
-def test_a_worker_killed_mid_run_changes_nothing(spark_cluster, workdir: Path, local_verify, tmp_path: Path) -> None:
-    """Worker 2 (and its executor) SIGKILLed while it runs a task: Spark re-runs its tasks (and the lost
-    shuffle output) on worker 1, and the verdict is the local command's.  Worker 2 is started again by the
-    next user of the cluster (``spark_cluster.ready()``)."""
-    import subprocess
-    import sys
-    import time
-
+def test_a_worker_killed_mid_run_changes_nothing(app, local_verify) -> None:
+    """Worker 2 (and its executor) SIGKILLed while it runs a task of the shared application's last run
+    (:func:`kill_worker_2_under`): Spark re-runs its tasks (and the lost shuffle output) on worker 1, and
+    the verdict is the local command's."""
     _, expected = local_verify
-    spark_cluster.ready()  # both workers (the cluster is the session's)
-    report = tmp_path / "cluster-report"
-    before = spark_cluster.apps(2)
-    job = subprocess.Popen(
-        [sys.executable, "-m", "kseg", "verify-index", "--spark", *spark_cluster.conf(), "--report", str(report)]
-        + [str(workdir / "data/b1/data")],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        deadline = time.monotonic() + 300
-        while not spark_cluster.running_task(2, before):  # an executor on worker 2 has started a task
-            assert job.poll() is None, job.stderr.read().decode()[-3000:]
-            assert time.monotonic() < deadline, "no task ever ran on worker 2"
-            time.sleep(0.2)
-        spark_cluster.kill_worker(2)
-        out, err = job.communicate(timeout=600)
-    finally:
-        if job.poll() is None:
-            job.kill()
-    assert job.returncode == 1, err.decode()[-3000:]
-    assert rows(report) == expected
+    results, _, base, killed = app
+    assert killed == ["worker 2, under a task"], "no task of the run ever ran on worker 2"
+    r = results["lost"]
+    assert r.exit_code == 1, r.errtext[-3000:]
+    assert rows(base / "lost") == expected
