@@ -81,15 +81,16 @@ def test_install_without_a_compiler_runs_python_and_passes_the_goldens(tmp_path:
     assert r.returncode == 0
     assert r.stdout.splitlines()[-1].startswith("engine: python (kseg._engine is not built"), r.stdout
 
-    # the goldens, on the installed package: this checkout's tests, imported after the venv's kseg
+    # the goldens, on the installed package: this checkout's tests, imported after the venv's kseg, in this one
+    # process (``-n 0``: the ``-n 2`` of pyproject.toml would start two more, collecting them again, one idle)
     code = (
         "import sys\n"
         f"sys.path[:] = [p for p in sys.path if p not in ('', {str(ROOT)!r})]\n"
         "import kseg, kseg.engine\n"
         "print('KSEG', kseg.__file__, kseg.engine.description(), flush=True)\n"
         "import pytest\n"
-        f"sys.exit(pytest.main(['-q', '-p', 'no:cacheprovider', '--import-mode=append', '--rootdir', {str(ROOT)!r},"
-        f" {str(ROOT / 'tests' / 'cli' / 'test_dump_golden.py')!r}]))\n"
+        "sys.exit(pytest.main(['-q', '-n', '0', '-p', 'no:cacheprovider', '--import-mode=append',"
+        f" '--rootdir', {str(ROOT)!r}, {str(ROOT / 'tests' / 'cli' / 'test_dump_golden.py')!r}]))\n"
     )
     r = subprocess.run([python, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
     first = r.stdout.splitlines()[0]

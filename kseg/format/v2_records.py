@@ -236,7 +236,7 @@ def decode_records_py(  # noqa: C901 - the seam's signature again: see decode_re
 ) -> Decoded:
     """:func:`decode_records` in pure Python: the rule itself.
 
-    One call per chunk of records, varints of one and two bytes decoded
+    One call per chunk of records, varints of one to three bytes decoded
     inline.  A record's offset is baseOffset + offsetDelta in Java ``long``
     arithmetic (``DefaultRecord.readFrom``): within 2^31 of the int64 bounds
     the offsets are wrapped as Java wraps them.
@@ -269,8 +269,9 @@ def decode_records_py(  # noqa: C901 - the seam's signature again: see decode_re
                 f"incorrect declared batch size, premature end of records (record {read} of {count})", position=pos
             )
             break
-        # Each varint below is read inline (one and two bytes; read_varint past that): the same
-        # six lines five times on purpose, a function call per field would cost a fifth of deep iteration.
+        # Each varint below is read inline (one to three bytes; read_varint past that): the same
+        # ten lines five times on purpose, a function call per field would cost a fifth of deep iteration
+        # (three bytes: an offset delta past 8191, a length, key or value of 8 KiB or more).
         # length varint
         b = mv[pos]
         if b < 0x80:
@@ -280,6 +281,10 @@ def decode_records_py(  # noqa: C901 - the seam's signature again: see decode_re
             b = (b & 0x7F) | (c << 7)
             size = (b >> 1) ^ -(b & 1)
             pos += 2
+        elif pos + 1 < last and (d := mv[pos + 2]) < 0x80:
+            b = (b & 0x7F) | ((c & 0x7F) << 7) | (d << 14)
+            size = (b >> 1) ^ -(b & 1)
+            pos += 3
         else:
             try:
                 size, pos = read_varint(mv, pos)
@@ -304,6 +309,10 @@ def decode_records_py(  # noqa: C901 - the seam's signature again: see decode_re
                 b = (b & 0x7F) | (c << 7)
                 ts_delta = (b >> 1) ^ -(b & 1)
                 pos += 2
+            elif pos + 1 < last and (d := mv[pos + 2]) < 0x80:
+                b = (b & 0x7F) | ((c & 0x7F) << 7) | (d << 14)
+                ts_delta = (b >> 1) ^ -(b & 1)
+                pos += 3
             else:
                 ts_delta, pos = read_varlong(mv, pos)
             b = mv[pos]
@@ -314,6 +323,10 @@ def decode_records_py(  # noqa: C901 - the seam's signature again: see decode_re
                 b = (b & 0x7F) | (c << 7)
                 offset_delta = (b >> 1) ^ -(b & 1)
                 pos += 2
+            elif pos + 1 < last and (d := mv[pos + 2]) < 0x80:
+                b = (b & 0x7F) | ((c & 0x7F) << 7) | (d << 14)
+                offset_delta = (b >> 1) ^ -(b & 1)
+                pos += 3
             else:
                 offset_delta, pos = read_varint(mv, pos)
             b = mv[pos]
@@ -324,6 +337,10 @@ def decode_records_py(  # noqa: C901 - the seam's signature again: see decode_re
                 b = (b & 0x7F) | (c << 7)
                 key_size = (b >> 1) ^ -(b & 1)
                 pos += 2
+            elif pos + 1 < last and (d := mv[pos + 2]) < 0x80:
+                b = (b & 0x7F) | ((c & 0x7F) << 7) | (d << 14)
+                key_size = (b >> 1) ^ -(b & 1)
+                pos += 3
             else:
                 key_size, pos = read_varint(mv, pos)
             if key_size >= 0:
@@ -341,6 +358,10 @@ def decode_records_py(  # noqa: C901 - the seam's signature again: see decode_re
                 b = (b & 0x7F) | (c << 7)
                 value_size = (b >> 1) ^ -(b & 1)
                 pos += 2
+            elif pos + 1 < last and (d := mv[pos + 2]) < 0x80:
+                b = (b & 0x7F) | ((c & 0x7F) << 7) | (d << 14)
+                value_size = (b >> 1) ^ -(b & 1)
+                pos += 3
             else:
                 value_size, pos = read_varint(mv, pos)
             if value_size >= 0:

@@ -95,10 +95,17 @@ def java_split(line: str, pattern: re.Pattern[str] | None = None) -> list[str]:
     """``Pattern.compile("\\s+").split(line)`` (or another ``pattern``'s) as Java does it: at runs of Java's
     (ASCII) blanks, the trailing empty strings removed (``"a 0 5 "`` is three tokens), a leading one kept
     (``" a 0 5"`` is four), and a line with no blank is one token."""
-    pattern = _blanks() if pattern is None else pattern
-    if not pattern.search(line):
-        return [line]
-    parts = pattern.split(line)
+    if pattern is None and line.isprintable() and "  " not in line:
+        # the usual line: its only blanks single spaces (tab, LF, VT, FF and CR are not printable), where
+        # str.split gives the pattern's pieces at a fraction of its cost (a checkpoint of 65536 lines: ~2 s)
+        if " " not in line:
+            return [line]
+        parts = line.split(" ")
+    else:
+        pattern = _blanks() if pattern is None else pattern
+        if not pattern.search(line):
+            return [line]
+        parts = pattern.split(line)
     while parts and parts[-1] == "":
         parts.pop()
     return parts

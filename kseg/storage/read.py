@@ -179,8 +179,11 @@ def _ends(data: bytes) -> Iterator[tuple[int, int]]:
     """(where, width) of each line end in ``data``: ``\\r\\n`` is one end; a ``\\r`` last in ``data`` is
     an end too (the next piece's ``\\n``, if any, is then skipped by the caller)."""
     i, n = 0, len(data)
+    cr = data.find(b"\r")  # the next '\r' at or after i (-1: none left): found again only once passed
     while i < n:
-        lf, cr = data.find(b"\n", i), data.find(b"\r", i)
+        lf = data.find(b"\n", i)
+        if 0 <= cr < i:
+            cr = data.find(b"\r", i)
         if lf < 0 and cr < 0:
             return
         if cr < 0 or 0 <= lf < cr:

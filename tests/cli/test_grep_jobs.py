@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.grep_data import TOPIC, write_topic
-from tests.conftest import run_subprocess
+from tests.conftest import run_cli, run_subprocess
 
 
 @pytest.fixture(scope="module")
@@ -23,8 +23,9 @@ def topic(tmp_path_factory) -> Path:
 
 
 def _same(args: list[str], path: Path) -> tuple[int, bytes, bytes]:
-    """The run with one process and with two: the same exit code, stdout and stderr; the first's."""
-    one = run_subprocess(["grep", "-j", "1", *args, str(path)])
+    """The run with one process (the CLI in this one) and with two (a real process dealing to a worker): the
+    same exit code, stdout and stderr; the first's."""
+    one = run_cli(["grep", "-j", "1", *args, str(path)])
     two = run_subprocess(["grep", "-j", "2", *args, str(path)])
     assert b"Traceback" not in two.stderr, two.stderr.decode()
     assert (two.exit_code, two.stdout, two.stderr) == (one.exit_code, one.stdout, one.stderr)

@@ -23,7 +23,7 @@ URI = f"s3://AKIAIOSFODNN7EXAMPLE:{SECRET}@bucket/data"
 
 
 def kseg(*args: str, timeout: float = 60, **env: str) -> subprocess.CompletedProcess:
-    environment = {**os.environ, "AWS_ENDPOINT_URL": "http://127.0.0.1:9", "KSEG_NETWORK_TIMEOUT": "2", **env}
+    environment = {**os.environ, "AWS_ENDPOINT_URL": "http://127.0.0.1:9", "KSEG_NETWORK_TIMEOUT": "1", **env}
     return subprocess.run([sys.executable, "-m", "kseg", *args], capture_output=True, env=environment, timeout=timeout)
 
 
@@ -94,7 +94,7 @@ def test_an_unreachable_gcs_ends_within_the_timeout() -> None:
 
 
 def test_an_s3_endpoint_that_never_answers_ends_within_the_timeouts() -> None:
-    """A loopback server that accepts connections and never replies: 3 attempts of 2 s each, then one line."""
+    """A loopback server that accepts connections and never replies: 3 attempts of 1 s each, then one line."""
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
     server.listen(50)

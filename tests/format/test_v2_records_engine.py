@@ -197,6 +197,20 @@ def test_wide_values_and_wraps() -> None:
         same(build_v2_batch(recs, **kw))
 
 
+def test_varints_at_each_width_and_cut_inside_them() -> None:
+    """Lengths, sizes and deltas at the edges of one-, two-, three- and four-byte varints (the rule reads up
+    to three inline), and each record's head cut at every byte (a varint that runs past the data)."""
+    edges = (63, 64, 8191, 8192, (1 << 20) - 1, 1 << 20)  # zig-zag: the largest of n bytes, the least of n + 1
+    recs = [RecordSpec(bytes(n % 9000), bytes(n), n, offset_delta=n) for n in edges]
+    recs += [RecordSpec(None, b"v", -n, offset_delta=-n) for n in edges]
+    batch = build_v2_batch(recs)
+    same(batch)
+    for n in edges[:4]:
+        one = build_v2_batch([RecordSpec(b"k", bytes(n), n, offset_delta=n)])
+        for cut in range(v2.HEADER_SIZE, v2.HEADER_SIZE + 12):
+            same(one[:cut])
+
+
 blob = st.one_of(st.none(), st.binary(max_size=300))
 record = st.builds(
     RecordSpec,

@@ -60,6 +60,21 @@ def test_java_split_counts_tokens_as_java(line: str, tokens: int) -> None:
     assert len(java_split(line)) == tokens
 
 
+def test_java_split_of_single_spaces_is_the_patterns() -> None:
+    """The common line (single spaces its only blanks) is split by ``str.split``: the same pieces as the
+    pattern's split, on every line of a small alphabet of blanks and others up to five characters."""
+    import itertools
+    import re
+
+    from kseg.storage.checkpoints import java_split
+
+    blanks = re.compile(r"[ \t\n\x0b\f\r]+")
+    for n in range(6):
+        for chars in itertools.product(" a0\t\u00a0\r", repeat=n):
+            line = "".join(chars)
+            assert java_split(line) == java_split(line, blanks), repr(line)
+
+
 def test_a_trailing_blank_is_a_good_entry_a_leading_one_is_not() -> None:
     """LeaderEpochCheckpointFile.Formatter.fromString: ``"1 50 "`` splits into two tokens (an entry),
     ``" 1 50"`` into three (malformed); the version line is ``Integer.parseInt``'s, which trims nothing."""

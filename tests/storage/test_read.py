@@ -46,6 +46,16 @@ def test_lines_at_every_piece_boundary(monkeypatch) -> None:
             assert list(_aux(data).lines()) == list(lines_of_text(data.decode())), (piece, data)
 
 
+def test_lines_of_every_short_text_in_one_piece() -> None:
+    """Every text of up to 7 characters of ``a``, CR and LF, read in one piece, is split as in memory."""
+    import itertools
+
+    for n in range(8):
+        for chars in itertools.product("a\r\n", repeat=n):
+            text = "".join(chars)
+            assert list(_aux(text.encode()).lines()) == list(lines_of_text(text)), repr(text)
+
+
 def test_a_size_past_the_bound_is_refused_before_reading() -> None:
     opened = []
     aux = AuxFile(lambda: opened.append(1) or io.BytesIO(b""), "f", 2 << 20, KIND)

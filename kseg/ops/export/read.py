@@ -212,6 +212,7 @@ def _batch_records(
     facts = (batch.position, batch.base_offset, batch.last_offset, batch.magic, batch.codec, *producer, valid, aborted)
     ttype = batch.timestamp_type
     holds = ranges.holds
+    new = tuple.__new__  # a RecordFacts made as its tuple (NamedTuple's own __new__ is a Python call a record)
     try:
         for rec in batch.records(limit):
             offset, ts = rec[0], rec[1]
@@ -219,18 +220,21 @@ def _batch_records(
                 continue
             if v2:
                 key, value, seq = rec[3], rec[4], rec[2]
-                headers = tuple((bytes(k), None if v is None else bytes(v)) for k, v in rec[5])
+                headers = tuple((bytes(k), None if v is None else bytes(v)) for k, v in rec[5]) if rec[5] else ()
             else:
                 key, value, seq, headers = rec[2], rec[3], -1, ()
-            yield RecordFacts(
-                offset,
-                ts,
-                ttype,
-                None if key is None else bytes(key),
-                None if value is None else bytes(value),
-                headers,
-                seq,
-                *facts,
+            yield new(
+                RecordFacts,
+                (
+                    offset,
+                    ts,
+                    ttype,
+                    None if key is None else bytes(key),
+                    None if value is None else bytes(value),
+                    headers,
+                    seq,
+                    *facts,
+                ),
             )
     except InputError:
         raise
