@@ -7,13 +7,14 @@ been read or written yet), then hands Ctrl-C back to Python's ``KeyboardInterrup
 which stops its workers and says the same line (:func:`kseg.cli.main.interrupted`).
 """
 
-from __future__ import annotations
-
-# the C module: ``signal`` first imports enum, itself a few milliseconds before site has loaded it
+# Until main() installs its handler, a Ctrl-C is Python's KeyboardInterrupt with a traceback: this module's
+# body imports no file, only modules built into the interpreter (no ``from __future__``, and ``posix``, not
+# ``os``: both are files found on the path when Python runs without ``site``), so that window is the few
+# statements below.  The C module ``_signal``: ``signal`` first imports enum.
 import _signal as signal  # type: ignore[import-not-found]
 import _thread
 import gc
-import os
+import posix
 import sys
 
 _EXIT_INTERRUPTED = 130
@@ -21,9 +22,9 @@ _EXIT_INTERRUPTED = 130
 
 def _interrupted_early(signum, frame) -> None:  # pragma: no cover - a child process (test_jobs_and_signals)
     try:
-        os.write(2, b"kseg: interrupted\n")
+        posix.write(2, b"kseg: interrupted\n")
     finally:
-        os._exit(_EXIT_INTERRUPTED)
+        posix._exit(_EXIT_INTERRUPTED)
 
 
 def main() -> None:
@@ -77,7 +78,7 @@ def _end_now(code: object) -> None:
                 stream.flush()
     except (OSError, ValueError):
         return
-    os._exit(code or 0)
+    posix._exit(code or 0)
 
 
 _Module = type(sys)  # types.ModuleType, without importing types
@@ -155,6 +156,8 @@ def _terminal_columns(stdout) -> int:
     """The width click wraps its help to, as click reads it (``shutil.get_terminal_size().columns``:
     ``COLUMNS`` when a positive number, else the terminal's on stdout, else 80), without importing
     shutil (a third of what ``--help`` would import)."""
+    import os
+
     try:
         columns = int(os.environ["COLUMNS"])
     except (KeyError, ValueError):
