@@ -7,6 +7,7 @@ from typing import Any
 
 from kseg.jsonlines import SCHEMA_VERSION
 from kseg.ops.logdir.logdir import LogDirReport, PartitionReport
+from kseg.words import noun, plural
 
 
 def logdir_row(report: LogDirReport) -> dict[str, Any]:
@@ -91,7 +92,7 @@ def summary_line(reports: list[LogDirReport]) -> str:
     by = {s: sum(1 for p in parts if p.status == s) for s in ("clean", "problems", "failed")}
     dir_problems = sum(len(r.problems) for r in reports)
     return (
-        f"{len(reports)} log director{'ies' if len(reports) != 1 else 'y'}, {len(parts)} partitions: "
+        f"{len(reports)} log {noun(len(reports), 'directory')}, {plural(len(parts), 'partition')}: "
         f"{by['clean']} clean, {by['problems']} with problems, {by['failed']} failed; "
-        f"{dir_problems} log-directory problem{'s' * (dir_problems != 1)}"
+        f"{dir_problems} log-directory {noun(dir_problems, 'problem')}"
     )

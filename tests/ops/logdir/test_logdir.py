@@ -425,3 +425,24 @@ def test_a_healthy_leader_epoch_history_is_clean(tmp_path: Path, entries) -> Non
     code, rows, _ = _run(d)
     assert _problems(rows) == [] and code == 0
     assert _rows(rows, "partition")["orders-0"]["leaderEpoch"] == entries[-1][0]
+
+
+@pytest.mark.parametrize(
+    "partitions, problems, expected",
+    [
+        (["clean"], 1, "1 log directory, 1 partition: 1 clean, 0 with problems, 0 failed; 1 log-directory problem"),
+        (
+            ["clean", "failed"],
+            0,
+            "1 log directory, 2 partitions: 1 clean, 0 with problems, 1 failed; 0 log-directory problems",
+        ),
+    ],
+)
+def test_the_summary_counts_its_words(partitions: list[str], problems: int, expected: str) -> None:
+    """The summary's counts through kseg's one pluraliser (it once said "1 partitions")."""
+    from types import SimpleNamespace
+
+    from kseg.render.logdir import summary_line
+
+    report = SimpleNamespace(partitions=[SimpleNamespace(status=s) for s in partitions], problems=["p"] * problems)
+    assert summary_line([report]) == expected  # type: ignore[list-item]
