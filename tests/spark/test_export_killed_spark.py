@@ -14,12 +14,16 @@ from tests.spark.shared import run_on_spark
 
 pq = pytest.importorskip("pyarrow.parquet", reason="export writes Parquet with pyarrow (the test extra)")
 
+#: one-record partitions, each its own task and file (``bytesPerTask=1``): the kill comes once the first file is
+#: staged, with tens of tasks still to run (~0.05 s each on local[2]); the re-run writes them all again
+PARTITIONS = 60
+
 
 def test_a_killed_spark_export_leaves_nothing_a_reader_takes(tmp_path: Path) -> None:
     pytest.importorskip("pyspark")
     from kseg.testing.bombs import write_many_partitions
 
-    root = write_many_partitions(tmp_path / "root", 200)
+    root = write_many_partitions(tmp_path / "root", PARTITIONS)
     out = tmp_path / "out"
     args = ["export", "--spark", "--master", "local[2]", str(root), "-o", str(out)]
     args += ["--spark-conf", "spark.kseg.bytesPerTask=1", "--target-file-size", "1"]
@@ -33,7 +37,7 @@ def test_a_killed_spark_export_leaves_nothing_a_reader_takes(tmp_path: Path) -> 
     assert r.exit_code == 0, r.errtext[-3000:]
     assert not (out / "_temporary").exists() and (out / "_SUCCESS").exists()
     rows = [row for f in _readable_data(out) for row in pq.read_table(f).to_pylist()]
-    assert len(rows) == 200
+    assert len(rows) == PARTITIONS
 
 
 def test_an_output_bucket_that_does_not_exist_is_said_before_the_job(s3, tmp_path: Path) -> None:
