@@ -35,16 +35,12 @@ def epoch_ms(when) -> int | None:
 
 
 def rows_of(df) -> list[dict]:
-    rows = [r.asDict(recursive=True) for r in df.collect()]
+    """The DataFrame's rows as dicts (binary columns as bytes, ``timestamp`` as epoch ms), in ``ORDER``: collected
+    as Arrow (``toArrow``), the same values as ``collect()``'s Rows without a pickled Row each (the whole
+    corpus's 17,000 rows: ~4.5 s -> ~2.7 s of wall)."""
+    rows = df.toArrow().to_pylist()
     for r in rows:
         r["timestamp"] = epoch_ms(r["timestamp"])
-        for k in ("key", "value"):
-            if r[k] is not None:
-                r[k] = bytes(r[k])
-        if r["headers"] is not None:
-            r["headers"] = [
-                {"key": h["key"], "value": None if h["value"] is None else bytes(h["value"])} for h in r["headers"]
-            ]
     return sorted(rows, key=lambda r: tuple((x is None, x) for x in (r[k] for k in ORDER)))
 
 
