@@ -285,7 +285,10 @@ def partition(report: LogDirReport, full: str, name: str, tp: tuple[str, int]) -
         )
     plan = recover.plan_of(report.clean_shutdown, _entry(report, cp.RECOVERY_POINT, tp))
     part.log = read_log(listed, check, plan)
-    part.problems.extend(cut.problem(plan) for cut in part.log.truncations)
+    found, part.log.log_end = recover.problems(
+        part.log.truncations, plan, _entry(report, cp.LOG_START, tp), part.log.log_end
+    )
+    part.problems.extend(found)
     if (note := recover.unchecked_note(full, plan, part.log.unchecked)) is not None:
         report.notes.append(note)
     _offsets_from_checkpoints(report, part, tp, listed)

@@ -84,7 +84,7 @@ class Truncation:
     def problem(self, plan: Plan) -> str:
         where = f"{self.name}, position {self.position}: {self.reason}"
         if self.last is None and self.known:
-            lost = f"no whole batch is lost ({plural(self.bytes, 'byte')})"
+            lost = f"no whole batch is lost, only the {plural(self.bytes, 'byte')} after the last one"
         else:
             held = f"offsets {self.end}-{self.last}" if self.known else f"offsets from {self.end} on"
             lost = f"{held} ({plural(self.segments, 'segment')}, {plural(self.bytes, 'byte')}) are lost"
@@ -105,6 +105,23 @@ def plan_of(clean_shutdown: bool, recovery_point: int | None) -> Plan:
     """The recovery of a partition whose log directory had ``clean_shutdown`` and whose entry in
     ``recovery-point-offset-checkpoint`` is ``recovery_point`` (None: no entry, or no file Kafka reads)."""
     return Plan(clean_shutdown, recovery_point or 0, recovery_point is not None)
+
+
+def problems(
+    truncations: list[Truncation], plan: Plan, log_start: int | None, log_end: int | None
+) -> tuple[list[str], int | None]:
+    """What recovery truncates, one problem each, and the log end it leaves: when that is below the log
+    start checkpoint's entry, every segment goes and an empty one is made at the log start
+    (``deleteSegmentsIfLogStartGreaterThanLogEnd``)."""
+    found = [cut.problem(plan) for cut in truncations]
+    if truncations and log_start is not None and log_end is not None and log_end < log_start:
+        found.append(
+            f"recovery deletes every segment: the log end {log_end} it leaves is below the log start offset "
+            f"{log_start} (log-start-offset-checkpoint); Kafka makes an empty segment there, log end {log_start} "
+            "(LogLoader.recoverLog)"
+        )
+        log_end = log_start
+    return found, log_end
 
 
 def unchecked_note(where: str, plan: Plan, segments: int) -> str | None:

@@ -183,7 +183,8 @@ def test_a_torn_last_batch_is_truncated_and_said(tmp_path: Path) -> None:
     assert (code, part["status"], part["logEndOffset"]) == (1, "problems", base)
     assert (
         f"recovery truncates at offset {base} ({SEG1}, position {pos}: a partial batch, {size // 2} bytes after "
-        f"the last whole batch (a write cut short by a crash)): no whole batch is lost ({size // 2} bytes), "
+        f"the last whole batch (a write cut short by a crash)): no whole batch is lost, only the {size // 2} bytes "
+        "after the last one, "
         f"log end {base} after recovery" in part["problems"][0]
     ), part["problems"]
 
@@ -269,3 +270,19 @@ def test_recovery_does_not_decompress(tmp_path: Path, name: str) -> None:
     log.write_bytes(bytes(data))
     code, rows, _ = _json(d)
     assert (code, _partition(rows, "t-0")["status"]) == (0, "clean"), rows
+
+
+def test_recovery_below_the_log_start_deletes_every_segment(tmp_path: Path) -> None:
+    """A log start of 300 (``DeleteRecords``) and a fault in segment 251's first batch, recovery point 251:
+    recovery leaves log end 251, below the log start, so Kafka deletes every segment and starts an empty one
+    at 300 -- the log end the offsets are then judged against."""
+    d = _crashed(tmp_path / "d", 251)
+    (d / "log-start-offset-checkpoint").write_text(checkpoint([("plain", 0, 300)]))
+    _flip(d / "plain-0" / SEG1, 70)
+    code, rows, _ = _json(d)
+    part = _partition(rows, "plain-0")
+    assert (code, part["logEndOffset"], part["logStartOffset"]) == (1, 300, 300)
+    assert part["problems"][1] == (
+        "recovery deletes every segment: the log end 251 it leaves is below the log start offset 300 "
+        "(log-start-offset-checkpoint); Kafka makes an empty segment there, log end 300 (LogLoader.recoverLog)"
+    )
