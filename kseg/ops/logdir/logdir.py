@@ -283,7 +283,7 @@ def partition(report: LogDirReport, full: str, name: str, tp: tuple[str, int]) -
             epochs,
             files.display(location.join(full, leader_epochs.FILE_NAME), store=report.store),
         )
-    plan = recover.plan_of(report.clean_shutdown, _entry(report, cp.RECOVERY_POINT, tp))
+    plan = recover.plan_of(report.clean_shutdown, _entry(report, cp.RECOVERY_POINT, tp), tp[0] == METADATA_TOPIC)
     part.log = read_log(listed, check, plan)
     found, part.log.log_end = recover.problems(
         part.log.truncations, plan, _entry(report, cp.LOG_START, tp), part.log.log_end

@@ -43,6 +43,7 @@ class Plan:
     clean_shutdown: bool
     recovery_point: int = 0
     point_entry: bool = False
+    metadata: bool = False  # KRaft's metadata log: recovered whole on every start
 
     def first_recovered(self, bases: list[int]) -> int | None:
         """The index of the first segment ``recoverLog`` recovers (the last whose base offset is at most the
@@ -56,6 +57,11 @@ class Plan:
         return at
 
     def why(self) -> str:
+        if self.metadata:
+            return (
+                "KRaft's metadata log, recovered whole on every start (KafkaMetadataLog: recovery point 0, "
+                "never a clean shutdown)"
+            )
         if self.point_entry:
             return f"no .kafka_cleanshutdown, recovery point {self.recovery_point}"
         return "no .kafka_cleanshutdown and no recovery point: the whole log is recovered"
@@ -101,9 +107,13 @@ class Truncation:
         )
 
 
-def plan_of(clean_shutdown: bool, recovery_point: int | None) -> Plan:
+def plan_of(clean_shutdown: bool, recovery_point: int | None, metadata: bool = False) -> Plan:
     """The recovery of a partition whose log directory had ``clean_shutdown`` and whose entry in
-    ``recovery-point-offset-checkpoint`` is ``recovery_point`` (None: no entry, or no file Kafka reads)."""
+    ``recovery-point-offset-checkpoint`` is ``recovery_point`` (None: no entry, or no file Kafka reads);
+    ``metadata``: KRaft's ``__cluster_metadata``, which the raft layer opens with recovery point 0 and no
+    clean shutdown, whatever the marker says (``KafkaMetadataLog.apply``)."""
+    if metadata:
+        return Plan(False, 0, False, metadata=True)
     return Plan(clean_shutdown, recovery_point or 0, recovery_point is not None)
 
 
@@ -129,12 +139,13 @@ def unchecked_note(where: str, plan: Plan, segments: int) -> str | None:
     if not segments:
         return None
     if plan.clean_shutdown:
-        why = "a clean shutdown (.kafka_cleanshutdown): a broker recovers no segment on start"
-    else:
-        why = "a broker does not validate them on start"
+        return (
+            f"{where}: CRCs not checked ({plural(segments, 'segment')}): after a clean shutdown "
+            "(.kafka_cleanshutdown) a broker recovers no segment on start; `kseg verify-index` reads them"
+        )
     return (
-        f"{where}: CRCs not checked before the recovery point ({plural(segments, 'segment')}): {why}; "
-        "`kseg verify-index` reads them"
+        f"{where}: CRCs not checked before the recovery point ({plural(segments, 'segment')}): a broker does "
+        "not validate them on start; `kseg verify-index` reads them"
     )
 
 

@@ -155,8 +155,8 @@ def test_a_clean_shutdown_recovers_nothing(tmp_path: Path) -> None:
     assert (code, part["status"], part["logEndOffset"]) == (0, "clean", PLAIN_END)
     # (the note of both partitions, grouped: kseg.render.notes)
     assert (
-        "kseg: note: 2 paths: CRCs not checked before the recovery point (3 segments): a clean shutdown "
-        "(.kafka_cleanshutdown): a broker recovers no segment on start; `kseg verify-index` reads them "
+        "kseg: note: 2 paths: CRCs not checked (3 segments): after a clean shutdown (.kafka_cleanshutdown) a "
+        "broker recovers no segment on start; `kseg verify-index` reads them "
         f"({d / 'orders-0'}, {d / 'plain-0'})" in err.splitlines()
     ), err
 
@@ -286,3 +286,19 @@ def test_recovery_below_the_log_start_deletes_every_segment(tmp_path: Path) -> N
         "recovery deletes every segment: the log end 251 it leaves is below the log start offset 300 "
         "(log-start-offset-checkpoint); Kafka makes an empty segment there, log end 300 (LogLoader.recoverLog)"
     )
+
+
+def test_the_metadata_log_is_recovered_whole_even_after_a_clean_shutdown(tmp_path: Path) -> None:
+    """KRaft's ``__cluster_metadata-0`` is opened by the raft layer with recovery point 0 and no clean
+    shutdown (``KafkaMetadataLog.apply``): a CRC fault in it is truncated whatever the marker says."""
+    d = log_dir(tmp_path / "d")
+    meta = d / "__cluster_metadata-0"
+    shutil.copytree(CORPUS_DATA / "__cluster_metadata-0", meta)
+    code, rows, _ = _json(d)
+    assert (code, _partition(rows, "__cluster_metadata-0")["status"]) == (0, "clean"), rows
+    log = sorted(meta.glob("*.log"))[0]
+    _flip(log, _batch_positions(log)[0][0] + 70)
+    code, rows, _ = _json(d)
+    problems = _partition(rows, "__cluster_metadata-0")["problems"]
+    assert code == 1 and problems[0].startswith(f"recovery truncates at offset 0 ({log.name}, position 0: CRC-32C")
+    assert "KRaft's metadata log, recovered whole on every start" in problems[0]
