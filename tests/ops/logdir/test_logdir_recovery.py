@@ -19,7 +19,7 @@ from kseg.format.crc import crc32c_function
 from kseg.storage.batch import V2Batch
 from kseg.storage.records import FileRecords
 from kseg.storage.stores.discover import store_of
-from tests.conftest import CORPUS_DATA, kseg_argv, run_cli
+from tests.conftest import CORPUS_DATA, kseg_argv, run_cli, run_subprocess
 from tests.ops.logdir.kafka_dir import PLAIN_END, checkpoint, log_dir
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -92,13 +92,20 @@ def test_the_reproduction_a_crc_fault_in_the_first_batch_loses_the_whole_log(tmp
 
 
 def test_the_python_engine_finds_the_same(tmp_path: Path) -> None:
-    """The compiled scan's CRCs against the pure-Python reference: the same rows."""
+    """The compiled scan's CRCs against the pure-Python reference (each a real process: the engine is chosen
+    at start): the same rows, the same exit code."""
     d = _crashed(tmp_path / "d", 300)
     positions = _batch_positions(d / "plain-0" / SEG1)
     _flip(d / "plain-0" / SEG1, positions[3][0] + 70)
-    with_c, with_python = _json(d), _json(d, env={"KSEG_ENGINE": "python"})
-    assert with_c[:2] == with_python[:2]
-    assert with_c[0] == 1
+    _flip(d / "orders-0" / "00000000000000000000.log", 70)
+    runs = [
+        run_subprocess(["logdir", "--format", "json", str(d)], cwd=ROOT, env={"KSEG_ENGINE": engine})
+        for engine in ("c", "python")
+    ]
+    assert runs[0].exit_code == runs[1].exit_code == 1, runs[0].errtext
+    assert runs[0].text == runs[1].text
+    rows = [json.loads(line) for line in runs[0].text.splitlines()]
+    assert all(_partition(rows, p)["problems"][0].startswith("recovery truncates") for p in ("orders-0", "plain-0"))
 
 
 def test_a_fault_past_the_recovery_point_loses_only_the_later_part(tmp_path: Path) -> None:
