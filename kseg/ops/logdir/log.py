@@ -167,7 +167,7 @@ def _lost_segment(seg: Segment, cut: Truncation) -> ReadOutcome:
         read.stopped_at(exc.at(path))
     cut.segments += 1
     cut.bytes += read.present
-    cut.lost(last, read.stop in (COMPLETE, TRUNCATED))
+    cut.lost(last, read.stop == COMPLETE)  # (past a partial batch, or a length that lies: unknown)
     return read
 
 

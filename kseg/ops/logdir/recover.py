@@ -193,15 +193,17 @@ def invalid_reason(records: FileRecords, position: int, batch: FileBatch | None)
 
 
 def tail_last(records: FileRecords, position: int) -> tuple[int | None, bool]:
-    """The last offset of the whole batches from ``position`` on (header walk, no CRC), and whether the walk
-    reached the file's end (a framing fault stops it)."""
-    last = None
+    """The last offset of the whole batches from ``position`` on (header walk, no CRC), and whether they are
+    known to be all: the walk framed batches up to the file's last byte, or framed none (the bytes there are
+    one partial batch).  A framing fault, or batches ending short of the file's end (a length that lies:
+    what follows is unframed), leaves the offsets past it unknown."""
+    last, end = None, position
     try:
         for batch in records.batches(position):
-            last = batch.last_offset
+            last, end = batch.last_offset, batch.position + batch.size
     except CorruptRecordError:
         return last, False
-    return last, True
+    return last, last is None or end == records.end
 
 
 def partial_reason(records: FileRecords, position: int) -> str:

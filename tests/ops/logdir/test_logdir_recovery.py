@@ -309,3 +309,18 @@ def test_the_metadata_log_is_recovered_whole_even_after_a_clean_shutdown(tmp_pat
     problems = _partition(rows, "__cluster_metadata-0")["problems"]
     assert code == 1 and problems[0].startswith(f"recovery truncates at offset 0 ({log.name}, position 0: CRC-32C")
     assert "KRaft's metadata log, recovered whole on every start" in problems[0]
+
+
+def test_a_length_that_lies_leaves_the_offsets_past_it_unknown(tmp_path: Path) -> None:
+    """Segment 251's first length field says 40 (a 52-byte batch, below the 61-byte header): recovery truncates
+    there, and the bytes after it are not framed, so the offsets lost are "from 251 on", never a guess."""
+    d = _crashed(tmp_path / "d", 300)
+    with open(d / "plain-0" / SEG1, "r+b") as f:
+        f.seek(8)
+        f.write(struct.pack(">i", 40))
+    code, rows, _ = _json(d)
+    problem = _partition(rows, "plain-0")["problems"][0]
+    assert code == 1 and problem.startswith(
+        f"recovery truncates at offset 251 ({SEG1}, position 0: batch of 52 bytes, below the 61-byte header "
+        "(DefaultRecordBatch.ensureValid)): offsets from 251 on (1 segment, 22265 bytes) are lost"
+    ), problem
