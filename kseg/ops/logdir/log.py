@@ -116,40 +116,46 @@ def _read_segment(seg: Segment, facts: LogFacts, epochs: EpochCheck | None) -> R
 def _recover_segment(
     seg: Segment, facts: LogFacts, epochs: EpochCheck | None, rule: str
 ) -> tuple[ReadOutcome, Truncation | None]:
-    """``LogSegment.recover``'s walk over one segment: each batch's framing and ``ensureValid``; where it
-    would truncate (the read stops there, its outcome saying why), and what the segment holds past it."""
+    """``LogSegment.recover``'s walk over one segment (:func:`_validate`); where it would truncate (the read
+    stops there, its outcome saying why), and what the segment holds past it."""
     assert seg.log is not None
     path = files.display(seg.log, store=seg.store)
     read = ReadOutcome(path, present=seg.log_size())
-    name = location.basename(seg.log)
     try:
         with FileRecords(seg.log, store=seg.store) as records:
             read.present = records.end
-            reason = None
-            try:
-                for pos, size, base, last, ts, epoch, valid, batch in walk(records):
-                    if not valid:
-                        reason = invalid_reason(records, pos, batch)
-                        break
-                    _note(facts, last, ts)
-                    if epochs is not None:
-                        epochs.batch(base, last, epoch)
-                    read.read = pos + size
-            except CorruptRecordError as exc:  # the framing (a length below 14): Kafka's catch, too
-                reason = exc.message
-            if reason is None and read.read < records.end:
-                reason, read.stop = partial_reason(records, read.read), TRUNCATED
+            reason = _validate(records, read, facts, epochs)
             if reason is None:
                 return read, None
-            if read.stop != TRUNCATED:
-                read.stop = CORRUPT
+            read.stop = CORRUPT if read.stop == COMPLETE else read.stop
             read.position, read.reason = read.read, reason
+            name = location.basename(seg.log)
             found = Truncation(name, read.read, reason, facts.next_offset, rule, bytes=records.end - read.read)
             found.lost(*tail_last(records, read.read))
             return read, found
     except KsegError as exc:
         read.stopped_at(exc.at(path))
     return read, None
+
+
+def _validate(records: FileRecords, read: ReadOutcome, facts: LogFacts, epochs: EpochCheck | None) -> str | None:
+    """Each batch in file order, its framing and ``ensureValid`` checked, the valid ones noted (``read.read``:
+    the valid bytes); why recovery stops short of the file's end (a partial batch: ``read.stop`` truncated),
+    or None."""
+    try:
+        for pos, size, base, last, ts, epoch, valid, batch in walk(records):
+            if not valid:
+                return invalid_reason(records, pos, batch)
+            _note(facts, last, ts)
+            if epochs is not None:
+                epochs.batch(base, last, epoch)
+            read.read = pos + size
+    except CorruptRecordError as exc:  # the framing (a length below 14): Kafka's catch, too
+        return exc.message
+    if read.read < records.end:
+        read.stop = TRUNCATED
+        return partial_reason(records, read.read)
+    return None
 
 
 def _lost_segment(seg: Segment, cut: Truncation) -> ReadOutcome:
