@@ -34,8 +34,9 @@ def logdir(
     topic ID (partition.metadata), leader-epoch-checkpoint and segments -- checked
     against each other as Kafka will on start (docs/logdir.md).  After a crash (no
     .kafka_cleanshutdown), the batches a broker's recovery reads are checked (CRCs),
-    and what it would truncate is a problem.  A PATH holding log directories below it (a fleet: <root>/<broker>/<log dir>) is read as all of them;
-    a PATH may be a URI (s3://...).  --spark reads the partition directories on
+    and what it would truncate is a problem.  A PATH holding log directories below
+    it (a fleet: <root>/<broker>/<log dir>) is read as all of them; a PATH may be
+    a URI (s3://...).  --spark reads the partition directories on
     Spark's executors, with the same rows.
 
     \b

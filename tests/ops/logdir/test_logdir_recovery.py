@@ -324,3 +324,16 @@ def test_a_length_that_lies_leaves_the_offsets_past_it_unknown(tmp_path: Path) -
         f"recovery truncates at offset 251 ({SEG1}, position 0: batch of 52 bytes, below the 61-byte header "
         "(DefaultRecordBatch.ensureValid)): offsets from 251 on (1 segment, 22265 bytes) are lost"
     ), problem
+
+
+def test_a_malformed_recovery_point_checkpoint_recovers_the_whole_log(tmp_path: Path) -> None:
+    """Kafka resets a recovery point checkpoint it cannot read to 0 (``LogManager.loadLogs``): the whole log
+    is recovered, so a fault in segment 0 is a truncation, beside the malformed file's own problem."""
+    d = _crashed(tmp_path / "d", 300)
+    (d / "recovery-point-offset-checkpoint").write_text("0\n2\norders 0 269\nplain 0 three-hundred\n")
+    _flip(d / "plain-0" / SEG0, 70)
+    code, rows, _ = _json(d)
+    part = _partition(rows, "plain-0")
+    assert (code, part["logEndOffset"], part["recoveryPoint"]) == (1, 0, None)
+    assert any(WHOLE_LOG in q for q in part["problems"]), part["problems"]
+    assert any(q.startswith("malformed: ") for r in rows if r["type"] == "logdir" for q in r["problems"]), rows
