@@ -172,13 +172,13 @@ class Cluster:
     def alive_workers(self) -> int:
         try:
             return int(self.state()["aliveworkers"])
-        except OSError:
+        except (OSError, ValueError):  # not up yet, or its web UI answering before it has a page (empty)
             return 0
 
     def master_alive(self) -> bool:
         try:
             return self.state()["status"] == "ALIVE"
-        except OSError:
+        except (OSError, ValueError):  # not up yet, or its web UI answering before it has a page (empty)
             return False
 
     def start(self) -> None:
