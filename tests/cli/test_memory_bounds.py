@@ -9,9 +9,10 @@ in ``verify-index``; a 256 MiB sparse index ~512 MiB in every command; a
 400 k-producer snapshot ~110 MiB; 2,000 one-record partitions ~170 MiB in
 ``export``) while now they stay far below it.
 
-Peak RSS is the child's ``ru_maxrss`` from ``wait4``, taken by a small
-launcher process: a child's ``ru_maxrss`` starts from the memory of the process
-that forked it, and pytest's own would hide the command's.
+Peak RSS is the child's own high-water mark (``VmHWM`` in ``/proc/self/status``), which
+exec starts afresh, read as the process ends: its ``ru_maxrss`` (``wait4``,
+``getrusage``) would start from the memory of the process that forked it, and
+pytest's own would hide the command's.
 """
 
 from __future__ import annotations
@@ -31,29 +32,37 @@ from tests.conftest import ENGINES
 CAP_MIB = 64  # every command without pyarrow (which alone costs ~65 MiB to import)
 EXPORT_CAP_MIB = 120
 
-_LAUNCHER = (
-    "import json, os, subprocess, sys\n"
-    "p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)\n"
-    "err = p.stderr.read()\n"
-    "_, status, usage = os.wait4(p.pid, 0)\n"
-    "p.returncode = 0\n"
-    "print(json.dumps([usage.ru_maxrss, os.waitstatus_to_exitcode(status), err.decode('utf-8', 'replace')]))\n"
+#: the last line of a measured child's stderr: its peak RSS in KiB
+_MARK = "kseg-test-peak-kib: "
+#: ``python -c _MEASURED ARGS``: ``kseg ARGS`` as ``python -m kseg`` runs it (``sys.argv`` and ``__main__`` the
+#: same); as the process ends, its VmHWM on stderr's last line (an exit handler: the run then ends through the
+#: interpreter's shutdown, ``kseg.cli.start._end_now``, after its peak)
+_MEASURED = (
+    "import atexit, runpy, sys\n"
+    "def peak():\n"
+    "    with open('/proc/self/status') as f:\n"
+    "        kib = next(line.split()[1] for line in f if line.startswith('VmHWM:'))\n"
+    f"    sys.stderr.write('{_MARK}' + kib + '\\n')\n"
+    "atexit.register(peak)\n"
+    "runpy.run_module('kseg', run_name='__main__', alter_sys=True)\n"
 )
 
 
 def peak(args: list[str], eng: str = "python") -> tuple[float, int, str]:
     """Run ``kseg ARGS`` with ``KSEG_ENGINE=eng``: (peak RSS in MiB, exit code, stderr)."""
     env = dict(os.environ, KSEG_ENGINE=eng)
-    out = subprocess.run(
-        [sys.executable, "-c", _LAUNCHER, sys.executable, "-m", "kseg", *args],
+    p = subprocess.run(
+        [sys.executable, "-c", _MEASURED, *args],
         env=env,
-        capture_output=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
         text=True,
+        errors="replace",
         timeout=600,
-        check=True,
-    ).stdout
-    rss_kib, code, err = json.loads(out)
-    return rss_kib / 1024, code, err
+    )
+    err, mark, kib = p.stderr.rpartition(_MARK)
+    assert mark, f"exit {p.returncode}, no peak measured: {p.stderr[-3000:]}"
+    return int(kib) / 1024, p.returncode, err
 
 
 COUNT = 600_000  # records of the zstd bomb (6 MB decompressed)
