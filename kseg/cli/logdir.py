@@ -32,15 +32,18 @@ def logdir(
     partition directory of it): meta.properties, .kafka_cleanshutdown, the high
     watermark, recovery point, log start and cleaner checkpoints, each partition's
     topic ID (partition.metadata), leader-epoch-checkpoint and segments -- checked
-    against each other as Kafka will on start (docs/logdir.md).  A PATH holding log
-    directories below it (a fleet: <root>/<broker>/<log dir>) is read as all of them;
-    a PATH may be a URI (s3://...).  --spark reads the partition directories on
+    against each other as Kafka will on start (docs/logdir.md).  After a crash (no
+    .kafka_cleanshutdown), the batches a broker's recovery reads are checked (CRCs),
+    and what it would truncate is a problem.  A PATH holding log directories below
+    it (a fleet: <root>/<broker>/<log dir>) is read as all of them; a PATH may be
+    a URI (s3://...).  --spark reads the partition directories on
     Spark's executors, with the same rows.
 
     \b
     Exit codes:
       0  every file read, no problem found
-      1  problems (offsets past the log end, bad checkpoints, leftovers, ...)
+      1  problems (data recovery would truncate, offsets past the log end, bad
+         checkpoints, leftovers, ...)
          or a segment that could not be read past a corrupt or partial batch
       2  usage error, a PATH holding no log directory (an unmounted disk), or a
          file or directory could not be read (the OS's reason),

@@ -4,7 +4,8 @@ The driver reads each log directory's own small files (``meta.properties``, ``.k
 offset checkpoints: :func:`kseg.ops.logdir.run.open_all`) and deals its partition directories, in order,
 into bins (four per core present, at most one partition directory each); each bin is its own Spark job
 (:func:`kseg.spark.pool.run_jobs`) of one task that reads its partition directories as the local command
-does (:func:`kseg.ops.logdir.logdir.read_partition`: segments' batch headers, ``partition.metadata``,
+does (:func:`kseg.ops.logdir.logdir.read_partition`: segments' batch headers and the batches a broker's
+recovery reads, ``partition.metadata``,
 ``leader-epoch-checkpoint``) and sends back their reports and notes.  The driver then judges what needs
 every partition at once -- checkpoint entries without a directory, two directories of one partition on a
 node, the log directories' ``meta.properties`` against each other, a topic's IDs across its partitions

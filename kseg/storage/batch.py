@@ -151,8 +151,20 @@ class FileBatch:
     def max_timestamp(self) -> int:  # pragma: no cover - each kind defines it
         raise NotImplementedError
 
+    @property
+    def checksum(self) -> int:  # pragma: no cover - each kind defines it
+        raise NotImplementedError
+
     def is_valid(self) -> bool:  # pragma: no cover - each kind defines it
         raise NotImplementedError
+
+    def computed_crc(self) -> int:  # pragma: no cover - each kind defines it
+        raise NotImplementedError
+
+    def crc_mismatch(self) -> str:
+        """What a batch failing :meth:`is_valid` is, in the words every command uses."""
+        stored, computed = self.checksum, self.computed_crc()
+        return f"batch at offset {self.base_offset}: CRC mismatch (stored {stored}, computed {computed})"
 
 
 class V2Batch(FileBatch):

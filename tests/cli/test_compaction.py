@@ -156,6 +156,24 @@ def test_a_segment_not_read_to_its_end_is_named_never_counted_as_empty(tmp_path:
     assert rows[1]["read"]["stop"] == "complete"
 
 
+def test_a_batch_whose_crc_does_not_hold_ends_the_count_of_its_segment() -> None:
+    """The corpus's ``corrupt-crc-0`` (batch 31..50 at byte 3117 damaged after Kafka wrote it): what is
+    counted comes from batches that hold their CRCs -- the segment is `NOT READ TO ITS END` at the damaged
+    batch, named with the stored and computed CRCs, exit 1 (it was read through and exit 0)."""
+    part = CORPUS_DATA / "corrupt-crc-0"
+    log = part / "00000000000000000000.log"
+    r = run_cli(["compaction", str(part)])
+    assert r.exit_code == 1, r.errtext
+    line = next(x for x in r.text.splitlines() if "00000000000000000000:" in x)
+    assert line.startswith("  00000000000000000000: NOT READ TO ITS END (corrupt, read 3117 of 28637 bytes): ")
+    assert f"{log}: at byte 3117: batch at offset 31: CRC mismatch (stored 209471313, computed " in line
+    assert "total in the bytes read:" in r.text and "1 segment not read to its end (1 corrupt)" in r.text
+    rows = [json.loads(x) for x in run_cli(["compaction", "--format", "json", str(part)]).text.splitlines()]
+    assert rows[0]["read"]["stop"] == "corrupt" and rows[0]["read"]["position"] == 3117
+    assert rows[-1]["segmentsNotReadToEnd"] == 1
+    assert_no_traceback(r)
+
+
 # the cleaner checkpoint (LogCleanerManager.cleanableOffsets): written as CheckpointFile writes it in the
 # partition's log directory; the partition: segments 0 (offsets 0..3) and 4 (offsets 4..7), log end 8
 CLEANER_CASES = {

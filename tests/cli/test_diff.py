@@ -201,6 +201,19 @@ def test_a_batch_damaged_on_one_disk_is_damage_not_divergence() -> None:
     ]
 
 
+def test_a_batch_damaged_in_every_copy_is_in_each_never_only_here() -> None:
+    """Both copies hold batch 31..50 damaged (no whole copy of it): each names the damage; the offsets are
+    in both, so neither says "only here" (each did)."""
+    bad = str(CORPUS_DATA / "corrupt-crc-0")
+    r = run_cli(["diff", "--format", "json", bad, bad])
+    assert r.exit_code == 1
+    one, two, summary = rows(r)
+    assert summary["status"] == "damaged"
+    assert one["damagedBatches"] == two["damagedBatches"] == 1
+    assert one["onlyHere"] == two["onlyHere"] == [] and one["onlyHereRecords"] == two["onlyHereRecords"] == 0
+    assert "only here" not in run_cli(["diff", bad, bad]).text
+
+
 def _three_replicas(root: Path) -> list[Path]:
     """b1 whole (plain-v2-0), b2 lagging at a batch boundary (its segment 0 only), b3 whole but for one
     damaged batch (corrupt-crc-0's segment 0 with plain-v2-0's segment 251)."""

@@ -236,6 +236,30 @@ def test_damaged_input(tmp_path: Path, command: str, damage: str) -> None:
     assert t.hashes() == before
 
 
+def _crc(t: Tree) -> None:
+    """A byte of the first batch's first record flipped: the framing holds, the CRC no longer matches."""
+    data = bytearray(t.log0.read_bytes())
+    data[70] ^= 0xFF
+    t.log0.write_bytes(bytes(data))
+
+
+def test_logdir_crc_fault_a_broker_would_truncate(tmp_path: Path) -> None:
+    """logdir's row for a CRC fault: the tree's log directory has no ``.kafka_cleanshutdown`` and no recovery
+    point, so a broker starting on it recovers the whole log and truncates at the first batch (docs/logdir.md,
+    "Recovery").  The suite's promises: exit 1, the file and the cause named, no verdict, inputs unchanged.
+    (The other commands meet a CRC fault in their own ways, on their own pages.)"""
+    t = Tree(tmp_path)
+    _crc(t)
+    before = t.hashes()
+    r = run_cli(["logdir", *ARGS["logdir"](t)])
+    assert r.exit_code == 1, (r.exit_code, r.text, r.errtext)
+    _clean_stderr("logdir", r.errtext)
+    _names_cause(r.text, r.errtext, t.log0, r"byte 0\b.*CRC-32C mismatch")
+    _no_verdict(r.text, 1)
+    assert "p-0: problems; " in r.text and "recovery truncates at offset 0" in r.text, r.text
+    assert t.hashes() == before
+
+
 @pytest.mark.parametrize("command", READING)
 def test_vanished_between_listing_and_reading(tmp_path: Path, monkeypatch, command: str) -> None:
     from kseg.storage import records

@@ -49,6 +49,24 @@ def test_logdir_on_spark_equals_the_local_run(s3, tmp_path: Path) -> None:
     assert len(orders) == 3 and all(OLD_ORDERS_ID in r["problems"][0] for r in orders)  # all replicas judged
 
 
+def test_recovery_is_judged_on_the_executors_as_locally(tmp_path: Path) -> None:
+    """After a crash (no .kafka_cleanshutdown), a CRC fault past a partition's recovery point: the executors
+    validate the batches a broker's recovery reads, as the local run does -- the same truncation, log end,
+    rows, note and exit code."""
+    from tests.ops.logdir.test_logdir_recovery import SEG1, _batch_positions, _crashed, _flip
+
+    d = _crashed(tmp_path / "d", 300)
+    _flip(d / "plain-0" / SEG1, _batch_positions(d / "plain-0" / SEG1)[3][0] + 70)
+    local = _run(["--format", "json", str(d)], tmp_path)
+    spark = _run([*LOCAL2, "--format", "json", str(d)], tmp_path)
+    assert spark[:2] == local[:2] and spark[0] == 1
+    assert [line for line in spark[2].splitlines() if "note:" in line] == [
+        line for line in local[2].splitlines() if "note:" in line
+    ]
+    plain = next(json.loads(line) for line in spark[1] if '"partition":"plain-0"' in line.replace(" ", ""))
+    assert plain["problems"][0].startswith("recovery truncates at offset ") and plain["logEndOffset"] < 420
+
+
 def test_cross_partition_rules_are_judged_on_the_driver(tmp_path: Path) -> None:
     """The rules that need every partition of a node at once (issue 32), with the partitions read on the
     executors: node 1's two log directories both hold plain-0 (and share a directory ID), d1 holds orders-0

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kseg.errors import InputError, KsegError
+from kseg.errors import CorruptRecordError, InputError, KsegError
 from kseg.format import control, v2
 from kseg.limits import DEFAULT_DECOMPRESSION_LIMIT
 from kseg.storage import checkpoints as cp
@@ -123,6 +123,8 @@ def scan_segment(seg: Segment, at: int, limit: int) -> SegmentTombstones:
 
 def _count(res: SegmentTombstones, batches, at: int, limit: int) -> None:
     for batch in batches:
+        if not batch.is_valid():  # counts only from batches that hold their CRCs; the read stops here
+            raise CorruptRecordError(batch.crc_mismatch(), position=batch.position)
         res.next_offset = batch.last_offset + 1
         if batch.magic < 2:
             for rec in batch.records(limit):

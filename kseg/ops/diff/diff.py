@@ -340,7 +340,8 @@ def _walk(result: DiffResult, reps: list[Replica]) -> None:
         diverged = len(buckets) > 1 or len(front) < len(live)
         if diverged:
             _diverged(result, reps, list(live), cur, offset)
-        alone = diverged or not damaged or not buckets  # a batch a damaged copy holds too is in both
+        # a batch a damaged copy holds too is in both; damaged copies of one batch, none whole, are in each
+        alone = diverged or not damaged or (not buckets and len(damaged) == 1)
         for members in [*buckets.values(), *([r] for r in damaged)]:
             for r in members:
                 rep, key = reps[r], live[r]

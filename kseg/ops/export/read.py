@@ -189,8 +189,7 @@ def _batch_records(
             log,
             batch.position,
             "crc",
-            f"batch at offset {batch.base_offset}: CRC mismatch (stored {batch.checksum}, "
-            f"computed {batch.computed_crc()})",
+            batch.crc_mismatch(),
         )
         if not keep_invalid:
             return

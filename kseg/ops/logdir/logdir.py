@@ -18,6 +18,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, TypeVar
 
 from kseg.errors import InputError, KsegError
+from kseg.ops.logdir import recover
 from kseg.ops.logdir.log import LogFacts, read_log
 from kseg.ops.logdir.rules import offset_problems
 from kseg.storage import checkpoints as cp
@@ -282,7 +283,14 @@ def partition(report: LogDirReport, full: str, name: str, tp: tuple[str, int]) -
             epochs,
             files.display(location.join(full, leader_epochs.FILE_NAME), store=report.store),
         )
-    part.log = read_log(listed, check)
+    plan = recover.plan_of(report.clean_shutdown, _entry(report, cp.RECOVERY_POINT, tp), tp[0] == METADATA_TOPIC)
+    part.log = read_log(listed, check, plan)
+    found, part.log.log_end = recover.problems(
+        part.log.truncations, plan, _entry(report, cp.LOG_START, tp), part.log.log_end
+    )
+    part.problems.extend(found)
+    if (note := recover.unchecked_note(full, plan, part.log.unchecked)) is not None:
+        report.notes.append(note)
     _offsets_from_checkpoints(report, part, tp, listed)
     part.problems.extend(
         offset_problems(
@@ -337,16 +345,11 @@ def _offsets_from_checkpoints(report: LogDirReport, part: PartitionReport, tp: t
     start is past their first segment's base offset (``LogManager.checkpointLogStartOffsetsInDir``), so a
     file without an entry means the first segment's base offset."""
 
-    def entry(name: str) -> int | None:
-        table = report.offsets.get(name)
-        found = table.get(tp) if table else None
-        return None if found is None else found.offset
-
     part.unread = list(report.unread)
-    part.high_watermark = entry(cp.HIGH_WATERMARK)
-    part.recovery_point = entry(cp.RECOVERY_POINT)
-    part.cleaner = entry(cp.CLEANER)
-    part.log_start = entry(cp.LOG_START)
+    part.high_watermark = _entry(report, cp.HIGH_WATERMARK, tp)
+    part.recovery_point = _entry(report, cp.RECOVERY_POINT, tp)
+    part.cleaner = _entry(report, cp.CLEANER, tp)
+    part.log_start = _entry(report, cp.LOG_START, tp)
     if part.log_start is None and report.offsets.get(cp.LOG_START) is not None and log.segments:
         part.log_start = log.segments[0].base_offset
     if not report.clean_shutdown or tp[0] == METADATA_TOPIC:
@@ -358,6 +361,13 @@ def _offsets_from_checkpoints(report: LogDirReport, part: PartitionReport, tp: t
                 f"missing from {name}: the broker shut down cleanly (.kafka_cleanshutdown) but its "
                 f"checkpoint has no entry for {tp[0]} {tp[1]}"
             )
+
+
+def _entry(report: LogDirReport, name: str, tp: tuple[str, int]) -> int | None:
+    """The partition's offset in the log directory's checkpoint ``name`` (None: no file, no entry)."""
+    table = report.offsets.get(name)
+    found = table.get(tp) if table else None
+    return None if found is None else found.offset
 
 
 ENTRIES_SHOWN = 100  # entries without a directory named one a line, per checkpoint; the rest counted

@@ -214,6 +214,4 @@ _NO_OVERFLOW = INT64_MAX - 0x7FFFFFFF  # no lastOffsetDelta takes a base offset 
 
 
 def _corrupt(batch, path: str) -> CorruptRecordError:
-    return CorruptRecordError(
-        f"batch at offset {batch.base_offset} fails its CRC check", path=path, position=batch.position
-    )
+    return CorruptRecordError(batch.crc_mismatch(), path=path, position=batch.position)
