@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import csv
 import os
+import pickle
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -70,6 +72,35 @@ def run_subprocess(
     full = None if env is None else {**os.environ, **env}
     p = subprocess.run([sys.executable, "-m", "kseg", *args], cwd=cwd, capture_output=True, timeout=timeout, env=full)
     return Result(p.returncode, p.stdout, p.stderr)
+
+
+def run_cli_many(
+    runs: list[list[str]],
+    cwd: Path | str | None = None,
+    env: Mapping[str, str] | None = None,
+    timeout: float = 600,
+) -> list[Result]:
+    """Run each ``kseg ARGS`` of ``runs`` in turn as :func:`run_cli` does (click, the real command), in ONE
+    child process with ``env`` added to its environment (``tests/cli_runs.py``): what the test process cannot
+    run itself (``KSEG_ENGINE=python``: the engine is chosen at import) at one start-up for all the runs.
+    An exception a run raises fails the test with its traceback."""
+    fd, job = tempfile.mkstemp(prefix="kseg-runs-", suffix=".pickle")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            pickle.dump([(list(args), None if cwd is None else str(cwd)) for args in runs], f)
+        full = None if env is None else {**os.environ, **env}
+        p = subprocess.run(
+            [sys.executable, str(TESTS / "cli_runs.py"), job], capture_output=True, timeout=timeout, env=full
+        )
+        assert p.returncode == 0, p.stderr.decode("utf-8", "replace")[-3000:]
+        with open(job, "rb") as f:
+            done = pickle.load(f)
+    finally:
+        os.unlink(job)
+    for r in done:
+        if r[0] == "raised":
+            raise AssertionError(f"kseg {' '.join(r[1])} raised:\n{r[2]}")
+    return [Result(*r) for r in done]
 
 
 def corpus_copy(tmp_path: Path, partition: str = "plain-v2-0", name: str = "p-0") -> Path:

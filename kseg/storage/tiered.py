@@ -135,18 +135,25 @@ def unwrap(manifest: Manifest, private: tuple[int, tuple[int, int, int, int, int
     return data_key
 
 
-def _decrypt(data: bytes, key: bytes, aad: bytes, where: str, chunk: int, at: int | None = None) -> bytes:
-    from cryptography.exceptions import InvalidTag
-    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+class _Cipher:
+    """AES-GCM under one data key (the plugin's ``AesEncryptionProvider``): one cipher for every chunk of an
+    object, not one a chunk."""
 
-    if len(data) < IV_SIZE + TAG_SIZE:
-        raise ChunkError(f"chunk {chunk}: {len(data)} bytes, shorter than IV and GCM tag", path=where, position=at)
-    try:
-        return AESGCM(key).decrypt(data[:IV_SIZE], data[IV_SIZE:], aad)
-    except InvalidTag:
-        raise ChunkError(
-            f"chunk {chunk}: GCM tag mismatch (corrupt, or not this data key and AAD)", path=where, position=at
-        ) from None
+    def __init__(self, key: bytes) -> None:
+        from cryptography.exceptions import InvalidTag
+        from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+        self._aes, self._invalid = AESGCM(key), InvalidTag
+
+    def decrypt(self, data: bytes, aad: bytes, where: str, chunk: int, at: int | None = None) -> bytes:
+        if len(data) < IV_SIZE + TAG_SIZE:
+            raise ChunkError(f"chunk {chunk}: {len(data)} bytes, shorter than IV and GCM tag", path=where, position=at)
+        try:
+            return self._aes.decrypt(data[:IV_SIZE], data[IV_SIZE:], aad)
+        except self._invalid:
+            raise ChunkError(
+                f"chunk {chunk}: GCM tag mismatch (corrupt, or not this data key and AAD)", path=where, position=at
+            ) from None
 
 
 class TieredLogFile:
@@ -160,7 +167,8 @@ class TieredLogFile:
         self.size = index.original_file_size
         self.chunk_size = index.original_chunk_size
         self._plain = not manifest.compression and manifest.encryption is None
-        self._data_key = data_key(manifest, self.path) if manifest.encryption is not None else None
+        self._cipher = _Cipher(data_key(manifest, self.path)) if manifest.encryption is not None else None
+        self._unzstd = _Unzstd() if manifest.compression else None
         self._f = opener(self.path)
         self._object_size = size_of(self._f)
         #: where the last chunk starts (an object longer than the chunks is a fault of the last chunk)
@@ -200,11 +208,11 @@ class TieredLogFile:
         c = self.manifest.chunk_index.chunk(i)
         data = self._raw(c.transformed_position, c.transformed_size, i, c.original_position)
         self.chunks_read += 1
-        if self._data_key is not None:
+        if self._cipher is not None:
             assert self.manifest.encryption is not None
-            data = _decrypt(data, self._data_key, self.manifest.encryption.aad, self.path, i, c.original_position)
-        if self.manifest.compression:
-            data = _unzstd(data, c.original_size, self.path, i, c.original_position)
+            data = self._cipher.decrypt(data, self.manifest.encryption.aad, self.path, i, c.original_position)
+        if self._unzstd is not None:
+            data = self._unzstd.frame(data, c.original_size, self.path, i, c.original_position)
         if len(data) != c.original_size:
             raise ChunkError(
                 f"chunk {i}: {len(data)} bytes decoded, the manifest says {c.original_size}",
@@ -266,27 +274,36 @@ class TieredLogFile:
         self.close()
 
 
-def _unzstd(data: bytes, size: int, where: str, chunk: int, at: int) -> bytes:
-    """One zstd frame decompressed to at most ``size`` bytes (the chunk's original size), read in pieces
-    of at most 1 MiB: what is held is what the frame really gave, never ``size`` bytes allocated up front
-    (``decompress(max_output_size=size)`` allocates them for a frame without a content size)."""
-    import zstandard
+class _Unzstd:
+    """The zstd frames of an object's chunks, decompressed by one decompressor (each frame its own session):
+    making a decompression context cost more than decompressing a small chunk."""
 
-    out = bytearray()
-    try:
-        with zstandard.ZstdDecompressor().stream_reader(data) as reader:
-            while len(out) <= size:
-                piece = reader.read(min(1 << 20, size + 1 - len(out)))
-                if not piece:
-                    break
-                out += piece
-    except zstandard.ZstdError as exc:
-        raise ChunkError(f"chunk {chunk}: not a zstd frame of {size} bytes: {exc}", path=where, position=at) from None
-    if len(out) > size:
-        raise ChunkError(
-            f"chunk {chunk}: the zstd frame decompresses past the manifest's {size} bytes", path=where, position=at
-        )
-    return bytes(out)
+    def __init__(self) -> None:
+        import zstandard
+
+        self._dctx, self._error = zstandard.ZstdDecompressor(), zstandard.ZstdError
+
+    def frame(self, data: bytes, size: int, where: str, chunk: int, at: int) -> bytes:
+        """One zstd frame decompressed to at most ``size`` bytes (the chunk's original size), read in pieces
+        of at most 1 MiB: what is held is what the frame really gave, never ``size`` bytes allocated up front
+        (``decompress(max_output_size=size)`` allocates them for a frame without a content size)."""
+        out = bytearray()
+        try:
+            with self._dctx.stream_reader(data) as reader:
+                while len(out) <= size:
+                    piece = reader.read(min(1 << 20, size + 1 - len(out)))
+                    if not piece:
+                        break
+                    out += piece
+        except self._error as exc:
+            raise ChunkError(
+                f"chunk {chunk}: not a zstd frame of {size} bytes: {exc}", path=where, position=at
+            ) from None
+        if len(out) > size:
+            raise ChunkError(
+                f"chunk {chunk}: the zstd frame decompresses past the manifest's {size} bytes", path=where, position=at
+            )
+        return bytes(out)
 
 
 class IndexBytes(io.BytesIO):
@@ -334,5 +351,5 @@ def read_index(key: RemoteObjectKey, manifest: Manifest, opener: Opener, data_ke
                 position=span[0],
             )
     if manifest.encryption is not None and data:
-        data = _decrypt(bytes(data), data_key(manifest, where), manifest.encryption.aad, where, 0)
+        data = _Cipher(data_key(manifest, where)).decrypt(bytes(data), manifest.encryption.aad, where, 0)
     return IndexBytes(bytes(data), key.key)

@@ -19,7 +19,7 @@ import pytest
 
 from kseg import engine
 from kseg.format import releases
-from tests.conftest import CORPUS_DATA, Result, run_cli, run_subprocess
+from tests.conftest import CORPUS_DATA, Result, run_cli, run_cli_many
 
 KAFKA4X = Path(__file__).resolve().parent.parent / "data" / "kafka4x"
 DEATHS = KAFKA4X / "kafka-4.4" / "deaths"
@@ -80,15 +80,26 @@ def test_as_kafka_44(row: dict) -> None:
     _check(r, row)
 
 
+PYTHON_ROWS = [r for r in ROWS if r["exit_code"] == "1" or r["set"].startswith("remote")]
+
+
+@pytest.fixture(scope="module")
+def python_engine_runs() -> dict[str, Result]:
+    """Each row of PYTHON_ROWS run with ``KSEG_ENGINE=python``, by its id: the rows of a root in one child
+    process (the engine is chosen at import)."""
+    runs: dict[str, Result] = {}
+    for root, where in ROOTS.items():
+        rows = [row for row in PYTHON_ROWS if row["root"] == root]
+        args = [["dump", "--kafka-version", "4.4", *shlex.split(row["args"])] for row in rows]
+        done = run_cli_many(args, cwd=where, env={"KSEG_ENGINE": "python"})
+        runs.update(zip(map(_id, rows), done, strict=True))
+    return runs
+
+
 @pytest.mark.skipif(engine.C is None, reason="the in-process runs above used the Python engine already")
-@pytest.mark.parametrize("row", [r for r in ROWS if r["exit_code"] == "1" or r["set"].startswith("remote")], ids=_id)
-def test_as_kafka_44_python_engine(row: dict) -> None:
-    r = run_subprocess(
-        ["dump", "--kafka-version", "4.4", *shlex.split(row["args"])],
-        cwd=ROOTS[row["root"]],
-        env={"KSEG_ENGINE": "python"},
-    )
-    _check(r, row)
+@pytest.mark.parametrize("row", PYTHON_ROWS, ids=_id)
+def test_as_kafka_44_python_engine(row: dict, python_engine_runs: dict[str, Result]) -> None:
+    _check(python_engine_runs[_id(row)], row)
 
 
 @pytest.mark.parametrize("line", releases.LINES)

@@ -13,9 +13,6 @@ and the engine's JSON rows of that batch, written by the window loop itself, aga
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -29,22 +26,23 @@ from kseg.testing.codecs import compress
 from kseg.testing.control import build_control_batch
 from kseg.testing.legacy import build_legacy
 from kseg.testing.v2 import MAGIC_V2, RecordSpec, attributes_v2, build_v2_batch, encode_record, finish_batch
-from tests.conftest import TESTS
+from tests.conftest import TESTS, run_cli, run_cli_many
 
 pytestmark = pytest.mark.skipif(
     engine.C is None, reason="the C engine is not built (KSEG_ENGINE=python or no compiler)"
 )
 
 
-def dump(args: list[str], eng: str) -> tuple:
-    p = subprocess.run(
-        [sys.executable, "-m", "kseg", "dump", *args],
-        capture_output=True,
-        env={**os.environ, "KSEG_ENGINE": eng},
-        cwd=TESTS.parent,
-        timeout=600,
-    )
-    return p.returncode, p.stdout, p.stderr
+def dump(args: list[str]) -> tuple:
+    """``kseg dump ARGS`` on the compiled engine, in this process: (exit code, stdout, stderr)."""
+    r = run_cli(["dump", *args], cwd=TESTS.parent)
+    return r.exit_code, r.stdout, r.stderr
+
+
+def python_dumps(runs: list[list[str]]) -> list[tuple]:
+    """``kseg dump ARGS`` of each of ``runs`` on the Python engine (``KSEG_ENGINE=python``), in one child."""
+    done = run_cli_many([["dump", *args] for args in runs], cwd=TESTS.parent, env={"KSEG_ENGINE": "python"})
+    return [(r.exit_code, r.stdout, r.stderr) for r in done]
 
 
 #: records whose JSON rows escape every character JSON Lines escapes (controls, quote, backslash, U+0085,
@@ -226,33 +224,52 @@ def mixed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
     return log, mixed_log(log)
 
 
-def test_window_loop_prints_what_the_python_engine_prints(mixed: tuple[Path, int]) -> None:
-    log, size = mixed
-    for mode in ([], ["--deep-iteration"], ["--print-data-log"]):
-        for extra in ([], ["--max-bytes", str(size // 3)], ["--kafka-version", "4.3"]):
-            args = [*mode, *extra, "--files", str(log)]
-            c = dump(args, "c")
-            assert c == dump(args, "python"), args
-            assert c[1].count(b"baseOffset: ") > 1500, args  # the batches up to --max-bytes at least
-            if not extra:
-                assert b"Found 12 invalid bytes" in c[1] and b"isvalid: false" in c[1]
-                if mode:
-                    assert b"Non-consecutive offsets" in c[2]
-                    assert b"headerKeys: [h1,\xc3\xa9]" in c[1]
+def text_runs(log: Path, size: int) -> list[tuple[list[str], list[str], list[str]]]:
+    """The text runs of the mixed log: (mode, extra, dump's arguments)."""
+    return [
+        (mode, extra, [*mode, *extra, "--files", str(log)])
+        for mode in ([], ["--deep-iteration"], ["--print-data-log"])
+        for extra in ([], ["--max-bytes", str(size // 3)], ["--kafka-version", "4.3"])
+    ]
 
 
-def test_json_window_loop_writes_what_the_python_sink_writes(mixed: tuple[Path, int]) -> None:
-    log, size = mixed
-    for mode in ([], ["--deep-iteration"], ["--print-data-log"]):
-        for extra in ([], ["--max-bytes", str(size // 3)]):
-            args = ["--format", "json", *mode, *extra, "--files", str(log)]
-            c = dump(args, "c")
-            assert c == dump(args, "python"), args
-            rows = [json.loads(line) for line in c[1].splitlines()]
-            assert sum(r["type"] == "batch" for r in rows) > 1500, args
-            if mode and not extra:
-                assert any(h.get("base64") for r in rows if r["type"] == "record" for h in r.get("headers", []))
-                assert any(r["type"] == "problem" and r["kind"] == "non_consecutive_offsets" for r in rows)
+def json_runs(log: Path, size: int) -> list[tuple[list[str], list[str], list[str]]]:
+    """The JSON Lines runs of the mixed log: (mode, extra, dump's arguments)."""
+    return [
+        (mode, extra, ["--format", "json", *mode, *extra, "--files", str(log)])
+        for mode in ([], ["--deep-iteration"], ["--print-data-log"])
+        for extra in ([], ["--max-bytes", str(size // 3)])
+    ]
+
+
+@pytest.fixture(scope="module")
+def python_mixed(mixed: tuple[Path, int]) -> dict[tuple[str, ...], tuple]:
+    """What the Python engine prints for each text and JSON run of the mixed log, by its arguments."""
+    runs = [args for _, _, args in text_runs(*mixed) + json_runs(*mixed)]
+    return dict(zip(map(tuple, runs), python_dumps(runs), strict=True))
+
+
+def test_window_loop_prints_what_the_python_engine_prints(mixed: tuple[Path, int], python_mixed: dict) -> None:
+    for mode, extra, args in text_runs(*mixed):
+        c = dump(args)
+        assert c == python_mixed[tuple(args)], args
+        assert c[1].count(b"baseOffset: ") > 1500, args  # the batches up to --max-bytes at least
+        if not extra:
+            assert b"Found 12 invalid bytes" in c[1] and b"isvalid: false" in c[1]
+            if mode:
+                assert b"Non-consecutive offsets" in c[2]
+                assert b"headerKeys: [h1,\xc3\xa9]" in c[1]
+
+
+def test_json_window_loop_writes_what_the_python_sink_writes(mixed: tuple[Path, int], python_mixed: dict) -> None:
+    for mode, extra, args in json_runs(*mixed):
+        c = dump(args)
+        assert c == python_mixed[tuple(args)], args
+        rows = [json.loads(line) for line in c[1].splitlines()]
+        assert sum(r["type"] == "batch" for r in rows) > 1500, args
+        if mode and not extra:
+            assert any(h.get("base64") for r in rows if r["type"] == "record" for h in r.get("headers", []))
+            assert any(r["type"] == "problem" and r["kind"] == "non_consecutive_offsets" for r in rows)
 
 
 @pytest.mark.parametrize("mode", [WINDOW_SHALLOW, WINDOW_SIZES, WINDOW_STRINGS])
@@ -283,7 +300,7 @@ def test_the_engine_itself_writes_the_json_rows_of_escapes(tmp_path: Path, mode:
     assert (pos, full) == (len(data), False)
     assert last == (-1 if mode == WINDOW_SHALLOW else 5)
     args = [["--format", "json"], ["--format", "json", "--deep-iteration"], ["--format", "json", "--print-data-log"]]
-    code, stdout, _ = dump([*args[mode], "--files", str(log)], "python")
+    ((code, stdout, _),) = python_dumps([[*args[mode], "--files", str(log)]])
     assert code == 0
     expected = b"".join(
         line + b"\n" for line in stdout.split(b"\n") if b'"type":"batch"' in line or b'"type":"record"' in line
@@ -332,12 +349,17 @@ def test_a_compressed_batch_the_engine_hands_back_reads_as_in_the_python_engine(
         )
         logs[name in DAMAGED].append(str(log))
     assert len(logs[True]) == len(DAMAGED)
-    for damaged, paths in logs.items():
-        for mode in (["--deep-iteration"], ["--format", "json", "--print-data-log"]):  # the mixed log has the rest
-            args = [*mode, "--files", ",".join(paths)]
-            c = dump(args, "c")
-            assert c == dump(args, "python"), (paths, args)
-            assert c[0] == (1 if damaged else 0), (args, c[2])
-            errors = [line for line in c[2].decode().splitlines() if line.startswith("kseg: error: ")]
-            assert [line.split(": ")[2] for line in errors] == (paths if damaged else []), c[2]
-            assert c[1].count(b"Dumping " if mode[0] != "--format" else b'"type":"file"') == len(paths)
+    runs = [
+        (damaged, paths, [*mode, "--files", ",".join(paths)])
+        for damaged, paths in logs.items()
+        for mode in (["--deep-iteration"], ["--format", "json", "--print-data-log"])  # the mixed log has the rest
+    ]
+    python = python_dumps([args for _, _, args in runs])
+    for (damaged, paths, args), p in zip(runs, python, strict=True):
+        mode = args[:-2]
+        c = dump(args)
+        assert c == p, (paths, args)
+        assert c[0] == (1 if damaged else 0), (args, c[2])
+        errors = [line for line in c[2].decode().splitlines() if line.startswith("kseg: error: ")]
+        assert [line.split(": ")[2] for line in errors] == (paths if damaged else []), c[2]
+        assert c[1].count(b"Dumping " if mode[0] != "--format" else b'"type":"file"') == len(paths)

@@ -1,5 +1,6 @@
-"""Both engines print the same bytes (issue 12): ``kseg dump`` as a real process with the compiled
-engine and with ``KSEG_ENGINE=python``, compared byte for byte (stdout, stderr, exit code).
+"""Both engines print the same bytes (issue 12): ``kseg dump`` with the compiled engine (in the test process)
+and with ``KSEG_ENGINE=python`` (the runs of a test or fixture in one child process: the engine is chosen at
+import), compared byte for byte (stdout, stderr, exit code).
 
 Inputs: every corpus log (shallow, ``--deep-iteration``, ``--print-data-log``, each as JSON too), a log of
 the records the engine's fast paths hand back to Python (headers, null keys and values, invalid
@@ -11,7 +12,6 @@ from __future__ import annotations
 
 import os
 import random
-import subprocess
 import sys
 from pathlib import Path
 
@@ -19,7 +19,7 @@ import pytest
 
 from kseg import engine
 from kseg.testing.v2 import RecordSpec, build_v2_batch
-from tests.conftest import CORPUS_DATA, TESTS
+from tests.conftest import CORPUS_DATA, TESTS, run_cli, run_cli_many
 
 pytestmark = pytest.mark.skipif(
     engine.C is None, reason="the C engine is not built (KSEG_ENGINE=python or no compiler)"
@@ -36,16 +36,18 @@ MODES = [
 ]
 
 
-def dump(files: list[Path], mode: list[str], eng: str) -> tuple:
-    env = {**os.environ, "KSEG_ENGINE": eng}
-    p = subprocess.run(
-        [sys.executable, "-m", "kseg", "dump", *mode, "--files", ",".join(map(str, files))],
-        capture_output=True,
-        env=env,
-        cwd=TESTS.parent,
-        timeout=300,
-    )
-    return p.returncode, p.stdout, p.stderr
+def dump(files: list[Path], mode: list[str]) -> tuple:
+    """``kseg dump MODE --files FILES`` on the compiled engine, in this process: (exit code, stdout, stderr)."""
+    r = run_cli(["dump", *mode, "--files", ",".join(map(str, files))], cwd=TESTS.parent)
+    return r.exit_code, r.stdout, r.stderr
+
+
+def python_dumps(runs: list[tuple[list[Path], list[str]]], env: dict[str, str] | None = None) -> list[tuple]:
+    """``kseg dump MODE --files FILES`` of each of ``runs`` on the Python engine (``KSEG_ENGINE=python``, with
+    ``env``), all in one child process."""
+    args = [["dump", *mode, "--files", ",".join(map(str, files))] for files, mode in runs]
+    done = run_cli_many(args, cwd=TESTS.parent, env={"KSEG_ENGINE": "python", **(env or {})})
+    return [(r.exit_code, r.stdout, r.stderr) for r in done]
 
 
 def tricky_log(directory: Path) -> Path:
@@ -77,12 +79,20 @@ def tricky_log(directory: Path) -> Path:
     return path
 
 
+LOGS = sorted(CORPUS_DATA.glob("*/*.log"))
+
+
+@pytest.fixture(scope="module")
+def python_corpus() -> dict[tuple[str, ...], tuple]:
+    """What the Python engine prints for every corpus log in each mode, by mode."""
+    return dict(zip(map(tuple, MODES), python_dumps([(LOGS, mode) for mode in MODES]), strict=True))
+
+
 @pytest.mark.parametrize("mode", MODES, ids=lambda m: " ".join(m) or "shallow")
-def test_corpus_logs_print_the_same(mode: list[str]) -> None:
-    logs = sorted(CORPUS_DATA.glob("*/*.log"))
-    c = dump(logs, mode, "c")
-    assert c[1].count(b"Dumping ") + c[1].count(b'{"type":"file"') == len(logs)
-    assert c == dump(logs, mode, "python")
+def test_corpus_logs_print_the_same(mode: list[str], python_corpus: dict) -> None:
+    c = dump(LOGS, mode)
+    assert c[1].count(b"Dumping ") + c[1].count(b'{"type":"file"') == len(LOGS)
+    assert c == python_corpus[tuple(mode)]
 
 
 def test_tricky_and_damaged_records_print_the_same(tmp_path: Path) -> None:
@@ -101,18 +111,19 @@ def test_tricky_and_damaged_records_print_the_same(tmp_path: Path) -> None:
         path.parent.mkdir()
         path.write_bytes(bytes(b))
         files.append(path)
+    python = iter(python_dumps([(some, mode) for mode in MODES[1:4] for some in (files[:1], files)]))
     for mode in MODES[1:4]:
-        c = dump(files[:1], mode, "c")
-        assert c == dump(files[:1], mode, "python"), mode
+        c = dump(files[:1], mode)
+        assert c == next(python), mode
         if mode == ["--print-data-log"]:
             assert b"Non-consecutive offsets" in c[2] and b"payload: \xef\xbf\xbd" in c[1]
             assert b"headerKeys: [h1,\xc3\xa9] key: k payload: v" in c[1]
-        c = dump(files, mode, "c")
+        c = dump(files, mode)
         assert c[1].count(b"Dumping ") + c[1].count(b'{"type":"file"') == len(files)
-        assert c == dump(files, mode, "python"), mode
+        assert c == next(python), mode
 
 
-def test_decoders_other_than_kafkas_string_decoder_still_get_slices(tmp_path: Path) -> None:
+def test_decoders_other_than_kafkas_string_decoder_still_get_slices(tmp_path: Path, monkeypatch) -> None:
     """--print-data-log prints Kafka's string decoders from spans in the batch; any other decoder
     (a plugin ``module:function``, ``hex``, ``string`` for one side only) receives what it always
     received (a slice of the batch; a plugin its bytes), on either engine."""
@@ -120,22 +131,18 @@ def test_decoders_other_than_kafkas_string_decoder_still_get_slices(tmp_path: Pa
     log = tricky_log(tmp_path / "log")
     (tmp_path / "kinddec.py").write_text("def kind(b):\n    return type(b).__name__ + ':' + bytes(b)[:8].hex()\n")
     env_path = os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])
-    for mode in (
+    modes = [
         ["--print-data-log", "--key-decoder", "kinddec:kind"],
         ["--print-data-log", "--value-decoder", "kinddec:kind"],
         ["--print-data-log", "--key-decoder", "string", "--value-decoder", "hex"],
-    ):
-        outs = []
-        for eng in ("c", "python"):
-            env = {**os.environ, "KSEG_ENGINE": eng, "PYTHONPATH": env_path}
-            p = subprocess.run(
-                [sys.executable, "-m", "kseg", "dump", *mode, "--files", str(log)],
-                capture_output=True,
-                env=env,
-                cwd=TESTS.parent,
-                timeout=300,
-            )
-            outs.append((p.returncode, p.stdout, p.stderr))
-        assert outs[0] == outs[1], mode
-        if "kinddec:kind" in mode:
-            assert outs[0][1].count(b": bytes:") > 20 and b"memoryview:" not in outs[0][1]
+    ]
+    python = python_dumps([([log], mode) for mode in modes], env={"PYTHONPATH": env_path})
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        for mode, p in zip(modes, python, strict=True):
+            c = dump([log], mode)
+            assert c == p, mode
+            if "kinddec:kind" in mode:
+                assert c[1].count(b": bytes:") > 20 and b"memoryview:" not in c[1]
+    finally:
+        sys.modules.pop("kinddec", None)  # this test's plugin, imported by the in-process runs

@@ -14,7 +14,7 @@ import pytest
 
 from kseg.cli import options
 from kseg.cli.main import COMMANDS
-from tests.conftest import CORPUS_DATA, run_cli, run_subprocess
+from tests.conftest import CORPUS_DATA, Result, run_cli, run_cli_many, run_subprocess
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "examples" / "orders-0"
@@ -222,25 +222,28 @@ COMMAND_RUNS = {
 COMMAND_EXIT = {"tiered": 1}
 
 
+@pytest.fixture(scope="module")
+def warned_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Result, Result]]:
+    """Each command's run of COMMAND_RUNS and its ``--help``, by name, all in one fresh process with every
+    DeprecationWarning an error (``PYTHONWARNINGS``: ``python -W error::DeprecationWarning``): a warning at
+    import (each command's modules are first imported there by its own run) or while it runs fails that run."""
+    tmp = tmp_path_factory.mktemp("warnings")
+    names = sorted(COMMANDS)
+    runs = []
+    for name in names:
+        runs += [[a.replace("{tmp}", str(tmp)) for a in COMMAND_RUNS[name]], [name, "--help"]]
+    done = run_cli_many(runs, env={"PYTHONWARNINGS": "error::DeprecationWarning"})
+    return {name: (done[2 * i], done[2 * i + 1]) for i, name in enumerate(names)}
+
+
 @pytest.mark.parametrize("name", sorted(COMMANDS))
-def test_no_deprecation_warning(name: str, tmp_path: Path) -> None:
-    """``python -W error::DeprecationWarning -m kseg ...`` runs clean on every command."""
-    args = [a.replace("{tmp}", str(tmp_path)) for a in COMMAND_RUNS[name]]
-    p = subprocess.run(
-        [sys.executable, "-W", "error::DeprecationWarning", "-m", "kseg", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert p.returncode == COMMAND_EXIT.get(name, 0), p.stderr
-    assert "Warning" not in p.stderr and "Traceback" not in p.stderr, p.stderr
-    h = subprocess.run(
-        [sys.executable, "-W", "error::DeprecationWarning", "-m", "kseg", name, "--help"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert h.returncode == 0 and "Warning" not in h.stderr, h.stderr
+def test_no_deprecation_warning(name: str, warned_runs: dict[str, tuple[Result, Result]]) -> None:
+    """Every command runs clean, and prints its help, with DeprecationWarning an error."""
+    run, help_ = warned_runs[name]
+    assert run.exit_code == COMMAND_EXIT.get(name, 0), run.errtext
+    assert "Warning" not in run.errtext and "Traceback" not in run.errtext, run.errtext
+    assert help_.exit_code == 0 and "Warning" not in help_.errtext, help_.errtext
+    assert f" {name} [OPTIONS]" in help_.text.split("\n", 1)[0], help_.text[:200]  # its own help
 
 
 def _complete(**env: str) -> subprocess.CompletedProcess:

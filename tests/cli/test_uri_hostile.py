@@ -15,21 +15,32 @@ import pytest
 
 from kseg.errors import InputError
 from kseg.storage.location import check_uri, redact
-from tests.conftest import CORPUS_DATA
+from tests.conftest import CORPUS_DATA, Result, run_cli
 
 P = str(CORPUS_DATA / "plain-v2-0")
 SECRET = "wJalrXUtnFEMIK7MDENGbPxRfiCYzEXAMPLEKEY"
 URI = f"s3://AKIAIOSFODNN7EXAMPLE:{SECRET}@bucket/data"
 
 
+#: the stores' settings of every run: an endpoint nobody listens on, a network timeout of 1 s
+ENV = {"AWS_ENDPOINT_URL": "http://127.0.0.1:9", "KSEG_NETWORK_TIMEOUT": "1"}
+
+
 def kseg(*args: str, timeout: float = 60, **env: str) -> subprocess.CompletedProcess:
-    environment = {**os.environ, "AWS_ENDPOINT_URL": "http://127.0.0.1:9", "KSEG_NETWORK_TIMEOUT": "1", **env}
+    """``kseg ARGS`` as a real process: where a store is reached (its timeouts, pyarrow's own exceptions)."""
+    environment = {**os.environ, **ENV, **env}
     return subprocess.run([sys.executable, "-m", "kseg", *args], capture_output=True, env=environment, timeout=timeout)
 
 
-def _one_error_line(p: subprocess.CompletedProcess) -> str:
+def refused(*args: str) -> Result:
+    """``kseg ARGS`` in this process (:func:`run_cli`): a URI refused before any store is reached."""
+    return run_cli(list(args), env=ENV)
+
+
+def _one_error_line(p: subprocess.CompletedProcess | Result) -> str:
     err = p.stderr.decode()
-    assert p.returncode == 2, err
+    code = p.returncode if isinstance(p, subprocess.CompletedProcess) else p.exit_code
+    assert code == 2, err
     assert b"Traceback" not in p.stderr
     lines = [line for line in err.splitlines() if line.startswith("kseg: ")]
     assert len(lines) == 1 and lines[0].startswith("kseg: error: "), err
@@ -54,7 +65,7 @@ def _one_error_line(p: subprocess.CompletedProcess) -> str:
     ],
 )
 def test_credentials_in_a_uri_are_refused_and_never_echoed(args: list[str]) -> None:
-    p = kseg(*args)
+    p = refused(*args)
     line = _one_error_line(p)
     assert "credentials in a URI are refused" in line and "s3://***@bucket/data" in line
     assert "AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or AWS_PROFILE" in line
@@ -74,7 +85,7 @@ def test_credentials_in_a_uri_are_refused_and_never_echoed(args: list[str]) -> N
 )
 @pytest.mark.parametrize("command", [["verify-index"], ["dump"], ["lookup-offset", "0"]])
 def test_a_malformed_uri_is_one_line(uri: str, why: str, command: list[str]) -> None:
-    assert why in _one_error_line(kseg(*command, uri))
+    assert why in _one_error_line(refused(*command, uri))
 
 
 def test_an_azure_uri_without_credentials_is_one_line() -> None:

@@ -22,7 +22,7 @@ _avro = pytest.importorskip("kseg._avro")
 
 from kseg.decoders.registry.avro import AvroCodec, java_float_text  # noqa: E402
 from kseg.jsonlines import Raw, dumps  # noqa: E402
-from tests.conftest import run_subprocess  # noqa: E402
+from tests.conftest import run_cli, run_cli_many  # noqa: E402
 from tests.registry.build import ORDER_V1, ORDER_V2, build  # noqa: E402
 
 EVERY = {
@@ -390,9 +390,9 @@ def test_the_cli_prints_the_same_with_either_reader(tmp_path) -> None:
     build(str(tmp_path))
     args = ["dump", "--print-data-log", "--key-decoder", "registry", "--value-decoder", "registry"]
     args += ["--schemas", str(tmp_path / "_schemas-0"), str(tmp_path / "orders-0" / "00000000000000000000.log")]
-    for extra in ([], ["--format", "json"]):
-        c = run_subprocess([*args, *extra])
-        p = run_subprocess([*args, *extra], env={"KSEG_ENGINE": "python"})
+    runs = [[*args, *extra] for extra in ([], ["--format", "json"])]
+    for run, p in zip(runs, run_cli_many(runs, env={"KSEG_ENGINE": "python"}), strict=True):
+        c = run_cli(run)
         assert c.exit_code == p.exit_code == 0
         assert c.stdout == p.stdout and c.stderr == p.stderr
         assert b"payload: {" in c.stdout or b'"payload":{' in c.stdout
@@ -414,9 +414,9 @@ def test_the_cli_damaged_payloads_of_a_known_id(tmp_path) -> None:
     )
     args = ["dump", "--print-data-log", "--value-decoder", "registry", "--schemas", str(tmp_path / "_schemas-0")]
     args.append(str(tmp_path / "damaged-0" / "00000000000000000000.log"))
-    for extra in ([], ["--format", "json"]):
-        c = run_subprocess([*args, *extra])
-        p = run_subprocess([*args, *extra], env={"KSEG_ENGINE": "python"})
+    runs = [[*args, *extra] for extra in ([], ["--format", "json"])]
+    for run, p in zip(runs, run_cli_many(runs, env={"KSEG_ENGINE": "python"}), strict=True):
+        c = run_cli(run)
         assert c.exit_code == p.exit_code == 0
         assert c.stdout == p.stdout and c.stderr == p.stderr
         assert b"printed as hex" in c.stderr
@@ -424,17 +424,15 @@ def test_the_cli_damaged_payloads_of_a_known_id(tmp_path) -> None:
 
 def _record_value(partition, offset: int) -> bytes:
     """The value of the record at ``offset`` in the partition's first segment, as written."""
-    r = run_subprocess(["dump", "--print-data-log", "--value-decoder", "hex", "--format", "json"]
+    r = run_cli(["dump", "--print-data-log", "--value-decoder", "hex", "--format", "json"]
                        + [str(partition / "00000000000000000000.log")])  # fmt: skip
     rows = [json.loads(line) for line in r.stdout.splitlines()]
     return bytes.fromhex(next(row["payload"] for row in rows if row.get("offset") == offset))
 
 
 def test_version_says_which_avro_reader_runs() -> None:
-    assert "avro reader: c" in run_subprocess(["--version"]).text
-    assert (
-        "avro reader: python (KSEG_ENGINE=python)" in run_subprocess(["--version"], env={"KSEG_ENGINE": "python"}).text
-    )
+    assert "avro reader: c" in run_cli(["--version"]).text
+    assert "avro reader: python (KSEG_ENGINE=python)" in run_cli(["--version"], env={"KSEG_ENGINE": "python"}).text
 
 
 def test_not_built_or_foreign_runs_the_python_reader(monkeypatch) -> None:
