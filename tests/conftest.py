@@ -182,20 +182,48 @@ def recorded_durations() -> dict[str, float]:
     return took
 
 
+#: the files of one scheduling unit, run on one pytest-xdist process: every Spark file, so the process's JVM,
+#: its shared local[2] session and that session's first-query warm-up are started once in a run, not in both
+SPARK_UNIT = "tests/spark"
+
+
+def schedule_unit(path: str) -> str:
+    """The unit a test file (``tests/cli/test_x.py``) is handed out in: its own file, or SPARK_UNIT."""
+    return SPARK_UNIT if path.startswith(SPARK_UNIT + "/") else path
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """``--dist loadfile``, but the Spark files are one unit (:func:`schedule_unit`); another ``--dist``
+    keeps pytest-xdist's own scheduler."""
+    if config.getoption("dist", None) != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class UnitScheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return schedule_unit(super()._split_scope(nodeid))
+
+    return UnitScheduling(config, log)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """In a pytest-xdist worker: the test files longest first, by the times of a whole run (DURATIONS).  The
-    controller hands out whole files (``--dist loadfile``) in this order (``--no-loadscope-reorder``: not by
-    their number of tests, which would leave long files of few tests, the Spark ones, to run last with one
-    process idle), so the short ones fill in at the end and the two processes finish together; a single
-    process keeps the collection's order."""
+    """In a pytest-xdist worker: the units (:func:`schedule_unit`) longest first, by the times of a whole run
+    (DURATIONS).  The controller hands out whole units in this order (``--no-loadscope-reorder``: not by
+    their number of tests, which would leave long units of few tests to run last with one process idle),
+    so the short ones fill in at the end and the two processes finish together; a single process keeps the
+    collection's order."""
     if hasattr(config, "workerinput"):
         took = recorded_durations()
-        files: dict[Path, float] = {}
+        files: dict[Path, str] = {}
+        units: dict[str, float] = {}
         for item in items:
             if item.path not in files:
                 guess = UNRECORDED["spark" if TESTS / "spark" in item.path.parents else "other"]
-                files[item.path] = took.get(item.path.relative_to(TESTS.parent).as_posix(), guess)
-        items.sort(key=lambda item: -files[item.path])  # stable: a file's tests keep their order
+                rel = item.path.relative_to(TESTS.parent).as_posix()
+                files[item.path] = unit = schedule_unit(rel)
+                units[unit] = units.get(unit, 0.0) + took.get(rel, guess)
+        order = {unit: i for i, unit in enumerate(sorted(units, key=lambda u: -units[u]))}
+        items.sort(key=lambda item: order[files[item.path]])  # stable: a unit's tests keep their order
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

@@ -3,8 +3,9 @@ setup, call and teardown, as pytest's ``--junitxml`` records them), longest firs
 
     python3 -m pytest --junitxml=run.xml && python3 tests/durations.py run.xml > tests/durations.tsv
 
-``tests/conftest.py`` hands the files out in this order (``-n 2 --dist loadfile``): the longest first, so the
-short ones fill in at the end and neither process is left alone with a long file.  Only the order matters,
+``tests/conftest.py`` hands the files out in this order (``-n 2 --dist loadfile``; the Spark files one
+unit): the longest first, so the short ones fill in at the end and neither process is left alone with a
+long file.  Only the order matters,
 so a run on a loaded machine does, as long as the machine's load is spread over the run.
 """
 
