@@ -48,6 +48,12 @@ def main() -> None:
     except Finished as finished:
         _end_now(finished.code)
         raise  # (something is left for the interpreter's shutdown: it runs)
+    finally:
+        if previous is not signal.SIG_IGN:
+            # The command is over; what is left is the interpreter's shutdown (joining --jobs workers, exit
+            # handlers): a Ctrl-C there ends the process as the signal does, never a KeyboardInterrupt
+            # traceback out of an exit handler ("Exception ignored in: <module 'threading'>").
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 class Finished(SystemExit):
