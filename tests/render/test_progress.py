@@ -64,26 +64,41 @@ def _counts(shown: str) -> list[float]:
     return [float(m.group(1)) for m in COUNT.finditer(shown) if 0 < float(m.group(1)) < float(m.group(2)) - 0.05]
 
 
-@pytest.mark.parametrize(
-    "command",
-    [
-        ["verify-index"],
-        ["rebuild-index", "--check"],
-        ["txn"],
-        ["compaction"],
-        ["export", "-o", "{tmp}/o.parquet"],
-        ["diff", "{large}", "{tmp}/copy"],
-        ["salvage", "-o", "{tmp}/salvaged/large-0"],
-        ["salvage", "--dry-run"],
-    ],
-)
-def test_a_slowed_segment_shows_intermediate_byte_counts(tmp_path: Path, command: list[str]) -> None:
-    import shutil
+SLOWED = [
+    ["verify-index"],
+    ["rebuild-index", "--check"],
+    ["txn"],
+    ["compaction"],
+    ["export", "-o", "{tmp}/o.parquet"],
+    ["diff", "{large}", "{tmp}/copy"],
+    ["salvage", "-o", "{tmp}/salvaged/large-0"],
+    ["salvage", "--dry-run"],
+]
 
-    shutil.copytree(LARGE, tmp_path / "copy")
-    args = [a.replace("{tmp}", str(tmp_path)).replace("{large}", str(LARGE)) for a in command]
-    paths = [] if command[0] == "diff" else [str(LARGE)]
-    code, shown = _run_on_pty([*args, "--max-rate", "4", *paths], tmp_path / "stdout.txt")
+
+@pytest.fixture(scope="module")
+def slowed(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[Path, int, str]]:
+    """Each command of SLOWED on the large segment at ``--max-rate 4``, results redirected, on its own
+    pseudo-terminal: all at once, each in its own process (they wait on the rate, not on a core), so the
+    file waits for the slowest, not for their sum.  ``(its temporary directory, exit code, what it showed)``."""
+    import shutil
+    from concurrent.futures import ThreadPoolExecutor
+
+    def run(command: list[str], tmp: Path) -> tuple[Path, int, str]:
+        args = [a.replace("{tmp}", str(tmp)).replace("{large}", str(LARGE)) for a in command]
+        paths = [] if command[0] == "diff" else [str(LARGE)]
+        return (tmp, *_run_on_pty([*args, "--max-rate", "4", *paths], tmp / "stdout.txt"))
+
+    tmps = [tmp_path_factory.mktemp("slowed") for _ in SLOWED]
+    for tmp in tmps:
+        shutil.copytree(LARGE, tmp / "copy")
+    with ThreadPoolExecutor(len(SLOWED)) as pool:
+        return list(pool.map(run, SLOWED, tmps))
+
+
+@pytest.mark.parametrize("command", range(len(SLOWED)), ids=[f"command{n}" for n in range(len(SLOWED))])
+def test_a_slowed_segment_shows_intermediate_byte_counts(slowed: list[tuple[Path, int, str]], command: int) -> None:
+    tmp_path, code, shown = slowed[command]
     assert code in (0, 1), shown
     counts = _counts(shown)
     assert len(set(counts)) >= 2, shown[-2000:]  # the bar moved inside the one segment, a MiB at a time
