@@ -254,7 +254,7 @@ def test_logdir_crc_fault_a_broker_would_truncate(tmp_path: Path) -> None:
     r = run_cli(["logdir", *ARGS["logdir"](t)])
     assert r.exit_code == 1, (r.exit_code, r.text, r.errtext)
     _clean_stderr("logdir", r.errtext)
-    _names_cause(r.text, r.errtext, t.log0, r"byte 0\b.*CRC-32C mismatch")
+    _names_cause(r.text, r.errtext, t.log0, r"byte 0\b.*Record is corrupt \(stored crc = ")
     _no_verdict(r.text, 1)
     assert "p-0: problems; " in r.text and "recovery truncates at offset 0" in r.text, r.text
     assert t.hashes() == before

@@ -181,15 +181,11 @@ def walk(records: FileRecords) -> Iterator[Walked]:
 
 
 def invalid_reason(records: FileRecords, position: int, batch: FileBatch | None) -> str:
-    """Why ``ensureValid`` refuses the batch at ``position``, in kseg's words with Kafka's values."""
+    """Why ``ensureValid`` refuses the batch at ``position``, in Kafka's words (:meth:`FileBatch.invalid`)."""
     if batch is None:
         batch = records.frame_at(position, records.end)
-    if not isinstance(batch, (V2Batch, LegacyBatch)):  # (cannot be: the scan framed it)
-        return "invalid batch"
-    if isinstance(batch, V2Batch) and batch.size < v2.HEADER_SIZE:
-        return f"batch of {batch.size} bytes, below the {v2.HEADER_SIZE}-byte header (DefaultRecordBatch.ensureValid)"
-    kind = "CRC-32C" if isinstance(batch, V2Batch) else "CRC-32"
-    return f"{kind} mismatch, stored {batch.checksum} computed {batch.computed_crc()}"
+    why = batch.invalid() if isinstance(batch, (V2Batch, LegacyBatch)) else None
+    return why or "invalid batch"  # (a batch the walk found invalid: always its reason)
 
 
 def tail_last(records: FileRecords, position: int) -> tuple[int | None, bool]:
