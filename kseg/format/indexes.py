@@ -19,8 +19,8 @@ import struct
 import sys
 from array import array
 from functools import partial
-from itertools import chain
-from operator import itemgetter
+from itertools import chain, compress, count
+from operator import itemgetter, le
 from typing import TYPE_CHECKING, Callable, Generic, Iterator, NamedTuple, TypeVar, Union
 
 from kseg.errors import CorruptIndexError
@@ -385,6 +385,24 @@ class TimeIndexView(IndexView[TimestampOffset]):
         return chain.from_iterable(
             map(base, map(itemgetter(1), TIME_ENTRY.iter_unpack(chunk))) for _, chunk in self.windows(0, stop)
         )
+
+    def order_problem(self) -> str | None:
+        """The first entry whose timestamp is not above the one before it (``TimeIndex`` appends only larger
+        ones), as text; None when they increase.  A window's timestamps are unpacked in one call and compared
+        pairwise in C: no Python step an entry."""
+        prev: int | None = None
+        for first, chunk in self.windows(0, self.entries):
+            timestamps = struct.unpack(">" + "q4x" * (len(chunk) // 12), chunk)
+            if prev is not None and timestamps and timestamps[0] <= prev:
+                return self._out_of_order(first)
+            n = next(compress(count(first + 1), map(le, timestamps[1:], timestamps)), None)
+            if n is not None:
+                return self._out_of_order(n)
+            prev = timestamps[-1] if timestamps else prev
+        return None
+
+    def _out_of_order(self, n: int) -> str:
+        return f"entry #{n} ({self.key(n)}) is not above entry #{n - 1} ({self.key(n - 1)})"
 
     def columns(self, start: int, stop: int) -> TimeColumns:
         """Entries ``start .. stop - 1`` as :class:`TimeColumns` (checked in bulk by ``verify-index``)."""
