@@ -292,6 +292,23 @@ def test_logdir_crc_fault_a_broker_would_truncate(tmp_path: Path) -> None:
     assert t.hashes() == before
 
 
+def test_logdir_txnindex_version_a_broker_would_not_start_on(tmp_path: Path) -> None:
+    """logdir's row for a ``.txnindex`` entry of version 1 (its first byte, as Kafka reads it): a broker's load
+    of the partition fails on it, on every start (docs/logdir.md, "Recovery").  The suite's promises: exit 1,
+    the file, the entry's byte and Kafka's message named, no verdict, inputs unchanged."""
+    t = Tree(tmp_path)
+    index = t.bad / f"{SEG1}.txnindex"
+    index.write_bytes(struct.pack(">hqqqq", 0, 7, 251, 260, 251) + struct.pack(">hqqqq", 1 << 8, 7, 270, 280, 270))
+    before = t.hashes()
+    r = run_cli(["logdir", *ARGS["logdir"](t)])
+    assert r.exit_code == 1, (r.exit_code, r.text, r.errtext)
+    _clean_stderr("logdir", r.errtext)
+    _names_cause(r.text, r.errtext, index, r"byte 34: Unexpected aborted transaction version 1 in transaction index ")
+    _no_verdict(r.text, 1)
+    assert "p-0: problems; " in r.text and "PROBLEM load fails: " in r.text, r.text
+    assert t.hashes() == before
+
+
 @pytest.mark.parametrize("command", READING)
 def test_vanished_between_listing_and_reading(tmp_path: Path, monkeypatch, command: str) -> None:
     from kseg.storage import records
