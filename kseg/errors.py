@@ -113,6 +113,11 @@ class CorruptIndexError(KsegError):
     """An index file fails a sanity rule (Kafka's ``CorruptIndexException``)."""
 
 
+class TxnVersionError(CorruptIndexError):
+    """A ``.txnindex`` entry of a version above 0 (Kafka's ``KafkaException`` from ``TransactionIndex``'s
+    iterator: not a ``CorruptIndexException``, so a broker's log loading does not catch it)."""
+
+
 class CheckpointError(KsegError):
     """A broker's checkpoint or metadata file does not follow its format (Kafka's ``IOException`` on
     reading it: "Malformed line in checkpoint file"); ``kseg.storage.checkpoints``."""

@@ -49,7 +49,7 @@ class S3:
 @pytest.fixture(scope="session")
 def s3(tmp_path_factory) -> S3:
     pytest.importorskip("pyarrow", reason="URIs are read through pyarrow (the test extra installs it)")
-    server_mod = pytest.importorskip("moto.server", reason="moto[server] (the test extra installs it)")
+    server_mod = pytest.importorskip("moto.server", reason="moto[s3] and flask (the test extra)")
     server = server_mod.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     host, port = server.get_host_and_port()

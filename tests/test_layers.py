@@ -170,6 +170,9 @@ CLI_SHARED = {
     "kseg.cli.parts",
     "kseg.cli.start",
     "kseg.cli.help_text",
+    "kseg.cli.ending",
+    "kseg.cli.decoder_names",
+    "kseg.cli.lookup_plain",  # (the lookups' run, shared by the console script's plain path and kseg.cli.lookup)
 }
 
 

@@ -82,6 +82,10 @@ ENGINE_FORBIDDEN: dict[str, str] = {
 #: What ``kseg --help`` alone no longer imports: it writes a kept copy of click's text.
 HELP_FORBIDDEN = ("click", "kseg.cli.main", "kseg.cli.params", "inspect", "uuid")
 
+#: What a plain lookup (``kseg lookup-offset OFFSET DIR``, ``--format`` and ``-q`` at most) does not import: its
+#: command line is read without click (kseg.cli.lookup_plain).
+PLAIN_FORBIDDEN = ("click", "kseg.cli.main", "kseg.cli.params", "kseg.cli.options", "kseg.cli.lookup", "uuid")
+
 #: The local commands checked (``{log}`` and ``{partition}`` are examples/orders-0's).
 LOCAL_COMMANDS: dict[str, list[str]] = {
     "dump": ["dump", "{log}"],
@@ -127,6 +131,9 @@ def test_a_local_partition_imports_nothing_its_input_does_not_need(command: str)
     if command == "--help":  # the kept copy of click's text (tests/cli/test_help_cache.py)
         assert "kseg.cli.help_text" in names  # the modules were read
         assert [n for n in names if n in HELP_FORBIDDEN or n.startswith("click.")] == []
+    elif command.startswith("lookup-"):  # a plain lookup: answered without click (tests/cli/test_lookup_plain.py)
+        assert "kseg.cli.lookup_plain" in names  # the modules were read
+        assert [n for n in names if n in PLAIN_FORBIDDEN or n.startswith("click.")] == []
     else:
         assert "click" in names  # the modules were read
     assert forbidden_in(names) == []
@@ -155,6 +162,14 @@ def test_a_json_lookup_imports_the_json_rows() -> None:
     for module in ("json", "kseg.render.jsonl", "kseg.render.lookup_json"):
         assert any(line.startswith(f"{module}: ") for line in found), found
     assert not [line for line in found if line.startswith(("kseg.ops.dump", "kseg.storage.checkpoints"))], found
+
+
+def test_a_lookup_with_another_option_is_click_s() -> None:
+    """The control of the plain lookups: an option beyond ``--format`` and ``-q`` is parsed by click, which
+    the check sees."""
+    code, names = imported(["lookup-offset", "--max-message-size", "2000000", "3", str(ORDERS)])
+    assert code == 0
+    assert "click" in names and "kseg.cli.options" in names  # (the command's module: importlib, not timed)
 
 
 def test_a_command_s_help_page_runs_inspect() -> None:

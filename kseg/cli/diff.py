@@ -97,7 +97,7 @@ def diff(paths: tuple[str, ...], roots: bool, any_names: bool, output_format: st
 def _replica_sets(run: Run, paths: tuple[str, ...], roots: bool, spark: bool, any_names: bool) -> list[list[Any]]:
     """The replica sets to compare: every partition under more than one root (``--roots``), or the one set
     of the partition directories given; an unreadable path raises InputError: its one line, exit 2
-    (kseg.cli.main.fatal), as directories of different topic-partitions without ``any_names`` (the first
+    (kseg.cli.ending.fatal), as directories of different topic-partitions without ``any_names`` (the first
     line said)."""
     from kseg.ops.diff.diff import different_partitions, replica_sets
     from kseg.storage.partition import scan_partition

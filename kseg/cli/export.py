@@ -223,7 +223,7 @@ def export(
     messages = {role: m for role, m in (("key", key_message), ("value", value_message)) if m is not None}
     limit = decompression_limit(max_message_size)
     # an input that cannot be read, or an output that would land on one, raises InputError: its one line,
-    # exit 2, before anything is written (cli.main.fatal)
+    # exit 2, before anything is written (cli.ending.fatal)
     refuse_on_inputs(output, list(paths), "-o")  # before any work, --force or not
     to = destination(output)  # -o: its store chosen once, here
     since = None

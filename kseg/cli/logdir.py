@@ -97,7 +97,7 @@ def logdir(
 
 def _read(paths: list[str], spark: Spark, notes: list[str]) -> list:
     """The reports of every log directory of ``paths``, read here or on Spark's executors (the same
-    rows); a path that cannot be read raises its one line, exit 2 (:func:`kseg.cli.main.fatal`)."""
+    rows); a path that cannot be read raises its one line, exit 2 (:func:`kseg.cli.ending.fatal`)."""
     from kseg.ops.logdir.run import finish_all, inspect_all, open_all
 
     if not spark.on:

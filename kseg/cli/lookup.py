@@ -9,6 +9,8 @@ from typing import Any
 import click
 
 from kseg.cli import parts
+from kseg.cli.ending import Finished
+from kseg.cli.lookup_plain import Query, answer, offset_query, time_query
 from kseg.cli.options import (
     Run,
     decoder_options,
@@ -19,12 +21,9 @@ from kseg.cli.options import (
     schemas_options,
     validate_option,
 )
-from kseg.cli.params import OffsetType, TimestampType, decoders, kraft_text, registry_decoders
-from kseg.cli.start import Finished
-from kseg.limits import EXIT_ERROR
+from kseg.cli.params import OffsetType, TimestampType, decoders, registry_decoders
 from kseg.limits import EXIT_OK as EXIT_FOUND
 from kseg.limits import EXIT_PROBLEMS as EXIT_INVALID
-from kseg.limits import EXIT_PROBLEMS as EXIT_NOT_FOUND
 from kseg.timestamps import INT64_MAX, INT64_MIN, parse_timestamp  # noqa: F401 - re-exported
 
 # A negative number is an argument (``lookup-time -1 DIR``: Kafka's "latest"), not an unknown option;
@@ -32,12 +31,10 @@ from kseg.timestamps import INT64_MAX, INT64_MIN, parse_timestamp  # noqa: F401 
 NUMBER_ARGS = {"help_option_names": ["-h", "--help"], "ignore_unknown_options": True}
 
 
-Query = Callable[[Any], tuple]  # log -> (result, text writer, reason)
-
-
 def lookup_options(f: Callable[..., Query]) -> Callable[..., None]:
     """DIR, ``--format``, ``--max-message-size``, the decoders and :func:`run_options`: both lookups'.  The
-    command returns its query (:data:`Query`); this runs it on DIR (:func:`_run`) and exits with its code."""
+    command returns its query (:data:`~kseg.cli.lookup_plain.Query`); this runs it on DIR
+    (:func:`kseg.cli.lookup_plain.answer`) and exits with its code."""
 
     @functools.wraps(f)
     def command(
@@ -57,7 +54,11 @@ def lookup_options(f: Callable[..., Query]) -> Callable[..., None]:
         query = f(*args, **kwargs)
         names = (key_decoder, value_decoder)
         chosen = registry_decoders(names, schemas, schemas_context, [directory], run, validate, framing)
-        code = _run(run, directory, output_format, max_message_size, names, query, chosen[:2])
+        key, value = decoders(  # (None: Kafka's string decoder; the registry's decoders are given)
+            None if chosen[0] else names[0] or "string", None if chosen[1] else names[1] or "string"
+        )
+        key, value = chosen[0] or key, chosen[1] or value
+        code = answer(run, directory, output_format, max_message_size, key, value, query)
         if chosen[2] is not None:
             for note in chosen[2].notes():
                 run.note(note)
@@ -72,65 +73,6 @@ def lookup_options(f: Callable[..., Query]) -> Callable[..., None]:
     g = max_message_size_option(g)
     g = format_option(g)
     return click.argument("directory", metavar="DIR", type=click.Path(readable=False))(g)
-
-
-def _where(path: str, store: Any) -> dict[str, str]:
-    """The fields naming a partition in every lookup row: its log directory (absolute), its directory
-    name, and the path as given (a path of ``store``)."""
-    from kseg.storage.partition import Partition
-
-    part = Partition(path, store=store)
-    return {"logDir": part.log_dir, "partition": part.name, "path": path}
-
-
-def _run(
-    run: Run, directory: str, output_format: str, max_message_size: int, names: tuple, query: Any, given: tuple
-) -> int:
-    """Open the partition, run ``query(log)`` -> (result, text writer, reason), print; ``names``:
-    the key and value decoders given (None: Kafka's string decoder); ``given``: the registry's decoder objects
-    for those named ``registry`` (:func:`kseg.cli.params.registry_decoders`), else None."""
-    from kseg.errors import InputError, KsegError
-    from kseg.limits import decompression_limit
-    from kseg.ops.lookup.log import PartitionLog
-    from kseg.render.text import TextSink
-    from kseg.storage import files
-    from kseg.storage.stores.discover import store_of
-
-    out, err = run.out, run.err
-    key, value = decoders(
-        None if given[0] else names[0] or "string", None if given[1] else names[1] or "string"
-    )  # the registry's decoders are given
-    key, value = given[0] or key, given[1] or value
-    chosen = (key, value, kraft_text)
-    sink = TextSink(out, err)
-    store = store_of(directory)  # the directory given: its store, chosen once for what names it
-    partition = files.display(directory, store=store)
-    try:
-        with PartitionLog(directory, limit=decompression_limit(max_message_size), store=store) as log:
-            result, write_text, reason = query(log)
-            notes = log.notes + [n for n in result.notes if n not in log.notes]
-            result.notes = notes
-            if output_format == "json":  # (the JSON renderer loaded only for JSON)
-                from kseg.render.lookup_json import lookup_row, write_json
-
-                write_json(out, lookup_row(result, _where(partition, store), chosen))
-            else:
-                write_text(sink, result, partition, chosen)
-                sink.flush()
-    except InputError as exc:
-        sink.error(exc)
-        return EXIT_ERROR
-    except KsegError as exc:
-        sink.error(exc)
-        return EXIT_NOT_FOUND
-    sink.quiet = run.quiet
-    for note in notes:
-        sink.note(note)
-    why = reason(result)
-    if why:
-        run.say(f"kseg: not found: {why}")
-        return EXIT_NOT_FOUND
-    return EXIT_FOUND
 
 
 @parts.command(context_settings=NUMBER_ARGS)
@@ -159,13 +101,7 @@ def lookup_offset(offset: int) -> Query:
       2  usage error, or a file could not be opened or read
     """
 
-    def query(log: Any) -> tuple:
-        from kseg.ops.lookup.offset import lookup_offset as find
-        from kseg.render.lookup import offset_reason, write_offset_text
-
-        return find(log, offset), write_offset_text, offset_reason
-
-    return query
+    return offset_query(offset)
 
 
 @parts.command(context_settings=NUMBER_ARGS)
@@ -198,10 +134,4 @@ def lookup_time(timestamp: int) -> Query:
       2  usage error, or a file could not be opened or read
     """
 
-    def query(log: Any) -> tuple:
-        from kseg.ops.lookup.time import lookup_time as find
-        from kseg.render.lookup import time_reason, write_time_text
-
-        return find(log, timestamp), write_time_text, time_reason
-
-    return query
+    return time_query(timestamp)

@@ -6,12 +6,8 @@ Subcommands are imported only when run, so ``kseg --help`` and
 
 from __future__ import annotations
 
-# the C module (as kseg.cli.start): ``signal`` makes its enums of every signal, ~3 M instructions at start-up
-import _signal as signal  # type: ignore[import-not-found]
 import functools
-import gc
 import importlib
-import os
 import re
 import sys
 from typing import Any
@@ -20,6 +16,7 @@ import click
 
 from kseg import __version__
 from kseg.cli import parts
+from kseg.cli.ending import EXIT_INTERRUPTED, begin, closed_stdout, error_exit, fatal, interrupted  # noqa: F401
 
 # name -> (module, attribute, one-line help shown by `kseg --help`)
 COMMANDS = {
@@ -139,16 +136,7 @@ class LazyGroup(parts.HelpOption, click.Group):
     def invoke(self, ctx: click.Context):
         """Run the command; Ctrl-C and a closed stdout end the run here, before click turns them into
         ``Aborted!`` or an exit code that would read as a verdict."""
-        if os.environ.get("KSEG_ENGINE"):  # kseg.engine is imported only when asked for (fast start)
-            from kseg import engine
-            from kseg.format import v2_records  # noqa: F401 - compares the engine's constants (engine.check)
-
-            problem = engine.require()
-            if problem is not None:
-                _error_exit(problem)
-        if not gc.isenabled():  # kseg.cli.start: off while the command line was imported and parsed
-            gc.freeze()  # what start-up made lives as long as the process: no collection traverses it again
-            gc.enable()
+        begin()
         try:
             return super().invoke(ctx)
         except KeyboardInterrupt:
@@ -180,12 +168,12 @@ def usage_error(exc: click.UsageError, args: list[str] | None = None) -> None:
     path = exc.ctx.command_path if exc.ctx is not None else "kseg"
     what = " ".join(exc.format_message().split()).rstrip(".")  # (a suggestion list may span lines)
     if path != "kseg":
-        _error_exit(f"{path}: {what} (see '{path} --help')")
+        error_exit(f"{path}: {what} (see '{path} --help')")
     command = _misplaced_option(exc, args or [])
     if command is None:
-        _error_exit(f"{what} (see 'kseg --help')")
+        error_exit(f"{what} (see 'kseg --help')")
     option = exc.option_name  # type: ignore[attr-defined]  # (a NoSuchOption: _misplaced_option)
-    _error_exit(f"{what}: options go after the command, 'kseg {command} {option} ...' (see 'kseg {command} --help')")
+    error_exit(f"{what}: options go after the command, 'kseg {command} {option} ...' (see 'kseg {command} --help')")
 
 
 def _misplaced_option(exc: click.UsageError, args: list[str]) -> str | None:
@@ -209,45 +197,6 @@ def _subcommand_context(ctx: click.Context) -> click.Context:
     return click.Context(command, info_name=name, parent=ctx) if command is not None else ctx
 
 
-def fatal(exc: BaseException) -> None:
-    """A command ended by an exception: one error line and exit 2 (usage or I/O: never a verdict).
-
-    A :class:`~kseg.errors.KsegError` not handled by the command (an input it cannot read, nothing
-    to read) is its line (``kseg: error: <file>: at byte N: <what>``); any other exception is a bug
-    in kseg, shown as one line too (``KSEG_TRACEBACK=1`` re-raises it, with its traceback)."""
-    from kseg.errors import KsegError
-
-    if isinstance(exc, KsegError):
-        _error_exit(exc)
-    cause = _chained(exc, (KeyboardInterrupt, BrokenPipeError))
-    if isinstance(cause, KeyboardInterrupt):  # Ctrl-C wrapped by Python on its way out (3.11 turns one
-        interrupted()  # during a class body into RuntimeError "Error calling __set_name__")
-    if isinstance(cause, BrokenPipeError):
-        closed_stdout()
-    if isinstance(exc, MemoryError):
-        _error_exit("out of memory")
-    if os.environ.get("KSEG_TRACEBACK"):
-        raise exc
-    _error_exit(f"internal error: {type(exc).__name__}: {exc} (a bug in kseg; KSEG_TRACEBACK=1 shows where)")
-
-
-def _chained(exc: BaseException, kinds: tuple) -> BaseException | None:
-    """The first exception of ``kinds`` in ``exc``'s chain (``__cause__``, then ``__context__``), if any."""
-    seen: set[int] = set()
-    while exc is not None and id(exc) not in seen:
-        if isinstance(exc, kinds):
-            return exc
-        seen.add(id(exc))
-        exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
-    return None
-
-
-def _error_exit(problem) -> None:
-    from kseg.runtime.run import binary_streams, fail
-
-    fail(binary_streams()[1], problem)
-
-
 def _check_uris(args: list[str]) -> None:
     """Every URI on the command line (an argument or an option's value) checked before the command
     runs: one carrying credentials, or malformed, is the one error line and exit 2 -- before any output
@@ -268,41 +217,6 @@ def _check_uris(args: list[str]) -> None:
             except KsegError as exc:
                 click.echo(error_line(exc), err=True)
                 sys.exit(EXIT_ERROR)
-
-
-EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report a command ended by Ctrl-C
-
-
-def interrupted() -> None:
-    """Ctrl-C: one line on stderr, exit 130 -- never 1 ("problems found") or 0."""
-    try:
-        sys.stderr.write("kseg: interrupted\n")
-        sys.stderr.flush()
-    except OSError:
-        pass
-    _quiet_stdout()
-    sys.exit(EXIT_INTERRUPTED)
-
-
-def closed_stdout() -> None:
-    """The reader of stdout went away (``kseg verify-index tree | head -1``): end quietly, killed by
-    SIGPIPE as git and C tools are (the shell shows 141), so the exit status is never taken for a
-    verdict.  Python ignores SIGPIPE (writes raise ``BrokenPipeError`` instead); restore the default
-    and raise it (exit 141 should the signal not end the process)."""
-    _quiet_stdout()
-    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-    os.kill(os.getpid(), signal.SIGPIPE)
-    sys.exit(128 + signal.SIGPIPE)
-
-
-def _quiet_stdout() -> None:
-    """Point stdout at /dev/null so the interpreter's final flush cannot fail with a second error."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-    except (OSError, ValueError, AttributeError):
-        pass
 
 
 def _version(ctx: click.Context, param: click.Parameter, value: bool) -> None:

@@ -15,7 +15,7 @@ from kseg.cli import parts
 from kseg.cli.params import Int, RateType
 from kseg.errors import KsegError
 from kseg.limits import DEFAULT_MAX_MESSAGE_SIZE, EXIT_ERROR, INT32_MAX
-from kseg.runtime.run import Run, binary_streams, read_context
+from kseg.runtime.run import Run, start
 from kseg.valueclass import FrozenValue
 
 if TYPE_CHECKING:
@@ -132,14 +132,6 @@ def io_options(f: F) -> F:
     return parts.option("--max-rate", type=RateType(), default=None, metavar="MB/S", help=MAX_RATE_HELP)(f)
 
 
-def start(quiet: bool = False, max_rate: float | None = None, drop_cache: bool = False) -> Run:
-    """The :class:`Run` of the command starting, with its read context (``--max-rate`` in bytes a second,
-    ``--drop-cache``): a value handed down to every read, nothing installed in a module."""
-    out, err = binary_streams()
-    context = read_context(max_rate * 1e6 if max_rate else None, bool(drop_cache))
-    return Run(out, err, bool(quiet), max_rate, bool(drop_cache), context)
-
-
 def run_options(f: Callable[..., Any]) -> Callable[..., Any]:
     """``-q``, ``--max-rate`` and ``--drop-cache`` (every command), handed to the command as one ``run``
     (:class:`Run`): no command takes an option it could ignore, and none reads a global."""
@@ -252,7 +244,7 @@ class Spark(FrozenValue):
 def on_spark(spark: Spark, app: str, work: Callable[[Any], T]) -> T:
     """``work(session)`` on the Spark session started for ``--spark`` (``kseg.spark.session.started``, named
     ``kseg <app>``), stopped after; no pyspark or a session that cannot start is its one line, exit 2
-    (``SparkSetupError``, a :class:`~kseg.errors.KsegError`: ``kseg.cli.main.fatal``) (diff --roots, tiered)."""
+    (``SparkSetupError``, a :class:`~kseg.errors.KsegError`: ``kseg.cli.ending.fatal``) (diff --roots, tiered)."""
     from kseg.spark.session import started
 
     with started(app, spark.master, spark.conf, verbose=spark.verbose) as session:

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable
 from typing import Any
 
 import click
 
+from kseg.cli.decoder_names import REGISTRY, Decoder, kraft_text, resolve_decoder  # noqa: F401 - re-exported
 from kseg.limits import INT32_MAX, INT64_MAX, INT64_MIN
 from kseg.timestamps import parse_timestamp
 
@@ -158,32 +158,6 @@ def reference_time(text: str | None) -> int | None:
         raise click.BadParameter(message, param_hint="--at") from None
 
 
-Decoder = Callable[[bytes], str]
-
-_STRING = ("string", "org.apache.kafka.tools.api.StringDecoder", "kafka.serializer.StringDecoder")
-
-
-def resolve_decoder(name: str) -> Decoder:
-    """``string`` (Kafka's default), ``hex``, ``base64``, ``json``, ``int``, ``long``, a Kafka decoder
-    class name (:data:`kseg.decoders.simple.JAVA_DECODERS`) or ``module:function``."""
-    if name in _STRING:
-        from kseg.format.strings import string_decoder
-
-        return string_decoder
-    if name == REGISTRY:
-        from kseg.errors import UsageError
-
-        raise UsageError(
-            "the registry decoder is for dump, lookup-offset, lookup-time, export and grep (docs/schemas.md)"
-        )
-    from kseg.decoders.simple import resolve
-
-    return resolve(name)
-
-
-REGISTRY = "registry"
-
-
 def registry_decoders(
     names: tuple[str | None, str | None],
     schemas: str | None,
@@ -235,10 +209,3 @@ def decoders(key: str | None, value: str | None) -> tuple[Any, Any]:
         return (None if key is None else resolve_decoder(key), None if value is None else resolve_decoder(value))
     except KsegError as exc:
         raise click.UsageError(exc.describe()) from None
-
-
-def kraft_text(type_id: int, key: bytes, value: bytes | None) -> str | None:
-    """The KRaft control records' text (``kseg.decoders.control``), imported on the first one."""
-    from kseg.decoders.control import control_record_text
-
-    return control_record_text(type_id, key, value)

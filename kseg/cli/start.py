@@ -4,7 +4,7 @@ Importing the command line (click and kseg's modules) takes tens of milliseconds
 end in a ``KeyboardInterrupt`` traceback, or in click's ``Aborted!`` and exit 1.  This module, tiny and
 imported first, installs a handler that prints ``kseg: interrupted`` and exits 130 at once (nothing has
 been read or written yet), then hands Ctrl-C back to Python's ``KeyboardInterrupt`` for the command,
-which stops its workers and says the same line (:func:`kseg.cli.main.interrupted`).
+which stops its workers and says the same line (:func:`kseg.cli.ending.interrupted`).
 """
 
 # Until main() installs its handler, a Ctrl-C is Python's KeyboardInterrupt with a traceback: this module's
@@ -32,12 +32,17 @@ def main() -> None:
     previous = signal.signal(signal.SIGINT, _interrupted_early)
     if _cached_help():
         return
-    # Importing click and the command makes tens of thousands of objects that live as long as the process:
-    # no collection while they are made; when the command runs, they are frozen out of every later
-    # collection and the collector starts (kseg.cli.main.LazyGroup.invoke).
+    # Importing the command line (click and the command; a plain lookup's without click) makes tens of
+    # thousands of objects that live as long as the process: no collection while they are made; when the
+    # command runs, they are frozen out of every later collection and the collector starts
+    # (kseg.cli.ending.begin).
     gc.disable()
-    _defer("inspect")
-    from kseg.cli.main import main as run
+    run = _plain_lookup()
+    if run is None:
+        _defer("inspect")
+        from kseg.cli.main import main as run
+
+    from kseg.cli.ending import Finished
 
     if previous is signal.SIG_IGN:  # started in the background with Ctrl-C ignored: keep ignoring it
         signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -54,14 +59,6 @@ def main() -> None:
             # handlers): a Ctrl-C there ends the process as the signal does, never a KeyboardInterrupt
             # traceback out of an exit handler ("Exception ignored in: <module 'threading'>").
             signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
-class Finished(SystemExit):
-    """The end of a command that wrote only to stdout and stderr and left nothing open: ``raise
-    Finished(code)`` where it would ``sys.exit(code)`` (a ``SystemExit``: click's test runner and every
-    caller see the same).  Run as the console script, the process then ends at once with ``code``
-    (:func:`_end_now`): the interpreter's shutdown -- clearing every module, three collections of what
-    start-up made -- is about a twentieth of a lookup's instructions, and has nothing to do here."""
 
 
 def _end_now(code: object) -> None:
@@ -137,6 +134,17 @@ def _defer(name: str) -> None:
     sys.modules[name] = module
 
 
+def _plain_lookup():
+    """``kseg lookup-offset OFFSET DIR`` or ``kseg lookup-time TIMESTAMP DIR`` with ``--format`` or ``-q`` at
+    most: its run, without click (:mod:`kseg.cli.lookup_plain`); None for any other command line."""
+    if sys.argv[1:2] not in (["lookup-offset"], ["lookup-time"]):
+        return None
+    from kseg.cli.lookup_plain import plain, run_plain
+
+    line = plain(sys.argv[1:])
+    return None if line is None else lambda: run_plain(line)
+
+
 def _cached_help() -> bool:
     """``kseg --help`` (or ``-h``) alone, on a terminal at least :data:`kseg.cli.help_text.COLUMNS` wide (or
     none): click's text, kept in :mod:`kseg.cli.help_text`, written without importing click.  False for any
@@ -152,7 +160,7 @@ def _cached_help() -> bool:
         sys.stdout.write(help_text.TEXT)
         sys.stdout.flush()
     except BrokenPipeError:
-        from kseg.cli.main import closed_stdout
+        from kseg.cli.ending import closed_stdout
 
         closed_stdout()
     return True

@@ -113,7 +113,7 @@ def tiered(
         objects = store_of(remote)
         store = _spark_listing(remote, objects, spark) if spark.on else list_store(remote, objects)
     remember = frozenset(store.by_segment) if store is not None else frozenset()
-    # a path missing or holding no metadata: exit 2 (main.fatal)
+    # a path missing or holding no metadata: exit 2 (ending.fatal)
     read = read_metadata(list(paths), read_record, decompression_limit(max_message_size), remember, view)
     report = check_all(  # manifests read through their store, under this command's read context
         read,

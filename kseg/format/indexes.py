@@ -3,7 +3,8 @@
 ``.index``     8-byte entries: relativeOffset int32, position int32
 ``.timeindex`` 12-byte entries: timestamp int64, relativeOffset int32
 ``.txnindex``  34-byte entries: version int16, producerId int64, firstOffset
-               int64, lastOffset int64, lastStableOffset int64
+               int64, lastOffset int64, lastStableOffset int64 (Kafka reads
+               the version as the entry's first byte: ``AbortedTxn.version``)
 
 All big-endian.  Opened read-only, Kafka counts ``length // entrySize``
 entries, so a preallocated zero tail counts as entries (offset == base).
@@ -19,11 +20,11 @@ import struct
 import sys
 from array import array
 from functools import partial
-from itertools import chain
-from operator import itemgetter
-from typing import TYPE_CHECKING, Callable, Generic, Iterator, NamedTuple, TypeVar, Union
+from itertools import chain, compress, count
+from operator import itemgetter, le
+from typing import TYPE_CHECKING, Callable, Generic, Iterable, Iterator, NamedTuple, TypeVar, Union
 
-from kseg.errors import CorruptIndexError
+from kseg.errors import CorruptIndexError, TxnVersionError
 from kseg.limits import NO_TIMESTAMP
 from kseg.valueclass import Protocol
 
@@ -42,7 +43,8 @@ TIME_ENTRY = struct.Struct(
 )
 TXN_ENTRY = struct.Struct(
     ">"
-    "h"  # version (0)
+    "b"  # version: written as an int16 0, read as its first byte (AbortedTxn.version is buffer.get(0))
+    "x"  # the int16's second byte: never read
     "q"  # producerId
     "q"  # firstOffset
     "q"  # lastOffset
@@ -386,6 +388,24 @@ class TimeIndexView(IndexView[TimestampOffset]):
             map(base, map(itemgetter(1), TIME_ENTRY.iter_unpack(chunk))) for _, chunk in self.windows(0, stop)
         )
 
+    def order_problem(self) -> str | None:
+        """The first entry whose timestamp is not above the one before it (``TimeIndex`` appends only larger
+        ones), as text; None when they increase.  A window's timestamps are unpacked in one call and compared
+        pairwise in C: no Python step an entry."""
+        prev: int | None = None
+        for first, chunk in self.windows(0, self.entries):
+            timestamps = struct.unpack(">" + "q4x" * (len(chunk) // 12), chunk)
+            if prev is not None and timestamps and timestamps[0] <= prev:
+                return self._out_of_order(first)
+            n = next(compress(count(first + 1), map(le, timestamps[1:], timestamps)), None)
+            if n is not None:
+                return self._out_of_order(n)
+            prev = timestamps[-1] if timestamps else prev
+        return None
+
+    def _out_of_order(self, n: int) -> str:
+        return f"entry #{n} ({self.key(n)}) is not above entry #{n - 1} ({self.key(n - 1)})"
+
     def columns(self, start: int, stop: int) -> TimeColumns:
         """Entries ``start .. stop - 1`` as :class:`TimeColumns` (checked in bulk by ``verify-index``)."""
         stop = min(stop, self.entries)
@@ -413,15 +433,49 @@ class TimeIndexView(IndexView[TimestampOffset]):
         self._check_length()
 
 
-def iter_aborted_txns(data: bytes | bytearray | memoryview) -> Iterator[tuple[int, int, int, int, int]]:
-    """Yield ``(version, producerId, firstOffset, lastOffset, lastStableOffset)``
-    of every whole 34-byte entry (``TransactionIndex.allAbortedTxns``)."""
-    for n in range(len(data) // TXN_ENTRY.size):
-        entry = TXN_ENTRY.unpack_from(data, n * TXN_ENTRY.size)
-        if entry[0] > 0:
+TXN_VERSION = 0  # AbortedTxn.CURRENT_VERSION
+TxnEntry = tuple[int, int, int, int, int]  # (version, producerId, firstOffset, lastOffset, lastStableOffset)
+
+
+def iter_aborted_txns(data: bytes | bytearray | memoryview, path: str | None = None) -> Iterator[TxnEntry]:
+    """Yield ``(version, producerId, firstOffset, lastOffset, lastStableOffset)`` of every whole 34-byte
+    entry (``TransactionIndex.allAbortedTxns``); :func:`aborted_txns_of` read from bytes in memory."""
+    return (entry for _, entry in aborted_txns_of((data,), path))
+
+
+def aborted_txns_of(
+    pieces: Iterable[bytes | bytearray | memoryview], path: str | None = None
+) -> Iterator[tuple[int, TxnEntry]]:
+    """``(position, entry)`` of every whole 34-byte entry of a ``.txnindex`` read as consecutive ``pieces``
+    (a stream: one piece and one entry held), as ``TransactionIndex``'s iterator reads them: a trailing
+    partial entry is not read; an entry whose version (its first byte, signed) is above 0 ends the reading
+    with :class:`TxnVersionError` in Kafka's words (``path``: the file it names; else the entry's number)."""
+    size, pending, at = TXN_ENTRY.size, b"", 0
+    for piece in pieces:
+        data = pending + bytes(piece) if pending else piece
+        whole = len(data) - len(data) % size
+        for n, entry in enumerate(TXN_ENTRY.iter_unpack(memoryview(data)[:whole])):
+            if entry[0] > TXN_VERSION:
+                where = path if path is not None else f"entry {(at + n * size) // size}"
+                raise TxnVersionError(
+                    f"Unexpected aborted transaction version {entry[0]} in transaction index {where}, "
+                    f"current version is {TXN_VERSION}",
+                    position=at + n * size,
+                )
+            yield at + n * size, entry
+        pending, at = bytes(data[whole:]), at + whole
+
+
+def txn_sanity_check(pieces: Iterable[bytes | bytearray | memoryview], base_offset: int, path: str) -> None:
+    """``TransactionIndex.sanityCheck`` of a ``.txnindex`` read as ``pieces``: each entry in file order, its
+    version first (:func:`aborted_txns_of`: :class:`TxnVersionError`, Kafka's ``KafkaException``), then its
+    ``lastOffset``: below the segment's ``base_offset`` is :class:`CorruptIndexError` (Kafka's
+    ``CorruptIndexException``), in Kafka's words; the first fault decides."""
+    for position, (version, pid, first, last, lso) in aborted_txns_of(pieces, path):
+        if last < base_offset:
             raise CorruptIndexError(
-                f"unexpected aborted transaction version {entry[0]} in transaction index entry {n}, "
-                "current version is 0",
-                position=n * TXN_ENTRY.size,
+                f"Last offset of aborted transaction AbortedTxn(version={version}, producerId={pid}, "
+                f"firstOffset={first}, lastOffset={last}, lastStableOffset={lso}) in index {path} is less than "
+                f"start offset {base_offset}",
+                position=position,
             )
-        yield entry

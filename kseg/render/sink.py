@@ -18,7 +18,7 @@ def write_all(out: BinaryIO, data: bytes) -> None:
     """Write all of ``data`` and flush.  A pipe whose reader goes away in the middle of a large write
     (``kseg tiered ... | head -1``) takes part of it and ``BufferedWriter.write`` returns that count
     without an error; only the next write raises ``BrokenPipeError`` (death by SIGPIPE,
-    ``kseg.cli.main.closed_stdout``).  Without it the run went on and exited 0 or 1: a verdict."""
+    ``kseg.cli.ending.closed_stdout``).  Without it the run went on and exited 0 or 1: a verdict."""
     view = memoryview(data)
     while view:
         view = view[out.write(view) :]

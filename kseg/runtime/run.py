@@ -1,7 +1,7 @@
 """The run of one command: what every command is given (streams, ``--quiet``, the read policy's settings) and
 the one writer of its error and note lines, the same whether the command runs here or on Spark.
 
-A :class:`Run` is made once per command from its shared options (``kseg.cli.options.start``) and passed down:
+A :class:`Run` is made once per command from its shared options (:func:`start`) and passed down:
 to the command's ops and render calls, to its Spark driver (``kseg.spark``), to the run of ``verify-index``
 (:mod:`kseg.runtime.verify`).  It is a frozen value: the settings of a command hang off it, never a module
 global.
@@ -101,6 +101,14 @@ class Run(FrozenValue):
         from kseg.storage import read_policy
 
         read_policy.split(self.context, processes)
+
+
+def start(quiet: bool = False, max_rate: float | None = None, drop_cache: bool = False) -> Run:
+    """The :class:`Run` of the command starting, with its read context (``--max-rate`` in bytes a second,
+    ``--drop-cache``): a value handed down to every read, nothing installed in a module."""
+    out, err = binary_streams()
+    context = read_context(max_rate * 1e6 if max_rate else None, bool(drop_cache))
+    return Run(out, err, bool(quiet), max_rate, bool(drop_cache), context)
 
 
 def read_context(max_rate: float | None = None, drop_cache: bool = False) -> ReadContext:

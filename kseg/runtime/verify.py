@@ -92,7 +92,7 @@ class VerifyRun:
     ) -> int:
         """Verify ``partitions`` in this process (or ``--jobs`` processes): each result printed and reported as
         it comes, the carried rows first in the report; the exit code.  The report is committed only when
-        the run ends; a run that raises discards it (its one line, exit 2: ``kseg.cli.main.fatal``)."""
+        the run ends; a run that raises discards it (its one line, exit 2: ``kseg.cli.ending.fatal``)."""
         from kseg.ops.verify.run import verify_all
         from kseg.render.verify_live import VerifyOutput
 

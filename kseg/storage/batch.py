@@ -161,6 +161,25 @@ class FileBatch:
     def computed_crc(self) -> int:  # pragma: no cover - each kind defines it
         raise NotImplementedError
 
+    def invalid(self) -> str | None:
+        """Why ``RecordBatch.ensureValid`` refuses this batch, in Kafka's words -- a v2 batch below its
+        61-byte header, then the CRC (CRC-32C of a v2 batch, CRC-32 of a v0/v1 message) -- or None.  What a
+        broker's recovery (``LogSegment.recover``) logs where it truncates."""
+        if self.magic >= 2 and self.size < v2.HEADER_SIZE:
+            return (
+                f"Record batch is corrupt (the size {self.size} is smaller than the minimum allowed overhead "
+                f"{v2.HEADER_SIZE})"
+            )
+        if not self.is_valid():
+            return f"Record is corrupt (stored crc = {self.checksum}, computed crc = {self.computed_crc()})"
+        return None
+
+    def ensure_valid(self) -> None:
+        """``RecordBatch.ensureValid``: :class:`CorruptRecordError` at this batch with :meth:`invalid`'s text."""
+        why = self.invalid()
+        if why is not None:
+            raise CorruptRecordError(why, path=self.file.path, position=self.position)
+
     def crc_mismatch(self) -> str:
         """What a batch failing :meth:`is_valid` is, in the words every command uses."""
         stored, computed = self.checksum, self.computed_crc()

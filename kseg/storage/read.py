@@ -116,55 +116,49 @@ class AuxFile:
         if self.size > self.kind.max_bytes:
             raise self.refusal(f"{self.size} bytes", f"{self.kind.max_bytes} bytes")
 
+    def pieces(self, size: int = PIECE) -> Iterator[bytes]:
+        """The file's bytes as a stream, at most ``size`` bytes a piece, up to the kind's bound (a file that
+        grew past it while read is refused); memory is one piece."""
+        self.check()
+        bound, total = self.kind.max_bytes, 0
+        with closing(self.opener()) as f:
+            while True:
+                try:
+                    piece = f.read(min(size, bound + 1 - total))
+                except OSError as exc:
+                    raise InputError(f"cannot read: {exc.strerror or exc}", path=self.name, position=total) from None
+                if not piece:
+                    return
+                total += len(piece)
+                if total > bound:
+                    raise self.refusal("grew while read", f"{bound} bytes")
+                yield piece
+
     def data(self) -> bytes:
         """The whole file, at most the kind's bound (a file that grew past it while read is refused)."""
-        self.check()
-        out = bytearray()
-        with closing(self.opener()) as f:
-            try:
-                while len(out) <= self.kind.max_bytes:
-                    piece = f.read(min(PIECE, self.kind.max_bytes + 1 - len(out)))
-                    if not piece:
-                        break
-                    out += piece
-            except OSError as exc:
-                raise InputError(f"cannot read: {exc.strerror or exc}", path=self.name, position=len(out)) from None
-        if len(out) > self.kind.max_bytes:
-            raise self.refusal("grew while read", f"{self.kind.max_bytes} bytes")
-        return bytes(out)
+        return b"".join(self.pieces())
 
     def lines(self) -> Iterator[str]:
         """The lines as ``BufferedReader.readLine`` gives them (ends ``\\n``, ``\\r`` or ``\\r\\n``; a last
         line without an end is a line), each decoded as UTF-8 (a :class:`CheckpointError` at its byte
         otherwise), read a piece at a time: memory is one piece and one line."""
-        self.check()
-        bound, max_line = self.kind.max_bytes, self.kind.max_line
-        with closing(self.opener()) as f:
-            pending, at, total = b"", 0, 0  # bytes of an unfinished line, where it starts, bytes read
-            cr = False  # the last piece ended in '\r': a '\n' starting the next one belongs to it
-            while True:
-                try:
-                    piece = f.read(PIECE)
-                except OSError as exc:
-                    raise InputError(f"cannot read: {exc.strerror or exc}", path=self.name, position=total) from None
-                if not piece:
-                    break
-                total += len(piece)
-                if total > bound:
-                    raise self.refusal("grew while read", f"{bound} bytes")
-                if cr and piece[:1] == b"\n":
-                    piece, at = piece[1:], at + 1
-                cr = piece[-1:] == b"\r"
-                data = pending + piece
-                start = 0
-                for end, width in _ends(data):
-                    yield self._decode(data[start:end], at + start)
-                    start = end + width
-                pending, at = data[start:], at + start
-                if len(pending) > max_line:
-                    raise self.refusal(f"a line longer than {max_line} bytes at byte {at}", f"{max_line} bytes a line")
-            if pending:
-                yield self._decode(pending, at)
+        max_line = self.kind.max_line
+        pending, at = b"", 0  # bytes of an unfinished line, where it starts
+        cr = False  # the last piece ended in '\r': a '\n' starting the next one belongs to it
+        for piece in self.pieces():
+            if cr and piece[:1] == b"\n":
+                piece, at = piece[1:], at + 1
+            cr = piece[-1:] == b"\r"
+            data = pending + piece
+            start = 0
+            for end, width in _ends(data):
+                yield self._decode(data[start:end], at + start)
+                start = end + width
+            pending, at = data[start:], at + start
+            if len(pending) > max_line:
+                raise self.refusal(f"a line longer than {max_line} bytes at byte {at}", f"{max_line} bytes a line")
+        if pending:
+            yield self._decode(pending, at)
 
     def _decode(self, raw: bytes, at: int) -> str:
         if len(raw) > self.kind.max_line:

@@ -70,9 +70,11 @@ def write_null_bomb(directory: str | os.PathLike, count: int, codec: str = "zstd
     return directory / segment_file_name(0, ".log")
 
 
-def write_random_indexes(directory: str | os.PathLike, size: int, seed: int = 19, sparse: bool = False) -> Path:
+def write_random_indexes(
+    directory: str | os.PathLike, size: int, seed: int = 19, sparse: bool = False, head: int = 1 << 20
+) -> Path:
     """A one-batch segment whose ``.index`` and ``.timeindex`` are ``size`` random bytes (a sparse file of
-    zeros past the first MiB with ``sparse``); returns the ``.log`` path."""
+    zeros past the first ``head`` bytes with ``sparse``); returns the ``.log`` path."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     write_segment(directory, [[build_v2_batch([RecordSpec(b"k", b"v", TIMESTAMP)])]])
@@ -80,7 +82,7 @@ def write_random_indexes(directory: str | os.PathLike, size: int, seed: int = 19
     for suffix in (".index", ".timeindex"):
         path = directory / segment_file_name(0, suffix)
         with open(path, "wb") as f:
-            head = size if not sparse else min(size, 1 << 20)
+            head = size if not sparse else min(size, head)
             step = 1 << 20
             for at in range(0, head, step):
                 f.write(rng.randbytes(min(step, head - at)))

@@ -184,11 +184,17 @@ def test_corrupt_snapshot_reports_and_goes_on(tmp_path: Path) -> None:
 
 
 def test_txnindex_with_unknown_version(tmp_path: Path) -> None:
+    """Kafka reads an entry's version as its first byte (``AbortedTxn.version``: ``buffer.get(0)``): 01 00 is
+    version 1, refused; 00 01 is version 0 to Kafka, dumped as such."""
     txn = _copy(tmp_path, CORPUS_DATA / "txn-v2-0" / "00000000000000000000.txnindex")
-    _patch(txn, 0, struct.pack(">h", 1))
+    _patch(txn, 0, struct.pack(">h", 1 << 8))
     r = run_cli(["dump", "--files", str(txn)])
     assert r.exit_code == 1
     _one_line_error(r, "version 1")
+    _patch(txn, 0, struct.pack(">h", 1))
+    r = run_cli(["dump", "--files", str(txn)])
+    assert r.exit_code == 0, r.errtext
+    assert "version: 0 producerId: 2001 " in r.text, r.text
 
 
 def test_name_without_base_offset_still_dumps(tmp_path: Path) -> None:

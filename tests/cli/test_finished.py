@@ -1,4 +1,4 @@
-"""A lookup run as a process ends at once when it is done (``kseg.cli.start.Finished``): what it wrote
+"""A lookup run as a process ends at once when it is done (``kseg.cli.ending.Finished``): what it wrote
 reaches stdout and stderr whole, through a pipe and into a file (block-buffered), with its exit code; and
 when an exit handler is registered the interpreter's own shutdown runs it.  Real processes."""
 

@@ -19,6 +19,7 @@ Every command of ``kseg.cli.main.COMMANDS`` x every way its input or its run can
 * ``fifo``: a FIFO named like the first segment;
 * ``eio``: the kernel answers EIO to reads of the first segment (strace's fault injection), from the
   first read or in the middle of a 12 MiB segment;
+* ``crc``: a byte of the first batch's records flipped: its framing holds, its CRC does not;
 * ``missing_dependency``: pyarrow cannot be imported (a ``sitecustomize`` on ``PYTHONPATH`` blocks it):
   ``export`` needs it for Parquet, every other command for an ``s3://`` path.
 
@@ -243,6 +244,37 @@ def _crc(t: Tree) -> None:
     t.log0.write_bytes(bytes(data))
 
 
+# a CRC fault: what each command answers (dump and the lookups show ``isvalid: false`` as Kafka's tool and a
+# broker's fetch do; grep searches the batch as read, saying so, and answers by what it found), and where the
+# cause is named -- the damaged file, or (diff) its segment in the damaged replica's lines
+CRC_EXIT = {**dict.fromkeys(READING, 1), "dump": 0, "lookup-offset": 0, "lookup-time": 0, "grep": 0}
+CRC_SHOWN = {"dump", "lookup-offset", "lookup-time"}  # answered with the batch line's ``isvalid: false``
+
+
+@pytest.mark.parametrize("command", READING)
+def test_crc_fault(tmp_path: Path, command: str) -> None:
+    """The first batch's CRC no longer holds (its framing does): every command reads the segment, names the
+    fault where it reports, gives no verdict for what it did not take, and changes no input."""
+    t = Tree(tmp_path)
+    _crc(t)
+    before = t.hashes()
+    r = run_cli([command, *ARGS[command](t)])
+    out, err = r.text, r.errtext
+    assert r.exit_code == CRC_EXIT[command], (r.exit_code, out[-3000:], err)
+    _clean_stderr(command, err)
+    if command in CRC_SHOWN:
+        assert "position: 0 " in out and "crc: 1709751215 isvalid: false" in out, out[-3000:]
+    else:
+        named = Path(SEG0) if command == "diff" else t.log0
+        _names_cause(out, err, named, r"\bcrc\b")
+    if command == "diff":  # the whole replica stays "identical" where it agrees (docs/diff.md); the set is damaged
+        assert out.startswith("p-0: 2 replicas, DAMAGED in a copy"), out
+        out = "\n".join(line for line in out.splitlines() if str(t.bad) in line)
+    if r.exit_code:
+        _no_verdict(out, r.exit_code)
+    assert t.hashes() == before
+
+
 def test_logdir_crc_fault_a_broker_would_truncate(tmp_path: Path) -> None:
     """logdir's row for a CRC fault: the tree's log directory has no ``.kafka_cleanshutdown`` and no recovery
     point, so a broker starting on it recovers the whole log and truncates at the first batch (docs/logdir.md,
@@ -254,9 +286,26 @@ def test_logdir_crc_fault_a_broker_would_truncate(tmp_path: Path) -> None:
     r = run_cli(["logdir", *ARGS["logdir"](t)])
     assert r.exit_code == 1, (r.exit_code, r.text, r.errtext)
     _clean_stderr("logdir", r.errtext)
-    _names_cause(r.text, r.errtext, t.log0, r"byte 0\b.*CRC-32C mismatch")
+    _names_cause(r.text, r.errtext, t.log0, r"byte 0\b.*Record is corrupt \(stored crc = ")
     _no_verdict(r.text, 1)
     assert "p-0: problems; " in r.text and "recovery truncates at offset 0" in r.text, r.text
+    assert t.hashes() == before
+
+
+def test_logdir_txnindex_version_a_broker_would_not_start_on(tmp_path: Path) -> None:
+    """logdir's row for a ``.txnindex`` entry of version 1 (its first byte, as Kafka reads it): a broker's load
+    of the partition fails on it, on every start (docs/logdir.md, "Recovery").  The suite's promises: exit 1,
+    the file, the entry's byte and Kafka's message named, no verdict, inputs unchanged."""
+    t = Tree(tmp_path)
+    index = t.bad / f"{SEG1}.txnindex"
+    index.write_bytes(struct.pack(">hqqqq", 0, 7, 251, 260, 251) + struct.pack(">hqqqq", 1 << 8, 7, 270, 280, 270))
+    before = t.hashes()
+    r = run_cli(["logdir", *ARGS["logdir"](t)])
+    assert r.exit_code == 1, (r.exit_code, r.text, r.errtext)
+    _clean_stderr("logdir", r.errtext)
+    _names_cause(r.text, r.errtext, index, r"byte 34: Unexpected aborted transaction version 1 in transaction index ")
+    _no_verdict(r.text, 1)
+    assert "p-0: problems; " in r.text and "PROBLEM load fails: " in r.text, r.text
     assert t.hashes() == before
 
 

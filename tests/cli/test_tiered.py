@@ -113,6 +113,29 @@ def test_corrupt_metadata_segment_gives_no_verdict(tmp_path: Path) -> None:
     assert str(log) in r.errtext
 
 
+def test_a_metadata_batch_failing_its_crc_stops_the_read_there(tmp_path: Path) -> None:
+    """A byte of the third batch's records flipped (its framing holds): Kafka's consumer of the topic refuses
+    the batch (``check.crcs``), so kseg folds none of its records -- before, they were decoded, and the one
+    that no longer parsed was called undecodable, a wrong cause -- and gives no verdict for that partition."""
+    meta, store, _ = sc.healthy().write(tmp_path)
+    home = meta / f"__remote_log_metadata-{sc.metadata_partition(rm.uuid_bytes(sc.TOPIC_ID), 0, sc.PARTITIONS)}"
+    log = home / "00000000000000000000.log"
+    data = bytearray(log.read_bytes())
+    third = list(iter_batch_infos(bytes(data)))[2].position
+    data[third + 70] ^= 0xFF
+    log.write_bytes(bytes(data))
+    r = run_cli(["tiered", *PARTITIONS, str(meta), "--remote", str(store)])
+    assert r.exit_code == 1, (r.text, r.errtext)
+    assert "no verdict" in r.text.splitlines()[-1] and ": incomplete," in r.text.splitlines()[0]
+    assert "undecodable" not in r.text, r.text
+    assert f"{log}: at byte {third}: batch at offset " in r.errtext and ": CRC mismatch (stored " in r.errtext
+    j = run_cli(["tiered", *PARTITIONS, str(meta), "--remote", str(store), "--format", "json"])
+    summary = [json.loads(line) for line in j.text.splitlines() if '"summary"' in line][-1]
+    (stop,) = summary["notRead"]
+    assert (j.exit_code, stop["path"], stop["stop"], stop["bytesRead"]) == (1, str(log), "corrupt", third)
+    assert stop["reason"].startswith("batch at offset ") and "CRC mismatch" in stop["reason"]
+
+
 @pytest.mark.parametrize(
     "args,said",
     [

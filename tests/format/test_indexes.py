@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kseg.errors import CorruptIndexError
-from kseg.format.indexes import OffsetIndexView, TimeIndexView, iter_aborted_txns
+from kseg.errors import CorruptIndexError, TxnVersionError
+from kseg.format.indexes import OffsetIndexView, TimeIndexView, aborted_txns_of, iter_aborted_txns, txn_sanity_check
 from tests.conftest import CORPUS_DATA
 
 
@@ -62,8 +62,49 @@ def test_time_index_lookup() -> None:
 def test_txn_index_entries() -> None:
     data = (CORPUS_DATA / "txn-v2-0" / "00000000000000000036.txnindex").read_bytes()
     assert list(iter_aborted_txns(data)) == [(0, 2002, 29, 42, 34), (0, 2001, 44, 49, 50)]
-    with pytest.raises(CorruptIndexError, match="version 3"):
-        list(iter_aborted_txns(struct.pack(">hqqqq", 3, 1, 2, 3, 4)))
+    with pytest.raises(CorruptIndexError, match="version 3 in transaction index entry 0"):
+        list(iter_aborted_txns(struct.pack(">hqqqq", 3 << 8, 1, 2, 3, 4)))
+
+
+def test_txn_version_is_the_entry_first_byte() -> None:
+    """``AbortedTxn.version`` is ``buffer.get(0)``: the int16's first byte, signed.  A second byte is never
+    read, a negative first byte is below the current version (read), and the message is Kafka's."""
+    assert [e[0] for e in iter_aborted_txns(struct.pack(">hqqqq", 3, 1, 2, 3, 4))] == [0]
+    assert [e[0] for e in iter_aborted_txns(struct.pack(">hqqqq", -1, 1, 2, 3, 4))] == [-1]
+    entries = struct.pack(">hqqqq", 0, 1, 2, 3, 4) + struct.pack(">hqqqq", 127 << 8, 1, 2, 3, 4)
+    with pytest.raises(TxnVersionError) as info:
+        list(iter_aborted_txns(entries, "d/t-0/0.txnindex"))
+    assert info.value.position == 34
+    assert info.value.message == (
+        "Unexpected aborted transaction version 127 in transaction index d/t-0/0.txnindex, current version is 0"
+    )
+
+
+def test_txn_entries_read_in_pieces_across_entry_boundaries() -> None:
+    """The stream form: entries split across pieces of any size are read whole, a partial last one is not."""
+    data = (CORPUS_DATA / "txn-v2-0" / "00000000000000000036.txnindex").read_bytes() + b"\x00" * 20
+    for size in (1, 7, 33, 34, 35, 68, 100):
+        pieces = [data[i : i + size] for i in range(0, len(data), size)]
+        assert [p for p, _ in aborted_txns_of(pieces)] == [0, 34], size
+        assert [e for _, e in aborted_txns_of(pieces)] == list(iter_aborted_txns(data))
+
+
+def test_txn_sanity_check_first_fault_decides() -> None:
+    """``TransactionIndex.sanityCheck``: entries in file order, each one's version before its last offset."""
+    ok, low = struct.pack(">hqqqq", 0, 7, 40, 42, 40), struct.pack(">hqqqq", 0, 7, 30, 35, 30)
+    bad_version, both = struct.pack(">hqqqq", 1 << 8, 7, 40, 42, 40), struct.pack(">hqqqq", 1 << 8, 7, 30, 35, 30)
+    txn_sanity_check([ok], 36, "i")
+    with pytest.raises(CorruptIndexError) as info:
+        txn_sanity_check([ok + low + bad_version], 36, "i")
+    assert not isinstance(info.value, TxnVersionError) and info.value.position == 34
+    assert info.value.message == (
+        "Last offset of aborted transaction AbortedTxn(version=0, producerId=7, firstOffset=30, lastOffset=35, "
+        "lastStableOffset=30) in index i is less than start offset 36"
+    )
+    with pytest.raises(TxnVersionError):
+        txn_sanity_check([ok + bad_version + low], 36, "i")
+    with pytest.raises(TxnVersionError):
+        txn_sanity_check([both], 36, "i")
 
 
 def test_entries_are_named_and_unpack_as_before() -> None:

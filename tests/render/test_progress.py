@@ -64,26 +64,56 @@ def _counts(shown: str) -> list[float]:
     return [float(m.group(1)) for m in COUNT.finditer(shown) if 0 < float(m.group(1)) < float(m.group(2)) - 0.05]
 
 
-@pytest.mark.parametrize(
-    "command",
-    [
-        ["verify-index"],
-        ["rebuild-index", "--check"],
-        ["txn"],
-        ["compaction"],
-        ["export", "-o", "{tmp}/o.parquet"],
-        ["diff", "{large}", "{tmp}/copy"],
-        ["salvage", "-o", "{tmp}/salvaged/large-0"],
-        ["salvage", "--dry-run"],
-    ],
-)
-def test_a_slowed_segment_shows_intermediate_byte_counts(tmp_path: Path, command: list[str]) -> None:
-    import shutil
+SLOWED = [
+    ["verify-index"],
+    ["rebuild-index", "--check"],
+    ["txn"],
+    ["compaction"],
+    ["export", "-o", "{tmp}/o.parquet"],
+    ["diff", "{large}", "{tmp}/copy"],
+    ["salvage", "-o", "{tmp}/salvaged/large-0"],
+    ["salvage", "--dry-run"],
+]
 
-    shutil.copytree(LARGE, tmp_path / "copy")
-    args = [a.replace("{tmp}", str(tmp_path)).replace("{large}", str(LARGE)) for a in command]
-    paths = [] if command[0] == "diff" else [str(LARGE)]
-    code, shown = _run_on_pty([*args, "--max-rate", "4", *paths], tmp_path / "stdout.txt")
+
+#: the other runs at --max-rate 4 on a pseudo-terminal, started with SLOWED's: (args, stdout redirected?)
+OTHERS = {
+    "results-on-terminal": (["verify-index", "--max-rate", "4", str(LARGE), str(CORPUS_DATA / "plain-v2-0")], False),
+    "quiet": (["verify-index", "-q", "--max-rate", "4", str(LARGE)], True),
+}
+
+
+@pytest.fixture(scope="module")
+def slowed(tmp_path_factory: pytest.TempPathFactory) -> dict[int | str, tuple[Path, int, str]]:
+    """Each command of SLOWED on the large segment at ``--max-rate 4``, results redirected, and each run of
+    OTHERS, on its own pseudo-terminal: all at once, each in its own process (they wait on the rate, not on
+    a core), so the file waits for the slowest, not for their sum.  By SLOWED's index or OTHERS's name:
+    ``(its temporary directory, exit code, what the terminal showed)``."""
+    import shutil
+    from concurrent.futures import ThreadPoolExecutor
+
+    runs: dict[int | str, tuple[list[str], bool]] = {}
+    for n, command in enumerate(SLOWED):
+        paths = [] if command[0] == "diff" else [str(LARGE)]
+        runs[n] = ([*command, "--max-rate", "4", *paths], True)
+    runs.update(OTHERS)
+    tmps = {name: tmp_path_factory.mktemp("slowed") for name in runs}
+    for tmp in tmps.values():
+        shutil.copytree(LARGE, tmp / "copy")
+
+    def run(name: int | str) -> tuple[Path, int, str]:
+        command, redirected = runs[name]
+        tmp = tmps[name]
+        args = [a.replace("{tmp}", str(tmp)).replace("{large}", str(LARGE)) for a in command]
+        return (tmp, *_run_on_pty(args, tmp / "stdout.txt" if redirected else None))
+
+    with ThreadPoolExecutor(len(runs)) as pool:
+        return dict(zip(runs, pool.map(run, runs), strict=True))
+
+
+@pytest.mark.parametrize("command", range(len(SLOWED)), ids=[f"command{n}" for n in range(len(SLOWED))])
+def test_a_slowed_segment_shows_intermediate_byte_counts(slowed: dict, command: int) -> None:
+    tmp_path, code, shown = slowed[command]
     assert code in (0, 1), shown
     counts = _counts(shown)
     assert len(set(counts)) >= 2, shown[-2000:]  # the bar moved inside the one segment, a MiB at a time
@@ -92,8 +122,8 @@ def test_a_slowed_segment_shows_intermediate_byte_counts(tmp_path: Path, command
     assert "━" not in (tmp_path / "stdout.txt").read_text()  # the redirected results stay plain
 
 
-def test_with_stdout_on_the_terminal_results_print_above_the_bar(tmp_path: Path) -> None:
-    code, shown = _run_on_pty(["verify-index", "--max-rate", "4", str(LARGE), str(CORPUS_DATA / "plain-v2-0")], None)
+def test_with_stdout_on_the_terminal_results_print_above_the_bar(slowed: dict) -> None:
+    _, code, shown = slowed["results-on-terminal"]
     assert code == 0
     assert len(set(_counts(shown))) >= 2
     pieces = re.split(r"[\r\n]", shown)  # the bar redraws its line after a carriage return (and erase)
@@ -104,9 +134,9 @@ def test_with_stdout_on_the_terminal_results_print_above_the_bar(tmp_path: Path)
 
 
 @pytest.mark.parametrize("quiet", [["-q"], []])
-def test_no_bar_with_quiet_or_when_stderr_is_not_a_terminal(tmp_path: Path, quiet: list[str]) -> None:
+def test_no_bar_with_quiet_or_when_stderr_is_not_a_terminal(slowed: dict, quiet: list[str]) -> None:
     if quiet:
-        code, shown = _run_on_pty(["verify-index", *quiet, "--max-rate", "4", str(LARGE)], tmp_path / "o.txt")
+        _, code, shown = slowed["quiet"]
         assert code == 0 and "MB" not in shown and "━" not in shown
     else:
         env = {k: v for k, v in os.environ.items() if k not in ("KSEG_PROGRESS",)}

@@ -67,6 +67,25 @@ def test_recovery_is_judged_on_the_executors_as_locally(tmp_path: Path) -> None:
     assert plain["problems"][0].startswith("recovery truncates at offset ") and plain["logEndOffset"] < 420
 
 
+def test_txnindex_sanity_is_judged_on_the_executors_as_locally(tmp_path: Path) -> None:
+    """A ``.txnindex`` entry below its segment's base offset over an invalid batch (the segment recovered on load
+    and truncated), and one of version 1 in the next segment (the broker does not start): the executors read the
+    indexes as the local run does -- the same rows, text, notes and exit code."""
+    from tests.ops.logdir.test_logdir_txnindex import SEG0, SEG36, _corrupt_batch, _rewrite, _txnindex, txn_dir
+
+    d = txn_dir(tmp_path / "d")
+    _rewrite(_txnindex(d, SEG0), 0, last=-1)
+    _corrupt_batch(d, SEG0, 2)
+    _rewrite(_txnindex(d, SEG36), 1, version=1)
+    runs = {}
+    for args in (["--format", "json", str(d)], [str(d)]):
+        runs[len(args)] = local = _run(args, tmp_path)
+        spark = _run([*LOCAL2, *args], tmp_path)
+        assert spark == local and spark[0] == 1
+    part = next(row for row in map(json.loads, runs[3][1]) if row["type"] == "partition")
+    assert [q.split(" ")[:2] for q in part["problems"]] == [["load", "fails:"], ["recovery", "truncates"]]
+
+
 def test_cross_partition_rules_are_judged_on_the_driver(tmp_path: Path) -> None:
     """The rules that need every partition of a node at once (issue 32), with the partitions read on the
     executors: node 1's two log directories both hold plain-0 (and share a directory ID), d1 holds orders-0

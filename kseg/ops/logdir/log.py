@@ -8,7 +8,9 @@ the ``leader-epoch-checkpoint`` check when there is one (:class:`kseg.storage.le
 The segments a broker starting on the files recovers are validated as its recovery does
 (:mod:`kseg.ops.logdir.recover`: framing and CRC, through the shallow scan); where it would truncate, the
 log end is the one it would have after, and the segments it would delete are read for their headers only.
-Any other segment not read to its end (corrupt, partial or unreadable) leaves the log end unknown.
+Each segment's ``.txnindex`` is checked as ``LogSegment.sanityCheck`` does on every start
+(:mod:`kseg.ops.logdir.sanity`).  Any other segment not read to its end (corrupt, partial or unreadable)
+leaves the log end unknown.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from dataclasses import dataclass, field
 from kseg.errors import CorruptRecordError, KsegError
 from kseg.format import v2
 from kseg.ops.logdir.recover import (
+    CORRUPT_INDEX,
     NO_INDEX,
     RECOVER_LOG,
     Plan,
@@ -27,6 +30,7 @@ from kseg.ops.logdir.recover import (
     tail_last,
     walk,
 )
+from kseg.ops.logdir.sanity import TxnFault, txn_fault
 from kseg.storage import files, location
 from kseg.storage.batch import FileBatch, V2Batch
 from kseg.storage.leader_epochs import NO_EPOCH, EpochCheck
@@ -49,6 +53,9 @@ class LogFacts:
     next_offset: int = 0  # the offset after the last batch read so far (a segment's base offset before any)
     truncations: list[Truncation] = field(default_factory=list)  # what a broker's recovery truncates
     unchecked: int = 0  # segments whose CRCs were not checked (a broker does not recover them)
+    load_failures: list[str] = field(default_factory=list)  # .txnindex faults a broker's load fails on
+    rebuilt: list[str] = field(default_factory=list)  # notes: a corrupt .txnindex over valid batches, rebuilt
+    errors: list[str] = field(default_factory=list)  # .txnindex files that could not be read (the OS's reason)
 
     @property
     def complete(self) -> bool:
@@ -68,21 +75,25 @@ def read_log(part: Partition, epochs: EpochCheck | None = None, plan: Plan | Non
     settled: list[ReadOutcome] = []  # reads whose stop recovery accounts for (the log end stays known)
     cut: Truncation | None = None  # a recoverLog truncation: every later segment deleted
     for i, seg in enumerate(logs):
+        fault = _txn_fault(seg, facts) if plan is not None else None
         if cut is not None:
             read = _lost_segment(seg, cut)
             settled.append(read)
         else:
             facts.next_offset = seg.base_offset
-            rule = _rule(seg, i, first) if plan is not None else None
+            rule = _rule(seg, i, first, fault) if plan is not None else None
             if rule is None:
                 facts.unchecked += plan is not None
                 read = _read_segment(seg, facts, epochs)
             else:
                 read, found = _recover_segment(seg, facts, epochs, rule)
                 if found is not None:
+                    found.cause = fault.cause() if fault is not None else ""
                     facts.truncations.append(found)
                     settled.append(read)
                     cut = found if rule == RECOVER_LOG else None
+                elif fault is not None and rule == CORRUPT_INDEX and read.complete:
+                    facts.rebuilt.append(fault.note())
         facts.reads.append(read)
         facts.bytes += read.present
     known = logs and all(r.complete or r in settled for r in facts.reads)
@@ -90,12 +101,32 @@ def read_log(part: Partition, epochs: EpochCheck | None = None, plan: Plan | Non
     return facts
 
 
-def _rule(seg: Segment, i: int, first: int | None) -> str | None:
-    """Why a broker recovers this segment on start (None: it does not): no offset index first (loaded
-    before ``recoverLog`` runs, so a fault there truncates this segment alone), then the recovery point."""
+def _rule(seg: Segment, i: int, first: int | None, fault: TxnFault | None) -> str | None:
+    """Why a broker recovers this segment on start (None: it does not): no offset index first, then a
+    ``.txnindex`` that fails its sanity check (both as it is loaded, before ``recoverLog`` runs, so a fault
+    there truncates this segment alone), then the recovery point."""
     if seg.index is None:
         return NO_INDEX
+    if fault is not None:
+        return CORRUPT_INDEX
     return RECOVER_LOG if first is not None and i >= first else None
+
+
+def _txn_fault(seg: Segment, facts: LogFacts) -> TxnFault | None:
+    """``sanityCheck``'s reading of the segment's ``.txnindex`` (only with its ``.index``: without it the
+    check stops before): a version fault is a load failure, an unreadable file an error (both noted in
+    ``facts``); a ``lastOffset`` fault is returned (the segment is recovered on load)."""
+    if seg.index is None:
+        return None
+    try:
+        fault = txn_fault(seg)
+    except KsegError as exc:  # (InputError: the OS's reason, or a file over its bound)
+        facts.errors.append(exc.describe())
+        return None
+    if fault is not None and fault.fatal:
+        facts.load_failures.append(fault.problem())
+        return None
+    return fault
 
 
 def _read_segment(seg: Segment, facts: LogFacts, epochs: EpochCheck | None) -> ReadOutcome:

@@ -285,6 +285,9 @@ def partition(report: LogDirReport, full: str, name: str, tp: tuple[str, int]) -
         )
     plan = recover.plan_of(report.clean_shutdown, _entry(report, cp.RECOVERY_POINT, tp), tp[0] == METADATA_TOPIC)
     part.log = read_log(listed, check, plan)
+    part.problems.extend(part.log.load_failures)
+    part.errors.extend(part.log.errors)
+    report.notes.extend(part.log.rebuilt)
     found, part.log.log_end = recover.problems(
         part.log.truncations, plan, _entry(report, cp.LOG_START, tp), part.log.log_end
     )

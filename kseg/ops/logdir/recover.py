@@ -9,7 +9,9 @@ the recovery points):
   ``recovery-point-offset-checkpoint``, else 0 (no entry, no file, or a file Kafka cannot read: "resetting
   the recovery checkpoint to 0") -- the whole log.  After a clean shutdown, none;
 * whatever the shutdown, a segment without its offset index (``.index``) is recovered as it is loaded
-  (``loadSegmentFiles``: ``sanityCheck`` raises ``NoSuchFileException``).
+  (``loadSegmentFiles``: ``sanityCheck`` raises ``NoSuchFileException``), and so is one whose ``.txnindex``
+  has an entry whose ``lastOffset`` is below its base offset (``CorruptIndexException``:
+  :mod:`kseg.ops.logdir.sanity`).
 
 What ``LogSegment.recover`` checks of each batch, in file order (``FileRecords.batches``): the framing (a
 length field below 14 is ``CorruptRecordException``), ``ensureValid`` (a v2 batch below its 61-byte header,
@@ -33,6 +35,7 @@ from kseg.words import plural
 
 RECOVER_LOG = "recoverLog"  # recovered because it holds offsets at or past the recovery point
 NO_INDEX = "no index"  # recovered on load: no offset index beside it
+CORRUPT_INDEX = "corrupt txnindex"  # recovered on load: its .txnindex failed TransactionIndex.sanityCheck
 
 
 @dataclass(frozen=True)
@@ -75,11 +78,12 @@ class Truncation:
     position: int
     reason: str
     end: int  # the offset it truncates at: the segment's next offset after its last valid batch
-    rule: str  # RECOVER_LOG (every later segment deleted) or NO_INDEX (this segment only)
+    rule: str  # RECOVER_LOG (every later segment deleted), NO_INDEX or CORRUPT_INDEX (this segment only)
     bytes: int = 0  # bytes lost: the segment's from the position on, and every segment deleted
     segments: int = 1  # segments losing data: this one, and every segment deleted
     last: int | None = None  # the last offset of the whole batches lost (None: none found)
     known: bool = True  # every lost file's headers were read to its end (else offsets "from end on")
+    cause: str = ""  # CORRUPT_INDEX: what sanityCheck found in the .txnindex (kseg.ops.logdir.sanity)
 
     def lost(self, last: int | None, whole: bool) -> None:
         """A header walk past the truncation found batches up to ``last``; ``whole``: to the file's end."""
@@ -99,6 +103,12 @@ class Truncation:
                 f"recovery truncates {self.name} at offset {self.end} ({where}): {lost}; the segment has no "
                 ".index, so a broker recovers it on load whatever the shutdown (LogLoader.loadSegmentFiles, "
                 "LogSegment.recover); later segments are kept"
+            )
+        if self.rule == CORRUPT_INDEX:
+            return (
+                f"recovery truncates {self.name} at offset {self.end} ({where}): {lost}; {self.cause}, so a "
+                'broker recovers the segment on load whatever the shutdown (LogLoader.loadSegmentFiles: "Found a '
+                'corrupted index file", LogSegment.recover); later segments are kept'
             )
         return (
             f"recovery truncates at offset {self.end} ({where}): {lost}, log end {self.end} after recovery "
@@ -181,15 +191,11 @@ def walk(records: FileRecords) -> Iterator[Walked]:
 
 
 def invalid_reason(records: FileRecords, position: int, batch: FileBatch | None) -> str:
-    """Why ``ensureValid`` refuses the batch at ``position``, in kseg's words with Kafka's values."""
+    """Why ``ensureValid`` refuses the batch at ``position``, in Kafka's words (:meth:`FileBatch.invalid`)."""
     if batch is None:
         batch = records.frame_at(position, records.end)
-    if not isinstance(batch, (V2Batch, LegacyBatch)):  # (cannot be: the scan framed it)
-        return "invalid batch"
-    if isinstance(batch, V2Batch) and batch.size < v2.HEADER_SIZE:
-        return f"batch of {batch.size} bytes, below the {v2.HEADER_SIZE}-byte header (DefaultRecordBatch.ensureValid)"
-    kind = "CRC-32C" if isinstance(batch, V2Batch) else "CRC-32"
-    return f"{kind} mismatch, stored {batch.checksum} computed {batch.computed_crc()}"
+    why = batch.invalid() if isinstance(batch, (V2Batch, LegacyBatch)) else None
+    return why or "invalid batch"  # (a batch the walk found invalid: always its reason)
 
 
 def tail_last(records: FileRecords, position: int) -> tuple[int | None, bool]:

@@ -28,9 +28,10 @@ from __future__ import annotations
 
 from kseg.errors import KsegError
 from kseg.format.legacy import LegacyRecord
-from kseg.format.v2_records import Record
+from kseg.format.v2_records import CHUNK, SPANS, Record, span_slice
 from kseg.ops.lookup.log import IndexStep, PartitionLog, log_path, starts_batch
 from kseg.storage import files
+from kseg.storage.batch import V2Batch
 from kseg.storage.partition import Segment
 from kseg.storage.records import FileRecords
 from kseg.valueclass import Value
@@ -46,6 +47,13 @@ def detach(record: Record | LegacyRecord) -> Record | LegacyRecord:
     if isinstance(record, Record):
         return record._replace(key=key, value=value, headers=tuple(record.headers))
     return record._replace(key=key, value=value)
+
+
+def _spanned(buf: bytes | bytearray | memoryview, raw: tuple) -> Record | LegacyRecord:
+    """A record decoded with its key and value as spans of ``buf``, detached."""
+    offset, timestamp, sequence, key, value, headers = raw
+    view = memoryview(buf)
+    return detach(Record(offset, timestamp, sequence, span_slice(view, key), span_slice(view, value), headers))
 
 
 class ScanStep(Value):
@@ -164,7 +172,23 @@ def check_index_position(log: PartitionLog, seg: Segment, step: IndexStep) -> st
 
 
 def first_record_at_or_after(batch, target: int, limit: int) -> Record | LegacyRecord | None:
-    """The first record of ``batch`` with offset >= ``target``, detached; None if none."""
+    """The first record of ``batch`` with offset >= ``target``, detached; None if none.
+
+    A v2 batch's records come as plain tuples a chunk at a time (what :meth:`V2Batch.records` decodes, with
+    its errors), key and value as spans, only the one found made a :class:`Record`: in a chunk whose offsets
+    run in steps of one it is found by its offset, in others by walking the chunk.  A lookup in a batch of
+    thousands of records decodes them at half the cost and makes no object a record before it."""
+    if isinstance(batch, V2Batch):
+        for buf, records, consecutive in batch.form_chunks(limit, SPANS, CHUNK):
+            if consecutive:
+                i = max(0, target - records[0][0])
+                if i < len(records):
+                    return _spanned(buf, records[i])
+                continue
+            for raw in records:
+                if raw[0] >= target:
+                    return _spanned(buf, raw)
+        return None
     for rec in batch.records(limit):
         if rec.offset >= target:
             return detach(rec)

@@ -171,17 +171,6 @@ def largest_timestamp(log: PartitionLog, seg: Segment) -> Largest:
     return Largest(seg, best, best_offset, FROM_BATCHES)
 
 
-def order_problem(view) -> str | None:
-    """The first entry whose search key (timestamp) does not strictly increase, as text; None if sorted."""
-    prev = None
-    for n in range(view.entries):
-        key = view.key(n)
-        if prev is not None and key <= prev:
-            return f"entry #{n} ({key}) is not above entry #{n - 1} ({prev})"
-        prev = key
-    return None
-
-
 def lookup_time(log: PartitionLog, target: int) -> TimeLookup:
     """``UnifiedLog.fetchOffsetByTimestamp(target)`` on a partition directory."""
     result = TimeLookup(
@@ -234,7 +223,7 @@ def _search_segment(log: PartitionLog, result: TimeLookup, seg: Segment) -> None
         result.time_entry = (
             tindex.lookup(target) if tindex_slot >= 0 else TimestampOffset(NO_TIMESTAMP, seg.base_offset)
         )
-        problem = order_problem(tindex)
+        problem = tindex.order_problem()
         if problem:
             result.notes.append(
                 f"{tindex.path}: timestamps out of order, {problem}; Kafka's binary search "

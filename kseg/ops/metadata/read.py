@@ -321,12 +321,7 @@ def _valid(batches: Iterator[FileBatch], read: ReadOutcome) -> Iterator[V2Batch]
             _stop(read, batch, f"a magic {batch.magic} batch: the metadata log holds only v2 batches")
             return
         if not batch.is_valid():
-            _stop(
-                read,
-                batch,
-                f"the batch at offset {batch.base_offset} fails its CRC (stored {batch.checksum}, "
-                f"computed {batch.computed_crc()})",
-            )
+            _stop(read, batch, batch.crc_mismatch())
             return
         yield batch
 

@@ -77,25 +77,6 @@ MAX_RUN = 256
 engine.check({name: i for i, name in enumerate(STATE)})
 
 
-def ensure_valid(batch: V2Batch | LegacyBatch) -> None:
-    """``RecordBatch.ensureValid`` with Kafka's messages: a v2 batch below its 61-byte header, then the
-    CRC (CRC-32C of a v2 batch, CRC-32 of a v0/v1 message)."""
-    if batch.magic >= 2 and batch.size < v2.HEADER_SIZE:
-        raise CorruptRecordError(
-            f"Record batch is corrupt (the size {batch.size} is smaller than the minimum "
-            f"allowed overhead {v2.HEADER_SIZE})",
-            path=batch.file.path,
-            position=batch.position,
-        )
-    if not batch.is_valid():
-        computed = batch.computed_crc()
-        raise CorruptRecordError(
-            f"Record is corrupt (stored crc = {batch.checksum}, computed crc = {computed})",
-            path=batch.file.path,
-            position=batch.position,
-        )
-
-
 class _Indexes:
     """The offset and time index as recovery appends to them (``OffsetIndex``, ``TimeIndex``)."""
 
@@ -232,7 +213,7 @@ class Recovery:
             for position, size, h, valid in items:
                 if h is None:  # a FileBatch: legacy, too small for a v2 header, or not in the window
                     batch = valid
-                    ensure_valid(batch)
+                    batch.ensure_valid()
                     last, batch_max_ts, magic = batch.last_offset, batch.max_timestamp, batch.magic
                     pid = batch.h[PRODUCER_ID] if magic >= 2 else -1
                 else:
@@ -277,7 +258,7 @@ class Recovery:
         try:
             batch = self.batch_at(position)
             assert isinstance(batch, (V2Batch, LegacyBatch))  # a FileBatch is one of the two
-            ensure_valid(batch)
+            batch.ensure_valid()
         except CorruptRecordError as exc:
             return exc
         return CorruptRecordError("Record is corrupt (CRC mismatch)", path=self.path, position=position)

@@ -6,8 +6,9 @@ every segment is read (``FileRecords``; control batches hold no metadata) and ea
 the record-reading rule the caller gives (``kseg.decoders.remote.read_record``: decoders are a layer above
 this one), records in offset order within a metadata partition -- which holds every record of the
 topic-partitions placed there (:mod:`kseg.ops.tiered.partitioner`), so the fold of each is Kafka's.
-A segment not read to its end is kept (``ReadOutcome``): the topic-partitions of that metadata partition
-have no verdict.
+A batch whose CRC does not hold stops its segment's read there, as it stops Kafka's consumer of the topic
+(``check.crcs``): its records are not folded.  A segment not read to its end is kept (``ReadOutcome``): the
+topic-partitions of that metadata partition have no verdict.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from collections.abc import Container
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from kseg.errors import InputError, KsegError
+from kseg.errors import CorruptRecordError, InputError, KsegError
 from kseg.format import v2_records
 from kseg.limits import DEFAULT_DECOMPRESSION_LIMIT
 from kseg.ops.tiered.fast import ReadRecord, ReadView, fold_records
@@ -107,6 +108,8 @@ def _read_partition(
         try:
             with FileRecords(seg.log, store=seg.store) as records:
                 for batch in read_batches(records, read):
+                    if not batch.is_valid():  # (a consumer's CRC check, check.crcs: the batch stops its read)
+                        raise CorruptRecordError(batch.crc_mismatch(), position=batch.position)
                     if isinstance(batch, V2Batch) and batch.is_control:
                         continue
                     if isinstance(batch, V2Batch) and view is not None:

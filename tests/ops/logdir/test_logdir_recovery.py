@@ -77,12 +77,12 @@ def test_the_reproduction_a_crc_fault_in_the_first_batch_loses_the_whole_log(tmp
     assert lines[1].startswith("  orders-0: problems; ") and ", log end 0, " in lines[1], lines
     problem = lines[2]
     assert problem.startswith(
-        f"    PROBLEM recovery truncates at offset 0 ({SEG0}, position 0: CRC-32C mismatch, stored "
+        f"    PROBLEM recovery truncates at offset 0 ({SEG0}, position 0: Record is corrupt (stored crc = "
     ), problem
     assert f"offsets 0-419 (2 segments, {PLAIN_BYTES} bytes) are lost, log end 0 after recovery" in problem
     assert WHOLE_LOG in problem and "LogLoader.recoverLog" in problem
     assert "clean" not in p.stdout.split("\n")[1].split(";")[0]
-    assert f"{d / 'orders-0' / SEG0}: at byte 0: CRC-32C mismatch" in p.stderr
+    assert f"{d / 'orders-0' / SEG0}: at byte 0: Record is corrupt (stored crc = " in p.stderr
 
     code, rows, _ = _json(d)
     part = _partition(rows, "orders-0")
@@ -122,7 +122,8 @@ def test_a_fault_past_the_recovery_point_loses_only_the_later_part(tmp_path: Pat
     assert part["logEndOffset"] == bad_base and part["recoveryPoint"] == 300
     recovery = [q for q in part["problems"] if q.startswith("recovery truncates")]
     assert len(recovery) == 1, part["problems"]
-    assert recovery[0].startswith(f"recovery truncates at offset {bad_base} ({SEG1}, position {bad_pos}: CRC-32C")
+    where = f"({SEG1}, position {bad_pos}: Record is corrupt"
+    assert recovery[0].startswith(f"recovery truncates at offset {bad_base} {where}")
     lost = 22265 - bad_pos
     assert (
         f"offsets {bad_base}-419 (1 segment, {lost} bytes) are lost, log end {bad_base} after recovery" in (recovery[0])
@@ -307,7 +308,8 @@ def test_the_metadata_log_is_recovered_whole_even_after_a_clean_shutdown(tmp_pat
     _flip(log, _batch_positions(log)[0][0] + 70)
     code, rows, _ = _json(d)
     problems = _partition(rows, "__cluster_metadata-0")["problems"]
-    assert code == 1 and problems[0].startswith(f"recovery truncates at offset 0 ({log.name}, position 0: CRC-32C")
+    assert code == 1
+    assert problems[0].startswith(f"recovery truncates at offset 0 ({log.name}, position 0: Record is corrupt")
     assert "KRaft's metadata log, recovered whole on every start" in problems[0]
 
 
@@ -321,8 +323,8 @@ def test_a_length_that_lies_leaves_the_offsets_past_it_unknown(tmp_path: Path) -
     code, rows, _ = _json(d)
     problem = _partition(rows, "plain-0")["problems"][0]
     assert code == 1 and problem.startswith(
-        f"recovery truncates at offset 251 ({SEG1}, position 0: batch of 52 bytes, below the 61-byte header "
-        "(DefaultRecordBatch.ensureValid)): offsets from 251 on (1 segment, 22265 bytes) are lost"
+        f"recovery truncates at offset 251 ({SEG1}, position 0: Record batch is corrupt (the size 52 is smaller "
+        "than the minimum allowed overhead 61)): offsets from 251 on (1 segment, 22265 bytes) are lost"
     ), problem
 
 

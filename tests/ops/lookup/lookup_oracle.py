@@ -6,7 +6,9 @@ shared reader and applies Kafka's rules to the full list, with no index.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass, field
+from itertools import accumulate
 
 from kseg.errors import KsegError
 from kseg.storage.partition import scan_partition
@@ -30,6 +32,8 @@ class Batch:
 class Partition:
     segments: list[int] = field(default_factory=list)
     batches: list[Batch] = field(default_factory=list)
+    _batch_maxima: list[int] | None = field(default=None, repr=False, compare=False)
+    _record_maxima: dict[int, list[int]] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def log_start(self) -> int:
@@ -49,16 +53,34 @@ class Partition:
 
     # -- by offset: the first record with offset >= target, in file order -----------------
     def by_offset(self, target: int):
-        """(batch, record offset) Kafka's read returns, 'error' if it needs an undecodable batch, None if none."""
-        for b in self.batches:
+        """(batch, record offset) Kafka's read returns, 'error' if it needs an undecodable batch, None if none.
+
+        The batches (and a batch's records) are walked in file order from the first whose last offset is
+        >= target: found by bisecting the running maximum of the last offsets, which first reaches target
+        exactly there (offsets that go back included), so each of a partition's targets is not a walk from
+        its first batch."""
+        for b in self.batches[bisect_left(self._most_last_offsets(), target) :]:
             if b.last_offset < target:
                 continue
             if b.records is None:
                 return "error"
-            for offset, _ in b.records:
-                if offset >= target:
-                    return b, offset
+            i = bisect_left(self._most_offsets(b), target)
+            if i < len(b.records):
+                return b, b.records[i][0]
         return None
+
+    def _most_last_offsets(self) -> list[int]:
+        """The running maximum of the batches' last offsets, in file order (computed once)."""
+        if self._batch_maxima is None:
+            self._batch_maxima = list(accumulate((b.last_offset for b in self.batches), max))
+        return self._batch_maxima
+
+    def _most_offsets(self, batch: Batch) -> list[int]:
+        """The running maximum of ``batch``'s record offsets, in file order (computed once a batch)."""
+        maxima = self._record_maxima.get(id(batch))
+        if maxima is None:
+            maxima = self._record_maxima[id(batch)] = list(accumulate((o for o, _ in batch.records or ()), max))
+        return maxima
 
     # -- by time: Kafka's ListOffsets rule, with each segment's true largest timestamp -----
     def largest(self, segment: int) -> int:

@@ -30,19 +30,21 @@ CASES = sorted(p.name for p in CORPUS_DATA.iterdir() if p.is_dir())
 def test_every_offset_agrees_with_a_scan_of_every_record(name: str) -> None:
     part = read_partition(CORPUS_DATA / name)
     with PartitionLog(str(CORPUS_DATA / name), LIMIT, store=local()) as log:
-        assert (log.log_start, log.log_end()) == (part.log_start, part.log_end)
-        for target in range(part.log_start - 2, part.log_end + 3):
-            if part.log_start <= target < part.log_end and part.by_offset(target) == "error":
+        start, end = part.log_start, part.log_end
+        assert (log.log_start, log.log_end()) == (start, end)
+        for target in range(start - 2, end + 3):
+            expected = part.by_offset(target) if start <= target < end else None
+            if expected == "error":
                 with pytest.raises(KsegError):
                     lookup_offset(log, target)
                 continue
             r = lookup_offset(log, target)
-            if target < part.log_start:
+            if target < start:
                 assert r.status == BELOW_START and r.record is None
-            elif target >= part.log_end:
-                assert r.status == (AT_END if target == part.log_end else PAST_END) and r.record is None
+            elif target >= end:
+                assert r.status == (AT_END if target == end else PAST_END) and r.record is None
             else:
-                batch, offset = part.by_offset(target)
+                batch, offset = expected
                 assert r.record[0] == offset, target
                 assert (r.segment.base_offset, r.batch.position) == (batch.segment, batch.position), target
                 assert r.status == (FOUND if offset == target else NEXT)

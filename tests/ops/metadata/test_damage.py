@@ -36,7 +36,7 @@ def test_a_batch_failing_its_crc_stops_the_replay(tmp_path: Path) -> None:
     head = r.text.splitlines()[0]
     assert head.startswith("Partial image, as of offset 8 (not read past byte")
     assert "Cluster metadata as of" not in r.text
-    assert f"{log}: at byte {at}: the batch at offset 9 fails its CRC" in r.errtext
+    assert f"{log}: at byte {at}: batch at offset 9: CRC mismatch (stored " in r.errtext
     row = json.loads(run_cli(["metadata", "--format", "json", str(part)]).text)
     assert row["complete"] is False and row["offset"] == 8 and row["topics"] == []
     assert row["stoppedAt"]["position"] == at and row["stoppedAt"]["stop"] == "corrupt"
