@@ -32,19 +32,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.spark.jvm_archive import java_options
+
 WORKERS = 2
 START_TIMEOUT = 120.0  # seconds: the JVMs share two cores with other work
 AWS = ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION", "AWS_DEFAULT_REGION")
-
-
-def jvm_options() -> str:
-    """The tests' Java options for Spark's JVMs: ``spark.executor.extraJavaOptions`` of
-    tests/spark/conf/spark-defaults.conf (the drivers and executors read that file themselves)."""
-    for line in (Path(__file__).parent / "conf" / "spark-defaults.conf").read_text().splitlines():
-        key, _, value = line.partition(" ")
-        if key == "spark.executor.extraJavaOptions":
-            return value.strip()
-    return ""
 
 
 def free_port() -> int:
@@ -140,7 +132,7 @@ class Cluster:
             SPARK_HOME=str(self.home),
             SPARK_LOCAL_IP="127.0.0.1",
             SPARK_DAEMON_MEMORY="256m",
-            SPARK_DAEMON_JAVA_OPTS=jvm_options(),  # the master's and workers' JVMs start as the tests' others
+            SPARK_DAEMON_JAVA_OPTS=java_options(),  # the master's and workers' JVMs start as the tests' others
             # no REST submission server (nothing here submits through it: one server and port fewer)
             SPARK_MASTER_OPTS="-Dspark.master.rest.enabled=false",
             SPARK_LOG_DIR=str(root / "logs"),

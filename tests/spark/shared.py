@@ -22,7 +22,7 @@ from pathlib import Path
 
 from tests.conftest import Result, run_cli
 
-#: what every shared session is given (the tests' own spark-defaults.conf is read as well: SPARK_CONF_DIR)
+#: what every shared session is given (the tests' own spark-defaults.conf is read as well: tests/spark/jvm_archive.py)
 SETTINGS = ("spark.sql.shuffle.partitions=2", "spark.app.name=kseg tests")
 
 _session = None

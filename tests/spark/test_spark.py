@@ -17,6 +17,7 @@ import pytest
 
 from kseg.ops.verify.report import sort_key
 from tests.conftest import CORPUS_DATA, Result, as_unprivileged_root, kseg_argv, run_cli, run_subprocess
+from tests.spark.jvm_archive import properties_file
 from tests.spark.shared import run_on_spark, shared_session
 from tests.stores import local
 
@@ -186,6 +187,8 @@ def test_spark_submit_entry_point(log_root: Path, local_run, tmp_path: Path) -> 
             "local[2]",
             "--conf",
             "spark.ui.enabled=false",
+            "--properties-file",  # the tests' settings (SPARK_CONF_DIR may be empty: tests/spark/jvm_archive.py)
+            str(properties_file()),
             entry.__file__,
             "--report",
             str(report),
