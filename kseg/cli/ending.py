@@ -13,6 +13,10 @@ import _signal as signal  # type: ignore[import-not-found]
 import gc
 import os
 import sys
+from collections.abc import Callable
+from typing import NoReturn, TypeVar
+
+T = TypeVar("T")
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report a command ended by Ctrl-C
 
@@ -40,7 +44,27 @@ def begin() -> None:
         gc.enable()
 
 
-def fatal(exc: BaseException) -> None:
+def run_command(command: Callable[[], T], passthrough: tuple[type[BaseException], ...] = ()) -> T:
+    """Run ``command`` as every kseg command runs: :func:`begin` first; Ctrl-C and a closed stdout end the run
+    here (:func:`interrupted`, :func:`closed_stdout`), before a caller could turn them into an exit code that
+    would read as a verdict; a ``SystemExit`` (the command's exit code) and the exceptions of
+    ``passthrough`` (click's own ends, for its group) go on; any other exception is its one line
+    (:func:`fatal`)."""
+    begin()
+    going_on: tuple[type[BaseException], ...] = (SystemExit, *passthrough)
+    try:
+        return command()
+    except KeyboardInterrupt:
+        interrupted()
+    except BrokenPipeError:
+        closed_stdout()
+    except going_on:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the one place a command's fatal error becomes its line
+        fatal(exc)
+
+
+def fatal(exc: BaseException) -> NoReturn:
     """A command ended by an exception: one error line and exit 2 (usage or I/O: never a verdict).
 
     A :class:`~kseg.errors.KsegError` not handled by the command (an input it cannot read, nothing
@@ -73,14 +97,14 @@ def _chained(exc: BaseException, kinds: tuple) -> BaseException | None:
     return None
 
 
-def error_exit(problem) -> None:
+def error_exit(problem) -> NoReturn:
     """``problem``'s one ``kseg: error:`` line on stderr, exit 2."""
     from kseg.runtime.run import binary_streams, fail
 
     fail(binary_streams()[1], problem)
 
 
-def interrupted() -> None:
+def interrupted() -> NoReturn:
     """Ctrl-C: one line on stderr, exit 130 -- never 1 ("problems found") or 0."""
     try:
         sys.stderr.write("kseg: interrupted\n")
@@ -91,7 +115,7 @@ def interrupted() -> None:
     sys.exit(EXIT_INTERRUPTED)
 
 
-def closed_stdout() -> None:
+def closed_stdout() -> NoReturn:
     """The reader of stdout went away (``kseg verify-index tree | head -1``): end quietly, killed by
     SIGPIPE as git and C tools are (the shell shows 141), so the exit status is never taken for a
     verdict.  Python ignores SIGPIPE (writes raise ``BrokenPipeError`` instead); restore the default

@@ -73,20 +73,13 @@ def run_plain(line: Plain) -> None:
     from kseg.runtime.run import start
     from kseg.storage.context import reading
 
-    ending.begin()
-    try:
+    def command() -> int:
         run = start(line.quiet)
         with reading(run.context):
             string = resolve_decoder("string")  # (no --key-decoder, no --value-decoder: Kafka's default)
-            code = answer(run, line.directory, line.output_format, DEFAULT_MAX_MESSAGE_SIZE, string, string, line.query)
-    except KeyboardInterrupt:
-        ending.interrupted()
-    except BrokenPipeError:
-        ending.closed_stdout()
-    except SystemExit:
-        raise
-    except Exception as exc:  # noqa: BLE001 - as click's group: the one place a fatal error becomes its line
-        ending.fatal(exc)
+            return answer(run, line.directory, line.output_format, DEFAULT_MAX_MESSAGE_SIZE, string, string, line.query)
+
+    code = ending.run_command(command)
     raise Finished(code)
 
 

@@ -16,7 +16,7 @@ import click
 
 from kseg import __version__
 from kseg.cli import parts
-from kseg.cli.ending import EXIT_INTERRUPTED, begin, closed_stdout, error_exit, fatal, interrupted  # noqa: F401
+from kseg.cli.ending import EXIT_INTERRUPTED, closed_stdout, error_exit, fatal, interrupted, run_command  # noqa: F401
 
 # name -> (module, attribute, one-line help shown by `kseg --help`)
 COMMANDS = {
@@ -134,24 +134,21 @@ class LazyGroup(parts.HelpOption, click.Group):
         return super().parse_args(ctx, args)
 
     def invoke(self, ctx: click.Context):
-        """Run the command; Ctrl-C and a closed stdout end the run here, before click turns them into
-        ``Aborted!`` or an exit code that would read as a verdict."""
-        begin()
+        """Run the command as every command runs (:func:`kseg.cli.ending.run_command`): Ctrl-C and a closed
+        stdout end the run there, before click turns them into ``Aborted!`` or an exit code that would read
+        as a verdict; click's own ends go on."""
+        return run_command(
+            lambda: self._parsed(ctx), (click.exceptions.Exit, click.exceptions.Abort, click.ClickException)
+        )
+
+    def _parsed(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
-        except KeyboardInterrupt:
-            interrupted()
-        except BrokenPipeError:
-            closed_stdout()
         except click.UsageError as exc:  # click's own: an unknown option or command, a missing argument, a bad value
             if exc.ctx is None or exc.ctx.command is self:  # the option parser's errors (a missing value)
                 exc.ctx = _subcommand_context(ctx)  # name the group's context: the command's, which was parsed
             usage_error(exc)
             raise  # not reached unless click shows the help (``kseg`` alone)
-        except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException, SystemExit):
-            raise
-        except Exception as exc:  # noqa: BLE001 - the one place a command's fatal error becomes its line
-            fatal(exc)
 
 
 _ARGS = "kseg.args"  # the command line after ``kseg``, kept in the group's context
